@@ -1,0 +1,41 @@
+# attnkit: `make demo` shows a real nbgrader round trip, `make test` runs every test.
+# Neither writes inside the repository (temporary course directories live under mkdtemp).
+
+PYTHON3 ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+# Written after a successful install: later runs skip pip entirely.
+STAMP   := $(VENV)/.attnkit-installed
+# nbgrader shells out to `alembic`, which lives next to the venv's python.
+RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
+
+.PHONY: help .venv test demo release check-release lint
+
+help:
+	@echo "make demo           autograde two submissions (solved, untouched) with nbgrader in a temp course"
+	@echo "make test           run the test suite (nbgrader runs included)"
+	@echo "make release        regenerate release/attention/ from source/attention/"
+	@echo "make check-release  fail if release/attention/ is out of date"
+	@echo "make lint           ruff check"
+
+.venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
+	$(PY) -m pip install -c constraints.txt -e '.[course,dev]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(RUN) $(PY) -m pytest -q -p no:cacheprovider
+
+demo: $(STAMP)
+	$(RUN) $(PY) -m autograder.demo
+
+release: $(STAMP)
+	$(RUN) $(PY) -m autograder.course release
+
+check-release: $(STAMP)
+	$(RUN) $(PY) -m autograder.course check-release
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .

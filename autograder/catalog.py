@@ -1,0 +1,29 @@
+"""One catalogue of every check and every message, gathered from autograder.checks.*."""
+
+from types import MappingProxyType
+
+from autograder.checks import basics, causal, multihead, self_attention
+from autograder.common_messages import MESSAGES as COMMON_MESSAGES
+from autograder.exercises import exercise as find_exercise
+
+_MODULES = (basics, self_attention, causal, multihead)
+
+
+def _merged(*tables):
+    merged = {}
+    for table in tables:
+        duplicated = merged.keys() & table.keys()
+        if duplicated:
+            raise ValueError(f"message keys defined twice: {sorted(duplicated)}")
+        merged.update(table)
+    return MappingProxyType(merged)
+
+
+CHECKS = tuple(check for module in _MODULES for check in module.CHECKS)
+CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
+MESSAGES = _merged(COMMON_MESSAGES, *(module.MESSAGES for module in _MODULES))
+
+
+def checks_of(exercise_id, include_hidden=True):
+    find_exercise(exercise_id)
+    return tuple(c for c in CHECKS if c.exercise == exercise_id and (include_hidden or not c.hidden))

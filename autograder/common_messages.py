@@ -1,0 +1,78 @@
+"""Messages shared by every exercise: statuses, exception diagnoses, table headings."""
+
+MESSAGES = {
+    "status.passed": {"en": "passed", "zh": "通过"},
+    "status.failed": {"en": "failed", "zh": "未通过"},
+    "status.error": {"en": "error", "zh": "出错"},
+    "heading.public": {"en": "Checks for {title}", "zh": "{title} 的检查"},
+    "heading.hidden": {"en": "Graded checks for {title}", "zh": "{title} 的评分检查"},
+    "heading.score": {"en": "score {score:g}/{max_score:g}", "zh": "得分 {score:g}/{max_score:g}"},
+    "label.misconception": {"en": "likely mistake", "zh": "可能的错误"},
+    "label.hint": {"en": "hint", "zh": "提示"},
+    "label.input_shape": {"en": "input shape", "zh": "输入形状"},
+    "label.expected": {"en": "expected", "zh": "期望"},
+    "label.got": {"en": "got", "zh": "实际"},
+    "label.largest_difference": {
+        "en": "largest difference {diff:.3g} at index {index}",
+        "zh": "最大差异 {diff:.3g}，位置 {index}",
+    },
+    "label.heatmap_expected": {"en": "expected weights", "zh": "期望的权重"},
+    "label.heatmap_got": {"en": "your weights", "zh": "你的权重"},
+    # Exceptions raised by the student's code, explained in the student's terms.
+    "error.not_implemented": {
+        "en": "not implemented yet: the stub still raises NotImplementedError",
+        "zh": "尚未实现：代码桩仍然抛出 NotImplementedError",
+    },
+    "error.missing_name": {
+        "en": "`{name}` is not defined: run the cell that defines it (and keep the name as given)",
+        "zh": "`{name}` 未定义：请先运行定义它的单元格（并保持给定的名字）",
+    },
+    "error.view_non_contiguous": {
+        "en": "`.view` failed on a non-contiguous tensor ({type}): after `transpose`, call "
+        "`.contiguous()` before `.view`, or use `.reshape`",
+        "zh": "对非连续张量调用 `.view` 失败（{type}）：`transpose` 之后要先 `.contiguous()` 再 `.view`，"
+        "或者改用 `.reshape`",
+    },
+    "error.shape_mismatch": {
+        "en": "shapes do not fit together ({type}: {detail}); print the shape after every step and "
+        "compare it with the shape comments",
+        "zh": "形状对不上（{type}：{detail}）；请在每一步之后打印形状，并与注释中的形状对照",
+    },
+    "error.device_mismatch": {
+        "en": "tensors on different devices ({type}): the mask must be a registered buffer so that "
+        "`.to(device)` moves it with the weights",
+        "zh": "张量位于不同设备（{type}）：掩码必须注册为 buffer，这样 `.to(device)` 才会把它和权重一起移动",
+    },
+    "error.wrong_type": {
+        "en": "returned {got}, expected a torch.Tensor",
+        "zh": "返回了 {got}，应当返回 torch.Tensor",
+    },
+    "error.wrong_signature": {
+        "en": "could not be called as in the book ({type}: {detail}); keep the given signature",
+        "zh": "无法按书中的方式调用（{type}：{detail}）；请保持给定的函数签名",
+    },
+    "error.timeout": {
+        "en": "took too long (over {seconds:g} s): look for an endless loop",
+        "zh": "运行时间过长（超过 {seconds:g} 秒）：检查是否有死循环",
+    },
+    "error.no_result": {
+        "en": "no result came back from your code (it crashed the process or ran out of time)",
+        "zh": "你的代码没有返回结果（进程崩溃或超时）",
+    },
+    "error.uncomparable": {
+        "en": "the output could not be compared with the reference ({type})",
+        "zh": "输出无法与参考实现比较（{type}）",
+    },
+    "shape.wrong": {
+        "en": "output shape {got_shape}, expected {expected_shape}",
+        "zh": "输出形状为 {got_shape}，期望 {expected_shape}",
+    },
+    "shape.wrong.hidden": {
+        "en": "the output has the wrong shape",
+        "zh": "输出形状不对",
+    },
+    "error.other": {
+        "en": "raised {type}: {detail}",
+        "zh": "抛出了 {type}：{detail}",
+    },
+}

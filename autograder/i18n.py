@@ -1,0 +1,36 @@
+"""Which language a student reads, and how a message key becomes text.
+
+ATTNKIT_LANG=zh (or zh_CN, zh-Hans...) switches to Simplified Chinese, ATTNKIT_LANG=en to
+English; without it the system locale decides (LC_ALL, LC_MESSAGES, LANG), defaulting to English.
+"""
+
+import os
+from collections.abc import Mapping
+
+LANGUAGES = ("en", "zh")
+
+
+def language(environ: Mapping[str, str] | None = None) -> str:
+    environ = os.environ if environ is None else environ
+    chosen = environ.get("ATTNKIT_LANG", "").strip().lower()
+    if chosen:
+        return "zh" if chosen.startswith("zh") else "en"
+    for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(variable, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def render(messages: Mapping[str, Mapping[str, str]], key: str, lang: str, fields: Mapping | None = None) -> str:
+    """The message `key` in `lang`, filled with `fields`; a missing field shows as {name}, never crashes."""
+    try:
+        template = messages[key][lang]
+    except KeyError:
+        return key
+    return template.format_map(_KeepMissing(fields or {}))
+
+
+class _KeepMissing(dict):
+    def __missing__(self, name):
+        return "{" + name + "}"

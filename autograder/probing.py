@@ -1,0 +1,136 @@
+"""Helpers for probes: the half of a check that runs the student's code.
+
+Nothing here imports `solutions`: probes may run in a process that must not see the reference.
+Everything a probe returns is plain data (tensors detached to CPU, numbers, strings).
+"""
+
+import contextlib
+import io
+import traceback
+import warnings
+from collections.abc import Mapping
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class ProbeError(Exception):
+    """A problem the probe found before or after calling the student (missing name, wrong type)."""
+
+    def __init__(self, key, **fields):
+        super().__init__(key)
+        self.key = key
+        self.fields = fields
+
+
+def lookup(namespace: Mapping, name: str):
+    if name not in namespace:
+        raise ProbeError("error.missing_name", name=name)
+    return namespace[name]
+
+
+def plain(value):
+    """A detached CPU copy of a returned tensor; anything else is a wrong-type error."""
+    if not isinstance(value, torch.Tensor):
+        raise ProbeError("error.wrong_type", got=type(value).__module__ + "." + type(value).__name__)
+    return value.detach().to("cpu", copy=True) if value.device.type != "meta" else value.detach()
+
+
+def generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(int(seed))
+
+
+def rand(seed: int, *shape, dtype=torch.float32) -> torch.Tensor:
+    """Inputs are uniform in [-1, 1): deterministic from the case seed, so the judge can rebuild them."""
+    return (torch.rand(*shape, generator=generator(seed), dtype=torch.float64) * 2 - 1).to(dtype)
+
+
+def state_of(module) -> dict:
+    """The module's parameters and buffers as plain tensors, by qualified name."""
+    state = {name: plain(value) for name, value in module.named_parameters()}
+    state.update({name: plain(value) for name, value in module.named_buffers()})
+    return state
+
+
+def describe_exception(exc: BaseException) -> dict:
+    frames = traceback.extract_tb(exc.__traceback__)
+    # The line to show is the student's own, not one inside torch or the grader.
+    student_frames = [f for f in frames if not _is_library(f.filename)]
+    where = student_frames[-1] if student_frames else (frames[-1] if frames else None)
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc)[:400],
+        "line": where.line if where is not None else "",
+    }
+
+
+def _is_library(filename: str) -> bool:
+    path = filename.replace("\\", "/")
+    return "/autograder/" in path or "/site-packages/" in path or "/lib/python3" in path
+
+
+@contextlib.contextmanager
+def silenced():
+    """Student code's prints and warnings go nowhere: a test cell that writes to stderr scores 0 in nbgrader."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            yield
+
+
+def run_probe(probe, namespace, case) -> dict:
+    """Run one probe; any exception from the student's code becomes plain data."""
+    try:
+        with silenced():
+            return probe(namespace, case)
+    except ProbeError as problem:
+        return {
+            "error": {"type": "ProbeError", "key": problem.key, "fields": problem.fields, "message": "", "line": ""}
+        }
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from a student cell is a grade, not a crash
+        return {"error": describe_exception(exc)}
+
+
+class FunctionCalls(TorchFunctionMode):
+    """Records the names of torch functions the student's code calls (F.softmax, F.scaled_dot_product_attention...)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.append(getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func)))
+        return func(*args, **(kwargs or {}))
+
+
+MATMUL_OPS = frozenset(
+    {
+        "mm",
+        "bmm",
+        "addmm",
+        "matmul",
+        "baddbmm",
+        "addbmm",
+        "mv",
+        "dot",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_attention_math",
+    }
+)
+
+
+class MatmulCount(TorchDispatchMode):
+    """Counts matrix-multiply ops dispatched to ATen: a loop over heads makes the count grow with num_heads."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ in MATMUL_OPS:
+            self.count += 1
+        return func(*args, **(kwargs or {}))

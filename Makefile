@@ -22,7 +22,8 @@ help:
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
-	$(PY) -m pip install -c constraints.txt -e '.[course,dev]'
+	@echo "installing attnkit and its dependencies into $(VENV) (pyproject.toml or constraints.txt changed, or no venv yet)"
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[course,dev]'
 	touch $(STAMP)
 
 test: $(STAMP)

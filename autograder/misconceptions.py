@@ -102,6 +102,52 @@ MISCONCEPTIONS = (
       "buffers counted as parameters", "把 buffer 也算成了参数",
       "count module.parameters() that require grad; the mask is a buffer, not a parameter",
       "只统计 module.parameters() 中 requires_grad 的参数；掩码是 buffer，不是参数"),
+    M("normalised_without_exp",
+      "divided by the sum instead of taking the softmax", "直接除以总和而不是做 softmax",
+      "softmax exponentiates first: torch.exp(x) / torch.exp(x).sum(...); x / x.sum() breaks on negative scores",
+      "softmax 要先取指数：torch.exp(x) / torch.exp(x).sum(...)；x / x.sum() 遇到负分数就会出错"),
+    M("softmax_dim_ignored",
+      "the dim argument is ignored", "忽略了 dim 参数",
+      "reduce over the dimension you were given: x.max(dim=dim, keepdim=True) and exp.sum(dim=dim, keepdim=True)",
+      "在传入的维度上做归约：x.max(dim=dim, keepdim=True) 和 exp.sum(dim=dim, keepdim=True)"),
+    M("missing_keepdim",
+      "max or sum taken without keepdim=True", "求 max 或 sum 时没有 keepdim=True",
+      "keepdim=True keeps the reduced axis as size 1, so each row is shifted and divided by its own max and sum",
+      "keepdim=True 会把被归约的维度保留为长度 1，这样每一行才会减去、除以它自己的最大值和总和"),
+    M("heads_plain_list",
+      "heads kept in a plain Python list", "注意力头放在了普通 Python 列表里",
+      "wrap the heads in nn.ModuleList so their weights are registered (parameters(), .to(device), state_dict)",
+      "用 nn.ModuleList 包装这些头，它们的权重才会被注册（parameters()、.to(device)、state_dict）"),
+    M("heads_shared",
+      "one head repeated num_heads times", "同一个头被重复了 num_heads 次",
+      "[CausalAttention(...)] * num_heads repeats ONE module; build a new head each time: "
+      "[CausalAttention(...) for _ in range(num_heads)]",
+      "[CausalAttention(...)] * num_heads 重复的是同一个模块；要每次新建一个头："
+      "[CausalAttention(...) for _ in range(num_heads)]"),
+    M("heads_stacked",
+      "heads stacked on a new axis", "多个头被堆叠到了新的维度上",
+      "torch.stack adds a dimension; torch.cat([...], dim=-1) puts the heads side by side along the features",
+      "torch.stack 会新增一个维度；torch.cat([...], dim=-1) 才是沿特征维把各个头并排拼接"),
+    M("loop_over_heads",
+      "heads computed one by one in a Python loop", "用 Python 循环逐个计算注意力头",
+      "split once into (b, num_heads, num_tokens, head_dim): one batched matmul then serves every head",
+      "一次性拆分成 (b, num_heads, num_tokens, head_dim)：这样一次批量矩阵乘法就能同时处理所有的头"),
+    M("padding_neg_inf",
+      "padded keys filled with -inf", "padding 位置的 key 被填成了 -inf",
+      "a query that sees only padding then has a row of -inf and softmax gives NaN; fill padded keys with "
+      "torch.finfo(scores.dtype).min, a finite value",
+      "只能看到 padding 的查询会得到一整行 -inf，softmax 之后就是 NaN；请用有限值 torch.finfo(scores.dtype).min "
+      "填充 padding 位置的 key"),
+    M("in_proj_order",
+      "query/key/value weights stacked in the wrong order", "query/key/value 权重的堆叠顺序错了",
+      "in_proj_weight is torch.cat([W_query.weight, W_key.weight, W_value.weight], dim=0): query rows first, "
+      "then key, then value (the same for in_proj_bias)",
+      "in_proj_weight 是 torch.cat([W_query.weight, W_key.weight, W_value.weight], dim=0)：先 query，再 key，"
+      "最后 value（in_proj_bias 也一样）"),
+    M("counts_frozen",
+      "frozen parameters counted", "把冻结的参数也算进去了",
+      "count only parameters with p.requires_grad: frozen ones (requires_grad=False) are not trained",
+      "只统计 p.requires_grad 为 True 的参数：冻结的参数（requires_grad=False）不参与训练"),
 )
 
 MISCONCEPTIONS_BY_ID = {m.id: m for m in MISCONCEPTIONS}

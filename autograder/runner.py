@@ -5,8 +5,11 @@ needs nothing but that data, the seed and the reference. `run_exercise` does bot
 (the notebook); autograder.isolation runs the first half in a sandboxed child process.
 """
 
+import contextlib
 import random
 import re
+
+import torch
 
 from autograder import catalog
 from autograder.exercises import exercise as find_exercise
@@ -16,6 +19,7 @@ from autograder.model import ERROR, FAILED, PASSED, CheckResult, Verdict
 from autograder.probing import run_probe
 
 DEFAULT_SEED = 20260
+SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 
 
@@ -24,10 +28,29 @@ def cases_for(check, seed):
     return check.cases(random.Random(f"{seed}/{check.id}"))
 
 
+@contextlib.contextmanager
+def single_threaded():
+    """Checks use tiny tensors: a second intra-op thread only adds waiting (10x slower on a busy 2-core box).
+
+    The student's own setting is restored afterwards.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def probe_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True):
     """{check id: [probe data per case]}; a check stops at its first case that raised."""
+    with single_threaded():
+        return _probe_checks(catalog.checks_of(exercise_id, include_hidden=include_hidden), namespace, seed)
+
+
+def _probe_checks(checks, namespace, seed):
     records = {}
-    for check in catalog.checks_of(exercise_id, include_hidden=include_hidden):
+    for check in checks:
         records[check.id] = []
         for case in cases_for(check, seed):
             data = run_probe(check.probe, namespace, case)
@@ -40,10 +63,11 @@ def probe_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=
 def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
     """One CheckResult per check, from probe data alone."""
     lang = lang or language()
-    return [
-        _judge_check(check, records.get(check.id), seed, lang)
-        for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)
-    ]
+    with single_threaded():
+        return [
+            _judge_check(check, records.get(check.id), seed, lang)
+            for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)
+        ]
 
 
 def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
@@ -88,7 +112,7 @@ def explain_error(error, case):
         return Verdict(False, "error.other", fields, misconception="linear_as_matrix")
     if kind == "TypeError" and re.search(r"argument|positional|keyword", text):
         return Verdict(False, "error.wrong_signature", fields)
-    if kind == "RuntimeError" and re.search(r"size of tensor|shape|must match|cannot be multiplied|mismatch", text):
+    if kind == "RuntimeError" and SHAPE_ERROR.search(text):
         num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
         if num_tokens is not None and context_length is not None and num_tokens < context_length:
             if str(context_length) in text:

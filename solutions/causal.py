@@ -12,7 +12,7 @@ def causal_mask(num_tokens):
 def causal_weights_renormalised(attn_weights):
     """Route 1: zero the future with a lower-triangular matrix, then make rows sum to 1 again."""
     num_tokens = attn_weights.shape[-1]
-    keep = torch.tril(torch.ones(num_tokens, num_tokens, dtype=attn_weights.dtype))
+    keep = torch.tril(torch.ones(num_tokens, num_tokens, dtype=attn_weights.dtype, device=attn_weights.device))
     masked = attn_weights * keep
     return masked / masked.sum(dim=-1, keepdim=True)
 
@@ -20,7 +20,7 @@ def causal_weights_renormalised(attn_weights):
 def causal_weights_neg_inf(attn_scores):
     """Route 2: fill the future with -inf before the softmax, so it gets exactly zero weight."""
     num_tokens = attn_scores.shape[-1]
-    masked = attn_scores.masked_fill(causal_mask(num_tokens), -torch.inf)
+    masked = attn_scores.masked_fill(causal_mask(num_tokens).to(attn_scores.device), -torch.inf)
     return torch.softmax(masked, dim=-1)
 
 

@@ -95,14 +95,12 @@ class MultiHeadAttentionSingle(nn.Module):
 
     def forward(self, x):
         seq_len, embed_dim = x.shape
-        q = (
-            self.q_proj(x).view(seq_len, self.num_heads, self.head_dim).transpose(0, 1)
-        )  # (num_heads, seq_len, head_dim)
+        # (seq_len, embed_dim) -> (seq_len, num_heads, head_dim) -> (num_heads, seq_len, head_dim)
+        q = self.q_proj(x).view(seq_len, self.num_heads, self.head_dim).transpose(0, 1)
         k = self.k_proj(x).view(seq_len, self.num_heads, self.head_dim).transpose(0, 1)
         v = self.v_proj(x).view(seq_len, self.num_heads, self.head_dim).transpose(0, 1)
-        attn_weights = torch.softmax(
-            q @ k.transpose(-2, -1) / self.head_dim**0.5, dim=-1
-        )  # (num_heads, seq_len, seq_len)
+        scores = q @ k.transpose(-2, -1) / self.head_dim**0.5  # (num_heads, seq_len, seq_len)
+        attn_weights = torch.softmax(scores, dim=-1)
         out = (attn_weights @ v).transpose(0, 1)  # (seq_len, num_heads, head_dim)
         # Heads go back side by side along the feature axis, never along the token axis.
         return self.out_proj(out.reshape(seq_len, self.num_heads * self.head_dim))

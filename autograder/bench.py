@@ -1,0 +1,95 @@
+"""`attnkit bench`: nbgrader autograde and attnkit grade on the same N submissions, in one run.
+
+Both graders get the same throwaway nbgrader course (autograder.course): the release is generated,
+N students each hand in a copy of the solved source notebooks, then
+  1. `nbgrader autograde attention` grades them all (one command, a kernel per notebook), and
+  2. `attnkit grade submitted/ --out ...` grades the same folder (a fresh process: startup included).
+Both wall times, their ratio, and whether the two agree on every student's total are reported.
+"""
+
+import csv
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import course
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    submissions: int
+    notebooks: int
+    nbgrader_seconds: float
+    attnkit_seconds: float
+    nbgrader_totals: dict
+    attnkit_totals: dict
+    workers: int | None
+
+    @property
+    def speedup(self):
+        return self.nbgrader_seconds / self.attnkit_seconds if self.attnkit_seconds else float("inf")
+
+    @property
+    def scores_agree(self):
+        students = set(self.nbgrader_totals) | set(self.attnkit_totals)
+        return all(abs(self.nbgrader_totals.get(s, -1) - self.attnkit_totals.get(s, -2)) < 1e-6 for s in students)
+
+
+def run_bench(n, workers=None, log=None):
+    """Build a course, submit `n` solved copies, time both graders; returns a BenchResult."""
+    log = log or (lambda _line: None)
+    with tempfile.TemporaryDirectory(prefix="attnkit-bench-") as workdir:
+        workdir = Path(workdir)
+        log(f"building an nbgrader course with {n} submissions in {workdir}")
+        course_root = course.make_course(workdir / "course")
+        course.generate_release(course_root)
+        solved = course_root / "source" / course.ASSIGNMENT
+        students = [f"student{index:03d}" for index in range(n)]
+        for student in students:
+            course.submit(course_root, student, solved)
+        notebooks = len(list(solved.glob("*.ipynb")))
+
+        log(f"nbgrader autograde {course.ASSIGNMENT} ({n * notebooks} notebooks)")
+        started = time.perf_counter()
+        course.autograde(course_root)
+        nbgrader_seconds = time.perf_counter() - started
+        nbgrader_totals = {student: float(sum(scores.values()))
+                           for student, scores in course.read_scores(course_root).items()}
+
+        log(f"attnkit grade ({n * notebooks} notebooks)")
+        out_dir = workdir / "attnkit-out"
+        command = [sys.executable, "-m", "autograder.cli", "grade", str(course_root / "submitted"),
+                   "--out", str(out_dir)]
+        if workers:
+            command += ["--workers", str(workers)]
+        started = time.perf_counter()
+        process = subprocess.run(command, capture_output=True, text=True, check=False)
+        attnkit_seconds = time.perf_counter() - started
+        if process.returncode != 0:
+            raise RuntimeError(f"attnkit grade failed ({process.returncode}):\n{process.stderr[-2000:]}")
+        with open(out_dir / "grades.csv", newline="", encoding="utf-8") as stream:
+            attnkit_totals = {row["student_id"]: float(row["total"]) for row in csv.DictReader(stream)}
+    return BenchResult(n, notebooks, nbgrader_seconds, attnkit_seconds, nbgrader_totals, attnkit_totals, workers)
+
+
+def format_report(result):
+    totals = sorted(set(result.attnkit_totals.values()))
+    if result.scores_agree:
+        agreement = f"yes (every submission: {', '.join(f'{total:g}' for total in totals)} with both)"
+    else:
+        agreement = "NO: " + ", ".join(
+            f"{student} nbgrader {result.nbgrader_totals.get(student)} attnkit {result.attnkit_totals.get(student)}"
+            for student in sorted(set(result.nbgrader_totals) | set(result.attnkit_totals))
+            if result.nbgrader_totals.get(student) != result.attnkit_totals.get(student))
+    workers = f"{result.workers} workers" if result.workers else "one worker per core"
+    return "\n".join([
+        f"attnkit bench: {result.submissions} submissions x {result.notebooks} notebooks "
+        "(copies of the solved notebooks)",
+        f"  nbgrader autograde: {result.nbgrader_seconds:8.1f} s",
+        f"  attnkit grade:      {result.attnkit_seconds:8.1f} s ({workers}, process startup included)",
+        f"  speed-up:           {result.speedup:8.1f}x",
+        f"  scores agree:       {agreement}",
+    ])

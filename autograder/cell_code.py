@@ -1,0 +1,88 @@
+"""One notebook cell's source as Python the grading child can run: `compile_cell(source, filename)`.
+
+IPython syntax (`%time`, `%%capture`, `!ls`, `x?`) becomes plain calls on `get_ipython()` through
+IPython's own TransformerManager; `ShellStandIn` answers those calls harmlessly. Top-level statements
+that belong to the grader, not to the student, are dropped: imports of `autograder` and bare
+`check(...)`/`grade(...)` calls. Run inside the student's process, they would run checks there. (An
+import of `solutions` is left alone: it fails in the sandbox, and the student sees why.)
+The transformation runs in the child, so a pathological cell can only hurt its own sandbox.
+"""
+
+import ast
+import linecache
+
+GRADER_PACKAGES = frozenset({"autograder"})
+GRADER_CALLS = frozenset({"check", "grade"})
+# Magics whose body is the student's code: run it once (timing is not the grader's business).
+RUNNING_MAGICS = frozenset({"time", "timeit", "prun", "capture", "debug"})
+
+
+def compile_cell(source, filename):
+    """A code object for the cell; SyntaxError when the student's code does not parse."""
+    code = _ipython_to_python(source)
+    tree = ast.parse(code, filename=filename)
+    tree.body = [statement for statement in tree.body if not _is_grader_statement(statement)]
+    # Tracebacks then quote the student's line, not an empty string.
+    linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    return compile(tree, filename, "exec")
+
+
+def _ipython_to_python(source):
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # IPython missing: comment out magics and shell escapes, keep the rest
+        return "\n".join(f"pass  # {line}" if line.lstrip().startswith(("%", "!")) else line
+                         for line in source.splitlines())
+    return TransformerManager().transform_cell(source)
+
+
+def _is_grader_statement(statement):
+    if isinstance(statement, ast.Import):
+        return any(alias.name.split(".")[0] in GRADER_PACKAGES for alias in statement.names)
+    if isinstance(statement, ast.ImportFrom):
+        return statement.level == 0 and (statement.module or "").split(".")[0] in GRADER_PACKAGES
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        function = statement.value.func
+        if isinstance(function, ast.Name):
+            return function.id in GRADER_CALLS
+        if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+            return function.attr in GRADER_CALLS and function.value.id in GRADER_PACKAGES
+    return False
+
+
+class ShellStandIn:
+    """What `get_ipython()` returns while grading: magics that wrap code run it, everything else is a no-op."""
+
+    def __init__(self, namespace):
+        self.user_ns = namespace
+        self._runs = 0
+
+    def run_line_magic(self, name, line, *_args, **_kwargs):
+        if name in RUNNING_MAGICS and line.strip():
+            self._run(line)
+
+    def run_cell_magic(self, name, _line, cell, *_args, **_kwargs):
+        if name in RUNNING_MAGICS:
+            self._run(cell)
+
+    def system(self, *_args, **_kwargs):
+        return 0
+
+    def getoutput(self, *_args, **_kwargs):
+        return []
+
+    def __getattr__(self, _name):
+        return _no_op
+
+    def _run(self, code):
+        self._runs += 1
+        exec(compile_cell(code, f"<magic {self._runs}>"), self.user_ns)  # noqa: S102 - the student's own code
+
+
+def _no_op(*_args, **_kwargs):
+    return None
+
+
+def display_stand_in(*_objects, **_kwargs):
+    """`display(...)` outside a kernel: nothing to show, nothing to fail."""
+    return None

@@ -1,0 +1,170 @@
+"""`attnkit`: grade notebooks in isolated children, fast (see README, "attnkit grade").
+
+    attnkit check NOTEBOOK... [--json]            every check, hidden included; a line per failed check
+    attnkit grade SUBMITTED_DIR --out OUT_DIR     a class in nbgrader layout -> grades.csv, JSON, Gradescope, HTML
+    attnkit bench [--n N]                         nbgrader autograde vs attnkit grade on N solved submissions
+
+Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from autograder.isolation import Limits, default_workers
+from autograder.runner import DEFAULT_SEED
+
+USAGE_ERROR = 2
+
+
+def main(argv=None):
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except CannotGrade as problem:
+        print(f"attnkit {args.command}: {problem}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        print(f"attnkit {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+class CannotGrade(Exception):
+    """Grading could not happen at all (missing file, not a notebook...): exit status 2."""
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    check = commands.add_parser("check", help="grade notebooks with every check and print a report")
+    check.add_argument("notebooks", nargs="+", type=Path, metavar="NOTEBOOK")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    _limit_options(check)
+    check.set_defaults(run=_check)
+
+    grade = commands.add_parser("grade", help="grade a class: SUBMITTED_DIR/<student>/attention/*.ipynb")
+    grade.add_argument("submitted", type=Path, metavar="SUBMITTED_DIR")
+    grade.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
+    _limit_options(grade)
+    grade.set_defaults(run=_grade)
+
+    bench = commands.add_parser("bench", help="time nbgrader autograde and attnkit grade on the same submissions")
+    bench.add_argument("--n", type=int, default=4, help="number of generated submissions (default 4)")
+    bench.add_argument("--workers", type=int, default=None, help="attnkit workers (default: one per core)")
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+def _limit_options(parser):
+    defaults = Limits()
+    parser.add_argument("--workers", type=int, default=default_workers(),
+                        help="notebooks graded at once (default: one per core)")
+    parser.add_argument("--timeout", type=float, default=defaults.timeout,
+                        help=f"seconds per cell and per exercise's checks (default {defaults.timeout:g}); "
+                             f"a notebook gets {defaults.budget_factor:g}x this in all")
+    parser.add_argument("--memory", type=int, default=defaults.memory_mb, metavar="MB",
+                        help=f"memory a notebook may allocate, in MB (default {defaults.memory_mb})")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"check seed (default {DEFAULT_SEED}, "
+                        "the one grade() uses in nbgrader)")
+
+
+def _options(args, blocked=()):
+    from autograder.grading import Options
+
+    if args.workers < 1 or args.timeout <= 0 or args.memory < 64:
+        raise CannotGrade("--workers must be >= 1, --timeout > 0 and --memory >= 64")
+    limits = Limits(timeout=args.timeout, memory_mb=args.memory, workers=args.workers)
+    return Options(limits=limits, seed=args.seed, blocked=tuple(blocked))
+
+
+def _check(args):
+    from autograder.grading import NotebookInput, grade_notebooks
+    from autograder.notebook_code import NotebookProblem, plan_notebook
+
+    for path in args.notebooks:
+        try:
+            plan_notebook(path)
+        except NotebookProblem as problem:
+            raise CannotGrade(f"cannot grade {path}: {problem}") from None
+    inputs = [NotebookInput(str(path), path) for path in args.notebooks]
+    options = _options(args, blocked={path.resolve().parent for path in args.notebooks})
+    grading = grade_notebooks(inputs, options)
+    _print_isolation_notes(grading.isolation_notes)
+    score = sum(result.score for result in grading.results)
+    max_score = sum(result.max_score for result in grading.results)
+    if args.json:
+        print(json.dumps(_check_json(grading.results, score, max_score), indent=2, ensure_ascii=False))
+        return 0
+    for result in grading.results:
+        print(f"{result.path}: {result.score:g}/{result.max_score:g}")
+        for check in result.checks:
+            if check.status != "passed":
+                print(f"  ✘ [{check.id}] {check.message}")
+        for note in result.notes:
+            print(f"  · {note}")
+    if len(grading.results) > 1:
+        print(f"total: {score:g}/{max_score:g}")
+    return 0
+
+
+def _check_json(results, score, max_score):
+    keys = ("id", "score", "max_score", "status", "misconception", "message")
+    return {
+        "score": score,
+        "max_score": max_score,
+        "notebooks": [
+            {
+                "path": result.path,
+                "notebook": result.notebook,
+                "score": result.score,
+                "max_score": result.max_score,
+                "checks": [{key: getattr(check, key) for key in keys} for check in result.checks],
+                "notes": list(result.notes),
+            }
+            for result in results
+        ],
+    }
+
+
+def _grade(args):
+    from autograder.batch import grade_class
+    from autograder.progress import Progress
+
+    if not args.submitted.is_dir():
+        raise CannotGrade(f"no such directory: {args.submitted}")
+    if args.out.resolve() == args.submitted.resolve() or args.submitted.resolve() in args.out.resolve().parents:
+        raise CannotGrade("--out must not be inside SUBMITTED_DIR")
+    progress = Progress(sys.stderr)
+    try:
+        summary = grade_class(args.submitted, args.out, _options(args), progress)
+    finally:
+        progress.finish()
+    _print_isolation_notes(summary.isolation_notes)
+    totals = [document["score"] for document in summary.documents]
+    mean = sum(totals) / len(totals) if totals else 0.0
+    print(f"attnkit grade: {len(summary.students)} students ({len(summary.graded)} graded, {len(summary.skipped)} "
+          f"unchanged since the last run) in {summary.seconds:.1f} s; mean {mean:.1f}; {summary.grades_csv}",
+          file=sys.stderr)
+    return 0
+
+
+def _bench(args):
+    from autograder.bench import format_report, run_bench
+
+    if args.n < 1:
+        raise CannotGrade("--n must be at least 1")
+    result = run_bench(args.n, workers=args.workers, log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(format_report(result))
+    return 0
+
+
+def _print_isolation_notes(notes):
+    for note in notes:
+        print(f"attnkit: isolation: {note}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,125 @@
+"""Read a submitted notebook into a plan: which cells to run, and after which cell to probe each exercise.
+
+`plan_notebook(path, notebook=None)` is the entry point. It parses the JSON only (nothing of the
+student's is run or even compiled here: that happens in the sandboxed child) and places each exercise
+of the notebook right after its graded cell (nbgrader grade id `test_<exercise id>`), where nbgrader
+would call `grade(...)`. An exercise whose graded cell was deleted is probed after the last cell.
+The graded cells' own code is not run: nbgrader restores them from the source notebook anyway.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.exercises import EXERCISES, NOTEBOOKS
+
+MAX_NOTEBOOK_BYTES = 20 * 2**20
+GRADED_CELL_PREFIX = "test_"
+
+
+class NotebookProblem(ValueError):
+    """The file cannot be graded as a notebook of this assignment (missing, not JSON, no cells...)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "cell" or "exercise"
+    index: int  # cell index in the notebook; for an exercise, the graded cell's index (-1: deleted)
+    source: str = ""  # cell source
+    exercise: str = ""
+
+
+@dataclass(frozen=True)
+class NotebookPlan:
+    path: Path
+    notebook: str  # name in exercises.NOTEBOOKS
+    steps: tuple[Step, ...]
+    exercises: tuple[str, ...]
+    sha256: str
+    notes: tuple[str, ...] = ()
+
+
+def plan_notebook(path, notebook=None):
+    """The plan for grading `path` as `notebook` (inferred from the file name or graded cells when None)."""
+    path = Path(path)
+    data = _read_bytes(path)
+    cells = _cells(path, data)
+    notebook = notebook or _identify(path, cells)
+    exercise_ids = tuple(exercise.id for exercise in EXERCISES if exercise.notebook == notebook)
+    graded_cells = {f"{GRADED_CELL_PREFIX}{exercise_id}": exercise_id for exercise_id in exercise_ids}
+
+    steps, placed, notes = [], set(), []
+    for index, cell in enumerate(cells):
+        grade_id = _grade_id(cell)
+        exercise_id = graded_cells.get(grade_id)
+        if exercise_id is None and cell.get("cell_type") == "code":
+            steps.append(Step("cell", index, source=_source(cell)))
+        if exercise_id is not None and exercise_id not in placed:
+            placed.add(exercise_id)
+            steps.append(Step("exercise", index, exercise=exercise_id))
+    missing = [exercise_id for exercise_id in exercise_ids if exercise_id not in placed]
+    if missing and len(missing) == len(exercise_ids):
+        notes.append(f"none of the graded cells of {notebook} are in this notebook: is it the right notebook "
+                     "of the attention assignment?")
+    elif missing:
+        notes.append(f"graded cell of {', '.join(missing)} deleted: checked after the last cell")
+    steps.extend(Step("exercise", -1, exercise=exercise_id) for exercise_id in missing)
+    return NotebookPlan(path, notebook, tuple(steps), exercise_ids, hashlib.sha256(data).hexdigest(), tuple(notes))
+
+
+def _read_bytes(path):
+    if not path.exists():
+        raise NotebookProblem(f"no such file: {path}")
+    if not path.is_file():
+        raise NotebookProblem(f"not a file: {path}")
+    if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+        raise NotebookProblem(f"{path.name} is larger than {MAX_NOTEBOOK_BYTES // 2**20} MB")
+    return path.read_bytes()
+
+
+def _cells(path, data):
+    if not data.strip():
+        raise NotebookProblem(f"{path.name} is empty")
+    try:
+        document = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise NotebookProblem(f"{path.name} is not a notebook (invalid JSON: {_first_line(error)})") from None
+    if not isinstance(document, dict):
+        raise NotebookProblem(f"{path.name} is not a notebook (no cells)")
+    cells = document.get("cells")
+    if cells is None and isinstance(document.get("worksheets"), list):  # nbformat 3
+        cells = [cell for sheet in document["worksheets"] if isinstance(sheet, dict)
+                 for cell in sheet.get("cells", [])]
+    if not isinstance(cells, list):
+        raise NotebookProblem(f"{path.name} is not a notebook (no cells)")
+    return [cell for cell in cells if isinstance(cell, dict)]
+
+
+def _identify(path, cells):
+    if path.stem in NOTEBOOKS:
+        return path.stem
+    grade_ids = {_grade_id(cell) for cell in cells}
+    for notebook in NOTEBOOKS:
+        if any(f"{GRADED_CELL_PREFIX}{e.id}" in grade_ids for e in EXERCISES if e.notebook == notebook):
+            return notebook
+    raise NotebookProblem(f"cannot tell which notebook of the attention assignment {path.name} is: its name is "
+                          f"none of {', '.join(NOTEBOOKS)} and it has none of their graded cells")
+
+
+def _grade_id(cell):
+    metadata = cell.get("metadata")
+    nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+    return grade_id if isinstance(grade_id, str) else ""
+
+
+def _source(cell):
+    source = cell.get("source", cell.get("input", ""))  # "input": nbformat 3
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
+def _first_line(error):
+    return str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -1,0 +1,283 @@
+"""Operating-system confinement of a grading child, applied after fork and before student code runs.
+
+`prepare(...)` builds, once per run in the parent, what every child gets; `confine(confinement, workdir)`
+applies it in the child. In order, it:
+  1. sets resource limits: address space (the warm parent's size plus the memory budget), CPU seconds,
+     file size, open files, no core dumps;
+  2. builds a Landlock ruleset (Linux >= 5.13, unprivileged): the filesystem becomes read-only where
+     Python and torch live and invisible elsewhere; the child's working directory is the only writable
+     place; `blocked` paths (the reference `solutions/`, the hidden checks, the source notebooks,
+     other students' submissions, the grades) cannot be read even where their parent is allowed;
+     nothing may be executed; with ABI >= 4 no TCP; with ABI >= 6 no signal or abstract socket
+     reaches a process outside the child (the grader, other students' children);
+  3. drops every capability when running as root (root could raise its limits, load kernel modules,
+     reboot...); the uid stays 0 because the interpreter may live in a root-only home directory;
+  4. sets no_new_privs, enforces the Landlock ruleset, and installs a seccomp filter that refuses to
+     create processes (fork, vfork, clone without CLONE_THREAD, clone3) and to run programs.
+
+Each layer that the kernel does not offer is skipped and named in the returned notes: grading still
+works, and the log says which protection was missing. Everything here uses raw syscalls through ctypes.
+"""
+
+import ctypes
+import os
+import platform
+import resource
+import signal
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+# --- Landlock (include/uapi/linux/landlock.h) ------------------------------------------------
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+FS_REMOVE_DIR, FS_REMOVE_FILE, FS_MAKE_CHAR, FS_MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+FS_MAKE_REG, FS_MAKE_SOCK, FS_MAKE_FIFO, FS_MAKE_BLOCK, FS_MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3, 5
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV  # the only ones a file rule takes
+READ = FS_READ_FILE | FS_READ_DIR
+WRITE = (FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_DIR | FS_MAKE_REG | FS_MAKE_SOCK | FS_MAKE_FIFO
+         | FS_MAKE_SYM | FS_REFER | FS_TRUNCATE)
+# Where a Python interpreter, its shared libraries and /proc live: readable, never writable.
+SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/dev")
+
+# --- seccomp (include/uapi/linux/seccomp.h, filter.h, audit.h) ---------------------------------
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x45, 0x06
+CLONE_THREAD = 0x00010000
+EPERM, ENOSYS = 1, 38
+# arch -> (AUDIT_ARCH value, process-creating syscalls, program-running syscalls, clone, clone3)
+SYSCALLS = {
+    "x86_64": (0xC000003E, (57, 58), (59, 322), 56, 435),  # fork, vfork / execve, execveat
+    "aarch64": (0xC00000B7, (), (221, 281), 220, 435),
+}
+X32_SYSCALL_BIT = 0x40000000
+# --- capabilities (include/uapi/linux/capability.h, prctl.h) --------------------------------------
+PR_CAPBSET_READ, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 23, 24, 47, 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+SYS_CAPSET = {"x86_64": 126, "aarch64": 91}.get(platform.machine(), -1)
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What every grading child of one run gets; the filesystem walk is done once, in the parent."""
+
+    memory_mb: int
+    cpu_seconds: int
+    read_rules: tuple[Path, ...]  # Landlock: readable beneath each (blocked subtrees already cut out)
+    landlock: int  # the kernel's Landlock ABI, 0 when missing
+    max_file_mb: int = 64
+    max_open_files: int = 256
+
+
+def prepare(memory_mb, cpu_seconds, blocked=(), readable=()):
+    """Build the run's Confinement: readable = SYSTEM_ROOTS + `readable`, minus everything beneath `blocked`."""
+    blocked = tuple(_real(path) for path in blocked)
+    rules, seen = [], set()
+    for root in [Path(root) for root in SYSTEM_ROOTS] + [Path(path) for path in readable]:
+        _collect_beneath(_real(root), blocked, seen, rules)
+    return Confinement(int(memory_mb), int(cpu_seconds), tuple(rules), landlock_abi())
+
+
+def confine(confinement, workdir):
+    """Confine the calling process (a freshly forked child); returns notes on protections the kernel lacks."""
+    notes = []
+    _set_limits(confinement)
+    ruleset = _landlock_ruleset(confinement, Path(workdir), notes)
+    _drop_capabilities(notes)
+    _libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if ruleset is not None:
+        if _syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
+            notes.append(f"Landlock: restrict_self failed ({os.strerror(ctypes.get_errno())}); files not confined")
+        os.close(ruleset)
+    _forbid_new_processes(notes)
+    return notes
+
+
+def _set_limits(confinement):
+    def limit(kind, value):
+        _soft, hard = resource.getrlimit(kind)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(kind, (value, value))
+
+    address_space = _address_space_bytes() + confinement.memory_mb * 2**20
+    limit(resource.RLIMIT_AS, address_space)
+    limit(resource.RLIMIT_CPU, max(1, int(confinement.cpu_seconds)))
+    limit(resource.RLIMIT_FSIZE, confinement.max_file_mb * 2**20)
+    limit(resource.RLIMIT_NOFILE, confinement.max_open_files)
+    limit(resource.RLIMIT_CORE, 0)
+    # Over the file-size limit a write fails with EFBIG instead of killing the process.
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
+def _address_space_bytes():
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[0]) * resource.getpagesize()
+
+
+# --- Landlock ----------------------------------------------------------------------------------
+
+
+def landlock_abi():
+    """The kernel's Landlock ABI version; 0 when Landlock is missing or disabled."""
+    if platform.system() != "Linux" or platform.machine() not in SYSCALLS:
+        return 0
+    version = _syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    return max(0, version)
+
+
+def _landlock_ruleset(confinement, workdir, notes):
+    abi = confinement.landlock
+    if abi < 1:
+        notes.append("Landlock unavailable (Linux < 5.13 or disabled): student code can read any file this "
+                     "user can, solutions/ included, and write where this user can")
+        return None
+    handled_fs = FS_EXECUTE | READ | WRITE | FS_MAKE_CHAR | FS_MAKE_BLOCK
+    if abi < 2:
+        handled_fs &= ~FS_REFER
+    if abi < 3:
+        handled_fs &= ~FS_TRUNCATE
+    if abi >= 5:
+        handled_fs |= FS_IOCTL_DEV
+    attr = struct.pack("<Q", handled_fs)
+    if abi >= 4:
+        attr += struct.pack("<Q", NET_BIND_TCP | NET_CONNECT_TCP)
+    if abi >= 6:
+        attr += struct.pack("<Q", SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL)
+    else:
+        notes.append(f"Landlock ABI {abi} < 6: student code may signal other processes of this user")
+    buffer = ctypes.create_string_buffer(attr, len(attr))
+    ruleset = _syscall(SYS_LANDLOCK_CREATE_RULESET, buffer, len(attr), 0)
+    if ruleset < 0:
+        notes.append(f"Landlock: create_ruleset failed ({os.strerror(ctypes.get_errno())}); files not confined")
+        return None
+    for path in confinement.read_rules:
+        _add_rule(ruleset, path, READ & handled_fs)
+    _add_rule(ruleset, _real(workdir), (READ | WRITE) & handled_fs)
+    _add_rule(ruleset, Path("/dev/null"), (FS_READ_FILE | FS_WRITE_FILE) & handled_fs)
+    return ruleset
+
+
+def _real(path):
+    return Path(os.path.realpath(path))
+
+
+def _collect_beneath(path, blocked, seen, rules):
+    """Rules for `path`, except beneath any blocked path: descend around blocked subtrees."""
+    if path in seen or not path.exists():
+        return
+    seen.add(path)
+    if any(path == b or b in path.parents for b in blocked):
+        return
+    if not any(path in b.parents for b in blocked):
+        rules.append(path)
+        return
+    # `path` holds a blocked subtree: allow each of its entries separately (the directory itself is not
+    # listable then, which nothing in a grading child needs).
+    try:
+        entries = sorted(path.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        _collect_beneath(_real(entry), blocked, seen, rules)
+
+
+def _add_rule(ruleset, path, rights):
+    if not os.path.isdir(path):
+        rights &= FILE_RIGHTS
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        attr = struct.pack("<Qi", rights, fd)  # struct landlock_path_beneath_attr is packed
+        buffer = ctypes.create_string_buffer(attr, len(attr))
+        _syscall(SYS_LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, buffer, 0)
+    finally:
+        os.close(fd)
+
+
+# --- privileges and seccomp ------------------------------------------------------------------
+
+
+def _drop_capabilities(notes):
+    """Root keeps its uid (the interpreter may live in a root-only home) but loses every capability."""
+    if os.geteuid() != 0:
+        return
+    libc = _libc()
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    capability = 0
+    while libc.prctl(PR_CAPBSET_READ, capability, 0, 0, 0) >= 0:
+        libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0)
+        capability += 1
+    header = struct.pack("<Ii", LINUX_CAPABILITY_VERSION_3, 0)
+    data = bytes(24)  # two {effective, permitted, inheritable} triples, all zero
+    header_buffer, data_buffer = ctypes.create_string_buffer(header, 8), ctypes.create_string_buffer(data, 24)
+    if _syscall(SYS_CAPSET, header_buffer, data_buffer) != 0:
+        notes.append(f"capset failed ({os.strerror(ctypes.get_errno())}): student code keeps root's capabilities")
+        return
+
+
+def _forbid_new_processes(notes):
+    arch = platform.machine()
+    if arch not in SYSCALLS:
+        notes.append(f"seccomp: no syscall table for {arch}; student code may start processes")
+        return
+    audit_arch, creators, runners, clone, clone3 = SYSCALLS[arch]
+
+    def stmt(code, k):
+        return (code, 0, 0, k)
+
+    def jump_if(k, true_offset, false_offset=0):
+        return (BPF_JEQ_K, true_offset, false_offset, k)
+
+    deny, no_such = SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ERRNO | ENOSYS
+    forbidden = creators + runners
+    program = [
+        stmt(BPF_LD_W_ABS, 4),  # seccomp_data.arch
+        jump_if(audit_arch, 1),
+        stmt(BPF_RET_K, deny),  # a foreign syscall ABI (i386 via int 0x80): refuse everything
+        stmt(BPF_LD_W_ABS, 0),  # seccomp_data.nr
+        (BPF_JSET_K, 0, 1, X32_SYSCALL_BIT),
+        stmt(BPF_RET_K, deny),
+    ]
+    for number in forbidden:
+        program += [jump_if(number, 0, 1), stmt(BPF_RET_K, deny)]
+    # glibc falls back to clone when clone3 says ENOSYS; clone3's flags live in memory BPF cannot read.
+    program += [jump_if(clone3, 0, 1), stmt(BPF_RET_K, no_such)]
+    program += [
+        jump_if(clone, 0, 3),
+        stmt(BPF_LD_W_ABS, 16),  # low half of seccomp_data.args[0]: the clone flags
+        (BPF_JSET_K, 1, 0, CLONE_THREAD),  # a new thread is fine, a new process is not
+        stmt(BPF_RET_K, deny),
+        stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
+    ]
+    filters = (SockFilter * len(program))(*(SockFilter(*instruction) for instruction in program))
+    fprog = SockFprog(len(program), ctypes.cast(filters, ctypes.POINTER(SockFilter)))
+    if _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
+        notes.append(f"seccomp unavailable ({os.strerror(ctypes.get_errno())}): student code may start processes")
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    return libc
+
+
+def _syscall(number, *args):
+    converted = [ctypes.c_long(arg) if isinstance(arg, int) else arg for arg in args]
+    return _libc().syscall(ctypes.c_long(number), *converted)

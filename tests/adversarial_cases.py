@@ -1,0 +1,333 @@
+"""Adversarial submissions for tests/test_adversarial.py, built at test time from the solved source notebooks.
+
+Each case edits one solved notebook (inject code into a cell, replace a solution, delete or retype
+a cell, or write raw bytes) and says what grading must give: nbval style, the case id names the
+outcome (`syntax_error-partial`, `sleep_forever-zero_for_that_exercise`...). Building from the
+source notebooks means the fixtures follow every change to them.
+"""
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+import solutions
+from autograder.exercises import EXERCISES, NOTEBOOKS
+from autograder.sandbox import landlock_abi
+
+NB01, NB04 = NOTEBOOKS[0], NOTEBOOKS[3]
+POINTS = {exercise.id: exercise.points for exercise in EXERCISES}
+FULL_01 = {"softmax_naive": 5, "softmax_stable": 6, "context_vectors": 7}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str  # "<what the student did>-<expected outcome>"
+    notebook: str
+    edit: object  # callable(notebook node, context) -> notebook node, or bytes for a raw file
+    scores: dict = field(default_factory=dict)  # exercise id -> expected score (others of the notebook: full)
+    message: tuple = ()  # (exercise id, substring of one of its failed checks' messages)
+    note: str = ""  # substring of one of the notebook's notes
+    all_notebooks: bool = False  # hand in the other three notebooks too (solved): they must stay intact
+    needs_landlock: int = 0  # minimum Landlock ABI for the expected outcome (0: none needed)
+    reason: str = ""  # for a notebook that cannot be run: substring of its reason
+
+
+# --- notebook edits ---------------------------------------------------------------------------
+
+
+def _cell(notebook, grade_id):
+    for cell in notebook.cells:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == grade_id:
+            return cell
+    raise KeyError(f"no cell {grade_id!r} in the source notebook")
+
+
+def replace(grade_id, code):
+    def edit(notebook, _context):
+        _cell(notebook, grade_id).source = code
+        return notebook
+    return edit
+
+
+def append(grade_id, code):
+    def edit(notebook, _context):
+        cell = _cell(notebook, grade_id)
+        cell.source = cell.source + "\n" + code
+        return notebook
+    return edit
+
+
+def new_cell_after(grade_id, code):
+    def edit(notebook, context):
+        index = notebook.cells.index(_cell(notebook, grade_id))
+        notebook.cells.insert(index + 1, nbformat.v4.new_code_cell(code.format(**context)))
+        return notebook
+    return edit
+
+
+def delete(grade_id):
+    def edit(notebook, _context):
+        notebook.cells.remove(_cell(notebook, grade_id))
+        return notebook
+    return edit
+
+
+def duplicate(grade_id):
+    def edit(notebook, _context):
+        cell = _cell(notebook, grade_id)
+        notebook.cells.insert(notebook.cells.index(cell) + 1, copy.deepcopy(cell))
+        return notebook
+    return edit
+
+
+def retype(grade_id, cell_type):
+    def edit(notebook, _context):
+        cell = _cell(notebook, grade_id)
+        replacement = nbformat.v4.new_markdown_cell(cell.source) if cell_type == "markdown" else cell
+        replacement.metadata = cell.metadata
+        notebook.cells[notebook.cells.index(cell)] = replacement
+        return notebook
+    return edit
+
+
+def replace_with_context(grade_id, template):
+    def edit(notebook, context):
+        _cell(notebook, grade_id).source = template.format(**context)
+        return notebook
+    return edit
+
+
+def wrong_assignment(_notebook, _context):
+    """A notebook of some other nbgrader course, saved under this notebook's name."""
+    other = nbformat.v4.new_notebook()
+    other.cells = [nbformat.v4.new_code_cell("def fibonacci(n):\n    return n if n < 2 else fibonacci(n - 1) + "
+                                             "fibonacci(n - 2)")]
+    other.cells[0].metadata["nbgrader"] = {"grade_id": "fibonacci", "solution": True, "grade": False,
+                                           "locked": False, "schema_version": 3, "task": False}
+    return other
+
+
+def _notes_weights():
+    """What the notes print for softmax_naive on the scores of "journey": the hard-coding student's answer."""
+    inputs = _notes_inputs()
+    return solutions.softmax_naive(solutions.attention_scores_for_query(inputs, inputs[1])).tolist()
+
+
+def _notes_inputs():
+    import torch
+
+    return torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64],
+                         [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
+
+
+SDPA_FORWARD = '''
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        q = split_heads(self.W_query(x), self.num_heads)
+        k = split_heads(self.W_key(x), self.num_heads)
+        v = split_heads(self.W_value(x), self.num_heads)
+        added = torch.zeros(b, 1, num_tokens, num_tokens, dtype=q.dtype)
+        if attention_mask is not None:
+            padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
+            added = added.masked_fill(padded, torch.finfo(q.dtype).min)
+        added = added.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        p = self.dropout.p if self.training else 0.0
+        context = F.scaled_dot_product_attention(q, k, v, attn_mask=added, dropout_p=p)
+        return self.out_proj(merge_heads(context))
+'''
+
+WRONG_SOFTMAX = "def softmax_naive(x):\n    return x / x.sum()  # no exp: wrong\n"
+# A patching student must score exactly what the same code scores without the patches.
+BASELINE = "wrong_softmax-baseline_for_the_patching_cases"
+RULE_BASELINE = "torch_softmax_in_from_scratch_exercise-rule_check_fails"
+TORCH_SOFTMAX = "import torch\n\ndef softmax_naive(x):\n    return torch.softmax(x, dim=0)  # not from scratch\n"
+HIDDEN_FAIL = "hidden_checks_fail"  # public checks may pass; the hidden ones on other inputs must not
+
+
+def cases():
+    """Every adversarial case; cases whose expected outcome needs Landlock carry its ABI."""
+    return [
+        Case("honest-full", NB01, append("solution_softmax_naive", ""), all_notebooks=True),
+        Case("syntax_error-partial", NB01, replace("solution_softmax_stable", "def softmax_stable(x, dim=-1):\n"
+             "    return x.exp() / x.exp().sum(dim=dim, keepdim=True\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "not defined"), note="SyntaxError"),
+        Case("exception_in_cell-full", NB01, new_cell_after("test_softmax_naive", "raise ValueError('boom')"),
+             note="ValueError: boom"),
+        Case("exception_in_function-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "def softmax_stable(x, dim=-1):\n    raise ValueError('boom')\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "ValueError")),
+        Case("infinite_loop-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "def softmax_stable(x, dim=-1):\n    while True:\n        pass\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "took too long")),
+        Case("sleep_forever-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "import time\n\ndef softmax_stable(x, dim=-1):\n    time.sleep(10**6)\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "took too long")),
+        Case("sleep_forever_in_cell-full", NB01, new_cell_after("given_inputs", "import time\ntime.sleep(10**6)"),
+             note="interrupted"),
+        Case("uninterruptible_loop_in_cell-killed_then_full", NB01, new_cell_after(
+             "given_inputs", "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass"),
+             note="did not stop"),
+        Case("memory_bomb-full", NB01, new_cell_after(
+             "given_inputs", "hog = [bytearray(10**8) for _ in range(10**4)]"), note="MemoryError"),
+        Case("memory_bomb_in_function-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "import torch\n\ndef softmax_stable(x, dim=-1):\n"
+             "    return torch.ones(10**6, 10**6)\n"), scores={"softmax_stable": 0}),
+        Case("os_exit-partial", NB01, append("solution_softmax_stable", "import os\nos._exit(0)"),
+             scores={"softmax_stable": 0}, note="exit status 0"),
+        Case("segfault_in_exercise_3-partial", NB01, replace(
+             "solution_context_vectors", "import ctypes\n\ndef context_vectors(inputs):\n"
+             "    ctypes.string_at(0)\n"),
+             scores={"context_vectors": 0}, message=("context_vectors", "no result"), note="segmentation fault",
+             all_notebooks=True),
+        Case("sys_exit-full", NB01, new_cell_after("given_inputs", "import sys\nsys.exit(3)"), note="SystemExit"),
+        Case("keyboard_interrupt_in_cell-full", NB01, new_cell_after("given_inputs", "raise KeyboardInterrupt"),
+             note="KeyboardInterrupt"),
+        Case("system_exit_in_function-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "def softmax_stable(x, dim=-1):\n    raise SystemExit(1)\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "SystemExit")),
+        Case("keyboard_interrupt_in_function-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "def softmax_stable(x, dim=-1):\n    raise KeyboardInterrupt\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "KeyboardInterrupt")),
+        Case("output_flood-full", NB01, new_cell_after(
+             "given_inputs", "import os, sys\nfor _ in range(20000):\n    print('x' * 10000)\n"
+             "sys.stderr.write('y' * 10**7)\nos.write(1, b'z' * 10**7)\nos.write(2, b'z' * 10**7)")),
+        Case("stderr_warnings-full", NB01, replace(
+             "solution_softmax_naive", "import sys, warnings\nimport torch\n\ndef softmax_naive(x):\n"
+             "    warnings.warn('exp may overflow')\n    print('debug', file=sys.stderr)\n"
+             "    return torch.exp(x) / torch.exp(x).sum(dim=0)\nwarnings.warn('defined softmax_naive')\n")),
+        Case(BASELINE, NB01, replace("solution_softmax_naive", WRONG_SOFTMAX), scores={"softmax_naive": "below_full"}),
+        Case(RULE_BASELINE, NB01, replace("solution_softmax_naive", TORCH_SOFTMAX),
+             scores={"softmax_naive": "below_full"}),
+        Case("hide_torch_softmax_from_the_rule_check-no_effect", NB01, replace(
+             "solution_softmax_naive", TORCH_SOFTMAX + "import sys\n"
+             "probing = sys.modules['autograder.probing']\n\n"
+             "def quiet(self, func, types, args=(), kwargs=None):\n    return func(*args, **(kwargs or {}))\n\n"
+             "probing.FunctionCalls.__torch_function__.__code__ = quiet.__code__\n"
+             "probing.FunctionCalls.__exit__ = lambda self, *exc: None\n"
+             "for check in sys.modules['autograder.catalog'].CHECKS:\n"
+             "    object.__setattr__(check, 'hidden', False)\n"),
+             scores={"softmax_naive": ("same_as", RULE_BASELINE)}),
+        Case("monkeypatch_torch-no_effect", NB01, replace(
+             "solution_softmax_naive", WRONG_SOFTMAX + "import torch, torch.testing\n"
+             "torch.allclose = lambda *args, **kwargs: True\ntorch.equal = lambda *args, **kwargs: True\n"
+             "torch.testing.assert_close = lambda *args, **kwargs: None\n"
+             "torch.Tensor.__eq__ = lambda self, other: torch.ones_like(self, dtype=torch.bool)\n"),
+             scores={"softmax_naive": ("same_as", BASELINE)}),
+        Case("replace_autograder_modules-no_effect", NB01, replace(
+             "solution_softmax_naive", WRONG_SOFTMAX + "import sys, types, builtins\n"
+             "sys.modules['autograder.probing'].plain = lambda value: value\n"
+             "sys.modules['autograder.runner'].judge_exercise = lambda *args, **kwargs: []\n"
+             "sys.modules['autograder.probing'].FunctionCalls.__torch_function__ = "
+             "lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))\n"
+             "sys.modules['autograder.runner'] = types.ModuleType('autograder.runner')\n"
+             "sys.modules['autograder.catalog'] = types.ModuleType('autograder.catalog')\n"
+             "builtins.sum = lambda *args, **kwargs: 0\n"),
+             scores={"softmax_naive": ("same_as", BASELINE)}),
+        Case("read_solutions_from_disk-zero_for_that_exercise", NB01, replace_with_context(
+             "solution_softmax_stable", "import glob\nfor path in glob.glob('{repo}/solutions/*.py') + "
+             "['{repo}/solutions/basics.py']:\n    exec(open(path).read())\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "not defined"), note="PermissionError",
+             needs_landlock=1),
+        Case("import_solutions-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "from solutions.basics import softmax_stable\n"),
+             scores={"softmax_stable": 0}, note="cannot be imported while grading"),
+        Case("read_source_notebook-zero_for_that_exercise", NB01, replace_with_context(
+             "solution_softmax_stable", "import json\nnotebook = json.load(open("
+             "'{repo}/source/attention/01_attention_without_weights.ipynb'))\n"
+             "exec(''.join(notebook['cells'][19]['source']))\n"),
+             scores={"softmax_stable": 0}, note="PermissionError", needs_landlock=1),
+        Case("copy_another_student-zero_for_that_exercise", NB01, replace_with_context(
+             "solution_softmax_stable", "import json, os\nother = sorted(os.listdir('{submitted}'))[0]\n"
+             "notebook = json.load(open(os.path.join('{submitted}', other, 'attention', "
+             "'01_attention_without_weights.ipynb')))\nexec(''.join(notebook['cells'][19]['source']))\n"),
+             scores={"softmax_stable": 0}, note="PermissionError", needs_landlock=1),
+        Case("tamper_with_grades-no_effect", NB01, new_cell_after(
+             "given_inputs", "for path in ['{out}/grades.csv', '{out}/students/a_honest.json', "
+             "'{out}/feedback/a_honest.html']:\n    try:\n        open(path, 'w').write('hacked')\n"
+             "    except OSError as error:\n        print(error)\nopen('{out}/students/a_honest.json', 'w')"),
+             note="PermissionError", needs_landlock=1),
+        Case("kill_the_grader-no_effect", NB01, new_cell_after(
+             "given_inputs", "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)"),
+             note="PermissionError", needs_landlock=6),
+        Case("spawn_processes-no_effect", NB01, new_cell_after(
+             "given_inputs", "import os, subprocess\ntry:\n    os.fork()\nexcept OSError as error:\n"
+             "    print(error)\nsubprocess.run(['sleep', '1000'])"), note="PermissionError"),
+        Case("garbage_on_the_channel-full", NB01, new_cell_after(
+             "given_inputs", "import os\nfor fd in range(3, 64):\n    try:\n"
+             "        os.write(fd, b'T' + (8).to_bytes(8, 'big') + b'garbage!')\n    except OSError:\n        pass")),
+        Case("hardcoded_notes_output-fails_hidden", NB01, replace(
+             "solution_softmax_naive", f"import torch\n\ndef softmax_naive(x):\n"
+             f"    return torch.tensor({_notes_weights()!r})\n"),
+             scores={"softmax_naive": HIDDEN_FAIL}),
+        Case("sdpa_in_from_scratch_exercise-rule_check_fails", NB04, replace(
+             "solution_multi_head_attention", SDPA_FORWARD),
+             scores={"multi_head_attention": "below_full"},
+             message=("multi_head_attention", "scaled_dot_product_attention")),
+        Case("deleted_graded_cell-full", NB01, delete("test_softmax_stable"), note="deleted"),
+        Case("duplicated_graded_cell-full", NB01, duplicate("test_softmax_naive")),
+        Case("retyped_graded_cell-full", NB01, retype("test_context_vectors", "markdown")),
+        Case("retyped_solution_cell-zero_for_that_exercise", NB01, retype("solution_softmax_naive", "markdown"),
+             scores={"softmax_naive": 0}, message=("softmax_naive", "not defined")),
+        Case("missing_function-zero_for_that_exercise", NB01, delete("solution_context_vectors"),
+             scores={"context_vectors": 0}, message=("context_vectors", "`context_vectors` is not defined")),
+        Case("wrong_signature-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "import torch\n\ndef softmax_stable(values):\n"
+             "    shifted = values - values.max()\n    return shifted.exp() / shifted.exp().sum()\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "signature")),
+        Case("numpy_instead_of_tensor-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_naive", "import numpy as np\n\ndef softmax_naive(x):\n"
+             "    e = np.exp(x.numpy())\n    return e / e.sum()\n"),
+             scores={"softmax_naive": 0}, message=("softmax_naive", "ndarray")),
+        Case("ipython_syntax-full", NB01, new_cell_after(
+             "given_inputs", "%time checked = inputs.sum()\n!ls /\nlisting = !ls\n%matplotlib inline\n"
+             "display(inputs)\nget_ipython().run_line_magic('load_ext', 'autoreload')\ninputs?")),
+        Case("corrupt_ipynb-zero_with_reason", NB01, b'{"cells": [', scores=dict.fromkeys(FULL_01, 0),
+             all_notebooks=True, reason="not a notebook"),
+        Case("empty_ipynb-zero_with_reason", NB01, b"", scores=dict.fromkeys(FULL_01, 0), all_notebooks=True,
+             reason="empty"),
+        Case("wrong_assignment-zero_with_reason", NB01, wrong_assignment,
+             scores=dict.fromkeys(FULL_01, 0), note="none of the graded cells"),
+    ]
+
+
+def write_submission(case, submitted_dir, source_dir, context):
+    """Hand in the case's notebook (and the solved others when the case asks) as student `case.name`."""
+    folder = Path(submitted_dir) / case.name / "attention"
+    folder.mkdir(parents=True)
+    names = NOTEBOOKS if case.all_notebooks else (case.notebook,)
+    for name in names:
+        target = folder / f"{name}.ipynb"
+        source = Path(source_dir) / f"{name}.ipynb"
+        if name != case.notebook:
+            target.write_bytes(source.read_bytes())
+        elif isinstance(case.edit, bytes):
+            target.write_bytes(case.edit)
+        else:
+            notebook = case.edit(nbformat.read(source, as_version=4), context)
+            target.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    return folder
+
+
+def expected_scores(case):
+    """Exercise id -> expected score for the edited notebook; special values are checked by the test."""
+    expected = {exercise.id: exercise.points for exercise in EXERCISES if exercise.notebook == case.notebook}
+    expected.update(case.scores)
+    return expected
+
+
+def usable(case):
+    return landlock_abi() >= case.needs_landlock

@@ -1,0 +1,334 @@
+"""Student-style implementations for notebooks 01 and 02: the book's code, correct rewrites and known mistakes.
+
+Each mistake is written the way a student would write it, so the tests can check that the grader
+takes points in the right exercise and names the right misconception.
+"""
+
+import torch
+from torch import nn
+
+# ---------------------------------------------------------------------------------------------
+# softmax_naive
+
+
+def softmax_naive_book(x):
+    return torch.exp(x) / torch.exp(x).sum(dim=0)
+
+
+def softmax_naive_divide_by_sum(x):
+    return x / x.sum(dim=0)  # the normalisation the notes show just before the softmax
+
+
+def softmax_naive_builtin(x):
+    return torch.softmax(x, dim=0)
+
+
+def softmax_naive_float32(x):
+    x = x.float()  # "to be safe"
+    return torch.exp(x) / torch.exp(x).sum()
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax_stable
+
+
+def softmax_stable_exp_methods(x, dim=-1):
+    shifted = x - x.amax(dim=dim, keepdim=True)
+    return shifted.exp() / shifted.exp().sum(dim=dim, keepdim=True)
+
+
+def softmax_stable_no_shift(x, dim=-1):
+    return torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True)
+
+
+def softmax_stable_dim0(x, dim=-1):
+    shifted = x - x.max(dim=0).values  # copied from softmax_naive's sum(dim=0)
+    return torch.exp(shifted) / torch.exp(shifted).sum(dim=0)
+
+
+def softmax_stable_last_dim(x, dim=-1):
+    shifted = x - x.max(dim=-1, keepdim=True).values
+    return torch.exp(shifted) / torch.exp(shifted).sum(dim=-1, keepdim=True)
+
+
+def softmax_stable_no_keepdim(x, dim=-1):
+    shifted = x - x.max(dim=dim).values
+    return torch.exp(shifted) / torch.exp(shifted).sum(dim=dim)
+
+
+def softmax_stable_in_place(x, dim=-1):
+    x -= x.max(dim=dim, keepdim=True).values
+    return torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True)
+
+
+def softmax_stable_builtin(x, dim=-1):
+    return torch.nn.functional.softmax(x, dim=dim)
+
+
+def softmax_stable_log_softmax(x, dim=-1):
+    return x.log_softmax(dim=dim).exp()
+
+
+# ---------------------------------------------------------------------------------------------
+# context_vectors
+
+
+def context_vectors_book(inputs):
+    attn_scores = inputs @ inputs.T
+    attn_weights = torch.softmax(attn_scores, dim=-1)
+    all_context_vecs = attn_weights @ inputs
+    return all_context_vecs
+
+
+def context_vectors_loops(inputs):
+    num_tokens = inputs.shape[0]
+    attn_scores = torch.empty(num_tokens, num_tokens, dtype=inputs.dtype)
+    for i, x_i in enumerate(inputs):
+        for j, x_j in enumerate(inputs):
+            attn_scores[i, j] = torch.dot(x_i, x_j)
+    return torch.softmax(attn_scores, dim=1) @ inputs
+
+
+def context_vectors_wrong_dim(inputs):
+    return torch.softmax(inputs @ inputs.T, dim=0) @ inputs
+
+
+def context_vectors_divide_by_sum(inputs):
+    scores = inputs @ inputs.T
+    return (scores / scores.sum(dim=-1, keepdim=True)) @ inputs
+
+
+def context_vectors_notes_size(inputs):
+    attn_scores = torch.empty(6, 6)  # the notes' loop, sized for their six tokens
+    for i, x_i in enumerate(inputs):
+        for j, x_j in enumerate(inputs):
+            attn_scores[i, j] = torch.dot(x_i, x_j)
+    return torch.softmax(attn_scores, dim=-1) @ inputs
+
+
+def context_vectors_float32(inputs):
+    inputs = inputs.float()
+    return torch.softmax(inputs @ inputs.T, dim=-1) @ inputs
+
+
+# ---------------------------------------------------------------------------------------------
+# SelfAttention_v1: the notes' constructor, different forwards
+
+
+class V1Base(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+
+class SelfAttention_v1_book(V1Base):
+    def forward(self, x):
+        keys = x @ self.W_key
+        queries = x @ self.W_query
+        values = x @ self.W_value
+
+        attn_scores = queries @ keys.T  # omega
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+
+        context_vec = attn_weights @ values
+        return context_vec
+
+
+class SelfAttention_v1_other_order(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        d_k = keys.shape[1]
+        return torch.softmax(queries @ keys.T / d_k**0.5, dim=1) @ values
+
+
+class SelfAttention_v1_no_scaling(V1Base):
+    def forward(self, x):
+        keys, queries, values = x @ self.W_key, x @ self.W_query, x @ self.W_value
+        return torch.softmax(queries @ keys.T, dim=-1) @ values
+
+
+class SelfAttention_v1_scale_d_in(V1Base):
+    def forward(self, x):
+        keys, queries, values = x @ self.W_key, x @ self.W_query, x @ self.W_value
+        return torch.softmax(queries @ keys.T / x.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v1_dim0(V1Base):
+    def forward(self, x):
+        keys, queries, values = x @ self.W_key, x @ self.W_query, x @ self.W_value
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=0) @ values
+
+
+class SelfAttention_v1_swapped(V1Base):
+    def forward(self, x):
+        keys, queries, values = x @ self.W_key, x @ self.W_query, x @ self.W_value
+        return torch.softmax(keys @ queries.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v1_detached(V1Base):
+    def forward(self, x):
+        keys = x @ self.W_key.detach()  # "the keys are fixed"
+        queries, values = x @ self.W_query, x @ self.W_value
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v1_sdpa(V1Base):
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        return torch.nn.functional.scaled_dot_product_attention(queries, keys, values)
+
+
+# ---------------------------------------------------------------------------------------------
+# SelfAttention_v2
+
+
+class V2Base(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+
+class SelfAttention_v2_fixed_book(V2Base):
+    """The notes' class with the layers called, as the book's own repository has it."""
+
+    def forward(self, x):
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+
+        attn_scores = queries @ keys.T
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+
+        context_vec = attn_weights @ values
+        return context_vec
+
+
+class SelfAttention_v2_notes_text(V2Base):
+    """Exactly the notes' forward: `x @ self.W_key` with an nn.Linear raises TypeError."""
+
+    def forward(self, x):
+        keys = x @ self.W_key
+        queries = x @ self.W_query
+        values = x @ self.W_value
+
+        attn_scores = queries @ keys.T  # omega
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+
+        context_vec = attn_weights @ values
+        return context_vec
+
+
+class SelfAttention_v2_weight_matrix(V2Base):
+    def forward(self, x):
+        keys = x @ self.W_key.weight  # runs only when d_in == d_out, and then uses W instead of W.T
+        queries = x @ self.W_query.weight
+        values = x @ self.W_value.weight
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v2_bias_dropped(V2Base):
+    def forward(self, x):
+        keys, queries, values = (x @ layer.weight.T for layer in (self.W_key, self.W_query, self.W_value))
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v2_other_order(nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        return torch.softmax(queries @ keys.transpose(0, 1) / keys.size(-1) ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v2_no_scaling(V2Base):
+    def forward(self, x):
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        return torch.softmax(queries @ keys.T, dim=-1) @ values
+
+
+class SelfAttention_v2_dim0(V2Base):
+    def forward(self, x):
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=0) @ values
+
+
+class SelfAttention_v2_swapped(V2Base):
+    def forward(self, x):
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        return torch.softmax(keys @ queries.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v2_no_grad(V2Base):
+    def forward(self, x):
+        with torch.no_grad():  # "the weights are not trained here"
+            keys = self.W_key(x)
+        queries, values = self.W_query(x), self.W_value(x)
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v2_sdpa(V2Base):
+    def forward(self, x):
+        return torch.nn.functional.scaled_dot_product_attention(self.W_query(x), self.W_key(x), self.W_value(x))
+
+
+# ---------------------------------------------------------------------------------------------
+# load_v2_weights_into_v1 (exercise 3.1)
+
+
+def load_book(sa_v1, sa_v2):
+    """The book's solution: new Parameters holding the transposes."""
+    sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)
+    sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)
+    sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)
+
+
+def load_data_assignment(sa_v1, sa_v2):
+    for name in ("W_query", "W_key", "W_value"):
+        getattr(sa_v1, name).data = getattr(sa_v2, name).weight.data.T.clone()
+    return sa_v1
+
+
+def load_copy_untransposed(sa_v1, sa_v2):
+    with torch.no_grad():
+        sa_v1.W_query.copy_(sa_v2.W_query.weight)
+        sa_v1.W_key.copy_(sa_v2.W_key.weight)
+        sa_v1.W_value.copy_(sa_v2.W_value.weight)
+
+
+def load_parameter_untransposed(sa_v1, sa_v2):
+    sa_v1.W_query = nn.Parameter(sa_v2.W_query.weight)
+    sa_v1.W_key = nn.Parameter(sa_v2.W_key.weight)
+    sa_v1.W_value = nn.Parameter(sa_v2.W_value.weight)
+
+
+def load_mixed_up(sa_v1, sa_v2):
+    with torch.no_grad():
+        sa_v1.W_query.copy_(sa_v2.W_key.weight.T)
+        sa_v1.W_key.copy_(sa_v2.W_query.weight.T)
+        sa_v1.W_value.copy_(sa_v2.W_value.weight.T)
+
+
+def load_transposing_v2_in_place(sa_v1, sa_v2):
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            weight = getattr(sa_v2, name).weight
+            weight.t_()  # t_ transposes sa_v2's own weight
+            getattr(sa_v1, name).copy_(weight)
+
+
+def load_returns_copies(sa_v1, sa_v2):
+    return sa_v2.W_query.weight.T, sa_v2.W_key.weight.T, sa_v2.W_value.weight.T

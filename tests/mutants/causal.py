@@ -1,0 +1,423 @@
+"""Student-style implementations for notebook 03: the book's code, correct rewrites and known mistakes.
+
+Each mistake is written the way a student would write it (the book's names, the notes' idioms), so the
+tests can check that the grader takes points in the right exercise and names the right misconception.
+The CausalAttention mutants keep the given __init__ and change what the student writes: the
+register_buffer line or the forward body.
+"""
+
+import torch
+from torch import nn
+
+# ---------------------------------------------------------------------------------------------
+# causal_mask
+
+
+def causal_mask_book(num_tokens):
+    mask = torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1)
+    return mask.bool()
+
+
+def causal_mask_with_diagonal(num_tokens):
+    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=0)
+
+
+def causal_mask_inverted(num_tokens):
+    return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=-1)
+
+
+def causal_mask_float(num_tokens):
+    return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1)  # .bool() forgotten
+
+
+def causal_mask_hardcoded(num_tokens):
+    context_length = 6  # the notes' sentence
+    return torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# causal_weights_renormalised
+
+
+def causal_weights_renormalised_book(attn_weights):
+    context_length = attn_weights.shape[-1]
+    mask_simple = torch.tril(torch.ones(context_length, context_length))
+    masked_simple = attn_weights * mask_simple
+    row_sums = masked_simple.sum(dim=-1, keepdim=True)
+    return masked_simple / row_sums
+
+
+def causal_weights_renormalised_no_renorm(attn_weights):
+    context_length = attn_weights.shape[-1]
+    return attn_weights * torch.tril(torch.ones(context_length, context_length))
+
+
+def causal_weights_renormalised_with_diagonal(attn_weights):
+    context_length = attn_weights.shape[-1]
+    masked = attn_weights * torch.tril(torch.ones(context_length, context_length), diagonal=-1)
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
+def causal_weights_renormalised_inverted(attn_weights):
+    context_length = attn_weights.shape[-1]
+    masked = attn_weights * torch.triu(torch.ones(context_length, context_length))  # triu instead of tril
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
+def causal_weights_renormalised_no_keepdim(attn_weights):
+    context_length = attn_weights.shape[-1]
+    masked = attn_weights * torch.tril(torch.ones(context_length, context_length))
+    return masked / masked.sum(dim=-1)
+
+
+def causal_weights_renormalised_float32(attn_weights):
+    mask_simple = torch.tril(torch.ones_like(attn_weights))
+    masked = attn_weights.float() * mask_simple.float()  # "make sure both are floats"
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# causal_weights_neg_inf
+
+
+def causal_weights_neg_inf_book(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    return torch.softmax(masked, dim=-1)
+
+
+def causal_weights_neg_inf_in_place(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+    attn_scores.masked_fill_(mask.bool(), -torch.inf)
+    return torch.softmax(attn_scores, dim=-1)
+
+
+def causal_weights_neg_inf_result_dropped(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+    attn_scores.masked_fill(mask.bool(), -torch.inf)  # returns a new tensor, which is thrown away
+    return torch.softmax(attn_scores, dim=-1)
+
+
+def causal_weights_neg_inf_wrong_dim(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    return torch.softmax(masked, dim=0)
+
+
+def causal_weights_neg_inf_with_diagonal(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(context_length, context_length))  # diagonal=1 forgotten
+    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    return torch.softmax(masked, dim=-1)
+
+
+def causal_weights_neg_inf_inverted(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.tril(torch.ones(context_length, context_length), diagonal=-1)
+    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    return torch.softmax(masked, dim=-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# CausalAttention
+
+
+class CausalAttention_book(nn.Module):
+    """The notes' class, line for line."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+
+        context_vec = attn_weights @ values
+        return context_vec
+
+
+class CausalAttention_other_order(nn.Module):
+    """Correct, with the layers created value-first and a bool buffer."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.ones(context_length, context_length, dtype=torch.bool).triu(1))
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = torch.matmul(queries, keys.mT) / keys.shape[-1] ** 0.5
+        scores = scores.masked_fill(self.mask[:num_tokens, :num_tokens], float("-inf"))
+        return self.dropout(scores.softmax(dim=-1)) @ values
+
+
+class CausalAttention_forward_mistake(CausalAttention_book):
+    """The given __init__; subclasses rewrite forward the way a student got it wrong."""
+
+    def scores(self, x):
+        return self.W_query(x) @ self.W_key(x).transpose(1, 2)
+
+
+class CausalAttention_missing_scaling(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_softmax_wrong_dim(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_mask_with_diagonal(CausalAttention_forward_mistake):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length)))  # diagonal=1 forgotten
+
+
+class CausalAttention_mask_inverted(CausalAttention_forward_mistake):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        self.register_buffer("mask", torch.tril(torch.ones(context_length, context_length), diagonal=-1))
+
+
+class CausalAttention_masked_fill_dropped(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)  # result thrown away
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_mask_after_softmax(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_weights = torch.softmax(self.scores(x) / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = attn_weights.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], 0.0)
+        return self.dropout(attn_weights) @ self.W_value(x)
+
+
+class CausalAttention_query_key_swapped(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys, queries = self.W_key(x), self.W_query(x)
+        attn_scores = keys @ queries.transpose(1, 2)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_mask_not_truncated(CausalAttention_forward_mistake):
+    def forward(self, x):
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool(), -torch.inf)  # works only when num_tokens == context_length
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_transpose_batched(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.W_query(x) @ keys.T  # as in SelfAttention_v2, without the batch in mind
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_sdpa(CausalAttention_forward_mistake):
+    def forward(self, x):
+        return nn.functional.scaled_dot_product_attention(
+            self.W_query(x), self.W_key(x), self.W_value(x), is_causal=True,
+            dropout_p=self.dropout.p if self.training else 0.0)
+
+
+class CausalAttention_detached_keys(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x).detach()  # "keys are only looked up"
+        attn_scores = self.W_query(x) @ keys.transpose(1, 2)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_modifies_input(CausalAttention_forward_mistake):
+    def forward(self, x):
+        x /= x.shape[-1] ** 0.5  # "normalise the embeddings", in the caller's tensor
+        return super().forward(x)
+
+
+class CausalAttention_dropout_in_eval(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = nn.functional.dropout(attn_weights, p=self.dropout.p)  # training=True by default
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_dropout_on_scores(CausalAttention_forward_mistake):
+    """Dropout before the mask and the softmax: every row still sums to 1."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.dropout(self.scores(x) / keys.shape[-1] ** 0.5)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return torch.softmax(attn_scores, dim=-1) @ self.W_value(x)
+
+
+class CausalAttention_dropout_on_masked_scores(CausalAttention_forward_mistake):
+    """Dropout after the mask, before the softmax: -inf · 0 is nan."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_scores = self.dropout(attn_scores)
+        return torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1) @ self.W_value(x)
+
+
+class CausalAttention_dropout_on_values(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        return attn_weights @ self.dropout(self.W_value(x))
+
+
+class CausalAttention_no_dropout(CausalAttention_forward_mistake):
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1) @ self.W_value(x)
+
+
+class CausalAttention_dropout_not_scaled(CausalAttention_forward_mistake):
+    """A hand-made dropout mask that forgets the 1/(1-p)."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        if self.training:
+            attn_weights = attn_weights * (torch.rand_like(attn_weights) >= self.dropout.p)
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttentionWithoutBuffers(nn.Module):
+    """The notes' counter-example: the mask is a plain attribute, so .to(device) leaves it on the CPU."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores.masked_fill_(
+            self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(
+            attn_scores / keys.shape[-1]**0.5, dim=-1
+        )
+        attn_weights = self.dropout(attn_weights)
+
+        context_vec = attn_weights @ values
+        return context_vec
+
+
+class CausalAttention_buffer_not_saved(CausalAttention_forward_mistake):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1),
+                             persistent=False)
+
+
+class CausalAttention_mask_parameter(CausalAttention_forward_mistake):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        del self.mask
+        self.mask = nn.Parameter(torch.triu(torch.ones(context_length, context_length), diagonal=1),
+                                 requires_grad=False)
+
+
+class CausalAttention_no_buffer_line(CausalAttention_forward_mistake):
+    """The register_buffer line left out, forward building its own mask on the CPU: right numbers, no buffer."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        del self.mask
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        mask = torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
+        attn_scores = attn_scores.masked_fill(mask, -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_fresh_mask_in_forward(CausalAttention_forward_mistake):
+    """A registered buffer that forward ignores: it builds a new mask, on the CPU, at every call."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        mask = torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
+        attn_scores = attn_scores.masked_fill(mask, -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)

@@ -1,0 +1,773 @@
+"""Student-style implementations for notebook 04: the book's code, correct rewrites and known mistakes.
+
+Written the way a student fills in the notebook: the book's names and idioms, the study notes'
+shortcuts. MultiHeadAttention mutants keep the given __init__ (`GivenMultiHeadAttention`) and
+write their own forward, as the exercise asks.
+"""
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# ---------------------------------------------------------------------------------------------
+# The given pieces: CausalAttention from notebook 03, MultiHeadAttention's __init__, the padding fill.
+
+
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        return attn_weights @ values
+
+
+class CausalAttentionUnscaled(CausalAttention):
+    """A head from a notebook 03 that forgot the scaling: the wrapper on top of it is fine."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return torch.softmax(attn_scores, dim=-1) @ values
+
+
+def padding_fill_value(dtype):
+    return torch.finfo(dtype).min
+
+
+class GivenMultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+
+# ---------------------------------------------------------------------------------------------
+# mha_wrapper
+
+
+class WrapperBook(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+        )
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+class WrapperAppendLoop(nn.Module):
+    """Correct, with an explicit loop and append instead of a comprehension."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(num_heads):
+            self.heads.append(CausalAttention(d_in, d_out, context_length, dropout, qkv_bias))
+
+    def forward(self, x):
+        outputs = []
+        for head in self.heads:
+            outputs.append(head(x))
+        return torch.cat(outputs, dim=2)
+
+
+class WrapperTokenAxis(WrapperBook):
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=1)
+
+
+class WrapperFirstAxis(WrapperBook):
+    """The study notes' torch.cat(..., dim=0), copied onto a batched input."""
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=0)
+
+
+class WrapperStacked(WrapperBook):
+    def forward(self, x):
+        return torch.stack([head(x) for head in self.heads], dim=-1)
+
+
+class WrapperPlainList(WrapperBook):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.heads = [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+
+
+class WrapperSharedHead(WrapperBook):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)] * num_heads)
+
+
+class WrapperDropsBias(WrapperBook):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout) for _ in range(num_heads)])
+
+
+class WrapperOfUnscaledHeads(WrapperBook):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.heads = nn.ModuleList(
+            [CausalAttentionUnscaled(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)]
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# split_heads
+
+
+def split_heads_book(x, num_heads):
+    b, num_tokens, d_out = x.shape
+    head_dim = d_out // num_heads
+    x = x.view(b, num_tokens, num_heads, head_dim)
+    return x.transpose(1, 2)
+
+
+def split_heads_reshape_permute(x, num_heads):
+    b, num_tokens, _ = x.shape
+    return x.reshape(b, num_tokens, num_heads, -1).permute(0, 2, 1, 3)
+
+
+def split_heads_unflatten(x, num_heads):
+    return x.unflatten(-1, (num_heads, -1)).transpose(1, 2)
+
+
+def split_heads_view_only(x, num_heads):
+    b, num_tokens, d_out = x.shape
+    return x.view(b, num_heads, num_tokens, d_out // num_heads)
+
+
+def split_heads_reshape_only(x, num_heads):
+    b, num_tokens, d_out = x.shape
+    return x.reshape(b, num_heads, num_tokens, d_out // num_heads)
+
+
+def split_heads_float(x, num_heads):
+    """Correct layout, but `.float()` to be safe turns float64 inputs into float32."""
+    b, num_tokens, d_out = x.shape
+    return x.float().view(b, num_tokens, num_heads, d_out // num_heads).transpose(1, 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# merge_heads
+
+
+def merge_heads_book(x):
+    b, num_heads, num_tokens, head_dim = x.shape
+    x = x.transpose(1, 2)
+    return x.contiguous().view(b, num_tokens, num_heads * head_dim)
+
+
+def merge_heads_reshape(x):
+    b, num_heads, num_tokens, head_dim = x.shape
+    return x.transpose(1, 2).reshape(b, num_tokens, -1)
+
+
+def merge_heads_flatten(x):
+    return x.transpose(1, 2).flatten(2)
+
+
+def merge_heads_no_transpose(x):
+    b, num_heads, num_tokens, head_dim = x.shape
+    return x.reshape(b, num_tokens, num_heads * head_dim)
+
+
+def merge_heads_token_axis(x):
+    return torch.cat([x[:, head] for head in range(x.shape[1])], dim=1)
+
+
+def merge_heads_like_the_notes(x):
+    """The study notes: o = torch.cat([o_head1, o_head2], dim=0)."""
+    return torch.cat([x[:, head] for head in range(x.shape[1])], dim=0)
+
+
+def merge_heads_no_contiguous(x):
+    b, num_heads, num_tokens, head_dim = x.shape
+    return x.transpose(1, 2).view(b, num_tokens, num_heads * head_dim)
+
+
+def merge_heads_transpose_in_place(x):
+    b, num_heads, num_tokens, head_dim = x.shape
+    x.transpose_(1, 2)
+    return x.reshape(b, num_tokens, num_heads * head_dim)
+
+
+# ---------------------------------------------------------------------------------------------
+# multi_head_attention: the forward a student writes under the given __init__
+
+
+class MHABook(GivenMultiHeadAttention):
+    """The notes' forward (masked_fill_ in place, unsqueezed mask), plus the padding step."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)
+        values = values.view(b, num_tokens, self.num_heads, self.head_dim)
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
+        keys = keys.transpose(1, 2)
+        queries = queries.transpose(1, 2)
+        values = values.transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
+            attn_scores.masked_fill_(padded, padding_fill_value(attn_scores.dtype))
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]
+        mask_unsqueezed = mask_bool.unsqueeze(0).unsqueeze(0)
+        attn_scores.masked_fill_(mask_unsqueezed, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)
+        context_vec = self.out_proj(context_vec)
+        return context_vec
+
+
+class MHABookWithoutPadding(GivenMultiHeadAttention):
+    """The notes' class as printed: forward(self, x) has no attention_mask."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAReorderedInit(MHABook):
+    """Correct forward; the student rewrote __init__ creating out_proj first and value before key."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+        self.dropout = nn.Dropout(dropout)
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+
+
+class MHAEinsum(GivenMultiHeadAttention):
+    """Correct with einsum, reshape and additive masks."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        shape = (b, num_tokens, self.num_heads, self.head_dim)
+        q, k, v = (layer(x).reshape(shape) for layer in (self.W_query, self.W_key, self.W_value))
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k)
+        if attention_mask is not None:
+            scores = scores.masked_fill(attention_mask[:, None, None, :] == 0, torch.finfo(scores.dtype).min)
+        scores = scores.masked_fill(self.mask[:num_tokens, :num_tokens] == 1, float("-inf"))
+        weights = self.dropout(F.softmax(scores / self.head_dim**0.5, dim=-1))
+        context = torch.einsum("bhqk,bkhd->bqhd", weights, v).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+
+class MHAPerHeadLoop(GivenMultiHeadAttention):
+    """Right numbers, but one head at a time: the wrapper's loop inside the split projections."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        future = self.mask.bool()[:num_tokens, :num_tokens]
+        outputs = []
+        for h in range(self.num_heads):
+            cols = slice(h * self.head_dim, (h + 1) * self.head_dim)
+            scores = queries[:, :, cols] @ keys[:, :, cols].transpose(1, 2)
+            if attention_mask is not None:
+                scores = scores.masked_fill((attention_mask == 0).view(b, 1, num_tokens),
+                                            padding_fill_value(scores.dtype))
+            scores = scores.masked_fill(future, -torch.inf)
+            weights = self.dropout(torch.softmax(scores / self.head_dim**0.5, dim=-1))
+            outputs.append(weights @ values[:, :, cols])
+        return self.out_proj(torch.cat(outputs, dim=-1))
+
+
+class MHAWithSDPA(GivenMultiHeadAttention):
+    """Correct numbers from PyTorch's fused attention instead of writing it."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        q, k, v = (
+            layer(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+            for layer in (self.W_query, self.W_key, self.W_value)
+        )
+        allowed = ~self.mask.bool()[:num_tokens, :num_tokens]
+        if attention_mask is not None:
+            allowed = allowed & (attention_mask != 0).view(b, 1, 1, num_tokens)
+        context = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed)
+        return self.out_proj(context.transpose(1, 2).reshape(b, num_tokens, self.d_out))
+
+
+class MHANoScaling(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAScaleByDOut(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / self.d_out**0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAScaleByDIn(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / d_in**0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHASoftmaxDim2(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=2))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAMaskWithDiagonal(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        mask = torch.triu(torch.ones(num_tokens, num_tokens), diagonal=0).bool()
+        attn_scores = attn_scores.masked_fill(mask, -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAMaskInverted(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens].T  # "the mask is the other way round"
+        attn_scores = attn_scores.masked_fill(mask_bool, -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAMaskedFillDropped(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)  # result not kept
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAQueryKeySwapped(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = keys @ queries.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHASplitWithoutTranspose(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, self.num_heads, num_tokens, self.head_dim)
+        keys = self.W_key(x).view(b, self.num_heads, num_tokens, self.head_dim)
+        values = self.W_value(x).view(b, self.num_heads, num_tokens, self.head_dim)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAMergeWithoutTranspose(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAMissingOutProj(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+
+
+class MHANoContiguous(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAHeadDimFirst(GivenMultiHeadAttention):
+    """view(b, num_tokens, head_dim, num_heads): each "head" takes every num_heads-th feature."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.head_dim, self.num_heads).permute(0, 3, 1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.head_dim, self.num_heads).permute(0, 3, 1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.head_dim, self.num_heads).permute(0, 3, 1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).permute(0, 2, 3, 1).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAPaddingNegInf(GivenMultiHeadAttention):
+    """-inf for padding too, as for the future: NaN for queries that see only padding."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens), -torch.inf)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAPaddingAfterCausal(GivenMultiHeadAttention):
+    """Padding filled after the future: a padded future key gets the finite fill back."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAPaddingIgnored(MHABookWithoutPadding):
+    """Accepts attention_mask (so nothing crashes) and never uses it."""
+
+    def forward(self, x, attention_mask=None):
+        return super().forward(x)
+
+
+class MHAPaddingInverted(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill(attention_mask.bool().view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHADataQueries(GivenMultiHeadAttention):
+    """Right values, but the queries come from W_query.weight.data: no gradient ever reaches W_query."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = F.linear(x, self.W_query.weight.data, self.W_query.bias)
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+# ---------------------------------------------------------------------------------------------
+# torch_equivalence
+
+
+def to_torch_multihead_book(mha):
+    if mha.W_query.in_features != mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, bias=True, batch_first=True)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        else:
+            torch_mha.in_proj_bias.zero_()
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_multihead_no_check(mha):
+    """The book's copy without the d_in == d_out check: a mismatch crashes inside copy_ instead."""
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_multihead_key_first(mha):
+    if mha.W_query.in_features != mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_key.weight, mha.W_query.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_key.bias, mha.W_query.bias, mha.W_value.bias]))
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_multihead_transposed(mha):
+    """Copies weight.T, as if nn.Linear's weight were (in, out)."""
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight.T, mha.W_key.weight.T, mha.W_value.weight.T]))
+        torch_mha.in_proj_bias.zero_()
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_multihead_sequence_first(mha):
+    """Right weights; batch_first left at its default (False)."""
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_multihead_forgets_out_bias(mha):
+    if mha.W_query.in_features != mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+    return torch_mha
+
+
+def to_torch_multihead_no_dropout(mha):
+    """Right weights and output, but the dropout probability stays at its default 0.0."""
+    if mha.W_query.in_features != mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, batch_first=True).to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_multihead_float32(mha):
+    """Right weights, but never moved to mha's dtype: float64 modules get a float32 copy."""
+    if mha.W_query.in_features != mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter_counts
+
+
+def count_parameters_book(module):
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def count_parameters_loop(module):
+    total = 0
+    for _name, param in module.named_parameters():
+        if param.requires_grad:
+            total += param.numel()
+    return total
+
+
+def count_parameters_state_dict(module):
+    return sum(tensor.numel() for tensor in module.state_dict().values())
+
+
+def count_parameters_with_buffers(module):
+    return sum(p.numel() for p in module.parameters()) + sum(b.numel() for b in module.buffers())
+
+
+def count_parameters_all(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+def count_parameters_as_string(module):
+    return f"{sum(p.numel() for p in module.parameters() if p.requires_grad):,}"

@@ -1,0 +1,71 @@
+"""The catalogue is complete and consistent: points, messages in both languages, full marks for the reference."""
+
+import pytest
+
+import solutions
+from autograder import catalog
+from autograder.exercises import EXERCISES
+from autograder.i18n import LANGUAGES, language
+from autograder.misconceptions import MISCONCEPTIONS
+from autograder.model import PASSED
+from autograder.runner import run_exercise
+from autograder.variants import ATTENTION_MISTAKES
+
+
+def reference_namespace(exercise):
+    return {name: getattr(solutions, name) for name in exercise.names}
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
+def test_check_points_add_up_to_the_exercise_points(exercise):
+    checks = catalog.checks_of(exercise.id)
+    assert checks, f"{exercise.id} has no checks"
+    assert sum(c.points for c in checks) == pytest.approx(exercise.points)
+    assert any(not c.hidden for c in checks), f"{exercise.id} needs a public check for instant feedback"
+    assert any(c.hidden for c in checks), f"{exercise.id} needs a hidden check"
+
+
+def test_every_message_exists_in_both_languages():
+    for key, texts in catalog.MESSAGES.items():
+        for lang in LANGUAGES:
+            assert texts.get(lang, "").strip(), f"message {key!r} has no {lang} text"
+    for check in catalog.CHECKS:
+        assert f"{check.id}.title" in catalog.MESSAGES, f"check {check.id} has no title"
+
+
+def test_every_misconception_has_name_and_hint_in_both_languages():
+    for misconception in MISCONCEPTIONS:
+        for text in (misconception.name_en, misconception.name_zh, misconception.hint_en, misconception.hint_zh):
+            assert text.strip(), misconception.id
+    known = {m.id for m in MISCONCEPTIONS}
+    assert set(ATTENTION_MISTAKES) <= known
+
+
+def test_check_ids_are_unique():
+    ids = [c.id for c in catalog.CHECKS]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
+def test_reference_earns_full_marks_on_200_seeds(exercise):
+    namespace = reference_namespace(exercise)
+    for seed in range(200):
+        results = run_exercise(exercise.id, namespace, seed=seed, lang="en")
+        failed = [r.message for r in results if r.status != PASSED]
+        assert not failed, f"seed {seed}: {failed}"
+        assert sum(r.score for r in results) == pytest.approx(exercise.points)
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({"ATTNKIT_LANG": "zh"}, "zh"),
+        ({"ATTNKIT_LANG": "zh_CN"}, "zh"),
+        ({"ATTNKIT_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),
+        ({"LANG": "zh_CN.UTF-8"}, "zh"),
+        ({"LC_ALL": "C.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),
+        ({}, "en"),
+    ],
+)
+def test_language_follows_setting_then_locale(environ, expected):
+    assert language(environ) == expected

@@ -1,0 +1,394 @@
+"""The checks of notebook 04: full marks for the reference and the book, named mistakes for the rest."""
+
+import re
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mutants import multihead as mutants
+
+import solutions
+from autograder import variants
+from autograder.checks import multihead as checks
+from autograder.exercises import EXERCISES_BY_ID
+from autograder.model import PASSED
+from autograder.probing import ProbeError
+from autograder.runner import DEFAULT_SEED, cases_for, probe_exercise, run_exercise
+
+EXERCISE_IDS = (
+    "mha_wrapper",
+    "split_heads",
+    "merge_heads",
+    "multi_head_attention",
+    "padding_mask",
+    "torch_equivalence",
+    "parameter_counts",
+)
+SEEDS = (DEFAULT_SEED, 0, 1, 2, 3)
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny tensors: on a shared machine, handing them to a second intra-op thread costs more than the work."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def namespace_for(exercise_id, student):
+    return {EXERCISES_BY_ID[exercise_id].names[0]: student}
+
+
+def run(exercise_id, student, seed=DEFAULT_SEED, lang="en", include_hidden=True):
+    results = run_exercise(exercise_id, namespace_for(exercise_id, student), seed=seed, lang=lang,
+                           include_hidden=include_hidden)
+    return {result.id: result for result in results}
+
+
+def score(results):
+    return sum(result.score for result in results.values())
+
+
+def reference(exercise_id):
+    return getattr(solutions, EXERCISES_BY_ID[exercise_id].names[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Full marks, and fast
+
+
+CORRECT = [
+    ("mha_wrapper", mutants.WrapperBook),
+    ("mha_wrapper", mutants.WrapperAppendLoop),
+    ("split_heads", mutants.split_heads_book),
+    ("split_heads", mutants.split_heads_reshape_permute),
+    ("split_heads", mutants.split_heads_unflatten),
+    ("merge_heads", mutants.merge_heads_book),
+    ("merge_heads", mutants.merge_heads_reshape),
+    ("merge_heads", mutants.merge_heads_flatten),
+    ("multi_head_attention", mutants.MHABook),
+    ("multi_head_attention", mutants.MHAReorderedInit),
+    ("multi_head_attention", mutants.MHAEinsum),
+    ("padding_mask", mutants.MHABook),
+    ("padding_mask", mutants.MHAReorderedInit),
+    ("padding_mask", mutants.MHAEinsum),
+    ("torch_equivalence", mutants.to_torch_multihead_book),
+    ("parameter_counts", mutants.count_parameters_book),
+    ("parameter_counts", mutants.count_parameters_loop),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "student"), CORRECT, ids=lambda v: getattr(v, "__name__", v))
+def test_correct_implementations_earn_full_marks(exercise_id, student):
+    for seed in SEEDS:
+        results = run(exercise_id, student, seed=seed)
+        failed = [r.message for r in results.values() if r.status != PASSED]
+        assert not failed, f"seed {seed}: {failed}"
+        assert score(results) == pytest.approx(EXERCISES_BY_ID[exercise_id].points)
+
+
+# ---------------------------------------------------------------------------------------------
+# Mistakes: the right checks fail, with the right misconception or message
+
+ALL_MHA = {"notes", "reference", "properties"}
+ALL_PADDING = {"example", "hidden"}
+
+# (exercise, student, checks that must fail (suffixes), misconception named, or a fragment of the message)
+MISTAKES = [
+    ("mha_wrapper", mutants.WrapperTokenAxis, {"notes", "shapes"}, "heads_on_token_axis"),
+    ("mha_wrapper", mutants.WrapperFirstAxis, {"notes", "shapes"}, "heads_on_token_axis"),
+    ("mha_wrapper", mutants.WrapperStacked, {"notes", "shapes"}, "heads_stacked"),
+    ("mha_wrapper", mutants.WrapperPlainList, {"notes", "shapes"}, "heads_plain_list"),
+    ("mha_wrapper", mutants.WrapperSharedHead, {"notes", "shapes"}, "heads_shared"),
+    ("mha_wrapper", mutants.WrapperDropsBias, {"shapes"}, "pass qkv_bias on"),
+    ("mha_wrapper", mutants.WrapperOfUnscaledHeads, {"notes", "shapes"}, "fix CausalAttention first"),
+    ("split_heads", mutants.split_heads_view_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
+    ("split_heads", mutants.split_heads_reshape_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
+    ("split_heads", mutants.split_heads_float, {"shapes", "strided"}, "keep the input's dtype"),
+    ("merge_heads", mutants.merge_heads_no_transpose, {"notes", "shapes", "round_trip"}, "merge_without_transpose"),
+    ("merge_heads", mutants.merge_heads_token_axis, {"notes", "shapes", "round_trip"}, "heads_on_token_axis"),
+    ("merge_heads", mutants.merge_heads_like_the_notes, {"notes", "shapes", "round_trip"}, "heads_on_token_axis"),
+    ("merge_heads", mutants.merge_heads_no_contiguous, {"notes", "shapes", "round_trip"},
+     "`.view` failed on a non-contiguous tensor"),
+    ("merge_heads", mutants.merge_heads_transpose_in_place, {"notes", "shapes", "round_trip"},
+     "changed its input in place"),
+    ("multi_head_attention", mutants.MHANoScaling, {"reference"}, "missing_scaling"),
+    ("multi_head_attention", mutants.MHAScaleByDOut, ALL_MHA - {"properties"}, "scale_by_d_out"),
+    ("multi_head_attention", mutants.MHAScaleByDIn, ALL_MHA - {"properties"}, "scale_by_d_in"),
+    ("multi_head_attention", mutants.MHASoftmaxDim2, ALL_MHA, "softmax_wrong_dim"),
+    ("multi_head_attention", mutants.MHAMaskWithDiagonal, ALL_MHA - {"properties"}, "mask_includes_diagonal"),
+    ("multi_head_attention", mutants.MHAMaskInverted, ALL_MHA, "mask_inverted"),
+    ("multi_head_attention", mutants.MHAMaskedFillDropped, ALL_MHA, "masked_fill_result_dropped"),
+    ("multi_head_attention", mutants.MHAQueryKeySwapped, ALL_MHA - {"properties"}, "query_key_swapped"),
+    ("multi_head_attention", mutants.MHASplitWithoutTranspose, ALL_MHA, "split_without_transpose"),
+    ("multi_head_attention", mutants.MHAMergeWithoutTranspose, ALL_MHA, "merge_without_transpose"),
+    ("multi_head_attention", mutants.MHAMissingOutProj, ALL_MHA, "missing_out_proj"),
+    ("multi_head_attention", mutants.MHAPerHeadLoop, {"properties"}, "loop_over_heads"),
+    ("multi_head_attention", mutants.MHADataQueries, {"properties"}, "no gradient reaches W_query.weight"),
+    ("multi_head_attention", mutants.MHAHeadDimFirst, {"reference", "properties"}, "changed another head's output"),
+    ("multi_head_attention", mutants.MHANoContiguous, {"reference", "properties"},
+     "`.view` failed on a non-contiguous tensor"),
+    # The padding step: the book's forward (no attention_mask) and the ways of getting the padding wrong
+    ("padding_mask", mutants.MHABookWithoutPadding, ALL_PADDING, "forward takes no attention_mask yet"),
+    ("padding_mask", mutants.MHAPaddingNegInf, ALL_PADDING, "padding_neg_inf"),
+    ("padding_mask", mutants.MHAPaddingAfterCausal, ALL_PADDING, "visible keys are all padding"),
+    ("padding_mask", mutants.MHAPaddingIgnored, ALL_PADDING, "attention_mask has no effect"),
+    ("padding_mask", mutants.MHAPaddingInverted, ALL_PADDING, "the wrong way round"),
+    # A wrong forward also costs the padding checks, which run the same forward with a mask
+    ("padding_mask", mutants.MHANoScaling, {"hidden"}, "missing_scaling"),
+    ("padding_mask", mutants.MHAScaleByDOut, ALL_PADDING, "scale_by_d_out"),
+    ("padding_mask", mutants.MHAScaleByDIn, ALL_PADDING, "scale_by_d_in"),
+    ("padding_mask", mutants.MHASoftmaxDim2, ALL_PADDING, "softmax_wrong_dim"),
+    ("padding_mask", mutants.MHAMaskWithDiagonal, ALL_PADDING, "mask_includes_diagonal"),
+    ("padding_mask", mutants.MHAMaskInverted, ALL_PADDING, "mask_inverted"),
+    ("padding_mask", mutants.MHAMaskedFillDropped, ALL_PADDING, "masked_fill_result_dropped"),
+    ("padding_mask", mutants.MHAQueryKeySwapped, ALL_PADDING, "query_key_swapped"),
+    ("padding_mask", mutants.MHASplitWithoutTranspose, ALL_PADDING, "split_without_transpose"),
+    ("padding_mask", mutants.MHAMergeWithoutTranspose, ALL_PADDING, "merge_without_transpose"),
+    ("padding_mask", mutants.MHAMissingOutProj, ALL_PADDING, "missing_out_proj"),
+    ("padding_mask", mutants.MHAHeadDimFirst, {"hidden"}, "the output differs from the reference"),
+    ("padding_mask", mutants.MHANoContiguous, {"hidden"}, "`.view` failed on a non-contiguous tensor"),
+    ("torch_equivalence", mutants.to_torch_multihead_key_first, {"notes", "shapes"}, "in_proj_order"),
+    ("torch_equivalence", mutants.to_torch_multihead_transposed, {"notes", "shapes"}, "transposed matrices"),
+    ("torch_equivalence", mutants.to_torch_multihead_sequence_first, {"notes", "shapes"}, "batch_first=True"),
+    ("torch_equivalence", mutants.to_torch_multihead_forgets_out_bias, {"notes", "shapes"}, "out_proj's weight"),
+    ("torch_equivalence", mutants.to_torch_multihead_no_dropout, {"shapes"}, "dropout probability"),
+    ("torch_equivalence", mutants.to_torch_multihead_float32, {"shapes"}, "torch.float64"),
+    ("torch_equivalence", mutants.to_torch_multihead_no_check, {"shapes"}, "must raise ValueError"),
+    ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "modules"}, "counts_buffers"),
+    ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "modules"}, "counts_buffers"),
+    ("parameter_counts", mutants.count_parameters_all, {"modules"}, "counts_frozen"),
+    ("parameter_counts", mutants.count_parameters_as_string, {"notes", "modules"}, "expected a whole number"),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "student", "failing", "expected"), MISTAKES,
+                         ids=lambda v: getattr(v, "__name__", None))
+def test_mistakes_lose_the_right_checks_and_are_named(exercise_id, student, failing, expected):
+    for seed in SEEDS:
+        results = run(exercise_id, student, seed=seed)
+        failed = {check_id.split(".", 1)[1]: r for check_id, r in results.items() if r.status != PASSED}
+        assert set(failed) == failing, f"seed {seed}"
+        assert score(results) < EXERCISES_BY_ID[exercise_id].points
+        if re.fullmatch(r"[a-z_]+", expected):
+            assert expected in {r.misconception for r in failed.values()}, f"seed {seed}"
+        else:
+            assert any(expected in r.message for r in failed.values()), f"seed {seed}"
+
+
+# Forwards whose only fault is the padding step: the book's forward(self, x) among them.
+PADDING_ONLY = [mutants.MHABookWithoutPadding, mutants.MHAPaddingNegInf, mutants.MHAPaddingAfterCausal,
+                mutants.MHAPaddingIgnored, mutants.MHAPaddingInverted]
+
+
+@pytest.mark.parametrize("student", PADDING_ONLY, ids=lambda v: v.__name__)
+def test_a_forward_without_the_padding_step_keeps_every_multi_head_attention_point(student):
+    for seed in SEEDS:
+        results = run("multi_head_attention", student, seed=seed)
+        failed = [r.message for r in results.values() if r.status != PASSED]
+        assert not failed, f"seed {seed}: {failed}"
+        assert score(results) == pytest.approx(EXERCISES_BY_ID["multi_head_attention"].points)
+        assert all(r.misconception is None for r in results.values())
+        padding = run("padding_mask", student, seed=seed)
+        assert score(padding) == 0, f"seed {seed}"
+
+
+def test_builtin_attention_is_refused_even_when_its_numbers_are_right():
+    results = run("multi_head_attention", mutants.MHAWithSDPA)
+    assert results["multi_head_attention.notes"].status == PASSED
+    assert results["multi_head_attention.reference"].status == PASSED
+    properties = results["multi_head_attention.properties"]
+    assert properties.status != PASSED
+    assert "scaled_dot_product_attention" in properties.message
+
+
+def test_a_misconception_is_only_named_for_a_check_it_explains():
+    """Unscaled attention cannot show on the notes' head_dim = 1: the public check passes, hidden ones name it."""
+    results = run("multi_head_attention", mutants.MHANoScaling)
+    assert results["multi_head_attention.notes"].status == PASSED
+    assert results["multi_head_attention.reference"].misconception == "missing_scaling"
+
+
+# ---------------------------------------------------------------------------------------------
+# Feedback: public checks show values, hidden checks never do; both languages
+
+
+def test_public_failures_show_expected_and_got_hidden_ones_do_not():
+    results = run("mha_wrapper", mutants.WrapperTokenAxis)
+    assert results["mha_wrapper.notes"].details
+    assert not results["mha_wrapper.shapes"].details
+    counts = run("parameter_counts", mutants.count_parameters_state_dict)
+    assert "2,360,064" in counts["parameter_counts.notes"].message
+    assert not re.search(r"\d", counts["parameter_counts.modules"].message)
+
+
+def test_feedback_in_chinese():
+    results = run("padding_mask", mutants.MHAPaddingNegInf, lang="zh")
+    message = results["padding_mask.hidden"].message
+    assert "padding 位置的 key 被填成了 -inf" in message
+    assert re.search(r"[\u4e00-\u9fff]", results["padding_mask.example"].message)
+    book = run("padding_mask", mutants.MHABookWithoutPadding, lang="zh")
+    assert "forward 还不接受 attention_mask" in book["padding_mask.example"].message
+
+
+def test_the_notes_seeded_outputs_come_out_of_the_probes():
+    """Seed 123 and the notes' batch reproduce the numbers printed in the notes."""
+    wrapper = probe_exercise("mha_wrapper", namespace_for("mha_wrapper", reference("mha_wrapper")),
+                             include_hidden=False)["mha_wrapper.notes"][0]["out"]
+    assert torch.allclose(wrapper[0, 0], torch.tensor([-0.4519, 0.2216, 0.4772, 0.1063]), atol=1e-4)
+    mha = probe_exercise("multi_head_attention", namespace_for("multi_head_attention", solutions.MultiHeadAttention),
+                         include_hidden=False)["multi_head_attention.notes"][0]["out"]
+    assert torch.allclose(mha[0, 0], torch.tensor([0.3190, 0.4858]), atol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------
+# Probes: plain data, no reference, no side effects, silent
+
+
+def assert_plain(value, path="data"):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert isinstance(key, str), path
+            assert_plain(item, f"{path}.{key}")
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            assert_plain(item, f"{path}[{index}]")
+    elif isinstance(value, torch.Tensor):
+        assert value.device.type == "cpu" and not value.requires_grad, path
+    else:
+        assert value is None or isinstance(value, bool | int | float | str), f"{path}: {type(value)}"
+
+
+class Forbidden:
+    def __getattr__(self, name):
+        raise AssertionError(f"a probe used solutions.{name}")
+
+
+@pytest.mark.parametrize("exercise_id", EXERCISE_IDS)
+def test_probes_return_plain_data_without_the_reference(exercise_id, monkeypatch):
+    monkeypatch.setattr(checks, "solutions", Forbidden())
+    records = probe_exercise(exercise_id, namespace_for(exercise_id, reference(exercise_id)))
+    for check_id, data_per_case in records.items():
+        for data in data_per_case:
+            assert "error" not in data, (check_id, data.get("error"))
+            assert_plain(data)
+
+
+@pytest.mark.parametrize("exercise_id", EXERCISE_IDS)
+def test_grading_leaves_the_notebook_rng_alone_and_prints_nothing(exercise_id, capfd):
+    torch.manual_seed(7)
+    expected_next = torch.rand(3)
+    torch.manual_seed(7)
+    run(exercise_id, reference(exercise_id))
+    assert torch.equal(torch.rand(3), expected_next)
+    run("padding_mask", mutants.MHAPaddingNegInf)
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_judging_mistakes_prints_nothing(capfd):
+    for exercise_id, student, _, _ in MISTAKES:
+        run(exercise_id, student)
+    run("multi_head_attention", mutants.MHAWithSDPA)
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+@pytest.mark.parametrize(("value", "count"), [(7, 7), (7.0, 7), (torch.tensor(7), 7)])
+def test_counts_may_be_ints_integral_floats_or_one_element_tensors(value, count):
+    assert checks.as_count(value) == count
+
+
+@pytest.mark.parametrize("value", [True, 7.5, "7", [7], torch.tensor([7, 1])])
+def test_anything_else_is_not_a_count(value):
+    with pytest.raises(ProbeError):
+        checks.as_count(value)
+
+
+def test_hidden_cases_cover_the_edges():
+    cases = cases_for(next(c for c in checks.CHECKS if c.id == "multi_head_attention.reference"), DEFAULT_SEED)
+    assert any(case["num_tokens"] == 1 for case in cases) and any(case["num_tokens"] > 16 for case in cases)
+    assert any(case["num_heads"] == 1 for case in cases) and any(case["num_heads"] >= 4 for case in cases)
+    assert any(case["dtype"] == "float64" for case in cases)
+    for case in cases:
+        assert case["d_out"] // case["num_heads"] >= 2
+        assert case["d_in"] != case["d_out"] and case["num_tokens"] < case["context_length"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties of the reference the checks compare against
+
+shapes = st.tuples(st.integers(1, 3), st.integers(1, 20), st.integers(1, 4), st.integers(1, 5))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes)
+def test_split_then_merge_gives_the_input_back(shape):
+    b, num_tokens, num_heads, head_dim = shape
+    x = torch.randn(b, num_tokens, num_heads * head_dim, dtype=torch.float64)
+    heads = solutions.split_heads(x, num_heads)
+    assert heads.shape == (b, num_heads, num_tokens, head_dim)
+    for head in range(num_heads):
+        assert torch.equal(heads[:, head], x[..., head * head_dim:(head + 1) * head_dim])
+    assert torch.equal(solutions.merge_heads(heads), x)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shapes, st.data())
+def test_functional_reference_matches_the_module_with_padding(shape, data):
+    b, num_tokens, num_heads, head_dim = shape
+    d_in = data.draw(st.integers(1, 6))
+    mask = torch.tensor(data.draw(st.lists(st.lists(st.integers(0, 1), min_size=num_tokens, max_size=num_tokens),
+                                           min_size=b, max_size=b)))
+    mha = solutions.MultiHeadAttention(d_in, num_heads * head_dim, num_tokens + 1, 0.0, num_heads,
+                                       qkv_bias=data.draw(st.booleans())).double()
+    x = torch.randn(b, num_tokens, d_in, dtype=torch.float64)
+    with torch.no_grad():
+        out = mha(x, attention_mask=mask)
+    weights = {name: value for name, value in mha.state_dict().items() if name != "mask"}
+    assert torch.isfinite(out).all()
+    assert torch.allclose(out, variants.attention(x, weights, num_heads=num_heads, attention_mask=mask))
+    _, attn_weights = variants.attention(x, weights, num_heads=num_heads, attention_mask=mask, return_weights=True)
+    assert torch.allclose(attn_weights.sum(dim=-1), torch.ones(()).double())
+    assert (attn_weights.triu(diagonal=1) == 0).all()  # causal even in rows that see only padding
+
+
+@settings(max_examples=20, deadline=None)
+@given(shapes, st.data())
+def test_reference_is_causal(shape, data):
+    b, num_tokens, num_heads, head_dim = shape
+    cut = data.draw(st.integers(0, num_tokens - 1))
+    mha = solutions.MultiHeadAttention(3, num_heads * head_dim, num_tokens, 0.0, num_heads)
+    x = torch.randn(b, num_tokens, 3)
+    changed = x.clone()
+    changed[:, cut:] = torch.randn(b, num_tokens - cut, 3)
+    with torch.no_grad():
+        assert torch.allclose(mha(x)[:, :cut], mha(changed)[:, :cut])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40), st.booleans(), st.booleans()), min_size=1,
+                max_size=5), st.integers(1, 64), st.booleans())
+def test_parameter_totals_agree_with_the_reference_count(linears, side, nested):
+    block = {"linears": [[f"layer{i}", *spec] for i, spec in enumerate(linears)], "mask": side}
+    case = {"blocks": [block, block] if nested else [block], "container": "heads" if nested else None}
+    module = checks.build_counted_module(case)
+    trainable, frozen, buffers = checks.parameter_totals(case)
+    assert solutions.count_parameters(module) == trainable
+    assert sum(p.numel() for p in module.parameters()) == trainable + frozen
+    assert sum(b.numel() for b in module.buffers()) == buffers
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.integers(1, 12), st.booleans())
+def test_torch_multihead_computes_what_our_module_computes(num_heads, head_dim, num_tokens, qkv_bias):
+    d_model = num_heads * head_dim
+    mha = solutions.MultiHeadAttention(d_model, d_model, num_tokens, 0.0, num_heads, qkv_bias=qkv_bias).double()
+    torch_mha = solutions.to_torch_multihead(mha).eval()
+    x = torch.randn(2, num_tokens, d_model, dtype=torch.float64)
+    future = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)
+    with torch.no_grad():
+        theirs, _ = torch_mha(x, x, x, attn_mask=future, need_weights=False)
+        assert torch.allclose(theirs, mha(x))

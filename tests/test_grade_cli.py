@@ -1,0 +1,237 @@
+"""`attnkit check` and `attnkit grade`: report schema, scores, exports, resume, progress, exit statuses."""
+
+import csv
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from autograder import catalog, cli, course
+from autograder.batch import grade_class
+from autograder.exercises import NOTEBOOKS
+from autograder.grading import NotebookInput, Options, grade_notebooks
+from autograder.isolation import Limits
+from autograder.progress import Progress
+from autograder.sandbox import landlock_abi
+
+CHECK_KEYS = {"id", "score", "max_score", "status", "misconception", "message"}
+FAST = ["--timeout", "10", "--memory", "1024"]
+WRONG_SOFTMAX = "def softmax_naive(x):\n    return x / x.sum()\n"
+
+
+@pytest.fixture(scope="module")
+def solved_dir(repo_root):
+    return repo_root / "source" / "attention"
+
+
+@pytest.fixture(scope="module")
+def release_dir(repo_root, tmp_path_factory):
+    """The committed student version; generated with nbgrader when it is not there yet."""
+    committed = repo_root / "release" / "attention"
+    if all((committed / f"{name}.ipynb").is_file() for name in NOTEBOOKS):
+        return committed
+    course_root = course.make_course(tmp_path_factory.mktemp("release") / "course", repo_root)
+    return course.generate_release(course_root)
+
+
+def _hand_in(submitted, student, notebooks):
+    """notebooks: {name: bytes}"""
+    folder = submitted / student / "attention"
+    folder.mkdir(parents=True)
+    for name, content in notebooks.items():
+        (folder / f"{name}.ipynb").write_bytes(content)
+
+
+def _with_wrong_softmax(solved_dir):
+    notebook = json.loads((solved_dir / f"{NOTEBOOKS[0]}.ipynb").read_text(encoding="utf-8"))
+    for cell in notebook["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "solution_softmax_naive":
+            cell["source"] = WRONG_SOFTMAX
+    return json.dumps(notebook).encode()
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory, solved_dir, release_dir):
+    root = tmp_path_factory.mktemp("class")
+    submitted, out = root / "submitted", root / "out"
+    solved = {name: (solved_dir / f"{name}.ipynb").read_bytes() for name in NOTEBOOKS}
+    _hand_in(submitted, "solved", solved)
+    _hand_in(submitted, "untouched", {name: (release_dir / f"{name}.ipynb").read_bytes() for name in NOTEBOOKS})
+    _hand_in(submitted, "partial", {NOTEBOOKS[0]: solved[NOTEBOOKS[0]], NOTEBOOKS[1]: b"not json"})
+    _hand_in(submitted, "wrong", {**solved, NOTEBOOKS[0]: _with_wrong_softmax(solved_dir)})
+    (submitted / "nothing").mkdir()
+    code = cli.main(["grade", str(submitted), "--out", str(out), *FAST])
+    assert code == 0
+    return {"submitted": submitted, "out": out}
+
+
+def _csv_rows(out):
+    with open(out / "grades.csv", newline="", encoding="utf-8") as stream:
+        return {row["student_id"]: row for row in csv.DictReader(stream)}
+
+
+# --- attnkit check ------------------------------------------------------------------------------
+
+
+def test_check_json_solved_notebooks_get_full_marks(solved_dir, capsys):
+    paths = [str(solved_dir / f"{name}.ipynb") for name in NOTEBOOKS]
+    assert cli.main(["check", *paths, "--json", *FAST]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"score", "max_score", "notebooks"}
+    assert report["score"] == report["max_score"] == 100
+    assert [notebook["path"] for notebook in report["notebooks"]] == paths
+    for notebook in report["notebooks"]:
+        assert {"path", "score", "max_score", "checks"} <= set(notebook)
+        assert notebook["score"] == sum(check["score"] for check in notebook["checks"])
+        for check in notebook["checks"]:
+            assert set(check) == CHECK_KEYS
+            assert check["status"] == "passed" and check["misconception"] is None
+    ids = [check["id"] for notebook in report["notebooks"] for check in notebook["checks"]]
+    assert sorted(ids) == sorted(check.id for check in catalog.CHECKS)  # hidden checks included
+
+
+def test_check_release_notebooks_score_zero_with_one_line_per_failed_check(release_dir, capsys):
+    paths = [str(release_dir / f"{name}.ipynb") for name in NOTEBOOKS]
+    assert cli.main(["check", *paths, *FAST]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    failed = [line for line in lines if line.startswith("  ✘ [")]
+    assert len(failed) == len(catalog.CHECKS)
+    assert all(re.match(r"  ✘ \[[\w.]+\] .+: .+", line) for line in failed)
+    assert "total: 0/100" in lines
+    assert sum(line.endswith("/18") or line.endswith("/25") or line.endswith("/39") for line in lines) == 4
+
+
+def test_check_cannot_grade_exits_2_with_one_line(tmp_path, capsys):
+    text_file = tmp_path / "notes.ipynb"
+    text_file.write_text("just text")
+    unknown = tmp_path / "homework.ipynb"
+    unknown.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    for path, reason in ((tmp_path / "missing.ipynb", "no such file"), (text_file, "not a notebook"),
+                         (unknown, "cannot tell which notebook")):
+        assert cli.main(["check", str(path)]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and reason in error, error
+
+
+def test_console_script_entry_point(solved_dir):
+    command = [sys.executable, "-m", "autograder.cli", "check", str(solved_dir / f"{NOTEBOOKS[0]}.ipynb"), "--json"]
+    process = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+    assert process.returncode == 0, process.stderr
+    assert json.loads(process.stdout)["score"] == 18
+    if landlock_abi() >= 6:
+        assert process.stderr == ""  # a fully confined run has nothing to report
+
+
+# --- attnkit grade ------------------------------------------------------------------------------
+
+
+def test_grades_csv_has_a_row_per_student_with_notebook_scores(graded_class):
+    rows = _csv_rows(graded_class["out"])
+    assert set(rows) == {"solved", "untouched", "partial", "wrong", "nothing"}
+    assert list(next(iter(rows.values()))) == ["student_id", *NOTEBOOKS, "total", "max_score", "problems"]
+    assert rows["solved"]["total"] == "100" and rows["solved"]["problems"] == ""
+    assert rows["untouched"]["total"] == "0"
+    assert rows["partial"][NOTEBOOKS[0]] == "18" and rows["partial"]["total"] == "18"
+    assert "not a notebook" in rows["partial"]["problems"] and "not submitted" in rows["partial"]["problems"]
+    assert rows["nothing"]["total"] == "0" and "no attention/ folder" in rows["nothing"]["problems"]
+    assert 82 <= float(rows["wrong"]["total"]) < 100
+
+
+def test_student_json_records_every_check(graded_class):
+    document = json.loads((graded_class["out"] / "students" / "partial.json").read_text())
+    assert document["student_id"] == "partial" and document["max_score"] == 100
+    statuses = {notebook["notebook"]: notebook["status"] for notebook in document["notebooks"]}
+    assert statuses == {NOTEBOOKS[0]: "graded", NOTEBOOKS[1]: "unreadable", NOTEBOOKS[2]: "missing",
+                        NOTEBOOKS[3]: "missing"}
+    checks = [check for notebook in document["notebooks"] for check in notebook["checks"]]
+    assert sorted(check["id"] for check in checks) == sorted(check.id for check in catalog.CHECKS)
+
+
+def test_gradescope_results(graded_class):
+    results = json.loads((graded_class["out"] / "gradescope" / "wrong" / "results.json").read_text())
+    assert results["score"] == sum(test["score"] for test in results["tests"])
+    hidden_ids = {check.id for check in catalog.CHECKS if check.hidden}
+    for test in results["tests"]:
+        assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(test)
+        assert test["status"] in {"passed", "failed"}
+        check_id = test["name"].rsplit(" · ", 1)[-1]
+        assert test["visibility"] == ("after_published" if check_id in hidden_ids else "visible")
+    assert any(test["status"] == "failed" for test in results["tests"])
+
+
+def test_feedback_html_reveals_nothing_of_hidden_checks_but_their_messages(graded_class):
+    page = (graded_class["out"] / "feedback" / "wrong.html").read_text()
+    document = json.loads((graded_class["out"] / "students" / "wrong.json").read_text())
+    hidden_failed = [check for notebook in document["notebooks"] for check in notebook["checks"]
+                     if check["hidden"] and check["status"] != "passed"]
+    public_failed = [check for notebook in document["notebooks"] for check in notebook["checks"]
+                     if not check["hidden"] and check["status"] != "passed"]
+    assert hidden_failed and public_failed
+    rows = re.findall(r"<tr class=\"\w+\">.*?</tr>", page, flags=re.S)
+    hidden_rows = [row for row in rows if "graded check (hidden)" in row]
+    assert len(hidden_rows) == sum(check["hidden"] for nb in document["notebooks"] for check in nb["checks"])
+    for row in hidden_rows:
+        assert "<pre>" not in row and "expected" not in row.lower().replace("unexpected", "")
+        assert not re.search(r"\d\.\d{3}", row), row  # no tensor values
+    assert "<pre>" in page  # a public failure does show its details
+
+
+def test_resume_grades_only_what_is_missing_or_changed(graded_class, solved_dir):
+    submitted, out = graded_class["submitted"], graded_class["out"]
+    options = Options(limits=Limits(timeout=10, memory_mb=1024))
+    stamps = {path.stem: path.stat().st_mtime_ns for path in (out / "students").glob("*.json")}
+    again = grade_class(submitted, out, options)
+    assert again.graded == [] and sorted(again.skipped) == sorted(stamps)
+    assert {path.stem: path.stat().st_mtime_ns for path in (out / "students").glob("*.json")} == stamps
+
+    (out / "students" / "untouched.json").unlink()  # as if the run was interrupted before this student
+    shutil.copy(solved_dir / f"{NOTEBOOKS[2]}.ipynb", submitted / "partial" / "attention")  # a late notebook
+    resumed = grade_class(submitted, out, options)
+    assert sorted(resumed.graded) == ["partial", "untouched"]
+    rows = _csv_rows(out)
+    assert rows["partial"]["total"] == "43" and rows["untouched"]["total"] == "0" and rows["solved"]["total"] == "100"
+    assert not list((out / "students").glob(".*.tmp"))  # atomic writes leave no temporary files
+
+
+def test_grade_prints_a_summary_line_and_no_progress_bar_off_a_terminal(tmp_path, capsys, solved_dir):
+    _hand_in(tmp_path / "submitted", "only", {NOTEBOOKS[2]: (solved_dir / f"{NOTEBOOKS[2]}.ipynb").read_bytes()})
+    assert cli.main(["grade", str(tmp_path / "submitted"), "--out", str(tmp_path / "out"), *FAST]) == 0
+    error = capsys.readouterr().err
+    assert "\r" not in error
+    assert error.count("\n") == 1 and "1 students (1 graded" in error
+
+
+def test_grade_refuses_a_missing_folder(tmp_path, capsys):
+    assert cli.main(["grade", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+
+
+def test_progress_bar_only_on_a_terminal():
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal, pipe = Terminal(), io.StringIO()
+    for stream in (terminal, pipe):
+        progress = Progress(stream)
+        progress.start(2)
+        progress.advance("alice")
+        progress.advance("bob")
+        progress.finish()
+    assert "\r" in terminal.getvalue() and "2/2 students" in terminal.getvalue()
+    assert pipe.getvalue() == ""
+
+
+def test_isolation_notes_say_what_this_kernel_lacks(solved_dir):
+    """With Landlock ABI >= 6 nothing is left unconfined; without it grading still works and says so."""
+    inputs = [NotebookInput("01", solved_dir / f"{NOTEBOOKS[0]}.ipynb")]
+    grading = grade_notebooks(inputs, Options(limits=Limits(timeout=10, memory_mb=1024)))
+    assert grading.results[0].score == 18
+    if landlock_abi() >= 6:
+        assert grading.isolation_notes == []
+    else:
+        assert any("Landlock" in note for note in grading.isolation_notes)

@@ -1,0 +1,135 @@
+"""The committed student release: generated from source, leaking nothing, graded as autograder.exercises says."""
+
+import re
+import shutil
+
+import nbformat
+import pytest
+
+from autograder import course
+from autograder.exercises import EXERCISES, NOTEBOOKS
+
+# What nbgrader's ClearSolutions puts in place of a solution (its defaults, which nbgrader_config.py keeps).
+STUB_LINES = frozenset({"# YOUR CODE HERE", "raise NotImplementedError()", "YOUR ANSWER HERE"})
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+GRADE_CALL = re.compile(r"""\bgrade\(\s*["'](\w+)["']""")
+
+
+def _release_dir(repo_root):
+    return repo_root / "release" / course.ASSIGNMENT
+
+
+def _read(path):
+    return nbformat.read(path, as_version=4)
+
+
+def _graded_cells(path):
+    return [cell for cell in _read(path).cells if cell.get("metadata", {}).get("nbgrader", {}).get("grade")]
+
+
+@pytest.fixture(scope="module")
+def fresh_release(repo_root, tmp_path_factory):
+    """One `nbgrader generate_assignment attention` of the current source, in a throwaway course."""
+    course_root = course.make_course(tmp_path_factory.mktemp("fresh-release") / "course", repo_root)
+    return course.generate_release(course_root)
+
+
+def test_source_and_release_hold_the_course_notebooks(repo_root):
+    expected = [f"{name}.ipynb" for name in NOTEBOOKS]
+    assert sorted(p.name for p in (repo_root / "source" / course.ASSIGNMENT).glob("*.ipynb")) == expected
+    assert sorted(p.name for p in _release_dir(repo_root).glob("*.ipynb")) == expected
+
+
+@pytest.mark.slow
+def test_committed_release_is_in_sync_with_source(repo_root, fresh_release):
+    problems = course.compare_releases(fresh_release, _release_dir(repo_root))
+    assert not problems, "release/attention/ is out of date; run `make release`:\n" + "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_sync_check_catches_a_stale_release(fresh_release, tmp_path):
+    stale = tmp_path / "stale"
+    shutil.copytree(fresh_release, stale)
+    edited, removed = sorted(stale.glob("*.ipynb"))[:2]
+
+    notebook = _read(edited)
+    for cell in notebook.cells:  # what a student's run adds is not a difference
+        if cell.cell_type == "code":
+            cell.execution_count = 7
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="hi\n")]
+    nbformat.write(notebook, edited)
+    assert course.compare_releases(fresh_release, stale) == []
+
+    solution = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("solution"))
+    solution.source += "\n# edited by hand"
+    nbformat.write(notebook, edited)
+    removed.unlink()
+    problems = course.compare_releases(fresh_release, stale)
+    assert f"missing: {removed.name}" in problems
+    assert any(edited.name in line and solution.metadata.nbgrader.grade_id in line for line in problems), problems
+
+
+def test_release_has_no_nbgrader_markers(repo_root):
+    for path in sorted(_release_dir(repo_root).rglob("*")):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found = [marker for marker in MARKERS if marker in text]
+            assert not found, f"{path.name} contains {found}"
+
+
+def _secret_lines_shown(notebook_path, regions):
+    """Lines of the notebook that only occur inside the source's solution or hidden-test regions."""
+    secret = (regions["solution"] | regions["hidden"]) - regions["outside"] - STUB_LINES
+    shown = set()
+    for cell in _read(notebook_path).cells:
+        shown |= {line.strip() for line in cell.source.splitlines()} & secret
+    return shown
+
+
+def test_release_leaks_no_solution_or_hidden_test_lines(repo_root, source_regions):
+    """A release line is either from outside the solution/hidden regions of the source, or an nbgrader stub."""
+    for name, regions in source_regions.items():
+        # the check itself works: the source notebook does show its solutions and hidden tests
+        assert _secret_lines_shown(repo_root / "source" / course.ASSIGNMENT / f"{name}.ipynb", regions), name
+        leaked = _secret_lines_shown(_release_dir(repo_root) / f"{name}.ipynb", regions)
+        assert not leaked, f"release/attention/{name}.ipynb shows solution or hidden-test lines: {sorted(leaked)}"
+
+
+def test_hidden_tests_call_the_grader(source_regions):
+    """Each notebook's hidden regions hold grade(...) calls: the graded checks themselves live in autograder."""
+    for name, regions in source_regions.items():
+        calls = {line for line in regions["hidden"] if GRADE_CALL.search(line)}
+        expected = {exercise.id for exercise in EXERCISES if exercise.notebook == name}
+        assert {GRADE_CALL.search(line).group(1) for line in calls} == expected, name
+
+
+def test_graded_cells_match_exercises(repo_root):
+    """Every exercise: exactly one graded test cell in its notebook, worth the points autograder.exercises gives."""
+    found = {}
+    for name in NOTEBOOKS:
+        for cell in _graded_cells(repo_root / "source" / course.ASSIGNMENT / f"{name}.ipynb"):
+            nbgrader = cell.metadata.nbgrader
+            ids = GRADE_CALL.findall(cell.source)
+            assert cell.cell_type == "code" and not nbgrader.get("solution"), (
+                f"{name}: graded cell {nbgrader.get('grade_id')} is not an autograded test cell")
+            assert len(ids) == 1, f"{name}: graded cell {nbgrader.get('grade_id')} calls grade() {len(ids)} times"
+            found.setdefault(ids[0], []).append((name, nbgrader.get("points")))
+
+    for exercise in EXERCISES:
+        cells = found.get(exercise.id, [])
+        assert len(cells) == 1, f"{exercise.id}: {len(cells)} graded cells ({cells}), expected one"
+        assert cells[0] == (exercise.notebook, exercise.points), (
+            f"{exercise.id}: graded cell {cells[0]}, autograder.exercises says {(exercise.notebook, exercise.points)}")
+    unknown = sorted(set(found) - {exercise.id for exercise in EXERCISES})
+    assert not unknown, f"graded cells for exercises autograder.exercises does not know: {unknown}"
+
+
+def test_points_total_100(repo_root):
+    assert sum(exercise.points for exercise in EXERCISES) == 100
+    for folder in ("source", "release"):
+        total = sum(
+            cell.metadata.nbgrader.get("points", 0)
+            for name in NOTEBOOKS
+            for cell in _graded_cells(repo_root / folder / course.ASSIGNMENT / f"{name}.ipynb")
+        )
+        assert total == 100, f"{folder}/attention/ graded cells are worth {total} points"

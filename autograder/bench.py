@@ -5,9 +5,16 @@ N students each hand in a copy of the solved source notebooks, then
   1. `nbgrader autograde attention` grades them all (one command, a kernel per notebook), and
   2. `attnkit grade submitted/ --out ...` grades the same folder (a fresh process: startup included).
 Both wall times, their ratio, and whether the two agree on every student's total are reported.
+
+Then, per notebook, attnkit's own cost is set against the cost of executing the notebook's code
+alone (a forked child of this warm process runs the code cells and nothing else), both measured
+here, one notebook at a time: the target is a ratio within 2.
 """
 
+import contextlib
 import csv
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -16,6 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import course
+from autograder.cell_code import compile_cell, display_stand_in
+from autograder.grading import NotebookInput, Options, grade_notebooks
+from autograder.isolation import Limits
+from autograder.notebook_code import plan_notebook
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,64 @@ def run_bench(n, workers=None, log=None):
         with open(out_dir / "grades.csv", newline="", encoding="utf-8") as stream:
             attnkit_totals = {row["student_id"]: float(row["total"]) for row in csv.DictReader(stream)}
     return BenchResult(n, notebooks, nbgrader_seconds, attnkit_seconds, nbgrader_totals, attnkit_totals, workers)
+
+
+@dataclass(frozen=True)
+class NotebookCost:
+    notebook: str
+    code_alone_seconds: float
+    attnkit_seconds: float
+
+    @property
+    def ratio(self):
+        return self.attnkit_seconds / self.code_alone_seconds if self.code_alone_seconds else float("inf")
+
+
+def measure_notebook_costs(notebook_paths, copies=8):
+    """Seconds per notebook: its code alone in a forked child vs `grade_notebooks` (one worker).
+
+    Each notebook is graded `copies` times in one call and the time divided, as in a class run: the
+    per-run set-up (the reference warm-up, preparing the sandbox) is shared by every notebook.
+    """
+    options = Options(limits=Limits(workers=1))
+    grade_notebooks([NotebookInput("warm-up", path) for path in notebook_paths], options)  # imports, warm-up
+    costs = []
+    for path in notebook_paths:
+        plan = plan_notebook(path)
+        alone = statistics.median(_timed(lambda plan=plan: _execute_code_alone(plan)) for _ in range(copies))
+        graded = _timed(lambda path=path: grade_notebooks([NotebookInput(i, path) for i in range(copies)], options))
+        costs.append(NotebookCost(plan.notebook, alone, graded / copies))
+    return costs
+
+
+def _timed(action):
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def _execute_code_alone(plan):
+    """Fork, run the notebook's code cells (errors ignored, output discarded), wait: no checks at all."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                namespace = {"__name__": "__main__", "display": display_stand_in}
+                for step in plan.steps:
+                    if step.kind == "cell":
+                        with contextlib.suppress(Exception):
+                            exec(compile_cell(step.source, f"<cell {step.index}>"), namespace)  # noqa: S102
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def format_costs(costs):
+    lines = ["per notebook, one worker: code alone (median) vs attnkit grade (mean of a batch), target ratio <= 2"]
+    for cost in costs:
+        lines.append(f"  {cost.notebook:<32} {cost.code_alone_seconds:6.2f} s  {cost.attnkit_seconds:6.2f} s"
+                     f"  ratio {cost.ratio:4.2f}")
+    return "\n".join(lines)
 
 
 def format_report(result):

@@ -52,7 +52,7 @@ def _parser():
     grade.set_defaults(run=_grade)
 
     bench = commands.add_parser("bench", help="time nbgrader autograde and attnkit grade on the same submissions")
-    bench.add_argument("--n", type=int, default=4, help="number of generated submissions (default 4)")
+    bench.add_argument("--n", type=int, default=8, help="number of generated submissions (default 8)")
     bench.add_argument("--workers", type=int, default=None, help="attnkit workers (default: one per core)")
     bench.set_defaults(run=_bench)
     return parser
@@ -152,12 +152,17 @@ def _grade(args):
 
 
 def _bench(args):
-    from autograder.bench import format_report, run_bench
+    from pathlib import Path
+
+    from autograder.bench import format_costs, format_report, measure_notebook_costs, run_bench
 
     if args.n < 1:
         raise CannotGrade("--n must be at least 1")
     result = run_bench(args.n, workers=args.workers, log=lambda line: print(line, file=sys.stderr, flush=True))
-    print(format_report(result))
+    print(format_report(result), flush=True)
+    solved = sorted((Path(__file__).resolve().parents[1] / "source" / "attention").glob("*.ipynb"))
+    if solved:
+        print(format_costs(measure_notebook_costs(solved)))
     return 0
 
 

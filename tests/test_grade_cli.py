@@ -12,6 +12,7 @@ import pytest
 
 from autograder import catalog, cli, course
 from autograder.batch import grade_class
+from autograder.bench import format_report, run_bench
 from autograder.exercises import NOTEBOOKS
 from autograder.grading import NotebookInput, Options, grade_notebooks
 from autograder.isolation import Limits
@@ -235,3 +236,12 @@ def test_isolation_notes_say_what_this_kernel_lacks(solved_dir):
         assert grading.isolation_notes == []
     else:
         assert any("Landlock" in note for note in grading.isolation_notes)
+
+
+@pytest.mark.slow
+def test_bench_runs_nbgrader_and_attnkit_on_the_same_submissions_and_they_agree():
+    result = run_bench(1)
+    assert result.nbgrader_totals == result.attnkit_totals == {"student000": 100.0}
+    assert result.scores_agree and result.nbgrader_seconds > 0 and result.attnkit_seconds > 0
+    report = format_report(result)
+    assert "speed-up" in report and "scores agree:       yes" in report

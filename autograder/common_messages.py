@@ -16,8 +16,8 @@ MESSAGES = {
         "en": "largest difference {diff:.3g} at index {index}",
         "zh": "最大差异 {diff:.3g}，位置 {index}",
     },
-    "label.heatmap_expected": {"en": "expected weights", "zh": "期望的权重"},
-    "label.heatmap_got": {"en": "your weights", "zh": "你的权重"},
+    "label.heatmap_expected": {"en": "expected", "zh": "期望"},
+    "label.heatmap_got": {"en": "yours", "zh": "你的结果"},
     # Exceptions raised by the student's code, explained in the student's terms.
     "error.not_implemented": {
         "en": "not implemented yet: the stub still raises NotImplementedError",

@@ -1,0 +1,28 @@
+"""Every misconception in the catalogue is exercised by at least one student-style mutant.
+
+The three mutation suites (one per checks module) each hold a MISTAKES table whose last column is
+the misconception a mutant must be named with (or a message fragment when no misconception fits);
+their own tests assert that the mutant loses points in the right exercise and gets that name.
+"""
+
+import test_checks_basics_self_attention
+import test_checks_causal
+import test_checks_multihead
+
+from autograder.misconceptions import MISCONCEPTIONS
+
+SUITES = (test_checks_basics_self_attention, test_checks_causal, test_checks_multihead)
+
+
+def named_by_mutants():
+    named = set()
+    for suite in SUITES:
+        for row in suite.MISTAKES:
+            values = getattr(row, "values", row)  # pytest.param rows carry their tuple in .values
+            named.add(values[-1])
+    return named
+
+
+def test_every_misconception_has_a_mutant_that_is_named():
+    missing = sorted({m.id for m in MISCONCEPTIONS} - named_by_mutants())
+    assert not missing, f"misconceptions no mutant is named with: {missing}"

@@ -31,13 +31,24 @@ class ReferenceImportBlocker:
 
 
 class Seal:
-    def __init__(self, modules, classes, builtin_names):
+    def __init__(self, modules, classes, builtin_names, purge=()):
+        self._purge = purge  # (module, attribute) pairs that hold the reference, deleted by `apply()`
         self._modules = modules  # name -> (module, copy of its namespace)
         self._classes = classes  # class -> copy of its attributes
         self._builtins = builtin_names
         self._functions = [(function, _function_parts(function)) for function in _grader_functions(modules, classes)]
         self._objects = [(obj, dict(vars(obj))) for obj in _grader_records(modules)]
         self._blocker = ReferenceImportBlocker()
+
+    def apply(self):
+        """In the child, before any student code: forget the reference, then put the snapshot in place."""
+        for module, attribute in self._purge:
+            _quietly(delattr, module, attribute)
+        self._purge = ()
+        _forget_reference_modules()
+        gc.collect()
+        self.restore()
+        return self
 
     def restore(self):
         sys.settrace(None)
@@ -74,9 +85,20 @@ class Seal:
 
 def seal_grader():
     """Forget the reference, block its import, snapshot the grader; returns the Seal to restore before probes."""
-    _purge_reference()
+    return prepare_seal().apply()
+
+
+def prepare_seal():
+    """The Seal of this process as it will be once the reference is purged, computed without changing anything.
+
+    The warm grader calls it just before each fork and the child only `apply()`s it: the result is the
+    same as `seal_grader()` in the child, but a freshly forked child pays a copy-on-write page fault
+    for every object it touches, and walking all of sys.modules there costs ten times what it does here.
+    """
+    purge = _reference_attributes()
+    purged = {(id(module), attribute) for module, attribute in purge}
     modules = {
-        name: (module, dict(module.__dict__))
+        name: (module, {key: value for key, value in module.__dict__.items() if (id(module), key) not in purged})
         for name, module in list(sys.modules.items())
         if isinstance(module, types.ModuleType) and (name == GRADER_PREFIX or name.startswith(GRADER_PREFIX + "."))
     }
@@ -86,9 +108,7 @@ def seal_grader():
         for value in namespace.values()
         if isinstance(value, type) and getattr(value, "__module__", "").startswith(GRADER_PREFIX)
     }
-    seal = Seal(modules, classes, dict(vars(builtins)))
-    seal.restore()
-    return seal
+    return Seal(modules, classes, dict(vars(builtins)), tuple(purge))
 
 
 def _grader_functions(modules, classes):
@@ -115,18 +135,23 @@ def _function_parts(function):
     return function.__code__, function.__defaults__, function.__kwdefaults__
 
 
-def _purge_reference():
+def _reference_attributes():
+    """(module, attribute) of every grader module's attribute that is, or belongs to, the reference."""
     reference = BLOCKED_PREFIXES[0]
+    found = []
     for module in list(sys.modules.values()):
         name = getattr(module, "__name__", "")
         if not isinstance(module, types.ModuleType) or not name.startswith(GRADER_PREFIX):
             continue
-        for attribute, value in list(vars(module).items()):
-            if _belongs_to(value, reference):
-                delattr(module, attribute)
+        found.extend((module, attribute) for attribute, value in list(vars(module).items())
+                     if _belongs_to(value, reference))
+    return found
+
+
+def _forget_reference_modules():
+    reference = BLOCKED_PREFIXES[0]
     for name in [name for name in sys.modules if name == reference or name.startswith(reference + ".")]:
         del sys.modules[name]
-    gc.collect()
 
 
 def _belongs_to(value, package):

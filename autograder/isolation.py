@@ -12,6 +12,7 @@ time, a crashed exercise gets an error result) and a fresh child re-runs the not
 up to `limits.max_attempts` children per notebook.
 """
 
+import dataclasses
 import gc
 import os
 import selectors
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograder import catalog, wire
+from autograder import catalog, guards, wire
 from autograder.student_process import ChildTask, run_child
 
 READ_CHUNK = 1 << 20
@@ -70,6 +71,7 @@ class _Attempt:
     fd: int
     workdir: str
     started: float
+    exit_fd: int | None = None  # a pidfd, readable once the child has exited (None: poll for the exit)
     reader: wire.FrameReader = field(default_factory=wire.FrameReader)
     step: tuple | None = None  # ("cell", index) or ("exercise", id) while it runs
     deadline: float = 0.0
@@ -100,11 +102,11 @@ def probe_notebooks(jobs, limits, confinement, on_done):
 def _supervise(jobs, limits, confinement, on_done):
     pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
     pending.reverse()
-    running = {}
+    running, finished = {}, []  # finished: (workdir, outcome or None) to clean up and judge
     selector = selectors.DefaultSelector()
     with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
         try:
-            while pending or running:
+            while pending or running or finished:
                 while pending and len(running) < max(1, limits.workers):
                     state = pending.pop()
                     if not state.budget_end:
@@ -112,8 +114,19 @@ def _supervise(jobs, limits, confinement, on_done):
                     attempt = _start(state, limits, confinement, scratch)
                     running[attempt.pid] = attempt
                     selector.register(attempt.fd, selectors.EVENT_READ, attempt)
+                    if attempt.exit_fd is not None:
+                        selector.register(attempt.exit_fd, selectors.EVENT_READ, None)
+                # Judged once the next children are started: the parent's work overlaps theirs.
+                for workdir, outcome in finished:
+                    shutil.rmtree(workdir, ignore_errors=True)
+                    if outcome is not None:
+                        on_done(outcome)
+                finished.clear()
+                if not running:
+                    continue
                 for key, _mask in selector.select(_wait_time(running)):
-                    _read(key.data, selector, limits)
+                    if key.data is not None:  # a channel; an exit_fd only wakes the loop up to reap below
+                        _read(key.data, selector, limits)
                 now = time.monotonic()
                 for attempt in list(running.values()):
                     _enforce_deadlines(attempt, now, limits)
@@ -121,19 +134,21 @@ def _supervise(jobs, limits, confinement, on_done):
                     if status is None:
                         continue
                     del running[attempt.pid]
+                    _close_exit_fd(attempt, selector)
                     if attempt.channel_open:
                         _drain(attempt, selector, limits)
-                    shutil.rmtree(attempt.workdir, ignore_errors=True)
                     retry = _settle(attempt, status, limits)
                     if retry:
                         pending.append(attempt.job)
+                        finished.append((attempt.workdir, None))
                     else:
                         _finish(attempt.job)
-                        on_done(attempt.job.outcome)
+                        finished.append((attempt.workdir, attempt.job.outcome))
         finally:
             for attempt in running.values():
                 _kill(attempt)
                 os.waitpid(attempt.pid, 0)
+                _close_exit_fd(attempt, selector)
             selector.close()
 
 
@@ -152,6 +167,7 @@ def _start(state, limits, confinement, scratch):
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     read_fd, write_fd = os.pipe()
+    task = dataclasses.replace(task, seal=guards.prepare_seal())  # nothing runs between this and the fork
     pid = os.fork()
     if pid == 0:  # the child: never returns from run_child
         gc.freeze()  # the inherited heap is never traversed again, so it stays shared
@@ -164,14 +180,30 @@ def _start(state, limits, confinement, scratch):
         pass  # the child got there first, or already exited
     os.set_blocking(read_fd, False)
     now = time.monotonic()
-    return _Attempt(state, pid, read_fd, workdir, now, deadline=now + limits.timeout + limits.grace)
+    return _Attempt(state, pid, read_fd, workdir, now, exit_fd=_pidfd(pid),
+                    deadline=now + limits.timeout + limits.grace)
+
+
+def _pidfd(pid):
+    """A descriptor that select() reports readable when the child exits (Linux >= 5.3); None elsewhere."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _close_exit_fd(attempt, selector):
+    if attempt.exit_fd is not None:
+        selector.unregister(attempt.exit_fd)
+        os.close(attempt.exit_fd)
+        attempt.exit_fd = None
 
 
 def _wait_time(running):
     if not running:
         return 0
-    if any(not attempt.channel_open for attempt in running.values()):
-        return 0.02  # an exited or channel-closing child: poll for its exit
+    if any(not attempt.channel_open and attempt.exit_fd is None for attempt in running.values()):
+        return 0.02  # an exited or channel-closing child, and no pidfd to say when it is gone: poll
     earliest = min(attempt.deadline for attempt in running.values())
     return min(0.5, max(0.0, earliest - time.monotonic()))
 

@@ -12,6 +12,7 @@ import re
 import torch
 
 from autograder import catalog
+from autograder.compare import largest_difference
 from autograder.exercises import exercise as find_exercise
 from autograder.i18n import language, render
 from autograder.misconceptions import MISCONCEPTIONS_BY_ID
@@ -159,8 +160,6 @@ def _result(check, status, verdict, lang):
 
 def _public_details(verdict, lang):
     """Input shape, a few expected and actual values and the largest difference: public checks only."""
-    from autograder.compare import largest_difference  # judge-side helper, imported where needed
-
     messages = catalog.MESSAGES
     lines = []
     if verdict.input_shape is not None:

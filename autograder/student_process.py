@@ -43,6 +43,7 @@ class ChildTask:
     confinement: sandbox.Confinement
     skip_cells: frozenset[int] = frozenset()
     skip_exercises: frozenset[str] = frozenset()
+    seal: guards.Seal | None = None  # guards.prepare_seal() of the grader just before the fork; None: seal here
 
 
 class StepTimeout(BaseException):  # noqa: N818 - reads as what happened in a student's traceback
@@ -104,7 +105,7 @@ class _Child:
         self.sinks = _detach(self.channel_fd)
         os.chdir(self.task.workdir)
         _point_home_at(self.task.workdir)
-        self.seal = guards.seal_grader()
+        self.seal = self.task.seal.apply() if self.task.seal is not None else guards.seal_grader()
         notes = sandbox.confine(self.task.confinement, self.task.workdir)
         self.namespace = _fresh_main()
         self.send({"event": "hello", "notes": notes})

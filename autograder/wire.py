@@ -15,8 +15,15 @@ import struct
 
 import torch
 
-HEADER = struct.Struct(">cQ")  # kind (J: JSON, T: torch.save), payload length
-JSON_FRAME, TORCH_FRAME = b"J", b"T"
+HEADER = struct.Struct(">cQ")  # kind (J: JSON, B: JSON + raw tensor bytes, T: torch.save), payload length
+JSON_FRAME, BINARY_FRAME, TORCH_FRAME = b"J", b"B", b"T"
+INDEX = struct.Struct(">Q")  # a binary frame's JSON length
+# Dtypes a binary frame carries as raw bytes (anything else, meta tensors included, goes through torch.save).
+RAW_DTYPES = {str(dtype).removeprefix("torch."): dtype for dtype in (
+    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
+    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool)}
+DTYPES = {str(value).removeprefix("torch."): value for value in vars(torch).values() if isinstance(value, torch.dtype)}
+MAX_DIMS = 64
 MAX_FRAME_BYTES = 64 * 2**20
 MAX_STREAM_BYTES = 512 * 2**20
 MAX_TEXT = 4000  # characters kept of any string the child sends
@@ -33,6 +40,14 @@ def encode(event):
     if _json_exact(event):
         payload = json.dumps(event).encode("utf-8")
         return HEADER.pack(JSON_FRAME, len(payload)) + payload
+    blobs = []
+    try:
+        header = json.dumps(_tagged(event, blobs)).encode("utf-8")
+    except _NotRaw:
+        pass
+    else:
+        payload = b"".join([INDEX.pack(len(header)), header, *blobs])
+        return HEADER.pack(BINARY_FRAME, len(payload)) + payload
     buffer = io.BytesIO()
     torch.save(event, buffer)
     payload = buffer.getvalue()
@@ -50,6 +65,92 @@ def _json_exact(value):
     if isinstance(value, dict):
         return all(isinstance(key, str) and _json_exact(item) for key, item in value.items())
     return False
+
+
+class _NotRaw(Exception):  # noqa: N818 - internal signal: this event needs torch.save
+    pass
+
+
+def _tagged(value, blobs):
+    """Plain data (from plain_data) as JSON: lists stay lists, everything else is a one-key object."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list):
+        return [_tagged(item, blobs) for item in value]
+    if isinstance(value, tuple):
+        return {"t": [_tagged(item, blobs) for item in value]}
+    if isinstance(value, dict):
+        return {"d": [[_tagged(key, blobs), _tagged(item, blobs)] for key, item in value.items()]}
+    if isinstance(value, torch.dtype):
+        return {"dt": str(value).removeprefix("torch.")}
+    if isinstance(value, torch.device):
+        return {"dv": str(value)}
+    if isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).removeprefix("torch.")
+        if (type(value) is not torch.Tensor or value.layout != torch.strided or value.device.type != "cpu"
+                or RAW_DTYPES.get(dtype) is not value.dtype or value.is_conj() or value.is_neg()
+                or value.requires_grad or not value.is_contiguous() or value.storage_offset() != 0):
+            raise _NotRaw
+        data = value.reshape(-1).view(torch.uint8).numpy().tobytes() if value.numel() else b""
+        blobs.append(data)
+        return {"x": [dtype, list(value.shape), list(value.stride()), len(data)]}  # odd strides of size-1 dims kept
+    raise _NotRaw
+
+
+def _untagged(value, blobs, depth=0):
+    """The inverse of _tagged, for bytes from the child: anything but what _tagged writes is an error."""
+    if depth > 2 * MAX_DEPTH + 4:
+        raise ValueError("nested too deeply")
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list):
+        return [_untagged(item, blobs, depth + 1) for item in value]
+    if not isinstance(value, dict) or len(value) != 1:
+        raise ValueError("not a tagged value")
+    (tag, content), = value.items()
+    if tag == "t" and isinstance(content, list):
+        return tuple(_untagged(item, blobs, depth + 1) for item in content)
+    if tag == "d" and isinstance(content, list):
+        pairs = [(_untagged(pair[0], blobs, depth + 1), _untagged(pair[1], blobs, depth + 1))
+                 for pair in content if isinstance(pair, list) and len(pair) == 2]
+        if len(pairs) != len(content):
+            raise ValueError("bad mapping")
+        return dict(pairs)
+    if tag == "dt" and isinstance(content, str) and content in DTYPES:
+        return DTYPES[content]
+    if tag == "dv" and isinstance(content, str):
+        return torch.device(content)
+    if tag == "x" and isinstance(content, list) and len(content) == 4:
+        return blobs.tensor(*content)
+    raise ValueError("not a tagged value")
+
+
+class _Blobs:
+    """The raw tensor bytes after a binary frame's JSON, handed out in order, each exactly once."""
+
+    def __init__(self, data):
+        self._data = data
+        self._offset = 0
+
+    def tensor(self, dtype, shape, stride, size):
+        if dtype not in RAW_DTYPES or not isinstance(shape, list) or len(shape) > MAX_DIMS:
+            raise ValueError("bad tensor")
+        if not isinstance(stride, list) or len(stride) != len(shape) or type(size) is not int:
+            raise ValueError("bad tensor")
+        if not all(type(n) is int and n >= 0 for n in shape + stride):
+            raise ValueError("bad tensor")
+        dtype = RAW_DTYPES[dtype]
+        if math.prod(shape) * dtype.itemsize != size or self._offset + size > len(self._data):
+            raise ValueError("bad tensor size")
+        if size == 0:
+            return torch.empty_strided(shape, stride, dtype=dtype)
+        data = bytearray(self._data[self._offset:self._offset + size])
+        self._offset += size
+        return torch.frombuffer(data, dtype=torch.uint8).view(dtype).as_strided(shape, stride)
+
+    def finish(self):
+        if self._offset != len(self._data):
+            raise ValueError("trailing bytes")
 
 
 def plain_data(value, depth=0):
@@ -109,6 +210,14 @@ def _decode(kind, payload):
     try:
         if kind == JSON_FRAME:
             event = json.loads(payload)
+        elif kind == BINARY_FRAME:
+            (length,) = INDEX.unpack_from(payload)
+            start = INDEX.size + length
+            if start > len(payload):
+                raise ValueError("short frame")
+            blobs = _Blobs(memoryview(payload)[start:])
+            event = _untagged(json.loads(payload[INDEX.size:start]), blobs)
+            blobs.finish()
         elif kind == TORCH_FRAME:
             event = torch.load(io.BytesIO(payload), weights_only=True)
         else:

@@ -4,6 +4,10 @@ SUBMITTED_DIR has nbgrader's layout, `<student_id>/attention/<notebook>.ipynb`. 
 row, even with notebooks missing (0 points for those, and the reason). A student whose
 `students/<id>.json` exists and whose submission hash (notebook bytes, seed, check catalogue) still
 matches is not graded again, so a run that was interrupted picks up where it stopped.
+
+With `shard=Shard(I, N)` only the students of that shard are graded (see autograder.shards: a stable hash of the
+student id), and OUT_DIR's files cover them only. Every run writes OUT_DIR/grading.json (the manifest `attnkit
+merge` reads: seed, check catalogue, shard, students) and OUT_DIR/class_report.html (autograder.class_report).
 """
 
 import hashlib
@@ -12,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import catalog, exports
+from autograder import catalog, class_report, exports, shards
 from autograder.course import ASSIGNMENT
 from autograder.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
@@ -28,6 +32,8 @@ class ClassSummary:
     isolation_notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     grades_csv: Path | None = None
+    class_report: Path | None = None
+    shard: shards.Shard | None = None
 
 
 @dataclass
@@ -39,8 +45,11 @@ class _Student:
     results: dict = field(default_factory=dict)  # notebook -> NotebookResult
 
 
-def grade_class(submitted_dir, out_dir, options=None, progress=None):
-    """Grade every student folder in `submitted_dir` into `out_dir`; returns what was done."""
+def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None):
+    """Grade every student folder in `submitted_dir` (those of `shard` only, if given) into `out_dir`.
+
+    Returns what was done; raises shards.ShardError when `out_dir` holds the outputs of another shard.
+    """
     started = time.monotonic()
     submitted_dir, out_dir = Path(submitted_dir), Path(out_dir)
     if not submitted_dir.is_dir():
@@ -49,8 +58,10 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None):
     options = Options(options.limits, options.seed, options.lang, (*options.blocked, submitted_dir, out_dir))
     lang = options.lang or language()
     fingerprint = _catalogue_fingerprint()
-    students = [_student(folder, options.seed, fingerprint) for folder in _student_folders(submitted_dir)]
-    summary = ClassSummary([student.id for student in students])
+    folders = [folder for folder in _student_folders(submitted_dir) if shard is None or shard.contains(folder.name)]
+    shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
+    students = [_student(folder, options.seed, fingerprint) for folder in folders]
+    summary = ClassSummary([student.id for student in students], shard=shard)
     documents = {}
     to_grade = []
     for student in students:
@@ -91,6 +102,9 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None):
         summary.isolation_notes = grading.isolation_notes
     summary.documents = [documents[student.id] for student in students if student.id in documents]
     summary.grades_csv = exports.write_grades_csv(out_dir, summary.documents)
+    summary.class_report = class_report.write_class_report(out_dir, summary.documents)
+    shards.write_manifest(shards.Manifest(out_dir, ASSIGNMENT, options.seed, fingerprint, shard, True,
+                                          {d["student_id"]: d["submission_hash"] for d in summary.documents}))
     summary.seconds = time.monotonic() - started
     return summary
 

@@ -2,6 +2,8 @@
 
     attnkit check NOTEBOOK... [--json]            every check, hidden included; a line per failed check
     attnkit grade SUBMITTED_DIR --out OUT_DIR     a class in nbgrader layout -> grades.csv, JSON, Gradescope, HTML
+          [--shard I/N]                           only the students of shard I of N (stable hash of the id)
+    attnkit merge OUT_DIR... --out MERGED         the shards' outputs -> one grades.csv, per-student files, report
     attnkit bench [--n N]                         nbgrader autograde vs attnkit grade on N solved submissions
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr).
@@ -14,6 +16,7 @@ from pathlib import Path
 
 from autograder.isolation import Limits, default_workers
 from autograder.runner import DEFAULT_SEED
+from autograder.shards import shard_argument
 
 USAGE_ERROR = 2
 
@@ -48,6 +51,9 @@ def _parser():
     grade = commands.add_parser("grade", help="grade a class: SUBMITTED_DIR/<student>/attention/*.ipynb")
     grade.add_argument("submitted", type=Path, metavar="SUBMITTED_DIR")
     grade.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
+    grade.add_argument("--shard", type=shard_argument, default=None, metavar="I/N",
+                       help="grade only shard I of N (0 <= I < N), chosen by a stable hash of the student id; "
+                            "give each shard its own OUT_DIR, then `attnkit merge` them")
     _limit_options(grade)
     grade.set_defaults(run=_grade)
 
@@ -55,6 +61,19 @@ def _parser():
     bench.add_argument("--n", type=int, default=8, help="number of generated submissions (default 8)")
     bench.add_argument("--workers", type=int, default=None, help="attnkit workers (default: one per core)")
     bench.set_defaults(run=_bench)
+
+    merge = commands.add_parser("merge", help="combine the OUT_DIRs of `attnkit grade --shard` runs into one")
+    merge.add_argument("shards", nargs="+", type=Path, metavar="OUT_DIR")
+    merge.add_argument("--out", type=Path, required=True, metavar="MERGED")
+    merge.set_defaults(run=_merge)
+
+    gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle (see README, \"Gradescope\")")
+    gradescope_actions = gradescope.add_subparsers(dest="action", required=True)
+    gradescope_build = gradescope_actions.add_parser("build", help="write the autograder zip to upload to Gradescope")
+    gradescope_build.add_argument("out", type=Path, metavar="OUT.zip")
+    gradescope_build.add_argument("--lang", choices=("en", "zh"), default=None,
+                                  help="feedback language on Gradescope (default: ATTNKIT_LANG there, else English)")
+    gradescope_build.set_defaults(run=_gradescope_build)
     return parser
 
 
@@ -132,6 +151,7 @@ def _check_json(results, score, max_score):
 def _grade(args):
     from autograder.batch import grade_class
     from autograder.progress import Progress
+    from autograder.shards import ShardError
 
     if not args.submitted.is_dir():
         raise CannotGrade(f"no such directory: {args.submitted}")
@@ -139,14 +159,18 @@ def _grade(args):
         raise CannotGrade("--out must not be inside SUBMITTED_DIR")
     progress = Progress(sys.stderr)
     try:
-        summary = grade_class(args.submitted, args.out, _options(args), progress)
+        summary = grade_class(args.submitted, args.out, _options(args), progress, shard=args.shard)
+    except ShardError as problem:
+        raise CannotGrade(str(problem)) from None
     finally:
         progress.finish()
     _print_isolation_notes(summary.isolation_notes)
     totals = [document["score"] for document in summary.documents]
     mean = sum(totals) / len(totals) if totals else 0.0
-    print(f"attnkit grade: {len(summary.students)} students ({len(summary.graded)} graded, {len(summary.skipped)} "
-          f"unchanged since the last run) in {summary.seconds:.1f} s; mean {mean:.1f}; {summary.grades_csv}",
+    shard = f"shard {args.shard}: " if args.shard else ""
+    print(f"attnkit grade: {shard}{len(summary.students)} students ({len(summary.graded)} graded, "
+          f"{len(summary.skipped)} unchanged since the last run) in {summary.seconds:.1f} s; mean {mean:.1f}; "
+          f"{summary.grades_csv}",
           file=sys.stderr)
     return 0
 
@@ -163,6 +187,32 @@ def _bench(args):
     solved = sorted((Path(__file__).resolve().parents[1] / "source" / "attention").glob("*.ipynb"))
     if solved:
         print(format_costs(measure_notebook_costs(solved)))
+    return 0
+
+
+def _gradescope_build(args):
+    from autograder.gradescope import BundleError, build_bundle
+
+    try:
+        names = build_bundle(args.out, lang=args.lang)
+    except (BundleError, OSError) as problem:
+        raise CannotGrade(str(problem)) from None
+    print(f"attnkit gradescope: {args.out} ({len(names)} files): upload it as the assignment's autograder",
+          file=sys.stderr)
+    return 0
+
+
+def _merge(args):
+    from autograder.shards import ShardError, merge
+
+    try:
+        summary = merge(args.shards, args.out)
+    except (ShardError, OSError) as problem:
+        raise CannotGrade(str(problem)) from None
+    totals = [document["score"] for document in summary.documents]
+    mean = sum(totals) / len(totals) if totals else 0.0
+    print(f"attnkit merge: {len(summary.students)} students from {len(summary.inputs)} directories; mean {mean:.1f}; "
+          f"{summary.grades_csv}", file=sys.stderr)
     return 0
 
 

@@ -1,5 +1,8 @@
 """Grades in standard forms: `student_document` (the JSON record), `write_student` (its files), `write_grades_csv`.
 
+`student_paths(id)` lists a student's files (what `attnkit merge` copies); `write_atomically` is shared with the
+manifest and the class report (autograder.shards, autograder.class_report).
+
 Per student, `write_student` writes, each atomically (temporary file, then os.replace):
   feedback/<id>.html            what the student reads: every check's message; expected/got values only
                                 for public checks, nothing of a hidden check but its message
@@ -63,13 +66,19 @@ def student_document(student_id, assignment, submission_hash, seed, results):
     }
 
 
+def student_paths(student_id):
+    """A student's outputs, relative to OUT_DIR, in the order they are written (the JSON record last)."""
+    return (Path("feedback") / f"{student_id}.html", Path("gradescope") / student_id,
+            Path("students") / f"{student_id}.json")
+
+
 def write_student(out_dir, document):
     """Feedback, Gradescope results, then the JSON record (last: a student is done when it exists)."""
     out_dir, student_id = Path(out_dir), document["student_id"]
-    _write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document))
-    _write_atomically(out_dir / "gradescope" / student_id / "results.json",
+    write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document))
+    write_atomically(out_dir / "gradescope" / student_id / "results.json",
                       json.dumps(gradescope_results(document), indent=2, ensure_ascii=False))
-    _write_atomically(out_dir / "students" / f"{student_id}.json",
+    write_atomically(out_dir / "students" / f"{student_id}.json",
                       json.dumps(document, indent=2, ensure_ascii=False))
 
 
@@ -90,12 +99,12 @@ def write_grades_csv(out_dir, documents):
     writer.writerow(["student_id", *NOTEBOOKS, "total", "max_score", "problems"])
     for document in documents:
         by_name = {notebook["notebook"]: notebook for notebook in document["notebooks"]}
-        scores = [_number(by_name[name]["score"]) if name in by_name else "0" for name in NOTEBOOKS]
+        scores = [format_number(by_name[name]["score"]) if name in by_name else "0" for name in NOTEBOOKS]
         problems = _problems(document["notebooks"])
-        writer.writerow([document["student_id"], *scores, _number(document["score"]),
-                         _number(document["max_score"]), problems])
+        writer.writerow([document["student_id"], *scores, format_number(document["score"]),
+                         format_number(document["max_score"]), problems])
     path = Path(out_dir) / "grades.csv"
-    _write_atomically(path, buffer.getvalue())
+    write_atomically(path, buffer.getvalue())
     return path
 
 
@@ -127,7 +136,7 @@ def gradescope_results(document):
             })
     return {
         "score": document["score"],
-        "output": f"attnkit: {_number(document['score'])} / {_number(document['max_score'])} points",
+        "output": f"attnkit: {format_number(document['score'])} / {format_number(document['max_score'])} points",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -146,11 +155,11 @@ def feedback_html(document):
         "text-align:left;vertical-align:top}.passed{color:#1a7f37}.failed,.error{color:#cf222e}"
         "pre{background:#f6f8fa;padding:.4em;margin:.3em 0;white-space:pre-wrap}</style></head><body>",
         f"<h1>Feedback for {escape(document['student_id'])}</h1>",
-        f"<p>Total: <strong>{_number(document['score'])} / {_number(document['max_score'])}</strong></p>",
+        f"<p>Total: <strong>{format_number(document['score'])} / {format_number(document['max_score'])}</strong></p>",
     ]
     for notebook in document["notebooks"]:
-        parts.append(f"<h2>{escape(notebook['notebook'])}: {_number(notebook['score'])} / "
-                     f"{_number(notebook['max_score'])}</h2>")
+        parts.append(f"<h2>{escape(notebook['notebook'])}: {format_number(notebook['score'])} / "
+                     f"{format_number(notebook['max_score'])}</h2>")
         if notebook["status"] != "graded":
             parts.append(f"<p class=\"error\">Not graded: {escape(notebook['reason'])}</p>")
         parts.append("<table><tr><th></th><th>Exercise</th><th>Check</th><th>Points</th></tr>")
@@ -163,7 +172,7 @@ def feedback_html(document):
                 f"<tr class=\"{escape(check['status'])}\"><td>{STATUS_MARK.get(check['status'], '✘')}</td>"
                 f"<td>{escape(_exercise_title(check['exercise']))}</td>"
                 f"<td>{escape(check['message'])}<br><small>{kind}</small>{details}</td>"
-                f"<td>{_number(check['score'])} / {_number(check['max_score'])}</td></tr>"
+                f"<td>{format_number(check['score'])} / {format_number(check['max_score'])}</td></tr>"
             )
         parts.append("</table>")
         if notebook["notes"]:
@@ -179,11 +188,11 @@ def _exercise_title(exercise_id):
     return exercise.title_en if exercise else exercise_id
 
 
-def _number(value):
+def format_number(value):
     return f"{float(value):g}"
 
 
-def _write_atomically(path, text):
+def write_atomically(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

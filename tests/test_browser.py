@@ -1,0 +1,472 @@
+"""A student's view in a real browser: JupyterLab shows the check feedback, nbgrader's buttons and pages work.
+
+Debian's Chromium and chromedriver drive a JupyterLab started here on 127.0.0.1, in a temporary course
+(the committed release notebooks, the source notebooks and nbgrader_config.py), through Selenium with
+Selenium Manager off: the driver's path is given, nothing is downloaded. Notebook 03 is opened twice,
+with a correct `causal_mask` and with one that also hides the diagonal; the cells up to its check cell
+run from the Run menu, and the tests read the output area as the student sees it. Then nbgrader's
+Validate button and the formgrader page.
+
+`.ci/run` installs chromium and chromium-driver. Without them these tests skip, except in CI (CI set),
+where a missing browser fails them. Screenshots go to $ATTNKIT_ARTIFACTS (default /tmp/attnkit-artifacts),
+never into the repository.
+"""
+
+import contextlib
+import io
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+NOTEBOOK = "03_causal_attention.ipynb"
+CHECK_SOURCE = 'check("causal_mask", causal_mask)'
+STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()"
+SOLUTIONS = {
+    "correct": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)",
+    # The classic slip: the diagonal is masked too, so a token cannot see itself.
+    "wrong": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))",
+}
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+)
+# Bounds, in seconds: each is far above what a 2-core machine needs (the module takes about 35 s there), and
+# no wait outlasts TOTAL_S from the server's start, so a hung step cannot keep the module past 2 minutes.
+TOTAL_S = 105
+SERVER_START_S = 45
+PAGE_S = 30
+KERNEL_S = 45
+RUN_S = 60
+VALIDATE_S = 60
+# What an app page must not show (formgrader's error pages and its exchange warning say these).
+ERROR_MARKERS = ("traceback", "error", "does not exist", "could not be")
+
+
+_deadline = [float("inf")]  # set when the server starts
+
+
+def time_left(timeout):
+    """timeout, or less where the module's TOTAL_S runs out first."""
+    return max(1.0, min(timeout, _deadline[0] - time.monotonic()))
+
+
+def artifacts_dir():
+    path = Path(os.environ.get("ATTNKIT_ARTIFACTS") or "/tmp/attnkit-artifacts").resolve()
+    repo = Path(__file__).resolve().parents[1]
+    if path == repo or repo in path.parents:
+        pytest.fail(f"ATTNKIT_ARTIFACTS={path} is inside the repository; point it elsewhere")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# the browser, the course, the server
+
+
+@pytest.fixture(scope="module")
+def browser_binaries():
+    """(chromium, chromedriver): skip where they are missing, unless this is CI."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    chromedriver = shutil.which("chromedriver")
+    if chromium and chromedriver:
+        return chromium, chromedriver
+    missing = " and ".join(name for name, path in (("chromium", chromium), ("chromedriver", chromedriver)) if not path)
+    message = f"{missing} not found (apt-get install chromium chromium-driver)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}: .ci/run installs them in CI")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("browser")
+
+
+@pytest.fixture(scope="module")
+def course(workdir, repo_root):
+    """The course root JupyterLab serves: nbgrader_config.py, source/, release/, and the two student copies."""
+    root = workdir / "course"
+    shutil.copytree(repo_root / "source", root / "source")
+    shutil.copytree(repo_root / "release" / "attention", root / "release" / "attention")
+    exchange = workdir / "exchange"  # formgrader warns on every page without a writable exchange
+    exchange.mkdir(mode=0o777)
+    exchange.chmod(0o777)
+    config = (repo_root / "nbgrader_config.py").read_text(encoding="utf-8")
+    config += f"\nc.Exchange.root = {str(exchange)!r}\n"
+    (root / "nbgrader_config.py").write_text(config, encoding="utf-8")
+
+    release = root / "release" / "attention" / NOTEBOOK
+    for name, body in SOLUTIONS.items():
+        nb = nbformat.read(release, as_version=4)
+        stubs = [cell for cell in nb.cells if "def causal_mask(" in cell.source and STUB in cell.source]
+        assert len(stubs) == 1, f"{NOTEBOOK}: expected one causal_mask stub, found {len(stubs)}"
+        stubs[0].source = stubs[0].source.replace(STUB, body)
+        (root / "student").mkdir(exist_ok=True)
+        nbformat.write(nb, root / "student" / f"{Path(NOTEBOOK).stem}_{name}.ipynb")
+    return root
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Lab:
+    def __init__(self, url, token, log):
+        self.url, self.token, self.log = url, token, log
+
+    def request(self, path, method="GET", timeout=10):
+        """(status, body) of an authenticated request to the server."""
+        headers = {"Authorization": f"token {self.token}"}
+        request = urllib.request.Request(self.url + path, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.status, response.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode("utf-8", "replace")
+
+    def log_tail(self, lines=40):
+        return "\n".join(self.log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+
+
+def write_json(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def jupyter_environment(workdir):
+    """The server's environment: this interpreter's bin/ first on PATH, Jupyter's state in workdir."""
+    jupyter = workdir / "jupyter"
+    # The kernel is this interpreter, the one with autograder installed, whatever else is on the machine:
+    # JUPYTER_PATH comes before every other kernelspec directory.
+    write_json(jupyter / "path" / "kernels" / "python3" / "kernel.json", {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    })
+    settings = jupyter / "config" / "lab" / "user-settings" / "@jupyterlab"
+    # Every cell in the DOM (no windowing), and no news toast over the notebook.
+    write_json(settings / "notebook-extension" / "tracker.jupyterlab-settings", {"windowingMode": "none"})
+    write_json(settings / "apputils-extension" / "notification.jupyterlab-settings",
+               {"fetchNews": "false", "checkForUpdates": False})
+    env = dict(os.environ)
+    env.update({
+        # nbgrader's server extensions shell out to alembic, which lives next to the venv's python.
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        "JUPYTER_PATH": str(jupyter / "path"),
+        "JUPYTER_CONFIG_DIR": str(jupyter / "config"),
+        "JUPYTER_DATA_DIR": str(jupyter / "data"),
+        "JUPYTER_RUNTIME_DIR": str(jupyter / "runtime"),
+        "IPYTHONDIR": str(workdir / "ipython"),
+        "ATTNKIT_LANG": "en",
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
+
+
+@pytest.fixture(scope="module")
+def lab(browser_binaries, course, workdir):
+    """A JupyterLab server on 127.0.0.1 serving the course; always shut down (its kernels too)."""
+    port, token = free_port(), secrets.token_hex(16)
+    log = workdir / "jupyterlab.log"
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course}",
+        "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with open(log, "wb") as log_file:
+        server = subprocess.Popen(command, cwd=course, env=jupyter_environment(workdir), stdin=subprocess.DEVNULL,
+                                  stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
+    lab = Lab(f"http://127.0.0.1:{port}", token, log)
+    _deadline[0] = time.monotonic() + TOTAL_S
+    try:
+        deadline = time.monotonic() + time_left(SERVER_START_S)
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {server.returncode}:\n{lab.log_tail()}")
+            with contextlib.suppress(OSError):
+                if lab.request("/api/status", timeout=2)[0] == 200:
+                    break
+            if time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{lab.log_tail()}")
+            time.sleep(0.25)
+        status, body = lab.request("/api/kernelspecs")
+        argv = json.loads(body)["kernelspecs"]["python3"]["spec"]["argv"] if status == 200 else body
+        assert argv[0] == sys.executable, f"JupyterLab's python3 kernel is not {sys.executable}: {argv}"
+        yield lab
+    finally:
+        stop_server(lab, server)
+
+
+def stop_server(lab, server):
+    """Ask the server to shut down (it stops its kernels), then end its process group if anything is left."""
+    with contextlib.suppress(OSError):
+        lab.request("/api/shutdown", method="POST", timeout=5)
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    # Kernels live in the server's process group (start_new_session): none may outlive the test.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(server.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def driver(browser_binaries, workdir):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium, chromedriver = browser_binaries
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={workdir / 'chromium-profile'}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The explicit driver path skips Selenium Manager; SE_OFFLINE keeps it off the network in any case.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SE_OFFLINE", "true")
+        service = Service(executable_path=chromedriver, log_output=str(workdir / "chromedriver.log"))
+        browser = webdriver.Chrome(service=service, options=options)
+    browser.set_page_load_timeout(PAGE_S)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+
+
+# ---------------------------------------------------------------------------------------------
+# driving JupyterLab
+
+
+def wait_for(driver, condition, timeout, what):
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    bounded = time_left(timeout)
+    try:
+        return WebDriverWait(driver, bounded, poll_frequency=0.2).until(lambda _: condition())
+    except TimeoutException:
+        spent = " (the module's time is spent)" if bounded < timeout else ""
+        raise AssertionError(f"gave up after {bounded:.0f} s waiting for {what}{spent}") from None
+
+
+@contextlib.contextmanager
+def screenshot_on_failure(driver, lab, name):
+    """A failing step leaves a screenshot and the server log's tail behind."""
+    try:
+        yield
+    except BaseException as error:
+        if not isinstance(error, (pytest.skip.Exception, KeyboardInterrupt)):
+            path = artifacts_dir() / f"{name}-failure.png"
+            with contextlib.suppress(Exception):
+                driver.save_screenshot(str(path))
+            error.add_note(f"screenshot: {path}\nJupyterLab log:\n{lab.log_tail()}")
+        raise
+
+
+def visible_panel(driver):
+    """The notebook panel on screen (the tab JupyterLab opened), or None."""
+    from selenium.webdriver.common.by import By
+
+    panels = [panel for panel in driver.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel") if panel.is_displayed()]
+    return panels[0] if len(panels) == 1 else None
+
+
+def open_notebook(driver, lab, course, path):
+    """Open a notebook in a fresh JupyterLab workspace; (panel, cell elements, cell sources) once its kernel is idle."""
+    from selenium.webdriver.common.by import By
+
+    sources = [cell.source for cell in nbformat.read(course / path, as_version=4).cells]
+    driver.get_log("browser")  # drop what earlier pages logged
+    # ?reset: a fresh workspace, so the notebook opened before this one is not restored beside it.
+    driver.get(f"{lab.url}/lab/tree/{path}?reset&token={lab.token}")
+    panel = wait_for(driver, lambda: visible_panel(driver), PAGE_S, f"JupyterLab to show {path}")
+    cells = wait_for(driver, lambda: [cells for cells in [panel.find_elements(By.CSS_SELECTOR, ".jp-Cell")]
+                                      if len(cells) == len(sources)], PAGE_S, f"the {len(sources)} cells of {path}")[0]
+    status_bar = driver.find_element(By.ID, "jp-main-statusbar")
+    wait_for(driver, lambda: "Python 3 (ipykernel) | Idle" in status_bar.text
+             and panel.find_elements(By.CSS_SELECTOR, '.jp-Notebook-ExecutionIndicator[data-status="idle"]'),
+             KERNEL_S, "an idle Python 3 kernel in the status bar")
+    return panel, cells, sources
+
+
+def menu(driver, top, item):
+    """Click a main-menu entry, e.g. Run > Run All Above Selected Cell."""
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.XPATH, f"//div[contains(@class,'lm-MenuBar-itemLabel') and text()='{top}']").click()
+    entry = wait_for(driver, lambda: [e for e in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu .lm-Menu-itemLabel")
+                                      if e.text == item], 5, f"menu item {top} > {item}")
+    entry[0].click()
+
+
+def run_through_check(driver, lab, course, name):
+    """Open the student's copy, run every cell above the causal_mask check, then the check; return its cell."""
+    from selenium.webdriver.common.by import By
+
+    relative = f"student/{Path(NOTEBOOK).stem}_{name}.ipynb"
+    _panel, cells, sources = open_notebook(driver, lab, course, relative)
+    index = next(i for i, source in enumerate(sources) if CHECK_SOURCE in source)
+    check_cell = cells[index]
+    check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt").click()
+    wait_for(driver, lambda: "jp-mod-active" in check_cell.get_attribute("class"), 5, "the check cell to be selected")
+    menu(driver, "Run", "Run All Above Selected Cell")
+    menu(driver, "Run", "Run Selected Cell and Do not Advance")
+
+    prompt = check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt")
+    wait_for(driver, lambda: re.fullmatch(r"\[\d+\]:", prompt.text.strip())
+             and check_cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"), RUN_S, "the check cell's output")
+    for cell in cells[: index + 1]:
+        errors = cell.find_elements(By.CSS_SELECTOR, '[data-mime-type="application/vnd.jupyter.error"]')
+        assert not errors, f"a cell above the check raised:\n{errors[0].text}"
+    # The student's code and the feedback below it, on one screen.
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", cells[index - 1])
+    return check_cell
+
+
+def expected_feedback(causal_mask_source, monkeypatch):
+    """The ✔/✘ lines `check` prints for this causal_mask, computed here in-process."""
+    from autograder import check
+
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    namespace = {}
+    exec("import torch\n" + causal_mask_source, namespace)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        check("causal_mask", namespace["causal_mask"])
+    return [line.strip() for line in output.getvalue().splitlines() if line.strip()[:1] in ("✔", "✘")]
+
+
+def causal_mask_source(name):
+    return f"def causal_mask(num_tokens):\n{SOLUTIONS[name]}\n"
+
+
+def output_lines(cell):
+    from selenium.webdriver.common.by import By
+
+    text = "\n".join(o.text for o in cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"))
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def shown_images(driver, cell):
+    from selenium.webdriver.common.by import By
+
+    images = cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img")
+    loaded = "return arguments[0].complete && arguments[0].naturalWidth > 0"
+    return [img for img in images if driver.execute_script(loaded, img)]
+
+
+def assert_no_console_errors(driver, lab, app):
+    """No SEVERE browser-console entry from the server's own pages and scripts since the last look."""
+    entries = driver.get_log("browser")
+    errors = [entry for entry in entries if entry["level"] == "SEVERE" and lab.url in entry["message"]]
+    assert not errors, f"{app} logged errors in the browser console: {errors}"
+
+
+def save_screenshot(driver, name):
+    path = artifacts_dir() / f"{name}.png"
+    time.sleep(0.3)  # let the scroll settle
+    assert driver.save_screenshot(str(path)), f"could not save {path}"
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# the tests
+
+
+def test_correct_causal_mask_shows_only_check_marks(driver, lab, course, monkeypatch):
+    with screenshot_on_failure(driver, lab, "causal_mask-correct"):
+        cell = run_through_check(driver, lab, course, "correct")
+        lines = output_lines(cell)
+        save_screenshot(driver, "causal_mask-correct")
+        marks = [line for line in lines if line.startswith("✔")]
+        assert marks, f"no ✔ line in the check cell's output: {lines}"
+        assert not [line for line in lines if "✘" in line], f"a ✘ for a correct causal_mask: {lines}"
+        assert marks == expected_feedback(causal_mask_source("correct"), monkeypatch)
+        assert not shown_images(driver, cell), "a heatmap for a correct mask"
+        assert_no_console_errors(driver, lab, "JupyterLab")
+
+
+def test_mask_hiding_the_diagonal_shows_the_mistake_hint_and_heatmap(driver, lab, course, monkeypatch):
+    with screenshot_on_failure(driver, lab, "causal_mask-wrong"):
+        cell = run_through_check(driver, lab, course, "wrong")
+        wait_for(driver, lambda: shown_images(driver, cell), PAGE_S, "the heatmap to load")
+        lines = output_lines(cell)
+        save_screenshot(driver, "causal_mask-wrong")
+        failures = [line for line in lines if line.startswith("✘")]
+        assert failures, f"no ✘ line for a mask that hides the diagonal: {lines}"
+        # autograder/checks/causal.py: mask.hides, then the mask_includes_diagonal misconception's hint
+        assert "your mask hides token 1 from token 1" in failures[0], failures
+        assert "diagonal=1" in failures[0], failures
+        assert failures == expected_feedback(causal_mask_source("wrong"), monkeypatch)
+        assert not [line for line in lines if line.startswith("✔")], lines
+        assert_no_console_errors(driver, lab, "JupyterLab")
+
+
+def test_nbgrader_validate_button_shows_results(driver, lab, course):
+    from selenium.webdriver.common.by import By
+
+    with screenshot_on_failure(driver, lab, "validate"):
+        panel, _cells, _sources = open_notebook(driver, lab, course, f"student/{Path(NOTEBOOK).stem}_correct.ipynb")
+        buttons = [b for b in panel.find_elements(By.CSS_SELECTOR, ".jp-Toolbar-item.jp-ToolbarButton")
+                   if b.text.strip() == "Validate"]
+        assert buttons, "nbgrader's Validate button is missing from the notebook toolbar"
+        buttons[0].find_element(By.CSS_SELECTOR, "jp-button").click()
+        dialog = wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog"), VALIDATE_S,
+                          "nbgrader's validation dialog")[0]
+        text = dialog.text
+        assert "Validation Results" in text, text
+        assert "There was an error running the validate command" not in text, text
+        assert "Success! Your notebook passes all the tests." in text, text
+        assert "nbgrader-SuccessDialog" in dialog.get_attribute("class"), text
+        dialog.find_element(By.CSS_SELECTOR, ".jp-Dialog-button.jp-mod-accept").click()
+        wait_for(driver, lambda: not driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog"), 5, "the dialog to close")
+        assert_no_console_errors(driver, lab, "JupyterLab")
+
+
+def test_formgrader_page_loads(driver, lab):
+    from selenium.webdriver.common.by import By
+
+    status, body = lab.request("/formgrader")
+    assert status == 200, f"/formgrader answered {status}:\n{body[:2000]}"
+    with screenshot_on_failure(driver, lab, "formgrader"):
+        driver.get_log("browser")  # drop what earlier pages logged
+        driver.get(f"{lab.url}/formgrader?token={lab.token}")
+        # The assignment row comes from formgrader's API, which reads the course's gradebook and source/.
+        wait_for(driver, lambda: [row for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
+                                  if row.text.split()[:1] == ["attention"]], PAGE_S, "the assignment 'attention'")
+        text = driver.find_element(By.TAG_NAME, "body").text
+        shown = [marker for marker in ERROR_MARKERS if marker in text.lower()]
+        assert not shown, f"formgrader shows {shown}:\n{text}"
+        assert_no_console_errors(driver, lab, "formgrader")

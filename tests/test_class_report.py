@@ -1,0 +1,132 @@
+"""class_report.html: score histograms per notebook, misconceptions by students affected (most first)."""
+
+import base64
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from autograder import catalog
+from autograder.class_report import class_report_html, misconception_counts, write_class_report
+from autograder.exercises import EXERCISES, NOTEBOOKS
+from autograder.misconceptions import MISCONCEPTIONS_BY_ID
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _document(student_id, mistakes=(), missing=()):
+    """A student record as `attnkit grade` writes it: every check passed, except one per (check id, misconception)."""
+    failed = dict(mistakes)
+    notebooks = []
+    for name in NOTEBOOKS:
+        checks = []
+        for exercise in (exercise for exercise in EXERCISES if exercise.notebook == name):
+            for check in catalog.checks_of(exercise.id):
+                wrong = check.id in failed
+                checks.append({"id": check.id, "exercise": check.exercise, "max_score": float(check.points),
+                               "score": 0.0 if wrong or name in missing else float(check.points),
+                               "status": "failed" if wrong or name in missing else "passed",
+                               "misconception": failed.get(check.id), "message": "", "hidden": check.hidden})
+        notebooks.append({"notebook": name, "status": "missing" if name in missing else "graded",
+                          "reason": "not submitted" if name in missing else "", "path": "", "sha256": "", "notes": [],
+                          "score": sum(check["score"] for check in checks),
+                          "max_score": sum(check["max_score"] for check in checks), "checks": checks})
+    return {"student_id": student_id, "assignment": "attention", "submission_hash": student_id, "seed": 0,
+            "score": sum(notebook["score"] for notebook in notebooks),
+            "max_score": sum(notebook["max_score"] for notebook in notebooks), "notebooks": notebooks}
+
+
+def _check_ids(exercise_id):
+    return [check.id for check in catalog.checks_of(exercise_id)]
+
+
+def _class():
+    """missing_scaling: 3 students (one of them twice), mask_inverted: 2, softmax_wrong_dim: 1, nobody else."""
+    scaled = _check_ids("self_attention_v1")
+    causal = _check_ids("causal_mask")
+    softmax = _check_ids("softmax_naive")
+    return [
+        _document("ana", [(scaled[0], "missing_scaling"), (scaled[1], "missing_scaling"),
+                          (softmax[0], "softmax_wrong_dim")]),
+        _document("ben", [(scaled[0], "missing_scaling")]),
+        _document("chen", [(scaled[1], "missing_scaling"), (causal[0], "mask_inverted")]),
+        _document("dana", [(causal[0], "mask_inverted")], missing=(NOTEBOOKS[3],)),
+        _document("eli"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def page():
+    return class_report_html(_class())
+
+
+def _table_rows(page):
+    return re.findall(r'<tr class="misconception" data-id="([^"]+)" data-students="(\d+)">(.*?)</tr>', page, re.S)
+
+
+def test_misconceptions_are_counted_per_student_most_frequent_first():
+    counts = misconception_counts(_class())
+    assert [(count.id, count.students) for count in counts] == [
+        ("missing_scaling", 3), ("mask_inverted", 2), ("softmax_wrong_dim", 1)]
+    assert counts[0].name_en == MISCONCEPTIONS_BY_ID["missing_scaling"].name_en
+    assert counts[0].exercises == ("self_attention_v1",)
+
+
+def test_the_table_lists_misconceptions_by_students_affected_with_both_names(page):
+    rows = _table_rows(page)
+    assert [(misconception, int(students)) for misconception, students, _ in rows] == [
+        ("missing_scaling", 3), ("mask_inverted", 2), ("softmax_wrong_dim", 1)]
+    for misconception, students, cells in rows:
+        known = MISCONCEPTIONS_BY_ID[misconception]
+        assert known.name_en in cells and known.name_zh in cells
+        assert f'<td class="n">{students}</td>' in cells
+    assert "4 of 5 students have at least one" in page  # ana, ben, chen, dana
+
+
+def test_the_page_is_self_contained_with_a_histogram_per_notebook_and_a_bar_plot(page):
+    images = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    alts = [alt for alt, _ in images]
+    assert alts == ["histogram of Total scores", *(f"histogram of {name} scores" for name in NOTEBOOKS),
+                    "bar plot of misconceptions by students affected"]
+    assert all(base64.b64decode(data).startswith(PNG) for _, data in images)
+    assert not re.search(r'(src|href)="(?!data:)', page)  # nothing to fetch: no external image, script or style
+    assert "<script" not in page
+    # dana did not submit notebook 4: its "Not graded" cell says 1
+    assert re.search(rf"<tr><td>{NOTEBOOKS[3]}</td>(<td[^>]*>[^<]*</td>){{5}}<td class=\"n\">1</td></tr>", page)
+
+
+def test_text_is_escaped():
+    odd = _document("<b>mallory</b>", [(_check_ids("softmax_naive")[0], "<script>alert(1)</script>")])
+    odd["assignment"] = "a&b"
+    page = class_report_html([odd])
+    assert "<script>" not in page and "<b>mallory" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "a&amp;b" in page
+
+
+def test_a_class_without_misconceptions_or_students():
+    page = class_report_html([_document("eli")])
+    assert "No known misconception" in page and not _table_rows(page)
+    assert page.count("data:image/png;base64,") == 1 + len(NOTEBOOKS)
+    empty = class_report_html([])
+    assert "No students." in empty and "data:image" not in empty
+
+
+def test_write_class_report_writes_one_file(tmp_path):
+    path = write_class_report(tmp_path, _class())
+    assert path == tmp_path / "class_report.html"
+    assert _table_rows(path.read_text(encoding="utf-8"))
+    assert sorted(item.name for item in tmp_path.iterdir()) == ["class_report.html"]
+
+
+def test_plots_use_no_pyplot():
+    """Figures are matplotlib.figure.Figure objects: pyplot (and its global figure state) is never imported."""
+    code = ("import json, sys; from autograder.class_report import class_report_html; "
+            "page = class_report_html(json.load(sys.stdin)); assert 'data:image/png' in page; "
+            "print('matplotlib.pyplot' in sys.modules, 'matplotlib.figure' in sys.modules)")
+    process = subprocess.run([sys.executable, "-c", code], input=json.dumps(_class()), capture_output=True,
+                             text=True, check=False, timeout=120)
+    assert process.returncode == 0, process.stderr
+    assert process.stdout.split() == ["False", "True"]
+    assert process.stderr == ""  # no font or backend warnings

@@ -12,7 +12,7 @@ RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 .PHONY: help .venv test demo release check-release lint
 
 help:
-	@echo "make demo           autograde two submissions (solved, untouched) with nbgrader in a temp course"
+	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
 	@echo "make test           run the test suite (nbgrader runs included)"
 	@echo "make release        regenerate release/attention/ from source/attention/"
 	@echo "make check-release  fail if release/attention/ is out of date"

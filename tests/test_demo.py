@@ -1,0 +1,186 @@
+"""`make demo`'s pieces: the bundled class (autograder/class_fixtures.py) and the demo's verdicts.
+
+The full demo (nbgrader on 10 students, ~3 minutes) is not run here. Instead: every fixture builds
+valid notebooks; the whole class graded by attnkit gives each submission its declared outcome (points
+lost in the intended exercise, the intended misconception named, the other notebooks untouched); and
+one mistake goes through real nbgrader, which must give it attnkit's grade notebook by notebook.
+"""
+
+import ast
+
+import nbformat
+import pytest
+
+from autograder import batch, course, demo
+from autograder.class_fixtures import (
+    BEGIN,
+    BY_ID,
+    CLASS,
+    END,
+    RELEASE,
+    REPO_PLACEHOLDER,
+    FixtureError,
+    build_notebook,
+    replace_region,
+    validate,
+    write_submission,
+)
+from autograder.exercises import EXERCISES_BY_ID, NOTEBOOKS
+from autograder.grading import Options
+from autograder.isolation import Limits
+from autograder.sandbox import landlock_abi
+
+pytestmark = pytest.mark.slow
+
+CHANGED = [submission for submission in CLASS if submission.notebook is not None]
+NBGRADER_STUDENT = "mistake-mask-plain-attribute"  # partial credit (1.5 of 11): the most delicate to agree on
+
+
+def _grade_ids(notebook):
+    return [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in notebook.cells]
+
+
+def _cell(notebook, grade_id):
+    return notebook.cells[_grade_ids(notebook).index(grade_id)]
+
+
+def test_the_class_is_declared_well():
+    assert [problem for submission in CLASS for problem in validate(submission)] == []
+    assert len(BY_ID) == len(CLASS), "student ids must be unique"
+    kinds = [submission.kind for submission in CLASS]
+    assert kinds.count("mistake") >= 5 and kinds.count("adversarial") >= 2
+    assert {"solved", "untouched"} <= set(kinds)
+    for submission in CLASS:
+        if submission.kind in ("mistake", "adversarial"):
+            assert submission.exercise, submission.student_id
+        if submission.kind == "mistake":
+            assert submission.honest and submission.misconception, submission.student_id
+        if submission.kind == "adversarial":
+            assert not submission.honest, submission.student_id
+
+
+@pytest.mark.parametrize("submission", CHANGED, ids=lambda submission: submission.student_id)
+def test_fixture_builds_valid_notebooks_whose_changed_cell_parses(submission, repo_root):
+    for name in NOTEBOOKS:
+        built = build_notebook(submission, name, repo_root)
+        nbformat.validate(built)
+        source = nbformat.read(repo_root / "source" / "attention" / f"{name}.ipynb", as_version=4)
+        assert _grade_ids(built) == _grade_ids(source)
+        changed = [index for index, (ours, theirs) in enumerate(zip(built.cells, source.cells, strict=True))
+                   if ours.source != theirs.source]
+        if name != submission.notebook:
+            assert changed == []
+            continue
+        cell = _cell(built, submission.cell)
+        assert changed == [built.cells.index(cell)]
+        ast.parse(cell.source)
+        assert REPO_PLACEHOLDER not in cell.source
+        # the student's code replaced the solution region, markers included; other regions stay
+        before = _cell(source, submission.cell).source.count(BEGIN)
+        assert cell.source.count(BEGIN) == cell.source.count(END) == (0 if submission.region is None else before - 1)
+        assert submission.code.strip().splitlines()[-1].strip() in cell.source
+
+
+def test_untouched_is_the_release(repo_root):
+    submission = BY_ID["untouched"]
+    assert submission.base == RELEASE
+    for name in NOTEBOOKS:
+        built = build_notebook(submission, name, repo_root)
+        release = nbformat.read(repo_root / "release" / "attention" / f"{name}.ipynb", as_version=4)
+        assert [cell.source for cell in built.cells] == [cell.source for cell in release.cells]
+
+
+def test_replace_region_indents_the_code_and_keeps_the_other_regions():
+    source = "class A:\n    def f(self):\n        ### BEGIN SOLUTION\n        return 1\n        ### END SOLUTION\n\n" \
+             "    def g(self):\n        ### BEGIN SOLUTION\n        return 2\n        ### END SOLUTION\n"
+    replaced = replace_region(source, 1, "x = 3\n\nreturn x\n")
+    assert replaced == "class A:\n    def f(self):\n        ### BEGIN SOLUTION\n        return 1\n" \
+                       "        ### END SOLUTION\n\n    def g(self):\n        x = 3\n\n        return x"
+    ast.parse(replaced)
+    with pytest.raises(FixtureError):
+        replace_region(source, 2, "pass")
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory, repo_root):
+    """The whole bundled class graded by attnkit (the demo's --timeout)."""
+    root = tmp_path_factory.mktemp("demo-class")
+    for submission in CLASS:
+        write_submission(submission, root / "submitted" / submission.student_id / "attention", repo_root)
+    summary = batch.grade_class(root / "submitted", root / "out",
+                                Options(limits=Limits(timeout=demo.ATTNKIT_TIMEOUT)))
+    return {document["student_id"]: document for document in summary.documents}
+
+
+def _row(submission, document, nbgrader=None):
+    scores = {notebook["notebook"]: notebook["score"] for notebook in document["notebooks"]}
+    return demo.Row(submission, scores if nbgrader is None else nbgrader, document)
+
+
+@pytest.mark.parametrize("submission", CLASS, ids=lambda submission: submission.student_id)
+def test_attnkit_gives_each_submission_its_declared_outcome(graded_class, submission):
+    document = graded_class[submission.student_id]
+    row = _row(submission, document)
+    if submission.needs_landlock and not landlock_abi():
+        pytest.skip("reading solutions/ is only denied where the kernel has Landlock")
+    assert demo.expectation_problems(row) == []
+    if submission.total is not None:
+        assert document["score"] == submission.total
+    if submission.exercise is None:
+        return
+    exercise = EXERCISES_BY_ID[submission.exercise]
+    lost = row.lost()
+    assert 0 < lost[exercise.id] <= exercise.points, lost
+    if submission.misconception:
+        named = [check for notebook in document["notebooks"] for check in notebook["checks"]
+                 if check["exercise"] == exercise.id and check["misconception"] == submission.misconception]
+        assert named and all(check["status"] != "passed" for check in named)
+    for notebook in document["notebooks"]:  # the other three notebooks are the solved ones
+        if notebook["notebook"] != submission.notebook:
+            assert notebook["score"] == notebook["max_score"], notebook["notebook"]
+
+
+def test_an_adversarial_submission_that_fools_nbgrader_is_shown_but_does_not_fail_the_demo(graded_class):
+    submission = BY_ID["adversarial-allclose-loop"]
+    document = graded_class[submission.student_id]
+    full_marks = {notebook["notebook"]: notebook["max_score"] for notebook in document["notebooks"]}
+    row = _row(submission, document, nbgrader=full_marks)  # what nbgrader gives: its kernel was patched
+    assert demo.agreement(row) == f"{demo.NOT_OK} nbgrader fooled"
+    assert demo.expectation_problems(row, landlock=landlock_abi()) == []
+    assert any("limit" in note for note in row.notes())  # the loop was interrupted
+
+
+def test_an_honest_disagreement_fails_the_demo_and_shows_in_the_table(graded_class):
+    submission = BY_ID["mistake-softmax-dim0"]
+    document = graded_class[submission.student_id]
+    agreeing = _row(submission, document)
+    disagreeing = _row(submission, document, nbgrader={**agreeing.nbgrader, NOTEBOOKS[0]: 18.0})
+    assert demo.agreement(agreeing) == demo.OK and demo.agreement(disagreeing) == f"{demo.NOT_OK} DISAGREE"
+    problems = demo.expectation_problems(disagreeing)
+    assert len(problems) == 1 and "disagree" in problems[0] and "01: 18 vs 11" in problems[0]
+    agreeing.problems, disagreeing.problems = [], problems
+    lines = demo.table([agreeing, disagreeing]).splitlines()
+    assert lines[0].split()[:4] == ["student", "nbgrader", "attnkit", "agree"]
+    assert "softmax_wrong_dim" in lines[2] and "context_vectors -7" in lines[2]
+    assert "DISAGREE" in lines[3] and lines[3].count(demo.NOT_OK) == 2
+
+
+def test_the_demo_refuses_to_write_inside_the_checkout(repo_root, capsys):
+    target = repo_root / "demo-inside-the-checkout"
+    assert demo.main(["--keep", str(target)]) == 2
+    assert not target.exists()
+    assert "inside the checkout" in capsys.readouterr().err
+
+
+def test_nbgrader_gives_a_mistake_the_grade_attnkit_gives(graded_class, repo_root, tmp_path):
+    """One honest mistake through real nbgrader (generate_assignment, autograde): the same grade per notebook."""
+    submission = BY_ID[NBGRADER_STUDENT]
+    course_root = course.make_course(tmp_path / "course", repo_root)
+    course.generate_release(course_root)
+    course.submit(course_root, submission.student_id,
+                  write_submission(submission, tmp_path / "handed_in", repo_root))
+    course.autograde(course_root)
+    row = _row(submission, graded_class[submission.student_id],
+               nbgrader=course.read_scores(course_root)[submission.student_id])
+    assert row.agree(), demo.expectation_problems(row)
+    assert row.nbgrader_total == row.attnkit_total < 100

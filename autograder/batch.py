@@ -11,11 +11,12 @@ merge` reads: seed, check catalogue, shard, students) and OUT_DIR/class_report.h
 """
 
 import hashlib
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import autograder
+import solutions
 from autograder import catalog, class_report, exports, shards
 from autograder.course import ASSIGNMENT
 from autograder.exercises import EXERCISES, NOTEBOOKS
@@ -124,16 +125,19 @@ def _student(folder, seed, fingerprint):
 
 
 def _catalogue_fingerprint():
-    """Changes when the exercises, the checks or the reference change: other grades are not reused."""
+    """Changes when any grading code or the reference changes: grades from older code are not reused.
+
+    Every .py file of the autograder and solutions packages counts (compare, variants, runner and the
+    messages decide scores too, not only the checks), read from disk rather than from what is imported.
+    """
     digest = hashlib.sha256()
     for part in [f"{e.id}:{e.notebook}:{e.points}" for e in EXERCISES] + \
             [f"{c.id}:{c.exercise}:{c.points}:{c.hidden}" for c in catalog.CHECKS]:
         digest.update(part.encode() + b"\n")
-    for name in sorted(sys.modules):
-        if name.startswith(("autograder.checks", "solutions")):
-            source = getattr(sys.modules[name], "__file__", None)
-            if source and Path(source).is_file():
-                digest.update(name.encode() + Path(source).read_bytes())
+    for package in (autograder, solutions):
+        root = Path(package.__file__).resolve().parent
+        for source in sorted(root.rglob("*.py")):
+            digest.update(source.relative_to(root.parent).as_posix().encode() + source.read_bytes())
     return digest.hexdigest()
 
 

@@ -16,6 +16,10 @@ MESSAGES = {
         "en": "largest difference {diff:.3g} at index {index}",
         "zh": "最大差异 {diff:.3g}，位置 {index}",
     },
+    "label.detail_withheld": {
+        "en": "details withheld in a hidden check; the public check cell shows them on its own inputs",
+        "zh": "隐藏检查不显示细节；公开检查单元格会在它自己的输入上显示",
+    },
     "label.heatmap_expected": {"en": "expected", "zh": "期望"},
     "label.heatmap_got": {"en": "yours", "zh": "你的结果"},
     # Exceptions raised by the student's code, explained in the student's terms.

@@ -134,7 +134,11 @@ def _result(check, status, verdict, lang):
     if check.hidden and f"{key}.hidden" in messages:
         key = f"{key}.hidden"
     title = render(messages, f"{check.id}.title", lang)
-    message = title if status == PASSED else f"{title}: {render(messages, key, lang, verdict.fields)}"
+    fields = dict(verdict.fields)
+    if check.hidden and "detail" in fields:
+        # The student's own exception text can quote the hidden input (e.g. raise ValueError(repr(x))).
+        fields["detail"] = render(messages, "label.detail_withheld", lang)
+    message = title if status == PASSED else f"{title}: {render(messages, key, lang, fields)}"
     misconception = verdict.misconception if verdict.misconception in MISCONCEPTIONS_BY_ID else None
     result = CheckResult(
         id=check.id,

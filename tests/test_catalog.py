@@ -69,3 +69,16 @@ def test_reference_earns_full_marks_on_200_seeds(exercise):
 )
 def test_language_follows_setting_then_locale(environ, expected):
     assert language(environ) == expected
+
+
+def test_hidden_checks_never_quote_the_students_exception_text():
+    """Student code can put the hidden input into an exception message; a hidden check must not repeat it."""
+
+    def leaky_softmax(x):
+        raise ValueError(f"SECRET {x.tolist()}")
+
+    results = run_exercise("softmax_naive", {"softmax_naive": leaky_softmax}, lang="en")
+    hidden = [r for r in results if r.hidden]
+    public = [r for r in results if not r.hidden]
+    assert hidden and all(r.status != PASSED and "SECRET" not in r.message for r in hidden)
+    assert any("SECRET" in r.message for r in public)  # public inputs are the notes' own: shown on purpose

@@ -9,7 +9,11 @@ notebook past its total budget, a child that sends malformed data: SIGKILL to it
 A child that dies without saying "done" (segfault, os._exit, kill) loses only the step it was in:
 the exercises it already reported are kept, the step is recorded (a crashed cell is skipped next
 time, a crashed exercise gets an error result) and a fresh child re-runs the notebook without it,
-up to `limits.max_attempts` children per notebook.
+up to `limits.max_attempts` children per notebook and within its total time.
+
+A child whose own (grader) code fails sends a "grader_error" event with the traceback before it
+exits: that is reported as an attnkit problem (on stderr, and in a note that says so), never as the
+student's, and the notebook is not re-run.
 """
 
 import dataclasses
@@ -29,6 +33,14 @@ from autograder import catalog, guards, wire
 from autograder.student_process import ChildTask, run_child
 
 READ_CHUNK = 1 << 20
+# How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
+# data, or the child died on its own (segfault, os._exit...).
+TIMEOUT, BUDGET, PROTOCOL, CRASH = "timeout", "budget", "protocol", "crash"
+MAX_TRACEBACK_CHARS = 4000
+TRACEBACK_LINES = 12  # of a grader error's traceback, printed on stderr
+GRADER_ERROR_NOTE = ("attnkit failed while grading this notebook: an internal error in the grader, not a "
+                     "problem with your code; the exercises it had not checked yet have no result, ask your "
+                     "instructor to grade it again")
 
 
 def default_workers():
@@ -77,7 +89,9 @@ class _Attempt:
     deadline: float = 0.0
     done: bool = False
     channel_open: bool = True
-    kill_reason: str = ""
+    kill_kind: str = ""  # TIMEOUT, BUDGET, PROTOCOL, CRASH; "" while it has not ended that way
+    kill_reason: str = ""  # the same, in the student's terms
+    grader_error: str | None = None  # the traceback of a "grader_error" event
 
 
 @dataclass
@@ -204,7 +218,7 @@ def _wait_time(running):
         return 0
     if any(not attempt.channel_open and attempt.exit_fd is None for attempt in running.values()):
         return 0.02  # an exited or channel-closing child, and no pidfd to say when it is gone: poll
-    earliest = min(attempt.deadline for attempt in running.values())
+    earliest = min(min(attempt.deadline, attempt.job.budget_end) for attempt in running.values())
     return min(0.5, max(0.0, earliest - time.monotonic()))
 
 
@@ -223,7 +237,7 @@ def _read(attempt, selector, limits):
         for event in attempt.reader.feed(data):
             _handle(attempt, event, limits)
     except wire.ProtocolError as problem:
-        _kill(attempt, f"sent malformed data ({problem})")
+        _kill(attempt, PROTOCOL, f"sent malformed data ({problem})")
         _close_channel(attempt, selector)
     return True
 
@@ -267,6 +281,11 @@ def _handle(attempt, event, limits):
             raise wire.ProtocolError("unexpected exercise")
         state.outcome.records[exercise_id] = _valid_records(exercise_id, event.get("records"))
         attempt.step = None
+    elif kind == "grader_error":  # the child's own code failed; it exits next
+        if attempt.grader_error is None:
+            attempt.grader_error = str(event.get("traceback", ""))[-MAX_TRACEBACK_CHARS:]
+        attempt.step = None
+        attempt.deadline = time.monotonic() + limits.grace  # it must exit now
     elif kind == "done":
         attempt.done = True
         attempt.step = None
@@ -287,17 +306,21 @@ def _valid_records(exercise_id, records):
 
 
 def _enforce_deadlines(attempt, now, limits):
-    if attempt.kill_reason:
+    if attempt.kill_kind:
         return
     if now > attempt.job.budget_end:
-        _kill(attempt, f"the notebook ran past its total time of {limits.budget_factor * limits.timeout:g} s")
+        _kill(attempt, BUDGET, f"the notebook ran past its total time of {_budget(limits):g} s")
     elif now > attempt.deadline:
-        _kill(attempt, f"ran past the {limits.timeout:g} s limit and did not stop")
+        _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit and did not stop")
 
 
-def _kill(attempt, reason=""):
-    if reason and not attempt.kill_reason:
-        attempt.kill_reason = reason
+def _budget(limits):
+    return limits.budget_factor * limits.timeout
+
+
+def _kill(attempt, kind="", reason=""):
+    if kind and not attempt.kill_kind:
+        attempt.kill_kind, attempt.kill_reason = kind, reason
     for kill in (os.killpg, os.kill):
         try:
             kill(attempt.pid, signal.SIGKILL)
@@ -317,25 +340,58 @@ def _reap(attempt):
 def _settle(attempt, status, limits):
     """Record how the attempt ended; True when a fresh child should go on with the notebook."""
     state = attempt.job
-    if attempt.done and not attempt.kill_reason:
+    if attempt.grader_error is not None:  # whatever else happened: the grader's fault, not the student's
+        _grader_failed(state, attempt.grader_error)
         return False
-    reason = attempt.kill_reason or _describe_exit(status)
-    timed_out = "ran past" in reason
-    if attempt.step is None:
+    if attempt.done and not attempt.kill_kind:
+        return False
+    if not attempt.kill_kind:
+        attempt.kill_kind, attempt.kill_reason = CRASH, _describe_exit(status)
+    kind, reason, step = attempt.kill_kind, attempt.kill_reason, attempt.step
+    if step is None:  # nothing to skip: a fresh child would do the same
         state.outcome.notes.append(f"the grading process stopped between steps: {reason}")
-    elif attempt.step[0] == "cell":
-        index = attempt.step[1]
-        state.skip_cells.add(index)
-        state.outcome.notes.append(f"cell {index}: {reason}; the notebook was re-run without it")
+        return False
+    if step[0] == "cell":
+        state.skip_cells.add(step[1])
+        note = f"cell {step[1]}: {reason}"
     else:
-        exercise_id = attempt.step[1]
+        exercise_id = step[1]
         state.crashed.add(exercise_id)
-        state.outcome.records[exercise_id] = _error_records(exercise_id, timed_out, limits.timeout)
-        state.outcome.notes.append(f"checking {exercise_id}: your code {reason}")
-    missing = [e for e in attempt.job.job.plan.exercises if e not in state.outcome.records]
-    out_of_time = time.monotonic() > state.budget_end
-    return bool(missing) and state.outcome.attempts < limits.max_attempts and not out_of_time and \
-        attempt.step is not None
+        seconds = _budget(limits) if kind == BUDGET else limits.timeout
+        state.outcome.records[exercise_id] = _error_records(exercise_id, kind in (TIMEOUT, BUDGET), seconds)
+        note = f"checking {exercise_id}: {reason}" if kind == BUDGET else f"checking {exercise_id}: your code {reason}"
+    missing = [e for e in state.job.plan.exercises if e not in state.outcome.records]
+    if not missing:  # every exercise has its result: nothing to re-run for
+        state.outcome.notes.append(note)
+        return False
+    why_not = _why_not_rerun(attempt, limits)
+    if why_not is None:
+        state.outcome.notes.append(f"{note}; the notebook was re-run without it")
+        return True
+    state.outcome.notes.append(f"{note}; the rest of the notebook was not run" + (f" ({why_not})" if why_not else ""))
+    return False
+
+
+def _why_not_rerun(attempt, limits):
+    """None when a fresh child may go on with the notebook; else why not ("" when the note already says it)."""
+    if attempt.kill_kind == BUDGET:
+        return ""
+    if time.monotonic() > attempt.job.budget_end:
+        return f"its total time of {_budget(limits):g} s was used up"
+    if attempt.job.outcome.attempts >= limits.max_attempts:
+        return f"it had already been run {attempt.job.outcome.attempts} times"
+    return None
+
+
+def _grader_failed(state, traceback_text):
+    """A bug in attnkit's own code in the child: told to whoever runs the grader, and to the student as ours."""
+    text = "".join(ch if ch.isprintable() or ch == "\n" else "?" for ch in traceback_text)  # from the child
+    lines = [line for line in text.splitlines() if line.strip()]
+    summary = lines[-1].strip() if lines else "no traceback came back"
+    print(f"attnkit: internal error while grading {state.job.plan.path}: {summary}", file=sys.stderr)
+    for line in lines[-TRACEBACK_LINES:]:
+        print(f"    {line}", file=sys.stderr)
+    state.outcome.notes.append(GRADER_ERROR_NOTE)
 
 
 def _finish(state):

@@ -8,6 +8,10 @@ StepTimeout in the student's frames, again every 50 ms if they catch it), an err
 next cell run, like nbgrader with allow_errors; after each graded cell, the exercise's probes with the
 grader's own code restored. Each step is announced before it starts and each exercise's probe data is
 sent as soon as it exists, so a crash loses only the step that crashed.
+
+Student code is caught per cell and per exercise; an exception that reaches `run_child` comes from the
+grader's own code (sealing, confining, encoding...): the child sends a "grader_error" event with the
+traceback, best effort, so that the grader reports it as its own fault and not the student's.
 """
 
 import builtins
@@ -16,6 +20,7 @@ import os
 import signal
 import sys
 import tempfile
+import traceback
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +35,8 @@ from autograder.runner import probe_exercise
 RETRIGGER_SECONDS = 0.05
 MAX_FD = 2**31 - 1
 TIMEOUT_TYPE = "StepTimeout"
+EXIT_FAILED = 70  # EX_SOFTWARE: the child could not finish (the parent reads the events, not this status)
+MAX_TRACEBACK_CHARS = 3500  # the tail of a grader error's traceback (the channel keeps 4000 per string)
 
 
 @dataclass(frozen=True)
@@ -94,12 +101,25 @@ class _Child:
         self.namespace = None
         self.seal = None
         self.sinks = ()
+        self.mid_frame = False  # a write failed part-way: another frame would not be read right
 
     def send(self, event):
         frame = memoryview(wire.encode(event))
+        self.mid_frame = True
         while frame:
             written = os.write(self.channel_fd, frame)
             frame = frame[written:]
+        self.mid_frame = False
+
+    def report_grader_error(self):
+        """Best effort: tell the grader that its own code failed here, with the traceback's tail."""
+        if self.mid_frame:
+            return
+        try:
+            _disarm()
+            self.send({"event": "grader_error", "traceback": traceback.format_exc()[-MAX_TRACEBACK_CHARS:]})
+        except BaseException:  # noqa: BLE001, S110 - the channel may be what failed; the exit status remains
+            pass
 
     def run(self):
         self.sinks = _detach(self.channel_fd)
@@ -147,11 +167,17 @@ class _Child:
 
 def run_child(task, channel_fd):
     """Grade `task.plan` in this freshly forked process, streaming events to `channel_fd`; exits, never returns."""
-    status = 0
+    status, child = 0, None
     try:
-        _Child(task, channel_fd).run()
+        child = _Child(task, channel_fd)
+        child.run()
+    except Exception as error:  # noqa: BLE001 - student code is caught per step: this is the grader's own
+        status = EXIT_FAILED
+        # MemoryError: the student's allocations may have left nothing for the grader, not our bug.
+        if child is not None and not isinstance(error, MemoryError):
+            child.report_grader_error()
     except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the grader
-        status = 70
+        status = EXIT_FAILED
     os._exit(status)
 
 

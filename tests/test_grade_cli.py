@@ -5,17 +5,21 @@ import io
 import json
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
-from autograder import catalog, cli, course
+from autograder import catalog, cli, course, isolation, student_process, wire
 from autograder.batch import grade_class
 from autograder.bench import format_report, run_bench
-from autograder.exercises import NOTEBOOKS
+from autograder.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import NotebookInput, Options, grade_notebooks
-from autograder.isolation import Limits
+from autograder.isolation import Job, Limits, Outcome
+from autograder.notebook_code import NotebookPlan
 from autograder.progress import Progress
 from autograder.sandbox import landlock_abi
 
@@ -245,3 +249,130 @@ def test_bench_runs_nbgrader_and_attnkit_on_the_same_submissions_and_they_agree(
     assert result.scores_agree and result.nbgrader_seconds > 0 and result.attnkit_seconds > 0
     report = format_report(result)
     assert "speed-up" in report and "scores agree:       yes" in report
+
+
+# --- how a child's end is told: re-runs, the total time, the grader's own errors --------------------
+
+
+NB01_EXERCISES = tuple(exercise.id for exercise in EXERCISES if exercise.notebook == NOTEBOOKS[0])
+SETTLE_LIMITS = Limits(timeout=30, budget_factor=4, max_attempts=4)
+SEGFAULT = signal.SIGSEGV.value  # a wait status: killed by SIGSEGV
+
+
+def _attempt(step, attempts=1, seconds_left=100.0, recorded=()):
+    """An attempt of an 01 notebook as the parent sees it once the child is gone (no process behind it)."""
+    plan = NotebookPlan(Path("alice/01.ipynb"), NOTEBOOKS[0], (), NB01_EXERCISES, "")
+    state = isolation._JobState(Job("key", plan, 0), Outcome("key", plan), time.monotonic() + seconds_left)
+    state.outcome.attempts = attempts
+    for exercise_id in recorded:
+        state.outcome.records[exercise_id] = {}
+    return isolation._Attempt(state, pid=-1, fd=-1, workdir="", started=0.0, step=step)
+
+
+def test_a_crashed_cell_is_skipped_and_the_notebook_re_run_while_attempts_and_time_remain():
+    attempt = _attempt(("cell", 3))
+    assert isolation._settle(attempt, SEGFAULT, SETTLE_LIMITS) is True
+    assert attempt.kill_kind == isolation.CRASH and attempt.job.skip_cells == {3}
+    assert attempt.job.outcome.notes == ["cell 3: crashed (segmentation fault); the notebook was re-run without it"]
+
+
+@pytest.mark.parametrize(("attempts", "seconds_left", "recorded", "why"), [
+    (4, 100.0, (), "(it had already been run 4 times)"),
+    (1, -1.0, (), "(its total time of 120 s was used up)"),
+    (1, 100.0, NB01_EXERCISES, ""),  # every exercise has its result: nothing to re-run for
+], ids=["max_attempts", "out_of_time", "nothing_missing"])
+def test_a_note_never_claims_a_re_run_that_did_not_happen(attempts, seconds_left, recorded, why):
+    attempt = _attempt(("cell", 3), attempts, seconds_left, recorded)
+    assert isolation._settle(attempt, SEGFAULT, SETTLE_LIMITS) is False
+    [note] = attempt.job.outcome.notes
+    assert note.startswith("cell 3: crashed (segmentation fault)") and "re-run" not in note
+    assert note.endswith(why) if why else note == "cell 3: crashed (segmentation fault)"
+
+
+def test_the_kill_kind_not_the_wording_decides_the_timeout_message():
+    timed_out = _attempt(("exercise", NB01_EXERCISES[0]))
+    timed_out.kill_kind, timed_out.kill_reason = isolation.TIMEOUT, "ran past the 30 s limit and did not stop"
+    assert isolation._settle(timed_out, signal.SIGKILL.value, SETTLE_LIMITS) is True
+    for [record] in timed_out.job.outcome.records[NB01_EXERCISES[0]].values():
+        assert record["error"]["key"] == "error.timeout" and record["error"]["fields"] == {"seconds": 30}
+
+    malformed = _attempt(("exercise", NB01_EXERCISES[0]))
+    malformed.kill_kind, malformed.kill_reason = isolation.PROTOCOL, "sent malformed data (ran past the end)"
+    isolation._settle(malformed, signal.SIGKILL.value, SETTLE_LIMITS)
+    for [record] in malformed.job.outcome.records[NB01_EXERCISES[0]].values():
+        assert record["error"]["key"] == "error.no_result"
+
+
+def test_an_exercise_stopped_by_the_notebook_budget_names_the_budget_not_the_step_limit():
+    attempt = _attempt(("exercise", NB01_EXERCISES[0]), seconds_left=-1.0)
+    attempt.kill_kind, attempt.kill_reason = isolation.BUDGET, "the notebook ran past its total time of 120 s"
+    assert isolation._settle(attempt, signal.SIGKILL.value, SETTLE_LIMITS) is False
+    for data in attempt.job.outcome.records[NB01_EXERCISES[0]].values():
+        assert data == [{"error": {"type": "ProbeError", "key": "error.timeout", "fields": {"seconds": 120},
+                                   "message": "", "line": ""}}]
+    assert attempt.job.outcome.notes == [f"checking {NB01_EXERCISES[0]}: the notebook ran past its total time "
+                                         "of 120 s; the rest of the notebook was not run"]
+
+
+def test_a_grader_error_event_is_decoded_and_reported_as_attnkit_s_fault(capsys):
+    trace = "Traceback (most recent call last):\n  File \"guards.py\", line 3, in apply\nRuntimeError: boom\x1b[2J"
+    attempt = _attempt(("exercise", NB01_EXERCISES[1]), recorded=NB01_EXERCISES[:1])
+    reader = wire.FrameReader()
+    for event in reader.feed(wire.encode({"event": "grader_error", "traceback": trace})):
+        isolation._handle(attempt, event, SETTLE_LIMITS)
+    assert attempt.grader_error == trace and reader.pending == 0
+    exit_70 = 70 << 8  # the child's os._exit(70) as waitpid reports it
+    assert isolation._settle(attempt, exit_70, SETTLE_LIMITS) is False  # a grader bug: no re-run
+    isolation._finish(attempt.job)
+    outcome = attempt.job.outcome
+    assert outcome.notes == [isolation.GRADER_ERROR_NOTE]
+    assert "not a problem with your code" in outcome.notes[0] and "exit status" not in outcome.notes[0]
+    assert not attempt.job.crashed and set(outcome.records) == set(NB01_EXERCISES)
+    error = capsys.readouterr().err
+    first, *tail = error.splitlines()
+    assert first == f"attnkit: internal error while grading {Path('alice/01.ipynb')}: RuntimeError: boom?[2J"
+    assert any("guards.py" in line for line in tail) and "\x1b" not in error
+
+
+def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_dir, monkeypatch, capsys):
+    """The child inherits the patched sandbox.confine through fork: grader code failing before any cell."""
+    def broken_confine(*_args):
+        raise RuntimeError("confinement bug")
+
+    monkeypatch.setattr(student_process.sandbox, "confine", broken_confine)
+    path = solved_dir / f"{NOTEBOOKS[0]}.ipynb"
+    grading = grade_notebooks([NotebookInput("01", path)], Options(limits=Limits(timeout=10, memory_mb=1024)))
+    [result] = grading.results
+    assert result.score == 0 and result.notes == [isolation.GRADER_ERROR_NOTE]
+    error = capsys.readouterr().err
+    assert f"attnkit: internal error while grading {path}: RuntimeError: confinement bug" in error
+    assert "broken_confine" in error
+
+
+def _code_cell(source):
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+
+
+def test_a_notebook_out_of_total_time_is_not_said_to_be_re_run(solved_dir, tmp_path):
+    """Each step stays under its 4 s, the notebook runs past its 5 s: killed in a cell, or in an exercise."""
+    solved = json.loads((solved_dir / f"{NOTEBOOKS[0]}.ipynb").read_text(encoding="utf-8"))
+    slow_cells = dict(solved, cells=[_code_cell("import time\ntime.sleep(3)")] * 2 + solved["cells"])
+    slow_probe = json.loads(json.dumps(solved))
+    for cell in slow_probe["cells"]:
+        if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "solution_softmax_naive":
+            cell["source"] = "import time\ntime.sleep(3)\n\ndef softmax_naive(x):\n    time.sleep(60)\n    return x\n"
+    inputs = []
+    for name, notebook in (("slow_cells", slow_cells), ("slow_probe", slow_probe)):
+        (tmp_path / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+        inputs.append(NotebookInput(name, tmp_path / f"{name}.ipynb", NOTEBOOKS[0]))
+    limits = Limits(timeout=4, memory_mb=1024, grace=1, budget_factor=1.25, workers=2)
+    cells, probe = grade_notebooks(inputs, Options(limits=limits, lang="en")).results
+
+    assert cells.score == 0
+    assert "cell 1: the notebook ran past its total time of 5 s; the rest of the notebook was not run" in cells.notes
+    assert probe.notes == ["checking softmax_naive: the notebook ran past its total time of 5 s; "
+                           "the rest of the notebook was not run"]
+    for result in (cells, probe):
+        assert not any("re-run" in note for note in result.notes), result.notes
+    naive = [check for check in probe.checks if check.exercise == "softmax_naive"]
+    assert naive and all("took too long (over 5 s)" in check.message for check in naive), naive

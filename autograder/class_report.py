@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import exports
-from autograder.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS
+from autograder.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, of_notebook
 from autograder.misconceptions import MISCONCEPTIONS_BY_ID
 
 FILE_NAME = "class_report.html"
@@ -77,7 +77,7 @@ def score_distributions(documents):
             notebook = by_name.get(name)
             scores.append(float(notebook["score"]) if notebook else 0.0)
             not_graded += notebook is None or notebook.get("status") != "graded"
-        max_score = float(sum(exercise.points for exercise in EXERCISES if exercise.notebook == name))
+        max_score = float(sum(exercise.points for exercise in of_notebook(name)))
         distributions.append(ScoreDistribution(name, max_score, tuple(scores), not_graded))
     return distributions
 

@@ -100,17 +100,16 @@ def _options(args, blocked=()):
 
 
 def _check(args):
-    from autograder.grading import NotebookInput, grade_notebooks
-    from autograder.notebook_code import NotebookProblem, plan_notebook
+    from autograder.grading import GRADED, NotebookInput, grade_notebooks
 
-    for path in args.notebooks:
-        try:
-            plan_notebook(path)
-        except NotebookProblem as problem:
-            raise CannotGrade(f"cannot grade {path}: {problem}") from None
+    def refuse_unreadable(result):
+        # grade_notebooks reports a notebook it cannot read (or place) while planning, before grading any
+        if result.status != GRADED:
+            raise CannotGrade(f"cannot grade {result.path}: {result.reason}")
+
     inputs = [NotebookInput(str(path), path) for path in args.notebooks]
     options = _options(args, blocked={path.resolve().parent for path in args.notebooks})
-    grading = grade_notebooks(inputs, options)
+    grading = grade_notebooks(inputs, options, on_result=refuse_unreadable)
     _print_isolation_notes(grading.isolation_notes)
     score = sum(result.score for result in grading.results)
     max_score = sum(result.max_score for result in grading.results)

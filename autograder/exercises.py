@@ -68,6 +68,11 @@ EXERCISES = (
 EXERCISES_BY_ID = {exercise.id: exercise for exercise in EXERCISES}
 
 
+def of_notebook(name):
+    """The exercises of notebook `name`, in course order (none for a name that is not a notebook)."""
+    return tuple(exercise for exercise in EXERCISES if exercise.notebook == name)
+
+
 def exercise(exercise_id):
     """The exercise with this id; a clear error for a typo in a notebook cell."""
     try:

@@ -1,7 +1,8 @@
 """Grades in standard forms: `student_document` (the JSON record), `write_student` (its files), `write_grades_csv`.
 
-`student_paths(id)` lists a student's files (what `attnkit merge` copies); `write_atomically` is shared with the
-manifest and the class report (autograder.shards, autograder.class_report).
+`student_paths(id)` lists a student's files (what `attnkit merge` copies); `atomic_target` (and `write_atomically`,
+text through it) is every atomic write of the package: the manifest and merge (autograder.shards), the class report
+(autograder.class_report), the Gradescope bundle and results (autograder.gradescope).
 
 Per student, `write_student` writes, each atomically (temporary file, then os.replace):
   feedback/<id>.html            what the student reads: every check's message; expected/got values only
@@ -10,6 +11,7 @@ Per student, `write_student` writes, each atomically (temporary file, then os.re
   students/<id>.json            the full record, written last: its presence marks the student as done
 """
 
+import contextlib
 import csv
 import html
 import io
@@ -19,8 +21,7 @@ import tempfile
 from pathlib import Path
 
 from autograder.exercises import EXERCISES_BY_ID, NOTEBOOKS
-
-STATUS_MARK = {"passed": "✔", "failed": "✘", "error": "✘"}
+from autograder.report import MARKS
 
 
 def check_document(check, *, public_details=True):
@@ -169,7 +170,7 @@ def feedback_html(document):
             if not check["hidden"] and check.get("details"):
                 details = "<pre>" + escape("\n".join(check["details"])) + "</pre>"
             parts.append(
-                f"<tr class=\"{escape(check['status'])}\"><td>{STATUS_MARK.get(check['status'], '✘')}</td>"
+                f"<tr class=\"{escape(check['status'])}\"><td>{MARKS.get(check['status'], '✘')}</td>"
                 f"<td>{escape(_exercise_title(check['exercise']))}</td>"
                 f"<td>{escape(check['message'])}<br><small>{kind}</small>{details}</td>"
                 f"<td>{format_number(check['score'])} / {format_number(check['max_score'])}</td></tr>"
@@ -192,13 +193,29 @@ def format_number(value):
     return f"{float(value):g}"
 
 
-def write_atomically(path, text):
+@contextlib.contextmanager
+def atomic_target(path, *, replace=True):
+    """Yield a fresh temporary path beside `path` (its folder created) to write; then os.replace it onto `path`.
+
+    On an exception the temporary file is removed and `path` is left as it was. With replace=False the caller puts
+    the temporary file into place itself (e.g. a hard link); it is removed afterwards in every case.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)
+    temporary = Path(temporary)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
+        yield temporary
+        if replace:
+            os.replace(temporary, path)
+            return
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
+    temporary.unlink(missing_ok=True)
+
+
+def write_atomically(path, text):
+    with atomic_target(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")

@@ -25,7 +25,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -50,6 +49,8 @@ class BundleError(Exception):
 
 def build_bundle(out_zip, repo=None, lang=None):
     """Write the autograder zip to `out_zip` (atomically); returns the names it holds, in order."""
+    from autograder.exports import atomic_target
+
     repo = Path(repo) if repo else Path(__file__).resolve().parents[1]
     out_zip = Path(out_zip).resolve()
     for name in BUNDLED_FILES + BUNDLED_PACKAGES:
@@ -64,21 +65,13 @@ def build_bundle(out_zip, repo=None, lang=None):
         *((path.relative_to(repo).as_posix(), path.read_bytes(), REGULAR)
           for package in BUNDLED_PACKAGES for path in _package_files(repo / package)),
     ]
-    out_zip.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{out_zip.name}.", suffix=".tmp", dir=out_zip.parent)
-    os.close(handle)
-    try:
-        with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as bundle:
-            for name, data, mode in entries:
-                info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-                info.create_system = 3  # Unix: unzip applies the mode bits below (run_autograder's x bit)
-                info.external_attr = mode << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                bundle.writestr(info, data)
-        os.replace(temporary, out_zip)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    with atomic_target(out_zip) as temporary, zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+            info.create_system = 3  # Unix: unzip applies the mode bits below (run_autograder's x bit)
+            info.external_attr = mode << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            bundle.writestr(info, data)
     return [name for name, _, _ in entries]
 
 
@@ -211,13 +204,15 @@ def run(root=None, options=None):
     ]
     digest = hashlib.sha256()
     for name, path in sorted(found.items()):
-        digest.update(f"{name}={hashlib.sha256(path.read_bytes()).hexdigest()}|".encode())
+        # the hash grading took of what it read; a notebook it could not plan has none, so read that one here
+        sha256 = by_name[name].sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
+        digest.update(f"{name}={sha256}|".encode())
     document = exports.student_document(STUDENT_ID, ASSIGNMENT, digest.hexdigest(), options.seed, results)
     gradescope = exports.gradescope_results(document)
     gradescope["output"] = _summary(document, found, unused, others, submission, lang)
     seconds = time.monotonic() - started
     gradescope["execution_time"] = round(seconds)  # whole seconds, as Gradescope documents it
-    _write_atomically(results_path, json.dumps(gradescope, indent=2, ensure_ascii=False) + "\n")
+    exports.write_atomically(results_path, json.dumps(gradescope, indent=2, ensure_ascii=False) + "\n")
 
     print(f"attnkit {Path(autograder.__file__).resolve().parent}: graded {len(found)} notebook(s) in "
           f"{seconds:.1f} s -> {results_path}")
@@ -267,7 +262,8 @@ def find_notebooks(submission):
 
 
 def _summary(document, found, unused, others, submission, lang):
-    number = "{:g}".format
+    from autograder.exports import format_number as number
+
     lines = [_say("total", lang, score=number(document["score"]), max_score=number(document["max_score"]))]
     if not found:
         from autograder.exercises import NOTEBOOKS
@@ -288,18 +284,6 @@ def _summary(document, found, unused, others, submission, lang):
         shown = [path.relative_to(submission).as_posix() for path in others[:10]]
         lines.append(_say("found_instead", lang, files=", ".join(shown) + (", ..." if len(others) > 10 else "")))
     return "\n".join(lines)
-
-
-def _write_atomically(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _say(key, lang, **fields):

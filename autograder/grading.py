@@ -15,8 +15,8 @@ from pathlib import Path
 
 import autograder
 from autograder import catalog, sandbox
-from autograder.exercises import EXERCISES
 from autograder.exercises import exercise as find_exercise
+from autograder.exercises import of_notebook
 from autograder.i18n import language, render
 from autograder.isolation import Job, Limits, probe_notebooks
 from autograder.model import ERROR, CheckResult
@@ -111,9 +111,7 @@ def unanswered_result(key, notebook, path, status, reason, lang=None):
     lang = lang or language()
     checks = []
     if notebook is not None:
-        for exercise in EXERCISES:
-            if exercise.notebook != notebook:
-                continue
+        for exercise in of_notebook(notebook):
             for check in catalog.checks_of(exercise.id):
                 title = render(catalog.MESSAGES, f"{check.id}.title", lang)
                 checks.append(CheckResult(check.id, check.exercise, 0.0, float(check.points), ERROR, None,

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.exercises import EXERCISES, NOTEBOOKS
+from autograder.exercises import NOTEBOOKS, of_notebook
 
 MAX_NOTEBOOK_BYTES = 20 * 2**20
 GRADED_CELL_PREFIX = "test_"
@@ -46,7 +46,7 @@ def plan_notebook(path, notebook=None):
     data = _read_bytes(path)
     cells = _cells(path, data)
     notebook = notebook or _identify(path, cells)
-    exercise_ids = tuple(exercise.id for exercise in EXERCISES if exercise.notebook == notebook)
+    exercise_ids = tuple(exercise.id for exercise in of_notebook(notebook))
     graded_cells = {f"{GRADED_CELL_PREFIX}{exercise_id}": exercise_id for exercise_id in exercise_ids}
 
     steps, placed, notes = [], set(), []
@@ -101,7 +101,7 @@ def _identify(path, cells):
         return path.stem
     grade_ids = {_grade_id(cell) for cell in cells}
     for notebook in NOTEBOOKS:
-        if any(f"{GRADED_CELL_PREFIX}{e.id}" in grade_ids for e in EXERCISES if e.notebook == notebook):
+        if any(f"{GRADED_CELL_PREFIX}{e.id}" in grade_ids for e in of_notebook(notebook)):
             return notebook
     raise NotebookProblem(f"cannot tell which notebook of the attention assignment {path.name} is: its name is "
                           f"none of {', '.join(NOTEBOOKS)} and it has none of their graded cells")

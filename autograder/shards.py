@@ -26,7 +26,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -154,22 +153,19 @@ def claim(out_dir, assignment, seed, catalogue, shard):
 
 def _create_exclusively(path, text):
     """Write `path` whole unless it exists (a complete temporary file, hard-linked into place); True if written."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            raise
-        except OSError:  # a file system without hard links: exclusive creation, then the text
-            with open(path, "x", encoding="utf-8") as stream:
-                stream.write(text)
-        return True
+        with exports.atomic_target(path, replace=False) as temporary:
+            temporary.write_text(text, encoding="utf-8")
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links: exclusive creation, then the text
+                with open(path, "x", encoding="utf-8") as stream:
+                    stream.write(text)
     except FileExistsError:
         return False
-    finally:
-        Path(temporary).unlink(missing_ok=True)
+    return True
 
 
 # --- merge --------------------------------------------------------------------------------------
@@ -327,12 +323,5 @@ def _copy_student(source_dir, merged_dir, student_id):
 
 
 def _copy_atomically(source, target):
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
-    try:
+    with exports.atomic_target(target) as temporary:
         shutil.copyfile(source, temporary)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

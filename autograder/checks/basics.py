@@ -3,8 +3,8 @@
 Public checks run on the notes' sentence "Your journey starts with one step"; hidden checks use
 random shapes, float64 and (for softmax_stable) inputs large enough to overflow exp. Both softmax
 exercises are from scratch: calling one of torch's softmax functions costs their rule check.
-The small helpers at the top (the notes' inputs, recording calls, several forms of one mistake)
-are shared with autograder.checks.self_attention.
+The small helpers at the top (the notes' inputs, dtypes, recording calls, several forms of one mistake,
+the "wrong dtype" verdict) are shared with autograder.checks.self_attention, .causal and .multihead.
 """
 
 import torch
@@ -86,8 +86,18 @@ def random_case(rng, shape, **extra):
     return {"input": "random", "seed": rng.randrange(2**31), "shape": list(shape), **extra}
 
 
-def wrong_dtype(exercise_id, got, dtype):
-    return Verdict(False, f"{exercise_id}.dtype", {"got_dtype": str(got.dtype), "expected_dtype": str(dtype)})
+def dtype_name(dtype):
+    """"float32" for torch.float32."""
+    return str(dtype).removeprefix("torch.")
+
+
+def dtype_verdict(prefix, got, expected_dtype):
+    """Verdict(True) when `got` has `expected_dtype`; else the message `{prefix}.dtype`, with the fields
+    got_dtype and expected_dtype (names such as "float32": messages write "torch.{got_dtype}" to show torch's)."""
+    if got.dtype == expected_dtype:
+        return Verdict(True)
+    return Verdict(False, f"{prefix}.dtype",
+                   {"got_dtype": dtype_name(got.dtype), "expected_dtype": dtype_name(expected_dtype)})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,9 +151,7 @@ def judge_softmax_output(exercise_id, data, case, expected):
         elif got.shape == expected.shape and not same(got.sum(dim=dim), torch.ones_like(expected.sum(dim=dim))):
             key = f"{exercise_id}.not_normalised"
         return compare_named(got, expected, softmax_mistakes(x, dim), message_key=key, input_shape=tuple(x.shape))
-    if got.dtype != x.dtype:
-        return wrong_dtype(exercise_id, got, x.dtype)
-    return Verdict(True)
+    return dtype_verdict(exercise_id, got, x.dtype)
 
 
 def judge_softmax_rules(exercise_id, data, case):
@@ -267,8 +275,8 @@ def judge_context_vectors_dtype(data, case):
     if data["input_changed"]:
         return Verdict(False, "context_vectors.input_changed")
     verdict = judge_context_vectors(data, case)
-    if verdict.passed and data["output"].dtype != torch.float64:
-        return wrong_dtype("context_vectors", data["output"], torch.float64)
+    if verdict.passed:
+        return dtype_verdict("context_vectors", data["output"], torch.float64)
     return verdict
 
 
@@ -313,8 +321,8 @@ SOFTMAX_MESSAGES = {
         "zh": "结果中含有 nan 或 inf",
     },
     "dtype": {
-        "en": "returned {got_dtype} for a {expected_dtype} input: keep the input's dtype",
-        "zh": "输入是 {expected_dtype}，却返回了 {got_dtype}：请保持输入的 dtype",
+        "en": "returned torch.{got_dtype} for a torch.{expected_dtype} input: keep the input's dtype",
+        "zh": "输入是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持输入的 dtype",
     },
     "builtin": {
         "en": "calls {names}: write the softmax yourself with torch.exp and .sum",

@@ -10,11 +10,12 @@ Probes seed the global RNG only inside `seeded`, which restores it: a notebook's
 """
 
 import contextlib
+import math
 
 import torch
 
 import solutions
-from autograder.checks.basics import DTYPES, diagnose_any, forbidden_calls, notes_inputs
+from autograder.checks.basics import DTYPES, diagnose_any, dtype_name, dtype_verdict, forbidden_calls, notes_inputs
 from autograder.checks.self_attention import ATTENTION_FUNCTIONS, PROJECTIONS
 from autograder.compare import compare, diagnose, largest_difference, same
 from autograder.model import Check, Verdict
@@ -33,15 +34,6 @@ def seeded(seed):
     with torch.random.fork_rng(devices=[]):
         torch.default_generator.manual_seed(int(seed))
         yield
-
-
-def dtype_name(tensor):
-    return str(tensor.dtype).removeprefix("torch.")
-
-
-def wrong_dtype(got, expected):
-    fields = {"got_dtype": dtype_name(got), "expected_dtype": dtype_name(expected)}
-    return Verdict(False, "causal_weights.dtype", fields)
 
 
 def first_index(flags):
@@ -209,7 +201,7 @@ def judge_causal_weights(got, expected, mistakes_of):
                        **shown)
     problem = weights_problem(got, expected)
     if problem is None:
-        return wrong_dtype(got, expected) if got.dtype != expected.dtype else Verdict(True)
+        return dtype_verdict("causal_weights", got, expected.dtype)
     key, fields = problem
     return Verdict(False, key, fields, misconception=diagnose_any(got, expected, mistakes_of()), heatmap=True, **shown)
 
@@ -392,7 +384,7 @@ def judge_forward(data, case):
     x, got, weights = attention_input(case), data["output"], data["state"]
     expected = reference_forward(weights, x, case["context_length"])
     if same(got, expected):
-        return wrong_dtype(got, expected) if got.dtype != expected.dtype else Verdict(True)
+        return dtype_verdict("causal_weights", got, expected.dtype)
     variants = attention_variants(x, weights, mistakes=FORWARD_MISTAKES)
     verdict = compare(got, expected, message_key="causal_attention.wrong_output", variants=variants,
                       input_shape=tuple(x.shape))
@@ -465,7 +457,7 @@ def judge_properties(data, case):
         size = data["gradients"][name]
         if size is None or size == 0:
             return Verdict(False, "causal_attention.no_gradient", {"name": name})
-        if not torch.isfinite(torch.tensor(size)):
+        if not math.isfinite(size):
             return Verdict(False, "causal_attention.gradient_not_finite", {"name": name})
     return Verdict(True)
 
@@ -632,7 +624,7 @@ def probe_buffer(namespace, case):
 
 def mask_dtype(module):
     mask = getattr(module, "mask", None)
-    return dtype_name(mask) if isinstance(mask, torch.Tensor) else None
+    return dtype_name(mask.dtype) if isinstance(mask, torch.Tensor) else None
 
 
 def judge_buffer(data, case):

@@ -18,23 +18,13 @@ from torch import nn
 
 import solutions
 from autograder import variants
-from autograder.compare import compare, diagnose, same
+from autograder.checks.basics import DTYPES, diagnose_any, dtype_verdict, notes_inputs
+from autograder.checks.self_attention import PROJECTIONS
+from autograder.compare import compare, same
 from autograder.model import Check, Verdict
 from autograder.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, state_of
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
-PROJECTIONS = ("W_query", "W_key", "W_value")
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
-
-# The notes' "Your journey starts with one step" embeddings (x^1 ... x^6), batched twice as in §3.5.3.
-NOTES_INPUTS = (
-    (0.43, 0.15, 0.89),
-    (0.55, 0.87, 0.66),
-    (0.57, 0.85, 0.64),
-    (0.22, 0.58, 0.33),
-    (0.77, 0.25, 0.10),
-    (0.05, 0.80, 0.55),
-)
 
 # The notes' experiment: torch.manual_seed(123); d_in, d_out = 3, 2; context_length = 6; num_heads = 2.
 NOTES_ATTENTION_CASE = {
@@ -56,7 +46,8 @@ NOTES_ATTENTION_CASE = {
 
 
 def notes_batch():
-    inputs = torch.tensor(NOTES_INPUTS)
+    """The notes' "Your journey starts with one step" embeddings (x^1 ... x^6), batched twice as in §3.5.3."""
+    inputs = notes_inputs()
     return torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
 
 
@@ -112,20 +103,6 @@ def projection_weights(state, prefix=""):
 
 def missing_layers(weights, layers):
     return [layer for layer in layers if f"{layer}.weight" not in weights]
-
-
-def named_mistake(got, expected, candidates):
-    """The first misconception whose wrong output matches; candidates are (id, output) pairs, ids may repeat."""
-    for misconception, wrong in candidates:
-        if diagnose(got, expected, {misconception: wrong}):
-            return misconception
-    return None
-
-
-def dtype_verdict(exercise_id, got, reference_input):
-    if got.dtype != reference_input.dtype:
-        return Verdict(False, f"{exercise_id}.dtype", {"got": str(got.dtype), "expected": str(reference_input.dtype)})
-    return Verdict(True)
 
 
 def input_unchanged(x, run):
@@ -198,10 +175,10 @@ def judge_wrapper(data, case):
     heads = [variants.attention(x, projection_weights(data["state"], f"heads.{i}.")) for i in range(case["num_heads"])]
     expected = torch.cat(heads, dim=-1)
     if same(got, expected):
-        return dtype_verdict("mha_wrapper", got, x)
+        return dtype_verdict("mha_wrapper", got, x.dtype)
     wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=dim)) for dim in (1, 0)]
     wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
-    misconception = named_mistake(got, expected, wrong_joins)
+    misconception = diagnose_any(got, expected, wrong_joins)
     if misconception is None:
         broken_head = first_wrong_head(data.get("head_outputs"), heads)
         if broken_head is not None:
@@ -306,7 +283,7 @@ def judge_split(data, case):
     x, got = split_input(case), data["out"]
     expected = solutions.split_heads(x, case["num_heads"])
     if same(got, expected):
-        return dtype_verdict("split_heads", got, x)
+        return dtype_verdict("split_heads", got, x.dtype)
     wrong = {"split_without_transpose": variants.split(x, case["num_heads"], "view_only")}
     return compare(got, expected, message_key="split_heads.values", variants=wrong, input_shape=tuple(x.shape))
 
@@ -381,7 +358,7 @@ def judge_merge(data, case):
     x, got = merge_input(case), data["out"]
     expected = round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x)
     if same(got, expected):
-        return dtype_verdict("merge_heads", got, x)
+        return dtype_verdict("merge_heads", got, x.dtype)
     wrong = [
         ("merge_without_transpose", variants.merge(x, "no_transpose")),
         ("heads_on_token_axis", variants.merge(x, "token_axis")),
@@ -389,7 +366,7 @@ def judge_merge(data, case):
     ]
     key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
     verdict = compare(got, expected, message_key=key, input_shape=tuple(x.shape))
-    verdict.misconception = named_mistake(got, expected, wrong)
+    verdict.misconception = diagnose_any(got, expected, wrong)
     return verdict
 
 
@@ -476,7 +453,7 @@ def judge_mha(data, case):
     knobs = {"num_heads": case["num_heads"], "attention_mask": mask}
     expected = variants.attention(x, weights, **knobs)
     if same(got, expected):
-        return dtype_verdict("multi_head_attention", got, x)
+        return dtype_verdict("multi_head_attention", got, x.dtype)
     verdict = compare(got, expected, message_key="multi_head_attention.values", input_shape=tuple(x.shape),
                       variants=variants.attention_variants(x, weights, **knobs))
     if verdict.misconception is None and mask is not None and got.shape == expected.shape:
@@ -935,9 +912,10 @@ CHECKS = (
 def _dtype_message(exercise_id):
     return {
         f"{exercise_id}.dtype": {
-            "en": "the output is {got} but the input was {expected}: keep the input's dtype "
+            "en": "the output is torch.{got_dtype} but the input was torch.{expected_dtype}: keep the input's dtype "
             "(no .float() or torch.tensor(...) copies)",
-            "zh": "输出是 {got}，而输入是 {expected}：请保持输入的 dtype（不要用 .float() 或 torch.tensor(...) 复制）",
+            "zh": "输出是 torch.{got_dtype}，而输入是 torch.{expected_dtype}：请保持输入的 dtype（不要用 .float() 或 "
+                  "torch.tensor(...) 复制）",
         }
     }
 

@@ -8,12 +8,20 @@ before they go into `attention`. The transfer probe uses stand-in modules built 
 torch, so a bug in the student's own classes cannot cost exercise 3.1 its points.
 """
 
+import math
 from functools import partial
 
 import torch
 from torch import nn
 
-from autograder.checks.basics import called_functions, diagnose_any, dtype_of, forbidden_calls, notes_inputs
+from autograder.checks.basics import (
+    called_functions,
+    diagnose_any,
+    dtype_of,
+    dtype_verdict,
+    forbidden_calls,
+    notes_inputs,
+)
 from autograder.compare import compare, same
 from autograder.model import Check, Verdict
 from autograder.probing import describe_exception, lookup, plain, rand, state_of
@@ -83,9 +91,7 @@ def judge_forward(exercise_id, mistakes, data, case):
         variants = attention_variants(x.double(), weights, mistakes=mistakes, causal=False)
         return compare(got, expected, message_key=f"{exercise_id}.wrong_output", variants=variants,
                        input_shape=tuple(x.shape))
-    if got.dtype != x.dtype:
-        return Verdict(False, f"{exercise_id}.dtype", {"got_dtype": str(got.dtype), "expected_dtype": str(x.dtype)})
-    return Verdict(True)
+    return dtype_verdict(exercise_id, got, x.dtype)
 
 
 def probe_gradients(class_name, namespace, case):
@@ -107,7 +113,7 @@ def judge_gradients(exercise_id, data, case):
         for name in names:
             if grads[name] is None:
                 return Verdict(False, f"{exercise_id}.no_gradient", {"name": name})
-            if not torch.isfinite(torch.tensor(grads[name])):
+            if not math.isfinite(grads[name]):
                 return Verdict(False, f"{exercise_id}.gradient_not_finite", {"name": name})
     return Verdict(True)
 
@@ -326,8 +332,9 @@ ATTENTION_MESSAGES = {
         "zh": "在一个你没见过的形状上，上下文向量与参考答案（用你自己的权重计算）不一致",
     },
     "dtype": {
-        "en": "returned {got_dtype} for a {expected_dtype} input and {expected_dtype} weights: keep the dtype",
-        "zh": "输入和权重都是 {expected_dtype}，却返回了 {got_dtype}：请保持 dtype",
+        "en": "returned torch.{got_dtype} for a torch.{expected_dtype} input and torch.{expected_dtype} weights: "
+              "keep the dtype",
+        "zh": "输入和权重都是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持 dtype",
     },
     "missing_weight": {
         "en": "no parameter named {name}: keep the names W_query, W_key and W_value",

@@ -4,6 +4,7 @@ import re
 
 import pytest
 import torch
+from check_helpers import results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import basics_self_attention as mutants
@@ -13,7 +14,7 @@ from autograder import catalog
 from autograder.exercises import EXERCISES_BY_ID
 from autograder.model import PASSED
 from autograder.probing import run_probe
-from autograder.runner import DEFAULT_SEED, cases_for, run_exercise
+from autograder.runner import DEFAULT_SEED, cases_for
 from autograder.variants import attention
 from autograder.wire import FrameReader, encode
 
@@ -29,12 +30,7 @@ SEEDS = (DEFAULT_SEED, 0, 1, 2, 3)
 
 
 def run(exercise_id, student, seed=DEFAULT_SEED):
-    namespace = {EXERCISES_BY_ID[exercise_id].names[0]: student}
-    return {result.id: result for result in run_exercise(exercise_id, namespace, seed=seed, lang="en")}
-
-
-def score(results):
-    return sum(result.score for result in results.values())
+    return results_by_id(exercise_id, {EXERCISES_BY_ID[exercise_id].names[0]: student}, seed=seed)
 
 
 def reference(exercise_id):

@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 import torch
+from check_helpers import results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import causal as mutants
@@ -17,7 +18,7 @@ from autograder.exercises import EXERCISES_BY_ID
 from autograder.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.model import PASSED
 from autograder.probing import run_probe
-from autograder.runner import DEFAULT_SEED, cases_for, run_exercise
+from autograder.runner import DEFAULT_SEED, cases_for
 from autograder.variants import attention
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")
@@ -47,13 +48,7 @@ def namespace_for(exercise_id, student):
 
 
 def run(exercise_id, student, seed=DEFAULT_SEED, include_hidden=True):
-    namespace = namespace_for(exercise_id, student)
-    results = run_exercise(exercise_id, namespace, seed=seed, include_hidden=include_hidden, lang="en")
-    return {result.id: result for result in results}
-
-
-def score(results):
-    return sum(result.score for result in results.values())
+    return results_by_id(exercise_id, namespace_for(exercise_id, student), seed=seed, include_hidden=include_hidden)
 
 
 def reference(exercise_id):

@@ -6,6 +6,7 @@ from importlib import resources
 
 import pytest
 import torch
+from check_helpers import results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import multihead as mutants
@@ -16,7 +17,7 @@ from autograder.checks import multihead as checks
 from autograder.exercises import EXERCISES_BY_ID
 from autograder.model import PASSED
 from autograder.probing import ProbeError
-from autograder.runner import DEFAULT_SEED, cases_for, probe_exercise, run_exercise
+from autograder.runner import DEFAULT_SEED, cases_for, probe_exercise
 
 EXERCISE_IDS = (
     "mha_wrapper",
@@ -31,27 +32,13 @@ SEEDS = (DEFAULT_SEED, 0, 1, 2, 3)
 SEEDED = json.loads(resources.files("autograder").joinpath("seeded_outputs.json").read_text(encoding="utf-8"))
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny tensors: on a shared machine, handing them to a second intra-op thread costs more than the work."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def namespace_for(exercise_id, student):
     return {EXERCISES_BY_ID[exercise_id].names[0]: student}
 
 
 def run(exercise_id, student, seed=DEFAULT_SEED, lang="en", include_hidden=True):
-    results = run_exercise(exercise_id, namespace_for(exercise_id, student), seed=seed, lang=lang,
-                           include_hidden=include_hidden)
-    return {result.id: result for result in results}
-
-
-def score(results):
-    return sum(result.score for result in results.values())
+    return results_by_id(exercise_id, namespace_for(exercise_id, student), seed=seed, lang=lang,
+                         include_hidden=include_hidden)
 
 
 def reference(exercise_id):

@@ -1,5 +1,9 @@
 """Helpers the mutation suites share: run an exercise's checks on a namespace, keyed by check id."""
 
+import pytest
+
+from autograder.exercises import EXERCISES_BY_ID
+from autograder.model import PASSED
 from autograder.runner import DEFAULT_SEED, run_exercise
 
 
@@ -10,3 +14,11 @@ def results_by_id(exercise_id, namespace, seed=DEFAULT_SEED, lang="en", include_
 
 def score(results):
     return sum(result.score for result in results.values())
+
+
+def assert_full_marks(exercise_id, results, seed):
+    """Every check passed, the exercise's points earned, and no misconception named on correct code."""
+    failed = [r.message for r in results.values() if r.status != PASSED]
+    assert not failed, f"seed {seed}: {failed}"
+    assert score(results) == pytest.approx(EXERCISES_BY_ID[exercise_id].points), f"seed {seed}"
+    assert all(r.misconception is None for r in results.values()), f"seed {seed}"

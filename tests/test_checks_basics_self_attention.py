@@ -4,7 +4,7 @@ import re
 
 import pytest
 import torch
-from check_helpers import results_by_id, score
+from check_helpers import assert_full_marks, results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import basics_self_attention as mutants
@@ -58,10 +58,7 @@ CORRECT = [
 @pytest.mark.parametrize(("exercise_id", "student"), CORRECT, ids=lambda v: getattr(v, "__name__", v))
 def test_book_code_and_correct_rewrites_earn_full_marks(exercise_id, student):
     for seed in SEEDS:
-        results = run(exercise_id, student, seed=seed)
-        assert score(results) == pytest.approx(EXERCISES_BY_ID[exercise_id].points), [
-            r.message for r in results.values() if r.status != PASSED
-        ]
+        assert_full_marks(exercise_id, run(exercise_id, student, seed=seed), seed)
 
 
 # ---------------------------------------------------------------------------------------------

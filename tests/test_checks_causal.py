@@ -6,7 +6,7 @@ import warnings
 
 import pytest
 import torch
-from check_helpers import results_by_id, score
+from check_helpers import assert_full_marks, results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import causal as mutants
@@ -73,20 +73,14 @@ CORRECT = [
 @pytest.mark.parametrize(("exercise_id", "student"), CORRECT, ids=lambda v: getattr(v, "__name__", v))
 def test_book_code_and_correct_rewrites_earn_full_marks(exercise_id, student):
     for seed in SEEDS:
-        results = run(exercise_id, student, seed=seed)
-        assert score(results) == pytest.approx(EXERCISES_BY_ID[exercise_id].points), [
-            r.message for r in results.values() if r.status != PASSED
-        ]
-        assert all(r.misconception is None for r in results.values())
+        assert_full_marks(exercise_id, run(exercise_id, student, seed=seed), seed)
 
 
 def test_the_books_code_for_both_routes_earns_full_marks():
     namespace = {"causal_weights_renormalised": mutants.causal_weights_renormalised_book,
                  "causal_weights_neg_inf": mutants.causal_weights_neg_inf_book}
     for seed in SEEDS:
-        results = run("masking_routes", namespace, seed=seed)
-        assert all(r.status == PASSED and r.misconception is None for r in results.values()), seed
-        assert score(results) == pytest.approx(EXERCISES_BY_ID["masking_routes"].points)
+        assert_full_marks("masking_routes", run("masking_routes", namespace, seed=seed), seed)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from importlib import resources
 
 import pytest
 import torch
-from check_helpers import results_by_id, score
+from check_helpers import assert_full_marks, results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import multihead as mutants
@@ -73,10 +73,7 @@ CORRECT = [
 @pytest.mark.parametrize(("exercise_id", "student"), CORRECT, ids=lambda v: getattr(v, "__name__", v))
 def test_correct_implementations_earn_full_marks(exercise_id, student):
     for seed in SEEDS:
-        results = run(exercise_id, student, seed=seed)
-        failed = [r.message for r in results.values() if r.status != PASSED]
-        assert not failed, f"seed {seed}: {failed}"
-        assert score(results) == pytest.approx(EXERCISES_BY_ID[exercise_id].points)
+        assert_full_marks(exercise_id, run(exercise_id, student, seed=seed), seed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,11 +173,7 @@ PADDING_ONLY = [mutants.MHABookWithoutPadding, mutants.MHAPaddingNegInf, mutants
 @pytest.mark.parametrize("student", PADDING_ONLY, ids=lambda v: v.__name__)
 def test_a_forward_without_the_padding_step_keeps_every_multi_head_attention_point(student):
     for seed in SEEDS:
-        results = run("multi_head_attention", student, seed=seed)
-        failed = [r.message for r in results.values() if r.status != PASSED]
-        assert not failed, f"seed {seed}: {failed}"
-        assert score(results) == pytest.approx(EXERCISES_BY_ID["multi_head_attention"].points)
-        assert all(r.misconception is None for r in results.values())
+        assert_full_marks("multi_head_attention", run("multi_head_attention", student, seed=seed), seed)
         padding = run("padding_mask", student, seed=seed)
         assert score(padding) == 0, f"seed {seed}"
 

@@ -10,6 +10,8 @@ student id), and OUT_DIR's files cover them only. Every run writes OUT_DIR/gradi
 merge` reads: seed, check catalogue, shard, students) and OUT_DIR/class_report.html (autograder.class_report).
 """
 
+import contextlib
+import functools
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -22,6 +24,8 @@ from autograder.course import ASSIGNMENT
 from autograder.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
 from autograder.i18n import language
+from autograder.safe_text import clean, one_line
+from autograder.submission_files import locate_notebooks
 
 
 @dataclass
@@ -35,6 +39,8 @@ class ClassSummary:
     grades_csv: Path | None = None
     class_report: Path | None = None
     shard: shards.Shard | None = None
+    grader_errors: dict = field(default_factory=dict)  # student id -> "grader error: ..." (others were graded)
+    problems: list = field(default_factory=list)  # class-wide outputs that could not be written
 
 
 @dataclass
@@ -42,7 +48,7 @@ class _Student:
     id: str
     folder: Path
     submission_hash: str
-    paths: dict  # notebook -> Path of the submitted file (existing or not)
+    located: dict  # notebook -> submission_files.Located: the file to grade, or why there is none
     results: dict = field(default_factory=dict)  # notebook -> NotebookResult
 
 
@@ -61,9 +67,18 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
     fingerprint = _catalogue_fingerprint()
     folders = [folder for folder in _student_folders(submitted_dir) if shard is None or shard.contains(folder.name)]
     shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
-    students = [_student(folder, options.seed, fingerprint) for folder in folders]
-    summary = ClassSummary([student.id for student in students], shard=shard)
+    summary = ClassSummary([folder.name for folder in folders], shard=shard)
     documents = {}
+
+    def record(student_id, build):
+        documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary)
+
+    students = []
+    for folder in folders:
+        try:
+            students.append(_student(folder, options.seed, fingerprint))
+        except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
+            record(folder.name, _raiser(error))
     to_grade = []
     for student in students:
         earlier = exports.read_student(out_dir, student.id)
@@ -81,10 +96,9 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
         student = by_id[result.key[0]]
         student.results[result.key[1]] = result
         if len(student.results) == len(NOTEBOOKS):
-            document = exports.student_document(student.id, ASSIGNMENT, student.submission_hash, options.seed,
-                                                [student.results[name] for name in NOTEBOOKS])
-            exports.write_student(out_dir, document)
-            documents[student.id] = document
+            results = [student.results[name] for name in NOTEBOOKS]
+            record(student.id, functools.partial(exports.student_document, student.id, ASSIGNMENT,
+                                                 student.submission_hash, options.seed, results))
             summary.graded.append(student.id)
             if progress:
                 progress.advance(student.id)
@@ -92,22 +106,54 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
     inputs = []
     for student in to_grade:
         for notebook in NOTEBOOKS:
-            path = student.paths[notebook]
-            if path.is_file():
-                inputs.append(NotebookInput((student.id, notebook), path, notebook))
+            located = student.located[notebook]
+            if located.path is not None:
+                notes = (located.note,) if located.note else ()
+                inputs.append(NotebookInput((student.id, notebook), located.path, notebook, notes))
             else:
-                finished(unanswered_result((student.id, notebook), notebook, path, MISSING,
-                                           _missing_reason(student, notebook), lang))
+                expected_path = student.folder / ASSIGNMENT / f"{notebook}.ipynb"
+                finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,
+                                           located.reason, lang))
     if inputs:
         grading = grade_notebooks(inputs, options, on_result=finished)
         summary.isolation_notes = grading.isolation_notes
-    summary.documents = [documents[student.id] for student in students if student.id in documents]
+    summary.documents = [documents[folder.name] for folder in folders if folder.name in documents]
     summary.grades_csv = exports.write_grades_csv(out_dir, summary.documents)
-    summary.class_report = class_report.write_class_report(out_dir, summary.documents)
+    try:
+        summary.class_report = class_report.write_class_report(out_dir, summary.documents)
+    except Exception as error:  # noqa: BLE001 - the grades are written; a broken report must not hide them
+        summary.problems.append(f"class_report.html not written: {type(error).__name__}: {one_line(error, 300)}")
     shards.write_manifest(shards.Manifest(out_dir, ASSIGNMENT, options.seed, fingerprint, shard, True,
                                           {d["student_id"]: d["submission_hash"] for d in summary.documents}))
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _record_student(out_dir, student_id, build, seed, summary):
+    """The student's document, built by `build()` and written; when either fails, a grader-error record instead.
+
+    One student's failure (odd text, a full disk, a bug) must never cost the other students their grades: the
+    record says "grader error: ..." (grades.csv shows it), holds what was graded, and has no submission hash, so
+    the next run grades that student again.
+    """
+    document = None
+    try:
+        document = build()
+        exports.write_student(out_dir, document)
+        return document
+    except Exception as error:  # noqa: BLE001 - contained: this student is marked, every other one goes on
+        problem = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
+        summary.grader_errors[clean(student_id)] = problem
+        failed = exports.grader_error_document(student_id, ASSIGNMENT, seed, problem, document)
+        with contextlib.suppress(Exception):  # the JSON record alone, best effort: grades.csv has the row anyway
+            exports.write_record(out_dir, failed)
+        return failed
+
+
+def _raiser(error):
+    def build():
+        raise error
+    return build
 
 
 def _student_folders(submitted_dir):
@@ -116,12 +162,15 @@ def _student_folders(submitted_dir):
 
 
 def _student(folder, seed, fingerprint):
-    paths = {notebook: folder / ASSIGNMENT / f"{notebook}.ipynb" for notebook in NOTEBOOKS}
+    located = locate_notebooks(folder / ASSIGNMENT)
     digest = hashlib.sha256(f"{fingerprint}|seed={seed}".encode())
-    for notebook, path in paths.items():
+    for notebook, found in located.items():
         digest.update(f"|{notebook}=".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).hexdigest().encode() if path.is_file() else b"missing")
-    return _Student(folder.name, folder, digest.hexdigest(), paths)
+        if found.path is None:
+            digest.update(found.reason.encode())  # the files listed in the reason are part of what was seen
+        else:  # the name too: it decides the note saying which file was graded
+            digest.update(f"{found.path.name}:{hashlib.sha256(found.path.read_bytes()).hexdigest()}".encode())
+    return _Student(folder.name, folder, digest.hexdigest(), located)
 
 
 def _catalogue_fingerprint():
@@ -140,8 +189,3 @@ def _catalogue_fingerprint():
             digest.update(source.relative_to(root.parent).as_posix().encode() + source.read_bytes())
     return digest.hexdigest()
 
-
-def _missing_reason(student, notebook):
-    if not (student.folder / ASSIGNMENT).is_dir():
-        return f"not submitted (no {ASSIGNMENT}/ folder)"
-    return f"not submitted (no {ASSIGNMENT}/{notebook}.ipynb)"

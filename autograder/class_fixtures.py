@@ -11,6 +11,7 @@ nbval style, the student id says the expected outcome:
                              nbgrader and attnkit must give the same grade
   adversarial-<what>         attacks on the grader: attnkit gives the honest grade (points lost in
                              `exercise`), nbgrader may be fooled into a higher one
+  edited-<what>              a given (locked) cell edited: both graders restore it and grade the given code
 """
 
 import json
@@ -119,6 +120,23 @@ CLASS = (
              "except OSError:  # not allowed to read it: bring the grader down instead\n"
              "    os._exit(0)\n",
         exercise="softmax_stable", needs_landlock=True),
+    Submission(
+        "edited-given-causal-attention",
+        "notebook 04's given CausalAttention edited (scores no longer scaled): both graders run the given code",
+        notebook=NB04, cell="given_causal_attention", region=WHOLE_CELL, total=100,
+        code="class CausalAttention(nn.Module):\n"
+             "    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):\n"
+             "        super().__init__()\n"
+             "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+             "        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+             "        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+             "        self.dropout = nn.Dropout(dropout)\n"
+             "        self.register_buffer('mask', torch.triu(torch.ones(context_length, context_length), 1))\n\n"
+             "    def forward(self, x):\n"
+             "        num_tokens = x.shape[1]\n"
+             "        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)\n"
+             "        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)\n"
+             "        return self.dropout(torch.softmax(scores, dim=-1)) @ self.W_value(x)\n"),
 )
 
 BY_ID = {submission.student_id: submission for submission in CLASS}
@@ -128,12 +146,13 @@ class FixtureError(ValueError):
     """A fixture no longer fits the source notebooks (cell renamed, region gone)."""
 
 
-def _solution_cell(notebook, grade_id):
+def _changeable_cell(notebook, grade_id):
+    """The solution cell, or the given (locked) cell, with this grade id."""
     for cell in notebook.cells:
         nbgrader = cell.get("metadata", {}).get("nbgrader", {})
-        if nbgrader.get("grade_id") == grade_id and nbgrader.get("solution"):
+        if nbgrader.get("grade_id") == grade_id and (nbgrader.get("solution") or nbgrader.get("locked")):
             return cell
-    raise FixtureError(f"no solution cell {grade_id!r} in the source notebook")
+    raise FixtureError(f"no solution or given cell {grade_id!r} in the source notebook")
 
 
 def _regions(lines):
@@ -162,7 +181,7 @@ def replace_region(source, region, code):
 
 def changed_source(submission, source_notebook, repo_root):
     """The source of the submission's changed cell, built from the solved notebook node."""
-    cell = _solution_cell(source_notebook, submission.cell)
+    cell = _changeable_cell(source_notebook, submission.cell)
     code = submission.code.replace(REPO_PLACEHOLDER, str(Path(repo_root).resolve()))
     if submission.region is WHOLE_CELL:
         return code.rstrip("\n")
@@ -176,7 +195,7 @@ def build_notebook(submission, notebook_name, repo_root):
     notebook = nbformat.read(repo_root / folder / "attention" / f"{notebook_name}.ipynb", as_version=4)
     if notebook_name == submission.notebook:
         source = changed_source(submission, notebook, repo_root)
-        cell = _solution_cell(notebook, submission.cell)
+        cell = _changeable_cell(notebook, submission.cell)
         cell.source = source
         cell.outputs, cell.execution_count = [], None
     return notebook
@@ -196,8 +215,9 @@ def write_submission(submission, destination, repo_root):
 def validate(submission):
     """Problems with the declaration itself (unknown exercise, missing code...); empty when fine."""
     problems = []
-    if submission.kind not in ("solved", "untouched", "mistake", "adversarial"):
-        problems.append(f"{submission.student_id}: the id must start with solved, untouched, mistake or adversarial")
+    if submission.kind not in ("solved", "untouched", "mistake", "adversarial", "edited"):
+        problems.append(f"{submission.student_id}: the id must start with solved, untouched, mistake, adversarial "
+                        "or edited")
     if submission.kind == "adversarial" and submission.honest:
         problems.append(f"{submission.student_id}: an adversarial submission is not honest")
     if submission.exercise is not None and submission.exercise not in EXERCISES_BY_ID:

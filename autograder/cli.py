@@ -6,7 +6,8 @@
     attnkit merge OUT_DIR... --out MERGED         the shards' outputs -> one grades.csv, per-student files, report
     attnkit bench [--n N]                         nbgrader autograde vs attnkit grade on N solved submissions
 
-Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr).
+Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
+`grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error".
 """
 
 import argparse
@@ -16,9 +17,11 @@ from pathlib import Path
 
 from autograder.isolation import Limits, default_workers
 from autograder.runner import DEFAULT_SEED
+from autograder.safe_text import clean, clean_data
 from autograder.shards import shard_argument
 
 USAGE_ERROR = 2
+GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
 
 
 def main(argv=None):
@@ -114,18 +117,24 @@ def _check(args):
     score = sum(result.score for result in grading.results)
     max_score = sum(result.max_score for result in grading.results)
     if args.json:
-        print(json.dumps(_check_json(grading.results, score, max_score), indent=2, ensure_ascii=False))
+        print(json.dumps(clean_data(_check_json(grading.results, score, max_score)), indent=2, ensure_ascii=False))
         return 0
-    for result in grading.results:
-        print(f"{result.path}: {result.score:g}/{result.max_score:g}")
-        for check in result.checks:
-            if check.status != "passed":
-                print(f"  ✘ [{check.id}] {check.message}")
-        for note in result.notes:
-            print(f"  · {note}")
+    for line in report_lines(grading.results):
+        print(line)
     if len(grading.results) > 1:
         print(f"total: {score:g}/{max_score:g}")
     return 0
+
+
+def report_lines(results):
+    """`attnkit check`'s lines for the terminal. Messages and notes can quote student code: each line is cleaned,
+    so no control sequence of the student's reaches the terminal."""
+    lines = []
+    for result in results:
+        lines.append(f"{result.path}: {result.score:g}/{result.max_score:g}")
+        lines.extend(f"  ✘ [{check.id}] {check.message}" for check in result.checks if check.status != "passed")
+        lines.extend(f"  · {note}" for note in result.notes)
+    return [clean(line) for line in lines]
 
 
 def _check_json(results, score, max_score):
@@ -171,7 +180,11 @@ def _grade(args):
           f"{len(summary.skipped)} unchanged since the last run) in {summary.seconds:.1f} s; mean {mean:.1f}; "
           f"{summary.grades_csv}",
           file=sys.stderr)
-    return 0
+    for student_id, problem in sorted(summary.grader_errors.items()):
+        print(f"attnkit grade: {student_id}: {problem} (every other student was graded)", file=sys.stderr)
+    for problem in summary.problems:
+        print(f"attnkit grade: {problem}", file=sys.stderr)
+    return GRADER_FAILED if summary.grader_errors or summary.problems else 0
 
 
 def _bench(args):

@@ -22,6 +22,10 @@ from pathlib import Path
 
 from autograder.exercises import EXERCISES_BY_ID, NOTEBOOKS
 from autograder.report import MARKS
+from autograder.safe_text import clean, clean_data
+
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such text gets a quote.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def check_document(check, *, public_details=True):
@@ -55,9 +59,11 @@ def notebook_document(result):
 
 
 def student_document(student_id, assignment, submission_hash, seed, results):
-    notebooks = [notebook_document(result) for result in results]
+    """The student's record. Its text (messages, notes, reasons, file names) may quote student code or file
+    names: every string is cleaned here, the one place results become outputs (see autograder.safe_text)."""
+    notebooks = clean_data([notebook_document(result) for result in results])
     return {
-        "student_id": student_id,
+        "student_id": clean(student_id),
         "assignment": assignment,
         "submission_hash": submission_hash,
         "seed": seed,
@@ -65,6 +71,18 @@ def student_document(student_id, assignment, submission_hash, seed, results):
         "max_score": sum(notebook["max_score"] for notebook in notebooks),
         "notebooks": notebooks,
     }
+
+
+def grader_error_document(student_id, assignment, seed, problem, document=None):
+    """The record of a student whose grading or writing failed: what was graded (if anything) and the problem.
+
+    It has no submission hash, so a later run never takes it for finished work and grades the student again.
+    """
+    document = dict(document) if document else {
+        "student_id": clean(student_id), "assignment": assignment, "seed": seed, "score": 0.0,
+        "max_score": float(sum(exercise.points for exercise in EXERCISES_BY_ID.values())), "notebooks": []}
+    document.update(submission_hash="", grader_error=clean(problem))
+    return document
 
 
 def student_paths(student_id):
@@ -79,8 +97,13 @@ def write_student(out_dir, document):
     write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document))
     write_atomically(out_dir / "gradescope" / student_id / "results.json",
                       json.dumps(gradescope_results(document), indent=2, ensure_ascii=False))
-    write_atomically(out_dir / "students" / f"{student_id}.json",
-                      json.dumps(document, indent=2, ensure_ascii=False))
+    write_record(out_dir, document)
+
+
+def write_record(out_dir, document):
+    """students/<id>.json alone: the full record, the mark that the student is done."""
+    write_atomically(Path(out_dir) / "students" / f"{document['student_id']}.json",
+                     json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def read_student(out_dir, student_id):
@@ -101,12 +124,18 @@ def write_grades_csv(out_dir, documents):
     for document in documents:
         by_name = {notebook["notebook"]: notebook for notebook in document["notebooks"]}
         scores = [format_number(by_name[name]["score"]) if name in by_name else "0" for name in NOTEBOOKS]
-        problems = _problems(document["notebooks"])
-        writer.writerow([document["student_id"], *scores, format_number(document["score"]),
-                         format_number(document["max_score"]), problems])
+        problems = "; ".join(filter(None, [document.get("grader_error", ""), _problems(document["notebooks"])]))
+        writer.writerow([spreadsheet_text(document["student_id"]), *scores, format_number(document["score"]),
+                         format_number(document["max_score"]), spreadsheet_text(problems)])
     path = Path(out_dir) / "grades.csv"
     write_atomically(path, buffer.getvalue())
     return path
+
+
+def spreadsheet_text(text):
+    """A text cell a spreadsheet shows as text: cleaned, and quoted when it would start a formula."""
+    text = clean(text)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _problems(notebooks):
@@ -158,6 +187,9 @@ def feedback_html(document):
         f"<h1>Feedback for {escape(document['student_id'])}</h1>",
         f"<p>Total: <strong>{format_number(document['score'])} / {format_number(document['max_score'])}</strong></p>",
     ]
+    if document.get("grader_error"):
+        parts.append(f"<p class=\"error\">{escape(document['grader_error'])}: not your code's fault; ask your "
+                     "instructor to grade it again</p>")
     for notebook in document["notebooks"]:
         parts.append(f"<h2>{escape(notebook['notebook'])}: {format_number(notebook['score'])} / "
                      f"{format_number(notebook['max_score'])}</h2>")

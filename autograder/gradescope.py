@@ -34,7 +34,8 @@ DEFAULT_ROOT = "/autograder"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 MIN_PYTHON = (3, 11)
 BUNDLED_FILES = ("pyproject.toml", "constraints.txt", "README.md")  # README.md: pyproject's `readme`
-BUNDLED_PACKAGES = ("autograder", "solutions")
+# release/: the given cells that grading restores, as nbgrader does (autograder.notebook_code).
+BUNDLED_PACKAGES = ("autograder", "solutions", "release")
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".zip")
 EXECUTABLE, REGULAR = 0o100755, 0o100644
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed: the same source gives the same zip

@@ -22,8 +22,9 @@ from autograder.isolation import Job, Limits, probe_notebooks
 from autograder.model import ERROR, CheckResult
 from autograder.notebook_code import NotebookProblem, plan_notebook
 from autograder.runner import DEFAULT_SEED, judge_exercise, run_exercise
+from autograder.safe_text import clean, one_line
 
-GRADED, MISSING, UNREADABLE = "graded", "missing", "unreadable"
+GRADED, MISSING, UNREADABLE, GRADER_ERROR = "graded", "missing", "unreadable", "grader_error"
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class NotebookInput:
     key: object  # the caller's handle (e.g. (student, notebook))
     path: Path
     notebook: str | None = None  # None: inferred from the file name or its graded cells
+    notes: tuple[str, ...] = ()  # what the caller found out about the file (e.g. graded under another name)
 
 
 @dataclass
@@ -46,7 +48,7 @@ class NotebookResult:
     key: object
     notebook: str
     path: str
-    status: str  # graded, missing, unreadable
+    status: str  # graded, missing, unreadable, grader_error
     reason: str
     checks: list[CheckResult]
     notes: list[str] = field(default_factory=list)
@@ -71,25 +73,33 @@ def grade_notebooks(inputs, options=None, on_result=None):
     """Grade each input; `on_result(result)` as each notebook is done. Results come back in input order."""
     options = options or Options()
     lang = options.lang or language()
-    results, jobs = {}, []
+    results, jobs, notes_of = {}, [], {}
     for position, item in enumerate(inputs):
         try:
             plan = plan_notebook(item.path, item.notebook)
         except NotebookProblem as problem:
             status = MISSING if not Path(item.path).exists() else UNREADABLE
             result = unanswered_result(item.key, item.notebook, item.path, status, str(problem), lang)
+            result.notes[:0] = item.notes
             results[position] = result
             if on_result:
                 on_result(result)
             continue
         jobs.append(Job((position, item.key), plan, options.seed))
+        notes_of[position] = item.notes
 
     isolation_notes = set()
 
     def judged(outcome):
         position, key = outcome.key
         isolation_notes.update(outcome.isolation_notes)
-        result = _judge(key, outcome, options.seed, lang)
+        try:
+            result = _judge(key, outcome, options.seed, lang)
+        except Exception as error:  # noqa: BLE001 - a judge that breaks on one notebook must not stop the rest
+            reason = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
+            print(f"attnkit: internal error while judging {clean(str(outcome.plan.path))}: {reason}", file=sys.stderr)
+            result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
+        result.notes[:0] = notes_of[position]
         results[position] = result
         if on_result:
             on_result(result)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import torch
 
 from autograder import catalog, guards, wire
+from autograder.safe_text import clean, one_line
 from autograder.student_process import ChildTask, run_child
 
 READ_CHUNK = 1 << 20
@@ -385,7 +386,7 @@ def _why_not_rerun(attempt, limits):
 
 def _grader_failed(state, traceback_text):
     """A bug in attnkit's own code in the child: told to whoever runs the grader, and to the student as ours."""
-    text = "".join(ch if ch.isprintable() or ch == "\n" else "?" for ch in traceback_text)  # from the child
+    text = clean(traceback_text, MAX_TRACEBACK_CHARS)  # from the child
     lines = [line for line in text.splitlines() if line.strip()]
     summary = lines[-1].strip() if lines else "no traceback came back"
     print(f"attnkit: internal error while grading {state.job.plan.path}: {summary}", file=sys.stderr)
@@ -422,10 +423,9 @@ def _describe_exit(status):
 
 
 def _cell_note(index, error):
-    kind, message = str(error.get("type", "error")), " ".join(str(error.get("message", "")).split())
+    kind, message = one_line(error.get("type", "error"), 80), one_line(error.get("message", ""), 200)
     if kind == "StepTimeout":
         return f"cell {index}: {message}; it was interrupted"
-    message = message if len(message) <= 200 else message[:199] + "…"
     return f"cell {index}: {kind}: {message}" if message else f"cell {index}: {kind}"
 
 

@@ -18,6 +18,7 @@ from autograder.i18n import language, render
 from autograder.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.model import ERROR, FAILED, PASSED, CheckResult, Verdict
 from autograder.probing import run_probe
+from autograder.safe_text import one_line
 
 DEFAULT_SEED = 20260
 SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
@@ -123,8 +124,7 @@ def explain_error(error, case):
 
 
 def _short(text, limit=160):
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _result(check, status, verdict, lang):

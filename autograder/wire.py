@@ -5,7 +5,8 @@ Events with tensors or tuples (an exercise's probe data) travel as `torch.save` 
 `torch.load(..., weights_only=True)`, which rebuilds tensors, numbers, strings and containers and
 refuses anything else; events that JSON gives back exactly (cell started, cell raised...) travel as
 JSON, as safe and far cheaper to read. Never plain pickle: the bytes come from a process the student
-controls, and unpickling them would run their code in the grader. Frames and the stream are capped.
+controls, and unpickling them would run their code in the grader. Frames and the stream are capped, and
+every string of a decoded event goes through autograder.safe_text.clean before the grader sees it.
 """
 
 import io
@@ -14,6 +15,8 @@ import math
 import struct
 
 import torch
+
+from autograder.safe_text import clean_data
 
 HEADER = struct.Struct(">cQ")  # kind (J: JSON, B: JSON + raw tensor bytes, T: torch.save), payload length
 JSON_FRAME, BINARY_FRAME, TORCH_FRAME = b"J", b"B", b"T"
@@ -198,7 +201,8 @@ class FrameReader:
                 break
             payload = bytes(self._buffer[HEADER.size:HEADER.size + length])
             del self._buffer[:HEADER.size + length]
-            yield _decode(kind, payload)
+            # Every string the child sends is the student's to choose: made safe once, here.
+            yield clean_data(_decode(kind, payload))
 
     @property
     def pending(self):

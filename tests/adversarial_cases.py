@@ -29,7 +29,7 @@ class Case:
     edit: object  # callable(notebook node, context) -> notebook node, or bytes for a raw file
     scores: dict = field(default_factory=dict)  # exercise id -> expected score (others of the notebook: full)
     message: tuple = ()  # (exercise id, substring of one of its failed checks' messages)
-    note: str = ""  # substring of one of the notebook's notes
+    note: str | tuple = ""  # substring of one of the notebook's notes; a tuple: any one of these substrings
     all_notebooks: bool = False  # hand in the other three notebooks too (solved): they must stay intact
     needs_landlock: int = 0  # minimum Landlock ABI for the expected outcome (0: none needed)
     reason: str = ""  # for a notebook that cannot be run: substring of its reason
@@ -181,8 +181,13 @@ def cases():
         Case("uninterruptible_loop_in_cell-killed_then_full", NB01, new_cell_after(
              "given_inputs", "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass"),
              note="did not stop"),
-        Case("memory_bomb-full", NB01, new_cell_after(
-             "given_inputs", "hog = [bytearray(10**8) for _ in range(10**4)]"), note="MemoryError"),
+        # One allocation far past the memory limit fails at once, whatever the machine's speed.
+        Case("memory_bomb-full", NB01, new_cell_after("given_inputs", "hog = bytearray(2**40)"), note="MemoryError"),
+        # Growing allocations zero-fill memory on the way: a slow or busy machine can reach the cell's time limit
+        # before the memory limit. Either limit is a right outcome; the note must name the one that stopped it.
+        Case("growing_memory_bomb-full", NB01, new_cell_after(
+             "given_inputs", "hog = [bytearray(10**8) for _ in range(10**4)]"),
+             note=("MemoryError", "ran past the 2 s limit")),
         Case("memory_bomb_in_function-zero_for_that_exercise", NB01, replace(
              "solution_softmax_stable", "import torch\n\ndef softmax_stable(x, dim=-1):\n"
              "    return torch.ones(10**6, 10**6)\n"), scores={"softmax_stable": 0}),
@@ -280,8 +285,11 @@ def cases():
         Case("deleted_graded_cell-full", NB01, delete("test_softmax_stable"), note="deleted"),
         Case("duplicated_graded_cell-full", NB01, duplicate("test_softmax_naive")),
         Case("retyped_graded_cell-full", NB01, retype("test_context_vectors", "markdown")),
-        Case("retyped_solution_cell-zero_for_that_exercise", NB01, retype("solution_softmax_naive", "markdown"),
-             scores={"softmax_naive": 0}, message=("softmax_naive", "not defined")),
+        # nbgrader turns a graded notebook's cells back into the type they were handed out as: so does attnkit.
+        Case("retyped_solution_cell-restored_full", NB01, retype("solution_softmax_naive", "markdown"),
+             note="turned into a markdown cell"),
+        Case("edited_given_cell-restored_full", NB01, replace("given_inputs", "inputs = None"),
+             note="graded with the given code"),
         Case("missing_function-zero_for_that_exercise", NB01, delete("solution_context_vectors"),
              scores={"context_vectors": 0}, message=("context_vectors", "`context_vectors` is not defined")),
         Case("wrong_signature-zero_for_that_exercise", NB01, replace(

@@ -33,7 +33,9 @@ from autograder.sandbox import landlock_abi
 pytestmark = pytest.mark.slow
 
 CHANGED = [submission for submission in CLASS if submission.notebook is not None]
-NBGRADER_STUDENT = "mistake-mask-plain-attribute"  # partial credit (1.5 of 11): the most delicate to agree on
+# Through real nbgrader: partial credit (1.5 of 11), the most delicate to agree on; and an edited given cell,
+# which both graders restore before running the notebook.
+NBGRADER_STUDENTS = ("mistake-mask-plain-attribute", "edited-given-causal-attention")
 
 
 def _grade_ids(notebook):
@@ -172,15 +174,19 @@ def test_the_demo_refuses_to_write_inside_the_checkout(repo_root, capsys):
     assert "inside the checkout" in capsys.readouterr().err
 
 
-def test_nbgrader_gives_a_mistake_the_grade_attnkit_gives(graded_class, repo_root, tmp_path):
-    """One honest mistake through real nbgrader (generate_assignment, autograde): the same grade per notebook."""
-    submission = BY_ID[NBGRADER_STUDENT]
+def test_nbgrader_gives_the_grades_attnkit_gives(graded_class, repo_root, tmp_path):
+    """Honest submissions through real nbgrader (generate_assignment, autograde): the same grade per notebook."""
     course_root = course.make_course(tmp_path / "course", repo_root)
     course.generate_release(course_root)
-    course.submit(course_root, submission.student_id,
-                  write_submission(submission, tmp_path / "handed_in", repo_root))
+    for student_id in NBGRADER_STUDENTS:
+        course.submit(course_root, student_id,
+                      write_submission(BY_ID[student_id], tmp_path / "handed_in" / student_id, repo_root))
     course.autograde(course_root)
-    row = _row(submission, graded_class[submission.student_id],
-               nbgrader=course.read_scores(course_root)[submission.student_id])
-    assert row.agree(), demo.expectation_problems(row)
-    assert row.nbgrader_total == row.attnkit_total < 100
+    nbgrader_scores = course.read_scores(course_root)
+    rows = {student_id: _row(BY_ID[student_id], graded_class[student_id], nbgrader=nbgrader_scores[student_id])
+            for student_id in NBGRADER_STUDENTS}
+    for row in rows.values():
+        assert row.agree(), demo.expectation_problems(row)
+    assert rows["mistake-mask-plain-attribute"].attnkit_total < 100
+    restored = rows["edited-given-causal-attention"]
+    assert restored.attnkit_total == 100 and any("given_causal_attention" in note for note in restored.notes())

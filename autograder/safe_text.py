@@ -1,0 +1,67 @@
+"""Text that came from student code, made safe to show anywhere: `clean(text)` and `clean_data(value)`.
+
+Exception messages, cell notes and file names are the student's: they may hold lone surrogates (bytes
+decoded with surrogateescape), NUL, ESC sequences that drive a terminal, bidi overrides that reorder what
+a reader sees, or a megabyte on one line. `clean` makes such a string safe once, where it enters the
+grader: invalid code points become U+FFFD, control and bidi characters become visible escapes (`\\x1b`,
+`\\u202e`), and the length is capped. What comes out encodes as UTF-8 and holds no character that acts
+on a terminal or a page; each output still escapes it for its own syntax (HTML, CSV, JSON).
+"""
+
+import unicodedata
+
+MAX_CHARS = 4000
+REPLACEMENT = "\ufffd"
+KEPT_CONTROLS = frozenset("\n\t")
+# Explicit directional formatting characters (Unicode bidi algorithm): they reorder the text around them.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+MAX_DEPTH = 32
+
+
+def clean(text, limit=MAX_CHARS):
+    """`text` (any object: non-strings are shown by str) as safe, UTF-8-encodable text of at most `limit` chars."""
+    if not isinstance(text, str):
+        text = _str_of(text)
+    # Characters past the limit are never shown: only the first limit + 1 are looked at (one to know it was cut).
+    cleaned = "".join(_visible(char) for char in text[: limit + 1])
+    if len(cleaned) > limit:
+        cleaned = cleaned[: max(limit - 1, 0)] + "…"
+    return cleaned
+
+
+def clean_data(value, depth=0):
+    """Every string in a structure of dicts, lists and tuples cleaned (keys too); other values as they are."""
+    if depth > MAX_DEPTH:
+        return "<nested too deeply>"
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean_data(key, depth + 1): clean_data(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [clean_data(item, depth + 1) for item in value]
+    if isinstance(value, tuple):
+        return tuple(clean_data(item, depth + 1) for item in value)
+    return value
+
+
+def one_line(text, limit=MAX_CHARS):
+    """`clean(text)` with every run of whitespace (newlines included) made one space: for notes and table cells."""
+    return clean(" ".join(str(text).split()) if isinstance(text, str) else text, limit)
+
+
+def _visible(char):
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):  # lone surrogate, noncharacter
+        return REPLACEMENT
+    if char in KEPT_CONTROLS:
+        return char
+    if char in BIDI_CONTROLS or unicodedata.category(char) == "Cc":
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return char
+
+
+def _str_of(value):
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a student's __str__ may raise anything
+        return f"<{type(value).__name__} object>"

@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.attnkit-installed
 # nbgrader shells out to `alembic`, which lives next to the venv's python.
 RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
-.PHONY: help .venv test demo release check-release lint
+.PHONY: help .venv test demo release check-release lint grid
 
 help:
 	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
@@ -17,6 +17,7 @@ help:
 	@echo "make release        regenerate release/attention/ from source/attention/"
 	@echo "make check-release  fail if release/attention/ is out of date"
 	@echo "make lint           ruff check"
+	@echo "make grid           the variant grid: every single-knob mistake of every module exercise, graded"
 
 .venv: $(STAMP)
 
@@ -40,3 +41,6 @@ check-release: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+
+grid: $(STAMP)
+	$(PY) -m devtools.variant_grid

@@ -2,11 +2,11 @@
 
 from types import MappingProxyType
 
-from autograder.checks import basics, causal, multihead, self_attention
+from autograder.checks import basics, causal, contract, multihead, self_attention
 from autograder.common_messages import MESSAGES as COMMON_MESSAGES
 from autograder.exercises import exercise as find_exercise
 
-_MODULES = (basics, self_attention, causal, multihead)
+_MODULES = (basics, self_attention, causal, multihead, contract)
 
 
 def _merged(*tables):

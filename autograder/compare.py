@@ -30,12 +30,15 @@ def largest_difference(got, expected):
     return float(diff.max()), index
 
 
-def diagnose(got, expected, variants: Mapping[str, torch.Tensor]) -> str | None:
+def diagnose(got, expected, variants) -> str | None:
     """The misconception whose wrong variant reproduces the student's output; None when none does.
 
-    A variant that happens to equal the correct answer on this input proves nothing, so it is skipped.
+    `variants` is a mapping {misconception: wrong output} or (misconception, wrong output) pairs (one mistake
+    can be written several ways). A variant that happens to equal the correct answer on this input proves
+    nothing, so it is skipped.
     """
-    for misconception, wrong in variants.items():
+    pairs = variants.items() if isinstance(variants, Mapping) else variants
+    for misconception, wrong in pairs:
         if wrong is None or same(wrong, expected):
             continue
         if same(got, wrong):

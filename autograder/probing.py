@@ -37,6 +37,18 @@ def plain(value):
     return value.detach().to("cpu", copy=True) if value.device.type != "meta" else value.detach()
 
 
+@contextlib.contextmanager
+def seeded(seed):
+    """The CPU generator seeded for student code that draws from it (layer init, dropout); restored afterwards.
+
+    torch.manual_seed would also poke every accelerator backend (a millisecond per call), and the notebook's own
+    random state must be as it was after a check.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(int(seed))
+        yield
+
+
 def generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(int(seed))
 
@@ -134,3 +146,37 @@ class MatmulCount(TorchDispatchMode):
         if func.overloadpacket.__name__ in MATMUL_OPS:
             self.count += 1
         return func(*args, **(kwargs or {}))
+
+
+# Ops that may take CPU index tensors for tensors on any device: not a device mix.
+INDEXING_OPS = frozenset({"index", "index_put", "index_put_", "_index_put_impl_"})
+
+
+class DeviceMixWatch(TorchDispatchMode):
+    """Notes every op that mixes a non-scalar CPU tensor into work on another device.
+
+    Run with the module and its input on `meta` (or a GPU): a tensor the student's code created without
+    `device=` stays on the CPU, and an op that combines it with the others fails on a GPU. On `meta`, an
+    in-place op such as masked_fill_ raises nothing, so the mix is looked for here instead.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.mixed = []  # names of the ops that mixed devices
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ not in INDEXING_OPS:
+            tensors = [value for value in _flat(args) + _flat(kwargs) if isinstance(value, torch.Tensor)]
+            on_cpu = any(t.device.type == "cpu" and t.dim() > 0 for t in tensors)
+            elsewhere = any(t.device.type != "cpu" for t in tensors)
+            if on_cpu and elsewhere:
+                self.mixed.append(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def _flat(value):
+    if isinstance(value, list | tuple):
+        return [item for element in value for item in _flat(element)]
+    if isinstance(value, dict):
+        return [item for element in value.values() for item in _flat(element)]
+    return [value]

@@ -10,7 +10,10 @@ def causal_mask(num_tokens):
 
 
 def causal_weights_renormalised(attn_weights):
-    """Route 1: zero the future with a lower-triangular matrix, then make rows sum to 1 again."""
+    """Route 1: zero the future with a lower-triangular matrix, then make rows sum to 1 again.
+
+    attn_weights: (..., num_tokens, num_tokens), any leading dimensions, on any device (the result keeps them).
+    """
     num_tokens = attn_weights.shape[-1]
     keep = torch.tril(torch.ones(num_tokens, num_tokens, dtype=attn_weights.dtype, device=attn_weights.device))
     masked = attn_weights * keep
@@ -18,7 +21,10 @@ def causal_weights_renormalised(attn_weights):
 
 
 def causal_weights_neg_inf(attn_scores):
-    """Route 2: fill the future with -inf before the softmax, so it gets exactly zero weight."""
+    """Route 2: fill the future with -inf before the softmax, so it gets exactly zero weight.
+
+    attn_scores: (..., num_tokens, num_tokens), any leading dimensions, on any device (the result keeps them).
+    """
     num_tokens = attn_scores.shape[-1]
     masked = attn_scores.masked_fill(causal_mask(num_tokens).to(attn_scores.device), -torch.inf)
     return torch.softmax(masked, dim=-1)

@@ -9,7 +9,7 @@ from autograder.i18n import LANGUAGES, language
 from autograder.misconceptions import MISCONCEPTIONS
 from autograder.model import PASSED
 from autograder.runner import run_exercise
-from autograder.variants import ATTENTION_MISTAKES
+from autograder.variants import ATTENTION_MISCONCEPTIONS
 
 
 def reference_namespace(exercise):
@@ -38,7 +38,7 @@ def test_every_misconception_has_name_and_hint_in_both_languages():
         for text in (misconception.name_en, misconception.name_zh, misconception.hint_en, misconception.hint_zh):
             assert text.strip(), misconception.id
     known = {m.id for m in MISCONCEPTIONS}
-    assert set(ATTENTION_MISTAKES) <= known
+    assert set(ATTENTION_MISCONCEPTIONS) <= known
 
 
 def test_check_ids_are_unique():

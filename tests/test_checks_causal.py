@@ -1,5 +1,6 @@
 """The checks of notebook 03: full marks for the reference and the book, named mistakes for the rest."""
 
+import functools
 import random
 import re
 import warnings
@@ -14,6 +15,7 @@ from mutants import causal as mutants
 import solutions
 from autograder import catalog
 from autograder.checks import causal as causal_checks
+from autograder.checks import contract
 from autograder.exercises import EXERCISES_BY_ID
 from autograder.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.model import PASSED
@@ -23,9 +25,12 @@ from autograder.variants import attention
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")
 ROUTE_CHECKS = {  # masking_routes: the checks of each route, by the function they call
-    "causal_weights_renormalised": {"masking_routes.renormalise_notes", "masking_routes.renormalise_random"},
-    "causal_weights_neg_inf": {"masking_routes.neg_inf_notes", "masking_routes.neg_inf_random"},
+    "causal_weights_renormalised": {"masking_routes.renormalise_notes", "masking_routes.renormalise_random",
+                                    "masking_routes.renormalise_device"},
+    "causal_weights_neg_inf": {"masking_routes.neg_inf_notes", "masking_routes.neg_inf_random",
+                               "masking_routes.neg_inf_device"},
 }
+DEVICE_CHECKS = {"masking_routes.renormalise_device", "masking_routes.neg_inf_device"}
 SEEDS = (DEFAULT_SEED, 0, 1)
 
 
@@ -62,8 +67,8 @@ def reference(exercise_id):
 
 CORRECT = [
     ("causal_mask", mutants.causal_mask_book),
-    ("masking_routes", mutants.causal_weights_renormalised_book),
-    ("masking_routes", mutants.causal_weights_neg_inf_book),
+    ("masking_routes", mutants.causal_weights_renormalised_on_device),
+    ("masking_routes", mutants.causal_weights_neg_inf_on_device),
     ("masking_routes", mutants.causal_weights_neg_inf_in_place),  # the hint for a dropped masked_fill suggests it
     ("causal_attention", mutants.CausalAttention_book),
     ("causal_attention", mutants.CausalAttention_other_order),
@@ -76,11 +81,16 @@ def test_book_code_and_correct_rewrites_earn_full_marks(exercise_id, student):
         assert_full_marks(exercise_id, run(exercise_id, student, seed=seed), seed)
 
 
-def test_the_books_code_for_both_routes_earns_full_marks():
+def test_the_notes_routes_as_functions_lose_only_the_device_checks():
+    """The notes' inline code, put in the functions as is, makes its mask on the CPU: right values, any leading
+    dimensions, but on a GPU it fails (the meta device stands in): the device checks, and they alone, say so."""
     namespace = {"causal_weights_renormalised": mutants.causal_weights_renormalised_book,
                  "causal_weights_neg_inf": mutants.causal_weights_neg_inf_book}
     for seed in SEEDS:
-        assert_full_marks("masking_routes", run("masking_routes", namespace, seed=seed), seed)
+        results = run("masking_routes", namespace, seed=seed)
+        failed = {r.id: r for r in results.values() if r.status != PASSED}
+        assert set(failed) == DEVICE_CHECKS, f"seed {seed}: {sorted(failed)}"
+        assert all(r.misconception == "tensor_created_on_cpu" for r in failed.values())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -110,6 +120,8 @@ MISTAKES = [
      "missing_keepdim"),
     ("masking_routes", mutants.causal_weights_renormalised_float32, "masking_routes.renormalise_random",
      "dtype float32"),
+    ("masking_routes", mutants.causal_weights_renormalised_book, "masking_routes.renormalise_device",
+     "tensor_created_on_cpu"),
     ("masking_routes", mutants.causal_weights_neg_inf_result_dropped, "masking_routes.neg_inf_notes",
      "masked_fill_result_dropped"),
     ("masking_routes", mutants.causal_weights_neg_inf_result_dropped, "masking_routes.neg_inf_random",
@@ -121,17 +133,16 @@ MISTAKES = [
     ("masking_routes", mutants.causal_weights_neg_inf_with_diagonal, "masking_routes.neg_inf_random",
      "mask_includes_diagonal"),
     ("masking_routes", mutants.causal_weights_neg_inf_inverted, "masking_routes.neg_inf_random", "mask_inverted"),
+    ("masking_routes", mutants.causal_weights_neg_inf_book, "masking_routes.neg_inf_device", "tensor_created_on_cpu"),
     ("causal_attention", mutants.CausalAttention_missing_scaling, "causal_attention.notes", "missing_scaling"),
     ("causal_attention", mutants.CausalAttention_missing_scaling, "causal_attention.random", "missing_scaling"),
     ("causal_attention", mutants.CausalAttention_softmax_wrong_dim, "causal_attention.random", "softmax_wrong_dim"),
     ("causal_attention", mutants.CausalAttention_softmax_wrong_dim, "causal_attention.properties",
-     "softmax_wrong_dim"),
+     "changed the outputs up to position"),
     ("causal_attention", mutants.CausalAttention_mask_with_diagonal, "causal_attention.random",
      "mask_includes_diagonal"),
-    ("causal_attention", mutants.CausalAttention_mask_with_diagonal, "causal_attention.properties",
-     "mask_includes_diagonal"),
     ("causal_attention", mutants.CausalAttention_mask_inverted, "causal_attention.random", "mask_inverted"),
-    ("causal_attention", mutants.CausalAttention_mask_inverted, "causal_attention.properties", "mask_inverted"),
+    ("causal_attention", mutants.CausalAttention_mask_inverted, "causal_attention.properties", "the future leaks in"),
     ("causal_attention", mutants.CausalAttention_masked_fill_dropped, "causal_attention.notes",
      "masked_fill_result_dropped"),
     ("causal_attention", mutants.CausalAttention_masked_fill_dropped, "causal_attention.random",
@@ -140,29 +151,30 @@ MISTAKES = [
      "mask_after_softmax_no_renorm"),
     ("causal_attention", mutants.CausalAttention_query_key_swapped, "causal_attention.random", "query_key_swapped"),
     ("causal_attention", mutants.CausalAttention_mask_not_truncated, "causal_attention.random", "mask_not_truncated"),
-    ("causal_attention", mutants.CausalAttention_mask_not_truncated, "causal_attention.dropout", "mask_not_truncated"),
+    ("causal_attention", mutants.CausalAttention_mask_not_truncated, "causal_attention.properties",
+     "mask_not_truncated"),
     ("causal_attention", mutants.CausalAttention_transpose_batched, "causal_attention.notes", "transpose_batched"),
     ("causal_attention", mutants.CausalAttention_transpose_batched, "causal_attention.random", "transpose_batched"),
-    ("causal_attention", mutants.CausalAttention_transpose_batched, "causal_attention.dropout", "transpose_batched"),
     ("causal_attention", mutants.CausalAttention_sdpa, "causal_attention.random", "scaled_dot_product_attention"),
     ("causal_attention", mutants.CausalAttention_detached_keys, "causal_attention.properties",
      "no gradient reaches W_key"),
     ("causal_attention", mutants.CausalAttention_modifies_input, "causal_attention.properties",
      "modified its input"),
-    ("causal_attention", mutants.CausalAttention_dropout_in_eval, "causal_attention.dropout", "dropout_in_eval"),
-    ("causal_attention", mutants.CausalAttention_dropout_on_scores, "causal_attention.dropout",
+    ("causal_attention", mutants.CausalAttention_dropout_in_eval, "causal_attention.modes", "dropout_in_eval"),
+    ("causal_attention", mutants.CausalAttention_dropout_on_scores, "causal_attention.modes",
      "dropout_before_softmax"),
-    ("causal_attention", mutants.CausalAttention_dropout_on_masked_scores, "causal_attention.dropout",
+    ("causal_attention", mutants.CausalAttention_dropout_on_masked_scores, "causal_attention.modes",
      "dropout_before_softmax"),
-    ("causal_attention", mutants.CausalAttention_dropout_on_values, "causal_attention.dropout", "whole columns"),
-    ("causal_attention", mutants.CausalAttention_no_dropout, "causal_attention.dropout", "ever dropped"),
-    ("causal_attention", mutants.CausalAttention_dropout_not_scaled, "causal_attention.dropout", "1/(1-p)"),
-    ("causal_attention", mutants.CausalAttentionWithoutBuffers, "causal_attention.buffer", "mask_plain_attribute"),
-    ("causal_attention", mutants.CausalAttention_buffer_not_saved, "causal_attention.buffer", "persistent=False"),
-    ("causal_attention", mutants.CausalAttention_mask_parameter, "causal_attention.buffer", "nn.Parameter"),
-    ("causal_attention", mutants.CausalAttention_no_buffer_line, "causal_attention.buffer", "register_buffer"),
-    ("causal_attention", mutants.CausalAttention_fresh_mask_in_forward, "causal_attention.buffer",
-     "forward pass fails"),
+    ("causal_attention", mutants.CausalAttention_dropout_on_values, "causal_attention.modes",
+     "dropout_not_on_weights"),
+    ("causal_attention", mutants.CausalAttention_no_dropout, "causal_attention.modes", "dropout_missing"),
+    ("causal_attention", mutants.CausalAttention_dropout_not_scaled, "causal_attention.modes", "1/(1-p)"),
+    ("causal_attention", mutants.CausalAttentionWithoutBuffers, "causal_attention.device", "mask_plain_attribute"),
+    ("causal_attention", mutants.CausalAttention_buffer_not_saved, "causal_attention.device", "mask_not_persistent"),
+    ("causal_attention", mutants.CausalAttention_mask_parameter, "causal_attention.structure", "mask_as_parameter"),
+    ("causal_attention", mutants.CausalAttention_no_buffer_line, "causal_attention.device", "register_buffer"),
+    ("causal_attention", mutants.CausalAttention_fresh_mask_in_forward, "causal_attention.device",
+     "tensor_created_on_cpu"),
 ]
 
 MISCONCEPTION_IDS = set(MISCONCEPTIONS_BY_ID)
@@ -171,20 +183,23 @@ MISCONCEPTION_IDS = set(MISCONCEPTIONS_BY_ID)
 FOCUSED = {
     mutants.causal_mask_hardcoded: {"causal_mask.sizes"},
     mutants.causal_weights_renormalised_float32: {"masking_routes.renormalise_random"},
+    mutants.causal_weights_renormalised_book: {"masking_routes.renormalise_device"},
+    mutants.causal_weights_neg_inf_book: {"masking_routes.neg_inf_device"},
     mutants.CausalAttention_detached_keys: {"causal_attention.properties"},
-    mutants.CausalAttention_dropout_in_eval: {"causal_attention.dropout"},
-    mutants.CausalAttention_dropout_on_scores: {"causal_attention.dropout"},
-    mutants.CausalAttention_dropout_on_masked_scores: {"causal_attention.dropout"},
-    mutants.CausalAttention_dropout_on_values: {"causal_attention.dropout"},
-    mutants.CausalAttention_no_dropout: {"causal_attention.dropout"},
-    mutants.CausalAttention_dropout_not_scaled: {"causal_attention.dropout"},
-    mutants.CausalAttentionWithoutBuffers: {"causal_attention.buffer"},
-    mutants.CausalAttention_buffer_not_saved: {"causal_attention.buffer"},
-    mutants.CausalAttention_mask_parameter: {"causal_attention.buffer"},
-    mutants.CausalAttention_no_buffer_line: {"causal_attention.buffer"},
-    mutants.CausalAttention_fresh_mask_in_forward: {"causal_attention.buffer"},
+    mutants.CausalAttention_dropout_in_eval: {"causal_attention.modes"},
+    mutants.CausalAttention_dropout_on_scores: {"causal_attention.modes"},
+    mutants.CausalAttention_dropout_on_masked_scores: {"causal_attention.modes"},
+    mutants.CausalAttention_dropout_on_values: {"causal_attention.modes"},
+    mutants.CausalAttention_no_dropout: {"causal_attention.modes"},
+    mutants.CausalAttention_dropout_not_scaled: {"causal_attention.modes"},
+    mutants.CausalAttentionWithoutBuffers: {"causal_attention.device"},
+    mutants.CausalAttention_buffer_not_saved: {"causal_attention.device"},
+    mutants.CausalAttention_mask_parameter: {"causal_attention.structure"},
+    mutants.CausalAttention_no_buffer_line: {"causal_attention.device"},
+    mutants.CausalAttention_fresh_mask_in_forward: {"causal_attention.device"},
     mutants.CausalAttention_mask_not_truncated: {"causal_attention.random", "causal_attention.properties",
-                                                 "causal_attention.dropout"},
+                                                 "causal_attention.structure", "causal_attention.modes",
+                                                 "causal_attention.device"},
 }
 
 
@@ -216,7 +231,8 @@ def test_every_misconception_of_these_exercises_has_a_mutant():
     assert named >= {
         "mask_includes_diagonal", "mask_inverted", "mask_after_softmax_no_renorm", "masked_fill_result_dropped",
         "softmax_wrong_dim", "missing_scaling", "query_key_swapped", "mask_not_truncated", "transpose_batched",
-        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "missing_keepdim",
+        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "missing_keepdim", "dropout_missing",
+        "dropout_not_on_weights", "mask_as_parameter", "mask_not_persistent", "tensor_created_on_cpu",
     }
 
 
@@ -402,22 +418,30 @@ def test_checks_are_silent_and_leave_the_notebooks_rng_alone(student, capfd):
 
 
 def test_dropout_rate_tolerance_is_wide_and_still_catches_a_double_dropout():
-    tolerance = causal_checks.RATE_DEVIATIONS * (0.25 / (causal_checks.DROPOUT_BATCH * 32 * 33 / 2)) ** 0.5
+    spec = contract.SPECS_BY_EXERCISE["causal_attention"]
+    visible = contract.DROPOUT_BATCH * contract.DROPOUT_TOKENS * (contract.DROPOUT_TOKENS + 1) / 2
+    tolerance = contract.RATE_DEVIATIONS * (0.25 / visible) ** 0.5
     assert tolerance < 0.25  # dropout applied twice zeroes 75 % instead of 50 %
-    case = causal_checks.dropout_cases(random.Random(0))[0]
+    case = contract.modes_cases(spec, random.Random(0))[0]
 
     class CausalAttention_dropout_twice(mutants.CausalAttention_forward_mistake):
         def forward(self, x):
-            return mutants.CausalAttention_book.forward(self, self.dropout(x) * (1 - self.dropout.p))
+            b, num_tokens, _ = x.shape
+            scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+            scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+            weights = torch.softmax(scores / self.W_key.weight.shape[0] ** 0.5, dim=-1)
+            return self.dropout(self.dropout(weights)) @ self.W_value(x)
 
-    data = run_probe(causal_checks.probe_dropout, {"CausalAttention": CausalAttention_dropout_twice}, case)
-    assert not causal_checks.judge_dropout(data, case).passed
+    data = run_probe(functools.partial(contract.probe_modes, spec), {"CausalAttention": CausalAttention_dropout_twice},
+                     case)
+    verdict = contract.judge_modes(spec, data, case)
+    assert not verdict.passed and verdict.message_key == "contract.dropout_rate"
 
 
 def test_probe_device_prefers_a_gpu_and_can_be_forced():
-    assert causal_checks.probe_device("meta") == "meta"
+    assert contract.probe_device_kind("meta") == "meta"
     has_gpu = torch.cuda.is_available() or torch.backends.mps.is_available()
-    assert (causal_checks.probe_device() == "meta") is not has_gpu
+    assert (contract.probe_device_kind() == "meta") is not has_gpu
 
 
 # ---------------------------------------------------------------------------------------------

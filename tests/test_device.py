@@ -1,10 +1,12 @@
-"""The buffer check of CausalAttention on a device.
+"""The device check of every module exercise (the module contract), and of the masking routes, on a device.
 
-Without a GPU, PyTorch's `meta` device stands in: `.to("meta")` moves every parameter and buffer
-and forward runs on shapes alone, while a plain-attribute mask stays behind on the CPU, just as it
-would for `.to("cuda")`. The test marked `gpu` runs the same check on CUDA (or MPS) when there is one.
+Without a GPU, PyTorch's `meta` device stands in: `.to("meta")` moves every parameter and buffer and forward
+runs on shapes alone, while a plain-attribute mask stays behind on the CPU, just as it would for `.to("cuda")`,
+and a tensor made inside forward without device= meets the others there. The test marked `gpu` runs the same
+checks on CUDA (or MPS) when there is one.
 """
 
+import functools
 import random
 
 import pytest
@@ -12,9 +14,14 @@ import torch
 from mutants import causal as mutants
 
 import solutions
-from autograder.checks.causal import buffer_cases, judge_buffer, probe_buffer, probe_device
+from autograder.checks import contract
+from autograder.checks.causal import judge_on_device, on_device, scores_input, weights_cases_device, weights_input
 from autograder.probing import run_probe
 from autograder.runner import run_exercise
+from devtools import student_variants
+from devtools.student_variants import Knobs
+
+MASKED_SPECS = [spec for spec in contract.SPECS if spec.kind in ("causal", "wrapper", "multihead")]
 
 
 def gpu_device():
@@ -25,62 +32,97 @@ def gpu_device():
     return None
 
 
-def buffer_check(student, device, seed=0):
-    """(probe data, verdict) of the buffer check with the device forced."""
-    case = {**buffer_cases(random.Random(seed))[0], "device": device}
-    data = run_probe(probe_buffer, {"CausalAttention": student}, case)
-    return data, judge_buffer(data, case)
+def reference_class(spec):
+    return getattr(solutions, spec.class_name)
 
 
-def assert_passes_on(device):
-    for seed in range(5):
-        data, verdict = buffer_check(solutions.CausalAttention, device, seed)
-        assert verdict.passed, (verdict.message_key, verdict.fields)
-        assert data["device"] == device
-        assert data["mask_device"] == device and set(data["buffer_devices"].values()) == {device}
-        assert data["output_device"] == device
+def device_check(spec, student, device, seed=0):
+    """(probe data, verdict) of the contract's device check with the device forced."""
+    case = {**contract.device_cases(spec, random.Random(seed))[0], "device": device}
+    data = run_probe(functools.partial(contract.probe_device, spec), {spec.class_name: student}, case)
+    return data, contract.judge_device(spec, data, case)
+
+
+def assert_references_pass_on(device):
+    for spec in contract.SPECS:
+        for seed in range(3):
+            data, verdict = device_check(spec, reference_class(spec), device, seed)
+            assert verdict.passed, (spec.exercise, verdict.message_key, verdict.fields)
+            assert data["device"] == device and data["output_device"] == device and not data["mixed"]
+            assert set(data["mask_devices"].values()) <= {device}
 
 
 def assert_plain_attribute_caught_on(device):
-    data, verdict = buffer_check(mutants.CausalAttentionWithoutBuffers, device)
-    assert data["mask_device"] == "cpu"  # .to(device) moved the weights, not the plain attribute
-    assert not verdict.passed
-    assert verdict.message_key == "causal_attention.buffer_left_behind"
-    assert verdict.misconception == "mask_plain_attribute"
+    for spec, student in ((contract.SPECS_BY_EXERCISE["causal_attention"], mutants.CausalAttentionWithoutBuffers),
+                          (contract.SPECS_BY_EXERCISE["multi_head_attention"],
+                           student_variants.multi_head_attention(Knobs(buffer="plain")))):
+        data, verdict = device_check(spec, student, device)
+        assert data["mask_devices"]["mask"] == "cpu"  # .to(device) moved the weights, not the plain attribute
+        assert not verdict.passed and verdict.misconception == "mask_plain_attribute", spec.exercise
+
+
+def assert_mask_made_in_forward_caught_on(device):
+    data, verdict = device_check(contract.SPECS_BY_EXERCISE["causal_attention"],
+                                 mutants.CausalAttention_fresh_mask_in_forward, device)
+    assert not verdict.passed and verdict.misconception == "tensor_created_on_cpu", data
+
+
+def assert_routes_checked_on(device):
+    for name, make_input in (("causal_weights_renormalised", weights_input), ("causal_weights_neg_inf", scores_input)):
+        case = {**weights_cases_device(random.Random(0))[0], "device": device}
+        assert judge_on_device(run_probe(on_device(name, make_input), {name: getattr(solutions, name)}, case),
+                               case).passed
+        cpu_mask = getattr(mutants, f"{name}_book")  # the notes' code: its mask is made on the CPU
+        verdict = judge_on_device(run_probe(on_device(name, make_input), {name: cpu_mask}, case), case)
+        assert not verdict.passed and verdict.misconception == "tensor_created_on_cpu"
 
 
 def test_meta_stands_in_when_there_is_no_gpu():
     if gpu_device() is not None:
-        pytest.skip("a GPU is present: the buffer check uses it instead of meta")
-    assert probe_device() == "meta"
+        pytest.skip("a GPU is present: the device checks use it instead of meta")
+    assert contract.probe_device_kind() == "meta"
     results = run_exercise("causal_attention", {"CausalAttention": mutants.CausalAttentionWithoutBuffers}, lang="en")
-    buffer_result = next(r for r in results if r.id == "causal_attention.buffer")
-    assert buffer_result.misconception == "mask_plain_attribute" and "'meta'" in buffer_result.message
+    device_result = next(r for r in results if r.id == "causal_attention.device")
+    assert device_result.misconception == "mask_plain_attribute" and "'meta'" in device_result.message
 
 
-def test_reference_passes_on_meta():
-    assert_passes_on("meta")
+def test_references_pass_on_meta():
+    assert_references_pass_on("meta")
 
 
-def test_plain_attribute_mask_is_caught_on_meta():
+def test_plain_attribute_masks_are_caught_on_meta():
     assert_plain_attribute_caught_on("meta")
 
 
-def test_mask_made_inside_forward_fails_on_meta():
-    data, verdict = buffer_check(mutants.CausalAttention_fresh_mask_in_forward, "meta")
-    assert "device" in data["forward_error"]["message"]
-    assert verdict.message_key == "causal_attention.buffer_forward_failed"
+def test_a_mask_made_inside_forward_is_caught_on_meta_even_in_place():
+    """masked_fill_ with a CPU mask raises nothing on meta: the device-mix watch sees it all the same."""
+    assert_mask_made_in_forward_caught_on("meta")
+
+
+def test_masking_routes_are_checked_on_meta():
+    assert_routes_checked_on("meta")
+
+
+@pytest.mark.parametrize("spec", MASKED_SPECS, ids=lambda spec: spec.exercise)
+def test_every_mask_of_a_module_is_checked(spec):
+    """The wrapper's masks are its heads' (heads.<i>.mask): each one must be a buffer that follows the module."""
+    case = contract.device_cases(spec, random.Random(0))[0]
+    names = contract.mask_names(spec, case)
+    assert names and all(name.split(".")[-1] == "mask" for name in names)
+    data, _ = device_check(spec, reference_class(spec), "meta")
+    assert set(data["mask_devices"]) == set(names)
 
 
 @pytest.mark.gpu
-def test_buffer_check_on_the_gpu():
+def test_device_checks_on_the_gpu():
     device = gpu_device()
     if device is None:
         pytest.skip("no CUDA or MPS device on this machine")
-    assert probe_device() == device
-    assert_passes_on(device)
+    assert contract.probe_device_kind() == device
+    assert_references_pass_on(device)
     assert_plain_attribute_caught_on(device)
-    data, verdict = buffer_check(mutants.CausalAttention_fresh_mask_in_forward, device)
-    assert verdict.message_key == "causal_attention.buffer_forward_failed", data
-    results = run_exercise("causal_attention", {"CausalAttention": solutions.CausalAttention}, lang="en")
-    assert all(result.status == "passed" for result in results), [r.message for r in results]
+    assert_mask_made_in_forward_caught_on(device)
+    assert_routes_checked_on(device)
+    for spec in contract.SPECS:
+        results = run_exercise(spec.exercise, {spec.class_name: reference_class(spec)}, lang="en")
+        assert all(result.status == "passed" for result in results), [r.message for r in results]

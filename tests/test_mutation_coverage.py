@@ -2,7 +2,9 @@
 
 The three mutation suites (one per checks module) each hold a MISTAKES table whose last column is
 the misconception a mutant must be named with (or a message fragment when no misconception fits);
-their own tests assert that the mutant loses points in the right exercise and gets that name.
+their own tests assert that the mutant loses points in the right exercise and gets that name. The
+variant grid (devtools.variant_grid, asserted by tests/test_variant_grid.py) adds every single-knob mistake
+of the module exercises, each with the misconception it must be named with.
 """
 
 import test_checks_basics_self_attention
@@ -10,6 +12,7 @@ import test_checks_causal
 import test_checks_multihead
 
 from autograder.misconceptions import MISCONCEPTIONS
+from devtools.variant_grid import grid
 
 SUITES = (test_checks_basics_self_attention, test_checks_causal, test_checks_multihead)
 
@@ -20,6 +23,7 @@ def named_by_mutants():
         for row in suite.MISTAKES:
             values = getattr(row, "values", row)  # pytest.param rows carry their tuple in .values
             named.add(values[-1])
+    named.update(variant.misconception for variant in grid() if variant.misconception)
     return named
 
 

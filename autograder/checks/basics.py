@@ -50,19 +50,11 @@ def forbidden_calls(names, forbidden):
     return sorted({name for name in names if name.rsplit(".", 1)[-1] in forbidden})
 
 
-def diagnose_any(got, expected, candidates):
-    """compare.diagnose over (misconception, wrong output) pairs: one mistake can be written several ways."""
-    for misconception, wrong in candidates:
-        if diagnose(got, expected, {misconception: wrong}):
-            return misconception
-    return None
-
-
 def compare_named(got, expected, candidates, **kwargs):
     """compare.compare, naming the first candidate mistake that reproduces `got`."""
     verdict = compare(got, expected, **kwargs)
     if not verdict.passed:
-        verdict.misconception = diagnose_any(got, expected, candidates)
+        verdict.misconception = diagnose(got, expected, candidates)
     return verdict
 
 

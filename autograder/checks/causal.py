@@ -2,38 +2,41 @@
 
 Public checks use the notes' numbers: the attention weights of SelfAttention_v2 built under seed 789
 and CausalAttention(3, 2, 6, 0.0) under seed 123 on the two-sentence batch. Hidden checks use
-random shapes, float64 and batches. Every CausalAttention output is compared with the reference
-loaded with the student's OWN weights. Dropout is checked statistically, through weights chosen so
-that the output spells out the attention weights; the buffer check moves the module to a GPU when
-one is present and to PyTorch's `meta` device otherwise (a plain-attribute mask stays behind on both).
+random shapes, float64, 4-D scores and batches; the masking routes also run on inputs on the `meta` device
+(a tensor made inside without device= shows there). Every CausalAttention output is compared with the
+reference loaded with the student's OWN weights, and every single-knob mistake of autograder.variants is
+tried on the same weights to name what went wrong. CausalAttention's structure, dropout, buffer and
+properties are the module contract's (autograder.checks.contract).
 Probes seed the global RNG only inside `seeded`, which restores it: a notebook's own seeds stay valid.
 """
 
 import contextlib
-import math
 
 import torch
 
 import solutions
-from autograder.checks.basics import DTYPES, diagnose_any, dtype_name, dtype_verdict, forbidden_calls, notes_inputs
+from autograder.checks.basics import DTYPES, dtype_name, dtype_verdict, forbidden_calls, notes_inputs
+from autograder.checks.contract import probe_device_kind
 from autograder.checks.self_attention import ATTENTION_FUNCTIONS, PROJECTIONS
 from autograder.compare import compare, diagnose, largest_difference, same
 from autograder.model import Check, Verdict
-from autograder.probing import FunctionCalls, ProbeError, describe_exception, lookup, plain, rand, state_of
-from autograder.variants import attention_variants, mask_for
+from autograder.probing import (
+    DeviceMixWatch,
+    FunctionCalls,
+    ProbeError,
+    describe_exception,
+    lookup,
+    plain,
+    rand,
+    seeded,
+    state_of,
+)
+from autograder.variants import attention, attention_variants, mask_for
 
 NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
 NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one
 NOTES_D_OUT = 2
 SCORE_SPREAD = 3.0  # hidden scores in [-3, 3): softmax weights far from uniform, so mistakes show
-
-
-@contextlib.contextmanager
-def seeded(seed):
-    """The CPU generator seeded for student code that draws from it (layer init, dropout); restored afterwards."""
-    with torch.random.fork_rng(devices=[]):
-        torch.default_generator.manual_seed(int(seed))
-        yield
 
 
 def first_index(flags):
@@ -109,16 +112,26 @@ def weights_cases_notes(rng):
 
 
 def weights_cases_random(rng):
-    # A small 2-D input, a float64 batch of long sequences, then the 1-token edge case (a row with one key).
+    # A small 2-D input, a float64 batch of long sequences, the 4-D scores of notebook 04 (batch, heads, queries,
+    # keys): "any leading dimensions" is what the docstring promises. Then the 1-token edge case (a row with one key).
     def seed():
         return rng.randrange(2**31)
 
-    short, long = rng.randint(2, 8), rng.randint(17, 20)
+    short, long, heads = rng.randint(2, 8), rng.randint(17, 20), rng.randint(2, 4)
     return [
         {"seed": seed(), "shape": [short, short], "dtype": "float32"},
         {"seed": seed(), "shape": [rng.randint(2, 4), long, long], "dtype": "float64"},
+        {"seed": seed(), "shape": [rng.randint(1, 3), heads, short, short], "dtype": "float32"},
         {"seed": seed(), "shape": [rng.randint(1, 3), 1, 1], "dtype": "float32"},
     ]
+
+
+def weights_cases_device(rng):
+    # Scores on the meta device (a GPU stands in for it where there is one): a mask made without device= stays
+    # on the CPU and cannot meet them.
+    num_tokens = rng.randint(3, 9)
+    return [{"seed": rng.randrange(2**31), "shape": [rng.randint(1, 3), rng.randint(2, 4), num_tokens, num_tokens],
+             "dtype": "float32", "device": "auto"}]
 
 
 def scores_input(case):
@@ -141,6 +154,43 @@ def probe_renormalised(namespace, case):
 def probe_neg_inf(namespace, case):
     neg_inf = lookup(namespace, "causal_weights_neg_inf")
     return {"weights": plain(neg_inf(scores_input(case)))}
+
+
+def on_device(name, make_input):
+    """A probe that calls the student's function on an input on another device and reports plain facts."""
+    def probe(namespace, case):
+        function = lookup(namespace, name)
+        function(make_input(case))  # it must run on the CPU first: if it does not, its exception is the answer
+        device = probe_device_kind(case["device"])
+        x = make_input(case).to(device)
+        try:
+            with DeviceMixWatch() as watch:
+                output = function(x)
+        except Exception as exc:  # noqa: BLE001 - failing on the device is the finding
+            return {"device": device, "failure": describe_exception(exc)}
+        if not isinstance(output, torch.Tensor):
+            raise ProbeError("error.wrong_type", got=type(output).__module__ + "." + type(output).__name__)
+        return {"device": torch.device(device).type, "mixed": watch.mixed[:5], "shape": list(output.shape),
+                "output_device": output.device.type, "dtype": dtype_name(output.dtype)}
+
+    return probe
+
+
+def judge_on_device(data, case):
+    device = data["device"]
+    error = data.get("failure")
+    if error is not None:
+        named = "tensor_created_on_cpu" if "device" in error["message"] else None
+        return Verdict(False, "causal_weights.device_failed", {"device": device, "type": error["type"],
+                                                               "detail": error["message"][:160]}, misconception=named)
+    if data["mixed"]:
+        return Verdict(False, "causal_weights.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
+                       misconception="tensor_created_on_cpu")
+    if tuple(data["shape"]) != tuple(case["shape"]) or data["output_device"] != device:
+        return Verdict(False, "causal_weights.device_output", {"device": device})
+    if data["dtype"] != case["dtype"]:
+        return Verdict(False, "causal_weights.dtype", {"got_dtype": data["dtype"], "expected_dtype": case["dtype"]})
+    return Verdict(True)
 
 
 def keep_for(kind, like):
@@ -203,7 +253,7 @@ def judge_causal_weights(got, expected, mistakes_of):
     if problem is None:
         return dtype_verdict("causal_weights", got, expected.dtype)
     key, fields = problem
-    return Verdict(False, key, fields, misconception=diagnose_any(got, expected, mistakes_of()), heatmap=True, **shown)
+    return Verdict(False, key, fields, misconception=diagnose(got, expected, mistakes_of()), heatmap=True, **shown)
 
 
 def weights_problem(got, expected):
@@ -227,18 +277,6 @@ def weights_problem(got, expected):
 
 # ---------------------------------------------------------------------------------------------
 # CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False): shared helpers
-
-FORWARD_MISTAKES = (
-    "missing_scaling",
-    "scale_by_d_in",
-    "softmax_wrong_dim",
-    "mask_includes_diagonal",
-    "mask_inverted",
-    "masked_fill_result_dropped",
-    "mask_after_softmax_no_renorm",
-    "query_key_swapped",
-)
-
 
 def attention_case(rng, *, num_tokens, batch, qkv_bias=False, dtype="float32"):
     """A hidden case: d_in != d_out, head_dim = d_out >= 2, num_tokens < context_length (the mask must be sliced).
@@ -283,16 +321,6 @@ def projection_state(module):
         if f"{name}.weight" not in state:
             raise ProbeError("causal_attention.missing_layer", name=name)
     return {key: value for key, value in state.items() if key.split(".")[0] in PROJECTIONS}
-
-
-def reference_forward(weights, x, context_length):
-    """solutions.CausalAttention (no dropout) loaded with the student's weights, on x."""
-    d_out, d_in = weights["W_query.weight"].shape
-    with torch.random.fork_rng(devices=[]):  # building layers draws from the global RNG: leave it untouched
-        reference = solutions.CausalAttention(d_in, d_out, context_length, 0.0, qkv_bias="W_query.bias" in weights)
-    reference.to(x.dtype).load_state_dict(weights, strict=False)  # the mask stays the reference's own
-    with torch.no_grad():
-        return reference(x)
 
 
 class ForwardWatch(FunctionCalls):
@@ -344,12 +372,6 @@ def judging_transpose_crash(judge):
     return judge_after_transpose_crash
 
 
-def diagnose_forward(got, weights, x, case):
-    """The forward mistake that reproduces the student's output with their own weights, or None."""
-    expected = reference_forward(weights, x, case["context_length"])
-    return diagnose(got, expected, attention_variants(x, weights, mistakes=FORWARD_MISTAKES))
-
-
 # ---------------------------------------------------------------------------------------------
 # CausalAttention: output on the notes' batch and on random shapes
 
@@ -382,10 +404,10 @@ def judge_forward(data, case):
     if data["forbidden"]:
         return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
     x, got, weights = attention_input(case), data["output"], data["state"]
-    expected = reference_forward(weights, x, case["context_length"])
+    expected = attention(x, weights)
     if same(got, expected):
         return dtype_verdict("causal_weights", got, expected.dtype)
-    variants = attention_variants(x, weights, mistakes=FORWARD_MISTAKES)
+    variants = attention_variants(x, weights)
     verdict = compare(got, expected, message_key="causal_attention.wrong_output", variants=variants,
                       input_shape=tuple(x.shape))
     if verdict.misconception is None and data["transpose_batched"]:
@@ -393,292 +415,26 @@ def judge_forward(data, case):
     return verdict
 
 
-# ---------------------------------------------------------------------------------------------
-# CausalAttention: causality, input left alone, gradients reach every projection
-
-
-def attention_cases_properties(rng):
-    case = attention_case(rng, num_tokens=rng.randint(3, 12), batch=rng.randint(1, 3), qkv_bias=rng.random() < 0.5)
-    # Tokens after `position` are replaced; outputs up to `position` must not move.
-    case.update(position=rng.randint(0, case["num_tokens"] - 2), future_seed=rng.randrange(2**31),
-                loss_seed=rng.randrange(2**31))
-    return [case]
-
-
-def future_changed_input(case):
-    """The case's input with every token after `position` replaced by other random values."""
-    x = attention_input(case)
-    start = case["position"] + 1
-    x[:, start:] = rand(case["future_seed"], case["batch"], case["num_tokens"] - start, case["d_in"], dtype=x.dtype)
-    return x
-
-
-@naming_transpose_crash
-def probe_properties(namespace, case):
-    module = build_module(namespace, case)
-    x = attention_input(case)
-    output, _ = call_watched(module, x)
-    data = {"output": plain(output), "input_after": plain(x), "state": projection_state(module)}
-    with torch.no_grad():
-        data["output_future_changed"] = plain(module(future_changed_input(case)))
-    if output.requires_grad:
-        # A random mix of the outputs: a plain sum could cancel by accident.
-        (output * rand(case["loss_seed"], *output.shape, dtype=output.dtype)).sum().backward()
-    parameters = dict(module.named_parameters())
-    data["gradients"] = {name: gradient_size(parameters.get(f"{name}.weight")) for name in PROJECTIONS}
-    return data
-
-
-def gradient_size(parameter):
-    """Sum of |grad|: None when no gradient arrived (detached, no_grad, or no such parameter)."""
-    if parameter is None or parameter.grad is None:
-        return None
-    return float(parameter.grad.abs().sum())
-
-
-@judging_transpose_crash
-def judge_properties(data, case):
-    x = attention_input(case)
-    got, changed = data["output"], data["output_future_changed"]
-    expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
-    if tuple(got.shape) != expected_shape or tuple(changed.shape) != expected_shape:
-        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": expected_shape})
-    nan_tokens = torch.isnan(got).any(dim=-1)
-    if nan_tokens.any():
-        return Verdict(False, "causal_attention.output_nan", {"query": first_index(nan_tokens)[-1] + 1},
-                       misconception=diagnose_forward(got, data["state"], x, case))
-    seen = case["position"] + 1
-    if not same(changed[:, :seen], got[:, :seen], atol=1e-6, rtol=1e-5):
-        return Verdict(False, "causal_attention.future_leaks", {"position": seen},
-                       misconception=diagnose_forward(got, data["state"], x, case))
-    if not torch.equal(data["input_after"], x):
-        return Verdict(False, "causal_attention.input_modified")
-    for name in PROJECTIONS:
-        size = data["gradients"][name]
-        if size is None or size == 0:
-            return Verdict(False, "causal_attention.no_gradient", {"name": name})
-        if not math.isfinite(size):
-            return Verdict(False, "causal_attention.gradient_not_finite", {"name": name})
-    return Verdict(True)
-
-
-# ---------------------------------------------------------------------------------------------
-# CausalAttention: dropout, statistically
-#
-# d_in = d_out = num_tokens, one-hot tokens, W_value = I: the output IS the (dropped) attention weights,
-# output[b, i, j] = weight[i, j]. W_query = c·I and W_key = I give every token a higher score with itself,
-# so the weights are not uniform and dropout applied to the scores (before the softmax) changes them.
-# Training-mode weights are judged against the student's own eval-mode weights: a mistake elsewhere in
-# forward costs the other checks, not this one.
-
-DROPOUT_TOKENS = 32
-DROPOUT_BATCH = 16  # 16 · 32·33/2 = 8448 visible weights: one standard deviation of the zero share is <= 0.0055
-RATE_DEVIATIONS = 8  # the share of zeros may stray this many standard deviations from p: it never flakes
-NEIGHBOUR_MARGIN = 0.1  # independent dropout: vertical neighbours agree with probability p² + (1 - p)²
-SELF_SCORE = 2.0  # a token's score with itself, after the scaling; every other score is 0
-
-
-def dropout_cases(rng):
-    return [
-        {"seed": rng.randrange(2**31), "p": 0.5, "num_tokens": DROPOUT_TOKENS, "batch": DROPOUT_BATCH,
-         "context_length": DROPOUT_TOKENS + rng.randint(1, 8)},
-        {"seed": rng.randrange(2**31), "p": rng.choice((0.2, 0.3, 0.4)), "num_tokens": DROPOUT_TOKENS,
-         "batch": DROPOUT_BATCH, "context_length": DROPOUT_TOKENS + rng.randint(1, 8)},
-    ]
-
-
-def exposing_weights(num_tokens):
-    eye = torch.eye(num_tokens)
-    return {"W_query.weight": eye * SELF_SCORE * num_tokens**0.5, "W_key.weight": eye, "W_value.weight": eye}
-
-
-def one_hot_tokens(case):
-    return torch.eye(case["num_tokens"]).expand(case["batch"], -1, -1).clone()
-
-
-@naming_transpose_crash
-def probe_dropout(namespace, case):
-    causal_attention = lookup(namespace, "CausalAttention")
-    num_tokens = case["num_tokens"]
-    with seeded(case["seed"]):
-        module = causal_attention(num_tokens, num_tokens, case["context_length"], case["p"])
-    parameters = dict(module.named_parameters())
-    with torch.no_grad():
-        for key, value in exposing_weights(num_tokens).items():
-            if key not in parameters:
-                raise ProbeError("causal_attention.missing_layer", name=key.split(".")[0])
-            parameters[key].copy_(value)
-    data = {}
-    # nn.Dropout draws its masks from the global RNG: a different seed for every call. Eval mode twice:
-    # any randomness left there shows as two different outputs. A fresh input every time, in case
-    # forward changes it in place.
-    for key, train, seed_offset in (("train", True, 1), ("eval", False, 2), ("eval_again", False, 3)):
-        module.train(train)
-        with seeded(case["seed"] + seed_offset), torch.no_grad():
-            data[key] = plain(call_watched(module, one_hot_tokens(case))[0])
-    return data
-
-
-@judging_transpose_crash
-def judge_dropout(data, case):
-    train, evaluated = data["train"], data["eval"]
-    expected_shape = (case["batch"], case["num_tokens"], case["num_tokens"])
-    for got in (train, evaluated, data["eval_again"]):
-        if tuple(got.shape) != expected_shape:
-            return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": expected_shape})
-    if not same(data["eval_again"], evaluated, atol=0, rtol=0):
-        return Verdict(False, "causal_attention.dropout_in_eval", misconception="dropout_in_eval")
-    return train_problem(train, evaluated, case["p"]) or Verdict(True)
-
-
-def train_problem(train, evaluated, p):
-    """What is wrong with training-mode weights, judged against the same module's eval-mode weights."""
-    valid = ~torch.isnan(evaluated)
-    if (torch.isnan(train) & valid).any():  # nn.Dropout on scores that already hold -inf: -inf · 0 is nan
-        return Verdict(False, "causal_attention.dropout_nan", misconception="dropout_before_softmax")
-    seen = valid & (evaluated != 0)  # the weights the mask lets through
-    if ((train != 0) & valid & ~seen).any():
-        return Verdict(False, "causal_attention.dropout_future")
-    zeros = (train == 0) & seen
-    if not zeros.any():
-        if same(train, evaluated):
-            return Verdict(False, "causal_attention.dropout_inactive")
-        if same(train.nansum(dim=-1), evaluated.nansum(dim=-1)):
-            # Rows sum as before and nothing was zeroed: the softmax came after the dropout.
-            return Verdict(False, "causal_attention.dropout_before_softmax", misconception="dropout_before_softmax")
-        return Verdict(False, "causal_attention.dropout_values")
-    count = int(seen.sum())
-    share = float(zeros.sum()) / count
-    if abs(share - p) > RATE_DEVIATIONS * (p * (1 - p) / count) ** 0.5:
-        return Verdict(False, "causal_attention.dropout_rate", {"share": share})
-    kept = seen & ~zeros
-    if not same(train[kept], evaluated[kept] / (1 - p)):
-        scaled = same(train[kept], evaluated[kept])
-        return Verdict(False, "causal_attention.dropout_not_scaled" if scaled else "causal_attention.dropout_values")
-    # Dropout on the weights zeroes each (query, key) pair on its own; dropout on the values or the inputs
-    # zeroes whole columns, so vertical neighbours (query i and i + 1, same key) agree far more often.
-    pairs = seen[:, 1:, :] & seen[:, :-1, :]
-    agree = float(((zeros[:, 1:, :] == zeros[:, :-1, :]) & pairs).sum()) / max(int(pairs.sum()), 1)
-    if agree > p**2 + (1 - p) ** 2 + NEIGHBOUR_MARGIN:
-        return Verdict(False, "causal_attention.dropout_not_on_weights")
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# CausalAttention: the mask is a buffer (state_dict, .to(dtype), .to(device))
-
-
-def probe_device(requested="auto"):
-    """Where the buffer check moves the module: a real GPU when there is one, else PyTorch's shape-only meta device."""
-    if requested != "auto":
-        return requested
-    if torch.cuda.is_available():
-        return "cuda"
-    if torch.backends.mps.is_available():
-        return "mps"
-    return "meta"
-
-
-def buffer_cases(rng):
-    return [{**attention_case(rng, num_tokens=rng.randint(2, 8), batch=2), "device": "auto"}]
-
-
-def probe_buffer(namespace, case):
-    """Plain facts only: buffer and parameter names, dtype and device names, the output's shape after the move."""
-    module = build_module(namespace, case)
-    mask = getattr(module, "mask", None)
-    data = {
-        "mask_is_tensor": isinstance(mask, torch.Tensor),
-        "buffers": [name for name, _ in module.named_buffers()],
-        "parameters": [name for name, _ in module.named_parameters()],
-        "state_dict": list(module.state_dict()),
-    }
-    # The dtype move happens on the CPU, then back: MPS has no float64.
-    module.to(torch.float64)
-    data["mask_dtype_after_double"] = mask_dtype(module)
-    module.to(torch.float32)
-    x = attention_input({**case, "dtype": "float32"})
-    try:  # a forward pass that fails on the CPU already is the other checks' business, not this one's
-        with torch.no_grad():
-            module(x)
-        data["runs_on_cpu"] = True
-    except Exception:  # noqa: BLE001
-        data["runs_on_cpu"] = False
-    device = probe_device(case["device"])
-    module.to(device)
-    data["device"] = torch.device(device).type
-    data["buffer_devices"] = {name: buffer.device.type for name, buffer in module.named_buffers()}
-    mask = getattr(module, "mask", None)
-    data["mask_device"] = mask.device.type if isinstance(mask, torch.Tensor) else None
-    if data["runs_on_cpu"]:
-        try:
-            with torch.no_grad():
-                output = module(x.to(device))
-        except Exception as exc:  # noqa: BLE001 - a failure after the move is the finding, not a crash
-            data["forward_error"] = describe_exception(exc)
-        else:
-            if isinstance(output, torch.Tensor):
-                data["output_shape"], data["output_device"] = list(output.shape), output.device.type
-    return data
-
-
-def mask_dtype(module):
-    mask = getattr(module, "mask", None)
-    return dtype_name(mask.dtype) if isinstance(mask, torch.Tensor) else None
-
-
-def judge_buffer(data, case):
-    if not data["mask_is_tensor"]:
-        return Verdict(False, "causal_attention.buffer_missing")
-    if "mask" in data["parameters"]:
-        return Verdict(False, "causal_attention.buffer_is_parameter")
-    device = data["device"]
-    left_behind = {name: where for name, where in data["buffer_devices"].items() if where != device}
-    if data["mask_device"] != device:
-        left_behind.setdefault("mask", data["mask_device"])
-    if left_behind:
-        name, where = sorted(left_behind.items())[0]
-        return Verdict(False, "causal_attention.buffer_left_behind", {"name": name, "where": where, "device": device},
-                       misconception="mask_plain_attribute" if name == "mask" else None)
-    if "mask" not in data["buffers"]:
-        return Verdict(False, "causal_attention.buffer_not_registered", misconception="mask_plain_attribute")
-    if "mask" not in data["state_dict"]:
-        return Verdict(False, "causal_attention.buffer_not_saved")
-    if data["mask_dtype_after_double"] in ("float16", "bfloat16", "float32"):
-        return Verdict(False, "causal_attention.buffer_dtype", {"dtype": data["mask_dtype_after_double"]})
-    if not data["runs_on_cpu"]:
-        return Verdict(True)
-    error = data.get("forward_error")
-    # The meta device has no values: an op that needs them (.item(), printing numbers) fails there only.
-    if error is not None and (device != "meta" or "device" in error["message"]):
-        return Verdict(False, "causal_attention.buffer_forward_failed",
-                       {"device": device, "type": error["type"], "detail": error["message"][:160]})
-    expected_shape = [case["batch"], case["num_tokens"], case["d_out"]]
-    if error is None and (data.get("output_shape") != expected_shape or data.get("output_device") != device):
-        return Verdict(False, "causal_attention.buffer_output", {"device": device})
-    return Verdict(True)
-
-
-
 CHECKS = (
     Check("causal_mask.notes", "causal_mask", 2, False, mask_cases_notes, probe_causal_mask, judge_causal_mask),
     Check("causal_mask.sizes", "causal_mask", 4, True, mask_cases_sizes, probe_causal_mask, judge_causal_mask),
     Check("masking_routes.renormalise_notes", "masking_routes", 1, False, weights_cases_notes, probe_renormalised,
           judge_renormalised),
-    Check("masking_routes.renormalise_random", "masking_routes", 3, True, weights_cases_random, probe_renormalised,
-          judge_renormalised),
+    Check("masking_routes.renormalise_random", "masking_routes", 2.5, True, weights_cases_random,
+          probe_renormalised, judge_renormalised),
+    Check("masking_routes.renormalise_device", "masking_routes", 0.5, True, weights_cases_device,
+          on_device("causal_weights_renormalised", weights_input), judge_on_device),
     Check("masking_routes.neg_inf_notes", "masking_routes", 1, False, weights_cases_notes, probe_neg_inf,
           judge_neg_inf),
-    Check("masking_routes.neg_inf_random", "masking_routes", 3, True, weights_cases_random, probe_neg_inf,
+    Check("masking_routes.neg_inf_random", "masking_routes", 2.5, True, weights_cases_random, probe_neg_inf,
           judge_neg_inf),
+    Check("masking_routes.neg_inf_device", "masking_routes", 0.5, True, weights_cases_device,
+          on_device("causal_weights_neg_inf", scores_input), judge_on_device),
+    # With the module contract's structure, modes, device and properties (autograder.checks.contract): 11 points.
     Check("causal_attention.notes", "causal_attention", 2, False, attention_cases_notes, probe_forward,
           judge_forward),
-    Check("causal_attention.random", "causal_attention", 4, True, attention_cases_random, probe_forward,
+    Check("causal_attention.random", "causal_attention", 3, True, attention_cases_random, probe_forward,
           judge_forward),
-    Check("causal_attention.properties", "causal_attention", 2, True, attention_cases_properties,
-          probe_properties, judge_properties),
-    Check("causal_attention.dropout", "causal_attention", 1.5, True, dropout_cases, probe_dropout, judge_dropout),
-    Check("causal_attention.buffer", "causal_attention", 1.5, True, buffer_cases, probe_buffer, judge_buffer),
 )
 
 MESSAGES = {
@@ -721,6 +477,29 @@ MESSAGES = {
         "en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches and float64",
         "zh": "causal_weights_neg_inf：softmax 之前填充 -inf 在其他长度、带 batch 维和 float64 输入上也正确",
     },
+    "masking_routes.renormalise_device.title": {
+        "en": "causal_weights_renormalised works on scores on another device (a GPU, or PyTorch's meta device)",
+        "zh": "causal_weights_renormalised 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）",
+    },
+    "masking_routes.neg_inf_device.title": {
+        "en": "causal_weights_neg_inf works on scores on another device (a GPU, or PyTorch's meta device)",
+        "zh": "causal_weights_neg_inf 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）",
+    },
+    "causal_weights.device_failed": {
+        "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without device= stays on the "
+              "CPU; create it with device=x.device",
+        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定 device= 的张量留在 CPU 上；"
+              "请用 device=x.device 创建",
+    },
+    "causal_weights.tensor_on_cpu": {
+        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask with "
+              "device=x.device",
+        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请用 device=x.device 创建掩码",
+    },
+    "causal_weights.device_output": {
+        "en": "on an input on {device} the result has the wrong shape or is not on {device}",
+        "zh": "输入位于 {device} 时，结果的形状不对或者不在 {device} 上",
+    },
     "causal_weights.nan": {
         "en": "the weights of token {query} are nan: every key of that row was hidden "
         "(0/0, or a softmax over nothing but -inf)",
@@ -754,20 +533,6 @@ MESSAGES = {
         "en": "CausalAttention matches the reference on other shapes (batches, 1 to 20+ tokens, biases, float64)",
         "zh": "CausalAttention 在其他形状上与参考实现一致（不同 batch、1 到 20 多个 token、偏置、float64）",
     },
-    "causal_attention.properties.title": {
-        "en": "CausalAttention is causal, leaves its input alone and passes gradients to W_query, W_key, W_value",
-        "zh": "CausalAttention 满足因果性、不修改输入，并且梯度能传到 W_query、W_key、W_value",
-    },
-    "causal_attention.dropout.title": {
-        "en": "dropout acts on the attention weights in training mode only",
-        "zh": "dropout 只在训练模式下作用于注意力权重",
-    },
-    "causal_attention.buffer.title": {
-        "en": "the mask is a registered buffer: saved in state_dict, moved by .to(dtype) and .to(device) "
-        "(a GPU, or PyTorch's meta device when there is none)",
-        "zh": "掩码是注册的 buffer：保存在 state_dict 中，随 .to(dtype) 和 .to(device) 移动"
-        "（有 GPU 时用 GPU，没有时用 PyTorch 的 meta 设备）",
-    },
     "causal_attention.missing_layer": {
         "en": "the module has no nn.Linear called {name}: keep the layers of the given __init__",
         "zh": "模块中没有名为 {name} 的 nn.Linear：请保留给定 __init__ 中的各层",
@@ -783,99 +548,5 @@ MESSAGES = {
     "causal_attention.wrong_output": {
         "en": "the context vectors differ from the reference run with your own weights",
         "zh": "上下文向量与使用你自己的权重运行的参考实现不一致",
-    },
-    "causal_attention.future_leaks": {
-        "en": "changing tokens after position {position} changed the outputs up to position {position}: "
-        "the future leaks in",
-        "zh": "修改位置 {position} 之后的 token 改变了位置 {position} 及之前的输出：未来的信息泄漏进来了",
-    },
-    "causal_attention.output_nan": {
-        "en": "the output of token {query} is nan: that token sees no key at all (is the diagonal masked?)",
-        "zh": "token {query} 的输出是 nan：这个 token 看不到任何 key（是不是把对角线也遮住了？）",
-    },
-    "causal_attention.gradient_not_finite": {
-        "en": "the gradient of {name}.weight is nan or inf",
-        "zh": "{name}.weight 的梯度是 nan 或 inf",
-    },
-    "causal_attention.input_modified": {
-        "en": "the forward pass modified its input x in place; leave x unchanged",
-        "zh": "前向传播原地修改了输入 x；请不要改动 x",
-    },
-    "causal_attention.no_gradient": {
-        "en": "no gradient reaches {name}.weight: do not detach, use .data or torch.no_grad() in forward",
-        "zh": "梯度没有传到 {name}.weight：forward 中不要 detach、不要用 .data 或 torch.no_grad()",
-    },
-    "causal_attention.dropout_in_eval": {
-        "en": "after model.eval() two calls on the same input give different outputs: dropout is still active",
-        "zh": "调用 model.eval() 之后，同一输入的两次调用输出不同：dropout 仍然生效",
-    },
-    "causal_attention.dropout_nan": {
-        "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0; apply it to the "
-        "weights after the softmax",
-        "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0；请在 softmax 之后对权重应用 dropout",
-    },
-    "causal_attention.dropout_future": {
-        "en": "in training mode a token gives weight to a later token: dropout must not undo the mask",
-        "zh": "训练模式下有 token 给了在它之后的 token 权重：dropout 不能破坏掩码",
-    },
-    "causal_attention.dropout_inactive": {
-        "en": "in training mode no attention weight is ever dropped: apply self.dropout to the attention weights",
-        "zh": "训练模式下没有任何注意力权重被丢弃：请对注意力权重应用 self.dropout",
-    },
-    "causal_attention.dropout_before_softmax": {
-        "en": "in training mode the weights change but no weight is zero and every row still sums to 1",
-        "zh": "训练模式下权重变了，但没有一个权重为 0，而且每一行之和仍是 1",
-    },
-    "causal_attention.dropout_values": {
-        "en": "in training mode the kept attention weights are neither the eval-mode weights nor those scaled "
-        "by 1/(1-p)",
-        "zh": "训练模式下保留下来的注意力权重既不是 eval 模式的权重，也不是它们乘以 1/(1-p) 的结果",
-    },
-    "causal_attention.dropout_rate": {
-        "en": "in training mode {share:.0%} of the visible attention weights are zero, far from the dropout rate p",
-        "zh": "训练模式下 {share:.0%} 的可见注意力权重为 0，与 dropout 比例 p 相差太远",
-    },
-    "causal_attention.dropout_not_scaled": {
-        "en": "the kept attention weights are not scaled by 1/(1-p): use nn.Dropout, which does it for you",
-        "zh": "保留下来的注意力权重没有乘以 1/(1-p)：请使用 nn.Dropout，它会自动完成缩放",
-    },
-    "causal_attention.dropout_not_on_weights": {
-        "en": "dropout zeroes whole columns of the weights: apply it to attn_weights, not to the values or the input",
-        "zh": "dropout 把权重整列置零了：应对 attn_weights 应用 dropout，而不是对 values 或输入",
-    },
-    "causal_attention.buffer_missing": {
-        "en": "the module has no tensor attribute `mask`: add self.register_buffer('mask', ...) to __init__",
-        "zh": "模块没有张量属性 `mask`：请在 __init__ 中加上 self.register_buffer('mask', ...)",
-    },
-    "causal_attention.buffer_is_parameter": {
-        "en": "`mask` is an nn.Parameter: the optimizer would train it; register it as a buffer instead",
-        "zh": "`mask` 是 nn.Parameter：优化器会训练它；请把它注册为 buffer",
-    },
-    "causal_attention.buffer_left_behind": {
-        "en": "after module.to('{device}') `{name}` is still on {where}: a plain attribute does not move "
-        "with the module",
-        "zh": "执行 module.to('{device}') 之后 `{name}` 仍在 {where} 上：普通属性不会随模块移动",
-    },
-    "causal_attention.buffer_not_registered": {
-        "en": "`mask` is not among the module's buffers",
-        "zh": "`mask` 不在模块的 buffer 之中",
-    },
-    "causal_attention.buffer_not_saved": {
-        "en": "`mask` is missing from state_dict(): drop persistent=False from register_buffer",
-        "zh": "state_dict() 中没有 `mask`：去掉 register_buffer 的 persistent=False",
-    },
-    "causal_attention.buffer_dtype": {
-        "en": "after module.to(torch.float64) the mask is still {dtype}",
-        "zh": "执行 module.to(torch.float64) 之后掩码仍是 {dtype}",
-    },
-    "causal_attention.buffer_forward_failed": {
-        "en": "after module.to('{device}') the forward pass fails ({type}: {detail}); tensors made inside forward "
-        "stay on the CPU: use self.mask",
-        "zh": "执行 module.to('{device}') 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上："
-        "请使用 self.mask",
-    },
-    "causal_attention.buffer_output": {
-        "en": "after module.to('{device}') the output has the wrong shape or is not on {device}",
-        "zh": "执行 module.to('{device}') 之后输出的形状不对，或者不在 {device} 上",
     },
 }

@@ -18,9 +18,9 @@ from torch import nn
 
 import solutions
 from autograder import variants
-from autograder.checks.basics import DTYPES, diagnose_any, dtype_verdict, notes_inputs
+from autograder.checks.basics import DTYPES, dtype_verdict, notes_inputs
 from autograder.checks.self_attention import PROJECTIONS
-from autograder.compare import compare, same
+from autograder.compare import compare, diagnose, same
 from autograder.model import Check, Verdict
 from autograder.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, state_of
 
@@ -178,7 +178,7 @@ def judge_wrapper(data, case):
         return dtype_verdict("mha_wrapper", got, x.dtype)
     wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=dim)) for dim in (1, 0)]
     wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
-    misconception = diagnose_any(got, expected, wrong_joins)
+    misconception = diagnose(got, expected, wrong_joins)
     if misconception is None:
         broken_head = first_wrong_head(data.get("head_outputs"), heads)
         if broken_head is not None:
@@ -366,7 +366,7 @@ def judge_merge(data, case):
     ]
     key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
     verdict = compare(got, expected, message_key=key, input_shape=tuple(x.shape))
-    verdict.misconception = diagnose_any(got, expected, wrong)
+    verdict.misconception = diagnose(got, expected, wrong)
     return verdict
 
 
@@ -452,43 +452,55 @@ def judge_mha(data, case):
     x, mask, got = attention_input(case), padding_mask(case), data["out"]
     knobs = {"num_heads": case["num_heads"], "attention_mask": mask}
     expected = variants.attention(x, weights, **knobs)
-    if same(got, expected):
-        return dtype_verdict("multi_head_attention", got, x.dtype)
-    verdict = compare(got, expected, message_key="multi_head_attention.values", input_shape=tuple(x.shape),
-                      variants=variants.attention_variants(x, weights, **knobs))
-    if verdict.misconception is None and mask is not None and got.shape == expected.shape:
-        verdict.message_key, verdict.misconception = padding_diagnosis(got, expected, x, weights, case)
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        return compare(got, expected, message_key="multi_head_attention.values", input_shape=tuple(x.shape))
+    # A query whose visible keys are all padding carries no information: any finite output is right for it (the
+    # fill value and the order of the fills decide what it gets). Every other query is compared.
+    shown = informative_queries(mask, got)
+    if same(got[shown], expected[shown]):
+        if torch.isfinite(got[~shown]).all():
+            return dtype_verdict("multi_head_attention", got, x.dtype)
+        return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf")
+    candidates = variants.attention_variants(x, weights, **knobs)
+    wrong = [(misconception, output[shown]) for misconception, output in candidates if output.shape == got.shape]
+    verdict = compare(got[shown], expected[shown], message_key="multi_head_attention.values",
+                      input_shape=tuple(x.shape), variants=wrong)
+    if verdict.misconception is None and mask is not None:
+        verdict.message_key = padding_diagnosis(got, x, weights, case)
+        verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
     return verdict
 
 
-def padding_diagnosis(got, expected, x, weights, case):
-    """(message key, misconception) for a wrong output under a padding mask."""
+PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
+
+
+def informative_queries(mask, like):
+    """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
+    if mask is None:
+        return torch.ones(like.shape[:2], dtype=torch.bool)
+    return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
+
+
+def padding_diagnosis(got, x, weights, case):
+    """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
     mask, num_heads = padding_mask(case), case["num_heads"]
-    blind = mask.cumsum(dim=1) == 0  # (b, num_tokens): queries whose visible keys are all padding
-    nan_rows = torch.isnan(got).any(dim=-1)
-    if nan_rows.any():
-        if torch.equal(nan_rows, blind):
-            return "padding_mask.nan_blind_rows", "padding_neg_inf"
-        return "padding_mask.nan", None
-    if same(got, variants.attention(x, weights, num_heads=num_heads)):
-        return "padding_mask.ignored", None
-    if same(got, variants.attention(x, weights, num_heads=num_heads, attention_mask=1 - mask)):
-        return "padding_mask.inverted", None
-    if blind.any() and same(got[~blind], expected[~blind]):
-        return "padding_mask.blind_rows", None
-    return "multi_head_attention.values", None
+    shown = informative_queries(mask, got)
+    if torch.isnan(got[shown]).any():
+        return "padding_mask.nan"
+    if same(got[shown], variants.attention(x, weights, num_heads=num_heads)[shown]):
+        return "padding_mask.ignored"
+    if same(got[shown], variants.attention(x, weights, num_heads=num_heads, attention_mask=1 - mask)[shown]):
+        return "padding_mask.inverted"
+    return "multi_head_attention.values"
 
 
-# Properties, one kind per case: causality, independent heads, gradients, one batched computation.
+# Heads: independent until out_proj, and computed in one batched computation (the module contract checks causality,
+# gradients, dropout and the buffer of MultiHeadAttention as of every module exercise).
 
 
-def mha_cases_properties(rng):
-    causal = random_attention_case(rng, num_tokens=rng.randint(4, 9))
-    causal.update(kind="causal", cut=rng.randint(1, causal["num_tokens"] - 1))
+def mha_cases_heads(rng):
     heads = random_attention_case(rng, num_tokens=rng.randint(3, 8))
     heads.update(kind="heads", head=rng.randrange(heads["num_heads"]))
-    gradients = random_attention_case(rng, num_tokens=rng.randint(4, 8), dtype="float64")
-    gradients.update(kind="gradients")
     # Same d_out, 2 heads then 8: one batched computation dispatches as many matmuls for both.
     d_out = rng.choice((16, 24))
     vectorised = {
@@ -504,23 +516,7 @@ def mha_cases_properties(rng):
         "qkv_bias": False,
         "dtype": "float32",
     }
-    return [causal, heads, gradients, vectorised]
-
-
-def probe_causality(namespace, case):
-    module = build_student_mha(namespace, case)
-    x = attention_input(case)
-    cut = case["cut"]
-    changed = x.clone()
-    changed[:, cut:] = rand(case["seed"] + 2, case["batch"], case["num_tokens"] - cut, case["d_in"], dtype=x.dtype)
-    return {"out": plain(module(x)), "out_changed_future": plain(module(changed))}
-
-
-def judge_causality(data, case):
-    cut = case["cut"]
-    if same(data["out"][:, :cut], data["out_changed_future"][:, :cut]):
-        return Verdict(True)
-    return Verdict(False, "multi_head_attention.causality")
+    return [heads, vectorised]
 
 
 def probe_head_independence(namespace, case):
@@ -555,27 +551,6 @@ def judge_head_independence(data, case):
     return Verdict(True)
 
 
-def probe_gradients(namespace, case):
-    module = build_student_mha(namespace, case)
-    out = module(attention_input(case))
-    if isinstance(out, torch.Tensor) and out.requires_grad:
-        # Random output weights: a plain sum can cancel some gradients out.
-        (out * rand(case["seed"] + 4, *out.shape, dtype=out.dtype)).sum().backward()
-    return {
-        "gradients": {
-            name: None if parameter.grad is None else float(parameter.grad.abs().sum())
-            for name, parameter in module.named_parameters()
-        }
-    }
-
-
-def judge_gradients(data, case):
-    for layer in MHA_LAYERS:
-        if not data["gradients"].get(f"{layer}.weight"):
-            return Verdict(False, "multi_head_attention.no_gradient", {"name": f"{layer}.weight"})
-    return Verdict(True)
-
-
 BUILTIN_ATTENTION = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
 
 
@@ -603,26 +578,16 @@ def judge_vectorised(data, case):
     return Verdict(True)
 
 
-PROPERTY_PROBES = {
-    "causal": probe_causality,
-    "heads": probe_head_independence,
-    "gradients": probe_gradients,
-    "vectorised": probe_vectorised,
-}
-PROPERTY_JUDGES = {
-    "causal": judge_causality,
-    "heads": judge_head_independence,
-    "gradients": judge_gradients,
-    "vectorised": judge_vectorised,
-}
+HEADS_PROBES = {"heads": probe_head_independence, "vectorised": probe_vectorised}
+HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
 
 
-def probe_mha_properties(namespace, case):
-    return PROPERTY_PROBES[case["kind"]](namespace, case)
+def probe_mha_heads(namespace, case):
+    return HEADS_PROBES[case["kind"]](namespace, case)
 
 
-def judge_mha_properties(data, case):
-    return PROPERTY_JUDGES[case["kind"]](data, case)
+def judge_mha_heads(data, case):
+    return HEADS_JUDGES[case["kind"]](data, case)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -885,19 +850,20 @@ def judge_count(data, case):
 
 
 CHECKS = (
-    Check("mha_wrapper.notes", "mha_wrapper", 2, False, wrapper_cases_notes, probe_wrapper, judge_wrapper),
-    Check("mha_wrapper.shapes", "mha_wrapper", 3, True, wrapper_cases_shapes, probe_wrapper, judge_wrapper),
+    # mha_wrapper and multi_head_attention: with the module contract (autograder.checks.contract), 5 and 9 points.
+    Check("mha_wrapper.notes", "mha_wrapper", 1, False, wrapper_cases_notes, probe_wrapper, judge_wrapper),
+    Check("mha_wrapper.shapes", "mha_wrapper", 1.5, True, wrapper_cases_shapes, probe_wrapper, judge_wrapper),
     Check("split_heads.notes", "split_heads", 2, False, split_cases_notes, probe_split, judge_split),
     Check("split_heads.shapes", "split_heads", 2, True, split_cases_shapes, probe_split, judge_split),
     Check("split_heads.strided", "split_heads", 1, True, split_cases_strided, probe_split, judge_split),
     Check("merge_heads.notes", "merge_heads", 2, False, merge_cases_notes, probe_merge, judge_merge),
     Check("merge_heads.shapes", "merge_heads", 2, True, merge_cases_shapes, probe_merge, judge_merge),
     Check("merge_heads.round_trip", "merge_heads", 1, True, merge_cases_round_trip, probe_merge, judge_merge),
-    Check("multi_head_attention.notes", "multi_head_attention", 2, False, mha_cases_notes, probe_mha, judge_mha),
-    Check("multi_head_attention.reference", "multi_head_attention", 4, True, mha_cases_reference, probe_mha,
+    Check("multi_head_attention.notes", "multi_head_attention", 1.5, False, mha_cases_notes, probe_mha, judge_mha),
+    Check("multi_head_attention.reference", "multi_head_attention", 2.5, True, mha_cases_reference, probe_mha,
           judge_mha),
-    Check("multi_head_attention.properties", "multi_head_attention", 3, True, mha_cases_properties,
-          probe_mha_properties, judge_mha_properties),
+    Check("multi_head_attention.heads", "multi_head_attention", 1, True, mha_cases_heads, probe_mha_heads,
+          judge_mha_heads),
     Check("padding_mask.example", "padding_mask", 2, False, padding_cases_example, probe_mha, judge_mha),
     Check("padding_mask.hidden", "padding_mask", 3, True, padding_cases_hidden, probe_mha, judge_mha),
     Check("torch_equivalence.notes", "torch_equivalence", 2, False, equivalence_cases_notes, probe_equivalence,
@@ -1027,9 +993,9 @@ MESSAGES = {
         "en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
         "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致",
     },
-    "multi_head_attention.properties.title": {
-        "en": "MultiHeadAttention: causal, independent heads, gradients, all heads in one batched computation",
-        "zh": "MultiHeadAttention：因果性、各头相互独立、梯度、所有头在一次批量计算中完成",
+    "multi_head_attention.heads.title": {
+        "en": "MultiHeadAttention: heads independent until out_proj, all of them in one batched computation",
+        "zh": "MultiHeadAttention：在 out_proj 之前各头相互独立，并且所有的头在一次批量计算中完成",
     },
     "multi_head_attention.values": {
         "en": "the output differs from the reference forward pass run with your own weights",
@@ -1043,10 +1009,6 @@ MESSAGES = {
         "en": "forward changed its input x in place",
         "zh": "forward 原地修改了输入 x",
     },
-    "multi_head_attention.causality": {
-        "en": "changing later tokens changed the output of an earlier token: the causal mask does not hold",
-        "zh": "改变后面的 token 改变了前面 token 的输出：因果掩码没有生效",
-    },
     "multi_head_attention.heads_mixed": {
         "en": "changing one head's query weights changed another head's output: heads must stay independent "
         "until out_proj",
@@ -1055,12 +1017,6 @@ MESSAGES = {
     "multi_head_attention.head_unchanged": {
         "en": "changing one head's query weights did not change that head's output",
         "zh": "改变一个头的查询权重并没有改变这个头的输出",
-    },
-    "multi_head_attention.no_gradient": {
-        "en": "no gradient reaches {name}: the output must be computed from it with tensor operations "
-        "(no .detach(), .item() or torch.tensor(...) copies)",
-        "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到"
-        "（不要用 .detach()、.item() 或 torch.tensor(...) 复制）",
     },
     "multi_head_attention.builtin": {
         "en": "write the attention yourself: {names} must not be used in this exercise",
@@ -1072,8 +1028,12 @@ MESSAGES = {
     },
     # padding_mask
     "padding_mask.example.title": {
-        "en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens",
-        "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token",
+        "en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens (a query "
+        "that sees nothing but padding only needs a finite output; filling padded keys with "
+        "torch.finfo(dtype).min before the causal -inf gives it uniform weights over them)",
+        "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token（只能看到 padding 的查询"
+        "只需要有限的输出；在因果掩码填入 -inf 之前用 torch.finfo(dtype).min 填充 padding 位置，它就会在这些 key "
+        "上得到均匀的权重）",
     },
     "padding_mask.hidden.title": {
         "en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
@@ -1100,12 +1060,6 @@ MESSAGES = {
     "padding_mask.inverted": {
         "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",
         "zh": "attention_mask 的含义用反了：1 表示真实 token，0 表示要隐藏的 padding",
-    },
-    "padding_mask.blind_rows": {
-        "en": "wrong output for queries whose visible keys are all padding: they must get equal weights on those "
-        "keys and none on the future; fill padded keys with torch.finfo(dtype).min before the causal -inf",
-        "zh": "对于可见 key 全是 padding 的查询，输出不对：它们应当在这些 key 上得到相等的权重，并且不能看到未来；"
-        "请在因果掩码填入 -inf 之前，用 torch.finfo(dtype).min 填充 padding 位置",
     },
     # torch_equivalence
     "torch_equivalence.notes.title": {

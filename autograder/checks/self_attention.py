@@ -8,7 +8,6 @@ before they go into `attention`. The transfer probe uses stand-in modules built 
 torch, so a bug in the student's own classes cannot cost exercise 3.1 its points.
 """
 
-import math
 from functools import partial
 
 import torch
@@ -16,21 +15,18 @@ from torch import nn
 
 from autograder.checks.basics import (
     called_functions,
-    diagnose_any,
     dtype_of,
     dtype_verdict,
     forbidden_calls,
     notes_inputs,
 )
-from autograder.compare import compare, same
+from autograder.compare import compare, diagnose, same
 from autograder.model import Check, Verdict
 from autograder.probing import describe_exception, lookup, plain, rand, state_of
 from autograder.variants import attention, attention_variants
 
 PROJECTIONS = ("W_query", "W_key", "W_value")
 ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
-V1_MISTAKES = ("missing_scaling", "scale_by_d_in", "softmax_wrong_dim", "query_key_swapped")
-V2_MISTAKES = (*V1_MISTAKES, "linear_as_matrix")
 
 
 def attention_input(case):
@@ -71,7 +67,7 @@ def projection_weights(exercise_id, state, case):
 
 
 # ---------------------------------------------------------------------------------------------
-# SelfAttention_v1 / SelfAttention_v2: output, gradients, no built-in attention
+# SelfAttention_v1 / SelfAttention_v2: output, no built-in attention
 
 
 def probe_forward(class_name, namespace, case):
@@ -80,7 +76,7 @@ def probe_forward(class_name, namespace, case):
     return {"output": output, "state": state_of(module)}
 
 
-def judge_forward(exercise_id, mistakes, data, case):
+def judge_forward(exercise_id, data, case):
     weights = projection_weights(exercise_id, data["state"], case)
     if isinstance(weights, Verdict):
         return weights
@@ -88,34 +84,10 @@ def judge_forward(exercise_id, mistakes, data, case):
     expected = attention(x.double(), weights, causal=False)
     got = data["output"]
     if not same(got, expected):
-        variants = attention_variants(x.double(), weights, mistakes=mistakes, causal=False)
+        variants = attention_variants(x.double(), weights, causal=False)
         return compare(got, expected, message_key=f"{exercise_id}.wrong_output", variants=variants,
                        input_shape=tuple(x.shape))
     return dtype_verdict(exercise_id, got, x.dtype)
-
-
-def probe_gradients(class_name, namespace, case):
-    """Gradient norm of every parameter after output.sum().backward(); None where no gradient arrived."""
-    module = build_module(class_name, namespace, case)
-    output = module(attention_input(case))
-    plain(output)  # a tensor, or the usual wrong-type error
-    if output.requires_grad:
-        output.sum().backward()
-    return {"grads": {name: None if p.grad is None else float(p.grad.norm()) for name, p in module.named_parameters()}}
-
-
-def judge_gradients(exercise_id, data, case):
-    grads = data["grads"]
-    for projection in PROJECTIONS:
-        names = [name for name in grads if name == projection or name.startswith(f"{projection}.")]
-        if not names:
-            return Verdict(False, f"{exercise_id}.missing_weight", {"name": projection})
-        for name in names:
-            if grads[name] is None:
-                return Verdict(False, f"{exercise_id}.no_gradient", {"name": name})
-            if not math.isfinite(grads[name]):
-                return Verdict(False, f"{exercise_id}.gradient_not_finite", {"name": name})
-    return Verdict(True)
 
 
 def probe_calls(class_name, namespace, case):
@@ -258,7 +230,7 @@ def judge_transfer(data, case):
             candidates = [("weights_not_transposed", v2_weights[name])]
             candidates += [("weights_mixed_up", v2_weights[other].T) for other in PROJECTIONS if other != name]
             return Verdict(False, "transfer_weights.wrong_weight", {"name": name},
-                           misconception=diagnose_any(got, expected, candidates), expected=expected, got=got)
+                           misconception=diagnose(got, expected, candidates), expected=expected, got=got)
     # With the weights in place both modules must compute the same attention.
     x = rand(case["seed"] + 6, case["num_tokens"], case["d_in"], dtype=dtype_of(case))
     out_v1 = attention(x, {f"{name}.weight": v1[name].T for name in PROJECTIONS}, causal=False)
@@ -295,25 +267,22 @@ def transfer_cases_shapes(rng):
              "dtype": dtype} for d_in, d_out, dtype in cases]
 
 
-def attention_checks(exercise_id, class_name, cases_notes, cases_shapes, cases_one, mistakes):
-    """Four checks of one attention class: notes (3), hidden shapes (2), gradients (1), no built-ins (1)."""
+def attention_checks(exercise_id, class_name, cases_notes, cases_shapes, cases_one):
+    """Three checks of one attention class: notes (2), hidden shapes (2), no built-ins (1); with the module
+    contract's structure, device and properties (autograder.checks.contract), 7 points."""
     return (
-        Check(f"{exercise_id}.notes", exercise_id, 3, False, cases_notes, partial(probe_forward, class_name),
-              partial(judge_forward, exercise_id, mistakes)),
+        Check(f"{exercise_id}.notes", exercise_id, 2, False, cases_notes, partial(probe_forward, class_name),
+              partial(judge_forward, exercise_id)),
         Check(f"{exercise_id}.shapes", exercise_id, 2, True, cases_shapes, partial(probe_forward, class_name),
-              partial(judge_forward, exercise_id, mistakes)),
-        Check(f"{exercise_id}.gradients", exercise_id, 1, True, cases_one, partial(probe_gradients, class_name),
-              partial(judge_gradients, exercise_id)),
+              partial(judge_forward, exercise_id)),
         Check(f"{exercise_id}.from_scratch", exercise_id, 1, True, cases_one, partial(probe_calls, class_name),
               partial(judge_calls, exercise_id)),
     )
 
 
 CHECKS = (
-    *attention_checks("self_attention_v1", "SelfAttention_v1", v1_cases_notes, v1_cases_shapes, v1_cases_one,
-                      V1_MISTAKES),
-    *attention_checks("self_attention_v2", "SelfAttention_v2", v2_cases_notes, v2_cases_shapes, v2_cases_one,
-                      V2_MISTAKES),
+    *attention_checks("self_attention_v1", "SelfAttention_v1", v1_cases_notes, v1_cases_shapes, v1_cases_one),
+    *attention_checks("self_attention_v2", "SelfAttention_v2", v2_cases_notes, v2_cases_shapes, v2_cases_one),
     Check("transfer_weights.notes", "transfer_weights", 2, False, transfer_cases_notes, probe_transfer,
           judge_transfer),
     Check("transfer_weights.shapes", "transfer_weights", 2, True, transfer_cases_shapes, probe_transfer,
@@ -348,15 +317,6 @@ ATTENTION_MESSAGES = {
         "en": "{name} has the wrong shape: keep the constructor as given",
         "zh": "{name} 的形状不对：请保持给定的构造函数",
     },
-    "no_gradient": {
-        "en": "no gradient reaches {name}: forward must use every weight and bias, without .detach(), .data "
-        "or torch.no_grad()",
-        "zh": "梯度没有传到 {name}：forward 必须用到每个权重和偏置，并且不要使用 .detach()、.data 或 torch.no_grad()",
-    },
-    "gradient_not_finite": {
-        "en": "the gradient of {name} holds nan or inf",
-        "zh": "{name} 的梯度中含有 nan 或 inf",
-    },
     "builtin": {
         "en": "calls {names}: compute the scores, softmax and weighted sum yourself",
         "zh": "调用了 {names}：请自己计算分数、softmax 和加权求和",
@@ -374,10 +334,6 @@ MESSAGES = {
         "en": "SelfAttention_v1 is right for other sizes (1 to 24 tokens, d_in != d_out, float64)",
         "zh": "SelfAttention_v1 在其他大小上也正确（1 到 24 个 token，d_in != d_out，float64）",
     },
-    "self_attention_v1.gradients.title": {
-        "en": "gradients reach W_query, W_key and W_value",
-        "zh": "梯度能传到 W_query、W_key 和 W_value",
-    },
     "self_attention_v1.from_scratch.title": {
         "en": "SelfAttention_v1 computes attention itself (no built-in attention)",
         "zh": "SelfAttention_v1 自己计算注意力（不调用内置的注意力函数）",
@@ -389,10 +345,6 @@ MESSAGES = {
     "self_attention_v2.shapes.title": {
         "en": "SelfAttention_v2 is right for other sizes, with and without qkv_bias, and in float64",
         "zh": "SelfAttention_v2 在其他大小上也正确（有无 qkv_bias，以及 float64）",
-    },
-    "self_attention_v2.gradients.title": {
-        "en": "gradients reach every weight and bias of W_query, W_key and W_value",
-        "zh": "梯度能传到 W_query、W_key、W_value 的每个权重和偏置",
     },
     "self_attention_v2.from_scratch.title": {
         "en": "SelfAttention_v2 computes attention itself (no built-in attention)",

@@ -47,6 +47,14 @@ def causal_weights_renormalised_book(attn_weights):
     return masked_simple / row_sums
 
 
+def causal_weights_renormalised_on_device(attn_weights):
+    """The notes' route, written for any device: the mask is made where the weights are."""
+    context_length = attn_weights.shape[-1]
+    mask_simple = torch.tril(torch.ones(context_length, context_length, device=attn_weights.device))
+    masked_simple = attn_weights * mask_simple
+    return masked_simple / masked_simple.sum(dim=-1, keepdim=True)
+
+
 def causal_weights_renormalised_no_renorm(attn_weights):
     context_length = attn_weights.shape[-1]
     return attn_weights * torch.tril(torch.ones(context_length, context_length))
@@ -87,9 +95,16 @@ def causal_weights_neg_inf_book(attn_scores):
     return torch.softmax(masked, dim=-1)
 
 
+def causal_weights_neg_inf_on_device(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(context_length, context_length, device=attn_scores.device), diagonal=1)
+    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    return torch.softmax(masked, dim=-1)
+
+
 def causal_weights_neg_inf_in_place(attn_scores):
     context_length = attn_scores.shape[-1]
-    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1).to(attn_scores.device)
     attn_scores.masked_fill_(mask.bool(), -torch.inf)
     return torch.softmax(attn_scores, dim=-1)
 

@@ -132,9 +132,10 @@ def softmax_mistakes(x, dim):
     return pairs
 
 
-def judge_softmax_output(exercise_id, data, case, expected):
-    """Shape, values (naming a mistake when one reproduces them), then dtype."""
-    x, dim = case_tensor(case), case.get("dim", 0)
+def judge_softmax_output(exercise_id, data, case, expected, default_dim=0):
+    """Shape, values (naming a mistake when one reproduces them), then dtype. `default_dim`: the axis the function
+    normalises when the case passes no dim."""
+    x, dim = case_tensor(case), case.get("dim", default_dim)
     got = data["output"]
     if not same(got, expected):
         key = f"{exercise_id}.wrong_values"
@@ -167,7 +168,9 @@ def naive_cases_random(rng):
     # Length 1 is the edge case; above 16 catches code written for the notes' 6 tokens.
     lengths = (1, rng.randint(2, 8), rng.randint(17, 40))
     cases = [random_case(rng, (n,), scale=4.0) for n in lengths]
-    return [*cases, random_case(rng, (rng.randint(2, 12),), scale=4.0, dtype="float64")]
+    # The docstring promises the notes' dim 0: on a matrix that is down each column, not along the last axis.
+    matrix = random_case(rng, (rng.randint(2, 6), rng.randint(2, 6)), scale=4.0)
+    return [*cases, random_case(rng, (rng.randint(2, 12),), scale=4.0, dtype="float64"), matrix]
 
 
 def naive_cases_rules(rng):
@@ -197,6 +200,9 @@ def stable_cases_random(rng):
         random_case(rng, shape(2), scale=6.0, dim=0),
         random_case(rng, shape(3), scale=6.0, dim=rng.choice((1, -2))),
         random_case(rng, shape(3), scale=6.0, dim=-1, dtype="float64"),
+        # Called without dim: the signature's default is the last axis, whatever the rank.
+        random_case(rng, shape(2), scale=6.0),
+        random_case(rng, shape(3), scale=6.0),
     ]
 
 
@@ -216,7 +222,8 @@ def stable_cases_rules(rng):
 
 def judge_softmax_stable(data, case):
     x = case_tensor(case)
-    return judge_softmax_output("softmax_stable", data, case, solutions.softmax_stable(x, dim=case["dim"]))
+    expected = solutions.softmax_stable(x, dim=case["dim"]) if "dim" in case else solutions.softmax_stable(x)
+    return judge_softmax_output("softmax_stable", data, case, expected, default_dim=-1)
 
 
 def judge_softmax_stable_rules(data, case):
@@ -334,8 +341,8 @@ MESSAGES = {
         "zh": "softmax_naive 作用在 \"journey\" 的分数上，结果与笔记一致",
     },
     "softmax_naive.random.title": {
-        "en": "softmax_naive is right on other vectors (1 to 40 entries, float64 kept)",
-        "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64）",
+        "en": "softmax_naive is right on other vectors (1 to 40 entries, float64 kept) and on a matrix (over dim 0)",
+        "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确",
     },
     "softmax_naive.from_scratch.title": {
         "en": "softmax_naive is written from scratch (no torch softmax)",
@@ -346,8 +353,9 @@ MESSAGES = {
         "zh": "softmax_stable 在笔记的分数矩阵和 [1000., 1000.] 上结果正确",
     },
     "softmax_stable.random.title": {
-        "en": "softmax_stable matches torch.softmax on 1-D to 3-D tensors, along any dim",
-        "zh": "softmax_stable 在 1 到 3 维张量、任意 dim 上都与 torch.softmax 一致",
+        "en": "softmax_stable matches torch.softmax on 1-D to 3-D tensors, along any dim, and along the last axis "
+              "when called without dim",
+        "zh": "softmax_stable 在 1 到 3 维张量、任意 dim 上都与 torch.softmax 一致；不传 dim 时沿最后一维计算",
     },
     "softmax_stable.large.title": {
         "en": "softmax_stable stays finite and right on very large and very small inputs",

@@ -88,19 +88,42 @@ def head_count(spec, case):
 def build(spec, namespace, case, dropout=0.0):
     """The student's class, constructed as the book does under the case's seed, in the case's dtype."""
     cls = lookup(namespace, spec.class_name)
-    d_in, d_out = case["d_in"], case["d_out"]
     with seeded(case["init_seed"]):
-        if spec.kind == "v1":
-            module = cls(d_in, d_out)
-        elif spec.kind == "v2":
-            module = cls(d_in, d_out, qkv_bias=case["qkv_bias"])
-        elif spec.kind == "causal":
-            module = cls(d_in, d_out, case["context_length"], dropout, qkv_bias=case["qkv_bias"])
-        else:
-            module = cls(d_in, d_out, case["context_length"], dropout, case["num_heads"], qkv_bias=case["qkv_bias"])
+        module = cls(*constructor_arguments(spec, case, dropout), **constructor_keywords(spec, case))
     if not isinstance(module, torch.nn.Module):
         raise ProbeError("contract.not_a_module", name=spec.class_name)
     return module.to(DTYPES[case["dtype"]])
+
+
+def constructor_arguments(spec, case, dropout=0.0, d_out=None):
+    """The positional arguments of the book's constructor call; `d_out` overrides the case's."""
+    d_in, d_out = case["d_in"], case["d_out"] if d_out is None else d_out
+    if spec.kind in ("v1", "v2"):
+        return (d_in, d_out)
+    if spec.kind == "causal":
+        return (d_in, d_out, case["context_length"], dropout)
+    return (d_in, d_out, case["context_length"], dropout, case["num_heads"])
+
+
+def constructor_keywords(spec, case):
+    """qkv_bias where the constructor takes it; a case whose qkv_bias is None leaves it at the default (False)."""
+    if not spec.has_qkv_bias or case.get("qkv_bias") is None:
+        return {}
+    return {"qkv_bias": case["qkv_bias"]}
+
+
+def promised_attributes(spec, case):
+    """{attribute: (value, how the given __init__ computes it)} of the sizes the constructor stores."""
+    if spec.kind != "multihead":
+        return {}
+    d_out, num_heads = case["d_out"], case["num_heads"]
+    return {"d_out": (d_out, "d_out"), "num_heads": (num_heads, "num_heads"),
+            "head_dim": (d_out // num_heads, "d_out // num_heads")}
+
+
+def refuses_indivisible(spec):
+    """The constructor asserts that d_out splits evenly into num_heads."""
+    return spec.kind == "multihead"
 
 
 def parameter_shapes(spec, case):
@@ -165,13 +188,29 @@ def contract_case(spec, rng, *, num_tokens=None, batch=None, qkv_bias=None, dtyp
 
 
 def structure_cases(spec, rng):
-    biases = (False, True) if spec.has_qkv_bias else (False,)
-    return [contract_case(spec, rng, qkv_bias=bias, dtype=dtype) for bias, dtype in zip(biases, ("float64", "float32"),
-                                                                                          strict=False)]
+    # None: qkv_bias left out of the call, as the book's own code does; its default is False.
+    biases = (False, True, None) if spec.has_qkv_bias else (False,)
+    cases = []
+    for bias, dtype in zip(biases, ("float64", "float32", "float32"), strict=False):
+        case = contract_case(spec, rng, qkv_bias=bias, dtype=dtype)
+        case["qkv_bias"] = bias  # contract_case draws a random one for None
+        cases.append(case)
+    return cases
 
 
 def probe_structure(spec, namespace, case):
     module = build(spec, namespace, case)
+    attributes = {}
+    for name in promised_attributes(spec, case):
+        value = getattr(module, name, None)
+        attributes[name] = {"type": type(value).__name__, "value": value if isinstance(value, int | float) else None}
+    if refuses_indivisible(spec):
+        try:
+            with seeded(case["init_seed"]):
+                lookup(namespace, spec.class_name)(*constructor_arguments(spec, case, d_out=case["d_out"] + 1))
+            attributes["indivisible_refused"] = False
+        except Exception:  # noqa: BLE001 - any exception refuses the sizes
+            attributes["indivisible_refused"] = True
     # Duplicates kept: heads repeated in a ModuleList ([head] * n) still show every name (the wrapper check names that).
     data = {"parameters": {name: list(p.shape) for name, p in module.named_parameters(remove_duplicate=False)}}
     output = module(module_input(spec, case))
@@ -179,6 +218,7 @@ def probe_structure(spec, namespace, case):
         data["output_type"] = type(output).__module__ + "." + type(output).__name__
     else:
         data["output_shape"], data["output_dtype"] = list(output.shape), dtype_name(output.dtype)
+    data["attributes"] = attributes
     return data
 
 
@@ -194,6 +234,8 @@ def judge_structure(spec, data, case):
         return Verdict(False, "contract.mask_parameter", {"name": masks[0]}, misconception="mask_as_parameter")
     biases = [name for name in extra + missing if name.endswith(".bias")]
     if biases and len(biases) == len(extra) + len(missing):
+        if case["qkv_bias"] is None:
+            return Verdict(False, "contract.stray_bias_default", {"name": biases[0]})
         key = "contract.stray_bias" if case["qkv_bias"] is False else "contract.missing_bias"
         return Verdict(False, key, {"name": biases[0]}, misconception="qkv_bias_ignored")
     if missing:
@@ -203,6 +245,13 @@ def judge_structure(spec, data, case):
     for name, shape in expected.items():
         if got[name] != shape:
             return Verdict(False, "contract.parameter_shape", {"name": name, "got": got[name], "expected": shape})
+    attributes = data.get("attributes", {})
+    for name, (value, formula) in promised_attributes(spec, case).items():
+        stored = attributes.get(name, {})
+        if stored.get("type") != "int" or stored.get("value") != value:
+            return Verdict(False, "contract.attribute", {"name": name, "formula": formula})
+    if refuses_indivisible(spec) and not attributes.get("indivisible_refused"):
+        return Verdict(False, "contract.indivisible_accepted", {"name": spec.class_name})
     if "output_type" in data:
         return Verdict(False, "error.wrong_type", {"got": data["output_type"]})
     expected_shape = output_shape(spec, case)
@@ -590,9 +639,9 @@ def _titles():
     for spec in SPECS:
         name = spec.class_name
         titles[f"{spec.exercise}.structure.title"] = {
-            "en": f"{name}: the parameters its constructor promises (qkv_bias either way), an output of the promised "
-                  "shape and dtype",
-            "zh": f"{name}：构造函数承诺的参数（qkv_bias 取两种值时都对），输出的形状和 dtype 符合约定"}
+            "en": f"{name}: the parameters and sizes its constructor promises (qkv_bias either way, and False by "
+                  "default), an output of the promised shape and dtype",
+            "zh": f"{name}：构造函数承诺的参数和尺寸（qkv_bias 取两种值时都对，默认为 False），输出的形状和 dtype 符合约定"}
         titles[f"{spec.exercise}.modes.title"] = {
             "en": f"{name}: eval() is deterministic and equals dropout 0; train() drops attention weights after the "
                   "softmax at rate p, scaled by 1/(1-p)",
@@ -629,6 +678,16 @@ MESSAGES = {
     "contract.stray_bias": {
         "en": "with qkv_bias=False the module still has {name}: pass bias=qkv_bias to nn.Linear",
         "zh": "qkv_bias=False 时模块中仍有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+    "contract.stray_bias_default": {
+        "en": "called without qkv_bias, the module has {name}: the default must stay qkv_bias=False, as in the given "
+              "signature",
+        "zh": "不传 qkv_bias 时模块中有 {name}：默认值必须保持为给定签名中的 qkv_bias=False"},
+    "contract.attribute": {
+        "en": "self.{name} does not hold {formula} as an int: keep the attributes the given __init__ sets",
+        "zh": "self.{name} 不是整数 {formula}：请保留给定 __init__ 中设置的属性"},
+    "contract.indivisible_accepted": {
+        "en": "{name} accepted a d_out that num_heads does not divide: keep the given assert in __init__",
+        "zh": "d_out 不能被 num_heads 整除时 {name} 仍然接受了它：请保留给定 __init__ 中的 assert"},
     "contract.missing_bias": {
         "en": "with qkv_bias=True the module has no {name}: pass bias=qkv_bias to nn.Linear",
         "zh": "qkv_bias=True 时模块中没有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},

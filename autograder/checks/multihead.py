@@ -616,6 +616,15 @@ def equivalence_case(rng, *, num_heads, num_tokens, qkv_bias, dropout, dtype):
 def equivalence_cases_shapes(rng):
     mismatched = equivalence_case(rng, num_heads=2, num_tokens=4, qkv_bias=False, dropout=0.0, dtype="float32")
     mismatched["d_in"] = mismatched["d_model"] + rng.randint(1, 3)  # nn.MultiheadAttention cannot take it
+    narrower = equivalence_case(rng, num_heads=2, num_tokens=4, qkv_bias=True, dropout=0.0, dtype="float32")
+    narrower["d_in"] = narrower["d_model"] - 1  # refused too: either way d_in != d_out
+    # One feature and one head: the smallest module there is.
+    smallest = dict(equivalence_case(rng, num_heads=1, num_tokens=3, qkv_bias=False, dropout=0.0, dtype="float64"),
+                    d_model=1)
+    # GPT-2 small's sizes, d_in and d_out computed apart as a model's config does: sizes are compared by value.
+    heads, head_dim = 12, 64
+    gpt2 = dict(equivalence_case(rng, num_heads=heads, num_tokens=4, qkv_bias=False, dropout=0.0, dtype="float32"),
+                d_model=heads * head_dim, d_in=head_dim * heads, batch=1)
     return [
         equivalence_case(rng, num_heads=rng.randint(2, 4), num_tokens=rng.randint(3, 10), qkv_bias=True,
                          dropout=0.0, dtype="float64"),
@@ -624,6 +633,9 @@ def equivalence_cases_shapes(rng):
         equivalence_case(rng, num_heads=rng.randint(2, 4), num_tokens=rng.randint(17, 24), qkv_bias=True,
                          dropout=0.2, dtype="float64"),
         mismatched,
+        narrower,
+        smallest,
+        gpt2,
     ]
 
 

@@ -15,6 +15,8 @@ Exits 1 when the score is below --fail-under (default: the target, 97 %) or a li
 """
 
 import argparse
+import hashlib
+import math
 import multiprocessing
 import signal
 import sys
@@ -131,6 +133,32 @@ def _run_in_worker(mutant):
     return run_mutant(mutant)
 
 
+def sample(mutants, equivalents, size=40):
+    """A small, stable sample of the mutants the score counts: about `size`, spread over the solution files in
+    proportion to their mutants (at least one each), the lowest sha256 of the key first in each file. Only mutants
+    on a line an exercise uses, not listed as equivalent, whose module executes."""
+    candidates = {}
+    for mutant in mutants:
+        if mutant.key in equivalents or (mutant.file, mutant.line) not in mutant_source.usage():
+            continue
+        candidates.setdefault(mutant.file, []).append(mutant)
+    total = sum(len(group) for group in candidates.values())
+    chosen = []
+    for group in candidates.values():
+        wanted = max(1, math.floor(size * len(group) / total + 0.5))
+        ranked = sorted(group, key=lambda mutant: hashlib.sha256(mutant.key.encode()).hexdigest())
+        chosen += [mutant for mutant in ranked if _loads(mutant)][:wanted]
+    return chosen
+
+
+def _loads(mutant):
+    try:
+        mutant_source.load(mutant)
+    except mutant_source.MutantImportError:
+        return False
+    return True
+
+
 def score(mutants, equivalents, *, jobs=MAX_JOBS, progress=None):
     """Run every mutant not listed as equivalent; equivalent ones are recorded without running."""
     outcomes = [Outcome(mutant, EQUIVALENT) for mutant in mutants if mutant.key in equivalents]
@@ -203,6 +231,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m devtools.mutation", description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=MAX_JOBS, help=f"worker processes (at most {MAX_JOBS})")
     parser.add_argument("--only", default="", help="run only mutants whose key contains this text")
+    parser.add_argument("--sample", type=int, default=0, metavar="N",
+                        help="run only the stable sample of about N mutants that `make test` runs")
     parser.add_argument("--list", action="store_true", help="list the mutants and their keys, run nothing")
     parser.add_argument("--fail-under", type=float, default=TARGET, help="exit 1 below this score (percent)")
     parser.add_argument("--no-differential", action="store_true",
@@ -210,6 +240,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.sample < 0:
+        parser.error("--sample must be positive")
     try:
         equivalents = load_equivalents()
     except (OSError, ValueError, tomllib.TOMLDecodeError) as error:
@@ -218,6 +250,8 @@ def main(argv=None):
     started = time.monotonic()
     print("mutation: generating mutants with cosmic-ray ...", file=sys.stderr)
     mutants = [mutant for mutant in mutant_source.all_mutants() if args.only in mutant.key]
+    if args.sample > 0:
+        mutants = sample(mutants, equivalents, args.sample)
     if args.list:
         for mutant in mutants:
             print(f"{mutant.key}\t{mutant.where}\t{mutant.original_line}  =>  {mutant.mutated_line}")
@@ -226,7 +260,7 @@ def main(argv=None):
         print(f"mutation: no mutant's key contains {args.only!r}", file=sys.stderr)
         return 2
     result = score(mutants, equivalents, jobs=args.jobs, progress=lambda text: print(text, file=sys.stderr))
-    if args.only:
+    if args.only or args.sample:
         result.stale_equivalents = []  # only a full run can tell that a key disappeared
     differential = None
     if not args.no_differential:

@@ -16,6 +16,7 @@ Exits 1 when the score is below --fail-under (default: the target, 97 %) or a li
 
 import argparse
 import hashlib
+import itertools
 import math
 import multiprocessing
 import signal
@@ -147,7 +148,7 @@ def sample(mutants, equivalents, size=40):
     for group in candidates.values():
         wanted = max(1, math.floor(size * len(group) / total + 0.5))
         ranked = sorted(group, key=lambda mutant: hashlib.sha256(mutant.key.encode()).hexdigest())
-        chosen += [mutant for mutant in ranked if _loads(mutant)][:wanted]
+        chosen += list(itertools.islice((mutant for mutant in ranked if _loads(mutant)), wanted))
     return chosen
 
 

@@ -189,7 +189,10 @@ def observe_class(kind):
                 seen += observe_module(lambda a=arguments, k=keywords: cls(*a, **k), x, seed)
         if kind == "multihead":
             seen += observe_padding(cls, rng, sizes, x, seed)
-            seen.append(attempt(lambda: type(cls(d_in, d_out + 1, ctx, 0.0, heads)).__name__))
+            # A d_out that num_heads does not divide must be refused, at construction or at the first forward (the
+            # course accepts an __init__ without the book's assert): only whether it raises is compared.
+            refused = attempt(lambda: cls(d_in, d_out + 1, ctx, 0.0, heads)(x))
+            seen.append(isinstance(refused, Raised))
         return seen
 
     return observe

@@ -95,9 +95,9 @@ def build(spec, namespace, case, dropout=0.0):
     return module.to(DTYPES[case["dtype"]])
 
 
-def constructor_arguments(spec, case, dropout=0.0, d_out=None):
-    """The positional arguments of the book's constructor call; `d_out` overrides the case's."""
-    d_in, d_out = case["d_in"], case["d_out"] if d_out is None else d_out
+def constructor_arguments(spec, case, dropout=0.0):
+    """The positional arguments of the book's constructor call."""
+    d_in, d_out = case["d_in"], case["d_out"]
     if spec.kind in ("v1", "v2"):
         return (d_in, d_out)
     if spec.kind == "causal":
@@ -119,11 +119,6 @@ def promised_attributes(spec, case):
     d_out, num_heads = case["d_out"], case["num_heads"]
     return {"d_out": (d_out, "d_out"), "num_heads": (num_heads, "num_heads"),
             "head_dim": (d_out // num_heads, "d_out // num_heads")}
-
-
-def refuses_indivisible(spec):
-    """The constructor asserts that d_out splits evenly into num_heads."""
-    return spec.kind == "multihead"
 
 
 def parameter_shapes(spec, case):
@@ -204,13 +199,6 @@ def probe_structure(spec, namespace, case):
     for name in promised_attributes(spec, case):
         value = getattr(module, name, None)
         attributes[name] = {"type": type(value).__name__, "value": value if isinstance(value, int | float) else None}
-    if refuses_indivisible(spec):
-        try:
-            with seeded(case["init_seed"]):
-                lookup(namespace, spec.class_name)(*constructor_arguments(spec, case, d_out=case["d_out"] + 1))
-            attributes["indivisible_refused"] = False
-        except Exception:  # noqa: BLE001 - any exception refuses the sizes
-            attributes["indivisible_refused"] = True
     # Duplicates kept: heads repeated in a ModuleList ([head] * n) still show every name (the wrapper check names that).
     data = {"parameters": {name: list(p.shape) for name, p in module.named_parameters(remove_duplicate=False)}}
     output = module(module_input(spec, case))
@@ -250,8 +238,6 @@ def judge_structure(spec, data, case):
         stored = attributes.get(name, {})
         if stored.get("type") != "int" or stored.get("value") != value:
             return Verdict(False, "contract.attribute", {"name": name, "formula": formula})
-    if refuses_indivisible(spec) and not attributes.get("indivisible_refused"):
-        return Verdict(False, "contract.indivisible_accepted", {"name": spec.class_name})
     if "output_type" in data:
         return Verdict(False, "error.wrong_type", {"got": data["output_type"]})
     expected_shape = output_shape(spec, case)
@@ -685,9 +671,6 @@ MESSAGES = {
     "contract.attribute": {
         "en": "self.{name} does not hold {formula} as an int: keep the attributes the given __init__ sets",
         "zh": "self.{name} 不是整数 {formula}：请保留给定 __init__ 中设置的属性"},
-    "contract.indivisible_accepted": {
-        "en": "{name} accepted a d_out that num_heads does not divide: keep the given assert in __init__",
-        "zh": "d_out 不能被 num_heads 整除时 {name} 仍然接受了它：请保留给定 __init__ 中的 assert"},
     "contract.missing_bias": {
         "en": "with qkv_bias=True the module has no {name}: pass bias=qkv_bias to nn.Linear",
         "zh": "qkv_bias=True 时模块中没有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},

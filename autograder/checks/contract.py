@@ -627,7 +627,8 @@ def _titles():
         titles[f"{spec.exercise}.structure.title"] = {
             "en": f"{name}: the parameters and sizes its constructor promises (qkv_bias either way, and False by "
                   "default), an output of the promised shape and dtype",
-            "zh": f"{name}：构造函数承诺的参数和尺寸（qkv_bias 取两种值时都对，默认为 False），输出的形状和 dtype 符合约定"}
+            "zh": f"{name}：构造函数承诺的参数和尺寸（qkv_bias 取两种值时都对，默认为 False），"
+                  "输出的形状和 dtype 符合约定"}
         titles[f"{spec.exercise}.modes.title"] = {
             "en": f"{name}: eval() is deterministic and equals dropout 0; train() drops attention weights after the "
                   "softmax at rate p, scaled by 1/(1-p)",

@@ -30,6 +30,7 @@ import torch
 
 from autograder.exercises import EXERCISES, EXERCISES_BY_ID
 from autograder.runner import run_exercise
+from devtools import differential
 from devtools import mutants as mutant_source
 
 EQUIVALENTS_FILE = Path(__file__).resolve().parent / "equivalent_mutants.toml"
@@ -263,12 +264,7 @@ def main(argv=None):
     result = score(mutants, equivalents, jobs=args.jobs, progress=lambda text: print(text, file=sys.stderr))
     if args.only or args.sample:
         result.stale_equivalents = []  # only a full run can tell that a key disappeared
-    differential = None
-    if not args.no_differential:
-        from devtools.differential import differs  # noqa: PLC0415 - only needed when there are survivors
-
-        differential = differs
-    print(report(result, equivalents, differential=differential))
+    print(report(result, equivalents, differential=None if args.no_differential else differential.differs))
     print(f"\nmutation: {len(result.outcomes)} mutants in {time.monotonic() - started:.0f} s "
           f"with {min(args.jobs, MAX_JOBS)} processes", file=sys.stderr)
     return 1 if result.percent < args.fail_under or result.stale_equivalents else 0

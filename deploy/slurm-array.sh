@@ -39,8 +39,10 @@ submitted=$1
 grades=$2
 read -r -a attnkit <<< "${ATTNKIT:-attnkit}"
 
-if [[ -z "${SLURM_JOB_ID:-}" ]]; then
-    # Not inside Slurm: submit the array of N grading tasks, then the merge that waits for all of them.
+# Slurm sets ENVIRONMENT=BATCH in batch jobs only: an interactive allocation (salloc, srun --pty bash) has
+# SLURM_JOB_ID too, and submits from there like a login node.
+if [[ -z "${SLURM_JOB_ID:-}" || "${ENVIRONMENT:-}" != BATCH ]]; then
+    # Not a batch job: submit the array of N grading tasks, then the merge that waits for all of them.
     shards=${3:-8}
     sbatch_options=("${@:4}")
     if ! [[ "$shards" =~ ^[1-9][0-9]*$ ]]; then

@@ -79,6 +79,10 @@ if [[ -z "${SLURM_JOB_ID:-}" || "${ENVIRONMENT:-}" != BATCH ]]; then
     exit 0
 fi
 
+# Inside a job: absolute paths, so that the records name the notebooks alike however each job was submitted.
+submitted=$(realpath "$submitted")
+grades=$(realpath -m "$grades")
+
 if [[ -n "${SLURM_ARRAY_TASK_ID:-}" ]]; then
     # An array task: grade shard I of N.
     if [[ -n "${3:-}" ]]; then

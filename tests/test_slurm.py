@@ -14,7 +14,7 @@ the last of its shard), which cancels the merge; that index re-submitted alone w
 only the students it had not written, and a merge after it again equals the one-process grades.
 
 Runs as root with `slurm-wlm` and `munge` installed (`.ci/run` installs them); skips without, except in CI
-(CI set), where it fails. About 100 s on 2 cores.
+(CI set), where it fails. About 2 minutes on an idle 2-core machine.
 """
 
 import json

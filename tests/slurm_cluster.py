@@ -94,13 +94,16 @@ class Cluster:
     def stop(self):
         """Cancel every job still queued, then stop the daemons this cluster started (by pid), newest first."""
         if "slurmctld" in self._daemons and self._daemons["slurmctld"].poll() is None:
-            unfinished = [job["JobId"] for job in self.jobs() if job.get("JobState") not in FINISHED]
-            if unfinished:
-                subprocess.run([_which("scancel"), *unfinished], env=self.env, capture_output=True, timeout=30)
-                deadline = time.monotonic() + 15
-                while time.monotonic() < deadline and any(
-                        job.get("JobState") not in FINISHED for job in self.jobs()):
-                    time.sleep(0.2)
+            try:  # no job may outlive the test: its processes would keep running without slurmd
+                unfinished = [job["JobId"] for job in self.jobs() if job.get("JobState") not in FINISHED]
+                if unfinished:
+                    subprocess.run([_which("scancel"), *unfinished], env=self.env, capture_output=True, timeout=30)
+                    deadline = time.monotonic() + 15
+                    while time.monotonic() < deadline and any(
+                            job.get("JobState") not in FINISHED for job in self.jobs()):
+                        time.sleep(0.2)
+            except (ClusterError, subprocess.SubprocessError):
+                pass  # the daemons are stopped below all the same
         for name in reversed(list(self._daemons)):
             process = self._daemons.pop(name)
             if process.poll() is None:
@@ -130,7 +133,8 @@ class Cluster:
             subprocess.run(create, check=True, capture_output=True, timeout=60, **as_munge)
         MUNGE_DIR.mkdir(mode=0o755, parents=True, exist_ok=True)
         shutil.chown(MUNGE_DIR, "munge", "munge")
-        self._spawn("munged", [_which("munged"), "--foreground"], **as_munge)
+        # --force: start even over a stale socket, which a munged that was killed leaves behind (none answers here)
+        self._spawn("munged", [_which("munged"), "--foreground", "--force"], **as_munge)
         deadline = time.monotonic() + 10
         while not self._munge_answers():
             if self._daemons["munged"].poll() is not None or time.monotonic() > deadline:
@@ -212,7 +216,8 @@ class Cluster:
             if "Invalid job id" in result.stderr:
                 return []
             raise ClusterError(f"scontrol: {result.stderr.strip()}")
-        return [dict(re.findall(r"(\w+)=(\S*)", line)) for line in result.stdout.splitlines() if line.strip()]
+        records = [dict(re.findall(r"(\w+)=(\S*)", line)) for line in result.stdout.splitlines()]
+        return [record for record in records if "JobId" in record]  # not "No jobs in the system"
 
     def states(self, job_id):
         """{task: state} of a job, or of each task of an array ("0", "1"...; "" for a job that is no array)."""

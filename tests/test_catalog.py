@@ -3,13 +3,13 @@
 import pytest
 
 import solutions
-from autograder import catalog
-from autograder.exercises import EXERCISES
+from autograder.checking.check_types import PASSED
+from autograder.checking.runner import run_exercise
+from autograder.course import catalog
+from autograder.course.exercises import EXERCISES
+from autograder.course.misconceptions import MISCONCEPTIONS
+from autograder.course.variants import ATTENTION_MISCONCEPTIONS
 from autograder.i18n import LANGUAGES, language
-from autograder.misconceptions import MISCONCEPTIONS
-from autograder.model import PASSED
-from autograder.runner import run_exercise
-from autograder.variants import ATTENTION_MISCONCEPTIONS
 
 
 def reference_namespace(exercise):

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from autograder import catalog
-from autograder.class_report import class_report_html, misconception_counts, write_class_report
-from autograder.exercises import EXERCISES, NOTEBOOKS
-from autograder.misconceptions import MISCONCEPTIONS_BY_ID
+from autograder.course import catalog
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
+from autograder.outputs.class_report import class_report_html, misconception_counts, write_class_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -122,7 +122,7 @@ def test_write_class_report_writes_one_file(tmp_path):
 
 def test_plots_use_no_pyplot():
     """Figures are matplotlib.figure.Figure objects: pyplot (and its global figure state) is never imported."""
-    code = ("import json, sys; from autograder.class_report import class_report_html; "
+    code = ("import json, sys; from autograder.outputs.class_report import class_report_html; "
             "page = class_report_html(json.load(sys.stdin)); assert 'data:image/png' in page; "
             "print('matplotlib.pyplot' in sys.modules, 'matplotlib.figure' in sys.modules)")
     process = subprocess.run([sys.executable, "-c", code], input=json.dumps(_class()), capture_output=True,

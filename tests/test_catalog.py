@@ -6,9 +6,9 @@ import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.runner import run_exercise
 from autograder.course import catalog
+from autograder.course.checks.variants import ATTENTION_MISCONCEPTIONS
 from autograder.course.exercises import EXERCISES
 from autograder.course.misconceptions import MISCONCEPTIONS
-from autograder.course.variants import ATTENTION_MISCONCEPTIONS
 from autograder.i18n import LANGUAGES, language
 
 

@@ -19,9 +19,9 @@ from autograder.checking.runner import DEFAULT_SEED, cases_for
 from autograder.course import catalog
 from autograder.course.checks import causal as causal_checks
 from autograder.course.checks import contract
+from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
-from autograder.course.variants import attention
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")
 ROUTE_CHECKS = {  # masking_routes: the checks of each route, by the function they call

@@ -15,8 +15,8 @@ import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import ProbeError
 from autograder.checking.runner import DEFAULT_SEED, cases_for, probe_exercise
-from autograder.course import variants
 from autograder.course.checks import multihead as checks
+from autograder.course.checks import variants
 from autograder.course.exercises import EXERCISES_BY_ID
 
 EXERCISE_IDS = (

@@ -4,7 +4,7 @@ Public checks use the notes' numbers: the attention weights of SelfAttention_v2 
 and CausalAttention(3, 2, 6, 0.0) under seed 123 on the two-sentence batch. Hidden checks use
 random shapes, float64, 4-D scores and batches; the masking routes also run on inputs on the `meta` device
 (a tensor made inside without device= shows there). Every CausalAttention output is compared with the
-reference loaded with the student's OWN weights, and every single-knob mistake of autograder.course.variants is
+reference loaded with the student's OWN weights, and every single-knob mistake of autograder.course.checks.variants is
 tried on the same weights to name what went wrong. CausalAttention's structure, dropout, buffer and
 properties are the module contract's (autograder.course.checks.contract).
 Probes seed the global RNG only inside `seeded`, which restores it: a notebook's own seeds stay valid.
@@ -31,7 +31,7 @@ from autograder.checking.probing import (
 from autograder.course.checks.basics import DTYPES, dtype_name, dtype_verdict, forbidden_calls, notes_inputs
 from autograder.course.checks.contract import probe_device_kind
 from autograder.course.checks.self_attention import ATTENTION_FUNCTIONS, PROJECTIONS
-from autograder.course.variants import attention, attention_variants, mask_for
+from autograder.course.checks.variants import attention, attention_variants, mask_for
 
 NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
 NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one

@@ -31,7 +31,7 @@ from autograder.checking.check_types import Check, Verdict
 from autograder.checking.compare import same
 from autograder.checking.probing import DeviceMixWatch, ProbeError, describe_exception, lookup, plain, rand, seeded
 from autograder.course.checks.basics import DTYPES, dtype_name
-from autograder.course.variants import attention
+from autograder.course.checks.variants import attention
 
 PROJECTIONS = ("W_query", "W_key", "W_value")
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0

@@ -20,7 +20,7 @@ import solutions
 from autograder.checking.check_types import Check, Verdict
 from autograder.checking.compare import compare, diagnose, same
 from autograder.checking.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, state_of
-from autograder.course import variants
+from autograder.course.checks import variants
 from autograder.course.checks.basics import DTYPES, dtype_verdict, notes_inputs
 from autograder.course.checks.self_attention import PROJECTIONS
 

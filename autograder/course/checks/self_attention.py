@@ -1,7 +1,7 @@
 """Checks for notebook 02, self-attention with trainable weights: SelfAttention_v1, SelfAttention_v2 and
 exercise 3.1 (load_v2_weights_into_v1).
 
-Every forward pass is compared with autograder.course.variants.attention run on the student's OWN weights,
+Every forward pass is compared with autograder.course.checks.variants.attention run on the student's OWN weights,
 read back with state_of, so initialisation and layer creation order never matter. v1 keeps raw
 (d_in, d_out) matrices used as x @ W; nn.Linear keeps weight as (d_out, d_in): v1's are transposed
 before they go into `attention`. The transfer probe uses stand-in modules built here from plain
@@ -23,7 +23,7 @@ from autograder.course.checks.basics import (
     forbidden_calls,
     notes_inputs,
 )
-from autograder.course.variants import attention, attention_variants
+from autograder.course.checks.variants import attention, attention_variants
 
 PROJECTIONS = ("W_query", "W_key", "W_value")
 ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})

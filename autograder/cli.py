@@ -188,7 +188,8 @@ def _grade(args):
 
 
 def _bench(args):
-    from pathlib import Path
+    from autograder.integrations.nbgrader_course import ASSIGNMENT
+    from autograder.isolation.protected import checkout_root
 
     try:
         from devtools.bench import format_costs, format_report, measure_notebook_costs, run_bench
@@ -199,7 +200,7 @@ def _bench(args):
         raise CannotGrade("--n must be at least 1")
     result = run_bench(args.n, workers=args.workers, log=lambda line: print(line, file=sys.stderr, flush=True))
     print(format_report(result), flush=True)
-    solved = sorted((Path(__file__).resolve().parents[1] / "source" / "attention").glob("*.ipynb"))
+    solved = sorted((checkout_root() / "source" / ASSIGNMENT).glob("*.ipynb"))
     if solved:
         print(format_costs(measure_notebook_costs(solved)))
     return 0

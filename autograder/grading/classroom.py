@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import autograder
-import solutions
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import shards
@@ -26,6 +25,7 @@ from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_
 from autograder.grading.submissions import locate_notebooks
 from autograder.i18n import language
 from autograder.integrations.nbgrader_course import ASSIGNMENT
+from autograder.isolation.protected import reference_locations
 from autograder.outputs import class_report, records
 from autograder.safe_text import clean, one_line
 
@@ -178,15 +178,14 @@ def _student(folder, seed, fingerprint):
 def _catalogue_fingerprint():
     """Changes when any grading code or the reference changes: grades from older code are not reused.
 
-    Every .py file of the autograder and solutions packages counts (compare, variants, runner and the
+    Every .py file of the autograder package and of the reference counts (compare, variants, runner and the
     messages decide scores too, not only the checks), read from disk rather than from what is imported.
     """
     digest = hashlib.sha256()
     for part in [f"{e.id}:{e.notebook}:{e.points}" for e in EXERCISES] + \
             [f"{c.id}:{c.exercise}:{c.points}:{c.hidden}" for c in catalog.CHECKS]:
         digest.update(part.encode() + b"\n")
-    for package in (autograder, solutions):
-        root = Path(package.__file__).resolve().parent
+    for root in (Path(autograder.__file__).resolve().parent, *reference_locations()):
         for source in sorted(root.rglob("*.py")):
             digest.update(source.relative_to(root.parent).as_posix().encode() + source.read_bytes())
     return digest.hexdigest()

@@ -6,7 +6,6 @@ child is forked from it. Judges run only here (`runner.judge_exercise`, the same
 """
 
 import importlib
-import importlib.util
 import site
 import sys
 import sysconfig
@@ -22,6 +21,7 @@ from autograder.course.exercises import of_notebook
 from autograder.i18n import language, render
 from autograder.isolation import sandbox
 from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
+from autograder.isolation.protected import REFERENCE_PACKAGE, protected_paths
 from autograder.isolation.supervisor import Job, Limits, probe_notebooks
 from autograder.safe_text import clean, one_line
 
@@ -149,21 +149,15 @@ def _warm_up(exercise_ids, seed):
         importlib.import_module("IPython.core.inputtransformer2")
     except ImportError:
         pass
-    reference = importlib.import_module("solutions")
+    reference = importlib.import_module(REFERENCE_PACKAGE)
     for exercise in (find_exercise(exercise_id) for exercise_id in exercise_ids):
         if all(hasattr(reference, name) for name in exercise.names):
             run_exercise(exercise.id, {name: getattr(reference, name) for name in exercise.names}, seed=seed)
 
 
 def _blocked_paths(extra):
-    """What student code may not read: the reference, the hidden checks, notebooks with solutions, tests, git."""
-    package = Path(autograder.__file__).resolve().parent
-    repo = package.parent
-    blocked = [package / "course" / "checks", repo / "source", repo / "tests", repo / ".git", *map(Path, extra)]
-    spec = importlib.util.find_spec("solutions")
-    if spec is not None:
-        blocked.extend(Path(location) for location in (spec.submodule_search_locations or ()))
-    return tuple(blocked)
+    """What student code may not read: the protected paths (reference, checks, source, tests, git) and `extra`."""
+    return (*protected_paths(), *map(Path, extra))
 
 
 def _readable_paths():

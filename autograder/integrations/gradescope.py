@@ -34,7 +34,8 @@ DEFAULT_ROOT = "/autograder"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 MIN_PYTHON = (3, 11)
 BUNDLED_FILES = ("pyproject.toml", "constraints.txt", "README.md")  # README.md: pyproject's `readme`
-# release/: the given cells that grading restores, as nbgrader does (autograder.isolation.notebook_plan).
+# The grader and the reference (autograder.isolation.protected names it), and release/: the given cells that
+# grading restores, as nbgrader does (autograder.isolation.notebook_plan). Never the checkout's private folders.
 BUNDLED_PACKAGES = ("autograder", "solutions", "release")
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".zip")
 EXECUTABLE, REGULAR = 0o100755, 0o100644
@@ -59,6 +60,7 @@ def build_bundle(out_zip, repo=None, lang=None):
             raise BundleError(f"{repo / name} is missing: build the bundle from an attnkit source checkout")
     if lang not in (None, "en", "zh"):
         raise BundleError(f"--lang must be en or zh, not {lang!r}")
+    _check_protected_layout(repo)
     entries = [
         ("setup.sh", setup_script(torch_pin(repo / "constraints.txt")).encode(), EXECUTABLE),
         ("run_autograder", run_script(lang).encode(), EXECUTABLE),
@@ -74,6 +76,19 @@ def build_bundle(out_zip, repo=None, lang=None):
             info.compress_type = zipfile.ZIP_DEFLATED
             bundle.writestr(info, data)
     return [name for name, _, _ in entries]
+
+
+def _check_protected_layout(repo):
+    """The zip must carry the reference and the checks (grading needs them) and none of the private folders."""
+    from autograder.isolation.protected import CHECKOUT_FOLDERS, REFERENCE_PACKAGE, check_locations
+
+    bundled = [(repo / name).resolve() for name in BUNDLED_PACKAGES]
+    if REFERENCE_PACKAGE not in BUNDLED_PACKAGES or set(BUNDLED_PACKAGES) & set(CHECKOUT_FOLDERS):
+        raise BundleError(f"the bundle's folders {BUNDLED_PACKAGES} do not match autograder.isolation.protected")
+    for location in check_locations():
+        if (repo.resolve() in location.parents
+                and not any(location == folder or folder in location.parents for folder in bundled)):
+            raise BundleError(f"the checks ({location}) lie outside the bundled folders {BUNDLED_PACKAGES}")
 
 
 def _package_files(package_dir):

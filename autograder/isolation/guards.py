@@ -17,7 +17,9 @@ import gc
 import sys
 import types
 
-BLOCKED_PREFIXES = ("solutions", "autograder.course.checks")
+from autograder.isolation.protected import REFERENCE_PACKAGE, protected_modules
+
+BLOCKED_PREFIXES = protected_modules()
 GRADER_PREFIX = "autograder"
 
 
@@ -76,7 +78,7 @@ class Seal:
             for name in set(builtin_namespace) - set(self._builtins):
                 del builtin_namespace[name]
             builtin_namespace.update(self._builtins)
-        for prefix in BLOCKED_PREFIXES[:1]:
+        for prefix in (REFERENCE_PACKAGE,):
             for name in [name for name in sys.modules if name == prefix or name.startswith(prefix + ".")]:
                 del sys.modules[name]
         if not sys.meta_path or sys.meta_path[0] is not self._blocker:
@@ -137,7 +139,7 @@ def _function_parts(function):
 
 def _reference_attributes():
     """(module, attribute) of every grader module's attribute that is, or belongs to, the reference."""
-    reference = BLOCKED_PREFIXES[0]
+    reference = REFERENCE_PACKAGE
     found = []
     for module in list(sys.modules.values()):
         name = getattr(module, "__name__", "")
@@ -149,7 +151,7 @@ def _reference_attributes():
 
 
 def _forget_reference_modules():
-    reference = BLOCKED_PREFIXES[0]
+    reference = REFERENCE_PACKAGE
     for name in [name for name in sys.modules if name == reference or name.startswith(reference + ".")]:
         del sys.modules[name]
 

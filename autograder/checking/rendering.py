@@ -1,13 +1,20 @@
-"""Feedback a student can read: a compact ✔/✘ table, and heatmaps for failed mask/softmax checks."""
+"""Feedback a student can read: a check's verdict as a message, a compact ✔/✘ table, heatmaps for failed masks.
+
+`check_result` turns a judge's Verdict into the CheckResult every output shows (hidden checks withhold values and
+the student's own exception text); `table` and `heatmap_png` are what a notebook cell prints and displays.
+"""
 
 import io
 
-from autograder.checking.check_types import PASSED
+from autograder.checking.check_types import FAILED, PASSED, CheckResult
+from autograder.checking.compare import largest_difference
 from autograder.course import catalog
 from autograder.course.exercises import exercise as find_exercise
+from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.i18n import render
 
 MARKS = {PASSED: "✔", "failed": "✘", "error": "✘"}
+MAX_SHOWN = 6  # values of expected/got printed per public failure
 
 
 def table(exercise_id, results, lang, *, hidden):
@@ -52,3 +59,62 @@ def _as_matrix(tensor):
     if matrix.dim() == 1:
         matrix = matrix.unsqueeze(0)
     return matrix.nan_to_num(nan=0.0).numpy()
+
+
+def check_result(check, status, verdict, lang):
+    """The CheckResult of `check` with this status and verdict, its message in `lang`."""
+    messages = catalog.MESSAGES
+    key = verdict.message_key or f"{check.id}.title"
+    # A hidden check uses the value-free form of a message when one exists.
+    if check.hidden and f"{key}.hidden" in messages:
+        key = f"{key}.hidden"
+    title = render(messages, f"{check.id}.title", lang)
+    fields = dict(verdict.fields)
+    if check.hidden and "detail" in fields:
+        # The student's own exception text can quote the hidden input (e.g. raise ValueError(repr(x))).
+        fields["detail"] = render(messages, "label.detail_withheld", lang)
+    message = title if status == PASSED else f"{title}: {render(messages, key, lang, fields)}"
+    misconception = verdict.misconception if verdict.misconception in MISCONCEPTIONS_BY_ID else None
+    result = CheckResult(
+        id=check.id,
+        exercise=check.exercise,
+        score=float(check.points) if status == PASSED else 0.0,
+        max_score=float(check.points),
+        status=status,
+        misconception=misconception,
+        message=message,
+        hidden=check.hidden,
+    )
+    if misconception:
+        known = MISCONCEPTIONS_BY_ID[misconception]
+        name, hint = (known.name_zh, known.hint_zh) if lang == "zh" else (known.name_en, known.hint_en)
+        result.message += f" [{render(messages, 'label.misconception', lang)}: {name}; " \
+                          f"{render(messages, 'label.hint', lang)}: {hint}]"
+    if not check.hidden and status == FAILED:
+        result.details = _public_details(verdict, lang)
+        if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
+            result.heatmap = (verdict.expected, verdict.got)
+    return result
+
+
+def _public_details(verdict, lang):
+    """Input shape, a few expected and actual values and the largest difference: public checks only."""
+    messages = catalog.MESSAGES
+    lines = []
+    if verdict.input_shape is not None:
+        lines.append(f"{render(messages, 'label.input_shape', lang)}: {tuple(verdict.input_shape)}")
+    expected, got = verdict.expected, verdict.got
+    if hasattr(expected, "shape") and hasattr(got, "shape"):
+        lines.append(f"{render(messages, 'label.expected', lang)}: {_preview(expected)}")
+        lines.append(f"{render(messages, 'label.got', lang)}: {_preview(got)}")
+        diff, index = largest_difference(got, expected)
+        if index is not None and diff > 0:
+            lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
+    return lines
+
+
+def _preview(tensor):
+    flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
+    values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
+    more = ", …" if tensor.numel() > MAX_SHOWN else ""
+    return f"shape {tuple(tensor.shape)}: [{values}{more}]"

@@ -3,8 +3,8 @@
 Public checks run on the notes' sentence "Your journey starts with one step"; hidden checks use
 random shapes, float64 and (for softmax_stable) inputs large enough to overflow exp. Both softmax
 exercises are from scratch: calling one of torch's softmax functions costs their rule check.
-The small helpers at the top (the notes' inputs, dtypes, recording calls, several forms of one mistake,
-the "wrong dtype" verdict) are shared with autograder.course.checks.self_attention, .causal and .multihead.
+Helpers shared by every notebook's checks (the notes' inputs, dtypes, recording calls, the "wrong dtype"
+verdict) are in autograder.course.checks.helpers.
 """
 
 import torch
@@ -12,42 +12,19 @@ import torch
 import solutions
 from autograder.checking.check_types import Check, Verdict
 from autograder.checking.compare import compare, diagnose, same
-from autograder.checking.probing import FunctionCalls, lookup, plain, rand
-
-NOTES_INPUTS = (
-    (0.43, 0.15, 0.89),  # x(1) "Your"
-    (0.55, 0.87, 0.66),  # x(2) "journey"
-    (0.57, 0.85, 0.64),  # x(3) "starts"
-    (0.22, 0.58, 0.33),  # x(4) "with"
-    (0.77, 0.25, 0.10),  # x(5) "one"
-    (0.05, 0.80, 0.55),  # x(6) "step"
+from autograder.checking.probing import lookup, plain, rand
+from autograder.course.checks.helpers import (
+    called_functions,
+    dtype_of,
+    dtype_verdict,
+    forbidden_calls,
+    notes_inputs,
 )
 
 # Names as FunctionCalls records them (the last part): torch.softmax, F.softmax, Tensor.softmax, nn.Softmax...
 SOFTMAX_FUNCTIONS = frozenset(
     {"softmax", "_softmax", "log_softmax", "_log_softmax", "special_softmax", "special_log_softmax", "softmin"}
 )
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
-
-
-def notes_inputs(dtype=torch.float32):
-    """The notes' 6×3 embeddings, one row per token."""
-    return torch.tensor(NOTES_INPUTS, dtype=dtype)
-
-
-def dtype_of(case):
-    return DTYPES[case.get("dtype", "float32")]
-
-
-def called_functions(function, *args):
-    """(result, sorted names of the torch functions the call went through)."""
-    with FunctionCalls() as calls:
-        result = function(*args)
-    return result, sorted(set(calls.names))
-
-
-def forbidden_calls(names, forbidden):
-    return sorted({name for name in names if name.rsplit(".", 1)[-1] in forbidden})
 
 
 def compare_named(got, expected, candidates, **kwargs):
@@ -76,20 +53,6 @@ def case_tensor(case):
 
 def random_case(rng, shape, **extra):
     return {"input": "random", "seed": rng.randrange(2**31), "shape": list(shape), **extra}
-
-
-def dtype_name(dtype):
-    """"float32" for torch.float32."""
-    return str(dtype).removeprefix("torch.")
-
-
-def dtype_verdict(prefix, got, expected_dtype):
-    """Verdict(True) when `got` has `expected_dtype`; else the message `{prefix}.dtype`, with the fields
-    got_dtype and expected_dtype (names such as "float32": messages write "torch.{got_dtype}" to show torch's)."""
-    if got.dtype == expected_dtype:
-        return Verdict(True)
-    return Verdict(False, f"{prefix}.dtype",
-                   {"got_dtype": dtype_name(got.dtype), "expected_dtype": dtype_name(expected_dtype)})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,9 +28,17 @@ from autograder.checking.probing import (
     seeded,
     state_of,
 )
-from autograder.course.checks.basics import DTYPES, dtype_name, dtype_verdict, forbidden_calls, notes_inputs
 from autograder.course.checks.contract import probe_device_kind
-from autograder.course.checks.self_attention import ATTENTION_FUNCTIONS, PROJECTIONS
+from autograder.course.checks.helpers import (
+    ATTENTION_FUNCTIONS,
+    DTYPES,
+    PROJECTIONS,
+    dtype_name,
+    dtype_verdict,
+    forbidden_calls,
+    notes_batch,
+    notes_inputs,
+)
 from autograder.course.checks.variants import attention, attention_variants, mask_for
 
 NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
@@ -281,7 +289,7 @@ def weights_problem(got, expected):
 def attention_case(rng, *, num_tokens, batch, qkv_bias=False, dtype="float32"):
     """A hidden case: d_in != d_out, head_dim = d_out >= 2, num_tokens < context_length (the mask must be sliced).
 
-    num_tokens and context_length are keys of their own: runner.explain_error reads them to name an unsliced mask.
+    num_tokens and context_length are keys of their own: diagnosis.explain_error reads them to name an unsliced mask.
     """
     d_in = rng.randint(2, 6)
     d_out = rng.choice([d for d in range(2, 8) if d != d_in])
@@ -298,7 +306,7 @@ def notes_case():
 def attention_input(case):
     """(batch, num_tokens, d_in): the notes' sentence twice (torch.stack((inputs, inputs))), or random values."""
     if case.get("input") == "notes":
-        return torch.stack((notes_inputs(), notes_inputs()))
+        return notes_batch()
     return rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
 
 

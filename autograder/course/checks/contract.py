@@ -30,10 +30,9 @@ import torch
 from autograder.checking.check_types import Check, Verdict
 from autograder.checking.compare import same
 from autograder.checking.probing import DeviceMixWatch, ProbeError, describe_exception, lookup, plain, rand, seeded
-from autograder.course.checks.basics import DTYPES, dtype_name
+from autograder.course.checks.helpers import DTYPES, PROJECTIONS, dtype_name
 from autograder.course.checks.variants import attention
 
-PROJECTIONS = ("W_query", "W_key", "W_value")
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0
 DROPOUT_TOKENS = 24
 DROPOUT_BATCH = 16  # 16 · 24·25/2 = 4800 visible weights per head: one standard deviation of the zero share <= 0.0073

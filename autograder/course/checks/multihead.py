@@ -8,7 +8,6 @@ RNG state) and return outputs plus `state_of(module)`; judges rerun the referenc
 student created layers never matters.
 """
 
-import contextlib
 import inspect
 import itertools
 import numbers
@@ -19,10 +18,9 @@ from torch import nn
 import solutions
 from autograder.checking.check_types import Check, Verdict
 from autograder.checking.compare import compare, diagnose, same
-from autograder.checking.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, state_of
+from autograder.checking.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, seeded, state_of
 from autograder.course.checks import variants
-from autograder.course.checks.basics import DTYPES, dtype_verdict, notes_inputs
-from autograder.course.checks.self_attention import PROJECTIONS
+from autograder.course.checks.helpers import DTYPES, PROJECTIONS, dtype_verdict, notes_batch
 
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
 
@@ -43,22 +41,6 @@ NOTES_ATTENTION_CASE = {
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers (plain torch: probes use them too)
-
-
-def notes_batch():
-    """The notes' "Your journey starts with one step" embeddings (x^1 ... x^6), batched twice as in §3.5.3."""
-    inputs = notes_inputs()
-    return torch.stack((inputs, inputs), dim=0)  # (2, 6, 3)
-
-
-@contextlib.contextmanager
-def seeded(seed):
-    """torch.manual_seed(seed) while building a module, leaving the notebook's RNG state as it was."""
-    with torch.random.fork_rng(devices=[]):
-        # The CPU generator is the one nn.Linear draws from; torch.manual_seed would also poke every
-        # accelerator backend, which costs a millisecond per call.
-        torch.default_generator.manual_seed(seed)
-        yield
 
 
 def attention_input(case):

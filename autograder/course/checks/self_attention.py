@@ -15,8 +15,11 @@ from torch import nn
 
 from autograder.checking.check_types import Check, Verdict
 from autograder.checking.compare import compare, diagnose, same
+from autograder.checking.diagnosis import explain_error
 from autograder.checking.probing import describe_exception, lookup, plain, rand, state_of
-from autograder.course.checks.basics import (
+from autograder.course.checks.helpers import (
+    ATTENTION_FUNCTIONS,
+    PROJECTIONS,
     called_functions,
     dtype_of,
     dtype_verdict,
@@ -24,9 +27,6 @@ from autograder.course.checks.basics import (
     notes_inputs,
 )
 from autograder.course.checks.variants import attention, attention_variants
-
-PROJECTIONS = ("W_query", "W_key", "W_value")
-ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
 
 
 def attention_input(case):
@@ -251,7 +251,6 @@ def judge_transfer_raised(data, case):
         detail = " ".join(str(raised.get("message", "")).split())[:160]
         fields = {"type": raised.get("type", ""), "detail": detail}
         return Verdict(False, "transfer_weights.raised_untransposed", fields, misconception="weights_not_transposed")
-    from autograder.checking.runner import explain_error  # the runner imports the checks: import it only when needed
 
     return explain_error(data["raised"], case)
 

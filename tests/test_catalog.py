@@ -35,8 +35,9 @@ def test_every_message_exists_in_both_languages():
 
 def test_every_misconception_has_name_and_hint_in_both_languages():
     for misconception in MISCONCEPTIONS:
-        for text in (misconception.name_en, misconception.name_zh, misconception.hint_en, misconception.hint_zh):
-            assert text.strip(), misconception.id
+        for lang in LANGUAGES:
+            assert misconception.name.get(lang, "").strip() and misconception.hint.get(lang, "").strip(), (
+                misconception.id, lang)
     known = {m.id for m in MISCONCEPTIONS}
     assert set(ATTENTION_MISCONCEPTIONS) <= known
 

@@ -70,7 +70,7 @@ def test_misconceptions_are_counted_per_student_most_frequent_first():
     counts = misconception_counts(_class())
     assert [(count.id, count.students) for count in counts] == [
         ("missing_scaling", 3), ("mask_inverted", 2), ("softmax_wrong_dim", 1)]
-    assert counts[0].name_en == MISCONCEPTIONS_BY_ID["missing_scaling"].name_en
+    assert counts[0].name_en == MISCONCEPTIONS_BY_ID["missing_scaling"].name["en"]
     assert counts[0].exercises == ("self_attention_v1",)
 
 
@@ -80,7 +80,7 @@ def test_the_table_lists_misconceptions_by_students_affected_with_both_names(pag
         ("missing_scaling", 3), ("mask_inverted", 2), ("softmax_wrong_dim", 1)]
     for misconception, students, cells in rows:
         known = MISCONCEPTIONS_BY_ID[misconception]
-        assert known.name_en in cells and known.name_zh in cells
+        assert known.name["en"] in cells and known.name["zh"] in cells
         assert f'<td class="n">{students}</td>' in cells
     assert "4 of 5 students have at least one" in page  # ana, ben, chen, dana
 

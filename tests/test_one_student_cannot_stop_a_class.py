@@ -82,10 +82,10 @@ def first_run(class_run):
     """`attnkit grade`, with writing the unlucky student's feedback page failing: (exit status, stderr)."""
     original = records.feedback_html
 
-    def failing_for_one(document):
+    def failing_for_one(document, lang=None):
         if document["student_id"] == UNLUCKY:
             raise OSError("No space left on device")
-        return original(document)
+        return original(document, lang)
 
     patch, err = pytest.MonkeyPatch(), io.StringIO()
     patch.setattr(records, "feedback_html", failing_for_one)

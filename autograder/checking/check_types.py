@@ -1,4 +1,4 @@
-"""The data the checking pipeline passes around: checks, verdicts and results.
+"""The types checks are declared and judged with: exercises, checks, verdicts, misconceptions and results.
 
 A check has two halves. Its probe runs the student's code and returns plain data (tensors,
 shapes, exception descriptions, call counts); its judge compares that data with the reference
@@ -49,14 +49,28 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Exercise:
+    """One graded exercise, declared next to its checks (autograder.course.checks.<module>.EXERCISES).
+
+    `names` are the notebook names its checks receive, in the order the notebook passes them:
+    `check("causal_mask", causal_mask)`. `points` is left out of a declaration: autograder.course.exercises
+    fills in the sum of its checks' points, so points are written once, on the checks.
+    """
+
+    id: str
+    notebook: str
+    names: tuple[str, ...]
+    title: Mapping[str, str]  # {"en": ..., "zh": ...}
+    points: float | None = None
+
+
+@dataclass(frozen=True)
 class Misconception:
     """A known wrong idea, recognised by running a wrong variant of the reference."""
 
     id: str
-    name_en: str
-    name_zh: str
-    hint_en: str
-    hint_zh: str
+    name: Mapping[str, str]  # {"en": ..., "zh": ...}, as every bilingual text (autograder.i18n)
+    hint: Mapping[str, str]
 
 
 @dataclass
@@ -71,15 +85,3 @@ class CheckResult:
     hidden: bool
     details: list[str] = field(default_factory=list)  # public checks only: shapes, values, differences
     heatmap: tuple[Any, Any] | None = None  # (expected, got) 2-D tensors, public checks only
-
-    def to_dict(self):
-        return {
-            "id": self.id,
-            "exercise": self.exercise,
-            "score": self.score,
-            "max_score": self.max_score,
-            "status": self.status,
-            "misconception": self.misconception,
-            "message": self.message,
-            "hidden": self.hidden,
-        }

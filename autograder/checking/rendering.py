@@ -11,7 +11,7 @@ from autograder.checking.compare import largest_difference
 from autograder.course import catalog
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
-from autograder.i18n import render
+from autograder.i18n import pick, render
 
 MARKS = {PASSED: "✔", "failed": "✘", "error": "✘"}
 MAX_SHOWN = 6  # values of expected/got printed per public failure
@@ -19,7 +19,7 @@ MAX_SHOWN = 6  # values of expected/got printed per public failure
 
 def table(exercise_id, results, lang, *, hidden):
     exercise = find_exercise(exercise_id)
-    title = exercise.title_zh if lang == "zh" else exercise.title_en
+    title = pick(exercise.title, lang)
     score = sum(r.score for r in results)
     max_score = sum(r.max_score for r in results)
     heading = render(catalog.MESSAGES, "heading.hidden" if hidden else "heading.public", lang, {"title": title})
@@ -87,7 +87,7 @@ def check_result(check, status, verdict, lang):
     )
     if misconception:
         known = MISCONCEPTIONS_BY_ID[misconception]
-        name, hint = (known.name_zh, known.hint_zh) if lang == "zh" else (known.name_en, known.hint_en)
+        name, hint = pick(known.name, lang), pick(known.hint, lang)
         result.message += f" [{render(messages, 'label.misconception', lang)}: {name}; " \
                           f"{render(messages, 'label.hint', lang)}: {hint}]"
     if not check.hidden and status == FAILED:

@@ -6,8 +6,13 @@ or when the probe saw the mistake directly (a plain-attribute mask, `.T` on a ba
 """
 
 from autograder.checking.check_types import Misconception
+from autograder.course.declarations import check_modules
 
-M = Misconception
+
+def M(misconception_id, name_en, name_zh, hint_en, hint_zh):  # noqa: N802 - reads as the entry it builds
+    """One entry: its name and hint, each in English and Simplified Chinese."""
+    return Misconception(misconception_id, {"en": name_en, "zh": name_zh}, {"en": hint_en, "zh": hint_zh})
+
 
 MISCONCEPTIONS = (
     M("missing_scaling",
@@ -200,4 +205,6 @@ MISCONCEPTIONS = (
       "只统计 p.requires_grad 为 True 的参数：冻结的参数（requires_grad=False）不参与训练"),
 )
 
+# A check module may declare misconceptions of its own, next to the checks that name them.
+MISCONCEPTIONS += tuple(m for module in check_modules() for m in getattr(module, "MISCONCEPTIONS", ()))
 MISCONCEPTIONS_BY_ID = {m.id: m for m in MISCONCEPTIONS}

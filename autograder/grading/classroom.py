@@ -73,7 +73,7 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
     documents = {}
 
     def record(student_id, build):
-        documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary)
+        documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary, lang)
 
     students = []
     for folder in folders:
@@ -131,7 +131,7 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
     return summary
 
 
-def _record_student(out_dir, student_id, build, seed, summary):
+def _record_student(out_dir, student_id, build, seed, summary, lang):
     """The student's document, built by `build()` and written; when either fails, a grader-error record instead.
 
     One student's failure (odd text, a full disk, a bug) must never cost the other students their grades: the
@@ -141,7 +141,7 @@ def _record_student(out_dir, student_id, build, seed, summary):
     document = None
     try:
         document = build()
-        records.write_student(out_dir, document)
+        records.write_student(out_dir, document, lang)
         return document
     except Exception as error:  # noqa: BLE001 - contained: this student is marked, every other one goes on
         problem = f"grader error: {type(error).__name__}: {one_line(error, 300)}"

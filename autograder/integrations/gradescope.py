@@ -225,7 +225,7 @@ def run(root=None, options=None):
         sha256 = by_name[name].sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
         digest.update(f"{name}={sha256}|".encode())
     document = records.student_document(STUDENT_ID, ASSIGNMENT, digest.hexdigest(), options.seed, results)
-    gradescope = records.gradescope_results(document)
+    gradescope = records.gradescope_results(document, lang)
     gradescope["output"] = _summary(document, found, unused, others, submission, lang)
     seconds = time.monotonic() - started
     gradescope["execution_time"] = round(seconds)  # whole seconds, as Gradescope documents it

@@ -323,10 +323,6 @@ def release_differences(repo_root=None):
         return compare_releases(_fresh_release(repo, workdir), repo / "release" / ASSIGNMENT)
 
 
-def release_is_in_sync(repo_root=None):
-    return not release_differences(repo_root)
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.nbgrader_course",
                                      description=__doc__.split("\n")[0])

@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, of_notebook
+from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs import records
 
@@ -58,8 +58,8 @@ def misconception_counts(documents):
         known = MISCONCEPTIONS_BY_ID.get(misconception_id)
         counts.append(MisconceptionCount(
             misconception_id,
-            known.name_en if known else misconception_id,
-            known.name_zh if known else "",
+            known.name["en"] if known else misconception_id,
+            known.name["zh"] if known else "",
             len(affected),
             tuple(sorted(exercises[misconception_id] - {""}, key=_exercise_order)),
         ))
@@ -144,7 +144,7 @@ def class_report_html(documents, title="attnkit class report"):
                 f"<td class=\"n\">{rank}</td><td>{escape(count.name_en)}</td>"
                 f"<td lang=\"zh\">{escape(count.name_zh)}</td>"
                 f"<td class=\"n\">{count.students}</td><td class=\"n\">{share:.0f}%</td>"
-                f"<td>{escape(', '.join(_exercise_title(exercise) for exercise in count.exercises))}</td>"
+                f"<td>{escape(', '.join(exercise_title(exercise) for exercise in count.exercises))}</td>"
                 f"<td><code>{escape(count.id)}</code></td></tr>")
         parts.append("</table>")
     else:
@@ -218,11 +218,6 @@ def _has_misconception(document):
 def _exercise_order(exercise_id):
     order = list(EXERCISES_BY_ID)
     return (order.index(exercise_id) if exercise_id in EXERCISES_BY_ID else len(order), exercise_id)
-
-
-def _exercise_title(exercise_id):
-    exercise = EXERCISES_BY_ID.get(exercise_id)
-    return exercise.title_en if exercise else exercise_id
 
 
 def _number(value):

@@ -5,25 +5,25 @@ text through it) is every atomic write of the package: the manifest and merge (a
 report (autograder.outputs.class_report), the Gradescope bundle and results (autograder.integrations.gradescope).
 
 Per student, `write_student` writes, each atomically (temporary file, then os.replace):
-  feedback/<id>.html            what the student reads: every check's message; expected/got values only
-                                for public checks, nothing of a hidden check but its message
+  feedback/<id>.html            what the student reads (autograder.outputs.feedback_page), in their language
   gradescope/<id>/results.json  Gradescope's autograder format; hidden checks "after_published"
   students/<id>.json            the full record, written last: its presence marks the student as done
 """
 
 import contextlib
 import csv
-import html
 import io
 import json
 import os
 import tempfile
 from pathlib import Path
 
-from autograder.checking.rendering import MARKS
-from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS
+from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise_title
+from autograder.i18n import language, render
+from autograder.outputs.feedback_page import feedback_html
 from autograder.safe_text import clean, clean_data
 
+RESULTS_MESSAGES = {"total": {"en": "attnkit: {score} / {max_score} points", "zh": "attnkit：{score} / {max_score} 分"}}
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such text gets a quote.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -91,12 +91,15 @@ def student_paths(student_id):
             Path("students") / f"{student_id}.json")
 
 
-def write_student(out_dir, document):
-    """Feedback, Gradescope results, then the JSON record (last: a student is done when it exists)."""
+def write_student(out_dir, document, lang=None):
+    """Feedback, Gradescope results, then the JSON record (last: a student is done when it exists).
+
+    The page and the results' titles are in `lang` (default: ATTNKIT_LANG or the locale), as the messages are.
+    """
     out_dir, student_id = Path(out_dir), document["student_id"]
-    write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document))
+    write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document, lang))
     write_atomically(out_dir / "gradescope" / student_id / "results.json",
-                      json.dumps(gradescope_results(document), indent=2, ensure_ascii=False))
+                      json.dumps(gradescope_results(document, lang), indent=2, ensure_ascii=False))
     write_record(out_dir, document)
 
 
@@ -147,7 +150,8 @@ def _problems(notebooks):
     return "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
 
 
-def gradescope_results(document):
+def gradescope_results(document, lang=None):
+    lang = lang or language()
     tests = []
     for notebook in document["notebooks"]:
         for number, check in enumerate(notebook["checks"], start=1):
@@ -155,7 +159,7 @@ def gradescope_results(document):
             if not check["hidden"] and check.get("details"):
                 output += "\n" + "\n".join(check["details"])
             tests.append({
-                "name": f"{notebook['notebook']} · {_exercise_title(check['exercise'])} · {check['id']}",
+                "name": f"{notebook['notebook']} · {exercise_title(check['exercise'], lang)} · {check['id']}",
                 "number": f"{notebook['notebook'][:2]}.{number}",
                 "score": check["score"],
                 "max_score": check["max_score"],
@@ -166,59 +170,12 @@ def gradescope_results(document):
             })
     return {
         "score": document["score"],
-        "output": f"attnkit: {format_number(document['score'])} / {format_number(document['max_score'])} points",
+        "output": render(RESULTS_MESSAGES, "total", lang, {"score": format_number(document["score"]),
+                                                          "max_score": format_number(document["max_score"])}),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
     }
-
-
-def feedback_html(document):
-    """A self-contained page: per notebook its score, each check's verdict and message, notes on cells."""
-    escape = html.escape
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>attnkit feedback: {escape(document['student_id'])}</title>",
-        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
-        "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3em;"
-        "text-align:left;vertical-align:top}.passed{color:#1a7f37}.failed,.error{color:#cf222e}"
-        "pre{background:#f6f8fa;padding:.4em;margin:.3em 0;white-space:pre-wrap}</style></head><body>",
-        f"<h1>Feedback for {escape(document['student_id'])}</h1>",
-        f"<p>Total: <strong>{format_number(document['score'])} / {format_number(document['max_score'])}</strong></p>",
-    ]
-    if document.get("grader_error"):
-        parts.append(f"<p class=\"error\">{escape(document['grader_error'])}: not your code's fault; ask your "
-                     "instructor to grade it again</p>")
-    for notebook in document["notebooks"]:
-        parts.append(f"<h2>{escape(notebook['notebook'])}: {format_number(notebook['score'])} / "
-                     f"{format_number(notebook['max_score'])}</h2>")
-        if notebook["status"] != "graded":
-            parts.append(f"<p class=\"error\">Not graded: {escape(notebook['reason'])}</p>")
-        parts.append("<table><tr><th></th><th>Exercise</th><th>Check</th><th>Points</th></tr>")
-        for check in notebook["checks"]:
-            kind = "graded check (hidden)" if check["hidden"] else "public check"
-            details = ""
-            if not check["hidden"] and check.get("details"):
-                details = "<pre>" + escape("\n".join(check["details"])) + "</pre>"
-            parts.append(
-                f"<tr class=\"{escape(check['status'])}\"><td>{MARKS.get(check['status'], '✘')}</td>"
-                f"<td>{escape(_exercise_title(check['exercise']))}</td>"
-                f"<td>{escape(check['message'])}<br><small>{kind}</small>{details}</td>"
-                f"<td>{format_number(check['score'])} / {format_number(check['max_score'])}</td></tr>"
-            )
-        parts.append("</table>")
-        if notebook["notes"]:
-            parts.append("<p>While running your notebook:</p><ul>")
-            parts.extend(f"<li>{escape(note)}</li>" for note in notebook["notes"])
-            parts.append("</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
-
-
-def _exercise_title(exercise_id):
-    exercise = EXERCISES_BY_ID.get(exercise_id)
-    return exercise.title_en if exercise else exercise_id
 
 
 def format_number(value):

@@ -10,7 +10,7 @@ verdict) are in autograder.course.checks.helpers.
 import torch
 
 import solutions
-from autograder.checking.check_types import Check, Verdict
+from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
 from autograder.checking.probing import lookup, plain, rand
 from autograder.course.checks.helpers import (
@@ -20,6 +20,20 @@ from autograder.course.checks.helpers import (
     forbidden_calls,
     notes_inputs,
 )
+
+NOTEBOOK = "01_attention_without_weights"
+
+# The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
+# (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
+EXERCISES = (
+    Exercise("softmax_naive", NOTEBOOK, ("softmax_naive",),
+             {"en": "Naive softmax", "zh": "朴素 softmax"}),
+    Exercise("softmax_stable", NOTEBOOK, ("softmax_stable",),
+             {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"}),
+    Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
+             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"}),
+)
+
 
 # Names as FunctionCalls records them (the last part): torch.softmax, F.softmax, Tensor.softmax, nn.Softmax...
 SOFTMAX_FUNCTIONS = frozenset(

@@ -15,7 +15,7 @@ import contextlib
 import torch
 
 import solutions
-from autograder.checking.check_types import Check, Verdict
+from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, largest_difference, same
 from autograder.checking.probing import (
     DeviceMixWatch,
@@ -40,6 +40,20 @@ from autograder.course.checks.helpers import (
     notes_inputs,
 )
 from autograder.course.checks.variants import attention, attention_variants, mask_for
+
+NOTEBOOK = "03_causal_attention"
+
+# The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
+# (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
+EXERCISES = (
+    Exercise("causal_mask", NOTEBOOK, ("causal_mask",),
+             {"en": "The causal mask", "zh": "因果掩码"}),
+    Exercise("masking_routes", NOTEBOOK, ("causal_weights_renormalised", "causal_weights_neg_inf"),
+             {"en": "The two masking routes", "zh": "两种遮蔽方式"}),
+    Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
+             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：缓冲区与前向传播"}),
+)
+
 
 NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
 NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one

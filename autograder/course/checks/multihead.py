@@ -16,11 +16,36 @@ import torch
 from torch import nn
 
 import solutions
-from autograder.checking.check_types import Check, Verdict
+from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
 from autograder.checking.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, seeded, state_of
 from autograder.course.checks import variants
 from autograder.course.checks.helpers import DTYPES, PROJECTIONS, dtype_verdict, notes_batch
+
+NOTEBOOK = "04_multi_head_attention"
+
+# The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
+# (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
+EXERCISES = (
+    Exercise("mha_wrapper", NOTEBOOK, ("MultiHeadAttentionWrapper",),
+             {"en": "MultiHeadAttentionWrapper", "zh": "MultiHeadAttentionWrapper（堆叠多个单头）"}),
+    Exercise("split_heads", NOTEBOOK, ("split_heads",),
+             {"en": "Splitting into heads", "zh": "拆分注意力头"}),
+    Exercise("merge_heads", NOTEBOOK, ("merge_heads",),
+             {"en": "Merging the heads", "zh": "合并注意力头"}),
+    # The book's forward(x) earns all of multi_head_attention; the padding step (from the notes, not the
+    # book) is graded on its own, in the same forward.
+    Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
+             {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"}),
+    Exercise("padding_mask", NOTEBOOK, ("MultiHeadAttention",),
+             {"en": "Padding mask in MultiHeadAttention.forward",
+              "zh": "MultiHeadAttention.forward 中的 padding 掩码"}),
+    Exercise("torch_equivalence", NOTEBOOK, ("to_torch_multihead",),
+             {"en": "Our weights inside nn.MultiheadAttention", "zh": "把我们的权重放进 nn.MultiheadAttention"}),
+    Exercise("parameter_counts", NOTEBOOK, ("count_parameters",),
+             {"en": "Book exercise 3.3: counting parameters", "zh": "书中练习 3.3：统计参数量"}),
+)
+
 
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
 

@@ -13,7 +13,7 @@ from functools import partial
 import torch
 from torch import nn
 
-from autograder.checking.check_types import Check, Verdict
+from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.probing import describe_exception, lookup, plain, rand, state_of
@@ -27,6 +27,19 @@ from autograder.course.checks.helpers import (
     notes_inputs,
 )
 from autograder.course.checks.variants import attention, attention_variants
+
+NOTEBOOK = "02_trainable_self_attention"
+
+# The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
+# (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
+EXERCISES = (
+    Exercise("self_attention_v1", NOTEBOOK, ("SelfAttention_v1",),
+             {"en": "SelfAttention_v1.forward", "zh": "SelfAttention_v1.forward"}),
+    Exercise("self_attention_v2", NOTEBOOK, ("SelfAttention_v2",),
+             {"en": "SelfAttention_v2.forward", "zh": "SelfAttention_v2.forward"}),
+    Exercise("transfer_weights", NOTEBOOK, ("load_v2_weights_into_v1",),
+             {"en": "Book exercise 3.1: v2's weights into v1", "zh": "书中练习 3.1：把 v2 的权重装进 v1"}),
+)
 
 
 def attention_input(case):

@@ -32,13 +32,13 @@ test: $(STAMP)
 	$(RUN) $(PY) -m pytest -q -p no:cacheprovider
 
 demo: $(STAMP)
-	$(RUN) $(PY) -m autograder.demo
+	$(RUN) $(PY) -m devtools.demo
 
 release: $(STAMP)
-	$(RUN) $(PY) -m autograder.course release
+	$(RUN) $(PY) -m autograder.integrations.nbgrader_course release
 
 check-release: $(STAMP)
-	$(RUN) $(PY) -m autograder.course check-release
+	$(RUN) $(PY) -m autograder.integrations.nbgrader_course check-release
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -3,7 +3,7 @@
 Run nbgrader from the repository root and this file is picked up: the source notebooks live in
 `source/attention/`, `nbgrader generate_assignment attention` writes the student version to
 `release/attention/` (committed; `make release` regenerates it), and the course id is `attnkit`.
-`autograder.course` loads this same file for the throwaway courses it builds (demo, tests), adding
+`autograder.integrations.nbgrader_course` loads this same file for the throwaway courses it builds (demo, tests), adding
 only its own root and gradebook path there.
 """
 

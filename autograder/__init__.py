@@ -4,6 +4,6 @@ In a notebook: `check("causal_mask", causal_mask)` prints public feedback;
 `grade("causal_mask", causal_mask)` runs every check and returns the score.
 """
 
-from autograder.notebook import check, grade
+from autograder.checking.in_notebook import check, grade
 
 __all__ = ["check", "grade"]

@@ -15,10 +15,10 @@ import json
 import sys
 from pathlib import Path
 
-from autograder.isolation import Limits, default_workers
-from autograder.runner import DEFAULT_SEED
+from autograder.checking.runner import DEFAULT_SEED
+from autograder.grading.shards import shard_argument
+from autograder.isolation.supervisor import Limits, default_workers
 from autograder.safe_text import clean, clean_data
-from autograder.shards import shard_argument
 
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
@@ -94,7 +94,7 @@ def _limit_options(parser):
 
 
 def _options(args, blocked=()):
-    from autograder.grading import Options
+    from autograder.grading.notebooks import Options
 
     if args.workers < 1 or args.timeout <= 0 or args.memory < 64:
         raise CannotGrade("--workers must be >= 1, --timeout > 0 and --memory >= 64")
@@ -103,7 +103,7 @@ def _options(args, blocked=()):
 
 
 def _check(args):
-    from autograder.grading import GRADED, NotebookInput, grade_notebooks
+    from autograder.grading.notebooks import GRADED, NotebookInput, grade_notebooks
 
     def refuse_unreadable(result):
         # grade_notebooks reports a notebook it cannot read (or place) while planning, before grading any
@@ -157,9 +157,9 @@ def _check_json(results, score, max_score):
 
 
 def _grade(args):
-    from autograder.batch import grade_class
-    from autograder.progress import Progress
-    from autograder.shards import ShardError
+    from autograder.grading.classroom import grade_class
+    from autograder.grading.progress import Progress
+    from autograder.grading.shards import ShardError
 
     if not args.submitted.is_dir():
         raise CannotGrade(f"no such directory: {args.submitted}")
@@ -188,22 +188,26 @@ def _grade(args):
 
 
 def _bench(args):
-    from pathlib import Path
+    from autograder.integrations.nbgrader_course import ASSIGNMENT
+    from autograder.isolation.protected import checkout_root
 
-    from autograder.bench import format_costs, format_report, measure_notebook_costs, run_bench
+    try:
+        from devtools.bench import format_costs, format_report, measure_notebook_costs, run_bench
+    except ImportError as missing:  # the bundle and the Docker image ship the grader without devtools/
+        raise CannotGrade(f"needs the attnkit source checkout (devtools/): {missing}") from None
 
     if args.n < 1:
         raise CannotGrade("--n must be at least 1")
     result = run_bench(args.n, workers=args.workers, log=lambda line: print(line, file=sys.stderr, flush=True))
     print(format_report(result), flush=True)
-    solved = sorted((Path(__file__).resolve().parents[1] / "source" / "attention").glob("*.ipynb"))
+    solved = sorted((checkout_root() / "source" / ASSIGNMENT).glob("*.ipynb"))
     if solved:
         print(format_costs(measure_notebook_costs(solved)))
     return 0
 
 
 def _gradescope_build(args):
-    from autograder.gradescope import BundleError, build_bundle
+    from autograder.integrations.gradescope import BundleError, build_bundle
 
     try:
         names = build_bundle(args.out, lang=args.lang)
@@ -215,7 +219,7 @@ def _gradescope_build(args):
 
 
 def _merge(args):
-    from autograder.shards import ShardError, merge
+    from autograder.grading.shards import ShardError, merge
 
     try:
         summary = merge(args.shards, args.out)

@@ -1,4 +1,8 @@
-"""Which language a student reads, and how a message key becomes text.
+"""Which language a student reads, and how bilingual text becomes what they read: the one i18n mechanism.
+
+Every text a student or an instructor reads is a mapping {"en": ..., "zh": ...}: alone (`pick`: an exercise's
+title, a misconception's name and hint) or in a table of such mappings by key (`render`: the check messages,
+the feedback page, the Gradescope summary), filled with fields.
 
 ATTNKIT_LANG=zh (or zh_CN, zh-Hans...) switches to Simplified Chinese, ATTNKIT_LANG=en to
 English; without it the system locale decides (LC_ALL, LC_MESSAGES, LANG), defaulting to English.
@@ -8,6 +12,7 @@ import os
 from collections.abc import Mapping
 
 LANGUAGES = ("en", "zh")
+Text = Mapping[str, str]  # {"en": ..., "zh": ...}
 
 
 def language(environ: Mapping[str, str] | None = None) -> str:
@@ -20,6 +25,11 @@ def language(environ: Mapping[str, str] | None = None) -> str:
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
     return "en"
+
+
+def pick(text: Text, lang: str) -> str:
+    """`text` in `lang`, English when it has no such translation."""
+    return text.get(lang) or text["en"]
 
 
 def render(messages: Mapping[str, Mapping[str, str]], key: str, lang: str, fields: Mapping | None = None) -> str:

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 import solutions
-from autograder.exercises import EXERCISES_BY_ID
+from autograder.course.exercises import EXERCISES_BY_ID
 from devtools import mutants as mutant_source
 
 SEEDS = (0, 1, 2)

@@ -23,7 +23,7 @@ from cosmic_ray.ast import ast_nodes, get_ast
 from cosmic_ray.mutating import mutate_code
 
 import solutions
-from autograder.exercises import EXERCISES
+from autograder.course.exercises import EXERCISES
 
 SOLUTIONS_DIR = Path(solutions.__file__).resolve().parent
 PACKAGE = "solutions"

@@ -16,9 +16,9 @@ import sys
 from dataclasses import dataclass, field
 
 import solutions
-from autograder.exercises import EXERCISES_BY_ID
-from autograder.model import PASSED
-from autograder.runner import DEFAULT_SEED, run_exercise
+from autograder.checking.check_types import PASSED
+from autograder.checking.runner import DEFAULT_SEED, run_exercise
+from autograder.course.exercises import EXERCISES_BY_ID
 from devtools import student_variants as students
 from devtools.student_variants import Knobs, WrapperKnobs
 

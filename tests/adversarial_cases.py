@@ -14,8 +14,8 @@ from pathlib import Path
 import nbformat
 
 import solutions
-from autograder.exercises import EXERCISES, NOTEBOOKS
-from autograder.sandbox import landlock_abi
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.isolation.sandbox import landlock_abi
 
 NB01, NB04 = NOTEBOOKS[0], NOTEBOOKS[3]
 POINTS = {exercise.id: exercise.points for exercise in EXERCISES}
@@ -219,11 +219,11 @@ def cases():
              scores={"softmax_naive": "below_full"}),
         Case("hide_torch_softmax_from_the_rule_check-no_effect", NB01, replace(
              "solution_softmax_naive", TORCH_SOFTMAX + "import sys\n"
-             "probing = sys.modules['autograder.probing']\n\n"
+             "probing = sys.modules['autograder.checking.probing']\n\n"
              "def quiet(self, func, types, args=(), kwargs=None):\n    return func(*args, **(kwargs or {}))\n\n"
              "probing.FunctionCalls.__torch_function__.__code__ = quiet.__code__\n"
              "probing.FunctionCalls.__exit__ = lambda self, *exc: None\n"
-             "for check in sys.modules['autograder.catalog'].CHECKS:\n"
+             "for check in sys.modules['autograder.course.catalog'].CHECKS:\n"
              "    object.__setattr__(check, 'hidden', False)\n"),
              scores={"softmax_naive": ("same_as", RULE_BASELINE)}),
         Case("monkeypatch_torch-no_effect", NB01, replace(
@@ -234,12 +234,12 @@ def cases():
              scores={"softmax_naive": ("same_as", BASELINE)}),
         Case("replace_autograder_modules-no_effect", NB01, replace(
              "solution_softmax_naive", WRONG_SOFTMAX + "import sys, types, builtins\n"
-             "sys.modules['autograder.probing'].plain = lambda value: value\n"
-             "sys.modules['autograder.runner'].judge_exercise = lambda *args, **kwargs: []\n"
-             "sys.modules['autograder.probing'].FunctionCalls.__torch_function__ = "
+             "sys.modules['autograder.checking.probing'].plain = lambda value: value\n"
+             "sys.modules['autograder.checking.runner'].judge_exercise = lambda *args, **kwargs: []\n"
+             "sys.modules['autograder.checking.probing'].FunctionCalls.__torch_function__ = "
              "lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))\n"
-             "sys.modules['autograder.runner'] = types.ModuleType('autograder.runner')\n"
-             "sys.modules['autograder.catalog'] = types.ModuleType('autograder.catalog')\n"
+             "sys.modules['autograder.checking.runner'] = types.ModuleType('autograder.checking.runner')\n"
+             "sys.modules['autograder.course.catalog'] = types.ModuleType('autograder.course.catalog')\n"
              "builtins.sum = lambda *args, **kwargs: 0\n"),
              scores={"softmax_naive": ("same_as", BASELINE)}),
         Case("read_solutions_from_disk-zero_for_that_exercise", NB01, replace_with_context(

@@ -2,9 +2,9 @@
 
 import pytest
 
-from autograder.exercises import EXERCISES_BY_ID
-from autograder.model import PASSED
-from autograder.runner import DEFAULT_SEED, run_exercise
+from autograder.checking.check_types import PASSED
+from autograder.checking.runner import DEFAULT_SEED, run_exercise
+from autograder.course.exercises import EXERCISES_BY_ID
 
 
 def results_by_id(exercise_id, namespace, seed=DEFAULT_SEED, lang="en", include_hidden=True):

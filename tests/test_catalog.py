@@ -3,13 +3,13 @@
 import pytest
 
 import solutions
-from autograder import catalog
-from autograder.exercises import EXERCISES
+from autograder.checking.check_types import PASSED
+from autograder.checking.runner import run_exercise
+from autograder.course import catalog
+from autograder.course.checks.variants import ATTENTION_MISCONCEPTIONS
+from autograder.course.exercises import EXERCISES
+from autograder.course.misconceptions import MISCONCEPTIONS
 from autograder.i18n import LANGUAGES, language
-from autograder.misconceptions import MISCONCEPTIONS
-from autograder.model import PASSED
-from autograder.runner import run_exercise
-from autograder.variants import ATTENTION_MISCONCEPTIONS
 
 
 def reference_namespace(exercise):
@@ -35,8 +35,9 @@ def test_every_message_exists_in_both_languages():
 
 def test_every_misconception_has_name_and_hint_in_both_languages():
     for misconception in MISCONCEPTIONS:
-        for text in (misconception.name_en, misconception.name_zh, misconception.hint_en, misconception.hint_zh):
-            assert text.strip(), misconception.id
+        for lang in LANGUAGES:
+            assert misconception.name.get(lang, "").strip() and misconception.hint.get(lang, "").strip(), (
+                misconception.id, lang)
     known = {m.id for m in MISCONCEPTIONS}
     assert set(ATTENTION_MISCONCEPTIONS) <= known
 

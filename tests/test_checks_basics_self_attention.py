@@ -10,13 +10,13 @@ from hypothesis import strategies as st
 from mutants import basics_self_attention as mutants
 
 import solutions
-from autograder import catalog
-from autograder.exercises import EXERCISES_BY_ID
-from autograder.model import PASSED
-from autograder.probing import run_probe
-from autograder.runner import DEFAULT_SEED, cases_for
-from autograder.variants import attention
-from autograder.wire import FrameReader, encode
+from autograder.checking.check_types import PASSED
+from autograder.checking.probing import run_probe
+from autograder.checking.runner import DEFAULT_SEED, cases_for
+from autograder.course import catalog
+from autograder.course.checks.variants import attention
+from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.isolation.wire import FrameReader, encode
 
 EXERCISE_IDS = (
     "softmax_naive",

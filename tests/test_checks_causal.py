@@ -13,15 +13,15 @@ from hypothesis import strategies as st
 from mutants import causal as mutants
 
 import solutions
-from autograder import catalog
-from autograder.checks import causal as causal_checks
-from autograder.checks import contract
-from autograder.exercises import EXERCISES_BY_ID
-from autograder.misconceptions import MISCONCEPTIONS_BY_ID
-from autograder.model import PASSED
-from autograder.probing import run_probe
-from autograder.runner import DEFAULT_SEED, cases_for
-from autograder.variants import attention
+from autograder.checking.check_types import PASSED
+from autograder.checking.probing import run_probe
+from autograder.checking.runner import DEFAULT_SEED, cases_for
+from autograder.course import catalog
+from autograder.course.checks import causal as causal_checks
+from autograder.course.checks import contract
+from autograder.course.checks.variants import attention
+from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")
 ROUTE_CHECKS = {  # masking_routes: the checks of each route, by the function they call

@@ -2,7 +2,7 @@
 
 import json
 import re
-from importlib import resources
+from pathlib import Path
 
 import pytest
 import torch
@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from mutants import multihead as mutants
 
 import solutions
-from autograder import variants
-from autograder.checks import multihead as checks
-from autograder.exercises import EXERCISES_BY_ID
-from autograder.model import PASSED
-from autograder.probing import ProbeError
-from autograder.runner import DEFAULT_SEED, cases_for, probe_exercise
+from autograder.checking.check_types import PASSED
+from autograder.checking.probing import ProbeError
+from autograder.checking.runner import DEFAULT_SEED, cases_for, probe_exercise
+from autograder.course.checks import multihead as checks
+from autograder.course.checks import variants
+from autograder.course.exercises import EXERCISES_BY_ID
 
 EXERCISE_IDS = (
     "mha_wrapper",
@@ -29,7 +29,7 @@ EXERCISE_IDS = (
     "parameter_counts",
 )
 SEEDS = (DEFAULT_SEED, 0, 1, 2, 3)
-SEEDED = json.loads(resources.files("autograder").joinpath("seeded_outputs.json").read_text(encoding="utf-8"))
+SEEDED = json.loads((Path(__file__).parent / "seeded_outputs.json").read_text(encoding="utf-8"))
 
 
 def namespace_for(exercise_id, student):
@@ -229,7 +229,7 @@ def test_feedback_in_chinese():
 
 
 def test_the_notes_seeded_outputs_come_out_of_the_probes():
-    """Seed 123 and the notes' batch reproduce the numbers printed in the notes (autograder/seeded_outputs.json)."""
+    """Seed 123 and the notes' batch reproduce the numbers printed in the notes (tests/seeded_outputs.json)."""
     wrapper = probe_exercise("mha_wrapper", namespace_for("mha_wrapper", reference("mha_wrapper")),
                              include_hidden=False)["mha_wrapper.notes"][0]["out"]
     assert torch.allclose(wrapper[0, 0], printed("mha_wrapper")[0, 0], atol=1e-4)
@@ -239,7 +239,7 @@ def test_the_notes_seeded_outputs_come_out_of_the_probes():
 
 
 def printed(entry_id):
-    """The output the notes print for `entry_id`, as autograder/seeded_outputs.json records it."""
+    """The output the notes print for `entry_id`, as tests/seeded_outputs.json records it."""
     return torch.tensor(next(entry["expected"] for entry in SEEDED["printed"] if entry["id"] == entry_id))
 
 

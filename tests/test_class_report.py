@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from autograder import catalog
-from autograder.class_report import class_report_html, misconception_counts, write_class_report
-from autograder.exercises import EXERCISES, NOTEBOOKS
-from autograder.misconceptions import MISCONCEPTIONS_BY_ID
+from autograder.course import catalog
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
+from autograder.outputs.class_report import class_report_html, misconception_counts, write_class_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -70,7 +70,7 @@ def test_misconceptions_are_counted_per_student_most_frequent_first():
     counts = misconception_counts(_class())
     assert [(count.id, count.students) for count in counts] == [
         ("missing_scaling", 3), ("mask_inverted", 2), ("softmax_wrong_dim", 1)]
-    assert counts[0].name_en == MISCONCEPTIONS_BY_ID["missing_scaling"].name_en
+    assert counts[0].name_en == MISCONCEPTIONS_BY_ID["missing_scaling"].name["en"]
     assert counts[0].exercises == ("self_attention_v1",)
 
 
@@ -80,7 +80,7 @@ def test_the_table_lists_misconceptions_by_students_affected_with_both_names(pag
         ("missing_scaling", 3), ("mask_inverted", 2), ("softmax_wrong_dim", 1)]
     for misconception, students, cells in rows:
         known = MISCONCEPTIONS_BY_ID[misconception]
-        assert known.name_en in cells and known.name_zh in cells
+        assert known.name["en"] in cells and known.name["zh"] in cells
         assert f'<td class="n">{students}</td>' in cells
     assert "4 of 5 students have at least one" in page  # ana, ben, chen, dana
 
@@ -122,7 +122,7 @@ def test_write_class_report_writes_one_file(tmp_path):
 
 def test_plots_use_no_pyplot():
     """Figures are matplotlib.figure.Figure objects: pyplot (and its global figure state) is never imported."""
-    code = ("import json, sys; from autograder.class_report import class_report_html; "
+    code = ("import json, sys; from autograder.outputs.class_report import class_report_html; "
             "page = class_report_html(json.load(sys.stdin)); assert 'data:image/png' in page; "
             "print('matplotlib.pyplot' in sys.modules, 'matplotlib.figure' in sys.modules)")
     process = subprocess.run([sys.executable, "-c", code], input=json.dumps(_class()), capture_output=True,

@@ -1,4 +1,4 @@
-"""`make demo`'s pieces: the bundled class (autograder/class_fixtures.py) and the demo's verdicts.
+"""`make demo`'s pieces: the bundled class (devtools/class_fixtures.py) and the demo's verdicts.
 
 The full demo (nbgrader on 10 students, ~3 minutes) is not run here. Instead: every fixture builds
 valid notebooks; the whole class graded by attnkit gives each submission its declared outcome (points
@@ -11,8 +11,14 @@ import ast
 import nbformat
 import pytest
 
-from autograder import batch, course, demo
-from autograder.class_fixtures import (
+from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS
+from autograder.grading import classroom
+from autograder.grading.notebooks import Options
+from autograder.integrations import nbgrader_course
+from autograder.isolation.sandbox import landlock_abi
+from autograder.isolation.supervisor import Limits
+from devtools import demo
+from devtools.class_fixtures import (
     BEGIN,
     BY_ID,
     CLASS,
@@ -25,10 +31,6 @@ from autograder.class_fixtures import (
     validate,
     write_submission,
 )
-from autograder.exercises import EXERCISES_BY_ID, NOTEBOOKS
-from autograder.grading import Options
-from autograder.isolation import Limits
-from autograder.sandbox import landlock_abi
 
 pytestmark = pytest.mark.slow
 
@@ -109,7 +111,7 @@ def graded_class(tmp_path_factory, repo_root):
     root = tmp_path_factory.mktemp("demo-class")
     for submission in CLASS:
         write_submission(submission, root / "submitted" / submission.student_id / "attention", repo_root)
-    summary = batch.grade_class(root / "submitted", root / "out",
+    summary = classroom.grade_class(root / "submitted", root / "out",
                                 Options(limits=Limits(timeout=demo.ATTNKIT_TIMEOUT)))
     return {document["student_id"]: document for document in summary.documents}
 
@@ -176,13 +178,13 @@ def test_the_demo_refuses_to_write_inside_the_checkout(repo_root, capsys):
 
 def test_nbgrader_gives_the_grades_attnkit_gives(graded_class, repo_root, tmp_path):
     """Honest submissions through real nbgrader (generate_assignment, autograde): the same grade per notebook."""
-    course_root = course.make_course(tmp_path / "course", repo_root)
-    course.generate_release(course_root)
+    course_root = nbgrader_course.make_course(tmp_path / "course", repo_root)
+    nbgrader_course.generate_release(course_root)
     for student_id in NBGRADER_STUDENTS:
-        course.submit(course_root, student_id,
+        nbgrader_course.submit(course_root, student_id,
                       write_submission(BY_ID[student_id], tmp_path / "handed_in" / student_id, repo_root))
-    course.autograde(course_root)
-    nbgrader_scores = course.read_scores(course_root)
+    nbgrader_course.autograde(course_root)
+    nbgrader_scores = nbgrader_course.read_scores(course_root)
     rows = {student_id: _row(BY_ID[student_id], graded_class[student_id], nbgrader=nbgrader_scores[student_id])
             for student_id in NBGRADER_STUDENTS}
     for row in rows.values():

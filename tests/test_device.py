@@ -14,10 +14,16 @@ import torch
 from mutants import causal as mutants
 
 import solutions
-from autograder.checks import contract
-from autograder.checks.causal import judge_on_device, on_device, scores_input, weights_cases_device, weights_input
-from autograder.probing import run_probe
-from autograder.runner import run_exercise
+from autograder.checking.probing import run_probe
+from autograder.checking.runner import run_exercise
+from autograder.course.checks import contract
+from autograder.course.checks.causal import (
+    judge_on_device,
+    on_device,
+    scores_input,
+    weights_cases_device,
+    weights_input,
+)
 from devtools import student_variants
 from devtools.student_variants import Knobs
 

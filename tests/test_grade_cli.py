@@ -13,16 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from autograder import catalog, cli, course, isolation, student_process, wire
-from autograder.batch import grade_class
-from autograder.bench import format_report, run_bench
-from autograder.exercises import EXERCISES, NOTEBOOKS
-from autograder.grading import NotebookInput, Options, grade_notebooks
-from autograder.isolation import Job, Limits, Outcome
-from autograder.notebook_code import NotebookPlan
-from autograder.progress import Progress
+from autograder import cli
+from autograder.course import catalog
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.grading.classroom import grade_class
+from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
+from autograder.grading.progress import Progress
+from autograder.integrations import nbgrader_course
+from autograder.isolation import child_process, supervisor, wire
+from autograder.isolation.notebook_plan import NotebookPlan
+from autograder.isolation.sandbox import landlock_abi
+from autograder.isolation.supervisor import Job, Limits, Outcome
 from autograder.safe_text import clean
-from autograder.sandbox import landlock_abi
+from devtools.bench import format_report, run_bench
 
 CHECK_KEYS = {"id", "score", "max_score", "status", "misconception", "message"}
 FAST = ["--timeout", "10", "--memory", "1024"]
@@ -40,8 +43,8 @@ def release_dir(repo_root, tmp_path_factory):
     committed = repo_root / "release" / "attention"
     if all((committed / f"{name}.ipynb").is_file() for name in NOTEBOOKS):
         return committed
-    course_root = course.make_course(tmp_path_factory.mktemp("release") / "course", repo_root)
-    return course.generate_release(course_root)
+    course_root = nbgrader_course.make_course(tmp_path_factory.mktemp("release") / "course", repo_root)
+    return nbgrader_course.generate_release(course_root)
 
 
 def _hand_in(submitted, student, notebooks):
@@ -263,17 +266,17 @@ SEGFAULT = signal.SIGSEGV.value  # a wait status: killed by SIGSEGV
 def _attempt(step, attempts=1, seconds_left=100.0, recorded=()):
     """An attempt of an 01 notebook as the parent sees it once the child is gone (no process behind it)."""
     plan = NotebookPlan(Path("alice/01.ipynb"), NOTEBOOKS[0], (), NB01_EXERCISES, "")
-    state = isolation._JobState(Job("key", plan, 0), Outcome("key", plan), time.monotonic() + seconds_left)
+    state = supervisor._JobState(Job("key", plan, 0), Outcome("key", plan), time.monotonic() + seconds_left)
     state.outcome.attempts = attempts
     for exercise_id in recorded:
         state.outcome.records[exercise_id] = {}
-    return isolation._Attempt(state, pid=-1, fd=-1, workdir="", started=0.0, step=step)
+    return supervisor._Attempt(state, pid=-1, fd=-1, workdir="", started=0.0, step=step)
 
 
 def test_a_crashed_cell_is_skipped_and_the_notebook_re_run_while_attempts_and_time_remain():
     attempt = _attempt(("cell", 3))
-    assert isolation._settle(attempt, SEGFAULT, SETTLE_LIMITS) is True
-    assert attempt.kill_kind == isolation.CRASH and attempt.job.skip_cells == {3}
+    assert supervisor._settle(attempt, SEGFAULT, SETTLE_LIMITS) is True
+    assert attempt.kill_kind == supervisor.CRASH and attempt.job.skip_cells == {3}
     assert attempt.job.outcome.notes == ["cell 3: crashed (segmentation fault); the notebook was re-run without it"]
 
 
@@ -284,7 +287,7 @@ def test_a_crashed_cell_is_skipped_and_the_notebook_re_run_while_attempts_and_ti
 ], ids=["max_attempts", "out_of_time", "nothing_missing"])
 def test_a_note_never_claims_a_re_run_that_did_not_happen(attempts, seconds_left, recorded, why):
     attempt = _attempt(("cell", 3), attempts, seconds_left, recorded)
-    assert isolation._settle(attempt, SEGFAULT, SETTLE_LIMITS) is False
+    assert supervisor._settle(attempt, SEGFAULT, SETTLE_LIMITS) is False
     [note] = attempt.job.outcome.notes
     assert note.startswith("cell 3: crashed (segmentation fault)") and "re-run" not in note
     assert note.endswith(why) if why else note == "cell 3: crashed (segmentation fault)"
@@ -292,22 +295,22 @@ def test_a_note_never_claims_a_re_run_that_did_not_happen(attempts, seconds_left
 
 def test_the_kill_kind_not_the_wording_decides_the_timeout_message():
     timed_out = _attempt(("exercise", NB01_EXERCISES[0]))
-    timed_out.kill_kind, timed_out.kill_reason = isolation.TIMEOUT, "ran past the 30 s limit and did not stop"
-    assert isolation._settle(timed_out, signal.SIGKILL.value, SETTLE_LIMITS) is True
+    timed_out.kill_kind, timed_out.kill_reason = supervisor.TIMEOUT, "ran past the 30 s limit and did not stop"
+    assert supervisor._settle(timed_out, signal.SIGKILL.value, SETTLE_LIMITS) is True
     for [record] in timed_out.job.outcome.records[NB01_EXERCISES[0]].values():
         assert record["error"]["key"] == "error.timeout" and record["error"]["fields"] == {"seconds": 30}
 
     malformed = _attempt(("exercise", NB01_EXERCISES[0]))
-    malformed.kill_kind, malformed.kill_reason = isolation.PROTOCOL, "sent malformed data (ran past the end)"
-    isolation._settle(malformed, signal.SIGKILL.value, SETTLE_LIMITS)
+    malformed.kill_kind, malformed.kill_reason = supervisor.PROTOCOL, "sent malformed data (ran past the end)"
+    supervisor._settle(malformed, signal.SIGKILL.value, SETTLE_LIMITS)
     for [record] in malformed.job.outcome.records[NB01_EXERCISES[0]].values():
         assert record["error"]["key"] == "error.no_result"
 
 
 def test_an_exercise_stopped_by_the_notebook_budget_names_the_budget_not_the_step_limit():
     attempt = _attempt(("exercise", NB01_EXERCISES[0]), seconds_left=-1.0)
-    attempt.kill_kind, attempt.kill_reason = isolation.BUDGET, "the notebook ran past its total time of 120 s"
-    assert isolation._settle(attempt, signal.SIGKILL.value, SETTLE_LIMITS) is False
+    attempt.kill_kind, attempt.kill_reason = supervisor.BUDGET, "the notebook ran past its total time of 120 s"
+    assert supervisor._settle(attempt, signal.SIGKILL.value, SETTLE_LIMITS) is False
     for data in attempt.job.outcome.records[NB01_EXERCISES[0]].values():
         assert data == [{"error": {"type": "ProbeError", "key": "error.timeout", "fields": {"seconds": 120},
                                    "message": "", "line": ""}}]
@@ -320,13 +323,13 @@ def test_a_grader_error_event_is_decoded_and_reported_as_attnkit_s_fault(capsys)
     attempt = _attempt(("exercise", NB01_EXERCISES[1]), recorded=NB01_EXERCISES[:1])
     reader = wire.FrameReader()
     for event in reader.feed(wire.encode({"event": "grader_error", "traceback": trace})):
-        isolation._handle(attempt, event, SETTLE_LIMITS)
+        supervisor._handle(attempt, event, SETTLE_LIMITS)
     assert attempt.grader_error == clean(trace) and reader.pending == 0  # cleaned where it entered the grader
     exit_70 = 70 << 8  # the child's os._exit(70) as waitpid reports it
-    assert isolation._settle(attempt, exit_70, SETTLE_LIMITS) is False  # a grader bug: no re-run
-    isolation._finish(attempt.job)
+    assert supervisor._settle(attempt, exit_70, SETTLE_LIMITS) is False  # a grader bug: no re-run
+    supervisor._finish(attempt.job)
     outcome = attempt.job.outcome
-    assert outcome.notes == [isolation.GRADER_ERROR_NOTE]
+    assert outcome.notes == [supervisor.GRADER_ERROR_NOTE]
     assert "not a problem with your code" in outcome.notes[0] and "exit status" not in outcome.notes[0]
     assert not attempt.job.crashed and set(outcome.records) == set(NB01_EXERCISES)
     error = capsys.readouterr().err
@@ -340,11 +343,11 @@ def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_di
     def broken_confine(*_args):
         raise RuntimeError("confinement bug")
 
-    monkeypatch.setattr(student_process.sandbox, "confine", broken_confine)
+    monkeypatch.setattr(child_process.sandbox, "confine", broken_confine)
     path = solved_dir / f"{NOTEBOOKS[0]}.ipynb"
     grading = grade_notebooks([NotebookInput("01", path)], Options(limits=Limits(timeout=10, memory_mb=1024)))
     [result] = grading.results
-    assert result.score == 0 and result.notes == [isolation.GRADER_ERROR_NOTE]
+    assert result.score == 0 and result.notes == [supervisor.GRADER_ERROR_NOTE]
     error = capsys.readouterr().err
     assert f"attnkit: internal error while grading {path}: RuntimeError: confinement bug" in error
     assert "broken_confine" in error

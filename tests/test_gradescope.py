@@ -14,9 +14,11 @@ import zipfile
 
 import pytest
 
-from autograder import catalog, cli, gradescope
-from autograder.exercises import NOTEBOOKS
-from autograder.grading import Options
+from autograder import cli
+from autograder.course import catalog
+from autograder.course.exercises import NOTEBOOKS
+from autograder.grading.notebooks import Options
+from autograder.integrations import gradescope
 
 # Gradescope's results.json, as its autograder specification documents it: field -> (type, allowed values).
 NUMBER = (int, float)
@@ -121,9 +123,9 @@ def test_bundle_layout(bundle, repo_root):
         assert script in names, f"{script} is not at the root of the zip"
         assert (infos[script].external_attr >> 16) & 0o111 == 0o111, f"{script} is not executable in the zip"
     expected = {"pyproject.toml", "constraints.txt", "README.md", "autograder/__init__.py",
-                "autograder/gradescope.py", "autograder/seeded_outputs.json"}
+                "autograder/integrations/gradescope.py"}
     expected |= {path.relative_to(repo_root).as_posix()
-                 for folder in ("autograder/checks", "solutions") for path in (repo_root / folder).glob("*.py")}
+                 for folder in ("autograder/course/checks", "solutions") for path in (repo_root / folder).glob("*.py")}
     # The release's notebooks: grading restores edited given cells from them (never the source, which has answers).
     expected |= {f"release/attention/{path.name}" for path in (repo_root / "release" / "attention").glob("*.ipynb")}
     assert expected <= names, sorted(expected - names)

@@ -13,8 +13,8 @@ import nbformat
 import pytest
 
 import autograder
-from autograder import course
-from autograder.exercises import EXERCISES, NOTEBOOKS
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.integrations import nbgrader_course
 
 pytestmark = pytest.mark.slow
 
@@ -48,28 +48,28 @@ def _text(html_page):
 
 @pytest.fixture(scope="module")
 def graded_course(repo_root, tmp_path_factory):
-    course_root = course.make_course(tmp_path_factory.mktemp("nbgrader") / "course", repo_root)
-    course.generate_release(course_root)
-    course.submit(course_root, SOLVED, course_root / "source" / course.ASSIGNMENT)
-    course.submit(course_root, UNTOUCHED, repo_root / "release" / course.ASSIGNMENT)
-    course.autograde(course_root)
-    course.generate_feedback(course_root)
+    course_root = nbgrader_course.make_course(tmp_path_factory.mktemp("nbgrader") / "course", repo_root)
+    nbgrader_course.generate_release(course_root)
+    nbgrader_course.submit(course_root, SOLVED, course_root / "source" / nbgrader_course.ASSIGNMENT)
+    nbgrader_course.submit(course_root, UNTOUCHED, repo_root / "release" / nbgrader_course.ASSIGNMENT)
+    nbgrader_course.autograde(course_root)
+    nbgrader_course.generate_feedback(course_root)
     return course_root
 
 
 @pytest.fixture(scope="module")
 def scores(graded_course):
-    return course.read_scores(graded_course)
+    return nbgrader_course.read_scores(graded_course)
 
 
 def test_solved_submission_earns_full_marks(graded_course, scores):
-    lost = _below_max(course.read_cell_scores(graded_course)[SOLVED])
+    lost = _below_max(nbgrader_course.read_cell_scores(graded_course)[SOLVED])
     assert scores[SOLVED] == _max_points(), f"the solved notebooks lose points (score, max): {lost}"
     assert sum(scores[SOLVED].values()) == 100
 
 
 def test_untouched_release_earns_zero(graded_course, scores):
-    cells = course.read_cell_scores(graded_course)[UNTOUCHED]
+    cells = nbgrader_course.read_cell_scores(graded_course)[UNTOUCHED]
     earned = {nb: {gid: s for gid, s in grades.items() if s[0]} for nb, grades in cells.items()}
     assert scores[UNTOUCHED] == dict.fromkeys(NOTEBOOKS, 0), f"the untouched release earns points: {earned}"
 
@@ -78,7 +78,7 @@ def test_untouched_release_run_does_not_break(graded_course):
     """Every notebook is autograded, no cell times out or kills the kernel, every graded cell reports a score."""
     for name in NOTEBOOKS:
         notebook = nbformat.read(
-            graded_course / "autograded" / UNTOUCHED / course.ASSIGNMENT / f"{name}.ipynb", as_version=4)
+            graded_course / "autograded" / UNTOUCHED / nbgrader_course.ASSIGNMENT / f"{name}.ipynb", as_version=4)
         for cell in notebook.cells:
             if cell.cell_type != "code":
                 continue
@@ -93,7 +93,7 @@ def test_untouched_release_run_does_not_break(graded_course):
 
 
 def test_exported_grades(graded_course):
-    with open(course.export_grades(graded_course), newline="", encoding="utf-8") as handle:
+    with open(nbgrader_course.export_grades(graded_course), newline="", encoding="utf-8") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
     assert set(rows) == {SOLVED, UNTOUCHED}
     assert (float(rows[SOLVED]["score"]), float(rows[SOLVED]["max_score"])) == (100.0, 100.0)
@@ -107,7 +107,7 @@ def test_feedback_shows_no_hidden_test_source(graded_course, source_regions):
         calls = {line for line in regions["hidden"] if SHOWN_HIDDEN_LINE.match(line)}
         secret = regions["hidden"] - calls - regions["outside"]
         for student in (SOLVED, UNTOUCHED):
-            page = graded_course / "feedback" / student / course.ASSIGNMENT / f"{name}.html"
+            page = graded_course / "feedback" / student / nbgrader_course.ASSIGNMENT / f"{name}.html"
             text = _text(page.read_text(encoding="utf-8"))
             missing = sorted(call for call in calls if call not in text)
             assert not missing, f"{page.name} ({student}): grade calls not found in feedback text: {missing}"
@@ -121,30 +121,30 @@ def test_bad_input_is_refused_with_a_clear_error(graded_course, tmp_path):
     partial = tmp_path / "partial"
     partial.mkdir()
     (partial / f"{NOTEBOOKS[0]}.ipynb").write_bytes(
-        (graded_course / "source" / course.ASSIGNMENT / f"{NOTEBOOKS[0]}.ipynb").read_bytes())
+        (graded_course / "source" / nbgrader_course.ASSIGNMENT / f"{NOTEBOOKS[0]}.ipynb").read_bytes())
     with pytest.raises(FileNotFoundError, match=f"lacks {NOTEBOOKS[1]}.ipynb"):
-        course.submit(graded_course, "partial", partial)
+        nbgrader_course.submit(graded_course, "partial", partial)
     with pytest.raises(ValueError, match="student id"):
-        course.submit(graded_course, "../escape", graded_course / "source" / course.ASSIGNMENT)
+        nbgrader_course.submit(graded_course, "../escape", graded_course / "source" / nbgrader_course.ASSIGNMENT)
     with pytest.raises(ValueError, match="no submission from nobody"):
-        course.autograde(graded_course, ["nobody"])
+        nbgrader_course.autograde(graded_course, ["nobody"])
     with pytest.raises(FileExistsError):
-        course.make_course(graded_course)
+        nbgrader_course.make_course(graded_course)
 
 
 def test_nbgrader_failure_shows_its_output(repo_root, tmp_path):
     """A source notebook nbgrader rejects (two cells with one grade id): the error quotes nbgrader's reason."""
     fake_repo = tmp_path / "repo"
-    (fake_repo / "source" / course.ASSIGNMENT).mkdir(parents=True)
+    (fake_repo / "source" / nbgrader_course.ASSIGNMENT).mkdir(parents=True)
     (fake_repo / "nbgrader_config.py").write_bytes((repo_root / "nbgrader_config.py").read_bytes())
-    notebook = nbformat.read(repo_root / "source" / course.ASSIGNMENT / f"{NOTEBOOKS[0]}.ipynb", as_version=4)
+    notebook = nbformat.read(repo_root / "source" / nbgrader_course.ASSIGNMENT / f"{NOTEBOOKS[0]}.ipynb", as_version=4)
     graded = [cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade")]
     graded[1].metadata.nbgrader.grade_id = graded[0].metadata.nbgrader.grade_id
-    nbformat.write(notebook, fake_repo / "source" / course.ASSIGNMENT / f"{NOTEBOOKS[0]}.ipynb")
+    nbformat.write(notebook, fake_repo / "source" / nbgrader_course.ASSIGNMENT / f"{NOTEBOOKS[0]}.ipynb")
 
-    course_root = course.make_course(tmp_path / "course", fake_repo)
-    with pytest.raises(course.NbgraderError) as failure:
-        course.generate_release(course_root)
+    course_root = nbgrader_course.make_course(tmp_path / "course", fake_repo)
+    with pytest.raises(nbgrader_course.NbgraderError) as failure:
+        nbgrader_course.generate_release(course_root)
     message = str(failure.value)
     assert "generate_assignment" in message and "exit code" in message
     assert graded[0].metadata.nbgrader.grade_id in message, message

@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 import solutions
-from autograder.exercises import NOTEBOOKS
+from autograder.course.exercises import NOTEBOOKS
 
 SOURCE = Path(__file__).resolve().parents[1] / "source" / "attention"
 

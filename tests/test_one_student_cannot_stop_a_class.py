@@ -14,8 +14,9 @@ import json
 import nbformat
 import pytest
 
-from autograder import cli, exports
-from autograder.exercises import EXERCISES, NOTEBOOKS
+from autograder import cli
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.outputs import records
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)
@@ -79,15 +80,15 @@ def class_run(tmp_path_factory, repo_root):
 @pytest.fixture(scope="module")
 def first_run(class_run):
     """`attnkit grade`, with writing the unlucky student's feedback page failing: (exit status, stderr)."""
-    original = exports.feedback_html
+    original = records.feedback_html
 
-    def failing_for_one(document):
+    def failing_for_one(document, lang=None):
         if document["student_id"] == UNLUCKY:
             raise OSError("No space left on device")
-        return original(document)
+        return original(document, lang)
 
     patch, err = pytest.MonkeyPatch(), io.StringIO()
-    patch.setattr(exports, "feedback_html", failing_for_one)
+    patch.setattr(records, "feedback_html", failing_for_one)
     try:
         with contextlib.redirect_stderr(err):
             status = cli.main(["grade", str(class_run["submitted"]), "--out", str(class_run["out"]), *LIMITS])

@@ -1,4 +1,4 @@
-"""The committed student release: generated from source, leaking nothing, graded as autograder.exercises says."""
+"""The committed student release: generated from source, leaking nothing, graded as autograder.course.exercises says."""
 
 import re
 import shutil
@@ -6,8 +6,8 @@ import shutil
 import nbformat
 import pytest
 
-from autograder import course
-from autograder.exercises import EXERCISES, NOTEBOOKS
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.integrations import nbgrader_course
 
 # What nbgrader's ClearSolutions puts in place of a solution (its defaults, which nbgrader_config.py keeps).
 STUB_LINES = frozenset({"# YOUR CODE HERE", "raise NotImplementedError()", "YOUR ANSWER HERE"})
@@ -16,7 +16,7 @@ GRADE_CALL = re.compile(r"""\bgrade\(\s*["'](\w+)["']""")
 
 
 def _release_dir(repo_root):
-    return repo_root / "release" / course.ASSIGNMENT
+    return repo_root / "release" / nbgrader_course.ASSIGNMENT
 
 
 def _read(path):
@@ -30,19 +30,19 @@ def _graded_cells(path):
 @pytest.fixture(scope="module")
 def fresh_release(repo_root, tmp_path_factory):
     """One `nbgrader generate_assignment attention` of the current source, in a throwaway course."""
-    course_root = course.make_course(tmp_path_factory.mktemp("fresh-release") / "course", repo_root)
-    return course.generate_release(course_root)
+    course_root = nbgrader_course.make_course(tmp_path_factory.mktemp("fresh-release") / "course", repo_root)
+    return nbgrader_course.generate_release(course_root)
 
 
 def test_source_and_release_hold_the_course_notebooks(repo_root):
     expected = [f"{name}.ipynb" for name in NOTEBOOKS]
-    assert sorted(p.name for p in (repo_root / "source" / course.ASSIGNMENT).glob("*.ipynb")) == expected
+    assert sorted(p.name for p in (repo_root / "source" / nbgrader_course.ASSIGNMENT).glob("*.ipynb")) == expected
     assert sorted(p.name for p in _release_dir(repo_root).glob("*.ipynb")) == expected
 
 
 @pytest.mark.slow
 def test_committed_release_is_in_sync_with_source(repo_root, fresh_release):
-    problems = course.compare_releases(fresh_release, _release_dir(repo_root))
+    problems = nbgrader_course.compare_releases(fresh_release, _release_dir(repo_root))
     assert not problems, "release/attention/ is out of date; run `make release`:\n" + "\n".join(problems)
 
 
@@ -58,13 +58,13 @@ def test_sync_check_catches_a_stale_release(fresh_release, tmp_path):
             cell.execution_count = 7
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="hi\n")]
     nbformat.write(notebook, edited)
-    assert course.compare_releases(fresh_release, stale) == []
+    assert nbgrader_course.compare_releases(fresh_release, stale) == []
 
     solution = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("solution"))
     solution.source += "\n# edited by hand"
     nbformat.write(notebook, edited)
     removed.unlink()
-    problems = course.compare_releases(fresh_release, stale)
+    problems = nbgrader_course.compare_releases(fresh_release, stale)
     assert f"missing: {removed.name}" in problems
     assert any(edited.name in line and solution.metadata.nbgrader.grade_id in line for line in problems), problems
 
@@ -90,7 +90,7 @@ def test_release_leaks_no_solution_or_hidden_test_lines(repo_root, source_region
     """A release line is either from outside the solution/hidden regions of the source, or an nbgrader stub."""
     for name, regions in source_regions.items():
         # the check itself works: the source notebook does show its solutions and hidden tests
-        assert _secret_lines_shown(repo_root / "source" / course.ASSIGNMENT / f"{name}.ipynb", regions), name
+        assert _secret_lines_shown(repo_root / "source" / nbgrader_course.ASSIGNMENT / f"{name}.ipynb", regions), name
         leaked = _secret_lines_shown(_release_dir(repo_root) / f"{name}.ipynb", regions)
         assert not leaked, f"release/attention/{name}.ipynb shows solution or hidden-test lines: {sorted(leaked)}"
 
@@ -104,10 +104,11 @@ def test_hidden_tests_call_the_grader(source_regions):
 
 
 def test_graded_cells_match_exercises(repo_root):
-    """Every exercise: exactly one graded test cell in its notebook, worth the points autograder.exercises gives."""
+    """Every exercise: exactly one graded test cell in its notebook, worth the points autograder.course.exercises
+    gives."""
     found = {}
     for name in NOTEBOOKS:
-        for cell in _graded_cells(repo_root / "source" / course.ASSIGNMENT / f"{name}.ipynb"):
+        for cell in _graded_cells(repo_root / "source" / nbgrader_course.ASSIGNMENT / f"{name}.ipynb"):
             nbgrader = cell.metadata.nbgrader
             ids = GRADE_CALL.findall(cell.source)
             assert cell.cell_type == "code" and not nbgrader.get("solution"), (
@@ -119,9 +120,10 @@ def test_graded_cells_match_exercises(repo_root):
         cells = found.get(exercise.id, [])
         assert len(cells) == 1, f"{exercise.id}: {len(cells)} graded cells ({cells}), expected one"
         assert cells[0] == (exercise.notebook, exercise.points), (
-            f"{exercise.id}: graded cell {cells[0]}, autograder.exercises says {(exercise.notebook, exercise.points)}")
+            f"{exercise.id}: graded cell {cells[0]}, autograder.course.exercises says "
+            f"{(exercise.notebook, exercise.points)}")
     unknown = sorted(set(found) - {exercise.id for exercise in EXERCISES})
-    assert not unknown, f"graded cells for exercises autograder.exercises does not know: {unknown}"
+    assert not unknown, f"graded cells for exercises autograder.course.exercises does not know: {unknown}"
 
 
 def test_points_total_100(repo_root):
@@ -130,6 +132,6 @@ def test_points_total_100(repo_root):
         total = sum(
             cell.metadata.nbgrader.get("points", 0)
             for name in NOTEBOOKS
-            for cell in _graded_cells(repo_root / folder / course.ASSIGNMENT / f"{name}.ipynb")
+            for cell in _graded_cells(repo_root / folder / nbgrader_course.ASSIGNMENT / f"{name}.ipynb")
         )
         assert total == 100, f"{folder}/attention/ graded cells are worth {total} points"

@@ -7,8 +7,8 @@ import shutil
 import pytest
 
 from autograder import cli
-from autograder.exercises import NOTEBOOKS
-from autograder.shards import MANIFEST, Shard, ShardError, shard_index
+from autograder.course.exercises import NOTEBOOKS
+from autograder.grading.shards import MANIFEST, Shard, ShardError, shard_index
 
 FAST = ["--timeout", "10", "--memory", "1024"]
 SHARDS = 3

@@ -28,9 +28,9 @@ from pathlib import Path
 import pytest
 from slurm_cluster import Cluster, missing_requirements
 
-from autograder.class_fixtures import BY_ID, CLASS, write_submission
-from autograder.exercises import NOTEBOOKS
-from autograder.shards import MANIFEST, shard_index
+from autograder.course.exercises import NOTEBOOKS
+from autograder.grading.shards import MANIFEST, shard_index
+from devtools.class_fixtures import BY_ID, CLASS, write_submission
 
 pytestmark = pytest.mark.slow
 

@@ -2,11 +2,11 @@
 
 import pytest
 
-from autograder.batch import grade_class
-from autograder.exercises import EXERCISES, NOTEBOOKS
-from autograder.grading import Options
-from autograder.isolation import Limits
-from autograder.submission_files import locate_notebooks, normalised_name
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.grading.classroom import grade_class
+from autograder.grading.notebooks import Options
+from autograder.grading.submissions import locate_notebooks, normalised_name
+from autograder.isolation.supervisor import Limits
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)

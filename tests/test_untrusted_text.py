@@ -14,11 +14,12 @@ import unicodedata
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from autograder import class_report, exports, isolation, wire
+from autograder.checking.runner import judge_exercise
 from autograder.cli import report_lines
-from autograder.exercises import NOTEBOOKS
-from autograder.grading import GRADED, MISSING, NotebookResult, unanswered_result
-from autograder.runner import judge_exercise
+from autograder.course.exercises import NOTEBOOKS
+from autograder.grading.notebooks import GRADED, MISSING, NotebookResult, unanswered_result
+from autograder.isolation import supervisor, wire
+from autograder.outputs import class_report, records
 from autograder.safe_text import BIDI_CONTROLS, clean, one_line
 
 MARK = "MARK"  # a visible prefix: the cleaned text must still be there for the reader
@@ -54,11 +55,11 @@ def graded_document(text):
                                           "records": {"softmax_naive.notes": [{"error": error}],
                                                       "softmax_naive.random": [{"error": error}]}})
     checks = judge_exercise("softmax_naive", exercise_event["records"], lang="en")
-    notes = [isolation._cell_note(cell_event["index"], cell_event["error"])]
+    notes = [supervisor._cell_note(cell_event["index"], cell_event["error"])]
     graded = NotebookResult(("s", NB01), NB01, f"{NB01}.ipynb", GRADED, "", checks, notes)
     # A reason built from the raw text (e.g. a file name): the record cleans what the channel did not.
     missing = unanswered_result(("s", NOTEBOOKS[1]), NOTEBOOKS[1], MARK + text, MISSING, MARK + text, "en")
-    return exports.student_document("student", "attention", "hash", 0, [graded, missing]), [graded, missing]
+    return records.student_document("student", "attention", "hash", 0, [graded, missing]), [graded, missing]
 
 
 class _StrictParser(html.parser.HTMLParser):
@@ -81,8 +82,8 @@ def assert_safe(text, where):
 def test_any_student_text_reaches_every_output_written_and_valid(tmp_path, text):
     out = tmp_path / "out"
     document, results = graded_document(text)
-    exports.write_student(out, document)
-    exports.write_grades_csv(out, [document])
+    records.write_student(out, document)
+    records.write_grades_csv(out, [document])
 
     feedback = (out / "feedback" / "student.html").read_text(encoding="utf-8")
     _StrictParser().feed(feedback)
@@ -95,7 +96,7 @@ def test_any_student_text_reaches_every_output_written_and_valid(tmp_path, text)
         rows = list(csv.reader(stream))
     assert len(rows) == 2 and len(rows[1]) == len(rows[0])
     assert_safe("".join(rows[1]), "grades.csv")
-    assert not rows[1][-1].startswith(exports.FORMULA_STARTS)
+    assert not rows[1][-1].startswith(records.FORMULA_STARTS)
     for line in report_lines(results):
         assert_safe(line, "terminal")
 

@@ -1,0 +1,87 @@
+"""The types checks are declared and judged with: exercises, checks, verdicts, misconceptions and results.
+
+A check has two halves. Its probe runs the student's code and returns plain data (tensors,
+shapes, exception descriptions, call counts); its judge compares that data with the reference
+and decides. The judge never sees the student's live objects, so probes can run in another
+process (see autograder.isolation.supervisor) while judges run in a clean one.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PASSED, FAILED, ERROR = "passed", "failed", "error"
+
+ProbeData = dict[str, Any]
+Case = dict[str, Any]
+
+
+@dataclass
+class Verdict:
+    """A judge's decision on one case.
+
+    `message_key` names a message in the catalogue; `fields` fill it in and must hold only
+    indices, names and counts (never input or expected values: hidden checks show the message).
+    `expected`/`got` are shown only by public checks; `heatmap` asks for a picture of them.
+    """
+
+    passed: bool
+    message_key: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
+    misconception: str | None = None
+    expected: Any = None
+    got: Any = None
+    input_shape: tuple[int, ...] | None = None
+    heatmap: bool = False
+
+
+@dataclass(frozen=True)
+class Check:
+    """One property of one exercise, worth `points` when every case passes."""
+
+    id: str
+    exercise: str
+    points: float
+    hidden: bool
+    cases: Callable[[Any], list[Case]]  # random.Random -> plain-data case specs
+    probe: Callable[[Mapping[str, Any], Case], ProbeData]
+    judge: Callable[[ProbeData, Case], Verdict]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One graded exercise, declared next to its checks (autograder.course.checks.<module>.EXERCISES).
+
+    `names` are the notebook names its checks receive, in the order the notebook passes them:
+    `check("causal_mask", causal_mask)`. `points` is left out of a declaration: autograder.course.exercises
+    fills in the sum of its checks' points, so points are written once, on the checks.
+    """
+
+    id: str
+    notebook: str
+    names: tuple[str, ...]
+    title: Mapping[str, str]  # {"en": ..., "zh": ...}
+    points: float | None = None
+
+
+@dataclass(frozen=True)
+class Misconception:
+    """A known wrong idea, recognised by running a wrong variant of the reference."""
+
+    id: str
+    name: Mapping[str, str]  # {"en": ..., "zh": ...}, as every bilingual text (autograder.i18n)
+    hint: Mapping[str, str]
+
+
+@dataclass
+class CheckResult:
+    id: str
+    exercise: str
+    score: float
+    max_score: float
+    status: str
+    misconception: str | None
+    message: str
+    hidden: bool
+    details: list[str] = field(default_factory=list)  # public checks only: shapes, values, differences
+    heatmap: tuple[Any, Any] | None = None  # (expected, got) 2-D tensors, public checks only

@@ -1,0 +1,66 @@
+"""Judge-side tensor comparison and misconception matching."""
+
+from collections.abc import Mapping
+
+import torch
+
+from autograder.checking.check_types import Verdict
+
+ATOL = 1e-5
+RTOL = 1e-4
+
+
+def same(got, expected, atol=ATOL, rtol=RTOL) -> bool:
+    """Same shape and values (NaN equals NaN: a wrong variant may produce NaN where the student's does)."""
+    if not isinstance(got, torch.Tensor) or not isinstance(expected, torch.Tensor):
+        return False
+    if got.shape != expected.shape:
+        return False
+    return bool(torch.allclose(got.to(torch.float64), expected.to(torch.float64), atol=atol, rtol=rtol, equal_nan=True))
+
+
+def largest_difference(got, expected):
+    """(difference, index) of the worst element; (inf, None) when shapes differ."""
+    if got.shape != expected.shape:
+        return float("inf"), None
+    diff = (got.to(torch.float64) - expected.to(torch.float64)).abs()
+    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+    flat = int(diff.argmax())
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape))
+    return float(diff.max()), index
+
+
+def diagnose(got, expected, variants) -> str | None:
+    """The misconception whose wrong variant reproduces the student's output; None when none does.
+
+    `variants` is a mapping {misconception: wrong output} or (misconception, wrong output) pairs (one mistake
+    can be written several ways). A variant that happens to equal the correct answer on this input proves
+    nothing, so it is skipped.
+    """
+    pairs = variants.items() if isinstance(variants, Mapping) else variants
+    for misconception, wrong in pairs:
+        if wrong is None or same(wrong, expected):
+            continue
+        if same(got, wrong):
+            return misconception
+    return None
+
+
+def compare(got, expected, *, message_key, variants=None, input_shape=None, heatmap=False, fields=None) -> Verdict:
+    """Pass when got matches expected; otherwise fail, naming a misconception only when a variant matches."""
+    if same(got, expected):
+        return Verdict(True)
+    fields = dict(fields or {})
+    if isinstance(got, torch.Tensor) and got.shape != expected.shape:
+        message_key = "shape.wrong"
+        fields.update(got_shape=tuple(got.shape), expected_shape=tuple(expected.shape))
+    return Verdict(
+        False,
+        message_key=message_key,
+        fields=fields,
+        misconception=diagnose(got, expected, variants or {}),
+        expected=expected,
+        got=got,
+        input_shape=input_shape,
+        heatmap=heatmap,
+    )

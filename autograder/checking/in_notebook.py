@@ -1,0 +1,45 @@
+"""What notebook cells call: `check` for instant public feedback, `grade` for a graded test cell."""
+
+from autograder.checking.rendering import heatmap_png, table
+from autograder.checking.runner import DEFAULT_SEED, run_exercise
+from autograder.course.exercises import exercise as find_exercise
+from autograder.i18n import language
+
+
+def _namespace(exercise_id, objects):
+    exercise = find_exercise(exercise_id)
+    if len(objects) != len(exercise.names):
+        expected = ", ".join(exercise.names)
+        raise TypeError(f"check({exercise_id!r}, ...) takes {len(exercise.names)} object(s): {expected}")
+    return dict(zip(exercise.names, objects, strict=True))
+
+
+def check(exercise_id, *objects):
+    """Run the public checks of one exercise and print what passed, what failed and why."""
+    lang = language()
+    results = run_exercise(exercise_id, _namespace(exercise_id, objects), include_hidden=False, lang=lang)
+    print(table(exercise_id, results, lang, hidden=False))
+    for result in results:
+        if result.heatmap is not None:
+            _show_png(heatmap_png(*result.heatmap))
+
+
+def grade(exercise_id, *objects, seed=DEFAULT_SEED):
+    """Run every check of one exercise and return the score: nbgrader reads it as partial credit.
+
+    The printed table comes from check messages only, which never hold hidden inputs or values.
+    """
+    lang = language()
+    results = run_exercise(exercise_id, _namespace(exercise_id, objects), seed=seed, lang=lang)
+    print(table(exercise_id, results, lang, hidden=True))
+    return float(sum(result.score for result in results))
+
+
+def _show_png(png):
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(Image(data=png))

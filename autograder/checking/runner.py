@@ -1,0 +1,95 @@
+"""Run an exercise's checks in two halves: probe the student's code, then judge the data.
+
+`probe_exercise` touches the student's objects and returns plain data only; `judge_exercise`
+needs nothing but that data, the seed and the reference. `run_exercise` does both in one process
+(the notebook); autograder.isolation.supervisor runs the first half in a sandboxed child process.
+What an exception means is autograder.checking.diagnosis's job; the verdict's text, autograder.checking.rendering's.
+"""
+
+import contextlib
+import random
+
+import torch
+
+from autograder.checking.check_types import ERROR, FAILED, PASSED, Verdict
+from autograder.checking.diagnosis import explain_error
+from autograder.checking.probing import run_probe
+from autograder.checking.rendering import check_result
+from autograder.course import catalog
+from autograder.course.exercises import exercise as find_exercise
+from autograder.i18n import language
+
+DEFAULT_SEED = 20260
+
+
+def cases_for(check, seed):
+    """The check's cases for this seed: the same on the probe side and the judge side."""
+    return check.cases(random.Random(f"{seed}/{check.id}"))
+
+
+@contextlib.contextmanager
+def single_threaded():
+    """Checks use tiny tensors: a second intra-op thread only adds waiting (10x slower on a busy 2-core box).
+
+    The student's own setting is restored afterwards.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def probe_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True):
+    """{check id: [probe data per case]}; a check stops at its first case that raised."""
+    with single_threaded():
+        return _probe_checks(catalog.checks_of(exercise_id, include_hidden=include_hidden), namespace, seed)
+
+
+def _probe_checks(checks, namespace, seed):
+    records = {}
+    for check in checks:
+        records[check.id] = []
+        for case in cases_for(check, seed):
+            data = run_probe(check.probe, namespace, case)
+            records[check.id].append(data)
+            if "error" in data:
+                break
+    return records
+
+
+def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
+    """One CheckResult per check, from probe data alone."""
+    lang = lang or language()
+    with single_threaded():
+        return [
+            _judge_check(check, records.get(check.id), seed, lang)
+            for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)
+        ]
+
+
+def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
+    find_exercise(exercise_id)
+    records = probe_exercise(exercise_id, namespace, seed=seed, include_hidden=include_hidden)
+    return judge_exercise(exercise_id, records, seed=seed, include_hidden=include_hidden, lang=lang)
+
+
+def _judge_check(check, data_per_case, seed, lang):
+    cases = cases_for(check, seed)
+    if not isinstance(data_per_case, list) or not data_per_case:
+        return check_result(check, ERROR, Verdict(False, "error.no_result"), lang)
+    for case, data in zip(cases, data_per_case, strict=False):
+        if not isinstance(data, dict):
+            return check_result(check, ERROR, Verdict(False, "error.no_result"), lang)
+        if "error" in data:
+            return check_result(check, ERROR, explain_error(data["error"], case), lang)
+        try:
+            verdict = check.judge(data, case)
+        except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
+            verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
+        if not verdict.passed:
+            return check_result(check, FAILED, verdict, lang)
+    if len(data_per_case) < len(cases):
+        return check_result(check, ERROR, Verdict(False, "error.no_result"), lang)
+    return check_result(check, PASSED, Verdict(True), lang)

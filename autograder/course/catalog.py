@@ -1,0 +1,29 @@
+"""One catalogue of every check and every message, gathered from the declaring modules of autograder.course.checks."""
+
+from types import MappingProxyType
+
+from autograder.course.declarations import check_modules
+from autograder.course.exercises import exercise as find_exercise
+from autograder.course.messages import MESSAGES as COMMON_MESSAGES
+
+_MODULES = check_modules()
+
+
+def _merged(*tables):
+    merged = {}
+    for table in tables:
+        duplicated = merged.keys() & table.keys()
+        if duplicated:
+            raise ValueError(f"message keys defined twice: {sorted(duplicated)}")
+        merged.update(table)
+    return MappingProxyType(merged)
+
+
+CHECKS = tuple(check for module in _MODULES for check in module.CHECKS)
+CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
+MESSAGES = _merged(COMMON_MESSAGES, *(module.MESSAGES for module in _MODULES))
+
+
+def checks_of(exercise_id, include_hidden=True):
+    find_exercise(exercise_id)
+    return tuple(c for c in CHECKS if c.exercise == exercise_id and (include_hidden or not c.hidden))

@@ -1,0 +1,374 @@
+"""Checks for notebook 01, attention without trainable weights: softmax_naive, softmax_stable, context_vectors.
+
+Public checks run on the notes' sentence "Your journey starts with one step"; hidden checks use
+random shapes, float64 and (for softmax_stable) inputs large enough to overflow exp. Both softmax
+exercises are from scratch: calling one of torch's softmax functions costs their rule check.
+Helpers shared by every notebook's checks (the notes' inputs, dtypes, recording calls, the "wrong dtype"
+verdict) are in autograder.course.checks.helpers.
+"""
+
+import torch
+
+import solutions
+from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.checking.compare import compare, diagnose, same
+from autograder.checking.probing import lookup, plain, rand
+from autograder.course.checks.helpers import (
+    called_functions,
+    dtype_of,
+    dtype_verdict,
+    forbidden_calls,
+    notes_inputs,
+)
+
+NOTEBOOK = "01_attention_without_weights"
+
+# The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
+# (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
+EXERCISES = (
+    Exercise("softmax_naive", NOTEBOOK, ("softmax_naive",),
+             {"en": "Naive softmax", "zh": "朴素 softmax"}),
+    Exercise("softmax_stable", NOTEBOOK, ("softmax_stable",),
+             {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"}),
+    Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
+             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"}),
+)
+
+
+# Names as FunctionCalls records them (the last part): torch.softmax, F.softmax, Tensor.softmax, nn.Softmax...
+SOFTMAX_FUNCTIONS = frozenset(
+    {"softmax", "_softmax", "log_softmax", "_log_softmax", "special_softmax", "special_log_softmax", "softmin"}
+)
+
+
+def compare_named(got, expected, candidates, **kwargs):
+    """compare.compare, naming the first candidate mistake that reproduces `got`."""
+    verdict = compare(got, expected, **kwargs)
+    if not verdict.passed:
+        verdict.misconception = diagnose(got, expected, candidates)
+    return verdict
+
+
+def case_tensor(case):
+    """The input a case describes, rebuilt identically by probe and judge."""
+    source = case["input"]
+    if source == "notes_journey":  # scores of query x(2) against every token, as in the notes
+        inputs = notes_inputs()
+        return inputs @ inputs[1]
+    if source == "notes_scores":
+        inputs = notes_inputs()
+        return inputs @ inputs.T
+    if source == "notes_inputs":
+        return notes_inputs()
+    if source == "values":
+        return torch.tensor(case["values"], dtype=dtype_of(case))
+    return rand(case["seed"], *case["shape"], dtype=dtype_of(case)) * case.get("scale", 1.0)
+
+
+def random_case(rng, shape, **extra):
+    return {"input": "random", "seed": rng.randrange(2**31), "shape": list(shape), **extra}
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax_naive(x) and softmax_stable(x, dim=-1): one probe, called with dim when the case has one
+
+
+def probe_softmax(name, namespace, case):
+    softmax = lookup(namespace, name)
+    x = case_tensor(case)
+    original = x.clone()
+    args = (x,) if "dim" not in case else (x, case["dim"])
+    output, calls = called_functions(softmax, *args)
+    return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original)}
+
+
+def probe_softmax_naive(namespace, case):
+    return probe_softmax("softmax_naive", namespace, case)
+
+
+def probe_softmax_stable(namespace, case):
+    return probe_softmax("softmax_stable", namespace, case)
+
+
+def softmax_mistakes(x, dim):
+    """(misconception, wrong output) pairs of the softmax mistakes that run on x."""
+    dim = dim % x.dim()
+    exp = torch.exp(x)
+    pairs = [
+        ("naive_softmax_overflow", exp / exp.sum(dim=dim, keepdim=True)),
+        ("normalised_without_exp", x / x.sum(dim=dim, keepdim=True)),
+    ]
+    others = [other for other in range(x.dim()) if other != dim]
+    pairs += [("softmax_dim_ignored", solutions.softmax_stable(x, dim=other)) for other in others]
+    for keep_max, keep_sum in ((False, False), (True, False), (False, True)):
+        try:  # without keepdim the reduced tensor broadcasts along the wrong axis, or not at all
+            shifted = torch.exp(x - x.max(dim=dim, keepdim=keep_max).values)
+            pairs.append(("missing_keepdim", shifted / shifted.sum(dim=dim, keepdim=keep_sum)))
+        except RuntimeError:
+            continue
+    return pairs
+
+
+def judge_softmax_output(exercise_id, data, case, expected, default_dim=0):
+    """Shape, values (naming a mistake when one reproduces them), then dtype. `default_dim`: the axis the function
+    normalises when the case passes no dim."""
+    x, dim = case_tensor(case), case.get("dim", default_dim)
+    got = data["output"]
+    if not same(got, expected):
+        key = f"{exercise_id}.wrong_values"
+        if got.shape == expected.shape and not torch.isfinite(got).all():
+            key = f"{exercise_id}.not_finite"
+        elif got.shape == expected.shape and not same(got.sum(dim=dim), torch.ones_like(expected.sum(dim=dim))):
+            key = f"{exercise_id}.not_normalised"
+        return compare_named(got, expected, softmax_mistakes(x, dim), message_key=key, input_shape=tuple(x.shape))
+    return dtype_verdict(exercise_id, got, x.dtype)
+
+
+def judge_softmax_rules(exercise_id, data, case):
+    """From scratch, input untouched, and a result that is a softmax at all (a stub earns nothing here)."""
+    used = forbidden_calls(data["calls"], SOFTMAX_FUNCTIONS)
+    if used:
+        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
+    if data["input_changed"]:
+        return Verdict(False, f"{exercise_id}.input_changed")
+    got, dim = data["output"], case.get("dim", 0)
+    if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
+        return Verdict(False, f"{exercise_id}.not_normalised")
+    return Verdict(True)
+
+
+def naive_cases_notes(rng):
+    return [{"input": "notes_journey"}]
+
+
+def naive_cases_random(rng):
+    # Length 1 is the edge case; above 16 catches code written for the notes' 6 tokens.
+    lengths = (1, rng.randint(2, 8), rng.randint(17, 40))
+    cases = [random_case(rng, (n,), scale=4.0) for n in lengths]
+    # The docstring promises the notes' dim 0: on a matrix that is down each column, not along the last axis.
+    matrix = random_case(rng, (rng.randint(2, 6), rng.randint(2, 6)), scale=4.0)
+    return [*cases, random_case(rng, (rng.randint(2, 12),), scale=4.0, dtype="float64"), matrix]
+
+
+def naive_cases_rules(rng):
+    return [random_case(rng, (rng.randint(3, 10),), scale=4.0)]
+
+
+def judge_softmax_naive(data, case):
+    return judge_softmax_output("softmax_naive", data, case, solutions.softmax_naive(case_tensor(case)))
+
+
+def judge_softmax_naive_rules(data, case):
+    return judge_softmax_rules("softmax_naive", data, case)
+
+
+def stable_cases_notes(rng):
+    # The notes' 6×6 scores row by row, then the overflow example the notebook prints.
+    return [{"input": "notes_scores", "dim": -1}, {"input": "values", "values": [1000.0, 1000.0], "dim": -1}]
+
+
+def stable_cases_random(rng):
+    def shape(rank):
+        return [rng.randint(2, 7) for _ in range(rank - 1)] + [rng.randint(2, 20)]
+
+    return [
+        random_case(rng, (rng.randint(17, 40),), scale=6.0, dim=-1),
+        random_case(rng, shape(2), scale=6.0, dim=-1),
+        random_case(rng, shape(2), scale=6.0, dim=0),
+        random_case(rng, shape(3), scale=6.0, dim=rng.choice((1, -2))),
+        random_case(rng, shape(3), scale=6.0, dim=-1, dtype="float64"),
+        # Called without dim: the signature's default is the last axis, whatever the rank.
+        random_case(rng, shape(2), scale=6.0),
+        random_case(rng, shape(3), scale=6.0),
+    ]
+
+
+def stable_cases_large(rng):
+    return [
+        {"input": "values", "values": [1000.0, 1000.0], "dim": -1},
+        {"input": "values", "values": [-1000.0, 0.0, 1000.0], "dim": -1},
+        {"input": "values", "values": [-1000.0, -1000.0], "dim": -1},  # exp underflows to 0: 0/0
+        random_case(rng, (rng.randint(2, 5), rng.randint(3, 9)), scale=1000.0, dim=-1),
+    ]
+
+
+def stable_cases_rules(rng):
+    # 1-D, so that a dim or keepdim mistake (already costing other checks) does not cost the rules too.
+    return [random_case(rng, (rng.randint(3, 10),), scale=4.0, dim=-1)]
+
+
+def judge_softmax_stable(data, case):
+    x = case_tensor(case)
+    expected = solutions.softmax_stable(x, dim=case["dim"]) if "dim" in case else solutions.softmax_stable(x)
+    return judge_softmax_output("softmax_stable", data, case, expected, default_dim=-1)
+
+
+def judge_softmax_stable_rules(data, case):
+    return judge_softmax_rules("softmax_stable", data, case)
+
+
+# ---------------------------------------------------------------------------------------------
+# context_vectors(inputs)
+
+
+def context_cases_notes(rng):
+    return [{"input": "notes_inputs"}]
+
+
+def context_cases_random(rng):
+    num_tokens = (1, rng.randint(2, 8), rng.randint(17, 20))
+    return [random_case(rng, (n, rng.randint(2, 8)), scale=2.0) for n in num_tokens]
+
+
+def context_cases_dtype(rng):
+    return [random_case(rng, (rng.randint(2, 12), rng.randint(2, 8)), scale=2.0, dtype="float64")]
+
+
+def probe_context_vectors(namespace, case):
+    context_vectors = lookup(namespace, "context_vectors")
+    inputs = case_tensor(case)
+    original = inputs.clone()
+    output = plain(context_vectors(inputs))
+    return {"output": output, "input_changed": not torch.equal(inputs, original)}
+
+
+def context_mistakes(inputs):
+    scores = inputs @ inputs.T
+    return [
+        ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
+        ("normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
+    ]
+
+
+def judge_context_vectors(data, case):
+    inputs = case_tensor(case)
+    expected = solutions.context_vectors(inputs)
+    return compare_named(data["output"], expected, context_mistakes(inputs),
+                         message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
+
+
+def judge_context_vectors_dtype(data, case):
+    if data["input_changed"]:
+        return Verdict(False, "context_vectors.input_changed")
+    verdict = judge_context_vectors(data, case)
+    if verdict.passed:
+        return dtype_verdict("context_vectors", data["output"], torch.float64)
+    return verdict
+
+
+CHECKS = (
+    Check("softmax_naive.notes", "softmax_naive", 2, False, naive_cases_notes, probe_softmax_naive,
+          judge_softmax_naive),
+    Check("softmax_naive.random", "softmax_naive", 2, True, naive_cases_random, probe_softmax_naive,
+          judge_softmax_naive),
+    Check("softmax_naive.from_scratch", "softmax_naive", 1, True, naive_cases_rules, probe_softmax_naive,
+          judge_softmax_naive_rules),
+    Check("softmax_stable.notes", "softmax_stable", 2, False, stable_cases_notes, probe_softmax_stable,
+          judge_softmax_stable),
+    Check("softmax_stable.random", "softmax_stable", 2, True, stable_cases_random, probe_softmax_stable,
+          judge_softmax_stable),
+    Check("softmax_stable.large", "softmax_stable", 1, True, stable_cases_large, probe_softmax_stable,
+          judge_softmax_stable),
+    Check("softmax_stable.from_scratch", "softmax_stable", 1, True, stable_cases_rules, probe_softmax_stable,
+          judge_softmax_stable_rules),
+    Check("context_vectors.notes", "context_vectors", 3, False, context_cases_notes, probe_context_vectors,
+          judge_context_vectors),
+    Check("context_vectors.random", "context_vectors", 3, True, context_cases_random, probe_context_vectors,
+          judge_context_vectors),
+    Check("context_vectors.float64", "context_vectors", 1, True, context_cases_dtype, probe_context_vectors,
+          judge_context_vectors_dtype),
+)
+
+SOFTMAX_MESSAGES = {
+    "wrong_values": {
+        "en": "the weights differ from the softmax of the input",
+        "zh": "权重与输入的 softmax 不一致",
+    },
+    "wrong_values.hidden": {
+        "en": "the weights differ from the softmax on an input you have not seen",
+        "zh": "在一个你没见过的输入上，权重与 softmax 不一致",
+    },
+    "not_normalised": {
+        "en": "the weights do not sum to 1",
+        "zh": "权重之和不为 1",
+    },
+    "not_finite": {
+        "en": "the result holds nan or inf",
+        "zh": "结果中含有 nan 或 inf",
+    },
+    "dtype": {
+        "en": "returned torch.{got_dtype} for a torch.{expected_dtype} input: keep the input's dtype",
+        "zh": "输入是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持输入的 dtype",
+    },
+    "builtin": {
+        "en": "calls {names}: write the softmax yourself with torch.exp and .sum",
+        "zh": "调用了 {names}：请用 torch.exp 和 .sum 自己实现 softmax",
+    },
+    "input_changed": {
+        "en": "changes its input in place (e.g. x -= ...): compute into a new tensor instead",
+        "zh": "原地修改了输入（例如 x -= ...）：请把结果算到一个新张量里",
+    },
+}
+
+MESSAGES = {
+    **{f"{exercise_id}.{key}": text for exercise_id in ("softmax_naive", "softmax_stable")
+       for key, text in SOFTMAX_MESSAGES.items()},
+    "softmax_naive.notes.title": {
+        "en": "softmax_naive on the scores of \"journey\" matches the notes",
+        "zh": "softmax_naive 作用在 \"journey\" 的分数上，结果与笔记一致",
+    },
+    "softmax_naive.random.title": {
+        "en": "softmax_naive is right on other vectors (1 to 40 entries, float64 kept) and on a matrix (over dim 0)",
+        "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确",
+    },
+    "softmax_naive.from_scratch.title": {
+        "en": "softmax_naive is written from scratch (no torch softmax)",
+        "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax）",
+    },
+    "softmax_stable.notes.title": {
+        "en": "softmax_stable matches on the notes' scores and on [1000., 1000.]",
+        "zh": "softmax_stable 在笔记的分数矩阵和 [1000., 1000.] 上结果正确",
+    },
+    "softmax_stable.random.title": {
+        "en": "softmax_stable matches torch.softmax on 1-D to 3-D tensors, along any dim, and along the last axis "
+              "when called without dim",
+        "zh": "softmax_stable 在 1 到 3 维张量、任意 dim 上都与 torch.softmax 一致；不传 dim 时沿最后一维计算",
+    },
+    "softmax_stable.large.title": {
+        "en": "softmax_stable stays finite and right on very large and very small inputs",
+        "zh": "softmax_stable 在极大和极小的输入上也保持有限且正确",
+    },
+    "softmax_stable.from_scratch.title": {
+        "en": "softmax_stable is written from scratch and leaves its input unchanged",
+        "zh": "softmax_stable 是自己实现的，并且不修改输入",
+    },
+    "softmax_stable.not_finite.hidden": {
+        "en": "the result holds nan or inf: exp overflowed (or underflowed to 0/0)",
+        "zh": "结果中含有 nan 或 inf：exp 上溢了（或下溢成 0/0）",
+    },
+    "context_vectors.notes.title": {
+        "en": "context_vectors on the notes' six tokens matches the notes",
+        "zh": "context_vectors 在笔记的 6 个 token 上结果与笔记一致",
+    },
+    "context_vectors.random.title": {
+        "en": "context_vectors is right for other sizes (1 to 20 tokens)",
+        "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）",
+    },
+    "context_vectors.float64.title": {
+        "en": "context_vectors keeps float64 and leaves its input unchanged",
+        "zh": "context_vectors 保持 float64，并且不修改输入",
+    },
+    "context_vectors.wrong_values": {
+        "en": "the context vectors differ from softmax(inputs @ inputs.T, dim=-1) @ inputs",
+        "zh": "上下文向量与 softmax(inputs @ inputs.T, dim=-1) @ inputs 不一致",
+    },
+    "context_vectors.wrong_values.hidden": {
+        "en": "the context vectors differ from the reference on inputs you have not seen",
+        "zh": "在你没见过的输入上，上下文向量与参考答案不一致",
+    },
+    "context_vectors.dtype": SOFTMAX_MESSAGES["dtype"],
+    "context_vectors.input_changed": {
+        "en": "changes its inputs in place: compute into new tensors instead",
+        "zh": "原地修改了输入：请把结果算到新的张量里",
+    },
+}

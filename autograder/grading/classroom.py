@@ -1,0 +1,192 @@
+"""Grade a class: `grade_class(submitted_dir, out_dir, options, progress)` behind `attnkit grade`.
+
+SUBMITTED_DIR has nbgrader's layout, `<student_id>/attention/<notebook>.ipynb`. Every student gets a
+row, even with notebooks missing (0 points for those, and the reason). A student whose
+`students/<id>.json` exists and whose submission hash (notebook bytes, seed, check catalogue) still
+matches is not graded again, so a run that was interrupted picks up where it stopped.
+
+With `shard=Shard(I, N)` only the students of that shard are graded (see autograder.grading.shards: a stable hash of the
+student id), and OUT_DIR's files cover them only. Every run writes OUT_DIR/grading.json (the manifest `attnkit
+merge` reads: seed, check catalogue, shard, students) and OUT_DIR/class_report.html (autograder.outputs.class_report).
+"""
+
+import contextlib
+import functools
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import autograder
+from autograder.course import catalog
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.grading import shards
+from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
+from autograder.grading.submissions import locate_notebooks
+from autograder.i18n import language
+from autograder.integrations.nbgrader_course import ASSIGNMENT
+from autograder.isolation.protected import reference_locations
+from autograder.outputs import class_report, records
+from autograder.safe_text import clean, one_line
+
+
+@dataclass
+class ClassSummary:
+    students: list[str]
+    graded: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # already graded, submission unchanged
+    documents: list[dict] = field(default_factory=list)
+    isolation_notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    grades_csv: Path | None = None
+    class_report: Path | None = None
+    shard: shards.Shard | None = None
+    grader_errors: dict = field(default_factory=dict)  # student id -> "grader error: ..." (others were graded)
+    problems: list = field(default_factory=list)  # class-wide outputs that could not be written
+
+
+@dataclass
+class _Student:
+    id: str
+    folder: Path
+    submission_hash: str
+    located: dict  # notebook -> submission_files.Located: the file to grade, or why there is none
+    results: dict = field(default_factory=dict)  # notebook -> NotebookResult
+
+
+def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None):
+    """Grade every student folder in `submitted_dir` (those of `shard` only, if given) into `out_dir`.
+
+    Returns what was done; raises shards.ShardError when `out_dir` holds the outputs of another shard.
+    """
+    started = time.monotonic()
+    submitted_dir, out_dir = Path(submitted_dir), Path(out_dir)
+    if not submitted_dir.is_dir():
+        raise FileNotFoundError(f"no such directory: {submitted_dir}")
+    options = options or Options()
+    options = Options(options.limits, options.seed, options.lang, (*options.blocked, submitted_dir, out_dir))
+    lang = options.lang or language()
+    fingerprint = _catalogue_fingerprint()
+    folders = [folder for folder in _student_folders(submitted_dir) if shard is None or shard.contains(folder.name)]
+    shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
+    summary = ClassSummary([folder.name for folder in folders], shard=shard)
+    documents = {}
+
+    def record(student_id, build):
+        documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary, lang)
+
+    students = []
+    for folder in folders:
+        try:
+            students.append(_student(folder, options.seed, fingerprint))
+        except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
+            record(folder.name, _raiser(error))
+    to_grade = []
+    for student in students:
+        earlier = records.read_student(out_dir, student.id)
+        if earlier and earlier.get("submission_hash") == student.submission_hash:
+            documents[student.id] = earlier
+            summary.skipped.append(student.id)
+        else:
+            to_grade.append(student)
+    if progress:
+        progress.start(len(to_grade))
+
+    by_id = {student.id: student for student in to_grade}
+
+    def finished(result):
+        student = by_id[result.key[0]]
+        student.results[result.key[1]] = result
+        if len(student.results) == len(NOTEBOOKS):
+            results = [student.results[name] for name in NOTEBOOKS]
+            record(student.id, functools.partial(records.student_document, student.id, ASSIGNMENT,
+                                                 student.submission_hash, options.seed, results))
+            summary.graded.append(student.id)
+            if progress:
+                progress.advance(student.id)
+
+    inputs = []
+    for student in to_grade:
+        for notebook in NOTEBOOKS:
+            located = student.located[notebook]
+            if located.path is not None:
+                notes = (located.note,) if located.note else ()
+                inputs.append(NotebookInput((student.id, notebook), located.path, notebook, notes))
+            else:
+                expected_path = student.folder / ASSIGNMENT / f"{notebook}.ipynb"
+                finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,
+                                           located.reason, lang))
+    if inputs:
+        grading = grade_notebooks(inputs, options, on_result=finished)
+        summary.isolation_notes = grading.isolation_notes
+    summary.documents = [documents[folder.name] for folder in folders if folder.name in documents]
+    summary.grades_csv = records.write_grades_csv(out_dir, summary.documents)
+    try:
+        summary.class_report = class_report.write_class_report(out_dir, summary.documents)
+    except Exception as error:  # noqa: BLE001 - the grades are written; a broken report must not hide them
+        summary.problems.append(f"class_report.html not written: {type(error).__name__}: {one_line(error, 300)}")
+    shards.write_manifest(shards.Manifest(out_dir, ASSIGNMENT, options.seed, fingerprint, shard, True,
+                                          {d["student_id"]: d["submission_hash"] for d in summary.documents}))
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _record_student(out_dir, student_id, build, seed, summary, lang):
+    """The student's document, built by `build()` and written; when either fails, a grader-error record instead.
+
+    One student's failure (odd text, a full disk, a bug) must never cost the other students their grades: the
+    record says "grader error: ..." (grades.csv shows it), holds what was graded, and has no submission hash, so
+    the next run grades that student again.
+    """
+    document = None
+    try:
+        document = build()
+        records.write_student(out_dir, document, lang)
+        return document
+    except Exception as error:  # noqa: BLE001 - contained: this student is marked, every other one goes on
+        problem = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
+        summary.grader_errors[clean(student_id)] = problem
+        failed = records.grader_error_document(student_id, ASSIGNMENT, seed, problem, document)
+        with contextlib.suppress(Exception):  # the JSON record alone, best effort: grades.csv has the row anyway
+            records.write_record(out_dir, failed)
+        return failed
+
+
+def _raiser(error):
+    def build():
+        raise error
+    return build
+
+
+def _student_folders(submitted_dir):
+    return sorted((path for path in submitted_dir.iterdir() if path.is_dir() and not path.name.startswith(".")),
+                  key=lambda path: path.name)
+
+
+def _student(folder, seed, fingerprint):
+    located = locate_notebooks(folder / ASSIGNMENT)
+    digest = hashlib.sha256(f"{fingerprint}|seed={seed}".encode())
+    for notebook, found in located.items():
+        digest.update(f"|{notebook}=".encode())
+        if found.path is None:
+            digest.update(found.reason.encode())  # the files listed in the reason are part of what was seen
+        else:  # the name too: it decides the note saying which file was graded
+            digest.update(f"{found.path.name}:{hashlib.sha256(found.path.read_bytes()).hexdigest()}".encode())
+    return _Student(folder.name, folder, digest.hexdigest(), located)
+
+
+def _catalogue_fingerprint():
+    """Changes when any grading code or the reference changes: grades from older code are not reused.
+
+    Every .py file of the autograder package and of the reference counts (compare, variants, runner and the
+    messages decide scores too, not only the checks), read from disk rather than from what is imported.
+    """
+    digest = hashlib.sha256()
+    for part in [f"{e.id}:{e.notebook}:{e.points}" for e in EXERCISES] + \
+            [f"{c.id}:{c.exercise}:{c.points}:{c.hidden}" for c in catalog.CHECKS]:
+        digest.update(part.encode() + b"\n")
+    for root in (Path(autograder.__file__).resolve().parent, *reference_locations()):
+        for source in sorted(root.rglob("*.py")):
+            digest.update(source.relative_to(root.parent).as_posix().encode() + source.read_bytes())
+    return digest.hexdigest()
+

@@ -1,0 +1,177 @@
+"""Grade notebooks: plan them, probe them in confined children, judge the data here. `grade_notebooks(...)`.
+
+This process is the warm parent: it imports torch, the checks and the reference once, and every
+child is forked from it. Judges run only here (`runner.judge_exercise`, the same code and seed as
+`grade()` in a notebook, so honest submissions score what nbgrader gives them).
+"""
+
+import importlib
+import site
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import autograder
+from autograder.checking.check_types import ERROR, CheckResult
+from autograder.checking.runner import DEFAULT_SEED, judge_exercise, run_exercise
+from autograder.course import catalog
+from autograder.course.exercises import exercise as find_exercise
+from autograder.course.exercises import of_notebook
+from autograder.i18n import language, render
+from autograder.isolation import sandbox
+from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
+from autograder.isolation.protected import REFERENCE_PACKAGE, protected_paths
+from autograder.isolation.supervisor import Job, Limits, probe_notebooks
+from autograder.safe_text import clean, one_line
+
+GRADED, MISSING, UNREADABLE, GRADER_ERROR = "graded", "missing", "unreadable", "grader_error"
+
+
+@dataclass(frozen=True)
+class Options:
+    limits: Limits = field(default_factory=Limits)
+    seed: int = DEFAULT_SEED
+    lang: str | None = None
+    blocked: tuple[Path, ...] = ()  # more paths student code must not read: submissions, grades
+
+
+@dataclass(frozen=True)
+class NotebookInput:
+    key: object  # the caller's handle (e.g. (student, notebook))
+    path: Path
+    notebook: str | None = None  # None: inferred from the file name or its graded cells
+    notes: tuple[str, ...] = ()  # what the caller found out about the file (e.g. graded under another name)
+
+
+@dataclass
+class NotebookResult:
+    key: object
+    notebook: str
+    path: str
+    status: str  # graded, missing, unreadable, grader_error
+    reason: str
+    checks: list[CheckResult]
+    notes: list[str] = field(default_factory=list)
+    sha256: str = ""
+
+    @property
+    def score(self):
+        return float(sum(check.score for check in self.checks))
+
+    @property
+    def max_score(self):
+        return float(sum(check.max_score for check in self.checks))
+
+
+@dataclass
+class Grading:
+    results: list[NotebookResult]
+    isolation_notes: list[str]  # protections this kernel lacked (empty when fully confined)
+
+
+def grade_notebooks(inputs, options=None, on_result=None):
+    """Grade each input; `on_result(result)` as each notebook is done. Results come back in input order."""
+    options = options or Options()
+    lang = options.lang or language()
+    results, jobs, notes_of = {}, [], {}
+    for position, item in enumerate(inputs):
+        try:
+            plan = plan_notebook(item.path, item.notebook)
+        except NotebookProblem as problem:
+            status = MISSING if not Path(item.path).exists() else UNREADABLE
+            result = unanswered_result(item.key, item.notebook, item.path, status, str(problem), lang)
+            result.notes[:0] = item.notes
+            results[position] = result
+            if on_result:
+                on_result(result)
+            continue
+        jobs.append(Job((position, item.key), plan, options.seed))
+        notes_of[position] = item.notes
+
+    isolation_notes = set()
+
+    def judged(outcome):
+        position, key = outcome.key
+        isolation_notes.update(outcome.isolation_notes)
+        try:
+            result = _judge(key, outcome, options.seed, lang)
+        except Exception as error:  # noqa: BLE001 - a judge that breaks on one notebook must not stop the rest
+            reason = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
+            print(f"attnkit: internal error while judging {clean(str(outcome.plan.path))}: {reason}", file=sys.stderr)
+            result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
+        result.notes[:0] = notes_of[position]
+        results[position] = result
+        if on_result:
+            on_result(result)
+
+    if jobs:
+        _warm_up(sorted({e for job in jobs for e in job.plan.exercises}), options.seed)
+        confinement = sandbox.prepare(
+            options.limits.memory_mb,
+            cpu_seconds=options.limits.budget_factor * options.limits.timeout + 5,
+            blocked=_blocked_paths(options.blocked),
+            readable=_readable_paths(),
+        )
+        probe_notebooks(jobs, options.limits, confinement, judged)
+    return Grading([results[position] for position in sorted(results)], sorted(isolation_notes))
+
+
+def unanswered_result(key, notebook, path, status, reason, lang=None):
+    """A notebook that could not be run: every check of it at 0, each saying why."""
+    lang = lang or language()
+    checks = []
+    if notebook is not None:
+        for exercise in of_notebook(notebook):
+            for check in catalog.checks_of(exercise.id):
+                title = render(catalog.MESSAGES, f"{check.id}.title", lang)
+                checks.append(CheckResult(check.id, check.exercise, 0.0, float(check.points), ERROR, None,
+                                          f"{title}: {reason}", check.hidden))
+    return NotebookResult(key, notebook or "", str(path), status, reason, checks)
+
+
+def _judge(key, outcome, seed, lang):
+    plan = outcome.plan
+    checks = []
+    for exercise_id in plan.exercises:
+        checks.extend(judge_exercise(exercise_id, outcome.records.get(exercise_id, {}), seed=seed, lang=lang))
+    notes = list(plan.notes) + list(outcome.notes)
+    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256)
+
+
+def _warm_up(exercise_ids, seed):
+    """Import and initialise, once in the parent, what every child would otherwise load on its own.
+
+    Running every exercise's checks on the reference walks the probes' lazy paths (the meta device
+    alone costs seconds on first use) so that each forked child starts with them loaded.
+    """
+    try:
+        importlib.import_module("IPython.core.inputtransformer2")
+    except ImportError:
+        pass
+    reference = importlib.import_module(REFERENCE_PACKAGE)
+    for exercise in (find_exercise(exercise_id) for exercise_id in exercise_ids):
+        if all(hasattr(reference, name) for name in exercise.names):
+            run_exercise(exercise.id, {name: getattr(reference, name) for name in exercise.names}, seed=seed)
+
+
+def _blocked_paths(extra):
+    """What student code may not read: the protected paths (reference, checks, source, tests, git) and `extra`."""
+    return (*protected_paths(), *map(Path, extra))
+
+
+def _readable_paths():
+    """The interpreter, its libraries and site-packages, and the autograder package (minus what is blocked)."""
+    paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
+             Path(autograder.__file__).resolve().parent}
+    paths.update(Path(value) for value in sysconfig.get_paths().values())
+    paths.update(Path(value) for value in site.getsitepackages())
+    repo, prefix = Path(autograder.__file__).resolve().parent.parent, Path(sys.prefix).resolve()
+    for entry in sys.path:
+        path = Path(entry or ".").resolve()
+        # The checkout itself ('' or pytest's test directory on sys.path) is never opened wholesale.
+        inside_repo = path == repo or repo in path.parents or path in repo.parents
+        if not inside_repo or path == prefix or prefix in path.parents:
+            paths.add(path)
+    return tuple(sorted(paths))
+

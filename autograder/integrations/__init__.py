@@ -1,0 +1,1 @@
+"""Stage 6, integrations: nbgrader (course directories, release) and Gradescope (bundle, run_autograder)."""

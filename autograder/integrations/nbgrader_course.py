@@ -1,0 +1,352 @@
+"""Drive nbgrader for the attnkit course: throwaway course directories, the committed release, grades.
+
+Every step goes through nbgrader itself (its command line, run with this interpreter, and its
+`Gradebook` API); nothing here re-implements a preprocessor.
+
+    course = make_course(tmp)                # source/ copied, nbgrader_config.py, sqlite gradebook
+    release = generate_release(course)       # nbgrader generate_assignment attention
+    submit(course, "alice", some_notebooks)  # -> submitted/alice/attention/
+    autograde(course)                        # nbgrader autograde attention
+    read_scores(course)                      # {"alice": {"01_attention_without_weights": 18.0, ...}}
+
+`python -m autograder.integrations.nbgrader_course release` regenerates the repository's `release/attention/` from
+`source/attention/` (what `make release` runs); `python -m autograder.integrations.nbgrader_course check-release` fails
+when the committed release is out of date.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+ASSIGNMENT = "attention"
+COURSE_ID = "attnkit"
+GRADEBOOK = "gradebook.db"
+# Lines of nbgrader's output shown when one of its commands fails.
+ERROR_TAIL_LINES = 40
+EXCEPTION_LINE = re.compile(r"^\s*[\w.]+(Error|Exception): ")
+# Never copied into a course nor compared between releases.
+IGNORED_NAMES = (".ipynb_checkpoints", "__pycache__", ".DS_Store")
+
+
+class NbgraderError(RuntimeError):
+    """An nbgrader command failed; the message ends with the tail of its output."""
+
+
+def default_repo_root():
+    """The attnkit checkout: the parent of this package when it has `source/`, else the current directory."""
+    for candidate in (Path(__file__).resolve().parents[2], Path.cwd()):
+        if (candidate / "source" / ASSIGNMENT).is_dir():
+            return candidate
+    raise FileNotFoundError(
+        f"cannot find source/{ASSIGNMENT}/ next to the autograder package nor in {Path.cwd()}; "
+        "pass the attnkit checkout explicitly"
+    )
+
+
+def _repo(repo_root):
+    return Path(repo_root) if repo_root is not None else default_repo_root()
+
+
+def _ignore(_directory, names):
+    return [name for name in names if name in IGNORED_NAMES]
+
+
+def _notebook_names(directory):
+    return sorted(path.name for path in Path(directory).glob("*.ipynb"))
+
+
+def make_course(root, repo_root=None):
+    """Build an nbgrader course directory at `root` (created if missing; must not hold a course yet).
+
+    It gets a copy of the repository's `source/attention/` and an `nbgrader_config.py` that loads the
+    repository's own config and adds the course root and a sqlite gradebook inside `root`.
+    """
+    root = Path(root).resolve()
+    repo = _repo(repo_root).resolve()
+    source = repo / "source" / ASSIGNMENT
+    if not _notebook_names(source):
+        raise FileNotFoundError(f"no notebooks in {source}: nothing to build a course from")
+    if (root / "source").exists() or (root / "nbgrader_config.py").exists():
+        raise FileExistsError(f"{root} already holds a course; give make_course an empty or new directory")
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, root / "source" / ASSIGNMENT, ignore=_ignore)
+
+    repo_config = repo / "nbgrader_config.py"
+    lines = [
+        "# Written by autograder.integrations.nbgrader_course.make_course: a throwaway copy of the attnkit course.",
+        "c = get_config()  # noqa: F821",
+    ]
+    if repo_config.is_file():
+        lines.append(f"load_subconfig({repo_config.name!r}, path={str(repo)!r})  # noqa: F821")
+    lines += [
+        f"c.CourseDirectory.root = {str(root)!r}",
+        f"c.CourseDirectory.course_id = {COURSE_ID!r}",
+        f"c.CourseDirectory.db_url = {_db_url(root)!r}",
+        "",
+    ]
+    (root / "nbgrader_config.py").write_text("\n".join(lines), encoding="utf-8")
+    return root
+
+
+def _db_url(course_root):
+    return "sqlite:///" + str(Path(course_root).resolve() / GRADEBOOK)
+
+
+def _nbgrader(course_root, *args):
+    """Run `nbgrader ARGS` in the course directory with this interpreter; raise NbgraderError on failure."""
+    course_root = Path(course_root)
+    if not (course_root / "nbgrader_config.py").is_file():
+        raise FileNotFoundError(f"{course_root} is not a course directory (no nbgrader_config.py); see make_course")
+    env = dict(os.environ)
+    # nbgrader shells out to `alembic`, installed next to this interpreter.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    command = [sys.executable, "-m", "nbgrader", *args]
+    process = subprocess.run(command, cwd=course_root, env=env, capture_output=True, text=True, check=False)
+    if process.returncode != 0:
+        output = (process.stdout + process.stderr).rstrip().splitlines()
+        # the exception lines of its tracebacks ("ValidationError: Duplicate grade id: ...") say why
+        reasons = list(dict.fromkeys(line.strip() for line in output if EXCEPTION_LINE.match(line)))
+        reason = "".join(f"\n  {line}" for line in reasons[:5])
+        tail = "\n".join(output[-ERROR_TAIL_LINES:])
+        raise NbgraderError(
+            f"`nbgrader {' '.join(args)}` failed with exit code {process.returncode} in {course_root}."
+            f"{' Reason:' if reason else ''}{reason}\n"
+            f"Last lines of its output:\n{tail}"
+        )
+    return process
+
+
+def generate_release(course_root):
+    """`nbgrader generate_assignment attention`: the student version, in `release/attention/`."""
+    course_root = Path(course_root)
+    _nbgrader(course_root, "generate_assignment", ASSIGNMENT, "--force")
+    release = course_root / "release" / ASSIGNMENT
+    expected = _notebook_names(course_root / "source" / ASSIGNMENT)
+    missing = sorted(set(expected) - set(_notebook_names(release)))
+    if missing:
+        raise NbgraderError(f"nbgrader generate_assignment left no {', '.join(missing)} in {release}")
+    return release
+
+
+def submit(course_root, student_id, notebooks_dir):
+    """Place a student's notebooks in `submitted/<student_id>/attention/`, replacing an earlier submission.
+
+    `notebooks_dir` must hold every notebook of the assignment; other files in it are not submitted.
+    """
+    course_root = Path(course_root)
+    notebooks_dir = Path(notebooks_dir)
+    if not student_id or not all(ch.isalnum() or ch in "-_." for ch in student_id) or student_id[0] == ".":
+        raise ValueError(f"student id {student_id!r}: use letters, digits, '-', '_' or '.' (not first)")
+    if not notebooks_dir.is_dir():
+        raise FileNotFoundError(f"submission directory {notebooks_dir} does not exist")
+    expected = _notebook_names(course_root / "source" / ASSIGNMENT)
+    if not expected:
+        raise FileNotFoundError(f"{course_root} has no source/{ASSIGNMENT}/ notebooks; see make_course")
+    missing = sorted(set(expected) - set(_notebook_names(notebooks_dir)))
+    if missing:
+        raise FileNotFoundError(
+            f"submission {notebooks_dir} lacks {', '.join(missing)}; the assignment has {', '.join(expected)}"
+        )
+    for name in expected:
+        try:
+            nbformat.read(notebooks_dir / name, as_version=4)
+        except Exception as error:  # nbformat raises several kinds for a broken file
+            raise ValueError(f"{notebooks_dir / name} is not a readable notebook: {error}") from error
+
+    destination = course_root / "submitted" / student_id / ASSIGNMENT
+    if destination.exists():
+        shutil.rmtree(destination)
+    destination.mkdir(parents=True)
+    for name in expected:
+        shutil.copyfile(notebooks_dir / name, destination / name)
+    return destination
+
+
+def submitted_students(course_root):
+    submitted = Path(course_root) / "submitted"
+    if not submitted.is_dir():
+        return []
+    return sorted(path.parent.name for path in submitted.glob(f"*/{ASSIGNMENT}") if path.is_dir())
+
+
+def autograde(course_root, students=None):
+    """`nbgrader autograde attention` for the given students (default: every submitted one).
+
+    Returns the `autograded/` directory. A notebook that raises is graded, not an error; an error is
+    nbgrader failing to grade (its output tail is in the message) or a notebook it left ungraded.
+    """
+    course_root = Path(course_root)
+    submitted = submitted_students(course_root)
+    if students is None:
+        students = submitted
+        if not students:
+            raise ValueError(f"no submissions in {course_root / 'submitted'}; see submit()")
+        _nbgrader(course_root, "autograde", ASSIGNMENT, "--force")
+    else:
+        students = list(students)
+        unknown = sorted(set(students) - set(submitted))
+        if unknown:
+            raise ValueError(f"no submission from {', '.join(unknown)}; submitted: {', '.join(submitted) or 'none'}")
+        for student in students:
+            _nbgrader(course_root, "autograde", ASSIGNMENT, "--force", f"--student={student}")
+
+    expected = _notebook_names(course_root / "source" / ASSIGNMENT)
+    for student in students:
+        graded = _notebook_names(course_root / "autograded" / student / ASSIGNMENT)
+        missing = sorted(set(expected) - set(graded))
+        if missing:
+            raise NbgraderError(f"nbgrader autograde left {student}'s {', '.join(missing)} ungraded")
+    return course_root / "autograded"
+
+
+def generate_feedback(course_root):
+    """`nbgrader generate_feedback attention`: one HTML file per autograded notebook, in `feedback/`."""
+    course_root = Path(course_root)
+    _nbgrader(course_root, "generate_feedback", ASSIGNMENT, "--force")
+    return course_root / "feedback"
+
+
+def export_grades(course_root):
+    """`nbgrader export`: the gradebook as CSV (one row per student and assignment); returns its path."""
+    course_root = Path(course_root)
+    destination = course_root / "grades.csv"
+    _nbgrader(course_root, "export", f"--to={destination}")
+    if not destination.is_file():
+        raise NbgraderError(f"nbgrader export wrote no {destination}")
+    return destination
+
+
+def _gradebook(course_root):
+    from nbgrader.api import Gradebook  # imports sqlalchemy & co.: only when grades are read
+
+    database = Path(course_root) / GRADEBOOK
+    if not database.is_file():
+        raise FileNotFoundError(f"no gradebook at {database}; run generate_release and autograde first")
+    return Gradebook(_db_url(course_root), COURSE_ID)
+
+
+def read_scores(course_root):
+    """Autograded scores from the gradebook: {student: {notebook: score}}."""
+    with _gradebook(course_root) as gradebook:
+        assignment = gradebook.find_assignment(ASSIGNMENT)
+        return {
+            submission.student.id: {notebook.name: notebook.score for notebook in submission.notebooks}
+            for submission in assignment.submissions
+        }
+
+
+def read_cell_scores(course_root):
+    """Per graded cell: {student: {notebook: {grade_id: (score, max_score)}}}."""
+    with _gradebook(course_root) as gradebook:
+        assignment = gradebook.find_assignment(ASSIGNMENT)
+        return {
+            submission.student.id: {
+                notebook.name: {grade.name: (grade.score, grade.max_score) for grade in notebook.grades}
+                for notebook in submission.notebooks
+            }
+            for submission in assignment.submissions
+        }
+
+
+def _fresh_release(repo_root, workdir):
+    course = make_course(Path(workdir) / "course", repo_root)
+    return generate_release(course)
+
+
+def sync_release(repo_root=None):
+    """Regenerate the repository's `release/attention/` from `source/attention/`; returns it."""
+    repo = _repo(repo_root)
+    destination = repo / "release" / ASSIGNMENT
+    with tempfile.TemporaryDirectory(prefix="attnkit-release-") as workdir:
+        fresh = _fresh_release(repo, workdir)
+        if destination.exists():
+            shutil.rmtree(destination)
+        shutil.copytree(fresh, destination, ignore=_ignore)
+    return destination
+
+
+def _comparable(notebook_path):
+    """What a release must keep: per cell its type, source and nbgrader metadata (no outputs, ids or counts)."""
+    notebook = nbformat.read(notebook_path, as_version=4)
+    return [
+        (cell.cell_type, cell.source, dict(cell.get("metadata", {}).get("nbgrader", {})))
+        for cell in notebook.cells
+    ]
+
+
+def _files(directory):
+    directory = Path(directory)
+    return sorted(
+        str(path.relative_to(directory))
+        for path in directory.rglob("*")
+        if path.is_file() and not set(path.relative_to(directory).parts) & set(IGNORED_NAMES)
+    )
+
+
+def compare_releases(expected_dir, actual_dir):
+    """Differences between two release directories, as readable lines (empty when in sync)."""
+    expected_dir, actual_dir = Path(expected_dir), Path(actual_dir)
+    if not actual_dir.is_dir():
+        return [f"{actual_dir} does not exist"]
+    expected, actual = _files(expected_dir), _files(actual_dir)
+    problems = [f"missing: {name}" for name in expected if name not in actual]
+    problems += [f"not generated from source: {name}" for name in actual if name not in expected]
+    for name in expected:
+        if name not in actual:
+            continue
+        if not name.endswith(".ipynb"):
+            if (expected_dir / name).read_bytes() != (actual_dir / name).read_bytes():
+                problems.append(f"differs: {name}")
+            continue
+        want, have = _comparable(expected_dir / name), _comparable(actual_dir / name)
+        if len(want) != len(have):
+            problems.append(f"{name}: {len(have)} cells, a fresh release has {len(want)}")
+        for index, (fresh_cell, committed_cell) in enumerate(zip(want, have, strict=False)):
+            if fresh_cell != committed_cell:
+                grade_id = fresh_cell[2].get("grade_id", "")
+                label = f" ({grade_id})" if grade_id else ""
+                problems.append(f"{name}: cell {index}{label} differs from a fresh release")
+    return problems
+
+
+def release_differences(repo_root=None):
+    """How the committed `release/attention/` differs from a fresh `nbgrader generate_assignment`."""
+    repo = _repo(repo_root)
+    with tempfile.TemporaryDirectory(prefix="attnkit-release-") as workdir:
+        return compare_releases(_fresh_release(repo, workdir), repo / "release" / ASSIGNMENT)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.nbgrader_course",
+                                     description=__doc__.split("\n")[0])
+    parser.add_argument("command", choices=("release", "check-release"),
+                        help="release: regenerate release/attention/; check-release: fail when it is stale")
+    parser.add_argument("--repo", type=Path, default=None, help="the attnkit checkout (default: this one)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "release":
+            destination = sync_release(args.repo)
+            print(f"regenerated {destination} from source/{ASSIGNMENT}/")
+            return 0
+        problems = release_differences(args.repo)
+    except (NbgraderError, OSError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    if problems:
+        print(f"release/{ASSIGNMENT}/ is out of date (run `make release`):", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    print(f"release/{ASSIGNMENT}/ is in sync with source/{ASSIGNMENT}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""In-process protections of a grading child: `seal_grader()` runs once, before any student code.
+
+It removes the reference (`solutions*` modules and every reference to them held by already imported
+autograder modules) from memory, refuses later imports of it and of the hidden checks, and takes a
+snapshot of the grader's own modules, classes, functions' code and check objects, and of `builtins`.
+`Seal.restore()` puts that snapshot back before every probe, so a student who replaced
+`autograder.checking.probing.plain` (or its `__code__`), a method of a probe helper, a check's probe,
+`sys.modules["autograder.checking.runner"]` or `builtins.isinstance` probes with the grader's own code anyway.
+
+This is defence in depth, not the boundary: student code runs in the same process as the probes and
+could forge their data. The boundary is that judges run in the grader process, rebuild every input
+from the case seed and compare with the reference there.
+"""
+
+import builtins
+import gc
+import sys
+import types
+
+from autograder.isolation.protected import REFERENCE_PACKAGE, protected_modules
+
+BLOCKED_PREFIXES = protected_modules()
+GRADER_PREFIX = "autograder"
+
+
+class ReferenceImportBlocker:
+    """A meta path finder that refuses the reference and the hidden checks while student code runs."""
+
+    def find_spec(self, name, path=None, target=None):
+        if any(name == prefix or name.startswith(prefix + ".") for prefix in BLOCKED_PREFIXES):
+            raise ImportError(f"{name} cannot be imported while grading")
+        return None
+
+
+class Seal:
+    def __init__(self, modules, classes, builtin_names, purge=()):
+        self._purge = purge  # (module, attribute) pairs that hold the reference, deleted by `apply()`
+        self._modules = modules  # name -> (module, copy of its namespace)
+        self._classes = classes  # class -> copy of its attributes
+        self._builtins = builtin_names
+        self._functions = [(function, _function_parts(function)) for function in _grader_functions(modules, classes)]
+        self._objects = [(obj, dict(vars(obj))) for obj in _grader_records(modules)]
+        self._blocker = ReferenceImportBlocker()
+
+    def apply(self):
+        """In the child, before any student code: forget the reference, then put the snapshot in place."""
+        for module, attribute in self._purge:
+            _quietly(delattr, module, attribute)
+        self._purge = ()
+        _forget_reference_modules()
+        gc.collect()
+        self.restore()
+        return self
+
+    def restore(self):
+        sys.settrace(None)
+        sys.setprofile(None)
+        for name, (module, namespace) in self._modules.items():
+            sys.modules[name] = module
+            if not _same_items(module.__dict__, namespace):
+                module.__dict__.clear()
+                module.__dict__.update(namespace)
+        for cls, attributes in self._classes.items():
+            for name in set(vars(cls)) - set(attributes):
+                _quietly(delattr, cls, name)
+            for name, value in attributes.items():
+                if vars(cls).get(name) is not value:
+                    _quietly(setattr, cls, name, value)
+        for function, parts in self._functions:
+            if any(now is not then for now, then in zip(_function_parts(function), parts, strict=True)):
+                function.__code__, function.__defaults__, function.__kwdefaults__ = parts
+        for obj, attributes in self._objects:
+            if not _same_items(vars(obj), attributes):
+                vars(obj).clear()
+                vars(obj).update(attributes)
+        builtin_namespace = vars(builtins)
+        if not _same_items(builtin_namespace, self._builtins):
+            for name in set(builtin_namespace) - set(self._builtins):
+                del builtin_namespace[name]
+            builtin_namespace.update(self._builtins)
+        for prefix in (REFERENCE_PACKAGE,):
+            for name in [name for name in sys.modules if name == prefix or name.startswith(prefix + ".")]:
+                del sys.modules[name]
+        if not sys.meta_path or sys.meta_path[0] is not self._blocker:
+            sys.meta_path.insert(0, self._blocker)
+
+
+def seal_grader():
+    """Forget the reference, block its import, snapshot the grader; returns the Seal to restore before probes."""
+    return prepare_seal().apply()
+
+
+def prepare_seal():
+    """The Seal of this process as it will be once the reference is purged, computed without changing anything.
+
+    The warm grader calls it just before each fork and the child only `apply()`s it: the result is the
+    same as `seal_grader()` in the child, but a freshly forked child pays a copy-on-write page fault
+    for every object it touches, and walking all of sys.modules there costs ten times what it does here.
+    """
+    purge = _reference_attributes()
+    purged = {(id(module), attribute) for module, attribute in purge}
+    modules = {
+        name: (module, {key: value for key, value in module.__dict__.items() if (id(module), key) not in purged})
+        for name, module in list(sys.modules.items())
+        if isinstance(module, types.ModuleType) and (name == GRADER_PREFIX or name.startswith(GRADER_PREFIX + "."))
+    }
+    classes = {
+        value: dict(vars(value))
+        for _module, namespace in modules.values()
+        for value in namespace.values()
+        if isinstance(value, type) and getattr(value, "__module__", "").startswith(GRADER_PREFIX)
+    }
+    return Seal(modules, classes, dict(vars(builtins)), tuple(purge))
+
+
+def _grader_functions(modules, classes):
+    namespaces = [namespace for _module, namespace in modules.values()] + list(classes.values())
+    functions = [value for namespace in namespaces for value in namespace.values()
+                 if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith(GRADER_PREFIX)]
+    return list({id(function): function for function in functions}.values())
+
+
+def _grader_records(modules):
+    """Instances the grader keeps in module-level tuples and mappings (the catalogue's Check objects)."""
+    records = []
+    for _module, namespace in modules.values():
+        for value in namespace.values():
+            items = value.values() if isinstance(value, types.MappingProxyType | dict) else value
+            if not isinstance(value, tuple | types.MappingProxyType | dict):
+                continue
+            records.extend(item for item in items
+                           if type(item).__module__.startswith(GRADER_PREFIX) and hasattr(item, "__dict__"))
+    return {id(record): record for record in records}.values()
+
+
+def _function_parts(function):
+    return function.__code__, function.__defaults__, function.__kwdefaults__
+
+
+def _reference_attributes():
+    """(module, attribute) of every grader module's attribute that is, or belongs to, the reference."""
+    reference = REFERENCE_PACKAGE
+    found = []
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__name__", "")
+        if not isinstance(module, types.ModuleType) or not name.startswith(GRADER_PREFIX):
+            continue
+        found.extend((module, attribute) for attribute, value in list(vars(module).items())
+                     if _belongs_to(value, reference))
+    return found
+
+
+def _forget_reference_modules():
+    reference = REFERENCE_PACKAGE
+    for name in [name for name in sys.modules if name == reference or name.startswith(reference + ".")]:
+        del sys.modules[name]
+
+
+def _belongs_to(value, package):
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+    else:
+        name = getattr(value, "__module__", None)
+        if not isinstance(name, str):
+            return False
+    return name == package or name.startswith(package + ".")
+
+
+def _same_items(current, saved):
+    """Same keys bound to the same objects (identity: `==` could run a student's __eq__)."""
+    return len(current) == len(saved) and all(current.get(key, _MISSING) is value for key, value in saved.items())
+
+
+_MISSING = object()
+
+
+def _quietly(function, *args):
+    try:
+        function(*args)
+    except (AttributeError, TypeError):
+        pass

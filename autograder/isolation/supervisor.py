@@ -1,0 +1,435 @@
+"""Run the student half of grading in forked, confined children: `probe_notebooks(jobs, limits, on_done)`.
+
+The grader process is warm (torch, the checks and the reference imported once) and single-threaded:
+it forks one child per notebook (autograder.isolation.child_process), at most `limits.workers` at a time,
+and multiplexes their channels in one select loop. It enforces the hard limits the child cannot
+enforce on itself: a step (cell or exercise) that runs `grace` seconds past its soft timeout, a
+notebook past its total budget, a child that sends malformed data: SIGKILL to its process group.
+
+A child that dies without saying "done" (segfault, os._exit, kill) loses only the step it was in:
+the exercises it already reported are kept, the step is recorded (a crashed cell is skipped next
+time, a crashed exercise gets an error result) and a fresh child re-runs the notebook without it,
+up to `limits.max_attempts` children per notebook and within its total time.
+
+A child whose own (grader) code fails sends a "grader_error" event with the traceback before it
+exits: that is reported as an attnkit problem (on stderr, and in a note that says so), never as the
+student's, and the notebook is not re-run.
+"""
+
+import dataclasses
+import gc
+import os
+import selectors
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+import torch
+
+from autograder.course import catalog
+from autograder.isolation import guards, wire
+from autograder.isolation.child_process import ChildTask, run_child
+from autograder.safe_text import clean, one_line
+
+READ_CHUNK = 1 << 20
+# How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
+# data, or the child died on its own (segfault, os._exit...).
+TIMEOUT, BUDGET, PROTOCOL, CRASH = "timeout", "budget", "protocol", "crash"
+MAX_TRACEBACK_CHARS = 4000
+TRACEBACK_LINES = 12  # of a grader error's traceback, printed on stderr
+GRADER_ERROR_NOTE = ("attnkit failed while grading this notebook: an internal error in the grader, not a "
+                     "problem with your code; the exercises it had not checked yet have no result, ask your "
+                     "instructor to grade it again")
+
+
+def default_workers():
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 30.0  # seconds per cell and per exercise's probes (soft: interrupts the student's code)
+    memory_mb: int = 2048  # address space a child may add to the warm grader's
+    workers: int = field(default_factory=default_workers)
+    grace: float = 2.0  # past the soft timeout, the child is killed
+    budget_factor: float = 4.0  # a notebook's total time: budget_factor * timeout, over all its attempts
+    max_attempts: int = 4
+
+
+@dataclass(frozen=True)
+class Job:
+    key: object  # the caller's handle, given back with the outcome
+    plan: object  # notebook_code.NotebookPlan
+    seed: int
+
+
+@dataclass
+class Outcome:
+    """What the children of one notebook reported: probe data per exercise, and what went wrong."""
+
+    key: object
+    plan: object
+    records: dict = field(default_factory=dict)  # exercise id -> check id -> [probe data per case]
+    notes: list = field(default_factory=list)  # cell errors and crashes, in the student's terms
+    isolation_notes: set = field(default_factory=set)  # protections the kernel lacked
+    attempts: int = 0
+
+
+@dataclass
+class _Attempt:
+    job: object  # _JobState
+    pid: int
+    fd: int
+    workdir: str
+    started: float
+    exit_fd: int | None = None  # a pidfd, readable once the child has exited (None: poll for the exit)
+    reader: wire.FrameReader = field(default_factory=wire.FrameReader)
+    step: tuple | None = None  # ("cell", index) or ("exercise", id) while it runs
+    deadline: float = 0.0
+    done: bool = False
+    channel_open: bool = True
+    kill_kind: str = ""  # TIMEOUT, BUDGET, PROTOCOL, CRASH; "" while it has not ended that way
+    kill_reason: str = ""  # the same, in the student's terms
+    grader_error: str | None = None  # the traceback of a "grader_error" event
+
+
+@dataclass
+class _JobState:
+    job: Job
+    outcome: Outcome
+    budget_end: float
+    skip_cells: set = field(default_factory=set)
+    crashed: set = field(default_factory=set)
+
+
+def probe_notebooks(jobs, limits, confinement, on_done):
+    """Probe every job's notebook in confined children; `on_done(outcome)` is called as each one finishes."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one core per child (they inherit it); the parent only judges
+    try:
+        _supervise(jobs, limits, confinement, on_done)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _supervise(jobs, limits, confinement, on_done):
+    pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
+    pending.reverse()
+    running, finished = {}, []  # finished: (workdir, outcome or None) to clean up and judge
+    selector = selectors.DefaultSelector()
+    with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
+        try:
+            while pending or running or finished:
+                while pending and len(running) < max(1, limits.workers):
+                    state = pending.pop()
+                    if not state.budget_end:
+                        state.budget_end = time.monotonic() + limits.budget_factor * limits.timeout
+                    attempt = _start(state, limits, confinement, scratch)
+                    running[attempt.pid] = attempt
+                    selector.register(attempt.fd, selectors.EVENT_READ, attempt)
+                    if attempt.exit_fd is not None:
+                        selector.register(attempt.exit_fd, selectors.EVENT_READ, None)
+                # Judged once the next children are started: the parent's work overlaps theirs.
+                for workdir, outcome in finished:
+                    shutil.rmtree(workdir, ignore_errors=True)
+                    if outcome is not None:
+                        on_done(outcome)
+                finished.clear()
+                if not running:
+                    continue
+                for key, _mask in selector.select(_wait_time(running)):
+                    if key.data is not None:  # a channel; an exit_fd only wakes the loop up to reap below
+                        _read(key.data, selector, limits)
+                now = time.monotonic()
+                for attempt in list(running.values()):
+                    _enforce_deadlines(attempt, now, limits)
+                    status = _reap(attempt)
+                    if status is None:
+                        continue
+                    del running[attempt.pid]
+                    _close_exit_fd(attempt, selector)
+                    if attempt.channel_open:
+                        _drain(attempt, selector, limits)
+                    retry = _settle(attempt, status, limits)
+                    if retry:
+                        pending.append(attempt.job)
+                        finished.append((attempt.workdir, None))
+                    else:
+                        _finish(attempt.job)
+                        finished.append((attempt.workdir, attempt.job.outcome))
+        finally:
+            for attempt in running.values():
+                _kill(attempt)
+                os.waitpid(attempt.pid, 0)
+                _close_exit_fd(attempt, selector)
+            selector.close()
+
+
+def _start(state, limits, confinement, scratch):
+    state.outcome.attempts += 1
+    workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
+    task = ChildTask(
+        plan=state.job.plan,
+        seed=state.job.seed,
+        timeout=limits.timeout,
+        workdir=workdir,
+        confinement=confinement,
+        skip_cells=frozenset(state.skip_cells),
+        skip_exercises=frozenset(state.outcome.records) | frozenset(state.crashed),
+    )
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    read_fd, write_fd = os.pipe()
+    task = dataclasses.replace(task, seal=guards.prepare_seal())  # nothing runs between this and the fork
+    pid = os.fork()
+    if pid == 0:  # the child: never returns from run_child
+        gc.freeze()  # the inherited heap is never traversed again, so it stays shared
+        os.close(read_fd)
+        run_child(task, write_fd)
+    os.close(write_fd)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child got there first, or already exited
+    os.set_blocking(read_fd, False)
+    now = time.monotonic()
+    return _Attempt(state, pid, read_fd, workdir, now, exit_fd=_pidfd(pid),
+                    deadline=now + limits.timeout + limits.grace)
+
+
+def _pidfd(pid):
+    """A descriptor that select() reports readable when the child exits (Linux >= 5.3); None elsewhere."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _close_exit_fd(attempt, selector):
+    if attempt.exit_fd is not None:
+        selector.unregister(attempt.exit_fd)
+        os.close(attempt.exit_fd)
+        attempt.exit_fd = None
+
+
+def _wait_time(running):
+    if not running:
+        return 0
+    if any(not attempt.channel_open and attempt.exit_fd is None for attempt in running.values()):
+        return 0.02  # an exited or channel-closing child, and no pidfd to say when it is gone: poll
+    earliest = min(min(attempt.deadline, attempt.job.budget_end) for attempt in running.values())
+    return min(0.5, max(0.0, earliest - time.monotonic()))
+
+
+def _read(attempt, selector, limits):
+    """Read what the channel holds; False when nothing was there yet."""
+    try:
+        data = os.read(attempt.fd, READ_CHUNK)
+    except BlockingIOError:
+        return False
+    except OSError:
+        data = b""
+    if not data:
+        _close_channel(attempt, selector)
+        return True
+    try:
+        for event in attempt.reader.feed(data):
+            _handle(attempt, event, limits)
+    except wire.ProtocolError as problem:
+        _kill(attempt, PROTOCOL, f"sent malformed data ({problem})")
+        _close_channel(attempt, selector)
+    return True
+
+
+def _drain(attempt, selector, limits):
+    """After the child exited: everything it wrote is in the pipe (nothing else can hold its write end)."""
+    while attempt.channel_open and _read(attempt, selector, limits):
+        pass
+    _close_channel(attempt, selector)
+
+
+def _close_channel(attempt, selector):
+    if attempt.channel_open:
+        selector.unregister(attempt.fd)
+        os.close(attempt.fd)
+        attempt.channel_open = False
+
+
+def _handle(attempt, event, limits):
+    """Apply one decoded event; anything unexpected is a ProtocolError."""
+    state, plan = attempt.job, attempt.job.job.plan
+    kind = event["event"]
+    if kind == "hello":
+        state.outcome.isolation_notes.update(str(note) for note in _list(event.get("notes")))
+    elif kind == "start":
+        if event.get("kind") == "cell" and isinstance(event.get("index"), int):
+            attempt.step = ("cell", event["index"])
+        elif event.get("kind") == "exercise" and event.get("exercise") in plan.exercises:
+            attempt.step = ("exercise", event["exercise"])
+        else:
+            raise wire.ProtocolError("unknown step")
+        attempt.deadline = time.monotonic() + limits.timeout + limits.grace
+    elif kind == "cell":
+        error = event.get("error")
+        if isinstance(error, dict):
+            state.outcome.notes.append(_cell_note(event.get("index"), error))
+        attempt.step = None
+    elif kind == "exercise":
+        exercise_id = event.get("exercise")
+        if exercise_id not in plan.exercises or exercise_id in state.outcome.records:
+            raise wire.ProtocolError("unexpected exercise")
+        state.outcome.records[exercise_id] = _valid_records(exercise_id, event.get("records"))
+        attempt.step = None
+    elif kind == "grader_error":  # the child's own code failed; it exits next
+        if attempt.grader_error is None:
+            attempt.grader_error = str(event.get("traceback", ""))[-MAX_TRACEBACK_CHARS:]
+        attempt.step = None
+        attempt.deadline = time.monotonic() + limits.grace  # it must exit now
+    elif kind == "done":
+        attempt.done = True
+        attempt.step = None
+        attempt.deadline = time.monotonic() + limits.grace  # it must exit now
+    else:
+        raise wire.ProtocolError(f"unknown event {kind!r}")
+
+
+def _valid_records(exercise_id, records):
+    """Keep each known check's list of dicts; a check with nothing usable gets nothing (judged as no result)."""
+    records = records if isinstance(records, dict) else {}
+    valid = {}
+    for check in catalog.checks_of(exercise_id):
+        data = records.get(check.id)
+        if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
+            valid[check.id] = data
+    return valid
+
+
+def _enforce_deadlines(attempt, now, limits):
+    if attempt.kill_kind:
+        return
+    if now > attempt.job.budget_end:
+        _kill(attempt, BUDGET, f"the notebook ran past its total time of {_budget(limits):g} s")
+    elif now > attempt.deadline:
+        _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit and did not stop")
+
+
+def _budget(limits):
+    return limits.budget_factor * limits.timeout
+
+
+def _kill(attempt, kind="", reason=""):
+    if kind and not attempt.kill_kind:
+        attempt.kill_kind, attempt.kill_reason = kind, reason
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(attempt.pid, signal.SIGKILL)
+            return
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _reap(attempt):
+    try:
+        pid, status = os.waitpid(attempt.pid, os.WNOHANG)
+    except ChildProcessError:
+        return 0
+    return status if pid else None
+
+
+def _settle(attempt, status, limits):
+    """Record how the attempt ended; True when a fresh child should go on with the notebook."""
+    state = attempt.job
+    if attempt.grader_error is not None:  # whatever else happened: the grader's fault, not the student's
+        _grader_failed(state, attempt.grader_error)
+        return False
+    if attempt.done and not attempt.kill_kind:
+        return False
+    if not attempt.kill_kind:
+        attempt.kill_kind, attempt.kill_reason = CRASH, _describe_exit(status)
+    kind, reason, step = attempt.kill_kind, attempt.kill_reason, attempt.step
+    if step is None:  # nothing to skip: a fresh child would do the same
+        state.outcome.notes.append(f"the grading process stopped between steps: {reason}")
+        return False
+    if step[0] == "cell":
+        state.skip_cells.add(step[1])
+        note = f"cell {step[1]}: {reason}"
+    else:
+        exercise_id = step[1]
+        state.crashed.add(exercise_id)
+        seconds = _budget(limits) if kind == BUDGET else limits.timeout
+        state.outcome.records[exercise_id] = _error_records(exercise_id, kind in (TIMEOUT, BUDGET), seconds)
+        note = f"checking {exercise_id}: {reason}" if kind == BUDGET else f"checking {exercise_id}: your code {reason}"
+    missing = [e for e in state.job.plan.exercises if e not in state.outcome.records]
+    if not missing:  # every exercise has its result: nothing to re-run for
+        state.outcome.notes.append(note)
+        return False
+    why_not = _why_not_rerun(attempt, limits)
+    if why_not is None:
+        state.outcome.notes.append(f"{note}; the notebook was re-run without it")
+        return True
+    state.outcome.notes.append(f"{note}; the rest of the notebook was not run" + (f" ({why_not})" if why_not else ""))
+    return False
+
+
+def _why_not_rerun(attempt, limits):
+    """None when a fresh child may go on with the notebook; else why not ("" when the note already says it)."""
+    if attempt.kill_kind == BUDGET:
+        return ""
+    if time.monotonic() > attempt.job.budget_end:
+        return f"its total time of {_budget(limits):g} s was used up"
+    if attempt.job.outcome.attempts >= limits.max_attempts:
+        return f"it had already been run {attempt.job.outcome.attempts} times"
+    return None
+
+
+def _grader_failed(state, traceback_text):
+    """A bug in attnkit's own code in the child: told to whoever runs the grader, and to the student as ours."""
+    text = clean(traceback_text, MAX_TRACEBACK_CHARS)  # from the child
+    lines = [line for line in text.splitlines() if line.strip()]
+    summary = lines[-1].strip() if lines else "no traceback came back"
+    print(f"attnkit: internal error while grading {state.job.plan.path}: {summary}", file=sys.stderr)
+    for line in lines[-TRACEBACK_LINES:]:
+        print(f"    {line}", file=sys.stderr)
+    state.outcome.notes.append(GRADER_ERROR_NOTE)
+
+
+def _finish(state):
+    for exercise_id in state.job.plan.exercises:
+        if exercise_id not in state.outcome.records:
+            state.outcome.records[exercise_id] = _error_records(exercise_id, False, 0)
+
+
+def _error_records(exercise_id, timed_out, seconds):
+    key, fields = ("error.timeout", {"seconds": seconds}) if timed_out else ("error.no_result", {})
+    error = {"type": "ProbeError", "key": key, "fields": fields, "message": "", "line": ""}
+    return {check.id: [{"error": dict(error)}] for check in catalog.checks_of(exercise_id)}
+
+
+def _describe_exit(status):
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = str(signum)
+        return {"SIGSEGV": "crashed (segmentation fault)", "SIGBUS": "crashed (bus error)",
+                "SIGABRT": "aborted", "SIGKILL": "was killed (SIGKILL; out of memory?)",
+                "SIGXCPU": "used up its CPU time"}.get(name, f"was killed by {name}")
+    if os.WIFEXITED(status):
+        return f"ended the process (exit status {os.WEXITSTATUS(status)}: os._exit or a fatal error)"
+    return f"ended the process (status {status})"
+
+
+def _cell_note(index, error):
+    kind, message = one_line(error.get("type", "error"), 80), one_line(error.get("message", ""), 200)
+    if kind == "StepTimeout":
+        return f"cell {index}: {message}; it was interrupted"
+    return f"cell {index}: {kind}: {message}" if message else f"cell {index}: {kind}"
+
+
+def _list(value):
+    return value if isinstance(value, list | tuple) else []
+

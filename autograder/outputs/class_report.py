@@ -1,0 +1,224 @@
+"""The instructor's class report, OUT_DIR/class_report.html, written by `attnkit grade` and `attnkit merge`.
+
+One self-contained page (plots inline as base64 PNG, every text escaped): the distribution of the total and of each
+notebook's score (a histogram each), and the misconceptions the judges recognised, most frequent first, with how many
+students each affected (a bar plot, and a table with the English and Chinese names from
+autograder.course.misconceptions).
+A student counts once per misconception, however many checks it failed.
+
+Plots are drawn on matplotlib.figure.Figure objects (no pyplot, no global state); their text stays English because
+matplotlib's default fonts have no CJK glyphs. The Chinese names are in the HTML table.
+"""
+
+import base64
+import html
+import io
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
+from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
+from autograder.outputs import records
+
+FILE_NAME = "class_report.html"
+MAX_BARS = 20  # the bar plot shows the most frequent misconceptions; the table lists them all
+INTEGER_BINS_UP_TO = 40  # up to this many points, one histogram bar per whole point
+
+
+@dataclass(frozen=True)
+class MisconceptionCount:
+    id: str
+    name_en: str
+    name_zh: str
+    students: int  # students with at least one check naming it
+    exercises: tuple[str, ...]  # where it was seen
+
+
+@dataclass(frozen=True)
+class ScoreDistribution:
+    name: str  # a notebook, or "total"
+    max_score: float
+    scores: tuple[float, ...]  # one per student
+    not_graded: int  # students whose notebook was missing or unreadable
+
+
+def misconception_counts(documents):
+    """Every misconception named in the students' records, by students affected (most first, then by id)."""
+    students, exercises = {}, {}
+    for document in documents:
+        for notebook in document.get("notebooks", ()):
+            for check in notebook.get("checks", ()):
+                misconception = check.get("misconception")
+                if misconception:
+                    students.setdefault(misconception, set()).add(document["student_id"])
+                    exercises.setdefault(misconception, set()).add(check.get("exercise", ""))
+    counts = []
+    for misconception_id, affected in students.items():
+        known = MISCONCEPTIONS_BY_ID.get(misconception_id)
+        counts.append(MisconceptionCount(
+            misconception_id,
+            known.name["en"] if known else misconception_id,
+            known.name["zh"] if known else "",
+            len(affected),
+            tuple(sorted(exercises[misconception_id] - {""}, key=_exercise_order)),
+        ))
+    return sorted(counts, key=lambda count: (-count.students, count.id))
+
+
+def score_distributions(documents):
+    """The total's distribution, then each notebook's, in course order."""
+    total_max = float(sum(exercise.points for exercise in EXERCISES))
+    distributions = [ScoreDistribution("total", total_max,
+                                       tuple(float(document["score"]) for document in documents), 0)]
+    for name in NOTEBOOKS:
+        scores, not_graded = [], 0
+        for document in documents:
+            by_name = {notebook["notebook"]: notebook for notebook in document.get("notebooks", ())}
+            notebook = by_name.get(name)
+            scores.append(float(notebook["score"]) if notebook else 0.0)
+            not_graded += notebook is None or notebook.get("status") != "graded"
+        max_score = float(sum(exercise.points for exercise in of_notebook(name)))
+        distributions.append(ScoreDistribution(name, max_score, tuple(scores), not_graded))
+    return distributions
+
+
+def write_class_report(out_dir, documents, title="attnkit class report"):
+    path = Path(out_dir) / FILE_NAME
+    records.write_atomically(path, class_report_html(documents, title))
+    return path
+
+
+def class_report_html(documents, title="attnkit class report"):
+    escape = html.escape
+    documents = list(documents)
+    distributions = score_distributions(documents)
+    counts = misconception_counts(documents)
+    assignments = sorted({str(document.get("assignment", "")) for document in documents} - {""})
+    heading = f"{title}: {', '.join(assignments)}" if assignments else title
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(heading)}</title>",
+        "<style>body{font-family:sans-serif;max-width:66em;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:left;"
+        "vertical-align:top}td.n{text-align:right}figure{display:inline-block;margin:.5em 1em .5em 0}"
+        "img{max-width:100%}</style></head><body>",
+        f"<h1>{escape(heading)}</h1>",
+        f"<p>{len(documents)} students; {_summary(distributions[0])}</p>",
+        "<h2>Score distribution</h2>",
+    ]
+    if documents:
+        parts.append("<table id=\"scores\"><tr><th>Notebook</th><th>Mean</th><th>Median</th><th>Min</th><th>Max</th>"
+                     "<th>Full marks</th><th>Not graded</th></tr>")
+        for distribution in distributions:
+            scores = distribution.scores
+            parts.append(
+                f"<tr><td>{escape(distribution.name)}</td><td class=\"n\">{statistics.fmean(scores):.1f}</td>"
+                f"<td class=\"n\">{_number(statistics.median(scores))}</td><td class=\"n\">{_number(min(scores))}</td>"
+                f"<td class=\"n\">{_number(max(scores))} / {_number(distribution.max_score)}</td>"
+                f"<td class=\"n\">{sum(score >= distribution.max_score for score in scores)}</td>"
+                f"<td class=\"n\">{distribution.not_graded if distribution.name != 'total' else ''}</td></tr>")
+        parts.append("</table>")
+        for distribution in distributions:
+            label = "Total" if distribution.name == "total" else distribution.name
+            parts.append(f"<figure><img alt=\"{escape(f'histogram of {label} scores')}\" "
+                         f"src=\"data:image/png;base64,{_base64(histogram_png(distribution))}\">"
+                         f"<figcaption>{escape(label)}</figcaption></figure>")
+    else:
+        parts.append("<p>No students.</p>")
+
+    parts.append("<h2>Misconceptions</h2>")
+    if counts:
+        parts.append(f"<p>Known mistakes the checks recognised, most frequent first, with the number of students "
+                     f"each affected ({sum(1 for document in documents if _has_misconception(document))} of "
+                     f"{len(documents)} students have at least one).</p>")
+        parts.append(f"<figure><img alt=\"bar plot of misconceptions by students affected\" "
+                     f"src=\"data:image/png;base64,{_base64(misconception_png(counts))}\"></figure>")
+        parts.append("<table id=\"misconceptions\"><tr><th>#</th><th>Misconception</th><th>中文</th>"
+                     "<th>Students</th><th>Share</th><th>Exercises</th><th>Id</th></tr>")
+        for rank, count in enumerate(counts, start=1):
+            share = 100.0 * count.students / len(documents)
+            parts.append(
+                f"<tr class=\"misconception\" data-id=\"{escape(count.id)}\" data-students=\"{count.students}\">"
+                f"<td class=\"n\">{rank}</td><td>{escape(count.name_en)}</td>"
+                f"<td lang=\"zh\">{escape(count.name_zh)}</td>"
+                f"<td class=\"n\">{count.students}</td><td class=\"n\">{share:.0f}%</td>"
+                f"<td>{escape(', '.join(exercise_title(exercise) for exercise in count.exercises))}</td>"
+                f"<td><code>{escape(count.id)}</code></td></tr>")
+        parts.append("</table>")
+    else:
+        parts.append("<p>No known misconception was recognised in this class.</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def histogram_png(distribution):
+    """PNG bytes: how many students got each score (one bar per point up to 40 points, else 20 bars)."""
+    from matplotlib.figure import Figure  # imported only when a picture is needed
+    from matplotlib.ticker import MaxNLocator
+
+    top = distribution.max_score
+    if top <= INTEGER_BINS_UP_TO and float(top).is_integer():
+        bins = [edge - 0.5 for edge in range(int(top) + 2)]
+    else:
+        bins = [top * step / 20 for step in range(21)]
+    figure = Figure(figsize=(5.2, 2.8))
+    axis = figure.add_subplot()
+    axis.hist(distribution.scores, bins=bins, color="#4c72b0", edgecolor="white")
+    axis.set_xlim(bins[0], bins[-1])
+    axis.set_title("Total" if distribution.name == "total" else distribution.name, fontsize=10)
+    axis.set_xlabel(f"points (out of {_number(top)})")
+    axis.set_ylabel("students")
+    axis.yaxis.set_major_locator(MaxNLocator(integer=True))
+    figure.tight_layout()
+    return _png(figure)
+
+
+def misconception_png(counts):
+    """PNG bytes: a horizontal bar per misconception (the MAX_BARS most frequent), students affected."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    shown = list(counts[:MAX_BARS])[::-1]  # barh draws bottom-up: the most frequent on top
+    figure = Figure(figsize=(8, 0.9 + 0.32 * len(shown)))
+    axis = figure.add_subplot()
+    bars = axis.barh([count.name_en for count in shown], [count.students for count in shown], color="#c44e52")
+    axis.bar_label(bars, padding=3)
+    axis.set_xlabel("students affected")
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axis.set_xlim(0, max(count.students for count in shown) * 1.15 + 0.5)
+    axis.tick_params(axis="y", labelsize=8)
+    figure.tight_layout()
+    return _png(figure)
+
+
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
+
+
+def _base64(data):
+    return base64.b64encode(data).decode("ascii")
+
+
+def _summary(total):
+    if not total.scores:
+        return "nothing graded"
+    return (f"total: mean {statistics.fmean(total.scores):.1f}, median {_number(statistics.median(total.scores))} "
+            f"(out of {_number(total.max_score)})")
+
+
+def _has_misconception(document):
+    return any(check.get("misconception") for notebook in document.get("notebooks", ())
+               for check in notebook.get("checks", ()))
+
+
+def _exercise_order(exercise_id):
+    order = list(EXERCISES_BY_ID)
+    return (order.index(exercise_id) if exercise_id in EXERCISES_BY_ID else len(order), exercise_id)
+
+
+def _number(value):
+    return records.format_number(value)

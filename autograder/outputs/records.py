@@ -1,0 +1,210 @@
+"""Grades in standard forms: `student_document` (the JSON record), `write_student` (its files), `write_grades_csv`.
+
+`student_paths(id)` lists a student's files (what `attnkit merge` copies); `atomic_target` (and `write_atomically`,
+text through it) is every atomic write of the package: the manifest and merge (autograder.grading.shards), the class
+report (autograder.outputs.class_report), the Gradescope bundle and results (autograder.integrations.gradescope).
+
+Per student, `write_student` writes, each atomically (temporary file, then os.replace):
+  feedback/<id>.html            what the student reads (autograder.outputs.feedback_page), in their language
+  gradescope/<id>/results.json  Gradescope's autograder format; hidden checks "after_published"
+  students/<id>.json            the full record, written last: its presence marks the student as done
+"""
+
+import contextlib
+import csv
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise_title
+from autograder.i18n import language, render
+from autograder.outputs.feedback_page import feedback_html
+from autograder.safe_text import clean, clean_data
+
+RESULTS_MESSAGES = {"total": {"en": "attnkit: {score} / {max_score} points", "zh": "attnkit：{score} / {max_score} 分"}}
+# A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such text gets a quote.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def check_document(check, *, public_details=True):
+    document = {
+        "id": check.id,
+        "exercise": check.exercise,
+        "score": check.score,
+        "max_score": check.max_score,
+        "status": check.status,
+        "misconception": check.misconception,
+        "message": check.message,
+        "hidden": check.hidden,
+    }
+    if public_details and not check.hidden and check.details:
+        document["details"] = list(check.details)
+    return document
+
+
+def notebook_document(result):
+    return {
+        "notebook": result.notebook,
+        "path": result.path,
+        "status": result.status,
+        "reason": result.reason,
+        "score": result.score,
+        "max_score": result.max_score,
+        "sha256": result.sha256,
+        "checks": [check_document(check) for check in result.checks],
+        "notes": list(result.notes),
+    }
+
+
+def student_document(student_id, assignment, submission_hash, seed, results):
+    """The student's record. Its text (messages, notes, reasons, file names) may quote student code or file
+    names: every string is cleaned here, the one place results become outputs (see autograder.safe_text)."""
+    notebooks = clean_data([notebook_document(result) for result in results])
+    return {
+        "student_id": clean(student_id),
+        "assignment": assignment,
+        "submission_hash": submission_hash,
+        "seed": seed,
+        "score": sum(notebook["score"] for notebook in notebooks),
+        "max_score": sum(notebook["max_score"] for notebook in notebooks),
+        "notebooks": notebooks,
+    }
+
+
+def grader_error_document(student_id, assignment, seed, problem, document=None):
+    """The record of a student whose grading or writing failed: what was graded (if anything) and the problem.
+
+    It has no submission hash, so a later run never takes it for finished work and grades the student again.
+    """
+    document = dict(document) if document else {
+        "student_id": clean(student_id), "assignment": assignment, "seed": seed, "score": 0.0,
+        "max_score": float(sum(exercise.points for exercise in EXERCISES_BY_ID.values())), "notebooks": []}
+    document.update(submission_hash="", grader_error=clean(problem))
+    return document
+
+
+def student_paths(student_id):
+    """A student's outputs, relative to OUT_DIR, in the order they are written (the JSON record last)."""
+    return (Path("feedback") / f"{student_id}.html", Path("gradescope") / student_id,
+            Path("students") / f"{student_id}.json")
+
+
+def write_student(out_dir, document, lang=None):
+    """Feedback, Gradescope results, then the JSON record (last: a student is done when it exists).
+
+    The page and the results' titles are in `lang` (default: ATTNKIT_LANG or the locale), as the messages are.
+    """
+    out_dir, student_id = Path(out_dir), document["student_id"]
+    write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document, lang))
+    write_atomically(out_dir / "gradescope" / student_id / "results.json",
+                      json.dumps(gradescope_results(document, lang), indent=2, ensure_ascii=False))
+    write_record(out_dir, document)
+
+
+def write_record(out_dir, document):
+    """students/<id>.json alone: the full record, the mark that the student is done."""
+    write_atomically(Path(out_dir) / "students" / f"{document['student_id']}.json",
+                     json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def read_student(out_dir, student_id):
+    """The JSON record written earlier, or None when there is none or it is unreadable."""
+    path = Path(out_dir) / "students" / f"{student_id}.json"
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def write_grades_csv(out_dir, documents):
+    """grades.csv: one row per student, a column per notebook, the total and what was missing."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student_id", *NOTEBOOKS, "total", "max_score", "problems"])
+    for document in documents:
+        by_name = {notebook["notebook"]: notebook for notebook in document["notebooks"]}
+        scores = [format_number(by_name[name]["score"]) if name in by_name else "0" for name in NOTEBOOKS]
+        problems = "; ".join(filter(None, [document.get("grader_error", ""), _problems(document["notebooks"])]))
+        writer.writerow([spreadsheet_text(document["student_id"]), *scores, format_number(document["score"]),
+                         format_number(document["max_score"]), spreadsheet_text(problems)])
+    path = Path(out_dir) / "grades.csv"
+    write_atomically(path, buffer.getvalue())
+    return path
+
+
+def spreadsheet_text(text):
+    """A text cell a spreadsheet shows as text: cleaned, and quoted when it would start a formula."""
+    text = clean(text)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
+def _problems(notebooks):
+    """`01_..., 02_...: reason` for notebooks that could not be graded, one entry per distinct reason."""
+    by_reason = {}
+    for notebook in notebooks:
+        if notebook["status"] != "graded":
+            by_reason.setdefault(notebook["reason"], []).append(notebook["notebook"])
+    return "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
+
+
+def gradescope_results(document, lang=None):
+    lang = lang or language()
+    tests = []
+    for notebook in document["notebooks"]:
+        for number, check in enumerate(notebook["checks"], start=1):
+            output = check["message"]
+            if not check["hidden"] and check.get("details"):
+                output += "\n" + "\n".join(check["details"])
+            tests.append({
+                "name": f"{notebook['notebook']} · {exercise_title(check['exercise'], lang)} · {check['id']}",
+                "number": f"{notebook['notebook'][:2]}.{number}",
+                "score": check["score"],
+                "max_score": check["max_score"],
+                "status": "passed" if check["status"] == "passed" else "failed",
+                "output": output,
+                "visibility": "after_published" if check["hidden"] else "visible",
+                "tags": [check["exercise"]],
+            })
+    return {
+        "score": document["score"],
+        "output": render(RESULTS_MESSAGES, "total", lang, {"score": format_number(document["score"]),
+                                                          "max_score": format_number(document["max_score"])}),
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+    }
+
+
+def format_number(value):
+    return f"{float(value):g}"
+
+
+@contextlib.contextmanager
+def atomic_target(path, *, replace=True):
+    """Yield a fresh temporary path beside `path` (its folder created) to write; then os.replace it onto `path`.
+
+    On an exception the temporary file is removed and `path` is left as it was. With replace=False the caller puts
+    the temporary file into place itself (e.g. a hard link); it is removed afterwards in every case.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(handle)
+    temporary = Path(temporary)
+    try:
+        yield temporary
+        if replace:
+            os.replace(temporary, path)
+            return
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    temporary.unlink(missing_ok=True)
+
+
+def write_atomically(path, text):
+    with atomic_target(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")

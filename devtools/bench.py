@@ -1,0 +1,164 @@
+"""`attnkit bench`: nbgrader autograde and attnkit grade on the same N submissions, in one run.
+
+Both graders get the same throwaway nbgrader course (autograder.integrations.nbgrader_course): the release is generated,
+N students each hand in a copy of the solved source notebooks, then
+  1. `nbgrader autograde attention` grades them all (one command, a kernel per notebook), and
+  2. `attnkit grade submitted/ --out ...` grades the same folder (a fresh process: startup included).
+Both wall times, their ratio, and whether the two agree on every student's total are reported.
+
+Then, per notebook, attnkit's own cost is set against the cost of executing the notebook's code
+alone (a forked child of this warm process runs the code cells and nothing else), both measured
+here, one notebook at a time: the target is a ratio within 2.
+"""
+
+import contextlib
+import csv
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
+from autograder.integrations import nbgrader_course
+from autograder.isolation.cells import compile_cell, display_stand_in
+from autograder.isolation.notebook_plan import plan_notebook
+from autograder.isolation.supervisor import Limits
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    submissions: int
+    notebooks: int
+    nbgrader_seconds: float
+    attnkit_seconds: float
+    nbgrader_totals: dict
+    attnkit_totals: dict
+    workers: int | None
+
+    @property
+    def speedup(self):
+        return self.nbgrader_seconds / self.attnkit_seconds if self.attnkit_seconds else float("inf")
+
+    @property
+    def scores_agree(self):
+        students = set(self.nbgrader_totals) | set(self.attnkit_totals)
+        return all(abs(self.nbgrader_totals.get(s, -1) - self.attnkit_totals.get(s, -2)) < 1e-6 for s in students)
+
+
+def run_bench(n, workers=None, log=None):
+    """Build a course, submit `n` solved copies, time both graders; returns a BenchResult."""
+    log = log or (lambda _line: None)
+    with tempfile.TemporaryDirectory(prefix="attnkit-bench-") as workdir:
+        workdir = Path(workdir)
+        log(f"building an nbgrader course with {n} submissions in {workdir}")
+        course_root = nbgrader_course.make_course(workdir / "course")
+        nbgrader_course.generate_release(course_root)
+        solved = course_root / "source" / nbgrader_course.ASSIGNMENT
+        students = [f"student{index:03d}" for index in range(n)]
+        for student in students:
+            nbgrader_course.submit(course_root, student, solved)
+        notebooks = len(list(solved.glob("*.ipynb")))
+
+        log(f"nbgrader autograde {nbgrader_course.ASSIGNMENT} ({n * notebooks} notebooks)")
+        started = time.perf_counter()
+        nbgrader_course.autograde(course_root)
+        nbgrader_seconds = time.perf_counter() - started
+        nbgrader_totals = {student: float(sum(scores.values()))
+                           for student, scores in nbgrader_course.read_scores(course_root).items()}
+
+        log(f"attnkit grade ({n * notebooks} notebooks)")
+        out_dir = workdir / "attnkit-out"
+        command = [sys.executable, "-m", "autograder.cli", "grade", str(course_root / "submitted"),
+                   "--out", str(out_dir)]
+        if workers:
+            command += ["--workers", str(workers)]
+        started = time.perf_counter()
+        process = subprocess.run(command, capture_output=True, text=True, check=False)
+        attnkit_seconds = time.perf_counter() - started
+        if process.returncode != 0:
+            raise RuntimeError(f"attnkit grade failed ({process.returncode}):\n{process.stderr[-2000:]}")
+        with open(out_dir / "grades.csv", newline="", encoding="utf-8") as stream:
+            attnkit_totals = {row["student_id"]: float(row["total"]) for row in csv.DictReader(stream)}
+    return BenchResult(n, notebooks, nbgrader_seconds, attnkit_seconds, nbgrader_totals, attnkit_totals, workers)
+
+
+@dataclass(frozen=True)
+class NotebookCost:
+    notebook: str
+    code_alone_seconds: float
+    attnkit_seconds: float
+
+    @property
+    def ratio(self):
+        return self.attnkit_seconds / self.code_alone_seconds if self.code_alone_seconds else float("inf")
+
+
+def measure_notebook_costs(notebook_paths, copies=8):
+    """Seconds per notebook: its code alone in a forked child vs `grade_notebooks` (one worker).
+
+    Each notebook is graded `copies` times in one call and the time divided, as in a class run: the
+    per-run set-up (the reference warm-up, preparing the sandbox) is shared by every notebook.
+    """
+    options = Options(limits=Limits(workers=1))
+    grade_notebooks([NotebookInput("warm-up", path) for path in notebook_paths], options)  # imports, warm-up
+    costs = []
+    for path in notebook_paths:
+        plan = plan_notebook(path)
+        alone = statistics.median(_timed(lambda plan=plan: _execute_code_alone(plan)) for _ in range(copies))
+        graded = _timed(lambda path=path: grade_notebooks([NotebookInput(i, path) for i in range(copies)], options))
+        costs.append(NotebookCost(plan.notebook, alone, graded / copies))
+    return costs
+
+
+def _timed(action):
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def _execute_code_alone(plan):
+    """Fork, run the notebook's code cells (errors ignored, output discarded), wait: no checks at all."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                namespace = {"__name__": "__main__", "display": display_stand_in}
+                for step in plan.steps:
+                    if step.kind == "cell":
+                        with contextlib.suppress(Exception):
+                            exec(compile_cell(step.source, f"<cell {step.index}>"), namespace)  # noqa: S102
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def format_costs(costs):
+    lines = ["per notebook, one worker: code alone (median) vs attnkit grade (mean of a batch), target ratio <= 2"]
+    for cost in costs:
+        lines.append(f"  {cost.notebook:<32} {cost.code_alone_seconds:6.2f} s  {cost.attnkit_seconds:6.2f} s"
+                     f"  ratio {cost.ratio:4.2f}")
+    return "\n".join(lines)
+
+
+def format_report(result):
+    totals = sorted(set(result.attnkit_totals.values()))
+    if result.scores_agree:
+        agreement = f"yes (every submission: {', '.join(f'{total:g}' for total in totals)} with both)"
+    else:
+        agreement = "NO: " + ", ".join(
+            f"{student} nbgrader {result.nbgrader_totals.get(student)} attnkit {result.attnkit_totals.get(student)}"
+            for student in sorted(set(result.nbgrader_totals) | set(result.attnkit_totals))
+            if result.nbgrader_totals.get(student) != result.attnkit_totals.get(student))
+    workers = f"{result.workers} workers" if result.workers else "one worker per core"
+    return "\n".join([
+        f"attnkit bench: {result.submissions} submissions x {result.notebooks} notebooks "
+        "(copies of the solved notebooks)",
+        f"  nbgrader autograde: {result.nbgrader_seconds:8.1f} s",
+        f"  attnkit grade:      {result.attnkit_seconds:8.1f} s ({workers}, process startup included)",
+        f"  speed-up:           {result.speedup:8.1f}x",
+        f"  scores agree:       {agreement}",
+    ])

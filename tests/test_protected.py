@@ -1,0 +1,124 @@
+"""The protected paths (autograder.isolation.protected) cover every file that holds reference or check code.
+
+The walk moves nothing: it reads the checkout as it is, so a refactor that puts a check or a piece of the
+reference outside the declared packages and folders fails here before student code can read it.
+"""
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+from autograder.course import checks
+from autograder.grading import notebooks
+from autograder.isolation import guards, protected
+
+# Build outputs and caches: not part of the project's files.
+SKIPPED_FOLDERS = {".venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "out",
+                   "demo-out"}
+NOTEBOOK_SECRETS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS")
+
+
+def imports_reference_or_builds_checks(source):
+    """True for Python code that imports the reference (`solutions`) or builds `Check(...)` objects."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(_is_reference(alias.name) for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and _is_reference(node.module or ""):
+            return True
+        if isinstance(node, ast.Call):
+            called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if called == "Check":
+                return True
+    return False
+
+
+def _is_reference(module):
+    return module == protected.REFERENCE_PACKAGE or module.startswith(protected.REFERENCE_PACKAGE + ".")
+
+
+def holds_secrets(path):
+    """Reference or check code: the reference and checks packages, solution notebooks, code that uses them."""
+    located = [*protected.reference_locations(), *protected.check_locations()]
+    if any(path == folder or folder in path.parents for folder in located):
+        return True
+    if path.suffix == ".py":
+        return imports_reference_or_builds_checks(path.read_text(encoding="utf-8"))
+    if path.suffix == ".ipynb":
+        text = path.read_text(encoding="utf-8")
+        return any(marker in text for marker in NOTEBOOK_SECRETS)
+    return False
+
+
+def checkout_files(root):
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [name for name in subfolders if name not in SKIPPED_FOLDERS and not name.endswith(".egg-info")]
+        yield from (Path(folder) / name for name in names)
+
+
+@pytest.fixture(scope="module")
+def secret_files():
+    root = protected.checkout_root()
+    return [path for path in checkout_files(root) if holds_secrets(path.resolve())]
+
+
+def test_every_file_with_reference_or_check_code_is_protected(secret_files):
+    exposed = [str(path) for path in secret_files if not protected.is_protected(path)]
+    assert not exposed, f"reference or check code outside autograder.isolation.protected: {exposed}"
+
+
+def test_the_walk_finds_each_kind_of_secret(secret_files):
+    """The walk is not vacuous: it sees the reference, the checks, the functional reference and the solutions."""
+    root = protected.checkout_root()
+    found = {path.resolve() for path in secret_files}
+    assert set(protected.reference_locations()[0].glob("*.py")) <= found
+    assert Path(checks.__file__).resolve().parent / "variants.py" in found
+    assert any(path.suffix == ".ipynb" and root / "source" in path.parents for path in found)
+    assert any(root / "tests" in path.parents for path in found)
+
+
+def test_the_detector_sees_reference_imports_and_checks():
+    assert imports_reference_or_builds_checks("import solutions\n")
+    assert imports_reference_or_builds_checks("from solutions.causal import CausalAttention\n")
+    assert imports_reference_or_builds_checks("CHECKS = (Check('a.b', 'a', 1, True, c, p, j),)\n")
+    assert not imports_reference_or_builds_checks("import solutionsx\nfrom autograder.checking import runner\n")
+
+
+def test_what_students_may_read_stays_readable():
+    """The grader's own machinery and the release are not secret: the list must not grow to cover everything."""
+    root = protected.checkout_root()
+    for path in (root / "autograder" / "checking" / "runner.py", root / "autograder" / "course" / "exercises.py",
+                 root / "release" / "attention", root / "autograder" / "isolation" / "protected.py"):
+        assert not protected.is_protected(path), path
+
+
+def test_the_guards_and_the_landlock_rules_use_the_declared_list():
+    assert guards.BLOCKED_PREFIXES == protected.protected_modules()
+    assert set(protected.protected_paths()) <= {Path(path) for path in notebooks._blocked_paths(())}
+
+
+def test_the_import_blocker_refuses_every_protected_module():
+    blocker = guards.ReferenceImportBlocker()
+    for name in protected.protected_modules():
+        for module in (name, f"{name}.anything"):
+            with pytest.raises(ImportError):
+                blocker.find_spec(module)
+    assert blocker.find_spec("autograder.checking.runner") is None
+
+
+def test_the_checks_depend_only_on_protected_code_and_the_generic_checking_machinery():
+    """A helper of the checks moved out of their package (say, the functional reference) would be readable: the
+    checks may import from autograder only their own package and autograder.checking (probes, judges, verdicts)."""
+    allowed = (protected.CHECKS_PACKAGE + ".", "autograder.checking.")
+    outside = []
+    for location in protected.check_locations():
+        for path in location.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+                outside.extend(f"{path.name}: {name}" for name in names
+                               if name.startswith("autograder") and name != protected.CHECKS_PACKAGE
+                               and not name.startswith(allowed))
+    assert not outside, f"the checks import grader modules outside their protected package: {outside}"

@@ -17,12 +17,14 @@ from autograder.exercises import exercise as find_exercise
 from autograder.i18n import language, render
 from autograder.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.model import ERROR, FAILED, PASSED, CheckResult, Verdict
+from autograder.output_fingerprint import output_fingerprint
 from autograder.probing import run_probe
 from autograder.safe_text import one_line
 
 DEFAULT_SEED = 20260
 SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
 MAX_SHOWN = 6  # values of expected/got printed per public failure
+MAX_WRONG_CASES = 4  # hidden cases fingerprinted per failed check (autograder.output_fingerprint)
 
 
 def cases_for(check, seed):
@@ -82,20 +84,47 @@ def _judge_check(check, data_per_case, seed, lang):
     cases = cases_for(check, seed)
     if not isinstance(data_per_case, list) or not data_per_case:
         return _result(check, ERROR, Verdict(False, "error.no_result"), lang)
-    for case, data in zip(cases, data_per_case, strict=False):
+    for index, (case, data) in enumerate(zip(cases, data_per_case, strict=False)):
         if not isinstance(data, dict):
             return _result(check, ERROR, Verdict(False, "error.no_result"), lang)
         if "error" in data:
-            return _result(check, ERROR, explain_error(data["error"], case), lang)
-        try:
-            verdict = check.judge(data, case)
-        except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
-            verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
+            result = _result(check, ERROR, explain_error(data["error"], case), lang)
+            return _with_wrong_outputs(result, check, cases, data_per_case, index)
+        verdict = _verdict(check, data, case)
         if not verdict.passed:
-            return _result(check, FAILED, verdict, lang)
+            result = _result(check, FAILED, verdict, lang)
+            return _with_wrong_outputs(result, check, cases, data_per_case, index)
     if len(data_per_case) < len(cases):
         return _result(check, ERROR, Verdict(False, "error.no_result"), lang)
     return _result(check, PASSED, Verdict(True), lang)
+
+
+def _verdict(check, data, case):
+    try:
+        return check.judge(data, case)
+    except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
+        return Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
+
+
+def _with_wrong_outputs(result, check, cases, data_per_case, first_wrong):
+    """`result` with `wrong_outputs`: "check#case:fingerprint" of each hidden case answered wrong.
+
+    For `attnkit similarity` (autograder.output_fingerprint): the first wrong case is known; the next few are
+    judged too, since a right answer on them must not be fingerprinted. Public checks are left out: their cases
+    are the notes' examples, which every student sees.
+    """
+    if not check.hidden:
+        return result
+    for index in range(first_wrong, min(len(data_per_case), len(cases), first_wrong + MAX_WRONG_CASES)):
+        data = data_per_case[index]
+        if not isinstance(data, dict):
+            break
+        if index > first_wrong and "error" not in data and _verdict(check, data, cases[index]).passed:
+            continue
+        fingerprint = output_fingerprint(data)
+        if fingerprint:
+            result.wrong_outputs.append(f"{check.id}#{index}:{fingerprint}")
+    return result
 
 
 def explain_error(error, case):

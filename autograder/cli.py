@@ -5,6 +5,8 @@
           [--shard I/N]                           only the students of shard I of N (stable hash of the id)
     attnkit merge OUT_DIR... --out MERGED         the shards' outputs -> one grades.csv, per-student files, report
     attnkit bench [--n N]                         nbgrader autograde vs attnkit grade on N solved submissions
+    attnkit similarity SUBMITTED_DIR --out OUT    pairs whose code or wrong outputs look copied (evidence only)
+    attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
 `grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error".
@@ -69,6 +71,21 @@ def _parser():
     merge.add_argument("shards", nargs="+", type=Path, metavar="OUT_DIR")
     merge.add_argument("--out", type=Path, required=True, metavar="MERGED")
     merge.set_defaults(run=_merge)
+
+    similarity = commands.add_parser("similarity", help="pairs of students whose code or wrong outputs look "
+                                     "copied: evidence for a human, never a verdict (see README)")
+    similarity.add_argument("submitted", type=Path, metavar="SUBMITTED_DIR")
+    similarity.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
+    similarity.add_argument("--base", type=Path, nargs="+", action="extend", default=[], metavar="FILE_OR_DIR",
+                            help="code honest students may share (e.g. the book's chapter code): .py/.ipynb files "
+                                 "or folders; the release and the reference are always excluded")
+    similarity.add_argument("--grades", type=Path, default=None, metavar="GRADES_DIR",
+                            help="an `attnkit grade` output for these submissions (default: grade them first "
+                                 "into OUT_DIR/grades)")
+    similarity.add_argument("--threshold", type=float, default=None, help="flag pairs scoring at least this, "
+                            "in [0, 1] (default 0.5)")
+    _limit_options(similarity)
+    similarity.set_defaults(run=_similarity)
 
     gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle (see README, \"Gradescope\")")
     gradescope_actions = gradescope.add_subparsers(dest="action", required=True)
@@ -226,6 +243,12 @@ def _merge(args):
     print(f"attnkit merge: {len(summary.students)} students from {len(summary.inputs)} directories; mean {mean:.1f}; "
           f"{summary.grades_csv}", file=sys.stderr)
     return 0
+
+
+def _similarity(args):
+    from autograder.similarity_cli import similarity_command
+
+    return similarity_command(args, _options, CannotGrade)
 
 
 def _print_isolation_notes(notes):

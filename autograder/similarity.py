@@ -1,0 +1,192 @@
+"""Which pairs of students look like collusion, and why: `analyse(students, base_sources, records)` behind
+`attnkit similarity` (files: autograder.similarity_report; submissions and records: autograder.similarity_inputs).
+
+Evidence for a human to read, never a verdict: nothing here changes a grade.
+
+Two kinds of evidence, each weighted by how rare it is in the class (an inverse document frequency: what many
+students share says little about any two of them):
+
+- **Code**: the winnowed fingerprints of each student's solution cells (autograder.code_fingerprints), minus every
+  fingerprint of the base code (the release's starter code, the reference in solutions/, and the instructor's
+  `--base` files, e.g. the book's chapter code that honest students follow). `code_overlap` is the weighted
+  Jaccard similarity of two students' fingerprints, a fingerprint weighing log(N / students who have it).
+- **Behaviour** (from `attnkit grade`'s records): the same wrong output on the same hidden case (a fingerprint of
+  the output, autograder.output_fingerprint), and the same misconception named. A right output is evidence of
+  nothing and is never recorded. An exercise's shared wrong outputs weigh by the rarest-to-most-common rarity
+  log(N / df) / log(N / 2) (1 when only the two produce it), and more shared cases weigh more.
+
+No loop over all pairs: inverted indexes (fingerprint -> students, wrong output -> students) give the candidate
+pairs; a fingerprint held by more than `common_share` of the class (or more than `MAX_POSTING` students) makes no
+candidates, since it is too common to mean anything. Each candidate pair is then scored on all its evidence.
+"""
+
+import itertools
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+FLAG_THRESHOLD = 0.5  # pairs scoring at least this are flagged (written to similarity.csv)
+COMMON_SHARE = 0.05  # evidence held by more of the class than this makes no candidate pair on its own
+MIN_COMMON = 6  # ... but always allowed up to this many students (small classes)
+MAX_POSTING = 400  # hard cap per fingerprint on the pairs it makes: bounded work however large the class
+MISCONCEPTION_WEIGHT = 0.5  # a shared misconception is weaker than a shared output: different code, same idea
+CASES_HALF_LIFE = 1  # each further shared wrong case halves what is still missing to full strength
+
+
+@dataclass
+class StudentCode:
+    """One student's solution cells and their fingerprints (autograder.similarity_inputs builds it)."""
+
+    id: str
+    cells: list  # [(label, source)] in notebook order; label: "notebook / grade id"
+    fingerprints: list = field(default_factory=list)  # [(cell index, code_fingerprints.Fingerprint)], base removed
+    problems: list = field(default_factory=list)  # notebooks that could not be read, and why
+
+    @property
+    def hashes(self):
+        return {fingerprint.hash for _, fingerprint in self.fingerprints}
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What a student's grading record says: wrong outputs by exercise, misconceptions named."""
+
+    wrong_outputs: dict  # exercise id -> frozenset of "check#case:fingerprint"
+    misconceptions: frozenset
+
+
+@dataclass(frozen=True)
+class SharedOutputs:
+    exercise: str
+    cases: int  # hidden cases on which both produced the same wrong output
+    students: int  # how many students of the class produce the most common of these outputs
+
+
+@dataclass(frozen=True)
+class SharedMisconception:
+    id: str
+    students: int  # how many students of the class have it
+
+
+@dataclass
+class Pair:
+    student_a: str
+    student_b: str
+    score: float
+    code_overlap: float
+    shared_outputs: list  # [SharedOutputs], strongest first
+    shared_misconceptions: list  # [SharedMisconception], rarest first
+    passages: int = 0  # shared fingerprints (weighted > 0)
+
+    @property
+    def shared_wrong_outputs(self):
+        return sum(shared.cases for shared in self.shared_outputs)
+
+
+@dataclass
+class Analysis:
+    pairs: list  # flagged pairs, highest score first
+    students: int
+    candidates: int  # pairs scored (all others share no rare evidence)
+    with_behaviour: int  # students with a grading record
+    shared_hashes: dict  # (a, b) -> the non-base fingerprint hashes they share, for flagged pairs (highlighting)
+    notes: list = field(default_factory=list)
+
+
+def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share=COMMON_SHARE):
+    """Score every candidate pair; return the flagged ones, highest score first.
+
+    `students`: [StudentCode] with base fingerprints already removed; `behaviours`: {student id: Behaviour}.
+    """
+    behaviours = behaviours or {}
+    count = len(students)
+    if count < 2:
+        return Analysis([], count, 0, len(behaviours), {})
+    cap = min(MAX_POSTING, max(MIN_COMMON, int(common_share * count)))
+    hashes = {student.id: student.hashes for student in students}
+    code_df = Counter(h for student_hashes in hashes.values() for h in student_hashes)
+    output_df = Counter(key for behaviour in behaviours.values()
+                        for keys in behaviour.wrong_outputs.values() for key in keys)
+    misconception_df = Counter(m for behaviour in behaviours.values() for m in behaviour.misconceptions)
+
+    def weight(h):
+        return math.log(count / code_df[h])
+
+    totals = {student_id: sum(weight(h) for h in student_hashes) for student_id, student_hashes in hashes.items()}
+
+    candidates = set()
+    _add_pairs(candidates, _postings(hashes.items(), code_df, cap))
+    outputs_by_student = {student_id: {key for keys in behaviour.wrong_outputs.values() for key in keys}
+                          for student_id, behaviour in behaviours.items()}
+    _add_pairs(candidates, _postings(outputs_by_student.items(), output_df, cap))
+    _add_pairs(candidates, _postings(((s, b.misconceptions) for s, b in behaviours.items()), misconception_df, cap))
+
+    pairs, shared_hashes = [], {}
+    for a, b in candidates:
+        shared = (hashes.get(a, set()) & hashes.get(b, set()))
+        shared_weight = sum(weight(h) for h in shared)
+        union = totals.get(a, 0.0) + totals.get(b, 0.0) - shared_weight
+        code_overlap = shared_weight / union if union > 0 else 0.0
+        outputs = _shared_outputs(behaviours.get(a), behaviours.get(b), output_df)
+        misconceptions = _shared_misconceptions(behaviours.get(a), behaviours.get(b), misconception_df)
+        behaviour = _behaviour_strength(outputs, misconceptions, count)
+        score = 1.0 - (1.0 - code_overlap) * (1.0 - behaviour)
+        if score >= threshold:
+            pairs.append(Pair(a, b, round(score, 4), round(code_overlap, 4), outputs, misconceptions,
+                              sum(1 for h in shared if code_df[h] < count)))
+            shared_hashes[(a, b)] = {h for h in shared if code_df[h] < count}
+    pairs.sort(key=lambda pair: (-pair.score, -pair.code_overlap, pair.student_a, pair.student_b))
+    return Analysis(pairs, count, len(candidates), len(behaviours), shared_hashes)
+
+
+def rarity(students_with_it, class_size):
+    """1 when only the two students of a pair have it, falling to 0 when the whole class has it."""
+    if class_size <= 2 or students_with_it >= class_size:
+        return 0.0
+    return max(0.0, min(1.0, math.log(class_size / max(students_with_it, 2)) / math.log(class_size / 2)))
+
+
+def _postings(items, df, cap):
+    """Students per piece of evidence, for evidence held by 2..cap students."""
+    postings = defaultdict(list)
+    for student_id, keys in items:
+        for key in keys:
+            if 2 <= df[key] <= cap:
+                postings[key].append(student_id)
+    return postings.values()
+
+
+def _add_pairs(candidates, postings):
+    for students in postings:
+        for a, b in itertools.combinations(sorted(students), 2):
+            candidates.add((a, b))
+
+
+def _shared_outputs(first, second, output_df):
+    if first is None or second is None:
+        return []
+    shared = []
+    for exercise, keys in first.wrong_outputs.items():
+        common = keys & second.wrong_outputs.get(exercise, frozenset())
+        if common:
+            shared.append(SharedOutputs(exercise, len(common), max(output_df[key] for key in common)))
+    shared.sort(key=lambda item: (item.students, -item.cases, item.exercise))
+    return shared
+
+
+def _shared_misconceptions(first, second, misconception_df):
+    if first is None or second is None:
+        return []
+    common = first.misconceptions & second.misconceptions
+    return sorted((SharedMisconception(m, misconception_df[m]) for m in common), key=lambda m: (m.students, m.id))
+
+
+def _behaviour_strength(outputs, misconceptions, class_size):
+    """In [0, 1]: independent pieces of evidence combine as 1 - prod(1 - strength)."""
+    missing = 1.0
+    for shared in outputs:
+        cases_factor = 1.0 - 0.5 ** (shared.cases / CASES_HALF_LIFE)
+        missing *= 1.0 - rarity(shared.students, class_size) * cases_factor
+    for shared in misconceptions:
+        missing *= 1.0 - MISCONCEPTION_WEIGHT * rarity(shared.students, class_size)
+    return 1.0 - missing

@@ -9,11 +9,13 @@ students share says little about any two of them):
 - **Code**: the winnowed fingerprints of each student's solution cells (autograder.code_fingerprints), minus every
   fingerprint of the base code (the release's starter code, the reference in solutions/, and the instructor's
   `--base` files, e.g. the book's chapter code that honest students follow). `code_overlap` is the weighted
-  Jaccard similarity of two students' fingerprints, a fingerprint weighing log(N / students who have it).
+  Jaccard similarity of two students' fingerprints, a fingerprint weighing log(N / students who have it) squared.
 - **Behaviour** (from `attnkit grade`'s records): the same wrong output on the same hidden case (a fingerprint of
   the output, autograder.output_fingerprint), and the same misconception named. A right output is evidence of
-  nothing and is never recorded. An exercise's shared wrong outputs weigh by the rarest-to-most-common rarity
-  log(N / df) / log(N / 2) (1 when only the two produce it), and more shared cases weigh more.
+  nothing and is never recorded. An exercise's shared wrong outputs weigh by their rarity log(N / df) / log(N / 2)
+  (1 when only the two produce it; df of the most common of them), and more shared cases weigh more. A wrong
+  output that a known misconception explains, and a shared misconception, weigh a quarter: independent students
+  with the same known mistake produce exactly the same output.
 
 No loop over all pairs: inverted indexes (fingerprint -> students, wrong output -> students) give the candidate
 pairs; a fingerprint held by more than `common_share` of the class (or more than `MAX_POSTING` students) makes no
@@ -29,7 +31,10 @@ FLAG_THRESHOLD = 0.5  # pairs scoring at least this are flagged (written to simi
 COMMON_SHARE = 0.05  # evidence held by more of the class than this makes no candidate pair on its own
 MIN_COMMON = 6  # ... but always allowed up to this many students (small classes)
 MAX_POSTING = 400  # hard cap per fingerprint on the pairs it makes: bounded work however large the class
-MISCONCEPTION_WEIGHT = 0.5  # a shared misconception is weaker than a shared output: different code, same idea
+MISCONCEPTION_WEIGHT = 0.25  # a shared misconception is weak evidence: a known idea, wrong in the same way
+# A wrong output that a known misconception explains is reproduced bit for bit by every student who has that
+# misconception (the judges recognise it by recomputing it): sharing it is weak evidence too.
+EXPLAINED_WEIGHT = 0.25
 CASES_HALF_LIFE = 1  # each further shared wrong case halves what is still missing to full strength
 
 
@@ -53,6 +58,7 @@ class Behaviour:
 
     wrong_outputs: dict  # exercise id -> frozenset of "check#case:fingerprint"
     misconceptions: frozenset
+    explained: frozenset = frozenset()  # wrong outputs of checks that named a misconception (a known mistake)
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ class SharedOutputs:
     exercise: str
     cases: int  # hidden cases on which both produced the same wrong output
     students: int  # how many students of the class produce the most common of these outputs
+    explained: bool  # every one of them is a known misconception's output: expected from independent students
 
 
 @dataclass(frozen=True)
@@ -109,8 +116,8 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
                         for keys in behaviour.wrong_outputs.values() for key in keys)
     misconception_df = Counter(m for behaviour in behaviours.values() for m in behaviour.misconceptions)
 
-    def weight(h):
-        return math.log(count / code_df[h])
+    def weight(h):  # squared IDF: what few students share dominates what a formulation's followers share
+        return math.log(count / code_df[h]) ** 2
 
     totals = {student_id: sum(weight(h) for h in student_hashes) for student_id, student_hashes in hashes.items()}
 
@@ -169,8 +176,9 @@ def _shared_outputs(first, second, output_df):
     for exercise, keys in first.wrong_outputs.items():
         common = keys & second.wrong_outputs.get(exercise, frozenset())
         if common:
-            shared.append(SharedOutputs(exercise, len(common), max(output_df[key] for key in common)))
-    shared.sort(key=lambda item: (item.students, -item.cases, item.exercise))
+            shared.append(SharedOutputs(exercise, len(common), max(output_df[key] for key in common),
+                                        common <= (first.explained | second.explained)))
+    shared.sort(key=lambda item: (item.explained, item.students, -item.cases, item.exercise))
     return shared
 
 
@@ -182,11 +190,16 @@ def _shared_misconceptions(first, second, misconception_df):
 
 
 def _behaviour_strength(outputs, misconceptions, class_size):
-    """In [0, 1]: independent pieces of evidence combine as 1 - prod(1 - strength)."""
-    missing = 1.0
+    """In [0, 1]. Unexplained shared outputs of different exercises are independent pieces of evidence and combine as
+    1 - prod(1 - strength); everything a known mistake explains counts once (its strongest piece), since one
+    misconception fails several checks and exercises at once."""
+    missing, known = 1.0, 0.0
     for shared in outputs:
-        cases_factor = 1.0 - 0.5 ** (shared.cases / CASES_HALF_LIFE)
-        missing *= 1.0 - rarity(shared.students, class_size) * cases_factor
+        strength = rarity(shared.students, class_size) * (1.0 - 0.5 ** (shared.cases / CASES_HALF_LIFE))
+        if shared.explained:
+            known = max(known, EXPLAINED_WEIGHT * strength)
+        else:
+            missing *= 1.0 - strength
     for shared in misconceptions:
-        missing *= 1.0 - MISCONCEPTION_WEIGHT * rarity(shared.students, class_size)
-    return 1.0 - missing
+        known = max(known, MISCONCEPTION_WEIGHT * rarity(shared.students, class_size))
+    return 1.0 - missing * (1.0 - known)

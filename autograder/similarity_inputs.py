@@ -146,7 +146,7 @@ def read_behaviours(grades_dir):
         except (OSError, ValueError, KeyError, TypeError):
             notes.append(f"{clean(path.name)}: not a readable attnkit record, left out")
             continue
-        outputs, misconceptions = {}, set()
+        outputs, misconceptions, named_in = {}, set(), set()
         for check in checks:
             if not isinstance(check, dict):
                 continue
@@ -156,8 +156,11 @@ def read_behaviours(grades_dir):
                 outputs.setdefault(str(check.get("exercise", "")), set()).update(str(key) for key in keys)
             if check.get("misconception"):
                 misconceptions.add(str(check["misconception"]))
+                named_in.add(str(check.get("exercise", "")))
+        # One known mistake fails several checks of its exercise, not all of which name it: all are explained.
+        explained = {key for exercise in named_in for key in outputs.get(exercise, ())}
         behaviours[student_id] = Behaviour({exercise: frozenset(keys) for exercise, keys in outputs.items()},
-                                           frozenset(misconceptions))
+                                           frozenset(misconceptions), frozenset(explained))
     failed_hidden = any(m for b in behaviours.values() for m in b.misconceptions)
     if behaviours and not fingerprinted and failed_hidden:
         notes.append("no record holds wrong-output fingerprints (graded by an older attnkit?): grade again for "

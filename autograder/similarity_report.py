@@ -41,7 +41,8 @@ def evidence_text(pair, class_size):
                      f"({pair.passages} shared fingerprints)")
     for shared in pair.shared_outputs:
         cases = "1 hidden case" if shared.cases == 1 else f"{shared.cases} hidden cases"
-        parts.append(f"both produce the same wrong output on {cases} of {_exercise_title(shared.exercise)}; "
+        known = " (a known misconception's output)" if shared.explained else ""
+        parts.append(f"both produce the same wrong output{known} on {cases} of {_exercise_title(shared.exercise)}; "
                      f"{shared.students} of {class_size} students produce it")
     for shared in pair.shared_misconceptions:
         parts.append(f"same misconception \"{_misconception_name(shared.id)}\"; {shared.students} of {class_size} "

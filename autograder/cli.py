@@ -9,7 +9,8 @@
     attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
-`grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error".
+`grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";
+`export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv).
 """
 
 import argparse
@@ -86,6 +87,21 @@ def _parser():
                             "in [0, 1] (default 0.5)")
     _limit_options(similarity)
     similarity.set_defaults(run=_similarity)
+
+    export = commands.add_parser("export", help="grades into a Canvas or Moodle gradebook import file (see README)")
+    export.add_argument("grades", type=Path, metavar="GRADES_DIR")
+    lms = export.add_mutually_exclusive_group(required=True)
+    lms.add_argument("--canvas", type=Path, metavar="ROSTER.csv", help="Canvas's gradebook export (Grades > Export)")
+    lms.add_argument("--moodle", type=Path, metavar="ROSTER.csv", help="a Moodle grade export or user list (CSV)")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE")
+    export.add_argument("--id-column", choices=("email", "username", "idnumber"), default=None,
+                        help="Moodle: the column that identifies each user in the import file")
+    export.add_argument("--per-exercise", action="store_true", help="a column per exercise besides the total")
+    export.add_argument("--column", default=None, help="the grade column's name (Canvas: the roster's assignment "
+                        "column, e.g. \"Attention (123)\"; default: the roster's only one, else \"Attention\")")
+    export.add_argument("--match", default=None, metavar="COLUMN", help="the roster column holding the attnkit "
+                        "student ids (default: the identity column that matches the most)")
+    export.set_defaults(run=_export)
 
     gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle (see README, \"Gradescope\")")
     gradescope_actions = gradescope.add_subparsers(dest="action", required=True)
@@ -249,6 +265,26 @@ def _similarity(args):
     from autograder.similarity_cli import similarity_command
 
     return similarity_command(args, _options, CannotGrade)
+
+
+def _export(args):
+    from autograder.lms import LmsError, export
+
+    if args.moodle is not None and args.id_column is None:
+        raise CannotGrade("--moodle needs --id-column email, username or idnumber")
+    try:
+        result = export(args.grades, args.canvas or args.moodle, args.out, lms="canvas" if args.canvas else "moodle",
+                        id_column=args.id_column, per_exercise=args.per_exercise, column=args.column,
+                        match=args.match)
+    except LmsError as problem:
+        raise CannotGrade(str(problem)) from None
+    for student_id, note in result.notes:
+        print(f"attnkit export: {clean(student_id) + ': ' if student_id else ''}{clean(note)}", file=sys.stderr)
+    print(f"attnkit export: {result.rows} roster students (matched on {result.matched_on}), column "
+          f"\"{clean(result.column)}\"; {len(result.without_submission)} without a submission got 0, "
+          f"{len(result.not_in_roster)} graded students not in the roster; {result.path} (notes: {result.notes_path})",
+          file=sys.stderr)
+    return GRADER_FAILED if result.not_in_roster else 0
 
 
 def _print_isolation_notes(notes):

@@ -9,7 +9,8 @@ students share says little about any two of them):
 - **Code**: the winnowed fingerprints of each student's solution cells (autograder.code_fingerprints), minus every
   fingerprint of the base code (the release's starter code, the reference in solutions/, and the instructor's
   `--base` files, e.g. the book's chapter code that honest students follow). `code_overlap` is the weighted
-  Jaccard similarity of two students' fingerprints, a fingerprint weighing log(N / students who have it) squared.
+  Jaccard similarity of two students' fingerprints, a fingerprint weighing log(N / students who have it) squared;
+  it counts fully in the score only when what they share weighs at least half a typical student's total.
 - **Behaviour** (from `attnkit grade`'s records): the same wrong output on the same hidden case (a fingerprint of
   the output, autograder.output_fingerprint), and the same misconception named. A right output is evidence of
   nothing and is never recorded. An exercise's shared wrong outputs weigh by their rarity log(N / df) / log(N / 2)
@@ -24,6 +25,7 @@ candidates, since it is too common to mean anything. Each candidate pair is then
 
 import itertools
 import math
+import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -36,6 +38,10 @@ MISCONCEPTION_WEIGHT = 0.25  # a shared misconception is weak evidence: a known 
 # misconception (the judges recognise it by recomputing it): sharing it is weak evidence too.
 EXPLAINED_WEIGHT = 0.25
 CASES_HALF_LIFE = 1  # each further shared wrong case halves what is still missing to full strength
+# Code overlap counts fully only when the pair shares at least this share of a typical (median) student's
+# fingerprint weight: two students left with a few lines each after the base code is removed (e.g. both follow
+# the book) can share "all" of them by chance.
+EVIDENCE_SHARE = 0.5
 
 
 @dataclass
@@ -84,6 +90,7 @@ class Pair:
     shared_outputs: list  # [SharedOutputs], strongest first
     shared_misconceptions: list  # [SharedMisconception], rarest first
     passages: int = 0  # shared fingerprints (weighted > 0)
+    code_confidence: float = 1.0  # how much of a typical submission's evidence they share (1: enough to count fully)
 
     @property
     def shared_wrong_outputs(self):
@@ -120,6 +127,7 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
         return math.log(count / code_df[h]) ** 2
 
     totals = {student_id: sum(weight(h) for h in student_hashes) for student_id, student_hashes in hashes.items()}
+    typical = statistics.median(totals.values()) if totals else 0.0
 
     candidates = set()
     _add_pairs(candidates, _postings(hashes.items(), code_df, cap))
@@ -134,13 +142,14 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
         shared_weight = sum(weight(h) for h in shared)
         union = totals.get(a, 0.0) + totals.get(b, 0.0) - shared_weight
         code_overlap = shared_weight / union if union > 0 else 0.0
+        confidence = min(1.0, shared_weight / (EVIDENCE_SHARE * typical)) if typical > 0 else 0.0
         outputs = _shared_outputs(behaviours.get(a), behaviours.get(b), output_df)
         misconceptions = _shared_misconceptions(behaviours.get(a), behaviours.get(b), misconception_df)
         behaviour = _behaviour_strength(outputs, misconceptions, count)
-        score = 1.0 - (1.0 - code_overlap) * (1.0 - behaviour)
+        score = 1.0 - (1.0 - code_overlap * confidence) * (1.0 - behaviour)
         if score >= threshold:
             pairs.append(Pair(a, b, round(score, 4), round(code_overlap, 4), outputs, misconceptions,
-                              sum(1 for h in shared if code_df[h] < count)))
+                              sum(1 for h in shared if code_df[h] < count), round(confidence, 4)))
             shared_hashes[(a, b)] = {h for h in shared if code_df[h] < count}
     pairs.sort(key=lambda pair: (-pair.score, -pair.code_overlap, pair.student_a, pair.student_b))
     return Analysis(pairs, count, len(candidates), len(behaviours), shared_hashes)

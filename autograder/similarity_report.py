@@ -37,8 +37,10 @@ def evidence_text(pair, class_size):
     (2 of 240 students produce it)"."""
     parts = []
     if pair.code_overlap > 0:
+        little = "" if pair.code_confidence >= 1 else \
+            f", but little distinctive code to compare: counted at {pair.code_confidence:.0%}"
         parts.append(f"code: {pair.code_overlap:.0%} of the weighted fingerprints shared outside the base code "
-                     f"({pair.passages} shared fingerprints)")
+                     f"({pair.passages} shared fingerprints{little})")
     for shared in pair.shared_outputs:
         cases = "1 hidden case" if shared.cases == 1 else f"{shared.cases} hidden cases"
         known = " (a known misconception's output)" if shared.explained else ""

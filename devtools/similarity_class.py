@@ -51,6 +51,7 @@ NAMES = {
 COMMON_MISTAKES = {  # honest mistakes and the share of honest students making each
     "softmax_dim0": 0.06, "mask_diagonal": 0.06, "merge_no_transpose": 0.05, "mha_no_scaling": 0.06,
 }
+INPUT_OF = {"solution_context_vectors": "inputs", "solution_causal_mask": "num_tokens"}  # else x
 BOOK_SHARE = 0.15  # honest students who follow the book for the attention forward passes
 
 
@@ -186,20 +187,24 @@ def _notebook(source, name, student):
 
 
 def _regions_of(name, student):
-    """{(grade id, region): code} for the regions this notebook varies."""
+    """{(grade id, region): code} for the regions this notebook varies, each with the student's habits."""
     form = _Form(student)
     if name == NB01:
-        return {("solution_softmax_naive", 0): form.softmax_naive(),
-                ("solution_softmax_stable", 0): form.softmax_stable(),
-                ("solution_context_vectors", 0): form.context_vectors()}
-    if name == NB02:
-        return {("solution_self_attention_v2", 0): form.self_attention_v2()}
-    if name == NB03:
-        return {("solution_causal_mask", 0): form.causal_mask(),
-                ("solution_causal_attention", 1): form.causal_forward()}
-    return {("solution_split_heads", 0): form.split_heads(),
-            ("solution_merge_heads", 0): form.merge_heads(),
-            ("solution_multi_head_attention", 0): form.mha_forward()}
+        regions = {("solution_softmax_naive", 0): form.softmax_naive(),
+                   ("solution_softmax_stable", 0): form.softmax_stable(),
+                   ("solution_context_vectors", 0): form.context_vectors()}
+    elif name == NB02:
+        regions = {("solution_self_attention_v2", 0): form.self_attention_v2()}
+    elif name == NB03:
+        regions = {("solution_causal_mask", 0): form.causal_mask(),
+                   ("solution_causal_attention", 1): form.causal_forward()}
+    else:
+        regions = {("solution_split_heads", 0): form.split_heads(),
+                   ("solution_merge_heads", 0): form.merge_heads(),
+                   ("solution_multi_head_attention", 0): form.mha_forward()}
+    if student.book:  # the book's passages are handed in as printed
+        return regions
+    return {key: form.habits(key[0], code) for key, code in regions.items()}
 
 
 class _Form:
@@ -207,6 +212,22 @@ class _Form:
 
     def __init__(self, student):
         self.student, self.n = student, student.names
+
+    def habits(self, region, code):
+        """The student's own habits, kept by whoever copies the code: a debugging print or a shape check left in
+        some regions, a result named before it is returned."""
+        rng = self.rng(f"{region}/habits")
+        debugs = rng.random() < 0.4  # this student leaves debugging lines in, here
+        lines = code.splitlines()
+        if debugs:
+            variable = INPUT_OF.get(region, "x")
+            lines.insert(0, rng.choice([f"print({variable})", f"print('{region}', {variable})", f"# print({variable})",
+                                        f"assert {variable} is not None", f"print(type({variable}))"]))
+        last = lines[-1]
+        if last.startswith("return ") and "(" in last and rng.random() < 0.3:
+            result = self.n["context"]
+            lines[-1:] = [f"{result} = {last[len('return '):]}", f"return {result}"]
+        return "\n".join(lines)
 
     def pick(self, region, *options):
         return random.Random(f"{self.student.form_seed}/{region}").choice(options)

@@ -83,12 +83,15 @@ def score_distributions(documents):
 
 
 def write_class_report(out_dir, documents, title="attnkit class report"):
+    from autograder.report_links import present_links  # it writes this report again: imported late, no cycle
+
     path = Path(out_dir) / FILE_NAME
-    exports.write_atomically(path, class_report_html(documents, title))
+    exports.write_atomically(path, class_report_html(documents, title, present_links(out_dir)))
     return path
 
 
-def class_report_html(documents, title="attnkit class report"):
+def class_report_html(documents, title="attnkit class report", links=()):
+    """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports)."""
     escape = html.escape
     documents = list(documents)
     distributions = score_distributions(documents)
@@ -105,8 +108,11 @@ def class_report_html(documents, title="attnkit class report"):
         "img{max-width:100%}</style></head><body>",
         f"<h1>{escape(heading)}</h1>",
         f"<p>{len(documents)} students; {_summary(distributions[0])}</p>",
-        "<h2>Score distribution</h2>",
     ]
+    if links:
+        parts.append("<ul id=\"links\">" + "".join(f"<li><a href=\"{escape(href)}\">{escape(label)}</a></li>"
+                                                  for label, href in links) + "</ul>")
+    parts.append("<h2>Score distribution</h2>")
     if documents:
         parts.append("<table id=\"scores\"><tr><th>Notebook</th><th>Mean</th><th>Median</th><th>Min</th><th>Max</th>"
                      "<th>Full marks</th><th>Not graded</th></tr>")

@@ -2,14 +2,15 @@
 
 Reads the solution cells (autograder.similarity_inputs), grades the class first when no GRADES_DIR is given
 (into OUT/grades, with `attnkit grade`'s progress bar; a later run can pass `--grades OUT/grades`), scores the
-pairs (autograder.similarity) and writes similarity.csv and similarity.html (autograder.similarity_report).
+pairs (autograder.similarity) and writes similarity.csv and similarity.html (autograder.similarity_report), and
+links the page from the grades' class_report.html (autograder.report_links).
 """
 
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import similarity, similarity_inputs, similarity_report
+from autograder import report_links, similarity, similarity_inputs, similarity_report
 
 
 @dataclass
@@ -51,4 +52,9 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = similarity_report.write_csv(out_dir, analysis)
     html_path = similarity_report.write_html(out_dir, analysis, students, shown)
+    if grades_dir is not None:
+        try:
+            report_links.add_link(grades_dir, "Similarity evidence (attnkit similarity)", html_path)
+        except OSError as error:  # the evidence is written; a read-only grades folder only loses the link
+            analysis.notes.append(f"class_report.html not updated with the link: {error}")
     return SimilarityRun(analysis, csv_path, html_path, time.monotonic() - started, grades_dir)

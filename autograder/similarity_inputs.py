@@ -10,6 +10,7 @@
 
 import ast
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import solutions
@@ -115,12 +116,33 @@ def read_student(folder, vocabulary, excluded):
     return student
 
 
-def read_class(submitted_dir, extra_base=(), progress=None):
-    """[StudentCode] for every student folder, and the number of base sources used."""
+@dataclass(frozen=True)
+class BaseCode:
+    """What the fingerprints of this run are relative to: the names kept, and every k-gram of the base code."""
+
+    vocabulary: frozenset
+    excluded: frozenset
+    sources: int
+
+    def shared_spans(self, source, other):
+        """[(start, end)] of `source`'s passages that `other` has too, outside the base code (every k-gram, not
+        only the winnowed ones: what the page highlights)."""
+        theirs = {f.hash for f in kgram_fingerprints(normalised_tokens(other, self.vocabulary))} - self.excluded
+        return [(f.start, f.end) for f in kgram_fingerprints(normalised_tokens(source, self.vocabulary))
+                if f.hash in theirs]
+
+
+def read_base(extra_base=()):
     references = reference_sources()
     vocabulary = course_vocabulary(references)
     sources = references + base_sources(extra_base)
-    excluded = base_hashes(sources, vocabulary)
+    return BaseCode(vocabulary, frozenset(base_hashes(sources, vocabulary)), len(sources))
+
+
+def read_class(submitted_dir, extra_base=(), progress=None):
+    """[StudentCode] for every student folder, and the BaseCode they are relative to."""
+    base = read_base(extra_base)
+    vocabulary, excluded = base.vocabulary, base.excluded
     folders = student_folders(submitted_dir)
     if progress:
         progress.start(len(folders))
@@ -129,7 +151,7 @@ def read_class(submitted_dir, extra_base=(), progress=None):
         students.append(read_student(folder, vocabulary, excluded))
         if progress:
             progress.advance(folder.name)
-    return students, len(sources)
+    return students, base
 
 
 def read_behaviours(grades_dir):

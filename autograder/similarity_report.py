@@ -66,13 +66,15 @@ def write_csv(out_dir, analysis):
     return path
 
 
-def write_html(out_dir, analysis, students, shown=SHOWN):
+def write_html(out_dir, analysis, students, shown=SHOWN, base_code=None):
     path = Path(out_dir) / HTML_NAME
-    write_atomically(path, similarity_html(analysis, students, shown))
+    write_atomically(path, similarity_html(analysis, students, shown, base_code))
     return path
 
 
-def similarity_html(analysis, students, shown=SHOWN):
+def similarity_html(analysis, students, shown=SHOWN, base_code=None):
+    """The page; with `base_code` (autograder.similarity_inputs.BaseCode) every shared passage is highlighted,
+    without it the shared winnowed fingerprints only."""
     escape = html.escape
     by_id = {student.id: student for student in students}
     parts = [
@@ -110,12 +112,12 @@ def similarity_html(analysis, students, shown=SHOWN):
         if len(analysis.pairs) > shown:
             parts.append(f"<p>The first {shown} pairs are shown side by side below; similarity.csv lists all.</p>")
     for rank, pair in enumerate(analysis.pairs[:shown], start=1):
-        parts.extend(_pair_section(rank, pair, by_id, analysis))
+        parts.extend(_pair_section(rank, pair, by_id, analysis, base_code))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
 
-def _pair_section(rank, pair, by_id, analysis):
+def _pair_section(rank, pair, by_id, analysis, base_code):
     escape = html.escape
     shared = analysis.shared_hashes.get((pair.student_a, pair.student_b), set())
     first, second = by_id.get(pair.student_a), by_id.get(pair.student_b)
@@ -127,7 +129,10 @@ def _pair_section(rank, pair, by_id, analysis):
     if first is None or second is None:
         return [*parts, "</section>"]
     labels = list(dict.fromkeys([label for label, _ in first.cells] + [label for label, _ in second.cells]))
-    marked_a, marked_b = _marked_cells(first, shared), _marked_cells(second, shared)
+    if base_code is not None:
+        marked_a, marked_b = _shared_passages(first, second, base_code), _shared_passages(second, first, base_code)
+    else:
+        marked_a, marked_b = _marked_cells(first, shared), _marked_cells(second, shared)
     quiet = 0
     for label in labels:
         if label not in marked_a and label not in marked_b:
@@ -151,6 +156,18 @@ def _marked_cells(student, shared):
     for index, fingerprint in student.fingerprints:
         if fingerprint.hash in shared:
             marked.setdefault(student.cells[index][0], []).append((fingerprint.start, fingerprint.end))
+    return marked
+
+
+def _shared_passages(student, other, base_code):
+    """{cell label: [(start, end)]}: the student's passages found in the other student's cell of the same name."""
+    theirs = dict(other.cells)
+    marked = {}
+    for label, source in student.cells:
+        if label in theirs:
+            spans = base_code.shared_spans(source, theirs[label])
+            if spans:
+                marked[label] = spans
     return marked
 
 

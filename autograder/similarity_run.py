@@ -38,20 +38,24 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
     behaviours, notes = ({}, ["no grading record: code evidence only"]) if grades_dir is None \
         else similarity_inputs.read_behaviours(grades_dir)
     log("reading and fingerprinting the solution cells")
-    students, base_count = similarity_inputs.read_class(submitted_dir, base, progress)
+    students, base_code = similarity_inputs.read_class(submitted_dir, base, progress)
     if progress:
         progress.finish()
+    unread = [student.id for student in students if not student.cells]
+    if unread:
+        notes.append(f"{len(unread)} students have no readable solution cell (nothing submitted?): "
+                     f"{', '.join(unread[:10])}{', ...' if len(unread) > 10 else ''}")
     missing = sorted({student.id for student in students} - set(behaviours)) if grades_dir is not None else []
     if missing:
         notes.append(f"{len(missing)} students have no grading record (code evidence only): "
                      f"{', '.join(missing[:10])}{', ...' if len(missing) > 10 else ''}")
-    log(f"scoring pairs ({len(students)} students, {base_count} base sources excluded)")
+    log(f"scoring pairs ({len(students)} students, {base_code.sources} base sources excluded)")
     analysis = similarity.analyse(students, {s.id: behaviours[s.id] for s in students if s.id in behaviours},
                                   threshold=threshold)
     analysis.notes.extend(notes)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = similarity_report.write_csv(out_dir, analysis)
-    html_path = similarity_report.write_html(out_dir, analysis, students, shown)
+    html_path = similarity_report.write_html(out_dir, analysis, students, shown, base_code)
     if grades_dir is not None:
         try:
             report_links.add_link(grades_dir, "Similarity evidence (attnkit similarity)", html_path)

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from autograder import cli
-from autograder.code_fingerprints import K, WINDOW, default_vocabulary, fingerprints, normalised_tokens
+from autograder.code_fingerprints import WINDOW, K, default_vocabulary, fingerprints, normalised_tokens
 from autograder.output_fingerprint import output_fingerprint
 from autograder.similarity import FLAG_THRESHOLD, Behaviour, StudentCode, analyse, rarity
 from autograder.similarity_inputs import read_behaviours

@@ -1,6 +1,7 @@
 """The `attnkit similarity` command line: arguments checked, progress on stderr, one summary line."""
 
 import sys
+import time
 
 from autograder.progress import Progress
 from autograder.similarity import FLAG_THRESHOLD
@@ -22,8 +23,10 @@ def similarity_command(args, options_of, usage_error):
         raise usage_error("--out must not be inside SUBMITTED_DIR")
     options = options_of(args)
 
+    started = time.monotonic()
+
     def log(line):
-        print(f"attnkit similarity: {line}", file=sys.stderr, flush=True)
+        print(f"attnkit similarity: [{time.monotonic() - started:.0f} s] {line}", file=sys.stderr, flush=True)
 
     def grade(submitted_dir, grades_dir):
         from autograder.batch import grade_class
@@ -38,7 +41,8 @@ def similarity_command(args, options_of, usage_error):
 
     try:
         run = run_similarity(args.submitted, args.out, base=args.base, grades_dir=args.grades, grade=grade,
-                             progress=Progress(sys.stderr), log=log, threshold=threshold)
+                             progress=Progress(sys.stderr), log=log, threshold=threshold,
+                             workers=options.limits.workers)
     except InputError as problem:
         raise usage_error(str(problem)) from None
     for note in run.analysis.notes:

@@ -23,7 +23,7 @@ class SimilarityRun:
 
 
 def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=None, progress=None, log=None,
-                   threshold=similarity.FLAG_THRESHOLD, shown=similarity_report.SHOWN):
+                   threshold=similarity.FLAG_THRESHOLD, shown=similarity_report.SHOWN, workers=1):
     """Analyse the class in `submitted_dir`; `grade(submitted_dir, grades_dir)` grades it when `grades_dir` is
     None (and is then given OUT/grades). `log(line)` reports each stage."""
     started = time.monotonic()
@@ -38,7 +38,7 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
     behaviours, notes = ({}, ["no grading record: code evidence only"]) if grades_dir is None \
         else similarity_inputs.read_behaviours(grades_dir)
     log("reading and fingerprinting the solution cells")
-    students, base_code = similarity_inputs.read_class(submitted_dir, base, progress)
+    students, base_code = similarity_inputs.read_class(submitted_dir, base, progress, workers)
     if progress:
         progress.finish()
     unread = [student.id for student in students if not student.cells]

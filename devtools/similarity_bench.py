@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from autograder.batch import grade_class
+from autograder.isolation import default_workers
 from autograder.similarity_run import run_similarity
 from devtools.similarity_class import build_class, mistakes_of, write_book, write_class
 
@@ -69,7 +70,9 @@ def _bench(args, root):
         f"{time.monotonic() - started:.1f} s")
 
     started = time.monotonic()
-    run = run_similarity(submitted, root / "similarity", base=[book], grades_dir=grades, threshold=0.05, log=log)
+    run = run_similarity(submitted, root / "similarity", base=[book], grades_dir=grades, threshold=0.05,
+                         log=lambda line: log(f"[{time.monotonic() - started:.0f} s] {line}"),
+                         workers=default_workers())
     seconds = time.monotonic() - started
     _report(plan, run, seconds)
     if args.libraries:

@@ -20,7 +20,9 @@ students share says little about any two of them):
 
 No loop over all pairs: inverted indexes (fingerprint -> students, wrong output -> students) give the candidate
 pairs; a fingerprint held by more than `common_share` of the class (or more than `MAX_POSTING` students) makes no
-candidates, since it is too common to mean anything. Each candidate pair is then scored on all its evidence.
+candidates, since it is too common to mean anything. A copy of a typical solution shares no rare fingerprint, so
+`near_duplicates` (autograder.near_duplicates: MinHash LSH) adds the pairs whose whole fingerprint sets are nearly
+the same. Each candidate pair is then scored on all its evidence.
 """
 
 import itertools
@@ -107,10 +109,12 @@ class Analysis:
     notes: list = field(default_factory=list)
 
 
-def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share=COMMON_SHARE):
+def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share=COMMON_SHARE,
+            near_duplicates=None):
     """Score every candidate pair; return the flagged ones, highest score first.
 
-    `students`: [StudentCode] with base fingerprints already removed; `behaviours`: {student id: Behaviour}.
+    `students`: [StudentCode] with base fingerprints already removed; `behaviours`: {student id: Behaviour};
+    `near_duplicates({id: hash set})`: more candidate pairs (autograder.near_duplicates), optional.
     """
     behaviours = behaviours or {}
     count = len(students)
@@ -136,6 +140,8 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
     _add_pairs(candidates, _postings(outputs_by_student.items(), output_df, cap))
     _add_pairs(candidates, _postings(((s, b.misconceptions) for s, b in behaviours.items()), misconception_df, cap))
 
+    if near_duplicates is not None:  # copies of typical code share no rare fingerprint: whole sets compared
+        candidates.update(near_duplicates(hashes))
     pairs, shared_hashes = [], {}
     for a, b in candidates:
         shared = (hashes.get(a, set()) & hashes.get(b, set()))

@@ -51,7 +51,7 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
                      f"{', '.join(missing[:10])}{', ...' if len(missing) > 10 else ''}")
     log(f"scoring pairs ({len(students)} students, {base_code.sources} base sources excluded)")
     analysis = similarity.analyse(students, {s.id: behaviours[s.id] for s in students if s.id in behaviours},
-                                  threshold=threshold)
+                                  threshold=threshold, near_duplicates=_near_duplicates(notes))
     analysis.notes.extend(notes)
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = similarity_report.write_csv(out_dir, analysis)
@@ -62,3 +62,14 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
         except OSError as error:  # the evidence is written; a read-only grades folder only loses the link
             analysis.notes.append(f"class_report.html not updated with the link: {error}")
     return SimilarityRun(analysis, csv_path, html_path, time.monotonic() - started, grades_dir)
+
+
+def _near_duplicates(notes):
+    """datasketch's MinHash LSH (the `course` extra), or None with a note saying what is missed without it."""
+    try:
+        from autograder.near_duplicates import near_duplicate_pairs
+    except ImportError:
+        notes.append("datasketch is not installed (pip install -c constraints.txt -e '.[course]'): copies of "
+                     "typical code, which share no rare fingerprint, may be missed")
+        return None
+    return near_duplicate_pairs

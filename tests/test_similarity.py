@@ -15,6 +15,7 @@ import torch
 
 from autograder import cli
 from autograder.code_fingerprints import WINDOW, K, default_vocabulary, fingerprints, normalised_tokens
+from autograder.near_duplicates import near_duplicate_pairs
 from autograder.output_fingerprint import output_fingerprint
 from autograder.similarity import FLAG_THRESHOLD, Behaviour, StudentCode, analyse, rarity
 from autograder.similarity_inputs import read_behaviours
@@ -152,6 +153,12 @@ def test_planted_pairs_outrank_every_honest_pair(tmp_path, repo_root):
     submitted = write_class(plan, tmp_path / "submitted", repo_root)
     book = write_book(tmp_path / "book.py")
     assert cli.main(["grade", str(submitted), "--out", str(tmp_path / "grades")]) == 0
+    for student in plan.students:  # wrong outputs are recorded for wrong code only, and for all wrong code
+        record = json.loads((tmp_path / "grades" / "students" / f"{student.id}.json").read_text())
+        fingerprinted = [check for notebook in record["notebooks"] for check in notebook["checks"]
+                         if "wrong_outputs" in check]
+        assert bool(fingerprinted) == bool(student.mistake), student
+        assert all(check["hidden"] and check["status"] != "passed" for check in fingerprinted)
     run = run_similarity(submitted, tmp_path / "out", base=[book], grades_dir=tmp_path / "grades", threshold=0.0)
     planted = plan.planted_pairs
     scores = {(pair.student_a, pair.student_b): pair.score for pair in run.analysis.pairs}
@@ -182,3 +189,17 @@ def test_planted_pairs_outrank_every_honest_pair(tmp_path, repo_root):
     assert "same wrong output on" in evidence and f"of {len(plan.students)} students produce it" in evidence
     page = flagged.html.read_text()
     assert page.count('<tr class="pair"') == len(planted) and "<mark>" in page
+
+
+def test_a_copy_of_typical_code_is_found_by_minhash_lsh():
+    """Every fingerprint of this class is common (3 ways to write each of 10 lines), so the copy shares no rare
+    one: the inverted index alone does not see it, the near-duplicate index does."""
+    rng = random.Random(4)
+    ways = [[f"v = v.step{position}_{way}(dim={position})" for way in range(3)] for position in range(10)]
+    students = [_student(f"s{i:03d}", "\n".join(rng.choice(options) for options in ways)) for i in range(300)]
+    students.append(_student("copy", students[42].cells[0][1]))
+    alone = analyse(students, {}, threshold=0.0)
+    assert ("copy", "s042") not in {(pair.student_a, pair.student_b) for pair in alone.pairs}
+    helped = analyse(students, {}, threshold=0.0, near_duplicates=near_duplicate_pairs)
+    assert (helped.pairs[0].student_a, helped.pairs[0].student_b) == ("copy", "s042")
+    assert helped.candidates < len(students) * (len(students) - 1) // 2 // 10

@@ -124,13 +124,17 @@ def _canvas(records, header, rows, out_path, per_exercise, column, match):
         raise LmsError(f"the roster lacks Canvas's column(s) {', '.join(missing)}: use the CSV from Canvas's "
                        "Grades > Export (columns Student, ID, SIS User ID, SIS Login ID, Section)")
     points_rows = [row for row in rows if row["Student"].strip() == POINTS_POSSIBLE]
-    students = [row for row in rows if row["Student"].strip() != POINTS_POSSIBLE]
+    # Every Canvas user has an ID; rows without one (Points Possible, an old export's "Muted" row) are no students.
+    students = [row for row in rows if row["ID"].strip()]
+    others = len(rows) - len(points_rows) - len(students)
     identity = [name for name in header if name in CANVAS_IDENTITY]
     column = column or _canvas_assignment_column(header, identity)
     matched_on = _match_column(records, students, match, [name for name in CANVAS_MATCHABLE if name in header])
     extra = [(f"{column.split(' (')[0]}: {exercise.title_en}", exercise) for exercise in EXERCISES] \
         if per_exercise else []
     result = Export(out_path, _notes_path(out_path), len(students), matched_on, column)
+    if others:
+        result.notes.append(("", f"{others} roster rows without an ID (not students) were left out"))
     table = [[*identity, column, *(name for name, _ in extra)]]
     first_cell = points_rows[0]["Student"] if points_rows else POINTS_POSSIBLE
     table.append([first_cell if name == "Student" else "" for name in identity]

@@ -93,6 +93,8 @@ def similarity_html(analysis, students, shown=SHOWN, base_code=None):
         f"<p>{analysis.students} students ({analysis.with_behaviour} with a grading record); "
         f"{analysis.candidates} pairs shared some rare evidence and were scored; "
         f"{len(analysis.pairs)} flagged.</p>",
+        "<p>Highlighted in the code: passages the two students share outside the base code (the release's starter "
+        "code, the reference and the --base files), compared with names and literals set aside.</p>",
     ]
     parts.extend(f"<p class=\"note\">{escape(clean(note))}</p>" for note in analysis.notes)
     if not analysis.pairs:

@@ -189,6 +189,7 @@ def test_planted_pairs_outrank_every_honest_pair(tmp_path, repo_root):
     assert "same wrong output on" in evidence and f"of {len(plan.students)} students produce it" in evidence
     page = flagged.html.read_text()
     assert page.count('<tr class="pair"') == len(planted) and "<mark>" in page
+    assert 'href="../flagged/similarity.html"' in (tmp_path / "grades" / "class_report.html").read_text()
 
 
 def test_a_copy_of_typical_code_is_found_by_minhash_lsh():

@@ -1,7 +1,8 @@
 """What `attnkit similarity` reads: the students' solution cells, the base code, and the grading records.
 
-- `read_class(submitted_dir, base_paths, progress)`: one StudentCode per student folder (nbgrader's layout, the
-  same notebook lookup as `attnkit grade`), each with the winnowed fingerprints of its solution cells minus
+- `read_base(base_paths)`: the base code (BaseCode: the names kept and every k-gram to exclude).
+- `read_class(submitted_dir, base, progress, workers)`: one StudentCode per student folder (nbgrader's layout,
+  the same notebook lookup as `attnkit grade`), each with the winnowed fingerprints of its solution cells minus
   every k-gram of the base code.
 - The base code is the release's notebooks (starter stubs and given cells), the reference (solutions/*.py) and
   the instructor's `--base` files or folders (.py files and the code cells of .ipynb files).
@@ -143,10 +144,8 @@ def read_base(extra_base=()):
     return BaseCode(vocabulary, frozenset(base_hashes(sources, vocabulary)), len(sources))
 
 
-def read_class(submitted_dir, extra_base=(), progress=None, workers=1):
-    """[StudentCode] for every student folder (read by `workers` processes), and the BaseCode they are relative
-    to."""
-    base = read_base(extra_base)
+def read_class(submitted_dir, base, progress=None, workers=1):
+    """[StudentCode] for every student folder (read by `workers` processes), relative to `base` (read_base)."""
     vocabulary, excluded = base.vocabulary, base.excluded
     folders = student_folders(submitted_dir)
     if progress:
@@ -166,7 +165,7 @@ def read_class(submitted_dir, extra_base=(), progress=None, workers=1):
             students.append(read(folder))
             if progress:
                 progress.advance(folder.name)
-    return students, base
+    return students
 
 
 def read_behaviours(grades_dir):

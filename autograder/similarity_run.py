@@ -31,6 +31,7 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
     submitted_dir, out_dir = Path(submitted_dir), Path(out_dir)
     if not submitted_dir.is_dir():
         raise similarity_inputs.InputError(f"no such directory: {submitted_dir}")
+    base_code = similarity_inputs.read_base(base)  # a bad --base is refused before any grading
     if grades_dir is None and grade is not None:
         grades_dir = out_dir / "grades"
         log(f"grading the class first (for behavioural evidence) into {grades_dir}")
@@ -38,7 +39,7 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
     behaviours, notes = ({}, ["no grading record: code evidence only"]) if grades_dir is None \
         else similarity_inputs.read_behaviours(grades_dir)
     log("reading and fingerprinting the solution cells")
-    students, base_code = similarity_inputs.read_class(submitted_dir, base, progress, workers)
+    students = similarity_inputs.read_class(submitted_dir, base_code, progress, workers)
     if progress:
         progress.finish()
     unread = [student.id for student in students if not student.cells]

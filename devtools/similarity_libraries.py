@@ -22,7 +22,7 @@ SAMPLE = 200
 
 
 def measure_libraries(submitted, book, plan, log=print):
-    students, _ = similarity_inputs.read_class(submitted, [book])
+    students = similarity_inputs.read_class(submitted, similarity_inputs.read_base([book]))
     planted = {tuple(sorted(pair)) for _, *pair in plan.planted}
     if importlib.util.find_spec("copydetect") is None:
         log("copydetect: not installed")

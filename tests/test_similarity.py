@@ -204,3 +204,16 @@ def test_a_copy_of_typical_code_is_found_by_minhash_lsh():
     helped = analyse(students, {}, threshold=0.0, near_duplicates=near_duplicate_pairs)
     assert (helped.pairs[0].student_a, helped.pairs[0].student_b) == ("copy", "s042")
     assert helped.candidates < len(students) * (len(students) - 1) // 2 // 10
+
+
+def test_bad_arguments_exit_with_status_2(tmp_path, capsys):
+    submitted = tmp_path / "submitted"
+    (submitted / "ann" / "attention").mkdir(parents=True)
+    out = str(tmp_path / "out")
+    assert cli.main(["similarity", str(tmp_path / "nowhere"), "--out", out]) == 2
+    assert cli.main(["similarity", str(submitted), "--out", out, "--base", str(tmp_path / "no-book.py")]) == 2
+    assert "no-book.py" in capsys.readouterr().err
+    assert cli.main(["similarity", str(submitted), "--out", out, "--threshold", "1.5"]) == 2
+    assert cli.main(["similarity", str(submitted), "--out", out, "--grades", str(tmp_path)]) == 2
+    assert cli.main(["similarity", str(submitted), "--out", str(submitted / "inside")]) == 2
+    assert not (tmp_path / "out").exists()

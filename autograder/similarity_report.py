@@ -33,8 +33,13 @@ DISCLAIMER_ZH = ("本页只是供人工判断的证据，绝不是结论。相�
 
 
 def evidence_text(pair, class_size):
-    """The pair's evidence in words, e.g. "same wrong output on 3 hidden cases of MultiHeadAttention.forward
-    (2 of 240 students produce it)"."""
+    """The pair's evidence in words, e.g. "both produce the same wrong output on 3 hidden cases of
+    MultiHeadAttention.forward; 2 of 240 students produce it"."""
+    return "; ".join(evidence_parts(pair, class_size))
+
+
+def evidence_parts(pair, class_size):
+    """The pieces of `evidence_text`, one per piece of evidence."""
     parts = []
     if pair.code_overlap > 0:
         little = "" if pair.code_confidence >= 1 else \
@@ -49,7 +54,7 @@ def evidence_text(pair, class_size):
     for shared in pair.shared_misconceptions:
         parts.append(f"same misconception \"{_misconception_name(shared.id)}\"; {shared.students} of {class_size} "
                      "students have it")
-    return "; ".join(parts)
+    return parts
 
 
 def write_csv(out_dir, analysis):
@@ -126,7 +131,7 @@ def _pair_section(rank, pair, by_id, analysis, base_code):
     parts = [f"<section class=\"pair\" id=\"pair-{rank}\">",
              f"<h2>#{rank}: {escape(pair.student_a)} and {escape(pair.student_b)} (score {pair.score:.2f})</h2>",
              "<ul>"]
-    parts.extend(f"<li>{escape(item)}</li>" for item in evidence_text(pair, analysis.students).split("; ") if item)
+    parts.extend(f"<li>{escape(item)}</li>" for item in evidence_parts(pair, analysis.students))
     parts.append("</ul>")
     if first is None or second is None:
         return [*parts, "</section>"]

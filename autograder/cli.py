@@ -268,34 +268,9 @@ def _similarity(args):
 
 
 def _export(args):
-    from autograder.lms import LmsError, export
+    from autograder.lms_cli import export_command
 
-    if args.moodle is not None and args.id_column is None:
-        raise CannotGrade("--moodle needs --id-column email, username or idnumber")
-    try:
-        result = export(args.grades, args.canvas or args.moodle, args.out, lms="canvas" if args.canvas else "moodle",
-                        id_column=args.id_column, per_exercise=args.per_exercise, column=args.column,
-                        match=args.match)
-    except LmsError as problem:
-        raise CannotGrade(str(problem)) from None
-    for student_id, note in result.notes:
-        print(f"attnkit export: {clean(student_id) + ': ' if student_id else ''}{clean(note)}", file=sys.stderr)
-    _link_from_report(args.grades, f"{'Canvas' if args.canvas else 'Moodle'} import file ({args.out.name})",
-                      result.path)
-    print(f"attnkit export: {result.rows} roster students (matched on {result.matched_on}), column "
-          f"\"{clean(result.column)}\"; {len(result.without_submission)} without a submission got 0, "
-          f"{len(result.not_in_roster)} graded students not in the roster; {result.path} (notes: {result.notes_path})",
-          file=sys.stderr)
-    return GRADER_FAILED if result.not_in_roster else 0
-
-
-def _link_from_report(grades_dir, label, target):
-    from autograder.report_links import add_link
-
-    try:
-        add_link(grades_dir, label, target)
-    except OSError as error:  # the file is written; only the report's link is missing
-        print(f"attnkit: class_report.html not updated with a link to {target}: {error}", file=sys.stderr)
+    return export_command(args, CannotGrade, GRADER_FAILED)
 
 
 def _print_isolation_notes(notes):

@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.attnkit-installed
 # nbgrader shells out to `alembic`, which lives next to the venv's python.
 RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
-.PHONY: help .venv test demo release check-release lint grid mutation
+.PHONY: help .venv test demo release check-release lint grid mutation similarity-bench
 
 help:
 	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
@@ -19,6 +19,7 @@ help:
 	@echo "make lint           ruff check"
 	@echo "make grid           the variant grid: every single-knob mistake of every module exercise, graded"
 	@echo "make mutation       mutation score: cosmic-ray's mutants of solutions/ graded by the checks (~1 min)"
+	@echo "make similarity-bench  attnkit similarity on 3,000 synthetic students: time and precision"
 
 .venv: $(STAMP)
 
@@ -48,3 +49,6 @@ grid: $(STAMP)
 
 mutation: $(STAMP)
 	$(PY) -m devtools.mutation
+
+similarity-bench: $(STAMP)
+	$(RUN) $(PY) -m devtools.similarity_bench

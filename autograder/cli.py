@@ -5,14 +5,18 @@
           [--shard I/N]                           only the students of shard I of N (stable hash of the id)
     attnkit merge OUT_DIR... --out MERGED         the shards' outputs -> one grades.csv, per-student files, report
     attnkit bench [--n N]                         nbgrader autograde vs attnkit grade on N solved submissions
+    attnkit similarity SUBMITTED_DIR --out OUT    pairs whose code or wrong outputs look copied (evidence only)
+    attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
-`grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error".
+`grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";
+`export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv).
 """
 
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from autograder.checking.runner import DEFAULT_SEED
@@ -69,6 +73,36 @@ def _parser():
     merge.add_argument("shards", nargs="+", type=Path, metavar="OUT_DIR")
     merge.add_argument("--out", type=Path, required=True, metavar="MERGED")
     merge.set_defaults(run=_merge)
+
+    similarity = commands.add_parser("similarity", help="pairs of students whose code or wrong outputs look "
+                                     "copied: evidence for a human, never a verdict (see README)")
+    similarity.add_argument("submitted", type=Path, metavar="SUBMITTED_DIR")
+    similarity.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
+    similarity.add_argument("--base", type=Path, nargs="+", action="extend", default=[], metavar="FILE_OR_DIR",
+                            help="code honest students may share (e.g. the book's chapter code): .py/.ipynb files "
+                                 "or folders; the release and the reference are always excluded")
+    similarity.add_argument("--grades", type=Path, default=None, metavar="GRADES_DIR",
+                            help="an `attnkit grade` output for these submissions (default: grade them first "
+                                 "into OUT_DIR/grades)")
+    similarity.add_argument("--threshold", type=float, default=None, help="flag pairs scoring at least this, "
+                            "in [0, 1] (default 0.5)")
+    _limit_options(similarity)
+    similarity.set_defaults(run=_similarity)
+
+    export = commands.add_parser("export", help="grades into a Canvas or Moodle gradebook import file (see README)")
+    export.add_argument("grades", type=Path, metavar="GRADES_DIR")
+    lms = export.add_mutually_exclusive_group(required=True)
+    lms.add_argument("--canvas", type=Path, metavar="ROSTER.csv", help="Canvas's gradebook export (Grades > Export)")
+    lms.add_argument("--moodle", type=Path, metavar="ROSTER.csv", help="a Moodle grade export or user list (CSV)")
+    export.add_argument("--out", type=Path, required=True, metavar="FILE")
+    export.add_argument("--id-column", choices=("email", "username", "idnumber"), default=None,
+                        help="Moodle: the column that identifies each user in the import file")
+    export.add_argument("--per-exercise", action="store_true", help="a column per exercise besides the total")
+    export.add_argument("--column", default=None, help="the grade column's name (Canvas: the roster's assignment "
+                        "column, e.g. \"Attention (123)\"; default: the roster's only one, else \"Attention\")")
+    export.add_argument("--match", default=None, metavar="COLUMN", help="the roster column holding the attnkit "
+                        "student ids (default: the identity column that matches the most)")
+    export.set_defaults(run=_export)
 
     gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle (see README, \"Gradescope\")")
     gradescope_actions = gradescope.add_subparsers(dest="action", required=True)
@@ -230,6 +264,67 @@ def _merge(args):
     print(f"attnkit merge: {len(summary.students)} students from {len(summary.inputs)} directories; mean {mean:.1f}; "
           f"{summary.grades_csv}", file=sys.stderr)
     return 0
+
+
+def _similarity(args):
+    from autograder.grading.classroom import grade_class
+    from autograder.grading.progress import Progress
+    from autograder.review.inputs import InputError
+    from autograder.review.run import run_similarity
+
+    options = _options(args)
+    started = time.monotonic()
+
+    def log(line):
+        print(f"attnkit similarity: [{time.monotonic() - started:.0f} s] {line}", file=sys.stderr, flush=True)
+
+    def grade(submitted_dir, grades_dir):
+        progress = Progress(sys.stderr)
+        try:
+            summary = grade_class(submitted_dir, grades_dir, options, progress)
+        finally:
+            progress.finish()
+        log(f"graded {len(summary.students)} students ({len(summary.graded)} graded, {len(summary.skipped)} "
+            f"unchanged) in {summary.seconds:.1f} s")
+
+    try:
+        run = run_similarity(args.submitted, args.out, base=args.base, grades_dir=args.grades, grade=grade,
+                             progress=Progress(sys.stderr), log=log, threshold=args.threshold,
+                             workers=options.limits.workers)
+    except InputError as problem:
+        raise CannotGrade(str(problem)) from None
+    for note in run.analysis.notes:
+        log(note)
+    log(f"{run.analysis.students} students, {run.analysis.candidates} candidate pairs scored, "
+        f"{len(run.analysis.pairs)} flagged in {run.seconds:.1f} s; {run.csv}, {run.html} "
+        "(evidence for a human to read, never a verdict)")
+    return 0
+
+
+def _export(args):
+    from autograder.integrations.lms import LmsError, export
+    from autograder.outputs.class_report import add_link
+
+    if args.moodle is not None and args.id_column is None:
+        raise CannotGrade("--moodle needs --id-column email, username or idnumber")
+    lms = "canvas" if args.canvas else "moodle"
+    try:
+        result = export(args.grades, args.canvas or args.moodle, args.out, lms=lms, id_column=args.id_column,
+                        per_exercise=args.per_exercise, column=args.column, match=args.match)
+    except LmsError as problem:
+        raise CannotGrade(str(problem)) from None
+    for student_id, note in result.notes:
+        print(f"attnkit export: {clean(student_id) + ': ' if student_id else ''}{clean(note)}", file=sys.stderr)
+    try:
+        add_link(args.grades, f"{lms.capitalize()} import file ({args.out.name})", result.path)
+    except OSError as error:  # the file is written; only the report's link is missing
+        print(f"attnkit export: class_report.html not updated with a link to {result.path}: {error}",
+              file=sys.stderr)
+    print(f"attnkit export: {result.rows} roster students (matched on {result.matched_on}), column "
+          f"\"{clean(result.column)}\"; {len(result.without_submission)} without a submission got 0, "
+          f"{len(result.not_in_roster)} graded students not in the roster; {result.path} (notes: {result.notes_path})",
+          file=sys.stderr)
+    return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
 
 
 def _print_isolation_notes(notes):

@@ -1,8 +1,8 @@
 """The autograder package has no import cycles, lazy imports inside functions included.
 
 A cycle broken by an import inside a function works until someone moves that import to the top; the stages
-(course -> checking -> isolation -> grading -> outputs -> integrations) read best when each module only leans on
-modules that do not lean back on it.
+(course -> checking -> isolation -> grading -> outputs -> integrations -> review) read best when each module only
+leans on modules that do not lean back on it.
 """
 
 import ast

@@ -85,3 +85,4 @@ class CheckResult:
     hidden: bool
     details: list[str] = field(default_factory=list)  # public checks only: shapes, values, differences
     heatmap: tuple[Any, Any] | None = None  # (expected, got) 2-D tensors, public checks only
+    wrong_outputs: list[str] = field(default_factory=list)  # hidden checks: "check#case:fingerprint" of wrong cases

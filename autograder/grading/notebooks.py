@@ -18,6 +18,7 @@ from autograder.checking.runner import DEFAULT_SEED, judge_exercise, run_exercis
 from autograder.course import catalog
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.exercises import of_notebook
+from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox
 from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
@@ -134,7 +135,9 @@ def _judge(key, outcome, seed, lang):
     plan = outcome.plan
     checks = []
     for exercise_id in plan.exercises:
-        checks.extend(judge_exercise(exercise_id, outcome.records.get(exercise_id, {}), seed=seed, lang=lang))
+        records = outcome.records.get(exercise_id, {})
+        results = judge_exercise(exercise_id, records, seed=seed, lang=lang)
+        checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
     notes = list(plan.notes) + list(outcome.notes)
     return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256)
 

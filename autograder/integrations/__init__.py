@@ -1,1 +1,2 @@
-"""Stage 6, integrations: nbgrader (course directories, release) and Gradescope (bundle, run_autograder)."""
+"""Stage 6, integrations: nbgrader (course directories, release), Gradescope (bundle, run_autograder), Canvas and
+Moodle (gradebook import files, `attnkit export`)."""

@@ -189,3 +189,19 @@ def _source(cell):
 
 def _first_line(error):
     return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def solution_cells(path):
+    """[(grade id, source)] of the notebook's solution cells (nbgrader `solution: true`), in notebook order.
+
+    What the student wrote, for `attnkit similarity`; NotebookProblem when the file cannot be read as a notebook.
+    """
+    path = Path(path)
+    cells = _cells(path, _read_bytes(path))
+    solutions = []
+    for cell in cells:
+        metadata = cell.get("metadata")
+        nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        if isinstance(nbgrader, dict) and nbgrader.get("solution") and cell.get("cell_type") == "code":
+            solutions.append((_grade_id(cell), _source(cell)))
+    return solutions

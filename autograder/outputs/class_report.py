@@ -8,11 +8,17 @@ A student counts once per misconception, however many checks it failed.
 
 Plots are drawn on matplotlib.figure.Figure objects (no pyplot, no global state); their text stays English because
 matplotlib's default fonts have no CJK glyphs. The Chinese names are in the HTML table.
+
+Later commands link what they made of the grades from this report (`attnkit similarity`, `attnkit export`):
+`add_link(grades_dir, label, target)` keeps the link in GRADES_DIR/report_links.json and writes the report again;
+`present_links(grades_dir)` is what the report shows, the recorded links whose target still exists.
 """
 
 import base64
 import html
 import io
+import json
+import os
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +28,7 @@ from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs import records
 
 FILE_NAME = "class_report.html"
+LINKS_FILE = "report_links.json"
 MAX_BARS = 20  # the bar plot shows the most frequent misconceptions; the table lists them all
 INTEGER_BINS_UP_TO = 40  # up to this many points, one histogram bar per whole point
 
@@ -85,11 +92,12 @@ def score_distributions(documents):
 
 def write_class_report(out_dir, documents, title="attnkit class report"):
     path = Path(out_dir) / FILE_NAME
-    records.write_atomically(path, class_report_html(documents, title))
+    records.write_atomically(path, class_report_html(documents, title, present_links(out_dir)))
     return path
 
 
-def class_report_html(documents, title="attnkit class report"):
+def class_report_html(documents, title="attnkit class report", links=()):
+    """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports)."""
     escape = html.escape
     documents = list(documents)
     distributions = score_distributions(documents)
@@ -106,8 +114,11 @@ def class_report_html(documents, title="attnkit class report"):
         "img{max-width:100%}</style></head><body>",
         f"<h1>{escape(heading)}</h1>",
         f"<p>{len(documents)} students; {_summary(distributions[0])}</p>",
-        "<h2>Score distribution</h2>",
     ]
+    if links:
+        parts.append("<ul id=\"links\">" + "".join(f"<li><a href=\"{escape(href)}\">{escape(label)}</a></li>"
+                                                  for label, href in links) + "</ul>")
+    parts.append("<h2>Score distribution</h2>")
     if documents:
         parts.append("<table id=\"scores\"><tr><th>Notebook</th><th>Mean</th><th>Median</th><th>Min</th><th>Max</th>"
                      "<th>Full marks</th><th>Not graded</th></tr>")
@@ -222,3 +233,35 @@ def _exercise_order(exercise_id):
 
 def _number(value):
     return records.format_number(value)
+
+
+def present_links(grades_dir):
+    """[(label, href)] of the recorded links whose target exists, href relative to GRADES_DIR."""
+    grades_dir = Path(grades_dir)
+    links = []
+    for label, target in _recorded(grades_dir).items():
+        if Path(target).exists():
+            links.append((label, Path(os.path.relpath(target, grades_dir.resolve())).as_posix()))
+    return links
+
+
+def add_link(grades_dir, label, target):
+    """Record a link to `target` under `label` and write the class report again; False when there is no report."""
+    grades_dir = Path(grades_dir)
+    if not (grades_dir / FILE_NAME).exists():
+        return False
+    recorded = _recorded(grades_dir)
+    recorded[label] = str(Path(target).resolve())
+    records.write_atomically(grades_dir / LINKS_FILE, json.dumps(recorded, indent=2, ensure_ascii=False))
+    documents = [document for path in sorted((grades_dir / "students").glob("*.json"))
+                 if (document := records.read_student(grades_dir, path.stem)) is not None]
+    write_class_report(grades_dir, documents)
+    return True
+
+
+def _recorded(grades_dir):
+    try:
+        recorded = json.loads((Path(grades_dir) / LINKS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(label): str(target) for label, target in recorded.items()} if isinstance(recorded, dict) else {}

@@ -41,6 +41,8 @@ def check_document(check, *, public_details=True):
     }
     if public_details and not check.hidden and check.details:
         document["details"] = list(check.details)
+    if check.wrong_outputs:  # for `attnkit similarity`; absent (not empty) otherwise, as in older records
+        document["wrong_outputs"] = list(check.wrong_outputs)
     return document
 
 

@@ -130,7 +130,7 @@ def _canvas(records, header, rows, out_path, per_exercise, column, match):
     identity = [name for name in header if name in CANVAS_IDENTITY]
     column = column or _canvas_assignment_column(header, identity)
     matched_on = _match_column(records, students, match, [name for name in CANVAS_MATCHABLE if name in header])
-    extra = [(f"{column.split(' (')[0]}: {exercise.title_en}", exercise) for exercise in EXERCISES] \
+    extra = [(f"{column.split(' (')[0]}: {exercise.title['en']}", exercise) for exercise in EXERCISES] \
         if per_exercise else []
     result = Export(out_path, _notes_path(out_path), len(students), matched_on, column)
     if others:
@@ -172,7 +172,7 @@ def _moodle(records, header, rows, out_path, id_column, per_exercise, column, ma
     skipped = len(rows) - len(students)
     column = column or DEFAULT_COLUMN
     matched_on = _match_column(records, students, match, [name for name in MOODLE_MATCHABLE if name in header])
-    extra = [(f"{column}: {exercise.title_en}", exercise) for exercise in EXERCISES] if per_exercise else []
+    extra = [(f"{column}: {exercise.title['en']}", exercise) for exercise in EXERCISES] if per_exercise else []
     result = Export(out_path, _notes_path(out_path), len(students), matched_on, column)
     if skipped:
         result.notes.append(("", f"{skipped} roster rows have no {identifier} and were left out"))

@@ -17,10 +17,10 @@ import multiprocessing
 from dataclasses import dataclass
 from pathlib import Path
 
-import solutions
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.submissions import locate_notebooks
 from autograder.integrations.nbgrader_course import ASSIGNMENT
+from autograder.isolation import protected
 from autograder.isolation.notebook_plan import RELEASE_DIR, NotebookProblem, solution_cells
 from autograder.review.code_fingerprints import default_vocabulary, fingerprints, kgram_fingerprints, normalised_tokens
 from autograder.review.similarity import Behaviour, StudentCode
@@ -41,9 +41,10 @@ def reference_sources():
     for notebook in NOTEBOOKS:
         cells = _notebook_code_cells(RELEASE_DIR / f"{notebook}.ipynb") or []
         sources.extend((f"release {notebook}", code) for code in cells)
-    package = Path(solutions.__file__).resolve().parent
-    sources.extend((f"solutions/{path.name}", path.read_text(encoding="utf-8"))
-                   for path in sorted(package.glob("*.py")))
+    # Located, not imported: the grader's code outside the protected packages never imports the reference.
+    for package in protected.reference_locations():
+        sources.extend((f"solutions/{path.name}", path.read_text(encoding="utf-8"))
+                       for path in sorted(package.glob("*.py")))
     return sources
 
 

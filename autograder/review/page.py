@@ -15,7 +15,7 @@ import html
 import io
 from pathlib import Path
 
-from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.exercises import exercise_title
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs.records import spreadsheet_text, write_atomically
 from autograder.safe_text import clean
@@ -49,7 +49,7 @@ def evidence_parts(pair, class_size):
     for shared in pair.shared_outputs:
         cases = "1 hidden case" if shared.cases == 1 else f"{shared.cases} hidden cases"
         known = " (a known misconception's output)" if shared.explained else ""
-        parts.append(f"both produce the same wrong output{known} on {cases} of {_exercise_title(shared.exercise)}; "
+        parts.append(f"both produce the same wrong output{known} on {cases} of {exercise_title(shared.exercise)}; "
                      f"{shared.students} of {class_size} students produce it")
     for shared in pair.shared_misconceptions:
         parts.append(f"same misconception \"{_misconception_name(shared.id)}\"; {shared.students} of {class_size} "
@@ -201,11 +201,6 @@ def _shown(text):
     return html.escape(clean(text, MAX_SHOWN_CHARS))
 
 
-def _exercise_title(exercise_id):
-    exercise = EXERCISES_BY_ID.get(exercise_id)
-    return exercise.title_en if exercise else exercise_id
-
-
 def _misconception_name(misconception_id):
     known = MISCONCEPTIONS_BY_ID.get(misconception_id)
-    return known.name_en if known else misconception_id
+    return known.name["en"] if known else misconception_id

@@ -272,6 +272,8 @@ def _similarity(args):
     from autograder.review.inputs import InputError
     from autograder.review.run import run_similarity
 
+    if args.threshold is not None and not 0.0 < args.threshold <= 1.0:
+        raise CannotGrade("--threshold must be in (0, 1]")
     options = _options(args)
     started = time.monotonic()
 

@@ -32,7 +32,7 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
     log = log or (lambda line: None)
     submitted_dir, out_dir = Path(submitted_dir), Path(out_dir)
     threshold = similarity.FLAG_THRESHOLD if threshold is None else threshold
-    if not 0.0 < threshold <= 1.0:
+    if not 0.0 <= threshold <= 1.0:  # 0 lists every candidate pair (tests, benchmarks)
         raise inputs.InputError("--threshold must be in (0, 1]")
     if not submitted_dir.is_dir():
         raise inputs.InputError(f"no such directory: {submitted_dir}")

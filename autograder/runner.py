@@ -7,22 +7,17 @@ needs nothing but that data, the seed and the reference. `run_exercise` does bot
 
 import contextlib
 import random
-import re
 
 import torch
 
 from autograder import catalog
-from autograder.compare import largest_difference
 from autograder.exercises import exercise as find_exercise
-from autograder.i18n import language, render
-from autograder.misconceptions import MISCONCEPTIONS_BY_ID
-from autograder.model import ERROR, FAILED, PASSED, CheckResult, Verdict
+from autograder.i18n import language
 from autograder.probing import run_probe
-from autograder.safe_text import one_line
+from autograder.results import explain_error, judge_cases
 
 DEFAULT_SEED = 20260
-SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
-MAX_SHOWN = 6  # values of expected/got printed per public failure
+__all__ = ["DEFAULT_SEED", "cases_for", "explain_error", "judge_exercise", "probe_exercise", "run_exercise"]
 
 
 def cases_for(check, seed):
@@ -79,107 +74,4 @@ def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=Tr
 
 
 def _judge_check(check, data_per_case, seed, lang):
-    cases = cases_for(check, seed)
-    if not isinstance(data_per_case, list) or not data_per_case:
-        return _result(check, ERROR, Verdict(False, "error.no_result"), lang)
-    for case, data in zip(cases, data_per_case, strict=False):
-        if not isinstance(data, dict):
-            return _result(check, ERROR, Verdict(False, "error.no_result"), lang)
-        if "error" in data:
-            return _result(check, ERROR, explain_error(data["error"], case), lang)
-        try:
-            verdict = check.judge(data, case)
-        except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
-            verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
-        if not verdict.passed:
-            return _result(check, FAILED, verdict, lang)
-    if len(data_per_case) < len(cases):
-        return _result(check, ERROR, Verdict(False, "error.no_result"), lang)
-    return _result(check, PASSED, Verdict(True), lang)
-
-
-def explain_error(error, case):
-    """Turn an exception the student's code raised into a message key (and a misconception when one fits)."""
-    kind, text = str(error.get("type", "")), str(error.get("message", ""))
-    if kind == "ProbeError":
-        return Verdict(False, str(error.get("key", "error.other")), dict(error.get("fields") or {}))
-    fields = {"type": kind, "detail": _short(text)}
-    if kind == "NotImplementedError":
-        return Verdict(False, "error.not_implemented", fields)
-    if "view size is not compatible" in text:
-        return Verdict(False, "error.view_non_contiguous", fields)
-    if "same device" in text or "device type" in text:
-        return Verdict(False, "error.device_mismatch", fields, misconception="mask_plain_attribute")
-    if kind == "TypeError" and "@" in text and "Linear" in text:
-        return Verdict(False, "error.other", fields, misconception="linear_as_matrix")
-    if kind == "TypeError" and re.search(r"argument|positional|keyword", text):
-        return Verdict(False, "error.wrong_signature", fields)
-    if kind == "RuntimeError" and SHAPE_ERROR.search(text):
-        num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
-        if num_tokens is not None and context_length is not None and num_tokens < context_length:
-            if str(context_length) in text:
-                return Verdict(False, "error.shape_mismatch", fields, misconception="mask_not_truncated")
-        return Verdict(False, "error.shape_mismatch", fields)
-    return Verdict(False, "error.other", fields)
-
-
-def _short(text, limit=160):
-    return one_line(text, limit)
-
-
-def _result(check, status, verdict, lang):
-    messages = catalog.MESSAGES
-    key = verdict.message_key or f"{check.id}.title"
-    # A hidden check uses the value-free form of a message when one exists.
-    if check.hidden and f"{key}.hidden" in messages:
-        key = f"{key}.hidden"
-    title = render(messages, f"{check.id}.title", lang)
-    fields = dict(verdict.fields)
-    if check.hidden and "detail" in fields:
-        # The student's own exception text can quote the hidden input (e.g. raise ValueError(repr(x))).
-        fields["detail"] = render(messages, "label.detail_withheld", lang)
-    message = title if status == PASSED else f"{title}: {render(messages, key, lang, fields)}"
-    misconception = verdict.misconception if verdict.misconception in MISCONCEPTIONS_BY_ID else None
-    result = CheckResult(
-        id=check.id,
-        exercise=check.exercise,
-        score=float(check.points) if status == PASSED else 0.0,
-        max_score=float(check.points),
-        status=status,
-        misconception=misconception,
-        message=message,
-        hidden=check.hidden,
-    )
-    if misconception:
-        known = MISCONCEPTIONS_BY_ID[misconception]
-        name, hint = (known.name_zh, known.hint_zh) if lang == "zh" else (known.name_en, known.hint_en)
-        result.message += f" [{render(messages, 'label.misconception', lang)}: {name}; " \
-                          f"{render(messages, 'label.hint', lang)}: {hint}]"
-    if not check.hidden and status == FAILED:
-        result.details = _public_details(verdict, lang)
-        if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
-            result.heatmap = (verdict.expected, verdict.got)
-    return result
-
-
-def _public_details(verdict, lang):
-    """Input shape, a few expected and actual values and the largest difference: public checks only."""
-    messages = catalog.MESSAGES
-    lines = []
-    if verdict.input_shape is not None:
-        lines.append(f"{render(messages, 'label.input_shape', lang)}: {tuple(verdict.input_shape)}")
-    expected, got = verdict.expected, verdict.got
-    if hasattr(expected, "shape") and hasattr(got, "shape"):
-        lines.append(f"{render(messages, 'label.expected', lang)}: {_preview(expected)}")
-        lines.append(f"{render(messages, 'label.got', lang)}: {_preview(got)}")
-        diff, index = largest_difference(got, expected)
-        if index is not None and diff > 0:
-            lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
-    return lines
-
-
-def _preview(tensor):
-    flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
-    values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
-    more = ", …" if tensor.numel() > MAX_SHOWN else ""
-    return f"shape {tuple(tensor.shape)}: [{values}{more}]"
+    return judge_cases(check, cases_for(check, seed), data_per_case, check.judge, lang, catalog.MESSAGES)

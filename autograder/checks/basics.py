@@ -12,7 +12,7 @@ import torch
 import solutions
 from autograder.compare import compare, diagnose, same
 from autograder.model import Check, Verdict
-from autograder.probing import FunctionCalls, lookup, plain, rand
+from autograder.probing import called_functions, forbidden_calls, lookup, plain, rand
 
 NOTES_INPUTS = (
     (0.43, 0.15, 0.89),  # x(1) "Your"
@@ -37,17 +37,6 @@ def notes_inputs(dtype=torch.float32):
 
 def dtype_of(case):
     return DTYPES[case.get("dtype", "float32")]
-
-
-def called_functions(function, *args):
-    """(result, sorted names of the torch functions the call went through)."""
-    with FunctionCalls() as calls:
-        result = function(*args)
-    return result, sorted(set(calls.names))
-
-
-def forbidden_calls(names, forbidden):
-    return sorted({name for name in names if name.rsplit(".", 1)[-1] in forbidden})
 
 
 def compare_named(got, expected, candidates, **kwargs):

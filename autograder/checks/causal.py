@@ -22,8 +22,9 @@ from autograder.compare import compare, diagnose, largest_difference, same
 from autograder.model import Check, Verdict
 from autograder.probing import (
     DeviceMixWatch,
-    FunctionCalls,
     ProbeError,
+    TransposeCrash,
+    call_watched,
     describe_exception,
     lookup,
     plain,
@@ -321,35 +322,6 @@ def projection_state(module):
         if f"{name}.weight" not in state:
             raise ProbeError("causal_attention.missing_layer", name=name)
     return {key: value for key, value in state.items() if key.split(".")[0] in PROJECTIONS}
-
-
-class ForwardWatch(FunctionCalls):
-    """FunctionCalls that also notices `.T` on a tensor with a batch dimension: it reverses EVERY axis."""
-
-    def __init__(self):
-        super().__init__()
-        self.batched_transpose = False
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
-            self.batched_transpose = True
-        return super().__torch_function__(func, types, args, kwargs)
-
-
-class TransposeCrash(Exception):
-    """The forward pass crashed after taking `.T` of a batched tensor: the crash has that cause."""
-
-
-def call_watched(module, x):
-    """(module(x), watch); a crash that follows `.T` on a batch is raised as TransposeCrash."""
-    with ForwardWatch() as watch:
-        try:
-            output = module(x)
-        except Exception as exc:
-            if watch.batched_transpose:
-                raise TransposeCrash from exc
-            raise
-    return output, watch
 
 
 def naming_transpose_crash(probe):

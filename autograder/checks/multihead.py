@@ -9,9 +9,7 @@ student created layers never matters.
 """
 
 import contextlib
-import inspect
 import itertools
-import numbers
 
 import torch
 from torch import nn
@@ -22,7 +20,18 @@ from autograder.checks.basics import DTYPES, dtype_verdict, notes_inputs
 from autograder.checks.self_attention import PROJECTIONS
 from autograder.compare import compare, diagnose, same
 from autograder.model import Check, Verdict
-from autograder.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, state_of
+from autograder.probing import (
+    FunctionCalls,
+    MatmulCount,
+    ProbeError,
+    as_count,
+    input_unchanged,
+    lookup,
+    plain,
+    rand,
+    state_of,
+    takes_attention_mask,
+)
 
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
 
@@ -103,13 +112,6 @@ def projection_weights(state, prefix=""):
 
 def missing_layers(weights, layers):
     return [layer for layer in layers if f"{layer}.weight" not in weights]
-
-
-def input_unchanged(x, run):
-    """run(x), and whether it left x's values and layout (shape, strides) as they were."""
-    snapshot, layout = x.clone(), (tuple(x.shape), x.stride())
-    result = run(x)
-    return result, (tuple(x.shape), x.stride()) == layout and torch.equal(x, snapshot)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -425,15 +427,6 @@ def call_mha(module, x, case):
     if not takes_attention_mask(module.forward):
         raise ProbeError("padding_mask.no_argument")
     return module(x, attention_mask=mask)
-
-
-def takes_attention_mask(forward):
-    """Whether forward can be called with attention_mask=...; the book's forward(self, x) cannot."""
-    try:
-        parameters = inspect.signature(forward).parameters.values()
-    except (TypeError, ValueError):  # no signature to read: let the call itself decide
-        return True
-    return any(p.name == "attention_mask" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 def probe_mha(namespace, case):
@@ -804,19 +797,6 @@ def build_counted_module(case):
     container = nn.Module()
     container.add_module(case["container"], nn.ModuleList(blocks))
     return container
-
-
-def as_count(value):
-    """A whole number from int, integral float or one-element tensor; anything else is a ProbeError."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.device.type != "meta":
-        value = value.item()
-    if isinstance(value, bool):
-        pass  # True is an Integral, but not a count
-    elif isinstance(value, numbers.Integral):
-        return int(value)
-    elif isinstance(value, numbers.Real) and float(value).is_integer():
-        return int(value)
-    raise ProbeError("parameter_counts.not_a_count", got=type(value).__module__ + "." + type(value).__name__)
 
 
 def probe_count(namespace, case):

@@ -10,7 +10,7 @@ the "wrong dtype" verdict) are shared with autograder.checks.self_attention, .ca
 import torch
 
 import solutions
-from autograder.compare import compare, diagnose, same
+from autograder.compare import compare_named, dtype_verdict, same
 from autograder.model import Check, Verdict
 from autograder.probing import called_functions, forbidden_calls, lookup, plain, rand
 
@@ -39,14 +39,6 @@ def dtype_of(case):
     return DTYPES[case.get("dtype", "float32")]
 
 
-def compare_named(got, expected, candidates, **kwargs):
-    """compare.compare, naming the first candidate mistake that reproduces `got`."""
-    verdict = compare(got, expected, **kwargs)
-    if not verdict.passed:
-        verdict.misconception = diagnose(got, expected, candidates)
-    return verdict
-
-
 def case_tensor(case):
     """The input a case describes, rebuilt identically by probe and judge."""
     source = case["input"]
@@ -65,20 +57,6 @@ def case_tensor(case):
 
 def random_case(rng, shape, **extra):
     return {"input": "random", "seed": rng.randrange(2**31), "shape": list(shape), **extra}
-
-
-def dtype_name(dtype):
-    """"float32" for torch.float32."""
-    return str(dtype).removeprefix("torch.")
-
-
-def dtype_verdict(prefix, got, expected_dtype):
-    """Verdict(True) when `got` has `expected_dtype`; else the message `{prefix}.dtype`, with the fields
-    got_dtype and expected_dtype (names such as "float32": messages write "torch.{got_dtype}" to show torch's)."""
-    if got.dtype == expected_dtype:
-        return Verdict(True)
-    return Verdict(False, f"{prefix}.dtype",
-                   {"got_dtype": dtype_name(got.dtype), "expected_dtype": dtype_name(expected_dtype)})
 
 
 # ---------------------------------------------------------------------------------------------

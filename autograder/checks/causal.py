@@ -15,10 +15,10 @@ import contextlib
 import torch
 
 import solutions
-from autograder.checks.basics import DTYPES, dtype_name, dtype_verdict, forbidden_calls, notes_inputs
+from autograder.checks.basics import DTYPES, notes_inputs
 from autograder.checks.contract import probe_device_kind
 from autograder.checks.self_attention import ATTENTION_FUNCTIONS, PROJECTIONS
-from autograder.compare import compare, diagnose, largest_difference, same
+from autograder.compare import compare, diagnose, dtype_name, dtype_verdict, largest_difference, same
 from autograder.model import Check, Verdict
 from autograder.probing import (
     DeviceMixWatch,
@@ -26,6 +26,7 @@ from autograder.probing import (
     TransposeCrash,
     call_watched,
     describe_exception,
+    forbidden_calls,
     lookup,
     plain,
     rand,

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import torch
 
-from autograder.checks.basics import DTYPES, dtype_name
-from autograder.compare import same
+from autograder.checks.basics import DTYPES
+from autograder.compare import dtype_name, same
 from autograder.model import Check, Verdict
 from autograder.probing import DeviceMixWatch, ProbeError, describe_exception, lookup, plain, rand, seeded
 from autograder.variants import attention

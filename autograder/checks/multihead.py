@@ -16,9 +16,9 @@ from torch import nn
 
 import solutions
 from autograder import variants
-from autograder.checks.basics import DTYPES, dtype_verdict, notes_inputs
+from autograder.checks.basics import DTYPES, notes_inputs
 from autograder.checks.self_attention import PROJECTIONS
-from autograder.compare import compare, diagnose, same
+from autograder.compare import compare, diagnose, dtype_verdict, same
 from autograder.model import Check, Verdict
 from autograder.probing import (
     FunctionCalls,

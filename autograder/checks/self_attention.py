@@ -13,16 +13,10 @@ from functools import partial
 import torch
 from torch import nn
 
-from autograder.checks.basics import (
-    called_functions,
-    dtype_of,
-    dtype_verdict,
-    forbidden_calls,
-    notes_inputs,
-)
-from autograder.compare import compare, diagnose, same
+from autograder.checks.basics import dtype_of, notes_inputs
+from autograder.compare import compare, diagnose, dtype_verdict, same
 from autograder.model import Check, Verdict
-from autograder.probing import describe_exception, lookup, plain, rand, state_of
+from autograder.probing import called_functions, describe_exception, forbidden_calls, lookup, plain, rand, state_of
 from autograder.variants import attention, attention_variants
 
 PROJECTIONS = ("W_query", "W_key", "W_value")

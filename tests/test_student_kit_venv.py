@@ -1,27 +1,25 @@
 """The no-answers proof: the built student kit, installed alone into a fresh venv, gives the release notebooks
 their feedback and holds nothing that computes an answer.
 
-One venv per session (python -m venv, no system site-packages: the project is invisible there): torch, numpy and
-matplotlib from pip (pinned by constraints.txt), then the built kit with --no-deps. Its python runs
-tests/student_kit_driver/run_in_kit.py from a temporary folder, never from the checkout.
+One venv per session (tests/student_kit_env.py: python -m venv, no system site-packages, so the project is invisible
+there; torch, numpy and matplotlib from pip, pinned by constraints.txt; then the built kit with --no-deps). Its
+python runs tests/student_kit_driver/run_in_kit.py from a temporary folder, never from the checkout.
 """
 
 import ast
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 import torch
+from student_kit_env import clean_environment
 
 import solutions
 from autograder.exercises import EXERCISES, of_notebook
 from autograder.misconceptions import MISCONCEPTIONS_BY_ID
-from autograder.student_kit.build import build
 from autograder.variants import attention
 
 pytestmark = pytest.mark.slow
@@ -42,29 +40,9 @@ BUGS = (
 )
 
 
-def clean_environment():
-    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-
-
-@pytest.fixture(scope="session")
-def kit(tmp_path_factory):
-    """(the kit's python, the kit's installed package folder, a scratch folder outside the checkout)."""
-    root = tmp_path_factory.mktemp("student-kit")
-    build(root / "kit")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "--quiet"]
-    environment = clean_environment()
-    subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", "matplotlib"], check=True,
-                   env=environment, cwd=root)
-    subprocess.run([*pip, "--no-deps", "--no-build-isolation", str(root / "kit")], check=True, env=environment,
-                   cwd=root)
-    site = subprocess.run([str(python), "-c", "import autograder, os; print(os.path.dirname(autograder.__file__))"],
-                          check=True, capture_output=True, text=True, env=environment, cwd=root).stdout.strip()
-    scratch = root / "scratch"
-    scratch.mkdir()
-    return python, Path(site), scratch
+@pytest.fixture(scope="module")
+def kit(student_kit_venv):
+    return student_kit_venv.python, student_kit_venv.package, student_kit_venv.scratch
 
 
 def in_kit(kit, *arguments):

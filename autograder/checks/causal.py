@@ -18,7 +18,8 @@ import solutions
 from autograder.checks.basics import DTYPES, notes_inputs
 from autograder.checks.contract import probe_device_kind
 from autograder.checks.self_attention import ATTENTION_FUNCTIONS, PROJECTIONS
-from autograder.compare import compare, diagnose, dtype_name, dtype_verdict, largest_difference, same
+from autograder.compare import compare, diagnose, dtype_name, dtype_verdict, same
+from autograder.judging import causal_weights_problem, first_mask_error
 from autograder.model import Check, Verdict
 from autograder.probing import (
     DeviceMixWatch,
@@ -39,11 +40,6 @@ NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then ma
 NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one
 NOTES_D_OUT = 2
 SCORE_SPREAD = 3.0  # hidden scores in [-3, 3): softmax weights far from uniform, so mistakes show
-
-
-def first_index(flags):
-    """The index (tuple) of the first True in a bool tensor."""
-    return tuple(int(i) for i in flags.nonzero()[0])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -79,14 +75,6 @@ def judge_causal_mask(data, case):
                 for kind_id, kind in (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))}
     return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, variants),
                    expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
-
-
-def first_mask_error(got, expected):
-    """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
-    query, key = (int(i) for i in (got != expected).nonzero()[0])
-    if expected[query, key]:
-        return "mask.lets_see", {"query": query + 1, "key": key + 1}
-    return "mask.hides", {"query": query + 1, "key": key + 1}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,30 +239,11 @@ def judge_causal_weights(got, expected, mistakes_of):
     if got.shape != expected.shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
                        **shown)
-    problem = weights_problem(got, expected)
+    problem = causal_weights_problem(got, expected, mask_for("future", expected.shape[-1]))
     if problem is None:
         return dtype_verdict("causal_weights", got, expected.dtype)
     key, fields = problem
     return Verdict(False, key, fields, misconception=diagnose(got, expected, mistakes_of()), heatmap=True, **shown)
-
-
-def weights_problem(got, expected):
-    """(message key, 1-based fields) of the first property the weights break, or None when they are right."""
-    future = mask_for("future", expected.shape[-1])
-    nan_rows = torch.isnan(got).any(dim=-1)
-    if nan_rows.any():
-        return "causal_weights.nan", {"query": first_index(nan_rows)[-1] + 1}
-    leaks = (got != 0) & future
-    if leaks.any():
-        *_, query, key = first_index(leaks)
-        return "causal_weights.future", {"query": query + 1, "key": key + 1}
-    off_rows = (got.to(torch.float64).sum(dim=-1) - 1).abs() > 1e-4
-    if off_rows.any():
-        return "causal_weights.row_sum", {"query": first_index(off_rows)[-1] + 1}
-    if not same(got, expected):
-        *_, query, key = largest_difference(got, expected)[1]
-        return "causal_weights.values", {"query": query + 1, "key": key + 1}
-    return None
 
 
 # ---------------------------------------------------------------------------------------------

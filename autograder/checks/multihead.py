@@ -9,7 +9,6 @@ student created layers never matters.
 """
 
 import contextlib
-import itertools
 
 import torch
 from torch import nn
@@ -19,6 +18,13 @@ from autograder import variants
 from autograder.checks.basics import DTYPES, notes_inputs
 from autograder.checks.self_attention import PROJECTIONS
 from autograder.compare import compare, diagnose, dtype_verdict, same
+from autograder.judging import (
+    PADDING_MISCONCEPTIONS,
+    copied_weights_problem,
+    first_wrong_head,
+    informative_queries,
+    wrapper_structure_problem,
+)
 from autograder.model import Check, Verdict
 from autograder.probing import (
     FunctionCalls,
@@ -170,7 +176,7 @@ def head_outputs(heads, x):
 
 
 def judge_wrapper(data, case):
-    problem = wrapper_structure_problem(data, case)
+    problem = wrapper_structure_problem(data, case, data.get("state", {}))
     if problem is not None:
         return problem
     x, got = attention_input(case), data["out"]
@@ -188,36 +194,6 @@ def judge_wrapper(data, case):
     verdict = compare(got, expected, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
     verdict.misconception = misconception
     return verdict
-
-
-def wrapper_structure_problem(data, case):
-    """A Verdict when the heads are not num_heads separate, registered CausalAttention modules; else None."""
-    kind = data.get("heads_type")
-    if kind in ("list", "tuple"):
-        return Verdict(False, "mha_wrapper.heads_not_registered", misconception="heads_plain_list")
-    if kind != "ModuleList":
-        return Verdict(False, "mha_wrapper.no_heads")
-    if data["distinct_heads"] < data["head_count"]:
-        return Verdict(False, "mha_wrapper.heads_shared", misconception="heads_shared")
-    if data["head_count"] != case["num_heads"]:
-        return Verdict(False, "mha_wrapper.head_count", {"got": data["head_count"], "expected": case["num_heads"]})
-    state = data["state"]
-    for i in range(case["num_heads"]):
-        missing = missing_layers(projection_weights(state, f"heads.{i}."), PROJECTIONS)
-        if missing:
-            return Verdict(False, "mha_wrapper.head_layers", {"head": i + 1, "names": ", ".join(missing)})
-    if ("heads.0.W_query.bias" in state) != case["qkv_bias"]:
-        return Verdict(False, "mha_wrapper.qkv_bias")
-    return None
-
-
-def first_wrong_head(got_heads, expected_heads):
-    if got_heads is None or len(got_heads) != len(expected_heads):
-        return None
-    for index, (got, expected) in enumerate(zip(got_heads, expected_heads, strict=True)):
-        if not same(got, expected):
-            return index
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,16 +440,6 @@ def judge_mha(data, case):
     return verdict
 
 
-PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
-
-
-def informative_queries(mask, like):
-    """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
-    if mask is None:
-        return torch.ones(like.shape[:2], dtype=torch.bool)
-    return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
-
-
 def padding_diagnosis(got, x, weights, case):
     """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
     mask, num_heads = padding_mask(case), case["num_heads"]
@@ -718,33 +684,6 @@ def judge_equivalence(data, case):
     x = equivalence_input(case)
     expected = variants.attention(x, weights, num_heads=case["num_heads"])
     return compare(data.get("out"), expected, message_key="torch_equivalence.values", input_shape=tuple(x.shape))
-
-
-def copied_weights_problem(state, weights):
-    """A Verdict naming the first tensor of nn.MultiheadAttention that does not hold our weights; else None."""
-    stacked = state.get("in_proj_weight")
-    if stacked is None:
-        return Verdict(False, "torch_equivalence.no_in_proj")
-    blocks = [weights[f"{layer}.weight"] for layer in PROJECTIONS]
-    if not same(stacked, torch.cat(blocks)):
-        if any(same(stacked, torch.cat(order)) for order in itertools.permutations(blocks)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
-        if same(stacked, torch.cat([block.T for block in blocks])):
-            return Verdict(False, "torch_equivalence.in_proj_transposed")
-        return Verdict(False, "torch_equivalence.in_proj_weight")
-    biases = [weights.get(f"{layer}.bias", torch.zeros_like(weights[f"{layer}.weight"][:, 0])) for layer in PROJECTIONS]
-    stacked_bias = state.get("in_proj_bias")
-    if stacked_bias is None or state.get("out_proj.bias") is None:
-        return Verdict(False, "torch_equivalence.no_bias")
-    if not same(stacked_bias, torch.cat(biases)):
-        if any(same(stacked_bias, torch.cat(order)) for order in itertools.permutations(biases)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
-        return Verdict(False, "torch_equivalence.in_proj_bias")
-    if not same(state.get("out_proj.weight"), weights["out_proj.weight"]) or not same(
-        state["out_proj.bias"], weights["out_proj.bias"]
-    ):
-        return Verdict(False, "torch_equivalence.out_proj")
-    return None
 
 
 # ---------------------------------------------------------------------------------------------

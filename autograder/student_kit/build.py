@@ -23,8 +23,8 @@ from autograder.student_kit.runtime import tensors, vectors
 PACKAGE_NAME = "attnkit-student-kit"
 SOURCE_ROOT = Path(__file__).resolve().parents[1]  # the full kit's autograder/
 # Modules of the full kit that need neither the checks nor the reference: the kit runs them unchanged.
-SHARED_MODULES = ("compare", "exercises", "feedback", "i18n", "misconceptions", "model", "probing", "results",
-                  "safe_text")
+SHARED_MODULES = ("compare", "exercises", "feedback", "i18n", "judging", "misconceptions", "model", "probing",
+                  "results", "safe_text")
 RUNTIME_DIR = SOURCE_ROOT / "student_kit" / "runtime"
 
 KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on the public checks from stored vectors.

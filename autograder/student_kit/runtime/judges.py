@@ -2,16 +2,25 @@
 from the stored case.
 
 Each judge takes the decisions of the live judge of its kind (autograder.checks.*) in the same order, with
-the same message keys, fields and misconceptions; where the live judge runs the reference (or one of its
-known-wrong variants) on the student's weights, this one reads the output stored for the weights the probe
-loaded. tests/test_student_kit.py runs both on the same code and asserts the same verdicts and messages.
+the same message keys, fields and misconceptions, and the same helpers where a decision needs no reference
+(autograder.judging); where the live judge runs the reference (or one of its known-wrong variants) on the
+student's weights, this one reads the output stored for the weights the probe loaded.
+tests/test_student_kit.py runs both on the same code and asserts the same verdicts and messages.
 """
 
-import itertools
 
 import torch
 
-from autograder.compare import compare, compare_named, diagnose, dtype_verdict, largest_difference, same
+from autograder.compare import compare, compare_named, diagnose, dtype_verdict, same
+from autograder.judging import (
+    PADDING_MISCONCEPTIONS,
+    causal_weights_problem,
+    copied_weights_problem,
+    first_mask_error,
+    first_wrong_head,
+    informative_queries,
+    wrapper_structure_problem,
+)
 from autograder.model import Verdict
 from autograder.results import explain_error
 
@@ -20,7 +29,6 @@ MHA_LAYERS = (*PROJECTIONS, "out_proj")
 SOFTMAX_FUNCTIONS = frozenset(
     {"softmax", "_softmax", "log_softmax", "_log_softmax", "special_softmax", "special_log_softmax", "softmin"}
 )
-PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
 
 
 def stored(case, part, name):
@@ -129,14 +137,6 @@ def judge_causal_mask(data, case):
                    expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
 
 
-def first_mask_error(got, expected):
-    """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
-    query, key = (int(i) for i in (got != expected).nonzero()[0])
-    if expected[query, key]:
-        return "mask.lets_see", {"query": query + 1, "key": key + 1}
-    return "mask.hides", {"query": query + 1, "key": key + 1}
-
-
 def judge_causal_weights(data, case):
     """Same weights as expected, exact zeros above the diagonal, the same dtype; else the first broken property."""
     got, expected = data["weights"], stored(case, "expect", "output")
@@ -144,34 +144,12 @@ def judge_causal_weights(data, case):
     if got.shape != expected.shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
                        **shown)
-    problem = weights_problem(got, expected, stored(case, "expect", "future"))
+    problem = causal_weights_problem(got, expected, stored(case, "expect", "future"))
     if problem is None:
         return dtype_verdict("causal_weights", got, expected.dtype)
     key, fields = problem
     return Verdict(False, key, fields, misconception=diagnose(got, expected, stored(case, "expect", "mistakes")),
                    heatmap=True, **shown)
-
-
-def first_index(flags):
-    return tuple(int(i) for i in flags.nonzero()[0])
-
-
-def weights_problem(got, expected, future):
-    """(message key, 1-based fields) of the first property the weights break, or None when they are right."""
-    nan_rows = torch.isnan(got).any(dim=-1)
-    if nan_rows.any():
-        return "causal_weights.nan", {"query": first_index(nan_rows)[-1] + 1}
-    leaks = (got != 0) & future
-    if leaks.any():
-        *_, query, key = first_index(leaks)
-        return "causal_weights.future", {"query": query + 1, "key": key + 1}
-    off_rows = (got.to(torch.float64).sum(dim=-1) - 1).abs() > 1e-4
-    if off_rows.any():
-        return "causal_weights.row_sum", {"query": first_index(off_rows)[-1] + 1}
-    if not same(got, expected):
-        *_, query, key = largest_difference(got, expected)[1]
-        return "causal_weights.values", {"query": query + 1, "key": key + 1}
-    return None
 
 
 def judge_causal_attention(data, case):
@@ -190,7 +168,7 @@ def judge_causal_attention(data, case):
 
 
 def judge_wrapper(data, case):
-    problem = wrapper_structure_problem(data, case)
+    problem = wrapper_structure_problem(data, case, data.get("shapes", {}))
     if problem is not None:
         return problem
     x, got, expected = stored(case, "inputs", "x"), data["out"], stored(case, "expect", "output")
@@ -204,36 +182,6 @@ def judge_wrapper(data, case):
     verdict = compare(got, expected, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
     verdict.misconception = misconception
     return verdict
-
-
-def wrapper_structure_problem(data, case):
-    """A Verdict when the heads are not num_heads separate, registered CausalAttention modules; else None."""
-    kind = data.get("heads_type")
-    if kind in ("list", "tuple"):
-        return Verdict(False, "mha_wrapper.heads_not_registered", misconception="heads_plain_list")
-    if kind != "ModuleList":
-        return Verdict(False, "mha_wrapper.no_heads")
-    if data["distinct_heads"] < data["head_count"]:
-        return Verdict(False, "mha_wrapper.heads_shared", misconception="heads_shared")
-    if data["head_count"] != case["num_heads"]:
-        return Verdict(False, "mha_wrapper.head_count", {"got": data["head_count"], "expected": case["num_heads"]})
-    shapes = data["shapes"]
-    for i in range(case["num_heads"]):
-        missing = [layer for layer in PROJECTIONS if f"heads.{i}.{layer}.weight" not in shapes]
-        if missing:
-            return Verdict(False, "mha_wrapper.head_layers", {"head": i + 1, "names": ", ".join(missing)})
-    if ("heads.0.W_query.bias" in shapes) != case["qkv_bias"]:
-        return Verdict(False, "mha_wrapper.qkv_bias")
-    return None
-
-
-def first_wrong_head(got_heads, expected_heads):
-    if got_heads is None or len(got_heads) != len(expected_heads):
-        return None
-    for index, (got, expected) in enumerate(zip(got_heads, expected_heads, strict=True)):
-        if not same(got, expected):
-            return index
-    return None
 
 
 def judge_split_heads(data, case):
@@ -256,13 +204,6 @@ def judge_merge_heads(data, case):
     verdict = compare(got, expected, message_key=key, input_shape=tuple(x.shape))
     verdict.misconception = diagnose(got, expected, stored(case, "expect", "variants"))
     return verdict
-
-
-def informative_queries(mask, like):
-    """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
-    if mask is None:
-        return torch.ones(like.shape[:2], dtype=torch.bool)
-    return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
 
 
 def judge_multi_head_attention(data, case):
@@ -320,33 +261,6 @@ def judge_torch_equivalence(data, case):
     x = stored(case, "inputs", "x")
     return compare(data.get("out"), stored(case, "expect", "output"), message_key="torch_equivalence.values",
                    input_shape=tuple(x.shape))
-
-
-def copied_weights_problem(state, weights):
-    """A Verdict naming the first tensor of nn.MultiheadAttention that does not hold the given weights; else None."""
-    stacked = state.get("in_proj_weight")
-    if stacked is None:
-        return Verdict(False, "torch_equivalence.no_in_proj")
-    blocks = [weights[f"{layer}.weight"] for layer in PROJECTIONS]
-    if not same(stacked, torch.cat(blocks)):
-        if any(same(stacked, torch.cat(order)) for order in itertools.permutations(blocks)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
-        if same(stacked, torch.cat([block.T for block in blocks])):
-            return Verdict(False, "torch_equivalence.in_proj_transposed")
-        return Verdict(False, "torch_equivalence.in_proj_weight")
-    biases = [weights.get(f"{layer}.bias", torch.zeros_like(weights[f"{layer}.weight"][:, 0])) for layer in PROJECTIONS]
-    stacked_bias = state.get("in_proj_bias")
-    if stacked_bias is None or state.get("out_proj.bias") is None:
-        return Verdict(False, "torch_equivalence.no_bias")
-    if not same(stacked_bias, torch.cat(biases)):
-        if any(same(stacked_bias, torch.cat(order)) for order in itertools.permutations(biases)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
-        return Verdict(False, "torch_equivalence.in_proj_bias")
-    if not same(state.get("out_proj.weight"), weights["out_proj.weight"]) or not same(
-        state["out_proj.bias"], weights["out_proj.bias"]
-    ):
-        return Verdict(False, "torch_equivalence.out_proj")
-    return None
 
 
 def judge_parameter_counts(data, case):

@@ -5,6 +5,9 @@ says which parameter names it expected. The no-answers proof in a fresh venv is 
 import copy
 import filecmp
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -68,9 +71,12 @@ def test_agreement_notices_a_stale_vector(document):
 
 
 def test_build_is_deterministic_and_readable(tmp_path):
+    """Same sources, same bytes: a build here and one by the CLI in a fresh process (its own thread count, hash
+    seed and import order) write identical files. Nothing built is committed, so this is the staleness check."""
     first, second = tmp_path / "first", tmp_path / "second"
     sizes = build(first)
-    build(second)
+    subprocess.run([sys.executable, "-m", "autograder.cli", "student-kit", "build", str(second)], check=True,
+                   cwd=tmp_path, env={**os.environ, "PYTHONHASHSEED": "12345", "OMP_NUM_THREADS": "2"})
     names = sorted(sizes)
     assert sorted(str(p.relative_to(first)) for p in first.rglob("*") if p.is_file()) == names
     match, mismatch, errors = filecmp.cmpfiles(first, second, names, shallow=False)

@@ -16,7 +16,7 @@ import torch
 
 from autograder import catalog
 from autograder.exercises import EXERCISES
-from autograder.runner import DEFAULT_SEED, cases_for
+from autograder.runner import DEFAULT_SEED, cases_for, single_threaded
 from autograder.student_kit.recording import record_case
 from autograder.student_kit.runtime import tensors, vectors
 
@@ -68,15 +68,19 @@ def public_messages():
 def vectors_document(seed=DEFAULT_SEED):
     """Every public case of every exercise, in course order, as the kit stores it."""
     checks = []
-    for exercise in EXERCISES:
-        for check in catalog.checks_of(exercise.id, include_hidden=False):
-            recorded = [record_case(check, case) for case in cases_for(check, seed)]
-            kinds = {kind for kind, _ in recorded}
-            if len(kinds) != 1:
-                raise ValueError(f"{check.id}: cases of different kinds {sorted(kinds)}")
-            checks.append({"id": check.id, "exercise": check.exercise, "points": check.points, "kind": kinds.pop(),
-                           "cases": [tensors.encode(case) for _, case in recorded]})
+    with single_threaded():  # one thread: the same floating-point sums in every process, so the same bytes
+        for exercise in EXERCISES:
+            checks += [stored_check(check, seed) for check in catalog.checks_of(exercise.id, include_hidden=False)]
     return {"format": vectors.FORMAT, "messages": public_messages(), "checks": checks}
+
+
+def stored_check(check, seed):
+    recorded = [record_case(check, case) for case in cases_for(check, seed)]
+    kinds = {kind for kind, _ in recorded}
+    if len(kinds) != 1:
+        raise ValueError(f"{check.id}: cases of different kinds {sorted(kinds)}")
+    return {"id": check.id, "exercise": check.exercise, "points": check.points, "kind": kinds.pop(),
+            "cases": [tensors.encode(case) for _, case in recorded]}
 
 
 def kit_pyproject():

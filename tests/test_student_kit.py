@@ -152,3 +152,30 @@ def test_a_failed_mask_check_draws_its_heatmap(vectors):
     [result] = run_public("causal_mask", {"causal_mask": with_diagonal}, vectors, "en")
     assert result.misconception == "mask_includes_diagonal" and result.heatmap is not None
     assert heatmap_png(*result.heatmap, vectors.messages).startswith(b"\x89PNG")
+
+
+def test_stored_weights_load_by_name_in_either_layout_with_biases_made_to_match():
+    from autograder.student_kit.runtime.loading import load_stored_weights, parameter_shapes
+
+    generator = torch.Generator().manual_seed(0)
+    weight, bias = torch.randn(2, 3, generator=generator), torch.randn(2, generator=generator)
+    x = torch.randn(4, 3, generator=generator)
+
+    class Student(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.W_query = nn.Parameter(torch.zeros(3, 2))  # raw (d_in, d_out), used as x @ W
+            self.W_key = nn.Linear(3, 2, bias=True)  # a bias the stored case does not have
+            self.out_proj = nn.Linear(3, 2, bias=False)  # no bias, but the stored case has one
+            self.unknown = nn.Linear(3, 2)  # nothing stored under this name: left alone
+
+    student = Student()
+    unknown = student.unknown.weight.detach().clone()
+    shapes = parameter_shapes(student)
+    load_stored_weights(student, {"W_query.weight": weight, "W_key.weight": weight, "out_proj.weight": weight,
+                                  "out_proj.bias": bias, "missing.weight": weight})
+    assert shapes["W_query"] == (3, 2)
+    assert torch.equal(student.W_query, weight.T)
+    assert torch.equal(student.W_key.weight, weight) and not student.W_key.bias.any()
+    assert torch.allclose(student.out_proj(x), x @ weight.T + bias)
+    assert torch.equal(student.unknown.weight, unknown)

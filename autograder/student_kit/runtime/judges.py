@@ -8,12 +8,12 @@ student's weights, this one reads the output stored for the weights the probe lo
 tests/test_student_kit.py runs both on the same code and asserts the same verdicts and messages.
 """
 
-
 import torch
 
 from autograder.compare import compare, compare_named, diagnose, dtype_verdict, same
 from autograder.judging import (
     PADDING_MISCONCEPTIONS,
+    PROJECTIONS,
     causal_weights_problem,
     copied_weights_problem,
     first_mask_error,
@@ -24,11 +24,7 @@ from autograder.judging import (
 from autograder.model import Verdict
 from autograder.results import explain_error
 
-PROJECTIONS = ("W_query", "W_key", "W_value")
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
-SOFTMAX_FUNCTIONS = frozenset(
-    {"softmax", "_softmax", "log_softmax", "_log_softmax", "special_softmax", "special_log_softmax", "softmin"}
-)
 
 
 def stored(case, part, name):

@@ -9,6 +9,7 @@ data only, like the live ones, so the same judges' logic applies.
 import torch
 from torch import nn
 
+from autograder.judging import PROJECTIONS
 from autograder.probing import (
     ProbeError,
     TransposeCrash,
@@ -27,7 +28,6 @@ from autograder.probing import (
 from autograder.student_kit.runtime.loading import load_stored_weights, parameter_shapes
 from autograder.student_kit.runtime.tensors import DTYPES
 
-PROJECTIONS = ("W_query", "W_key", "W_value")
 ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+import torch
 
 import solutions
 from autograder.exercises import EXERCISES, EXERCISES_BY_ID, of_notebook
@@ -59,14 +60,15 @@ def reference_namespace(exercise_id):
 def release_namespaces():
     """{notebook: namespace} after running the release notebooks' code cells as handed out (stubs raise)."""
     namespaces = {}
-    for path in sorted((REPO / "release" / "attention").glob("*.ipynb")):
-        namespace = {}
-        for cell in nbformat.read(path, as_version=4).cells:
-            if cell.cell_type != "code" or "autograder" in cell.source:
-                continue
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(Exception):
-                exec(compile(cell.source, f"{path.name}", "exec"), namespace)  # noqa: S102 - the course's own code
-        namespaces[path.stem] = namespace
+    with torch.random.fork_rng(devices=[]):  # the notebooks seed the global RNG; the caller's state is kept
+        for path in sorted((REPO / "release" / "attention").glob("*.ipynb")):
+            namespace = {}
+            for cell in nbformat.read(path, as_version=4).cells:
+                if cell.cell_type != "code" or "autograder" in cell.source:
+                    continue
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(Exception):
+                    exec(compile(cell.source, path.name, "exec"), namespace)  # noqa: S102 - the course's own code
+            namespaces[path.stem] = namespace
     return namespaces
 
 

@@ -7,6 +7,8 @@
     attnkit bench [--n N]                         nbgrader autograde vs attnkit grade on N solved submissions
     attnkit similarity SUBMITTED_DIR --out OUT    pairs whose code or wrong outputs look copied (evidence only)
     attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
+    attnkit gradescope build OUT.zip              the Gradescope autograder bundle
+    attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
 `grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";
@@ -111,6 +113,13 @@ def _parser():
     gradescope_build.add_argument("--lang", choices=("en", "zh"), default=None,
                                   help="feedback language on Gradescope (default: ATTNKIT_LANG there, else English)")
     gradescope_build.set_defaults(run=_gradescope_build)
+
+    student_kit = commands.add_parser("student-kit", help="the student kit (see README, \"The student kit\")")
+    student_kit_actions = student_kit.add_subparsers(dest="action", required=True)
+    student_kit_build = student_kit_actions.add_parser(
+        "build", help="write the installable student kit (public checks as stored vectors, no reference) to OUT_DIR")
+    student_kit_build.add_argument("out", type=Path, metavar="OUT_DIR")
+    student_kit_build.set_defaults(run=_student_kit_build)
     return parser
 
 
@@ -249,6 +258,18 @@ def _gradescope_build(args):
         raise CannotGrade(str(problem)) from None
     print(f"attnkit gradescope: {args.out} ({len(names)} files): upload it as the assignment's autograder",
           file=sys.stderr)
+    return 0
+
+
+def _student_kit_build(args):
+    from autograder.integrations.student_kit.build import KitBuildError, build
+
+    try:
+        sizes = build(args.out)
+    except (KitBuildError, OSError) as problem:
+        raise CannotGrade(str(problem)) from None
+    print(f"attnkit student-kit: {args.out} ({len(sizes)} files, {sum(sizes.values()):,} bytes): install it into the "
+          f"students' kernels with `pip install {args.out}`", file=sys.stderr)
     return 0
 
 

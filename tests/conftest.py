@@ -42,3 +42,11 @@ def source_regions(repo_root):
             _sort_lines(cell, lines_by_region)
         regions[path.stem] = lines_by_region
     return regions
+
+
+@pytest.fixture(scope="session")
+def student_kit_venv(tmp_path_factory):
+    """One fresh venv per session with the built student kit installed alone (tests/student_kit_env.py)."""
+    from student_kit_env import make_kit_venv
+
+    return make_kit_venv(tmp_path_factory.mktemp("student-kit"))

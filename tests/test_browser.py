@@ -5,7 +5,8 @@ Debian's Chromium and chromedriver drive a JupyterLab started here on 127.0.0.1,
 Selenium Manager off: the driver's path is given, nothing is downloaded. Notebook 03 is opened twice,
 with a correct `causal_mask` and with one that also hides the diagonal; the cells up to its check cell
 run from the Run menu, and the tests read the output area as the student sees it. Then nbgrader's
-Validate button and the formgrader page.
+Validate button and the formgrader page. The wrong copy is opened a third time in a kernel of its own that
+has only the student kit installed (tests/student_kit_env.py): the same feedback, from stored vectors.
 
 `.ci/run` installs chromium and chromium-driver. Without them these tests skip, except in CI (CI set),
 where a missing browser fails them. Screenshots go to $ATTNKIT_ARTIFACTS (default /tmp/attnkit-artifacts),
@@ -52,9 +53,10 @@ CHROMIUM_FLAGS = (
     "--disable-sync",
     "--window-size=1400,1000",
 )
-# Bounds, in seconds: each is far above what a 2-core machine needs (the module takes about 35 s there), and
-# no wait outlasts TOTAL_S from the server's start, so a hung step cannot keep the module past 2 minutes.
-TOTAL_S = 105
+# Bounds, in seconds: each is far above what a 2-core machine needs (the module takes about 45 s there once the
+# student kit's venv exists), and no wait outlasts TOTAL_S from the server's start, so a hung step cannot keep the
+# module past 2.5 minutes.
+TOTAL_S = 150
 SERVER_START_S = 45
 PAGE_S = 30
 KERNEL_S = 45
@@ -62,6 +64,8 @@ RUN_S = 60
 VALIDATE_S = 60
 # What an app page must not show (formgrader's error pages and its exchange warning say these).
 ERROR_MARKERS = ("traceback", "error", "does not exist", "could not be")
+PYTHON_KERNEL = "Python 3 (ipykernel)"
+KIT_KERNEL = ("attnkit-student-kit", "Student kit")  # (kernelspec name, display name)
 
 
 _deadline = [float("inf")]  # set when the server starts
@@ -125,6 +129,9 @@ def course(workdir, repo_root):
         stubs[0].source = stubs[0].source.replace(STUB, body)
         (root / "student").mkdir(exist_ok=True)
         nbformat.write(nb, root / "student" / f"{Path(NOTEBOOK).stem}_{name}.ipynb")
+        if name == "wrong":  # the same student, in a kernel with only the student kit
+            nb.metadata["kernelspec"] = {"name": KIT_KERNEL[0], "display_name": KIT_KERNEL[1], "language": "python"}
+            nbformat.write(nb, root / "student" / f"{Path(NOTEBOOK).stem}_{name}_student_kit.ipynb")
     return root
 
 
@@ -157,14 +164,20 @@ def write_json(path, data):
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
-def jupyter_environment(workdir):
+def jupyter_environment(workdir, kit_python):
     """The server's environment: this interpreter's bin/ first on PATH, Jupyter's state in workdir."""
     jupyter = workdir / "jupyter"
     # The kernel is this interpreter, the one with autograder installed, whatever else is on the machine:
     # JUPYTER_PATH comes before every other kernelspec directory.
     write_json(jupyter / "path" / "kernels" / "python3" / "kernel.json", {
         "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (ipykernel)",
+        "display_name": PYTHON_KERNEL,
+        "language": "python",
+    })
+    # A student's kernel on a hub: the student kit's venv, where neither the reference nor the checks exist.
+    write_json(jupyter / "path" / "kernels" / KIT_KERNEL[0] / "kernel.json", {
+        "argv": [str(kit_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": KIT_KERNEL[1],
         "language": "python",
     })
     settings = jupyter / "config" / "lab" / "user-settings" / "@jupyterlab"
@@ -188,7 +201,7 @@ def jupyter_environment(workdir):
 
 
 @pytest.fixture(scope="module")
-def lab(browser_binaries, course, workdir):
+def lab(browser_binaries, course, workdir, student_kit_venv):
     """A JupyterLab server on 127.0.0.1 serving the course; always shut down (its kernels too)."""
     port, token = free_port(), secrets.token_hex(16)
     log = workdir / "jupyterlab.log"
@@ -198,8 +211,9 @@ def lab(browser_binaries, course, workdir):
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course}",
         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
+    environment = jupyter_environment(workdir, student_kit_venv.python)
     with open(log, "wb") as log_file:
-        server = subprocess.Popen(command, cwd=course, env=jupyter_environment(workdir), stdin=subprocess.DEVNULL,
+        server = subprocess.Popen(command, cwd=course, env=environment, stdin=subprocess.DEVNULL,
                                   stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)
     lab = Lab(f"http://127.0.0.1:{port}", token, log)
     _deadline[0] = time.monotonic() + TOTAL_S
@@ -303,7 +317,7 @@ def visible_panel(driver):
     return panels[0] if len(panels) == 1 else None
 
 
-def open_notebook(driver, lab, course, path):
+def open_notebook(driver, lab, course, path, kernel=PYTHON_KERNEL):
     """Open a notebook in a fresh JupyterLab workspace; (panel, cell elements, cell sources) once its kernel is idle."""
     from selenium.webdriver.common.by import By
 
@@ -315,9 +329,9 @@ def open_notebook(driver, lab, course, path):
     cells = wait_for(driver, lambda: [cells for cells in [panel.find_elements(By.CSS_SELECTOR, ".jp-Cell")]
                                       if len(cells) == len(sources)], PAGE_S, f"the {len(sources)} cells of {path}")[0]
     status_bar = driver.find_element(By.ID, "jp-main-statusbar")
-    wait_for(driver, lambda: "Python 3 (ipykernel) | Idle" in status_bar.text
+    wait_for(driver, lambda: f"{kernel} | Idle" in status_bar.text
              and panel.find_elements(By.CSS_SELECTOR, '.jp-Notebook-ExecutionIndicator[data-status="idle"]'),
-             KERNEL_S, "an idle Python 3 kernel in the status bar")
+             KERNEL_S, f"an idle {kernel} kernel in the status bar")
     return panel, cells, sources
 
 
@@ -331,12 +345,12 @@ def menu(driver, top, item):
     entry[0].click()
 
 
-def run_through_check(driver, lab, course, name):
+def run_through_check(driver, lab, course, name, kernel=PYTHON_KERNEL, copy=None):
     """Open the student's copy, run every cell above the causal_mask check, then the check; return its cell."""
     from selenium.webdriver.common.by import By
 
-    relative = f"student/{Path(NOTEBOOK).stem}_{name}.ipynb"
-    _panel, cells, sources = open_notebook(driver, lab, course, relative)
+    relative = f"student/{Path(NOTEBOOK).stem}_{copy or name}.ipynb"
+    _panel, cells, sources = open_notebook(driver, lab, course, relative, kernel)
     index = next(i for i, source in enumerate(sources) if CHECK_SOURCE in source)
     check_cell = cells[index]
     check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt").click()
@@ -431,6 +445,18 @@ def test_mask_hiding_the_diagonal_shows_the_mistake_hint_and_heatmap(driver, lab
         assert "diagonal=1" in failures[0], failures
         assert failures == expected_feedback(causal_mask_source("wrong"), monkeypatch)
         assert not [line for line in lines if line.startswith("✔")], lines
+        assert_no_console_errors(driver, lab, "JupyterLab")
+
+
+def test_student_kit_kernel_shows_the_same_feedback_and_heatmap(driver, lab, course, monkeypatch):
+    with screenshot_on_failure(driver, lab, "causal_mask-student-kit"):
+        cell = run_through_check(driver, lab, course, "wrong", kernel=KIT_KERNEL[1], copy="wrong_student_kit")
+        wait_for(driver, lambda: shown_images(driver, cell), PAGE_S, "the heatmap to load")
+        lines = output_lines(cell)
+        save_screenshot(driver, "causal_mask-student-kit")
+        # The kit's stored vectors give exactly what the full kit's live check prints (computed here in-process).
+        assert [line for line in lines if line[:1] in ("✔", "✘")] == expected_feedback(causal_mask_source("wrong"),
+                                                                                         monkeypatch)
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 

@@ -64,3 +64,25 @@ def compare(got, expected, *, message_key, variants=None, input_shape=None, heat
         input_shape=input_shape,
         heatmap=heatmap,
     )
+
+
+def compare_named(got, expected, candidates, **kwargs):
+    """compare.compare, naming the first candidate mistake that reproduces `got`."""
+    verdict = compare(got, expected, **kwargs)
+    if not verdict.passed:
+        verdict.misconception = diagnose(got, expected, candidates)
+    return verdict
+
+
+def dtype_name(dtype):
+    """"float32" for torch.float32."""
+    return str(dtype).removeprefix("torch.")
+
+
+def dtype_verdict(prefix, got, expected_dtype):
+    """Verdict(True) when `got` has `expected_dtype`; else the message `{prefix}.dtype`, with the fields
+    got_dtype and expected_dtype (names such as "float32": messages write "torch.{got_dtype}" to show torch's)."""
+    if got.dtype == expected_dtype:
+        return Verdict(True)
+    return Verdict(False, f"{prefix}.dtype",
+                   {"got_dtype": dtype_name(got.dtype), "expected_dtype": dtype_name(expected_dtype)})

@@ -1,5 +1,6 @@
 """What notebook cells call: `check` for instant public feedback, `grade` for a graded test cell."""
 
+from autograder.checking.feedback import show_png
 from autograder.checking.rendering import heatmap_png, table
 from autograder.checking.runner import DEFAULT_SEED, run_exercise
 from autograder.course.exercises import exercise as find_exercise
@@ -21,7 +22,7 @@ def check(exercise_id, *objects):
     print(table(exercise_id, results, lang, hidden=False))
     for result in results:
         if result.heatmap is not None:
-            _show_png(heatmap_png(*result.heatmap))
+            show_png(heatmap_png(*result.heatmap))
 
 
 def grade(exercise_id, *objects, seed=DEFAULT_SEED):
@@ -34,12 +35,3 @@ def grade(exercise_id, *objects, seed=DEFAULT_SEED):
     print(table(exercise_id, results, lang, hidden=True))
     return float(sum(result.score for result in results))
 
-
-def _show_png(png):
-    try:
-        from IPython import get_ipython
-        from IPython.display import Image, display
-    except ImportError:
-        return
-    if get_ipython() is not None:
-        display(Image(data=png))

@@ -5,7 +5,9 @@ Everything a probe returns is plain data (tensors detached to CPU, numbers, stri
 """
 
 import contextlib
+import inspect
 import io
+import numbers
 import traceback
 import warnings
 from collections.abc import Mapping
@@ -180,3 +182,75 @@ def _flat(value):
     if isinstance(value, dict):
         return [item for element in value.values() for item in _flat(element)]
     return [value]
+
+
+# Probe helpers shared by the live checks (autograder.checks) and the student kit (autograder.student_kit).
+
+
+def called_functions(function, *args):
+    """(result, sorted names of the torch functions the call went through)."""
+    with FunctionCalls() as calls:
+        result = function(*args)
+    return result, sorted(set(calls.names))
+
+
+def forbidden_calls(names, forbidden):
+    return sorted({name for name in names if name.rsplit(".", 1)[-1] in forbidden})
+
+
+class ForwardWatch(FunctionCalls):
+    """FunctionCalls that also notices `.T` on a tensor with a batch dimension: it reverses EVERY axis."""
+
+    def __init__(self):
+        super().__init__()
+        self.batched_transpose = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
+            self.batched_transpose = True
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+class TransposeCrash(Exception):
+    """The forward pass crashed after taking `.T` of a batched tensor: the crash has that cause."""
+
+
+def call_watched(module, x):
+    """(module(x), watch); a crash that follows `.T` on a batch is raised as TransposeCrash."""
+    with ForwardWatch() as watch:
+        try:
+            output = module(x)
+        except Exception as exc:
+            if watch.batched_transpose:
+                raise TransposeCrash from exc
+            raise
+    return output, watch
+
+
+def input_unchanged(x, run):
+    """run(x), and whether it left x's values and layout (shape, strides) as they were."""
+    snapshot, layout = x.clone(), (tuple(x.shape), x.stride())
+    result = run(x)
+    return result, (tuple(x.shape), x.stride()) == layout and torch.equal(x, snapshot)
+
+
+def takes_attention_mask(forward):
+    """Whether forward can be called with attention_mask=...; the book's forward(self, x) cannot."""
+    try:
+        parameters = inspect.signature(forward).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: let the call itself decide
+        return True
+    return any(p.name == "attention_mask" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def as_count(value):
+    """A whole number from int, integral float or one-element tensor; anything else is a ProbeError."""
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.device.type != "meta":
+        value = value.item()
+    if isinstance(value, bool):
+        pass  # True is an Integral, but not a count
+    elif isinstance(value, numbers.Integral):
+        return int(value)
+    elif isinstance(value, numbers.Real) and float(value).is_integer():
+        return int(value)
+    raise ProbeError("parameter_counts.not_a_count", got=type(value).__module__ + "." + type(value).__name__)

@@ -3,7 +3,8 @@
 `probe_exercise` touches the student's objects and returns plain data only; `judge_exercise`
 needs nothing but that data, the seed and the reference. `run_exercise` does both in one process
 (the notebook); autograder.isolation.supervisor runs the first half in a sandboxed child process.
-What an exception means is autograder.checking.diagnosis's job; the verdict's text, autograder.checking.rendering's.
+What an exception means is autograder.checking.diagnosis's job; the verdict's text is autograder.checking.results'
+(shared with the student kit).
 """
 
 import contextlib
@@ -11,12 +12,11 @@ import random
 
 import torch
 
-from autograder.checking.check_types import ERROR, FAILED, PASSED, Verdict
-from autograder.checking.diagnosis import explain_error
 from autograder.checking.probing import run_probe
-from autograder.checking.rendering import check_result
+from autograder.checking.results import judge_cases
 from autograder.course import catalog
 from autograder.course.exercises import exercise as find_exercise
+from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.i18n import language
 
 DEFAULT_SEED = 20260
@@ -76,20 +76,5 @@ def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=Tr
 
 
 def _judge_check(check, data_per_case, seed, lang):
-    cases = cases_for(check, seed)
-    if not isinstance(data_per_case, list) or not data_per_case:
-        return check_result(check, ERROR, Verdict(False, "error.no_result"), lang)
-    for case, data in zip(cases, data_per_case, strict=False):
-        if not isinstance(data, dict):
-            return check_result(check, ERROR, Verdict(False, "error.no_result"), lang)
-        if "error" in data:
-            return check_result(check, ERROR, explain_error(data["error"], case), lang)
-        try:
-            verdict = check.judge(data, case)
-        except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
-            verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
-        if not verdict.passed:
-            return check_result(check, FAILED, verdict, lang)
-    if len(data_per_case) < len(cases):
-        return check_result(check, ERROR, Verdict(False, "error.no_result"), lang)
-    return check_result(check, PASSED, Verdict(True), lang)
+    return judge_cases(check, cases_for(check, seed), data_per_case, check.judge, lang, catalog.MESSAGES,
+                       MISCONCEPTIONS_BY_ID)

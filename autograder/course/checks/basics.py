@@ -11,10 +11,11 @@ import torch
 
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, diagnose, same
+from autograder.checking.compare import same
 from autograder.checking.probing import lookup, plain, rand
 from autograder.course.checks.helpers import (
     called_functions,
+    compare_named,
     dtype_of,
     dtype_verdict,
     forbidden_calls,
@@ -39,14 +40,6 @@ EXERCISES = (
 SOFTMAX_FUNCTIONS = frozenset(
     {"softmax", "_softmax", "log_softmax", "_log_softmax", "special_softmax", "special_log_softmax", "softmin"}
 )
-
-
-def compare_named(got, expected, candidates, **kwargs):
-    """compare.compare, naming the first candidate mistake that reproduces `got`."""
-    verdict = compare(got, expected, **kwargs)
-    if not verdict.passed:
-        verdict.misconception = diagnose(got, expected, candidates)
-    return verdict
 
 
 def case_tensor(case):

@@ -16,11 +16,13 @@ import torch
 
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, diagnose, largest_difference, same
+from autograder.checking.compare import compare, diagnose, same
+from autograder.checking.judging import causal_weights_problem, first_mask_error
 from autograder.checking.probing import (
     DeviceMixWatch,
-    FunctionCalls,
     ProbeError,
+    TransposeCrash,
+    call_watched,
     describe_exception,
     lookup,
     plain,
@@ -61,11 +63,6 @@ NOTES_D_OUT = 2
 SCORE_SPREAD = 3.0  # hidden scores in [-3, 3): softmax weights far from uniform, so mistakes show
 
 
-def first_index(flags):
-    """The index (tuple) of the first True in a bool tensor."""
-    return tuple(int(i) for i in flags.nonzero()[0])
-
-
 # ---------------------------------------------------------------------------------------------
 # causal_mask(num_tokens)
 
@@ -99,14 +96,6 @@ def judge_causal_mask(data, case):
                 for kind_id, kind in (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))}
     return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, variants),
                    expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
-
-
-def first_mask_error(got, expected):
-    """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
-    query, key = (int(i) for i in (got != expected).nonzero()[0])
-    if expected[query, key]:
-        return "mask.lets_see", {"query": query + 1, "key": key + 1}
-    return "mask.hides", {"query": query + 1, "key": key + 1}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,30 +260,11 @@ def judge_causal_weights(got, expected, mistakes_of):
     if got.shape != expected.shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
                        **shown)
-    problem = weights_problem(got, expected)
+    problem = causal_weights_problem(got, expected, mask_for("future", expected.shape[-1]))
     if problem is None:
         return dtype_verdict("causal_weights", got, expected.dtype)
     key, fields = problem
     return Verdict(False, key, fields, misconception=diagnose(got, expected, mistakes_of()), heatmap=True, **shown)
-
-
-def weights_problem(got, expected):
-    """(message key, 1-based fields) of the first property the weights break, or None when they are right."""
-    future = mask_for("future", expected.shape[-1])
-    nan_rows = torch.isnan(got).any(dim=-1)
-    if nan_rows.any():
-        return "causal_weights.nan", {"query": first_index(nan_rows)[-1] + 1}
-    leaks = (got != 0) & future
-    if leaks.any():
-        *_, query, key = first_index(leaks)
-        return "causal_weights.future", {"query": query + 1, "key": key + 1}
-    off_rows = (got.to(torch.float64).sum(dim=-1) - 1).abs() > 1e-4
-    if off_rows.any():
-        return "causal_weights.row_sum", {"query": first_index(off_rows)[-1] + 1}
-    if not same(got, expected):
-        *_, query, key = largest_difference(got, expected)[1]
-        return "causal_weights.values", {"query": query + 1, "key": key + 1}
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -343,35 +313,6 @@ def projection_state(module):
         if f"{name}.weight" not in state:
             raise ProbeError("causal_attention.missing_layer", name=name)
     return {key: value for key, value in state.items() if key.split(".")[0] in PROJECTIONS}
-
-
-class ForwardWatch(FunctionCalls):
-    """FunctionCalls that also notices `.T` on a tensor with a batch dimension: it reverses EVERY axis."""
-
-    def __init__(self):
-        super().__init__()
-        self.batched_transpose = False
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
-            self.batched_transpose = True
-        return super().__torch_function__(func, types, args, kwargs)
-
-
-class TransposeCrash(Exception):
-    """The forward pass crashed after taking `.T` of a batched tensor: the crash has that cause."""
-
-
-def call_watched(module, x):
-    """(module(x), watch); a crash that follows `.T` on a batch is raised as TransposeCrash."""
-    with ForwardWatch() as watch:
-        try:
-            output = module(x)
-        except Exception as exc:
-            if watch.batched_transpose:
-                raise TransposeCrash from exc
-            raise
-    return output, watch
 
 
 def naming_transpose_crash(probe):

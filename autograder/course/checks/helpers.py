@@ -5,8 +5,13 @@ Plain torch and the checking machinery only: probes (which run in the student's 
 
 import torch
 
-from autograder.checking.check_types import Verdict
-from autograder.checking.probing import FunctionCalls
+# Shared with the student kit, which copies autograder.checking: defined there, re-exported for the checks.
+from autograder.checking.compare import compare_named, dtype_name, dtype_verdict
+from autograder.checking.judging import PROJECTIONS
+from autograder.checking.probing import called_functions, forbidden_calls
+
+__all__ = ["ATTENTION_FUNCTIONS", "DTYPES", "NOTES_INPUTS", "PROJECTIONS", "called_functions", "compare_named",
+           "dtype_name", "dtype_of", "dtype_verdict", "forbidden_calls", "notes_batch", "notes_inputs"]
 
 NOTES_INPUTS = (
     (0.43, 0.15, 0.89),  # x(1) "Your"
@@ -18,7 +23,6 @@ NOTES_INPUTS = (
 )
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
-PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
 # Library attention a from-scratch forward must not call (names as FunctionCalls records them).
 ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
 
@@ -32,32 +36,7 @@ def dtype_of(case):
     return DTYPES[case.get("dtype", "float32")]
 
 
-def called_functions(function, *args):
-    """(result, sorted names of the torch functions the call went through)."""
-    with FunctionCalls() as calls:
-        result = function(*args)
-    return result, sorted(set(calls.names))
-
-
-def forbidden_calls(names, forbidden):
-    return sorted({name for name in names if name.rsplit(".", 1)[-1] in forbidden})
-
-
 def notes_batch():
     """The notes' embeddings batched twice, (2, 6, 3), as torch.stack((inputs, inputs)) does in §3.5.3."""
     inputs = notes_inputs()
     return torch.stack((inputs, inputs), dim=0)
-
-
-def dtype_name(dtype):
-    """"float32" for torch.float32."""
-    return str(dtype).removeprefix("torch.")
-
-
-def dtype_verdict(prefix, got, expected_dtype):
-    """Verdict(True) when `got` has `expected_dtype`; else the message `{prefix}.dtype`, with the fields
-    got_dtype and expected_dtype (names such as "float32": messages write "torch.{got_dtype}" to show torch's)."""
-    if got.dtype == expected_dtype:
-        return Verdict(True)
-    return Verdict(False, f"{prefix}.dtype",
-                   {"got_dtype": dtype_name(got.dtype), "expected_dtype": dtype_name(expected_dtype)})

@@ -8,9 +8,6 @@ RNG state) and return outputs plus `state_of(module)`; judges rerun the referenc
 student created layers never matters.
 """
 
-import inspect
-import itertools
-import numbers
 
 import torch
 from torch import nn
@@ -18,7 +15,26 @@ from torch import nn
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
-from autograder.checking.probing import FunctionCalls, MatmulCount, ProbeError, lookup, plain, rand, seeded, state_of
+from autograder.checking.judging import (
+    PADDING_MISCONCEPTIONS,
+    copied_weights_problem,
+    first_wrong_head,
+    informative_queries,
+    wrapper_structure_problem,
+)
+from autograder.checking.probing import (
+    FunctionCalls,
+    MatmulCount,
+    ProbeError,
+    as_count,
+    input_unchanged,
+    lookup,
+    plain,
+    rand,
+    seeded,
+    state_of,
+    takes_attention_mask,
+)
 from autograder.course.checks import variants
 from autograder.course.checks.helpers import DTYPES, PROJECTIONS, dtype_verdict, notes_batch
 
@@ -112,13 +128,6 @@ def missing_layers(weights, layers):
     return [layer for layer in layers if f"{layer}.weight" not in weights]
 
 
-def input_unchanged(x, run):
-    """run(x), and whether it left x's values and layout (shape, strides) as they were."""
-    snapshot, layout = x.clone(), (tuple(x.shape), x.stride())
-    result = run(x)
-    return result, (tuple(x.shape), x.stride()) == layout and torch.equal(x, snapshot)
-
-
 # ---------------------------------------------------------------------------------------------
 # mha_wrapper: MultiHeadAttentionWrapper(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)
 
@@ -175,7 +184,7 @@ def head_outputs(heads, x):
 
 
 def judge_wrapper(data, case):
-    problem = wrapper_structure_problem(data, case)
+    problem = wrapper_structure_problem(data, case, data.get("state", {}))
     if problem is not None:
         return problem
     x, got = attention_input(case), data["out"]
@@ -193,36 +202,6 @@ def judge_wrapper(data, case):
     verdict = compare(got, expected, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
     verdict.misconception = misconception
     return verdict
-
-
-def wrapper_structure_problem(data, case):
-    """A Verdict when the heads are not num_heads separate, registered CausalAttention modules; else None."""
-    kind = data.get("heads_type")
-    if kind in ("list", "tuple"):
-        return Verdict(False, "mha_wrapper.heads_not_registered", misconception="heads_plain_list")
-    if kind != "ModuleList":
-        return Verdict(False, "mha_wrapper.no_heads")
-    if data["distinct_heads"] < data["head_count"]:
-        return Verdict(False, "mha_wrapper.heads_shared", misconception="heads_shared")
-    if data["head_count"] != case["num_heads"]:
-        return Verdict(False, "mha_wrapper.head_count", {"got": data["head_count"], "expected": case["num_heads"]})
-    state = data["state"]
-    for i in range(case["num_heads"]):
-        missing = missing_layers(projection_weights(state, f"heads.{i}."), PROJECTIONS)
-        if missing:
-            return Verdict(False, "mha_wrapper.head_layers", {"head": i + 1, "names": ", ".join(missing)})
-    if ("heads.0.W_query.bias" in state) != case["qkv_bias"]:
-        return Verdict(False, "mha_wrapper.qkv_bias")
-    return None
-
-
-def first_wrong_head(got_heads, expected_heads):
-    if got_heads is None or len(got_heads) != len(expected_heads):
-        return None
-    for index, (got, expected) in enumerate(zip(got_heads, expected_heads, strict=True)):
-        if not same(got, expected):
-            return index
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,15 +413,6 @@ def call_mha(module, x, case):
     return module(x, attention_mask=mask)
 
 
-def takes_attention_mask(forward):
-    """Whether forward can be called with attention_mask=...; the book's forward(self, x) cannot."""
-    try:
-        parameters = inspect.signature(forward).parameters.values()
-    except (TypeError, ValueError):  # no signature to read: let the call itself decide
-        return True
-    return any(p.name == "attention_mask" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-
-
 def probe_mha(namespace, case):
     module = build_student_mha(namespace, case)
     out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
@@ -476,16 +446,6 @@ def judge_mha(data, case):
         verdict.message_key = padding_diagnosis(got, x, weights, case)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
     return verdict
-
-
-PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
-
-
-def informative_queries(mask, like):
-    """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
-    if mask is None:
-        return torch.ones(like.shape[:2], dtype=torch.bool)
-    return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
 
 
 def padding_diagnosis(got, x, weights, case):
@@ -746,33 +706,6 @@ def judge_equivalence(data, case):
     return compare(data.get("out"), expected, message_key="torch_equivalence.values", input_shape=tuple(x.shape))
 
 
-def copied_weights_problem(state, weights):
-    """A Verdict naming the first tensor of nn.MultiheadAttention that does not hold our weights; else None."""
-    stacked = state.get("in_proj_weight")
-    if stacked is None:
-        return Verdict(False, "torch_equivalence.no_in_proj")
-    blocks = [weights[f"{layer}.weight"] for layer in PROJECTIONS]
-    if not same(stacked, torch.cat(blocks)):
-        if any(same(stacked, torch.cat(order)) for order in itertools.permutations(blocks)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
-        if same(stacked, torch.cat([block.T for block in blocks])):
-            return Verdict(False, "torch_equivalence.in_proj_transposed")
-        return Verdict(False, "torch_equivalence.in_proj_weight")
-    biases = [weights.get(f"{layer}.bias", torch.zeros_like(weights[f"{layer}.weight"][:, 0])) for layer in PROJECTIONS]
-    stacked_bias = state.get("in_proj_bias")
-    if stacked_bias is None or state.get("out_proj.bias") is None:
-        return Verdict(False, "torch_equivalence.no_bias")
-    if not same(stacked_bias, torch.cat(biases)):
-        if any(same(stacked_bias, torch.cat(order)) for order in itertools.permutations(biases)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
-        return Verdict(False, "torch_equivalence.in_proj_bias")
-    if not same(state.get("out_proj.weight"), weights["out_proj.weight"]) or not same(
-        state["out_proj.bias"], weights["out_proj.bias"]
-    ):
-        return Verdict(False, "torch_equivalence.out_proj")
-    return None
-
-
 # ---------------------------------------------------------------------------------------------
 # parameter_counts: count_parameters(module), trainable parameters only
 
@@ -823,19 +756,6 @@ def build_counted_module(case):
     container = nn.Module()
     container.add_module(case["container"], nn.ModuleList(blocks))
     return container
-
-
-def as_count(value):
-    """A whole number from int, integral float or one-element tensor; anything else is a ProbeError."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.device.type != "meta":
-        value = value.item()
-    if isinstance(value, bool):
-        pass  # True is an Integral, but not a count
-    elif isinstance(value, numbers.Integral):
-        return int(value)
-    elif isinstance(value, numbers.Real) and float(value).is_integer():
-        return int(value)
-    raise ProbeError("parameter_counts.not_a_count", got=type(value).__module__ + "." + type(value).__name__)
 
 
 def probe_count(namespace, case):

@@ -1,0 +1,116 @@
+"""Decisions judges take without the reference: shared by the live checks (autograder.checks) and the student kit.
+
+Each takes the student's data and the expected values (computed live from the reference, or read from the kit's
+stored vectors) and returns a message key or a Verdict, so both kinds of check say the same thing.
+"""
+
+import itertools
+
+import torch
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import largest_difference, same
+
+PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
+PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
+
+
+def first_index(flags):
+    """The index (tuple) of the first True in a bool tensor."""
+    return tuple(int(i) for i in flags.nonzero()[0])
+
+
+def first_mask_error(got, expected):
+    """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
+    query, key = (int(i) for i in (got != expected).nonzero()[0])
+    if expected[query, key]:
+        return "mask.lets_see", {"query": query + 1, "key": key + 1}
+    return "mask.hides", {"query": query + 1, "key": key + 1}
+
+
+def causal_weights_problem(got, expected, future):
+    """(message key, 1-based fields) of the first property causal weights break, or None when they are right.
+
+    `future` is True where a query must not see a key (the causal mask of expected's last two axes).
+    """
+    nan_rows = torch.isnan(got).any(dim=-1)
+    if nan_rows.any():
+        return "causal_weights.nan", {"query": first_index(nan_rows)[-1] + 1}
+    leaks = (got != 0) & future
+    if leaks.any():
+        *_, query, key = first_index(leaks)
+        return "causal_weights.future", {"query": query + 1, "key": key + 1}
+    off_rows = (got.to(torch.float64).sum(dim=-1) - 1).abs() > 1e-4
+    if off_rows.any():
+        return "causal_weights.row_sum", {"query": first_index(off_rows)[-1] + 1}
+    if not same(got, expected):
+        *_, query, key = largest_difference(got, expected)[1]
+        return "causal_weights.values", {"query": query + 1, "key": key + 1}
+    return None
+
+
+def wrapper_structure_problem(data, case, names):
+    """A Verdict when the heads are not num_heads separate, registered CausalAttention modules; else None.
+
+    `names` holds the wrapper's parameter and buffer names (heads.0.W_query.weight, ...).
+    """
+    kind = data.get("heads_type")
+    if kind in ("list", "tuple"):
+        return Verdict(False, "mha_wrapper.heads_not_registered", misconception="heads_plain_list")
+    if kind != "ModuleList":
+        return Verdict(False, "mha_wrapper.no_heads")
+    if data["distinct_heads"] < data["head_count"]:
+        return Verdict(False, "mha_wrapper.heads_shared", misconception="heads_shared")
+    if data["head_count"] != case["num_heads"]:
+        return Verdict(False, "mha_wrapper.head_count", {"got": data["head_count"], "expected": case["num_heads"]})
+    for i in range(case["num_heads"]):
+        missing = [layer for layer in PROJECTIONS if f"heads.{i}.{layer}.weight" not in names]
+        if missing:
+            return Verdict(False, "mha_wrapper.head_layers", {"head": i + 1, "names": ", ".join(missing)})
+    if ("heads.0.W_query.bias" in names) != case["qkv_bias"]:
+        return Verdict(False, "mha_wrapper.qkv_bias")
+    return None
+
+
+def first_wrong_head(got_heads, expected_heads):
+    """The index of the first head whose own output is wrong; None when all are right or they cannot be told."""
+    if got_heads is None or len(got_heads) != len(expected_heads):
+        return None
+    for index, (got, expected) in enumerate(zip(got_heads, expected_heads, strict=True)):
+        if not same(got, expected):
+            return index
+    return None
+
+
+def informative_queries(mask, like):
+    """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
+    if mask is None:
+        return torch.ones(like.shape[:2], dtype=torch.bool)
+    return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
+
+
+def copied_weights_problem(state, weights):
+    """A Verdict naming the first tensor of nn.MultiheadAttention that does not hold our weights; else None."""
+    stacked = state.get("in_proj_weight")
+    if stacked is None:
+        return Verdict(False, "torch_equivalence.no_in_proj")
+    blocks = [weights[f"{layer}.weight"] for layer in PROJECTIONS]
+    if not same(stacked, torch.cat(blocks)):
+        if any(same(stacked, torch.cat(order)) for order in itertools.permutations(blocks)):
+            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
+        if same(stacked, torch.cat([block.T for block in blocks])):
+            return Verdict(False, "torch_equivalence.in_proj_transposed")
+        return Verdict(False, "torch_equivalence.in_proj_weight")
+    biases = [weights.get(f"{layer}.bias", torch.zeros_like(weights[f"{layer}.weight"][:, 0])) for layer in PROJECTIONS]
+    stacked_bias = state.get("in_proj_bias")
+    if stacked_bias is None or state.get("out_proj.bias") is None:
+        return Verdict(False, "torch_equivalence.no_bias")
+    if not same(stacked_bias, torch.cat(biases)):
+        if any(same(stacked_bias, torch.cat(order)) for order in itertools.permutations(biases)):
+            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
+        return Verdict(False, "torch_equivalence.in_proj_bias")
+    if not same(state.get("out_proj.weight"), weights["out_proj.weight"]) or not same(
+        state["out_proj.bias"], weights["out_proj.bias"]
+    ):
+        return Verdict(False, "torch_equivalence.out_proj")
+    return None

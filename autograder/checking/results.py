@@ -1,0 +1,91 @@
+"""From a check's verdicts to the CheckResult a student reads: statuses, messages, misconceptions, details.
+
+Everything here takes the message catalogue and the known misconceptions as arguments and needs neither the
+checks nor the reference, so the live runner (autograder.checking.runner) and the student kit
+(autograder.integrations.student_kit) turn verdicts into exactly the same text.
+"""
+
+from autograder.checking.check_types import ERROR, FAILED, PASSED, CheckResult, Verdict
+from autograder.checking.compare import largest_difference
+from autograder.checking.diagnosis import explain_error
+from autograder.i18n import pick, render
+
+MAX_SHOWN = 6  # values of expected/got printed per public failure
+
+
+def judge_cases(check, cases, data_per_case, judge, lang, messages, misconceptions):
+    """One CheckResult from a check's cases and the probe data of each: the first failing case decides."""
+    if not isinstance(data_per_case, list) or not data_per_case:
+        return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
+    for case, data in zip(cases, data_per_case, strict=False):
+        if not isinstance(data, dict):
+            return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
+        if "error" in data:
+            return check_result(check, ERROR, explain_error(data["error"], case), lang, messages, misconceptions)
+        try:
+            verdict = judge(data, case)
+        except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
+            verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
+        if not verdict.passed:
+            return check_result(check, FAILED, verdict, lang, messages, misconceptions)
+    if len(data_per_case) < len(cases):
+        return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
+    return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)
+
+
+def check_result(check, status, verdict, lang, messages, misconceptions):
+    """The CheckResult of `check` (anything with id, exercise, points, hidden) for one verdict; `misconceptions`
+    maps a misconception id to its Misconception (bilingual name and hint)."""
+    key = verdict.message_key or f"{check.id}.title"
+    # A hidden check uses the value-free form of a message when one exists.
+    if check.hidden and f"{key}.hidden" in messages:
+        key = f"{key}.hidden"
+    title = render(messages, f"{check.id}.title", lang)
+    fields = dict(verdict.fields)
+    if check.hidden and "detail" in fields:
+        # The student's own exception text can quote the hidden input (e.g. raise ValueError(repr(x))).
+        fields["detail"] = render(messages, "label.detail_withheld", lang)
+    message = title if status == PASSED else f"{title}: {render(messages, key, lang, fields)}"
+    misconception = verdict.misconception if verdict.misconception in misconceptions else None
+    result = CheckResult(
+        id=check.id,
+        exercise=check.exercise,
+        score=float(check.points) if status == PASSED else 0.0,
+        max_score=float(check.points),
+        status=status,
+        misconception=misconception,
+        message=message,
+        hidden=check.hidden,
+    )
+    if misconception:
+        known = misconceptions[misconception]
+        name, hint = pick(known.name, lang), pick(known.hint, lang)
+        result.message += f" [{render(messages, 'label.misconception', lang)}: {name}; " \
+                          f"{render(messages, 'label.hint', lang)}: {hint}]"
+    if not check.hidden and status == FAILED:
+        result.details = public_details(verdict, lang, messages)
+        if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
+            result.heatmap = (verdict.expected, verdict.got)
+    return result
+
+
+def public_details(verdict, lang, messages):
+    """Input shape, a few expected and actual values and the largest difference: public checks only."""
+    lines = []
+    if verdict.input_shape is not None:
+        lines.append(f"{render(messages, 'label.input_shape', lang)}: {tuple(verdict.input_shape)}")
+    expected, got = verdict.expected, verdict.got
+    if hasattr(expected, "shape") and hasattr(got, "shape"):
+        lines.append(f"{render(messages, 'label.expected', lang)}: {preview(expected)}")
+        lines.append(f"{render(messages, 'label.got', lang)}: {preview(got)}")
+        diff, index = largest_difference(got, expected)
+        if index is not None and diff > 0:
+            lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
+    return lines
+
+
+def preview(tensor):
+    flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
+    values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
+    more = ", …" if tensor.numel() > MAX_SHOWN else ""
+    return f"shape {tuple(tensor.shape)}: [{values}{more}]"

@@ -1,0 +1,55 @@
+"""What notebook cells call in the student kit: `check` for instant public feedback from stored vectors.
+
+`grade` exists so that a notebook importing it still runs, but grading needs the hidden checks, which only
+the instructor's full kit has.
+"""
+
+import functools
+
+import torch
+
+from autograder.checking.feedback import heatmap_png, show_png, table
+from autograder.i18n import language
+from autograder.integrations.student_kit.runtime.checking import run_public
+from autograder.integrations.student_kit.runtime.vectors import installed_vectors
+
+GRADE_UNAVAILABLE = {
+    "en": "grade({exercise_id!r}, ...) is not available in the student kit: your instructor grades your notebook "
+          "with the full kit. Use check(...) for feedback.",
+    "zh": "学生版工具包中没有 grade({exercise_id!r}, ...)：老师会用完整版工具包为你的 notebook 评分。"
+          "请用 check(...) 获得反馈。",
+}
+
+
+@functools.cache
+def _vectors():
+    return installed_vectors()
+
+
+def _namespace(exercise_id, objects):
+    exercise = _vectors().exercise(exercise_id)
+    if len(objects) != len(exercise.names):
+        expected = ", ".join(exercise.names)
+        raise TypeError(f"check({exercise_id!r}, ...) takes {len(exercise.names)} object(s): {expected}")
+    return dict(zip(exercise.names, objects, strict=True))
+
+
+def check(exercise_id, *objects):
+    """Run the public checks of one exercise and print what passed, what failed and why."""
+    lang = language()
+    vectors = _vectors()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny tensors: a second intra-op thread only adds waiting
+    try:
+        results = run_public(exercise_id, _namespace(exercise_id, objects), vectors, lang)
+    finally:
+        torch.set_num_threads(threads)
+    print(table(vectors.exercise(exercise_id), results, lang, hidden=False, messages=vectors.messages))
+    for result in results:
+        if result.heatmap is not None:
+            show_png(heatmap_png(*result.heatmap, vectors.messages))
+
+
+def grade(exercise_id, *objects, seed=None):
+    """Not available here: says so in the student's language and returns None."""
+    print(GRADE_UNAVAILABLE[language()].format(exercise_id=exercise_id))

@@ -1,0 +1,68 @@
+"""The stored public cases (vectors.json): reading them, and where the installed kit keeps them."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.checking.check_types import Exercise, Misconception
+from autograder.integrations.student_kit.runtime.tensors import decode
+
+FORMAT = 1
+FILE_NAME = "vectors.json"
+
+
+@dataclass(frozen=True)
+class StoredCheck:
+    """A public check as data: its cases hold the live case's fields plus `stored` (inputs, weights,
+    expectations). `hidden` is always False: only public checks are stored."""
+
+    id: str
+    exercise: str
+    points: float
+    kind: str
+    cases: tuple
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class Vectors:
+    messages: dict
+    exercises: dict  # id -> Exercise (the full kit declares them beside its checks; the kit stores them)
+    misconceptions: dict  # id -> Misconception
+    checks: tuple
+
+    def checks_of(self, exercise_id):
+        return tuple(check for check in self.checks if check.exercise == exercise_id)
+
+    def exercise(self, exercise_id):
+        """The exercise with this id; a clear error for a typo in a notebook cell."""
+        try:
+            return self.exercises[exercise_id]
+        except KeyError:
+            known = ", ".join(sorted(self.exercises))
+            raise KeyError(f"unknown exercise {exercise_id!r}; known exercises: {known}") from None
+
+
+def read_vectors(path):
+    """The vectors in the JSON file at `path`; a clear error for a file of another format."""
+    return vectors_from_document(json.loads(Path(path).read_text(encoding="utf-8")), source=path)
+
+
+def vectors_from_document(document, source="vectors"):
+    if document.get("format") != FORMAT:
+        raise ValueError(f"{source}: student-kit vectors of format {document.get('format')!r}, expected {FORMAT}; "
+                         "rebuild the kit with `attnkit student-kit build`")
+    checks = tuple(
+        StoredCheck(id=c["id"], exercise=c["exercise"], points=c["points"], kind=c["kind"],
+                    cases=tuple(decode(case) for case in c["cases"]))
+        for c in document["checks"]
+    )
+    exercises = {e["id"]: Exercise(e["id"], e["notebook"], tuple(e["names"]), e["title"], e["points"])
+                 for e in document["exercises"]}
+    misconceptions = {m["id"]: Misconception(m["id"], m["name"], m["hint"]) for m in document["misconceptions"]}
+    return Vectors(messages=document["messages"], exercises=exercises, misconceptions=misconceptions, checks=checks)
+
+
+def installed_vectors():
+    """The vectors shipped inside the installed kit (autograder/integrations/student_kit/data/vectors.json)."""
+    return read_vectors(Path(__file__).resolve().parent.parent / "data" / FILE_NAME)

@@ -13,7 +13,7 @@ from mutants import multihead as mutants
 
 import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.probing import ProbeError
+from autograder.checking.probing import ProbeError, counted_module
 from autograder.checking.runner import DEFAULT_SEED, cases_for, probe_exercise
 from autograder.course.checks import multihead as checks
 from autograder.course.checks import variants
@@ -374,7 +374,7 @@ def test_reference_is_causal(shape, data):
 def test_parameter_totals_agree_with_the_reference_count(linears, side, nested):
     block = {"linears": [[f"layer{i}", *spec] for i, spec in enumerate(linears)], "mask": side}
     case = {"blocks": [block, block] if nested else [block], "container": "heads" if nested else None}
-    module = checks.build_counted_module(case)
+    module = counted_module(case)
     trainable, frozen, buffers = checks.parameter_totals(case)
     assert solutions.count_parameters(module) == trainable
     assert sum(p.numel() for p in module.parameters()) == trainable + frozen

@@ -13,8 +13,11 @@ import warnings
 from collections.abc import Mapping
 
 import torch
+from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from autograder.checking.judging import PROJECTIONS
 
 
 class ProbeError(Exception):
@@ -254,3 +257,44 @@ def as_count(value):
     elif isinstance(value, numbers.Real) and float(value).is_integer():
         return int(value)
     raise ProbeError("parameter_counts.not_a_count", got=type(value).__module__ + "." + type(value).__name__)
+
+
+# Stand-in modules the probes hand the student's functions (live checks and student kit alike).
+
+
+class ParameterProjections(nn.Module):
+    """Stands in for SelfAttention_v1: three raw (d_in, d_out) parameters."""
+
+    def __init__(self, weights):
+        super().__init__()
+        for name in PROJECTIONS:
+            setattr(self, name, nn.Parameter(weights[name].clone()))
+
+
+class LinearProjections(nn.Module):
+    """Stands in for SelfAttention_v2: three bias-free nn.Linear layers holding (d_out, d_in) weights."""
+
+    def __init__(self, weights):
+        super().__init__()
+        for name in PROJECTIONS:
+            d_out, d_in = weights[name].shape
+            layer = nn.Linear(d_in, d_out, bias=False, device="meta")  # meta: its init draws no random numbers
+            layer.weight = nn.Parameter(weights[name].clone())
+            setattr(self, name, layer)
+
+
+def counted_module(case):
+    """The case's module on the meta device: real shapes, no memory, no initialisation time."""
+    blocks = []
+    for spec in case["blocks"]:
+        block = nn.Module()
+        for name, d_in, d_out, bias, trainable in spec["linears"]:
+            block.add_module(name, nn.Linear(d_in, d_out, bias=bias, device="meta").requires_grad_(trainable))
+        side = spec["mask"]
+        block.register_buffer("mask", torch.empty(side, side, device="meta"))  # a count needs no values
+        blocks.append(block)
+    if case.get("container") is None:
+        return blocks[0]
+    container = nn.Module()
+    container.add_module(case["container"], nn.ModuleList(blocks))
+    return container

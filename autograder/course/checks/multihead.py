@@ -27,6 +27,7 @@ from autograder.checking.probing import (
     MatmulCount,
     ProbeError,
     as_count,
+    counted_module,
     input_unchanged,
     lookup,
     plain,
@@ -741,26 +742,9 @@ def count_cases_modules(rng):
     ]
 
 
-def build_counted_module(case):
-    """The case's module on the meta device: real shapes, no memory, no initialisation time."""
-    blocks = []
-    for spec in case["blocks"]:
-        block = nn.Module()
-        for name, d_in, d_out, bias, trainable in spec["linears"]:
-            block.add_module(name, nn.Linear(d_in, d_out, bias=bias, device="meta").requires_grad_(trainable))
-        side = spec["mask"]
-        block.register_buffer("mask", torch.empty(side, side, device="meta"))  # a count needs no values
-        blocks.append(block)
-    if case.get("container") is None:
-        return blocks[0]
-    container = nn.Module()
-    container.add_module(case["container"], nn.ModuleList(blocks))
-    return container
-
-
 def probe_count(namespace, case):
     count_parameters = lookup(namespace, "count_parameters")
-    return {"count": as_count(count_parameters(build_counted_module(case)))}
+    return {"count": as_count(count_parameters(counted_module(case)))}
 
 
 def parameter_totals(case):

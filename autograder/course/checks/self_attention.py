@@ -11,12 +11,19 @@ torch, so a bug in the student's own classes cannot cost exercise 3.1 its points
 from functools import partial
 
 import torch
-from torch import nn
 
 from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
 from autograder.checking.diagnosis import explain_error
-from autograder.checking.probing import describe_exception, lookup, plain, rand, state_of
+from autograder.checking.probing import (
+    LinearProjections,
+    ParameterProjections,
+    describe_exception,
+    lookup,
+    plain,
+    rand,
+    state_of,
+)
 from autograder.course.checks.helpers import (
     ATTENTION_FUNCTIONS,
     PROJECTIONS,
@@ -167,27 +174,6 @@ def v2_cases_one(rng):
 
 # ---------------------------------------------------------------------------------------------
 # Exercise 3.1: load_v2_weights_into_v1(sa_v1, sa_v2)
-
-
-class ParameterProjections(nn.Module):
-    """Stands in for SelfAttention_v1: three raw (d_in, d_out) parameters."""
-
-    def __init__(self, weights):
-        super().__init__()
-        for name in PROJECTIONS:
-            setattr(self, name, nn.Parameter(weights[name].clone()))
-
-
-class LinearProjections(nn.Module):
-    """Stands in for SelfAttention_v2: three bias-free nn.Linear layers holding (d_out, d_in) weights."""
-
-    def __init__(self, weights):
-        super().__init__()
-        for name in PROJECTIONS:
-            d_out, d_in = weights[name].shape
-            layer = nn.Linear(d_in, d_out, bias=False, device="meta")  # meta: its init draws no random numbers
-            layer.weight = nn.Parameter(weights[name].clone())
-            setattr(self, name, layer)
 
 
 def transfer_weights(case):

@@ -11,11 +11,14 @@ from torch import nn
 
 from autograder.checking.judging import PROJECTIONS
 from autograder.checking.probing import (
+    LinearProjections,
+    ParameterProjections,
     ProbeError,
     TransposeCrash,
     as_count,
     call_watched,
     called_functions,
+    counted_module,
     describe_exception,
     forbidden_calls,
     input_unchanged,
@@ -67,29 +70,8 @@ def probe_self_attention(namespace, case):
     return {"output": plain(module(stored_input(case))), "shapes": shapes}
 
 
-class RawProjections(nn.Module):
-    """Stands in for SelfAttention_v1: three raw (d_in, d_out) parameters."""
-
-    def __init__(self, weights):
-        super().__init__()
-        for name in PROJECTIONS:
-            setattr(self, name, nn.Parameter(weights[name].clone()))
-
-
-class LinearProjections(nn.Module):
-    """Stands in for SelfAttention_v2: three bias-free nn.Linear layers holding (d_out, d_in) weights."""
-
-    def __init__(self, weights):
-        super().__init__()
-        for name in PROJECTIONS:
-            d_out, d_in = weights[name].shape
-            layer = nn.Linear(d_in, d_out, bias=False, device="meta")  # meta: its init draws no random numbers
-            layer.weight = nn.Parameter(weights[name].clone())
-            setattr(self, name, layer)
-
-
 def run_transfer(load, weights):
-    sa_v1, sa_v2 = RawProjections(weights["v1"]), LinearProjections(weights["v2"])
+    sa_v1, sa_v2 = ParameterProjections(weights["v1"]), LinearProjections(weights["v2"])
     returned = load(sa_v1, sa_v2)
     kind = "sa_v1" if returned is sa_v1 else "None" if returned is None else type(returned).__name__
     return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind}
@@ -243,23 +225,6 @@ def probe_torch_equivalence(namespace, case):
         with torch.no_grad():
             data["out"] = plain(theirs(x, x, x, attn_mask=stored_input(case, "attn_mask"), need_weights=False)[0])
     return data
-
-
-def counted_module(case):
-    """The case's module on the meta device: real shapes, no memory, no initialisation time."""
-    blocks = []
-    for spec in case["blocks"]:
-        block = nn.Module()
-        for name, d_in, d_out, bias, trainable in spec["linears"]:
-            block.add_module(name, nn.Linear(d_in, d_out, bias=bias, device="meta").requires_grad_(trainable))
-        side = spec["mask"]
-        block.register_buffer("mask", torch.empty(side, side, device="meta"))  # a count needs no values
-        blocks.append(block)
-    if case.get("container") is None:
-        return blocks[0]
-    container = nn.Module()
-    container.add_module(case["container"], nn.ModuleList(blocks))
-    return container
 
 
 def probe_parameter_counts(namespace, case):

@@ -9,7 +9,7 @@ import itertools
 import torch
 
 from autograder.checking.check_types import Verdict
-from autograder.checking.compare import largest_difference, same
+from autograder.checking.compare import diagnose, largest_difference, same
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
@@ -114,3 +114,18 @@ def copied_weights_problem(state, weights):
     ):
         return Verdict(False, "torch_equivalence.out_proj")
     return None
+
+
+def causal_mask_verdict(got, expected, mistakes, num_tokens):
+    """The causal_mask judge's decision: shape, then bool dtype, then values; a wrong mask is named by the first
+    of `mistakes` ({misconception id: wrong mask}) it equals."""
+    if got.shape != expected.shape:
+        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
+                       expected=expected, got=got, input_shape=(num_tokens,))
+    if got.dtype != torch.bool:
+        return Verdict(False, "mask.dtype", {"dtype": str(got.dtype)}, expected=expected, got=got,
+                       input_shape=(num_tokens,), heatmap=True)
+    if torch.equal(got, expected):
+        return Verdict(True)
+    return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, mistakes),
+                   expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)

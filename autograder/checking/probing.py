@@ -298,3 +298,11 @@ def counted_module(case):
     container = nn.Module()
     container.add_module(case["container"], nn.ModuleList(blocks))
     return container
+
+
+def head_outputs(heads, x):
+    """Each head's own output: tells a broken CausalAttention from a broken wrapper. Diagnostic only."""
+    try:
+        return [plain(head(x)) for head in heads]
+    except Exception:  # noqa: BLE001 - the wrapper already ran; an odd head only loses the extra hint
+        return None

@@ -17,7 +17,7 @@ import torch
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
-from autograder.checking.judging import causal_weights_problem, first_mask_error
+from autograder.checking.judging import causal_mask_verdict, causal_weights_problem
 from autograder.checking.probing import (
     DeviceMixWatch,
     ProbeError,
@@ -82,20 +82,10 @@ def probe_causal_mask(namespace, case):
 
 
 def judge_causal_mask(data, case):
-    got, num_tokens = data["mask"], case["num_tokens"]
-    expected = solutions.causal_mask(num_tokens)
-    if got.shape != expected.shape:
-        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
-                       expected=expected, got=got, input_shape=(num_tokens,))
-    if got.dtype != torch.bool:
-        return Verdict(False, "mask.dtype", {"dtype": str(got.dtype)}, expected=expected, got=got,
-                       input_shape=(num_tokens,), heatmap=True)
-    if torch.equal(got, expected):
-        return Verdict(True)
-    variants = {kind_id: mask_for(kind, num_tokens)
+    num_tokens = case["num_tokens"]
+    mistakes = {kind_id: mask_for(kind, num_tokens)
                 for kind_id, kind in (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))}
-    return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, variants),
-                   expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
+    return causal_mask_verdict(data["mask"], solutions.causal_mask(num_tokens), mistakes, num_tokens)
 
 
 # ---------------------------------------------------------------------------------------------

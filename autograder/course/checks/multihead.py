@@ -28,6 +28,7 @@ from autograder.checking.probing import (
     ProbeError,
     as_count,
     counted_module,
+    head_outputs,
     input_unchanged,
     lookup,
     plain,
@@ -174,14 +175,6 @@ def probe_wrapper(namespace, case):
     wrapper = wrapper.to(DTYPES[case["dtype"]])
     x = attention_input(case)
     return {**structure, "out": plain(wrapper(x)), "state": state_of(wrapper), "head_outputs": head_outputs(heads, x)}
-
-
-def head_outputs(heads, x):
-    """Each head's own output: tells a broken CausalAttention from a broken wrapper. Diagnostic only."""
-    try:
-        return [plain(head(x)) for head in heads]
-    except Exception:  # noqa: BLE001 - the wrapper already ran; an odd head only loses the extra hint
-        return None
 
 
 def judge_wrapper(data, case):

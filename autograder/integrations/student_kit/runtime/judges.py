@@ -16,9 +16,9 @@ from autograder.checking.diagnosis import explain_error
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     PROJECTIONS,
+    causal_mask_verdict,
     causal_weights_problem,
     copied_weights_problem,
-    first_mask_error,
     first_wrong_head,
     informative_queries,
     wrapper_structure_problem,
@@ -119,18 +119,8 @@ def judge_transfer_raised(data, case):
 
 
 def judge_causal_mask(data, case):
-    got, num_tokens, expected = data["mask"], case["num_tokens"], stored(case, "expect", "mask")
-    if got.shape != expected.shape:
-        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
-                       expected=expected, got=got, input_shape=(num_tokens,))
-    if got.dtype != torch.bool:
-        return Verdict(False, "mask.dtype", {"dtype": str(got.dtype)}, expected=expected, got=got,
-                       input_shape=(num_tokens,), heatmap=True)
-    if torch.equal(got, expected):
-        return Verdict(True)
-    return Verdict(False, *first_mask_error(got, expected),
-                   misconception=diagnose(got, expected, stored(case, "expect", "variants")),
-                   expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
+    return causal_mask_verdict(data["mask"], stored(case, "expect", "mask"), stored(case, "expect", "variants"),
+                               case["num_tokens"])
 
 
 def judge_causal_weights(data, case):

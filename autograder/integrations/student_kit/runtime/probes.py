@@ -21,6 +21,7 @@ from autograder.checking.probing import (
     counted_module,
     describe_exception,
     forbidden_calls,
+    head_outputs,
     input_unchanged,
     lookup,
     plain,
@@ -140,14 +141,6 @@ def probe_wrapper(namespace, case):
     load_stored_weights(wrapper, case["stored"]["weights"])
     x = stored_input(case)
     return {**structure, "out": plain(wrapper(x)), "shapes": shapes, "head_outputs": head_outputs(heads, x)}
-
-
-def head_outputs(heads, x):
-    """Each head's own output: tells a broken CausalAttention from a broken wrapper. Diagnostic only."""
-    try:
-        return [plain(head(x)) for head in heads]
-    except Exception:  # noqa: BLE001 - the wrapper already ran; an odd head only loses the extra hint
-        return None
 
 
 def probe_split_heads(namespace, case):

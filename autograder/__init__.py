@@ -2,8 +2,17 @@
 
 In a notebook: `check("causal_mask", causal_mask)` prints public feedback;
 `grade("causal_mask", causal_mask)` runs every check and returns the score.
+
+`check` and `grade` are loaded on first use (PEP 562): importing a part of the package, such as the grading
+child's code (autograder.isolation.zygote), must not import the checks and the reference with it.
 """
 
-from autograder.checking.in_notebook import check, grade
+import importlib
 
 __all__ = ["check", "grade"]
+
+
+def __getattr__(name):
+    if name in __all__:
+        return getattr(importlib.import_module("autograder.checking.in_notebook"), name)
+    raise AttributeError(f"module 'autograder' has no attribute {name!r}")

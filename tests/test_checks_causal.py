@@ -14,7 +14,7 @@ from mutants import causal as mutants
 
 import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.probing import run_probe
+from autograder.checking.probing import rand, run_probe
 from autograder.checking.runner import DEFAULT_SEED, cases_for
 from autograder.course import catalog
 from autograder.course.checks import causal as causal_checks
@@ -22,6 +22,8 @@ from autograder.course.checks import contract
 from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
+from autograder.course.probes import causal as causal_probes
+from autograder.course.probes import contract as contract_probes
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")
 ROUTE_CHECKS = {  # masking_routes: the checks of each route, by the function they call
@@ -305,20 +307,20 @@ NOTES_CONTEXT = [[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
 
 
 def test_public_inputs_are_the_notes_numbers():
-    weights = causal_checks.notes_attention_weights()
+    weights = causal_probes.notes_attention_weights()
     assert torch.allclose(weights, torch.tensor(NOTES_WEIGHTS), atol=1e-4)
     # The notes scale the -inf-filled scores inside the softmax; both routes give their masked matrix.
-    scores = causal_checks.notes_attention_scores()
+    scores = causal_probes.notes_attention_scores()
     assert torch.allclose(solutions.causal_weights_neg_inf(scores / 2**0.5), torch.tensor(NOTES_MASKED), atol=1e-4)
     assert torch.allclose(solutions.causal_weights_renormalised(weights), torch.tensor(NOTES_MASKED), atol=1e-4)
 
 
 def test_notes_weights_are_those_of_the_reference_self_attention_v2():
-    torch.manual_seed(causal_checks.NOTES_V2_SEED)
+    torch.manual_seed(causal_probes.NOTES_V2_SEED)
     sa_v2 = solutions.SelfAttention_v2(3, 2)
-    inputs = causal_checks.notes_inputs()
+    inputs = causal_probes.notes_inputs()
     scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T
-    assert torch.equal(scores.detach(), causal_checks.notes_attention_scores())
+    assert torch.equal(scores.detach(), causal_probes.notes_attention_scores())
 
 
 def test_notes_case_reproduces_the_notes_context_vectors():
@@ -418,7 +420,7 @@ def test_checks_are_silent_and_leave_the_notebooks_rng_alone(student, capfd):
 
 
 def test_dropout_rate_tolerance_is_wide_and_still_catches_a_double_dropout():
-    spec = contract.SPECS_BY_EXERCISE["causal_attention"]
+    spec = contract_probes.SPECS_BY_EXERCISE["causal_attention"]
     visible = contract.DROPOUT_BATCH * contract.DROPOUT_TOKENS * (contract.DROPOUT_TOKENS + 1) / 2
     tolerance = contract.RATE_DEVIATIONS * (0.25 / visible) ** 0.5
     assert tolerance < 0.25  # dropout applied twice zeroes 75 % instead of 50 %
@@ -432,16 +434,16 @@ def test_dropout_rate_tolerance_is_wide_and_still_catches_a_double_dropout():
             weights = torch.softmax(scores / self.W_key.weight.shape[0] ** 0.5, dim=-1)
             return self.dropout(self.dropout(weights)) @ self.W_value(x)
 
-    data = run_probe(functools.partial(contract.probe_modes, spec), {"CausalAttention": CausalAttention_dropout_twice},
-                     case)
+    probe = functools.partial(contract_probes.probe_modes, spec)
+    data = run_probe(probe, {"CausalAttention": CausalAttention_dropout_twice}, case)
     verdict = contract.judge_modes(spec, data, case)
     assert not verdict.passed and verdict.message_key == "contract.dropout_rate"
 
 
 def test_probe_device_prefers_a_gpu_and_can_be_forced():
-    assert contract.probe_device_kind("meta") == "meta"
+    assert contract_probes.probe_device_kind("meta") == "meta"
     has_gpu = torch.cuda.is_available() or torch.backends.mps.is_available()
-    assert (contract.probe_device_kind() == "meta") is not has_gpu
+    assert (contract_probes.probe_device_kind() == "meta") is not has_gpu
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,7 +460,7 @@ def weight_shapes(draw):
 @settings(max_examples=30, deadline=None)
 @given(shape=weight_shapes(), seed=st.integers(0, 2**31 - 1), dtype=st.sampled_from((torch.float32, torch.float64)))
 def test_reference_masking_routes_give_causal_rows_that_sum_to_1(shape, seed, dtype):
-    scores = causal_checks.rand(seed, *shape, dtype=dtype) * 3
+    scores = rand(seed, *shape, dtype=dtype) * 3
     future = solutions.causal_mask(shape[-1])
     for weights in (solutions.causal_weights_renormalised(torch.softmax(scores, dim=-1)),
                     solutions.causal_weights_neg_inf(scores)):
@@ -474,10 +476,10 @@ def test_reference_causal_attention_is_causal_and_matches_the_functional_form(ba
                                                                              bias, seed):
     torch.manual_seed(seed)
     module = solutions.CausalAttention(d_in, d_out, num_tokens + extra, 0.0, qkv_bias=bias).double()
-    x = causal_checks.rand(seed, batch, num_tokens, d_in, dtype=torch.float64)
+    x = rand(seed, batch, num_tokens, d_in, dtype=torch.float64)
     position = seed % (num_tokens - 1)
     changed = x.clone()
-    changed[:, position + 1:] = causal_checks.rand(seed + 1, batch, num_tokens - position - 1, d_in,
+    changed[:, position + 1:] = rand(seed + 1, batch, num_tokens - position - 1, d_in,
                                                    dtype=torch.float64)
     with torch.no_grad():
         output, output_changed = module(x), module(changed)

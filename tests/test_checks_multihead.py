@@ -13,7 +13,7 @@ from mutants import multihead as mutants
 
 import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.probing import ProbeError, counted_module
+from autograder.checking.probing import ProbeError, as_count, counted_module
 from autograder.checking.runner import DEFAULT_SEED, cases_for, probe_exercise
 from autograder.course.checks import multihead as checks
 from autograder.course.checks import variants
@@ -298,13 +298,13 @@ def test_judging_mistakes_prints_nothing(capfd):
 
 @pytest.mark.parametrize(("value", "count"), [(7, 7), (7.0, 7), (torch.tensor(7), 7)])
 def test_counts_may_be_ints_integral_floats_or_one_element_tensors(value, count):
-    assert checks.as_count(value) == count
+    assert as_count(value) == count
 
 
 @pytest.mark.parametrize("value", [True, 7.5, "7", [7], torch.tensor([7, 1])])
 def test_anything_else_is_not_a_count(value):
     with pytest.raises(ProbeError):
-        checks.as_count(value)
+        as_count(value)
 
 
 def test_hidden_cases_cover_the_edges():

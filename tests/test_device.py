@@ -19,11 +19,10 @@ from autograder.checking.runner import run_exercise
 from autograder.course.checks import contract
 from autograder.course.checks.causal import (
     judge_on_device,
-    on_device,
-    scores_input,
     weights_cases_device,
-    weights_input,
 )
+from autograder.course.probes import contract as contract_probes
+from autograder.course.probes.causal import probe_on_device
 from devtools import student_variants
 from devtools.student_variants import Knobs
 
@@ -45,7 +44,7 @@ def reference_class(spec):
 def device_check(spec, student, device, seed=0):
     """(probe data, verdict) of the contract's device check with the device forced."""
     case = {**contract.device_cases(spec, random.Random(seed))[0], "device": device}
-    data = run_probe(functools.partial(contract.probe_device, spec), {spec.class_name: student}, case)
+    data = run_probe(functools.partial(contract_probes.probe_device, spec), {spec.class_name: student}, case)
     return data, contract.judge_device(spec, data, case)
 
 
@@ -59,8 +58,9 @@ def assert_references_pass_on(device):
 
 
 def assert_plain_attribute_caught_on(device):
-    for spec, student in ((contract.SPECS_BY_EXERCISE["causal_attention"], mutants.CausalAttentionWithoutBuffers),
-                          (contract.SPECS_BY_EXERCISE["multi_head_attention"],
+    specs = contract_probes.SPECS_BY_EXERCISE
+    for spec, student in ((specs["causal_attention"], mutants.CausalAttentionWithoutBuffers),
+                          (specs["multi_head_attention"],
                            student_variants.multi_head_attention(Knobs(buffer="plain")))):
         data, verdict = device_check(spec, student, device)
         assert data["mask_devices"]["mask"] == "cpu"  # .to(device) moved the weights, not the plain attribute
@@ -68,25 +68,25 @@ def assert_plain_attribute_caught_on(device):
 
 
 def assert_mask_made_in_forward_caught_on(device):
-    data, verdict = device_check(contract.SPECS_BY_EXERCISE["causal_attention"],
+    data, verdict = device_check(contract_probes.SPECS_BY_EXERCISE["causal_attention"],
                                  mutants.CausalAttention_fresh_mask_in_forward, device)
     assert not verdict.passed and verdict.misconception == "tensor_created_on_cpu", data
 
 
 def assert_routes_checked_on(device):
-    for name, make_input in (("causal_weights_renormalised", weights_input), ("causal_weights_neg_inf", scores_input)):
+    for name, input_kind in (("causal_weights_renormalised", "weights"), ("causal_weights_neg_inf", "scores")):
         case = {**weights_cases_device(random.Random(0))[0], "device": device}
-        assert judge_on_device(run_probe(on_device(name, make_input), {name: getattr(solutions, name)}, case),
-                               case).passed
+        probe = functools.partial(probe_on_device, name, input_kind)
+        assert judge_on_device(run_probe(probe, {name: getattr(solutions, name)}, case), case).passed
         cpu_mask = getattr(mutants, f"{name}_book")  # the notes' code: its mask is made on the CPU
-        verdict = judge_on_device(run_probe(on_device(name, make_input), {name: cpu_mask}, case), case)
+        verdict = judge_on_device(run_probe(probe, {name: cpu_mask}, case), case)
         assert not verdict.passed and verdict.misconception == "tensor_created_on_cpu"
 
 
 def test_meta_stands_in_when_there_is_no_gpu():
     if gpu_device() is not None:
         pytest.skip("a GPU is present: the device checks use it instead of meta")
-    assert contract.probe_device_kind() == "meta"
+    assert contract_probes.probe_device_kind() == "meta"
     results = run_exercise("causal_attention", {"CausalAttention": mutants.CausalAttentionWithoutBuffers}, lang="en")
     device_result = next(r for r in results if r.id == "causal_attention.device")
     assert device_result.misconception == "mask_plain_attribute" and "'meta'" in device_result.message
@@ -113,7 +113,7 @@ def test_masking_routes_are_checked_on_meta():
 def test_every_mask_of_a_module_is_checked(spec):
     """The wrapper's masks are its heads' (heads.<i>.mask): each one must be a buffer that follows the module."""
     case = contract.device_cases(spec, random.Random(0))[0]
-    names = contract.mask_names(spec, case)
+    names = contract_probes.mask_names(spec, case)
     assert names and all(name.split(".")[-1] == "mask" for name in names)
     data, _ = device_check(spec, reference_class(spec), "meta")
     assert set(data["mask_devices"]) == set(names)
@@ -124,7 +124,7 @@ def test_device_checks_on_the_gpu():
     device = gpu_device()
     if device is None:
         pytest.skip("no CUDA or MPS device on this machine")
-    assert contract.probe_device_kind() == device
+    assert contract_probes.probe_device_kind() == device
     assert_references_pass_on(device)
     assert_plain_attribute_caught_on(device)
     assert_mask_made_in_forward_caught_on(device)

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 import torch
 
 from autograder.checking.check_types import Verdict
+from autograder.checking.probing import dtype_name
 
 ATOL = 1e-5
 RTOL = 1e-4
@@ -72,11 +73,6 @@ def compare_named(got, expected, candidates, **kwargs):
     if not verdict.passed:
         verdict.misconception = diagnose(got, expected, candidates)
     return verdict
-
-
-def dtype_name(dtype):
-    """"float32" for torch.float32."""
-    return str(dtype).removeprefix("torch.")
 
 
 def dtype_verdict(prefix, got, expected_dtype):

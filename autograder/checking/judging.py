@@ -10,8 +10,8 @@ import torch
 
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import diagnose, largest_difference, same
+from autograder.checking.probing import PROJECTIONS
 
-PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
 
 

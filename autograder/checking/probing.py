@@ -17,7 +17,12 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from autograder.checking.judging import PROJECTIONS
+PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
+
+
+def dtype_name(dtype):
+    """"float32" for torch.float32."""
+    return str(dtype).removeprefix("torch.")
 
 
 class ProbeError(Exception):

@@ -12,11 +12,11 @@ import random
 
 import torch
 
-from autograder.checking.probing import run_probe
 from autograder.checking.results import judge_cases
 from autograder.course import catalog
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
+from autograder.course.probes.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
 from autograder.i18n import language
 
 DEFAULT_SEED = 20260
@@ -44,19 +44,14 @@ def single_threaded():
 def probe_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True):
     """{check id: [probe data per case]}; a check stops at its first case that raised."""
     with single_threaded():
-        return _probe_checks(catalog.checks_of(exercise_id, include_hidden=include_hidden), namespace, seed)
+        return probe_checks(planned_probes(exercise_id, seed=seed, include_hidden=include_hidden).checks, namespace)
 
 
-def _probe_checks(checks, namespace, seed):
-    records = {}
-    for check in checks:
-        records[check.id] = []
-        for case in cases_for(check, seed):
-            data = run_probe(check.probe, namespace, case)
-            records[check.id].append(data)
-            if "error" in data:
-                break
-    return records
+def planned_probes(exercise_id, *, seed=DEFAULT_SEED, include_hidden=True):
+    """The exercise's probes and cases as plain data: all that the grading child is told of its checks."""
+    checks = catalog.checks_of(exercise_id, include_hidden=include_hidden)
+    planned = tuple(PlannedCheck(check.id, address_of(check.probe), tuple(cases_for(check, seed))) for check in checks)
+    return ExerciseProbes(exercise_id, tuple(find_exercise(exercise_id).names), planned)
 
 
 def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):

@@ -12,14 +12,16 @@ import torch
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import same
-from autograder.checking.probing import lookup, plain, rand
 from autograder.course.checks.helpers import (
-    called_functions,
     compare_named,
-    dtype_of,
     dtype_verdict,
     forbidden_calls,
-    notes_inputs,
+)
+from autograder.course.probes.basics import (
+    case_tensor,
+    probe_context_vectors,
+    probe_softmax_naive,
+    probe_softmax_stable,
 )
 
 NOTEBOOK = "01_attention_without_weights"
@@ -42,20 +44,6 @@ SOFTMAX_FUNCTIONS = frozenset(
 )
 
 
-def case_tensor(case):
-    """The input a case describes, rebuilt identically by probe and judge."""
-    source = case["input"]
-    if source == "notes_journey":  # scores of query x(2) against every token, as in the notes
-        inputs = notes_inputs()
-        return inputs @ inputs[1]
-    if source == "notes_scores":
-        inputs = notes_inputs()
-        return inputs @ inputs.T
-    if source == "notes_inputs":
-        return notes_inputs()
-    if source == "values":
-        return torch.tensor(case["values"], dtype=dtype_of(case))
-    return rand(case["seed"], *case["shape"], dtype=dtype_of(case)) * case.get("scale", 1.0)
 
 
 def random_case(rng, shape, **extra):
@@ -66,21 +54,10 @@ def random_case(rng, shape, **extra):
 # softmax_naive(x) and softmax_stable(x, dim=-1): one probe, called with dim when the case has one
 
 
-def probe_softmax(name, namespace, case):
-    softmax = lookup(namespace, name)
-    x = case_tensor(case)
-    original = x.clone()
-    args = (x,) if "dim" not in case else (x, case["dim"])
-    output, calls = called_functions(softmax, *args)
-    return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original)}
 
 
-def probe_softmax_naive(namespace, case):
-    return probe_softmax("softmax_naive", namespace, case)
 
 
-def probe_softmax_stable(namespace, case):
-    return probe_softmax("softmax_stable", namespace, case)
 
 
 def softmax_mistakes(x, dim):
@@ -217,12 +194,6 @@ def context_cases_dtype(rng):
     return [random_case(rng, (rng.randint(2, 12), rng.randint(2, 8)), scale=2.0, dtype="float64")]
 
 
-def probe_context_vectors(namespace, case):
-    context_vectors = lookup(namespace, "context_vectors")
-    inputs = case_tensor(case)
-    original = inputs.clone()
-    output = plain(context_vectors(inputs))
-    return {"output": output, "input_changed": not torch.equal(inputs, original)}
 
 
 def context_mistakes(inputs):

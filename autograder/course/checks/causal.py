@@ -11,6 +11,7 @@ Probes seed the global RNG only inside `seeded`, which restores it: a notebook's
 """
 
 import contextlib
+from functools import partial
 
 import torch
 
@@ -18,30 +19,22 @@ import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
 from autograder.checking.judging import causal_mask_verdict, causal_weights_problem
-from autograder.checking.probing import (
-    DeviceMixWatch,
-    ProbeError,
-    TransposeCrash,
-    call_watched,
-    describe_exception,
-    lookup,
-    plain,
-    rand,
-    seeded,
-    state_of,
-)
-from autograder.course.checks.contract import probe_device_kind
 from autograder.course.checks.helpers import (
-    ATTENTION_FUNCTIONS,
-    DTYPES,
-    PROJECTIONS,
-    dtype_name,
     dtype_verdict,
-    forbidden_calls,
-    notes_batch,
     notes_inputs,
 )
 from autograder.course.checks.variants import attention, attention_variants, mask_for
+from autograder.course.probes.causal import (
+    NOTES_D_OUT,
+    attention_input,
+    probe_causal_mask,
+    probe_forward,
+    probe_neg_inf,
+    probe_on_device,
+    probe_renormalised,
+    scores_input,
+    weights_input,
+)
 
 NOTEBOOK = "03_causal_attention"
 
@@ -57,10 +50,6 @@ EXERCISES = (
 )
 
 
-NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
-NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one
-NOTES_D_OUT = 2
-SCORE_SPREAD = 3.0  # hidden scores in [-3, 3): softmax weights far from uniform, so mistakes show
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,9 +65,6 @@ def mask_cases_sizes(rng):
     return [{"num_tokens": n} for n in (1, rng.randint(2, 5), rng.randint(17, 40))]
 
 
-def probe_causal_mask(namespace, case):
-    causal_mask = lookup(namespace, "causal_mask")
-    return {"mask": plain(causal_mask(case["num_tokens"]))}
 
 
 def judge_causal_mask(data, case):
@@ -94,18 +80,8 @@ def judge_causal_mask(data, case):
 # probe looks up its own function, so a mistake in one route costs only that route's checks.
 
 
-def notes_attention_scores():
-    """The notes' unscaled scores queries @ keys.T of SelfAttention_v2 under seed 789 (no reference involved)."""
-    with seeded(NOTES_V2_SEED), torch.no_grad():
-        d_in = len(notes_inputs()[0])
-        # The notes' class creates W_query, W_key, W_value in this order; the seed fixes their values.
-        w_query, w_key, _w_value = (torch.nn.Linear(d_in, NOTES_D_OUT, bias=False) for _ in range(3))
-        inputs = notes_inputs()
-        return w_query(inputs) @ w_key(inputs).T  # (6, 6)
 
 
-def notes_attention_weights():
-    return torch.softmax(notes_attention_scores() / NOTES_D_OUT**0.5, dim=-1)
 
 
 def weights_cases_notes(rng):
@@ -135,46 +111,14 @@ def weights_cases_device(rng):
              "dtype": "float32", "device": "auto"}]
 
 
-def scores_input(case):
-    if case.get("input") == "notes":
-        return notes_attention_scores()
-    return rand(case["seed"], *case["shape"], dtype=DTYPES[case["dtype"]]) * SCORE_SPREAD
 
 
-def weights_input(case):
-    if case.get("input") == "notes":
-        return notes_attention_weights()
-    return torch.softmax(scores_input(case), dim=-1)
 
 
-def probe_renormalised(namespace, case):
-    renormalise = lookup(namespace, "causal_weights_renormalised")
-    return {"weights": plain(renormalise(weights_input(case)))}
 
 
-def probe_neg_inf(namespace, case):
-    neg_inf = lookup(namespace, "causal_weights_neg_inf")
-    return {"weights": plain(neg_inf(scores_input(case)))}
 
 
-def on_device(name, make_input):
-    """A probe that calls the student's function on an input on another device and reports plain facts."""
-    def probe(namespace, case):
-        function = lookup(namespace, name)
-        function(make_input(case))  # it must run on the CPU first: if it does not, its exception is the answer
-        device = probe_device_kind(case["device"])
-        x = make_input(case).to(device)
-        try:
-            with DeviceMixWatch() as watch:
-                output = function(x)
-        except Exception as exc:  # noqa: BLE001 - failing on the device is the finding
-            return {"device": device, "failure": describe_exception(exc)}
-        if not isinstance(output, torch.Tensor):
-            raise ProbeError("error.wrong_type", got=type(output).__module__ + "." + type(output).__name__)
-        return {"device": torch.device(device).type, "mixed": watch.mixed[:5], "shape": list(output.shape),
-                "output_device": output.device.type, "dtype": dtype_name(output.dtype)}
-
-    return probe
 
 
 def judge_on_device(data, case):
@@ -277,43 +221,12 @@ def notes_case():
             "d_in": len(notes_inputs()[0]), "d_out": NOTES_D_OUT, "qkv_bias": False, "dtype": "float32"}
 
 
-def attention_input(case):
-    """(batch, num_tokens, d_in): the notes' sentence twice (torch.stack((inputs, inputs))), or random values."""
-    if case.get("input") == "notes":
-        return notes_batch()
-    return rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
 
 
-def build_module(namespace, case, dropout=0.0):
-    """The student's CausalAttention, built as the book does, under the case's seed, in the case's dtype."""
-    causal_attention = lookup(namespace, "CausalAttention")
-    with seeded(case.get("init_seed", NOTES_CAUSAL_SEED)):
-        if case.get("input") == "notes":  # exactly the notes' call, so their printed numbers can be compared
-            module = causal_attention(case["d_in"], case["d_out"], case["context_length"], dropout)
-        else:
-            module = causal_attention(case["d_in"], case["d_out"], case["context_length"], dropout,
-                                      qkv_bias=case["qkv_bias"])
-    return module.to(DTYPES[case["dtype"]])
 
 
-def projection_state(module):
-    """W_query/W_key/W_value weights (and biases) as plain tensors; a clear error when a layer is missing."""
-    state = state_of(module)
-    for name in PROJECTIONS:
-        if f"{name}.weight" not in state:
-            raise ProbeError("causal_attention.missing_layer", name=name)
-    return {key: value for key, value in state.items() if key.split(".")[0] in PROJECTIONS}
 
 
-def naming_transpose_crash(probe):
-    """The probe, with a crash caused by `.T` on a batch turned into probe data (runner would say "shapes")."""
-    def probe_naming_transpose(namespace, case):
-        try:
-            return probe(namespace, case)
-        except TransposeCrash:
-            return {"transpose_crash": True}
-
-    return probe_naming_transpose
 
 
 def judging_transpose_crash(judge):
@@ -343,13 +256,6 @@ def attention_cases_notes(rng):
     return [notes_case()]
 
 
-@naming_transpose_crash
-def probe_forward(namespace, case):
-    module = build_module(namespace, case)
-    state = projection_state(module)
-    output, watch = call_watched(module, attention_input(case))
-    return {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
-            "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS)}
 
 
 @judging_transpose_crash
@@ -376,19 +282,20 @@ CHECKS = (
     Check("masking_routes.renormalise_random", "masking_routes", 2.5, True, weights_cases_random,
           probe_renormalised, judge_renormalised),
     Check("masking_routes.renormalise_device", "masking_routes", 0.5, True, weights_cases_device,
-          on_device("causal_weights_renormalised", weights_input), judge_on_device),
+          partial(probe_on_device, "causal_weights_renormalised", "weights"), judge_on_device),
     Check("masking_routes.neg_inf_notes", "masking_routes", 1, False, weights_cases_notes, probe_neg_inf,
           judge_neg_inf),
     Check("masking_routes.neg_inf_random", "masking_routes", 2.5, True, weights_cases_random, probe_neg_inf,
           judge_neg_inf),
     Check("masking_routes.neg_inf_device", "masking_routes", 0.5, True, weights_cases_device,
-          on_device("causal_weights_neg_inf", scores_input), judge_on_device),
+          partial(probe_on_device, "causal_weights_neg_inf", "scores"), judge_on_device),
     # With the module contract's structure, modes, device and properties (autograder.course.checks.contract): 11 points.
     Check("causal_attention.notes", "causal_attention", 2, False, attention_cases_notes, probe_forward,
           judge_forward),
     Check("causal_attention.random", "causal_attention", 3, True, attention_cases_random, probe_forward,
           judge_forward),
 )
+
 
 MESSAGES = {
     "causal_mask.notes.title": {

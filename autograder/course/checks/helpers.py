@@ -3,40 +3,26 @@
 Plain torch and the checking machinery only: probes (which run in the student's process) use them as much as judges.
 """
 
-import torch
 
 # Shared with the student kit, which copies autograder.checking: defined there, re-exported for the checks.
 from autograder.checking.compare import compare_named, dtype_name, dtype_verdict
-from autograder.checking.judging import PROJECTIONS
-from autograder.checking.probing import called_functions, forbidden_calls
+from autograder.checking.probing import PROJECTIONS, called_functions, forbidden_calls
+from autograder.course.probes.inputs import (
+    ATTENTION_FUNCTIONS,
+    DTYPES,
+    NOTES_INPUTS,
+    dtype_of,
+    notes_batch,
+    notes_inputs,
+)
 
 __all__ = ["ATTENTION_FUNCTIONS", "DTYPES", "NOTES_INPUTS", "PROJECTIONS", "called_functions", "compare_named",
            "dtype_name", "dtype_of", "dtype_verdict", "forbidden_calls", "notes_batch", "notes_inputs"]
 
-NOTES_INPUTS = (
-    (0.43, 0.15, 0.89),  # x(1) "Your"
-    (0.55, 0.87, 0.66),  # x(2) "journey"
-    (0.57, 0.85, 0.64),  # x(3) "starts"
-    (0.22, 0.58, 0.33),  # x(4) "with"
-    (0.77, 0.25, 0.10),  # x(5) "one"
-    (0.05, 0.80, 0.55),  # x(6) "step"
-)
-
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
-# Library attention a from-scratch forward must not call (names as FunctionCalls records them).
-ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
 
 
-def notes_inputs(dtype=torch.float32):
-    """The notes' 6×3 embeddings, one row per token."""
-    return torch.tensor(NOTES_INPUTS, dtype=dtype)
 
 
-def dtype_of(case):
-    return DTYPES[case.get("dtype", "float32")]
 
 
-def notes_batch():
-    """The notes' embeddings batched twice, (2, 6, 3), as torch.stack((inputs, inputs)) does in §3.5.3."""
-    inputs = notes_inputs()
-    return torch.stack((inputs, inputs), dim=0)
+

@@ -10,7 +10,6 @@ student created layers never matters.
 
 
 import torch
-from torch import nn
 
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
@@ -22,23 +21,25 @@ from autograder.checking.judging import (
     informative_queries,
     wrapper_structure_problem,
 )
-from autograder.checking.probing import (
-    FunctionCalls,
-    MatmulCount,
-    ProbeError,
-    as_count,
-    counted_module,
-    head_outputs,
-    input_unchanged,
-    lookup,
-    plain,
-    rand,
-    seeded,
-    state_of,
-    takes_attention_mask,
-)
 from autograder.course.checks import variants
-from autograder.course.checks.helpers import DTYPES, PROJECTIONS, dtype_verdict, notes_batch
+from autograder.course.checks.helpers import DTYPES, PROJECTIONS, dtype_verdict
+from autograder.course.probes.multihead import (
+    MHA_LAYERS,
+    attention_input,
+    equivalence_input,
+    equivalence_weights,
+    merge_input,
+    padding_mask,
+    probe_count,
+    probe_equivalence,
+    probe_merge,
+    probe_mha,
+    probe_mha_heads,
+    probe_split,
+    probe_wrapper,
+    round_trip_source,
+    split_input,
+)
 
 NOTEBOOK = "04_multi_head_attention"
 
@@ -65,7 +66,6 @@ EXERCISES = (
 )
 
 
-MHA_LAYERS = (*PROJECTIONS, "out_proj")
 
 # The notes' experiment: torch.manual_seed(123); d_in, d_out = 3, 2; context_length = 6; num_heads = 2.
 NOTES_ATTENTION_CASE = {
@@ -86,18 +86,8 @@ NOTES_ATTENTION_CASE = {
 # Shared helpers (plain torch: probes use them too)
 
 
-def attention_input(case):
-    """The (batch, num_tokens, d_in) input of an attention case: the notes' batch or a seeded random one."""
-    if case.get("input") == "notes":
-        return notes_batch()
-    # seed + 1: the module's weights come from torch.manual_seed(seed), the same stream as rand(seed).
-    return rand(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
 
 
-def padding_mask(case):
-    """attention_mask (batch, num_tokens): 1 for a real token, 0 for padding; None when the case has none."""
-    rows = case.get("attention_mask")
-    return None if rows is None else torch.tensor(rows, dtype=torch.long)
 
 
 def random_attention_case(rng, *, num_heads=None, num_tokens=None, batch=None, dtype=None, qkv_bias=None):
@@ -161,20 +151,6 @@ def wrapper_cases_shapes(rng):
     ]
 
 
-def probe_wrapper(namespace, case):
-    wrapper_class = lookup(namespace, "MultiHeadAttentionWrapper")
-    with seeded(case["seed"]):
-        wrapper = wrapper_class(case["d_in"], case["d_out"], case["context_length"], 0.0,
-                                num_heads=case["num_heads"], qkv_bias=case["qkv_bias"])
-    heads = getattr(wrapper, "heads", None)
-    structure = {"heads_type": type(heads).__name__}
-    if not isinstance(heads, nn.ModuleList):
-        # Unregistered heads miss .to(dtype) and crash later: the structure alone decides.
-        return structure
-    structure.update(head_count=len(heads), distinct_heads=len({id(head) for head in heads}))
-    wrapper = wrapper.to(DTYPES[case["dtype"]])
-    x = attention_input(case)
-    return {**structure, "out": plain(wrapper(x)), "state": state_of(wrapper), "head_outputs": head_outputs(heads, x)}
 
 
 def judge_wrapper(data, case):
@@ -236,25 +212,8 @@ def split_cases_strided(rng):
     return [heads_case(rng, layout, dtype="float64") for layout in ("transposed", "sliced", "expanded")]
 
 
-def split_input(case):
-    b, num_tokens, dtype = case["batch"], case["num_tokens"], DTYPES[case["dtype"]]
-    d_out = case["num_heads"] * case["head_dim"]
-    seed, layout = case["seed"], case["layout"]
-    if layout == "arange":
-        return torch.arange(b * num_tokens * d_out, dtype=dtype).view(b, num_tokens, d_out)
-    if layout == "transposed":
-        return rand(seed, b, d_out, num_tokens, dtype=dtype).transpose(1, 2)
-    if layout == "sliced":
-        return rand(seed, b, num_tokens, 2 * d_out, dtype=dtype)[..., ::2]
-    if layout == "expanded":
-        return rand(seed, 1, num_tokens, d_out, dtype=dtype).expand(b, num_tokens, d_out)
-    return rand(seed, b, num_tokens, d_out, dtype=dtype)
 
 
-def probe_split(namespace, case):
-    split_heads = lookup(namespace, "split_heads")
-    out, kept = input_unchanged(split_input(case), lambda x: split_heads(x, case["num_heads"]))
-    return {"out": plain(out), "input_kept": kept}
 
 
 def judge_split(data, case):
@@ -297,39 +256,10 @@ def merge_cases_round_trip(rng):
     ]
 
 
-def merge_input(case):
-    """(b, num_heads, num_tokens, head_dim) input of merge_heads, laid out in memory as the case says.
-
-    "attention": attn_weights @ values, contiguous as a forward pass produces it, so transposing it
-    makes it non-contiguous; "split": a split of a (b, num_tokens, d_out) tensor, the round trip;
-    "strided": a slice whose transpose is non-contiguous too.
-    """
-    b, num_heads, num_tokens, head_dim = (case[k] for k in ("batch", "num_heads", "num_tokens", "head_dim"))
-    dtype, seed, layout = DTYPES[case["dtype"]], case["seed"], case["layout"]
-    if layout == "arange":
-        return torch.arange(b * num_heads * num_tokens * head_dim, dtype=dtype).view(b, num_heads, num_tokens, head_dim)
-    if layout == "split":
-        return round_trip_source(case).view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
-    if layout == "strided":
-        return rand(seed, b, num_heads, num_tokens, 2 * head_dim, dtype=dtype)[..., ::2]
-    queries, keys, values = (
-        rand(seed + i, b, num_tokens, num_heads * head_dim, dtype=dtype).view(b, num_tokens, num_heads, head_dim)
-        .transpose(1, 2)
-        for i in range(3)
-    )
-    attn_weights = torch.softmax(queries @ keys.transpose(2, 3) / head_dim**0.5, dim=-1)
-    return attn_weights @ values
 
 
-def round_trip_source(case):
-    d_out = case["num_heads"] * case["head_dim"]
-    return rand(case["seed"], case["batch"], case["num_tokens"], d_out, dtype=DTYPES[case["dtype"]])
 
 
-def probe_merge(namespace, case):
-    merge_heads = lookup(namespace, "merge_heads")
-    out, kept = input_unchanged(merge_input(case), merge_heads)
-    return {"out": plain(out), "input_kept": kept}
 
 
 def judge_merge(data, case):
@@ -389,28 +319,10 @@ def padding_cases_hidden(rng):
     return [right, left, scattered]
 
 
-def build_student_mha(namespace, case, **overrides):
-    mha_class = lookup(namespace, "MultiHeadAttention")
-    spec = {**case, **overrides}
-    with seeded(spec["seed"]):
-        module = mha_class(spec["d_in"], spec["d_out"], spec["context_length"], 0.0, spec["num_heads"],
-                           qkv_bias=spec["qkv_bias"])
-    return module.to(DTYPES[spec["dtype"]])
 
 
-def call_mha(module, x, case):
-    mask = padding_mask(case)
-    if mask is None:
-        return module(x)
-    if not takes_attention_mask(module.forward):
-        raise ProbeError("padding_mask.no_argument")
-    return module(x, attention_mask=mask)
 
 
-def probe_mha(namespace, case):
-    module = build_student_mha(namespace, case)
-    out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
-    return {"out": plain(out), "state": state_of(module), "input_kept": kept}
 
 
 def judge_mha(data, case):
@@ -480,20 +392,6 @@ def mha_cases_heads(rng):
     return [heads, vectorised]
 
 
-def probe_head_independence(namespace, case):
-    """With out_proj set to the identity, the output is the merged heads: perturb one head's W_query rows."""
-    module = build_student_mha(namespace, case)
-    x = attention_input(case)
-    head, head_dim = case["head"], case["d_out"] // case["num_heads"]
-    rows = slice(head * head_dim, (head + 1) * head_dim)
-    with torch.no_grad():
-        module.out_proj.weight.copy_(torch.eye(case["d_out"], dtype=x.dtype))
-        if module.out_proj.bias is not None:
-            module.out_proj.bias.zero_()
-        before = plain(module(x))
-        module.W_query.weight[rows] += rand(case["seed"] + 3, head_dim, case["d_in"], dtype=x.dtype)
-        after = plain(module(x))
-    return {"before": before, "after": after}
 
 
 def judge_head_independence(data, case):
@@ -512,21 +410,8 @@ def judge_head_independence(data, case):
     return Verdict(True)
 
 
-BUILTIN_ATTENTION = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
 
 
-def probe_vectorised(namespace, case):
-    matmuls, builtins = [], set()
-    for num_heads in (case["num_heads"], case["more_heads"]):
-        module = build_student_mha(namespace, case, num_heads=num_heads)
-        if any(isinstance(child, nn.MultiheadAttention) for child in module.modules()):
-            builtins.add("nn.MultiheadAttention")
-        x = attention_input(case)
-        with FunctionCalls() as calls, MatmulCount() as counter:
-            module(x)
-        matmuls.append(counter.count)
-        builtins.update(name for name in calls.names if name.rsplit(".", 1)[-1] in BUILTIN_ATTENTION)
-    return {"matmuls": matmuls, "builtins": sorted(builtins)}
 
 
 def judge_vectorised(data, case):
@@ -539,12 +424,9 @@ def judge_vectorised(data, case):
     return Verdict(True)
 
 
-HEADS_PROBES = {"heads": probe_head_independence, "vectorised": probe_vectorised}
 HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
 
 
-def probe_mha_heads(namespace, case):
-    return HEADS_PROBES[case["kind"]](namespace, case)
 
 
 def judge_mha_heads(data, case):
@@ -600,80 +482,14 @@ def equivalence_cases_shapes(rng):
     ]
 
 
-def equivalence_weights(case):
-    """Seeded weights of the module handed to to_torch_multihead; the judge rebuilds them from the case."""
-    d_model, dtype, seed = case["d_model"], DTYPES[case["dtype"]], case["seed"]
-    d_in = case.get("d_in", d_model)
-    weights = {}
-    for index, layer in enumerate(MHA_LAYERS):
-        fan_in = d_model if layer == "out_proj" else d_in
-        weights[f"{layer}.weight"] = rand(seed + 10 + index, d_model, fan_in, dtype=dtype) * fan_in**-0.5
-        if layer == "out_proj" or case["qkv_bias"]:
-            weights[f"{layer}.bias"] = rand(seed + 20 + index, d_model, dtype=dtype) * 0.5
-    return weights
 
 
-def equivalence_input(case):
-    return rand(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_model"], dtype=DTYPES[case["dtype"]])
 
 
-class StandInMultiHeadAttention(nn.Module):
-    """What to_torch_multihead reads from a MultiHeadAttention, built from plain torch with the case's weights."""
-
-    def __init__(self, case):
-        super().__init__()
-        d_model, dtype = case["d_model"], DTYPES[case["dtype"]]
-        d_in = case.get("d_in", d_model)
-        self.d_out = d_model
-        self.num_heads = case["num_heads"]
-        self.head_dim = d_model // case["num_heads"]
-        self.W_query = nn.Linear(d_in, d_model, bias=case["qkv_bias"], dtype=dtype)
-        self.W_key = nn.Linear(d_in, d_model, bias=case["qkv_bias"], dtype=dtype)
-        self.W_value = nn.Linear(d_in, d_model, bias=case["qkv_bias"], dtype=dtype)
-        self.out_proj = nn.Linear(d_model, d_model, dtype=dtype)
-        self.dropout = nn.Dropout(case["dropout"])
-        context_length = case["context_length"]
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length, dtype=dtype), diagonal=1))
-        with torch.no_grad():
-            for name, value in equivalence_weights(case).items():
-                self.get_parameter(name).copy_(value)
 
 
-def probe_equivalence(namespace, case):
-    to_torch_multihead = lookup(namespace, "to_torch_multihead")
-    with seeded(case["seed"]):  # nn.MultiheadAttention's own initialisation draws from the RNG too
-        ours = StandInMultiHeadAttention(case)
-        if case.get("d_in", case["d_model"]) != case["d_model"]:
-            return {"raised": raised_by(to_torch_multihead, ours)}
-        theirs = to_torch_multihead(ours)
-    if not isinstance(theirs, nn.MultiheadAttention):
-        raise ProbeError("torch_equivalence.not_multihead", got=type(theirs).__module__ + "." + type(theirs).__name__)
-    state = state_of(theirs)
-    data = {
-        "batch_first": bool(theirs.batch_first),
-        "embed_dim": int(theirs.embed_dim),
-        "num_heads": int(theirs.num_heads),
-        "dropout": float(theirs.dropout),
-        "dtype": str(theirs.out_proj.weight.dtype),
-        "state": state,
-    }
-    runnable = data["batch_first"] and data["dtype"] == str(DTYPES[case["dtype"]])
-    if runnable and (data["embed_dim"], data["num_heads"]) == (case["d_model"], case["num_heads"]):
-        theirs.eval()  # dropout is compared as a setting; the output is compared without it
-        x = equivalence_input(case)
-        future = torch.triu(torch.ones(case["num_tokens"], case["num_tokens"], dtype=torch.bool), diagonal=1)
-        with torch.no_grad():
-            data["out"] = plain(theirs(x, x, x, attn_mask=future, need_weights=False)[0])
-    return data
 
 
-def raised_by(function, argument):
-    """The name of the exception function(argument) raised, or None: here raising is the right answer."""
-    try:
-        function(argument)
-    except Exception as exc:  # noqa: BLE001 - which exception it was is the answer being checked
-        return type(exc).__name__
-    return None
 
 
 def judge_equivalence(data, case):
@@ -735,9 +551,6 @@ def count_cases_modules(rng):
     ]
 
 
-def probe_count(namespace, case):
-    count_parameters = lookup(namespace, "count_parameters")
-    return {"count": as_count(count_parameters(counted_module(case)))}
 
 
 def parameter_totals(case):

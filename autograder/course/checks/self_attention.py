@@ -10,30 +10,28 @@ torch, so a bug in the student's own classes cannot cost exercise 3.1 its points
 
 from functools import partial
 
-import torch
-
 from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import compare, diagnose, same
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.probing import (
-    LinearProjections,
-    ParameterProjections,
-    describe_exception,
-    lookup,
-    plain,
     rand,
-    state_of,
 )
 from autograder.course.checks.helpers import (
     ATTENTION_FUNCTIONS,
     PROJECTIONS,
-    called_functions,
     dtype_of,
     dtype_verdict,
     forbidden_calls,
-    notes_inputs,
 )
 from autograder.course.checks.variants import attention, attention_variants
+from autograder.course.probes.self_attention import (
+    attention_input,
+    probe_calls,
+    probe_forward,
+    probe_transfer,
+    square_case,
+    transfer_weights,
+)
 
 NOTEBOOK = "02_trainable_self_attention"
 
@@ -49,21 +47,8 @@ EXERCISES = (
 )
 
 
-def attention_input(case):
-    """(num_tokens, d_in) input of a case: the notes' sentence or random values."""
-    if case.get("input") == "notes_inputs":
-        return notes_inputs()
-    return rand(case["seed"], case["num_tokens"], case["d_in"], dtype=dtype_of(case))
 
 
-def build_module(class_name, namespace, case):
-    """The student's class, constructed under the case's seed without touching the notebook's own RNG."""
-    attention_class = lookup(namespace, class_name)
-    args = (case["d_in"], case["d_out"]) + ((case["qkv_bias"],) if "qkv_bias" in case else ())
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case["init_seed"])
-        module = attention_class(*args)
-    return module.double() if dtype_of(case) == torch.float64 else module
 
 
 def projection_weights(exercise_id, state, case):
@@ -90,10 +75,6 @@ def projection_weights(exercise_id, state, case):
 # SelfAttention_v1 / SelfAttention_v2: output, no built-in attention
 
 
-def probe_forward(class_name, namespace, case):
-    module = build_module(class_name, namespace, case)
-    output = plain(module(attention_input(case)))
-    return {"output": output, "state": state_of(module)}
 
 
 def judge_forward(exercise_id, data, case):
@@ -110,11 +91,6 @@ def judge_forward(exercise_id, data, case):
     return dtype_verdict(exercise_id, got, x.dtype)
 
 
-def probe_calls(class_name, namespace, case):
-    module = build_module(class_name, namespace, case)
-    output, calls = called_functions(module, attention_input(case))
-    plain(output)
-    return {"calls": calls}
 
 
 def judge_calls(exercise_id, data, case):
@@ -176,39 +152,12 @@ def v2_cases_one(rng):
 # Exercise 3.1: load_v2_weights_into_v1(sa_v1, sa_v2)
 
 
-def transfer_weights(case):
-    """({name: v1 start (d_in, d_out)}, {name: v2 weight (d_out, d_in)}), rebuilt from the case alone."""
-    d_in, d_out, seed, dtype = case["d_in"], case["d_out"], case["seed"], dtype_of(case)
-    v1 = {name: rand(seed + i, d_in, d_out, dtype=dtype) for i, name in enumerate(PROJECTIONS)}
-    v2 = {name: rand(seed + 3 + i, d_out, d_in, dtype=dtype) for i, name in enumerate(PROJECTIONS)}
-    return v1, v2
 
 
-def square_case(case):
-    return {**case, "d_out": case["d_in"]}
 
 
-def run_transfer(load, case):
-    v1_start, v2_weights = transfer_weights(case)
-    sa_v1, sa_v2 = ParameterProjections(v1_start), LinearProjections(v2_weights)
-    returned = load(sa_v1, sa_v2)
-    kind = "sa_v1" if returned is sa_v1 else "None" if returned is None else type(returned).__name__
-    return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind}
 
 
-def probe_transfer(namespace, case):
-    load = lookup(namespace, "load_v2_weights_into_v1")
-    try:
-        return run_transfer(load, case)
-    except RuntimeError as exc:
-        # Copying weight without .T only fails for d_in != d_out; on a square pair it runs, and shows.
-        if case["d_in"] == case["d_out"]:
-            raise
-        try:
-            square = run_transfer(load, square_case(case))
-        except Exception:  # the first exception is the one to report
-            raise exc from None
-        return {"raised": describe_exception(exc), "square": square}
 
 
 def judge_transfer(data, case):

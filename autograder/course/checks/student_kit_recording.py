@@ -12,6 +12,7 @@ import torch
 import solutions
 from autograder.course.checks import basics, causal, multihead, self_attention, variants
 from autograder.course.checks.helpers import PROJECTIONS
+from autograder.course.probes import causal as causal_probes
 
 # The names each exercise's checks receive, from the declarations beside the checks (this module lives with
 # them: it runs the reference, so it is as protected as they are, and the kit never carries it).
@@ -103,7 +104,7 @@ def record_causal_attention(check, case):
     weights = reference_probe(check, case)["state"]
     x = causal.attention_input(case)
     return "causal_attention", {
-        "init_seed": case.get("init_seed", causal.NOTES_CAUSAL_SEED),
+        "init_seed": case.get("init_seed", causal_probes.NOTES_CAUSAL_SEED),
         "inputs": {"x": x},
         "weights": weights,
         "expect": {"output": variants.attention(x, weights), "variants": variants.attention_variants(x, weights)},

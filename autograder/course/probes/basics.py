@@ -1,0 +1,50 @@
+"""Probes of notebook 01 (softmax_naive, softmax_stable, context_vectors): call the student's function on the
+case's input and report plain data. The judges are in autograder.course.checks.basics.
+"""
+
+import torch
+
+from autograder.checking.probing import called_functions, lookup, plain, rand
+from autograder.course.probes.inputs import dtype_of, notes_inputs
+
+
+def case_tensor(case):
+    """The input a case describes, rebuilt identically by probe and judge."""
+    source = case["input"]
+    if source == "notes_journey":  # scores of query x(2) against every token, as in the notes
+        inputs = notes_inputs()
+        return inputs @ inputs[1]
+    if source == "notes_scores":
+        inputs = notes_inputs()
+        return inputs @ inputs.T
+    if source == "notes_inputs":
+        return notes_inputs()
+    if source == "values":
+        return torch.tensor(case["values"], dtype=dtype_of(case))
+    return rand(case["seed"], *case["shape"], dtype=dtype_of(case)) * case.get("scale", 1.0)
+
+
+def probe_softmax(name, namespace, case):
+    softmax = lookup(namespace, name)
+    x = case_tensor(case)
+    original = x.clone()
+    args = (x,) if "dim" not in case else (x, case["dim"])
+    output, calls = called_functions(softmax, *args)
+    return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original)}
+
+
+def probe_softmax_naive(namespace, case):
+    return probe_softmax("softmax_naive", namespace, case)
+
+
+def probe_softmax_stable(namespace, case):
+    return probe_softmax("softmax_stable", namespace, case)
+
+
+def probe_context_vectors(namespace, case):
+    context_vectors = lookup(namespace, "context_vectors")
+    inputs = case_tensor(case)
+    original = inputs.clone()
+    output = plain(context_vectors(inputs))
+    return {"output": output, "input_changed": not torch.equal(inputs, original)}
+

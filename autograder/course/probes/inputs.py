@@ -1,0 +1,40 @@
+"""The inputs every notebook's probes and judges rebuild from a case: the notes' embeddings, dtypes, the names of
+library attention a from-scratch forward must not call.
+
+Probe side (autograder.course.probes): plain torch only. Nothing here imports the reference, a judge or the
+functional reference `variants`; the process that runs student code imports this package and nothing above it.
+"""
+
+import torch
+
+NOTES_INPUTS = (
+    (0.43, 0.15, 0.89),  # x(1) "Your"
+    (0.55, 0.87, 0.66),  # x(2) "journey"
+    (0.57, 0.85, 0.64),  # x(3) "starts"
+    (0.22, 0.58, 0.33),  # x(4) "with"
+    (0.77, 0.25, 0.10),  # x(5) "one"
+    (0.05, 0.80, 0.55),  # x(6) "step"
+)
+
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+# Library attention a from-scratch forward must not call (names as FunctionCalls records them).
+ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
+
+
+def notes_inputs(dtype=torch.float32):
+    """The notes' 6×3 embeddings, one row per token."""
+    return torch.tensor(NOTES_INPUTS, dtype=dtype)
+
+
+def dtype_of(case):
+    return DTYPES[case.get("dtype", "float32")]
+
+
+def notes_batch():
+    """The notes' embeddings batched twice, (2, 6, 3), as torch.stack((inputs, inputs)) does in §3.5.3."""
+    inputs = notes_inputs()
+    return torch.stack((inputs, inputs), dim=0)
+

@@ -1,0 +1,83 @@
+"""Which probe a check runs, as plain data: how the grader tells the grading child what to probe.
+
+A check's probe is a function of this package, possibly with plain leading arguments bound by
+`functools.partial` (a class name, an exercise id). `address_of` turns it into a `ProbeAddress` (module, function,
+arguments) that can be pickled to a process which never imported the checks; `resolve` turns it back there.
+"""
+
+import functools
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.checking.probing import run_probe
+
+PACKAGE = __name__.rpartition(".")[0]
+PLAIN_ARGUMENTS = (str, int, float, bool)
+
+ProbeData = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ProbeAddress:
+    module: str  # a module of autograder.course.probes
+    function: str  # a module-level callable there
+    args: tuple[Any, ...] = ()  # plain leading arguments (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """One check as the grading child sees it: its id, its probe and the cases to run it on."""
+
+    check_id: str
+    probe: ProbeAddress
+    cases: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class ExerciseProbes:
+    """What the grading child needs to probe one exercise: the notebook names to pass, and its checks."""
+
+    exercise_id: str
+    names: tuple[str, ...]
+    checks: tuple[PlannedCheck, ...]
+
+    @property
+    def check_ids(self) -> tuple[str, ...]:
+        return tuple(check.check_id for check in self.checks)
+
+
+def address_of(probe: Callable) -> ProbeAddress:
+    """The address of a probe function of this package (optionally a partial with plain arguments)."""
+    args: tuple[Any, ...] = ()
+    if isinstance(probe, functools.partial):
+        if probe.keywords or not all(isinstance(arg, PLAIN_ARGUMENTS) for arg in probe.args):
+            raise TypeError(f"a probe may only bind plain positional arguments: {probe!r}")
+        args, probe = tuple(probe.args), probe.func
+    module, name = getattr(probe, "__module__", ""), getattr(probe, "__name__", "")
+    if not module.startswith(PACKAGE + ".") or getattr(importlib.import_module(module), name, None) is not probe:
+        raise TypeError(f"a probe must be a module-level function of {PACKAGE}: {module}.{name}")
+    return ProbeAddress(module, name, args)
+
+
+def resolve(address: ProbeAddress) -> Callable:
+    """The probe at `address`: only functions of this package are ever looked up."""
+    if not address.module.startswith(PACKAGE + "."):
+        raise ValueError(f"not a probe module: {address.module}")
+    function = getattr(importlib.import_module(address.module), address.function)
+    return functools.partial(function, *address.args) if address.args else function
+
+
+def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any]) -> dict[str, list[ProbeData]]:
+    """{check id: [probe data per case]}; a check stops at its first case that raised."""
+    records: dict[str, list[ProbeData]] = {}
+    for check in checks:
+        probe = resolve(check.probe)
+        records[check.check_id] = []
+        for case in check.cases:
+            data = run_probe(probe, namespace, case)
+            records[check.check_id].append(data)
+            if "error" in data:
+                break
+    return records

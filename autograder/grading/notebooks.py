@@ -1,11 +1,10 @@
 """Grade notebooks: plan them, probe them in confined children, judge the data here. `grade_notebooks(...)`.
 
-This process is the warm parent: it imports torch, the checks and the reference once, and every
-child is forked from it. Judges run only here (`runner.judge_exercise`, the same code and seed as
-`grade()` in a notebook, so honest submissions score what nbgrader gives them).
+This process imports torch, the checks and the reference once; the children that run student code are forked
+by autograder.isolation.zygote, which holds none of them. Judges run only here (`runner.judge_exercise`, the same
+code and seed as `grade()` in a notebook, so honest submissions score what nbgrader gives them).
 """
 
-import importlib
 import site
 import sys
 import sysconfig
@@ -14,15 +13,14 @@ from pathlib import Path
 
 import autograder
 from autograder.checking.check_types import ERROR, CheckResult
-from autograder.checking.runner import DEFAULT_SEED, judge_exercise, run_exercise
+from autograder.checking.runner import DEFAULT_SEED, judge_exercise
 from autograder.course import catalog
-from autograder.course.exercises import exercise as find_exercise
 from autograder.course.exercises import of_notebook
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox
 from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
-from autograder.isolation.protected import REFERENCE_PACKAGE, protected_paths
+from autograder.isolation.protected import protected_paths
 from autograder.isolation.supervisor import Job, Limits, probe_notebooks
 from autograder.safe_text import clean, one_line
 
@@ -107,7 +105,6 @@ def grade_notebooks(inputs, options=None, on_result=None):
             on_result(result)
 
     if jobs:
-        _warm_up(sorted({e for job in jobs for e in job.plan.exercises}), options.seed)
         confinement = sandbox.prepare(
             options.limits.memory_mb,
             cpu_seconds=options.limits.budget_factor * options.limits.timeout + 5,
@@ -140,22 +137,6 @@ def _judge(key, outcome, seed, lang):
         checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
     notes = list(plan.notes) + list(outcome.notes)
     return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256)
-
-
-def _warm_up(exercise_ids, seed):
-    """Import and initialise, once in the parent, what every child would otherwise load on its own.
-
-    Running every exercise's checks on the reference walks the probes' lazy paths (the meta device
-    alone costs seconds on first use) so that each forked child starts with them loaded.
-    """
-    try:
-        importlib.import_module("IPython.core.inputtransformer2")
-    except ImportError:
-        pass
-    reference = importlib.import_module(REFERENCE_PACKAGE)
-    for exercise in (find_exercise(exercise_id) for exercise_id in exercise_ids):
-        if all(hasattr(reference, name) for name in exercise.names):
-            run_exercise(exercise.id, {name: getattr(reference, name) for name in exercise.names}, seed=seed)
 
 
 def _blocked_paths(extra):

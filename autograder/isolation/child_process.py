@@ -1,8 +1,10 @@
-"""The grading child, forked from the warm grader: `run_child(task, channel_fd)` never returns.
+"""The grading child, forked from the zygote (autograder.isolation.zygote): `run_child(task, channel_fd, seal)` never
+returns. The process it runs in never imported the reference, a judge or the checks: it probes with the functions of
+autograder.course.probes that the task names, on the cases the task carries.
 
 Before any student code: its own process group, stdin/stdout/stderr on /dev/null and Python's
 streams on a sink that counts and discards, every inherited descriptor closed but the channel, a
-clean working directory, the reference purged and sealed off (autograder.isolation.guards), the OS confinement
+clean working directory, the grader's code sealed (autograder.isolation.guards), the OS confinement
 (autograder.isolation.sandbox). Then it runs the plan: each code cell under a soft timeout (SIGALRM raises
 StepTimeout in the student's frames, again every 50 ms if they catch it), an error recorded and the
 next cell run, like nbgrader with allow_errors; after each graded cell, the exercise's probes with the
@@ -22,36 +24,17 @@ import sys
 import tempfile
 import traceback
 import types
-from dataclasses import dataclass
-from pathlib import Path
 
 from autograder.checking.probing import describe_exception
-from autograder.checking.runner import probe_exercise
-from autograder.course import catalog
-from autograder.course.exercises import exercise as find_exercise
-from autograder.isolation import guards, sandbox, wire
+from autograder.course.probes.plan import ExerciseProbes, probe_checks
+from autograder.isolation import sandbox, wire
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
-from autograder.isolation.notebook_plan import NotebookPlan
 
 RETRIGGER_SECONDS = 0.05
 MAX_FD = 2**31 - 1
 TIMEOUT_TYPE = "StepTimeout"
 EXIT_FAILED = 70  # EX_SOFTWARE: the child could not finish (the parent reads the events, not this status)
 MAX_TRACEBACK_CHARS = 3500  # the tail of a grader error's traceback (the channel keeps 4000 per string)
-
-
-@dataclass(frozen=True)
-class ChildTask:
-    """One attempt at one notebook: what to run, what to skip (steps that crashed an earlier attempt)."""
-
-    plan: NotebookPlan
-    seed: int
-    timeout: float  # seconds per cell and per exercise's probes
-    workdir: Path
-    confinement: sandbox.Confinement
-    skip_cells: frozenset[int] = frozenset()
-    skip_exercises: frozenset[str] = frozenset()
-    seal: guards.Seal | None = None  # guards.prepare_seal() of the grader just before the fork; None: seal here
 
 
 class StepTimeout(BaseException):  # noqa: N818 - reads as what happened in a student's traceback
@@ -96,11 +79,11 @@ class _BinarySink(io.RawIOBase):
 
 
 class _Child:
-    def __init__(self, task, channel_fd):
+    def __init__(self, task, channel_fd, seal):
         self.task = task
         self.channel_fd = channel_fd
         self.namespace = None
-        self.seal = None
+        self.seal = seal
         self.sinks = ()
         self.mid_frame = False  # a write failed part-way: another frame would not be read right
 
@@ -126,11 +109,11 @@ class _Child:
         self.sinks = _detach(self.channel_fd)
         os.chdir(self.task.workdir)
         _point_home_at(self.task.workdir)
-        self.seal = self.task.seal.apply() if self.task.seal is not None else guards.seal_grader()
+        self.seal.apply()
         notes = sandbox.confine(self.task.confinement, self.task.workdir)
         self.namespace = _fresh_main()
         self.send({"event": "hello", "notes": notes})
-        for step in self.task.plan.steps:
+        for step in self.task.steps:
             if step.kind == "cell" and step.index not in self.task.skip_cells:
                 self.run_cell(step)
             elif step.kind == "exercise" and step.exercise not in self.task.skip_exercises:
@@ -152,25 +135,28 @@ class _Child:
     def probe(self, exercise_id):
         self.send({"event": "start", "kind": "exercise", "exercise": exercise_id})
         self.seal.restore()
-        names = find_exercise(exercise_id).names
-        objects = {name: self.namespace[name] for name in names if name in self.namespace}
+        planned = self.task.probes[exercise_id]
+        objects = {name: self.namespace[name] for name in planned.names if name in self.namespace}
         records, failure = {}, None
         _arm(self.task.timeout)
         try:
-            records = probe_exercise(exercise_id, objects, seed=self.task.seed)
+            records = probe_checks(planned.checks, objects)
         except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt from the student ends this exercise only
             _disarm()
             failure = _timeout_error(self.task.timeout) if isinstance(exc, StepTimeout) else describe_exception(exc)
         _disarm()
         self.send({"event": "exercise", "exercise": exercise_id,
-                   "records": _completed(exercise_id, records, failure, self.task.timeout)})
+                   "records": _completed(planned, records, failure, self.task.timeout)})
 
 
-def run_child(task, channel_fd):
-    """Grade `task.plan` in this freshly forked process, streaming events to `channel_fd`; exits, never returns."""
+def run_child(task, channel_fd, seal):
+    """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
+
+    `seal` is the zygote's guards.Seal, taken once before it forked anything.
+    """
     status, child = 0, None
     try:
-        child = _Child(task, channel_fd)
+        child = _Child(task, channel_fd, seal)
         child.run()
     except Exception as error:  # noqa: BLE001 - student code is caught per step: this is the grader's own
         status = EXIT_FAILED
@@ -246,13 +232,13 @@ def _timeout_error(seconds):
     return {"type": TIMEOUT_TYPE, "message": f"ran past the {seconds:g} s limit", "line": ""}
 
 
-def _completed(exercise_id, records, failure, timeout):
+def _completed(planned: ExerciseProbes, records, failure, timeout):
     """Every check of the exercise gets data; a step timeout becomes the catalogue's timeout message."""
     completed = {}
-    for check in catalog.checks_of(exercise_id):
-        data = records.get(check.id) or [{"error": failure or {"type": "ProbeError", "key": "error.no_result",
+    for check_id in planned.check_ids:
+        data = records.get(check_id) or [{"error": failure or {"type": "ProbeError", "key": "error.no_result",
                                                                 "fields": {}, "message": "", "line": ""}}]
-        completed[check.id] = [_timeout_as_message(item, timeout) for item in data]
+        completed[check_id] = [_timeout_as_message(item, timeout) for item in data]
     return completed
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.exercises import NOTEBOOKS, of_notebook
+from autograder.isolation.child_task import Step
 from autograder.safe_text import clean
 
 # The whole file, outputs included: read at most this much (a guard for the grader's own memory, far above
@@ -32,14 +33,6 @@ RELEASE_DIR = Path(__file__).resolve().parents[2] / "release" / "attention"
 
 class NotebookProblem(ValueError):
     """The file cannot be graded as a notebook of this assignment (missing, not JSON, no cells...)."""
-
-
-@dataclass(frozen=True)
-class Step:
-    kind: str  # "cell" or "exercise"
-    index: int  # cell index in the notebook; for an exercise, the graded cell's index (-1: deleted)
-    source: str = ""  # cell source
-    exercise: str = ""
 
 
 @dataclass(frozen=True)

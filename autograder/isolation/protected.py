@@ -17,10 +17,10 @@ import importlib.util
 from pathlib import Path
 
 import autograder
-from autograder.course import checks
 
 REFERENCE_PACKAGE = "solutions"
-CHECKS_PACKAGE = checks.__name__
+# Named, not imported: the grading child's zygote imports this module and must never hold the checks.
+CHECKS_PACKAGE = "autograder.course.checks"
 # Folders of the checkout, beside the packages: never bundled, never readable by student code.
 CHECKOUT_FOLDERS = ("source", "tests", "devtools", ".git")
 
@@ -44,7 +44,8 @@ def reference_locations():
 
 
 def check_locations():
-    return tuple(Path(location).resolve() for location in checks.__path__)
+    spec = importlib.util.find_spec(CHECKS_PACKAGE)  # finds the package without running it
+    return tuple(Path(location).resolve() for location in (spec.submodule_search_locations or ()))
 
 
 def protected_paths():

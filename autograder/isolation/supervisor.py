@@ -1,8 +1,9 @@
 """Run the student half of grading in forked, confined children: `probe_notebooks(jobs, limits, on_done)`.
 
-The grader process is warm (torch, the checks and the reference imported once) and single-threaded:
-it forks one child per notebook (autograder.isolation.child_process), at most `limits.workers` at a time,
-and multiplexes their channels in one select loop. It enforces the hard limits the child cannot
+The grader process holds the checks and the reference; it never forks a child from itself. One child per
+notebook (autograder.isolation.child_process) is forked by the zygote (autograder.isolation.zygote), a warm
+process that never imported them, and adopted by the grader; at most `limits.workers` run at a time, and the
+grader multiplexes their channels in one select loop. It enforces the hard limits the child cannot
 enforce on itself: a step (cell or exercise) that runs `grace` seconds past its soft timeout, a
 notebook past its total budget, a child that sends malformed data: SIGKILL to its process group.
 
@@ -16,8 +17,7 @@ exits: that is reported as an attnkit problem (on stderr, and in a note that say
 student's, and the notebook is not re-run.
 """
 
-import dataclasses
-import gc
+import functools
 import os
 import selectors
 import shutil
@@ -26,12 +26,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
-import torch
-
+from autograder.checking.runner import planned_probes
 from autograder.course import catalog
-from autograder.isolation import guards, wire
-from autograder.isolation.child_process import ChildTask, run_child
+from autograder.isolation import wire
+from autograder.isolation.child_task import ChildTask
+from autograder.isolation.zygote import Zygote
 from autograder.safe_text import clean, one_line
 
 READ_CHUNK = 1 << 20
@@ -103,19 +104,21 @@ class _JobState:
     budget_end: float
     skip_cells: set = field(default_factory=set)
     crashed: set = field(default_factory=set)
+    probes: dict = field(default_factory=dict)  # exercise id -> ExerciseProbes, told to every attempt's child
+
+
+@functools.cache
+def shared_zygote():
+    """This process's zygote: started on first use, kept warm for the next class (it restarts itself if needed)."""
+    return Zygote()
 
 
 def probe_notebooks(jobs, limits, confinement, on_done):
     """Probe every job's notebook in confined children; `on_done(outcome)` is called as each one finishes."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # one core per child (they inherit it); the parent only judges
-    try:
-        _supervise(jobs, limits, confinement, on_done)
-    finally:
-        torch.set_num_threads(threads)
+    _supervise(jobs, limits, confinement, on_done, shared_zygote())
 
 
-def _supervise(jobs, limits, confinement, on_done):
+def _supervise(jobs, limits, confinement, on_done, zygote):
     pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
     pending.reverse()
     running, finished = {}, []  # finished: (workdir, outcome or None) to clean up and judge
@@ -127,7 +130,7 @@ def _supervise(jobs, limits, confinement, on_done):
                     state = pending.pop()
                     if not state.budget_end:
                         state.budget_end = time.monotonic() + limits.budget_factor * limits.timeout
-                    attempt = _start(state, limits, confinement, scratch)
+                    attempt = _start(state, limits, confinement, scratch, zygote)
                     running[attempt.pid] = attempt
                     selector.register(attempt.fd, selectors.EVENT_READ, attempt)
                     if attempt.exit_fd is not None:
@@ -168,28 +171,26 @@ def _supervise(jobs, limits, confinement, on_done):
             selector.close()
 
 
-def _start(state, limits, confinement, scratch):
+def _start(state, limits, confinement, scratch, zygote):
     state.outcome.attempts += 1
+    plan = state.job.plan
+    if not state.probes:  # the cases are plain data computed here, where the checks are
+        state.probes = {exercise_id: planned_probes(exercise_id, seed=state.job.seed) for exercise_id in plan.exercises}
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
     task = ChildTask(
-        plan=state.job.plan,
-        seed=state.job.seed,
+        steps=plan.steps,
+        probes=state.probes,
         timeout=limits.timeout,
-        workdir=workdir,
+        workdir=Path(workdir),
         confinement=confinement,
         skip_cells=frozenset(state.skip_cells),
         skip_exercises=frozenset(state.outcome.records) | frozenset(state.crashed),
     )
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
     read_fd, write_fd = os.pipe()
-    task = dataclasses.replace(task, seal=guards.prepare_seal())  # nothing runs between this and the fork
-    pid = os.fork()
-    if pid == 0:  # the child: never returns from run_child
-        gc.freeze()  # the inherited heap is never traversed again, so it stays shared
-        os.close(read_fd)
-        run_child(task, write_fd)
-    os.close(write_fd)
+    try:
+        pid = zygote.fork(task, write_fd)
+    finally:
+        os.close(write_fd)
     try:
         os.setpgid(pid, pid)
     except OSError:

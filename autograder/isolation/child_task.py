@@ -1,0 +1,34 @@
+"""What the grader tells a grading child: plain data only, picklable into a process that never imported the checks.
+
+The grader builds a `ChildTask` from the notebook's plan and the catalogue (which probe each check runs, on which
+cases: autograder.checking.runner.planned_probes); autograder.isolation.zygote forks the child that runs it. Nothing
+here, nor anything it imports, knows the reference, a judge or an expected value.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.course.probes.plan import ExerciseProbes
+from autograder.isolation.sandbox import Confinement
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "cell" or "exercise"
+    index: int  # cell index in the notebook; for an exercise, the graded cell's index (-1: deleted)
+    source: str = ""  # cell source
+    exercise: str = ""
+
+
+@dataclass(frozen=True)
+class ChildTask:
+    """One attempt at one notebook: what to run, what to probe, what to skip (steps that crashed an earlier one)."""
+
+    steps: tuple[Step, ...]
+    probes: Mapping[str, ExerciseProbes]  # exercise id -> its checks' probes and cases
+    timeout: float  # seconds per cell and per exercise's probes
+    workdir: Path
+    confinement: Confinement
+    skip_cells: frozenset[int] = frozenset()
+    skip_exercises: frozenset[str] = frozenset()

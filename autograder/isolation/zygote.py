@@ -1,0 +1,255 @@
+"""The zygote: a warm process that never imported the reference, the checks or a judge, and forks every grading child.
+
+The grader (the parent) imports the reference and the judges; student code must never run in a process that holds
+them, not even in memory the child could dig out with `gc.get_objects()`. So the children are not forked from the
+parent. `Zygote.fork(task, channel_fd)` asks a separate interpreter, started with `python -m
+autograder.isolation.zygote` and a fixed minimal environment, which imported torch, the probes
+(autograder.course.probes) and the child's own code and warmed them up once. It forks twice: the middle process
+exits at once, so the grading child is re-parented to the grader, which has made itself a child subreaper
+(PR_SET_CHILD_SUBREAPER) and therefore waits for it, times it and kills it exactly as it would its own child.
+
+The channel is a Unix socket pair made before the zygote starts: a request is a length header sent with the
+child's event pipe (SCM_RIGHTS) followed by the pickled autograder.isolation.child_task.ChildTask (trusted data:
+it comes from the grader); the reply is the new child's pid (0: it could not fork). When the grader goes, the
+zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket).
+"""
+
+import ctypes
+import gc
+import importlib
+import os
+import pickle
+import pkgutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+HEADER = struct.Struct("!Q")
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
+ZYGOTE_MODULE = __name__ if __name__ != "__main__" else "autograder.isolation.zygote"
+# The zygote's (and so every grading child's) whole environment: these fixed values, plus the variables named in
+# PASSED_VARIABLES when the grader has them (what the interpreter and its libraries need to run and to compute
+# right on this machine). Nothing that identifies or authorises the grader (tokens, keys, paths of the course).
+FIXED_VARIABLES = {"PATH": "/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+PASSED_VARIABLES = ("LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "OPENBLAS_CORETYPE",
+                    "OPENBLAS_L2_SIZE")
+
+
+class ZygoteError(RuntimeError):
+    """The zygote could not be started or stopped answering: a fault of the grader's, never of a student's."""
+
+
+# --- the grader's side -------------------------------------------------------------------------------------------
+
+
+class Zygote:
+    """The grader's handle on its zygote, started on first use and again if it died (or this process forked)."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._socket: socket.socket | None = None
+        self._owner = 0
+
+    def fork(self, task, channel_fd: int) -> int:
+        """Start a grading child that runs `task` and writes its events to `channel_fd`; returns its pid.
+
+        The child is this process's own child when this returns (see the module docstring).
+        """
+        connection = self._running()
+        payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            socket.send_fds(connection, [HEADER.pack(len(payload))], [channel_fd])
+            connection.sendall(payload)
+            (pid,) = HEADER.unpack(_receive(connection, HEADER.size))
+        except (OSError, EOFError) as error:
+            self.close()
+            raise ZygoteError(f"the grading zygote stopped answering ({error})") from error
+        if not pid:
+            raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
+        return pid
+
+    def close(self) -> None:
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+        if self._process is not None and self._owner == os.getpid():
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+    def _running(self) -> socket.socket:
+        alive = self._process is not None and self._process.poll() is None
+        if self._socket is None or self._owner != os.getpid() or not alive:
+            self._start()
+        assert self._socket is not None
+        return self._socket
+
+    def _start(self) -> None:
+        become_subreaper()
+        self._socket = None  # a forked copy of this process leaves its parent's zygote alone
+        grader_end, zygote_end = socket.socketpair()
+        root = _package_root()
+        with zygote_end:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", ZYGOTE_MODULE, str(zygote_end.fileno())],
+                pass_fds=(zygote_end.fileno(),), env=zygote_environment(root), cwd="/", stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+            )
+        self._owner = os.getpid()
+        try:
+            _receive(grader_end, HEADER.size)  # "ready": its imports and warm-up are done
+        except EOFError:
+            status = self._process.wait()
+            grader_end.close()
+            raise ZygoteError(f"the grading zygote did not start (exit status {status}; its error is above)") from None
+        self._socket = grader_end
+
+
+def zygote_environment(root: Path) -> dict[str, str]:
+    """The zygote's environment: fixed values, a few runtime variables, and where to import attnkit from."""
+    environment = dict(FIXED_VARIABLES)
+    environment.update({name: os.environ[name] for name in PASSED_VARIABLES if name in os.environ})
+    environment["PYTHONPATH"] = str(root)  # the grader's own copy of attnkit (the zygote forgets it once started)
+    return environment
+
+
+def become_subreaper() -> None:
+    """Make this process adopt its orphaned descendants (the grading children); Linux only."""
+    if not sys.platform.startswith("linux"):
+        raise ZygoteError("attnkit grades student code on Linux only (it needs PR_SET_CHILD_SUBREAPER)")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise ZygoteError(f"prctl(PR_SET_CHILD_SUBREAPER) failed: {os.strerror(ctypes.get_errno())}")
+
+
+def _package_root() -> Path:
+    import autograder  # here, not at the top: this module also runs as the zygote's __main__
+
+    return Path(autograder.__file__).resolve().parent.parent
+
+
+def _receive(connection: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            raise EOFError("the other end closed the channel")
+        data += chunk
+    return data
+
+
+# --- the zygote's side -------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str]) -> None:
+    connection = socket.socket(fileno=int(argv[1]))
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's to handle (it kills the children)
+    os.environ.pop("PYTHONPATH", None)  # sys.path has it; the children's environment does not need it
+    seal = load()
+    connection.sendall(HEADER.pack(os.getpid()))
+    serve(connection, seal)
+
+
+def load():
+    """Import and warm up everything a grading child runs; returns the grader code's seal (autograder.isolation.guards).
+
+    Only the probe side is imported: torch, autograder.course.probes (every module), the child's code. Never the
+    reference, the checks, the catalogue or a judge; tests/test_zygote.py looks for them as an attacker would.
+    """
+    import torch
+
+    torch.set_num_threads(1)  # one core per child; the children inherit it
+    probes = importlib.import_module("autograder.course.probes")
+    for module in pkgutil.walk_packages(probes.__path__, probes.__name__ + "."):
+        importlib.import_module(module.name)
+    importlib.import_module("autograder.isolation.child_process")
+    try:
+        importlib.import_module("IPython.core.inputtransformer2")  # the cells' IPython syntax
+    except ImportError:
+        pass
+    _warm_up(torch)
+    guards = importlib.import_module("autograder.isolation.guards")
+    seal = guards.prepare_seal()
+    gc.collect()
+    gc.freeze()  # the children never traverse the inherited heap: its pages stay shared
+    return seal
+
+
+def _warm_up(torch) -> None:
+    """Pay torch's first-use costs once here instead of in every child (lazy dispatch tables, the meta device,
+    autograd, the modes the probes record with). Plain layers and ops only: nothing of an exercise's answer."""
+    from autograder.checking.probing import DeviceMixWatch, FunctionCalls
+    from autograder.course.probes.contract import probe_device_kind
+
+    device = probe_device_kind()
+    with torch.random.fork_rng(devices=[]):
+        layer = torch.nn.Linear(4, 6).double()
+        layer.register_buffer("ones", torch.ones(3, 3).triu(1))
+        x = torch.rand(2, 3, 4, dtype=torch.float64, requires_grad=True)
+        with FunctionCalls():
+            y = torch.nn.functional.dropout(layer(x), 0.5, training=True).view(2, 3, 2, 3).transpose(1, 2)
+        y.contiguous().exp().sum().backward()
+        on_device = layer.to(device)
+        with DeviceMixWatch():
+            on_device(torch.zeros(2, 4, dtype=torch.float64, device=device)).masked_fill(
+                torch.zeros(2, 6, dtype=torch.bool, device=device), 0.0)
+        torch.nn.MultiheadAttention(4, 2, batch_first=True).state_dict()
+
+
+def serve(connection: socket.socket, seal) -> None:
+    """Fork a grading child per request until the grader closes the channel."""
+    while True:
+        try:
+            header, fds, _flags, _address = socket.recv_fds(connection, HEADER.size, 1)
+        except OSError:
+            return
+        if not header:
+            return
+        header += _receive(connection, HEADER.size - len(header))
+        (length,) = HEADER.unpack(header)
+        task = pickle.loads(_receive(connection, length))  # noqa: S301 - from the grader, over a private socket pair
+        channel_fd = fds[0]
+        try:
+            pid = _fork_child(task, channel_fd, seal, connection)
+        finally:
+            os.close(channel_fd)
+        connection.sendall(HEADER.pack(pid))
+
+
+def _fork_child(task, channel_fd: int, seal, connection: socket.socket) -> int:
+    """Fork the grading child through a middle process that exits at once; the child's pid, or 0."""
+    from autograder.isolation.child_process import run_child
+
+    pid_read, pid_write = os.pipe()
+    try:
+        middle = os.fork()
+    except OSError:
+        os.close(pid_read)
+        os.close(pid_write)
+        return 0
+    if middle == 0:  # the middle process: fork the child, tell its pid, exit (the grader adopts the child)
+        status = 0
+        try:
+            os.close(pid_read)
+            connection.close()
+            child = os.fork()
+            if child == 0:
+                os.close(pid_write)
+                run_child(task, channel_fd, seal)  # never returns
+            os.write(pid_write, HEADER.pack(child))
+        except BaseException:  # noqa: BLE001 - this process must never return into the zygote's loop
+            status = 1
+        os._exit(status)
+    os.close(pid_write)
+    with os.fdopen(pid_read, "rb") as reader:
+        data = reader.read(HEADER.size)
+    os.waitpid(middle, 0)  # once it is reaped, the child has been re-parented to the grader
+    return HEADER.unpack(data)[0] if len(data) == HEADER.size else 0
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -250,6 +250,33 @@ def cases():
         Case("import_solutions-zero_for_that_exercise", NB01, replace(
              "solution_softmax_stable", "from solutions.basics import softmax_stable\n"),
              scores={"softmax_stable": 0}, note="cannot be imported while grading"),
+        # The grading child is forked from a process that never imported the reference or the checks: nothing to dig
+        # out of its heap, its classes, its modules or the frames above a probe (tests/test_zygote.py takes stock).
+        Case("scavenge_the_heap_for_the_reference-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "import gc, types\ngc.unfreeze()\nfor found in gc.get_objects():\n"
+             "    if isinstance(found, types.FunctionType) and found.__name__ == 'softmax_stable' "
+             "and (found.__module__ or '') != '__main__':\n        softmax_stable = found\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "not defined")),
+        Case("reference_class_through_subclasses-zero_for_that_exercise", NB04, replace(
+             "solution_multi_head_attention", "import torch\npending = [torch.nn.Module]\nwhile pending:\n"
+             "    cls = pending.pop()\n    pending.extend(cls.__subclasses__())\n"
+             "    if cls.__name__ == 'MultiHeadAttention' and cls.__module__ != '__main__':\n"
+             "        MultiHeadAttention = cls\n"),
+             scores={"multi_head_attention": 0}, message=("multi_head_attention", "not defined")),
+        Case("import_the_hidden_checks-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "import sys\nfrom autograder.course.checks import variants\n"
+             "softmax_stable = lambda x, dim=-1: variants.attention\n"),
+             scores={"softmax_stable": 0}, note="cannot be imported while grading"),
+        Case("walk_the_probe_frames-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "import sys, torch\n\ndef softmax_stable(x, dim=-1):\n"
+             "    frame = sys._getframe(1)\n    while frame is not None:\n"
+             "        for value in list(frame.f_locals.values()):\n"
+             "            judge = getattr(value, 'judge', None)\n"
+             "            if callable(judge):\n                return judge\n"
+             "            if isinstance(value, torch.Tensor) and value.shape == x.shape and value is not x:\n"
+             "                return value\n"
+             "        frame = frame.f_back\n    return torch.zeros_like(x)\n"),
+             scores={"softmax_stable": 0}),
         Case("read_source_notebook-zero_for_that_exercise", NB01, replace_with_context(
              "solution_softmax_stable", "import json\nnotebook = json.load(open("
              "'{repo}/source/attention/01_attention_without_weights.ipynb'))\n"

@@ -1,6 +1,7 @@
 """`attnkit check` and `attnkit grade`: report schema, scores, exports, resume, progress, exit statuses."""
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -20,7 +21,7 @@ from autograder.grading.classroom import grade_class
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.grading.progress import Progress
 from autograder.integrations import nbgrader_course
-from autograder.isolation import child_process, supervisor, wire
+from autograder.isolation import sandbox, supervisor, wire
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.sandbox import landlock_abi
 from autograder.isolation.supervisor import Job, Limits, Outcome
@@ -339,18 +340,19 @@ def test_a_grader_error_event_is_decoded_and_reported_as_attnkit_s_fault(capsys)
 
 
 def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_dir, monkeypatch, capsys):
-    """The child inherits the patched sandbox.confine through fork: grader code failing before any cell."""
-    def broken_confine(*_args):
-        raise RuntimeError("confinement bug")
+    """A confinement the child's own code cannot apply: grader code failing in the child before any cell."""
+    prepare = sandbox.prepare
 
-    monkeypatch.setattr(child_process.sandbox, "confine", broken_confine)
+    def broken_prepare(*args, **kwargs):
+        return dataclasses.replace(prepare(*args, **kwargs), cpu_seconds="not a number")
+
+    monkeypatch.setattr(sandbox, "prepare", broken_prepare)
     path = solved_dir / f"{NOTEBOOKS[0]}.ipynb"
     grading = grade_notebooks([NotebookInput("01", path)], Options(limits=Limits(timeout=10, memory_mb=1024)))
     [result] = grading.results
     assert result.score == 0 and result.notes == [supervisor.GRADER_ERROR_NOTE]
     error = capsys.readouterr().err
-    assert f"attnkit: internal error while grading {path}: RuntimeError: confinement bug" in error
-    assert "broken_confine" in error
+    assert f"attnkit: internal error while grading {path}: ValueError: invalid literal for int()" in error
 
 
 def _code_cell(source):

@@ -32,6 +32,7 @@ from autograder.checking.runner import planned_probes
 from autograder.course import catalog
 from autograder.isolation import wire
 from autograder.isolation.child_task import ChildTask
+from autograder.isolation.withholding import Withholder, protected_lines
 from autograder.isolation.zygote import Zygote
 from autograder.safe_text import clean, one_line
 
@@ -105,6 +106,7 @@ class _JobState:
     skip_cells: set = field(default_factory=set)
     crashed: set = field(default_factory=set)
     probes: dict = field(default_factory=dict)  # exercise id -> ExerciseProbes, told to every attempt's child
+    withholder: Withholder | None = None  # what the child says is filtered through it (see isolation.withholding)
 
 
 @functools.cache
@@ -176,6 +178,7 @@ def _start(state, limits, confinement, scratch, zygote):
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
         state.probes = {exercise_id: planned_probes(exercise_id, seed=state.job.seed) for exercise_id in plan.exercises}
+        state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
     task = ChildTask(
         steps=plan.steps,
@@ -238,7 +241,7 @@ def _read(attempt, selector, limits):
         return True
     try:
         for event in attempt.reader.feed(data):
-            _handle(attempt, event, limits)
+            _handle(attempt, attempt.job.withholder.event(event), limits)
     except wire.ProtocolError as problem:
         _kill(attempt, PROTOCOL, f"sent malformed data ({problem})")
         _close_channel(attempt, selector)

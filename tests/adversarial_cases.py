@@ -262,9 +262,10 @@ def cases():
              "    cls = pending.pop()\n    pending.extend(cls.__subclasses__())\n"
              "    if cls.__name__ == 'MultiHeadAttention' and cls.__module__ != '__main__':\n"
              "        MultiHeadAttention = cls\n"),
-             scores={"multi_head_attention": 0}, message=("multi_head_attention", "not defined")),
+             scores={"multi_head_attention": 0, "padding_mask": 0}, message=("multi_head_attention", "not defined")),
         Case("import_the_hidden_checks-zero_for_that_exercise", NB01, replace(
-             "solution_softmax_stable", "import sys\nfrom autograder.course.checks import variants\n"
+             "solution_softmax_stable", "import importlib\nvariants = importlib.import_module("
+             "'autograder.course.checks.variants')\n"
              "softmax_stable = lambda x, dim=-1: variants.attention\n"),
              scores={"softmax_stable": 0}, note="cannot be imported while grading"),
         Case("walk_the_probe_frames-zero_for_that_exercise", NB01, replace(

@@ -7,6 +7,7 @@ comes back in the grading record. The same spy run in this process, where the re
 inventory can fail.
 """
 
+import ast
 import json
 import os
 
@@ -196,3 +197,25 @@ def test_withholding_walks_every_string_of_an_event():
                                                                                           "line": "short"}}]}}
     spaced = "  ".join(line.split(" "))  # other whitespace is no way around it
     assert withholder.text(spaced) == WITHHELD and withholder.text("an honest message of some length") != WITHHELD
+
+
+def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
+    """Statically too: a probe module that imported a judge, the catalogue or the reference would bring it into
+    the zygote (the inventory above would see it; this names the line)."""
+    judge_side = ("solutions", "autograder.course.checks", "autograder.course.catalog", "autograder.course.exercises",
+                  "autograder.course.declarations", "autograder.course.misconceptions", "autograder.course.messages",
+                  "autograder.checking.runner", "autograder.checking.judging", "autograder.checking.compare",
+                  "autograder.checking.results", "autograder.checking.rendering", "autograder.checking.in_notebook")
+    probe_side = [*sorted((repo_root / "autograder" / "course" / "probes").glob("*.py")),
+                  *(repo_root / "autograder" / "isolation" / name for name in
+                    ("zygote.py", "child_process.py", "child_task.py", "guards.py", "sandbox.py", "cells.py",
+                     "wire.py", "protected.py")),
+                  repo_root / "autograder" / "checking" / "probing.py"]
+    found = []
+    for path in probe_side:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            found += [f"{path.name}:{node.lineno} {name}" for name in names
+                      if any(name == side or name.startswith(side + ".") for side in judge_side)]
+    assert not found

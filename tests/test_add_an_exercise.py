@@ -2,7 +2,8 @@
 
 The copy gets a toy exercise, `scaled_scores` (one query's attention scores scaled by sqrt(d)), in exactly the three
 places the README names: the reference in solutions/, one declaration next to its checks in
-autograder/course/checks/, and its cells in the source notebook. A fresh interpreter that imports the copy must
+autograder/course/checks/ with its probe beside it in autograder/course/probes/, and its cells in the source
+notebook. A fresh interpreter that imports the copy must
 then know the exercise with the points of its checks, match the notebook's graded cell, and grade it: full marks
 for the notebook's own solution cell, less for a wrong one.
 """
@@ -31,13 +32,26 @@ def scaled_scores(inputs, query_index):
     return inputs @ inputs[query_index] / inputs.shape[-1] ** 0.5
 '''
 
+PROBES = '''"""Probes of the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
+
+from autograder.checking.probing import lookup, plain, rand
+from autograder.course.probes.inputs import notes_inputs
+
+
+def inputs_of(case):
+    return notes_inputs() if case.get("input") == "notes" else rand(case["seed"], case["tokens"], case["d"])
+
+
+def probe(namespace, case):
+    return {"output": plain(lookup(namespace, "scaled_scores")(inputs_of(case), case["query"]))}
+'''
+
 DECLARATION = '''"""Checks for the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
 
 import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.compare import compare
-from autograder.checking.probing import lookup, plain, rand
-from autograder.course.checks.helpers import notes_inputs
+from autograder.course.probes.scaled_scores import inputs_of, probe
 
 NOTEBOOK = "{notebook}"
 
@@ -53,14 +67,6 @@ def cases_notes(rng):
 def cases_random(rng):
     return [{{"seed": rng.randrange(2**31), "tokens": rng.randint(2, 9), "d": rng.randint(2, 6), "query": 0}}
             for _ in range(3)]
-
-
-def inputs_of(case):
-    return notes_inputs() if case.get("input") == "notes" else rand(case["seed"], case["tokens"], case["d"])
-
-
-def probe(namespace, case):
-    return {{"output": plain(lookup(namespace, "scaled_scores")(inputs_of(case), case["query"]))}}
 
 
 def judge(data, case):
@@ -111,9 +117,10 @@ def add_the_exercise(copy):
     text = init.read_text(encoding="utf-8")
     text = text.replace("from solutions.basics import (\n", "from solutions.basics import (\n    scaled_scores,\n")
     init.write_text(text.replace("__all__ = [\n", '__all__ = [\n    "scaled_scores",\n'), encoding="utf-8")
-    # 2. One declaration next to its checks: exercise, checks, bilingual messages.
+    # 2. One declaration next to its checks: exercise, checks, bilingual messages; its probe on the probe side.
     (copy / "autograder" / "course" / "checks" / "scaled_scores.py").write_text(
         DECLARATION.format(notebook=NOTEBOOK), encoding="utf-8")
+    (copy / "autograder" / "course" / "probes" / "scaled_scores.py").write_text(PROBES, encoding="utf-8")
     # 3. Its cells in the source notebook: the solution, the public check, the graded cell with the points.
     path = copy / "source" / "attention" / f"{NOTEBOOK}.ipynb"
     notebook = nbformat.read(path, as_version=4)

@@ -158,7 +158,7 @@ def test_a_sparse_4_gb_notebook_is_refused_without_being_read(tmp_path):
     assert int(grown_mb) < 100, f"peak RSS grew by {grown_mb} MB"
 
 
-def test_no_more_than_the_cap_is_ever_read(tmp_path, monkeypatch):
+def test_a_file_growing_while_it_is_read_is_refused_past_its_fstat_size(tmp_path, monkeypatch):
     """A file that grows past what fstat said is refused, and the reader stops at fstat's size + 1."""
     path = tmp_path / f"{NB01}.ipynb"
     path.write_bytes(b"{}" * 10)

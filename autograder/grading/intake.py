@@ -119,6 +119,7 @@ class _Scan:
     notes: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
     entries: int = 0
+    assignment_folder: bool = False  # the student's folder holds an attention/ folder (not a link)
 
 
 def stands_for(name):
@@ -197,6 +198,7 @@ def _scan(fd, folder, parts, scan):
         elif entry.is_dir(follow_symlinks=False):
             if len(relative) >= MAX_DEPTH:
                 continue
+            scan.assignment_folder |= relative == (ASSIGNMENT,)
             try:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             except OSError as error:  # swapped for a link since it was listed, or unreadable
@@ -247,7 +249,8 @@ def _choose(notebook, candidates, scan, notes):
     expected = f"{ASSIGNMENT}/{notebook}.ipynb"
     shown = tuple(file.shown for file in candidates)
     if not candidates:
-        reason = f"not submitted (no {expected}"
+        reason = f"not submitted (no {expected}" if scan.assignment_folder else \
+            f"not submitted (no {ASSIGNMENT}/ folder"
         named = [link for link in scan.links if stands_for(posixpath.basename(link)) == notebook]
         if named:
             reason += f"; {', '.join(named)}: a symbolic link is never followed"

@@ -339,3 +339,17 @@ def test_a_zip_that_is_a_link_is_not_opened(tmp_path):
     found, submission = located(folder)
     assert found.path is None and "work.zip is a symbolic link: not followed" in found.reason
     assert submission.scratch is None
+
+
+def test_work_saved_outside_an_untouched_attention_folder_is_graded(tmp_path):
+    folder = student(tmp_path, {f"attention/{NB01}.ipynb": RELEASED, f"{NB01}.ipynb": SOLVED})
+    found, _ = located(folder)
+    assert found.path == folder / f"{NB01}.ipynb"
+    assert found.notes == (f"graded {NB01}.ipynb as {NB01}.ipynb, the only edited work of 2 copies "
+                           f"(attention/{NB01}.ipynb: the release, untouched)",)
+
+
+def test_an_edited_notebook_in_attention_wins_over_other_work_near_by(tmp_path):
+    folder = student(tmp_path, {f"attention/{NB01}.ipynb": SOLVED, f"{NB01}.ipynb": other_work()})
+    found, _ = located(folder)
+    assert found.path == folder / "attention" / f"{NB01}.ipynb" and found.notes == ()

@@ -3,7 +3,8 @@
 `attnkit grade` (autograder.grading.classroom), Gradescope's run_autograder (autograder.integrations.gradescope)
 and `attnkit similarity` (autograder.review.inputs) all ask this module, so they agree on every folder.
 
-A notebook N is looked for in these places, in order; the first place that holds a candidate decides:
+A notebook N is looked for in these places, in order; the first place that holds a candidate decides (where
+`attention/` holds only untouched copies of the release, the second place is looked at with it):
 1. `attention/` in the student's folder (nbgrader's layout);
 2. the student's folder itself and the folders up to two levels below it (`attention/attention/` after an
    unzip, a Gradescope upload inside a folder);
@@ -220,7 +221,7 @@ def _scan(fd, folder, parts, scan):
 
 def _resolve(submission, scan, notebooks, scratch_parent):
     wanted = {notebook: [file for file in scan.files if stands_for(file.name) == notebook] for notebook in notebooks}
-    nearest = {notebook: _nearest(files) for notebook, files in wanted.items()}
+    nearest = {notebook: _nearest(notebook, files) for notebook, files in wanted.items()}
     missing = {notebook for notebook, files in nearest.items() if not files}
     if missing and scan.zips:
         submission.scratch = Path(tempfile.mkdtemp(prefix="attnkit-intake-", dir=scratch_parent))
@@ -235,13 +236,13 @@ def _resolve(submission, scan, notebooks, scratch_parent):
     submission.unused = tuple(file.shown for file in scan.files if file.shown not in graded)
 
 
-def _nearest(files):
-    """The candidates of the first place that has any."""
-    for place in (NOTEBOOK_FOLDER, NEAR_BY):
-        here = [file for file in files if file.place == place]
-        if here:
-            return here
-    return []
+def _nearest(notebook, files):
+    """The candidates of the first place that has any; those near by too when attention/ holds only the release."""
+    first = [file for file in files if file.place == NOTEBOOK_FOLDER]
+    near = [file for file in files if file.place == NEAR_BY]
+    if first and near and all(_kind(file, notebook) == "untouched" for file in first):
+        return first + near  # the work was saved elsewhere: the untouched release is set aside by _choose
+    return first or near
 
 
 def _choose(notebook, candidates, scan, notes):

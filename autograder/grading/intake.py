@@ -103,7 +103,7 @@ class Submission:
 @dataclass(frozen=True)
 class _File:
     shown: str
-    path: Path | None  # None: a zip member not extracted (yet)
+    path: Path  # where it is read: in the student's folder, or extracted from a zip into the scratch directory
     place: int
     name: str  # the file name, for the notebook it stands for
 
@@ -115,7 +115,7 @@ class _File:
 @dataclass
 class _Scan:
     files: list[_File] = field(default_factory=list)
-    others: list[str] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)  # every regular file
     zips: list[tuple[str, Path]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
@@ -158,7 +158,7 @@ def open_submission(folder, notebooks=NOTEBOOKS, scratch_parent=None):
         _scan(root, folder, (), scan)
     finally:
         os.close(root)
-    submission = Submission(folder, {}, files=tuple(scan.others))
+    submission = Submission(folder, {}, files=tuple(scan.seen))
     try:
         _resolve(submission, scan, notebooks, scratch_parent)
     except BaseException:
@@ -216,7 +216,7 @@ def _scan(fd, folder, parts, scan):
                 scan.files.append(_File(shown, path, place, name))
             elif name.lower().endswith(".zip"):
                 scan.zips.append((shown, path))
-            scan.others.append(shown)
+            scan.seen.append(shown)
 
 
 def _resolve(submission, scan, notebooks, scratch_parent):

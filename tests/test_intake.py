@@ -131,10 +131,14 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
 # --- size caps before any read ------------------------------------------------------------------------------
 
 def test_a_sparse_4_gb_notebook_is_refused_without_being_read(tmp_path):
-    """fstat on the opened file decides: peak memory stays far below the file's size (the hash included)."""
+    """fstat on the opened file decides: peak memory stays far below the file's size (`attnkit grade`'s
+    submission hash included, which used to read the whole file first: 4.35 GB)."""
     folder = student(tmp_path, {f"attention/{NB01}-Copy1.ipynb": SOLVED})
     (folder / "attention" / f"{NB01}.ipynb").touch()
     os.truncate(folder / "attention" / f"{NB01}.ipynb", 4 * 2**30)
+    alone = student(tmp_path, {}, "only_the_sparse_file")
+    (alone / "attention").mkdir()
+    os.link(folder / "attention" / f"{NB01}.ipynb", alone / "attention" / f"{NB01}.ipynb")
     script = textwrap.dedent(f"""
         import resource, sys
         from autograder.grading.intake import open_submission
@@ -149,6 +153,11 @@ def test_a_sparse_4_gb_notebook_is_refused_without_being_read(tmp_path):
                 assert "larger than 512 MB" in str(problem), problem
         with open_submission({str(folder)!r}) as submission:  # two candidates: both are looked into
             print(submission.located[{NB01!r}].notes[0])
+        import contextlib, tempfile
+        from autograder.grading import classroom
+        with tempfile.TemporaryDirectory() as scratch, contextlib.ExitStack() as stack:
+            alone = classroom._student(classroom.Path({str(alone)!r}), 0, "", scratch, stack)  # the submission hash
+            assert alone.located[{NB01!r}].path is not None  # graded (and refused there), so hashed here
         print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
     """)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, check=False)

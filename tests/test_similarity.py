@@ -9,6 +9,7 @@ import csv
 import html
 import json
 import random
+import zipfile
 
 import pytest
 import torch
@@ -216,3 +217,28 @@ def test_bad_arguments_exit_with_status_2(tmp_path, capsys):
     assert cli.main(["similarity", str(submitted), "--out", out, "--grades", str(tmp_path)]) == 2
     assert cli.main(["similarity", str(submitted), "--out", str(submitted / "inside")]) == 2
     assert not (tmp_path / "out").exists()
+
+
+def test_similarity_reads_what_attnkit_grade_grades_and_never_follows_a_link(tmp_path, repo_root):
+    """The shared resolver (autograder.grading.intake): a zipped notebook is read; a link to a classmate's is not,
+    else the link would make a copy look like two students' work, or hide one."""
+    from autograder.course.exercises import NOTEBOOKS
+    from autograder.review.inputs import read_base, read_student
+
+    solved = repo_root / "source" / "attention" / f"{NOTEBOOKS[0]}.ipynb"
+    alice = tmp_path / "submitted" / "alice" / "attention"
+    alice.mkdir(parents=True)
+    (alice / f"{NOTEBOOKS[0]}.ipynb").write_bytes(solved.read_bytes())
+    mallory = tmp_path / "submitted" / "mallory" / "attention"
+    mallory.mkdir(parents=True)
+    (mallory / f"{NOTEBOOKS[0]}.ipynb").symlink_to(alice / f"{NOTEBOOKS[0]}.ipynb")
+    zipped = tmp_path / "submitted" / "zoe"
+    zipped.mkdir()
+    with zipfile.ZipFile(zipped / "attention.zip", "w") as archive:
+        archive.writestr(f"attention/{NOTEBOOKS[0]}.ipynb", solved.read_bytes())
+    base = read_base()
+    read = {name: read_student(tmp_path / "submitted" / name, base.vocabulary, base.excluded)
+            for name in ("alice", "mallory", "zoe")}
+    assert read["alice"].cells and read["zoe"].cells == read["alice"].cells
+    assert read["mallory"].cells == []
+    assert any("is a symbolic link: not followed" in problem for problem in read["mallory"].problems)

@@ -1,7 +1,8 @@
 """Grade a class: `grade_class(submitted_dir, out_dir, options, progress)` behind `attnkit grade`.
 
-SUBMITTED_DIR has nbgrader's layout, `<student_id>/attention/<notebook>.ipynb`. Every student gets a
-row, even with notebooks missing (0 points for those, and the reason). A student whose
+SUBMITTED_DIR has nbgrader's layout, `<student_id>/attention/<notebook>.ipynb`; which file is which notebook
+is autograder.grading.intake's decision (other layouts, zips, copies; links are never followed). Every student
+gets a row, even with notebooks missing (0 points for those, and the reason). A student whose
 `students/<id>.json` exists and whose submission hash (notebook bytes, seed, check catalogue) still
 matches is not graded again, so a run that was interrupted picks up where it stopped.
 
@@ -13,6 +14,7 @@ merge` reads: seed, check catalogue, shard, students) and OUT_DIR/class_report.h
 import contextlib
 import functools
 import hashlib
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +23,11 @@ import autograder
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import shards
+from autograder.grading.intake import open_submission, student_folders
 from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
-from autograder.grading.submissions import locate_notebooks
 from autograder.i18n import language
 from autograder.integrations.nbgrader_course import ASSIGNMENT
+from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
 from autograder.isolation.protected import reference_locations
 from autograder.outputs import class_report, records
 from autograder.safe_text import clean, one_line
@@ -50,7 +53,7 @@ class _Student:
     id: str
     folder: Path
     submission_hash: str
-    located: dict  # notebook -> submission_files.Located: the file to grade, or why there is none
+    located: dict  # notebook -> intake.Located: the file to grade, or why there is none
     results: dict = field(default_factory=dict)  # notebook -> NotebookResult
 
 
@@ -59,15 +62,22 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
 
     Returns what was done; raises shards.ShardError when `out_dir` holds the outputs of another shard.
     """
-    started = time.monotonic()
     submitted_dir, out_dir = Path(submitted_dir), Path(out_dir)
     if not submitted_dir.is_dir():
         raise FileNotFoundError(f"no such directory: {submitted_dir}")
+    # Notebooks extracted from students' zips live here until every one is graded.
+    with tempfile.TemporaryDirectory(prefix="attnkit-zips-") as scratch, contextlib.ExitStack() as submissions:
+        return _grade_class(submitted_dir, out_dir, options, progress, shard, Path(scratch), submissions)
+
+
+def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, submissions):
+    started = time.monotonic()
     options = options or Options()
-    options = Options(options.limits, options.seed, options.lang, (*options.blocked, submitted_dir, out_dir))
+    options = Options(options.limits, options.seed, options.lang,
+                      (*options.blocked, submitted_dir, out_dir, scratch))
     lang = options.lang or language()
     fingerprint = _catalogue_fingerprint()
-    folders = [folder for folder in _student_folders(submitted_dir) if shard is None or shard.contains(folder.name)]
+    folders = [folder for folder in student_folders(submitted_dir) if shard is None or shard.contains(folder.name)]
     shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
     summary = ClassSummary([folder.name for folder in folders], shard=shard)
     documents = {}
@@ -78,7 +88,7 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
     students = []
     for folder in folders:
         try:
-            students.append(_student(folder, options.seed, fingerprint))
+            students.append(_student(folder, options.seed, fingerprint, scratch, submissions))
         except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
             record(folder.name, _raiser(error))
     to_grade = []
@@ -110,8 +120,7 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
         for notebook in NOTEBOOKS:
             located = student.located[notebook]
             if located.path is not None:
-                notes = (located.note,) if located.note else ()
-                inputs.append(NotebookInput((student.id, notebook), located.path, notebook, notes))
+                inputs.append(NotebookInput((student.id, notebook), located.path, notebook, located.notes))
             else:
                 expected_path = student.folder / ASSIGNMENT / f"{notebook}.ipynb"
                 finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,
@@ -158,21 +167,21 @@ def _raiser(error):
     return build
 
 
-def _student_folders(submitted_dir):
-    return sorted((path for path in submitted_dir.iterdir() if path.is_dir() and not path.name.startswith(".")),
-                  key=lambda path: path.name)
-
-
-def _student(folder, seed, fingerprint):
-    located = locate_notebooks(folder / ASSIGNMENT)
+def _student(folder, seed, fingerprint, scratch, submissions):
+    submission = submissions.enter_context(open_submission(folder, scratch_parent=scratch))
     digest = hashlib.sha256(f"{fingerprint}|seed={seed}".encode())
-    for notebook, found in located.items():
+    for notebook, found in submission.located.items():
         digest.update(f"|{notebook}=".encode())
         if found.path is None:
             digest.update(found.reason.encode())  # the files listed in the reason are part of what was seen
-        else:  # the name too: it decides the note saying which file was graded
-            digest.update(f"{found.path.name}:{hashlib.sha256(found.path.read_bytes()).hexdigest()}".encode())
-    return _Student(folder.name, folder, digest.hexdigest(), located)
+            continue
+        try:  # capped and never through a link, like grading's own read
+            content = submitted_sha256(found.path)
+        except NotebookProblem as problem:
+            content = str(problem)
+        # the name and the notes too: they decide what the record says about which file was graded
+        digest.update("|".join((found.shown, *found.notes, content)).encode())
+    return _Student(folder.name, folder, digest.hexdigest(), submission.located)
 
 
 def _catalogue_fingerprint():

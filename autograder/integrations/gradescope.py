@@ -6,7 +6,8 @@ The zip follows Gradescope's autograder specification: at its root
                     $ROOT/venv, torch pinned as in constraints.txt from the CPU wheel index, then
                     attnkit itself (editable, from the bundled source) with constraints.txt
   run_autograder    run per submission: `python -m autograder.integrations.gradescope` from $ROOT/source, which grades
-                    $ROOT/submission/*.ipynb with the same isolated grader as `attnkit grade` and writes
+                    the notebooks in $ROOT/submission, found (autograder.grading.intake) and graded as `attnkit
+                    grade` finds and grades them, and writes
                     $ROOT/results/results.json
   pyproject.toml, constraints.txt, README.md, autograder/ (hidden checks included), solutions/ (reference)
 
@@ -25,6 +26,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -193,40 +195,58 @@ MESSAGES = {
 
 def run(root=None, options=None):
     """Grade the submission in `root` (default $ATTNKIT_AUTOGRADER_ROOT or /autograder); write and return results."""
+    from autograder.grading.intake import open_submission
+
+    root = Path(root or os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
+    (root / "results" / "results.json").unlink(missing_ok=True)  # never leave an earlier run's results behind
+    # The same resolver as `attnkit grade`: the same folder gets the same notebooks graded, links never followed.
+    with tempfile.TemporaryDirectory(prefix="attnkit-zips-") as scratch, \
+            open_submission(root / "submission", scratch_parent=scratch) as submission:
+        return _run(root, submission, Path(scratch), options)
+
+
+def _run(root, submission, scratch, options):
     import autograder
     from autograder.course.exercises import NOTEBOOKS
     from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
     from autograder.i18n import language
     from autograder.integrations.nbgrader_course import ASSIGNMENT
+    from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
     from autograder.isolation.supervisor import Limits
     from autograder.outputs import records
 
     started = time.monotonic()
-    root = Path(root or os.environ.get(ROOT_ENV) or DEFAULT_ROOT)
-    submission, results_dir = root / "submission", root / "results"
-    results_path = results_dir / "results.json"
-    results_path.unlink(missing_ok=True)  # never leave an earlier run's results behind a failure
+    results_path = root / "results" / "results.json"
     options = options or Options(Limits())
-    options = Options(options.limits, options.seed, options.lang, (*options.blocked, submission, results_dir))
+    options = Options(options.limits, options.seed, options.lang,
+                      (*options.blocked, submission.folder, results_path.parent, scratch))
     lang = options.lang or language()
 
-    found, unused, others = find_notebooks(submission)
-    inputs = [NotebookInput(name, path, name) for name, path in found.items()]
+    found = {name: located for name, located in submission.located.items() if located.path is not None}
+    inputs = [NotebookInput(name, located.path, name, located.notes) for name, located in found.items()]
     grading = grade_notebooks(inputs, options) if inputs else None
     by_name = {result.key: result for result in grading.results} if grading else {}
-    results = [
-        by_name.get(name) or unanswered_result(name, name, submission / f"{name}.ipynb", MISSING,
-                                               _say("missing", lang, notebook=name), lang)
-        for name in NOTEBOOKS
-    ]
+    results = []
+    for name in NOTEBOOKS:
+        located = submission.located[name]
+        # Nothing there at all: the plain message; links, zips or several copies: the resolver's reason.
+        reason = located.reason if located.candidates or submission.notes else \
+            _say("missing", lang, notebook=name)
+        results.append(by_name.get(name) or unanswered_result(name, name, submission.folder / f"{name}.ipynb",
+                                                              MISSING, reason, lang))
     digest = hashlib.sha256()
-    for name, path in sorted(found.items()):
+    for name, located in sorted(found.items()):
         # the hash grading took of what it read; a notebook it could not plan has none, so read that one here
-        sha256 = by_name[name].sha256 or hashlib.sha256(path.read_bytes()).hexdigest()
+        sha256 = by_name[name].sha256
+        if not sha256:
+            try:
+                sha256 = submitted_sha256(located.path)
+            except NotebookProblem as problem:
+                sha256 = str(problem)
         digest.update(f"{name}={sha256}|".encode())
     document = records.student_document(STUDENT_ID, ASSIGNMENT, digest.hexdigest(), options.seed, results)
     gradescope = records.gradescope_results(document, lang)
-    gradescope["output"] = _summary(document, found, unused, others, submission, lang)
+    gradescope["output"] = _summary(document, found, submission, lang)
     seconds = time.monotonic() - started
     gradescope["execution_time"] = round(seconds)  # whole seconds, as Gradescope documents it
     records.write_atomically(results_path, json.dumps(gradescope, indent=2, ensure_ascii=False) + "\n")
@@ -239,46 +259,7 @@ def run(root=None, options=None):
     return gradescope
 
 
-def find_notebooks(submission):
-    """({notebook: path} to grade, [.ipynb files not used], [other files]) in the submission folder.
-
-    A file named like a notebook of the assignment wins (the shallowest first); any other .ipynb (a
-    renamed copy such as "01_... (1).ipynb") is used for the notebook its graded cells belong to, when
-    that notebook has no file yet. Hidden folders, checkpoints, __MACOSX and symbolic links are ignored.
-    """
-    from autograder.course.exercises import NOTEBOOKS
-    from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
-
-    submission = Path(submission)
-    notebooks, others = [], []
-    for folder, subfolders, names in os.walk(submission):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith((".", "__MACOSX")))
-        for name in sorted(names):
-            path = Path(folder) / name
-            if name.startswith(".") or path.is_symlink() or not path.is_file():
-                continue
-            (notebooks if name.endswith(".ipynb") else others).append(path)
-    notebooks.sort(key=lambda path: (len(path.relative_to(submission).parts), str(path)))
-    found = {}
-    for path in notebooks:
-        if path.stem in NOTEBOOKS and path.stem not in found:
-            found[path.stem] = path
-    unused = []
-    for path in notebooks:
-        if path in found.values():
-            continue
-        try:
-            name = plan_notebook(path).notebook
-        except NotebookProblem:
-            name = None
-        if name and name not in found:
-            found[name] = path
-        else:
-            unused.append(path)
-    return {name: found[name] for name in NOTEBOOKS if name in found}, unused, others
-
-
-def _summary(document, found, unused, others, submission, lang):
+def _summary(document, found, submission, lang):
     from autograder.outputs.records import format_number as number
 
     lines = [_say("total", lang, score=number(document["score"]), max_score=number(document["max_score"]))]
@@ -294,11 +275,11 @@ def _summary(document, found, unused, others, submission, lang):
         else:
             lines.append(_say("not_graded", lang, reason=notebook["reason"], **values))
         lines.extend(_say("note", lang, note=note) for note in notebook["notes"])
-    relative = [path.relative_to(submission).as_posix() for path in unused]
-    if relative:
-        lines.append(_say("not_used", lang, files=", ".join(relative)))
+    if submission.unused:
+        lines.append(_say("not_used", lang, files=", ".join(submission.unused)))
+    others = [shown for shown in submission.files if shown not in submission.unused]
     if not found and others:
-        shown = [path.relative_to(submission).as_posix() for path in others[:10]]
+        shown = others[:10]
         lines.append(_say("found_instead", lang, files=", ".join(shown) + (", ..." if len(others) > 10 else "")))
     return "\n".join(lines)
 

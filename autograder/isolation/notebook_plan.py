@@ -12,9 +12,12 @@ locked (given) cell that the student edited gets the release's code back, with a
 Stored outputs are dropped before the size cap applies: plots never cost a grade, only code counts.
 """
 
+import errno
 import functools
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +51,7 @@ class NotebookPlan:
 def plan_notebook(path, notebook=None):
     """The plan for grading `path` as `notebook` (inferred from the file name or graded cells when None)."""
     path = Path(path)
-    data = _read_bytes(path)
+    data = read_submitted(path)
     cells = _cells(path, data)
     notebook = notebook or _identify(path, cells)
     exercise_ids = tuple(exercise.id for exercise in of_notebook(notebook))
@@ -122,18 +125,78 @@ def _as_released(cell, released, index, notes):
     return cell_type, source
 
 
-def _read_bytes(path):
-    if not path.exists():
-        raise NotebookProblem(f"no such file: {clean(str(path))}")
-    if not path.is_file():
-        raise NotebookProblem(f"not a file: {clean(str(path))}")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise NotebookProblem(f"{clean(path.name)} is larger than {MAX_FILE_BYTES // 2**20} MB")
-    return path.read_bytes()
+def read_submitted(path, limit=MAX_FILE_BYTES):
+    """The bytes of the file at `path` (a bytearray), read without following a symbolic link, `limit` at most.
+
+    The file is opened with O_NOFOLLOW and what was opened is checked with fstat (a regular file, no larger
+    than `limit`) before a byte is read: a link, a FIFO or a sparse 4 GB file is refused, not read, whatever an
+    earlier lstat said. NotebookProblem says why a file cannot be read.
+    """
+    path = Path(path)
+    fd, size = _open_submitted(path, limit)
+    try:
+        data = bytearray(size + 1)  # one byte more: a file that grew since fstat is seen
+        view, filled = memoryview(data), 0
+        while filled < len(data):
+            count = os.readv(fd, [view[filled:]])
+            if count == 0:
+                break
+            filled += count
+        view.release()
+        if filled > size:
+            raise NotebookProblem(f"{clean(path.name)} changed while it was read")
+        del data[filled:]  # in place: a large file is never held twice
+        return data
+    except OSError as error:
+        raise NotebookProblem(f"{clean(path.name)} cannot be read: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+
+
+def submitted_sha256(path, limit=MAX_FILE_BYTES):
+    """The SHA-256 (hex) of the file at `path`, read as read_submitted reads it but a block at a time."""
+    path = Path(path)
+    fd, _ = _open_submitted(path, limit)
+    digest, total = hashlib.sha256(), 0
+    try:
+        while block := os.read(fd, 2**20):
+            total += len(block)
+            if total > limit:
+                raise NotebookProblem(f"{clean(path.name)} changed while it was read")
+            digest.update(block)
+    except OSError as error:
+        raise NotebookProblem(f"{clean(path.name)} cannot be read: {error.strerror or error}") from None
+    finally:
+        os.close(fd)
+    return digest.hexdigest()
+
+
+def _open_submitted(path, limit):
+    """(descriptor, size) of `path` opened without following a link: a regular file of `limit` bytes at most."""
+    name = clean(path.name)
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses it next).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except FileNotFoundError:
+        raise NotebookProblem(f"no such file: {clean(str(path))}") from None
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise NotebookProblem(f"{name} is a symbolic link: not followed") from None
+        raise NotebookProblem(f"{name} cannot be read: {error.strerror or error}") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise NotebookProblem(f"not a file: {clean(str(path))}")
+        if status.st_size > limit:
+            raise NotebookProblem(f"{name} is larger than {limit // 2**20} MB")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, status.st_size
 
 
 def _cells(path, data):
-    if not data.strip():
+    if not data or data.isspace():
         raise NotebookProblem(f"{clean(path.name)} is empty")
     try:
         document = json.loads(data, object_pairs_hook=_without_outputs)
@@ -190,7 +253,7 @@ def solution_cells(path):
     What the student wrote, for `attnkit similarity`; NotebookProblem when the file cannot be read as a notebook.
     """
     path = Path(path)
-    cells = _cells(path, _read_bytes(path))
+    cells = _cells(path, read_submitted(path))
     solutions = []
     for cell in cells:
         metadata = cell.get("metadata")
@@ -198,3 +261,12 @@ def solution_cells(path):
         if isinstance(nbgrader, dict) and nbgrader.get("solution") and cell.get("cell_type") == "code":
             solutions.append((_grade_id(cell), _source(cell)))
     return solutions
+
+
+def code_cells(path):
+    """The sources of the notebook's code cells, in order (NotebookProblem when it cannot be read as a notebook).
+
+    What tells an untouched copy of the release from edited work (autograder.grading.intake).
+    """
+    path = Path(path)
+    return tuple(_source(cell) for cell in _cells(path, read_submitted(path)) if cell.get("cell_type") == "code")

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.exercises import NOTEBOOKS
-from autograder.grading.submissions import locate_notebooks
-from autograder.integrations.nbgrader_course import ASSIGNMENT
+from autograder.grading.intake import open_submission, student_folders
 from autograder.isolation import protected
 from autograder.isolation.notebook_plan import RELEASE_DIR, NotebookProblem, solution_cells
 from autograder.review.code_fingerprints import default_vocabulary, fingerprints, kgram_fingerprints, normalised_tokens
@@ -96,24 +95,20 @@ def base_hashes(sources, vocabulary):
         normalised_tokens(code, vocabulary))}
 
 
-def student_folders(submitted_dir):
-    submitted_dir = Path(submitted_dir)
-    return sorted((path for path in submitted_dir.iterdir() if path.is_dir() and not path.name.startswith(".")),
-                  key=lambda path: path.name)
-
-
 def read_student(folder, vocabulary, excluded):
     """The student's solution cells, fingerprinted, with the base code's k-grams left out."""
     student = StudentCode(clean(folder.name), [])
-    for notebook, located in locate_notebooks(Path(folder) / ASSIGNMENT).items():
-        if located.path is None:
-            student.problems.append(f"{notebook}: {located.reason}")
-            continue
-        try:
-            cells = solution_cells(located.path)
-        except NotebookProblem as problem:
-            student.problems.append(f"{notebook}: {problem}")
-            continue
+    with open_submission(folder) as submission:  # the files `attnkit grade` graded; zips extracted meanwhile
+        solutions = {}
+        for notebook, located in submission.located.items():
+            if located.path is None:
+                student.problems.append(f"{notebook}: {located.reason}")
+                continue
+            try:
+                solutions[notebook] = solution_cells(located.path)
+            except NotebookProblem as problem:
+                student.problems.append(f"{notebook}: {problem}")
+    for notebook, cells in solutions.items():
         for grade_id, source in cells:
             index = len(student.cells)
             student.cells.append((f"{notebook} / {clean(grade_id, 80)}", source))

@@ -1,0 +1,406 @@
+"""Which file of a student's submission is which notebook: `open_submission(folder)`, for every consumer.
+
+`attnkit grade` (autograder.grading.classroom), Gradescope's run_autograder (autograder.integrations.gradescope)
+and `attnkit similarity` (autograder.review.inputs) all ask this module, so they agree on every folder.
+
+A notebook N is looked for in these places, in order; the first place that holds a candidate decides (where
+`attention/` holds only untouched copies of the release, the second place is looked at with it):
+1. `attention/` in the student's folder (nbgrader's layout);
+2. the student's folder itself and the folders up to two levels below it (`attention/attention/` after an
+   unzip, a Gradescope upload inside a folder);
+3. the members of the `.zip` files found in those folders, extracted into a temporary directory.
+A candidate is a file named N.ipynb, or one whose name stands for N once case, separators and copy suffixes
+are set aside (`N (1).ipynb`, `N-Copy1.ipynb`: autograder.grading.submissions.normalised_name), or either
+saved as `.ipynb.txt`.
+
+Several candidates in that place are graded when the work is unambiguous: copies with the same code cells
+count once, and an untouched copy of the release (the code cells of release/attention/N.ipynb) or a file
+that is not a readable notebook is set aside. Two copies holding different work: none is graded, and the
+reason names every candidate. The notes say which file was graded and why.
+
+Nothing is ever followed: the student's folder, `attention/`, any folder, notebook or zip member that is a
+symbolic link is reported ("... is a symbolic link: not followed") and left out. Folders are opened one
+level at a time with O_NOFOLLOW relative to their parent's descriptor, so nothing outside the student's
+folder is read even if a folder is swapped for a link meanwhile; files are read by
+autograder.isolation.notebook_plan.read_submitted (O_NOFOLLOW, fstat, size caps before any byte is read).
+"""
+
+import contextlib
+import errno
+import functools
+import logging
+import os
+import posixpath
+import shutil
+import stat
+import tempfile
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.course.exercises import NOTEBOOKS
+from autograder.grading.submissions import normalised_name
+from autograder.integrations.nbgrader_course import ASSIGNMENT
+from autograder.isolation.notebook_plan import MAX_FILE_BYTES, RELEASE_DIR, NotebookProblem, code_cells
+from autograder.safe_text import clean
+
+logger = logging.getLogger(__name__)
+
+NOTEBOOK_SUFFIXES = (".ipynb", ".ipynb.txt")  # lower case; ".ipynb.txt": saved from a browser as text
+SKIPPED_FOLDERS = ("__MACOSX", "__pycache__")  # and every hidden folder (.ipynb_checkpoints, .git)
+MAX_DEPTH = 3  # path parts below the student's folder: "attention/attention/N.ipynb"
+MAX_ENTRIES = 10_000  # directory entries looked at per student: a folder of a million files stops early
+# Zip files: the archive, its member count, and what is extracted (the candidate notebooks only), checked from
+# the headers before extracting and again while extracting, so a zip bomb stops at the cap.
+MAX_ZIP_BYTES = MAX_FILE_BYTES
+MAX_ZIP_MEMBERS = 10_000
+MAX_EXTRACTED_BYTES = 2 * MAX_FILE_BYTES
+CHUNK = 2**20
+
+NOTEBOOK_FOLDER, NEAR_BY, IN_ZIP = 1, 2, 3  # the places, in the order they are looked at
+
+
+@dataclass(frozen=True)
+class Located:
+    """Notebook `notebook` of one submission: `path` to grade, or None (not submitted: `reason` says why)."""
+
+    notebook: str
+    path: Path | None
+    shown: str = ""  # the graded file as the student named it ("attention/N.ipynb", "work.zip: N.ipynb")
+    notes: tuple[str, ...] = ()  # for the student: which file was graded and why, links not followed
+    reason: str = ""
+    candidates: tuple[str, ...] = ()  # every file that could have been this notebook
+
+
+@dataclass
+class Submission:
+    """What one student handed in: each notebook Located, and what else the folder held.
+
+    A context manager: close() removes the files extracted from zips (`scratch`), which must exist until the
+    notebooks are graded.
+    """
+
+    folder: Path
+    located: dict[str, Located]
+    notes: tuple[str, ...] = ()  # links not followed, zips or members refused: also in every Located
+    files: tuple[str, ...] = ()  # every regular file seen, as shown to the student
+    unused: tuple[str, ...] = ()  # notebook files that were not graded
+    scratch: Path | None = None
+
+    def close(self):
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+@dataclass(frozen=True)
+class _File:
+    shown: str
+    path: Path  # where it is read: in the student's folder, or extracted from a zip into the scratch directory
+    place: int
+    name: str  # the file name, for the notebook it stands for
+
+    @property
+    def exact(self):
+        return self.name == f"{stands_for(self.name)}.ipynb"
+
+
+@dataclass
+class _Scan:
+    files: list[_File] = field(default_factory=list)
+    seen: list[str] = field(default_factory=list)  # every regular file
+    zips: list[tuple[str, Path]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
+    entries: int = 0
+    assignment_folder: bool = False  # the student's folder holds an attention/ folder (not a link)
+
+
+def stands_for(name):
+    """The notebook a file name stands for (its normalised stem), or "" when it is no notebook file."""
+    lower = name.lower()
+    for suffix in sorted(NOTEBOOK_SUFFIXES, key=len, reverse=True):
+        if lower.endswith(suffix) and len(name) > len(suffix):
+            return normalised_name(name[: -len(suffix)])
+    return ""
+
+
+def student_folders(submitted_dir):
+    """The student folders of `submitted_dir`, by name: folders, and symbolic links (graded 0, never followed)."""
+    with os.scandir(submitted_dir) as entries:
+        return sorted((Path(entry.path) for entry in entries if not entry.name.startswith(".")
+                       and (entry.is_symlink() or entry.is_dir(follow_symlinks=False))), key=lambda path: path.name)
+
+
+def open_submission(folder, notebooks=NOTEBOOKS, scratch_parent=None):
+    """The Submission in `folder` (a student's folder): close it, or use `with`, once graded.
+
+    Files extracted from zips go to a new private directory inside `scratch_parent` (default: the system's).
+    """
+    folder = Path(folder)
+    # The instructor's path to the class is trusted; nothing below it is followed.
+    folder = Path(os.path.realpath(folder.parent)) / folder.name
+    scan = _Scan()
+    try:
+        root = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:
+        problem = _refused(f"{clean(folder.name)}/", error, folder.name, None, folder.parent)
+        return Submission(folder, {notebook: Located(notebook, None, reason=f"not submitted ({problem})")
+                                   for notebook in notebooks}, (problem,))
+    try:
+        _scan(root, folder, (), scan)
+    finally:
+        os.close(root)
+    submission = Submission(folder, {}, files=tuple(scan.seen))
+    try:
+        _resolve(submission, scan, notebooks, scratch_parent)
+    except BaseException:
+        submission.close()
+        raise
+    return submission
+
+
+def _refused(shown, error, name, dir_fd, parent=None):
+    """Why `name` (in the folder open as `dir_fd`, or at `parent`) could not be opened without following links."""
+    if error.errno in (errno.ELOOP, errno.ENOTDIR):
+        with contextlib.suppress(OSError):  # only to word the note: what is there now
+            mode = (os.lstat(name, dir_fd=dir_fd) if dir_fd is not None else os.lstat(Path(parent) / name)).st_mode
+            if not stat.S_ISLNK(mode):
+                return f"{shown} is not a folder"
+        return f"{shown} is a symbolic link: not followed"
+    return f"{shown} cannot be read: {error.strerror or error}"
+
+
+def _scan(fd, folder, parts, scan):
+    """Every file under the directory open as `fd` (the student's folder / `parts`), no link followed."""
+    with os.scandir(fd) as iterator:
+        entries = sorted(iterator, key=lambda entry: entry.name)
+    for entry in entries:
+        scan.entries += 1
+        if scan.entries > MAX_ENTRIES:
+            if scan.entries == MAX_ENTRIES + 1:
+                scan.notes.append(f"more than {MAX_ENTRIES} files and folders: the rest were not looked at")
+            return
+        name = entry.name
+        relative = (*parts, name)
+        shown = clean("/".join(relative))
+        if name.startswith(".") or name in SKIPPED_FOLDERS:
+            continue
+        if entry.is_symlink():
+            scan.links.append(shown)
+            scan.notes.append(f"{shown} is a symbolic link: not followed")
+        elif entry.is_dir(follow_symlinks=False):
+            if len(relative) >= MAX_DEPTH:
+                continue
+            scan.assignment_folder |= relative == (ASSIGNMENT,)
+            try:
+                child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as error:  # swapped for a link since it was listed, or unreadable
+                scan.notes.append(_refused(f"{shown}/", error, name, fd))
+                continue
+            try:
+                _scan(child, folder, relative, scan)
+            finally:
+                os.close(child)
+        elif entry.is_file(follow_symlinks=False):
+            path = folder.joinpath(*relative)
+            if stands_for(name):
+                place = NOTEBOOK_FOLDER if parts == (ASSIGNMENT,) else NEAR_BY
+                scan.files.append(_File(shown, path, place, name))
+            elif name.lower().endswith(".zip"):
+                scan.zips.append((shown, path))
+            scan.seen.append(shown)
+
+
+def _resolve(submission, scan, notebooks, scratch_parent):
+    wanted = {notebook: [file for file in scan.files if stands_for(file.name) == notebook] for notebook in notebooks}
+    nearest = {notebook: _nearest(notebook, files) for notebook, files in wanted.items()}
+    missing = {notebook for notebook, files in nearest.items() if not files}
+    if missing and scan.zips:
+        submission.scratch = Path(tempfile.mkdtemp(prefix="attnkit-intake-", dir=scratch_parent))
+        members = _from_zips(scan, missing, submission.scratch)
+        for notebook in missing:
+            nearest[notebook] = [member for member in members if stands_for(member.name) == notebook]
+    notes = tuple(scan.notes)
+    submission.notes = notes
+    for notebook in notebooks:
+        submission.located[notebook] = _choose(notebook, nearest[notebook], scan, notes)
+    graded = {located.shown for located in submission.located.values() if located.path is not None}
+    submission.unused = tuple(file.shown for file in scan.files if file.shown not in graded)
+
+
+def _nearest(notebook, files):
+    """The candidates of the first place that has any; those near by too when attention/ holds only the release."""
+    first = [file for file in files if file.place == NOTEBOOK_FOLDER]
+    near = [file for file in files if file.place == NEAR_BY]
+    if first and near and all(_kind(file, notebook) == "untouched" for file in first):
+        return first + near  # the work was saved elsewhere: the untouched release is set aside by _choose
+    return first or near
+
+
+def _choose(notebook, candidates, scan, notes):
+    """Located for `notebook` from the candidates of one place (see the module's docstring)."""
+    expected = f"{ASSIGNMENT}/{notebook}.ipynb"
+    shown = tuple(file.shown for file in candidates)
+    if not candidates:
+        reason = f"not submitted (no {expected}" if scan.assignment_folder else \
+            f"not submitted (no {ASSIGNMENT}/ folder"
+        named = [link for link in scan.links if stands_for(posixpath.basename(link)) == notebook]
+        if named:
+            reason += f"; {', '.join(named)}: a symbolic link is never followed"
+        notebook_files = [file.shown for file in scan.files]
+        if notebook_files:
+            reason += f"; the notebooks handed in are {', '.join(notebook_files)}"
+        return Located(notebook, None, reason=_with_notes(reason + ")", notes), candidates=tuple(named))
+    if len(candidates) == 1:
+        [file] = candidates
+        why = _where(file, expected)
+        return Located(notebook, file.path, file.shown, (*([why] if why else []), *notes), candidates=shown)
+
+    kinds = {file: _kind(file, notebook) for file in candidates}
+    edited = {kind for kind in kinds.values() if kind not in ("untouched", "unreadable")}
+    if len(edited) > 1:
+        reason = (f"not submitted: {len(candidates)} files could be {notebook}.ipynb and they hold different work, "
+                  f"so none was graded: {', '.join(shown)}; keep one and hand in again")
+        return Located(notebook, None, reason=_with_notes(reason, notes), candidates=shown)
+    if edited:
+        pool, why = [file for file in candidates if kinds[file] in edited], "the only edited work"
+    elif "untouched" in kinds.values():
+        pool, why = [file for file in candidates if kinds[file] == "untouched"], "none has edited code"
+    else:
+        pool, why = candidates, "none is a readable notebook"
+    chosen = min(pool, key=lambda file: (not file.exact, file.shown.count("/"), file.shown))
+    sets_aside = {"untouched": "the release, untouched", "unreadable": "not a readable notebook"}
+    others = "; ".join(f"{file.shown}: {sets_aside.get(kinds[file], 'the same code')}" for file in candidates
+                       if file is not chosen)
+    note = f"graded {chosen.shown} as {notebook}.ipynb, {why} of {len(candidates)} copies ({others})"
+    return Located(notebook, chosen.path, chosen.shown, (note, *notes), candidates=shown)
+
+
+def _where(file, expected):
+    """The note for the only candidate, unless it is where and what nbgrader expects."""
+    if file.place == NOTEBOOK_FOLDER and file.exact:
+        return ""
+    notebook = posixpath.basename(expected)
+    if file.place == IN_ZIP:
+        return f"graded {file.shown} as {notebook}: found only inside the zip file"
+    if file.place == NEAR_BY:
+        return f"graded {file.shown} as {notebook} (not in an {ASSIGNMENT}/ folder)"
+    return f"graded {file.shown} as {notebook} (no file of that exact name was handed in)"
+
+
+def _kind(file, notebook):
+    """"untouched", "unreadable", or the code cells themselves (equal code: the same work)."""
+    try:
+        code = code_cells(file.path)
+    except NotebookProblem:
+        return "unreadable"
+    return "untouched" if code == _release_code(notebook) else code
+
+
+@functools.cache
+def _release_code(notebook, release_dir=RELEASE_DIR):
+    try:
+        return code_cells(Path(release_dir) / f"{notebook}.ipynb")
+    except NotebookProblem:
+        logger.warning("release/%s/%s.ipynb cannot be read: untouched copies are not recognised", ASSIGNMENT, notebook)
+        return None
+
+
+def _with_notes(reason, notes):
+    return "; ".join((reason, *notes))
+
+
+# --- zip files -------------------------------------------------------------------------------------------
+
+class _ZipRefused(Exception):
+    """A zip file, or one of its members, that is not extracted: the message says why."""
+
+
+def _from_zips(scan, notebooks, scratch):
+    """_File for every member of the zips in `scan` that could be one of `notebooks`, extracted into `scratch`."""
+    members, extracted = [], [0]
+    for index, (shown, path) in enumerate(scan.zips):
+        try:
+            members.extend(_extract(index, shown, path, notebooks, scratch, scan, extracted))
+        except _ZipRefused as refused:
+            scan.notes.append(f"{shown} not extracted: {refused}")
+        except (OSError, EOFError, RuntimeError, NotImplementedError, ValueError, zipfile.BadZipFile,
+                zlib.error) as error:
+            scan.notes.append(f"{shown} cannot be read as a zip file: {clean(str(error), 200) or type(error).__name__}")
+    return members
+
+
+def _extract(index, shown, path, notebooks, scratch, scan, extracted):
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _ZipRefused("it is a symbolic link, never followed") from None
+        raise _ZipRefused(error.strerror or str(error)) from None
+    with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise _ZipRefused("not a file")
+        if status.st_size > MAX_ZIP_BYTES:
+            raise _ZipRefused(f"larger than {MAX_ZIP_BYTES // 2**20} MB")
+        with zipfile.ZipFile(handle) as archive:
+            infos = archive.infolist()
+            if len(infos) > MAX_ZIP_MEMBERS:
+                raise _ZipRefused(f"more than {MAX_ZIP_MEMBERS} members")
+            chosen = _members(shown, infos, notebooks, scan)
+            declared = extracted[0] + sum(info.file_size for info in chosen)
+            if declared > MAX_EXTRACTED_BYTES:
+                raise _ZipRefused(f"its notebooks would take more than {MAX_EXTRACTED_BYTES // 2**20} MB")
+            files = []
+            for number, info in enumerate(chosen):
+                name = posixpath.basename(info.filename.replace("\\", "/"))
+                target = scratch / f"{index}-{number}" / name
+                target.parent.mkdir(mode=0o700)
+                _copy_member(archive, info, target, extracted)
+                files.append(_File(f"{shown}: {clean(info.filename)}", target, IN_ZIP, name))
+            return files
+
+
+def _members(shown, infos, notebooks, scan):
+    """The members that could be one of `notebooks`; unsafe ones are noted and left out."""
+    chosen = []
+    for info in infos:
+        name = info.filename.replace("\\", "/")
+        parts = [part for part in name.split("/") if part not in ("", ".")]
+        if info.is_dir() or not parts or stands_for(parts[-1]) not in notebooks:
+            continue
+        where = f"{shown}: {clean(info.filename)}"
+        if name.startswith("/") or ".." in parts or ":" in parts[0]:
+            scan.notes.append(f"{where} is outside the zip's folder (an absolute or .. path): not extracted")
+        elif stat.S_ISLNK(info.external_attr >> 16):
+            scan.notes.append(f"{where} is a symbolic link: not followed")
+        elif any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts) or len(parts) > MAX_DEPTH:
+            continue
+        elif info.file_size > MAX_FILE_BYTES:
+            scan.notes.append(f"{where} is larger than {MAX_FILE_BYTES // 2**20} MB: not extracted")
+        else:
+            chosen.append(info)
+    return chosen
+
+
+def _copy_member(archive, info, target, extracted):
+    """Extract one member, counting what comes out: more than its header said, or than the caps, stops it."""
+    written = 0
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as out, archive.open(info) as member:
+        while block := member.read(CHUNK):
+            written += len(block)
+            extracted[0] += len(block)
+            if written > info.file_size or written > MAX_FILE_BYTES or extracted[0] > MAX_EXTRACTED_BYTES:
+                with contextlib.suppress(OSError):
+                    target.unlink()
+                raise _ZipRefused(f"{clean(info.filename)} holds more than its header says (a zip bomb?)")
+            out.write(block)

@@ -11,9 +11,11 @@ import numbers
 import traceback
 import warnings
 from collections.abc import Mapping
+from types import MappingProxyType
 
 import torch
 from torch import nn
+from torch._ops import OpOverload, OpOverloadPacket
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -116,16 +118,148 @@ def run_probe(probe, namespace, case) -> dict:
         return {"error": describe_exception(exc)}
 
 
+# What a rule names, for the aliases torch reaches a library function through: torch.ops.aten, torch._C, private
+# functions and the ATen kernels the dispatcher runs. Each is recorded as the public function it implements, so a rule
+# forbids one name per function and the student reads "softmax", not "aten::_softmax".
+OP_FAMILIES: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(
+            (
+                "_softmax",
+                "_safe_softmax",  # what the math attention kernel normalises with
+                "_masked_softmax",
+                "_sparse_softmax",
+                "_nested_tensor_softmax_with_shape",
+                "special_softmax",
+            ),
+            "softmax",
+        ),
+        **dict.fromkeys(("_log_softmax", "_sparse_log_softmax", "special_log_softmax"), "log_softmax"),
+        **dict.fromkeys(
+            (
+                "_fused_sdp_choice",
+                "_scaled_dot_product_attention_math",
+                "_scaled_dot_product_attention_math_for_mps",
+                "_scaled_dot_product_flash_attention",
+                "_scaled_dot_product_flash_attention_for_cpu",
+                "_scaled_dot_product_efficient_attention",
+                "_scaled_dot_product_cudnn_attention",
+                "_scaled_dot_product_fused_attention_overrideable",
+                "_flash_attention_forward",
+                "_efficient_attention_forward",
+                "_cudnn_attention_forward",
+                "_triton_scaled_dot_attention",
+            ),
+            "scaled_dot_product_attention",
+        ),
+        **dict.fromkeys(
+            ("_native_multi_head_attention", "_triton_multi_head_attention", "_transformer_encoder_layer_fwd"),
+            "multi_head_attention_forward",
+        ),
+    }
+)
+
+# Operator libraries that ship with torch. An op from any other namespace was registered with torch.library, most
+# likely by the student: its kernel runs with the recorders switched off, so what it calls cannot be seen.
+TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "quantized", "_quantized", "profiler", "mkldnn", "onednn"})
+CUSTOM_OP = "custom_op"  # the name every such op is recorded under: a from-scratch rule can forbid them all at once
+# Recorded when the student's code switched one of the two recorders off (torch._C.DisableTorchFunction,
+# _disable_current_modes, popping a mode): what it called then may be seen by neither.
+MODES_OFF = "disabled_torch_modes"
+
+
+def op_name(func) -> str:
+    """The readable name of a torch function or ATen op, aliases folded: torch.ops.aten._softmax.default,
+    torch._softmax and Tensor.softmax are all "softmax"."""
+    if isinstance(func, OpOverload | OpOverloadPacket):
+        qualified = func.name() if isinstance(func, OpOverload) else func._qualified_op_name
+        namespace, _, name = qualified.partition("::")
+        if namespace not in TORCH_NAMESPACES:
+            return CUSTOM_OP
+        name = name.split(".", 1)[0]  # the overload ("softmax.int") is the same function
+    else:
+        name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or type(func).__name__
+        name = name.rsplit(".", 1)[-1]  # "_VariableFunctionsClass.softmax", "TensorBase.softmax": the function
+    return OP_FAMILIES.get(name, name)
+
+
+# Bound once: student code that replaces these in torch._C cannot blind the recorders (the seal restores this
+# module's namespace before every probe, not torch's).
+_function_modes_all_disabled = torch._C._is_torch_function_all_disabled
+_function_stack_length, _function_stack_at = torch._C._len_torch_function_stack, torch._C._get_function_stack_at
+_dispatch_stack_length, _dispatch_stack_at = torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at
+_dispatch_key_excluded, _PYTHON_KEY = torch._C._dispatch_tls_is_dispatch_key_excluded, torch._C.DispatchKey.Python
+
+
+def _on_stack(mode, length, stack_at) -> bool:
+    return any(stack_at(index) is mode for index in range(length()))
+
+
+class DispatchedOps(TorchDispatchMode):
+    """Records the ATen ops the dispatcher runs, into `names`: sees what no Python-level alias can hide, because
+    every path to a kernel (torch.ops, torch._C, a function kept in a dict, autograd) ends at the dispatcher.
+    Composite ops (softmin, the math attention kernel) are seen as the ops they are made of."""
+
+    def __init__(self, names: list[str], functions: TorchFunctionMode):
+        super().__init__()
+        self.names = names
+        self.functions = functions  # the function-level recorder, which must stay on while ops run
+        self.handling = 0  # > 0 while an op runs on behalf of this mode: the mode is off the stack then
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(op_name(func))
+        if _function_modes_all_disabled() or not (
+            self.functions.handling or _on_stack(self.functions, _function_stack_length, _function_stack_at)
+        ):
+            self.names.append(MODES_OFF)
+        self.handling += 1
+        try:
+            return func(*args, **(kwargs or {}))
+        finally:
+            self.handling -= 1
+
+    def is_off(self) -> bool:
+        """Whether the dispatcher would skip this mode now (popped, or Python dispatch excluded)."""
+        if self.handling:
+            return False
+        return _dispatch_key_excluded(_PYTHON_KEY) or not _on_stack(self, _dispatch_stack_length, _dispatch_stack_at)
+
+
 class FunctionCalls(TorchFunctionMode):
-    """Records the names of torch functions the student's code calls (F.softmax, F.scaled_dot_product_attention...)."""
+    """Records the torch functions the student's code calls (F.softmax, F.scaled_dot_product_attention...) and the
+    ATen ops they run, as readable names in `names` (see `op_name`): an alias of a forbidden function is recorded
+    under that function's name. Each recorder notes when the other was switched off (`MODES_OFF`)."""
 
     def __init__(self):
         super().__init__()
-        self.names = []
+        self.names: list[str] = []
+        self.handling = 0  # > 0 while a call runs on behalf of this mode: the mode is off the stack then
+        self._ops = DispatchedOps(self.names, self)
+
+    def __enter__(self):
+        super().__enter__()
+        try:
+            self._ops.__enter__()
+        except BaseException:
+            super().__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        try:
+            self._ops.__exit__(exc_type, exc_value, traceback)
+        finally:
+            super().__exit__(exc_type, exc_value, traceback)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.append(getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func)))
-        return func(*args, **(kwargs or {}))
+        self.names.append(op_name(func))
+        if self._ops.is_off():
+            self.names.append(MODES_OFF)
+        self.handling += 1
+        try:
+            return func(*args, **(kwargs or {}))
+        finally:
+            self.handling -= 1
 
 
 MATMUL_OPS = frozenset(
@@ -196,14 +330,16 @@ def _flat(value):
 
 
 def called_functions(function, *args):
-    """(result, sorted names of the torch functions the call went through)."""
+    """(result, sorted readable names of the torch functions and ATen ops the call went through)."""
     with FunctionCalls() as calls:
         result = function(*args)
     return result, sorted(set(calls.names))
 
 
 def forbidden_calls(names, forbidden):
-    return sorted({name for name in names if name.rsplit(".", 1)[-1] in forbidden})
+    """The recorded names (see `op_name`) that are in `forbidden`, sorted, as the student should read them."""
+    families = {OP_FAMILIES.get(short, short) for short in (name.rsplit(".", 1)[-1] for name in names)}
+    return sorted(family for family in families if family in forbidden)
 
 
 class ForwardWatch(FunctionCalls):

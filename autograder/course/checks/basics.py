@@ -38,9 +38,13 @@ EXERCISES = (
 )
 
 
-# Names as FunctionCalls records them (the last part): torch.softmax, F.softmax, Tensor.softmax, nn.Softmax...
+# Names as FunctionCalls records them: every alias (torch.softmax, Tensor.softmax, nn.Softmax, torch.ops.aten._softmax,
+# torch.special.softmax...) is recorded as the public function (probing.OP_FAMILIES). Library attention computes a
+# softmax too; an op registered with torch.library ("custom_op", probing.CUSTOM_OP) or switching the recorders off
+# ("disabled_torch_modes", probing.MODES_OFF) hides what is computed.
 SOFTMAX_FUNCTIONS = frozenset(
-    {"softmax", "_softmax", "log_softmax", "_log_softmax", "special_softmax", "special_log_softmax", "softmin"}
+    {"softmax", "log_softmax", "softmin", "gumbel_softmax", "scaled_dot_product_attention",
+     "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
 )
 
 

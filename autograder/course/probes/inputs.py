@@ -20,8 +20,12 @@ NOTES_INPUTS = (
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
-# Library attention a from-scratch forward must not call (names as FunctionCalls records them).
-ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
+# Library attention a from-scratch forward must not call (names as FunctionCalls records them: the ATen kernels and
+# torch.ops aliases are folded in, probing.OP_FAMILIES), and ops registered with torch.library (probing.CUSTOM_OP),
+# whose kernels run unrecorded, and switching the recorders off (probing.MODES_OFF).
+ATTENTION_FUNCTIONS = frozenset(
+    {"scaled_dot_product_attention", "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
+)
 
 
 def notes_inputs(dtype=torch.float32):

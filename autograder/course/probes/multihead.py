@@ -152,7 +152,10 @@ def probe_head_independence(namespace, case):
     return {"before": before, "after": after}
 
 
-BUILTIN_ATTENTION = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
+# As FunctionCalls records them (aliases folded in, probing.OP_FAMILIES); probing.CUSTOM_OP and probing.MODES_OFF.
+BUILTIN_ATTENTION = frozenset(
+    {"scaled_dot_product_attention", "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
+)
 
 
 def probe_vectorised(namespace, case):

@@ -32,7 +32,9 @@ from autograder.checking.probing import (
 from autograder.integrations.student_kit.runtime.loading import load_stored_weights, parameter_shapes
 from autograder.integrations.student_kit.runtime.tensors import DTYPES
 
-ATTENTION_FUNCTIONS = frozenset({"scaled_dot_product_attention", "multi_head_attention_forward"})
+ATTENTION_FUNCTIONS = frozenset(
+    {"scaled_dot_product_attention", "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
+)
 
 
 def stored_input(case, name="x"):

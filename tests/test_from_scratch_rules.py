@@ -1,0 +1,538 @@
+"""From-scratch rules see through aliases: whatever path the student takes to torch's softmax or to its attention
+(torch.ops.aten, torch._C, private functions, a partial, a dict, a torch.library op, modes switched off one at a
+time), the rule check fails and names the public function; from-scratch code in several styles passes.
+
+Every student here is graded in-process with autograder.checking.runner.run_exercise, as `attnkit check` does.
+"""
+
+import functools
+import math
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils._python_dispatch import _disable_current_modes
+
+import solutions
+from autograder.checking.check_types import PASSED
+from autograder.checking.probing import (
+    CUSTOM_OP,
+    MODES_OFF,
+    OP_FAMILIES,
+    FunctionCalls,
+    MatmulCount,
+    TransposeCrash,
+    call_watched,
+    called_functions,
+    forbidden_calls,
+    op_name,
+)
+from autograder.checking.runner import DEFAULT_SEED, run_exercise
+from autograder.course.checks.basics import SOFTMAX_FUNCTIONS
+from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.probes.inputs import ATTENTION_FUNCTIONS
+from autograder.course.probes.multihead import BUILTIN_ATTENTION
+from autograder.integrations.student_kit.runtime.probes import ATTENTION_FUNCTIONS as KIT_ATTENTION_FUNCTIONS
+
+ATEN = torch.ops.aten
+SEEDS = (DEFAULT_SEED, 0, 1)
+RULE_CHECKS = {
+    "softmax_naive": "softmax_naive.from_scratch",
+    "softmax_stable": "softmax_stable.from_scratch",
+    "self_attention_v1": "self_attention_v1.from_scratch",
+    "self_attention_v2": "self_attention_v2.from_scratch",
+    "causal_attention": "causal_attention.random",
+    "multi_head_attention": "multi_head_attention.heads",
+}
+
+
+def grade(exercise_id, student, seed=DEFAULT_SEED):
+    results = run_exercise(exercise_id, {EXERCISES_BY_ID[exercise_id].names[0]: student}, seed=seed, lang="en")
+    return {result.id: result for result in results}
+
+
+def assert_rule_fails_naming(exercise_id, student, name):
+    result = grade(exercise_id, student)[RULE_CHECKS[exercise_id]]
+    assert result.status != PASSED, f"{exercise_id}: the rule check passed"
+    assert name in result.message, result.message
+    # What the student reads is the public function, not the dispatcher's spelling of it.
+    assert "aten::" not in result.message and "VariableFunctions" not in result.message, result.message
+
+
+# ---------------------------------------------------------------------------------------------
+# Student ops the recorders cannot look inside: registered with torch.library, or an autograd.Function.
+
+
+@torch.library.custom_op("attnkit_student::hidden_softmax", mutates_args=())
+def hidden_softmax(x: torch.Tensor, dim: int) -> torch.Tensor:
+    return torch.softmax(x, dim)
+
+
+@torch.library.custom_op("attnkit_student::hidden_attention", mutates_args=())
+def hidden_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+class SoftmaxFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        return torch.softmax(x, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+# ---------------------------------------------------------------------------------------------
+# Softmax: every path, as softmax_stable(x, dim) and as softmax_naive(x) (dim 0)
+
+
+def softmax_via_attention(x, dim):
+    """softmax(x) along dim as attention weights: one query of 1 against keys x, values the identity."""
+    moved = x.movedim(dim, -1)
+    n = moved.shape[-1]
+    rows = moved.reshape(-1, n, 1)
+    query = torch.ones(rows.shape[0], 1, 1, dtype=x.dtype)
+    values = torch.eye(n, dtype=x.dtype).expand(rows.shape[0], n, n)
+    weights = F.scaled_dot_product_attention(query, rows, values, scale=1.0)
+    return weights.reshape(moved.shape).movedim(-1, dim)
+
+
+def softmax_by_rows(x, dim, rows_softmax):
+    """softmax along dim, by rows_softmax applied to a (rows, n) view."""
+    moved = x.movedim(dim, -1)
+    return rows_softmax(moved.reshape(-1, moved.shape[-1])).reshape(moved.shape).movedim(-1, dim)
+
+
+def python_key_excluded():
+    return torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python))
+
+
+def softmax_with_modes(x, dim, disable):
+    with disable():
+        return torch.softmax(x, dim)
+
+
+SOFTMAX_PATHS = {  # label: (softmax(x, dim), the name the message must give)
+    "F.softmax": (lambda x, d: F.softmax(x, dim=d), "softmax"),
+    "torch.softmax": (lambda x, d: torch.softmax(x, d), "softmax"),
+    "Tensor.softmax": (lambda x, d: x.softmax(d), "softmax"),
+    "nn.Softmax": (lambda x, d: nn.Softmax(dim=d)(x), "softmax"),
+    "torch.special.softmax": (lambda x, d: torch.special.softmax(x, d), "softmax"),
+    "torch._softmax": (lambda x, d: torch._softmax(x, d, False), "softmax"),
+    "aten._softmax.default": (lambda x, d: ATEN._softmax.default(x, d, False), "softmax"),
+    "aten._softmax packet": (lambda x, d: ATEN._softmax(x, d, False), "softmax"),
+    "aten.softmax.int": (lambda x, d: ATEN.softmax.int(x, d), "softmax"),
+    "aten._safe_softmax": (lambda x, d: ATEN._safe_softmax.default(x, d), "softmax"),
+    "getattr(torch.ops.aten)": (lambda x, d: getattr(torch.ops.aten, "_soft" + "max").default(x, d, False), "softmax"),
+    "functools.partial": (lambda x, d: functools.partial(torch.softmax, dim=d)(x), "softmax"),
+    "kept in a dict": (lambda x, d: {"f": F.softmax}["f"](x, d), "softmax"),
+    "torch._C._VariableFunctions": (lambda x, d: torch._C._VariableFunctions.softmax(x, d), "softmax"),
+    "torch._C._VariableFunctions._softmax": (lambda x, d: torch._C._VariableFunctions._softmax(x, d, False),
+                                             "softmax"),
+    "torch._C.TensorBase.softmax": (lambda x, d: torch._C.TensorBase.softmax(x, d), "softmax"),
+    "sparse softmax": (lambda x, d: torch.sparse.softmax(x.to_sparse(), d).to_dense(), "softmax"),
+    "F.log_softmax": (lambda x, d: torch.exp(F.log_softmax(x, d)), "log_softmax"),
+    "aten._log_softmax.default": (lambda x, d: torch.exp(ATEN._log_softmax.default(x, d, False)), "log_softmax"),
+    "aten.log_softmax.int": (lambda x, d: torch.exp(ATEN.log_softmax.int(x, d)), "log_softmax"),
+    "torch.special.log_softmax": (lambda x, d: torch.exp(torch.special.log_softmax(x, d)), "log_softmax"),
+    "F.softmin": (lambda x, d: F.softmin(-x, d), "softmin"),
+    "nn.Softmin": (lambda x, d: nn.Softmin(d)(-x), "softmin"),
+    "autograd.Function": (lambda x, d: SoftmaxFunction.apply(x, d), "softmax"),
+    "torch.vmap": (lambda x, d: softmax_by_rows(x, d, torch.vmap(functools.partial(torch.softmax, dim=0))),
+                   "softmax"),
+    "torch.library op": (lambda x, d: torch.ops.attnkit_student.hidden_softmax(x, d), CUSTOM_OP),
+    "attention as a softmax": (softmax_via_attention, "scaled_dot_product_attention"),
+    # One recorder switched off: the other one still sees the op, and notes that its partner was off.
+    "torch function modes off": (functools.partial(softmax_with_modes, disable=torch._C.DisableTorchFunction),
+                                 MODES_OFF),
+    "dispatch modes off": (functools.partial(softmax_with_modes, disable=_disable_current_modes), MODES_OFF),
+    "dispatch modes off, by name": (functools.partial(softmax_with_modes, disable=_disable_current_modes), "softmax"),
+    "python dispatch key excluded": (functools.partial(softmax_with_modes, disable=python_key_excluded), MODES_OFF),
+}
+
+
+def stable_student(path):
+    def softmax_stable(x, dim=-1):
+        return path(x, dim)
+
+    return softmax_stable
+
+
+def naive_student(path):
+    def softmax_naive(x):
+        return path(x, 0)
+
+    return softmax_naive
+
+
+@pytest.mark.parametrize("label", SOFTMAX_PATHS)
+def test_every_path_to_torch_softmax_fails_the_rule_and_is_named(label):
+    path, name = SOFTMAX_PATHS[label]
+    x = torch.rand(4, 5, dtype=torch.float64) * 8 - 4
+    # The student's function is a correct softmax: only the rule can catch it.
+    torch.testing.assert_close(path(x, 1), torch.softmax(x, 1))
+    assert_rule_fails_naming("softmax_stable", stable_student(path), name)
+    assert_rule_fails_naming("softmax_naive", naive_student(path), name)
+
+
+def test_a_student_who_calls_the_recorded_name_through_aten_gets_the_readable_message():
+    def softmax_stable(x, dim=-1):
+        return torch.ops.aten._softmax.default(x, dim, False)
+
+    message = grade("softmax_stable", softmax_stable)["softmax_stable.from_scratch"].message
+    assert "calls softmax:" in message, message
+
+
+def stable_book(x, dim=-1):
+    shifted = x - x.max(dim=dim, keepdim=True).values
+    exp = torch.exp(shifted)
+    return exp / exp.sum(dim=dim, keepdim=True)
+
+
+def stable_logsumexp(x, dim=-1):
+    # logsumexp is a reduction, not a softmax: normalising with it is still the student's own softmax.
+    return torch.exp(x - torch.logsumexp(x, dim=dim, keepdim=True))
+
+
+def stable_amax_methods(x, dim=-1):
+    exp = (x - x.amax(dim, keepdim=True)).exp()
+    return exp.div(exp.sum(dim, keepdim=True))
+
+
+def stable_functional(x, dim=-1):
+    exp = torch.exp(torch.sub(x, torch.max(x, dim, keepdim=True)[0]))
+    return torch.div(exp, torch.sum(exp, dim, keepdim=True))
+
+
+def stable_inference_mode(x, dim=-1):
+    # Grad modes and a device context push state (a device context is itself a torch function mode): not a switch-off.
+    with torch.inference_mode(), torch.device(x.device):
+        exp = torch.exp(x - x.amax(dim, keepdim=True))
+        total = exp.sum(dim, keepdim=True)
+    with torch.no_grad():
+        return (exp / total).clone()
+
+
+def naive_book(x):
+    return torch.exp(x) / torch.exp(x).sum(dim=0)
+
+
+def naive_methods(x):
+    return x.exp() / x.exp().sum(0)
+
+
+def naive_einsum(x):
+    exp = torch.exp(x)
+    return exp / torch.einsum("i...->...", exp)
+
+
+CORRECT_SOFTMAX = [
+    ("softmax_stable", solutions.softmax_stable),
+    ("softmax_stable", stable_book),
+    ("softmax_stable", stable_logsumexp),
+    ("softmax_stable", stable_amax_methods),
+    ("softmax_stable", stable_functional),
+    ("softmax_stable", stable_inference_mode),
+    ("softmax_naive", solutions.softmax_naive),
+    ("softmax_naive", naive_book),
+    ("softmax_naive", naive_methods),
+    ("softmax_naive", naive_einsum),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "student"), CORRECT_SOFTMAX, ids=lambda v: getattr(v, "__name__", v))
+def test_softmax_written_from_scratch_passes_every_check(exercise_id, student):
+    for seed in SEEDS:
+        results = grade(exercise_id, student, seed=seed)
+        failed = [f"{r.id}: {r.message}" for r in results.values() if r.status != PASSED]
+        assert not failed, f"seed {seed}: {failed}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Attention: every path to scaled_dot_product_attention, in SelfAttention_v1/v2, CausalAttention and
+# MultiHeadAttention
+
+
+def four_d(attend):
+    """attend(q, k, v, causal) on (..., T, d) through a kernel that wants (batch, heads, T, d)."""
+
+    @functools.wraps(attend)
+    def on_any_shape(q, k, v, causal):
+        shape = q.shape
+        flat = [t.reshape(1, -1, *t.shape[-2:]) for t in (q, k, v)]
+        return attend(*flat, causal).reshape(*shape[:-1], v.shape[-1])
+
+    return on_any_shape
+
+
+def attend_with_modes(q, k, v, causal, disable):
+    with disable():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+def attend_math_backend(q, k, v, causal):
+    with sdpa_kernel(SDPBackend.MATH):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+
+SDPA = "scaled_dot_product_attention"
+ATTENTION_PATHS = {  # label: (attend(q, k, v, causal), the name the message must give)
+    "F.scaled_dot_product_attention": (lambda q, k, v, c: F.scaled_dot_product_attention(q, k, v, is_causal=c), SDPA),
+    "torch._C._nn": (lambda q, k, v, c: torch._C._nn.scaled_dot_product_attention(q, k, v, is_causal=c), SDPA),
+    "aten.scaled_dot_product_attention.default": (
+        lambda q, k, v, c: ATEN.scaled_dot_product_attention.default(q, k, v, None, 0.0, c), SDPA),
+    "getattr(torch.ops.aten)": (
+        lambda q, k, v, c: getattr(torch.ops.aten, "scaled_dot_product_" + "attention").default(q, k, v, is_causal=c),
+        SDPA),
+    "aten._scaled_dot_product_flash_attention_for_cpu": (four_d(
+        lambda q, k, v, c: ATEN._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, 0.0, c)[0]), SDPA),
+    "aten._scaled_dot_product_attention_math": (
+        lambda q, k, v, c: ATEN._scaled_dot_product_attention_math.default(q, k, v, None, 0.0, c)[0], SDPA),
+    "torch._scaled_dot_product_attention_math": (
+        lambda q, k, v, c: torch._scaled_dot_product_attention_math(q, k, v, is_causal=c)[0], SDPA),
+    "torch._C._VariableFunctions": (
+        lambda q, k, v, c: torch._C._VariableFunctions._scaled_dot_product_attention_math(q, k, v, is_causal=c)[0],
+        SDPA),
+    "math backend": (attend_math_backend, SDPA),
+    "functools.partial": (lambda q, k, v, c: functools.partial(F.scaled_dot_product_attention, dropout_p=0.0)(
+        q, k, v, is_causal=c), SDPA),
+    "kept in a dict": (lambda q, k, v, c: {"f": F.scaled_dot_product_attention}["f"](q, k, v, is_causal=c), SDPA),
+    "torch.library op": (lambda q, k, v, c: torch.ops.attnkit_student.hidden_attention(q, k, v, c), CUSTOM_OP),
+    # On 2-D and 3-D inputs F.scaled_dot_product_attention runs the composite math kernel, which the dispatcher
+    # only shows as bmm and softmax: with the function recorder off, the switch itself is what gets named.
+    "torch function modes off": (functools.partial(attend_with_modes, disable=torch._C.DisableTorchFunction),
+                                 MODES_OFF),
+    "dispatch modes off": (functools.partial(attend_with_modes, disable=_disable_current_modes), SDPA),
+    "python dispatch key excluded": (functools.partial(attend_with_modes, disable=python_key_excluded), SDPA),
+}
+
+
+def self_attention_v1(attend):
+    class SelfAttention_v1(nn.Module):
+        def __init__(self, d_in, d_out):
+            super().__init__()
+            self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+            self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+            self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+        def forward(self, x):
+            return attend(x @ self.W_query, x @ self.W_key, x @ self.W_value, False)
+
+    return SelfAttention_v1
+
+
+def self_attention_v2(attend):
+    class SelfAttention_v2(nn.Module):
+        def __init__(self, d_in, d_out, qkv_bias=False):
+            super().__init__()
+            self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+        def forward(self, x):
+            return attend(self.W_query(x), self.W_key(x), self.W_value(x), False)
+
+    return SelfAttention_v2
+
+
+def causal_attention(attend):
+    class CausalAttention(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+            super().__init__()
+            self.d_out = d_out
+            self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.dropout = nn.Dropout(dropout)
+            self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+        def forward(self, x):
+            return attend(self.W_query(x), self.W_key(x), self.W_value(x), True)
+
+    return CausalAttention
+
+
+def multi_head_attention(attend):
+    class MultiHeadAttention(nn.Module):
+        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+            super().__init__()
+            self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+            self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+            self.out_proj = nn.Linear(d_out, d_out)
+            self.dropout = nn.Dropout(dropout)
+            self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+        def forward(self, x):
+            b, num_tokens, _ = x.shape
+            q, k, v = (layer(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+                       for layer in (self.W_query, self.W_key, self.W_value))
+            context = attend(q, k, v, True).transpose(1, 2).reshape(b, num_tokens, self.d_out)
+            return self.out_proj(context)
+
+    return MultiHeadAttention
+
+
+ATTENTION_MODULES = {
+    "self_attention_v1": self_attention_v1,
+    "self_attention_v2": self_attention_v2,
+    "causal_attention": causal_attention,
+    "multi_head_attention": multi_head_attention,
+}
+
+
+@pytest.mark.parametrize("label", ATTENTION_PATHS)
+@pytest.mark.parametrize("exercise_id", ATTENTION_MODULES)
+def test_every_path_to_library_attention_fails_the_rule_and_is_named(exercise_id, label):
+    attend, name = ATTENTION_PATHS[label]
+    q, k, v = (torch.rand(2, 3, 5, 4, dtype=torch.float64) for _ in range(3))
+    # The path computes attention itself: only the rule can catch it.
+    torch.testing.assert_close(attend(q, k, v, True), F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    assert_rule_fails_naming(exercise_id, ATTENTION_MODULES[exercise_id](attend), name)
+
+
+def attend_flex(q, k, v, causal):
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return flex_attention(q, k, v)
+
+
+@pytest.mark.parametrize("exercise_id", ATTENTION_MODULES)
+def test_flex_attention_does_not_pass_the_rule(exercise_id):
+    # A higher-order op: it refuses to run under the recorders, so the probe reports a crash.
+    result = grade(exercise_id, ATTENTION_MODULES[exercise_id](four_d(attend_flex)))[RULE_CHECKS[exercise_id]]
+    assert result.status != PASSED
+
+
+def attend_einsum(q, k, v, causal):
+    scores = torch.einsum("...qd,...kd->...qk", q, k) / math.sqrt(k.shape[-1])
+    if causal:
+        future = torch.triu(torch.ones(scores.shape[-2:], dtype=torch.bool), diagonal=1)
+        scores = scores.masked_fill(future, float("-inf"))
+    exp = torch.exp(scores - scores.amax(dim=-1, keepdim=True))
+    return torch.einsum("...qk,...kd->...qd", exp / exp.sum(dim=-1, keepdim=True), v)
+
+
+def attend_matmul_softmax(q, k, v, causal):
+    scores = torch.matmul(q, k.transpose(-2, -1)) * k.shape[-1] ** -0.5
+    if causal:
+        scores = scores + torch.full(scores.shape[-2:], float("-inf"), dtype=scores.dtype).triu(1)
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def attend_bmm_logsumexp(q, k, v, causal):
+    shape = q.shape
+    q3, k3, v3 = (t.reshape(-1, *t.shape[-2:]) for t in (q, k, v))
+    scores = torch.bmm(q3, k3.transpose(1, 2)) / k.shape[-1] ** 0.5
+    if causal:
+        scores = torch.where(torch.ones_like(scores, dtype=torch.bool).tril(), scores, float("-inf"))
+    weights = torch.exp(scores - torch.logsumexp(scores, dim=-1, keepdim=True))
+    return torch.bmm(weights, v3).reshape(*shape[:-1], v.shape[-1])
+
+
+CORRECT_ATTENTION = [
+    ("self_attention_v1", solutions.SelfAttention_v1),
+    ("self_attention_v2", solutions.SelfAttention_v2),
+    ("causal_attention", solutions.CausalAttention),
+    ("multi_head_attention", solutions.MultiHeadAttention),
+    *((exercise_id, ATTENTION_MODULES[exercise_id](attend))
+      for exercise_id in ("self_attention_v1", "self_attention_v2")
+      for attend in (attend_einsum, attend_matmul_softmax, attend_bmm_logsumexp)),
+]
+
+
+@pytest.mark.parametrize(("exercise_id", "student"), CORRECT_ATTENTION,
+                         ids=lambda v: getattr(v, "__qualname__", v).split(".")[0])
+def test_attention_written_from_scratch_passes_every_check(exercise_id, student):
+    for seed in SEEDS:
+        results = grade(exercise_id, student, seed=seed)
+        failed = [f"{r.id}: {r.message}" for r in results.values() if r.status != PASSED]
+        assert not failed, f"seed {seed}: {failed}"
+
+
+@pytest.mark.parametrize("exercise_id", ("causal_attention", "multi_head_attention"))
+@pytest.mark.parametrize("attend", (attend_einsum, attend_matmul_softmax, attend_bmm_logsumexp))
+def test_attention_written_from_scratch_passes_the_rule(exercise_id, attend):
+    # These modules skip dropout, so other checks of these exercises may fail: the rule must not.
+    result = grade(exercise_id, ATTENTION_MODULES[exercise_id](attend))[RULE_CHECKS[exercise_id]]
+    assert result.status == PASSED, result.message
+
+
+# ---------------------------------------------------------------------------------------------
+# The recorder itself
+
+
+def test_the_reference_solutions_record_no_forbidden_op():
+    x = torch.rand(2, 5, 6)
+    runs = [
+        called_functions(solutions.softmax_naive, torch.rand(7)),
+        called_functions(solutions.softmax_stable, torch.rand(3, 7), -1),
+        called_functions(solutions.SelfAttention_v1(6, 4), x[0]),
+        called_functions(solutions.SelfAttention_v2(6, 4), x[0]),
+        called_functions(solutions.CausalAttention(6, 4, 5, 0.5), x),
+        called_functions(solutions.MultiHeadAttention(6, 4, 5, 0.5, 2), x),
+        called_functions(solutions.MultiHeadAttention(6, 4, 5, 0.5, 2), x, torch.ones(2, 5)),
+    ]
+    for index, (_, names) in enumerate(runs):
+        banned = ATTENTION_FUNCTIONS | BUILTIN_ATTENTION | (SOFTMAX_FUNCTIONS if index < 2 else frozenset())
+        assert forbidden_calls(names, banned) == [], (index, names)
+    assert "softmax" in runs[2][1]  # attention may use torch's softmax: it is recorded, and allowed
+
+
+def test_names_are_sorted_plain_strings():
+    _, names = called_functions(lambda t: ATEN._softmax.default(t, 0, False) + torch.exp(t), torch.rand(3))
+    assert names == sorted(set(names)) and all(type(name) is str for name in names)
+    assert names == ["add", "exp", "softmax"]
+
+
+def test_every_alias_is_folded_into_a_name_the_rules_forbid():
+    assert set(OP_FAMILIES.values()) <= SOFTMAX_FUNCTIONS
+    assert {family for family in OP_FAMILIES.values() if family != "softmax" and "softmax" not in family} \
+        <= ATTENTION_FUNCTIONS & BUILTIN_ATTENTION
+    assert CUSTOM_OP in SOFTMAX_FUNCTIONS & ATTENTION_FUNCTIONS & BUILTIN_ATTENTION & KIT_ATTENTION_FUNCTIONS
+    assert KIT_ATTENTION_FUNCTIONS == ATTENTION_FUNCTIONS
+
+
+def test_op_name_reads_torch_ops_and_torch_functions_alike():
+    assert op_name(ATEN._softmax.default) == op_name(ATEN.softmax.int) == op_name(torch.softmax) == "softmax"
+    assert op_name(ATEN._scaled_dot_product_flash_attention_for_cpu.default) == SDPA
+    assert op_name(torch.ops.attnkit_student.hidden_softmax.default) == CUSTOM_OP
+    assert op_name(torch.Tensor.exp) == op_name(ATEN.exp.default) == "exp"
+
+
+def test_forbidden_calls_reads_names_recorded_before_aliases_were_folded():
+    # Data from an older student kit (or a test) may still carry the qualified names.
+    assert forbidden_calls(["_VariableFunctionsClass._softmax", "TensorBase.exp"], SOFTMAX_FUNCTIONS) == ["softmax"]
+
+
+def test_both_recorders_are_removed_even_when_the_student_raises():
+    def crash(x):
+        torch.softmax(x, 0)
+        raise ValueError("student bug")
+
+    functions, dispatch = torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
+    with pytest.raises(ValueError):
+        called_functions(crash, torch.rand(3))
+    assert (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()) == (functions, dispatch)
+
+
+def test_matmul_count_and_forward_watch_still_work_beside_the_dispatch_recorder():
+    module = solutions.MultiHeadAttention(6, 4, 5, 0.0, 2)
+    with FunctionCalls() as calls, MatmulCount() as counter:
+        module(torch.rand(2, 5, 6))
+    assert counter.count > 0 and "softmax" in calls.names and "linear" in calls.names
+
+    class BatchedT(nn.Module):
+        def forward(self, x):
+            return x @ x.T
+
+    with pytest.raises(TransposeCrash), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch deprecates .T on a batch: the mistake the watch names
+        call_watched(BatchedT(), torch.rand(2, 3, 4))
+    output, watch = call_watched(solutions.CausalAttention(6, 4, 5, 0.0), torch.rand(2, 5, 6))
+    assert output.shape == (2, 5, 4) and not watch.batched_transpose and "softmax" in watch.names

@@ -13,7 +13,11 @@ applies it in the child. In order, it:
   3. drops every capability when running as root (root could raise its limits, load kernel modules,
      reboot...); the uid stays 0 because the interpreter may live in a root-only home directory;
   4. sets no_new_privs, enforces the Landlock ruleset, and installs a seccomp filter that refuses to
-     create processes (fork, vfork, clone without CLONE_THREAD, clone3) and to run programs.
+     create processes (fork, vfork, clone without CLONE_THREAD), to run programs, to open sockets of any
+     address family (socket, socketpair; io_uring, which could open them another way), to enter new or
+     other namespaces (unshare, setns, clone with a CLONE_NEW* flag) and to make the process undumpable
+     (which would hide its open files from the grader's disk watch); clone3 gets ENOSYS, so that libc
+     starts threads with clone, whose flags the filter can read.
 
 Each layer that the kernel does not offer is skipped and named in the returned notes: grading still
 works, and the log says which protection was missing. Everything here uses raw syscalls through ctypes.
@@ -47,15 +51,38 @@ WRITE = (FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_DIR | FS_MAKE_
 SYSTEM_ROOTS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys", "/dev")
 
 # --- seccomp (include/uapi/linux/seccomp.h, filter.h, audit.h) ---------------------------------
-PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_DUMPABLE = 38, 22, 2, 4
 SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 BPF_LD_W_ABS, BPF_JEQ_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x45, 0x06
+SECCOMP_DATA_NR, SECCOMP_DATA_ARCH, SECCOMP_DATA_ARG0 = 0, 4, 16  # offsets; ARG0: its low 32 bits (little endian)
 CLONE_THREAD = 0x00010000
+# CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME only exists for unshare and clone3)
+CLONE_NEW_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 EPERM, ENOSYS = 1, 38
-# arch -> (AUDIT_ARCH value, process-creating syscalls, program-running syscalls, clone, clone3)
+
+
+@dataclass(frozen=True)
+class SyscallTable:
+    """One architecture's syscall numbers, as the seccomp filter needs them."""
+
+    audit_arch: int
+    refused: tuple[tuple[str, int], ...]  # always EPERM
+    clone: int  # allowed for a new thread only, never with a new namespace
+    clone3: int  # ENOSYS: its flags live in memory BPF cannot read, and libc then falls back to clone
+    prctl: int  # allowed, except PR_SET_DUMPABLE (which would hide /proc/<pid>/fd from the grader)
+
+
 SYSCALLS = {
-    "x86_64": (0xC000003E, (57, 58), (59, 322), 56, 435),  # fork, vfork / execve, execveat
-    "aarch64": (0xC00000B7, (), (221, 281), 220, 435),
+    "x86_64": SyscallTable(0xC000003E, (
+        ("fork", 57), ("vfork", 58), ("execve", 59), ("execveat", 322),
+        ("socket", 41), ("socketpair", 53),  # every address family: AF_UNIX by path, UDP, netlink...
+        ("unshare", 272), ("setns", 308),  # new or other namespaces (a user namespace brings capabilities back)
+        ("io_uring_setup", 425),  # io_uring opens sockets and files without the syscalls above
+    ), clone=56, clone3=435, prctl=157),
+    "aarch64": SyscallTable(0xC00000B7, (
+        ("execve", 221), ("execveat", 281), ("socket", 198), ("socketpair", 199), ("unshare", 97),
+        ("setns", 268), ("io_uring_setup", 425),
+    ), clone=220, clone3=435, prctl=167),
 }
 X32_SYSCALL_BIT = 0x40000000
 # --- capabilities (include/uapi/linux/capability.h, prctl.h) --------------------------------------
@@ -207,8 +234,12 @@ def _add_rule(ruleset, path, rights):
 
 
 def _drop_capabilities(notes):
-    """Root keeps its uid (the interpreter may live in a root-only home) but loses every capability."""
-    if os.geteuid() != 0:
+    """Root keeps its uid (the interpreter may live in a root-only home) but loses every capability.
+
+    So does a child that holds capabilities for another reason: in the user namespace that its private
+    workspace needed (autograder.isolation.workspace), it is root of that namespace until now.
+    """
+    if os.geteuid() != 0 and not _has_capabilities():
         return
     libc = _libc()
     libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
@@ -221,15 +252,19 @@ def _drop_capabilities(notes):
     header_buffer, data_buffer = ctypes.create_string_buffer(header, 8), ctypes.create_string_buffer(data, 24)
     if _syscall(SYS_CAPSET, header_buffer, data_buffer) != 0:
         notes.append(f"capset failed ({os.strerror(ctypes.get_errno())}): student code keeps root's capabilities")
-        return
 
 
-def _forbid_new_processes(notes):
-    arch = platform.machine()
-    if arch not in SYSCALLS:
-        notes.append(f"seccomp: no syscall table for {arch}; student code may start processes")
-        return
-    audit_arch, creators, runners, clone, clone3 = SYSCALLS[arch]
+def _has_capabilities() -> bool:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            lines = [line.split() for line in status if line.startswith(("CapPrm:", "CapEff:"))]
+    except OSError:
+        return True  # cannot tell: dropping what is not held is harmless
+    return any(int(fields[1], 16) for fields in lines)
+
+
+def seccomp_program(table: SyscallTable) -> list[tuple[int, int, int, int]]:
+    """The BPF filter: refuse new processes, programs, sockets and namespaces; allow everything else."""
 
     def stmt(code, k):
         return (code, 0, 0, k)
@@ -237,31 +272,50 @@ def _forbid_new_processes(notes):
     def jump_if(k, true_offset, false_offset=0):
         return (BPF_JEQ_K, true_offset, false_offset, k)
 
-    deny, no_such = SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ERRNO | ENOSYS
-    forbidden = creators + runners
+    deny, allow = SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW
     program = [
-        stmt(BPF_LD_W_ABS, 4),  # seccomp_data.arch
-        jump_if(audit_arch, 1),
+        stmt(BPF_LD_W_ABS, SECCOMP_DATA_ARCH),
+        jump_if(table.audit_arch, 1),
         stmt(BPF_RET_K, deny),  # a foreign syscall ABI (i386 via int 0x80): refuse everything
-        stmt(BPF_LD_W_ABS, 0),  # seccomp_data.nr
+        stmt(BPF_LD_W_ABS, SECCOMP_DATA_NR),
         (BPF_JSET_K, 0, 1, X32_SYSCALL_BIT),
         stmt(BPF_RET_K, deny),
     ]
-    for number in forbidden:
+    for _name, number in table.refused:
         program += [jump_if(number, 0, 1), stmt(BPF_RET_K, deny)]
     # glibc falls back to clone when clone3 says ENOSYS; clone3's flags live in memory BPF cannot read.
-    program += [jump_if(clone3, 0, 1), stmt(BPF_RET_K, no_such)]
+    program += [jump_if(table.clone3, 0, 1), stmt(BPF_RET_K, SECCOMP_RET_ERRNO | ENOSYS)]
     program += [
-        jump_if(clone, 0, 3),
-        stmt(BPF_LD_W_ABS, 16),  # low half of seccomp_data.args[0]: the clone flags
-        (BPF_JSET_K, 1, 0, CLONE_THREAD),  # a new thread is fine, a new process is not
+        jump_if(table.prctl, 0, 4),
+        stmt(BPF_LD_W_ABS, SECCOMP_DATA_ARG0),  # the option
+        jump_if(PR_SET_DUMPABLE, 0, 1),
         stmt(BPF_RET_K, deny),
-        stmt(BPF_RET_K, SECCOMP_RET_ALLOW),
+        stmt(BPF_RET_K, allow),
     ]
+    program += [
+        jump_if(table.clone, 0, 5),
+        stmt(BPF_LD_W_ABS, SECCOMP_DATA_ARG0),  # the clone flags
+        (BPF_JSET_K, 0, 2, CLONE_THREAD),  # not a thread: a new process
+        (BPF_JSET_K, 1, 0, CLONE_NEW_NAMESPACES),  # a thread in a new namespace
+        stmt(BPF_RET_K, allow),
+        stmt(BPF_RET_K, deny),
+    ]
+    program.append(stmt(BPF_RET_K, allow))
+    return program
+
+
+def _forbid_new_processes(notes):
+    arch = platform.machine()
+    if arch not in SYSCALLS:
+        notes.append(f"seccomp: no syscall table for {arch}; student code may start processes, open sockets "
+                     "and enter new namespaces")
+        return
+    program = seccomp_program(SYSCALLS[arch])
     filters = (SockFilter * len(program))(*(SockFilter(*instruction) for instruction in program))
     fprog = SockFprog(len(program), ctypes.cast(filters, ctypes.POINTER(SockFilter)))
     if _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
-        notes.append(f"seccomp unavailable ({os.strerror(ctypes.get_errno())}): student code may start processes")
+        notes.append(f"seccomp unavailable ({os.strerror(ctypes.get_errno())}): student code may start processes, "
+                     "open sockets (AF_UNIX by path, UDP) and enter new namespaces")
 
 
 class SockFilter(ctypes.Structure):

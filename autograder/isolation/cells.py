@@ -9,12 +9,17 @@ The transformation runs in the child, so a pathological cell can only hurt its o
 """
 
 import ast
+import importlib
 import linecache
+import shlex
+from pathlib import Path
 
 GRADER_PACKAGES = frozenset({"autograder"})
 GRADER_CALLS = frozenset({"check", "grade"})
 # Magics whose body is the student's code: run it once (timing is not the grader's business).
 RUNNING_MAGICS = frozenset({"time", "timeit", "prun", "capture", "debug"})
+# Magics that write the cell to a file in the working directory (the student's sandboxed workdir), as IPython does.
+WRITING_MAGICS = frozenset({"writefile", "file"})
 
 
 def compile_cell(source, filename):
@@ -61,9 +66,11 @@ class ShellStandIn:
         if name in RUNNING_MAGICS and line.strip():
             self._run(line)
 
-    def run_cell_magic(self, name, _line, cell, *_args, **_kwargs):
+    def run_cell_magic(self, name, line, cell, *_args, **_kwargs):
         if name in RUNNING_MAGICS:
             self._run(cell)
+        elif name in WRITING_MAGICS:
+            write_file_magic(line, cell)
 
     def system(self, *_args, **_kwargs):
         return 0
@@ -77,6 +84,29 @@ class ShellStandIn:
     def _run(self, code):
         self._runs += 1
         exec(compile_cell(code, f"<magic {self._runs}>"), self.user_ns)  # noqa: S102 - the student's own code
+
+
+def write_file_magic(line, cell):
+    """`%%writefile [-a] NAME`: the cell's text into NAME (relative to the working directory), as IPython writes it.
+
+    The sandbox decides where writing is allowed; an import of the new module then finds it (caches refreshed).
+    """
+    try:
+        words = shlex.split(line)
+    except ValueError as error:
+        raise UsageError(f"%%writefile {line}: {error}") from None
+    append = any(word in ("-a", "--append") for word in words)
+    names = [word for word in words if word not in ("-a", "--append")]
+    if len(names) != 1 or names[0].startswith("-"):
+        raise UsageError(f"%%writefile {line}: expected [-a] FILENAME")
+    path = Path(names[0].strip("\"'")).expanduser()
+    with path.open("a" if append else "w", encoding="utf-8") as handle:
+        handle.write(cell)
+    importlib.invalidate_caches()
+
+
+class UsageError(Exception):
+    """A magic's line that IPython would refuse too (IPython raises its own UsageError)."""
 
 
 def _no_op(*_args, **_kwargs):

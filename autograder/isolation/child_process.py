@@ -27,7 +27,7 @@ import types
 
 from autograder.checking.probing import describe_exception
 from autograder.course.probes.plan import ExerciseProbes, probe_checks
-from autograder.isolation import sandbox, wire
+from autograder.isolation import sandbox, wire, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
 
 RETRIGGER_SECONDS = 0.05
@@ -86,6 +86,7 @@ class _Child:
         self.seal = seal
         self.sinks = ()
         self.mid_frame = False  # a write failed part-way: another frame would not be read right
+        self.space = None  # workspace.Workspace, once set up
 
     def send(self, event):
         frame = memoryview(wire.encode(event))
@@ -107,12 +108,12 @@ class _Child:
 
     def run(self):
         self.sinks = _detach(self.channel_fd)
-        os.chdir(self.task.workdir)
-        _point_home_at(self.task.workdir)
+        self.space = space = _set_up_workdir(self.task)
         self.seal.apply()
-        notes = sandbox.confine(self.task.confinement, self.task.workdir)
+        notes = space.isolation_notes + sandbox.confine(self.task.confinement, self.task.workdir)
         self.namespace = _fresh_main()
-        self.send({"event": "hello", "notes": notes})
+        self.send({"event": "hello", "notes": notes,
+                   "workspace": {"capped": space.capped, "notes": space.student_notes}})
         for step in self.task.steps:
             if step.kind == "cell" and step.index not in self.task.skip_cells:
                 self.run_cell(step)
@@ -130,7 +131,8 @@ class _Child:
             _disarm()
             error = _timeout_error(self.task.timeout) if isinstance(exc, StepTimeout) else describe_exception(exc)
         _disarm()
-        self.send({"event": "cell", "index": step.index, "error": error})
+        self.send({"event": "cell", "index": step.index, "error": error,
+                   "disk_full": self.space.capped and workspace.is_full(self.task.workdir)})
 
     def probe(self, exercise_id):
         self.send({"event": "start", "kind": "exercise", "exercise": exercise_id})
@@ -184,6 +186,14 @@ def _detach(channel_fd):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     return sys.stdout, sys.stderr
+
+
+def _set_up_workdir(task):
+    """The capped workdir with the student's own files (before anything forbids mounts), then the cwd and HOME."""
+    space = workspace.set_up(task.workdir, task.folder, task.disk_mb, task.private_tmpfs)
+    os.chdir(task.workdir)  # after the mount: the cwd is then the tmpfs, not the directory beneath it
+    _point_home_at(task.workdir)
+    return space
 
 
 def _point_home_at(workdir):

@@ -30,8 +30,9 @@ from pathlib import Path
 
 from autograder.checking.runner import planned_probes
 from autograder.course import catalog
-from autograder.isolation import wire
+from autograder.isolation import wire, workspace
 from autograder.isolation.child_task import ChildTask
+from autograder.isolation.protected import is_protected
 from autograder.isolation.withholding import Withholder, protected_lines
 from autograder.isolation.zygote import Zygote
 from autograder.safe_text import clean, one_line
@@ -40,6 +41,8 @@ READ_CHUNK = 1 << 20
 # How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
 # data, or the child died on its own (segfault, os._exit...).
 TIMEOUT, BUDGET, PROTOCOL, CRASH = "timeout", "budget", "protocol", "crash"
+DISK = "disk"  # killed for writing more than Limits.disk_mb (only where the child has no capped tmpfs)
+DISK_POLL = 0.1  # seconds between two looks at an uncapped child's files
 MAX_TRACEBACK_CHARS = 4000
 TRACEBACK_LINES = 12  # of a grader error's traceback, printed on stderr
 GRADER_ERROR_NOTE = ("attnkit failed while grading this notebook: an internal error in the grader, not a "
@@ -59,6 +62,8 @@ class Limits:
     grace: float = 2.0  # past the soft timeout, the child is killed
     budget_factor: float = 4.0  # a notebook's total time: budget_factor * timeout, over all its attempts
     max_attempts: int = 4
+    disk_mb: int = 64  # files a notebook may write while grading (a tmpfs of this size, or the parent's watch)
+    private_tmpfs: bool = True  # False: never try the tmpfs, always watch the workdir on disk (as when refused)
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,9 @@ class _Attempt:
     kill_kind: str = ""  # TIMEOUT, BUDGET, PROTOCOL, CRASH; "" while it has not ended that way
     kill_reason: str = ""  # the same, in the student's terms
     grader_error: str | None = None  # the traceback of a "grader_error" event
+    disk_watched: bool = True  # until the child's first hello says its workdir is a capped tmpfs
+    hello_seen: bool = False
+    next_disk_check: float = 0.0
 
 
 @dataclass
@@ -151,6 +159,7 @@ def _supervise(jobs, limits, confinement, on_done, zygote):
                 now = time.monotonic()
                 for attempt in list(running.values()):
                     _enforce_deadlines(attempt, now, limits)
+                    _enforce_disk_quota(attempt, now, limits)
                     status = _reap(attempt)
                     if status is None:
                         continue
@@ -188,6 +197,9 @@ def _start(state, limits, confinement, scratch, zygote):
         confinement=confinement,
         skip_cells=frozenset(state.skip_cells),
         skip_exercises=frozenset(state.outcome.records) | frozenset(state.crashed),
+        folder=own_folder(plan.path),
+        disk_mb=limits.disk_mb,
+        private_tmpfs=limits.private_tmpfs,
     )
     read_fd, write_fd = os.pipe()
     try:
@@ -225,7 +237,7 @@ def _wait_time(running):
     if any(not attempt.channel_open and attempt.exit_fd is None for attempt in running.values()):
         return 0.02  # an exited or channel-closing child, and no pidfd to say when it is gone: poll
     earliest = min(min(attempt.deadline, attempt.job.budget_end) for attempt in running.values())
-    return min(0.5, max(0.0, earliest - time.monotonic()))
+    return min(0.5, _disk_poll_wait(running), max(0.0, earliest - time.monotonic()))
 
 
 def _read(attempt, selector, limits):
@@ -268,6 +280,7 @@ def _handle(attempt, event, limits):
     kind = event["event"]
     if kind == "hello":
         state.outcome.isolation_notes.update(str(note) for note in _list(event.get("notes")))
+        _note_workspace(attempt, event)
     elif kind == "start":
         if event.get("kind") == "cell" and isinstance(event.get("index"), int):
             attempt.step = ("cell", event["index"])
@@ -280,6 +293,9 @@ def _handle(attempt, event, limits):
         error = event.get("error")
         if isinstance(error, dict):
             state.outcome.notes.append(_cell_note(event.get("index"), error))
+        if event.get("disk_full") is True:  # its capped tmpfs is full: the student's writes failed
+            state.outcome.notes.append(f"cell {event.get('index')}: {workspace.full_note(limits.disk_mb)}: "
+                                       "writing more failed (No space left on device)")
         attempt.step = None
     elif kind == "exercise":
         exercise_id = event.get("exercise")
@@ -318,6 +334,42 @@ def _enforce_deadlines(attempt, now, limits):
         _kill(attempt, BUDGET, f"the notebook ran past its total time of {_budget(limits):g} s")
     elif now > attempt.deadline:
         _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit and did not stop")
+
+
+def own_folder(notebook_path):
+    """The folder whose files the notebook may read: its own, unless it lies in a protected path (a notebook
+    checked inside the checkout, e.g. source/ or tests/, must not get the reference's files beside it)."""
+    folder = Path(notebook_path).parent
+    return None if is_protected(folder) else folder
+
+
+def _note_workspace(attempt, event):
+    """The first hello is the grader's own (sent before student code): whether the workdir is capped, and which
+    of the student's files were left out. A later one can only come from student code and changes nothing."""
+    if attempt.hello_seen:
+        return
+    attempt.hello_seen = True
+    space = event.get("workspace") if isinstance(event.get("workspace"), dict) else {}
+    attempt.disk_watched = space.get("capped") is not True
+    notes = attempt.job.outcome.notes
+    for note in _list(space.get("notes")):
+        note = one_line(note, 300)
+        if note not in notes:  # every attempt copies the same folder
+            notes.append(note)
+
+
+def _enforce_disk_quota(attempt, now, limits):
+    """An uncapped child's workdir (and the files it keeps open there) past limits.disk_mb: SIGKILL."""
+    if attempt.kill_kind or not attempt.disk_watched or now < attempt.next_disk_check:
+        return
+    attempt.next_disk_check = now + DISK_POLL
+    if workspace.disk_usage(attempt.workdir, attempt.pid) > limits.disk_mb * 2**20:
+        _kill(attempt, DISK, workspace.full_note(limits.disk_mb))
+        shutil.rmtree(attempt.workdir, ignore_errors=True)  # give the space back now, not when the class ends
+
+
+def _disk_poll_wait(running):
+    return DISK_POLL if any(attempt.disk_watched for attempt in running.values()) else 0.5
 
 
 def _budget(limits):

@@ -1,0 +1,253 @@
+"""One student cannot fill the disk, and honest files work as in Jupyter.
+
+A class graded one notebook at a time (workers=1: the order is the students' order), NB01 only, an 8 MB cap:
+  - a_filler writes 1 MB files in a loop until a write fails, then raises saying how much it wrote and how large
+    the filesystem it wrote to is;
+  - b_files hands in helper.py (its softmax_naive), data/scale.csv and ones.npy (read by its context_vectors),
+    a %%writefile cell that writes stable.py (then imported), and a link to a classmate's notebook: full marks,
+    the link not followed (a note says so);
+  - c_honest, graded after the filler: full marks.
+Twice: with the child's private tmpfs (where the kernel allows it; skipped otherwise, failed in CI), and with the
+tmpfs refused (the parent's disk watch), where a second filler also hides its bytes in a deleted, open file.
+"""
+
+import json
+import os
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.grading import classroom
+from autograder.grading.notebooks import Options
+from autograder.isolation import workspace
+from autograder.isolation.cells import ShellStandIn, compile_cell
+from autograder.isolation.supervisor import Limits
+
+NB01 = NOTEBOOKS[0]
+NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)
+DISK_MB = 8
+LIMITS = Limits(timeout=10.0, memory_mb=1024, grace=2.0, budget_factor=6.0, workers=1, disk_mb=DISK_MB)
+FULL_NOTE = f"wrote more than {DISK_MB} MB of files"
+
+# Both fillers go far past the cap, then keep their files for a while: the grader's watch (which looks every
+# 0.1 s) sees them past the cap however fast the disk took the bytes, and kills the child in this cell.
+FILLER = """import os, time
+total = 0
+chunk = b'x' * 2**20
+try:
+    for number in range(256):
+        with open(f'fill-{number}.bin', 'wb') as handle:
+            handle.write(chunk)
+        total += len(chunk)
+except OSError as error:
+    size = os.statvfs('.')
+    raise RuntimeError(f'FILLER stopped after {total} bytes ({error.strerror}) on a filesystem of '
+                       f'{size.f_blocks * size.f_frsize} bytes')
+time.sleep(5)
+raise RuntimeError(f'FILLER wrote all {total} bytes')
+"""
+HIDDEN_FILLER = """import os, time
+handles = []
+for number in range(128):
+    handle = open(f'hidden-{number}.bin', 'wb')
+    os.unlink(f'hidden-{number}.bin')  # no name left: only the open descriptor holds the bytes
+    handle.write(b'y' * 2**20)
+    handle.flush()
+    handles.append(handle)
+time.sleep(5)
+raise RuntimeError('HIDDEN FILLER wrote 128 MB')
+"""
+HELPER = "import torch\n\n\ndef softmax_naive(x):\n    return torch.exp(x) / torch.exp(x).sum(dim=0)\n"
+WRITEFILE = ("%%writefile stable.py\nimport torch\n\n\ndef softmax_stable(x, dim=-1):\n"
+             "    shifted = x - x.max(dim=dim, keepdim=True).values\n"
+             "    return shifted.exp() / shifted.exp().sum(dim=dim, keepdim=True)\n")
+CONTEXT = ("import numpy as np\n\nSCALE = float(open('data/scale.csv').read().split(',')[1]) * "
+           "float(np.load('ones.npy').mean())\n\n\ndef context_vectors(inputs):\n"
+           "    return torch.softmax(inputs @ inputs.T, dim=-1) @ inputs * SCALE\n")
+
+
+def _cells(notebook):
+    return {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in notebook.cells}
+
+
+def _insert_after(notebook, grade_id, code):
+    index = notebook.cells.index(_cells(notebook)[grade_id]) + 1
+    notebook.cells.insert(index, nbformat.v4.new_code_cell(code))
+
+
+def _write(folder, notebook):
+    folder.mkdir(parents=True)
+    (folder / f"{NB01}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+
+
+def _grade_class(root, repo_root, hidden_filler=False):
+    source = repo_root / "source" / "attention" / f"{NB01}.ipynb"
+    submitted, out = root / "submitted", root / "out"
+
+    filler = nbformat.read(source, as_version=4)
+    _insert_after(filler, "given_inputs", FILLER)
+    _write(submitted / "a_filler" / "attention", filler)
+    if hidden_filler:
+        hidden = nbformat.read(source, as_version=4)
+        _insert_after(hidden, "given_inputs", HIDDEN_FILLER)
+        _write(submitted / "a_hidden_filler" / "attention", hidden)
+
+    files = nbformat.read(source, as_version=4)
+    cells = _cells(files)
+    cells["solution_softmax_naive"].source = "from helper import softmax_naive"
+    cells["solution_softmax_stable"].source = WRITEFILE
+    _insert_after(files, "solution_softmax_stable", "from stable import softmax_stable")
+    cells["solution_context_vectors"].source = CONTEXT
+    _insert_after(files, "given_inputs", "import os\nassert not os.path.lexists('classmate.ipynb.txt')")
+    folder = submitted / "b_files" / "attention"
+    _write(folder, files)
+    (folder / "helper.py").write_text(HELPER)
+    (folder / "data").mkdir()
+    (folder / "data" / "scale.csv").write_text("scale,1.0\n")
+    np.save(folder / "ones.npy", np.ones(4))
+
+    honest = submitted / "c_honest" / "attention"
+    honest.mkdir(parents=True)
+    (honest / f"{NB01}.ipynb").write_bytes(source.read_bytes())
+    (folder / "classmate.ipynb.txt").symlink_to(honest / f"{NB01}.ipynb")
+
+    summary = classroom.grade_class(submitted, out, Options(limits=LIMITS))
+    return summary, {document["student_id"]: document for document in summary.documents}
+
+
+def _nb01(document):
+    return next(notebook for notebook in document["notebooks"] if notebook["notebook"] == NB01)
+
+
+def _tmpfs_refusal():
+    """Why this kernel gives a grading child no private tmpfs (None: it does), asked in a forked child."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.close(read_fd)
+            os.write(write_fd, (workspace._private_tmpfs(os.getcwd(), 1) or "").encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as channel:
+        why = channel.read().decode()
+    os.waitpid(pid, 0)
+    return why or None
+
+
+@pytest.fixture(scope="module")
+def tmpfs_class(tmp_path_factory, repo_root):
+    why_not = _tmpfs_refusal()
+    if why_not is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no private tmpfs for grading children in CI: {why_not}")
+        pytest.skip(f"this kernel gives no private tmpfs to a grading child: {why_not}")
+    return _grade_class(tmp_path_factory.mktemp("tmpfs"), repo_root)
+
+
+@pytest.fixture(scope="module")
+def watched_class(tmp_path_factory, repo_root):
+    """The same class where the child's tmpfs is refused (as in a container that forbids mounts)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(workspace, "_private_tmpfs", lambda _workdir, _disk_mb: "refused by the test")
+        return _grade_class(tmp_path_factory.mktemp("watched"), repo_root, hidden_filler=True)
+
+
+def test_with_a_tmpfs_the_filler_writes_at_most_the_cap_to_its_own_filesystem(tmpfs_class):
+    _summary, documents = tmpfs_class
+    notes = _nb01(documents["a_filler"])["notes"]
+    stopped = [note for note in notes if "FILLER stopped after" in note]
+    assert stopped, notes
+    written = int(stopped[0].split("FILLER stopped after ")[1].split(" bytes")[0])
+    filesystem = int(stopped[0].split("on a filesystem of ")[1].split(" bytes")[0])
+    assert "No space left on device" in stopped[0]
+    assert written <= DISK_MB * 2**20 and filesystem == DISK_MB * 2**20  # its own filesystem, not the shared disk
+    assert any(FULL_NOTE in note for note in notes), notes
+    assert _nb01(documents["a_filler"])["score"] == NB01_POINTS  # the filling cell is its only loss
+
+
+@pytest.mark.parametrize("student", ["b_files", "c_honest"])
+def test_with_a_tmpfs_the_next_students_grade_normally(tmpfs_class, student):
+    summary, documents = tmpfs_class
+    assert not summary.grader_errors and not summary.isolation_notes, summary.isolation_notes
+    notebook = _nb01(documents[student])
+    assert notebook["score"] == NB01_POINTS, [c["message"] for c in notebook["checks"] if c["status"] != "passed"]
+    if student == "b_files":
+        assert notebook["notes"] == ["classmate.ipynb.txt was not copied for grading: it is a link "
+                                     "(links are never followed)"]
+
+
+def test_without_a_tmpfs_the_grader_kills_the_filler_past_the_cap(watched_class):
+    summary, documents = watched_class
+    assert any("no private tmpfs" in note and "refused by the test" in note for note in summary.isolation_notes)
+    for student in ("a_filler", "a_hidden_filler"):
+        notebook = _nb01(documents[student])
+        assert any(FULL_NOTE in note and "re-run without it" in note for note in notebook["notes"]), notebook["notes"]
+        assert not any("FILLER wrote" in note for note in notebook["notes"]), notebook["notes"]
+        assert notebook["score"] == NB01_POINTS  # re-run without the filling cell
+
+
+@pytest.mark.parametrize("student", ["b_files", "c_honest"])
+def test_without_a_tmpfs_the_next_students_grade_normally(watched_class, student):
+    summary, documents = watched_class
+    assert not summary.grader_errors
+    notebook = _nb01(documents[student])
+    assert notebook["score"] == NB01_POINTS, [c["message"] for c in notebook["checks"] if c["status"] != "passed"]
+
+
+# --- the pieces, in this process ---------------------------------------------------------------------------
+
+
+def test_writefile_writes_into_the_working_directory_and_the_module_imports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend("")
+    namespace = {}
+    namespace["get_ipython"] = lambda: ShellStandIn(namespace)
+    exec(compile_cell("%%writefile made_here.py\nVALUE = 7\n", "<cell>"), namespace)  # noqa: S102 - test code
+    exec(compile_cell("%%writefile -a 'made_here.py'\nVALUE += 1\n", "<cell>"), namespace)  # noqa: S102
+    exec(compile_cell("import made_here\nresult = made_here.VALUE", "<cell>"), namespace)  # noqa: S102
+    assert namespace["result"] == 8 and (tmp_path / "made_here.py").read_text() == "VALUE = 7\nVALUE += 1\n"
+
+
+def test_the_copy_takes_regular_files_only_and_never_follows_a_link(tmp_path):
+    folder, target = tmp_path / "student", tmp_path / "work"
+    (folder / "a" / "b" / "c" / "d").mkdir(parents=True)
+    target.mkdir()
+    (folder / "helper.py").write_text("X = 1\n")
+    (folder / "a" / "b" / "c" / "deep.txt").write_text("three folders down\n")
+    (folder / "a" / "b" / "c" / "d" / "too_deep.txt").write_text("four folders down\n")
+    (folder / "big.bin").write_bytes(b"\0" * (workspace.MAX_COPY_FILE_MB * 2**20 + 1))
+    (folder / "notebook.ipynb").write_text("{}")
+    (folder / "passwd").symlink_to("/etc/passwd")
+    (folder / "elsewhere").symlink_to(tmp_path, target_is_directory=True)
+    os.mkfifo(folder / "pipe")
+    space = workspace.Workspace(capped=True)
+    workspace._copy_folder(folder, target, workspace._CopyBudget(files=10, bytes=64 * 2**20), space)
+    copied = sorted(str(path.relative_to(target)) for path in target.rglob("*") if path.is_file())
+    assert copied == ["a/b/c/deep.txt", "helper.py"]
+    assert not any(path.is_symlink() for path in target.rglob("*"))
+    notes = "\n".join(space.student_notes)
+    for name in ("passwd", "elsewhere", "big.bin", "a/b/c/d/"):
+        assert name in notes, notes
+
+
+def test_the_disk_watch_counts_blocks_and_deleted_open_files(tmp_path):
+    (tmp_path / "sparse.bin").open("wb").truncate(2**30)  # 1 GB long, nothing on disk
+    (tmp_path / "real.bin").write_bytes(b"x" * 2**20)
+    os.sync()
+    # This process may hold other open files on the same disk (pytest's capture files): compare, don't count.
+    before = workspace.disk_usage(str(tmp_path), os.getpid())
+    hidden = (tmp_path / "hidden.bin").open("wb")
+    try:
+        hidden.write(b"y" * 2**20)
+        hidden.flush()
+        os.fsync(hidden.fileno())
+        (tmp_path / "hidden.bin").unlink()
+        after = workspace.disk_usage(str(tmp_path), os.getpid())
+    finally:
+        hidden.close()
+    assert 2**20 <= before < 2**30 / 4  # the real file's blocks, not the sparse file's length
+    assert after - before >= 2**20  # the deleted file still open

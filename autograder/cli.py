@@ -12,6 +12,7 @@
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
 `grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";
+3 when the disk holding OUT_DIR filled up: the run stopped, the students written are kept, run it again;
 `export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv).
 """
 
@@ -24,10 +25,12 @@ from pathlib import Path
 from autograder.checking.runner import DEFAULT_SEED
 from autograder.grading.shards import shard_argument
 from autograder.isolation.supervisor import Limits, default_workers
+from autograder.outputs.records import OutputDiskFull
 from autograder.safe_text import clean, clean_data
 
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
+DISK_FULL = 3  # OUT_DIR's disk filled up: stopped, nobody marked; the same command resumes
 
 
 def main(argv=None):
@@ -38,6 +41,9 @@ def main(argv=None):
     except CannotGrade as problem:
         print(f"attnkit {args.command}: {problem}", file=sys.stderr)
         return USAGE_ERROR
+    except OutputDiskFull as problem:
+        print(f"attnkit {args.command}: {problem}", file=sys.stderr)
+        return DISK_FULL
     except KeyboardInterrupt:
         print(f"attnkit {args.command}: interrupted", file=sys.stderr)
         return 130

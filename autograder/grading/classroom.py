@@ -60,7 +60,9 @@ class _Student:
 def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None):
     """Grade every student folder in `submitted_dir` (those of `shard` only, if given) into `out_dir`.
 
-    Returns what was done; raises shards.ShardError when `out_dir` holds the outputs of another shard.
+    Returns what was done; raises shards.ShardError when `out_dir` holds the outputs of another shard, and
+    records.OutputDiskFull when the disk holding `out_dir` is full: the students written so far are kept (a re-run
+    skips them), the others get no file at all (never a "grader error" that is not theirs).
     """
     submitted_dir, out_dir = Path(submitted_dir), Path(out_dir)
     if not submitted_dir.is_dir():
@@ -78,7 +80,8 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
     lang = options.lang or language()
     fingerprint = _catalogue_fingerprint()
     folders = [folder for folder in student_folders(submitted_dir) if shard is None or shard.contains(folder.name)]
-    shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
+    with records.stop_when_disk_full(out_dir):
+        shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
     summary = ClassSummary([folder.name for folder in folders], shard=shard)
     documents = {}
 
@@ -129,13 +132,18 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
         grading = grade_notebooks(inputs, options, on_result=finished)
         summary.isolation_notes = grading.isolation_notes
     summary.documents = [documents[folder.name] for folder in folders if folder.name in documents]
-    summary.grades_csv = records.write_grades_csv(out_dir, summary.documents)
+    with records.stop_when_disk_full(out_dir):
+        summary.grades_csv = records.write_grades_csv(out_dir, summary.documents)
     try:
-        summary.class_report = class_report.write_class_report(out_dir, summary.documents)
+        with records.stop_when_disk_full(out_dir):
+            summary.class_report = class_report.write_class_report(out_dir, summary.documents)
+    except records.OutputDiskFull:
+        raise
     except Exception as error:  # noqa: BLE001 - the grades are written; a broken report must not hide them
         summary.problems.append(f"class_report.html not written: {type(error).__name__}: {one_line(error, 300)}")
-    shards.write_manifest(shards.Manifest(out_dir, ASSIGNMENT, options.seed, fingerprint, shard, True,
-                                          {d["student_id"]: d["submission_hash"] for d in summary.documents}))
+    with records.stop_when_disk_full(out_dir):
+        shards.write_manifest(shards.Manifest(out_dir, ASSIGNMENT, options.seed, fingerprint, shard, True,
+                                              {d["student_id"]: d["submission_hash"] for d in summary.documents}))
     summary.seconds = time.monotonic() - started
     return summary
 
@@ -143,15 +151,19 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
 def _record_student(out_dir, student_id, build, seed, summary, lang):
     """The student's document, built by `build()` and written; when either fails, a grader-error record instead.
 
-    One student's failure (odd text, a full disk, a bug) must never cost the other students their grades: the
-    record says "grader error: ..." (grades.csv shows it), holds what was graded, and has no submission hash, so
-    the next run grades that student again.
+    One student's failure (odd text, a bug) must never cost the other students their grades: the record says
+    "grader error: ..." (grades.csv shows it), holds what was graded, and has no submission hash, so the next run
+    grades that student again. A full disk is nobody's fault: records.OutputDiskFull stops the run, this student
+    written nowhere (each file is atomic: none is left half-written).
     """
     document = None
     try:
         document = build()
-        records.write_student(out_dir, document, lang)
+        with records.stop_when_disk_full(out_dir):
+            records.write_student(out_dir, document, lang)
         return document
+    except records.OutputDiskFull:
+        raise
     except Exception as error:  # noqa: BLE001 - contained: this student is marked, every other one goes on
         problem = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
         summary.grader_errors[clean(student_id)] = problem

@@ -12,6 +12,7 @@ Per student, `write_student` writes, each atomically (temporary file, then os.re
 
 import contextlib
 import csv
+import errno
 import io
 import json
 import os
@@ -26,6 +27,31 @@ from autograder.safe_text import clean, clean_data
 RESULTS_MESSAGES = {"total": {"en": "attnkit: {score} / {max_score} points", "zh": "attnkit：{score} / {max_score} 分"}}
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such text gets a quote.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class OutputDiskFull(Exception):
+    """The disk that holds OUT_DIR is full: the run must stop (no student is to blame), and be run again."""
+
+    def __init__(self, out_dir, error: OSError):
+        super().__init__(out_dir, error)
+        self.out_dir, self.error = Path(out_dir), error
+
+    def __str__(self):
+        where = f" writing {Path(self.error.filename).name}" if self.error.filename else ""
+        return (f"the disk holding {self.out_dir} is full ({self.error.strerror or 'no space left'}{where}); free "
+                "space and run the same command again: graded students are kept")
+
+
+@contextlib.contextmanager
+def stop_when_disk_full(out_dir):
+    """Turn a full disk (ENOSPC, EDQUOT) while writing OUT_DIR's files into OutputDiskFull; other errors pass."""
+    try:
+        yield
+    except OSError as error:
+        if error.errno in DISK_FULL_ERRNOS:
+            raise OutputDiskFull(out_dir, error) from error
+        raise
 
 
 def check_document(check, *, public_details=True):

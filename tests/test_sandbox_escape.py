@@ -2,7 +2,8 @@
 
 One class run (NB01 only, short limits): an honest student, and an escaper whose notebook tries, one cell per
 attempt, to reach listeners this test runs (AF_UNIX stream and datagram by path, UDP on 127.0.0.1), to make a
-socketpair, to enter new user and network namespaces, to fork and run a program, and to list the submissions.
+socketpair, to enter new user and network namespaces, to unmount its capped workspace or mount a bigger one,
+to fork and run a program, and to list the submissions and read a classmate's notebook.
 Each cell raises with a tag: "<tag> refused: <why>" when the kernel said no, "<tag> ESCAPED" when it did not.
 The listeners must receive nothing, and the honest student keeps full marks beside the attempts.
 
@@ -39,6 +40,8 @@ ATTEMPTS = (
     ("socketpair", "a, b = socket.socketpair()"),
     ("unshare-user", "check_zero(libc.unshare(0x10000000))"),
     ("unshare-net", "check_zero(libc.unshare(0x40000000))"),
+    ("umount-workspace", "check_zero(libc.umount2(os.getcwd().encode(), 2))"),  # to write to the disk beneath
+    ("mount-tmpfs", "check_zero(libc.mount(b'tmpfs', b'.', b'tmpfs', 0, b'size=1g'))"),  # a bigger workspace
     ("fork", "pid = os.fork()\nif pid == 0:\n    os._exit(0)"),
     ("subprocess", "subprocess.run(['true'], check=True)"),
     ("list-submissions", "os.listdir({submitted!r})"),

@@ -1,8 +1,9 @@
 """One notebook cell's source as Python the grading child can run: `compile_cell(source, filename)`.
 
 IPython syntax (`%time`, `%%capture`, `!ls`, `x?`) becomes plain calls on `get_ipython()` through
-IPython's own TransformerManager; `ShellStandIn` answers those calls harmlessly. Top-level statements
-that belong to the grader, not to the student, are dropped: imports of `autograder` and bare
+IPython's own TransformerManager; `ShellStandIn` answers those calls harmlessly: magics that wrap code run it,
+`%%writefile` writes its file into the working directory (the child's own workspace), the rest does nothing.
+Top-level statements that belong to the grader, not to the student, are dropped: imports of `autograder` and bare
 `check(...)`/`grade(...)` calls. Run inside the student's process, they would run checks there. (An
 import of `solutions` is left alone: it fails in the sandbox, and the student sees why.)
 The transformation runs in the child, so a pathological cell can only hurt its own sandbox.

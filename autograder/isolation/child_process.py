@@ -3,8 +3,9 @@ returns. The process it runs in never imported the reference, a judge or the che
 autograder.course.probes that the task names, on the cases the task carries.
 
 Before any student code: its own process group, stdin/stdout/stderr on /dev/null and Python's
-streams on a sink that counts and discards, every inherited descriptor closed but the channel, a
-clean working directory, the grader's code sealed (autograder.isolation.guards), the OS confinement
+streams on a sink that counts and discards, every inherited descriptor closed but the channel, its
+workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), the
+grader's code sealed (autograder.isolation.guards), the OS confinement
 (autograder.isolation.sandbox). Then it runs the plan: each code cell under a soft timeout (SIGALRM raises
 StepTimeout in the student's frames, again every 50 ms if they catch it), an error recorded and the
 next cell run, like nbgrader with allow_errors; after each graded cell, the exercise's probes with the

@@ -5,7 +5,9 @@ notebook (autograder.isolation.child_process) is forked by the zygote (autograde
 process that never imported them, and adopted by the grader; at most `limits.workers` run at a time, and the
 grader multiplexes their channels in one select loop. It enforces the hard limits the child cannot
 enforce on itself: a step (cell or exercise) that runs `grace` seconds past its soft timeout, a
-notebook past its total budget, a child that sends malformed data: SIGKILL to its process group.
+notebook past its total budget, a child that sends malformed data, a child without a capped tmpfs whose
+files pass `limits.disk_mb` (autograder.isolation.workspace.disk_usage, every DISK_POLL seconds): SIGKILL to
+its process group.
 
 A child that dies without saying "done" (segfault, os._exit, kill) loses only the step it was in:
 the exercises it already reported are kept, the step is recorded (a crashed cell is skipped next

@@ -7,10 +7,12 @@ A class graded one notebook at a time (workers=1: the order is the students' ord
     a %%writefile cell that writes stable.py (then imported), and a link to a classmate's notebook: full marks,
     the link not followed (a note says so);
   - c_honest, graded after the filler: full marks.
-Twice: with the child's private tmpfs (where the kernel allows it; skipped otherwise, failed in CI), and with the
-tmpfs refused (the parent's disk watch), where a second filler also hides its bytes in a deleted, open file.
+Twice: with the child's private tmpfs (where the kernel allows it; skipped otherwise, failed in CI), and without
+it (Limits.private_tmpfs=False, as where the kernel refuses it: the parent's disk watch), where a second filler
+also hides its bytes in deleted files it keeps open.
 """
 
+import dataclasses
 import json
 import os
 
@@ -21,7 +23,7 @@ import pytest
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
-from autograder.isolation import workspace
+from autograder.isolation import supervisor, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell
 from autograder.isolation.supervisor import Limits
 
@@ -82,7 +84,7 @@ def _write(folder, notebook):
     (folder / f"{NB01}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
 
 
-def _grade_class(root, repo_root, hidden_filler=False):
+def _grade_class(root, repo_root, limits=LIMITS, hidden_filler=False):
     source = repo_root / "source" / "attention" / f"{NB01}.ipynb"
     submitted, out = root / "submitted", root / "out"
 
@@ -113,7 +115,7 @@ def _grade_class(root, repo_root, hidden_filler=False):
     (honest / f"{NB01}.ipynb").write_bytes(source.read_bytes())
     (folder / "classmate.ipynb.txt").symlink_to(honest / f"{NB01}.ipynb")
 
-    summary = classroom.grade_class(submitted, out, Options(limits=LIMITS))
+    summary = classroom.grade_class(submitted, out, Options(limits=limits))
     return summary, {document["student_id"]: document for document in summary.documents}
 
 
@@ -150,10 +152,9 @@ def tmpfs_class(tmp_path_factory, repo_root):
 
 @pytest.fixture(scope="module")
 def watched_class(tmp_path_factory, repo_root):
-    """The same class where the child's tmpfs is refused (as in a container that forbids mounts)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(workspace, "_private_tmpfs", lambda _workdir, _disk_mb: "refused by the test")
-        return _grade_class(tmp_path_factory.mktemp("watched"), repo_root, hidden_filler=True)
+    """The same class without the child's tmpfs (as in a container that forbids mounts): the parent's watch."""
+    limits = dataclasses.replace(LIMITS, private_tmpfs=False)
+    return _grade_class(tmp_path_factory.mktemp("watched"), repo_root, limits, hidden_filler=True)
 
 
 def test_with_a_tmpfs_the_filler_writes_at_most_the_cap_to_its_own_filesystem(tmpfs_class):
@@ -182,7 +183,7 @@ def test_with_a_tmpfs_the_next_students_grade_normally(tmpfs_class, student):
 
 def test_without_a_tmpfs_the_grader_kills_the_filler_past_the_cap(watched_class):
     summary, documents = watched_class
-    assert any("no private tmpfs" in note and "refused by the test" in note for note in summary.isolation_notes)
+    assert any("no private tmpfs" in note and "Limits.private_tmpfs" in note for note in summary.isolation_notes)
     for student in ("a_filler", "a_hidden_filler"):
         notebook = _nb01(documents[student])
         assert any(FULL_NOTE in note and "re-run without it" in note for note in notebook["notes"]), notebook["notes"]
@@ -251,3 +252,9 @@ def test_the_disk_watch_counts_blocks_and_deleted_open_files(tmp_path):
         hidden.close()
     assert 2**20 <= before < 2**30 / 4  # the real file's blocks, not the sparse file's length
     assert after - before >= 2**20  # the deleted file still open
+
+
+def test_a_notebook_in_a_protected_folder_gets_none_of_its_neighbours(repo_root, tmp_path):
+    assert supervisor.own_folder(repo_root / "tests" / "mutants" / "x.ipynb") is None
+    assert supervisor.own_folder(repo_root / "source" / "attention" / f"{NB01}.ipynb") is None
+    assert supervisor.own_folder(tmp_path / "attention" / f"{NB01}.ipynb") == tmp_path / "attention"

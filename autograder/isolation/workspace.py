@@ -40,7 +40,6 @@ class Workspace:
     capped: bool  # a private tmpfs of disk_mb; False: the parent must watch the workdir's size
     isolation_notes: list[str] = field(default_factory=list)  # protections the kernel lacked
     student_notes: list[str] = field(default_factory=list)  # files of the student's folder left out, and why
-    copied: int = 0
 
 
 def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool = True) -> Workspace:
@@ -55,7 +54,6 @@ def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool
     if folder is not None:
         budget = _CopyBudget(files=MAX_COPY_FILES, bytes=disk_mb * 2**20 // 2)
         _copy_folder(Path(folder), workdir, budget, workspace)
-        workspace.copied = MAX_COPY_FILES - budget.files
     if "" not in sys.path:
         sys.path.insert(0, "")  # as in a Jupyter kernel: modules in the working directory are importable
     importlib.invalidate_caches()

@@ -11,12 +11,12 @@ The seccomp filter itself is checked apart, in a forked process: each refused sy
 would otherwise have answered something else (EBADF, EINVAL, EFAULT), so the refusal is the filter's.
 """
 
-import ctypes
 import json
 import os
 import platform
 import socket
-import threading
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -169,69 +169,61 @@ def test_the_escaper_and_the_honest_student_are_graded_normally(escape_class):
 
 
 # --- the seccomp filter, syscall by syscall ------------------------------------------------------------------
+# Each probe runs in a fresh interpreter: forking this test process, which may hold torch's threads (and their
+# locks) after a class run, could leave the forked copy waiting forever on a lock no thread will release.
 
 SYSCALL_NUMBERS = {"x86_64": {"setns": 308, "io_uring_setup": 425, "clone": 56, "clone3": 435},
                    "aarch64": {"setns": 268, "io_uring_setup": 425, "clone": 220, "clone3": 435}}
-
-
-def _in_filtered_child(probe):
-    """Run `probe()` (returning a list of strings) in a forked child under the seccomp filter alone."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            os.close(read_fd)
-            notes = []
-            sandbox._libc().prctl(sandbox.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-            sandbox._forbid_new_processes(notes)
-            os.write(write_fd, json.dumps(notes + probe()).encode())
-        finally:
-            os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as channel:
-        data = channel.read()
-    os.waitpid(pid, 0)
-    return json.loads(data)
-
-
-def _errno_of(number, *args):
+ERRNO_OF = """
+import ctypes, os
+def errno_of(number, *args):
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     result = libc.syscall(ctypes.c_long(number), *(ctypes.c_long(arg) for arg in args))
     return "ok" if result >= 0 else os.strerror(ctypes.get_errno())
+"""
+UNDER_FILTER = """
+import json
+from autograder.isolation import sandbox
+notes = []
+sandbox._libc().prctl(sandbox.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+sandbox._forbid_new_processes(notes)
+"""
+
+
+def _run(script):
+    """The JSON list that `script` prints, run by a fresh interpreter."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 @pytest.mark.skipif(platform.machine() not in SYSCALL_NUMBERS, reason="no syscall table for this machine")
 def test_the_filter_refuses_what_the_kernel_would_have_answered_otherwise():
     numbers = SYSCALL_NUMBERS[platform.machine()]
     clone_thread_in_new_user_namespace = 0x00010000 | 0x10000000  # the kernel alone: EINVAL (no CLONE_SIGHAND)
-
-    def probe():
-        started = []
-        thread = threading.Thread(target=lambda: started.append(True))
-        thread.start()
-        thread.join()
-        return [
-            _errno_of(numbers["setns"], -1, 0),  # unfiltered: EBADF
-            _errno_of(numbers["io_uring_setup"], 1, 0),  # unfiltered: EFAULT
-            _errno_of(numbers["clone"], clone_thread_in_new_user_namespace, 0, 0, 0, 0),
-            _errno_of(numbers["clone3"], 0, 0),  # unfiltered: EFAULT or EINVAL
-            f"thread started: {started == [True]}",
-        ]
-
-    unfiltered = [_errno_of(numbers["setns"], -1, 0), _errno_of(numbers["io_uring_setup"], 1, 0),
-                  _errno_of(numbers["clone"], clone_thread_in_new_user_namespace, 0, 0, 0, 0)]
-    assert "Operation not permitted" not in unfiltered, unfiltered
+    calls = (f"[errno_of({numbers['setns']}, -1, 0), "  # unfiltered: EBADF
+             f"errno_of({numbers['io_uring_setup']}, 1, 0), "  # unfiltered: EFAULT
+             f"errno_of({numbers['clone']}, {clone_thread_in_new_user_namespace}, 0, 0, 0, 0)]")
+    unfiltered = _run(ERRNO_OF + f"import json\nprint(json.dumps({calls}))")
+    assert os.strerror(1) not in unfiltered, unfiltered
+    filtered = _run(ERRNO_OF + UNDER_FILTER + f"""
+import threading
+started = []
+thread = threading.Thread(target=lambda: started.append(True))
+thread.start()
+thread.join()
+print(json.dumps(notes + {calls} + [errno_of({numbers['clone3']}, 0, 0), f"thread started: {{started == [True]}}"]))
+""")
     refused = os.strerror(1)
-    assert _in_filtered_child(probe) == [refused, refused, refused, os.strerror(38), "thread started: True"]
+    assert filtered == [refused, refused, refused, os.strerror(38), "thread started: True"]
 
 
 def test_torch_threads_still_work_under_the_filter():
-    def probe():
-        import torch
-
-        torch.set_num_threads(2)
-        x = torch.ones(256, 256)
-        return [str(float((x @ x).sum()))]
-
-    assert _in_filtered_child(probe) == [str(256.0 * 256 * 256)]
+    result = _run(UNDER_FILTER + """
+import torch
+torch.set_num_threads(2)
+x = torch.ones(256, 256)
+print(json.dumps(notes + [float((x @ x).sum()), torch.get_num_threads()]))
+""")
+    assert result == [256.0 * 256 * 256, 2]

@@ -15,6 +15,8 @@ also hides its bytes in deleted files it keeps open.
 import dataclasses
 import json
 import os
+import subprocess
+import sys
 
 import nbformat
 import numpy as np
@@ -124,20 +126,13 @@ def _nb01(document):
 
 
 def _tmpfs_refusal():
-    """Why this kernel gives a grading child no private tmpfs (None: it does), asked in a forked child."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        try:
-            os.close(read_fd)
-            os.write(write_fd, (workspace._private_tmpfs(os.getcwd(), 1) or "").encode())
-        finally:
-            os._exit(0)
-    os.close(write_fd)
-    with os.fdopen(read_fd, "rb") as channel:
-        why = channel.read().decode()
-    os.waitpid(pid, 0)
-    return why or None
+    """Why this kernel gives a grading child no private tmpfs (None: it does), asked in a fresh interpreter (its
+    own process: the namespace it enters goes with it)."""
+    script = ("import os\nfrom autograder.isolation import workspace\n"
+              "print(workspace._private_tmpfs(os.getcwd(), 1) or '', end='')")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr  # a refusal is an answer; a crash is a bug
+    return done.stdout or None
 
 
 @pytest.fixture(scope="module")

@@ -77,7 +77,7 @@ def full_note(disk_mb: int) -> str:
 # --- the tmpfs ---------------------------------------------------------------------------------------
 
 
-def _private_tmpfs(workdir: Path, disk_mb: int) -> str | None:
+def _private_tmpfs(workdir: Path | str, disk_mb: int) -> str | None:
     """Mount a `disk_mb` tmpfs on `workdir` in a new mount namespace; None when done, else why not."""
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.geteuid(), os.getegid()
@@ -92,7 +92,7 @@ def _private_tmpfs(workdir: Path, disk_mb: int) -> str | None:
     if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
         return f"making mounts private: {os.strerror(ctypes.get_errno())}"
     options = f"size={int(disk_mb)}m,nr_inodes={TMPFS_INODES},mode=0700".encode()
-    if libc.mount(b"tmpfs", bytes(workdir), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+    if libc.mount(b"tmpfs", os.fsencode(workdir), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
         return f"mounting tmpfs: {os.strerror(ctypes.get_errno())}"
     return None
 

@@ -16,7 +16,7 @@ help:
 	@echo "make test           run the test suite (nbgrader runs included)"
 	@echo "make release        regenerate release/attention/ from source/attention/"
 	@echo "make check-release  fail if release/attention/ is out of date"
-	@echo "make lint           ruff check"
+	@echo "make lint           ruff check, the layers contract (lint-imports) and mypy on the typed stages"
 	@echo "make grid           the variant grid: every single-knob mistake of every module exercise, graded"
 	@echo "make mutation       mutation score: cosmic-ray's mutants of solutions/ graded by the checks (~1 min)"
 	@echo "make similarity-bench  attnkit similarity on 3,000 synthetic students: time and precision"
@@ -43,6 +43,8 @@ check-release: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports --no-cache
+	$(PY) -m mypy
 
 grid: $(STAMP)
 	$(PY) -m devtools.variant_grid

@@ -14,5 +14,5 @@ __all__ = ["check", "grade"]
 
 def __getattr__(name):
     if name in __all__:
-        return getattr(importlib.import_module("autograder.checking.in_notebook"), name)
+        return getattr(importlib.import_module("autograder.running.in_notebook"), name)
     raise AttributeError(f"module 'autograder' has no attribute {name!r}")

@@ -22,10 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from autograder.checking.runner import DEFAULT_SEED
-from autograder.grading.shards import shard_argument
-from autograder.isolation.supervisor import Limits, default_workers
-from autograder.outputs.records import OutputDiskFull
+from autograder.course.assignment import DEFAULT_SEED
+from autograder.isolation.limits import Limits, default_workers
+from autograder.outputs.disk import OutputDiskFull
 from autograder.safe_text import clean, clean_data
 
 USAGE_ERROR = 2
@@ -66,7 +65,7 @@ def _parser():
     grade = commands.add_parser("grade", help="grade a class: SUBMITTED_DIR/<student>/attention/*.ipynb")
     grade.add_argument("submitted", type=Path, metavar="SUBMITTED_DIR")
     grade.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
-    grade.add_argument("--shard", type=shard_argument, default=None, metavar="I/N",
+    grade.add_argument("--shard", type=_shard_argument, default=None, metavar="I/N",
                        help="grade only shard I of N (0 <= I < N), chosen by a stable hash of the student id; "
                             "give each shard its own OUT_DIR, then `attnkit merge` them")
     _limit_options(grade)
@@ -127,6 +126,12 @@ def _parser():
     student_kit_build.add_argument("out", type=Path, metavar="OUT_DIR")
     student_kit_build.set_defaults(run=_student_kit_build)
     return parser
+
+
+def _shard_argument(text):
+    from autograder.grading.shards import shard_argument  # here: --help must not import the checks
+
+    return shard_argument(text)
 
 
 def _limit_options(parser):
@@ -237,7 +242,7 @@ def _grade(args):
 
 
 def _bench(args):
-    from autograder.integrations.nbgrader_course import ASSIGNMENT
+    from autograder.course.assignment import ASSIGNMENT
     from autograder.isolation.protected import checkout_root
 
     try:

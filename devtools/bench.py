@@ -25,8 +25,8 @@ from pathlib import Path
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.integrations import nbgrader_course
 from autograder.isolation.cells import compile_cell, display_stand_in
+from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import plan_notebook
-from autograder.isolation.supervisor import Limits
 
 
 @dataclass(frozen=True)

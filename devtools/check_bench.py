@@ -10,9 +10,9 @@ import statistics
 import time
 
 import solutions
-from autograder.checking.rendering import table
-from autograder.checking.runner import run_exercise
 from autograder.course.exercises import EXERCISES
+from autograder.running.rendering import table
+from autograder.running.runner import run_exercise
 
 TARGET_MS = 100.0
 

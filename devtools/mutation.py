@@ -28,8 +28,8 @@ from pathlib import Path
 
 import torch
 
-from autograder.checking.runner import run_exercise
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
+from autograder.running.runner import run_exercise
 from devtools import differential
 from devtools import mutants as mutant_source
 

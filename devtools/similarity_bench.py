@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from autograder.grading.classroom import grade_class
-from autograder.isolation.supervisor import default_workers
+from autograder.isolation.limits import default_workers
 from autograder.review.run import run_similarity
 from devtools.similarity_class import build_class, mistakes_of, write_book, write_class
 

@@ -23,11 +23,11 @@ import torch
 
 import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.runner import run_exercise
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, of_notebook
 from autograder.integrations.student_kit.build import vectors_document
 from autograder.integrations.student_kit.runtime.checking import run_public
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+from autograder.running.runner import run_exercise
 from devtools.variant_grid import grid
 
 REPO = Path(__file__).resolve().parents[1]

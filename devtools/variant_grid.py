@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.runner import DEFAULT_SEED, run_exercise
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.running.runner import DEFAULT_SEED, run_exercise
 from devtools import student_variants as students
 from devtools.student_variants import Knobs, WrapperKnobs
 

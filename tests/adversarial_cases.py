@@ -235,10 +235,10 @@ def cases():
         Case("replace_autograder_modules-no_effect", NB01, replace(
              "solution_softmax_naive", WRONG_SOFTMAX + "import sys, types, builtins\n"
              "sys.modules['autograder.checking.probing'].plain = lambda value: value\n"
-             "sys.modules['autograder.checking.runner'].judge_exercise = lambda *args, **kwargs: []\n"
+             "sys.modules['autograder.running.runner'].judge_exercise = lambda *args, **kwargs: []\n"
              "sys.modules['autograder.checking.probing'].FunctionCalls.__torch_function__ = "
              "lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))\n"
-             "sys.modules['autograder.checking.runner'] = types.ModuleType('autograder.checking.runner')\n"
+             "sys.modules['autograder.running.runner'] = types.ModuleType('autograder.running.runner')\n"
              "sys.modules['autograder.course.catalog'] = types.ModuleType('autograder.course.catalog')\n"
              "builtins.sum = lambda *args, **kwargs: 0\n"),
              scores={"softmax_naive": ("same_as", BASELINE)}),

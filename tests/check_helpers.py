@@ -3,8 +3,8 @@
 import pytest
 
 from autograder.checking.check_types import PASSED
-from autograder.checking.runner import DEFAULT_SEED, run_exercise
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 
 def results_by_id(exercise_id, namespace, seed=DEFAULT_SEED, lang="en", include_hidden=True):

@@ -15,13 +15,13 @@ import torch
 from adversarial_cases import HIDDEN_FAIL, cases, expected_scores, usable, write_submission
 
 import autograder.checking.probing
-import autograder.checking.runner
+import autograder.running.runner
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
 from autograder.isolation import wire
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
-from autograder.isolation.supervisor import Limits
+from autograder.isolation.limits import Limits
 
 HONEST = ("a_honest", "zz_honest")
 LIMITS = Limits(timeout=2.0, memory_mb=512, grace=1.0, budget_factor=5.0)
@@ -42,8 +42,8 @@ def graded_class(tmp_path_factory, repo_root):
             (folder / f"{name}.ipynb").write_bytes((source / f"{name}.ipynb").read_bytes())
     for case in CASES:
         write_submission(case, submitted, source, context)
-    parent_state = (torch.allclose, torch.Tensor.__eq__, builtins.sum, sys.modules["autograder.checking.runner"],
-                    autograder.checking.probing.plain, autograder.checking.runner.judge_exercise)
+    parent_state = (torch.allclose, torch.Tensor.__eq__, builtins.sum, sys.modules["autograder.running.runner"],
+                    autograder.checking.probing.plain, autograder.running.runner.judge_exercise)
     summary = classroom.grade_class(submitted, out, Options(limits=LIMITS))
     return {"summary": summary, "out": out, "parent_state": parent_state,
             "documents": {document["student_id"]: document for document in summary.documents}}
@@ -79,8 +79,8 @@ def test_honest_students_keep_full_marks_beside_every_attack(graded_class, stude
 def test_the_grader_process_is_untouched_by_student_monkeypatching(graded_class):
     allclose, tensor_eq, builtin_sum, runner_module, plain, judge = graded_class["parent_state"]
     assert torch.allclose is allclose and torch.Tensor.__eq__ is tensor_eq and builtins.sum is builtin_sum
-    assert sys.modules["autograder.checking.runner"] is runner_module
-    assert autograder.checking.probing.plain is plain and autograder.checking.runner.judge_exercise is judge
+    assert sys.modules["autograder.running.runner"] is runner_module
+    assert autograder.checking.probing.plain is plain and autograder.running.runner.judge_exercise is judge
     assert "solutions" in sys.modules  # the purge happened in the children only
 
 

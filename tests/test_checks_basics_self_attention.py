@@ -12,11 +12,11 @@ from mutants import basics_self_attention as mutants
 import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import run_probe
-from autograder.checking.runner import DEFAULT_SEED, cases_for
 from autograder.course import catalog
 from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.isolation.wire import FrameReader, encode
+from autograder.running.runner import DEFAULT_SEED, cases_for
 
 EXERCISE_IDS = (
     "softmax_naive",

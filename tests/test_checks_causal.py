@@ -15,7 +15,6 @@ from mutants import causal as mutants
 import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import rand, run_probe
-from autograder.checking.runner import DEFAULT_SEED, cases_for
 from autograder.course import catalog
 from autograder.course.checks import causal as causal_checks
 from autograder.course.checks import contract
@@ -24,6 +23,7 @@ from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.course.probes import causal as causal_probes
 from autograder.course.probes import contract as contract_probes
+from autograder.running.runner import DEFAULT_SEED, cases_for
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")
 ROUTE_CHECKS = {  # masking_routes: the checks of each route, by the function they call

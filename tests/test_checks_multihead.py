@@ -14,10 +14,10 @@ from mutants import multihead as mutants
 import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import ProbeError, as_count, counted_module
-from autograder.checking.runner import DEFAULT_SEED, cases_for, probe_exercise
 from autograder.course.checks import multihead as checks
 from autograder.course.checks import variants
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 
 EXERCISE_IDS = (
     "mha_wrapper",

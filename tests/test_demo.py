@@ -15,8 +15,8 @@ from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
 from autograder.integrations import nbgrader_course
+from autograder.isolation.limits import Limits
 from autograder.isolation.sandbox import landlock_abi
-from autograder.isolation.supervisor import Limits
 from devtools import demo
 from devtools.class_fixtures import (
     BEGIN,

@@ -15,7 +15,6 @@ from mutants import causal as mutants
 
 import solutions
 from autograder.checking.probing import run_probe
-from autograder.checking.runner import run_exercise
 from autograder.course.checks import contract
 from autograder.course.checks.causal import (
     judge_on_device,
@@ -23,6 +22,7 @@ from autograder.course.checks.causal import (
 )
 from autograder.course.probes import contract as contract_probes
 from autograder.course.probes.causal import probe_on_device
+from autograder.running.runner import run_exercise
 from devtools import student_variants
 from devtools.student_variants import Knobs
 

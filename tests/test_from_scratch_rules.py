@@ -2,7 +2,7 @@
 (torch.ops.aten, torch._C, private functions, a partial, a dict, a torch.library op, modes switched off one at a
 time), the rule check fails and names the public function; from-scratch code in several styles passes.
 
-Every student here is graded in-process with autograder.checking.runner.run_exercise, as `attnkit check` does.
+Every student here is graded in-process with autograder.running.runner.run_exercise, as `attnkit check` does.
 """
 
 import functools
@@ -31,12 +31,12 @@ from autograder.checking.probing import (
     forbidden_calls,
     op_name,
 )
-from autograder.checking.runner import DEFAULT_SEED, run_exercise
 from autograder.course.checks.basics import SOFTMAX_FUNCTIONS
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.probes.inputs import ATTENTION_FUNCTIONS
 from autograder.course.probes.multihead import BUILTIN_ATTENTION
 from autograder.integrations.student_kit.runtime.probes import ATTENTION_FUNCTIONS as KIT_ATTENTION_FUNCTIONS
+from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 ATEN = torch.ops.aten
 SEEDS = (DEFAULT_SEED, 0, 1)

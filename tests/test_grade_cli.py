@@ -22,9 +22,10 @@ from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.grading.progress import Progress
 from autograder.integrations import nbgrader_course
 from autograder.isolation import sandbox, supervisor, wire
+from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.sandbox import landlock_abi
-from autograder.isolation.supervisor import Job, Limits, Outcome
+from autograder.isolation.supervisor import Job, Outcome
 from autograder.safe_text import clean
 from devtools.bench import format_report, run_bench
 

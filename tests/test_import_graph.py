@@ -7,6 +7,8 @@ leans on modules that do not lean back on it.
 
 import ast
 import importlib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,3 +87,33 @@ def test_the_package_has_no_import_cycle():
     assert len(graph) > 30 and any(graph.values()), "the graph is empty: the walk found no modules or imports"
     cycle = find_cycle(graph)
     assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_layers_contract_holds(repo_root):
+    """pyproject.toml's import-linter contracts: stages import downwards only, the course's catalogue above its
+    checks above their probes, and nothing the grading child runs imports the reference or a judge."""
+    run = subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--no-cache"], cwd=repo_root,
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "broken" in run.stdout and "0 broken" in run.stdout
+
+
+@pytest.mark.slow
+def test_the_typed_stages_pass_mypy(repo_root):
+    """checking, isolation, grading, outputs and review type-check (pyproject.toml's [tool.mypy])."""
+    run = subprocess.run([sys.executable, "-m", "mypy"], cwd=repo_root, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+
+
+@pytest.mark.parametrize("command", [[], ["check"], ["grade"], ["merge"], ["bench"], ["similarity"], ["export"],
+                                     ["gradescope", "build"], ["student-kit", "build"]])
+def test_help_imports_neither_torch_nor_the_checks(command):
+    """`attnkit ... --help` answers at once: the command line imports torch and the checks only to grade."""
+    probe = ("import sys, contextlib, io\nfrom autograder import cli\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n"
+             "    try:\n        cli.main(sys.argv[1:] + ['--help'])\n    except SystemExit:\n        pass\n"
+             "heavy = [m for m in sys.modules\n"
+             "         if m == 'torch' or m.startswith(('solutions', 'autograder.course.checks'))]\n"
+             "print(','.join(heavy))")
+    run = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == ""

@@ -83,7 +83,7 @@ def test_the_detector_sees_reference_imports_and_checks():
     assert imports_reference_or_builds_checks("import solutions\n")
     assert imports_reference_or_builds_checks("from solutions.causal import CausalAttention\n")
     assert imports_reference_or_builds_checks("CHECKS = (Check('a.b', 'a', 1, True, c, p, j),)\n")
-    assert not imports_reference_or_builds_checks("import solutionsx\nfrom autograder.checking import runner\n")
+    assert not imports_reference_or_builds_checks("import solutionsx\nfrom autograder.running import runner\n")
 
 
 def test_what_students_may_read_stays_readable():
@@ -105,7 +105,7 @@ def test_the_import_blocker_refuses_every_protected_module():
         for module in (name, f"{name}.anything"):
             with pytest.raises(ImportError):
                 blocker.find_spec(module)
-    assert blocker.find_spec("autograder.checking.runner") is None
+    assert blocker.find_spec("autograder.running.runner") is None
 
 
 def test_the_checks_depend_only_on_protected_code_and_the_generic_checking_machinery():

@@ -25,7 +25,7 @@ from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
 from autograder.isolation import sandbox
-from autograder.isolation.supervisor import Limits
+from autograder.isolation.limits import Limits
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)

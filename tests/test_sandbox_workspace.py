@@ -27,7 +27,7 @@ from autograder.grading import classroom
 from autograder.grading.notebooks import Options
 from autograder.isolation import supervisor, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell
-from autograder.isolation.supervisor import Limits
+from autograder.isolation.limits import Limits
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)

@@ -17,12 +17,12 @@ import solutions
 from autograder import cli
 from autograder.checking.check_types import PASSED
 from autograder.checking.feedback import heatmap_png
-from autograder.checking.runner import run_exercise
 from autograder.course import catalog
 from autograder.integrations.student_kit.build import KitBuildError, build, vectors_document
 from autograder.integrations.student_kit.runtime import tensors
 from autograder.integrations.student_kit.runtime.checking import run_public
 from autograder.integrations.student_kit.runtime.vectors import read_vectors, vectors_from_document
+from autograder.running.runner import run_exercise
 from devtools import student_kit_agreement as agreement
 
 

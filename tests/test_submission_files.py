@@ -16,7 +16,7 @@ from autograder.grading.intake import open_submission
 from autograder.grading.notebooks import Options
 from autograder.grading.submissions import normalised_name
 from autograder.integrations import gradescope
-from autograder.isolation.supervisor import Limits
+from autograder.isolation.limits import Limits
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)

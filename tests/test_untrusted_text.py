@@ -14,12 +14,12 @@ import unicodedata
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from autograder.checking.runner import judge_exercise
 from autograder.cli import report_lines
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.notebooks import GRADED, MISSING, NotebookResult, unanswered_result
 from autograder.isolation import supervisor, wire
 from autograder.outputs import class_report, records
+from autograder.running.runner import judge_exercise
 from autograder.safe_text import BIDI_CONTROLS, clean, one_line
 
 MARK = "MARK"  # a visible prefix: the cleaned text must still be there for the reader

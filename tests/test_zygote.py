@@ -14,10 +14,10 @@ import os
 import nbformat
 import pytest
 
-from autograder.checking.runner import run_exercise
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
-from autograder.isolation.supervisor import Limits
+from autograder.isolation.limits import Limits
 from autograder.isolation.withholding import WITHHELD, Withholder, protected_lines
+from autograder.running.runner import run_exercise
 
 NOTEBOOK = "01_attention_without_weights"
 SECRET_VARIABLE = "JUPYTERHUB_API_TOKEN"
@@ -30,10 +30,10 @@ import torch
 
 FORBIDDEN_MODULES = ("solutions", "autograder.course.checks", "autograder.course.catalog",
                      "autograder.course.exercises", "autograder.course.declarations", "autograder.course.messages",
-                     "autograder.course.misconceptions", "autograder.checking.runner", "autograder.checking.judging",
-                     "autograder.checking.compare", "autograder.checking.results", "autograder.checking.rendering",
-                     "autograder.checking.in_notebook")
-FORBIDDEN_FILES = ("/solutions/", "/course/checks/", "/checking/runner.py", "/checking/judging.py",
+                     "autograder.course.misconceptions", "autograder.running.runner", "autograder.checking.judging",
+                     "autograder.checking.compare", "autograder.checking.results", "autograder.running.rendering",
+                     "autograder.running.in_notebook")
+FORBIDDEN_FILES = ("/solutions/", "/course/checks/", "/running/runner.py", "/checking/judging.py",
                    "/checking/compare.py")
 
 
@@ -204,8 +204,8 @@ def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
     the zygote (the inventory above would see it; this names the line)."""
     judge_side = ("solutions", "autograder.course.checks", "autograder.course.catalog", "autograder.course.exercises",
                   "autograder.course.declarations", "autograder.course.misconceptions", "autograder.course.messages",
-                  "autograder.checking.runner", "autograder.checking.judging", "autograder.checking.compare",
-                  "autograder.checking.results", "autograder.checking.rendering", "autograder.checking.in_notebook")
+                  "autograder.running.runner", "autograder.checking.judging", "autograder.checking.compare",
+                  "autograder.checking.results", "autograder.running.rendering", "autograder.running.in_notebook")
     probe_side = [*sorted((repo_root / "autograder" / "course" / "probes").glob("*.py")),
                   *(repo_root / "autograder" / "isolation" / name for name in
                     ("zygote.py", "child_process.py", "child_task.py", "guards.py", "sandbox.py", "cells.py",

@@ -1,6 +1,6 @@
 """Feedback a student can read: a compact ✔/✘ table, and heatmaps for failed mask/softmax checks.
 
-Takes the message catalogue as an argument (no checks, no reference): the live kit (autograder.checking.rendering) and
+Takes the message catalogue as an argument (no checks, no reference): the live kit (autograder.running.rendering) and
 the student kit render with the same code.
 """
 

@@ -20,7 +20,7 @@ def first_index(flags):
     return tuple(int(i) for i in flags.nonzero()[0])
 
 
-def first_mask_error(got, expected):
+def first_mask_error(got, expected) -> tuple[str, dict]:
     """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
     query, key = (int(i) for i in (got != expected).nonzero()[0])
     if expected[query, key]:

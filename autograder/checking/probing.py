@@ -200,7 +200,7 @@ class DispatchedOps(TorchDispatchMode):
     every path to a kernel (torch.ops, torch._C, a function kept in a dict, autograd) ends at the dispatcher.
     Composite ops (softmin, the math attention kernel) are seen as the ops they are made of."""
 
-    def __init__(self, names: list[str], functions: TorchFunctionMode):
+    def __init__(self, names: list[str], functions: "FunctionCalls"):
         super().__init__()
         self.names = names
         self.functions = functions  # the function-level recorder, which must stay on while ops run
@@ -396,7 +396,7 @@ def as_count(value):
     elif isinstance(value, numbers.Integral):
         return int(value)
     elif isinstance(value, numbers.Real) and float(value).is_integer():
-        return int(value)
+        return int(float(value))
     raise ProbeError("parameter_counts.not_a_count", got=type(value).__module__ + "." + type(value).__name__)
 
 

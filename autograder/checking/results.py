@@ -1,7 +1,7 @@
 """From a check's verdicts to the CheckResult a student reads: statuses, messages, misconceptions, details.
 
 Everything here takes the message catalogue and the known misconceptions as arguments and needs neither the
-checks nor the reference, so the live runner (autograder.checking.runner) and the student kit
+checks nor the reference, so the live runner (autograder.running.runner) and the student kit
 (autograder.integrations.student_kit) turn verdicts into exactly the same text.
 """
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import autograder
 from autograder.course import catalog
+from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import shards
 from autograder.grading.intake import open_submission, student_folders
 from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
 from autograder.i18n import language
-from autograder.integrations.nbgrader_course import ASSIGNMENT
 from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
 from autograder.isolation.protected import reference_locations
 from autograder.outputs import class_report, records

@@ -39,9 +39,9 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.submissions import normalised_name
-from autograder.integrations.nbgrader_course import ASSIGNMENT
 from autograder.isolation.notebook_plan import MAX_FILE_BYTES, RELEASE_DIR, NotebookProblem, code_cells
 from autograder.safe_text import clean
 

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import autograder
 from autograder.checking.check_types import ERROR, CheckResult
-from autograder.checking.runner import DEFAULT_SEED, judge_exercise
 from autograder.course import catalog
 from autograder.course.exercises import of_notebook
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox
+from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
-from autograder.isolation.supervisor import Job, Limits, probe_notebooks
+from autograder.isolation.supervisor import Job, probe_notebooks
+from autograder.running.runner import DEFAULT_SEED, judge_exercise
 from autograder.safe_text import clean, one_line
 
 GRADED, MISSING, UNREADABLE, GRADER_ERROR = "graded", "missing", "unreadable", "grader_error"

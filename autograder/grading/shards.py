@@ -200,7 +200,8 @@ def merge(out_dirs, merged_dir):
                          f"merge into another directory")
     _check_agreement(manifests)
 
-    documents, found_in = {}, {}
+    documents: dict[str, dict] = {}
+    found_in: dict[str, Manifest] = {}
     for manifest in manifests:
         for student_id, submission_hash in manifest.students.items():
             document = _student_document(manifest, student_id, submission_hash)

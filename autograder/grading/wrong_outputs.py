@@ -21,8 +21,8 @@ import math
 import torch
 
 from autograder.checking.check_types import PASSED
-from autograder.checking.runner import cases_for
 from autograder.course import catalog
+from autograder.running.runner import cases_for
 
 PROJECTIONS = 6
 SIGNIFICANT_DIGITS = 4

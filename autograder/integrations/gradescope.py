@@ -207,12 +207,12 @@ def run(root=None, options=None):
 
 def _run(root, submission, scratch, options):
     import autograder
+    from autograder.course.assignment import ASSIGNMENT
     from autograder.course.exercises import NOTEBOOKS
     from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
     from autograder.i18n import language
-    from autograder.integrations.nbgrader_course import ASSIGNMENT
+    from autograder.isolation.limits import Limits
     from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
-    from autograder.isolation.supervisor import Limits
     from autograder.outputs import records
 
     started = time.monotonic()

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import nbformat
 
-ASSIGNMENT = "attention"
+from autograder.course.assignment import ASSIGNMENT
+
 COURSE_ID = "attnkit"
 GRADEBOOK = "gradebook.db"
 # Lines of nbgrader's output shown when one of its commands fails.

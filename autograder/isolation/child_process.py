@@ -62,7 +62,7 @@ class _Sink(io.TextIOBase):
         return self._fd
 
     @property
-    def encoding(self):
+    def encoding(self):  # type: ignore[override]  # a fixed value: TextIOBase declares a writable attribute
         return "utf-8"
 
 
@@ -83,11 +83,11 @@ class _Child:
     def __init__(self, task, channel_fd, seal):
         self.task = task
         self.channel_fd = channel_fd
-        self.namespace = None
+        self.namespace: dict = {}  # the notebook's __main__, once made
         self.seal = seal
-        self.sinks = ()
+        self.sinks: tuple[_Sink, ...] = ()
         self.mid_frame = False  # a write failed part-way: another frame would not be read right
-        self.space = None  # workspace.Workspace, once set up
+        self.space: workspace.Workspace | None = None  # once set up
 
     def send(self, event):
         frame = memoryview(wire.encode(event))
@@ -133,7 +133,7 @@ class _Child:
             error = _timeout_error(self.task.timeout) if isinstance(exc, StepTimeout) else describe_exception(exc)
         _disarm()
         self.send({"event": "cell", "index": step.index, "error": error,
-                   "disk_full": self.space.capped and workspace.is_full(self.task.workdir)})
+                   "disk_full": bool(self.space and self.space.capped) and workspace.is_full(self.task.workdir)})
 
     def probe(self, exercise_id):
         self.send({"event": "start", "kind": "exercise", "exercise": exercise_id})

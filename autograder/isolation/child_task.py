@@ -1,7 +1,7 @@
 """What the grader tells a grading child: plain data only, picklable into a process that never imported the checks.
 
 The grader builds a `ChildTask` from the notebook's plan and the catalogue (which probe each check runs, on which
-cases: autograder.checking.runner.planned_probes); autograder.isolation.zygote forks the child that runs it. Nothing
+cases: autograder.running.runner.planned_probes); autograder.isolation.zygote forks the child that runs it. Nothing
 here, nor anything it imports, knows the reference, a judge or an expected value.
 """
 

@@ -5,7 +5,7 @@ autograder modules) from memory, refuses later imports of it and of the hidden c
 snapshot of the grader's own modules, classes, functions' code and check objects, and of `builtins`.
 `Seal.restore()` puts that snapshot back before every probe, so a student who replaced
 `autograder.checking.probing.plain` (or its `__code__`), a method of a probe helper, a check's probe,
-`sys.modules["autograder.checking.runner"]` or `builtins.isinstance` probes with the grader's own code anyway.
+`sys.modules["autograder.running.runner"]` or `builtins.isinstance` probes with the grader's own code anyway.
 
 This is defence in depth, not the boundary: student code runs in the same process as the probes and
 could forge their data. The boundary is that judges run in the grader process, rebuild every input
@@ -122,7 +122,7 @@ def _grader_functions(modules, classes):
 
 def _grader_records(modules):
     """Instances the grader keeps in module-level tuples and mappings (the catalogue's Check objects)."""
-    records = []
+    records: list[object] = []
     for _module, namespace in modules.values():
         for value in namespace.values():
             items = value.values() if isinstance(value, types.MappingProxyType | dict) else value
@@ -140,7 +140,7 @@ def _function_parts(function):
 def _reference_attributes():
     """(module, attribute) of every grader module's attribute that is, or belongs to, the reference."""
     reference = REFERENCE_PACKAGE
-    found = []
+    found: list[tuple[types.ModuleType, str]] = []
     for module in list(sys.modules.values()):
         name = getattr(module, "__name__", "")
         if not isinstance(module, types.ModuleType) or not name.startswith(GRADER_PREFIX):
@@ -160,9 +160,10 @@ def _belongs_to(value, package):
     if isinstance(value, types.ModuleType):
         name = value.__name__
     else:
-        name = getattr(value, "__module__", None)
-        if not isinstance(name, str):
+        found = getattr(value, "__module__", None)
+        if not isinstance(found, str):
             return False
+        name = found
     return name == package or name.startswith(package + ".")
 
 

@@ -21,6 +21,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import NOTEBOOKS, of_notebook
 from autograder.isolation.child_task import Step
 from autograder.safe_text import clean
@@ -31,7 +32,7 @@ MAX_FILE_BYTES = 512 * 2**20
 # The code a notebook may hold once outputs are dropped.
 MAX_CODE_BYTES = 20 * 2**20
 GRADED_CELL_PREFIX = "test_"
-RELEASE_DIR = Path(__file__).resolve().parents[2] / "release" / "attention"
+RELEASE_DIR = Path(__file__).resolve().parents[2] / "release" / ASSIGNMENT
 
 
 class NotebookProblem(ValueError):
@@ -58,7 +59,9 @@ def plan_notebook(path, notebook=None):
     graded_cells = {f"{GRADED_CELL_PREFIX}{exercise_id}": exercise_id for exercise_id in exercise_ids}
     given = release_cells(notebook)
 
-    steps, placed, notes = [], set(), []
+    steps: list[Step] = []
+    placed: set[str] = set()
+    notes: list[str] = []
     code_size = 0
     for index, cell in enumerate(cells):
         grade_id = _grade_id(cell)

@@ -45,7 +45,8 @@ def reference_locations():
 
 def check_locations():
     spec = importlib.util.find_spec(CHECKS_PACKAGE)  # finds the package without running it
-    return tuple(Path(location).resolve() for location in (spec.submodule_search_locations or ()))
+    locations = spec.submodule_search_locations if spec is not None else None
+    return tuple(Path(location).resolve() for location in (locations or ()))
 
 
 def protected_paths():

@@ -106,7 +106,8 @@ class Confinement:
 def prepare(memory_mb, cpu_seconds, blocked=(), readable=()):
     """Build the run's Confinement: readable = SYSTEM_ROOTS + `readable`, minus everything beneath `blocked`."""
     blocked = tuple(_real(path) for path in blocked)
-    rules, seen = [], set()
+    rules: list[Path] = []
+    seen: set[Path] = set()
     for root in [Path(root) for root in SYSTEM_ROOTS] + [Path(path) for path in readable]:
         _collect_beneath(_real(root), blocked, seen, rules)
     return Confinement(int(memory_mb), int(cpu_seconds), tuple(rules), landlock_abi())
@@ -114,7 +115,7 @@ def prepare(memory_mb, cpu_seconds, blocked=(), readable=()):
 
 def confine(confinement, workdir):
     """Confine the calling process (a freshly forked child); returns notes on protections the kernel lacks."""
-    notes = []
+    notes: list[str] = []
     _set_limits(confinement)
     ruleset = _landlock_ruleset(confinement, Path(workdir), notes)
     _drop_capabilities(notes)

@@ -30,13 +30,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.checking.runner import planned_probes
 from autograder.course import catalog
 from autograder.isolation import wire, workspace
 from autograder.isolation.child_task import ChildTask
 from autograder.isolation.protected import is_protected
 from autograder.isolation.withholding import Withholder, protected_lines
 from autograder.isolation.zygote import Zygote
+from autograder.running.runner import planned_probes
 from autograder.safe_text import clean, one_line
 
 READ_CHUNK = 1 << 20
@@ -50,22 +50,6 @@ TRACEBACK_LINES = 12  # of a grader error's traceback, printed on stderr
 GRADER_ERROR_NOTE = ("attnkit failed while grading this notebook: an internal error in the grader, not a "
                      "problem with your code; the exercises it had not checked yet have no result, ask your "
                      "instructor to grade it again")
-
-
-def default_workers():
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-@dataclass(frozen=True)
-class Limits:
-    timeout: float = 30.0  # seconds per cell and per exercise's probes (soft: interrupts the student's code)
-    memory_mb: int = 2048  # address space a child may add to the warm grader's
-    workers: int = field(default_factory=default_workers)
-    grace: float = 2.0  # past the soft timeout, the child is killed
-    budget_factor: float = 4.0  # a notebook's total time: budget_factor * timeout, over all its attempts
-    max_attempts: int = 4
-    disk_mb: int = 64  # files a notebook may write while grading (a tmpfs of this size, or the parent's watch)
-    private_tmpfs: bool = True  # False: never try the tmpfs, always watch the workdir on disk (as when refused)
 
 
 @dataclass(frozen=True)
@@ -89,7 +73,7 @@ class Outcome:
 
 @dataclass
 class _Attempt:
-    job: object  # _JobState
+    job: "_JobState"
     pid: int
     fd: int
     workdir: str
@@ -133,7 +117,8 @@ def probe_notebooks(jobs, limits, confinement, on_done):
 def _supervise(jobs, limits, confinement, on_done, zygote):
     pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
     pending.reverse()
-    running, finished = {}, []  # finished: (workdir, outcome or None) to clean up and judge
+    running: dict[int, _Attempt] = {}
+    finished: list[tuple[str, Outcome | None]] = []  # (workdir, outcome or None) to clean up and judge
     selector = selectors.DefaultSelector()
     with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
         try:

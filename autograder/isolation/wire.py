@@ -43,7 +43,7 @@ def encode(event):
     if _json_exact(event):
         payload = json.dumps(event).encode("utf-8")
         return HEADER.pack(JSON_FRAME, len(payload)) + payload
-    blobs = []
+    blobs: list[bytes] = []
     try:
         header = json.dumps(_tagged(event, blobs)).encode("utf-8")
     except _NotRaw:

@@ -6,9 +6,9 @@ message. The page's own words come from MESSAGES, bilingual like every other tex
 
 import html
 
-from autograder.checking.rendering import MARKS
 from autograder.course.exercises import exercise_title
 from autograder.i18n import language, render
+from autograder.running.rendering import MARKS
 
 MESSAGES = {
     "title": {"en": "attnkit feedback: {student}", "zh": "attnkit 反馈：{student}"},

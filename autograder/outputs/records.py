@@ -21,6 +21,7 @@ from pathlib import Path
 
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise_title
 from autograder.i18n import language, render
+from autograder.outputs.disk import OutputDiskFull
 from autograder.outputs.feedback_page import feedback_html
 from autograder.safe_text import clean, clean_data
 
@@ -28,19 +29,6 @@ RESULTS_MESSAGES = {"total": {"en": "attnkit: {score} / {max_score} points", "zh
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such text gets a quote.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
-
-
-class OutputDiskFull(Exception):
-    """The disk that holds OUT_DIR is full: the run must stop (no student is to blame), and be run again."""
-
-    def __init__(self, out_dir, error: OSError):
-        super().__init__(out_dir, error)
-        self.out_dir, self.error = Path(out_dir), error
-
-    def __str__(self):
-        where = f" writing {Path(self.error.filename).name}" if self.error.filename else ""
-        return (f"the disk holding {self.out_dir} is full ({self.error.strerror or 'no space left'}{where}); free "
-                "space and run the same command again: graded students are kept")
 
 
 @contextlib.contextmanager

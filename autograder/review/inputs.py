@@ -36,7 +36,7 @@ class InputError(ValueError):
 
 def reference_sources():
     """[(label, code)] of the release's code cells and the reference's modules."""
-    sources = []
+    sources: list[tuple[str, str]] = []
     for notebook in NOTEBOOKS:
         cells = _notebook_code_cells(RELEASE_DIR / f"{notebook}.ipynb") or []
         sources.extend((f"release {notebook}", code) for code in cells)
@@ -49,7 +49,7 @@ def reference_sources():
 
 def base_sources(paths):
     """[(label, code)] of the instructor's --base files; a folder counts with every .py/.ipynb under it."""
-    sources = []
+    sources: list[tuple[str, str]] = []
     for path in map(Path, paths):
         if not path.exists():
             raise InputError(f"--base {path}: no such file or folder")
@@ -178,7 +178,9 @@ def read_behaviours(grades_dir):
         except (OSError, ValueError, KeyError, TypeError):
             notes.append(f"{clean(path.name)}: not a readable attnkit record, left out")
             continue
-        outputs, misconceptions, named_in = {}, set(), set()
+        outputs: dict[str, set[str]] = {}
+        misconceptions: set[str] = set()
+        named_in: set[str] = set()
         for check in checks:
             if not isinstance(check, dict):
                 continue

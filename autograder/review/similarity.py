@@ -138,7 +138,7 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
     totals = {student_id: sum(weight(h) for h in student_hashes) for student_id, student_hashes in hashes.items()}
     typical = statistics.median(totals.values()) if totals else 0.0
 
-    candidates = set()
+    candidates: set[tuple[str, str]] = set()
     _add_pairs(candidates, _postings(hashes.items(), code_df, cap))
     outputs_by_student = {student_id: {key for keys in behaviour.wrong_outputs.values() for key in keys}
                           for student_id, behaviour in behaviours.items()}

@@ -38,7 +38,7 @@ def run_cells(source_path, out_path):
 
 MODULES = ("solutions", "autograder.course.checks", "autograder.course.checks.basics",
            "autograder.course.checks.variants",
-           "autograder.course.checks.student_kit_recording", "autograder.course.catalog", "autograder.checking.runner",
+           "autograder.course.checks.student_kit_recording", "autograder.course.catalog", "autograder.running.runner",
            "autograder.integrations.student_kit.build", "autograder")
 
 

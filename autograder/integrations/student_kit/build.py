@@ -14,12 +14,12 @@ from pathlib import Path
 
 import torch
 
-from autograder.checking.runner import DEFAULT_SEED, cases_for, single_threaded
 from autograder.course import catalog
 from autograder.course.checks.student_kit_recording import record_case
 from autograder.course.exercises import EXERCISES
 from autograder.course.misconceptions import MISCONCEPTIONS
 from autograder.integrations.student_kit.runtime import tensors, vectors
+from autograder.running.runner import DEFAULT_SEED, cases_for, single_threaded
 
 PACKAGE_NAME = "attnkit-student-kit"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the full kit's autograder/

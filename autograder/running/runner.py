@@ -14,12 +14,11 @@ import torch
 
 from autograder.checking.results import judge_cases
 from autograder.course import catalog
+from autograder.course.assignment import DEFAULT_SEED
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.course.probes.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
 from autograder.i18n import language
-
-DEFAULT_SEED = 20260
 
 
 def cases_for(check, seed):

@@ -1,10 +1,10 @@
 """What notebook cells call: `check` for instant public feedback, `grade` for a graded test cell."""
 
 from autograder.checking.feedback import show_png
-from autograder.checking.rendering import heatmap_png, table
-from autograder.checking.runner import DEFAULT_SEED, run_exercise
 from autograder.course.exercises import exercise as find_exercise
 from autograder.i18n import language
+from autograder.running.rendering import heatmap_png, table
+from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 
 def _namespace(exercise_id, objects):

@@ -1,0 +1,23 @@
+"""How long, how much memory and disk, and how many at once: the limits of the grading children.
+
+Light on purpose (no torch, no checks): the command line reads the defaults for its --help.
+"""
+
+import os
+from dataclasses import dataclass, field
+
+
+def default_workers():
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 30.0  # seconds per cell and per exercise's probes (soft: interrupts the student's code)
+    memory_mb: int = 2048  # address space a child may add to the warm grader's
+    workers: int = field(default_factory=default_workers)
+    grace: float = 2.0  # past the soft timeout, the child is killed
+    budget_factor: float = 4.0  # a notebook's total time: budget_factor * timeout, over all its attempts
+    max_attempts: int = 4
+    disk_mb: int = 64  # files a notebook may write while grading (a tmpfs of this size, or the parent's watch)
+    private_tmpfs: bool = True  # False: never try the tmpfs, always watch the workdir on disk (as when refused)

@@ -191,8 +191,11 @@ def test_feedback_html_reveals_nothing_of_hidden_checks_but_their_messages(grade
     assert "<pre>" in page  # a public failure does show its details
 
 
-def test_resume_grades_only_what_is_missing_or_changed(graded_class, solved_dir):
-    submitted, out = graded_class["submitted"], graded_class["out"]
+def test_resume_grades_only_what_is_missing_or_changed(graded_class, solved_dir, tmp_path):
+    # A copy of the graded class: this test changes it, the other tests read the shared one in any order.
+    submitted, out = tmp_path / "submitted", tmp_path / "out"
+    shutil.copytree(graded_class["submitted"], submitted)
+    shutil.copytree(graded_class["out"], out)
     options = Options(limits=Limits(timeout=10, memory_mb=1024))
     stamps = {path.stem: path.stat().st_mtime_ns for path in (out / "students").glob("*.json")}
     again = grade_class(submitted, out, options)

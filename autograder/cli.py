@@ -9,6 +9,7 @@
     attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
     attnkit gradescope build OUT.zip              the Gradescope autograder bundle
     attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
+    attnkit -v COMMAND ... (or COMMAND ... -v)    also progress and diagnostics on stderr (logging's DEBUG)
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
 `grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";

@@ -9,6 +9,7 @@
     attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
     attnkit gradescope build OUT.zip              the Gradescope autograder bundle
     attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
+    attnkit -v COMMAND ... (or COMMAND ... -v)    also progress and diagnostics on stderr (logging's DEBUG)
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
 `grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";
@@ -18,10 +19,12 @@ Exit status: 0 when grading happened (whatever the scores), 2 when it could not 
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
 
+from autograder import logs
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.isolation.limits import Limits, default_workers
 from autograder.outputs.disk import OutputDiskFull
@@ -31,20 +34,23 @@ USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
 DISK_FULL = 3  # OUT_DIR's disk filled up: stopped, nobody marked; the same command resumes
 
+logger = logging.getLogger(__name__)
+
 
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
+    logs.configure(args.verbose)
     try:
         return args.run(args)
     except CannotGrade as problem:
-        print(f"attnkit {args.command}: {problem}", file=sys.stderr)
+        logger.error("attnkit %s: %s", args.command, problem)
         return USAGE_ERROR
     except OutputDiskFull as problem:
-        print(f"attnkit {args.command}: {problem}", file=sys.stderr)
+        logger.error("attnkit %s: %s", args.command, problem)
         return DISK_FULL
     except KeyboardInterrupt:
-        print(f"attnkit {args.command}: interrupted", file=sys.stderr)
+        logger.warning("attnkit %s: interrupted", args.command)
         return 130
 
 
@@ -54,6 +60,7 @@ class CannotGrade(Exception):
 
 def _parser():
     parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0])
+    _verbose_option(parser, default=0)
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check", help="grade notebooks with every check and print a report")
@@ -125,6 +132,8 @@ def _parser():
         "build", help="write the installable student kit (public checks as stored vectors, no reference) to OUT_DIR")
     student_kit_build.add_argument("out", type=Path, metavar="OUT_DIR")
     student_kit_build.set_defaults(run=_student_kit_build)
+    for command in (*commands.choices.values(), gradescope_build, student_kit_build):
+        _verbose_option(command, default=argparse.SUPPRESS)  # `attnkit grade -v` as well as `attnkit -v grade`
     return parser
 
 
@@ -132,6 +141,11 @@ def _shard_argument(text):
     from autograder.grading.shards import shard_argument  # here: --help must not import the checks
 
     return shard_argument(text)
+
+
+def _verbose_option(parser, default):
+    parser.add_argument("-v", "--verbose", action="count", default=default,
+                        help="also print progress and diagnostics (what each step did) on stderr")
 
 
 def _limit_options(parser):
@@ -230,14 +244,13 @@ def _grade(args):
     totals = [document["score"] for document in summary.documents]
     mean = sum(totals) / len(totals) if totals else 0.0
     shard = f"shard {args.shard}: " if args.shard else ""
-    print(f"attnkit grade: {shard}{len(summary.students)} students ({len(summary.graded)} graded, "
-          f"{len(summary.skipped)} unchanged since the last run) in {summary.seconds:.1f} s; mean {mean:.1f}; "
-          f"{summary.grades_csv}",
-          file=sys.stderr)
+    logger.info("attnkit grade: %s%d students (%d graded, %d unchanged since the last run) in %.1f s; mean %.1f; %s",
+                shard, len(summary.students), len(summary.graded), len(summary.skipped), summary.seconds, mean,
+                summary.grades_csv)
     for student_id, problem in sorted(summary.grader_errors.items()):
-        print(f"attnkit grade: {student_id}: {problem} (every other student was graded)", file=sys.stderr)
+        logger.error("attnkit grade: %s: %s (every other student was graded)", student_id, problem)
     for problem in summary.problems:
-        print(f"attnkit grade: {problem}", file=sys.stderr)
+        logger.error("attnkit grade: %s", problem)
     return GRADER_FAILED if summary.grader_errors or summary.problems else 0
 
 
@@ -252,7 +265,7 @@ def _bench(args):
 
     if args.n < 1:
         raise CannotGrade("--n must be at least 1")
-    result = run_bench(args.n, workers=args.workers, log=lambda line: print(line, file=sys.stderr, flush=True))
+    result = run_bench(args.n, workers=args.workers, log=logger.info)
     print(format_report(result), flush=True)
     solved = sorted((checkout_root() / "source" / ASSIGNMENT).glob("*.ipynb"))
     if solved:
@@ -267,8 +280,7 @@ def _gradescope_build(args):
         names = build_bundle(args.out, lang=args.lang)
     except (BundleError, OSError) as problem:
         raise CannotGrade(str(problem)) from None
-    print(f"attnkit gradescope: {args.out} ({len(names)} files): upload it as the assignment's autograder",
-          file=sys.stderr)
+    logger.info("attnkit gradescope: %s (%d files): upload it as the assignment's autograder", args.out, len(names))
     return 0
 
 
@@ -279,8 +291,8 @@ def _student_kit_build(args):
         sizes = build(args.out)
     except (KitBuildError, OSError) as problem:
         raise CannotGrade(str(problem)) from None
-    print(f"attnkit student-kit: {args.out} ({len(sizes)} files, {sum(sizes.values()):,} bytes): install it into the "
-          f"students' kernels with `pip install {args.out}`", file=sys.stderr)
+    logger.info("attnkit student-kit: %s (%d files, %s bytes): install it into the students' kernels with "
+                "`pip install %s`", args.out, len(sizes), f"{sum(sizes.values()):,}", args.out)
     return 0
 
 
@@ -293,8 +305,8 @@ def _merge(args):
         raise CannotGrade(str(problem)) from None
     totals = [document["score"] for document in summary.documents]
     mean = sum(totals) / len(totals) if totals else 0.0
-    print(f"attnkit merge: {len(summary.students)} students from {len(summary.inputs)} directories; mean {mean:.1f}; "
-          f"{summary.grades_csv}", file=sys.stderr)
+    logger.info("attnkit merge: %d students from %d directories; mean %.1f; %s", len(summary.students),
+                len(summary.inputs), mean, summary.grades_csv)
     return 0
 
 
@@ -310,7 +322,7 @@ def _similarity(args):
     started = time.monotonic()
 
     def log(line):
-        print(f"attnkit similarity: [{time.monotonic() - started:.0f} s] {line}", file=sys.stderr, flush=True)
+        logger.info("attnkit similarity: [%.0f s] %s", time.monotonic() - started, line)
 
     def grade(submitted_dir, grades_dir):
         progress = Progress(sys.stderr)
@@ -348,22 +360,21 @@ def _export(args):
     except LmsError as problem:
         raise CannotGrade(str(problem)) from None
     for student_id, note in result.notes:
-        print(f"attnkit export: {clean(student_id) + ': ' if student_id else ''}{clean(note)}", file=sys.stderr)
+        logger.warning("attnkit export: %s%s", clean(student_id) + ": " if student_id else "", clean(note))
     try:
         add_link(args.grades, f"{lms.capitalize()} import file ({args.out.name})", result.path)
     except OSError as error:  # the file is written; only the report's link is missing
-        print(f"attnkit export: class_report.html not updated with a link to {result.path}: {error}",
-              file=sys.stderr)
-    print(f"attnkit export: {result.rows} roster students (matched on {result.matched_on}), column "
-          f"\"{clean(result.column)}\"; {len(result.without_submission)} without a submission got 0, "
-          f"{len(result.not_in_roster)} graded students not in the roster; {result.path} (notes: {result.notes_path})",
-          file=sys.stderr)
+        logger.warning("attnkit export: class_report.html not updated with a link to %s: %s", result.path, error)
+    logger.info("attnkit export: %s roster students (matched on %s), column \"%s\"; %d without a submission got 0, "
+                "%d graded students not in the roster; %s (notes: %s)", result.rows, result.matched_on,
+                clean(result.column), len(result.without_submission), len(result.not_in_roster), result.path,
+                result.notes_path)
     return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
 
 
 def _print_isolation_notes(notes):
     for note in notes:
-        print(f"attnkit: isolation: {note}", file=sys.stderr)
+        logger.warning("attnkit: isolation: %s", note)
 
 
 if __name__ == "__main__":

@@ -323,7 +323,12 @@ def test_an_exercise_stopped_by_the_notebook_budget_names_the_budget_not_the_ste
                                          "of 120 s; the rest of the notebook was not run"]
 
 
-def test_a_grader_error_event_is_decoded_and_reported_as_attnkit_s_fault(capsys):
+def _logged(caplog):
+    """What the grader logged: `attnkit` prints it on stderr (tests/test_logging.py), a library call logs it."""
+    return "\n".join(record.getMessage() for record in caplog.records)
+
+
+def test_a_grader_error_event_is_decoded_and_reported_as_attnkit_s_fault(caplog):
     trace = "Traceback (most recent call last):\n  File \"guards.py\", line 3, in apply\nRuntimeError: boom\x1b[2J"
     attempt = _attempt(("exercise", NB01_EXERCISES[1]), recorded=NB01_EXERCISES[:1])
     reader = wire.FrameReader()
@@ -337,13 +342,13 @@ def test_a_grader_error_event_is_decoded_and_reported_as_attnkit_s_fault(capsys)
     assert outcome.notes == [supervisor.GRADER_ERROR_NOTE]
     assert "not a problem with your code" in outcome.notes[0] and "exit status" not in outcome.notes[0]
     assert not attempt.job.crashed and set(outcome.records) == set(NB01_EXERCISES)
-    error = capsys.readouterr().err
+    error = _logged(caplog)
     first, *tail = error.splitlines()
     assert first == f"attnkit: internal error while grading {Path('alice/01.ipynb')}: RuntimeError: boom\\x1b[2J"
     assert any("guards.py" in line for line in tail) and "\x1b" not in error
 
 
-def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_dir, monkeypatch, capsys):
+def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_dir, monkeypatch, caplog):
     """A confinement the child's own code cannot apply: grader code failing in the child before any cell."""
     prepare = sandbox.prepare
 
@@ -355,7 +360,7 @@ def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_di
     grading = grade_notebooks([NotebookInput("01", path)], Options(limits=Limits(timeout=10, memory_mb=1024)))
     [result] = grading.results
     assert result.score == 0 and result.notes == [supervisor.GRADER_ERROR_NOTE]
-    error = capsys.readouterr().err
+    error = _logged(caplog)
     assert f"attnkit: internal error while grading {path}: ValueError: invalid literal for int()" in error
 
 

@@ -14,6 +14,7 @@ merge` reads: seed, check catalogue, shard, students) and OUT_DIR/class_report.h
 import contextlib
 import functools
 import hashlib
+import logging
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
 from autograder.isolation.protected import reference_locations
 from autograder.outputs import class_report, records
 from autograder.safe_text import clean, one_line
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -100,8 +103,10 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
         if earlier and earlier.get("submission_hash") == student.submission_hash:
             documents[student.id] = earlier
             summary.skipped.append(student.id)
+            logger.debug("attnkit grade: %s: unchanged since the last run, its record kept", clean(student.id))
         else:
             to_grade.append(student)
+    logger.debug("attnkit grade: %d students to grade, %d unchanged", len(to_grade), len(summary.skipped))
     if progress:
         progress.start(len(to_grade))
 
@@ -115,6 +120,8 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
             record(student.id, functools.partial(records.student_document, student.id, ASSIGNMENT,
                                                  student.submission_hash, options.seed, results))
             summary.graded.append(student.id)
+            logger.debug("attnkit grade: %s: graded, %s", clean(student.id),
+                         ", ".join(f"{result.notebook} {result.score:g}/{result.max_score:g}" for result in results))
             if progress:
                 progress.advance(student.id)
 
@@ -129,6 +136,7 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
                 finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,
                                            located.reason, lang))
     if inputs:
+        logger.debug("attnkit grade: %d notebooks to run, %d workers", len(inputs), options.limits.workers)
         grading = grade_notebooks(inputs, options, on_result=finished)
         summary.isolation_notes = grading.isolation_notes
     summary.documents = [documents[folder.name] for folder in folders if folder.name in documents]

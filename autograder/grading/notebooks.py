@@ -5,6 +5,7 @@ by autograder.isolation.zygote, which holds none of them. Judges run only here (
 code and seed as `grade()` in a notebook, so honest submissions score what nbgrader gives them).
 """
 
+import logging
 import site
 import sys
 import sysconfig
@@ -24,6 +25,8 @@ from autograder.isolation.protected import protected_paths
 from autograder.isolation.supervisor import Job, probe_notebooks
 from autograder.running.runner import DEFAULT_SEED, judge_exercise
 from autograder.safe_text import clean, one_line
+
+logger = logging.getLogger(__name__)
 
 GRADED, MISSING, UNREADABLE, GRADER_ERROR = "graded", "missing", "unreadable", "grader_error"
 
@@ -98,7 +101,7 @@ def grade_notebooks(inputs, options=None, on_result=None):
             result = _judge(key, outcome, options.seed, lang)
         except Exception as error:  # noqa: BLE001 - a judge that breaks on one notebook must not stop the rest
             reason = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
-            print(f"attnkit: internal error while judging {clean(str(outcome.plan.path))}: {reason}", file=sys.stderr)
+            logger.error("attnkit: internal error while judging %s: %s", clean(str(outcome.plan.path)), reason)
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
         result.notes[:0] = notes_of[position]
         results[position] = result

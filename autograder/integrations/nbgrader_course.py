@@ -15,6 +15,7 @@ when the committed release is out of date.
 """
 
 import argparse
+import logging
 import os
 import re
 import shutil
@@ -26,6 +27,8 @@ from pathlib import Path
 import nbformat
 
 from autograder.course.assignment import ASSIGNMENT
+
+logger = logging.getLogger(__name__)
 
 COURSE_ID = "attnkit"
 GRADEBOOK = "gradebook.db"
@@ -331,6 +334,9 @@ def main(argv=None):
                         help="release: regenerate release/attention/; check-release: fail when it is stale")
     parser.add_argument("--repo", type=Path, default=None, help="the attnkit checkout (default: this one)")
     args = parser.parse_args(argv)
+    from autograder import logs  # only this command line configures logging, not an import of the module
+
+    logs.configure()
     try:
         if args.command == "release":
             destination = sync_release(args.repo)
@@ -338,12 +344,11 @@ def main(argv=None):
             return 0
         problems = release_differences(args.repo)
     except (NbgraderError, OSError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        logger.error("error: %s", error)
         return 1
     if problems:
-        print(f"release/{ASSIGNMENT}/ is out of date (run `make release`):", file=sys.stderr)
-        for problem in problems:
-            print(f"  {problem}", file=sys.stderr)
+        logger.error("release/%s/ is out of date (run `make release`):%s", ASSIGNMENT,
+                     "".join(f"\n  {problem}" for problem in problems))
         return 1
     print(f"release/{ASSIGNMENT}/ is in sync with source/{ASSIGNMENT}/")
     return 0

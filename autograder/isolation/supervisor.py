@@ -20,11 +20,11 @@ student's, and the notebook is not re-run.
 """
 
 import functools
+import logging
 import os
 import selectors
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -38,6 +38,8 @@ from autograder.isolation.withholding import Withholder, protected_lines
 from autograder.isolation.zygote import Zygote
 from autograder.running.runner import planned_probes
 from autograder.safe_text import clean, one_line
+
+logger = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 20
 # How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
@@ -433,9 +435,8 @@ def _grader_failed(state, traceback_text):
     text = clean(traceback_text, MAX_TRACEBACK_CHARS)  # from the child
     lines = [line for line in text.splitlines() if line.strip()]
     summary = lines[-1].strip() if lines else "no traceback came back"
-    print(f"attnkit: internal error while grading {state.job.plan.path}: {summary}", file=sys.stderr)
-    for line in lines[-TRACEBACK_LINES:]:
-        print(f"    {line}", file=sys.stderr)
+    traceback_tail = "".join(f"\n    {line}" for line in lines[-TRACEBACK_LINES:])
+    logger.error("attnkit: internal error while grading %s: %s%s", state.job.plan.path, summary, traceback_tail)
     state.outcome.notes.append(GRADER_ERROR_NOTE)
 
 

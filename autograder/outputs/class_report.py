@@ -15,7 +15,6 @@ Later commands link what they made of the grades from this report (`attnkit simi
 """
 
 import base64
-import html
 import io
 import json
 import os
@@ -23,11 +22,15 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from markupsafe import Markup
+
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs import records
+from autograder.templating import render
 
 FILE_NAME = "class_report.html"
+TEMPLATE = "class_report.html.j2"
 LINKS_FILE = "report_links.json"
 MAX_BARS = 20  # the bar plot shows the most frequent misconceptions; the table lists them all
 INTEGER_BINS_UP_TO = 40  # up to this many points, one histogram bar per whole point
@@ -96,72 +99,85 @@ def write_class_report(out_dir, documents, title="attnkit class report"):
     return path
 
 
+@dataclass(frozen=True)
+class Link:
+    label: str
+    href: str
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One row of the score table, as shown (numbers formatted)."""
+    name: str
+    mean: str
+    median: str
+    min: str
+    max: str
+    full_marks: int
+    not_graded: str  # "" for the total
+
+
+@dataclass(frozen=True)
+class Histogram:
+    alt: str
+    src: Markup  # the grader's own PNG as a data URL
+    caption: str
+
+
+@dataclass(frozen=True)
+class MisconceptionRow:
+    rank: int
+    id: str
+    name_en: str
+    name_zh: str
+    students: int
+    share: str
+    exercises: str
+
+
 def class_report_html(documents, title="attnkit class report", links=()):
     """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports)."""
-    escape = html.escape
     documents = list(documents)
     distributions = score_distributions(documents)
     counts = misconception_counts(documents)
     assignments = sorted({str(document.get("assignment", "")) for document in documents} - {""})
-    heading = f"{title}: {', '.join(assignments)}" if assignments else title
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(heading)}</title>",
-        "<style>body{font-family:sans-serif;max-width:66em;margin:2em auto;padding:0 1em}"
-        "table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:left;"
-        "vertical-align:top}td.n{text-align:right}figure{display:inline-block;margin:.5em 1em .5em 0}"
-        "img{max-width:100%}</style></head><body>",
-        f"<h1>{escape(heading)}</h1>",
-        f"<p>{len(documents)} students; {_summary(distributions[0])}</p>",
-    ]
-    if links:
-        parts.append("<ul id=\"links\">" + "".join(f"<li><a href=\"{escape(href)}\">{escape(label)}</a></li>"
-                                                  for label, href in links) + "</ul>")
-    parts.append("<h2>Score distribution</h2>")
-    if documents:
-        parts.append("<table id=\"scores\"><tr><th>Notebook</th><th>Mean</th><th>Median</th><th>Min</th><th>Max</th>"
-                     "<th>Full marks</th><th>Not graded</th></tr>")
-        for distribution in distributions:
-            scores = distribution.scores
-            parts.append(
-                f"<tr><td>{escape(distribution.name)}</td><td class=\"n\">{statistics.fmean(scores):.1f}</td>"
-                f"<td class=\"n\">{_number(statistics.median(scores))}</td><td class=\"n\">{_number(min(scores))}</td>"
-                f"<td class=\"n\">{_number(max(scores))} / {_number(distribution.max_score)}</td>"
-                f"<td class=\"n\">{sum(score >= distribution.max_score for score in scores)}</td>"
-                f"<td class=\"n\">{distribution.not_graded if distribution.name != 'total' else ''}</td></tr>")
-        parts.append("</table>")
-        for distribution in distributions:
-            label = "Total" if distribution.name == "total" else distribution.name
-            parts.append(f"<figure><img alt=\"{escape(f'histogram of {label} scores')}\" "
-                         f"src=\"data:image/png;base64,{_base64(histogram_png(distribution))}\">"
-                         f"<figcaption>{escape(label)}</figcaption></figure>")
-    else:
-        parts.append("<p>No students.</p>")
+    context = {
+        "heading": f"{title}: {', '.join(assignments)}" if assignments else title,
+        "students": len(documents),
+        "summary": _summary(distributions[0]),
+        "links": [Link(label, href) for label, href in links],
+        "rows": [_score_row(distribution) for distribution in distributions] if documents else [],
+        "histograms": [_histogram(distribution) for distribution in distributions] if documents else [],
+        "misconceptions": [_misconception_row(rank, count, len(documents))
+                           for rank, count in enumerate(counts, start=1)],
+        "with_misconception": sum(1 for document in documents if _has_misconception(document)),
+        "bar_plot": _data_url(misconception_png(counts)) if counts else "",
+    }
+    return render(__package__, TEMPLATE, **context)
 
-    parts.append("<h2>Misconceptions</h2>")
-    if counts:
-        parts.append(f"<p>Known mistakes the checks recognised, most frequent first, with the number of students "
-                     f"each affected ({sum(1 for document in documents if _has_misconception(document))} of "
-                     f"{len(documents)} students have at least one).</p>")
-        parts.append(f"<figure><img alt=\"bar plot of misconceptions by students affected\" "
-                     f"src=\"data:image/png;base64,{_base64(misconception_png(counts))}\"></figure>")
-        parts.append("<table id=\"misconceptions\"><tr><th>#</th><th>Misconception</th><th>中文</th>"
-                     "<th>Students</th><th>Share</th><th>Exercises</th><th>Id</th></tr>")
-        for rank, count in enumerate(counts, start=1):
-            share = 100.0 * count.students / len(documents)
-            parts.append(
-                f"<tr class=\"misconception\" data-id=\"{escape(count.id)}\" data-students=\"{count.students}\">"
-                f"<td class=\"n\">{rank}</td><td>{escape(count.name_en)}</td>"
-                f"<td lang=\"zh\">{escape(count.name_zh)}</td>"
-                f"<td class=\"n\">{count.students}</td><td class=\"n\">{share:.0f}%</td>"
-                f"<td>{escape(', '.join(exercise_title(exercise) for exercise in count.exercises))}</td>"
-                f"<td><code>{escape(count.id)}</code></td></tr>")
-        parts.append("</table>")
-    else:
-        parts.append("<p>No known misconception was recognised in this class.</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+
+def _score_row(distribution):
+    scores = distribution.scores
+    return ScoreRow(distribution.name, f"{statistics.fmean(scores):.1f}", _number(statistics.median(scores)),
+                    _number(min(scores)), f"{_number(max(scores))} / {_number(distribution.max_score)}",
+                    sum(score >= distribution.max_score for score in scores),
+                    str(distribution.not_graded) if distribution.name != "total" else "")
+
+
+def _histogram(distribution):
+    label = "Total" if distribution.name == "total" else distribution.name
+    return Histogram(f"histogram of {label} scores", _data_url(histogram_png(distribution)), label)
+
+
+def _misconception_row(rank, count, students):
+    return MisconceptionRow(rank, count.id, count.name_en, count.name_zh, count.students,
+                            f"{100.0 * count.students / students:.0f}%",
+                            ", ".join(exercise_title(exercise) for exercise in count.exercises))
+
+
+def _data_url(png):
+    """The grader's own picture as an img src: base64 has no character HTML would read as markup."""
+    return Markup(f"data:image/png;base64,{_base64(png)}")
 
 
 def histogram_png(distribution):

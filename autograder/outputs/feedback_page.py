@@ -4,11 +4,14 @@ Every check's verdict and message; expected/got values only for public checks, n
 message. The page's own words come from MESSAGES, bilingual like every other text (autograder.i18n).
 """
 
-import html
+from dataclasses import dataclass
 
 from autograder.course.exercises import exercise_title
 from autograder.i18n import language, render
 from autograder.running.rendering import MARKS
+from autograder.templating import render as render_page
+
+TEMPLATE = "feedback.html.j2"
 
 MESSAGES = {
     "title": {"en": "attnkit feedback: {student}", "zh": "attnkit 反馈：{student}"},
@@ -24,56 +27,59 @@ MESSAGES = {
     "public_check": {"en": "public check", "zh": "公开检查"},
     "notes": {"en": "While running your notebook:", "zh": "运行你的 notebook 时："},
 }
-STYLE = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}"
-         "table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3em;"
-         "text-align:left;vertical-align:top}.passed{color:#1a7f37}.failed,.error{color:#cf222e}"
-         "pre{background:#f6f8fa;padding:.4em;margin:.3em 0;white-space:pre-wrap}")
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One check's row of the table (plain text: the template escapes it)."""
+    status: str
+    mark: str
+    exercise: str
+    message: str
+    kind: str
+    details: str | None  # a public check's expected/got lines; None for a hidden check
+    points: str
+
+
+@dataclass(frozen=True)
+class NotebookSection:
+    heading: str
+    not_graded: str  # "" when the notebook was graded
+    checks: tuple[CheckRow, ...]
+    notes: tuple[str, ...]
 
 
 def feedback_html(document, lang=None):
     """The page for one student's record, in `lang` (default: ATTNKIT_LANG or the locale, as the messages)."""
     lang = lang or language()
-    escape = html.escape
 
     def say(key, **fields):
-        return escape(render(MESSAGES, key, lang, fields))
+        return render(MESSAGES, key, lang, fields)
 
     student = document["student_id"]
-    parts = [
-        "<!DOCTYPE html>",
-        f'<html lang="{lang}"><head><meta charset="utf-8">',
-        f"<title>{say('title', student=student)}</title>",
-        f"<style>{STYLE}</style></head><body>",
-        f"<h1>{say('heading', student=student)}</h1>",
-        f"<p>{say('total')}: <strong>{number(document['score'])} / {number(document['max_score'])}</strong></p>",
-    ]
-    if document.get("grader_error"):
-        parts.append(f"<p class=\"error\">{say('grader_error', problem=document['grader_error'])}</p>")
-    for notebook in document["notebooks"]:
-        parts.append(f"<h2>{escape(notebook['notebook'])}: {number(notebook['score'])} / "
-                     f"{number(notebook['max_score'])}</h2>")
-        if notebook["status"] != "graded":
-            parts.append(f"<p class=\"error\">{say('not_graded', reason=notebook['reason'])}</p>")
-        parts.append(f"<table><tr><th></th><th>{say('exercise')}</th><th>{say('check')}</th>"
-                     f"<th>{say('points')}</th></tr>")
-        for check in notebook["checks"]:
-            kind = say("hidden_check") if check["hidden"] else say("public_check")
-            details = ""
-            if not check["hidden"] and check.get("details"):
-                details = "<pre>" + escape("\n".join(check["details"])) + "</pre>"
-            parts.append(
-                f"<tr class=\"{escape(check['status'])}\"><td>{MARKS.get(check['status'], '✘')}</td>"
-                f"<td>{escape(exercise_title(check['exercise'], lang))}</td>"
-                f"<td>{escape(check['message'])}<br><small>{kind}</small>{details}</td>"
-                f"<td>{number(check['score'])} / {number(check['max_score'])}</td></tr>"
-            )
-        parts.append("</table>")
-        if notebook["notes"]:
-            parts.append(f"<p>{say('notes')}</p><ul>")
-            parts.extend(f"<li>{escape(note)}</li>" for note in notebook["notes"])
-            parts.append("</ul>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    words = {key: say(key) for key in ("total", "exercise", "check", "points", "notes")}
+    return render_page(
+        __package__, TEMPLATE, lang=lang, words=words,
+        title=say("title", student=student), heading=say("heading", student=student),
+        total=f"{number(document['score'])} / {number(document['max_score'])}",
+        grader_error=say("grader_error", problem=document["grader_error"]) if document.get("grader_error") else "",
+        notebooks=[_section(notebook, lang, say) for notebook in document["notebooks"]],
+    )
+
+
+def _section(notebook, lang, say):
+    checks = []
+    for check in notebook["checks"]:
+        details = None if check["hidden"] or not check.get("details") else "\n".join(check["details"])
+        checks.append(CheckRow(
+            status=check["status"], mark=MARKS.get(check["status"], "✘"),
+            exercise=exercise_title(check["exercise"], lang), message=check["message"],
+            kind=say("hidden_check") if check["hidden"] else say("public_check"), details=details,
+            points=f"{number(check['score'])} / {number(check['max_score'])}"))
+    return NotebookSection(
+        heading=f"{notebook['notebook']}: {number(notebook['score'])} / {number(notebook['max_score'])}",
+        not_graded=say("not_graded", reason=notebook["reason"]) if notebook["status"] != "graded" else "",
+        checks=tuple(checks), notes=tuple(notebook["notes"]))
 
 
 def number(value):

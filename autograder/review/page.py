@@ -6,21 +6,23 @@ cases; shared_misconceptions the ids, `;`-separated). Student text is made sprea
 
 similarity.html: one self-contained page; the pairs ranked, and for each of the first `shown` pairs the two
 students' solution cells side by side with the passages they share (outside the base code) highlighted, and the
-behavioural evidence in words. Every piece of student text is escaped. The page says, first, that this is
-evidence for a human and never a verdict.
+behavioural evidence in words (rendered from templates/similarity.html.j2, which escapes every piece of student
+text). The page says, first, that this is evidence for a human and never a verdict.
 """
 
 import csv
-import html
 import io
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.exercises import exercise_title
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs.records import spreadsheet_text, write_atomically
 from autograder.safe_text import clean
+from autograder.templating import render
 
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
+TEMPLATE = "similarity.html.j2"
 COLUMNS = ("student_a", "student_b", "score", "code_overlap", "shared_wrong_outputs", "shared_misconceptions",
            "evidence")
 MAX_SHOWN_CHARS = 200_000  # of one cell
@@ -77,84 +79,88 @@ def write_html(out_dir, analysis, students, shown=SHOWN, base_code=None):
     return path
 
 
+@dataclass(frozen=True)
+class PairRow:
+    """One flagged pair's row of the table, as shown."""
+    rank: int
+    student_a: str
+    student_b: str
+    score: str
+    code_overlap: str
+    shared_wrong_outputs: int
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of a student's cell, control and bidi characters made visible; `marked`: shared with the other."""
+    text: str
+    marked: bool
+
+
+@dataclass(frozen=True)
+class CellSide:
+    student: str
+    segments: tuple[Segment, ...] | None  # None: the student has no cell of this name
+
+
+@dataclass(frozen=True)
+class SharedCell:
+    label: str
+    sides: tuple[CellSide, CellSide]
+
+
+@dataclass(frozen=True)
+class PairSection:
+    """A pair shown side by side: the evidence, then each solution cell where they share a passage."""
+    rank: int
+    student_a: str
+    student_b: str
+    score: str
+    evidence: tuple[str, ...]
+    cells: tuple[SharedCell, ...]
+    quiet: int  # solution cells with no shared passage, not shown
+
+
 def similarity_html(analysis, students, shown=SHOWN, base_code=None):
     """The page; with `base_code` (autograder.review.inputs.BaseCode) every shared passage is highlighted,
     without it the shared winnowed fingerprints only."""
-    escape = html.escape
     by_id = {student.id: student for student in students}
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8"><title>attnkit similarity</title>',
-        "<style>body{font-family:sans-serif;max-width:90em;margin:2em auto;padding:0 1em}"
-        "table{border-collapse:collapse}td,th{border-bottom:1px solid #ddd;padding:.3em .6em;text-align:left;"
-        "vertical-align:top}td.n{text-align:right}.notice{background:#fff8c5;border:1px solid #d4a72c;"
-        "padding:.6em 1em}.cells{display:grid;grid-template-columns:1fr 1fr;gap:.6em}"
-        "pre{background:#f6f8fa;padding:.5em;margin:0;white-space:pre-wrap;font-size:.85em;overflow-x:auto}"
-        "mark{background:#ffd8a8}h3{margin-bottom:.2em}.label{font-size:.85em;color:#57606a;margin:.6em 0 .2em}"
-        "section.pair{border-top:2px solid #d0d7de;margin-top:2em}</style></head><body>",
-        "<h1>attnkit similarity</h1>",
-        f"<p class=\"notice\" id=\"notice\"><strong>{escape(DISCLAIMER_EN)}</strong><br>"
-        f"<span lang=\"zh\">{escape(DISCLAIMER_ZH)}</span></p>",
-        f"<p>{analysis.students} students ({analysis.with_behaviour} with a grading record); "
-        f"{analysis.candidates} pairs shared some rare evidence and were scored; "
-        f"{len(analysis.pairs)} flagged.</p>",
-        "<p>Highlighted in the code: passages the two students share outside the base code (the release's starter "
-        "code, the reference and the --base files), compared with names and literals set aside.</p>",
-    ]
-    parts.extend(f"<p class=\"note\">{escape(clean(note))}</p>" for note in analysis.notes)
-    if not analysis.pairs:
-        parts.append("<p>No pair of students shares enough rare evidence to be flagged.</p>")
-    else:
-        parts.append("<table id=\"pairs\"><tr><th>#</th><th>Student A</th><th>Student B</th><th>Score</th>"
-                     "<th>Code overlap</th><th>Same wrong outputs</th><th>Evidence</th></tr>")
-        for rank, pair in enumerate(analysis.pairs, start=1):
-            link = f"<a href=\"#pair-{rank}\">{rank}</a>" if rank <= shown else str(rank)
-            parts.append(
-                f"<tr class=\"pair\" data-a=\"{escape(pair.student_a)}\" data-b=\"{escape(pair.student_b)}\">"
-                f"<td class=\"n\">{link}</td><td>{escape(pair.student_a)}</td><td>{escape(pair.student_b)}</td>"
-                f"<td class=\"n\">{pair.score:.2f}</td><td class=\"n\">{pair.code_overlap:.0%}</td>"
-                f"<td class=\"n\">{pair.shared_wrong_outputs}</td>"
-                f"<td>{escape(evidence_text(pair, analysis.students))}</td></tr>")
-        parts.append("</table>")
-        if len(analysis.pairs) > shown:
-            parts.append(f"<p>The first {shown} pairs are shown side by side below; similarity.csv lists all.</p>")
-    for rank, pair in enumerate(analysis.pairs[:shown], start=1):
-        parts.extend(_pair_section(rank, pair, by_id, analysis, base_code))
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    rows = [PairRow(rank, pair.student_a, pair.student_b, f"{pair.score:.2f}", f"{pair.code_overlap:.0%}",
+                    pair.shared_wrong_outputs, evidence_text(pair, analysis.students))
+            for rank, pair in enumerate(analysis.pairs, start=1)]
+    sections = [_pair_section(rank, pair, by_id, analysis, base_code)
+                for rank, pair in enumerate(analysis.pairs[:shown], start=1)]
+    return render(__package__, TEMPLATE, disclaimer_en=DISCLAIMER_EN, disclaimer_zh=DISCLAIMER_ZH,
+                  students=analysis.students, with_behaviour=analysis.with_behaviour,
+                  candidates=analysis.candidates, notes=[clean(note) for note in analysis.notes], rows=rows,
+                  shown=shown, sections=sections)
 
 
 def _pair_section(rank, pair, by_id, analysis, base_code):
-    escape = html.escape
     shared = analysis.shared_hashes.get((pair.student_a, pair.student_b), set())
     first, second = by_id.get(pair.student_a), by_id.get(pair.student_b)
-    parts = [f"<section class=\"pair\" id=\"pair-{rank}\">",
-             f"<h2>#{rank}: {escape(pair.student_a)} and {escape(pair.student_b)} (score {pair.score:.2f})</h2>",
-             "<ul>"]
-    parts.extend(f"<li>{escape(item)}</li>" for item in evidence_parts(pair, analysis.students))
-    parts.append("</ul>")
+    evidence = tuple(evidence_parts(pair, analysis.students))
+    section = PairSection(rank, pair.student_a, pair.student_b, f"{pair.score:.2f}", evidence, (), 0)
     if first is None or second is None:
-        return [*parts, "</section>"]
+        return section
     labels = list(dict.fromkeys([label for label, _ in first.cells] + [label for label, _ in second.cells]))
     if base_code is not None:
         marked_a, marked_b = _shared_passages(first, second, base_code), _shared_passages(second, first, base_code)
     else:
         marked_a, marked_b = _marked_cells(first, shared), _marked_cells(second, shared)
-    quiet = 0
+    cells, quiet = [], 0
     for label in labels:
         if label not in marked_a and label not in marked_b:
             quiet += 1
             continue
-        parts.append(f"<p class=\"label\">{escape(label)}</p><div class=\"cells\">")
+        sides = []
         for student, marked in ((first, marked_a), (second, marked_b)):
             source = next((code for cell_label, code in student.cells if cell_label == label), None)
-            body = _highlighted(source, marked.get(label, [])) if source is not None else "<em>(no such cell)</em>"
-            parts.append(f"<pre title=\"{escape(student.id)}\">{body}</pre>")
-        parts.append("</div>")
-    if quiet:
-        parts.append(f"<p class=\"label\">{quiet} more solution cells share no passage outside the base code.</p>")
-    parts.append("</section>")
-    return parts
+            segments = _highlighted(source, marked.get(label, [])) if source is not None else None
+            sides.append(CellSide(student.id, segments))
+        cells.append(SharedCell(label, tuple(sides)))
+    return PairSection(rank, pair.student_a, pair.student_b, section.score, evidence, tuple(cells), quiet)
 
 
 def _marked_cells(student, shared):
@@ -179,7 +185,7 @@ def _shared_passages(student, other, base_code):
 
 
 def _highlighted(source, spans):
-    """`source`, escaped, with the union of `spans` inside <mark>."""
+    """`source` as segments, the union of `spans` marked."""
     source = source[:MAX_SHOWN_CHARS]
     merged = []
     for start, end in sorted(spans):
@@ -187,18 +193,18 @@ def _highlighted(source, spans):
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
-    out, position = [], 0
+    segments, position = [], 0
     for start, end in merged:
-        out.append(_shown(source[position:start]))
-        out.append(f"<mark>{_shown(source[start:end])}</mark>")
+        segments.append(Segment(_shown(source[position:start]), False))
+        segments.append(Segment(_shown(source[start:end]), True))
         position = end
-    out.append(_shown(source[position:]))
-    return "".join(out)
+    segments.append(Segment(_shown(source[position:]), False))
+    return tuple(segments)
 
 
 def _shown(text):
-    """Student code as page text: control and bidi characters made visible (safe_text), then escaped."""
-    return html.escape(clean(text, MAX_SHOWN_CHARS))
+    """Student code as page text: control and bidi characters made visible (safe_text); the template escapes it."""
+    return clean(text, MAX_SHOWN_CHARS)
 
 
 def _misconception_name(misconception_id):

@@ -1,0 +1,41 @@
+"""attnkit's messages on stderr, through `logging`: `configure(verbosity)`, called once per command by autograder.cli.
+
+Every module logs to its own `logging.getLogger(__name__)`, under the "autograder" logger. The command's lines that
+the README documents (`attnkit grade: N students ...`, `attnkit: internal error while grading ...`,
+`attnkit: isolation: ...`) are INFO, WARNING or ERROR records printed as their bare message, so stderr reads as it
+always has; progress and diagnostics are DEBUG, shown with `attnkit -v`. Used as a library without `configure`,
+WARNING and above still reach stderr as bare messages (logging's last resort handler), INFO and below do not.
+"""
+
+import logging
+import sys
+
+LOGGER = "autograder"
+FORMAT = "%(message)s"  # the documented lines, exactly
+
+
+class StderrHandler(logging.StreamHandler):
+    """Writes to sys.stderr as it is when a record comes: a redirected or captured stderr gets the lines too."""
+
+    def __init__(self) -> None:
+        logging.Handler.__init__(self)  # not StreamHandler's: it would keep the stream of this moment
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass  # always sys.stderr
+
+
+def configure(verbosity: int = 0) -> None:
+    """attnkit's lines on stderr: INFO and above, DEBUG too with a verbosity of 1 or more. Idempotent: a second
+    call (the tests run many commands in one process) replaces the handler of the first."""
+    logger = logging.getLogger(LOGGER)
+    for handler in [handler for handler in logger.handlers if isinstance(handler, StderrHandler)]:
+        logger.removeHandler(handler)
+    handler = StderrHandler()
+    handler.setFormatter(logging.Formatter(FORMAT))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbosity > 0 else logging.INFO)

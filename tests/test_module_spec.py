@@ -82,3 +82,8 @@ def test_the_exposing_weights_make_every_head_spell_out_its_causal_weights(spec)
     diagonals = weights.diagonal(dim1=1, dim2=3)
     for head in range(heads - 1):
         assert not torch.allclose(diagonals[:, head], diagonals[:, head + 1])
+
+
+def test_a_layout_of_stacked_heads_without_num_heads_is_refused():
+    with pytest.raises(ValueError, match="stacked"):
+        probes.HeadLayout(many=False, stacked=True)

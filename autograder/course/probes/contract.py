@@ -41,6 +41,10 @@ class HeadLayout:
     many: bool
     stacked: bool
 
+    def __post_init__(self):
+        if self.stacked and not self.many:
+            raise ValueError("stacked heads are num_heads modules: a stacked layout needs many=True")
+
     def count(self, case) -> int:
         return case["num_heads"] if self.many else 1
 

@@ -1,11 +1,11 @@
 """README "Add an exercise", followed to the letter in a temporary copy of the checkout: three places, then graded.
 
 The copy gets a toy exercise, `scaled_scores` (one query's attention scores scaled by sqrt(d)), in exactly the three
-places the README names: the reference in solutions/, one declaration next to its checks in
-autograder/course/checks/ with its probe beside it in autograder/course/probes/, and its cells in the source
-notebook. A fresh interpreter that imports the copy must
-then know the exercise with the points of its checks, match the notebook's graded cell, and grade it: full marks
-for the notebook's own solution cell, less for a wrong one.
+places the README names: the reference in solutions/, one declaration next to its checks in a new module of the
+notebook's package under autograder/course/checks/ with its probe in autograder/course/probes/, and its cells in the
+source notebook. A fresh interpreter that imports the copy must then know the exercise with the points of its
+checks, last in its notebook as its cells are, match the notebook's graded cell, and grade it: full marks for the
+notebook's own solution cell, less for a wrong one.
 """
 
 import json
@@ -117,9 +117,11 @@ def add_the_exercise(copy):
     text = init.read_text(encoding="utf-8")
     text = text.replace("from solutions.basics import (\n", "from solutions.basics import (\n    scaled_scores,\n")
     init.write_text(text.replace("__all__ = [\n", '__all__ = [\n    "scaled_scores",\n'), encoding="utf-8")
-    # 2. One declaration next to its checks: exercise, checks, bilingual messages; its probe on the probe side.
-    (copy / "autograder" / "course" / "checks" / "scaled_scores.py").write_text(
-        DECLARATION.format(notebook=NOTEBOOK), encoding="utf-8")
+    # 2. One declaration next to its checks, in a new module of the notebook's package numbered after the last:
+    # exercise, checks, bilingual messages; its probe on the probe side.
+    package = copy / "autograder" / "course" / "checks" / f"n{NOTEBOOK}"
+    number = len(list(package.glob("ex*_*.py"))) + 1
+    (package / f"ex{number}_scaled_scores.py").write_text(DECLARATION.format(notebook=NOTEBOOK), encoding="utf-8")
     (copy / "autograder" / "course" / "probes" / "scaled_scores.py").write_text(PROBES, encoding="utf-8")
     # 3. Its cells in the source notebook: the solution, the public check, the graded cell with the points.
     path = copy / "source" / "attention" / f"{NOTEBOOK}.ipynb"
@@ -138,7 +140,7 @@ INSPECT = textwrap.dedent('''
     import ast, json, sys
     import nbformat
     import autograder
-    from autograder.course.exercises import EXERCISES_BY_ID
+    from autograder.course.exercises import EXERCISES_BY_ID, of_notebook
     from autograder.course import catalog
 
     def run_cell(source, namespace):
@@ -160,6 +162,8 @@ INSPECT = textwrap.dedent('''
     print(json.dumps({"package": autograder.__file__, "notebook": exercise.notebook, "points": exercise.points,
                       "graded_cell_points": cells["test_scaled_scores"].metadata["nbgrader"]["points"],
                       "checks": [check.id for check in catalog.checks_of("scaled_scores")],
+                      "in_notebook": [exercise.id for exercise in of_notebook(exercise.notebook)],
+                      "catalogue": [check.exercise for check in catalog.CHECKS],
                       "solved": solved, "unscaled": unscaled}))
 ''')
 
@@ -190,6 +194,12 @@ def test_a_new_exercise_in_three_places_is_known_and_graded(copy):
     assert Path(seen["package"]).resolve().is_relative_to(copy.resolve()), "the copy's autograder was not the one used"
     assert seen["notebook"] == NOTEBOOK
     assert seen["checks"] == ["scaled_scores.notes", "scaled_scores.random"]
+    # Last of its notebook, as its cells are: after the notebook's other exercises' checks, before the next notebook's.
+    assert seen["in_notebook"][-1] == "scaled_scores" and len(seen["in_notebook"]) > 1
+    catalogue = seen["catalogue"]  # the first notebook's checks come first
+    first_other = next(index for index, exercise in enumerate(catalogue) if exercise not in seen["in_notebook"])
+    assert catalogue[first_other - 2:first_other] == ["scaled_scores", "scaled_scores"]
+    assert "scaled_scores" not in catalogue[first_other:]
     assert seen["points"] == seen["graded_cell_points"] == GRADED_POINTS
     assert seen["solved"] == GRADED_POINTS
     assert seen["unscaled"] < GRADED_POINTS

@@ -440,7 +440,8 @@ def test_mask_hiding_the_diagonal_shows_the_mistake_hint_and_heatmap(driver, lab
         save_screenshot(driver, "causal_mask-wrong")
         failures = [line for line in lines if line.startswith("✘")]
         assert failures, f"no ✘ line for a mask that hides the diagonal: {lines}"
-        # autograder/course/checks/causal.py: mask.hides, then the mask_includes_diagonal misconception's hint
+        # autograder/course/checks/n03_causal_attention/ex1_causal_mask.py: mask.hides, then the
+        # mask_includes_diagonal misconception's hint
         assert "your mask hides token 1 from token 1" in failures[0], failures
         assert "diagonal=1" in failures[0], failures
         assert failures == expected_feedback(causal_mask_source("wrong"), monkeypatch)

@@ -16,8 +16,9 @@ import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import rand, run_probe
 from autograder.course import catalog
-from autograder.course.checks import causal as causal_checks
-from autograder.course.checks import contract
+from autograder.course.checks.module_contract import cases as contract_cases
+from autograder.course.checks.module_contract import judges as contract_judges
+from autograder.course.checks.n03_causal_attention import ex1_causal_mask, ex2_masking_routes, ex3_causal_attention
 from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
@@ -34,6 +35,10 @@ ROUTE_CHECKS = {  # masking_routes: the checks of each route, by the function th
 }
 DEVICE_CHECKS = {"masking_routes.renormalise_device", "masking_routes.neg_inf_device"}
 SEEDS = (DEFAULT_SEED, 0, 1)
+# Notebook 03's own checks and messages (the module contract's are tested with the contract).
+NOTEBOOK_MODULES = (ex1_causal_mask, ex2_masking_routes, ex3_causal_attention)
+CAUSAL_CHECKS = tuple(check for module in NOTEBOOK_MODULES for check in module.CHECKS)
+CAUSAL_MESSAGES = {key: texts for module in NOTEBOOK_MODULES for key, texts in module.MESSAGES.items()}
 
 
 def route_of(student):
@@ -324,8 +329,8 @@ def test_notes_weights_are_those_of_the_reference_self_attention_v2():
 
 
 def test_notes_case_reproduces_the_notes_context_vectors():
-    data = run_probe(causal_checks.probe_forward, {"CausalAttention": solutions.CausalAttention},
-                     causal_checks.notes_case())
+    data = run_probe(causal_probes.probe_forward, {"CausalAttention": solutions.CausalAttention},
+                     ex3_causal_attention.notes_case())
     assert torch.allclose(data["output"], torch.tensor([NOTES_CONTEXT, NOTES_CONTEXT]), atol=1e-4)
 
 
@@ -352,9 +357,9 @@ def test_hidden_messages_show_no_values(exercise_id, student, check_id, named):
 
 
 def test_every_message_is_in_both_languages():
-    for check in causal_checks.CHECKS:
-        assert f"{check.id}.title" in causal_checks.MESSAGES
-    for key, texts in causal_checks.MESSAGES.items():
+    for check in CAUSAL_CHECKS:
+        assert f"{check.id}.title" in CAUSAL_MESSAGES
+    for key, texts in CAUSAL_MESSAGES.items():
         assert set(texts) == {"en", "zh"}, key
         assert set(re.findall(r"{(\w+)", texts["en"])) == set(re.findall(r"{(\w+)", texts["zh"])), key
 
@@ -373,7 +378,7 @@ def is_plain(value):
     return value is None or isinstance(value, bool | int | float | str)
 
 
-@pytest.mark.parametrize("check", causal_checks.CHECKS, ids=lambda check: check.id)
+@pytest.mark.parametrize("check", CAUSAL_CHECKS, ids=lambda check: check.id)
 def test_probes_return_plain_data(check):
     namespace = reference(check.exercise)
     for case in cases_for(check, DEFAULT_SEED):
@@ -383,7 +388,7 @@ def test_probes_return_plain_data(check):
 
 
 def test_cases_are_deterministic_and_carry_what_explain_error_needs():
-    for check in causal_checks.CHECKS:
+    for check in CAUSAL_CHECKS:
         assert cases_for(check, 7) == cases_for(check, 7)
         if check.exercise == "causal_attention":
             for case in cases_for(check, 7):
@@ -421,10 +426,10 @@ def test_checks_are_silent_and_leave_the_notebooks_rng_alone(student, capfd):
 
 def test_dropout_rate_tolerance_is_wide_and_still_catches_a_double_dropout():
     spec = contract_probes.SPECS_BY_EXERCISE["causal_attention"]
-    visible = contract.DROPOUT_BATCH * contract.DROPOUT_TOKENS * (contract.DROPOUT_TOKENS + 1) / 2
-    tolerance = contract.RATE_DEVIATIONS * (0.25 / visible) ** 0.5
+    visible = contract_cases.DROPOUT_BATCH * contract_cases.DROPOUT_TOKENS * (contract_cases.DROPOUT_TOKENS + 1) / 2
+    tolerance = contract_judges.RATE_DEVIATIONS * (0.25 / visible) ** 0.5
     assert tolerance < 0.25  # dropout applied twice zeroes 75 % instead of 50 %
-    case = contract.modes_cases(spec, random.Random(0))[0]
+    case = contract_cases.modes_cases(spec, random.Random(0))[0]
 
     class CausalAttention_dropout_twice(mutants.CausalAttention_forward_mistake):
         def forward(self, x):
@@ -436,7 +441,7 @@ def test_dropout_rate_tolerance_is_wide_and_still_catches_a_double_dropout():
 
     probe = functools.partial(contract_probes.probe_modes, spec)
     data = run_probe(probe, {"CausalAttention": CausalAttention_dropout_twice}, case)
-    verdict = contract.judge_modes(spec, data, case)
+    verdict = contract_judges.judge_modes(spec, data, case)
     assert not verdict.passed and verdict.message_key == "contract.dropout_rate"
 
 

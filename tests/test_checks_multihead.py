@@ -14,8 +14,16 @@ from mutants import multihead as mutants
 import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import ProbeError, as_count, counted_module
-from autograder.course.checks import multihead as checks
+from autograder.course import catalog
 from autograder.course.checks import variants
+from autograder.course.checks.n04_multi_head_attention import (
+    ex1_wrapper,
+    ex2_split_merge,
+    ex3_multi_head_attention,
+    ex4_torch_equivalence,
+    ex5_parameter_counts,
+)
+from autograder.course.checks.n04_multi_head_attention.ex5_parameter_counts import parameter_totals
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 
@@ -261,6 +269,10 @@ def assert_plain(value, path="data"):
         assert value is None or isinstance(value, bool | int | float | str), f"{path}: {type(value)}"
 
 
+NOTEBOOK_MODULES = (ex1_wrapper, ex2_split_merge, ex3_multi_head_attention, ex4_torch_equivalence,
+                    ex5_parameter_counts)
+
+
 class Forbidden:
     def __getattr__(self, name):
         raise AssertionError(f"a probe used solutions.{name}")
@@ -268,7 +280,10 @@ class Forbidden:
 
 @pytest.mark.parametrize("exercise_id", EXERCISE_IDS)
 def test_probes_return_plain_data_without_the_reference(exercise_id, monkeypatch):
-    monkeypatch.setattr(checks, "solutions", Forbidden())
+    with_reference = [module for module in NOTEBOOK_MODULES if "solutions" in vars(module)]
+    assert with_reference  # split_heads and merge_heads are judged against solutions
+    for module in with_reference:  # the judges' reference: a probe must never reach it
+        monkeypatch.setattr(module, "solutions", Forbidden())
     records = probe_exercise(exercise_id, namespace_for(exercise_id, reference(exercise_id)))
     for check_id, data_per_case in records.items():
         for data in data_per_case:
@@ -308,7 +323,7 @@ def test_anything_else_is_not_a_count(value):
 
 
 def test_hidden_cases_cover_the_edges():
-    cases = cases_for(next(c for c in checks.CHECKS if c.id == "multi_head_attention.reference"), DEFAULT_SEED)
+    cases = cases_for(catalog.CHECKS_BY_ID["multi_head_attention.reference"], DEFAULT_SEED)
     assert any(case["num_tokens"] == 1 for case in cases) and any(case["num_tokens"] > 16 for case in cases)
     assert any(case["num_heads"] == 1 for case in cases) and any(case["num_heads"] >= 4 for case in cases)
     assert any(case["dtype"] == "float64" for case in cases)
@@ -375,7 +390,7 @@ def test_parameter_totals_agree_with_the_reference_count(linears, side, nested):
     block = {"linears": [[f"layer{i}", *spec] for i, spec in enumerate(linears)], "mask": side}
     case = {"blocks": [block, block] if nested else [block], "container": "heads" if nested else None}
     module = counted_module(case)
-    trainable, frozen, buffers = checks.parameter_totals(case)
+    trainable, frozen, buffers = parameter_totals(case)
     assert solutions.count_parameters(module) == trainable
     assert sum(p.numel() for p in module.parameters()) == trainable + frozen
     assert sum(b.numel() for b in module.buffers()) == buffers

@@ -15,8 +15,9 @@ from mutants import causal as mutants
 
 import solutions
 from autograder.checking.probing import run_probe
-from autograder.course.checks import contract
-from autograder.course.checks.causal import (
+from autograder.course.checks.module_contract import cases as contract_cases
+from autograder.course.checks.module_contract import judges as contract_judges
+from autograder.course.checks.n03_causal_attention.ex2_masking_routes import (
     judge_on_device,
     weights_cases_device,
 )
@@ -26,7 +27,7 @@ from autograder.running.runner import run_exercise
 from devtools import student_variants
 from devtools.student_variants import Knobs
 
-MASKED_SPECS = [spec for spec in contract.SPECS if spec.kind in ("causal", "wrapper", "multihead")]
+MASKED_SPECS = [spec for spec in contract_probes.SPECS if spec.causal]
 
 
 def gpu_device():
@@ -43,13 +44,13 @@ def reference_class(spec):
 
 def device_check(spec, student, device, seed=0):
     """(probe data, verdict) of the contract's device check with the device forced."""
-    case = {**contract.device_cases(spec, random.Random(seed))[0], "device": device}
+    case = {**contract_cases.device_cases(spec, random.Random(seed))[0], "device": device}
     data = run_probe(functools.partial(contract_probes.probe_device, spec), {spec.class_name: student}, case)
-    return data, contract.judge_device(spec, data, case)
+    return data, contract_judges.judge_device(spec, data, case)
 
 
 def assert_references_pass_on(device):
-    for spec in contract.SPECS:
+    for spec in contract_probes.SPECS:
         for seed in range(3):
             data, verdict = device_check(spec, reference_class(spec), device, seed)
             assert verdict.passed, (spec.exercise, verdict.message_key, verdict.fields)
@@ -112,7 +113,7 @@ def test_masking_routes_are_checked_on_meta():
 @pytest.mark.parametrize("spec", MASKED_SPECS, ids=lambda spec: spec.exercise)
 def test_every_mask_of_a_module_is_checked(spec):
     """The wrapper's masks are its heads' (heads.<i>.mask): each one must be a buffer that follows the module."""
-    case = contract.device_cases(spec, random.Random(0))[0]
+    case = contract_cases.device_cases(spec, random.Random(0))[0]
     names = contract_probes.mask_names(spec, case)
     assert names and all(name.split(".")[-1] == "mask" for name in names)
     data, _ = device_check(spec, reference_class(spec), "meta")
@@ -129,6 +130,6 @@ def test_device_checks_on_the_gpu():
     assert_plain_attribute_caught_on(device)
     assert_mask_made_in_forward_caught_on(device)
     assert_routes_checked_on(device)
-    for spec in contract.SPECS:
+    for spec in contract_probes.SPECS:
         results = run_exercise(spec.exercise, {spec.class_name: reference_class(spec)}, lang="en")
         assert all(result.status == "passed" for result in results), [r.message for r in results]

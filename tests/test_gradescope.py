@@ -125,7 +125,7 @@ def test_bundle_layout(bundle, repo_root):
     expected = {"pyproject.toml", "constraints.txt", "README.md", "autograder/__init__.py",
                 "autograder/integrations/gradescope.py"}
     expected |= {path.relative_to(repo_root).as_posix()
-                 for folder in ("autograder/course/checks", "solutions") for path in (repo_root / folder).glob("*.py")}
+                 for folder in ("autograder/course/checks", "solutions") for path in (repo_root / folder).rglob("*.py")}
     # The release's notebooks: grading restores edited given cells from them (never the source, which has answers).
     expected |= {f"release/attention/{path.name}" for path in (repo_root / "release" / "attention").glob("*.ipynb")}
     assert expected <= names, sorted(expected - names)

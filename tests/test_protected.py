@@ -5,12 +5,13 @@ reference outside the declared packages and folders fails here before student co
 """
 
 import ast
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
-from autograder.course import checks
+from autograder.course import checks, declarations
 from autograder.grading import notebooks
 from autograder.isolation import guards, protected
 
@@ -106,6 +107,18 @@ def test_the_import_blocker_refuses_every_protected_module():
             with pytest.raises(ImportError):
                 blocker.find_spec(module)
     assert blocker.find_spec("autograder.running.runner") is None
+
+
+def test_every_module_of_the_checks_subpackages_is_blocked_and_unreadable():
+    """The notebook packages sit inside the checks package: a student naming one of their modules, or its file,
+    meets the import blocker and the protected paths like the package itself."""
+    blocker = guards.ReferenceImportBlocker()
+    names = declarations.module_names()
+    assert any(name.count(".") >= 4 for name in names)  # autograder.course.checks.<package>.<module>
+    for name in names:
+        with pytest.raises(ImportError):
+            blocker.find_spec(name)
+        assert protected.is_protected(importlib.util.find_spec(name).origin), name
 
 
 def test_the_checks_depend_only_on_protected_code_and_the_generic_checking_machinery():

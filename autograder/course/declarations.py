@@ -1,13 +1,17 @@
-"""Where the course is declared: every module of autograder.course.checks that has CHECKS, in course order.
+"""Where the course is declared: every module of autograder.course.checks, subpackages included, that has CHECKS,
+in course order.
 
-Each such module declares, next to its checks, the exercises they grade (`EXERCISES`), their bilingual
-messages (`MESSAGES`) and, optionally, misconceptions of its own (`MISCONCEPTIONS`). Nothing lists the modules:
-a new one is found here, so adding an exercise never touches the catalogue.
+Each notebook has a package of its own (`n01_attention_without_weights`, ...) with one module per exercise or small
+group of exercises, named so that they sort in the notebook's order (`ex1_softmax`, `ex2_context_vectors`). Each
+such module declares, next to its checks, the exercises they grade (`EXERCISES`), their bilingual messages
+(`MESSAGES`) and, optionally, misconceptions of its own (`MISCONCEPTIONS`). Nothing lists the modules: a new one
+is found here, so adding an exercise never touches the catalogue.
 """
 
 import functools
 import importlib
 import pkgutil
+from types import ModuleType
 
 from autograder.course import checks
 
@@ -15,12 +19,17 @@ LAST = "\uffff"  # modules that declare no exercise (the module contract) come a
 
 
 @functools.cache
-def check_modules():
+def check_modules() -> tuple[ModuleType, ...]:
     """The declaring modules, by the first notebook they grade, then by name (the catalogue's check order)."""
-    names = sorted(info.name for info in pkgutil.iter_modules(checks.__path__))
-    modules = [importlib.import_module(f"{checks.__name__}.{name}") for name in names]
+    modules = [importlib.import_module(name) for name in module_names()]
     declaring = [module for module in modules if hasattr(module, "CHECKS")]
     return tuple(sorted(declaring, key=lambda module: (_first_notebook(module), module.__name__)))
+
+
+def module_names() -> list[str]:
+    """The dotted name of every module under autograder.course.checks, packages included, sorted."""
+    # walk_packages imports each subpackage to look inside it: the packages hold nothing but their notebook's name.
+    return sorted(info.name for info in pkgutil.walk_packages(checks.__path__, prefix=f"{checks.__name__}."))
 
 
 def _first_notebook(module):

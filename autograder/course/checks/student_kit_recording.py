@@ -10,14 +10,32 @@ reference, so the stored numbers are the live judge's numbers for those weights.
 import torch
 
 import solutions
-from autograder.course.checks import basics, causal, multihead, self_attention, variants
+from autograder.course.checks import variants
 from autograder.course.checks.helpers import PROJECTIONS
+from autograder.course.checks.n01_attention_without_weights import ex1_softmax, ex2_context_vectors
+from autograder.course.checks.n02_trainable_self_attention import ex1_self_attention, ex2_transfer_weights
+from autograder.course.checks.n03_causal_attention import ex1_causal_mask, ex2_masking_routes, ex3_causal_attention
+from autograder.course.checks.n04_multi_head_attention import (
+    ex1_wrapper,
+    ex2_split_merge,
+    ex3_multi_head_attention,
+    ex4_torch_equivalence,
+    ex5_parameter_counts,
+    shared,
+)
+from autograder.course.probes import basics as basics_probes
 from autograder.course.probes import causal as causal_probes
+from autograder.course.probes import multihead as multihead_probes
+from autograder.course.probes import self_attention as self_attention_probes
+
+# The modules whose public checks are recorded here (RECORDERS says which checks).
+RECORDED = (ex1_softmax, ex2_context_vectors, ex1_self_attention, ex2_transfer_weights, ex1_causal_mask,
+            ex2_masking_routes, ex3_causal_attention, ex1_wrapper, ex2_split_merge, ex3_multi_head_attention,
+            ex4_torch_equivalence, ex5_parameter_counts)
 
 # The names each exercise's checks receive, from the declarations beside the checks (this module lives with
 # them: it runs the reference, so it is as protected as they are, and the kit never carries it).
-EXERCISE_NAMES = {exercise.id: exercise.names
-                  for module in (basics, self_attention, causal, multihead) for exercise in module.EXERCISES}
+EXERCISE_NAMES = {exercise.id: exercise.names for module in RECORDED for exercise in module.EXERCISES}
 
 
 def reference_namespace(exercise_id):
@@ -37,25 +55,25 @@ def as_dtype(weights, dtype):
 
 
 def record_softmax(check, case):
-    x, dim = basics.case_tensor(case), case.get("dim", 0)
+    x, dim = basics_probes.case_tensor(case), case.get("dim", 0)
     if check.exercise == "softmax_naive":
         expected = solutions.softmax_naive(x)
     else:
         expected = solutions.softmax_stable(x, dim=case["dim"])
     return "softmax", {"name": check.exercise, "inputs": {"x": x},
-                       "expect": {"output": expected, "mistakes": basics.softmax_mistakes(x, dim)}}
+                       "expect": {"output": expected, "mistakes": ex1_softmax.softmax_mistakes(x, dim)}}
 
 
 def record_context_vectors(check, case):
-    x = basics.case_tensor(case)
+    x = basics_probes.case_tensor(case)
     return "context_vectors", {"inputs": {"x": x}, "expect": {"output": solutions.context_vectors(x),
-                                                              "mistakes": basics.context_mistakes(x)}}
+                                                              "mistakes": ex2_context_vectors.context_mistakes(x)}}
 
 
 def record_self_attention(check, case):
     state = reference_probe(check, case)["state"]
-    weights = self_attention.projection_weights(check.exercise, state, case)  # nn.Linear layout, float64
-    x = self_attention.attention_input(case)
+    weights = ex1_self_attention.projection_weights(check.exercise, state, case)  # nn.Linear layout, float64
+    x = self_attention_probes.attention_input(case)
     return "self_attention", {
         "name": EXERCISE_NAMES[check.exercise][0],
         "inputs": {"x": x},
@@ -66,8 +84,8 @@ def record_self_attention(check, case):
 
 
 def record_transfer(check, case):
-    v1_start, v2 = self_attention.transfer_weights(case)
-    square_start, square_v2 = self_attention.transfer_weights(self_attention.square_case(case))
+    v1_start, v2 = self_attention_probes.transfer_weights(case)
+    square_start, square_v2 = self_attention_probes.transfer_weights(self_attention_probes.square_case(case))
     candidates = {
         name: [("weights_not_transposed", v2[name])]
         + [("weights_mixed_up", v2[other].T) for other in PROJECTIONS if other != name]
@@ -90,11 +108,11 @@ def record_causal_mask(check, case):
 
 def record_causal_weights(check, case):
     if "renormalise" in check.id:
-        name, x = "causal_weights_renormalised", causal.weights_input(case)
-        expected, mistakes = solutions.causal_weights_renormalised(x), causal.renormalise_mistakes(x)
+        name, x = "causal_weights_renormalised", causal_probes.weights_input(case)
+        expected, mistakes = solutions.causal_weights_renormalised(x), ex2_masking_routes.renormalise_mistakes(x)
     else:
-        name, x = "causal_weights_neg_inf", causal.scores_input(case)
-        expected, mistakes = solutions.causal_weights_neg_inf(x), causal.neg_inf_mistakes(x)
+        name, x = "causal_weights_neg_inf", causal_probes.scores_input(case)
+        expected, mistakes = solutions.causal_weights_neg_inf(x), ex2_masking_routes.neg_inf_mistakes(x)
     return "causal_weights", {"name": name, "inputs": {"x": x},
                               "expect": {"output": expected, "mistakes": mistakes,
                                          "future": variants.mask_for("future", expected.shape[-1])}}
@@ -102,7 +120,7 @@ def record_causal_weights(check, case):
 
 def record_causal_attention(check, case):
     weights = reference_probe(check, case)["state"]
-    x = causal.attention_input(case)
+    x = causal_probes.attention_input(case)
     return "causal_attention", {
         "init_seed": case.get("init_seed", causal_probes.NOTES_CAUSAL_SEED),
         "inputs": {"x": x},
@@ -113,8 +131,8 @@ def record_causal_attention(check, case):
 
 def record_wrapper(check, case):
     state = reference_probe(check, case)["state"]
-    x = multihead.attention_input(case)
-    per_head = [multihead.projection_weights(state, f"heads.{i}.") for i in range(case["num_heads"])]
+    x = multihead_probes.attention_input(case)
+    per_head = [shared.projection_weights(state, f"heads.{i}.") for i in range(case["num_heads"])]
     heads = [variants.attention(x, weights) for weights in per_head]
     wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=dim)) for dim in (1, 0)]
     wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
@@ -124,15 +142,15 @@ def record_wrapper(check, case):
 
 
 def record_split_heads(check, case):
-    x = multihead.split_input(case)
+    x = multihead_probes.split_input(case)
     wrong = [("split_without_transpose", variants.split(x, case["num_heads"], "view_only"))]
     return "split_heads", {"inputs": {"x": x},
                            "expect": {"output": solutions.split_heads(x, case["num_heads"]), "variants": wrong}}
 
 
 def record_merge_heads(check, case):
-    x = multihead.merge_input(case)
-    expected = multihead.round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x)
+    x = multihead_probes.merge_input(case)
+    expected = multihead_probes.round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x)
     wrong = [
         ("merge_without_transpose", variants.merge(x, "no_transpose")),
         ("heads_on_token_axis", variants.merge(x, "token_axis")),
@@ -142,8 +160,8 @@ def record_merge_heads(check, case):
 
 
 def record_multi_head_attention(check, case):
-    weights = multihead.projection_weights(reference_probe(check, case)["state"])
-    x, mask = multihead.attention_input(case), multihead.padding_mask(case)
+    weights = shared.projection_weights(reference_probe(check, case)["state"])
+    x, mask = multihead_probes.attention_input(case), multihead_probes.padding_mask(case)
     knobs = {"num_heads": case["num_heads"], "attention_mask": mask}
     inputs = {"x": x} if mask is None else {"x": x, "attention_mask": mask}
     expect = {"output": variants.attention(x, weights, **knobs),
@@ -156,7 +174,7 @@ def record_multi_head_attention(check, case):
 
 
 def record_torch_equivalence(check, case):
-    weights, x = multihead.equivalence_weights(case), multihead.equivalence_input(case)
+    weights, x = multihead_probes.equivalence_weights(case), multihead_probes.equivalence_input(case)
     num_tokens, context_length = case["num_tokens"], case["context_length"]
     inputs = {
         "x": x,
@@ -169,7 +187,7 @@ def record_torch_equivalence(check, case):
 
 
 def record_parameter_counts(check, case):
-    trainable, frozen, buffers = multihead.parameter_totals(case)
+    trainable, frozen, buffers = ex5_parameter_counts.parameter_totals(case)
     wrong_counts = [("counts_buffers", trainable + buffers), ("counts_frozen", trainable + frozen),
                     ("counts_buffers", trainable + frozen + buffers)]
     return "parameter_counts", {"expect": {"trainable": trainable, "wrong_counts": wrong_counts}}

@@ -19,7 +19,7 @@ of mistakes, and its values cover that family completely:
 Judges run these with the student's own weights and inputs: `attention_variants` returns the output of
 every single-knob mistake, and a misconception is named only when one of them reproduces the student's.
 Dropout, bias and buffer mistakes do not change an eval-mode output with the student's weights: the
-module contract (autograder.course.checks.contract) recognises those.
+module contract (autograder.course.checks.module_contract) recognises those.
 """
 
 import torch

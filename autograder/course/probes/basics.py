@@ -1,5 +1,5 @@
 """Probes of notebook 01 (softmax_naive, softmax_stable, context_vectors): call the student's function on the
-case's input and report plain data. The judges are in autograder.course.checks.basics.
+case's input and report plain data. The judges are in autograder.course.checks.n01_attention_without_weights.
 """
 
 import torch

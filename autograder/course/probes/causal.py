@@ -1,5 +1,6 @@
 """Probes of notebook 03 (causal_mask, the two masking routes, CausalAttention): the notes' inputs rebuilt without
-the reference, the student's functions and module called on them. The judges are in autograder.course.checks.causal.
+the reference, the student's functions and module called on them. The judges are in
+autograder.course.checks.n03_causal_attention.
 """
 
 import functools

@@ -1,4 +1,4 @@
-"""The probe half of the module contract (autograder.course.checks.contract has the judges): what each module
+"""The probe half of the module contract (autograder.course.checks.module_contract has the judges): what each module
 exercise's class promises (`ModuleSpec`, `SPECS`), built and called as the book does.
 """
 
@@ -21,44 +21,83 @@ from autograder.course.probes.inputs import DTYPES
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0
 
 
+# Sizes a constructor may store as ints: {attribute: (its value for a case, how the given __init__ computes it)}.
+SIZE_ATTRIBUTES = {
+    "d_out": (lambda case: case["d_out"], "d_out"),
+    "num_heads": (lambda case: case["num_heads"], "num_heads"),
+    "head_dim": (lambda case: case["d_out"] // case["num_heads"], "d_out // num_heads"),
+}
+
+
+@dataclass(frozen=True)
+class HeadLayout:
+    """How a module holds its heads; every question the contract asks about heads is answered here.
+
+    `many`: the constructor takes num_heads. `stacked`: the heads are num_heads modules in `heads` (an
+    nn.ModuleList), each with its own d_out, outputs side by side; otherwise one set of projections holds every
+    head (d_out = num_heads * head_dim, split into heads by the forward pass).
+    """
+
+    many: bool
+    stacked: bool
+
+    def __post_init__(self):
+        if self.stacked and not self.many:
+            raise ValueError("stacked heads are num_heads modules: a stacked layout needs many=True")
+
+    def count(self, case) -> int:
+        return case["num_heads"] if self.many else 1
+
+    def groups(self, case) -> tuple[tuple[str, int], ...]:
+        """(attribute prefix, heads it holds) of each set of projections: ("heads.0.", 1)... or ("", count)."""
+        if self.stacked:
+            return tuple((f"heads.{index}.", 1) for index in range(case["num_heads"]))
+        return (("", self.count(case)),)
+
+    def d_out(self, head_dim: int, num_heads: int) -> int:
+        """The constructor's d_out for heads of head_dim features: per head when stacked, all heads' otherwise."""
+        return head_dim if self.stacked else head_dim * num_heads
+
+    def output_features(self, case) -> int:
+        return case["d_out"] * (case["num_heads"] if self.stacked else 1)
+
+
+ONE_HEAD = HeadLayout(many=False, stacked=False)
+STACKED_HEADS = HeadLayout(many=True, stacked=True)
+SPLIT_HEADS = HeadLayout(many=True, stacked=False)
+
+
 @dataclass(frozen=True)
 class ModuleSpec:
-    """What one module exercise's class promises. `kind` names its constructor and layout:
+    """What one module exercise's class promises: its constructor, layout and behaviour, as plain fields.
 
-    v1        Class(d_in, d_out): raw (d_in, d_out) parameters W_query/W_key/W_value; input (num_tokens, d_in)
-    v2        Class(d_in, d_out, qkv_bias=False): nn.Linear layers; input (num_tokens, d_in)
-    causal    Class(d_in, d_out, context_length, dropout, qkv_bias=False): nn.Linear layers and a `mask` buffer;
-              input (b, num_tokens, d_in), output (b, num_tokens, d_out)
-    wrapper   Class(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False): num_heads causal heads in
-              `heads`; output (b, num_tokens, num_heads * d_out)
-    multihead Class(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False): one set of projections
-              split into heads, an `out_proj` (always with a bias) and a `mask` buffer
+    `arguments` are the book's positional constructor arguments, named as case keys ("dropout": the rate a probe
+    asks for); qkv_bias=False is a keyword where `has_qkv_bias`. `raw_projections`: W_query/W_key/W_value are
+    (d_in, d_out) parameters used as x @ W, not nn.Linear layers. `out_proj`: an nn.Linear(d_out, d_out) that
+    always has a bias. `attributes`: sizes the constructor stores (keys of SIZE_ATTRIBUTES). `batched`: input
+    (b, num_tokens, d_in), else (num_tokens, d_in). `causal`: a `mask` buffer (in each head, when stacked) hides
+    the future.
     """
 
     exercise: str
     class_name: str
-    kind: str
     points: dict  # check name (structure, modes, device, properties) -> points
+    arguments: tuple[str, ...]
+    heads: HeadLayout = ONE_HEAD
+    has_qkv_bias: bool = True
+    raw_projections: bool = False
+    out_proj: bool = False
+    attributes: tuple[str, ...] = ()
+    batched: bool = False
+    causal: bool = False
 
     @property
-    def batched(self):
-        return self.kind not in ("v1", "v2")
-
-    @property
-    def causal(self):
-        return self.batched
-
-    @property
-    def has_dropout(self):
-        return self.batched
-
-    @property
-    def has_qkv_bias(self):
-        return self.kind != "v1"
+    def has_dropout(self) -> bool:
+        return "dropout" in self.arguments
 
 
 def head_count(spec, case):
-    return case["num_heads"] if spec.kind in ("wrapper", "multihead") else 1
+    return spec.heads.count(case)
 
 
 def build(spec, namespace, case, dropout=0.0):
@@ -73,12 +112,7 @@ def build(spec, namespace, case, dropout=0.0):
 
 def constructor_arguments(spec, case, dropout=0.0):
     """The positional arguments of the book's constructor call."""
-    d_in, d_out = case["d_in"], case["d_out"]
-    if spec.kind in ("v1", "v2"):
-        return (d_in, d_out)
-    if spec.kind == "causal":
-        return (d_in, d_out, case["context_length"], dropout)
-    return (d_in, d_out, case["context_length"], dropout, case["num_heads"])
+    return tuple(dropout if name == "dropout" else case[name] for name in spec.arguments)
 
 
 def constructor_keywords(spec, case):
@@ -90,18 +124,14 @@ def constructor_keywords(spec, case):
 
 def promised_attributes(spec, case):
     """{attribute: (value, how the given __init__ computes it)} of the sizes the constructor stores."""
-    if spec.kind != "multihead":
-        return {}
-    d_out, num_heads = case["d_out"], case["num_heads"]
-    return {"d_out": (d_out, "d_out"), "num_heads": (num_heads, "num_heads"),
-            "head_dim": (d_out // num_heads, "d_out // num_heads")}
+    return {name: (SIZE_ATTRIBUTES[name][0](case), SIZE_ATTRIBUTES[name][1]) for name in spec.attributes}
 
 
 def mask_names(spec, case):
     """The buffers that hold a causal mask."""
-    if spec.kind == "wrapper":
-        return tuple(f"heads.{i}.mask" for i in range(case["num_heads"]))
-    return ("mask",) if spec.kind in ("causal", "multihead") else ()
+    if not spec.causal:
+        return ()
+    return tuple(f"{prefix}mask" for prefix, _ in spec.heads.groups(case))
 
 
 def module_input(spec, case, seed_offset=0):
@@ -142,14 +172,16 @@ def exposing_weights(spec, case):
         return {"W_query.weight": torch.cat([eye * scale, zeros]), "W_key.weight": torch.cat([eye, zeros]),
                 "W_value.weight": torch.cat([eye, ones])}  # each (tokens + 1, tokens)
 
-    heads = [head(index) for index in range(head_count(spec, case))]
-    if spec.kind == "wrapper":
-        return {f"heads.{i}.{name}": value for i, weights in enumerate(heads) for name, value in weights.items()}
-    if spec.kind == "multihead":
-        stacked = {name: torch.cat([weights[name] for weights in heads]) for name in heads[0]}
+    weights, first = {}, 0
+    for prefix, count in spec.heads.groups(case):
+        heads = [head(index) for index in range(first, first + count)]
+        first += count
+        # One set of projections holds its heads' rows one after the other.
+        weights.update({f"{prefix}{name}": torch.cat([one[name] for one in heads]) for name in heads[0]})
+    if spec.out_proj:
         d_out = case["d_out"]
-        return {**stacked, "out_proj.weight": torch.eye(d_out), "out_proj.bias": torch.zeros(d_out)}
-    return heads[0]
+        weights.update({"out_proj.weight": torch.eye(d_out), "out_proj.bias": torch.zeros(d_out)})
+    return weights
 
 
 def exposing_module(spec, namespace, case, dropout):
@@ -268,15 +300,23 @@ def probe_properties(spec, namespace, case):
     return data
 
 
+# The constructors' positional arguments, as the book calls them.
+SIZES = ("d_in", "d_out")
+CAUSAL = (*SIZES, "context_length", "dropout")
+MULTI_HEAD = (*CAUSAL, "num_heads")
+
 SPECS = (
-    ModuleSpec("self_attention_v1", "SelfAttention_v1", "v1", {"structure": 0.5, "device": 0.5, "properties": 1}),
-    ModuleSpec("self_attention_v2", "SelfAttention_v2", "v2", {"structure": 0.5, "device": 0.5, "properties": 1}),
-    ModuleSpec("causal_attention", "CausalAttention", "causal",
-               {"structure": 1, "modes": 2, "device": 1.5, "properties": 1.5}),
-    ModuleSpec("mha_wrapper", "MultiHeadAttentionWrapper", "wrapper",
-               {"structure": 0.5, "modes": 1, "device": 0.5, "properties": 0.5}),
-    ModuleSpec("multi_head_attention", "MultiHeadAttention", "multihead",
-               {"structure": 1, "modes": 1, "device": 1, "properties": 1}),
+    ModuleSpec("self_attention_v1", "SelfAttention_v1", {"structure": 0.5, "device": 0.5, "properties": 1},
+               SIZES, has_qkv_bias=False, raw_projections=True),
+    ModuleSpec("self_attention_v2", "SelfAttention_v2", {"structure": 0.5, "device": 0.5, "properties": 1}, SIZES),
+    ModuleSpec("causal_attention", "CausalAttention", {"structure": 1, "modes": 2, "device": 1.5, "properties": 1.5},
+               CAUSAL, batched=True, causal=True),
+    ModuleSpec("mha_wrapper", "MultiHeadAttentionWrapper",
+               {"structure": 0.5, "modes": 1, "device": 0.5, "properties": 0.5},
+               MULTI_HEAD, heads=STACKED_HEADS, batched=True, causal=True),
+    ModuleSpec("multi_head_attention", "MultiHeadAttention", {"structure": 1, "modes": 1, "device": 1, "properties": 1},
+               MULTI_HEAD, heads=SPLIT_HEADS, out_proj=True, attributes=("d_out", "num_heads", "head_dim"),
+               batched=True, causal=True),
 )
 
 

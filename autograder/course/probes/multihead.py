@@ -1,5 +1,6 @@
 """Probes of notebook 04 (the wrapper, split_heads/merge_heads, MultiHeadAttention and its padding mask, the
-nn.MultiheadAttention conversion, counting parameters). The judges are in autograder.course.checks.multihead.
+nn.MultiheadAttention conversion, counting parameters). The judges are in
+autograder.course.checks.n04_multi_head_attention.
 """
 
 import torch

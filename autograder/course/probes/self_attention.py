@@ -1,6 +1,6 @@
 """Probes of notebook 02 (SelfAttention_v1/v2, exercise 3.1's weight transfer). The transfer probe hands the
 student's function stand-in modules built from plain torch, so a bug in the student's own classes cannot cost
-exercise 3.1 its points. The judges are in autograder.course.checks.self_attention.
+exercise 3.1 its points. The judges are in autograder.course.checks.n02_trainable_self_attention.
 """
 
 import torch

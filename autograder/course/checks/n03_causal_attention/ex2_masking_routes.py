@@ -1,13 +1,9 @@
-"""Checks for notebook 03: the causal mask, the two masking routes, CausalAttention.
+"""Checks for the two masking routes (notebook 03): causal_weights_renormalised(attn_weights) and
+causal_weights_neg_inf(attn_scores), one exercise.
 
-Public checks use the notes' numbers: the attention weights of SelfAttention_v2 built under seed 789
-and CausalAttention(3, 2, 6, 0.0) under seed 123 on the two-sentence batch. Hidden checks use
-random shapes, float64, 4-D scores and batches; the masking routes also run on inputs on the `meta` device
-(a tensor made inside without device= shows there). Every CausalAttention output is compared with the
-reference loaded with the student's OWN weights, and every single-knob mistake of autograder.course.checks.variants is
-tried on the same weights to name what went wrong. CausalAttention's structure, dropout, buffer and
-properties are the module contract's (autograder.course.checks.contract).
-Probes seed the global RNG only inside `seeded`, which restores it: a notebook's own seeds stay valid.
+Public checks use the notes' attention weights and scores of SelfAttention_v2 built under seed 789. Hidden checks
+use random shapes, float64, 4-D scores and batches, and inputs on the `meta` device (a tensor made inside without
+device= shows there).
 """
 
 import contextlib
@@ -17,18 +13,12 @@ import torch
 
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, diagnose, same
-from autograder.checking.judging import causal_mask_verdict, causal_weights_problem
-from autograder.course.checks.helpers import (
-    dtype_verdict,
-    notes_inputs,
-)
-from autograder.course.checks.variants import attention, attention_variants, mask_for
+from autograder.checking.compare import diagnose
+from autograder.checking.judging import causal_weights_problem
+from autograder.course.checks.helpers import dtype_verdict
+from autograder.course.checks.n03_causal_attention import NOTEBOOK
+from autograder.course.checks.variants import mask_for
 from autograder.course.probes.causal import (
-    NOTES_D_OUT,
-    attention_input,
-    probe_causal_mask,
-    probe_forward,
     probe_neg_inf,
     probe_on_device,
     probe_renormalised,
@@ -36,52 +26,15 @@ from autograder.course.probes.causal import (
     weights_input,
 )
 
-NOTEBOOK = "03_causal_attention"
-
-# The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
-# (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (
-    Exercise("causal_mask", NOTEBOOK, ("causal_mask",),
-             {"en": "The causal mask", "zh": "因果掩码"}),
     Exercise("masking_routes", NOTEBOOK, ("causal_weights_renormalised", "causal_weights_neg_inf"),
              {"en": "The two masking routes", "zh": "两种遮蔽方式"}),
-    Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
-             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：缓冲区与前向传播"}),
 )
 
 
-
-
-# ---------------------------------------------------------------------------------------------
-# causal_mask(num_tokens)
-
-
-def mask_cases_notes(rng):
-    return [{"num_tokens": 6}]
-
-
-def mask_cases_sizes(rng):
-    # 1 token is the edge case (nothing to hide); more than 16 catches masks built for the toy size.
-    return [{"num_tokens": n} for n in (1, rng.randint(2, 5), rng.randint(17, 40))]
-
-
-
-
-def judge_causal_mask(data, case):
-    num_tokens = case["num_tokens"]
-    mistakes = {kind_id: mask_for(kind, num_tokens)
-                for kind_id, kind in (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))}
-    return causal_mask_verdict(data["mask"], solutions.causal_mask(num_tokens), mistakes, num_tokens)
-
-
-# ---------------------------------------------------------------------------------------------
 # masking_routes: causal_weights_renormalised(attn_weights) and causal_weights_neg_inf(attn_scores), one
 # exercise. Both return weights of shape (..., num_tokens, num_tokens); one judge serves both, and each
 # probe looks up its own function, so a mistake in one route costs only that route's checks.
-
-
-
-
 
 
 def weights_cases_notes(rng):
@@ -109,16 +62,6 @@ def weights_cases_device(rng):
     num_tokens = rng.randint(3, 9)
     return [{"seed": rng.randrange(2**31), "shape": [rng.randint(1, 3), rng.randint(2, 4), num_tokens, num_tokens],
              "dtype": "float32", "device": "auto"}]
-
-
-
-
-
-
-
-
-
-
 
 
 def judge_on_device(data, case):
@@ -201,82 +144,7 @@ def judge_causal_weights(got, expected, mistakes_of):
     return Verdict(False, key, fields, misconception=diagnose(got, expected, mistakes_of()), heatmap=True, **shown)
 
 
-# ---------------------------------------------------------------------------------------------
-# CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False): shared helpers
-
-def attention_case(rng, *, num_tokens, batch, qkv_bias=False, dtype="float32"):
-    """A hidden case: d_in != d_out, head_dim = d_out >= 2, num_tokens < context_length (the mask must be sliced).
-
-    num_tokens and context_length are keys of their own: diagnosis.explain_error reads them to name an unsliced mask.
-    """
-    d_in = rng.randint(2, 6)
-    d_out = rng.choice([d for d in range(2, 8) if d != d_in])
-    return {"seed": rng.randrange(2**31), "init_seed": rng.randrange(2**31), "batch": batch,
-            "num_tokens": num_tokens, "context_length": num_tokens + rng.randint(1, 6),
-            "d_in": d_in, "d_out": d_out, "qkv_bias": qkv_bias, "dtype": dtype}
-
-
-def notes_case():
-    return {"input": "notes", "batch": 2, "num_tokens": 6, "context_length": 6,
-            "d_in": len(notes_inputs()[0]), "d_out": NOTES_D_OUT, "qkv_bias": False, "dtype": "float32"}
-
-
-
-
-
-
-
-
-
-
-def judging_transpose_crash(judge):
-    def judge_after_transpose_crash(data, case):
-        if data.get("transpose_crash"):
-            return Verdict(False, "causal_attention.transpose_batched", misconception="transpose_batched")
-        return judge(data, case)
-
-    return judge_after_transpose_crash
-
-
-# ---------------------------------------------------------------------------------------------
-# CausalAttention: output on the notes' batch and on random shapes
-
-
-def attention_cases_random(rng):
-    # A mid-sized batch first: an unsliced mask crashes here with a message that names it. Then long
-    # sequences in float64 with biases; then a single token (a crash for an unsliced mask, too).
-    return [
-        attention_case(rng, num_tokens=rng.randint(3, 8), batch=rng.randint(2, 3)),
-        attention_case(rng, num_tokens=rng.randint(17, 22), batch=rng.randint(1, 2), qkv_bias=True, dtype="float64"),
-        attention_case(rng, num_tokens=1, batch=rng.randint(1, 3), qkv_bias=rng.random() < 0.5),
-    ]
-
-
-def attention_cases_notes(rng):
-    return [notes_case()]
-
-
-
-
-@judging_transpose_crash
-def judge_forward(data, case):
-    if data["forbidden"]:
-        return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
-    x, got, weights = attention_input(case), data["output"], data["state"]
-    expected = attention(x, weights)
-    if same(got, expected):
-        return dtype_verdict("causal_weights", got, expected.dtype)
-    variants = attention_variants(x, weights)
-    verdict = compare(got, expected, message_key="causal_attention.wrong_output", variants=variants,
-                      input_shape=tuple(x.shape))
-    if verdict.misconception is None and data["transpose_batched"]:
-        verdict.misconception = "transpose_batched"
-    return verdict
-
-
 CHECKS = (
-    Check("causal_mask.notes", "causal_mask", 2, False, mask_cases_notes, probe_causal_mask, judge_causal_mask),
-    Check("causal_mask.sizes", "causal_mask", 4, True, mask_cases_sizes, probe_causal_mask, judge_causal_mask),
     Check("masking_routes.renormalise_notes", "masking_routes", 1, False, weights_cases_notes, probe_renormalised,
           judge_renormalised),
     Check("masking_routes.renormalise_random", "masking_routes", 2.5, True, weights_cases_random,
@@ -289,36 +157,10 @@ CHECKS = (
           judge_neg_inf),
     Check("masking_routes.neg_inf_device", "masking_routes", 0.5, True, weights_cases_device,
           partial(probe_on_device, "causal_weights_neg_inf", "scores"), judge_on_device),
-    # With the module contract's structure, modes, device and properties (autograder.course.checks.contract): 11 points.
-    Check("causal_attention.notes", "causal_attention", 2, False, attention_cases_notes, probe_forward,
-          judge_forward),
-    Check("causal_attention.random", "causal_attention", 3, True, attention_cases_random, probe_forward,
-          judge_forward),
 )
 
 
 MESSAGES = {
-    "causal_mask.notes.title": {
-        "en": "causal_mask(6) blocks exactly the future tokens",
-        "zh": "causal_mask(6) 恰好遮住所有未来 token",
-    },
-    "causal_mask.sizes.title": {
-        "en": "causal_mask is right for other sizes (1 token up to long sequences)",
-        "zh": "causal_mask 在其他长度上也正确（从 1 个 token 到长序列）",
-    },
-    "mask.lets_see": {
-        "en": "your mask lets token {query} see token {key}, which comes later",
-        "zh": "你的掩码让 token {query} 看到了在它之后的 token {key}",
-    },
-    "mask.hides": {
-        "en": "your mask hides token {key} from token {query}, although token {query} may see it",
-        "zh": "你的掩码对 token {query} 遮住了 token {key}，但 token {query} 应当能看到它",
-    },
-    "mask.dtype": {
-        "en": "the mask must be a bool tensor (True = hidden), got {dtype}; try .bool()",
-        "zh": "掩码必须是 bool 张量（True 表示遮住），实际是 {dtype}；可以用 .bool()",
-    },
-    # The two masking routes
     "masking_routes.renormalise_notes.title": {
         "en": "causal_weights_renormalised: the notes' attention weights (SelfAttention_v2, seed 789), masked and "
         "renormalised",
@@ -383,30 +225,5 @@ MESSAGES = {
     "causal_weights.dtype": {
         "en": "the result has dtype {got_dtype}, expected {expected_dtype}: keep the input's dtype",
         "zh": "结果的 dtype 是 {got_dtype}，期望 {expected_dtype}：请保持输入的 dtype",
-    },
-    # CausalAttention
-    "causal_attention.notes.title": {
-        "en": "CausalAttention(3, 2, 6, 0.0) on the notes' batch of two sentences (seed 123)",
-        "zh": "CausalAttention(3, 2, 6, 0.0) 作用于笔记中由两句话组成的 batch（种子 123）",
-    },
-    "causal_attention.random.title": {
-        "en": "CausalAttention matches the reference on other shapes (batches, 1 to 20+ tokens, biases, float64)",
-        "zh": "CausalAttention 在其他形状上与参考实现一致（不同 batch、1 到 20 多个 token、偏置、float64）",
-    },
-    "causal_attention.missing_layer": {
-        "en": "the module has no nn.Linear called {name}: keep the layers of the given __init__",
-        "zh": "模块中没有名为 {name} 的 nn.Linear：请保留给定 __init__ 中的各层",
-    },
-    "causal_attention.builtin": {
-        "en": "the forward pass calls {names}: write the attention yourself",
-        "zh": "前向传播调用了 {names}：请自己实现注意力计算",
-    },
-    "causal_attention.transpose_batched": {
-        "en": "`.T` on the batched keys reverses all three axes, so the shapes no longer fit",
-        "zh": "对带 batch 维的 keys 使用 `.T` 会反转全部三个维度，形状因此对不上",
-    },
-    "causal_attention.wrong_output": {
-        "en": "the context vectors differ from the reference run with your own weights",
-        "zh": "上下文向量与使用你自己的权重运行的参考实现不一致",
     },
 }

@@ -1,10 +1,9 @@
-"""Checks for notebook 01, attention without trainable weights: softmax_naive, softmax_stable, context_vectors.
+"""Checks for softmax_naive and softmax_stable (notebook 01).
 
-Public checks run on the notes' sentence "Your journey starts with one step"; hidden checks use
-random shapes, float64 and (for softmax_stable) inputs large enough to overflow exp. Both softmax
-exercises are from scratch: calling one of torch's softmax functions costs their rule check.
-Helpers shared by every notebook's checks (the notes' inputs, dtypes, recording calls, the "wrong dtype"
-verdict) are in autograder.course.checks.helpers.
+Public checks run on the notes' sentence "Your journey starts with one step"; hidden checks use random shapes,
+float64 and (for softmax_stable) inputs large enough to overflow exp. Both softmax exercises are from scratch:
+calling one of torch's softmax functions costs their rule check. Helpers shared by every notebook's checks (the
+notes' inputs, dtypes, recording calls, the "wrong dtype" verdict) are in autograder.course.checks.helpers.
 """
 
 import torch
@@ -17,14 +16,12 @@ from autograder.course.checks.helpers import (
     dtype_verdict,
     forbidden_calls,
 )
+from autograder.course.checks.n01_attention_without_weights import NOTEBOOK
 from autograder.course.probes.basics import (
     case_tensor,
-    probe_context_vectors,
     probe_softmax_naive,
     probe_softmax_stable,
 )
-
-NOTEBOOK = "01_attention_without_weights"
 
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
@@ -33,8 +30,6 @@ EXERCISES = (
              {"en": "Naive softmax", "zh": "朴素 softmax"}),
     Exercise("softmax_stable", NOTEBOOK, ("softmax_stable",),
              {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"}),
-    Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
-             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"}),
 )
 
 
@@ -48,20 +43,12 @@ SOFTMAX_FUNCTIONS = frozenset(
 )
 
 
-
-
 def random_case(rng, shape, **extra):
     return {"input": "random", "seed": rng.randrange(2**31), "shape": list(shape), **extra}
 
 
 # ---------------------------------------------------------------------------------------------
 # softmax_naive(x) and softmax_stable(x, dim=-1): one probe, called with dim when the case has one
-
-
-
-
-
-
 
 
 def softmax_mistakes(x, dim):
@@ -181,49 +168,6 @@ def judge_softmax_stable_rules(data, case):
     return judge_softmax_rules("softmax_stable", data, case)
 
 
-# ---------------------------------------------------------------------------------------------
-# context_vectors(inputs)
-
-
-def context_cases_notes(rng):
-    return [{"input": "notes_inputs"}]
-
-
-def context_cases_random(rng):
-    num_tokens = (1, rng.randint(2, 8), rng.randint(17, 20))
-    return [random_case(rng, (n, rng.randint(2, 8)), scale=2.0) for n in num_tokens]
-
-
-def context_cases_dtype(rng):
-    return [random_case(rng, (rng.randint(2, 12), rng.randint(2, 8)), scale=2.0, dtype="float64")]
-
-
-
-
-def context_mistakes(inputs):
-    scores = inputs @ inputs.T
-    return [
-        ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
-        ("normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
-    ]
-
-
-def judge_context_vectors(data, case):
-    inputs = case_tensor(case)
-    expected = solutions.context_vectors(inputs)
-    return compare_named(data["output"], expected, context_mistakes(inputs),
-                         message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
-
-
-def judge_context_vectors_dtype(data, case):
-    if data["input_changed"]:
-        return Verdict(False, "context_vectors.input_changed")
-    verdict = judge_context_vectors(data, case)
-    if verdict.passed:
-        return dtype_verdict("context_vectors", data["output"], torch.float64)
-    return verdict
-
-
 CHECKS = (
     Check("softmax_naive.notes", "softmax_naive", 2, False, naive_cases_notes, probe_softmax_naive,
           judge_softmax_naive),
@@ -239,13 +183,38 @@ CHECKS = (
           judge_softmax_stable),
     Check("softmax_stable.from_scratch", "softmax_stable", 1, True, stable_cases_rules, probe_softmax_stable,
           judge_softmax_stable_rules),
-    Check("context_vectors.notes", "context_vectors", 3, False, context_cases_notes, probe_context_vectors,
-          judge_context_vectors),
-    Check("context_vectors.random", "context_vectors", 3, True, context_cases_random, probe_context_vectors,
-          judge_context_vectors),
-    Check("context_vectors.float64", "context_vectors", 1, True, context_cases_dtype, probe_context_vectors,
-          judge_context_vectors_dtype),
 )
+
+SOFTMAX_MESSAGES = {
+    "wrong_values": {
+        "en": "the weights differ from the softmax of the input",
+        "zh": "权重与输入的 softmax 不一致",
+    },
+    "wrong_values.hidden": {
+        "en": "the weights differ from the softmax on an input you have not seen",
+        "zh": "在一个你没见过的输入上，权重与 softmax 不一致",
+    },
+    "not_normalised": {
+        "en": "the weights do not sum to 1",
+        "zh": "权重之和不为 1",
+    },
+    "not_finite": {
+        "en": "the result holds nan or inf",
+        "zh": "结果中含有 nan 或 inf",
+    },
+    "dtype": {
+        "en": "returned torch.{got_dtype} for a torch.{expected_dtype} input: keep the input's dtype",
+        "zh": "输入是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持输入的 dtype",
+    },
+    "builtin": {
+        "en": "calls {names}: write the softmax yourself with torch.exp and .sum",
+        "zh": "调用了 {names}：请用 torch.exp 和 .sum 自己实现 softmax",
+    },
+    "input_changed": {
+        "en": "changes its input in place (e.g. x -= ...): compute into a new tensor instead",
+        "zh": "原地修改了输入（例如 x -= ...）：请把结果算到一个新张量里",
+    },
+}
 
 SOFTMAX_MESSAGES = {
     "wrong_values": {
@@ -313,30 +282,5 @@ MESSAGES = {
     "softmax_stable.not_finite.hidden": {
         "en": "the result holds nan or inf: exp overflowed (or underflowed to 0/0)",
         "zh": "结果中含有 nan 或 inf：exp 上溢了（或下溢成 0/0）",
-    },
-    "context_vectors.notes.title": {
-        "en": "context_vectors on the notes' six tokens matches the notes",
-        "zh": "context_vectors 在笔记的 6 个 token 上结果与笔记一致",
-    },
-    "context_vectors.random.title": {
-        "en": "context_vectors is right for other sizes (1 to 20 tokens)",
-        "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）",
-    },
-    "context_vectors.float64.title": {
-        "en": "context_vectors keeps float64 and leaves its input unchanged",
-        "zh": "context_vectors 保持 float64，并且不修改输入",
-    },
-    "context_vectors.wrong_values": {
-        "en": "the context vectors differ from softmax(inputs @ inputs.T, dim=-1) @ inputs",
-        "zh": "上下文向量与 softmax(inputs @ inputs.T, dim=-1) @ inputs 不一致",
-    },
-    "context_vectors.wrong_values.hidden": {
-        "en": "the context vectors differ from the reference on inputs you have not seen",
-        "zh": "在你没见过的输入上，上下文向量与参考答案不一致",
-    },
-    "context_vectors.dtype": SOFTMAX_MESSAGES["dtype"],
-    "context_vectors.input_changed": {
-        "en": "changes its inputs in place: compute into new tensors instead",
-        "zh": "原地修改了输入：请把结果算到新的张量里",
     },
 }

@@ -1,0 +1,92 @@
+"""The module contract's cases: what a spec promises for one case (parameters, output shape) and the cases of
+each contract check. Plain data and arithmetic: the spec answers every question about the module's layout.
+"""
+
+from autograder.course.checks.helpers import PROJECTIONS
+
+DROPOUT_TOKENS = 24
+DROPOUT_BATCH = 16  # 16 · 24·25/2 = 4800 visible weights per head: one standard deviation of the zero share <= 0.0073
+
+
+def projection_shapes(spec, d_in, d_out, bias):
+    """{name: shape} of one set of W_query/W_key/W_value: raw (d_in, d_out) matrices, or nn.Linear layers."""
+    if spec.raw_projections:
+        return {name: (d_in, d_out) for name in PROJECTIONS}
+    shapes = {}
+    for name in PROJECTIONS:
+        shapes[f"{name}.weight"] = (d_out, d_in)
+        if bias:
+            shapes[f"{name}.bias"] = (d_out,)
+    return shapes
+
+
+def parameter_shapes(spec, case):
+    """{name: shape} of every parameter the constructor promises."""
+    d_in, d_out, bias = case["d_in"], case["d_out"], case.get("qkv_bias", False)
+    projections = projection_shapes(spec, d_in, d_out, bias)
+    shapes = {f"{prefix}{name}": shape for prefix, _ in spec.heads.groups(case) for name, shape in projections.items()}
+    if spec.out_proj:
+        shapes.update({"out_proj.weight": (d_out, d_out), "out_proj.bias": (d_out,)})
+    return shapes
+
+
+def output_shape(spec, case):
+    features = spec.heads.output_features(case)
+    if not spec.batched:
+        return (case["num_tokens"], features)
+    return (case["batch"], case["num_tokens"], features)
+
+
+def contract_case(spec, rng, *, num_tokens=None, batch=None, qkv_bias=None, dtype="float32"):
+    """A case: d_in != d_out and != head_dim, head_dim >= 2, num_tokens below context_length."""
+    num_heads = rng.randint(2, 3) if spec.heads.many else 1
+    head_dim = rng.randint(2, 5)
+    d_out = spec.heads.d_out(head_dim, num_heads)
+    num_tokens = num_tokens or rng.randint(3, 9)
+    return {
+        "seed": rng.randrange(2**31 - 100),
+        "init_seed": rng.randrange(2**31),
+        "batch": batch or rng.randint(2, 3),
+        "num_tokens": num_tokens,
+        "context_length": num_tokens + rng.randint(1, 5),
+        "d_in": rng.choice([d for d in range(2, 10) if d not in (d_out, head_dim)]),
+        "d_out": d_out,
+        "num_heads": num_heads,
+        "qkv_bias": (rng.random() < 0.5) if qkv_bias is None else qkv_bias,
+        "dtype": dtype,
+    }
+
+
+def structure_cases(spec, rng):
+    # None: qkv_bias left out of the call, as the book's own code does; its default is False.
+    biases = (False, True, None) if spec.has_qkv_bias else (False,)
+    cases = []
+    for bias, dtype in zip(biases, ("float64", "float32", "float32"), strict=False):
+        case = contract_case(spec, rng, qkv_bias=bias, dtype=dtype)
+        case["qkv_bias"] = bias  # contract_case draws a random one for None
+        cases.append(case)
+    return cases
+
+
+def modes_cases(spec, rng):
+    """Cases for the exposing weights (see judges.judge_modes): one-hot tokens, head_dim = num_tokens + 1."""
+    def case(p):
+        num_heads = rng.randint(2, 3) if spec.heads.many else 1
+        head_dim = DROPOUT_TOKENS + 1
+        return {"seed": rng.randrange(2**31), "init_seed": rng.randrange(2**31), "p": p, "batch": DROPOUT_BATCH,
+                "num_tokens": DROPOUT_TOKENS, "context_length": DROPOUT_TOKENS + rng.randint(1, 8),
+                "d_in": DROPOUT_TOKENS, "num_heads": num_heads, "qkv_bias": False, "dtype": "float32",
+                "d_out": spec.heads.d_out(head_dim, num_heads)}
+
+    return [case(0.5), case(rng.choice((0.2, 0.3, 0.4)))]
+
+
+def device_cases(spec, rng):
+    return [{**contract_case(spec, rng, qkv_bias=False), "device": "auto"}]
+
+
+def properties_cases(spec, rng):
+    # With qkv_bias where the constructor takes it: a bias that forward ignores gets no gradient, and shows.
+    case = contract_case(spec, rng, dtype="float64", qkv_bias=spec.has_qkv_bias)
+    case.update(position=rng.randint(0, case["num_tokens"] - 2), loss_seed=rng.randrange(2**31))
+    return [case]

@@ -1,0 +1,185 @@
+"""The module contract's checks for every spec of the course (autograder.course.probes.contract.SPECS), hidden,
+and their messages. The contract declares no exercise of its own: its checks come after the notebooks'.
+"""
+
+import functools
+from collections.abc import Callable
+
+from autograder.checking.check_types import Check
+from autograder.course.checks.module_contract.cases import device_cases, modes_cases, properties_cases, structure_cases
+from autograder.course.checks.module_contract.judges import judge_device, judge_modes, judge_properties, judge_structure
+from autograder.course.probes.contract import SPECS, contract_probe
+
+# Each property's cases and judge; its probe is autograder.course.probes.contract.CONTRACT_PROBES[name].
+CONTRACT = (
+    ("structure", structure_cases, judge_structure),
+    ("modes", modes_cases, judge_modes),
+    ("device", device_cases, judge_device),
+    ("properties", properties_cases, judge_properties),
+)
+
+
+def contract_checks(spec):
+    """The contract's checks for one spec, hidden, with the points the spec gives each (0: not for this module)."""
+    checks = []
+    for name, cases, judge in CONTRACT:
+        points = spec.points.get(name, 0)
+        if points:
+            probe = functools.partial(contract_probe, name, spec.exercise)  # by name: see probes.plan
+            checks.append(Check(f"{spec.exercise}.{name}", spec.exercise, points, True,
+                                _bound(cases, spec), probe, _bound(judge, spec)))
+    return tuple(checks)
+
+
+def _bound(function: Callable, spec):
+    bound = functools.partial(function, spec)
+    functools.update_wrapper(bound, function)
+    return bound
+
+
+CHECKS = tuple(check for spec in SPECS for check in contract_checks(spec))
+
+
+def _titles():
+    titles = {}
+    for spec in SPECS:
+        name = spec.class_name
+        titles[f"{spec.exercise}.structure.title"] = {
+            "en": f"{name}: the parameters and sizes its constructor promises (qkv_bias either way, and False by "
+                  "default), an output of the promised shape and dtype",
+            "zh": f"{name}：构造函数承诺的参数和尺寸（qkv_bias 取两种值时都对，默认为 False），"
+                  "输出的形状和 dtype 符合约定"}
+        titles[f"{spec.exercise}.modes.title"] = {
+            "en": f"{name}: eval() is deterministic and equals dropout 0; train() drops attention weights after the "
+                  "softmax at rate p, scaled by 1/(1-p)",
+            "zh": f"{name}：eval() 结果确定且等于 dropout 为 0 时的结果；"
+                  "train() 在 softmax 之后按比例 p 丢弃注意力权重，并乘以 1/(1-p)"}
+        titles[f"{spec.exercise}.device.title"] = {
+            "en": f"{name}: masks are buffers saved in state_dict that follow .to(dtype) and .to(device), and forward "
+                  "runs on that device (a GPU, or PyTorch's meta device when there is none)",
+            "zh": f"{name}：掩码是保存在 state_dict 中的 buffer，随 .to(dtype) 和 .to(device) 移动，"
+                  "前向传播能在该设备上运行（有 GPU 时用 GPU，没有时用 PyTorch 的 meta 设备）"}
+        titles[f"{spec.exercise}.properties.title"] = {
+            "en": f"{name}: works for inputs shorter than context_length, keeps batch samples apart"
+                  + (", is causal" if spec.causal else "") + ", passes gradients to every parameter and leaves "
+                  "its input alone",
+            "zh": f"{name}：输入短于 context_length 时也正确，batch 中的样本互不影响"
+                  + ("，满足因果性" if spec.causal else "") + "，梯度能传到每个参数，并且不修改输入"}
+    return titles
+
+
+MESSAGES = {
+    **_titles(),
+    "contract.not_a_module": {
+        "en": "{name}(...) did not build an nn.Module", "zh": "{name}(...) 没有构造出 nn.Module"},
+    "contract.heads_not_registered": {
+        "en": "the heads are not registered submodules (a plain list?): their weights and masks do not follow the "
+              "module; use nn.ModuleList",
+        "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动；请使用 nn.ModuleList"},
+    "contract.missing_parameter": {
+        "en": "the module has no parameter {name} of the expected shape: keep the layers of the given __init__",
+        "zh": "模块中没有形状正确的参数 {name}：请保留给定 __init__ 中的各层"},
+    "contract.extra_parameter": {
+        "en": "the module has a parameter {name} its constructor does not promise",
+        "zh": "模块中有一个构造函数没有约定的参数 {name}"},
+    "contract.stray_bias": {
+        "en": "with qkv_bias=False the module still has {name}: pass bias=qkv_bias to nn.Linear",
+        "zh": "qkv_bias=False 时模块中仍有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+    "contract.stray_bias_default": {
+        "en": "called without qkv_bias, the module has {name}: the default must stay qkv_bias=False, as in the given "
+              "signature",
+        "zh": "不传 qkv_bias 时模块中有 {name}：默认值必须保持为给定签名中的 qkv_bias=False"},
+    "contract.attribute": {
+        "en": "self.{name} does not hold {formula} as an int: keep the attributes the given __init__ sets",
+        "zh": "self.{name} 不是整数 {formula}：请保留给定 __init__ 中设置的属性"},
+    "contract.missing_bias": {
+        "en": "with qkv_bias=True the module has no {name}: pass bias=qkv_bias to nn.Linear",
+        "zh": "qkv_bias=True 时模块中没有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+    "contract.mask_parameter": {
+        "en": "`{name}` is a parameter: the optimizer would train it; register it as a buffer",
+        "zh": "`{name}` 是一个参数：优化器会训练它；请把它注册为 buffer"},
+    "contract.parameter_shape": {
+        "en": "{name} has shape {got}, expected {expected}", "zh": "{name} 的形状是 {got}，应当是 {expected}"},
+    "contract.dtype": {
+        "en": "the output is torch.{got_dtype} but the input was torch.{expected_dtype}: keep the input's dtype",
+        "zh": "输出是 torch.{got_dtype}，而输入是 torch.{expected_dtype}：请保持输入的 dtype"},
+    "contract.dropout_in_eval": {
+        "en": "after model.eval() two calls on the same input give different outputs: dropout is still active",
+        "zh": "调用 model.eval() 之后，同一输入的两次调用输出不同：dropout 仍然生效"},
+    "contract.eval_differs": {
+        "en": "in eval mode, dropout={p} gives another output than dropout=0 with the same weights: dropout must be "
+              "the identity after model.eval()",
+        "zh": "eval 模式下，使用相同权重时 dropout={p} 与 dropout=0 的输出不同：调用 model.eval() 之后 dropout 必须是"
+              "恒等映射"},
+    "contract.dropout_nan": {
+        "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0; apply it to the "
+              "weights after the softmax",
+        "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0；请在 softmax 之后对权重应用 dropout"},
+    "contract.dropout_inactive": {
+        "en": "in training mode nothing is ever dropped: apply self.dropout to the attention weights",
+        "zh": "训练模式下没有任何东西被丢弃：请对注意力权重应用 self.dropout"},
+    "contract.dropout_future": {
+        "en": "in training mode a token gives weight to a later token: dropout must not undo the mask",
+        "zh": "训练模式下有 token 给了在它之后的 token 权重：dropout 不能破坏掩码"},
+    "contract.dropout_before_softmax": {
+        "en": "in training mode the weights change but no weight is zero and every row still sums to 1",
+        "zh": "训练模式下权重变了，但没有一个权重为 0，而且每一行之和仍是 1"},
+    "contract.dropout_not_on_weights": {
+        "en": "in training mode the output is not the attention weights with some of them dropped: apply "
+              "self.dropout to attn_weights, not to the input, the values or the output",
+        "zh": "训练模式下的输出不是部分权重被丢弃后的注意力权重：请对 attn_weights 应用 self.dropout，"
+              "而不是输入、values 或输出"},
+    "contract.dropout_rate": {
+        "en": "in training mode {share:.0%} of the visible attention weights are zero, far from the dropout rate p",
+        "zh": "训练模式下 {share:.0%} 的可见注意力权重为 0，与 dropout 比例 p 相差太远"},
+    "contract.dropout_not_scaled": {
+        "en": "the kept attention weights are not scaled by 1/(1-p): use nn.Dropout, which does it for you",
+        "zh": "保留下来的注意力权重没有乘以 1/(1-p)：请使用 nn.Dropout，它会自动完成缩放"},
+    "contract.dropout_values": {
+        "en": "in training mode the kept attention weights are neither the eval-mode weights nor those scaled "
+              "by 1/(1-p)",
+        "zh": "训练模式下保留下来的注意力权重既不是 eval 模式的权重，也不是它们乘以 1/(1-p) 的结果"},
+    "contract.mask_missing": {
+        "en": "the module has no tensor `{name}`: add self.register_buffer('mask', ...) to __init__",
+        "zh": "模块没有张量 `{name}`：请在 __init__ 中加上 self.register_buffer('mask', ...)"},
+    "contract.mask_plain_attribute": {
+        "en": "`{name}` is not a registered buffer: after module.to('{device}') or .to(torch.float64) it stays "
+              "behind; use self.register_buffer",
+        "zh": "`{name}` 不是注册的 buffer：执行 module.to('{device}') 或 .to(torch.float64) 之后它留在原处；"
+              "请使用 self.register_buffer"},
+    "contract.mask_not_saved": {
+        "en": "`{name}` is missing from state_dict(): drop persistent=False from register_buffer",
+        "zh": "state_dict() 中没有 `{name}`：去掉 register_buffer 的 persistent=False"},
+    "contract.forward_failed_on_device": {
+        "en": "after module.to('{device}') the forward pass fails ({type}: {detail}); tensors made inside forward "
+              "stay on the CPU: use the buffer or device=x.device",
+        "zh": "执行 module.to('{device}') 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上："
+              "请使用 buffer 或 device=x.device"},
+    "contract.tensor_on_cpu": {
+        "en": "after module.to('{device}') forward still combines a tensor on the CPU with the others ({op}): "
+              "create tensors with device=x.device, or use the registered buffer",
+        "zh": "执行 module.to('{device}') 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）："
+              "请用 device=x.device 新建张量，或使用已注册的 buffer"},
+    "contract.output_on_device": {
+        "en": "after module.to('{device}') the output has the wrong shape or is not on {device}",
+        "zh": "执行 module.to('{device}') 之后输出的形状不对，或者不在 {device} 上"},
+    "contract.input_modified": {
+        "en": "the forward pass modified its input x in place; leave x unchanged",
+        "zh": "前向传播原地修改了输入 x；请不要改动 x"},
+    "contract.batch_mixed": {
+        "en": "sample {sample} of the batch gets another output when it is run alone: samples must not see each "
+              "other (softmax over the keys, dim=-1, never over the batch)",
+        "zh": "batch 中第 {sample} 个样本单独运行时输出不同：样本之间不能互相影响（softmax 要在 key 上做，dim=-1，"
+              "而不是在 batch 维上）"},
+    "contract.future_leaks": {
+        "en": "changing tokens after position {position} changed the outputs up to position {position}: the future "
+              "leaks in",
+        "zh": "修改位置 {position} 之后的 token 改变了位置 {position} 及之前的输出：未来的信息泄漏进来了"},
+    "contract.no_gradient": {
+        "en": "no gradient reaches {name}: compute the output from it with tensor operations (no .detach(), .data, "
+              "torch.no_grad() or copies)",
+        "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到"
+              "（不要用 .detach()、.data、torch.no_grad() 或复制）"},
+    "contract.gradient_not_finite": {
+        "en": "the gradient of {name} is nan or inf", "zh": "{name} 的梯度是 nan 或 inf"},
+}

@@ -1,0 +1,97 @@
+"""Checks for context_vectors (notebook 01): the notes' six tokens, then other sizes and float64."""
+
+import torch
+
+import solutions
+from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.course.checks.helpers import (
+    compare_named,
+    dtype_verdict,
+)
+from autograder.course.checks.n01_attention_without_weights import NOTEBOOK
+from autograder.course.checks.n01_attention_without_weights.ex1_softmax import SOFTMAX_MESSAGES, random_case
+from autograder.course.probes.basics import (
+    case_tensor,
+    probe_context_vectors,
+)
+
+EXERCISES = (
+    Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
+             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"}),
+)
+
+
+def context_cases_notes(rng):
+    return [{"input": "notes_inputs"}]
+
+
+def context_cases_random(rng):
+    num_tokens = (1, rng.randint(2, 8), rng.randint(17, 20))
+    return [random_case(rng, (n, rng.randint(2, 8)), scale=2.0) for n in num_tokens]
+
+
+def context_cases_dtype(rng):
+    return [random_case(rng, (rng.randint(2, 12), rng.randint(2, 8)), scale=2.0, dtype="float64")]
+
+
+def context_mistakes(inputs):
+    scores = inputs @ inputs.T
+    return [
+        ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
+        ("normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
+    ]
+
+
+def judge_context_vectors(data, case):
+    inputs = case_tensor(case)
+    expected = solutions.context_vectors(inputs)
+    return compare_named(data["output"], expected, context_mistakes(inputs),
+                         message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
+
+
+def judge_context_vectors_dtype(data, case):
+    if data["input_changed"]:
+        return Verdict(False, "context_vectors.input_changed")
+    verdict = judge_context_vectors(data, case)
+    if verdict.passed:
+        return dtype_verdict("context_vectors", data["output"], torch.float64)
+    return verdict
+
+
+CHECKS = (
+    Check("context_vectors.notes", "context_vectors", 3, False, context_cases_notes, probe_context_vectors,
+          judge_context_vectors),
+    Check("context_vectors.random", "context_vectors", 3, True, context_cases_random, probe_context_vectors,
+          judge_context_vectors),
+    Check("context_vectors.float64", "context_vectors", 1, True, context_cases_dtype, probe_context_vectors,
+          judge_context_vectors_dtype),
+)
+
+
+MESSAGES = {
+    "context_vectors.notes.title": {
+        "en": "context_vectors on the notes' six tokens matches the notes",
+        "zh": "context_vectors 在笔记的 6 个 token 上结果与笔记一致",
+    },
+    "context_vectors.random.title": {
+        "en": "context_vectors is right for other sizes (1 to 20 tokens)",
+        "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）",
+    },
+    "context_vectors.float64.title": {
+        "en": "context_vectors keeps float64 and leaves its input unchanged",
+        "zh": "context_vectors 保持 float64，并且不修改输入",
+    },
+    "context_vectors.wrong_values": {
+        "en": "the context vectors differ from softmax(inputs @ inputs.T, dim=-1) @ inputs",
+        "zh": "上下文向量与 softmax(inputs @ inputs.T, dim=-1) @ inputs 不一致",
+    },
+    "context_vectors.wrong_values.hidden": {
+        "en": "the context vectors differ from the reference on inputs you have not seen",
+        "zh": "在你没见过的输入上，上下文向量与参考答案不一致",
+    },
+    "context_vectors.dtype": SOFTMAX_MESSAGES["dtype"],
+    "context_vectors.input_changed": {
+        "en": "changes its inputs in place: compute into new tensors instead",
+        "zh": "原地修改了输入：请把结果算到新的张量里",
+    },
+}

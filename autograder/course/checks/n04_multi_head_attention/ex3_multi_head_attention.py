@@ -1,0 +1,261 @@
+"""Checks for MultiHeadAttention.forward (notebook 04): the book's forward(x) earns multi_head_attention; the padding
+step (from the notes, not the book) is graded on its own, padding_mask, in the same forward.
+"""
+
+import torch
+
+from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.checking.compare import compare, same
+from autograder.checking.judging import PADDING_MISCONCEPTIONS, informative_queries
+from autograder.course.checks import variants
+from autograder.course.checks.helpers import dtype_verdict
+from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
+from autograder.course.checks.n04_multi_head_attention.shared import (
+    NOTES_ATTENTION_CASE,
+    dtype_message,
+    missing_layers,
+    projection_weights,
+    random_attention_case,
+)
+from autograder.course.probes.multihead import MHA_LAYERS, attention_input, padding_mask, probe_mha, probe_mha_heads
+
+EXERCISES = (
+    Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
+             {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"}),
+    Exercise("padding_mask", NOTEBOOK, ("MultiHeadAttention",),
+             {"en": "Padding mask in MultiHeadAttention.forward",
+              "zh": "MultiHeadAttention.forward 中的 padding 掩码"}),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# multi_head_attention: MultiHeadAttention.forward(x), the book's forward (no attention_mask passed)
+# padding_mask: the same forward called with attention_mask (b, num_tokens); same probe and judge
+
+
+def mha_cases_notes(rng):
+    return [dict(NOTES_ATTENTION_CASE)]
+
+
+def padding_cases_example(rng):
+    # The notebook's example: the second sequence starts with two padding tokens, so its first two
+    # queries see nothing but padding.
+    return [{**NOTES_ATTENTION_CASE, "attention_mask": [[1] * 6, [0, 0, 1, 1, 1, 1]]}]
+
+
+def mha_cases_reference(rng):
+    return [
+        random_attention_case(rng, dtype="float64"),
+        random_attention_case(rng, num_heads=rng.randint(5, 6), num_tokens=rng.randint(17, 24), dtype="float32"),
+        random_attention_case(rng, num_heads=1),
+        random_attention_case(rng, num_tokens=1),
+    ]
+
+
+def padding_cases_hidden(rng):
+    right = random_attention_case(rng, batch=3, dtype="float64")
+    num_tokens = right["num_tokens"]
+    right["attention_mask"] = [[1] * num_tokens] + [
+        [1] * length + [0] * (num_tokens - length) for length in (rng.randint(1, num_tokens - 1) for _ in range(2))
+    ]
+    # Left padding: the first queries see nothing but padding (uniform weights, never NaN).
+    left = random_attention_case(rng, batch=2, dtype="float64")
+    num_tokens, padded = left["num_tokens"], rng.randint(2, left["num_tokens"] - 1)
+    left["attention_mask"] = [[0] * padded + [1] * (num_tokens - padded), [1] * num_tokens]
+    scattered = random_attention_case(rng, batch=2, num_tokens=rng.randint(17, 24), dtype="float32")
+    scattered["attention_mask"] = [[int(rng.random() < 0.7) for _ in range(scattered["num_tokens"])] for _ in range(2)]
+    return [right, left, scattered]
+
+
+def judge_mha(data, case):
+    weights = projection_weights(data["state"])
+    missing = missing_layers(weights, MHA_LAYERS)
+    if missing:
+        return Verdict(False, "multi_head_attention.missing_layers", {"names": ", ".join(missing)})
+    if not data["input_kept"]:
+        return Verdict(False, "multi_head_attention.input_modified")
+    x, mask, got = attention_input(case), padding_mask(case), data["out"]
+    knobs = {"num_heads": case["num_heads"], "attention_mask": mask}
+    expected = variants.attention(x, weights, **knobs)
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        return compare(got, expected, message_key="multi_head_attention.values", input_shape=tuple(x.shape))
+    # A query whose visible keys are all padding carries no information: any finite output is right for it (the
+    # fill value and the order of the fills decide what it gets). Every other query is compared.
+    shown = informative_queries(mask, got)
+    if same(got[shown], expected[shown]):
+        if torch.isfinite(got[~shown]).all():
+            return dtype_verdict("multi_head_attention", got, x.dtype)
+        return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf")
+    candidates = variants.attention_variants(x, weights, **knobs)
+    wrong = [(misconception, output[shown]) for misconception, output in candidates if output.shape == got.shape]
+    verdict = compare(got[shown], expected[shown], message_key="multi_head_attention.values",
+                      input_shape=tuple(x.shape), variants=wrong)
+    if verdict.misconception is None and mask is not None:
+        verdict.message_key = padding_diagnosis(got, x, weights, case)
+        verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
+    return verdict
+
+
+def padding_diagnosis(got, x, weights, case):
+    """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
+    mask, num_heads = padding_mask(case), case["num_heads"]
+    shown = informative_queries(mask, got)
+    if torch.isnan(got[shown]).any():
+        return "padding_mask.nan"
+    if same(got[shown], variants.attention(x, weights, num_heads=num_heads)[shown]):
+        return "padding_mask.ignored"
+    if same(got[shown], variants.attention(x, weights, num_heads=num_heads, attention_mask=1 - mask)[shown]):
+        return "padding_mask.inverted"
+    return "multi_head_attention.values"
+
+
+# Heads: independent until out_proj, and computed in one batched computation (the module contract checks causality,
+# gradients, dropout and the buffer of MultiHeadAttention as of every module exercise).
+
+
+def mha_cases_heads(rng):
+    heads = random_attention_case(rng, num_tokens=rng.randint(3, 8))
+    heads.update(kind="heads", head=rng.randrange(heads["num_heads"]))
+    # Same d_out, 2 heads then 8: one batched computation dispatches as many matmuls for both.
+    d_out = rng.choice((16, 24))
+    vectorised = {
+        "kind": "vectorised",
+        "seed": rng.randrange(2**31 - 100),
+        "batch": 2,
+        "num_tokens": 5,
+        "context_length": 8,
+        "d_in": rng.randint(3, 9),
+        "d_out": d_out,
+        "num_heads": 2,
+        "more_heads": 8,
+        "qkv_bias": False,
+        "dtype": "float32",
+    }
+    return [heads, vectorised]
+
+
+def judge_head_independence(data, case):
+    before, after = data["before"], data["after"]
+    expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
+    if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
+        return Verdict(False, "shape.wrong", {"got_shape": tuple(after.shape), "expected_shape": expected_shape})
+    head_dim = case["d_out"] // case["num_heads"]
+    for head in range(case["num_heads"]):
+        columns = slice(head * head_dim, (head + 1) * head_dim)
+        unchanged = same(after[..., columns], before[..., columns])
+        if head == case["head"] and unchanged:
+            return Verdict(False, "multi_head_attention.head_unchanged")
+        if head != case["head"] and not unchanged:
+            return Verdict(False, "multi_head_attention.heads_mixed")
+    return Verdict(True)
+
+
+def judge_vectorised(data, case):
+    if data["builtins"]:
+        return Verdict(False, "multi_head_attention.builtin", {"names": ", ".join(data["builtins"])})
+    few_heads, many_heads = data["matmuls"]
+    if many_heads > few_heads:
+        return Verdict(False, "multi_head_attention.loop", {"few": case["num_heads"], "many": case["more_heads"]},
+                       misconception="loop_over_heads")
+    return Verdict(True)
+
+
+HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
+
+
+def judge_mha_heads(data, case):
+    return HEADS_JUDGES[case["kind"]](data, case)
+
+
+CHECKS = (
+    # With the module contract (autograder.course.checks.module_contract): 9 points.
+    Check("multi_head_attention.notes", "multi_head_attention", 1.5, False, mha_cases_notes, probe_mha, judge_mha),
+    Check("multi_head_attention.reference", "multi_head_attention", 2.5, True, mha_cases_reference, probe_mha,
+          judge_mha),
+    Check("multi_head_attention.heads", "multi_head_attention", 1, True, mha_cases_heads, probe_mha_heads,
+          judge_mha_heads),
+    Check("padding_mask.example", "padding_mask", 2, False, padding_cases_example, probe_mha, judge_mha),
+    Check("padding_mask.hidden", "padding_mask", 3, True, padding_cases_hidden, probe_mha, judge_mha),
+)
+
+
+MESSAGES = {
+    **dtype_message("multi_head_attention"),
+    # multi_head_attention
+    "multi_head_attention.notes.title": {
+        "en": "MultiHeadAttention on the notes' batch (seed 123, d_out=2, 2 heads)",
+        "zh": "MultiHeadAttention 作用于笔记中的 batch（种子 123，d_out=2，2 个头）",
+    },
+    "multi_head_attention.reference.title": {
+        "en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
+        "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致",
+    },
+    "multi_head_attention.heads.title": {
+        "en": "MultiHeadAttention: heads independent until out_proj, all of them in one batched computation",
+        "zh": "MultiHeadAttention：在 out_proj 之前各头相互独立，并且所有的头在一次批量计算中完成",
+    },
+    "multi_head_attention.values": {
+        "en": "the output differs from the reference forward pass run with your own weights",
+        "zh": "输出与使用你自己的权重运行的参考前向传播结果不同",
+    },
+    "multi_head_attention.missing_layers": {
+        "en": "the module has no {names}: keep the given __init__ (W_query, W_key, W_value, out_proj)",
+        "zh": "模块中没有 {names}：请保留给定的 __init__（W_query、W_key、W_value、out_proj）",
+    },
+    "multi_head_attention.input_modified": {
+        "en": "forward changed its input x in place",
+        "zh": "forward 原地修改了输入 x",
+    },
+    "multi_head_attention.heads_mixed": {
+        "en": "changing one head's query weights changed another head's output: heads must stay independent "
+        "until out_proj",
+        "zh": "改变一个头的查询权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
+    },
+    "multi_head_attention.head_unchanged": {
+        "en": "changing one head's query weights did not change that head's output",
+        "zh": "改变一个头的查询权重并没有改变这个头的输出",
+    },
+    "multi_head_attention.builtin": {
+        "en": "write the attention yourself: {names} must not be used in this exercise",
+        "zh": "请自己实现注意力：本练习不能使用 {names}",
+    },
+    "multi_head_attention.loop": {
+        "en": "going from {few} to {many} heads dispatched more matrix multiplications: compute all heads at once",
+        "zh": "头数从 {few} 增加到 {many} 时矩阵乘法的次数变多了：请一次性计算所有的头",
+    },
+    # padding_mask
+    "padding_mask.example.title": {
+        "en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens (a query "
+        "that sees nothing but padding only needs a finite output; filling padded keys with "
+        "torch.finfo(dtype).min before the causal -inf gives it uniform weights over them)",
+        "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token（只能看到 padding 的查询"
+        "只需要有限的输出；在因果掩码填入 -inf 之前用 torch.finfo(dtype).min 填充 padding 位置，它就会在这些 key "
+        "上得到均匀的权重）",
+    },
+    "padding_mask.hidden.title": {
+        "en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
+        "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding）",
+    },
+    "padding_mask.no_argument": {
+        "en": "forward takes no attention_mask yet: extend it to forward(self, x, attention_mask=None) and add the "
+        "padding step (the multi_head_attention points do not depend on it)",
+        "zh": "forward 还不接受 attention_mask：请把它扩展为 forward(self, x, attention_mask=None) "
+        "并加上 padding 这一步（multi_head_attention 的分数与此无关）",
+    },
+    "padding_mask.nan": {
+        "en": "the output contains NaN: look for a row of the scores that is entirely -inf before the softmax",
+        "zh": "输出中有 NaN：检查 softmax 之前是否有一整行分数都是 -inf",
+    },
+    "padding_mask.nan_blind_rows": {
+        "en": "NaN for queries that can see nothing but padding: their whole row of scores became -inf",
+        "zh": "对于只能看到 padding 的查询，输出是 NaN：它们的整行分数都变成了 -inf",
+    },
+    "padding_mask.ignored": {
+        "en": "attention_mask has no effect: padded keys must be hidden from every query",
+        "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有查询都隐藏",
+    },
+    "padding_mask.inverted": {
+        "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",
+        "zh": "attention_mask 的含义用反了：1 表示真实 token，0 表示要隐藏的 padding",
+    },
+}

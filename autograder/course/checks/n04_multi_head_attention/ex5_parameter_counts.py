@@ -1,0 +1,103 @@
+"""Checks for book exercise 3.3, count_parameters(module) (notebook 04): trainable parameters only, never buffers
+or frozen layers. Each case is a spec of a module; its expected counts come from the spec alone.
+"""
+
+from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.course.checks.helpers import PROJECTIONS
+from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
+from autograder.course.probes.multihead import probe_count
+
+EXERCISES = (
+    Exercise("parameter_counts", NOTEBOOK, ("count_parameters",),
+             {"en": "Book exercise 3.3: counting parameters", "zh": "书中练习 3.3：统计参数量"}),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# parameter_counts: count_parameters(module), trainable parameters only
+
+
+def mha_block(d_in, d_out, context_length, qkv_bias, frozen=()):
+    """Spec of a MultiHeadAttention-shaped block: [name, in, out, bias, trainable] per Linear, mask side."""
+    linears = [[name, d_in, d_out, qkv_bias, name not in frozen] for name in PROJECTIONS]
+    linears.append(["out_proj", d_out, d_out, True, "out_proj" not in frozen])
+    return {"linears": linears, "mask": context_length}
+
+
+def causal_block(d_in, d_out, context_length, qkv_bias):
+    """Spec of a CausalAttention-shaped block (no out_proj)."""
+    return {"linears": [[name, d_in, d_out, qkv_bias, True] for name in PROJECTIONS], "mask": context_length}
+
+
+def count_cases_notes(rng):
+    return [
+        {"blocks": [mha_block(768, 768, 1024, False)]},  # exercise 3.3: GPT-2's 12 heads, 768 features
+        {"blocks": [mha_block(3, 2, 6, False)]},  # the notes' MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
+    ]
+
+
+def count_cases_modules(rng):
+    d_in, d_out = rng.randint(8, 96), 4 * rng.randint(2, 24)
+    num_heads = rng.randint(2, 4)
+    return [
+        {"blocks": [mha_block(d_in, d_out, rng.randint(64, 512), True)]},
+        # MultiHeadAttentionWrapper-shaped: heads in an nn.ModuleList, a mask buffer in each.
+        {"blocks": [causal_block(d_in, d_out, rng.randint(16, 128), False)] * num_heads, "container": "heads"},
+        # Frozen projections (requires_grad=False) are parameters, but not trainable ones.
+        {"blocks": [mha_block(d_in, d_out, rng.randint(16, 128), rng.random() < 0.5, frozen=("W_query", "W_key"))]},
+    ]
+
+
+def parameter_totals(case):
+    """(trainable, frozen, buffer) element counts of the case's module, from its spec alone."""
+    trainable = frozen = buffers = 0
+    for spec in case["blocks"]:
+        for _, d_in, d_out, bias, is_trainable in spec["linears"]:
+            size = d_in * d_out + (d_out if bias else 0)
+            trainable, frozen = (trainable + size, frozen) if is_trainable else (trainable, frozen + size)
+        buffers += spec["mask"] ** 2
+    return trainable, frozen, buffers
+
+
+def judge_count(data, case):
+    got = data["count"]
+    trainable, frozen, buffers = parameter_totals(case)
+    if got == trainable:
+        return Verdict(True)
+    wrong_counts = (
+        ("counts_buffers", trainable + buffers),
+        ("counts_frozen", trainable + frozen),
+        ("counts_buffers", trainable + frozen + buffers),  # everything in state_dict()
+    )
+    misconception = next((m for m, count in wrong_counts if count != trainable and count == got), None)
+    return Verdict(False, "parameter_counts.wrong", {"got": got, "expected": trainable}, misconception=misconception)
+
+
+CHECKS = (
+    Check("parameter_counts.notes", "parameter_counts", 2, False, count_cases_notes, probe_count, judge_count),
+    Check("parameter_counts.modules", "parameter_counts", 2, True, count_cases_modules, probe_count, judge_count),
+)
+
+
+MESSAGES = {
+    "parameter_counts.notes.title": {
+        "en": "count_parameters: MultiHeadAttention(768, 768, 1024, 0.0, 12) and the notes' small one",
+        "zh": "count_parameters：MultiHeadAttention(768, 768, 1024, 0.0, 12) 和笔记中的小模块",
+    },
+    "parameter_counts.modules.title": {
+        "en": "count_parameters on other modules (biases, heads in a ModuleList, frozen layers)",
+        "zh": "count_parameters 作用于其他模块（偏置、ModuleList 中的多个头、冻结的层）",
+    },
+    "parameter_counts.wrong": {
+        "en": "count_parameters returned {got:,}, expected {expected:,} trainable parameters",
+        "zh": "count_parameters 返回 {got:,}，应当是 {expected:,} 个可训练参数",
+    },
+    "parameter_counts.wrong.hidden": {
+        "en": "the count is wrong for one of the modules: count only parameters that require grad",
+        "zh": "某个模块的计数不对：只统计 requires_grad 的参数",
+    },
+    "parameter_counts.not_a_count": {
+        "en": "returned {got}, expected a whole number",
+        "zh": "返回了 {got}，应当返回一个整数",
+    },
+}

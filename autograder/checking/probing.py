@@ -207,16 +207,10 @@ class DispatchedOps(TorchDispatchMode):
         self.handling = 0  # > 0 while an op runs on behalf of this mode: the mode is off the stack then
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(op_name(func))
-        if _function_modes_all_disabled() or not (
+        functions_off = _function_modes_all_disabled() or not (
             self.functions.handling or _on_stack(self.functions, _function_stack_length, _function_stack_at)
-        ):
-            self.names.append(MODES_OFF)
-        self.handling += 1
-        try:
-            return func(*args, **(kwargs or {}))
-        finally:
-            self.handling -= 1
+        )
+        return _recorded_call(self, func, args, kwargs, other_recorder_off=functions_off)
 
     def is_off(self) -> bool:
         """Whether the dispatcher would skip this mode now (popped, or Python dispatch excluded)."""
@@ -252,14 +246,20 @@ class FunctionCalls(TorchFunctionMode):
             super().__exit__(exc_type, exc_value, traceback)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.names.append(op_name(func))
-        if self._ops.is_off():
-            self.names.append(MODES_OFF)
-        self.handling += 1
-        try:
-            return func(*args, **(kwargs or {}))
-        finally:
-            self.handling -= 1
+        return _recorded_call(self, func, args, kwargs, other_recorder_off=self._ops.is_off())
+
+
+def _recorded_call(recorder, func, args, kwargs, *, other_recorder_off):
+    """Record `func` under its public name (and MODES_OFF when the other recorder was switched off), then run it
+    with `recorder.handling` raised: while it runs, the recorder is off the mode stack on purpose."""
+    recorder.names.append(op_name(func))
+    if other_recorder_off:
+        recorder.names.append(MODES_OFF)
+    recorder.handling += 1
+    try:
+        return func(*args, **(kwargs or {}))
+    finally:
+        recorder.handling -= 1
 
 
 MATMUL_OPS = frozenset(

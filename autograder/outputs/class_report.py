@@ -55,7 +55,8 @@ class ScoreDistribution:
 
 def misconception_counts(documents):
     """Every misconception named in the students' records, by students affected (most first, then by id)."""
-    students, exercises = {}, {}
+    students: dict[str, set[str]] = {}
+    exercises: dict[str, set[str]] = {}
     for document in documents:
         for notebook in document.get("notebooks", ()):
             for check in notebook.get("checks", ()):

@@ -159,7 +159,7 @@ def spreadsheet_text(text):
 
 def _problems(notebooks):
     """`01_..., 02_...: reason` for notebooks that could not be graded, one entry per distinct reason."""
-    by_reason = {}
+    by_reason: dict[str, list[str]] = {}
     for notebook in notebooks:
         if notebook["status"] != "graded":
             by_reason.setdefault(notebook["reason"], []).append(notebook["notebook"])
@@ -207,9 +207,9 @@ def atomic_target(path, *, replace=True):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    handle, temporary_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(handle)
-    temporary = Path(temporary)
+    temporary = Path(temporary_name)
     try:
         yield temporary
         if replace:

@@ -159,13 +159,13 @@ def _pair_section(rank, pair, by_id, analysis, base_code):
             source = next((code for cell_label, code in student.cells if cell_label == label), None)
             segments = _highlighted(source, marked.get(label, [])) if source is not None else None
             sides.append(CellSide(student.id, segments))
-        cells.append(SharedCell(label, tuple(sides)))
+        cells.append(SharedCell(label, (sides[0], sides[1])))
     return PairSection(rank, pair.student_a, pair.student_b, section.score, evidence, tuple(cells), quiet)
 
 
 def _marked_cells(student, shared):
     """{cell label: [(start, end)]} of the student's passages whose fingerprint the other student has too."""
-    marked = {}
+    marked: dict[str, list[tuple[int, int]]] = {}
     for index, fingerprint in student.fingerprints:
         if fingerprint.hash in shared:
             marked.setdefault(student.cells[index][0], []).append((fingerprint.start, fingerprint.end))
@@ -187,7 +187,7 @@ def _shared_passages(student, other, base_code):
 def _highlighted(source, spans):
     """`source` as segments, the union of `spans` marked."""
     source = source[:MAX_SHOWN_CHARS]
-    merged = []
+    merged: list[list[int]] = []
     for start, end in sorted(spans):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], end)

@@ -216,37 +216,6 @@ SOFTMAX_MESSAGES = {
     },
 }
 
-SOFTMAX_MESSAGES = {
-    "wrong_values": {
-        "en": "the weights differ from the softmax of the input",
-        "zh": "权重与输入的 softmax 不一致",
-    },
-    "wrong_values.hidden": {
-        "en": "the weights differ from the softmax on an input you have not seen",
-        "zh": "在一个你没见过的输入上，权重与 softmax 不一致",
-    },
-    "not_normalised": {
-        "en": "the weights do not sum to 1",
-        "zh": "权重之和不为 1",
-    },
-    "not_finite": {
-        "en": "the result holds nan or inf",
-        "zh": "结果中含有 nan 或 inf",
-    },
-    "dtype": {
-        "en": "returned torch.{got_dtype} for a torch.{expected_dtype} input: keep the input's dtype",
-        "zh": "输入是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持输入的 dtype",
-    },
-    "builtin": {
-        "en": "calls {names}: write the softmax yourself with torch.exp and .sum",
-        "zh": "调用了 {names}：请用 torch.exp 和 .sum 自己实现 softmax",
-    },
-    "input_changed": {
-        "en": "changes its input in place (e.g. x -= ...): compute into a new tensor instead",
-        "zh": "原地修改了输入（例如 x -= ...）：请把结果算到一个新张量里",
-    },
-}
-
 MESSAGES = {
     **{f"{exercise_id}.{key}": text for exercise_id in ("softmax_naive", "softmax_stable")
        for key, text in SOFTMAX_MESSAGES.items()},

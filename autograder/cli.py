@@ -34,7 +34,7 @@ USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
 DISK_FULL = 3  # OUT_DIR's disk filled up: stopped, nobody marked; the same command resumes
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("autograder.cli")  # by name: run as `python -m autograder.cli`, __name__ is "__main__"
 
 
 def main(argv=None):

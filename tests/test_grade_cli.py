@@ -395,3 +395,13 @@ def test_a_notebook_out_of_total_time_is_not_said_to_be_re_run(solved_dir, tmp_p
         assert not any("re-run" in note for note in result.notes), result.notes
     naive = [check for check in probe.checks if check.exercise == "softmax_naive"]
     assert naive and all("took too long (over 5 s)" in check.message for check in naive), naive
+
+
+def test_the_summary_line_also_comes_when_run_as_a_module(tmp_path, solved_dir):
+    """`python -m autograder.cli` (as the demo and the bench run it) logs under the same name as `attnkit`."""
+    _hand_in(tmp_path / "submitted", "only", {NOTEBOOKS[2]: (solved_dir / f"{NOTEBOOKS[2]}.ipynb").read_bytes()})
+    command = [sys.executable, "-m", "autograder.cli", "grade", str(tmp_path / "submitted"), "--out",
+               str(tmp_path / "out"), *FAST]
+    run = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    assert "attnkit grade: 1 students (1 graded" in run.stderr

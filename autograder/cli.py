@@ -137,6 +137,16 @@ def _parser():
     return parser
 
 
+def _start_zygote_early():
+    """The grading children's zygote starts its imports now, beside this process's (see isolation/zygote.py)."""
+    from autograder.isolation.zygote import ZygoteError, shared_zygote
+
+    try:
+        shared_zygote().spawn()
+    except ZygoteError:
+        pass  # said again, with its reason, when the first child is needed
+
+
 def _shard_argument(text):
     from autograder.grading.shards import shard_argument  # here: --help must not import the checks
 
@@ -171,6 +181,7 @@ def _options(args, blocked=()):
 
 
 def _check(args):
+    _start_zygote_early()
     from autograder.grading.notebooks import GRADED, NotebookInput, grade_notebooks
 
     def refuse_unreadable(result):
@@ -225,6 +236,7 @@ def _check_json(results, score, max_score):
 
 
 def _grade(args):
+    _start_zygote_early()
     from autograder.grading.classroom import grade_class
     from autograder.grading.progress import Progress
     from autograder.grading.shards import ShardError
@@ -311,6 +323,7 @@ def _merge(args):
 
 
 def _similarity(args):
+    _start_zygote_early()
     from autograder.grading.classroom import grade_class
     from autograder.grading.progress import Progress
     from autograder.review.inputs import InputError

@@ -19,7 +19,6 @@ exits: that is reported as an attnkit problem (on stderr, and in a note that say
 student's, and the notebook is not re-run.
 """
 
-import functools
 import logging
 import os
 import selectors
@@ -35,7 +34,7 @@ from autograder.isolation import wire, workspace
 from autograder.isolation.child_task import ChildTask
 from autograder.isolation.protected import is_protected
 from autograder.isolation.withholding import Withholder, protected_lines
-from autograder.isolation.zygote import Zygote
+from autograder.isolation.zygote import shared_zygote
 from autograder.running.runner import planned_probes
 from autograder.safe_text import clean, one_line
 
@@ -103,12 +102,6 @@ class _JobState:
     crashed: set = field(default_factory=set)
     probes: dict = field(default_factory=dict)  # exercise id -> ExerciseProbes, told to every attempt's child
     withholder: Withholder | None = None  # what the child says is filtered through it (see isolation.withholding)
-
-
-@functools.cache
-def shared_zygote():
-    """This process's zygote: started on first use, kept warm for the next class (it restarts itself if needed)."""
-    return Zygote()
 
 
 def probe_notebooks(jobs, limits, confinement, on_done):

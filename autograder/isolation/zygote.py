@@ -15,6 +15,7 @@ zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket).
 """
 
 import ctypes
+import functools
 import gc
 import importlib
 import os
@@ -50,7 +51,8 @@ class Zygote:
 
     def __init__(self) -> None:
         self._process: subprocess.Popen | None = None
-        self._socket: socket.socket | None = None
+        self._socket: socket.socket | None = None  # the channel, once the zygote said it is ready
+        self._starting: socket.socket | None = None  # the channel while it starts
         self._owner = 0
 
     def fork(self, task, channel_fd: int) -> int:
@@ -72,25 +74,31 @@ class Zygote:
         return pid
 
     def close(self) -> None:
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
+        for channel in (self._socket, self._starting):
+            if channel is not None:
+                channel.close()
+        self._socket = self._starting = None
         if self._process is not None and self._owner == os.getpid():
             self._process.kill()
             self._process.wait()
         self._process = None
 
+    def spawn(self) -> None:
+        """Start the zygote now without waiting for it: its imports and warm-up overlap the grader's own."""
+        if self._owner != os.getpid() or self._process is None or self._process.poll() is not None:
+            self._launch()
+
     def _running(self) -> socket.socket:
-        alive = self._process is not None and self._process.poll() is None
-        if self._socket is None or self._owner != os.getpid() or not alive:
-            self._start()
+        self.spawn()
+        if self._socket is None:
+            self._wait_until_ready()
         assert self._socket is not None
         return self._socket
 
-    def _start(self) -> None:
+    def _launch(self) -> None:
         become_subreaper()
         self._socket = None  # a forked copy of this process leaves its parent's zygote alone
-        grader_end, zygote_end = socket.socketpair()
+        self._starting, zygote_end = socket.socketpair()
         root = _package_root()
         with zygote_end:
             self._process = subprocess.Popen(
@@ -99,13 +107,24 @@ class Zygote:
                 stdout=subprocess.DEVNULL,
             )
         self._owner = os.getpid()
+
+    def _wait_until_ready(self) -> None:
+        assert self._process is not None and self._starting is not None
+        grader_end, self._starting = self._starting, None
         try:
             _receive(grader_end, HEADER.size)  # "ready": its imports and warm-up are done
         except EOFError:
             status = self._process.wait()
             grader_end.close()
+            self._process = None
             raise ZygoteError(f"the grading zygote did not start (exit status {status}; its error is above)") from None
         self._socket = grader_end
+
+
+@functools.cache
+def shared_zygote() -> Zygote:
+    """This process's zygote: started on first use (or early, by `spawn`), kept warm for the next class."""
+    return Zygote()
 
 
 def zygote_environment(root: Path) -> dict[str, str]:

@@ -1,8 +1,8 @@
-"""In-process protections of a grading child: `seal_grader()` runs once, before any student code.
+"""In-process protections of a grading child: the zygote takes `prepare_seal()` once, each child `apply()`s it.
 
-It removes the reference (`solutions*` modules and every reference to them held by already imported
-autograder modules) from memory, refuses later imports of it and of the hidden checks, and takes a
-snapshot of the grader's own modules, classes, functions' code and check objects, and of `builtins`.
+The zygote never imported the reference or the checks (autograder.isolation.zygote): there is nothing of them
+to remove. The seal refuses their import while student code runs, and is a snapshot of the grader's own modules,
+classes, functions' code and probe-side objects, and of `builtins`.
 `Seal.restore()` puts that snapshot back before every probe, so a student who replaced
 `autograder.checking.probing.plain` (or its `__code__`), a method of a probe helper, a check's probe,
 `sys.modules["autograder.running.runner"]` or `builtins.isinstance` probes with the grader's own code anyway.
@@ -13,7 +13,6 @@ from the case seed and compare with the reference there.
 """
 
 import builtins
-import gc
 import sys
 import types
 
@@ -33,8 +32,7 @@ class ReferenceImportBlocker:
 
 
 class Seal:
-    def __init__(self, modules, classes, builtin_names, purge=()):
-        self._purge = purge  # (module, attribute) pairs that hold the reference, deleted by `apply()`
+    def __init__(self, modules, classes, builtin_names):
         self._modules = modules  # name -> (module, copy of its namespace)
         self._classes = classes  # class -> copy of its attributes
         self._builtins = builtin_names
@@ -43,12 +41,7 @@ class Seal:
         self._blocker = ReferenceImportBlocker()
 
     def apply(self):
-        """In the child, before any student code: forget the reference, then put the snapshot in place."""
-        for module, attribute in self._purge:
-            _quietly(delattr, module, attribute)
-        self._purge = ()
-        _forget_reference_modules()
-        gc.collect()
+        """In the child, before any student code: put the snapshot (and the import blocker) in place."""
         self.restore()
         return self
 
@@ -85,22 +78,10 @@ class Seal:
             sys.meta_path.insert(0, self._blocker)
 
 
-def seal_grader():
-    """Forget the reference, block its import, snapshot the grader; returns the Seal to restore before probes."""
-    return prepare_seal().apply()
-
-
 def prepare_seal():
-    """The Seal of this process as it will be once the reference is purged, computed without changing anything.
-
-    The warm grader calls it just before each fork and the child only `apply()`s it: the result is the
-    same as `seal_grader()` in the child, but a freshly forked child pays a copy-on-write page fault
-    for every object it touches, and walking all of sys.modules there costs ten times what it does here.
-    """
-    purge = _reference_attributes()
-    purged = {(id(module), attribute) for module, attribute in purge}
+    """The Seal of this process (the zygote's), taken once before it forks any child."""
     modules = {
-        name: (module, {key: value for key, value in module.__dict__.items() if (id(module), key) not in purged})
+        name: (module, dict(module.__dict__))
         for name, module in list(sys.modules.items())
         if isinstance(module, types.ModuleType) and (name == GRADER_PREFIX or name.startswith(GRADER_PREFIX + "."))
     }
@@ -110,7 +91,7 @@ def prepare_seal():
         for value in namespace.values()
         if isinstance(value, type) and getattr(value, "__module__", "").startswith(GRADER_PREFIX)
     }
-    return Seal(modules, classes, dict(vars(builtins)), tuple(purge))
+    return Seal(modules, classes, dict(vars(builtins)))
 
 
 def _grader_functions(modules, classes):
@@ -121,7 +102,7 @@ def _grader_functions(modules, classes):
 
 
 def _grader_records(modules):
-    """Instances the grader keeps in module-level tuples and mappings (the catalogue's Check objects)."""
+    """Instances the grader keeps in module-level tuples and mappings (the probes' ModuleSpec objects)."""
     records: list[object] = []
     for _module, namespace in modules.values():
         for value in namespace.values():
@@ -135,36 +116,6 @@ def _grader_records(modules):
 
 def _function_parts(function):
     return function.__code__, function.__defaults__, function.__kwdefaults__
-
-
-def _reference_attributes():
-    """(module, attribute) of every grader module's attribute that is, or belongs to, the reference."""
-    reference = REFERENCE_PACKAGE
-    found: list[tuple[types.ModuleType, str]] = []
-    for module in list(sys.modules.values()):
-        name = getattr(module, "__name__", "")
-        if not isinstance(module, types.ModuleType) or not name.startswith(GRADER_PREFIX):
-            continue
-        found.extend((module, attribute) for attribute, value in list(vars(module).items())
-                     if _belongs_to(value, reference))
-    return found
-
-
-def _forget_reference_modules():
-    reference = REFERENCE_PACKAGE
-    for name in [name for name in sys.modules if name == reference or name.startswith(reference + ".")]:
-        del sys.modules[name]
-
-
-def _belongs_to(value, package):
-    if isinstance(value, types.ModuleType):
-        name = value.__name__
-    else:
-        found = getattr(value, "__module__", None)
-        if not isinstance(found, str):
-            return False
-        name = found
-    return name == package or name.startswith(package + ".")
 
 
 def _same_items(current, saved):

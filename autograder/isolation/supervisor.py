@@ -19,6 +19,7 @@ exits: that is reported as an attnkit problem (on stderr, and in a note that say
 student's, and the notebook is not re-run.
 """
 
+import functools
 import logging
 import os
 import selectors
@@ -168,7 +169,7 @@ def _start(state, limits, confinement, scratch, zygote):
     state.outcome.attempts += 1
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
-        state.probes = {exercise_id: planned_probes(exercise_id, seed=state.job.seed) for exercise_id in plan.exercises}
+        state.probes = {exercise_id: _planned(exercise_id, state.job.seed) for exercise_id in plan.exercises}
         state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
     task = ChildTask(
@@ -196,6 +197,12 @@ def _start(state, limits, confinement, scratch, zygote):
     now = time.monotonic()
     return _Attempt(state, pid, read_fd, workdir, now, exit_fd=_pidfd(pid),
                     deadline=now + limits.timeout + limits.grace)
+
+
+@functools.cache
+def _planned(exercise_id, seed):
+    """The exercise's probes and cases: the same for every student of a class, so computed once."""
+    return planned_probes(exercise_id, seed=seed)
 
 
 def _pidfd(pid):

@@ -2,7 +2,8 @@
 
 The copy gets a toy exercise, `scaled_scores` (one query's attention scores scaled by sqrt(d)), in exactly the three
 places the README names: the reference in solutions/, one declaration next to its checks in a new module of the
-notebook's package under autograder/course/checks/ with its probe in autograder/course/probes/, and its cells in the
+notebook's package under autograder/course/checks/ with its probe in autograder/course/probes/ and its judge in
+autograder/course/judges/, and its cells in the
 source notebook. A fresh interpreter that imports the copy must then know the exercise with the points of its
 checks, last in its notebook as its cells are, match the notebook's graded cell, and grade it: full marks for the
 notebook's own solution cell, less for a wrong one.
@@ -46,11 +47,21 @@ def probe(namespace, case):
     return {"output": plain(lookup(namespace, "scaled_scores")(inputs_of(case), case["query"]))}
 '''
 
+JUDGES = '''"""Judge of the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
+
+from autograder.checking.compare import compare
+
+
+def judge(data, case, expected):
+    return compare(data["output"], expected["output"], message_key="scaled_scores.wrong")
+'''
+
 DECLARATION = '''"""Checks for the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
 
 import solutions
 from autograder.checking.check_types import Check, Exercise
-from autograder.checking.compare import compare
+from autograder.checking.expectations import Expectations
+from autograder.course.judges.scaled_scores import judge
 from autograder.course.probes.scaled_scores import inputs_of, probe
 
 NOTEBOOK = "{notebook}"
@@ -69,14 +80,13 @@ def cases_random(rng):
             for _ in range(3)]
 
 
-def judge(data, case):
-    expected = solutions.scaled_scores(inputs_of(case), case["query"])
-    return compare(data["output"], expected, message_key="scaled_scores.wrong")
+def expect(case, data):
+    return Expectations.computed(output=lambda: solutions.scaled_scores(inputs_of(case), case["query"]))
 
 
 CHECKS = (
-    Check("scaled_scores.notes", "scaled_scores", 1, False, cases_notes, probe, judge),
-    Check("scaled_scores.random", "scaled_scores", 2, True, cases_random, probe, judge),
+    Check("scaled_scores.notes", "scaled_scores", 1, False, cases_notes, probe, judge, expect),
+    Check("scaled_scores.random", "scaled_scores", 2, True, cases_random, probe, judge, expect),
 )
 
 MESSAGES = {{
@@ -118,11 +128,12 @@ def add_the_exercise(copy):
     text = text.replace("from solutions.basics import (\n", "from solutions.basics import (\n    scaled_scores,\n")
     init.write_text(text.replace("__all__ = [\n", '__all__ = [\n    "scaled_scores",\n'), encoding="utf-8")
     # 2. One declaration next to its checks, in a new module of the notebook's package numbered after the last:
-    # exercise, checks, bilingual messages; its probe on the probe side.
+    # exercise, checks, bilingual messages, what the reference expects; its probe and judge beside the others'.
     package = copy / "autograder" / "course" / "checks" / f"n{NOTEBOOK}"
     number = len(list(package.glob("ex*_*.py"))) + 1
     (package / f"ex{number}_scaled_scores.py").write_text(DECLARATION.format(notebook=NOTEBOOK), encoding="utf-8")
     (copy / "autograder" / "course" / "probes" / "scaled_scores.py").write_text(PROBES, encoding="utf-8")
+    (copy / "autograder" / "course" / "judges" / "scaled_scores.py").write_text(JUDGES, encoding="utf-8")
     # 3. Its cells in the source notebook: the solution, the public check, the graded cell with the points.
     path = copy / "source" / "attention" / f"{NOTEBOOK}.ipynb"
     notebook = nbformat.read(path, as_version=4)
@@ -159,7 +170,9 @@ INSPECT = textwrap.dedent('''
     solved = run_cell(cells["test_scaled_scores"].source, namespace)
     exec("def scaled_scores(inputs, query_index):\\n    return inputs @ inputs[query_index]", namespace)
     unscaled = run_cell(cells["test_scaled_scores"].source, namespace)
-    print(json.dumps({"package": autograder.__file__, "notebook": exercise.notebook, "points": exercise.points,
+    from autograder.integrations.student_kit.build import vectors_document
+    kit_checks = [stored["id"] for stored in vectors_document()["checks"]]
+    print(json.dumps({"package": autograder.__file__, "kit_checks": kit_checks, "notebook": exercise.notebook, "points": exercise.points,
                       "graded_cell_points": cells["test_scaled_scores"].metadata["nbgrader"]["points"],
                       "checks": [check.id for check in catalog.checks_of("scaled_scores")],
                       "in_notebook": [exercise.id for exercise in of_notebook(exercise.notebook)],
@@ -194,6 +207,8 @@ def test_a_new_exercise_in_three_places_is_known_and_graded(copy):
     assert Path(seen["package"]).resolve().is_relative_to(copy.resolve()), "the copy's autograder was not the one used"
     assert seen["notebook"] == NOTEBOOK
     assert seen["checks"] == ["scaled_scores.notes", "scaled_scores.random"]
+    # The public check reaches the student kit with no line written for the kit: one declaration is enough.
+    assert "scaled_scores.notes" in seen["kit_checks"] and "scaled_scores.random" not in seen["kit_checks"]
     # Last of its notebook, as its cells are: after the notebook's other exercises' checks, before the next notebook's.
     assert seen["in_notebook"][-1] == "scaled_scores" and len(seen["in_notebook"]) > 1
     catalogue = seen["catalogue"]  # the first notebook's checks come first

@@ -23,8 +23,8 @@ from autograder.course.checks.n04_multi_head_attention import (
     ex4_torch_equivalence,
     ex5_parameter_counts,
 )
-from autograder.course.checks.n04_multi_head_attention.ex5_parameter_counts import parameter_totals
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.judges.multihead import parameter_totals
 from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 
 EXERCISE_IDS = (

@@ -14,6 +14,7 @@ import torch
 from mutants import causal as mutants
 
 import solutions
+from autograder.checking.expectations import no_expectations
 from autograder.checking.probing import run_probe
 from autograder.course.checks.module_contract import cases as contract_cases
 from autograder.course.checks.module_contract import judges as contract_judges
@@ -46,7 +47,7 @@ def device_check(spec, student, device, seed=0):
     """(probe data, verdict) of the contract's device check with the device forced."""
     case = {**contract_cases.device_cases(spec, random.Random(seed))[0], "device": device}
     data = run_probe(functools.partial(contract_probes.probe_device, spec), {spec.class_name: student}, case)
-    return data, contract_judges.judge_device(spec, data, case)
+    return data, contract_judges.judge_device(spec, data, case, no_expectations(case, data))
 
 
 def assert_references_pass_on(device):
@@ -78,9 +79,11 @@ def assert_routes_checked_on(device):
     for name, input_kind in (("causal_weights_renormalised", "weights"), ("causal_weights_neg_inf", "scores")):
         case = {**weights_cases_device(random.Random(0))[0], "device": device}
         probe = functools.partial(probe_on_device, name, input_kind)
-        assert judge_on_device(run_probe(probe, {name: getattr(solutions, name)}, case), case).passed
+        data = run_probe(probe, {name: getattr(solutions, name)}, case)
+        assert judge_on_device(data, case, no_expectations(case, data)).passed
         cpu_mask = getattr(mutants, f"{name}_book")  # the notes' code: its mask is made on the CPU
-        verdict = judge_on_device(run_probe(probe, {name: cpu_mask}, case), case)
+        data = run_probe(probe, {name: cpu_mask}, case)
+        verdict = judge_on_device(data, case, no_expectations(case, data))
         assert not verdict.passed and verdict.misconception == "tensor_created_on_cpu"
 
 

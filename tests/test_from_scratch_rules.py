@@ -35,7 +35,6 @@ from autograder.course.checks.n01_attention_without_weights.ex1_softmax import S
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.probes.inputs import ATTENTION_FUNCTIONS
 from autograder.course.probes.multihead import BUILTIN_ATTENTION
-from autograder.integrations.student_kit.runtime.probes import ATTENTION_FUNCTIONS as KIT_ATTENTION_FUNCTIONS
 from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 ATEN = torch.ops.aten
@@ -495,8 +494,7 @@ def test_every_alias_is_folded_into_a_name_the_rules_forbid():
     assert set(OP_FAMILIES.values()) <= SOFTMAX_FUNCTIONS
     assert {family for family in OP_FAMILIES.values() if family != "softmax" and "softmax" not in family} \
         <= ATTENTION_FUNCTIONS & BUILTIN_ATTENTION
-    assert CUSTOM_OP in SOFTMAX_FUNCTIONS & ATTENTION_FUNCTIONS & BUILTIN_ATTENTION & KIT_ATTENTION_FUNCTIONS
-    assert KIT_ATTENTION_FUNCTIONS == ATTENTION_FUNCTIONS
+    assert CUSTOM_OP in SOFTMAX_FUNCTIONS & ATTENTION_FUNCTIONS & BUILTIN_ATTENTION
 
 
 def test_op_name_reads_torch_ops_and_torch_functions_alike():

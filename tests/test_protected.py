@@ -124,8 +124,10 @@ def test_every_module_of_the_checks_subpackages_is_blocked_and_unreadable():
 def test_the_checks_depend_only_on_protected_code_and_the_generic_checking_machinery():
     """A helper of the checks moved out of their package (say, the functional reference) would be readable: the
     checks may import from autograder only their own package, autograder.checking (probes, judges, verdicts) and
-    the probe side, autograder.course.probes (what the grading child runs: readable by design)."""
-    allowed = (protected.CHECKS_PACKAGE + ".", "autograder.checking.", "autograder.course.probes")
+    the probe side, autograder.course.probes (what the grading child runs: readable by design), and the judges of
+    public checks, autograder.course.judges (shipped in the student kit: readable by design)."""
+    allowed = (protected.CHECKS_PACKAGE + ".", "autograder.checking.", "autograder.course.probes",
+               "autograder.course.judges")
     outside = []
     for location in protected.check_locations():
         for path in location.rglob("*.py"):

@@ -189,8 +189,10 @@ def test_kit_files_hold_no_reference_function_body(kit):
     given_statements, given_text = handed_out()
     checked = 0
     for function, body in reference_bodies().items():
-        # The whole body anywhere in the kit; then every line of it that the notebooks do not hand out anyway.
-        assert squeezed("".join(body)) not in kit_text, function
+        # The whole body anywhere in the kit, unless the notebooks hand it out as given code (attention_scores);
+        # then every line of it that the notebooks do not hand out anyway.
+        whole = squeezed("".join(body))
+        assert whole in given_text or whole not in kit_text, function
         for statement in body:
             if statement in given_statements or squeezed(statement) in given_text or len(statement) <= 20:
                 continue

@@ -3,15 +3,16 @@
 from types import SimpleNamespace
 
 from autograder.checking.check_types import FAILED, PASSED, CheckResult, Verdict
+from autograder.checking.expectations import no_expectations
 from autograder.grading.wrong_outputs import MAX_WRONG_CASES, _with_wrong_outputs, output_fingerprint
 
 
 def judge_expecting(value):
-    return lambda data, case: Verdict(data.get("out") == value)
+    return lambda data, case, expected: Verdict(data.get("out") == value)
 
 
 def check(hidden=True):
-    return SimpleNamespace(id="demo.check", hidden=hidden, judge=judge_expecting(1))
+    return SimpleNamespace(id="demo.check", hidden=hidden, judge=judge_expecting(1), expect=no_expectations)
 
 
 def result(status, hidden=True):

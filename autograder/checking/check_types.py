@@ -1,14 +1,18 @@
 """The types checks are declared and judged with: exercises, checks, verdicts, misconceptions and results.
 
-A check has two halves. Its probe runs the student's code and returns plain data (tensors,
-shapes, exception descriptions, call counts); its judge compares that data with the reference
-and decides. The judge never sees the student's live objects, so probes can run in another
-process (see autograder.isolation.supervisor) while judges run in a clean one.
+A check has three parts. Its probe runs the student's code and returns plain data (tensors,
+shapes, exception descriptions, call counts); its expectations are what the reference says for the
+case (autograder.checking.expectations); its judge compares the data with them and decides. The
+judge never sees the student's live objects, so probes can run in another process (see
+autograder.isolation.supervisor) while judges run in a clean one, and it never sees the reference
+itself, so the student kit runs the same judge on expectations it stored.
 """
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from autograder.checking.expectations import Expectations, no_expectations
 
 PASSED, FAILED, ERROR = "passed", "failed", "error"
 
@@ -37,7 +41,11 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Check:
-    """One property of one exercise, worth `points` when every case passes."""
+    """One property of one exercise, worth `points` when every case passes.
+
+    `expect` holds the reference (full kit only); `probe` and `judge` do not: a public check's probe and judge are
+    functions of autograder.course.probes and autograder.course.judges, which the student kit ships as they are.
+    """
 
     id: str
     exercise: str
@@ -45,7 +53,8 @@ class Check:
     hidden: bool
     cases: Callable[[Any], list[Case]]  # random.Random -> plain-data case specs
     probe: Callable[[Mapping[str, Any], Case], ProbeData]
-    judge: Callable[[ProbeData, Case], Verdict]
+    judge: Callable[[ProbeData, Case, Expectations], Verdict]
+    expect: Callable[[Case, ProbeData], Expectations] = no_expectations
 
 
 @dataclass(frozen=True)

@@ -13,17 +13,21 @@ from autograder.i18n import pick, render
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 
 
-def judge_cases(check, cases, data_per_case, judge, lang, messages, misconceptions):
-    """One CheckResult from a check's cases and the probe data of each: the first failing case decides."""
+def judge_cases(check, cases, data_per_case, expectations_of, lang, messages, misconceptions):
+    """One CheckResult from a check's cases and the probe data of each: the first failing case decides.
+
+    `expectations_of(index, case, data)` gives the case's Expectations: computed from the reference by the full kit,
+    read from the stored vectors by the student kit. The judge is the check's own, the same in both.
+    """
     if not isinstance(data_per_case, list) or not data_per_case:
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
-    for case, data in zip(cases, data_per_case, strict=False):
+    for index, (case, data) in enumerate(zip(cases, data_per_case, strict=False)):
         if not isinstance(data, dict):
             return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
         if "error" in data:
             return check_result(check, ERROR, explain_error(data["error"], case), lang, messages, misconceptions)
         try:
-            verdict = judge(data, case)
+            verdict = check.judge(data, case, expectations_of(index, case, data))
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:

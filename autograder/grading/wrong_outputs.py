@@ -77,7 +77,7 @@ def _with_wrong_outputs(result, check, cases, data_per_case):
 
 def _passes(check, data, case):
     try:
-        return check.judge(data, case).passed
+        return check.judge(data, case, check.expect(case, data)).passed
     except Exception:  # noqa: BLE001 - odd student output is a wrong answer, as the judge itself counts it
         return False
 

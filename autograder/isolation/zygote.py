@@ -202,7 +202,7 @@ def _warm_up(torch) -> None:
     """Pay torch's first-use costs once here instead of in every child (lazy dispatch tables, the meta device,
     autograd, the modes the probes record with). Plain layers and ops only: nothing of an exercise's answer."""
     from autograder.checking.probing import DeviceMixWatch, FunctionCalls
-    from autograder.course.probes.contract import probe_device_kind
+    from autograder.course.probes.inputs import probe_device_kind
 
     device = probe_device_kind()
     with torch.random.fork_rng(devices=[]):

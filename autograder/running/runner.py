@@ -70,5 +70,8 @@ def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=Tr
 
 
 def _judge_check(check, data_per_case, seed, lang):
-    return judge_cases(check, cases_for(check, seed), data_per_case, check.judge, lang, catalog.MESSAGES,
+    def expectations_of(index, case, data):
+        return check.expect(case, data)
+
+    return judge_cases(check, cases_for(check, seed), data_per_case, expectations_of, lang, catalog.MESSAGES,
                        MISCONCEPTIONS_BY_ID)

@@ -22,8 +22,8 @@ from autograder.checking.probing import (
     seeded,
     state_of,
 )
-from autograder.course.probes.contract import probe_device_kind
-from autograder.course.probes.inputs import ATTENTION_FUNCTIONS, DTYPES, notes_batch, notes_inputs
+from autograder.course.probes.inputs import ATTENTION_FUNCTIONS, DTYPES, notes_batch, notes_inputs, probe_device_kind
+from autograder.course.probes.loading import load_case_weights
 
 NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
 
@@ -120,7 +120,7 @@ def build_module(namespace, case, dropout=0.0):
         else:
             module = causal_attention(case["d_in"], case["d_out"], case["context_length"], dropout,
                                       qkv_bias=case["qkv_bias"])
-    return module.to(DTYPES[case["dtype"]])
+    return load_case_weights(module.to(DTYPES[case["dtype"]]), case)
 
 
 def projection_state(module):

@@ -16,7 +16,7 @@ from autograder.checking.probing import (
     rand,
     seeded,
 )
-from autograder.course.probes.inputs import DTYPES
+from autograder.course.probes.inputs import DTYPES, probe_device_kind
 
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0
 
@@ -217,17 +217,6 @@ def probe_modes(spec, namespace, case):
         with seeded(case["seed"] + seed_offset), torch.no_grad():
             data[key] = plain(module(one_hot_tokens(case)))
     return data
-
-
-def probe_device_kind(requested="auto"):
-    """A real GPU when there is one, else PyTorch's shape-only meta device (a plain-attribute mask stays behind)."""
-    if requested != "auto":
-        return requested
-    if torch.cuda.is_available():
-        return "cuda"
-    if torch.backends.mps.is_available():
-        return "mps"
-    return "meta"
 
 
 def tensor_at(module, name):

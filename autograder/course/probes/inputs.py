@@ -42,3 +42,13 @@ def notes_batch():
     inputs = notes_inputs()
     return torch.stack((inputs, inputs), dim=0)
 
+
+def probe_device_kind(requested="auto"):
+    """A real GPU when there is one, else PyTorch's shape-only meta device (a plain-attribute mask stays behind)."""
+    if requested != "auto":
+        return requested
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "meta"

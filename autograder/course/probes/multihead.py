@@ -23,6 +23,7 @@ from autograder.checking.probing import (
     takes_attention_mask,
 )
 from autograder.course.probes.inputs import DTYPES, notes_batch
+from autograder.course.probes.loading import load_case_weights
 
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
 
@@ -52,7 +53,7 @@ def probe_wrapper(namespace, case):
         # Unregistered heads miss .to(dtype) and crash later: the structure alone decides.
         return structure
     structure.update(head_count=len(heads), distinct_heads=len({id(head) for head in heads}))
-    wrapper = wrapper.to(DTYPES[case["dtype"]])
+    wrapper = load_case_weights(wrapper.to(DTYPES[case["dtype"]]), case)
     x = attention_input(case)
     return {**structure, "out": plain(wrapper(x)), "state": state_of(wrapper), "head_outputs": head_outputs(heads, x)}
 
@@ -119,7 +120,7 @@ def build_student_mha(namespace, case, **overrides):
     with seeded(spec["seed"]):
         module = mha_class(spec["d_in"], spec["d_out"], spec["context_length"], 0.0, spec["num_heads"],
                            qkv_bias=spec["qkv_bias"])
-    return module.to(DTYPES[spec["dtype"]])
+    return load_case_weights(module.to(DTYPES[spec["dtype"]]), spec)
 
 
 def call_mha(module, x, case):

@@ -2,7 +2,8 @@
 
 A check's probe is a function of this package, possibly with plain leading arguments bound by
 `functools.partial` (a class name, an exercise id). `address_of` turns it into a `ProbeAddress` (module, function,
-arguments) that can be pickled to a process which never imported the checks; `resolve` turns it back there.
+arguments) that can be pickled to a process which never imported the checks; `resolve` turns it back there. The
+student kit names a public check's judge the same way, in autograder.course.judges (`JUDGES_PACKAGE`).
 """
 
 import functools
@@ -14,6 +15,7 @@ from typing import Any
 from autograder.checking.probing import run_probe
 
 PACKAGE = __name__.rpartition(".")[0]
+JUDGES_PACKAGE = PACKAGE.rpartition(".")[0] + ".judges"
 PLAIN_ARGUMENTS = (str, int, float, bool)
 
 ProbeData = dict[str, Any]
@@ -21,7 +23,9 @@ ProbeData = dict[str, Any]
 
 @dataclass(frozen=True)
 class ProbeAddress:
-    module: str  # a module of autograder.course.probes
+    """A module-level function of one package, with plain leading arguments bound: a probe, or a kit's judge."""
+
+    module: str  # a module of autograder.course.probes (or .judges)
     function: str  # a module-level callable there
     args: tuple[Any, ...] = ()  # plain leading arguments (str, int, float, bool)
 
@@ -48,23 +52,23 @@ class ExerciseProbes:
         return tuple(check.check_id for check in self.checks)
 
 
-def address_of(probe: Callable) -> ProbeAddress:
-    """The address of a probe function of this package (optionally a partial with plain arguments)."""
+def address_of(probe: Callable, package: str = PACKAGE) -> ProbeAddress:
+    """The address of a function of `package` (optionally a partial with plain arguments)."""
     args: tuple[Any, ...] = ()
     if isinstance(probe, functools.partial):
         if probe.keywords or not all(isinstance(arg, PLAIN_ARGUMENTS) for arg in probe.args):
             raise TypeError(f"a probe may only bind plain positional arguments: {probe!r}")
         args, probe = tuple(probe.args), probe.func
     module, name = getattr(probe, "__module__", ""), getattr(probe, "__name__", "")
-    if not module.startswith(PACKAGE + ".") or getattr(importlib.import_module(module), name, None) is not probe:
-        raise TypeError(f"a probe must be a module-level function of {PACKAGE}: {module}.{name}")
+    if not module.startswith(package + ".") or getattr(importlib.import_module(module), name, None) is not probe:
+        raise TypeError(f"must be a module-level function of {package}: {module}.{name}")
     return ProbeAddress(module, name, args)
 
 
-def resolve(address: ProbeAddress) -> Callable:
-    """The probe at `address`: only functions of this package are ever looked up."""
-    if not address.module.startswith(PACKAGE + "."):
-        raise ValueError(f"not a probe module: {address.module}")
+def resolve(address: ProbeAddress, package: str = PACKAGE) -> Callable:
+    """The function at `address`: only functions of `package` are ever looked up."""
+    if not address.module.startswith(package + "."):
+        raise ValueError(f"not a module of {package}: {address.module}")
     function = getattr(importlib.import_module(address.module), address.function)
     return functools.partial(function, *address.args) if address.args else function
 

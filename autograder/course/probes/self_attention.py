@@ -17,6 +17,7 @@ from autograder.checking.probing import (
     state_of,
 )
 from autograder.course.probes.inputs import dtype_of, notes_inputs
+from autograder.course.probes.loading import load_case_weights
 
 
 def attention_input(case):
@@ -33,7 +34,7 @@ def build_module(class_name, namespace, case):
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(case["init_seed"])
         module = attention_class(*args)
-    return module.double() if dtype_of(case) == torch.float64 else module
+    return load_case_weights(module.double() if dtype_of(case) == torch.float64 else module, case)
 
 
 def probe_forward(class_name, namespace, case):

@@ -1,11 +1,15 @@
 """`attnkit student-kit build OUT_DIR`: write the student kit, an installable package without the reference.
 
 OUT_DIR gets pyproject.toml, README.md and a top-level `autograder` package: `from autograder import check`
-works as in the release notebooks. It holds the reference-free modules shared with the live kit (copied
-byte for byte), the kit's runtime (autograder/integrations/student_kit/runtime) and the stored public cases
-(autograder/integrations/student_kit/data/vectors.json). Same sources, same bytes: every build writes identical files.
+works as in the release notebooks. It holds the kit's runtime (autograder/integrations/student_kit/runtime), the
+stored public cases (autograder/integrations/student_kit/data/vectors.json) and every module of the full kit they
+need, copied byte for byte at the same paths: the public checks' probes and judges (autograder.course.probes and
+.judges) and what those import. A check is declared once: the kit runs the full kit's own probe and judge, and only
+the expectations come from the stored vectors. Same sources, same bytes: every build writes identical files.
 """
 
+import ast
+import dataclasses
 import importlib.metadata
 import json
 import shutil
@@ -17,19 +21,20 @@ import torch
 from autograder.course import catalog
 from autograder.course.checks.student_kit_recording import record_case
 from autograder.course.exercises import EXERCISES
+from autograder.course.exercises import exercise as find_exercise
 from autograder.course.misconceptions import MISCONCEPTIONS
+from autograder.course.probes.plan import JUDGES_PACKAGE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
 from autograder.running.runner import DEFAULT_SEED, cases_for, single_threaded
 
 PACKAGE_NAME = "attnkit-student-kit"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the full kit's autograder/
-# Modules of the full kit that need neither the checks nor the reference: the kit runs them unchanged, at the
-# same paths (with their packages' __init__), so their imports work alike in both kits.
-SHARED_MODULES = ("checking/__init__.py", "checking/check_types.py", "checking/compare.py", "checking/diagnosis.py",
-                  "checking/feedback.py", "checking/judging.py", "checking/probing.py", "checking/results.py",
-                  "i18n.py", "integrations/__init__.py", "safe_text.py")
 KIT_DIR = "autograder/integrations/student_kit"
 RUNTIME_DIR = SOURCE_ROOT / "integrations" / "student_kit" / "runtime"
+# Package inits the kit writes itself (the full kit's import the grader's entry points).
+OWN_INITS = ("__init__.py", "integrations/student_kit/__init__.py")
+# What the kit must never hold, whatever a shipped module imports: the reference and the checks' declarations.
+NEVER_SHIPPED = ("solutions", "autograder.course.checks", "autograder.course.catalog")
 
 KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on the public checks from stored vectors.
 
@@ -84,12 +89,65 @@ def vectors_document(seed=DEFAULT_SEED):
 
 
 def stored_check(check, seed):
-    recorded = [record_case(check, case) for case in cases_for(check, seed)]
-    kinds = {kind for kind, _ in recorded}
-    if len(kinds) != 1:
-        raise ValueError(f"{check.id}: cases of different kinds {sorted(kinds)}")
-    return {"id": check.id, "exercise": check.exercise, "points": check.points, "kind": kinds.pop(),
-            "cases": [tensors.encode(case) for _, case in recorded]}
+    """A public check as the kit stores it: its probe and judge by name, its cases and their expectations."""
+    try:
+        judge = address_of(check.judge, JUDGES_PACKAGE)
+    except TypeError as exc:
+        raise KitBuildError(f"public check {check.id}: its judge must be a function of {JUDGES_PACKAGE}, which the "
+                            f"kit ships ({exc})") from None
+    names = find_exercise(check.exercise).names
+    recorded = [record_case(check, case, names) for case in cases_for(check, seed)]
+    return {"id": check.id, "exercise": check.exercise, "points": check.points,
+            "probe": dataclasses.asdict(address_of(check.probe)), "judge": dataclasses.asdict(judge),
+            "cases": [tensors.encode(r.case) for r in recorded],
+            "expected": [tensors.encode(r.expected) for r in recorded]}
+
+
+def shipped_modules(public_checks):
+    """Paths (relative to autograder/) of every module the kit runs: its runtime, the public checks' probes and
+    judges, and everything they import from autograder, with their packages' __init__; never NEVER_SHIPPED."""
+    roots = [f"autograder.integrations.student_kit.runtime.{path.stem}" for path in sorted(RUNTIME_DIR.glob("*.py"))]
+    for check in public_checks:
+        roots += [address_of(check.probe).module, address_of(check.judge, JUDGES_PACKAGE).module]
+    seen, pending = set(), list(roots)
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        if name.startswith(NEVER_SHIPPED):
+            raise KitBuildError(f"the kit would ship {name}, which holds the reference or the checks")
+        seen.add(name)
+        pending += _imported_modules(name)
+    paths = set()
+    for name in seen:
+        parts = name.split(".")[1:]
+        paths.add("/".join(parts) + ".py" if (SOURCE_ROOT.joinpath(*parts).with_suffix(".py")).is_file()
+                  else "/".join([*parts, "__init__.py"]))
+        paths.update("/".join([*parts[:depth], "__init__.py"]) for depth in range(len(parts)))
+    return sorted(path.removeprefix("/") for path in paths if path.removeprefix("/") not in OWN_INITS)
+
+
+def _imported_modules(name):
+    """The autograder modules (and `solutions`) that module `name` imports anywhere in its source."""
+    parts = name.split(".")[1:]
+    path = SOURCE_ROOT.joinpath(*parts).with_suffix(".py")
+    if not path.is_file():
+        path = SOURCE_ROOT.joinpath(*parts, "__init__.py")
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            found += [n for n in names if n.startswith(("autograder.", "solutions")) and _is_module(n)]
+        elif isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.startswith(("autograder.", "solutions"))]
+    return found
+
+
+def _is_module(name):
+    if name == "solutions" or name.startswith("solutions."):
+        return True
+    parts = name.split(".")[1:]
+    return SOURCE_ROOT.joinpath(*parts).with_suffix(".py").is_file() or SOURCE_ROOT.joinpath(*parts).is_dir()
 
 
 def kit_pyproject():
@@ -123,10 +181,9 @@ def kit_files(seed=DEFAULT_SEED):
         "autograder/__init__.py": KIT_INIT.encode(),
         f"{KIT_DIR}/__init__.py": KIT_SUBPACKAGE_INIT.encode(),
     }
-    for relative in SHARED_MODULES:
+    public = [check for exercise in EXERCISES for check in catalog.checks_of(exercise.id, include_hidden=False)]
+    for relative in shipped_modules(public):
         files[f"autograder/{relative}"] = (SOURCE_ROOT / relative).read_bytes()
-    for path in sorted(RUNTIME_DIR.glob("*.py")):
-        files[f"{KIT_DIR}/runtime/{path.name}"] = path.read_bytes()
     document = json.dumps(vectors_document(seed), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     files[f"{KIT_DIR}/data/{vectors.FILE_NAME}"] = (document + "\n").encode()
     return files

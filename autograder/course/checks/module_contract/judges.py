@@ -26,7 +26,7 @@ NEIGHBOUR_MARGIN = 0.1  # independent dropout: vertical neighbours agree with pr
 # structure: parameters and output as the constructor promises
 
 
-def judge_structure(spec, data, case):
+def judge_structure(spec, data, case, expected):
     expected = parameter_shapes(spec, case)
     got = {name: tuple(shape) for name, shape in data["parameters"].items()}
     extra = sorted(set(got) - set(expected))
@@ -74,7 +74,7 @@ def judge_structure(spec, data, case):
 # c gives every token a higher score with itself: the weights are not uniform, so dropout before the softmax shows.
 
 
-def judge_modes(spec, data, case):
+def judge_modes(spec, data, case, expected):
     tokens, heads = case["num_tokens"], head_count(spec, case)
     expected_shape = (case["batch"], tokens, heads * (tokens + 1))
     for key in ("train", "eval", "eval_again", "no_dropout"):
@@ -163,7 +163,7 @@ def unregistered_head(name, registered):
     return not any(other.startswith(f"heads.{parts[1]}.") for other in registered)
 
 
-def judge_device(spec, data, case):
+def judge_device(spec, data, case, expected):
     device = data["device"]
     for name, present in data["masks"].items():
         if not present:
@@ -200,7 +200,7 @@ def judge_device(spec, data, case):
 # properties: shorter inputs, batch independence, causality, gradients, input left alone
 
 
-def judge_properties(spec, data, case):
+def judge_properties(spec, data, case, expected):
     got = data["output"]
     expected_shape = output_shape(spec, case)
     if tuple(got.shape) != expected_shape:

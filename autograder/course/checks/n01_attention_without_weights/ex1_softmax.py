@@ -6,17 +6,17 @@ calling one of torch's softmax functions costs their rule check. Helpers shared 
 notes' inputs, dtypes, recording calls, the "wrong dtype" verdict) are in autograder.course.checks.helpers.
 """
 
+from functools import partial
+
 import torch
 
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
 from autograder.checking.compare import same
-from autograder.course.checks.helpers import (
-    compare_named,
-    dtype_verdict,
-    forbidden_calls,
-)
+from autograder.checking.expectations import Expectations
+from autograder.course.checks.helpers import forbidden_calls
 from autograder.course.checks.n01_attention_without_weights import NOTEBOOK
+from autograder.course.judges.basics import judge_softmax
 from autograder.course.probes.basics import (
     case_tensor,
     probe_softmax_naive,
@@ -70,22 +70,15 @@ def softmax_mistakes(x, dim):
     return pairs
 
 
-def judge_softmax_output(exercise_id, data, case, expected, default_dim=0):
-    """Shape, values (naming a mistake when one reproduces them), then dtype. `default_dim`: the axis the function
-    normalises when the case passes no dim."""
+def expect_softmax(function_name, default_dim, case, data):
+    """The reference's softmax of the case's input (with the case's dim, if any) and the outputs of known mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
-    got = data["output"]
-    if not same(got, expected):
-        key = f"{exercise_id}.wrong_values"
-        if got.shape == expected.shape and not torch.isfinite(got).all():
-            key = f"{exercise_id}.not_finite"
-        elif got.shape == expected.shape and not same(got.sum(dim=dim), torch.ones_like(expected.sum(dim=dim))):
-            key = f"{exercise_id}.not_normalised"
-        return compare_named(got, expected, softmax_mistakes(x, dim), message_key=key, input_shape=tuple(x.shape))
-    return dtype_verdict(exercise_id, got, x.dtype)
+    function = getattr(solutions, function_name)
+    return Expectations.computed(output=lambda: function(x, dim=case["dim"]) if "dim" in case else function(x),
+                                 mistakes=lambda: softmax_mistakes(x, dim))
 
 
-def judge_softmax_rules(exercise_id, data, case):
+def judge_softmax_rules(exercise_id, data, case, expected):
     """From scratch, input untouched, and a result that is a softmax at all (a stub earns nothing here)."""
     used = forbidden_calls(data["calls"], SOFTMAX_FUNCTIONS)
     if used:
@@ -113,14 +106,6 @@ def naive_cases_random(rng):
 
 def naive_cases_rules(rng):
     return [random_case(rng, (rng.randint(3, 10),), scale=4.0)]
-
-
-def judge_softmax_naive(data, case):
-    return judge_softmax_output("softmax_naive", data, case, solutions.softmax_naive(case_tensor(case)))
-
-
-def judge_softmax_naive_rules(data, case):
-    return judge_softmax_rules("softmax_naive", data, case)
 
 
 def stable_cases_notes(rng):
@@ -158,31 +143,29 @@ def stable_cases_rules(rng):
     return [random_case(rng, (rng.randint(3, 10),), scale=4.0, dim=-1)]
 
 
-def judge_softmax_stable(data, case):
-    x = case_tensor(case)
-    expected = solutions.softmax_stable(x, dim=case["dim"]) if "dim" in case else solutions.softmax_stable(x)
-    return judge_softmax_output("softmax_stable", data, case, expected, default_dim=-1)
-
-
-def judge_softmax_stable_rules(data, case):
-    return judge_softmax_rules("softmax_stable", data, case)
+# Each exercise's judges with its name (and the axis it normalises without dim) bound: plain arguments, so the student
+# kit can name them (autograder.course.probes.plan.address_of).
+JUDGE_NAIVE = partial(judge_softmax, "softmax_naive", 0)
+EXPECT_NAIVE = partial(expect_softmax, "softmax_naive", 0)
+JUDGE_STABLE = partial(judge_softmax, "softmax_stable", -1)
+EXPECT_STABLE = partial(expect_softmax, "softmax_stable", -1)
 
 
 CHECKS = (
-    Check("softmax_naive.notes", "softmax_naive", 2, False, naive_cases_notes, probe_softmax_naive,
-          judge_softmax_naive),
-    Check("softmax_naive.random", "softmax_naive", 2, True, naive_cases_random, probe_softmax_naive,
-          judge_softmax_naive),
+    Check("softmax_naive.notes", "softmax_naive", 2, False, naive_cases_notes, probe_softmax_naive, JUDGE_NAIVE,
+          EXPECT_NAIVE),
+    Check("softmax_naive.random", "softmax_naive", 2, True, naive_cases_random, probe_softmax_naive, JUDGE_NAIVE,
+          EXPECT_NAIVE),
     Check("softmax_naive.from_scratch", "softmax_naive", 1, True, naive_cases_rules, probe_softmax_naive,
-          judge_softmax_naive_rules),
-    Check("softmax_stable.notes", "softmax_stable", 2, False, stable_cases_notes, probe_softmax_stable,
-          judge_softmax_stable),
-    Check("softmax_stable.random", "softmax_stable", 2, True, stable_cases_random, probe_softmax_stable,
-          judge_softmax_stable),
-    Check("softmax_stable.large", "softmax_stable", 1, True, stable_cases_large, probe_softmax_stable,
-          judge_softmax_stable),
+          partial(judge_softmax_rules, "softmax_naive")),
+    Check("softmax_stable.notes", "softmax_stable", 2, False, stable_cases_notes, probe_softmax_stable, JUDGE_STABLE,
+          EXPECT_STABLE),
+    Check("softmax_stable.random", "softmax_stable", 2, True, stable_cases_random, probe_softmax_stable, JUDGE_STABLE,
+          EXPECT_STABLE),
+    Check("softmax_stable.large", "softmax_stable", 1, True, stable_cases_large, probe_softmax_stable, JUDGE_STABLE,
+          EXPECT_STABLE),
     Check("softmax_stable.from_scratch", "softmax_stable", 1, True, stable_cases_rules, probe_softmax_stable,
-          judge_softmax_stable_rules),
+          partial(judge_softmax_rules, "softmax_stable")),
 )
 
 SOFTMAX_MESSAGES = {

@@ -4,12 +4,11 @@ import torch
 
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.course.checks.helpers import (
-    compare_named,
-    dtype_verdict,
-)
+from autograder.checking.expectations import Expectations
+from autograder.course.checks.helpers import dtype_verdict
 from autograder.course.checks.n01_attention_without_weights import NOTEBOOK
 from autograder.course.checks.n01_attention_without_weights.ex1_softmax import SOFTMAX_MESSAGES, random_case
+from autograder.course.judges.basics import judge_context_vectors
 from autograder.course.probes.basics import (
     case_tensor,
     probe_context_vectors,
@@ -42,17 +41,16 @@ def context_mistakes(inputs):
     ]
 
 
-def judge_context_vectors(data, case):
+def expect_context_vectors(case, data):
     inputs = case_tensor(case)
-    expected = solutions.context_vectors(inputs)
-    return compare_named(data["output"], expected, context_mistakes(inputs),
-                         message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
+    return Expectations.computed(output=lambda: solutions.context_vectors(inputs),
+                                 mistakes=lambda: context_mistakes(inputs))
 
 
-def judge_context_vectors_dtype(data, case):
+def judge_context_vectors_dtype(data, case, expected):
     if data["input_changed"]:
         return Verdict(False, "context_vectors.input_changed")
-    verdict = judge_context_vectors(data, case)
+    verdict = judge_context_vectors(data, case, expected)
     if verdict.passed:
         return dtype_verdict("context_vectors", data["output"], torch.float64)
     return verdict
@@ -60,11 +58,11 @@ def judge_context_vectors_dtype(data, case):
 
 CHECKS = (
     Check("context_vectors.notes", "context_vectors", 3, False, context_cases_notes, probe_context_vectors,
-          judge_context_vectors),
+          judge_context_vectors, expect_context_vectors),
     Check("context_vectors.random", "context_vectors", 3, True, context_cases_random, probe_context_vectors,
-          judge_context_vectors),
+          judge_context_vectors, expect_context_vectors),
     Check("context_vectors.float64", "context_vectors", 1, True, context_cases_dtype, probe_context_vectors,
-          judge_context_vectors_dtype),
+          judge_context_vectors_dtype, expect_context_vectors),
 )
 
 

@@ -6,18 +6,14 @@ read back with state_of, so initialisation and layer creation order never matter
 before they go into `attention`.
 """
 
-from functools import partial
+from functools import cache, partial
 
 from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, same
-from autograder.course.checks.helpers import (
-    ATTENTION_FUNCTIONS,
-    PROJECTIONS,
-    dtype_verdict,
-    forbidden_calls,
-)
+from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.course.checks.helpers import ATTENTION_FUNCTIONS, PROJECTIONS, forbidden_calls
 from autograder.course.checks.n02_trainable_self_attention import NOTEBOOK
 from autograder.course.checks.variants import attention, attention_variants
+from autograder.course.judges.self_attention import judge_forward
 from autograder.course.probes.self_attention import (
     attention_input,
     probe_calls,
@@ -34,45 +30,27 @@ EXERCISES = (
 )
 
 
-def projection_weights(exercise_id, state, case):
-    """The student's projections as nn.Linear-shaped float64 weights for `attention`, or a failing Verdict."""
-    d_in, d_out = case["d_in"], case["d_out"]
+def projection_weights(state):
+    """The student's projections as nn.Linear-shaped float64 weights for `attention` (the judge has checked that they
+    are there and shaped right)."""
     weights = {}
     for name in PROJECTIONS:
-        if name in state:  # a raw (d_in, d_out) parameter used as x @ W
-            stored, expected_shape = state[name], (d_in, d_out)
-        elif f"{name}.weight" in state:  # an nn.Linear
-            stored, expected_shape = state[f"{name}.weight"], (d_out, d_in)
-        else:
-            return Verdict(False, f"{exercise_id}.missing_weight", {"name": name})
-        if stored.shape != expected_shape:
-            return Verdict(False, f"{exercise_id}.weight_shape",
-                           {"name": name, "got_shape": tuple(stored.shape), "expected_shape": expected_shape})
-        weights[f"{name}.weight"] = (stored.T if name in state else stored).double()
+        raw = name in state  # a raw (d_in, d_out) parameter used as x @ W, else an nn.Linear
+        weights[f"{name}.weight"] = (state[name].T if raw else state[f"{name}.weight"]).double()
         if state.get(f"{name}.bias") is not None:
             weights[f"{name}.bias"] = state[f"{name}.bias"].double()
     return weights
 
 
-# ---------------------------------------------------------------------------------------------
-# SelfAttention_v1 / SelfAttention_v2: output, no built-in attention
+def expect_forward(case, data):
+    """The reference attention and its single-knob variants, on the student's own weights."""
+    x = attention_input(case).double()
+    weights = cache(lambda: projection_weights(data["state"]))
+    return Expectations.computed(**{WEIGHTS: weights}, output=lambda: attention(x, weights(), causal=False),
+                                 variants=lambda: attention_variants(x, weights(), causal=False))
 
 
-def judge_forward(exercise_id, data, case):
-    weights = projection_weights(exercise_id, data["state"], case)
-    if isinstance(weights, Verdict):
-        return weights
-    x = attention_input(case)
-    expected = attention(x.double(), weights, causal=False)
-    got = data["output"]
-    if not same(got, expected):
-        variants = attention_variants(x.double(), weights, causal=False)
-        return compare(got, expected, message_key=f"{exercise_id}.wrong_output", variants=variants,
-                       input_shape=tuple(x.shape))
-    return dtype_verdict(exercise_id, got, x.dtype)
-
-
-def judge_calls(exercise_id, data, case):
+def judge_calls(exercise_id, data, case, expected):
     used = forbidden_calls(data["calls"], ATTENTION_FUNCTIONS)
     if used:
         return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
@@ -132,9 +110,9 @@ def attention_checks(exercise_id, class_name, cases_notes, cases_shapes, cases_o
     contract's structure, device and properties (autograder.course.checks.module_contract), 7 points."""
     return (
         Check(f"{exercise_id}.notes", exercise_id, 2, False, cases_notes, partial(probe_forward, class_name),
-              partial(judge_forward, exercise_id)),
+              partial(judge_forward, exercise_id), expect_forward),
         Check(f"{exercise_id}.shapes", exercise_id, 2, True, cases_shapes, partial(probe_forward, class_name),
-              partial(judge_forward, exercise_id)),
+              partial(judge_forward, exercise_id), expect_forward),
         Check(f"{exercise_id}.from_scratch", exercise_id, 1, True, cases_one, partial(probe_calls, class_name),
               partial(judge_calls, exercise_id)),
     )

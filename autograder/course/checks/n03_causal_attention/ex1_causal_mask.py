@@ -2,9 +2,10 @@
 
 import solutions
 from autograder.checking.check_types import Check, Exercise
-from autograder.checking.judging import causal_mask_verdict
+from autograder.checking.expectations import Expectations
 from autograder.course.checks.n03_causal_attention import NOTEBOOK
 from autograder.course.checks.variants import mask_for
+from autograder.course.judges.causal import judge_causal_mask
 from autograder.course.probes.causal import probe_causal_mask
 
 EXERCISES = (
@@ -22,16 +23,20 @@ def mask_cases_sizes(rng):
     return [{"num_tokens": n} for n in (1, rng.randint(2, 5), rng.randint(17, 40))]
 
 
-def judge_causal_mask(data, case):
+def expect_causal_mask(case, data):
     num_tokens = case["num_tokens"]
-    mistakes = {kind_id: mask_for(kind, num_tokens)
-                for kind_id, kind in (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))}
-    return causal_mask_verdict(data["mask"], solutions.causal_mask(num_tokens), mistakes, num_tokens)
+    return Expectations.computed(
+        mask=lambda: solutions.causal_mask(num_tokens),
+        variants=lambda: [(kind_id, mask_for(kind, num_tokens)) for kind_id, kind in
+                          (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))],
+    )
 
 
 CHECKS = (
-    Check("causal_mask.notes", "causal_mask", 2, False, mask_cases_notes, probe_causal_mask, judge_causal_mask),
-    Check("causal_mask.sizes", "causal_mask", 4, True, mask_cases_sizes, probe_causal_mask, judge_causal_mask),
+    Check("causal_mask.notes", "causal_mask", 2, False, mask_cases_notes, probe_causal_mask, judge_causal_mask,
+          expect_causal_mask),
+    Check("causal_mask.sizes", "causal_mask", 4, True, mask_cases_sizes, probe_causal_mask, judge_causal_mask,
+          expect_causal_mask),
 )
 
 

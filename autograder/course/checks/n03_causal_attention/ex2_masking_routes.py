@@ -13,11 +13,10 @@ import torch
 
 import solutions
 from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import diagnose
-from autograder.checking.judging import causal_weights_problem
-from autograder.course.checks.helpers import dtype_verdict
+from autograder.checking.expectations import Expectations
 from autograder.course.checks.n03_causal_attention import NOTEBOOK
 from autograder.course.checks.variants import mask_for
+from autograder.course.judges.causal import judge_causal_weights
 from autograder.course.probes.causal import (
     probe_neg_inf,
     probe_on_device,
@@ -64,7 +63,7 @@ def weights_cases_device(rng):
              "dtype": "float32", "device": "auto"}]
 
 
-def judge_on_device(data, case):
+def judge_on_device(data, case, expected):
     device = data["device"]
     error = data.get("failure")
     if error is not None:
@@ -119,42 +118,31 @@ def neg_inf_mistakes(attn_scores):
     ]
 
 
-def judge_renormalised(data, case):
+def expect_renormalised(case, data):
     attn_weights = weights_input(case)
-    expected = solutions.causal_weights_renormalised(attn_weights)
-    return judge_causal_weights(data["weights"], expected, lambda: renormalise_mistakes(attn_weights))
+    return Expectations.computed(output=lambda: solutions.causal_weights_renormalised(attn_weights),
+                                 future=lambda: mask_for("future", attn_weights.shape[-1]),
+                                 mistakes=lambda: renormalise_mistakes(attn_weights))
 
 
-def judge_neg_inf(data, case):
+def expect_neg_inf(case, data):
     attn_scores = scores_input(case)
-    expected = solutions.causal_weights_neg_inf(attn_scores)
-    return judge_causal_weights(data["weights"], expected, lambda: neg_inf_mistakes(attn_scores))
-
-
-def judge_causal_weights(got, expected, mistakes_of):
-    """Same weights as the reference, exact zeros above the diagonal, the same dtype; else the first broken property."""
-    shown = {"expected": expected, "got": got, "input_shape": tuple(expected.shape)}
-    if got.shape != expected.shape:
-        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
-                       **shown)
-    problem = causal_weights_problem(got, expected, mask_for("future", expected.shape[-1]))
-    if problem is None:
-        return dtype_verdict("causal_weights", got, expected.dtype)
-    key, fields = problem
-    return Verdict(False, key, fields, misconception=diagnose(got, expected, mistakes_of()), heatmap=True, **shown)
+    return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),
+                                 future=lambda: mask_for("future", attn_scores.shape[-1]),
+                                 mistakes=lambda: neg_inf_mistakes(attn_scores))
 
 
 CHECKS = (
     Check("masking_routes.renormalise_notes", "masking_routes", 1, False, weights_cases_notes, probe_renormalised,
-          judge_renormalised),
+          judge_causal_weights, expect_renormalised),
     Check("masking_routes.renormalise_random", "masking_routes", 2.5, True, weights_cases_random,
-          probe_renormalised, judge_renormalised),
+          probe_renormalised, judge_causal_weights, expect_renormalised),
     Check("masking_routes.renormalise_device", "masking_routes", 0.5, True, weights_cases_device,
           partial(probe_on_device, "causal_weights_renormalised", "weights"), judge_on_device),
     Check("masking_routes.neg_inf_notes", "masking_routes", 1, False, weights_cases_notes, probe_neg_inf,
-          judge_neg_inf),
+          judge_causal_weights, expect_neg_inf),
     Check("masking_routes.neg_inf_random", "masking_routes", 2.5, True, weights_cases_random, probe_neg_inf,
-          judge_neg_inf),
+          judge_causal_weights, expect_neg_inf),
     Check("masking_routes.neg_inf_device", "masking_routes", 0.5, True, weights_cases_device,
           partial(probe_on_device, "causal_weights_neg_inf", "scores"), judge_on_device),
 )

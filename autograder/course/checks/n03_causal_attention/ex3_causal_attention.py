@@ -7,14 +7,12 @@ weights to name what went wrong. CausalAttention's structure, dropout, buffer an
 contract's (autograder.course.checks.module_contract).
 """
 
-from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, same
-from autograder.course.checks.helpers import (
-    dtype_verdict,
-    notes_inputs,
-)
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.course.checks.helpers import notes_inputs
 from autograder.course.checks.n03_causal_attention import NOTEBOOK
 from autograder.course.checks.variants import attention, attention_variants
+from autograder.course.judges.causal import judge_forward
 from autograder.course.probes.causal import (
     NOTES_D_OUT,
     attention_input,
@@ -47,15 +45,6 @@ def notes_case():
             "d_in": len(notes_inputs()[0]), "d_out": NOTES_D_OUT, "qkv_bias": False, "dtype": "float32"}
 
 
-def judging_transpose_crash(judge):
-    def judge_after_transpose_crash(data, case):
-        if data.get("transpose_crash"):
-            return Verdict(False, "causal_attention.transpose_batched", misconception="transpose_batched")
-        return judge(data, case)
-
-    return judge_after_transpose_crash
-
-
 # ---------------------------------------------------------------------------------------------
 # CausalAttention: output on the notes' batch and on random shapes
 
@@ -74,29 +63,21 @@ def attention_cases_notes(rng):
     return [notes_case()]
 
 
-@judging_transpose_crash
-def judge_forward(data, case):
-    if data["forbidden"]:
-        return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
-    x, got, weights = attention_input(case), data["output"], data["state"]
-    expected = attention(x, weights)
-    if same(got, expected):
-        return dtype_verdict("causal_weights", got, expected.dtype)
-    variants = attention_variants(x, weights)
-    verdict = compare(got, expected, message_key="causal_attention.wrong_output", variants=variants,
-                      input_shape=tuple(x.shape))
-    if verdict.misconception is None and data["transpose_batched"]:
-        verdict.misconception = "transpose_batched"
-    return verdict
+def expect_forward(case, data):
+    """The reference and its single-knob variants on the student's own weights (W_query/W_key/W_value only), read
+    only when the judge asks: after a crash the data holds no weights."""
+    x = attention_input(case)
+    return Expectations.computed(**{WEIGHTS: lambda: data["state"]}, output=lambda: attention(x, data["state"]),
+                                 variants=lambda: attention_variants(x, data["state"]))
 
 
 CHECKS = (
     # With the module contract's structure, modes, device and properties (autograder.course.checks.module_contract):
     # 11 points.
     Check("causal_attention.notes", "causal_attention", 2, False, attention_cases_notes, probe_forward,
-          judge_forward),
+          judge_forward, expect_forward),
     Check("causal_attention.random", "causal_attention", 3, True, attention_cases_random, probe_forward,
-          judge_forward),
+          judge_forward, expect_forward),
 )
 
 

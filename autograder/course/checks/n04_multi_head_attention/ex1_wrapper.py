@@ -2,19 +2,18 @@
 (notebook 04): num_heads CausalAttention heads whose outputs sit side by side.
 """
 
-import torch
+from functools import cache
 
-from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, diagnose, same
-from autograder.checking.judging import first_wrong_head, wrapper_structure_problem
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course.checks import variants
-from autograder.course.checks.helpers import dtype_verdict
 from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
 from autograder.course.checks.n04_multi_head_attention.shared import (
     NOTES_ATTENTION_CASE,
     dtype_message,
     projection_weights,
 )
+from autograder.course.judges.multihead import judge_wrapper
 from autograder.course.probes.multihead import attention_input, probe_wrapper
 
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
@@ -52,31 +51,27 @@ def wrapper_cases_shapes(rng):
     ]
 
 
-def judge_wrapper(data, case):
-    problem = wrapper_structure_problem(data, case, data.get("state", {}))
-    if problem is not None:
-        return problem
-    x, got = attention_input(case), data["out"]
-    heads = [variants.attention(x, projection_weights(data["state"], f"heads.{i}.")) for i in range(case["num_heads"])]
-    expected = torch.cat(heads, dim=-1)
-    if same(got, expected):
-        return dtype_verdict("mha_wrapper", got, x.dtype)
-    wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=dim)) for dim in (1, 0)]
-    wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
-    misconception = diagnose(got, expected, wrong_joins)
-    if misconception is None:
-        broken_head = first_wrong_head(data.get("head_outputs"), heads)
-        if broken_head is not None:
-            return Verdict(False, "mha_wrapper.head_wrong", {"head": broken_head + 1})
-    verdict = compare(got, expected, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
-    verdict.misconception = misconception
-    return verdict
+def expect_wrapper(case, data):
+    """Each head's reference output with that head's own weights."""
+    x = attention_input(case)
+
+    @cache  # read only when the judge asks: heads that are not registered leave no weights in the data
+    def heads():
+        return [projection_weights(data["state"], f"heads.{i}.") for i in range(case["num_heads"])]
+
+    def named():
+        return {f"heads.{i}.{name}": value for i, head in enumerate(heads()) for name, value in head.items()}
+
+    return Expectations.computed(**{WEIGHTS: named},
+                                 heads=lambda: [variants.attention(x, weights) for weights in heads()])
 
 
 CHECKS = (
     # With the module contract (autograder.course.checks.module_contract): 5 points.
-    Check("mha_wrapper.notes", "mha_wrapper", 1, False, wrapper_cases_notes, probe_wrapper, judge_wrapper),
-    Check("mha_wrapper.shapes", "mha_wrapper", 1.5, True, wrapper_cases_shapes, probe_wrapper, judge_wrapper),
+    Check("mha_wrapper.notes", "mha_wrapper", 1, False, wrapper_cases_notes, probe_wrapper, judge_wrapper,
+          expect_wrapper),
+    Check("mha_wrapper.shapes", "mha_wrapper", 1.5, True, wrapper_cases_shapes, probe_wrapper, judge_wrapper,
+          expect_wrapper),
 )
 
 

@@ -5,12 +5,13 @@ non-contiguous inputs, and merge_heads undoing split_heads.
 import torch
 
 import solutions
-from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, diagnose, same
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import Expectations
 from autograder.course.checks import variants
-from autograder.course.checks.helpers import DTYPES, dtype_verdict
+from autograder.course.checks.helpers import DTYPES
 from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
 from autograder.course.checks.n04_multi_head_attention.shared import dtype_message
+from autograder.course.judges.multihead import judge_merge, judge_split
 from autograder.course.probes.multihead import merge_input, probe_merge, probe_split, round_trip_source, split_input
 
 EXERCISES = (
@@ -59,15 +60,12 @@ def split_cases_strided(rng):
     return [heads_case(rng, layout, dtype="float64") for layout in ("transposed", "sliced", "expanded")]
 
 
-def judge_split(data, case):
-    if not data["input_kept"]:
-        return Verdict(False, "split_heads.input_modified")
-    x, got = split_input(case), data["out"]
-    expected = solutions.split_heads(x, case["num_heads"])
-    if same(got, expected):
-        return dtype_verdict("split_heads", got, x.dtype)
-    wrong = {"split_without_transpose": variants.split(x, case["num_heads"], "view_only")}
-    return compare(got, expected, message_key="split_heads.values", variants=wrong, input_shape=tuple(x.shape))
+def expect_split(case, data):
+    x, num_heads = split_input(case), case["num_heads"]
+    return Expectations.computed(
+        output=lambda: solutions.split_heads(x, num_heads),
+        variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only"))],
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,31 +97,26 @@ def merge_cases_round_trip(rng):
     ]
 
 
-def judge_merge(data, case):
-    if not data["input_kept"]:
-        return Verdict(False, "merge_heads.input_modified")
-    x, got = merge_input(case), data["out"]
-    expected = round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x)
-    if same(got, expected):
-        return dtype_verdict("merge_heads", got, x.dtype)
-    wrong = [
-        ("merge_without_transpose", variants.merge(x, "no_transpose")),
-        ("heads_on_token_axis", variants.merge(x, "token_axis")),
-        ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
-    ]
-    key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
-    verdict = compare(got, expected, message_key=key, input_shape=tuple(x.shape))
-    verdict.misconception = diagnose(got, expected, wrong)
-    return verdict
+def expect_merge(case, data):
+    x = merge_input(case)
+    return Expectations.computed(
+        output=lambda: round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x),
+        variants=lambda: [
+            ("merge_without_transpose", variants.merge(x, "no_transpose")),
+            ("heads_on_token_axis", variants.merge(x, "token_axis")),
+            ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
+        ],
+    )
 
 
 CHECKS = (
-    Check("split_heads.notes", "split_heads", 2, False, split_cases_notes, probe_split, judge_split),
-    Check("split_heads.shapes", "split_heads", 2, True, split_cases_shapes, probe_split, judge_split),
-    Check("split_heads.strided", "split_heads", 1, True, split_cases_strided, probe_split, judge_split),
-    Check("merge_heads.notes", "merge_heads", 2, False, merge_cases_notes, probe_merge, judge_merge),
-    Check("merge_heads.shapes", "merge_heads", 2, True, merge_cases_shapes, probe_merge, judge_merge),
-    Check("merge_heads.round_trip", "merge_heads", 1, True, merge_cases_round_trip, probe_merge, judge_merge),
+    Check("split_heads.notes", "split_heads", 2, False, split_cases_notes, probe_split, judge_split, expect_split),
+    Check("split_heads.shapes", "split_heads", 2, True, split_cases_shapes, probe_split, judge_split, expect_split),
+    Check("split_heads.strided", "split_heads", 1, True, split_cases_strided, probe_split, judge_split, expect_split),
+    Check("merge_heads.notes", "merge_heads", 2, False, merge_cases_notes, probe_merge, judge_merge, expect_merge),
+    Check("merge_heads.shapes", "merge_heads", 2, True, merge_cases_shapes, probe_merge, judge_merge, expect_merge),
+    Check("merge_heads.round_trip", "merge_heads", 1, True, merge_cases_round_trip, probe_merge, judge_merge,
+          expect_merge),
 )
 
 

@@ -2,22 +2,21 @@
 step (from the notes, not the book) is graded on its own, padding_mask, in the same forward.
 """
 
-import torch
+from functools import cache
 
 from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare, same
-from autograder.checking.judging import PADDING_MISCONCEPTIONS, informative_queries
+from autograder.checking.compare import same
+from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course.checks import variants
-from autograder.course.checks.helpers import dtype_verdict
 from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
 from autograder.course.checks.n04_multi_head_attention.shared import (
     NOTES_ATTENTION_CASE,
     dtype_message,
-    missing_layers,
     projection_weights,
     random_attention_case,
 )
-from autograder.course.probes.multihead import MHA_LAYERS, attention_input, padding_mask, probe_mha, probe_mha_heads
+from autograder.course.judges.multihead import judge_mha
+from autograder.course.probes.multihead import attention_input, padding_mask, probe_mha, probe_mha_heads
 
 EXERCISES = (
     Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
@@ -67,46 +66,26 @@ def padding_cases_hidden(rng):
     return [right, left, scattered]
 
 
-def judge_mha(data, case):
-    weights = projection_weights(data["state"])
-    missing = missing_layers(weights, MHA_LAYERS)
-    if missing:
-        return Verdict(False, "multi_head_attention.missing_layers", {"names": ", ".join(missing)})
-    if not data["input_kept"]:
-        return Verdict(False, "multi_head_attention.input_modified")
-    x, mask, got = attention_input(case), padding_mask(case), data["out"]
-    knobs = {"num_heads": case["num_heads"], "attention_mask": mask}
-    expected = variants.attention(x, weights, **knobs)
-    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
-        return compare(got, expected, message_key="multi_head_attention.values", input_shape=tuple(x.shape))
-    # A query whose visible keys are all padding carries no information: any finite output is right for it (the
-    # fill value and the order of the fills decide what it gets). Every other query is compared.
-    shown = informative_queries(mask, got)
-    if same(got[shown], expected[shown]):
-        if torch.isfinite(got[~shown]).all():
-            return dtype_verdict("multi_head_attention", got, x.dtype)
-        return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf")
-    candidates = variants.attention_variants(x, weights, **knobs)
-    wrong = [(misconception, output[shown]) for misconception, output in candidates if output.shape == got.shape]
-    verdict = compare(got[shown], expected[shown], message_key="multi_head_attention.values",
-                      input_shape=tuple(x.shape), variants=wrong)
-    if verdict.misconception is None and mask is not None:
-        verdict.message_key = padding_diagnosis(got, x, weights, case)
-        verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
-    return verdict
+def expect_mha(case, data):
+    """The reference on the student's own weights, its variants and, with a padding mask, the mask left out or
+    flipped."""
+    x, mask, num_heads = attention_input(case), padding_mask(case), case["num_heads"]
+    knobs = {"num_heads": num_heads, "attention_mask": mask}
 
+    @cache  # read only when the judge asks
+    def weights():
+        return projection_weights(data["state"])
 
-def padding_diagnosis(got, x, weights, case):
-    """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
-    mask, num_heads = padding_mask(case), case["num_heads"]
-    shown = informative_queries(mask, got)
-    if torch.isnan(got[shown]).any():
-        return "padding_mask.nan"
-    if same(got[shown], variants.attention(x, weights, num_heads=num_heads)[shown]):
-        return "padding_mask.ignored"
-    if same(got[shown], variants.attention(x, weights, num_heads=num_heads, attention_mask=1 - mask)[shown]):
-        return "padding_mask.inverted"
-    return "multi_head_attention.values"
+    sources = {
+        WEIGHTS: weights,
+        "output": lambda: variants.attention(x, weights(), **knobs),
+        "variants": lambda: variants.attention_variants(x, weights(), **knobs),
+    }
+    if mask is not None:
+        sources["padding_ignored"] = lambda: variants.attention(x, weights(), num_heads=num_heads)
+        sources["padding_inverted"] = lambda: variants.attention(x, weights(), num_heads=num_heads,
+                                                                 attention_mask=1 - mask)
+    return Expectations(sources)
 
 
 # Heads: independent until out_proj, and computed in one batched computation (the module contract checks causality,
@@ -134,7 +113,7 @@ def mha_cases_heads(rng):
     return [heads, vectorised]
 
 
-def judge_head_independence(data, case):
+def judge_head_independence(data, case, expected):
     before, after = data["before"], data["after"]
     expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
     if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
@@ -150,7 +129,7 @@ def judge_head_independence(data, case):
     return Verdict(True)
 
 
-def judge_vectorised(data, case):
+def judge_vectorised(data, case, expected):
     if data["builtins"]:
         return Verdict(False, "multi_head_attention.builtin", {"names": ", ".join(data["builtins"])})
     few_heads, many_heads = data["matmuls"]
@@ -163,19 +142,21 @@ def judge_vectorised(data, case):
 HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
 
 
-def judge_mha_heads(data, case):
-    return HEADS_JUDGES[case["kind"]](data, case)
+def judge_mha_heads(data, case, expected):
+    return HEADS_JUDGES[case["kind"]](data, case, expected)
 
 
 CHECKS = (
     # With the module contract (autograder.course.checks.module_contract): 9 points.
-    Check("multi_head_attention.notes", "multi_head_attention", 1.5, False, mha_cases_notes, probe_mha, judge_mha),
+    Check("multi_head_attention.notes", "multi_head_attention", 1.5, False, mha_cases_notes, probe_mha, judge_mha,
+          expect_mha),
     Check("multi_head_attention.reference", "multi_head_attention", 2.5, True, mha_cases_reference, probe_mha,
-          judge_mha),
+          judge_mha, expect_mha),
     Check("multi_head_attention.heads", "multi_head_attention", 1, True, mha_cases_heads, probe_mha_heads,
           judge_mha_heads),
-    Check("padding_mask.example", "padding_mask", 2, False, padding_cases_example, probe_mha, judge_mha),
-    Check("padding_mask.hidden", "padding_mask", 3, True, padding_cases_hidden, probe_mha, judge_mha),
+    Check("padding_mask.example", "padding_mask", 2, False, padding_cases_example, probe_mha, judge_mha,
+          expect_mha),
+    Check("padding_mask.hidden", "padding_mask", 3, True, padding_cases_hidden, probe_mha, judge_mha, expect_mha),
 )
 
 

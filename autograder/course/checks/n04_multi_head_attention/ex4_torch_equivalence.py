@@ -2,12 +2,11 @@
 where it cannot (d_in != d_out).
 """
 
-from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import compare
-from autograder.checking.judging import copied_weights_problem
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import Expectations
 from autograder.course.checks import variants
-from autograder.course.checks.helpers import DTYPES
 from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
+from autograder.course.judges.multihead import judge_equivalence
 from autograder.course.probes.multihead import equivalence_input, equivalence_weights, probe_equivalence
 
 EXERCISES = (
@@ -65,35 +64,17 @@ def equivalence_cases_shapes(rng):
     ]
 
 
-def judge_equivalence(data, case):
-    if "raised" in data:
-        if data["raised"] == "ValueError":
-            return Verdict(True)
-        return Verdict(False, "torch_equivalence.no_value_error", {"got": data["raised"] or "nothing"})
-    if not data["batch_first"]:
-        return Verdict(False, "torch_equivalence.batch_first")
-    if (data["embed_dim"], data["num_heads"]) != (case["d_model"], case["num_heads"]):
-        sizes = {"embed_dim": data["embed_dim"], "num_heads": data["num_heads"], "d_out": case["d_model"],
-                 "heads": case["num_heads"]}
-        return Verdict(False, "torch_equivalence.sizes", sizes)
-    if data["dtype"] != str(DTYPES[case["dtype"]]):
-        return Verdict(False, "torch_equivalence.dtype", {"got": data["dtype"], "expected": str(DTYPES[case["dtype"]])})
-    weights = equivalence_weights(case)
-    problem = copied_weights_problem(data["state"], weights)
-    if problem is not None:
-        return problem
-    if abs(data["dropout"] - case["dropout"]) > 1e-9:
-        return Verdict(False, "torch_equivalence.dropout")
-    x = equivalence_input(case)
-    expected = variants.attention(x, weights, num_heads=case["num_heads"])
-    return compare(data.get("out"), expected, message_key="torch_equivalence.values", input_shape=tuple(x.shape))
+def expect_equivalence(case, data):
+    """Our attention with the case's weights: what nn.MultiheadAttention holding them must compute."""
+    return Expectations.computed(output=lambda: variants.attention(equivalence_input(case), equivalence_weights(case),
+                                                                   num_heads=case["num_heads"]))
 
 
 CHECKS = (
     Check("torch_equivalence.notes", "torch_equivalence", 2, False, equivalence_cases_notes, probe_equivalence,
-          judge_equivalence),
+          judge_equivalence, expect_equivalence),
     Check("torch_equivalence.shapes", "torch_equivalence", 4, True, equivalence_cases_shapes, probe_equivalence,
-          judge_equivalence),
+          judge_equivalence, expect_equivalence),
 )
 
 

@@ -2,9 +2,10 @@
 or frozen layers. Each case is a spec of a module; its expected counts come from the spec alone.
 """
 
-from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.checking.check_types import Check, Exercise
 from autograder.course.checks.helpers import PROJECTIONS
 from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
+from autograder.course.judges.multihead import judge_count
 from autograder.course.probes.multihead import probe_count
 
 EXERCISES = (
@@ -46,31 +47,6 @@ def count_cases_modules(rng):
         # Frozen projections (requires_grad=False) are parameters, but not trainable ones.
         {"blocks": [mha_block(d_in, d_out, rng.randint(16, 128), rng.random() < 0.5, frozen=("W_query", "W_key"))]},
     ]
-
-
-def parameter_totals(case):
-    """(trainable, frozen, buffer) element counts of the case's module, from its spec alone."""
-    trainable = frozen = buffers = 0
-    for spec in case["blocks"]:
-        for _, d_in, d_out, bias, is_trainable in spec["linears"]:
-            size = d_in * d_out + (d_out if bias else 0)
-            trainable, frozen = (trainable + size, frozen) if is_trainable else (trainable, frozen + size)
-        buffers += spec["mask"] ** 2
-    return trainable, frozen, buffers
-
-
-def judge_count(data, case):
-    got = data["count"]
-    trainable, frozen, buffers = parameter_totals(case)
-    if got == trainable:
-        return Verdict(True)
-    wrong_counts = (
-        ("counts_buffers", trainable + buffers),
-        ("counts_frozen", trainable + frozen),
-        ("counts_buffers", trainable + frozen + buffers),  # everything in state_dict()
-    )
-    misconception = next((m for m, count in wrong_counts if count != trainable and count == got), None)
-    return Verdict(False, "parameter_counts.wrong", {"got": got, "expected": trainable}, misconception=misconception)
 
 
 CHECKS = (

@@ -46,10 +46,6 @@ def projection_weights(state, prefix=""):
     return {name: state[prefix + name] for name in names if prefix + name in state}
 
 
-def missing_layers(weights, layers):
-    return [layer for layer in layers if f"{layer}.weight" not in weights]
-
-
 def dtype_message(exercise_id):
     """{<exercise>.dtype: the bilingual message for an output whose dtype is not the input's}."""
     return {

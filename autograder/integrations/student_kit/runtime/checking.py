@@ -1,24 +1,23 @@
-"""Run an exercise's stored public checks on the student's objects: probe each case, then judge the data."""
+"""Run an exercise's stored public checks on the student's objects: the full kit's probe and judge of each check,
+with the expectations read from the stored vectors instead of computed from the reference."""
 
-from autograder.checking.probing import run_probe
+from autograder.checking.expectations import Expectations
 from autograder.checking.results import judge_cases
+from autograder.course.probes.plan import PlannedCheck, probe_checks
 from autograder.i18n import language
-from autograder.integrations.student_kit.runtime.judges import JUDGES
-from autograder.integrations.student_kit.runtime.probes import PROBES
 
 
 def run_public(exercise_id, namespace, vectors, lang=None):
     """One CheckResult per stored public check of the exercise, in the live checks' order."""
     lang = lang or language()
+    stored = vectors.checks_of(exercise_id)
+    planned = tuple(PlannedCheck(check.id, check.probe, check.cases) for check in stored)
+    records = probe_checks(planned, namespace)
     results = []
-    for check in vectors.checks_of(exercise_id):
-        probe, judge = PROBES[check.kind], JUDGES[check.kind]
-        records = []
-        for case in check.cases:
-            data = run_probe(probe, namespace, case)
-            records.append(data)
-            if "error" in data:
-                break
-        results.append(judge_cases(check, list(check.cases), records, judge, lang, vectors.messages,
-                                   vectors.misconceptions))
+    for check in stored:
+        def expectations_of(index, case, data, check=check):
+            return Expectations.stored(check.expected[index])
+
+        results.append(judge_cases(check, list(check.cases), records.get(check.id), expectations_of, lang,
+                                   vectors.messages, vectors.misconceptions))
     return results

@@ -1,26 +1,32 @@
 """The stored public cases (vectors.json): reading them, and where the installed kit keeps them."""
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autograder.checking.check_types import Exercise, Misconception
+from autograder.course.probes.plan import JUDGES_PACKAGE, ProbeAddress, resolve
 from autograder.integrations.student_kit.runtime.tensors import decode
 
-FORMAT = 1
+FORMAT = 2
 FILE_NAME = "vectors.json"
 
 
 @dataclass(frozen=True)
 class StoredCheck:
-    """A public check as data: its cases hold the live case's fields plus `stored` (inputs, weights,
-    expectations). `hidden` is always False: only public checks are stored."""
+    """A public check as data: the full kit's probe and judge by name, its cases (with the weights to load, where
+    the expectations hold for given weights) and, per case, the expectations the judge reads. `hidden` is always
+    False: only public checks are stored."""
 
     id: str
     exercise: str
     points: float
-    kind: str
-    cases: tuple
+    probe: ProbeAddress
+    judge: Callable[..., Any]
+    cases: tuple[dict[str, Any], ...]
+    expected: tuple[dict[str, Any], ...]
     hidden: bool = False
 
 
@@ -53,14 +59,21 @@ def vectors_from_document(document, source="vectors"):
         raise ValueError(f"{source}: student-kit vectors of format {document.get('format')!r}, expected {FORMAT}; "
                          "rebuild the kit with `attnkit student-kit build`")
     checks = tuple(
-        StoredCheck(id=c["id"], exercise=c["exercise"], points=c["points"], kind=c["kind"],
-                    cases=tuple(decode(case) for case in c["cases"]))
+        StoredCheck(id=c["id"], exercise=c["exercise"], points=c["points"], probe=address(c["probe"]),
+                    judge=resolve(address(c["judge"]), JUDGES_PACKAGE),
+                    cases=tuple(decode(case) for case in c["cases"]),
+                    expected=tuple(decode(expected) for expected in c["expected"]))
         for c in document["checks"]
     )
     exercises = {e["id"]: Exercise(e["id"], e["notebook"], tuple(e["names"]), e["title"], e["points"])
                  for e in document["exercises"]}
     misconceptions = {m["id"]: Misconception(m["id"], m["name"], m["hint"]) for m in document["misconceptions"]}
     return Vectors(messages=document["messages"], exercises=exercises, misconceptions=misconceptions, checks=checks)
+
+
+def address(record):
+    """A stored {"module", "function", "args"} as the address the full kit's plan uses."""
+    return ProbeAddress(record["module"], record["function"], tuple(record["args"]))
 
 
 def installed_vectors():

@@ -1,10 +1,12 @@
-"""Stored weights into the student's module, by parameter name.
+"""The weights a case's expectations were computed with, loaded into the student's module by parameter name.
 
-The live checks read the student's own weights and run the reference with them; the kit cannot run the
-reference, so it does the opposite: it copies the weights the expectations were computed with into the
-student's module. A raw (d_in, d_out) parameter used as `x @ W` gets the transpose of a stored nn.Linear
-weight. Names or shapes that do not fit are left alone: the judge names what it expected, as the live
-check does. Two bias cases keep the output what the live check would compare:
+The full kit reads the student's own weights and computes the expectations with them; the student kit cannot run
+the reference, so it does the opposite: its stored cases carry the weights the expectations were computed with
+(`LOAD_WEIGHTS`), and the probe copies them into the student's module. A full-kit case never carries them.
+
+A raw (d_in, d_out) parameter used as `x @ W` gets the transpose of a stored nn.Linear weight. Names or shapes that
+do not fit are left alone: the judge names what it expected, as the full kit does. Two bias cases keep the output
+what the full kit would compare:
 - the stored weights have a bias the student's layer lacks: a forward hook adds it to that layer's output
   (exactly what nn.Linear's bias does);
 - the student's layer has a bias the stored weights lack: it is zeroed (the stored case has none).
@@ -12,12 +14,15 @@ check does. Two bias cases keep the output what the live check would compare:
 
 import torch
 
+LOAD_WEIGHTS = "load_weights"  # the case key of {qualified name: tensor}, nn.Linear layout
 
-def parameter_shapes(module):
-    """{name: shape} of the module's parameters and buffers, read before anything is loaded."""
-    shapes = {name: tuple(value.shape) for name, value in module.named_parameters()}
-    shapes.update({name: tuple(value.shape) for name, value in module.named_buffers()})
-    return shapes
+
+def load_case_weights(module, case):
+    """The module, holding the case's stored weights when it carries any (student kit); as it was otherwise."""
+    weights = case.get(LOAD_WEIGHTS)
+    if weights is not None:
+        load_stored_weights(module, weights)
+    return module
 
 
 def load_stored_weights(module, weights):

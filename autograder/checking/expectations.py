@@ -1,0 +1,57 @@
+"""What the reference says about one case, handed to a judge through one interface.
+
+A check is declared once: its judge reads the reference's numbers by name from an `Expectations` and never learns
+where they came from. The full kit computes them from the reference when the judge first asks (most cases pass on
+the first comparison, so the wrong variants are never computed for them); the student kit reads the same names from
+its stored vectors, which the build computed with the very same declaration.
+"""
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+# The weights the other expectations were computed with (the student's own, in the full kit). No judge reads them:
+# the student kit's build stores them in the case, and the probe loads them into the student's module
+# (autograder.course.probes.loading), so that the stored expectations hold for it.
+WEIGHTS = "weights"
+
+
+class Expectations(Mapping[str, Any]):
+    """Named values, each computed on first use (`computed`) or given as it is (`stored`)."""
+
+    def __init__(self, sources: Mapping[str, Callable[[], Any]]):
+        self._sources = dict(sources)
+        self._values: dict[str, Any] = {}
+
+    @classmethod
+    def computed(cls, **sources: Callable[[], Any]) -> "Expectations":
+        return cls(sources)
+
+    @classmethod
+    def stored(cls, values: Mapping[str, Any]) -> "Expectations":
+        expectations = cls({})
+        expectations._values = dict(values)
+        return expectations
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._values:
+            try:
+                source = self._sources[name]
+            except KeyError:
+                raise KeyError(f"no expectation named {name!r}; known: {', '.join(self)}") from None
+            self._values[name] = source()
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._values, *self._sources]))
+
+    def __len__(self) -> int:
+        return len(self._values.keys() | self._sources.keys())
+
+    def materialised(self) -> dict[str, Any]:
+        """Every value, computed now: what the student kit stores."""
+        return {name: self[name] for name in self}
+
+
+def no_expectations(case: Mapping[str, Any], data: Mapping[str, Any]) -> Expectations:
+    """For checks whose judge needs no reference (the case itself says what is right)."""
+    return Expectations({})

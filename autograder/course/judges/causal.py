@@ -1,0 +1,44 @@
+"""Judges of notebook 03: causal_mask, the two masking routes and CausalAttention's forward pass."""
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare, diagnose, dtype_verdict, same
+from autograder.checking.expectations import Expectations
+from autograder.checking.judging import causal_mask_verdict, causal_weights_problem
+from autograder.course.probes.causal import attention_input
+
+
+def judge_causal_mask(data, case, expected: Expectations) -> Verdict:
+    """Shape, bool dtype, then the first wrong query/key pair. Expectations: mask, variants."""
+    return causal_mask_verdict(data["mask"], expected["mask"], expected["variants"], case["num_tokens"])
+
+
+def judge_causal_weights(data, case, expected: Expectations) -> Verdict:
+    """Same weights as expected, exact zeros above the diagonal, the same dtype; else the first broken property.
+    Expectations: output, future (True above the diagonal), mistakes."""
+    got, want = data["weights"], expected["output"]
+    shown = {"expected": want, "got": got, "input_shape": tuple(want.shape)}
+    if got.shape != want.shape:
+        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(want.shape)},
+                       **shown)
+    problem = causal_weights_problem(got, want, expected["future"])
+    if problem is None:
+        return dtype_verdict("causal_weights", got, want.dtype)
+    key, fields = problem
+    return Verdict(False, key, fields, misconception=diagnose(got, want, expected["mistakes"]), heatmap=True, **shown)
+
+
+def judge_forward(data, case, expected: Expectations) -> Verdict:
+    """CausalAttention's output with the student's own weights; no built-in attention. Expectations: output,
+    variants."""
+    if data.get("transpose_crash"):
+        return Verdict(False, "causal_attention.transpose_batched", misconception="transpose_batched")
+    if data["forbidden"]:
+        return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
+    x, got, want = attention_input(case), data["output"], expected["output"]
+    if same(got, want):
+        return dtype_verdict("causal_weights", got, want.dtype)
+    verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
+                      input_shape=tuple(x.shape))
+    if verdict.misconception is None and data["transpose_batched"]:
+        verdict.misconception = "transpose_batched"
+    return verdict

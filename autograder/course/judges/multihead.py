@@ -1,0 +1,161 @@
+"""Judges of notebook 04: the wrapper, split_heads/merge_heads, MultiHeadAttention.forward (with and without a
+padding mask), to_torch_multihead and count_parameters."""
+
+import torch
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare, diagnose, dtype_verdict, same
+from autograder.checking.expectations import Expectations
+from autograder.checking.judging import (
+    PADDING_MISCONCEPTIONS,
+    copied_weights_problem,
+    first_wrong_head,
+    informative_queries,
+    wrapper_structure_problem,
+)
+from autograder.course.probes.inputs import DTYPES
+from autograder.course.probes.multihead import (
+    MHA_LAYERS,
+    attention_input,
+    equivalence_weights,
+    merge_input,
+    padding_mask,
+    split_input,
+)
+
+
+def judge_wrapper(data, case, expected: Expectations) -> Verdict:
+    """Structure, then the heads' outputs side by side; a wrong join or the first wrong head named.
+    Expectations: heads (each head's output with its own weights)."""
+    problem = wrapper_structure_problem(data, case, data.get("state", {}))
+    if problem is not None:
+        return problem
+    x, got, heads = attention_input(case), data["out"], expected["heads"]
+    want = torch.cat(heads, dim=-1)
+    if same(got, want):
+        return dtype_verdict("mha_wrapper", got, x.dtype)
+    wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=dim)) for dim in (1, 0)]
+    wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
+    misconception = diagnose(got, want, wrong_joins)
+    if misconception is None:
+        broken_head = first_wrong_head(data.get("head_outputs"), heads)
+        if broken_head is not None:
+            return Verdict(False, "mha_wrapper.head_wrong", {"head": broken_head + 1})
+    verdict = compare(got, want, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
+    verdict.misconception = misconception
+    return verdict
+
+
+def judge_split(data, case, expected: Expectations) -> Verdict:
+    """Input left alone, then the values. Expectations: output, variants."""
+    if not data["input_kept"]:
+        return Verdict(False, "split_heads.input_modified")
+    x, got, want = split_input(case), data["out"], expected["output"]
+    if same(got, want):
+        return dtype_verdict("split_heads", got, x.dtype)
+    return compare(got, want, message_key="split_heads.values", variants=expected["variants"],
+                   input_shape=tuple(x.shape))
+
+
+def judge_merge(data, case, expected: Expectations) -> Verdict:
+    """Input left alone, then the values (the split tensor itself for a round trip). Expectations: output,
+    variants."""
+    if not data["input_kept"]:
+        return Verdict(False, "merge_heads.input_modified")
+    x, got, want = merge_input(case), data["out"], expected["output"]
+    if same(got, want):
+        return dtype_verdict("merge_heads", got, x.dtype)
+    key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
+    verdict = compare(got, want, message_key=key, input_shape=tuple(x.shape))
+    verdict.misconception = diagnose(got, want, expected["variants"])
+    return verdict
+
+
+def judge_mha(data, case, expected: Expectations) -> Verdict:
+    """Layers, input left alone, then the output on every query that sees a real token. Expectations: output,
+    variants; with a padding mask also padding_ignored and padding_inverted (the mask left out, the mask flipped)."""
+    missing = [layer for layer in MHA_LAYERS if f"{layer}.weight" not in data["state"]]
+    if missing:
+        return Verdict(False, "multi_head_attention.missing_layers", {"names": ", ".join(missing)})
+    if not data["input_kept"]:
+        return Verdict(False, "multi_head_attention.input_modified")
+    x, mask, got, want = attention_input(case), padding_mask(case), data["out"], expected["output"]
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        return compare(got, want, message_key="multi_head_attention.values", input_shape=tuple(x.shape))
+    # A query whose visible keys are all padding carries no information: any finite output is right for it (the
+    # fill value and the order of the fills decide what it gets). Every other query is compared.
+    shown = informative_queries(mask, got)
+    if same(got[shown], want[shown]):
+        if torch.isfinite(got[~shown]).all():
+            return dtype_verdict("multi_head_attention", got, x.dtype)
+        return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf")
+    wrong = [(misconception, output[shown]) for misconception, output in expected["variants"]
+             if output.shape == got.shape]
+    verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
+                      input_shape=tuple(x.shape), variants=wrong)
+    if verdict.misconception is None and mask is not None:
+        verdict.message_key = padding_diagnosis(got, shown, expected)
+        verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
+    return verdict
+
+
+def padding_diagnosis(got, shown, expected: Expectations) -> str:
+    """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
+    if torch.isnan(got[shown]).any():
+        return "padding_mask.nan"
+    if same(got[shown], expected["padding_ignored"][shown]):
+        return "padding_mask.ignored"
+    if same(got[shown], expected["padding_inverted"][shown]):
+        return "padding_mask.inverted"
+    return "multi_head_attention.values"
+
+
+def judge_equivalence(data, case, expected: Expectations) -> Verdict:
+    """A ValueError where d_in != d_out; else batch_first, sizes, dtype, every copied tensor, dropout, then the
+    output. Expectations: output (our module's, with the case's weights)."""
+    if "raised" in data:
+        if data["raised"] == "ValueError":
+            return Verdict(True)
+        return Verdict(False, "torch_equivalence.no_value_error", {"got": data["raised"] or "nothing"})
+    if not data["batch_first"]:
+        return Verdict(False, "torch_equivalence.batch_first")
+    if (data["embed_dim"], data["num_heads"]) != (case["d_model"], case["num_heads"]):
+        sizes = {"embed_dim": data["embed_dim"], "num_heads": data["num_heads"], "d_out": case["d_model"],
+                 "heads": case["num_heads"]}
+        return Verdict(False, "torch_equivalence.sizes", sizes)
+    if data["dtype"] != str(DTYPES[case["dtype"]]):
+        return Verdict(False, "torch_equivalence.dtype", {"got": data["dtype"], "expected": str(DTYPES[case["dtype"]])})
+    problem = copied_weights_problem(data["state"], equivalence_weights(case))
+    if problem is not None:
+        return problem
+    if abs(data["dropout"] - case["dropout"]) > 1e-9:
+        return Verdict(False, "torch_equivalence.dropout")
+    want = expected["output"]
+    return compare(data.get("out"), want, message_key="torch_equivalence.values",
+                   input_shape=(case["batch"], case["num_tokens"], case["d_model"]))
+
+
+def parameter_totals(case) -> tuple[int, int, int]:
+    """(trainable, frozen, buffer) element counts of the case's module, from its spec alone."""
+    trainable = frozen = buffers = 0
+    for spec in case["blocks"]:
+        for _, d_in, d_out, bias, is_trainable in spec["linears"]:
+            size = d_in * d_out + (d_out if bias else 0)
+            trainable, frozen = (trainable + size, frozen) if is_trainable else (trainable, frozen + size)
+        buffers += spec["mask"] ** 2
+    return trainable, frozen, buffers
+
+
+def judge_count(data, case, expected: Expectations) -> Verdict:
+    """The trainable count; a wrong one named when it counts buffers or frozen parameters. Needs no reference."""
+    got = data["count"]
+    trainable, frozen, buffers = parameter_totals(case)
+    if got == trainable:
+        return Verdict(True)
+    wrong_counts = (
+        ("counts_buffers", trainable + buffers),
+        ("counts_frozen", trainable + frozen),
+        ("counts_buffers", trainable + frozen + buffers),  # everything in state_dict()
+    )
+    misconception = next((m for m, count in wrong_counts if count != trainable and count == got), None)
+    return Verdict(False, "parameter_counts.wrong", {"got": got, "expected": trainable}, misconception=misconception)

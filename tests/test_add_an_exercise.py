@@ -172,7 +172,8 @@ INSPECT = textwrap.dedent('''
     unscaled = run_cell(cells["test_scaled_scores"].source, namespace)
     from autograder.integrations.student_kit.build import vectors_document
     kit_checks = [stored["id"] for stored in vectors_document()["checks"]]
-    print(json.dumps({"package": autograder.__file__, "kit_checks": kit_checks, "notebook": exercise.notebook, "points": exercise.points,
+    print(json.dumps({"package": autograder.__file__, "kit_checks": kit_checks,
+                      "notebook": exercise.notebook, "points": exercise.points,
                       "graded_cell_points": cells["test_scaled_scores"].metadata["nbgrader"]["points"],
                       "checks": [check.id for check in catalog.checks_of("scaled_scores")],
                       "in_notebook": [exercise.id for exercise in of_notebook(exercise.notebook)],

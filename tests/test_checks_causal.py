@@ -17,12 +17,12 @@ from autograder.checking.check_types import PASSED
 from autograder.checking.expectations import no_expectations
 from autograder.checking.probing import rand, run_probe
 from autograder.course import catalog
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.checks.module_contract import cases as contract_cases
 from autograder.course.checks.module_contract import judges as contract_judges
 from autograder.course.checks.n03_causal_attention import ex1_causal_mask, ex2_masking_routes, ex3_causal_attention
 from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
-from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.course.probes import causal as causal_probes
 from autograder.course.probes import contract as contract_probes
 from autograder.running.runner import DEFAULT_SEED, cases_for

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from autograder.course import catalog
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
-from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs.class_report import class_report_html, misconception_counts, write_class_report
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -11,7 +11,7 @@ import test_checks_basics_self_attention
 import test_checks_causal
 import test_checks_multihead
 
-from autograder.course.misconceptions import MISCONCEPTIONS
+from autograder.course.catalog import MISCONCEPTIONS
 from devtools.variant_grid import grid
 
 SUITES = (test_checks_basics_self_attention, test_checks_causal, test_checks_multihead)

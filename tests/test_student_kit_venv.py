@@ -19,9 +19,9 @@ import torch
 from student_kit_env import clean_environment
 
 import solutions
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES, of_notebook
-from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 
 pytestmark = pytest.mark.slow
 

@@ -7,8 +7,8 @@ all its values, written as a student would (devtools.student_variants); legitima
 
 import pytest
 
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES_BY_ID
-from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from devtools import variant_grid
 
 MODULE_EXERCISES = {"self_attention_v1", "self_attention_v2", "causal_attention", "mha_wrapper",

@@ -28,9 +28,9 @@ SPY = '''
 import gc, json, os, sys, types
 import torch
 
-FORBIDDEN_MODULES = ("solutions", "autograder.course.checks", "autograder.course.catalog",
+FORBIDDEN_MODULES = ("solutions", "autograder.course.checks", "autograder.course.judges", "autograder.course.catalog",
                      "autograder.course.exercises", "autograder.course.declarations", "autograder.course.messages",
-                     "autograder.course.misconceptions", "autograder.running.runner", "autograder.checking.judging",
+                     "autograder.running.runner", "autograder.checking.judging",
                      "autograder.checking.compare", "autograder.checking.results", "autograder.running.rendering",
                      "autograder.running.in_notebook")
 FORBIDDEN_FILES = ("/solutions/", "/course/checks/", "/running/runner.py", "/checking/judging.py",
@@ -202,8 +202,9 @@ def test_withholding_walks_every_string_of_an_event():
 def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
     """Statically too: a probe module that imported a judge, the catalogue or the reference would bring it into
     the zygote (the inventory above would see it; this names the line)."""
-    judge_side = ("solutions", "autograder.course.checks", "autograder.course.catalog", "autograder.course.exercises",
-                  "autograder.course.declarations", "autograder.course.misconceptions", "autograder.course.messages",
+    judge_side = ("solutions", "autograder.course.checks", "autograder.course.judges", "autograder.course.catalog",
+                  "autograder.course.exercises",
+                  "autograder.course.declarations", "autograder.course.messages",
                   "autograder.running.runner", "autograder.checking.judging", "autograder.checking.compare",
                   "autograder.checking.results", "autograder.running.rendering", "autograder.running.in_notebook")
     probe_side = [*sorted((repo_root / "autograder" / "course" / "probes").glob("*.py")),

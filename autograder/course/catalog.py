@@ -1,8 +1,9 @@
-"""One catalogue of every check and every message, gathered from the declaring modules of autograder.course.checks."""
+"""One catalogue of every check, message and known mistake, gathered from the declaring modules of
+autograder.course.checks."""
 
 from types import MappingProxyType
 
-from autograder.course.declarations import check_modules
+from autograder.course.declarations import check_modules, misconception_modules
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.messages import MESSAGES as COMMON_MESSAGES
 
@@ -14,7 +15,7 @@ def _merged(*tables):
     for table in tables:
         duplicated = merged.keys() & table.keys()
         if duplicated:
-            raise ValueError(f"message keys defined twice: {sorted(duplicated)}")
+            raise ValueError(f"defined twice: {sorted(duplicated)}")
         merged.update(table)
     return MappingProxyType(merged)
 
@@ -22,6 +23,8 @@ def _merged(*tables):
 CHECKS = tuple(check for module in _MODULES for check in module.CHECKS)
 CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
 MESSAGES = _merged(COMMON_MESSAGES, *(module.MESSAGES for module in _MODULES))
+MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for module in misconception_modules() for m in module.MISCONCEPTIONS))
+MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
 
 
 def checks_of(exercise_id, include_hidden=True):

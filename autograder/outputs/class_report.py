@@ -3,7 +3,7 @@
 One self-contained page (plots inline as base64 PNG, every text escaped): the distribution of the total and of each
 notebook's score (a histogram each), and the misconceptions the judges recognised, most frequent first, with how many
 students each affected (a bar plot, and a table with the English and Chinese names from
-autograder.course.misconceptions).
+autograder.course.catalog).
 A student counts once per misconception, however many checks it failed.
 
 Plots are drawn on matplotlib.figure.Figure objects (no pyplot, no global state); their text stays English because
@@ -24,8 +24,8 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
-from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs import records
 from autograder.templating import render
 

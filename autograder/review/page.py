@@ -15,8 +15,8 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise_title
-from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 from autograder.outputs.records import spreadsheet_text, write_atomically
 from autograder.safe_text import clean
 from autograder.templating import render

@@ -8,8 +8,8 @@ messages and misconceptions.
 from autograder.checking import feedback, results
 from autograder.checking.feedback import MARKS
 from autograder.course import catalog
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise as find_exercise
-from autograder.course.misconceptions import MISCONCEPTIONS_BY_ID
 
 __all__ = ["MARKS", "check_result", "heatmap_png", "table"]
 

@@ -5,6 +5,7 @@ Plain torch and the checking machinery only: probes (which run in the student's 
 
 
 # Shared with the student kit, which copies autograder.checking: defined there, re-exported for the checks.
+from autograder.checking.check_types import Misconception
 from autograder.checking.compare import compare_named, dtype_name, dtype_verdict
 from autograder.checking.probing import PROJECTIONS, called_functions, forbidden_calls
 from autograder.course.probes.inputs import (
@@ -16,13 +17,10 @@ from autograder.course.probes.inputs import (
     notes_inputs,
 )
 
-__all__ = ["ATTENTION_FUNCTIONS", "DTYPES", "NOTES_INPUTS", "PROJECTIONS", "called_functions", "compare_named",
+__all__ = ["M", "ATTENTION_FUNCTIONS", "DTYPES", "NOTES_INPUTS", "PROJECTIONS", "called_functions", "compare_named",
            "dtype_name", "dtype_of", "dtype_verdict", "forbidden_calls", "notes_batch", "notes_inputs"]
 
 
-
-
-
-
-
-
+def M(misconception_id, name_en, name_zh, hint_en, hint_zh):  # noqa: N802 - reads as the entry it builds
+    """One known mistake (a package's misconceptions.py): its name and hint, each in English and Simplified Chinese."""
+    return Misconception(misconception_id, {"en": name_en, "zh": name_zh}, {"en": hint_en, "zh": hint_zh})

@@ -19,10 +19,10 @@ from pathlib import Path
 import torch
 
 from autograder.course import catalog
+from autograder.course.catalog import MISCONCEPTIONS
 from autograder.course.checks.student_kit_recording import record_case
 from autograder.course.exercises import EXERCISES
 from autograder.course.exercises import exercise as find_exercise
-from autograder.course.misconceptions import MISCONCEPTIONS
 from autograder.course.probes.plan import JUDGES_PACKAGE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
 from autograder.running.runner import DEFAULT_SEED, cases_for, single_threaded

@@ -1,0 +1,31 @@
+"""Known mistakes first met in notebook 01 (softmax, context vectors), in English and Simplified Chinese.
+
+They sit next to the checks that name them; autograder.course.catalog gathers every package's MISCONCEPTIONS. One is
+reported only when a wrong variant of the reference reproduces the student's output
+(autograder.checking.compare.diagnose) or the probe saw the mistake itself.
+"""
+
+from autograder.course.checks.helpers import M
+
+MISCONCEPTIONS = (
+    M("softmax_wrong_dim",
+      "softmax over the wrong dimension", "softmax 的维度不对",
+      "each query's weights over the keys must sum to 1: take the softmax over the last dimension (dim=-1)",
+      "每个查询对所有 key 的权重之和应为 1：在最后一个维度上做 softmax（dim=-1）"),
+    M("naive_softmax_overflow",
+      "softmax overflows on large inputs", "softmax 在大输入上溢出",
+      "exp(1000) is inf and inf/inf is nan: subtract the maximum before exp (it cancels out)",
+      "exp(1000) 是 inf，inf/inf 是 nan：在 exp 之前先减去最大值（结果不变）"),
+    M("normalised_without_exp",
+      "divided by the sum instead of taking the softmax", "直接除以总和而不是做 softmax",
+      "softmax exponentiates first: torch.exp(x) / torch.exp(x).sum(...); x / x.sum() breaks on negative scores",
+      "softmax 要先取指数：torch.exp(x) / torch.exp(x).sum(...)；x / x.sum() 遇到负分数就会出错"),
+    M("softmax_dim_ignored",
+      "the dim argument is ignored", "忽略了 dim 参数",
+      "reduce over the dimension you were given: x.max(dim=dim, keepdim=True) and exp.sum(dim=dim, keepdim=True)",
+      "在传入的维度上做归约：x.max(dim=dim, keepdim=True) 和 exp.sum(dim=dim, keepdim=True)"),
+    M("missing_keepdim",
+      "max or sum taken without keepdim=True", "求 max 或 sum 时没有 keepdim=True",
+      "keepdim=True keeps the reduced axis as size 1, so each row is shifted and divided by its own max and sum",
+      "keepdim=True 会把被归约的维度保留为长度 1，这样每一行才会减去、除以它自己的最大值和总和"),
+)

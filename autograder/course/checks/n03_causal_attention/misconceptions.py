@@ -1,0 +1,41 @@
+"""Known mistakes first met in notebook 03 (causal mask, masking routes), in English and Simplified Chinese.
+
+They sit next to the checks that name them; autograder.course.catalog gathers every package's MISCONCEPTIONS. One is
+reported only when a wrong variant of the reference reproduces the student's output
+(autograder.checking.compare.diagnose) or the probe saw the mistake itself.
+"""
+
+from autograder.course.checks.helpers import M
+
+MISCONCEPTIONS = (
+    M("mask_includes_diagonal",
+      "the mask also hides the diagonal", "掩码把对角线也遮住了",
+      "a token may attend to itself: use torch.triu(..., diagonal=1), which keeps the diagonal visible",
+      "token 可以关注它自己：使用 torch.triu(..., diagonal=1)，对角线保持可见"),
+    M("mask_inverted",
+      "the mask hides the past instead of the future", "掩码遮住了过去而不是未来",
+      "True (or 1) must sit strictly ABOVE the diagonal: those are the future tokens to hide",
+      "True（或 1）必须位于对角线严格上方：那些才是要遮住的未来 token"),
+    M("mask_after_softmax_no_renorm",
+      "future zeroed after the softmax without renormalising", "softmax 之后置零未来位置却没有重新归一化",
+      "after multiplying by the lower-triangular matrix, divide each row by its sum; or fill -inf before the softmax",
+      "乘以下三角矩阵之后要把每一行除以它的和；或者在 softmax 之前填充 -inf"),
+    M("mask_not_truncated",
+      "mask not truncated to num_tokens", "掩码没有截断到 num_tokens",
+      "inputs can be shorter than context_length: use self.mask.bool()[:num_tokens, :num_tokens]",
+      "输入可能比 context_length 短：使用 self.mask.bool()[:num_tokens, :num_tokens]"),
+    M("masked_fill_result_dropped",
+      "masked_fill's result was thrown away", "masked_fill 的结果被丢弃了",
+      "masked_fill returns a new tensor: assign it (scores = scores.masked_fill(...)) or use masked_fill_",
+      "masked_fill 返回一个新张量：要赋值回去（scores = scores.masked_fill(...)），或使用原地版本 masked_fill_"),
+    M("transpose_batched",
+      "`.T` on a batched tensor", "对带 batch 维的张量使用了 `.T`",
+      "`.T` reverses ALL dimensions; for (b, num_tokens, d) use keys.transpose(1, 2)",
+      "`.T` 会反转所有维度；对于 (b, num_tokens, d) 请使用 keys.transpose(1, 2)"),
+    M("tensor_created_on_cpu",
+      "a tensor made inside forward stays on the CPU", "forward 中新建的张量留在了 CPU 上",
+      "tensors created in forward (torch.ones, torch.triu, torch.tensor...) need device=x.device, or use the "
+      "registered buffer, which moves with the module",
+      "在 forward 中新建的张量（torch.ones、torch.triu、torch.tensor……）需要 device=x.device，或者使用会随模块"
+      "移动的已注册 buffer"),
+)

@@ -31,6 +31,7 @@ from autograder.i18n import language
 from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
 from autograder.isolation.protected import reference_locations
 from autograder.outputs import class_report, records
+from autograder.outputs.documents import StudentDocument
 from autograder.safe_text import clean, one_line
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ class ClassSummary:
     students: list[str]
     graded: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # already graded, submission unchanged
-    documents: list[dict] = field(default_factory=list)
+    documents: list[StudentDocument] = field(default_factory=list)
     isolation_notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     grades_csv: Path | None = None
@@ -86,7 +87,7 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
     with records.stop_when_disk_full(out_dir):
         shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
     summary = ClassSummary([folder.name for folder in folders], shard=shard)
-    documents = {}
+    documents: dict[str, StudentDocument] = {}
 
     def record(student_id, build):
         documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary, lang)

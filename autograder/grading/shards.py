@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.outputs import records
+from autograder.outputs.documents import StudentDocument
 
 MANIFEST = "grading.json"
 FORMAT = "attnkit-grades/1"
@@ -174,7 +175,7 @@ def _create_exclusively(path, text):
 @dataclass
 class MergeSummary:
     inputs: list[Manifest]
-    documents: list[dict] = field(default_factory=list)  # one per student, sorted by student id
+    documents: list[StudentDocument] = field(default_factory=list)  # one per student, sorted by student id
     grades_csv: Path | None = None
     class_report: Path | None = None
 
@@ -200,7 +201,7 @@ def merge(out_dirs, merged_dir):
                          f"merge into another directory")
     _check_agreement(manifests)
 
-    documents: dict[str, dict] = {}
+    documents: dict[str, StudentDocument] = {}
     found_in: dict[str, Manifest] = {}
     for manifest in manifests:
         for student_id, submission_hash in manifest.students.items():
@@ -269,7 +270,7 @@ def _check_agreement(manifests):
                              f"merging without them would leave their students out)")
 
 
-def _student_document(manifest, student_id, submission_hash):
+def _student_document(manifest, student_id: str, submission_hash: str) -> StudentDocument:
     document = records.read_student(manifest.out_dir, student_id)
     where = manifest.out_dir / "students" / f"{student_id}.json"
     if document is None:
@@ -282,7 +283,7 @@ def _student_document(manifest, student_id, submission_hash):
     return document
 
 
-def _result(document):
+def _result(document: StudentDocument):
     """What must agree when a student was graded twice: the submission and every check's outcome."""
     return (
         document.get("submission_hash"),
@@ -297,7 +298,7 @@ def _result(document):
     )
 
 
-def _describe(document):
+def _describe(document: StudentDocument) -> str:
     score = records.format_number(document.get("score", 0))
     return f"{score} points, submission {str(document.get('submission_hash'))[:12]}"
 

@@ -19,6 +19,7 @@ import io
 import json
 import os
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from markupsafe import Markup
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
 from autograder.outputs import records
+from autograder.outputs.documents import StudentDocument
 from autograder.templating import render
 
 FILE_NAME = "class_report.html"
@@ -53,7 +55,7 @@ class ScoreDistribution:
     not_graded: int  # students whose notebook was missing or unreadable
 
 
-def misconception_counts(documents):
+def misconception_counts(documents: Sequence[StudentDocument]):
     """Every misconception named in the students' records, by students affected (most first, then by id)."""
     students: dict[str, set[str]] = {}
     exercises: dict[str, set[str]] = {}
@@ -77,7 +79,7 @@ def misconception_counts(documents):
     return sorted(counts, key=lambda count: (-count.students, count.id))
 
 
-def score_distributions(documents):
+def score_distributions(documents: Sequence[StudentDocument]):
     """The total's distribution, then each notebook's, in course order."""
     total_max = float(sum(exercise.points for exercise in EXERCISES))
     distributions = [ScoreDistribution("total", total_max,
@@ -94,7 +96,7 @@ def score_distributions(documents):
     return distributions
 
 
-def write_class_report(out_dir, documents, title="attnkit class report"):
+def write_class_report(out_dir, documents: Sequence[StudentDocument], title: str = "attnkit class report"):
     path = Path(out_dir) / FILE_NAME
     records.write_atomically(path, class_report_html(documents, title, present_links(out_dir)))
     return path
@@ -136,7 +138,7 @@ class MisconceptionRow:
     exercises: str
 
 
-def class_report_html(documents, title="attnkit class report", links=()):
+def class_report_html(documents: Sequence[StudentDocument], title: str = "attnkit class report", links=()):
     """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports)."""
     documents = list(documents)
     distributions = score_distributions(documents)
@@ -238,7 +240,7 @@ def _summary(total):
             f"(out of {_number(total.max_score)})")
 
 
-def _has_misconception(document):
+def _has_misconception(document: StudentDocument) -> bool:
     return any(check.get("misconception") for notebook in document.get("notebooks", ())
                for check in notebook.get("checks", ()))
 

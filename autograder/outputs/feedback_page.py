@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from autograder.course.exercises import exercise_title
 from autograder.i18n import language, render
+from autograder.outputs.documents import NotebookDocument, StudentDocument
 from autograder.running.rendering import MARKS
 from autograder.templating import render as render_page
 
@@ -49,7 +50,7 @@ class NotebookSection:
     notes: tuple[str, ...]
 
 
-def feedback_html(document, lang=None):
+def feedback_html(document: StudentDocument, lang: str | None = None) -> str:
     """The page for one student's record, in `lang` (default: ATTNKIT_LANG or the locale, as the messages)."""
     lang = lang or language()
 
@@ -67,7 +68,7 @@ def feedback_html(document, lang=None):
     )
 
 
-def _section(notebook, lang, say):
+def _section(notebook: NotebookDocument, lang: str, say):
     checks = []
     for check in notebook["checks"]:
         details = None if check["hidden"] or not check.get("details") else "\n".join(check["details"])

@@ -17,11 +17,21 @@ import io
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import cast
 
+from autograder.checking.check_types import CheckResult
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise_title
 from autograder.i18n import language, render
 from autograder.outputs.disk import OutputDiskFull
+from autograder.outputs.documents import (
+    CheckDocument,
+    GradescopeResults,
+    GradescopeTest,
+    NotebookDocument,
+    StudentDocument,
+)
 from autograder.outputs.feedback_page import feedback_html
 from autograder.safe_text import clean, clean_data
 
@@ -42,8 +52,8 @@ def stop_when_disk_full(out_dir):
         raise
 
 
-def check_document(check, *, public_details=True):
-    document = {
+def check_document(check: CheckResult, *, public_details: bool = True) -> CheckDocument:
+    document: CheckDocument = {
         "id": check.id,
         "exercise": check.exercise,
         "score": check.score,
@@ -60,7 +70,8 @@ def check_document(check, *, public_details=True):
     return document
 
 
-def notebook_document(result):
+def notebook_document(result) -> NotebookDocument:
+    """A graded notebook (autograder.grading.notebooks.NotebookResult) as its part of the record."""
     return {
         "notebook": result.notebook,
         "path": result.path,
@@ -74,10 +85,11 @@ def notebook_document(result):
     }
 
 
-def student_document(student_id, assignment, submission_hash, seed, results):
+def student_document(student_id: str, assignment: str, submission_hash: str, seed: int,
+                     results: Iterable) -> StudentDocument:
     """The student's record. Its text (messages, notes, reasons, file names) may quote student code or file
     names: every string is cleaned here, the one place results become outputs (see autograder.safe_text)."""
-    notebooks = clean_data([notebook_document(result) for result in results])
+    notebooks = cast(list[NotebookDocument], clean_data([notebook_document(result) for result in results]))
     return {
         "student_id": clean(student_id),
         "assignment": assignment,
@@ -89,16 +101,19 @@ def student_document(student_id, assignment, submission_hash, seed, results):
     }
 
 
-def grader_error_document(student_id, assignment, seed, problem, document=None):
+def grader_error_document(student_id: str, assignment: str, seed: int, problem: str,
+                          document: StudentDocument | None = None) -> StudentDocument:
     """The record of a student whose grading or writing failed: what was graded (if anything) and the problem.
 
     It has no submission hash, so a later run never takes it for finished work and grades the student again.
     """
-    document = dict(document) if document else {
+    # Keys in the order earlier runs wrote them: the hash and the problem last.
+    failed = cast(StudentDocument, dict(document) if document else {
         "student_id": clean(student_id), "assignment": assignment, "seed": seed, "score": 0.0,
-        "max_score": float(sum(exercise.points for exercise in EXERCISES_BY_ID.values())), "notebooks": []}
-    document.update(submission_hash="", grader_error=clean(problem))
-    return document
+        "max_score": float(sum(exercise.points or 0 for exercise in EXERCISES_BY_ID.values())), "notebooks": []})
+    failed["submission_hash"] = ""
+    failed["grader_error"] = clean(problem)
+    return failed
 
 
 def student_paths(student_id):
@@ -107,7 +122,7 @@ def student_paths(student_id):
             Path("students") / f"{student_id}.json")
 
 
-def write_student(out_dir, document, lang=None):
+def write_student(out_dir, document: StudentDocument, lang: str | None = None) -> None:
     """Feedback, Gradescope results, then the JSON record (last: a student is done when it exists).
 
     The page and the results' titles are in `lang` (default: ATTNKIT_LANG or the locale), as the messages are.
@@ -119,23 +134,24 @@ def write_student(out_dir, document, lang=None):
     write_record(out_dir, document)
 
 
-def write_record(out_dir, document):
+def write_record(out_dir, document: StudentDocument) -> None:
     """students/<id>.json alone: the full record, the mark that the student is done."""
     write_atomically(Path(out_dir) / "students" / f"{document['student_id']}.json",
                      json.dumps(document, indent=2, ensure_ascii=False))
 
 
-def read_student(out_dir, student_id):
-    """The JSON record written earlier, or None when there is none or it is unreadable."""
+def read_student(out_dir, student_id: str) -> StudentDocument | None:
+    """The JSON record written earlier, or None when there is none or it is unreadable (its shape is trusted: only
+    the grader writes OUT_DIR)."""
     path = Path(out_dir) / "students" / f"{student_id}.json"
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return document if isinstance(document, dict) else None
+    return cast(StudentDocument, document) if isinstance(document, dict) else None
 
 
-def write_grades_csv(out_dir, documents):
+def write_grades_csv(out_dir, documents: Iterable[StudentDocument]) -> Path:
     """grades.csv: one row per student, a column per notebook, the total and what was missing."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -157,7 +173,7 @@ def spreadsheet_text(text):
     return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
-def _problems(notebooks):
+def _problems(notebooks: Iterable[NotebookDocument]) -> str:
     """`01_..., 02_...: reason` for notebooks that could not be graded, one entry per distinct reason."""
     by_reason: dict[str, list[str]] = {}
     for notebook in notebooks:
@@ -166,9 +182,9 @@ def _problems(notebooks):
     return "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
 
 
-def gradescope_results(document, lang=None):
+def gradescope_results(document: StudentDocument, lang: str | None = None) -> GradescopeResults:
     lang = lang or language()
-    tests = []
+    tests: list[GradescopeTest] = []
     for notebook in document["notebooks"]:
         for number, check in enumerate(notebook["checks"], start=1):
             output = check["message"]

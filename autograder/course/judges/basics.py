@@ -6,9 +6,12 @@ from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare_named, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.course.probes.basics import case_tensor
+from autograder.course.probes.cases import TensorCase
+from autograder.course.probes.records import ContextRecord, SoftmaxRecord
 
 
-def judge_softmax(exercise_id: str, default_dim: int, data, case, expected: Expectations) -> Verdict:
+def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case: TensorCase,
+                  expected: Expectations) -> Verdict:
     """Shape, values (naming a mistake when one reproduces them), then dtype. `default_dim`: the axis the function
     normalises when the case passes no dim. Expectations: output, mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
@@ -23,7 +26,7 @@ def judge_softmax(exercise_id: str, default_dim: int, data, case, expected: Expe
     return dtype_verdict(exercise_id, got, x.dtype)
 
 
-def judge_context_vectors(data, case, expected: Expectations) -> Verdict:
+def judge_context_vectors(data: ContextRecord, case: TensorCase, expected: Expectations) -> Verdict:
     """Values, naming a mistake when one reproduces them. Expectations: output, mistakes."""
     inputs = case_tensor(case)
     return compare_named(data["output"], expected["output"], expected["mistakes"],

@@ -4,15 +4,17 @@ from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import causal_mask_verdict, causal_weights_problem
+from autograder.course.probes.cases import CausalCase, MaskCase, ScoresCase
 from autograder.course.probes.causal import attention_input
+from autograder.course.probes.records import CausalForwardRecord, MaskRecord, WeightsRecord
 
 
-def judge_causal_mask(data, case, expected: Expectations) -> Verdict:
+def judge_causal_mask(data: MaskRecord, case: MaskCase, expected: Expectations) -> Verdict:
     """Shape, bool dtype, then the first wrong query/key pair. Expectations: mask, variants."""
     return causal_mask_verdict(data["mask"], expected["mask"], expected["variants"], case["num_tokens"])
 
 
-def judge_causal_weights(data, case, expected: Expectations) -> Verdict:
+def judge_causal_weights(data: WeightsRecord, case: ScoresCase, expected: Expectations) -> Verdict:
     """Same weights as expected, exact zeros above the diagonal, the same dtype; else the first broken property.
     Expectations: output, future (True above the diagonal), mistakes."""
     got, want = data["weights"], expected["output"]
@@ -27,7 +29,7 @@ def judge_causal_weights(data, case, expected: Expectations) -> Verdict:
     return Verdict(False, key, fields, misconception=diagnose(got, want, expected["mistakes"]), heatmap=True, **shown)
 
 
-def judge_forward(data, case, expected: Expectations) -> Verdict:
+def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expectations) -> Verdict:
     """CausalAttention's output with the student's own weights; no built-in attention. Expectations: output,
     variants."""
     if data.get("transpose_crash"):

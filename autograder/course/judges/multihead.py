@@ -13,6 +13,7 @@ from autograder.checking.judging import (
     informative_queries,
     wrapper_structure_problem,
 )
+from autograder.course.probes.cases import CountCase, EquivalenceCase, HeadsCase, MultiHeadCase
 from autograder.course.probes.inputs import DTYPES
 from autograder.course.probes.multihead import (
     MHA_LAYERS,
@@ -22,9 +23,10 @@ from autograder.course.probes.multihead import (
     padding_mask,
     split_input,
 )
+from autograder.course.probes.records import CountRecord, EquivalenceRecord, HeadsRecord, MultiHeadRecord, WrapperRecord
 
 
-def judge_wrapper(data, case, expected: Expectations) -> Verdict:
+def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
     """Structure, then the heads' outputs side by side; a wrong join or the first wrong head named.
     Expectations: heads (each head's output with its own weights)."""
     problem = wrapper_structure_problem(data, case, data.get("state", {}))
@@ -46,7 +48,7 @@ def judge_wrapper(data, case, expected: Expectations) -> Verdict:
     return verdict
 
 
-def judge_split(data, case, expected: Expectations) -> Verdict:
+def judge_split(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> Verdict:
     """Input left alone, then the values. Expectations: output, variants."""
     if not data["input_kept"]:
         return Verdict(False, "split_heads.input_modified")
@@ -57,7 +59,7 @@ def judge_split(data, case, expected: Expectations) -> Verdict:
                    input_shape=tuple(x.shape))
 
 
-def judge_merge(data, case, expected: Expectations) -> Verdict:
+def judge_merge(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> Verdict:
     """Input left alone, then the values (the split tensor itself for a round trip). Expectations: output,
     variants."""
     if not data["input_kept"]:
@@ -71,7 +73,7 @@ def judge_merge(data, case, expected: Expectations) -> Verdict:
     return verdict
 
 
-def judge_mha(data, case, expected: Expectations) -> Verdict:
+def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
     """Layers, input left alone, then the output on every query that sees a real token. Expectations: output,
     variants; with a padding mask also padding_ignored and padding_inverted (the mask left out, the mask flipped)."""
     missing = [layer for layer in MHA_LAYERS if f"{layer}.weight" not in data["state"]]
@@ -110,7 +112,7 @@ def padding_diagnosis(got, shown, expected: Expectations) -> str:
     return "multi_head_attention.values"
 
 
-def judge_equivalence(data, case, expected: Expectations) -> Verdict:
+def judge_equivalence(data: EquivalenceRecord, case: EquivalenceCase, expected: Expectations) -> Verdict:
     """A ValueError where d_in != d_out; else batch_first, sizes, dtype, every copied tensor, dropout, then the
     output. Expectations: output (our module's, with the case's weights)."""
     if "raised" in data:
@@ -135,7 +137,7 @@ def judge_equivalence(data, case, expected: Expectations) -> Verdict:
                    input_shape=(case["batch"], case["num_tokens"], case["d_model"]))
 
 
-def parameter_totals(case) -> tuple[int, int, int]:
+def parameter_totals(case: CountCase) -> tuple[int, int, int]:
     """(trainable, frozen, buffer) element counts of the case's module, from its spec alone."""
     trainable = frozen = buffers = 0
     for spec in case["blocks"]:
@@ -146,7 +148,7 @@ def parameter_totals(case) -> tuple[int, int, int]:
     return trainable, frozen, buffers
 
 
-def judge_count(data, case, expected: Expectations) -> Verdict:
+def judge_count(data: CountRecord, case: CountCase, expected: Expectations) -> Verdict:
     """The trainable count; a wrong one named when it counts buffers or frozen parameters. Needs no reference."""
     got = data["count"]
     trainable, frozen, buffers = parameter_totals(case)

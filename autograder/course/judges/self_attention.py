@@ -5,10 +5,12 @@ from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import PROJECTIONS
+from autograder.course.probes.cases import SelfAttentionCase, TransferCase
+from autograder.course.probes.records import ForwardRecord, State, TransferRecord
 from autograder.course.probes.self_attention import attention_input, square_case, transfer_weights
 
 
-def projection_problem(exercise_id: str, state, case) -> Verdict | None:
+def projection_problem(exercise_id: str, state: State, case: SelfAttentionCase) -> Verdict | None:
     """A failing Verdict when a projection is missing or misshapen (raw (d_in, d_out) or nn.Linear); else None."""
     d_in, d_out = case["d_in"], case["d_out"]
     for name in PROJECTIONS:
@@ -24,7 +26,7 @@ def projection_problem(exercise_id: str, state, case) -> Verdict | None:
     return None
 
 
-def judge_forward(exercise_id: str, data, case, expected: Expectations) -> Verdict:
+def judge_forward(exercise_id: str, data: ForwardRecord, case: SelfAttentionCase, expected: Expectations) -> Verdict:
     """Projections, then the output with the student's own weights. Expectations: output, variants."""
     problem = projection_problem(exercise_id, data["state"], case)
     if problem is not None:
@@ -36,7 +38,7 @@ def judge_forward(exercise_id: str, data, case, expected: Expectations) -> Verdi
     return dtype_verdict(exercise_id, got, x.dtype)
 
 
-def judge_transfer(data, case, expected: Expectations) -> Verdict:
+def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
     """v2 left alone, then each of v1's parameters v2's weight transposed. Needs no reference: the case's own weights
     say what is right. (With every weight equal to v2's transpose, v1 and v2 compute the same attention.)"""
     if "raised" in data:
@@ -60,7 +62,7 @@ def judge_transfer(data, case, expected: Expectations) -> Verdict:
     return Verdict(True)
 
 
-def judge_transfer_raised(data, case) -> Verdict:
+def judge_transfer_raised(data: TransferRecord, case: TransferCase) -> Verdict:
     """The function raised for d_in != d_out; name the missing .T when the square run copied weight as it is."""
     _, v2_weights = transfer_weights(square_case(case))
     copied = [data["square"]["v1"].get(name) for name in PROJECTIONS]

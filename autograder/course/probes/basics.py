@@ -2,13 +2,16 @@
 case's input and report plain data. The judges are in autograder.course.checks.n01_attention_without_weights.
 """
 
+
 import torch
 
 from autograder.checking.probing import called_functions, lookup, plain, rand
+from autograder.course.probes.cases import Namespace, TensorCase
 from autograder.course.probes.inputs import dtype_of, notes_inputs
+from autograder.course.probes.records import ContextRecord, SoftmaxRecord
 
 
-def case_tensor(case):
+def case_tensor(case: TensorCase) -> torch.Tensor:
     """The input a case describes, rebuilt identically by probe and judge."""
     source = case["input"]
     if source == "notes_journey":  # scores of query x(2) against every token, as in the notes
@@ -24,7 +27,7 @@ def case_tensor(case):
     return rand(case["seed"], *case["shape"], dtype=dtype_of(case)) * case.get("scale", 1.0)
 
 
-def probe_softmax(name, namespace, case):
+def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
     softmax = lookup(namespace, name)
     x = case_tensor(case)
     original = x.clone()
@@ -33,15 +36,15 @@ def probe_softmax(name, namespace, case):
     return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original)}
 
 
-def probe_softmax_naive(namespace, case):
+def probe_softmax_naive(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
     return probe_softmax("softmax_naive", namespace, case)
 
 
-def probe_softmax_stable(namespace, case):
+def probe_softmax_stable(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
     return probe_softmax("softmax_stable", namespace, case)
 
 
-def probe_context_vectors(namespace, case):
+def probe_context_vectors(namespace: Namespace, case: TensorCase) -> ContextRecord:
     context_vectors = lookup(namespace, "context_vectors")
     inputs = case_tensor(case)
     original = inputs.clone()

@@ -22,8 +22,10 @@ from autograder.checking.probing import (
     seeded,
     state_of,
 )
+from autograder.course.probes.cases import CausalCase, MaskCase, Namespace, ScoresCase
 from autograder.course.probes.inputs import ATTENTION_FUNCTIONS, DTYPES, notes_batch, notes_inputs, probe_device_kind
 from autograder.course.probes.loading import load_case_weights
+from autograder.course.probes.records import CausalForwardRecord, MaskRecord, RouteDeviceRecord, WeightsRecord
 
 NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
 
@@ -37,7 +39,7 @@ NOTES_D_OUT = 2
 SCORE_SPREAD = 3.0  # hidden scores in [-3, 3): softmax weights far from uniform, so mistakes show
 
 
-def probe_causal_mask(namespace, case):
+def probe_causal_mask(namespace: Namespace, case: MaskCase) -> MaskRecord:
     causal_mask = lookup(namespace, "causal_mask")
     return {"mask": plain(causal_mask(case["num_tokens"]))}
 
@@ -68,12 +70,12 @@ def weights_input(case):
     return torch.softmax(scores_input(case), dim=-1)
 
 
-def probe_renormalised(namespace, case):
+def probe_renormalised(namespace: Namespace, case: ScoresCase) -> WeightsRecord:
     renormalise = lookup(namespace, "causal_weights_renormalised")
     return {"weights": plain(renormalise(weights_input(case)))}
 
 
-def probe_neg_inf(namespace, case):
+def probe_neg_inf(namespace: Namespace, case: ScoresCase) -> WeightsRecord:
     neg_inf = lookup(namespace, "causal_weights_neg_inf")
     return {"weights": plain(neg_inf(scores_input(case)))}
 
@@ -82,7 +84,7 @@ def probe_neg_inf(namespace, case):
 ROUTE_INPUTS = {"weights": weights_input, "scores": scores_input}
 
 
-def probe_on_device(name, input_kind, namespace, case):
+def probe_on_device(name: str, input_kind: str, namespace: Namespace, case: ScoresCase) -> RouteDeviceRecord:
     """Call the student's function `name` on an input on another device and report plain facts.
 
     `input_kind` names the route's input in ROUTE_INPUTS: the check binds both as plain strings, so the grading
@@ -104,7 +106,7 @@ def probe_on_device(name, input_kind, namespace, case):
             "output_device": output.device.type, "dtype": dtype_name(output.dtype)}
 
 
-def attention_input(case):
+def attention_input(case: CausalCase) -> torch.Tensor:
     """(batch, num_tokens, d_in): the notes' sentence twice (torch.stack((inputs, inputs))), or random values."""
     if case.get("input") == "notes":
         return notes_batch()
@@ -145,7 +147,7 @@ def naming_transpose_crash(probe):
 
 
 @naming_transpose_crash
-def probe_forward(namespace, case):
+def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
     module = build_module(namespace, case)
     state = projection_state(module)
     output, watch = call_watched(module, attention_input(case))

@@ -16,7 +16,9 @@ from autograder.checking.probing import (
     rand,
     seeded,
 )
+from autograder.course.probes.cases import ContractCase, Namespace
 from autograder.course.probes.inputs import DTYPES, probe_device_kind
+from autograder.course.probes.records import ContractDeviceRecord, ModesRecord, PropertiesRecord, StructureRecord
 
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0
 
@@ -140,14 +142,15 @@ def module_input(spec, case, seed_offset=0):
     return rand(case["seed"] + seed_offset, *shape, dtype=DTYPES[case["dtype"]])
 
 
-def probe_structure(spec, namespace, case):
+def probe_structure(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> StructureRecord:
     module = build(spec, namespace, case)
     attributes = {}
     for name in promised_attributes(spec, case):
         value = getattr(module, name, None)
         attributes[name] = {"type": type(value).__name__, "value": value if isinstance(value, int | float) else None}
     # Duplicates kept: heads repeated in a ModuleList ([head] * n) still show every name (the wrapper check names that).
-    data = {"parameters": {name: list(p.shape) for name, p in module.named_parameters(remove_duplicate=False)}}
+    data: StructureRecord = {
+        "parameters": {name: list(p.shape) for name, p in module.named_parameters(remove_duplicate=False)}}
     output = module(module_input(spec, case))
     if not isinstance(output, torch.Tensor):
         data["output_type"] = type(output).__module__ + "." + type(output).__name__
@@ -205,18 +208,19 @@ def one_hot_tokens(case):
     return torch.eye(case["num_tokens"]).expand(case["batch"], -1, -1).clone()
 
 
-def probe_modes(spec, namespace, case):
+def probe_modes(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> ModesRecord:
     dropped = exposing_module(spec, namespace, case, case["p"])
     without = exposing_module(spec, namespace, case, 0.0)
-    data = {}
-    # nn.Dropout draws from the global RNG: a different seed for every call. A fresh input every time, in case
-    # forward changes it in place.
-    for key, module, train, seed_offset in (("train", dropped, True, 1), ("eval", dropped, False, 2),
-                                            ("eval_again", dropped, False, 3), ("no_dropout", without, False, 4)):
+
+    def run(module, train, seed_offset):
+        # nn.Dropout draws from the global RNG: a different seed for every call. A fresh input every time, in case
+        # forward changes it in place.
         module.train(train)
         with seeded(case["seed"] + seed_offset), torch.no_grad():
-            data[key] = plain(module(one_hot_tokens(case)))
-    return data
+            return plain(module(one_hot_tokens(case)))
+
+    return {"train": run(dropped, True, 1), "eval": run(dropped, False, 2), "eval_again": run(dropped, False, 3),
+            "no_dropout": run(without, False, 4)}
 
 
 def tensor_at(module, name):
@@ -229,11 +233,11 @@ def tensor_at(module, name):
     return value if isinstance(value, torch.Tensor) else None
 
 
-def probe_device(spec, namespace, case):
+def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> ContractDeviceRecord:
     """Plain facts only: where each mask is and what it is, dtypes after .to(float64), forward on the device."""
     module = build(spec, namespace, case)
     masks = mask_names(spec, case)
-    data = {
+    data: ContractDeviceRecord = {
         "masks": {name: tensor_at(module, name) is not None for name in masks},
         "buffers": [name for name, _ in module.named_buffers(remove_duplicate=False)],
         "parameters": [name for name, _ in module.named_parameters(remove_duplicate=False)],
@@ -270,12 +274,12 @@ def future_changed(spec, case, x):
     return changed
 
 
-def probe_properties(spec, namespace, case):
+def probe_properties(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> PropertiesRecord:
     module = build(spec, namespace, case)
     x = module_input(spec, case)
     kept = x.clone()
     output = module(x)
-    data = {"output": plain(output), "input_after": plain(x)}
+    data: PropertiesRecord = {"output": plain(output), "input_after": plain(x)}
     with torch.no_grad():
         if spec.causal:
             data["future_changed"] = plain(module(future_changed(spec, case, kept)))

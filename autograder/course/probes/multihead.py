@@ -3,6 +3,7 @@ nn.MultiheadAttention conversion, counting parameters). The judges are in
 autograder.course.checks.n04_multi_head_attention.
 """
 
+
 import torch
 from torch import nn
 
@@ -22,13 +23,23 @@ from autograder.checking.probing import (
     state_of,
     takes_attention_mask,
 )
+from autograder.course.probes.cases import CountCase, EquivalenceCase, HeadsCase, MultiHeadCase, Namespace
 from autograder.course.probes.inputs import DTYPES, notes_batch
 from autograder.course.probes.loading import load_case_weights
+from autograder.course.probes.records import (
+    CountRecord,
+    EquivalenceRecord,
+    HeadIndependenceRecord,
+    HeadsRecord,
+    MultiHeadRecord,
+    VectorisedRecord,
+    WrapperRecord,
+)
 
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
 
 
-def attention_input(case):
+def attention_input(case: MultiHeadCase) -> torch.Tensor:
     """The (batch, num_tokens, d_in) input of an attention case: the notes' batch or a seeded random one."""
     if case.get("input") == "notes":
         return notes_batch()
@@ -42,23 +53,23 @@ def padding_mask(case):
     return None if rows is None else torch.tensor(rows, dtype=torch.long)
 
 
-def probe_wrapper(namespace, case):
+def probe_wrapper(namespace: Namespace, case: MultiHeadCase) -> WrapperRecord:
     wrapper_class = lookup(namespace, "MultiHeadAttentionWrapper")
     with seeded(case["seed"]):
         wrapper = wrapper_class(case["d_in"], case["d_out"], case["context_length"], 0.0,
                                 num_heads=case["num_heads"], qkv_bias=case["qkv_bias"])
     heads = getattr(wrapper, "heads", None)
-    structure = {"heads_type": type(heads).__name__}
     if not isinstance(heads, nn.ModuleList):
         # Unregistered heads miss .to(dtype) and crash later: the structure alone decides.
-        return structure
-    structure.update(head_count=len(heads), distinct_heads=len({id(head) for head in heads}))
+        return {"heads_type": type(heads).__name__}
     wrapper = load_case_weights(wrapper.to(DTYPES[case["dtype"]]), case)
     x = attention_input(case)
-    return {**structure, "out": plain(wrapper(x)), "state": state_of(wrapper), "head_outputs": head_outputs(heads, x)}
+    return {"heads_type": type(heads).__name__, "head_count": len(heads),
+            "distinct_heads": len({id(head) for head in heads}), "out": plain(wrapper(x)), "state": state_of(wrapper),
+            "head_outputs": head_outputs(heads, x)}
 
 
-def split_input(case):
+def split_input(case: HeadsCase) -> torch.Tensor:
     b, num_tokens, dtype = case["batch"], case["num_tokens"], DTYPES[case["dtype"]]
     d_out = case["num_heads"] * case["head_dim"]
     seed, layout = case["seed"], case["layout"]
@@ -73,13 +84,13 @@ def split_input(case):
     return rand(seed, b, num_tokens, d_out, dtype=dtype)
 
 
-def probe_split(namespace, case):
+def probe_split(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     split_heads = lookup(namespace, "split_heads")
     out, kept = input_unchanged(split_input(case), lambda x: split_heads(x, case["num_heads"]))
     return {"out": plain(out), "input_kept": kept}
 
 
-def merge_input(case):
+def merge_input(case: HeadsCase) -> torch.Tensor:
     """(b, num_heads, num_tokens, head_dim) input of merge_heads, laid out in memory as the case says.
 
     "attention": attn_weights @ values, contiguous as a forward pass produces it, so transposing it
@@ -108,7 +119,7 @@ def round_trip_source(case):
     return rand(case["seed"], case["batch"], case["num_tokens"], d_out, dtype=DTYPES[case["dtype"]])
 
 
-def probe_merge(namespace, case):
+def probe_merge(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     merge_heads = lookup(namespace, "merge_heads")
     out, kept = input_unchanged(merge_input(case), merge_heads)
     return {"out": plain(out), "input_kept": kept}
@@ -132,13 +143,13 @@ def call_mha(module, x, case):
     return module(x, attention_mask=mask)
 
 
-def probe_mha(namespace, case):
+def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
     module = build_student_mha(namespace, case)
     out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
     return {"out": plain(out), "state": state_of(module), "input_kept": kept}
 
 
-def probe_head_independence(namespace, case):
+def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIndependenceRecord:
     """With out_proj set to the identity, the output is the merged heads: perturb one head's W_query rows."""
     module = build_student_mha(namespace, case)
     x = attention_input(case)
@@ -160,7 +171,7 @@ BUILTIN_ATTENTION = frozenset(
 )
 
 
-def probe_vectorised(namespace, case):
+def probe_vectorised(namespace: Namespace, case: MultiHeadCase) -> VectorisedRecord:
     matmuls, builtins = [], set()
     for num_heads in (case["num_heads"], case["more_heads"]):
         module = build_student_mha(namespace, case, num_heads=num_heads)
@@ -181,7 +192,7 @@ def probe_mha_heads(namespace, case):
     return HEADS_PROBES[case["kind"]](namespace, case)
 
 
-def equivalence_weights(case):
+def equivalence_weights(case: EquivalenceCase) -> dict[str, torch.Tensor]:
     """Seeded weights of the module handed to to_torch_multihead; the judge rebuilds them from the case."""
     d_model, dtype, seed = case["d_model"], DTYPES[case["dtype"]], case["seed"]
     d_in = case.get("d_in", d_model)
@@ -220,7 +231,7 @@ class StandInMultiHeadAttention(nn.Module):
                 self.get_parameter(name).copy_(value)
 
 
-def probe_equivalence(namespace, case):
+def probe_equivalence(namespace: Namespace, case: EquivalenceCase) -> EquivalenceRecord:
     to_torch_multihead = lookup(namespace, "to_torch_multihead")
     with seeded(case["seed"]):  # nn.MultiheadAttention's own initialisation draws from the RNG too
         ours = StandInMultiHeadAttention(case)
@@ -230,7 +241,7 @@ def probe_equivalence(namespace, case):
     if not isinstance(theirs, nn.MultiheadAttention):
         raise ProbeError("torch_equivalence.not_multihead", got=type(theirs).__module__ + "." + type(theirs).__name__)
     state = state_of(theirs)
-    data = {
+    data: EquivalenceRecord = {
         "batch_first": bool(theirs.batch_first),
         "embed_dim": int(theirs.embed_dim),
         "num_heads": int(theirs.num_heads),
@@ -257,7 +268,7 @@ def raised_by(function, argument):
     return None
 
 
-def probe_count(namespace, case):
+def probe_count(namespace: Namespace, case: CountCase) -> CountRecord:
     count_parameters = lookup(namespace, "count_parameters")
     return {"count": as_count(count_parameters(counted_module(case)))}
 

@@ -3,6 +3,7 @@ student's function stand-in modules built from plain torch, so a bug in the stud
 exercise 3.1 its points. The judges are in autograder.course.checks.n02_trainable_self_attention.
 """
 
+
 import torch
 
 from autograder.checking.probing import (
@@ -16,11 +17,13 @@ from autograder.checking.probing import (
     rand,
     state_of,
 )
+from autograder.course.probes.cases import Namespace, SelfAttentionCase, TransferCase
 from autograder.course.probes.inputs import dtype_of, notes_inputs
 from autograder.course.probes.loading import load_case_weights
+from autograder.course.probes.records import CallsRecord, ForwardRecord, TransferRecord, TransferRun
 
 
-def attention_input(case):
+def attention_input(case: SelfAttentionCase) -> torch.Tensor:
     """(num_tokens, d_in) input of a case: the notes' sentence or random values."""
     if case.get("input") == "notes_inputs":
         return notes_inputs()
@@ -37,13 +40,13 @@ def build_module(class_name, namespace, case):
     return load_case_weights(module.double() if dtype_of(case) == torch.float64 else module, case)
 
 
-def probe_forward(class_name, namespace, case):
+def probe_forward(class_name: str, namespace: Namespace, case: SelfAttentionCase) -> ForwardRecord:
     module = build_module(class_name, namespace, case)
     output = plain(module(attention_input(case)))
     return {"output": output, "state": state_of(module)}
 
 
-def probe_calls(class_name, namespace, case):
+def probe_calls(class_name: str, namespace: Namespace, case: SelfAttentionCase) -> CallsRecord:
     module = build_module(class_name, namespace, case)
     output, calls = called_functions(module, attention_input(case))
     plain(output)
@@ -58,11 +61,11 @@ def transfer_weights(case):
     return v1, v2
 
 
-def square_case(case):
+def square_case(case: TransferCase) -> TransferCase:
     return {**case, "d_out": case["d_in"]}
 
 
-def run_transfer(load, case):
+def run_transfer(load, case: TransferCase) -> TransferRun:
     v1_start, v2_weights = transfer_weights(case)
     sa_v1, sa_v2 = ParameterProjections(v1_start), LinearProjections(v2_weights)
     returned = load(sa_v1, sa_v2)
@@ -70,10 +73,10 @@ def run_transfer(load, case):
     return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind}
 
 
-def probe_transfer(namespace, case):
+def probe_transfer(namespace: Namespace, case: TransferCase) -> TransferRecord:
     load = lookup(namespace, "load_v2_weights_into_v1")
     try:
-        return run_transfer(load, case)
+        return TransferRecord(**run_transfer(load, case))
     except RuntimeError as exc:
         # Copying weight without .T only fails for d_in != d_out; on a square pair it runs, and shows.
         if case["d_in"] == case["d_out"]:

@@ -1,0 +1,160 @@
+"""What each probe returns, typed: plain data only (tensors, names, counts, exception descriptions).
+
+Probe data crosses a process boundary as a dict (autograder.isolation.wire) and a judge reads it as one, so each
+kind is a TypedDict: mypy checks the keys a probe sets against the keys its judge reads. `error` (an exception the
+probe did not turn into data) is added by autograder.checking.probing.run_probe and read before any judge runs.
+"""
+
+from typing import Any, NotRequired, TypedDict
+
+from torch import Tensor
+
+State = dict[str, Tensor]  # parameters and buffers by qualified name (probing.state_of)
+ExceptionRecord = dict[str, Any]  # probing.describe_exception: type, message, line, ...
+
+
+class SoftmaxRecord(TypedDict):
+    output: Tensor
+    calls: list[str]
+    input_changed: bool
+
+
+class ContextRecord(TypedDict):
+    output: Tensor
+    input_changed: bool
+
+
+class ForwardRecord(TypedDict):
+    """SelfAttention_v1/v2's output and the weights it was computed with."""
+
+    output: Tensor
+    state: State
+
+
+class CallsRecord(TypedDict):
+    calls: list[str]
+
+
+class TransferRun(TypedDict):
+    v1: State
+    v2: State
+    returned: str  # "sa_v1", "None" or the returned object's type
+
+
+class TransferRecord(TypedDict, total=False):
+    """A run of load_v2_weights_into_v1, or the exception it raised and the run on a square pair."""
+
+    v1: State
+    v2: State
+    returned: str
+    raised: ExceptionRecord
+    square: TransferRun
+
+
+class MaskRecord(TypedDict):
+    mask: Tensor
+
+
+class WeightsRecord(TypedDict):
+    weights: Tensor
+
+
+class RouteDeviceRecord(TypedDict, total=False):
+    device: str
+    failure: ExceptionRecord
+    mixed: list[str]
+    shape: list[int]
+    output_device: str
+    dtype: str
+
+
+class CausalForwardRecord(TypedDict, total=False):
+    output: Tensor
+    state: State
+    transpose_batched: bool
+    forbidden: list[str]
+    transpose_crash: bool  # set alone: `.T` on the batched keys crashed the forward pass
+
+
+class WrapperRecord(TypedDict):
+    heads_type: str
+    head_count: NotRequired[int]
+    distinct_heads: NotRequired[int]
+    out: NotRequired[Tensor]
+    state: NotRequired[State]
+    head_outputs: NotRequired[list[Tensor] | None]
+
+
+class HeadsRecord(TypedDict):
+    """split_heads or merge_heads: the result and whether the input was left as it was."""
+
+    out: Tensor
+    input_kept: bool
+
+
+class MultiHeadRecord(TypedDict):
+    out: Tensor
+    state: State
+    input_kept: bool
+
+
+class HeadIndependenceRecord(TypedDict):
+    before: Tensor
+    after: Tensor
+
+
+class VectorisedRecord(TypedDict):
+    matmuls: list[int]
+    builtins: list[str]
+
+
+class EquivalenceRecord(TypedDict, total=False):
+    raised: str | None  # d_in != d_out: the name of the exception raised, None for none
+    batch_first: bool
+    embed_dim: int
+    num_heads: int
+    dropout: float
+    dtype: str
+    state: State
+    out: Tensor
+
+
+class CountRecord(TypedDict):
+    count: int
+
+
+class StructureRecord(TypedDict, total=False):
+    parameters: dict[str, list[int]]
+    output_type: str
+    output_shape: list[int]
+    output_dtype: str
+    attributes: dict[str, dict[str, Any]]
+
+
+class ModesRecord(TypedDict):
+    train: Tensor
+    eval: Tensor
+    eval_again: Tensor
+    no_dropout: Tensor
+
+
+class ContractDeviceRecord(TypedDict, total=False):
+    masks: dict[str, bool]
+    buffers: list[str]
+    parameters: list[str]
+    state_dict: list[str]
+    mask_dtypes: dict[str, str]
+    device: str
+    mask_devices: dict[str, str]
+    forward_error: ExceptionRecord
+    mixed: list[str]
+    output_shape: list[int]
+    output_device: str
+
+
+class PropertiesRecord(TypedDict, total=False):
+    output: Tensor
+    input_after: Tensor
+    future_changed: Tensor
+    one_by_one: list[Tensor]
+    gradients: dict[str, float | None]

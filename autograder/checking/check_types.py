@@ -72,6 +72,13 @@ class Exercise:
     title: Mapping[str, str]  # {"en": ..., "zh": ...}
     points: float | None = None
 
+    def namespace(self, objects: tuple[Any, ...]) -> dict[str, Any]:
+        """{name: object} for `check(id, *objects)`; a clear TypeError when a notebook cell passes too few or many."""
+        if len(objects) != len(self.names):
+            expected = ", ".join(self.names)
+            raise TypeError(f"check({self.id!r}, ...) takes {len(self.names)} object(s): {expected}")
+        return dict(zip(self.names, objects, strict=True))
+
 
 @dataclass(frozen=True)
 class Misconception:

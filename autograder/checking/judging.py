@@ -1,4 +1,4 @@
-"""Decisions judges take without the reference: shared by the live checks (autograder.checks) and the student kit.
+"""Decisions judges take without the reference: used by autograder.course.judges, which both kits run.
 
 Each takes the student's data and the expected values (computed live from the reference, or read from the kit's
 stored vectors) and returns a message key or a Verdict, so both kinds of check say the same thing.

@@ -326,7 +326,7 @@ def _flat(value):
     return [value]
 
 
-# Probe helpers shared by the live checks (autograder.checks) and the student kit (autograder.student_kit).
+# Probe helpers of autograder.course.probes, which the grading child and the student kit both run.
 
 
 def called_functions(function, *args):
@@ -400,7 +400,7 @@ def as_count(value):
     raise ProbeError("parameter_counts.not_a_count", got=type(value).__module__ + "." + type(value).__name__)
 
 
-# Stand-in modules the probes hand the student's functions (live checks and student kit alike).
+# Stand-in modules the probes hand the student's functions.
 
 
 class ParameterProjections(nn.Module):

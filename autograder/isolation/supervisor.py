@@ -57,7 +57,7 @@ GRADER_ERROR_NOTE = ("attnkit failed while grading this notebook: an internal er
 @dataclass(frozen=True)
 class Job:
     key: object  # the caller's handle, given back with the outcome
-    plan: object  # notebook_code.NotebookPlan
+    plan: object  # autograder.isolation.notebook_plan.NotebookPlan
     seed: int
 
 

@@ -1,11 +1,15 @@
 """The child-to-grader channel: tagged, length-prefixed frames of plain data.
 
-The child calls `encode(event)`; the grader feeds bytes to a `FrameReader` and gets events back.
-Events with tensors or tuples (an exercise's probe data) travel as `torch.save` and are read with
-`torch.load(..., weights_only=True)`, which rebuilds tensors, numbers, strings and containers and
-refuses anything else; events that JSON gives back exactly (cell started, cell raised...) travel as
-JSON, as safe and far cheaper to read. Never plain pickle: the bytes come from a process the student
-controls, and unpickling them would run their code in the grader. Frames and the stream are capped, and
+The child calls `encode(event)`; the grader feeds bytes to a `FrameReader` and gets events back. Three kinds of
+frame, the cheapest that carries the event exactly:
+  J  events that JSON gives back exactly (cell started, cell raised...): JSON alone;
+  B  events with tensors or tuples (an exercise's probe data), the usual case: a JSON skeleton in which each
+     tensor is a tagged reference to raw bytes appended after it (dtype, shape; dense dtypes of RAW_DTYPES only),
+     rebuilt with torch.frombuffer, so nothing is ever unpickled;
+  T  the rare rest (a meta tensor, an exotic dtype): `torch.save`, read with `torch.load(..., weights_only=True)`,
+     which rebuilds tensors, numbers, strings and containers and refuses anything else.
+Never plain pickle: the bytes come from a process the student controls, and unpickling them would run their code
+in the grader. Frames and the stream are capped, and
 every string of a decoded event goes through autograder.safe_text.clean before the grader sees it.
 """
 

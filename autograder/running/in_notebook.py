@@ -7,18 +7,10 @@ from autograder.running.rendering import heatmap_png, table
 from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 
-def _namespace(exercise_id, objects):
-    exercise = find_exercise(exercise_id)
-    if len(objects) != len(exercise.names):
-        expected = ", ".join(exercise.names)
-        raise TypeError(f"check({exercise_id!r}, ...) takes {len(exercise.names)} object(s): {expected}")
-    return dict(zip(exercise.names, objects, strict=True))
-
-
 def check(exercise_id, *objects):
     """Run the public checks of one exercise and print what passed, what failed and why."""
     lang = language()
-    results = run_exercise(exercise_id, _namespace(exercise_id, objects), include_hidden=False, lang=lang)
+    results = run_exercise(exercise_id, find_exercise(exercise_id).namespace(objects), include_hidden=False, lang=lang)
     print(table(exercise_id, results, lang, hidden=False))
     for result in results:
         if result.heatmap is not None:
@@ -31,7 +23,7 @@ def grade(exercise_id, *objects, seed=DEFAULT_SEED):
     The printed table comes from check messages only, which never hold hidden inputs or values.
     """
     lang = language()
-    results = run_exercise(exercise_id, _namespace(exercise_id, objects), seed=seed, lang=lang)
+    results = run_exercise(exercise_id, find_exercise(exercise_id).namespace(objects), seed=seed, lang=lang)
     print(table(exercise_id, results, lang, hidden=True))
     return float(sum(result.score for result in results))
 

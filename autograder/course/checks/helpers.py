@@ -22,5 +22,8 @@ __all__ = ["M", "ATTENTION_FUNCTIONS", "DTYPES", "NOTES_INPUTS", "PROJECTIONS", 
 
 
 def M(misconception_id, name_en, name_zh, hint_en, hint_zh):  # noqa: N802 - reads as the entry it builds
-    """One known mistake (a package's misconceptions.py): its name and hint, each in English and Simplified Chinese."""
+    """One known mistake, declared in the misconceptions.py of the package whose checks first name it: its name and
+    hint, each in English and Simplified Chinese. autograder.course.catalog gathers them all. One is reported only
+    when a wrong variant of the reference reproduces the student's output (autograder.checking.compare.diagnose) or
+    the probe saw the mistake itself."""
     return Misconception(misconception_id, {"en": name_en, "zh": name_zh}, {"en": hint_en, "zh": hint_zh})

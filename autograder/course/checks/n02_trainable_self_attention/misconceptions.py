@@ -1,9 +1,4 @@
-"""Known mistakes first met in notebook 02 (self-attention, exercise 3.1), in English and Simplified Chinese.
-
-They sit next to the checks that name them; autograder.course.catalog gathers every package's MISCONCEPTIONS. One is
-reported only when a wrong variant of the reference reproduces the student's output
-(autograder.checking.compare.diagnose) or the probe saw the mistake itself.
-"""
+"""Known mistakes first met in notebook 02 (self-attention, exercise 3.1) (see helpers.M)."""
 
 from autograder.course.checks.helpers import M
 

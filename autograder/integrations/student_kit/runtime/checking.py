@@ -8,7 +8,7 @@ from autograder.i18n import language
 
 
 def run_public(exercise_id, namespace, vectors, lang=None):
-    """One CheckResult per stored public check of the exercise, in the live checks' order."""
+    """One CheckResult per stored public check of the exercise, in the full kit's order."""
     lang = lang or language()
     stored = vectors.checks_of(exercise_id)
     planned = tuple(PlannedCheck(check.id, check.probe, check.cases) for check in stored)

@@ -26,14 +26,6 @@ def _vectors():
     return installed_vectors()
 
 
-def _namespace(exercise_id, objects):
-    exercise = _vectors().exercise(exercise_id)
-    if len(objects) != len(exercise.names):
-        expected = ", ".join(exercise.names)
-        raise TypeError(f"check({exercise_id!r}, ...) takes {len(exercise.names)} object(s): {expected}")
-    return dict(zip(exercise.names, objects, strict=True))
-
-
 def check(exercise_id, *objects):
     """Run the public checks of one exercise and print what passed, what failed and why."""
     lang = language()
@@ -41,7 +33,7 @@ def check(exercise_id, *objects):
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny tensors: a second intra-op thread only adds waiting
     try:
-        results = run_public(exercise_id, _namespace(exercise_id, objects), vectors, lang)
+        results = run_public(exercise_id, vectors.exercise(exercise_id).namespace(objects), vectors, lang)
     finally:
         torch.set_num_threads(threads)
     print(table(vectors.exercise(exercise_id), results, lang, hidden=False, messages=vectors.messages))

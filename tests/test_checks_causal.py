@@ -14,15 +14,15 @@ from mutants import causal as mutants
 
 import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.expectations import no_expectations
 from autograder.checking.probing import rand, run_probe
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.checks.module_contract import cases as contract_cases
-from autograder.course.checks.module_contract import judges as contract_judges
+from autograder.course.checks.module_contract.checks import expect_contract
 from autograder.course.checks.n03_causal_attention import ex1_causal_mask, ex2_masking_routes, ex3_causal_attention
 from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.judges import contract as contract_judges
 from autograder.course.probes import causal as causal_probes
 from autograder.course.probes import contract as contract_probes
 from autograder.running.runner import DEFAULT_SEED, cases_for
@@ -442,7 +442,7 @@ def test_dropout_rate_tolerance_is_wide_and_still_catches_a_double_dropout():
 
     probe = functools.partial(contract_probes.probe_modes, spec)
     data = run_probe(probe, {"CausalAttention": CausalAttention_dropout_twice}, case)
-    verdict = contract_judges.judge_modes(spec, data, case, no_expectations(case, data))
+    verdict = contract_judges.judge_modes(spec, data, case, expect_contract("modes", "causal_attention", case, data))
     assert not verdict.passed and verdict.message_key == "contract.dropout_rate"
 
 

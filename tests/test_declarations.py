@@ -61,10 +61,11 @@ def test_every_declaring_module_is_in_a_notebook_package_or_is_the_module_contra
 
 
 def test_the_catalogue_runs_notebook_by_notebook_then_the_module_contract():
-    ids = [check.id for check in catalog.CHECKS]
+    graded = [check for check in catalog.CHECKS if not check.preview]  # each preview sits right before its check
+    ids = [check.id for check in graded]
     contract_ids = [check.id for check in contract_checks.CHECKS]
     assert ids[-len(contract_ids):] == contract_ids
-    notebooks = [EXERCISES_BY_ID[check.exercise].notebook for check in catalog.CHECKS[:-len(contract_ids)]]
+    notebooks = [EXERCISES_BY_ID[check.exercise].notebook for check in graded[:-len(contract_ids)]]
     assert notebooks == sorted(notebooks)
     assert list(dict.fromkeys(notebooks)) == list(NOTEBOOKS)
 

@@ -17,11 +17,9 @@ import solutions
 from autograder.checking.expectations import no_expectations
 from autograder.checking.probing import run_probe
 from autograder.course.checks.module_contract import cases as contract_cases
-from autograder.course.checks.module_contract import judges as contract_judges
-from autograder.course.checks.n03_causal_attention.ex2_masking_routes import (
-    judge_on_device,
-    weights_cases_device,
-)
+from autograder.course.checks.n03_causal_attention.ex2_masking_routes import weights_cases_device
+from autograder.course.judges import contract as contract_judges
+from autograder.course.judges.causal import judge_on_device
 from autograder.course.probes import contract as contract_probes
 from autograder.course.probes.causal import probe_on_device
 from autograder.running.runner import run_exercise

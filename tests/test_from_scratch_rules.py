@@ -31,8 +31,8 @@ from autograder.checking.probing import (
     forbidden_calls,
     op_name,
 )
-from autograder.course.checks.n01_attention_without_weights.ex1_softmax import SOFTMAX_FUNCTIONS
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.judges.basics import SOFTMAX_FUNCTIONS
 from autograder.course.probes.inputs import ATTENTION_FUNCTIONS
 from autograder.course.probes.multihead import BUILTIN_ATTENTION
 from autograder.running.runner import DEFAULT_SEED, run_exercise

@@ -10,14 +10,9 @@ import pytest
 import torch
 
 import solutions
-from autograder.course.checks.module_contract.cases import (
-    modes_cases,
-    output_shape,
-    parameter_shapes,
-    properties_cases,
-    structure_cases,
-)
-from autograder.course.checks.module_contract.judges import exposed_reference
+from autograder.course.checks.module_contract.cases import modes_cases, properties_cases, structure_cases
+from autograder.course.checks.module_contract.checks import exposed_reference
+from autograder.course.judges.contract import output_shape, parameter_shapes
 from autograder.course.probes import contract as probes
 
 SPECS = probes.SPECS

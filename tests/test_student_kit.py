@@ -149,7 +149,7 @@ def test_a_failed_mask_check_draws_its_heatmap(vectors):
     def with_diagonal(num_tokens):
         return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
 
-    [result] = run_public("causal_mask", {"causal_mask": with_diagonal}, vectors, "en")
+    result = run_public("causal_mask", {"causal_mask": with_diagonal}, vectors, "en")[0]  # causal_mask.notes
     assert result.misconception == "mask_includes_diagonal" and result.heatmap is not None
     assert heatmap_png(*result.heatmap, vectors.messages).startswith(b"\x89PNG")
 

@@ -55,6 +55,7 @@ class Check:
     probe: Callable[[Mapping[str, Any], Case], ProbeData]
     judge: Callable[[ProbeData, Case, Expectations], Verdict]
     expect: Callable[[Case, ProbeData], Expectations] = no_expectations
+    preview: bool = False  # a public twin of a hidden check (autograder.course.catalog): run by check(), never graded
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,11 @@ def table(exercise, results, lang, *, hidden, messages):
     heading = render(messages, "heading.hidden" if hidden else "heading.public", lang, {"title": title})
     total = render(messages, "heading.score", lang, {"score": score, "max_score": max_score})
     lines = [f"{heading} — {total}"]
+    if not hidden and exercise.points is not None:
+        # What check(...) cannot show: how much of the exercise is graded later (the previews are worth nothing).
+        passed = sum(result.status == PASSED for result in results)
+        lines.append("  " + render(messages, "heading.progress", lang, {
+            "passed": passed, "total": len(results), "points": exercise.points, "later": exercise.points - max_score}))
     for result in results:
         lines.append(f"  {MARKS.get(result.status, '✘')} {result.message}")
         lines.extend(f"      {detail}" for detail in result.details)

@@ -1,6 +1,14 @@
 """One catalogue of every check, message and known mistake, gathered from the declaring modules of
-autograder.course.checks."""
+autograder.course.checks.
 
+Every hidden check has a public **preview** here, right before it: the same probe, judge and expectations on cases
+its own generator draws from a fixed public seed, worth 0 points, run by `check(...)` and never by `grade(...)`. So
+every kind of requirement graded later is shown first, with visible inputs; grading only varies values and shapes.
+"""
+
+import dataclasses
+import functools
+import random
 from types import MappingProxyType
 
 from autograder.course.declarations import check_modules, misconception_modules
@@ -20,13 +28,38 @@ def _merged(*tables):
     return MappingProxyType(merged)
 
 
-CHECKS = tuple(check for module in _MODULES for check in module.CHECKS)
+PREVIEW_TITLE = {"en": "{title} (preview: graded later on new values)", "zh": "{title}（预览：评分时换用新的数值）"}
+
+
+def _preview_cases(cases, check_id, _rng):
+    """The hidden check's cases, drawn from a seed of their own: the same wherever and whenever check() runs."""
+    return cases(random.Random(f"preview/{check_id}"))
+
+
+def _preview(check):
+    return dataclasses.replace(check, id=f"{check.id}.preview", points=0, hidden=False, preview=True,
+                               cases=functools.partial(_preview_cases, check.cases, check.id))
+
+
+def _preview_titles(checks, messages):
+    return {f"{check.id}.preview.title": {lang: text.format(title=messages[f"{check.id}.title"][lang])
+                                          for lang, text in PREVIEW_TITLE.items()}
+            for check in checks if check.hidden}
+
+
+_DECLARED = tuple(check for module in _MODULES for check in module.CHECKS)
+CHECKS = tuple(shown for check in _DECLARED for shown in ((_preview(check), check) if check.hidden else (check,)))
 CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
-MESSAGES = _merged(COMMON_MESSAGES, *(module.MESSAGES for module in _MODULES))
+_DECLARED_MESSAGES = _merged(COMMON_MESSAGES, *(module.MESSAGES for module in _MODULES))
+MESSAGES = _merged(_DECLARED_MESSAGES, _preview_titles(_DECLARED, _DECLARED_MESSAGES))
 MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for module in misconception_modules() for m in module.MISCONCEPTIONS))
 MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
 
 
 def checks_of(exercise_id, include_hidden=True):
+    """The exercise's checks: with include_hidden, every graded check (public and hidden, no preview); without,
+    what check(...) runs (public checks and the previews of the hidden ones)."""
     find_exercise(exercise_id)
-    return tuple(c for c in CHECKS if c.exercise == exercise_id and (include_hidden or not c.hidden))
+    if include_hidden:
+        return tuple(c for c in CHECKS if c.exercise == exercise_id and not c.preview)
+    return tuple(c for c in CHECKS if c.exercise == exercise_id and not c.hidden)

@@ -7,6 +7,10 @@ MESSAGES = {
     "heading.public": {"en": "Checks for {title}", "zh": "{title} 的检查"},
     "heading.hidden": {"en": "Graded checks for {title}", "zh": "{title} 的评分检查"},
     "heading.score": {"en": "score {score:g}/{max_score:g}", "zh": "得分 {score:g}/{max_score:g}"},
+    "heading.progress": {
+        "en": "public checks {passed}/{total} ✔ · {points:g} points in all, {later:g} of them checked at grading on "
+              "new values",
+        "zh": "公开检查 {passed}/{total} ✔ · 共 {points:g} 分，其中 {later:g} 分在评分时用新的数值检查"},
     "label.misconception": {"en": "likely mistake", "zh": "可能的错误"},
     "label.hint": {"en": "hint", "zh": "提示"},
     "label.input_shape": {"en": "input shape", "zh": "输入形状"},

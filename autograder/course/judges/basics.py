@@ -5,9 +5,19 @@ import torch
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare_named, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.probing import forbidden_calls
 from autograder.course.probes.basics import case_tensor
 from autograder.course.probes.cases import TensorCase
 from autograder.course.probes.records import ContextRecord, SoftmaxRecord
+
+# Names as FunctionCalls records them: every alias (torch.softmax, Tensor.softmax, nn.Softmax, torch.ops.aten._softmax,
+# torch.special.softmax...) is recorded as the public function (probing.OP_FAMILIES). Library attention computes a
+# softmax too; an op registered with torch.library ("custom_op", probing.CUSTOM_OP) or switching the recorders off
+# ("disabled_torch_modes", probing.MODES_OFF) hides what is computed.
+SOFTMAX_FUNCTIONS = frozenset(
+    {"softmax", "log_softmax", "softmin", "gumbel_softmax", "scaled_dot_product_attention",
+     "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
+)
 
 
 def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case: TensorCase,
@@ -31,3 +41,26 @@ def judge_context_vectors(data: ContextRecord, case: TensorCase, expected: Expec
     inputs = case_tensor(case)
     return compare_named(data["output"], expected["output"], expected["mistakes"],
                          message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
+
+
+def judge_softmax_rules(exercise_id: str, data: SoftmaxRecord, case: TensorCase, expected: Expectations) -> Verdict:
+    """From scratch, input untouched, and a result that is a softmax at all (a stub earns nothing here)."""
+    used = forbidden_calls(data["calls"], SOFTMAX_FUNCTIONS)
+    if used:
+        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
+    if data["input_changed"]:
+        return Verdict(False, f"{exercise_id}.input_changed")
+    got, dim = data["output"], case.get("dim", 0)
+    if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
+        return Verdict(False, f"{exercise_id}.not_normalised")
+    return Verdict(True)
+
+
+def judge_context_vectors_dtype(data: ContextRecord, case: TensorCase, expected: Expectations) -> Verdict:
+    """Input left alone, the values, then float64 kept."""
+    if data["input_changed"]:
+        return Verdict(False, "context_vectors.input_changed")
+    verdict = judge_context_vectors(data, case, expected)
+    if verdict.passed:
+        return dtype_verdict("context_vectors", data["output"], torch.float64)
+    return verdict

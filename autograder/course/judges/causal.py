@@ -6,7 +6,7 @@ from autograder.checking.expectations import Expectations
 from autograder.checking.judging import causal_mask_verdict, causal_weights_problem
 from autograder.course.probes.cases import CausalCase, MaskCase, ScoresCase
 from autograder.course.probes.causal import attention_input
-from autograder.course.probes.records import CausalForwardRecord, MaskRecord, WeightsRecord
+from autograder.course.probes.records import CausalForwardRecord, MaskRecord, RouteDeviceRecord, WeightsRecord
 
 
 def judge_causal_mask(data: MaskRecord, case: MaskCase, expected: Expectations) -> Verdict:
@@ -44,3 +44,21 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
     if verdict.misconception is None and data["transpose_batched"]:
         verdict.misconception = "transpose_batched"
     return verdict
+
+
+def judge_on_device(data: RouteDeviceRecord, case: ScoresCase, expected: Expectations) -> Verdict:
+    """A masking route on an input on another device: runs there, mixes in no CPU tensor, keeps shape and dtype."""
+    device = data["device"]
+    error = data.get("failure")
+    if error is not None:
+        named = "tensor_created_on_cpu" if "device" in error["message"] else None
+        return Verdict(False, "causal_weights.device_failed", {"device": device, "type": error["type"],
+                                                               "detail": error["message"][:160]}, misconception=named)
+    if data["mixed"]:
+        return Verdict(False, "causal_weights.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
+                       misconception="tensor_created_on_cpu")
+    if tuple(data["shape"]) != tuple(case["shape"]) or data["output_device"] != device:
+        return Verdict(False, "causal_weights.device_output", {"device": device})
+    if data["dtype"] != case["dtype"]:
+        return Verdict(False, "causal_weights.dtype", {"got_dtype": data["dtype"], "expected_dtype": case["dtype"]})
+    return Verdict(True)

@@ -23,7 +23,15 @@ from autograder.course.probes.multihead import (
     padding_mask,
     split_input,
 )
-from autograder.course.probes.records import CountRecord, EquivalenceRecord, HeadsRecord, MultiHeadRecord, WrapperRecord
+from autograder.course.probes.records import (
+    CountRecord,
+    EquivalenceRecord,
+    HeadIndependenceRecord,
+    HeadsRecord,
+    MultiHeadRecord,
+    VectorisedRecord,
+    WrapperRecord,
+)
 
 
 def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
@@ -110,6 +118,41 @@ def padding_diagnosis(got, shown, expected: Expectations) -> str:
     if same(got[shown], expected["padding_inverted"][shown]):
         return "padding_mask.inverted"
     return "multi_head_attention.values"
+
+
+def judge_head_independence(data: HeadIndependenceRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    """With out_proj the identity, changing one head's W_query changes that head's columns only."""
+    before, after = data["before"], data["after"]
+    expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
+    if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
+        return Verdict(False, "shape.wrong", {"got_shape": tuple(after.shape), "expected_shape": expected_shape})
+    head_dim = case["d_out"] // case["num_heads"]
+    for head in range(case["num_heads"]):
+        columns = slice(head * head_dim, (head + 1) * head_dim)
+        unchanged = same(after[..., columns], before[..., columns])
+        if head == case["head"] and unchanged:
+            return Verdict(False, "multi_head_attention.head_unchanged")
+        if head != case["head"] and not unchanged:
+            return Verdict(False, "multi_head_attention.heads_mixed")
+    return Verdict(True)
+
+
+def judge_vectorised(data: VectorisedRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    """No built-in attention, and as many matmuls for many heads as for few: one batched computation."""
+    if data["builtins"]:
+        return Verdict(False, "multi_head_attention.builtin", {"names": ", ".join(data["builtins"])})
+    few_heads, many_heads = data["matmuls"]
+    if many_heads > few_heads:
+        return Verdict(False, "multi_head_attention.loop", {"few": case["num_heads"], "many": case["more_heads"]},
+                       misconception="loop_over_heads")
+    return Verdict(True)
+
+
+HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
+
+
+def judge_mha_heads(data, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    return HEADS_JUDGES[case["kind"]](data, case, expected)
 
 
 def judge_equivalence(data: EquivalenceRecord, case: EquivalenceCase, expected: Expectations) -> Verdict:

@@ -4,9 +4,10 @@ from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
-from autograder.checking.probing import PROJECTIONS
+from autograder.checking.probing import PROJECTIONS, forbidden_calls
 from autograder.course.probes.cases import SelfAttentionCase, TransferCase
-from autograder.course.probes.records import ForwardRecord, State, TransferRecord
+from autograder.course.probes.inputs import ATTENTION_FUNCTIONS
+from autograder.course.probes.records import CallsRecord, ForwardRecord, State, TransferRecord
 from autograder.course.probes.self_attention import attention_input, square_case, transfer_weights
 
 
@@ -36,6 +37,14 @@ def judge_forward(exercise_id: str, data: ForwardRecord, case: SelfAttentionCase
         return compare(got, want, message_key=f"{exercise_id}.wrong_output", variants=expected["variants"],
                        input_shape=tuple(x.shape))
     return dtype_verdict(exercise_id, got, x.dtype)
+
+
+def judge_calls(exercise_id: str, data: CallsRecord, case: SelfAttentionCase, expected: Expectations) -> Verdict:
+    """No built-in attention in the forward pass."""
+    used = forbidden_calls(data["calls"], ATTENTION_FUNCTIONS)
+    if used:
+        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
+    return Verdict(True)
 
 
 def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:

@@ -68,10 +68,11 @@ class KitBuildError(Exception):
 
 
 def public_messages():
-    """The catalogue without hidden checks' titles and value-free (hidden) message forms."""
-    hidden_ids = {check.id for check in catalog.CHECKS if check.hidden}
+    """The catalogue without hidden checks' own titles and value-free (hidden) message forms (a preview's title,
+    which quotes its hidden check's, is kept)."""
+    hidden_titles = {f"{check.id}.title" for check in catalog.CHECKS if check.hidden}
     return {key: dict(text) for key, text in catalog.MESSAGES.items()
-            if not key.endswith(".hidden") and key.removesuffix(".title") not in hidden_ids}
+            if not key.endswith(".hidden") and key not in hidden_titles}
 
 
 def vectors_document(seed=DEFAULT_SEED):

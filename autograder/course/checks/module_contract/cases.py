@@ -2,39 +2,9 @@
 each contract check. Plain data and arithmetic: the spec answers every question about the module's layout.
 """
 
-from autograder.course.checks.helpers import PROJECTIONS
 
 DROPOUT_TOKENS = 24
 DROPOUT_BATCH = 16  # 16 · 24·25/2 = 4800 visible weights per head: one standard deviation of the zero share <= 0.0073
-
-
-def projection_shapes(spec, d_in, d_out, bias):
-    """{name: shape} of one set of W_query/W_key/W_value: raw (d_in, d_out) matrices, or nn.Linear layers."""
-    if spec.raw_projections:
-        return {name: (d_in, d_out) for name in PROJECTIONS}
-    shapes = {}
-    for name in PROJECTIONS:
-        shapes[f"{name}.weight"] = (d_out, d_in)
-        if bias:
-            shapes[f"{name}.bias"] = (d_out,)
-    return shapes
-
-
-def parameter_shapes(spec, case):
-    """{name: shape} of every parameter the constructor promises."""
-    d_in, d_out, bias = case["d_in"], case["d_out"], case.get("qkv_bias", False)
-    projections = projection_shapes(spec, d_in, d_out, bias)
-    shapes = {f"{prefix}{name}": shape for prefix, _ in spec.heads.groups(case) for name, shape in projections.items()}
-    if spec.out_proj:
-        shapes.update({"out_proj.weight": (d_out, d_out), "out_proj.bias": (d_out,)})
-    return shapes
-
-
-def output_shape(spec, case):
-    features = spec.heads.output_features(case)
-    if not spec.batched:
-        return (case["num_tokens"], features)
-    return (case["batch"], case["num_tokens"], features)
 
 
 def contract_case(spec, rng, *, num_tokens=None, batch=None, qkv_bias=None, dtype="float32"):

@@ -5,29 +5,54 @@ and their messages. The contract declares no exercise of its own: its checks com
 import functools
 from collections.abc import Callable
 
-from autograder.checking.check_types import Check
-from autograder.course.checks.module_contract.cases import device_cases, modes_cases, properties_cases, structure_cases
-from autograder.course.checks.module_contract.judges import judge_device, judge_modes, judge_properties, judge_structure
-from autograder.course.probes.contract import SPECS, contract_probe
+import torch
 
-# Each property's cases and judge; its probe is autograder.course.probes.contract.CONTRACT_PROBES[name].
+from autograder.checking.check_types import Check
+from autograder.checking.expectations import Expectations
+from autograder.course.checks.module_contract.cases import device_cases, modes_cases, properties_cases, structure_cases
+from autograder.course.checks.variants import attention
+from autograder.course.judges.contract import contract_judge
+from autograder.course.probes.contract import SPECS, SPECS_BY_EXERCISE, contract_probe, exposing_weights, one_hot_tokens
+
+# Each property's cases; its probe is autograder.course.probes.contract.CONTRACT_PROBES[name], its judge
+# autograder.course.judges.contract.CONTRACT_JUDGES[name].
 CONTRACT = (
-    ("structure", structure_cases, judge_structure),
-    ("modes", modes_cases, judge_modes),
-    ("device", device_cases, judge_device),
-    ("properties", properties_cases, judge_properties),
+    ("structure", structure_cases),
+    ("modes", modes_cases),
+    ("device", device_cases),
+    ("properties", properties_cases),
 )
+
+
+def exposed_reference(spec, case):
+    """What a correct module outputs in eval mode with the exposing weights: each head's weights, then 1."""
+    weights, x = exposing_weights(spec, case), one_hot_tokens(case)
+    outputs = []
+    for prefix, count in spec.heads.groups(case):
+        own = {name[len(prefix):]: value for name, value in weights.items() if name.startswith(prefix)}
+        outputs.append(attention(x, own, num_heads=count))
+    return torch.cat(outputs, dim=-1)
+
+
+def expect_contract(property_name, exercise_id, case, data):
+    """Only the modes need the reference: what the module outputs in eval mode on the exposing weights."""
+    if property_name != "modes":
+        return Expectations({})
+    spec = SPECS_BY_EXERCISE[exercise_id]
+    return Expectations.computed(exposed=lambda: exposed_reference(spec, case))
 
 
 def contract_checks(spec):
     """The contract's checks for one spec, hidden, with the points the spec gives each (0: not for this module)."""
     checks = []
-    for name, cases, judge in CONTRACT:
+    for name, cases in CONTRACT:
         points = spec.points.get(name, 0)
         if points:
-            probe = functools.partial(contract_probe, name, spec.exercise)  # by name: see probes.plan
-            checks.append(Check(f"{spec.exercise}.{name}", spec.exercise, points, True,
-                                _bound(cases, spec), probe, _bound(judge, spec)))
+            # Probe and judge by name (plain arguments): the grading child and the student kit are told them so.
+            checks.append(Check(f"{spec.exercise}.{name}", spec.exercise, points, True, _bound(cases, spec),
+                                functools.partial(contract_probe, name, spec.exercise),
+                                functools.partial(contract_judge, name, spec.exercise),
+                                functools.partial(expect_contract, name, spec.exercise)))
     return tuple(checks)
 
 

@@ -11,12 +11,10 @@ from functools import partial
 import torch
 
 import solutions
-from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import same
+from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
-from autograder.course.checks.helpers import forbidden_calls
 from autograder.course.checks.n01_attention_without_weights import NOTEBOOK
-from autograder.course.judges.basics import judge_softmax
+from autograder.course.judges.basics import judge_softmax, judge_softmax_rules
 from autograder.course.probes.basics import (
     case_tensor,
     probe_softmax_naive,
@@ -30,16 +28,6 @@ EXERCISES = (
              {"en": "Naive softmax", "zh": "朴素 softmax"}),
     Exercise("softmax_stable", NOTEBOOK, ("softmax_stable",),
              {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"}),
-)
-
-
-# Names as FunctionCalls records them: every alias (torch.softmax, Tensor.softmax, nn.Softmax, torch.ops.aten._softmax,
-# torch.special.softmax...) is recorded as the public function (probing.OP_FAMILIES). Library attention computes a
-# softmax too; an op registered with torch.library ("custom_op", probing.CUSTOM_OP) or switching the recorders off
-# ("disabled_torch_modes", probing.MODES_OFF) hides what is computed.
-SOFTMAX_FUNCTIONS = frozenset(
-    {"softmax", "log_softmax", "softmin", "gumbel_softmax", "scaled_dot_product_attention",
-     "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
 )
 
 
@@ -76,19 +64,6 @@ def expect_softmax(function_name, default_dim, case, data):
     function = getattr(solutions, function_name)
     return Expectations.computed(output=lambda: function(x, dim=case["dim"]) if "dim" in case else function(x),
                                  mistakes=lambda: softmax_mistakes(x, dim))
-
-
-def judge_softmax_rules(exercise_id, data, case, expected):
-    """From scratch, input untouched, and a result that is a softmax at all (a stub earns nothing here)."""
-    used = forbidden_calls(data["calls"], SOFTMAX_FUNCTIONS)
-    if used:
-        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
-    if data["input_changed"]:
-        return Verdict(False, f"{exercise_id}.input_changed")
-    got, dim = data["output"], case.get("dim", 0)
-    if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
-        return Verdict(False, f"{exercise_id}.not_normalised")
-    return Verdict(True)
 
 
 def naive_cases_notes(rng):

@@ -3,12 +3,11 @@
 import torch
 
 import solutions
-from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
-from autograder.course.checks.helpers import dtype_verdict
 from autograder.course.checks.n01_attention_without_weights import NOTEBOOK
 from autograder.course.checks.n01_attention_without_weights.ex1_softmax import SOFTMAX_MESSAGES, random_case
-from autograder.course.judges.basics import judge_context_vectors
+from autograder.course.judges.basics import judge_context_vectors, judge_context_vectors_dtype
 from autograder.course.probes.basics import (
     case_tensor,
     probe_context_vectors,
@@ -45,15 +44,6 @@ def expect_context_vectors(case, data):
     inputs = case_tensor(case)
     return Expectations.computed(output=lambda: solutions.context_vectors(inputs),
                                  mistakes=lambda: context_mistakes(inputs))
-
-
-def judge_context_vectors_dtype(data, case, expected):
-    if data["input_changed"]:
-        return Verdict(False, "context_vectors.input_changed")
-    verdict = judge_context_vectors(data, case, expected)
-    if verdict.passed:
-        return dtype_verdict("context_vectors", data["output"], torch.float64)
-    return verdict
 
 
 CHECKS = (

@@ -8,12 +8,12 @@ before they go into `attention`.
 
 from functools import cache, partial
 
-from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
-from autograder.course.checks.helpers import ATTENTION_FUNCTIONS, PROJECTIONS, forbidden_calls
+from autograder.course.checks.helpers import PROJECTIONS
 from autograder.course.checks.n02_trainable_self_attention import NOTEBOOK
 from autograder.course.checks.variants import attention, attention_variants
-from autograder.course.judges.self_attention import judge_forward
+from autograder.course.judges.self_attention import judge_calls, judge_forward
 from autograder.course.probes.self_attention import (
     attention_input,
     probe_calls,
@@ -48,13 +48,6 @@ def expect_forward(case, data):
     weights = cache(lambda: projection_weights(data["state"]))
     return Expectations.computed(**{WEIGHTS: weights}, output=lambda: attention(x, weights(), causal=False),
                                  variants=lambda: attention_variants(x, weights(), causal=False))
-
-
-def judge_calls(exercise_id, data, case, expected):
-    used = forbidden_calls(data["calls"], ATTENTION_FUNCTIONS)
-    if used:
-        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
-    return Verdict(True)
 
 
 def random_shape(rng):

@@ -12,11 +12,11 @@ from functools import partial
 import torch
 
 import solutions
-from autograder.checking.check_types import Check, Exercise, Verdict
+from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course.checks.n03_causal_attention import NOTEBOOK
 from autograder.course.checks.variants import mask_for
-from autograder.course.judges.causal import judge_causal_weights
+from autograder.course.judges.causal import judge_causal_weights, judge_on_device
 from autograder.course.probes.causal import (
     probe_neg_inf,
     probe_on_device,
@@ -61,23 +61,6 @@ def weights_cases_device(rng):
     num_tokens = rng.randint(3, 9)
     return [{"seed": rng.randrange(2**31), "shape": [rng.randint(1, 3), rng.randint(2, 4), num_tokens, num_tokens],
              "dtype": "float32", "device": "auto"}]
-
-
-def judge_on_device(data, case, expected):
-    device = data["device"]
-    error = data.get("failure")
-    if error is not None:
-        named = "tensor_created_on_cpu" if "device" in error["message"] else None
-        return Verdict(False, "causal_weights.device_failed", {"device": device, "type": error["type"],
-                                                               "detail": error["message"][:160]}, misconception=named)
-    if data["mixed"]:
-        return Verdict(False, "causal_weights.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
-                       misconception="tensor_created_on_cpu")
-    if tuple(data["shape"]) != tuple(case["shape"]) or data["output_device"] != device:
-        return Verdict(False, "causal_weights.device_output", {"device": device})
-    if data["dtype"] != case["dtype"]:
-        return Verdict(False, "causal_weights.dtype", {"got_dtype": data["dtype"], "expected_dtype": case["dtype"]})
-    return Verdict(True)
 
 
 def keep_for(kind, like):

@@ -4,8 +4,7 @@ step (from the notes, not the book) is graded on its own, padding_mask, in the s
 
 from functools import cache
 
-from autograder.checking.check_types import Check, Exercise, Verdict
-from autograder.checking.compare import same
+from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course.checks import variants
 from autograder.course.checks.n04_multi_head_attention import NOTEBOOK
@@ -15,7 +14,7 @@ from autograder.course.checks.n04_multi_head_attention.shared import (
     projection_weights,
     random_attention_case,
 )
-from autograder.course.judges.multihead import judge_mha
+from autograder.course.judges.multihead import judge_mha, judge_mha_heads
 from autograder.course.probes.multihead import attention_input, padding_mask, probe_mha, probe_mha_heads
 
 EXERCISES = (
@@ -111,39 +110,6 @@ def mha_cases_heads(rng):
         "dtype": "float32",
     }
     return [heads, vectorised]
-
-
-def judge_head_independence(data, case, expected):
-    before, after = data["before"], data["after"]
-    expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
-    if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
-        return Verdict(False, "shape.wrong", {"got_shape": tuple(after.shape), "expected_shape": expected_shape})
-    head_dim = case["d_out"] // case["num_heads"]
-    for head in range(case["num_heads"]):
-        columns = slice(head * head_dim, (head + 1) * head_dim)
-        unchanged = same(after[..., columns], before[..., columns])
-        if head == case["head"] and unchanged:
-            return Verdict(False, "multi_head_attention.head_unchanged")
-        if head != case["head"] and not unchanged:
-            return Verdict(False, "multi_head_attention.heads_mixed")
-    return Verdict(True)
-
-
-def judge_vectorised(data, case, expected):
-    if data["builtins"]:
-        return Verdict(False, "multi_head_attention.builtin", {"names": ", ".join(data["builtins"])})
-    few_heads, many_heads = data["matmuls"]
-    if many_heads > few_heads:
-        return Verdict(False, "multi_head_attention.loop", {"few": case["num_heads"], "many": case["more_heads"]},
-                       misconception="loop_over_heads")
-    return Verdict(True)
-
-
-HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
-
-
-def judge_mha_heads(data, case, expected):
-    return HEADS_JUDGES[case["kind"]](data, case, expected)
 
 
 CHECKS = (

@@ -1,5 +1,9 @@
 """The module contract's judges: structure, modes (dropout), device and properties, each judged against the
 student's own module (another call, another mode, another sample), never against an exact random mask.
+
+`contract_judge(property, exercise, ...)` is what a contract check names: plain arguments, so the student kit can
+name it too (the spec is looked up by exercise). The only number from the reference, what a correct module outputs
+on the exposing weights, comes as the expectation `exposed` (autograder.course.checks.module_contract).
 """
 
 import math
@@ -8,15 +12,44 @@ import torch
 
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import same
-from autograder.course.checks.module_contract.cases import output_shape, parameter_shapes
-from autograder.course.checks.variants import attention
+from autograder.checking.expectations import Expectations
+from autograder.checking.probing import PROJECTIONS
 from autograder.course.probes.contract import (
-    exposing_weights,
+    SPECS_BY_EXERCISE,
     head_count,
     module_input,
-    one_hot_tokens,
     promised_attributes,
 )
+
+
+def projection_shapes(spec, d_in, d_out, bias) -> dict[str, tuple[int, ...]]:
+    """{name: shape} of one set of W_query/W_key/W_value: raw (d_in, d_out) matrices, or nn.Linear layers."""
+    if spec.raw_projections:
+        return {name: (d_in, d_out) for name in PROJECTIONS}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name in PROJECTIONS:
+        shapes[f"{name}.weight"] = (d_out, d_in)
+        if bias:
+            shapes[f"{name}.bias"] = (d_out,)
+    return shapes
+
+
+def parameter_shapes(spec, case):
+    """{name: shape} of every parameter the constructor promises."""
+    d_in, d_out, bias = case["d_in"], case["d_out"], case.get("qkv_bias", False)
+    projections = projection_shapes(spec, d_in, d_out, bias)
+    shapes = {f"{prefix}{name}": shape for prefix, _ in spec.heads.groups(case) for name, shape in projections.items()}
+    if spec.out_proj:
+        shapes.update({"out_proj.weight": (d_out, d_out), "out_proj.bias": (d_out,)})
+    return shapes
+
+
+def output_shape(spec, case):
+    features = spec.heads.output_features(case)
+    if not spec.batched:
+        return (case["num_tokens"], features)
+    return (case["batch"], case["num_tokens"], features)
+
 
 RATE_DEVIATIONS = 8  # the share of zeros may stray this many standard deviations from p: it never flakes
 NEIGHBOUR_MARGIN = 0.1  # independent dropout: vertical neighbours agree with probability p² + (1 - p)²
@@ -85,7 +118,7 @@ def judge_modes(spec, data, case, expected):
         return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval")
     if not same(data["eval"], data["no_dropout"]):
         return Verdict(False, "contract.eval_differs", {"p": case["p"]}, misconception="dropout_in_eval")
-    if not same(data["eval"], exposed_reference(spec, case)):
+    if not same(data["eval"], expected["exposed"]):
         # The forward pass itself is wrong on these weights (the value checks say how): where dropout acts cannot be
         # read from its output, only that it acts in training mode.
         if same(data["train"], data["eval"]):
@@ -97,16 +130,6 @@ def judge_modes(spec, data, case, expected):
         if problem is not None:
             return problem
     return Verdict(True)
-
-
-def exposed_reference(spec, case):
-    """What a correct module outputs in eval mode with the exposing weights: each head's weights, then 1."""
-    weights, x = exposing_weights(spec, case), one_hot_tokens(case)
-    outputs = []
-    for prefix, count in spec.heads.groups(case):
-        own = {name[len(prefix):]: value for name, value in weights.items() if name.startswith(prefix)}
-        outputs.append(attention(x, own, num_heads=count))
-    return torch.cat(outputs, dim=-1)
 
 
 def train_problem(train, evaluated, p):
@@ -228,3 +251,12 @@ def judge_properties(spec, data, case, expected):
         if not math.isfinite(size):
             return Verdict(False, "contract.gradient_not_finite", {"name": name})
     return Verdict(True)
+
+
+CONTRACT_JUDGES = {"structure": judge_structure, "modes": judge_modes, "device": judge_device,
+                   "properties": judge_properties}
+
+
+def contract_judge(property_name: str, exercise_id: str, data, case, expected: Expectations) -> Verdict:
+    """The judge of one contract property for one module exercise."""
+    return CONTRACT_JUDGES[property_name](SPECS_BY_EXERCISE[exercise_id], data, case, expected)

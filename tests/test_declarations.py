@@ -61,7 +61,7 @@ def test_every_declaring_module_is_in_a_notebook_package_or_is_the_module_contra
 
 
 def test_the_catalogue_runs_notebook_by_notebook_then_the_module_contract():
-    graded = [check for check in catalog.CHECKS if not check.preview]  # each preview sits right before its check
+    graded = list(catalog.GRADED_CHECKS)  # each preview sits right before its check in CHECKS
     ids = [check.id for check in graded]
     contract_ids = [check.id for check in contract_checks.CHECKS]
     assert ids[-len(contract_ids):] == contract_ids

@@ -102,7 +102,7 @@ def test_check_json_solved_notebooks_get_full_marks(solved_dir, capsys):
             assert set(check) == CHECK_KEYS
             assert check["status"] == "passed" and check["misconception"] is None
     ids = [check["id"] for notebook in report["notebooks"] for check in notebook["checks"]]
-    assert sorted(ids) == sorted(check.id for check in catalog.CHECKS)  # hidden checks included
+    assert sorted(ids) == sorted(check.id for check in catalog.GRADED_CHECKS)  # hidden checks, no preview
 
 
 def test_check_release_notebooks_score_zero_with_one_line_per_failed_check(release_dir, capsys):
@@ -110,7 +110,7 @@ def test_check_release_notebooks_score_zero_with_one_line_per_failed_check(relea
     assert cli.main(["check", *paths, *FAST]) == 0
     lines = capsys.readouterr().out.splitlines()
     failed = [line for line in lines if line.startswith("  ✘ [")]
-    assert len(failed) == len(catalog.CHECKS)
+    assert len(failed) == len(catalog.GRADED_CHECKS)
     assert all(re.match(r"  ✘ \[[\w.]+\] .+: .+", line) for line in failed)
     assert "total: 0/100" in lines
     assert sum(line.endswith("/18") or line.endswith("/25") or line.endswith("/39") for line in lines) == 4
@@ -159,7 +159,7 @@ def test_student_json_records_every_check(graded_class):
     assert statuses == {NOTEBOOKS[0]: "graded", NOTEBOOKS[1]: "unreadable", NOTEBOOKS[2]: "missing",
                         NOTEBOOKS[3]: "missing"}
     checks = [check for notebook in document["notebooks"] for check in notebook["checks"]]
-    assert sorted(check["id"] for check in checks) == sorted(check.id for check in catalog.CHECKS)
+    assert sorted(check["id"] for check in checks) == sorted(check.id for check in catalog.GRADED_CHECKS)
 
 
 def test_gradescope_results(graded_class):

@@ -47,11 +47,11 @@ def _preview_titles(checks, messages):
             for check in checks if check.hidden}
 
 
-_DECLARED = tuple(check for module in _MODULES for check in module.CHECKS)
-CHECKS = tuple(shown for check in _DECLARED for shown in ((_preview(check), check) if check.hidden else (check,)))
+GRADED_CHECKS = tuple(check for module in _MODULES for check in module.CHECKS)  # what grade() runs: no preview
+CHECKS = tuple(shown for check in GRADED_CHECKS for shown in ((_preview(check), check) if check.hidden else (check,)))
 CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
 _DECLARED_MESSAGES = _merged(COMMON_MESSAGES, *(module.MESSAGES for module in _MODULES))
-MESSAGES = _merged(_DECLARED_MESSAGES, _preview_titles(_DECLARED, _DECLARED_MESSAGES))
+MESSAGES = _merged(_DECLARED_MESSAGES, _preview_titles(GRADED_CHECKS, _DECLARED_MESSAGES))
 MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for module in misconception_modules() for m in module.MISCONCEPTIONS))
 MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
 

@@ -211,13 +211,13 @@ def report_lines(results):
     lines = []
     for result in results:
         lines.append(f"{result.path}: {result.score:g}/{result.max_score:g}")
-        lines.extend(f"  ✘ [{check.id}] {check.message}" for check in result.checks if check.status != "passed")
+        lines.extend(f"  ✘ [{check.id}] {check.full_message}" for check in result.checks if check.status != "passed")
         lines.extend(f"  · {note}" for note in result.notes)
     return [clean(line) for line in lines]
 
 
 def _check_json(results, score, max_score):
-    keys = ("id", "score", "max_score", "status", "misconception", "message")
+    keys = ("id", "score", "max_score", "status", "misconception")
     return {
         "score": score,
         "max_score": max_score,
@@ -227,7 +227,8 @@ def _check_json(results, score, max_score):
                 "notebook": result.notebook,
                 "score": result.score,
                 "max_score": result.max_score,
-                "checks": [{key: getattr(check, key) for key in keys} for check in result.checks],
+                "checks": [{**{key: getattr(check, key) for key in keys}, "message": check.full_message}
+                           for check in result.checks],
                 "notes": list(result.notes),
             }
             for result in results

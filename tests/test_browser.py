@@ -129,8 +129,9 @@ def course(workdir, repo_root):
         stubs[0].source = stubs[0].source.replace(STUB, body)
         (root / "student").mkdir(exist_ok=True)
         nbformat.write(nb, root / "student" / f"{Path(NOTEBOOK).stem}_{name}.ipynb")
-        if name == "wrong":  # the same student, in a kernel with only the student kit
+        if name == "wrong":  # the same student, reading Chinese, in a kernel with only the student kit
             nb.metadata["kernelspec"] = {"name": KIT_KERNEL[0], "display_name": KIT_KERNEL[1], "language": "python"}
+            stubs[0].source = 'import os\nos.environ["ATTNKIT_LANG"] = "zh"\n' + stubs[0].source
             nbformat.write(nb, root / "student" / f"{Path(NOTEBOOK).stem}_{name}_student_kit.ipynb")
     return root
 
@@ -369,17 +370,29 @@ def run_through_check(driver, lab, course, name, kernel=PYTHON_KERNEL, copy=None
     return check_cell
 
 
-def expected_feedback(causal_mask_source, monkeypatch):
-    """The ✔/✘ lines `check` prints for this causal_mask, computed here in-process."""
+def run_again(driver, check_cell):
+    """Run the check cell once more, as a student who has not changed the code yet; wait for the new output."""
+    from selenium.webdriver.common.by import By
+
+    prompt = check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt")
+    before = prompt.text.strip()
+    prompt.click()
+    menu(driver, "Run", "Run Selected Cell and Do not Advance")
+    wait_for(driver, lambda: re.fullmatch(r"\[\d+\]:", prompt.text.strip()) and prompt.text.strip() != before
+             and check_cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"), RUN_S, "the check's second run")
+
+
+def expected_feedback(causal_mask_source, monkeypatch, *, hint=False, lang="en"):
+    """The ✔/✘ lines `check` prints for this causal_mask at one rung of the hint ladder, computed here in-process."""
     from autograder import check
 
-    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
     namespace = {}
     exec("import torch\n" + causal_mask_source, namespace)
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        check("causal_mask", namespace["causal_mask"])
-    return [line.strip() for line in output.getvalue().splitlines() if line.strip()[:1] in ("✔", "✘")]
+        check("causal_mask", namespace["causal_mask"], hint=hint)
+    return [line.strip() for line in output.getvalue().splitlines() if line.strip()[:1] in ("✔", "✘", "»")]
 
 
 def causal_mask_source(name):
@@ -432,32 +445,49 @@ def test_correct_causal_mask_shows_only_check_marks(driver, lab, course, monkeyp
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 
-def test_mask_hiding_the_diagonal_shows_the_mistake_hint_and_heatmap(driver, lab, course, monkeypatch):
+def feedback_lines(lines):
+    return [line for line in lines if line[:1] in ("✔", "✘", "»")]
+
+
+def test_mask_hiding_the_diagonal_shows_the_symptom_then_the_mistake(driver, lab, course, monkeypatch):
     with screenshot_on_failure(driver, lab, "causal_mask-wrong"):
         cell = run_through_check(driver, lab, course, "wrong")
         wait_for(driver, lambda: shown_images(driver, cell), PAGE_S, "the heatmap to load")
         lines = output_lines(cell)
-        save_screenshot(driver, "causal_mask-wrong")
+        save_screenshot(driver, "causal_mask-wrong-symptom-en")
         failures = [line for line in lines if line.startswith("✘")]
         assert failures, f"no ✘ line for a mask that hides the diagonal: {lines}"
-        # autograder/course/checks/n03_causal_attention/ex1_causal_mask.py: mask.hides, then the
-        # mask_includes_diagonal misconception's hint
-        assert "your mask hides token 1 from token 1" in failures[0], failures
-        assert "diagonal=1" in failures[0], failures
-        assert failures == expected_feedback(causal_mask_source("wrong"), monkeypatch)
+        # First rung (autograder/course/checks/n03_causal_attention/ex1_causal_mask.py, mask.hides): the symptom
+        # and a picture; the mistake is held back, and one line says how to see it.
+        assert "your mask hides token 0 from token 0" in failures[0], failures
+        assert "likely mistake" not in failures[0], failures
+        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch)
+        assert any(line.startswith("»") for line in lines), lines
         assert not [line for line in lines if line.startswith("✔")], lines
+        # Second rung: the same code run again names the mistake (mask_includes_diagonal) and its hint.
+        run_again(driver, cell)
+        wait_for(driver, lambda: "likely mistake" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
+        lines = output_lines(cell)
+        save_screenshot(driver, "causal_mask-wrong-hint-en")
+        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch, hint=True)
+        assert "the mask also hides the diagonal" in feedback_lines(lines)[0], lines
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 
-def test_student_kit_kernel_shows_the_same_feedback_and_heatmap(driver, lab, course, monkeypatch):
+def test_student_kit_kernel_shows_the_same_feedback_in_chinese(driver, lab, course, monkeypatch):
     with screenshot_on_failure(driver, lab, "causal_mask-student-kit"):
         cell = run_through_check(driver, lab, course, "wrong", kernel=KIT_KERNEL[1], copy="wrong_student_kit")
         wait_for(driver, lambda: shown_images(driver, cell), PAGE_S, "the heatmap to load")
         lines = output_lines(cell)
-        save_screenshot(driver, "causal_mask-student-kit")
+        save_screenshot(driver, "causal_mask-student-kit-symptom-zh")
         # The kit's stored vectors give exactly what the full kit's live check prints (computed here in-process).
-        assert [line for line in lines if line[:1] in ("✔", "✘")] == expected_feedback(causal_mask_source("wrong"),
-                                                                                         monkeypatch)
+        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch, lang="zh")
+        run_again(driver, cell)
+        wait_for(driver, lambda: "可能的错误" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
+        lines = output_lines(cell)
+        save_screenshot(driver, "causal_mask-student-kit-hint-zh")
+        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch, hint=True,
+                                                          lang="zh")
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 

@@ -146,7 +146,7 @@ MISTAKES = [
     ("causal_attention", mutants.CausalAttention_missing_scaling, "causal_attention.random", "missing_scaling"),
     ("causal_attention", mutants.CausalAttention_softmax_wrong_dim, "causal_attention.random", "softmax_wrong_dim"),
     ("causal_attention", mutants.CausalAttention_softmax_wrong_dim, "causal_attention.properties",
-     "changed the outputs up to position"),
+     "changed the outputs at positions 0 to"),
     ("causal_attention", mutants.CausalAttention_mask_with_diagonal, "causal_attention.random",
      "mask_includes_diagonal"),
     ("causal_attention", mutants.CausalAttention_mask_inverted, "causal_attention.random", "mask_inverted"),

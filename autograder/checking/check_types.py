@@ -92,6 +92,10 @@ class Misconception:
 
 @dataclass
 class CheckResult:
+    """What one check says of a student's code. `message` names the symptom; `hint` (empty when no known mistake
+    fits) names the likely mistake and the concept, which check(...) shows only on request or on the next failing
+    run (autograder.checking.feedback.HintLadder). Graded records carry both (`full_message`)."""
+
     id: str
     exercise: str
     score: float
@@ -103,3 +107,8 @@ class CheckResult:
     details: list[str] = field(default_factory=list)  # public checks only: shapes, values, differences
     heatmap: tuple[Any, Any] | None = None  # (expected, got) 2-D tensors, public checks only
     wrong_outputs: list[str] = field(default_factory=list)  # hidden checks: "check#case:fingerprint" of wrong cases
+    hint: str = ""
+
+    @property
+    def full_message(self) -> str:
+        return f"{self.message} {self.hint}" if self.hint else self.message

@@ -5,6 +5,7 @@ the student kit render with the same code.
 """
 
 import io
+from dataclasses import dataclass, field
 
 from autograder.checking.check_types import PASSED
 from autograder.i18n import pick, render
@@ -12,7 +13,28 @@ from autograder.i18n import pick, render
 MARKS = {PASSED: "✔", "failed": "✘", "error": "✘"}
 
 
-def table(exercise, results, lang, *, hidden, messages):
+@dataclass
+class HintLadder:
+    """When check(...) names the likely mistake: the first failing run shows only the symptom (which output, which
+    row, the shapes, a picture); the mistake and its hint come on request (hint=True) or on the next run of the same
+    exercise that still fails. One ladder per kernel: the notebook's check() keeps it for the session."""
+
+    failed_last_time: set[str] = field(default_factory=set)
+
+    def shows_hints(self, exercise_id: str, requested: bool | None) -> bool:
+        """requested: True or False from check(..., hint=...); None lets the ladder decide."""
+        return exercise_id in self.failed_last_time if requested is None else requested
+
+    def remember(self, exercise_id: str, results) -> None:
+        if all(result.status == PASSED for result in results):
+            self.failed_last_time.discard(exercise_id)
+        else:
+            self.failed_last_time.add(exercise_id)
+
+
+def table(exercise, results, lang, *, hidden, messages, hints=True):
+    """The ✔/✘ table. Without `hints`, a failed check's known mistake is held back and one line says how to see
+    it (the hint ladder); graded tables always show it."""
     title = pick(exercise.title, lang)
     score = sum(r.score for r in results)
     max_score = sum(r.max_score for r in results)
@@ -25,8 +47,11 @@ def table(exercise, results, lang, *, hidden, messages):
         lines.append("  " + render(messages, "heading.progress", lang, {
             "passed": passed, "total": len(results), "points": exercise.points, "later": exercise.points - max_score}))
     for result in results:
-        lines.append(f"  {MARKS.get(result.status, '✘')} {result.message}")
+        message = result.full_message if hints else result.message
+        lines.append(f"  {MARKS.get(result.status, '✘')} {message}")
         lines.extend(f"      {detail}" for detail in result.details)
+    if not hints and any(result.hint for result in results):
+        lines.append("  " + render(messages, "heading.hint_held_back", lang))
     return "\n".join(lines)
 
 

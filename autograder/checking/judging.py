@@ -24,8 +24,8 @@ def first_mask_error(got, expected) -> tuple[str, dict]:
     """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
     query, key = (int(i) for i in (got != expected).nonzero()[0])
     if expected[query, key]:
-        return "mask.lets_see", {"query": query + 1, "key": key + 1}
-    return "mask.hides", {"query": query + 1, "key": key + 1}
+        return "mask.lets_see", {"query": query, "key": key}
+    return "mask.hides", {"query": query, "key": key}
 
 
 def causal_weights_problem(got, expected, future):
@@ -35,17 +35,17 @@ def causal_weights_problem(got, expected, future):
     """
     nan_rows = torch.isnan(got).any(dim=-1)
     if nan_rows.any():
-        return "causal_weights.nan", {"query": first_index(nan_rows)[-1] + 1}
+        return "causal_weights.nan", {"query": first_index(nan_rows)[-1]}
     leaks = (got != 0) & future
     if leaks.any():
         *_, query, key = first_index(leaks)
-        return "causal_weights.future", {"query": query + 1, "key": key + 1}
+        return "causal_weights.future", {"query": query, "key": key}
     off_rows = (got.to(torch.float64).sum(dim=-1) - 1).abs() > 1e-4
     if off_rows.any():
-        return "causal_weights.row_sum", {"query": first_index(off_rows)[-1] + 1}
+        return "causal_weights.row_sum", {"query": first_index(off_rows)[-1]}
     if not same(got, expected):
         *_, query, key = largest_difference(got, expected)[1]
-        return "causal_weights.values", {"query": query + 1, "key": key + 1}
+        return "causal_weights.values", {"query": query, "key": key}
     return None
 
 
@@ -66,7 +66,7 @@ def wrapper_structure_problem(data, case, names):
     for i in range(case["num_heads"]):
         missing = [layer for layer in PROJECTIONS if f"heads.{i}.{layer}.weight" not in names]
         if missing:
-            return Verdict(False, "mha_wrapper.head_layers", {"head": i + 1, "names": ", ".join(missing)})
+            return Verdict(False, "mha_wrapper.head_layers", {"head": i, "names": ", ".join(missing)})
     if ("heads.0.W_query.bias" in names) != case["qkv_bias"]:
         return Verdict(False, "mha_wrapper.qkv_bias")
     return None

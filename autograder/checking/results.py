@@ -64,8 +64,8 @@ def check_result(check, status, verdict, lang, messages, misconceptions):
     if misconception:
         known = misconceptions[misconception]
         name, hint = pick(known.name, lang), pick(known.hint, lang)
-        result.message += f" [{render(messages, 'label.misconception', lang)}: {name}; " \
-                          f"{render(messages, 'label.hint', lang)}: {hint}]"
+        result.hint = f"[{render(messages, 'label.misconception', lang)}: {name}; " \
+                      f"{render(messages, 'label.hint', lang)}: {hint}]"
     if not check.hidden and status == FAILED:
         result.details = public_details(verdict, lang, messages)
         if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
@@ -80,16 +80,17 @@ def public_details(verdict, lang, messages):
         lines.append(f"{render(messages, 'label.input_shape', lang)}: {tuple(verdict.input_shape)}")
     expected, got = verdict.expected, verdict.got
     if hasattr(expected, "shape") and hasattr(got, "shape"):
-        lines.append(f"{render(messages, 'label.expected', lang)}: {preview(expected)}")
-        lines.append(f"{render(messages, 'label.got', lang)}: {preview(got)}")
+        shape = render(messages, "label.shape", lang)
+        lines.append(f"{render(messages, 'label.expected', lang)}: {preview(expected, shape)}")
+        lines.append(f"{render(messages, 'label.got', lang)}: {preview(got, shape)}")
         diff, index = largest_difference(got, expected)
         if index is not None and diff > 0:
             lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
     return lines
 
 
-def preview(tensor):
+def preview(tensor, shape_label="shape"):
     flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
     values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
     more = ", …" if tensor.numel() > MAX_SHOWN else ""
-    return f"shape {tuple(tensor.shape)}: [{values}{more}]"
+    return f"{shape_label} {tuple(tensor.shape)}: [{values}{more}]"

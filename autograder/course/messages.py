@@ -11,9 +11,13 @@ MESSAGES = {
         "en": "public checks {passed}/{total} ✔ · {points:g} points in all, {later:g} of them checked at grading on "
               "new values",
         "zh": "公开检查 {passed}/{total} ✔ · 共 {points:g} 分，其中 {later:g} 分在评分时用新的数值检查"},
+    "heading.hint_held_back": {
+        "en": "» a hint is ready: check(..., hint=True) shows it, and so does the next run that still fails",
+        "zh": "» 有一条提示：check(..., hint=True) 会显示它，下一次仍未通过的运行也会显示它"},
     "label.misconception": {"en": "likely mistake", "zh": "可能的错误"},
     "label.hint": {"en": "hint", "zh": "提示"},
     "label.input_shape": {"en": "input shape", "zh": "输入形状"},
+    "label.shape": {"en": "shape", "zh": "形状"},
     "label.expected": {"en": "expected", "zh": "期望"},
     "label.got": {"en": "got", "zh": "实际"},
     "label.largest_difference": {

@@ -60,7 +60,7 @@ def check_document(check: CheckResult, *, public_details: bool = True) -> CheckD
         "max_score": check.max_score,
         "status": check.status,
         "misconception": check.misconception,
-        "message": check.message,
+        "message": check.full_message,
         "hidden": check.hidden,
     }
     if public_details and not check.hidden and check.details:

@@ -1,17 +1,21 @@
 """What notebook cells call: `check` for instant public feedback, `grade` for a graded test cell."""
 
-from autograder.checking.feedback import show_png
+from autograder.checking.feedback import HintLadder, show_png
 from autograder.course.exercises import exercise as find_exercise
 from autograder.i18n import language
 from autograder.running.rendering import heatmap_png, table
 from autograder.running.runner import DEFAULT_SEED, run_exercise
 
+_LADDER = HintLadder()  # the kernel's session: what the last check(...) of each exercise showed
 
-def check(exercise_id, *objects):
-    """Run the public checks of one exercise and print what passed, what failed and why."""
+
+def check(exercise_id, *objects, hint=None):
+    """Run the public checks of one exercise and print what passed, what failed and why. A recognised mistake is
+    named with hint=True, or on the next run that still fails (hint=False never names it)."""
     lang = language()
     results = run_exercise(exercise_id, find_exercise(exercise_id).namespace(objects), include_hidden=False, lang=lang)
-    print(table(exercise_id, results, lang, hidden=False))
+    print(table(exercise_id, results, lang, hidden=False, hints=_LADDER.shows_hints(exercise_id, hint)))
+    _LADDER.remember(exercise_id, results)
     for result in results:
         if result.heatmap is not None:
             show_png(heatmap_png(*result.heatmap))

@@ -14,8 +14,9 @@ from autograder.course.exercises import exercise as find_exercise
 __all__ = ["MARKS", "check_result", "heatmap_png", "table"]
 
 
-def table(exercise_id, check_results, lang, *, hidden):
-    return feedback.table(find_exercise(exercise_id), check_results, lang, hidden=hidden, messages=catalog.MESSAGES)
+def table(exercise_id, check_results, lang, *, hidden, hints=True):
+    return feedback.table(find_exercise(exercise_id), check_results, lang, hidden=hidden, messages=catalog.MESSAGES,
+                          hints=hints)
 
 
 def heatmap_png(expected, got):

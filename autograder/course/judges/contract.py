@@ -233,12 +233,12 @@ def judge_properties(spec, data, case, expected):
     if spec.batched:
         for index, alone in enumerate(data["one_by_one"]):
             if tuple(alone.shape) != (1, *expected_shape[1:]) or not same(alone[0], got[index]):
-                return Verdict(False, "contract.batch_mixed", {"sample": index + 1})
+                return Verdict(False, "contract.batch_mixed", {"sample": index})
     if spec.causal:
         seen = case["position"] + 1
         if tuple(data["future_changed"].shape) != expected_shape or not same(
                 data["future_changed"][:, :seen], got[:, :seen], atol=1e-6, rtol=1e-5):
-            return Verdict(False, "contract.future_leaks", {"position": seen})
+            return Verdict(False, "contract.future_leaks", {"position": case["position"]})
     gradients = data["gradients"]
     for name in parameter_shapes(spec, case):
         if name.endswith("W_key.bias") or name not in gradients:

@@ -50,7 +50,7 @@ def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectatio
     if misconception is None:
         broken_head = first_wrong_head(data.get("head_outputs"), heads)
         if broken_head is not None:
-            return Verdict(False, "mha_wrapper.head_wrong", {"head": broken_head + 1})
+            return Verdict(False, "mha_wrapper.head_wrong", {"head": broken_head})
     verdict = compare(got, want, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
     verdict.misconception = misconception
     return verdict

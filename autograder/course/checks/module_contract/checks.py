@@ -65,32 +65,76 @@ def _bound(function: Callable, spec):
 CHECKS = tuple(check for spec in SPECS for check in contract_checks(spec))
 
 
-def _titles():
-    titles = {}
-    for spec in SPECS:
-        name = spec.class_name
-        titles[f"{spec.exercise}.structure.title"] = {
-            "en": f"{name}: the parameters and sizes its constructor promises (qkv_bias either way, and False by "
-                  "default), an output of the promised shape and dtype",
-            "zh": f"{name}：构造函数承诺的参数和尺寸（qkv_bias 取两种值时都对，默认为 False），"
-                  "输出的形状和 dtype 符合约定"}
-        titles[f"{spec.exercise}.modes.title"] = {
-            "en": f"{name}: eval() is deterministic and equals dropout 0; train() drops attention weights after the "
-                  "softmax at rate p, scaled by 1/(1-p)",
-            "zh": f"{name}：eval() 结果确定且等于 dropout 为 0 时的结果；"
+def _joined(parts, lang):
+    """'a, b and c' in English, 'a，b，并且 c' in Chinese."""
+    if len(parts) == 1:
+        return parts[0]
+    comma, last = (", ", " and ") if lang == "en" else ("，", "，并且")
+    return comma.join(parts[:-1]) + last + parts[-1]
+
+
+def _structure_title(spec):
+    en, zh = ["the parameters its constructor promises"], ["构造函数约定的参数"]
+    if spec.has_qkv_bias:
+        en[0] += " (qkv_bias either way, False by default)"
+        zh[0] += "（qkv_bias 取两种值时都对，默认为 False）"
+    if spec.out_proj:
+        en.append("an out_proj with a bias")
+        zh.append("带偏置的 out_proj")
+    if spec.attributes:
+        sizes = "/".join(f"self.{name}" for name in spec.attributes)
+        en.append(f"the size attributes {sizes}")
+        zh.append(f"尺寸属性 {sizes}")
+    en.append("an output of the promised shape and dtype")
+    zh.append("输出的形状和 dtype 符合约定")
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+
+
+def _device_title(spec):
+    name = spec.class_name
+    if spec.causal:
+        return {"en": f"{name}: masks are buffers saved in state_dict that follow .to(dtype) and .to(device), and "
+                      "forward runs on that device (a GPU, or PyTorch's meta device when there is none)",
+                "zh": f"{name}：掩码是保存在 state_dict 中的 buffer，随 .to(dtype) 和 .to(device) 移动，"
+                      "前向传播能在该设备上运行（有 GPU 时用 GPU，没有时用 PyTorch 的 meta 设备）"}
+    return {"en": f"{name}: after .to(dtype) and .to(device) forward runs in that dtype on that device (a GPU, or "
+                  "PyTorch's meta device when there is none)",
+            "zh": f"{name}：经过 .to(dtype) 和 .to(device) 之后，前向传播以该 dtype 在该设备上运行（有 GPU 时用 GPU，"
+                  "没有时用 PyTorch 的 meta 设备）"}
+
+
+def _properties_title(spec):
+    if "context_length" in spec.arguments:
+        en, zh = ["works for inputs shorter than context_length"], ["输入短于 context_length 时也正确"]
+    else:
+        en, zh = ["works for any number of tokens"], ["任意 token 数都正确"]
+    if spec.batched:
+        en.append("keeps batch samples apart")
+        zh.append("batch 中的样本互不影响")
+    if spec.causal:
+        en.append("is causal")
+        zh.append("满足因果性")
+    en += ["passes gradients to every parameter", "leaves its input alone"]
+    zh += ["梯度能传到每个参数", "不修改输入"]
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+
+
+def _modes_title(spec):
+    return {"en": f"{spec.class_name}: eval() is deterministic and equals dropout 0; train() drops attention weights "
+                  "after the softmax at rate p, scaled by 1/(1-p)",
+            "zh": f"{spec.class_name}：eval() 结果确定且等于 dropout 为 0 时的结果；"
                   "train() 在 softmax 之后按比例 p 丢弃注意力权重，并乘以 1/(1-p)"}
-        titles[f"{spec.exercise}.device.title"] = {
-            "en": f"{name}: masks are buffers saved in state_dict that follow .to(dtype) and .to(device), and forward "
-                  "runs on that device (a GPU, or PyTorch's meta device when there is none)",
-            "zh": f"{name}：掩码是保存在 state_dict 中的 buffer，随 .to(dtype) 和 .to(device) 移动，"
-                  "前向传播能在该设备上运行（有 GPU 时用 GPU，没有时用 PyTorch 的 meta 设备）"}
-        titles[f"{spec.exercise}.properties.title"] = {
-            "en": f"{name}: works for inputs shorter than context_length, keeps batch samples apart"
-                  + (", is causal" if spec.causal else "") + ", passes gradients to every parameter and leaves "
-                  "its input alone",
-            "zh": f"{name}：输入短于 context_length 时也正确，batch 中的样本互不影响"
-                  + ("，满足因果性" if spec.causal else "") + "，梯度能传到每个参数，并且不修改输入"}
-    return titles
+
+
+TITLES = {"structure": _structure_title, "modes": _modes_title, "device": _device_title,
+          "properties": _properties_title}
+
+
+def _titles():
+    """Each module's own requirements, from its spec, for the checks it has: no title names a feature the module
+    does not have."""
+    return {f"{check.id}.title": TITLES[check.id.rsplit(".", 1)[1]](SPECS_BY_EXERCISE[check.exercise])
+            for check in CHECKS}
 
 
 MESSAGES = {
@@ -192,14 +236,14 @@ MESSAGES = {
         "en": "the forward pass modified its input x in place; leave x unchanged",
         "zh": "前向传播原地修改了输入 x；请不要改动 x"},
     "contract.batch_mixed": {
-        "en": "sample {sample} of the batch gets another output when it is run alone: samples must not see each "
+        "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see each "
               "other (softmax over the keys, dim=-1, never over the batch)",
-        "zh": "batch 中第 {sample} 个样本单独运行时输出不同：样本之间不能互相影响（softmax 要在 key 上做，dim=-1，"
+        "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 要在 key 上做，dim=-1，"
               "而不是在 batch 维上）"},
     "contract.future_leaks": {
-        "en": "changing tokens after position {position} changed the outputs up to position {position}: the future "
-              "leaks in",
-        "zh": "修改位置 {position} 之后的 token 改变了位置 {position} 及之前的输出：未来的信息泄漏进来了"},
+        "en": "changing the tokens after position {position} changed the outputs at positions 0 to {position}: the "
+              "future leaks in",
+        "zh": "修改位置 {position} 之后的 token 改变了位置 0 到 {position} 的输出：未来的信息泄漏进来了"},
     "contract.no_gradient": {
         "en": "no gradient reaches {name}: compute the output from it with tensor operations (no .detach(), .data, "
               "torch.no_grad() or copies)",

@@ -70,8 +70,9 @@ MESSAGES = {
         "zh": "context_vectors 保持 float64，并且不修改输入",
     },
     "context_vectors.wrong_values": {
-        "en": "the context vectors differ from softmax(inputs @ inputs.T, dim=-1) @ inputs",
-        "zh": "上下文向量与 softmax(inputs @ inputs.T, dim=-1) @ inputs 不一致",
+        "en": "the context vectors differ from the expected ones: check the scores of every pair of tokens, then "
+              "the softmax of each query's row, then the weighted sum of the inputs",
+        "zh": "上下文向量与期望值不一致：请依次检查每对 token 的分数、每个查询那一行的 softmax，以及对输入的加权求和",
     },
     "context_vectors.wrong_values.hidden": {
         "en": "the context vectors differ from the reference on inputs you have not seen",

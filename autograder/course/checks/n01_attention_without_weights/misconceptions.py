@@ -13,12 +13,14 @@ MISCONCEPTIONS = (
       "exp(1000) 是 inf，inf/inf 是 nan：在 exp 之前先减去最大值（结果不变）"),
     M("normalised_without_exp",
       "divided by the sum instead of taking the softmax", "直接除以总和而不是做 softmax",
-      "softmax exponentiates first: torch.exp(x) / torch.exp(x).sum(...); x / x.sum() breaks on negative scores",
-      "softmax 要先取指数：torch.exp(x) / torch.exp(x).sum(...)；x / x.sum() 遇到负分数就会出错"),
+      "softmax exponentiates each score before normalising; dividing the raw scores by their sum breaks on negative "
+      "scores",
+      "softmax 先对每个分数取指数再归一化；直接用原始分数除以它们的和，遇到负分数就会出错"),
     M("softmax_dim_ignored",
       "the dim argument is ignored", "忽略了 dim 参数",
-      "reduce over the dimension you were given: x.max(dim=dim, keepdim=True) and exp.sum(dim=dim, keepdim=True)",
-      "在传入的维度上做归约：x.max(dim=dim, keepdim=True) 和 exp.sum(dim=dim, keepdim=True)"),
+      "reduce over the dimension you were given: the maximum and the sum must both run along `dim` and keep that "
+      "axis, never along a fixed one",
+      "在给定的维度上做归约：最大值和求和都要沿 `dim` 进行并保留该维，而不是沿一个固定的维"),
     M("missing_keepdim",
       "max or sum taken without keepdim=True", "求 max 或 sum 时没有 keepdim=True",
       "keepdim=True keeps the reduced axis as size 1, so each row is shifted and divided by its own max and sum",

@@ -119,9 +119,10 @@ CHECKS = (
 
 ATTENTION_MESSAGES = {
     "wrong_output": {
-        "en": "the context vectors differ from softmax(queries @ keys.T / sqrt(d_out), dim=-1) @ values "
-        "computed with your own weights",
-        "zh": "上下文向量与用你自己的权重算出的 softmax(queries @ keys.T / sqrt(d_out), dim=-1) @ values 不一致",
+        "en": "the context vectors differ from attention computed with your own weights: check the queries, keys "
+              "and values, then the scores and their scale, then the softmax over the keys, then the weighted sum",
+        "zh": "上下文向量与用你自己的权重算出的注意力结果不一致：请依次检查 query、key、value，分数及其缩放，"
+              "对 key 的 softmax，以及加权求和",
     },
     "wrong_output.hidden": {
         "en": "the context vectors differ from the reference (computed with your own weights) on a shape you "

@@ -86,12 +86,12 @@ MESSAGES = {
         "zh": "MultiHeadAttentionWrapper 在其他尺寸、头数、偏置和 float64 下也正确",
     },
     "mha_wrapper.values": {
-        "en": "the output is not your heads' outputs side by side: torch.cat([head(x) for head in self.heads], dim=-1)",
-        "zh": "输出不是各个头的输出并排拼接的结果：torch.cat([head(x) for head in self.heads], dim=-1)",
+        "en": "the output is not your heads' outputs placed side by side along the feature axis, in head order",
+        "zh": "输出不是各个头的输出按头的顺序沿特征维并排拼接的结果",
     },
     "mha_wrapper.head_wrong": {
-        "en": "head {head} (your CausalAttention) already gives a wrong output: fix CausalAttention first",
-        "zh": "第 {head} 个头（你的 CausalAttention）的输出就已经不对了：请先修正 CausalAttention",
+        "en": "self.heads[{head}] (your CausalAttention) already gives a wrong output: fix CausalAttention first",
+        "zh": "self.heads[{head}]（你的 CausalAttention）的输出就已经不对了：请先修正 CausalAttention",
     },
     "mha_wrapper.no_heads": {
         "en": "keep the heads in self.heads = nn.ModuleList([...]): the grader reads each head's weights from there",
@@ -114,8 +114,8 @@ MESSAGES = {
         "zh": "self.heads 中头的个数不等于 num_heads",
     },
     "mha_wrapper.head_layers": {
-        "en": "head {head} has no {names}: each head must be a CausalAttention",
-        "zh": "第 {head} 个头没有 {names}：每个头都应当是一个 CausalAttention",
+        "en": "self.heads[{head}] has no {names}: each head must be a CausalAttention",
+        "zh": "self.heads[{head}] 没有 {names}：每个头都应当是一个 CausalAttention",
     },
     "mha_wrapper.qkv_bias": {
         "en": "pass qkv_bias on to every CausalAttention head",

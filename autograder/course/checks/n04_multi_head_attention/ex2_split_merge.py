@@ -168,7 +168,8 @@ MESSAGES = {
         "zh": "merge_heads(split_heads(x, num_heads)) 没有还原出 x",
     },
     "merge_heads.input_modified": {
-        "en": "merge_heads changed its input in place (e.g. transpose_): use x.transpose(1, 2), which returns a view",
-        "zh": "merge_heads 原地修改了输入（例如 transpose_）：请使用会返回视图的 x.transpose(1, 2)",
+        "en": "merge_heads changed its input in place (e.g. transpose_): use the out-of-place form, which returns a "
+              "view and leaves the input alone",
+        "zh": "merge_heads 原地修改了输入（例如 transpose_）：请改用非原地的写法，它返回一个视图而不改动输入",
     },
 }

@@ -172,12 +172,11 @@ MESSAGES = {
     },
     # padding_mask
     "padding_mask.example.title": {
-        "en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens (a query "
-        "that sees nothing but padding only needs a finite output; filling padded keys with "
-        "torch.finfo(dtype).min before the causal -inf gives it uniform weights over them)",
-        "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token（只能看到 padding 的查询"
-        "只需要有限的输出；在因果掩码填入 -inf 之前用 torch.finfo(dtype).min 填充 padding 位置，它就会在这些 key "
-        "上得到均匀的权重）",
+        "en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no query "
+              "attends to a padding key, and a query that sees nothing but padding only needs a finite output "
+              "(any fill value that keeps it finite will do)",
+        "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；任何查询都不关注 padding "
+              "位置的 key，而只能看到 padding 的查询只需输出有限值（任何能保持有限的填入值都可以）",
     },
     "padding_mask.hidden.title": {
         "en": "MultiHeadAttention with padding masks (right, left and scattered padding)",

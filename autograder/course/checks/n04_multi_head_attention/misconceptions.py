@@ -5,12 +5,15 @@ from autograder.course.checks.helpers import M
 MISCONCEPTIONS = (
     M("scale_by_d_out",
       "scaled by sqrt(d_out) instead of sqrt(head_dim)", "用 sqrt(d_out) 而不是 sqrt(head_dim) 缩放",
-      "each head sees head_dim = d_out // num_heads features: scale by keys.shape[-1] ** 0.5 after the split",
-      "每个头只有 head_dim = d_out // num_heads 个特征：拆分之后用 keys.shape[-1] ** 0.5 缩放"),
+      "each head sees only head_dim of the d_out features: the scale belongs to one head's key dimension, after the "
+      "split",
+      "每个头只看到 d_out 个特征中的 head_dim 个：缩放因子取决于拆分之后单个头的 key 维度"),
     M("split_without_transpose",
       "heads split with view but not transposed", "用 view 拆分了头但没有转置",
-      "view to (b, num_tokens, num_heads, head_dim), then .transpose(1, 2) to (b, num_heads, num_tokens, head_dim)",
-      "先 view 成 (b, num_tokens, num_heads, head_dim)，再 .transpose(1, 2) 得到 (b, num_heads, num_tokens, head_dim)"),
+      "after the view the tensor is (b, num_tokens, num_heads, head_dim), but each head needs its own (num_tokens, "
+      "head_dim) block: (b, num_heads, num_tokens, head_dim)",
+      "view 之后张量是 (b, num_tokens, num_heads, head_dim)，但每个头需要自己的 (num_tokens, head_dim) 块：(b, "
+      "num_heads, num_tokens, head_dim)"),
     M("merge_without_transpose",
       "heads merged without transposing back", "合并头时没有转置回来",
       "transpose (b, num_heads, num_tokens, head_dim) back to (b, num_tokens, num_heads, head_dim) before the view",
@@ -21,28 +24,27 @@ MISCONCEPTIONS = (
       "多个头应沿特征维（dim=-1）并排拼接，而不是沿 token 维（dim=0 或 1）"),
     M("missing_out_proj",
       "out_proj not applied", "没有应用 out_proj",
-      "finish with self.out_proj(context_vec) to mix the heads",
-      "最后要用 self.out_proj(context_vec) 把各个头的输出混合起来"),
+      "after merging the heads, pass the result through the output projection: it is what mixes the heads",
+      "合并各个头之后，还要让结果经过输出投影层：正是它把各个头的信息混合起来"),
     M("heads_stacked",
       "heads stacked on a new axis", "多个头被堆叠到了新的维度上",
-      "torch.stack adds a dimension; torch.cat([...], dim=-1) puts the heads side by side along the features",
-      "torch.stack 会新增一个维度；torch.cat([...], dim=-1) 才是沿特征维把各个头并排拼接"),
+      "stacking adds a new dimension; the heads belong side by side along the existing feature axis",
+      "stack 会新增一个维度；各个头应当沿已有的特征维并排放置"),
     M("heads_shared",
       "one head repeated num_heads times", "同一个头被重复了 num_heads 次",
-      "[CausalAttention(...)] * num_heads repeats ONE module; build a new head each time: "
-      "[CausalAttention(...) for _ in range(num_heads)]",
-      "[CausalAttention(...)] * num_heads 重复的是同一个模块；要每次新建一个头："
-      "[CausalAttention(...) for _ in range(num_heads)]"),
+      "multiplying a one-element list repeats ONE module num_heads times: every head must be a module of its own, "
+      "built anew",
+      "把只含一个元素的列表相乘，会把同一个模块重复 num_heads 次：每个头都必须是单独新建的模块"),
     M("loop_over_heads",
       "heads computed one by one in a Python loop", "用 Python 循环逐个计算注意力头",
       "split once into (b, num_heads, num_tokens, head_dim): one batched matmul then serves every head",
       "一次性拆分成 (b, num_heads, num_tokens, head_dim)：这样一次批量矩阵乘法就能同时处理所有的头"),
     M("split_wrong_axes",
       "heads split along the wrong axes", "拆分头时用错了维度顺序",
-      "head h owns the features h*head_dim ... (h+1)*head_dim - 1: view as (b, num_tokens, num_heads, head_dim), "
-      "num_heads before head_dim, then .transpose(1, 2)",
-      "第 h 个头拥有第 h*head_dim 到 (h+1)*head_dim - 1 个特征：先 view 成 (b, num_tokens, num_heads, head_dim)"
-      "（num_heads 在 head_dim 之前），再 .transpose(1, 2)"),
+      "head h owns the features h*head_dim ... (h+1)*head_dim - 1 of every token: the view must keep each head's "
+      "features together (num_heads before head_dim), and only then may the heads axis move",
+      "第 h 个头拥有每个 token 的第 h*head_dim ... (h+1)*head_dim - 1 个特征：view 时要让每个头的特征连在一起（"
+      "num_heads 在 head_dim 之前），然后才能移动头所在的维度"),
     M("merge_wrong_axes",
       "heads merged in the wrong feature order", "合并头时特征顺序不对",
       "transpose (b, num_heads, num_tokens, head_dim) to (b, num_tokens, num_heads, head_dim), then reshape: "
@@ -65,10 +67,9 @@ MISCONCEPTIONS = (
       "1 表示真实 token，0 表示 padding：要隐藏的是 attention_mask == 0 的 key"),
     M("in_proj_order",
       "query/key/value weights stacked in the wrong order", "query/key/value 权重的堆叠顺序错了",
-      "in_proj_weight is torch.cat([W_query.weight, W_key.weight, W_value.weight], dim=0): query rows first, "
-      "then key, then value (the same for in_proj_bias)",
-      "in_proj_weight 是 torch.cat([W_query.weight, W_key.weight, W_value.weight], dim=0)：先 query，再 key，"
-      "最后 value（in_proj_bias 也一样）"),
+      "in_proj_weight stacks the three projections along its rows in the order query, key, value (the same for "
+      "in_proj_bias)",
+      "in_proj_weight 按行依次堆叠 query、key、value 三个投影（in_proj_bias 同理）"),
     M("counts_buffers",
       "buffers counted as parameters", "把 buffer 也算成了参数",
       "count module.parameters() that require grad; the mask is a buffer, not a parameter",

@@ -8,7 +8,7 @@ import functools
 
 import torch
 
-from autograder.checking.feedback import heatmap_png, show_png, table
+from autograder.checking.feedback import HintLadder, heatmap_png, show_png, table
 from autograder.i18n import language
 from autograder.integrations.student_kit.runtime.checking import run_public
 from autograder.integrations.student_kit.runtime.vectors import installed_vectors
@@ -26,8 +26,12 @@ def _vectors():
     return installed_vectors()
 
 
-def check(exercise_id, *objects):
-    """Run the public checks of one exercise and print what passed, what failed and why."""
+_LADDER = HintLadder()  # the kernel's session: what the last check(...) of each exercise showed
+
+
+def check(exercise_id, *objects, hint=None):
+    """Run the public checks of one exercise and print what passed, what failed and why. A recognised mistake is
+    named with hint=True, or on the next run that still fails (hint=False never names it)."""
     lang = language()
     vectors = _vectors()
     threads = torch.get_num_threads()
@@ -36,7 +40,9 @@ def check(exercise_id, *objects):
         results = run_public(exercise_id, vectors.exercise(exercise_id).namespace(objects), vectors, lang)
     finally:
         torch.set_num_threads(threads)
-    print(table(vectors.exercise(exercise_id), results, lang, hidden=False, messages=vectors.messages))
+    print(table(vectors.exercise(exercise_id), results, lang, hidden=False, messages=vectors.messages,
+                hints=_LADDER.shows_hints(exercise_id, hint)))
+    _LADDER.remember(exercise_id, results)
     for result in results:
         if result.heatmap is not None:
             show_png(heatmap_png(*result.heatmap, vectors.messages))

@@ -1,0 +1,50 @@
+"""Every graded requirement is stated, and stated for the module it grades: no check's title names a feature its
+module does not have."""
+
+from autograder.course import catalog
+from autograder.course.probes.contract import SPECS
+
+# A word in a title, and the spec field without which the module has no such thing.
+FEATURES = (
+    ("qkv_bias", lambda spec: spec.has_qkv_bias),
+    ("context_length", lambda spec: "context_length" in spec.arguments),
+    ("mask", lambda spec: spec.causal),
+    ("掩码", lambda spec: spec.causal),
+    ("causal", lambda spec: spec.causal),
+    ("因果", lambda spec: spec.causal),
+    ("batch", lambda spec: spec.batched),
+    ("out_proj", lambda spec: spec.out_proj),
+    ("dropout", lambda spec: spec.has_dropout),
+    ("num_heads", lambda spec: spec.attributes or "num_heads" in spec.arguments),
+)
+
+
+def contract_titles(spec):
+    return {key: text for key, text in catalog.MESSAGES.items()
+            if key.startswith(f"{spec.exercise}.") and key.endswith(".title")
+            and key.split(".")[1] in ("structure", "modes", "device", "properties")}
+
+
+def test_no_contract_title_names_a_feature_its_module_lacks():
+    lacking = []
+    for spec in SPECS:
+        for key, text in contract_titles(spec).items():
+            for lang, words in text.items():
+                lacking += [f"{key} [{lang}] names {word}: {words}" for word, has in FEATURES
+                            if word in words and not has(spec)]
+    assert not lacking, "\n".join(lacking)
+
+
+def test_the_feature_table_can_fail():
+    """The scan sees what it is for: the causal modules' titles do name their masks, causality and batches."""
+    causal = [spec for spec in SPECS if spec.causal]
+    assert causal
+    for spec in causal:
+        words = " ".join(text["en"] + text["zh"] for text in contract_titles(spec).values())
+        assert all(word in words for word in ("mask", "掩码", "causal", "因果", "batch", "context_length"))
+
+
+def test_every_graded_check_has_a_title_in_both_languages():
+    for check in catalog.CHECKS:
+        title = catalog.MESSAGES[f"{check.id}.title"]
+        assert title["en"].strip() and title["zh"].strip(), check.id

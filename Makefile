@@ -36,6 +36,7 @@ demo: $(STAMP)
 	$(RUN) $(PY) -m devtools.demo
 
 release: $(STAMP)
+	$(RUN) $(PY) -m devtools.requirements
 	$(RUN) $(PY) -m autograder.integrations.nbgrader_course release
 
 check-release: $(STAMP)

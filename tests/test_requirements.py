@@ -1,8 +1,14 @@
 """Every graded requirement is stated, and stated for the module it grades: no check's title names a feature its
 module does not have."""
 
+import re
+
+import nbformat
+
 from autograder.course import catalog
+from autograder.course.exercises import EXERCISES
 from autograder.course.probes.contract import SPECS
+from devtools import requirements
 
 # A word in a title, and the spec field without which the module has no such thing.
 FEATURES = (
@@ -48,3 +54,24 @@ def test_every_graded_check_has_a_title_in_both_languages():
     for check in catalog.CHECKS:
         title = catalog.MESSAGES[f"{check.id}.title"]
         assert title["en"].strip() and title["zh"].strip(), check.id
+
+
+def test_every_graded_requirement_is_stated_in_the_release_before_its_check(repo_root):
+    """Each exercise's text in the student's notebook holds every graded check's requirement, in both languages."""
+    unstated = []
+    for exercise in EXERCISES:
+        path = repo_root / "release" / "attention" / f"{exercise.notebook}.ipynb"
+        cells = nbformat.read(path, as_version=4).cells
+        check_at = next(index for index, cell in enumerate(cells) if cell.cell_type == "code"
+                        and re.search(rf'^check\("{exercise.id}"', cell.source, re.M))
+        stated = " ".join(cell.source for cell in cells[:check_at] if cell.cell_type == "markdown"
+                          and cell.get("id") == f"requirements-{exercise.id}")
+        for check in catalog.checks_of(exercise.id):
+            title = catalog.MESSAGES[f"{check.id}.title"]
+            unstated += [f"{exercise.notebook} {check.id} [{lang}]" for lang in ("en", "zh")
+                         if title[lang] not in stated]
+    assert not unstated, "\n".join(unstated)
+
+
+def test_the_source_requirements_cells_are_current():
+    assert requirements.main(["--check"]) == 0, "run `make release` (python -m devtools.requirements)"

@@ -108,6 +108,7 @@ class CheckResult:
     heatmap: tuple[Any, Any] | None = None  # (expected, got) 2-D tensors, public checks only
     wrong_outputs: list[str] = field(default_factory=list)  # hidden checks: "check#case:fingerprint" of wrong cases
     hint: str = ""
+    stub: bool = False  # the code still raises NotImplementedError: not started rather than wrong
 
     @property
     def full_message(self) -> str:

@@ -7,7 +7,7 @@ the student kit render with the same code.
 import io
 from dataclasses import dataclass, field
 
-from autograder.checking.check_types import PASSED
+from autograder.checking.check_types import PASSED, Exercise
 from autograder.i18n import pick, render
 
 MARKS = {PASSED: "✔", "failed": "✘", "error": "✘"}
@@ -53,6 +53,64 @@ def table(exercise, results, lang, *, hidden, messages, hints=True):
     if not hints and any(result.hint for result in results):
         lines.append("  " + render(messages, "heading.hint_held_back", lang))
     return "\n".join(lines)
+
+
+def notebook_exercises(notebook, exercises):
+    """The exercises of one notebook, in course order; a clear error naming the notebooks for a typo."""
+    chosen = [exercise for exercise in exercises if exercise.notebook == notebook]
+    if not chosen:
+        known = ", ".join(sorted({exercise.notebook for exercise in exercises}))
+        raise ValueError(f"unknown notebook {notebook!r}; known notebooks: {known}")
+    return chosen
+
+
+def defined_namespace(exercise, namespace):
+    """{name: object} of the exercise's names the notebook defines; `defined` says whether all of them are."""
+    return {name: namespace[name] for name in exercise.names if name in namespace}
+
+
+@dataclass(frozen=True)
+class ExerciseProgress:
+    """One exercise in check_all: its public results, and whether the notebook defines all its names yet."""
+
+    exercise: Exercise  # the full kit's, or the kit's stored copy
+    results: list
+    defined: bool
+
+    @property
+    def state(self) -> str:
+        """'done' (every public check passes), 'not_started' (names missing, or only stubs) or 'failing'."""
+        if self.defined and self.results and all(result.status == PASSED for result in self.results):
+            return "done"
+        if not self.defined or all(result.stub for result in self.results):
+            return "not_started"
+        return "failing"
+
+    def counts(self):
+        public_points = sum(result.max_score for result in self.results)
+        return {"passed": sum(result.status == PASSED for result in self.results), "total": len(self.results),
+                "points": self.exercise.points, "later": self.exercise.points - public_points}
+
+
+STATE_MARKS = {"done": "✔", "failing": "✘", "not_started": "·"}
+
+
+def summary(notebook, progress, lang, *, messages):
+    """check_all's table: for each exercise of the notebook its state (done, failing, not started), public checks
+    passed and points in all and checked at grading; then the notebook's totals."""
+    lines = []
+    totals = {"passed": 0, "total": 0, "points": 0.0, "later": 0.0}
+    for entry in progress:
+        counts = entry.counts()
+        for key in totals:
+            totals[key] += counts[key]
+        state = render(messages, f"summary.{entry.state}", lang)
+        lines.append(f"  {STATE_MARKS[entry.state]} {pick(entry.exercise.title, lang)} — {state}")
+        lines.append("      " + render(messages, "heading.progress", lang, counts))
+    done = sum(entry.state == "done" for entry in progress)
+    heading = render(messages, "summary.heading", lang, {"notebook": notebook, "done": done, "total": len(progress)})
+    return "\n".join([heading, *lines, render(messages, "summary.total", lang) + " " +
+                      render(messages, "heading.progress", lang, totals)])
 
 
 def heatmap_png(expected, got, messages):

@@ -60,6 +60,7 @@ def check_result(check, status, verdict, lang, messages, misconceptions):
         misconception=misconception,
         message=message,
         hidden=check.hidden,
+        stub=verdict.message_key == "error.not_implemented",
     )
     if misconception:
         known = misconceptions[misconception]

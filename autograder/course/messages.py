@@ -11,6 +11,13 @@ MESSAGES = {
         "en": "public checks {passed}/{total} ✔ · {points:g} points in all, {later:g} of them checked at grading on "
               "new values",
         "zh": "公开检查 {passed}/{total} ✔ · 共 {points:g} 分，其中 {later:g} 分在评分时用新的数值检查"},
+    "summary.heading": {
+        "en": "{notebook}: {done} of {total} exercises done",
+        "zh": "{notebook}：{total} 个练习中已完成 {done} 个"},
+    "summary.done": {"en": "done", "zh": "已完成"},
+    "summary.total": {"en": "notebook:", "zh": "本 notebook："},
+    "summary.failing": {"en": "failing", "zh": "未通过"},
+    "summary.not_started": {"en": "not started", "zh": "未开始"},
     "heading.hint_held_back": {
         "en": "» a hint is ready: check(..., hint=True) shows it, and so does the next run that still fails",
         "zh": "» 有一条提示：check(..., hint=True) 会显示它，下一次仍未通过的运行也会显示它"},
@@ -33,7 +40,7 @@ MESSAGES = {
     # Exceptions raised by the student's code, explained in the student's terms.
     "error.not_implemented": {
         "en": "not implemented yet: the stub still raises NotImplementedError",
-        "zh": "尚未实现：代码桩仍然抛出 NotImplementedError",
+        "zh": "尚未实现：占位代码仍然抛出 NotImplementedError",
     },
     "error.missing_name": {
         "en": "`{name}` is not defined: run the cell that defines it (and keep the name as given)",

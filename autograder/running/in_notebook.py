@@ -1,6 +1,15 @@
 """What notebook cells call: `check` for instant public feedback, `grade` for a graded test cell."""
 
-from autograder.checking.feedback import HintLadder, show_png
+from autograder.checking.feedback import (
+    ExerciseProgress,
+    HintLadder,
+    defined_namespace,
+    notebook_exercises,
+    show_png,
+    summary,
+)
+from autograder.course.catalog import MESSAGES
+from autograder.course.exercises import EXERCISES
 from autograder.course.exercises import exercise as find_exercise
 from autograder.i18n import language
 from autograder.running.rendering import heatmap_png, table
@@ -19,6 +28,19 @@ def check(exercise_id, *objects, hint=None):
     for result in results:
         if result.heatmap is not None:
             show_png(heatmap_png(*result.heatmap))
+
+
+def check_all(notebook, namespace):
+    """One line per exercise of `notebook` (done, failing or not started, public checks passed, points in all and
+    checked at grading), then its totals. A notebook's last cell passes its own globals():
+    check_all("03_causal_attention", globals())."""
+    lang = language()
+    progress = []
+    for exercise in notebook_exercises(notebook, EXERCISES):
+        defined = defined_namespace(exercise, namespace)
+        results = run_exercise(exercise.id, defined, include_hidden=False, lang=lang)
+        progress.append(ExerciseProgress(exercise, results, len(defined) == len(exercise.names)))
+    print(summary(notebook, progress, lang, messages=MESSAGES))
 
 
 def grade(exercise_id, *objects, seed=DEFAULT_SEED):

@@ -41,9 +41,9 @@ KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on t
 It holds no reference solutions and no hidden checks: your instructor grades with the full attnkit.
 """
 
-from autograder.integrations.student_kit.runtime.notebook import check, grade
+from autograder.integrations.student_kit.runtime.notebook import check, check_all, grade
 
-__all__ = ["check", "grade"]
+__all__ = ["check", "check_all", "grade"]
 '''
 
 KIT_SUBPACKAGE_INIT = '"""The student kit\'s runtime and its stored public cases (data/vectors.json)."""\n'
@@ -52,9 +52,10 @@ KIT_README = """# attnkit student kit
 
 Instant feedback for the attnkit attention notebooks: `from autograder import check`, then
 `check("causal_mask", causal_mask)` prints which public checks pass and, for a failing one, what went wrong
-(in English, or Simplified Chinese with `ATTNKIT_LANG=zh`). The checks compare your code's output with stored
-test vectors: this package holds no reference solutions and no hidden checks. Your instructor grades your
-notebooks with the full attnkit.
+(in English, or Simplified Chinese with `ATTNKIT_LANG=zh`); `check("causal_mask", causal_mask, hint=True)` also
+names the likely mistake, and `check_all("03_causal_attention", globals())` sums up a whole notebook. The checks
+compare your code's output with stored test vectors: this package holds no reference solutions and no hidden
+checks. Your instructor grades your notebooks with the full attnkit.
 
 attnkit 学生版工具包：`check(...)` 会把你的代码输出与预先保存的测试向量比较，立即给出公开检查的反馈。
 本包不含参考答案和隐藏检查；老师用完整版 attnkit 为你的 notebook 评分。

@@ -144,11 +144,11 @@ MESSAGES = {
     "masking_routes.neg_inf_notes.title": {
         "en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with -inf, "
         "then softmax",
-        "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填充 -inf 后做 softmax",
+        "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填入 -inf 后做 softmax",
     },
     "masking_routes.neg_inf_random.title": {
         "en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches and float64",
-        "zh": "causal_weights_neg_inf：softmax 之前填充 -inf 在其他长度、带 batch 维和 float64 输入上也正确",
+        "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维和 float64 输入上也正确",
     },
     "masking_routes.renormalise_device.title": {
         "en": "causal_weights_renormalised works on scores on another device (a GPU, or PyTorch's meta device)",

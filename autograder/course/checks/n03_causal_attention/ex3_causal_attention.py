@@ -21,7 +21,7 @@ from autograder.course.probes.causal import (
 
 EXERCISES = (
     Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
-             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：缓冲区与前向传播"}),
+             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：buffer 与前向传播"}),
 )
 
 

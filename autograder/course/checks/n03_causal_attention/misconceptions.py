@@ -14,7 +14,7 @@ MISCONCEPTIONS = (
     M("mask_after_softmax_no_renorm",
       "future zeroed after the softmax without renormalising", "softmax 之后置零未来位置却没有重新归一化",
       "after multiplying by the lower-triangular matrix, divide each row by its sum; or fill -inf before the softmax",
-      "乘以下三角矩阵之后要把每一行除以它的和；或者在 softmax 之前填充 -inf"),
+      "乘以下三角矩阵之后要把每一行除以它的和；或者在 softmax 之前填入 -inf"),
     M("mask_not_truncated",
       "mask not truncated to num_tokens", "掩码没有截断到 num_tokens",
       "inputs can be shorter than context_length: use only the top-left num_tokens × num_tokens block of the stored "

@@ -138,8 +138,10 @@ MESSAGES = {
         "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致",
     },
     "multi_head_attention.heads.title": {
-        "en": "MultiHeadAttention: heads independent until out_proj, all of them in one batched computation",
-        "zh": "MultiHeadAttention：在 out_proj 之前各头相互独立，并且所有的头在一次批量计算中完成",
+        "en": "MultiHeadAttention computes attention itself (no scaled_dot_product_attention): heads independent "
+              "until out_proj, all of them in one batched computation",
+        "zh": "MultiHeadAttention 自己计算注意力（不用 scaled_dot_product_attention）：在 out_proj 之前各头相互独立，"
+              "并且所有的头在一次批量计算中完成",
     },
     "multi_head_attention.values": {
         "en": "the output differs from the reference forward pass run with your own weights",

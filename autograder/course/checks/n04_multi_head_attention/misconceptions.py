@@ -53,14 +53,14 @@ MISCONCEPTIONS = (
       "每个头的 head_dim 个特征要挨在一起"),
     M("padding_neg_inf",
       "padded keys filled with -inf", "padding 位置的 key 被填成了 -inf",
-      "a query that sees only padding then has a row of -inf and softmax gives NaN; fill padded keys with "
-      "torch.finfo(scores.dtype).min, a finite value",
-      "只能看到 padding 的查询会得到一整行 -inf，softmax 之后就是 NaN；请用有限值 torch.finfo(scores.dtype).min "
-      "填充 padding 位置的 key"),
+      "a query that sees only padding then has a row of -inf and softmax gives NaN: padded keys need a finite "
+      "fill value, one every real score is larger than",
+      "只能看到 padding 的查询会得到一整行 -inf，softmax 之后就是 NaN：padding 位置的 key 需要一个有限的填入值，"
+      "并且任何真实分数都比它大"),
     M("padding_ignored",
       "attention_mask not applied", "没有应用 attention_mask",
       "fill the scores of padded keys (attention_mask == 0), broadcast as (b, 1, 1, num_tokens), before the softmax",
-      "在 softmax 之前填充 padding 位置（attention_mask == 0）的 key 的分数，形状广播为 (b, 1, 1, num_tokens)"),
+      "在 softmax 之前填入 padding 位置（attention_mask == 0）的 key 的分数，形状广播为 (b, 1, 1, num_tokens)"),
     M("padding_inverted",
       "attention_mask read the wrong way round", "attention_mask 的含义用反了",
       "1 marks a real token and 0 a padding token: hide the keys where attention_mask == 0",

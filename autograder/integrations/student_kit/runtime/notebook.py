@@ -8,7 +8,16 @@ import functools
 
 import torch
 
-from autograder.checking.feedback import HintLadder, heatmap_png, show_png, table
+from autograder.checking.feedback import (
+    ExerciseProgress,
+    HintLadder,
+    defined_namespace,
+    heatmap_png,
+    notebook_exercises,
+    show_png,
+    summary,
+    table,
+)
 from autograder.i18n import language
 from autograder.integrations.student_kit.runtime.checking import run_public
 from autograder.integrations.student_kit.runtime.vectors import installed_vectors
@@ -46,6 +55,24 @@ def check(exercise_id, *objects, hint=None):
     for result in results:
         if result.heatmap is not None:
             show_png(heatmap_png(*result.heatmap, vectors.messages))
+
+
+def check_all(notebook, namespace):
+    """One line per exercise of `notebook` (done, failing or not started, public checks passed, points in all and
+    checked at grading), then its totals: check_all("03_causal_attention", globals())."""
+    lang = language()
+    vectors = _vectors()
+    progress = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for exercise in notebook_exercises(notebook, vectors.exercises.values()):
+            defined = defined_namespace(exercise, namespace)
+            results = run_public(exercise.id, defined, vectors, lang)
+            progress.append(ExerciseProgress(exercise, results, len(defined) == len(exercise.names)))
+    finally:
+        torch.set_num_threads(threads)
+    print(summary(notebook, progress, lang, messages=vectors.messages))
 
 
 def grade(exercise_id, *objects, seed=None):

@@ -104,3 +104,18 @@ def test_graded_output_names_the_mistake():
     assert named and all(r.hint and MISTAKE["en"] in check_document(r)["message"] for r in named)
     assert all(MISTAKE["en"] not in r.message for r in results)
     assert MISTAKE["en"] in printed(in_notebook.grade, "causal_mask", mask_with_the_diagonal)
+
+
+@pytest.mark.parametrize("kit", ["live_check", "kit_check"])
+def test_an_explanation_comes_only_once_every_public_check_passes(kit, request, monkeypatch):
+    import solutions
+
+    check = request.getfixturevalue(kit)
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+
+    def counts_frozen_too(module):
+        return sum(p.numel() for p in module.parameters())
+
+    assert "Why it works" in printed(check, "parameter_counts", solutions.count_parameters)
+    failing = printed(check, "parameter_counts", counts_frozen_too)
+    assert "✘" in failing and "Why it works" not in failing

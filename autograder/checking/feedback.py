@@ -52,6 +52,9 @@ def table(exercise, results, lang, *, hidden, messages, hints=True):
         lines.extend(f"      {detail}" for detail in result.details)
     if not hints and any(result.hint for result in results):
         lines.append("  " + render(messages, "heading.hint_held_back", lang))
+    explanation = f"{exercise.id}.explanation"
+    if not hidden and explanation in messages and results and all(r.status == PASSED for r in results):
+        lines.append("  " + render(messages, explanation, lang))  # the why, only after the student's own answer
     return "\n".join(lines)
 
 

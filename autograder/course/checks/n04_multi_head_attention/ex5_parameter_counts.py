@@ -56,6 +56,13 @@ CHECKS = (
 
 
 MESSAGES = {
+    # Shown by check(...) once every public check of the exercise passes: the why, after the student's own answer.
+    "parameter_counts.explanation": {
+        "en": "Why it works: module.parameters() yields every registered parameter once (a layer shared by two "
+              "modules counts once), numel() is a tensor's number of entries, and requires_grad=False marks a frozen "
+              "one; buffers such as the mask are state, never parameters.",
+        "zh": "为什么这样是对的：module.parameters() 会把每个注册的参数恰好给出一次（两个模块共享的层只算一次），"
+              "numel() 是张量的元素个数，requires_grad=False 表示参数被冻结；掩码这样的 buffer 是状态，从来不是参数。"},
     "parameter_counts.notes.title": {
         "en": "count_parameters: MultiHeadAttention(768, 768, 1024, 0.0, 12) and the notes' small one",
         "zh": "count_parameters：MultiHeadAttention(768, 768, 1024, 0.0, 12) 和笔记中的小模块",

@@ -285,12 +285,14 @@ def driver(browser_binaries, workdir):
 
 
 def wait_for(driver, condition, timeout, what):
-    from selenium.common.exceptions import TimeoutException
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
     bounded = time_left(timeout)
+    # A page that re-renders while a condition reads it leaves stale elements: that poll says "not yet".
+    wait = WebDriverWait(driver, bounded, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
     try:
-        return WebDriverWait(driver, bounded, poll_frequency=0.2).until(lambda _: condition())
+        return wait.until(lambda _: condition())
     except TimeoutException:
         spent = " (the module's time is spent)" if bounded < timeout else ""
         raise AssertionError(f"gave up after {bounded:.0f} s waiting for {what}{spent}") from None

@@ -111,13 +111,16 @@ def test_solved_notebooks_pass_every_public_check(kit, tmp_path):
 
 
 @pytest.mark.parametrize("bug", BUGS, ids=[bug[1] for bug in BUGS])
-def test_buggy_code_fails_its_check_and_names_the_mistake(kit, tmp_path, bug):
+def test_buggy_code_fails_its_check_and_names_the_mistake_on_the_second_run(kit, tmp_path, bug):
     notebook, exercise_id, text, replacement, misconception = bug
-    report = run_notebooks(kit, tmp_path, {notebook: release_cells(notebook, (f"solution_{exercise_id}", text,
-                                                                               replacement))})
-    feedback = check_outputs(report, notebook)[exercise_id]
-    assert "✘" in feedback
-    assert MISCONCEPTIONS_BY_ID[misconception].name["en"] in feedback, feedback
+    cells = release_cells(notebook, (f"solution_{exercise_id}", text, replacement))
+    check_at = next(index for index, source in enumerate(cells) if f'check("{exercise_id}"' in source)
+    cells.insert(check_at + 1, cells[check_at])  # the student runs the check cell again without changing the code
+    feedback = check_outputs(run_notebooks(kit, tmp_path, {notebook: cells}), notebook)[exercise_id]
+    first, second = feedback.split("Checks for ")[1:]
+    name = MISCONCEPTIONS_BY_ID[misconception].name["en"]
+    assert "✘" in first and name not in first and "» a hint is ready" in first, first
+    assert name in second, second
 
 
 def test_release_notebooks_as_handed_out_say_not_implemented(kit, tmp_path):

@@ -152,6 +152,14 @@ def test_grades_csv_has_a_row_per_student_with_notebook_scores(graded_class):
     assert 82 <= float(rows["wrong"]["total"]) < 100
 
 
+def test_solved_notebooks_run_every_cell_without_a_note(graded_class):
+    """Every cell of the solved notebooks runs in the grading child, the grader's own calls (check, check_all,
+    grade) dropped: no 'cell N: ...' note."""
+    document = json.loads((graded_class["out"] / "students" / "solved.json").read_text())
+    notes = [note for notebook in document["notebooks"] for note in notebook["notes"]]
+    assert not [note for note in notes if note.startswith("cell")], notes
+
+
 def test_student_json_records_every_check(graded_class):
     document = json.loads((graded_class["out"] / "students" / "partial.json").read_text())
     assert document["student_id"] == "partial" and document["max_score"] == 100

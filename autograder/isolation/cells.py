@@ -4,7 +4,7 @@ IPython syntax (`%time`, `%%capture`, `!ls`, `x?`) becomes plain calls on `get_i
 IPython's own TransformerManager; `ShellStandIn` answers those calls harmlessly: magics that wrap code run it,
 `%%writefile` writes its file into the working directory (the child's own workspace), the rest does nothing.
 Top-level statements that belong to the grader, not to the student, are dropped: imports of `autograder` and bare
-`check(...)`/`grade(...)` calls. Run inside the student's process, they would run checks there. (An
+`check(...)`/`check_all(...)`/`grade(...)` calls. Run inside the student's process, they would run checks there. (An
 import of `solutions` is left alone: it fails in the sandbox, and the student sees why.)
 The transformation runs in the child, so a pathological cell can only hurt its own sandbox.
 """
@@ -16,7 +16,7 @@ import shlex
 from pathlib import Path
 
 GRADER_PACKAGES = frozenset({"autograder"})
-GRADER_CALLS = frozenset({"check", "grade"})
+GRADER_CALLS = frozenset({"check", "check_all", "grade"})
 # Magics whose body is the student's code: run it once (timing is not the grader's business).
 RUNNING_MAGICS = frozenset({"time", "timeit", "prun", "capture", "debug"})
 # Magics that write the cell to a file in the working directory (the student's sandboxed workdir), as IPython does.

@@ -48,9 +48,9 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=15, help="timed calls per exercise (default 15)")
     args = parser.parse_args(argv)
     rows = measure(args.repeat)
-    print(f"{'exercise':<24}{'check() ms':>12}{'grade() ms':>12}")
+    print(f"{'exercise':<26}{'check() ms':>12}{'grade() ms':>12}")
     for exercise_id, public_ms, all_ms in rows:
-        print(f"{exercise_id:<24}{public_ms:>12.1f}{all_ms:>12.1f}")
+        print(f"{exercise_id:<26}{public_ms:>12.1f}{all_ms:>12.1f}")
     slowest = max(rows, key=lambda row: row[1])
     verdict = "within" if slowest[1] < TARGET_MS else "OVER"
     print(f"slowest public check: {slowest[0]} {slowest[1]:.1f} ms — {verdict} the {TARGET_MS:.0f} ms target")

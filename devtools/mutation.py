@@ -196,14 +196,14 @@ def score(mutants, equivalents, *, jobs=MAX_JOBS, progress=None):
 def report(result, equivalents, *, differential=None):
     """The printed report: per exercise, overall, the survivors, the other categories."""
     lines = ["Mutation score of the checks (mutants of solutions/ by cosmic-ray; killed = an exercise loses points)",
-             "", f"{'exercise':<22} {'killed':>7} / {'total':<6} {'score':>7}   lost points here"]
+             "", f"{'exercise':<25} {'killed':>7} / {'total':<6} {'score':>7}   lost points here"]
     for exercise in EXERCISES:
         reaching = [o for o in result.counted if exercise.id in o.exercises]
         if not reaching:
             continue
         killed = [o for o in reaching if o.status != SURVIVED]
         here = sum(exercise.id in o.lost_points for o in reaching)
-        lines.append(f"{exercise.id:<22} {len(killed):>7} / {len(reaching):<6} "
+        lines.append(f"{exercise.id:<25} {len(killed):>7} / {len(reaching):<6} "
                      f"{100.0 * len(killed) / len(reaching):>6.1f} %   {here}")
     counted, killed = result.counted, result.killed
     lines += ["", f"overall: {len(killed)}/{len(counted)} non-equivalent mutants lose points ({result.percent:.1f} %; "

@@ -54,14 +54,14 @@ def table(outcomes: list[Outcome]) -> str:
     by_exercise: dict[str, list[Outcome]] = defaultdict(list)
     for found in outcomes:
         by_exercise[found.exercise].append(found)
-    rows = [f"{'exercise':<22}{'buggy':>7}{'public ✔':>10}{'surprises':>11}{'points lost':>13}"]
+    rows = [f"{'exercise':<25}{'buggy':>7}{'public ✔':>10}{'surprises':>11}{'points lost':>13}"]
     for exercise in EXERCISES:
         found = by_exercise.get(exercise.id, [])
         surprises = [o for o in found if o.surprise]
-        rows.append(f"{exercise.id:<22}{len(found):>7}{sum(o.public_passed for o in found):>10}{len(surprises):>11}"
+        rows.append(f"{exercise.id:<25}{len(found):>7}{sum(o.public_passed for o in found):>10}{len(surprises):>11}"
                     f"{sum(o.lost for o in surprises):>13g}")
     total = [o for o in outcomes if o.surprise]
-    rows.append(f"{'all':<22}{len(outcomes):>7}{sum(o.public_passed for o in outcomes):>10}{len(total):>11}"
+    rows.append(f"{'all':<25}{len(outcomes):>7}{sum(o.public_passed for o in outcomes):>10}{len(total):>11}"
                 f"{sum(o.lost for o in total):>13g}")
     return "\n".join(rows)
 

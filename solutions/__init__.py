@@ -25,6 +25,7 @@ from solutions.multihead import (
     count_parameters,
     merge_heads,
     split_heads,
+    two_dimensional_wrapper,
 )
 from solutions.self_attention import (
     SelfAttention_v1,
@@ -55,4 +56,5 @@ __all__ = [
     "softmax_stable",
     "split_heads",
     "to_torch_multihead",
+    "two_dimensional_wrapper",
 ]

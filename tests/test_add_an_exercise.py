@@ -67,7 +67,8 @@ from autograder.course.probes.scaled_scores import inputs_of, probe
 NOTEBOOK = "{notebook}"
 
 EXERCISES = (
-    Exercise("scaled_scores", NOTEBOOK, ("scaled_scores",), {{"en": "Scaled scores", "zh": "缩放后的分数"}}),
+    Exercise("scaled_scores", NOTEBOOK, ("scaled_scores",), {{"en": "Scaled scores", "zh": "缩放后的分数"}},
+             minutes=5, difficulty=1),
 )
 
 

@@ -29,6 +29,7 @@ from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 
 EXERCISE_IDS = (
     "mha_wrapper",
+    "two_dimensional_wrapper",
     "split_heads",
     "merge_heads",
     "multi_head_attention",
@@ -60,6 +61,8 @@ def reference(exercise_id):
 CORRECT = [
     ("mha_wrapper", mutants.WrapperBook),
     ("mha_wrapper", mutants.WrapperAppendLoop),
+    ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_book),
+    ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_keywords),
     ("split_heads", mutants.split_heads_book),
     ("split_heads", mutants.split_heads_reshape_permute),
     ("split_heads", mutants.split_heads_unflatten),
@@ -106,6 +109,13 @@ MISTAKES = [
     ("mha_wrapper", mutants.WrapperDropsBias, {"shapes", "structure"}, "qkv_bias_ignored"),
     # Its heads (notebook 03's CausalAttention, edited) forgot the scaling and the dropout.
     ("mha_wrapper", mutants.WrapperOfUnscaledHeads, {"notes", "shapes", "modes"}, "fix CausalAttention first"),
+    ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_d_out_2, {"notes", "sizes"}, "d_out_is_total"),
+    ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_one_head, {"notes", "sizes"},
+     "heads_traded_for_width"),
+    ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_fixed_sizes, {"notes", "sizes"},
+     "the call asked for d_in=5, context_length=8, dropout=0.5"),
+    ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_single_attention, {"notes", "sizes"},
+     "expected a MultiHeadAttentionWrapper"),
     ("split_heads", mutants.split_heads_view_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
     ("split_heads", mutants.split_heads_reshape_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
     ("split_heads", mutants.split_heads_float, {"shapes", "strided"}, "keep the input's dtype"),
@@ -164,6 +174,7 @@ MISTAKES = [
     ("torch_equivalence", mutants.to_torch_multihead_no_dropout, {"shapes"}, "dropout probability"),
     ("torch_equivalence", mutants.to_torch_multihead_float32, {"shapes"}, "torch.float64"),
     ("torch_equivalence", mutants.to_torch_multihead_no_check, {"shapes"}, "must raise ValueError"),
+    ("torch_equivalence", mutants.to_torch_multihead_identity_check, {"shapes"}, "raised ValueError"),
     ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "modules"}, "counts_buffers"),
     ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "modules"}, "counts_buffers"),
     ("parameter_counts", mutants.count_parameters_all, {"modules"}, "counts_frozen"),

@@ -1,9 +1,11 @@
 """Every graded requirement is stated, and stated for the module it grades: no check's title names a feature its
 module does not have."""
 
+import dataclasses
 import re
 
 import nbformat
+import pytest
 
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
@@ -75,3 +77,21 @@ def test_every_graded_requirement_is_stated_in_the_release_before_its_check(repo
 
 def test_the_source_requirements_cells_are_current():
     assert requirements.main(["--check"]) == 0, "run `make release` (python -m devtools.requirements)"
+
+
+def test_each_notebook_states_time_and_difficulty_of_every_exercise(repo_root):
+    """The overview under a notebook's title names each exercise with its points, time and difficulty."""
+    for notebook in dict.fromkeys(exercise.notebook for exercise in EXERCISES):
+        cells = nbformat.read(repo_root / "release" / "attention" / f"{notebook}.ipynb", as_version=4).cells
+        assert cells[1].get("id") == f"overview-{notebook[:2]}", notebook
+        rows = {line.split(" | ")[0].lstrip("| "): line for line in cells[1].source.splitlines()}
+        for exercise in (e for e in EXERCISES if e.notebook == notebook):
+            row = rows[f"{exercise.title['en']} / {exercise.title['zh']}"]
+            stars = requirements.DIFFICULTY[exercise.difficulty]
+            assert f"| {exercise.points:g} | ~{exercise.minutes} min | {stars} |" in row, row
+
+
+def test_an_exercise_without_time_or_difficulty_cannot_be_released():
+    unstated = dataclasses.replace(EXERCISES[0], minutes=0)
+    with pytest.raises(ValueError, match="minutes"):
+        requirements.requirements_text(unstated)

@@ -64,7 +64,8 @@ class Exercise:
 
     `names` are the notebook names its checks receive, in the order the notebook passes them:
     `check("causal_mask", causal_mask)`. `points` is left out of a declaration: autograder.course.exercises
-    fills in the sum of its checks' points, so points are written once, on the checks.
+    fills in the sum of its checks' points, so points are written once, on the checks. `minutes` and
+    `difficulty` feed the notebook's overview table (devtools.requirements refuses an exercise without them).
     """
 
     id: str
@@ -72,6 +73,8 @@ class Exercise:
     names: tuple[str, ...]
     title: Mapping[str, str]  # {"en": ..., "zh": ...}
     points: float | None = None
+    minutes: int = 0  # a typical student's time for it, stated in the notebook's overview; 0: not stated yet
+    difficulty: int = 0  # 1 follows the text, 2 needs thought about shapes, 3 puts several ideas together
 
     def namespace(self, objects: tuple[Any, ...]) -> dict[str, Any]:
         """{name: object} for `check(id, *objects)`; a clear TypeError when a notebook cell passes too few or many."""

@@ -644,6 +644,13 @@ def to_torch_multihead_book(mha):
     return torch_mha
 
 
+def to_torch_multihead_identity_check(mha):
+    """The book's copy, but the sizes compared with `is`: right for small ints only, which Python caches."""
+    if mha.W_query.in_features is not mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    return to_torch_multihead_book(mha)
+
+
 def to_torch_multihead_no_check(mha):
     """The book's copy without the d_in == d_out check: a mismatch crashes inside copy_ instead."""
     torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
@@ -771,3 +778,31 @@ def count_parameters_all(module):
 
 def count_parameters_as_string(module):
     return f"{sum(p.numel() for p in module.parameters() if p.requires_grad):,}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Book exercise 3.2: a wrapper with num_heads=2 whose context vectors have 2 features.
+
+
+def two_dimensional_wrapper_book(d_in, context_length, dropout):
+    return WrapperBook(d_in, 1, context_length, dropout, num_heads=2)
+
+
+def two_dimensional_wrapper_keywords(d_in, context_length, dropout):
+    return WrapperBook(num_heads=2, d_out=1, d_in=d_in, context_length=context_length, dropout=dropout)
+
+
+def two_dimensional_wrapper_d_out_2(d_in, context_length, dropout):
+    return WrapperBook(d_in, 2, context_length, dropout, num_heads=2)  # 2 features per head: 4 in all
+
+
+def two_dimensional_wrapper_one_head(d_in, context_length, dropout):
+    return WrapperBook(d_in, 2, context_length, dropout, num_heads=1)  # 2 features, but from one head
+
+
+def two_dimensional_wrapper_fixed_sizes(d_in, context_length, dropout):
+    return WrapperBook(d_in, 1, 6, 0.0, num_heads=2)  # the notes' context_length and dropout, whatever is asked
+
+
+def two_dimensional_wrapper_single_attention(d_in, context_length, dropout):
+    return CausalAttention(d_in, 2, context_length, dropout)  # 2 features, but no heads at all

@@ -13,7 +13,7 @@ from autograder.checking.judging import (
     informative_queries,
     wrapper_structure_problem,
 )
-from autograder.course.probes.cases import CountCase, EquivalenceCase, HeadsCase, MultiHeadCase
+from autograder.course.probes.cases import CountCase, EquivalenceCase, HeadsCase, MultiHeadCase, TwoDimensionalCase
 from autograder.course.probes.inputs import DTYPES
 from autograder.course.probes.multihead import (
     MHA_LAYERS,
@@ -29,6 +29,7 @@ from autograder.course.probes.records import (
     HeadIndependenceRecord,
     HeadsRecord,
     MultiHeadRecord,
+    TwoDimensionalRecord,
     VectorisedRecord,
     WrapperRecord,
 )
@@ -189,6 +190,34 @@ def parameter_totals(case: CountCase) -> tuple[int, int, int]:
             trainable, frozen = (trainable + size, frozen) if is_trainable else (trainable, frozen + size)
         buffers += spec["mask"] ** 2
     return trainable, frozen, buffers
+
+
+def judge_two_dimensional(data: TwoDimensionalRecord, case: TwoDimensionalCase, expected: Expectations) -> Verdict:
+    """Book exercise 3.2: a MultiHeadAttentionWrapper of two heads one feature wide, built for the sizes asked.
+    Needs no reference. The output itself is exercise 04-1's: a wrapper still wrong there costs nothing here."""
+    if "head_count" not in data:
+        return Verdict(False, "two_dimensional_wrapper.not_a_wrapper", {"got": data.get("type", "?")})
+    if data["head_count"] != 2:
+        return Verdict(False, "two_dimensional_wrapper.head_count", {"got": data["head_count"]},
+                       misconception="heads_traded_for_width")
+    out_features = data.get("head_out_features")
+    if out_features is None:
+        return Verdict(False, "two_dimensional_wrapper.not_causal_heads")
+    if sum(out_features) != 2:
+        misconception = "d_out_is_total" if set(out_features) == {2} else None
+        return Verdict(False, "two_dimensional_wrapper.features",
+                       {"got": sum(out_features), "per_head": ", ".join(map(str, out_features))},
+                       misconception=misconception)
+    asked = (case["d_in"], case["context_length"], float(case["dropout"]))
+    for built in zip(data.get("head_in_features", []), data.get("head_context_length", [None] * 2),
+                     data.get("head_dropout", [None] * 2), strict=True):
+        if built != asked:
+            got_d_in, got_context_length, got_dropout = built
+            return Verdict(False, "two_dimensional_wrapper.sizes",
+                           {"d_in": case["d_in"], "context_length": case["context_length"],
+                            "dropout": case["dropout"], "got_d_in": got_d_in,
+                            "got_context_length": got_context_length, "got_dropout": got_dropout})
+    return Verdict(True)
 
 
 def judge_count(data: CountRecord, case: CountCase, expected: Expectations) -> Verdict:

@@ -92,6 +92,15 @@ class MultiHeadCase(TypedDict):
     load_weights: NotRequired[dict[str, Any]]
 
 
+class TwoDimensionalCase(TypedDict):
+    """Book exercise 3.2: the sizes the student's builder is called with."""
+
+    d_in: int
+    context_length: int
+    dropout: float
+    seed: int
+
+
 class HeadsCase(TypedDict):
     """split_heads / merge_heads: the layout of the input in memory and its sizes."""
 

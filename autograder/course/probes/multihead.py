@@ -23,7 +23,14 @@ from autograder.checking.probing import (
     state_of,
     takes_attention_mask,
 )
-from autograder.course.probes.cases import CountCase, EquivalenceCase, HeadsCase, MultiHeadCase, Namespace
+from autograder.course.probes.cases import (
+    CountCase,
+    EquivalenceCase,
+    HeadsCase,
+    MultiHeadCase,
+    Namespace,
+    TwoDimensionalCase,
+)
 from autograder.course.probes.inputs import DTYPES, notes_batch
 from autograder.course.probes.loading import load_case_weights
 from autograder.course.probes.records import (
@@ -32,6 +39,7 @@ from autograder.course.probes.records import (
     HeadIndependenceRecord,
     HeadsRecord,
     MultiHeadRecord,
+    TwoDimensionalRecord,
     VectorisedRecord,
     WrapperRecord,
 )
@@ -266,6 +274,32 @@ def raised_by(function, argument):
     except Exception as exc:  # noqa: BLE001 - which exception it was is the answer being checked
         return type(exc).__name__
     return None
+
+
+def probe_two_dimensional(namespace: Namespace, case: TwoDimensionalCase) -> TwoDimensionalRecord:
+    """Build the student's exercise-3.2 wrapper and read its heads' sizes (its output is exercise 04-1's to get
+    right)."""
+    build = lookup(namespace, "two_dimensional_wrapper")
+    with seeded(case["seed"]):
+        wrapper = build(case["d_in"], case["context_length"], case["dropout"])
+    record: TwoDimensionalRecord = {"type": type(wrapper).__name__}
+    heads = getattr(wrapper, "heads", None)
+    if not isinstance(wrapper, nn.Module) or not isinstance(heads, nn.ModuleList):
+        return record
+    record["head_count"] = len(heads)
+    # Each size is read only when every head has the layer: a head of another kind leaves it out of the record.
+    queries = [layer for head in heads if isinstance(layer := getattr(head, "W_query", None), nn.Linear)]
+    if len(queries) == len(heads):
+        record["head_in_features"] = [layer.in_features for layer in queries]
+        record["head_out_features"] = [layer.out_features for layer in queries]
+    dropouts = [layer for head in heads if isinstance(layer := getattr(head, "dropout", None), nn.Dropout)]
+    if len(dropouts) == len(heads):
+        record["head_dropout"] = [float(layer.p) for layer in dropouts]
+    masks = [mask for head in heads
+             if isinstance(mask := getattr(head, "mask", None), torch.Tensor) and mask.dim() == 2]
+    if len(masks) == len(heads):
+        record["head_context_length"] = [mask.shape[-1] for mask in masks]
+    return record
 
 
 def probe_count(namespace: Namespace, case: CountCase) -> CountRecord:

@@ -119,6 +119,17 @@ class EquivalenceRecord(TypedDict, total=False):
     out: Tensor
 
 
+class TwoDimensionalRecord(TypedDict, total=False):
+    """What the builder of book exercise 3.2 returned: its class and its heads' sizes."""
+
+    type: str
+    head_count: int
+    head_in_features: list[int]
+    head_out_features: list[int]
+    head_dropout: list[float]
+    head_context_length: list[int]
+
+
 class CountRecord(TypedDict):
     count: int
 

@@ -25,9 +25,11 @@ from autograder.course.probes.basics import (
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (
     Exercise("softmax_naive", NOTEBOOK, ("softmax_naive",),
-             {"en": "Naive softmax", "zh": "朴素 softmax"}),
+             {"en": "Naive softmax", "zh": "朴素 softmax"},
+             minutes=10, difficulty=1),
     Exercise("softmax_stable", NOTEBOOK, ("softmax_stable",),
-             {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"}),
+             {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"},
+             minutes=15, difficulty=2),
 )
 
 

@@ -15,7 +15,8 @@ from autograder.course.probes.basics import (
 
 EXERCISES = (
     Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
-             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"}),
+             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"},
+             minutes=10, difficulty=1),
 )
 
 

@@ -11,7 +11,8 @@ from autograder.course.probes.self_attention import probe_transfer
 
 EXERCISES = (
     Exercise("transfer_weights", NOTEBOOK, ("load_v2_weights_into_v1",),
-             {"en": "Book exercise 3.1: v2's weights into v1", "zh": "书中练习 3.1：把 v2 的权重装进 v1"}),
+             {"en": "Book exercise 3.1: v2's weights into v1", "zh": "书中练习 3.1：把 v2 的权重装进 v1"},
+             minutes=15, difficulty=2),
 )
 
 

@@ -10,7 +10,8 @@ from autograder.course.probes.causal import probe_causal_mask
 
 EXERCISES = (
     Exercise("causal_mask", NOTEBOOK, ("causal_mask",),
-             {"en": "The causal mask", "zh": "因果掩码"}),
+             {"en": "The causal mask", "zh": "因果掩码"},
+             minutes=10, difficulty=1),
 )
 
 

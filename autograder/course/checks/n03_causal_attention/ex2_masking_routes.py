@@ -27,7 +27,8 @@ from autograder.course.probes.causal import (
 
 EXERCISES = (
     Exercise("masking_routes", NOTEBOOK, ("causal_weights_renormalised", "causal_weights_neg_inf"),
-             {"en": "The two masking routes", "zh": "两种遮蔽方式"}),
+             {"en": "The two masking routes", "zh": "两种遮蔽方式"},
+             minutes=20, difficulty=2),
 )
 
 

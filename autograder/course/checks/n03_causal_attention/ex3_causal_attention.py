@@ -21,7 +21,8 @@ from autograder.course.probes.causal import (
 
 EXERCISES = (
     Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
-             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：buffer 与前向传播"}),
+             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：buffer 与前向传播"},
+             minutes=30, difficulty=3),
 )
 
 

@@ -13,14 +13,18 @@ from autograder.course.checks.n04_multi_head_attention.shared import (
     dtype_message,
     projection_weights,
 )
-from autograder.course.judges.multihead import judge_wrapper
-from autograder.course.probes.multihead import attention_input, probe_wrapper
+from autograder.course.judges.multihead import judge_two_dimensional, judge_wrapper
+from autograder.course.probes.multihead import attention_input, probe_two_dimensional, probe_wrapper
 
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (
     Exercise("mha_wrapper", NOTEBOOK, ("MultiHeadAttentionWrapper",),
-             {"en": "MultiHeadAttentionWrapper", "zh": "MultiHeadAttentionWrapper（堆叠多个单头）"}),
+             {"en": "MultiHeadAttentionWrapper", "zh": "MultiHeadAttentionWrapper（堆叠多个单头）"},
+             minutes=15, difficulty=2),
+    Exercise("two_dimensional_wrapper", NOTEBOOK, ("two_dimensional_wrapper",),
+             {"en": "Book exercise 3.2: two-dimensional context vectors", "zh": "书中练习 3.2：二维的上下文向量"},
+             minutes=5, difficulty=1),
 )
 
 
@@ -66,13 +70,38 @@ def expect_wrapper(case, data):
                                  heads=lambda: [variants.attention(x, weights) for weights in heads()])
 
 
-CHECKS = (
+WRAPPER_CHECKS = (
     # With the module contract (autograder.course.checks.module_contract): 5 points.
     Check("mha_wrapper.notes", "mha_wrapper", 1, False, wrapper_cases_notes, probe_wrapper, judge_wrapper,
           expect_wrapper),
     Check("mha_wrapper.shapes", "mha_wrapper", 1.5, True, wrapper_cases_shapes, probe_wrapper, judge_wrapper,
           expect_wrapper),
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# two_dimensional_wrapper: book exercise 3.2, a wrapper with num_heads=2 whose output has 2 features
+
+
+def two_dimensional_cases_notes(rng):
+    return [
+        {"d_in": 3, "context_length": 6, "dropout": 0.0, "seed": 123},  # the notes' sentence and batch
+        {"d_in": 5, "context_length": 8, "dropout": 0.5, "seed": 1},  # other sizes, dropout on
+    ]
+
+
+def two_dimensional_cases_sizes(rng):
+    return [{"d_in": rng.randint(2, 16), "context_length": rng.randint(2, 64), "dropout": rng.choice([0.1, 0.2, 0.3]),
+             "seed": rng.randrange(2**31 - 100)} for _ in range(2)]
+
+
+TWO_DIMENSIONAL_CHECKS = (
+    Check("two_dimensional_wrapper.notes", "two_dimensional_wrapper", 1, False, two_dimensional_cases_notes,
+          probe_two_dimensional, judge_two_dimensional),
+    Check("two_dimensional_wrapper.sizes", "two_dimensional_wrapper", 1, True, two_dimensional_cases_sizes,
+          probe_two_dimensional, judge_two_dimensional),
+)
+CHECKS = WRAPPER_CHECKS + TWO_DIMENSIONAL_CHECKS
 
 
 MESSAGES = {
@@ -84,6 +113,52 @@ MESSAGES = {
     "mha_wrapper.shapes.title": {
         "en": "MultiHeadAttentionWrapper for other sizes, head counts, biases and float64",
         "zh": "MultiHeadAttentionWrapper 在其他尺寸、头数、偏置和 float64 下也正确",
+    },
+    "two_dimensional_wrapper.notes.title": {
+        "en": "two_dimensional_wrapper(3, 6, 0.0) and (5, 8, 0.5): a MultiHeadAttentionWrapper with 2 heads whose "
+              "context vectors have 2 features, built for that d_in, context_length and dropout",
+        "zh": "two_dimensional_wrapper(3, 6, 0.0) 和 (5, 8, 0.5)：返回有 2 个头、上下文向量有 2 个特征的 "
+              "MultiHeadAttentionWrapper，并按给定的 d_in、context_length 和 dropout 构建",
+    },
+    "two_dimensional_wrapper.sizes.title": {
+        "en": "two_dimensional_wrapper for other d_in, context_length and dropout",
+        "zh": "two_dimensional_wrapper 在其他 d_in、context_length 和 dropout 下也正确",
+    },
+    "two_dimensional_wrapper.explanation": {
+        "en": "Why it works: the wrapper places its heads side by side, so its output is num_heads times one head's "
+              "width. With num_heads kept at 2, a 2-feature output leaves each head one feature: d_out is the size "
+              "of one head, not of the whole output.",
+        "zh": "为什么这样是对的：包装器把各个头并排放置，所以输出宽度是单个头宽度的 num_heads 倍。num_heads 保持为 2 "
+              "时，要得到 2 个特征，每个头就只能有 1 个特征：d_out 是单个头的大小，而不是整个输出的大小。",
+    },
+    "two_dimensional_wrapper.not_a_wrapper": {
+        "en": "two_dimensional_wrapper returned a {got}, expected a MultiHeadAttentionWrapper (its heads in "
+              "self.heads)",
+        "zh": "two_dimensional_wrapper 返回的是 {got}，应当返回一个 MultiHeadAttentionWrapper（头保存在 "
+              "self.heads 中）",
+    },
+    "two_dimensional_wrapper.head_count": {
+        "en": "the wrapper has {got} head(s): the exercise keeps num_heads=2 and changes something else",
+        "zh": "这个包装器有 {got} 个头：本练习要求保持 num_heads=2，改变的是别的参数",
+    },
+    "two_dimensional_wrapper.not_causal_heads": {
+        "en": "the heads have no W_query layer: each head must be a CausalAttention",
+        "zh": "这些头没有 W_query 层：每个头都应当是一个 CausalAttention",
+    },
+    "two_dimensional_wrapper.features": {
+        "en": "the heads are {per_head} feature(s) wide, so the context vectors have {got} features, not 2",
+        "zh": "各个头的宽度分别是 {per_head} 个特征，所以上下文向量有 {got} 个特征，而不是 2 个",
+    },
+    "two_dimensional_wrapper.sizes": {
+        "en": "the heads were built with d_in={got_d_in}, context_length={got_context_length}, "
+              "dropout={got_dropout}; the call asked for d_in={d_in}, context_length={context_length}, "
+              "dropout={dropout}",
+        "zh": "这些头是按 d_in={got_d_in}、context_length={got_context_length}、dropout={got_dropout} 构建的；"
+              "调用时要求的是 d_in={d_in}、context_length={context_length}、dropout={dropout}",
+    },
+    "two_dimensional_wrapper.sizes.hidden": {
+        "en": "the heads were not built with the d_in, context_length and dropout the function was called with",
+        "zh": "这些头没有按调用函数时给出的 d_in、context_length 和 dropout 来构建",
     },
     "mha_wrapper.values": {
         "en": "the output is not your heads' outputs placed side by side along the feature axis, in head order",

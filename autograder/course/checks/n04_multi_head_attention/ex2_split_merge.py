@@ -16,9 +16,11 @@ from autograder.course.probes.multihead import merge_input, probe_merge, probe_s
 
 EXERCISES = (
     Exercise("split_heads", NOTEBOOK, ("split_heads",),
-             {"en": "Splitting into heads", "zh": "拆分注意力头"}),
+             {"en": "Splitting into heads", "zh": "拆分注意力头"},
+             minutes=15, difficulty=2),
     Exercise("merge_heads", NOTEBOOK, ("merge_heads",),
-             {"en": "Merging the heads", "zh": "合并注意力头"}),
+             {"en": "Merging the heads", "zh": "合并注意力头"},
+             minutes=10, difficulty=2),
 )
 
 

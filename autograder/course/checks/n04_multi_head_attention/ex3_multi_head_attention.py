@@ -19,10 +19,12 @@ from autograder.course.probes.multihead import attention_input, padding_mask, pr
 
 EXERCISES = (
     Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
-             {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"}),
+             {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"},
+             minutes=30, difficulty=3),
     Exercise("padding_mask", NOTEBOOK, ("MultiHeadAttention",),
              {"en": "Padding mask in MultiHeadAttention.forward",
-              "zh": "MultiHeadAttention.forward 中的 padding 掩码"}),
+              "zh": "MultiHeadAttention.forward 中的 padding 掩码"},
+             minutes=20, difficulty=3),
 )
 
 

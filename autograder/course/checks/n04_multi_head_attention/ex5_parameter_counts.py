@@ -10,7 +10,8 @@ from autograder.course.probes.multihead import probe_count
 
 EXERCISES = (
     Exercise("parameter_counts", NOTEBOOK, ("count_parameters",),
-             {"en": "Book exercise 3.3: counting parameters", "zh": "书中练习 3.3：统计参数量"}),
+             {"en": "Book exercise 3.3: counting parameters", "zh": "书中练习 3.3：统计参数量"},
+             minutes=10, difficulty=1),
 )
 
 
@@ -60,9 +61,13 @@ MESSAGES = {
     "parameter_counts.explanation": {
         "en": "Why it works: module.parameters() yields every registered parameter once (a layer shared by two "
               "modules counts once), numel() is a tensor's number of entries, and requires_grad=False marks a frozen "
-              "one; buffers such as the mask are state, never parameters.",
+              "one; buffers such as the mask are state, never parameters. GPT-2's MultiHeadAttention(768, 768, 1024, "
+              "0.0, 12): three 768 × 768 projections without bias (1,769,472) plus out_proj with its bias (768 × 768 "
+              "+ 768 = 590,592) make 2,360,064; the 1024 × 1024 mask adds nothing.",
         "zh": "为什么这样是对的：module.parameters() 会把每个注册的参数恰好给出一次（两个模块共享的层只算一次），"
-              "numel() 是张量的元素个数，requires_grad=False 表示参数被冻结；掩码这样的 buffer 是状态，从来不是参数。"},
+              "numel() 是张量的元素个数，requires_grad=False 表示参数被冻结；掩码这样的 buffer 是状态，从来不是参数。"
+              "GPT-2 规模的 MultiHeadAttention(768, 768, 1024, 0.0, 12)：三个不带偏置的 768 × 768 投影（1,769,472）"
+              "加上带偏置的 out_proj（768 × 768 + 768 = 590,592），共 2,360,064；1024 × 1024 的掩码不计入。"},
     "parameter_counts.notes.title": {
         "en": "count_parameters: MultiHeadAttention(768, 768, 1024, 0.0, 12) and the notes' small one",
         "zh": "count_parameters：MultiHeadAttention(768, 768, 1024, 0.0, 12) 和笔记中的小模块",

@@ -8,6 +8,15 @@ MISCONCEPTIONS = (
       "each head sees only head_dim of the d_out features: the scale belongs to one head's key dimension, after the "
       "split",
       "每个头只看到 d_out 个特征中的 head_dim 个：缩放因子取决于拆分之后单个头的 key 维度"),
+    M("d_out_is_total",
+      "d_out taken as the size of the whole output", "把 d_out 当成了整个输出的大小",
+      "the wrapper gives every head its own d_out features and then places the heads side by side: the output is "
+      "wider than any one head",
+      "包装器给每个头各自 d_out 个特征，再把各个头并排放置：输出比任何一个头都宽"),
+    M("heads_traded_for_width",
+      "num_heads changed to change the output size", "为了改变输出大小而改变了 num_heads",
+      "exercise 3.2 keeps two heads: the width to change is each head's own",
+      "练习 3.2 要保留两个头：要改变的是每个头自己的宽度"),
     M("split_without_transpose",
       "heads split with view but not transposed", "用 view 拆分了头但没有转置",
       "after the view the tensor is (b, num_tokens, num_heads, head_dim), but each head needs its own (num_tokens, "

@@ -4,7 +4,8 @@
 
 The students are those of the student-kit agreement (devtools.student_kit_agreement.students): every mutant in
 tests/mutants/ and every single-knob variant of devtools/student_variants.py (the release stubs and the reference
-are left out: a stub fails its public checks, the reference loses nothing). For each, the exercise's public checks
+are left out: a stub fails its public checks, the reference loses nothing), and every mutant cosmic-ray makes of
+solutions/ (devtools.mutants), once for each exercise that uses its line. For each, the exercise's public checks
 run as `check(...)` runs them, then every check as `grade(...)` does. A surprise is a ✔ on every public check
 followed by lost points: for a self-learner with the student kit, a bug they are told is not there. Prints a table
 per exercise and, with -v, every surprise with the hidden checks it fails. Exit status 0; the figure is the output.
@@ -16,8 +17,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from autograder.checking.check_types import PASSED
-from autograder.course.exercises import EXERCISES
+from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
 from autograder.running.runner import run_exercise
+from devtools import mutants as mutant_source
 from devtools.student_kit_agreement import Student, students
 
 
@@ -43,7 +45,28 @@ def outcome(student: Student) -> Outcome:
 
 
 def buggy_students() -> list[Student]:
-    return [student for student in students() if student.label.startswith(("mutant/", "variant/"))]
+    """The hand-written mutants and the grid's variants, then the mutation tool's mutants."""
+    written = [student for student in students() if student.label.startswith(("mutant/", "variant/"))]
+    return written + mutation_students()
+
+
+def mutation_students() -> list[Student]:
+    """cosmic-ray's mutants of solutions/, one student per exercise whose names reach the mutated line. Mutants on
+    lines no exercise uses, and those that raise as their module runs, have no exercise to pass or fail."""
+    usage = mutant_source.usage()
+    population = []
+    for mutant in mutant_source.all_mutants():
+        exercise_ids = usage.get((mutant.file, mutant.line), ())
+        if not exercise_ids:
+            continue
+        try:
+            loaded = mutant_source.load(mutant)
+        except mutant_source.MutantImportError:
+            continue
+        population += [Student(f"cosmic-ray/{mutant.key}", exercise_id,
+                               mutant_source.namespace_for(EXERCISES_BY_ID[exercise_id], loaded))
+                       for exercise_id in sorted(exercise_ids)]
+    return population
 
 
 def measure(population: list[Student]) -> list[Outcome]:
@@ -54,14 +77,14 @@ def table(outcomes: list[Outcome]) -> str:
     by_exercise: dict[str, list[Outcome]] = defaultdict(list)
     for found in outcomes:
         by_exercise[found.exercise].append(found)
-    rows = [f"{'exercise':<25}{'buggy':>7}{'public ✔':>10}{'surprises':>11}{'points lost':>13}"]
+    rows = [f"{'exercise':<25}{'students':>10}{'public ✔':>10}{'surprises':>11}{'points lost':>13}"]
     for exercise in EXERCISES:
         found = by_exercise.get(exercise.id, [])
         surprises = [o for o in found if o.surprise]
-        rows.append(f"{exercise.id:<25}{len(found):>7}{sum(o.public_passed for o in found):>10}{len(surprises):>11}"
+        rows.append(f"{exercise.id:<25}{len(found):>10}{sum(o.public_passed for o in found):>10}{len(surprises):>11}"
                     f"{sum(o.lost for o in surprises):>13g}")
     total = [o for o in outcomes if o.surprise]
-    rows.append(f"{'all':<25}{len(outcomes):>7}{sum(o.public_passed for o in outcomes):>10}{len(total):>11}"
+    rows.append(f"{'all':<25}{len(outcomes):>10}{sum(o.public_passed for o in outcomes):>10}{len(total):>11}"
                 f"{sum(o.lost for o in total):>13g}")
     return "\n".join(rows)
 

@@ -1,7 +1,8 @@
 """No surprises: student-style buggy code that passes every public check of an exercise keeps its points at grading.
 
 Every hidden check has a public preview (autograder.course.catalog): the same requirement shown with visible inputs
-before it is graded on others. devtools.surprises measures it on every mutant and grid variant.
+before it is graded on others. devtools.surprises measures it on every hand-written mutant, grid variant and
+cosmic-ray mutant of solutions/.
 """
 
 import pytest
@@ -50,7 +51,8 @@ def test_every_hidden_check_has_a_public_preview_and_grading_runs_no_preview():
 @pytest.mark.slow
 def test_no_buggy_student_passes_every_public_check_and_loses_points():
     outcomes = measure(buggy_students())
-    assert len(outcomes) > 250
+    assert len(outcomes) > 800  # hand-written mutants, grid variants and cosmic-ray's mutants
+    assert any(found.student.startswith("cosmic-ray/") for found in outcomes)
     surprises = [found for found in outcomes if found.surprise]
     assert not surprises, table(outcomes) + "\n" + "\n".join(
         f"{found.student}: -{found.lost:g} ({', '.join(found.failed_hidden)})" for found in surprises)

@@ -50,7 +50,6 @@ CORRECT = [
     ("self_attention_v1", mutants.SelfAttention_v1_other_order),
     ("self_attention_v2", mutants.SelfAttention_v2_fixed_book),
     ("self_attention_v2", mutants.SelfAttention_v2_other_order),
-    ("transfer_weights", mutants.load_book),
     ("transfer_weights", mutants.load_data_assignment),
 ]
 
@@ -73,6 +72,10 @@ MISTAKES = [
     ("softmax_stable", mutants.softmax_stable_no_shift, "softmax_stable.large", "naive_softmax_overflow"),
     ("softmax_stable", mutants.softmax_stable_dim0, "softmax_stable.notes", "softmax_dim_ignored"),
     ("softmax_stable", mutants.softmax_stable_last_dim, "softmax_stable.random", "softmax_dim_ignored"),
+    ("softmax_stable", mutants.softmax_stable_default_dim0, "softmax_stable.random", "default_dim_changed"),
+    ("softmax_stable", mutants.softmax_stable_max_over_first_axis, "softmax_stable.notes", "max_and_sum_axes_differ"),
+    ("softmax_stable", mutants.softmax_stable_max_over_first_axis, "softmax_stable.random",
+     "max_and_sum_axes_differ"),
     ("softmax_stable", mutants.softmax_stable_no_keepdim, "softmax_stable.notes", "missing_keepdim"),
     ("softmax_stable", mutants.softmax_stable_in_place, "softmax_stable.from_scratch", None),
     ("softmax_stable", mutants.softmax_stable_builtin, "softmax_stable.from_scratch", None),
@@ -103,6 +106,11 @@ MISTAKES = [
     ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.shapes", "weights_not_transposed"),
     ("transfer_weights", mutants.load_parameter_untransposed, "transfer_weights.notes", "weights_not_transposed"),
     ("transfer_weights", mutants.load_mixed_up, "transfer_weights.shapes", "weights_mixed_up"),
+    # The book's own answer: right numbers, but v1's new Parameters are views of v2's weights (exercise 02-3 asks
+    # for a copy, as its text says).
+    ("transfer_weights", mutants.load_book, "transfer_weights.copies", "aliased_not_copied"),
+    ("transfer_weights", mutants.load_new_parameters, "transfer_weights.copies", "parameters_replaced"),
+    ("transfer_weights", mutants.load_copy_without_no_grad, "transfer_weights.notes", "copy_without_no_grad"),
     ("transfer_weights", mutants.load_transposing_v2_in_place, "transfer_weights.shapes", None),
     ("transfer_weights", mutants.load_returns_copies, "transfer_weights.notes", None),
 ]

@@ -103,8 +103,10 @@ MISTAKES = [
     ("mha_wrapper", mutants.WrapperTokenAxis, WRAPPER_SHAPE, "heads_on_token_axis"),
     ("mha_wrapper", mutants.WrapperFirstAxis, WRAPPER_SHAPE, "heads_on_token_axis"),
     ("mha_wrapper", mutants.WrapperStacked, WRAPPER_SHAPE, "heads_stacked"),
-    ("mha_wrapper", mutants.WrapperPlainList, WRAPPER_SHAPE, "heads_plain_list"),
+    # Heads in a plain list are missing from state_dict() too: a fresh module loading it keeps its own heads.
+    ("mha_wrapper", mutants.WrapperPlainList, WRAPPER_SHAPE | {"state"}, "heads_plain_list"),
     ("mha_wrapper", mutants.WrapperSharedHead, {"notes", "shapes"}, "heads_shared"),
+    ("mha_wrapper", mutants.WrapperReseededHeads, {"structure"}, "heads_identical_init"),
     ("mha_wrapper", mutants.WrapperDropsBias, {"shapes", "structure"}, "pass qkv_bias on"),
     ("mha_wrapper", mutants.WrapperDropsBias, {"shapes", "structure"}, "qkv_bias_ignored"),
     # Its heads (notebook 03's CausalAttention, edited) forgot the scaling and the dropout.
@@ -127,6 +129,11 @@ MISTAKES = [
     ("merge_heads", mutants.merge_heads_transpose_in_place, {"notes", "shapes", "round_trip"},
      "changed its input in place"),
     ("multi_head_attention", mutants.MHANoScaling, {"reference"}, "missing_scaling"),
+    ("multi_head_attention", mutants.MHAMaskRebound, {"state"}, "state_changed_by_forward"),
+    ("multi_head_attention", mutants.MHAHalfPower, {"notes", "reference"}, "scale_wrong_value"),
+    ("multi_head_attention", mutants.MHATransposedLikeCausal,
+     {"notes", "reference", "heads", "structure", "modes", "device", "properties", "state"},
+     "these tensors have four axes"),
     ("multi_head_attention", mutants.MHAScaleByDOut, ALL_MHA - {"properties"}, "scale_by_d_out"),
     ("multi_head_attention", mutants.MHAScaleByDIn, ALL_MHA - {"properties"}, "scale_by_d_in"),
     ("multi_head_attention", mutants.MHASoftmaxDim2, ALL_MHA, "softmax_wrong_dim"),
@@ -146,7 +153,7 @@ MISTAKES = [
     # head_dim first in the split and in the merge: two knobs at once, no single variant reproduces it.
     ("multi_head_attention", mutants.MHAHeadDimFirst, {"reference", "heads"}, "changed another head's output"),
     ("multi_head_attention", mutants.MHANoContiguous,
-     {"reference", "properties", "heads", "structure", "modes", "device"},
+     {"reference", "properties", "heads", "structure", "modes", "device", "state"},
      "`.view` failed on a non-contiguous tensor"),
     # The padding step: the book's forward (no attention_mask) and the ways of getting the padding wrong
     ("padding_mask", mutants.MHABookWithoutPadding, ALL_PADDING, "forward takes no attention_mask yet"),
@@ -175,6 +182,7 @@ MISTAKES = [
     ("torch_equivalence", mutants.to_torch_multihead_float32, {"shapes"}, "torch.float64"),
     ("torch_equivalence", mutants.to_torch_multihead_no_check, {"shapes"}, "must raise ValueError"),
     ("torch_equivalence", mutants.to_torch_multihead_identity_check, {"shapes"}, "raised ValueError"),
+    ("torch_equivalence", mutants.to_torch_multihead_shared_out_proj, {"notes", "shapes"}, "aliased_not_copied"),
     ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "modules"}, "counts_buffers"),
     ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "modules"}, "counts_buffers"),
     ("parameter_counts", mutants.count_parameters_all, {"modules"}, "counts_frozen"),

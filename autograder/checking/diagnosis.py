@@ -10,6 +10,34 @@ from autograder.checking.check_types import Verdict
 from autograder.safe_text import one_line
 
 SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
+MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
+BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton "
+                       r"dimension (\d+)")
+AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (-?\d+)\)")
+LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
+
+
+def located_shape_error(text, line, fields):
+    """A shape error placed on the student's own line, with the operation and the axis; None if unknown."""
+    at = {**fields, "line": one_line(line, 120)}
+    compact = line.replace(" ", "")
+    if "transpose(1,2)" in compact and ("@" in compact or "matmul" in compact):
+        # Right on (b, num_tokens, d) tensors; on the heads' four axes it pairs heads with tokens.
+        return Verdict(False, "error.transpose_4d", at)
+    if (found := MATMUL.search(text)) is not None:
+        rows, inner, other_inner, cols = found.groups()
+        verdict = Verdict(False, "error.matmul_shapes", {**at, "left": f"({rows}, {inner})",
+                                                          "right": f"({other_inner}, {cols})"})
+        if ".weight" in line and "@" in line:
+            verdict.misconception = "linear_as_matrix"
+        return verdict
+    if (found := BROADCAST.search(text)) is not None:
+        size_a, size_b, axis = found.groups()
+        return Verdict(False, "error.broadcast_axis", {**at, "axis": int(axis), "a": int(size_a), "b": int(size_b)})
+    if (found := AXIS_RANGE.search(text)) is not None:
+        rank, axis = found.groups()
+        return Verdict(False, "error.axis_out_of_range", {**at, "rank": int(rank), "axis": int(axis)})
+    return None
 
 
 def explain_error(error, case):
@@ -28,6 +56,16 @@ def explain_error(error, case):
         return Verdict(False, "error.other", fields, misconception="linear_as_matrix")
     if kind == "TypeError" and re.search(r"argument|positional|keyword", text):
         return Verdict(False, "error.wrong_signature", fields)
+    if kind == "RuntimeError" and LEAF_IN_PLACE in text:
+        return Verdict(False, "error.leaf_in_place", fields, misconception="copy_without_no_grad")
+    line = str(error.get("line", ""))
+    if kind in ("RuntimeError", "IndexError") and line and (located := located_shape_error(text, line, fields)):
+        if located.message_key == "error.broadcast_axis":
+            num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
+            if num_tokens is not None and context_length is not None and num_tokens < context_length \
+                    and str(context_length) in text:
+                located.misconception = "mask_not_truncated"
+        return located
     if kind == "RuntimeError" and SHAPE_ERROR.search(text):
         num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
         if num_tokens is not None and context_length is not None and num_tokens < context_length:

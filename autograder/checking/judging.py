@@ -129,3 +129,86 @@ def causal_mask_verdict(got, expected, mistakes, num_tokens):
         return Verdict(True)
     return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, mistakes),
                    expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Localising a wrong attention output: which stage first differs, and the scale a student used
+
+
+FIT_TOLERANCE = 1e-3  # relative residual under which the student's weights are a softmax of the scores at one scale
+
+
+def fit_divisor(weights, raw_scores):
+    """The number the student divided the scores by, fitted from their attention weights, or None.
+
+    `weights` (what their dropout layer received) and `raw_scores` (queries @ keys^T, unscaled) have the same
+    shape. Within a row, log w_ij - log w_ik = (s_ij - s_ik) / divisor for every visible key: one least-squares
+    fit over every row with two or more visible keys; None where the weights are no softmax of the scores at any
+    single scale (a mask or a softmax axis of its own, dropout before the softmax, ...).
+    """
+    weights, raw_scores = weights.double(), raw_scores.double()
+    if weights.shape != raw_scores.shape or not torch.isfinite(weights).all() or (weights < 0).any():
+        return None
+    visible = weights > 1e-12
+    if ((visible.sum(dim=-1) < 2).all()):
+        return None
+    log_weights = torch.where(visible, weights.clamp_min(1e-300).log(), 0.0)
+    counts = visible.sum(dim=-1, keepdim=True).clamp_min(1)
+    y = torch.where(visible, log_weights - log_weights.sum(dim=-1, keepdim=True) / counts, 0.0)
+    scores = torch.where(visible, raw_scores, 0.0)
+    z = torch.where(visible, scores - scores.sum(dim=-1, keepdim=True) / counts, 0.0)
+    spread = float((z * z).sum())
+    if spread == 0.0:
+        return None
+    inverse = float((y * z).sum()) / spread
+    residual = float(((y - inverse * z) ** 2).sum()) ** 0.5 / max(float((y * y).sum()) ** 0.5, 1e-12)
+    if inverse <= 0 or residual > FIT_TOLERANCE:
+        return None
+    return 1.0 / inverse
+
+
+def located_fault(seen_weights, expected, *, scaled_by, sizes, after_key):
+    """For a wrong output no catalogued mistake explains: the first stage that differs, as a Verdict, or None when
+    the student's weights were not seen (no dropout layer called). `expected` gives `attention_weights` (the right
+    attention weights) and `raw_scores` (unscaled, shaped like them); `scaled_by` names the size in `sizes` whose
+    square root the scores must be divided by; `after_key` is the message for right weights and a wrong output."""
+    if seen_weights is None:
+        return None
+    want = expected["attention_weights"]
+    if seen_weights.shape == want.shape and same(seen_weights, want):
+        return Verdict(False, after_key)
+    divisor = fit_divisor(seen_weights, expected["raw_scores"])
+    right = sizes[scaled_by] ** 0.5
+    if divisor is not None and abs(divisor - right) > 1e-3 * right:
+        fields = {"divisor": divisor, "expected": right, "size": scaled_by}
+        form = divisor_form(divisor, sizes)
+        if form is None:
+            return Verdict(False, "attention.scaled_by_value", fields, misconception="scale_wrong_value")
+        return Verdict(False, "attention.scaled_by_form", {**fields, "form": form}, misconception="scale_wrong_value")
+    if seen_weights.shape != want.shape:
+        return None
+    wrong_queries = (~torch.isclose(seen_weights, want, rtol=1e-4, atol=1e-6, equal_nan=True)).any(dim=-1)
+    wrong_queries = wrong_queries.reshape(-1, wrong_queries.shape[-1]).any(dim=0)  # (num_tokens,)
+    if not wrong_queries.any():
+        return None
+    return Verdict(False, "attention.weights_differ", {"query": first_index(wrong_queries)[0]})
+
+
+def returned_weights(got, expected):
+    """A Verdict when the output is the attention weights themselves (forward stopped one step early), else None."""
+    weights = expected["attention_weights"]
+    if isinstance(got, torch.Tensor) and got.shape == weights.shape and same(got, weights):
+        return Verdict(False, "attention.returned_weights", {"got_shape": tuple(got.shape)})
+    return None
+
+
+def divisor_form(divisor, sizes):
+    """The expression of the sizes a fitted divisor equals ("head_dim / 2"), or None. `sizes`: {name: value}."""
+    forms = {"1 (no scaling)": 1.0}
+    for name, value in sizes.items():
+        forms.update({f"√{name}": value**0.5, name: float(value), f"{name} / 2": value / 2, f"2·{name}": 2.0 * value,
+                      f"2·√{name}": 2 * value**0.5})
+    for form, value in forms.items():
+        if abs(divisor - value) <= 1e-3 * value:
+            return form
+    return None

@@ -103,10 +103,52 @@ def silenced():
             yield
 
 
-def run_probe(probe, namespace, case) -> dict:
-    """Run one probe; any exception from the student's code becomes plain data."""
+@contextlib.contextmanager
+def dropout_input(module):
+    """{"weights": what the module's `dropout` layer last received}: the attention weights, in a forward pass that
+    applies self.dropout where attention does. Empty when there is no such layer or it is never called."""
+    seen: dict = {}
+    layer = getattr(module, "dropout", None)
+    if not isinstance(layer, nn.Module):
+        yield seen
+        return
+
+    def keep(_layer, args):
+        if args and isinstance(args[0], torch.Tensor):
+            seen["weights"] = args[0].detach().to("cpu", copy=True)
+
+    handle = layer.register_forward_pre_hook(keep)
     try:
-        with silenced():
+        yield seen
+    finally:
+        handle.remove()
+
+
+@contextlib.contextmanager
+def grader_torch_state():
+    """torch's global settings as the grader runs with them, whatever a notebook cell set (grad mode, default dtype
+    and device, deterministic algorithms): correct code keeps its points after `torch.set_grad_enabled(False)`.
+    The notebook's own settings are back afterwards."""
+    grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_default_device()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    torch.set_grad_enabled(True)
+    torch.set_default_dtype(torch.float32)
+    torch.set_default_device(None)
+    torch.use_deterministic_algorithms(False)
+    try:
+        yield
+    finally:
+        torch.set_grad_enabled(grad)
+        torch.set_default_dtype(dtype)
+        torch.set_default_device(None if device.type == "cpu" else device)
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+
+
+def run_probe(probe, namespace, case) -> dict:
+    """Run one probe under the grader's torch settings; any exception from the student's code becomes plain data."""
+    try:
+        with silenced(), grader_torch_state():
             return probe(namespace, case)
     except ProbeError as problem:
         return {

@@ -82,6 +82,34 @@ MESSAGES = {
         "en": "the output could not be compared with the reference ({type})",
         "zh": "输出无法与参考实现比较（{type}）",
     },
+    "attention.scaled_by_form": {
+        "en": "your scores were divided by {divisor:.4g} = {form}, not by √{size} = {expected:.4g}",
+        "zh": "你的分数除以的是 {divisor:.4g} = {form}，而不是 √{size} = {expected:.4g}"},
+    "attention.scaled_by_form.hidden": {
+        "en": "your scores were divided by {form}, not by √{size}",
+        "zh": "你的分数除以的是 {form}，而不是 √{size}"},
+    "attention.scaled_by_value": {
+        "en": "your scores were divided by {divisor:.4g}, not by √{size} = {expected:.4g}",
+        "zh": "你的分数除以的是 {divisor:.4g}，而不是 √{size} = {expected:.4g}"},
+    "attention.scaled_by_value.hidden": {
+        "en": "your scores were divided by another number than √{size}",
+        "zh": "你的分数除以的数不是 √{size}"},
+    "attention.returned_weights": {
+        "en": "forward returns the attention weights, shape {got_shape}, one row per query over the keys: the "
+              "context vectors are what those weights make of the values",
+        "zh": "forward 返回的是注意力权重，形状为 {got_shape}，每个查询一行、对应所有 key：上下文向量是这些权重作用于 "
+              "values 之后的结果"},
+    "attention.weights_differ": {
+        "en": "the attention weights themselves already differ, first for query token {query}: look at the scores, "
+              "the mask and the softmax",
+        "zh": "注意力权重本身就已经不对了，第一个出错的是查询 token {query}：请检查分数、掩码和 softmax"},
+    "attention.after_weights": {
+        "en": "the attention weights are right; the output goes wrong after them, in the weighted sum of the values",
+        "zh": "注意力权重是对的；输出在它们之后才出错，问题在对 values 的加权求和"},
+    "attention.after_weights_heads": {
+        "en": "the attention weights of every head are right; the output goes wrong after them: the weighted sum of "
+              "the values, the merge of the heads or out_proj",
+        "zh": "每个头的注意力权重都是对的；输出在它们之后才出错：问题在对 values 的加权求和、头的合并或 out_proj"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",
@@ -90,6 +118,23 @@ MESSAGES = {
         "en": "the output has the wrong shape",
         "zh": "输出形状不对",
     },
+    "error.leaf_in_place": {
+        "en": "a parameter was overwritten in place while autograd was recording ({type}: {detail})",
+        "zh": "在 autograd 记录期间原地覆盖了一个参数（{type}：{detail}）"},
+    "error.matmul_shapes": {
+        "en": "the matrix product in `{line}` multiplies {left} by {right}: the inner sizes must be equal",
+        "zh": "`{line}` 中的矩阵乘法把 {left} 乘以 {right}：中间的两个尺寸必须相等"},
+    "error.broadcast_axis": {
+        "en": "in `{line}` two tensors disagree on axis {axis}: {a} against {b}; print both shapes just before it",
+        "zh": "`{line}` 中两个张量在第 {axis} 维上不一致：{a} 对 {b}；请在这一行之前打印两者的形状"},
+    "error.axis_out_of_range": {
+        "en": "`{line}` asks for axis {axis} of a {rank}-D tensor",
+        "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 维"},
+    "error.transpose_4d": {
+        "en": "`{line}` swaps axes 1 and 2, but these tensors have four axes (b, num_heads, num_tokens, head_dim): "
+              "the product then pairs the wrong ones",
+        "zh": "`{line}` 交换了第 1 和第 2 维，但这些张量有四个维度 (b, num_heads, num_tokens, head_dim)："
+              "乘法于是配错了维度"},
     "error.other": {
         "en": "raised {type}: {detail}",
         "zh": "抛出了 {type}：{detail}",

@@ -12,6 +12,7 @@ import random
 
 import torch
 
+from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
 from autograder.course import catalog
 from autograder.course.assignment import DEFAULT_SEED
@@ -56,7 +57,7 @@ def planned_probes(exercise_id, *, seed=DEFAULT_SEED, include_hidden=True):
 def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
     """One CheckResult per check, from probe data alone."""
     lang = lang or language()
-    with single_threaded():
+    with single_threaded(), grader_torch_state():  # expectations and judges in the grader's torch settings
         return [
             _judge_check(check, records.get(check.id), seed, lang)
             for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)

@@ -51,6 +51,18 @@ def softmax_stable_last_dim(x, dim=-1):
     return torch.exp(shifted) / torch.exp(shifted).sum(dim=-1, keepdim=True)
 
 
+def softmax_stable_default_dim0(x, dim=0):
+    """The notes' softmax_naive normalised dim 0, so the default follows it."""
+    shifted = x - x.max(dim=dim, keepdim=True).values
+    return torch.exp(shifted) / torch.exp(shifted).sum(dim=dim, keepdim=True)
+
+
+def softmax_stable_max_over_first_axis(x, dim=-1):
+    """The maximum over the first axis (one per column), the sum over dim."""
+    shifted = x - x.max(dim=0, keepdim=True).values
+    return torch.exp(shifted) / torch.exp(shifted).sum(dim=dim, keepdim=True)
+
+
 def softmax_stable_no_keepdim(x, dim=-1):
     shifted = x - x.max(dim=dim).values
     return torch.exp(shifted) / torch.exp(shifted).sum(dim=dim)
@@ -294,6 +306,21 @@ def load_book(sa_v1, sa_v2):
     sa_v1.W_query = torch.nn.Parameter(sa_v2.W_query.weight.T)
     sa_v1.W_key = torch.nn.Parameter(sa_v2.W_key.weight.T)
     sa_v1.W_value = torch.nn.Parameter(sa_v2.W_value.weight.T)
+
+
+def load_new_parameters(sa_v1, sa_v2):
+    """Copies, but into brand-new Parameters: an optimizer made for sa_v1 before the call no longer trains it."""
+    for name in ("W_query", "W_key", "W_value"):
+        setattr(sa_v1, name, torch.nn.Parameter(getattr(sa_v2, name).weight.T.clone()))
+    return sa_v1
+
+
+def load_copy_without_no_grad(sa_v1, sa_v2):
+    """The in-place copy, with autograd still recording."""
+    sa_v1.W_query.copy_(sa_v2.W_query.weight.T)
+    sa_v1.W_key.copy_(sa_v2.W_key.weight.T)
+    sa_v1.W_value.copy_(sa_v2.W_value.weight.T)
+    return sa_v1
 
 
 def load_data_assignment(sa_v1, sa_v2):

@@ -78,6 +78,14 @@ def causal_weights_renormalised_no_keepdim(attn_weights):
     return masked / masked.sum(dim=-1)
 
 
+def causal_weights_renormalised_in_place(attn_weights):
+    """Right numbers, written into the caller's weights (and through the softmax's output autograd needs)."""
+    context_length = attn_weights.shape[-1]
+    attn_weights *= torch.tril(torch.ones(context_length, context_length))
+    attn_weights /= attn_weights.sum(dim=-1, keepdim=True)
+    return attn_weights
+
+
 def causal_weights_renormalised_float32(attn_weights):
     mask_simple = torch.tril(torch.ones_like(attn_weights))
     masked = attn_weights.float() * mask_simple.float()  # "make sure both are floats"
@@ -103,10 +111,18 @@ def causal_weights_neg_inf_on_device(attn_scores):
 
 
 def causal_weights_neg_inf_in_place(attn_scores):
+    """Right numbers, but the caller's scores are masked too."""
     context_length = attn_scores.shape[-1]
     mask = torch.triu(torch.ones(context_length, context_length), diagonal=1).to(attn_scores.device)
     attn_scores.masked_fill_(mask.bool(), -torch.inf)
     return torch.softmax(attn_scores, dim=-1)
+
+
+def causal_weights_neg_inf_detached(attn_scores):
+    """Masks a detached copy "so the caller's scores stay as they were": no gradient gets back to them."""
+    context_length = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1).bool()
+    return torch.softmax(attn_scores.detach().masked_fill(mask, -torch.inf), dim=-1)
 
 
 def causal_weights_neg_inf_result_dropped(attn_scores):
@@ -259,6 +275,63 @@ class CausalAttention_mask_not_truncated(CausalAttention_forward_mistake):
         keys = self.W_key(x)
         attn_scores = self.scores(x)
         attn_scores.masked_fill_(self.mask.bool(), -torch.inf)  # works only when num_tokens == context_length
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_half_power(CausalAttention_forward_mistake):
+    """`** 1/2` is `(d_k ** 1) / 2`: the scores are divided by d_k / 2, not its square root."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 1 / 2, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_weights_transposed_on_values(CausalAttention_forward_mistake):
+    """Right weights, applied transposed: each key gathers from the queries instead."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights.transpose(1, 2) @ self.W_value(x)
+
+
+class CausalAttention_returns_weights(CausalAttention_forward_mistake):
+    """Stops one step early: the weights, not what they make of the values."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+
+
+class CausalAttention_mask_rebound(CausalAttention_forward_mistake):
+    """Keeps the cut mask for "next time": right on a first call, wrong shape for any longer one after it."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        self.mask = self.mask[:num_tokens, :num_tokens]  # rebinds the buffer to the cut copy
+        attn_scores = self.scores(x).masked_fill(self.mask.bool(), -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_mask_edited_in_place(CausalAttention_forward_mistake):
+    """Turns the 0/1 mask into 0/-inf to add it to the scores, in a slice of the buffer: the buffer changes."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        additive = self.mask[:num_tokens, :num_tokens]  # a view of the buffer
+        additive[additive == 1] = -torch.inf
+        attn_scores = self.scores(x) + additive
         attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
         return attn_weights @ self.W_value(x)
 

@@ -80,6 +80,21 @@ class WrapperBook(nn.Module):
         return torch.cat([head(x) for head in self.heads], dim=-1)
 
 
+class WrapperReseededHeads(nn.Module):
+    """Every head built under the same seed "for reproducibility": all heads start, and stay, identical."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        heads = []
+        for _ in range(num_heads):
+            torch.manual_seed(123)
+            heads.append(CausalAttention(d_in, d_out, context_length, dropout, qkv_bias))
+        self.heads = nn.ModuleList(heads)
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
 class WrapperAppendLoop(nn.Module):
     """Correct, with an explicit loop and append instead of a comprehension."""
 
@@ -267,6 +282,52 @@ class MHABookWithoutPadding(GivenMultiHeadAttention):
         attn_weights = self.dropout(attn_weights)
         context_vec = (attn_weights @ values).transpose(1, 2)
         context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAHalfPower(GivenMultiHeadAttention):
+    """`self.head_dim ** 1/2` divides by head_dim / 2."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim ** 1 / 2, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHATransposedLikeCausal(GivenMultiHeadAttention):
+    """CausalAttention's `keys.transpose(1, 2)` kept on the heads' four axes."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAMaskRebound(GivenMultiHeadAttention):
+    """Cuts the mask buffer itself to the input's length: the next, longer input no longer fits it."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        self.mask = self.mask[:num_tokens, :num_tokens]
+        attn_scores = attn_scores.masked_fill(self.mask.bool(), -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
         return self.out_proj(context_vec)
 
 
@@ -641,6 +702,13 @@ def to_torch_multihead_book(mha):
             torch_mha.in_proj_bias.zero_()
         torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
         torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_multihead_shared_out_proj(mha):
+    """The book's copy of the projections, but our out_proj module itself put into the new one."""
+    torch_mha = to_torch_multihead_book(mha)
+    torch_mha.out_proj = mha.out_proj
     return torch_mha
 
 

@@ -138,6 +138,14 @@ def attention(
     return (context, attn_weights) if return_weights else context
 
 
+def raw_scores(x, weights, *, num_heads=1):
+    """queries @ keys^T per head, unscaled and unmasked: (b, num_heads, num_tokens, num_tokens)."""
+    x = x.unsqueeze(0) if x.dim() == 2 else x
+    queries = split(linear(x, weights["W_query.weight"], weights.get("W_query.bias")), num_heads)
+    keys = split(linear(x, weights["W_key.weight"], weights.get("W_key.bias")), num_heads)
+    return queries @ keys.transpose(-2, -1)
+
+
 # Every single-knob mistake `attention` can make, with the misconception it stands for. A family's values are
 # all here: a student's softmax over any wrong axis, any wrong scale, any wrong mask is reproduced.
 ATTENTION_MISTAKES = (

@@ -32,7 +32,11 @@ def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case:
             key = f"{exercise_id}.not_finite"
         elif got.shape == want.shape and not same(got.sum(dim=dim), torch.ones_like(want.sum(dim=dim))):
             key = f"{exercise_id}.not_normalised"
-        return compare_named(got, want, expected["mistakes"], message_key=key, input_shape=tuple(x.shape))
+        verdict = compare_named(got, want, expected["mistakes"], message_key=key, input_shape=tuple(x.shape))
+        changed_default = "dim" not in case and data.get("default_dim") not in (None, default_dim)
+        if verdict.misconception == "softmax_dim_ignored" and changed_default:
+            verdict.misconception = "default_dim_changed"  # called without dim, it normalised its own default axis
+        return verdict
     return dtype_verdict(exercise_id, got, x.dtype)
 
 

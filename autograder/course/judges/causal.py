@@ -3,7 +3,12 @@
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.expectations import Expectations
-from autograder.checking.judging import causal_mask_verdict, causal_weights_problem
+from autograder.checking.judging import (
+    causal_mask_verdict,
+    causal_weights_problem,
+    located_fault,
+    returned_weights,
+)
 from autograder.course.probes.cases import CausalCase, MaskCase, ScoresCase
 from autograder.course.probes.causal import attention_input
 from autograder.course.probes.records import CausalForwardRecord, MaskRecord, RouteDeviceRecord, WeightsRecord
@@ -23,10 +28,21 @@ def judge_causal_weights(data: WeightsRecord, case: ScoresCase, expected: Expect
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(want.shape)},
                        **shown)
     problem = causal_weights_problem(got, want, expected["future"])
-    if problem is None:
-        return dtype_verdict("causal_weights", got, want.dtype)
-    key, fields = problem
-    return Verdict(False, key, fields, misconception=diagnose(got, want, expected["mistakes"]), heatmap=True, **shown)
+    if problem is not None:
+        key, fields = problem
+        return Verdict(False, key, fields, misconception=diagnose(got, want, expected["mistakes"]), heatmap=True,
+                       **shown)
+    if data.get("input_changed"):
+        return Verdict(False, "causal_weights.input_modified", misconception="input_edited_in_place")
+    backward = data.get("backward", "ok")
+    if backward == "raised":
+        error = data["backward_error"]
+        return Verdict(False, "causal_weights.backward_failed",
+                       {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]},
+                       misconception="input_edited_in_place" if "inplace" in str(error["message"]) else None)
+    if backward != "ok":
+        return Verdict(False, f"causal_weights.{backward}")
+    return dtype_verdict("causal_weights", got, want.dtype)
 
 
 def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expectations) -> Verdict:
@@ -39,10 +55,20 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
     x, got, want = attention_input(case), data["output"], expected["output"]
     if same(got, want):
         return dtype_verdict("causal_weights", got, want.dtype)
+    if got.shape != want.shape and (stopped_early := returned_weights(got, expected)) is not None:
+        return stopped_early
     verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
                       input_shape=tuple(x.shape))
     if verdict.misconception is None and data["transpose_batched"]:
         verdict.misconception = "transpose_batched"
+    if verdict.misconception is None and got.shape == want.shape:
+        # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
+        sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}
+        located = located_fault(data.get("weights_seen"), expected, scaled_by="d_out", sizes=sizes,
+                                after_key="attention.after_weights")
+        if located is not None:
+            verdict.message_key, verdict.fields = located.message_key, located.fields
+            verdict.misconception = located.misconception
     return verdict
 
 

@@ -82,6 +82,9 @@ def judge_structure(spec, data, case, expected):
     for name, shape in expected.items():
         if got[name] != shape:
             return Verdict(False, "contract.parameter_shape", {"name": name, "got": got[name], "expected": shape})
+    if data.get("identical_heads"):
+        return Verdict(False, "contract.heads_identical", {"head": data["identical_heads"][0]},
+                       misconception="heads_identical_init")
     attributes = data.get("attributes", {})
     for name, (value, formula) in promised_attributes(spec, case).items():
         stored = attributes.get(name, {})
@@ -253,8 +256,53 @@ def judge_properties(spec, data, case, expected):
     return Verdict(True)
 
 
+# ---------------------------------------------------------------------------------------------
+# state: forward reads the module's state and never writes it; a module stays right over many calls
+
+
+def state_change(before, after):
+    """(message key, fields) for the first parameter or buffer a forward pass changed, or None."""
+    for name in sorted(set(before) | set(after)):
+        if name not in after:
+            return "contract.state_removed", {"name": name}
+        if name not in before:
+            return "contract.state_added", {"name": name}
+        old, new = before[name], after[name]
+        if tuple(old.shape) != tuple(new.shape):
+            return "contract.state_reshaped", {"name": name, "before": tuple(old.shape), "after": tuple(new.shape)}
+        if old.dtype != new.dtype or not torch.equal(old, new) and not (
+                old.is_floating_point() and torch.allclose(old, new, rtol=0, atol=0, equal_nan=True)):
+            return "contract.state_rewritten", {"name": name}
+    return None
+
+
+def judge_state(spec, data, case, expected):
+    changed = state_change(data["before"], data["after"])
+    if changed is not None:
+        key, fields = changed
+        return Verdict(False, key, fields, misconception="state_changed_by_forward")
+    lengths = case["lengths"]
+    calls = zip(lengths, data["outputs"], data["call_errors"], data["fresh_outputs"], strict=True)
+    for tokens, got, error, fresh in calls:
+        if error is not None:
+            return Verdict(False, "contract.later_call_failed",
+                           {"tokens": tokens, "first_tokens": lengths[0], "type": error["type"]})
+        if tuple(got.shape) != tuple(fresh.shape) or not same(got, fresh):
+            return Verdict(False, "contract.later_call_differs", {"tokens": tokens, "first_tokens": lengths[0]})
+    repeated = data.get("repeated")
+    if repeated is None or not same(repeated, data["outputs"][0]):
+        return Verdict(False, "contract.repeat_differs", {"tokens": lengths[0]})
+    if "reload_error" in data:
+        error = data["reload_error"]
+        return Verdict(False, "contract.state_dict_reload",
+                       {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
+    if not same(data["reloaded"], data["outputs"][0]):
+        return Verdict(False, "contract.state_dict_differs")
+    return Verdict(True)
+
+
 CONTRACT_JUDGES = {"structure": judge_structure, "modes": judge_modes, "device": judge_device,
-                   "properties": judge_properties}
+                   "properties": judge_properties, "state": judge_state}
 
 
 def contract_judge(property_name: str, exercise_id: str, data, case, expected: Expectations) -> Verdict:

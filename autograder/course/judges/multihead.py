@@ -11,6 +11,8 @@ from autograder.checking.judging import (
     copied_weights_problem,
     first_wrong_head,
     informative_queries,
+    located_fault,
+    returned_weights,
     wrapper_structure_problem,
 )
 from autograder.course.probes.cases import CountCase, EquivalenceCase, HeadsCase, MultiHeadCase, TwoDimensionalCase
@@ -92,6 +94,8 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
         return Verdict(False, "multi_head_attention.input_modified")
     x, mask, got, want = attention_input(case), padding_mask(case), data["out"], expected["output"]
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        if mask is None and (stopped_early := returned_weights(got, expected)) is not None:
+            return stopped_early
         return compare(got, want, message_key="multi_head_attention.values", input_shape=tuple(x.shape))
     # A query whose visible keys are all padding carries no information: any finite output is right for it (the
     # fill value and the order of the fills decide what it gets). Every other query is compared.
@@ -107,6 +111,14 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
     if verdict.misconception is None and mask is not None:
         verdict.message_key = padding_diagnosis(got, shown, expected)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
+    elif verdict.misconception is None:
+        # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
+        sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}
+        located = located_fault(data.get("weights_seen"), expected, scaled_by="head_dim", sizes=sizes,
+                                after_key="attention.after_weights_heads")
+        if located is not None:
+            verdict.message_key, verdict.fields = located.message_key, located.fields
+            verdict.misconception = located.misconception
     return verdict
 
 
@@ -177,8 +189,12 @@ def judge_equivalence(data: EquivalenceRecord, case: EquivalenceCase, expected: 
     if abs(data["dropout"] - case["dropout"]) > 1e-9:
         return Verdict(False, "torch_equivalence.dropout")
     want = expected["output"]
-    return compare(data.get("out"), want, message_key="torch_equivalence.values",
-                   input_shape=(case["batch"], case["num_tokens"], case["d_model"]))
+    verdict = compare(data.get("out"), want, message_key="torch_equivalence.values",
+                      input_shape=(case["batch"], case["num_tokens"], case["d_model"]))
+    if verdict.passed and data.get("shared"):
+        return Verdict(False, "torch_equivalence.shares_memory", {"name": data["shared"][0]},
+                       misconception="aliased_not_copied")
+    return verdict
 
 
 def parameter_totals(case: CountCase) -> tuple[int, int, int]:

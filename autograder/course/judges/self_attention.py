@@ -71,6 +71,24 @@ def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectati
     return Verdict(True)
 
 
+def judge_transfer_copies(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
+    """v1 keeps its own Parameters, sharing no memory with v2's. The values are the other checks' to judge; a call
+    that raised is judged there too."""
+    if "raised" in data:
+        return explain_error(data["raised"], case)
+    v1_start, _ = transfer_weights(case)
+    if all(same(data["v1"].get(name), v1_start[name]) for name in PROJECTIONS):
+        # Nothing was transferred: there is no copy to judge, and no point for it.
+        return Verdict(False, "transfer_weights.unchanged", {"returned": data["returned"]})
+    if data["shared"]:
+        return Verdict(False, "transfer_weights.shares_memory", {"name": data["shared"][0]},
+                       misconception="aliased_not_copied")
+    if data["replaced"]:
+        return Verdict(False, "transfer_weights.parameters_replaced", {"name": data["replaced"][0]},
+                       misconception="parameters_replaced")
+    return Verdict(True)
+
+
 def judge_transfer_raised(data: TransferRecord, case: TransferCase) -> Verdict:
     """The function raised for d_in != d_out; name the missing .T when the square run copied weight as it is."""
     _, v2_weights = transfer_weights(square_case(case))

@@ -3,6 +3,8 @@ case's input and report plain data. The judges are in autograder.course.checks.n
 """
 
 
+import inspect
+
 import torch
 
 from autograder.checking.probing import called_functions, lookup, plain, rand
@@ -33,7 +35,17 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     original = x.clone()
     args = (x,) if "dim" not in case else (x, case["dim"])
     output, calls = called_functions(softmax, *args)
-    return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original)}
+    return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
+            "default_dim": default_of(softmax, "dim")}
+
+
+def default_of(function, parameter):
+    """The int default of `function`'s `parameter`, or None (no such parameter, no default, not an int)."""
+    try:
+        default = inspect.signature(function).parameters[parameter].default
+    except (KeyError, TypeError, ValueError):
+        return None
+    return default if isinstance(default, int) and not isinstance(default, bool) else None
 
 
 def probe_softmax_naive(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:

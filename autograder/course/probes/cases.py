@@ -148,3 +148,4 @@ class ContractCase(TypedDict):
     device: NotRequired[str]
     position: NotRequired[int]  # properties: the token whose future is changed
     loss_seed: NotRequired[int]
+    lengths: NotRequired[list[int]]  # state: the num_tokens of successive calls on one module

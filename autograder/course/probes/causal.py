@@ -14,6 +14,7 @@ from autograder.checking.probing import (
     TransposeCrash,
     call_watched,
     describe_exception,
+    dropout_input,
     dtype_name,
     forbidden_calls,
     lookup,
@@ -70,14 +71,39 @@ def weights_input(case):
     return torch.softmax(scores_input(case), dim=-1)
 
 
+def probe_route(route, make_input, case) -> WeightsRecord:
+    """A masking route's output, whether it edited the caller's tensor, and whether gradients reach that tensor
+    through it (its input made by a softmax or a product, as in attention, so an in-place edit breaks backward)."""
+    x = make_input(case)
+    kept = x.clone()
+    data: WeightsRecord = {"weights": plain(route(x))}
+    unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
+    data["input_changed"] = not unchanged
+    source = scores_input(case).clone().requires_grad_(True)
+    # The weights route gets softmax(scores), the scores route scores times one: each a tensor of the graph.
+    through = torch.softmax(source, dim=-1) if make_input is weights_input else source * 1.0
+    try:
+        output = route(through)
+        if not (isinstance(output, torch.Tensor) and output.requires_grad):
+            data["backward"] = "no_gradient"  # detached: the graph stops here
+            return data
+        (output * rand(case.get("seed", 0) + 1, *output.shape, dtype=output.dtype)).sum().backward()
+    except Exception as exc:  # noqa: BLE001 - a route autograd cannot go through is the finding
+        data["backward"], data["backward_error"] = "raised", describe_exception(exc)
+        return data
+    # A zero gradient can be right (one token: its single weight is 1 whatever the score); none at all is not.
+    gradient = source.grad
+    data["backward"] = ("no_gradient" if gradient is None else
+                        "not_finite" if not torch.isfinite(gradient).all() else "ok")
+    return data
+
+
 def probe_renormalised(namespace: Namespace, case: ScoresCase) -> WeightsRecord:
-    renormalise = lookup(namespace, "causal_weights_renormalised")
-    return {"weights": plain(renormalise(weights_input(case)))}
+    return probe_route(lookup(namespace, "causal_weights_renormalised"), weights_input, case)
 
 
 def probe_neg_inf(namespace: Namespace, case: ScoresCase) -> WeightsRecord:
-    neg_inf = lookup(namespace, "causal_weights_neg_inf")
-    return {"weights": plain(neg_inf(scores_input(case)))}
+    return probe_route(lookup(namespace, "causal_weights_neg_inf"), scores_input, case)
 
 
 # What each masking route is called with: its weights, or its scores (the neg_inf route).
@@ -150,7 +176,11 @@ def naming_transpose_crash(probe):
 def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
     module = build_module(namespace, case)
     state = projection_state(module)
-    output, watch = call_watched(module, attention_input(case))
-    return {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
-            "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS)}
+    with dropout_input(module) as seen:
+        output, watch = call_watched(module, attention_input(case))
+    data: CausalForwardRecord = {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
+                                 "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS)}
+    if "weights" in seen:
+        data["weights_seen"] = seen["weights"]
+    return data
 

@@ -15,10 +15,17 @@ from autograder.checking.probing import (
     plain,
     rand,
     seeded,
+    state_of,
 )
 from autograder.course.probes.cases import ContractCase, Namespace
 from autograder.course.probes.inputs import DTYPES, probe_device_kind
-from autograder.course.probes.records import ContractDeviceRecord, ModesRecord, PropertiesRecord, StructureRecord
+from autograder.course.probes.records import (
+    ContractDeviceRecord,
+    ModesRecord,
+    PropertiesRecord,
+    StateRecord,
+    StructureRecord,
+)
 
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0
 
@@ -83,7 +90,7 @@ class ModuleSpec:
 
     exercise: str
     class_name: str
-    points: dict  # check name (structure, modes, device, properties) -> points
+    points: dict  # check name (structure, modes, device, properties, state) -> points
     arguments: tuple[str, ...]
     heads: HeadLayout = ONE_HEAD
     has_qkv_bias: bool = True
@@ -157,7 +164,22 @@ def probe_structure(spec: "ModuleSpec", namespace: Namespace, case: ContractCase
     else:
         data["output_shape"], data["output_dtype"] = list(output.shape), dtype_name(output.dtype)
     data["attributes"] = attributes
+    if spec.heads.stacked and isinstance(getattr(module, "heads", None), torch.nn.ModuleList) and module.heads:
+        data["identical_heads"] = identical_heads(module.heads)
     return data
+
+
+def identical_heads(heads):
+    """The indices of the heads, other modules than head 0, whose parameters all equal head 0's."""
+    first = dict(heads[0].named_parameters())
+    identical = []
+    for index, head in enumerate(heads):
+        if index == 0 or head is heads[0]:
+            continue  # one module repeated is another mistake (the wrapper's own check names it)
+        own = dict(head.named_parameters())
+        if own.keys() == first.keys() and all(torch.equal(own[name], first[name]) for name in own):
+            identical.append(index)
+    return identical
 
 
 def exposing_weights(spec, case):
@@ -209,18 +231,16 @@ def one_hot_tokens(case):
 
 
 def probe_modes(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> ModesRecord:
-    dropped = exposing_module(spec, namespace, case, case["p"])
-    without = exposing_module(spec, namespace, case, 0.0)
-
-    def run(module, train, seed_offset):
-        # nn.Dropout draws from the global RNG: a different seed for every call. A fresh input every time, in case
-        # forward changes it in place.
-        module.train(train)
+    def run(dropout, train, seed_offset):
+        # A fresh module and input for every call: a forward that changes the module's state or its input is the
+        # state and properties checks' to name, not a dropout fault. nn.Dropout draws from the global RNG: a
+        # different seed for every call.
+        module = exposing_module(spec, namespace, case, dropout).train(train)
         with seeded(case["seed"] + seed_offset), torch.no_grad():
             return plain(module(one_hot_tokens(case)))
 
-    return {"train": run(dropped, True, 1), "eval": run(dropped, False, 2), "eval_again": run(dropped, False, 3),
-            "no_dropout": run(without, False, 4)}
+    return {"train": run(case["p"], True, 1), "eval": run(case["p"], False, 2),
+            "eval_again": run(case["p"], False, 3), "no_dropout": run(0.0, False, 4)}
 
 
 def tensor_at(module, name):
@@ -281,15 +301,50 @@ def probe_properties(spec: "ModuleSpec", namespace: Namespace, case: ContractCas
     output = module(x)
     data: PropertiesRecord = {"output": plain(output), "input_after": plain(x)}
     with torch.no_grad():
+        # Each comparison on a fresh module: a forward that changes the module's state is the state check's to name.
         if spec.causal:
-            data["future_changed"] = plain(module(future_changed(spec, case, kept)))
+            data["future_changed"] = plain(build(spec, namespace, case)(future_changed(spec, case, kept)))
         if spec.batched:
-            data["one_by_one"] = [plain(module(kept[i:i + 1].clone())) for i in range(case["batch"])]
+            data["one_by_one"] = [plain(build(spec, namespace, case)(kept[i:i + 1].clone()))
+                                  for i in range(case["batch"])]
     if output.requires_grad:
         # A random mix of the outputs: a plain sum could cancel by accident.
         (output * rand(case["loss_seed"], *output.shape, dtype=output.dtype)).sum().backward()
     data["gradients"] = {name: None if p.grad is None else float(p.grad.abs().sum())
                          for name, p in module.named_parameters(remove_duplicate=False)}
+    return data
+
+
+def probe_state(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> StateRecord:
+    """Calls of several lengths on one module in eval mode, each against a fresh module; its parameters and
+    buffers before and after; its state_dict after the calls loaded into a fresh module built under another seed."""
+    module = build(spec, namespace, case).eval()
+    inputs = [module_input(spec, {**case, "num_tokens": tokens}, seed_offset=index)
+              for index, tokens in enumerate(case["lengths"])]
+    data: StateRecord = {"before": state_of(module), "outputs": [], "call_errors": []}
+    with torch.no_grad():
+        for index, x in enumerate(inputs):
+            try:
+                data["outputs"].append(plain(module(x.clone())))
+                data["call_errors"].append(None)
+            except Exception as exc:  # noqa: BLE001 - a later call failing is the finding
+                if index == 0:
+                    raise  # the first call of a fresh module: the value checks report it
+                data["outputs"].append(None)
+                data["call_errors"].append(describe_exception(exc))
+        try:
+            data["repeated"] = plain(module(inputs[0].clone()))
+        except Exception:  # noqa: BLE001 - the later calls' errors already say what broke
+            pass
+        data["fresh_outputs"] = [plain(build(spec, namespace, case).eval()(x.clone())) for x in inputs]
+    data["after"] = state_of(module)
+    reloaded = build(spec, namespace, {**case, "init_seed": case["init_seed"] + 1}).eval()
+    try:
+        reloaded.load_state_dict(module.state_dict())
+        with torch.no_grad():
+            data["reloaded"] = plain(reloaded(inputs[0].clone()))
+    except Exception as exc:  # noqa: BLE001 - a state_dict that no longer loads is the finding
+        data["reload_error"] = describe_exception(exc)
     return data
 
 
@@ -299,15 +354,19 @@ CAUSAL = (*SIZES, "context_length", "dropout")
 MULTI_HEAD = (*CAUSAL, "num_heads")
 
 SPECS = (
-    ModuleSpec("self_attention_v1", "SelfAttention_v1", {"structure": 0.5, "device": 0.5, "properties": 1},
+    ModuleSpec("self_attention_v1", "SelfAttention_v1",
+               {"structure": 0.5, "device": 0.5, "properties": 0.5, "state": 0.5},
                SIZES, has_qkv_bias=False, raw_projections=True),
-    ModuleSpec("self_attention_v2", "SelfAttention_v2", {"structure": 0.5, "device": 0.5, "properties": 1}, SIZES),
-    ModuleSpec("causal_attention", "CausalAttention", {"structure": 1, "modes": 2, "device": 1.5, "properties": 1.5},
+    ModuleSpec("self_attention_v2", "SelfAttention_v2",
+               {"structure": 0.5, "device": 0.5, "properties": 0.5, "state": 0.5}, SIZES),
+    ModuleSpec("causal_attention", "CausalAttention",
+               {"structure": 1, "modes": 2, "device": 1.5, "properties": 1, "state": 0.5},
                CAUSAL, batched=True, causal=True),
     ModuleSpec("mha_wrapper", "MultiHeadAttentionWrapper",
-               {"structure": 0.5, "modes": 1, "device": 0.5, "properties": 0.5},
+               {"structure": 0.5, "modes": 0.5, "device": 0.5, "properties": 0.5, "state": 0.5},
                MULTI_HEAD, heads=STACKED_HEADS, batched=True, causal=True),
-    ModuleSpec("multi_head_attention", "MultiHeadAttention", {"structure": 1, "modes": 1, "device": 1, "properties": 1},
+    ModuleSpec("multi_head_attention", "MultiHeadAttention",
+               {"structure": 1, "modes": 1, "device": 1, "properties": 0.5, "state": 0.5},
                MULTI_HEAD, heads=SPLIT_HEADS, out_proj=True, attributes=("d_out", "num_heads", "head_dim"),
                batched=True, causal=True),
 )
@@ -318,7 +377,7 @@ SPECS_BY_EXERCISE = {spec.exercise: spec for spec in SPECS}
 
 
 CONTRACT_PROBES = {"structure": probe_structure, "modes": probe_modes, "device": probe_device,
-                   "properties": probe_properties}
+                   "properties": probe_properties, "state": probe_state}
 
 
 def contract_probe(property_name, exercise_id, namespace, case):

@@ -14,6 +14,7 @@ from autograder.checking.probing import (
     ProbeError,
     as_count,
     counted_module,
+    dropout_input,
     head_outputs,
     input_unchanged,
     lookup,
@@ -153,8 +154,12 @@ def call_mha(module, x, case):
 
 def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
     module = build_student_mha(namespace, case)
-    out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
-    return {"out": plain(out), "state": state_of(module), "input_kept": kept}
+    with dropout_input(module) as seen:
+        out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
+    data: MultiHeadRecord = {"out": plain(out), "state": state_of(module), "input_kept": kept}
+    if "weights" in seen:
+        data["weights_seen"] = seen["weights"]
+    return data
 
 
 def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIndependenceRecord:
@@ -249,7 +254,10 @@ def probe_equivalence(namespace: Namespace, case: EquivalenceCase) -> Equivalenc
     if not isinstance(theirs, nn.MultiheadAttention):
         raise ProbeError("torch_equivalence.not_multihead", got=type(theirs).__module__ + "." + type(theirs).__name__)
     state = state_of(theirs)
+    ours_memory = {parameter.untyped_storage().data_ptr() for parameter in ours.parameters()}
     data: EquivalenceRecord = {
+        "shared": [name for name, parameter in theirs.named_parameters()
+                   if parameter.untyped_storage().data_ptr() in ours_memory],
         "batch_first": bool(theirs.batch_first),
         "embed_dim": int(theirs.embed_dim),
         "num_heads": int(theirs.num_heads),

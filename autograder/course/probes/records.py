@@ -13,10 +13,11 @@ State = dict[str, Tensor]  # parameters and buffers by qualified name (probing.s
 ExceptionRecord = dict[str, Any]  # probing.describe_exception: type, message, line, ...
 
 
-class SoftmaxRecord(TypedDict):
+class SoftmaxRecord(TypedDict, total=False):
     output: Tensor
     calls: list[str]
     input_changed: bool
+    default_dim: int | None  # the default of the function's `dim` parameter, None when it has no int default
 
 
 class ContextRecord(TypedDict):
@@ -39,6 +40,8 @@ class TransferRun(TypedDict):
     v1: State
     v2: State
     returned: str  # "sa_v1", "None" or the returned object's type
+    replaced: list[str]  # v1's parameters that are no longer the nn.Parameter objects it was built with
+    shared: list[str]  # v1's parameters that share memory with one of v2's
 
 
 class TransferRecord(TypedDict, total=False):
@@ -47,6 +50,8 @@ class TransferRecord(TypedDict, total=False):
     v1: State
     v2: State
     returned: str
+    replaced: list[str]
+    shared: list[str]
     raised: ExceptionRecord
     square: TransferRun
 
@@ -55,8 +60,11 @@ class MaskRecord(TypedDict):
     mask: Tensor
 
 
-class WeightsRecord(TypedDict):
+class WeightsRecord(TypedDict, total=False):
     weights: Tensor
+    input_changed: bool  # the caller's tensor was edited in place
+    backward: str  # through the route to its input: "ok", "no_gradient", "not_finite" or "raised"
+    backward_error: ExceptionRecord
 
 
 class RouteDeviceRecord(TypedDict, total=False):
@@ -74,6 +82,7 @@ class CausalForwardRecord(TypedDict, total=False):
     transpose_batched: bool
     forbidden: list[str]
     transpose_crash: bool  # set alone: `.T` on the batched keys crashed the forward pass
+    weights_seen: Tensor  # what self.dropout received: the attention weights, when forward applies it there
 
 
 class WrapperRecord(TypedDict):
@@ -92,10 +101,11 @@ class HeadsRecord(TypedDict):
     input_kept: bool
 
 
-class MultiHeadRecord(TypedDict):
+class MultiHeadRecord(TypedDict, total=False):
     out: Tensor
     state: State
     input_kept: bool
+    weights_seen: Tensor  # what self.dropout received: the heads' attention weights, when forward applies it there
 
 
 class HeadIndependenceRecord(TypedDict):
@@ -117,6 +127,7 @@ class EquivalenceRecord(TypedDict, total=False):
     dtype: str
     state: State
     out: Tensor
+    shared: list[str]  # its parameters that share memory with our module's
 
 
 class TwoDimensionalRecord(TypedDict, total=False):
@@ -140,6 +151,7 @@ class StructureRecord(TypedDict, total=False):
     output_shape: list[int]
     output_dtype: str
     attributes: dict[str, dict[str, Any]]
+    identical_heads: list[int]  # stacked heads: the heads (other modules than head 0) that start with its weights
 
 
 class ModesRecord(TypedDict):
@@ -147,6 +159,19 @@ class ModesRecord(TypedDict):
     eval: Tensor
     eval_again: Tensor
     no_dropout: Tensor
+
+
+class StateRecord(TypedDict, total=False):
+    """Successive calls on one module against fresh modules, its state around them, and its state_dict reloaded."""
+
+    outputs: list[Tensor | None]  # one per call; None where the call raised
+    call_errors: list[ExceptionRecord | None]
+    fresh_outputs: list[Tensor]  # each call's input on a freshly built module
+    repeated: Tensor  # the first call's input once more, last
+    before: State  # parameters and buffers before the first call
+    after: State  # and after the calls
+    reload_error: ExceptionRecord
+    reloaded: Tensor  # the first call's input on a fresh module that loaded state_dict() after the calls
 
 
 class ContractDeviceRecord(TypedDict, total=False):

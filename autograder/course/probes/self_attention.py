@@ -68,9 +68,14 @@ def square_case(case: TransferCase) -> TransferCase:
 def run_transfer(load, case: TransferCase) -> TransferRun:
     v1_start, v2_weights = transfer_weights(case)
     sa_v1, sa_v2 = ParameterProjections(v1_start), LinearProjections(v2_weights)
+    own = {name: getattr(sa_v1, name) for name in PROJECTIONS}
     returned = load(sa_v1, sa_v2)
     kind = "sa_v1" if returned is sa_v1 else "None" if returned is None else type(returned).__name__
-    return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind}
+    v2_memory = {parameter.untyped_storage().data_ptr() for parameter in sa_v2.parameters()}
+    replaced = [name for name in PROJECTIONS if getattr(sa_v1, name, None) is not own[name]]
+    shared = [name for name in PROJECTIONS if isinstance(value := getattr(sa_v1, name, None), torch.Tensor)
+              and value.untyped_storage().data_ptr() in v2_memory]
+    return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind, "replaced": replaced, "shared": shared}
 
 
 def probe_transfer(namespace: Namespace, case: TransferCase) -> TransferRecord:

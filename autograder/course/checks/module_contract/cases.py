@@ -55,6 +55,14 @@ def device_cases(spec, rng):
     return [{**contract_case(spec, rng, qkv_bias=False), "device": "auto"}]
 
 
+def state_cases(spec, rng):
+    """Calls of several lengths on one module: short, the longest the module takes, short again."""
+    case = contract_case(spec, rng, qkv_bias=False, dtype="float64")
+    longest = case["context_length"] if "context_length" in spec.arguments else case["num_tokens"] + rng.randint(3, 6)
+    case["lengths"] = [rng.randint(2, 4), longest, rng.randint(1, 3)]
+    return [case]
+
+
 def properties_cases(spec, rng):
     # With qkv_bias where the constructor takes it: a bias that forward ignores gets no gradient, and shows.
     case = contract_case(spec, rng, dtype="float64", qkv_bias=spec.has_qkv_bias)

@@ -9,7 +9,13 @@ import torch
 
 from autograder.checking.check_types import Check
 from autograder.checking.expectations import Expectations
-from autograder.course.checks.module_contract.cases import device_cases, modes_cases, properties_cases, structure_cases
+from autograder.course.checks.module_contract.cases import (
+    device_cases,
+    modes_cases,
+    properties_cases,
+    state_cases,
+    structure_cases,
+)
 from autograder.course.checks.variants import attention
 from autograder.course.judges.contract import contract_judge
 from autograder.course.probes.contract import SPECS, SPECS_BY_EXERCISE, contract_probe, exposing_weights, one_hot_tokens
@@ -21,6 +27,7 @@ CONTRACT = (
     ("modes", modes_cases),
     ("device", device_cases),
     ("properties", properties_cases),
+    ("state", state_cases),
 )
 
 
@@ -78,6 +85,9 @@ def _structure_title(spec):
     if spec.has_qkv_bias:
         en[0] += " (qkv_bias either way, False by default)"
         zh[0] += "（qkv_bias 取两种值时都对，默认为 False）"
+    if spec.heads.stacked:
+        en.append("heads that start from weights of their own")
+        zh.append("各个头从各自不同的权重开始")
     if spec.out_proj:
         en.append("an out_proj with a bias")
         zh.append("带偏置的 out_proj")
@@ -126,8 +136,21 @@ def _modes_title(spec):
                   "train() 在 softmax 之后按比例 p 丢弃注意力权重，并乘以 1/(1-p)"}
 
 
+def _state_title(spec):
+    longest = ("the longest input it takes", "它能接受的最长输入") if "context_length" in spec.arguments else (
+        "a longer one", "更长的输入")
+    return {"en": f"{spec.class_name}: one module called on a short input, {longest[0]}, then a short one again gives "
+                  "what a fresh module gives each time, and the same input twice gives the same output; forward "
+                  "changes no parameter or buffer, and state_dict() after those calls loads into a fresh module and "
+                  "gives the same output",
+            "zh": f"{spec.class_name}：同一个模块先后作用于短输入、{longest[1]}和另一个短输入，每次都与新建模块的结果"
+                  "相同，"
+                  "同一输入两次的输出也相同；forward 不修改任何参数或 buffer，这些调用之后的 state_dict() 能载入新建的"
+                  "模块并给出相同的输出"}
+
+
 TITLES = {"structure": _structure_title, "modes": _modes_title, "device": _device_title,
-          "properties": _properties_title}
+          "properties": _properties_title, "state": _state_title}
 
 
 def _titles():
@@ -249,6 +272,47 @@ MESSAGES = {
               "torch.no_grad() or copies)",
         "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到"
               "（不要用 .detach()、.data、torch.no_grad() 或复制）"},
+    "contract.heads_identical": {
+        "en": "self.heads[{head}] starts with exactly the weights of self.heads[0]: identical heads get identical "
+              "gradients and stay identical, so the extra heads learn nothing new",
+        "zh": "self.heads[{head}] 的初始权重与 self.heads[0] 完全相同：相同的头得到相同的梯度，会一直保持相同，"
+              "多出来的头学不到任何新东西"},
+    "contract.state_reshaped": {
+        "en": "forward changed the module's own {name}: its shape went from {before} to {after}; forward may read "
+              "the module's parameters and buffers, never replace or edit them",
+        "zh": "forward 修改了模块自己的 {name}：它的形状从 {before} 变成了 {after}；forward 只能读取模块的参数和 buff"
+              "er，"
+              "不能替换或修改它们"},
+    "contract.state_rewritten": {
+        "en": "forward changed the values of the module's own {name}: a view of a buffer (a slice of it) edited in "
+              "place edits the buffer itself",
+        "zh": "forward 修改了模块自己的 {name} 的数值：对 buffer 的视图（例如它的切片）做原地修改，"
+              "改的就是 buffer 本身"},
+    "contract.state_removed": {
+        "en": "after a forward pass the module no longer has {name}",
+        "zh": "执行一次前向传播之后，模块中不再有 {name}"},
+    "contract.state_added": {
+        "en": "a forward pass added {name} to the module's parameters or buffers",
+        "zh": "前向传播往模块的参数或 buffer 中添加了 {name}"},
+    "contract.later_call_failed": {
+        "en": "after a call on {first_tokens} tokens, a call of the same module on {tokens} tokens raised {type}; a "
+              "fresh module takes it",
+        "zh": "同一个模块先处理了 {first_tokens} 个 token，之后再处理 {tokens} 个 token 时抛出了 {type}；新建的模块可以"
+              "处理它"},
+    "contract.later_call_differs": {
+        "en": "after a call on {first_tokens} tokens, a call of the same module on {tokens} tokens gives another "
+              "output than a fresh module on the same input",
+        "zh": "同一个模块先处理了 {first_tokens} 个 token，之后处理 {tokens} 个 token 的输出与新建模块对同一输入的输出"
+              "不同"},
+    "contract.repeat_differs": {
+        "en": "in eval mode the same input of {tokens} tokens, given twice to one module, gives two different outputs",
+        "zh": "eval 模式下，把同一个 {tokens} 个 token 的输入两次交给同一个模块，得到的输出不同"},
+    "contract.state_dict_reload": {
+        "en": "the module's state_dict() after a few calls no longer loads into a fresh module ({type}: {detail})",
+        "zh": "调用几次之后，模块的 state_dict() 无法再载入新建的模块（{type}：{detail}）"},
+    "contract.state_dict_differs": {
+        "en": "a fresh module that loaded this module's state_dict() gives another output on the same input",
+        "zh": "载入了这个模块 state_dict() 的新建模块，对同一输入给出了不同的输出"},
     "contract.gradient_not_finite": {
         "en": "the gradient of {name} is nan or inf", "zh": "{name} 的梯度是 nan 或 inf"},
 }

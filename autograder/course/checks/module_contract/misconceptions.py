@@ -3,6 +3,19 @@
 from autograder.course.checks.helpers import M
 
 MISCONCEPTIONS = (
+    M("state_changed_by_forward",
+      "forward changes the module's own state", "forward 修改了模块自己的状态",
+      "forward runs again and again on one module: it reads the weights and the mask buffer and leaves them as "
+      "__init__ built them; anything made for one call (the mask cut to this input's length) is a new local tensor, "
+      "and a slice of a buffer is a view of it, so editing the slice in place edits the buffer",
+      "同一个模块的 forward 会被反复调用：它读取权重和掩码 buffer，并让它们保持 __init__ 构建时的样子；为某一次调用准"
+      "备的"
+      "东西（按本次输入长度截取的掩码）是一个新的局部张量，而 buffer 的切片是它的视图，原地修改切片就是修改 buffer"),
+    M("heads_identical_init",
+      "every head starts from the same weights", "所有的头都从相同的权重开始",
+      "each head's layers must draw their own random weights: resetting the random seed before building each head "
+      "gives every head the same start",
+      "每个头的层都要各自抽取随机权重：在构建每个头之前重新设置随机种子，会让所有头的起点完全相同"),
     M("mask_plain_attribute",
       "mask stored as a plain attribute", "掩码被存成普通属性",
       "use self.register_buffer('mask', ...) so the mask follows .to(device) and is saved in state_dict",

@@ -51,6 +51,11 @@ def softmax_mistakes(x, dim):
     ]
     others = [other for other in range(x.dim()) if other != dim]
     pairs += [("softmax_dim_ignored", solutions.softmax_stable(x, dim=other)) for other in others]
+    for other in others:  # the max along one axis, the sum along another: each row shifted by different amounts
+        shifted_across = torch.exp(x - x.max(dim=other, keepdim=True).values)
+        pairs.append(("max_and_sum_axes_differ", shifted_across / shifted_across.sum(dim=dim, keepdim=True)))
+        shifted_along = torch.exp(x - x.max(dim=dim, keepdim=True).values)
+        pairs.append(("max_and_sum_axes_differ", shifted_along / shifted_along.sum(dim=other, keepdim=True)))
     for keep_max, keep_sum in ((False, False), (True, False), (False, True)):
         try:  # without keepdim the reduced tensor broadcasts along the wrong axis, or not at all
             shifted = torch.exp(x - x.max(dim=dim, keepdim=keep_max).values)

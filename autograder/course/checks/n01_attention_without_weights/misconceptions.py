@@ -21,6 +21,15 @@ MISCONCEPTIONS = (
       "reduce over the dimension you were given: the maximum and the sum must both run along `dim` and keep that "
       "axis, never along a fixed one",
       "在给定的维度上做归约：最大值和求和都要沿 `dim` 进行并保留该维，而不是沿一个固定的维"),
+    M("default_dim_changed",
+      "the default of dim was changed", "改变了 dim 的默认值",
+      "keep the signature you were given, dim=-1: code that calls the function without dim counts on the last axis",
+      "保持给定的函数签名 dim=-1：不传 dim 调用这个函数的代码依赖的是最后一个维度"),
+    M("max_and_sum_axes_differ",
+      "the maximum and the sum taken along different axes", "最大值和求和沿着不同的维度进行",
+      "the shift cancels only when every entry of a row is shifted by the same amount: the maximum must come from "
+      "the same axis the sum runs along",
+      "只有当同一行中的每一项都减去同一个数时，这个平移才会抵消：最大值必须沿求和的那个维度取"),
     M("missing_keepdim",
       "max or sum taken without keepdim=True", "求 max 或 sum 时没有 keepdim=True",
       "keepdim=True keeps the reduced axis as size 1, so each row is shifted and divided by its own max and sum",

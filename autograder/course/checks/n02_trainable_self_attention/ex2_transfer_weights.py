@@ -6,7 +6,7 @@ exercise 3.1 its points. The judge needs no reference: the case's own weights sa
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.course.checks.n02_trainable_self_attention import NOTEBOOK
-from autograder.course.judges.self_attention import judge_transfer
+from autograder.course.judges.self_attention import judge_transfer, judge_transfer_copies
 from autograder.course.probes.self_attention import probe_transfer
 
 EXERCISES = (
@@ -28,10 +28,12 @@ def transfer_cases_shapes(rng):
 
 
 CHECKS = (
-    Check("transfer_weights.notes", "transfer_weights", 2, False, transfer_cases_notes, probe_transfer,
+    Check("transfer_weights.notes", "transfer_weights", 1.5, False, transfer_cases_notes, probe_transfer,
           judge_transfer),
-    Check("transfer_weights.shapes", "transfer_weights", 2, True, transfer_cases_shapes, probe_transfer,
+    Check("transfer_weights.shapes", "transfer_weights", 1.5, True, transfer_cases_shapes, probe_transfer,
           judge_transfer),
+    Check("transfer_weights.copies", "transfer_weights", 1, False, transfer_cases_notes, probe_transfer,
+          judge_transfer_copies),
 )
 
 
@@ -43,6 +45,22 @@ MESSAGES = {
     "transfer_weights.shapes.title": {
         "en": "the transfer works for other sizes, square ones included, and in float64",
         "zh": "权重迁移在其他大小上也正确（包括 d_in == d_out 的情形以及 float64）",
+    },
+    "transfer_weights.copies.title": {
+        "en": "after load_v2_weights_into_v1, v1 keeps its own nn.Parameter objects and shares no memory with v2: "
+              "a copy, not an alias",
+        "zh": "调用 load_v2_weights_into_v1 之后，v1 保留自己的 nn.Parameter 对象，并且不与 v2 共享内存：是复制，"
+              "而不是别名",
+    },
+    "transfer_weights.shares_memory": {
+        "en": "sa_v1.{name} shares its memory with one of sa_v2's weights: training either module would change the "
+              "other",
+        "zh": "sa_v1.{name} 与 sa_v2 的某个权重共享内存：训练其中任何一个模块都会改变另一个",
+    },
+    "transfer_weights.parameters_replaced": {
+        "en": "sa_v1.{name} is a new nn.Parameter: an optimizer made for sa_v1 before the call still holds the old "
+              "one and would no longer train this module",
+        "zh": "sa_v1.{name} 是一个新的 nn.Parameter：调用之前为 sa_v1 创建的优化器仍持有旧参数，再也训练不到这个模块",
     },
     "transfer_weights.wrong_weight": {
         "en": "sa_v1.{name} is not sa_v2.{name}.weight.T",

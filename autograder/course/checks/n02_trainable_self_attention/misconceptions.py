@@ -3,6 +3,24 @@
 from autograder.course.checks.helpers import M
 
 MISCONCEPTIONS = (
+    M("copy_without_no_grad",
+      "a parameter overwritten in place while autograd records", "在 autograd 记录时原地覆盖了参数",
+      "autograd refuses to record an in-place write into a parameter that requires grad: a weight transfer is not "
+      "part of training, so it runs inside torch.no_grad()",
+      "autograd 拒绝记录对需要梯度的参数的原地写入：权重迁移不是训练的一部分，所以要放在 torch.no_grad() 中进行"),
+    M("aliased_not_copied",
+      "v2's weights aliased instead of copied", "引用了 v2 的权重而不是复制",
+      "nn.Parameter(t) and a transpose .T both reuse t's memory: the two modules then share one set of numbers; "
+      "copying the values into v1's own parameters keeps them apart",
+      "nn.Parameter(t) 和转置 .T 都复用 t 的内存：两个模块于是共用同一组数；把数值复制进 v1 自己的参数才能让它们互不"
+      "影响"),
+    M("parameters_replaced",
+      "v1's parameters replaced by new ones", "用新参数替换了 v1 的参数",
+      "assigning a new nn.Parameter swaps the object that optimizers and hooks already hold; overwriting the values "
+      "of the existing parameter (in place, without recording it for autograd) keeps it",
+      "赋值一个新的 nn.Parameter 会替换掉优化器和钩子已经持有的那个对象；在原有参数上覆盖数值（原地进行，且不被 autog"
+      "rad "
+      "记录）才能保留它"),
     M("missing_scaling",
       "attention scores not scaled", "注意力分数没有缩放",
       "divide the scores by the square root of the key dimension before the softmax: large dot products otherwise "

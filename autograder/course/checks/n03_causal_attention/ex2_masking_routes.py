@@ -135,8 +135,10 @@ CHECKS = (
 MESSAGES = {
     "masking_routes.renormalise_notes.title": {
         "en": "causal_weights_renormalised: the notes' attention weights (SelfAttention_v2, seed 789), masked and "
-        "renormalised",
-        "zh": "causal_weights_renormalised：笔记中的注意力权重（SelfAttention_v2，种子 789）遮蔽后重新归一化",
+        "renormalised into a new tensor (the input left as it was), with gradients flowing back to the input",
+        "zh": "causal_weights_renormalised：笔记中的注意力权重（SelfAttention_v2，种子 789）遮蔽后重新归一化，结果是"
+              "一个"
+        "新张量（输入保持原样），梯度能传回输入",
     },
     "masking_routes.renormalise_random.title": {
         "en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches and float64",
@@ -144,8 +146,10 @@ MESSAGES = {
     },
     "masking_routes.neg_inf_notes.title": {
         "en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with -inf, "
-        "then softmax",
-        "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填入 -inf 后做 softmax",
+        "then softmax, into a new tensor (the input left as it was), with gradients flowing back to the input",
+        "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填入 -inf 后做 softmax，结果是"
+              "一个"
+        "新张量（输入保持原样），梯度能传回输入",
     },
     "masking_routes.neg_inf_random.title": {
         "en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches and float64",
@@ -158,6 +162,25 @@ MESSAGES = {
     "masking_routes.neg_inf_device.title": {
         "en": "causal_weights_neg_inf works on scores on another device (a GPU, or PyTorch's meta device)",
         "zh": "causal_weights_neg_inf 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）",
+    },
+    "causal_weights.input_modified": {
+        "en": "the output is right, but the function changed the tensor it was given: the caller's own weights or "
+              "scores are now masked too",
+        "zh": "输出是对的，但函数修改了传给它的张量：调用者自己的权重或分数现在也被遮蔽了",
+    },
+    "causal_weights.backward_failed": {
+        "en": "backward() through the function fails ({type}: {detail})",
+        "zh": "通过这个函数做 backward() 时失败（{type}：{detail}）",
+    },
+    "causal_weights.no_gradient": {
+        "en": "no gradient flows back through the function to its input: compute the output from the input with "
+              "tensor operations (no .detach(), .data or torch.no_grad())",
+        "zh": "梯度没有通过这个函数传回输入：输出必须由输入经过张量运算得到（不要用 .detach()、.data 或 torch.no_grad"
+              "()）",
+    },
+    "causal_weights.not_finite": {
+        "en": "the gradient that flows back through the function to its input holds nan or inf",
+        "zh": "通过这个函数传回输入的梯度中有 nan 或 inf",
     },
     "causal_weights.device_failed": {
         "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without device= stays on the "

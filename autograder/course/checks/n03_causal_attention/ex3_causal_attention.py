@@ -11,7 +11,7 @@ from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course.checks.helpers import notes_inputs
 from autograder.course.checks.n03_causal_attention import NOTEBOOK
-from autograder.course.checks.variants import attention, attention_variants
+from autograder.course.checks.variants import attention, attention_variants, raw_scores
 from autograder.course.judges.causal import judge_forward
 from autograder.course.probes.causal import (
     NOTES_D_OUT,
@@ -69,7 +69,14 @@ def expect_forward(case, data):
     only when the judge asks: after a crash the data holds no weights."""
     x = attention_input(case)
     return Expectations.computed(**{WEIGHTS: lambda: data["state"]}, output=lambda: attention(x, data["state"]),
-                                 variants=lambda: attention_variants(x, data["state"]))
+                                 variants=lambda: attention_variants(x, data["state"]),
+                                 attention_weights=lambda: weights_of(x, data["state"]),
+                                 raw_scores=lambda: raw_scores(x, data["state"]).squeeze(1))
+
+
+def weights_of(x, state):
+    """The reference's attention weights on the student's own projections: (b, num_tokens, num_tokens)."""
+    return attention(x, state, return_weights=True)[1].squeeze(1)
 
 
 CHECKS = (

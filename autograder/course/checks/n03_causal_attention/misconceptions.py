@@ -3,6 +3,20 @@
 from autograder.course.checks.helpers import M
 
 MISCONCEPTIONS = (
+    M("scale_wrong_value",
+      "scores divided by the wrong number", "分数除以的数不对",
+      "the scores are divided by the square root of the key size of one head, which keeps their spread near 1 "
+      "whatever that size; check the expression you divide by, and the order of ** and / in it",
+      "分数要除以单个头的 key 维度的平方根，这样无论维度多大，分数的分布范围都保持在 1 左右；请检查你所除的表达式，"
+      "以及其中 ** 和 / 的运算顺序"),
+    M("input_edited_in_place",
+      "the caller's tensor edited in place", "原地修改了调用者的张量",
+      "methods ending in _ (masked_fill_, div_, ...) and item assignment write into the tensor they act on: the "
+      "caller's tensor changes, and autograd can no longer go back through the softmax that made it; the out-of-place "
+      "form returns a new tensor",
+      "以 _ 结尾的方法（masked_fill_、div_ 等）和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd "
+      "也无法"
+      "再通过生成它的 softmax 反向传播；不带 _ 的写法会返回一个新张量"),
     M("mask_includes_diagonal",
       "the mask also hides the diagonal", "掩码把对角线也遮住了",
       "a token may attend to itself: only the entries strictly above the diagonal are future tokens",
@@ -22,8 +36,8 @@ MISCONCEPTIONS = (
       "输入可以比 context_length 短：只使用所存掩码左上角 num_tokens × num_tokens 的那一块"),
     M("masked_fill_result_dropped",
       "masked_fill's result was thrown away", "masked_fill 的结果被丢弃了",
-      "masked_fill returns a new tensor: assign it (scores = scores.masked_fill(...)) or use masked_fill_",
-      "masked_fill 返回一个新张量：要赋值回去（scores = scores.masked_fill(...)），或使用原地版本 masked_fill_"),
+      "masked_fill returns a new tensor and leaves the one it was called on alone: keep what it returns",
+      "masked_fill 返回一个新张量，不改动调用它的那个张量：要保留它的返回值"),
     M("transpose_batched",
       "`.T` on a batched tensor", "对带 batch 维的张量使用了 `.T`",
       "`.T` reverses ALL dimensions; on a batched (b, num_tokens, d) tensor only the last two may be swapped",

@@ -86,12 +86,18 @@ CHECKS = (
 
 MESSAGES = {
     "torch_equivalence.notes.title": {
-        "en": "to_torch_multihead: nn.MultiheadAttention with our weights gives our output (d_out=4, 2 heads)",
-        "zh": "to_torch_multihead：装入我们权重的 nn.MultiheadAttention 给出相同的输出（d_out=4，2 个头）",
+        "en": "to_torch_multihead: nn.MultiheadAttention holding copies of our weights (no memory shared with our "
+              "module) gives our output (d_out=4, 2 heads)",
+        "zh": "to_torch_multihead：装入我们权重副本（不与我们的模块共享内存）的 nn.MultiheadAttention 给出相同的输出"
+              "（d_out=4，2 个头）",
     },
     "torch_equivalence.shapes.title": {
         "en": "to_torch_multihead for other sizes, qkv biases, dropout settings and float64",
         "zh": "to_torch_multihead 在其他尺寸、qkv 偏置、dropout 设置和 float64 下也正确",
+    },
+    "torch_equivalence.shares_memory": {
+        "en": "the result's {name} is our module's own tensor, not a copy: training one module would change the other",
+        "zh": "结果中的 {name} 就是我们模块自己的张量，而不是副本：训练其中一个模块会改变另一个",
     },
     "torch_equivalence.not_multihead": {
         "en": "returned {got}, expected an nn.MultiheadAttention",

@@ -79,6 +79,7 @@ CORRECT = [
     ("masking_routes", mutants.causal_weights_neg_inf_on_device),
     ("causal_attention", mutants.CausalAttention_book),
     ("causal_attention", mutants.CausalAttention_other_order),
+    ("causal_attention", mutants.CausalAttention_bmm_other_mask),
 ]
 
 

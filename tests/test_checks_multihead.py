@@ -131,6 +131,7 @@ MISTAKES = [
     ("multi_head_attention", mutants.MHANoScaling, {"reference"}, "missing_scaling"),
     ("multi_head_attention", mutants.MHAMaskRebound, {"state"}, "state_changed_by_forward"),
     ("multi_head_attention", mutants.MHAHalfPower, {"notes", "reference"}, "scale_wrong_value"),
+    ("padding_mask", mutants.MHAPaddingFilledWithZero, ALL_PADDING, "padding_fill_too_high"),
     ("multi_head_attention", mutants.MHATransposedLikeCausal,
      {"notes", "reference", "heads", "structure", "modes", "device", "properties", "state"},
      "these tensors have four axes"),
@@ -215,6 +216,22 @@ def test_a_forward_without_the_padding_step_keeps_every_multi_head_attention_poi
         assert_full_marks("multi_head_attention", run("multi_head_attention", student, seed=seed), seed)
         padding = run("padding_mask", student, seed=seed)
         assert score(padding) == 0, f"seed {seed}"
+
+
+# Mistakes whose reach depends on the sizes drawn (head_dim from d_in is right whenever the two agree; a squeeze only
+# bites on a batch of one): the check that shows them, and the message, on every seed.
+LOCATED = [
+    (mutants.MHAHeadDimFromInput, "multi_head_attention.reference", "but the tensor holds"),
+    (mutants.MHASqueezed, "multi_head_attention.reference", "the numbers are right"),
+]
+
+
+@pytest.mark.parametrize(("student", "check_id", "fragment"), LOCATED, ids=lambda v: getattr(v, "__name__", None))
+def test_faults_without_a_name_are_located(student, check_id, fragment):
+    for seed in SEEDS:
+        results = run("multi_head_attention", student, seed=seed)
+        assert results[check_id].status != PASSED, f"seed {seed}"
+        assert fragment in results[check_id].message, f"seed {seed}: {results[check_id].message}"
 
 
 def test_builtin_attention_is_refused_even_when_its_numbers_are_right():

@@ -53,7 +53,9 @@ def compare(got, expected, *, message_key, variants=None, input_shape=None, heat
         return Verdict(True)
     fields = dict(fields or {})
     if isinstance(got, torch.Tensor) and got.shape != expected.shape:
-        message_key = "shape.wrong"
+        # The right numbers in another shape: a squeeze, view or reshape at the end, not the computation.
+        regrouped = got.numel() == expected.numel() and same(got.reshape(expected.shape), expected)
+        message_key = "shape.same_numbers" if regrouped else "shape.wrong"
         fields.update(got_shape=tuple(got.shape), expected_shape=tuple(expected.shape))
     return Verdict(
         False,

@@ -13,6 +13,7 @@ SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|
 MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton "
                        r"dimension (\d+)")
+VIEW_SIZE = re.compile(r"shape '\[([\d, -]+)\]' is invalid for input of size (\d+)")
 AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (-?\d+)\)")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 
@@ -34,6 +35,9 @@ def located_shape_error(text, line, fields):
     if (found := BROADCAST.search(text)) is not None:
         size_a, size_b, axis = found.groups()
         return Verdict(False, "error.broadcast_axis", {**at, "axis": int(axis), "a": int(size_a), "b": int(size_b)})
+    if (found := VIEW_SIZE.search(text)) is not None:
+        shape, size = found.groups()
+        return Verdict(False, "error.view_size", {**at, "shape": f"({shape})", "size": int(size)})
     if (found := AXIS_RANGE.search(text)) is not None:
         rank, axis = found.groups()
         return Verdict(False, "error.axis_out_of_range", {**at, "rank": int(rank), "axis": int(axis)})

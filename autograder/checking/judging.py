@@ -194,6 +194,31 @@ def located_fault(seen_weights, expected, *, scaled_by, sizes, after_key):
     return Verdict(False, "attention.weights_differ", {"query": first_index(wrong_queries)[0]})
 
 
+def fitted_fill(weights, raw_scores, divisor, padded):
+    """The score the student's padded keys were given, in the units of the unscaled scores, fitted from their
+    attention weights; None when it cannot be read (padding got no weight, or no single value explains it).
+
+    Within a row, log w_j - s_j / divisor is the same for every real visible key (minus the log of the row's
+    normaliser), so each padded key's weight gives the score it was filled with. `padded`: True for padded keys,
+    broadcastable to the weights.
+    """
+    weights, scaled = weights.double(), raw_scores.double() / divisor
+    if weights.shape != scaled.shape or not torch.isfinite(weights).all():
+        return None
+    visible = weights > 1e-12
+    real, pad = visible & ~padded, visible & padded
+    rows = real.any(dim=-1, keepdim=True) & pad.any(dim=-1, keepdim=True)
+    if not rows.any():
+        return None
+    log_weights = weights.clamp_min(1e-300).log()
+    offset = torch.where(real, log_weights - scaled, 0.0).sum(dim=-1, keepdim=True) / real.sum(dim=-1, keepdim=True)
+    fills = ((log_weights - offset) * divisor)[pad & rows]
+    spread = float(fills.std()) if fills.numel() > 1 else 0.0
+    if spread > 1e-3 * max(1.0, float(fills.abs().mean())):
+        return None
+    return round(float(fills.mean()), 3) + 0.0  # scores are O(1): float noise below 1e-3 is a fill of 0
+
+
 def returned_weights(got, expected):
     """A Verdict when the output is the attention weights themselves (forward stopped one step early), else None."""
     weights = expected["attention_weights"]

@@ -114,6 +114,15 @@ MESSAGES = {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",
     },
+    "shape.same_numbers": {
+        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: a squeeze, view or "
+              "reshape at the end changed its axes",
+        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}："
+              "最后的 squeeze、view 或 reshape 改变了它的维度"},
+    "shape.same_numbers.hidden": {
+        "en": "the numbers are right, but the output has another shape: a squeeze, view or reshape at the end "
+              "changed its axes",
+        "zh": "数值是对的，但输出的形状不对：最后的 squeeze、view 或 reshape 改变了它的维度"},
     "shape.wrong.hidden": {
         "en": "the output has the wrong shape",
         "zh": "输出形状不对",
@@ -127,6 +136,10 @@ MESSAGES = {
     "error.broadcast_axis": {
         "en": "in `{line}` two tensors disagree on axis {axis}: {a} against {b}; print both shapes just before it",
         "zh": "`{line}` 中两个张量在第 {axis} 维上不一致：{a} 对 {b}；请在这一行之前打印两者的形状"},
+    "error.view_size": {
+        "en": "`{line}` asks for shape {shape}, but the tensor holds {size} numbers: one of the sizes in it is not "
+              "the tensor's",
+        "zh": "`{line}` 要求形状 {shape}，但张量共有 {size} 个数：其中某个尺寸与张量本身的不一致"},
     "error.axis_out_of_range": {
         "en": "`{line}` asks for axis {axis} of a {rank}-D tensor",
         "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 维"},

@@ -85,6 +85,14 @@ def softmax_stable_log_softmax(x, dim=-1):
 # context_vectors
 
 
+def context_vectors_no_softmax(inputs):
+    return (inputs @ inputs.T) @ inputs
+
+
+def context_vectors_scaled(inputs):
+    return torch.softmax(inputs @ inputs.T / inputs.shape[-1] ** 0.5, dim=-1) @ inputs
+
+
 def context_vectors_book(inputs):
     attn_scores = inputs @ inputs.T
     attn_weights = torch.softmax(attn_scores, dim=-1)

@@ -203,6 +203,26 @@ class CausalAttention_other_order(nn.Module):
         return self.dropout(scores.softmax(dim=-1)) @ values
 
 
+class CausalAttention_bmm_other_mask(nn.Module):
+    """Correct, written differently: the mask built as 1 - tril, torch.bmm for both products, float('-inf')."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", 1 - torch.tril(torch.ones(context_length, context_length)))
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = torch.bmm(queries, keys.transpose(1, 2))
+        scores = scores.masked_fill(self.mask[:num_tokens, :num_tokens] == 1, float("-inf"))
+        weights = self.dropout(torch.softmax(scores / keys.size(-1) ** 0.5, dim=-1))
+        return torch.bmm(weights, values)
+
+
 class CausalAttention_forward_mistake(CausalAttention_book):
     """The given __init__; subclasses rewrite forward the way a student got it wrong."""
 

@@ -331,6 +331,46 @@ class MHAMaskRebound(GivenMultiHeadAttention):
         return self.out_proj(context_vec)
 
 
+class MHAPaddingFilledWithZero(GivenMultiHeadAttention):
+    """Padding "switched off" with 0, as one would zero a weight: a score of 0 still beats negative real scores."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens), 0.0)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAHeadDimFromInput(GivenMultiHeadAttention):
+    """head_dim recomputed in forward from the input's size instead of d_out."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        head_dim = d_in // self.num_heads
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
+        attn_scores = (queries @ keys.transpose(2, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens],
+                                                                   -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / head_dim**0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHASqueezed(MHABookWithoutPadding):
+    """A squeeze at the end "to drop the extra axis": a batch of one loses its batch axis."""
+
+    def forward(self, x):
+        return super().forward(x).squeeze()
+
+
 class MHAReorderedInit(MHABook):
     """Correct forward; the student rewrote __init__ creating out_proj first and value before key."""
 

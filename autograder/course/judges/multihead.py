@@ -10,6 +10,7 @@ from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     copied_weights_problem,
     first_wrong_head,
+    fitted_fill,
     informative_queries,
     located_fault,
     returned_weights,
@@ -111,6 +112,13 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
     if verdict.misconception is None and mask is not None:
         verdict.message_key = padding_diagnosis(got, shown, expected)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
+        seen = data.get("weights_seen")
+        if verdict.message_key == "multi_head_attention.values" and seen is not None:
+            padded = (mask == 0).view(mask.shape[0], 1, 1, -1)
+            fill = fitted_fill(seen, expected["raw_scores"], (case["d_out"] // case["num_heads"]) ** 0.5, padded)
+            if fill is not None:
+                verdict.message_key, verdict.fields = "padding_mask.fill_too_high", {"fill": fill}
+                verdict.misconception = "padding_fill_too_high"
     elif verdict.misconception is None:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}

@@ -38,6 +38,8 @@ def context_mistakes(inputs):
     return [
         ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
         ("normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
+        ("scores_as_weights", scores @ inputs),
+        ("scaled_without_weights", torch.softmax(scores / inputs.shape[-1] ** 0.5, dim=-1) @ inputs),
     ]
 
 

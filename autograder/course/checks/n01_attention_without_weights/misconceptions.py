@@ -30,6 +30,16 @@ MISCONCEPTIONS = (
       "the shift cancels only when every entry of a row is shifted by the same amount: the maximum must come from "
       "the same axis the sum runs along",
       "只有当同一行中的每一项都减去同一个数时，这个平移才会抵消：最大值必须沿求和的那个维度取"),
+    M("scores_as_weights",
+      "the scores used as weights, without the softmax", "直接把分数当成权重，没有做 softmax",
+      "a context vector is a weighted average of the inputs: its weights are positive and sum to 1, which the raw "
+      "scores are not until the softmax makes them so",
+      "上下文向量是输入的加权平均：权重必须为正且和为 1，原始分数要经过 softmax 才满足这一点"),
+    M("scaled_without_weights",
+      "the scores scaled, though this attention has no weights", "这里的注意力没有权重，却对分数做了缩放",
+      "the division by the square root of the size arrives with the trainable query and key weights of notebook 02; "
+      "here the weights are the softmax of the plain dot products",
+      "除以维度平方根这一步要到 notebook 02 引入可训练的 query、key 权重时才出现；这里的权重就是普通点积的 softmax"),
     M("missing_keepdim",
       "max or sum taken without keepdim=True", "求 max 或 sum 时没有 keepdim=True",
       "keepdim=True keeps the reduced axis as size 1, so each row is shifted and divided by its own max and sum",

@@ -194,6 +194,13 @@ MESSAGES = {
         "zh": "forward 还不接受 attention_mask：请把它扩展为 forward(self, x, attention_mask=None) "
         "并加上 padding 这一步（multi_head_attention 的分数与此无关）",
     },
+    "padding_mask.fill_too_high": {
+        "en": "padded keys still get weight: their scores were set to {fill:.3g} (before the scaling), and real "
+              "scores fall below that",
+        "zh": "padding 位置的 key 仍然分到了权重：它们的分数被设成了 {fill:.3g}（缩放之前），而有些真实分数比这还低"},
+    "padding_mask.fill_too_high.hidden": {
+        "en": "padded keys still get weight: the value their scores were set to is not below every real score",
+        "zh": "padding 位置的 key 仍然分到了权重：它们的分数被设成的值并不低于所有真实分数"},
     "padding_mask.nan": {
         "en": "the output contains NaN: look for a row of the scores that is entirely -inf before the softmax",
         "zh": "输出中有 NaN：检查 softmax 之前是否有一整行分数都是 -inf",

@@ -66,6 +66,12 @@ MISCONCEPTIONS = (
       "fill value, one every real score is larger than",
       "只能看到 padding 的查询会得到一整行 -inf，softmax 之后就是 NaN：padding 位置的 key 需要一个有限的填入值，"
       "并且任何真实分数都比它大"),
+    M("padding_fill_too_high",
+      "padded keys filled with a value real scores can be below", "padding 位置填入的值可能高于真实分数",
+      "a padded key must lose against every real key in the softmax: its score has to be lower than any real score "
+      "can be, yet finite",
+      "在 softmax 中，padding 位置的 key 必须比任何真实 key 都小：它的分数要低于任何真实分数可能取到的值，同时又是有"
+      "限值"),
     M("padding_ignored",
       "attention_mask not applied", "没有应用 attention_mask",
       "fill the scores of padded keys (attention_mask == 0), broadcast as (b, 1, 1, num_tokens), before the softmax",

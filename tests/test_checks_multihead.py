@@ -223,6 +223,8 @@ def test_a_forward_without_the_padding_step_keeps_every_multi_head_attention_poi
 LOCATED = [
     (mutants.MHAHeadDimFromInput, "multi_head_attention.reference", "but the tensor holds"),
     (mutants.MHASqueezed, "multi_head_attention.reference", "the numbers are right"),
+    (mutants.MHAValuesFromKeys, "multi_head_attention.reference", "what reaches out_proj is not"),
+    (mutants.MHAResidualAdded, "multi_head_attention.reference", "goes wrong at out_proj or after it"),
 ]
 
 

@@ -167,16 +167,21 @@ def fit_divisor(weights, raw_scores):
     return 1.0 / inverse
 
 
-def located_fault(seen_weights, expected, *, scaled_by, sizes, after_key):
+def located_fault(seen_weights, expected, *, scaled_by, sizes, after_key, seen_merged=None):
     """For a wrong output no catalogued mistake explains: the first stage that differs, as a Verdict, or None when
     the student's weights were not seen (no dropout layer called). `expected` gives `attention_weights` (the right
     attention weights) and `raw_scores` (unscaled, shaped like them); `scaled_by` names the size in `sizes` whose
-    square root the scores must be divided by; `after_key` is the message for right weights and a wrong output."""
+    square root the scores must be divided by; `after_key` is the message for right weights and a wrong output,
+    refined by `seen_merged` (what out_proj received) where a module has one: right merged heads put the fault at
+    out_proj or after it, wrong ones between the weights and out_proj."""
     if seen_weights is None:
         return None
     want = expected["attention_weights"]
     if seen_weights.shape == want.shape and same(seen_weights, want):
-        return Verdict(False, after_key)
+        if seen_merged is None:
+            return Verdict(False, after_key)
+        merged_right = same(seen_merged, expected["merged"])
+        return Verdict(False, "attention.after_out_proj" if merged_right else "attention.before_out_proj")
     divisor = fit_divisor(seen_weights, expected["raw_scores"])
     right = sizes[scaled_by] ** 0.5
     if divisor is not None and abs(divisor - right) > 1e-3 * right:

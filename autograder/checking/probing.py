@@ -104,24 +104,26 @@ def silenced():
 
 
 @contextlib.contextmanager
-def dropout_input(module):
-    """{"weights": what the module's `dropout` layer last received}: the attention weights, in a forward pass that
-    applies self.dropout where attention does. Empty when there is no such layer or it is never called."""
+def layer_inputs(module, *names):
+    """{name: what the submodule `name` last received}, for the named submodules forward calls: `dropout` receives
+    the attention weights, `out_proj` the merged heads, in a forward pass that applies them where attention does."""
     seen: dict = {}
-    layer = getattr(module, "dropout", None)
-    if not isinstance(layer, nn.Module):
-        yield seen
-        return
+    handles = []
+    for name in names:
+        layer = getattr(module, name, None)
+        if not isinstance(layer, nn.Module):
+            continue
 
-    def keep(_layer, args):
-        if args and isinstance(args[0], torch.Tensor):
-            seen["weights"] = args[0].detach().to("cpu", copy=True)
+        def keep(_layer, args, name=name):
+            if args and isinstance(args[0], torch.Tensor):
+                seen[name] = args[0].detach().to("cpu", copy=True)
 
-    handle = layer.register_forward_pre_hook(keep)
+        handles.append(layer.register_forward_pre_hook(keep))
     try:
         yield seen
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
 
 
 @contextlib.contextmanager

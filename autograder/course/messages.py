@@ -110,6 +110,14 @@ MESSAGES = {
         "en": "the attention weights of every head are right; the output goes wrong after them: the weighted sum of "
               "the values, the merge of the heads or out_proj",
         "zh": "每个头的注意力权重都是对的；输出在它们之后才出错：问题在对 values 的加权求和、头的合并或 out_proj"},
+    "attention.before_out_proj": {
+        "en": "the attention weights of every head are right, but what reaches out_proj is not: the weighted sum of "
+              "the values or the merge of the heads goes wrong",
+        "zh": "每个头的注意力权重都是对的，但送进 out_proj 的结果不对：问题出在对 values 的加权求和或头的合并"},
+    "attention.after_out_proj": {
+        "en": "everything up to out_proj is right (weights, values, merged heads); the output goes wrong at out_proj "
+              "or after it",
+        "zh": "直到 out_proj 之前都是对的（权重、values、合并后的头）；输出在 out_proj 或它之后才出错"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

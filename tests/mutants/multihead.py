@@ -348,6 +348,27 @@ class MHAPaddingFilledWithZero(GivenMultiHeadAttention):
         return self.out_proj(context_vec)
 
 
+class MHAValuesFromKeys(GivenMultiHeadAttention):
+    """Right weights, applied to the keys instead of the values."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = (queries @ keys.transpose(2, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens],
+                                                                   -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))
+        context_vec = (attn_weights @ keys).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+class MHAResidualAdded(MHABookWithoutPadding):
+    """Adds the input back after out_proj, as a transformer block does (but that is the block's job)."""
+
+    def forward(self, x):
+        return super().forward(x) + x[..., :1]
+
+
 class MHAHeadDimFromInput(GivenMultiHeadAttention):
     """head_dim recomputed in forward from the input's size instead of d_out."""
 

@@ -123,7 +123,7 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}
         located = located_fault(data.get("weights_seen"), expected, scaled_by="head_dim", sizes=sizes,
-                                after_key="attention.after_weights_heads")
+                                after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"))
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
             verdict.misconception = located.misconception

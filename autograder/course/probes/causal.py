@@ -14,9 +14,9 @@ from autograder.checking.probing import (
     TransposeCrash,
     call_watched,
     describe_exception,
-    dropout_input,
     dtype_name,
     forbidden_calls,
+    layer_inputs,
     lookup,
     plain,
     rand,
@@ -176,11 +176,11 @@ def naming_transpose_crash(probe):
 def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
     module = build_module(namespace, case)
     state = projection_state(module)
-    with dropout_input(module) as seen:
+    with layer_inputs(module, "dropout") as seen:
         output, watch = call_watched(module, attention_input(case))
     data: CausalForwardRecord = {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
                                  "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS)}
-    if "weights" in seen:
-        data["weights_seen"] = seen["weights"]
+    if "dropout" in seen:
+        data["weights_seen"] = seen["dropout"]
     return data
 

@@ -14,9 +14,9 @@ from autograder.checking.probing import (
     ProbeError,
     as_count,
     counted_module,
-    dropout_input,
     head_outputs,
     input_unchanged,
+    layer_inputs,
     lookup,
     plain,
     rand,
@@ -154,11 +154,13 @@ def call_mha(module, x, case):
 
 def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
     module = build_student_mha(namespace, case)
-    with dropout_input(module) as seen:
+    with layer_inputs(module, "dropout", "out_proj") as seen:
         out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
     data: MultiHeadRecord = {"out": plain(out), "state": state_of(module), "input_kept": kept}
-    if "weights" in seen:
-        data["weights_seen"] = seen["weights"]
+    if "dropout" in seen:
+        data["weights_seen"] = seen["dropout"]
+    if "out_proj" in seen:
+        data["merged_seen"] = seen["out_proj"]
     return data
 
 

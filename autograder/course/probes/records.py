@@ -106,6 +106,7 @@ class MultiHeadRecord(TypedDict, total=False):
     state: State
     input_kept: bool
     weights_seen: Tensor  # what self.dropout received: the heads' attention weights, when forward applies it there
+    merged_seen: Tensor  # what self.out_proj received: the merged heads
 
 
 class HeadIndependenceRecord(TypedDict):

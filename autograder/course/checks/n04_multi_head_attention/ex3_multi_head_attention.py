@@ -83,6 +83,7 @@ def expect_mha(case, data):
         "variants": lambda: variants.attention_variants(x, weights(), **knobs),
         "attention_weights": lambda: variants.attention(x, weights(), return_weights=True, **knobs)[1],
         "raw_scores": lambda: variants.raw_scores(x, weights(), num_heads=num_heads),
+        "merged": lambda: variants.attention(x, weights(), use_out_proj=False, **knobs),
     }
     if mask is not None:
         sources["padding_ignored"] = lambda: variants.attention(x, weights(), num_heads=num_heads)

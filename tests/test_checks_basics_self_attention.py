@@ -73,6 +73,8 @@ MISTAKES = [
     ("softmax_stable", mutants.softmax_stable_dim0, "softmax_stable.notes", "softmax_dim_ignored"),
     ("softmax_stable", mutants.softmax_stable_last_dim, "softmax_stable.random", "softmax_dim_ignored"),
     ("context_vectors", mutants.context_vectors_no_softmax, "context_vectors.notes", "scores_as_weights"),
+    ("context_vectors", mutants.context_vectors_detached, "context_vectors.float64", "gradient_cut"),
+    ("softmax_stable", mutants.softmax_stable_numpy, "softmax_stable.from_scratch", "gradient_cut"),
     ("context_vectors", mutants.context_vectors_scaled, "context_vectors.notes", "scaled_without_weights"),
     ("softmax_stable", mutants.softmax_stable_default_dim0, "softmax_stable.random", "default_dim_changed"),
     ("softmax_stable", mutants.softmax_stable_max_over_first_axis, "softmax_stable.notes", "max_and_sum_axes_differ"),

@@ -118,6 +118,7 @@ MISTAKES = [
      "the call asked for d_in=5, context_length=8, dropout=0.5"),
     ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_single_attention, {"notes", "sizes"},
      "expected a MultiHeadAttentionWrapper"),
+    ("split_heads", mutants.split_heads_detached, {"notes", "shapes", "strided"}, "gradient_cut"),
     ("split_heads", mutants.split_heads_view_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
     ("split_heads", mutants.split_heads_reshape_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
     ("split_heads", mutants.split_heads_float, {"shapes", "strided"}, "keep the input's dtype"),

@@ -415,6 +415,23 @@ def call_watched(module, x):
     return output, watch
 
 
+def gradient_flow(function, x) -> str:
+    """Whether gradients flow back through `function` to its input, given a tensor of a graph as a model would:
+    "ok", "no_gradient" (the graph stops: .detach(), .data, NumPy, no_grad), "not_finite" or "raised"."""
+    source = x.detach().clone().requires_grad_(True)
+    try:
+        output = function(source * 1)
+        if not isinstance(output, torch.Tensor) or not output.requires_grad:
+            return "no_gradient"
+        weights = torch.rand(output.shape, generator=generator(len(output.shape) + output.numel()), dtype=torch.float64)
+        (output * weights.to(output.dtype)).sum().backward()
+    except Exception:  # noqa: BLE001 - a function autograd cannot go back through is the finding
+        return "raised"
+    if source.grad is None:
+        return "no_gradient"
+    return "ok" if torch.isfinite(source.grad).all() else "not_finite"
+
+
 def input_unchanged(x, run):
     """run(x), and whether it left x's values and layout (shape, strides) as they were."""
     snapshot, layout = x.clone(), (tuple(x.shape), x.stride())

@@ -118,6 +118,11 @@ MESSAGES = {
         "en": "everything up to out_proj is right (weights, values, merged heads); the output goes wrong at out_proj "
               "or after it",
         "zh": "直到 out_proj 之前都是对的（权重、values、合并后的头）；输出在 out_proj 或它之后才出错"},
+    "function.no_gradient": {
+        "en": "gradients do not flow back through the function to its input ({how}): compute with tensor operations "
+              "only, no .detach(), .data, .numpy() or torch.no_grad()",
+        "zh": "梯度无法通过这个函数传回输入（{how}）：只用张量运算来计算，不要用 .detach()、.data、.numpy() 或 "
+              "torch.no_grad()"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

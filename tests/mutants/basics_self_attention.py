@@ -4,6 +4,7 @@ Each mistake is written the way a student would write it, so the tests can check
 takes points in the right exercise and names the right misconception.
 """
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -73,6 +74,13 @@ def softmax_stable_in_place(x, dim=-1):
     return torch.exp(x) / torch.exp(x).sum(dim=dim, keepdim=True)
 
 
+def softmax_stable_numpy(x, dim=-1):
+    """Right numbers from NumPy: autograd cannot follow them back."""
+    values = x.detach().numpy()
+    exp = np.exp(values - values.max(axis=dim, keepdims=True))
+    return torch.from_numpy(exp / exp.sum(axis=dim, keepdims=True))
+
+
 def softmax_stable_builtin(x, dim=-1):
     return torch.nn.functional.softmax(x, dim=dim)
 
@@ -83,6 +91,12 @@ def softmax_stable_log_softmax(x, dim=-1):
 
 # ---------------------------------------------------------------------------------------------
 # context_vectors
+
+
+def context_vectors_detached(inputs):
+    """"The weights are only looked up": detached, so no gradient reaches the inputs through them."""
+    weights = torch.softmax(inputs @ inputs.T, dim=-1).detach()
+    return weights @ inputs.detach()
 
 
 def context_vectors_no_softmax(inputs):

@@ -174,6 +174,12 @@ def split_heads_unflatten(x, num_heads):
     return x.unflatten(-1, (num_heads, -1)).transpose(1, 2)
 
 
+def split_heads_detached(x, num_heads):
+    """Right shape and numbers, cut off from the graph."""
+    b, num_tokens, d_out = x.shape
+    return x.detach().view(b, num_tokens, num_heads, d_out // num_heads).transpose(1, 2)
+
+
 def split_heads_view_only(x, num_heads):
     b, num_tokens, d_out = x.shape
     return x.view(b, num_heads, num_tokens, d_out // num_heads)

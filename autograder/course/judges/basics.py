@@ -54,6 +54,8 @@ def judge_softmax_rules(exercise_id: str, data: SoftmaxRecord, case: TensorCase,
         return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
     if data["input_changed"]:
         return Verdict(False, f"{exercise_id}.input_changed")
+    if data.get("gradient", "ok") != "ok":
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
     got, dim = data["output"], case.get("dim", 0)
     if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
         return Verdict(False, f"{exercise_id}.not_normalised")
@@ -64,6 +66,8 @@ def judge_context_vectors_dtype(data: ContextRecord, case: TensorCase, expected:
     """Input left alone, the values, then float64 kept."""
     if data["input_changed"]:
         return Verdict(False, "context_vectors.input_changed")
+    if data.get("gradient", "ok") != "ok":
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
     verdict = judge_context_vectors(data, case, expected)
     if verdict.passed:
         return dtype_verdict("context_vectors", data["output"], torch.float64)

@@ -64,6 +64,8 @@ def judge_split(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> V
     """Input left alone, then the values. Expectations: output, variants."""
     if not data["input_kept"]:
         return Verdict(False, "split_heads.input_modified")
+    if data.get("gradient", "ok") != "ok":
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
     x, got, want = split_input(case), data["out"], expected["output"]
     if same(got, want):
         return dtype_verdict("split_heads", got, x.dtype)
@@ -76,6 +78,8 @@ def judge_merge(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> V
     variants."""
     if not data["input_kept"]:
         return Verdict(False, "merge_heads.input_modified")
+    if data.get("gradient", "ok") != "ok":
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
     x, got, want = merge_input(case), data["out"], expected["output"]
     if same(got, want):
         return dtype_verdict("merge_heads", got, x.dtype)

@@ -7,7 +7,7 @@ import inspect
 
 import torch
 
-from autograder.checking.probing import called_functions, lookup, plain, rand
+from autograder.checking.probing import called_functions, gradient_flow, lookup, plain, rand
 from autograder.course.probes.cases import Namespace, TensorCase
 from autograder.course.probes.inputs import dtype_of, notes_inputs
 from autograder.course.probes.records import ContextRecord, SoftmaxRecord
@@ -36,7 +36,8 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     args = (x,) if "dim" not in case else (x, case["dim"])
     output, calls = called_functions(softmax, *args)
     return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
-            "default_dim": default_of(softmax, "dim")}
+            "default_dim": default_of(softmax, "dim"),
+            "gradient": gradient_flow(lambda through: softmax(through, *args[1:]), original)}
 
 
 def default_of(function, parameter):
@@ -61,5 +62,6 @@ def probe_context_vectors(namespace: Namespace, case: TensorCase) -> ContextReco
     inputs = case_tensor(case)
     original = inputs.clone()
     output = plain(context_vectors(inputs))
-    return {"output": output, "input_changed": not torch.equal(inputs, original)}
+    return {"output": output, "input_changed": not torch.equal(inputs, original),
+            "gradient": gradient_flow(context_vectors, original)}
 

@@ -14,6 +14,7 @@ from autograder.checking.probing import (
     ProbeError,
     as_count,
     counted_module,
+    gradient_flow,
     head_outputs,
     input_unchanged,
     layer_inputs,
@@ -96,7 +97,8 @@ def split_input(case: HeadsCase) -> torch.Tensor:
 def probe_split(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     split_heads = lookup(namespace, "split_heads")
     out, kept = input_unchanged(split_input(case), lambda x: split_heads(x, case["num_heads"]))
-    return {"out": plain(out), "input_kept": kept}
+    return {"out": plain(out), "input_kept": kept,
+            "gradient": gradient_flow(lambda x: split_heads(x, case["num_heads"]), split_input(case))}
 
 
 def merge_input(case: HeadsCase) -> torch.Tensor:
@@ -131,7 +133,7 @@ def round_trip_source(case):
 def probe_merge(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     merge_heads = lookup(namespace, "merge_heads")
     out, kept = input_unchanged(merge_input(case), merge_heads)
-    return {"out": plain(out), "input_kept": kept}
+    return {"out": plain(out), "input_kept": kept, "gradient": gradient_flow(merge_heads, merge_input(case))}
 
 
 def build_student_mha(namespace, case, **overrides):

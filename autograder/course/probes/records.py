@@ -18,11 +18,13 @@ class SoftmaxRecord(TypedDict, total=False):
     calls: list[str]
     input_changed: bool
     default_dim: int | None  # the default of the function's `dim` parameter, None when it has no int default
+    gradient: str  # probing.gradient_flow
 
 
-class ContextRecord(TypedDict):
+class ContextRecord(TypedDict, total=False):
     output: Tensor
     input_changed: bool
+    gradient: str  # probing.gradient_flow: "ok", "no_gradient", "not_finite" or "raised"
 
 
 class ForwardRecord(TypedDict):
@@ -99,6 +101,7 @@ class HeadsRecord(TypedDict):
 
     out: Tensor
     input_kept: bool
+    gradient: str  # probing.gradient_flow
 
 
 class MultiHeadRecord(TypedDict, total=False):

@@ -193,8 +193,9 @@ MESSAGES = {
         "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确",
     },
     "softmax_naive.from_scratch.title": {
-        "en": "softmax_naive is written from scratch (no torch softmax)",
-        "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax）",
+        "en": "softmax_naive is written from scratch (no torch softmax), leaves its input unchanged and lets gradients "
+              "flow back to it",
+        "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax），不修改输入，并且梯度能传回输入",
     },
     "softmax_stable.notes.title": {
         "en": "softmax_stable matches on the notes' scores and on [1000., 1000.]",
@@ -210,8 +211,8 @@ MESSAGES = {
         "zh": "softmax_stable 在极大和极小的输入上也保持有限且正确",
     },
     "softmax_stable.from_scratch.title": {
-        "en": "softmax_stable is written from scratch and leaves its input unchanged",
-        "zh": "softmax_stable 是自己实现的，并且不修改输入",
+        "en": "softmax_stable is written from scratch, leaves its input unchanged and lets gradients flow back to it",
+        "zh": "softmax_stable 是自己实现的，不修改输入，并且梯度能传回输入",
     },
     "softmax_stable.not_finite.hidden": {
         "en": "the result holds nan or inf: exp overflowed (or underflowed to 0/0)",

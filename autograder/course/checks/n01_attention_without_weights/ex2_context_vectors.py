@@ -69,8 +69,8 @@ MESSAGES = {
         "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）",
     },
     "context_vectors.float64.title": {
-        "en": "context_vectors keeps float64 and leaves its input unchanged",
-        "zh": "context_vectors 保持 float64，并且不修改输入",
+        "en": "context_vectors keeps float64, leaves its input unchanged and lets gradients flow back to it",
+        "zh": "context_vectors 保持 float64，不修改输入，并且梯度能传回输入",
     },
     "context_vectors.wrong_values": {
         "en": "the context vectors differ from the expected ones: check the scores of every pair of tokens, then "

@@ -40,6 +40,12 @@ MISCONCEPTIONS = (
       "the division by the square root of the size arrives with the trainable query and key weights of notebook 02; "
       "here the weights are the softmax of the plain dot products",
       "除以维度平方根这一步要到 notebook 02 引入可训练的 query、key 权重时才出现；这里的权重就是普通点积的 softmax"),
+    M("gradient_cut",
+      "the computation leaves autograd's graph", "计算脱离了 autograd 的计算图",
+      "training needs a gradient for everything a loss depends on: .detach(), .data, .numpy() and torch.no_grad() "
+      "each hand back numbers autograd cannot trace back to the input",
+      "训练需要损失所依赖的一切都有梯度：.detach()、.data、.numpy() 和 torch.no_grad() 得到的数值，autograd 都无法追"
+      "溯回输入"),
     M("missing_keepdim",
       "max or sum taken without keepdim=True", "求 max 或 sum 时没有 keepdim=True",
       "keepdim=True keeps the reduced axis as size 1, so each row is shifted and divided by its own max and sum",

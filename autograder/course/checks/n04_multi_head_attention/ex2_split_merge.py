@@ -127,8 +127,10 @@ MESSAGES = {
     **dtype_message("merge_heads"),
     # split_heads
     "split_heads.notes.title": {
-        "en": "split_heads: (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim) on small examples",
-        "zh": "split_heads：在小例子上把 (b, num_tokens, d_out) 变成 (b, num_heads, num_tokens, head_dim)",
+        "en": "split_heads: (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim) on small examples, the "
+              "input left unchanged and gradients flowing back to it",
+        "zh": "split_heads：在小例子上把 (b, num_tokens, d_out) 变成 (b, num_heads, num_tokens, head_dim)，不修改输入，"
+              "梯度能传回输入",
     },
     "split_heads.shapes.title": {
         "en": "split_heads for other shapes (one token, one head, long sequences, float64)",
@@ -149,8 +151,10 @@ MESSAGES = {
     },
     # merge_heads
     "merge_heads.notes.title": {
-        "en": "merge_heads: (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out) on small examples",
-        "zh": "merge_heads：在小例子上把 (b, num_heads, num_tokens, head_dim) 变回 (b, num_tokens, d_out)",
+        "en": "merge_heads: (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out) on small examples, the "
+              "input left unchanged and gradients flowing back to it",
+        "zh": "merge_heads：在小例子上把 (b, num_heads, num_tokens, head_dim) 变回 (b, num_tokens, d_out)，不修改输入，"
+              "梯度能传回输入",
     },
     "merge_heads.shapes.title": {
         "en": "merge_heads for other shapes (one token, one head, long sequences, float64)",

@@ -6,14 +6,16 @@ N students each hand in a copy of the solved source notebooks, then
   2. `attnkit grade submitted/ --out ...` grades the same folder (a fresh process: startup included).
 Both wall times, their ratio, and whether the two agree on every student's total are reported.
 
-Then, per notebook, attnkit's own cost is set against the cost of executing the notebook's code
-alone (a forked child of this warm process runs the code cells and nothing else), both measured
-here, one notebook at a time: the target is a ratio within 2.
+Then, per notebook, attnkit's own cost is broken down by stage (autograder.running.timing.StageTimes: the child's
+set-up, cells, probes and exit, the reference's expectations, judging, fingerprints, writing the record) and set
+against the cost of executing the notebook's code alone (a forked child of this warm process runs the code cells
+and nothing else), all measured here, in the same run, one notebook at a time; with the CPU seconds it took.
 """
 
 import contextlib
 import csv
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -22,11 +24,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.course.assignment import ASSIGNMENT, DEFAULT_SEED
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.integrations import nbgrader_course
 from autograder.isolation.cells import compile_cell, display_stand_in
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import plan_notebook
+from autograder.outputs import records
+from autograder.running.timing import StageTimes
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,9 @@ def run_bench(n, workers=None, log=None):
 class NotebookCost:
     notebook: str
     code_alone_seconds: float
-    attnkit_seconds: float
+    attnkit_seconds: float  # wall, per notebook, in a batch
+    stages: StageTimes  # mean seconds per stage
+    cpu_seconds: float  # grader and grading children together, per notebook
 
     @property
     def ratio(self):
@@ -98,20 +105,55 @@ class NotebookCost:
 
 
 def measure_notebook_costs(notebook_paths, copies=8):
-    """Seconds per notebook: its code alone in a forked child vs `grade_notebooks` (one worker).
+    """Per notebook: its code alone in a forked child vs `grade_notebooks` (one worker), stage by stage.
 
     Each notebook is graded `copies` times in one call and the time divided, as in a class run: the
-    per-run set-up (the reference warm-up, preparing the sandbox) is shared by every notebook.
+    per-run set-up (the reference warm-up, preparing the sandbox) is shared by every notebook. The record is written
+    for one student holding one copy of each notebook, and each notebook takes its share of that time.
     """
     options = Options(limits=Limits(workers=1))
     grade_notebooks([NotebookInput("warm-up", path) for path in notebook_paths], options)  # imports, warm-up
-    costs = []
+    costs, one_of_each = [], []
     for path in notebook_paths:
         plan = plan_notebook(path)
         alone = statistics.median(_timed(lambda plan=plan: _execute_code_alone(plan)) for _ in range(copies))
-        graded = _timed(lambda path=path: grade_notebooks([NotebookInput(i, path) for i in range(copies)], options))
-        costs.append(NotebookCost(plan.notebook, alone, graded / copies))
-    return costs
+        cpu_before = _own_cpu()
+        started = time.perf_counter()
+        results = grade_notebooks([NotebookInput(i, path) for i in range(copies)], options).results
+        graded = time.perf_counter() - started
+        own_cpu = _own_cpu() - cpu_before
+        stages = _mean_times([result.times for result in results])
+        costs.append((plan.notebook, alone, graded / copies, stages, own_cpu / copies + stages.child_cpu))
+        one_of_each.append(results[0])
+    writing = _writing_seconds(one_of_each) / len(one_of_each)
+    return [NotebookCost(notebook, alone, graded + writing, _with_writing(stages, writing), cpu + writing)
+            for notebook, alone, graded, stages, cpu in costs]
+
+
+def _own_cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _mean_times(all_times):
+    mean = StageTimes()
+    for stage in (*StageTimes.stages(), "child_cpu"):
+        mean.add(stage, statistics.fmean(getattr(times, stage) for times in all_times))
+    return mean
+
+
+def _with_writing(stages, seconds):
+    stages.add("writing", seconds)
+    return stages
+
+
+def _writing_seconds(results):
+    """Seconds to build and write one student's record and feedback page from `results` (one per notebook)."""
+    with tempfile.TemporaryDirectory(prefix="attnkit-bench-records-") as out_dir:
+        started = time.perf_counter()
+        document = records.student_document("bench", ASSIGNMENT, "", DEFAULT_SEED, results)
+        records.write_student(out_dir, document)
+        return time.perf_counter() - started
 
 
 def _timed(action):
@@ -136,11 +178,24 @@ def _execute_code_alone(plan):
     os.waitpid(pid, 0)
 
 
+STAGE_LABELS = {"start": "start", "cells": "cells", "probes": "probes", "finish": "finish",
+                "expectations": "expect", "judging": "judge", "fingerprints": "fprint", "writing": "write"}
+
+
 def format_costs(costs):
-    lines = ["per notebook, one worker: code alone (median) vs attnkit grade (mean of a batch), target ratio <= 2"]
+    """A table: per notebook, milliseconds per stage, the total, the code alone, their ratio and the CPU seconds."""
+    stages = StageTimes.stages()
+    header = f"  {'notebook':<30}" + "".join(f"{STAGE_LABELS[stage]:>8}" for stage in stages)
+    header += f"{'attnkit':>9}{'code':>8}{'ratio':>7}{'CPU-s':>7}"
+    lines = ["per notebook, one worker, mean of a batch: milliseconds per stage; attnkit (wall) against the notebook's "
+             "code alone, and CPU seconds (grader and children)", header]
     for cost in costs:
-        lines.append(f"  {cost.notebook:<32} {cost.code_alone_seconds:6.2f} s  {cost.attnkit_seconds:6.2f} s"
-                     f"  ratio {cost.ratio:4.2f}")
+        row = f"  {cost.notebook:<30}" + "".join(f"{getattr(cost.stages, stage) * 1000:8.1f}" for stage in stages)
+        row += (f"{cost.attnkit_seconds * 1000:9.1f}{cost.code_alone_seconds * 1000:8.1f}{cost.ratio:7.2f}"
+                f"{cost.cpu_seconds:7.3f}")
+        lines.append(row)
+    mean_cpu = statistics.fmean(cost.cpu_seconds for cost in costs) if costs else 0.0
+    lines.append(f"  mean CPU per notebook: {mean_cpu:.3f} s (target <= 0.2)")
     return "\n".join(lines)
 
 

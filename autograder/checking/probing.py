@@ -8,6 +8,7 @@ import contextlib
 import inspect
 import io
 import numbers
+import sys
 import traceback
 import warnings
 from collections.abc import Mapping
@@ -126,6 +127,20 @@ def layer_inputs(module, *names):
             handle.remove()
 
 
+def warm_up_in_background():
+    """Start paying, in a daemon thread, torch's one-time cost of the first op on the meta device (it imports
+    torch._dynamo: most of a second). A notebook's first check(...) that runs a device check would pay it; the
+    notebooks import `check` in their first cell, so it is paid while the student reads."""
+    import threading
+
+    def touch_meta():
+        with contextlib.suppress(Exception):  # a warm-up: if it fails, the check pays the cost itself
+            torch.zeros(1, device="meta").masked_fill(torch.zeros(1, dtype=torch.bool, device="meta"), 0.0)
+
+    if "torch._dynamo" not in sys.modules:
+        threading.Thread(target=touch_meta, name="attnkit-warm-up", daemon=True).start()
+
+
 @contextlib.contextmanager
 def grader_torch_state():
     """torch's global settings as the grader runs with them, whatever a notebook cell set (grad mode, default dtype
@@ -136,15 +151,20 @@ def grader_torch_state():
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.set_grad_enabled(True)
     torch.set_default_dtype(torch.float32)
-    torch.set_default_device(None)
-    torch.use_deterministic_algorithms(False)
+    if device.type != "cpu":
+        torch.set_default_device(None)
+    # Only when a cell switched it on: the setter imports torch._dynamo (a second, once per process) on first use.
+    if deterministic:
+        torch.use_deterministic_algorithms(False)
     try:
         yield
     finally:
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
-        torch.set_default_device(None if device.type == "cpu" else device)
-        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+        if device.type != "cpu":
+            torch.set_default_device(device)
+        if deterministic:
+            torch.use_deterministic_algorithms(True, warn_only=warn_only)
 
 
 def run_probe(probe, namespace, case) -> dict:
@@ -239,7 +259,17 @@ def _on_stack(mode, length, stack_at) -> bool:
     return any(stack_at(index) is mode for index in range(length()))
 
 
-class DispatchedOps(TorchDispatchMode):
+class UncompiledDispatchMode(TorchDispatchMode):
+    """A dispatch mode nothing compiles. Otherwise torch wraps each subclass's __torch_dispatch__ so that its first
+    call imports torch._dynamo: more than a second of a fresh kernel's first check() and of a grading child's first
+    probe (tests/test_first_check.py)."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+
+class DispatchedOps(UncompiledDispatchMode):
     """Records the ATen ops the dispatcher runs, into `names`: sees what no Python-level alias can hide, because
     every path to a kernel (torch.ops, torch._C, a function kept in a dict, autograd) ends at the dispatcher.
     Composite ops (softmin, the math attention kernel) are seen as the ops they are made of."""
@@ -323,7 +353,7 @@ MATMUL_OPS = frozenset(
 )
 
 
-class MatmulCount(TorchDispatchMode):
+class MatmulCount(UncompiledDispatchMode):
     """Counts matrix-multiply ops dispatched to ATen: a loop over heads makes the count grow with num_heads."""
 
     def __init__(self):
@@ -340,7 +370,7 @@ class MatmulCount(TorchDispatchMode):
 INDEXING_OPS = frozenset({"index", "index_put", "index_put_", "_index_put_impl_"})
 
 
-class DeviceMixWatch(TorchDispatchMode):
+class DeviceMixWatch(UncompiledDispatchMode):
     """Notes every op that mixes a non-scalar CPU tensor into work on another device.
 
     Run with the module and its input on `meta` (or a GPU): a tensor the student's code created without

@@ -118,8 +118,11 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
         student.results[result.key[1]] = result
         if len(student.results) == len(NOTEBOOKS):
             results = [student.results[name] for name in NOTEBOOKS]
+            started = time.perf_counter()
             record(student.id, functools.partial(records.student_document, student.id, ASSIGNMENT,
                                                  student.submission_hash, options.seed, results))
+            for notebook_result in results:  # one record per student: each notebook takes its share
+                notebook_result.times.add("writing", (time.perf_counter() - started) / len(results))
             summary.graded.append(student.id)
             logger.debug("attnkit grade: %s: graded, %s", clean(student.id),
                          ", ".join(f"{result.notebook} {result.score:g}/{result.max_score:g}" for result in results))

@@ -24,6 +24,7 @@ from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
 from autograder.isolation.supervisor import Job, probe_notebooks
 from autograder.running.runner import DEFAULT_SEED, judge_exercise
+from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class NotebookResult:
     checks: list[CheckResult]
     notes: list[str] = field(default_factory=list)
     sha256: str = ""
+    times: StageTimes = field(default_factory=StageTimes)  # where its grading time went (attnkit bench)
 
     @property
     def score(self):
@@ -133,14 +135,15 @@ def unanswered_result(key, notebook, path, status, reason, lang=None):
 
 
 def _judge(key, outcome, seed, lang):
-    plan = outcome.plan
+    plan, times = outcome.plan, outcome.times
     checks = []
     for exercise_id in plan.exercises:
         records = outcome.records.get(exercise_id, {})
-        results = judge_exercise(exercise_id, records, seed=seed, lang=lang)
-        checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
+        results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
+        with times.timing("fingerprints"):
+            checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
     notes = list(plan.notes) + list(outcome.notes)
-    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256)
+    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times)
 
 
 def _blocked_paths(extra):

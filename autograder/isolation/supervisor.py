@@ -37,6 +37,7 @@ from autograder.isolation.protected import is_protected
 from autograder.isolation.withholding import Withholder, protected_lines
 from autograder.isolation.zygote import shared_zygote
 from autograder.running.runner import planned_probes
+from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class Outcome:
     notes: list = field(default_factory=list)  # cell errors and crashes, in the student's terms
     isolation_notes: set = field(default_factory=set)  # protections the kernel lacked
     attempts: int = 0
+    times: StageTimes = field(default_factory=StageTimes)  # the child's stages, timed from its events
 
 
 @dataclass
@@ -80,6 +82,7 @@ class _Attempt:
     fd: int
     workdir: str
     started: float
+    started_clock: float = 0.0  # time.monotonic() before the fork: the set-up stage starts there
     exit_fd: int | None = None  # a pidfd, readable once the child has exited (None: poll for the exit)
     reader: wire.FrameReader = field(default_factory=wire.FrameReader)
     step: tuple | None = None  # ("cell", index) or ("exercise", id) while it runs
@@ -91,6 +94,8 @@ class _Attempt:
     grader_error: str | None = None  # the traceback of a "grader_error" event
     disk_watched: bool = True  # until the child's first hello says its workdir is a capped tmpfs
     hello_seen: bool = False
+    step_started: float = 0.0  # when the running step's "start" event came
+    last_event: float = 0.0  # when the child's latest event came
     next_disk_check: float = 0.0
 
 
@@ -130,8 +135,10 @@ def _supervise(jobs, limits, confinement, on_done, zygote):
                         selector.register(attempt.exit_fd, selectors.EVENT_READ, None)
                 # Judged once the next children are started: the parent's work overlaps theirs.
                 for workdir, outcome in finished:
+                    cleaned = time.perf_counter()
                     shutil.rmtree(workdir, ignore_errors=True)
                     if outcome is not None:
+                        outcome.times.add("finish", time.perf_counter() - cleaned)
                         on_done(outcome)
                 finished.clear()
                 if not running:
@@ -185,6 +192,7 @@ def _start(state, limits, confinement, scratch, zygote):
         private_tmpfs=limits.private_tmpfs,
     )
     read_fd, write_fd = os.pipe()
+    clock = time.monotonic()
     try:
         pid = zygote.fork(task, write_fd)
     finally:
@@ -195,7 +203,7 @@ def _start(state, limits, confinement, scratch, zygote):
         pass  # the child got there first, or already exited
     os.set_blocking(read_fd, False)
     now = time.monotonic()
-    return _Attempt(state, pid, read_fd, workdir, now, exit_fd=_pidfd(pid),
+    return _Attempt(state, pid, read_fd, workdir, now, started_clock=clock, exit_fd=_pidfd(pid),
                     deadline=now + limits.timeout + limits.grace)
 
 
@@ -263,10 +271,33 @@ def _close_channel(attempt, selector):
         attempt.channel_open = False
 
 
+def _event_time(attempt, event):
+    """When the child says the event happened, if that is plausible (after its fork, not in the future); else now.
+    Used for attnkit bench's stage times only, never for a limit: a child may say anything."""
+    now, said = time.monotonic(), event.get("at")
+    if isinstance(said, float) and attempt.started_clock <= said <= now:
+        return said
+    return now
+
+
+def _time_event(attempt, kind, now):
+    """Account the time up to this event to the stage it ends (set-up, a cell, a probe)."""
+    times = attempt.job.outcome.times
+    if kind == "hello":
+        times.add("start", now - attempt.started_clock)
+    elif kind == "start":
+        attempt.step_started = now
+    elif kind in ("cell", "exercise") and attempt.step_started:
+        times.add("cells" if kind == "cell" else "probes", now - attempt.step_started)
+        attempt.step_started = 0.0
+    attempt.last_event = now
+
+
 def _handle(attempt, event, limits):
     """Apply one decoded event; anything unexpected is a ProtocolError."""
     state, plan = attempt.job, attempt.job.job.plan
     kind = event["event"]
+    _time_event(attempt, kind, _event_time(attempt, event))
     if kind == "hello":
         state.outcome.isolation_notes.update(str(note) for note in _list(event.get("notes")))
         _note_workspace(attempt, event)
@@ -378,10 +409,16 @@ def _kill(attempt, kind="", reason=""):
 
 def _reap(attempt):
     try:
-        pid, status = os.waitpid(attempt.pid, os.WNOHANG)
+        pid, status, usage = os.wait4(attempt.pid, os.WNOHANG)
     except ChildProcessError:
         return 0
-    return status if pid else None
+    if not pid:
+        return None
+    times = attempt.job.outcome.times
+    times.add("child_cpu", usage.ru_utime + usage.ru_stime)
+    if attempt.last_event:
+        times.add("finish", time.monotonic() - attempt.last_event)
+    return status
 
 
 def _settle(attempt, status, limits):

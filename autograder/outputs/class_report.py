@@ -201,7 +201,8 @@ def histogram_png(distribution):
     axis.set_xlabel(f"points (out of {_number(top)})")
     axis.set_ylabel("students")
     axis.yaxis.set_major_locator(MaxNLocator(integer=True))
-    figure.tight_layout()
+    # Fixed margins for this fixed size: tight_layout() measures every label and costs most of the picture's time.
+    figure.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.18)
     return _png(figure)
 
 

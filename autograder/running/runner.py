@@ -9,6 +9,7 @@ What an exception means is autograder.checking.diagnosis's job; the verdict's te
 
 import contextlib
 import random
+import time
 
 import torch
 
@@ -54,14 +55,19 @@ def planned_probes(exercise_id, *, seed=DEFAULT_SEED, include_hidden=True):
     return ExerciseProbes(exercise_id, tuple(find_exercise(exercise_id).names), planned)
 
 
-def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
-    """One CheckResult per check, from probe data alone."""
+def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=True, lang=None, times=None):
+    """One CheckResult per check, from probe data alone. `times` (a StageTimes), when given, is told the seconds
+    spent computing the reference's expectations and judging."""
     lang = lang or language()
+    started, before = time.perf_counter(), times.expectations if times else 0.0
     with single_threaded(), grader_torch_state():  # expectations and judges in the grader's torch settings
-        return [
-            _judge_check(check, records.get(check.id), seed, lang)
+        results = [
+            _judge_check(check, records.get(check.id), seed, lang, times)
             for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)
         ]
+    if times is not None:
+        times.add("judging", time.perf_counter() - started - (times.expectations - before))
+    return results
 
 
 def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
@@ -70,9 +76,12 @@ def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=Tr
     return judge_exercise(exercise_id, records, seed=seed, include_hidden=include_hidden, lang=lang)
 
 
-def _judge_check(check, data_per_case, seed, lang):
+def _judge_check(check, data_per_case, seed, lang, times=None):
     def expectations_of(index, case, data):
-        return check.expect(case, data)
+        expectations = check.expect(case, data)
+        if times is None:
+            return expectations
+        return expectations.timed(lambda seconds: times.add("expectations", seconds))
 
     return judge_cases(check, cases_for(check, seed), data_per_case, expectations_of, lang, catalog.MESSAGES,
                        MISCONCEPTIONS_BY_ID)

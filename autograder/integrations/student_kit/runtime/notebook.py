@@ -18,6 +18,7 @@ from autograder.checking.feedback import (
     summary,
     table,
 )
+from autograder.checking.probing import warm_up_in_background
 from autograder.i18n import language
 from autograder.integrations.student_kit.runtime.checking import run_public
 from autograder.integrations.student_kit.runtime.vectors import installed_vectors
@@ -36,6 +37,7 @@ def _vectors():
 
 
 _LADDER = HintLadder()  # the kernel's session: what the last check(...) of each exercise showed
+warm_up_in_background()
 
 
 def check(exercise_id, *objects, hint=None):

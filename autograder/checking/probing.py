@@ -138,7 +138,9 @@ def warm_up_in_background():
             torch.zeros(1, device="meta").masked_fill(torch.zeros(1, dtype=torch.bool, device="meta"), 0.0)
 
     if "torch._dynamo" not in sys.modules:
-        threading.Thread(target=touch_meta, name="attnkit-warm-up", daemon=True).start()
+        # Not a daemon: a thread still inside torch when the interpreter shuts down aborts it (SIGABRT); a short
+        # script that only imports the kit waits for the warm-up instead (under a second).
+        threading.Thread(target=touch_meta, name="attnkit-warm-up", daemon=False).start()
 
 
 @contextlib.contextmanager

@@ -128,7 +128,7 @@ def layer_inputs(module, *names):
 
 
 def warm_up_in_background():
-    """Start paying, in a daemon thread, torch's one-time cost of the first op on the meta device (it imports
+    """Start paying, in a background thread, torch's one-time cost of the first op on the meta device (it imports
     torch._dynamo: most of a second). A notebook's first check(...) that runs a device check would pay it; the
     notebooks import `check` in their first cell, so it is paid while the student reads."""
     import threading
@@ -447,21 +447,22 @@ def call_watched(module, x):
     return output, watch
 
 
-def gradient_flow(function, x) -> str:
+def gradient_flow(function, x) -> tuple[str, dict | None]:
     """Whether gradients flow back through `function` to its input, given a tensor of a graph as a model would:
-    "ok", "no_gradient" (the graph stops: .detach(), .data, NumPy, no_grad), "not_finite" or "raised"."""
+    "ok", "no_gradient" (the graph stops: .detach(), .data, NumPy, no_grad), "not_finite" or "raised", with the
+    exception (describe_exception) for "raised". A zero gradient can be right (a softmax over one key)."""
     source = x.detach().clone().requires_grad_(True)
     try:
         output = function(source * 1)
         if not isinstance(output, torch.Tensor) or not output.requires_grad:
-            return "no_gradient"
+            return "no_gradient", None
         weights = torch.rand(output.shape, generator=generator(len(output.shape) + output.numel()), dtype=torch.float64)
         (output * weights.to(output.dtype)).sum().backward()
-    except Exception:  # noqa: BLE001 - a function autograd cannot go back through is the finding
-        return "raised"
+    except Exception as exc:  # noqa: BLE001 - a function autograd cannot go back through is the finding
+        return "raised", describe_exception(exc)
     if source.grad is None:
-        return "no_gradient"
-    return "ok" if torch.isfinite(source.grad).all() else "not_finite"
+        return "no_gradient", None
+    return ("ok" if torch.isfinite(source.grad).all() else "not_finite"), None
 
 
 def input_unchanged(x, run):

@@ -37,7 +37,7 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     output, calls = called_functions(softmax, *args)
     return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
             "default_dim": default_of(softmax, "dim"),
-            "gradient": gradient_flow(lambda through: softmax(through, *args[1:]), original)}
+            "gradient": gradient_flow(lambda through: softmax(through, *args[1:]), original)[0]}
 
 
 def default_of(function, parameter):
@@ -63,5 +63,5 @@ def probe_context_vectors(namespace: Namespace, case: TensorCase) -> ContextReco
     original = inputs.clone()
     output = plain(context_vectors(inputs))
     return {"output": output, "input_changed": not torch.equal(inputs, original),
-            "gradient": gradient_flow(context_vectors, original)}
+            "gradient": gradient_flow(context_vectors, original)[0]}
 

@@ -16,6 +16,7 @@ from autograder.checking.probing import (
     describe_exception,
     dtype_name,
     forbidden_calls,
+    gradient_flow,
     layer_inputs,
     lookup,
     plain,
@@ -79,22 +80,13 @@ def probe_route(route, make_input, case) -> WeightsRecord:
     data: WeightsRecord = {"weights": plain(route(x))}
     unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
     data["input_changed"] = not unchanged
-    source = scores_input(case).clone().requires_grad_(True)
-    # The weights route gets softmax(scores), the scores route scores times one: each a tensor of the graph.
-    through = torch.softmax(source, dim=-1) if make_input is weights_input else source * 1.0
-    try:
-        output = route(through)
-        if not (isinstance(output, torch.Tensor) and output.requires_grad):
-            data["backward"] = "no_gradient"  # detached: the graph stops here
-            return data
-        (output * rand(case.get("seed", 0) + 1, *output.shape, dtype=output.dtype)).sum().backward()
-    except Exception as exc:  # noqa: BLE001 - a route autograd cannot go through is the finding
-        data["backward"], data["backward_error"] = "raised", describe_exception(exc)
-        return data
-    # A zero gradient can be right (one token: its single weight is 1 whatever the score); none at all is not.
-    gradient = source.grad
-    data["backward"] = ("no_gradient" if gradient is None else
-                        "not_finite" if not torch.isfinite(gradient).all() else "ok")
+    # The weights route gets softmax(scores), as in attention: a weight edited in place then breaks backward.
+    def from_scores(scores):
+        return route(torch.softmax(scores, dim=-1)) if make_input is weights_input else route(scores)
+
+    data["backward"], error = gradient_flow(from_scores, scores_input(case))
+    if error is not None:
+        data["backward_error"] = error
     return data
 
 

@@ -98,7 +98,7 @@ def probe_split(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     split_heads = lookup(namespace, "split_heads")
     out, kept = input_unchanged(split_input(case), lambda x: split_heads(x, case["num_heads"]))
     return {"out": plain(out), "input_kept": kept,
-            "gradient": gradient_flow(lambda x: split_heads(x, case["num_heads"]), split_input(case))}
+            "gradient": gradient_flow(lambda x: split_heads(x, case["num_heads"]), split_input(case))[0]}
 
 
 def merge_input(case: HeadsCase) -> torch.Tensor:
@@ -133,7 +133,7 @@ def round_trip_source(case):
 def probe_merge(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     merge_heads = lookup(namespace, "merge_heads")
     out, kept = input_unchanged(merge_input(case), merge_heads)
-    return {"out": plain(out), "input_kept": kept, "gradient": gradient_flow(merge_heads, merge_input(case))}
+    return {"out": plain(out), "input_kept": kept, "gradient": gradient_flow(merge_heads, merge_input(case))[0]}
 
 
 def build_student_mha(namespace, case, **overrides):

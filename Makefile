@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.attnkit-installed
 # nbgrader shells out to `alembic`, which lives next to the venv's python.
 RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
-.PHONY: help .venv test demo release check-release lint grid mutation similarity-bench
+.PHONY: help .venv test demo release check-release lint grid mutation similarity-bench hub hub-clean
 
 help:
 	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
@@ -20,6 +20,8 @@ help:
 	@echo "make grid           the variant grid: every single-knob mistake of every module exercise, graded"
 	@echo "make mutation       mutation score: cosmic-ray's mutants of solutions/ graded by the checks (~1 min)"
 	@echo "make similarity-bench  attnkit similarity on 3,000 synthetic students: time and precision"
+	@echo "make hub            (root) the course on a local JupyterHub: users attnkit-hub-*, prints URL and logins"
+	@echo "make hub-clean      (root) remove the hub's users and /tmp/attnkit-hub"
 
 .venv: $(STAMP)
 
@@ -55,3 +57,9 @@ mutation: $(STAMP)
 
 similarity-bench: $(STAMP)
 	$(RUN) $(PY) -m devtools.similarity_bench
+
+hub: $(STAMP)
+	$(RUN) $(PY) -m devtools.hub up
+
+hub-clean: $(STAMP)
+	$(PY) -m devtools.hub down

@@ -31,6 +31,15 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from browser_helpers import (
+    CHROMIUM_FLAGS,
+    artifacts_dir,
+    menu,
+    output_lines,
+    shown_images,
+    visible_panel,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,17 +51,6 @@ SOLUTIONS = {
     # The classic slip: the diagonal is masked too, so a token cannot see itself.
     "wrong": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))",
 }
-CHROMIUM_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1400,1000",
-)
 # Bounds, in seconds: each is far above what a 2-core machine needs (the module takes about 45 s there once the
 # student kit's venv exists), and no wait outlasts TOTAL_S from the server's start, so a hung step cannot keep the
 # module past 2.5 minutes.
@@ -74,15 +72,6 @@ _deadline = [float("inf")]  # set when the server starts
 def time_left(timeout):
     """timeout, or less where the module's TOTAL_S runs out first."""
     return max(1.0, min(timeout, _deadline[0] - time.monotonic()))
-
-
-def artifacts_dir():
-    path = Path(os.environ.get("ATTNKIT_ARTIFACTS") or "/tmp/attnkit-artifacts").resolve()
-    repo = Path(__file__).resolve().parents[1]
-    if path == repo or repo in path.parents:
-        pytest.fail(f"ATTNKIT_ARTIFACTS={path} is inside the repository; point it elsewhere")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 # ---------------------------------------------------------------------------------------------
@@ -285,17 +274,10 @@ def driver(browser_binaries, workdir):
 
 
 def wait_for(driver, condition, timeout, what):
-    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
-    from selenium.webdriver.support.ui import WebDriverWait
-
+    """wait_until, bounded by what is left of the module's TOTAL_S."""
     bounded = time_left(timeout)
-    # A page that re-renders while a condition reads it leaves stale elements: that poll says "not yet".
-    wait = WebDriverWait(driver, bounded, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
-    try:
-        return wait.until(lambda _: condition())
-    except TimeoutException:
-        spent = " (the module's time is spent)" if bounded < timeout else ""
-        raise AssertionError(f"gave up after {bounded:.0f} s waiting for {what}{spent}") from None
+    spent = " (the module's time is spent)" if bounded < timeout else ""
+    return wait_until(driver, condition, bounded, what + spent)
 
 
 @contextlib.contextmanager
@@ -310,14 +292,6 @@ def screenshot_on_failure(driver, lab, name):
                 driver.save_screenshot(str(path))
             error.add_note(f"screenshot: {path}\nJupyterLab log:\n{lab.log_tail()}")
         raise
-
-
-def visible_panel(driver):
-    """The notebook panel on screen (the tab JupyterLab opened), or None."""
-    from selenium.webdriver.common.by import By
-
-    panels = [panel for panel in driver.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel") if panel.is_displayed()]
-    return panels[0] if len(panels) == 1 else None
 
 
 def open_notebook(driver, lab, course, path, kernel=PYTHON_KERNEL):
@@ -336,16 +310,6 @@ def open_notebook(driver, lab, course, path, kernel=PYTHON_KERNEL):
              and panel.find_elements(By.CSS_SELECTOR, '.jp-Notebook-ExecutionIndicator[data-status="idle"]'),
              KERNEL_S, f"an idle {kernel} kernel in the status bar")
     return panel, cells, sources
-
-
-def menu(driver, top, item):
-    """Click a main-menu entry, e.g. Run > Run All Above Selected Cell."""
-    from selenium.webdriver.common.by import By
-
-    driver.find_element(By.XPATH, f"//div[contains(@class,'lm-MenuBar-itemLabel') and text()='{top}']").click()
-    entry = wait_for(driver, lambda: [e for e in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu .lm-Menu-itemLabel")
-                                      if e.text == item], 5, f"menu item {top} > {item}")
-    entry[0].click()
 
 
 def run_through_check(driver, lab, course, name, kernel=PYTHON_KERNEL, copy=None):
@@ -399,21 +363,6 @@ def expected_feedback(causal_mask_source, monkeypatch, *, hint=False, lang="en")
 
 def causal_mask_source(name):
     return f"def causal_mask(num_tokens):\n{SOLUTIONS[name]}\n"
-
-
-def output_lines(cell):
-    from selenium.webdriver.common.by import By
-
-    text = "\n".join(o.text for o in cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"))
-    return [line.strip() for line in text.splitlines() if line.strip()]
-
-
-def shown_images(driver, cell):
-    from selenium.webdriver.common.by import By
-
-    images = cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img")
-    loaded = "return arguments[0].complete && arguments[0].naturalWidth > 0"
-    return [img for img in images if driver.execute_script(loaded, img)]
 
 
 def assert_no_console_errors(driver, lab, app):

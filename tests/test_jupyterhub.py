@@ -30,7 +30,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from test_browser import CHROMIUM_FLAGS, artifacts_dir, menu, output_lines, shown_images, visible_panel, wait_for
+from browser_helpers import CHROMIUM_FLAGS, artifacts_dir, menu, output_lines, shown_images, visible_panel, wait_until
 
 from autograder.integrations import nbgrader_course
 from devtools import hub
@@ -129,11 +129,11 @@ def log_in(driver, site_, user):
     driver.get(f"{site_.url}/hub/logout")
     driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
     driver.get(f"{site_.url}/hub/login")
-    wait_for(driver, lambda: driver.find_elements(By.ID, "username_input"), 30, "the hub's login form")
+    wait_until(driver, lambda: driver.find_elements(By.ID, "username_input"), 30, "the hub's login form")
     driver.find_element(By.ID, "username_input").send_keys(user)
     driver.find_element(By.ID, "password_input").send_keys(site_.password)
     driver.find_element(By.ID, "login_submit").click()
-    wait_for(driver, lambda: f"/user/{user}/lab" in driver.current_url
+    wait_until(driver, lambda: f"/user/{user}/lab" in driver.current_url
              and driver.find_elements(By.CSS_SELECTOR, "#jp-main-dock-panel"), LOGIN_S, f"{user}'s JupyterLab")
 
 
@@ -141,7 +141,7 @@ def open_assignments(driver):
     from selenium.webdriver.common.by import By
 
     menu(driver, "Nbgrader", "Assignment List")
-    return wait_for(driver, lambda: [panel for panel in driver.find_elements(By.CSS_SELECTOR, "#assignments")
+    return wait_until(driver, lambda: [panel for panel in driver.find_elements(By.CSS_SELECTOR, "#assignments")
                                      if panel.is_displayed()], 30, "the Assignments panel")[0]
 
 
@@ -150,7 +150,7 @@ def click_button(driver, panel, label, what):
 
     # Plain buttons (the Assignments panel) and JupyterLab's toolbar buttons (Validate) alike.
     buttons = "button, jp-button, .jp-ToolbarButtonComponent"
-    button = wait_for(driver, lambda: [b for b in panel.find_elements(By.CSS_SELECTOR, buttons)
+    button = wait_until(driver, lambda: [b for b in panel.find_elements(By.CSS_SELECTOR, buttons)
                                        if b.text.strip() == label and b.is_displayed()], 60, what)[0]
     button.click()
 
@@ -175,12 +175,12 @@ def run_check(driver, site_, student):
     from selenium.webdriver.common.by import By
 
     driver.get(f"{site_.url}/user/{student}/lab/tree/attention/{NOTEBOOK}")
-    panel = wait_for(driver, lambda: visible_panel(driver), 60, f"{student}'s notebook 03")
-    wait_for(driver, lambda: panel.find_elements(By.CSS_SELECTOR,
+    panel = wait_until(driver, lambda: visible_panel(driver), 60, f"{student}'s notebook 03")
+    wait_until(driver, lambda: panel.find_elements(By.CSS_SELECTOR,
                                                  '.jp-Notebook-ExecutionIndicator[data-status="idle"]'),
              90, "an idle kernel")
     sources = [cell.source for cell in nbformat.read(site_.home(student) / "attention" / NOTEBOOK, as_version=4).cells]
-    cells = wait_for(driver, lambda: [cells for cells in [panel.find_elements(By.CSS_SELECTOR, ".jp-Cell")]
+    cells = wait_until(driver, lambda: [cells for cells in [panel.find_elements(By.CSS_SELECTOR, ".jp-Cell")]
                                       if len(cells) == len(sources)], 60, f"the {len(sources)} cells of notebook 03")[0]
     index = next(i for i, source in enumerate(sources) if CHECK_SOURCE in source)
     check_cell = cells[index]
@@ -188,7 +188,7 @@ def run_check(driver, site_, student):
     menu(driver, "Run", "Run All Above Selected Cell")
     menu(driver, "Run", "Run Selected Cell and Do not Advance")
     prompt = check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt")
-    wait_for(driver, lambda: re.fullmatch(r"\[\d+\]:", prompt.text.strip())
+    wait_until(driver, lambda: re.fullmatch(r"\[\d+\]:", prompt.text.strip())
              and check_cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"), RUN_S, "the check's output")
     driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", cells[index - 1])
     return panel, check_cell
@@ -199,7 +199,7 @@ def validate(driver, panel):
     from selenium.webdriver.common.by import By
 
     click_button(driver, panel, "Validate", "the Validate button")
-    dialog = wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog"), RUN_S,
+    dialog = wait_until(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".jp-Dialog"), RUN_S,
                       "the validation dialog")[0]
     return dialog.text
 
@@ -234,7 +234,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
         log_in(driver, site_, instructor)
         driver.get(f"{site_.url}/user/{instructor}/formgrader")
         released = re.compile(r"attention\s+None\s+released")
-        wait_for(driver, lambda: released.search(driver.find_element(By.TAG_NAME, "body").text), 60,
+        wait_until(driver, lambda: released.search(driver.find_element(By.TAG_NAME, "body").text), 60,
                  "the released assignment in formgrader")
 
     # 2. Each student fetches it, fills causal_mask, runs the check, validates and submits.
@@ -243,7 +243,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
             log_in(driver, site_, student)
             assignments = open_assignments(driver)
             click_button(driver, assignments, "Fetch", "the Fetch button of the released assignment")
-            wait_for(driver, lambda student=student: (site_.home(student) / "attention" / NOTEBOOK).exists(), 60,
+            wait_until(driver, lambda student=student: (site_.home(student) / "attention" / NOTEBOOK).exists(), 60,
                      "the fetched notebooks in the student's home")
         fill_stub(site_, environments, student, BODIES[kind])
         with step(driver, site_, f"03-{kind}-check"):
@@ -265,7 +265,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
         with step(driver, site_, f"05-{kind}-submitted"):
             assignments = open_assignments(driver)
             click_button(driver, assignments, "Submit", "the Submit button of the fetched assignment")
-            wait_for(driver, lambda student=student: any(f"{student}+attention+" in path.name
+            wait_until(driver, lambda student=student: any(f"{student}+attention+" in path.name
                                          for path in (site_.exchange / hub.COURSE_ID / "inbound").iterdir()),
                      60, "the submission in the exchange's inbound")
 
@@ -309,11 +309,12 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
             log_in(driver, site_, student)
             assignments = open_assignments(driver)
             click_button(driver, assignments, "Fetch Feedback", "the Fetch Feedback button")
-            pages = wait_for(driver, lambda student=student: list((site_.home(student) / "attention" / "feedback").glob(
-                f"*/{Path(NOTEBOOK).stem}.html")), 60, "the feedback page in the student's home")
+            feedback = site_.home(student) / "attention" / "feedback"
+            pages = wait_until(driver, lambda feedback=feedback: list(feedback.glob(f"*/{Path(NOTEBOOK).stem}.html")),
+                               60, "the feedback page in the student's home")
             relative = pages[0].relative_to(site_.home(student))
             driver.get(f"{site_.url}/user/{student}/files/{relative}")
-            body = wait_for(driver, lambda: driver.find_element(By.TAG_NAME, "body").text, 30, "the feedback page")
+            body = wait_until(driver, lambda: driver.find_element(By.TAG_NAME, "body").text, 30, "the feedback page")
             score = f"{ours[student]:g}"
             assert re.search(rf"Score:\s*{re.escape(score)}(\.0+)?\s*/", body), body[:500]
     with capsys.disabled():  # the round trip's time, for the README and the note

@@ -1,0 +1,77 @@
+"""Driving JupyterLab in Debian's Chromium: shared by tests/test_browser.py and tests/test_jupyterhub.py.
+
+Nothing here keeps state: each wait takes its own bound in seconds.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+)
+
+
+def artifacts_dir():
+    path = Path(os.environ.get("ATTNKIT_ARTIFACTS") or "/tmp/attnkit-artifacts").resolve()
+    repo = Path(__file__).resolve().parents[1]
+    if path == repo or repo in path.parents:
+        pytest.fail(f"ATTNKIT_ARTIFACTS={path} is inside the repository; point it elsewhere")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def wait_until(driver, condition, seconds, what):
+    """condition()'s first truthy value, polled for `seconds`; an AssertionError naming `what` after that."""
+    from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    # A page that re-renders while a condition reads it leaves stale elements: that poll says "not yet".
+    wait = WebDriverWait(driver, seconds, poll_frequency=0.2, ignored_exceptions=(StaleElementReferenceException,))
+    try:
+        return wait.until(lambda _: condition())
+    except TimeoutException:
+        raise AssertionError(f"gave up after {seconds:.0f} s waiting for {what}") from None
+
+
+def visible_panel(driver):
+    """The notebook panel on screen (the tab JupyterLab opened), or None."""
+    from selenium.webdriver.common.by import By
+
+    panels = [panel for panel in driver.find_elements(By.CSS_SELECTOR, ".jp-NotebookPanel") if panel.is_displayed()]
+    return panels[0] if len(panels) == 1 else None
+
+
+def menu(driver, top, item):
+    """Click a main-menu entry, e.g. Run > Run All Above Selected Cell."""
+    from selenium.webdriver.common.by import By
+
+    driver.find_element(By.XPATH, f"//div[contains(@class,'lm-MenuBar-itemLabel') and text()='{top}']").click()
+    entry = wait_until(driver, lambda: [e for e in driver.find_elements(By.CSS_SELECTOR, ".lm-Menu .lm-Menu-itemLabel")
+                                        if e.text == item], 5, f"menu item {top} > {item}")
+    entry[0].click()
+
+
+def output_lines(cell):
+    from selenium.webdriver.common.by import By
+
+    text = "\n".join(o.text for o in cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"))
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def shown_images(driver, cell):
+    from selenium.webdriver.common.by import By
+
+    images = cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output img")
+    loaded = "return arguments[0].complete && arguments[0].naturalWidth > 0"
+    return [img for img in images if driver.execute_script(loaded, img)]
+

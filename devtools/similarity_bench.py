@@ -24,11 +24,13 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.grading.classroom import grade_class
 from autograder.isolation.limits import default_workers
 from autograder.review.run import run_similarity
+from autograder.review.similarity import FLAG_THRESHOLD
 from devtools.similarity_class import build_class, mistakes_of, write_book, write_class
 
 
@@ -50,14 +52,43 @@ def main(argv=None):
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _bench(args, root):
-    log = _log
-    plan = build_class(args.n, args.seed, planted_per_kind=args.planted, book_pairs=args.planted)
+@dataclass(frozen=True)
+class BenchResult:
+    """One run of `attnkit similarity` on a synthetic class, measured against its plan."""
+
+    students: int
+    seconds: float  # the similarity run alone
+    candidates: int  # pairs scored
+    planted_ranks: dict  # kind -> sorted ranks of its planted pairs (None: not scored)
+    flagged: int  # pairs at or above the default threshold
+    flagged_planted: int
+    highest_honest: float  # the best score of a pair that is not planted (0 when none was scored)
+    highest_book_pair: float  # the best score of the honest pairs that both copy the book
+
+    @property
+    def planted(self):
+        return sum(len(ranks) for ranks in self.planted_ranks.values())
+
+    @property
+    def flagged_honest(self):
+        return self.flagged - self.flagged_planted
+
+    @property
+    def planted_on_top(self):
+        """Every planted pair ranks above every honest pair (ranks 1..k, k = planted pairs)."""
+        ranks = sorted(rank for ranks in self.planted_ranks.values() for rank in ranks if rank is not None)
+        return ranks == list(range(1, self.planted + 1))
+
+
+def measure(n, root, seed=0, planted=10, log=None):
+    """Write a class of `n` students under `root`, make its grading records, run `attnkit similarity` on it."""
+    log = log or (lambda line: None)
+    plan = build_class(n, seed, planted_per_kind=planted, book_pairs=planted)
     submitted, grades = root / "submitted", root / "grades"
     started = time.monotonic()
     write_class(plan, submitted)
     book = write_book(root / "book.py")
-    log(f"wrote {args.n} students in {time.monotonic() - started:.1f} s under {root}")
+    log(f"wrote {n} students in {time.monotonic() - started:.1f} s under {root}")
 
     started = time.monotonic()
     exemplars = _exemplar_records(plan, submitted, root / "exemplars")
@@ -66,7 +97,7 @@ def _bench(args, root):
         path = grades / "students" / f"{student_id}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(record), encoding="utf-8")
-    log(f"graded {len(exemplars)} exemplars (one per distinct mistake) and wrote {args.n} records in "
+    log(f"graded {len(exemplars)} exemplars (one per distinct mistake) and wrote {n} records in "
         f"{time.monotonic() - started:.1f} s")
 
     started = time.monotonic()
@@ -74,11 +105,32 @@ def _bench(args, root):
                          log=lambda line: log(f"[{time.monotonic() - started:.0f} s] {line}"),
                          workers=default_workers())
     seconds = time.monotonic() - started
-    _report(plan, run, seconds)
+    analysis = run.analysis
+    kinds = {tuple(sorted(pair)): kind for kind, *pair in plan.planted}
+    book_pairs = {tuple(sorted(pair)) for pair in plan.book_pairs}
+    ranked = [(pair.student_a, pair.student_b) for pair in analysis.pairs]
+    rank_of = {pair: rank for rank, pair in enumerate(ranked, 1)}
+    planted_ranks = {kind: sorted((rank_of.get(pair) for pair, kind_ in kinds.items() if kind_ == kind),
+                                  key=lambda rank: (rank is None, rank or 0))
+                     for kind in ("verbatim", "renamed", "wrong_output")}
+    flagged = [pair for pair in analysis.pairs if pair.score >= FLAG_THRESHOLD]
+    honest = [pair.score for pair in analysis.pairs if (pair.student_a, pair.student_b) not in kinds]
+    return BenchResult(
+        students=analysis.students, seconds=seconds, candidates=analysis.candidates, planted_ranks=planted_ranks,
+        flagged=len(flagged), flagged_planted=sum((p.student_a, p.student_b) in kinds for p in flagged),
+        highest_honest=max(honest, default=0.0),
+        highest_book_pair=max((p.score for p in analysis.pairs if (p.student_a, p.student_b) in book_pairs),
+                              default=0.0))
+
+
+def _bench(args, root):
+    result = measure(args.n, root, args.seed, args.planted, log=_log)
+    _report(result)
     if args.libraries:
         from devtools.similarity_libraries import measure_libraries
 
-        measure_libraries(submitted, book, plan, log=print)
+        plan = build_class(args.n, args.seed, planted_per_kind=args.planted, book_pairs=args.planted)
+        measure_libraries(root / "submitted", root / "book.py", plan, log=print)
     return 0
 
 
@@ -95,28 +147,19 @@ def _exemplar_records(plan, submitted, folder):
     return {mistake: by_id[student_id] for mistake, student_id in exemplar_of.items()}
 
 
-def _report(plan, run, seconds):
-    analysis = run.analysis
-    planted = {tuple(sorted(pair)): kind for kind, *pair in plan.planted}
-    book = {tuple(sorted(pair)) for pair in plan.book_pairs}
-    ranked = [(pair.student_a, pair.student_b) for pair in analysis.pairs]
-    k = len(planted)
-    top = ranked[:k]
-    precision = sum(pair in planted for pair in top) / k if k else 1.0
-    honest = [pair for pair in analysis.pairs if (pair.student_a, pair.student_b) not in planted]
-    flagged = [pair for pair in analysis.pairs if pair.score >= 0.5]
-    print(f"attnkit similarity on {analysis.students} students: {seconds:.1f} s "
-          f"({analysis.candidates} candidate pairs scored of {analysis.students * (analysis.students - 1) // 2})")
-    print(f"precision of the top {k} (k = planted pairs): {precision:.3f}")
-    print(f"flagged at the default threshold 0.5: {len(flagged)} pairs, "
-          f"{sum((p.student_a, p.student_b) in planted for p in flagged)} of them planted")
-    for kind in ("verbatim", "renamed", "wrong_output"):
-        ranks = [ranked.index(pair) + 1 if pair in ranked else None for pair, k_ in planted.items() if k_ == kind]
-        print(f"  planted {kind}: ranks {sorted(r for r in ranks if r)}"
-              + (f", {sum(r is None for r in ranks)} not scored" if None in ranks else ""))
-    book_scores = [pair.score for pair in analysis.pairs if (pair.student_a, pair.student_b) in book]
-    print(f"  honest book-copying pairs: highest score {max(book_scores, default=0.0):.3f} (flagged at >= 0.5)")
-    print(f"  highest honest pair: {honest[0].score:.3f}" if honest else "  no honest pair scored")
+def _report(result):
+    pairs = result.students * (result.students - 1) // 2
+    print(f"attnkit similarity on {result.students} students: {result.seconds:.1f} s "
+          f"({result.candidates} candidate pairs scored of {pairs})")
+    print(f"every planted pair above every honest pair: {'yes' if result.planted_on_top else 'no'}")
+    print(f"flagged at the default threshold {FLAG_THRESHOLD}: {result.flagged} pairs, {result.flagged_planted} of "
+          f"the {result.planted} planted, {result.flagged_honest} honest")
+    for kind, ranks in result.planted_ranks.items():
+        scored = [rank for rank in ranks if rank is not None]
+        missing = len(ranks) - len(scored)
+        print(f"  planted {kind}: ranks {scored}" + (f", {missing} not scored" if missing else ""))
+    print(f"  honest book-copying pairs: highest score {result.highest_book_pair:.3f}")
+    print(f"  highest honest pair: {result.highest_honest:.3f}")
 
 
 def _log(line):

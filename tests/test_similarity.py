@@ -9,6 +9,8 @@ import csv
 import html
 import json
 import random
+import re
+import textwrap
 import zipfile
 
 import pytest
@@ -17,8 +19,8 @@ import torch
 from autograder import cli
 from autograder.grading.wrong_outputs import output_fingerprint
 from autograder.review.code_fingerprints import WINDOW, K, default_vocabulary, fingerprints, normalised_tokens
-from autograder.review.inputs import read_behaviours
-from autograder.review.page import COLUMNS, DISCLAIMER_EN
+from autograder.review.inputs import read_base, read_behaviours
+from autograder.review.page import COLUMNS, DISCLAIMER_EN, evidence_text
 from autograder.review.run import run_similarity
 from autograder.review.similarity import FLAG_THRESHOLD, Behaviour, StudentCode, analyse, near_duplicate_pairs, rarity
 from devtools.similarity_class import build_class, write_book, write_class
@@ -242,3 +244,100 @@ def test_similarity_reads_what_attnkit_grade_grades_and_never_follows_a_link(tmp
     assert read["alice"].cells and read["zoe"].cells == read["alice"].cells
     assert read["mallory"].cells == []
     assert any("is a symbolic link: not followed" in problem for problem in read["mallory"].problems)
+
+
+# ---- a class of near-identical honest submissions -------------------------------------------------------------
+# Every student pastes the book's code (passed as base) and changes one small part, each a different one; two of
+# them write only the course's generic idioms (a shape unpacked, one reshape); two planted students hand in the same
+# einsum solution, one renamed and reordered.
+SMALL_CHANGES = (
+    "weights = (scores / math.sqrt(keys.size(-1))).softmax(dim=-1)",
+    "hidden = torch.tril(torch.ones(n, n)) == 0",
+    "context = torch.matmul(weights, values)",
+    "scores = torch.bmm(queries, keys.mT)",
+    "keys = x @ self.W_key.weight.T",
+    "scores = torch.where(hidden, float('-inf'), scores)",
+    "context = context.flatten(2)",
+    "top = scores.amax(-1, keepdim=True)\ne = torch.exp(scores - top)\nweights = e / e.sum(-1, keepdim=True)",
+    "n = x.size(1)",
+    "hidden = self.mask[:n, :n] != 0",
+    "scores = scores * (1.0 / math.sqrt(self.head_dim))",
+    "weights = self.dropout(weights) if self.training else weights",
+)
+GENERIC_SPLIT = ("def split_heads(x, num_heads):\n    b, n, d = x.shape\n"
+                 "    return x.reshape(b, n, num_heads, d // num_heads)\n")
+GENERIC_MERGE = "def merge_heads(x):\n    b, h, n, d = x.shape\n    return x.transpose(1, 2).reshape(b, n, h * d)\n"
+EINSUM_SOLUTION = '''def forward(self, x):
+    batch, tokens, _ = x.shape
+    heads, width = self.num_heads, self.head_dim
+    q = torch.einsum("btd,ed->bte", x, self.W_query.weight)
+    k = torch.einsum("btd,ed->bte", x, self.W_key.weight)
+    v = torch.einsum("btd,ed->bte", x, self.W_value.weight)
+    q = q.view(batch, tokens, heads, width)
+    k = k.view(batch, tokens, heads, width)
+    v = v.view(batch, tokens, heads, width)
+    scores = torch.einsum("bqhd,bkhd->bhqk", q, k)
+    scores = scores * width ** -0.5
+    future = torch.ones(tokens, tokens, dtype=torch.bool, device=x.device).triu(1)
+    scores = scores.masked_fill(future, torch.finfo(scores.dtype).min)
+    weights = scores.softmax(dim=-1)
+    weights = self.dropout(weights)
+    mixed = torch.einsum("bhqk,bkhd->bqhd", weights, v)
+    mixed = mixed.reshape(batch, tokens, heads * width)
+    return self.out_proj(mixed)
+
+
+def causal_future(tokens, device):
+    upper = torch.ones(tokens, tokens, dtype=torch.bool, device=device)
+    return torch.triu(upper, diagonal=1)
+
+
+def attention_entropy(weights):
+    safe = weights.clamp_min(1e-12)
+    return -(weights * safe.log()).sum(dim=-1).mean()
+'''
+RENAMES = {"batch": "nb", "tokens": "seq", "heads": "nh", "width": "hd", "scores": "logits", "weights": "probs",
+           "mixed": "ctx", "future": "blocked", "upper": "tri", "safe": "clipped"}
+
+
+def _renamed_and_reordered(source):
+    for old, new in RENAMES.items():
+        source = re.sub(rf"\b{old}\b", new, source)
+    lines = source.splitlines()
+    lines[3], lines[5] = lines[5], lines[3]  # the value projection before the query projection
+    return "\n".join(lines) + "\n"
+
+
+def test_a_class_of_near_identical_honest_submissions_flags_no_pair(tmp_path):
+    book_path = write_book(tmp_path / "book.py")
+    base = read_base([book_path])
+    book = book_path.read_text(encoding="utf-8")
+    own = {f"honest{i:02d}": f"def helper(self, x):\n{textwrap.indent(change, '    ')}\n"
+           for i, change in enumerate(SMALL_CHANGES)}
+    own |= {"generic_a": GENERIC_SPLIT, "generic_b": GENERIC_MERGE,
+            "planted_a": EINSUM_SOLUTION, "planted_b": _renamed_and_reordered(EINSUM_SOLUTION)}
+    students = []
+    for student_id, code in own.items():  # one solution cell of pasted book code, one of their own
+        student = StudentCode(student_id, [("04 / book", book), ("04 / own", code)])
+        student.fingerprints = [(index, fingerprint) for index, (_, source) in enumerate(student.cells)
+                                for fingerprint in fingerprints(source, base.vocabulary)
+                                if fingerprint.hash not in base.excluded]
+        students.append(student)
+    assert not [f for student in students if student.id.startswith("generic") for f in student.fingerprints]
+    pairs = {(pair.student_a, pair.student_b): pair
+             for pair in analyse(students, {}, threshold=0.0, near_duplicates=near_duplicate_pairs).pairs}
+    planted = pairs[("planted_a", "planted_b")]
+    honest = {key: pair for key, pair in pairs.items() if key != ("planted_a", "planted_b")}
+    assert planted.score >= FLAG_THRESHOLD, planted
+    assert planted.score > max((pair.score for pair in honest.values()), default=0.0)
+    assert [key for key, pair in honest.items() if pair.score >= FLAG_THRESHOLD] == []
+    # The issue's pair: two different two-line functions of generic tokens, nothing in common that counts.
+    generic = pairs.get(("generic_a", "generic_b"))
+    assert generic is None or generic.score == 0.0
+    # Calibrated on the class: the planted pair has more shared rare code than every other pair, and the page
+    # says so in words.
+    all_pairs = len(students) * (len(students) - 1) // 2
+    assert planted.code_percentile == pytest.approx(1 - 1 / all_pairs)
+    assert planted.code_evidence > max((pair.code_evidence for pair in honest.values()), default=0.0)
+    words = evidence_text(planted, len(students))
+    assert f"more shared rare code than 99.1 % of the {all_pairs} pairs in this class" in words, words

@@ -12,18 +12,32 @@ The classic winnowing scheme (Schleimer, Wilkerson and Aiken, SIGMOD 2003), on P
 
 Statements moved around keep their own k-grams; only the few that span a moved boundary change.
 Each fingerprint remembers the characters it covers in the cell, for highlighting.
+
+A k-gram that lies entirely within generic statements is left out before winnowing: statement shapes that
+students write the same way without copying anything, once names are normalised (GENERIC_STATEMENTS: unpacking a
+shape, one chain of reshape-like calls, a def or class header, a bare return). Two students whose own code is
+`b, n, d = x.shape` and one `reshape` share those tokens by the course's idiom, not by copying.
 """
 
 import builtins
 import hashlib
 import io
 import keyword
+import re
 import tokenize
 from dataclasses import dataclass
 
 K = 6  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window
 ALWAYS_KEPT = frozenset({"self", "super", "torch", "nn", "F", "math", "np", "numpy", "functional"})
+# Normalised statements (tokens joined by spaces, without the closing ";") that carry no evidence of copying.
+GENERIC_STATEMENTS = re.compile("|".join(f"(?:{shape})" for shape in (
+    r"(?:V , )+V(?: ,)? = V \. (?:shape|size \( \))",  # b, n, d = x.shape
+    # x.view(b, n, h, d).transpose(1, 2), possibly returned or assigned: arguments without calls of their own
+    r"(?:return |(?:V , )*V = )?V(?: \. (?:reshape|view|transpose|permute|contiguous|flatten|unflatten) \( [^()]*\))+",
+    r"(?:def|class) .*",  # headers: the release's stubs give them
+    r"return V",
+)))
 DROPPED = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER,
                      tokenize.ENCODING, tokenize.TYPE_COMMENT})
 
@@ -66,8 +80,26 @@ def normalised_tokens(source, vocabulary):
 
 
 def fingerprints(source, vocabulary, k=K, window=WINDOW):
-    """The winnowed fingerprints of `source`, in order (a fingerprint may repeat at different places)."""
-    return winnow(kgram_fingerprints(normalised_tokens(source, vocabulary), k), window)
+    """The winnowed fingerprints of `source`, in order (a fingerprint may repeat at different places), without the
+    k-grams that lie entirely within generic statements."""
+    tokens = normalised_tokens(source, vocabulary)
+    generic = generic_tokens(tokens)
+    kgrams = kgram_fingerprints(tokens, k)
+    if len(tokens) < k:  # one short k-gram of all the tokens
+        return [] if all(generic) else winnow(kgrams, window)
+    return winnow([kgram for start, kgram in enumerate(kgrams) if not all(generic[start:start + k])], window)
+
+
+def generic_tokens(tokens):
+    """For each token, whether its statement (up to and including its ";") is one of GENERIC_STATEMENTS."""
+    flags, statement = [], []
+    for index, token in enumerate(tokens):
+        statement.append(token.text)
+        if token.text == ";" or index == len(tokens) - 1:
+            shape = " ".join(text for text in statement if text != ";")
+            flags += [GENERIC_STATEMENTS.fullmatch(shape) is not None] * len(statement)
+            statement = []
+    return flags
 
 
 def kgram_fingerprints(tokens, k=K):

@@ -12,6 +12,7 @@ text). The page says, first, that this is evidence for a human and never a verdi
 
 import csv
 import io
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,9 +46,12 @@ def evidence_parts(pair, class_size):
     parts = []
     if pair.code_overlap > 0:
         little = "" if pair.code_confidence >= 1 else \
-            f", but little distinctive code to compare: counted at {pair.code_confidence:.0%}"
-        parts.append(f"code: {pair.code_overlap:.0%} of the weighted fingerprints shared outside the base code "
-                     f"({pair.passages} shared fingerprints{little})")
+            f"; little rare code in common, so it counts at {pair.code_confidence:.0%}"
+        pairs_in_class = class_size * (class_size - 1) // 2
+        parts.append(f"code: {pair.passages} shared fingerprints outside the base code, worth {pair.code_evidence:g} "
+                     f"by rarity ({pair.code_overlap:.0%} of the pair's weighted fingerprints){little}; more shared "
+                     f"rare code than {_percent_below(pair.code_percentile)} of the {pairs_in_class:,} pairs in this "
+                     "class")
     for shared in pair.shared_outputs:
         cases = "1 hidden case" if shared.cases == 1 else f"{shared.cases} hidden cases"
         known = " (a known misconception's output)" if shared.explained else ""
@@ -57,6 +61,11 @@ def evidence_parts(pair, class_size):
         parts.append(f"same misconception \"{_misconception_name(shared.id)}\"; {shared.students} of {class_size} "
                      "students have it")
     return parts
+
+
+def _percent_below(share):
+    """A share as a percentage rounded down (99.96 % reads 99.9 %: never more than the class shows)."""
+    return f"{math.floor(share * 1000) / 10:.1f} %"
 
 
 def write_csv(out_dir, analysis):

@@ -9,8 +9,13 @@ students share says little about any two of them):
 - **Code**: the winnowed fingerprints of each student's solution cells (autograder.review.code_fingerprints), minus
   every fingerprint of the base code (the release's starter code, the reference in solutions/, and the instructor's
   `--base` files, e.g. the book's chapter code that honest students follow). `code_overlap` is the weighted
-  Jaccard similarity of two students' fingerprints, a fingerprint weighing log(N / students who have it) squared;
-  it counts fully in the score only when what they share weighs at least half a typical student's total.
+  Jaccard similarity of two students' fingerprints, a fingerprint weighing log(N / students who have it) squared.
+  In the score it counts as its square (a partial overlap, common between honest students who pick the same
+  formulations, weighs much less than a copy) times a confidence from the amount of shared code in absolute terms:
+  the code evidence, each shared fingerprint counted by its rarity (1 when only the two have it, falling to 0 for
+  what the whole class has), counts nothing up to MIN_CODE_EVIDENCE and fully from FULL_CODE_EVIDENCE. Each pair's
+  code evidence is also placed among all the class's pairs (`code_percentile`, shown in words on the page).
+  Fingerprints of generic statements (code_fingerprints.GENERIC_STATEMENTS) never count.
 - **Behaviour** (from `attnkit grade`'s records): the same wrong output on the same hidden case (a fingerprint of
   the output, autograder.grading.wrong_outputs), and the same misconception named. A right output is evidence of
   nothing and is never recorded. An exercise's shared wrong outputs weigh by their rarity log(N / df) / log(N / 2)
@@ -25,9 +30,9 @@ candidates, since it is too common to mean anything. A copy of a typical solutio
 fingerprint sets are nearly the same. Each candidate pair is then scored on all its evidence.
 """
 
+import bisect
 import itertools
 import math
-import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -40,10 +45,12 @@ MISCONCEPTION_WEIGHT = 0.25  # a shared misconception is weak evidence: a known 
 # misconception (the judges recognise it by recomputing it): sharing it is weak evidence too.
 EXPLAINED_WEIGHT = 0.25
 CASES_HALF_LIFE = 1  # each further shared wrong case halves what is still missing to full strength
-# Code overlap counts fully only when the pair shares at least this share of a typical (median) student's
-# fingerprint weight: two students left with a few lines each after the base code is removed (e.g. both follow
-# the book) can share "all" of them by chance.
-EVIDENCE_SHARE = 0.5
+# Shared code counts by its amount, not only its fraction: the shared fingerprints, each counted by its rarity,
+# make the pair's code evidence. Up to MIN_CODE_EVIDENCE it counts nothing (two students left with a line or two
+# each after the base code is removed share "all" of it by chance); from FULL_CODE_EVIDENCE it counts fully. A
+# winnowed fingerprint stands for about 2.5 tokens: 8 fingerprints that only the two have are about 20 tokens.
+MIN_CODE_EVIDENCE = 4.0
+FULL_CODE_EVIDENCE = 8.0
 
 # MinHash LSH (near_duplicate_pairs, below) for copies of typical code.
 LSH_THRESHOLD = 0.8  # estimated Jaccard similarity of the fingerprint sets
@@ -97,7 +104,9 @@ class Pair:
     shared_outputs: list  # [SharedOutputs], strongest first
     shared_misconceptions: list  # [SharedMisconception], rarest first
     passages: int = 0  # shared fingerprints (weighted > 0)
-    code_confidence: float = 1.0  # how much of a typical submission's evidence they share (1: enough to count fully)
+    code_confidence: float = 1.0  # how much of the code overlap counts (code_evidence between MIN_ and FULL_)
+    code_evidence: float = 0.0  # shared fingerprints, each counted by its rarity
+    code_percentile: float = 0.0  # share of the class's pairs with less code evidence than this pair
 
     @property
     def shared_wrong_outputs(self):
@@ -136,7 +145,6 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
         return math.log(count / code_df[h]) ** 2
 
     totals = {student_id: sum(weight(h) for h in student_hashes) for student_id, student_hashes in hashes.items()}
-    typical = statistics.median(totals.values()) if totals else 0.0
 
     candidates: set[tuple[str, str]] = set()
     _add_pairs(candidates, _postings(hashes.items(), code_df, cap))
@@ -147,23 +155,41 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
 
     if near_duplicates is not None:  # copies of typical code share no rare fingerprint: whole sets compared
         candidates.update(near_duplicates(hashes))
-    pairs, shared_hashes = [], {}
+    scored, evidences = [], []
     for a, b in candidates:
         shared = (hashes.get(a, set()) & hashes.get(b, set()))
         shared_weight = sum(weight(h) for h in shared)
         union = totals.get(a, 0.0) + totals.get(b, 0.0) - shared_weight
         code_overlap = shared_weight / union if union > 0 else 0.0
-        confidence = min(1.0, shared_weight / (EVIDENCE_SHARE * typical)) if typical > 0 else 0.0
+        evidence = sum(rarity(code_df[h], count) for h in shared)
+        evidences.append(evidence)
         outputs = _shared_outputs(behaviours.get(a), behaviours.get(b), output_df)
         misconceptions = _shared_misconceptions(behaviours.get(a), behaviours.get(b), misconception_df)
         behaviour = _behaviour_strength(outputs, misconceptions, count)
-        score = 1.0 - (1.0 - code_overlap * confidence) * (1.0 - behaviour)
+        confidence = code_confidence(evidence)
+        score = 1.0 - (1.0 - code_overlap ** 2 * confidence) * (1.0 - behaviour)
         if score >= threshold:
-            pairs.append(Pair(a, b, round(score, 4), round(code_overlap, 4), outputs, misconceptions,
-                              sum(1 for h in shared if code_df[h] < count), round(confidence, 4)))
-            shared_hashes[(a, b)] = {h for h in shared if code_df[h] < count}
-    pairs.sort(key=lambda pair: (-pair.score, -pair.code_overlap, pair.student_a, pair.student_b))
+            scored.append((Pair(a, b, round(score, 4), round(code_overlap, 4), outputs, misconceptions,
+                                sum(1 for h in shared if code_df[h] < count), round(confidence, 4),
+                                round(evidence, 2)), evidence, shared))
+    # Calibration on the class itself: where each flagged pair's evidence stands among all N(N-1)/2 pairs (a pair
+    # that is no candidate shares no rare fingerprint: it has less than any candidate with some).
+    evidences.sort()
+    all_pairs = count * (count - 1) // 2
+    pairs, shared_hashes = [], {}
+    for pair, evidence, shared in scored:
+        at_least = len(evidences) - bisect.bisect_left(evidences, evidence)  # this pair included
+        pair.code_percentile = 1.0 - at_least / all_pairs if evidence > 0 else 0.0
+        pairs.append(pair)
+        shared_hashes[(pair.student_a, pair.student_b)] = {h for h in shared if code_df[h] < count}
+    pairs.sort(key=lambda pair: (-pair.score, -pair.code_evidence, pair.student_a, pair.student_b))
     return Analysis(pairs, count, len(candidates), len(behaviours), shared_hashes)
+
+
+def code_confidence(evidence):
+    """How much of a pair's code overlap counts, from its code evidence: 0 up to MIN_CODE_EVIDENCE, 1 from
+    FULL_CODE_EVIDENCE, linear between."""
+    return max(0.0, min(1.0, (evidence - MIN_CODE_EVIDENCE) / (FULL_CODE_EVIDENCE - MIN_CODE_EVIDENCE)))
 
 
 def rarity(students_with_it, class_size):

@@ -27,7 +27,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.integrations.student_kit.build import build as build_student_kit
@@ -280,9 +280,11 @@ def remove_site(root: Path, prefix: str) -> list[str]:
 
 def start_hub(site: HubSite, environments: Environments) -> subprocess.Popen:
     """JupyterHub as a child in its own session (so it and its proxy can be ended together); returns once it answers."""
-    settings = {**asdict(site), "root": str(site.root), "state": str(site.state), "instructor": site.instructor,
-                "students": list(site.students), "student_env": str(environments.student),
-                "instructor_env": str(environments.instructor), "proxy": str(environments.proxy)}
+    # What jupyterhub_config.py reads; the users' password stays out of it (PAM checks it, the hub never needs it).
+    settings = {"port": site.port, "hub_port": site.hub_port, "proxy_api_port": site.proxy_api_port,
+                "state": str(site.state), "instructor": site.instructor, "students": list(site.students),
+                "student_env": str(environments.student), "instructor_env": str(environments.instructor),
+                "proxy": str(environments.proxy)}
     settings_file = site.state / "hub.json"
     settings_file.write_text(json.dumps(settings, indent=1), encoding="utf-8")
     settings_file.chmod(0o600)

@@ -46,9 +46,12 @@ STUDENT_PACKAGES = (*PINS, "numpy", "matplotlib", "ipykernel")
 INSTRUCTOR_ONLY_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
 INSTRUCTOR_ONLY_LAB_PLUGINS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
                                "@jupyter/nbgrader:create-assignment")
+# Owns the instructor's environment, which holds the reference: its instructors may read it, students may not.
+STAFF_GROUP = "attnkit-hub-staff"
 COURSE_ID = "attnkit"
 COURSE_FOLDER = "attnkit-course"  # in the instructor's home
 START_S = 60
+ROOT_MARKER = ".attnkit-hub"  # in a root folder create_site made: the only kind remove_site deletes
 
 
 class HubError(RuntimeError):
@@ -192,6 +195,7 @@ def build_environments(cache: Path = ENVIRONMENTS) -> Environments:
         finally:
             shutil.rmtree(kit, ignore_errors=True)
         _pip(instructor, "--force-reinstall", "--no-deps", str(REPO))
+        _hide_from_students(instructor)
         jupyter = str(student / "bin" / "jupyter")
         for extension in INSTRUCTOR_ONLY_SERVER_EXTENSIONS:
             _run([jupyter, "server", "extension", "disable", "--sys-prefix", extension])
@@ -203,6 +207,15 @@ def build_environments(cache: Path = ENVIRONMENTS) -> Environments:
         if not proxy.is_file():
             _run(["npm", "install", "--no-audit", "--no-fund", "--prefix", str(proxy_folder), PROXY_PACKAGE])
         return Environments(student=student, instructor=instructor, proxy=proxy)
+
+
+def _hide_from_students(environment: Path) -> None:
+    """Only root and STAFF_GROUP may read the environment: it holds solutions/ and the hidden checks, which a student
+    could otherwise open from disk even though their own kernel cannot import them."""
+    if subprocess.run(["getent", "group", STAFF_GROUP], capture_output=True, check=False).returncode != 0:
+        _run(["groupadd", "--system", STAFF_GROUP])
+    _run(["chgrp", "-R", STAFF_GROUP, str(environment)])
+    _run(["chmod", "-R", "o-rwx", str(environment)])
 
 
 def _write_lab_overrides(environment: Path) -> None:
@@ -223,13 +236,15 @@ def create_site(site: HubSite) -> None:
     for folder in (site.root, site.root / "home"):
         folder.mkdir(parents=True, exist_ok=True)
         folder.chmod(0o755)
+    (site.root / ROOT_MARKER).write_text("made by devtools.hub: `python -m devtools.hub down` removes this folder\n")
     site.state.mkdir(mode=0o700, exist_ok=True)
     # nbgrader's documented exchange: everyone may write, and its own folders inside keep submissions apart.
     site.exchange.mkdir(exist_ok=True)
     site.exchange.chmod(0o777)
     for user in site.users:
+        staff = ["--groups", STAFF_GROUP] if user == site.instructor else []
         _run(["useradd", "--create-home", "--home-dir", str(site.home(user)), "--shell", "/bin/bash",
-              "--user-group", user])
+              "--user-group", *staff, user])
         site.home(user).chmod(0o700)  # one student's work is no other's to read
         _run(["chpasswd"], input=f"{user}:{site.password}\n")
         settings = ["c = get_config()  # noqa: F821 -- written by devtools.hub",
@@ -274,7 +289,10 @@ def remove_site(root: Path, prefix: str) -> list[str]:
         subprocess.run(["userdel", user], capture_output=True, check=False)
         # torch's compile cache, made by the first op on the meta device in a user's kernel
         shutil.rmtree(Path(tempfile.gettempdir()) / f"torchinductor_{user}", ignore_errors=True)
-    shutil.rmtree(root, ignore_errors=True)
+    if (root / ROOT_MARKER).is_file():  # never a folder the hub did not make (a mistyped --root)
+        shutil.rmtree(root, ignore_errors=True)
+    elif root.exists():
+        log.warning("%s was not made by devtools.hub (no %s): left as it is", root, ROOT_MARKER)
     return users
 
 
@@ -348,8 +366,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.action == "down":
-        removed = remove_site(args.root, args.prefix)
-        print(f"removed {len(removed)} users ({', '.join(removed) or 'none'}) and {args.root}")
+        try:
+            removed = remove_site(args.root, args.prefix)
+        except HubError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(f"removed {len(removed)} users ({', '.join(removed) or 'none'})"
+              + ("" if args.root.exists() else f" and {args.root}"))
         return 0
     missing = missing_requirements()
     if missing:

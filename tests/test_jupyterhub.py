@@ -274,20 +274,24 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
     # no listing of the exchange's inbound folder, where each submission's name ends in 72 random bits.
     right, wrong = students["right"], students["wrong"]
     inbound = site_.exchange / hub.COURSE_ID / "inbound"
+    # Nor can they open from disk the reference in the instructor's environment or the instructor's source notebooks.
+    reference = next(environments.instructor.glob("lib/python3*/site-packages/solutions/causal.py"))
+    source = site_.course / "source" / "attention" / NOTEBOOK
+    assert reference.is_file() and source.is_file()
     probe = hub.run_as(site_, right, environments.student, ["python", "-c", (
         "import importlib.util, os, sys\n"
         "for module in ('solutions', 'autograder.course.checks', 'autograder.course.catalog'):\n"
         "    print(module, importlib.util.find_spec(module) is not None)\n"
-        "for label, path in zip(('other-home', 'inbound'), sys.argv[1:]):\n"
+        "for label, path in zip(('other-home', 'inbound', 'reference', 'source'), sys.argv[1:]):\n"
         "    try:\n"
-        "        os.listdir(path)\n"
+        "        os.listdir(path) if os.path.isdir(path) else open(path).close()\n"
         "        print(label, True)\n"
         "    except PermissionError:\n"
         "        print(label, False)\n"
-    ), str(site_.home(wrong)), str(inbound)])
+    ), str(site_.home(wrong)), str(inbound), str(reference), str(source)])
     reach = dict(line.split() for line in probe.stdout.splitlines())
     assert reach == {"solutions": "False", "autograder.course.checks": "False", "autograder.course.catalog": "False",
-                     "other-home": "False", "inbound": "False"}, probe.stdout
+                     "other-home": "False", "inbound": "False", "reference": "False", "source": "False"}, probe.stdout
     for submission in inbound.iterdir():
         assert len(submission.name.split("+")[-1]) == 12, f"{submission.name}: no random part to its name"
 

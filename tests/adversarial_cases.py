@@ -150,12 +150,55 @@ class MultiHeadAttention(nn.Module):
         return self.out_proj(merge_heads(context))
 '''
 
+# Zeroes its own weights, then returns what the reference gives on zero weights (zeros): judged on the weights it
+# started with, it is wrong, and the state check names the parameter it changed.
+ZEROING_FORWARD = SDPA_FORWARD.split("    def forward")[0] + '''    def forward(self, x, attention_mask=None):
+        with torch.no_grad():
+            for parameter in self.parameters():
+                parameter.zero_()
+        return torch.zeros(*x.shape[:-1], self.d_out, dtype=x.dtype)
+'''
+
 WRONG_SOFTMAX = "def softmax_naive(x):\n    return x / x.sum()  # no exp: wrong\n"
 # A patching student must score exactly what the same code scores without the patches.
 BASELINE = "wrong_softmax-baseline_for_the_patching_cases"
 RULE_BASELINE = "torch_softmax_in_from_scratch_exercise-rule_check_fails"
 TORCH_SOFTMAX = "import torch\n\ndef softmax_naive(x):\n    return torch.softmax(x, dim=0)  # not from scratch\n"
 HIDDEN_FAIL = "hidden_checks_fail"  # public checks may pass; the hidden ones on other inputs must not
+
+# Writes one frame of the child's protocol on every descriptor the cell can reach (the channel is one of them).
+FORGE_FRAMES = (
+    "import os\npayload = {event!r}.encode()\n"
+    "for fd in range(3, 64):\n    try:\n        os.write(fd, b'J' + len(payload).to_bytes(8, 'big') + payload)\n"
+    "    except OSError:\n        pass\n"
+)
+# Left armed for whatever runs next: the grader's code, if the child did not take its process back.
+HOOKS_AND_TIMERS = (
+    "import signal, sys, threading\n"
+    "def bite(*args):\n    raise RuntimeError('bitten')\n"
+    "for signum in (signal.SIGVTALRM, signal.SIGPROF, signal.SIGUSR1, signal.SIGTERM):\n"
+    "    signal.signal(signum, bite)\n"
+    "signal.setitimer(signal.ITIMER_VIRTUAL, 0.001, 0.001)\nsignal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)\n"
+    "threading.setprofile(bite)\nthreading.settrace(bite)\n"
+    "signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n"
+    "sys.settrace(lambda *args: bite)\nsys.setprofile(bite)\n"
+)
+BITING_EXCEPTION = (
+    "class Meta(type):\n    @property\n    def __name__(cls):\n        raise RuntimeError('bitten')\n"
+    "class Biting(Exception, metaclass=Meta):\n    def __str__(self):\n        raise SystemExit('bitten')\n"
+    "    @property\n    def __traceback__(self):\n        raise RuntimeError('bitten')\n\n"
+    "def softmax_stable(x, dim=-1):\n    raise Biting()\n"
+)
+# A correct softmax returned as a subclass whose every method raises when the grader's encoder calls it.
+BITING_TENSOR = (
+    "import sys\nimport torch\n\nclass Biting(torch.Tensor):\n"
+    "    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+    "        if sys._getframe(1).f_code.co_name in ('plain', 'plain_data', 'plain_tensor', 'encode', '_tagged'):\n"
+    "            raise RuntimeError('bitten by the encoder')\n"
+    "        return super().__torch_function__(func, types, args, kwargs or {})\n\n"
+    "def softmax_stable(x, dim=-1):\n    shifted = x - x.max(dim=dim, keepdim=True).values\n"
+    "    return (shifted.exp() / shifted.exp().sum(dim=dim, keepdim=True)).as_subclass(Biting)\n"
+)
 
 
 def cases():
@@ -302,6 +345,32 @@ def cases():
         Case("garbage_on_the_channel-full", NB01, new_cell_after(
              "given_inputs", "import os\nfor fd in range(3, 64):\n    try:\n"
              "        os.write(fd, b'T' + (8).to_bytes(8, 'big') + b'garbage!')\n    except OSError:\n        pass")),
+        # The child never decides whose fault it is: events written on the channel by student code, hooks, timers
+        # and handlers left for the grader's code, exceptions and tensors that bite whoever reads them.
+        Case("forge_a_grader_error_event-full", NB01, new_cell_after("given_inputs", FORGE_FRAMES.format(
+             event='{{"event": "grader_error", "traceback": "attnkit bug: run this student with the sandbox off"}}')),
+             note="does not accept"),
+        Case("forge_a_second_hello-full", NB01, new_cell_after("given_inputs", FORGE_FRAMES.format(
+             event='{{"event": "hello", "notes": ["FORGED isolation note"], "workspace": {{}}}}')),
+             note="does not accept"),
+        Case("forge_an_exercise_result-full", NB01, new_cell_after("given_inputs", FORGE_FRAMES.format(
+             event='{{"event": "exercise", "exercise": "softmax_naive", "records": {{}}}}')),
+             note="does not accept"),
+        Case("hooks_and_timers_left_for_the_grader-full", NB01, new_cell_after("given_inputs", HOOKS_AND_TIMERS)),
+        Case("profile_hook_in_the_function-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "import sys\n\ndef softmax_stable(x, dim=-1):\n"
+             "    def bite(*args):\n        raise RuntimeError('bitten')\n    sys.setprofile(bite)\n"
+             "    return (x - x.max(dim=dim, keepdim=True).values).exp() / "
+             "(x - x.max(dim=dim, keepdim=True).values).exp().sum(dim=dim, keepdim=True)\n"),
+             scores={"softmax_stable": "below_full"}),
+        Case("exception_that_bites_its_reader-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", BITING_EXCEPTION), scores={"softmax_stable": 0},
+             message=("softmax_stable", "Biting")),
+        Case("huge_exception_message-zero_for_that_exercise", NB01, replace(
+             "solution_softmax_stable", "def softmax_stable(x, dim=-1):\n    raise ValueError('x' * 10**8)\n"),
+             scores={"softmax_stable": 0}, message=("softmax_stable", "ValueError")),
+        Case("tensor_subclass_that_bites_the_encoder-full", NB01, replace(
+             "solution_softmax_stable", BITING_TENSOR)),
         Case("hardcoded_notes_output-fails_hidden", NB01, replace(
              "solution_softmax_naive", f"import torch\n\ndef softmax_naive(x):\n"
              f"    return torch.tensor({_notes_weights()!r})\n"),
@@ -310,6 +379,10 @@ def cases():
              "solution_multi_head_attention", SDPA_FORWARD),
              scores={"multi_head_attention": "below_full"},
              message=("multi_head_attention", "scaled_dot_product_attention")),
+        Case("forward_zeroes_its_own_weights-zero_for_that_exercise", NB04, replace(
+             "solution_multi_head_attention", ZEROING_FORWARD),
+             scores={"multi_head_attention": "below_full", "padding_mask": "below_full"},
+             message=("multi_head_attention", "parameter")),
         Case("deleted_graded_cell-full", NB01, delete("test_softmax_stable"), note="deleted"),
         Case("duplicated_graded_cell-full", NB01, duplicate("test_softmax_naive")),
         Case("retyped_graded_cell-full", NB01, retype("test_context_vectors", "markdown")),

@@ -7,6 +7,7 @@ Short limits (2 s per step, 512 MB) keep the run quick.
 
 import builtins
 import io
+import json
 import os
 import sys
 
@@ -165,3 +166,16 @@ def test_grader_statements_are_dropped_from_cells_and_ipython_syntax_compiles():
              "autograder.grade('softmax_naive', x)\n%time y = x + 1\n!ls\ndisplay(y)"
     exec(compile_cell(source, "<cell>"), namespace)  # noqa: S102 - test code
     assert namespace["y"] == 3 and "check" not in namespace and "autograder" not in namespace
+
+
+def test_no_student_makes_the_grader_blame_itself(graded_class):
+    """What a child sends is never attnkit's own error: no grader error, no forged note on the instructor's
+    console, no advice to grade without the sandbox anywhere."""
+    summary = graded_class["summary"]
+    assert summary.grader_errors == {} and summary.problems == []
+    assert not any("FORGED" in note or "sandbox" in note for note in summary.isolation_notes)
+    for document in graded_class["documents"].values():
+        for notebook in document["notebooks"]:
+            assert notebook["status"] != "grader_error"
+            text = json.dumps(notebook)
+            assert "attnkit failed" not in text and "sandbox off" not in text, notebook["notebook"]

@@ -26,7 +26,6 @@ from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.sandbox import landlock_abi
 from autograder.isolation.supervisor import Job, Outcome
-from autograder.safe_text import clean
 from devtools.bench import format_report, run_bench
 
 CHECK_KEYS = {"id", "score", "max_score", "status", "misconception", "message"}
@@ -283,7 +282,7 @@ def _attempt(step, attempts=1, seconds_left=100.0, recorded=()):
     state.outcome.attempts = attempts
     for exercise_id in recorded:
         state.outcome.records[exercise_id] = {}
-    return supervisor._Attempt(state, pid=-1, fd=-1, workdir="", started=0.0, step=step)
+    return supervisor._Attempt(state, pid=-1, fd=-1, workdir="", started=0.0, step=step, hello_seen=True)
 
 
 def test_a_crashed_cell_is_skipped_and_the_notebook_re_run_while_attempts_and_time_remain():
@@ -336,27 +335,48 @@ def _logged(caplog):
     return "\n".join(record.getMessage() for record in caplog.records)
 
 
-def test_a_grader_error_event_is_decoded_and_reported_as_attnkit_s_fault(caplog):
-    trace = "Traceback (most recent call last):\n  File \"guards.py\", line 3, in apply\nRuntimeError: boom\x1b[2J"
+def test_a_grader_error_event_is_the_student_s_code_stopping_the_child(caplog):
+    """Student code can write any frame on the channel: a "grader_error" is not an event the child may send, so it
+    is a protocol error (the student's code stopped the child), and none of its text reaches the log."""
+    trace = "Traceback (most recent call last):\n  File \"guards.py\", line 3, in apply\nRuntimeError: boom"
     attempt = _attempt(("exercise", NB01_EXERCISES[1]), recorded=NB01_EXERCISES[:1])
     reader = wire.FrameReader()
-    for event in reader.feed(wire.encode({"event": "grader_error", "traceback": trace})):
-        supervisor._handle(attempt, event, SETTLE_LIMITS)
-    assert attempt.grader_error == clean(trace) and reader.pending == 0  # cleaned where it entered the grader
-    exit_70 = 70 << 8  # the child's os._exit(70) as waitpid reports it
-    assert supervisor._settle(attempt, exit_70, SETTLE_LIMITS) is False  # a grader bug: no re-run
-    supervisor._finish(attempt.job)
+    with pytest.raises(wire.ProtocolError, match="grader_error"):
+        for event in reader.feed(wire.encode({"event": "grader_error", "traceback": trace})):
+            supervisor._handle(attempt, event, SETTLE_LIMITS)
+    attempt.kill_kind, attempt.kill_reason = supervisor.PROTOCOL, "stopped the grading process: ..."  # as _read does
+    assert supervisor._settle(attempt, signal.SIGKILL.value, SETTLE_LIMITS) is True  # re-run without the exercise
     outcome = attempt.job.outcome
-    assert outcome.notes == [supervisor.GRADER_ERROR_NOTE]
-    assert "not a problem with your code" in outcome.notes[0] and "exit status" not in outcome.notes[0]
-    assert not attempt.job.crashed and set(outcome.records) == set(NB01_EXERCISES)
-    error = _logged(caplog)
-    first, *tail = error.splitlines()
-    assert first == f"attnkit: internal error while grading {Path('alice/01.ipynb')}: RuntimeError: boom\\x1b[2J"
-    assert any("guards.py" in line for line in tail) and "\x1b" not in error
+    assert outcome.notes == [f"checking {NB01_EXERCISES[1]}: your code stopped the grading process: ...; "
+                             "the notebook was re-run without it"]
+    assert not outcome.grader_failure and "boom" not in _logged(caplog)
 
 
-def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_dir, monkeypatch, caplog):
+@pytest.mark.parametrize("event", [
+    {"event": "hello", "notes": ["FORGED"], "workspace": {}},  # a second hello
+    {"event": "cell", "index": 4, "error": None},  # a cell it did not start
+    {"event": "exercise", "exercise": NB01_EXERCISES[2], "records": {}},  # an exercise it did not start
+    {"event": "start", "kind": "cell", "index": 5},  # a step inside a step
+    {"event": "status", "text": "hi"},  # a kind the child never sends
+])
+def test_events_out_of_order_or_unknown_are_protocol_errors(event):
+    attempt = _attempt(("cell", 3))
+    with pytest.raises(wire.ProtocolError):
+        supervisor._handle(attempt, event, SETTLE_LIMITS)
+    assert attempt.job.outcome.isolation_notes == set()
+
+
+def test_a_child_that_stops_before_its_hello_is_the_grader_s_failure(caplog):
+    """Before its hello no student code has run: only the grader's set-up did. Said in the grader's words."""
+    attempt = _attempt(None)
+    attempt.hello_seen = False
+    assert supervisor._settle(attempt, 70 << 8, SETTLE_LIMITS) is False
+    assert "before running any of the notebook's code" in attempt.job.outcome.grader_failure
+    assert "exit status 70" in attempt.job.outcome.grader_failure
+    assert f"attnkit: internal error while grading {Path('alice/01.ipynb')}" in _logged(caplog)
+
+
+def test_a_failure_in_the_child_s_own_set_up_is_reported_as_the_grader_s(solved_dir, monkeypatch, caplog):
     """A confinement the child's own code cannot apply: grader code failing in the child before any cell."""
     prepare = sandbox.prepare
 
@@ -367,9 +387,10 @@ def test_a_failure_in_the_child_s_own_code_is_reported_as_the_grader_s(solved_di
     path = solved_dir / f"{NOTEBOOKS[0]}.ipynb"
     grading = grade_notebooks([NotebookInput("01", path)], Options(limits=Limits(timeout=10, memory_mb=1024)))
     [result] = grading.results
-    assert result.score == 0 and result.notes == [supervisor.GRADER_ERROR_NOTE]
-    error = _logged(caplog)
-    assert f"attnkit: internal error while grading {path}: ValueError: invalid literal for int()" in error
+    assert result.score == 0 and result.status == "grader_error"
+    assert "before running any of the notebook's code" in result.reason
+    assert f"attnkit: internal error while grading {path}" in _logged(caplog)
+    assert "invalid literal" not in _logged(caplog)  # the child's own text never reaches the log
 
 
 def _code_cell(source):

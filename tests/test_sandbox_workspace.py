@@ -24,7 +24,7 @@ import pytest
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import classroom
-from autograder.grading.notebooks import Options
+from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.isolation import supervisor, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell
 from autograder.isolation.limits import Limits
@@ -254,3 +254,28 @@ def test_a_notebook_in_a_protected_folder_gets_none_of_its_neighbours(repo_root,
     assert supervisor.own_folder(repo_root / "tests" / "mutants" / "x.ipynb") is None
     assert supervisor.own_folder(repo_root / "source" / "attention" / f"{NB01}.ipynb") is None
     assert supervisor.own_folder(tmp_path / "attention" / f"{NB01}.ipynb") == tmp_path / "attention"
+
+
+MANY_FILES = """import os
+made = 0
+try:
+    for number in range(100000):
+        open(f'f{number}', 'w').close()
+        made += 1
+except OSError as error:
+    raise RuntimeError(f'MANY FILES stopped after {made} files ({error.strerror})')
+"""
+
+
+def test_an_inode_cap_is_reported_as_too_many_files_not_as_megabytes(tmp_path, repo_root):
+    if _tmpfs_refusal() is not None:
+        pytest.skip("this kernel gives no private tmpfs to a grading child: no inode cap to reach")
+    notebook = nbformat.read(repo_root / "source" / "attention" / f"{NB01}.ipynb", as_version=4)
+    _insert_after(notebook, "given_inputs", MANY_FILES)
+    _write(tmp_path / "many", notebook)
+    [result] = grade_notebooks([NotebookInput("many", tmp_path / "many" / f"{NB01}.ipynb", NB01)],
+                               Options(limits=LIMITS)).results
+    assert any("MANY FILES stopped after" in note for note in result.notes), result.notes
+    assert any(workspace.too_many_files_note() in note for note in result.notes), result.notes
+    assert not any(FULL_NOTE in note for note in result.notes), result.notes
+    assert result.score == result.max_score

@@ -7,9 +7,9 @@ Everything a probe returns is plain data (tensors detached to CPU, numbers, stri
 import contextlib
 import inspect
 import io
+import linecache
 import numbers
 import sys
-import traceback
 import warnings
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch._ops import OpOverload, OpOverloadPacket
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
 
@@ -47,7 +47,10 @@ def plain(value):
     """A detached CPU copy of a returned tensor; anything else is a wrong-type error."""
     if not isinstance(value, torch.Tensor):
         raise ProbeError("error.wrong_type", got=type(value).__module__ + "." + type(value).__name__)
-    return value.detach().to("cpu", copy=True) if value.device.type != "meta" else value.detach()
+    # Below __torch_function__ and the student's dispatch modes: a subclass's methods are never called here.
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        tensor = torch.Tensor.as_subclass(value, torch.Tensor).detach()
+        return tensor.to("cpu", copy=True) if tensor.device.type != "meta" else tensor
 
 
 @contextlib.contextmanager
@@ -78,16 +81,74 @@ def state_of(module) -> dict:
     return state
 
 
+MAX_MESSAGE_CHARS = 400  # of an exception's text: a huge message costs the grader nothing past this
+# Read through the C getters of `type` and BaseException: a student's metaclass or exception class cannot put a
+# property in their way.
+_TYPE_QUALNAME = vars(type)["__qualname__"].__get__
+_TRACEBACK_OF = vars(BaseException)["__traceback__"].__get__
+
+
 def describe_exception(exc: BaseException) -> dict:
-    frames = traceback.extract_tb(exc.__traceback__)
-    # The line to show is the student's own, not one inside torch or the grader.
-    student_frames = [f for f in frames if not _is_library(f.filename)]
-    where = student_frames[-1] if student_frames else (frames[-1] if frames else None)
-    return {
-        "type": type(exc).__name__,
-        "message": str(exc)[:400],
-        "line": where.line if where is not None else "",
-    }
+    """{"type", "message", "line"} of an exception raised by student code, without trusting it.
+
+    The exception is the student's object: its class name, text and traceback are read under a guard, its text
+    capped; what cannot be read falls back to a text that names the type (or "an exception"). The caller may
+    bound the time (the grading child arms its alarm around this: a __str__ that never returns is interrupted).
+    """
+    kind = exception_type_name(exc)
+    return {"type": kind, "message": exception_message(exc, kind), "line": _student_line(exc)}
+
+
+def exception_type_name(exc: BaseException) -> str:
+    """The exception class's __qualname__, read below any property a student's class could define."""
+    try:
+        name = _TYPE_QUALNAME(type(exc))
+    except BaseException:  # noqa: BLE001 - whatever the student's class does, there is a name to give
+        return "exception"
+    return _exact_text(name, 120) or "exception"
+
+
+def exception_message(exc: BaseException, kind: str = "exception") -> str:
+    """str(exc), capped; the student's __str__ runs under a guard (it may raise, or return a str subclass)."""
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - a __str__ that raises (anything, even SystemExit) has no message
+        return f"<{kind}: its message could not be read>"
+    return _exact_text(text, MAX_MESSAGE_CHARS)
+
+
+def _is_text(value) -> bool:
+    return str in type(value).__mro__
+
+
+def _exact_text(value, limit: int) -> str:
+    """A plain str of at most `limit` characters; a str subclass is copied by str's own slicing, never its methods."""
+    if not _is_text(value):
+        return ""
+    return str.__getitem__(value, slice(0, limit))
+
+
+def _student_line(exc: BaseException) -> str:
+    """The last line of the traceback that is the student's own, not torch's or the grader's; "" when unknown.
+
+    Walks the traceback by hand: traceback.extract_tb would ask each frame's globals for a loader (lazycache),
+    which is the student's to define."""
+    try:
+        tb = _TRACEBACK_OF(exc)
+        frames: list[tuple[str, int]] = []
+        while tb is not None and len(frames) < 200:
+            frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+            tb = tb.tb_next
+        student_frames = [frame for frame in frames if not _is_library(frame[0])]
+        where = student_frames[-1] if student_frames else (frames[-1] if frames else None)
+        if where is None:
+            return ""
+        cached = linecache.cache.get(where[0])
+        lines = cached[2] if isinstance(cached, tuple) and len(cached) > 2 else linecache.getline(where[0], where[1])
+        line = lines[where[1] - 1] if isinstance(lines, list) and 0 < where[1] <= len(lines) else lines
+        return _exact_text(line, MAX_MESSAGE_CHARS).strip() if _is_text(line) else ""
+    except BaseException:  # noqa: BLE001 - the line is a hint: without it the message still names the type
+        return ""
 
 
 def _is_library(filename: str) -> bool:

@@ -100,7 +100,12 @@ def grade_notebooks(inputs, options=None, on_result=None):
         position, key = outcome.key
         isolation_notes.update(outcome.isolation_notes)
         try:
+            if outcome.grader_failure:  # logged where it was found (autograder.isolation.supervisor)
+                raise _ChildSetUpFailed(outcome.grader_failure)
             result = _judge(key, outcome, options.seed, lang)
+        except _ChildSetUpFailed as failure:
+            reason = f"grader error: {failure}"
+            result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
         except Exception as error:  # noqa: BLE001 - a judge that breaks on one notebook must not stop the rest
             reason = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
             logger.error("attnkit: internal error while judging %s: %s", clean(str(outcome.plan.path)), reason)
@@ -119,6 +124,10 @@ def grade_notebooks(inputs, options=None, on_result=None):
         )
         probe_notebooks(jobs, options.limits, confinement, judged)
     return Grading([results[position] for position in sorted(results)], sorted(isolation_notes))
+
+
+class _ChildSetUpFailed(Exception):
+    """The grading child stopped before any of the notebook's code ran: the grader's failure, not the student's."""
 
 
 def unanswered_result(key, notebook, path, status, reason, lang=None):

@@ -12,9 +12,14 @@ next cell run, like nbgrader with allow_errors; after each graded cell, the exer
 grader's own code restored. Each step is announced before it starts and each exercise's probe data is
 sent as soon as it exists, so a crash loses only the step that crashed.
 
-Student code is caught per cell and per exercise; an exception that reaches `run_child` comes from the
-grader's own code (sealing, confining, encoding...): the child sends a "grader_error" event with the
-traceback, best effort, so that the grader reports it as its own fault and not the student's.
+The child never decides whose fault anything is. Whatever stops it (student code, or the grader's own code
+failing on what student code left behind: a hook, a timer, a tensor subclass, an exception whose text raises)
+ends it without a word of its own: it exits, and the grader names the step that was running as the student's
+code stopping the grading process. After every student step the child takes its process back (`_reclaim`):
+profile and trace hooks, interval timers, signal handlers, the signal mask and the wakeup fd the student set are
+undone before any grader code runs; encoding (autograder.isolation.wire.plain_data) and describing an exception
+(autograder.checking.probing.describe_exception) never call the student's methods, or do so under a guard and
+this alarm.
 """
 
 import builtins
@@ -23,11 +28,11 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
-import traceback
 import types
 
-from autograder.checking.probing import describe_exception
+from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.probes.plan import ExerciseProbes, probe_checks
 from autograder.isolation import sandbox, wire, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
@@ -35,8 +40,8 @@ from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand
 RETRIGGER_SECONDS = 0.05
 MAX_FD = 2**31 - 1
 TIMEOUT_TYPE = "StepTimeout"
+RECLAIM_TRIES = 16  # a hook that raises is dropped by CPython; one that does not is cleared on the first try
 EXIT_FAILED = 70  # EX_SOFTWARE: the child could not finish (the parent reads the events, not this status)
-MAX_TRACEBACK_CHARS = 3500  # the tail of a grader error's traceback (the channel keeps 4000 per string)
 
 
 class StepTimeout(BaseException):  # noqa: N818 - reads as what happened in a student's traceback
@@ -89,6 +94,7 @@ class _Child:
         self.sinks: tuple[_Sink, ...] = ()
         self.mid_frame = False  # a write failed part-way: another frame would not be read right
         self.space: workspace.Workspace | None = None  # once set up
+        self.signals: _SignalState | None = None  # the grader's signal handlers and mask, before student code
 
     def send(self, event):
         # When it happened, on the clock every process shares: the grader's stage times (attnkit bench) use it, so
@@ -100,22 +106,13 @@ class _Child:
             frame = frame[written:]
         self.mid_frame = False
 
-    def report_grader_error(self):
-        """Best effort: tell the grader that its own code failed here, with the traceback's tail."""
-        if self.mid_frame:
-            return
-        try:
-            _disarm()
-            self.send({"event": "grader_error", "traceback": traceback.format_exc()[-MAX_TRACEBACK_CHARS:]})
-        except BaseException:  # noqa: BLE001, S110 - the channel may be what failed; the exit status remains
-            pass
-
     def run(self):
         self.sinks = _detach(self.channel_fd)
         self.space = space = _set_up_workdir(self.task)
         self.seal.apply()
         notes = space.isolation_notes + sandbox.confine(self.task.confinement, self.task.workdir)
         self.namespace = _fresh_main()
+        self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
         self.send({"event": "hello", "notes": notes,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
         for step in self.task.steps:
@@ -129,14 +126,39 @@ class _Child:
         self.send({"event": "start", "kind": "cell", "index": step.index})
         error = None
         _arm(self.task.timeout)
+        caught = None
         try:
             exec(compile_cell(step.source, f"<cell {step.index}>"), self.namespace)  # noqa: S102 - student code
         except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: a cell error, not our exit
-            _disarm()
-            error = _timeout_error(self.task.timeout) if isinstance(exc, StepTimeout) else describe_exception(exc)
-        _disarm()
+            caught = exc
+        for _ in range(RECLAIM_TRIES):  # inline: a student's profile hook fires on this very call, once
+            try:
+                self.reclaim()
+                break
+            except BaseException:  # noqa: BLE001, S112 - CPython drops a hook that raised; the next try is clean
+                continue
+        else:
+            raise RuntimeError("could not take the process back from the student's code")
+        if caught is not None:
+            error = _timeout_error(self.task.timeout) if isinstance(caught, StepTimeout) else _described(caught)
         self.send({"event": "cell", "index": step.index, "error": error,
-                   "disk_full": bool(self.space and self.space.capped) and workspace.is_full(self.task.workdir)})
+                   "disk_full": (self.space is not None and self.space.capped
+                                 and workspace.what_is_full(self.task.workdir)) or False})
+
+    def reclaim(self):
+        """Undo what student code set on the process (hooks, timers, handlers) before the grader's code runs."""
+        _disarm()
+        _clear_hooks()
+        if self.signals is not None:
+            self.signals.restore()
+
+    def between_cases(self):
+        """Between two probe calls of the student's code, inside the step: hooks and handlers back, the step's
+        alarm kept (its handler put back)."""
+        _clear_hooks()
+        if self.signals is not None:
+            self.signals.restore()
+        signal.signal(signal.SIGALRM, _on_alarm)
 
     def probe(self, exercise_id):
         self.send({"event": "start", "kind": "exercise", "exercise": exercise_id})
@@ -145,12 +167,21 @@ class _Child:
         objects = {name: self.namespace[name] for name in planned.names if name in self.namespace}
         records, failure = {}, None
         _arm(self.task.timeout)
+        caught = None
         try:
-            records = probe_checks(planned.checks, objects)
+            records = probe_checks(planned.checks, objects, between=self.between_cases)
         except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt from the student ends this exercise only
-            _disarm()
-            failure = _timeout_error(self.task.timeout) if isinstance(exc, StepTimeout) else describe_exception(exc)
-        _disarm()
+            caught = exc
+        for _ in range(RECLAIM_TRIES):  # as in run_cell
+            try:
+                self.reclaim()
+                break
+            except BaseException:  # noqa: BLE001, S112 - CPython drops a hook that raised; the next try is clean
+                continue
+        else:
+            raise RuntimeError("could not take the process back from the student's code")
+        if caught is not None:
+            failure = _timeout_error(self.task.timeout) if isinstance(caught, StepTimeout) else _described(caught)
         self.send({"event": "exercise", "exercise": exercise_id,
                    "records": _completed(planned, records, failure, self.task.timeout)})
 
@@ -158,18 +189,13 @@ class _Child:
 def run_child(task, channel_fd, seal):
     """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
 
-    `seal` is the zygote's guards.Seal, taken once before it forked anything.
+    `seal` is the zygote's guards.Seal, taken once before it forked anything. Anything that stops the run ends
+    the process with EXIT_FAILED and nothing more said (see the module docstring): the grader decides.
     """
-    status, child = 0, None
+    status = 0
     try:
-        child = _Child(task, channel_fd, seal)
-        child.run()
-    except Exception as error:  # noqa: BLE001 - student code is caught per step: this is the grader's own
-        status = EXIT_FAILED
-        # MemoryError: the student's allocations may have left nothing for the grader, not our bug.
-        if child is not None and not isinstance(error, MemoryError):
-            child.report_grader_error()
-    except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the grader
+        _Child(task, channel_fd, seal).run()
+    except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the zygote
         status = EXIT_FAILED
     os._exit(status)
 
@@ -262,3 +288,62 @@ def _timeout_as_message(item, timeout):
         return {"error": {"type": "ProbeError", "key": "error.timeout", "fields": {"seconds": timeout},
                           "message": "", "line": ""}}
     return item
+
+
+DESCRIBE_SECONDS = 1.0  # what an exception's __str__ may take before its message is given up
+
+
+def _described(exc):
+    """describe_exception under the alarm: a student's __str__ that never returns is interrupted, and whatever
+    goes wrong reading the exception leaves a description that names what could be read."""
+    _arm(DESCRIBE_SECONDS)
+    try:
+        return describe_exception(exc)
+    except BaseException:  # noqa: BLE001 - the alarm, or a traceback that cannot be walked
+        return {"type": exception_type_name(exc), "message": "", "line": ""}
+    finally:
+        _disarm()
+
+
+def _clear_hooks():
+    """Profile and trace hooks (this thread's and the ones new threads get) and the student's interval timers."""
+    sys.setprofile(None)
+    sys.settrace(None)
+    threading.setprofile(None)  # type: ignore[arg-type]  # None clears the hook new threads get
+    threading.settrace(None)  # type: ignore[arg-type]
+    for timer in (signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
+        signal.setitimer(timer, 0)
+    signal.set_wakeup_fd(-1)
+
+
+class _SignalState:
+    """The grader's signal handlers and mask, taken before student code and put back after each student step
+    (SIGALRM is the grader's own: `_arm` installs its handler each time)."""
+
+    def __init__(self, handlers, mask):
+        self._handlers = handlers
+        self._mask = mask
+
+    @classmethod
+    def take(cls):
+        handlers = {}
+        for signum in signal.valid_signals():
+            if signum in (signal.SIGKILL, signal.SIGSTOP, signal.SIGALRM):
+                continue
+            try:
+                handlers[signum] = signal.getsignal(signum)
+            except (OSError, ValueError):
+                continue
+        return cls(handlers, signal.pthread_sigmask(signal.SIG_BLOCK, ()))
+
+    def restore(self):
+        # Ignored between steps: an alarm the student left pending or set from a thread cannot interrupt the
+        # grader's code (`_arm` puts the grader's handler back for the next step).
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+        for signum, handler in self._handlers.items():
+            if handler is not None and signal.getsignal(signum) is not handler:
+                try:
+                    signal.signal(signum, handler)
+                except (OSError, ValueError):
+                    continue

@@ -14,9 +14,11 @@ the exercises it already reported are kept, the step is recorded (a crashed cell
 time, a crashed exercise gets an error result) and a fresh child re-runs the notebook without it,
 up to `limits.max_attempts` children per notebook and within its total time.
 
-A child whose own (grader) code fails sends a "grader_error" event with the traceback before it
-exits: that is reported as an attnkit problem (on stderr, and in a note that says so), never as the
-student's, and the notebook is not re-run.
+The child never decides whose fault it is: only the grader's own failure here, on data it produced, is a
+grader error. Whatever a child sends, fails to send or sends malformed (an event kind outside CHILD_EVENTS, a
+second hello, a step it did not start, a "grader_error" student code wrote itself) is the student's code
+stopping the grading process, named so in the notes, and the rest of the notebook is graded as for a crash.
+Nothing a child says is logged as attnkit's own error.
 """
 
 import functools
@@ -48,11 +50,8 @@ READ_CHUNK = 1 << 20
 TIMEOUT, BUDGET, PROTOCOL, CRASH = "timeout", "budget", "protocol", "crash"
 DISK = "disk"  # killed for writing more than Limits.disk_mb (only where the child has no capped tmpfs)
 DISK_POLL = 0.1  # seconds between two looks at an uncapped child's files
-MAX_TRACEBACK_CHARS = 4000
-TRACEBACK_LINES = 12  # of a grader error's traceback, printed on stderr
-GRADER_ERROR_NOTE = ("attnkit failed while grading this notebook: an internal error in the grader, not a "
-                     "problem with your code; the exercises it had not checked yet have no result, ask your "
-                     "instructor to grade it again")
+# The only events a child may send (autograder.isolation.child_process): anything else is a protocol error.
+CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "done"})
 
 
 @dataclass(frozen=True)
@@ -73,6 +72,7 @@ class Outcome:
     isolation_notes: set = field(default_factory=set)  # protections the kernel lacked
     attempts: int = 0
     times: StageTimes = field(default_factory=StageTimes)  # the child's stages, timed from its events
+    grader_failure: str = ""  # the grader's own failure, in its own words (never the child's): see _settle
 
 
 @dataclass
@@ -91,7 +91,6 @@ class _Attempt:
     channel_open: bool = True
     kill_kind: str = ""  # TIMEOUT, BUDGET, PROTOCOL, CRASH; "" while it has not ended that way
     kill_reason: str = ""  # the same, in the student's terms
-    grader_error: str | None = None  # the traceback of a "grader_error" event
     disk_watched: bool = True  # until the child's first hello says its workdir is a capped tmpfs
     hello_seen: bool = False
     step_started: float = 0.0  # when the running step's "start" event came
@@ -252,7 +251,7 @@ def _read(attempt, selector, limits):
         for event in attempt.reader.feed(data):
             _handle(attempt, attempt.job.withholder.event(event), limits)
     except wire.ProtocolError as problem:
-        _kill(attempt, PROTOCOL, f"sent malformed data ({problem})")
+        _kill(attempt, PROTOCOL, f"stopped the grading process: it sent the grader what it does not accept ({problem})")
         _close_channel(attempt, selector)
     return True
 
@@ -297,12 +296,16 @@ def _handle(attempt, event, limits):
     """Apply one decoded event; anything unexpected is a ProtocolError."""
     state, plan = attempt.job, attempt.job.job.plan
     kind = event["event"]
+    _check_order(attempt, kind)
     _time_event(attempt, kind, _event_time(attempt, event))
     if kind == "hello":
-        state.outcome.isolation_notes.update(str(note) for note in _list(event.get("notes")))
+        attempt.hello_seen = True
+        state.outcome.isolation_notes.update(one_line(note, 300) for note in _list(event.get("notes")))
         _note_workspace(attempt, event)
     elif kind == "start":
-        if event.get("kind") == "cell" and isinstance(event.get("index"), int):
+        if attempt.step is not None:
+            raise wire.ProtocolError("a step started inside another")
+        if event.get("kind") == "cell" and type(event.get("index")) is int:
             attempt.step = ("cell", event["index"])
         elif event.get("kind") == "exercise" and event.get("exercise") in plan.exercises:
             attempt.step = ("exercise", event["exercise"])
@@ -310,30 +313,38 @@ def _handle(attempt, event, limits):
             raise wire.ProtocolError("unknown step")
         attempt.deadline = time.monotonic() + limits.timeout + limits.grace
     elif kind == "cell":
+        if attempt.step != ("cell", event.get("index")):
+            raise wire.ProtocolError("a cell it did not start")
         error = event.get("error")
         if isinstance(error, dict):
             state.outcome.notes.append(_cell_note(event.get("index"), error))
-        if event.get("disk_full") is True:  # its capped tmpfs is full: the student's writes failed
+        full = event.get("disk_full")  # its capped tmpfs is full: the student's writes failed
+        if full == workspace.SPACE:
             state.outcome.notes.append(f"cell {event.get('index')}: {workspace.full_note(limits.disk_mb)}: "
                                        "writing more failed (No space left on device)")
+        elif full == workspace.FILES:
+            state.outcome.notes.append(f"cell {event.get('index')}: {workspace.too_many_files_note()}: "
+                                       "creating more failed (No space left on device)")
         attempt.step = None
     elif kind == "exercise":
         exercise_id = event.get("exercise")
-        if exercise_id not in plan.exercises or exercise_id in state.outcome.records:
+        if attempt.step != ("exercise", exercise_id) or exercise_id in state.outcome.records:
             raise wire.ProtocolError("unexpected exercise")
         state.outcome.records[exercise_id] = _valid_records(exercise_id, event.get("records"))
         attempt.step = None
-    elif kind == "grader_error":  # the child's own code failed; it exits next
-        if attempt.grader_error is None:
-            attempt.grader_error = str(event.get("traceback", ""))[-MAX_TRACEBACK_CHARS:]
-        attempt.step = None
-        attempt.deadline = time.monotonic() + limits.grace  # it must exit now
-    elif kind == "done":
+    else:  # "done"
+        if attempt.step is not None:
+            raise wire.ProtocolError("done inside a step")
         attempt.done = True
-        attempt.step = None
         attempt.deadline = time.monotonic() + limits.grace  # it must exit now
-    else:
-        raise wire.ProtocolError(f"unknown event {kind!r}")
+
+
+def _check_order(attempt, kind):
+    """A known kind, the hello first and once, nothing after done: else the child was not speaking for itself."""
+    if kind not in CHILD_EVENTS:
+        raise wire.ProtocolError(f"an event the grader does not know ({one_line(kind, 40)!r})")
+    if (kind == "hello") == attempt.hello_seen or attempt.done:
+        raise wire.ProtocolError("an event out of order")
 
 
 def _valid_records(exercise_id, records):
@@ -364,11 +375,8 @@ def own_folder(notebook_path):
 
 
 def _note_workspace(attempt, event):
-    """The first hello is the grader's own (sent before student code): whether the workdir is capped, and which
-    of the student's files were left out. A later one can only come from student code and changes nothing."""
-    if attempt.hello_seen:
-        return
-    attempt.hello_seen = True
+    """The hello is the grader's own (sent before student code, and only once: _check_order): whether the workdir
+    is capped, and which of the student's files were left out."""
     space = event.get("workspace") if isinstance(event.get("workspace"), dict) else {}
     attempt.disk_watched = space.get("capped") is not True
     notes = attempt.job.outcome.notes
@@ -424,8 +432,13 @@ def _reap(attempt):
 def _settle(attempt, status, limits):
     """Record how the attempt ended; True when a fresh child should go on with the notebook."""
     state = attempt.job
-    if attempt.grader_error is not None:  # whatever else happened: the grader's fault, not the student's
-        _grader_failed(state, attempt.grader_error)
+    if not attempt.hello_seen:
+        # It ended before its hello, which it sends before any of the student's code: only the grader's own
+        # set-up ran (fork, workspace, sandbox). That failure is the grader's, said in the grader's words.
+        how = attempt.kill_reason or _describe_exit(status)
+        state.outcome.grader_failure = f"the grading process stopped before running any of the notebook's code ({how})"
+        logger.error("attnkit: internal error while grading %s: %s", clean(str(state.job.plan.path)),
+                     state.outcome.grader_failure)
         return False
     if attempt.done and not attempt.kill_kind:
         return False
@@ -465,16 +478,6 @@ def _why_not_rerun(attempt, limits):
     if attempt.job.outcome.attempts >= limits.max_attempts:
         return f"it had already been run {attempt.job.outcome.attempts} times"
     return None
-
-
-def _grader_failed(state, traceback_text):
-    """A bug in attnkit's own code in the child: told to whoever runs the grader, and to the student as ours."""
-    text = clean(traceback_text, MAX_TRACEBACK_CHARS)  # from the child
-    lines = [line for line in text.splitlines() if line.strip()]
-    summary = lines[-1].strip() if lines else "no traceback came back"
-    traceback_tail = "".join(f"\n    {line}" for line in lines[-TRACEBACK_LINES:])
-    logger.error("attnkit: internal error while grading %s: %s%s", state.job.plan.path, summary, traceback_tail)
-    state.outcome.notes.append(GRADER_ERROR_NOTE)
 
 
 def _finish(state):

@@ -19,6 +19,7 @@ import math
 import struct
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 
 from autograder.safe_text import clean_data
 
@@ -161,27 +162,60 @@ class _Blobs:
 
 
 def plain_data(value, depth=0):
-    """Tensors (subclasses and views made plain copies), numbers, strings, lists, tuples, dicts: nothing else."""
+    """Tensors (subclasses and views made plain copies), numbers, strings, lists, tuples, dicts: nothing else.
+
+    Never runs a method of the student's: containers and scalars are read through the built-in types' own
+    methods (a dict subclass's items() or a str subclass's slicing is not called), and a tensor is taken to a
+    plain torch.Tensor below __torch_function__ and any dispatch mode (`plain_tensor`). What cannot be read that
+    way raises; the child then stops, which the grader names as the student's code stopping it."""
     if depth > MAX_DEPTH:
         return "<nested too deeply>"
-    if value is None or isinstance(value, bool | int | float):
+    kind = type(value)
+    if value is None or kind is bool:
         return value
-    if isinstance(value, str):
-        return value[:MAX_TEXT]
-    if isinstance(value, torch.Tensor):
-        tensor = value.detach().as_subclass(torch.Tensor)
+    if issubclass(kind, int):
+        return int.__int__(value)
+    if issubclass(kind, float):
+        return float.__float__(value)
+    if issubclass(kind, str):
+        return str.__getitem__(value, slice(0, MAX_TEXT))
+    if issubclass(kind, torch.Tensor):
+        return plain_tensor(value)
+    if kind is torch.dtype or kind is torch.device:
+        return value
+    if issubclass(kind, dict):
+        return {_plain_key(key, depth): plain_data(item, depth + 1) for key, item in dict.items(value)}
+    if issubclass(kind, list):
+        return [plain_data(item, depth + 1) for item in list.__iter__(value)]
+    if issubclass(kind, tuple):
+        return tuple(plain_data(item, depth + 1) for item in tuple.__iter__(value))
+    return f"<{_type_name(kind)} object>"
+
+
+def _plain_key(key, depth):
+    kind = type(key)
+    if issubclass(kind, str | int | tuple):
+        return plain_data(key, depth + 1)
+    return f"<{_type_name(kind)}>"
+
+
+def _type_name(kind):
+    """module.qualname of a class, read through type's own getters (a metaclass's properties are not called)."""
+    module = vars(type)["__module__"].__get__(kind, type)
+    name = vars(type)["__qualname__"].__get__(kind, type)
+    module = str.__getitem__(module, slice(0, 100)) if issubclass(type(module), str) else "?"
+    return f"{module}.{str.__getitem__(name, slice(0, 100))}"
+
+
+def plain_tensor(value):
+    """A plain, contiguous CPU copy of a tensor (or of a tensor subclass) made without running student code:
+    __torch_function__ is off (subclasses and modes) and the student's dispatch modes are set aside while it is
+    copied; a wrapper subclass without real data fails here, as it should."""
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        tensor = torch.Tensor.as_subclass(value, torch.Tensor).detach()
         if tensor.device.type == "meta":
             return tensor
         return tensor.to("cpu").contiguous().clone()
-    if isinstance(value, torch.dtype | torch.device):
-        return value
-    if isinstance(value, dict):
-        return {plain_data(key, depth + 1) if isinstance(key, str | int | tuple) else repr(type(key)):
-                plain_data(item, depth + 1) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        items = [plain_data(item, depth + 1) for item in value]
-        return tuple(items) if isinstance(value, tuple) else items
-    return f"<{type(value).__module__}.{type(value).__qualname__} object>"
 
 
 class FrameReader:

@@ -60,13 +60,24 @@ def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool
     return workspace
 
 
-def is_full(workdir: Path) -> bool:
-    """True when the child's capped workdir has no block or no inode left (a write there fails with ENOSPC)."""
+SPACE, FILES = "space", "files"  # what ran out in a full workspace
+
+
+def what_is_full(workdir: Path) -> str | None:
+    """SPACE when the child's capped workdir has no block left, FILES when it has no inode left (either way a
+    write or a new file there fails with ENOSPC); None when neither."""
     try:
         usage = os.statvfs(workdir)
     except OSError:
-        return False
-    return usage.f_bavail == 0 or usage.f_favail == 0
+        return None
+    if usage.f_bavail == 0:
+        return SPACE
+    return FILES if usage.f_favail == 0 else None
+
+
+def too_many_files_note() -> str:
+    """The student's words for a notebook whose new files failed at the inode cap (not the size cap)."""
+    return f"created more than {TMPFS_INODES} files and folders (the limit while grading)"
 
 
 def full_note(disk_mb: int) -> str:

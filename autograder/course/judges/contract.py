@@ -260,8 +260,9 @@ def judge_properties(spec, data, case, expected):
 # state: forward reads the module's state and never writes it; a module stays right over many calls
 
 
-def state_change(before, after):
-    """(message key, fields) for the first parameter or buffer a forward pass changed, or None."""
+def state_change(before, after, parameters=()):
+    """(message key, fields) for the first parameter or buffer a forward pass changed, or None; a parameter of
+    `parameters` whose values changed is named as a parameter (a forward that trains or zeroes its own weights)."""
     for name in sorted(set(before) | set(after)):
         if name not in after:
             return "contract.state_removed", {"name": name}
@@ -272,12 +273,13 @@ def state_change(before, after):
             return "contract.state_reshaped", {"name": name, "before": tuple(old.shape), "after": tuple(new.shape)}
         if old.dtype != new.dtype or not torch.equal(old, new) and not (
                 old.is_floating_point() and torch.allclose(old, new, rtol=0, atol=0, equal_nan=True)):
-            return "contract.state_rewritten", {"name": name}
+            key = "contract.parameter_rewritten" if name in parameters else "contract.state_rewritten"
+            return key, {"name": name}
     return None
 
 
 def judge_state(spec, data, case, expected):
-    changed = state_change(data["before"], data["after"])
+    changed = state_change(data["before"], data["after"], data.get("parameter_names", ()))
     if changed is not None:
         key, fields = changed
         return Verdict(False, key, fields, misconception="state_changed_by_forward")

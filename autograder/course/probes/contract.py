@@ -321,7 +321,8 @@ def probe_state(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) ->
     module = build(spec, namespace, case).eval()
     inputs = [module_input(spec, {**case, "num_tokens": tokens}, seed_offset=index)
               for index, tokens in enumerate(case["lengths"])]
-    data: StateRecord = {"before": state_of(module), "outputs": [], "call_errors": []}
+    data: StateRecord = {"before": state_of(module), "outputs": [], "call_errors": [],
+                         "parameter_names": [name for name, _ in module.named_parameters(remove_duplicate=False)]}
     with torch.no_grad():
         for index, x in enumerate(inputs):
             try:

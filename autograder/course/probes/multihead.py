@@ -74,8 +74,9 @@ def probe_wrapper(namespace: Namespace, case: MultiHeadCase) -> WrapperRecord:
         return {"heads_type": type(heads).__name__}
     wrapper = load_case_weights(wrapper.to(DTYPES[case["dtype"]]), case)
     x = attention_input(case)
+    state = state_of(wrapper)  # before the call: expected values come from the weights it started with
     return {"heads_type": type(heads).__name__, "head_count": len(heads),
-            "distinct_heads": len({id(head) for head in heads}), "out": plain(wrapper(x)), "state": state_of(wrapper),
+            "distinct_heads": len({id(head) for head in heads}), "out": plain(wrapper(x)), "state": state,
             "head_outputs": head_outputs(heads, x)}
 
 
@@ -156,9 +157,10 @@ def call_mha(module, x, case):
 
 def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
     module = build_student_mha(namespace, case)
+    state = state_of(module)  # before the call: expected values come from the weights it started with
     with layer_inputs(module, "dropout", "out_proj") as seen:
         out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
-    data: MultiHeadRecord = {"out": plain(out), "state": state_of(module), "input_kept": kept}
+    data: MultiHeadRecord = {"out": plain(out), "state": state, "input_kept": kept}
     if "dropout" in seen:
         data["weights_seen"] = seen["dropout"]
     if "out_proj" in seen:

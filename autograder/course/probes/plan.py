@@ -73,14 +73,18 @@ def resolve(address: ProbeAddress, package: str = PACKAGE) -> Callable:
     return functools.partial(function, *address.args) if address.args else function
 
 
-def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any]) -> dict[str, list[ProbeData]]:
-    """{check id: [probe data per case]}; a check stops at its first case that raised."""
+def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
+                 between: Callable[[], None] | None = None) -> dict[str, list[ProbeData]]:
+    """{check id: [probe data per case]}; a check stops at its first case that raised. `between()` runs after each
+    case (the grading child takes back what the student's code set on the process: hooks, handlers)."""
     records: dict[str, list[ProbeData]] = {}
     for check in checks:
         probe = resolve(check.probe)
         records[check.check_id] = []
         for case in check.cases:
             data = run_probe(probe, namespace, case)
+            if between is not None:
+                between()
             records[check.check_id].append(data)
             if "error" in data:
                 break

@@ -174,6 +174,7 @@ class StateRecord(TypedDict, total=False):
     repeated: Tensor  # the first call's input once more, last
     before: State  # parameters and buffers before the first call
     after: State  # and after the calls
+    parameter_names: list[str]  # which of its state are parameters (the rest are buffers)
     reload_error: ExceptionRecord
     reloaded: Tensor  # the first call's input on a fresh module that loaded state_dict() after the calls
 

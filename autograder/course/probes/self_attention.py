@@ -42,8 +42,9 @@ def build_module(class_name, namespace, case):
 
 def probe_forward(class_name: str, namespace: Namespace, case: SelfAttentionCase) -> ForwardRecord:
     module = build_module(class_name, namespace, case)
+    state = state_of(module)  # before the call: expected values come from the weights it started with
     output = plain(module(attention_input(case)))
-    return {"output": output, "state": state_of(module)}
+    return {"output": output, "state": state}
 
 
 def probe_calls(class_name: str, namespace: Namespace, case: SelfAttentionCase) -> CallsRecord:

@@ -283,6 +283,11 @@ MESSAGES = {
         "zh": "forward 修改了模块自己的 {name}：它的形状从 {before} 变成了 {after}；forward 只能读取模块的参数和 buff"
               "er，"
               "不能替换或修改它们"},
+    "contract.parameter_rewritten": {
+        "en": "forward changed the values of the module's own parameter {name}: forward may read the module's "
+              "parameters, never edit them (only the optimizer's step does, between calls)",
+        "zh": "forward 修改了模块自己的参数 {name} 的数值：forward 只能读取模块的参数，不能修改它们"
+              "（只有优化器的 step 在两次调用之间修改它们）"},
     "contract.state_rewritten": {
         "en": "forward changed the values of the module's own {name}: a view of a buffer (a slice of it) edited in "
               "place edits the buffer itself",

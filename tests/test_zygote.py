@@ -25,7 +25,7 @@ SECRET_VALUE = "hub-token-that-must-not-leave-the-grader"
 
 # The student's function: an inventory of what it can reach, raised as the message of a RuntimeError.
 SPY = '''
-import gc, json, os, sys, types
+import gc, json, os, sys, types, weakref
 import torch
 
 FORBIDDEN_MODULES = ("solutions", "autograder.course.checks", "autograder.course.judges", "autograder.course.catalog",
@@ -49,6 +49,12 @@ def inventory():
     found = set()
     gc.unfreeze()
     for obj in gc.get_objects():
+        try:
+            kind = type(obj)  # isinstance() on a dead weakref.proxy raises ReferenceError
+        except ReferenceError:
+            continue
+        if kind is weakref.ProxyType or kind is weakref.CallableProxyType:
+            continue
         if isinstance(obj, types.ModuleType):
             if forbidden_module(obj.__name__):
                 found.add("module " + obj.__name__)
@@ -220,3 +226,77 @@ def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
             found += [f"{path.name}:{node.lineno} {name}" for name in names
                       if any(name == side or name.startswith(side + ".") for side in judge_side)]
     assert not found
+
+
+# --- a classmate's work --------------------------------------------------------------------------------------------
+
+# The canary is written whole in the victim's notebook only; the scanner holds its two halves apart and looks for
+# them side by side in its own memory, so its own code can never be what it finds. Its control marker is written
+# whole in its own notebook: finding that proves the scan reads the memory the canary would be in.
+CANARY_HEAD, CANARY_TAIL = "zq-classmate-", "canary-4711"
+SCANNER = '''
+import re
+HEAD, TAIL, OWN = b"zq-classmate-", b"canary-4711", b"zq-ownmarker-"
+CONTROL = "zq-ownmarker-canary-4711"
+
+
+def regions():
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            path = fields[5] if len(fields) > 5 else ""
+            if fields[1].startswith("r") and (not path or path in ("[heap]", "[stack]")):
+                start, end = (int(part, 16) for part in fields[0].split("-"))
+                yield start, end
+
+
+def count(head):
+    found = 0
+    chunk = 1 << 24
+    with open("/proc/self/mem", "rb", buffering=0) as memory:
+        for start, end in regions():
+            for offset in range(start, end, chunk):
+                try:
+                    memory.seek(offset)
+                    data = memory.read(min(chunk + 64, end - offset))
+                except OSError:
+                    continue
+                at = data.find(head)
+                while at != -1:
+                    if data[at + len(head):at + len(head) + len(TAIL)] == TAIL:
+                        found += 1
+                    at = data.find(head, at + 1)
+    return found
+
+
+raise RuntimeError(f"SCAN canary={count(HEAD)} control={count(OWN)} END")
+'''
+
+
+def _notebook_with_cell(repo_root, folder, code):
+    """The solved notebook 01 with one more code cell after the given inputs."""
+    notebook = nbformat.read(repo_root / "source" / "attention" / f"{NOTEBOOK}.ipynb", as_version=4)
+    index = next(i for i, cell in enumerate(notebook.cells)
+                 if cell.metadata.get("nbgrader", {}).get("grade_id") == "given_inputs")
+    notebook.cells.insert(index + 1, nbformat.v4.new_code_cell(code))
+    folder.mkdir()
+    path = folder / f"{NOTEBOOK}.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_no_child_finds_a_classmates_cells_in_its_memory(repo_root, tmp_path):
+    """The zygote never holds a task: a child graded after a classmate scans its own heap for the classmate's
+    canary (every readable anonymous region, through /proc/self/mem) and finds nothing, while it does find a
+    marker of its own notebook."""
+    # A cell of some size, as a real solution is: small strings and large ones are freed differently.
+    victim_cell = f"secret = {CANARY_HEAD + CANARY_TAIL!r}\n" + f"# {CANARY_HEAD + CANARY_TAIL} notes\n" * 2000
+    victim = _notebook_with_cell(repo_root, tmp_path / "victim", victim_cell)
+    scanner = _notebook_with_cell(repo_root, tmp_path / "scanner", SCANNER)
+    inputs = [NotebookInput("victim", victim, NOTEBOOK), NotebookInput("scanner", scanner, NOTEBOOK)]
+    grading = grade_notebooks(inputs, Options(limits=Limits(timeout=60, workers=1, budget_factor=3)))
+    victim_result, scanner_result = grading.results
+    assert victim_result.score == victim_result.max_score
+    [report] = [note for note in scanner_result.notes if "SCAN " in note]
+    assert "control=0 " not in report, report  # the scan does read the memory a classmate's cells would be in
+    assert "canary=0 " in report, report

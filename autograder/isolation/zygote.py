@@ -8,10 +8,12 @@ autograder.isolation.zygote` and a fixed minimal environment, which imported tor
 exits at once, so the grading child is re-parented to the grader, which has made itself a child subreaper
 (PR_SET_CHILD_SUBREAPER) and therefore waits for it, times it and kills it exactly as it would its own child.
 
-The channel is a Unix socket pair made before the zygote starts: a request is a length header sent with the
-child's event pipe (SCM_RIGHTS) followed by the pickled autograder.isolation.child_task.ChildTask (trusted data:
-it comes from the grader); the reply is the new child's pid (0: it could not fork). When the grader goes, the
-zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket).
+The channel is a Unix socket pair made before the zygote starts: a request is a header sent with two descriptors
+(SCM_RIGHTS), the child's event pipe and the read end of a task pipe; the reply is the new child's pid (0: it could
+not fork). The zygote never sees a task: the grader writes the pickled autograder.isolation.child_task.ChildTask
+(trusted data: it comes from the grader) into the task pipe once the child exists, and only the child reads it.
+So no student's cells ever pass through the zygote's memory, where every later child would inherit them (freed
+pages included). When the grader goes, the zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket).
 """
 
 import ctypes
@@ -29,6 +31,7 @@ import sys
 from pathlib import Path
 
 HEADER = struct.Struct("!Q")
+REQUEST = 1  # the only request: fork a child (its descriptors travel with the header)
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 ZYGOTE_MODULE = __name__ if __name__ != "__main__" else "autograder.isolation.zygote"
 # The zygote's (and so every grading child's) whole environment: these fixed values, plus the variables named in
@@ -62,15 +65,21 @@ class Zygote:
         """
         connection = self._running()
         payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        task_read, task_write = os.pipe()
         try:
-            socket.send_fds(connection, [HEADER.pack(len(payload))], [channel_fd])
-            connection.sendall(payload)
-            (pid,) = HEADER.unpack(_receive(connection, HEADER.size))
-        except (OSError, EOFError) as error:
-            self.close()
-            raise ZygoteError(f"the grading zygote stopped answering ({error})") from error
-        if not pid:
-            raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
+            try:
+                socket.send_fds(connection, [HEADER.pack(REQUEST)], [channel_fd, task_read])
+                (pid,) = HEADER.unpack(_receive(connection, HEADER.size))
+            except (OSError, EOFError) as error:
+                self.close()
+                raise ZygoteError(f"the grading zygote stopped answering ({error})") from error
+            finally:
+                os.close(task_read)
+            if not pid:
+                raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
+            _hand_over(task_write, payload)
+        finally:
+            os.close(task_write)
         return pid
 
     def close(self) -> None:
@@ -150,6 +159,28 @@ def _package_root() -> Path:
     return Path(autograder.__file__).resolve().parent.parent
 
 
+def _hand_over(task_write: int, payload: bytes) -> None:
+    """Write the task to the child's own pipe (it reads it as soon as it exists). A child that died before
+    reading it leaves a broken pipe: the grader sees that child end without a word, like any other crash."""
+    data = memoryview(HEADER.pack(len(payload)) + payload)
+    try:
+        while data:
+            data = data[os.write(task_write, data):]
+    except BrokenPipeError:
+        return
+
+
+def read_task(task_fd: int):
+    """In the new child: the task the grader wrote into its pipe."""
+    with os.fdopen(task_fd, "rb") as reader:
+        header = reader.read(HEADER.size)
+        (length,) = HEADER.unpack(header)
+        payload = reader.read(length)
+    if len(payload) != length:
+        raise EOFError("the grader's task was cut short")
+    return pickle.loads(payload)  # noqa: S301 - from the grader, over a pipe it made for this child only
+
+
 def _receive(connection: socket.socket, size: int) -> bytes:
     data = b""
     while len(data) < size:
@@ -223,24 +254,23 @@ def serve(connection: socket.socket, seal) -> None:
     """Fork a grading child per request until the grader closes the channel."""
     while True:
         try:
-            header, fds, _flags, _address = socket.recv_fds(connection, HEADER.size, 1)
+            header, fds, _flags, _address = socket.recv_fds(connection, HEADER.size, 2)
         except OSError:
             return
         if not header:
             return
         header += _receive(connection, HEADER.size - len(header))
-        (length,) = HEADER.unpack(header)
-        task = pickle.loads(_receive(connection, length))  # noqa: S301 - from the grader, over a private socket pair
-        channel_fd = fds[0]
         try:
-            pid = _fork_child(task, channel_fd, seal, connection)
+            pid = _fork_child(fds[0], fds[1], seal, connection) if len(fds) == 2 else 0
         finally:
-            os.close(channel_fd)
+            for fd in fds:
+                os.close(fd)
         connection.sendall(HEADER.pack(pid))
 
 
-def _fork_child(task, channel_fd: int, seal, connection: socket.socket) -> int:
-    """Fork the grading child through a middle process that exits at once; the child's pid, or 0."""
+def _fork_child(channel_fd: int, task_fd: int, seal, connection: socket.socket) -> int:
+    """Fork the grading child through a middle process that exits at once; the child's pid, or 0. The child reads
+    its task from `task_fd` (see the module docstring)."""
     from autograder.isolation.child_process import run_child
 
     pid_read, pid_write = os.pipe()
@@ -258,7 +288,7 @@ def _fork_child(task, channel_fd: int, seal, connection: socket.socket) -> int:
             child = os.fork()
             if child == 0:
                 os.close(pid_write)
-                run_child(task, channel_fd, seal)  # never returns
+                run_child(read_task(task_fd), channel_fd, seal)  # never returns
             os.write(pid_write, HEADER.pack(child))
         except BaseException:  # noqa: BLE001 - this process must never return into the zygote's loop
             status = 1

@@ -2,6 +2,8 @@
 
 `prepare(...)` builds, once per run in the parent, what every child gets; `confine(confinement, workdir)`
 applies it in the child. In order, it:
+  0. enters an IPC namespace of its own: SysV segments, message queues and semaphores and POSIX message queues
+     the student makes are the namespace's and are destroyed with it, when the child ends;
   1. sets resource limits: address space (the warm parent's size plus the memory budget), CPU seconds,
      file size, open files, no core dumps;
   2. builds a Landlock ruleset (Linux >= 5.13, unprivileged): the filesystem becomes read-only where
@@ -17,7 +19,9 @@ applies it in the child. In order, it:
      address family (socket, socketpair; io_uring, which could open them another way), to enter new or
      other namespaces (unshare, setns, clone with a CLONE_NEW* flag) and to make the process undumpable
      (which would hide its open files from the grader's disk watch); clone3 gets ENOSYS, so that libc
-     starts threads with clone, whose flags the filter can read.
+     starts threads with clone, whose flags the filter can read. A child outside a memory cgroup
+     (autograder.isolation.cgroups) is also refused memfd_create, shmget, msgget and mq_open, whose memory
+     RLIMIT_AS does not count; one without its own IPC namespace, shmget, msgget, semget and mq_open.
 
 Each layer that the kernel does not offer is skipped and named in the returned notes: grading still
 works, and the log says which protection was missing. Everything here uses raw syscalls through ctypes.
@@ -56,6 +60,7 @@ SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
 BPF_LD_W_ABS, BPF_JEQ_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x45, 0x06
 SECCOMP_DATA_NR, SECCOMP_DATA_ARCH, SECCOMP_DATA_ARG0 = 0, 4, 16  # offsets; ARG0: its low 32 bits (little endian)
 CLONE_THREAD = 0x00010000
+CLONE_NEWIPC = 0x08000000
 # CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET (CLONE_NEWTIME only exists for unshare and clone3)
 CLONE_NEW_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
 EPERM, ENOSYS = 1, 38
@@ -70,6 +75,11 @@ class SyscallTable:
     clone: int  # allowed for a new thread only, never with a new namespace
     clone3: int  # ENOSYS: its flags live in memory BPF cannot read, and libc then falls back to clone
     prctl: int  # allowed, except PR_SET_DUMPABLE (which would hide /proc/<pid>/fd from the grader)
+    # Memory only a cgroup counts (a memfd or a SysV segment grows without a mapping, so RLIMIT_AS misses it):
+    # refused when the child has no memory cgroup.
+    unaccounted: tuple[tuple[str, int], ...] = ()
+    # Kernel objects that outlive their process unless its IPC namespace dies with it: refused without one.
+    ipc: tuple[tuple[str, int], ...] = ()
 
 
 SYSCALLS = {
@@ -78,11 +88,15 @@ SYSCALLS = {
         ("socket", 41), ("socketpair", 53),  # every address family: AF_UNIX by path, UDP, netlink...
         ("unshare", 272), ("setns", 308),  # new or other namespaces (a user namespace brings capabilities back)
         ("io_uring_setup", 425),  # io_uring opens sockets and files without the syscalls above
-    ), clone=56, clone3=435, prctl=157),
+    ), clone=56, clone3=435, prctl=157,
+        unaccounted=(("memfd_create", 319), ("shmget", 29), ("msgget", 68), ("mq_open", 240)),
+        ipc=(("shmget", 29), ("msgget", 68), ("semget", 64), ("mq_open", 240))),
     "aarch64": SyscallTable(0xC00000B7, (
         ("execve", 221), ("execveat", 281), ("socket", 198), ("socketpair", 199), ("unshare", 97),
         ("setns", 268), ("io_uring_setup", 425),
-    ), clone=220, clone3=435, prctl=167),
+    ), clone=220, clone3=435, prctl=167,
+        unaccounted=(("memfd_create", 279), ("shmget", 194), ("msgget", 186), ("mq_open", 180)),
+        ipc=(("shmget", 194), ("msgget", 186), ("semget", 190), ("mq_open", 180))),
 }
 X32_SYSCALL_BIT = 0x40000000
 # --- capabilities (include/uapi/linux/capability.h, prctl.h) --------------------------------------
@@ -101,6 +115,7 @@ class Confinement:
     landlock: int  # the kernel's Landlock ABI, 0 when missing
     max_file_mb: int = 64
     max_open_files: int = 256
+    memory_accounted: bool = False  # the child is in a memory cgroup (autograder.isolation.cgroups)
 
 
 def prepare(memory_mb, cpu_seconds, blocked=(), readable=()):
@@ -116,6 +131,7 @@ def prepare(memory_mb, cpu_seconds, blocked=(), readable=()):
 def confine(confinement, workdir):
     """Confine the calling process (a freshly forked child); returns notes on protections the kernel lacks."""
     notes: list[str] = []
+    private_ipc = _private_ipc(notes)  # while it may still make a namespace (capabilities, no seccomp yet)
     _set_limits(confinement)
     ruleset = _landlock_ruleset(confinement, Path(workdir), notes)
     _drop_capabilities(notes)
@@ -124,8 +140,36 @@ def confine(confinement, workdir):
         if _syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
             notes.append(f"Landlock: restrict_self failed ({os.strerror(ctypes.get_errno())}); files not confined")
         os.close(ruleset)
-    _forbid_new_processes(notes)
+    refused = refused_for(confinement.memory_accounted, private_ipc)
+    if refused:
+        notes.append(f"refused to student code: {', '.join(refused)} (" + "; ".join(filter(None, (
+            "" if confinement.memory_accounted else "no memory cgroup counts what they hold",
+            "" if private_ipc else "no IPC namespace of its own"))) + ")")
+    _forbid_new_processes(notes, refused)
     return notes
+
+
+def refused_for(memory_accounted: bool, private_ipc: bool) -> tuple[str, ...]:
+    """The syscalls refused beyond the fixed ones, by name, for a child with or without a memory cgroup and an IPC
+    namespace of its own."""
+    table = SYSCALLS.get(platform.machine())
+    if table is None:
+        return ()
+    names = [] if memory_accounted else [name for name, _number in table.unaccounted]
+    names += [] if private_ipc else [name for name, _number in table.ipc]
+    return tuple(dict.fromkeys(names))
+
+
+def _private_ipc(notes) -> bool:
+    """A new IPC namespace: the student's SysV segments, message queues, semaphores and POSIX message queues are
+    the namespace's and go with it when the child ends (nothing outlives the child)."""
+    if platform.system() != "Linux":
+        return False
+    if _libc().unshare(CLONE_NEWIPC) != 0:
+        notes.append(f"no IPC namespace for grading children ({os.strerror(ctypes.get_errno())}): "
+                     "SysV IPC and POSIX message queues are refused to student code")
+        return False
+    return True
 
 
 def _set_limits(confinement):
@@ -264,8 +308,9 @@ def _has_capabilities() -> bool:
     return any(int(fields[1], 16) for fields in lines)
 
 
-def seccomp_program(table: SyscallTable) -> list[tuple[int, int, int, int]]:
-    """The BPF filter: refuse new processes, programs, sockets and namespaces; allow everything else."""
+def seccomp_program(table: SyscallTable, extra: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
+    """The BPF filter: refuse new processes, programs, sockets and namespaces, and the `extra` syscalls of the
+    table's `unaccounted` and `ipc` lists named there; allow everything else."""
 
     def stmt(code, k):
         return (code, 0, 0, k)
@@ -282,7 +327,9 @@ def seccomp_program(table: SyscallTable) -> list[tuple[int, int, int, int]]:
         (BPF_JSET_K, 0, 1, X32_SYSCALL_BIT),
         stmt(BPF_RET_K, deny),
     ]
-    for _name, number in table.refused:
+    numbers = {name: number for name, number in table.unaccounted + table.ipc}
+    refused = list(table.refused) + [(name, numbers[name]) for name in extra if name in numbers]
+    for _name, number in refused:
         program += [jump_if(number, 0, 1), stmt(BPF_RET_K, deny)]
     # glibc falls back to clone when clone3 says ENOSYS; clone3's flags live in memory BPF cannot read.
     program += [jump_if(table.clone3, 0, 1), stmt(BPF_RET_K, SECCOMP_RET_ERRNO | ENOSYS)]
@@ -305,13 +352,13 @@ def seccomp_program(table: SyscallTable) -> list[tuple[int, int, int, int]]:
     return program
 
 
-def _forbid_new_processes(notes):
+def _forbid_new_processes(notes, extra=()):
     arch = platform.machine()
     if arch not in SYSCALLS:
         notes.append(f"seccomp: no syscall table for {arch}; student code may start processes, open sockets "
                      "and enter new namespaces")
         return
-    program = seccomp_program(SYSCALLS[arch])
+    program = seccomp_program(SYSCALLS[arch], tuple(extra))
     filters = (SockFilter * len(program))(*(SockFilter(*instruction) for instruction in program))
     fprog = SockFprog(len(program), ctypes.cast(filters, ctypes.POINTER(SockFilter)))
     if _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:

@@ -21,6 +21,8 @@ stopping the grading process, named so in the notes, and the rest of the noteboo
 Nothing a child says is logged as attnkit's own error.
 """
 
+import contextlib
+import dataclasses
 import functools
 import logging
 import os
@@ -34,6 +36,7 @@ from pathlib import Path
 
 from autograder.course import catalog
 from autograder.isolation import wire, workspace
+from autograder.isolation.cgroups import ChildCgroups
 from autograder.isolation.child_task import ChildTask
 from autograder.isolation.protected import is_protected
 from autograder.isolation.withholding import Withholder, protected_lines
@@ -96,6 +99,7 @@ class _Attempt:
     step_started: float = 0.0  # when the running step's "start" event came
     last_event: float = 0.0  # when the child's latest event came
     next_disk_check: float = 0.0
+    cgroup_folders: tuple = ()  # the child's cgroups (autograder.isolation.cgroups), removed once it is reaped
 
 
 @dataclass
@@ -115,7 +119,11 @@ def probe_notebooks(jobs, limits, confinement, on_done):
 
 
 def _supervise(jobs, limits, confinement, on_done, zygote):
+    cgroups, no_cgroup = _child_cgroups(limits, zygote)
+    confinement = dataclasses.replace(confinement, memory_accounted=cgroups is not None)
     pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
+    for state in pending:
+        state.outcome.isolation_notes.update([no_cgroup] if no_cgroup else [])
     pending.reverse()
     running: dict[int, _Attempt] = {}
     finished: list[tuple[str, Outcome | None]] = []  # (workdir, outcome or None) to clean up and judge
@@ -127,7 +135,7 @@ def _supervise(jobs, limits, confinement, on_done, zygote):
                     state = pending.pop()
                     if not state.budget_end:
                         state.budget_end = time.monotonic() + limits.budget_factor * limits.timeout
-                    attempt = _start(state, limits, confinement, scratch, zygote)
+                    attempt = _start(state, limits, confinement, scratch, zygote, cgroups)
                     running[attempt.pid] = attempt
                     selector.register(attempt.fd, selectors.EVENT_READ, attempt)
                     if attempt.exit_fd is not None:
@@ -154,6 +162,7 @@ def _supervise(jobs, limits, confinement, on_done, zygote):
                         continue
                     del running[attempt.pid]
                     _close_exit_fd(attempt, selector)
+                    _leave_cgroups(cgroups, attempt)
                     if attempt.channel_open:
                         _drain(attempt, selector, limits)
                     retry = _settle(attempt, status, limits)
@@ -168,10 +177,31 @@ def _supervise(jobs, limits, confinement, on_done, zygote):
                 _kill(attempt)
                 os.waitpid(attempt.pid, 0)
                 _close_exit_fd(attempt, selector)
+                _leave_cgroups(cgroups, attempt)
             selector.close()
+            if cgroups is not None:
+                cgroups.close()
 
 
-def _start(state, limits, confinement, scratch, zygote):
+def _child_cgroups(limits, zygote):
+    """(ChildCgroups, "") for this run's children, or (None, the isolation note saying why there are none).
+
+    A child's memory limit: what it may allocate (--memory), its workspace tmpfs, and the zygote's resident pages,
+    which copy-on-write may charge to the child without it allocating anything new."""
+    if not limits.memory_cgroup:
+        return None, "no memory cgroup for grading children (turned off: Limits.memory_cgroup)"
+    memory = (limits.memory_mb + limits.disk_mb) * 2**20 + zygote.resident_bytes()
+    cgroups, why_not = ChildCgroups.open(memory)
+    return cgroups, "" if cgroups is not None else f"no memory cgroup for grading children ({why_not})"
+
+
+def _leave_cgroups(cgroups, attempt):
+    if cgroups is not None and attempt.cgroup_folders:
+        cgroups.leave(attempt.cgroup_folders)
+        attempt.cgroup_folders = ()
+
+
+def _start(state, limits, confinement, scratch, zygote, cgroups=None):
     state.outcome.attempts += 1
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
@@ -192,8 +222,9 @@ def _start(state, limits, confinement, scratch, zygote):
     )
     read_fd, write_fd = os.pipe()
     clock = time.monotonic()
+    folders: list[Path] = []
     try:
-        pid = zygote.fork(task, write_fd)
+        pid = zygote.fork(task, write_fd, functools.partial(_join_cgroups, cgroups, folders))
     finally:
         os.close(write_fd)
     try:
@@ -203,7 +234,20 @@ def _start(state, limits, confinement, scratch, zygote):
     os.set_blocking(read_fd, False)
     now = time.monotonic()
     return _Attempt(state, pid, read_fd, workdir, now, started_clock=clock, exit_fd=_pidfd(pid),
-                    deadline=now + limits.timeout + limits.grace)
+                    deadline=now + limits.timeout + limits.grace, cgroup_folders=tuple(folders))
+
+
+def _join_cgroups(cgroups, folders, pid):
+    """Move the new child into its cgroups before it has its task. Where that fails, it is killed before its hello:
+    the grader's own failure (see _settle), never a child left unaccounted."""
+    if cgroups is None:
+        return
+    try:
+        folders.extend(cgroups.join(pid))
+    except OSError as error:
+        logger.error("attnkit: could not put a grading child into its cgroup: %s", error)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 @functools.cache

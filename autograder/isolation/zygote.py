@@ -28,6 +28,7 @@ import socket
 import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 HEADER = struct.Struct("!Q")
@@ -58,10 +59,11 @@ class Zygote:
         self._starting: socket.socket | None = None  # the channel while it starts
         self._owner = 0
 
-    def fork(self, task, channel_fd: int) -> int:
+    def fork(self, task, channel_fd: int, before_task: Callable[[int], None] | None = None) -> int:
         """Start a grading child that runs `task` and writes its events to `channel_fd`; returns its pid.
 
-        The child is this process's own child when this returns (see the module docstring).
+        The child is this process's own child when this returns (see the module docstring). `before_task(pid)`
+        runs before the child gets its task, so before it runs anything of its own (its cgroups are joined there).
         """
         connection = self._running()
         payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
@@ -77,10 +79,22 @@ class Zygote:
                 os.close(task_read)
             if not pid:
                 raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
+            if before_task is not None:
+                before_task(pid)
             _hand_over(task_write, payload)
         finally:
             os.close(task_write)
         return pid
+
+    def resident_bytes(self) -> int:
+        """The zygote's resident memory: what a child may copy of it (copy-on-write) without allocating anything."""
+        self._running()
+        assert self._process is not None
+        try:
+            with open(f"/proc/{self._process.pid}/statm", encoding="ascii") as statm:
+                return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            return 0
 
     def close(self) -> None:
         for channel in (self._socket, self._starting):

@@ -1,0 +1,153 @@
+"""A cgroup per grading child, so that the kernel counts all of its memory: `ChildCgroups.open(limits)`.
+
+RLIMIT_AS (autograder.isolation.sandbox) counts what a child maps, not what it writes into files held in memory:
+a memfd, SysV shared memory or its tmpfs workspace grow without a mapping. A memory cgroup counts every page the
+child's processes charge, mapped or not, so its limit stops them; a pids cgroup caps its threads. The grader makes
+one cgroup of its own beneath its current one in each controller (cgroup v1: the memory and pids hierarchies; v2:
+the unified one, where the controllers must be enabled for it), one per child beneath that, moves the child in
+before the child has its task (autograder.isolation.zygote hands the task over after `join`), and removes the
+child's cgroup once the child is reaped, and its own when the run ends.
+
+Where the kernel or the permissions refuse (no cgroup filesystem, not root, v2 without delegation), `open` returns
+None with the reason; the children are then confined without it, and seccomp refuses the calls whose memory only a
+cgroup would count (memfd_create, shmget, msgget, mq_open: see autograder.isolation.sandbox).
+"""
+
+import errno
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PIDS_MAX = 128  # threads of one child (torch's and the student's): fork is refused anyway
+RMDIR_TRIES = 50  # a reaped child's cgroup may stay busy for a moment while the kernel lets it go
+RMDIR_PAUSE = 0.01
+
+
+@dataclass(frozen=True)
+class _Controller:
+    """One place where the child's limits are written: a v1 hierarchy, or the v2 unified one (both limits)."""
+
+    root: Path  # the grader's own cgroup for its children, which it made
+    files: tuple[tuple[str, str], ...]  # (file, what to write: "{memory}" is the limit in bytes) per child
+
+
+class ChildCgroups:
+    """The grader's cgroups for its children in one run; a child's cgroups are made by `join` and removed by
+    `leave`."""
+
+    def __init__(self, controllers: tuple[_Controller, ...], memory_bytes: int):
+        self._controllers = controllers
+        self._memory = memory_bytes
+        self._count = 0
+
+    @classmethod
+    def open(cls, memory_bytes: int) -> "tuple[ChildCgroups | None, str]":
+        """(cgroups, "") where a memory (and, in v1, a pids) cgroup can be made; else (None, why not)."""
+        try:
+            controllers = _v1_controllers() or _v2_controllers()
+        except OSError as error:
+            return None, f"cgroups: {error.strerror or error}"
+        if not controllers:
+            return None, "no writable memory cgroup"
+        return cls(controllers, memory_bytes), ""
+
+    def join(self, pid: int) -> tuple[Path, ...]:
+        """Make the child's cgroups with their limits and move `pid` into them; the folders made."""
+        self._count += 1
+        made: list[Path] = []
+        try:
+            for controller in self._controllers:
+                folder = controller.root / f"child-{self._count}"
+                folder.mkdir()
+                made.append(folder)
+                for name, value in controller.files:
+                    _write_if_present(folder / name, value.format(memory=self._memory))
+                (folder / "cgroup.procs").write_text(str(pid))
+        except OSError:
+            self.leave(tuple(made))
+            raise
+        return tuple(made)
+
+    def leave(self, folders: tuple[Path, ...]) -> None:
+        """Remove a reaped child's cgroups (its pages are handed to the parent cgroup by the kernel)."""
+        for folder in folders:
+            _remove(folder)
+
+    def close(self) -> None:
+        for controller in self._controllers:
+            _remove(controller.root)
+
+
+def _write_if_present(path: Path, value: str) -> None:
+    """memory.memsw.* and memory.swap.* exist only where swap is accounted; every other file must take the value."""
+    try:
+        path.write_text(value)
+    except FileNotFoundError:
+        if "memsw" not in path.name and "swap" not in path.name:
+            raise
+
+
+def _remove(folder: Path) -> None:
+    for _ in range(RMDIR_TRIES):
+        try:
+            folder.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            if error.errno != errno.EBUSY:
+                logger.warning("attnkit: could not remove the cgroup %s: %s", folder, error.strerror)
+                return
+            time.sleep(RMDIR_PAUSE)
+    logger.warning("attnkit: the cgroup %s stayed busy; it is left behind", folder)
+
+
+def _own_cgroups() -> dict[str, str]:
+    """{controller or "" for v2: this process's cgroup path} from /proc/self/cgroup."""
+    found: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _number, controllers, path = line.split(":", 2)
+        for controller in controllers.split(",") if controllers else [""]:
+            found[controller] = path
+    return found
+
+
+def _v1_controllers() -> tuple[_Controller, ...]:
+    own = _own_cgroups()
+    memory = CGROUP_ROOT / "memory"
+    if "memory" not in own or not (memory / "memory.limit_in_bytes").exists():
+        return ()
+    limits = (("memory.limit_in_bytes", "{memory}"), ("memory.memsw.limit_in_bytes", "{memory}"))
+    controllers = [_Controller(_grader_folder(memory, own["memory"]), limits)]
+    pids = CGROUP_ROOT / "pids"
+    if "pids" in own and (pids / "cgroup.procs").exists():
+        try:
+            controllers.append(_Controller(_grader_folder(pids, own["pids"]), (("pids.max", str(PIDS_MAX)),)))
+        except OSError:
+            logger.debug("attnkit: no pids cgroup for grading children", exc_info=True)
+    return tuple(controllers)
+
+
+def _v2_controllers() -> tuple[_Controller, ...]:
+    own = _own_cgroups()
+    if "" not in own or not (CGROUP_ROOT / "cgroup.controllers").exists():
+        return ()
+    root = _grader_folder(CGROUP_ROOT, own[""])
+    try:
+        # Children of this folder get the controllers only if it hands them down (it holds no process itself).
+        (root / "cgroup.subtree_control").write_text("+memory +pids")
+    except OSError:
+        _remove(root)
+        raise
+    return (_Controller(root, (("memory.max", "{memory}"), ("memory.swap.max", "0"), ("pids.max", str(PIDS_MAX)))),)
+
+
+def _grader_folder(hierarchy: Path, own: str) -> Path:
+    folder = hierarchy / own.lstrip("/") / f"attnkit-{os.getpid()}"
+    folder.mkdir(exist_ok=True)
+    return folder

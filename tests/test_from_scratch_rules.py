@@ -5,11 +5,13 @@ time), the rule check fails and names the public function; from-scratch code in 
 Every student here is graded in-process with autograder.running.runner.run_exercise, as `attnkit check` does.
 """
 
+import concurrent.futures
 import functools
 import math
 import threading
 import warnings
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -539,7 +541,8 @@ def test_matmul_count_and_forward_watch_still_work_beside_the_dispatch_recorder(
 
 
 # ---------------------------------------------------------------------------------------------
-# Known gaps, kept visible: strict, so a fix shows up as a failure to update here.
+# Routes no recorder sees (both switched off, another thread, a redispatch to a backend key): what they compute is a
+# tensor no recorder saw made, so the rule fails closed (probing.Origins). Once strict xfails.
 
 
 def softmax_both_recorders_off(x, dim=-1):
@@ -556,8 +559,116 @@ def softmax_in_a_thread(x, dim=-1):
     return result["out"]
 
 
-@pytest.mark.xfail(strict=True, reason="neither mode runs while both are off, or in another thread")
-@pytest.mark.parametrize("student", (softmax_both_recorders_off, softmax_in_a_thread), ids=lambda f: f.__name__)
-def test_known_gap_softmax_hidden_from_both_recorders(student):
-    result = grade("softmax_stable", student)["softmax_stable.from_scratch"]
-    assert result.status != PASSED
+POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)  # started before any call, as in an earlier cell
+
+
+def softmax_in_a_pool_then_scaled(x, dim=-1):
+    # Started before the call, and the thread's result goes through a recorded op before it is returned.
+    return POOL.submit(torch.softmax, x, dim).result() * 1.0
+
+
+def softmax_by_redispatch(x, dim=-1):
+    return ATEN._softmax.default.redispatch(torch._C.DispatchKeySet(torch._C.DispatchKey.CPU), x, dim, False)
+
+
+def softmax_from_numpy_with_a_straight_through_gradient(x, dim=-1):
+    # NumPy numbers (no recorder sees NumPy), and a gradient faked so that one seems to flow.
+    values = x.detach().numpy()
+    exp = np.exp(values - values.max(axis=dim, keepdims=True))
+    y = torch.from_numpy(exp / exp.sum(axis=dim, keepdims=True)).to(x.dtype)
+    return y + (x - x.detach())
+
+
+def softmax_library_detached_with_a_straight_through_gradient(x, dim=-1):
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        y = torch.softmax(x, dim).detach()
+    return y + (x - x.detach())
+
+
+@pytest.mark.parametrize("student", (softmax_both_recorders_off, softmax_in_a_thread, softmax_in_a_pool_then_scaled,
+                                     softmax_by_redispatch, softmax_from_numpy_with_a_straight_through_gradient,
+                                     softmax_library_detached_with_a_straight_through_gradient),
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("exercise_id", ("softmax_naive", "softmax_stable"))
+def test_a_softmax_no_recorder_sees_fails_the_rule(exercise_id, student):
+    x = torch.rand(3, 5)
+    torch.testing.assert_close(student(x, -1), torch.softmax(x, -1))  # it computes a softmax: only the rule can tell
+    result = grade(exercise_id, student)[RULE_CHECKS[exercise_id]]
+    assert result.status != PASSED, result.message
+
+
+def attend_in_a_thread(q, k, v, causal):
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault(
+        "out", F.scaled_dot_product_attention(q, k, v, is_causal=causal)))
+    worker.start()
+    worker.join()
+    return result["out"]
+
+
+def attend_by_redispatch(q, k, v, causal):
+    # The CPU flash kernel, reached below the Python dispatch key. (A redispatch of the composite math kernel runs
+    # matmul and softmax through the dispatcher again, where the recorder sees them: no hidden route.)
+    keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+    return ATEN._scaled_dot_product_flash_attention_for_cpu.default.redispatch(keys, q, k, v, 0.0, causal)[0]
+
+
+@pytest.mark.parametrize("attend", (attend_in_a_thread, attend_by_redispatch), ids=lambda f: f.__name__)
+@pytest.mark.parametrize("exercise_id", ATTENTION_MODULES)
+def test_library_attention_no_recorder_sees_fails_the_rule(exercise_id, attend):
+    q, k, v = (torch.rand(2, 3, 5, 4, dtype=torch.float64) for _ in range(3))
+    torch.testing.assert_close(attend(q, k, v, True), F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    result = grade(exercise_id, ATTENTION_MODULES[exercise_id](attend))[RULE_CHECKS[exercise_id]]
+    assert result.status != PASSED, result.message
+
+
+SHIFT = torch.zeros(40)  # a constant of the notebook, made before any call
+
+
+def softmax_with_a_global_constant(x, dim=-1):
+    shifted = x - x.max(dim=dim, keepdim=True).values + SHIFT[: x.shape[-1]]
+    return shifted.exp() / shifted.exp().sum(dim=dim, keepdim=True)
+
+
+def softmax_with_a_constant_made_in_the_call(x, dim=-1):
+    exp = (x - x.max(dim=dim, keepdim=True).values).exp() * torch.tensor([1.0] * x.shape[-1])
+    return exp / exp.sum(dim=dim, keepdim=True)
+
+
+def softmax_with_a_closure_constant():
+    ones = torch.ones(40)
+
+    def softmax(x, dim=-1):
+        exp = (x - x.max(dim=dim, keepdim=True).values).exp() * ones[: x.shape[-1]]
+        return exp / exp.sum(dim=dim, keepdim=True)
+
+    return softmax
+
+
+def attend_with_a_kept_mask():
+    masks = {}
+
+    def attend(q, k, v, causal):
+        size = q.shape[-2]
+        if size not in masks:  # a cache filled on the first call: later calls use a tensor made before them
+            masks[size] = torch.triu(torch.ones(size, size, dtype=torch.bool), diagonal=1)
+        scores = (q @ k.transpose(-2, -1)) / k.shape[-1] ** 0.5
+        if causal:
+            scores = scores.masked_fill(masks[size], float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+    return attend
+
+
+@pytest.mark.parametrize("student", (softmax_with_a_global_constant, softmax_with_a_closure_constant(),
+                                     softmax_with_a_constant_made_in_the_call), ids=("global", "closure", "made"))
+@pytest.mark.parametrize("exercise_id", ("softmax_naive", "softmax_stable"))
+def test_tensors_made_before_the_call_are_no_hidden_route(exercise_id, student):
+    result = grade(exercise_id, student)[RULE_CHECKS[exercise_id]]
+    assert result.status == PASSED, result.message
+
+
+@pytest.mark.parametrize("exercise_id", ("causal_attention", "multi_head_attention"))
+def test_a_mask_kept_between_calls_is_no_hidden_route(exercise_id):
+    result = grade(exercise_id, ATTENTION_MODULES[exercise_id](attend_with_a_kept_mask()))[RULE_CHECKS[exercise_id]]
+    assert result.status == PASSED, result.message

@@ -8,8 +8,10 @@ import contextlib
 import inspect
 import io
 import linecache
+import math
 import numbers
 import sys
+import types
 import warnings
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -332,22 +334,168 @@ class UncompiledDispatchMode(TorchDispatchMode):
         return False
 
 
+MAX_ORIGIN_ITEMS = 10_000  # of one container scanned for tensors that existed before a call
+
+
+class Origins:
+    """Which tensors a recorded call may use without the recorders having seen them made: the call's arguments and
+    the state it reads (a module's parameters, buffers and tensor attributes, its forward's and the function's
+    globals and closure, one container deep).
+
+    Both recorders run in the calling thread only, and neither sees an op run in another thread, through
+    `OpOverload.redispatch` to a backend key, or with both switched off. What such an op makes is a tensor no
+    recorder saw made: every tensor an op of the call takes (and the call's result) must be one of the call's
+    own outputs or one of the tensors above, else `unseen` is set and the rules fail closed (MODES_OFF). Tensors
+    of one element are let through: the dispatcher wraps Python numbers as such. The storages seen are held until
+    the call ends, so that memory freed by one op and reused by a hidden one is not taken for a tensor seen made."""
+
+    def __init__(self, *sources):
+        self._known: dict[int, object] = {}  # storage address -> the storage, held
+        self._scanned: set[int] = set()  # ids of modules and functions already looked through
+        self.unseen = False
+        with torch._C.DisableTorchFunction():
+            for source in sources:
+                self._add_state(source)
+
+    def add(self, value) -> None:
+        """Tensors in `value` (an op's output) were seen made."""
+        with torch._C.DisableTorchFunction():
+            for tensor in _tensors_in(value):
+                self._hold(tensor)
+
+    def check(self, value) -> None:
+        """Tensors in `value` (an op's inputs, the call's result) must have been seen or known."""
+        with torch._C.DisableTorchFunction():
+            for tensor in _tensors_in(value):
+                key = _storage_key(tensor)
+                if key and key not in self._known and _numel(tensor) > 1:
+                    self.unseen = True
+
+    def _hold(self, tensor) -> None:
+        try:
+            storage = torch.Tensor.untyped_storage(tensor)
+        except (RuntimeError, TypeError, NotImplementedError):
+            return
+        self._known[storage.data_ptr()] = storage
+
+    def _add_state(self, source) -> None:
+        if id(source) in self._scanned:
+            return
+        self._scanned.add(id(source))
+        if isinstance(source, nn.Module):
+            for module in source.modules():
+                self._add_values(vars(module).values())
+                self._add_values(vars(type(module)).values())
+                for name in ("_parameters", "_buffers"):
+                    self._add_values(vars(module).get(name, {}).values())
+                self._add_state(getattr(type(module), "forward", None))
+            return
+        function = getattr(source, "__func__", source)
+        if isinstance(getattr(source, "__self__", None), nn.Module):
+            self._add_state(source.__self__)
+        if isinstance(function, types.FunctionType):
+            if id(function.__globals__) not in self._scanned:
+                self._scanned.add(id(function.__globals__))
+                self._add_values(function.__globals__.values(), modules=True)
+            self._add_values((cell.cell_contents for cell in function.__closure__ or () if _filled(cell)),
+                             modules=True)
+        self._add_values([source], modules=True)
+
+    def _add_values(self, values, modules=False) -> None:
+        for count, value in enumerate(values):
+            if count > MAX_ORIGIN_ITEMS:
+                return
+            if isinstance(value, torch.Tensor):
+                self._hold(value)
+            elif modules and isinstance(value, nn.Module | types.FunctionType | types.MethodType):
+                self._add_state(value)
+            elif isinstance(value, list | tuple | dict):
+                items = value.values() if isinstance(value, dict) else value
+                for item in list(items)[:MAX_ORIGIN_ITEMS]:
+                    if isinstance(item, torch.Tensor):
+                        self._hold(item)
+
+
+# Ops that only allocate: what a kernel writes into their output is not seen by this (a kernel reached by a
+# redispatch allocates its result through the dispatcher, then fills it out of sight).
+BLANK_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"})
+
+
+# torch.tensor(...), torch.as_tensor, torch.from_numpy: a constant made from Python or NumPy data enters here. Such
+# numbers are no hidden route to a library softmax by themselves: the gradient check sees a faked gradient on them.
+LIFT_OPS = frozenset({"lift_fresh", "lift_fresh_copy", "lift"})
+
+
+def _read_arguments(func, args, kwargs) -> list:
+    """The op's arguments it reads only: one it writes (an in-place op's self, an out=) may be blank memory."""
+    try:
+        schema = func._schema.arguments
+    except AttributeError:
+        return [args, kwargs]
+    written = {argument.name for argument in schema if argument.alias_info is not None and argument.alias_info.is_write}
+    read = [value for argument, value in zip(schema, args, strict=False) if argument.name not in written]
+    read += [value for name, value in (kwargs or {}).items() if name not in written]
+    return read
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _tensors_in(value, depth=0):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 3 and isinstance(value, list | tuple):
+        for item in value:
+            yield from _tensors_in(item, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item, depth + 1)
+
+
+def _storage_key(tensor) -> int:
+    """Where the tensor's data lives (0: nowhere to compare, a meta tensor, or no plain storage)."""
+    try:
+        return torch.Tensor.untyped_storage(tensor).data_ptr()
+    except (RuntimeError, TypeError, NotImplementedError):
+        return 0
+
+
+def _numel(tensor) -> int:
+    try:
+        return torch.Tensor.numel(tensor)
+    except (RuntimeError, TypeError):
+        return 2
+
+
 class DispatchedOps(UncompiledDispatchMode):
     """Records the ATen ops the dispatcher runs, into `names`: sees what no Python-level alias can hide, because
     every path to a kernel (torch.ops, torch._C, a function kept in a dict, autograd) ends at the dispatcher.
     Composite ops (softmin, the math attention kernel) are seen as the ops they are made of."""
 
-    def __init__(self, names: list[str], functions: "FunctionCalls"):
+    def __init__(self, names: list[str], functions: "FunctionCalls", origins: Origins | None = None):
         super().__init__()
         self.names = names
         self.functions = functions  # the function-level recorder, which must stay on while ops run
         self.handling = 0  # > 0 while an op runs on behalf of this mode: the mode is off the stack then
+        self.origins = origins
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         functions_off = _function_modes_all_disabled() or not (
             self.functions.handling or _on_stack(self.functions, _function_stack_length, _function_stack_at)
         )
-        return _recorded_call(self, func, args, kwargs, other_recorder_off=functions_off)
+        if self.origins is None:
+            return _recorded_call(self, func, args, kwargs, other_recorder_off=functions_off)
+        if func.overloadpacket.__name__ not in LIFT_OPS:
+            self.origins.check(_read_arguments(func, args, kwargs))
+        result = _recorded_call(self, func, args, kwargs, other_recorder_off=functions_off)
+        if func.overloadpacket.__name__ not in BLANK_OPS:  # memory to be written, by a seen op or not
+            self.origins.add(result)
+        return result
 
     def is_off(self) -> bool:
         """Whether the dispatcher would skip this mode now (popped, or Python dispatch excluded)."""
@@ -361,11 +509,12 @@ class FunctionCalls(TorchFunctionMode):
     ATen ops they run, as readable names in `names` (see `op_name`): an alias of a forbidden function is recorded
     under that function's name. Each recorder notes when the other was switched off (`MODES_OFF`)."""
 
-    def __init__(self):
+    def __init__(self, origins: Origins | None = None):
         super().__init__()
         self.names: list[str] = []
         self.handling = 0  # > 0 while a call runs on behalf of this mode: the mode is off the stack then
-        self._ops = DispatchedOps(self.names, self)
+        self.origins = origins  # given: tensors no recorder saw made are noted too (see Origins)
+        self._ops = DispatchedOps(self.names, self, origins)
 
     def __enter__(self):
         super().__enter__()
@@ -383,7 +532,19 @@ class FunctionCalls(TorchFunctionMode):
             super().__exit__(exc_type, exc_value, traceback)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        return _recorded_call(self, func, args, kwargs, other_recorder_off=self._ops.is_off())
+        result = _recorded_call(self, func, args, kwargs, other_recorder_off=self._ops.is_off())
+        if self.origins is not None and not isinstance(func, OpOverload):  # ATen ops: the dispatch level's to judge
+            self.origins.add(result)
+        return result
+
+    def result_checked(self, result):
+        """The call's result, after noting (MODES_OFF) a tensor in it, or used by its ops, that no recorder saw
+        made; the result as it was."""
+        if self.origins is not None:
+            self.origins.check(result)
+            if self.origins.unseen:
+                self.names.append(MODES_OFF)
+        return result
 
 
 def _recorded_call(recorder, func, args, kwargs, *, other_recorder_off):
@@ -467,9 +628,11 @@ def _flat(value):
 
 
 def called_functions(function, *args):
-    """(result, sorted readable names of the torch functions and ATen ops the call went through)."""
-    with FunctionCalls() as calls:
+    """(result, sorted readable names of the torch functions and ATen ops the call went through); MODES_OFF among
+    them when the call used a tensor no recorder saw made (another thread, a redispatch: see Origins)."""
+    with FunctionCalls(Origins(function, *args)) as calls:
         result = function(*args)
+    calls.result_checked(result)
     return result, sorted(set(calls.names))
 
 
@@ -482,8 +645,8 @@ def forbidden_calls(names, forbidden):
 class ForwardWatch(FunctionCalls):
     """FunctionCalls that also notices `.T` on a tensor with a batch dimension: it reverses EVERY axis."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, origins: Origins | None = None):
+        super().__init__(origins)
         self.batched_transpose = False
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -498,13 +661,14 @@ class TransposeCrash(Exception):
 
 def call_watched(module, x):
     """(module(x), watch); a crash that follows `.T` on a batch is raised as TransposeCrash."""
-    with ForwardWatch() as watch:
+    with ForwardWatch(Origins(module, x)) as watch:
         try:
             output = module(x)
         except Exception as exc:
             if watch.batched_transpose:
                 raise TransposeCrash from exc
             raise
+    watch.result_checked(output)
     return output, watch
 
 
@@ -512,18 +676,32 @@ def gradient_flow(function, x) -> tuple[str, dict | None]:
     """Whether gradients flow back through `function` to its input, given a tensor of a graph as a model would:
     "ok", "no_gradient" (the graph stops: .detach(), .data, NumPy, no_grad), "not_finite" or "raised", with the
     exception (describe_exception) for "raised". A zero gradient can be right (a softmax over one key)."""
+    status, error, _gradient = gradient_of(function, x)
+    return status, error
+
+
+def gradient_weights(shape) -> torch.Tensor:
+    """The random mix of a function's outputs whose gradient gradient_of takes; the judge rebuilds it."""
+    shape = tuple(shape)
+    return torch.rand(shape, generator=generator(len(shape) + math.prod(shape)), dtype=torch.float64)
+
+
+def gradient_of(function, x) -> tuple[str, dict | None, torch.Tensor | None]:
+    """gradient_flow's (status, error) and the gradient itself (a plain copy; None unless "ok"): a judge compares
+    it with the true one, so a faked gradient (NumPy numbers with `x - x.detach()` added) is seen."""
     source = x.detach().clone().requires_grad_(True)
     try:
         output = function(source * 1)
         if not isinstance(output, torch.Tensor) or not output.requires_grad:
-            return "no_gradient", None
-        weights = torch.rand(output.shape, generator=generator(len(output.shape) + output.numel()), dtype=torch.float64)
-        (output * weights.to(output.dtype)).sum().backward()
+            return "no_gradient", None, None
+        (output * gradient_weights(output.shape).to(output.dtype)).sum().backward()
     except Exception as exc:  # noqa: BLE001 - a function autograd cannot go back through is the finding
-        return "raised", describe_exception(exc)
+        return "raised", describe_exception(exc), None
     if source.grad is None:
-        return "no_gradient", None
-    return ("ok" if torch.isfinite(source.grad).all() else "not_finite"), None
+        return "no_gradient", None, None
+    if not torch.isfinite(source.grad).all():
+        return "not_finite", None, None
+    return "ok", None, plain(source.grad)
 
 
 def input_unchanged(x, run):

@@ -123,6 +123,11 @@ MESSAGES = {
               "only, no .detach(), .data, .numpy() or torch.no_grad()",
         "zh": "梯度无法通过这个函数传回输入（{how}）：只用张量运算来计算，不要用 .detach()、.data、.numpy() 或 "
               "torch.no_grad()"},
+    "function.gradient_faked": {
+        "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: the numbers "
+              "were computed outside autograd (NumPy, a detached result) and a gradient was added for show",
+        "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：数值是在 autograd 之外计算的"
+              "（NumPy、detach 后的结果），梯度是另外加上去装样子的"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

@@ -5,7 +5,7 @@ import torch
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare_named, dtype_verdict, same
 from autograder.checking.expectations import Expectations
-from autograder.checking.probing import forbidden_calls
+from autograder.checking.probing import forbidden_calls, gradient_weights
 from autograder.course.probes.basics import case_tensor
 from autograder.course.probes.cases import TensorCase
 from autograder.course.probes.records import ContextRecord, SoftmaxRecord
@@ -59,7 +59,24 @@ def judge_softmax_rules(exercise_id: str, data: SoftmaxRecord, case: TensorCase,
     got, dim = data["output"], case.get("dim", 0)
     if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
         return Verdict(False, f"{exercise_id}.not_normalised")
+    if gradient_faked(data, case_tensor(case), dim):
+        return Verdict(False, "function.gradient_faked", misconception="gradient_cut")
     return Verdict(True)
+
+
+def gradient_faked(data: SoftmaxRecord, x: torch.Tensor, dim: int) -> bool:
+    """A right softmax whose gradient is not softmax's: its numbers came from outside autograd (NumPy, a detached
+    library softmax) with a gradient made up for them (`+ x - x.detach()`). Judged from the input the judge
+    rebuilds, never from what the child says the output was."""
+    got = data.get("input_gradient")
+    if got is None:
+        return False
+    y = torch.softmax(x.double(), dim=dim)
+    if not same(data["output"].double(), y.to(data["output"].dtype).double()):
+        return False  # a wrong softmax: the value checks say so
+    weights = gradient_weights(y.shape)
+    want = y * (weights - (weights * y).sum(dim=dim, keepdim=True))
+    return tuple(got.shape) != tuple(want.shape) or not torch.allclose(got.double(), want, rtol=1e-3, atol=1e-5)
 
 
 def judge_context_vectors_dtype(data: ContextRecord, case: TensorCase, expected: Expectations) -> Verdict:

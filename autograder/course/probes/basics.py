@@ -7,7 +7,7 @@ import inspect
 
 import torch
 
-from autograder.checking.probing import called_functions, gradient_flow, lookup, plain, rand
+from autograder.checking.probing import called_functions, gradient_flow, gradient_of, lookup, plain, rand
 from autograder.course.probes.cases import Namespace, TensorCase
 from autograder.course.probes.inputs import dtype_of, notes_inputs
 from autograder.course.probes.records import ContextRecord, SoftmaxRecord
@@ -35,9 +35,12 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     original = x.clone()
     args = (x,) if "dim" not in case else (x, case["dim"])
     output, calls = called_functions(softmax, *args)
-    return {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
-            "default_dim": default_of(softmax, "dim"),
-            "gradient": gradient_flow(lambda through: softmax(through, *args[1:]), original)[0]}
+    gradient, _error, input_gradient = gradient_of(lambda through: softmax(through, *args[1:]), original)
+    data: SoftmaxRecord = {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
+                           "default_dim": default_of(softmax, "dim"), "gradient": gradient}
+    if input_gradient is not None:
+        data["input_gradient"] = input_gradient
+    return data
 
 
 def default_of(function, parameter):

@@ -19,6 +19,7 @@ class SoftmaxRecord(TypedDict, total=False):
     input_changed: bool
     default_dim: int | None  # the default of the function's `dim` parameter, None when it has no int default
     gradient: str  # probing.gradient_flow
+    input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
 
 
 class ContextRecord(TypedDict, total=False):

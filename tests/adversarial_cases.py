@@ -174,8 +174,9 @@ FORGE_FRAMES = (
 )
 # Left armed for whatever runs next: the grader's code, if the child did not take its process back.
 HOOKS_AND_TIMERS = (
-    "import signal, sys, threading\n"
+    "import gc, signal, sys, threading\n"
     "def bite(*args):\n    raise RuntimeError('bitten')\n"
+    "gc.callbacks.append(bite)\nsys.setrecursionlimit(60)\nsys.setswitchinterval(1e-6)\n"
     "for signum in (signal.SIGVTALRM, signal.SIGPROF, signal.SIGUSR1, signal.SIGTERM):\n"
     "    signal.signal(signum, bite)\n"
     "signal.setitimer(signal.ITIMER_VIRTUAL, 0.001, 0.001)\nsignal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)\n"
@@ -188,6 +189,22 @@ BITING_EXCEPTION = (
     "class Biting(Exception, metaclass=Meta):\n    def __str__(self):\n        raise SystemExit('bitten')\n"
     "    @property\n    def __traceback__(self):\n        raise RuntimeError('bitten')\n\n"
     "def softmax_stable(x, dim=-1):\n    raise Biting()\n"
+)
+# A thread that keeps writing frames on every descriptor while the grader reports: whatever it breaks is the
+# student's step (the cell that started it is skipped on the re-run), never a grader error.
+CHANNEL_WRITER_THREAD = (
+    "import os, threading, time\n"
+    "def forge():\n    payload = b'{{\"event\": \"grader_error\", \"traceback\": \"forged\"}}'\n"
+    "    while True:\n        for fd in range(3, 64):\n            try:\n"
+    "                os.write(fd, b'J' + len(payload).to_bytes(8, 'big') + payload)\n"
+    "            except OSError:\n                pass\n        time.sleep(0.001)\n"
+    "threading.Thread(target=forge, daemon=True).start()\n"
+)
+# An audit hook that raises on what the grader's own code does when it restores itself (setting attributes of its
+# classes): it cannot be removed, so every exercise after it stops the child; never a grader error.
+RAISING_AUDIT_HOOK = (
+    "import sys\ndef bite(event, args):\n    if event == 'object.__setattr__':\n"
+    "        raise RuntimeError('bitten by the audit hook')\nsys.addaudithook(bite)\n"
 )
 # A correct softmax returned as a subclass whose every method raises when the grader's encoder calls it.
 BITING_TENSOR = (
@@ -357,6 +374,10 @@ def cases():
              event='{{"event": "exercise", "exercise": "softmax_naive", "records": {{}}}}')),
              note="does not accept"),
         Case("hooks_and_timers_left_for_the_grader-full", NB01, new_cell_after("given_inputs", HOOKS_AND_TIMERS)),
+        Case("thread_writing_on_the_channel-full", NB01, new_cell_after("given_inputs", CHANNEL_WRITER_THREAD),
+             note="your code stopped the grading process"),
+        Case("audit_hook_that_bites_the_grader-no_grader_error", NB01, new_cell_after(
+             "given_inputs", RAISING_AUDIT_HOOK), scores=dict.fromkeys(FULL_01, "at_most_full")),
         Case("profile_hook_in_the_function-zero_for_that_exercise", NB01, replace(
              "solution_softmax_stable", "import sys\n\ndef softmax_stable(x, dim=-1):\n"
              "    def bite(*args):\n        raise RuntimeError('bitten')\n    sys.setprofile(bite)\n"

@@ -107,6 +107,9 @@ def test_case(graded_class, case):
             baseline = _notebook(graded_class["documents"][expected[1]], case.notebook)
             assert scores[exercise] == _exercise_scores(baseline)[exercise]
             assert scores[exercise] < sum(c["max_score"] for c in notebook["checks"] if c["exercise"] == exercise)
+        elif expected == "at_most_full":  # the outcome depends on timing; the class-wide tests hold whatever it is
+            assert scores.get(exercise, 0.0) <= sum(c["max_score"] for c in notebook["checks"]
+                                                   if c["exercise"] == exercise)
         elif expected == "below_full":
             assert scores[exercise] < sum(c["max_score"] for c in notebook["checks"] if c["exercise"] == exercise)
         else:

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder import cli
 from autograder.course import catalog
@@ -20,12 +21,14 @@ from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading.classroom import grade_class
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.grading.progress import Progress
+from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.integrations import nbgrader_course
 from autograder.isolation import sandbox, supervisor, wire
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.sandbox import landlock_abi
 from autograder.isolation.supervisor import Job, Outcome
+from autograder.running.runner import DEFAULT_SEED, judge_exercise
 from devtools.bench import format_report, run_bench
 
 CHECK_KEYS = {"id", "score", "max_score", "status", "misconception", "message"}
@@ -350,6 +353,39 @@ def test_a_grader_error_event_is_the_student_s_code_stopping_the_child(caplog):
     assert outcome.notes == [f"checking {NB01_EXERCISES[1]}: your code stopped the grading process: ...; "
                              "the notebook was re-run without it"]
     assert not outcome.grader_failure and "boom" not in _logged(caplog)
+
+
+def test_a_child_stopped_between_steps_by_the_student_goes_without_its_latest_cell():
+    """Between steps only the grader's code runs, beside what a cell left running (a thread writing on the channel):
+    the latest cell is skipped on the re-run, as if it had crashed itself."""
+    attempt = _attempt(None)
+    attempt.last_cell = 5
+    attempt.kill_kind, attempt.kill_reason = supervisor.PROTOCOL, "stopped the grading process: ..."
+    assert supervisor._settle(attempt, signal.SIGKILL.value, SETTLE_LIMITS) is True
+    assert attempt.job.skip_cells == {5}
+    assert attempt.job.outcome.notes == ["cell 5: your code stopped the grading process: ...; the notebook was re-run "
+                                         "without it"]
+
+
+FORGED_RECORDS = [
+    {"error": "x"}, {"error": {"type": 5, "key": 7, "fields": "f", "message": 3}}, {"error": {"key": "error.timeout"}},
+    {"output": "x"}, {"output": torch.zeros(0)}, {"output": torch.zeros(3, dtype=torch.bool)}, {},
+    {"calls": 5, "output": torch.zeros(2)}, {"out": torch.full((2, 3), float("nan")), "state": {"W_query.weight": "x"}},
+    {"before": 1, "after": 2}, {"output": torch.zeros(2, 2, dtype=torch.complex64), "input_gradient": torch.zeros(7)},
+    {"output": (1, 2), "state": [], "weights_seen": "x", "matmuls": "a", "builtins": 3},
+]
+
+
+@pytest.mark.parametrize("forged", FORGED_RECORDS, ids=range(len(FORGED_RECORDS)))
+def test_records_a_child_forges_are_judged_as_the_student_s_never_a_grader_error(forged):
+    """Student code can write a whole "exercise" frame for the exercise being probed: whatever its records hold,
+    every check is judged (a failure or an error of that check), and judging never raises."""
+    for exercise in EXERCISES:
+        records = supervisor._valid_records(exercise.id, {check.id: [forged]
+                                                          for check in catalog.checks_of(exercise.id)})
+        results = judge_exercise(exercise.id, records, seed=DEFAULT_SEED, lang="en")
+        with_wrong_outputs(exercise.id, results, records, DEFAULT_SEED)
+        assert [result.id for result in results] == [check.id for check in catalog.checks_of(exercise.id)]
 
 
 @pytest.mark.parametrize("event", [

@@ -23,6 +23,7 @@ this alarm.
 """
 
 import builtins
+import gc
 import io
 import os
 import signal
@@ -318,11 +319,15 @@ def _clear_hooks():
 
 class _SignalState:
     """The grader's signal handlers and mask, taken before student code and put back after each student step
-    (SIGALRM is the grader's own: `_arm` installs its handler each time)."""
+    (SIGALRM is the grader's own: `_arm` installs its handler each time); with them the interpreter's settings that
+    would fire inside the grader's code or starve it: gc callbacks, the recursion limit, the switch interval."""
 
     def __init__(self, handlers, mask):
         self._handlers = handlers
         self._mask = mask
+        self._gc_callbacks = list(gc.callbacks)
+        self._recursion_limit = sys.getrecursionlimit()
+        self._switch_interval = sys.getswitchinterval()
 
     @classmethod
     def take(cls):
@@ -341,6 +346,9 @@ class _SignalState:
         # grader's code (`_arm` puts the grader's handler back for the next step).
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+        gc.callbacks[:] = self._gc_callbacks
+        sys.setrecursionlimit(self._recursion_limit)
+        sys.setswitchinterval(self._switch_interval)
         for signum, handler in self._handlers.items():
             if handler is not None and signal.getsignal(signum) is not handler:
                 try:

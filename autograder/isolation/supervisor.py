@@ -89,6 +89,7 @@ class _Attempt:
     exit_fd: int | None = None  # a pidfd, readable once the child has exited (None: poll for the exit)
     reader: wire.FrameReader = field(default_factory=wire.FrameReader)
     step: tuple | None = None  # ("cell", index) or ("exercise", id) while it runs
+    last_cell: int | None = None  # the latest cell this child finished: whatever runs between steps, it started
     deadline: float = 0.0
     done: bool = False
     channel_open: bool = True
@@ -369,6 +370,7 @@ def _handle(attempt, event, limits):
         elif full == workspace.FILES:
             state.outcome.notes.append(f"cell {event.get('index')}: {workspace.too_many_files_note()}: "
                                        "creating more failed (No space left on device)")
+        attempt.last_cell = attempt.step[1]
         attempt.step = None
     elif kind == "exercise":
         exercise_id = event.get("exercise")
@@ -398,8 +400,25 @@ def _valid_records(exercise_id, records):
     for check in catalog.checks_of(exercise_id):
         data = records.get(check.id)
         if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
-            valid[check.id] = data
+            valid[check.id] = [_valid_error(item) for item in data]
     return valid
+
+
+ERROR_TEXT_FIELDS = ("type", "message", "line", "key")
+
+
+def _valid_error(item):
+    """A case's data whose "error" is what the child's probes write (text fields, fields a mapping), else the error
+    of a check without a result: what reaches a judge or the diagnosis has the shape they read."""
+    error = item.get("error")
+    if error is None:
+        return item
+    well_formed = (isinstance(error, dict) and isinstance(error.get("type"), str)
+                   and all(isinstance(error.get(name, ""), str) for name in ERROR_TEXT_FIELDS)
+                   and isinstance(error.get("fields", {}), dict))
+    if well_formed:
+        return item
+    return {"error": {"type": "ProbeError", "key": "error.no_result", "fields": {}, "message": "", "line": ""}}
 
 
 def _enforce_deadlines(attempt, now, limits):
@@ -489,12 +508,16 @@ def _settle(attempt, status, limits):
     if not attempt.kill_kind:
         attempt.kill_kind, attempt.kill_reason = CRASH, _describe_exit(status)
     kind, reason, step = attempt.kill_kind, attempt.kill_reason, attempt.step
+    if step is None and attempt.last_cell is not None and kind in (PROTOCOL, CRASH):
+        # Between steps only the grader's code runs, beside what the student's cells left running (a thread):
+        # the latest cell is the one to go without, as when it crashes itself.
+        step = ("cell", attempt.last_cell)
     if step is None:  # nothing to skip: a fresh child would do the same
         state.outcome.notes.append(f"the grading process stopped between steps: {reason}")
         return False
     if step[0] == "cell":
         state.skip_cells.add(step[1])
-        note = f"cell {step[1]}: {reason}"
+        note = f"cell {step[1]}: your code {reason}" if kind == PROTOCOL else f"cell {step[1]}: {reason}"
     else:
         exercise_id = step[1]
         state.crashed.add(exercise_id)

@@ -4,9 +4,10 @@ RLIMIT_AS (autograder.isolation.sandbox) counts what a child maps, not what it w
 a memfd, SysV shared memory or its tmpfs workspace grow without a mapping. A memory cgroup counts every page the
 child's processes charge, mapped or not, so its limit stops them; a pids cgroup caps its threads. The grader makes
 one cgroup of its own beneath its current one in each controller (cgroup v1: the memory and pids hierarchies; v2:
-the unified one, where the controllers must be enabled for it), one per child beneath that, moves the child in
-before the child has its task (autograder.isolation.zygote hands the task over after `join`), and removes the
-child's cgroup once the child is reaped, and its own when the run ends.
+the unified one, where the controllers must be enabled for it) and one per child beneath that (`make`), named in
+the child's task; the child moves itself in (`join`) first thing, before its workspace and any student code (the
+move waits for the kernel's RCU grace period, about 10 ms: paid in the child, not in the grader's loop). The
+grader removes the child's cgroup once the child is reaped, and its own when the run ends.
 
 Where the kernel or the permissions refuse (no cgroup filesystem, not root, v2 without delegation), `open` returns
 None with the reason; the children are then confined without it, and seccomp refuses the calls whose memory only a
@@ -56,8 +57,8 @@ class ChildCgroups:
             return None, "no writable memory cgroup"
         return cls(controllers, memory_bytes), ""
 
-    def join(self, pid: int) -> tuple[Path, ...]:
-        """Make the child's cgroups with their limits and move `pid` into them; the folders made."""
+    def make(self) -> tuple[Path, ...]:
+        """Make the next child's cgroups with their limits; the folders, for the child to `join`."""
         self._count += 1
         made: list[Path] = []
         try:
@@ -67,7 +68,6 @@ class ChildCgroups:
                 made.append(folder)
                 for name, value in controller.files:
                     _write_if_present(folder / name, value.format(memory=self._memory))
-                (folder / "cgroup.procs").write_text(str(pid))
         except OSError:
             self.leave(tuple(made))
             raise
@@ -81,6 +81,12 @@ class ChildCgroups:
     def close(self) -> None:
         for controller in self._controllers:
             _remove(controller.root)
+
+
+def join(folders: tuple[Path, ...]) -> None:
+    """In the new child, before anything else: move this process into its cgroups (OSError if it cannot)."""
+    for folder in folders:
+        (folder / "cgroup.procs").write_text(str(os.getpid()))
 
 
 def _write_if_present(path: Path, value: str) -> None:

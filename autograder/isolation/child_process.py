@@ -35,7 +35,7 @@ import types
 
 from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.probes.plan import ExerciseProbes, probe_checks
-from autograder.isolation import sandbox, wire, workspace
+from autograder.isolation import cgroups, sandbox, wire, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
 
 RETRIGGER_SECONDS = 0.05
@@ -108,6 +108,7 @@ class _Child:
         self.mid_frame = False
 
     def run(self):
+        cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
         self.sinks = _detach(self.channel_fd)
         self.space = space = _set_up_workdir(self.task)
         self.seal.apply()
@@ -154,11 +155,9 @@ class _Child:
             self.signals.restore()
 
     def between_cases(self):
-        """Between two probe calls of the student's code, inside the step: hooks and handlers back, the step's
-        alarm kept (its handler put back)."""
+        """Between two probe calls of the student's code, inside the step: hooks and timers cleared, the step's
+        alarm kept (its handler put back). Handlers and the rest wait for the end of the step (`reclaim`)."""
         _clear_hooks()
-        if self.signals is not None:
-            self.signals.restore()
         signal.signal(signal.SIGALRM, _on_alarm)
 
     def probe(self, exercise_id):
@@ -347,7 +346,8 @@ class _SignalState:
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
         gc.callbacks[:] = self._gc_callbacks
-        sys.setrecursionlimit(self._recursion_limit)
+        if sys.getrecursionlimit() < self._recursion_limit:  # raised for the student's own recursion: kept
+            sys.setrecursionlimit(self._recursion_limit)
         sys.setswitchinterval(self._switch_interval)
         for signum, handler in self._handlers.items():
             if handler is not None and signal.getsignal(signum) is not handler:

@@ -35,3 +35,4 @@ class ChildTask:
     folder: Path | None = None  # the student's own folder, copied into the workdir (None: nothing to copy)
     disk_mb: int = 64  # the files a notebook may write while grading (autograder.isolation.workspace)
     private_tmpfs: bool = True  # try a tmpfs of disk_mb in the child's own mount namespace
+    cgroups: tuple[Path, ...] = ()  # the cgroups the child joins first (autograder.isolation.cgroups)

@@ -21,7 +21,6 @@ stopping the grading process, named so in the notes, and the rest of the noteboo
 Nothing a child says is logged as attnkit's own error.
 """
 
-import contextlib
 import dataclasses
 import functools
 import logging
@@ -209,6 +208,7 @@ def _start(state, limits, confinement, scratch, zygote, cgroups=None):
         state.probes = {exercise_id: _planned(exercise_id, state.job.seed) for exercise_id in plan.exercises}
         state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
+    folders, confinement = _child_cgroup(cgroups, confinement)
     task = ChildTask(
         steps=plan.steps,
         probes=state.probes,
@@ -220,12 +220,12 @@ def _start(state, limits, confinement, scratch, zygote, cgroups=None):
         folder=own_folder(plan.path),
         disk_mb=limits.disk_mb,
         private_tmpfs=limits.private_tmpfs,
+        cgroups=folders,
     )
     read_fd, write_fd = os.pipe()
     clock = time.monotonic()
-    folders: list[Path] = []
     try:
-        pid = zygote.fork(task, write_fd, functools.partial(_join_cgroups, cgroups, folders))
+        pid = zygote.fork(task, write_fd)
     finally:
         os.close(write_fd)
     try:
@@ -238,17 +238,16 @@ def _start(state, limits, confinement, scratch, zygote, cgroups=None):
                     deadline=now + limits.timeout + limits.grace, cgroup_folders=tuple(folders))
 
 
-def _join_cgroups(cgroups, folders, pid):
-    """Move the new child into its cgroups before it has its task. Where that fails, it is killed before its hello:
-    the grader's own failure (see _settle), never a child left unaccounted."""
+def _child_cgroup(cgroups, confinement):
+    """(the next child's cgroup folders, its confinement). Where none can be made for it, the child goes without,
+    confined as when the run has none (seccomp refuses what only a cgroup would count): never unaccounted."""
     if cgroups is None:
-        return
+        return (), confinement
     try:
-        folders.extend(cgroups.join(pid))
+        return cgroups.make(), confinement
     except OSError as error:
-        logger.error("attnkit: could not put a grading child into its cgroup: %s", error)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+        logger.warning("attnkit: no cgroup for a grading child (%s): memfd and SysV memory refused to it", error)
+        return (), dataclasses.replace(confinement, memory_accounted=False)
 
 
 @functools.cache

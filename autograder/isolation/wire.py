@@ -19,8 +19,8 @@ import math
 import struct
 
 import torch
-from torch.utils._python_dispatch import _disable_current_modes
 
+from autograder.checking.probing import below_student_code
 from autograder.safe_text import clean_data
 
 HEADER = struct.Struct(">cQ")  # kind (J: JSON, B: JSON + raw tensor bytes, T: torch.save), payload length
@@ -211,8 +211,9 @@ def plain_tensor(value):
     """A plain, contiguous CPU copy of a tensor (or of a tensor subclass) made without running student code:
     __torch_function__ is off (subclasses and modes) and the student's dispatch modes are set aside while it is
     copied; a wrapper subclass without real data fails here, as it should."""
-    with torch._C.DisableTorchFunction(), _disable_current_modes():
-        tensor = torch.Tensor.as_subclass(value, torch.Tensor).detach()
+    with below_student_code(value):
+        tensor = value if type(value) is torch.Tensor else torch.Tensor.as_subclass(value, torch.Tensor)
+        tensor = tensor.detach()
         if tensor.device.type == "meta":
             return tensor
         return tensor.to("cpu").contiguous().clone()

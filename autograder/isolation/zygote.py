@@ -28,7 +28,6 @@ import socket
 import struct
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 HEADER = struct.Struct("!Q")
@@ -59,11 +58,10 @@ class Zygote:
         self._starting: socket.socket | None = None  # the channel while it starts
         self._owner = 0
 
-    def fork(self, task, channel_fd: int, before_task: Callable[[int], None] | None = None) -> int:
+    def fork(self, task, channel_fd: int) -> int:
         """Start a grading child that runs `task` and writes its events to `channel_fd`; returns its pid.
 
-        The child is this process's own child when this returns (see the module docstring). `before_task(pid)`
-        runs before the child gets its task, so before it runs anything of its own (its cgroups are joined there).
+        The child is this process's own child when this returns (see the module docstring).
         """
         connection = self._running()
         payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
@@ -79,8 +77,6 @@ class Zygote:
                 os.close(task_read)
             if not pid:
                 raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
-            if before_task is not None:
-                before_task(pid)
             _hand_over(task_write, payload)
         finally:
             os.close(task_write)

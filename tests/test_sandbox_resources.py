@@ -71,6 +71,19 @@ raise RuntimeError(f"MEMFD ESCAPED: wrote {len(files) * 50} MB past the limit")
 '''
 
 
+THREAD_BOMB = '''import threading, time
+threading.stack_size(1 << 16)  # small stacks: the address-space limit is not what stops them
+started = 0
+try:
+    for _ in range(400):
+        threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+        started += 1
+except RuntimeError as error:
+    raise RuntimeError(f"THREADS stopped at {started} ({error})")
+raise RuntimeError(f"THREADS all {started} started")
+'''
+
+
 def _notebook(source, code=None):
     notebook = nbformat.read(source, as_version=4)
     if code is not None:
@@ -131,6 +144,7 @@ def resources_class(tmp_path_factory, repo_root):
         "a_ipc": MAKE_IPC.format(shm_key=SHM_KEY, msg_key=MSG_KEY, mq_name=MQ_NAME),
         "b_memfd_bomb": MEMFD_BOMB,
         "c_honest": None,
+        "d_thread_bomb": THREAD_BOMB,
     }
     try:
         documents = _grade(tmp_path_factory.mktemp("resources"), repo_root, LIMITS, students)
@@ -168,6 +182,19 @@ def test_no_cgroup_of_the_run_is_left_and_the_honest_student_keeps_full_marks(re
     assert cgroups_left == []
     assert documents["c_honest"]["score"] == NB01_POINTS
     assert _nb01(documents["b_memfd_bomb"])["score"] == NB01_POINTS  # the bomb was a cell of its own
+
+
+def test_the_pids_cgroup_caps_a_child_s_threads(resources_class):
+    memory_cgroups, why_not = cgroups.ChildCgroups.open(2**30)
+    if memory_cgroups is None:
+        pytest.skip(f"no writable cgroup on this machine: {why_not}")
+    memory_cgroups.close()
+    if not (cgroups.CGROUP_ROOT / "pids").is_dir() and not (cgroups.CGROUP_ROOT / "cgroup.controllers").exists():
+        pytest.skip("no pids controller on this machine")
+    notes = _nb01(resources_class[0]["d_thread_bomb"])["notes"]
+    stopped = [note for note in notes if "THREADS stopped at" in note]
+    assert stopped, notes
+    assert int(stopped[0].split("THREADS stopped at ")[1].split(" ")[0]) < cgroups.PIDS_MAX
 
 
 def test_without_a_memory_cgroup_seccomp_refuses_memfd(tmp_path, repo_root):

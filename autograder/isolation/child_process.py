@@ -2,7 +2,8 @@
 returns. The process it runs in never imported the reference, a judge or the checks: it probes with the functions of
 autograder.course.probes that the task names, on the cases the task carries.
 
-Before any student code: its own process group, stdin/stdout/stderr on /dev/null and Python's
+Before any student code: its own cgroups (autograder.isolation.cgroups, joined first so that everything after is
+counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's
 streams on a sink that counts and discards, every inherited descriptor closed but the channel, its
 workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), the
 grader's code sealed (autograder.isolation.guards), the OS confinement
@@ -15,11 +16,11 @@ sent as soon as it exists, so a crash loses only the step that crashed.
 The child never decides whose fault anything is. Whatever stops it (student code, or the grader's own code
 failing on what student code left behind: a hook, a timer, a tensor subclass, an exception whose text raises)
 ends it without a word of its own: it exits, and the grader names the step that was running as the student's
-code stopping the grading process. After every student step the child takes its process back (`_reclaim`):
-profile and trace hooks, interval timers, signal handlers, the signal mask and the wakeup fd the student set are
-undone before any grader code runs; encoding (autograder.isolation.wire.plain_data) and describing an exception
-(autograder.checking.probing.describe_exception) never call the student's methods, or do so under a guard and
-this alarm.
+code stopping the grading process. After every student step the child takes its process back (`reclaim`):
+profile and trace hooks, interval timers, signal handlers, the signal mask, the wakeup fd and gc callbacks the
+student set are undone before any grader code runs (hooks and timers between probe calls too); encoding
+(autograder.isolation.wire.plain_data) and describing an exception (autograder.checking.probing.describe_exception)
+never call the student's methods, or do so under a guard and this alarm.
 """
 
 import builtins

@@ -24,7 +24,7 @@ class Meta(type):
         raise Bitten("the class name")
 
     def __getattribute__(cls, name):
-        if name in ("__qualname__", "__module__"):
+        if name == "__qualname__":
             raise Bitten(name)
         return super().__getattribute__(name)
 

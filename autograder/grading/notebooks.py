@@ -59,6 +59,7 @@ class NotebookResult:
     notes: list[str] = field(default_factory=list)
     sha256: str = ""
     times: StageTimes = field(default_factory=StageTimes)  # where its grading time went (attnkit bench)
+    cell_notes: dict[int, list[str]] = field(default_factory=dict)  # cell index -> the notes about that cell
 
     @property
     def score(self):
@@ -143,7 +144,8 @@ def _judge(key, outcome, seed, lang):
         with times.timing("fingerprints"):
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
     notes = list(plan.notes) + list(outcome.notes)
-    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times)
+    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times,
+                          dict(outcome.cell_notes))
 
 
 def _blocked_paths(extra):

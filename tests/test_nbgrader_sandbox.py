@@ -119,11 +119,20 @@ def demo_class(tmp_path_factory, repo_root):
     for submission in CLASS:
         folder = write_fixture(submission, root / "handed_in" / submission.student_id, repo_root)
         nbgrader_course.submit(course, submission.student_id, folder)
-    nbgrader_course.autograde(course)
+    log = _nbgrader_log(course, "autograde", "attention")
     nbgrader_course.generate_feedback(course)
     scores, documents = _attnkit_scores(course / "submitted", root / "attnkit", limits)
-    return {"course": course, "attnkit": scores, "documents": documents,
+    return {"course": course, "attnkit": scores, "documents": documents, "log": log,
             "nbgrader": nbgrader_course.read_scores(course)}
+
+
+def _nbgrader_log(course, *args):
+    """Run `nbgrader ARGS` in the course; its log (it must succeed)."""
+    environment = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    process = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=environment,
+                             capture_output=True, text=True, check=False)
+    assert process.returncode == 0, (process.stdout + process.stderr)[-3000:]
+    return process.stdout + process.stderr
 
 
 def test_the_demo_class_gets_attnkits_grades_from_nbgrader(demo_class):
@@ -132,6 +141,10 @@ def test_the_demo_class_gets_attnkits_grades_from_nbgrader(demo_class):
     # the attacks that fool nbgrader in a kernel get their honest grade here
     for student in ("adversarial-allclose-loop", "adversarial-solutions-exit"):
         assert sum(demo_class["nbgrader"][student].values()) < 100, student
+    # every notebook was graded ahead (autograder/integrations/nbgrader_lookahead.py): what nbgrader sanitized was
+    # the grading input attnkit planned from submitted/, edited given cell and attacks included
+    graded = [line for line in demo_class["log"].splitlines() if " in the sandbox: " in line]
+    assert len(graded) == len(CLASS) * len(NOTEBOOKS) and all("graded ahead" in line for line in graded), graded
 
 
 def test_graded_cells_hold_the_verdicts_and_the_points_and_nothing_nbgrader_reads_as_zero(demo_class):
@@ -184,6 +197,40 @@ def test_feedback_names_the_mistake_draws_the_mask_and_keeps_hidden_values_secre
     assert "expected:" in text  # the public checks' values are shown ...
     public_titles = [check["message"][:30] for check in notebook["checks"] if not check["hidden"]]
     assert public_titles
+
+
+# --- grading ahead ------------------------------------------------------------------------------------------------
+
+
+def test_a_result_graded_ahead_is_taken_only_for_the_same_grading_input(tmp_path, repo_root):
+    from autograder.integrations.nbgrader_lookahead import Run, look_ahead
+    from autograder.isolation.notebook_plan import plan_notebook
+
+    solved = (repo_root / "source" / "attention" / f"{NB01}.ipynb").read_bytes()
+    (tmp_path / "submitted" / "alice" / "attention").mkdir(parents=True)
+    (tmp_path / "submitted" / "alice" / "attention" / f"{NB01}.ipynb").write_bytes(solved)
+    options = Options(limits=Limits(timeout=10))
+    run = Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", False, tuple(NOTEBOOKS), options)
+    ahead = look_ahead(run)
+    assert look_ahead(run) is ahead  # every notebook of the run asks the same one
+
+    def sanitized(name, edit=None, neighbour=None):
+        folder = tmp_path / name
+        folder.mkdir()
+        notebook = nbformat.reads(solved.decode(), as_version=4)
+        if edit:
+            edit(notebook)
+        (folder / f"{NB01}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+        if neighbour:
+            (folder / neighbour).write_text("1,2\n")
+        return plan_notebook(folder / f"{NB01}.ipynb", NB01)
+
+    same = ahead.result_for("alice", sanitized("same"))
+    assert same is not None and same.score == 18
+    assert ahead.result_for("bob", sanitized("bob")) is None  # not graded ahead
+    added = sanitized("added", edit=lambda nb: nb.cells.append(nbformat.v4.new_code_cell("x = 1")))
+    assert ahead.result_for("alice", added) is None  # other code
+    assert ahead.result_for("alice", sanitized("beside", neighbour="data.csv")) is None  # other files beside it
 
 
 # --- the adversarial catalogue and a messy honest folder ---------------------------------------------------------

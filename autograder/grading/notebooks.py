@@ -60,6 +60,7 @@ class NotebookResult:
     sha256: str = ""
     times: StageTimes = field(default_factory=StageTimes)  # where its grading time went (attnkit bench)
     cell_notes: dict[int, list[str]] = field(default_factory=dict)  # cell index -> the notes about that cell
+    isolation_notes: list[str] = field(default_factory=list)  # protections its child's kernel lacked
 
     @property
     def score(self):
@@ -107,6 +108,7 @@ def grade_notebooks(inputs, options=None, on_result=None):
             logger.error("attnkit: internal error while judging %s: %s", clean(str(outcome.plan.path)), reason)
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
         result.notes[:0] = notes_of[position]
+        result.isolation_notes = sorted(outcome.isolation_notes)
         results[position] = result
         if on_result:
             on_result(result)

@@ -23,7 +23,6 @@ import json
 import logging
 import platform
 import sys
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,7 @@ from autograder.isolation.zygote import shared_zygote
 
 if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygote is on its way (see __init__)
     from autograder.checking.check_types import CheckResult
-    from autograder.grading.notebooks import NotebookResult
+    from autograder.grading.notebooks import NotebookResult, Options
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +60,6 @@ AUTOGRADE_PREPROCESSORS = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 IN_KERNEL_SETTING = "c.Autograde.autograde_preprocessors"
-# One grading at a time per process: formgrader runs autograde in its server's threads, and the zygote's channel and
-# the children it hands over belong to one supervisor at a time.
-GRADING_LOCK = threading.Lock()
 # Isolation notes (autograder.isolation.sandbox) that mean student code would run unconfined: the grade is at stake.
 ESSENTIAL_LAYERS = ("seccomp", "Landlock unavailable", "Landlock: ")
 
@@ -136,27 +132,69 @@ class SandboxedExecute(NbGraderPreprocessor):
         # Grade exactly what nbgrader sanitized (its OverwriteCells restored the given cells): the cells written
         # here are the ones whose indices the child reports, in the student's folder so that their files come along.
         path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # validated when nbgrader read it
-        with GRADING_LOCK:
-            result = self._grade(path, notebook_id)
+        student = str(resources["nbgrader"]["student"])
+        result, how = self._graded_ahead(path, notebook_id, student, str(resources["nbgrader"]["assignment"])), \
+            "graded ahead"
+        if result is None:
+            result, how = self._grade(path, notebook_id), "graded"
+        self._check(result)
         restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
         write_verdicts(nb, result, self.lang or language())
-        logger.info("attnkit: %s graded in the sandbox: %g/%g", notebook_id, result.score, result.max_score)
+        self.log.info("attnkit: %s/%s %s in the sandbox: %g/%g", student, notebook_id, how, result.score,
+                      result.max_score)
         return nb, resources
 
-    def _grade(self, path: Path, notebook_id: str) -> "NotebookResult":
-        from autograder.grading.notebooks import GRADER_ERROR, NotebookInput, Options, grade_notebooks
+    def _options(self, workers: int) -> "Options":
+        from autograder.grading.notebooks import Options
 
-        limits = Limits(timeout=self.timeout, memory_mb=self.memory_mb, workers=1, grace=self.grace,
+        limits = Limits(timeout=self.timeout, memory_mb=self.memory_mb, workers=workers, grace=self.grace,
                         budget_factor=self.budget_factor)
-        options = Options(limits=limits, seed=self.seed, lang=self.lang or None, blocked=self._blocked())
-        grading = grade_notebooks([NotebookInput(notebook_id, path, notebook_id)], options)
-        missing = [note for note in grading.isolation_notes if note.startswith(ESSENTIAL_LAYERS)]
+        return Options(limits=limits, seed=self.seed, lang=self.lang or None, blocked=self._blocked())
+
+    def _graded_ahead(self, path: Path, notebook_id: str, student: str, assignment: str) -> "NotebookResult | None":
+        """This notebook's result from the run's look-ahead (autograder.integrations.nbgrader_lookahead), if it was
+        graded ahead from the same input; None otherwise."""
+        from autograder.course.exercises import NOTEBOOKS
+        from autograder.integrations.nbgrader_lookahead import Run, look_ahead
+        from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
+
+        try:
+            plan = plan_notebook(path, notebook_id)
+        except NotebookProblem:
+            return None
+        course = CourseDirectory(config=self.config)
+        root = Path(course.root)
+        force = self._forced()
+        run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment, course.student_id,
+                  force, tuple(NOTEBOOKS), self._options(Limits().workers))
+        return look_ahead(run).result_for(student, plan)
+
+    def _forced(self) -> bool:
+        """Whether this run regrades students graded before (`--force`): asked of the converter that registered this
+        preprocessor's exporter (traitlets' parent chain), False when there is none."""
+        from nbgrader.converters.base import BaseConverter
+
+        converter = getattr(self.parent, "parent", None)
+        return isinstance(converter, BaseConverter) and bool(converter.force)
+
+    def _grade(self, path: Path, notebook_id: str) -> "NotebookResult":
+        from autograder.grading.notebooks import NotebookInput, grade_notebooks
+        from autograder.integrations.nbgrader_lookahead import GRADING_LOCK
+
+        with GRADING_LOCK:
+            (result,) = grade_notebooks([NotebookInput(notebook_id, path, notebook_id)], self._options(1)).results
+        return result
+
+    @staticmethod
+    def _check(result: "NotebookResult") -> None:
+        """Stop where the child ran unconfined, or where attnkit itself failed (never the student's fault)."""
+        from autograder.grading.notebooks import GRADER_ERROR
+
+        missing = [note for note in result.isolation_notes if note.startswith(ESSENTIAL_LAYERS)]
         if missing:
             raise SandboxUnavailable("; ".join(missing))
-        (result,) = grading.results
-        if result.status == GRADER_ERROR:  # attnkit's own fault: nbgrader keeps the submission for a re-run
-            raise GradingFailed(f"attnkit could not grade {path}: {result.reason}")
-        return result  # graded, or unreadable as a notebook (every check at 0, each saying why)
+        if result.status == GRADER_ERROR:  # nbgrader keeps the submission for a re-run
+            raise GradingFailed(f"attnkit could not grade {result.path}: {result.reason}")
 
     def _blocked(self) -> tuple[Path, ...]:
         """The course's other students and its grades: submissions, autograded copies, feedback, the gradebook."""

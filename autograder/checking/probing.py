@@ -8,7 +8,6 @@ import contextlib
 import inspect
 import io
 import numbers
-import sys
 import traceback
 import warnings
 from collections.abc import Mapping
@@ -125,22 +124,6 @@ def layer_inputs(module, *names):
     finally:
         for handle in handles:
             handle.remove()
-
-
-def warm_up_in_background():
-    """Start paying, in a background thread, torch's one-time cost of the first op on the meta device (it imports
-    torch._dynamo: most of a second). A notebook's first check(...) that runs a device check would pay it; the
-    notebooks import `check` in their first cell, so it is paid while the student reads."""
-    import threading
-
-    def touch_meta():
-        with contextlib.suppress(Exception):  # a warm-up: if it fails, the check pays the cost itself
-            torch.zeros(1, device="meta").masked_fill(torch.zeros(1, dtype=torch.bool, device="meta"), 0.0)
-
-    if "torch._dynamo" not in sys.modules:
-        # Not a daemon: a thread still inside torch when the interpreter shuts down aborts it (SIGABRT); a short
-        # script that only imports the kit waits for the warm-up instead (under a second).
-        threading.Thread(target=touch_meta, name="attnkit-warm-up", daemon=False).start()
 
 
 @contextlib.contextmanager

@@ -6,6 +6,7 @@ code and seed as `grade()` in a notebook, so honest submissions score what nbgra
 """
 
 import logging
+import re
 import site
 import sys
 import sysconfig
@@ -18,7 +19,7 @@ from autograder.course import catalog
 from autograder.course.exercises import of_notebook
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
-from autograder.isolation import sandbox
+from autograder.isolation import sandbox, workspace
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
@@ -142,8 +143,34 @@ def _judge(key, outcome, seed, lang):
         results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
         with times.timing("fingerprints"):
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
-    notes = list(plan.notes) + list(outcome.notes)
+    notes = with_causes_left_out([*plan.notes, *outcome.notes])
     return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times)
+
+
+_CELL_ERROR = re.compile(r"^cell \d+: (ModuleNotFoundError|ImportError|NameError|FileNotFoundError): (.*)$")
+_NO_MODULE = re.compile(r"No module named '([^'.]+)")
+
+
+def with_causes_left_out(notes):
+    """`notes`, where a cell's NameError, ImportError or FileNotFoundError may come from a file the workspace left
+    out (autograder.isolation.workspace's one note says what was): that cell's note says so."""
+    left_out = next((note for note in notes if note.startswith(workspace.NOT_COPIED_NOTE)), "")
+    if not left_out:
+        return list(notes)
+    python = re.search(rf"\d {workspace.PYTHON}s? \(", left_out) is not None  # the group, not the rules after it
+    explained = []
+    for note in notes:
+        match = _CELL_ERROR.match(note)
+        module = _NO_MODULE.search(match.group(2)) if match else None
+        if module and (f"{module.group(1)}.py" in left_out or f"{module.group(1)}/" in left_out):
+            note += f" ({module.group(1)} is beside the notebook but was {LEFT_OUT})"
+        elif match and (python or match.group(1) == "FileNotFoundError"):
+            note += f" (some files beside the notebook were {LEFT_OUT}: perhaps what this cell needs)"
+        explained.append(note)
+    return explained
+
+
+LEFT_OUT = "not copied for grading, see the note on what was left out"
 
 
 def _blocked_paths(extra):

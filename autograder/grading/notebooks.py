@@ -47,6 +47,7 @@ class NotebookInput:
     path: Path
     notebook: str | None = None  # None: inferred from the file name or its graded cells
     notes: tuple[str, ...] = ()  # what the caller found out about the file (e.g. graded under another name)
+    problems: tuple[str, ...] = ()  # what of that may change the grade, for the instructor (found by content)
 
 
 @dataclass
@@ -60,6 +61,7 @@ class NotebookResult:
     notes: list[str] = field(default_factory=list)
     sha256: str = ""
     times: StageTimes = field(default_factory=StageTimes)  # where its grading time went (attnkit bench)
+    problems: list[str] = field(default_factory=list)  # what changed the grade, in grades.csv's problems column
 
     @property
     def score(self):
@@ -84,16 +86,18 @@ def grade_notebooks(inputs, options=None, on_result=None):
     for position, item in enumerate(inputs):
         try:
             plan = plan_notebook(item.path, item.notebook)
+            if _empty(plan):
+                raise NotebookProblem(f"{clean(Path(item.path).name)} {EMPTY}")
         except NotebookProblem as problem:
             status = MISSING if not Path(item.path).exists() else UNREADABLE
             result = unanswered_result(item.key, item.notebook, item.path, status, str(problem), lang)
-            result.notes[:0] = item.notes
+            _finish(result, item)
             results[position] = result
             if on_result:
                 on_result(result)
             continue
         jobs.append(Job((position, item.key), plan, options.seed))
-        notes_of[position] = item.notes
+        notes_of[position] = item
 
     isolation_notes = set()
 
@@ -106,7 +110,7 @@ def grade_notebooks(inputs, options=None, on_result=None):
             reason = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
             logger.error("attnkit: internal error while judging %s: %s", clean(str(outcome.plan.path)), reason)
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
-        result.notes[:0] = notes_of[position]
+        _finish(result, notes_of[position])
         results[position] = result
         if on_result:
             on_result(result)
@@ -144,7 +148,45 @@ def _judge(key, outcome, seed, lang):
         with times.timing("fingerprints"):
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
     notes = with_causes_left_out([*plan.notes, *outcome.notes])
-    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times)
+    problems = [MODULES_LEFT_OUT] if any(_CELL_NOTE.match(note) and LEFT_OUT in note for note in notes) else []
+    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times,
+                          problems)
+
+
+EMPTY = "has no code cells: an empty notebook, graded 0"
+MODULES_LEFT_OUT = "files its code needed were left out of the copy for grading"
+MAX_NOTES = 20  # per notebook: the rest are counted in the last one
+_CELL_NOTE = re.compile(r"^cell (\d+): (.*)$", re.DOTALL)
+
+
+def _empty(plan):
+    """No code at all: neither a cell to run nor a graded cell (no cells, or markdown only)."""
+    return not any(step.kind == "cell" or step.index >= 0 for step in plan.steps)
+
+
+def _finish(result, item):
+    """The caller's notes first, then the notebook's, tidied; the caller's problems with the grading's."""
+    result.notes = tidy_notes([*item.notes, *result.notes])
+    result.problems = [*item.problems, *result.problems]
+
+
+def tidy_notes(notes):
+    """`notes` an instructor can read, in linear time: each note once, cells that raised the same thing grouped
+    ("cells 3, 7: NameError: ..."), MAX_NOTES at most (the last one says how many more there were)."""
+    # note text (without its cell) -> {cell number: None}: dicts keep the first-seen order and test membership in
+    # constant time, so a notebook of 10,000 cells that all raise costs 10,000 steps.
+    grouped: dict[str, dict[str, None]] = {}
+    for note in notes:
+        match = _CELL_NOTE.match(note)
+        key, cell = (match.group(2), match.group(1)) if match else (note, None)
+        cells = grouped.setdefault(key, {})
+        if cell is not None:
+            cells[cell] = None
+    tidy = [text if not cells else f"cell{'s' if len(cells) > 1 else ''} {', '.join(cells)}: {text}"
+            for text, cells in grouped.items()]
+    if len(tidy) > MAX_NOTES:
+        tidy[MAX_NOTES - 1:] = [f"and {len(tidy) - MAX_NOTES + 1:,} more notes like these"]
+    return tidy
 
 
 _CELL_ERROR = re.compile(r"^cell \d+: (ModuleNotFoundError|ImportError|NameError|FileNotFoundError): (.*)$")

@@ -464,6 +464,17 @@ def takes_attention_mask(forward):
     return any(p.name == "attention_mask" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
+def renamed_mask_argument(forward):
+    """The name forward gives its mask when it takes one under another name than attention_mask (the parameter after
+    x: `forward(self, x, padding_mask=None)`), else ""."""
+    try:
+        parameters = list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return ""
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return next((p.name for p in parameters[1:] if p.kind in named and p.name != "attention_mask"), "")
+
+
 def as_count(value):
     """A whole number from int, integral float or one-element tensor; anything else is a ProbeError."""
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.device.type != "meta":

@@ -494,3 +494,15 @@ def test_an_edited_notebook_in_attention_wins_over_other_work_near_by(tmp_path):
     folder = student(tmp_path, {f"attention/{NB01}.ipynb": SOLVED, f"{NB01}.ipynb": other_work()})
     found, _ = located(folder)
     assert found.path == folder / "attention" / f"{NB01}.ipynb" and found.notes == ()
+
+
+def test_a_folder_of_many_links_gives_a_few_notes_and_a_count(tmp_path):
+    folder = student(tmp_path, {f"attention/{NB01}.ipynb": SOLVED})
+    for number in range(500):
+        (folder / f"link{number:03}").symlink_to("/etc/passwd")
+    found, submission = located(folder)
+    assert found.path == folder / "attention" / f"{NB01}.ipynb"
+    assert len(submission.notes) == intake.MAX_NOTES + 1 and len(found.notes) == intake.MAX_NOTES + 1
+    assert submission.notes[0] == "link000 is a symbolic link: not followed"
+    assert submission.notes[-1] == (f"and {500 - intake.MAX_NOTES} more like these (links not followed, zip members "
+                                    "not extracted)")

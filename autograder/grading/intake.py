@@ -71,6 +71,7 @@ CHUNK = 2**20
 # Notebook files of other names read to find a notebook by its content: a folder of a thousand notebooks costs
 # this many reads, not a thousand.
 MAX_CONTENT_READS = 40
+MAX_NOTES = 10  # per student: every notebook's notes and reasons repeat them
 MIN_MARKER_CHARS = 30  # a given cell shorter than this ("x = 1") says nothing about which notebook it is
 
 NOTEBOOK_FOLDER, NEAR_BY, IN_ZIP = 1, 2, 3  # the places, in the order they are looked at
@@ -139,6 +140,17 @@ class _Scan:
     links: list[str] = field(default_factory=list)
     entries: int = 0
     assignment_folder: bool = False  # the student's folder holds an attention/ folder (not a link)
+    more_notes: int = 0  # notes past MAX_NOTES: counted, not kept (a folder of 10,000 links is one line more)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+        else:
+            self.more_notes += 1
+
+    def all_notes(self) -> tuple[str, ...]:
+        more = (f"and {self.more_notes:,} more like these (links not followed, zip members not extracted)",)
+        return (*self.notes, *(more if self.more_notes else ()))
 
 
 def stands_for(name):
@@ -213,7 +225,7 @@ def _scan(fd, folder, parts, scan):
             continue
         if entry.is_symlink():
             scan.links.append(shown)
-            scan.notes.append(f"{shown} is a symbolic link: not followed")
+            scan.note(f"{shown} is a symbolic link: not followed")
         elif entry.is_dir(follow_symlinks=False):
             if len(relative) >= MAX_DEPTH:
                 continue
@@ -221,7 +233,7 @@ def _scan(fd, folder, parts, scan):
             try:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             except OSError as error:  # swapped for a link since it was listed, or unreadable
-                scan.notes.append(_refused(f"{shown}/", error, name, fd))
+                scan.note(_refused(f"{shown}/", error, name, fd))
                 continue
             try:
                 _scan(child, folder, relative, scan)
@@ -253,7 +265,7 @@ def _resolve(submission, scan, notebooks, scratch_parent):
         for notebook, files in _by_content(others, tuple(notebooks), scan).items():
             if notebook in looking:
                 nearest[notebook] = [*nearest[notebook], *files]
-    notes = tuple(scan.notes)
+    notes = scan.all_notes()
     submission.notes = notes
     for notebook in notebooks:
         submission.located[notebook] = _choose(notebook, nearest[notebook], scan, notes)
@@ -459,10 +471,10 @@ def _from_zips(scan, notebooks, scratch, known):
         try:
             members.extend(_extract(index, shown, path, (notebooks, known), scratch, scan, extracted))
         except _ZipRefused as refused:
-            scan.notes.append(f"{shown} not extracted: {refused}")
+            scan.note(f"{shown} not extracted: {refused}")
         except (OSError, EOFError, RuntimeError, NotImplementedError, ValueError, zipfile.BadZipFile,
                 zlib.error) as error:
-            scan.notes.append(f"{shown} cannot be read as a zip file: {clean(str(error), 200) or type(error).__name__}")
+            scan.note(f"{shown} cannot be read as a zip file: {clean(str(error), 200) or type(error).__name__}")
     return members
 
 
@@ -513,13 +525,13 @@ def _members(shown, infos, wanted, scan):
             continue
         where = f"{shown}: {clean(info.filename)}"
         if name.startswith("/") or ".." in parts or ":" in parts[0]:
-            scan.notes.append(f"{where} is outside the zip's folder (an absolute or .. path): not extracted")
+            scan.note(f"{where} is outside the zip's folder (an absolute or .. path): not extracted")
         elif stat.S_ISLNK(info.external_attr >> 16):
-            scan.notes.append(f"{where} is a symbolic link: not followed")
+            scan.note(f"{where} is a symbolic link: not followed")
         elif any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts) or len(parts) > MAX_DEPTH:
             continue
         elif info.file_size > MAX_FILE_BYTES:
-            scan.notes.append(f"{where} is larger than {MAX_FILE_BYTES // 2**20} MB: not extracted")
+            scan.note(f"{where} is larger than {MAX_FILE_BYTES // 2**20} MB: not extracted")
         else:
             chosen.append(info)
     return chosen

@@ -16,6 +16,7 @@ import contextlib
 import ctypes
 import errno
 import importlib
+import itertools
 import os
 import posixpath
 import re
@@ -228,7 +229,9 @@ def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Wo
 def _scan_entries(dir_fd: int, parts: tuple[str, ...], scan: _Scan, in_package: bool) -> None:
     """Record every regular file under the folder open as `dir_fd`; never follow a link."""
     with os.scandir(dir_fd) as entries:
-        names = sorted(entry.name for entry in entries)
+        # No more names than the scan may still look at (and one to know it stopped): a folder of millions of
+        # entries is never held in memory.
+        names = sorted(itertools.islice((entry.name for entry in entries), MAX_SCAN_ENTRIES - scan.entries + 1))
     in_package = in_package or "__init__.py" in names
     for name in names:
         if not scan.look():

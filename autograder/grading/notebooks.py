@@ -61,6 +61,7 @@ class NotebookResult:
     notes: list[str] = field(default_factory=list)
     sha256: str = ""
     times: StageTimes = field(default_factory=StageTimes)  # where its grading time went (attnkit bench)
+    cell_notes: dict[int, list[str]] = field(default_factory=dict)  # cell index -> the notes about that cell
     problems: list[str] = field(default_factory=list)  # what changed the grade, in grades.csv's problems column
 
     @property
@@ -147,16 +148,19 @@ def _judge(key, outcome, seed, lang):
         results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
         with times.timing("fingerprints"):
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
-    notes = with_causes_left_out([*plan.notes, *outcome.notes])
-    problems = [MODULES_LEFT_OUT] if any(_CELL_NOTE.match(note) and LEFT_OUT in note for note in notes) else []
-    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times,
-                          problems)
+    notes = [*plan.notes, *outcome.notes]
+    explained = causes_left_out(notes)
+    # The cells' own notes say the same (autograder.integrations.nbgrader_sandbox writes them into their cells).
+    cell_notes = {index: [explained.get(note, note) for note in notes_of_cell]
+                  for index, notes_of_cell in outcome.cell_notes.items()}
+    problems = [MODULES_LEFT_OUT] if explained else []
+    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks,
+                          [explained.get(note, note) for note in notes], plan.sha256, times, cell_notes, problems)
 
 
 EMPTY = "has no code cells: an empty notebook, graded 0"
 MODULES_LEFT_OUT = "files its code needed were left out of the copy for grading"
 MAX_NOTES = 20  # per notebook: the rest are counted in the last one
-_CELL_NOTE = re.compile(r"^cell (\d+): (.*)$", re.DOTALL)
 
 
 def _empty(plan):
@@ -171,19 +175,10 @@ def _finish(result, item):
 
 
 def tidy_notes(notes):
-    """`notes` an instructor can read, in linear time: each note once, cells that raised the same thing grouped
-    ("cells 3, 7: NameError: ..."), MAX_NOTES at most (the last one says how many more there were)."""
-    # note text (without its cell) -> {cell number: None}: dicts keep the first-seen order and test membership in
-    # constant time, so a notebook of 10,000 cells that all raise costs 10,000 steps.
-    grouped: dict[str, dict[str, None]] = {}
-    for note in notes:
-        match = _CELL_NOTE.match(note)
-        key, cell = (match.group(2), match.group(1)) if match else (note, None)
-        cells = grouped.setdefault(key, {})
-        if cell is not None:
-            cells[cell] = None
-    tidy = [text if not cells else f"cell{'s' if len(cells) > 1 else ''} {', '.join(cells)}: {text}"
-            for text, cells in grouped.items()]
+    """`notes` an instructor can read, in linear time: each note once, in the order first seen, MAX_NOTES at most
+    (the last one says how many more there were). Each cell keeps its own note, word for word: the nbgrader
+    preprocessor matches them with the cells' notes."""
+    tidy = list(dict.fromkeys(notes))  # a dict: membership in constant time, where a list scan made it quadratic
     if len(tidy) > MAX_NOTES:
         tidy[MAX_NOTES - 1:] = [f"and {len(tidy) - MAX_NOTES + 1:,} more notes like these"]
     return tidy
@@ -196,19 +191,24 @@ _NO_MODULE = re.compile(r"No module named '([^'.]+)")
 def with_causes_left_out(notes):
     """`notes`, where a cell's NameError, ImportError or FileNotFoundError may come from a file the workspace left
     out (autograder.isolation.workspace's one note says what was): that cell's note says so."""
+    explained = causes_left_out(notes)
+    return [explained.get(note, note) for note in notes]
+
+
+def causes_left_out(notes):
+    """{note: the note saying what was left out that it may come from}, for the notes of with_causes_left_out."""
     left_out = next((note for note in notes if note.startswith(workspace.NOT_COPIED_NOTE)), "")
     if not left_out:
-        return list(notes)
+        return {}
     python = re.search(rf"\d {workspace.PYTHON}s? \(", left_out) is not None  # the group, not the rules after it
-    explained = []
+    explained = {}
     for note in notes:
         match = _CELL_ERROR.match(note)
         module = _NO_MODULE.search(match.group(2)) if match else None
         if module and (f"{module.group(1)}.py" in left_out or f"{module.group(1)}/" in left_out):
-            note += f" ({module.group(1)} is beside the notebook but was {LEFT_OUT})"
+            explained[note] = f"{note} ({module.group(1)} is beside the notebook but was {LEFT_OUT})"
         elif match and (python or match.group(1) == "FileNotFoundError"):
-            note += f" (some files beside the notebook were {LEFT_OUT}: perhaps what this cell needs)"
-        explained.append(note)
+            explained[note] = f"{note} (some files beside the notebook were {LEFT_OUT}: perhaps what this cell needs)"
     return explained
 
 

@@ -10,7 +10,10 @@ import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.diagnosis import explain_error
 from autograder.course.exercises import EXERCISES_BY_ID
-from autograder.running.runner import DEFAULT_SEED
+from autograder.integrations.student_kit.build import vectors_document
+from autograder.integrations.student_kit.runtime.checking import run_public
+from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 
 class PaddingMaskRenamed(solutions.MultiHeadAttention):
@@ -80,3 +83,13 @@ def test_an_unexpected_keyword_or_an_added_argument_is_named():
     other = explain_error(raised(causal_mask, 1, 2, 3), {})
     assert other.message_key == "error.wrong_signature"
 
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_student_kit_names_the_renamed_keyword_as_the_full_kit_does(lang):
+    vectors = vectors_from_document(vectors_document())
+    namespace = {"MultiHeadAttention": PaddingMaskRenamed}
+    kit = run_public("padding_mask", namespace, vectors, lang)
+    live = run_exercise("padding_mask", namespace, include_hidden=False, lang=lang)
+    assert [r.message for r in kit] == [r.message for r in live]
+    assert any("`padding_mask`" in r.message and r.status != PASSED for r in kit)

@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.grading.notebooks import NotebookInput, NotebookResult, Options, grade_notebooks
+from autograder.grading.notebooks import NotebookInput, NotebookResult, Options, grade_notebooks, tidy_notes
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ class LookAhead:
     def __init__(self, run: Run) -> None:
         self._inputs: dict[tuple[str, str], GradingInput] = {}
         self._results: dict[tuple[str, str], NotebookResult] = {}
-        self._plan_notes: dict[tuple[str, str], int] = {}
+        self._plan_notes: dict[tuple[str, str], frozenset[str]] = {}
         self._ready = threading.Condition()
         self._finished = False
         jobs = []
@@ -113,7 +113,7 @@ class LookAhead:
             except NotebookProblem:
                 continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
             key = (item.student, item.notebook)
-            self._inputs[key], self._plan_notes[key] = GradingInput.of(plan), len(plan.notes)
+            self._inputs[key], self._plan_notes[key] = GradingInput.of(plan), frozenset(plan.notes)
             jobs.append(NotebookInput(key, item.path, item.notebook))
         self._thread = threading.Thread(target=self._grade, args=(jobs, run.options), name="attnkit-look-ahead")
         self._thread.start()
@@ -154,8 +154,9 @@ class LookAhead:
             stored = self._results.get(key)
         if stored is None:
             return None
-        # The notes of the sanitized plan (nbgrader restored the given cells), then what the child reported.
-        stored.notes[:] = [*plan.notes, *stored.notes[self._plan_notes[key]:]]
+        # The sanitized plan's notes (nbgrader restored the given cells) in place of those of the submitted file.
+        reported = [note for note in stored.notes if note not in self._plan_notes[key]]
+        stored.notes[:] = tidy_notes([*plan.notes, *reported])
         return stored
 
 

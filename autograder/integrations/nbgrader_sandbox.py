@@ -19,6 +19,7 @@ grading in the student's kernel: never a silent fallback.
 """
 
 import base64
+import fnmatch
 import json
 import logging
 import platform
@@ -166,7 +167,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         root = Path(course.root)
         force = self._forced()
         run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment, course.student_id,
-                  force, tuple(NOTEBOOKS), self._options(Limits().workers))
+                  force, tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)), self._options(Limits().workers))
         return look_ahead(run).result_for(student, plan)
 
     def _forced(self) -> bool:

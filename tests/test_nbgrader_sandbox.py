@@ -11,6 +11,7 @@
 """
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -351,3 +352,31 @@ def test_manual_grades_comments_late_penalties_export_and_one_student_again(tmp_
     with Gradebook(db_url, nbgrader_course.COURSE_ID) as gradebook:
         assert gradebook.find_grade("test_causal_mask", NB03, "attention", "solved").manual_score == 1.0
         assert gradebook.find_submission("attention", "mistake-mask-diagonal").total_seconds_late > 0
+
+
+def test_formgraders_autograde_button_grades_one_student_in_the_sandbox(tmp_path, repo_root, monkeypatch, caplog):
+    """What formgrader's Autograde button runs: NbGraderAPI.autograde(assignment, student) inside the server's own
+    process. Only that student is graded (ahead, too), with the grade attnkit gives, and a hostile classmate's files
+    are not touched."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    course = _course(tmp_path / "course", repo_root, Limits(timeout=10))
+    for student in ("adversarial-allclose-loop", "mistake-mask-diagonal", "solved"):
+        nbgrader_course.submit(course, student, write_fixture(BY_ID[student], tmp_path / "in" / student, repo_root))
+    monkeypatch.chdir(course)
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")  # nbgrader runs alembic
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    api = NbGraderAPI(CourseDirectory(config=config), config=Config(config))
+    with caplog.at_level(logging.INFO, logger="autograder.integrations.nbgrader_lookahead"):
+        outcome = api.autograde("attention", "mistake-mask-diagonal")
+    assert [record.getMessage().split(" submitted")[0] for record in caplog.records
+            if "ahead of nbgrader" in record.getMessage()] == ["attnkit: grading 4"]  # that student's, no other's
+    assert outcome["success"], outcome.get("error", "") + outcome.get("log", "")
+    graded = [line for line in outcome["log"].splitlines() if " in the sandbox: " in line]
+    assert len(graded) == len(NOTEBOOKS) and all("mistake-mask-diagonal/" in line for line in graded), graded
+    assert all("graded ahead" in line for line in graded), graded
+    scores = nbgrader_course.read_scores(course)
+    assert set(scores) == {"mistake-mask-diagonal"} and sum(scores["mistake-mask-diagonal"].values()) == 90.5
+    assert not (course / "autograded" / "adversarial-allclose-loop").exists()

@@ -44,6 +44,8 @@ from autograder.isolation.limits import Limits
 from autograder.isolation.zygote import shared_zygote
 
 if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygote is on its way (see __init__)
+    from nbgrader.converters.base import BaseConverter
+
     from autograder.checking.check_types import CheckResult
     from autograder.grading.notebooks import NotebookResult, Options
 
@@ -163,20 +165,30 @@ class SandboxedExecute(NbGraderPreprocessor):
             plan = plan_notebook(path, notebook_id)
         except NotebookProblem:
             return None
-        course = CourseDirectory(config=self.config)
+        course = self._course()
         root = Path(course.root)
         force = self._forced()
         run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment, course.student_id,
                   force, tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)), self._options(Limits().workers))
         return look_ahead(run).result_for(student, plan)
 
-    def _forced(self) -> bool:
-        """Whether this run regrades students graded before (`--force`): asked of the converter that registered this
-        preprocessor's exporter (traitlets' parent chain), False when there is none."""
+    def _converter(self) -> "BaseConverter | None":
+        """The nbgrader converter running this preprocessor: the parent of its exporter (traitlets' parent chain)."""
         from nbgrader.converters.base import BaseConverter
 
         converter = getattr(self.parent, "parent", None)
-        return isinstance(converter, BaseConverter) and bool(converter.force)
+        return converter if isinstance(converter, BaseConverter) else None
+
+    def _course(self) -> CourseDirectory:
+        """The run's course directory: the converter's own, which formgrader points at one student and assignment
+        without changing the config; from the config when there is no converter."""
+        converter = self._converter()
+        return converter.coursedir if converter is not None else CourseDirectory(config=self.config)
+
+    def _forced(self) -> bool:
+        """Whether this run regrades students graded before (`--force`, and formgrader's button)."""
+        converter = self._converter()
+        return converter is not None and bool(converter.force)
 
     def _grade(self, path: Path, notebook_id: str) -> "NotebookResult":
         from autograder.grading.notebooks import NotebookInput, grade_notebooks
@@ -199,7 +211,7 @@ class SandboxedExecute(NbGraderPreprocessor):
 
     def _blocked(self) -> tuple[Path, ...]:
         """The course's other students and its grades: submissions, autograded copies, feedback, the gradebook."""
-        course = CourseDirectory(config=self.config)
+        course = self._course()
         root = Path(course.root)
         folders = (course.submitted_directory, course.autograded_directory, course.feedback_directory,
                    course.source_directory)

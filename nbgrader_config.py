@@ -13,6 +13,22 @@ c.CourseDirectory.course_id = "attnkit"
 c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
 
-# A graded cell imports torch and runs a few small checks: seconds, not minutes. The limit only
-# stops a submission that loops forever (nbgrader then records an error and no credit for that cell).
+# `nbgrader autograde` (and formgrader's Autograde button) grades in attnkit's sandbox, not in the student's kernel:
+# nbgrader's default list with its first step, Execute, replaced (autograder/integrations/nbgrader_sandbox.py).
+# Deleting this setting grades in the student's kernel, where student code can read the hidden checks and the
+# reference and change its own grade; where the sandbox cannot run, autograde stops and says so instead.
+c.Autograde.autograde_preprocessors = [
+    "autograder.integrations.nbgrader_sandbox.SandboxedExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+# Seconds per cell and per exercise's checks in the sandbox (attnkit grade's --timeout).
+c.SandboxedExecute.timeout = 30
+
+# Only where the setting above is removed: a graded cell imports torch and runs a few small checks in the student's
+# kernel; the limit only stops a submission that loops forever (no credit for that cell).
 c.ExecutePreprocessor.timeout = 120

@@ -1,10 +1,12 @@
-"""`attnkit bench`: nbgrader autograde and attnkit grade on the same N submissions, in one run.
+"""`attnkit bench`: plain nbgrader, nbgrader in attnkit's sandbox and attnkit grade on the same N submissions.
 
-Both graders get the same throwaway nbgrader course (autograder.integrations.nbgrader_course): the release is generated,
-N students each hand in a copy of the solved source notebooks, then
-  1. `nbgrader autograde attention` grades them all (one command, a kernel per notebook), and
-  2. `attnkit grade submitted/ --out ...` grades the same folder (a fresh process: startup included).
-Both wall times, their ratio, and whether the two agree on every student's total are reported.
+Two throwaway nbgrader courses (autograder.integrations.nbgrader_course), one switched back to nbgrader's own grading in
+the student's kernel and one as the course is configured (autograder.integrations.nbgrader_sandbox); the releases are
+generated, N students each hand in a copy of the solved source notebooks to both, then
+  1. plain `nbgrader autograde attention` grades them all (one command, a Jupyter kernel per notebook),
+  2. `nbgrader autograde attention` grades them in attnkit's sandbox (one command, one zygote), and
+  3. `attnkit grade submitted/ --out ...` grades the same folder (a fresh process: startup included).
+The three wall times, their ratios, and whether the three agree on every student's total are reported.
 
 Then, per notebook, attnkit's own cost is broken down by stage (autograder.running.timing.StageTimes: the child's
 set-up, cells, probes and exit, the reference's expectations, judging, fingerprints, writing the record) and set
@@ -38,20 +40,42 @@ from autograder.running.timing import StageTimes
 class BenchResult:
     submissions: int
     notebooks: int
-    nbgrader_seconds: float
+    nbgrader_seconds: float  # plain nbgrader, in the students' kernels
+    sandboxed_seconds: float  # nbgrader with attnkit's SandboxedExecute
     attnkit_seconds: float
     nbgrader_totals: dict
+    sandboxed_totals: dict
     attnkit_totals: dict
     workers: int | None
 
     @property
     def speedup(self):
-        return self.nbgrader_seconds / self.attnkit_seconds if self.attnkit_seconds else float("inf")
+        """Plain nbgrader's time over attnkit grade's."""
+        return _ratio(self.nbgrader_seconds, self.attnkit_seconds)
+
+    @property
+    def sandboxed_speedup(self):
+        """Plain nbgrader's time over the sandboxed nbgrader's."""
+        return _ratio(self.nbgrader_seconds, self.sandboxed_seconds)
 
     @property
     def scores_agree(self):
-        students = set(self.nbgrader_totals) | set(self.attnkit_totals)
-        return all(abs(self.nbgrader_totals.get(s, -1) - self.attnkit_totals.get(s, -2)) < 1e-6 for s in students)
+        graders = (self.nbgrader_totals, self.sandboxed_totals, self.attnkit_totals)
+        students = set().union(*graders)
+        return all(max(totals.get(s, -1.0) for totals in graders) - min(totals.get(s, -1.0) for totals in graders)
+                   < 1e-6 for s in students)
+
+
+def _ratio(slow, fast):
+    return slow / fast if fast else float("inf")
+
+
+def _timed_autograde(course_root):
+    started = time.perf_counter()
+    nbgrader_course.autograde(course_root)
+    seconds = time.perf_counter() - started
+    return seconds, {student: float(sum(scores.values()))
+                     for student, scores in nbgrader_course.read_scores(course_root).items()}
 
 
 def run_bench(n, workers=None, log=None):
@@ -59,21 +83,22 @@ def run_bench(n, workers=None, log=None):
     log = log or (lambda _line: None)
     with tempfile.TemporaryDirectory(prefix="attnkit-bench-") as workdir:
         workdir = Path(workdir)
-        log(f"building an nbgrader course with {n} submissions in {workdir}")
+        log(f"building two nbgrader courses (in the kernel; sandboxed) with {n} submissions in {workdir}")
+        in_kernel_root = nbgrader_course.make_course(workdir / "course-in-kernel", in_kernel=True)
         course_root = nbgrader_course.make_course(workdir / "course")
-        nbgrader_course.generate_release(course_root)
+        for root in (in_kernel_root, course_root):
+            nbgrader_course.generate_release(root)
         solved = course_root / "source" / nbgrader_course.ASSIGNMENT
         students = [f"student{index:03d}" for index in range(n)]
         for student in students:
-            nbgrader_course.submit(course_root, student, solved)
+            for root in (in_kernel_root, course_root):
+                nbgrader_course.submit(root, student, solved)
         notebooks = len(list(solved.glob("*.ipynb")))
 
-        log(f"nbgrader autograde {nbgrader_course.ASSIGNMENT} ({n * notebooks} notebooks)")
-        started = time.perf_counter()
-        nbgrader_course.autograde(course_root)
-        nbgrader_seconds = time.perf_counter() - started
-        nbgrader_totals = {student: float(sum(scores.values()))
-                           for student, scores in nbgrader_course.read_scores(course_root).items()}
+        log(f"plain nbgrader autograde {nbgrader_course.ASSIGNMENT}, in the kernel ({n * notebooks} notebooks)")
+        nbgrader_seconds, nbgrader_totals = _timed_autograde(in_kernel_root)
+        log(f"nbgrader autograde {nbgrader_course.ASSIGNMENT} in attnkit's sandbox ({n * notebooks} notebooks)")
+        sandboxed_seconds, sandboxed_totals = _timed_autograde(course_root)
 
         log(f"attnkit grade ({n * notebooks} notebooks)")
         out_dir = workdir / "attnkit-out"
@@ -88,7 +113,8 @@ def run_bench(n, workers=None, log=None):
             raise RuntimeError(f"attnkit grade failed ({process.returncode}):\n{process.stderr[-2000:]}")
         with open(out_dir / "grades.csv", newline="", encoding="utf-8") as stream:
             attnkit_totals = {row["student_id"]: float(row["total"]) for row in csv.DictReader(stream)}
-    return BenchResult(n, notebooks, nbgrader_seconds, attnkit_seconds, nbgrader_totals, attnkit_totals, workers)
+    return BenchResult(n, notebooks, nbgrader_seconds, sandboxed_seconds, attnkit_seconds, nbgrader_totals,
+                       sandboxed_totals, attnkit_totals, workers)
 
 
 @dataclass(frozen=True)
@@ -202,18 +228,22 @@ def format_costs(costs):
 def format_report(result):
     totals = sorted(set(result.attnkit_totals.values()))
     if result.scores_agree:
-        agreement = f"yes (every submission: {', '.join(f'{total:g}' for total in totals)} with both)"
+        agreement = f"yes (every submission: {', '.join(f'{total:g}' for total in totals)} with all three)"
     else:
         agreement = "NO: " + ", ".join(
-            f"{student} nbgrader {result.nbgrader_totals.get(student)} attnkit {result.attnkit_totals.get(student)}"
+            f"{student} nbgrader {result.nbgrader_totals.get(student)} sandboxed "
+            f"{result.sandboxed_totals.get(student)} attnkit {result.attnkit_totals.get(student)}"
             for student in sorted(set(result.nbgrader_totals) | set(result.attnkit_totals))
-            if result.nbgrader_totals.get(student) != result.attnkit_totals.get(student))
+            if len({result.nbgrader_totals.get(student), result.sandboxed_totals.get(student),
+                    result.attnkit_totals.get(student)}) > 1)
     workers = f"{result.workers} workers" if result.workers else "one worker per core"
     return "\n".join([
         f"attnkit bench: {result.submissions} submissions x {result.notebooks} notebooks "
         "(copies of the solved notebooks)",
-        f"  nbgrader autograde: {result.nbgrader_seconds:8.1f} s",
-        f"  attnkit grade:      {result.attnkit_seconds:8.1f} s ({workers}, process startup included)",
-        f"  speed-up:           {result.speedup:8.1f}x",
+        f"  plain nbgrader autograde (kernel):  {result.nbgrader_seconds:8.1f} s",
+        f"  nbgrader autograde, sandboxed:      {result.sandboxed_seconds:8.1f} s (one nbgrader, one zygote)",
+        f"  attnkit grade:                      {result.attnkit_seconds:8.1f} s ({workers}, process startup included)",
+        f"  speed-up, sandboxed nbgrader:       {result.sandboxed_speedup:8.1f}x (plain nbgrader / sandboxed)",
+        f"  speed-up, attnkit grade:            {result.speedup:8.1f}x (plain nbgrader / attnkit grade)",
         f"  scores agree:       {agreement}",
     ])

@@ -7,15 +7,18 @@ In a new directory (a fresh one under the system's temporary directory, printed 
   2. collects the class of `devtools.class_fixtures`, built from the source notebooks right now: the
      solved notebooks, the untouched release, six submissions with a typical mistake each and two
      adversarial ones (torch.allclose patched + an endless loop; solutions/ read from disk + os._exit);
-  3. grades them with `attnkit grade` (a short --timeout for the looping one) and with
-     `nbgrader autograde` (one nbgrader per student, two at a time), then runs
-     `nbgrader generate_feedback` and `nbgrader export`;
-  4. prints one row per student: nbgrader's total, attnkit's, whether they agree, what attnkit found,
-     then where the feedback pages and both grades.csv files are.
+  3. grades them with `attnkit grade` (a short --timeout for the looping one), with `nbgrader autograde` as the
+     course is configured (in attnkit's sandbox: autograder.integrations.nbgrader_sandbox), and, in a second
+     course switched back to nbgrader's own grading in the student's kernel, with plain `nbgrader autograde` (one
+     nbgrader per student, two at a time); then runs `nbgrader generate_feedback` and `nbgrader export` in the
+     sandboxed course;
+  4. prints one row per student: attnkit's total, sandboxed nbgrader's, whether they agree, plain in-kernel
+     nbgrader's (labelled as such), what attnkit found, then where the feedback pages and grades.csv files are.
 
-Honest submissions (solved, untouched, mistakes) must get the same grade, notebook by notebook, from
-both graders; nbgrader may be fooled by the adversarial ones, and the table shows it. The exit status
-is 1 when an honest submission's grades disagree or a fixture's declared outcome does not hold.
+Every submission, adversarial ones included, must get the same grade, notebook by notebook, from attnkit and from
+the sandboxed nbgrader; honest ones also from plain nbgrader, which the adversarial ones may fool (the table shows
+it: that is what the sandbox prevents). The exit status is 1 when a grade disagrees or a fixture's declared outcome
+does not hold.
 """
 
 import argparse
@@ -53,9 +56,10 @@ class Row:
     """One student of the table."""
 
     submission: object  # class_fixtures.Submission
-    nbgrader: dict  # notebook -> score (empty when nbgrader gave none)
+    nbgrader: dict  # notebook -> score from nbgrader autograde in attnkit's sandbox (empty when it gave none)
     attnkit: dict  # the student's attnkit JSON record ({} when missing)
     problems: list = field(default_factory=list)  # broken expectations
+    in_kernel: dict = field(default_factory=dict)  # notebook -> score from plain nbgrader in the student's kernel
 
     @property
     def student_id(self):
@@ -66,14 +70,19 @@ class Row:
         return sum(self.nbgrader.values()) if self.nbgrader else None
 
     @property
+    def in_kernel_total(self):
+        return sum(self.in_kernel.values()) if self.in_kernel else None
+
+    @property
     def attnkit_total(self):
         return self.attnkit.get("score")
 
     def attnkit_notebooks(self):
         return {notebook["notebook"]: notebook["score"] for notebook in self.attnkit.get("notebooks", [])}
 
-    def agree(self):
-        ours, theirs = self.attnkit_notebooks(), self.nbgrader
+    def agree(self, theirs=None):
+        """attnkit's grade equals `theirs` (default: the sandboxed nbgrader's), notebook by notebook."""
+        ours, theirs = self.attnkit_notebooks(), self.nbgrader if theirs is None else theirs
         return bool(ours) and bool(theirs) and all(
             abs(ours.get(name, 0.0) - theirs.get(name, 0.0)) <= TOLERANCE for name in NOTEBOOKS)
 
@@ -110,9 +119,12 @@ def expectation_problems(row, landlock=None):
     submission, problems = row.submission, []
     if not row.attnkit:
         return ["attnkit gave no grade"]
-    if submission.honest and not row.agree():
-        problems.append(f"nbgrader {_fmt(row.nbgrader_total)} and attnkit {_fmt(row.attnkit_total)} disagree "
-                        f"({_notebook_differences(row)})")
+    if not row.agree():
+        problems.append(f"nbgrader (sandboxed) {_fmt(row.nbgrader_total)} and attnkit {_fmt(row.attnkit_total)} "
+                        f"disagree ({_notebook_differences(row, row.nbgrader)})")
+    if submission.honest and row.in_kernel and not row.agree(row.in_kernel):
+        problems.append(f"nbgrader in the kernel {_fmt(row.in_kernel_total)} and attnkit {_fmt(row.attnkit_total)} "
+                        f"disagree on an honest submission ({_notebook_differences(row, row.in_kernel)})")
     if submission.total is not None:
         for grader, total in (("attnkit", row.attnkit_total), ("nbgrader", row.nbgrader_total)):
             if total is None or abs(total - submission.total) > TOLERANCE:
@@ -127,37 +139,40 @@ def expectation_problems(row, landlock=None):
     return problems
 
 
-def _notebook_differences(row):
+def _notebook_differences(row, theirs):
     ours = row.attnkit_notebooks()
-    return ", ".join(f"{name[:2]}: {_fmt(row.nbgrader.get(name))} vs {_fmt(ours.get(name))}"
-                     for name in NOTEBOOKS if abs(row.nbgrader.get(name, 0.0) - ours.get(name, 0.0)) > TOLERANCE)
+    return ", ".join(f"{name[:2]}: {_fmt(theirs.get(name))} vs {_fmt(ours.get(name))}"
+                     for name in NOTEBOOKS if abs(theirs.get(name, 0.0) - ours.get(name, 0.0)) > TOLERANCE)
 
 
 def agreement(row):
-    """The agreement column: ✔ when both graders agree; for an adversarial row, who was fooled."""
-    if row.agree():
-        return OK
-    if row.submission.honest:
-        return f"{NOT_OK} DISAGREE"
-    if row.nbgrader_total is not None and row.attnkit_total is not None and row.nbgrader_total > row.attnkit_total:
-        return f"{NOT_OK} nbgrader fooled"
-    return NOT_OK
+    """The agreement column: ✔ when attnkit and the sandboxed nbgrader agree, notebook by notebook."""
+    return OK if row.agree() else f"{NOT_OK} DISAGREE"
+
+
+def in_kernel_column(row):
+    """Plain nbgrader's total, and whether the student fooled it (graded above attnkit's honest grade)."""
+    total, honest_total = row.in_kernel_total, row.attnkit_total
+    if total is not None and honest_total is not None and total > honest_total + TOLERANCE:
+        return f"{_fmt(total)} {NOT_OK} fooled"
+    return _fmt(total)
 
 
 def table(rows):
     """The final table, one line per student (the longest column last)."""
-    header = ["student", "nbgrader", "attnkit", "agree", "as declared", "misconceptions (attnkit)",
-              "points lost (attnkit)"]
+    header = ["student", "attnkit", "nbgrader (sandboxed)", "agree", "nbgrader in kernel (no sandbox)",
+              "as declared", "misconceptions (attnkit)", "points lost (attnkit)"]
     lines = [header]
     for row in rows:
         lost = row.lost()
         lost_text = "every exercise" if len(lost) == len(EXERCISES_BY_ID) else \
             ", ".join(f"{exercise} -{points:g}" for exercise, points in lost.items())
         misconceptions = ", ".join(dict.fromkeys(name for _, name in row.misconceptions()))
-        lines.append([row.student_id, _fmt(row.nbgrader_total), _fmt(row.attnkit_total), agreement(row),
-                      NOT_OK if row.problems else OK, misconceptions or "-", lost_text or "-"])
+        lines.append([row.student_id, _fmt(row.attnkit_total), _fmt(row.nbgrader_total), agreement(row),
+                      in_kernel_column(row), NOT_OK if row.problems else OK, misconceptions or "-",
+                      lost_text or "-"])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    right = {1, 2}  # scores
+    right = {1, 2, 4}  # scores
     text = ["  ".join(cell.rjust(width) if i in right else cell.ljust(width)
                       for i, (cell, width) in enumerate(zip(line, widths, strict=True))).rstrip()
             for line in lines]
@@ -179,6 +194,7 @@ class Demo:
         self.out = out if out is not None else sys.stdout
         self.started = time.monotonic()
         self.course_root = self.workdir / "course"
+        self.in_kernel_root = self.workdir / "course-in-kernel"
         self.handed_in = self.workdir / "handed_in"
         self.attnkit_out = self.workdir / "attnkit"
 
@@ -192,14 +208,20 @@ class Demo:
             raise FixtureError("; ".join(problems))
         self.step(f"building an nbgrader course in {self.course_root}")
         nbgrader_course.make_course(self.course_root, self.repo)
-        with open(self.course_root / "nbgrader_config.py", "a", encoding="utf-8") as config:
-            config.write(f"# make demo: one student loops forever; nbgrader interrupts a cell after this long\n"
-                         f"c.ExecutePreprocessor.timeout = {NBGRADER_CELL_TIMEOUT}\n")
-        self.step(f"nbgrader generate_assignment {nbgrader_course.ASSIGNMENT}: source/ -> release/")
+        self.step(f"and a second course, {self.in_kernel_root.name}/, that grades in the student's kernel (no sandbox)")
+        nbgrader_course.make_course(self.in_kernel_root, self.repo, in_kernel=True)
+        for root, setting in ((self.course_root, f"c.SandboxedExecute.timeout = {ATTNKIT_TIMEOUT}"),
+                              (self.in_kernel_root, f"c.ExecutePreprocessor.timeout = {NBGRADER_CELL_TIMEOUT}")):
+            with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+                config.write(f"# make demo: one student loops forever; a cell is interrupted after this long\n"
+                             f"{setting}\n")
+        self.step(f"nbgrader generate_assignment {nbgrader_course.ASSIGNMENT}: source/ -> release/ (both courses)")
         nbgrader_course.generate_release(self.course_root)
+        nbgrader_course.generate_release(self.in_kernel_root)
         self.collect()
         self.grade_with_attnkit()
-        self.grade_with_nbgrader()
+        self.grade_with_sandboxed_nbgrader()
+        self.grade_in_kernel()
         self.step(f"nbgrader generate_feedback {nbgrader_course.ASSIGNMENT}")
         nbgrader_course.generate_feedback(self.course_root)
         self.step("nbgrader export")
@@ -214,6 +236,7 @@ class Demo:
         for submission in CLASS:
             folder = write_submission(submission, self.handed_in / submission.student_id, self.repo)
             nbgrader_course.submit(self.course_root, submission.student_id, folder)
+            nbgrader_course.submit(self.in_kernel_root, submission.student_id, folder)
             print(f"           {submission.student_id:28} {submission.description}", file=self.out, flush=True)
 
     def grade_with_attnkit(self):
@@ -226,17 +249,24 @@ class Demo:
         if process.returncode != 0:
             raise DemoError(f"attnkit grade exited with status {process.returncode}")
 
-    def grade_with_nbgrader(self):
+    def grade_with_sandboxed_nbgrader(self):
+        self.step(f"nbgrader autograde {nbgrader_course.ASSIGNMENT}: {len(CLASS)} students x {len(NOTEBOOKS)} "
+                  f"notebooks in attnkit's sandbox (the course's nbgrader_config.py), one nbgrader for the class")
+        started = time.monotonic()
+        nbgrader_course.autograde(self.course_root)
+        self.step(f"  nbgrader autograde (sandboxed): done in {time.monotonic() - started:.0f} s")
+
+    def grade_in_kernel(self):
         students = [submission.student_id for submission in CLASS]
-        self.step(f"nbgrader autograde {nbgrader_course.ASSIGNMENT}: {len(students)} students x "
-                  f"{len(NOTEBOOKS)} notebooks, {NBGRADER_STREAMS} at a time")
+        self.step(f"nbgrader autograde {nbgrader_course.ASSIGNMENT} in {self.in_kernel_root.name}/, in the students' "
+                  f"kernels: {len(students)} students x {len(NOTEBOOKS)} notebooks, {NBGRADER_STREAMS} at a time")
         with ThreadPoolExecutor(max_workers=NBGRADER_STREAMS) as pool:
-            futures = {pool.submit(nbgrader_course.autograde, self.course_root, [student]): student
+            futures = {pool.submit(nbgrader_course.autograde, self.in_kernel_root, [student]): student
                        for student in students}
             try:
                 for done, future in enumerate(as_completed(futures), start=1):
                     future.result()
-                    self.step(f"  nbgrader autograde: {futures[future]} ({done}/{len(students)})")
+                    self.step(f"  nbgrader autograde (in kernel): {futures[future]} ({done}/{len(students)})")
             except BaseException:
                 for future in futures:  # students not started yet are not graded
                     future.cancel()
@@ -251,8 +281,10 @@ class Demo:
 
     def rows(self):
         scores = nbgrader_course.read_scores(self.course_root)
+        in_kernel = nbgrader_course.read_scores(self.in_kernel_root)
         landlock = landlock_abi()
-        rows = [Row(submission, scores.get(submission.student_id, {}), self.attnkit_record(submission.student_id))
+        rows = [Row(submission, scores.get(submission.student_id, {}), self.attnkit_record(submission.student_id),
+                    in_kernel=in_kernel.get(submission.student_id, {}))
                 for submission in CLASS]
         for row in rows:
             row.problems = expectation_problems(row, landlock)
@@ -267,19 +299,20 @@ class Demo:
             if not row.submission.honest:
                 notes = "; ".join(row.notes()[:2]) or "no notes"
                 print(f"{row.student_id}: {row.submission.description}.\n"
-                      f"  nbgrader {_fmt(row.nbgrader_total)}, attnkit {_fmt(row.attnkit_total)} "
-                      f"(attnkit saw: {notes})", file=self.out)
+                      f"  attnkit {_fmt(row.attnkit_total)}, nbgrader in the sandbox {_fmt(row.nbgrader_total)}, "
+                      f"plain nbgrader in the kernel {_fmt(row.in_kernel_total)} (attnkit saw: {notes})", file=self.out)
         if any(not row.submission.honest for row in rows):
-            print("  (nbgrader runs its checks in the student's kernel, where the student can patch them and read "
-                  "solutions/;\n   attnkit judges in its own process and confines the student's code in a sandbox.)",
-                  file=self.out)
+            print("  (plain nbgrader runs its checks in the student's kernel, where the student can patch them and "
+                  "read solutions/;\n   the course's nbgrader_config.py grades in attnkit's sandbox instead, as "
+                  "`attnkit grade` does: the judges run\n   in the grader's process and the student's code is "
+                  "confined.)", file=self.out)
         for row in rows:
             for problem in row.problems:
                 print(f"{NOT_OK} {row.student_id}: {problem}", file=self.out)
         print(file=self.out)
         feedback = self.course_root / "feedback"
-        print(f"nbgrader feedback:  {feedback}/<student>/{nbgrader_course.ASSIGNMENT}/*.html\n"
-              f"nbgrader grades:    {self.course_root / 'grades.csv'}\n"
+        print(f"nbgrader feedback:  {feedback}/<student>/{nbgrader_course.ASSIGNMENT}/*.html (sandboxed)\n"
+              f"nbgrader grades:    {self.course_root / 'grades.csv'} (sandboxed)\n"
               f"attnkit feedback:   {self.attnkit_out / 'feedback'}/<student>.html\n"
               f"attnkit grades:     {self.attnkit_out / 'grades.csv'}\n"
               f"everything (kept):  {self.workdir}   (rm -rf it when done)", file=self.out)
@@ -319,7 +352,8 @@ def main(argv=None):
     failed = [row.student_id for row in rows if row.problems]
     print(f"\nmake demo: {len(rows)} students in {time.monotonic() - started:.0f} s; "
           + (f"{NOT_OK} not as declared: {', '.join(failed)}" if failed else
-             f"{OK} every honest submission got the same grade from nbgrader and attnkit"), flush=True)
+             f"{OK} every submission got the same grade from attnkit and the sandboxed nbgrader, every honest one "
+             "also from plain nbgrader"), flush=True)
     return 1 if failed else 0
 
 

@@ -144,14 +144,25 @@ def test_attnkit_gives_each_submission_its_declared_outcome(graded_class, submis
             assert notebook["score"] == notebook["max_score"], notebook["notebook"]
 
 
-def test_an_adversarial_submission_that_fools_nbgrader_is_shown_but_does_not_fail_the_demo(graded_class):
+def test_an_adversarial_submission_that_fools_plain_nbgrader_is_shown_but_does_not_fail_the_demo(graded_class):
     submission = BY_ID["adversarial-allclose-loop"]
     document = graded_class[submission.student_id]
     full_marks = {notebook["notebook"]: notebook["max_score"] for notebook in document["notebooks"]}
-    row = _row(submission, document, nbgrader=full_marks)  # what nbgrader gives: its kernel was patched
-    assert demo.agreement(row) == f"{demo.NOT_OK} nbgrader fooled"
+    row = _row(submission, document)  # the sandboxed nbgrader gives attnkit's grade
+    row.in_kernel = full_marks  # what plain nbgrader gives: its kernel was patched
+    assert demo.agreement(row) == demo.OK
+    assert demo.in_kernel_column(row) == f"100 {demo.NOT_OK} fooled"
     assert demo.expectation_problems(row, landlock=landlock_abi()) == []
     assert any("limit" in note for note in row.notes())  # the loop was interrupted
+
+
+def test_a_sandboxed_nbgrader_fooled_by_an_adversarial_submission_fails_the_demo(graded_class):
+    submission = BY_ID["adversarial-allclose-loop"]
+    document = graded_class[submission.student_id]
+    full_marks = {notebook["notebook"]: notebook["max_score"] for notebook in document["notebooks"]}
+    row = _row(submission, document, nbgrader=full_marks)
+    assert demo.agreement(row) == f"{demo.NOT_OK} DISAGREE"
+    assert any("nbgrader (sandboxed)" in problem for problem in demo.expectation_problems(row, landlock_abi()))
 
 
 def test_an_honest_disagreement_fails_the_demo_and_shows_in_the_table(graded_class):
@@ -164,7 +175,7 @@ def test_an_honest_disagreement_fails_the_demo_and_shows_in_the_table(graded_cla
     assert len(problems) == 1 and "disagree" in problems[0] and "01: 18 vs 11" in problems[0]
     agreeing.problems, disagreeing.problems = [], problems
     lines = demo.table([agreeing, disagreeing]).splitlines()
-    assert lines[0].split()[:4] == ["student", "nbgrader", "attnkit", "agree"]
+    assert lines[0].split()[:6] == ["student", "attnkit", "nbgrader", "(sandboxed)", "agree", "nbgrader"]
     assert "softmax_wrong_dim" in lines[2] and "context_vectors -7" in lines[2]
     assert "DISAGREE" in lines[3] and lines[3].count(demo.NOT_OK) == 2
 
@@ -176,9 +187,10 @@ def test_the_demo_refuses_to_write_inside_the_checkout(repo_root, capsys):
     assert "inside the checkout" in capsys.readouterr().err
 
 
-def test_nbgrader_gives_the_grades_attnkit_gives(graded_class, repo_root, tmp_path):
-    """Honest submissions through real nbgrader (generate_assignment, autograde): the same grade per notebook."""
-    course_root = nbgrader_course.make_course(tmp_path / "course", repo_root)
+def test_plain_nbgrader_gives_honest_submissions_the_grades_attnkit_gives(graded_class, repo_root, tmp_path):
+    """Honest submissions through plain nbgrader, in the student's kernel (the course switched back from the sandbox:
+    generate_assignment, autograde): the same grade per notebook."""
+    course_root = nbgrader_course.make_course(tmp_path / "course", repo_root, in_kernel=True)
     nbgrader_course.generate_release(course_root)
     for student_id in NBGRADER_STUDENTS:
         nbgrader_course.submit(course_root, student_id,
@@ -187,6 +199,10 @@ def test_nbgrader_gives_the_grades_attnkit_gives(graded_class, repo_root, tmp_pa
     nbgrader_scores = nbgrader_course.read_scores(course_root)
     rows = {student_id: _row(BY_ID[student_id], graded_class[student_id], nbgrader=nbgrader_scores[student_id])
             for student_id in NBGRADER_STUDENTS}
+    autograded = course_root / "autograded" / NBGRADER_STUDENTS[0] / "attention" / f"{NOTEBOOKS[2]}.ipynb"
+    ran = nbformat.read(autograded, as_version=4)
+    # a kernel ran every code cell, the given ones included (the sandbox writes no execution counts there)
+    assert all(cell.execution_count for cell in ran.cells if cell.cell_type == "code" and cell.source.strip())
     for row in rows.values():
         assert row.agree(), demo.expectation_problems(row)
     assert rows["mistake-mask-plain-attribute"].attnkit_total < 100

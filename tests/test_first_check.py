@@ -1,10 +1,11 @@
-"""A fresh kernel's first check(...) does not wait for torch's one-time imports.
+"""A fresh kernel's first check(...) waits for none of torch's one-time imports it does not need.
 
 torch imports torch._dynamo (most of a second) the first time a dispatch mode's __torch_dispatch__ runs, the first
 time deterministic algorithms are switched, and on the first op on the meta device. The recorders opt out of the
 first (UncompiledDispatchMode), the grader's torch settings touch the second only when a cell switched it on, and
-importing `check` pays the third in a background thread while the student reads. Each test runs in a fresh
-interpreter: what counts is what a new kernel imports.
+the first check that runs on the meta device pays the third in the student's own thread (a background import raced
+with the student's own torch setters). Each test runs in a fresh interpreter: what counts is what a new kernel
+imports.
 """
 
 import subprocess
@@ -30,12 +31,15 @@ def test_recording_calls_and_ops_imports_no_dynamo():
     """) == ["False"]
 
 
-def test_importing_check_warms_the_meta_device_up_in_the_background():
+def test_importing_check_starts_nothing_and_the_first_meta_check_pays_the_import_itself():
+    # Nothing runs in the background of a student's kernel (tests/test_kit_never_races.py): the first check that
+    # runs on the meta device imports torch._dynamo in the student's own thread, and is right.
     assert fresh("""
-        import sys, threading, torch
-        from autograder import check  # noqa: F401
-        warm_up = [thread for thread in threading.enumerate() if thread.name == "attnkit-warm-up"]
-        for thread in warm_up:
-            thread.join()
-        print(len(warm_up), "torch._dynamo" in sys.modules)
-    """) == ["1", "True"]
+        import io, sys, threading, contextlib, torch
+        from autograder import check
+        import solutions
+        print(threading.active_count(), "torch._dynamo" in sys.modules)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            check("self_attention_v1", solutions.SelfAttention_v1)
+        print("torch._dynamo" in sys.modules, "✘" in out.getvalue())
+    """) == ["1", "False", "True", "False"]

@@ -262,12 +262,13 @@ def test_isolation_notes_say_what_this_kernel_lacks(solved_dir):
 
 
 @pytest.mark.slow
-def test_bench_runs_nbgrader_and_attnkit_on_the_same_submissions_and_they_agree():
+def test_bench_runs_plain_and_sandboxed_nbgrader_and_attnkit_on_the_same_submissions_and_they_agree():
     result = run_bench(1)
-    assert result.nbgrader_totals == result.attnkit_totals == {"student000": 100.0}
-    assert result.scores_agree and result.nbgrader_seconds > 0 and result.attnkit_seconds > 0
+    assert result.nbgrader_totals == result.sandboxed_totals == result.attnkit_totals == {"student000": 100.0}
+    assert result.scores_agree and min(result.nbgrader_seconds, result.sandboxed_seconds, result.attnkit_seconds) > 0
     report = format_report(result)
-    assert "speed-up" in report and "scores agree:       yes" in report
+    assert "speed-up, sandboxed nbgrader" in report and "scores agree:       yes" in report
+    assert f"{result.sandboxed_speedup:8.1f}x" in report
 
 
 # --- how a child's end is told: re-runs, the total time, the grader's own errors --------------------

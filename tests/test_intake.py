@@ -237,12 +237,144 @@ def test_two_edited_copies_grade_none_and_the_reason_names_every_candidate(tmp_p
 
 
 def test_a_missing_notebook_names_the_notebooks_that_were_there(tmp_path):
-    folder = student(tmp_path, {"attention/my_notes.ipynb": SOLVED, "attention/README.md": b"hi"})
+    folder = student(tmp_path, {"attention/my_notes.ipynb": scratch_notebook(), "attention/README.md": b"hi"})
     found, submission = located(folder)
     assert found.reason == f"not submitted (no attention/{NB01}.ipynb; the notebooks handed in are " \
                            "attention/my_notes.ipynb)"
     assert submission.unused == ("attention/my_notes.ipynb",)
     assert submission.files == ("attention/README.md", "attention/my_notes.ipynb")
+
+
+# --- notebooks recognised by their content, whatever they are called --------------------------------------
+
+def scratch_notebook():
+    """A student's own notebook that pasted NB01's imports and one given cell: no notebook of the assignment."""
+    released = json.loads(RELEASED.read_text(encoding="utf-8"))["cells"]
+    given = [cell for cell in released if cell["cell_type"] == "code"][:2]
+    cells = [*given, {"cell_type": "code", "metadata": {}, "source": "print('trying things out')", "outputs": [],
+                      "execution_count": None}]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+
+
+def without_nbgrader_metadata(path):
+    """The notebook as a tool that drops cell metadata saves it (jupytext round trips, some Kaggle exports)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for cell in document["cells"]:
+        cell["metadata"] = {}
+    return json.dumps(document).encode()
+
+
+def as_colab_saves(path):
+    """The notebook as Colab saves it: one source string per cell, Colab's own metadata, outputs kept."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    document["metadata"] = {"colab": {"provenance": []}, "kernelspec": {"name": "python3"}}
+    for cell in document["cells"]:
+        cell["source"] = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        cell["metadata"]["id"] = "x" + str(abs(hash(cell["source"])) % 10**6)
+        if cell["cell_type"] == "code":
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "tensor(1.)\n"}]
+    return json.dumps(document, indent=2).encode()
+
+
+@pytest.mark.parametrize("relative", [
+    f"attention/Copy of {NB01}.ipynb",  # Colab's "Save a copy in Drive", downloaded
+    f"wang_LATE_48213_{NB01}.ipynb",  # an LMS bulk download: surname, lateness, submission id
+    "attention/notebook1.ipynb",
+    f"Downloads/{NB01.replace('_', ' ').title()} - Kaggle.ipynb",
+    "hw2/submission_348812_attempt_2026-11-20-23-59-01.ipynb",
+])
+def test_a_notebook_of_any_name_that_carries_the_notebooks_cells_is_graded_and_the_note_says_so(tmp_path, relative):
+    folder = student(tmp_path, {relative: as_colab_saves(SOLVED), "attention/README.md": b"my work"})
+    found, submission = located(folder)
+    assert found.path == folder / relative and found.shown == relative and found.by_content
+    assert found.notes == (f"graded {relative} as {NB01}.ipynb: its name is not {NB01}.ipynb but it holds that "
+                           f"notebook's cells (found by content)",)
+    assert relative not in submission.unused
+    assert all(submission.located[other].path is None for other in NOTEBOOKS[1:])
+
+
+def test_a_notebook_without_its_nbgrader_metadata_is_recognised_by_its_given_cells(tmp_path):
+    folder = student(tmp_path, {"attention/lab.ipynb": without_nbgrader_metadata(SOLVED)})
+    found, _ = located(folder)
+    assert found.path == folder / "attention" / "lab.ipynb" and found.by_content
+
+
+def test_every_notebook_of_the_class_is_recognised_under_lms_names(tmp_path):
+    files = {f"smith_{number}_{n}.ipynb": REPO / "source" / "attention" / f"{notebook}.ipynb"
+             for number, (n, notebook) in enumerate(zip("ABCD", NOTEBOOKS, strict=True))}
+    folder = student(tmp_path, files)
+    with open_submission(folder) as submission:
+        for (name, _), notebook in zip(files.items(), NOTEBOOKS, strict=True):
+            assert submission.located[notebook].shown == name, submission.located[notebook]
+
+
+def test_a_scratch_notebook_with_a_few_pasted_cells_is_no_notebook_of_the_assignment(tmp_path):
+    folder = student(tmp_path, {"attention/scratch.ipynb": scratch_notebook()})
+    found, _ = located(folder)
+    assert found.path is None and "the notebooks handed in are attention/scratch.ipynb" in found.reason
+
+
+def test_the_other_notebooks_of_the_assignment_are_not_taken_for_this_one(tmp_path):
+    nb02 = REPO / "source" / "attention" / f"{NOTEBOOKS[1]}.ipynb"
+    folder = student(tmp_path, {"attention/week2.ipynb": nb02})
+    found, submission = located(folder)
+    assert found.path is None
+    assert submission.located[NOTEBOOKS[1]].shown == "attention/week2.ipynb"
+
+
+def test_several_files_with_the_notebooks_cells_and_different_work_grade_none_and_name_them_all(tmp_path):
+    names = [f"Copy of {NB01}.ipynb", f"lee_48213_{NB01}.ipynb"]
+    folder = student(tmp_path, {names[0]: SOLVED, names[1]: other_work()})
+    found, _ = located(folder)
+    assert found.path is None and found.candidates == tuple(names)
+    assert found.reason.startswith(f"not submitted: 2 files could be {NB01}.ipynb and they hold different work")
+
+
+def test_copies_with_the_same_work_found_by_content_count_once(tmp_path):
+    names = [f"Copy of {NB01}.ipynb", f"Copy of {NB01} (1).ipynb", "untitled.ipynb"]
+    folder = student(tmp_path, {names[0]: SOLVED, names[1]: SOLVED, names[2]: RELEASED})
+    found, _ = located(folder)
+    assert found.path == folder / names[1] and found.by_content  # the same code: the first by name
+    assert found.notes[0] == (f"graded {names[1]} as {NB01}.ipynb (recognised by its cells: found by content), the "
+                              f"only edited work of 3 copies ({names[0]}: the same code; {names[2]}: the release, "
+                              "untouched)")
+
+
+def test_edited_work_of_another_name_wins_over_the_untouched_release_of_the_right_name(tmp_path):
+    folder = student(tmp_path, {f"attention/{NB01}.ipynb": RELEASED, f"attention/Copy of {NB01}.ipynb": SOLVED})
+    found, _ = located(folder)
+    assert found.path == folder / "attention" / f"Copy of {NB01}.ipynb" and found.by_content
+    assert f"attention/{NB01}.ipynb: the release, untouched" in found.notes[0]
+
+
+def test_a_file_of_the_right_name_wins_over_one_found_by_content(tmp_path):
+    folder = student(tmp_path, {f"attention/{NB01}.ipynb": SOLVED, f"attention/Copy of {NB01}.ipynb": other_work()})
+    found, submission = located(folder)
+    assert found.path == folder / "attention" / f"{NB01}.ipynb" and not found.by_content and found.notes == ()
+    assert submission.unused == (f"attention/Copy of {NB01}.ipynb",)
+
+
+def test_a_notebook_of_another_name_inside_a_zip_is_found_by_content(tmp_path):
+    folder = student(tmp_path, {"readme.txt": b"hi"})
+    write_zip(folder / "Archive.zip", [(f"Copy of {NB01}.ipynb", SOLVED.read_bytes()),
+                                       ("__MACOSX/._Copy of x.ipynb", b"\0\5\x16\x07")])
+    with open_submission(folder) as submission:
+        found = submission.located[NB01]
+        assert found.shown == f"Archive.zip: Copy of {NB01}.ipynb" and found.by_content
+        assert found.path.read_bytes() == SOLVED.read_bytes()
+
+
+def test_a_cluttered_folder_of_many_notebooks_reads_a_bounded_number(tmp_path, monkeypatch):
+    reads = []
+    markers = intake._file_markers
+    monkeypatch.setattr(intake, "_file_markers", lambda path, **kw: reads.append(path) or markers(path, **kw))
+    files: dict = {f"runs/run_{index:03}.ipynb": scratch_notebook() for index in range(intake.MAX_CONTENT_READS + 10)}
+    files["zzz/Copy of notes.ipynb"] = SOLVED  # read last: past the cap
+    folder = student(tmp_path, files)
+    found, submission = located(folder)
+    assert len([path for path in reads if "release" not in path.parts]) == intake.MAX_CONTENT_READS
+    assert found.path is None
+    assert "11 more notebook files of other names were not looked into" in submission.notes
 
 
 # --- zip files ---------------------------------------------------------------------------------------------
@@ -362,3 +494,15 @@ def test_an_edited_notebook_in_attention_wins_over_other_work_near_by(tmp_path):
     folder = student(tmp_path, {f"attention/{NB01}.ipynb": SOLVED, f"{NB01}.ipynb": other_work()})
     found, _ = located(folder)
     assert found.path == folder / "attention" / f"{NB01}.ipynb" and found.notes == ()
+
+
+def test_a_folder_of_many_links_gives_a_few_notes_and_a_count(tmp_path):
+    folder = student(tmp_path, {f"attention/{NB01}.ipynb": SOLVED})
+    for number in range(500):
+        (folder / f"link{number:03}").symlink_to("/etc/passwd")
+    found, submission = located(folder)
+    assert found.path == folder / "attention" / f"{NB01}.ipynb"
+    assert len(submission.notes) == intake.MAX_NOTES + 1 and len(found.notes) == intake.MAX_NOTES + 1
+    assert submission.notes[0] == "link000 is a symbolic link: not followed"
+    assert submission.notes[-1] == (f"and {500 - intake.MAX_NOTES} more like these (links not followed, zip members "
+                                    "not extracted)")

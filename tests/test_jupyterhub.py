@@ -6,13 +6,16 @@ JupyterHub with PAM logins and LocalProcessSpawner. Then, in order:
 
 1. the instructor generates and releases the assignment (nbgrader, as that user) and sees it in formgrader;
 2. two students log in, fetch it from the Assignments panel, open notebook 03 with causal_mask filled in (one
-   right, one hiding the diagonal too), run its check (feedback, with a heatmap for the mistake, from the student
+   right; one hiding the diagonal too and, hostile, replacing `autograder.grade` so that a grader running in its
+   kernel would give it full marks), run its check (feedback, with a heatmap for the mistake, from the student
    kit), press Validate and submit from the Assignments panel;
 3. a student's kernel environment cannot import the reference or the checks, nor read the other student's home or
    the exchange's inbound submissions;
-4. the instructor collects, grades with `attnkit grade` and with `nbgrader autograde` (the two agree on notebook
-   03), generates and releases feedback;
-5. each student fetches the feedback and sees their score in it.
+4. the instructor collects, grades with `attnkit grade` and with `nbgrader autograde`, which grades in attnkit's
+   sandbox (the course's nbgrader_config.py): the two agree on notebook 03 and the hostile student gets the honest
+   grade; then generates and releases feedback;
+5. each student fetches the feedback and sees their score in it, and the hostile one the named mistake and the
+   heatmap of its mask.
 
 Screenshots of every step go to $ATTNKIT_ARTIFACTS/hub (default /tmp/attnkit-artifacts). The users and the root are
 removed at the end, also after a failure. Outside CI the test skips where root, Debian's python3, node, npm,
@@ -43,7 +46,9 @@ CHECK_SOURCE = 'check("causal_mask", causal_mask)'
 STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()"
 BODIES = {
     "right": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)",
-    "wrong": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))",  # hides the diagonal too
+    # hides the diagonal too, and replaces the grading function a graded cell imports in the kernel
+    "wrong": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))\n\n\n"
+             "import autograder  # noqa: E402\n\nautograder.grade = lambda *args, **kwargs: 6.0\n",
 }
 LOGIN_S = 120  # a first spawn imports JupyterLab as a new user on a busy 2-core box
 RUN_S = 90
@@ -185,7 +190,18 @@ def run_check(driver, site_, student):
     index = next(i for i, source in enumerate(sources) if CHECK_SOURCE in source)
     check_cell = cells[index]
     check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt").click()
-    menu(driver, "Run", "Run All Above Selected Cell")
+    above = cells[index - 1].find_element(By.CSS_SELECTOR, ".jp-InputPrompt")
+    # On a busy box JupyterLab can drop the command (its menu entry not enabled yet): asked again until the cell
+    # above the check has run, so the check never runs before the code it checks.
+    for attempt in range(3):
+        menu(driver, "Run", "Run All Above Selected Cell")
+        try:
+            wait_until(driver, lambda: re.fullmatch(r"\[\d+\]:", above.text.strip()), RUN_S / 3,
+                       "the cells above the check")
+            break
+        except AssertionError:
+            if attempt == 2:
+                raise
     menu(driver, "Run", "Run Selected Cell and Do not Advance")
     prompt = check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt")
     wait_until(driver, lambda: re.fullmatch(r"\[\d+\]:", prompt.text.strip())
@@ -303,7 +319,8 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
     theirs = {student: notebooks[Path(NOTEBOOK).stem]
               for student, notebooks in nbgrader_course.read_scores(site_.course).items()}
     assert ours == pytest.approx(theirs) and set(ours) == set(site_.students), (ours, theirs)
-    assert ours[right] > ours[wrong], ours  # the mask that hides the diagonal earns less
+    # the mask that hides the diagonal earns less, from nbgrader too: its patched grade() never ran
+    assert ours[right] == 6 and ours[wrong] < 6, ours
     instructor_runs(site_, environments, "nbgrader", "generate_feedback", "attention")
     instructor_runs(site_, environments, "nbgrader", "release_feedback", "attention")
 
@@ -321,6 +338,15 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
             body = wait_until(driver, lambda: driver.find_element(By.TAG_NAME, "body").text, 30, "the feedback page")
             score = f"{ours[student]:g}"
             assert re.search(rf"Score:\s*{re.escape(score)}(\.0+)?\s*/", body), body[:500]
+            assert "Graded checks for The causal mask" in body, body[:2000]  # attnkit's verdicts, from the sandbox
+            if kind == "wrong":
+                assert "likely mistake: the mask also hides the diagonal" in body, body[:3000]
+                # nbconvert's page puts a PNG output in .output_png; shown where the screenshot is taken
+                images = [image for image in driver.find_elements(By.CSS_SELECTOR, ".output_png img")
+                          if driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0",
+                                                   image)]
+                assert images, "no heatmap in the feedback page"
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", images[0])
     with capsys.disabled():  # the round trip's time, for the README and the note
         print(f"\ntest_jupyterhub: the round trip took {time.monotonic() - started:.0f} s "
               f"(environments, users, hub, two students, grading, feedback)")

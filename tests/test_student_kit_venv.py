@@ -16,6 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
+from kit_race import failures, run_setters
 from student_kit_env import clean_environment
 
 import solutions
@@ -249,3 +250,12 @@ def test_no_kit_callable_computes_a_reference_output(kit, tmp_path):
             answered = (output.shape == expected.shape and output.dtype == expected.dtype
                         and torch.allclose(output.double(), expected.double(), equal_nan=True))
             assert not answered, f"{key.rsplit('#', 1)[0]} returns {name}'s output on argument set {index}"
+
+
+def test_torch_setters_right_after_importing_check_always_work(kit):
+    # As tests/test_kit_never_races.py, with the kit as a student installs it.
+    python, _, scratch = kit
+    runs = run_setters(python, "from autograder import check", 8, cwd=scratch,
+                       env={**clean_environment(), "ATTNKIT_LANG": "en"})
+    bad = failures(runs)
+    assert not bad, f"{len(bad)} of 8 runs failed; first: {bad[0].stdout!r}\n{bad[0].stderr[-3000:]}"

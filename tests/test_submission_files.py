@@ -74,7 +74,7 @@ def graded(tmp_path_factory, repo_root):
         folder = submitted / student / "attention"
         folder.mkdir(parents=True)
         for name in names:
-            (folder / name).write_bytes(solved)
+            (folder / name).write_bytes(_unrelated() if student == "unrelated" else solved)
     summary = grade_class(submitted, submitted.parent / "out", Options(limits=Limits(timeout=20, memory_mb=1024)))
     documents = {document["student_id"]: document for document in summary.documents}
     return {student: next(nb for nb in documents[student]["notebooks"] if nb["notebook"] == NB01)
@@ -96,6 +96,13 @@ def test_two_copies_of_the_same_work_are_graded_once(graded):
     assert notebook["status"] == "graded" and notebook["score"] == NB01_POINTS
     assert notebook["path"].endswith(f"{NB01} (1).ipynb")
     assert f"attention/{NB01} (2).ipynb: the same code" in notebook["notes"][0], notebook["notes"]
+
+
+def _unrelated():
+    """A notebook of the student's own: none of the assignment's cells (one found by content is graded)."""
+    cell = {"cell_type": "code", "metadata": {}, "source": "import torch\nprint(torch.ones(3))", "outputs": [],
+            "execution_count": None}
+    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
 
 
 def test_an_unrelated_notebook_is_listed_not_graded(graded):
@@ -156,6 +163,10 @@ def _layouts(repo_root, alice):
         "zipped": lambda folder: _zip(folder / "attention.zip", [(f"attention/{NB01}.ipynb", solved)]),
         "copy_beside_release": lambda folder: (_write(folder, f"attention/{NB01}.ipynb", released),
                                                _write(folder, f"attention/{NB01}-Copy1.ipynb", solved)),
+        "colab": lambda folder: _write(folder, f"Copy of {NB01}.ipynb", solved),
+        "lms_download": lambda folder: _write(folder, f"attention/nguyen_LATE_48213_{NB01}.ipynb", solved),
+        "finder_zip": lambda folder: _zip(folder / "Archive.zip", [("hw/notebook1.ipynb", solved),
+                                                                    ("__MACOSX/hw/._notebook1.ipynb", b"\0\5")]),
     }
 
 
@@ -175,6 +186,9 @@ HONEST = {  # student: what the note says
     "as_text": f"graded attention/{NB01}.ipynb.txt as {NB01}.ipynb",
     "zipped": f"graded attention.zip: attention/{NB01}.ipynb as {NB01}.ipynb: found only inside the zip file",
     "copy_beside_release": f"graded attention/{NB01}-Copy1.ipynb as {NB01}.ipynb, the only edited work",
+    "colab": f"graded Copy of {NB01}.ipynb as {NB01}.ipynb: its name is not {NB01}.ipynb but it holds that",
+    "lms_download": f"graded attention/nguyen_LATE_48213_{NB01}.ipynb as {NB01}.ipynb: its name is not",
+    "finder_zip": f"graded Archive.zip: hw/notebook1.ipynb as {NB01}.ipynb: its name is not",
 }
 
 

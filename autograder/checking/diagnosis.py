@@ -15,6 +15,9 @@ BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tenso
                        r"dimension (\d+)")
 VIEW_SIZE = re.compile(r"shape '\[([\d, -]+)\]' is invalid for input of size (\d+)")
 AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (-?\d+)\)")
+# The student's function called as the exercise's signature gives: a keyword it renamed, or a parameter it added.
+UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(\w+)'")
+MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 
 
@@ -58,6 +61,10 @@ def explain_error(error, case):
         return Verdict(False, "error.device_mismatch", fields, misconception="mask_plain_attribute")
     if kind == "TypeError" and "@" in text and "Linear" in text:
         return Verdict(False, "error.other", fields, misconception="linear_as_matrix")
+    if kind == "TypeError" and (found := UNEXPECTED_KEYWORD.search(text)) is not None:
+        return Verdict(False, "error.unexpected_keyword", {**fields, "keyword": found.group(1)})
+    if kind == "TypeError" and (found := MISSING_ARGUMENT.search(text)) is not None:
+        return Verdict(False, "error.missing_argument", {**fields, "name": found.group(1)})
     if kind == "TypeError" and re.search(r"argument|positional|keyword", text):
         return Verdict(False, "error.wrong_signature", fields)
     if kind == "RuntimeError" and LEAF_IN_PLACE in text:

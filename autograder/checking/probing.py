@@ -10,7 +10,6 @@ import io
 import linecache
 import math
 import numbers
-import sys
 import types
 import warnings
 from collections.abc import Mapping
@@ -207,22 +206,6 @@ def layer_inputs(module, *names):
     finally:
         for handle in handles:
             handle.remove()
-
-
-def warm_up_in_background():
-    """Start paying, in a background thread, torch's one-time cost of the first op on the meta device (it imports
-    torch._dynamo: most of a second). A notebook's first check(...) that runs a device check would pay it; the
-    notebooks import `check` in their first cell, so it is paid while the student reads."""
-    import threading
-
-    def touch_meta():
-        with contextlib.suppress(Exception):  # a warm-up: if it fails, the check pays the cost itself
-            torch.zeros(1, device="meta").masked_fill(torch.zeros(1, dtype=torch.bool, device="meta"), 0.0)
-
-    if "torch._dynamo" not in sys.modules:
-        # Not a daemon: a thread still inside torch when the interpreter shuts down aborts it (SIGABRT); a short
-        # script that only imports the kit waits for the warm-up instead (under a second).
-        threading.Thread(target=touch_meta, name="attnkit-warm-up", daemon=False).start()
 
 
 @contextlib.contextmanager
@@ -741,6 +724,17 @@ def takes_attention_mask(forward):
     except (TypeError, ValueError):  # no signature to read: let the call itself decide
         return True
     return any(p.name == "attention_mask" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def renamed_mask_argument(forward):
+    """The name forward gives its mask when it takes one under another name than attention_mask (the parameter after
+    x: `forward(self, x, padding_mask=None)`), else ""."""
+    try:
+        parameters = list(inspect.signature(forward).parameters.values())
+    except (TypeError, ValueError):
+        return ""
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return next((p.name for p in parameters[1:] if p.kind in named and p.name != "attention_mask"), "")
 
 
 def as_count(value):

@@ -66,6 +66,17 @@ MESSAGES = {
         "en": "returned {got}, expected a torch.Tensor",
         "zh": "返回了 {got}，应当返回 torch.Tensor",
     },
+    "error.unexpected_keyword": {
+        "en": "was called with the keyword argument `{keyword}`, as the exercise's signature gives, and your code "
+        "has no parameter of that name ({type}: {detail}); keep the parameter names of the given signature",
+        "zh": "按练习给定的签名用参数名 `{keyword}` 传入了参数，但你的代码没有这个名字的参数（{type}：{detail}）；"
+        "请保持给定签名中的参数名",
+    },
+    "error.missing_argument": {
+        "en": "your code requires the argument `{name}`, which the exercise's signature does not give ({type}: "
+        "{detail}); keep the given signature",
+        "zh": "你的代码要求参数 `{name}`，而练习给定的签名中没有它（{type}：{detail}）；请保持给定的函数签名",
+    },
     "error.wrong_signature": {
         "en": "could not be called as in the book ({type}: {detail}); keep the given signature",
         "zh": "无法按书中的方式调用（{type}：{detail}）；请保持给定的函数签名",

@@ -25,7 +25,7 @@ from autograder.course import catalog
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import shards
-from autograder.grading.intake import open_submission, student_folders
+from autograder.grading.intake import BY_CONTENT, open_submission, student_folders
 from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
 from autograder.i18n import language
 from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
@@ -134,7 +134,8 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
         for notebook in NOTEBOOKS:
             located = student.located[notebook]
             if located.path is not None:
-                inputs.append(NotebookInput((student.id, notebook), located.path, notebook, located.notes))
+                found = (f"graded {located.shown} ({BY_CONTENT})",) if located.by_content else ()
+                inputs.append(NotebookInput((student.id, notebook), located.path, notebook, located.notes, found))
             else:
                 expected_path = student.folder / ASSIGNMENT / f"{notebook}.ipynb"
                 finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,

@@ -11,7 +11,10 @@ A notebook N is looked for in these places, in order; the first place that holds
 3. the members of the `.zip` files found in those folders, extracted into a temporary directory.
 A candidate is a file named N.ipynb, or one whose name stands for N once case, separators and copy suffixes
 are set aside (`N (1).ipynb`, `N-Copy1.ipynb`: autograder.grading.submissions.normalised_name), or either
-saved as `.ipynb.txt`.
+saved as `.ipynb.txt`. Names are a first guess: where no name stands for N (or only untouched copies of the
+release do), a notebook file of any other name that carries N's content is a candidate too (Colab's
+`Copy of N.ipynb`, an LMS download's `surname_LATE_48213_N.ipynb`, `notebook1.ipynb`): N's graded and given cells,
+recognised by their nbgrader grade ids and by the given cells' text (`_carried_notebook`).
 
 Several candidates in that place are graded when the work is unambiguous: copies with the same code cells
 count once, and an untouched copy of the release (the code cells of release/attention/N.ipynb) or a file
@@ -26,8 +29,10 @@ autograder.isolation.notebook_plan.read_submitted (O_NOFOLLOW, fstat, size caps 
 """
 
 import contextlib
+import dataclasses
 import errno
 import functools
+import json
 import logging
 import os
 import posixpath
@@ -42,7 +47,13 @@ from pathlib import Path
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.submissions import normalised_name
-from autograder.isolation.notebook_plan import MAX_FILE_BYTES, RELEASE_DIR, NotebookProblem, code_cells
+from autograder.isolation.notebook_plan import (
+    MAX_FILE_BYTES,
+    RELEASE_DIR,
+    NotebookProblem,
+    code_cells,
+    read_submitted,
+)
 from autograder.safe_text import clean
 
 logger = logging.getLogger(__name__)
@@ -57,8 +68,14 @@ MAX_ZIP_BYTES = MAX_FILE_BYTES
 MAX_ZIP_MEMBERS = 10_000
 MAX_EXTRACTED_BYTES = 2 * MAX_FILE_BYTES
 CHUNK = 2**20
+# Notebook files of other names read to find a notebook by its content: a folder of a thousand notebooks costs
+# this many reads, not a thousand.
+MAX_CONTENT_READS = 40
+MAX_NOTES = 10  # per student: every notebook's notes and reasons repeat them
+MIN_MARKER_CHARS = 30  # a given cell shorter than this ("x = 1") says nothing about which notebook it is
 
 NOTEBOOK_FOLDER, NEAR_BY, IN_ZIP = 1, 2, 3  # the places, in the order they are looked at
+BY_CONTENT = "found by content"  # in the note of a notebook recognised by its cells, whatever its name
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,7 @@ class Located:
     notes: tuple[str, ...] = ()  # for the student: which file was graded and why, links not followed
     reason: str = ""
     candidates: tuple[str, ...] = ()  # every file that could have been this notebook
+    by_content: bool = False  # the graded file was recognised by its cells, not by its name
 
 
 @dataclass
@@ -106,6 +124,7 @@ class _File:
     path: Path  # where it is read: in the student's folder, or extracted from a zip into the scratch directory
     place: int
     name: str  # the file name, for the notebook it stands for
+    by_content: bool = False  # a candidate because it carries the notebook's cells, whatever its name
 
     @property
     def exact(self):
@@ -121,6 +140,17 @@ class _Scan:
     links: list[str] = field(default_factory=list)
     entries: int = 0
     assignment_folder: bool = False  # the student's folder holds an attention/ folder (not a link)
+    more_notes: int = 0  # notes past MAX_NOTES: counted, not kept (a folder of 10,000 links is one line more)
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+        else:
+            self.more_notes += 1
+
+    def all_notes(self) -> tuple[str, ...]:
+        more = (f"and {self.more_notes:,} more like these (links not followed, zip members not extracted)",)
+        return (*self.notes, *(more if self.more_notes else ()))
 
 
 def stands_for(name):
@@ -195,7 +225,7 @@ def _scan(fd, folder, parts, scan):
             continue
         if entry.is_symlink():
             scan.links.append(shown)
-            scan.notes.append(f"{shown} is a symbolic link: not followed")
+            scan.note(f"{shown} is a symbolic link: not followed")
         elif entry.is_dir(follow_symlinks=False):
             if len(relative) >= MAX_DEPTH:
                 continue
@@ -203,7 +233,7 @@ def _scan(fd, folder, parts, scan):
             try:
                 child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
             except OSError as error:  # swapped for a link since it was listed, or unreadable
-                scan.notes.append(_refused(f"{shown}/", error, name, fd))
+                scan.note(_refused(f"{shown}/", error, name, fd))
                 continue
             try:
                 _scan(child, folder, relative, scan)
@@ -223,17 +253,121 @@ def _resolve(submission, scan, notebooks, scratch_parent):
     wanted = {notebook: [file for file in scan.files if stands_for(file.name) == notebook] for notebook in notebooks}
     nearest = {notebook: _nearest(notebook, files) for notebook, files in wanted.items()}
     missing = {notebook for notebook, files in nearest.items() if not files}
+    members: list[_File] = []
     if missing and scan.zips:
         submission.scratch = Path(tempfile.mkdtemp(prefix="attnkit-intake-", dir=scratch_parent))
-        members = _from_zips(scan, missing, submission.scratch)
+        members = _from_zips(scan, missing, submission.scratch, notebooks)
         for notebook in missing:
             nearest[notebook] = [member for member in members if stands_for(member.name) == notebook]
-    notes = tuple(scan.notes)
+    looking = [notebook for notebook in notebooks if _needs_content(notebook, nearest[notebook])]
+    if looking:
+        others = [file for file in (*scan.files, *members) if stands_for(file.name) not in notebooks]
+        for notebook, files in _by_content(others, tuple(notebooks), scan).items():
+            if notebook in looking:
+                nearest[notebook] = [*nearest[notebook], *files]
+    notes = scan.all_notes()
     submission.notes = notes
     for notebook in notebooks:
         submission.located[notebook] = _choose(notebook, nearest[notebook], scan, notes)
     graded = {located.shown for located in submission.located.values() if located.path is not None}
     submission.unused = tuple(file.shown for file in scan.files if file.shown not in graded)
+
+
+def _needs_content(notebook, candidates):
+    """Whether files of other names are looked into for `notebook`: no name stands for it, or only the release does."""
+    return all(_kind(file, notebook) in ("untouched", "unreadable") for file in candidates)
+
+
+def _by_content(files, notebooks, scan):
+    """{notebook: the files of `files` that carry its content}, the first MAX_CONTENT_READS files read."""
+    found: dict[str, list[_File]] = {}
+    for index, file in enumerate(files):
+        if index == MAX_CONTENT_READS:
+            scan.notes.append(f"{len(files) - index} more notebook files of other names were not looked into")
+            break
+        notebook = _carried_notebook(file.path, notebooks)
+        if notebook:
+            found.setdefault(notebook, []).append(dataclasses.replace(file, by_content=True))
+    return found
+
+
+def _carried_notebook(path, notebooks):
+    """The notebook of `notebooks` whose graded and given cells the file at `path` carries, or "" when none does.
+
+    A notebook's markers are its cells' nbgrader grade ids and its given cells' text that no other notebook of the
+    assignment has. The file is that notebook when it holds at least a third of them (and 3), more than of any
+    other: a Colab or Kaggle copy keeps them all, a scratch notebook with a pasted cell or two is none.
+    """
+    try:
+        held = _file_markers(path)
+    except NotebookProblem:
+        return ""
+    counts = sorted(((len(held & markers), notebook) for notebook, markers in _release_markers(notebooks).items()),
+                    reverse=True)
+    if not counts:
+        return ""
+    (best, notebook), runner_up = counts[0], (counts[1][0] if len(counts) > 1 else 0)
+    needed = max(3, len(_release_markers(notebooks)[notebook]) // 3)
+    return notebook if best >= needed and best > runner_up else ""
+
+
+@functools.cache
+def _release_markers(notebooks, release_dir=RELEASE_DIR):
+    """{notebook: the markers (see _carried_notebook) of the release's version that no other notebook has}."""
+    markers = {}
+    for notebook in notebooks:
+        try:
+            markers[notebook] = _file_markers(Path(release_dir) / f"{notebook}.ipynb", given_only=True)
+        except NotebookProblem:
+            logger.warning("release/%s/%s.ipynb cannot be read: no file is recognised as it by its content",
+                           ASSIGNMENT, notebook)
+            markers[notebook] = frozenset()
+    return {notebook: own - frozenset().union(*(other for name, other in markers.items() if name != notebook))
+            for notebook, own in markers.items()}
+
+
+def _file_markers(path, given_only=False):
+    """The grade ids ("id", ...) and the whitespace-folded text ("text", ...) of the notebook's cells.
+
+    `given_only`: the text of the cells a student does not write (markdown, and code cells that are no solution).
+    """
+    try:
+        document = json.loads(read_submitted(path), object_pairs_hook=_without_outputs)
+    except (ValueError, RecursionError) as error:
+        raise NotebookProblem(f"{clean(path.name)} is not a notebook") from error
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list):
+        raise NotebookProblem(f"{clean(path.name)} is not a notebook (no cells)")
+    markers = set()
+    for cell in cells:
+        if not isinstance(cell, dict):
+            continue
+        nbgrader = _nbgrader(cell)
+        if isinstance(nbgrader.get("grade_id"), str):
+            markers.add(("id", nbgrader["grade_id"]))
+        if given_only and nbgrader.get("solution"):
+            continue
+        text = " ".join(_text(cell.get("source")).split())
+        if len(text) >= MIN_MARKER_CHARS:
+            markers.add(("text", text))
+    return frozenset(markers)
+
+
+def _nbgrader(cell):
+    metadata = cell.get("metadata")
+    nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    return nbgrader if isinstance(nbgrader, dict) else {}
+
+
+def _text(source):
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
+def _without_outputs(pairs):
+    """A JSON object without a cell's outputs and attachments: a notebook full of plots is read for its text only."""
+    return {key: value for key, value in pairs if key not in ("outputs", "attachments")}
 
 
 def _nearest(notebook, files):
@@ -262,7 +396,8 @@ def _choose(notebook, candidates, scan, notes):
     if len(candidates) == 1:
         [file] = candidates
         why = _where(file, expected)
-        return Located(notebook, file.path, file.shown, (*([why] if why else []), *notes), candidates=shown)
+        return Located(notebook, file.path, file.shown, (*([why] if why else []), *notes), candidates=shown,
+                       by_content=file.by_content)
 
     kinds = {file: _kind(file, notebook) for file in candidates}
     edited = {kind for kind in kinds.values() if kind not in ("untouched", "unreadable")}
@@ -276,19 +411,23 @@ def _choose(notebook, candidates, scan, notes):
         pool, why = [file for file in candidates if kinds[file] == "untouched"], "none has edited code"
     else:
         pool, why = candidates, "none is a readable notebook"
-    chosen = min(pool, key=lambda file: (not file.exact, file.shown.count("/"), file.shown))
+    chosen = min(pool, key=lambda file: (not file.exact, file.by_content, file.shown.count("/"), file.shown))
     sets_aside = {"untouched": "the release, untouched", "unreadable": "not a readable notebook"}
     others = "; ".join(f"{file.shown}: {sets_aside.get(kinds[file], 'the same code')}" for file in candidates
                        if file is not chosen)
-    note = f"graded {chosen.shown} as {notebook}.ipynb, {why} of {len(candidates)} copies ({others})"
-    return Located(notebook, chosen.path, chosen.shown, (note, *notes), candidates=shown)
+    found = f" (recognised by its cells: {BY_CONTENT})" if chosen.by_content else ""
+    note = f"graded {chosen.shown} as {notebook}.ipynb{found}, {why} of {len(candidates)} copies ({others})"
+    return Located(notebook, chosen.path, chosen.shown, (note, *notes), candidates=shown, by_content=chosen.by_content)
 
 
 def _where(file, expected):
     """The note for the only candidate, unless it is where and what nbgrader expects."""
-    if file.place == NOTEBOOK_FOLDER and file.exact:
+    if file.place == NOTEBOOK_FOLDER and file.exact and not file.by_content:
         return ""
     notebook = posixpath.basename(expected)
+    if file.by_content:
+        return f"graded {file.shown} as {notebook}: its name is not {notebook} but it holds that notebook's cells " \
+               f"({BY_CONTENT})"
     if file.place == IN_ZIP:
         return f"graded {file.shown} as {notebook}: found only inside the zip file"
     if file.place == NEAR_BY:
@@ -324,21 +463,22 @@ class _ZipRefused(Exception):
     """A zip file, or one of its members, that is not extracted: the message says why."""
 
 
-def _from_zips(scan, notebooks, scratch):
-    """_File for every member of the zips in `scan` that could be one of `notebooks`, extracted into `scratch`."""
+def _from_zips(scan, notebooks, scratch, known):
+    """_File for every member of the zips in `scan` that could be one of `notebooks` (by its name, or by its content:
+    a notebook file whose name stands for none of `known`), extracted into `scratch`."""
     members, extracted = [], [0]
     for index, (shown, path) in enumerate(scan.zips):
         try:
-            members.extend(_extract(index, shown, path, notebooks, scratch, scan, extracted))
+            members.extend(_extract(index, shown, path, (notebooks, known), scratch, scan, extracted))
         except _ZipRefused as refused:
-            scan.notes.append(f"{shown} not extracted: {refused}")
+            scan.note(f"{shown} not extracted: {refused}")
         except (OSError, EOFError, RuntimeError, NotImplementedError, ValueError, zipfile.BadZipFile,
                 zlib.error) as error:
-            scan.notes.append(f"{shown} cannot be read as a zip file: {clean(str(error), 200) or type(error).__name__}")
+            scan.note(f"{shown} cannot be read as a zip file: {clean(str(error), 200) or type(error).__name__}")
     return members
 
 
-def _extract(index, shown, path, notebooks, scratch, scan, extracted):
+def _extract(index, shown, path, wanted, scratch, scan, extracted):
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError as error:
@@ -355,7 +495,7 @@ def _extract(index, shown, path, notebooks, scratch, scan, extracted):
             infos = archive.infolist()
             if len(infos) > MAX_ZIP_MEMBERS:
                 raise _ZipRefused(f"more than {MAX_ZIP_MEMBERS} members")
-            chosen = _members(shown, infos, notebooks, scan)
+            chosen = _members(shown, infos, wanted, scan)
             declared = extracted[0] + sum(info.file_size for info in chosen)
             if declared > MAX_EXTRACTED_BYTES:
                 raise _ZipRefused(f"its notebooks would take more than {MAX_EXTRACTED_BYTES // 2**20} MB")
@@ -369,23 +509,29 @@ def _extract(index, shown, path, notebooks, scratch, scan, extracted):
             return files
 
 
-def _members(shown, infos, notebooks, scan):
-    """The members that could be one of `notebooks`; unsafe ones are noted and left out."""
+def _members(shown, infos, wanted, scan):
+    """The members that could be one of the missing notebooks; unsafe ones are noted and left out.
+
+    `wanted`: (the missing notebooks, every notebook of the assignment): a member whose name stands for a missing
+    one, or for none of the assignment's (it may carry a missing one's content).
+    """
+    missing, known = wanted
     chosen = []
     for info in infos:
         name = info.filename.replace("\\", "/")
         parts = [part for part in name.split("/") if part not in ("", ".")]
-        if info.is_dir() or not parts or stands_for(parts[-1]) not in notebooks:
+        stands = stands_for(parts[-1]) if parts else ""
+        if info.is_dir() or not stands or (stands not in missing and stands in known):
             continue
         where = f"{shown}: {clean(info.filename)}"
         if name.startswith("/") or ".." in parts or ":" in parts[0]:
-            scan.notes.append(f"{where} is outside the zip's folder (an absolute or .. path): not extracted")
+            scan.note(f"{where} is outside the zip's folder (an absolute or .. path): not extracted")
         elif stat.S_ISLNK(info.external_attr >> 16):
-            scan.notes.append(f"{where} is a symbolic link: not followed")
+            scan.note(f"{where} is a symbolic link: not followed")
         elif any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts) or len(parts) > MAX_DEPTH:
             continue
         elif info.file_size > MAX_FILE_BYTES:
-            scan.notes.append(f"{where} is larger than {MAX_FILE_BYTES // 2**20} MB: not extracted")
+            scan.note(f"{where} is larger than {MAX_FILE_BYTES // 2**20} MB: not extracted")
         else:
             chosen.append(info)
     return chosen

@@ -6,6 +6,7 @@ code and seed as `grade()` in a notebook, so honest submissions score what nbgra
 """
 
 import logging
+import re
 import site
 import sys
 import sysconfig
@@ -18,7 +19,7 @@ from autograder.course import catalog
 from autograder.course.exercises import of_notebook
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
-from autograder.isolation import sandbox
+from autograder.isolation import sandbox, workspace
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
@@ -46,6 +47,7 @@ class NotebookInput:
     path: Path
     notebook: str | None = None  # None: inferred from the file name or its graded cells
     notes: tuple[str, ...] = ()  # what the caller found out about the file (e.g. graded under another name)
+    problems: tuple[str, ...] = ()  # what of that may change the grade, for the instructor (found by content)
 
 
 @dataclass
@@ -59,6 +61,9 @@ class NotebookResult:
     notes: list[str] = field(default_factory=list)
     sha256: str = ""
     times: StageTimes = field(default_factory=StageTimes)  # where its grading time went (attnkit bench)
+    cell_notes: dict[int, list[str]] = field(default_factory=dict)  # cell index -> the notes about that cell
+    problems: list[str] = field(default_factory=list)  # what changed the grade, in grades.csv's problems column
+    isolation_notes: list[str] = field(default_factory=list)  # protections its child's kernel lacked
 
     @property
     def score(self):
@@ -83,16 +88,18 @@ def grade_notebooks(inputs, options=None, on_result=None):
     for position, item in enumerate(inputs):
         try:
             plan = plan_notebook(item.path, item.notebook)
+            if _empty(plan):
+                raise NotebookProblem(f"{clean(Path(item.path).name)} {EMPTY}")
         except NotebookProblem as problem:
             status = MISSING if not Path(item.path).exists() else UNREADABLE
             result = unanswered_result(item.key, item.notebook, item.path, status, str(problem), lang)
-            result.notes[:0] = item.notes
+            _finish(result, item)
             results[position] = result
             if on_result:
                 on_result(result)
             continue
         jobs.append(Job((position, item.key), plan, options.seed))
-        notes_of[position] = item.notes
+        notes_of[position] = item
 
     isolation_notes = set()
 
@@ -110,7 +117,8 @@ def grade_notebooks(inputs, options=None, on_result=None):
             reason = f"grader error: {type(error).__name__}: {one_line(error, 300)}"
             logger.error("attnkit: internal error while judging %s: %s", clean(str(outcome.plan.path)), reason)
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
-        result.notes[:0] = notes_of[position]
+        _finish(result, notes_of[position])
+        result.isolation_notes = sorted(outcome.isolation_notes)
         results[position] = result
         if on_result:
             on_result(result)
@@ -151,8 +159,71 @@ def _judge(key, outcome, seed, lang):
         results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
         with times.timing("fingerprints"):
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
-    notes = list(plan.notes) + list(outcome.notes)
-    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks, notes, plan.sha256, times)
+    notes = [*plan.notes, *outcome.notes]
+    explained = causes_left_out(notes)
+    # The cells' own notes say the same (autograder.integrations.nbgrader_sandbox writes them into their cells).
+    cell_notes = {index: [explained.get(note, note) for note in notes_of_cell]
+                  for index, notes_of_cell in outcome.cell_notes.items()}
+    problems = [MODULES_LEFT_OUT] if explained else []
+    return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks,
+                          [explained.get(note, note) for note in notes], plan.sha256, times, cell_notes, problems)
+
+
+EMPTY = "has no code cells: an empty notebook, graded 0"
+MODULES_LEFT_OUT = "files its code needed were left out of the copy for grading"
+MAX_NOTES = 20  # per notebook: the rest are counted in the last one
+
+
+def _empty(plan):
+    """No code at all: neither a cell to run nor a graded cell (no cells, or markdown only)."""
+    return not any(step.kind == "cell" or step.index >= 0 for step in plan.steps)
+
+
+def _finish(result, item):
+    """The caller's notes first, then the notebook's, tidied; the caller's problems with the grading's."""
+    result.notes = tidy_notes([*item.notes, *result.notes])
+    result.problems = [*item.problems, *result.problems]
+
+
+def tidy_notes(notes):
+    """`notes` an instructor can read, in linear time: each note once, in the order first seen, MAX_NOTES at most
+    (the last one says how many more there were). Each cell keeps its own note, word for word: the nbgrader
+    preprocessor matches them with the cells' notes."""
+    tidy = list(dict.fromkeys(notes))  # a dict: membership in constant time, where a list scan made it quadratic
+    if len(tidy) > MAX_NOTES:
+        tidy[MAX_NOTES - 1:] = [f"and {len(tidy) - MAX_NOTES + 1:,} more notes like these"]
+    return tidy
+
+
+_CELL_ERROR = re.compile(r"^cell \d+: (ModuleNotFoundError|ImportError|NameError|FileNotFoundError): (.*)$")
+_NO_MODULE = re.compile(r"No module named '([^'.]+)")
+
+
+def with_causes_left_out(notes):
+    """`notes`, where a cell's NameError, ImportError or FileNotFoundError may come from a file the workspace left
+    out (autograder.isolation.workspace's one note says what was): that cell's note says so."""
+    explained = causes_left_out(notes)
+    return [explained.get(note, note) for note in notes]
+
+
+def causes_left_out(notes):
+    """{note: the note saying what was left out that it may come from}, for the notes of with_causes_left_out."""
+    left_out = next((note for note in notes if note.startswith(workspace.NOT_COPIED_NOTE)), "")
+    if not left_out:
+        return {}
+    python = re.search(rf"\d {workspace.PYTHON}s? \(", left_out) is not None  # the group, not the rules after it
+    explained = {}
+    for note in notes:
+        match = _CELL_ERROR.match(note)
+        module = _NO_MODULE.search(match.group(2)) if match else None
+        if module and (f"{module.group(1)}.py" in left_out or f"{module.group(1)}/" in left_out):
+            explained[note] = f"{note} ({module.group(1)} is beside the notebook but was {LEFT_OUT})"
+        elif match and (python or match.group(1) == "FileNotFoundError"):
+            explained[note] = f"{note} (some files beside the notebook were {LEFT_OUT}: perhaps what this cell needs)"
+    return explained
+
+
+LEFT_OUT = "not copied for grading, see the note on what was left out"
 
 
 def _blocked_paths(extra):

@@ -27,6 +27,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.course.assignment import ASSIGNMENT
+from autograder.integrations.nbgrader_sandbox import in_kernel_config_lines
 
 logger = logging.getLogger(__name__)
 
@@ -66,11 +67,13 @@ def _notebook_names(directory):
     return sorted(path.name for path in Path(directory).glob("*.ipynb"))
 
 
-def make_course(root, repo_root=None):
+def make_course(root, repo_root=None, *, in_kernel=False):
     """Build an nbgrader course directory at `root` (created if missing; must not hold a course yet).
 
     It gets a copy of the repository's `source/attention/` and an `nbgrader_config.py` that loads the
-    repository's own config and adds the course root and a sqlite gradebook inside `root`.
+    repository's own config and adds the course root and a sqlite gradebook inside `root`. The repository's config
+    autogrades in attnkit's sandbox; `in_kernel=True` switches this course back to nbgrader's own grading in the
+    student's kernel (what `make demo` shows beside it, and what the sandbox prevents).
     """
     root = Path(root).resolve()
     repo = _repo(repo_root).resolve()
@@ -93,8 +96,10 @@ def make_course(root, repo_root=None):
         f"c.CourseDirectory.root = {str(root)!r}",
         f"c.CourseDirectory.course_id = {COURSE_ID!r}",
         f"c.CourseDirectory.db_url = {_db_url(root)!r}",
-        "",
     ]
+    if in_kernel:
+        lines += ["# Grading in the student's kernel (nbgrader's default): no sandbox.", *in_kernel_config_lines()]
+    lines.append("")
     (root / "nbgrader_config.py").write_text("\n".join(lines), encoding="utf-8")
     return root
 

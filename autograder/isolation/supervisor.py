@@ -71,6 +71,7 @@ class Outcome:
     plan: object
     records: dict = field(default_factory=dict)  # exercise id -> check id -> [probe data per case]
     notes: list = field(default_factory=list)  # cell errors and crashes, in the student's terms
+    cell_notes: dict = field(default_factory=dict)  # cell index -> the notes above about that cell
     isolation_notes: set = field(default_factory=set)  # protections the kernel lacked
     attempts: int = 0
     times: StageTimes = field(default_factory=StageTimes)  # the child's stages, timed from its events
@@ -361,14 +362,14 @@ def _handle(attempt, event, limits):
             raise wire.ProtocolError("a cell it did not start")
         error = event.get("error")
         if isinstance(error, dict):
-            state.outcome.notes.append(_cell_note(event.get("index"), error))
+            _note_cell(state.outcome, event.get("index"), _cell_note(event.get("index"), error))
         full = event.get("disk_full")  # its capped tmpfs is full: the student's writes failed
         if full == workspace.SPACE:
-            state.outcome.notes.append(f"cell {event.get('index')}: {workspace.full_note(limits.disk_mb)}: "
-                                       "writing more failed (No space left on device)")
+            _note_cell(state.outcome, event.get("index"), f"cell {event.get('index')}: "
+                       f"{workspace.full_note(limits.disk_mb)}: writing more failed (No space left on device)")
         elif full == workspace.FILES:
-            state.outcome.notes.append(f"cell {event.get('index')}: {workspace.too_many_files_note()}: "
-                                       "creating more failed (No space left on device)")
+            _note_cell(state.outcome, event.get("index"), f"cell {event.get('index')}: "
+                       f"{workspace.too_many_files_note()}: creating more failed (No space left on device)")
         attempt.last_cell = attempt.step[1]
         attempt.step = None
     elif kind == "exercise":
@@ -524,14 +525,16 @@ def _settle(attempt, status, limits):
         state.outcome.records[exercise_id] = _error_records(exercise_id, kind in (TIMEOUT, BUDGET), seconds)
         note = f"checking {exercise_id}: {reason}" if kind == BUDGET else f"checking {exercise_id}: your code {reason}"
     missing = [e for e in state.job.plan.exercises if e not in state.outcome.records]
+    cell = step[1] if step[0] == "cell" else None
     if not missing:  # every exercise has its result: nothing to re-run for
-        state.outcome.notes.append(note)
+        _note_cell(state.outcome, cell, note)
         return False
     why_not = _why_not_rerun(attempt, limits)
     if why_not is None:
-        state.outcome.notes.append(f"{note}; the notebook was re-run without it")
+        _note_cell(state.outcome, cell, f"{note}; the notebook was re-run without it")
         return True
-    state.outcome.notes.append(f"{note}; the rest of the notebook was not run" + (f" ({why_not})" if why_not else ""))
+    _note_cell(state.outcome, cell,
+               f"{note}; the rest of the notebook was not run" + (f" ({why_not})" if why_not else ""))
     return False
 
 
@@ -571,6 +574,13 @@ def _describe_exit(status):
     if os.WIFEXITED(status):
         return f"ended the process (exit status {os.WEXITSTATUS(status)}: os._exit or a fatal error)"
     return f"ended the process (status {status})"
+
+
+def _note_cell(outcome, index, note):
+    """A note of the notebook's, also filed under its cell (an int index; None: no cell) for the cell's output."""
+    outcome.notes.append(note)
+    if isinstance(index, int):
+        outcome.cell_notes.setdefault(index, []).append(note)
 
 
 def _cell_note(index, error):

@@ -7,14 +7,19 @@ In the child, before student code and before the sandbox forbids namespaces, `se
      past the cap fails with ENOSPC. Where the kernel refuses, the workdir stays on disk and the parent watches
      its size instead (`disk_usage`, autograder.isolation.supervisor), killing the child past the cap;
   2. copies the regular files of the student's own notebook folder (`folder`) into it, never following a
-     link, with size caps and a small depth, so that `import helper` and `open("data.csv")` work;
+     link, with size caps and a small depth, so that `import helper` and `open("data.csv")` work: what the
+     notebook's code imports and names first, and what is left out summed up in one note;
   3. puts '' (the working directory) first on sys.path, as a Jupyter kernel does.
 """
 
+import contextlib
 import ctypes
 import errno
 import importlib
+import itertools
 import os
+import posixpath
+import re
 import stat
 import sys
 from dataclasses import dataclass, field
@@ -29,7 +34,14 @@ TMPFS_INODES = 4096  # files and folders a notebook may create; each costs kerne
 MAX_COPY_DEPTH = 3  # subfolders below the notebook's folder
 MAX_COPY_FILES = 500
 MAX_COPY_FILE_MB = 16
-NOT_COPIED = frozenset({".ipynb_checkpoints", "__pycache__", ".git"})  # Jupyter's and Python's own leftovers
+# Directory entries looked at per notebook (listing, counting a virtualenv's files): 200,000 files beside a
+# notebook cost a bounded, linear scan, and what lies past it is summed up in the note.
+MAX_SCAN_ENTRIES = 250_000
+NOT_COPIED = frozenset({".ipynb_checkpoints", "__pycache__"})  # Jupyter's and Python's own leftovers, never noted
+TOOLING = {".git": "a .git folder", ".hg": "a .hg folder", ".svn": "a .svn folder", "node_modules": "node_modules"}
+EXAMPLES = 3  # file names shown per kind in the note
+NOT_COPIED_NOTE = "not copied for grading from beside the notebook"  # the one note's start (grading reads it)
+MAX_NAMED_MODULES = 20  # Python files of the student named in the note when left out
 CHUNK = 1 << 20
 
 
@@ -39,11 +51,12 @@ class Workspace:
 
     capped: bool  # a private tmpfs of disk_mb; False: the parent must watch the workdir's size
     isolation_notes: list[str] = field(default_factory=list)  # protections the kernel lacked
-    student_notes: list[str] = field(default_factory=list)  # files of the student's folder left out, and why
+    student_notes: list[str] = field(default_factory=list)  # what of the student's folder was left out (one note)
 
 
-def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool = True) -> Workspace:
-    """Prepare `workdir` in this (freshly forked, not yet confined) child; see the module docstring."""
+def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool = True, code: str = "") -> Workspace:
+    """Prepare `workdir` in this (freshly forked, not yet confined) child; see the module docstring. `code`: the
+    notebook's code cells, whose imports and file names decide what is copied first."""
     workdir = Path(workdir)
     why_not = _private_tmpfs(workdir, disk_mb) if private_tmpfs else "turned off (Limits.private_tmpfs)"
     workspace = Workspace(capped=why_not is None)
@@ -53,7 +66,7 @@ def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool
             f"the grader polls and stops past {disk_mb} MB")
     if folder is not None:
         budget = _CopyBudget(files=MAX_COPY_FILES, bytes=disk_mb * 2**20 // 2)
-        _copy_folder(Path(folder), workdir, budget, workspace)
+        _copy_folder(Path(folder), workdir, budget, workspace, code)
     if "" not in sys.path:
         sys.path.insert(0, "")  # as in a Jupyter kernel: modules in the working directory are importable
     importlib.invalidate_caches()
@@ -124,6 +137,22 @@ def _map_ids(uid: int, gid: int) -> str | None:
 
 
 # --- copying the student's folder --------------------------------------------------------------------
+#
+# First a scan (nothing copied, nothing opened but folders): every regular file up to MAX_COPY_DEPTH folders down,
+# its size and its kind; folders that are never copied (virtualenvs, version control, node_modules) only counted.
+# Then the copy, in this order, within the budget: the student's Python files (those the notebook imports first),
+# the files the notebook's code names ("data/scale.csv", "ones.npy", a folder "figures"), then the rest, small
+# files before images before checkpoints. What is left out is summed up in one note.
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".tif", ".tiff", ".pdf"})
+CHECKPOINT_SUFFIXES = frozenset({".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".h5", ".onnx", ".pkl", ".pickle",
+                                 ".joblib", ".msgpack", ".gguf"})
+PYTHON, DATA, IMAGE, CHECKPOINT = "Python file", "data file", "image", "checkpoint"
+KIND_ORDER = {PYTHON: 0, DATA: 1, IMAGE: 2, CHECKPOINT: 3}
+LINK, TOO_DEEP, UNREADABLE = "link", "folder more than 3 deep", "unreadable entry"
+# A string literal of the notebook's code, and the modules it imports: what the code needs.
+_LITERAL = re.compile(r"""(?:'([^'\n\\]{1,300})'|"([^"\n\\]{1,300})")""")
+_IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.MULTILINE)
 
 
 @dataclass
@@ -132,82 +161,281 @@ class _CopyBudget:
     bytes: int
 
 
-def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Workspace) -> None:
+@dataclass(frozen=True)
+class _Found:
+    """A regular file of the student's folder: its path below the folder (parts) and what the scan saw."""
+
+    parts: tuple[str, ...]
+    size: int
+    kind: str
+    in_package: bool  # in a folder that holds __init__.py
+
+    @property
+    def shown(self) -> str:
+        return "/".join(self.parts)
+
+
+@dataclass
+class _Scan:
+    files: list[_Found] = field(default_factory=list)
+    left_out: dict[str, list[str]] = field(default_factory=dict)  # kind or reason -> names
+    folders: list[str] = field(default_factory=list)  # "a .venv with 1,600 files": never copied, counted
+    made: list[tuple[str, ...]] = field(default_factory=list)  # the folders copied (made even when left empty)
+    entries: int = 0
+    stopped: bool = False  # MAX_SCAN_ENTRIES reached
+
+    def look(self) -> bool:
+        """Count one entry; False once past the cap."""
+        self.entries += 1
+        self.stopped = self.stopped or self.entries > MAX_SCAN_ENTRIES
+        return not self.stopped
+
+    def leave_out(self, kind: str, shown: str) -> None:
+        self.left_out.setdefault(kind, []).append(shown)
+
+
+@dataclass(frozen=True)
+class _Needs:
+    """What the notebook's code names: module names it imports, and string literals (paths, maybe)."""
+
+    modules: frozenset[str]
+    literals: frozenset[str]
+
+
+def needs_of(code: str) -> _Needs:
+    """The modules `code` imports (top-level names and dotted paths) and its string literals, normalised as paths."""
+    modules: set[str] = set()
+    for match in _IMPORT.finditer(code):
+        for name in (match.group(1) or match.group(2) or "").split(","):
+            dotted = name.strip().split(" ")[0]
+            parts = dotted.split(".")
+            modules.update(".".join(parts[: depth + 1]) for depth in range(len(parts)) if parts[0])
+    literals = {posixpath.normpath(value.strip()).removeprefix("./").rstrip("/")
+                for match in _LITERAL.finditer(code) for value in match.groups() if value and value.strip()}
+    return _Needs(frozenset(modules), frozenset(literal for literal in literals if literal not in (".", "")))
+
+
+def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Workspace, code: str = "") -> None:
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as error:
         workspace.student_notes.append(f"the files beside your notebook were not copied: {_reason(error)}")
         return
     try:
-        _copy_entries(fd, workdir, "", 0, budget, workspace)
+        scan = _Scan()
+        _scan_entries(fd, (), scan, in_package=False)
+        # The folders first, as many as files may be copied: `savefig("figures/x.png")` works even when the
+        # figures already there were left out.
+        for relative in sorted(scan.made, key=len)[:MAX_COPY_FILES]:
+            workdir.joinpath(*relative).mkdir(mode=0o700, parents=True, exist_ok=True)
+        for found in sorted(scan.files, key=_priority(needs_of(code))):
+            _copy_found(fd, found, workdir, budget, scan)
     finally:
         os.close(fd)
+    note = _summary(scan)
+    if note:
+        workspace.student_notes.append(note)
 
 
-def _copy_entries(dir_fd: int, target: Path, prefix: str, depth: int, budget: _CopyBudget,
-                  workspace: Workspace) -> None:
-    """Copy what `dir_fd` holds into `target`; every name is opened relative to dir_fd, never through a link."""
-    notes = workspace.student_notes
+def _scan_entries(dir_fd: int, parts: tuple[str, ...], scan: _Scan, in_package: bool) -> None:
+    """Record every regular file under the folder open as `dir_fd`; never follow a link."""
     with os.scandir(dir_fd) as entries:
-        names = sorted(entry.name for entry in entries)
+        # No more names than the scan may still look at (and one to know it stopped): a folder of millions of
+        # entries is never held in memory.
+        names = sorted(itertools.islice((entry.name for entry in entries), MAX_SCAN_ENTRIES - scan.entries + 1))
+    in_package = in_package or "__init__.py" in names
     for name in names:
-        shown = prefix + name
+        if not scan.look():
+            return
+        relative = (*parts, name)
+        shown = "/".join(relative)
         if name in NOT_COPIED or name.endswith(".ipynb"):  # notebooks are what is graded, not data
             continue
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
+            scan.leave_out(UNREADABLE, shown)
             continue
         if stat.S_ISLNK(info.st_mode):
-            notes.append(f"{shown} was not copied for grading: it is a link (links are never followed)")
+            scan.leave_out(LINK, shown)
         elif stat.S_ISDIR(info.st_mode):
-            if depth >= MAX_COPY_DEPTH:
-                notes.append(f"{shown}/ was not copied for grading: more than {MAX_COPY_DEPTH} folders deep")
-                continue
-            _copy_subfolder(dir_fd, name, target, shown, depth, budget, workspace)
+            _scan_folder(dir_fd, name, relative, scan, in_package)
         elif stat.S_ISREG(info.st_mode):
-            _copy_file(dir_fd, name, info.st_size, target / name, shown, budget, notes)
+            scan.files.append(_Found(relative, info.st_size, _kind(name), in_package))
 
 
-def _copy_subfolder(dir_fd, name, target, shown, depth, budget, workspace):
+def _scan_folder(dir_fd: int, name: str, relative: tuple[str, ...], scan: _Scan, in_package: bool) -> None:
+    shown = "/".join(relative)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as error:
-        workspace.student_notes.append(f"{shown}/ was not copied for grading: {_reason(error)}")
+    except OSError:
+        scan.leave_out(UNREADABLE, shown + "/")
         return
     try:
-        (target / name).mkdir(mode=0o700, exist_ok=True)
-        _copy_entries(fd, target / name, shown + "/", depth + 1, budget, workspace)
+        never = _never_copied(fd, name)
+        if never:
+            scan.folders.append(f"{never} ({shown}/) with {_count_files(fd, scan)} files")
+        elif len(relative) > MAX_COPY_DEPTH:
+            scan.leave_out(TOO_DEEP, shown + "/")
+        else:
+            scan.made.append(relative)
+            _scan_entries(fd, relative, scan, in_package)
     finally:
         os.close(fd)
 
 
-def _copy_file(dir_fd, name, size, destination, shown, budget, notes):
-    if size > MAX_COPY_FILE_MB * 2**20:
-        notes.append(f"{shown} was not copied for grading: larger than {MAX_COPY_FILE_MB} MB")
-        return
-    if budget.files <= 0 or size > budget.bytes:
-        notes.append(f"{shown} was not copied for grading: the files beside the notebook are over "
-                     f"{MAX_COPY_FILES} files or {budget.bytes // 2**20} MB")
-        return
+def _never_copied(fd: int, name: str) -> str:
+    """What the folder open as `fd` is when it is never copied (a virtualenv, version control...), else ""."""
+    if name in TOOLING:
+        return TOOLING[name]
+    for marker, what in (("pyvenv.cfg", "a virtualenv"), ("conda-meta", "a conda environment")):
+        with contextlib.suppress(OSError):
+            os.stat(marker, dir_fd=fd, follow_symlinks=False)
+            return what
+    return ""
+
+
+def _count_files(fd: int, scan: _Scan) -> str:
+    """How many files the folder open as `fd` holds, all the way down ("more than N" past the scan's cap)."""
+    count, stack = 0, [os.dup(fd)]
     try:
-        # O_NONBLOCK: a FIFO swapped in after the stat must not block the child.
-        source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as error:
-        notes.append(f"{shown} was not copied for grading: {_reason(error)}")
-        return
-    try:
-        if not stat.S_ISREG(os.fstat(source).st_mode):
-            return
-        written = _copy_bytes(source, destination, min(budget.bytes, MAX_COPY_FILE_MB * 2**20))
-    except OSError as error:
-        notes.append(f"{shown} was not copied for grading: {_reason(error)}")
-        destination.unlink(missing_ok=True)
-        return
+        while stack:
+            current = stack.pop()
+            try:
+                with os.scandir(current) as entries:
+                    for entry in entries:
+                        if not scan.look():
+                            return f"more than {count:,}"
+                        if entry.is_dir(follow_symlinks=False):
+                            with contextlib.suppress(OSError):
+                                stack.append(os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+                                                     | os.O_CLOEXEC, dir_fd=current))
+                        else:
+                            count += 1
+            finally:
+                os.close(current)
     finally:
-        os.close(source)
+        for left in stack:
+            os.close(left)
+    return f"{count:,}"
+
+
+def _kind(name: str) -> str:
+    suffix = posixpath.splitext(name.lower())[1]
+    if suffix == ".py":
+        return PYTHON
+    if suffix in IMAGE_SUFFIXES:
+        return IMAGE
+    if suffix in CHECKPOINT_SUFFIXES:
+        return CHECKPOINT
+    return DATA
+
+
+def _priority(needs: _Needs):
+    """The copy order: what the code imports, the student's other Python code, what the code names, the rest."""
+
+    def named(found: _Found) -> bool:
+        shown = found.shown
+        return (shown in needs.literals or found.parts[-1] in needs.literals
+                or any("/".join(found.parts[:depth]) in needs.literals for depth in range(1, len(found.parts))))
+
+    def imported(found: _Found) -> bool:
+        stem = posixpath.splitext(found.shown)[0].replace("/", ".")
+        return stem.removesuffix(".__init__") in needs.modules or any(
+            ".".join(found.parts[:depth]) in needs.modules for depth in range(1, len(found.parts)))
+
+    def key(found: _Found) -> tuple:
+        if imported(found) and (found.kind == PYTHON or found.in_package):
+            rank = 0
+        elif found.kind == PYTHON or found.in_package:
+            rank = 1
+        elif named(found):
+            rank = 2
+        else:
+            rank = 3 + KIND_ORDER[found.kind]
+        return rank, found.size, found.parts
+
+    return key
+
+
+def _copy_found(root_fd: int, found: _Found, workdir: Path, budget: _CopyBudget, scan: _Scan) -> None:
+    if found.size > MAX_COPY_FILE_MB * 2**20 or budget.files <= 0 or found.size > budget.bytes:
+        scan.leave_out(found.kind, found.shown)
+        return
+    try:
+        dir_fd = _open_parents(root_fd, found.parts[:-1], workdir)
+    except OSError:
+        scan.leave_out(UNREADABLE, found.shown)
+        return
+    try:
+        written = _copy_one(dir_fd, found.parts[-1], workdir.joinpath(*found.parts),
+                            min(budget.bytes, MAX_COPY_FILE_MB * 2**20))
+    finally:
+        if dir_fd != root_fd:
+            os.close(dir_fd)
+    if written is None:
+        scan.leave_out(UNREADABLE, found.shown)
+        return
     budget.files -= 1
     budget.bytes -= written
+
+
+def _open_parents(root_fd: int, parents: tuple[str, ...], workdir: Path) -> int:
+    """The folder `parents` below the student's folder, opened one level at a time without following a link (it may
+    have been swapped for one since the scan), and made in the workdir."""
+    fd = root_fd
+    for depth, name in enumerate(parents):
+        try:
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        finally:
+            if fd != root_fd:
+                os.close(fd)
+        fd = child
+        workdir.joinpath(*parents[: depth + 1]).mkdir(mode=0o700, exist_ok=True)
+    return fd
+
+
+def _copy_one(dir_fd: int, name: str, destination: Path, limit: int) -> int | None:
+    """Bytes copied, or None when the file could not be (gone, swapped for a link or a FIFO, grew past `limit`)."""
+    try:
+        # O_NONBLOCK: a FIFO swapped in after the scan must not block the child.
+        source = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(source).st_mode):
+            return None
+        return _copy_bytes(source, destination, limit)
+    except OSError:
+        destination.unlink(missing_ok=True)
+        return None
+    finally:
+        os.close(source)
+
+
+def _summary(scan: _Scan) -> str:
+    """One note for everything left out, kinds with counts and a few names: never a note per file."""
+    parts = []
+    for kind in (PYTHON, DATA, IMAGE, CHECKPOINT, LINK, TOO_DEEP, UNREADABLE):
+        names = scan.left_out.get(kind, [])
+        if names:
+            shown = names[: MAX_NAMED_MODULES if kind == PYTHON else EXAMPLES]
+            more = f", and {len(names) - len(shown):,} more" if len(names) > len(shown) else ""
+            parts.append(f"{_count(len(names), kind)} ({', '.join(shown)}{more})")
+    parts.extend(scan.folders)
+    if scan.stopped:
+        parts.append(f"whatever lies past the first {MAX_SCAN_ENTRIES:,} files and folders (not looked at)")
+    if not parts:
+        return ""
+    return (f"{NOT_COPIED_NOTE}: {'; '.join(parts)} (the student's Python files and the files the notebook names "
+            f"are copied first, then others up to {MAX_COPY_FILES} files and half the disk cap, {MAX_COPY_FILE_MB} "
+            "MB a file; links are never followed, virtualenvs and version control never copied)")
+
+
+def _count(number: int, kind: str) -> str:
+    if kind == TOO_DEEP:
+        return f"{number:,} folder{'s' if number != 1 else ''} more than {MAX_COPY_DEPTH} deep"
+    return f"{number:,} {kind}{'s' if number != 1 else ''}"
 
 
 def _copy_bytes(source: int, destination: Path, limit: int) -> int:

@@ -35,6 +35,7 @@ class NotebookDocument(TypedDict):
     sha256: str
     checks: list[CheckDocument]
     notes: list[str]
+    problems: NotRequired[list[str]]  # what changed the grade (grades.csv's problems column); absent when nothing
 
 
 class StudentDocument(TypedDict):

@@ -72,7 +72,7 @@ def check_document(check: CheckResult, *, public_details: bool = True) -> CheckD
 
 def notebook_document(result) -> NotebookDocument:
     """A graded notebook (autograder.grading.notebooks.NotebookResult) as its part of the record."""
-    return {
+    document: NotebookDocument = {
         "notebook": result.notebook,
         "path": result.path,
         "status": result.status,
@@ -83,6 +83,9 @@ def notebook_document(result) -> NotebookDocument:
         "checks": [check_document(check) for check in result.checks],
         "notes": list(result.notes),
     }
+    if getattr(result, "problems", None):  # absent otherwise: an honest record's bytes stay what they were
+        document["problems"] = list(result.problems)
+    return document
 
 
 def student_document(student_id: str, assignment: str, submission_hash: str, seed: int,
@@ -174,11 +177,13 @@ def spreadsheet_text(text):
 
 
 def _problems(notebooks: Iterable[NotebookDocument]) -> str:
-    """`01_..., 02_...: reason` for notebooks that could not be graded, one entry per distinct reason."""
+    """`01_..., 02_...: reason` for notebooks that could not be graded, and for graded ones what changed their grade
+    (a file found by its content, files left out of the copy), one entry per distinct reason."""
     by_reason: dict[str, list[str]] = {}
     for notebook in notebooks:
-        if notebook["status"] != "graded":
-            by_reason.setdefault(notebook["reason"], []).append(notebook["notebook"])
+        reasons = [notebook["reason"]] if notebook["status"] != "graded" else []
+        for reason in [*notebook.get("problems", []), *reasons]:
+            by_reason.setdefault(reason, []).append(notebook["notebook"])
     return "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
 
 

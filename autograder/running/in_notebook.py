@@ -8,7 +8,6 @@ from autograder.checking.feedback import (
     show_png,
     summary,
 )
-from autograder.checking.probing import warm_up_in_background
 from autograder.course.catalog import MESSAGES
 from autograder.course.exercises import EXERCISES
 from autograder.course.exercises import exercise as find_exercise
@@ -17,7 +16,6 @@ from autograder.running.rendering import heatmap_png, table
 from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 _LADDER = HintLadder()  # the kernel's session: what the last check(...) of each exercise showed
-warm_up_in_background()
 
 
 def check(exercise_id, *objects, hint=None):

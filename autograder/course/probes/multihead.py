@@ -22,6 +22,7 @@ from autograder.checking.probing import (
     lookup,
     plain,
     rand,
+    renamed_mask_argument,
     seeded,
     state_of,
     takes_attention_mask,
@@ -152,6 +153,9 @@ def call_mha(module, x, case):
     if mask is None:
         return module(x)
     if not takes_attention_mask(module.forward):
+        renamed = renamed_mask_argument(module.forward)
+        if renamed:  # the padding step may be there, under a keyword the call does not use
+            raise ProbeError("padding_mask.renamed_argument", name=renamed)
         raise ProbeError("padding_mask.no_argument")
     return module(x, attention_mask=mask)
 

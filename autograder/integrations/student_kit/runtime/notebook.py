@@ -18,7 +18,6 @@ from autograder.checking.feedback import (
     summary,
     table,
 )
-from autograder.checking.probing import warm_up_in_background
 from autograder.i18n import language
 from autograder.integrations.student_kit.runtime.checking import run_public
 from autograder.integrations.student_kit.runtime.vectors import installed_vectors
@@ -37,7 +36,6 @@ def _vectors():
 
 
 _LADDER = HintLadder()  # the kernel's session: what the last check(...) of each exercise showed
-warm_up_in_background()
 
 
 def check(exercise_id, *objects, hint=None):

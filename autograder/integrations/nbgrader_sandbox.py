@@ -1,0 +1,308 @@
+"""`nbgrader autograde` in attnkit's sandbox: `SandboxedExecute` takes the place of nbgrader's `Execute`.
+
+nbgrader's own autograde runs each sanitized notebook in a Jupyter kernel, where the student's code runs first and
+the hidden checks and the reference can be imported: a student who patches `torch.allclose` or reads `solutions/`
+from disk takes the points (nbgrader #1324, #869, #917). This preprocessor grades the sanitized notebook exactly as
+`attnkit grade` does (`autograder.grading.notebooks.grade_notebooks`: the same caps, zygote, confined child,
+budgets and judges, the judges here in nbgrader's process, one zygote for the whole `nbgrader autograde` run) and
+writes back what nbgrader reads:
+
+- each autograded test cell (grade id `test_<exercise>`): the checks' table on stdout, a heatmap of each failed
+  *public* mask or weights check, and an `execute_result` holding the points earned (nbgrader's partial credit);
+  never a stderr stream or an `error` output, which nbgrader would read as 0 points;
+- each cell of the student's that raised, timed out or stopped the child: an `error` output saying so.
+
+The course's nbgrader_config.py puts it first in `Autograde.autograde_preprocessors` (`AUTOGRADE_PREPROCESSORS`),
+so `nbgrader autograde`, formgrader's Autograde button and the hub course grade here with no other change. Where the
+sandbox cannot run, autograde stops with `SandboxUnavailable`, which names the setting that switches back to
+grading in the student's kernel: never a silent fallback.
+"""
+
+import base64
+import fnmatch
+import json
+import logging
+import platform
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
+from traitlets import Float, Integer, Unicode
+
+from autograder.course.assignment import DEFAULT_SEED
+from autograder.i18n import language
+from autograder.isolation import sandbox
+from autograder.isolation.limits import Limits
+from autograder.isolation.zygote import shared_zygote
+
+if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygote is on its way (see __init__)
+    from nbgrader.converters.base import BaseConverter
+
+    from autograder.checking.check_types import CheckResult
+    from autograder.grading.notebooks import NotebookResult, Options
+
+logger = logging.getLogger(__name__)
+
+THIS = f"{__name__}.SandboxedExecute"
+# nbgrader 0.9's Autograde.autograde_preprocessors with its first entry, Execute, replaced by ours.
+AUTOGRADE_PREPROCESSORS = [
+    THIS,
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+IN_KERNEL_SETTING = "c.Autograde.autograde_preprocessors"
+# Isolation notes (autograder.isolation.sandbox) that mean student code would run unconfined: the grade is at stake.
+ESSENTIAL_LAYERS = ("seccomp", "Landlock unavailable", "Landlock: ")
+
+
+class SandboxUnavailable(RuntimeError):
+    """The sandbox cannot run here; nbgrader autograde stops rather than run student code unconfined."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(
+            f"attnkit cannot grade in its sandbox on this machine: {why}. Nothing was graded in the student's kernel "
+            f"instead. To grade there anyway (student code can then read the hidden checks and the reference and "
+            f"change its own grade), remove attnkit's {IN_KERNEL_SETTING} line from nbgrader_config.py."
+        )
+
+
+class GradingFailed(RuntimeError):
+    """attnkit itself could not grade this notebook (a fault of the grader's, never the student's)."""
+
+
+@dataclass(frozen=True)
+class GradedCell:
+    """What one autograded test cell shows: its exercise's results and the points nbgrader records."""
+
+    exercise_id: str
+    results: tuple["CheckResult", ...]
+
+    @property
+    def score(self) -> float:
+        return float(sum(result.score for result in self.results))
+
+
+def sandbox_problems() -> list[str]:
+    """Why this machine cannot run attnkit's sandbox (empty when it can), asked of the kernel before any grading."""
+    problems = []
+    if not sys.platform.startswith("linux"):
+        problems.append(f"it needs Linux (this is {sys.platform})")
+    else:
+        if platform.machine() not in sandbox.SYSCALLS:
+            problems.append(f"its seccomp filter has no syscall table for {platform.machine()}")
+        if sandbox.landlock_abi() < 1:
+            problems.append("the kernel has no Landlock (Linux >= 5.13 with Landlock enabled)")
+    return problems
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """Grade the notebook in attnkit's sandbox and write the verdicts into its cells (see the module docstring)."""
+
+    timeout = Float(Limits.timeout, help="Seconds per cell and per exercise's checks (attnkit grade --timeout)."
+                    ).tag(config=True)
+    memory_mb = Integer(Limits.memory_mb, help="Memory a grading child may use, in MB (attnkit grade --memory)."
+                        ).tag(config=True)
+    grace = Float(Limits.grace, help="Seconds past the timeout before a step is killed (Limits.grace)."
+                  ).tag(config=True)
+    budget_factor = Float(Limits.budget_factor, help="A notebook's total time, in timeouts (Limits.budget_factor)."
+                          ).tag(config=True)
+    seed = Integer(DEFAULT_SEED, help="Seed of the hidden checks' cases (attnkit grade --seed).").tag(config=True)
+    lang = Unicode("", help="Language of the verdicts: en or zh (default: ATTNKIT_LANG, else en).").tag(config=True)
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        if not sandbox_problems():  # start the zygote's imports now: they overlap the grader's (torch, the checks)
+            shared_zygote().spawn()
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        problems = sandbox_problems()
+        if problems:
+            raise SandboxUnavailable("; ".join(problems))
+        notebook_id = str(resources["nbgrader"]["notebook"])
+        path = Path(resources["metadata"]["path"]) / f"{notebook_id}.ipynb"
+        # Grade exactly what nbgrader sanitized (its OverwriteCells restored the given cells): the cells written
+        # here are the ones whose indices the child reports, in the student's folder so that their files come along.
+        path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # validated when nbgrader read it
+        student = str(resources["nbgrader"]["student"])
+        result, how = self._graded_ahead(path, notebook_id, student, str(resources["nbgrader"]["assignment"])), \
+            "graded ahead"
+        if result is None:
+            result, how = self._grade(path, notebook_id), "graded"
+        self._check(result)
+        restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
+        write_verdicts(nb, result, self.lang or language())
+        self.log.info("attnkit: %s/%s %s in the sandbox: %g/%g", student, notebook_id, how, result.score,
+                      result.max_score)
+        return nb, resources
+
+    def _options(self, workers: int) -> "Options":
+        from autograder.grading.notebooks import Options
+
+        limits = Limits(timeout=self.timeout, memory_mb=self.memory_mb, workers=workers, grace=self.grace,
+                        budget_factor=self.budget_factor)
+        return Options(limits=limits, seed=self.seed, lang=self.lang or None, blocked=self._blocked())
+
+    def _graded_ahead(self, path: Path, notebook_id: str, student: str, assignment: str) -> "NotebookResult | None":
+        """This notebook's result from the run's look-ahead (autograder.integrations.nbgrader_lookahead), if it was
+        graded ahead from the same input; None otherwise."""
+        from autograder.course.exercises import NOTEBOOKS
+        from autograder.integrations.nbgrader_lookahead import Run, look_ahead
+        from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
+
+        try:
+            plan = plan_notebook(path, notebook_id)
+        except NotebookProblem:
+            return None
+        course = self._course()
+        root = Path(course.root)
+        force = self._forced()
+        run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment, course.student_id,
+                  force, tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)), self._options(Limits().workers))
+        return look_ahead(run).result_for(student, plan)
+
+    def _converter(self) -> "BaseConverter | None":
+        """The nbgrader converter running this preprocessor: the parent of its exporter (traitlets' parent chain)."""
+        from nbgrader.converters.base import BaseConverter
+
+        converter = getattr(self.parent, "parent", None)
+        return converter if isinstance(converter, BaseConverter) else None
+
+    def _course(self) -> CourseDirectory:
+        """The run's course directory: the converter's own, which formgrader points at one student and assignment
+        without changing the config; from the config when there is no converter."""
+        converter = self._converter()
+        return converter.coursedir if converter is not None else CourseDirectory(config=self.config)
+
+    def _forced(self) -> bool:
+        """Whether this run regrades students graded before (`--force`, and formgrader's button)."""
+        converter = self._converter()
+        return converter is not None and bool(converter.force)
+
+    def _grade(self, path: Path, notebook_id: str) -> "NotebookResult":
+        from autograder.grading.notebooks import NotebookInput, grade_notebooks
+        from autograder.integrations.nbgrader_lookahead import GRADING_LOCK
+
+        with GRADING_LOCK:
+            (result,) = grade_notebooks([NotebookInput(notebook_id, path, notebook_id)], self._options(1)).results
+        return result
+
+    @staticmethod
+    def _check(result: "NotebookResult") -> None:
+        """Stop where the child ran unconfined, or where attnkit itself failed (never the student's fault)."""
+        from autograder.grading.notebooks import GRADER_ERROR
+
+        missing = [note for note in result.isolation_notes if note.startswith(ESSENTIAL_LAYERS)]
+        if missing:
+            raise SandboxUnavailable("; ".join(missing))
+        if result.status == GRADER_ERROR:  # nbgrader keeps the submission for a re-run
+            raise GradingFailed(f"attnkit could not grade {result.path}: {result.reason}")
+
+    def _blocked(self) -> tuple[Path, ...]:
+        """The course's other students and its grades: submissions, autograded copies, feedback, the gradebook."""
+        course = self._course()
+        root = Path(course.root)
+        folders = (course.submitted_directory, course.autograded_directory, course.feedback_directory,
+                   course.source_directory)
+        blocked = [root / folder for folder in folders]
+        if course.db_url.startswith("sqlite:///"):
+            blocked.append(Path(course.db_url.removeprefix("sqlite:///")))
+        return tuple(path for path in blocked if path.exists())
+
+
+def write_verdicts(nb: NotebookNode, result: "NotebookResult", lang: str) -> None:
+    """Fill the cells' outputs from attnkit's result: test cells get verdicts and points, student cells errors."""
+    graded = graded_cells(result)
+    cell_notes = {note for notes in result.cell_notes.values() for note in notes}
+    notebook_notes = [note for note in result.notes if note not in cell_notes]
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        if is_grade(cell) and not is_solution(cell):  # an autograded test cell
+            grade_id = cell.metadata.nbgrader.get("grade_id", "")
+            if grade_id not in graded:
+                raise GradingFailed(f"cell {index} ({grade_id!r}) is an autograded test cell that attnkit has no "
+                                    "checks for: attnkit's sandbox runs the course's checks only")
+            cell.outputs = test_cell_outputs(graded[grade_id], lang, notebook_notes)
+            notebook_notes = []  # said once, in the first test cell
+        else:
+            cell.outputs = [error_output(note, index) for note in result.cell_notes.get(index, [])]
+
+
+def restore_deleted_test_cells(nb: NotebookNode, resources: ResourcesDict, grade_ids: Sequence[str]) -> None:
+    """Append each autograded test cell the student deleted, as the gradebook has it.
+
+    attnkit grades an exercise whose test cell was deleted after the notebook's last cell (the test cell only ever
+    called the checks); nbgrader would record no grade for a cell it cannot find. Restored, the cell holds the same
+    verdicts and points as `attnkit grade` gives, and says it was restored.
+    """
+    present = {cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells}
+    missing = [grade_id for grade_id in grade_ids if grade_id not in present]
+    if not missing:
+        return
+    from nbgrader.api import Gradebook
+
+    notebook, assignment = resources["nbgrader"]["notebook"], resources["nbgrader"]["assignment"]
+    with Gradebook(resources["nbgrader"]["db_url"]) as gradebook:
+        for grade_id in missing:
+            source = gradebook.find_source_cell(grade_id, notebook, assignment)
+            graded = gradebook.find_graded_cell(grade_id, notebook, assignment)
+            cell = nbformat.v4.new_code_cell(source.source)
+            cell.metadata["nbgrader"] = {
+                "grade": True, "grade_id": grade_id, "locked": True, "points": float(graded.max_score),
+                "schema_version": 3, "solution": False, "task": False, "checksum": source.checksum}
+            nb.cells.append(cell)
+            logger.info("attnkit: %s: the test cell %s was deleted; restored at the end", notebook, grade_id)
+
+
+def graded_cells(result: "NotebookResult") -> dict[str, GradedCell]:
+    """grade id -> the results of the exercise its cell grades, in check order."""
+    from autograder.course.exercises import EXERCISES_BY_ID
+    from autograder.isolation.notebook_plan import GRADED_CELL_PREFIX
+
+    by_exercise: dict[str, list[CheckResult]] = {}
+    for check in result.checks:
+        by_exercise.setdefault(check.exercise, []).append(check)
+    return {f"{GRADED_CELL_PREFIX}{exercise_id}": GradedCell(exercise_id, tuple(checks))
+            for exercise_id, checks in by_exercise.items() if exercise_id in EXERCISES_BY_ID}
+
+
+def test_cell_outputs(cell: GradedCell, lang: str, notes: Sequence[str] = ()) -> list[NotebookNode]:
+    """What `grade(...)` would have printed and returned in the kernel, the failed public masks' heatmaps, and the
+    grader's notes on the notebook as a whole (a given cell restored, files not copied...)."""
+    from autograder.running.rendering import heatmap_png, table
+
+    text = table(cell.exercise_id, list(cell.results), lang, hidden=True) + "\n"
+    text += "".join(f"  · {note}\n" for note in notes)
+    outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    for result in cell.results:
+        if result.heatmap is not None and not result.hidden:  # a hidden check's values stay secret
+            png = base64.b64encode(heatmap_png(*result.heatmap)).decode("ascii")
+            outputs.append(nbformat.v4.new_output("display_data", data={"image/png": png}))
+    outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(cell.score)}, execution_count=1))
+    return outputs
+
+
+def error_output(note: str, index: int) -> NotebookNode:
+    """A note of the grader's about this cell ("cell 7: NameError: ...") as the cell's error output."""
+    text = note.removeprefix(f"cell {index}: ")
+    kind, _, message = text.partition(": ")
+    name, value = (kind, message) if kind.isidentifier() else ("attnkit", text)
+    return nbformat.v4.new_output("error", ename=name, evalue=value, traceback=[text])
+
+
+def in_kernel_config_lines() -> list[str]:
+    """Lines that switch a course back to nbgrader's own grading in the student's kernel (the demo's third column)."""
+    entries = "".join(f"\n    {entry!r}," for entry in ["nbgrader.preprocessors.Execute", *AUTOGRADE_PREPROCESSORS[1:]])
+    return [f"{IN_KERNEL_SETTING} = [{entries}\n]"]

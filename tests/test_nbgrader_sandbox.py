@@ -175,10 +175,32 @@ def test_the_students_own_cells_show_their_errors(demo_class):
         raised = {int(note.split(":")[0].removeprefix("cell ")): note.split(": ")[1] for note in notes
                   if note.startswith("cell ")}
         assert raised, name
-        shown = {index: [(output.output_type, output.get("ename")) for output in cell.outputs]
+        shown = {index: [(output.output_type, output.get("ename")) for output in cell.outputs
+                         if output.output_type == "error"]
                  for index, cell in enumerate(cells)
-                 if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("grade") and cell.outputs}
-        assert shown == {index: [("error", kind)] for index, kind in raised.items()}, name
+                 if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("grade")}
+        assert {index: errors for index, errors in shown.items() if errors} == \
+            {index: [("error", kind)] for index, kind in raised.items()}, name
+
+
+def test_the_students_own_cells_show_what_they_printed_capped(tmp_path, repo_root):
+    notebook = nbformat.read(repo_root / "source" / "attention" / f"{NB01}.ipynb", as_version=4)
+    printing = [nbformat.v4.new_code_cell('print("hello from", "cell")\nimport sys\nprint("oops", file=sys.stderr)'),
+                nbformat.v4.new_code_cell('print("x" * 100_000, end="")')]
+    notebook.cells[3:3] = printing
+    course = _course(tmp_path / "course", repo_root, Limits(timeout=10))
+    folder = course / "submitted" / "printer" / "attention"
+    folder.mkdir(parents=True)
+    (folder / f"{NB01}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    for name in NOTEBOOKS[1:]:
+        (folder / f"{name}.ipynb").write_bytes((repo_root / "source" / "attention" / f"{name}.ipynb").read_bytes())
+    nbgrader_course.autograde(course)
+    assert nbgrader_course.read_scores(course)["printer"][NB01] == 18
+    cells = nbformat.read(course / "autograded" / "printer" / "attention" / f"{NB01}.ipynb", as_version=4).cells
+    assert [(output.output_type, output.name, output.text) for output in cells[3].outputs] == \
+        [("stream", "stdout", "hello from cell\noops\n")]
+    (flood,) = cells[4].outputs
+    assert flood.text == "x" * 2000 + "\n[... 98,000 more characters not kept]"
 
 
 def test_feedback_names_the_mistake_draws_the_mask_and_keeps_hidden_values_secret(demo_class):

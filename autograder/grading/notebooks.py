@@ -62,6 +62,7 @@ class NotebookResult:
     sha256: str = ""
     times: StageTimes = field(default_factory=StageTimes)  # where its grading time went (attnkit bench)
     cell_notes: dict[int, list[str]] = field(default_factory=dict)  # cell index -> the notes about that cell
+    cell_outputs: dict[int, str] = field(default_factory=dict)  # cell index -> what it printed (capped)
     problems: list[str] = field(default_factory=list)  # what changed the grade, in grades.csv's problems column
     isolation_notes: list[str] = field(default_factory=list)  # protections its child's kernel lacked
 
@@ -166,7 +167,8 @@ def _judge(key, outcome, seed, lang):
                   for index, notes_of_cell in outcome.cell_notes.items()}
     problems = [MODULES_LEFT_OUT] if explained else []
     return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks,
-                          [explained.get(note, note) for note in notes], plan.sha256, times, cell_notes, problems)
+                          [explained.get(note, note) for note in notes], plan.sha256, times, cell_notes=cell_notes,
+                          cell_outputs=dict(outcome.cell_outputs), problems=problems)
 
 
 EMPTY = "has no code cells: an empty notebook, graded 0"

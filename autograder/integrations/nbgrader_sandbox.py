@@ -10,7 +10,8 @@ writes back what nbgrader reads:
 - each autograded test cell (grade id `test_<exercise>`): the checks' table on stdout, a heatmap of each failed
   *public* mask or weights check, and an `execute_result` holding the points earned (nbgrader's partial credit);
   never a stderr stream or an `error` output, which nbgrader would read as 0 points;
-- each cell of the student's that raised, timed out or stopped the child: an `error` output saying so.
+- each of the student's cells: what it printed (the first 2,000 characters of stdout and stderr together, as one
+  stdout stream) and, where it raised, timed out or stopped the child, an `error` output saying so.
 
 The course's nbgrader_config.py puts it first in `Autograde.autograde_preprocessors` (`AUTOGRADE_PREPROCESSORS`),
 so `nbgrader autograde`, formgrader's Autograde button and the hub course grade here with no other change. Where the
@@ -237,7 +238,9 @@ def write_verdicts(nb: NotebookNode, result: "NotebookResult", lang: str) -> Non
             cell.outputs = test_cell_outputs(graded[grade_id], lang, notebook_notes)
             notebook_notes = []  # said once, in the first test cell
         else:
-            cell.outputs = [error_output(note, index) for note in result.cell_notes.get(index, [])]
+            printed = result.cell_outputs.get(index)
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)] if printed else []
+            cell.outputs += [error_output(note, index) for note in result.cell_notes.get(index, [])]
 
 
 def restore_deleted_test_cells(nb: NotebookNode, resources: ResourcesDict, grade_ids: Sequence[str]) -> None:

@@ -43,6 +43,7 @@ RETRIGGER_SECONDS = 0.05
 MAX_FD = 2**31 - 1
 TIMEOUT_TYPE = "StepTimeout"
 RECLAIM_TRIES = 16  # a hook that raises is dropped by CPython; one that does not is cleared on the first try
+MAX_CELL_OUTPUT_CHARS = 2000  # of what a cell prints, sent to the grader (nbgrader's feedback shows it in the cell)
 EXIT_FAILED = 70  # EX_SOFTWARE: the child could not finish (the parent reads the events, not this status)
 
 
@@ -51,17 +52,23 @@ class StepTimeout(BaseException):  # noqa: N818 - reads as what happened in a st
 
 
 class _Sink(io.TextIOBase):
-    """sys.stdout/sys.stderr of student code: counts characters, keeps none (a flood costs nothing)."""
+    """sys.stdout/sys.stderr of student code: counts characters and keeps the first MAX_CELL_OUTPUT_CHARS that a
+    cell writes (shown in that cell of nbgrader's feedback); a flood costs nothing."""
 
-    def __init__(self, fd):
+    def __init__(self, fd, kept):
         super().__init__()
         self._fd = fd
+        self._kept = kept  # shared by stdout and stderr: the cell's output, in the order written
         self.written = 0
         self.buffer = _BinarySink(self)
 
     def write(self, text):
-        self.written += len(text)
-        return len(text)
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")  # as any text stream
+        length = str.__len__(text)  # str's own methods: a str subclass is the student's
+        self.written += length
+        self._kept.keep(text, length)
+        return length
 
     def writable(self):
         return True
@@ -72,6 +79,31 @@ class _Sink(io.TextIOBase):
     @property
     def encoding(self):  # type: ignore[override]  # a fixed value: TextIOBase declares a writable attribute
         return "utf-8"
+
+
+class _CellOutput:
+    """What one cell wrote on stdout and stderr: the first MAX_CELL_OUTPUT_CHARS characters, and how many more."""
+
+    def __init__(self):
+        self.start()
+
+    def start(self):
+        self._parts: list[str] = []
+        self._kept = 0
+        self.dropped = 0
+
+    def keep(self, text, length):
+        room = max(0, MAX_CELL_OUTPUT_CHARS - self._kept)
+        if room:
+            self._parts.append(str.__getitem__(text, slice(0, room)))
+        self._kept += min(room, length)
+        self.dropped += max(0, length - room)
+
+    def take(self):
+        """The cell's output so far (and how many characters were left out); starts the next cell's."""
+        text, dropped = "".join(self._parts), self.dropped
+        self.start()
+        return text, dropped
 
 
 class _BinarySink(io.RawIOBase):
@@ -94,6 +126,7 @@ class _Child:
         self.namespace: dict = {}  # the notebook's __main__, once made
         self.seal = seal
         self.sinks: tuple[_Sink, ...] = ()
+        self.output = _CellOutput()
         self.mid_frame = False  # a write failed part-way: another frame would not be read right
         self.space: workspace.Workspace | None = None  # once set up
         self.signals: _SignalState | None = None  # the grader's signal handlers and mask, before student code
@@ -110,7 +143,7 @@ class _Child:
 
     def run(self):
         cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
-        self.sinks = _detach(self.channel_fd)
+        self.sinks = _detach(self.channel_fd, self.output)
         self.space = space = _set_up_workdir(self.task)
         self.seal.apply()
         notes = space.isolation_notes + sandbox.confine(self.task.confinement, self.task.workdir)
@@ -128,6 +161,7 @@ class _Child:
     def run_cell(self, step):
         self.send({"event": "start", "kind": "cell", "index": step.index})
         error = None
+        self.output.start()
         _arm(self.task.timeout)
         caught = None
         try:
@@ -144,7 +178,8 @@ class _Child:
             raise RuntimeError("could not take the process back from the student's code")
         if caught is not None:
             error = _timeout_error(self.task.timeout) if isinstance(caught, StepTimeout) else _described(caught)
-        self.send({"event": "cell", "index": step.index, "error": error,
+        output, dropped = self.output.take()
+        self.send({"event": "cell", "index": step.index, "error": error, "output": output, "output_dropped": dropped,
                    "disk_full": (self.space is not None and self.space.capped
                                  and workspace.what_is_full(self.task.workdir)) or False})
 
@@ -201,7 +236,7 @@ def run_child(task, channel_fd, seal):
     os._exit(status)
 
 
-def _detach(channel_fd):
+def _detach(channel_fd, output):
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -213,7 +248,7 @@ def _detach(channel_fd):
     for low, high in zip(keep, keep[1:] + [MAX_FD], strict=True):
         os.closerange(low + 1, high)  # close_range(2) on Linux: cheap however wide
     sys.stdin = io.StringIO("")
-    sys.stdout, sys.stderr = _Sink(1), _Sink(2)
+    sys.stdout, sys.stderr = _Sink(1, output), _Sink(2, output)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     return sys.stdout, sys.stderr

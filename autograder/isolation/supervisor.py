@@ -47,6 +47,7 @@ from autograder.safe_text import clean, one_line
 logger = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 20
+MAX_CELL_OUTPUT_CHARS = 2000  # what a cell printed, as the child keeps it (autograder.isolation.child_process)
 # How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
 # data, or the child died on its own (segfault, os._exit...).
 TIMEOUT, BUDGET, PROTOCOL, CRASH = "timeout", "budget", "protocol", "crash"
@@ -72,6 +73,7 @@ class Outcome:
     records: dict = field(default_factory=dict)  # exercise id -> check id -> [probe data per case]
     notes: list = field(default_factory=list)  # cell errors and crashes, in the student's terms
     cell_notes: dict = field(default_factory=dict)  # cell index -> the notes above about that cell
+    cell_outputs: dict = field(default_factory=dict)  # cell index -> what the cell printed (capped by the child)
     isolation_notes: set = field(default_factory=set)  # protections the kernel lacked
     attempts: int = 0
     times: StageTimes = field(default_factory=StageTimes)  # the child's stages, timed from its events
@@ -361,6 +363,11 @@ def _handle(attempt, event, limits):
         if attempt.step != ("cell", event.get("index")):
             raise wire.ProtocolError("a cell it did not start")
         error = event.get("error")
+        output = event.get("output")
+        if isinstance(output, str) and output:
+            dropped = event.get("output_dropped")
+            more = f"\n[... {dropped:,} more characters not kept]" if type(dropped) is int and dropped > 0 else ""
+            state.outcome.cell_outputs[event["index"]] = clean(output, MAX_CELL_OUTPUT_CHARS) + more
         if isinstance(error, dict):
             _note_cell(state.outcome, event.get("index"), _cell_note(event.get("index"), error))
         full = event.get("disk_full")  # its capped tmpfs is full: the student's writes failed

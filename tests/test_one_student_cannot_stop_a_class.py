@@ -170,3 +170,33 @@ def test_the_next_run_grades_the_unlucky_student_again_and_keeps_the_others(clas
     assert f"{students} students (1 graded, {students - 1} unchanged since the last run)" in err
     record = _documents(out)[UNLUCKY]
     assert "grader_error" not in record and record["score"] == NB01_POINTS
+
+
+def test_a_notebook_is_never_charged_for_the_graders_work_on_another(repo_root, tmp_path):
+    """The grader judges and writes one notebook while the next one's child runs: however long that takes (here a
+    7 s pause once the first notebook is done, past the second's 6 s budget), the second is charged only for its
+    own child's time (2.4 s of sleeping cells) and gets no 'total time' note."""
+    import time
+
+    from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
+    from autograder.isolation.limits import Limits
+
+    source = repo_root / "source" / "attention" / f"{NB01}.ipynb"
+    quick, slow = tmp_path / "quick" / f"{NB01}.ipynb", tmp_path / "slow" / f"{NB01}.ipynb"
+    for path in (quick, slow):
+        path.parent.mkdir()
+    quick.write_bytes(source.read_bytes())
+    notebook = nbformat.read(source, as_version=4)
+    notebook.cells[3:3] = [nbformat.v4.new_code_cell("import time\ntime.sleep(0.6)") for _ in range(4)]
+    slow.write_text(json.dumps(notebook), encoding="utf-8")
+
+    def pause_after_the_first(result):
+        if result.key == "quick":
+            time.sleep(7)
+
+    limits = Limits(timeout=2.0, budget_factor=3.0, grace=1.0, workers=2)
+    inputs = [NotebookInput("quick", quick, NB01), NotebookInput("slow", slow, NB01)]
+    results = {result.key: result for result in
+               grade_notebooks(inputs, Options(limits=limits), on_result=pause_after_the_first).results}
+    assert results["quick"].score == results["slow"].score == NB01_POINTS
+    assert not any("total time" in note for note in results["slow"].notes), results["slow"].notes

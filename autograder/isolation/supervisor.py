@@ -144,12 +144,15 @@ def _supervise(jobs, limits, confinement, on_done, zygote):
                     if attempt.exit_fd is not None:
                         selector.register(attempt.exit_fd, selectors.EVENT_READ, None)
                 # Judged once the next children are started: the parent's work overlaps theirs.
+                judging = time.monotonic()
                 for workdir, outcome in finished:
                     cleaned = time.perf_counter()
                     shutil.rmtree(workdir, ignore_errors=True)
                     if outcome is not None:
                         outcome.times.add("finish", time.perf_counter() - cleaned)
                         on_done(outcome)
+                if finished:
+                    _excuse(time.monotonic() - judging, running.values(), pending)
                 finished.clear()
                 if not running:
                     continue
@@ -426,6 +429,18 @@ def _valid_error(item):
     if well_formed:
         return item
     return {"error": {"type": "ProbeError", "key": "error.no_result", "fields": {}, "message": "", "line": ""}}
+
+
+def _excuse(seconds, running, pending):
+    """Move the deadlines of the running children and the budgets of the notebooks begun on by `seconds` that the
+    grader spent on other notebooks (judging, writing): no notebook is charged for the grader's work on another's,
+    however long that took (a classmate's flood of notes, a slow disk)."""
+    for attempt in running:
+        attempt.deadline += seconds
+        attempt.job.budget_end += seconds
+    for state in pending:
+        if state.budget_end:
+            state.budget_end += seconds
 
 
 def _enforce_deadlines(attempt, now, limits):

@@ -302,14 +302,23 @@ def _autograde_what_nbgrader_accepts(course, refused_dir, at_most):
     return refused, logs
 
 
+# A thread the student left running writes forged frames on the channel whenever it is scheduled: which step the
+# grader blames (and so which cell the re-run drops) depends on where its first frame lands among the child's own,
+# in any run of either grader. Its agreement is not a property of the two graders; that neither blames itself is.
+RACING_THREAD_CASES = ("thread_writing_on_the_channel-full",)
+
+
 def test_the_adversarial_catalogue_gets_attnkits_grades_from_nbgrader(catalogue):
-    graded = [case.name for case in catalogue["cases"] if case.name not in catalogue["refused"]]
+    graded = [case.name for case in catalogue["cases"]
+              if case.name not in catalogue["refused"] and case.name not in RACING_THREAD_CASES]
     log = "".join(catalogue["logs"])
     # what nbgrader refused, it refused itself (its own sanitizing), never attnkit's step
     assert "attnkit cannot grade" not in log and "attnkit could not grade" not in log
     assert "SandboxedExecute" not in log.split("Traceback")[-1] if "Traceback" in log else True
     assert len(graded) >= len(catalogue["cases"]) - 5, catalogue["refused"]
     assert _disagreements(catalogue["attnkit"], catalogue["nbgrader"], graded) == []
+    for name in RACING_THREAD_CASES:  # graded by both, never as a grader error
+        assert name in catalogue["nbgrader"] and name not in catalogue["refused"], name
 
 
 def test_an_honest_student_with_a_module_and_data_files_gets_full_marks_from_both(tmp_path, repo_root):

@@ -1,7 +1,7 @@
 """Attention modules written as a student would, with one knob per family of mistakes.
 
 These are the students of the variant grid (devtools.variant_grid). They are written like notebook code (layers,
-masked_fill, nn.Dropout), independently of autograder.course.checks.variants, the functional reference the judges
+masked_fill, nn.Dropout), independently of autograder.course.variants, the functional reference the judges
 use to name a mistake: the grid measures whether the checks recognise code they did not generate.
 
 `Knobs()` is a correct module; every other value of a knob is one mistake (or one legitimate alternative).

@@ -325,7 +325,7 @@ def cases():
              scores={"multi_head_attention": 0, "padding_mask": 0}, message=("multi_head_attention", "not defined")),
         Case("import_the_hidden_checks-zero_for_that_exercise", NB01, replace(
              "solution_softmax_stable", "import importlib\nvariants = importlib.import_module("
-             "'autograder.course.checks.variants')\n"
+             "'autograder.course.variants')\n"
              "softmax_stable = lambda x, dim=-1: variants.attention\n"),
              scores={"softmax_stable": 0}, note="cannot be imported while grading"),
         Case("walk_the_probe_frames-zero_for_that_exercise", NB01, replace(

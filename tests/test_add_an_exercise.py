@@ -36,7 +36,7 @@ def scaled_scores(inputs, query_index):
 PROBES = '''"""Probes of the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
 
 from autograder.checking.probing import lookup, plain, rand
-from autograder.course.probes.inputs import notes_inputs
+from autograder.course.shared.inputs import notes_inputs
 
 
 def inputs_of(case):

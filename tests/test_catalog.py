@@ -6,8 +6,8 @@ import solutions
 from autograder.checking.check_types import PASSED
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS
-from autograder.course.checks.variants import ATTENTION_MISCONCEPTIONS
 from autograder.course.exercises import EXERCISES
+from autograder.course.variants import ATTENTION_MISCONCEPTIONS
 from autograder.i18n import LANGUAGES, language
 from autograder.running.runner import run_exercise
 

@@ -13,8 +13,8 @@ import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import run_probe
 from autograder.course import catalog
-from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.variants import attention
 from autograder.isolation.wire import FrameReader, encode
 from autograder.running.runner import DEFAULT_SEED, cases_for
 

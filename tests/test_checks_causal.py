@@ -7,6 +7,9 @@ import warnings
 
 import pytest
 import torch
+from autograder.course.judges import contract as contract_judges
+from autograder.course.probes import causal as causal_probes
+from autograder.course.probes import contract as contract_probes
 from check_helpers import assert_full_marks, results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,14 +20,11 @@ from autograder.checking.check_types import PASSED
 from autograder.checking.probing import rand, run_probe
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
-from autograder.course.checks.module_contract import cases as contract_cases
-from autograder.course.checks.module_contract.checks import expect_contract
-from autograder.course.checks.n03_causal_attention import ex1_causal_mask, ex2_masking_routes, ex3_causal_attention
-from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES_BY_ID
-from autograder.course.judges import contract as contract_judges
-from autograder.course.probes import causal as causal_probes
-from autograder.course.probes import contract as contract_probes
+from autograder.course.module_contract import cases as contract_cases
+from autograder.course.module_contract.declaration import expect_contract
+from autograder.course.n03_causal_attention import ex1_causal_mask, ex2_masking_routes, ex3_causal_attention
+from autograder.course.variants import attention
 from autograder.running.runner import DEFAULT_SEED, cases_for
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")

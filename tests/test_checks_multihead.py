@@ -14,17 +14,16 @@ from mutants import multihead as mutants
 import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import ProbeError, as_count, counted_module
-from autograder.course import catalog
-from autograder.course.checks import variants
-from autograder.course.checks.n04_multi_head_attention import (
+from autograder.course import catalog, variants
+from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.n04_multi_head_attention import (
     ex1_wrapper,
     ex2_split_merge,
     ex3_multi_head_attention,
     ex4_torch_equivalence,
     ex5_parameter_counts,
 )
-from autograder.course.exercises import EXERCISES_BY_ID
-from autograder.course.judges.multihead import parameter_totals
+from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import parameter_totals
 from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 
 EXERCISE_IDS = (

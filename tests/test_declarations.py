@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from autograder.course import catalog, checks, declarations
-from autograder.course.checks.module_contract import checks as contract_checks
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS
+from autograder.course.module_contract import checks as contract_checks
 
 CHECKS_DIR = Path(checks.__file__).resolve().parent
 NOTEBOOK_PACKAGE = re.compile(r"n(\d\d_\w+)")

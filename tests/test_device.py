@@ -11,17 +11,17 @@ import random
 
 import pytest
 import torch
+from autograder.course.judges import contract as contract_judges
+from autograder.course.probes import contract as contract_probes
 from mutants import causal as mutants
 
 import solutions
 from autograder.checking.expectations import no_expectations
 from autograder.checking.probing import run_probe
-from autograder.course.checks.module_contract import cases as contract_cases
-from autograder.course.checks.n03_causal_attention.ex2_masking_routes import weights_cases_device
-from autograder.course.judges import contract as contract_judges
-from autograder.course.judges.causal import judge_on_device
-from autograder.course.probes import contract as contract_probes
-from autograder.course.probes.causal import probe_on_device
+from autograder.course.module_contract import cases as contract_cases
+from autograder.course.n03_causal_attention.ex2_masking_routes.declaration import weights_cases_device
+from autograder.course.n03_causal_attention.ex2_masking_routes.judge import judge_on_device
+from autograder.course.n03_causal_attention.ex2_masking_routes.probe import probe_on_device
 from autograder.running.runner import run_exercise
 from devtools import student_variants
 from devtools.student_variants import Knobs

@@ -34,9 +34,9 @@ from autograder.checking.probing import (
     op_name,
 )
 from autograder.course.exercises import EXERCISES_BY_ID
-from autograder.course.judges.basics import SOFTMAX_FUNCTIONS
-from autograder.course.probes.inputs import ATTENTION_FUNCTIONS
-from autograder.course.probes.multihead import BUILTIN_ATTENTION
+from autograder.course.n01_attention_without_weights.ex1_softmax.judge import SOFTMAX_FUNCTIONS
+from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe import BUILTIN_ATTENTION
+from autograder.course.shared.inputs import ATTENTION_FUNCTIONS
 from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 ATEN = torch.ops.aten

@@ -8,12 +8,12 @@ import random
 
 import pytest
 import torch
+from autograder.course.probes import contract as probes
 
 import solutions
-from autograder.course.checks.module_contract.cases import modes_cases, properties_cases, structure_cases
-from autograder.course.checks.module_contract.checks import exposed_reference
-from autograder.course.judges.contract import output_shape, parameter_shapes
-from autograder.course.probes import contract as probes
+from autograder.course.module_contract.cases import modes_cases, properties_cases, structure_cases
+from autograder.course.module_contract.declaration import exposed_reference
+from autograder.course.module_contract.judge import output_shape, parameter_shapes
 
 SPECS = probes.SPECS
 PLAIN = (str, bool, int, float, tuple, dict, probes.HeadLayout)

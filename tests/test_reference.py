@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import solutions
-from autograder.course.checks.variants import attention
+from autograder.course.variants import attention
 
 SEEDED = json.loads((Path(__file__).parent / "seeded_outputs.json").read_text(encoding="utf-8"))
 JOURNEY = torch.tensor(SEEDED["inputs"]["journey"])

@@ -9,7 +9,7 @@ import pytest
 
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
-from autograder.course.probes.contract import SPECS
+from autograder.course.module_contract.probe import SPECS
 from devtools import requirements
 
 # A word in a title, and the spec field without which the module has no such thing.

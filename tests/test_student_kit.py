@@ -155,7 +155,7 @@ def test_a_failed_mask_check_draws_its_heatmap(vectors):
 
 
 def test_stored_weights_load_by_name_in_either_layout_with_biases_made_to_match():
-    from autograder.course.probes.loading import load_stored_weights
+    from autograder.course.shared.loading import load_stored_weights
 
     generator = torch.Generator().manual_seed(0)
     weight, bias = torch.randn(2, 3, generator=generator), torch.randn(2, generator=generator)

@@ -21,8 +21,8 @@ from student_kit_env import clean_environment
 
 import solutions
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
-from autograder.course.checks.variants import attention
 from autograder.course.exercises import EXERCISES, of_notebook
+from autograder.course.variants import attention
 
 pytestmark = pytest.mark.slow
 

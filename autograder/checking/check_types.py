@@ -39,18 +39,20 @@ class Verdict:
     heatmap: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Check:
-    """One property of one exercise, worth `points` when every case passes.
+    """One property of one exercise, worth `points` when every case passes; built by keyword, its title a field.
 
     `expect` holds the reference (full kit only); `probe` and `judge` do not: a public check's probe and judge are
-    functions of autograder.course.probes and autograder.course.judges, which the student kit ships as they are.
+    functions of its exercise folder's `probe` and `judge` modules (autograder.course.<notebook>.<exercise>), which
+    the student kit ships as they are.
     """
 
     id: str
     exercise: str
     points: float
     hidden: bool
+    title: Mapping[str, str]  # {"en": ..., "zh": ...}: what the check asks, in the table and "What is graded"
     cases: Callable[[Any], list[Case]]  # random.Random -> plain-data case specs
     probe: Callable[[Mapping[str, Any], Case], ProbeData]
     judge: Callable[[ProbeData, Case, Expectations], Verdict]
@@ -60,7 +62,7 @@ class Check:
 
 @dataclass(frozen=True)
 class Exercise:
-    """One graded exercise, declared next to its checks (autograder.course.checks.<module>.EXERCISES).
+    """One graded exercise, declared in its folder's declaration (autograder.course.declaration.Declaration).
 
     `names` are the notebook names its checks receive, in the order the notebook passes them:
     `check("causal_mask", causal_mask)`. `points` is left out of a declaration: autograder.course.exercises

@@ -12,7 +12,7 @@ from typing import Any
 
 # The weights the other expectations were computed with (the student's own, in the full kit). No judge reads them:
 # the student kit's build stores them in the case, and the probe loads them into the student's module
-# (autograder.course.probes.loading), so that the stored expectations hold for it.
+# (autograder.course.shared.loading), so that the stored expectations hold for it.
 WEIGHTS = "weights"
 
 

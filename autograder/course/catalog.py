@@ -1,5 +1,5 @@
-"""One catalogue of every check, message and known mistake, gathered from the declaring modules of
-autograder.course.checks.
+"""One catalogue of every check, message and known mistake, gathered from the exercise folders' declarations
+(autograder.course.registry).
 
 Every hidden check has a public **preview** here, right before it: the same probe, judge and expectations on cases
 its own generator draws from a fixed public seed, worth 0 points, run by `check(...)` and never by `grade(...)`. So
@@ -11,11 +11,11 @@ import functools
 import random
 from types import MappingProxyType
 
-from autograder.course.declarations import check_modules, misconception_modules
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.messages import MESSAGES as COMMON_MESSAGES
+from autograder.course.registry import declarations
 
-_MODULES = check_modules()
+_DECLARATIONS = declarations()
 
 
 def _merged(*tables):
@@ -37,22 +37,18 @@ def _preview_cases(cases, check_id, _rng):
 
 
 def _preview(check):
-    return dataclasses.replace(check, id=f"{check.id}.preview", points=0, hidden=False, preview=True,
+    title = {lang: text.format(title=check.title[lang]) for lang, text in PREVIEW_TITLE.items()}
+    return dataclasses.replace(check, id=f"{check.id}.preview", points=0, hidden=False, preview=True, title=title,
                                cases=functools.partial(_preview_cases, check.cases, check.id))
 
 
-def _preview_titles(checks, messages):
-    return {f"{check.id}.preview.title": {lang: text.format(title=messages[f"{check.id}.title"][lang])
-                                          for lang, text in PREVIEW_TITLE.items()}
-            for check in checks if check.hidden}
-
-
-GRADED_CHECKS = tuple(check for module in _MODULES for check in module.CHECKS)  # what grade() runs: no preview
+GRADED_CHECKS = tuple(check for declared in _DECLARATIONS for check in declared.checks)  # what grade() runs
 CHECKS = tuple(shown for check in GRADED_CHECKS for shown in ((_preview(check), check) if check.hidden else (check,)))
 CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
-_DECLARED_MESSAGES = _merged(COMMON_MESSAGES, *(module.MESSAGES for module in _MODULES))
-MESSAGES = _merged(_DECLARED_MESSAGES, _preview_titles(GRADED_CHECKS, _DECLARED_MESSAGES))
-MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for module in misconception_modules() for m in module.MISCONCEPTIONS))
+# A check's title is a field of the check; the tables and pages read it as the message "<check id>.title".
+_TITLES = {f"{check.id}.title": check.title for check in CHECKS}
+MESSAGES = _merged(COMMON_MESSAGES, *(declared.messages for declared in _DECLARATIONS), _TITLES)
+MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for declared in _DECLARATIONS for m in declared.misconceptions))
 MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
 
 

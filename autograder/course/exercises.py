@@ -1,27 +1,27 @@
-"""The course's exercises, gathered from their declarations next to their checks (autograder.course.declarations).
+"""The course's exercises, gathered from their folders' declarations (autograder.course.registry).
 
-An exercise is declared once, in the module of autograder.course.checks that grades it: id, notebook, the names
-its checks receive, its title in both languages. Its points are the sum of its checks' points.
+An exercise is declared once, in its folder's declaration: id, notebook, the names its checks receive, its title in
+both languages, its time and difficulty. Its points are the sum of its checks' points.
 """
 
 import dataclasses
 
 from autograder.checking.check_types import Exercise
-from autograder.course.declarations import check_modules
+from autograder.course.registry import declarations
 from autograder.i18n import pick
 
 __all__ = ["EXERCISES", "EXERCISES_BY_ID", "NOTEBOOKS", "Exercise", "exercise", "exercise_title", "of_notebook"]
 
 
 def _gathered():
-    declared = [exercise for module in check_modules() for exercise in getattr(module, "EXERCISES", ())]
+    declared = [exercise for declaration in declarations() for exercise in declaration.exercises]
     ids = [exercise.id for exercise in declared]
     duplicated = sorted({exercise_id for exercise_id in ids if ids.count(exercise_id) > 1})
     if duplicated:
         raise ValueError(f"exercises declared twice: {duplicated}")
     points = {}
-    for module in check_modules():
-        for check in module.CHECKS:
+    for declaration in declarations():
+        for check in declaration.checks:
             points[check.exercise] = points.get(check.exercise, 0) + check.points
     unchecked = sorted(set(ids) - set(points))
     if unchecked:

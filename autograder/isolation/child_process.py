@@ -35,7 +35,7 @@ import time
 import types
 
 from autograder.checking.probing import describe_exception, exception_type_name
-from autograder.course.probes.plan import ExerciseProbes, probe_checks
+from autograder.course.shared.plan import ExerciseProbes, probe_checks
 from autograder.isolation import cgroups, sandbox, wire, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
 

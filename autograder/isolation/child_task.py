@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.course.probes.plan import ExerciseProbes
+from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation.sandbox import Confinement
 
 

@@ -2,16 +2,18 @@
 
 Everything secret lives in two packages, and the list is derived from where they are, never typed as paths:
   - the reference, the `solutions` package (found through the import system, wherever it is installed);
-  - the check code, the `autograder.course.checks` package: the checks, their helpers and the functional
-    reference with knobs (`variants`) that the judges compare with.
+  - the check code: every module of the `autograder.course` package but the probe side, that is each exercise
+    folder's declaration (its hidden cases and expectations), the functional reference with knobs (`variants`) and
+    the catalogue built from them. The probe side, which the grading child and the student kit hold, is each
+    folder's `probe` and `judge` module, the `autograder.course.shared` package and the packages' `__init__`.
 and in three folders of the checkout: `source/` (notebooks with their solutions), `tests/` (mutants, expected
 outputs) and `devtools/` (student-style variants), plus `.git` (the history holds all of them).
 
 Used by the in-process guards (the import names), the Landlock rules (the paths), the resume fingerprint (the
-reference's files), and the Gradescope bundle (which must carry the packages and leave the folders out).
-Moving a secret inside one of these packages keeps it protected; tests/test_protected.py walks the checkout
-and fails when a file holding reference or check code lies outside the list.
-"""
+reference's files), and the Gradescope bundle (which must carry the packages and leave the folders out). Moving a
+secret inside the reference or into a course module that is not a probe or judge keeps it protected;
+tests/test_protected.py walks the checkout and fails when a file holding reference or check code lies outside the
+list."""
 
 import importlib.util
 from pathlib import Path
@@ -20,14 +22,16 @@ import autograder
 
 REFERENCE_PACKAGE = "solutions"
 # Named, not imported: the grading child's zygote imports this module and must never hold the checks.
-CHECKS_PACKAGE = "autograder.course.checks"
+COURSE_PACKAGE = "autograder.course"
+PROBE_SIDE_MODULES = ("probe", "judge", "__init__")  # an exercise folder's modules the child and the kit may hold
+PROBE_SIDE_PACKAGE = "shared"  # autograder.course.shared: the probes' helpers (inputs, weights loading, the plan)
 # Folders of the checkout, beside the packages: never bundled, never readable by student code.
 CHECKOUT_FOLDERS = ("source", "tests", "devtools", ".git")
 
 
 def protected_modules():
     """Import names (packages: every submodule too) that student code may not import."""
-    return (REFERENCE_PACKAGE, CHECKS_PACKAGE)
+    return (REFERENCE_PACKAGE, *check_modules())
 
 
 def checkout_root():
@@ -43,10 +47,27 @@ def reference_locations():
     return tuple(Path(location).resolve() for location in (spec.submodule_search_locations or ()))
 
 
+def _check_files():
+    """{module name: file} of the course's check code, found from the files without importing the course."""
+    spec = importlib.util.find_spec(COURSE_PACKAGE)  # finds the package without running it
+    found = {}
+    for location in (spec.submodule_search_locations or ()) if spec is not None else ():
+        for path in sorted(Path(location).rglob("*.py")):
+            relative = path.relative_to(location).with_suffix("").parts
+            if path.stem in PROBE_SIDE_MODULES or relative[0] == PROBE_SIDE_PACKAGE:
+                continue
+            found[".".join((COURSE_PACKAGE, *relative))] = path.resolve()
+    return found
+
+
+def check_modules():
+    """The import names of the course's check code (every course module but the probe side), sorted."""
+    return tuple(sorted(_check_files()))
+
+
 def check_locations():
-    spec = importlib.util.find_spec(CHECKS_PACKAGE)  # finds the package without running it
-    locations = spec.submodule_search_locations if spec is not None else None
-    return tuple(Path(location).resolve() for location in (locations or ()))
+    """The files of the course's check code."""
+    return tuple(_check_files()[name] for name in check_modules())
 
 
 def protected_paths():

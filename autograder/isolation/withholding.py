@@ -83,8 +83,10 @@ def protected_lines() -> ProtectedLines:
     return ProtectedLines({prefix: tuple(lines) for prefix, lines in by_prefix.items()})
 
 
-def _python_files(folders: Iterable[Path]) -> list[Path]:
-    return [path for folder in folders for path in sorted(Path(folder).rglob("*.py"))]
+def _python_files(locations: Iterable[Path]) -> list[Path]:
+    """The Python files of packages' folders, and the files named themselves."""
+    return [path for location in locations
+            for path in ([Path(location)] if Path(location).is_file() else sorted(Path(location).rglob("*.py")))]
 
 
 def _lines_of(paths: Iterable[Path]) -> set[str]:

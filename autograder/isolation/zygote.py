@@ -3,18 +3,17 @@
 The grader (the parent) imports the reference and the judges; student code must never run in a process that holds
 them, not even in memory the child could dig out with `gc.get_objects()`. So the children are not forked from the
 parent. `Zygote.fork(task, channel_fd)` asks a separate interpreter, started with `python -m
-autograder.isolation.zygote` and a fixed minimal environment, which imported torch, the probes
-(autograder.course.probes) and the child's own code and warmed them up once. It forks twice: the middle process
-exits at once, so the grading child is re-parented to the grader, which has made itself a child subreaper
+autograder.isolation.zygote` and a fixed minimal environment, which imported torch, the probes (every exercise
+folder's probe module) and the child's own code and warmed them up once. It forks twice: the middle process exits at
+once, so the grading child is re-parented to the grader, which has made itself a child subreaper
 (PR_SET_CHILD_SUBREAPER) and therefore waits for it, times it and kills it exactly as it would its own child.
 
 The channel is a Unix socket pair made before the zygote starts: a request is a header sent with two descriptors
 (SCM_RIGHTS), the child's event pipe and the read end of a task pipe; the reply is the new child's pid (0: it could
 not fork). The zygote never sees a task: the grader writes the pickled autograder.isolation.child_task.ChildTask
-(trusted data: it comes from the grader) into the task pipe once the child exists, and only the child reads it.
-So no student's cells ever pass through the zygote's memory, where every later child would inherit them (freed
-pages included). When the grader goes, the zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket).
-"""
+(trusted data: it comes from the grader) into the task pipe once the child exists, and only the child reads it. So no
+student's cells ever pass through the zygote's memory, where every later child would inherit them (freed pages
+included). When the grader goes, the zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket)."""
 
 import ctypes
 import functools
@@ -22,7 +21,6 @@ import gc
 import importlib
 import os
 import pickle
-import pkgutil
 import signal
 import socket
 import struct
@@ -217,15 +215,15 @@ def main(argv: list[str]) -> None:
 def load():
     """Import and warm up everything a grading child runs; returns the grader code's seal (autograder.isolation.guards).
 
-    Only the probe side is imported: torch, autograder.course.probes (every module), the child's code. Never the
+    Only the probe side is imported: torch, every exercise folder's probe module, the child's code. Never the
     reference, the checks, the catalogue or a judge; tests/test_zygote.py looks for them as an attacker would.
     """
     import torch
 
     torch.set_num_threads(1)  # one core per child; the children inherit it
-    probes = importlib.import_module("autograder.course.probes")
-    for module in pkgutil.walk_packages(probes.__path__, probes.__name__ + "."):
-        importlib.import_module(module.name)
+    plan = importlib.import_module("autograder.course.shared.plan")
+    for name in plan.probe_modules():
+        importlib.import_module(name)
     importlib.import_module("autograder.isolation.child_process")
     try:
         importlib.import_module("IPython.core.inputtransformer2")  # the cells' IPython syntax
@@ -243,7 +241,7 @@ def _warm_up(torch) -> None:
     """Pay torch's first-use costs once here instead of in every child (lazy dispatch tables, the meta device,
     autograd, the modes the probes record with). Plain layers and ops only: nothing of an exercise's answer."""
     from autograder.checking.probing import DeviceMixWatch, FunctionCalls
-    from autograder.course.probes.inputs import probe_device_kind
+    from autograder.course.shared.inputs import probe_device_kind
 
     device = probe_device_kind()
     with torch.random.fork_rng(devices=[]):

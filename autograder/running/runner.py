@@ -19,7 +19,7 @@ from autograder.course import catalog
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise as find_exercise
-from autograder.course.probes.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
+from autograder.course.shared.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
 from autograder.i18n import language
 
 

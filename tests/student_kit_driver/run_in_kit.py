@@ -37,9 +37,9 @@ def run_cells(source_path, out_path):
 
 
 MODULES = ("solutions", "autograder.course.checks",
-           "autograder.course.checks.n01_attention_without_weights.ex1_softmax",
-           "autograder.course.checks.variants",
-           "autograder.course.checks.student_kit_recording", "autograder.course.catalog", "autograder.running.runner",
+           "autograder.course.n01_attention_without_weights.ex1_softmax.declaration",
+           "autograder.course.variants",
+           "autograder.course.kit_recording", "autograder.course.catalog", "autograder.running.runner",
            "autograder.integrations.student_kit.build", "autograder")
 
 

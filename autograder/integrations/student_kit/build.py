@@ -20,10 +20,10 @@ import torch
 
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS
-from autograder.course.checks.student_kit_recording import record_case
 from autograder.course.exercises import EXERCISES
 from autograder.course.exercises import exercise as find_exercise
-from autograder.course.probes.plan import JUDGES_PACKAGE, address_of
+from autograder.course.kit_recording import record_case
+from autograder.course.shared.plan import JUDGE_ROLE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
 from autograder.running.runner import DEFAULT_SEED, cases_for, single_threaded
 
@@ -93,10 +93,10 @@ def vectors_document(seed=DEFAULT_SEED):
 def stored_check(check, seed):
     """A public check as the kit stores it: its probe and judge by name, its cases and their expectations."""
     try:
-        judge = address_of(check.judge, JUDGES_PACKAGE)
+        judge = address_of(check.judge, JUDGE_ROLE)
     except TypeError as exc:
-        raise KitBuildError(f"public check {check.id}: its judge must be a function of {JUDGES_PACKAGE}, which the "
-                            f"kit ships ({exc})") from None
+        raise KitBuildError(f"public check {check.id}: its judge must be a function of a folder's {JUDGE_ROLE} module, "
+                            f"which the kit ships ({exc})") from None
     names = find_exercise(check.exercise).names
     recorded = [record_case(check, case, names) for case in cases_for(check, seed)]
     return {"id": check.id, "exercise": check.exercise, "points": check.points,
@@ -110,7 +110,7 @@ def shipped_modules(public_checks):
     judges, and everything they import from autograder, with their packages' __init__; never NEVER_SHIPPED."""
     roots = [f"autograder.integrations.student_kit.runtime.{path.stem}" for path in sorted(RUNTIME_DIR.glob("*.py"))]
     for check in public_checks:
-        roots += [address_of(check.probe).module, address_of(check.judge, JUDGES_PACKAGE).module]
+        roots += [address_of(check.probe).module, address_of(check.judge, JUDGE_ROLE).module]
     seen, pending = set(), list(roots)
     while pending:
         name = pending.pop()

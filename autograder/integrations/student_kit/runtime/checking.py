@@ -4,7 +4,7 @@ with the expectations read from the stored vectors instead of computed from the 
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
-from autograder.course.probes.plan import PlannedCheck, probe_checks
+from autograder.course.shared.plan import PlannedCheck, probe_checks
 from autograder.i18n import language
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.checking.check_types import Exercise, Misconception
-from autograder.course.probes.plan import JUDGES_PACKAGE, ProbeAddress, resolve
+from autograder.course.shared.plan import JUDGE_ROLE, ProbeAddress, resolve
 from autograder.integrations.student_kit.runtime.tensors import decode
 
 FORMAT = 2
@@ -60,7 +60,7 @@ def vectors_from_document(document, source="vectors"):
                          "rebuild the kit with `attnkit student-kit build`")
     checks = tuple(
         StoredCheck(id=c["id"], exercise=c["exercise"], points=c["points"], probe=address(c["probe"]),
-                    judge=resolve(address(c["judge"]), JUDGES_PACKAGE),
+                    judge=resolve(address(c["judge"]), JUDGE_ROLE),
                     cases=tuple(decode(case) for case in c["cases"]),
                     expected=tuple(decode(expected) for expected in c["expected"]))
         for c in document["checks"]

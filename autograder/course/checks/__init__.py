@@ -1,1 +1,0 @@
-"""Checks, one module per notebook. Each module exports CHECKS (tuple of Check) and MESSAGES."""

@@ -1,0 +1,381 @@
+"""The module contract's checks for every spec of the course (autograder.course.probes.contract.SPECS), hidden,
+and their messages. The contract declares no exercise of its own: its checks come after the notebooks'.
+"""
+
+import functools
+from collections.abc import Callable
+
+import torch
+
+from autograder.checking.check_types import Check
+from autograder.checking.expectations import Expectations
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.module_contract.cases import (
+    device_cases,
+    modes_cases,
+    properties_cases,
+    state_cases,
+    structure_cases,
+)
+from autograder.course.module_contract.judge import contract_judge
+from autograder.course.module_contract.probe import (
+    SPECS,
+    SPECS_BY_EXERCISE,
+    contract_probe,
+    exposing_weights,
+    one_hot_tokens,
+)
+from autograder.course.variants import attention
+
+# Each property's cases; its probe is autograder.course.probes.contract.CONTRACT_PROBES[name], its judge
+# autograder.course.judges.contract.CONTRACT_JUDGES[name].
+CONTRACT = (
+    ("structure", structure_cases),
+    ("modes", modes_cases),
+    ("device", device_cases),
+    ("properties", properties_cases),
+    ("state", state_cases),
+)
+
+
+def exposed_reference(spec, case):
+    """What a correct module outputs in eval mode with the exposing weights: each head's weights, then 1."""
+    weights, x = exposing_weights(spec, case), one_hot_tokens(case)
+    outputs = []
+    for prefix, count in spec.heads.groups(case):
+        own = {name[len(prefix):]: value for name, value in weights.items() if name.startswith(prefix)}
+        outputs.append(attention(x, own, num_heads=count))
+    return torch.cat(outputs, dim=-1)
+
+
+def expect_contract(property_name, exercise_id, case, data):
+    """Only the modes need the reference: what the module outputs in eval mode on the exposing weights."""
+    if property_name != "modes":
+        return Expectations({})
+    spec = SPECS_BY_EXERCISE[exercise_id]
+    return Expectations.computed(exposed=lambda: exposed_reference(spec, case))
+
+
+def contract_checks(spec):
+    """The contract's checks for one spec, hidden, with the points the spec gives each (0: not for this module)."""
+    checks = []
+    for name, cases in CONTRACT:
+        points = spec.points.get(name, 0)
+        if points:
+            # Probe and judge by name (plain arguments): the grading child and the student kit are told them so.
+            checks.append(Check(
+                id=f"{spec.exercise}.{name}", exercise=spec.exercise, points=points, hidden=True,
+                title=TITLES[name](spec),
+                cases=_bound(cases, spec), probe=functools.partial(contract_probe, name, spec.exercise),
+                judge=functools.partial(contract_judge, name, spec.exercise),
+                expect=functools.partial(expect_contract, name, spec.exercise),
+            ))
+    return tuple(checks)
+
+
+def _bound(function: Callable, spec):
+    bound = functools.partial(function, spec)
+    functools.update_wrapper(bound, function)
+    return bound
+
+
+
+
+def _joined(parts, lang):
+    """'a, b and c' in English, 'a，b，并且 c' in Chinese."""
+    if len(parts) == 1:
+        return parts[0]
+    comma, last = (", ", " and ") if lang == "en" else ("，", "，并且")
+    return comma.join(parts[:-1]) + last + parts[-1]
+
+
+def _structure_title(spec):
+    en, zh = ["the parameters its constructor promises"], ["构造函数约定的参数"]
+    if spec.has_qkv_bias:
+        en[0] += " (qkv_bias either way, False by default)"
+        zh[0] += "（qkv_bias 取两种值时都对，默认为 False）"
+    if spec.heads.stacked:
+        en.append("heads that start from weights of their own")
+        zh.append("各个头从各自不同的权重开始")
+    if spec.out_proj:
+        en.append("an out_proj with a bias")
+        zh.append("带偏置的 out_proj")
+    if spec.attributes:
+        sizes = "/".join(f"self.{name}" for name in spec.attributes)
+        en.append(f"the size attributes {sizes}")
+        zh.append(f"尺寸属性 {sizes}")
+    en.append("an output of the promised shape and dtype")
+    zh.append("输出的形状和 dtype 符合约定")
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+
+
+def _device_title(spec):
+    name = spec.class_name
+    if spec.causal:
+        return {"en": f"{name}: masks are buffers saved in state_dict that follow .to(dtype) and .to(device), and "
+                      "forward runs on that device (a GPU, or PyTorch's meta device when there is none)",
+                "zh": f"{name}：掩码是保存在 state_dict 中的 buffer，随 .to(dtype) 和 .to(device) 移动，"
+                      "前向传播能在该设备上运行（有 GPU 时用 GPU，没有时用 PyTorch 的 meta 设备）"}
+    return {"en": f"{name}: after .to(dtype) and .to(device) forward runs in that dtype on that device (a GPU, or "
+                  "PyTorch's meta device when there is none)",
+            "zh": f"{name}：经过 .to(dtype) 和 .to(device) 之后，前向传播以该 dtype 在该设备上运行（有 GPU 时用 GPU，"
+                  "没有时用 PyTorch 的 meta 设备）"}
+
+
+def _properties_title(spec):
+    if "context_length" in spec.arguments:
+        en, zh = ["works for inputs shorter than context_length"], ["输入短于 context_length 时也正确"]
+    else:
+        en, zh = ["works for any number of tokens"], ["任意 token 数都正确"]
+    if spec.batched:
+        en.append("keeps batch samples apart")
+        zh.append("batch 中的样本互不影响")
+    if spec.causal:
+        en.append("is causal")
+        zh.append("满足因果性")
+    en += ["passes gradients to every parameter", "leaves its input alone"]
+    zh += ["梯度能传到每个参数", "不修改输入"]
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+
+
+def _modes_title(spec):
+    return {"en": f"{spec.class_name}: eval() is deterministic and equals dropout 0; train() drops attention weights "
+                  "after the softmax at rate p, scaled by 1/(1-p)",
+            "zh": f"{spec.class_name}：eval() 结果确定且等于 dropout 为 0 时的结果；"
+                  "train() 在 softmax 之后按比例 p 丢弃注意力权重，并乘以 1/(1-p)"}
+
+
+def _state_title(spec):
+    longest = ("the longest input it takes", "它能接受的最长输入") if "context_length" in spec.arguments else (
+        "a longer one", "更长的输入")
+    return {"en": f"{spec.class_name}: one module called on a short input, {longest[0]}, then a short one again gives "
+                  "what a fresh module gives each time, and the same input twice gives the same output; forward "
+                  "changes no parameter or buffer, and state_dict() after those calls loads into a fresh module and "
+                  "gives the same output",
+            "zh": f"{spec.class_name}：同一个模块先后作用于短输入、{longest[1]}和另一个短输入，每次都与新建模块的结果"
+                  "相同，"
+                  "同一输入两次的输出也相同；forward 不修改任何参数或 buffer，这些调用之后的 state_dict() 能载入新建的"
+                  "模块并给出相同的输出"}
+
+
+TITLES = {"structure": _structure_title, "modes": _modes_title, "device": _device_title,
+          "properties": _properties_title, "state": _state_title}
+
+CHECKS = tuple(check for spec in SPECS for check in contract_checks(spec))
+
+
+
+MESSAGES = {
+    "contract.not_a_module": {
+        "en": "{name}(...) did not build an nn.Module", "zh": "{name}(...) 没有构造出 nn.Module"},
+    "contract.heads_not_registered": {
+        "en": "the heads are not registered submodules (a plain list?): their weights and masks do not follow the "
+              "module; use nn.ModuleList",
+        "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动；请使用 nn.ModuleList"},
+    "contract.missing_parameter": {
+        "en": "the module has no parameter {name} of the expected shape: keep the layers of the given __init__",
+        "zh": "模块中没有形状正确的参数 {name}：请保留给定 __init__ 中的各层"},
+    "contract.extra_parameter": {
+        "en": "the module has a parameter {name} its constructor does not promise",
+        "zh": "模块中有一个构造函数没有约定的参数 {name}"},
+    "contract.stray_bias": {
+        "en": "with qkv_bias=False the module still has {name}: pass bias=qkv_bias to nn.Linear",
+        "zh": "qkv_bias=False 时模块中仍有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+    "contract.stray_bias_default": {
+        "en": "called without qkv_bias, the module has {name}: the default must stay qkv_bias=False, as in the given "
+              "signature",
+        "zh": "不传 qkv_bias 时模块中有 {name}：默认值必须保持为给定签名中的 qkv_bias=False"},
+    "contract.attribute": {
+        "en": "self.{name} does not hold {formula} as an int: keep the attributes the given __init__ sets",
+        "zh": "self.{name} 不是整数 {formula}：请保留给定 __init__ 中设置的属性"},
+    "contract.missing_bias": {
+        "en": "with qkv_bias=True the module has no {name}: pass bias=qkv_bias to nn.Linear",
+        "zh": "qkv_bias=True 时模块中没有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+    "contract.mask_parameter": {
+        "en": "`{name}` is a parameter: the optimizer would train it; register it as a buffer",
+        "zh": "`{name}` 是一个参数：优化器会训练它；请把它注册为 buffer"},
+    "contract.parameter_shape": {
+        "en": "{name} has shape {got}, expected {expected}", "zh": "{name} 的形状是 {got}，应当是 {expected}"},
+    "contract.dtype": {
+        "en": "the output is torch.{got_dtype} but the input was torch.{expected_dtype}: keep the input's dtype",
+        "zh": "输出是 torch.{got_dtype}，而输入是 torch.{expected_dtype}：请保持输入的 dtype"},
+    "contract.dropout_in_eval": {
+        "en": "after model.eval() two calls on the same input give different outputs: dropout is still active",
+        "zh": "调用 model.eval() 之后，同一输入的两次调用输出不同：dropout 仍然生效"},
+    "contract.eval_differs": {
+        "en": "in eval mode, dropout={p} gives another output than dropout=0 with the same weights: dropout must be "
+              "the identity after model.eval()",
+        "zh": "eval 模式下，使用相同权重时 dropout={p} 与 dropout=0 的输出不同：调用 model.eval() 之后 dropout 必须是"
+              "恒等映射"},
+    "contract.dropout_nan": {
+        "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0; apply it to the "
+              "weights after the softmax",
+        "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0；请在 softmax 之后对权重应用 dropout"},
+    "contract.dropout_inactive": {
+        "en": "in training mode nothing is ever dropped: apply self.dropout to the attention weights",
+        "zh": "训练模式下没有任何东西被丢弃：请对注意力权重应用 self.dropout"},
+    "contract.dropout_future": {
+        "en": "in training mode a token gives weight to a later token: dropout must not undo the mask",
+        "zh": "训练模式下有 token 给了在它之后的 token 权重：dropout 不能破坏掩码"},
+    "contract.dropout_before_softmax": {
+        "en": "in training mode the weights change but no weight is zero and every row still sums to 1",
+        "zh": "训练模式下权重变了，但没有一个权重为 0，而且每一行之和仍是 1"},
+    "contract.dropout_not_on_weights": {
+        "en": "in training mode the output is not the attention weights with some of them dropped: apply "
+              "self.dropout to attn_weights, not to the input, the values or the output",
+        "zh": "训练模式下的输出不是部分权重被丢弃后的注意力权重：请对 attn_weights 应用 self.dropout，"
+              "而不是输入、values 或输出"},
+    "contract.dropout_rate": {
+        "en": "in training mode {share:.0%} of the visible attention weights are zero, far from the dropout rate p",
+        "zh": "训练模式下 {share:.0%} 的可见注意力权重为 0，与 dropout 比例 p 相差太远"},
+    "contract.dropout_not_scaled": {
+        "en": "the kept attention weights are not scaled by 1/(1-p): use nn.Dropout, which does it for you",
+        "zh": "保留下来的注意力权重没有乘以 1/(1-p)：请使用 nn.Dropout，它会自动完成缩放"},
+    "contract.dropout_values": {
+        "en": "in training mode the kept attention weights are neither the eval-mode weights nor those scaled "
+              "by 1/(1-p)",
+        "zh": "训练模式下保留下来的注意力权重既不是 eval 模式的权重，也不是它们乘以 1/(1-p) 的结果"},
+    "contract.mask_missing": {
+        "en": "the module has no tensor `{name}`: add self.register_buffer('mask', ...) to __init__",
+        "zh": "模块没有张量 `{name}`：请在 __init__ 中加上 self.register_buffer('mask', ...)"},
+    "contract.mask_plain_attribute": {
+        "en": "`{name}` is not a registered buffer: after module.to('{device}') or .to(torch.float64) it stays "
+              "behind; use self.register_buffer",
+        "zh": "`{name}` 不是注册的 buffer：执行 module.to('{device}') 或 .to(torch.float64) 之后它留在原处；"
+              "请使用 self.register_buffer"},
+    "contract.mask_not_saved": {
+        "en": "`{name}` is missing from state_dict(): drop persistent=False from register_buffer",
+        "zh": "state_dict() 中没有 `{name}`：去掉 register_buffer 的 persistent=False"},
+    "contract.forward_failed_on_device": {
+        "en": "after module.to('{device}') the forward pass fails ({type}: {detail}); tensors made inside forward "
+              "stay on the CPU: use the buffer or device=x.device",
+        "zh": "执行 module.to('{device}') 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上："
+              "请使用 buffer 或 device=x.device"},
+    "contract.tensor_on_cpu": {
+        "en": "after module.to('{device}') forward still combines a tensor on the CPU with the others ({op}): "
+              "create tensors with device=x.device, or use the registered buffer",
+        "zh": "执行 module.to('{device}') 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）："
+              "请用 device=x.device 新建张量，或使用已注册的 buffer"},
+    "contract.output_on_device": {
+        "en": "after module.to('{device}') the output has the wrong shape or is not on {device}",
+        "zh": "执行 module.to('{device}') 之后输出的形状不对，或者不在 {device} 上"},
+    "contract.input_modified": {
+        "en": "the forward pass modified its input x in place; leave x unchanged",
+        "zh": "前向传播原地修改了输入 x；请不要改动 x"},
+    "contract.batch_mixed": {
+        "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see each "
+              "other (softmax over the keys, dim=-1, never over the batch)",
+        "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 要在 key 上做，dim=-1，"
+              "而不是在 batch 维上）"},
+    "contract.future_leaks": {
+        "en": "changing the tokens after position {position} changed the outputs at positions 0 to {position}: the "
+              "future leaks in",
+        "zh": "修改位置 {position} 之后的 token 改变了位置 0 到 {position} 的输出：未来的信息泄漏进来了"},
+    "contract.no_gradient": {
+        "en": "no gradient reaches {name}: compute the output from it with tensor operations (no .detach(), .data, "
+              "torch.no_grad() or copies)",
+        "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到"
+              "（不要用 .detach()、.data、torch.no_grad() 或复制）"},
+    "contract.heads_identical": {
+        "en": "self.heads[{head}] starts with exactly the weights of self.heads[0]: identical heads get identical "
+              "gradients and stay identical, so the extra heads learn nothing new",
+        "zh": "self.heads[{head}] 的初始权重与 self.heads[0] 完全相同：相同的头得到相同的梯度，会一直保持相同，"
+              "多出来的头学不到任何新东西"},
+    "contract.state_reshaped": {
+        "en": "forward changed the module's own {name}: its shape went from {before} to {after}; forward may read "
+              "the module's parameters and buffers, never replace or edit them",
+        "zh": "forward 修改了模块自己的 {name}：它的形状从 {before} 变成了 {after}；forward 只能读取模块的参数和 buff"
+              "er，"
+              "不能替换或修改它们"},
+    "contract.parameter_rewritten": {
+        "en": "forward changed the values of the module's own parameter {name}: forward may read the module's "
+              "parameters, never edit them (only the optimizer's step does, between calls)",
+        "zh": "forward 修改了模块自己的参数 {name} 的数值：forward 只能读取模块的参数，不能修改它们"
+              "（只有优化器的 step 在两次调用之间修改它们）"},
+    "contract.state_rewritten": {
+        "en": "forward changed the values of the module's own {name}: a view of a buffer (a slice of it) edited in "
+              "place edits the buffer itself",
+        "zh": "forward 修改了模块自己的 {name} 的数值：对 buffer 的视图（例如它的切片）做原地修改，"
+              "改的就是 buffer 本身"},
+    "contract.state_removed": {
+        "en": "after a forward pass the module no longer has {name}",
+        "zh": "执行一次前向传播之后，模块中不再有 {name}"},
+    "contract.state_added": {
+        "en": "a forward pass added {name} to the module's parameters or buffers",
+        "zh": "前向传播往模块的参数或 buffer 中添加了 {name}"},
+    "contract.later_call_failed": {
+        "en": "after a call on {first_tokens} tokens, a call of the same module on {tokens} tokens raised {type}; a "
+              "fresh module takes it",
+        "zh": "同一个模块先处理了 {first_tokens} 个 token，之后再处理 {tokens} 个 token 时抛出了 {type}；新建的模块可以"
+              "处理它"},
+    "contract.later_call_differs": {
+        "en": "after a call on {first_tokens} tokens, a call of the same module on {tokens} tokens gives another "
+              "output than a fresh module on the same input",
+        "zh": "同一个模块先处理了 {first_tokens} 个 token，之后处理 {tokens} 个 token 的输出与新建模块对同一输入的输出"
+              "不同"},
+    "contract.repeat_differs": {
+        "en": "in eval mode the same input of {tokens} tokens, given twice to one module, gives two different outputs",
+        "zh": "eval 模式下，把同一个 {tokens} 个 token 的输入两次交给同一个模块，得到的输出不同"},
+    "contract.state_dict_reload": {
+        "en": "the module's state_dict() after a few calls no longer loads into a fresh module ({type}: {detail})",
+        "zh": "调用几次之后，模块的 state_dict() 无法再载入新建的模块（{type}：{detail}）"},
+    "contract.state_dict_differs": {
+        "en": "a fresh module that loaded this module's state_dict() gives another output on the same input",
+        "zh": "载入了这个模块 state_dict() 的新建模块，对同一输入给出了不同的输出"},
+    "contract.gradient_not_finite": {
+        "en": "the gradient of {name} is nan or inf", "zh": "{name} 的梯度是 nan 或 inf"},
+}
+
+MISCONCEPTIONS = (
+    misconception("state_changed_by_forward",
+      "forward changes the module's own state", "forward 修改了模块自己的状态",
+      "forward runs again and again on one module: it reads the weights and the mask buffer and leaves them as "
+      "__init__ built them; anything made for one call (the mask cut to this input's length) is a new local tensor, "
+      "and a slice of a buffer is a view of it, so editing the slice in place edits the buffer",
+      "同一个模块的 forward 会被反复调用：它读取权重和掩码 buffer，并让它们保持 __init__ 构建时的样子；为某一次调用准"
+      "备的"
+      "东西（按本次输入长度截取的掩码）是一个新的局部张量，而 buffer 的切片是它的视图，原地修改切片就是修改 buffer"),
+    misconception("heads_identical_init",
+      "every head starts from the same weights", "所有的头都从相同的权重开始",
+      "each head's layers must draw their own random weights: resetting the random seed before building each head "
+      "gives every head the same start",
+      "每个头的层都要各自抽取随机权重：在构建每个头之前重新设置随机种子，会让所有头的起点完全相同"),
+    misconception("mask_plain_attribute",
+      "mask stored as a plain attribute", "掩码被存成普通属性",
+      "use self.register_buffer('mask', ...) so the mask follows .to(device) and is saved in state_dict",
+      "使用 self.register_buffer('mask', ...)，掩码才会随 .to(device) 移动并保存在 state_dict 中"),
+    misconception("mask_as_parameter",
+      "mask registered as a parameter", "掩码被注册成了参数",
+      "an nn.Parameter is trained by the optimizer; use self.register_buffer('mask', ...) for the fixed mask",
+      "nn.Parameter 会被优化器训练；固定的掩码应使用 self.register_buffer('mask', ...)"),
+    misconception("mask_not_persistent",
+      "mask buffer not saved in state_dict", "掩码 buffer 没有保存在 state_dict 中",
+      "register_buffer('mask', ...) without persistent=False: the mask is part of the saved model",
+      "使用 register_buffer('mask', ...) 时不要加 persistent=False：掩码是保存的模型的一部分"),
+    misconception("dropout_in_eval",
+      "dropout still active in eval mode", "eval 模式下 dropout 仍然生效",
+      "use the nn.Dropout module (self.dropout): it is the identity after model.eval()",
+      "使用 nn.Dropout 模块（self.dropout）：调用 model.eval() 之后它就是恒等映射"),
+    misconception("dropout_before_softmax",
+      "dropout applied before the softmax", "在 softmax 之前应用了 dropout",
+      "apply dropout to the attention weights, after the softmax",
+      "dropout 应作用在 softmax 之后的注意力权重上"),
+    misconception("dropout_missing",
+      "dropout never applied", "没有应用 dropout",
+      "apply self.dropout to the attention weights right after the softmax: it drops weights in train() mode only",
+      "在 softmax 之后立即对注意力权重应用 self.dropout：它只在 train() 模式下丢弃权重"),
+    misconception("dropout_not_on_weights",
+      "dropout applied to something other than the attention weights", "dropout 作用在了注意力权重以外的地方",
+      "drop attention weights, not the input, the values or the output: dropout belongs right after the softmax",
+      "要丢弃的是注意力权重，而不是输入、value 或输出：dropout 应紧跟在 softmax 之后"),
+    misconception("heads_plain_list",
+      "heads kept in a plain Python list", "注意力头放在了普通 Python 列表里",
+      "wrap the heads in nn.ModuleList so their weights are registered (parameters(), .to(device), state_dict)",
+      "用 nn.ModuleList 包装这些头，它们的权重才会被注册（parameters()、.to(device)、state_dict）"),
+    misconception("qkv_bias_ignored",
+      "qkv_bias not followed", "没有遵循 qkv_bias 参数",
+      "the query, key and value projections have a bias exactly when qkv_bias=True (out_proj always has one)",
+      "当且仅当 qkv_bias=True 时，query、key、value 三个投影才带偏置（out_proj 总是带偏置）"),
+)
+
+DECLARATION = Declaration(checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

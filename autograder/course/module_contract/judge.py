@@ -1,0 +1,280 @@
+"""Judges of the module contract of every attention class (structure, modes, device, properties, state): decide from the
+probe's data, the case and the reference's expectations. Imports no reference or declaration: the student kit ships
+it as it is."""
+
+import math
+
+import torch
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import same
+from autograder.checking.expectations import Expectations
+from autograder.checking.probing import PROJECTIONS
+from autograder.course.module_contract.probe import SPECS_BY_EXERCISE, head_count, module_input, promised_attributes
+
+
+def projection_shapes(spec, d_in, d_out, bias) -> dict[str, tuple[int, ...]]:
+    """{name: shape} of one set of W_query/W_key/W_value: raw (d_in, d_out) matrices, or nn.Linear layers."""
+    if spec.raw_projections:
+        return {name: (d_in, d_out) for name in PROJECTIONS}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name in PROJECTIONS:
+        shapes[f"{name}.weight"] = (d_out, d_in)
+        if bias:
+            shapes[f"{name}.bias"] = (d_out,)
+    return shapes
+
+
+def parameter_shapes(spec, case):
+    """{name: shape} of every parameter the constructor promises."""
+    d_in, d_out, bias = case["d_in"], case["d_out"], case.get("qkv_bias", False)
+    projections = projection_shapes(spec, d_in, d_out, bias)
+    shapes = {f"{prefix}{name}": shape for prefix, _ in spec.heads.groups(case) for name, shape in projections.items()}
+    if spec.out_proj:
+        shapes.update({"out_proj.weight": (d_out, d_out), "out_proj.bias": (d_out,)})
+    return shapes
+
+
+def output_shape(spec, case):
+    features = spec.heads.output_features(case)
+    if not spec.batched:
+        return (case["num_tokens"], features)
+    return (case["batch"], case["num_tokens"], features)
+
+
+RATE_DEVIATIONS = 8  # the share of zeros may stray this many standard deviations from p: it never flakes
+
+
+NEIGHBOUR_MARGIN = 0.1  # independent dropout: vertical neighbours agree with probability p² + (1 - p)²
+
+
+def judge_structure(spec, data, case, expected):
+    expected = parameter_shapes(spec, case)
+    got = {name: tuple(shape) for name, shape in data["parameters"].items()}
+    extra = sorted(set(got) - set(expected))
+    missing = sorted(set(expected) - set(got))
+    if missing and all(unregistered_head(name, got) for name in missing):
+        return Verdict(False, "contract.heads_not_registered", misconception="heads_plain_list")
+    masks = [name for name in extra if name.split(".")[-1] == "mask"]
+    if masks:
+        return Verdict(False, "contract.mask_parameter", {"name": masks[0]}, misconception="mask_as_parameter")
+    biases = [name for name in extra + missing if name.endswith(".bias")]
+    if biases and len(biases) == len(extra) + len(missing):
+        if case["qkv_bias"] is None:
+            return Verdict(False, "contract.stray_bias_default", {"name": biases[0]})
+        key = "contract.stray_bias" if case["qkv_bias"] is False else "contract.missing_bias"
+        return Verdict(False, key, {"name": biases[0]}, misconception="qkv_bias_ignored")
+    if missing:
+        return Verdict(False, "contract.missing_parameter", {"name": missing[0]})
+    if extra:
+        return Verdict(False, "contract.extra_parameter", {"name": extra[0]})
+    for name, shape in expected.items():
+        if got[name] != shape:
+            return Verdict(False, "contract.parameter_shape", {"name": name, "got": got[name], "expected": shape})
+    if data.get("identical_heads"):
+        return Verdict(False, "contract.heads_identical", {"head": data["identical_heads"][0]},
+                       misconception="heads_identical_init")
+    attributes = data.get("attributes", {})
+    for name, (value, formula) in promised_attributes(spec, case).items():
+        stored = attributes.get(name, {})
+        if stored.get("type") != "int" or stored.get("value") != value:
+            return Verdict(False, "contract.attribute", {"name": name, "formula": formula})
+    if "output_type" in data:
+        return Verdict(False, "error.wrong_type", {"got": data["output_type"]})
+    expected_shape = output_shape(spec, case)
+    if tuple(data["output_shape"]) != expected_shape:
+        return Verdict(False, "shape.wrong",
+                       {"got_shape": tuple(data["output_shape"]), "expected_shape": expected_shape})
+    if data["output_dtype"] != case["dtype"]:
+        return Verdict(False, "contract.dtype", {"got_dtype": data["output_dtype"], "expected_dtype": case["dtype"]})
+    return Verdict(True)
+
+
+def judge_modes(spec, data, case, expected):
+    tokens, heads = case["num_tokens"], head_count(spec, case)
+    expected_shape = (case["batch"], tokens, heads * (tokens + 1))
+    for key in ("train", "eval", "eval_again", "no_dropout"):
+        if tuple(data[key].shape) != expected_shape:
+            return Verdict(False, "shape.wrong",
+                           {"got_shape": tuple(data[key].shape), "expected_shape": expected_shape})
+    if not same(data["eval_again"], data["eval"], atol=0, rtol=0):
+        return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval")
+    if not same(data["eval"], data["no_dropout"]):
+        return Verdict(False, "contract.eval_differs", {"p": case["p"]}, misconception="dropout_in_eval")
+    if not same(data["eval"], expected["exposed"]):
+        # The forward pass itself is wrong on these weights (the value checks say how): where dropout acts cannot be
+        # read from its output, only that it acts in training mode.
+        if same(data["train"], data["eval"]):
+            return Verdict(False, "contract.dropout_inactive", misconception="dropout_missing")
+        return Verdict(True)
+    for head in range(heads):
+        block = slice(head * (tokens + 1), (head + 1) * (tokens + 1))
+        problem = train_problem(data["train"][..., block], data["eval"][..., block], case["p"])
+        if problem is not None:
+            return problem
+    return Verdict(True)
+
+
+def train_problem(train, evaluated, p):
+    """What is wrong with one head's training-mode output, judged against the same head in eval mode.
+
+    Both are (b, tokens, tokens + 1): the weights over the keys, then their sum (see exposing_weights).
+    """
+    if same(train, evaluated):
+        return Verdict(False, "contract.dropout_inactive", misconception="dropout_missing")
+    weights, total = train[..., :-1], train[..., -1]
+    evaluated = evaluated[..., :-1]
+    valid = ~torch.isnan(evaluated)
+    if (torch.isnan(weights) & valid).any():  # nn.Dropout on scores that already hold -inf: -inf · 0 is nan
+        return Verdict(False, "contract.dropout_nan", misconception="dropout_before_softmax")
+    seen = valid & (evaluated != 0)  # the weights the mask lets through
+    if ((weights != 0) & valid & ~seen).any():
+        return Verdict(False, "contract.dropout_future")
+    zeros = (weights == 0) & seen
+    if not zeros.any():
+        if same(weights.nansum(dim=-1), evaluated.nansum(dim=-1)):
+            # Rows sum as before and nothing was zeroed: the softmax came after the dropout.
+            return Verdict(False, "contract.dropout_before_softmax", misconception="dropout_before_softmax")
+        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights")
+    if not same(total, weights.sum(dim=-1), atol=1e-4):
+        # The last feature is the sum of the values' ones: it matches the weights only when the weights were dropped.
+        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights")
+    # Dropout on the weights zeroes each (query, key) pair on its own; dropout on the inputs zeroes whole columns,
+    # so vertical neighbours (query i and i + 1, same key) agree far more often than independent zeros would, at
+    # whatever rate they occur.
+    count = int(seen.sum())
+    share = float(zeros.sum()) / count
+    pairs = seen[:, 1:, :] & seen[:, :-1, :]
+    agree = float(((zeros[:, 1:, :] == zeros[:, :-1, :]) & pairs).sum()) / max(int(pairs.sum()), 1)
+    if agree > share**2 + (1 - share) ** 2 + NEIGHBOUR_MARGIN:
+        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights")
+    if abs(share - p) > RATE_DEVIATIONS * (p * (1 - p) / count) ** 0.5:
+        return Verdict(False, "contract.dropout_rate", {"share": share})
+    kept = seen & ~zeros
+    if not same(weights[kept], evaluated[kept] / (1 - p)):
+        key = "contract.dropout_not_scaled" if same(weights[kept], evaluated[kept]) else "contract.dropout_values"
+        return Verdict(False, key)
+    return None
+
+
+def unregistered_head(name, registered):
+    """Whether `name` belongs to a head (heads.<i>.) of which nothing is registered: heads kept in a plain list."""
+    parts = name.split(".")
+    if parts[0] != "heads" or len(parts) < 3:
+        return False
+    return not any(other.startswith(f"heads.{parts[1]}.") for other in registered)
+
+
+def judge_device(spec, data, case, expected):
+    device = data["device"]
+    for name, present in data["masks"].items():
+        if not present:
+            return Verdict(False, "contract.mask_missing", {"name": name})
+    registered = data["parameters"] + data["buffers"]
+    for name in data["masks"]:
+        if name in data["parameters"]:
+            continue  # a mask registered as a parameter moves with the module: the structure check names it
+        if unregistered_head(name, registered):
+            return Verdict(False, "contract.heads_not_registered", misconception="heads_plain_list")
+        left_behind = data["mask_devices"][name] != device
+        still_float32 = data["mask_dtypes"][name] in ("float16", "bfloat16", "float32")
+        if name not in data["buffers"] or left_behind or still_float32:
+            return Verdict(False, "contract.mask_plain_attribute", {"name": name, "device": device},
+                           misconception="mask_plain_attribute")
+        if name not in data["state_dict"]:
+            return Verdict(False, "contract.mask_not_saved", {"name": name}, misconception="mask_not_persistent")
+    error = data.get("forward_error")
+    # The meta device has no values: an op that needs them (.item(), printing numbers) fails there only.
+    if error is not None and (device != "meta" or "device" in error["message"]):
+        return Verdict(False, "contract.forward_failed_on_device",
+                       {"device": device, "type": error["type"], "detail": error["message"][:160]},
+                       misconception="tensor_created_on_cpu" if "device" in error["message"] else None)
+    if data.get("mixed"):
+        return Verdict(False, "contract.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
+                       misconception="tensor_created_on_cpu")
+    if error is None and (tuple(data.get("output_shape", ())) != output_shape(spec, case)
+                          or data.get("output_device") != device):
+        return Verdict(False, "contract.output_on_device", {"device": device})
+    return Verdict(True)
+
+
+def judge_properties(spec, data, case, expected):
+    got = data["output"]
+    expected_shape = output_shape(spec, case)
+    if tuple(got.shape) != expected_shape:
+        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": expected_shape})
+    if not torch.equal(data["input_after"], module_input(spec, case)):
+        return Verdict(False, "contract.input_modified")
+    if spec.batched:
+        for index, alone in enumerate(data["one_by_one"]):
+            if tuple(alone.shape) != (1, *expected_shape[1:]) or not same(alone[0], got[index]):
+                return Verdict(False, "contract.batch_mixed", {"sample": index})
+    if spec.causal:
+        seen = case["position"] + 1
+        if tuple(data["future_changed"].shape) != expected_shape or not same(
+                data["future_changed"][:, :seen], got[:, :seen], atol=1e-6, rtol=1e-5):
+            return Verdict(False, "contract.future_leaks", {"position": case["position"]})
+    gradients = data["gradients"]
+    for name in parameter_shapes(spec, case):
+        if name.endswith("W_key.bias") or name not in gradients:
+            # W_key.bias adds q·b to a whole row of scores: the softmax cancels it, its gradient is 0 by right. A
+            # parameter that is not there at all is the structure check's to count.
+            continue
+        size = gradients.get(name)
+        if size is None or size == 0:
+            return Verdict(False, "contract.no_gradient", {"name": name})
+        if not math.isfinite(size):
+            return Verdict(False, "contract.gradient_not_finite", {"name": name})
+    return Verdict(True)
+
+
+def state_change(before, after, parameters=()):
+    """(message key, fields) for the first parameter or buffer a forward pass changed, or None; a parameter of
+    `parameters` whose values changed is named as a parameter (a forward that trains or zeroes its own weights)."""
+    for name in sorted(set(before) | set(after)):
+        if name not in after:
+            return "contract.state_removed", {"name": name}
+        if name not in before:
+            return "contract.state_added", {"name": name}
+        old, new = before[name], after[name]
+        if tuple(old.shape) != tuple(new.shape):
+            return "contract.state_reshaped", {"name": name, "before": tuple(old.shape), "after": tuple(new.shape)}
+        if old.dtype != new.dtype or not torch.equal(old, new) and not (
+                old.is_floating_point() and torch.allclose(old, new, rtol=0, atol=0, equal_nan=True)):
+            key = "contract.parameter_rewritten" if name in parameters else "contract.state_rewritten"
+            return key, {"name": name}
+    return None
+
+
+def judge_state(spec, data, case, expected):
+    changed = state_change(data["before"], data["after"], data.get("parameter_names", ()))
+    if changed is not None:
+        key, fields = changed
+        return Verdict(False, key, fields, misconception="state_changed_by_forward")
+    lengths = case["lengths"]
+    calls = zip(lengths, data["outputs"], data["call_errors"], data["fresh_outputs"], strict=True)
+    for tokens, got, error, fresh in calls:
+        if error is not None:
+            return Verdict(False, "contract.later_call_failed",
+                           {"tokens": tokens, "first_tokens": lengths[0], "type": error["type"]})
+        if tuple(got.shape) != tuple(fresh.shape) or not same(got, fresh):
+            return Verdict(False, "contract.later_call_differs", {"tokens": tokens, "first_tokens": lengths[0]})
+    repeated = data.get("repeated")
+    if repeated is None or not same(repeated, data["outputs"][0]):
+        return Verdict(False, "contract.repeat_differs", {"tokens": lengths[0]})
+    if "reload_error" in data:
+        error = data["reload_error"]
+        return Verdict(False, "contract.state_dict_reload",
+                       {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
+    if not same(data["reloaded"], data["outputs"][0]):
+        return Verdict(False, "contract.state_dict_differs")
+    return Verdict(True)
+
+
+CONTRACT_JUDGES = {"structure": judge_structure, "modes": judge_modes, "device": judge_device,
+                   "properties": judge_properties, "state": judge_state}
+
+
+def contract_judge(property_name: str, exercise_id: str, data, case, expected: Expectations) -> Verdict:
+    """The judge of one contract property for one module exercise."""
+    return CONTRACT_JUDGES[property_name](SPECS_BY_EXERCISE[exercise_id], data, case, expected)

@@ -1,0 +1,71 @@
+"""Judges of softmax_naive and softmax_stable: decide from the probe's data, the case and the reference's expectations.
+Imports no reference or declaration: the student kit ships it as it is."""
+
+import torch
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare_named, dtype_verdict, same
+from autograder.checking.expectations import Expectations
+from autograder.checking.probing import forbidden_calls, gradient_weights
+from autograder.course.n01_attention_without_weights.ex1_softmax.probe import SoftmaxRecord, TensorCase, case_tensor
+
+# Names as FunctionCalls records them: every alias (torch.softmax, Tensor.softmax, nn.Softmax, torch.ops.aten._softmax,
+# torch.special.softmax...) is recorded as the public function (probing.OP_FAMILIES). Library attention computes a
+# softmax too; an op registered with torch.library ("custom_op", probing.CUSTOM_OP) or switching the recorders off
+# ("disabled_torch_modes", probing.MODES_OFF) hides what is computed.
+SOFTMAX_FUNCTIONS = frozenset(
+    {"softmax", "log_softmax", "softmin", "gumbel_softmax", "scaled_dot_product_attention",
+     "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
+)
+
+
+def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case: TensorCase,
+                  expected: Expectations) -> Verdict:
+    """Shape, values (naming a mistake when one reproduces them), then dtype. `default_dim`: the axis the function
+    normalises when the case passes no dim. Expectations: output, mistakes."""
+    x, dim = case_tensor(case), case.get("dim", default_dim)
+    got, want = data["output"], expected["output"]
+    if not same(got, want):
+        key = f"{exercise_id}.wrong_values"
+        if got.shape == want.shape and not torch.isfinite(got).all():
+            key = f"{exercise_id}.not_finite"
+        elif got.shape == want.shape and not same(got.sum(dim=dim), torch.ones_like(want.sum(dim=dim))):
+            key = f"{exercise_id}.not_normalised"
+        verdict = compare_named(got, want, expected["mistakes"], message_key=key, input_shape=tuple(x.shape))
+        changed_default = "dim" not in case and data.get("default_dim") not in (None, default_dim)
+        if verdict.misconception == "softmax_dim_ignored" and changed_default:
+            verdict.misconception = "default_dim_changed"  # called without dim, it normalised its own default axis
+        return verdict
+    return dtype_verdict(exercise_id, got, x.dtype)
+
+
+def judge_softmax_rules(exercise_id: str, data: SoftmaxRecord, case: TensorCase, expected: Expectations) -> Verdict:
+    """From scratch, input untouched, and a result that is a softmax at all (a stub earns nothing here)."""
+    used = forbidden_calls(data["calls"], SOFTMAX_FUNCTIONS)
+    if used:
+        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
+    if data["input_changed"]:
+        return Verdict(False, f"{exercise_id}.input_changed")
+    if data.get("gradient", "ok") != "ok":
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
+    got, dim = data["output"], case.get("dim", 0)
+    if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
+        return Verdict(False, f"{exercise_id}.not_normalised")
+    if gradient_faked(data, case_tensor(case), dim):
+        return Verdict(False, "function.gradient_faked", misconception="gradient_cut")
+    return Verdict(True)
+
+
+def gradient_faked(data: SoftmaxRecord, x: torch.Tensor, dim: int) -> bool:
+    """A right softmax whose gradient is not softmax's: its numbers came from outside autograd (NumPy, a detached
+    library softmax) with a gradient made up for them (`+ x - x.detach()`). Judged from the input the judge
+    rebuilds, never from what the child says the output was."""
+    got = data.get("input_gradient")
+    if got is None:
+        return False
+    y = torch.softmax(x.double(), dim=dim)
+    if not same(data["output"].double(), y.to(data["output"].dtype).double()):
+        return False  # a wrong softmax: the value checks say so
+    weights = gradient_weights(y.shape)
+    want = y * (weights - (weights * y).sum(dim=dim, keepdim=True))
+    return tuple(got.shape) != tuple(want.shape) or not torch.allclose(got.double(), want, rtol=1e-3, atol=1e-5)

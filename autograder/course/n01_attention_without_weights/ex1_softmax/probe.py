@@ -1,0 +1,80 @@
+"""Probes of softmax_naive and softmax_stable: run the student's objects on a case and return plain data. Imports no
+reference, judge or declaration: the grading child holds it."""
+
+import inspect
+from typing import NotRequired, TypedDict
+
+import torch
+from torch import Tensor
+
+from autograder.checking.probing import called_functions, gradient_of, lookup, plain, rand
+from autograder.course.shared.inputs import dtype_of, notes_inputs
+from autograder.course.shared.records import Namespace
+
+
+class TensorCase(TypedDict):
+    """An input tensor of notebook 01: the notes' sentence, given values, or seeded random values."""
+
+    input: str  # notes_journey | notes_scores | notes_inputs | values | random
+    seed: NotRequired[int]
+    shape: NotRequired[list[int]]
+    scale: NotRequired[float]
+    values: NotRequired[list[float]]
+    dtype: NotRequired[str]
+    dim: NotRequired[int]  # passed to softmax_stable when present
+
+
+class SoftmaxRecord(TypedDict, total=False):
+    output: Tensor
+    calls: list[str]
+    input_changed: bool
+    default_dim: int | None  # the default of the function's `dim` parameter, None when it has no int default
+    gradient: str  # probing.gradient_flow
+    input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
+
+
+def case_tensor(case: TensorCase) -> torch.Tensor:
+    """The input a case describes, rebuilt identically by probe and judge."""
+    source = case["input"]
+    if source == "notes_journey":  # scores of query x(2) against every token, as in the notes
+        inputs = notes_inputs()
+        return inputs @ inputs[1]
+    if source == "notes_scores":
+        inputs = notes_inputs()
+        return inputs @ inputs.T
+    if source == "notes_inputs":
+        return notes_inputs()
+    if source == "values":
+        return torch.tensor(case["values"], dtype=dtype_of(case))
+    return rand(case["seed"], *case["shape"], dtype=dtype_of(case)) * case.get("scale", 1.0)
+
+
+def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
+    softmax = lookup(namespace, name)
+    x = case_tensor(case)
+    original = x.clone()
+    args = (x,) if "dim" not in case else (x, case["dim"])
+    output, calls = called_functions(softmax, *args)
+    gradient, _error, input_gradient = gradient_of(lambda through: softmax(through, *args[1:]), original)
+    data: SoftmaxRecord = {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
+                           "default_dim": default_of(softmax, "dim"), "gradient": gradient}
+    if input_gradient is not None:
+        data["input_gradient"] = input_gradient
+    return data
+
+
+def default_of(function, parameter):
+    """The int default of `function`'s `parameter`, or None (no such parameter, no default, not an int)."""
+    try:
+        default = inspect.signature(function).parameters[parameter].default
+    except (KeyError, TypeError, ValueError):
+        return None
+    return default if isinstance(default, int) and not isinstance(default, bool) else None
+
+
+def probe_softmax_naive(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
+    return probe_softmax("softmax_naive", namespace, case)
+
+
+def probe_softmax_stable(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
+    return probe_softmax("softmax_stable", namespace, case)

@@ -1,0 +1,119 @@
+"""Checks for context_vectors (notebook 01): the notes' six tokens, then other sizes and float64."""
+
+import torch
+
+import solutions
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import Expectations
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.n01_attention_without_weights import NOTEBOOK
+from autograder.course.n01_attention_without_weights.ex1_softmax.declaration import SOFTMAX_MESSAGES, random_case
+from autograder.course.n01_attention_without_weights.ex1_softmax.probe import case_tensor
+from autograder.course.n01_attention_without_weights.ex2_context_vectors.judge import (
+    judge_context_vectors,
+    judge_context_vectors_dtype,
+)
+from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import probe_context_vectors
+
+EXERCISES = (
+    Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
+             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"},
+             minutes=10, difficulty=1),
+)
+
+
+def context_cases_notes(rng):
+    return [{"input": "notes_inputs"}]
+
+
+def context_cases_random(rng):
+    num_tokens = (1, rng.randint(2, 8), rng.randint(17, 20))
+    return [random_case(rng, (n, rng.randint(2, 8)), scale=2.0) for n in num_tokens]
+
+
+def context_cases_dtype(rng):
+    return [random_case(rng, (rng.randint(2, 12), rng.randint(2, 8)), scale=2.0, dtype="float64")]
+
+
+def context_mistakes(inputs):
+    scores = inputs @ inputs.T
+    return [
+        ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
+        ("normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
+        ("scores_as_weights", scores @ inputs),
+        ("scaled_without_weights", torch.softmax(scores / inputs.shape[-1] ** 0.5, dim=-1) @ inputs),
+    ]
+
+
+def expect_context_vectors(case, data):
+    inputs = case_tensor(case)
+    return Expectations.computed(output=lambda: solutions.context_vectors(inputs),
+                                 mistakes=lambda: context_mistakes(inputs))
+
+
+CHECKS = (
+    Check(
+        id="context_vectors.notes", exercise="context_vectors", points=3, hidden=False,
+        title={
+            "en": "context_vectors on the notes' six tokens matches the notes",
+            "zh": "context_vectors 在笔记的 6 个 token 上结果与笔记一致",
+        },
+        cases=context_cases_notes, probe=probe_context_vectors, judge=judge_context_vectors,
+        expect=expect_context_vectors,
+    ),
+    Check(
+        id="context_vectors.random", exercise="context_vectors", points=3, hidden=True,
+        title={
+            "en": "context_vectors is right for other sizes (1 to 20 tokens)",
+            "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）",
+        },
+        cases=context_cases_random, probe=probe_context_vectors, judge=judge_context_vectors,
+        expect=expect_context_vectors,
+    ),
+    Check(
+        id="context_vectors.float64", exercise="context_vectors", points=1, hidden=True,
+        title={
+            "en": "context_vectors keeps float64, leaves its input unchanged and lets gradients flow back to it",
+            "zh": "context_vectors 保持 float64，不修改输入，并且梯度能传回输入",
+        },
+        cases=context_cases_dtype, probe=probe_context_vectors, judge=judge_context_vectors_dtype,
+        expect=expect_context_vectors,
+    ),
+)
+
+
+MESSAGES = {
+    "context_vectors.wrong_values": {
+        "en": "the context vectors differ from the expected ones: check the scores of every pair of tokens, then "
+              "the softmax of each query's row, then the weighted sum of the inputs",
+        "zh": "上下文向量与期望值不一致：请依次检查每对 token 的分数、每个查询那一行的 softmax，以及对输入的加权求和",
+    },
+    "context_vectors.wrong_values.hidden": {
+        "en": "the context vectors differ from the reference on inputs you have not seen",
+        "zh": "在你没见过的输入上，上下文向量与参考答案不一致",
+    },
+    "context_vectors.dtype": SOFTMAX_MESSAGES["dtype"],
+    "context_vectors.input_changed": {
+        "en": "changes its inputs in place: compute into new tensors instead",
+        "zh": "原地修改了输入：请把结果算到新的张量里",
+    },
+}
+
+MISCONCEPTIONS = (
+    misconception("softmax_wrong_dim",
+      "softmax over the wrong dimension", "softmax 的维度不对",
+      "each query's weights over the keys must sum to 1: take the softmax over the last dimension (dim=-1)",
+      "每个查询对所有 key 的权重之和应为 1：在最后一个维度上做 softmax（dim=-1）"),
+    misconception("scores_as_weights",
+      "the scores used as weights, without the softmax", "直接把分数当成权重，没有做 softmax",
+      "a context vector is a weighted average of the inputs: its weights are positive and sum to 1, which the raw "
+      "scores are not until the softmax makes them so",
+      "上下文向量是输入的加权平均：权重必须为正且和为 1，原始分数要经过 softmax 才满足这一点"),
+    misconception("scaled_without_weights",
+      "the scores scaled, though this attention has no weights", "这里的注意力没有权重，却对分数做了缩放",
+      "the division by the square root of the size arrives with the trainable query and key weights of notebook 02; "
+      "here the weights are the softmax of the plain dot products",
+      "除以维度平方根这一步要到 notebook 02 引入可训练的 query、key 权重时才出现；这里的权重就是普通点积的 softmax"),
+)
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

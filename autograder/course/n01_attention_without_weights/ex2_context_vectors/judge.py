@@ -1,0 +1,29 @@
+"""Judges of context_vectors: decide from the probe's data, the case and the reference's expectations. Imports no
+reference or declaration: the student kit ships it as it is."""
+
+import torch
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare_named, dtype_verdict
+from autograder.checking.expectations import Expectations
+from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
+from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import ContextRecord
+
+
+def judge_context_vectors(data: ContextRecord, case: TensorCase, expected: Expectations) -> Verdict:
+    """Values, naming a mistake when one reproduces them. Expectations: output, mistakes."""
+    inputs = case_tensor(case)
+    return compare_named(data["output"], expected["output"], expected["mistakes"],
+                         message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
+
+
+def judge_context_vectors_dtype(data: ContextRecord, case: TensorCase, expected: Expectations) -> Verdict:
+    """Input left alone, the values, then float64 kept."""
+    if data["input_changed"]:
+        return Verdict(False, "context_vectors.input_changed")
+    if data.get("gradient", "ok") != "ok":
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
+    verdict = judge_context_vectors(data, case, expected)
+    if verdict.passed:
+        return dtype_verdict("context_vectors", data["output"], torch.float64)
+    return verdict

@@ -1,0 +1,51 @@
+"""Judges of SelfAttention_v1 and SelfAttention_v2: decide from the probe's data, the case and the reference's
+expectations. Imports no reference or declaration: the student kit ships it as it is."""
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare, dtype_verdict, same
+from autograder.checking.expectations import Expectations
+from autograder.checking.probing import PROJECTIONS, forbidden_calls
+from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe import (
+    CallsRecord,
+    ForwardRecord,
+    SelfAttentionCase,
+    attention_input,
+)
+from autograder.course.shared.inputs import ATTENTION_FUNCTIONS
+from autograder.course.shared.records import State
+
+
+def projection_problem(exercise_id: str, state: State, case: SelfAttentionCase) -> Verdict | None:
+    """A failing Verdict when a projection is missing or misshapen (raw (d_in, d_out) or nn.Linear); else None."""
+    d_in, d_out = case["d_in"], case["d_out"]
+    for name in PROJECTIONS:
+        if name in state:  # a raw (d_in, d_out) parameter used as x @ W
+            got_shape, expected_shape = tuple(state[name].shape), (d_in, d_out)
+        elif f"{name}.weight" in state:  # an nn.Linear
+            got_shape, expected_shape = tuple(state[f"{name}.weight"].shape), (d_out, d_in)
+        else:
+            return Verdict(False, f"{exercise_id}.missing_weight", {"name": name})
+        if got_shape != expected_shape:
+            return Verdict(False, f"{exercise_id}.weight_shape",
+                           {"name": name, "got_shape": got_shape, "expected_shape": expected_shape})
+    return None
+
+
+def judge_forward(exercise_id: str, data: ForwardRecord, case: SelfAttentionCase, expected: Expectations) -> Verdict:
+    """Projections, then the output with the student's own weights. Expectations: output, variants."""
+    problem = projection_problem(exercise_id, data["state"], case)
+    if problem is not None:
+        return problem
+    x, got, want = attention_input(case), data["output"], expected["output"]
+    if not same(got, want):
+        return compare(got, want, message_key=f"{exercise_id}.wrong_output", variants=expected["variants"],
+                       input_shape=tuple(x.shape))
+    return dtype_verdict(exercise_id, got, x.dtype)
+
+
+def judge_calls(exercise_id: str, data: CallsRecord, case: SelfAttentionCase, expected: Expectations) -> Verdict:
+    """No built-in attention in the forward pass."""
+    used = forbidden_calls(data["calls"], ATTENTION_FUNCTIONS)
+    if used:
+        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
+    return Verdict(True)

@@ -1,0 +1,70 @@
+"""Judges of load_v2_weights_into_v1: decide from the probe's data, the case and the reference's expectations. Imports
+no reference or declaration: the student kit ships it as it is."""
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import diagnose, same
+from autograder.checking.diagnosis import explain_error
+from autograder.checking.expectations import Expectations
+from autograder.checking.probing import PROJECTIONS
+from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe import (
+    TransferCase,
+    TransferRecord,
+    square_case,
+    transfer_weights,
+)
+
+
+def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
+    """v2 left alone, then each of v1's parameters v2's weight transposed. Needs no reference: the case's own weights
+    say what is right. (With every weight equal to v2's transpose, v1 and v2 compute the same attention.)"""
+    if "raised" in data:
+        return judge_transfer_raised(data, case)
+    v1_start, v2_weights = transfer_weights(case)
+    v1, v2 = data["v1"], data["v2"]
+    for name in PROJECTIONS:
+        if not same(v2.get(f"{name}.weight"), v2_weights[name]):
+            return Verdict(False, "transfer_weights.v2_changed", {"name": name})
+    if all(same(v1.get(name), v1_start[name]) for name in PROJECTIONS):
+        return Verdict(False, "transfer_weights.unchanged", {"returned": data["returned"]})
+    for name in PROJECTIONS:
+        got, want = v1.get(name), v2_weights[name].T
+        if got is None:
+            return Verdict(False, "transfer_weights.missing_parameter", {"name": name})
+        if not same(got, want):
+            candidates = [("weights_not_transposed", v2_weights[name])]
+            candidates += [("weights_mixed_up", v2_weights[other].T) for other in PROJECTIONS if other != name]
+            return Verdict(False, "transfer_weights.wrong_weight", {"name": name},
+                           misconception=diagnose(got, want, candidates), expected=want, got=got)
+    return Verdict(True)
+
+
+def judge_transfer_copies(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
+    """v1 keeps its own Parameters, sharing no memory with v2's. The values are the other checks' to judge; a call
+    that raised is judged there too."""
+    if "raised" in data:
+        return explain_error(data["raised"], case)
+    v1_start, _ = transfer_weights(case)
+    if all(same(data["v1"].get(name), v1_start[name]) for name in PROJECTIONS):
+        # Nothing was transferred: there is no copy to judge, and no point for it.
+        return Verdict(False, "transfer_weights.unchanged", {"returned": data["returned"]})
+    if data["shared"]:
+        return Verdict(False, "transfer_weights.shares_memory", {"name": data["shared"][0]},
+                       misconception="aliased_not_copied")
+    if data["replaced"]:
+        return Verdict(False, "transfer_weights.parameters_replaced", {"name": data["replaced"][0]},
+                       misconception="parameters_replaced")
+    return Verdict(True)
+
+
+def judge_transfer_raised(data: TransferRecord, case: TransferCase) -> Verdict:
+    """The function raised for d_in != d_out; name the missing .T when the square run copied weight as it is."""
+    _, v2_weights = transfer_weights(square_case(case))
+    copied = [data["square"]["v1"].get(name) for name in PROJECTIONS]
+    as_is = [same(got, v2_weights[name]) for got, name in zip(copied, PROJECTIONS, strict=True)]
+    transposed = [same(got, v2_weights[name].T) for got, name in zip(copied, PROJECTIONS, strict=True)]
+    if any(as_is) and all(a or t for a, t in zip(as_is, transposed, strict=True)):
+        raised = data["raised"]
+        detail = " ".join(str(raised.get("message", "")).split())[:160]
+        fields = {"type": raised.get("type", ""), "detail": detail}
+        return Verdict(False, "transfer_weights.raised_untransposed", fields, misconception="weights_not_transposed")
+    return explain_error(data["raised"], case)

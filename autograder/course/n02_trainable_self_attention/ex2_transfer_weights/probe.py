@@ -1,0 +1,86 @@
+"""Probes of load_v2_weights_into_v1: run the student's objects on a case and return plain data. Imports no reference,
+judge or declaration: the grading child holds it."""
+
+from typing import TypedDict
+
+import torch
+
+from autograder.checking.probing import (
+    PROJECTIONS,
+    LinearProjections,
+    ParameterProjections,
+    describe_exception,
+    lookup,
+    rand,
+    state_of,
+)
+from autograder.course.shared.inputs import dtype_of
+from autograder.course.shared.records import ExceptionRecord, Namespace, State
+
+
+class TransferCase(TypedDict):
+    d_in: int
+    d_out: int
+    seed: int
+    num_tokens: int
+    dtype: str
+
+
+class TransferRun(TypedDict):
+    v1: State
+    v2: State
+    returned: str  # "sa_v1", "None" or the returned object's type
+    replaced: list[str]  # v1's parameters that are no longer the nn.Parameter objects it was built with
+    shared: list[str]  # v1's parameters that share memory with one of v2's
+
+
+class TransferRecord(TypedDict, total=False):
+    """A run of load_v2_weights_into_v1, or the exception it raised and the run on a square pair."""
+
+    v1: State
+    v2: State
+    returned: str
+    replaced: list[str]
+    shared: list[str]
+    raised: ExceptionRecord
+    square: TransferRun
+
+
+def transfer_weights(case):
+    """({name: v1 start (d_in, d_out)}, {name: v2 weight (d_out, d_in)}), rebuilt from the case alone."""
+    d_in, d_out, seed, dtype = case["d_in"], case["d_out"], case["seed"], dtype_of(case)
+    v1 = {name: rand(seed + i, d_in, d_out, dtype=dtype) for i, name in enumerate(PROJECTIONS)}
+    v2 = {name: rand(seed + 3 + i, d_out, d_in, dtype=dtype) for i, name in enumerate(PROJECTIONS)}
+    return v1, v2
+
+
+def square_case(case: TransferCase) -> TransferCase:
+    return {**case, "d_out": case["d_in"]}
+
+
+def run_transfer(load, case: TransferCase) -> TransferRun:
+    v1_start, v2_weights = transfer_weights(case)
+    sa_v1, sa_v2 = ParameterProjections(v1_start), LinearProjections(v2_weights)
+    own = {name: getattr(sa_v1, name) for name in PROJECTIONS}
+    returned = load(sa_v1, sa_v2)
+    kind = "sa_v1" if returned is sa_v1 else "None" if returned is None else type(returned).__name__
+    v2_memory = {parameter.untyped_storage().data_ptr() for parameter in sa_v2.parameters()}
+    replaced = [name for name in PROJECTIONS if getattr(sa_v1, name, None) is not own[name]]
+    shared = [name for name in PROJECTIONS if isinstance(value := getattr(sa_v1, name, None), torch.Tensor)
+              and value.untyped_storage().data_ptr() in v2_memory]
+    return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind, "replaced": replaced, "shared": shared}
+
+
+def probe_transfer(namespace: Namespace, case: TransferCase) -> TransferRecord:
+    load = lookup(namespace, "load_v2_weights_into_v1")
+    try:
+        return TransferRecord(**run_transfer(load, case))
+    except RuntimeError as exc:
+        # Copying weight without .T only fails for d_in != d_out; on a square pair it runs, and shows.
+        if case["d_in"] == case["d_out"]:
+            raise
+        try:
+            square = run_transfer(load, square_case(case))
+        except Exception:  # the first exception is the one to report
+            raise exc from None
+        return {"raised": describe_exception(exc), "square": square}

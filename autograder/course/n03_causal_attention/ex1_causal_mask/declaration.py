@@ -1,0 +1,94 @@
+"""Checks for causal_mask(num_tokens) (notebook 03): the notes' 6 tokens, then 1 token up to long sequences."""
+
+import solutions
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import Expectations
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.n03_causal_attention import NOTEBOOK
+from autograder.course.n03_causal_attention.ex1_causal_mask.judge import judge_causal_mask
+from autograder.course.n03_causal_attention.ex1_causal_mask.probe import probe_causal_mask
+from autograder.course.variants import mask_for
+
+EXERCISES = (
+    Exercise("causal_mask", NOTEBOOK, ("causal_mask",),
+             {"en": "The causal mask", "zh": "因果掩码"},
+             minutes=10, difficulty=1),
+)
+
+
+def mask_cases_notes(rng):
+    return [{"num_tokens": 6}]
+
+
+def mask_cases_sizes(rng):
+    # 1 token is the edge case (nothing to hide); more than 16 catches masks built for the toy size.
+    return [{"num_tokens": n} for n in (1, rng.randint(2, 5), rng.randint(17, 40))]
+
+
+def expect_causal_mask(case, data):
+    num_tokens = case["num_tokens"]
+    return Expectations.computed(
+        mask=lambda: solutions.causal_mask(num_tokens),
+        variants=lambda: [(kind_id, mask_for(kind, num_tokens)) for kind_id, kind in
+                          (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))],
+    )
+
+
+CHECKS = (
+    Check(
+        id="causal_mask.notes", exercise="causal_mask", points=2, hidden=False,
+        title={
+            "en": "causal_mask(6) blocks exactly the future tokens",
+            "zh": "causal_mask(6) 恰好遮住所有未来 token",
+        },
+        cases=mask_cases_notes, probe=probe_causal_mask, judge=judge_causal_mask, expect=expect_causal_mask,
+    ),
+    Check(
+        id="causal_mask.sizes", exercise="causal_mask", points=4, hidden=True,
+        title={
+            "en": "causal_mask is right for other sizes (1 token up to long sequences)",
+            "zh": "causal_mask 在其他长度上也正确（从 1 个 token 到长序列）",
+        },
+        cases=mask_cases_sizes, probe=probe_causal_mask, judge=judge_causal_mask, expect=expect_causal_mask,
+    ),
+)
+
+
+MESSAGES = {
+    "mask.lets_see": {
+        "en": "your mask lets token {query} see token {key}, which comes later",
+        "zh": "你的掩码让 token {query} 看到了在它之后的 token {key}",
+    },
+    "mask.hides": {
+        "en": "your mask hides token {key} from token {query}, although token {query} may see it",
+        "zh": "你的掩码对 token {query} 遮住了 token {key}，但 token {query} 应当能看到它",
+    },
+    "mask.dtype": {
+        "en": "the mask must be a bool tensor (True = hidden), got {dtype}; try .bool()",
+        "zh": "掩码必须是 bool 张量（True 表示遮住），实际是 {dtype}；可以用 .bool()",
+    },
+}
+
+MISCONCEPTIONS = (
+    misconception("scale_wrong_value",
+      "scores divided by the wrong number", "分数除以的数不对",
+      "the scores are divided by the square root of the key size of one head, which keeps their spread near 1 "
+      "whatever that size; check the expression you divide by, and the order of ** and / in it",
+      "分数要除以单个头的 key 维度的平方根，这样无论维度多大，分数的分布范围都保持在 1 左右；请检查你所除的表达式，"
+      "以及其中 ** 和 / 的运算顺序"),
+    misconception("mask_includes_diagonal",
+      "the mask also hides the diagonal", "掩码把对角线也遮住了",
+      "a token may attend to itself: only the entries strictly above the diagonal are future tokens",
+      "token 可以关注它自己：只有严格位于对角线上方的位置才是未来的 token"),
+    misconception("mask_inverted",
+      "the mask hides the past instead of the future", "掩码遮住了过去而不是未来",
+      "True (or 1) must sit strictly ABOVE the diagonal: those are the future tokens to hide",
+      "True（或 1）必须位于对角线严格上方：那些才是要遮住的未来 token"),
+    misconception("mask_not_truncated",
+      "mask not truncated to num_tokens", "掩码没有截断到 num_tokens",
+      "inputs can be shorter than context_length: use only the top-left num_tokens × num_tokens block of the stored "
+      "mask",
+      "输入可以比 context_length 短：只使用所存掩码左上角 num_tokens × num_tokens 的那一块"),
+)
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -1,0 +1,269 @@
+"""Checks for the two masking routes (notebook 03): causal_weights_renormalised(attn_weights) and
+causal_weights_neg_inf(attn_scores), one exercise.
+
+Public checks use the notes' attention weights and scores of SelfAttention_v2 built under seed 789. Hidden checks
+use random shapes, float64, 4-D scores and batches, and inputs on the `meta` device (a tensor made inside without
+device= shows there).
+"""
+
+import contextlib
+from functools import partial
+
+import torch
+
+import solutions
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import Expectations
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.n03_causal_attention import NOTEBOOK
+from autograder.course.n03_causal_attention.ex2_masking_routes.judge import judge_causal_weights, judge_on_device
+from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
+    probe_neg_inf,
+    probe_on_device,
+    probe_renormalised,
+    scores_input,
+    weights_input,
+)
+from autograder.course.variants import mask_for
+
+EXERCISES = (
+    Exercise("masking_routes", NOTEBOOK, ("causal_weights_renormalised", "causal_weights_neg_inf"),
+             {"en": "The two masking routes", "zh": "两种遮蔽方式"},
+             minutes=20, difficulty=2),
+)
+
+
+# masking_routes: causal_weights_renormalised(attn_weights) and causal_weights_neg_inf(attn_scores), one
+# exercise. Both return weights of shape (..., num_tokens, num_tokens); one judge serves both, and each
+# probe looks up its own function, so a mistake in one route costs only that route's checks.
+
+
+def weights_cases_notes(rng):
+    return [{"input": "notes"}]
+
+
+def weights_cases_random(rng):
+    # A small 2-D input, a float64 batch of long sequences, the 4-D scores of notebook 04 (batch, heads, queries,
+    # keys): "any leading dimensions" is what the docstring promises. Then the 1-token edge case (a row with one key).
+    def seed():
+        return rng.randrange(2**31)
+
+    short, long, heads = rng.randint(2, 8), rng.randint(17, 20), rng.randint(2, 4)
+    return [
+        {"seed": seed(), "shape": [short, short], "dtype": "float32"},
+        {"seed": seed(), "shape": [rng.randint(2, 4), long, long], "dtype": "float64"},
+        {"seed": seed(), "shape": [rng.randint(1, 3), heads, short, short], "dtype": "float32"},
+        {"seed": seed(), "shape": [rng.randint(1, 3), 1, 1], "dtype": "float32"},
+    ]
+
+
+def weights_cases_device(rng):
+    # Scores on the meta device (a GPU stands in for it where there is one): a mask made without device= stays
+    # on the CPU and cannot meet them.
+    num_tokens = rng.randint(3, 9)
+    return [{"seed": rng.randrange(2**31), "shape": [rng.randint(1, 3), rng.randint(2, 4), num_tokens, num_tokens],
+             "dtype": "float32", "device": "auto"}]
+
+
+def keep_for(kind, like):
+    """1 where a way of writing the mask lets a query see a key (the tril matrix of the notes), as `like`'s dtype."""
+    return (~mask_for(kind, like.shape[-1])).to(like.dtype)
+
+
+def renormalise_mistakes(attn_weights):
+    """(misconception, wrong weights) pairs for the multiply-and-renormalise route."""
+    def renormalised(kind):
+        masked = attn_weights * keep_for(kind, attn_weights)
+        return masked / masked.sum(dim=-1, keepdim=True)
+
+    masked = attn_weights * keep_for("future", attn_weights)
+    mistakes = [
+        ("mask_after_softmax_no_renorm", masked),
+        ("mask_includes_diagonal", renormalised("with_diagonal")),
+        ("mask_inverted", renormalised("inverted")),
+    ]
+    with contextlib.suppress(RuntimeError):  # (b, T, T) / (b, T) only broadcasts for some shapes
+        mistakes.append(("missing_keepdim", masked / masked.sum(dim=-1)))
+    return mistakes
+
+
+def neg_inf_mistakes(attn_scores):
+    """(misconception, wrong weights) pairs for the fill-with-minus-infinity route."""
+    def filled(kind):
+        return attn_scores.masked_fill(mask_for(kind, attn_scores.shape[-1]), -torch.inf)
+
+    plain_softmax = torch.softmax(attn_scores, dim=-1)
+    return [
+        ("masked_fill_result_dropped", plain_softmax),
+        ("softmax_wrong_dim", torch.softmax(filled("future"), dim=-2)),
+        ("softmax_wrong_dim", torch.softmax(filled("future"), dim=0)),  # dim=0 written for a 2-D input
+        ("mask_includes_diagonal", torch.softmax(filled("with_diagonal"), dim=-1)),
+        ("mask_inverted", torch.softmax(filled("inverted"), dim=-1)),
+        ("mask_after_softmax_no_renorm", plain_softmax.masked_fill(mask_for("future", attn_scores.shape[-1]), 0.0)),
+    ]
+
+
+def expect_renormalised(case, data):
+    attn_weights = weights_input(case)
+    return Expectations.computed(output=lambda: solutions.causal_weights_renormalised(attn_weights),
+                                 future=lambda: mask_for("future", attn_weights.shape[-1]),
+                                 mistakes=lambda: renormalise_mistakes(attn_weights))
+
+
+def expect_neg_inf(case, data):
+    attn_scores = scores_input(case)
+    return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),
+                                 future=lambda: mask_for("future", attn_scores.shape[-1]),
+                                 mistakes=lambda: neg_inf_mistakes(attn_scores))
+
+
+CHECKS = (
+    Check(
+        id="masking_routes.renormalise_notes", exercise="masking_routes", points=1, hidden=False,
+        title={
+            "en": "causal_weights_renormalised: the notes' attention weights (SelfAttention_v2, seed 789), masked and "
+            "renormalised into a new tensor (the input left as it was), with gradients flowing back to the input",
+            "zh": "causal_weights_renormalised：笔记中的注意力权重（SelfAttention_v2，种子 789）遮蔽后重新归一化，"
+                  "结果是"
+                  "一个"
+            "新张量（输入保持原样），梯度能传回输入",
+        },
+        cases=weights_cases_notes, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
+    ),
+    Check(
+        id="masking_routes.renormalise_random", exercise="masking_routes", points=2.5, hidden=True,
+        title={
+            "en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches and float64",
+            "zh": "causal_weights_renormalised：遮蔽并重新归一化在其他长度、带 batch 维和 float64 输入上也正确",
+        },
+        cases=weights_cases_random, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
+    ),
+    Check(
+        id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
+        title={
+            "en": "causal_weights_renormalised works on scores on another device (a GPU, or PyTorch's meta device)",
+            "zh": "causal_weights_renormalised 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）",
+        },
+        cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
+        judge=judge_on_device,
+    ),
+    Check(
+        id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,
+        title={
+            "en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with -inf, "
+            "then softmax, into a new tensor (the input left as it was), with gradients flowing back to the input",
+            "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填入 -inf 后做 softmax，"
+                  "结果是"
+                  "一个"
+            "新张量（输入保持原样），梯度能传回输入",
+        },
+        cases=weights_cases_notes, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
+    ),
+    Check(
+        id="masking_routes.neg_inf_random", exercise="masking_routes", points=2.5, hidden=True,
+        title={
+            "en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches "
+                  "and float64",
+            "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维和 float64 输入上也正确",
+        },
+        cases=weights_cases_random, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
+    ),
+    Check(
+        id="masking_routes.neg_inf_device", exercise="masking_routes", points=0.5, hidden=True,
+        title={
+            "en": "causal_weights_neg_inf works on scores on another device (a GPU, or PyTorch's meta device)",
+            "zh": "causal_weights_neg_inf 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）",
+        },
+        cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_neg_inf", "scores"),
+        judge=judge_on_device,
+    ),
+)
+
+
+MESSAGES = {
+    "causal_weights.input_modified": {
+        "en": "the output is right, but the function changed the tensor it was given: the caller's own weights or "
+              "scores are now masked too",
+        "zh": "输出是对的，但函数修改了传给它的张量：调用者自己的权重或分数现在也被遮蔽了",
+    },
+    "causal_weights.backward_failed": {
+        "en": "backward() through the function fails ({type}: {detail})",
+        "zh": "通过这个函数做 backward() 时失败（{type}：{detail}）",
+    },
+    "causal_weights.no_gradient": {
+        "en": "no gradient flows back through the function to its input: compute the output from the input with "
+              "tensor operations (no .detach(), .data or torch.no_grad())",
+        "zh": "梯度没有通过这个函数传回输入：输出必须由输入经过张量运算得到（不要用 .detach()、.data 或 torch.no_grad"
+              "()）",
+    },
+    "causal_weights.not_finite": {
+        "en": "the gradient that flows back through the function to its input holds nan or inf",
+        "zh": "通过这个函数传回输入的梯度中有 nan 或 inf",
+    },
+    "causal_weights.device_failed": {
+        "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without device= stays on the "
+              "CPU; create it with device=x.device",
+        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定 device= 的张量留在 CPU 上；"
+              "请用 device=x.device 创建",
+    },
+    "causal_weights.tensor_on_cpu": {
+        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask with "
+              "device=x.device",
+        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请用 device=x.device 创建掩码",
+    },
+    "causal_weights.device_output": {
+        "en": "on an input on {device} the result has the wrong shape or is not on {device}",
+        "zh": "输入位于 {device} 时，结果的形状不对或者不在 {device} 上",
+    },
+    "causal_weights.nan": {
+        "en": "the weights of token {query} are nan: every key of that row was hidden "
+        "(0/0, or a softmax over nothing but -inf)",
+        "zh": "token {query} 的权重是 nan：这一行的所有 key 都被遮住了（0/0，或者对全是 -inf 的一行做 softmax）",
+    },
+    "causal_weights.future": {
+        "en": "token {query} gives weight to token {key}, which comes later: weights above the diagonal must be "
+        "exactly 0",
+        "zh": "token {query} 给了在它之后的 token {key} 权重：对角线上方的权重必须恰好为 0",
+    },
+    "causal_weights.row_sum": {
+        "en": "the weights of token {query} do not sum to 1: each query's weights over the keys (the last "
+        "dimension) must sum to 1 after masking",
+        "zh": "token {query} 的权重之和不是 1：遮蔽之后，每个查询对所有 key（最后一个维度）的权重之和必须为 1",
+    },
+    "causal_weights.values": {
+        "en": "the weights are causal and each row sums to 1, but they differ from the expected ones "
+        "(first at query {query}, key {key})",
+        "zh": "权重满足因果性且每行之和为 1，但与期望值不同（最先出现在查询 {query}、key {key}）",
+    },
+    "causal_weights.dtype": {
+        "en": "the result has dtype {got_dtype}, expected {expected_dtype}: keep the input's dtype",
+        "zh": "结果的 dtype 是 {got_dtype}，期望 {expected_dtype}：请保持输入的 dtype",
+    },
+}
+
+MISCONCEPTIONS = (
+    misconception("input_edited_in_place",
+      "the caller's tensor edited in place", "原地修改了调用者的张量",
+      "methods ending in _ (masked_fill_, div_, ...) and item assignment write into the tensor they act on: the "
+      "caller's tensor changes, and autograd can no longer go back through the softmax that made it; the out-of-place "
+      "form returns a new tensor",
+      "以 _ 结尾的方法（masked_fill_、div_ 等）和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd "
+      "也无法"
+      "再通过生成它的 softmax 反向传播；不带 _ 的写法会返回一个新张量"),
+    misconception("mask_after_softmax_no_renorm",
+      "future zeroed after the softmax without renormalising", "softmax 之后置零未来位置却没有重新归一化",
+      "after multiplying by the lower-triangular matrix, divide each row by its sum; or fill -inf before the softmax",
+      "乘以下三角矩阵之后要把每一行除以它的和；或者在 softmax 之前填入 -inf"),
+    misconception("masked_fill_result_dropped",
+      "masked_fill's result was thrown away", "masked_fill 的结果被丢弃了",
+      "masked_fill returns a new tensor and leaves the one it was called on alone: keep what it returns",
+      "masked_fill 返回一个新张量，不改动调用它的那个张量：要保留它的返回值"),
+    misconception("tensor_created_on_cpu",
+      "a tensor made inside forward stays on the CPU", "forward 中新建的张量留在了 CPU 上",
+      "tensors created in forward (torch.ones, torch.triu, torch.tensor...) need device=x.device, or use the "
+      "registered buffer, which moves with the module",
+      "在 forward 中新建的张量（torch.ones、torch.triu、torch.tensor……）需要 device=x.device，或者使用会随模块"
+      "移动的已注册 buffer"),
+)
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

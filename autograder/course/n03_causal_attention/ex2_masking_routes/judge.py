@@ -1,0 +1,54 @@
+"""Judges of the two masking routes (renormalised weights, -inf scores): decide from the probe's data, the case and the
+reference's expectations. Imports no reference or declaration: the student kit ships it as it is."""
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import diagnose, dtype_verdict
+from autograder.checking.expectations import Expectations
+from autograder.checking.judging import (
+    causal_weights_problem,
+)
+from autograder.course.n03_causal_attention.ex2_masking_routes.probe import RouteDeviceRecord, ScoresCase, WeightsRecord
+
+
+def judge_causal_weights(data: WeightsRecord, case: ScoresCase, expected: Expectations) -> Verdict:
+    """Same weights as expected, exact zeros above the diagonal, the same dtype; else the first broken property.
+    Expectations: output, future (True above the diagonal), mistakes."""
+    got, want = data["weights"], expected["output"]
+    shown = {"expected": want, "got": got, "input_shape": tuple(want.shape)}
+    if got.shape != want.shape:
+        return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(want.shape)},
+                       **shown)
+    problem = causal_weights_problem(got, want, expected["future"])
+    if problem is not None:
+        key, fields = problem
+        return Verdict(False, key, fields, misconception=diagnose(got, want, expected["mistakes"]), heatmap=True,
+                       **shown)
+    if data.get("input_changed"):
+        return Verdict(False, "causal_weights.input_modified", misconception="input_edited_in_place")
+    backward = data.get("backward", "ok")
+    if backward == "raised":
+        error = data["backward_error"]
+        return Verdict(False, "causal_weights.backward_failed",
+                       {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]},
+                       misconception="input_edited_in_place" if "inplace" in str(error["message"]) else None)
+    if backward != "ok":
+        return Verdict(False, f"causal_weights.{backward}")
+    return dtype_verdict("causal_weights", got, want.dtype)
+
+
+def judge_on_device(data: RouteDeviceRecord, case: ScoresCase, expected: Expectations) -> Verdict:
+    """A masking route on an input on another device: runs there, mixes in no CPU tensor, keeps shape and dtype."""
+    device = data["device"]
+    error = data.get("failure")
+    if error is not None:
+        named = "tensor_created_on_cpu" if "device" in error["message"] else None
+        return Verdict(False, "causal_weights.device_failed", {"device": device, "type": error["type"],
+                                                               "detail": error["message"][:160]}, misconception=named)
+    if data["mixed"]:
+        return Verdict(False, "causal_weights.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
+                       misconception="tensor_created_on_cpu")
+    if tuple(data["shape"]) != tuple(case["shape"]) or data["output_device"] != device:
+        return Verdict(False, "causal_weights.device_output", {"device": device})
+    if data["dtype"] != case["dtype"]:
+        return Verdict(False, "causal_weights.dtype", {"got_dtype": data["dtype"], "expected_dtype": case["dtype"]})
+    return Verdict(True)

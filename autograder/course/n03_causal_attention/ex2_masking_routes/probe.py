@@ -1,0 +1,132 @@
+"""Probes of the two masking routes (renormalised weights, -inf scores): run the student's objects on a case and return
+plain data. Imports no reference, judge or declaration: the grading child holds it."""
+
+from typing import NotRequired, TypedDict
+
+import torch
+from torch import Tensor
+
+from autograder.checking.probing import (
+    DeviceMixWatch,
+    ProbeError,
+    describe_exception,
+    dtype_name,
+    gradient_flow,
+    lookup,
+    plain,
+    rand,
+    seeded,
+)
+from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_kind
+from autograder.course.shared.records import ExceptionRecord, Namespace
+
+
+class ScoresCase(TypedDict):
+    """Attention scores (or weights) for the masking routes: the notes' or seeded random, on a device or not."""
+
+    input: NotRequired[str]
+    seed: NotRequired[int]
+    shape: NotRequired[list[int]]
+    dtype: NotRequired[str]
+    device: NotRequired[str]  # "auto": a GPU when there is one, else the meta device
+
+
+class WeightsRecord(TypedDict, total=False):
+    weights: Tensor
+    input_changed: bool  # the caller's tensor was edited in place
+    backward: str  # through the route to its input: "ok", "no_gradient", "not_finite" or "raised"
+    backward_error: ExceptionRecord
+
+
+class RouteDeviceRecord(TypedDict, total=False):
+    device: str
+    failure: ExceptionRecord
+    mixed: list[str]
+    shape: list[int]
+    output_device: str
+    dtype: str
+
+
+NOTES_D_OUT = 2  # the notes' d_out in sections 3.4 and 3.5
+NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then mask its weights
+
+
+SCORE_SPREAD = 3.0  # hidden scores in [-3, 3): softmax weights far from uniform, so mistakes show
+
+
+def notes_attention_scores():
+    """The notes' unscaled scores queries @ keys.T of SelfAttention_v2 under seed 789 (no reference involved)."""
+    with seeded(NOTES_V2_SEED), torch.no_grad():
+        d_in = len(notes_inputs()[0])
+        # The notes' class creates W_query, W_key, W_value in this order; the seed fixes their values.
+        w_query, w_key, _w_value = (torch.nn.Linear(d_in, NOTES_D_OUT, bias=False) for _ in range(3))
+        inputs = notes_inputs()
+        return w_query(inputs) @ w_key(inputs).T  # (6, 6)
+
+
+def notes_attention_weights():
+    return torch.softmax(notes_attention_scores() / NOTES_D_OUT**0.5, dim=-1)
+
+
+def scores_input(case):
+    if case.get("input") == "notes":
+        return notes_attention_scores()
+    return rand(case["seed"], *case["shape"], dtype=DTYPES[case["dtype"]]) * SCORE_SPREAD
+
+
+def weights_input(case):
+    if case.get("input") == "notes":
+        return notes_attention_weights()
+    return torch.softmax(scores_input(case), dim=-1)
+
+
+def probe_route(route, make_input, case) -> WeightsRecord:
+    """A masking route's output, whether it edited the caller's tensor, and whether gradients reach that tensor
+    through it (its input made by a softmax or a product, as in attention, so an in-place edit breaks backward)."""
+    x = make_input(case)
+    kept = x.clone()
+    data: WeightsRecord = {"weights": plain(route(x))}
+    unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
+    data["input_changed"] = not unchanged
+    # The weights route gets softmax(scores), as in attention: a weight edited in place then breaks backward.
+    def from_scores(scores):
+        return route(torch.softmax(scores, dim=-1)) if make_input is weights_input else route(scores)
+
+    data["backward"], error = gradient_flow(from_scores, scores_input(case))
+    if error is not None:
+        data["backward_error"] = error
+    return data
+
+
+def probe_renormalised(namespace: Namespace, case: ScoresCase) -> WeightsRecord:
+    return probe_route(lookup(namespace, "causal_weights_renormalised"), weights_input, case)
+
+
+def probe_neg_inf(namespace: Namespace, case: ScoresCase) -> WeightsRecord:
+    return probe_route(lookup(namespace, "causal_weights_neg_inf"), scores_input, case)
+
+
+# What each masking route is called with: its weights, or its scores (the neg_inf route).
+ROUTE_INPUTS = {"weights": weights_input, "scores": scores_input}
+
+
+def probe_on_device(name: str, input_kind: str, namespace: Namespace, case: ScoresCase) -> RouteDeviceRecord:
+    """Call the student's function `name` on an input on another device and report plain facts.
+
+    `input_kind` names the route's input in ROUTE_INPUTS: the check binds both as plain strings, so the grading
+    child can be told which probe to run without being handed a function.
+    """
+    make_input = ROUTE_INPUTS[input_kind]
+    function = lookup(namespace, name)
+    function(make_input(case))  # it must run on the CPU first: if it does not, its exception is the answer
+    device = probe_device_kind(case["device"])
+    x = make_input(case).to(device)
+    try:
+        with DeviceMixWatch() as watch:
+            output = function(x)
+    except Exception as exc:  # noqa: BLE001 - failing on the device is the finding
+        return {"device": device, "failure": describe_exception(exc)}
+    if not isinstance(output, torch.Tensor):
+        raise ProbeError("error.wrong_type", got=type(output).__module__ + "." + type(output).__name__)
+    return {"device": torch.device(device).type, "mixed": watch.mixed[:5], "shape": list(output.shape),
+            "output_device": output.device.type, "dtype": dtype_name(output.dtype)}

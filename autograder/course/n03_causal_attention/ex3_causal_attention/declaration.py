@@ -1,0 +1,131 @@
+"""Checks for CausalAttention's forward pass (notebook 03).
+
+The public check uses the notes' numbers: CausalAttention(3, 2, 6, 0.0) under seed 123 on the two-sentence batch.
+Hidden checks use random shapes, float64 and batches. Every output is compared with the reference loaded with the
+student's OWN weights, and every single-knob mistake of autograder.course.variants is tried on the same
+weights to name what went wrong. CausalAttention's structure, dropout, buffer and properties are the module
+contract's (autograder.course.module_contract).
+"""
+
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.n03_causal_attention import NOTEBOOK
+from autograder.course.n03_causal_attention.ex2_masking_routes.probe import NOTES_D_OUT
+from autograder.course.n03_causal_attention.ex3_causal_attention.judge import judge_forward
+from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
+    attention_input,
+    probe_forward,
+)
+from autograder.course.shared.inputs import notes_inputs
+from autograder.course.variants import attention, attention_variants, raw_scores
+
+EXERCISES = (
+    Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
+             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：buffer 与前向传播"},
+             minutes=30, difficulty=3),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False): shared helpers
+
+def attention_case(rng, *, num_tokens, batch, qkv_bias=False, dtype="float32"):
+    """A hidden case: d_in != d_out, head_dim = d_out >= 2, num_tokens < context_length (the mask must be sliced).
+
+    num_tokens and context_length are keys of their own: diagnosis.explain_error reads them to name an unsliced mask.
+    """
+    d_in = rng.randint(2, 6)
+    d_out = rng.choice([d for d in range(2, 8) if d != d_in])
+    return {"seed": rng.randrange(2**31), "init_seed": rng.randrange(2**31), "batch": batch,
+            "num_tokens": num_tokens, "context_length": num_tokens + rng.randint(1, 6),
+            "d_in": d_in, "d_out": d_out, "qkv_bias": qkv_bias, "dtype": dtype}
+
+
+def notes_case():
+    return {"input": "notes", "batch": 2, "num_tokens": 6, "context_length": 6,
+            "d_in": len(notes_inputs()[0]), "d_out": NOTES_D_OUT, "qkv_bias": False, "dtype": "float32"}
+
+
+# ---------------------------------------------------------------------------------------------
+# CausalAttention: output on the notes' batch and on random shapes
+
+
+def attention_cases_random(rng):
+    # A mid-sized batch first: an unsliced mask crashes here with a message that names it. Then long
+    # sequences in float64 with biases; then a single token (a crash for an unsliced mask, too).
+    return [
+        attention_case(rng, num_tokens=rng.randint(3, 8), batch=rng.randint(2, 3)),
+        attention_case(rng, num_tokens=rng.randint(17, 22), batch=rng.randint(1, 2), qkv_bias=True, dtype="float64"),
+        attention_case(rng, num_tokens=1, batch=rng.randint(1, 3), qkv_bias=rng.random() < 0.5),
+    ]
+
+
+def attention_cases_notes(rng):
+    return [notes_case()]
+
+
+def expect_forward(case, data):
+    """The reference and its single-knob variants on the student's own weights (W_query/W_key/W_value only), read
+    only when the judge asks: after a crash the data holds no weights."""
+    x = attention_input(case)
+    return Expectations.computed(**{WEIGHTS: lambda: data["state"]}, output=lambda: attention(x, data["state"]),
+                                 variants=lambda: attention_variants(x, data["state"]),
+                                 attention_weights=lambda: weights_of(x, data["state"]),
+                                 raw_scores=lambda: raw_scores(x, data["state"]).squeeze(1))
+
+
+def weights_of(x, state):
+    """The reference's attention weights on the student's own projections: (b, num_tokens, num_tokens)."""
+    return attention(x, state, return_weights=True)[1].squeeze(1)
+
+
+CHECKS = (
+    # With the module contract's structure, modes, device and properties (autograder.course.module_contract):
+    # 11 points.
+    Check(
+        id="causal_attention.notes", exercise="causal_attention", points=2, hidden=False,
+        title={
+            "en": "CausalAttention(3, 2, 6, 0.0) on the notes' batch of two sentences (seed 123)",
+            "zh": "CausalAttention(3, 2, 6, 0.0) 作用于笔记中由两句话组成的 batch（种子 123）",
+        },
+        cases=attention_cases_notes, probe=probe_forward, judge=judge_forward, expect=expect_forward,
+    ),
+    Check(
+        id="causal_attention.random", exercise="causal_attention", points=3, hidden=True,
+        title={
+            "en": "CausalAttention matches the reference on other shapes (batches, 1 to 20+ tokens, biases, float64)",
+            "zh": "CausalAttention 在其他形状上与参考实现一致（不同 batch、1 到 20 多个 token、偏置、float64）",
+        },
+        cases=attention_cases_random, probe=probe_forward, judge=judge_forward, expect=expect_forward,
+    ),
+)
+
+
+MESSAGES = {
+    "causal_attention.missing_layer": {
+        "en": "the module has no nn.Linear called {name}: keep the layers of the given __init__",
+        "zh": "模块中没有名为 {name} 的 nn.Linear：请保留给定 __init__ 中的各层",
+    },
+    "causal_attention.builtin": {
+        "en": "the forward pass calls {names}: write the attention yourself",
+        "zh": "前向传播调用了 {names}：请自己实现注意力计算",
+    },
+    "causal_attention.transpose_batched": {
+        "en": "`.T` on the batched keys reverses all three axes, so the shapes no longer fit",
+        "zh": "对带 batch 维的 keys 使用 `.T` 会反转全部三个维度，形状因此对不上",
+    },
+    "causal_attention.wrong_output": {
+        "en": "the context vectors differ from the reference run with your own weights",
+        "zh": "上下文向量与使用你自己的权重运行的参考实现不一致",
+    },
+}
+
+MISCONCEPTIONS = (
+    misconception("transpose_batched",
+      "`.T` on a batched tensor", "对带 batch 维的张量使用了 `.T`",
+      "`.T` reverses ALL dimensions; on a batched (b, num_tokens, d) tensor only the last two may be swapped",
+      "`.T` 会反转所有维度；对批量张量 (b, num_tokens, d) 只应交换最后两个维度"),
+)
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

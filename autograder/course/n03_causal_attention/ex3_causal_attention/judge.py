@@ -1,0 +1,42 @@
+"""Judges of CausalAttention: decide from the probe's data, the case and the reference's expectations. Imports no
+reference or declaration: the student kit ships it as it is."""
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare, dtype_verdict, same
+from autograder.checking.expectations import Expectations
+from autograder.checking.judging import (
+    located_fault,
+    returned_weights,
+)
+from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
+    CausalCase,
+    CausalForwardRecord,
+    attention_input,
+)
+
+
+def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expectations) -> Verdict:
+    """CausalAttention's output with the student's own weights; no built-in attention. Expectations: output,
+    variants."""
+    if data.get("transpose_crash"):
+        return Verdict(False, "causal_attention.transpose_batched", misconception="transpose_batched")
+    if data["forbidden"]:
+        return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
+    x, got, want = attention_input(case), data["output"], expected["output"]
+    if same(got, want):
+        return dtype_verdict("causal_weights", got, want.dtype)
+    if got.shape != want.shape and (stopped_early := returned_weights(got, expected)) is not None:
+        return stopped_early
+    verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
+                      input_shape=tuple(x.shape))
+    if verdict.misconception is None and data["transpose_batched"]:
+        verdict.misconception = "transpose_batched"
+    if verdict.misconception is None and got.shape == want.shape:
+        # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
+        sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}
+        located = located_fault(data.get("weights_seen"), expected, scaled_by="d_out", sizes=sizes,
+                                after_key="attention.after_weights")
+        if located is not None:
+            verdict.message_key, verdict.fields = located.message_key, located.fields
+            verdict.misconception = located.misconception
+    return verdict

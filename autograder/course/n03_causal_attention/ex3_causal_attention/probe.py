@@ -1,0 +1,105 @@
+"""Probes of CausalAttention: run the student's objects on a case and return plain data. Imports no reference, judge
+or declaration: the grading child holds it."""
+
+import functools
+from typing import Any, NotRequired, TypedDict
+
+import torch
+from torch import Tensor
+
+from autograder.checking.probing import (
+    PROJECTIONS,
+    ProbeError,
+    TransposeCrash,
+    call_watched,
+    forbidden_calls,
+    layer_inputs,
+    lookup,
+    plain,
+    rand,
+    seeded,
+    state_of,
+)
+from autograder.course.shared.inputs import ATTENTION_FUNCTIONS, DTYPES, notes_batch
+from autograder.course.shared.loading import load_case_weights
+from autograder.course.shared.records import Namespace, State
+
+
+class CausalCase(TypedDict):
+    batch: int
+    num_tokens: int
+    context_length: int
+    d_in: int
+    d_out: int
+    qkv_bias: bool
+    dtype: str
+    input: NotRequired[str]  # notes: the notes' batch and call
+    seed: NotRequired[int]
+    init_seed: NotRequired[int]
+    load_weights: NotRequired[dict[str, Any]]
+
+
+class CausalForwardRecord(TypedDict, total=False):
+    output: Tensor
+    state: State
+    transpose_batched: bool
+    forbidden: list[str]
+    transpose_crash: bool  # set alone: `.T` on the batched keys crashed the forward pass
+    weights_seen: Tensor  # what self.dropout received: the attention weights, when forward applies it there
+
+
+NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one
+
+
+
+def attention_input(case: CausalCase) -> torch.Tensor:
+    """(batch, num_tokens, d_in): the notes' sentence twice (torch.stack((inputs, inputs))), or random values."""
+    if case.get("input") == "notes":
+        return notes_batch()
+    return rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
+
+
+def build_module(namespace, case, dropout=0.0):
+    """The student's CausalAttention, built as the book does, under the case's seed, in the case's dtype."""
+    causal_attention = lookup(namespace, "CausalAttention")
+    with seeded(case.get("init_seed", NOTES_CAUSAL_SEED)):
+        if case.get("input") == "notes":  # exactly the notes' call, so their printed numbers can be compared
+            module = causal_attention(case["d_in"], case["d_out"], case["context_length"], dropout)
+        else:
+            module = causal_attention(case["d_in"], case["d_out"], case["context_length"], dropout,
+                                      qkv_bias=case["qkv_bias"])
+    return load_case_weights(module.to(DTYPES[case["dtype"]]), case)
+
+
+def projection_state(module):
+    """W_query/W_key/W_value weights (and biases) as plain tensors; a clear error when a layer is missing."""
+    state = state_of(module)
+    for name in PROJECTIONS:
+        if f"{name}.weight" not in state:
+            raise ProbeError("causal_attention.missing_layer", name=name)
+    return {key: value for key, value in state.items() if key.split(".")[0] in PROJECTIONS}
+
+
+def naming_transpose_crash(probe):
+    """The probe, with a crash caused by `.T` on a batch turned into probe data (runner would say "shapes")."""
+    @functools.wraps(probe)  # keeps the probe's name: the grading child finds it by name
+    def probe_naming_transpose(namespace, case):
+        try:
+            return probe(namespace, case)
+        except TransposeCrash:
+            return {"transpose_crash": True}
+
+    return probe_naming_transpose
+
+
+@naming_transpose_crash
+def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
+    module = build_module(namespace, case)
+    state = projection_state(module)
+    with layer_inputs(module, "dropout") as seen:
+        output, watch = call_watched(module, attention_input(case))
+    data: CausalForwardRecord = {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
+                                 "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS)}
+    if "dropout" in seen:
+        data["weights_seen"] = seen["dropout"]
+    return data

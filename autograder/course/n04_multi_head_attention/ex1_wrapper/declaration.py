@@ -1,0 +1,265 @@
+"""Checks for MultiHeadAttentionWrapper(d_in, d_out, context_length, dropout, num_heads, qkv_bias=False)
+(notebook 04): num_heads CausalAttention heads whose outputs sit side by side.
+"""
+
+from functools import cache
+
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.course import variants
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.n04_multi_head_attention import NOTEBOOK
+from autograder.course.n04_multi_head_attention.ex1_wrapper.judge import judge_two_dimensional, judge_wrapper
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
+    attention_input,
+    probe_two_dimensional,
+    probe_wrapper,
+)
+from autograder.course.n04_multi_head_attention.shared import (
+    NOTES_ATTENTION_CASE,
+    dtype_message,
+    projection_weights,
+)
+
+# The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
+# (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
+EXERCISES = (
+    Exercise("mha_wrapper", NOTEBOOK, ("MultiHeadAttentionWrapper",),
+             {"en": "MultiHeadAttentionWrapper", "zh": "MultiHeadAttentionWrapper（堆叠多个单头）"},
+             minutes=15, difficulty=2),
+    Exercise("two_dimensional_wrapper", NOTEBOOK, ("two_dimensional_wrapper",),
+             {"en": "Book exercise 3.2: two-dimensional context vectors", "zh": "书中练习 3.2：二维的上下文向量"},
+             minutes=5, difficulty=1),
+)
+
+
+def wrapper_cases_notes(rng):
+    return [dict(NOTES_ATTENTION_CASE)]
+
+
+def wrapper_case(rng, num_heads, num_tokens, dtype, qkv_bias):
+    d_out = rng.randint(2, 5)  # per head: the wrapper's output has num_heads * d_out features
+    return {
+        "seed": rng.randrange(2**31 - 100),
+        "batch": rng.randint(1, 3),
+        "num_tokens": num_tokens,
+        "context_length": num_tokens + rng.randint(1, 4),
+        "d_in": rng.choice([d for d in range(2, 9) if d != d_out]),
+        "d_out": d_out,
+        "num_heads": num_heads,
+        "qkv_bias": qkv_bias,
+        "dtype": dtype,
+    }
+
+
+def wrapper_cases_shapes(rng):
+    return [
+        wrapper_case(rng, rng.randint(2, 4), rng.randint(3, 10), "float64", rng.random() < 0.5),
+        wrapper_case(rng, 1, 1, "float32", False),
+        wrapper_case(rng, rng.randint(2, 3), rng.randint(17, 24), "float64", True),
+    ]
+
+
+def expect_wrapper(case, data):
+    """Each head's reference output with that head's own weights."""
+    x = attention_input(case)
+
+    @cache  # read only when the judge asks: heads that are not registered leave no weights in the data
+    def heads():
+        return [projection_weights(data["state"], f"heads.{i}.") for i in range(case["num_heads"])]
+
+    def named():
+        return {f"heads.{i}.{name}": value for i, head in enumerate(heads()) for name, value in head.items()}
+
+    return Expectations.computed(**{WEIGHTS: named},
+                                 heads=lambda: [variants.attention(x, weights) for weights in heads()])
+
+
+WRAPPER_CHECKS = (
+    # With the module contract (autograder.course.module_contract): 5 points.
+    Check(
+        id="mha_wrapper.notes", exercise="mha_wrapper", points=1, hidden=False,
+        title={
+            "en": "MultiHeadAttentionWrapper on the notes' batch (seed 123, 2 heads): output (2, 6, 4)",
+            "zh": "MultiHeadAttentionWrapper 作用于笔记中的 batch（种子 123，2 个头）：输出形状 (2, 6, 4)",
+        },
+        cases=wrapper_cases_notes, probe=probe_wrapper, judge=judge_wrapper, expect=expect_wrapper,
+    ),
+    Check(
+        id="mha_wrapper.shapes", exercise="mha_wrapper", points=1.5, hidden=True,
+        title={
+            "en": "MultiHeadAttentionWrapper for other sizes, head counts, biases and float64",
+            "zh": "MultiHeadAttentionWrapper 在其他尺寸、头数、偏置和 float64 下也正确",
+        },
+        cases=wrapper_cases_shapes, probe=probe_wrapper, judge=judge_wrapper, expect=expect_wrapper,
+    ),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# two_dimensional_wrapper: book exercise 3.2, a wrapper with num_heads=2 whose output has 2 features
+
+
+def two_dimensional_cases_notes(rng):
+    return [
+        {"d_in": 3, "context_length": 6, "dropout": 0.0, "seed": 123},  # the notes' sentence and batch
+        {"d_in": 5, "context_length": 8, "dropout": 0.5, "seed": 1},  # other sizes, dropout on
+    ]
+
+
+def two_dimensional_cases_sizes(rng):
+    return [{"d_in": rng.randint(2, 16), "context_length": rng.randint(2, 64), "dropout": rng.choice([0.1, 0.2, 0.3]),
+             "seed": rng.randrange(2**31 - 100)} for _ in range(2)]
+
+
+TWO_DIMENSIONAL_CHECKS = (
+    Check(
+        id="two_dimensional_wrapper.notes", exercise="two_dimensional_wrapper", points=1, hidden=False,
+        title={
+            "en": "two_dimensional_wrapper(3, 6, 0.0) and (5, 8, 0.5): a MultiHeadAttentionWrapper with 2 heads whose "
+                  "context vectors have 2 features, built for that d_in, context_length and dropout",
+            "zh": "two_dimensional_wrapper(3, 6, 0.0) 和 (5, 8, 0.5)：返回有 2 个头、上下文向量有 2 个特征的 "
+                  "MultiHeadAttentionWrapper，并按给定的 d_in、context_length 和 dropout 构建",
+        },
+        cases=two_dimensional_cases_notes, probe=probe_two_dimensional, judge=judge_two_dimensional,
+    ),
+    Check(
+        id="two_dimensional_wrapper.sizes", exercise="two_dimensional_wrapper", points=1, hidden=True,
+        title={
+            "en": "two_dimensional_wrapper for other d_in, context_length and dropout",
+            "zh": "two_dimensional_wrapper 在其他 d_in、context_length 和 dropout 下也正确",
+        },
+        cases=two_dimensional_cases_sizes, probe=probe_two_dimensional, judge=judge_two_dimensional,
+    ),
+)
+CHECKS = WRAPPER_CHECKS + TWO_DIMENSIONAL_CHECKS
+
+
+MESSAGES = {
+    **dtype_message("mha_wrapper"),
+    "two_dimensional_wrapper.explanation": {
+        "en": "Why it works: the wrapper places its heads side by side, so its output is num_heads times one head's "
+              "width. With num_heads kept at 2, a 2-feature output leaves each head one feature: d_out is the size "
+              "of one head, not of the whole output.",
+        "zh": "为什么这样是对的：包装器把各个头并排放置，所以输出宽度是单个头宽度的 num_heads 倍。num_heads 保持为 2 "
+              "时，要得到 2 个特征，每个头就只能有 1 个特征：d_out 是单个头的大小，而不是整个输出的大小。",
+    },
+    "two_dimensional_wrapper.not_a_wrapper": {
+        "en": "two_dimensional_wrapper returned a {got}, expected a MultiHeadAttentionWrapper (its heads in "
+              "self.heads)",
+        "zh": "two_dimensional_wrapper 返回的是 {got}，应当返回一个 MultiHeadAttentionWrapper（头保存在 "
+              "self.heads 中）",
+    },
+    "two_dimensional_wrapper.head_count": {
+        "en": "the wrapper has {got} head(s): the exercise keeps num_heads=2 and changes something else",
+        "zh": "这个包装器有 {got} 个头：本练习要求保持 num_heads=2，改变的是别的参数",
+    },
+    "two_dimensional_wrapper.not_causal_heads": {
+        "en": "the heads have no W_query layer: each head must be a CausalAttention",
+        "zh": "这些头没有 W_query 层：每个头都应当是一个 CausalAttention",
+    },
+    "two_dimensional_wrapper.features": {
+        "en": "the heads are {per_head} feature(s) wide, so the context vectors have {got} features, not 2",
+        "zh": "各个头的宽度分别是 {per_head} 个特征，所以上下文向量有 {got} 个特征，而不是 2 个",
+    },
+    "two_dimensional_wrapper.sizes": {
+        "en": "the heads were built with d_in={got_d_in}, context_length={got_context_length}, "
+              "dropout={got_dropout}; the call asked for d_in={d_in}, context_length={context_length}, "
+              "dropout={dropout}",
+        "zh": "这些头是按 d_in={got_d_in}、context_length={got_context_length}、dropout={got_dropout} 构建的；"
+              "调用时要求的是 d_in={d_in}、context_length={context_length}、dropout={dropout}",
+    },
+    "two_dimensional_wrapper.sizes.hidden": {
+        "en": "the heads were not built with the d_in, context_length and dropout the function was called with",
+        "zh": "这些头没有按调用函数时给出的 d_in、context_length 和 dropout 来构建",
+    },
+    "mha_wrapper.values": {
+        "en": "the output is not your heads' outputs placed side by side along the feature axis, in head order",
+        "zh": "输出不是各个头的输出按头的顺序沿特征维并排拼接的结果",
+    },
+    "mha_wrapper.head_wrong": {
+        "en": "self.heads[{head}] (your CausalAttention) already gives a wrong output: fix CausalAttention first",
+        "zh": "self.heads[{head}]（你的 CausalAttention）的输出就已经不对了：请先修正 CausalAttention",
+    },
+    "mha_wrapper.no_heads": {
+        "en": "keep the heads in self.heads = nn.ModuleList([...]): the grader reads each head's weights from there",
+        "zh": "请把这些头保存在 self.heads = nn.ModuleList([...]) 中：评分程序从那里读取每个头的权重",
+    },
+    "mha_wrapper.heads_not_registered": {
+        "en": "self.heads is a plain list, so PyTorch does not see the heads' weights",
+        "zh": "self.heads 是普通列表，PyTorch 看不到这些头的权重",
+    },
+    "mha_wrapper.heads_shared": {
+        "en": "all heads are the same module, so they share one set of weights",
+        "zh": "所有的头都是同一个模块，因此共享同一组权重",
+    },
+    "mha_wrapper.head_count": {
+        "en": "self.heads holds {got} head(s), expected num_heads = {expected}",
+        "zh": "self.heads 中有 {got} 个头，应当有 num_heads = {expected} 个",
+    },
+    "mha_wrapper.head_count.hidden": {
+        "en": "self.heads does not hold num_heads heads",
+        "zh": "self.heads 中头的个数不等于 num_heads",
+    },
+    "mha_wrapper.head_layers": {
+        "en": "self.heads[{head}] has no {names}: each head must be a CausalAttention",
+        "zh": "self.heads[{head}] 没有 {names}：每个头都应当是一个 CausalAttention",
+    },
+    "mha_wrapper.qkv_bias": {
+        "en": "pass qkv_bias on to every CausalAttention head",
+        "zh": "要把 qkv_bias 传给每一个 CausalAttention 头",
+    },
+}
+
+MISCONCEPTIONS = (
+    misconception("scale_by_d_out",
+      "scaled by sqrt(d_out) instead of sqrt(head_dim)", "用 sqrt(d_out) 而不是 sqrt(head_dim) 缩放",
+      "each head sees only head_dim of the d_out features: the scale belongs to one head's key dimension, after the "
+      "split",
+      "每个头只看到 d_out 个特征中的 head_dim 个：缩放因子取决于拆分之后单个头的 key 维度"),
+    misconception("d_out_is_total",
+      "d_out taken as the size of the whole output", "把 d_out 当成了整个输出的大小",
+      "the wrapper gives every head its own d_out features and then places the heads side by side: the output is "
+      "wider than any one head",
+      "包装器给每个头各自 d_out 个特征，再把各个头并排放置：输出比任何一个头都宽"),
+    misconception("heads_traded_for_width",
+      "num_heads changed to change the output size", "为了改变输出大小而改变了 num_heads",
+      "exercise 3.2 keeps two heads: the width to change is each head's own",
+      "练习 3.2 要保留两个头：要改变的是每个头自己的宽度"),
+    misconception("heads_on_token_axis",
+      "heads concatenated along the token axis", "把多个头沿 token 维拼接了",
+      "heads sit side by side along the feature axis (dim=-1), never along the tokens (dim=0 or 1)",
+      "多个头应沿特征维（dim=-1）并排拼接，而不是沿 token 维（dim=0 或 1）"),
+    misconception("missing_out_proj",
+      "out_proj not applied", "没有应用 out_proj",
+      "after merging the heads, pass the result through the output projection: it is what mixes the heads",
+      "合并各个头之后，还要让结果经过输出投影层：正是它把各个头的信息混合起来"),
+    misconception("heads_stacked",
+      "heads stacked on a new axis", "多个头被堆叠到了新的维度上",
+      "stacking adds a new dimension; the heads belong side by side along the existing feature axis",
+      "stack 会新增一个维度；各个头应当沿已有的特征维并排放置"),
+    misconception("heads_shared",
+      "one head repeated num_heads times", "同一个头被重复了 num_heads 次",
+      "multiplying a one-element list repeats ONE module num_heads times: every head must be a module of its own, "
+      "built anew",
+      "把只含一个元素的列表相乘，会把同一个模块重复 num_heads 次：每个头都必须是单独新建的模块"),
+    misconception("split_wrong_axes",
+      "heads split along the wrong axes", "拆分头时用错了维度顺序",
+      "head h owns the features h*head_dim ... (h+1)*head_dim - 1 of every token: the view must keep each head's "
+      "features together (num_heads before head_dim), and only then may the heads axis move",
+      "第 h 个头拥有每个 token 的第 h*head_dim ... (h+1)*head_dim - 1 个特征：view 时要让每个头的特征连在一起（"
+      "num_heads 在 head_dim 之前），然后才能移动头所在的维度"),
+    misconception("merge_wrong_axes",
+      "heads merged in the wrong feature order", "合并头时特征顺序不对",
+      "transpose (b, num_heads, num_tokens, head_dim) to (b, num_tokens, num_heads, head_dim), then reshape: "
+      "each head's head_dim features stay together",
+      "先把 (b, num_heads, num_tokens, head_dim) 转置成 (b, num_tokens, num_heads, head_dim) 再 reshape："
+      "每个头的 head_dim 个特征要挨在一起"),
+    misconception("in_proj_order",
+      "query/key/value weights stacked in the wrong order", "query/key/value 权重的堆叠顺序错了",
+      "in_proj_weight stacks the three projections along its rows in the order query, key, value (the same for "
+      "in_proj_bias)",
+      "in_proj_weight 按行依次堆叠 query、key、value 三个投影（in_proj_bias 同理）"),
+)
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

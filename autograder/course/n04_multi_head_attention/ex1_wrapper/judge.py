@@ -1,0 +1,70 @@
+"""Judges of MultiHeadAttentionWrapper and the two-dimensional wrapper (book exercise 3.2): decide from the probe's
+data, the case and the reference's expectations. Imports no reference or declaration: the student kit ships it as it
+is."""
+
+import torch
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare, diagnose, dtype_verdict, same
+from autograder.checking.expectations import Expectations
+from autograder.checking.judging import (
+    first_wrong_head,
+    wrapper_structure_problem,
+)
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
+    MultiHeadCase,
+    TwoDimensionalCase,
+    TwoDimensionalRecord,
+    WrapperRecord,
+    attention_input,
+)
+
+
+def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    """Structure, then the heads' outputs side by side; a wrong join or the first wrong head named.
+    Expectations: heads (each head's output with its own weights)."""
+    problem = wrapper_structure_problem(data, case, data.get("state", {}))
+    if problem is not None:
+        return problem
+    x, got, heads = attention_input(case), data["out"], expected["heads"]
+    want = torch.cat(heads, dim=-1)
+    if same(got, want):
+        return dtype_verdict("mha_wrapper", got, x.dtype)
+    wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=dim)) for dim in (1, 0)]
+    wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
+    misconception = diagnose(got, want, wrong_joins)
+    if misconception is None:
+        broken_head = first_wrong_head(data.get("head_outputs"), heads)
+        if broken_head is not None:
+            return Verdict(False, "mha_wrapper.head_wrong", {"head": broken_head})
+    verdict = compare(got, want, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
+    verdict.misconception = misconception
+    return verdict
+
+
+def judge_two_dimensional(data: TwoDimensionalRecord, case: TwoDimensionalCase, expected: Expectations) -> Verdict:
+    """Book exercise 3.2: a MultiHeadAttentionWrapper of two heads one feature wide, built for the sizes asked.
+    Needs no reference. The output itself is exercise 04-1's: a wrapper still wrong there costs nothing here."""
+    if "head_count" not in data:
+        return Verdict(False, "two_dimensional_wrapper.not_a_wrapper", {"got": data.get("type", "?")})
+    if data["head_count"] != 2:
+        return Verdict(False, "two_dimensional_wrapper.head_count", {"got": data["head_count"]},
+                       misconception="heads_traded_for_width")
+    out_features = data.get("head_out_features")
+    if out_features is None:
+        return Verdict(False, "two_dimensional_wrapper.not_causal_heads")
+    if sum(out_features) != 2:
+        misconception = "d_out_is_total" if set(out_features) == {2} else None
+        return Verdict(False, "two_dimensional_wrapper.features",
+                       {"got": sum(out_features), "per_head": ", ".join(map(str, out_features))},
+                       misconception=misconception)
+    asked = (case["d_in"], case["context_length"], float(case["dropout"]))
+    for built in zip(data.get("head_in_features", []), data.get("head_context_length", [None] * 2),
+                     data.get("head_dropout", [None] * 2), strict=True):
+        if built != asked:
+            got_d_in, got_context_length, got_dropout = built
+            return Verdict(False, "two_dimensional_wrapper.sizes",
+                           {"d_in": case["d_in"], "context_length": case["context_length"],
+                            "dropout": case["dropout"], "got_d_in": got_d_in,
+                            "got_context_length": got_context_length, "got_dropout": got_dropout})
+    return Verdict(True)

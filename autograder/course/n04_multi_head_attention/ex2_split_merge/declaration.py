@@ -1,0 +1,222 @@
+"""Checks for split_heads(x, num_heads) and merge_heads(x) (notebook 04): small printed examples, other shapes,
+non-contiguous inputs, and merge_heads undoing split_heads.
+"""
+
+import torch
+
+import solutions
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import Expectations
+from autograder.course import variants
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.n04_multi_head_attention import NOTEBOOK
+from autograder.course.n04_multi_head_attention.ex2_split_merge.judge import judge_merge, judge_split
+from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
+    merge_input,
+    probe_merge,
+    probe_split,
+    round_trip_source,
+    split_input,
+)
+from autograder.course.n04_multi_head_attention.shared import dtype_message
+from autograder.course.shared.inputs import DTYPES
+
+EXERCISES = (
+    Exercise("split_heads", NOTEBOOK, ("split_heads",),
+             {"en": "Splitting into heads", "zh": "拆分注意力头"},
+             minutes=15, difficulty=2),
+    Exercise("merge_heads", NOTEBOOK, ("merge_heads",),
+             {"en": "Merging the heads", "zh": "合并注意力头"},
+             minutes=10, difficulty=2),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# split_heads(x, num_heads): (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim)
+
+
+def split_cases_notes(rng):
+    # arange inputs: the printed values show which feature went where.
+    return [
+        {"layout": "arange", "seed": 0, "batch": 2, "num_tokens": 6, "num_heads": 2, "head_dim": 2, "dtype": "float32"},
+        {"layout": "arange", "seed": 0, "batch": 1, "num_tokens": 4, "num_heads": 3, "head_dim": 2, "dtype": "float32"},
+    ]
+
+
+def heads_case(rng, layout, *, num_heads=None, num_tokens=None, dtype=None):
+    return {
+        "layout": layout,
+        "seed": rng.randrange(2**31 - 100),
+        "batch": rng.randint(1, 3),
+        "num_tokens": num_tokens or rng.randint(2, 9),
+        "num_heads": num_heads or rng.randint(2, 4),
+        "head_dim": rng.randint(2, 5),
+        "dtype": dtype or rng.choice(tuple(DTYPES)),
+    }
+
+
+def split_cases_shapes(rng):
+    return [
+        heads_case(rng, "random", dtype="float64"),
+        heads_case(rng, "random", num_tokens=1),
+        heads_case(rng, "random", num_heads=1),
+        heads_case(rng, "random", num_tokens=rng.randint(17, 30)),
+    ]
+
+
+def split_cases_strided(rng):
+    # Views of other tensors, as a real forward pass hands them over: their memory is not contiguous.
+    return [heads_case(rng, layout, dtype="float64") for layout in ("transposed", "sliced", "expanded")]
+
+
+def expect_split(case, data):
+    x, num_heads = split_input(case), case["num_heads"]
+    return Expectations.computed(
+        output=lambda: solutions.split_heads(x, num_heads),
+        variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only"))],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# merge_heads(x): (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, num_heads * head_dim)
+
+
+def merge_cases_notes(rng):
+    return [
+        {"layout": "arange", "seed": 0, "batch": 1, "num_tokens": 3, "num_heads": 2, "head_dim": 2, "dtype": "float32"},
+        {"layout": "attention", "seed": 123, "batch": 2, "num_tokens": 6, "num_heads": 2, "head_dim": 2,
+         "dtype": "float32"},
+    ]
+
+
+def merge_cases_shapes(rng):
+    return [
+        heads_case(rng, "attention", dtype="float64"),
+        heads_case(rng, "attention", num_tokens=1),
+        heads_case(rng, "attention", num_heads=1),
+        heads_case(rng, "attention", num_tokens=rng.randint(17, 30)),
+    ]
+
+
+def merge_cases_round_trip(rng):
+    return [
+        heads_case(rng, "split", dtype="float64"),
+        heads_case(rng, "split", num_tokens=rng.randint(17, 30)),
+        heads_case(rng, "strided", dtype="float64"),
+    ]
+
+
+def expect_merge(case, data):
+    x = merge_input(case)
+    return Expectations.computed(
+        output=lambda: round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x),
+        variants=lambda: [
+            ("merge_without_transpose", variants.merge(x, "no_transpose")),
+            ("heads_on_token_axis", variants.merge(x, "token_axis")),
+            ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
+        ],
+    )
+
+
+CHECKS = (
+    Check(
+        id="split_heads.notes", exercise="split_heads", points=2, hidden=False,
+        title={
+            "en": "split_heads: (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim) on small examples, the "
+                  "input left unchanged and gradients flowing back to it",
+            "zh": "split_heads：在小例子上把 (b, num_tokens, d_out) 变成 (b, num_heads, num_tokens, head_dim)，"
+                  "不修改输入，"
+                  "梯度能传回输入",
+        },
+        cases=split_cases_notes, probe=probe_split, judge=judge_split, expect=expect_split,
+    ),
+    Check(
+        id="split_heads.shapes", exercise="split_heads", points=2, hidden=True,
+        title={
+            "en": "split_heads for other shapes (one token, one head, long sequences, float64)",
+            "zh": "split_heads 在其他形状下也正确（单个 token、单个头、长序列、float64）",
+        },
+        cases=split_cases_shapes, probe=probe_split, judge=judge_split, expect=expect_split,
+    ),
+    Check(
+        id="split_heads.strided", exercise="split_heads", points=1, hidden=True,
+        title={
+            "en": "split_heads on non-contiguous inputs (views of transposed or sliced tensors)",
+            "zh": "split_heads 处理非连续输入（转置或切片得到的视图）",
+        },
+        cases=split_cases_strided, probe=probe_split, judge=judge_split, expect=expect_split,
+    ),
+    Check(
+        id="merge_heads.notes", exercise="merge_heads", points=2, hidden=False,
+        title={
+            "en": "merge_heads: (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out) on small examples, the "
+                  "input left unchanged and gradients flowing back to it",
+            "zh": "merge_heads：在小例子上把 (b, num_heads, num_tokens, head_dim) 变回 (b, num_tokens, d_out)，"
+                  "不修改输入，"
+                  "梯度能传回输入",
+        },
+        cases=merge_cases_notes, probe=probe_merge, judge=judge_merge, expect=expect_merge,
+    ),
+    Check(
+        id="merge_heads.shapes", exercise="merge_heads", points=2, hidden=True,
+        title={
+            "en": "merge_heads for other shapes (one token, one head, long sequences, float64)",
+            "zh": "merge_heads 在其他形状下也正确（单个 token、单个头、长序列、float64）",
+        },
+        cases=merge_cases_shapes, probe=probe_merge, judge=judge_merge, expect=expect_merge,
+    ),
+    Check(
+        id="merge_heads.round_trip", exercise="merge_heads", points=1, hidden=True,
+        title={
+            "en": "merge_heads undoes split_heads, also on non-contiguous inputs",
+            "zh": "merge_heads 能还原 split_heads 的结果，非连续输入也可以",
+        },
+        cases=merge_cases_round_trip, probe=probe_merge, judge=judge_merge, expect=expect_merge,
+    ),
+)
+
+
+MESSAGES = {
+    **dtype_message("split_heads"),
+    **dtype_message("merge_heads"),
+    # split_heads
+    "split_heads.values": {
+        "en": "some heads hold the wrong features: head h of token t must hold features "
+        "h*head_dim ... (h+1)*head_dim - 1 of token t",
+        "zh": "有些头拿到了错误的特征：token t 的第 h 个头应当是 token t 的第 h*head_dim 到 (h+1)*head_dim - 1 个特征",
+    },
+    "split_heads.input_modified": {
+        "en": "split_heads changed its input in place; return a new view instead",
+        "zh": "split_heads 原地修改了输入；请返回一个新的视图",
+    },
+    # merge_heads
+    "merge_heads.values": {
+        "en": "features land in the wrong place: token t's features h*head_dim ... (h+1)*head_dim - 1 "
+        "must be head h's output for token t",
+        "zh": "特征放错了位置：token t 的第 h*head_dim 到 (h+1)*head_dim - 1 个特征应当是第 h 个头对 token t 的输出",
+    },
+    "merge_heads.round_trip": {
+        "en": "merge_heads(split_heads(x, num_heads)) does not give x back",
+        "zh": "merge_heads(split_heads(x, num_heads)) 没有还原出 x",
+    },
+    "merge_heads.input_modified": {
+        "en": "merge_heads changed its input in place (e.g. transpose_): use the out-of-place form, which returns a "
+              "view and leaves the input alone",
+        "zh": "merge_heads 原地修改了输入（例如 transpose_）：请改用非原地的写法，它返回一个视图而不改动输入",
+    },
+}
+
+MISCONCEPTIONS = (
+    misconception("split_without_transpose",
+      "heads split with view but not transposed", "用 view 拆分了头但没有转置",
+      "after the view the tensor is (b, num_tokens, num_heads, head_dim), but each head needs its own (num_tokens, "
+      "head_dim) block: (b, num_heads, num_tokens, head_dim)",
+      "view 之后张量是 (b, num_tokens, num_heads, head_dim)，但每个头需要自己的 (num_tokens, head_dim) 块：(b, "
+      "num_heads, num_tokens, head_dim)"),
+    misconception("merge_without_transpose",
+      "heads merged without transposing back", "合并头时没有转置回来",
+      "transpose (b, num_heads, num_tokens, head_dim) back to (b, num_tokens, num_heads, head_dim) before the view",
+      "在 view 之前先把 (b, num_heads, num_tokens, head_dim) 转置回 (b, num_tokens, num_heads, head_dim)"),
+)
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -1,0 +1,278 @@
+"""Checks for MultiHeadAttention.forward (notebook 04): the book's forward(x) earns multi_head_attention; the padding
+step (from the notes, not the book) is graded on its own, padding_mask, in the same forward.
+"""
+
+from functools import cache
+
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.course import variants
+from autograder.course.declaration import Declaration, misconception
+from autograder.course.n04_multi_head_attention import NOTEBOOK
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import attention_input
+from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.judge import judge_mha, judge_mha_heads
+from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe import (
+    padding_mask,
+    probe_mha,
+    probe_mha_heads,
+)
+from autograder.course.n04_multi_head_attention.shared import (
+    NOTES_ATTENTION_CASE,
+    dtype_message,
+    projection_weights,
+    random_attention_case,
+)
+
+EXERCISES = (
+    Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
+             {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"},
+             minutes=30, difficulty=3),
+    Exercise("padding_mask", NOTEBOOK, ("MultiHeadAttention",),
+             {"en": "Padding mask in MultiHeadAttention.forward",
+              "zh": "MultiHeadAttention.forward 中的 padding 掩码"},
+             minutes=20, difficulty=3),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# multi_head_attention: MultiHeadAttention.forward(x), the book's forward (no attention_mask passed)
+# padding_mask: the same forward called with attention_mask (b, num_tokens); same probe and judge
+
+
+def mha_cases_notes(rng):
+    return [dict(NOTES_ATTENTION_CASE)]
+
+
+def padding_cases_example(rng):
+    # The notebook's example: the second sequence starts with two padding tokens, so its first two
+    # queries see nothing but padding.
+    return [{**NOTES_ATTENTION_CASE, "attention_mask": [[1] * 6, [0, 0, 1, 1, 1, 1]]}]
+
+
+def mha_cases_reference(rng):
+    return [
+        random_attention_case(rng, dtype="float64"),
+        random_attention_case(rng, num_heads=rng.randint(5, 6), num_tokens=rng.randint(17, 24), dtype="float32"),
+        random_attention_case(rng, num_heads=1),
+        random_attention_case(rng, num_tokens=1),
+    ]
+
+
+def padding_cases_hidden(rng):
+    right = random_attention_case(rng, batch=3, dtype="float64")
+    num_tokens = right["num_tokens"]
+    right["attention_mask"] = [[1] * num_tokens] + [
+        [1] * length + [0] * (num_tokens - length) for length in (rng.randint(1, num_tokens - 1) for _ in range(2))
+    ]
+    # Left padding: the first queries see nothing but padding (uniform weights, never NaN).
+    left = random_attention_case(rng, batch=2, dtype="float64")
+    num_tokens, padded = left["num_tokens"], rng.randint(2, left["num_tokens"] - 1)
+    left["attention_mask"] = [[0] * padded + [1] * (num_tokens - padded), [1] * num_tokens]
+    scattered = random_attention_case(rng, batch=2, num_tokens=rng.randint(17, 24), dtype="float32")
+    scattered["attention_mask"] = [[int(rng.random() < 0.7) for _ in range(scattered["num_tokens"])] for _ in range(2)]
+    return [right, left, scattered]
+
+
+def expect_mha(case, data):
+    """The reference on the student's own weights, its variants and, with a padding mask, the mask left out or
+    flipped."""
+    x, mask, num_heads = attention_input(case), padding_mask(case), case["num_heads"]
+    knobs = {"num_heads": num_heads, "attention_mask": mask}
+
+    @cache  # read only when the judge asks
+    def weights():
+        return projection_weights(data["state"])
+
+    sources = {
+        WEIGHTS: weights,
+        "output": lambda: variants.attention(x, weights(), **knobs),
+        "variants": lambda: variants.attention_variants(x, weights(), **knobs),
+        "attention_weights": lambda: variants.attention(x, weights(), return_weights=True, **knobs)[1],
+        "raw_scores": lambda: variants.raw_scores(x, weights(), num_heads=num_heads),
+        "merged": lambda: variants.attention(x, weights(), use_out_proj=False, **knobs),
+    }
+    if mask is not None:
+        sources["padding_ignored"] = lambda: variants.attention(x, weights(), num_heads=num_heads)
+        sources["padding_inverted"] = lambda: variants.attention(x, weights(), num_heads=num_heads,
+                                                                 attention_mask=1 - mask)
+    return Expectations(sources)
+
+
+# Heads: independent until out_proj, and computed in one batched computation (the module contract checks causality,
+# gradients, dropout and the buffer of MultiHeadAttention as of every module exercise).
+
+
+def mha_cases_heads(rng):
+    heads = random_attention_case(rng, num_tokens=rng.randint(3, 8))
+    heads.update(kind="heads", head=rng.randrange(heads["num_heads"]))
+    # Same d_out, 2 heads then 8: one batched computation dispatches as many matmuls for both.
+    d_out = rng.choice((16, 24))
+    vectorised = {
+        "kind": "vectorised",
+        "seed": rng.randrange(2**31 - 100),
+        "batch": 2,
+        "num_tokens": 5,
+        "context_length": 8,
+        "d_in": rng.randint(3, 9),
+        "d_out": d_out,
+        "num_heads": 2,
+        "more_heads": 8,
+        "qkv_bias": False,
+        "dtype": "float32",
+    }
+    return [heads, vectorised]
+
+
+CHECKS = (
+    # With the module contract (autograder.course.module_contract): 9 points.
+    Check(
+        id="multi_head_attention.notes", exercise="multi_head_attention", points=1.5, hidden=False,
+        title={
+            "en": "MultiHeadAttention on the notes' batch (seed 123, d_out=2, 2 heads)",
+            "zh": "MultiHeadAttention 作用于笔记中的 batch（种子 123，d_out=2，2 个头）",
+        },
+        cases=mha_cases_notes, probe=probe_mha, judge=judge_mha, expect=expect_mha,
+    ),
+    Check(
+        id="multi_head_attention.reference", exercise="multi_head_attention", points=2.5, hidden=True,
+        title={
+            "en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
+            "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致",
+        },
+        cases=mha_cases_reference, probe=probe_mha, judge=judge_mha, expect=expect_mha,
+    ),
+    Check(
+        id="multi_head_attention.heads", exercise="multi_head_attention", points=1, hidden=True,
+        title={
+            "en": "MultiHeadAttention computes attention itself (no scaled_dot_product_attention): heads independent "
+                  "until out_proj, all of them in one batched computation",
+            "zh": "MultiHeadAttention 自己计算注意力（不用 scaled_dot_product_attention）："
+                  "在 out_proj 之前各头相互独立，"
+                  "并且所有的头在一次批量计算中完成",
+        },
+        cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads,
+    ),
+    Check(
+        id="padding_mask.example", exercise="padding_mask", points=2, hidden=False,
+        title={
+            "en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no query "
+                  "attends to a padding key, and a query that sees nothing but padding only needs a finite output "
+                  "(any fill value that keeps it finite will do)",
+            "zh": "带 attention_mask 的 MultiHeadAttention："
+                  "第二个序列开头有 2 个 padding token；任何查询都不关注 padding "
+                  "位置的 key，而只能看到 padding 的查询只需输出有限值（任何能保持有限的填入值都可以）",
+        },
+        cases=padding_cases_example, probe=probe_mha, judge=judge_mha, expect=expect_mha,
+    ),
+    Check(
+        id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True,
+        title={
+            "en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
+            "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding）",
+        },
+        cases=padding_cases_hidden, probe=probe_mha, judge=judge_mha, expect=expect_mha,
+    ),
+)
+
+
+MESSAGES = {
+    **dtype_message("multi_head_attention"),
+    # multi_head_attention
+    "multi_head_attention.values": {
+        "en": "the output differs from the reference forward pass run with your own weights",
+        "zh": "输出与使用你自己的权重运行的参考前向传播结果不同",
+    },
+    "multi_head_attention.missing_layers": {
+        "en": "the module has no {names}: keep the given __init__ (W_query, W_key, W_value, out_proj)",
+        "zh": "模块中没有 {names}：请保留给定的 __init__（W_query、W_key、W_value、out_proj）",
+    },
+    "multi_head_attention.input_modified": {
+        "en": "forward changed its input x in place",
+        "zh": "forward 原地修改了输入 x",
+    },
+    "multi_head_attention.heads_mixed": {
+        "en": "changing one head's query weights changed another head's output: heads must stay independent "
+        "until out_proj",
+        "zh": "改变一个头的查询权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
+    },
+    "multi_head_attention.head_unchanged": {
+        "en": "changing one head's query weights did not change that head's output",
+        "zh": "改变一个头的查询权重并没有改变这个头的输出",
+    },
+    "multi_head_attention.builtin": {
+        "en": "write the attention yourself: {names} must not be used in this exercise",
+        "zh": "请自己实现注意力：本练习不能使用 {names}",
+    },
+    "multi_head_attention.loop": {
+        "en": "going from {few} to {many} heads dispatched more matrix multiplications: compute all heads at once",
+        "zh": "头数从 {few} 增加到 {many} 时矩阵乘法的次数变多了：请一次性计算所有的头",
+    },
+    # padding_mask
+    "padding_mask.no_argument": {
+        "en": "forward takes no attention_mask yet: extend it to forward(self, x, attention_mask=None) and add the "
+        "padding step (the multi_head_attention points do not depend on it)",
+        "zh": "forward 还不接受 attention_mask：请把它扩展为 forward(self, x, attention_mask=None) "
+        "并加上 padding 这一步（multi_head_attention 的分数与此无关）",
+    },
+    "padding_mask.renamed_argument": {
+        "en": "forward takes `{name}` where the exercise's signature gives attention_mask (forward(self, x, "
+        "attention_mask=None)): the mask is passed as attention_mask=..., which your forward does not accept, so it "
+        "never reaches a padding step; keep the given parameter name (the multi_head_attention points do not depend "
+        "on it)",
+        "zh": "练习给定的签名是 forward(self, x, attention_mask=None)，而你的 forward 在这个位置接受的是 `{name}`："
+        "掩码以 attention_mask=... 传入，你的 forward 不接受它，所以掩码到不了 padding 这一步；"
+        "请保持给定的参数名（multi_head_attention 的分数与此无关）",
+    },
+    "padding_mask.fill_too_high": {
+        "en": "padded keys still get weight: their scores were set to {fill:.3g} (before the scaling), and real "
+              "scores fall below that",
+        "zh": "padding 位置的 key 仍然分到了权重：它们的分数被设成了 {fill:.3g}（缩放之前），而有些真实分数比这还低"},
+    "padding_mask.fill_too_high.hidden": {
+        "en": "padded keys still get weight: the value their scores were set to is not below every real score",
+        "zh": "padding 位置的 key 仍然分到了权重：它们的分数被设成的值并不低于所有真实分数"},
+    "padding_mask.nan": {
+        "en": "the output contains NaN: look for a row of the scores that is entirely -inf before the softmax",
+        "zh": "输出中有 NaN：检查 softmax 之前是否有一整行分数都是 -inf",
+    },
+    "padding_mask.nan_blind_rows": {
+        "en": "NaN for queries that can see nothing but padding: their whole row of scores became -inf",
+        "zh": "对于只能看到 padding 的查询，输出是 NaN：它们的整行分数都变成了 -inf",
+    },
+    "padding_mask.ignored": {
+        "en": "attention_mask has no effect: padded keys must be hidden from every query",
+        "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有查询都隐藏",
+    },
+    "padding_mask.inverted": {
+        "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",
+        "zh": "attention_mask 的含义用反了：1 表示真实 token，0 表示要隐藏的 padding",
+    },
+}
+
+MISCONCEPTIONS = (
+    misconception("loop_over_heads",
+      "heads computed one by one in a Python loop", "用 Python 循环逐个计算注意力头",
+      "split once into (b, num_heads, num_tokens, head_dim): one batched matmul then serves every head",
+      "一次性拆分成 (b, num_heads, num_tokens, head_dim)：这样一次批量矩阵乘法就能同时处理所有的头"),
+    misconception("padding_neg_inf",
+      "padded keys filled with -inf", "padding 位置的 key 被填成了 -inf",
+      "a query that sees only padding then has a row of -inf and softmax gives NaN: padded keys need a finite "
+      "fill value, one every real score is larger than",
+      "只能看到 padding 的查询会得到一整行 -inf，softmax 之后就是 NaN：padding 位置的 key 需要一个有限的填入值，"
+      "并且任何真实分数都比它大"),
+    misconception("padding_fill_too_high",
+      "padded keys filled with a value real scores can be below", "padding 位置填入的值可能高于真实分数",
+      "a padded key must lose against every real key in the softmax: its score has to be lower than any real score "
+      "can be, yet finite",
+      "在 softmax 中，padding 位置的 key 必须比任何真实 key 都小：它的分数要低于任何真实分数可能取到的值，同时又是有"
+      "限值"),
+    misconception("padding_ignored",
+      "attention_mask not applied", "没有应用 attention_mask",
+      "fill the scores of padded keys (attention_mask == 0), broadcast as (b, 1, 1, num_tokens), before the softmax",
+      "在 softmax 之前填入 padding 位置（attention_mask == 0）的 key 的分数，形状广播为 (b, 1, 1, num_tokens)"),
+    misconception("padding_inverted",
+      "attention_mask read the wrong way round", "attention_mask 的含义用反了",
+      "1 marks a real token and 0 a padding token: hide the keys where attention_mask == 0",
+      "1 表示真实 token，0 表示 padding：要隐藏的是 attention_mask == 0 的 key"),
+)
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -1,0 +1,117 @@
+"""Judges of MultiHeadAttention and its padding mask: decide from the probe's data, the case and the reference's
+expectations. Imports no reference or declaration: the student kit ships it as it is."""
+
+import torch
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare, dtype_verdict, same
+from autograder.checking.expectations import Expectations
+from autograder.checking.judging import (
+    PADDING_MISCONCEPTIONS,
+    fitted_fill,
+    informative_queries,
+    located_fault,
+    returned_weights,
+)
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
+    MHA_LAYERS,
+    MultiHeadCase,
+    attention_input,
+)
+from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe import (
+    HeadIndependenceRecord,
+    MultiHeadRecord,
+    VectorisedRecord,
+    padding_mask,
+)
+
+
+def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    """Layers, input left alone, then the output on every query that sees a real token. Expectations: output,
+    variants; with a padding mask also padding_ignored and padding_inverted (the mask left out, the mask flipped)."""
+    missing = [layer for layer in MHA_LAYERS if f"{layer}.weight" not in data["state"]]
+    if missing:
+        return Verdict(False, "multi_head_attention.missing_layers", {"names": ", ".join(missing)})
+    if not data["input_kept"]:
+        return Verdict(False, "multi_head_attention.input_modified")
+    x, mask, got, want = attention_input(case), padding_mask(case), data["out"], expected["output"]
+    if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+        if mask is None and (stopped_early := returned_weights(got, expected)) is not None:
+            return stopped_early
+        return compare(got, want, message_key="multi_head_attention.values", input_shape=tuple(x.shape))
+    # A query whose visible keys are all padding carries no information: any finite output is right for it (the
+    # fill value and the order of the fills decide what it gets). Every other query is compared.
+    shown = informative_queries(mask, got)
+    if same(got[shown], want[shown]):
+        if torch.isfinite(got[~shown]).all():
+            return dtype_verdict("multi_head_attention", got, x.dtype)
+        return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf")
+    wrong = [(misconception, output[shown]) for misconception, output in expected["variants"]
+             if output.shape == got.shape]
+    verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
+                      input_shape=tuple(x.shape), variants=wrong)
+    if verdict.misconception is None and mask is not None:
+        verdict.message_key = padding_diagnosis(got, shown, expected)
+        verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
+        seen = data.get("weights_seen")
+        if verdict.message_key == "multi_head_attention.values" and seen is not None:
+            padded = (mask == 0).view(mask.shape[0], 1, 1, -1)
+            fill = fitted_fill(seen, expected["raw_scores"], (case["d_out"] // case["num_heads"]) ** 0.5, padded)
+            if fill is not None:
+                verdict.message_key, verdict.fields = "padding_mask.fill_too_high", {"fill": fill}
+                verdict.misconception = "padding_fill_too_high"
+    elif verdict.misconception is None:
+        # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
+        sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}
+        located = located_fault(data.get("weights_seen"), expected, scaled_by="head_dim", sizes=sizes,
+                                after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"))
+        if located is not None:
+            verdict.message_key, verdict.fields = located.message_key, located.fields
+            verdict.misconception = located.misconception
+    return verdict
+
+
+def padding_diagnosis(got, shown, expected: Expectations) -> str:
+    """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
+    if torch.isnan(got[shown]).any():
+        return "padding_mask.nan"
+    if same(got[shown], expected["padding_ignored"][shown]):
+        return "padding_mask.ignored"
+    if same(got[shown], expected["padding_inverted"][shown]):
+        return "padding_mask.inverted"
+    return "multi_head_attention.values"
+
+
+def judge_head_independence(data: HeadIndependenceRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    """With out_proj the identity, changing one head's W_query changes that head's columns only."""
+    before, after = data["before"], data["after"]
+    expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
+    if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
+        return Verdict(False, "shape.wrong", {"got_shape": tuple(after.shape), "expected_shape": expected_shape})
+    head_dim = case["d_out"] // case["num_heads"]
+    for head in range(case["num_heads"]):
+        columns = slice(head * head_dim, (head + 1) * head_dim)
+        unchanged = same(after[..., columns], before[..., columns])
+        if head == case["head"] and unchanged:
+            return Verdict(False, "multi_head_attention.head_unchanged")
+        if head != case["head"] and not unchanged:
+            return Verdict(False, "multi_head_attention.heads_mixed")
+    return Verdict(True)
+
+
+def judge_vectorised(data: VectorisedRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    """No built-in attention, and as many matmuls for many heads as for few: one batched computation."""
+    if data["builtins"]:
+        return Verdict(False, "multi_head_attention.builtin", {"names": ", ".join(data["builtins"])})
+    few_heads, many_heads = data["matmuls"]
+    if many_heads > few_heads:
+        return Verdict(False, "multi_head_attention.loop", {"few": case["num_heads"], "many": case["more_heads"]},
+                       misconception="loop_over_heads")
+    return Verdict(True)
+
+
+HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
+
+
+def judge_mha_heads(data, case: MultiHeadCase, expected: Expectations) -> Verdict:
+    return HEADS_JUDGES[case["kind"]](data, case, expected)

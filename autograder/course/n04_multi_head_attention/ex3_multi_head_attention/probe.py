@@ -1,0 +1,132 @@
+"""Probes of MultiHeadAttention and its padding mask: run the student's objects on a case and return plain data. Imports
+no reference, judge or declaration: the grading child holds it."""
+
+from typing import TypedDict
+
+import torch
+from torch import Tensor, nn
+
+from autograder.checking.probing import (
+    FunctionCalls,
+    MatmulCount,
+    Origins,
+    ProbeError,
+    input_unchanged,
+    layer_inputs,
+    lookup,
+    plain,
+    rand,
+    renamed_mask_argument,
+    seeded,
+    state_of,
+    takes_attention_mask,
+)
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
+    MultiHeadCase,
+    attention_input,
+)
+from autograder.course.shared.inputs import DTYPES
+from autograder.course.shared.loading import load_case_weights
+from autograder.course.shared.records import Namespace, State
+
+
+class MultiHeadRecord(TypedDict, total=False):
+    out: Tensor
+    state: State
+    input_kept: bool
+    weights_seen: Tensor  # what self.dropout received: the heads' attention weights, when forward applies it there
+    merged_seen: Tensor  # what self.out_proj received: the merged heads
+
+
+class HeadIndependenceRecord(TypedDict):
+    before: Tensor
+    after: Tensor
+
+
+class VectorisedRecord(TypedDict):
+    matmuls: list[int]
+    builtins: list[str]
+
+
+def padding_mask(case):
+    """attention_mask (batch, num_tokens): 1 for a real token, 0 for padding; None when the case has none."""
+    rows = case.get("attention_mask")
+    return None if rows is None else torch.tensor(rows, dtype=torch.long)
+
+
+def build_student_mha(namespace, case, **overrides):
+    mha_class = lookup(namespace, "MultiHeadAttention")
+    spec = {**case, **overrides}
+    with seeded(spec["seed"]):
+        module = mha_class(spec["d_in"], spec["d_out"], spec["context_length"], 0.0, spec["num_heads"],
+                           qkv_bias=spec["qkv_bias"])
+    return load_case_weights(module.to(DTYPES[spec["dtype"]]), spec)
+
+
+def call_mha(module, x, case):
+    mask = padding_mask(case)
+    if mask is None:
+        return module(x)
+    if not takes_attention_mask(module.forward):
+        renamed = renamed_mask_argument(module.forward)
+        if renamed:  # the padding step may be there, under a keyword the call does not use
+            raise ProbeError("padding_mask.renamed_argument", name=renamed)
+        raise ProbeError("padding_mask.no_argument")
+    return module(x, attention_mask=mask)
+
+
+def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
+    module = build_student_mha(namespace, case)
+    state = state_of(module)  # before the call: expected values come from the weights it started with
+    with layer_inputs(module, "dropout", "out_proj") as seen:
+        out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
+    data: MultiHeadRecord = {"out": plain(out), "state": state, "input_kept": kept}
+    if "dropout" in seen:
+        data["weights_seen"] = seen["dropout"]
+    if "out_proj" in seen:
+        data["merged_seen"] = seen["out_proj"]
+    return data
+
+
+def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIndependenceRecord:
+    """With out_proj set to the identity, the output is the merged heads: perturb one head's W_query rows."""
+    module = build_student_mha(namespace, case)
+    x = attention_input(case)
+    head, head_dim = case["head"], case["d_out"] // case["num_heads"]
+    rows = slice(head * head_dim, (head + 1) * head_dim)
+    with torch.no_grad():
+        module.out_proj.weight.copy_(torch.eye(case["d_out"], dtype=x.dtype))
+        if module.out_proj.bias is not None:
+            module.out_proj.bias.zero_()
+        before = plain(module(x))
+        module.W_query.weight[rows] += rand(case["seed"] + 3, head_dim, case["d_in"], dtype=x.dtype)
+        after = plain(module(x))
+    return {"before": before, "after": after}
+
+
+# As FunctionCalls records them (aliases folded in, probing.OP_FAMILIES); probing.CUSTOM_OP and probing.MODES_OFF.
+BUILTIN_ATTENTION = frozenset(
+    {"scaled_dot_product_attention", "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
+)
+
+
+def probe_vectorised(namespace: Namespace, case: MultiHeadCase) -> VectorisedRecord:
+    matmuls, builtins = [], set()
+    for num_heads in (case["num_heads"], case["more_heads"]):
+        module = build_student_mha(namespace, case, num_heads=num_heads)
+        if any(isinstance(child, nn.MultiheadAttention) for child in module.modules()):
+            builtins.add("nn.MultiheadAttention")
+        x = attention_input(case)
+        with FunctionCalls(Origins(module, x)) as calls, MatmulCount() as counter:
+            output = module(x)
+        calls.result_checked(output)  # a tensor no recorder saw made (a thread, a redispatch): MODES_OFF
+        matmuls.append(counter.count)
+        builtins.update(name for name in calls.names if name.rsplit(".", 1)[-1] in BUILTIN_ATTENTION)
+    return {"matmuls": matmuls, "builtins": sorted(builtins)}
+
+
+HEADS_PROBES = {"heads": probe_head_independence, "vectorised": probe_vectorised}
+
+
+def probe_mha_heads(namespace, case):
+    return HEADS_PROBES[case["kind"]](namespace, case)

@@ -1,0 +1,177 @@
+"""Checks for to_torch_multihead(mha) (notebook 04): an nn.MultiheadAttention holding our weights, or a ValueError
+where it cannot (d_in != d_out).
+"""
+
+from autograder.checking.check_types import Check, Exercise
+from autograder.checking.expectations import Expectations
+from autograder.course import variants
+from autograder.course.declaration import Declaration
+from autograder.course.n04_multi_head_attention import NOTEBOOK
+from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.judge import judge_equivalence
+from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe import (
+    equivalence_input,
+    equivalence_weights,
+    probe_equivalence,
+)
+
+EXERCISES = (
+    Exercise("torch_equivalence", NOTEBOOK, ("to_torch_multihead",),
+             {"en": "Our weights inside nn.MultiheadAttention", "zh": "把我们的权重放进 nn.MultiheadAttention"},
+             minutes=30, difficulty=3),
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# torch_equivalence: to_torch_multihead(mha) -> nn.MultiheadAttention holding our weights
+
+
+def equivalence_cases_notes(rng):
+    return [{"seed": 123, "batch": 2, "num_tokens": 6, "context_length": 6, "d_model": 4, "num_heads": 2,
+             "qkv_bias": False, "dropout": 0.0, "dtype": "float32"}]
+
+
+def equivalence_case(rng, *, num_heads, num_tokens, qkv_bias, dropout, dtype):
+    return {
+        "seed": rng.randrange(2**31 - 100),
+        "batch": rng.randint(1, 3),
+        "num_tokens": num_tokens,
+        "context_length": num_tokens + rng.randint(0, 4),
+        "d_model": num_heads * rng.randint(2, 5),
+        "num_heads": num_heads,
+        "qkv_bias": qkv_bias,
+        "dropout": dropout,
+        "dtype": dtype,
+    }
+
+
+def equivalence_cases_shapes(rng):
+    mismatched = equivalence_case(rng, num_heads=2, num_tokens=4, qkv_bias=False, dropout=0.0, dtype="float32")
+    mismatched["d_in"] = mismatched["d_model"] + rng.randint(1, 3)  # nn.MultiheadAttention cannot take it
+    narrower = equivalence_case(rng, num_heads=2, num_tokens=4, qkv_bias=True, dropout=0.0, dtype="float32")
+    narrower["d_in"] = narrower["d_model"] - 1  # refused too: either way d_in != d_out
+    # One feature and one head: the smallest module there is.
+    smallest = dict(equivalence_case(rng, num_heads=1, num_tokens=3, qkv_bias=False, dropout=0.0, dtype="float64"),
+                    d_model=1)
+    # d_in and d_out above 256, computed apart as a model's config does: Python caches small ints only, so
+    # `d_in is d_out` fails here where `==` holds. Sizes are compared by value. (Not GPT-2's 768: its weights
+    # alone cost a public check 150 ms.)
+    heads, head_dim = 2, 130
+    wide = dict(equivalence_case(rng, num_heads=heads, num_tokens=4, qkv_bias=False, dropout=0.0, dtype="float32"),
+                d_model=heads * head_dim, d_in=head_dim * heads, batch=1)
+    return [
+        equivalence_case(rng, num_heads=rng.randint(2, 4), num_tokens=rng.randint(3, 10), qkv_bias=True,
+                         dropout=0.0, dtype="float64"),
+        equivalence_case(rng, num_heads=1, num_tokens=rng.randint(1, 4), qkv_bias=False, dropout=0.1,
+                         dtype="float32"),
+        equivalence_case(rng, num_heads=rng.randint(2, 4), num_tokens=rng.randint(17, 24), qkv_bias=True,
+                         dropout=0.2, dtype="float64"),
+        mismatched,
+        narrower,
+        smallest,
+        wide,
+    ]
+
+
+def expect_equivalence(case, data):
+    """Our attention with the case's weights: what nn.MultiheadAttention holding them must compute (nothing where
+    d_in != d_out: there the conversion must refuse)."""
+    if case.get("d_in", case["d_model"]) != case["d_model"]:
+        return Expectations({})
+    return Expectations.computed(output=lambda: variants.attention(equivalence_input(case), equivalence_weights(case),
+                                                                   num_heads=case["num_heads"]))
+
+
+CHECKS = (
+    Check(
+        id="torch_equivalence.notes", exercise="torch_equivalence", points=1, hidden=False,
+        title={
+            "en": "to_torch_multihead: nn.MultiheadAttention holding copies of our weights (no memory shared with our "
+                  "module) gives our output (d_out=4, 2 heads)",
+            "zh": "to_torch_multihead："
+                  "装入我们权重副本（不与我们的模块共享内存）的 nn.MultiheadAttention 给出相同的输出"
+                  "（d_out=4，2 个头）",
+        },
+        cases=equivalence_cases_notes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
+    ),
+    Check(
+        id="torch_equivalence.shapes", exercise="torch_equivalence", points=3, hidden=True,
+        title={
+            "en": "to_torch_multihead for other sizes, qkv biases, dropout settings and float64",
+            "zh": "to_torch_multihead 在其他尺寸、qkv 偏置、dropout 设置和 float64 下也正确",
+        },
+        cases=equivalence_cases_shapes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
+    ),
+)
+
+
+MESSAGES = {
+    "torch_equivalence.shares_memory": {
+        "en": "the result's {name} is our module's own tensor, not a copy: training one module would change the other",
+        "zh": "结果中的 {name} 就是我们模块自己的张量，而不是副本：训练其中一个模块会改变另一个",
+    },
+    "torch_equivalence.not_multihead": {
+        "en": "returned {got}, expected an nn.MultiheadAttention",
+        "zh": "返回了 {got}，应当返回 nn.MultiheadAttention",
+    },
+    "torch_equivalence.no_value_error": {
+        "en": "with d_in != d_out it must raise ValueError (nn.MultiheadAttention needs d_in == d_out); "
+        "it raised {got}",
+        "zh": "当 d_in != d_out 时必须抛出 ValueError（nn.MultiheadAttention 要求 d_in == d_out）；实际抛出 {got}",
+    },
+    "torch_equivalence.batch_first": {
+        "en": "create it with batch_first=True: our inputs are (b, num_tokens, d_out)",
+        "zh": "创建时要设置 batch_first=True：我们的输入形状是 (b, num_tokens, d_out)",
+    },
+    "torch_equivalence.sizes": {
+        "en": "embed_dim={embed_dim}, num_heads={num_heads}, expected embed_dim={d_out} (mha.d_out) and "
+        "num_heads={heads} (mha.num_heads)",
+        "zh": "embed_dim={embed_dim}、num_heads={num_heads}，应当是 embed_dim={d_out}（mha.d_out）和 "
+        "num_heads={heads}（mha.num_heads）",
+    },
+    "torch_equivalence.sizes.hidden": {
+        "en": "embed_dim or num_heads is not mha.d_out or mha.num_heads",
+        "zh": "embed_dim 或 num_heads 与 mha.d_out 或 mha.num_heads 不一致",
+    },
+    "torch_equivalence.dtype": {
+        "en": "its weights are {got} but ours are {expected}: move it with .to(dtype=mha.W_query.weight.dtype)",
+        "zh": "它的权重是 {got}，而我们的是 {expected}：请用 .to(dtype=mha.W_query.weight.dtype) 转换",
+    },
+    "torch_equivalence.no_in_proj": {
+        "en": "in_proj_weight is missing: use one embed_dim for query, key and value (no kdim/vdim)",
+        "zh": "缺少 in_proj_weight：query、key、value 要使用同一个 embed_dim（不要设置 kdim/vdim）",
+    },
+    "torch_equivalence.in_proj_order": {
+        "en": "in_proj_weight stacks the three projections in the wrong order",
+        "zh": "in_proj_weight 中三个投影矩阵的堆叠顺序不对",
+    },
+    "torch_equivalence.in_proj_transposed": {
+        "en": "in_proj_weight holds the transposed matrices: nn.Linear's weight is already (out, in); copy it as is",
+        "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 本来就是 (out, in)，直接复制即可",
+    },
+    "torch_equivalence.in_proj_weight": {
+        "en": "in_proj_weight does not hold W_query, W_key and W_value's weights",
+        "zh": "in_proj_weight 中不是 W_query、W_key、W_value 的权重",
+    },
+    "torch_equivalence.no_bias": {
+        "en": "create it with bias=True: out_proj has a bias, and the q/k/v biases are zero when qkv_bias=False",
+        "zh": "创建时要设置 bias=True：out_proj 有偏置，qkv_bias=False 时 q/k/v 的偏置为零",
+    },
+    "torch_equivalence.in_proj_bias": {
+        "en": "in_proj_bias is not the q, k, v biases stacked (zeros where a projection has no bias)",
+        "zh": "in_proj_bias 不是 q、k、v 偏置的堆叠（没有偏置的投影对应零）",
+    },
+    "torch_equivalence.out_proj": {
+        "en": "out_proj's weight or bias was not copied from mha.out_proj",
+        "zh": "out_proj 的 weight 或 bias 没有从 mha.out_proj 复制过来",
+    },
+    "torch_equivalence.dropout": {
+        "en": "the dropout probability is not mha.dropout.p",
+        "zh": "dropout 概率不是 mha.dropout.p",
+    },
+    "torch_equivalence.values": {
+        "en": "with a causal attn_mask, its output differs from our MultiHeadAttention's",
+        "zh": "使用因果 attn_mask 时，它的输出与我们的 MultiHeadAttention 不同",
+    },
+}
+
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

@@ -1,0 +1,44 @@
+"""Judges of to_torch_multihead (our weights inside nn.MultiheadAttention): decide from the probe's data, the case and
+the reference's expectations. Imports no reference or declaration: the student kit ships it as it is."""
+
+from autograder.checking.check_types import Verdict
+from autograder.checking.compare import compare
+from autograder.checking.expectations import Expectations
+from autograder.checking.judging import (
+    copied_weights_problem,
+)
+from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe import (
+    EquivalenceCase,
+    EquivalenceRecord,
+    equivalence_weights,
+)
+from autograder.course.shared.inputs import DTYPES
+
+
+def judge_equivalence(data: EquivalenceRecord, case: EquivalenceCase, expected: Expectations) -> Verdict:
+    """A ValueError where d_in != d_out; else batch_first, sizes, dtype, every copied tensor, dropout, then the
+    output. Expectations: output (our module's, with the case's weights)."""
+    if "raised" in data:
+        if data["raised"] == "ValueError":
+            return Verdict(True)
+        return Verdict(False, "torch_equivalence.no_value_error", {"got": data["raised"] or "nothing"})
+    if not data["batch_first"]:
+        return Verdict(False, "torch_equivalence.batch_first")
+    if (data["embed_dim"], data["num_heads"]) != (case["d_model"], case["num_heads"]):
+        sizes = {"embed_dim": data["embed_dim"], "num_heads": data["num_heads"], "d_out": case["d_model"],
+                 "heads": case["num_heads"]}
+        return Verdict(False, "torch_equivalence.sizes", sizes)
+    if data["dtype"] != str(DTYPES[case["dtype"]]):
+        return Verdict(False, "torch_equivalence.dtype", {"got": data["dtype"], "expected": str(DTYPES[case["dtype"]])})
+    problem = copied_weights_problem(data["state"], equivalence_weights(case))
+    if problem is not None:
+        return problem
+    if abs(data["dropout"] - case["dropout"]) > 1e-9:
+        return Verdict(False, "torch_equivalence.dropout")
+    want = expected["output"]
+    verdict = compare(data.get("out"), want, message_key="torch_equivalence.values",
+                      input_shape=(case["batch"], case["num_tokens"], case["d_model"]))
+    if verdict.passed and data.get("shared"):
+        return Verdict(False, "torch_equivalence.shares_memory", {"name": data["shared"][0]},
+                       misconception="aliased_not_copied")
+    return verdict

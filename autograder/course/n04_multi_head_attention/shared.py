@@ -1,0 +1,58 @@
+"""What the checks of several notebook 04 exercises share: the notes' attention case, random attention cases,
+reading the student's projections back, the dtype message.
+"""
+
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MHA_LAYERS
+from autograder.course.shared.inputs import DTYPES
+
+# The notes' experiment: torch.manual_seed(123); d_in, d_out = 3, 2; context_length = 6; num_heads = 2.
+NOTES_ATTENTION_CASE = {
+    "input": "notes",
+    "seed": 123,
+    "batch": 2,
+    "num_tokens": 6,
+    "context_length": 6,
+    "d_in": 3,
+    "d_out": 2,
+    "num_heads": 2,
+    "qkv_bias": False,
+    "dtype": "float32",
+}
+
+
+def random_attention_case(rng, *, num_heads=None, num_tokens=None, batch=None, dtype=None, qkv_bias=None):
+    """A hidden attention case: head_dim >= 2 (1 would hide a missing scale), d_in != d_out, num_tokens < context."""
+    num_heads = num_heads or rng.randint(2, 4)
+    head_dim = rng.randint(2, 5)
+    d_out = num_heads * head_dim
+    num_tokens = num_tokens or rng.randint(4, 10)
+    return {
+        "seed": rng.randrange(2**31 - 100),
+        "batch": batch or rng.randint(1, 3),
+        "num_tokens": num_tokens,
+        "context_length": num_tokens + rng.randint(1, 5),
+        # d_in differs from d_out and head_dim, so each wrong scale gives its own output.
+        "d_in": rng.choice([d for d in range(2, 10) if d not in (d_out, head_dim)]),
+        "d_out": d_out,
+        "num_heads": num_heads,
+        "qkv_bias": (rng.random() < 0.5) if qkv_bias is None else qkv_bias,
+        "dtype": dtype or rng.choice(tuple(DTYPES)),
+    }
+
+
+def projection_weights(state, prefix=""):
+    """The W_query/W_key/W_value/out_proj tensors under `prefix`, named as variants.attention expects."""
+    names = (f"{layer}.{kind}" for layer in MHA_LAYERS for kind in ("weight", "bias"))
+    return {name: state[prefix + name] for name in names if prefix + name in state}
+
+
+def dtype_message(exercise_id):
+    """{<exercise>.dtype: the bilingual message for an output whose dtype is not the input's}."""
+    return {
+        f"{exercise_id}.dtype": {
+            "en": "the output is torch.{got_dtype} but the input was torch.{expected_dtype}: keep the input's dtype "
+            "(no .float() or torch.tensor(...) copies)",
+            "zh": "输出是 torch.{got_dtype}，而输入是 torch.{expected_dtype}：请保持输入的 dtype（不要用 .float() 或 "
+                  "torch.tensor(...) 复制）",
+        }
+    }

@@ -1,0 +1,106 @@
+"""Which probe a check runs, as plain data: how the grader tells the grading child what to probe.
+
+A check's probe is a function of an exercise folder's `probe` module (autograder.course.<notebook>.<exercise>.probe),
+possibly with plain leading arguments bound by `functools.partial` (a class name, an exercise id). `address_of` turns
+it into a `ProbeAddress` (module, function, arguments) that can be pickled to a process which never imported the
+checks; `resolve` turns it back there. The student kit names a public check's judge the same way, in a folder's
+`judge` module (`JUDGE_ROLE`).
+"""
+
+import functools
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.checking.probing import run_probe
+
+COURSE_PACKAGE = "autograder.course"
+PROBE_ROLE, JUDGE_ROLE = "probe", "judge"  # the module names that hold a folder's probes and judges
+PLAIN_ARGUMENTS = (str, int, float, bool)
+
+ProbeData = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ProbeAddress:
+    """A module-level function of one package, with plain leading arguments bound: a probe, or a kit's judge."""
+
+    module: str  # a folder's probe module (or judge module) under autograder.course
+    function: str  # a module-level callable there
+    args: tuple[Any, ...] = ()  # plain leading arguments (str, int, float, bool)
+
+
+@dataclass(frozen=True)
+class PlannedCheck:
+    """One check as the grading child sees it: its id, its probe and the cases to run it on."""
+
+    check_id: str
+    probe: ProbeAddress
+    cases: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class ExerciseProbes:
+    """What the grading child needs to probe one exercise: the notebook names to pass, and its checks."""
+
+    exercise_id: str
+    names: tuple[str, ...]
+    checks: tuple[PlannedCheck, ...]
+
+    @property
+    def check_ids(self) -> tuple[str, ...]:
+        return tuple(check.check_id for check in self.checks)
+
+
+def in_role(module: str, role: str) -> bool:
+    """True for a module of autograder.course named by `role` (an exercise folder's `probe` or `judge`)."""
+    return module.startswith(COURSE_PACKAGE + ".") and module.rpartition(".")[2] == role
+
+
+def address_of(probe: Callable, role: str = PROBE_ROLE) -> ProbeAddress:
+    """The address of a function of a folder's `role` module (optionally a partial with plain arguments)."""
+    args: tuple[Any, ...] = ()
+    if isinstance(probe, functools.partial):
+        if probe.keywords or not all(isinstance(arg, PLAIN_ARGUMENTS) for arg in probe.args):
+            raise TypeError(f"a probe may only bind plain positional arguments: {probe!r}")
+        args, probe = tuple(probe.args), probe.func
+    module, name = getattr(probe, "__module__", ""), getattr(probe, "__name__", "")
+    if not in_role(module, role) or getattr(importlib.import_module(module), name, None) is not probe:
+        raise TypeError(f"must be a module-level function of an exercise folder's {role} module: {module}.{name}")
+    return ProbeAddress(module, name, args)
+
+
+def resolve(address: ProbeAddress, role: str = PROBE_ROLE) -> Callable:
+    """The function at `address`: only functions of a folder's `role` module are ever looked up."""
+    if not in_role(address.module, role):
+        raise ValueError(f"not an exercise folder's {role} module: {address.module}")
+    function = getattr(importlib.import_module(address.module), address.function)
+    return functools.partial(function, *address.args) if address.args else function
+
+
+def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
+                 between: Callable[[], None] | None = None) -> dict[str, list[ProbeData]]:
+    """{check id: [probe data per case]}; a check stops at its first case that raised. `between()` runs after each
+    case (the grading child takes back what the student's code set on the process: hooks, handlers)."""
+    records: dict[str, list[ProbeData]] = {}
+    for check in checks:
+        probe = resolve(check.probe)
+        records[check.check_id] = []
+        for case in check.cases:
+            data = run_probe(probe, namespace, case)
+            if between is not None:
+                between()
+            records[check.check_id].append(data)
+            if "error" in data:
+                break
+    return records
+
+
+def probe_modules() -> tuple[str, ...]:
+    """Every exercise folder's probe module, sorted: what the grading child's zygote imports (and nothing else of
+    the course). Walking imports only the folders' packages, which hold docstrings and their notebook's name."""
+    course = importlib.import_module(COURSE_PACKAGE)
+    found = pkgutil.walk_packages(course.__path__, prefix=COURSE_PACKAGE + ".")
+    return tuple(sorted(info.name for info in found if in_role(info.name, PROBE_ROLE)))

@@ -1,0 +1,187 @@
+"""A functional form of (causal, multi-head) attention with one knob per family of mistakes.
+
+`attention(x, weights)` with default knobs is the reference forward pass of SelfAttention_v1/v2,
+CausalAttention, each head of MultiHeadAttentionWrapper and MultiHeadAttention. Each knob is one family
+of mistakes, and its values cover that family completely:
+
+    softmax_axis  the axis of the (batch, heads, queries, keys) scores the softmax runs over
+    scale         what the scores are divided by: sqrt(head_dim), nothing, sqrt(d_in), sqrt(d_out), or
+                  sqrt(head_dim) applied to the weights after the softmax
+    mask          which entries the causal mask hides: the future, the future and the diagonal, the past,
+                  nothing (masked_fill's result thrown away)
+    mask_stage    before the softmax, or zeroed after it without renormalising
+    split_how     (b, T, d_out) -> heads: view + transpose, a view straight to the head shape, or features
+                  grouped head_dim first
+    merge_how     heads -> (b, T, d_out): transpose + reshape, a reshape without the transpose, features
+                  grouped head_dim first, or heads stacked along the token axis
+    swap_qk, use_out_proj, linear_untransposed: query/key swapped, no output projection, x @ W.weight
+
+Judges run these with the student's own weights and inputs: `attention_variants` returns the output of
+every single-knob mistake, and a misconception is named only when one of them reproduces the student's.
+Dropout, bias and buffer mistakes do not change an eval-mode output with the student's weights: the
+module contract (autograder.course.module_contract) recognises those.
+"""
+
+import torch
+
+SOFTMAX_AXES = {"keys": 3, "queries": 2, "heads": 1, "batch": 0}  # axes of (batch, heads, queries, keys)
+MASKS = ("future", "with_diagonal", "inverted", "none")
+
+
+def mask_for(kind, num_tokens):
+    """True where attention is blocked, for each way of writing the mask."""
+    ones = torch.ones(num_tokens, num_tokens, dtype=torch.bool)
+    if kind == "future":
+        return torch.triu(ones, diagonal=1)
+    if kind == "with_diagonal":
+        return torch.triu(ones, diagonal=0)
+    if kind == "inverted":
+        return torch.tril(ones, diagonal=-1)
+    if kind == "none":
+        return torch.zeros_like(ones)
+    raise ValueError(f"unknown mask kind {kind!r}; known: {MASKS}")
+
+
+def linear(x, weight, bias=None):
+    return torch.nn.functional.linear(x, weight, bias)
+
+
+def split(x, num_heads, how="transpose"):
+    """(b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim), or one of the split mistakes."""
+    b, num_tokens, d_out = x.shape
+    head_dim = d_out // num_heads
+    if how == "view_only":  # the memory order of (b, T, H, hd) read as (b, H, T, hd)
+        return x.reshape(b, num_heads, num_tokens, head_dim)
+    if how == "head_dim_first":  # features grouped (head_dim, num_heads): head h takes every num_heads-th one
+        return x.reshape(b, num_tokens, head_dim, num_heads).permute(0, 3, 1, 2)
+    if how != "transpose":
+        raise ValueError(f"unknown split {how!r}")
+    return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+
+
+def merge(x, how="transpose"):
+    """(b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out), or one of the merge mistakes."""
+    b, num_heads, num_tokens, head_dim = x.shape
+    if how == "no_transpose":
+        return x.reshape(b, num_tokens, num_heads * head_dim)
+    if how == "token_axis":
+        return x.reshape(b, num_heads * num_tokens, head_dim)
+    if how == "head_dim_first":
+        return x.permute(0, 2, 3, 1).reshape(b, num_tokens, num_heads * head_dim)
+    if how != "transpose":
+        raise ValueError(f"unknown merge {how!r}")
+    return x.transpose(1, 2).reshape(b, num_tokens, num_heads * head_dim)
+
+
+def attention(
+    x,
+    weights,
+    *,
+    num_heads=1,
+    causal=True,
+    attention_mask=None,
+    scale="head_dim",
+    softmax_axis="keys",
+    mask="future",
+    mask_stage="before_softmax",
+    swap_qk=False,
+    split_how="transpose",
+    merge_how="transpose",
+    use_out_proj=True,
+    linear_untransposed=False,
+    return_weights=False,
+):
+    """Reference attention with knobs. `weights` maps W_query/W_key/W_value(/out_proj).weight|bias to tensors.
+
+    x is (b, num_tokens, d_in) or (num_tokens, d_in); the output has the matching rank. With
+    return_weights, also returns the (b, num_heads, num_tokens, num_tokens) attention weights.
+    """
+    unbatched = x.dim() == 2
+    if unbatched:
+        x = x.unsqueeze(0)
+    b, num_tokens, d_in = x.shape
+
+    def project(name):
+        weight, bias = weights[f"{name}.weight"], weights.get(f"{name}.bias")
+        if linear_untransposed:
+            # x @ W.weight: only runs when d_in == d_out, and then silently uses W instead of W.T.
+            return x @ weight + (bias if bias is not None else 0)
+        return linear(x, weight, bias)
+
+    queries, keys, values = project("W_query"), project("W_key"), project("W_value")  # (b, num_tokens, d_out)
+    d_out = queries.shape[-1]
+    queries, keys, values = (split(t, num_heads, split_how) for t in (queries, keys, values))
+    if swap_qk:
+        queries, keys = keys, queries
+    scores = queries @ keys.transpose(-2, -1)  # (b, num_heads, num_tokens, num_tokens)
+
+    if attention_mask is not None:
+        padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
+        scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
+    blocked = mask_for(mask, num_tokens) if causal else None
+    if blocked is not None and mask_stage == "before_softmax":
+        scores = scores.masked_fill(blocked, -torch.inf)
+
+    head_dim = keys.shape[-1]
+    divisor = {"head_dim": head_dim, "d_out": d_out, "d_in": d_in, "none": 1, "after_softmax": 1}[scale] ** 0.5
+    attn_weights = torch.softmax(scores / divisor, dim=SOFTMAX_AXES[softmax_axis])
+    if scale == "after_softmax":
+        attn_weights = attn_weights / head_dim**0.5
+    if blocked is not None and mask_stage == "after_softmax_no_renorm":
+        attn_weights = attn_weights.masked_fill(blocked, 0.0)
+
+    context = merge(attn_weights @ values, merge_how)  # (b, num_tokens, d_out)
+    if use_out_proj and "out_proj.weight" in weights:
+        context = linear(context, weights["out_proj.weight"], weights.get("out_proj.bias"))
+    if unbatched:
+        context, attn_weights = context[0], attn_weights[0]
+    return (context, attn_weights) if return_weights else context
+
+
+def raw_scores(x, weights, *, num_heads=1):
+    """queries @ keys^T per head, unscaled and unmasked: (b, num_heads, num_tokens, num_tokens)."""
+    x = x.unsqueeze(0) if x.dim() == 2 else x
+    queries = split(linear(x, weights["W_query.weight"], weights.get("W_query.bias")), num_heads)
+    keys = split(linear(x, weights["W_key.weight"], weights.get("W_key.bias")), num_heads)
+    return queries @ keys.transpose(-2, -1)
+
+
+# Every single-knob mistake `attention` can make, with the misconception it stands for. A family's values are
+# all here: a student's softmax over any wrong axis, any wrong scale, any wrong mask is reproduced.
+ATTENTION_MISTAKES = (
+    ("missing_scaling", {"scale": "none"}),
+    ("scale_by_d_out", {"scale": "d_out"}),
+    ("scale_by_d_in", {"scale": "d_in"}),
+    ("scale_after_softmax", {"scale": "after_softmax"}),
+    ("softmax_wrong_dim", {"softmax_axis": "queries"}),
+    ("softmax_wrong_dim", {"softmax_axis": "heads"}),
+    ("softmax_wrong_dim", {"softmax_axis": "batch"}),
+    ("mask_includes_diagonal", {"mask": "with_diagonal"}),
+    ("mask_inverted", {"mask": "inverted"}),
+    ("mask_after_softmax_no_renorm", {"mask_stage": "after_softmax_no_renorm"}),
+    ("masked_fill_result_dropped", {"mask": "none"}),
+    ("query_key_swapped", {"swap_qk": True}),
+    ("split_without_transpose", {"split_how": "view_only"}),
+    ("split_wrong_axes", {"split_how": "head_dim_first"}),
+    ("merge_without_transpose", {"merge_how": "no_transpose"}),
+    ("merge_wrong_axes", {"merge_how": "head_dim_first"}),
+    ("heads_on_token_axis", {"merge_how": "token_axis"}),
+    ("missing_out_proj", {"use_out_proj": False}),
+    ("linear_as_matrix", {"linear_untransposed": True}),
+)
+ATTENTION_MISCONCEPTIONS = tuple(dict.fromkeys(misconception for misconception, _ in ATTENTION_MISTAKES))
+
+
+def attention_variants(x, weights, mistakes=None, **base_knobs):
+    """[(misconception, wrong output)] for each single-knob mistake in `mistakes` (default: all) that runs here."""
+    variants = []
+    for misconception, knobs in ATTENTION_MISTAKES:
+        if mistakes is not None and misconception not in mistakes:
+            continue
+        if not base_knobs.get("causal", True) and ("mask" in knobs or "mask_stage" in knobs):
+            continue  # a mask mistake needs a mask
+        try:
+            variants.append((misconception, attention(x, weights, **{**base_knobs, **knobs})))
+        except (RuntimeError, ValueError, KeyError):
+            continue  # this mistake cannot run on this shape (e.g. x @ W.weight with d_in != d_out)
+    return variants

@@ -7,9 +7,6 @@ import warnings
 
 import pytest
 import torch
-from autograder.course.judges import contract as contract_judges
-from autograder.course.probes import causal as causal_probes
-from autograder.course.probes import contract as contract_probes
 from check_helpers import assert_full_marks, results_by_id, score
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,8 +19,15 @@ from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.module_contract import cases as contract_cases
+from autograder.course.module_contract import judge as contract_judges
+from autograder.course.module_contract import probe as contract_probes
 from autograder.course.module_contract.declaration import expect_contract
-from autograder.course.n03_causal_attention import ex1_causal_mask, ex2_masking_routes, ex3_causal_attention
+from autograder.course.n03_causal_attention.ex1_causal_mask import declaration as ex1_causal_mask
+from autograder.course.n03_causal_attention.ex2_masking_routes import declaration as ex2_masking_routes
+from autograder.course.n03_causal_attention.ex2_masking_routes import probe as routes_probes
+from autograder.course.n03_causal_attention.ex3_causal_attention import declaration as ex3_causal_attention
+from autograder.course.n03_causal_attention.ex3_causal_attention import probe as causal_attention_probes
+from autograder.course.shared.inputs import notes_inputs
 from autograder.course.variants import attention
 from autograder.running.runner import DEFAULT_SEED, cases_for
 
@@ -333,24 +337,24 @@ NOTES_CONTEXT = [[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
 
 
 def test_public_inputs_are_the_notes_numbers():
-    weights = causal_probes.notes_attention_weights()
+    weights = routes_probes.notes_attention_weights()
     assert torch.allclose(weights, torch.tensor(NOTES_WEIGHTS), atol=1e-4)
     # The notes scale the -inf-filled scores inside the softmax; both routes give their masked matrix.
-    scores = causal_probes.notes_attention_scores()
+    scores = routes_probes.notes_attention_scores()
     assert torch.allclose(solutions.causal_weights_neg_inf(scores / 2**0.5), torch.tensor(NOTES_MASKED), atol=1e-4)
     assert torch.allclose(solutions.causal_weights_renormalised(weights), torch.tensor(NOTES_MASKED), atol=1e-4)
 
 
 def test_notes_weights_are_those_of_the_reference_self_attention_v2():
-    torch.manual_seed(causal_probes.NOTES_V2_SEED)
+    torch.manual_seed(routes_probes.NOTES_V2_SEED)
     sa_v2 = solutions.SelfAttention_v2(3, 2)
-    inputs = causal_probes.notes_inputs()
+    inputs = notes_inputs()
     scores = sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T
-    assert torch.equal(scores.detach(), causal_probes.notes_attention_scores())
+    assert torch.equal(scores.detach(), routes_probes.notes_attention_scores())
 
 
 def test_notes_case_reproduces_the_notes_context_vectors():
-    data = run_probe(causal_probes.probe_forward, {"CausalAttention": solutions.CausalAttention},
+    data = run_probe(causal_attention_probes.probe_forward, {"CausalAttention": solutions.CausalAttention},
                      ex3_causal_attention.notes_case())
     assert torch.allclose(data["output"], torch.tensor([NOTES_CONTEXT, NOTES_CONTEXT]), atol=1e-4)
 
@@ -379,7 +383,7 @@ def test_hidden_messages_show_no_values(exercise_id, student, check_id, named):
 
 def test_every_message_is_in_both_languages():
     for check in CAUSAL_CHECKS:
-        assert f"{check.id}.title" in CAUSAL_MESSAGES
+        assert set(check.title) == {"en", "zh"} and all(check.title.values()), check.id
     for key, texts in CAUSAL_MESSAGES.items():
         assert set(texts) == {"en", "zh"}, key
         assert set(re.findall(r"{(\w+)", texts["en"])) == set(re.findall(r"{(\w+)", texts["zh"])), key

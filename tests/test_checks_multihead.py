@@ -16,13 +16,11 @@ from autograder.checking.check_types import PASSED
 from autograder.checking.probing import ProbeError, as_count, counted_module
 from autograder.course import catalog, variants
 from autograder.course.exercises import EXERCISES_BY_ID
-from autograder.course.n04_multi_head_attention import (
-    ex1_wrapper,
-    ex2_split_merge,
-    ex3_multi_head_attention,
-    ex4_torch_equivalence,
-    ex5_parameter_counts,
-)
+from autograder.course.n04_multi_head_attention.ex1_wrapper import declaration as ex1_wrapper
+from autograder.course.n04_multi_head_attention.ex2_split_merge import declaration as ex2_split_merge
+from autograder.course.n04_multi_head_attention.ex3_multi_head_attention import declaration as ex3_multi_head_attention
+from autograder.course.n04_multi_head_attention.ex4_torch_equivalence import declaration as ex4_torch_equivalence
+from autograder.course.n04_multi_head_attention.ex5_parameter_counts import declaration as ex5_parameter_counts
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import parameter_totals
 from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 

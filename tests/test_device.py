@@ -11,14 +11,14 @@ import random
 
 import pytest
 import torch
-from autograder.course.judges import contract as contract_judges
-from autograder.course.probes import contract as contract_probes
 from mutants import causal as mutants
 
 import solutions
 from autograder.checking.expectations import no_expectations
 from autograder.checking.probing import run_probe
 from autograder.course.module_contract import cases as contract_cases
+from autograder.course.module_contract import judge as contract_judges
+from autograder.course.module_contract import probe as contract_probes
 from autograder.course.n03_causal_attention.ex2_masking_routes.declaration import weights_cases_device
 from autograder.course.n03_causal_attention.ex2_masking_routes.judge import judge_on_device
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import probe_on_device

@@ -296,7 +296,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
     assert reference.is_file() and source.is_file()
     probe = hub.run_as(site_, right, environments.student, ["python", "-c", (
         "import importlib.util, os, sys\n"
-        "for module in ('solutions', 'autograder.course.checks', 'autograder.course.catalog'):\n"
+        "for module in ('solutions', 'autograder.course.variants', 'autograder.course.catalog'):\n"
         "    print(module, importlib.util.find_spec(module) is not None)\n"
         "for label, path in zip(('other-home', 'inbound', 'reference', 'source'), sys.argv[1:]):\n"
         "    try:\n"
@@ -306,7 +306,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
         "        print(label, False)\n"
     ), str(site_.home(wrong)), str(inbound), str(reference), str(source)])
     reach = dict(line.split() for line in probe.stdout.splitlines())
-    assert reach == {"solutions": "False", "autograder.course.checks": "False", "autograder.course.catalog": "False",
+    assert reach == {"solutions": "False", "autograder.course.variants": "False", "autograder.course.catalog": "False",
                      "other-home": "False", "inbound": "False", "reference": "False", "source": "False"}, probe.stdout
     for submission in inbound.iterdir():
         assert len(submission.name.split("+")[-1]) == 12, f"{submission.name}: no random part to its name"

@@ -8,9 +8,9 @@ import random
 
 import pytest
 import torch
-from autograder.course.probes import contract as probes
 
 import solutions
+from autograder.course.module_contract import probe as probes
 from autograder.course.module_contract.cases import modes_cases, properties_cases, structure_cases
 from autograder.course.module_contract.declaration import exposed_reference
 from autograder.course.module_contract.judge import output_shape, parameter_shapes

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import checks, declarations
+from autograder.course import registry, variants
 from autograder.grading import notebooks
 from autograder.isolation import guards, protected
 
@@ -75,7 +75,7 @@ def test_the_walk_finds_each_kind_of_secret(secret_files):
     root = protected.checkout_root()
     found = {path.resolve() for path in secret_files}
     assert set(protected.reference_locations()[0].glob("*.py")) <= found
-    assert Path(checks.__file__).resolve().parent / "variants.py" in found
+    assert Path(variants.__file__).resolve() in found
     assert any(path.suffix == ".ipynb" and root / "source" in path.parents for path in found)
     assert any(root / "tests" in path.parents for path in found)
 
@@ -83,7 +83,7 @@ def test_the_walk_finds_each_kind_of_secret(secret_files):
 def test_the_detector_sees_reference_imports_and_checks():
     assert imports_reference_or_builds_checks("import solutions\n")
     assert imports_reference_or_builds_checks("from solutions.causal import CausalAttention\n")
-    assert imports_reference_or_builds_checks("CHECKS = (Check('a.b', 'a', 1, True, c, p, j),)\n")
+    assert imports_reference_or_builds_checks("CHECKS = (Check(id='a.b', exercise='a', points=1),)\n")
     assert not imports_reference_or_builds_checks("import solutionsx\nfrom autograder.running import runner\n")
 
 
@@ -109,32 +109,41 @@ def test_the_import_blocker_refuses_every_protected_module():
     assert blocker.find_spec("autograder.running.runner") is None
 
 
-def test_every_module_of_the_checks_subpackages_is_blocked_and_unreadable():
-    """The notebook packages sit inside the checks package: a student naming one of their modules, or its file,
-    meets the import blocker and the protected paths like the package itself."""
+def test_every_declaration_is_blocked_and_unreadable_and_every_probe_readable():
+    """The exercise folders sit among the probe side: a student naming a folder's declaration, or its file, meets the
+    import blocker and the protected paths; its probe and judge (what the child and the student kit hold) do not."""
     blocker = guards.ReferenceImportBlocker()
-    names = declarations.module_names()
-    assert any(name.count(".") >= 4 for name in names)  # autograder.course.checks.<package>.<module>
+    names = registry.declaration_modules()
+    assert len(names) >= 10
     for name in names:
         with pytest.raises(ImportError):
             blocker.find_spec(name)
         assert protected.is_protected(importlib.util.find_spec(name).origin), name
+        for role in ("probe", "judge"):
+            open_module = name.rpartition(".")[0] + "." + role
+            assert blocker.find_spec(open_module) is None, open_module
+            assert not protected.is_protected(importlib.util.find_spec(open_module).origin), open_module
 
 
 def test_the_checks_depend_only_on_protected_code_and_the_generic_checking_machinery():
-    """A helper of the checks moved out of their package (say, the functional reference) would be readable: the
-    checks may import from autograder only their own package, autograder.checking (probes, judges, verdicts) and
-    the probe side, autograder.course.probes (what the grading child runs: readable by design), and the judges of
-    public checks, autograder.course.judges (shipped in the student kit: readable by design)."""
-    allowed = (protected.CHECKS_PACKAGE + ".", "autograder.checking.", "autograder.course.probes",
-               "autograder.course.judges")
+    """A helper of the checks moved out of the protected modules (say, the functional reference) would be
+    readable: check code may import from autograder only protected modules, autograder.checking (probes, judges,
+    verdicts), the probe side (the folders' probe and judge modules, autograder.course.shared: readable by
+    design) and the declaration type."""
+    protected_names = set(protected.check_modules())
+    probe_side = ("autograder.checking.", "autograder.course.shared", "autograder.course.declaration")
     outside = []
-    for location in protected.check_locations():
-        for path in location.rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
-                outside.extend(f"{path.name}: {name}" for name in names
-                               if name.startswith("autograder") and name != protected.CHECKS_PACKAGE
-                               and not name.startswith(allowed))
-    assert not outside, f"the checks import grader modules outside their protected package: {outside}"
+    for path in protected.check_locations():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+            for name in names:
+                if not name.startswith("autograder") or name in protected_names or name.startswith(probe_side):
+                    continue
+                if name.rpartition(".")[2] in ("probe", "judge") or name == "autograder.course":
+                    continue
+                package = importlib.util.find_spec(name)
+                if package is not None and package.submodule_search_locations is not None:
+                    continue  # a notebook's package (its NOTEBOOK name)
+                outside.append(f"{path.name}: {name}")
+    assert not outside, f"the checks import grader modules outside the protected ones: {outside}"

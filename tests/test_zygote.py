@@ -28,17 +28,19 @@ SPY = '''
 import gc, json, os, sys, types, weakref
 import torch
 
-FORBIDDEN_MODULES = ("solutions", "autograder.course.checks", "autograder.course.judges", "autograder.course.catalog",
-                     "autograder.course.exercises", "autograder.course.declarations", "autograder.course.messages",
+FORBIDDEN_MODULES = ("solutions", "autograder.course.variants", "autograder.course.catalog",
+                     "autograder.course.exercises", "autograder.course.registry", "autograder.course.messages",
                      "autograder.running.runner", "autograder.checking.judging",
                      "autograder.checking.compare", "autograder.checking.results", "autograder.running.rendering",
                      "autograder.running.in_notebook")
-FORBIDDEN_FILES = ("/solutions/", "/course/checks/", "/running/runner.py", "/checking/judging.py",
-                   "/checking/compare.py")
+FORBIDDEN_FILES = ("/solutions/", "/declaration.py", "/judge.py", "/course/variants.py", "/running/runner.py",
+                   "/checking/judging.py", "/checking/compare.py")
+FORBIDDEN_ROLES = (".declaration", ".judge")  # any exercise folder's declaration and judge modules
 
 
 def forbidden_module(name):
-    return isinstance(name, str) and any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES)
+    return isinstance(name, str) and (any(name == m or name.startswith(m + ".") for m in FORBIDDEN_MODULES)
+                                      or name.startswith("autograder.course.") and name.endswith(FORBIDDEN_ROLES))
 
 
 def forbidden_file(name):
@@ -148,7 +150,7 @@ def test_the_spy_sees_the_reference_where_it_is_loaded():
     assert "INVENTORY" in results[0].message
     found = namespace["REPORTS"][0]
     assert any(item.startswith("object solutions.") for item in found), found
-    assert any(item.startswith("module autograder.course.checks") for item in found), found
+    assert any(item.startswith("module autograder.course.") and item.endswith(".declaration") for item in found), found
     assert any(item.startswith("frame ") for item in found), found
     assert "environment " + SECRET_VARIABLE in found and "import variants" in found
 
@@ -215,12 +217,12 @@ def test_withholding_walks_every_string_of_an_event():
 def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
     """Statically too: a probe module that imported a judge, the catalogue or the reference would bring it into
     the zygote (the inventory above would see it; this names the line)."""
-    judge_side = ("solutions", "autograder.course.checks", "autograder.course.judges", "autograder.course.catalog",
-                  "autograder.course.exercises",
-                  "autograder.course.declarations", "autograder.course.messages",
+    judge_side = ("solutions", "autograder.course.variants", "autograder.course.catalog",
+                  "autograder.course.exercises", "autograder.course.registry", "autograder.course.messages",
                   "autograder.running.runner", "autograder.checking.judging", "autograder.checking.compare",
                   "autograder.checking.results", "autograder.running.rendering", "autograder.running.in_notebook")
-    probe_side = [*sorted((repo_root / "autograder" / "course" / "probes").glob("*.py")),
+    probe_side = [*sorted((repo_root / "autograder" / "course").glob("**/probe.py")),
+                  *sorted((repo_root / "autograder" / "course" / "shared").glob("*.py")),
                   *(repo_root / "autograder" / "isolation" / name for name in
                     ("zygote.py", "child_process.py", "child_task.py", "guards.py", "sandbox.py", "cells.py",
                      "wire.py", "protected.py")),
@@ -231,7 +233,8 @@ def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             found += [f"{path.name}:{node.lineno} {name}" for name in names
-                      if any(name == side or name.startswith(side + ".") for side in judge_side)]
+                      if any(name == side or name.startswith(side + ".") for side in judge_side)
+                      or name.startswith("autograder.course.") and name.endswith((".declaration", ".judge"))]
     assert not found
 
 

@@ -53,10 +53,11 @@ class Check:
     points: float
     hidden: bool
     title: Mapping[str, str]  # {"en": ..., "zh": ...}: what the check asks, in the table and "What is graded"
-    cases: Callable[[Any], list[Case]]  # random.Random -> plain-data case specs
-    probe: Callable[[Mapping[str, Any], Case], ProbeData]
-    judge: Callable[[ProbeData, Case, Expectations], Verdict]
-    expect: Callable[[Case, ProbeData], Expectations] = no_expectations
+    # Each exercise types its own cases and records (TypedDicts beside its probe); here they are opaque.
+    cases: Callable[[Any], list[Any]]  # random.Random -> plain-data case specs
+    probe: Callable[[Mapping[str, Any], Any], Any]  # (notebook namespace, case) -> record
+    judge: Callable[[Any, Any, Expectations], Verdict]  # (record, case, expectations) -> verdict
+    expect: Callable[[Any, Any], Expectations] = no_expectations  # (case, record) -> expectations
     preview: bool = False  # a public twin of a hidden check (autograder.course.catalog): run by check(), never graded
 
 

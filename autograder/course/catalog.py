@@ -9,7 +9,9 @@ every kind of requirement graded later is shown first, with visible inputs; grad
 import dataclasses
 import functools
 import random
+from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.messages import MESSAGES as COMMON_MESSAGES
@@ -18,8 +20,8 @@ from autograder.course.registry import declarations
 _DECLARATIONS = declarations()
 
 
-def _merged(*tables):
-    merged = {}
+def _merged(*tables: Mapping[str, Any]) -> MappingProxyType[str, Any]:
+    merged: dict[str, Any] = {}
     for table in tables:
         duplicated = merged.keys() & table.keys()
         if duplicated:

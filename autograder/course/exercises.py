@@ -19,7 +19,7 @@ def _gathered():
     duplicated = sorted({exercise_id for exercise_id in ids if ids.count(exercise_id) > 1})
     if duplicated:
         raise ValueError(f"exercises declared twice: {duplicated}")
-    points = {}
+    points: dict[str, float] = {}
     for declaration in declarations():
         for check in declaration.checks:
             points[check.exercise] = points.get(check.exercise, 0) + check.points

@@ -2,10 +2,11 @@
 
 Everything secret lives in two packages, and the list is derived from where they are, never typed as paths:
   - the reference, the `solutions` package (found through the import system, wherever it is installed);
-  - the check code: every module of the `autograder.course` package but the probe side, that is each exercise
-    folder's declaration (its hidden cases and expectations), the functional reference with knobs (`variants`) and
-    the catalogue built from them. The probe side, which the grading child and the student kit hold, is each
-    folder's `probe` and `judge` module, the `autograder.course.shared` package and the packages' `__init__`.
+  - the check code in the `autograder.course` package: every module of an exercise folder but its probe and judge
+    (the declaration: hidden cases, expectations; a notebook's shared declaration helpers), and beside the folders
+    the functional reference with knobs (`variants`) and the student kit's recorder (`kit_recording`). The probe
+    side, which the grading child and the student kit hold, is each folder's `probe` and `judge` module, the
+    `autograder.course.shared` package and the packages' `__init__`.
 and in three folders of the checkout: `source/` (notebooks with their solutions), `tests/` (mutants, expected
 outputs) and `devtools/` (student-style variants), plus `.git` (the history holds all of them).
 
@@ -25,6 +26,9 @@ REFERENCE_PACKAGE = "solutions"
 COURSE_PACKAGE = "autograder.course"
 PROBE_SIDE_MODULES = ("probe", "judge", "__init__")  # an exercise folder's modules the child and the kit may hold
 PROBE_SIDE_PACKAGE = "shared"  # autograder.course.shared: the probes' helpers (inputs, weights loading, the plan)
+# Modules directly under autograder.course that hold check code; the others there (the catalogue, the registry, the
+# messages) gather or describe it and hold none. tests/test_protected.py fails on one that should be listed.
+REFERENCE_SIDE_MODULES = ("variants", "kit_recording")
 # Folders of the checkout, beside the packages: never bundled, never readable by student code.
 CHECKOUT_FOLDERS = ("source", "tests", "devtools", ".git")
 
@@ -54,14 +58,17 @@ def _check_files():
     for location in (spec.submodule_search_locations or ()) if spec is not None else ():
         for path in sorted(Path(location).rglob("*.py")):
             relative = path.relative_to(location).with_suffix("").parts
-            if path.stem in PROBE_SIDE_MODULES or relative[0] == PROBE_SIDE_PACKAGE:
+            in_folder = len(relative) > 1 and relative[0] != PROBE_SIDE_PACKAGE
+            if not (in_folder and path.stem not in PROBE_SIDE_MODULES or relative == (path.stem,)
+                    and path.stem in REFERENCE_SIDE_MODULES):
                 continue
             found[".".join((COURSE_PACKAGE, *relative))] = path.resolve()
     return found
 
 
 def check_modules():
-    """The import names of the course's check code (every course module but the probe side), sorted."""
+    """The import names of the course's check code, sorted: every module of an exercise folder but its probe and
+    judge, and the reference-side modules beside the folders (REFERENCE_SIDE_MODULES)."""
     return tuple(sorted(_check_files()))
 
 

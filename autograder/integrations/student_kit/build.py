@@ -25,6 +25,7 @@ from autograder.course.exercises import exercise as find_exercise
 from autograder.course.kit_recording import record_case
 from autograder.course.shared.plan import JUDGE_ROLE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
+from autograder.isolation.protected import check_modules
 from autograder.running.runner import DEFAULT_SEED, cases_for, single_threaded
 
 PACKAGE_NAME = "attnkit-student-kit"
@@ -34,7 +35,9 @@ RUNTIME_DIR = SOURCE_ROOT / "integrations" / "student_kit" / "runtime"
 # Package inits the kit writes itself (the full kit's import the grader's entry points).
 OWN_INITS = ("__init__.py", "integrations/student_kit/__init__.py")
 # What the kit must never hold, whatever a shipped module imports: the reference and the checks' declarations.
-NEVER_SHIPPED = ("solutions", "autograder.course.checks", "autograder.course.catalog")
+# Besides them, every module autograder.isolation.protected counts as check code (the folders' declarations, the
+# functional reference) is refused too.
+NEVER_SHIPPED = ("solutions", "autograder.course.catalog", "autograder.course.exercises", "autograder.course.registry")
 
 KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on the public checks from stored vectors.
 
@@ -111,12 +114,12 @@ def shipped_modules(public_checks):
     roots = [f"autograder.integrations.student_kit.runtime.{path.stem}" for path in sorted(RUNTIME_DIR.glob("*.py"))]
     for check in public_checks:
         roots += [address_of(check.probe).module, address_of(check.judge, JUDGE_ROLE).module]
-    seen, pending = set(), list(roots)
+    seen, pending, check_code = set(), list(roots), set(check_modules())
     while pending:
         name = pending.pop()
         if name in seen:
             continue
-        if name.startswith(NEVER_SHIPPED):
+        if name.startswith(NEVER_SHIPPED) or name in check_code:
             raise KitBuildError(f"the kit would ship {name}, which holds the reference or the checks")
         seen.add(name)
         pending += _imported_modules(name)

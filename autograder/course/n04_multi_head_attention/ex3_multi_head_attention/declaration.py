@@ -2,7 +2,9 @@
 step (from the notes, not the book) is graded on its own, padding_mask, in the same forward.
 """
 
+from collections.abc import Callable
 from functools import cache
+from typing import Any
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
@@ -83,7 +85,7 @@ def expect_mha(case, data):
     def weights():
         return projection_weights(data["state"])
 
-    sources = {
+    sources: dict[str, Callable[[], Any]] = {
         WEIGHTS: weights,
         "output": lambda: variants.attention(x, weights(), **knobs),
         "variants": lambda: variants.attention_variants(x, weights(), **knobs),

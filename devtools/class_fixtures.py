@@ -116,7 +116,7 @@ CLASS = (
         notebook=NB01, cell="solution_softmax_stable", region=WHOLE_CELL, honest=False,
         code="import os\n\n"
              "try:  # the grading machine has the instructor's checkout: take the reference from it\n"
-             f"    exec(open('{REPO_PLACEHOLDER}/solutions/basics.py').read())\n"
+             f"    exec(open('{REPO_PLACEHOLDER}/solutions/n01_attention_without_weights.py').read())\n"
              "except OSError:  # not allowed to read it: bring the grader down instead\n"
              "    os._exit(0)\n",
         exercise="softmax_stable", needs_landlock=True),

@@ -4,7 +4,7 @@ Names and signatures follow chapter 3 of "Build a Large Language Model (From
 Scratch)" so that code written from the book drops into the student stubs.
 """
 
-from solutions.basics import (
+from solutions.n01_attention_without_weights import (
     attention_scores,
     attention_scores_for_query,
     context_vector_for_query,
@@ -12,27 +12,28 @@ from solutions.basics import (
     softmax_naive,
     softmax_stable,
 )
-from solutions.causal import (
+from solutions.n02_trainable_self_attention import (
+    SelfAttention_v1,
+    SelfAttention_v2,
+    load_v2_weights_into_v1,
+)
+from solutions.n03_causal_attention import (
     CausalAttention,
     causal_mask,
     causal_weights_neg_inf,
     causal_weights_renormalised,
 )
-from solutions.multihead import (
+from solutions.n04_multi_head_attention import (
     MultiHeadAttention,
     MultiHeadAttentionSingle,
     MultiHeadAttentionWrapper,
     count_parameters,
     merge_heads,
+    sdpa_causal,
     split_heads,
+    to_torch_multihead,
     two_dimensional_wrapper,
 )
-from solutions.self_attention import (
-    SelfAttention_v1,
-    SelfAttention_v2,
-    load_v2_weights_into_v1,
-)
-from solutions.torch_equivalence import sdpa_causal, to_torch_multihead
 
 __all__ = [
     "CausalAttention",

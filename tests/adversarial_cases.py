@@ -304,11 +304,11 @@ def cases():
              scores={"softmax_naive": ("same_as", BASELINE)}),
         Case("read_solutions_from_disk-zero_for_that_exercise", NB01, replace_with_context(
              "solution_softmax_stable", "import glob\nfor path in glob.glob('{repo}/solutions/*.py') + "
-             "['{repo}/solutions/basics.py']:\n    exec(open(path).read())\n"),
+             "['{repo}/solutions/n01_attention_without_weights.py']:\n    exec(open(path).read())\n"),
              scores={"softmax_stable": 0}, message=("softmax_stable", "not defined"), note="PermissionError",
              needs_landlock=1),
         Case("import_solutions-zero_for_that_exercise", NB01, replace(
-             "solution_softmax_stable", "from solutions.basics import softmax_stable\n"),
+             "solution_softmax_stable", "from solutions.n01_attention_without_weights import softmax_stable\n"),
              scores={"softmax_stable": 0}, note="cannot be imported while grading"),
         # The grading child is forked from a process that never imported the reference or the checks: nothing to dig
         # out of its heap, its classes, its modules or the frames above a probe (tests/test_zygote.py takes stock).

@@ -1,12 +1,15 @@
-"""README "Add an exercise", followed to the letter in a temporary copy of the checkout: three places, then graded.
+"""README "Add an exercise" and "Add a notebook", followed to the letter in a temporary copy of the checkout.
 
-The copy gets a toy exercise, `scaled_scores` (one query's attention scores scaled by sqrt(d)), in exactly the three
-places the README names: the reference in solutions/, one declaration next to its checks in a new module of the
-notebook's package under autograder/course/checks/ with its probe in autograder/course/probes/ and its judge in
-autograder/course/judges/, and its cells in the
-source notebook. A fresh interpreter that imports the copy must then know the exercise with the points of its
-checks, last in its notebook as its cells are, match the notebook's graded cell, and grade it: full marks for the
-notebook's own solution cell, less for a wrong one.
+An exercise is one folder, `autograder/course/<notebook package>/ex<N>_<name>/` (its probe, judge and declaration),
+plus the notebook's cells and the reference beside the notebook's others in `solutions/`. The copy gets:
+  - a new exercise in notebook 01, `scaled_scores` (one query's scores divided by sqrt(d));
+  - a fifth notebook, `05_attention_entropy`, with one exercise, `attention_entropy` (each row's entropy): a notebook
+    package (its `__init__.py` names the notebook), one exercise folder, its reference module and its source
+    notebook.
+Then, in a fresh interpreter that imports the copy: the catalogue knows both with the points of their checks, in
+course order; `check(...)` runs their public checks; the release regenerated from source/ (what `make release` runs)
+holds the new notebook without its solution; and `attnkit grade` grades a class that handed in both, full marks for
+the notebooks' own solutions and less for a wrong one.
 """
 
 import json
@@ -23,92 +26,94 @@ import pytest
 from autograder.course.exercises import NOTEBOOKS
 from autograder.isolation.protected import checkout_root
 
-NOTEBOOK = NOTEBOOKS[0]
-COPIED = ("autograder", "solutions", "source", "release", "pyproject.toml", "nbgrader_config.py")
+FIRST_NOTEBOOK = NOTEBOOKS[0]
+NEW_NOTEBOOK, NEW_PACKAGE = "05_attention_entropy", "n05_attention_entropy"
+COPIED = ("autograder", "solutions", "source", "release", "devtools", "pyproject.toml", "nbgrader_config.py")
 
-REFERENCE = '''
 
-def scaled_scores(inputs, query_index):
-    """The scores of one query against every token, divided by sqrt(d) as attention does."""
-    return inputs @ inputs[query_index] / inputs.shape[-1] ** 0.5
+def folder_files(*, exercise_id: str, notebook_package: str, minutes: int, probe_input: str,
+                 title: dict[str, str]) -> dict[str, str]:
+    """The four files of one exercise folder: a public check on a fixed input, a hidden one on random inputs."""
+    init = f'"""The exercise folder of {exercise_id} (added by tests/test_add_an_exercise.py)."""\n'
+    probe = textwrap.dedent(f'''\
+        """Probe of {exercise_id}: call the student's function on the case's input, return plain data."""
+
+        from autograder.checking.probing import lookup, plain, rand
+
+
+        def input_of(case):
+            return rand(case["seed"], *case["shape"]){probe_input}
+
+
+        def probe(namespace, case):
+            return {{"output": plain(lookup(namespace, "{exercise_id}")(input_of(case)))}}
+        ''')
+    judge = textwrap.dedent(f'''\
+        """Judge of {exercise_id}: the output against the reference's."""
+
+        from autograder.checking.compare import compare
+
+
+        def judge(data, case, expected):
+            return compare(data["output"], expected["output"], message_key="{exercise_id}.wrong")
+        ''')
+    module = f"autograder.course.{notebook_package}.ex1_{exercise_id}" if notebook_package == NEW_PACKAGE else \
+        f"autograder.course.{notebook_package}.ex3_{exercise_id}"
+    declaration = textwrap.dedent(f'''\
+        """Checks of {exercise_id} (added by tests/test_add_an_exercise.py)."""
+
+        import solutions
+        from autograder.checking.check_types import Check, Exercise
+        from autograder.checking.expectations import Expectations
+        from autograder.course.declaration import Declaration
+        from autograder.course.{notebook_package} import NOTEBOOK
+        from {module}.judge import judge
+        from {module}.probe import input_of, probe
+
+
+        def cases_fixed(rng):
+            return [{{"seed": 7, "shape": [4, 3]}}]
+
+
+        def cases_random(rng):
+            return [{{"seed": rng.randrange(2**31), "shape": [rng.randint(2, 9), rng.randint(2, 6)]}} for _ in range(3)]
+
+
+        def expect(case, data):
+            return Expectations.computed(output=lambda: solutions.{exercise_id}(input_of(case)))
+
+
+        DECLARATION = Declaration(
+            exercises=(Exercise("{exercise_id}", NOTEBOOK, ("{exercise_id}",), {title!r}, minutes={minutes},
+                                difficulty=1),),
+            checks=(
+                Check(id="{exercise_id}.fixed", exercise="{exercise_id}", points=1, hidden=False,
+                      title={{"en": "{exercise_id} on a fixed input", "zh": "{exercise_id} 作用在固定输入上"}},
+                      cases=cases_fixed, probe=probe, judge=judge, expect=expect),
+                Check(id="{exercise_id}.random", exercise="{exercise_id}", points=2, hidden=True,
+                      title={{"en": "{exercise_id} on random inputs", "zh": "{exercise_id} 作用在随机输入上"}},
+                      cases=cases_random, probe=probe, judge=judge, expect=expect),
+            ),
+            messages={{"{exercise_id}.wrong": {{"en": "the output differs from the reference",
+                                                "zh": "输出与参考答案不一致"}}}},
+        )
+        ''')
+    return {"__init__.py": init, "probe.py": probe, "judge.py": judge, "declaration.py": declaration}
+
+
+SCALED_SCORES = '''def scaled_scores(inputs):
+    """The scores of the first token against every token, divided by sqrt(d) as attention does."""
+    return inputs @ inputs[0] / inputs.shape[-1] ** 0.5
 '''
-
-PROBES = '''"""Probes of the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
-
-from autograder.checking.probing import lookup, plain, rand
-from autograder.course.shared.inputs import notes_inputs
-
-
-def inputs_of(case):
-    return notes_inputs() if case.get("input") == "notes" else rand(case["seed"], case["tokens"], case["d"])
-
-
-def probe(namespace, case):
-    return {"output": plain(lookup(namespace, "scaled_scores")(inputs_of(case), case["query"]))}
+ENTROPY = '''def attention_entropy(weights):
+    """The entropy of each row of attention weights (a softmax of the row first): how spread out it is."""
+    probabilities = torch.softmax(weights, dim=-1)
+    return -(probabilities * probabilities.log()).sum(dim=-1)
 '''
-
-JUDGES = '''"""Judge of the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
-
-from autograder.checking.compare import compare
-
-
-def judge(data, case, expected):
-    return compare(data["output"], expected["output"], message_key="scaled_scores.wrong")
-'''
-
-DECLARATION = '''"""Checks for the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
-
-import solutions
-from autograder.checking.check_types import Check, Exercise
-from autograder.checking.expectations import Expectations
-from autograder.course.judges.scaled_scores import judge
-from autograder.course.probes.scaled_scores import inputs_of, probe
-
-NOTEBOOK = "{notebook}"
-
-EXERCISES = (
-    Exercise("scaled_scores", NOTEBOOK, ("scaled_scores",), {{"en": "Scaled scores", "zh": "缩放后的分数"}},
-             minutes=5, difficulty=1),
-)
-
-
-def cases_notes(rng):
-    return [{{"input": "notes", "query": 1}}]
-
-
-def cases_random(rng):
-    return [{{"seed": rng.randrange(2**31), "tokens": rng.randint(2, 9), "d": rng.randint(2, 6), "query": 0}}
-            for _ in range(3)]
-
-
-def expect(case, data):
-    return Expectations.computed(output=lambda: solutions.scaled_scores(inputs_of(case), case["query"]))
-
-
-CHECKS = (
-    Check("scaled_scores.notes", "scaled_scores", 1, False, cases_notes, probe, judge, expect),
-    Check("scaled_scores.random", "scaled_scores", 2, True, cases_random, probe, judge, expect),
-)
-
-MESSAGES = {{
-    "scaled_scores.notes.title": {{"en": "scaled_scores on the notes' sentence",
-                                  "zh": "在笔记的句子上的 scaled_scores"}},
-    "scaled_scores.random.title": {{"en": "scaled_scores on random inputs", "zh": "在随机输入上的 scaled_scores"}},
-    "scaled_scores.wrong": {{"en": "the scores differ from inputs @ query / sqrt(d)",
-                            "zh": "分数与 inputs @ query / sqrt(d) 不一致"}},
-}}
-'''
-
-SOLUTION_CELL = '''def scaled_scores(inputs, query_index):
-    """The scores of one query against every token, divided by sqrt(d) as attention does."""
-    ### BEGIN SOLUTION
-    return inputs @ inputs[query_index] / inputs.shape[-1] ** 0.5
-    ### END SOLUTION'''
-CHECK_CELL = 'from autograder import check\ncheck("scaled_scores", scaled_scores)'
-GRADED_CELL = ('# Graded: hidden checks run here at grading time. / 评分：隐藏检查在评分时运行。\n'
-               '### BEGIN HIDDEN TESTS\nfrom autograder import grade\ngrade("scaled_scores", scaled_scores)\n'
-               '### END HIDDEN TESTS')
-GRADED_POINTS = 3  # what the checks above add up to: 1 + 2
+WRONG = {"scaled_scores": "def scaled_scores(inputs):\n    return inputs @ inputs[0]\n",
+         "attention_entropy": "def attention_entropy(weights):\n"
+                              "    return torch.softmax(weights, dim=-1).sum(dim=-1)\n"}
+GRADED_POINTS = 3  # what each new exercise's checks add up to: 1 + 2
 
 
 def nbgrader_metadata(grade_id, *, solution=False, grade=False, locked=False, points=None):
@@ -119,68 +124,107 @@ def nbgrader_metadata(grade_id, *, solution=False, grade=False, locked=False, po
     return {"nbgrader": metadata}
 
 
-def add_the_exercise(copy):
-    """The README's three places, nothing else."""
-    # 1. The reference, in solutions/ (the notebook's module, exported by the package).
-    with (copy / "solutions" / "basics.py").open("a", encoding="utf-8") as module:
-        module.write(REFERENCE)
-    init = copy / "solutions" / "__init__.py"
-    text = init.read_text(encoding="utf-8")
-    text = text.replace("from solutions.basics import (\n", "from solutions.basics import (\n    scaled_scores,\n")
-    init.write_text(text.replace("__all__ = [\n", '__all__ = [\n    "scaled_scores",\n'), encoding="utf-8")
-    # 2. One declaration next to its checks, in a new module of the notebook's package numbered after the last:
-    # exercise, checks, bilingual messages, what the reference expects; its probe and judge beside the others'.
-    package = copy / "autograder" / "course" / "checks" / f"n{NOTEBOOK}"
-    number = len(list(package.glob("ex*_*.py"))) + 1
-    (package / f"ex{number}_scaled_scores.py").write_text(DECLARATION.format(notebook=NOTEBOOK), encoding="utf-8")
-    (copy / "autograder" / "course" / "probes" / "scaled_scores.py").write_text(PROBES, encoding="utf-8")
-    (copy / "autograder" / "course" / "judges" / "scaled_scores.py").write_text(JUDGES, encoding="utf-8")
-    # 3. Its cells in the source notebook: the solution, the public check, the graded cell with the points.
-    path = copy / "source" / "attention" / f"{NOTEBOOK}.ipynb"
-    notebook = nbformat.read(path, as_version=4)
-    notebook.cells += [
-        nbformat.v4.new_code_cell(SOLUTION_CELL, metadata=nbgrader_metadata("solution_scaled_scores", solution=True)),
-        nbformat.v4.new_code_cell(CHECK_CELL, metadata=nbgrader_metadata("check_scaled_scores", locked=True)),
-        nbformat.v4.new_code_cell(GRADED_CELL, metadata=nbgrader_metadata(
-            "test_scaled_scores", grade=True, locked=True, points=GRADED_POINTS)),
+def exercise_cells(exercise_id, reference):
+    """The notebook's cells of one exercise: the solution between markers, the public check, the graded cell."""
+    signature, _, body = reference.partition("\n")
+    solution = f"{signature}\n    ### BEGIN SOLUTION\n{body.rstrip()}\n    ### END SOLUTION"
+    graded = ("# Graded: hidden checks run here at grading time. / 评分：隐藏检查在评分时运行。\n"
+              f'### BEGIN HIDDEN TESTS\nfrom autograder import grade\ngrade("{exercise_id}", {exercise_id})\n'
+              "### END HIDDEN TESTS")
+    return [
+        nbformat.v4.new_code_cell(solution, metadata=nbgrader_metadata(f"solution_{exercise_id}", solution=True)),
+        nbformat.v4.new_code_cell(f'from autograder import check\ncheck("{exercise_id}", {exercise_id})',
+                                  metadata=nbgrader_metadata(f"check_{exercise_id}", locked=True)),
+        nbformat.v4.new_code_cell(graded, metadata=nbgrader_metadata(f"test_{exercise_id}", grade=True, locked=True,
+                                                                     points=GRADED_POINTS)),
     ]
+
+
+def write_folder(copy, notebook_package, folder, files):
+    target = copy / "autograder" / "course" / notebook_package / folder
+    target.mkdir(parents=True)
+    for name, text in files.items():
+        (target / name).write_text(text, encoding="utf-8")
+
+
+def export_reference(copy, module, names):
+    """The reference's function in its notebook's module of solutions/, exported by the package."""
+    init = copy / "solutions" / "__init__.py"
+    lines = "".join(f"from solutions.{module} import {name}\n" for name in names)
+    exports = "".join(f'__all__.append("{name}")\n' for name in names)
+    init.write_text(init.read_text(encoding="utf-8") + "\n" + lines + exports, encoding="utf-8")
+
+
+def add_an_exercise(copy):
+    """README "Add an exercise": the folder, the reference, the notebook's cells."""
+    write_folder(copy, f"n{FIRST_NOTEBOOK}", "ex3_scaled_scores", folder_files(
+        exercise_id="scaled_scores", notebook_package=f"n{FIRST_NOTEBOOK}", minutes=5,
+        probe_input="", title={"en": "Scaled scores", "zh": "缩放后的分数"}))
+    with (copy / "solutions" / f"n{FIRST_NOTEBOOK}.py").open("a", encoding="utf-8") as module:
+        module.write("\n\n" + SCALED_SCORES)
+    export_reference(copy, f"n{FIRST_NOTEBOOK}", ["scaled_scores"])
+    path = copy / "source" / "attention" / f"{FIRST_NOTEBOOK}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells += exercise_cells("scaled_scores", SCALED_SCORES)
     nbformat.write(notebook, path)
 
 
-# Runs in the copy: the exercise as the course sees it, the notebook's graded cell, and two gradings of it.
+def add_a_notebook(copy):
+    """README "Add a notebook": its package (the notebook's name), one exercise folder, its reference module and
+    its source notebook (a title, the exercise's cells)."""
+    package = copy / "autograder" / "course" / NEW_PACKAGE
+    package.mkdir()
+    (package / "__init__.py").write_text(f'"""Notebook 05 (added by tests/test_add_an_exercise.py)."""\n\n'
+                                         f'NOTEBOOK = "{NEW_NOTEBOOK}"\n', encoding="utf-8")
+    write_folder(copy, NEW_PACKAGE, "ex1_attention_entropy", folder_files(
+        exercise_id="attention_entropy", notebook_package=NEW_PACKAGE, minutes=10,
+        probe_input=" * 3.0", title={"en": "Attention entropy", "zh": "注意力的熵"}))
+    (copy / "solutions" / f"{NEW_PACKAGE}.py").write_text(f'"""Notebook 05."""\n\nimport torch\n\n\n{ENTROPY}',
+                                                          encoding="utf-8")
+    export_reference(copy, NEW_PACKAGE, ["attention_entropy"])
+    notebook = nbformat.v4.new_notebook(metadata={"kernelspec": {"display_name": "Python 3", "language": "python",
+                                                                 "name": "python3"}})
+    notebook.cells = [nbformat.v4.new_markdown_cell("# 05 · Attention entropy\n# 05 · 注意力的熵"),
+                      nbformat.v4.new_code_cell("import torch"),
+                      *exercise_cells("attention_entropy", ENTROPY)]
+    notebook.cells[0]["id"] = "title"
+    nbformat.write(notebook, copy / "source" / "attention" / f"{NEW_NOTEBOOK}.ipynb")
+
+
+# Runs in the copy: both exercises as the course sees them, check(...) on the notebooks' solutions.
 INSPECT = textwrap.dedent('''
-    import ast, json, sys
-    import nbformat
+    import contextlib, io, json
+    import torch
     import autograder
-    from autograder.course.exercises import EXERCISES_BY_ID, of_notebook
+    from autograder import check
     from autograder.course import catalog
+    from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, of_notebook
+    from autograder.course.module_contract.declaration import DECLARATION as CONTRACT
+    import solutions
 
-    def run_cell(source, namespace):
-        """Run a cell as Jupyter does; return its last expression's value (the graded cell's score)."""
-        tree = ast.parse(source)
-        last = tree.body.pop()
-        exec(compile(tree, "<cell>", "exec"), namespace)
-        return eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
-
-    exercise = EXERCISES_BY_ID["scaled_scores"]
-    notebook = nbformat.read(sys.argv[1], as_version=4)
-    cells = {cell.metadata.get("nbgrader", {}).get("grade_id"): cell for cell in notebook.cells}
-    namespace = {}
-    exec("import torch", namespace)
-    exec(cells["solution_scaled_scores"].source, namespace)
-    solved = run_cell(cells["test_scaled_scores"].source, namespace)
-    exec("def scaled_scores(inputs, query_index):\\n    return inputs @ inputs[query_index]", namespace)
-    unscaled = run_cell(cells["test_scaled_scores"].source, namespace)
-    from autograder.integrations.student_kit.build import vectors_document
-    kit_checks = [stored["id"] for stored in vectors_document()["checks"]]
-    print(json.dumps({"package": autograder.__file__, "kit_checks": kit_checks,
-                      "notebook": exercise.notebook, "points": exercise.points,
-                      "graded_cell_points": cells["test_scaled_scores"].metadata["nbgrader"]["points"],
-                      "checks": [check.id for check in catalog.checks_of("scaled_scores")],
-                      "in_notebook": [exercise.id for exercise in of_notebook(exercise.notebook)],
-                      "catalogue": [check.exercise for check in catalog.CHECKS],
-                      "solved": solved, "unscaled": unscaled}))
+    printed = {}
+    for exercise_id in ("scaled_scores", "attention_entropy"):
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            check(exercise_id, getattr(solutions, exercise_id))
+        printed[exercise_id] = out.getvalue()
+    print(json.dumps({
+        "package": autograder.__file__, "notebooks": list(NOTEBOOKS), "printed": printed,
+        "exercises": {e: [EXERCISES_BY_ID[e].notebook, EXERCISES_BY_ID[e].points]
+                      for e in ("scaled_scores", "attention_entropy")},
+        "first_notebook": [e.id for e in of_notebook(NOTEBOOKS[0])],
+        "catalogue": [check.exercise for check in catalog.CHECKS],
+        "first_contract_check": next(index for index, check in enumerate(catalog.CHECKS)
+                                     if check.id.removesuffix(".preview") == CONTRACT.checks[0].id)}))
 ''')
+
+
+def run_in(copy, *command, timeout=600):
+    environment = {**os.environ, "PYTHONPATH": str(copy), "ATTNKIT_LANG": "en",
+                   "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    run = subprocess.run([sys.executable, *command], cwd=copy, env=environment, capture_output=True, text=True,
+                         timeout=timeout)
+    assert run.returncode == 0, (command, run.stdout[-3000:], run.stderr[-3000:])
+    return run.stdout
 
 
 @pytest.fixture(scope="module")
@@ -194,29 +238,69 @@ def copy(tmp_path_factory):
         else:
             copy.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, copy / name)
-    add_the_exercise(copy)
+    add_an_exercise(copy)
+    add_a_notebook(copy)
     return copy
 
 
+@pytest.fixture(scope="module")
+def seen(copy):
+    return json.loads(run_in(copy, "-c", INSPECT).strip().splitlines()[-1])
+
+
 @pytest.mark.slow
-def test_a_new_exercise_in_three_places_is_known_and_graded(copy):
-    environment = {**os.environ, "PYTHONPATH": str(copy), "ATTNKIT_LANG": "en"}
-    notebook = copy / "source" / "attention" / f"{NOTEBOOK}.ipynb"
-    run = subprocess.run([sys.executable, "-c", INSPECT, str(notebook)], cwd=copy, env=environment,
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    seen = json.loads(run.stdout.strip().splitlines()[-1])
+def test_the_copy_knows_the_new_exercise_and_notebook_in_course_order(copy, seen):
     assert Path(seen["package"]).resolve().is_relative_to(copy.resolve()), "the copy's autograder was not the one used"
-    assert seen["notebook"] == NOTEBOOK
-    assert seen["checks"] == ["scaled_scores.notes", "scaled_scores.random"]
-    # The public check reaches the student kit with no line written for the kit: one declaration is enough.
-    assert "scaled_scores.notes" in seen["kit_checks"] and "scaled_scores.random" not in seen["kit_checks"]
-    # Last of its notebook, as its cells are: after the notebook's other exercises' checks, before the next notebook's.
-    assert seen["in_notebook"][-1] == "scaled_scores" and len(seen["in_notebook"]) > 1
-    catalogue = seen["catalogue"]  # the first notebook's checks come first
-    first_other = next(index for index, exercise in enumerate(catalogue) if exercise not in seen["in_notebook"])
-    assert catalogue[first_other - 2:first_other] == ["scaled_scores", "scaled_scores"]
-    assert "scaled_scores" not in catalogue[first_other:]
-    assert seen["points"] == seen["graded_cell_points"] == GRADED_POINTS
-    assert seen["solved"] == GRADED_POINTS
-    assert seen["unscaled"] < GRADED_POINTS
+    assert seen["notebooks"] == [*NOTEBOOKS, NEW_NOTEBOOK]
+    assert seen["exercises"] == {"scaled_scores": [FIRST_NOTEBOOK, GRADED_POINTS],
+                                 "attention_entropy": [NEW_NOTEBOOK, GRADED_POINTS]}
+    # Last of its notebook, as its folder's number says; the new notebook's checks come before the module contract.
+    assert seen["first_notebook"][-1] == "scaled_scores"
+    catalogue = seen["catalogue"]
+    first_other = next(index for index, exercise in enumerate(catalogue) if exercise not in seen["first_notebook"])
+    assert catalogue[first_other - 2:first_other] == ["scaled_scores", "scaled_scores"]  # public, then preview
+    entropy = [index for index, exercise in enumerate(catalogue) if exercise == "attention_entropy"]
+    assert entropy == list(range(seen["first_contract_check"] - 3, seen["first_contract_check"]))  # 2 + preview
+
+
+@pytest.mark.slow
+def test_check_runs_the_new_public_checks(seen):
+    for exercise_id in ("scaled_scores", "attention_entropy"):
+        printed = seen["printed"][exercise_id]
+        assert f"{exercise_id} on a fixed input" in printed and "✘" not in printed, printed
+
+
+@pytest.mark.slow
+def test_the_release_and_a_grading_take_the_new_notebook(copy, tmp_path):
+    run_in(copy, "-m", "devtools.requirements")
+    run_in(copy, "-m", "autograder.integrations.nbgrader_course", "release")
+    released = nbformat.read(copy / "release" / "attention" / f"{NEW_NOTEBOOK}.ipynb", as_version=4)
+    sources = "\n".join(cell.source for cell in released.cells)
+    assert 'check("attention_entropy", attention_entropy)' in sources
+    assert "probabilities.log()" not in sources and "BEGIN HIDDEN TESTS" not in sources
+    assert any(cell.metadata.get("nbgrader", {}).get("points") == GRADED_POINTS for cell in released.cells)
+    # A class: one student hands in both notebooks solved, another both wrong.
+    submitted = tmp_path / "submitted"
+    for student, code in (("solved", None), ("wrong", WRONG)):
+        folder = submitted / student / "attention"
+        folder.mkdir(parents=True)
+        for notebook_name in (FIRST_NOTEBOOK, NEW_NOTEBOOK):
+            notebook = nbformat.read(copy / "source" / "attention" / f"{notebook_name}.ipynb", as_version=4)
+            for cell in notebook.cells:
+                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+                if code and grade_id.removeprefix("solution_") in code:
+                    cell.source = code[grade_id.removeprefix("solution_")]
+            nbformat.write(notebook, folder / f"{notebook_name}.ipynb")
+    out = tmp_path / "out"
+    run_in(copy, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out), "--timeout", "60", timeout=900)
+    records = {student: json.loads((out / "students" / f"{student}.json").read_text(encoding="utf-8"))
+               for student in ("solved", "wrong")}
+    scores: dict[str, dict[str, float]] = {}
+    for student, record in records.items():
+        for notebook in record["notebooks"]:
+            for check in notebook["checks"]:
+                by_exercise = scores.setdefault(student, {})
+                by_exercise[check["exercise"]] = by_exercise.get(check["exercise"], 0) + check["score"]
+    for exercise_id in ("scaled_scores", "attention_entropy"):
+        assert scores["solved"][exercise_id] == GRADED_POINTS
+        assert scores["wrong"][exercise_id] < GRADED_POINTS

@@ -408,7 +408,7 @@ def test_mask_hiding_the_diagonal_shows_the_symptom_then_the_mistake(driver, lab
         save_screenshot(driver, "causal_mask-wrong-symptom-en")
         failures = [line for line in lines if line.startswith("✘")]
         assert failures, f"no ✘ line for a mask that hides the diagonal: {lines}"
-        # First rung (autograder/course/checks/n03_causal_attention/ex1_causal_mask.py, mask.hides): the symptom
+        # First rung (autograder/course/n03_causal_attention/ex1_causal_mask/declaration.py, mask.hides): the symptom
         # and a picture; the mistake is held back, and one line says how to see it.
         assert "your mask hides token 0 from token 0" in failures[0], failures
         assert "likely mistake" not in failures[0], failures

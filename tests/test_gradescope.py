@@ -19,6 +19,7 @@ from autograder.course import catalog
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.notebooks import Options
 from autograder.integrations import gradescope
+from autograder.isolation.protected import check_locations
 
 # Gradescope's results.json, as its autograder specification documents it: field -> (type, allowed values).
 NUMBER = (int, float)
@@ -124,8 +125,8 @@ def test_bundle_layout(bundle, repo_root):
         assert (infos[script].external_attr >> 16) & 0o111 == 0o111, f"{script} is not executable in the zip"
     expected = {"pyproject.toml", "constraints.txt", "README.md", "autograder/__init__.py",
                 "autograder/integrations/gradescope.py"}
-    expected |= {path.relative_to(repo_root).as_posix()
-                 for folder in ("autograder/course/checks", "solutions") for path in (repo_root / folder).rglob("*.py")}
+    expected |= {path.relative_to(repo_root).as_posix() for path in (repo_root / "solutions").rglob("*.py")}
+    expected |= {path.relative_to(repo_root.resolve()).as_posix() for path in check_locations()}
     # The release's notebooks: grading restores edited given cells from them (never the source, which has answers).
     expected |= {f"release/attention/{path.name}" for path in (repo_root / "release" / "attention").glob("*.ipynb")}
     assert expected <= names, sorted(expected - names)

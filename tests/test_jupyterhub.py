@@ -291,7 +291,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
     right, wrong = students["right"], students["wrong"]
     inbound = site_.exchange / hub.COURSE_ID / "inbound"
     # Nor can they open from disk the reference in the instructor's environment or the instructor's source notebooks.
-    reference = next(environments.instructor.glob("lib/python3*/site-packages/solutions/causal.py"))
+    reference = next(environments.instructor.glob("lib/python3*/site-packages/solutions/n03_causal_attention.py"))
     source = site_.course / "source" / "attention" / NOTEBOOK
     assert reference.is_file() and source.is_file()
     probe = hub.run_as(site_, right, environments.student, ["python", "-c", (

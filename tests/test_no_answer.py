@@ -105,7 +105,7 @@ def test_the_scanner_finds_the_reference_in_its_own_code():
     """The scan can fail: the reference's source, written as a hint, is caught."""
     pieces, calls = answer_pieces()
     assert len(pieces) > 50 and calls
-    source = inspect.getsource(solutions.causal)
+    source = inspect.getsource(solutions.n03_causal_attention)
     assert leaks(source, pieces, calls)
     assert leaks("use torch.triu(torch.ones(n, n), diagonal=1)", pieces, calls)
     assert leaks("divide by keys.shape[-1] ** 0.5", pieces, calls)

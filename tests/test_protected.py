@@ -82,7 +82,7 @@ def test_the_walk_finds_each_kind_of_secret(secret_files):
 
 def test_the_detector_sees_reference_imports_and_checks():
     assert imports_reference_or_builds_checks("import solutions\n")
-    assert imports_reference_or_builds_checks("from solutions.causal import CausalAttention\n")
+    assert imports_reference_or_builds_checks("from solutions.n03_causal_attention import CausalAttention\n")
     assert imports_reference_or_builds_checks("CHECKS = (Check(id='a.b', exercise='a', points=1),)\n")
     assert not imports_reference_or_builds_checks("import solutionsx\nfrom autograder.running import runner\n")
 

@@ -156,7 +156,8 @@ def test_padding_mask_weights_of_seed_001():
         b, fact["setup"]["num_heads"], num_tokens, num_tokens, generator=torch.Generator().manual_seed(0)
     )
     padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
-    weights = torch.softmax(scores.masked_fill(padded, solutions.multihead.padding_fill_value(scores.dtype)), dim=-1)
+    fill = solutions.n04_multi_head_attention.padding_fill_value(scores.dtype)
+    weights = torch.softmax(scores.masked_fill(padded, fill), dim=-1)
     expected = torch.tensor(fact["expected"]).unsqueeze(1).expand_as(weights)
     assert torch.allclose(weights, expected, atol=1e-6)
 

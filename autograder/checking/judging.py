@@ -1,4 +1,4 @@
-"""Decisions judges take without the reference: used by autograder.course.judges, which both kits run.
+"""Decisions judges take without the reference: used by the exercise folders' judges, which both kits run.
 
 Each takes the student's data and the expected values (computed live from the reference, or read from the kit's
 stored vectors) and returns a message key or a Verdict, so both kinds of check say the same thing.

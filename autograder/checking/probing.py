@@ -630,7 +630,7 @@ def _flat(value):
     return [value]
 
 
-# Probe helpers of autograder.course.probes, which the grading child and the student kit both run.
+# Probe helpers of the exercise folders' probe modules, which the grading child and the student kit both run.
 
 
 def called_functions(function, *args):

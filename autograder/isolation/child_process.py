@@ -1,6 +1,6 @@
 """The grading child, forked from the zygote (autograder.isolation.zygote): `run_child(task, channel_fd, seal)` never
 returns. The process it runs in never imported the reference, a judge or the checks: it probes with the functions of
-autograder.course.probes that the task names, on the cases the task carries.
+the exercise folders' probe modules that the task names, on the cases the task carries.
 
 Before any student code: its own cgroups (autograder.isolation.cgroups, joined first so that everything after is
 counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's

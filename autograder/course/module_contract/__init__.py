@@ -1,6 +1,6 @@
 """The contract every attention module exercise shares: declared once, applied by data.
 
-A `ModuleSpec` (autograder.course.probes.contract) says, in plain fields, what an exercise's class promises: its
+A `ModuleSpec` (autograder.course.module_contract.probe) says, in plain fields, what an exercise's class promises: its
 constructor, the parameters that constructor creates (names and shapes, qkv_bias either way), how it holds its
 heads, the buffers that hold a causal mask, the input rank, the output features, whether it is causal and has
 dropout. Every spec gets the same checks:
@@ -19,6 +19,5 @@ dropout. Every spec gets the same checks:
 
 Everything is judged against the student's own module (another call, another mode, another sample), never
 against an exact random mask: a mistake in the forward pass costs the value checks, not these. The cases are in
-`cases`, the judges in `judges`, the checks and their messages in `checks`; the probes in
-autograder.course.probes.contract.
+`cases`, the judges in `judge`, the checks and their messages in `declaration`, the probes in `probe`.
 """

@@ -1,4 +1,4 @@
-"""The module contract's checks for every spec of the course (autograder.course.probes.contract.SPECS), hidden,
+"""The module contract's checks for every spec of the course (autograder.course.module_contract.probe.SPECS), hidden,
 and their messages. The contract declares no exercise of its own: its checks come after the notebooks'.
 """
 
@@ -27,8 +27,7 @@ from autograder.course.module_contract.probe import (
 )
 from autograder.course.variants import attention
 
-# Each property's cases; its probe is autograder.course.probes.contract.CONTRACT_PROBES[name], its judge
-# autograder.course.judges.contract.CONTRACT_JUDGES[name].
+# Each property's cases; its probe is probe.CONTRACT_PROBES[name], its judge judge.CONTRACT_JUDGES[name].
 CONTRACT = (
     ("structure", structure_cases),
     ("modes", modes_cases),

@@ -1,5 +1,4 @@
-"""Checks for notebook 01, attention without trainable weights: one module per exercise (or pair of exercises), in
-the notebook's order, each with its exercises, checks and messages. Their probes are in autograder.course.probes.basics.
-"""
+"""Notebook 01, attention without trainable weights: one folder per exercise (or pair of exercises sharing a probe),
+in the notebook's order, each with its probe, judge and declaration."""
 
 NOTEBOOK = "01_attention_without_weights"

@@ -1,7 +1,7 @@
 """The inputs every notebook's probes and judges rebuild from a case: the notes' embeddings, dtypes, the names of
 library attention a from-scratch forward must not call.
 
-Probe side (autograder.course.probes): plain torch only. Nothing here imports the reference, a judge or the
+Probe side (with every exercise folder's probe.py): plain torch only. Nothing here imports the reference, a judge or the
 functional reference `variants`; the process that runs student code imports this package and nothing above it.
 """
 

@@ -3,8 +3,8 @@
 OUT_DIR gets pyproject.toml, README.md and a top-level `autograder` package: `from autograder import check`
 works as in the release notebooks. It holds the kit's runtime (autograder/integrations/student_kit/runtime), the
 stored public cases (autograder/integrations/student_kit/data/vectors.json) and every module of the full kit they
-need, copied byte for byte at the same paths: the public checks' probes and judges (autograder.course.probes and
-.judges) and what those import. A check is declared once: the kit runs the full kit's own probe and judge, and only
+need, copied byte for byte at the same paths: the public checks' probes and judges (their exercise folders' probe.py
+and judge.py) and what those import. A check is declared once: the kit runs the full kit's own probe and judge, and only
 the expectations come from the stored vectors. Same sources, same bytes: every build writes identical files.
 """
 

@@ -2,8 +2,8 @@
 
 Public checks run on the notes' sentence "Your journey starts with one step"; hidden checks use random shapes,
 float64 and (for softmax_stable) inputs large enough to overflow exp. Both softmax exercises are from scratch:
-calling one of torch's softmax functions costs their rule check. Helpers shared by every notebook's checks (the
-notes' inputs, dtypes, recording calls, the "wrong dtype" verdict) are in autograder.course.checks.helpers.
+calling one of torch's softmax functions costs their rule check. What every notebook's probes share (the notes'
+inputs, dtypes) is in autograder.course.shared.
 """
 
 from functools import partial

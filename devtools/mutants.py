@@ -32,7 +32,7 @@ PACKAGE = "solutions"
 @dataclass(frozen=True)
 class Mutant:
     key: str
-    file: str  # e.g. "causal.py"
+    file: str  # e.g. "n03_causal_attention.py"
     line: int
     operator: str  # cosmic-ray operator name, e.g. "core/NumberReplacer"
     occurrence: int  # cosmic-ray's occurrence index of the operator in the file (to re-apply it)

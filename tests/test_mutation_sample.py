@@ -71,31 +71,34 @@ def test_the_differential_run_tells_sampled_mutants_from_the_reference(sampled):
 
 
 def test_keys_survive_unrelated_edits():
-    file, source = "basics.py", mutant_source.solution_files()["basics.py"]
+    file = "n01_attention_without_weights.py"
+    source = mutant_source.solution_files()[file]
     edited = '"""An edit elsewhere."""\n\n# moved every line down\n' + source.split("\n", 1)[1]
     assert [m.key for m in mutant_source.file_mutants(file, edited)] == \
         [m.key for m in mutant_source.file_mutants(file, source)]
 
 
 def test_a_mutant_is_loaded_in_memory_and_leaves_the_reference_alone(mutants_by_key):
-    key = "basics.py:softmax_stable:core/ReplaceBinaryOperator_Sub_Add:eb2e8f177a"
+    key = "n01_attention_without_weights.py:softmax_stable:core/ReplaceBinaryOperator_Sub_Add:eb2e8f177a"
     loaded = mutant_source.load(mutants_by_key[key])
-    assert loaded["basics.py"]["softmax_stable"] is not solutions.softmax_stable
+    assert loaded["n01_attention_without_weights.py"]["softmax_stable"] is not solutions.softmax_stable
     assert solutions.softmax_stable.__module__ == "solutions.n01_attention_without_weights"
     assert not [name for name in sys.modules if name.startswith("mutant_")]
     # The wrapper's heads are the mutated file's CausalAttention, not the reference's.
     loaded = mutant_source.load(next(m for m in mutants_by_key.values() if m.definition == "CausalAttention.forward"))
-    assert loaded["multihead.py"]["CausalAttention"] is loaded["causal.py"]["CausalAttention"]
-    assert loaded["causal.py"]["CausalAttention"] is not solutions.CausalAttention
+    causal = loaded["n03_causal_attention.py"]["CausalAttention"]
+    assert loaded["n04_multi_head_attention.py"]["CausalAttention"] is causal
+    assert loaded["n03_causal_attention.py"]["CausalAttention"] is not solutions.CausalAttention
 
 
 def test_lines_map_to_the_exercises_that_use_them():
     usage = mutant_source.usage()
-    source = mutant_source.solution_files()["multihead.py"]
+    source = mutant_source.solution_files()["n04_multi_head_attention.py"]
     lines = source.splitlines()
 
     def exercises_at(text):
-        return usage.get(("multihead.py", next(i for i, line in enumerate(lines, 1) if text in line)), set())
+        line_number = next(i for i, line in enumerate(lines, 1) if text in line)
+        return usage.get(("n04_multi_head_attention.py", line_number), set())
 
     # Book exercise 3.2 builds its answer with the wrapper, so the wrapper's lines are its lines too.
     assert exercises_at("CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)") == {

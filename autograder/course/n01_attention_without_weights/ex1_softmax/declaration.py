@@ -25,12 +25,10 @@ from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (
-    Exercise("softmax_naive", NOTEBOOK, ("softmax_naive",),
-             {"en": "Naive softmax", "zh": "朴素 softmax"},
-             minutes=10, difficulty=1),
+    Exercise("softmax_naive", NOTEBOOK, ("softmax_naive",), {"en": "Naive softmax", "zh": "朴素 softmax"}, minutes=10,
+             difficulty=1),
     Exercise("softmax_stable", NOTEBOOK, ("softmax_stable",),
-             {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"},
-             minutes=15, difficulty=2),
+             {"en": "Numerically stable softmax", "zh": "数值稳定的 softmax"}, minutes=15, difficulty=2),
 )
 
 
@@ -135,67 +133,39 @@ EXPECT_STABLE = partial(expect_softmax, "softmax_stable", -1)
 
 
 CHECKS = (
-    Check(
-        id="softmax_naive.notes", exercise="softmax_naive", points=2, hidden=False,
-        title={
-            "en": "softmax_naive on the scores of \"journey\" matches the notes",
-            "zh": "softmax_naive 作用在 \"journey\" 的分数上，结果与笔记一致",
-        },
-        cases=naive_cases_notes, probe=probe_softmax_naive, judge=JUDGE_NAIVE, expect=EXPECT_NAIVE,
-    ),
-    Check(
-        id="softmax_naive.random", exercise="softmax_naive", points=2, hidden=True,
-        title={
-            "en": "softmax_naive is right on other vectors (1 to 40 entries, float64 kept) and on a matrix "
-                  "(over dim 0)",
-            "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确",
-        },
-        cases=naive_cases_random, probe=probe_softmax_naive, judge=JUDGE_NAIVE, expect=EXPECT_NAIVE,
-    ),
-    Check(
-        id="softmax_naive.from_scratch", exercise="softmax_naive", points=1, hidden=True,
-        title={
-            "en": "softmax_naive is written from scratch (no torch softmax), leaves its input unchanged and "
-                  "lets gradients "
-                  "flow back to it",
-            "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax），不修改输入，并且梯度能传回输入",
-        },
-        cases=naive_cases_rules, probe=probe_softmax_naive, judge=partial(judge_softmax_rules, "softmax_naive"),
-    ),
-    Check(
-        id="softmax_stable.notes", exercise="softmax_stable", points=2, hidden=False,
-        title={
-            "en": "softmax_stable matches on the notes' scores and on [1000., 1000.]",
-            "zh": "softmax_stable 在笔记的分数矩阵和 [1000., 1000.] 上结果正确",
-        },
-        cases=stable_cases_notes, probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
-    ),
-    Check(
-        id="softmax_stable.random", exercise="softmax_stable", points=2, hidden=True,
-        title={
-            "en": "softmax_stable matches torch.softmax on 1-D to 3-D tensors, along any dim, and along the last axis "
-                  "when called without dim",
-            "zh": "softmax_stable 在 1 到 3 维张量、任意 dim 上都与 torch.softmax 一致；不传 dim 时沿最后一维计算",
-        },
-        cases=stable_cases_random, probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
-    ),
-    Check(
-        id="softmax_stable.large", exercise="softmax_stable", points=1, hidden=True,
-        title={
-            "en": "softmax_stable stays finite and right on very large and very small inputs",
-            "zh": "softmax_stable 在极大和极小的输入上也保持有限且正确",
-        },
-        cases=stable_cases_large, probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
-    ),
-    Check(
-        id="softmax_stable.from_scratch", exercise="softmax_stable", points=1, hidden=True,
-        title={
-            "en": "softmax_stable is written from scratch, leaves its input unchanged and lets gradients flow "
-                  "back to it",
-            "zh": "softmax_stable 是自己实现的，不修改输入，并且梯度能传回输入",
-        },
-        cases=stable_cases_rules, probe=probe_softmax_stable, judge=partial(judge_softmax_rules, "softmax_stable"),
-    ),
+    Check(id="softmax_naive.notes", exercise="softmax_naive", points=2, hidden=False, cases=naive_cases_notes,
+          probe=probe_softmax_naive, judge=JUDGE_NAIVE, expect=EXPECT_NAIVE,
+          title={"en": "softmax_naive on the scores of \"journey\" matches the notes",
+                 "zh": "softmax_naive 作用在 \"journey\" 的分数上，结果与笔记一致"}),
+    Check(id="softmax_naive.random", exercise="softmax_naive", points=2, hidden=True, cases=naive_cases_random,
+          probe=probe_softmax_naive, judge=JUDGE_NAIVE, expect=EXPECT_NAIVE,
+          title={"en": "softmax_naive is right on other vectors (1 to 40 entries, float64 kept) and on a matrix (over "
+                       "dim 0)",
+                 "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确"}),
+    Check(id="softmax_naive.from_scratch", exercise="softmax_naive", points=1, hidden=True, cases=naive_cases_rules,
+          probe=probe_softmax_naive, judge=partial(judge_softmax_rules, "softmax_naive"),
+          title={"en": "softmax_naive is written from scratch (no torch softmax), leaves its input unchanged and lets "
+                       "gradients flow back to it",
+                 "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax），不修改输入，并且梯度能传回输入"}),
+    Check(id="softmax_stable.notes", exercise="softmax_stable", points=2, hidden=False, cases=stable_cases_notes,
+          probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
+          title={"en": "softmax_stable matches on the notes' scores and on [1000., 1000.]",
+                 "zh": "softmax_stable 在笔记的分数矩阵和 [1000., 1000.] 上结果正确"}),
+    Check(id="softmax_stable.random", exercise="softmax_stable", points=2, hidden=True, cases=stable_cases_random,
+          probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
+          title={"en": "softmax_stable matches torch.softmax on 1-D to 3-D tensors, along any dim, and along the last "
+                       "axis when called without dim",
+                 "zh": "softmax_stable 在 1 到 3 维张量、任意 dim 上都与 torch.softmax 一致；不传 dim "
+                       "时沿最后一维计算"}),
+    Check(id="softmax_stable.large", exercise="softmax_stable", points=1, hidden=True, cases=stable_cases_large,
+          probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
+          title={"en": "softmax_stable stays finite and right on very large and very small inputs",
+                 "zh": "softmax_stable 在极大和极小的输入上也保持有限且正确"}),
+    Check(id="softmax_stable.from_scratch", exercise="softmax_stable", points=1, hidden=True, cases=stable_cases_rules,
+          probe=probe_softmax_stable, judge=partial(judge_softmax_rules, "softmax_stable"),
+          title={"en": "softmax_stable is written from scratch, leaves its input unchanged and lets gradients flow "
+                       "back to it",
+                 "zh": "softmax_stable 是自己实现的，不修改输入，并且梯度能传回输入"}),
 )
 
 SOFTMAX_MESSAGES = {

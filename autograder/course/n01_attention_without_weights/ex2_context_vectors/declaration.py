@@ -17,8 +17,7 @@ from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe i
 
 EXERCISES = (
     Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
-             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"},
-             minutes=10, difficulty=1),
+             {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"}, minutes=10, difficulty=1),
 )
 
 
@@ -52,33 +51,18 @@ def expect_context_vectors(case, data):
 
 
 CHECKS = (
-    Check(
-        id="context_vectors.notes", exercise="context_vectors", points=3, hidden=False,
-        title={
-            "en": "context_vectors on the notes' six tokens matches the notes",
-            "zh": "context_vectors 在笔记的 6 个 token 上结果与笔记一致",
-        },
-        cases=context_cases_notes, probe=probe_context_vectors, judge=judge_context_vectors,
-        expect=expect_context_vectors,
-    ),
-    Check(
-        id="context_vectors.random", exercise="context_vectors", points=3, hidden=True,
-        title={
-            "en": "context_vectors is right for other sizes (1 to 20 tokens)",
-            "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）",
-        },
-        cases=context_cases_random, probe=probe_context_vectors, judge=judge_context_vectors,
-        expect=expect_context_vectors,
-    ),
-    Check(
-        id="context_vectors.float64", exercise="context_vectors", points=1, hidden=True,
-        title={
-            "en": "context_vectors keeps float64, leaves its input unchanged and lets gradients flow back to it",
-            "zh": "context_vectors 保持 float64，不修改输入，并且梯度能传回输入",
-        },
-        cases=context_cases_dtype, probe=probe_context_vectors, judge=judge_context_vectors_dtype,
-        expect=expect_context_vectors,
-    ),
+    Check(id="context_vectors.notes", exercise="context_vectors", points=3, hidden=False, cases=context_cases_notes,
+          probe=probe_context_vectors, judge=judge_context_vectors, expect=expect_context_vectors,
+          title={"en": "context_vectors on the notes' six tokens matches the notes",
+                 "zh": "context_vectors 在笔记的 6 个 token 上结果与笔记一致"}),
+    Check(id="context_vectors.random", exercise="context_vectors", points=3, hidden=True, cases=context_cases_random,
+          probe=probe_context_vectors, judge=judge_context_vectors, expect=expect_context_vectors,
+          title={"en": "context_vectors is right for other sizes (1 to 20 tokens)",
+                 "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）"}),
+    Check(id="context_vectors.float64", exercise="context_vectors", points=1, hidden=True, cases=context_cases_dtype,
+          probe=probe_context_vectors, judge=judge_context_vectors_dtype, expect=expect_context_vectors,
+          title={"en": "context_vectors keeps float64, leaves its input unchanged and lets gradients flow back to it",
+                 "zh": "context_vectors 保持 float64，不修改输入，并且梯度能传回输入"}),
 )
 
 

@@ -25,11 +25,9 @@ from autograder.course.variants import attention, attention_variants
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (
     Exercise("self_attention_v1", NOTEBOOK, ("SelfAttention_v1",),
-             {"en": "SelfAttention_v1.forward", "zh": "SelfAttention_v1.forward"},
-             minutes=20, difficulty=2),
+             {"en": "SelfAttention_v1.forward", "zh": "SelfAttention_v1.forward"}, minutes=20, difficulty=2),
     Exercise("self_attention_v2", NOTEBOOK, ("SelfAttention_v2",),
-             {"en": "SelfAttention_v2.forward", "zh": "SelfAttention_v2.forward"},
-             minutes=10, difficulty=1),
+             {"en": "SelfAttention_v2.forward", "zh": "SelfAttention_v2.forward"}, minutes=10, difficulty=1),
 )
 
 

@@ -15,8 +15,8 @@ from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe i
 
 EXERCISES = (
     Exercise("transfer_weights", NOTEBOOK, ("load_v2_weights_into_v1",),
-             {"en": "Book exercise 3.1: v2's weights into v1", "zh": "书中练习 3.1：把 v2 的权重装进 v1"},
-             minutes=15, difficulty=2),
+             {"en": "Book exercise 3.1: v2's weights into v1", "zh": "书中练习 3.1：把 v2 的权重装进 v1"}, minutes=15,
+             difficulty=2),
 )
 
 
@@ -32,32 +32,20 @@ def transfer_cases_shapes(rng):
 
 
 CHECKS = (
-    Check(
-        id="transfer_weights.notes", exercise="transfer_weights", points=1.5, hidden=False,
-        title={
-            "en": "after load_v2_weights_into_v1, v1 (d_in=3, d_out=2) holds v2's weights and computes the same",
-            "zh": "调用 load_v2_weights_into_v1 之后，v1（d_in=3，d_out=2）持有 v2 的权重并给出相同结果",
-        },
-        cases=transfer_cases_notes, probe=probe_transfer, judge=judge_transfer,
-    ),
-    Check(
-        id="transfer_weights.shapes", exercise="transfer_weights", points=1.5, hidden=True,
-        title={
-            "en": "the transfer works for other sizes, square ones included, and in float64",
-            "zh": "权重迁移在其他大小上也正确（包括 d_in == d_out 的情形以及 float64）",
-        },
-        cases=transfer_cases_shapes, probe=probe_transfer, judge=judge_transfer,
-    ),
-    Check(
-        id="transfer_weights.copies", exercise="transfer_weights", points=1, hidden=False,
-        title={
-            "en": "after load_v2_weights_into_v1, v1 keeps its own nn.Parameter objects and shares no memory with v2: "
-                  "a copy, not an alias",
-            "zh": "调用 load_v2_weights_into_v1 之后，v1 保留自己的 nn.Parameter 对象，并且不与 v2 共享内存：是复制，"
-                  "而不是别名",
-        },
-        cases=transfer_cases_notes, probe=probe_transfer, judge=judge_transfer_copies,
-    ),
+    Check(id="transfer_weights.notes", exercise="transfer_weights", points=1.5, hidden=False,
+          cases=transfer_cases_notes, probe=probe_transfer, judge=judge_transfer,
+          title={"en": "after load_v2_weights_into_v1, v1 (d_in=3, d_out=2) holds v2's weights and computes the same",
+                 "zh": "调用 load_v2_weights_into_v1 之后，v1（d_in=3，d_out=2）持有 v2 的权重并给出相同结果"}),
+    Check(id="transfer_weights.shapes", exercise="transfer_weights", points=1.5, hidden=True,
+          cases=transfer_cases_shapes, probe=probe_transfer, judge=judge_transfer,
+          title={"en": "the transfer works for other sizes, square ones included, and in float64",
+                 "zh": "权重迁移在其他大小上也正确（包括 d_in == d_out 的情形以及 float64）"}),
+    Check(id="transfer_weights.copies", exercise="transfer_weights", points=1, hidden=False, cases=transfer_cases_notes,
+          probe=probe_transfer, judge=judge_transfer_copies,
+          title={"en": "after load_v2_weights_into_v1, v1 keeps its own nn.Parameter objects and shares no memory "
+                       "with v2: a copy, not an alias",
+                 "zh": "调用 load_v2_weights_into_v1 之后，v1 保留自己的 nn.Parameter 对象，并且不与 v2 共享内存："
+                       "是复制，而不是别名"}),
 )
 
 

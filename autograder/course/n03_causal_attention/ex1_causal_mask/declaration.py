@@ -10,9 +10,8 @@ from autograder.course.n03_causal_attention.ex1_causal_mask.probe import probe_c
 from autograder.course.variants import mask_for
 
 EXERCISES = (
-    Exercise("causal_mask", NOTEBOOK, ("causal_mask",),
-             {"en": "The causal mask", "zh": "因果掩码"},
-             minutes=10, difficulty=1),
+    Exercise("causal_mask", NOTEBOOK, ("causal_mask",), {"en": "The causal mask", "zh": "因果掩码"}, minutes=10,
+             difficulty=1),
 )
 
 
@@ -35,22 +34,14 @@ def expect_causal_mask(case, data):
 
 
 CHECKS = (
-    Check(
-        id="causal_mask.notes", exercise="causal_mask", points=2, hidden=False,
-        title={
-            "en": "causal_mask(6) blocks exactly the future tokens",
-            "zh": "causal_mask(6) 恰好遮住所有未来 token",
-        },
-        cases=mask_cases_notes, probe=probe_causal_mask, judge=judge_causal_mask, expect=expect_causal_mask,
-    ),
-    Check(
-        id="causal_mask.sizes", exercise="causal_mask", points=4, hidden=True,
-        title={
-            "en": "causal_mask is right for other sizes (1 token up to long sequences)",
-            "zh": "causal_mask 在其他长度上也正确（从 1 个 token 到长序列）",
-        },
-        cases=mask_cases_sizes, probe=probe_causal_mask, judge=judge_causal_mask, expect=expect_causal_mask,
-    ),
+    Check(id="causal_mask.notes", exercise="causal_mask", points=2, hidden=False, cases=mask_cases_notes,
+          probe=probe_causal_mask, judge=judge_causal_mask, expect=expect_causal_mask,
+          title={"en": "causal_mask(6) blocks exactly the future tokens",
+                 "zh": "causal_mask(6) 恰好遮住所有未来 token"}),
+    Check(id="causal_mask.sizes", exercise="causal_mask", points=4, hidden=True, cases=mask_cases_sizes,
+          probe=probe_causal_mask, judge=judge_causal_mask, expect=expect_causal_mask,
+          title={"en": "causal_mask is right for other sizes (1 token up to long sequences)",
+                 "zh": "causal_mask 在其他长度上也正确（从 1 个 token 到长序列）"}),
 )
 
 

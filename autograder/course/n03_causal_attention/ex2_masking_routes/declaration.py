@@ -28,8 +28,7 @@ from autograder.course.variants import mask_for
 
 EXERCISES = (
     Exercise("masking_routes", NOTEBOOK, ("causal_weights_renormalised", "causal_weights_neg_inf"),
-             {"en": "The two masking routes", "zh": "两种遮蔽方式"},
-             minutes=20, difficulty=2),
+             {"en": "The two masking routes", "zh": "两种遮蔽方式"}, minutes=20, difficulty=2),
 )
 
 
@@ -118,65 +117,41 @@ def expect_neg_inf(case, data):
 
 
 CHECKS = (
-    Check(
-        id="masking_routes.renormalise_notes", exercise="masking_routes", points=1, hidden=False,
-        title={
-            "en": "causal_weights_renormalised: the notes' attention weights (SelfAttention_v2, seed 789), masked and "
-            "renormalised into a new tensor (the input left as it was), with gradients flowing back to the input",
-            "zh": "causal_weights_renormalised：笔记中的注意力权重（SelfAttention_v2，种子 789）遮蔽后重新归一化，"
-                  "结果是"
-                  "一个"
-            "新张量（输入保持原样），梯度能传回输入",
-        },
-        cases=weights_cases_notes, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
-    ),
-    Check(
-        id="masking_routes.renormalise_random", exercise="masking_routes", points=2.5, hidden=True,
-        title={
-            "en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches and float64",
-            "zh": "causal_weights_renormalised：遮蔽并重新归一化在其他长度、带 batch 维和 float64 输入上也正确",
-        },
-        cases=weights_cases_random, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
-    ),
-    Check(
-        id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
-        title={
-            "en": "causal_weights_renormalised works on scores on another device (a GPU, or PyTorch's meta device)",
-            "zh": "causal_weights_renormalised 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）",
-        },
-        cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
-        judge=judge_on_device,
-    ),
-    Check(
-        id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,
-        title={
-            "en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with -inf, "
-            "then softmax, into a new tensor (the input left as it was), with gradients flowing back to the input",
-            "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填入 -inf 后做 softmax，"
-                  "结果是"
-                  "一个"
-            "新张量（输入保持原样），梯度能传回输入",
-        },
-        cases=weights_cases_notes, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
-    ),
-    Check(
-        id="masking_routes.neg_inf_random", exercise="masking_routes", points=2.5, hidden=True,
-        title={
-            "en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches "
-                  "and float64",
-            "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维和 float64 输入上也正确",
-        },
-        cases=weights_cases_random, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
-    ),
-    Check(
-        id="masking_routes.neg_inf_device", exercise="masking_routes", points=0.5, hidden=True,
-        title={
-            "en": "causal_weights_neg_inf works on scores on another device (a GPU, or PyTorch's meta device)",
-            "zh": "causal_weights_neg_inf 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）",
-        },
-        cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_neg_inf", "scores"),
-        judge=judge_on_device,
-    ),
+    Check(id="masking_routes.renormalise_notes", exercise="masking_routes", points=1, hidden=False,
+          cases=weights_cases_notes, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
+          title={"en": "causal_weights_renormalised: the notes' attention weights (SelfAttention_v2, seed 789), "
+                       "masked and renormalised into a new tensor (the input left as it was), with gradients flowing "
+                       "back to the input",
+                 "zh": "causal_weights_renormalised：笔记中的注意力权重（SelfAttention_v2，种子 "
+                       "789）遮蔽后重新归一化，结果是一个新张量（输入保持原样），梯度能传回输入"}),
+    Check(id="masking_routes.renormalise_random", exercise="masking_routes", points=2.5, hidden=True,
+          cases=weights_cases_random, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
+          title={"en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches and "
+                       "float64",
+                 "zh": "causal_weights_renormalised：遮蔽并重新归一化在其他长度、带 batch 维和 float64 输入上也正确"}),
+    Check(id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
+          cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
+          judge=judge_on_device,
+          title={"en": "causal_weights_renormalised works on scores on another device (a GPU, or PyTorch's meta "
+                       "device)",
+                 "zh": "causal_weights_renormalised 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）"}),
+    Check(id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,
+          cases=weights_cases_notes, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
+          title={"en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with "
+                       "-inf, then softmax, into a new tensor (the input left as it was), with gradients flowing back "
+                       "to the input",
+                 "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填入 -inf 后做 "
+                       "softmax，结果是一个新张量（输入保持原样），梯度能传回输入"}),
+    Check(id="masking_routes.neg_inf_random", exercise="masking_routes", points=2.5, hidden=True,
+          cases=weights_cases_random, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
+          title={"en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches "
+                       "and float64",
+                 "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维和 float64 输入上也正确"}),
+    Check(id="masking_routes.neg_inf_device", exercise="masking_routes", points=0.5, hidden=True,
+          cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_neg_inf", "scores"),
+          judge=judge_on_device,
+          title={"en": "causal_weights_neg_inf works on scores on another device (a GPU, or PyTorch's meta device)",
+                 "zh": "causal_weights_neg_inf 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）"}),
 )
 
 

@@ -22,8 +22,8 @@ from autograder.course.variants import attention, attention_variants, raw_scores
 
 EXERCISES = (
     Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
-             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：buffer 与前向传播"},
-             minutes=30, difficulty=3),
+             {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：buffer 与前向传播"}, minutes=30,
+             difficulty=3),
 )
 
 
@@ -83,22 +83,15 @@ def weights_of(x, state):
 CHECKS = (
     # With the module contract's structure, modes, device and properties (autograder.course.module_contract):
     # 11 points.
-    Check(
-        id="causal_attention.notes", exercise="causal_attention", points=2, hidden=False,
-        title={
-            "en": "CausalAttention(3, 2, 6, 0.0) on the notes' batch of two sentences (seed 123)",
-            "zh": "CausalAttention(3, 2, 6, 0.0) 作用于笔记中由两句话组成的 batch（种子 123）",
-        },
-        cases=attention_cases_notes, probe=probe_forward, judge=judge_forward, expect=expect_forward,
-    ),
-    Check(
-        id="causal_attention.random", exercise="causal_attention", points=3, hidden=True,
-        title={
-            "en": "CausalAttention matches the reference on other shapes (batches, 1 to 20+ tokens, biases, float64)",
-            "zh": "CausalAttention 在其他形状上与参考实现一致（不同 batch、1 到 20 多个 token、偏置、float64）",
-        },
-        cases=attention_cases_random, probe=probe_forward, judge=judge_forward, expect=expect_forward,
-    ),
+    Check(id="causal_attention.notes", exercise="causal_attention", points=2, hidden=False, cases=attention_cases_notes,
+          probe=probe_forward, judge=judge_forward, expect=expect_forward,
+          title={"en": "CausalAttention(3, 2, 6, 0.0) on the notes' batch of two sentences (seed 123)",
+                 "zh": "CausalAttention(3, 2, 6, 0.0) 作用于笔记中由两句话组成的 batch（种子 123）"}),
+    Check(id="causal_attention.random", exercise="causal_attention", points=3, hidden=True,
+          cases=attention_cases_random, probe=probe_forward, judge=judge_forward, expect=expect_forward,
+          title={"en": "CausalAttention matches the reference on other shapes (batches, 1 to 20+ tokens, biases, "
+                       "float64)",
+                 "zh": "CausalAttention 在其他形状上与参考实现一致（不同 batch、1 到 20 多个 token、偏置、float64）"}),
 )
 
 

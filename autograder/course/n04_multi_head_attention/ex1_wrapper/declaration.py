@@ -25,8 +25,8 @@ from autograder.course.n04_multi_head_attention.shared import (
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (
     Exercise("mha_wrapper", NOTEBOOK, ("MultiHeadAttentionWrapper",),
-             {"en": "MultiHeadAttentionWrapper", "zh": "MultiHeadAttentionWrapper（堆叠多个单头）"},
-             minutes=15, difficulty=2),
+             {"en": "MultiHeadAttentionWrapper", "zh": "MultiHeadAttentionWrapper（堆叠多个单头）"}, minutes=15,
+             difficulty=2),
     Exercise("two_dimensional_wrapper", NOTEBOOK, ("two_dimensional_wrapper",),
              {"en": "Book exercise 3.2: two-dimensional context vectors", "zh": "书中练习 3.2：二维的上下文向量"},
              minutes=5, difficulty=1),
@@ -77,22 +77,14 @@ def expect_wrapper(case, data):
 
 WRAPPER_CHECKS = (
     # With the module contract (autograder.course.module_contract): 5 points.
-    Check(
-        id="mha_wrapper.notes", exercise="mha_wrapper", points=1, hidden=False,
-        title={
-            "en": "MultiHeadAttentionWrapper on the notes' batch (seed 123, 2 heads): output (2, 6, 4)",
-            "zh": "MultiHeadAttentionWrapper 作用于笔记中的 batch（种子 123，2 个头）：输出形状 (2, 6, 4)",
-        },
-        cases=wrapper_cases_notes, probe=probe_wrapper, judge=judge_wrapper, expect=expect_wrapper,
-    ),
-    Check(
-        id="mha_wrapper.shapes", exercise="mha_wrapper", points=1.5, hidden=True,
-        title={
-            "en": "MultiHeadAttentionWrapper for other sizes, head counts, biases and float64",
-            "zh": "MultiHeadAttentionWrapper 在其他尺寸、头数、偏置和 float64 下也正确",
-        },
-        cases=wrapper_cases_shapes, probe=probe_wrapper, judge=judge_wrapper, expect=expect_wrapper,
-    ),
+    Check(id="mha_wrapper.notes", exercise="mha_wrapper", points=1, hidden=False, cases=wrapper_cases_notes,
+          probe=probe_wrapper, judge=judge_wrapper, expect=expect_wrapper,
+          title={"en": "MultiHeadAttentionWrapper on the notes' batch (seed 123, 2 heads): output (2, 6, 4)",
+                 "zh": "MultiHeadAttentionWrapper 作用于笔记中的 batch（种子 123，2 个头）：输出形状 (2, 6, 4)"}),
+    Check(id="mha_wrapper.shapes", exercise="mha_wrapper", points=1.5, hidden=True, cases=wrapper_cases_shapes,
+          probe=probe_wrapper, judge=judge_wrapper, expect=expect_wrapper,
+          title={"en": "MultiHeadAttentionWrapper for other sizes, head counts, biases and float64",
+                 "zh": "MultiHeadAttentionWrapper 在其他尺寸、头数、偏置和 float64 下也正确"}),
 )
 
 
@@ -113,24 +105,16 @@ def two_dimensional_cases_sizes(rng):
 
 
 TWO_DIMENSIONAL_CHECKS = (
-    Check(
-        id="two_dimensional_wrapper.notes", exercise="two_dimensional_wrapper", points=1, hidden=False,
-        title={
-            "en": "two_dimensional_wrapper(3, 6, 0.0) and (5, 8, 0.5): a MultiHeadAttentionWrapper with 2 heads whose "
-                  "context vectors have 2 features, built for that d_in, context_length and dropout",
-            "zh": "two_dimensional_wrapper(3, 6, 0.0) 和 (5, 8, 0.5)：返回有 2 个头、上下文向量有 2 个特征的 "
-                  "MultiHeadAttentionWrapper，并按给定的 d_in、context_length 和 dropout 构建",
-        },
-        cases=two_dimensional_cases_notes, probe=probe_two_dimensional, judge=judge_two_dimensional,
-    ),
-    Check(
-        id="two_dimensional_wrapper.sizes", exercise="two_dimensional_wrapper", points=1, hidden=True,
-        title={
-            "en": "two_dimensional_wrapper for other d_in, context_length and dropout",
-            "zh": "two_dimensional_wrapper 在其他 d_in、context_length 和 dropout 下也正确",
-        },
-        cases=two_dimensional_cases_sizes, probe=probe_two_dimensional, judge=judge_two_dimensional,
-    ),
+    Check(id="two_dimensional_wrapper.notes", exercise="two_dimensional_wrapper", points=1, hidden=False,
+          cases=two_dimensional_cases_notes, probe=probe_two_dimensional, judge=judge_two_dimensional,
+          title={"en": "two_dimensional_wrapper(3, 6, 0.0) and (5, 8, 0.5): a MultiHeadAttentionWrapper with 2 heads "
+                       "whose context vectors have 2 features, built for that d_in, context_length and dropout",
+                 "zh": "two_dimensional_wrapper(3, 6, 0.0) 和 (5, 8, 0.5)：返回有 2 个头、上下文向量有 2 个特征的 "
+                       "MultiHeadAttentionWrapper，并按给定的 d_in、context_length 和 dropout 构建"}),
+    Check(id="two_dimensional_wrapper.sizes", exercise="two_dimensional_wrapper", points=1, hidden=True,
+          cases=two_dimensional_cases_sizes, probe=probe_two_dimensional, judge=judge_two_dimensional,
+          title={"en": "two_dimensional_wrapper for other d_in, context_length and dropout",
+                 "zh": "two_dimensional_wrapper 在其他 d_in、context_length 和 dropout 下也正确"}),
 )
 CHECKS = WRAPPER_CHECKS + TWO_DIMENSIONAL_CHECKS
 

@@ -22,12 +22,10 @@ from autograder.course.n04_multi_head_attention.shared import dtype_message
 from autograder.course.shared.inputs import DTYPES
 
 EXERCISES = (
-    Exercise("split_heads", NOTEBOOK, ("split_heads",),
-             {"en": "Splitting into heads", "zh": "拆分注意力头"},
+    Exercise("split_heads", NOTEBOOK, ("split_heads",), {"en": "Splitting into heads", "zh": "拆分注意力头"},
              minutes=15, difficulty=2),
-    Exercise("merge_heads", NOTEBOOK, ("merge_heads",),
-             {"en": "Merging the heads", "zh": "合并注意力头"},
-             minutes=10, difficulty=2),
+    Exercise("merge_heads", NOTEBOOK, ("merge_heads",), {"en": "Merging the heads", "zh": "合并注意力头"}, minutes=10,
+             difficulty=2),
 )
 
 
@@ -119,60 +117,34 @@ def expect_merge(case, data):
 
 
 CHECKS = (
-    Check(
-        id="split_heads.notes", exercise="split_heads", points=2, hidden=False,
-        title={
-            "en": "split_heads: (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim) on small examples, the "
-                  "input left unchanged and gradients flowing back to it",
-            "zh": "split_heads：在小例子上把 (b, num_tokens, d_out) 变成 (b, num_heads, num_tokens, head_dim)，"
-                  "不修改输入，"
-                  "梯度能传回输入",
-        },
-        cases=split_cases_notes, probe=probe_split, judge=judge_split, expect=expect_split,
-    ),
-    Check(
-        id="split_heads.shapes", exercise="split_heads", points=2, hidden=True,
-        title={
-            "en": "split_heads for other shapes (one token, one head, long sequences, float64)",
-            "zh": "split_heads 在其他形状下也正确（单个 token、单个头、长序列、float64）",
-        },
-        cases=split_cases_shapes, probe=probe_split, judge=judge_split, expect=expect_split,
-    ),
-    Check(
-        id="split_heads.strided", exercise="split_heads", points=1, hidden=True,
-        title={
-            "en": "split_heads on non-contiguous inputs (views of transposed or sliced tensors)",
-            "zh": "split_heads 处理非连续输入（转置或切片得到的视图）",
-        },
-        cases=split_cases_strided, probe=probe_split, judge=judge_split, expect=expect_split,
-    ),
-    Check(
-        id="merge_heads.notes", exercise="merge_heads", points=2, hidden=False,
-        title={
-            "en": "merge_heads: (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out) on small examples, the "
-                  "input left unchanged and gradients flowing back to it",
-            "zh": "merge_heads：在小例子上把 (b, num_heads, num_tokens, head_dim) 变回 (b, num_tokens, d_out)，"
-                  "不修改输入，"
-                  "梯度能传回输入",
-        },
-        cases=merge_cases_notes, probe=probe_merge, judge=judge_merge, expect=expect_merge,
-    ),
-    Check(
-        id="merge_heads.shapes", exercise="merge_heads", points=2, hidden=True,
-        title={
-            "en": "merge_heads for other shapes (one token, one head, long sequences, float64)",
-            "zh": "merge_heads 在其他形状下也正确（单个 token、单个头、长序列、float64）",
-        },
-        cases=merge_cases_shapes, probe=probe_merge, judge=judge_merge, expect=expect_merge,
-    ),
-    Check(
-        id="merge_heads.round_trip", exercise="merge_heads", points=1, hidden=True,
-        title={
-            "en": "merge_heads undoes split_heads, also on non-contiguous inputs",
-            "zh": "merge_heads 能还原 split_heads 的结果，非连续输入也可以",
-        },
-        cases=merge_cases_round_trip, probe=probe_merge, judge=judge_merge, expect=expect_merge,
-    ),
+    Check(id="split_heads.notes", exercise="split_heads", points=2, hidden=False, cases=split_cases_notes,
+          probe=probe_split, judge=judge_split, expect=expect_split,
+          title={"en": "split_heads: (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim) on small "
+                       "examples, the input left unchanged and gradients flowing back to it",
+                 "zh": "split_heads：在小例子上把 (b, num_tokens, d_out) 变成 (b, num_heads, num_tokens, head_dim)，"
+                       "不修改输入，梯度能传回输入"}),
+    Check(id="split_heads.shapes", exercise="split_heads", points=2, hidden=True, cases=split_cases_shapes,
+          probe=probe_split, judge=judge_split, expect=expect_split,
+          title={"en": "split_heads for other shapes (one token, one head, long sequences, float64)",
+                 "zh": "split_heads 在其他形状下也正确（单个 token、单个头、长序列、float64）"}),
+    Check(id="split_heads.strided", exercise="split_heads", points=1, hidden=True, cases=split_cases_strided,
+          probe=probe_split, judge=judge_split, expect=expect_split,
+          title={"en": "split_heads on non-contiguous inputs (views of transposed or sliced tensors)",
+                 "zh": "split_heads 处理非连续输入（转置或切片得到的视图）"}),
+    Check(id="merge_heads.notes", exercise="merge_heads", points=2, hidden=False, cases=merge_cases_notes,
+          probe=probe_merge, judge=judge_merge, expect=expect_merge,
+          title={"en": "merge_heads: (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out) on small "
+                       "examples, the input left unchanged and gradients flowing back to it",
+                 "zh": "merge_heads：在小例子上把 (b, num_heads, num_tokens, head_dim) 变回 (b, num_tokens, d_out)，"
+                       "不修改输入，梯度能传回输入"}),
+    Check(id="merge_heads.shapes", exercise="merge_heads", points=2, hidden=True, cases=merge_cases_shapes,
+          probe=probe_merge, judge=judge_merge, expect=expect_merge,
+          title={"en": "merge_heads for other shapes (one token, one head, long sequences, float64)",
+                 "zh": "merge_heads 在其他形状下也正确（单个 token、单个头、长序列、float64）"}),
+    Check(id="merge_heads.round_trip", exercise="merge_heads", points=1, hidden=True, cases=merge_cases_round_trip,
+          probe=probe_merge, judge=judge_merge, expect=expect_merge,
+          title={"en": "merge_heads undoes split_heads, also on non-contiguous inputs",
+                 "zh": "merge_heads 能还原 split_heads 的结果，非连续输入也可以"}),
 )
 
 

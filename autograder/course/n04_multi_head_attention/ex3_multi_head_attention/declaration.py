@@ -27,11 +27,9 @@ from autograder.course.n04_multi_head_attention.shared import (
 
 EXERCISES = (
     Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
-             {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"},
-             minutes=30, difficulty=3),
+             {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"}, minutes=30, difficulty=3),
     Exercise("padding_mask", NOTEBOOK, ("MultiHeadAttention",),
-             {"en": "Padding mask in MultiHeadAttention.forward",
-              "zh": "MultiHeadAttention.forward 中的 padding 掩码"},
+             {"en": "Padding mask in MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward 中的 padding 掩码"},
              minutes=20, difficulty=3),
 )
 
@@ -127,53 +125,32 @@ def mha_cases_heads(rng):
 
 CHECKS = (
     # With the module contract (autograder.course.module_contract): 9 points.
-    Check(
-        id="multi_head_attention.notes", exercise="multi_head_attention", points=1.5, hidden=False,
-        title={
-            "en": "MultiHeadAttention on the notes' batch (seed 123, d_out=2, 2 heads)",
-            "zh": "MultiHeadAttention 作用于笔记中的 batch（种子 123，d_out=2，2 个头）",
-        },
-        cases=mha_cases_notes, probe=probe_mha, judge=judge_mha, expect=expect_mha,
-    ),
-    Check(
-        id="multi_head_attention.reference", exercise="multi_head_attention", points=2.5, hidden=True,
-        title={
-            "en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
-            "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致",
-        },
-        cases=mha_cases_reference, probe=probe_mha, judge=judge_mha, expect=expect_mha,
-    ),
-    Check(
-        id="multi_head_attention.heads", exercise="multi_head_attention", points=1, hidden=True,
-        title={
-            "en": "MultiHeadAttention computes attention itself (no scaled_dot_product_attention): heads independent "
-                  "until out_proj, all of them in one batched computation",
-            "zh": "MultiHeadAttention 自己计算注意力（不用 scaled_dot_product_attention）："
-                  "在 out_proj 之前各头相互独立，"
-                  "并且所有的头在一次批量计算中完成",
-        },
-        cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads,
-    ),
-    Check(
-        id="padding_mask.example", exercise="padding_mask", points=2, hidden=False,
-        title={
-            "en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no query "
-                  "attends to a padding key, and a query that sees nothing but padding only needs a finite output "
-                  "(any fill value that keeps it finite will do)",
-            "zh": "带 attention_mask 的 MultiHeadAttention："
-                  "第二个序列开头有 2 个 padding token；任何查询都不关注 padding "
-                  "位置的 key，而只能看到 padding 的查询只需输出有限值（任何能保持有限的填入值都可以）",
-        },
-        cases=padding_cases_example, probe=probe_mha, judge=judge_mha, expect=expect_mha,
-    ),
-    Check(
-        id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True,
-        title={
-            "en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
-            "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding）",
-        },
-        cases=padding_cases_hidden, probe=probe_mha, judge=judge_mha, expect=expect_mha,
-    ),
+    Check(id="multi_head_attention.notes", exercise="multi_head_attention", points=1.5, hidden=False,
+          cases=mha_cases_notes, probe=probe_mha, judge=judge_mha, expect=expect_mha,
+          title={"en": "MultiHeadAttention on the notes' batch (seed 123, d_out=2, 2 heads)",
+                 "zh": "MultiHeadAttention 作用于笔记中的 batch（种子 123，d_out=2，2 个头）"}),
+    Check(id="multi_head_attention.reference", exercise="multi_head_attention", points=2.5, hidden=True,
+          cases=mha_cases_reference, probe=probe_mha, judge=judge_mha, expect=expect_mha,
+          title={"en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
+                 "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致"}),
+    Check(id="multi_head_attention.heads", exercise="multi_head_attention", points=1, hidden=True,
+          cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads,
+          title={"en": "MultiHeadAttention computes attention itself (no scaled_dot_product_attention): heads "
+                       "independent until out_proj, all of them in one batched computation",
+                 "zh": "MultiHeadAttention 自己计算注意力（不用 scaled_dot_product_attention）：在 out_proj "
+                       "之前各头相互独立，并且所有的头在一次批量计算中完成"}),
+    Check(id="padding_mask.example", exercise="padding_mask", points=2, hidden=False, cases=padding_cases_example,
+          probe=probe_mha, judge=judge_mha, expect=expect_mha,
+          title={"en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no "
+                       "query attends to a padding key, and a query that sees nothing but padding only needs a finite "
+                       "output (any fill value that keeps it finite will do)",
+                 "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；"
+                       "任何查询都不关注 padding 位置的 key，而只能看到 padding "
+                       "的查询只需输出有限值（任何能保持有限的填入值都可以）"}),
+    Check(id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True, cases=padding_cases_hidden,
+          probe=probe_mha, judge=judge_mha, expect=expect_mha,
+          title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
+                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding）"}),
 )
 
 

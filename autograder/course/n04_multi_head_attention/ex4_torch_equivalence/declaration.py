@@ -82,25 +82,16 @@ def expect_equivalence(case, data):
 
 
 CHECKS = (
-    Check(
-        id="torch_equivalence.notes", exercise="torch_equivalence", points=1, hidden=False,
-        title={
-            "en": "to_torch_multihead: nn.MultiheadAttention holding copies of our weights (no memory shared with our "
-                  "module) gives our output (d_out=4, 2 heads)",
-            "zh": "to_torch_multihead："
-                  "装入我们权重副本（不与我们的模块共享内存）的 nn.MultiheadAttention 给出相同的输出"
-                  "（d_out=4，2 个头）",
-        },
-        cases=equivalence_cases_notes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
-    ),
-    Check(
-        id="torch_equivalence.shapes", exercise="torch_equivalence", points=3, hidden=True,
-        title={
-            "en": "to_torch_multihead for other sizes, qkv biases, dropout settings and float64",
-            "zh": "to_torch_multihead 在其他尺寸、qkv 偏置、dropout 设置和 float64 下也正确",
-        },
-        cases=equivalence_cases_shapes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
-    ),
+    Check(id="torch_equivalence.notes", exercise="torch_equivalence", points=1, hidden=False,
+          cases=equivalence_cases_notes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
+          title={"en": "to_torch_multihead: nn.MultiheadAttention holding copies of our weights (no memory shared "
+                       "with our module) gives our output (d_out=4, 2 heads)",
+                 "zh": "to_torch_multihead：装入我们权重副本（不与我们的模块共享内存）的 nn.MultiheadAttention "
+                       "给出相同的输出（d_out=4，2 个头）"}),
+    Check(id="torch_equivalence.shapes", exercise="torch_equivalence", points=3, hidden=True,
+          cases=equivalence_cases_shapes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
+          title={"en": "to_torch_multihead for other sizes, qkv biases, dropout settings and float64",
+                 "zh": "to_torch_multihead 在其他尺寸、qkv 偏置、dropout 设置和 float64 下也正确"}),
 )
 
 

@@ -11,8 +11,8 @@ from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe impor
 
 EXERCISES = (
     Exercise("parameter_counts", NOTEBOOK, ("count_parameters",),
-             {"en": "Book exercise 3.3: counting parameters", "zh": "书中练习 3.3：统计参数量"},
-             minutes=10, difficulty=1),
+             {"en": "Book exercise 3.3: counting parameters", "zh": "书中练习 3.3：统计参数量"}, minutes=10,
+             difficulty=1),
 )
 
 
@@ -52,22 +52,14 @@ def count_cases_modules(rng):
 
 
 CHECKS = (
-    Check(
-        id="parameter_counts.notes", exercise="parameter_counts", points=2, hidden=False,
-        title={
-            "en": "count_parameters: MultiHeadAttention(768, 768, 1024, 0.0, 12) and the notes' small one",
-            "zh": "count_parameters：MultiHeadAttention(768, 768, 1024, 0.0, 12) 和笔记中的小模块",
-        },
-        cases=count_cases_notes, probe=probe_count, judge=judge_count,
-    ),
-    Check(
-        id="parameter_counts.modules", exercise="parameter_counts", points=2, hidden=True,
-        title={
-            "en": "count_parameters on other modules (biases, heads in a ModuleList, frozen layers)",
-            "zh": "count_parameters 作用于其他模块（偏置、ModuleList 中的多个头、冻结的层）",
-        },
-        cases=count_cases_modules, probe=probe_count, judge=judge_count,
-    ),
+    Check(id="parameter_counts.notes", exercise="parameter_counts", points=2, hidden=False, cases=count_cases_notes,
+          probe=probe_count, judge=judge_count,
+          title={"en": "count_parameters: MultiHeadAttention(768, 768, 1024, 0.0, 12) and the notes' small one",
+                 "zh": "count_parameters：MultiHeadAttention(768, 768, 1024, 0.0, 12) 和笔记中的小模块"}),
+    Check(id="parameter_counts.modules", exercise="parameter_counts", points=2, hidden=True, cases=count_cases_modules,
+          probe=probe_count, judge=judge_count,
+          title={"en": "count_parameters on other modules (biases, heads in a ModuleList, frozen layers)",
+                 "zh": "count_parameters 作用于其他模块（偏置、ModuleList 中的多个头、冻结的层）"}),
 )
 
 

@@ -7,6 +7,8 @@ leans on modules that do not lean back on it.
 
 import ast
 import importlib
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -90,12 +92,37 @@ def test_the_package_has_no_import_cycle():
 
 
 def test_the_layers_contract_holds(repo_root):
-    """pyproject.toml's import-linter contracts: stages import downwards only, the course's catalogue above its
-    checks above their probes, and nothing the grading child runs imports the reference or a judge."""
+    """pyproject.toml's import-linter contracts: stages import downwards only, the course's catalogue above the
+    registry, an exercise folder's probe below its judge below its declaration, and nothing the grading child runs
+    imports the reference, a declaration or a judge."""
     run = subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--no-cache"], cwd=repo_root,
                          capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
     assert "broken" in run.stdout and "0 broken" in run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("folder", "role", "imported", "contract"), [
+    ("n03_causal_attention/ex1_causal_mask", "probe", "solutions", "What the grading child runs"),
+    ("n04_multi_head_attention/ex2_split_merge", "probe",
+     "autograder.course.n01_attention_without_weights.ex1_softmax.judge", "A folder's probe imports no judge"),
+    ("module_contract", "judge", "autograder.course.module_contract.declaration",
+     "A folder's probe imports no judge or declaration; a judge no declaration"),
+])
+def test_the_role_contracts_catch_a_folder_that_breaks_them(repo_root, tmp_path, folder, role, imported, contract):
+    """The contracts name roles with wildcards, not folders: an import that breaks one, in any folder (here in a
+    copy of the checkout), is found."""
+    copy = tmp_path / "attnkit"
+    for name in ("autograder", "solutions"):
+        shutil.copytree(repo_root / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(repo_root / "pyproject.toml", copy / "pyproject.toml")
+    module = copy / "autograder" / "course" / folder / f"{role}.py"
+    module.write_text(module.read_text(encoding="utf-8") + f"\nimport {imported}  # noqa\n", encoding="utf-8")
+    run = subprocess.run([str(Path(sys.executable).parent / "lint-imports"), "--no-cache"], cwd=copy,
+                         env={**os.environ, "PYTHONPATH": str(copy)}, capture_output=True, text=True, check=False)
+    assert run.returncode != 0, run.stdout[-3000:]
+    broken = [line for line in run.stdout.splitlines() if "BROKEN" in line or line.startswith(contract[:40])]
+    assert any(contract[:40] in line for line in broken), run.stdout[-3000:]
 
 
 @pytest.mark.slow

@@ -25,7 +25,8 @@ from autograder.course.exercises import EXERCISES
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.probes.plan import JUDGES_PACKAGE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
-from autograder.running.runner import DEFAULT_SEED, cases_for, single_threaded
+from autograder.running.runner import DEFAULT_SEED, cases_for
+from autograder.running.threads import single_threaded
 
 PACKAGE_NAME = "attnkit-student-kit"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the full kit's autograder/
@@ -33,8 +34,10 @@ KIT_DIR = "autograder/integrations/student_kit"
 RUNTIME_DIR = SOURCE_ROOT / "integrations" / "student_kit" / "runtime"
 # Package inits the kit writes itself (the full kit's import the grader's entry points).
 OWN_INITS = ("__init__.py", "integrations/student_kit/__init__.py")
-# What the kit must never hold, whatever a shipped module imports: the reference and the checks' declarations.
-NEVER_SHIPPED = ("solutions", "autograder.course.checks", "autograder.course.catalog")
+# What the kit must never hold, whatever a shipped module imports: the reference, the checks' declarations and what
+# runs the checks against the catalogue.
+NEVER_SHIPPED = ("solutions", "autograder.course.checks", "autograder.course.catalog", "autograder.running.runner",
+                 "autograder.running.rendering", "autograder.running.in_notebook")
 
 KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on the public checks from stored vectors.
 

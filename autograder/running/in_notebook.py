@@ -44,7 +44,7 @@ class ReferenceExpectations:
 
 
 def _runnable(check: Check, seed: int) -> RunnableCheck:
-    def expectations(index: int, case: Mapping[str, Any], data: Mapping[str, Any]) -> Expectations:
+    def expectations(index: int, case: dict[str, Any], data: dict[str, Any]) -> Expectations:
         return check.expect(case, data)
 
     return RunnableCheck(check, address_of(check.probe), lambda: cases_for(check, seed), expectations)

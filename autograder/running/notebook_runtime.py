@@ -47,8 +47,8 @@ class RunnableCheck:
 
     check: Any  # the full kit's Check or the student kit's StoredCheck: judge_cases reads the same fields of both
     probe: ProbeAddress
-    cases: Callable[[], Sequence[Mapping[str, Any]]]  # called once for the probes and once for the judge
-    expectations: Callable[[int, Mapping[str, Any], Mapping[str, Any]], Expectations]  # (index, case, data)
+    cases: Callable[[], Sequence[dict[str, Any]]]  # called once for the probes and once for the judge
+    expectations: Callable[[int, dict[str, Any], dict[str, Any]], Expectations]  # (index, case, data)
 
 
 class ExpectationSource(Protocol):

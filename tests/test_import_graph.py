@@ -143,7 +143,7 @@ def test_the_typed_stages_pass_mypy(repo_root):
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
-@pytest.mark.parametrize("command", [[], ["check"], ["grade"], ["merge"], ["bench"], ["similarity"], ["export"],
+@pytest.mark.parametrize("command", [[], ["check"], ["grade"], ["merge"], ["similarity"], ["export"],
                                      ["gradescope", "build"], ["student-kit", "build"]])
 def test_help_imports_neither_torch_nor_the_checks(command):
     """`attnkit ... --help` answers at once: the command line imports torch and the checks only to grade."""

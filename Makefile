@@ -25,9 +25,9 @@ help:
 
 .venv: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
-	@echo "installing attnkit and its dependencies into $(VENV) (pyproject.toml or constraints.txt changed, or no venv yet)"
+	@echo "installing attnkit and its dependencies into $(VENV) (pyproject.toml, setup.py or constraints.txt changed, or no venv yet)"
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[course,dev]'
 	touch $(STAMP)
 

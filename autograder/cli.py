@@ -21,7 +21,9 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import logs
 from autograder.course.assignment import DEFAULT_SEED
@@ -30,6 +32,10 @@ from autograder.outputs.disk import OutputDiskFull
 from autograder.refusal import Refused
 from autograder.safe_text import clean, clean_data
 
+if TYPE_CHECKING:  # the grading stage imports torch and the checks: only when a command grades
+    from autograder.grading.api import Options
+    from autograder.grading.shards import Shard
+
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
 DISK_FULL = 3  # OUT_DIR's disk filled up: stopped, nobody marked; the same command resumes
@@ -37,7 +43,7 @@ DISK_FULL = 3  # OUT_DIR's disk filled up: stopped, nobody marked; the same comm
 logger = logging.getLogger("autograder.cli")  # by name: run as `python -m autograder.cli`, __name__ is "__main__"
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     logs.configure(args.verbose)
@@ -59,7 +65,7 @@ class CannotGrade(Exception):
     Refused."""
 
 
-def _parser():
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0])
     _verbose_option(parser, default=0)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -133,7 +139,7 @@ def _parser():
     return parser
 
 
-def _start_zygote_early():
+def _start_zygote_early() -> None:
     """The grading children's zygote starts its imports now, beside this process's (see isolation/zygote.py)."""
     from autograder.isolation.zygote import ZygoteError, shared_zygote
 
@@ -143,18 +149,18 @@ def _start_zygote_early():
         pass  # said again, with its reason, when the first child is needed
 
 
-def _shard_argument(text):
+def _shard_argument(text: str) -> "Shard":
     from autograder.grading.api import shard_argument  # here: --help must not import the checks
 
     return shard_argument(text)
 
 
-def _verbose_option(parser, default):
+def _verbose_option(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=default,
                         help="also print progress and diagnostics (what each step did) on stderr")
 
 
-def _limit_options(parser):
+def _limit_options(parser: argparse.ArgumentParser) -> None:
     defaults = Limits()
     parser.add_argument("--workers", type=int, default=default_workers(),
                         help="notebooks graded at once (default: one per core)")
@@ -167,7 +173,7 @@ def _limit_options(parser):
                         "the one grade() uses in nbgrader)")
 
 
-def _options(args):
+def _options(args: argparse.Namespace) -> "Options":
     from autograder.grading.api import Options
 
     if args.workers < 1 or args.timeout <= 0 or args.memory < 64:
@@ -176,7 +182,7 @@ def _options(args):
     return Options(limits=limits, seed=args.seed)
 
 
-def _check(args):
+def _check(args: argparse.Namespace) -> int:
     _start_zygote_early()
     from autograder.grading.api import check_notebooks
 
@@ -190,7 +196,7 @@ def _check(args):
     return 0
 
 
-def _grade(args):
+def _grade(args: argparse.Namespace) -> int:
     _start_zygote_early()
     from autograder.grading.api import grade_classroom, mean_score
 
@@ -207,7 +213,7 @@ def _grade(args):
     return GRADER_FAILED if summary.grader_errors or summary.problems else 0
 
 
-def _gradescope_build(args):
+def _gradescope_build(args: argparse.Namespace) -> int:
     from autograder.integrations.api import build_gradescope_bundle
 
     names = build_gradescope_bundle(args.out, lang=args.lang)
@@ -215,7 +221,7 @@ def _gradescope_build(args):
     return 0
 
 
-def _student_kit_build(args):
+def _student_kit_build(args: argparse.Namespace) -> int:
     from autograder.integrations.api import build_student_kit
 
     sizes = build_student_kit(args.out)
@@ -224,7 +230,7 @@ def _student_kit_build(args):
     return 0
 
 
-def _merge(args):
+def _merge(args: argparse.Namespace) -> int:
     from autograder.grading.api import mean_score, merge_shards
 
     summary = merge_shards(args.shards, args.out)
@@ -233,7 +239,7 @@ def _merge(args):
     return 0
 
 
-def _similarity(args):
+def _similarity(args: argparse.Namespace) -> int:
     _start_zygote_early()
     from autograder.review.api import find_similar_work
 
@@ -242,7 +248,7 @@ def _similarity(args):
     options = _options(args)
     started = time.monotonic()
 
-    def log(line):
+    def log(line: str) -> None:
         logger.info("attnkit similarity: [%.0f s] %s", time.monotonic() - started, line)
 
     run = find_similar_work(args.submitted, args.out, base=args.base, grades_dir=args.grades, threshold=args.threshold,
@@ -255,7 +261,7 @@ def _similarity(args):
     return 0
 
 
-def _export(args):
+def _export(args: argparse.Namespace) -> int:
     from autograder.integrations.api import export_grades
 
     lms = "canvas" if args.canvas else "moodle"
@@ -273,7 +279,7 @@ def _export(args):
     return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
 
 
-def _print_isolation_notes(notes):
+def _print_isolation_notes(notes: Sequence[str]) -> None:
     for note in notes:
         logger.warning("attnkit: isolation: %s", note)
 

@@ -258,7 +258,8 @@ def format_report(result):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the bench and print its report, then the per-notebook costs of the solved source notebooks."""
-    parser = argparse.ArgumentParser(prog="python -m devtools.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m devtools.bench", description="plain nbgrader, nbgrader in "
+                                     "attnkit's sandbox and attnkit grade on the same N submissions, timed")
     parser.add_argument("--n", type=int, default=8, help="number of generated submissions (default 8)")
     parser.add_argument("--workers", type=int, default=None, help="attnkit workers (default: one per core)")
     args = parser.parse_args(argv)

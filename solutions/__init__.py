@@ -4,7 +4,7 @@ Names and signatures follow chapter 3 of "Build a Large Language Model (From
 Scratch)" so that code written from the book drops into the student stubs.
 """
 
-from solutions.basics import (
+from attnkit.solutions.basics import (
     attention_scores,
     attention_scores_for_query,
     context_vector_for_query,
@@ -12,13 +12,13 @@ from solutions.basics import (
     softmax_naive,
     softmax_stable,
 )
-from solutions.causal import (
+from attnkit.solutions.causal import (
     CausalAttention,
     causal_mask,
     causal_weights_neg_inf,
     causal_weights_renormalised,
 )
-from solutions.multihead import (
+from attnkit.solutions.multihead import (
     MultiHeadAttention,
     MultiHeadAttentionSingle,
     MultiHeadAttentionWrapper,
@@ -27,12 +27,12 @@ from solutions.multihead import (
     split_heads,
     two_dimensional_wrapper,
 )
-from solutions.self_attention import (
+from attnkit.solutions.self_attention import (
     SelfAttention_v1,
     SelfAttention_v2,
     load_v2_weights_into_v1,
 )
-from solutions.torch_equivalence import sdpa_causal, to_torch_multihead
+from attnkit.solutions.torch_equivalence import sdpa_causal, to_torch_multihead
 
 __all__ = [
     "CausalAttention",

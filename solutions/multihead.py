@@ -3,7 +3,7 @@
 import torch
 from torch import nn
 
-from solutions.causal import CausalAttention
+from attnkit.solutions.causal import CausalAttention
 
 
 class MultiHeadAttentionWrapper(nn.Module):

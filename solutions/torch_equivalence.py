@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from solutions.multihead import merge_heads, split_heads
+from attnkit.solutions.multihead import merge_heads, split_heads
 
 
 def to_torch_multihead(mha):

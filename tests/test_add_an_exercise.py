@@ -10,8 +10,6 @@ notebook's own solution cell, less for a wrong one.
 """
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -19,12 +17,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from project_copy import copy_checkout, installed
 
 from autograder.course.exercises import NOTEBOOKS
 from autograder.isolation.protected import checkout_root
 
 NOTEBOOK = NOTEBOOKS[0]
-COPIED = ("autograder", "solutions", "source", "release", "pyproject.toml", "nbgrader_config.py")
 
 REFERENCE = '''
 
@@ -58,7 +56,7 @@ def judge(data, case, expected):
 
 DECLARATION = '''"""Checks for the toy exercise scaled_scores (added by tests/test_add_an_exercise.py)."""
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course.judges.scaled_scores import judge
@@ -126,7 +124,8 @@ def add_the_exercise(copy):
         module.write(REFERENCE)
     init = copy / "solutions" / "__init__.py"
     text = init.read_text(encoding="utf-8")
-    text = text.replace("from solutions.basics import (\n", "from solutions.basics import (\n    scaled_scores,\n")
+    text = text.replace("from attnkit.solutions.basics import (\n",
+                        "from attnkit.solutions.basics import (\n    scaled_scores,\n")
     init.write_text(text.replace("__all__ = [\n", '__all__ = [\n    "scaled_scores",\n'), encoding="utf-8")
     # 2. One declaration next to its checks, in a new module of the notebook's package numbered after the last:
     # exercise, checks, bilingual messages, what the reference expects; its probe and judge beside the others'.
@@ -185,28 +184,22 @@ INSPECT = textwrap.dedent('''
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
-    root, copy = checkout_root(), tmp_path_factory.mktemp("checkout") / "attnkit"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".ipynb_checkpoints")
-    for name in COPIED:
-        source = root / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=ignore)
-        else:
-            copy.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy / name)
+    copy = copy_checkout(checkout_root(), tmp_path_factory.mktemp("checkout") / "attnkit")
     add_the_exercise(copy)
     return copy
 
 
 @pytest.mark.slow
 def test_a_new_exercise_in_three_places_is_known_and_graded(copy):
-    environment = {**os.environ, "PYTHONPATH": str(copy), "ATTNKIT_LANG": "en"}
+    # The copy installed as a wheel would be (its reference is attnkit.solutions): a fresh interpreter imports it.
+    environment = {**installed(copy, copy.parent / "installed"), "ATTNKIT_LANG": "en"}
     notebook = copy / "source" / "attention" / f"{NOTEBOOK}.ipynb"
     run = subprocess.run([sys.executable, "-c", INSPECT, str(notebook)], cwd=copy, env=environment,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     seen = json.loads(run.stdout.strip().splitlines()[-1])
-    assert Path(seen["package"]).resolve().is_relative_to(copy.resolve()), "the copy's autograder was not the one used"
+    assert Path(seen["package"]).resolve().is_relative_to(copy.parent.resolve()), \
+        "the copy's autograder was not the one used"
     assert seen["notebook"] == NOTEBOOK
     assert seen["checks"] == ["scaled_scores.notes", "scaled_scores.random"]
     # The public check reaches the student kit with no line written for the kit: one declaration is enough.

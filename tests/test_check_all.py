@@ -9,7 +9,7 @@ import nbformat
 import pytest
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
 from autograder.integrations.student_kit.build import vectors_document

@@ -108,7 +108,7 @@ def test_graded_output_names_the_mistake():
 
 @pytest.mark.parametrize("kit", ["live_check", "kit_check"])
 def test_an_explanation_comes_only_once_every_public_check_passes(kit, request, monkeypatch):
-    import solutions
+    from attnkit import solutions
 
     check = request.getfixturevalue(kit)
     monkeypatch.setenv("ATTNKIT_LANG", "en")

@@ -151,7 +151,7 @@ def test_help_imports_neither_torch_nor_the_checks(command):
              "with contextlib.redirect_stdout(io.StringIO()):\n"
              "    try:\n        cli.main(sys.argv[1:] + ['--help'])\n    except SystemExit:\n        pass\n"
              "heavy = [m for m in sys.modules\n"
-             "         if m == 'torch' or m.startswith(('solutions', 'autograder.course.checks'))]\n"
+             "         if m == 'torch' or m.startswith(('attnkit.solutions', 'autograder.course.checks'))]\n"
              "print(','.join(heavy))")
     run = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == ""

@@ -9,7 +9,7 @@ import random
 import pytest
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.course.checks.module_contract.cases import modes_cases, properties_cases, structure_cases
 from autograder.course.checks.module_contract.checks import exposed_reference
 from autograder.course.judges.contract import output_shape, parameter_shapes

@@ -2,7 +2,6 @@
 
 import ast
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from project_copy import copy_checkout, installed
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.integrations import nbgrader_course
@@ -143,8 +143,6 @@ def test_points_total_100(repo_root):
         assert total == 100, f"{folder}/attention/ graded cells are worth {total} points"
 
 
-# A copy of the checkout: enough to import the course, release it and check the release.
-COPIED = ("autograder", "solutions", "source", "release", "pyproject.toml", "nbgrader_config.py")
 EXERCISE_POINTS = ("import json\nfrom autograder.course.exercises import EXERCISES\n"
                    "print(json.dumps({exercise.id: exercise.points for exercise in EXERCISES}))")
 
@@ -198,14 +196,9 @@ def test_a_checks_points_reach_source_and_release_through_make_release(repo_root
     """Points are declared once, with the checks: in a copy where a point moves between two exercises' checks,
     check-release fails, the release writes the new points into the graded cells of source/ and release/ and into
     the "What is graded" cells, and check-release passes again."""
-    copy = tmp_path / "attnkit"
-    for name in COPIED:
-        if (repo_root / name).is_dir():
-            shutil.copytree(repo_root / name, copy / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(repo_root / name, copy / name)
+    copy = copy_checkout(repo_root, tmp_path / "attnkit")
     loser, gainer = move_a_point(copy / "autograder" / "course")
-    environment = {**os.environ, "PYTHONPATH": str(copy)}
+    environment = installed(copy, tmp_path / "installed")
 
     def run(*arguments: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, *arguments], cwd=copy, env=environment, capture_output=True,

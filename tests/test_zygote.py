@@ -28,8 +28,9 @@ SPY = '''
 import gc, json, os, sys, types, weakref
 import torch
 
-FORBIDDEN_MODULES = ("solutions", "autograder.course.checks", "autograder.course.judges", "autograder.course.catalog",
-                     "autograder.course.exercises", "autograder.course.declarations", "autograder.course.messages",
+FORBIDDEN_MODULES = ("attnkit.solutions", "autograder.course.checks", "autograder.course.judges",
+                     "autograder.course.catalog", "autograder.course.exercises", "autograder.course.declarations",
+                     "autograder.course.messages",
                      "autograder.running.runner", "autograder.checking.judging",
                      "autograder.checking.compare", "autograder.checking.results", "autograder.running.rendering",
                      "autograder.running.in_notebook")
@@ -147,7 +148,7 @@ def test_the_spy_sees_the_reference_where_it_is_loaded():
         del os.environ[SECRET_VARIABLE]
     assert "INVENTORY" in results[0].message
     found = namespace["REPORTS"][0]
-    assert any(item.startswith("object solutions.") for item in found), found
+    assert any(item.startswith("object attnkit.solutions.") for item in found), found
     assert any(item.startswith("module autograder.course.checks") for item in found), found
     assert any(item.startswith("frame ") for item in found), found
     assert "environment " + SECRET_VARIABLE in found and "import variants" in found
@@ -215,8 +216,8 @@ def test_withholding_walks_every_string_of_an_event():
 def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
     """Statically too: a probe module that imported a judge, the catalogue or the reference would bring it into
     the zygote (the inventory above would see it; this names the line)."""
-    judge_side = ("solutions", "autograder.course.checks", "autograder.course.judges", "autograder.course.catalog",
-                  "autograder.course.exercises",
+    judge_side = ("attnkit.solutions", "autograder.course.checks", "autograder.course.judges",
+                  "autograder.course.catalog", "autograder.course.exercises",
                   "autograder.course.declarations", "autograder.course.messages",
                   "autograder.running.runner", "autograder.checking.judging", "autograder.checking.compare",
                   "autograder.checking.results", "autograder.running.rendering", "autograder.running.in_notebook")
@@ -229,7 +230,8 @@ def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
     for path in probe_side:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                [node.module or "", *(f"{node.module}.{alias.name}" for alias in node.names)] \
+                if isinstance(node, ast.ImportFrom) else []
             found += [f"{path.name}:{node.lineno} {name}" for name in names
                       if any(name == side or name.startswith(side + ".") for side in judge_side)]
     assert not found

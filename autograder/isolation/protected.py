@@ -1,7 +1,8 @@
 """What student code must never import or read, declared once: the reference and the check code.
 
 Everything secret lives in two packages, and the list is derived from where they are, never typed as paths:
-  - the reference, the `solutions` package (found through the import system, wherever it is installed);
+  - the reference, the `attnkit.solutions` package (the checkout's solutions/, installed under the project's name;
+    found through the import system, wherever it is installed);
   - the check code, the `autograder.course.checks` package: the checks, their helpers and the functional
     reference with knobs (`variants`) that the judges compare with.
 and in three folders of the checkout: `source/` (notebooks with their solutions), `tests/` (mutants, expected
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import autograder
 
-REFERENCE_PACKAGE = "solutions"
+REFERENCE_PACKAGE = "attnkit.solutions"
 # Named, not imported: the grading child's zygote imports this module and must never hold the checks.
 CHECKS_PACKAGE = "autograder.course.checks"
 # Folders of the checkout, beside the packages: never bundled, never readable by student code.
@@ -36,8 +37,11 @@ def checkout_root():
 
 
 def reference_locations():
-    """The folders of the `solutions` package (none when it cannot be found: then there is nothing to hide)."""
-    spec = importlib.util.find_spec(REFERENCE_PACKAGE)
+    """The folders of the reference package (none when it cannot be found: then there is nothing to hide)."""
+    try:
+        spec = importlib.util.find_spec(REFERENCE_PACKAGE)
+    except ModuleNotFoundError:  # not even its parent package is installed
+        return ()
     if spec is None:
         return ()
     return tuple(Path(location).resolve() for location in (spec.submodule_search_locations or ()))

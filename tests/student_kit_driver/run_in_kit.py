@@ -36,7 +36,7 @@ def run_cells(source_path, out_path):
     open(out_path, "w", encoding="utf-8").write(json.dumps(report))
 
 
-MODULES = ("solutions", "autograder.course.checks",
+MODULES = ("attnkit.solutions", "autograder.course.checks",
            "autograder.course.checks.n01_attention_without_weights.ex1_softmax",
            "autograder.course.checks.variants",
            "autograder.course.checks.student_kit_recording", "autograder.course.catalog", "autograder.running.runner",

@@ -36,8 +36,8 @@ RUNTIME_DIR = SOURCE_ROOT / "integrations" / "student_kit" / "runtime"
 OWN_INITS = ("__init__.py", "integrations/student_kit/__init__.py")
 # What the kit must never hold, whatever a shipped module imports: the reference, the checks' declarations and what
 # runs the checks against the catalogue.
-NEVER_SHIPPED = ("solutions", "autograder.course.checks", "autograder.course.catalog", "autograder.running.runner",
-                 "autograder.running.rendering", "autograder.running.in_notebook")
+NEVER_SHIPPED = ("attnkit.solutions", "autograder.course.checks", "autograder.course.catalog",
+                 "autograder.running.runner", "autograder.running.rendering", "autograder.running.in_notebook")
 
 KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on the public checks from stored vectors.
 
@@ -133,7 +133,8 @@ def shipped_modules(public_checks):
 
 
 def _imported_modules(name):
-    """The autograder modules (and `solutions`) that module `name` imports anywhere in its source."""
+    """The autograder modules (and the reference, `attnkit.solutions`) that module `name` imports anywhere in its
+    source."""
     parts = name.split(".")[1:]
     path = SOURCE_ROOT.joinpath(*parts).with_suffix(".py")
     if not path.is_file():
@@ -142,14 +143,15 @@ def _imported_modules(name):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            found += [n for n in names if n.startswith(("autograder.", "solutions")) and _is_module(n)]
+            found += [n for n in names if n.startswith(("autograder.", "attnkit.solutions")) and _is_module(n)]
         elif isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names if alias.name.startswith(("autograder.", "solutions"))]
+            found += [alias.name for alias in node.names
+                      if alias.name.startswith(("autograder.", "attnkit.solutions"))]
     return found
 
 
 def _is_module(name):
-    if name == "solutions" or name.startswith("solutions."):
+    if name == "attnkit.solutions" or name.startswith("attnkit.solutions."):
         return True
     parts = name.split(".")[1:]
     return SOURCE_ROOT.joinpath(*parts).with_suffix(".py").is_file() or SOURCE_ROOT.joinpath(*parts).is_dir()

@@ -14,8 +14,8 @@ RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 help:
 	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
 	@echo "make test           run the test suite (nbgrader runs included)"
-	@echo "make release        regenerate release/attention/ from source/attention/"
-	@echo "make check-release  fail if release/attention/ is out of date"
+	@echo "make release        write source/attention/'s points and catalogue cells, regenerate release/attention/"
+	@echo "make check-release  fail if source/attention/ or release/attention/ is out of date"
 	@echo "make lint           ruff check, the layers contract (lint-imports) and mypy on the typed stages"
 	@echo "make grid           the variant grid: every single-knob mistake of every module exercise, graded"
 	@echo "make mutation       mutation score: cosmic-ray's mutants of solutions/ graded by the checks (~1 min)"
@@ -25,9 +25,9 @@ help:
 
 .venv: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml setup.py constraints.txt
 	test -x $(PY) || $(PYTHON3) -m venv $(VENV)
-	@echo "installing attnkit and its dependencies into $(VENV) (pyproject.toml or constraints.txt changed, or no venv yet)"
+	@echo "installing attnkit and its dependencies into $(VENV) (pyproject.toml, setup.py or constraints.txt changed, or no venv yet)"
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[course,dev]'
 	touch $(STAMP)
 
@@ -38,7 +38,6 @@ demo: $(STAMP)
 	$(RUN) $(PY) -m devtools.demo
 
 release: $(STAMP)
-	$(RUN) $(PY) -m devtools.requirements
 	$(RUN) $(PY) -m autograder.integrations.nbgrader_course release
 
 check-release: $(STAMP)

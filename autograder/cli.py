@@ -4,7 +4,6 @@
     attnkit grade SUBMITTED_DIR --out OUT_DIR     a class in nbgrader layout -> grades.csv, JSON, Gradescope, HTML
           [--shard I/N]                           only the students of shard I of N (stable hash of the id)
     attnkit merge OUT_DIR... --out MERGED         the shards' outputs -> one grades.csv, per-student files, report
-    attnkit bench [--n N]                         nbgrader autograde vs attnkit grade on N solved submissions
     attnkit similarity SUBMITTED_DIR --out OUT    pairs whose code or wrong outputs look copied (evidence only)
     attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
     attnkit gradescope build OUT.zip              the Gradescope autograder bundle
@@ -22,13 +21,20 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder import logs
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.isolation.limits import Limits, default_workers
 from autograder.outputs.disk import OutputDiskFull
+from autograder.refusal import Refused
 from autograder.safe_text import clean, clean_data
+
+if TYPE_CHECKING:  # the grading stage imports torch and the checks: only when a command grades
+    from autograder.grading.api import Options
+    from autograder.grading.shards import Shard
 
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
@@ -37,13 +43,13 @@ DISK_FULL = 3  # OUT_DIR's disk filled up: stopped, nobody marked; the same comm
 logger = logging.getLogger("autograder.cli")  # by name: run as `python -m autograder.cli`, __name__ is "__main__"
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     logs.configure(args.verbose)
     try:
         return args.run(args)
-    except CannotGrade as problem:
+    except (CannotGrade, Refused) as problem:
         logger.error("attnkit %s: %s", args.command, problem)
         return USAGE_ERROR
     except OutputDiskFull as problem:
@@ -55,10 +61,11 @@ def main(argv=None):
 
 
 class CannotGrade(Exception):
-    """Grading could not happen at all (missing file, not a notebook...): exit status 2."""
+    """The command line's arguments cannot be used (an option out of range...): exit status 2, as for the stages'
+    Refused."""
 
 
-def _parser():
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0])
     _verbose_option(parser, default=0)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -77,11 +84,6 @@ def _parser():
                             "give each shard its own OUT_DIR, then `attnkit merge` them")
     _limit_options(grade)
     grade.set_defaults(run=_grade)
-
-    bench = commands.add_parser("bench", help="time nbgrader autograde and attnkit grade on the same submissions")
-    bench.add_argument("--n", type=int, default=8, help="number of generated submissions (default 8)")
-    bench.add_argument("--workers", type=int, default=None, help="attnkit workers (default: one per core)")
-    bench.set_defaults(run=_bench)
 
     merge = commands.add_parser("merge", help="combine the OUT_DIRs of `attnkit grade --shard` runs into one")
     merge.add_argument("shards", nargs="+", type=Path, metavar="OUT_DIR")
@@ -137,7 +139,7 @@ def _parser():
     return parser
 
 
-def _start_zygote_early():
+def _start_zygote_early() -> None:
     """The grading children's zygote starts its imports now, beside this process's (see isolation/zygote.py)."""
     from autograder.isolation.zygote import ZygoteError, shared_zygote
 
@@ -147,18 +149,18 @@ def _start_zygote_early():
         pass  # said again, with its reason, when the first child is needed
 
 
-def _shard_argument(text):
-    from autograder.grading.shards import shard_argument  # here: --help must not import the checks
+def _shard_argument(text: str) -> "Shard":
+    from autograder.grading.api import shard_argument  # here: --help must not import the checks
 
     return shard_argument(text)
 
 
-def _verbose_option(parser, default):
+def _verbose_option(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument("-v", "--verbose", action="count", default=default,
                         help="also print progress and diagnostics (what each step did) on stderr")
 
 
-def _limit_options(parser):
+def _limit_options(parser: argparse.ArgumentParser) -> None:
     defaults = Limits()
     parser.add_argument("--workers", type=int, default=default_workers(),
                         help="notebooks graded at once (default: one per core)")
@@ -171,95 +173,39 @@ def _limit_options(parser):
                         "the one grade() uses in nbgrader)")
 
 
-def _options(args, blocked=()):
-    from autograder.grading.notebooks import Options
+def _options(args: argparse.Namespace) -> "Options":
+    from autograder.grading.api import Options
 
     if args.workers < 1 or args.timeout <= 0 or args.memory < 64:
         raise CannotGrade("--workers must be >= 1, --timeout > 0 and --memory >= 64")
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, workers=args.workers)
-    return Options(limits=limits, seed=args.seed, blocked=tuple(blocked))
+    return Options(limits=limits, seed=args.seed)
 
 
-def _check(args):
+def _check(args: argparse.Namespace) -> int:
     _start_zygote_early()
-    from autograder.grading.notebooks import GRADED, NotebookInput, grade_notebooks
+    from autograder.grading.api import check_notebooks
 
-    def refuse_unreadable(result):
-        # grade_notebooks reports a notebook it cannot read (or place) while planning, before grading any
-        if result.status != GRADED:
-            raise CannotGrade(f"cannot grade {result.path}: {result.reason}")
-
-    inputs = [NotebookInput(str(path), path) for path in args.notebooks]
-    options = _options(args, blocked={path.resolve().parent for path in args.notebooks})
-    grading = grade_notebooks(inputs, options, on_result=refuse_unreadable)
-    _print_isolation_notes(grading.isolation_notes)
-    score = sum(result.score for result in grading.results)
-    max_score = sum(result.max_score for result in grading.results)
+    checked = check_notebooks(args.notebooks, _options(args))
+    _print_isolation_notes(checked.isolation_notes)
     if args.json:
-        print(json.dumps(clean_data(_check_json(grading.results, score, max_score)), indent=2, ensure_ascii=False))
+        print(json.dumps(clean_data(checked.as_json()), indent=2, ensure_ascii=False))
         return 0
-    for line in report_lines(grading.results):
+    for line in checked.report_lines():
         print(line)
-    if len(grading.results) > 1:
-        print(f"total: {score:g}/{max_score:g}")
     return 0
 
 
-def report_lines(results):
-    """`attnkit check`'s lines for the terminal. Messages and notes can quote student code: each line is cleaned,
-    so no control sequence of the student's reaches the terminal."""
-    lines = []
-    for result in results:
-        lines.append(f"{result.path}: {result.score:g}/{result.max_score:g}")
-        lines.extend(f"  ✘ [{check.id}] {check.full_message}" for check in result.checks if check.status != "passed")
-        lines.extend(f"  · {note}" for note in result.notes)
-    return [clean(line) for line in lines]
-
-
-def _check_json(results, score, max_score):
-    keys = ("id", "score", "max_score", "status", "misconception")
-    return {
-        "score": score,
-        "max_score": max_score,
-        "notebooks": [
-            {
-                "path": result.path,
-                "notebook": result.notebook,
-                "score": result.score,
-                "max_score": result.max_score,
-                "checks": [{**{key: getattr(check, key) for key in keys}, "message": check.full_message}
-                           for check in result.checks],
-                "notes": list(result.notes),
-            }
-            for result in results
-        ],
-    }
-
-
-def _grade(args):
+def _grade(args: argparse.Namespace) -> int:
     _start_zygote_early()
-    from autograder.grading.classroom import grade_class
-    from autograder.grading.progress import Progress
-    from autograder.grading.shards import ShardError
+    from autograder.grading.api import grade_classroom, mean_score
 
-    if not args.submitted.is_dir():
-        raise CannotGrade(f"no such directory: {args.submitted}")
-    if args.out.resolve() == args.submitted.resolve() or args.submitted.resolve() in args.out.resolve().parents:
-        raise CannotGrade("--out must not be inside SUBMITTED_DIR")
-    progress = Progress(sys.stderr)
-    try:
-        summary = grade_class(args.submitted, args.out, _options(args), progress, shard=args.shard)
-    except ShardError as problem:
-        raise CannotGrade(str(problem)) from None
-    finally:
-        progress.finish()
+    summary = grade_classroom(args.submitted, args.out, _options(args), progress_to=sys.stderr, shard=args.shard)
     _print_isolation_notes(summary.isolation_notes)
-    totals = [document["score"] for document in summary.documents]
-    mean = sum(totals) / len(totals) if totals else 0.0
     shard = f"shard {args.shard}: " if args.shard else ""
     logger.info("attnkit grade: %s%d students (%d graded, %d unchanged since the last run) in %.1f s; mean %.1f; %s",
-                shard, len(summary.students), len(summary.graded), len(summary.skipped), summary.seconds, mean,
-                summary.grades_csv)
+                shard, len(summary.students), len(summary.graded), len(summary.skipped), summary.seconds,
+                mean_score(summary.documents), summary.grades_csv)
     for student_id, problem in sorted(summary.grader_errors.items()):
         logger.error("attnkit grade: %s: %s (every other student was graded)", student_id, problem)
     for problem in summary.problems:
@@ -267,92 +213,46 @@ def _grade(args):
     return GRADER_FAILED if summary.grader_errors or summary.problems else 0
 
 
-def _bench(args):
-    from autograder.course.assignment import ASSIGNMENT
-    from autograder.isolation.protected import checkout_root
+def _gradescope_build(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import build_gradescope_bundle
 
-    try:
-        from devtools.bench import format_costs, format_report, measure_notebook_costs, run_bench
-    except ImportError as missing:  # the bundle and the Docker image ship the grader without devtools/
-        raise CannotGrade(f"needs the attnkit source checkout (devtools/): {missing}") from None
-
-    if args.n < 1:
-        raise CannotGrade("--n must be at least 1")
-    result = run_bench(args.n, workers=args.workers, log=logger.info)
-    print(format_report(result), flush=True)
-    solved = sorted((checkout_root() / "source" / ASSIGNMENT).glob("*.ipynb"))
-    if solved:
-        print(format_costs(measure_notebook_costs(solved)))
-    return 0
-
-
-def _gradescope_build(args):
-    from autograder.integrations.gradescope import BundleError, build_bundle
-
-    try:
-        names = build_bundle(args.out, lang=args.lang)
-    except (BundleError, OSError) as problem:
-        raise CannotGrade(str(problem)) from None
+    names = build_gradescope_bundle(args.out, lang=args.lang)
     logger.info("attnkit gradescope: %s (%d files): upload it as the assignment's autograder", args.out, len(names))
     return 0
 
 
-def _student_kit_build(args):
-    from autograder.integrations.student_kit.build import KitBuildError, build
+def _student_kit_build(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import build_student_kit
 
-    try:
-        sizes = build(args.out)
-    except (KitBuildError, OSError) as problem:
-        raise CannotGrade(str(problem)) from None
+    sizes = build_student_kit(args.out)
     logger.info("attnkit student-kit: %s (%d files, %s bytes): install it into the students' kernels with "
                 "`pip install %s`", args.out, len(sizes), f"{sum(sizes.values()):,}", args.out)
     return 0
 
 
-def _merge(args):
-    from autograder.grading.shards import ShardError, merge
+def _merge(args: argparse.Namespace) -> int:
+    from autograder.grading.api import mean_score, merge_shards
 
-    try:
-        summary = merge(args.shards, args.out)
-    except (ShardError, OSError) as problem:
-        raise CannotGrade(str(problem)) from None
-    totals = [document["score"] for document in summary.documents]
-    mean = sum(totals) / len(totals) if totals else 0.0
+    summary = merge_shards(args.shards, args.out)
     logger.info("attnkit merge: %d students from %d directories; mean %.1f; %s", len(summary.students),
-                len(summary.inputs), mean, summary.grades_csv)
+                len(summary.inputs), mean_score(summary.documents), summary.grades_csv)
     return 0
 
 
-def _similarity(args):
+def _similarity(args: argparse.Namespace) -> int:
     _start_zygote_early()
-    from autograder.grading.classroom import grade_class
-    from autograder.grading.progress import Progress
-    from autograder.review.inputs import InputError
-    from autograder.review.run import run_similarity
+    from autograder.review.api import find_similar_work
 
     if args.threshold is not None and not 0.0 < args.threshold <= 1.0:
         raise CannotGrade("--threshold must be in (0, 1]")
     options = _options(args)
     started = time.monotonic()
 
-    def log(line):
+    def log(line: str) -> None:
         logger.info("attnkit similarity: [%.0f s] %s", time.monotonic() - started, line)
 
-    def grade(submitted_dir, grades_dir):
-        progress = Progress(sys.stderr)
-        try:
-            summary = grade_class(submitted_dir, grades_dir, options, progress)
-        finally:
-            progress.finish()
-        log(f"graded {len(summary.students)} students ({len(summary.graded)} graded, {len(summary.skipped)} "
-            f"unchanged) in {summary.seconds:.1f} s")
-
-    try:
-        run = run_similarity(args.submitted, args.out, base=args.base, grades_dir=args.grades, grade=grade,
-                             progress=Progress(sys.stderr), log=log, threshold=args.threshold,
-                             workers=options.limits.workers)
-    except InputError as problem:
-        raise CannotGrade(str(problem)) from None
+    run = find_similar_work(args.submitted, args.out, base=args.base, grades_dir=args.grades, threshold=args.threshold,
+                            options=options, progress_to=sys.stderr, log=log)
     for note in run.analysis.notes:
         log(note)
     log(f"{run.analysis.students} students, {run.analysis.candidates} candidate pairs scored, "
@@ -361,24 +261,17 @@ def _similarity(args):
     return 0
 
 
-def _export(args):
-    from autograder.integrations.lms import LmsError, export
-    from autograder.outputs.class_report import add_link
+def _export(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import export_grades
 
-    if args.moodle is not None and args.id_column is None:
-        raise CannotGrade("--moodle needs --id-column email, username or idnumber")
     lms = "canvas" if args.canvas else "moodle"
-    try:
-        result = export(args.grades, args.canvas or args.moodle, args.out, lms=lms, id_column=args.id_column,
-                        per_exercise=args.per_exercise, column=args.column, match=args.match)
-    except LmsError as problem:
-        raise CannotGrade(str(problem)) from None
+    result, link_problem = export_grades(args.grades, args.canvas or args.moodle, args.out, lms=lms,
+                                         id_column=args.id_column, per_exercise=args.per_exercise,
+                                         column=args.column, match=args.match)
     for student_id, note in result.notes:
         logger.warning("attnkit export: %s%s", clean(student_id) + ": " if student_id else "", clean(note))
-    try:
-        add_link(args.grades, f"{lms.capitalize()} import file ({args.out.name})", result.path)
-    except OSError as error:  # the file is written; only the report's link is missing
-        logger.warning("attnkit export: class_report.html not updated with a link to %s: %s", result.path, error)
+    if link_problem:
+        logger.warning("attnkit export: %s", link_problem)
     logger.info("attnkit export: %s roster students (matched on %s), column \"%s\"; %d without a submission got 0, "
                 "%d graded students not in the roster; %s (notes: %s)", result.rows, result.matched_on,
                 clean(result.column), len(result.without_submission), len(result.not_in_roster), result.path,
@@ -386,7 +279,7 @@ def _export(args):
     return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
 
 
-def _print_isolation_notes(notes):
+def _print_isolation_notes(notes: Sequence[str]) -> None:
     for note in notes:
         logger.warning("attnkit: isolation: %s", note)
 

@@ -1,4 +1,5 @@
-"""`attnkit bench`: plain nbgrader, nbgrader in attnkit's sandbox and attnkit grade on the same N submissions.
+"""`python -m devtools.bench [--n N] [--workers W]`: plain nbgrader, nbgrader in attnkit's sandbox and attnkit grade
+on the same N submissions (default 8), from a checkout (devtools is never installed).
 
 Two throwaway nbgrader courses (autograder.integrations.nbgrader_course), one switched back to nbgrader's own grading in
 the student's kernel and one as the course is configured (autograder.integrations.nbgrader_sandbox); the releases are
@@ -14,8 +15,10 @@ against the cost of executing the notebook's code alone (a forked child of this 
 and nothing else), all measured here, in the same run, one notebook at a time; with the CPU seconds it took.
 """
 
+import argparse
 import contextlib
 import csv
+import logging
 import os
 import resource
 import statistics
@@ -26,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder import logs
 from autograder.course.assignment import ASSIGNMENT, DEFAULT_SEED
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.integrations import nbgrader_course
@@ -34,6 +38,9 @@ from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import plan_notebook
 from autograder.outputs import records
 from autograder.running.timing import StageTimes
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+logger = logging.getLogger("autograder.bench")  # under attnkit's logger: its progress lines go to stderr
 
 
 @dataclass(frozen=True)
@@ -247,3 +254,25 @@ def format_report(result):
         f"  speed-up, attnkit grade:            {result.speedup:8.1f}x (plain nbgrader / attnkit grade)",
         f"  scores agree:       {agreement}",
     ])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the bench and print its report, then the per-notebook costs of the solved source notebooks."""
+    parser = argparse.ArgumentParser(prog="python -m devtools.bench", description="plain nbgrader, nbgrader in "
+                                     "attnkit's sandbox and attnkit grade on the same N submissions, timed")
+    parser.add_argument("--n", type=int, default=8, help="number of generated submissions (default 8)")
+    parser.add_argument("--workers", type=int, default=None, help="attnkit workers (default: one per core)")
+    args = parser.parse_args(argv)
+    if args.n < 1:
+        parser.error("--n must be at least 1")
+    logs.configure()
+    result = run_bench(args.n, workers=args.workers, log=logger.info)
+    print(format_report(result), flush=True)
+    solved = sorted((CHECKOUT / "source" / ASSIGNMENT).glob("*.ipynb"))
+    if solved:
+        print(format_costs(measure_notebook_costs(solved)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,7 @@ import argparse
 import statistics
 import time
 
-import solutions
+from attnkit import solutions
 from autograder.course.exercises import EXERCISES
 from autograder.running.rendering import table
 from autograder.running.runner import run_exercise

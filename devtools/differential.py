@@ -16,7 +16,7 @@ import random
 import torch
 from torch import nn
 
-import solutions
+from attnkit import solutions
 from autograder.course.exercises import EXERCISES_BY_ID
 from devtools import mutants as mutant_source
 

@@ -22,11 +22,11 @@ import cosmic_ray.plugins
 from cosmic_ray.ast import ast_nodes, get_ast
 from cosmic_ray.mutating import mutate_code
 
-import solutions
+from attnkit import solutions
 from autograder.course.exercises import EXERCISES
 
 SOLUTIONS_DIR = Path(solutions.__file__).resolve().parent
-PACKAGE = "solutions"
+PACKAGE = "attnkit.solutions"  # installed under the project's name (setup.py)
 
 
 @dataclass(frozen=True)
@@ -72,11 +72,12 @@ def solution_files():
 
 
 def sibling_imports(source):
-    """{file name: [names]} that `from solutions.<module> import ...` statements take from sibling files."""
+    """{file name: [names]} that `from attnkit.solutions.<module> import ...` statements take from sibling
+    files."""
     imports = {}
     for node in ast.parse(source).body:
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"{PACKAGE}."):
-            file = node.module.split(".", 1)[1] + ".py"
+            file = node.module.removeprefix(f"{PACKAGE}.") + ".py"
             imports.setdefault(file, []).extend(alias.name for alias in node.names)
     return imports
 
@@ -220,7 +221,7 @@ class MutantImportError(Exception):
 def load(mutant=None):
     """{file name: module namespace} of every solution file, with `mutant` applied to its file (None: none).
 
-    Each file is executed from source into a fresh dict; `from solutions.<x> import ...` statements take their
+    Each file is executed from source into a fresh dict; `from attnkit.solutions.<x> import ...` statements take their
     names from the dicts made here, so a mutated CausalAttention is also the one MultiHeadAttentionWrapper uses.
     """
     loaded = {}
@@ -231,7 +232,7 @@ def load(mutant=None):
         kept = []
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"{PACKAGE}."):
-                origin = loaded[node.module.split(".", 1)[1] + ".py"]
+                origin = loaded[node.module.removeprefix(f"{PACKAGE}.") + ".py"]
                 namespace.update({alias.asname or alias.name: origin[alias.name] for alias in node.names})
             else:
                 kept.append(node)

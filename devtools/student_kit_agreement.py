@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, of_notebook
 from autograder.integrations.student_kit.build import vectors_document

@@ -15,7 +15,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.running.runner import DEFAULT_SEED, run_exercise

@@ -4,7 +4,7 @@ Names and signatures follow chapter 3 of "Build a Large Language Model (From
 Scratch)" so that code written from the book drops into the student stubs.
 """
 
-from solutions.n01_attention_without_weights import (
+from attnkit.solutions.n01_attention_without_weights import (
     attention_scores,
     attention_scores_for_query,
     context_vector_for_query,
@@ -12,18 +12,18 @@ from solutions.n01_attention_without_weights import (
     softmax_naive,
     softmax_stable,
 )
-from solutions.n02_trainable_self_attention import (
+from attnkit.solutions.n02_trainable_self_attention import (
     SelfAttention_v1,
     SelfAttention_v2,
     load_v2_weights_into_v1,
 )
-from solutions.n03_causal_attention import (
+from attnkit.solutions.n03_causal_attention import (
     CausalAttention,
     causal_mask,
     causal_weights_neg_inf,
     causal_weights_renormalised,
 )
-from solutions.n04_multi_head_attention import (
+from attnkit.solutions.n04_multi_head_attention import (
     MultiHeadAttention,
     MultiHeadAttentionSingle,
     MultiHeadAttentionWrapper,

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from solutions.n03_causal_attention import CausalAttention
+from attnkit.solutions.n03_causal_attention import CausalAttention
 
 
 class MultiHeadAttentionWrapper(nn.Module):

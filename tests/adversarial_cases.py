@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 
-import solutions
+from attnkit import solutions
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.isolation.sandbox import landlock_abi
 
@@ -308,7 +308,7 @@ def cases():
              scores={"softmax_stable": 0}, message=("softmax_stable", "not defined"), note="PermissionError",
              needs_landlock=1),
         Case("import_solutions-zero_for_that_exercise", NB01, replace(
-             "solution_softmax_stable", "from solutions.n01_attention_without_weights import softmax_stable\n"),
+             "solution_softmax_stable", "from attnkit.solutions.n01_attention_without_weights import softmax_stable\n"),
              scores={"softmax_stable": 0}, note="cannot be imported while grading"),
         # The grading child is forked from a process that never imported the reference or the checks: nothing to dig
         # out of its heap, its classes, its modules or the frames above a probe (tests/test_zygote.py takes stock).

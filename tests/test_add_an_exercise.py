@@ -14,7 +14,6 @@ the notebooks' own solutions and less for a wrong one.
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,13 +21,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from project_copy import copy_checkout, installed
 
 from autograder.course.exercises import NOTEBOOKS
 from autograder.isolation.protected import checkout_root
 
 FIRST_NOTEBOOK = NOTEBOOKS[0]
 NEW_NOTEBOOK, NEW_PACKAGE = "05_attention_entropy", "n05_attention_entropy"
-COPIED = ("autograder", "solutions", "source", "release", "devtools", "pyproject.toml", "nbgrader_config.py")
 
 
 def folder_files(*, exercise_id: str, notebook_package: str, minutes: int, probe_input: str,
@@ -62,7 +61,7 @@ def folder_files(*, exercise_id: str, notebook_package: str, minutes: int, probe
     declaration = textwrap.dedent(f'''\
         """Checks of {exercise_id} (added by tests/test_add_an_exercise.py)."""
 
-        import solutions
+        from attnkit import solutions
         from autograder.checking.check_types import Check, Exercise
         from autograder.checking.expectations import Expectations
         from autograder.course.declaration import Declaration
@@ -150,7 +149,7 @@ def write_folder(copy, notebook_package, folder, files):
 def export_reference(copy, module, names):
     """The reference's function in its notebook's module of solutions/, exported by the package."""
     init = copy / "solutions" / "__init__.py"
-    lines = "".join(f"from solutions.{module} import {name}\n" for name in names)
+    lines = "".join(f"from attnkit.solutions.{module} import {name}\n" for name in names)
     exports = "".join(f'__all__.append("{name}")\n' for name in names)
     init.write_text(init.read_text(encoding="utf-8") + "\n" + lines + exports, encoding="utf-8")
 
@@ -200,7 +199,7 @@ INSPECT = textwrap.dedent('''
     from autograder.course import catalog
     from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, of_notebook
     from autograder.course.module_contract.declaration import DECLARATION as CONTRACT
-    import solutions
+    from attnkit import solutions
 
     printed = {}
     for exercise_id in ("scaled_scores", "attention_entropy"):
@@ -219,7 +218,9 @@ INSPECT = textwrap.dedent('''
 
 
 def run_in(copy, *command, timeout=600):
-    environment = {**os.environ, "PYTHONPATH": str(copy), "ATTNKIT_LANG": "en",
+    """Run python in the copy: its own autograder first on the path, then its reference as installed (setup.py
+    installs solutions/ as attnkit.solutions), so neither is the checkout's."""
+    environment = {**installed_environment(copy), "ATTNKIT_LANG": "en",
                    "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     run = subprocess.run([sys.executable, *command], cwd=copy, env=environment, capture_output=True, text=True,
                          timeout=timeout)
@@ -227,19 +228,18 @@ def run_in(copy, *command, timeout=600):
     return run.stdout
 
 
+def installed_environment(copy):
+    target = copy.parent / "installed"
+    environment = installed(copy, target) if not target.exists() else dict(os.environ)
+    return {**environment, "PYTHONPATH": os.pathsep.join((str(copy), str(target)))}
+
+
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
-    root, copy = checkout_root(), tmp_path_factory.mktemp("checkout") / "attnkit"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".ipynb_checkpoints")
-    for name in COPIED:
-        source = root / name
-        if source.is_dir():
-            shutil.copytree(source, copy / name, ignore=ignore)
-        else:
-            copy.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, copy / name)
+    copy = copy_checkout(checkout_root(), tmp_path_factory.mktemp("checkout") / "attnkit")
     add_an_exercise(copy)
     add_a_notebook(copy)
+    installed_environment(copy)  # installed once the folder, the reference and the notebooks are in
     return copy
 
 
@@ -272,8 +272,7 @@ def test_check_runs_the_new_public_checks(seen):
 
 @pytest.mark.slow
 def test_the_release_and_a_grading_take_the_new_notebook(copy, tmp_path):
-    run_in(copy, "-m", "devtools.requirements")
-    run_in(copy, "-m", "autograder.integrations.nbgrader_course", "release")
+    run_in(copy, "-m", "autograder.integrations.nbgrader_course", "release")  # what `make release` runs
     released = nbformat.read(copy / "release" / "attention" / f"{NEW_NOTEBOOK}.ipynb", as_version=4)
     sources = "\n".join(cell.source for cell in released.cells)
     assert 'check("attention_entropy", attention_entropy)' in sources

@@ -82,7 +82,7 @@ def test_the_grader_process_is_untouched_by_student_monkeypatching(graded_class)
     assert torch.allclose is allclose and torch.Tensor.__eq__ is tensor_eq and builtins.sum is builtin_sum
     assert sys.modules["autograder.running.runner"] is runner_module
     assert autograder.checking.probing.plain is plain and autograder.running.runner.judge_exercise is judge
-    assert "solutions" in sys.modules  # the purge happened in the children only
+    assert "attnkit.solutions" in sys.modules  # the purge happened in the children only
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=lambda case: case.name)

@@ -2,7 +2,7 @@
 
 import pytest
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS

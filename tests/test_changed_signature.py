@@ -6,7 +6,7 @@ import pytest
 import torch
 from check_helpers import results_by_id, score
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.diagnosis import explain_error
 from autograder.course.exercises import EXERCISES_BY_ID

@@ -9,13 +9,14 @@ import nbformat
 import pytest
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
 from autograder.integrations.student_kit.build import vectors_document
-from autograder.integrations.student_kit.runtime import notebook as kit_notebook
+from autograder.integrations.student_kit.runtime.checking import StoredExpectations
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
 from autograder.running import in_notebook
+from autograder.running.notebook_runtime import NotebookRuntime
 
 NOTEBOOKS = sorted({exercise.notebook for exercise in EXERCISES})
 
@@ -37,10 +38,9 @@ def printed(check_all, notebook, namespace):
 
 @pytest.fixture(scope="module")
 def kit_check_all():
+    """The student kit's check_all, on the vectors built from this checkout."""
     vectors = vectors_from_document(vectors_document())
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kit_notebook, "_vectors", lambda: vectors)
-        yield kit_notebook.check_all
+    return NotebookRuntime(StoredExpectations(lambda: vectors)).check_all
 
 
 def states(lines):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import basics_self_attention as mutants
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import run_probe
 from autograder.course import catalog

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import causal as mutants
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import rand, run_probe
 from autograder.course import catalog

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import multihead as mutants
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import ProbeError, as_count, counted_module
 from autograder.course import catalog, variants

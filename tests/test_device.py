@@ -13,7 +13,7 @@ import pytest
 import torch
 from mutants import causal as mutants
 
-import solutions
+from attnkit import solutions
 from autograder.checking.expectations import no_expectations
 from autograder.checking.probing import run_probe
 from autograder.course.module_contract import cases as contract_cases

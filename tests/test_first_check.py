@@ -23,7 +23,7 @@ def fresh(code):
 def test_recording_calls_and_ops_imports_no_dynamo():
     assert fresh("""
         import sys, torch
-        import solutions
+        from attnkit import solutions
         from autograder.checking.probing import called_functions, grader_torch_state
         with grader_torch_state():
             called_functions(solutions.softmax_naive, torch.tensor([1.0, 2.0, 3.0]))
@@ -37,7 +37,7 @@ def test_importing_check_starts_nothing_and_the_first_meta_check_pays_the_import
     assert fresh("""
         import io, sys, threading, contextlib, torch
         from autograder import check
-        import solutions
+        from attnkit import solutions
         print(threading.active_count(), "torch._dynamo" in sys.modules)
         with contextlib.redirect_stdout(io.StringIO()) as out:
             check("self_attention_v1", solutions.SelfAttention_v1)

@@ -19,7 +19,7 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils._python_dispatch import _disable_current_modes
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import (
     CUSTOM_OP,

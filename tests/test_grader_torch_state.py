@@ -5,7 +5,7 @@ own settings back afterwards."""
 import pytest
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES

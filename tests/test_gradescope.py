@@ -123,7 +123,7 @@ def test_bundle_layout(bundle, repo_root):
     for script in ("setup.sh", "run_autograder"):
         assert script in names, f"{script} is not at the root of the zip"
         assert (infos[script].external_attr >> 16) & 0o111 == 0o111, f"{script} is not executable in the zip"
-    expected = {"pyproject.toml", "constraints.txt", "README.md", "autograder/__init__.py",
+    expected = {"pyproject.toml", "setup.py", "constraints.txt", "README.md", "autograder/__init__.py",
                 "autograder/integrations/gradescope.py"}
     expected |= {path.relative_to(repo_root).as_posix() for path in (repo_root / "solutions").rglob("*.py")}
     expected |= {path.relative_to(repo_root.resolve()).as_posix() for path in check_locations()}

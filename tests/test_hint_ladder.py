@@ -10,10 +10,11 @@ import torch
 from autograder.checking.check_types import FAILED, PASSED, CheckResult
 from autograder.checking.feedback import HintLadder
 from autograder.integrations.student_kit.build import vectors_document
-from autograder.integrations.student_kit.runtime import notebook as kit_notebook
+from autograder.integrations.student_kit.runtime.checking import StoredExpectations
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
 from autograder.outputs.records import check_document
 from autograder.running import in_notebook
+from autograder.running.notebook_runtime import NotebookRuntime
 from autograder.running.runner import run_exercise
 
 MISTAKE = {"en": "likely mistake", "zh": "可能的错误"}
@@ -54,17 +55,16 @@ def printed(check, *arguments, **options):
 
 
 @pytest.fixture
-def kit_check(monkeypatch):
+def kit_check():
+    """A fresh kernel's check(...) of the student kit, on the vectors built from this checkout."""
     vectors = vectors_from_document(vectors_document())
-    monkeypatch.setattr(kit_notebook, "_vectors", lambda: vectors)
-    monkeypatch.setattr(kit_notebook, "_LADDER", HintLadder())
-    return kit_notebook.check
+    return NotebookRuntime(StoredExpectations(lambda: vectors)).check
 
 
 @pytest.fixture
-def live_check(monkeypatch):
-    monkeypatch.setattr(in_notebook, "_LADDER", HintLadder())
-    return in_notebook.check
+def live_check():
+    """A fresh kernel's check(...) of the full kit."""
+    return NotebookRuntime(in_notebook.ReferenceExpectations()).check
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -108,7 +108,7 @@ def test_graded_output_names_the_mistake():
 
 @pytest.mark.parametrize("kit", ["live_check", "kit_check"])
 def test_an_explanation_comes_only_once_every_public_check_passes(kit, request, monkeypatch):
-    import solutions
+    from attnkit import solutions
 
     check = request.getfixturevalue(kit)
     monkeypatch.setenv("ATTNKIT_LANG", "en")

@@ -1,16 +1,19 @@
 """The autograder package has no import cycles, lazy imports inside functions included.
 
 A cycle broken by an import inside a function works until someone moves that import to the top; the stages
-(course -> checking -> isolation -> grading -> outputs -> integrations -> review) read best when each module only
-leans on modules that do not lean back on it.
+(checking -> course -> running -> isolation | outputs -> grading -> integrations | review, from the bottom: the
+layers of pyproject.toml's "Pipeline stages import downwards only") read best when each module only leans on
+modules that do not lean back on it.
 """
 
 import ast
 import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -101,9 +104,44 @@ def test_the_layers_contract_holds(repo_root):
     assert "broken" in run.stdout and "0 broken" in run.stdout
 
 
+STAGES_CONTRACT = "Pipeline stages import downwards only"
+
+
+def stage_layers(pyproject: Path) -> list[list[str]]:
+    """The stages, bottom up, as the layers contract declares them: each a list of sibling packages (short names).
+    The contract's top layer is the CLI and its bottom layer the shared modules: neither is a stage."""
+    contracts = tomllib.loads(pyproject.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    layers = next(contract["layers"] for contract in contracts if contract["name"] == STAGES_CONTRACT)
+    return [[name.strip().removeprefix("autograder.") for name in layer.split("|")] for layer in layers[-2:0:-1]]
+
+
+def docstring_stages() -> dict[str, int]:
+    """{package: the stage number its docstring opens with ("Stage N, ...")} for autograder's subpackages."""
+    stages = {}
+    for init in sorted(PACKAGE_DIR.glob("*/__init__.py")):
+        docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        match = re.match(r"Stage (\d+), ", docstring)
+        if match:
+            stages[init.parent.name] = int(match.group(1))
+    return stages
+
+
+def test_the_docstrings_stages_are_the_layers_contracts(repo_root):
+    """One stage order: the packages' "Stage N" and the order this module's and autograder's docstrings give are the
+    layers contract's, numbered from the bottom."""
+    layers = stage_layers(repo_root / "pyproject.toml")
+    assert len(layers) >= 5, layers
+    declared = {package: number for number, layer in enumerate(layers, start=1) for package in layer}
+    assert docstring_stages() == declared
+    chain = " -> ".join(" | ".join(sorted(layer)) for layer in layers)
+    assert chain in " ".join(__doc__.split()), chain
+    numbered = ", ".join(f"{number} {' | '.join(sorted(layer))}" for number, layer in enumerate(layers, start=1))
+    assert numbered.replace("1 ", "Stage 1 ", 1) in " ".join(autograder.__doc__.split()), numbered
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("folder", "role", "imported", "contract"), [
-    ("n03_causal_attention/ex1_causal_mask", "probe", "solutions", "What the grading child runs"),
+    ("n03_causal_attention/ex1_causal_mask", "probe", "attnkit.solutions", "What the grading child runs"),
     ("n04_multi_head_attention/ex2_split_merge", "probe",
      "autograder.course.n01_attention_without_weights.ex1_softmax.judge", "A folder's probe imports no judge"),
     ("module_contract", "judge", "autograder.course.module_contract.declaration",
@@ -132,7 +170,7 @@ def test_the_typed_stages_pass_mypy(repo_root):
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 
 
-@pytest.mark.parametrize("command", [[], ["check"], ["grade"], ["merge"], ["bench"], ["similarity"], ["export"],
+@pytest.mark.parametrize("command", [[], ["check"], ["grade"], ["merge"], ["similarity"], ["export"],
                                      ["gradescope", "build"], ["student-kit", "build"]])
 def test_help_imports_neither_torch_nor_the_checks(command):
     """`attnkit ... --help` answers at once: the command line imports torch and the checks only to grade."""
@@ -140,7 +178,7 @@ def test_help_imports_neither_torch_nor_the_checks(command):
              "with contextlib.redirect_stdout(io.StringIO()):\n"
              "    try:\n        cli.main(sys.argv[1:] + ['--help'])\n    except SystemExit:\n        pass\n"
              "heavy = [m for m in sys.modules\n"
-             "         if m == 'torch' or m.startswith(('solutions', 'autograder.course.variants'))\n"
+             "         if m == 'torch' or m.startswith(('attnkit.solutions', 'autograder.course.variants'))\n"
              "         or m.startswith('autograder.course.') and m.endswith('.declaration')]\n"
              "print(','.join(heavy))")
     run = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, check=True)

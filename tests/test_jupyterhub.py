@@ -291,13 +291,19 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
     right, wrong = students["right"], students["wrong"]
     inbound = site_.exchange / hub.COURSE_ID / "inbound"
     # Nor can they open from disk the reference in the instructor's environment or the instructor's source notebooks.
-    reference = next(environments.instructor.glob("lib/python3*/site-packages/solutions/n03_causal_attention.py"))
+    reference = next(environments.instructor.glob(
+        "lib/python3*/site-packages/attnkit/solutions/n03_causal_attention.py"))
     source = site_.course / "source" / "attention" / NOTEBOOK
     assert reference.is_file() and source.is_file()
     probe = hub.run_as(site_, right, environments.student, ["python", "-c", (
         "import importlib.util, os, sys\n"
-        "for module in ('solutions', 'autograder.course.variants', 'autograder.course.catalog'):\n"
-        "    print(module, importlib.util.find_spec(module) is not None)\n"
+        "def found(module):\n"
+        "    try:\n"
+        "        return importlib.util.find_spec(module) is not None\n"
+        "    except ModuleNotFoundError:  # its parent package is not there either\n"
+        "        return False\n"
+        "for module in ('attnkit.solutions', 'autograder.course.variants', 'autograder.course.catalog'):\n"
+        "    print(module, found(module))\n"
         "for label, path in zip(('other-home', 'inbound', 'reference', 'source'), sys.argv[1:]):\n"
         "    try:\n"
         "        os.listdir(path) if os.path.isdir(path) else open(path).close()\n"
@@ -306,8 +312,9 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
         "        print(label, False)\n"
     ), str(site_.home(wrong)), str(inbound), str(reference), str(source)])
     reach = dict(line.split() for line in probe.stdout.splitlines())
-    assert reach == {"solutions": "False", "autograder.course.variants": "False", "autograder.course.catalog": "False",
-                     "other-home": "False", "inbound": "False", "reference": "False", "source": "False"}, probe.stdout
+    assert reach == {"attnkit.solutions": "False", "autograder.course.variants": "False",
+                     "autograder.course.catalog": "False", "other-home": "False", "inbound": "False",
+                     "reference": "False", "source": "False"}, probe.stdout
     for submission in inbound.iterdir():
         assert len(submission.name.split("+")[-1]) == 12, f"{submission.name}: no random part to its name"
 

@@ -9,7 +9,7 @@ import random
 import pytest
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.course.module_contract import probe as probes
 from autograder.course.module_contract.cases import modes_cases, properties_cases, structure_cases
 from autograder.course.module_contract.declaration import exposed_reference

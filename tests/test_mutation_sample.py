@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-import solutions
+from attnkit import solutions
 from devtools import differential
 from devtools import mutants as mutant_source
 from devtools.mutation import IMPORT_ERROR, KILLED, UNUSED, load_equivalents, run_mutant, sample
@@ -82,7 +82,7 @@ def test_a_mutant_is_loaded_in_memory_and_leaves_the_reference_alone(mutants_by_
     key = "n01_attention_without_weights.py:softmax_stable:core/ReplaceBinaryOperator_Sub_Add:eb2e8f177a"
     loaded = mutant_source.load(mutants_by_key[key])
     assert loaded["n01_attention_without_weights.py"]["softmax_stable"] is not solutions.softmax_stable
-    assert solutions.softmax_stable.__module__ == "solutions.n01_attention_without_weights"
+    assert solutions.softmax_stable.__module__ == "attnkit.solutions.n01_attention_without_weights"
     assert not [name for name in sys.modules if name.startswith("mutant_")]
     # The wrapper's heads are the mutated file's CausalAttention, not the reference's.
     loaded = mutant_source.load(next(m for m in mutants_by_key.values() if m.definition == "CausalAttention.forward"))

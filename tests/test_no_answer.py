@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-import solutions
+from attnkit import solutions
 from autograder.course import catalog
 
 RELEASE = Path(__file__).resolve().parents[1] / "release" / "attention"

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import solutions
+from attnkit import solutions
 from autograder.course.exercises import NOTEBOOKS
 
 SOURCE = Path(__file__).resolve().parents[1] / "source" / "attention"

@@ -22,12 +22,14 @@ NOTEBOOK_SECRETS = ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS")
 
 
 def imports_reference_or_builds_checks(source):
-    """True for Python code that imports the reference (`solutions`) or builds `Check(...)` objects."""
+    """True for Python code that imports the reference (`attnkit.solutions`) or builds `Check(...)` objects."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(_is_reference(alias.name) for alias in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and _is_reference(node.module or ""):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (
+                _is_reference(node.module or "")
+                or any(_is_reference(f"{node.module}.{alias.name}") for alias in node.names)):
             return True
         if isinstance(node, ast.Call):
             called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
@@ -81,10 +83,12 @@ def test_the_walk_finds_each_kind_of_secret(secret_files):
 
 
 def test_the_detector_sees_reference_imports_and_checks():
-    assert imports_reference_or_builds_checks("import solutions\n")
-    assert imports_reference_or_builds_checks("from solutions.n03_causal_attention import CausalAttention\n")
+    assert imports_reference_or_builds_checks("import attnkit.solutions\n")
+    assert imports_reference_or_builds_checks("from attnkit import solutions\n")
+    assert imports_reference_or_builds_checks("from attnkit.solutions.n03_causal_attention import CausalAttention\n")
     assert imports_reference_or_builds_checks("CHECKS = (Check(id='a.b', exercise='a', points=1),)\n")
-    assert not imports_reference_or_builds_checks("import solutionsx\nfrom autograder.running import runner\n")
+    assert not imports_reference_or_builds_checks("import attnkit.solutionsx\nfrom autograder.running import runner\n")
+    assert not imports_reference_or_builds_checks("from attnkit import solutionsx\n")
 
 
 def test_what_students_may_read_stays_readable():

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import solutions
+from attnkit import solutions
 from autograder.course.variants import attention
 
 SEEDED = json.loads((Path(__file__).parent / "seeded_outputs.json").read_text(encoding="utf-8"))

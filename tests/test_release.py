@@ -1,10 +1,16 @@
 """The committed student release: generated from source, leaking nothing, graded as autograder.course.exercises says."""
 
+import ast
+import json
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import nbformat
 import pytest
+from project_copy import copy_checkout, installed
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.integrations import nbgrader_course
@@ -135,3 +141,84 @@ def test_points_total_100(repo_root):
             for cell in _graded_cells(repo_root / folder / nbgrader_course.ASSIGNMENT / f"{name}.ipynb")
         )
         assert total == 100, f"{folder}/attention/ graded cells are worth {total} points"
+
+
+EXERCISE_POINTS = ("import json\nfrom autograder.course.exercises import EXERCISES\n"
+                   "print(json.dumps({exercise.id: exercise.points for exercise in EXERCISES}))")
+
+
+def _literal_check_points(tree: ast.AST) -> list[tuple[str, ast.Constant]]:
+    """(exercise id, the points' literal) of every `Check(...)` in `tree` declared with literal id, exercise and
+    points, positional or by keyword."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Check"):
+            continue
+        fields = dict(zip(("id", "exercise", "points"), node.args, strict=False))
+        fields.update({keyword.arg: keyword.value for keyword in node.keywords if keyword.arg})
+        values = [fields.get(name) for name in ("id", "exercise", "points")]
+        if all(isinstance(value, ast.Constant) for value in values) and isinstance(values[2].value, int):
+            found.append((values[1].value, values[2]))
+    return found
+
+
+def move_a_point(course_dir: Path) -> tuple[str, str]:
+    """Move one point between two checks of different exercises in the course's declarations (the total stays);
+    (exercise that lost it, exercise that gained it)."""
+    for path in sorted(course_dir.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        checks = _literal_check_points(ast.parse(text))
+        giver = next(((exercise, points) for exercise, points in checks if points.value >= 2), None)
+        taker = next(((exercise, points) for exercise, points in checks if giver and exercise != giver[0]), None)
+        if giver and taker:
+            lines = text.splitlines(keepends=True)
+            for (_, points), change in sorted(((giver, -1), (taker, +1)), key=lambda item: item[0][1].lineno,
+                                              reverse=True):
+                line = lines[points.lineno - 1]
+                lines[points.lineno - 1] = (line[:points.col_offset] + str(points.value + change)
+                                            + line[points.end_col_offset:])
+            path.write_text("".join(lines), encoding="utf-8")
+            return giver[0], taker[0]
+    raise AssertionError(f"no declaration under {course_dir} has two exercises' checks with literal points")
+
+
+def _graded_points(source: Path, folder: Path) -> dict[str, int]:
+    """{exercise id: its graded cell's points} in a folder of notebooks, each graded cell known by its grade id
+    (the release hides the grade(...) call that names the exercise in `source`)."""
+    exercise_of = {cell.metadata.nbgrader.grade_id: GRADE_CALL.findall(cell.source)[0]
+                   for path in sorted(source.glob("*.ipynb")) for cell in _graded_cells(path)}
+    return {exercise_of[cell.metadata.nbgrader.grade_id]: cell.metadata.nbgrader.points
+            for path in sorted(folder.glob("*.ipynb")) for cell in _graded_cells(path)}
+
+
+@pytest.mark.slow
+def test_a_checks_points_reach_source_and_release_through_make_release(repo_root, tmp_path):
+    """Points are declared once, with the checks: in a copy where a point moves between two exercises' checks,
+    check-release fails, the release writes the new points into the graded cells of source/ and release/ and into
+    the "What is graded" cells, and check-release passes again."""
+    copy = copy_checkout(repo_root, tmp_path / "attnkit")
+    loser, gainer = move_a_point(copy / "autograder" / "course")
+    environment = installed(copy, tmp_path / "installed")
+
+    def run(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *arguments], cwd=copy, env=environment, capture_output=True,
+                              text=True, timeout=600, check=False)
+
+    points = json.loads(run("-c", EXERCISE_POINTS).stdout)
+    before = {exercise.id: exercise.points for exercise in EXERCISES}
+    assert (points[loser], points[gainer]) == (before[loser] - 1, before[gainer] + 1)
+    assert sum(points.values()) == sum(before.values())
+    module = "autograder.integrations.nbgrader_course"
+    stale = run("-m", module, "check-release", "--repo", str(copy))
+    assert stale.returncode == 1 and "from the catalogue" in stale.stderr, stale.stderr[-3000:]
+    released = run("-m", module, "release", "--repo", str(copy))
+    assert released.returncode == 0, released.stderr[-3000:]
+    for folder in ("source", "release"):
+        source = copy / "source" / nbgrader_course.ASSIGNMENT
+        assert _graded_points(source, copy / folder / nbgrader_course.ASSIGNMENT) == points, folder
+    notebook = next(exercise.notebook for exercise in EXERCISES if exercise.id == gainer)
+    cells = _read(copy / "release" / nbgrader_course.ASSIGNMENT / f"{notebook}.ipynb").cells
+    graded_text = next(cell.source for cell in cells if cell.get("id") == f"requirements-{gainer}")
+    assert f"{points[gainer]:g} points · 共 {points[gainer]:g} 分" in graded_text
+    in_sync = run("-m", module, "check-release", "--repo", str(copy))
+    assert in_sync.returncode == 0, in_sync.stderr[-3000:]

@@ -10,7 +10,7 @@ import pytest
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
 from autograder.course.module_contract.probe import SPECS
-from devtools import requirements
+from autograder.integrations import source_notebooks
 
 # A word in a title, and the spec field without which the module has no such thing.
 FEATURES = (
@@ -75,8 +75,10 @@ def test_every_graded_requirement_is_stated_in_the_release_before_its_check(repo
     assert not unstated, "\n".join(unstated)
 
 
-def test_the_source_requirements_cells_are_current():
-    assert requirements.main(["--check"]) == 0, "run `make release` (python -m devtools.requirements)"
+def test_the_source_notebooks_catalogue_cells_are_current(repo_root):
+    """The overviews, "What is graded" cells and graded cells' points of source/ are the catalogue's."""
+    stale = source_notebooks.refresh_source_notebooks(repo_root / "source" / "attention", write=False)
+    assert not stale, "run `make release`"
 
 
 def test_each_notebook_states_time_and_difficulty_of_every_exercise(repo_root):
@@ -87,11 +89,23 @@ def test_each_notebook_states_time_and_difficulty_of_every_exercise(repo_root):
         rows = {line.split(" | ")[0].lstrip("| "): line for line in cells[1].source.splitlines()}
         for exercise in (e for e in EXERCISES if e.notebook == notebook):
             row = rows[f"{exercise.title['en']} / {exercise.title['zh']}"]
-            stars = requirements.DIFFICULTY[exercise.difficulty]
+            stars = source_notebooks.DIFFICULTY[exercise.difficulty]
             assert f"| {exercise.points:g} | ~{exercise.minutes} min | {stars} |" in row, row
 
 
 def test_an_exercise_without_time_or_difficulty_cannot_be_released():
     unstated = dataclasses.replace(EXERCISES[0], minutes=0)
     with pytest.raises(ValueError, match="minutes"):
-        requirements.requirements_text(unstated)
+        source_notebooks.requirements_text(unstated)
+
+
+def test_a_graded_cells_points_typed_by_hand_are_rewritten_from_the_catalogue(repo_root):
+    """The graded cells' points are generated too: a hand-typed value is stale and the refresh restores it."""
+    exercise = EXERCISES[0]
+    notebook = nbformat.read(repo_root / "source" / "attention" / f"{exercise.notebook}.ipynb", as_version=4)
+    graded = next(cell for cell in notebook.cells if cell.metadata.get("nbgrader", {}).get("grade")
+                  and f'grade("{exercise.id}"' in cell.source)
+    graded.metadata.nbgrader.points = exercise.points + 1
+    assert source_notebooks.refreshed(notebook, exercise.notebook)
+    assert graded.metadata.nbgrader.points == exercise.points
+    assert not source_notebooks.refreshed(notebook, exercise.notebook)

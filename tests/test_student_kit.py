@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-import solutions
+from attnkit import solutions
 from autograder import cli
 from autograder.checking.check_types import PASSED
 from autograder.checking.feedback import heatmap_png

@@ -19,7 +19,7 @@ import torch
 from kit_race import failures, run_setters
 from student_kit_env import clean_environment
 
-import solutions
+from attnkit import solutions
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, of_notebook
 from autograder.course.variants import attention

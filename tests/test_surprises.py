@@ -7,7 +7,7 @@ cosmic-ray mutant of solutions/.
 
 import pytest
 
-import solutions
+from attnkit import solutions
 from autograder.course import catalog
 from autograder.running.runner import run_exercise
 from devtools.student_kit_agreement import Student

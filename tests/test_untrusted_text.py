@@ -14,8 +14,8 @@ import unicodedata
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from autograder.cli import report_lines
 from autograder.course.exercises import NOTEBOOKS
+from autograder.grading.api import report_lines
 from autograder.grading.notebooks import GRADED, MISSING, NotebookResult, unanswered_result
 from autograder.isolation import supervisor, wire
 from autograder.outputs import class_report, records

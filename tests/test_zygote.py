@@ -28,7 +28,7 @@ SPY = '''
 import gc, json, os, sys, types, weakref
 import torch
 
-FORBIDDEN_MODULES = ("solutions", "autograder.course.variants", "autograder.course.catalog",
+FORBIDDEN_MODULES = ("attnkit.solutions", "autograder.course.variants", "autograder.course.catalog",
                      "autograder.course.exercises", "autograder.course.registry", "autograder.course.messages",
                      "autograder.running.runner", "autograder.checking.judging",
                      "autograder.checking.compare", "autograder.checking.results", "autograder.running.rendering",
@@ -149,7 +149,7 @@ def test_the_spy_sees_the_reference_where_it_is_loaded():
         del os.environ[SECRET_VARIABLE]
     assert "INVENTORY" in results[0].message
     found = namespace["REPORTS"][0]
-    assert any(item.startswith("object solutions.") for item in found), found
+    assert any(item.startswith("object attnkit.solutions.") for item in found), found
     assert any(item.startswith("module autograder.course.") and item.endswith(".declaration") for item in found), found
     assert any(item.startswith("frame ") for item in found), found
     assert "environment " + SECRET_VARIABLE in found and "import variants" in found
@@ -217,7 +217,7 @@ def test_withholding_walks_every_string_of_an_event():
 def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
     """Statically too: a probe module that imported a judge, the catalogue or the reference would bring it into
     the zygote (the inventory above would see it; this names the line)."""
-    judge_side = ("solutions", "autograder.course.variants", "autograder.course.catalog",
+    judge_side = ("attnkit.solutions", "autograder.course.variants", "autograder.course.catalog",
                   "autograder.course.exercises", "autograder.course.registry", "autograder.course.messages",
                   "autograder.running.runner", "autograder.checking.judging", "autograder.checking.compare",
                   "autograder.checking.results", "autograder.running.rendering", "autograder.running.in_notebook")

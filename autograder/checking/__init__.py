@@ -1,1 +1,1 @@
-"""Stage 2, checking: probe the student's code, judge the data against the reference, render the verdict."""
+"""Stage 1, checking: probe the student's code, judge the data against the reference, render the verdict."""

@@ -68,7 +68,8 @@ class Exercise:
     `names` are the notebook names its checks receive, in the order the notebook passes them:
     `check("causal_mask", causal_mask)`. `points` is left out of a declaration: autograder.course.exercises
     fills in the sum of its checks' points, so points are written once, on the checks. `minutes` and
-    `difficulty` feed the notebook's overview table (devtools.requirements refuses an exercise without them).
+    `difficulty` feed the notebook's overview table (autograder.integrations.source_notebooks refuses an exercise
+    without them).
     """
 
     id: str

@@ -1,1 +1,1 @@
-"""Stage 1, the course: its exercises, their checks and messages, the misconceptions and the reference variants."""
+"""Stage 2, the course: its exercises, their checks and messages, the misconceptions and the reference variants."""

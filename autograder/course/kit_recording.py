@@ -11,7 +11,7 @@ never carries it.
 from dataclasses import dataclass
 from typing import Any
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import Check
 from autograder.checking.expectations import WEIGHTS
 from autograder.checking.probing import run_probe

@@ -1,1 +1,1 @@
-"""Stage 4, grading: notebooks and whole classes (resumable, sharded), with progress."""
+"""Stage 5, grading: notebooks and whole classes (resumable, sharded), with progress."""

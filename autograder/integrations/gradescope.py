@@ -9,7 +9,8 @@ The zip follows Gradescope's autograder specification: at its root
                     the notebooks in $ROOT/submission, found (autograder.grading.intake) and graded as `attnkit
                     grade` finds and grades them, and writes
                     $ROOT/results/results.json
-  pyproject.toml, constraints.txt, README.md, autograder/ (hidden checks included), solutions/ (reference)
+  pyproject.toml, setup.py, constraints.txt, README.md, autograder/ (hidden checks included), solutions/ (the
+                    reference, installed as attnkit.solutions)
 
 Gradescope unpacks the zip into /autograder/source and copies run_autograder to /autograder. The bundle
 is the instructor's, private to Gradescope; the hidden checks and the reference stay in
@@ -35,7 +36,7 @@ ROOT_ENV = "ATTNKIT_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 MIN_PYTHON = (3, 11)
-BUNDLED_FILES = ("pyproject.toml", "constraints.txt", "README.md")  # README.md: pyproject's `readme`
+BUNDLED_FILES = ("pyproject.toml", "setup.py", "constraints.txt", "README.md")  # README.md: pyproject's `readme`
 # The grader and the reference (autograder.isolation.protected names it), and release/: the given cells that
 # grading restores, as nbgrader does (autograder.isolation.notebook_plan). Never the checkout's private folders.
 BUNDLED_PACKAGES = ("autograder", "solutions", "release")
@@ -82,15 +83,16 @@ def build_bundle(out_zip, repo=None, lang=None):
 
 def _check_protected_layout(repo):
     """The zip must carry the reference and the checks (grading needs them) and none of the private folders."""
-    from autograder.isolation.protected import CHECKOUT_FOLDERS, REFERENCE_PACKAGE, check_locations
+    from autograder.isolation.protected import CHECKOUT_FOLDERS, check_locations, reference_locations
 
     bundled = [(repo / name).resolve() for name in BUNDLED_PACKAGES]
-    if REFERENCE_PACKAGE not in BUNDLED_PACKAGES or set(BUNDLED_PACKAGES) & set(CHECKOUT_FOLDERS):
+    if set(BUNDLED_PACKAGES) & set(CHECKOUT_FOLDERS):
         raise BundleError(f"the bundle's folders {BUNDLED_PACKAGES} do not match autograder.isolation.protected")
-    for location in check_locations():
-        if (repo.resolve() in location.parents
-                and not any(location == folder or folder in location.parents for folder in bundled)):
-            raise BundleError(f"the checks ({location}) lie outside the bundled folders {BUNDLED_PACKAGES}")
+    for what, locations in (("the reference", reference_locations()), ("the checks", check_locations())):
+        for location in locations:
+            if (repo.resolve() in location.parents
+                    and not any(location == folder or folder in location.parents for folder in bundled)):
+                raise BundleError(f"{what} ({location}) lies outside the bundled folders {BUNDLED_PACKAGES}")
 
 
 def _package_files(package_dir):

@@ -9,9 +9,10 @@ Every step goes through nbgrader itself (its command line, run with this interpr
     autograde(course)                        # nbgrader autograde attention
     read_scores(course)                      # {"alice": {"01_attention_without_weights": 18.0, ...}}
 
-`python -m autograder.integrations.nbgrader_course release` regenerates the repository's `release/attention/` from
-`source/attention/` (what `make release` runs); `python -m autograder.integrations.nbgrader_course check-release` fails
-when the committed release is out of date.
+`python -m autograder.integrations.nbgrader_course release` (what `make release` runs) first writes the cells of
+`source/attention/` that come from the catalogue (autograder.integrations.source_notebooks: overviews, "What is
+graded" cells, the graded cells' points), then regenerates the repository's `release/attention/` from it;
+`python -m autograder.integrations.nbgrader_course check-release` fails when either is out of date.
 """
 
 import argparse
@@ -28,6 +29,7 @@ import nbformat
 
 from autograder.course.assignment import ASSIGNMENT
 from autograder.integrations.nbgrader_sandbox import in_kernel_config_lines
+from autograder.integrations.source_notebooks import refresh_source_notebooks
 
 logger = logging.getLogger(__name__)
 
@@ -270,8 +272,11 @@ def _fresh_release(repo_root, workdir):
 
 
 def sync_release(repo_root=None):
-    """Regenerate the repository's `release/attention/` from `source/attention/`; returns it."""
+    """Write `source/attention/`'s cells that come from the catalogue, then regenerate the repository's
+    `release/attention/` from it; returns the release."""
     repo = _repo(repo_root)
+    for name in refresh_source_notebooks(repo / "source" / ASSIGNMENT):
+        logger.info("updated source/%s/%s from the catalogue", ASSIGNMENT, name)
     destination = repo / "release" / ASSIGNMENT
     with tempfile.TemporaryDirectory(prefix="attnkit-release-") as workdir:
         fresh = _fresh_release(repo, workdir)
@@ -326,17 +331,22 @@ def compare_releases(expected_dir, actual_dir):
 
 
 def release_differences(repo_root=None):
-    """How the committed `release/attention/` differs from a fresh `nbgrader generate_assignment`."""
+    """How `source/attention/` differs from the catalogue (its overviews, "What is graded" cells and graded cells'
+    points) and the committed `release/attention/` from a fresh `nbgrader generate_assignment`."""
     repo = _repo(repo_root)
+    stale = refresh_source_notebooks(repo / "source" / ASSIGNMENT, write=False)
+    problems = [f"source/{ASSIGNMENT}/{name}: its overview, \"What is graded\" cells or graded cells' points differ "
+                "from the catalogue" for name in stale]
     with tempfile.TemporaryDirectory(prefix="attnkit-release-") as workdir:
-        return compare_releases(_fresh_release(repo, workdir), repo / "release" / ASSIGNMENT)
+        return problems + compare_releases(_fresh_release(repo, workdir), repo / "release" / ASSIGNMENT)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.nbgrader_course",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("release", "check-release"),
-                        help="release: regenerate release/attention/; check-release: fail when it is stale")
+                        help="release: write source/attention/'s catalogue cells and regenerate release/attention/; "
+                             "check-release: fail when either is stale")
     parser.add_argument("--repo", type=Path, default=None, help="the attnkit checkout (default: this one)")
     args = parser.parse_args(argv)
     from autograder import logs  # only this command line configures logging, not an import of the module
@@ -352,10 +362,10 @@ def main(argv=None):
         logger.error("error: %s", error)
         return 1
     if problems:
-        logger.error("release/%s/ is out of date (run `make release`):%s", ASSIGNMENT,
+        logger.error("source/%s/ or release/%s/ is out of date (run `make release`):%s", ASSIGNMENT, ASSIGNMENT,
                      "".join(f"\n  {problem}" for problem in problems))
         return 1
-    print(f"release/{ASSIGNMENT}/ is in sync with source/{ASSIGNMENT}/")
+    print(f"release/{ASSIGNMENT}/ is in sync with source/{ASSIGNMENT}/, and source/{ASSIGNMENT}/ with the catalogue")
     return 0
 
 

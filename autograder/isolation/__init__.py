@@ -1,1 +1,1 @@
-"""Stage 3, isolation: plan a notebook and run its code and probes in a confined child process."""
+"""Stage 4, isolation: plan a notebook and run its code and probes in a confined child process."""

@@ -74,6 +74,9 @@ class Seal:
         for prefix in (REFERENCE_PACKAGE,):
             for name in [name for name in sys.modules if name == prefix or name.startswith(prefix + ".")]:
                 del sys.modules[name]
+            parent, _, child = prefix.rpartition(".")
+            if parent in sys.modules:  # attnkit.solutions: its parent package holds it as an attribute too
+                vars(sys.modules[parent]).pop(child, None)
         if not sys.meta_path or sys.meta_path[0] is not self._blocker:
             sys.meta_path.insert(0, self._blocker)
 

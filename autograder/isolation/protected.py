@@ -1,7 +1,8 @@
 """What student code must never import or read, declared once: the reference and the check code.
 
 Everything secret lives in two packages, and the list is derived from where they are, never typed as paths:
-  - the reference, the `solutions` package (found through the import system, wherever it is installed);
+  - the reference, the `attnkit.solutions` package (the checkout's solutions/, installed under the project's name;
+    found through the import system, wherever it is installed);
   - the check code in the `autograder.course` package: every module of an exercise folder but its probe and judge
     (the declaration: hidden cases, expectations; a notebook's shared declaration helpers), and beside the folders
     the functional reference with knobs (`variants`) and the student kit's recorder (`kit_recording`). The probe
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import autograder
 
-REFERENCE_PACKAGE = "solutions"
+REFERENCE_PACKAGE = "attnkit.solutions"
 # Named, not imported: the grading child's zygote imports this module and must never hold the checks.
 COURSE_PACKAGE = "autograder.course"
 PROBE_SIDE_MODULES = ("probe", "judge", "__init__")  # an exercise folder's modules the child and the kit may hold
@@ -44,8 +45,11 @@ def checkout_root():
 
 
 def reference_locations():
-    """The folders of the `solutions` package (none when it cannot be found: then there is nothing to hide)."""
-    spec = importlib.util.find_spec(REFERENCE_PACKAGE)
+    """The folders of the reference package (none when it cannot be found: then there is nothing to hide)."""
+    try:
+        spec = importlib.util.find_spec(REFERENCE_PACKAGE)
+    except ModuleNotFoundError:  # not even its parent package is installed
+        return ()
     if spec is None:
         return ()
     return tuple(Path(location).resolve() for location in (spec.submodule_search_locations or ()))

@@ -1,1 +1,1 @@
-"""Stage 5, outputs: the student records, feedback pages, Gradescope results, grades.csv and the class report."""
+"""Stage 4, outputs: the student records, feedback pages, Gradescope results, grades.csv and the class report."""

@@ -1,55 +1,56 @@
-"""What notebook cells call: `check` for instant public feedback, `grade` for a graded test cell."""
+"""What notebook cells call in the full kit: the one notebook runtime (autograder.running.notebook_runtime) with the
+expectations computed from the reference, for the live catalogue's checks."""
 
-from autograder.checking.feedback import (
-    ExerciseProgress,
-    HintLadder,
-    defined_namespace,
-    notebook_exercises,
-    show_png,
-    summary,
-)
-from autograder.course.catalog import MESSAGES
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from autograder.checking.check_types import Check, Exercise, Misconception
+from autograder.checking.expectations import Expectations
+from autograder.course import catalog
+from autograder.course.assignment import DEFAULT_SEED
+from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES
 from autograder.course.exercises import exercise as find_exercise
-from autograder.i18n import language
-from autograder.running.rendering import heatmap_png, table
-from autograder.running.runner import DEFAULT_SEED, run_exercise
-
-_LADDER = HintLadder()  # the kernel's session: what the last check(...) of each exercise showed
+from autograder.course.shared.plan import address_of
+from autograder.running.notebook_runtime import Messages, NotebookRuntime, RunnableCheck
+from autograder.running.runner import cases_for
 
 
-def check(exercise_id, *objects, hint=None):
-    """Run the public checks of one exercise and print what passed, what failed and why. A recognised mistake is
-    named with hint=True, or on the next run that still fails (hint=False never names it)."""
-    lang = language()
-    results = run_exercise(exercise_id, find_exercise(exercise_id).namespace(objects), include_hidden=False, lang=lang)
-    print(table(exercise_id, results, lang, hidden=False, hints=_LADDER.shows_hints(exercise_id, hint)))
-    _LADDER.remember(exercise_id, results)
-    for result in results:
-        if result.heatmap is not None:
-            show_png(heatmap_png(*result.heatmap))
+class ReferenceExpectations:
+    """The full kit's source: the live catalogue's checks, their cases drawn with the seed and their expectations
+    computed from the reference when a judge first asks."""
+
+    grades = True
+    default_seed = DEFAULT_SEED
+
+    @property
+    def messages(self) -> Messages:
+        return catalog.MESSAGES
+
+    @property
+    def misconceptions(self) -> Mapping[str, Misconception]:
+        return MISCONCEPTIONS_BY_ID
+
+    @property
+    def exercises(self) -> Sequence[Exercise]:
+        return EXERCISES
+
+    def exercise(self, exercise_id: str) -> Exercise:
+        return find_exercise(exercise_id)
+
+    def checks(self, exercise_id: str, *, include_hidden: bool, seed: int | None) -> list[RunnableCheck]:
+        drawn_with = self.default_seed if seed is None else seed
+        return [_runnable(check, drawn_with) for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)]
 
 
-def check_all(notebook, namespace):
-    """One line per exercise of `notebook` (done, failing or not started, public checks passed, points in all and
-    checked at grading), then its totals. A notebook's last cell passes its own globals():
-    check_all("03_causal_attention", globals())."""
-    lang = language()
-    progress = []
-    for exercise in notebook_exercises(notebook, EXERCISES):
-        defined = defined_namespace(exercise, namespace)
-        results = run_exercise(exercise.id, defined, include_hidden=False, lang=lang)
-        progress.append(ExerciseProgress(exercise, results, len(defined) == len(exercise.names)))
-    print(summary(notebook, progress, lang, messages=MESSAGES))
+def _runnable(check: Check, seed: int) -> RunnableCheck:
+    def expectations(index: int, case: dict[str, Any], data: dict[str, Any]) -> Expectations:
+        return check.expect(case, data)
+
+    return RunnableCheck(check, address_of(check.probe), lambda: cases_for(check, seed), expectations)
 
 
-def grade(exercise_id, *objects, seed=DEFAULT_SEED):
-    """Run every check of one exercise and return the score: nbgrader reads it as partial credit.
-
-    The printed table comes from check messages only, which never hold hidden inputs or values.
-    """
-    lang = language()
-    results = run_exercise(exercise_id, find_exercise(exercise_id).namespace(objects), seed=seed, lang=lang)
-    print(table(exercise_id, results, lang, hidden=True))
-    return float(sum(result.score for result in results))
-
+RUNTIME = NotebookRuntime(ReferenceExpectations())  # the kernel's session (its hint ladder)
+check = RUNTIME.check
+check_all = RUNTIME.check_all
+grade = RUNTIME.grade

@@ -7,11 +7,8 @@ What an exception means is autograder.checking.diagnosis's job; the verdict's te
 (shared with the student kit).
 """
 
-import contextlib
 import random
 import time
-
-import torch
 
 from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
@@ -21,25 +18,12 @@ from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.shared.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
 from autograder.i18n import language
+from autograder.running.threads import single_threaded
 
 
 def cases_for(check, seed):
     """The check's cases for this seed: the same on the probe side and the judge side."""
     return check.cases(random.Random(f"{seed}/{check.id}"))
-
-
-@contextlib.contextmanager
-def single_threaded():
-    """Checks use tiny tensors: a second intra-op thread only adds waiting (10x slower on a busy 2-core box).
-
-    The student's own setting is restored afterwards.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def probe_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True):

@@ -1,4 +1,4 @@
-"""Where one notebook's grading time goes, stage by stage: `attnkit bench` prints it.
+"""Where one notebook's grading time goes, stage by stage: `python -m devtools.bench` prints it.
 
 The grading child's stages are timed by the grader from the events the child sends (it is never asked to report
 its own times); the grader's own stages are timed around the calls that do them.

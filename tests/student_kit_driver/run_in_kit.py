@@ -36,7 +36,7 @@ def run_cells(source_path, out_path):
     open(out_path, "w", encoding="utf-8").write(json.dumps(report))
 
 
-MODULES = ("solutions",
+MODULES = ("attnkit.solutions",
            "autograder.course.n01_attention_without_weights.ex1_softmax.declaration",
            "autograder.course.variants",
            "autograder.course.kit_recording", "autograder.course.catalog", "autograder.running.runner",

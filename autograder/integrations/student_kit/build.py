@@ -26,7 +26,8 @@ from autograder.course.kit_recording import record_case
 from autograder.course.shared.plan import JUDGE_ROLE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
 from autograder.isolation.protected import check_modules
-from autograder.running.runner import DEFAULT_SEED, cases_for, single_threaded
+from autograder.running.runner import DEFAULT_SEED, cases_for
+from autograder.running.threads import single_threaded
 
 PACKAGE_NAME = "attnkit-student-kit"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the full kit's autograder/
@@ -34,10 +35,12 @@ KIT_DIR = "autograder/integrations/student_kit"
 RUNTIME_DIR = SOURCE_ROOT / "integrations" / "student_kit" / "runtime"
 # Package inits the kit writes itself (the full kit's import the grader's entry points).
 OWN_INITS = ("__init__.py", "integrations/student_kit/__init__.py")
-# What the kit must never hold, whatever a shipped module imports: the reference and the checks' declarations.
-# Besides them, every module autograder.isolation.protected counts as check code (the folders' declarations, the
-# functional reference) is refused too.
-NEVER_SHIPPED = ("solutions", "autograder.course.catalog", "autograder.course.exercises", "autograder.course.registry")
+# What the kit must never hold, whatever a shipped module imports: the reference, the catalogue and what runs the
+# checks against it. Besides them, every module autograder.isolation.protected counts as check code (the folders'
+# declarations, the functional reference) is refused too.
+NEVER_SHIPPED = ("attnkit.solutions", "autograder.course.catalog", "autograder.course.exercises",
+                 "autograder.course.registry", "autograder.running.runner", "autograder.running.rendering",
+                 "autograder.running.in_notebook")
 
 KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on the public checks from stored vectors.
 
@@ -133,7 +136,8 @@ def shipped_modules(public_checks):
 
 
 def _imported_modules(name):
-    """The autograder modules (and `solutions`) that module `name` imports anywhere in its source."""
+    """The autograder modules (and the reference, `attnkit.solutions`) that module `name` imports anywhere in its
+    source."""
     parts = name.split(".")[1:]
     path = SOURCE_ROOT.joinpath(*parts).with_suffix(".py")
     if not path.is_file():
@@ -142,14 +146,15 @@ def _imported_modules(name):
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            found += [n for n in names if n.startswith(("autograder.", "solutions")) and _is_module(n)]
+            found += [n for n in names if n.startswith(("autograder.", "attnkit.solutions")) and _is_module(n)]
         elif isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names if alias.name.startswith(("autograder.", "solutions"))]
+            found += [alias.name for alias in node.names
+                      if alias.name.startswith(("autograder.", "attnkit.solutions"))]
     return found
 
 
 def _is_module(name):
-    if name == "solutions" or name.startswith("solutions."):
+    if name == "attnkit.solutions" or name.startswith("attnkit.solutions."):
         return True
     parts = name.split(".")[1:]
     return SOURCE_ROOT.joinpath(*parts).with_suffix(".py").is_file() or SOURCE_ROOT.joinpath(*parts).is_dir()

@@ -11,7 +11,7 @@ from functools import partial
 
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration, misconception

@@ -4,7 +4,7 @@ non-contiguous inputs, and merge_heads undoing split_heads.
 
 import torch
 
-import solutions
+from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course import variants

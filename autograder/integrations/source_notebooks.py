@@ -1,42 +1,44 @@
-"""Every graded requirement, stated where the student reads it: one "What is graded" cell per exercise, and an
-overview of each notebook's exercises (points, time, difficulty) under its title.
+"""The source notebooks' cells that come from the catalogue: what `make release` writes into `source/attention/`
+before regenerating `release/attention/` (autograder.integrations.nbgrader_course), and what `make check-release`
+finds stale.
 
-    python -m devtools.requirements [--check]
+- An overview right after each notebook's title cell: its exercises (points, time, difficulty) and the totals.
+- A "What is graded" markdown cell right after each exercise's last instruction cell before its check(...) cell,
+  listing every graded check of the exercise (its title in English and Chinese, its points, and whether check(...)
+  shows it now or a preview of it).
+- The `points` of each exercise's graded cell (its nbgrader metadata): the exercise's points, the sum of its checks'.
 
-Writes, in each source notebook, a markdown cell right after the exercise's last instruction cell before its
-check(...) cell, listing every graded check of the exercise (its title in English and Chinese, its points, and
-whether check(...) shows it now or a preview of it), and an overview cell right after the notebook's title cell.
-Both come from the catalogue, so the text cannot drift from what is graded; `make release` runs this before
-regenerating release/. With --check, changes nothing and exits 1 when a cell is missing or stale.
+Points are declared once, with the checks: a change there reaches the notebooks' text and nbgrader's grades through
+`make release`, and the text cannot drift from what is graded.
 """
 
-import argparse
 import re
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
 
+from autograder.checking.check_types import Exercise
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
 
-SOURCE_DIR = Path(__file__).resolve().parents[1] / "source" / "attention"
 CELL_ID = "requirements-{exercise}"
 OVERVIEW_ID = "overview-{notebook}"
 DIFFICULTY = {1: "★☆☆", 2: "★★☆", 3: "★★★"}
 DIFFICULTY_KEY = ("Difficulty · 难度: ★☆☆ follows the text · 按正文即可完成; ★★☆ needs thought about shapes and axes · "
                   "需要思考形状和维度; ★★★ puts several ideas together · 需要综合运用多个概念")
 CHECK_CALL = re.compile(r'^check\("(\w+)"', re.M)
+GRADE_CALL = re.compile(r"""\bgrade\(\s*["'](\w+)["']""")
 
 
-def _effort(exercise):
+def _effort(exercise: Exercise) -> tuple[int, str]:
     """(minutes, stars) of an exercise; an exercise declared without them cannot be released."""
     if exercise.minutes <= 0 or exercise.difficulty not in DIFFICULTY:
         raise ValueError(f"exercise {exercise.id!r} needs minutes=... and difficulty=1, 2 or 3 in its declaration")
     return exercise.minutes, DIFFICULTY[exercise.difficulty]
 
 
-def requirements_text(exercise):
+def requirements_text(exercise: Exercise) -> str:
     """The cell's markdown: the exercise's graded checks, each title in both languages with its points."""
     minutes, stars = _effort(exercise)
     lines = [f"**What is graded · 评分内容** — {exercise.title['en']} · {exercise.title['zh']}: "
@@ -52,7 +54,7 @@ def requirements_text(exercise):
     return "\n".join(lines)
 
 
-def overview_text(name):
+def overview_text(name: str) -> str:
     """The notebook's exercises as a table: names, points, time and difficulty, with the totals."""
     exercises = [exercise for exercise in EXERCISES if exercise.notebook == name]
     total_minutes = sum(_effort(exercise)[0] for exercise in exercises)
@@ -71,7 +73,8 @@ def overview_text(name):
     return "\n".join(lines)
 
 
-def _refreshed_cell(notebook, cell_id, text, index_if_missing):
+def _refreshed_cell(notebook: nbformat.NotebookNode, cell_id: str, text: str,
+                    index_if_missing: Callable[[], int]) -> bool:
     """Make the cell `cell_id` hold `text`, inserting it at the index `index_if_missing()` gives; True if changed."""
     existing = [cell for cell in notebook.cells if cell.get("id") == cell_id]
     if existing:
@@ -85,43 +88,51 @@ def _refreshed_cell(notebook, cell_id, text, index_if_missing):
     return True
 
 
-def _insertion_index(cells, check_index):
+def _insertion_index(cells: list[nbformat.NotebookNode], check_index: int) -> int:
     """Right after the last markdown cell above the check: the exercise's own instructions."""
     markdown = [index for index in range(check_index) if cells[index].cell_type == "markdown"
                 and not cells[index].get("id", "").startswith("requirements-")]
     return markdown[-1] + 1
 
 
-def refreshed(notebook, name):
-    """Make every requirements cell of notebook `name` present and current, in place; True when one changed."""
+def _refreshed_points(notebook: nbformat.NotebookNode, exercise: Exercise) -> bool:
+    """Give the exercise's graded cells (nbgrader test cells calling grade("<id>", ...)) the exercise's points;
+    True if one changed."""
+    changed = False
+    for cell in notebook.cells:
+        nbgrader = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type == "code" and nbgrader.get("grade") and exercise.id in GRADE_CALL.findall(cell.source):
+            if nbgrader.get("points") != exercise.points:
+                nbgrader["points"] = exercise.points
+                changed = True
+    return changed
+
+
+def refreshed(notebook: nbformat.NotebookNode, name: str) -> bool:
+    """Make every cell of notebook `name` that comes from the catalogue present and current, in place: the
+    overview, each exercise's "What is graded" cell and its graded cell's points. True when one changed."""
     changed = _refreshed_cell(notebook, OVERVIEW_ID.format(notebook=name[:2]), overview_text(name), lambda: 1)
     for exercise in (e for e in EXERCISES if e.notebook == name):
 
-        def below_instructions(exercise_id=exercise.id):
+        def below_instructions(exercise_id: str = exercise.id) -> int:
             check_index = next(index for index, cell in enumerate(notebook.cells)
                                if cell.cell_type == "code" and exercise_id in CHECK_CALL.findall(cell.source))
             return _insertion_index(notebook.cells, check_index)
 
         changed |= _refreshed_cell(notebook, CELL_ID.format(exercise=exercise.id), requirements_text(exercise),
                                    below_instructions)
+        changed |= _refreshed_points(notebook, exercise)
     return changed
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a cell is missing or stale")
-    args = parser.parse_args(argv)
+def refresh_source_notebooks(source_dir: Path, *, write: bool = True) -> list[str]:
+    """The notebooks of `source_dir` whose catalogue cells or graded points were stale, in name order; with
+    `write`, each is rewritten current (without, nothing changes: what check-release reports)."""
     stale = []
-    for path in sorted(SOURCE_DIR.glob("*.ipynb")):
+    for path in sorted(Path(source_dir).glob("*.ipynb")):
         notebook = nbformat.read(path, as_version=4)
         if refreshed(notebook, path.stem):
             stale.append(path.name)
-            if not args.check:
+            if write:
                 nbformat.write(notebook, path)
-    verb = "stale" if args.check else "updated"
-    print(f"{verb}: {', '.join(stale)}" if stale else "every requirements cell is current")
-    return 1 if args.check and stale else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return stale

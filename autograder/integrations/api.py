@@ -1,0 +1,57 @@
+"""The integrations stage's entries, what `attnkit export`, `attnkit gradescope build` and `attnkit student-kit
+build` call (README, "Public API"). Each imports its integration when called: building the Gradescope bundle needs
+neither torch nor the checks."""
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from autograder.refusal import Refused
+
+if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
+    from autograder.integrations.lms import Export
+
+
+def export_grades(grades_dir: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
+                  per_exercise: bool = False, column: str | None = None,
+                  match: str | None = None) -> tuple["Export", str | None]:
+    """Grades of an `attnkit grade` output as a Canvas or Moodle gradebook import file (`lms`: "canvas" or
+    "moodle"), FILE.notes.csv beside it, and a link from the grades' class report (`attnkit export`). Returns what
+    was exported and, when the report could not be updated (the file itself is written), why. Raises Refused
+    when it cannot export."""
+    from autograder.integrations.lms import LmsError, export
+    from autograder.outputs.class_report import add_link
+
+    if lms == "moodle" and id_column is None:
+        raise Refused("--moodle needs --id-column email, username or idnumber")
+    try:
+        result = export(grades_dir, roster, out, lms=lms, id_column=id_column, per_exercise=per_exercise,
+                        column=column, match=match)
+    except LmsError as problem:
+        raise Refused(str(problem)) from None
+    try:
+        add_link(grades_dir, f"{lms.capitalize()} import file ({out.name})", result.path)
+    except OSError as error:  # the file is written; only the report's link is missing
+        return result, f"class_report.html not updated with a link to {result.path}: {error}"
+    return result, None
+
+
+def build_gradescope_bundle(out_zip: Path, lang: str | None = None) -> list[str]:
+    """The Gradescope autograder zip, to upload as the assignment's autograder (`attnkit gradescope build`); the
+    names it holds. Raises Refused when it cannot be built."""
+    from autograder.integrations.gradescope import BundleError, build_bundle
+
+    try:
+        return build_bundle(out_zip, lang=lang)
+    except (BundleError, OSError) as problem:
+        raise Refused(str(problem)) from None
+
+
+def build_student_kit(out_dir: Path) -> dict[str, int]:
+    """The student kit, an installable package of the public checks as stored vectors without the reference, in
+    `out_dir` (`attnkit student-kit build`); {path: size in bytes}. Raises Refused when it cannot be written."""
+    from autograder.integrations.student_kit.build import KitBuildError, build
+
+    try:
+        return build(out_dir)
+    except (KitBuildError, OSError) as problem:
+        raise Refused(str(problem)) from None

@@ -1,0 +1,143 @@
+"""What notebook cells call, in both kits: `check` for instant public feedback, `check_all` for a notebook's
+summary and `grade` for a graded test cell.
+
+One runtime, one source of expectations plugged in: the full kit's (autograder.running.in_notebook) computes them
+from the reference, the student kit's (autograder.integrations.student_kit.runtime) reads them from its stored
+vectors. Either way the checks' own probes and judges run here, and the tables are printed by the same code. The
+student kit ships this module as it is: it imports nothing of the reference, the checks' declarations or the
+catalogue (pyproject.toml's import-linter contracts).
+"""
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from autograder.checking.check_types import CheckResult, Exercise, Misconception
+from autograder.checking.expectations import Expectations
+from autograder.checking.feedback import (
+    ExerciseProgress,
+    HintLadder,
+    defined_namespace,
+    heatmap_png,
+    notebook_exercises,
+    show_png,
+    summary,
+    table,
+)
+from autograder.checking.probing import grader_torch_state
+from autograder.checking.results import judge_cases
+from autograder.course.shared.plan import PlannedCheck, ProbeAddress, probe_checks
+from autograder.i18n import language
+from autograder.running.threads import single_threaded
+
+Messages = Mapping[str, Mapping[str, str]]
+
+GRADE_UNAVAILABLE = {
+    "en": "grade({exercise_id!r}, ...) is not available in the student kit: your instructor grades your notebook "
+          "with the full kit. Use check(...) for feedback.",
+    "zh": "学生版工具包中没有 grade({exercise_id!r}, ...)：老师会用完整版工具包为你的 notebook 评分。"
+          "请用 check(...) 获得反馈。",
+}
+
+
+@dataclass(frozen=True)
+class RunnableCheck:
+    """One check as the runtime runs it: the check itself (id, exercise, points, hidden and its judge), its probe by
+    address, its cases and, per case, what the reference says about it."""
+
+    check: Any  # the full kit's Check or the student kit's StoredCheck: judge_cases reads the same fields of both
+    probe: ProbeAddress
+    cases: Callable[[], Sequence[dict[str, Any]]]  # called once for the probes and once for the judge
+    expectations: Callable[[int, dict[str, Any], dict[str, Any]], Expectations]  # (index, case, data)
+
+
+class ExpectationSource(Protocol):
+    """Where the runtime gets the course's exercises, words and checks, and what the reference says."""
+
+    @property
+    def grades(self) -> bool:
+        """Whether `grade` can run: only a source with the hidden checks can."""
+
+    @property
+    def default_seed(self) -> int | None:
+        """The seed the cases are drawn with when a cell names none (None: the source's cases are fixed)."""
+
+    @property
+    def messages(self) -> Messages: ...
+
+    @property
+    def misconceptions(self) -> Mapping[str, Misconception]: ...
+
+    @property
+    def exercises(self) -> Sequence[Exercise]:
+        """Every exercise, in course order."""
+
+    def exercise(self, exercise_id: str) -> Exercise:
+        """The exercise with this id; a clear error for a typo in a notebook cell."""
+
+    def checks(self, exercise_id: str, *, include_hidden: bool, seed: int | None) -> Sequence[RunnableCheck]:
+        """The exercise's checks (public only unless include_hidden), their cases drawn with `seed`."""
+
+
+def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[str, Any], lang: str, *,
+               include_hidden: bool, seed: int | None) -> list[CheckResult]:
+    """One CheckResult per check of the exercise: the checks' probes on the student's objects, then their judges on
+    the probe data and the source's expectations, in one thread and the grader's torch settings."""
+    with single_threaded():
+        checks = source.checks(exercise_id, include_hidden=include_hidden, seed=seed)
+        records = probe_checks(tuple(PlannedCheck(run.check.id, run.probe, tuple(run.cases())) for run in checks),
+                               namespace)
+        with grader_torch_state():  # judges compare in the grader's settings too, whatever a notebook cell set
+            return [judge_cases(run.check, list(run.cases()), records.get(run.check.id), run.expectations, lang,
+                                source.messages, source.misconceptions) for run in checks]
+
+
+@dataclass
+class NotebookRuntime:
+    """`check`, `check_all` and `grade` for one kernel's session, with `source`'s expectations. The hint ladder
+    remembers what the last check(...) of each exercise showed."""
+
+    source: ExpectationSource
+    ladder: HintLadder = field(default_factory=HintLadder)
+
+    def check(self, exercise_id: str, *objects: Any, hint: bool | None = None) -> None:
+        """Run the public checks of one exercise and print what passed, what failed and why. A recognised mistake is
+        named with hint=True, or on the next run that still fails (hint=False never names it)."""
+        lang = language()
+        exercise = self.source.exercise(exercise_id)
+        results = run_checks(self.source, exercise_id, exercise.namespace(objects), lang, include_hidden=False,
+                             seed=self.source.default_seed)
+        print(table(exercise, results, lang, hidden=False, messages=self.source.messages,
+                    hints=self.ladder.shows_hints(exercise_id, hint)))
+        self.ladder.remember(exercise_id, results)
+        for result in results:
+            if result.heatmap is not None:
+                show_png(heatmap_png(*result.heatmap, self.source.messages))
+
+    def check_all(self, notebook: str, namespace: Mapping[str, Any]) -> None:
+        """One line per exercise of `notebook` (done, failing or not started, public checks passed, points in all and
+        checked at grading), then its totals. A notebook's last cell passes its own globals():
+        check_all("03_causal_attention", globals())."""
+        lang = language()
+        progress = []
+        for exercise in notebook_exercises(notebook, self.source.exercises):
+            defined = defined_namespace(exercise, namespace)
+            results = run_checks(self.source, exercise.id, defined, lang, include_hidden=False,
+                                 seed=self.source.default_seed)
+            progress.append(ExerciseProgress(exercise, results, len(defined) == len(exercise.names)))
+        print(summary(notebook, progress, lang, messages=self.source.messages))
+
+    def grade(self, exercise_id: str, *objects: Any, seed: int | None = None) -> float | None:
+        """Run every check of one exercise and return the score: nbgrader reads it as partial credit. The printed
+        table comes from check messages only, which never hold hidden inputs or values. Without the hidden checks
+        (the student kit), says so in the student's language and returns None."""
+        lang = language()
+        if not self.source.grades:
+            print(GRADE_UNAVAILABLE[lang].format(exercise_id=exercise_id))
+            return None
+        exercise = self.source.exercise(exercise_id)
+        seed = self.source.default_seed if seed is None else seed
+        results = run_checks(self.source, exercise_id, exercise.namespace(objects), lang, include_hidden=True,
+                             seed=seed)
+        print(table(exercise, results, lang, hidden=True, messages=self.source.messages))
+        return float(sum(result.score for result in results))

@@ -9,10 +9,11 @@ every kind of requirement graded later is shown first, with visible inputs; grad
 import dataclasses
 import functools
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from autograder.checking.check_types import Check
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.messages import MESSAGES as COMMON_MESSAGES
 from autograder.course.registry import declarations
@@ -33,12 +34,12 @@ def _merged(*tables: Mapping[str, Any]) -> MappingProxyType[str, Any]:
 PREVIEW_TITLE = {"en": "{title} (preview: graded later on new values)", "zh": "{title}（预览：评分时换用新的数值）"}
 
 
-def _preview_cases(cases, check_id, _rng):
+def _preview_cases(cases: Callable[[random.Random], list[Any]], check_id: str, _rng: random.Random) -> list[Any]:
     """The hidden check's cases, drawn from a seed of their own: the same wherever and whenever check() runs."""
     return cases(random.Random(f"preview/{check_id}"))
 
 
-def _preview(check):
+def _preview(check: Check) -> Check:
     title = {lang: text.format(title=check.title[lang]) for lang, text in PREVIEW_TITLE.items()}
     return dataclasses.replace(check, id=f"{check.id}.preview", points=0, hidden=False, preview=True, title=title,
                                cases=functools.partial(_preview_cases, check.cases, check.id))
@@ -54,7 +55,7 @@ MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for declared in _DECLARATIONS for m i
 MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
 
 
-def checks_of(exercise_id, include_hidden=True):
+def checks_of(exercise_id: str, include_hidden: bool = True) -> tuple[Check, ...]:
     """The exercise's checks: with include_hidden, every graded check (public and hidden, no preview); without,
     what check(...) runs (public checks and the previews of the hidden ones)."""
     find_exercise(exercise_id)

@@ -13,7 +13,7 @@ from autograder.i18n import pick
 __all__ = ["EXERCISES", "EXERCISES_BY_ID", "NOTEBOOKS", "Exercise", "exercise", "exercise_title", "of_notebook"]
 
 
-def _gathered():
+def _gathered() -> tuple[Exercise, ...]:
     declared = [exercise for declaration in declarations() for exercise in declaration.exercises]
     ids = [exercise.id for exercise in declared]
     duplicated = sorted({exercise_id for exercise_id in ids if ids.count(exercise_id) > 1})
@@ -31,7 +31,7 @@ def _gathered():
     return tuple(sorted(exercises, key=lambda exercise: exercise.notebook))  # stable: declaration order kept
 
 
-def _whole(value):
+def _whole(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
@@ -40,12 +40,12 @@ EXERCISES_BY_ID = {exercise.id: exercise for exercise in EXERCISES}
 NOTEBOOKS = tuple(dict.fromkeys(exercise.notebook for exercise in EXERCISES))
 
 
-def of_notebook(name):
+def of_notebook(name: str) -> tuple[Exercise, ...]:
     """The exercises of notebook `name`, in course order (none for a name that is not a notebook)."""
     return tuple(exercise for exercise in EXERCISES if exercise.notebook == name)
 
 
-def exercise(exercise_id):
+def exercise(exercise_id: str) -> Exercise:
     """The exercise with this id; a clear error for a typo in a notebook cell."""
     try:
         return EXERCISES_BY_ID[exercise_id]
@@ -54,7 +54,7 @@ def exercise(exercise_id):
         raise KeyError(f"unknown exercise {exercise_id!r}; known exercises: {known}") from None
 
 
-def exercise_title(exercise_id, lang="en"):
+def exercise_title(exercise_id: str, lang: str = "en") -> str:
     """The exercise's title in `lang`; the id itself for an id this course does not know (an old record)."""
     known = EXERCISES_BY_ID.get(exercise_id)
     return pick(known.title, lang) if known else exercise_id

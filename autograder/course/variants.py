@@ -22,13 +22,19 @@ Dropout, bias and buffer mistakes do not change an eval-mode output with the stu
 module contract (autograder.course.module_contract) recognises those.
 """
 
+from collections.abc import Collection, Mapping
+from typing import Any, Literal, overload
+
 import torch
+from torch import Tensor
+
+Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor
 
 SOFTMAX_AXES = {"keys": 3, "queries": 2, "heads": 1, "batch": 0}  # axes of (batch, heads, queries, keys)
 MASKS = ("future", "with_diagonal", "inverted", "none")
 
 
-def mask_for(kind, num_tokens):
+def mask_for(kind: str, num_tokens: int) -> Tensor:
     """True where attention is blocked, for each way of writing the mask."""
     ones = torch.ones(num_tokens, num_tokens, dtype=torch.bool)
     if kind == "future":
@@ -42,11 +48,11 @@ def mask_for(kind, num_tokens):
     raise ValueError(f"unknown mask kind {kind!r}; known: {MASKS}")
 
 
-def linear(x, weight, bias=None):
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return torch.nn.functional.linear(x, weight, bias)
 
 
-def split(x, num_heads, how="transpose"):
+def split(x: Tensor, num_heads: int, how: str = "transpose") -> Tensor:
     """(b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim), or one of the split mistakes."""
     b, num_tokens, d_out = x.shape
     head_dim = d_out // num_heads
@@ -59,7 +65,7 @@ def split(x, num_heads, how="transpose"):
     return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
 
 
-def merge(x, how="transpose"):
+def merge(x: Tensor, how: str = "transpose") -> Tensor:
     """(b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out), or one of the merge mistakes."""
     b, num_heads, num_tokens, head_dim = x.shape
     if how == "no_transpose":
@@ -73,24 +79,66 @@ def merge(x, how="transpose"):
     return x.transpose(1, 2).reshape(b, num_tokens, num_heads * head_dim)
 
 
+@overload
 def attention(
-    x,
-    weights,
+    x: Tensor,
+    weights: Weights,
     *,
-    num_heads=1,
-    causal=True,
-    attention_mask=None,
-    scale="head_dim",
-    softmax_axis="keys",
-    mask="future",
-    mask_stage="before_softmax",
-    swap_qk=False,
-    split_how="transpose",
-    merge_how="transpose",
-    use_out_proj=True,
-    linear_untransposed=False,
-    return_weights=False,
-):
+    num_heads: int = 1,
+    causal: bool = True,
+    attention_mask: Tensor | None = None,
+    scale: str = "head_dim",
+    softmax_axis: str = "keys",
+    mask: str = "future",
+    mask_stage: str = "before_softmax",
+    swap_qk: bool = False,
+    split_how: str = "transpose",
+    merge_how: str = "transpose",
+    use_out_proj: bool = True,
+    linear_untransposed: bool = False,
+    return_weights: Literal[False] = False,
+) -> Tensor: ...
+
+
+@overload
+def attention(
+    x: Tensor,
+    weights: Weights,
+    *,
+    num_heads: int = 1,
+    causal: bool = True,
+    attention_mask: Tensor | None = None,
+    scale: str = "head_dim",
+    softmax_axis: str = "keys",
+    mask: str = "future",
+    mask_stage: str = "before_softmax",
+    swap_qk: bool = False,
+    split_how: str = "transpose",
+    merge_how: str = "transpose",
+    use_out_proj: bool = True,
+    linear_untransposed: bool = False,
+    return_weights: Literal[True],
+) -> tuple[Tensor, Tensor]: ...
+
+
+def attention(
+    x: Tensor,
+    weights: Weights,
+    *,
+    num_heads: int = 1,
+    causal: bool = True,
+    attention_mask: Tensor | None = None,
+    scale: str = "head_dim",
+    softmax_axis: str = "keys",
+    mask: str = "future",
+    mask_stage: str = "before_softmax",
+    swap_qk: bool = False,
+    split_how: str = "transpose",
+    merge_how: str = "transpose",
+    use_out_proj: bool = True,
+    linear_untransposed: bool = False,
+    return_weights: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
     """Reference attention with knobs. `weights` maps W_query/W_key/W_value(/out_proj).weight|bias to tensors.
 
     x is (b, num_tokens, d_in) or (num_tokens, d_in); the output has the matching rank. With
@@ -101,7 +149,7 @@ def attention(
         x = x.unsqueeze(0)
     b, num_tokens, d_in = x.shape
 
-    def project(name):
+    def project(name: str) -> Tensor:
         weight, bias = weights[f"{name}.weight"], weights.get(f"{name}.bias")
         if linear_untransposed:
             # x @ W.weight: only runs when d_in == d_out, and then silently uses W instead of W.T.
@@ -138,7 +186,7 @@ def attention(
     return (context, attn_weights) if return_weights else context
 
 
-def raw_scores(x, weights, *, num_heads=1):
+def raw_scores(x: Tensor, weights: Weights, *, num_heads: int = 1) -> Tensor:
     """queries @ keys^T per head, unscaled and unmasked: (b, num_heads, num_tokens, num_tokens)."""
     x = x.unsqueeze(0) if x.dim() == 2 else x
     queries = split(linear(x, weights["W_query.weight"], weights.get("W_query.bias")), num_heads)
@@ -172,9 +220,10 @@ ATTENTION_MISTAKES = (
 ATTENTION_MISCONCEPTIONS = tuple(dict.fromkeys(misconception for misconception, _ in ATTENTION_MISTAKES))
 
 
-def attention_variants(x, weights, mistakes=None, **base_knobs):
+def attention_variants(x: Tensor, weights: Weights, mistakes: Collection[str] | None = None,
+                       **base_knobs: Any) -> list[tuple[str, Tensor]]:
     """[(misconception, wrong output)] for each single-knob mistake in `mistakes` (default: all) that runs here."""
-    variants = []
+    variants: list[tuple[str, Tensor]] = []
     for misconception, knobs in ATTENTION_MISTAKES:
         if mistakes is not None and misconception not in mistakes:
             continue

@@ -81,7 +81,7 @@ def misconception_counts(documents: Sequence[StudentDocument]):
 
 def score_distributions(documents: Sequence[StudentDocument]):
     """The total's distribution, then each notebook's, in course order."""
-    total_max = float(sum(exercise.points for exercise in EXERCISES))
+    total_max = float(sum(exercise.points or 0 for exercise in EXERCISES))
     distributions = [ScoreDistribution("total", total_max,
                                        tuple(float(document["score"]) for document in documents), 0)]
     for name in NOTEBOOKS:
@@ -91,7 +91,7 @@ def score_distributions(documents: Sequence[StudentDocument]):
             notebook = by_name.get(name)
             scores.append(float(notebook["score"]) if notebook else 0.0)
             not_graded += notebook is None or notebook.get("status") != "graded"
-        max_score = float(sum(exercise.points for exercise in of_notebook(name)))
+        max_score = float(sum(exercise.points or 0 for exercise in of_notebook(name)))
         distributions.append(ScoreDistribution(name, max_score, tuple(scores), not_graded))
     return distributions
 

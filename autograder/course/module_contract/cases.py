@@ -2,12 +2,16 @@
 each contract check. Plain data and arithmetic: the spec answers every question about the module's layout.
 """
 
+import random
+
+from autograder.course.module_contract.probe import ContractCase, ModuleSpec
 
 DROPOUT_TOKENS = 24
 DROPOUT_BATCH = 16  # 16 · 24·25/2 = 4800 visible weights per head: one standard deviation of the zero share <= 0.0073
 
 
-def contract_case(spec, rng, *, num_tokens=None, batch=None, qkv_bias=None, dtype="float32"):
+def contract_case(spec: ModuleSpec, rng: random.Random, *, num_tokens: int | None = None, batch: int | None = None,
+                  qkv_bias: bool | None = None, dtype: str = "float32") -> ContractCase:
     """A case: d_in != d_out and != head_dim, head_dim >= 2, num_tokens below context_length."""
     num_heads = rng.randint(2, 3) if spec.heads.many else 1
     head_dim = rng.randint(2, 5)
@@ -27,7 +31,7 @@ def contract_case(spec, rng, *, num_tokens=None, batch=None, qkv_bias=None, dtyp
     }
 
 
-def structure_cases(spec, rng):
+def structure_cases(spec: ModuleSpec, rng: random.Random) -> list[ContractCase]:
     # None: qkv_bias left out of the call, as the book's own code does; its default is False.
     biases = (False, True, None) if spec.has_qkv_bias else (False,)
     cases = []
@@ -38,9 +42,9 @@ def structure_cases(spec, rng):
     return cases
 
 
-def modes_cases(spec, rng):
+def modes_cases(spec: ModuleSpec, rng: random.Random) -> list[ContractCase]:
     """Cases for the exposing weights (see judges.judge_modes): one-hot tokens, head_dim = num_tokens + 1."""
-    def case(p):
+    def case(p: float) -> ContractCase:
         num_heads = rng.randint(2, 3) if spec.heads.many else 1
         head_dim = DROPOUT_TOKENS + 1
         return {"seed": rng.randrange(2**31), "init_seed": rng.randrange(2**31), "p": p, "batch": DROPOUT_BATCH,
@@ -51,11 +55,11 @@ def modes_cases(spec, rng):
     return [case(0.5), case(rng.choice((0.2, 0.3, 0.4)))]
 
 
-def device_cases(spec, rng):
+def device_cases(spec: ModuleSpec, rng: random.Random) -> list[ContractCase]:
     return [{**contract_case(spec, rng, qkv_bias=False), "device": "auto"}]
 
 
-def state_cases(spec, rng):
+def state_cases(spec: ModuleSpec, rng: random.Random) -> list[ContractCase]:
     """Calls of several lengths on one module: short, the longest the module takes, short again."""
     case = contract_case(spec, rng, qkv_bias=False, dtype="float64")
     longest = case["context_length"] if "context_length" in spec.arguments else case["num_tokens"] + rng.randint(3, 6)
@@ -63,8 +67,8 @@ def state_cases(spec, rng):
     return [case]
 
 
-def properties_cases(spec, rng):
+def properties_cases(spec: ModuleSpec, rng: random.Random) -> list[ContractCase]:
     # With qkv_bias where the constructor takes it: a bias that forward ignores gets no gradient, and shows.
     case = contract_case(spec, rng, dtype="float64", qkv_bias=spec.has_qkv_bias)
-    case.update(position=rng.randint(0, case["num_tokens"] - 2), loss_seed=rng.randrange(2**31))
+    case.update({"position": rng.randint(0, case["num_tokens"] - 2), "loss_seed": rng.randrange(2**31)})
     return [case]

@@ -3,9 +3,11 @@ and their messages. The contract declares no exercise of its own: its checks com
 """
 
 import functools
+import random
 from collections.abc import Callable
 
 import torch
+from torch import Tensor
 
 from autograder.checking.check_types import Check
 from autograder.checking.expectations import Expectations
@@ -21,6 +23,9 @@ from autograder.course.module_contract.judge import contract_judge
 from autograder.course.module_contract.probe import (
     SPECS,
     SPECS_BY_EXERCISE,
+    ContractCase,
+    ContractRecord,
+    ModuleSpec,
     contract_probe,
     exposing_weights,
     one_hot_tokens,
@@ -28,7 +33,8 @@ from autograder.course.module_contract.probe import (
 from autograder.course.variants import attention
 
 # Each property's cases; its probe is probe.CONTRACT_PROBES[name], its judge judge.CONTRACT_JUDGES[name].
-CONTRACT = (
+ContractCases = Callable[[ModuleSpec, random.Random], list[ContractCase]]
+CONTRACT: tuple[tuple[str, ContractCases], ...] = (
     ("structure", structure_cases),
     ("modes", modes_cases),
     ("device", device_cases),
@@ -37,7 +43,7 @@ CONTRACT = (
 )
 
 
-def exposed_reference(spec, case):
+def exposed_reference(spec: ModuleSpec, case: ContractCase) -> Tensor:
     """What a correct module outputs in eval mode with the exposing weights: each head's weights, then 1."""
     weights, x = exposing_weights(spec, case), one_hot_tokens(case)
     outputs = []
@@ -47,7 +53,7 @@ def exposed_reference(spec, case):
     return torch.cat(outputs, dim=-1)
 
 
-def expect_contract(property_name, exercise_id, case, data):
+def expect_contract(property_name: str, exercise_id: str, case: ContractCase, data: ContractRecord) -> Expectations:
     """Only the modes need the reference: what the module outputs in eval mode on the exposing weights."""
     if property_name != "modes":
         return Expectations({})
@@ -55,7 +61,7 @@ def expect_contract(property_name, exercise_id, case, data):
     return Expectations.computed(exposed=lambda: exposed_reference(spec, case))
 
 
-def contract_checks(spec):
+def contract_checks(spec: ModuleSpec) -> tuple[Check, ...]:
     """The contract's checks for one spec, hidden, with the points the spec gives each (0: not for this module)."""
     checks = []
     for name, cases in CONTRACT:
@@ -72,7 +78,7 @@ def contract_checks(spec):
     return tuple(checks)
 
 
-def _bound(function: Callable, spec):
+def _bound(function: ContractCases, spec: ModuleSpec) -> Callable[[random.Random], list[ContractCase]]:
     bound = functools.partial(function, spec)
     functools.update_wrapper(bound, function)
     return bound
@@ -80,7 +86,7 @@ def _bound(function: Callable, spec):
 
 
 
-def _joined(parts, lang):
+def _joined(parts: list[str], lang: str) -> str:
     """'a, b and c' in English, 'a，b，并且 c' in Chinese."""
     if len(parts) == 1:
         return parts[0]
@@ -88,7 +94,7 @@ def _joined(parts, lang):
     return comma.join(parts[:-1]) + last + parts[-1]
 
 
-def _structure_title(spec):
+def _structure_title(spec: ModuleSpec) -> dict[str, str]:
     en, zh = ["the parameters its constructor promises"], ["构造函数约定的参数"]
     if spec.has_qkv_bias:
         en[0] += " (qkv_bias either way, False by default)"
@@ -108,7 +114,7 @@ def _structure_title(spec):
     return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
 
 
-def _device_title(spec):
+def _device_title(spec: ModuleSpec) -> dict[str, str]:
     name = spec.class_name
     if spec.causal:
         return {"en": f"{name}: masks are buffers saved in state_dict that follow .to(dtype) and .to(device), and "
@@ -121,7 +127,7 @@ def _device_title(spec):
                   "没有时用 PyTorch 的 meta 设备）"}
 
 
-def _properties_title(spec):
+def _properties_title(spec: ModuleSpec) -> dict[str, str]:
     if "context_length" in spec.arguments:
         en, zh = ["works for inputs shorter than context_length"], ["输入短于 context_length 时也正确"]
     else:
@@ -137,14 +143,14 @@ def _properties_title(spec):
     return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
 
 
-def _modes_title(spec):
+def _modes_title(spec: ModuleSpec) -> dict[str, str]:
     return {"en": f"{spec.class_name}: eval() is deterministic and equals dropout 0; train() drops attention weights "
                   "after the softmax at rate p, scaled by 1/(1-p)",
             "zh": f"{spec.class_name}：eval() 结果确定且等于 dropout 为 0 时的结果；"
                   "train() 在 softmax 之后按比例 p 丢弃注意力权重，并乘以 1/(1-p)"}
 
 
-def _state_title(spec):
+def _state_title(spec: ModuleSpec) -> dict[str, str]:
     longest = ("the longest input it takes", "它能接受的最长输入") if "context_length" in spec.arguments else (
         "a longer one", "更长的输入")
     return {"en": f"{spec.class_name}: one module called on a short input, {longest[0]}, then a short one again gives "

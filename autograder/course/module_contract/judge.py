@@ -3,17 +3,34 @@ probe's data, the case and the reference's expectations. Imports no reference or
 it as it is."""
 
 import math
+from collections.abc import Callable, Collection
+from typing import Any
 
 import torch
+from torch import Tensor
 
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import same
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import PROJECTIONS
-from autograder.course.module_contract.probe import SPECS_BY_EXERCISE, head_count, module_input, promised_attributes
+from autograder.course.module_contract.probe import (
+    SPECS_BY_EXERCISE,
+    ContractCase,
+    ContractDeviceRecord,
+    ContractRecord,
+    ModesRecord,
+    ModuleSpec,
+    PropertiesRecord,
+    StateRecord,
+    StructureRecord,
+    head_count,
+    module_input,
+    promised_attributes,
+)
+from autograder.course.shared.records import State
 
 
-def projection_shapes(spec, d_in, d_out, bias) -> dict[str, tuple[int, ...]]:
+def projection_shapes(spec: ModuleSpec, d_in: int, d_out: int, bias: bool | None) -> dict[str, tuple[int, ...]]:
     """{name: shape} of one set of W_query/W_key/W_value: raw (d_in, d_out) matrices, or nn.Linear layers."""
     if spec.raw_projections:
         return {name: (d_in, d_out) for name in PROJECTIONS}
@@ -25,7 +42,7 @@ def projection_shapes(spec, d_in, d_out, bias) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def parameter_shapes(spec, case):
+def parameter_shapes(spec: ModuleSpec, case: ContractCase) -> dict[str, tuple[int, ...]]:
     """{name: shape} of every parameter the constructor promises."""
     d_in, d_out, bias = case["d_in"], case["d_out"], case.get("qkv_bias", False)
     projections = projection_shapes(spec, d_in, d_out, bias)
@@ -35,7 +52,7 @@ def parameter_shapes(spec, case):
     return shapes
 
 
-def output_shape(spec, case):
+def output_shape(spec: ModuleSpec, case: ContractCase) -> tuple[int, ...]:
     features = spec.heads.output_features(case)
     if not spec.batched:
         return (case["num_tokens"], features)
@@ -48,8 +65,8 @@ RATE_DEVIATIONS = 8  # the share of zeros may stray this many standard deviation
 NEIGHBOUR_MARGIN = 0.1  # independent dropout: vertical neighbours agree with probability p² + (1 - p)²
 
 
-def judge_structure(spec, data, case, expected):
-    expected = parameter_shapes(spec, case)
+def judge_structure(spec: ModuleSpec, data: StructureRecord, case: ContractCase, expected: Expectations) -> Verdict:
+    expected = parameter_shapes(spec, case)  # type: ignore[assignment]  # the spec, not the reference, gives these
     got = {name: tuple(shape) for name, shape in data["parameters"].items()}
     extra = sorted(set(got) - set(expected))
     missing = sorted(set(expected) - set(got))
@@ -90,7 +107,7 @@ def judge_structure(spec, data, case, expected):
     return Verdict(True)
 
 
-def judge_modes(spec, data, case, expected):
+def judge_modes(spec: ModuleSpec, data: ModesRecord, case: ContractCase, expected: Expectations) -> Verdict:
     tokens, heads = case["num_tokens"], head_count(spec, case)
     expected_shape = (case["batch"], tokens, heads * (tokens + 1))
     for key in ("train", "eval", "eval_again", "no_dropout"):
@@ -115,7 +132,7 @@ def judge_modes(spec, data, case, expected):
     return Verdict(True)
 
 
-def train_problem(train, evaluated, p):
+def train_problem(train: Tensor, evaluated: Tensor, p: float) -> Verdict | None:
     """What is wrong with one head's training-mode output, judged against the same head in eval mode.
 
     Both are (b, tokens, tokens + 1): the weights over the keys, then their sum (see exposing_weights).
@@ -157,7 +174,7 @@ def train_problem(train, evaluated, p):
     return None
 
 
-def unregistered_head(name, registered):
+def unregistered_head(name: str, registered: Collection[str]) -> bool:
     """Whether `name` belongs to a head (heads.<i>.) of which nothing is registered: heads kept in a plain list."""
     parts = name.split(".")
     if parts[0] != "heads" or len(parts) < 3:
@@ -165,7 +182,7 @@ def unregistered_head(name, registered):
     return not any(other.startswith(f"heads.{parts[1]}.") for other in registered)
 
 
-def judge_device(spec, data, case, expected):
+def judge_device(spec: ModuleSpec, data: ContractDeviceRecord, case: ContractCase, expected: Expectations) -> Verdict:
     device = data["device"]
     for name, present in data["masks"].items():
         if not present:
@@ -198,7 +215,8 @@ def judge_device(spec, data, case, expected):
     return Verdict(True)
 
 
-def judge_properties(spec, data, case, expected):
+def judge_properties(spec: ModuleSpec, data: PropertiesRecord, case: ContractCase,
+                     expected: Expectations) -> Verdict:
     got = data["output"]
     expected_shape = output_shape(spec, case)
     if tuple(got.shape) != expected_shape:
@@ -228,7 +246,8 @@ def judge_properties(spec, data, case, expected):
     return Verdict(True)
 
 
-def state_change(before, after, parameters=()):
+def state_change(before: State, after: State,
+                 parameters: Collection[str] = ()) -> tuple[str, dict[str, Any]] | None:
     """(message key, fields) for the first parameter or buffer a forward pass changed, or None; a parameter of
     `parameters` whose values changed is named as a parameter (a forward that trains or zeroes its own weights)."""
     for name in sorted(set(before) | set(after)):
@@ -246,7 +265,7 @@ def state_change(before, after, parameters=()):
     return None
 
 
-def judge_state(spec, data, case, expected):
+def judge_state(spec: ModuleSpec, data: StateRecord, case: ContractCase, expected: Expectations) -> Verdict:
     changed = state_change(data["before"], data["after"], data.get("parameter_names", ()))
     if changed is not None:
         key, fields = changed
@@ -257,7 +276,8 @@ def judge_state(spec, data, case, expected):
         if error is not None:
             return Verdict(False, "contract.later_call_failed",
                            {"tokens": tokens, "first_tokens": lengths[0], "type": error["type"]})
-        if tuple(got.shape) != tuple(fresh.shape) or not same(got, fresh):
+        # A call without an error has an output.
+        if tuple(got.shape) != tuple(fresh.shape) or not same(got, fresh):  # type: ignore[union-attr]
             return Verdict(False, "contract.later_call_differs", {"tokens": tokens, "first_tokens": lengths[0]})
     repeated = data.get("repeated")
     if repeated is None or not same(repeated, data["outputs"][0]):
@@ -271,10 +291,14 @@ def judge_state(spec, data, case, expected):
     return Verdict(True)
 
 
-CONTRACT_JUDGES = {"structure": judge_structure, "modes": judge_modes, "device": judge_device,
+ContractJudge = Callable[[ModuleSpec, Any, ContractCase, Expectations], Verdict]  # each takes its own record
+
+
+CONTRACT_JUDGES: dict[str, ContractJudge] = {"structure": judge_structure, "modes": judge_modes, "device": judge_device,
                    "properties": judge_properties, "state": judge_state}
 
 
-def contract_judge(property_name: str, exercise_id: str, data, case, expected: Expectations) -> Verdict:
+def contract_judge(property_name: str, exercise_id: str, data: ContractRecord, case: ContractCase,
+                   expected: Expectations) -> Verdict:
     """The judge of one contract property for one module exercise."""
     return CONTRACT_JUDGES[property_name](SPECS_BY_EXERCISE[exercise_id], data, case, expected)

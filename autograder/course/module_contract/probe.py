@@ -2,11 +2,12 @@
 student's objects on a case and return plain data. Imports no reference, judge or declaration: the grading child
 holds it."""
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from autograder.checking.probing import (
     DeviceMixWatch,
@@ -97,7 +98,7 @@ SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropou
 
 
 # Sizes a constructor may store as ints: {attribute: (its value for a case, how the given __init__ computes it)}.
-SIZE_ATTRIBUTES = {
+SIZE_ATTRIBUTES: dict[str, tuple[Callable[[ContractCase], int], str]] = {
     "d_out": (lambda case: case["d_out"], "d_out"),
     "num_heads": (lambda case: case["num_heads"], "num_heads"),
     "head_dim": (lambda case: case["d_out"] // case["num_heads"], "d_out // num_heads"),
@@ -116,14 +117,14 @@ class HeadLayout:
     many: bool
     stacked: bool
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.stacked and not self.many:
             raise ValueError("stacked heads are num_heads modules: a stacked layout needs many=True")
 
-    def count(self, case) -> int:
+    def count(self, case: ContractCase) -> int:
         return case["num_heads"] if self.many else 1
 
-    def groups(self, case) -> tuple[tuple[str, int], ...]:
+    def groups(self, case: ContractCase) -> tuple[tuple[str, int], ...]:
         """(attribute prefix, heads it holds) of each set of projections: ("heads.0.", 1)... or ("", count)."""
         if self.stacked:
             return tuple((f"heads.{index}.", 1) for index in range(case["num_heads"]))
@@ -133,7 +134,7 @@ class HeadLayout:
         """The constructor's d_out for heads of head_dim features: per head when stacked, all heads' otherwise."""
         return head_dim if self.stacked else head_dim * num_heads
 
-    def output_features(self, case) -> int:
+    def output_features(self, case: ContractCase) -> int:
         return case["d_out"] * (case["num_heads"] if self.stacked else 1)
 
 
@@ -160,7 +161,7 @@ class ModuleSpec:
 
     exercise: str
     class_name: str
-    points: dict  # check name (structure, modes, device, properties, state) -> points
+    points: dict[str, float]  # check name (structure, modes, device, properties, state) -> points
     arguments: tuple[str, ...]
     heads: HeadLayout = ONE_HEAD
     has_qkv_bias: bool = True
@@ -175,11 +176,11 @@ class ModuleSpec:
         return "dropout" in self.arguments
 
 
-def head_count(spec, case):
+def head_count(spec: "ModuleSpec", case: ContractCase) -> int:
     return spec.heads.count(case)
 
 
-def build(spec, namespace, case, dropout=0.0):
+def build(spec: "ModuleSpec", namespace: Namespace, case: ContractCase, dropout: float = 0.0) -> nn.Module:
     """The student's class, constructed as the book does under the case's seed, in the case's dtype."""
     cls = lookup(namespace, spec.class_name)
     with seeded(case["init_seed"]):
@@ -189,31 +190,33 @@ def build(spec, namespace, case, dropout=0.0):
     return module.to(DTYPES[case["dtype"]])
 
 
-def constructor_arguments(spec, case, dropout=0.0):
+def constructor_arguments(spec: "ModuleSpec", case: ContractCase, dropout: float = 0.0) -> tuple[Any, ...]:
     """The positional arguments of the book's constructor call."""
-    return tuple(dropout if name == "dropout" else case[name] for name in spec.arguments)
+    # The spec's argument names are case keys (ModuleSpec's docstring).
+    return tuple(dropout if name == "dropout" else case[name]  # type: ignore[literal-required]
+                 for name in spec.arguments)
 
 
-def constructor_keywords(spec, case):
+def constructor_keywords(spec: "ModuleSpec", case: ContractCase) -> dict[str, bool | None]:
     """qkv_bias where the constructor takes it; a case whose qkv_bias is None leaves it at the default (False)."""
     if not spec.has_qkv_bias or case.get("qkv_bias") is None:
         return {}
     return {"qkv_bias": case["qkv_bias"]}
 
 
-def promised_attributes(spec, case):
+def promised_attributes(spec: "ModuleSpec", case: ContractCase) -> dict[str, tuple[int, str]]:
     """{attribute: (value, how the given __init__ computes it)} of the sizes the constructor stores."""
     return {name: (SIZE_ATTRIBUTES[name][0](case), SIZE_ATTRIBUTES[name][1]) for name in spec.attributes}
 
 
-def mask_names(spec, case):
+def mask_names(spec: "ModuleSpec", case: ContractCase) -> tuple[str, ...]:
     """The buffers that hold a causal mask."""
     if not spec.causal:
         return ()
     return tuple(f"{prefix}mask" for prefix, _ in spec.heads.groups(case))
 
 
-def module_input(spec, case, seed_offset=0):
+def module_input(spec: "ModuleSpec", case: ContractCase, seed_offset: int = 0) -> Tensor:
     """(num_tokens, d_in) or (b, num_tokens, d_in) uniform values, rebuilt identically by probe and judge."""
     shape = ((case["batch"],) if spec.batched else ()) + (case["num_tokens"], case["d_in"])
     return rand(case["seed"] + seed_offset, *shape, dtype=DTYPES[case["dtype"]])
@@ -221,7 +224,7 @@ def module_input(spec, case, seed_offset=0):
 
 def probe_structure(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> StructureRecord:
     module = build(spec, namespace, case)
-    attributes = {}
+    attributes: dict[str, dict[str, Any]] = {}
     for name in promised_attributes(spec, case):
         value = getattr(module, name, None)
         attributes[name] = {"type": type(value).__name__, "value": value if isinstance(value, int | float) else None}
@@ -235,11 +238,11 @@ def probe_structure(spec: "ModuleSpec", namespace: Namespace, case: ContractCase
         data["output_shape"], data["output_dtype"] = list(output.shape), dtype_name(output.dtype)
     data["attributes"] = attributes
     if spec.heads.stacked and isinstance(getattr(module, "heads", None), torch.nn.ModuleList) and module.heads:
-        data["identical_heads"] = identical_heads(module.heads)
+        data["identical_heads"] = identical_heads(module.heads)  # type: ignore[arg-type]  # a ModuleList: just above
     return data
 
 
-def identical_heads(heads):
+def identical_heads(heads: Sequence[nn.Module]) -> list[int]:
     """The indices of the heads, other modules than head 0, whose parameters all equal head 0's."""
     first = dict(heads[0].named_parameters())
     identical = []
@@ -252,7 +255,7 @@ def identical_heads(heads):
     return identical
 
 
-def exposing_weights(spec, case):
+def exposing_weights(spec: "ModuleSpec", case: ContractCase) -> dict[str, Tensor]:
     """{parameter name: value} that make the output spell out each head's attention weights (see above).
 
     Each head gets its own self-score, so heads that a forward pass mixes up do not look alike.
@@ -261,13 +264,14 @@ def exposing_weights(spec, case):
     eye = torch.eye(tokens)
     zeros, ones = torch.zeros(1, tokens), torch.ones(1, tokens)
 
-    def head(index):
+    def head(index: int) -> dict[str, Tensor]:
         # The scores are divided by sqrt(head_dim) = sqrt(tokens + 1).
         scale = SELF_SCORE * (1 + index / 2) * (tokens + 1) ** 0.5
         return {"W_query.weight": torch.cat([eye * scale, zeros]), "W_key.weight": torch.cat([eye, zeros]),
                 "W_value.weight": torch.cat([eye, ones])}  # each (tokens + 1, tokens)
 
-    weights, first = {}, 0
+    weights: dict[str, Tensor] = {}
+    first = 0
     for prefix, count in spec.heads.groups(case):
         heads = [head(index) for index in range(first, first + count)]
         first += count
@@ -279,7 +283,7 @@ def exposing_weights(spec, case):
     return weights
 
 
-def exposing_module(spec, namespace, case, dropout):
+def exposing_module(spec: "ModuleSpec", namespace: Namespace, case: ContractCase, dropout: float) -> nn.Module:
     """The student's module with the exposing weights, and every other bias (one qkv_bias=False should not have)
     at zero: the structure check counts a stray bias, this check looks at dropout alone."""
     module = build(spec, namespace, case, dropout)
@@ -296,12 +300,12 @@ def exposing_module(spec, namespace, case, dropout):
     return module
 
 
-def one_hot_tokens(case):
+def one_hot_tokens(case: ContractCase) -> Tensor:
     return torch.eye(case["num_tokens"]).expand(case["batch"], -1, -1).clone()
 
 
 def probe_modes(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> ModesRecord:
-    def run(dropout, train, seed_offset):
+    def run(dropout: float, train: bool, seed_offset: int) -> Tensor:
         # A fresh module and input for every call: a forward that changes the module's state or its input is the
         # state and properties checks' to name, not a dropout fault. nn.Dropout draws from the global RNG: a
         # different seed for every call.
@@ -313,9 +317,9 @@ def probe_modes(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) ->
             "eval_again": run(case["p"], False, 3), "no_dropout": run(0.0, False, 4)}
 
 
-def tensor_at(module, name):
+def tensor_at(module: nn.Module, name: str) -> Tensor | None:
     """The tensor a dotted attribute path names (heads.0.mask), or None."""
-    value = module
+    value: Any = module
     for part in name.split("."):
         value = value[int(part)] if part.isdigit() and hasattr(value, "__getitem__") else getattr(value, part, None)
         if value is None:
@@ -335,7 +339,9 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
     }
     # The dtype move happens on the CPU, then back (MPS has no float64).
     module.to(torch.float64)
-    data["mask_dtypes"] = {name: dtype_name(tensor_at(module, name).dtype) for name in masks if data["masks"][name]}
+    # A mask found (data["masks"]) is a tensor: tensor_at is None only for the others.
+    data["mask_dtypes"] = {name: dtype_name(tensor_at(module, name).dtype)  # type: ignore[union-attr]
+                           for name in masks if data["masks"][name]}
     module.to(torch.float32)
     x = module_input(spec, {**case, "dtype": "float32"})
     with torch.no_grad():  # forward must run on the CPU first: if it does not, its exception is the answer here too
@@ -343,7 +349,8 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
     device = probe_device_kind(case["device"])
     module.to(device)
     data["device"] = torch.device(device).type
-    data["mask_devices"] = {name: tensor_at(module, name).device.type for name in masks if data["masks"][name]}
+    data["mask_devices"] = {name: tensor_at(module, name).device.type  # type: ignore[union-attr]  # found: a tensor
+                            for name in masks if data["masks"][name]}
     try:
         with torch.no_grad(), DeviceMixWatch() as watch:
             output = module(x.to(device))
@@ -356,7 +363,7 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
     return data
 
 
-def future_changed(spec, case, x):
+def future_changed(spec: "ModuleSpec", case: ContractCase, x: Tensor) -> Tensor:
     """x with every token after `position` replaced by other values."""
     changed = x.clone()
     start = case["position"] + 1
@@ -451,11 +458,15 @@ SPECS = (
 SPECS_BY_EXERCISE = {spec.exercise: spec for spec in SPECS}
 
 
-CONTRACT_PROBES = {"structure": probe_structure, "modes": probe_modes, "device": probe_device,
-                   "properties": probe_properties, "state": probe_state}
+ContractRecord = StructureRecord | ModesRecord | ContractDeviceRecord | PropertiesRecord | StateRecord
 
 
-def contract_probe(property_name, exercise_id, namespace, case):
+CONTRACT_PROBES: dict[str, Callable[[ModuleSpec, Namespace, ContractCase], ContractRecord]] = {
+    "structure": probe_structure, "modes": probe_modes, "device": probe_device,
+    "properties": probe_properties, "state": probe_state}
+
+
+def contract_probe(property_name: str, exercise_id: str, namespace: Namespace, case: ContractCase) -> ContractRecord:
     """The contract's `property_name` probe of the module exercise `exercise_id`.
 
     Both are plain strings bound by the check (functools.partial), so the grading child is told which probe to

@@ -2,11 +2,16 @@
 reading the student's projections back, the dtype message.
 """
 
-from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MHA_LAYERS
+import random
+
+from torch import Tensor
+
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MHA_LAYERS, MultiHeadCase
 from autograder.course.shared.inputs import DTYPES
+from autograder.course.shared.records import State
 
 # The notes' experiment: torch.manual_seed(123); d_in, d_out = 3, 2; context_length = 6; num_heads = 2.
-NOTES_ATTENTION_CASE = {
+NOTES_ATTENTION_CASE: MultiHeadCase = {
     "input": "notes",
     "seed": 123,
     "batch": 2,
@@ -20,7 +25,9 @@ NOTES_ATTENTION_CASE = {
 }
 
 
-def random_attention_case(rng, *, num_heads=None, num_tokens=None, batch=None, dtype=None, qkv_bias=None):
+def random_attention_case(rng: random.Random, *, num_heads: int | None = None, num_tokens: int | None = None,
+                          batch: int | None = None, dtype: str | None = None,
+                          qkv_bias: bool | None = None) -> MultiHeadCase:
     """A hidden attention case: head_dim >= 2 (1 would hide a missing scale), d_in != d_out, num_tokens < context."""
     num_heads = num_heads or rng.randint(2, 4)
     head_dim = rng.randint(2, 5)
@@ -40,13 +47,13 @@ def random_attention_case(rng, *, num_heads=None, num_tokens=None, batch=None, d
     }
 
 
-def projection_weights(state, prefix=""):
+def projection_weights(state: State, prefix: str = "") -> dict[str, Tensor]:
     """The W_query/W_key/W_value/out_proj tensors under `prefix`, named as variants.attention expects."""
     names = (f"{layer}.{kind}" for layer in MHA_LAYERS for kind in ("weight", "bias"))
     return {name: state[prefix + name] for name in names if prefix + name in state}
 
 
-def dtype_message(exercise_id):
+def dtype_message(exercise_id: str) -> dict[str, dict[str, str]]:
     """{<exercise>.dtype: the bilingual message for an output whose dtype is not the input's}."""
     return {
         f"{exercise_id}.dtype": {

@@ -5,6 +5,9 @@ Probe side (with every exercise folder's probe.py): plain torch only. Nothing he
 functional reference `variants`; the process that runs student code imports this package and nothing above it.
 """
 
+from collections.abc import Mapping
+from typing import Any
+
 import torch
 
 NOTES_INPUTS = (
@@ -28,22 +31,22 @@ ATTENTION_FUNCTIONS = frozenset(
 )
 
 
-def notes_inputs(dtype=torch.float32):
+def notes_inputs(dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The notes' 6×3 embeddings, one row per token."""
     return torch.tensor(NOTES_INPUTS, dtype=dtype)
 
 
-def dtype_of(case):
+def dtype_of(case: Mapping[str, Any]) -> torch.dtype:
     return DTYPES[case.get("dtype", "float32")]
 
 
-def notes_batch():
+def notes_batch() -> torch.Tensor:
     """The notes' embeddings batched twice, (2, 6, 3), as torch.stack((inputs, inputs)) does in §3.5.3."""
     inputs = notes_inputs()
     return torch.stack((inputs, inputs), dim=0)
 
 
-def probe_device_kind(requested="auto"):
+def probe_device_kind(requested: str = "auto") -> str:
     """A real GPU when there is one, else PyTorch's shape-only meta device (a plain-attribute mask stays behind)."""
     if requested != "auto":
         return requested

@@ -12,12 +12,18 @@ what the full kit would compare:
 - the student's layer has a bias the stored weights lack: it is zeroed (the stored case has none).
 """
 
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
 import torch
+from torch import Tensor, nn
+
+ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 LOAD_WEIGHTS = "load_weights"  # the case key of {qualified name: tensor}, nn.Linear layout
 
 
-def load_case_weights(module, case):
+def load_case_weights(module: ModuleT, case: Mapping[str, Any]) -> ModuleT:
     """The module, holding the case's stored weights when it carries any (student kit); as it was otherwise."""
     weights = case.get(LOAD_WEIGHTS)
     if weights is not None:
@@ -25,7 +31,7 @@ def load_case_weights(module, case):
     return module
 
 
-def load_stored_weights(module, weights):
+def load_stored_weights(module: nn.Module, weights: Mapping[str, Tensor]) -> None:
     """Copy `weights` ({qualified name: tensor}, nn.Linear layout) into `module`; see the module docstring."""
     parameters = dict(module.named_parameters())
     with torch.no_grad():
@@ -45,7 +51,7 @@ def load_stored_weights(module, weights):
                 parameter.zero_()
 
 
-def _add_missing_bias(module, layer_name, bias):
+def _add_missing_bias(module: nn.Module, layer_name: str, bias: Tensor) -> None:
     try:
         layer = module.get_submodule(layer_name)
     except AttributeError:

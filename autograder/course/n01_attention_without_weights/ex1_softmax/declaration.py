@@ -6,9 +6,13 @@ calling one of torch's softmax functions costs their rule check. What every note
 inputs, dtypes) is in autograder.course.shared.
 """
 
+import random
+from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
 import torch
+from torch import Tensor
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
@@ -17,6 +21,8 @@ from autograder.course.declaration import Declaration, misconception
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.judge import judge_softmax, judge_softmax_rules
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
+    SoftmaxRecord,
+    TensorCase,
     case_tensor,
     probe_softmax_naive,
     probe_softmax_stable,
@@ -32,15 +38,16 @@ EXERCISES = (
 )
 
 
-def random_case(rng, shape, **extra):
-    return {"input": "random", "seed": rng.randrange(2**31), "shape": list(shape), **extra}
+def random_case(rng: random.Random, shape: Iterable[int], **extra: Any) -> TensorCase:
+    # `extra`: other TensorCase keys (scale, dtype, dim), given by name.
+    return {"input": "random", "seed": rng.randrange(2**31), "shape": list(shape), **extra}  # type: ignore[typeddict-item]
 
 
 # ---------------------------------------------------------------------------------------------
 # softmax_naive(x) and softmax_stable(x, dim=-1): one probe, called with dim when the case has one
 
 
-def softmax_mistakes(x, dim):
+def softmax_mistakes(x: Tensor, dim: int) -> list[tuple[str, Tensor]]:
     """(misconception, wrong output) pairs of the softmax mistakes that run on x."""
     dim = dim % x.dim()
     exp = torch.exp(x)
@@ -64,7 +71,7 @@ def softmax_mistakes(x, dim):
     return pairs
 
 
-def expect_softmax(function_name, default_dim, case, data):
+def expect_softmax(function_name: str, default_dim: int, case: TensorCase, data: SoftmaxRecord) -> Expectations:
     """The reference's softmax of the case's input (with the case's dim, if any) and the outputs of known mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
     function = getattr(solutions, function_name)
@@ -72,11 +79,11 @@ def expect_softmax(function_name, default_dim, case, data):
                                  mistakes=lambda: softmax_mistakes(x, dim))
 
 
-def naive_cases_notes(rng):
+def naive_cases_notes(rng: random.Random) -> list[TensorCase]:
     return [{"input": "notes_journey"}]
 
 
-def naive_cases_random(rng):
+def naive_cases_random(rng: random.Random) -> list[TensorCase]:
     # Length 1 is the edge case; above 16 catches code written for the notes' 6 tokens.
     lengths = (1, rng.randint(2, 8), rng.randint(17, 40))
     cases = [random_case(rng, (n,), scale=4.0) for n in lengths]
@@ -85,17 +92,17 @@ def naive_cases_random(rng):
     return [*cases, random_case(rng, (rng.randint(2, 12),), scale=4.0, dtype="float64"), matrix]
 
 
-def naive_cases_rules(rng):
+def naive_cases_rules(rng: random.Random) -> list[TensorCase]:
     return [random_case(rng, (rng.randint(3, 10),), scale=4.0)]
 
 
-def stable_cases_notes(rng):
+def stable_cases_notes(rng: random.Random) -> list[TensorCase]:
     # The notes' 6×6 scores row by row, then the overflow example the notebook prints.
     return [{"input": "notes_scores", "dim": -1}, {"input": "values", "values": [1000.0, 1000.0], "dim": -1}]
 
 
-def stable_cases_random(rng):
-    def shape(rank):
+def stable_cases_random(rng: random.Random) -> list[TensorCase]:
+    def shape(rank: int) -> list[int]:
         return [rng.randint(2, 7) for _ in range(rank - 1)] + [rng.randint(2, 20)]
 
     return [
@@ -110,7 +117,7 @@ def stable_cases_random(rng):
     ]
 
 
-def stable_cases_large(rng):
+def stable_cases_large(rng: random.Random) -> list[TensorCase]:
     return [
         {"input": "values", "values": [1000.0, 1000.0], "dim": -1},
         {"input": "values", "values": [-1000.0, 0.0, 1000.0], "dim": -1},
@@ -119,7 +126,7 @@ def stable_cases_large(rng):
     ]
 
 
-def stable_cases_rules(rng):
+def stable_cases_rules(rng: random.Random) -> list[TensorCase]:
     # 1-D, so that a dim or keepdim mistake (already costing other checks) does not cost the rules too.
     return [random_case(rng, (rng.randint(3, 10),), scale=4.0, dim=-1)]
 

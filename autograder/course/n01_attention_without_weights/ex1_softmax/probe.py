@@ -2,7 +2,8 @@
 reference, judge or declaration: the grading child holds it."""
 
 import inspect
-from typing import NotRequired, TypedDict
+from collections.abc import Callable
+from typing import Any, NotRequired, TypedDict
 
 import torch
 from torch import Tensor
@@ -63,7 +64,7 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     return data
 
 
-def default_of(function, parameter):
+def default_of(function: Callable[..., Any], parameter: str) -> int | None:
     """The int default of `function`'s `parameter`, or None (no such parameter, no default, not an int)."""
     try:
         default = inspect.signature(function).parameters[parameter].default

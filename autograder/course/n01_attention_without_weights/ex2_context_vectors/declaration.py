@@ -1,6 +1,9 @@
 """Checks for context_vectors (notebook 01): the notes' six tokens, then other sizes and float64."""
 
+import random
+
 import torch
+from torch import Tensor
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
@@ -8,12 +11,15 @@ from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration, misconception
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.declaration import SOFTMAX_MESSAGES, random_case
-from autograder.course.n01_attention_without_weights.ex1_softmax.probe import case_tensor
+from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.n01_attention_without_weights.ex2_context_vectors.judge import (
     judge_context_vectors,
     judge_context_vectors_dtype,
 )
-from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import probe_context_vectors
+from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import (
+    ContextRecord,
+    probe_context_vectors,
+)
 
 EXERCISES = (
     Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
@@ -21,20 +27,20 @@ EXERCISES = (
 )
 
 
-def context_cases_notes(rng):
+def context_cases_notes(rng: random.Random) -> list[TensorCase]:
     return [{"input": "notes_inputs"}]
 
 
-def context_cases_random(rng):
+def context_cases_random(rng: random.Random) -> list[TensorCase]:
     num_tokens = (1, rng.randint(2, 8), rng.randint(17, 20))
     return [random_case(rng, (n, rng.randint(2, 8)), scale=2.0) for n in num_tokens]
 
 
-def context_cases_dtype(rng):
+def context_cases_dtype(rng: random.Random) -> list[TensorCase]:
     return [random_case(rng, (rng.randint(2, 12), rng.randint(2, 8)), scale=2.0, dtype="float64")]
 
 
-def context_mistakes(inputs):
+def context_mistakes(inputs: Tensor) -> list[tuple[str, Tensor]]:
     scores = inputs @ inputs.T
     return [
         ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
@@ -44,7 +50,7 @@ def context_mistakes(inputs):
     ]
 
 
-def expect_context_vectors(case, data):
+def expect_context_vectors(case: TensorCase, data: ContextRecord) -> Expectations:
     inputs = case_tensor(case)
     return Expectations.computed(output=lambda: solutions.context_vectors(inputs),
                                  mistakes=lambda: context_mistakes(inputs))

@@ -6,7 +6,12 @@ read back with state_of, so initialisation and layer creation order never matter
 before they go into `attention`.
 """
 
+import random
+from collections.abc import Callable, Mapping
 from functools import cache, partial
+from typing import Any
+
+from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
@@ -15,10 +20,13 @@ from autograder.course.declaration import Declaration, misconception
 from autograder.course.n02_trainable_self_attention import NOTEBOOK
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.judge import judge_calls, judge_forward
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe import (
+    ForwardRecord,
+    SelfAttentionCase,
     attention_input,
     probe_calls,
     probe_forward,
 )
+from autograder.course.shared.records import State
 from autograder.course.variants import attention, attention_variants
 
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
@@ -31,10 +39,10 @@ EXERCISES = (
 )
 
 
-def projection_weights(state):
+def projection_weights(state: State) -> dict[str, Tensor]:
     """The student's projections as nn.Linear-shaped float64 weights for `attention` (the judge has checked that they
     are there and shaped right)."""
-    weights = {}
+    weights: dict[str, Tensor] = {}
     for name in PROJECTIONS:
         raw = name in state  # a raw (d_in, d_out) parameter used as x @ W, else an nn.Linear
         weights[f"{name}.weight"] = (state[name].T if raw else state[f"{name}.weight"]).double()
@@ -43,7 +51,7 @@ def projection_weights(state):
     return weights
 
 
-def expect_forward(case, data):
+def expect_forward(case: SelfAttentionCase, data: ForwardRecord) -> Expectations:
     """The reference attention and its single-knob variants, on the student's own weights."""
     x = attention_input(case).double()
     weights = cache(lambda: projection_weights(data["state"]))
@@ -51,25 +59,26 @@ def expect_forward(case, data):
                                  variants=lambda: attention_variants(x, weights(), causal=False))
 
 
-def random_shape(rng):
+def random_shape(rng: random.Random) -> dict[str, int]:
     """d_in != d_out (scaling by sqrt(d_in) must show) and head_dim = d_out >= 2 (head_dim 1 hides scaling)."""
     d_in = rng.randint(2, 8)
     d_out = rng.choice([d for d in range(2, 9) if d != d_in])
     return {"d_in": d_in, "d_out": d_out}
 
 
-def attention_case(rng, num_tokens, dtype="float32", **extra):
+def attention_case(rng: random.Random, num_tokens: int, dtype: str = "float32", **extra: Any) -> SelfAttentionCase:
     shape = extra.pop("shape", None) or random_shape(rng)
+    # `shape` holds d_in and d_out, `extra` other SelfAttentionCase keys (qkv_bias), given by name.
     return {"seed": rng.randrange(2**31), "init_seed": rng.randrange(2**31), "num_tokens": num_tokens,
-            "dtype": dtype, **shape, **extra}
+            "dtype": dtype, **shape, **extra}  # type: ignore[typeddict-item]
 
 
-def v1_cases_notes(rng):
+def v1_cases_notes(rng: random.Random) -> list[SelfAttentionCase]:
     # torch.manual_seed(123) and d_out = 2, as in the notes: row 2 is their context_vec_2.
     return [{"input": "notes_inputs", "init_seed": 123, "d_in": 3, "d_out": 2, "dtype": "float32"}]
 
 
-def v1_cases_shapes(rng):
+def v1_cases_shapes(rng: random.Random) -> list[SelfAttentionCase]:
     return [
         attention_case(rng, rng.randint(2, 8)),
         attention_case(rng, rng.randint(17, 24)),
@@ -77,15 +86,15 @@ def v1_cases_shapes(rng):
     ]
 
 
-def v1_cases_one(rng):
+def v1_cases_one(rng: random.Random) -> list[SelfAttentionCase]:
     return [attention_case(rng, rng.randint(3, 8))]
 
 
-def v2_cases_notes(rng):
+def v2_cases_notes(rng: random.Random) -> list[SelfAttentionCase]:
     return [{"input": "notes_inputs", "init_seed": 789, "d_in": 3, "d_out": 2, "qkv_bias": False, "dtype": "float32"}]
 
 
-def v2_cases_shapes(rng):
+def v2_cases_shapes(rng: random.Random) -> list[SelfAttentionCase]:
     # First d_in == d_out: there `x @ self.W_key.weight` runs (and is wrong), so the mistake can be named.
     d = rng.randint(2, 6)
     return [
@@ -95,7 +104,7 @@ def v2_cases_shapes(rng):
     ]
 
 
-def v2_cases_one(rng):
+def v2_cases_one(rng: random.Random) -> list[SelfAttentionCase]:
     return [attention_case(rng, rng.randint(3, 8), qkv_bias=True)]
 
 
@@ -130,7 +139,12 @@ V2_TITLES = {
 }
 
 
-def attention_checks(exercise_id, class_name, titles, cases_notes, cases_shapes, cases_one):
+SelfAttentionCases = Callable[[random.Random], list[SelfAttentionCase]]
+
+
+def attention_checks(exercise_id: str, class_name: str, titles: Mapping[str, Mapping[str, str]],
+                     cases_notes: SelfAttentionCases, cases_shapes: SelfAttentionCases,
+                     cases_one: SelfAttentionCases) -> tuple[Check, ...]:
     """Three checks of one attention class: notes (2), hidden shapes (2), no built-ins (1); with the module
     contract's structure, device and properties (autograder.course.module_contract), 7 points. `titles`: each
     check's title by its kind."""

@@ -48,7 +48,7 @@ def attention_input(case: SelfAttentionCase) -> torch.Tensor:
     return rand(case["seed"], case["num_tokens"], case["d_in"], dtype=dtype_of(case))
 
 
-def build_module(class_name, namespace, case):
+def build_module(class_name: str, namespace: Namespace, case: SelfAttentionCase) -> torch.nn.Module:
     """The student's class, constructed under the case's seed without touching the notebook's own RNG."""
     attention_class = lookup(namespace, class_name)
     args = (case["d_in"], case["d_out"]) + ((case["qkv_bias"],) if "qkv_bias" in case else ())

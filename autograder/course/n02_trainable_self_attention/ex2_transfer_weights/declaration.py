@@ -4,6 +4,8 @@ The transfer probe uses stand-in modules built from plain torch, so a bug in the
 exercise 3.1 its points. The judge needs no reference: the case's own weights say what v1 must hold.
 """
 
+import random
+
 from autograder.checking.check_types import Check, Exercise
 from autograder.course.declaration import Declaration, misconception
 from autograder.course.n02_trainable_self_attention import NOTEBOOK
@@ -11,7 +13,7 @@ from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.judge i
     judge_transfer,
     judge_transfer_copies,
 )
-from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe import probe_transfer
+from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe import TransferCase, probe_transfer
 
 EXERCISES = (
     Exercise("transfer_weights", NOTEBOOK, ("load_v2_weights_into_v1",),
@@ -20,11 +22,11 @@ EXERCISES = (
 )
 
 
-def transfer_cases_notes(rng):
+def transfer_cases_notes(rng: random.Random) -> list[TransferCase]:
     return [{"d_in": 3, "d_out": 2, "seed": 789, "num_tokens": 6, "dtype": "float32"}]
 
 
-def transfer_cases_shapes(rng):
+def transfer_cases_shapes(rng: random.Random) -> list[TransferCase]:
     d, small, large = rng.randint(2, 6), rng.randint(2, 4), rng.randint(5, 8)
     cases = [(d, d, "float32"), (large, small, "float32"), (small, large, "float64")]
     return [{"d_in": d_in, "d_out": d_out, "seed": rng.randrange(2**31), "num_tokens": rng.randint(2, 20),

@@ -1,9 +1,11 @@
 """Probes of load_v2_weights_into_v1: run the student's objects on a case and return plain data. Imports no reference,
 judge or declaration: the grading child holds it."""
 
-from typing import TypedDict
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 import torch
+from torch import Tensor
 
 from autograder.checking.probing import (
     PROJECTIONS,
@@ -46,7 +48,7 @@ class TransferRecord(TypedDict, total=False):
     square: TransferRun
 
 
-def transfer_weights(case):
+def transfer_weights(case: TransferCase) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
     """({name: v1 start (d_in, d_out)}, {name: v2 weight (d_out, d_in)}), rebuilt from the case alone."""
     d_in, d_out, seed, dtype = case["d_in"], case["d_out"], case["seed"], dtype_of(case)
     v1 = {name: rand(seed + i, d_in, d_out, dtype=dtype) for i, name in enumerate(PROJECTIONS)}
@@ -58,7 +60,7 @@ def square_case(case: TransferCase) -> TransferCase:
     return {**case, "d_out": case["d_in"]}
 
 
-def run_transfer(load, case: TransferCase) -> TransferRun:
+def run_transfer(load: Callable[..., Any], case: TransferCase) -> TransferRun:
     v1_start, v2_weights = transfer_weights(case)
     sa_v1, sa_v2 = ParameterProjections(v1_start), LinearProjections(v2_weights)
     own = {name: getattr(sa_v1, name) for name in PROJECTIONS}

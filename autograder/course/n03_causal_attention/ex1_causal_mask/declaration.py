@@ -1,12 +1,14 @@
 """Checks for causal_mask(num_tokens) (notebook 03): the notes' 6 tokens, then 1 token up to long sequences."""
 
+import random
+
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration, misconception
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex1_causal_mask.judge import judge_causal_mask
-from autograder.course.n03_causal_attention.ex1_causal_mask.probe import probe_causal_mask
+from autograder.course.n03_causal_attention.ex1_causal_mask.probe import MaskCase, MaskRecord, probe_causal_mask
 from autograder.course.variants import mask_for
 
 EXERCISES = (
@@ -15,16 +17,16 @@ EXERCISES = (
 )
 
 
-def mask_cases_notes(rng):
+def mask_cases_notes(rng: random.Random) -> list[MaskCase]:
     return [{"num_tokens": 6}]
 
 
-def mask_cases_sizes(rng):
+def mask_cases_sizes(rng: random.Random) -> list[MaskCase]:
     # 1 token is the edge case (nothing to hide); more than 16 catches masks built for the toy size.
     return [{"num_tokens": n} for n in (1, rng.randint(2, 5), rng.randint(17, 40))]
 
 
-def expect_causal_mask(case, data):
+def expect_causal_mask(case: MaskCase, data: MaskRecord) -> Expectations:
     num_tokens = case["num_tokens"]
     return Expectations.computed(
         mask=lambda: solutions.causal_mask(num_tokens),

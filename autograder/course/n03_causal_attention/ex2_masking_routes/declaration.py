@@ -7,9 +7,11 @@ device= shows there).
 """
 
 import contextlib
+import random
 from functools import partial
 
 import torch
+from torch import Tensor
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
@@ -18,6 +20,8 @@ from autograder.course.declaration import Declaration, misconception
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex2_masking_routes.judge import judge_causal_weights, judge_on_device
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
+    ScoresCase,
+    WeightsRecord,
     probe_neg_inf,
     probe_on_device,
     probe_renormalised,
@@ -37,14 +41,14 @@ EXERCISES = (
 # probe looks up its own function, so a mistake in one route costs only that route's checks.
 
 
-def weights_cases_notes(rng):
+def weights_cases_notes(rng: random.Random) -> list[ScoresCase]:
     return [{"input": "notes"}]
 
 
-def weights_cases_random(rng):
+def weights_cases_random(rng: random.Random) -> list[ScoresCase]:
     # A small 2-D input, a float64 batch of long sequences, the 4-D scores of notebook 04 (batch, heads, queries,
     # keys): "any leading dimensions" is what the docstring promises. Then the 1-token edge case (a row with one key).
-    def seed():
+    def seed() -> int:
         return rng.randrange(2**31)
 
     short, long, heads = rng.randint(2, 8), rng.randint(17, 20), rng.randint(2, 4)
@@ -56,7 +60,7 @@ def weights_cases_random(rng):
     ]
 
 
-def weights_cases_device(rng):
+def weights_cases_device(rng: random.Random) -> list[ScoresCase]:
     # Scores on the meta device (a GPU stands in for it where there is one): a mask made without device= stays
     # on the CPU and cannot meet them.
     num_tokens = rng.randint(3, 9)
@@ -64,14 +68,14 @@ def weights_cases_device(rng):
              "dtype": "float32", "device": "auto"}]
 
 
-def keep_for(kind, like):
+def keep_for(kind: str, like: Tensor) -> Tensor:
     """1 where a way of writing the mask lets a query see a key (the tril matrix of the notes), as `like`'s dtype."""
     return (~mask_for(kind, like.shape[-1])).to(like.dtype)
 
 
-def renormalise_mistakes(attn_weights):
+def renormalise_mistakes(attn_weights: Tensor) -> list[tuple[str, Tensor]]:
     """(misconception, wrong weights) pairs for the multiply-and-renormalise route."""
-    def renormalised(kind):
+    def renormalised(kind: str) -> Tensor:
         masked = attn_weights * keep_for(kind, attn_weights)
         return masked / masked.sum(dim=-1, keepdim=True)
 
@@ -86,9 +90,9 @@ def renormalise_mistakes(attn_weights):
     return mistakes
 
 
-def neg_inf_mistakes(attn_scores):
+def neg_inf_mistakes(attn_scores: Tensor) -> list[tuple[str, Tensor]]:
     """(misconception, wrong weights) pairs for the fill-with-minus-infinity route."""
-    def filled(kind):
+    def filled(kind: str) -> Tensor:
         return attn_scores.masked_fill(mask_for(kind, attn_scores.shape[-1]), -torch.inf)
 
     plain_softmax = torch.softmax(attn_scores, dim=-1)
@@ -102,14 +106,14 @@ def neg_inf_mistakes(attn_scores):
     ]
 
 
-def expect_renormalised(case, data):
+def expect_renormalised(case: ScoresCase, data: WeightsRecord) -> Expectations:
     attn_weights = weights_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_renormalised(attn_weights),
                                  future=lambda: mask_for("future", attn_weights.shape[-1]),
                                  mistakes=lambda: renormalise_mistakes(attn_weights))
 
 
-def expect_neg_inf(case, data):
+def expect_neg_inf(case: ScoresCase, data: WeightsRecord) -> Expectations:
     attn_scores = scores_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),
                                  future=lambda: mask_for("future", attn_scores.shape[-1]),

@@ -1,7 +1,8 @@
 """Probes of the two masking routes (renormalised weights, -inf scores): run the student's objects on a case and return
 plain data. Imports no reference, judge or declaration: the grading child holds it."""
 
-from typing import NotRequired, TypedDict
+from collections.abc import Callable
+from typing import Any, NotRequired, TypedDict
 
 import torch
 from torch import Tensor
@@ -54,7 +55,7 @@ NOTES_V2_SEED = 789  # the notes build SelfAttention_v2 under this seed, then ma
 SCORE_SPREAD = 3.0  # hidden scores in [-3, 3): softmax weights far from uniform, so mistakes show
 
 
-def notes_attention_scores():
+def notes_attention_scores() -> Tensor:
     """The notes' unscaled scores queries @ keys.T of SelfAttention_v2 under seed 789 (no reference involved)."""
     with seeded(NOTES_V2_SEED), torch.no_grad():
         d_in = len(notes_inputs()[0])
@@ -64,23 +65,24 @@ def notes_attention_scores():
         return w_query(inputs) @ w_key(inputs).T  # (6, 6)
 
 
-def notes_attention_weights():
+def notes_attention_weights() -> Tensor:
     return torch.softmax(notes_attention_scores() / NOTES_D_OUT**0.5, dim=-1)
 
 
-def scores_input(case):
+def scores_input(case: ScoresCase) -> Tensor:
     if case.get("input") == "notes":
         return notes_attention_scores()
     return rand(case["seed"], *case["shape"], dtype=DTYPES[case["dtype"]]) * SCORE_SPREAD
 
 
-def weights_input(case):
+def weights_input(case: ScoresCase) -> Tensor:
     if case.get("input") == "notes":
         return notes_attention_weights()
     return torch.softmax(scores_input(case), dim=-1)
 
 
-def probe_route(route, make_input, case) -> WeightsRecord:
+def probe_route(route: Callable[[Tensor], Any], make_input: Callable[[ScoresCase], Tensor],
+                case: ScoresCase) -> WeightsRecord:
     """A masking route's output, whether it edited the caller's tensor, and whether gradients reach that tensor
     through it (its input made by a softmax or a product, as in attention, so an in-place edit breaks backward)."""
     x = make_input(case)
@@ -89,7 +91,7 @@ def probe_route(route, make_input, case) -> WeightsRecord:
     unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
     data["input_changed"] = not unchanged
     # The weights route gets softmax(scores), as in attention: a weight edited in place then breaks backward.
-    def from_scores(scores):
+    def from_scores(scores: Tensor) -> Any:
         return route(torch.softmax(scores, dim=-1)) if make_input is weights_input else route(scores)
 
     data["backward"], error = gradient_flow(from_scores, scores_input(case))

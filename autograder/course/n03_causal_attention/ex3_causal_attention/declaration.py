@@ -7,6 +7,10 @@ weights to name what went wrong. CausalAttention's structure, dropout, buffer an
 contract's (autograder.course.module_contract).
 """
 
+import random
+
+from torch import Tensor
+
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course.declaration import Declaration, misconception
@@ -14,10 +18,13 @@ from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import NOTES_D_OUT
 from autograder.course.n03_causal_attention.ex3_causal_attention.judge import judge_forward
 from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
+    CausalCase,
+    CausalForwardRecord,
     attention_input,
     probe_forward,
 )
 from autograder.course.shared.inputs import notes_inputs
+from autograder.course.shared.records import State
 from autograder.course.variants import attention, attention_variants, raw_scores
 
 EXERCISES = (
@@ -30,7 +37,8 @@ EXERCISES = (
 # ---------------------------------------------------------------------------------------------
 # CausalAttention(d_in, d_out, context_length, dropout, qkv_bias=False): shared helpers
 
-def attention_case(rng, *, num_tokens, batch, qkv_bias=False, dtype="float32"):
+def attention_case(rng: random.Random, *, num_tokens: int, batch: int, qkv_bias: bool = False,
+                   dtype: str = "float32") -> CausalCase:
     """A hidden case: d_in != d_out, head_dim = d_out >= 2, num_tokens < context_length (the mask must be sliced).
 
     num_tokens and context_length are keys of their own: diagnosis.explain_error reads them to name an unsliced mask.
@@ -42,7 +50,7 @@ def attention_case(rng, *, num_tokens, batch, qkv_bias=False, dtype="float32"):
             "d_in": d_in, "d_out": d_out, "qkv_bias": qkv_bias, "dtype": dtype}
 
 
-def notes_case():
+def notes_case() -> CausalCase:
     return {"input": "notes", "batch": 2, "num_tokens": 6, "context_length": 6,
             "d_in": len(notes_inputs()[0]), "d_out": NOTES_D_OUT, "qkv_bias": False, "dtype": "float32"}
 
@@ -51,7 +59,7 @@ def notes_case():
 # CausalAttention: output on the notes' batch and on random shapes
 
 
-def attention_cases_random(rng):
+def attention_cases_random(rng: random.Random) -> list[CausalCase]:
     # A mid-sized batch first: an unsliced mask crashes here with a message that names it. Then long
     # sequences in float64 with biases; then a single token (a crash for an unsliced mask, too).
     return [
@@ -61,11 +69,11 @@ def attention_cases_random(rng):
     ]
 
 
-def attention_cases_notes(rng):
+def attention_cases_notes(rng: random.Random) -> list[CausalCase]:
     return [notes_case()]
 
 
-def expect_forward(case, data):
+def expect_forward(case: CausalCase, data: CausalForwardRecord) -> Expectations:
     """The reference and its single-knob variants on the student's own weights (W_query/W_key/W_value only), read
     only when the judge asks: after a crash the data holds no weights."""
     x = attention_input(case)
@@ -75,7 +83,7 @@ def expect_forward(case, data):
                                  raw_scores=lambda: raw_scores(x, data["state"]).squeeze(1))
 
 
-def weights_of(x, state):
+def weights_of(x: Tensor, state: State) -> Tensor:
     """The reference's attention weights on the student's own projections: (b, num_tokens, num_tokens)."""
     return attention(x, state, return_weights=True)[1].squeeze(1)
 

@@ -2,6 +2,7 @@
 or declaration: the grading child holds it."""
 
 import functools
+from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict
 
 import torch
@@ -59,7 +60,7 @@ def attention_input(case: CausalCase) -> torch.Tensor:
     return rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
 
 
-def build_module(namespace, case, dropout=0.0):
+def build_module(namespace: Namespace, case: CausalCase, dropout: float = 0.0) -> torch.nn.Module:
     """The student's CausalAttention, built as the book does, under the case's seed, in the case's dtype."""
     causal_attention = lookup(namespace, "CausalAttention")
     with seeded(case.get("init_seed", NOTES_CAUSAL_SEED)):
@@ -71,7 +72,7 @@ def build_module(namespace, case, dropout=0.0):
     return load_case_weights(module.to(DTYPES[case["dtype"]]), case)
 
 
-def projection_state(module):
+def projection_state(module: torch.nn.Module) -> State:
     """W_query/W_key/W_value weights (and biases) as plain tensors; a clear error when a layer is missing."""
     state = state_of(module)
     for name in PROJECTIONS:
@@ -80,10 +81,13 @@ def projection_state(module):
     return {key: value for key, value in state.items() if key.split(".")[0] in PROJECTIONS}
 
 
-def naming_transpose_crash(probe):
+CausalProbe = Callable[[Namespace, CausalCase], CausalForwardRecord]
+
+
+def naming_transpose_crash(probe: CausalProbe) -> CausalProbe:
     """The probe, with a crash caused by `.T` on a batch turned into probe data (runner would say "shapes")."""
     @functools.wraps(probe)  # keeps the probe's name: the grading child finds it by name
-    def probe_naming_transpose(namespace, case):
+    def probe_naming_transpose(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
         try:
             return probe(namespace, case)
         except TransposeCrash:

@@ -2,7 +2,10 @@
 (notebook 04): num_heads CausalAttention heads whose outputs sit side by side.
 """
 
+import random
 from functools import cache
+
+from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
@@ -11,6 +14,9 @@ from autograder.course.declaration import Declaration, misconception
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex1_wrapper.judge import judge_two_dimensional, judge_wrapper
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
+    MultiHeadCase,
+    TwoDimensionalCase,
+    WrapperRecord,
     attention_input,
     probe_two_dimensional,
     probe_wrapper,
@@ -33,11 +39,11 @@ EXERCISES = (
 )
 
 
-def wrapper_cases_notes(rng):
-    return [dict(NOTES_ATTENTION_CASE)]
+def wrapper_cases_notes(rng: random.Random) -> list[MultiHeadCase]:
+    return [NOTES_ATTENTION_CASE.copy()]
 
 
-def wrapper_case(rng, num_heads, num_tokens, dtype, qkv_bias):
+def wrapper_case(rng: random.Random, num_heads: int, num_tokens: int, dtype: str, qkv_bias: bool) -> MultiHeadCase:
     d_out = rng.randint(2, 5)  # per head: the wrapper's output has num_heads * d_out features
     return {
         "seed": rng.randrange(2**31 - 100),
@@ -52,7 +58,7 @@ def wrapper_case(rng, num_heads, num_tokens, dtype, qkv_bias):
     }
 
 
-def wrapper_cases_shapes(rng):
+def wrapper_cases_shapes(rng: random.Random) -> list[MultiHeadCase]:
     return [
         wrapper_case(rng, rng.randint(2, 4), rng.randint(3, 10), "float64", rng.random() < 0.5),
         wrapper_case(rng, 1, 1, "float32", False),
@@ -60,15 +66,15 @@ def wrapper_cases_shapes(rng):
     ]
 
 
-def expect_wrapper(case, data):
+def expect_wrapper(case: MultiHeadCase, data: WrapperRecord) -> Expectations:
     """Each head's reference output with that head's own weights."""
     x = attention_input(case)
 
     @cache  # read only when the judge asks: heads that are not registered leave no weights in the data
-    def heads():
+    def heads() -> list[dict[str, Tensor]]:
         return [projection_weights(data["state"], f"heads.{i}.") for i in range(case["num_heads"])]
 
-    def named():
+    def named() -> dict[str, Tensor]:
         return {f"heads.{i}.{name}": value for i, head in enumerate(heads()) for name, value in head.items()}
 
     return Expectations.computed(**{WEIGHTS: named},
@@ -92,14 +98,14 @@ WRAPPER_CHECKS = (
 # two_dimensional_wrapper: book exercise 3.2, a wrapper with num_heads=2 whose output has 2 features
 
 
-def two_dimensional_cases_notes(rng):
+def two_dimensional_cases_notes(rng: random.Random) -> list[TwoDimensionalCase]:
     return [
         {"d_in": 3, "context_length": 6, "dropout": 0.0, "seed": 123},  # the notes' sentence and batch
         {"d_in": 5, "context_length": 8, "dropout": 0.5, "seed": 1},  # other sizes, dropout on
     ]
 
 
-def two_dimensional_cases_sizes(rng):
+def two_dimensional_cases_sizes(rng: random.Random) -> list[TwoDimensionalCase]:
     return [{"d_in": rng.randint(2, 16), "context_length": rng.randint(2, 64), "dropout": rng.choice([0.1, 0.2, 0.3]),
              "seed": rng.randrange(2**31 - 100)} for _ in range(2)]
 

@@ -1,6 +1,7 @@
 """Probes of MultiHeadAttentionWrapper and the two-dimensional wrapper (book exercise 3.2): run the student's objects on
 a case and return plain data. Imports no reference, judge or declaration: the grading child holds it."""
 
+from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict
 
 import torch
@@ -97,7 +98,7 @@ def probe_wrapper(namespace: Namespace, case: MultiHeadCase) -> WrapperRecord:
             "head_outputs": head_outputs(heads, x)}
 
 
-def raised_by(function, argument):
+def raised_by(function: Callable[[Any], Any], argument: Any) -> str | None:
     """The name of the exception function(argument) raised, or None: here raising is the right answer."""
     try:
         function(argument)

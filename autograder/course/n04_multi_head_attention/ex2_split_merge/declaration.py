@@ -2,6 +2,8 @@
 non-contiguous inputs, and merge_heads undoing split_heads.
 """
 
+import random
+
 import torch
 
 from attnkit import solutions
@@ -12,6 +14,8 @@ from autograder.course.declaration import Declaration, misconception
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex2_split_merge.judge import judge_merge, judge_split
 from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
+    HeadsCase,
+    HeadsRecord,
     merge_input,
     probe_merge,
     probe_split,
@@ -33,7 +37,7 @@ EXERCISES = (
 # split_heads(x, num_heads): (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim)
 
 
-def split_cases_notes(rng):
+def split_cases_notes(rng: random.Random) -> list[HeadsCase]:
     # arange inputs: the printed values show which feature went where.
     return [
         {"layout": "arange", "seed": 0, "batch": 2, "num_tokens": 6, "num_heads": 2, "head_dim": 2, "dtype": "float32"},
@@ -41,7 +45,8 @@ def split_cases_notes(rng):
     ]
 
 
-def heads_case(rng, layout, *, num_heads=None, num_tokens=None, dtype=None):
+def heads_case(rng: random.Random, layout: str, *, num_heads: int | None = None, num_tokens: int | None = None,
+               dtype: str | None = None) -> HeadsCase:
     return {
         "layout": layout,
         "seed": rng.randrange(2**31 - 100),
@@ -53,7 +58,7 @@ def heads_case(rng, layout, *, num_heads=None, num_tokens=None, dtype=None):
     }
 
 
-def split_cases_shapes(rng):
+def split_cases_shapes(rng: random.Random) -> list[HeadsCase]:
     return [
         heads_case(rng, "random", dtype="float64"),
         heads_case(rng, "random", num_tokens=1),
@@ -62,12 +67,12 @@ def split_cases_shapes(rng):
     ]
 
 
-def split_cases_strided(rng):
+def split_cases_strided(rng: random.Random) -> list[HeadsCase]:
     # Views of other tensors, as a real forward pass hands them over: their memory is not contiguous.
     return [heads_case(rng, layout, dtype="float64") for layout in ("transposed", "sliced", "expanded")]
 
 
-def expect_split(case, data):
+def expect_split(case: HeadsCase, data: HeadsRecord) -> Expectations:
     x, num_heads = split_input(case), case["num_heads"]
     return Expectations.computed(
         output=lambda: solutions.split_heads(x, num_heads),
@@ -79,7 +84,7 @@ def expect_split(case, data):
 # merge_heads(x): (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, num_heads * head_dim)
 
 
-def merge_cases_notes(rng):
+def merge_cases_notes(rng: random.Random) -> list[HeadsCase]:
     return [
         {"layout": "arange", "seed": 0, "batch": 1, "num_tokens": 3, "num_heads": 2, "head_dim": 2, "dtype": "float32"},
         {"layout": "attention", "seed": 123, "batch": 2, "num_tokens": 6, "num_heads": 2, "head_dim": 2,
@@ -87,7 +92,7 @@ def merge_cases_notes(rng):
     ]
 
 
-def merge_cases_shapes(rng):
+def merge_cases_shapes(rng: random.Random) -> list[HeadsCase]:
     return [
         heads_case(rng, "attention", dtype="float64"),
         heads_case(rng, "attention", num_tokens=1),
@@ -96,7 +101,7 @@ def merge_cases_shapes(rng):
     ]
 
 
-def merge_cases_round_trip(rng):
+def merge_cases_round_trip(rng: random.Random) -> list[HeadsCase]:
     return [
         heads_case(rng, "split", dtype="float64"),
         heads_case(rng, "split", num_tokens=rng.randint(17, 30)),
@@ -104,7 +109,7 @@ def merge_cases_round_trip(rng):
     ]
 
 
-def expect_merge(case, data):
+def expect_merge(case: HeadsCase, data: HeadsRecord) -> Expectations:
     x = merge_input(case)
     return Expectations.computed(
         output=lambda: round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x),

@@ -83,7 +83,7 @@ def merge_input(case: HeadsCase) -> torch.Tensor:
     return attn_weights @ values
 
 
-def round_trip_source(case):
+def round_trip_source(case: HeadsCase) -> Tensor:
     d_out = case["num_heads"] * case["head_dim"]
     return rand(case["seed"], case["batch"], case["num_tokens"], d_out, dtype=DTYPES[case["dtype"]])
 

@@ -2,18 +2,22 @@
 step (from the notes, not the book) is graded on its own, padding_mask, in the same forward.
 """
 
+import random
 from collections.abc import Callable
 from functools import cache
 from typing import Any
+
+from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course import variants
 from autograder.course.declaration import Declaration, misconception
 from autograder.course.n04_multi_head_attention import NOTEBOOK
-from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import attention_input
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MultiHeadCase, attention_input
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.judge import judge_mha, judge_mha_heads
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe import (
+    MultiHeadRecord,
     padding_mask,
     probe_mha,
     probe_mha_heads,
@@ -39,17 +43,17 @@ EXERCISES = (
 # padding_mask: the same forward called with attention_mask (b, num_tokens); same probe and judge
 
 
-def mha_cases_notes(rng):
-    return [dict(NOTES_ATTENTION_CASE)]
+def mha_cases_notes(rng: random.Random) -> list[MultiHeadCase]:
+    return [NOTES_ATTENTION_CASE.copy()]
 
 
-def padding_cases_example(rng):
+def padding_cases_example(rng: random.Random) -> list[MultiHeadCase]:
     # The notebook's example: the second sequence starts with two padding tokens, so its first two
     # queries see nothing but padding.
     return [{**NOTES_ATTENTION_CASE, "attention_mask": [[1] * 6, [0, 0, 1, 1, 1, 1]]}]
 
 
-def mha_cases_reference(rng):
+def mha_cases_reference(rng: random.Random) -> list[MultiHeadCase]:
     return [
         random_attention_case(rng, dtype="float64"),
         random_attention_case(rng, num_heads=rng.randint(5, 6), num_tokens=rng.randint(17, 24), dtype="float32"),
@@ -58,7 +62,7 @@ def mha_cases_reference(rng):
     ]
 
 
-def padding_cases_hidden(rng):
+def padding_cases_hidden(rng: random.Random) -> list[MultiHeadCase]:
     right = random_attention_case(rng, batch=3, dtype="float64")
     num_tokens = right["num_tokens"]
     right["attention_mask"] = [[1] * num_tokens] + [
@@ -73,14 +77,14 @@ def padding_cases_hidden(rng):
     return [right, left, scattered]
 
 
-def expect_mha(case, data):
+def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
     """The reference on the student's own weights, its variants and, with a padding mask, the mask left out or
     flipped."""
     x, mask, num_heads = attention_input(case), padding_mask(case), case["num_heads"]
-    knobs = {"num_heads": num_heads, "attention_mask": mask}
+    knobs: dict[str, Any] = {"num_heads": num_heads, "attention_mask": mask}
 
     @cache  # read only when the judge asks
-    def weights():
+    def weights() -> dict[str, Tensor]:
         return projection_weights(data["state"])
 
     sources: dict[str, Callable[[], Any]] = {
@@ -102,12 +106,12 @@ def expect_mha(case, data):
 # gradients, dropout and the buffer of MultiHeadAttention as of every module exercise).
 
 
-def mha_cases_heads(rng):
+def mha_cases_heads(rng: random.Random) -> list[MultiHeadCase]:
     heads = random_attention_case(rng, num_tokens=rng.randint(3, 8))
-    heads.update(kind="heads", head=rng.randrange(heads["num_heads"]))
+    heads.update({"kind": "heads", "head": rng.randrange(heads["num_heads"])})
     # Same d_out, 2 heads then 8: one batched computation dispatches as many matmuls for both.
     d_out = rng.choice((16, 24))
-    vectorised = {
+    vectorised: MultiHeadCase = {
         "kind": "vectorised",
         "seed": rng.randrange(2**31 - 100),
         "batch": 2,

@@ -1,7 +1,11 @@
 """Judges of MultiHeadAttention and its padding mask: decide from the probe's data, the case and the reference's
 expectations. Imports no reference or declaration: the student kit ships it as it is."""
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
+from torch import Tensor
 
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
@@ -71,7 +75,7 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
     return verdict
 
 
-def padding_diagnosis(got, shown, expected: Expectations) -> str:
+def padding_diagnosis(got: Tensor, shown: Tensor, expected: Expectations) -> str:
     """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
     if torch.isnan(got[shown]).any():
         return "padding_mask.nan"
@@ -110,8 +114,11 @@ def judge_vectorised(data: VectorisedRecord, case: MultiHeadCase, expected: Expe
     return Verdict(True)
 
 
-HEADS_JUDGES = {"heads": judge_head_independence, "vectorised": judge_vectorised}
+# Each judge takes its own record.
+HEADS_JUDGES: dict[str, Callable[[Any, MultiHeadCase, Expectations], Verdict]] = {
+    "heads": judge_head_independence, "vectorised": judge_vectorised}
 
 
-def judge_mha_heads(data, case: MultiHeadCase, expected: Expectations) -> Verdict:
+def judge_mha_heads(data: HeadIndependenceRecord | VectorisedRecord, case: MultiHeadCase,
+                    expected: Expectations) -> Verdict:
     return HEADS_JUDGES[case["kind"]](data, case, expected)

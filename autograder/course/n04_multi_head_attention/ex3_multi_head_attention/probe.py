@@ -1,7 +1,8 @@
 """Probes of MultiHeadAttention and its padding mask: run the student's objects on a case and return plain data. Imports
 no reference, judge or declaration: the grading child holds it."""
 
-from typing import TypedDict
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor, nn
@@ -48,22 +49,23 @@ class VectorisedRecord(TypedDict):
     builtins: list[str]
 
 
-def padding_mask(case):
+def padding_mask(case: MultiHeadCase) -> Tensor | None:
     """attention_mask (batch, num_tokens): 1 for a real token, 0 for padding; None when the case has none."""
     rows = case.get("attention_mask")
     return None if rows is None else torch.tensor(rows, dtype=torch.long)
 
 
-def build_student_mha(namespace, case, **overrides):
+# Any: the student's object, read by the attributes the exercise names (out_proj, W_query), which no type promises.
+def build_student_mha(namespace: Namespace, case: MultiHeadCase, **overrides: Any) -> Any:
     mha_class = lookup(namespace, "MultiHeadAttention")
-    spec = {**case, **overrides}
+    spec: dict[str, Any] = {**case, **overrides}
     with seeded(spec["seed"]):
         module = mha_class(spec["d_in"], spec["d_out"], spec["context_length"], 0.0, spec["num_heads"],
                            qkv_bias=spec["qkv_bias"])
     return load_case_weights(module.to(DTYPES[spec["dtype"]]), spec)
 
 
-def call_mha(module, x, case):
+def call_mha(module: nn.Module, x: Tensor, case: MultiHeadCase) -> Any:
     mask = padding_mask(case)
     if mask is None:
         return module(x)
@@ -125,8 +127,10 @@ def probe_vectorised(namespace: Namespace, case: MultiHeadCase) -> VectorisedRec
     return {"matmuls": matmuls, "builtins": sorted(builtins)}
 
 
-HEADS_PROBES = {"heads": probe_head_independence, "vectorised": probe_vectorised}
+MultiHeadHeadsRecord = HeadIndependenceRecord | VectorisedRecord
+HEADS_PROBES: dict[str, Callable[[Namespace, MultiHeadCase], MultiHeadHeadsRecord]] = {
+    "heads": probe_head_independence, "vectorised": probe_vectorised}
 
 
-def probe_mha_heads(namespace, case):
+def probe_mha_heads(namespace: Namespace, case: MultiHeadCase) -> MultiHeadHeadsRecord:
     return HEADS_PROBES[case["kind"]](namespace, case)

@@ -2,6 +2,8 @@
 where it cannot (d_in != d_out).
 """
 
+import random
+
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course import variants
@@ -9,6 +11,8 @@ from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.judge import judge_equivalence
 from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe import (
+    EquivalenceCase,
+    EquivalenceRecord,
     equivalence_input,
     equivalence_weights,
     probe_equivalence,
@@ -25,12 +29,13 @@ EXERCISES = (
 # torch_equivalence: to_torch_multihead(mha) -> nn.MultiheadAttention holding our weights
 
 
-def equivalence_cases_notes(rng):
+def equivalence_cases_notes(rng: random.Random) -> list[EquivalenceCase]:
     return [{"seed": 123, "batch": 2, "num_tokens": 6, "context_length": 6, "d_model": 4, "num_heads": 2,
              "qkv_bias": False, "dropout": 0.0, "dtype": "float32"}]
 
 
-def equivalence_case(rng, *, num_heads, num_tokens, qkv_bias, dropout, dtype):
+def equivalence_case(rng: random.Random, *, num_heads: int, num_tokens: int, qkv_bias: bool, dropout: float,
+                     dtype: str) -> EquivalenceCase:
     return {
         "seed": rng.randrange(2**31 - 100),
         "batch": rng.randint(1, 3),
@@ -44,20 +49,21 @@ def equivalence_case(rng, *, num_heads, num_tokens, qkv_bias, dropout, dtype):
     }
 
 
-def equivalence_cases_shapes(rng):
+def equivalence_cases_shapes(rng: random.Random) -> list[EquivalenceCase]:
     mismatched = equivalence_case(rng, num_heads=2, num_tokens=4, qkv_bias=False, dropout=0.0, dtype="float32")
     mismatched["d_in"] = mismatched["d_model"] + rng.randint(1, 3)  # nn.MultiheadAttention cannot take it
     narrower = equivalence_case(rng, num_heads=2, num_tokens=4, qkv_bias=True, dropout=0.0, dtype="float32")
     narrower["d_in"] = narrower["d_model"] - 1  # refused too: either way d_in != d_out
     # One feature and one head: the smallest module there is.
-    smallest = dict(equivalence_case(rng, num_heads=1, num_tokens=3, qkv_bias=False, dropout=0.0, dtype="float64"),
-                    d_model=1)
+    smallest: EquivalenceCase = {
+        **equivalence_case(rng, num_heads=1, num_tokens=3, qkv_bias=False, dropout=0.0, dtype="float64"), "d_model": 1}
     # d_in and d_out above 256, computed apart as a model's config does: Python caches small ints only, so
     # `d_in is d_out` fails here where `==` holds. Sizes are compared by value. (Not GPT-2's 768: its weights
     # alone cost a public check 150 ms.)
     heads, head_dim = 2, 130
-    wide = dict(equivalence_case(rng, num_heads=heads, num_tokens=4, qkv_bias=False, dropout=0.0, dtype="float32"),
-                d_model=heads * head_dim, d_in=head_dim * heads, batch=1)
+    wide: EquivalenceCase = {
+        **equivalence_case(rng, num_heads=heads, num_tokens=4, qkv_bias=False, dropout=0.0, dtype="float32"),
+        "d_model": heads * head_dim, "d_in": head_dim * heads, "batch": 1}
     return [
         equivalence_case(rng, num_heads=rng.randint(2, 4), num_tokens=rng.randint(3, 10), qkv_bias=True,
                          dropout=0.0, dtype="float64"),
@@ -72,7 +78,7 @@ def equivalence_cases_shapes(rng):
     ]
 
 
-def expect_equivalence(case, data):
+def expect_equivalence(case: EquivalenceCase, data: EquivalenceRecord) -> Expectations:
     """Our attention with the case's weights: what nn.MultiheadAttention holding them must compute (nothing where
     d_in != d_out: there the conversion must refuse)."""
     if case.get("d_in", case["d_model"]) != case["d_model"]:

@@ -57,14 +57,14 @@ def equivalence_weights(case: EquivalenceCase) -> dict[str, torch.Tensor]:
     return weights
 
 
-def equivalence_input(case):
+def equivalence_input(case: EquivalenceCase) -> Tensor:
     return rand(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_model"], dtype=DTYPES[case["dtype"]])
 
 
 class StandInMultiHeadAttention(nn.Module):
     """What to_torch_multihead reads from a MultiHeadAttention, built from plain torch with the case's weights."""
 
-    def __init__(self, case):
+    def __init__(self, case: EquivalenceCase) -> None:
         super().__init__()
         d_model, dtype = case["d_model"], DTYPES[case["dtype"]]
         d_in = case.get("d_in", d_model)

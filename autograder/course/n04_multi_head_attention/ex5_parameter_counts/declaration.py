@@ -2,12 +2,16 @@
 or frozen layers. Each case is a spec of a module; its expected counts come from the spec alone.
 """
 
+import random
+from collections.abc import Collection
+from typing import Any
+
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration, misconception
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import judge_count
-from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import probe_count
+from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import CountCase, probe_count
 
 EXERCISES = (
     Exercise("parameter_counts", NOTEBOOK, ("count_parameters",),
@@ -20,26 +24,27 @@ EXERCISES = (
 # parameter_counts: count_parameters(module), trainable parameters only
 
 
-def mha_block(d_in, d_out, context_length, qkv_bias, frozen=()):
+def mha_block(d_in: int, d_out: int, context_length: int, qkv_bias: bool,
+              frozen: Collection[str] = ()) -> dict[str, Any]:
     """Spec of a MultiHeadAttention-shaped block: [name, in, out, bias, trainable] per Linear, mask side."""
     linears = [[name, d_in, d_out, qkv_bias, name not in frozen] for name in PROJECTIONS]
     linears.append(["out_proj", d_out, d_out, True, "out_proj" not in frozen])
     return {"linears": linears, "mask": context_length}
 
 
-def causal_block(d_in, d_out, context_length, qkv_bias):
+def causal_block(d_in: int, d_out: int, context_length: int, qkv_bias: bool) -> dict[str, Any]:
     """Spec of a CausalAttention-shaped block (no out_proj)."""
     return {"linears": [[name, d_in, d_out, qkv_bias, True] for name in PROJECTIONS], "mask": context_length}
 
 
-def count_cases_notes(rng):
+def count_cases_notes(rng: random.Random) -> list[CountCase]:
     return [
         {"blocks": [mha_block(768, 768, 1024, False)]},  # exercise 3.3: GPT-2's 12 heads, 768 features
         {"blocks": [mha_block(3, 2, 6, False)]},  # the notes' MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
     ]
 
 
-def count_cases_modules(rng):
+def count_cases_modules(rng: random.Random) -> list[CountCase]:
     d_in, d_out = rng.randint(8, 96), 4 * rng.randint(2, 24)
     num_heads = rng.randint(2, 4)
     return [

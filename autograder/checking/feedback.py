@@ -7,10 +7,10 @@ the student kit render with the same code.
 import io
 from dataclasses import dataclass, field
 
-from autograder.checking.check_types import PASSED, Exercise
+from autograder.checking.check_types import PASSED, Exercise, Status
 from autograder.i18n import pick, render
 
-MARKS = {PASSED: "✔", "failed": "✘", "error": "✘"}
+MARKS = {Status.PASSED: "✔", Status.FAILED: "✘", Status.ERROR: "✘"}
 
 
 @dataclass

@@ -31,6 +31,7 @@ import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from autograder.course import catalog
@@ -48,10 +49,20 @@ logger = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 20
 MAX_CELL_OUTPUT_CHARS = 2000  # what a cell printed, as the child keeps it (autograder.isolation.child_process)
-# How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
-# data, or the child died on its own (segfault, os._exit...).
-TIMEOUT, BUDGET, PROTOCOL, CRASH = "timeout", "budget", "protocol", "crash"
-DISK = "disk"  # killed for writing more than Limits.disk_mb (only where the child has no capped tmpfs)
+
+
+class Ending(StrEnum):
+    """How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
+    data, or the child died on its own (segfault, os._exit...)."""
+
+    TIMEOUT = "timeout"
+    BUDGET = "budget"
+    PROTOCOL = "protocol"
+    CRASH = "crash"
+    DISK = "disk"  # killed for writing more than Limits.disk_mb (only where the child has no capped tmpfs)
+
+
+TIMEOUT, BUDGET, PROTOCOL, CRASH, DISK = Ending.TIMEOUT, Ending.BUDGET, Ending.PROTOCOL, Ending.CRASH, Ending.DISK
 DISK_POLL = 0.1  # seconds between two looks at an uncapped child's files
 # The only events a child may send (autograder.isolation.child_process): anything else is a protocol error.
 CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "done"})
@@ -95,7 +106,7 @@ class _Attempt:
     deadline: float = 0.0
     done: bool = False
     channel_open: bool = True
-    kill_kind: str = ""  # TIMEOUT, BUDGET, PROTOCOL, CRASH; "" while it has not ended that way
+    kill_kind: Ending | None = None  # None while it has not ended in one of these ways
     kill_reason: str = ""  # the same, in the student's terms
     disk_watched: bool = True  # until the child's first hello says its workdir is a capped tmpfs
     hello_seen: bool = False
@@ -489,7 +500,7 @@ def _budget(limits):
     return limits.budget_factor * limits.timeout
 
 
-def _kill(attempt, kind="", reason=""):
+def _kill(attempt, kind=None, reason=""):
     if kind and not attempt.kill_kind:
         attempt.kill_kind, attempt.kill_reason = kind, reason
     for kill in (os.killpg, os.kill):

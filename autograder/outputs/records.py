@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import cast
 
-from autograder.checking.check_types import CheckResult
+from autograder.checking.check_types import CheckResult, Status
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise_title
 from autograder.i18n import language, render
 from autograder.outputs.disk import OutputDiskFull
@@ -200,7 +200,7 @@ def gradescope_results(document: StudentDocument, lang: str | None = None) -> Gr
                 "number": f"{notebook['notebook'][:2]}.{number}",
                 "score": check["score"],
                 "max_score": check["max_score"],
-                "status": "passed" if check["status"] == "passed" else "failed",
+                "status": Status.PASSED if check["status"] == Status.PASSED else Status.FAILED,
                 "output": output,
                 "visibility": "after_published" if check["hidden"] else "visible",
                 "tags": [check["exercise"]],

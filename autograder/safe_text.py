@@ -29,7 +29,7 @@ def clean(text, limit=MAX_CHARS):
     return cleaned
 
 
-def clean_data(value, depth=0):
+def clean_data(value, depth: int = 0):
     """Every string in a structure of dicts, lists and tuples cleaned (keys too); other values as they are."""
     if depth > MAX_DEPTH:
         return "<nested too deeply>"

@@ -49,7 +49,7 @@ def diagnose(got, expected, variants) -> str | None:
     return None
 
 
-def compare(got, expected, *, message_key, variants=None, input_shape=None, heatmap=False, fields=None) -> Verdict:
+def compare(got, expected, *, message_key, variants=None, input_shape=None, heatmap: bool = False, fields=None) -> Verdict:
     """Pass when got matches expected; otherwise fail, naming a misconception only when a variant matches."""
     if same(got, expected):
         return Verdict(True)

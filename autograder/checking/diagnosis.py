@@ -86,5 +86,5 @@ def explain_error(error, case):
     return Verdict(False, "error.other", fields)
 
 
-def _short(text, limit=160):
+def _short(text, limit: int = 160):
     return one_line(text, limit)

@@ -32,7 +32,7 @@ class HintLadder:
             self.failed_last_time.add(exercise_id)
 
 
-def table(exercise, results, lang, *, hidden, messages, hints=True):
+def table(exercise, results, lang, *, hidden, messages, hints: bool = True):
     """The ✔/✘ table. Without `hints`, a failed check's known mistake is held back and one line says how to see
     it (the hint ladder); graded tables always show it."""
     title = pick(exercise.title, lang)
@@ -136,7 +136,7 @@ def heatmap_png(expected, got, messages):
     return buffer.getvalue()
 
 
-def show_png(png):
+def show_png(png) -> None:
     """Display PNG bytes in a running IPython kernel; nothing elsewhere."""
     try:
         from IPython import get_ipython

@@ -13,7 +13,7 @@ import numbers
 import types
 import warnings
 from collections.abc import Mapping
-from types import MappingProxyType
+from types import MappingProxyType, TracebackType
 
 import torch
 from torch import nn
@@ -32,7 +32,7 @@ def dtype_name(dtype):
 class ProbeError(Exception):
     """A problem the probe found before or after calling the student (missing name, wrong type)."""
 
-    def __init__(self, key, **fields):
+    def __init__(self, key, **fields) -> None:
         super().__init__(key)
         self.key = key
         self.fields = fields
@@ -196,7 +196,7 @@ def layer_inputs(module, *names):
         if not isinstance(layer, nn.Module):
             continue
 
-        def keep(_layer, args, name=name):
+        def keep(_layer, args, name=name) -> None:
             if args and isinstance(args[0], torch.Tensor):
                 seen[name] = args[0].detach().to("cpu", copy=True)
 
@@ -351,7 +351,7 @@ class Origins:
     of one element are let through: the dispatcher wraps Python numbers as such. The storages seen are held until
     the call ends, so that memory freed by one op and reused by a hidden one is not taken for a tensor seen made."""
 
-    def __init__(self, *sources):
+    def __init__(self, *sources) -> None:
         self._known: dict[int, object] = {}  # storage address -> the storage, held
         self._scanned: set[int] = set()  # ids of modules and functions already looked through
         self.unseen = False
@@ -404,7 +404,7 @@ class Origins:
         else:
             self._add_values([source])  # an argument: a tensor, or a container of them
 
-    def _add_values(self, values, functions=False) -> None:
+    def _add_values(self, values, functions: bool = False) -> None:
         """Tensors among `values` and in the containers among them; with `functions`, the state of the functions
         among them too (a closure's helper and its cache). Other modules of the notebook are not looked through:
         a forward that reads another model's tensors is taken for a hidden route (fail closed)."""
@@ -452,7 +452,7 @@ def _filled(cell) -> bool:
     return True
 
 
-def _tensors_in(value, depth=0):
+def _tensors_in(value, depth: int = 0):
     if isinstance(value, torch.Tensor):
         yield value
     elif depth < 3 and isinstance(value, list | tuple):
@@ -483,7 +483,7 @@ class DispatchedOps(UncompiledDispatchMode):
     every path to a kernel (torch.ops, torch._C, a function kept in a dict, autograd) ends at the dispatcher.
     Composite ops (softmin, the math attention kernel) are seen as the ops they are made of."""
 
-    def __init__(self, names: list[str], functions: "FunctionCalls", origins: Origins | None = None):
+    def __init__(self, names: list[str], functions: "FunctionCalls", origins: Origins | None = None) -> None:
         super().__init__()
         self.names = names
         self.functions = functions  # the function-level recorder, which must stay on while ops run
@@ -515,7 +515,7 @@ class FunctionCalls(TorchFunctionMode):
     ATen ops they run, as readable names in `names` (see `op_name`): an alias of a forbidden function is recorded
     under that function's name. Each recorder notes when the other was switched off (`MODES_OFF`)."""
 
-    def __init__(self, origins: Origins | None = None):
+    def __init__(self, origins: Origins | None = None) -> None:
         super().__init__()
         self.names: list[str] = []
         self.handling = 0  # > 0 while a call runs on behalf of this mode: the mode is off the stack then
@@ -531,7 +531,8 @@ class FunctionCalls(TorchFunctionMode):
             raise
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         try:
             self._ops.__exit__(exc_type, exc_value, traceback)
         finally:
@@ -586,7 +587,7 @@ MATMUL_OPS = frozenset(
 class MatmulCount(UncompiledDispatchMode):
     """Counts matrix-multiply ops dispatched to ATen: a loop over heads makes the count grow with num_heads."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.count = 0
 
@@ -608,7 +609,7 @@ class DeviceMixWatch(UncompiledDispatchMode):
     in-place op such as masked_fill_ raises nothing, so the mix is looked for here instead.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.mixed = []  # names of the ops that mixed devices
 
@@ -651,7 +652,7 @@ def forbidden_calls(names, forbidden):
 class ForwardWatch(FunctionCalls):
     """FunctionCalls that also notices `.T` on a tensor with a batch dimension: it reverses EVERY axis."""
 
-    def __init__(self, origins: Origins | None = None):
+    def __init__(self, origins: Origins | None = None) -> None:
         super().__init__(origins)
         self.batched_transpose = False
 
@@ -756,7 +757,7 @@ def as_count(value):
 class ParameterProjections(nn.Module):
     """Stands in for SelfAttention_v1: three raw (d_in, d_out) parameters."""
 
-    def __init__(self, weights):
+    def __init__(self, weights) -> None:
         super().__init__()
         for name in PROJECTIONS:
             setattr(self, name, nn.Parameter(weights[name].clone()))
@@ -765,7 +766,7 @@ class ParameterProjections(nn.Module):
 class LinearProjections(nn.Module):
     """Stands in for SelfAttention_v2: three bias-free nn.Linear layers holding (d_out, d_in) weights."""
 
-    def __init__(self, weights):
+    def __init__(self, weights) -> None:
         super().__init__()
         for name in PROJECTIONS:
             d_out, d_in = weights[name].shape

@@ -90,7 +90,7 @@ def public_details(verdict, lang, messages):
     return lines
 
 
-def preview(tensor, shape_label="shape"):
+def preview(tensor, shape_label: str = "shape") -> str:
     flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
     values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
     more = ", …" if tensor.numel() > MAX_SHOWN else ""

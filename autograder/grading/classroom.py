@@ -89,7 +89,7 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
     summary = ClassSummary([folder.name for folder in folders], shard=shard)
     documents: dict[str, StudentDocument] = {}
 
-    def record(student_id, build):
+    def record(student_id, build) -> None:
         documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary, lang)
 
     students = []
@@ -113,7 +113,7 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
 
     by_id = {student.id: student for student in to_grade}
 
-    def finished(result):
+    def finished(result) -> None:
         student = by_id[result.key[0]]
         student.results[result.key[1]] = result
         if len(student.results) == len(NOTEBOOKS):

@@ -106,7 +106,7 @@ class Submission:
     unused: tuple[str, ...] = ()  # notebook files that were not graded
     scratch: Path | None = None
 
-    def close(self):
+    def close(self) -> None:
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
@@ -114,7 +114,7 @@ class Submission:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info) -> None:
         self.close()
 
 
@@ -197,7 +197,7 @@ def open_submission(folder, notebooks=NOTEBOOKS, scratch_parent=None):
     return submission
 
 
-def _refused(shown, error, name, dir_fd, parent=None):
+def _refused(shown, error, name, dir_fd, parent=None) -> str:
     """Why `name` (in the folder open as `dir_fd`, or at `parent`) could not be opened without following links."""
     if error.errno in (errno.ELOOP, errno.ENOTDIR):
         with contextlib.suppress(OSError):  # only to word the note: what is there now
@@ -208,7 +208,7 @@ def _refused(shown, error, name, dir_fd, parent=None):
     return f"{shown} cannot be read: {error.strerror or error}"
 
 
-def _scan(fd, folder, parts, scan):
+def _scan(fd, folder, parts, scan) -> None:
     """Every file under the directory open as `fd` (the student's folder / `parts`), no link followed."""
     with os.scandir(fd) as iterator:
         entries = sorted(iterator, key=lambda entry: entry.name)
@@ -249,7 +249,7 @@ def _scan(fd, folder, parts, scan):
             scan.seen.append(shown)
 
 
-def _resolve(submission, scan, notebooks, scratch_parent):
+def _resolve(submission, scan, notebooks, scratch_parent) -> None:
     wanted = {notebook: [file for file in scan.files if stands_for(file.name) == notebook] for notebook in notebooks}
     nearest = {notebook: _nearest(notebook, files) for notebook, files in wanted.items()}
     missing = {notebook for notebook, files in nearest.items() if not files}
@@ -326,7 +326,7 @@ def _release_markers(notebooks, release_dir=RELEASE_DIR):
             for notebook, own in markers.items()}
 
 
-def _file_markers(path, given_only=False):
+def _file_markers(path, given_only: bool = False):
     """The grade ids ("id", ...) and the whitespace-folded text ("text", ...) of the notebook's cells.
 
     `given_only`: the text of the cells a student does not write (markdown, and code cells that are no solution).
@@ -420,7 +420,7 @@ def _choose(notebook, candidates, scan, notes):
     return Located(notebook, chosen.path, chosen.shown, (note, *notes), candidates=shown, by_content=chosen.by_content)
 
 
-def _where(file, expected):
+def _where(file, expected) -> str:
     """The note for the only candidate, unless it is where and what nbgrader expects."""
     if file.place == NOTEBOOK_FOLDER and file.exact and not file.by_content:
         return ""

@@ -176,12 +176,12 @@ MODULES_LEFT_OUT = "files its code needed were left out of the copy for grading"
 MAX_NOTES = 20  # per notebook: the rest are counted in the last one
 
 
-def _empty(plan):
+def _empty(plan) -> bool:
     """No code at all: neither a cell to run nor a graded cell (no cells, or markdown only)."""
     return not any(step.kind == "cell" or step.index >= 0 for step in plan.steps)
 
 
-def _finish(result, item):
+def _finish(result, item) -> None:
     """The caller's notes first, then the notebook's, tidied; the caller's problems with the grading's."""
     result.notes = tidy_notes([*item.notes, *result.notes])
     result.problems = [*item.problems, *result.problems]

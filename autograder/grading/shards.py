@@ -61,7 +61,7 @@ class Shard:
             raise ShardError(f"{text!r}: expected I/N, two whole numbers with 0 <= I < N (e.g. 0/4)")
         return cls(int(match.group(1)), int(match.group(2)))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
     def contains(self, student_id):
@@ -129,7 +129,7 @@ def read_manifest(out_dir):
         raise ShardError(f"{path}: not an attnkit grading manifest ({problem})") from None
 
 
-def write_manifest(manifest):
+def write_manifest(manifest) -> None:
     records.write_atomically(manifest.out_dir / MANIFEST,
                              json.dumps(manifest.to_json(), indent=2, ensure_ascii=False) + "\n")
 
@@ -152,7 +152,7 @@ def claim(out_dir, assignment, seed, catalogue, shard):
     write_manifest(started)
 
 
-def _create_exclusively(path, text):
+def _create_exclusively(path, text) -> bool:
     """Write `path` whole unless it exists (a complete temporary file, hard-linked into place); True if written."""
     try:
         with records.atomic_target(path, replace=False) as temporary:
@@ -312,7 +312,7 @@ def _plain_name(student_id):
         and "\0" not in student_id
 
 
-def _copy_student(source_dir, merged_dir, student_id):
+def _copy_student(source_dir, merged_dir, student_id) -> None:
     """Each of the student's files, atomically; the JSON record last (its presence marks the student as done)."""
     for relative in records.student_paths(student_id):
         source = source_dir / relative
@@ -324,6 +324,6 @@ def _copy_student(source_dir, merged_dir, student_id):
             _copy_atomically(source, merged_dir / relative)
 
 
-def _copy_atomically(source, target):
+def _copy_atomically(source, target) -> None:
     with records.atomic_target(target) as temporary:
         shutil.copyfile(source, temporary)

@@ -82,7 +82,7 @@ def _passes(check, data, case):
         return False
 
 
-def _feed(digest, value, depth):
+def _feed(digest, value, depth) -> None:
     if depth > MAX_DEPTH:
         digest.update(b"<deep>")
     elif isinstance(value, torch.Tensor):
@@ -106,7 +106,7 @@ def _feed(digest, value, depth):
         digest.update(f"{type(value).__name__}:{value}".encode("utf-8", "replace") + b";")
 
 
-def _feed_tensor(digest, tensor):
+def _feed_tensor(digest, tensor) -> None:
     digest.update(f"T{tensor.dtype}{tuple(tensor.shape)}".encode())
     if tensor.device.type == "meta" or tensor.numel() == 0:
         return

@@ -117,7 +117,7 @@ def torch_pin(constraints):
     raise BundleError(f"{constraints} does not pin torch (torch==X.Y.Z)")
 
 
-def setup_script(torch_version):
+def setup_script(torch_version) -> str:
     minimum = ".".join(map(str, MIN_PYTHON))
     return f"""#!/usr/bin/env bash
 # attnkit autograder setup: Gradescope runs this once, as root, when it builds the autograder image.
@@ -158,7 +158,7 @@ print("attnkit ready: torch", torch.__version__)'
 """
 
 
-def run_script(lang=None):
+def run_script(lang=None) -> str:
     language = f'export ATTNKIT_LANG="${{ATTNKIT_LANG:-{lang}}}"\n' if lang else ""
     return f"""#!/usr/bin/env bash
 # attnkit: grade one Gradescope submission (the student's .ipynb files in $ROOT/submission) into
@@ -290,7 +290,7 @@ def _say(key, lang, **fields):
     return render(MESSAGES, key, lang, fields)
 
 
-def main():
+def main() -> int:
     run()
     return 0
 

@@ -53,7 +53,7 @@ class Export:
     notes: list = field(default_factory=list)  # (student, note) for FILE.notes.csv
 
 
-def export(grades_dir, roster_path, out_path, *, lms, id_column=None, per_exercise=False, column=None, match=None):
+def export(grades_dir, roster_path, out_path, *, lms, id_column=None, per_exercise: bool = False, column=None, match=None):
     """Write the import file for `lms` ("canvas" or "moodle") and FILE.notes.csv beside it; return what was done."""
     records = read_records(grades_dir)
     header, rows = read_roster(roster_path)
@@ -214,7 +214,7 @@ def _scores(records, student_id, result, extra):
     return [format_number(record.get("score", 0.0)), *(format_number(points[exercise.id]) for _, exercise in extra)]
 
 
-def _not_in_roster(records, students, matched_on, result):
+def _not_in_roster(records, students, matched_on, result) -> None:
     in_roster = {row[matched_on] for row in students}
     for student_id in sorted(set(records) - in_roster):
         result.not_in_roster.append(student_id)
@@ -231,7 +231,7 @@ def _notes_path(out_path):
     return out_path.with_name(out_path.name + ".notes.csv")
 
 
-def _write(out_path, table, result):
+def _write(out_path, table, result) -> None:
     write_atomically(out_path, _csv_text([[spreadsheet_text(cell) for cell in row] for row in table]))
     notes = [["student", "note"], *([spreadsheet_text(s), spreadsheet_text(n)] for s, n in result.notes)]
     write_atomically(result.notes_path, _csv_text(notes))

@@ -59,21 +59,21 @@ def _is_grader_statement(statement):
 class ShellStandIn:
     """What `get_ipython()` returns while grading: magics that wrap code run it, everything else is a no-op."""
 
-    def __init__(self, namespace):
+    def __init__(self, namespace) -> None:
         self.user_ns = namespace
         self._runs = 0
 
-    def run_line_magic(self, name, line, *_args, **_kwargs):
+    def run_line_magic(self, name, line, *_args, **_kwargs) -> None:
         if name in RUNNING_MAGICS and line.strip():
             self._run(line)
 
-    def run_cell_magic(self, name, line, cell, *_args, **_kwargs):
+    def run_cell_magic(self, name, line, cell, *_args, **_kwargs) -> None:
         if name in RUNNING_MAGICS:
             self._run(cell)
         elif name in WRITING_MAGICS:
             write_file_magic(line, cell)
 
-    def system(self, *_args, **_kwargs):
+    def system(self, *_args, **_kwargs) -> int:
         return 0
 
     def getoutput(self, *_args, **_kwargs):
@@ -82,7 +82,7 @@ class ShellStandIn:
     def __getattr__(self, _name):
         return _no_op
 
-    def _run(self, code):
+    def _run(self, code) -> None:
         self._runs += 1
         exec(compile_cell(code, f"<magic {self._runs}>"), self.user_ns)  # noqa: S102 - the student's own code
 

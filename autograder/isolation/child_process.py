@@ -55,7 +55,7 @@ class _Sink(io.TextIOBase):
     """sys.stdout/sys.stderr of student code: counts characters and keeps the first MAX_CELL_OUTPUT_CHARS that a
     cell writes (shown in that cell of nbgrader's feedback); a flood costs nothing."""
 
-    def __init__(self, fd, kept):
+    def __init__(self, fd, kept) -> None:
         super().__init__()
         self._fd = fd
         self._kept = kept  # shared by stdout and stderr: the cell's output, in the order written
@@ -70,29 +70,29 @@ class _Sink(io.TextIOBase):
         self._kept.keep(text, length)
         return length
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
     def fileno(self):
         return self._fd
 
     @property
-    def encoding(self):  # type: ignore[override]  # a fixed value: TextIOBase declares a writable attribute
+    def encoding(self) -> str:  # type: ignore[override]  # a fixed value: TextIOBase declares a writable attribute
         return "utf-8"
 
 
 class _CellOutput:
     """What one cell wrote on stdout and stderr: the first MAX_CELL_OUTPUT_CHARS characters, and how many more."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.start()
 
-    def start(self):
+    def start(self) -> None:
         self._parts: list[str] = []
         self._kept = 0
         self.dropped = 0
 
-    def keep(self, text, length):
+    def keep(self, text, length) -> None:
         room = max(0, MAX_CELL_OUTPUT_CHARS - self._kept)
         if room:
             self._parts.append(str.__getitem__(text, slice(0, room)))
@@ -107,7 +107,7 @@ class _CellOutput:
 
 
 class _BinarySink(io.RawIOBase):
-    def __init__(self, sink):
+    def __init__(self, sink) -> None:
         super().__init__()
         self._sink = sink
 
@@ -115,12 +115,12 @@ class _BinarySink(io.RawIOBase):
         self._sink.written += len(data)
         return len(data)
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
 
 class _Child:
-    def __init__(self, task, channel_fd, seal):
+    def __init__(self, task, channel_fd, seal) -> None:
         self.task = task
         self.channel_fd = channel_fd
         self.namespace: dict = {}  # the notebook's __main__, once made
@@ -131,7 +131,7 @@ class _Child:
         self.space: workspace.Workspace | None = None  # once set up
         self.signals: _SignalState | None = None  # the grader's signal handlers and mask, before student code
 
-    def send(self, event):
+    def send(self, event) -> None:
         # When it happened, on the clock every process shares: the grader's stage times (attnkit bench) use it, so
         # time the grader spent elsewhere before reading the event is not counted as the child's.
         frame = memoryview(wire.encode({**event, "at": time.monotonic()}))
@@ -141,7 +141,7 @@ class _Child:
             frame = frame[written:]
         self.mid_frame = False
 
-    def run(self):
+    def run(self) -> None:
         cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
         self.sinks = _detach(self.channel_fd, self.output)
         self.space = space = _set_up_workdir(self.task)
@@ -183,14 +183,14 @@ class _Child:
                    "disk_full": (self.space is not None and self.space.capped
                                  and workspace.what_is_full(self.task.workdir)) or False})
 
-    def reclaim(self):
+    def reclaim(self) -> None:
         """Undo what student code set on the process (hooks, timers, handlers) before the grader's code runs."""
         _disarm()
         _clear_hooks()
         if self.signals is not None:
             self.signals.restore()
 
-    def between_cases(self):
+    def between_cases(self) -> None:
         """Between two probe calls of the student's code, inside the step: hooks and timers cleared, the step's
         alarm kept (its handler put back). Handlers and the rest wait for the end of the step (`reclaim`)."""
         _clear_hooks()
@@ -222,7 +222,7 @@ class _Child:
                    "records": _completed(planned, records, failure, self.task.timeout)})
 
 
-def run_child(task, channel_fd, seal):
+def run_child(task, channel_fd, seal) -> None:
     """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
 
     `seal` is the zygote's guards.Seal, taken once before it forked anything. Anything that stops the run ends
@@ -263,7 +263,7 @@ def _set_up_workdir(task):
     return space
 
 
-def _point_home_at(workdir):
+def _point_home_at(workdir) -> None:
     for variable in ("HOME", "TMPDIR", "TEMP", "TMP", "MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
         os.environ[variable] = str(workdir)
     os.environ["MPLBACKEND"] = "Agg"
@@ -296,12 +296,12 @@ def _on_alarm(_signum, frame):
     raise StepTimeout("ran past the time limit")
 
 
-def _arm(seconds):
+def _arm(seconds) -> None:
     signal.signal(signal.SIGALRM, _on_alarm)  # student code may have replaced or ignored it
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), RETRIGGER_SECONDS)
 
 
-def _disarm():
+def _disarm() -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
@@ -342,7 +342,7 @@ def _described(exc):
         _disarm()
 
 
-def _clear_hooks():
+def _clear_hooks() -> None:
     """Profile and trace hooks (this thread's and the ones new threads get) and the student's interval timers."""
     sys.setprofile(None)
     sys.settrace(None)
@@ -358,7 +358,7 @@ class _SignalState:
     (SIGALRM is the grader's own: `_arm` installs its handler each time); with them the interpreter's settings that
     would fire inside the grader's code or starve it: gc callbacks, the recursion limit, the switch interval."""
 
-    def __init__(self, handlers, mask):
+    def __init__(self, handlers, mask) -> None:
         self._handlers = handlers
         self._mask = mask
         self._gc_callbacks = list(gc.callbacks)
@@ -377,7 +377,7 @@ class _SignalState:
                 continue
         return cls(handlers, signal.pthread_sigmask(signal.SIG_BLOCK, ()))
 
-    def restore(self):
+    def restore(self) -> None:
         # Ignored between steps: an alarm the student left pending or set from a thread cannot interrupt the
         # grader's code (`_arm` puts the grader's handler back for the next step).
         signal.signal(signal.SIGALRM, signal.SIG_IGN)

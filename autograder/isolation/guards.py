@@ -32,7 +32,7 @@ class ReferenceImportBlocker:
 
 
 class Seal:
-    def __init__(self, modules, classes, builtin_names):
+    def __init__(self, modules, classes, builtin_names) -> None:
         self._modules = modules  # name -> (module, copy of its namespace)
         self._classes = classes  # class -> copy of its attributes
         self._builtins = builtin_names
@@ -45,7 +45,7 @@ class Seal:
         self.restore()
         return self
 
-    def restore(self):
+    def restore(self) -> None:
         sys.settrace(None)
         sys.setprofile(None)
         for name, (module, namespace) in self._modules.items():
@@ -126,7 +126,7 @@ def _same_items(current, saved):
 _MISSING = object()
 
 
-def _quietly(function, *args):
+def _quietly(function, *args) -> None:
     try:
         function(*args)
     except (AttributeError, TypeError):

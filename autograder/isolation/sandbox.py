@@ -172,8 +172,8 @@ def _private_ipc(notes) -> bool:
     return True
 
 
-def _set_limits(confinement):
-    def limit(kind, value):
+def _set_limits(confinement) -> None:
+    def limit(kind, value) -> None:
         _soft, hard = resource.getrlimit(kind)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(kind, (value, value))
@@ -240,7 +240,7 @@ def _real(path):
     return Path(os.path.realpath(path))
 
 
-def _collect_beneath(path, blocked, seen, rules):
+def _collect_beneath(path, blocked, seen, rules) -> None:
     """Rules for `path`, except beneath any blocked path: descend around blocked subtrees."""
     if path in seen or not path.exists():
         return
@@ -260,7 +260,7 @@ def _collect_beneath(path, blocked, seen, rules):
         _collect_beneath(_real(entry), blocked, seen, rules)
 
 
-def _add_rule(ruleset, path, rights):
+def _add_rule(ruleset, path, rights) -> None:
     if not os.path.isdir(path):
         rights &= FILE_RIGHTS
     try:
@@ -278,7 +278,7 @@ def _add_rule(ruleset, path, rights):
 # --- privileges and seccomp ------------------------------------------------------------------
 
 
-def _drop_capabilities(notes):
+def _drop_capabilities(notes) -> None:
     """Root keeps its uid (the interpreter may live in a root-only home) but loses every capability.
 
     So does a child that holds capabilities for another reason: in the user namespace that its private
@@ -315,7 +315,7 @@ def seccomp_program(table: SyscallTable, extra: tuple[str, ...] = ()) -> list[tu
     def stmt(code, k):
         return (code, 0, 0, k)
 
-    def jump_if(k, true_offset, false_offset=0):
+    def jump_if(k, true_offset, false_offset: int = 0):
         return (BPF_JEQ_K, true_offset, false_offset, k)
 
     deny, allow = SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW
@@ -352,7 +352,7 @@ def seccomp_program(table: SyscallTable, extra: tuple[str, ...] = ()) -> list[tu
     return program
 
 
-def _forbid_new_processes(notes, extra=()):
+def _forbid_new_processes(notes, extra=()) -> None:
     arch = platform.machine()
     if arch not in SYSCALLS:
         notes.append(f"seccomp: no syscall table for {arch}; student code may start processes, open sockets "

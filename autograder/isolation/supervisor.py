@@ -127,12 +127,12 @@ class _JobState:
     withholder: Withholder | None = None  # what the child says is filtered through it (see isolation.withholding)
 
 
-def probe_notebooks(jobs, limits, confinement, on_done):
+def probe_notebooks(jobs, limits, confinement, on_done) -> None:
     """Probe every job's notebook in confined children; `on_done(outcome)` is called as each one finishes."""
     _supervise(jobs, limits, confinement, on_done, shared_zygote())
 
 
-def _supervise(jobs, limits, confinement, on_done, zygote):
+def _supervise(jobs, limits, confinement, on_done, zygote) -> None:
     cgroups, no_cgroup = _child_cgroups(limits, zygote)
     confinement = dataclasses.replace(confinement, memory_accounted=cgroups is not None)
     pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
@@ -212,7 +212,7 @@ def _child_cgroups(limits, zygote):
     return cgroups, "" if cgroups is not None else f"no memory cgroup for grading children ({why_not})"
 
 
-def _leave_cgroups(cgroups, attempt):
+def _leave_cgroups(cgroups, attempt) -> None:
     if cgroups is not None and attempt.cgroup_folders:
         cgroups.leave(attempt.cgroup_folders)
         attempt.cgroup_folders = ()
@@ -281,7 +281,7 @@ def _pidfd(pid):
         return None
 
 
-def _close_exit_fd(attempt, selector):
+def _close_exit_fd(attempt, selector) -> None:
     if attempt.exit_fd is not None:
         selector.unregister(attempt.exit_fd)
         os.close(attempt.exit_fd)
@@ -297,7 +297,7 @@ def _wait_time(running):
     return min(0.5, _disk_poll_wait(running), max(0.0, earliest - time.monotonic()))
 
 
-def _read(attempt, selector, limits):
+def _read(attempt, selector, limits) -> bool:
     """Read what the channel holds; False when nothing was there yet."""
     try:
         data = os.read(attempt.fd, READ_CHUNK)
@@ -317,14 +317,14 @@ def _read(attempt, selector, limits):
     return True
 
 
-def _drain(attempt, selector, limits):
+def _drain(attempt, selector, limits) -> None:
     """After the child exited: everything it wrote is in the pipe (nothing else can hold its write end)."""
     while attempt.channel_open and _read(attempt, selector, limits):
         pass
     _close_channel(attempt, selector)
 
 
-def _close_channel(attempt, selector):
+def _close_channel(attempt, selector) -> None:
     if attempt.channel_open:
         selector.unregister(attempt.fd)
         os.close(attempt.fd)
@@ -340,7 +340,7 @@ def _event_time(attempt, event):
     return now
 
 
-def _time_event(attempt, kind, now):
+def _time_event(attempt, kind, now) -> None:
     """Account the time up to this event to the stage it ends (set-up, a cell, a probe)."""
     times = attempt.job.outcome.times
     if kind == "hello":
@@ -442,7 +442,7 @@ def _valid_error(item):
     return {"error": {"type": "ProbeError", "key": "error.no_result", "fields": {}, "message": "", "line": ""}}
 
 
-def _excuse(seconds, running, pending):
+def _excuse(seconds, running, pending) -> None:
     """Move the deadlines of the running children and the budgets of the notebooks begun on by `seconds` that the
     grader spent on other notebooks (judging, writing): no notebook is charged for the grader's work on another's,
     however long that took (a classmate's flood of notes, a slow disk)."""
@@ -454,7 +454,7 @@ def _excuse(seconds, running, pending):
             state.budget_end += seconds
 
 
-def _enforce_deadlines(attempt, now, limits):
+def _enforce_deadlines(attempt, now, limits) -> None:
     if attempt.kill_kind:
         return
     if now > attempt.job.budget_end:
@@ -470,7 +470,7 @@ def own_folder(notebook_path):
     return None if is_protected(folder) else folder
 
 
-def _note_workspace(attempt, event):
+def _note_workspace(attempt, event) -> None:
     """The hello is the grader's own (sent before student code, and only once: _check_order): whether the workdir
     is capped, and which of the student's files were left out."""
     space = event.get("workspace") if isinstance(event.get("workspace"), dict) else {}
@@ -482,7 +482,7 @@ def _note_workspace(attempt, event):
             notes.append(note)
 
 
-def _enforce_disk_quota(attempt, now, limits):
+def _enforce_disk_quota(attempt, now, limits) -> None:
     """An uncapped child's workdir (and the files it keeps open there) past limits.disk_mb: SIGKILL."""
     if attempt.kill_kind or not attempt.disk_watched or now < attempt.next_disk_check:
         return
@@ -500,7 +500,7 @@ def _budget(limits):
     return limits.budget_factor * limits.timeout
 
 
-def _kill(attempt, kind=None, reason=""):
+def _kill(attempt, kind=None, reason: str = "") -> None:
     if kind and not attempt.kill_kind:
         attempt.kill_kind, attempt.kill_reason = kind, reason
     for kill in (os.killpg, os.kill):
@@ -525,7 +525,7 @@ def _reap(attempt):
     return status
 
 
-def _settle(attempt, status, limits):
+def _settle(attempt, status, limits) -> bool:
     """Record how the attempt ended; True when a fresh child should go on with the notebook."""
     state = attempt.job
     if not attempt.hello_seen:
@@ -582,7 +582,7 @@ def _why_not_rerun(attempt, limits):
     return None
 
 
-def _finish(state):
+def _finish(state) -> None:
     for exercise_id in state.job.plan.exercises:
         if exercise_id not in state.outcome.records:
             state.outcome.records[exercise_id] = _error_records(exercise_id, False, 0)
@@ -609,7 +609,7 @@ def _describe_exit(status):
     return f"ended the process (status {status})"
 
 
-def _note_cell(outcome, index, note):
+def _note_cell(outcome, index, note) -> None:
     """A note of the notebook's, also filed under its cell (an int index; None: no cell) for the cell's output."""
     outcome.notes.append(note)
     if isinstance(index, int):

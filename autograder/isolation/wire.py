@@ -105,7 +105,7 @@ def _tagged(value, blobs):
     raise _NotRaw
 
 
-def _untagged(value, blobs, depth=0):
+def _untagged(value, blobs, depth: int = 0):
     """The inverse of _tagged, for bytes from the child: anything but what _tagged writes is an error."""
     if depth > 2 * MAX_DEPTH + 4:
         raise ValueError("nested too deeply")
@@ -136,7 +136,7 @@ def _untagged(value, blobs, depth=0):
 class _Blobs:
     """The raw tensor bytes after a binary frame's JSON, handed out in order, each exactly once."""
 
-    def __init__(self, data):
+    def __init__(self, data) -> None:
         self._data = data
         self._offset = 0
 
@@ -161,7 +161,7 @@ class _Blobs:
             raise ValueError("trailing bytes")
 
 
-def plain_data(value, depth=0):
+def plain_data(value, depth: int = 0):
     """Tensors (subclasses and views made plain copies), numbers, strings, lists, tuples, dicts: nothing else.
 
     Never runs a method of the student's: containers and scalars are read through the built-in types' own
@@ -199,7 +199,7 @@ def _plain_key(key, depth):
     return f"<{_type_name(kind)}>"
 
 
-def _type_name(kind):
+def _type_name(kind) -> str:
     """module.qualname of a class, read through type's own getters (a metaclass's properties are not called)."""
     module = vars(type)["__module__"].__get__(kind, type)
     name = vars(type)["__qualname__"].__get__(kind, type)
@@ -222,7 +222,7 @@ def plain_tensor(value):
 class FrameReader:
     """Accumulates the bytes of one child and hands back complete, safely decoded events."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._buffer = bytearray()
         self._received = 0
 

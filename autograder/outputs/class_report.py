@@ -234,7 +234,7 @@ def _base64(data):
     return base64.b64encode(data).decode("ascii")
 
 
-def _summary(total):
+def _summary(total) -> str:
     if not total.scores:
         return "nothing graded"
     return (f"total: mean {statistics.fmean(total.scores):.1f}, median {_number(statistics.median(total.scores))} "
@@ -265,7 +265,7 @@ def present_links(grades_dir):
     return links
 
 
-def add_link(grades_dir, label, target):
+def add_link(grades_dir, label, target) -> bool:
     """Record a link to `target` under `label` and write the class report again; False when there is no report."""
     grades_dir = Path(grades_dir)
     if not (grades_dir / FILE_NAME).exists():

@@ -83,6 +83,6 @@ def _section(notebook: NotebookDocument, lang: str, say):
         checks=tuple(checks), notes=tuple(notebook["notes"]))
 
 
-def number(value):
+def number(value) -> str:
     """A score as the tables show it: 6, 2.5 (never 6.0)."""
     return f"{float(value):g}"

@@ -215,12 +215,12 @@ def gradescope_results(document: StudentDocument, lang: str | None = None) -> Gr
     }
 
 
-def format_number(value):
+def format_number(value) -> str:
     return f"{float(value):g}"
 
 
 @contextlib.contextmanager
-def atomic_target(path, *, replace=True):
+def atomic_target(path, *, replace: bool = True):
     """Yield a fresh temporary path beside `path` (its folder created) to write; then os.replace it onto `path`.
 
     On an exception the temporary file is removed and `path` is left as it was. With replace=False the caller puts
@@ -242,6 +242,6 @@ def atomic_target(path, *, replace=True):
     temporary.unlink(missing_ok=True)
 
 
-def write_atomically(path, text):
+def write_atomically(path, text) -> None:
     with atomic_target(path) as temporary:
         temporary.write_text(text, encoding="utf-8")

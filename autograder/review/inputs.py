@@ -140,7 +140,7 @@ def read_base(extra_base=()):
     return BaseCode(vocabulary, frozenset(base_hashes(sources, vocabulary)), len(sources))
 
 
-def read_class(submitted_dir, base, progress=None, workers=1):
+def read_class(submitted_dir, base, progress=None, workers: int = 1):
     """[StudentCode] for every student folder (read by `workers` processes), relative to `base` (read_base)."""
     vocabulary, excluded = base.vocabulary, base.excluded
     folders = student_folders(submitted_dir)

@@ -63,7 +63,7 @@ def evidence_parts(pair, class_size):
     return parts
 
 
-def _percent_below(share):
+def _percent_below(share) -> str:
     """A share as a percentage rounded down (99.96 % reads 99.9 %: never more than the class shows)."""
     return f"{math.floor(share * 1000) / 10:.1f} %"
 

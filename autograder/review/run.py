@@ -25,7 +25,7 @@ class SimilarityRun:
 
 
 def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=None, progress=None, log=None,
-                   threshold=similarity.FLAG_THRESHOLD, shown=page.SHOWN, workers=1):
+                   threshold=similarity.FLAG_THRESHOLD, shown=page.SHOWN, workers: int = 1):
     """Analyse the class in `submitted_dir`; `grade(submitted_dir, grades_dir)` grades it when `grades_dir` is
     None (and is then given OUT/grades). `log(line)` reports each stage."""
     started = time.monotonic()

@@ -209,7 +209,7 @@ def _postings(items, df, cap):
     return postings.values()
 
 
-def _add_pairs(candidates, postings):
+def _add_pairs(candidates, postings) -> None:
     for students in postings:
         for a, b in itertools.combinations(sorted(students), 2):
             candidates.add((a, b))

@@ -14,6 +14,7 @@ and fails when a file holding reference or check code lies outside the list.
 """
 
 import importlib.util
+import os
 from pathlib import Path
 
 import autograder
@@ -25,17 +26,17 @@ CHECKS_PACKAGE = "autograder.course.checks"
 CHECKOUT_FOLDERS = ("source", "tests", "devtools", ".git")
 
 
-def protected_modules():
+def protected_modules() -> tuple[str, ...]:
     """Import names (packages: every submodule too) that student code may not import."""
     return (REFERENCE_PACKAGE, CHECKS_PACKAGE)
 
 
-def checkout_root():
+def checkout_root() -> Path:
     """The folder that holds the autograder package (the checkout, or the bundle's source/ on Gradescope)."""
     return Path(autograder.__file__).resolve().parent.parent
 
 
-def reference_locations():
+def reference_locations() -> tuple[Path, ...]:
     """The folders of the `solutions` package (none when it cannot be found: then there is nothing to hide)."""
     spec = importlib.util.find_spec(REFERENCE_PACKAGE)
     if spec is None:
@@ -43,19 +44,19 @@ def reference_locations():
     return tuple(Path(location).resolve() for location in (spec.submodule_search_locations or ()))
 
 
-def check_locations():
+def check_locations() -> tuple[Path, ...]:
     spec = importlib.util.find_spec(CHECKS_PACKAGE)  # finds the package without running it
     locations = spec.submodule_search_locations if spec is not None else None
     return tuple(Path(location).resolve() for location in (locations or ()))
 
 
-def protected_paths():
+def protected_paths() -> tuple[Path, ...]:
     """Every file and folder student code may not read: the two packages and the checkout's private folders."""
     root = checkout_root()
     return (*reference_locations(), *check_locations(), *(root / folder for folder in CHECKOUT_FOLDERS))
 
 
-def is_protected(path):
+def is_protected(path: str | os.PathLike[str]) -> bool:
     """True when `path` is one of the protected paths or lies beneath one."""
     path = Path(path).resolve()
     return any(path == protected or protected in path.parents for protected in protected_paths())

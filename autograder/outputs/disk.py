@@ -3,13 +3,14 @@
 Light on purpose: the command line catches it without importing the checks.
 """
 
+import os
 from pathlib import Path
 
 
 class OutputDiskFull(Exception):
     """The disk that holds OUT_DIR is full: the run must stop (no student is to blame), and be run again."""
 
-    def __init__(self, out_dir, error: OSError) -> None:
+    def __init__(self, out_dir: str | os.PathLike[str], error: OSError) -> None:
         super().__init__(out_dir, error)
         self.out_dir, self.error = Path(out_dir), error
 

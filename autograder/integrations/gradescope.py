@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # types only: the grader's modules are imported where they are used
     from autograder.grading.intake import Located, Submission
-    from autograder.grading.notebooks import Options
+    from autograder.grading.notebooks import NotebookResult, Options
     from autograder.outputs.documents import GradescopeResults, StudentDocument
 
 ROOT_ENV = "ATTNKIT_AUTOGRADER_ROOT"
@@ -217,14 +217,7 @@ def _run(root: Path, submission: "Submission", scratch: Path, options: "Options 
     import autograder
     from autograder.course.assignment import ASSIGNMENT
     from autograder.course.exercises import NOTEBOOKS
-    from autograder.grading.notebooks import (
-        MISSING,
-        NotebookInput,
-        NotebookResult,
-        Options,
-        grade_notebooks,
-        unanswered_result,
-    )
+    from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
     from autograder.i18n import language
     from autograder.isolation.limits import Limits
     from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256

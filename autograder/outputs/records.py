@@ -17,7 +17,7 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, cast
 
@@ -44,26 +44,20 @@ DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 class GradedNotebook(Protocol):
     """What a notebook's record is made from: autograder.grading.notebooks.NotebookResult (a stage above this one)."""
 
-    @property
-    def notebook(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def reason(self) -> str: ...
+    notebook: str
+    path: str
+    status: str
+    reason: str
+    sha256: str
+    checks: list[CheckResult]
+    notes: list[str]
+    problems: list[str]  # what changed the grade; a record leaves it out when empty
+
     @property
     def score(self) -> float: ...
+
     @property
     def max_score(self) -> float: ...
-    @property
-    def sha256(self) -> str: ...
-    @property
-    def checks(self) -> Sequence[CheckResult]: ...
-    @property
-    def notes(self) -> Sequence[str]: ...
-    @property
-    def problems(self) -> Sequence[str]: ...  # what changed the grade; a record leaves it out when empty
 
 
 @contextlib.contextmanager

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 LANGUAGES = ("en", "zh")
 Text = Mapping[str, str]  # {"en": ..., "zh": ...}
+Messages = Mapping[str, Text]  # a message catalogue: {key: text}
 
 
 def language(environ: Mapping[str, str] | None = None) -> str:
@@ -32,7 +33,7 @@ def pick(text: Text, lang: str) -> str:
     return text.get(lang) or text["en"]
 
 
-def render(messages: Mapping[str, Mapping[str, str]], key: str, lang: str, fields: Mapping | None = None) -> str:
+def render(messages: Messages, key: str, lang: str, fields: Mapping[str, object] | None = None) -> str:
     """The message `key` in `lang`, filled with `fields`; a missing field shows as {name}, never crashes."""
     try:
         template = messages[key][lang]
@@ -41,6 +42,6 @@ def render(messages: Mapping[str, Mapping[str, str]], key: str, lang: str, field
     return template.format_map(_KeepMissing(fields or {}))
 
 
-class _KeepMissing(dict):
-    def __missing__(self, name):
+class _KeepMissing(dict[str, object]):
+    def __missing__(self, name: str) -> str:
         return "{" + name + "}"

@@ -9,6 +9,7 @@ WARNING and above still reach stderr as bare messages (logging's last resort han
 
 import logging
 import sys
+from typing import TextIO
 
 LOGGER = "autograder"
 FORMAT = "%(message)s"  # the documented lines, exactly
@@ -21,11 +22,11 @@ class StderrHandler(logging.StreamHandler):
         logging.Handler.__init__(self)  # not StreamHandler's: it would keep the stream of this moment
 
     @property
-    def stream(self):  # type: ignore[override]
+    def stream(self) -> TextIO:  # type: ignore[override]  # a property where StreamHandler has an attribute
         return sys.stderr
 
     @stream.setter
-    def stream(self, value) -> None:
+    def stream(self, value: TextIO) -> None:
         pass  # always sys.stderr
 
 

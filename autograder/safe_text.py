@@ -9,6 +9,7 @@ on a terminal or a page; each output still escapes it for its own syntax (HTML, 
 """
 
 import unicodedata
+from typing import Any
 
 MAX_CHARS = 4000
 REPLACEMENT = "\ufffd"
@@ -18,7 +19,7 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206
 MAX_DEPTH = 32
 
 
-def clean(text, limit=MAX_CHARS):
+def clean(text: object, limit: int = MAX_CHARS) -> str:
     """`text` (any object: non-strings are shown by str) as safe, UTF-8-encodable text of at most `limit` chars."""
     if not isinstance(text, str):
         text = _str_of(text)
@@ -29,7 +30,7 @@ def clean(text, limit=MAX_CHARS):
     return cleaned
 
 
-def clean_data(value, depth=0):
+def clean_data(value: object, depth: int = 0) -> Any:
     """Every string in a structure of dicts, lists and tuples cleaned (keys too); other values as they are."""
     if depth > MAX_DEPTH:
         return "<nested too deeply>"
@@ -44,12 +45,12 @@ def clean_data(value, depth=0):
     return value
 
 
-def one_line(text, limit=MAX_CHARS):
+def one_line(text: object, limit: int = MAX_CHARS) -> str:
     """`clean(text)` with every run of whitespace (newlines included) made one space: for notes and table cells."""
     return clean(" ".join(str(text).split()) if isinstance(text, str) else text, limit)
 
 
-def _visible(char):
+def _visible(char: str) -> str:
     code = ord(char)
     if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):  # lone surrogate, noncharacter
         return REPLACEMENT
@@ -60,7 +61,7 @@ def _visible(char):
     return char
 
 
-def _str_of(value):
+def _str_of(value: object) -> str:
     try:
         return str(value)
     except Exception:  # noqa: BLE001 - a student's __str__ may raise anything

@@ -10,11 +10,21 @@ itself, so the student kit runs the same judge on expectations it stored.
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from autograder.checking.expectations import Expectations, no_expectations
 
-PASSED, FAILED, ERROR = "passed", "failed", "error"
+
+class Status(StrEnum):
+    """What a check says of the student's code. A str: records, CSV and JSON carry "passed", "failed", "error"."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+
+
+PASSED, FAILED, ERROR = Status.PASSED, Status.FAILED, Status.ERROR
 
 ProbeData = dict[str, Any]
 Case = dict[str, Any]
@@ -107,7 +117,7 @@ class CheckResult:
     exercise: str
     score: float
     max_score: float
-    status: str
+    status: Status
     misconception: str | None
     message: str
     hidden: bool

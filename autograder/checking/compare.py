@@ -1,6 +1,7 @@
 """Judge-side tensor comparison and misconception matching."""
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import torch
 
@@ -11,7 +12,7 @@ ATOL = 1e-5
 RTOL = 1e-4
 
 
-def same(got, expected, atol=ATOL, rtol=RTOL) -> bool:
+def same(got: object, expected: object, atol: float = ATOL, rtol: float = RTOL) -> bool:
     """Same shape and values (NaN equals NaN: a wrong variant may produce NaN where the student's does)."""
     if not isinstance(got, torch.Tensor) or not isinstance(expected, torch.Tensor):
         return False
@@ -22,7 +23,7 @@ def same(got, expected, atol=ATOL, rtol=RTOL) -> bool:
     return bool(torch.allclose(got.to(torch.float64), expected.to(torch.float64), atol=atol, rtol=rtol, equal_nan=True))
 
 
-def largest_difference(got, expected):
+def largest_difference(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple[int, ...] | None]:
     """(difference, index) of the worst element; (inf, None) when shapes differ."""
     if got.shape != expected.shape:
         return float("inf"), None
@@ -33,7 +34,10 @@ def largest_difference(got, expected):
     return float(diff.max()), index
 
 
-def diagnose(got, expected, variants) -> str | None:
+Variants = Mapping[str, Any] | Iterable[tuple[str, Any]]  # {misconception: wrong output} or such pairs
+
+
+def diagnose(got: object, expected: object, variants: Variants) -> str | None:
     """The misconception whose wrong variant reproduces the student's output; None when none does.
 
     `variants` is a mapping {misconception: wrong output} or (misconception, wrong output) pairs (one mistake
@@ -49,7 +53,9 @@ def diagnose(got, expected, variants) -> str | None:
     return None
 
 
-def compare(got, expected, *, message_key, variants=None, input_shape=None, heatmap=False, fields=None) -> Verdict:
+def compare(got: Any, expected: torch.Tensor, *, message_key: str, variants: Variants | None = None,
+            input_shape: tuple[int, ...] | None = None, heatmap: bool = False,
+            fields: Mapping[str, Any] | None = None) -> Verdict:
     """Pass when got matches expected; otherwise fail, naming a misconception only when a variant matches."""
     if same(got, expected):
         return Verdict(True)
@@ -71,7 +77,7 @@ def compare(got, expected, *, message_key, variants=None, input_shape=None, heat
     )
 
 
-def compare_named(got, expected, candidates, **kwargs):
+def compare_named(got: Any, expected: torch.Tensor, candidates: Variants, **kwargs: Any) -> Verdict:
     """compare.compare, naming the first candidate mistake that reproduces `got`."""
     verdict = compare(got, expected, **kwargs)
     if not verdict.passed:
@@ -79,7 +85,7 @@ def compare_named(got, expected, candidates, **kwargs):
     return verdict
 
 
-def dtype_verdict(prefix, got, expected_dtype):
+def dtype_verdict(prefix: str, got: torch.Tensor, expected_dtype: torch.dtype) -> Verdict:
     """Verdict(True) when `got` has `expected_dtype`; else the message `{prefix}.dtype`, with the fields
     got_dtype and expected_dtype (names such as "float32": messages write "torch.{got_dtype}" to show torch's)."""
     if got.dtype == expected_dtype:

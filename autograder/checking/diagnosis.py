@@ -5,6 +5,8 @@ verdict type: the checks can import it without importing the runner that imports
 """
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from autograder.checking.check_types import Verdict
 from autograder.safe_text import one_line
@@ -21,7 +23,7 @@ MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only)
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 
 
-def located_shape_error(text, line, fields):
+def located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Verdict | None:
     """A shape error placed on the student's own line, with the operation and the axis; None if unknown."""
     at = {**fields, "line": one_line(line, 120)}
     compact = line.replace(" ", "")
@@ -47,7 +49,7 @@ def located_shape_error(text, line, fields):
     return None
 
 
-def explain_error(error, case):
+def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
     """Turn an exception the student's code raised into a message key (and a misconception when one fits)."""
     kind, text = str(error.get("type", "")), str(error.get("message", ""))
     if kind == "ProbeError":
@@ -86,5 +88,5 @@ def explain_error(error, case):
     return Verdict(False, "error.other", fields)
 
 
-def _short(text, limit=160):
+def _short(text: str, limit: int = 160) -> str:
     return one_line(text, limit)

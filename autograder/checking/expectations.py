@@ -19,7 +19,7 @@ WEIGHTS = "weights"
 class Expectations(Mapping[str, Any]):
     """Named values, each computed on first use (`computed`) or given as it is (`stored`)."""
 
-    def __init__(self, sources: Mapping[str, Callable[[], Any]]):
+    def __init__(self, sources: Mapping[str, Callable[[], Any]]) -> None:
         self._sources = dict(sources)
         self._values: dict[str, Any] = {}
 

@@ -5,12 +5,16 @@ the student kit render with the same code.
 """
 
 import io
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
-from autograder.checking.check_types import PASSED, Exercise
-from autograder.i18n import pick, render
+import torch
 
-MARKS = {PASSED: "✔", "failed": "✘", "error": "✘"}
+from autograder.checking.check_types import PASSED, CheckResult, Exercise, Status
+from autograder.i18n import Messages, pick, render
+
+MARKS: dict[str, str] = {Status.PASSED: "✔", Status.FAILED: "✘", Status.ERROR: "✘"}  # by status, as records hold it
 
 
 @dataclass
@@ -25,14 +29,15 @@ class HintLadder:
         """requested: True or False from check(..., hint=...); None lets the ladder decide."""
         return exercise_id in self.failed_last_time if requested is None else requested
 
-    def remember(self, exercise_id: str, results) -> None:
+    def remember(self, exercise_id: str, results: Iterable[CheckResult]) -> None:
         if all(result.status == PASSED for result in results):
             self.failed_last_time.discard(exercise_id)
         else:
             self.failed_last_time.add(exercise_id)
 
 
-def table(exercise, results, lang, *, hidden, messages, hints=True):
+def table(exercise: Exercise, results: Sequence[CheckResult], lang: str, *, hidden: bool, messages: Messages,
+          hints: bool = True) -> str:
     """The ✔/✘ table. Without `hints`, a failed check's known mistake is held back and one line says how to see
     it (the hint ladder); graded tables always show it."""
     title = pick(exercise.title, lang)
@@ -58,7 +63,7 @@ def table(exercise, results, lang, *, hidden, messages, hints=True):
     return "\n".join(lines)
 
 
-def notebook_exercises(notebook, exercises):
+def notebook_exercises(notebook: str, exercises: Iterable[Exercise]) -> list[Exercise]:
     """The exercises of one notebook, in course order; a clear error naming the notebooks for a typo."""
     chosen = [exercise for exercise in exercises if exercise.notebook == notebook]
     if not chosen:
@@ -67,7 +72,7 @@ def notebook_exercises(notebook, exercises):
     return chosen
 
 
-def defined_namespace(exercise, namespace):
+def defined_namespace(exercise: Exercise, namespace: Mapping[str, Any]) -> dict[str, Any]:
     """{name: object} of the exercise's names the notebook defines; `defined` says whether all of them are."""
     return {name: namespace[name] for name in exercise.names if name in namespace}
 
@@ -77,7 +82,7 @@ class ExerciseProgress:
     """One exercise in check_all: its public results, and whether the notebook defines all its names yet."""
 
     exercise: Exercise  # the full kit's, or the kit's stored copy
-    results: list
+    results: list[CheckResult]
     defined: bool
 
     @property
@@ -89,16 +94,17 @@ class ExerciseProgress:
             return "not_started"
         return "failing"
 
-    def counts(self):
+    def counts(self) -> dict[str, Any]:
         public_points = sum(result.max_score for result in self.results)
+        points = cast(float, self.exercise.points)  # a declared exercise's: autograder.course.exercises fills it in
         return {"passed": sum(result.status == PASSED for result in self.results), "total": len(self.results),
-                "points": self.exercise.points, "later": self.exercise.points - public_points}
+                "points": points, "later": points - public_points}
 
 
 STATE_MARKS = {"done": "✔", "failing": "✘", "not_started": "·"}
 
 
-def summary(notebook, progress, lang, *, messages):
+def summary(notebook: str, progress: Sequence[ExerciseProgress], lang: str, *, messages: Messages) -> str:
     """check_all's table: for each exercise of the notebook its state (done, failing, not started), public checks
     passed and points in all and checked at grading; then the notebook's totals."""
     lines = []
@@ -116,7 +122,7 @@ def summary(notebook, progress, lang, *, messages):
                       render(messages, "heading.progress", lang, totals)])
 
 
-def heatmap_png(expected, got, messages):
+def heatmap_png(expected: torch.Tensor, got: torch.Tensor, messages: Messages) -> bytes:
     """PNG bytes of expected vs the student's attention weights, side by side (no pyplot global state)."""
     from matplotlib.figure import Figure  # imported only when a picture is needed
 
@@ -136,7 +142,7 @@ def heatmap_png(expected, got, messages):
     return buffer.getvalue()
 
 
-def show_png(png):
+def show_png(png: bytes) -> None:
     """Display PNG bytes in a running IPython kernel; nothing elsewhere."""
     try:
         from IPython import get_ipython
@@ -147,7 +153,7 @@ def show_png(png):
         display(Image(data=png))
 
 
-def _as_matrix(tensor):
+def _as_matrix(tensor: torch.Tensor) -> Any:
     """The first 2-D slice of a weight tensor, as floats (bool masks become 0/1)."""
     matrix = tensor.detach().float()
     while matrix.dim() > 2:

@@ -5,22 +5,24 @@ stored vectors) and returns a message key or a Verdict, so both kinds of check s
 """
 
 import itertools
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, cast
 
 import torch
 
 from autograder.checking.check_types import Verdict
-from autograder.checking.compare import diagnose, largest_difference, same
+from autograder.checking.compare import Variants, diagnose, largest_difference, same
 from autograder.checking.probing import PROJECTIONS
 
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
 
 
-def first_index(flags):
+def first_index(flags: torch.Tensor) -> tuple[int, ...]:
     """The index (tuple) of the first True in a bool tensor."""
     return tuple(int(i) for i in flags.nonzero()[0])
 
 
-def first_mask_error(got, expected) -> tuple[str, dict]:
+def first_mask_error(got: torch.Tensor, expected: torch.Tensor) -> tuple[str, dict[str, int]]:
     """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
     query, key = (int(i) for i in (got != expected).nonzero()[0])
     if expected[query, key]:
@@ -28,7 +30,8 @@ def first_mask_error(got, expected) -> tuple[str, dict]:
     return "mask.hides", {"query": query, "key": key}
 
 
-def causal_weights_problem(got, expected, future):
+def causal_weights_problem(got: torch.Tensor, expected: torch.Tensor,
+                           future: torch.Tensor) -> tuple[str, dict[str, int]] | None:
     """(message key, 1-based fields) of the first property causal weights break, or None when they are right.
 
     `future` is True where a query must not see a key (the causal mask of expected's last two axes).
@@ -44,12 +47,13 @@ def causal_weights_problem(got, expected, future):
     if off_rows.any():
         return "causal_weights.row_sum", {"query": first_index(off_rows)[-1]}
     if not same(got, expected):
-        *_, query, key = largest_difference(got, expected)[1]
+        *_, query, key = cast(tuple[int, ...], largest_difference(got, expected)[1])  # None only for another shape
         return "causal_weights.values", {"query": query, "key": key}
     return None
 
 
-def wrapper_structure_problem(data, case, names):
+def wrapper_structure_problem(data: Mapping[str, Any], case: Mapping[str, Any],
+                              names: Collection[str]) -> Verdict | None:
     """A Verdict when the heads are not num_heads separate, registered CausalAttention modules; else None.
 
     `names` holds the wrapper's parameter and buffer names (heads.0.W_query.weight, ...).
@@ -72,7 +76,7 @@ def wrapper_structure_problem(data, case, names):
     return None
 
 
-def first_wrong_head(got_heads, expected_heads):
+def first_wrong_head(got_heads: Sequence[torch.Tensor] | None, expected_heads: Sequence[torch.Tensor]) -> int | None:
     """The index of the first head whose own output is wrong; None when all are right or they cannot be told."""
     if got_heads is None or len(got_heads) != len(expected_heads):
         return None
@@ -82,14 +86,14 @@ def first_wrong_head(got_heads, expected_heads):
     return None
 
 
-def informative_queries(mask, like):
+def informative_queries(mask: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
     """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
     if mask is None:
         return torch.ones(like.shape[:2], dtype=torch.bool)
     return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
 
 
-def copied_weights_problem(state, weights):
+def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[str, torch.Tensor]) -> Verdict | None:
     """A Verdict naming the first tensor of nn.MultiheadAttention that does not hold our weights; else None."""
     stacked = state.get("in_proj_weight")
     if stacked is None:
@@ -116,7 +120,7 @@ def copied_weights_problem(state, weights):
     return None
 
 
-def causal_mask_verdict(got, expected, mistakes, num_tokens):
+def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, mistakes: Variants, num_tokens: int) -> Verdict:
     """The causal_mask judge's decision: shape, then bool dtype, then values; a wrong mask is named by the first
     of `mistakes` ({misconception id: wrong mask}) it equals."""
     if got.shape != expected.shape:
@@ -138,7 +142,7 @@ def causal_mask_verdict(got, expected, mistakes, num_tokens):
 FIT_TOLERANCE = 1e-3  # relative residual under which the student's weights are a softmax of the scores at one scale
 
 
-def fit_divisor(weights, raw_scores):
+def fit_divisor(weights: torch.Tensor, raw_scores: torch.Tensor) -> float | None:
     """The number the student divided the scores by, fitted from their attention weights, or None.
 
     `weights` (what their dropout layer received) and `raw_scores` (queries @ keys^T, unscaled) have the same
@@ -167,7 +171,8 @@ def fit_divisor(weights, raw_scores):
     return 1.0 / inverse
 
 
-def located_fault(seen_weights, expected, *, scaled_by, sizes, after_key, seen_merged=None):
+def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any], *, scaled_by: str,
+                  sizes: Mapping[str, int], after_key: str, seen_merged: torch.Tensor | None = None) -> Verdict | None:
     """For a wrong output no catalogued mistake explains: the first stage that differs, as a Verdict, or None when
     the student's weights were not seen (no dropout layer called). `expected` gives `attention_weights` (the right
     attention weights) and `raw_scores` (unscaled, shaped like them); `scaled_by` names the size in `sizes` whose
@@ -199,7 +204,8 @@ def located_fault(seen_weights, expected, *, scaled_by, sizes, after_key, seen_m
     return Verdict(False, "attention.weights_differ", {"query": first_index(wrong_queries)[0]})
 
 
-def fitted_fill(weights, raw_scores, divisor, padded):
+def fitted_fill(weights: torch.Tensor, raw_scores: torch.Tensor, divisor: float,
+                padded: torch.Tensor) -> float | None:
     """The score the student's padded keys were given, in the units of the unscaled scores, fitted from their
     attention weights; None when it cannot be read (padding got no weight, or no single value explains it).
 
@@ -224,7 +230,7 @@ def fitted_fill(weights, raw_scores, divisor, padded):
     return round(float(fills.mean()), 3) + 0.0  # scores are O(1): float noise below 1e-3 is a fill of 0
 
 
-def returned_weights(got, expected):
+def returned_weights(got: object, expected: Mapping[str, Any]) -> Verdict | None:
     """A Verdict when the output is the attention weights themselves (forward stopped one step early), else None."""
     weights = expected["attention_weights"]
     if isinstance(got, torch.Tensor) and got.shape == weights.shape and same(got, weights):
@@ -232,12 +238,12 @@ def returned_weights(got, expected):
     return None
 
 
-def divisor_form(divisor, sizes):
+def divisor_form(divisor: float, sizes: Mapping[str, int]) -> str | None:
     """The expression of the sizes a fitted divisor equals ("head_dim / 2"), or None. `sizes`: {name: value}."""
     forms = {"1 (no scaling)": 1.0}
-    for name, value in sizes.items():
-        forms.update({f"√{name}": value**0.5, name: float(value), f"{name} / 2": value / 2, f"2·{name}": 2.0 * value,
-                      f"2·√{name}": 2 * value**0.5})
+    for name, size in sizes.items():
+        forms.update({f"√{name}": size**0.5, name: float(size), f"{name} / 2": size / 2, f"2·{name}": 2.0 * size,
+                      f"2·√{name}": 2 * size**0.5})
     for form, value in forms.items():
         if abs(divisor - value) <= 1e-3 * value:
             return form

@@ -12,8 +12,9 @@ import math
 import numbers
 import types
 import warnings
-from collections.abc import Mapping
-from types import MappingProxyType
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType, TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeGuard
 
 import torch
 from torch import nn
@@ -21,10 +22,13 @@ from torch._ops import OpOverload, OpOverloadPacket
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
+if TYPE_CHECKING:
+    from torch.utils.hooks import RemovableHandle
+
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
 
 
-def dtype_name(dtype):
+def dtype_name(dtype: torch.dtype) -> str:
     """"float32" for torch.float32."""
     return str(dtype).removeprefix("torch.")
 
@@ -32,19 +36,19 @@ def dtype_name(dtype):
 class ProbeError(Exception):
     """A problem the probe found before or after calling the student (missing name, wrong type)."""
 
-    def __init__(self, key, **fields):
+    def __init__(self, key: str, **fields: Any) -> None:
         super().__init__(key)
         self.key = key
         self.fields = fields
 
 
-def lookup(namespace: Mapping, name: str):
+def lookup(namespace: Mapping[str, Any], name: str) -> Any:
     if name not in namespace:
         raise ProbeError("error.missing_name", name=name)
     return namespace[name]
 
 
-def plain(value):
+def plain(value: object) -> torch.Tensor:
     """A detached CPU copy of a returned tensor; anything else is a wrong-type error."""
     if not isinstance(value, torch.Tensor):
         raise ProbeError("error.wrong_type", got=type(value).__module__ + "." + type(value).__name__)
@@ -55,7 +59,7 @@ def plain(value):
         return tensor.to("cpu", copy=True) if tensor.device.type != "meta" else tensor
 
 
-def below_student_code(value) -> contextlib.AbstractContextManager:
+def below_student_code(value: object) -> contextlib.AbstractContextManager[Any]:
     """Where a tensor is copied without running student code: __torch_function__ off (subclasses and modes) and
     the dispatch modes set aside. A plain tensor with no mode on needs neither (and the copy is then 2x cheaper)."""
     if type(value) is torch.Tensor and not torch._C._len_torch_function_stack() \
@@ -67,14 +71,14 @@ def below_student_code(value) -> contextlib.AbstractContextManager:
     return stack
 
 
-def without_dispatch_modes():
+def without_dispatch_modes() -> contextlib.AbstractContextManager[Any]:
     """The dispatch modes set aside while the grader copies a tensor; nothing to do (and nothing paid: setting them
     aside costs more than the copy) when none is on."""
     return _disable_current_modes() if torch._C._len_torch_dispatch_stack() else contextlib.nullcontext()
 
 
 @contextlib.contextmanager
-def seeded(seed):
+def seeded(seed: int) -> Iterator[None]:
     """The CPU generator seeded for student code that draws from it (layer init, dropout); restored afterwards.
 
     torch.manual_seed would also poke every accelerator backend (a millisecond per call), and the notebook's own
@@ -89,12 +93,12 @@ def generator(seed: int) -> torch.Generator:
     return torch.Generator().manual_seed(int(seed))
 
 
-def rand(seed: int, *shape, dtype=torch.float32) -> torch.Tensor:
+def rand(seed: int, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """Inputs are uniform in [-1, 1): deterministic from the case seed, so the judge can rebuild them."""
     return (torch.rand(*shape, generator=generator(seed), dtype=torch.float64) * 2 - 1).to(dtype)
 
 
-def state_of(module) -> dict:
+def state_of(module: nn.Module) -> dict[str, torch.Tensor]:
     """The module's parameters and buffers as plain tensors, by qualified name."""
     state = {name: plain(value) for name, value in module.named_parameters()}
     state.update({name: plain(value) for name, value in module.named_buffers()})
@@ -108,7 +112,7 @@ _TYPE_QUALNAME = vars(type)["__qualname__"].__get__
 _TRACEBACK_OF = vars(BaseException)["__traceback__"].__get__
 
 
-def describe_exception(exc: BaseException) -> dict:
+def describe_exception(exc: BaseException) -> dict[str, Any]:
     """{"type", "message", "line"} of an exception raised by student code, without trusting it.
 
     The exception is the student's object: its class name, text and traceback are read under a guard, its text
@@ -137,11 +141,11 @@ def exception_message(exc: BaseException, kind: str = "exception") -> str:
     return _exact_text(text, MAX_MESSAGE_CHARS)
 
 
-def _is_text(value) -> bool:
+def _is_text(value: object) -> TypeGuard[str]:
     return str in type(value).__mro__
 
 
-def _exact_text(value, limit: int) -> str:
+def _exact_text(value: object, limit: int) -> str:
     """A plain str of at most `limit` characters; a str subclass is copied by str's own slicing, never its methods."""
     if not _is_text(value):
         return ""
@@ -177,7 +181,7 @@ def _is_library(filename: str) -> bool:
 
 
 @contextlib.contextmanager
-def silenced():
+def silenced() -> Iterator[None]:
     """Student code's prints and warnings go nowhere: a test cell that writes to stderr scores 0 in nbgrader."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -186,17 +190,17 @@ def silenced():
 
 
 @contextlib.contextmanager
-def layer_inputs(module, *names):
+def layer_inputs(module: nn.Module, *names: str) -> Iterator[dict[str, torch.Tensor]]:
     """{name: what the submodule `name` last received}, for the named submodules forward calls: `dropout` receives
     the attention weights, `out_proj` the merged heads, in a forward pass that applies them where attention does."""
-    seen: dict = {}
-    handles = []
+    seen: dict[str, torch.Tensor] = {}
+    handles: list[RemovableHandle] = []
     for name in names:
         layer = getattr(module, name, None)
         if not isinstance(layer, nn.Module):
             continue
 
-        def keep(_layer, args, name=name):
+        def keep(_layer: nn.Module, args: tuple[Any, ...], name: str = name) -> None:
             if args and isinstance(args[0], torch.Tensor):
                 seen[name] = args[0].detach().to("cpu", copy=True)
 
@@ -209,7 +213,7 @@ def layer_inputs(module, *names):
 
 
 @contextlib.contextmanager
-def grader_torch_state():
+def grader_torch_state() -> Iterator[None]:
     """torch's global settings as the grader runs with them, whatever a notebook cell set (grad mode, default dtype
     and device, deterministic algorithms): correct code keeps its points after `torch.set_grad_enabled(False)`.
     The notebook's own settings are back afterwards."""
@@ -234,7 +238,8 @@ def grader_torch_state():
             torch.use_deterministic_algorithms(True, warn_only=warn_only)
 
 
-def run_probe(probe, namespace, case) -> dict:
+def run_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
+              case: Any) -> dict[str, Any]:
     """Run one probe under the grader's torch settings; any exception from the student's code becomes plain data."""
     try:
         with silenced(), grader_torch_state():
@@ -299,7 +304,7 @@ CUSTOM_OP = "custom_op"  # the name every such op is recorded under: a from-scra
 MODES_OFF = "disabled_torch_modes"
 
 
-def op_name(func) -> str:
+def op_name(func: object) -> str:
     """The readable name of a torch function or ATen op, aliases folded: torch.ops.aten._softmax.default,
     torch._softmax and Tensor.softmax are all "softmax"."""
     if isinstance(func, OpOverload | OpOverloadPacket):
@@ -322,7 +327,7 @@ _dispatch_stack_length, _dispatch_stack_at = torch._C._len_torch_dispatch_stack,
 _dispatch_key_excluded, _PYTHON_KEY = torch._C._dispatch_tls_is_dispatch_key_excluded, torch._C.DispatchKey.Python
 
 
-def _on_stack(mode, length, stack_at) -> bool:
+def _on_stack(mode: object, length: Callable[[], int], stack_at: Callable[[int], object]) -> bool:
     return any(stack_at(index) is mode for index in range(length()))
 
 
@@ -351,7 +356,7 @@ class Origins:
     of one element are let through: the dispatcher wraps Python numbers as such. The storages seen are held until
     the call ends, so that memory freed by one op and reused by a hidden one is not taken for a tensor seen made."""
 
-    def __init__(self, *sources):
+    def __init__(self, *sources: object) -> None:
         self._known: dict[int, object] = {}  # storage address -> the storage, held
         self._scanned: set[int] = set()  # ids of modules and functions already looked through
         self.unseen = False
@@ -359,13 +364,13 @@ class Origins:
             for source in sources:
                 self._add_state(source)
 
-    def add(self, value) -> None:
+    def add(self, value: object) -> None:
         """Tensors in `value` (an op's output) were seen made."""
         with torch._C.DisableTorchFunction():
             for tensor in _tensors_in(value):
                 self._hold(tensor)
 
-    def check(self, value) -> None:
+    def check(self, value: object) -> None:
         """Tensors in `value` (an op's inputs, the call's result) must have been seen or known."""
         with torch._C.DisableTorchFunction():
             for tensor in _tensors_in(value):
@@ -373,14 +378,14 @@ class Origins:
                 if key and key not in self._known and _numel(tensor) > 1:
                     self.unseen = True
 
-    def _hold(self, tensor) -> None:
+    def _hold(self, tensor: torch.Tensor) -> None:
         try:
             storage = torch.Tensor.untyped_storage(tensor)
         except (RuntimeError, TypeError, NotImplementedError):
             return
         self._known[storage.data_ptr()] = storage
 
-    def _add_state(self, source) -> None:
+    def _add_state(self, source: Any) -> None:
         if id(source) in self._scanned:
             return
         self._scanned.add(id(source))
@@ -404,7 +409,7 @@ class Origins:
         else:
             self._add_values([source])  # an argument: a tensor, or a container of them
 
-    def _add_values(self, values, functions=False) -> None:
+    def _add_values(self, values: Iterable[object], functions: bool = False) -> None:
         """Tensors among `values` and in the containers among them; with `functions`, the state of the functions
         among them too (a closure's helper and its cache). Other modules of the notebook are not looked through:
         a forward that reads another model's tensors is taken for a hidden route (fail closed)."""
@@ -432,7 +437,7 @@ BLANK_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new
 LIFT_OPS = frozenset({"lift_fresh", "lift_fresh_copy", "lift"})
 
 
-def _read_arguments(func, args, kwargs) -> list:
+def _read_arguments(func: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[Any]:
     """The op's arguments it reads only: one it writes (an in-place op's self, an out=) may be blank memory."""
     try:
         schema = func._schema.arguments
@@ -444,7 +449,7 @@ def _read_arguments(func, args, kwargs) -> list:
     return read
 
 
-def _filled(cell) -> bool:
+def _filled(cell: types.CellType) -> bool:
     try:
         cell.cell_contents  # noqa: B018 - an empty cell raises
     except ValueError:
@@ -452,7 +457,7 @@ def _filled(cell) -> bool:
     return True
 
 
-def _tensors_in(value, depth=0):
+def _tensors_in(value: object, depth: int = 0) -> Iterator[torch.Tensor]:
     if isinstance(value, torch.Tensor):
         yield value
     elif depth < 3 and isinstance(value, list | tuple):
@@ -463,7 +468,7 @@ def _tensors_in(value, depth=0):
             yield from _tensors_in(item, depth + 1)
 
 
-def _storage_key(tensor) -> int:
+def _storage_key(tensor: torch.Tensor) -> int:
     """Where the tensor's data lives (0: nowhere to compare, a meta tensor, or no plain storage)."""
     try:
         return torch.Tensor.untyped_storage(tensor).data_ptr()
@@ -471,7 +476,7 @@ def _storage_key(tensor) -> int:
         return 0
 
 
-def _numel(tensor) -> int:
+def _numel(tensor: torch.Tensor) -> int:
     try:
         return torch.Tensor.numel(tensor)
     except (RuntimeError, TypeError):
@@ -483,14 +488,15 @@ class DispatchedOps(UncompiledDispatchMode):
     every path to a kernel (torch.ops, torch._C, a function kept in a dict, autograd) ends at the dispatcher.
     Composite ops (softmin, the math attention kernel) are seen as the ops they are made of."""
 
-    def __init__(self, names: list[str], functions: "FunctionCalls", origins: Origins | None = None):
+    def __init__(self, names: list[str], functions: "FunctionCalls", origins: Origins | None = None) -> None:
         super().__init__()
         self.names = names
         self.functions = functions  # the function-level recorder, which must stay on while ops run
         self.handling = 0  # > 0 while an op runs on behalf of this mode: the mode is off the stack then
         self.origins = origins
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
         functions_off = _function_modes_all_disabled() or not (
             self.functions.handling or _on_stack(self.functions, _function_stack_length, _function_stack_at)
         )
@@ -515,14 +521,14 @@ class FunctionCalls(TorchFunctionMode):
     ATen ops they run, as readable names in `names` (see `op_name`): an alias of a forbidden function is recorded
     under that function's name. Each recorder notes when the other was switched off (`MODES_OFF`)."""
 
-    def __init__(self, origins: Origins | None = None):
+    def __init__(self, origins: Origins | None = None) -> None:
         super().__init__()
         self.names: list[str] = []
         self.handling = 0  # > 0 while a call runs on behalf of this mode: the mode is off the stack then
         self.origins = origins  # given: tensors no recorder saw made are noted too (see Origins)
         self._ops = DispatchedOps(self.names, self, origins)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         super().__enter__()
         try:
             self._ops.__enter__()
@@ -531,19 +537,21 @@ class FunctionCalls(TorchFunctionMode):
             raise
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         try:
             self._ops.__exit__(exc_type, exc_value, traceback)
         finally:
             super().__exit__(exc_type, exc_value, traceback)
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func: Callable[..., Any], types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
         result = _recorded_call(self, func, args, kwargs, other_recorder_off=self._ops.is_off())
         if self.origins is not None and not isinstance(func, OpOverload):  # ATen ops: the dispatch level's to judge
             self.origins.add(result)
         return result
 
-    def result_checked(self, result):
+    def result_checked(self, result: Any) -> Any:
         """The call's result, after noting (MODES_OFF) a tensor in it, or used by its ops, that no recorder saw
         made; the result as it was."""
         if self.origins is not None:
@@ -553,7 +561,8 @@ class FunctionCalls(TorchFunctionMode):
         return result
 
 
-def _recorded_call(recorder, func, args, kwargs, *, other_recorder_off):
+def _recorded_call(recorder: "DispatchedOps | FunctionCalls", func: Callable[..., Any], args: Sequence[Any],
+                   kwargs: Mapping[str, Any] | None, *, other_recorder_off: bool) -> Any:
     """Record `func` under its public name (and MODES_OFF when the other recorder was switched off), then run it
     with `recorder.handling` raised: while it runs, the recorder is off the mode stack on purpose."""
     recorder.names.append(op_name(func))
@@ -586,11 +595,12 @@ MATMUL_OPS = frozenset(
 class MatmulCount(UncompiledDispatchMode):
     """Counts matrix-multiply ops dispatched to ATen: a loop over heads makes the count grow with num_heads."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.count = 0
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
         if func.overloadpacket.__name__ in MATMUL_OPS:
             self.count += 1
         return func(*args, **(kwargs or {}))
@@ -608,11 +618,12 @@ class DeviceMixWatch(UncompiledDispatchMode):
     in-place op such as masked_fill_ raises nothing, so the mix is looked for here instead.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
-        self.mixed = []  # names of the ops that mixed devices
+        self.mixed: list[str] = []  # names of the ops that mixed devices
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
         if func.overloadpacket.__name__ not in INDEXING_OPS:
             tensors = [value for value in _flat(args) + _flat(kwargs) if isinstance(value, torch.Tensor)]
             on_cpu = any(t.device.type == "cpu" and t.dim() > 0 for t in tensors)
@@ -622,7 +633,7 @@ class DeviceMixWatch(UncompiledDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def _flat(value):
+def _flat(value: object) -> list[Any]:
     if isinstance(value, list | tuple):
         return [item for element in value for item in _flat(element)]
     if isinstance(value, dict):
@@ -633,7 +644,7 @@ def _flat(value):
 # Probe helpers of the exercise folders' probe modules, which the grading child and the student kit both run.
 
 
-def called_functions(function, *args):
+def called_functions(function: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
     """(result, sorted readable names of the torch functions and ATen ops the call went through); MODES_OFF among
     them when the call used a tensor no recorder saw made (another thread, a redispatch: see Origins)."""
     with FunctionCalls(Origins(function, *args)) as calls:
@@ -642,7 +653,7 @@ def called_functions(function, *args):
     return result, sorted(set(calls.names))
 
 
-def forbidden_calls(names, forbidden):
+def forbidden_calls(names: Iterable[str], forbidden: Collection[str]) -> list[str]:
     """The recorded names (see `op_name`) that are in `forbidden`, sorted, as the student should read them."""
     families = {OP_FAMILIES.get(short, short) for short in (name.rsplit(".", 1)[-1] for name in names)}
     return sorted(family for family in families if family in forbidden)
@@ -651,11 +662,12 @@ def forbidden_calls(names, forbidden):
 class ForwardWatch(FunctionCalls):
     """FunctionCalls that also notices `.T` on a tensor with a batch dimension: it reverses EVERY axis."""
 
-    def __init__(self, origins: Origins | None = None):
+    def __init__(self, origins: Origins | None = None) -> None:
         super().__init__(origins)
         self.batched_transpose = False
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(self, func: Callable[..., Any], types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
         if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
             self.batched_transpose = True
         return super().__torch_function__(func, types, args, kwargs)
@@ -665,7 +677,7 @@ class TransposeCrash(Exception):
     """The forward pass crashed after taking `.T` of a batched tensor: the crash has that cause."""
 
 
-def call_watched(module, x):
+def call_watched(module: Callable[[torch.Tensor], Any], x: torch.Tensor) -> tuple[Any, ForwardWatch]:
     """(module(x), watch); a crash that follows `.T` on a batch is raised as TransposeCrash."""
     with ForwardWatch(Origins(module, x)) as watch:
         try:
@@ -678,7 +690,7 @@ def call_watched(module, x):
     return output, watch
 
 
-def gradient_flow(function, x) -> tuple[str, dict | None]:
+def gradient_flow(function: Callable[[torch.Tensor], Any], x: torch.Tensor) -> tuple[str, dict[str, Any] | None]:
     """Whether gradients flow back through `function` to its input, given a tensor of a graph as a model would:
     "ok", "no_gradient" (the graph stops: .detach(), .data, NumPy, no_grad), "not_finite" or "raised", with the
     exception (describe_exception) for "raised". A zero gradient can be right (a softmax over one key)."""
@@ -686,13 +698,14 @@ def gradient_flow(function, x) -> tuple[str, dict | None]:
     return status, error
 
 
-def gradient_weights(shape) -> torch.Tensor:
+def gradient_weights(shape: Iterable[int]) -> torch.Tensor:
     """The random mix of a function's outputs whose gradient gradient_of takes; the judge rebuilds it."""
     shape = tuple(shape)
     return torch.rand(shape, generator=generator(len(shape) + math.prod(shape)), dtype=torch.float64)
 
 
-def gradient_of(function, x) -> tuple[str, dict | None, torch.Tensor | None]:
+def gradient_of(function: Callable[[torch.Tensor], Any],
+                x: torch.Tensor) -> tuple[str, dict[str, Any] | None, torch.Tensor | None]:
     """gradient_flow's (status, error) and the gradient itself (a plain copy; None unless "ok"): a judge compares
     it with the true one, so a faked gradient (NumPy numbers with `x - x.detach()` added) is seen."""
     source = x.detach().clone().requires_grad_(True)
@@ -710,14 +723,14 @@ def gradient_of(function, x) -> tuple[str, dict | None, torch.Tensor | None]:
     return "ok", None, plain(source.grad)
 
 
-def input_unchanged(x, run):
+def input_unchanged(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tuple[Any, bool]:
     """run(x), and whether it left x's values and layout (shape, strides) as they were."""
     snapshot, layout = x.clone(), (tuple(x.shape), x.stride())
     result = run(x)
     return result, (tuple(x.shape), x.stride()) == layout and torch.equal(x, snapshot)
 
 
-def takes_attention_mask(forward):
+def takes_attention_mask(forward: Callable[..., Any]) -> bool:
     """Whether forward can be called with attention_mask=...; the book's forward(self, x) cannot."""
     try:
         parameters = inspect.signature(forward).parameters.values()
@@ -726,7 +739,7 @@ def takes_attention_mask(forward):
     return any(p.name == "attention_mask" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
-def renamed_mask_argument(forward):
+def renamed_mask_argument(forward: Callable[..., Any]) -> str:
     """The name forward gives its mask when it takes one under another name than attention_mask (the parameter after
     x: `forward(self, x, padding_mask=None)`), else ""."""
     try:
@@ -737,7 +750,7 @@ def renamed_mask_argument(forward):
     return next((p.name for p in parameters[1:] if p.kind in named and p.name != "attention_mask"), "")
 
 
-def as_count(value):
+def as_count(value: object) -> int:
     """A whole number from int, integral float or one-element tensor; anything else is a ProbeError."""
     if isinstance(value, torch.Tensor) and value.numel() == 1 and value.device.type != "meta":
         value = value.item()
@@ -756,7 +769,7 @@ def as_count(value):
 class ParameterProjections(nn.Module):
     """Stands in for SelfAttention_v1: three raw (d_in, d_out) parameters."""
 
-    def __init__(self, weights):
+    def __init__(self, weights: Mapping[str, torch.Tensor]) -> None:
         super().__init__()
         for name in PROJECTIONS:
             setattr(self, name, nn.Parameter(weights[name].clone()))
@@ -765,7 +778,7 @@ class ParameterProjections(nn.Module):
 class LinearProjections(nn.Module):
     """Stands in for SelfAttention_v2: three bias-free nn.Linear layers holding (d_out, d_in) weights."""
 
-    def __init__(self, weights):
+    def __init__(self, weights: Mapping[str, torch.Tensor]) -> None:
         super().__init__()
         for name in PROJECTIONS:
             d_out, d_in = weights[name].shape
@@ -774,7 +787,7 @@ class LinearProjections(nn.Module):
             setattr(self, name, layer)
 
 
-def counted_module(case):
+def counted_module(case: Mapping[str, Any]) -> nn.Module:
     """The case's module on the meta device: real shapes, no memory, no initialisation time."""
     blocks = []
     for spec in case["blocks"]:
@@ -791,7 +804,7 @@ def counted_module(case):
     return container
 
 
-def head_outputs(heads, x):
+def head_outputs(heads: Iterable[Callable[[torch.Tensor], Any]], x: torch.Tensor) -> list[torch.Tensor] | None:
     """Each head's own output: tells a broken CausalAttention from a broken wrapper. Diagnostic only."""
     try:
         return [plain(head(x)) for head in heads]

@@ -5,15 +5,53 @@ checks nor the reference, so the live runner (autograder.running.runner) and the
 (autograder.integrations.student_kit) turn verdicts into exactly the same text.
 """
 
-from autograder.checking.check_types import ERROR, FAILED, PASSED, CheckResult, Verdict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+import torch
+
+from autograder.checking.check_types import (
+    ERROR,
+    FAILED,
+    PASSED,
+    Case,
+    CheckResult,
+    Misconception,
+    ProbeData,
+    Status,
+    Verdict,
+)
 from autograder.checking.compare import largest_difference
 from autograder.checking.diagnosis import explain_error
-from autograder.i18n import pick, render
+from autograder.checking.expectations import Expectations
+from autograder.i18n import Messages, pick, render
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 
 
-def judge_cases(check, cases, data_per_case, expectations_of, lang, messages, misconceptions):
+class ScoredCheck(Protocol):
+    """What a CheckResult is made from: the full kit's Check, or the student kit's stored copy of one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def exercise(self) -> str: ...
+    @property
+    def points(self) -> float: ...
+    @property
+    def hidden(self) -> bool: ...
+
+
+class JudgedCheck(ScoredCheck, Protocol):
+    """A check with its judge (autograder.course.judges), which both kits run."""
+
+    @property
+    def judge(self) -> Callable[[ProbeData, Case, Expectations], Verdict]: ...
+
+
+def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object,
+                expectations_of: Callable[[int, Case, ProbeData], Expectations], lang: str, messages: Messages,
+                misconceptions: Mapping[str, Misconception]) -> CheckResult:
     """One CheckResult from a check's cases and the probe data of each: the first failing case decides.
 
     `expectations_of(index, case, data)` gives the case's Expectations: computed from the reference by the full kit,
@@ -37,7 +75,8 @@ def judge_cases(check, cases, data_per_case, expectations_of, lang, messages, mi
     return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)
 
 
-def check_result(check, status, verdict, lang, messages, misconceptions):
+def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str, messages: Messages,
+                 misconceptions: Mapping[str, Misconception]) -> CheckResult:
     """The CheckResult of `check` (anything with id, exercise, points, hidden) for one verdict; `misconceptions`
     maps a misconception id to its Misconception (bilingual name and hint)."""
     key = verdict.message_key or f"{check.id}.title"
@@ -74,7 +113,7 @@ def check_result(check, status, verdict, lang, messages, misconceptions):
     return result
 
 
-def public_details(verdict, lang, messages):
+def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]:
     """Input shape, a few expected and actual values and the largest difference: public checks only."""
     lines = []
     if verdict.input_shape is not None:
@@ -90,7 +129,7 @@ def public_details(verdict, lang, messages):
     return lines
 
 
-def preview(tensor, shape_label="shape"):
+def preview(tensor: torch.Tensor, shape_label: str = "shape") -> str:
     flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
     values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
     more = ", …" if tensor.numel() > MAX_SHOWN else ""

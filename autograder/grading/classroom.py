@@ -15,18 +15,29 @@ import contextlib
 import functools
 import hashlib
 import logging
+import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn, cast
 
 import autograder
 from autograder.course import catalog
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import shards
-from autograder.grading.intake import BY_CONTENT, open_submission, student_folders
-from autograder.grading.notebooks import MISSING, NotebookInput, Options, grade_notebooks, unanswered_result
+from autograder.grading.intake import BY_CONTENT, Located, open_submission, student_folders
+from autograder.grading.notebooks import (
+    MISSING,
+    NotebookInput,
+    NotebookResult,
+    Options,
+    grade_notebooks,
+    unanswered_result,
+)
+from autograder.grading.progress import Progress
 from autograder.i18n import language
 from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
 from autograder.isolation.protected import reference_locations
@@ -48,8 +59,8 @@ class ClassSummary:
     grades_csv: Path | None = None
     class_report: Path | None = None
     shard: shards.Shard | None = None
-    grader_errors: dict = field(default_factory=dict)  # student id -> "grader error: ..." (others were graded)
-    problems: list = field(default_factory=list)  # class-wide outputs that could not be written
+    grader_errors: dict[str, str] = field(default_factory=dict)  # student id -> "grader error: ..." (others graded)
+    problems: list[str] = field(default_factory=list)  # class-wide outputs that could not be written
 
 
 @dataclass
@@ -57,11 +68,12 @@ class _Student:
     id: str
     folder: Path
     submission_hash: str
-    located: dict  # notebook -> intake.Located: the file to grade, or why there is none
-    results: dict = field(default_factory=dict)  # notebook -> NotebookResult
+    located: dict[str, Located]  # notebook -> intake.Located: the file to grade, or why there is none
+    results: dict[str, NotebookResult] = field(default_factory=dict)  # by notebook
 
 
-def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None):
+def grade_class(submitted_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], options: Options | None = None,
+                progress: Progress | None = None, shard: shards.Shard | None = None) -> ClassSummary:
     """Grade every student folder in `submitted_dir` (those of `shard` only, if given) into `out_dir`.
 
     Returns what was done; raises shards.ShardError when `out_dir` holds the outputs of another shard, and
@@ -76,7 +88,8 @@ def grade_class(submitted_dir, out_dir, options=None, progress=None, shard=None)
         return _grade_class(submitted_dir, out_dir, options, progress, shard, Path(scratch), submissions)
 
 
-def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, submissions):
+def _grade_class(submitted_dir: Path, out_dir: Path, options: Options | None, progress: Progress | None,
+                 shard: shards.Shard | None, scratch: Path, submissions: contextlib.ExitStack) -> ClassSummary:
     started = time.monotonic()
     options = options or Options()
     options = Options(options.limits, options.seed, options.lang,
@@ -89,16 +102,16 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
     summary = ClassSummary([folder.name for folder in folders], shard=shard)
     documents: dict[str, StudentDocument] = {}
 
-    def record(student_id, build):
+    def record(student_id: str, build: Callable[[], StudentDocument]) -> None:
         documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary, lang)
 
-    students = []
+    students: list[_Student] = []
     for folder in folders:
         try:
             students.append(_student(folder, options.seed, fingerprint, scratch, submissions))
         except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
             record(folder.name, _raiser(error))
-    to_grade = []
+    to_grade: list[_Student] = []
     for student in students:
         earlier = records.read_student(out_dir, student.id)
         if earlier and earlier.get("submission_hash") == student.submission_hash:
@@ -113,9 +126,10 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
 
     by_id = {student.id: student for student in to_grade}
 
-    def finished(result):
-        student = by_id[result.key[0]]
-        student.results[result.key[1]] = result
+    def finished(result: NotebookResult) -> None:
+        key = cast(tuple[str, str], result.key)  # (student id, notebook), as the NotebookInputs below were given it
+        student = by_id[key[0]]
+        student.results[key[1]] = result
         if len(student.results) == len(NOTEBOOKS):
             results = [student.results[name] for name in NOTEBOOKS]
             started = time.perf_counter()
@@ -129,7 +143,7 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
             if progress:
                 progress.advance(student.id)
 
-    inputs = []
+    inputs: list[NotebookInput] = []
     for student in to_grade:
         for notebook in NOTEBOOKS:
             located = student.located[notebook]
@@ -161,7 +175,8 @@ def _grade_class(submitted_dir, out_dir, options, progress, shard, scratch, subm
     return summary
 
 
-def _record_student(out_dir, student_id, build, seed, summary, lang):
+def _record_student(out_dir: Path, student_id: str, build: Callable[[], StudentDocument], seed: int,
+                    summary: ClassSummary, lang: str) -> StudentDocument:
     """The student's document, built by `build()` and written; when either fails, a grader-error record instead.
 
     One student's failure (odd text, a bug) must never cost the other students their grades: the record says
@@ -186,13 +201,13 @@ def _record_student(out_dir, student_id, build, seed, summary, lang):
         return failed
 
 
-def _raiser(error):
-    def build():
+def _raiser(error: Exception) -> Callable[[], NoReturn]:
+    def build() -> NoReturn:
         raise error
     return build
 
 
-def _student(folder, seed, fingerprint, scratch, submissions):
+def _student(folder: Path, seed: int, fingerprint: str, scratch: Path, submissions: contextlib.ExitStack) -> _Student:
     submission = submissions.enter_context(open_submission(folder, scratch_parent=scratch))
     digest = hashlib.sha256(f"{fingerprint}|seed={seed}".encode())
     for notebook, found in submission.located.items():
@@ -209,7 +224,7 @@ def _student(folder, seed, fingerprint, scratch, submissions):
     return _Student(folder.name, folder, digest.hexdigest(), submission.located)
 
 
-def _catalogue_fingerprint():
+def _catalogue_fingerprint() -> str:
     """Changes when any grading code or the reference changes: grades from older code are not reused.
 
     Every .py file of the autograder package and of the reference counts (compare, variants, runner and the

@@ -41,8 +41,10 @@ import stat
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Self, cast
 
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import NOTEBOOKS
@@ -106,15 +108,15 @@ class Submission:
     unused: tuple[str, ...] = ()  # notebook files that were not graded
     scratch: Path | None = None
 
-    def close(self):
+    def close(self) -> None:
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
@@ -127,7 +129,7 @@ class _File:
     by_content: bool = False  # a candidate because it carries the notebook's cells, whatever its name
 
     @property
-    def exact(self):
+    def exact(self) -> bool:
         return self.name == f"{stands_for(self.name)}.ipynb"
 
 
@@ -153,7 +155,7 @@ class _Scan:
         return (*self.notes, *(more if self.more_notes else ()))
 
 
-def stands_for(name):
+def stands_for(name: str) -> str:
     """The notebook a file name stands for (its normalised stem), or "" when it is no notebook file."""
     lower = name.lower()
     for suffix in sorted(NOTEBOOK_SUFFIXES, key=len, reverse=True):
@@ -162,14 +164,15 @@ def stands_for(name):
     return ""
 
 
-def student_folders(submitted_dir):
+def student_folders(submitted_dir: str | os.PathLike[str]) -> list[Path]:
     """The student folders of `submitted_dir`, by name: folders, and symbolic links (graded 0, never followed)."""
     with os.scandir(submitted_dir) as entries:
         return sorted((Path(entry.path) for entry in entries if not entry.name.startswith(".")
                        and (entry.is_symlink() or entry.is_dir(follow_symlinks=False))), key=lambda path: path.name)
 
 
-def open_submission(folder, notebooks=NOTEBOOKS, scratch_parent=None):
+def open_submission(folder: str | os.PathLike[str], notebooks: Sequence[str] = NOTEBOOKS,
+                    scratch_parent: str | os.PathLike[str] | None = None) -> Submission:
     """The Submission in `folder` (a student's folder): close it, or use `with`, once graded.
 
     Files extracted from zips go to a new private directory inside `scratch_parent` (default: the system's).
@@ -197,18 +200,21 @@ def open_submission(folder, notebooks=NOTEBOOKS, scratch_parent=None):
     return submission
 
 
-def _refused(shown, error, name, dir_fd, parent=None):
+def _refused(shown: str, error: OSError, name: str, dir_fd: int | None,
+             parent: str | os.PathLike[str] | None = None) -> str:
     """Why `name` (in the folder open as `dir_fd`, or at `parent`) could not be opened without following links."""
     if error.errno in (errno.ELOOP, errno.ENOTDIR):
         with contextlib.suppress(OSError):  # only to word the note: what is there now
-            mode = (os.lstat(name, dir_fd=dir_fd) if dir_fd is not None else os.lstat(Path(parent) / name)).st_mode
+            # `parent` is given where `dir_fd` is not
+            mode = (os.lstat(name, dir_fd=dir_fd) if dir_fd is not None
+                    else os.lstat(Path(cast(str, parent)) / name)).st_mode
             if not stat.S_ISLNK(mode):
                 return f"{shown} is not a folder"
         return f"{shown} is a symbolic link: not followed"
     return f"{shown} cannot be read: {error.strerror or error}"
 
 
-def _scan(fd, folder, parts, scan):
+def _scan(fd: int, folder: Path, parts: tuple[str, ...], scan: _Scan) -> None:
     """Every file under the directory open as `fd` (the student's folder / `parts`), no link followed."""
     with os.scandir(fd) as iterator:
         entries = sorted(iterator, key=lambda entry: entry.name)
@@ -249,7 +255,8 @@ def _scan(fd, folder, parts, scan):
             scan.seen.append(shown)
 
 
-def _resolve(submission, scan, notebooks, scratch_parent):
+def _resolve(submission: Submission, scan: _Scan, notebooks: Sequence[str],
+             scratch_parent: str | os.PathLike[str] | None) -> None:
     wanted = {notebook: [file for file in scan.files if stands_for(file.name) == notebook] for notebook in notebooks}
     nearest = {notebook: _nearest(notebook, files) for notebook, files in wanted.items()}
     missing = {notebook for notebook, files in nearest.items() if not files}
@@ -273,12 +280,12 @@ def _resolve(submission, scan, notebooks, scratch_parent):
     submission.unused = tuple(file.shown for file in scan.files if file.shown not in graded)
 
 
-def _needs_content(notebook, candidates):
+def _needs_content(notebook: str, candidates: Iterable[_File]) -> bool:
     """Whether files of other names are looked into for `notebook`: no name stands for it, or only the release does."""
     return all(_kind(file, notebook) in ("untouched", "unreadable") for file in candidates)
 
 
-def _by_content(files, notebooks, scan):
+def _by_content(files: Sequence[_File], notebooks: tuple[str, ...], scan: _Scan) -> dict[str, list[_File]]:
     """{notebook: the files of `files` that carry its content}, the first MAX_CONTENT_READS files read."""
     found: dict[str, list[_File]] = {}
     for index, file in enumerate(files):
@@ -291,7 +298,7 @@ def _by_content(files, notebooks, scan):
     return found
 
 
-def _carried_notebook(path, notebooks):
+def _carried_notebook(path: Path, notebooks: tuple[str, ...]) -> str:
     """The notebook of `notebooks` whose graded and given cells the file at `path` carries, or "" when none does.
 
     A notebook's markers are its cells' nbgrader grade ids and its given cells' text that no other notebook of the
@@ -312,9 +319,10 @@ def _carried_notebook(path, notebooks):
 
 
 @functools.cache
-def _release_markers(notebooks, release_dir=RELEASE_DIR):
+def _release_markers(notebooks: tuple[str, ...],
+                     release_dir: str | os.PathLike[str] = RELEASE_DIR) -> dict[str, frozenset[tuple[str, str]]]:
     """{notebook: the markers (see _carried_notebook) of the release's version that no other notebook has}."""
-    markers = {}
+    markers: dict[str, frozenset[tuple[str, str]]] = {}
     for notebook in notebooks:
         try:
             markers[notebook] = _file_markers(Path(release_dir) / f"{notebook}.ipynb", given_only=True)
@@ -326,7 +334,7 @@ def _release_markers(notebooks, release_dir=RELEASE_DIR):
             for notebook, own in markers.items()}
 
 
-def _file_markers(path, given_only=False):
+def _file_markers(path: Path, given_only: bool = False) -> frozenset[tuple[str, str]]:
     """The grade ids ("id", ...) and the whitespace-folded text ("text", ...) of the notebook's cells.
 
     `given_only`: the text of the cells a student does not write (markdown, and code cells that are no solution).
@@ -338,7 +346,7 @@ def _file_markers(path, given_only=False):
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list):
         raise NotebookProblem(f"{clean(path.name)} is not a notebook (no cells)")
-    markers = set()
+    markers: set[tuple[str, str]] = set()
     for cell in cells:
         if not isinstance(cell, dict):
             continue
@@ -353,24 +361,24 @@ def _file_markers(path, given_only=False):
     return frozenset(markers)
 
 
-def _nbgrader(cell):
+def _nbgrader(cell: dict[str, Any]) -> dict[str, Any]:
     metadata = cell.get("metadata")
     nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
     return nbgrader if isinstance(nbgrader, dict) else {}
 
 
-def _text(source):
+def _text(source: object) -> str:
     if isinstance(source, list):
         return "".join(part for part in source if isinstance(part, str))
     return source if isinstance(source, str) else ""
 
 
-def _without_outputs(pairs):
+def _without_outputs(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object without a cell's outputs and attachments: a notebook full of plots is read for its text only."""
     return {key: value for key, value in pairs if key not in ("outputs", "attachments")}
 
 
-def _nearest(notebook, files):
+def _nearest(notebook: str, files: Iterable[_File]) -> list[_File]:
     """The candidates of the first place that has any; those near by too when attention/ holds only the release."""
     first = [file for file in files if file.place == NOTEBOOK_FOLDER]
     near = [file for file in files if file.place == NEAR_BY]
@@ -379,7 +387,7 @@ def _nearest(notebook, files):
     return first or near
 
 
-def _choose(notebook, candidates, scan, notes):
+def _choose(notebook: str, candidates: list[_File], scan: _Scan, notes: tuple[str, ...]) -> Located:
     """Located for `notebook` from the candidates of one place (see the module's docstring)."""
     expected = f"{ASSIGNMENT}/{notebook}.ipynb"
     shown = tuple(file.shown for file in candidates)
@@ -412,7 +420,8 @@ def _choose(notebook, candidates, scan, notes):
     else:
         pool, why = candidates, "none is a readable notebook"
     chosen = min(pool, key=lambda file: (not file.exact, file.by_content, file.shown.count("/"), file.shown))
-    sets_aside = {"untouched": "the release, untouched", "unreadable": "not a readable notebook"}
+    sets_aside: dict[str | tuple[str, ...], str] = {
+        "untouched": "the release, untouched", "unreadable": "not a readable notebook"}
     others = "; ".join(f"{file.shown}: {sets_aside.get(kinds[file], 'the same code')}" for file in candidates
                        if file is not chosen)
     found = f" (recognised by its cells: {BY_CONTENT})" if chosen.by_content else ""
@@ -420,7 +429,7 @@ def _choose(notebook, candidates, scan, notes):
     return Located(notebook, chosen.path, chosen.shown, (note, *notes), candidates=shown, by_content=chosen.by_content)
 
 
-def _where(file, expected):
+def _where(file: _File, expected: str) -> str:
     """The note for the only candidate, unless it is where and what nbgrader expects."""
     if file.place == NOTEBOOK_FOLDER and file.exact and not file.by_content:
         return ""
@@ -435,7 +444,7 @@ def _where(file, expected):
     return f"graded {file.shown} as {notebook} (no file of that exact name was handed in)"
 
 
-def _kind(file, notebook):
+def _kind(file: _File, notebook: str) -> str | tuple[str, ...]:
     """"untouched", "unreadable", or the code cells themselves (equal code: the same work)."""
     try:
         code = code_cells(file.path)
@@ -445,7 +454,7 @@ def _kind(file, notebook):
 
 
 @functools.cache
-def _release_code(notebook, release_dir=RELEASE_DIR):
+def _release_code(notebook: str, release_dir: str | os.PathLike[str] = RELEASE_DIR) -> tuple[str, ...] | None:
     try:
         return code_cells(Path(release_dir) / f"{notebook}.ipynb")
     except NotebookProblem:
@@ -453,7 +462,7 @@ def _release_code(notebook, release_dir=RELEASE_DIR):
         return None
 
 
-def _with_notes(reason, notes):
+def _with_notes(reason: str, notes: Iterable[str]) -> str:
     return "; ".join((reason, *notes))
 
 
@@ -463,10 +472,11 @@ class _ZipRefused(Exception):
     """A zip file, or one of its members, that is not extracted: the message says why."""
 
 
-def _from_zips(scan, notebooks, scratch, known):
+def _from_zips(scan: _Scan, notebooks: Collection[str], scratch: Path, known: Collection[str]) -> list[_File]:
     """_File for every member of the zips in `scan` that could be one of `notebooks` (by its name, or by its content:
     a notebook file whose name stands for none of `known`), extracted into `scratch`."""
-    members, extracted = [], [0]
+    members: list[_File] = []
+    extracted = [0]
     for index, (shown, path) in enumerate(scan.zips):
         try:
             members.extend(_extract(index, shown, path, (notebooks, known), scratch, scan, extracted))
@@ -478,7 +488,8 @@ def _from_zips(scan, notebooks, scratch, known):
     return members
 
 
-def _extract(index, shown, path, wanted, scratch, scan, extracted):
+def _extract(index: int, shown: str, path: Path, wanted: tuple[Collection[str], Collection[str]],
+             scratch: Path, scan: _Scan, extracted: list[int]) -> list[_File]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError as error:
@@ -499,7 +510,7 @@ def _extract(index, shown, path, wanted, scratch, scan, extracted):
             declared = extracted[0] + sum(info.file_size for info in chosen)
             if declared > MAX_EXTRACTED_BYTES:
                 raise _ZipRefused(f"its notebooks would take more than {MAX_EXTRACTED_BYTES // 2**20} MB")
-            files = []
+            files: list[_File] = []
             for number, info in enumerate(chosen):
                 name = posixpath.basename(info.filename.replace("\\", "/"))
                 target = scratch / f"{index}-{number}" / name
@@ -509,14 +520,15 @@ def _extract(index, shown, path, wanted, scratch, scan, extracted):
             return files
 
 
-def _members(shown, infos, wanted, scan):
+def _members(shown: str, infos: Iterable[zipfile.ZipInfo], wanted: tuple[Collection[str], Collection[str]],
+             scan: _Scan) -> list[zipfile.ZipInfo]:
     """The members that could be one of the missing notebooks; unsafe ones are noted and left out.
 
     `wanted`: (the missing notebooks, every notebook of the assignment): a member whose name stands for a missing
     one, or for none of the assignment's (it may carry a missing one's content).
     """
     missing, known = wanted
-    chosen = []
+    chosen: list[zipfile.ZipInfo] = []
     for info in infos:
         name = info.filename.replace("\\", "/")
         parts = [part for part in name.split("/") if part not in ("", ".")]
@@ -537,7 +549,7 @@ def _members(shown, infos, wanted, scan):
     return chosen
 
 
-def _copy_member(archive, info, target, extracted):
+def _copy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, target: Path, extracted: list[int]) -> None:
     """Extract one member, counting what comes out: more than its header said, or than the caps, stops it."""
     written = 0
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

@@ -6,12 +6,15 @@ code and seed as `grade()` in a notebook, so honest submissions score what nbgra
 """
 
 import logging
+import os
 import re
 import site
 import sys
 import sysconfig
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import autograder
 from autograder.checking.check_types import ERROR, CheckResult
@@ -21,9 +24,9 @@ from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox, workspace
 from autograder.isolation.limits import Limits
-from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
+from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
-from autograder.isolation.supervisor import Job, probe_notebooks
+from autograder.isolation.supervisor import Job, Outcome, probe_notebooks
 from autograder.running.runner import DEFAULT_SEED, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -67,11 +70,11 @@ class NotebookResult:
     isolation_notes: list[str] = field(default_factory=list)  # protections its child's kernel lacked
 
     @property
-    def score(self):
+    def score(self) -> float:
         return float(sum(check.score for check in self.checks))
 
     @property
-    def max_score(self):
+    def max_score(self) -> float:
         return float(sum(check.max_score for check in self.checks))
 
 
@@ -81,11 +84,14 @@ class Grading:
     isolation_notes: list[str]  # protections this kernel lacked (empty when fully confined)
 
 
-def grade_notebooks(inputs, options=None, on_result=None):
+def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = None,
+                    on_result: Callable[[NotebookResult], None] | None = None) -> Grading:
     """Grade each input; `on_result(result)` as each notebook is done. Results come back in input order."""
     options = options or Options()
     lang = options.lang or language()
-    results, jobs, notes_of = {}, [], {}
+    results: dict[int, NotebookResult] = {}
+    jobs: list[Job] = []
+    notes_of: dict[int, NotebookInput] = {}
     for position, item in enumerate(inputs):
         try:
             plan = plan_notebook(item.path, item.notebook)
@@ -102,10 +108,10 @@ def grade_notebooks(inputs, options=None, on_result=None):
         jobs.append(Job((position, item.key), plan, options.seed))
         notes_of[position] = item
 
-    isolation_notes = set()
+    isolation_notes: set[str] = set()
 
-    def judged(outcome):
-        position, key = outcome.key
+    def judged(outcome: Outcome) -> None:
+        position, key = cast(tuple[int, object], outcome.key)  # as the Job above was given it
         isolation_notes.update(outcome.isolation_notes)
         try:
             if outcome.grader_failure:  # logged where it was found (autograder.isolation.supervisor)
@@ -139,10 +145,11 @@ class _ChildSetUpFailed(Exception):
     """The grading child stopped before any of the notebook's code ran: the grader's failure, not the student's."""
 
 
-def unanswered_result(key, notebook, path, status, reason, lang=None):
+def unanswered_result(key: object, notebook: str | None, path: str | os.PathLike[str], status: str, reason: str,
+                      lang: str | None = None) -> NotebookResult:
     """A notebook that could not be run: every check of it at 0, each saying why."""
     lang = lang or language()
-    checks = []
+    checks: list[CheckResult] = []
     if notebook is not None:
         for exercise in of_notebook(notebook):
             for check in catalog.checks_of(exercise.id):
@@ -152,9 +159,9 @@ def unanswered_result(key, notebook, path, status, reason, lang=None):
     return NotebookResult(key, notebook or "", str(path), status, reason, checks)
 
 
-def _judge(key, outcome, seed, lang):
+def _judge(key: object, outcome: Outcome, seed: int, lang: str) -> NotebookResult:
     plan, times = outcome.plan, outcome.times
-    checks = []
+    checks: list[CheckResult] = []
     for exercise_id in plan.exercises:
         records = outcome.records.get(exercise_id, {})
         results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
@@ -176,18 +183,18 @@ MODULES_LEFT_OUT = "files its code needed were left out of the copy for grading"
 MAX_NOTES = 20  # per notebook: the rest are counted in the last one
 
 
-def _empty(plan):
+def _empty(plan: NotebookPlan) -> bool:
     """No code at all: neither a cell to run nor a graded cell (no cells, or markdown only)."""
     return not any(step.kind == "cell" or step.index >= 0 for step in plan.steps)
 
 
-def _finish(result, item):
+def _finish(result: NotebookResult, item: NotebookInput) -> None:
     """The caller's notes first, then the notebook's, tidied; the caller's problems with the grading's."""
     result.notes = tidy_notes([*item.notes, *result.notes])
     result.problems = [*item.problems, *result.problems]
 
 
-def tidy_notes(notes):
+def tidy_notes(notes: Iterable[str]) -> list[str]:
     """`notes` an instructor can read, in linear time: each note once, in the order first seen, MAX_NOTES at most
     (the last one says how many more there were). Each cell keeps its own note, word for word: the nbgrader
     preprocessor matches them with the cells' notes."""
@@ -201,20 +208,20 @@ _CELL_ERROR = re.compile(r"^cell \d+: (ModuleNotFoundError|ImportError|NameError
 _NO_MODULE = re.compile(r"No module named '([^'.]+)")
 
 
-def with_causes_left_out(notes):
+def with_causes_left_out(notes: Sequence[str]) -> list[str]:
     """`notes`, where a cell's NameError, ImportError or FileNotFoundError may come from a file the workspace left
     out (autograder.isolation.workspace's one note says what was): that cell's note says so."""
     explained = causes_left_out(notes)
     return [explained.get(note, note) for note in notes]
 
 
-def causes_left_out(notes):
+def causes_left_out(notes: Sequence[str]) -> dict[str, str]:
     """{note: the note saying what was left out that it may come from}, for the notes of with_causes_left_out."""
     left_out = next((note for note in notes if note.startswith(workspace.NOT_COPIED_NOTE)), "")
     if not left_out:
         return {}
     python = re.search(rf"\d {workspace.PYTHON}s? \(", left_out) is not None  # the group, not the rules after it
-    explained = {}
+    explained: dict[str, str] = {}
     for note in notes:
         match = _CELL_ERROR.match(note)
         module = _NO_MODULE.search(match.group(2)) if match else None
@@ -228,12 +235,12 @@ def causes_left_out(notes):
 LEFT_OUT = "not copied for grading, see the note on what was left out"
 
 
-def _blocked_paths(extra):
+def _blocked_paths(extra: Iterable[str | os.PathLike[str]]) -> tuple[Path, ...]:
     """What student code may not read: the protected paths (reference, checks, source, tests, git) and `extra`."""
     return (*protected_paths(), *map(Path, extra))
 
 
-def _readable_paths():
+def _readable_paths() -> tuple[Path, ...]:
     """The interpreter, its libraries and site-packages, and the autograder package (minus what is blocked)."""
     paths = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
              Path(autograder.__file__).resolve().parent}

@@ -5,12 +5,13 @@ The caller prints the final summary line itself, terminal or not.
 
 import sys
 import time
+from typing import TextIO
 
 BAR_WIDTH = 30
 
 
 class Progress:
-    def __init__(self, stream=None, label="students"):
+    def __init__(self, stream: TextIO | None = None, label: str = "students") -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.label = label
         self.interactive = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -18,20 +19,20 @@ class Progress:
         self.done = 0
         self.started = time.monotonic()
 
-    def start(self, total):
+    def start(self, total: int) -> None:
         self.total, self.done, self.started = total, 0, time.monotonic()
         self._draw("")
 
-    def advance(self, item):
+    def advance(self, item: str) -> None:
         self.done += 1
         self._draw(item)
 
-    def finish(self):
+    def finish(self) -> None:
         if self.interactive and self.total:
             self.stream.write("\r\033[K")
             self.stream.flush()
 
-    def _draw(self, item):
+    def _draw(self, item: str) -> None:
         if not self.interactive or not self.total:
             return
         elapsed = time.monotonic() - self.started

@@ -26,8 +26,10 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
@@ -46,7 +48,7 @@ class Shard:
     index: int
     count: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.count < 1:
             raise ShardError(f"{self.index}/{self.count}: N, the number of shards, must be at least 1")
         if not 0 <= self.index < self.count:
@@ -54,27 +56,27 @@ class Shard:
                              f"(I/N with 0 <= I < N: the shards are numbered 0 to N-1)")
 
     @classmethod
-    def parse(cls, text):
+    def parse(cls, text: object) -> "Shard":
         """`I/N` (e.g. "0/4") -> Shard(0, 4); ShardError with the reason otherwise."""
         match = _SHARD_TEXT.fullmatch(str(text))
         if not match:
             raise ShardError(f"{text!r}: expected I/N, two whole numbers with 0 <= I < N (e.g. 0/4)")
         return cls(int(match.group(1)), int(match.group(2)))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
-    def contains(self, student_id):
+    def contains(self, student_id: str) -> bool:
         return shard_index(student_id, self.count) == self.index
 
 
-def shard_index(student_id, count):
+def shard_index(student_id: str, count: int) -> int:
     """The shard (0..count-1) of a student: a stable hash of the id, the same on every machine and Python run."""
     digest = hashlib.sha256(os.fsencode(str(student_id))).digest()  # UTF-8; a folder name's own bytes if not
     return int.from_bytes(digest[:8], "big") % count
 
 
-def shard_argument(text):
+def shard_argument(text: str) -> Shard:
     """argparse `type=` for --shard: a Shard, or a usage error that says what is wrong (exit status 2)."""
     try:
         return Shard.parse(text)
@@ -85,6 +87,18 @@ def shard_argument(text):
 # --- the manifest -------------------------------------------------------------------------------
 
 
+class ManifestDocument(TypedDict):
+    """OUT_DIR/grading.json, as written (see the module docstring)."""
+
+    format: str
+    assignment: str
+    seed: int
+    catalogue: str
+    shard: str | None  # "I/N"; None for an unsharded run
+    complete: bool
+    students: dict[str, str]  # student id -> submission hash
+
+
 @dataclass(frozen=True)
 class Manifest:
     out_dir: Path
@@ -93,9 +107,9 @@ class Manifest:
     catalogue: str
     shard: Shard | None
     complete: bool
-    students: dict  # student id -> submission hash
+    students: dict[str, str]  # student id -> submission hash
 
-    def to_json(self):
+    def to_json(self) -> ManifestDocument:
         return {
             "format": FORMAT,
             "assignment": self.assignment,
@@ -107,7 +121,7 @@ class Manifest:
         }
 
 
-def read_manifest(out_dir):
+def read_manifest(out_dir: str | os.PathLike[str]) -> Manifest | None:
     """The manifest of an OUT_DIR; None when there is none; ShardError when it is unreadable."""
     path = Path(out_dir) / MANIFEST
     try:
@@ -129,12 +143,12 @@ def read_manifest(out_dir):
         raise ShardError(f"{path}: not an attnkit grading manifest ({problem})") from None
 
 
-def write_manifest(manifest):
+def write_manifest(manifest: Manifest) -> None:
     records.write_atomically(manifest.out_dir / MANIFEST,
                              json.dumps(manifest.to_json(), indent=2, ensure_ascii=False) + "\n")
 
 
-def claim(out_dir, assignment, seed, catalogue, shard):
+def claim(out_dir: str | os.PathLike[str], assignment: str, seed: int, catalogue: str, shard: Shard | None) -> None:
     """Mark OUT_DIR as being graded for `shard` (complete: false); refuse one that holds another shard's outputs."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +157,7 @@ def claim(out_dir, assignment, seed, catalogue, shard):
         return  # of two runs started at once on the same new OUT_DIR, only one gets here
     earlier = read_manifest(out_dir)
     if earlier is not None and earlier.shard != shard:
-        def name(value):
+        def name(value: Shard | None) -> str:
             return f"shard {value}" if value else "an unsharded run"
 
         raise ShardError(
@@ -152,7 +166,7 @@ def claim(out_dir, assignment, seed, catalogue, shard):
     write_manifest(started)
 
 
-def _create_exclusively(path, text):
+def _create_exclusively(path: Path, text: str) -> bool:
     """Write `path` whole unless it exists (a complete temporary file, hard-linked into place); True if written."""
     try:
         with records.atomic_target(path, replace=False) as temporary:
@@ -180,20 +194,20 @@ class MergeSummary:
     class_report: Path | None = None
 
     @property
-    def students(self):
+    def students(self) -> list[str]:
         return [document["student_id"] for document in self.documents]
 
 
-def merge(out_dirs, merged_dir):
+def merge(out_dirs: Iterable[str | os.PathLike[str]], merged_dir: str | os.PathLike[str]) -> MergeSummary:
     """Check the shard outputs in `out_dirs` against each other, then write the whole class into `merged_dir`."""
     from autograder.outputs import class_report  # matplotlib: only once there is a report to draw
 
-    out_dirs = [Path(path) for path in out_dirs]
+    out_paths = [Path(path) for path in out_dirs]
     merged_dir = Path(merged_dir)
-    if not out_dirs:
+    if not out_paths:
         raise ShardError("nothing to merge: give the OUT_DIR of every shard")
-    manifests = [_input_manifest(path) for path in out_dirs]
-    if any(merged_dir.resolve() == path.resolve() for path in out_dirs):
+    manifests = [_input_manifest(path) for path in out_paths]
+    if any(merged_dir.resolve() == path.resolve() for path in out_paths):
         raise ShardError(f"--out {merged_dir} is one of the directories to merge: merge into a new directory")
     existing = read_manifest(merged_dir) if merged_dir.is_dir() else None
     if existing is not None and existing.shard is not None:
@@ -232,7 +246,7 @@ def merge(out_dirs, merged_dir):
     return summary
 
 
-def _input_manifest(out_dir):
+def _input_manifest(out_dir: Path) -> Manifest:
     if not out_dir.is_dir():
         raise ShardError(f"no such directory: {out_dir}")
     manifest = read_manifest(out_dir)
@@ -247,7 +261,7 @@ def _input_manifest(out_dir):
     return manifest
 
 
-def _check_agreement(manifests):
+def _check_agreement(manifests: Sequence[Manifest]) -> None:
     first = manifests[0]
     for attribute, what, fix in (("assignment", "assignments", "merge one assignment at a time"),
                                  ("seed", "seeds", "grade every shard with the same --seed"),
@@ -270,7 +284,7 @@ def _check_agreement(manifests):
                              f"merging without them would leave their students out)")
 
 
-def _student_document(manifest, student_id: str, submission_hash: str) -> StudentDocument:
+def _student_document(manifest: Manifest, student_id: str, submission_hash: str) -> StudentDocument:
     document = records.read_student(manifest.out_dir, student_id)
     where = manifest.out_dir / "students" / f"{student_id}.json"
     if document is None:
@@ -283,7 +297,7 @@ def _student_document(manifest, student_id: str, submission_hash: str) -> Studen
     return document
 
 
-def _result(document: StudentDocument):
+def _result(document: StudentDocument) -> tuple[object, ...]:
     """What must agree when a student was graded twice: the submission and every check's outcome."""
     return (
         document.get("submission_hash"),
@@ -303,16 +317,16 @@ def _describe(document: StudentDocument) -> str:
     return f"{score} points, submission {str(document.get('submission_hash'))[:12]}"
 
 
-def _short(value):
+def _short(value: object) -> str:
     return repr(value[:12] + "...") if isinstance(value, str) and len(value) > 16 else repr(value)
 
 
-def _plain_name(student_id):
+def _plain_name(student_id: str) -> bool:
     return bool(student_id) and "/" not in student_id and "\\" not in student_id and not student_id.startswith(".") \
         and "\0" not in student_id
 
 
-def _copy_student(source_dir, merged_dir, student_id):
+def _copy_student(source_dir: Path, merged_dir: Path, student_id: str) -> None:
     """Each of the student's files, atomically; the JSON record last (its presence marks the student as done)."""
     for relative in records.student_paths(student_id):
         source = source_dir / relative
@@ -324,6 +338,6 @@ def _copy_student(source_dir, merged_dir, student_id):
             _copy_atomically(source, merged_dir / relative)
 
 
-def _copy_atomically(source, target):
+def _copy_atomically(source: Path, target: Path) -> None:
     with records.atomic_target(target) as temporary:
         shutil.copyfile(source, temporary)

@@ -17,7 +17,7 @@ COPY_SUFFIXES = (
 SEPARATORS = re.compile(r"[\s\-.]+")
 
 
-def normalised_name(stem):
+def normalised_name(stem: str) -> str:
     """The notebook name a file stem stands for: lower case, copy suffixes removed, separators as underscores."""
     name = stem.strip().lower()
     changed = True

@@ -17,10 +17,12 @@ Equal outputs then agree (a rounding boundary falls between two summaries only r
 import hashlib
 import itertools
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 
-from autograder.checking.check_types import PASSED
+from autograder.checking.check_types import PASSED, Case, Check, CheckResult, ProbeData
 from autograder.course import catalog
 from autograder.running.runner import cases_for
 
@@ -33,7 +35,7 @@ MAX_WRONG_CASES = 4  # hidden cases looked at per failed check, from its first w
 NOT_ANSWERS = ("NotImplementedError",)
 
 
-def output_fingerprint(data):
+def output_fingerprint(data: object) -> str | None:
     """16 hex characters summarising probe data (tensors, numbers, strings, lists, dicts); None for "no answer"."""
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict) and (error.get("type") in NOT_ANSWERS or error.get("key") == "error.missing_name"):
@@ -43,7 +45,8 @@ def output_fingerprint(data):
     return digest.hexdigest()
 
 
-def with_wrong_outputs(exercise_id, results, records, seed):
+def with_wrong_outputs(exercise_id: str, results: list[CheckResult], records: Mapping[str, Any],
+                       seed: int) -> list[CheckResult]:
     """`results` (one per check of the exercise, in catalogue order), failed hidden ones with `wrong_outputs`."""
     checks = catalog.checks_of(exercise_id)
     if len(checks) != len(results):  # not a full judged run: nothing to pair results with
@@ -52,7 +55,7 @@ def with_wrong_outputs(exercise_id, results, records, seed):
             for check, result in zip(checks, results, strict=True)]
 
 
-def _with_wrong_outputs(result, check, cases, data_per_case):
+def _with_wrong_outputs(result: CheckResult, check: Check, cases: Sequence[Case], data_per_case: object) -> CheckResult:
     """`result` with `wrong_outputs` filled in when it is a failed hidden check.
 
     The judge stopped at the first wrong case; the few after it are judged again here, since a right answer on
@@ -75,14 +78,14 @@ def _with_wrong_outputs(result, check, cases, data_per_case):
     return result
 
 
-def _passes(check, data, case):
+def _passes(check: Check, data: ProbeData, case: Case) -> bool:
     try:
         return check.judge(data, case, check.expect(case, data)).passed
     except Exception:  # noqa: BLE001 - odd student output is a wrong answer, as the judge itself counts it
         return False
 
 
-def _feed(digest, value, depth):
+def _feed(digest: "hashlib.blake2b", value: object, depth: int) -> None:
     if depth > MAX_DEPTH:
         digest.update(b"<deep>")
     elif isinstance(value, torch.Tensor):
@@ -106,7 +109,7 @@ def _feed(digest, value, depth):
         digest.update(f"{type(value).__name__}:{value}".encode("utf-8", "replace") + b";")
 
 
-def _feed_tensor(digest, tensor):
+def _feed_tensor(digest: "hashlib.blake2b", tensor: torch.Tensor) -> None:
     digest.update(f"T{tensor.dtype}{tuple(tensor.shape)}".encode())
     if tensor.device.type == "meta" or tensor.numel() == 0:
         return
@@ -129,7 +132,7 @@ def _feed_tensor(digest, tensor):
                       .encode())
 
 
-def _rounded(value):
+def _rounded(value: float) -> str:
     if not math.isfinite(value):
         return repr(value)
     return f"{value:.{SIGNIFICANT_DIGITS - 1}e}" if value else "0"

@@ -30,7 +30,14 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:  # types only: the grader's modules are imported where they are used
+    from autograder.grading.intake import Located, Submission
+    from autograder.grading.notebooks import NotebookResult, Options
+    from autograder.outputs.documents import GradescopeResults, StudentDocument
 
 ROOT_ENV = "ATTNKIT_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
@@ -52,7 +59,8 @@ class BundleError(Exception):
 
 # --- attnkit gradescope build ----------------------------------------------------------------------
 
-def build_bundle(out_zip, repo=None, lang=None):
+def build_bundle(out_zip: str | os.PathLike[str], repo: str | os.PathLike[str] | None = None,
+                 lang: str | None = None) -> list[str]:
     """Write the autograder zip to `out_zip` (atomically); returns the names it holds, in order."""
     from autograder.outputs.records import atomic_target
 
@@ -81,7 +89,7 @@ def build_bundle(out_zip, repo=None, lang=None):
     return [name for name, _, _ in entries]
 
 
-def _check_protected_layout(repo):
+def _check_protected_layout(repo: Path) -> None:
     """The zip must carry the reference and the checks (grading needs them) and none of the private folders."""
     from autograder.isolation.protected import CHECKOUT_FOLDERS, check_locations, reference_locations
 
@@ -95,9 +103,9 @@ def _check_protected_layout(repo):
                 raise BundleError(f"{what} ({location}) lies outside the bundled folders {BUNDLED_PACKAGES}")
 
 
-def _package_files(package_dir):
+def _package_files(package_dir: str | os.PathLike[str]) -> list[Path]:
     """Every file of a package, minus caches, dotfiles and stray archives; sorted."""
-    files = []
+    files: list[Path] = []
     for folder, subfolders, names in os.walk(package_dir):
         subfolders[:] = sorted(name for name in subfolders
                                if not name.startswith(".") and name != "__pycache__" and not name.endswith(".egg-info"))
@@ -107,7 +115,7 @@ def _package_files(package_dir):
     return sorted(files)
 
 
-def torch_pin(constraints):
+def torch_pin(constraints: str | os.PathLike[str]) -> str:
     """The exact torch version constraints.txt pins (`torch==X`); an open range is refused."""
     for line in Path(constraints).read_text(encoding="utf-8").splitlines():
         requirement = line.split("#", 1)[0].strip()
@@ -119,7 +127,7 @@ def torch_pin(constraints):
     raise BundleError(f"{constraints} does not pin torch (torch==X.Y.Z)")
 
 
-def setup_script(torch_version):
+def setup_script(torch_version: str) -> str:
     minimum = ".".join(map(str, MIN_PYTHON))
     return f"""#!/usr/bin/env bash
 # attnkit autograder setup: Gradescope runs this once, as root, when it builds the autograder image.
@@ -160,7 +168,7 @@ print("attnkit ready: torch", torch.__version__)'
 """
 
 
-def run_script(lang=None):
+def run_script(lang: str | None = None) -> str:
     language = f'export ATTNKIT_LANG="${{ATTNKIT_LANG:-{lang}}}"\n' if lang else ""
     return f"""#!/usr/bin/env bash
 # attnkit: grade one Gradescope submission (the student's .ipynb files in $ROOT/submission) into
@@ -195,7 +203,7 @@ MESSAGES = {
 }
 
 
-def run(root=None, options=None):
+def run(root: str | os.PathLike[str] | None = None, options: "Options | None" = None) -> "GradescopeResults":
     """Grade the submission in `root` (default $ATTNKIT_AUTOGRADER_ROOT or /autograder); write and return results."""
     from autograder.grading.intake import open_submission
 
@@ -207,7 +215,7 @@ def run(root=None, options=None):
         return _run(root, submission, Path(scratch), options)
 
 
-def _run(root, submission, scratch, options):
+def _run(root: Path, submission: "Submission", scratch: Path, options: "Options | None") -> "GradescopeResults":
     import autograder
     from autograder.course.assignment import ASSIGNMENT
     from autograder.course.exercises import NOTEBOOKS
@@ -225,10 +233,10 @@ def _run(root, submission, scratch, options):
     lang = options.lang or language()
 
     found = {name: located for name, located in submission.located.items() if located.path is not None}
-    inputs = [NotebookInput(name, located.path, name, located.notes) for name, located in found.items()]
+    inputs = [NotebookInput(name, cast(Path, located.path), name, located.notes) for name, located in found.items()]
     grading = grade_notebooks(inputs, options) if inputs else None
     by_name = {result.key: result for result in grading.results} if grading else {}
-    results = []
+    results: list[NotebookResult] = []
     for name in NOTEBOOKS:
         located = submission.located[name]
         # Nothing there at all: the plain message; links, zips or several copies: the resolver's reason.
@@ -242,7 +250,7 @@ def _run(root, submission, scratch, options):
         sha256 = by_name[name].sha256
         if not sha256:
             try:
-                sha256 = submitted_sha256(located.path)
+                sha256 = submitted_sha256(cast(Path, located.path))  # `found`: located notebooks only
             except NotebookProblem as problem:
                 sha256 = str(problem)
         digest.update(f"{name}={sha256}|".encode())
@@ -261,7 +269,8 @@ def _run(root, submission, scratch, options):
     return gradescope
 
 
-def _summary(document, found, submission, lang):
+def _summary(document: "StudentDocument", found: Mapping[str, "Located"], submission: "Submission",
+             lang: str) -> str:
     from autograder.outputs.records import format_number as number
 
     lines = [_say("total", lang, score=number(document["score"]), max_score=number(document["max_score"]))]
@@ -286,13 +295,13 @@ def _summary(document, found, submission, lang):
     return "\n".join(lines)
 
 
-def _say(key, lang, **fields):
+def _say(key: str, lang: str, **fields: object) -> str:
     from autograder.i18n import render
 
     return render(MESSAGES, key, lang, fields)
 
 
-def main():
+def main() -> int:
     run()
     return 0
 

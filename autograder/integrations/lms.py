@@ -20,10 +20,14 @@ FILE.notes.csv and to `Export.notes`, and the command exits 1 when a graded stud
 import csv
 import io
 import json
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.checking.check_types import Exercise
 from autograder.course.exercises import EXERCISES
+from autograder.outputs.documents import StudentDocument
 from autograder.outputs.records import format_number, spreadsheet_text, write_atomically
 from autograder.safe_text import clean
 
@@ -48,12 +52,14 @@ class Export:
     rows: int  # roster students written
     matched_on: str
     column: str
-    without_submission: list = field(default_factory=list)  # roster students given 0
-    not_in_roster: list = field(default_factory=list)  # graded students the roster lacks
-    notes: list = field(default_factory=list)  # (student, note) for FILE.notes.csv
+    without_submission: list[str] = field(default_factory=list)  # roster students given 0
+    not_in_roster: list[str] = field(default_factory=list)  # graded students the roster lacks
+    notes: list[tuple[str, str]] = field(default_factory=list)  # (student, note) for FILE.notes.csv
 
 
-def export(grades_dir, roster_path, out_path, *, lms, id_column=None, per_exercise=False, column=None, match=None):
+def export(grades_dir: str | os.PathLike[str], roster_path: str | os.PathLike[str], out_path: str | os.PathLike[str],
+           *, lms: str, id_column: str | None = None, per_exercise: bool = False, column: str | None = None,
+           match: str | None = None) -> Export:
     """Write the import file for `lms` ("canvas" or "moodle") and FILE.notes.csv beside it; return what was done."""
     records = read_records(grades_dir)
     header, rows = read_roster(roster_path)
@@ -64,12 +70,12 @@ def export(grades_dir, roster_path, out_path, *, lms, id_column=None, per_exerci
     raise LmsError(f"unknown LMS {lms!r}")
 
 
-def read_records(grades_dir):
+def read_records(grades_dir: str | os.PathLike[str]) -> dict[str, StudentDocument]:
     """{student id: record} from GRADES_DIR/students/*.json."""
     folder = Path(grades_dir) / "students"
     if not folder.is_dir():
         raise LmsError(f"{grades_dir}: no students/ folder (is it an `attnkit grade` or `attnkit merge` output?)")
-    records = {}
+    records: dict[str, StudentDocument] = {}
     for path in sorted(folder.glob("*.json")):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
@@ -79,7 +85,7 @@ def read_records(grades_dir):
     return records
 
 
-def read_roster(path):
+def read_roster(path: str | os.PathLike[str]) -> tuple[list[str], list[dict[str, str]]]:
     """(header, rows as dicts) of a CSV roster; LmsError when it is not one."""
     path = Path(path)
     try:
@@ -100,7 +106,7 @@ def read_roster(path):
     header = [cell.strip() for cell in table[0]]
     if len(set(header)) != len(header):
         raise LmsError(f"{path}: the header repeats a column name")
-    rows = []
+    rows: list[dict[str, str]] = []
     for number, row in enumerate(table[1:], start=2):
         if len(row) > len(header):
             raise LmsError(f"{path}: line {number} has {len(row)} cells, the header {len(header)}")
@@ -108,7 +114,7 @@ def read_roster(path):
     return header, rows
 
 
-def exercise_points(record):
+def exercise_points(record: StudentDocument) -> dict[str, float]:
     """{exercise id: points earned} from a record's checks."""
     points = {exercise.id: 0.0 for exercise in EXERCISES}
     for notebook in record.get("notebooks", ()):
@@ -118,7 +124,8 @@ def exercise_points(record):
     return points
 
 
-def _canvas(records, header, rows, out_path, per_exercise, column, match):
+def _canvas(records: Mapping[str, StudentDocument], header: list[str], rows: list[dict[str, str]], out_path: Path,
+            per_exercise: bool, column: str | None, match: str | None) -> Export:
     missing = [name for name in CANVAS_REQUIRED if name not in header]
     if missing:
         raise LmsError(f"the roster lacks Canvas's column(s) {', '.join(missing)}: use the CSV from Canvas's "
@@ -147,7 +154,7 @@ def _canvas(records, header, rows, out_path, per_exercise, column, match):
     return result
 
 
-def _canvas_assignment_column(header, identity):
+def _canvas_assignment_column(header: Sequence[str], identity: Collection[str]) -> str:
     """The roster's one assignment column, or the one named Attention...; a new "Attention" column when none."""
     assignments = [name for name in header if name not in identity and name.endswith(")") and " (" in name]
     if len(assignments) == 1:
@@ -161,7 +168,8 @@ def _canvas_assignment_column(header, identity):
                    f"{', ...' if len(assignments) > 5 else ''}): say which with --column \"NAME (ID)\"")
 
 
-def _moodle(records, header, rows, out_path, id_column, per_exercise, column, match):
+def _moodle(records: Mapping[str, StudentDocument], header: list[str], rows: list[dict[str, str]], out_path: Path,
+            id_column: str | None, per_exercise: bool, column: str | None, match: str | None) -> Export:
     if id_column not in MOODLE_ID_COLUMNS:
         raise LmsError(f"--id-column must be one of {', '.join(MOODLE_ID_COLUMNS)}")
     identifier = MOODLE_ID_COLUMNS[id_column]
@@ -184,7 +192,8 @@ def _moodle(records, header, rows, out_path, id_column, per_exercise, column, ma
     return result
 
 
-def _match_column(records, students, match, candidates):
+def _match_column(records: Mapping[str, StudentDocument], students: Sequence[dict[str, str]], match: str | None,
+                  candidates: Sequence[str]) -> str:
     """The roster column whose values are the attnkit student ids: `match`, or the one matching most students."""
     if match is not None:
         if match not in candidates:
@@ -201,7 +210,8 @@ def _match_column(records, students, match, candidates):
     return best
 
 
-def _scores(records, student_id, result, extra):
+def _scores(records: Mapping[str, StudentDocument], student_id: str, result: Export,
+            extra: Sequence[tuple[str, Exercise]]) -> list[str]:
     record = records.get(student_id)
     if record is None:
         result.without_submission.append(student_id)
@@ -214,7 +224,8 @@ def _scores(records, student_id, result, extra):
     return [format_number(record.get("score", 0.0)), *(format_number(points[exercise.id]) for _, exercise in extra)]
 
 
-def _not_in_roster(records, students, matched_on, result):
+def _not_in_roster(records: Mapping[str, StudentDocument], students: Iterable[dict[str, str]], matched_on: str,
+                   result: Export) -> None:
     in_roster = {row[matched_on] for row in students}
     for student_id in sorted(set(records) - in_roster):
         result.not_in_roster.append(student_id)
@@ -222,22 +233,22 @@ def _not_in_roster(records, students, matched_on, result):
                                          f"but not in the roster's {matched_on} column: not exported"))
 
 
-def _max_score(records):
+def _max_score(records: Mapping[str, StudentDocument]) -> float:
     scores = [float(record.get("max_score", 0.0)) for record in records.values() if record.get("max_score")]
     return max(scores) if scores else float(sum(exercise.points for exercise in EXERCISES))
 
 
-def _notes_path(out_path):
+def _notes_path(out_path: Path) -> Path:
     return out_path.with_name(out_path.name + ".notes.csv")
 
 
-def _write(out_path, table, result):
+def _write(out_path: Path, table: Iterable[Iterable[str]], result: Export) -> None:
     write_atomically(out_path, _csv_text([[spreadsheet_text(cell) for cell in row] for row in table]))
     notes = [["student", "note"], *([spreadsheet_text(s), spreadsheet_text(n)] for s, n in result.notes)]
     write_atomically(result.notes_path, _csv_text(notes))
 
 
-def _csv_text(table):
+def _csv_text(table: Iterable[Iterable[str]]) -> str:
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\r\n").writerows(table)
     return buffer.getvalue()

@@ -13,7 +13,10 @@ import ast
 import importlib
 import linecache
 import shlex
+import types
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 GRADER_PACKAGES = frozenset({"autograder"})
 GRADER_CALLS = frozenset({"check", "check_all", "grade"})
@@ -23,7 +26,7 @@ RUNNING_MAGICS = frozenset({"time", "timeit", "prun", "capture", "debug"})
 WRITING_MAGICS = frozenset({"writefile", "file"})
 
 
-def compile_cell(source, filename):
+def compile_cell(source: str, filename: str) -> types.CodeType:
     """A code object for the cell; SyntaxError when the student's code does not parse."""
     code = _ipython_to_python(source)
     tree = ast.parse(code, filename=filename)
@@ -33,7 +36,7 @@ def compile_cell(source, filename):
     return compile(tree, filename, "exec")
 
 
-def _ipython_to_python(source):
+def _ipython_to_python(source: str) -> str:
     try:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:  # IPython missing: comment out magics and shell escapes, keep the rest
@@ -42,7 +45,7 @@ def _ipython_to_python(source):
     return TransformerManager().transform_cell(source)
 
 
-def _is_grader_statement(statement):
+def _is_grader_statement(statement: ast.stmt) -> bool:
     if isinstance(statement, ast.Import):
         return any(alias.name.split(".")[0] in GRADER_PACKAGES for alias in statement.names)
     if isinstance(statement, ast.ImportFrom):
@@ -59,35 +62,35 @@ def _is_grader_statement(statement):
 class ShellStandIn:
     """What `get_ipython()` returns while grading: magics that wrap code run it, everything else is a no-op."""
 
-    def __init__(self, namespace):
+    def __init__(self, namespace: dict[str, Any]) -> None:
         self.user_ns = namespace
         self._runs = 0
 
-    def run_line_magic(self, name, line, *_args, **_kwargs):
+    def run_line_magic(self, name: str, line: str, *_args: object, **_kwargs: object) -> None:
         if name in RUNNING_MAGICS and line.strip():
             self._run(line)
 
-    def run_cell_magic(self, name, line, cell, *_args, **_kwargs):
+    def run_cell_magic(self, name: str, line: str, cell: str, *_args: object, **_kwargs: object) -> None:
         if name in RUNNING_MAGICS:
             self._run(cell)
         elif name in WRITING_MAGICS:
             write_file_magic(line, cell)
 
-    def system(self, *_args, **_kwargs):
+    def system(self, *_args: object, **_kwargs: object) -> int:
         return 0
 
-    def getoutput(self, *_args, **_kwargs):
+    def getoutput(self, *_args: object, **_kwargs: object) -> list[str]:
         return []
 
-    def __getattr__(self, _name):
+    def __getattr__(self, _name: str) -> Callable[..., None]:
         return _no_op
 
-    def _run(self, code):
+    def _run(self, code: str) -> None:
         self._runs += 1
         exec(compile_cell(code, f"<magic {self._runs}>"), self.user_ns)  # noqa: S102 - the student's own code
 
 
-def write_file_magic(line, cell):
+def write_file_magic(line: str, cell: str) -> None:
     """`%%writefile [-a] NAME`: the cell's text into NAME (relative to the working directory), as IPython writes it.
 
     The sandbox decides where writing is allowed; an import of the new module then finds it (caches refreshed).
@@ -110,10 +113,10 @@ class UsageError(Exception):
     """A magic's line that IPython would refuse too (IPython raises its own UsageError)."""
 
 
-def _no_op(*_args, **_kwargs):
+def _no_op(*_args: object, **_kwargs: object) -> None:
     return None
 
 
-def display_stand_in(*_objects, **_kwargs):
+def display_stand_in(*_objects: object, **_kwargs: object) -> None:
     """`display(...)` outside a kernel: nothing to show, nothing to fail."""
     return None

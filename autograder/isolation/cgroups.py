@@ -41,7 +41,7 @@ class ChildCgroups:
     """The grader's cgroups for its children in one run; a child's cgroups are made by `join` and removed by
     `leave`."""
 
-    def __init__(self, controllers: tuple[_Controller, ...], memory_bytes: int):
+    def __init__(self, controllers: tuple[_Controller, ...], memory_bytes: int) -> None:
         self._controllers = controllers
         self._memory = memory_bytes
         self._count = 0

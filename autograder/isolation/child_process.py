@@ -33,11 +33,18 @@ import tempfile
 import threading
 import time
 import types
+from typing import TYPE_CHECKING, Any
 
 from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.shared.plan import ExerciseProbes, probe_checks
 from autograder.isolation import cgroups, sandbox, wire, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from autograder.isolation.child_task import ChildTask, Step
+    from autograder.isolation.guards import Seal
 
 RETRIGGER_SECONDS = 0.05
 MAX_FD = 2**31 - 1
@@ -55,14 +62,14 @@ class _Sink(io.TextIOBase):
     """sys.stdout/sys.stderr of student code: counts characters and keeps the first MAX_CELL_OUTPUT_CHARS that a
     cell writes (shown in that cell of nbgrader's feedback); a flood costs nothing."""
 
-    def __init__(self, fd, kept):
+    def __init__(self, fd: int, kept: "_CellOutput") -> None:
         super().__init__()
         self._fd = fd
         self._kept = kept  # shared by stdout and stderr: the cell's output, in the order written
         self.written = 0
         self.buffer = _BinarySink(self)
 
-    def write(self, text):
+    def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")  # as any text stream
         length = str.__len__(text)  # str's own methods: a str subclass is the student's
@@ -70,36 +77,36 @@ class _Sink(io.TextIOBase):
         self._kept.keep(text, length)
         return length
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def fileno(self):
+    def fileno(self) -> int:
         return self._fd
 
     @property
-    def encoding(self):  # type: ignore[override]  # a fixed value: TextIOBase declares a writable attribute
+    def encoding(self) -> str:  # type: ignore[override]  # a fixed value: TextIOBase declares a writable attribute
         return "utf-8"
 
 
 class _CellOutput:
     """What one cell wrote on stdout and stderr: the first MAX_CELL_OUTPUT_CHARS characters, and how many more."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.start()
 
-    def start(self):
+    def start(self) -> None:
         self._parts: list[str] = []
         self._kept = 0
         self.dropped = 0
 
-    def keep(self, text, length):
+    def keep(self, text: str, length: int) -> None:
         room = max(0, MAX_CELL_OUTPUT_CHARS - self._kept)
         if room:
             self._parts.append(str.__getitem__(text, slice(0, room)))
         self._kept += min(room, length)
         self.dropped += max(0, length - room)
 
-    def take(self):
+    def take(self) -> tuple[str, int]:
         """The cell's output so far (and how many characters were left out); starts the next cell's."""
         text, dropped = "".join(self._parts), self.dropped
         self.start()
@@ -107,23 +114,23 @@ class _CellOutput:
 
 
 class _BinarySink(io.RawIOBase):
-    def __init__(self, sink):
+    def __init__(self, sink: _Sink) -> None:
         super().__init__()
         self._sink = sink
 
-    def write(self, data):
+    def write(self, data: Any) -> int:  # bytes-like, as RawIOBase.write takes
         self._sink.written += len(data)
         return len(data)
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
 
 class _Child:
-    def __init__(self, task, channel_fd, seal):
+    def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal") -> None:
         self.task = task
         self.channel_fd = channel_fd
-        self.namespace: dict = {}  # the notebook's __main__, once made
+        self.namespace: dict[str, Any] = {}  # the notebook's __main__, once made
         self.seal = seal
         self.sinks: tuple[_Sink, ...] = ()
         self.output = _CellOutput()
@@ -131,7 +138,7 @@ class _Child:
         self.space: workspace.Workspace | None = None  # once set up
         self.signals: _SignalState | None = None  # the grader's signal handlers and mask, before student code
 
-    def send(self, event):
+    def send(self, event: dict[str, Any]) -> None:
         # When it happened, on the clock every process shares: the grader's stage times (attnkit bench) use it, so
         # time the grader spent elsewhere before reading the event is not counted as the child's.
         frame = memoryview(wire.encode({**event, "at": time.monotonic()}))
@@ -141,7 +148,7 @@ class _Child:
             frame = frame[written:]
         self.mid_frame = False
 
-    def run(self):
+    def run(self) -> None:
         cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
         self.sinks = _detach(self.channel_fd, self.output)
         self.space = space = _set_up_workdir(self.task)
@@ -158,7 +165,7 @@ class _Child:
                 self.probe(step.exercise)
         self.send({"event": "done", "output_chars": sum(sink.written for sink in self.sinks)})
 
-    def run_cell(self, step):
+    def run_cell(self, step: "Step") -> None:
         self.send({"event": "start", "kind": "cell", "index": step.index})
         error = None
         self.output.start()
@@ -183,20 +190,20 @@ class _Child:
                    "disk_full": (self.space is not None and self.space.capped
                                  and workspace.what_is_full(self.task.workdir)) or False})
 
-    def reclaim(self):
+    def reclaim(self) -> None:
         """Undo what student code set on the process (hooks, timers, handlers) before the grader's code runs."""
         _disarm()
         _clear_hooks()
         if self.signals is not None:
             self.signals.restore()
 
-    def between_cases(self):
+    def between_cases(self) -> None:
         """Between two probe calls of the student's code, inside the step: hooks and timers cleared, the step's
         alarm kept (its handler put back). Handlers and the rest wait for the end of the step (`reclaim`)."""
         _clear_hooks()
         signal.signal(signal.SIGALRM, _on_alarm)
 
-    def probe(self, exercise_id):
+    def probe(self, exercise_id: str) -> None:
         self.send({"event": "start", "kind": "exercise", "exercise": exercise_id})
         self.seal.restore()
         planned = self.task.probes[exercise_id]
@@ -222,7 +229,7 @@ class _Child:
                    "records": _completed(planned, records, failure, self.task.timeout)})
 
 
-def run_child(task, channel_fd, seal):
+def run_child(task: "ChildTask", channel_fd: int, seal: "Seal") -> None:
     """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
 
     `seal` is the zygote's guards.Seal, taken once before it forked anything. Anything that stops the run ends
@@ -236,7 +243,7 @@ def run_child(task, channel_fd, seal):
     os._exit(status)
 
 
-def _detach(channel_fd, output):
+def _detach(channel_fd: int, output: _CellOutput) -> tuple[_Sink, _Sink]:
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -254,7 +261,7 @@ def _detach(channel_fd, output):
     return sys.stdout, sys.stderr
 
 
-def _set_up_workdir(task):
+def _set_up_workdir(task: "ChildTask") -> workspace.Workspace:
     """The capped workdir with the student's own files (before anything forbids mounts), then the cwd and HOME."""
     code = "\n".join(step.source for step in task.steps if step.kind == "cell")  # what it imports comes first
     space = workspace.set_up(task.workdir, task.folder, task.disk_mb, task.private_tmpfs, code)
@@ -263,14 +270,14 @@ def _set_up_workdir(task):
     return space
 
 
-def _point_home_at(workdir):
+def _point_home_at(workdir: "str | os.PathLike[str]") -> None:
     for variable in ("HOME", "TMPDIR", "TEMP", "TMP", "MPLCONFIGDIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"):
         os.environ[variable] = str(workdir)
     os.environ["MPLBACKEND"] = "Agg"
     tempfile.tempdir = None  # forget the grader's choice; the next call reads TMPDIR
 
 
-def _fresh_main():
+def _fresh_main() -> dict[str, Any]:
     """A new `__main__` module whose namespace the cells share, as in a Jupyter kernel."""
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = builtins
@@ -280,36 +287,37 @@ def _fresh_main():
     return main.__dict__
 
 
-def _shell_getter(namespace):
+def _shell_getter(namespace: dict[str, Any]) -> "Callable[[], ShellStandIn]":
     shell = ShellStandIn(namespace)
 
-    def get_ipython():
+    def get_ipython() -> ShellStandIn:
         return shell
 
     return get_ipython
 
 
-def _on_alarm(_signum, frame):
+def _on_alarm(_signum: int, frame: types.FrameType | None) -> None:
     # Only student code is interrupted: the grader's own bookkeeping frames let the alarm pass.
     if frame is not None and frame.f_code.co_filename == __file__:
         return
     raise StepTimeout("ran past the time limit")
 
 
-def _arm(seconds):
+def _arm(seconds: float) -> None:
     signal.signal(signal.SIGALRM, _on_alarm)  # student code may have replaced or ignored it
     signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), RETRIGGER_SECONDS)
 
 
-def _disarm():
+def _disarm() -> None:
     signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _timeout_error(seconds):
+def _timeout_error(seconds: float) -> dict[str, Any]:
     return {"type": TIMEOUT_TYPE, "message": f"ran past the {seconds:g} s limit", "line": ""}
 
 
-def _completed(planned: ExerciseProbes, records, failure, timeout):
+def _completed(planned: ExerciseProbes, records: dict[str, list[Any]], failure: dict[str, Any] | None,
+               timeout: float) -> dict[str, list[Any]]:
     """Every check of the exercise gets data; a step timeout becomes the catalogue's timeout message."""
     completed = {}
     for check_id in planned.check_ids:
@@ -319,7 +327,7 @@ def _completed(planned: ExerciseProbes, records, failure, timeout):
     return completed
 
 
-def _timeout_as_message(item, timeout):
+def _timeout_as_message(item: Any, timeout: float) -> Any:
     error = item.get("error") if isinstance(item, dict) else None
     if isinstance(error, dict) and error.get("type") == TIMEOUT_TYPE:
         return {"error": {"type": "ProbeError", "key": "error.timeout", "fields": {"seconds": timeout},
@@ -330,7 +338,7 @@ def _timeout_as_message(item, timeout):
 DESCRIBE_SECONDS = 1.0  # what an exception's __str__ may take before its message is given up
 
 
-def _described(exc):
+def _described(exc: BaseException) -> dict[str, Any]:
     """describe_exception under the alarm: a student's __str__ that never returns is interrupted, and whatever
     goes wrong reading the exception leaves a description that names what could be read."""
     _arm(DESCRIBE_SECONDS)
@@ -342,7 +350,7 @@ def _described(exc):
         _disarm()
 
 
-def _clear_hooks():
+def _clear_hooks() -> None:
     """Profile and trace hooks (this thread's and the ones new threads get) and the student's interval timers."""
     sys.setprofile(None)
     sys.settrace(None)
@@ -358,7 +366,7 @@ class _SignalState:
     (SIGALRM is the grader's own: `_arm` installs its handler each time); with them the interpreter's settings that
     would fire inside the grader's code or starve it: gc callbacks, the recursion limit, the switch interval."""
 
-    def __init__(self, handlers, mask):
+    def __init__(self, handlers: dict[int, Any], mask: set[int | signal.Signals]) -> None:
         self._handlers = handlers
         self._mask = mask
         self._gc_callbacks = list(gc.callbacks)
@@ -366,8 +374,8 @@ class _SignalState:
         self._switch_interval = sys.getswitchinterval()
 
     @classmethod
-    def take(cls):
-        handlers = {}
+    def take(cls) -> "_SignalState":
+        handlers: dict[int, Any] = {}
         for signum in signal.valid_signals():
             if signum in (signal.SIGKILL, signal.SIGSTOP, signal.SIGALRM):
                 continue
@@ -377,7 +385,7 @@ class _SignalState:
                 continue
         return cls(handlers, signal.pthread_sigmask(signal.SIG_BLOCK, ()))
 
-    def restore(self):
+    def restore(self) -> None:
         # Ignored between steps: an alarm the student left pending or set from a thread cannot interrupt the
         # grader's code (`_arm` puts the grader's handler back for the next step).
         signal.signal(signal.SIGALRM, signal.SIG_IGN)

@@ -15,8 +15,13 @@ from the case seed and compare with the reference there.
 import builtins
 import sys
 import types
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Self
 
 from autograder.isolation.protected import REFERENCE_PACKAGE, protected_modules
+
+if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
 
 BLOCKED_PREFIXES = protected_modules()
 GRADER_PREFIX = "autograder"
@@ -25,14 +30,16 @@ GRADER_PREFIX = "autograder"
 class ReferenceImportBlocker:
     """A meta path finder that refuses the reference and the hidden checks while student code runs."""
 
-    def find_spec(self, name, path=None, target=None):
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> "ModuleSpec | None":
         if any(name == prefix or name.startswith(prefix + ".") for prefix in BLOCKED_PREFIXES):
             raise ImportError(f"{name} cannot be imported while grading")
         return None
 
 
 class Seal:
-    def __init__(self, modules, classes, builtin_names):
+    def __init__(self, modules: dict[str, tuple[types.ModuleType, dict[str, Any]]], classes: dict[type, dict[str, Any]],
+                 builtin_names: dict[str, Any]) -> None:
         self._modules = modules  # name -> (module, copy of its namespace)
         self._classes = classes  # class -> copy of its attributes
         self._builtins = builtin_names
@@ -40,12 +47,12 @@ class Seal:
         self._objects = [(obj, dict(vars(obj))) for obj in _grader_records(modules)]
         self._blocker = ReferenceImportBlocker()
 
-    def apply(self):
+    def apply(self) -> Self:
         """In the child, before any student code: put the snapshot (and the import blocker) in place."""
         self.restore()
         return self
 
-    def restore(self):
+    def restore(self) -> None:
         sys.settrace(None)
         sys.setprofile(None)
         for name, (module, namespace) in self._modules.items():
@@ -81,7 +88,7 @@ class Seal:
             sys.meta_path.insert(0, self._blocker)
 
 
-def prepare_seal():
+def prepare_seal() -> Seal:
     """The Seal of this process (the zygote's), taken once before it forks any child."""
     modules = {
         name: (module, dict(module.__dict__))
@@ -97,14 +104,15 @@ def prepare_seal():
     return Seal(modules, classes, dict(vars(builtins)))
 
 
-def _grader_functions(modules, classes):
+def _grader_functions(modules: Mapping[str, tuple[types.ModuleType, dict[str, Any]]],
+                      classes: Mapping[type, dict[str, Any]]) -> list[types.FunctionType]:
     namespaces = [namespace for _module, namespace in modules.values()] + list(classes.values())
     functions = [value for namespace in namespaces for value in namespace.values()
                  if isinstance(value, types.FunctionType) and (value.__module__ or "").startswith(GRADER_PREFIX)]
     return list({id(function): function for function in functions}.values())
 
 
-def _grader_records(modules):
+def _grader_records(modules: Mapping[str, tuple[types.ModuleType, dict[str, Any]]]) -> Iterable[Any]:
     """Instances the grader keeps in module-level tuples and mappings (the probes' ModuleSpec objects)."""
     records: list[object] = []
     for _module, namespace in modules.values():
@@ -117,11 +125,11 @@ def _grader_records(modules):
     return {id(record): record for record in records}.values()
 
 
-def _function_parts(function):
+def _function_parts(function: types.FunctionType) -> tuple[types.CodeType, Any, Any]:
     return function.__code__, function.__defaults__, function.__kwdefaults__
 
 
-def _same_items(current, saved):
+def _same_items(current: Mapping[str, object], saved: Mapping[str, object]) -> bool:
     """Same keys bound to the same objects (identity: `==` could run a student's __eq__)."""
     return len(current) == len(saved) and all(current.get(key, _MISSING) is value for key, value in saved.items())
 
@@ -129,7 +137,7 @@ def _same_items(current, saved):
 _MISSING = object()
 
 
-def _quietly(function, *args):
+def _quietly(function: Callable[..., object], *args: object) -> None:
     try:
         function(*args)
     except (AttributeError, TypeError):

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 
 
-def default_workers():
+def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 

@@ -18,8 +18,10 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import NOTEBOOKS, of_notebook
@@ -49,7 +51,7 @@ class NotebookPlan:
     notes: tuple[str, ...] = ()
 
 
-def plan_notebook(path, notebook=None):
+def plan_notebook(path: str | os.PathLike[str], notebook: str | None = None) -> NotebookPlan:
     """The plan for grading `path` as `notebook` (inferred from the file name or graded cells when None)."""
     path = Path(path)
     data = read_submitted(path)
@@ -95,7 +97,7 @@ class ReleasedCell:
 
 
 @functools.cache
-def release_cells(notebook, release_dir=RELEASE_DIR):
+def release_cells(notebook: str, release_dir: str | os.PathLike[str] = RELEASE_DIR) -> dict[str, ReleasedCell]:
     """{grade id: ReleasedCell} of the release's version of `notebook`; empty when the release is not there."""
     path = Path(release_dir) / f"{notebook}.ipynb"
     try:
@@ -111,7 +113,8 @@ def release_cells(notebook, release_dir=RELEASE_DIR):
     return released
 
 
-def _as_released(cell, released, index, notes):
+def _as_released(cell: dict[str, Any], released: ReleasedCell | None, index: int,
+                 notes: list[str]) -> tuple[Any, str]:
     """(cell type, source) to grade: the student's, or the release's where nbgrader would restore it."""
     cell_type, source = cell.get("cell_type"), _source(cell)
     if released is None:
@@ -128,7 +131,7 @@ def _as_released(cell, released, index, notes):
     return cell_type, source
 
 
-def read_submitted(path, limit=MAX_FILE_BYTES):
+def read_submitted(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytearray:
     """The bytes of the file at `path` (a bytearray), read without following a symbolic link, `limit` at most.
 
     The file is opened with O_NOFOLLOW and what was opened is checked with fstat (a regular file, no larger
@@ -156,7 +159,7 @@ def read_submitted(path, limit=MAX_FILE_BYTES):
         os.close(fd)
 
 
-def submitted_sha256(path, limit=MAX_FILE_BYTES):
+def submitted_sha256(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> str:
     """The SHA-256 (hex) of the file at `path`, read as read_submitted reads it but a block at a time."""
     path = Path(path)
     fd, _ = _open_submitted(path, limit)
@@ -174,7 +177,7 @@ def submitted_sha256(path, limit=MAX_FILE_BYTES):
     return digest.hexdigest()
 
 
-def _open_submitted(path, limit):
+def _open_submitted(path: Path, limit: int) -> tuple[int, int]:
     """(descriptor, size) of `path` opened without following a link: a regular file of `limit` bytes at most."""
     name = clean(path.name)
     try:
@@ -198,7 +201,7 @@ def _open_submitted(path, limit):
     return fd, status.st_size
 
 
-def _cells(path, data):
+def _cells(path: Path, data: bytes | bytearray) -> list[dict[str, Any]]:
     if not data or data.isspace():
         raise NotebookProblem(f"{clean(path.name)} is empty")
     try:
@@ -216,12 +219,12 @@ def _cells(path, data):
     return [cell for cell in cells if isinstance(cell, dict)]
 
 
-def _without_outputs(pairs):
+def _without_outputs(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object with a cell's stored outputs and attachments left out: the grader never uses them."""
     return {key: value for key, value in pairs if key not in ("outputs", "attachments")}
 
 
-def _identify(path, cells):
+def _identify(path: Path, cells: Iterable[dict[str, Any]]) -> str:
     if path.stem in NOTEBOOKS:
         return path.stem
     grade_ids = {_grade_id(cell) for cell in cells}
@@ -232,25 +235,25 @@ def _identify(path, cells):
                           f"name is none of {', '.join(NOTEBOOKS)} and it has none of their graded cells")
 
 
-def _grade_id(cell):
+def _grade_id(cell: dict[str, Any]) -> str:
     metadata = cell.get("metadata")
     nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
     grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
     return grade_id if isinstance(grade_id, str) else ""
 
 
-def _source(cell):
+def _source(cell: dict[str, Any]) -> str:
     source = cell.get("source", cell.get("input", ""))  # "input": nbformat 3
     if isinstance(source, list):
         return "".join(part for part in source if isinstance(part, str))
     return source if isinstance(source, str) else ""
 
 
-def _first_line(error):
+def _first_line(error: BaseException) -> str:
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
-def solution_cells(path):
+def solution_cells(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """[(grade id, source)] of the notebook's solution cells (nbgrader `solution: true`), in notebook order.
 
     What the student wrote, for `attnkit similarity`; NotebookProblem when the file cannot be read as a notebook.
@@ -266,7 +269,7 @@ def solution_cells(path):
     return solutions
 
 
-def code_cells(path):
+def code_cells(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """The sources of the notebook's code cells, in order (NotebookProblem when it cannot be read as a notebook).
 
     What tells an untouched copy of the release from edited work (autograder.grading.intake).

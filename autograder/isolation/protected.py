@@ -18,6 +18,7 @@ tests/test_protected.py walks the checkout and fails when a file holding referen
 list."""
 
 import importlib.util
+import os
 from pathlib import Path
 
 import autograder
@@ -34,17 +35,17 @@ REFERENCE_SIDE_MODULES = ("variants", "kit_recording")
 CHECKOUT_FOLDERS = ("source", "tests", "devtools", ".git")
 
 
-def protected_modules():
+def protected_modules() -> tuple[str, ...]:
     """Import names (packages: every submodule too) that student code may not import."""
     return (REFERENCE_PACKAGE, *check_modules())
 
 
-def checkout_root():
+def checkout_root() -> Path:
     """The folder that holds the autograder package (the checkout, or the bundle's source/ on Gradescope)."""
     return Path(autograder.__file__).resolve().parent.parent
 
 
-def reference_locations():
+def reference_locations() -> tuple[Path, ...]:
     """The folders of the reference package (none when it cannot be found: then there is nothing to hide)."""
     try:
         spec = importlib.util.find_spec(REFERENCE_PACKAGE)
@@ -55,10 +56,10 @@ def reference_locations():
     return tuple(Path(location).resolve() for location in (spec.submodule_search_locations or ()))
 
 
-def _check_files():
+def _check_files() -> dict[str, Path]:
     """{module name: file} of the course's check code, found from the files without importing the course."""
     spec = importlib.util.find_spec(COURSE_PACKAGE)  # finds the package without running it
-    found = {}
+    found: dict[str, Path] = {}
     for location in (spec.submodule_search_locations or ()) if spec is not None else ():
         for path in sorted(Path(location).rglob("*.py")):
             relative = path.relative_to(location).with_suffix("").parts
@@ -70,24 +71,24 @@ def _check_files():
     return found
 
 
-def check_modules():
+def check_modules() -> tuple[str, ...]:
     """The import names of the course's check code, sorted: every module of an exercise folder but its probe and
     judge, and the reference-side modules beside the folders (REFERENCE_SIDE_MODULES)."""
     return tuple(sorted(_check_files()))
 
 
-def check_locations():
+def check_locations() -> tuple[Path, ...]:
     """The files of the course's check code."""
     return tuple(_check_files()[name] for name in check_modules())
 
 
-def protected_paths():
+def protected_paths() -> tuple[Path, ...]:
     """Every file and folder student code may not read: the two packages and the checkout's private folders."""
     root = checkout_root()
     return (*reference_locations(), *check_locations(), *(root / folder for folder in CHECKOUT_FOLDERS))
 
 
-def is_protected(path):
+def is_protected(path: str | os.PathLike[str]) -> bool:
     """True when `path` is one of the protected paths or lies beneath one."""
     path = Path(path).resolve()
     return any(path == protected or protected in path.parents for protected in protected_paths())

@@ -34,8 +34,10 @@ import platform
 import resource
 import signal
 import struct
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 # --- Landlock (include/uapi/linux/landlock.h) ------------------------------------------------
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
@@ -118,17 +120,18 @@ class Confinement:
     memory_accounted: bool = False  # the child is in a memory cgroup (autograder.isolation.cgroups)
 
 
-def prepare(memory_mb, cpu_seconds, blocked=(), readable=()):
+def prepare(memory_mb: float, cpu_seconds: float, blocked: Iterable[str | os.PathLike[str]] = (),
+            readable: Iterable[str | os.PathLike[str]] = ()) -> Confinement:
     """Build the run's Confinement: readable = SYSTEM_ROOTS + `readable`, minus everything beneath `blocked`."""
-    blocked = tuple(_real(path) for path in blocked)
+    blocked_paths = tuple(_real(path) for path in blocked)
     rules: list[Path] = []
     seen: set[Path] = set()
     for root in [Path(root) for root in SYSTEM_ROOTS] + [Path(path) for path in readable]:
-        _collect_beneath(_real(root), blocked, seen, rules)
+        _collect_beneath(_real(root), blocked_paths, seen, rules)
     return Confinement(int(memory_mb), int(cpu_seconds), tuple(rules), landlock_abi())
 
 
-def confine(confinement, workdir):
+def confine(confinement: Confinement, workdir: str | os.PathLike[str]) -> list[str]:
     """Confine the calling process (a freshly forked child); returns notes on protections the kernel lacks."""
     notes: list[str] = []
     private_ipc = _private_ipc(notes)  # while it may still make a namespace (capabilities, no seccomp yet)
@@ -160,7 +163,7 @@ def refused_for(memory_accounted: bool, private_ipc: bool) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _private_ipc(notes) -> bool:
+def _private_ipc(notes: list[str]) -> bool:
     """A new IPC namespace: the student's SysV segments, message queues, semaphores and POSIX message queues are
     the namespace's and go with it when the child ends (nothing outlives the child)."""
     if platform.system() != "Linux":
@@ -172,8 +175,8 @@ def _private_ipc(notes) -> bool:
     return True
 
 
-def _set_limits(confinement):
-    def limit(kind, value):
+def _set_limits(confinement: Confinement) -> None:
+    def limit(kind: int, value: int) -> None:
         _soft, hard = resource.getrlimit(kind)
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(kind, (value, value))
@@ -188,7 +191,7 @@ def _set_limits(confinement):
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
-def _address_space_bytes():
+def _address_space_bytes() -> int:
     with open("/proc/self/statm", encoding="ascii") as statm:
         return int(statm.read().split()[0]) * resource.getpagesize()
 
@@ -196,7 +199,7 @@ def _address_space_bytes():
 # --- Landlock ----------------------------------------------------------------------------------
 
 
-def landlock_abi():
+def landlock_abi() -> int:
     """The kernel's Landlock ABI version; 0 when Landlock is missing or disabled."""
     if platform.system() != "Linux" or platform.machine() not in SYSCALLS:
         return 0
@@ -204,7 +207,7 @@ def landlock_abi():
     return max(0, version)
 
 
-def _landlock_ruleset(confinement, workdir, notes):
+def _landlock_ruleset(confinement: Confinement, workdir: Path, notes: list[str]) -> int | None:
     abi = confinement.landlock
     if abi < 1:
         notes.append("Landlock unavailable (Linux < 5.13 or disabled): student code can read any file this "
@@ -236,11 +239,11 @@ def _landlock_ruleset(confinement, workdir, notes):
     return ruleset
 
 
-def _real(path):
+def _real(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _collect_beneath(path, blocked, seen, rules):
+def _collect_beneath(path: Path, blocked: tuple[Path, ...], seen: set[Path], rules: list[Path]) -> None:
     """Rules for `path`, except beneath any blocked path: descend around blocked subtrees."""
     if path in seen or not path.exists():
         return
@@ -260,7 +263,7 @@ def _collect_beneath(path, blocked, seen, rules):
         _collect_beneath(_real(entry), blocked, seen, rules)
 
 
-def _add_rule(ruleset, path, rights):
+def _add_rule(ruleset: int, path: Path, rights: int) -> None:
     if not os.path.isdir(path):
         rights &= FILE_RIGHTS
     try:
@@ -278,7 +281,7 @@ def _add_rule(ruleset, path, rights):
 # --- privileges and seccomp ------------------------------------------------------------------
 
 
-def _drop_capabilities(notes):
+def _drop_capabilities(notes: list[str]) -> None:
     """Root keeps its uid (the interpreter may live in a root-only home) but loses every capability.
 
     So does a child that holds capabilities for another reason: in the user namespace that its private
@@ -312,10 +315,10 @@ def seccomp_program(table: SyscallTable, extra: tuple[str, ...] = ()) -> list[tu
     """The BPF filter: refuse new processes, programs, sockets and namespaces, and the `extra` syscalls of the
     table's `unaccounted` and `ipc` lists named there; allow everything else."""
 
-    def stmt(code, k):
+    def stmt(code: int, k: int) -> tuple[int, int, int, int]:
         return (code, 0, 0, k)
 
-    def jump_if(k, true_offset, false_offset=0):
+    def jump_if(k: int, true_offset: int, false_offset: int = 0) -> tuple[int, int, int, int]:
         return (BPF_JEQ_K, true_offset, false_offset, k)
 
     deny, allow = SECCOMP_RET_ERRNO | EPERM, SECCOMP_RET_ALLOW
@@ -352,7 +355,7 @@ def seccomp_program(table: SyscallTable, extra: tuple[str, ...] = ()) -> list[tu
     return program
 
 
-def _forbid_new_processes(notes, extra=()):
+def _forbid_new_processes(notes: list[str], extra: tuple[str, ...] = ()) -> None:
     arch = platform.machine()
     if arch not in SYSCALLS:
         notes.append(f"seccomp: no syscall table for {arch}; student code may start processes, open sockets "
@@ -375,13 +378,13 @@ class SockFprog(ctypes.Structure):
 
 
 @functools.cache  # loaded once, in the grader (prepare() asks the kernel's Landlock ABI): children inherit it
-def _libc():
+def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     return libc
 
 
-def _syscall(number, *args):
+def _syscall(number: int, *args: Any) -> int:
     converted = [ctypes.c_long(arg) if isinstance(arg, int) else arg for arg in args]
     return _libc().syscall(ctypes.c_long(number), *converted)

@@ -30,16 +30,23 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
+from typing import Any, cast
 
 from autograder.course import catalog
+from autograder.course.probes.plan import ExerciseProbes
 from autograder.isolation import wire, workspace
 from autograder.isolation.cgroups import ChildCgroups
 from autograder.isolation.child_task import ChildTask
+from autograder.isolation.limits import Limits
+from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.protected import is_protected
+from autograder.isolation.sandbox import Confinement
 from autograder.isolation.withholding import Withholder, protected_lines
-from autograder.isolation.zygote import shared_zygote
+from autograder.isolation.zygote import Zygote, shared_zygote
 from autograder.running.runner import planned_probes
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -48,19 +55,33 @@ logger = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 20
 MAX_CELL_OUTPUT_CHARS = 2000  # what a cell printed, as the child keeps it (autograder.isolation.child_process)
-# How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
-# data, or the child died on its own (segfault, os._exit...).
-TIMEOUT, BUDGET, PROTOCOL, CRASH = "timeout", "budget", "protocol", "crash"
-DISK = "disk"  # killed for writing more than Limits.disk_mb (only where the child has no capped tmpfs)
+
+
+class Ending(StrEnum):
+    """How an attempt was ended: killed at a step's hard limit, at the notebook's total time, for malformed
+    data, or the child died on its own (segfault, os._exit...)."""
+
+    TIMEOUT = "timeout"
+    BUDGET = "budget"
+    PROTOCOL = "protocol"
+    CRASH = "crash"
+    DISK = "disk"  # killed for writing more than Limits.disk_mb (only where the child has no capped tmpfs)
+
+
+TIMEOUT, BUDGET, PROTOCOL, CRASH, DISK = Ending.TIMEOUT, Ending.BUDGET, Ending.PROTOCOL, Ending.CRASH, Ending.DISK
 DISK_POLL = 0.1  # seconds between two looks at an uncapped child's files
 # The only events a child may send (autograder.isolation.child_process): anything else is a protocol error.
 CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "done"})
 
 
+ProbeRecord = dict[str, Any]  # one case's probe data, or {"error": ...}
+ExerciseRecords = dict[str, list[ProbeRecord]]  # check id -> [probe data per case]
+
+
 @dataclass(frozen=True)
 class Job:
     key: object  # the caller's handle, given back with the outcome
-    plan: object  # autograder.isolation.notebook_plan.NotebookPlan
+    plan: NotebookPlan
     seed: int
 
 
@@ -69,12 +90,12 @@ class Outcome:
     """What the children of one notebook reported: probe data per exercise, and what went wrong."""
 
     key: object
-    plan: object
-    records: dict = field(default_factory=dict)  # exercise id -> check id -> [probe data per case]
-    notes: list = field(default_factory=list)  # cell errors and crashes, in the student's terms
-    cell_notes: dict = field(default_factory=dict)  # cell index -> the notes above about that cell
-    cell_outputs: dict = field(default_factory=dict)  # cell index -> what the cell printed (capped by the child)
-    isolation_notes: set = field(default_factory=set)  # protections the kernel lacked
+    plan: NotebookPlan
+    records: dict[str, ExerciseRecords] = field(default_factory=dict)  # exercise id -> check id -> [data per case]
+    notes: list[str] = field(default_factory=list)  # cell errors and crashes, in the student's terms
+    cell_notes: dict[int, list[str]] = field(default_factory=dict)  # cell index -> the notes above about that cell
+    cell_outputs: dict[int, str] = field(default_factory=dict)  # cell index -> what it printed (capped by the child)
+    isolation_notes: set[str] = field(default_factory=set)  # protections the kernel lacked
     attempts: int = 0
     times: StageTimes = field(default_factory=StageTimes)  # the child's stages, timed from its events
     grader_failure: str = ""  # the grader's own failure, in its own words (never the child's): see _settle
@@ -90,19 +111,19 @@ class _Attempt:
     started_clock: float = 0.0  # time.monotonic() before the fork: the set-up stage starts there
     exit_fd: int | None = None  # a pidfd, readable once the child has exited (None: poll for the exit)
     reader: wire.FrameReader = field(default_factory=wire.FrameReader)
-    step: tuple | None = None  # ("cell", index) or ("exercise", id) while it runs
+    step: tuple[str, Any] | None = None  # ("cell", index) or ("exercise", id) while it runs
     last_cell: int | None = None  # the latest cell this child finished: whatever runs between steps, it started
     deadline: float = 0.0
     done: bool = False
     channel_open: bool = True
-    kill_kind: str = ""  # TIMEOUT, BUDGET, PROTOCOL, CRASH; "" while it has not ended that way
+    kill_kind: Ending | None = None  # None while it has not ended in one of these ways
     kill_reason: str = ""  # the same, in the student's terms
     disk_watched: bool = True  # until the child's first hello says its workdir is a capped tmpfs
     hello_seen: bool = False
     step_started: float = 0.0  # when the running step's "start" event came
     last_event: float = 0.0  # when the child's latest event came
     next_disk_check: float = 0.0
-    cgroup_folders: tuple = ()  # the child's cgroups (autograder.isolation.cgroups), removed once it is reaped
+    cgroup_folders: tuple[Path, ...] = ()  # the child's cgroups (autograder.isolation.cgroups), removed once reaped
 
 
 @dataclass
@@ -110,18 +131,20 @@ class _JobState:
     job: Job
     outcome: Outcome
     budget_end: float
-    skip_cells: set = field(default_factory=set)
-    crashed: set = field(default_factory=set)
-    probes: dict = field(default_factory=dict)  # exercise id -> ExerciseProbes, told to every attempt's child
+    skip_cells: set[int] = field(default_factory=set)
+    crashed: set[str] = field(default_factory=set)
+    probes: dict[str, ExerciseProbes] = field(default_factory=dict)  # told to every attempt's child
     withholder: Withholder | None = None  # what the child says is filtered through it (see isolation.withholding)
 
 
-def probe_notebooks(jobs, limits, confinement, on_done):
+def probe_notebooks(jobs: Iterable[Job], limits: Limits, confinement: Confinement,
+                    on_done: Callable[[Outcome], None]) -> None:
     """Probe every job's notebook in confined children; `on_done(outcome)` is called as each one finishes."""
     _supervise(jobs, limits, confinement, on_done, shared_zygote())
 
 
-def _supervise(jobs, limits, confinement, on_done, zygote):
+def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on_done: Callable[[Outcome], None],
+               zygote: Zygote) -> None:
     cgroups, no_cgroup = _child_cgroups(limits, zygote)
     confinement = dataclasses.replace(confinement, memory_accounted=cgroups is not None)
     pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
@@ -189,7 +212,7 @@ def _supervise(jobs, limits, confinement, on_done, zygote):
                 cgroups.close()
 
 
-def _child_cgroups(limits, zygote):
+def _child_cgroups(limits: Limits, zygote: Zygote) -> tuple[ChildCgroups | None, str]:
     """(ChildCgroups, "") for this run's children, or (None, the isolation note saying why there are none).
 
     A child's memory limit: what it may allocate (--memory), its workspace tmpfs, and the zygote's resident pages,
@@ -201,13 +224,14 @@ def _child_cgroups(limits, zygote):
     return cgroups, "" if cgroups is not None else f"no memory cgroup for grading children ({why_not})"
 
 
-def _leave_cgroups(cgroups, attempt):
+def _leave_cgroups(cgroups: ChildCgroups | None, attempt: _Attempt) -> None:
     if cgroups is not None and attempt.cgroup_folders:
         cgroups.leave(attempt.cgroup_folders)
         attempt.cgroup_folders = ()
 
 
-def _start(state, limits, confinement, scratch, zygote, cgroups=None):
+def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: str, zygote: Zygote,
+           cgroups: ChildCgroups | None = None) -> _Attempt:
     state.outcome.attempts += 1
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
@@ -244,7 +268,7 @@ def _start(state, limits, confinement, scratch, zygote, cgroups=None):
                     deadline=now + limits.timeout + limits.grace, cgroup_folders=tuple(folders))
 
 
-def _child_cgroup(cgroups, confinement):
+def _child_cgroup(cgroups: ChildCgroups | None, confinement: Confinement) -> tuple[tuple[Path, ...], Confinement]:
     """(the next child's cgroup folders, its confinement). Where none can be made for it, the child goes without,
     confined as when the run has none (seccomp refuses what only a cgroup would count): never unaccounted."""
     if cgroups is None:
@@ -257,12 +281,12 @@ def _child_cgroup(cgroups, confinement):
 
 
 @functools.cache
-def _planned(exercise_id, seed):
+def _planned(exercise_id: str, seed: int) -> ExerciseProbes:
     """The exercise's probes and cases: the same for every student of a class, so computed once."""
     return planned_probes(exercise_id, seed=seed)
 
 
-def _pidfd(pid):
+def _pidfd(pid: int) -> int | None:
     """A descriptor that select() reports readable when the child exits (Linux >= 5.3); None elsewhere."""
     try:
         return os.pidfd_open(pid)
@@ -270,14 +294,14 @@ def _pidfd(pid):
         return None
 
 
-def _close_exit_fd(attempt, selector):
+def _close_exit_fd(attempt: _Attempt, selector: selectors.BaseSelector) -> None:
     if attempt.exit_fd is not None:
         selector.unregister(attempt.exit_fd)
         os.close(attempt.exit_fd)
         attempt.exit_fd = None
 
 
-def _wait_time(running):
+def _wait_time(running: dict[int, _Attempt]) -> float:
     if not running:
         return 0
     if any(not attempt.channel_open and attempt.exit_fd is None for attempt in running.values()):
@@ -286,7 +310,7 @@ def _wait_time(running):
     return min(0.5, _disk_poll_wait(running), max(0.0, earliest - time.monotonic()))
 
 
-def _read(attempt, selector, limits):
+def _read(attempt: _Attempt, selector: selectors.BaseSelector, limits: Limits) -> bool:
     """Read what the channel holds; False when nothing was there yet."""
     try:
         data = os.read(attempt.fd, READ_CHUNK)
@@ -299,28 +323,28 @@ def _read(attempt, selector, limits):
         return True
     try:
         for event in attempt.reader.feed(data):
-            _handle(attempt, attempt.job.withholder.event(event), limits)
+            _handle(attempt, cast(Withholder, attempt.job.withholder).event(event), limits)  # set by _start
     except wire.ProtocolError as problem:
         _kill(attempt, PROTOCOL, f"stopped the grading process: it sent the grader what it does not accept ({problem})")
         _close_channel(attempt, selector)
     return True
 
 
-def _drain(attempt, selector, limits):
+def _drain(attempt: _Attempt, selector: selectors.BaseSelector, limits: Limits) -> None:
     """After the child exited: everything it wrote is in the pipe (nothing else can hold its write end)."""
     while attempt.channel_open and _read(attempt, selector, limits):
         pass
     _close_channel(attempt, selector)
 
 
-def _close_channel(attempt, selector):
+def _close_channel(attempt: _Attempt, selector: selectors.BaseSelector) -> None:
     if attempt.channel_open:
         selector.unregister(attempt.fd)
         os.close(attempt.fd)
         attempt.channel_open = False
 
 
-def _event_time(attempt, event):
+def _event_time(attempt: _Attempt, event: dict[str, Any]) -> float:
     """When the child says the event happened, if that is plausible (after its fork, not in the future); else now.
     Used for attnkit bench's stage times only, never for a limit: a child may say anything."""
     now, said = time.monotonic(), event.get("at")
@@ -329,7 +353,7 @@ def _event_time(attempt, event):
     return now
 
 
-def _time_event(attempt, kind, now):
+def _time_event(attempt: _Attempt, kind: str, now: float) -> None:
     """Account the time up to this event to the stage it ends (set-up, a cell, a probe)."""
     times = attempt.job.outcome.times
     if kind == "hello":
@@ -342,7 +366,7 @@ def _time_event(attempt, kind, now):
     attempt.last_event = now
 
 
-def _handle(attempt, event, limits):
+def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
     """Apply one decoded event; anything unexpected is a ProtocolError."""
     state, plan = attempt.job, attempt.job.job.plan
     kind = event["event"]
@@ -383,7 +407,7 @@ def _handle(attempt, event, limits):
         attempt.last_cell = attempt.step[1]
         attempt.step = None
     elif kind == "exercise":
-        exercise_id = event.get("exercise")
+        exercise_id = cast(str, event.get("exercise"))  # the running step's, checked next
         if attempt.step != ("exercise", exercise_id) or exercise_id in state.outcome.records:
             raise wire.ProtocolError("unexpected exercise")
         state.outcome.records[exercise_id] = _valid_records(exercise_id, event.get("records"))
@@ -395,7 +419,7 @@ def _handle(attempt, event, limits):
         attempt.deadline = time.monotonic() + limits.grace  # it must exit now
 
 
-def _check_order(attempt, kind):
+def _check_order(attempt: _Attempt, kind: str) -> None:
     """A known kind, the hello first and once, nothing after done: else the child was not speaking for itself."""
     if kind not in CHILD_EVENTS:
         raise wire.ProtocolError(f"an event the grader does not know ({one_line(kind, 40)!r})")
@@ -403,7 +427,7 @@ def _check_order(attempt, kind):
         raise wire.ProtocolError("an event out of order")
 
 
-def _valid_records(exercise_id, records):
+def _valid_records(exercise_id: str, records: object) -> ExerciseRecords:
     """Keep each known check's list of dicts; a check with nothing usable gets nothing (judged as no result)."""
     records = records if isinstance(records, dict) else {}
     valid = {}
@@ -417,7 +441,7 @@ def _valid_records(exercise_id, records):
 ERROR_TEXT_FIELDS = ("type", "message", "line", "key")
 
 
-def _valid_error(item):
+def _valid_error(item: ProbeRecord) -> ProbeRecord:
     """A case's data whose "error" is what the child's probes write (text fields, fields a mapping), else the error
     of a check without a result: what reaches a judge or the diagnosis has the shape they read."""
     error = item.get("error")
@@ -431,7 +455,7 @@ def _valid_error(item):
     return {"error": {"type": "ProbeError", "key": "error.no_result", "fields": {}, "message": "", "line": ""}}
 
 
-def _excuse(seconds, running, pending):
+def _excuse(seconds: float, running: Iterable[_Attempt], pending: Iterable[_JobState]) -> None:
     """Move the deadlines of the running children and the budgets of the notebooks begun on by `seconds` that the
     grader spent on other notebooks (judging, writing): no notebook is charged for the grader's work on another's,
     however long that took (a classmate's flood of notes, a slow disk)."""
@@ -443,7 +467,7 @@ def _excuse(seconds, running, pending):
             state.budget_end += seconds
 
 
-def _enforce_deadlines(attempt, now, limits):
+def _enforce_deadlines(attempt: _Attempt, now: float, limits: Limits) -> None:
     if attempt.kill_kind:
         return
     if now > attempt.job.budget_end:
@@ -452,17 +476,17 @@ def _enforce_deadlines(attempt, now, limits):
         _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit and did not stop")
 
 
-def own_folder(notebook_path):
+def own_folder(notebook_path: str | os.PathLike[str]) -> Path | None:
     """The folder whose files the notebook may read: its own, unless it lies in a protected path (a notebook
     checked inside the checkout, e.g. source/ or tests/, must not get the reference's files beside it)."""
     folder = Path(notebook_path).parent
     return None if is_protected(folder) else folder
 
 
-def _note_workspace(attempt, event):
+def _note_workspace(attempt: _Attempt, event: dict[str, Any]) -> None:
     """The hello is the grader's own (sent before student code, and only once: _check_order): whether the workdir
     is capped, and which of the student's files were left out."""
-    space = event.get("workspace") if isinstance(event.get("workspace"), dict) else {}
+    space = cast(dict[str, Any], event.get("workspace") if isinstance(event.get("workspace"), dict) else {})
     attempt.disk_watched = space.get("capped") is not True
     notes = attempt.job.outcome.notes
     for note in _list(space.get("notes")):
@@ -471,7 +495,7 @@ def _note_workspace(attempt, event):
             notes.append(note)
 
 
-def _enforce_disk_quota(attempt, now, limits):
+def _enforce_disk_quota(attempt: _Attempt, now: float, limits: Limits) -> None:
     """An uncapped child's workdir (and the files it keeps open there) past limits.disk_mb: SIGKILL."""
     if attempt.kill_kind or not attempt.disk_watched or now < attempt.next_disk_check:
         return
@@ -481,15 +505,15 @@ def _enforce_disk_quota(attempt, now, limits):
         shutil.rmtree(attempt.workdir, ignore_errors=True)  # give the space back now, not when the class ends
 
 
-def _disk_poll_wait(running):
+def _disk_poll_wait(running: dict[int, _Attempt]) -> float:
     return DISK_POLL if any(attempt.disk_watched for attempt in running.values()) else 0.5
 
 
-def _budget(limits):
+def _budget(limits: Limits) -> float:
     return limits.budget_factor * limits.timeout
 
 
-def _kill(attempt, kind="", reason=""):
+def _kill(attempt: _Attempt, kind: Ending | None = None, reason: str = "") -> None:
     if kind and not attempt.kill_kind:
         attempt.kill_kind, attempt.kill_reason = kind, reason
     for kill in (os.killpg, os.kill):
@@ -500,7 +524,7 @@ def _kill(attempt, kind="", reason=""):
             continue
 
 
-def _reap(attempt):
+def _reap(attempt: _Attempt) -> int | None:
     try:
         pid, status, usage = os.wait4(attempt.pid, os.WNOHANG)
     except ChildProcessError:
@@ -514,7 +538,7 @@ def _reap(attempt):
     return status
 
 
-def _settle(attempt, status, limits):
+def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
     """Record how the attempt ended; True when a fresh child should go on with the notebook."""
     state = attempt.job
     if not attempt.hello_seen:
@@ -560,7 +584,7 @@ def _settle(attempt, status, limits):
     return False
 
 
-def _why_not_rerun(attempt, limits):
+def _why_not_rerun(attempt: _Attempt, limits: Limits) -> str | None:
     """None when a fresh child may go on with the notebook; else why not ("" when the note already says it)."""
     if attempt.kill_kind == BUDGET:
         return ""
@@ -571,19 +595,19 @@ def _why_not_rerun(attempt, limits):
     return None
 
 
-def _finish(state):
+def _finish(state: _JobState) -> None:
     for exercise_id in state.job.plan.exercises:
         if exercise_id not in state.outcome.records:
             state.outcome.records[exercise_id] = _error_records(exercise_id, False, 0)
 
 
-def _error_records(exercise_id, timed_out, seconds):
+def _error_records(exercise_id: str, timed_out: bool, seconds: float) -> ExerciseRecords:
     key, fields = ("error.timeout", {"seconds": seconds}) if timed_out else ("error.no_result", {})
     error = {"type": "ProbeError", "key": key, "fields": fields, "message": "", "line": ""}
     return {check.id: [{"error": dict(error)}] for check in catalog.checks_of(exercise_id)}
 
 
-def _describe_exit(status):
+def _describe_exit(status: int) -> str:
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
         try:
@@ -598,20 +622,20 @@ def _describe_exit(status):
     return f"ended the process (status {status})"
 
 
-def _note_cell(outcome, index, note):
+def _note_cell(outcome: Outcome, index: object, note: str) -> None:
     """A note of the notebook's, also filed under its cell (an int index; None: no cell) for the cell's output."""
     outcome.notes.append(note)
     if isinstance(index, int):
         outcome.cell_notes.setdefault(index, []).append(note)
 
 
-def _cell_note(index, error):
+def _cell_note(index: object, error: dict[str, Any]) -> str:
     kind, message = one_line(error.get("type", "error"), 80), one_line(error.get("message", ""), 200)
     if kind == "StepTimeout":
         return f"cell {index}: {message}; it was interrupted"
     return f"cell {index}: {kind}: {message}" if message else f"cell {index}: {kind}"
 
 
-def _list(value):
+def _list(value: object) -> list[Any] | tuple[Any, ...]:
     return value if isinstance(value, list | tuple) else []
 

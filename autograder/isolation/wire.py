@@ -17,6 +17,8 @@ import io
 import json
 import math
 import struct
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 
@@ -42,7 +44,7 @@ class ProtocolError(Exception):
     """The child sent something that is not a well-formed frame of plain data."""
 
 
-def encode(event):
+def encode(event: dict[str, Any]) -> bytes:
     """One frame: the event made plain, as JSON when it holds no tensor, else saved with torch.save."""
     event = plain_data(event)
     if _json_exact(event):
@@ -62,7 +64,7 @@ def encode(event):
     return HEADER.pack(TORCH_FRAME, len(payload)) + payload
 
 
-def _json_exact(value):
+def _json_exact(value: object) -> bool:
     """True when JSON gives back exactly this value (no tensors, tuples, non-string keys or NaN)."""
     if value is None or isinstance(value, bool | int | str):
         return True
@@ -79,7 +81,7 @@ class _NotRaw(Exception):  # noqa: N818 - internal signal: this event needs torc
     pass
 
 
-def _tagged(value, blobs):
+def _tagged(value: object, blobs: list[bytes]) -> Any:
     """Plain data (from plain_data) as JSON: lists stay lists, everything else is a one-key object."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
@@ -105,7 +107,7 @@ def _tagged(value, blobs):
     raise _NotRaw
 
 
-def _untagged(value, blobs, depth=0):
+def _untagged(value: object, blobs: "_Blobs", depth: int = 0) -> Any:
     """The inverse of _tagged, for bytes from the child: anything but what _tagged writes is an error."""
     if depth > 2 * MAX_DEPTH + 4:
         raise ValueError("nested too deeply")
@@ -136,11 +138,11 @@ def _untagged(value, blobs, depth=0):
 class _Blobs:
     """The raw tensor bytes after a binary frame's JSON, handed out in order, each exactly once."""
 
-    def __init__(self, data):
+    def __init__(self, data: memoryview) -> None:
         self._data = data
         self._offset = 0
 
-    def tensor(self, dtype, shape, stride, size):
+    def tensor(self, dtype: object, shape: object, stride: object, size: object) -> torch.Tensor:
         if dtype not in RAW_DTYPES or not isinstance(shape, list) or len(shape) > MAX_DIMS:
             raise ValueError("bad tensor")
         if not isinstance(stride, list) or len(stride) != len(shape) or type(size) is not int:
@@ -156,12 +158,12 @@ class _Blobs:
         self._offset += size
         return torch.frombuffer(data, dtype=torch.uint8).view(dtype).as_strided(shape, stride)
 
-    def finish(self):
+    def finish(self) -> None:
         if self._offset != len(self._data):
             raise ValueError("trailing bytes")
 
 
-def plain_data(value, depth=0):
+def plain_data(value: Any, depth: int = 0) -> Any:
     """Tensors (subclasses and views made plain copies), numbers, strings, lists, tuples, dicts: nothing else.
 
     Never runs a method of the student's: containers and scalars are read through the built-in types' own
@@ -192,14 +194,14 @@ def plain_data(value, depth=0):
     return f"<{_type_name(kind)} object>"
 
 
-def _plain_key(key, depth):
+def _plain_key(key: object, depth: int) -> Any:
     kind = type(key)
     if issubclass(kind, str | int | tuple):
         return plain_data(key, depth + 1)
     return f"<{_type_name(kind)}>"
 
 
-def _type_name(kind):
+def _type_name(kind: type) -> str:
     """module.qualname of a class, read through type's own getters (a metaclass's properties are not called)."""
     module = vars(type)["__module__"].__get__(kind, type)
     name = vars(type)["__qualname__"].__get__(kind, type)
@@ -207,7 +209,7 @@ def _type_name(kind):
     return f"{module}.{str.__getitem__(name, slice(0, 100))}"
 
 
-def plain_tensor(value):
+def plain_tensor(value: torch.Tensor) -> torch.Tensor:
     """A plain, contiguous CPU copy of a tensor (or of a tensor subclass) made without running student code:
     __torch_function__ is off (subclasses and modes) and the student's dispatch modes are set aside while it is
     copied; a wrapper subclass without real data fails here, as it should."""
@@ -222,11 +224,11 @@ def plain_tensor(value):
 class FrameReader:
     """Accumulates the bytes of one child and hands back complete, safely decoded events."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._buffer = bytearray()
         self._received = 0
 
-    def feed(self, data):
+    def feed(self, data: bytes) -> Iterator[dict[str, Any]]:
         """Yield each complete event as soon as it is decoded: events before a bad frame still count."""
         self._received += len(data)
         if self._received > MAX_STREAM_BYTES:
@@ -244,12 +246,12 @@ class FrameReader:
             yield clean_data(_decode(kind, payload))
 
     @property
-    def pending(self):
+    def pending(self) -> int:
         """Bytes of an unfinished frame (a child that died mid-write leaves some)."""
         return len(self._buffer)
 
 
-def _decode(kind, payload):
+def _decode(kind: bytes, payload: bytes) -> dict[str, Any]:
     try:
         if kind == JSON_FRAME:
             event = json.loads(payload)

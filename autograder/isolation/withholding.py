@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from autograder.isolation.protected import check_locations, checkout_root, reference_locations
 
@@ -49,7 +50,7 @@ class Withholder:
         self._lines = lines
         self._student_code = normalised("\n".join(student_code))
 
-    def event(self, value):
+    def event(self, value: object) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):

@@ -22,6 +22,7 @@ import posixpath
 import re
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,7 +122,7 @@ def _private_tmpfs(workdir: Path | str, disk_mb: int) -> str | None:
     return None
 
 
-def _unshare(libc, flags) -> bool:
+def _unshare(libc: ctypes.CDLL, flags: int) -> bool:
     return libc.unshare(flags) == 0
 
 
@@ -331,7 +332,7 @@ def _kind(name: str) -> str:
     return DATA
 
 
-def _priority(needs: _Needs):
+def _priority(needs: _Needs) -> Callable[[_Found], tuple[int, int, tuple[str, ...]]]:
     """The copy order: what the code imports, the student's other Python code, what the code names, the rest."""
 
     def named(found: _Found) -> bool:
@@ -344,7 +345,7 @@ def _priority(needs: _Needs):
         return stem.removesuffix(".__init__") in needs.modules or any(
             ".".join(found.parts[:depth]) in needs.modules for depth in range(1, len(found.parts)))
 
-    def key(found: _Found) -> tuple:
+    def key(found: _Found) -> tuple[int, int, tuple[str, ...]]:
         if imported(found) and (found.kind == PYTHON or found.in_package):
             rank = 0
         elif found.kind == PYTHON or found.in_package:

@@ -26,7 +26,13 @@ import socket
 import struct
 import subprocess
 import sys
+import types
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from autograder.isolation.child_task import ChildTask
+    from autograder.isolation.guards import Seal
 
 HEADER = struct.Struct("!Q")
 REQUEST = 1  # the only request: fork a child (its descriptors travel with the header)
@@ -51,12 +57,12 @@ class Zygote:
     """The grader's handle on its zygote, started on first use and again if it died (or this process forked)."""
 
     def __init__(self) -> None:
-        self._process: subprocess.Popen | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._socket: socket.socket | None = None  # the channel, once the zygote said it is ready
         self._starting: socket.socket | None = None  # the channel while it starts
         self._owner = 0
 
-    def fork(self, task, channel_fd: int) -> int:
+    def fork(self, task: "ChildTask", channel_fd: int) -> int:
         """Start a grading child that runs `task` and writes its events to `channel_fd`; returns its pid.
 
         The child is this process's own child when this returns (see the module docstring).
@@ -178,7 +184,7 @@ def _hand_over(task_write: int, payload: bytes) -> None:
         return
 
 
-def read_task(task_fd: int):
+def read_task(task_fd: int) -> "ChildTask":
     """In the new child: the task the grader wrote into its pipe."""
     with os.fdopen(task_fd, "rb") as reader:
         header = reader.read(HEADER.size)
@@ -212,7 +218,7 @@ def main(argv: list[str]) -> None:
     serve(connection, seal)
 
 
-def load():
+def load() -> "Seal":
     """Import and warm up everything a grading child runs; returns the grader code's seal (autograder.isolation.guards).
 
     Only the probe side is imported: torch, every exercise folder's probe module, the child's code. Never the
@@ -237,7 +243,7 @@ def load():
     return seal
 
 
-def _warm_up(torch) -> None:
+def _warm_up(torch: types.ModuleType) -> None:
     """Pay torch's first-use costs once here instead of in every child (lazy dispatch tables, the meta device,
     autograd, the modes the probes record with). Plain layers and ops only: nothing of an exercise's answer."""
     from autograder.checking.probing import DeviceMixWatch, FunctionCalls
@@ -258,7 +264,7 @@ def _warm_up(torch) -> None:
         torch.nn.MultiheadAttention(4, 2, batch_first=True).state_dict()
 
 
-def serve(connection: socket.socket, seal) -> None:
+def serve(connection: socket.socket, seal: "Seal") -> None:
     """Fork a grading child per request until the grader closes the channel."""
     while True:
         try:
@@ -276,7 +282,7 @@ def serve(connection: socket.socket, seal) -> None:
         connection.sendall(HEADER.pack(pid))
 
 
-def _fork_child(channel_fd: int, task_fd: int, seal, connection: socket.socket) -> int:
+def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.socket) -> int:
     """Fork the grading child through a middle process that exits at once; the child's pid, or 0. The child reads
     its task from `task_fd` (see the module docstring)."""
     from autograder.isolation.child_process import run_child

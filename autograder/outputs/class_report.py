@@ -19,9 +19,10 @@ import io
 import json
 import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
@@ -30,6 +31,9 @@ from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, e
 from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
 from autograder.templating import render
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 FILE_NAME = "class_report.html"
 TEMPLATE = "class_report.html.j2"
@@ -55,7 +59,7 @@ class ScoreDistribution:
     not_graded: int  # students whose notebook was missing or unreadable
 
 
-def misconception_counts(documents: Sequence[StudentDocument]):
+def misconception_counts(documents: Sequence[StudentDocument]) -> list[MisconceptionCount]:
     """Every misconception named in the students' records, by students affected (most first, then by id)."""
     students: dict[str, set[str]] = {}
     exercises: dict[str, set[str]] = {}
@@ -66,7 +70,7 @@ def misconception_counts(documents: Sequence[StudentDocument]):
                 if misconception:
                     students.setdefault(misconception, set()).add(document["student_id"])
                     exercises.setdefault(misconception, set()).add(check.get("exercise", ""))
-    counts = []
+    counts: list[MisconceptionCount] = []
     for misconception_id, affected in students.items():
         known = MISCONCEPTIONS_BY_ID.get(misconception_id)
         counts.append(MisconceptionCount(
@@ -79,13 +83,14 @@ def misconception_counts(documents: Sequence[StudentDocument]):
     return sorted(counts, key=lambda count: (-count.students, count.id))
 
 
-def score_distributions(documents: Sequence[StudentDocument]):
+def score_distributions(documents: Sequence[StudentDocument]) -> list[ScoreDistribution]:
     """The total's distribution, then each notebook's, in course order."""
     total_max = float(sum(exercise.points or 0 for exercise in EXERCISES))
     distributions = [ScoreDistribution("total", total_max,
                                        tuple(float(document["score"]) for document in documents), 0)]
     for name in NOTEBOOKS:
-        scores, not_graded = [], 0
+        scores: list[float] = []
+        not_graded = 0
         for document in documents:
             by_name = {notebook["notebook"]: notebook for notebook in document.get("notebooks", ())}
             notebook = by_name.get(name)
@@ -96,7 +101,8 @@ def score_distributions(documents: Sequence[StudentDocument]):
     return distributions
 
 
-def write_class_report(out_dir, documents: Sequence[StudentDocument], title: str = "attnkit class report"):
+def write_class_report(out_dir: str | os.PathLike[str], documents: Sequence[StudentDocument],
+                       title: str = "attnkit class report") -> Path:
     path = Path(out_dir) / FILE_NAME
     records.write_atomically(path, class_report_html(documents, title, present_links(out_dir)))
     return path
@@ -138,7 +144,8 @@ class MisconceptionRow:
     exercises: str
 
 
-def class_report_html(documents: Sequence[StudentDocument], title: str = "attnkit class report", links=()):
+def class_report_html(documents: Sequence[StudentDocument], title: str = "attnkit class report",
+                      links: Iterable[tuple[str, str]] = ()) -> str:
     """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports)."""
     documents = list(documents)
     distributions = score_distributions(documents)
@@ -159,7 +166,7 @@ def class_report_html(documents: Sequence[StudentDocument], title: str = "attnki
     return render(__package__, TEMPLATE, **context)
 
 
-def _score_row(distribution):
+def _score_row(distribution: ScoreDistribution) -> ScoreRow:
     scores = distribution.scores
     return ScoreRow(distribution.name, f"{statistics.fmean(scores):.1f}", _number(statistics.median(scores)),
                     _number(min(scores)), f"{_number(max(scores))} / {_number(distribution.max_score)}",
@@ -167,23 +174,23 @@ def _score_row(distribution):
                     str(distribution.not_graded) if distribution.name != "total" else "")
 
 
-def _histogram(distribution):
+def _histogram(distribution: ScoreDistribution) -> Histogram:
     label = "Total" if distribution.name == "total" else distribution.name
     return Histogram(f"histogram of {label} scores", _data_url(histogram_png(distribution)), label)
 
 
-def _misconception_row(rank, count, students):
+def _misconception_row(rank: int, count: MisconceptionCount, students: int) -> MisconceptionRow:
     return MisconceptionRow(rank, count.id, count.name_en, count.name_zh, count.students,
                             f"{100.0 * count.students / students:.0f}%",
                             ", ".join(exercise_title(exercise) for exercise in count.exercises))
 
 
-def _data_url(png):
+def _data_url(png: bytes) -> Markup:
     """The grader's own picture as an img src: base64 has no character HTML would read as markup."""
     return Markup(f"data:image/png;base64,{_base64(png)}")
 
 
-def histogram_png(distribution):
+def histogram_png(distribution: ScoreDistribution) -> bytes:
     """PNG bytes: how many students got each score (one bar per point up to 40 points, else 20 bars)."""
     from matplotlib.figure import Figure  # imported only when a picture is needed
     from matplotlib.ticker import MaxNLocator
@@ -206,7 +213,7 @@ def histogram_png(distribution):
     return _png(figure)
 
 
-def misconception_png(counts):
+def misconception_png(counts: Sequence[MisconceptionCount]) -> bytes:
     """PNG bytes: a horizontal bar per misconception (the MAX_BARS most frequent), students affected."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -224,17 +231,17 @@ def misconception_png(counts):
     return _png(figure)
 
 
-def _png(figure):
+def _png(figure: "Figure") -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=90)
     return buffer.getvalue()
 
 
-def _base64(data):
+def _base64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _summary(total):
+def _summary(total: ScoreDistribution) -> str:
     if not total.scores:
         return "nothing graded"
     return (f"total: mean {statistics.fmean(total.scores):.1f}, median {_number(statistics.median(total.scores))} "
@@ -246,26 +253,26 @@ def _has_misconception(document: StudentDocument) -> bool:
                for check in notebook.get("checks", ()))
 
 
-def _exercise_order(exercise_id):
+def _exercise_order(exercise_id: str) -> tuple[int, str]:
     order = list(EXERCISES_BY_ID)
     return (order.index(exercise_id) if exercise_id in EXERCISES_BY_ID else len(order), exercise_id)
 
 
-def _number(value):
+def _number(value: float) -> str:
     return records.format_number(value)
 
 
-def present_links(grades_dir):
+def present_links(grades_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """[(label, href)] of the recorded links whose target exists, href relative to GRADES_DIR."""
     grades_dir = Path(grades_dir)
-    links = []
+    links: list[tuple[str, str]] = []
     for label, target in _recorded(grades_dir).items():
         if Path(target).exists():
             links.append((label, Path(os.path.relpath(target, grades_dir.resolve())).as_posix()))
     return links
 
 
-def add_link(grades_dir, label, target):
+def add_link(grades_dir: str | os.PathLike[str], label: str, target: str | os.PathLike[str]) -> bool:
     """Record a link to `target` under `label` and write the class report again; False when there is no report."""
     grades_dir = Path(grades_dir)
     if not (grades_dir / FILE_NAME).exists():
@@ -279,7 +286,7 @@ def add_link(grades_dir, label, target):
     return True
 
 
-def _recorded(grades_dir):
+def _recorded(grades_dir: str | os.PathLike[str]) -> dict[str, str]:
     try:
         recorded = json.loads((Path(grades_dir) / LINKS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -70,3 +70,4 @@ class GradescopeResults(TypedDict):
     visibility: str
     stdout_visibility: str
     tests: list[GradescopeTest]
+    execution_time: NotRequired[int]  # whole seconds (the Gradescope bundle's run sets it)

@@ -4,6 +4,7 @@ Every check's verdict and message; expected/got values only for public checks, n
 message. The page's own words come from MESSAGES, bilingual like every other text (autograder.i18n).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from autograder.course.exercises import exercise_title
@@ -54,7 +55,7 @@ def feedback_html(document: StudentDocument, lang: str | None = None) -> str:
     """The page for one student's record, in `lang` (default: ATTNKIT_LANG or the locale, as the messages)."""
     lang = lang or language()
 
-    def say(key, **fields):
+    def say(key: str, **fields: object) -> str:
         return render(MESSAGES, key, lang, fields)
 
     student = document["student_id"]
@@ -68,8 +69,8 @@ def feedback_html(document: StudentDocument, lang: str | None = None) -> str:
     )
 
 
-def _section(notebook: NotebookDocument, lang: str, say):
-    checks = []
+def _section(notebook: NotebookDocument, lang: str, say: Callable[..., str]) -> NotebookSection:
+    checks: list[CheckRow] = []
     for check in notebook["checks"]:
         details = None if check["hidden"] or not check.get("details") else "\n".join(check["details"])
         checks.append(CheckRow(
@@ -83,6 +84,6 @@ def _section(notebook: NotebookDocument, lang: str, say):
         checks=tuple(checks), notes=tuple(notebook["notes"]))
 
 
-def number(value):
+def number(value: float) -> str:
     """A score as the tables show it: 6, 2.5 (never 6.0)."""
     return f"{float(value):g}"

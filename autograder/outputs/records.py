@@ -17,11 +17,11 @@ import io
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import Protocol, cast
 
-from autograder.checking.check_types import CheckResult
+from autograder.checking.check_types import CheckResult, Status
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise_title
 from autograder.i18n import language, render
 from autograder.outputs.disk import OutputDiskFull
@@ -41,8 +41,27 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
+class GradedNotebook(Protocol):
+    """What a notebook's record is made from: autograder.grading.notebooks.NotebookResult (a stage above this one)."""
+
+    notebook: str
+    path: str
+    status: str
+    reason: str
+    sha256: str
+    checks: list[CheckResult]
+    notes: list[str]
+    problems: list[str]  # what changed the grade; a record leaves it out when empty
+
+    @property
+    def score(self) -> float: ...
+
+    @property
+    def max_score(self) -> float: ...
+
+
 @contextlib.contextmanager
-def stop_when_disk_full(out_dir):
+def stop_when_disk_full(out_dir: str | os.PathLike[str]) -> Iterator[None]:
     """Turn a full disk (ENOSPC, EDQUOT) while writing OUT_DIR's files into OutputDiskFull; other errors pass."""
     try:
         yield
@@ -70,7 +89,7 @@ def check_document(check: CheckResult, *, public_details: bool = True) -> CheckD
     return document
 
 
-def notebook_document(result) -> NotebookDocument:
+def notebook_document(result: GradedNotebook) -> NotebookDocument:
     """A graded notebook (autograder.grading.notebooks.NotebookResult) as its part of the record."""
     document: NotebookDocument = {
         "notebook": result.notebook,
@@ -89,7 +108,7 @@ def notebook_document(result) -> NotebookDocument:
 
 
 def student_document(student_id: str, assignment: str, submission_hash: str, seed: int,
-                     results: Iterable) -> StudentDocument:
+                     results: Iterable[GradedNotebook]) -> StudentDocument:
     """The student's record. Its text (messages, notes, reasons, file names) may quote student code or file
     names: every string is cleaned here, the one place results become outputs (see autograder.safe_text)."""
     notebooks = cast(list[NotebookDocument], clean_data([notebook_document(result) for result in results]))
@@ -119,13 +138,13 @@ def grader_error_document(student_id: str, assignment: str, seed: int, problem: 
     return failed
 
 
-def student_paths(student_id):
+def student_paths(student_id: str) -> tuple[Path, Path, Path]:
     """A student's outputs, relative to OUT_DIR, in the order they are written (the JSON record last)."""
     return (Path("feedback") / f"{student_id}.html", Path("gradescope") / student_id,
             Path("students") / f"{student_id}.json")
 
 
-def write_student(out_dir, document: StudentDocument, lang: str | None = None) -> None:
+def write_student(out_dir: str | os.PathLike[str], document: StudentDocument, lang: str | None = None) -> None:
     """Feedback, Gradescope results, then the JSON record (last: a student is done when it exists).
 
     The page and the results' titles are in `lang` (default: ATTNKIT_LANG or the locale), as the messages are.
@@ -137,13 +156,13 @@ def write_student(out_dir, document: StudentDocument, lang: str | None = None) -
     write_record(out_dir, document)
 
 
-def write_record(out_dir, document: StudentDocument) -> None:
+def write_record(out_dir: str | os.PathLike[str], document: StudentDocument) -> None:
     """students/<id>.json alone: the full record, the mark that the student is done."""
     write_atomically(Path(out_dir) / "students" / f"{document['student_id']}.json",
                      json.dumps(document, indent=2, ensure_ascii=False))
 
 
-def read_student(out_dir, student_id: str) -> StudentDocument | None:
+def read_student(out_dir: str | os.PathLike[str], student_id: str) -> StudentDocument | None:
     """The JSON record written earlier, or None when there is none or it is unreadable (its shape is trusted: only
     the grader writes OUT_DIR)."""
     path = Path(out_dir) / "students" / f"{student_id}.json"
@@ -154,7 +173,7 @@ def read_student(out_dir, student_id: str) -> StudentDocument | None:
     return cast(StudentDocument, document) if isinstance(document, dict) else None
 
 
-def write_grades_csv(out_dir, documents: Iterable[StudentDocument]) -> Path:
+def write_grades_csv(out_dir: str | os.PathLike[str], documents: Iterable[StudentDocument]) -> Path:
     """grades.csv: one row per student, a column per notebook, the total and what was missing."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -170,7 +189,7 @@ def write_grades_csv(out_dir, documents: Iterable[StudentDocument]) -> Path:
     return path
 
 
-def spreadsheet_text(text):
+def spreadsheet_text(text: object) -> str:
     """A text cell a spreadsheet shows as text: cleaned, and quoted when it would start a formula."""
     text = clean(text)
     return "'" + text if text.startswith(FORMULA_STARTS) else text
@@ -200,7 +219,7 @@ def gradescope_results(document: StudentDocument, lang: str | None = None) -> Gr
                 "number": f"{notebook['notebook'][:2]}.{number}",
                 "score": check["score"],
                 "max_score": check["max_score"],
-                "status": "passed" if check["status"] == "passed" else "failed",
+                "status": Status.PASSED if check["status"] == Status.PASSED else Status.FAILED,
                 "output": output,
                 "visibility": "after_published" if check["hidden"] else "visible",
                 "tags": [check["exercise"]],
@@ -215,12 +234,12 @@ def gradescope_results(document: StudentDocument, lang: str | None = None) -> Gr
     }
 
 
-def format_number(value):
+def format_number(value: float) -> str:
     return f"{float(value):g}"
 
 
 @contextlib.contextmanager
-def atomic_target(path, *, replace=True):
+def atomic_target(path: str | os.PathLike[str], *, replace: bool = True) -> Iterator[Path]:
     """Yield a fresh temporary path beside `path` (its folder created) to write; then os.replace it onto `path`.
 
     On an exception the temporary file is removed and `path` is left as it was. With replace=False the caller puts
@@ -242,6 +261,6 @@ def atomic_target(path, *, replace=True):
     temporary.unlink(missing_ok=True)
 
 
-def write_atomically(path, text):
+def write_atomically(path: str | os.PathLike[str], text: str) -> None:
     with atomic_target(path) as temporary:
         temporary.write_text(text, encoding="utf-8")

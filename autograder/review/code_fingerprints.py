@@ -25,6 +25,7 @@ import io
 import keyword
 import re
 import tokenize
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 K = 6  # tokens per k-gram
@@ -56,16 +57,17 @@ class Fingerprint:
     end: int
 
 
-def default_vocabulary(extra_names=()):
+def default_vocabulary(extra_names: Iterable[str] = ()) -> frozenset[str]:
     """Names kept as they are: Python's keywords and builtins, the usual modules, and `extra_names`."""
     return frozenset(keyword.kwlist) | frozenset(dir(builtins)) | ALWAYS_KEPT | frozenset(extra_names)
 
 
-def normalised_tokens(source, vocabulary):
+def normalised_tokens(source: str, vocabulary: Collection[str]) -> list[Token]:
     """The tokens of `source`, normalised (see the module's docstring). Code that does not tokenize to the end
     (a magic line, an unterminated string) keeps the tokens read so far."""
     line_starts = _line_starts(source)
-    tokens, previous = [], ""
+    tokens: list[Token] = []
+    previous = ""
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
             if token.type in DROPPED:
@@ -79,7 +81,7 @@ def normalised_tokens(source, vocabulary):
     return tokens
 
 
-def fingerprints(source, vocabulary, k=K, window=WINDOW):
+def fingerprints(source: str, vocabulary: Collection[str], k: int = K, window: int = WINDOW) -> list[Fingerprint]:
     """The winnowed fingerprints of `source`, in order (a fingerprint may repeat at different places), without the
     k-grams that lie entirely within generic statements."""
     tokens = normalised_tokens(source, vocabulary)
@@ -90,9 +92,10 @@ def fingerprints(source, vocabulary, k=K, window=WINDOW):
     return winnow([kgram for start, kgram in enumerate(kgrams) if not all(generic[start:start + k])], window)
 
 
-def generic_tokens(tokens):
+def generic_tokens(tokens: Sequence[Token]) -> list[bool]:
     """For each token, whether its statement (up to and including its ";") is one of GENERIC_STATEMENTS."""
-    flags, statement = [], []
+    flags: list[bool] = []
+    statement: list[str] = []
     for index, token in enumerate(tokens):
         statement.append(token.text)
         if token.text == ";" or index == len(tokens) - 1:
@@ -102,7 +105,7 @@ def generic_tokens(tokens):
     return flags
 
 
-def kgram_fingerprints(tokens, k=K):
+def kgram_fingerprints(tokens: Sequence[Token], k: int = K) -> list[Fingerprint]:
     """One fingerprint per k-gram (every one: what the base code is compared with)."""
     if len(tokens) < k:
         return [Fingerprint(_hash(" ".join(t.text for t in tokens)), tokens[0].start, tokens[-1].end)] \
@@ -111,11 +114,12 @@ def kgram_fingerprints(tokens, k=K):
             for i in range(len(tokens) - k + 1)]
 
 
-def winnow(kgrams, window=WINDOW):
+def winnow(kgrams: Sequence[Fingerprint], window: int = WINDOW) -> list[Fingerprint]:
     """The smallest hash of each window of `window` k-grams (rightmost on a tie), each position taken once."""
     if len(kgrams) <= window:
         return [min(reversed(kgrams), key=lambda fingerprint: fingerprint.hash)] if kgrams else []
-    chosen, last = [], -1
+    chosen: list[Fingerprint] = []
+    last = -1
     for first in range(len(kgrams) - window + 1):
         position = min(range(first + window - 1, first - 1, -1), key=lambda i: kgrams[i].hash)
         if position != last:
@@ -124,7 +128,7 @@ def winnow(kgrams, window=WINDOW):
     return chosen
 
 
-def _normalised(token, previous, vocabulary):
+def _normalised(token: tokenize.TokenInfo, previous: str, vocabulary: Collection[str]) -> str:
     if token.type == tokenize.NAME:
         if previous == "." or token.string in vocabulary:
             return token.string
@@ -142,7 +146,7 @@ _F_STRING_TYPES = frozenset(getattr(tokenize, name) for name in ("FSTRING_START"
                             if hasattr(tokenize, name))
 
 
-def _line_starts(source):
+def _line_starts(source: str) -> list[int]:
     starts, offset = [0], 0
     for line in source.splitlines(keepends=True):
         offset += len(line)
@@ -151,5 +155,5 @@ def _line_starts(source):
     return starts
 
 
-def _hash(text):
+def _hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).digest(), "big")

@@ -14,11 +14,14 @@ import concurrent.futures
 import functools
 import json
 import multiprocessing
+import os
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.intake import open_submission, student_folders
+from autograder.grading.progress import Progress
 from autograder.isolation import protected
 from autograder.isolation.notebook_plan import RELEASE_DIR, NotebookProblem, solution_cells
 from autograder.review.code_fingerprints import default_vocabulary, fingerprints, kgram_fingerprints, normalised_tokens
@@ -34,7 +37,7 @@ class InputError(ValueError):
     """An input `attnkit similarity` cannot use (a missing --base path, an unreadable grades folder)."""
 
 
-def reference_sources():
+def reference_sources() -> list[tuple[str, str]]:
     """[(label, code)] of the release's code cells and the reference's modules."""
     sources: list[tuple[str, str]] = []
     for notebook in NOTEBOOKS:
@@ -47,7 +50,7 @@ def reference_sources():
     return sources
 
 
-def base_sources(paths):
+def base_sources(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str]]:
     """[(label, code)] of the instructor's --base files; a folder counts with every .py/.ipynb under it."""
     sources: list[tuple[str, str]] = []
     for path in map(Path, paths):
@@ -73,9 +76,9 @@ def base_sources(paths):
     return sources
 
 
-def course_vocabulary(sources):
+def course_vocabulary(sources: Iterable[tuple[str, str]]) -> frozenset[str]:
     """Names kept in fingerprints: the module-level names the release and the reference define or import."""
-    names = set()
+    names: set[str] = set()
     for _, code in sources:
         try:
             tree = ast.parse(code)
@@ -89,17 +92,17 @@ def course_vocabulary(sources):
     return default_vocabulary(names)
 
 
-def base_hashes(sources, vocabulary):
+def base_hashes(sources: Iterable[tuple[str, str]], vocabulary: Collection[str]) -> set[int]:
     """Every k-gram hash of the base code (not only the winnowed ones: any shared passage is excluded)."""
     return {fingerprint.hash for _, code in sources for fingerprint in kgram_fingerprints(
         normalised_tokens(code, vocabulary))}
 
 
-def read_student(folder, vocabulary, excluded):
+def read_student(folder: Path, vocabulary: Collection[str], excluded: Collection[int]) -> StudentCode:
     """The student's solution cells, fingerprinted, with the base code's k-grams left out."""
     student = StudentCode(clean(folder.name), [])
     with open_submission(folder) as submission:  # the files `attnkit grade` graded; zips extracted meanwhile
-        solutions = {}
+        solutions: dict[str, list[tuple[str, str]]] = {}
         for notebook, located in submission.located.items():
             if located.path is None:
                 student.problems.append(f"{notebook}: {located.reason}")
@@ -121,11 +124,11 @@ def read_student(folder, vocabulary, excluded):
 class BaseCode:
     """What the fingerprints of this run are relative to: the names kept, and every k-gram of the base code."""
 
-    vocabulary: frozenset
-    excluded: frozenset
+    vocabulary: frozenset[str]
+    excluded: frozenset[int]
     sources: int
 
-    def shared_spans(self, source, other):
+    def shared_spans(self, source: str, other: str) -> list[tuple[int, int]]:
         """[(start, end)] of `source`'s passages that `other` has too, outside the base code (every k-gram, not
         only the winnowed ones: what the page highlights)."""
         theirs = {f.hash for f in kgram_fingerprints(normalised_tokens(other, self.vocabulary))} - self.excluded
@@ -133,21 +136,22 @@ class BaseCode:
                 if f.hash in theirs]
 
 
-def read_base(extra_base=()):
+def read_base(extra_base: Iterable[str | os.PathLike[str]] = ()) -> BaseCode:
     references = reference_sources()
     vocabulary = course_vocabulary(references)
     sources = references + base_sources(extra_base)
     return BaseCode(vocabulary, frozenset(base_hashes(sources, vocabulary)), len(sources))
 
 
-def read_class(submitted_dir, base, progress=None, workers=1):
+def read_class(submitted_dir: str | os.PathLike[str], base: BaseCode, progress: Progress | None = None,
+               workers: int = 1) -> list[StudentCode]:
     """[StudentCode] for every student folder (read by `workers` processes), relative to `base` (read_base)."""
     vocabulary, excluded = base.vocabulary, base.excluded
     folders = student_folders(submitted_dir)
     if progress:
         progress.start(len(folders))
     read = functools.partial(read_student, vocabulary=vocabulary, excluded=excluded)
-    students = []
+    students: list[StudentCode] = []
     if workers > 1 and len(folders) > PARALLEL_FROM:
         # Tokenising is pure Python: one process per core. Fork keeps the (read-only) base code in every child.
         context = multiprocessing.get_context("fork")
@@ -164,12 +168,14 @@ def read_class(submitted_dir, base, progress=None, workers=1):
     return students
 
 
-def read_behaviours(grades_dir):
+def read_behaviours(grades_dir: str | os.PathLike[str]) -> tuple[dict[str, Behaviour], list[str]]:
     """{student id: Behaviour} from GRADES_DIR/students/*.json, and notes on what could not be used."""
     folder = Path(grades_dir) / "students"
     if not folder.is_dir():
         raise InputError(f"--grades {grades_dir}: no students/ folder (is it an `attnkit grade` output?)")
-    behaviours, notes, fingerprinted = {}, [], 0
+    behaviours: dict[str, Behaviour] = {}
+    notes: list[str] = []
+    fingerprinted = 0
     for path in sorted(folder.glob("*.json")):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
@@ -202,14 +208,14 @@ def read_behaviours(grades_dir):
     return behaviours, notes
 
 
-def _notebook_code_cells(path):
+def _notebook_code_cells(path: str | os.PathLike[str]) -> list[str] | None:
     """The code cells of a notebook file, or None when it is not a readable notebook."""
     try:
         document = json.loads(Path(path).read_text(encoding="utf-8"))
         cells = document["cells"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    code = []
+    code: list[str] = []
     for cell in cells:
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
             source = cell.get("source", "")

@@ -13,14 +13,21 @@ text). The page says, first, that this is evidence for a human and never a verdi
 import csv
 import io
 import math
+import os
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise_title
 from autograder.outputs.records import spreadsheet_text, write_atomically
+from autograder.review.similarity import Analysis, Pair, StudentCode
 from autograder.safe_text import clean
 from autograder.templating import render
+
+if TYPE_CHECKING:
+    from autograder.review.inputs import BaseCode
 
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
 TEMPLATE = "similarity.html.j2"
@@ -35,15 +42,15 @@ DISCLAIMER_ZH = ("本页只是供人工判断的证据，绝不是结论。相�
                  "（教材、讲义、课程允许的学习小组）；下结论之前请先与学生沟通。本页内容不会改变任何成绩。")
 
 
-def evidence_text(pair, class_size):
+def evidence_text(pair: Pair, class_size: int) -> str:
     """The pair's evidence in words, e.g. "both produce the same wrong output on 3 hidden cases of
     MultiHeadAttention.forward; 2 of 240 students produce it"."""
     return "; ".join(evidence_parts(pair, class_size))
 
 
-def evidence_parts(pair, class_size):
+def evidence_parts(pair: Pair, class_size: int) -> list[str]:
     """The pieces of `evidence_text`, one per piece of evidence."""
-    parts = []
+    parts: list[str] = []
     if pair.code_overlap > 0:
         little = "" if pair.code_confidence >= 1 else \
             f"; little rare code in common, so it counts at {pair.code_confidence:.0%}"
@@ -57,18 +64,18 @@ def evidence_parts(pair, class_size):
         known = " (a known misconception's output)" if shared.explained else ""
         parts.append(f"both produce the same wrong output{known} on {cases} of {exercise_title(shared.exercise)}; "
                      f"{shared.students} of {class_size} students produce it")
-    for shared in pair.shared_misconceptions:
-        parts.append(f"same misconception \"{_misconception_name(shared.id)}\"; {shared.students} of {class_size} "
-                     "students have it")
+    for misconception in pair.shared_misconceptions:
+        parts.append(f"same misconception \"{_misconception_name(misconception.id)}\"; {misconception.students} of "
+                     f"{class_size} students have it")
     return parts
 
 
-def _percent_below(share):
+def _percent_below(share: float) -> str:
     """A share as a percentage rounded down (99.96 % reads 99.9 %: never more than the class shows)."""
     return f"{math.floor(share * 1000) / 10:.1f} %"
 
 
-def write_csv(out_dir, analysis):
+def write_csv(out_dir: str | os.PathLike[str], analysis: Analysis) -> Path:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
@@ -82,7 +89,8 @@ def write_csv(out_dir, analysis):
     return path
 
 
-def write_html(out_dir, analysis, students, shown=SHOWN, base_code=None):
+def write_html(out_dir: str | os.PathLike[str], analysis: Analysis, students: Iterable[StudentCode], shown: int = SHOWN,
+               base_code: "BaseCode | None" = None) -> Path:
     path = Path(out_dir) / HTML_NAME
     write_atomically(path, similarity_html(analysis, students, shown, base_code))
     return path
@@ -131,7 +139,8 @@ class PairSection:
     quiet: int  # solution cells with no shared passage, not shown
 
 
-def similarity_html(analysis, students, shown=SHOWN, base_code=None):
+def similarity_html(analysis: Analysis, students: Iterable[StudentCode], shown: int = SHOWN,
+                    base_code: "BaseCode | None" = None) -> str:
     """The page; with `base_code` (autograder.review.inputs.BaseCode) every shared passage is highlighted,
     without it the shared winnowed fingerprints only."""
     by_id = {student.id: student for student in students}
@@ -146,7 +155,8 @@ def similarity_html(analysis, students, shown=SHOWN, base_code=None):
                   shown=shown, sections=sections)
 
 
-def _pair_section(rank, pair, by_id, analysis, base_code):
+def _pair_section(rank: int, pair: Pair, by_id: Mapping[str, StudentCode], analysis: Analysis,
+                  base_code: "BaseCode | None") -> PairSection:
     shared = analysis.shared_hashes.get((pair.student_a, pair.student_b), set())
     first, second = by_id.get(pair.student_a), by_id.get(pair.student_b)
     evidence = tuple(evidence_parts(pair, analysis.students))
@@ -158,12 +168,13 @@ def _pair_section(rank, pair, by_id, analysis, base_code):
         marked_a, marked_b = _shared_passages(first, second, base_code), _shared_passages(second, first, base_code)
     else:
         marked_a, marked_b = _marked_cells(first, shared), _marked_cells(second, shared)
-    cells, quiet = [], 0
+    cells: list[SharedCell] = []
+    quiet = 0
     for label in labels:
         if label not in marked_a and label not in marked_b:
             quiet += 1
             continue
-        sides = []
+        sides: list[CellSide] = []
         for student, marked in ((first, marked_a), (second, marked_b)):
             source = next((code for cell_label, code in student.cells if cell_label == label), None)
             segments = _highlighted(source, marked.get(label, [])) if source is not None else None
@@ -172,7 +183,7 @@ def _pair_section(rank, pair, by_id, analysis, base_code):
     return PairSection(rank, pair.student_a, pair.student_b, section.score, evidence, tuple(cells), quiet)
 
 
-def _marked_cells(student, shared):
+def _marked_cells(student: StudentCode, shared: Collection[int]) -> dict[str, list[tuple[int, int]]]:
     """{cell label: [(start, end)]} of the student's passages whose fingerprint the other student has too."""
     marked: dict[str, list[tuple[int, int]]] = {}
     for index, fingerprint in student.fingerprints:
@@ -181,10 +192,11 @@ def _marked_cells(student, shared):
     return marked
 
 
-def _shared_passages(student, other, base_code):
+def _shared_passages(student: StudentCode, other: StudentCode,
+                     base_code: "BaseCode") -> dict[str, list[tuple[int, int]]]:
     """{cell label: [(start, end)]}: the student's passages found in the other student's cell of the same name."""
     theirs = dict(other.cells)
-    marked = {}
+    marked: dict[str, list[tuple[int, int]]] = {}
     for label, source in student.cells:
         if label in theirs:
             spans = base_code.shared_spans(source, theirs[label])
@@ -193,7 +205,7 @@ def _shared_passages(student, other, base_code):
     return marked
 
 
-def _highlighted(source, spans):
+def _highlighted(source: str, spans: Iterable[tuple[int, int]]) -> tuple[Segment, ...]:
     """`source` as segments, the union of `spans` marked."""
     source = source[:MAX_SHOWN_CHARS]
     merged: list[list[int]] = []
@@ -202,7 +214,8 @@ def _highlighted(source, spans):
             merged[-1][1] = max(merged[-1][1], end)
         else:
             merged.append([start, end])
-    segments, position = [], 0
+    segments: list[Segment] = []
+    position = 0
     for start, end in merged:
         segments.append(Segment(_shown(source[position:start]), False))
         segments.append(Segment(_shown(source[start:end]), True))
@@ -211,11 +224,11 @@ def _highlighted(source, spans):
     return tuple(segments)
 
 
-def _shown(text):
+def _shown(text: str) -> str:
     """Student code as page text: control and bidi characters made visible (safe_text); the template escapes it."""
     return clean(text, MAX_SHOWN_CHARS)
 
 
-def _misconception_name(misconception_id):
+def _misconception_name(misconception_id: str) -> str:
     known = MISCONCEPTIONS_BY_ID.get(misconception_id)
     return known.name["en"] if known else misconception_id

@@ -7,10 +7,13 @@ links the page from the grades' class_report.html (autograder.outputs.class_repo
 """
 
 import importlib.util
+import os
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.grading.progress import Progress
 from autograder.outputs import class_report
 from autograder.review import inputs, page, similarity
 
@@ -24,8 +27,11 @@ class SimilarityRun:
     grades_dir: Path | None
 
 
-def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=None, progress=None, log=None,
-                   threshold=similarity.FLAG_THRESHOLD, shown=page.SHOWN, workers=1):
+def run_similarity(submitted_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], *,
+                   base: Iterable[str | os.PathLike[str]] = (), grades_dir: Path | None = None,
+                   grade: Callable[[Path, Path], object] | None = None, progress: Progress | None = None,
+                   log: Callable[[str], object] | None = None, threshold: float | None = similarity.FLAG_THRESHOLD,
+                   shown: int = page.SHOWN, workers: int = 1) -> SimilarityRun:
     """Analyse the class in `submitted_dir`; `grade(submitted_dir, grades_dir)` grades it when `grades_dir` is
     None (and is then given OUT/grades). `log(line)` reports each stage."""
     started = time.monotonic()
@@ -74,7 +80,7 @@ def run_similarity(submitted_dir, out_dir, *, base=(), grades_dir=None, grade=No
     return SimilarityRun(analysis, csv_path, html_path, time.monotonic() - started, grades_dir)
 
 
-def _near_duplicates(notes):
+def _near_duplicates(notes: list[str]) -> Callable[[Mapping[str, set[int]]], set[tuple[str, str]]] | None:
     """datasketch's MinHash LSH (the `course` extra), or None with a note saying what is missed without it."""
     if importlib.util.find_spec("datasketch") is None:
         notes.append("datasketch is not installed (pip install -c constraints.txt -e '.[course]'): copies of "

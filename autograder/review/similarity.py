@@ -34,7 +34,12 @@ import bisect
 import itertools
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from autograder.review.code_fingerprints import Fingerprint
 
 FLAG_THRESHOLD = 0.5  # pairs scoring at least this are flagged (written to similarity.csv)
 COMMON_SHARE = 0.05  # evidence held by more of the class than this makes no candidate pair on its own
@@ -56,6 +61,7 @@ FULL_CODE_EVIDENCE = 8.0
 LSH_THRESHOLD = 0.8  # estimated Jaccard similarity of the fingerprint sets
 LSH_PERMUTATIONS = 64
 LSH_MIN_FINGERPRINTS = 10  # a smaller set (almost all base code) is near everything
+Evidence = TypeVar("Evidence", bound=Hashable)  # a fingerprint hash, a wrong-output key, a misconception id
 
 
 @dataclass
@@ -63,12 +69,12 @@ class StudentCode:
     """One student's solution cells and their fingerprints (autograder.review.inputs builds it)."""
 
     id: str
-    cells: list  # [(label, source)] in notebook order; label: "notebook / grade id"
-    fingerprints: list = field(default_factory=list)  # [(cell index, code_fingerprints.Fingerprint)], base removed
-    problems: list = field(default_factory=list)  # notebooks that could not be read, and why
+    cells: list[tuple[str, str]]  # [(label, source)] in notebook order; label: "notebook / grade id"
+    fingerprints: list[tuple[int, "Fingerprint"]] = field(default_factory=list)  # [(cell index, print)], base removed
+    problems: list[str] = field(default_factory=list)  # notebooks that could not be read, and why
 
     @property
-    def hashes(self):
+    def hashes(self) -> set[int]:
         return {fingerprint.hash for _, fingerprint in self.fingerprints}
 
 
@@ -76,9 +82,9 @@ class StudentCode:
 class Behaviour:
     """What a student's grading record says: wrong outputs by exercise, misconceptions named."""
 
-    wrong_outputs: dict  # exercise id -> frozenset of "check#case:fingerprint"
-    misconceptions: frozenset
-    explained: frozenset = frozenset()  # wrong outputs of checks that named a misconception (a known mistake)
+    wrong_outputs: dict[str, frozenset[str]]  # exercise id -> frozenset of "check#case:fingerprint"
+    misconceptions: frozenset[str]
+    explained: frozenset[str] = frozenset()  # wrong outputs of checks that named a misconception (a known mistake)
 
 
 @dataclass(frozen=True)
@@ -101,30 +107,32 @@ class Pair:
     student_b: str
     score: float
     code_overlap: float
-    shared_outputs: list  # [SharedOutputs], strongest first
-    shared_misconceptions: list  # [SharedMisconception], rarest first
+    shared_outputs: list[SharedOutputs]  # strongest first
+    shared_misconceptions: list[SharedMisconception]  # rarest first
     passages: int = 0  # shared fingerprints (weighted > 0)
     code_confidence: float = 1.0  # how much of the code overlap counts (code_evidence between MIN_ and FULL_)
     code_evidence: float = 0.0  # shared fingerprints, each counted by its rarity
     code_percentile: float = 0.0  # share of the class's pairs with less code evidence than this pair
 
     @property
-    def shared_wrong_outputs(self):
+    def shared_wrong_outputs(self) -> int:
         return sum(shared.cases for shared in self.shared_outputs)
 
 
 @dataclass
 class Analysis:
-    pairs: list  # flagged pairs, highest score first
+    pairs: list[Pair]  # flagged pairs, highest score first
     students: int
     candidates: int  # pairs scored (all others share no rare evidence)
     with_behaviour: int  # students with a grading record
-    shared_hashes: dict  # (a, b) -> the non-base fingerprint hashes they share, for flagged pairs (highlighting)
-    notes: list = field(default_factory=list)
+    # (a, b) -> the non-base fingerprint hashes they share, for flagged pairs (highlighting)
+    shared_hashes: dict[tuple[str, str], set[int]]
+    notes: list[str] = field(default_factory=list)
 
 
-def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share=COMMON_SHARE,
-            near_duplicates=None):
+def analyse(students: Sequence[StudentCode], behaviours: Mapping[str, Behaviour] | None = None, *,
+            threshold: float = FLAG_THRESHOLD, common_share: float = COMMON_SHARE,
+            near_duplicates: Callable[[dict[str, set[int]]], Iterable[tuple[str, str]]] | None = None) -> Analysis:
     """Score every candidate pair; return the flagged ones, highest score first.
 
     `students`: [StudentCode] with base fingerprints already removed; `behaviours`: {student id: Behaviour};
@@ -141,7 +149,8 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
                         for keys in behaviour.wrong_outputs.values() for key in keys)
     misconception_df = Counter(m for behaviour in behaviours.values() for m in behaviour.misconceptions)
 
-    def weight(h):  # squared IDF: what few students share dominates what a formulation's followers share
+    # squared IDF: what few students share dominates what a formulation's followers share
+    def weight(h: int) -> float:
         return math.log(count / code_df[h]) ** 2
 
     totals = {student_id: sum(weight(h) for h in student_hashes) for student_id, student_hashes in hashes.items()}
@@ -155,7 +164,8 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
 
     if near_duplicates is not None:  # copies of typical code share no rare fingerprint: whole sets compared
         candidates.update(near_duplicates(hashes))
-    scored, evidences = [], []
+    scored: list[tuple[Pair, float, set[int]]] = []
+    evidences: list[float] = []
     for a, b in candidates:
         shared = (hashes.get(a, set()) & hashes.get(b, set()))
         shared_weight = sum(weight(h) for h in shared)
@@ -176,7 +186,8 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
     # that is no candidate shares no rare fingerprint: it has less than any candidate with some).
     evidences.sort()
     all_pairs = count * (count - 1) // 2
-    pairs, shared_hashes = [], {}
+    pairs: list[Pair] = []
+    shared_hashes: dict[tuple[str, str], set[int]] = {}
     for pair, evidence, shared in scored:
         at_least = len(evidences) - bisect.bisect_left(evidences, evidence)  # this pair included
         pair.code_percentile = 1.0 - at_least / all_pairs if evidence > 0 else 0.0
@@ -186,22 +197,23 @@ def analyse(students, behaviours=None, *, threshold=FLAG_THRESHOLD, common_share
     return Analysis(pairs, count, len(candidates), len(behaviours), shared_hashes)
 
 
-def code_confidence(evidence):
+def code_confidence(evidence: float) -> float:
     """How much of a pair's code overlap counts, from its code evidence: 0 up to MIN_CODE_EVIDENCE, 1 from
     FULL_CODE_EVIDENCE, linear between."""
     return max(0.0, min(1.0, (evidence - MIN_CODE_EVIDENCE) / (FULL_CODE_EVIDENCE - MIN_CODE_EVIDENCE)))
 
 
-def rarity(students_with_it, class_size):
+def rarity(students_with_it: int, class_size: int) -> float:
     """1 when only the two students of a pair have it, falling to 0 when the whole class has it."""
     if class_size <= 2 or students_with_it >= class_size:
         return 0.0
     return max(0.0, min(1.0, math.log(class_size / max(students_with_it, 2)) / math.log(class_size / 2)))
 
 
-def _postings(items, df, cap):
+def _postings(items: Iterable[tuple[str, Iterable[Evidence]]], df: Mapping[Evidence, int],
+              cap: int) -> Iterable[list[str]]:
     """Students per piece of evidence, for evidence held by 2..cap students."""
-    postings = defaultdict(list)
+    postings: defaultdict[Evidence, list[str]] = defaultdict(list)
     for student_id, keys in items:
         for key in keys:
             if 2 <= df[key] <= cap:
@@ -209,16 +221,17 @@ def _postings(items, df, cap):
     return postings.values()
 
 
-def _add_pairs(candidates, postings):
+def _add_pairs(candidates: set[tuple[str, str]], postings: Iterable[Iterable[str]]) -> None:
     for students in postings:
         for a, b in itertools.combinations(sorted(students), 2):
             candidates.add((a, b))
 
 
-def _shared_outputs(first, second, output_df):
+def _shared_outputs(first: Behaviour | None, second: Behaviour | None,
+                    output_df: Mapping[str, int]) -> list[SharedOutputs]:
     if first is None or second is None:
         return []
-    shared = []
+    shared: list[SharedOutputs] = []
     for exercise, keys in first.wrong_outputs.items():
         common = keys & second.wrong_outputs.get(exercise, frozenset())
         if common:
@@ -228,14 +241,16 @@ def _shared_outputs(first, second, output_df):
     return shared
 
 
-def _shared_misconceptions(first, second, misconception_df):
+def _shared_misconceptions(first: Behaviour | None, second: Behaviour | None,
+                           misconception_df: Mapping[str, int]) -> list[SharedMisconception]:
     if first is None or second is None:
         return []
     common = first.misconceptions & second.misconceptions
     return sorted((SharedMisconception(m, misconception_df[m]) for m in common), key=lambda m: (m.students, m.id))
 
 
-def _behaviour_strength(outputs, misconceptions, class_size):
+def _behaviour_strength(outputs: Iterable[SharedOutputs], misconceptions: Iterable[SharedMisconception],
+                        class_size: int) -> float:
     """In [0, 1]. Unexplained shared outputs of different exercises are independent pieces of evidence and combine as
     1 - prod(1 - strength); everything a known mistake explains counts once (its strongest piece), since one
     misconception fails several checks and exercises at once."""
@@ -246,12 +261,13 @@ def _behaviour_strength(outputs, misconceptions, class_size):
             known = max(known, EXPLAINED_WEIGHT * strength)
         else:
             missing *= 1.0 - strength
-    for shared in misconceptions:
-        known = max(known, MISCONCEPTION_WEIGHT * rarity(shared.students, class_size))
+    for misconception in misconceptions:
+        known = max(known, MISCONCEPTION_WEIGHT * rarity(misconception.students, class_size))
     return 1.0 - missing * (1.0 - known)
 
 
-def near_duplicate_pairs(hash_sets, threshold=LSH_THRESHOLD, permutations=LSH_PERMUTATIONS):
+def near_duplicate_pairs(hash_sets: Mapping[str, set[int]], threshold: float = LSH_THRESHOLD,
+                         permutations: int = LSH_PERMUTATIONS) -> set[tuple[str, str]]:
     """{(a, b)} with a < b, for the students of {id: set of int hashes} whose sets are about `threshold`-similar.
 
     datasketch (the `course` extra) is imported here, not at the top: without it the analysis runs on the inverted
@@ -259,7 +275,7 @@ def near_duplicate_pairs(hash_sets, threshold=LSH_THRESHOLD, permutations=LSH_PE
     from datasketch import MinHash, MinHashLSH
 
     index = MinHashLSH(threshold=threshold, num_perm=permutations)
-    signatures = {}
+    signatures: dict[str, Any] = {}
     for student_id, hashes in hash_sets.items():
         if len(hashes) < LSH_MIN_FINGERPRINTS:
             continue
@@ -267,7 +283,7 @@ def near_duplicate_pairs(hash_sets, threshold=LSH_THRESHOLD, permutations=LSH_PE
         signature.update_batch([value.to_bytes(8, "big") for value in hashes])
         signatures[student_id] = signature
         index.insert(student_id, signature)
-    pairs = set()
+    pairs: set[tuple[str, str]] = set()
     for student_id, signature in signatures.items():
         for other in index.query(signature):
             if other != student_id:

@@ -17,7 +17,7 @@ import importlib
 __all__ = ["check", "check_all", "grade"]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in __all__:
         return getattr(importlib.import_module("autograder.running.in_notebook"), name)
     raise AttributeError(f"module 'autograder' has no attribute {name!r}")

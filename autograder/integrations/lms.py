@@ -235,7 +235,7 @@ def _not_in_roster(records: Mapping[str, StudentDocument], students: Iterable[di
 
 def _max_score(records: Mapping[str, StudentDocument]) -> float:
     scores = [float(record.get("max_score", 0.0)) for record in records.values() if record.get("max_score")]
-    return max(scores) if scores else float(sum(exercise.points for exercise in EXERCISES))
+    return max(scores) if scores else float(sum(exercise.points or 0 for exercise in EXERCISES))
 
 
 def _notes_path(out_path: Path) -> Path:

@@ -23,13 +23,20 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 
 from autograder.course.assignment import ASSIGNMENT
 from autograder.integrations.nbgrader_sandbox import in_kernel_config_lines
 from autograder.integrations.source_notebooks import refresh_source_notebooks
+
+if TYPE_CHECKING:  # nbgrader's gradebook is imported where it is opened: --help stays fast
+    from nbgrader.api import Gradebook
+
+PathLike = str | os.PathLike[str]
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +53,7 @@ class NbgraderError(RuntimeError):
     """An nbgrader command failed; the message ends with the tail of its output."""
 
 
-def default_repo_root():
+def default_repo_root() -> Path:
     """The attnkit checkout: the parent of this package when it has `source/`, else the current directory."""
     for candidate in (Path(__file__).resolve().parents[2], Path.cwd()):
         if (candidate / "source" / ASSIGNMENT).is_dir():
@@ -57,19 +64,19 @@ def default_repo_root():
     )
 
 
-def _repo(repo_root):
+def _repo(repo_root: PathLike | None) -> Path:
     return Path(repo_root) if repo_root is not None else default_repo_root()
 
 
-def _ignore(_directory, names):
+def _ignore(_directory: str, names: list[str]) -> list[str]:
     return [name for name in names if name in IGNORED_NAMES]
 
 
-def _notebook_names(directory):
+def _notebook_names(directory: PathLike) -> list[str]:
     return sorted(path.name for path in Path(directory).glob("*.ipynb"))
 
 
-def make_course(root, repo_root=None, *, in_kernel=False):
+def make_course(root: PathLike, repo_root: PathLike | None = None, *, in_kernel: bool = False) -> Path:
     """Build an nbgrader course directory at `root` (created if missing; must not hold a course yet).
 
     It gets a copy of the repository's `source/attention/` and an `nbgrader_config.py` that loads the
@@ -106,11 +113,11 @@ def make_course(root, repo_root=None, *, in_kernel=False):
     return root
 
 
-def _db_url(course_root):
+def _db_url(course_root: PathLike) -> str:
     return "sqlite:///" + str(Path(course_root).resolve() / GRADEBOOK)
 
 
-def _nbgrader(course_root, *args):
+def _nbgrader(course_root: PathLike, *args: str) -> subprocess.CompletedProcess[str]:
     """Run `nbgrader ARGS` in the course directory with this interpreter; raise NbgraderError on failure."""
     course_root = Path(course_root)
     if not (course_root / "nbgrader_config.py").is_file():
@@ -134,7 +141,7 @@ def _nbgrader(course_root, *args):
     return process
 
 
-def generate_release(course_root):
+def generate_release(course_root: PathLike) -> Path:
     """`nbgrader generate_assignment attention`: the student version, in `release/attention/`."""
     course_root = Path(course_root)
     _nbgrader(course_root, "generate_assignment", ASSIGNMENT, "--force")
@@ -146,7 +153,7 @@ def generate_release(course_root):
     return release
 
 
-def submit(course_root, student_id, notebooks_dir):
+def submit(course_root: PathLike, student_id: str, notebooks_dir: PathLike) -> Path:
     """Place a student's notebooks in `submitted/<student_id>/attention/`, replacing an earlier submission.
 
     `notebooks_dir` must hold every notebook of the assignment; other files in it are not submitted.
@@ -180,14 +187,14 @@ def submit(course_root, student_id, notebooks_dir):
     return destination
 
 
-def submitted_students(course_root):
+def submitted_students(course_root: PathLike) -> list[str]:
     submitted = Path(course_root) / "submitted"
     if not submitted.is_dir():
         return []
     return sorted(path.parent.name for path in submitted.glob(f"*/{ASSIGNMENT}") if path.is_dir())
 
 
-def autograde(course_root, students=None):
+def autograde(course_root: PathLike, students: Sequence[str] | None = None) -> Path:
     """`nbgrader autograde attention` for the given students (default: every submitted one).
 
     Returns the `autograded/` directory. A notebook that raises is graded, not an error; an error is
@@ -217,14 +224,14 @@ def autograde(course_root, students=None):
     return course_root / "autograded"
 
 
-def generate_feedback(course_root):
+def generate_feedback(course_root: PathLike) -> Path:
     """`nbgrader generate_feedback attention`: one HTML file per autograded notebook, in `feedback/`."""
     course_root = Path(course_root)
     _nbgrader(course_root, "generate_feedback", ASSIGNMENT, "--force")
     return course_root / "feedback"
 
 
-def export_grades(course_root):
+def export_grades(course_root: PathLike) -> Path:
     """`nbgrader export`: the gradebook as CSV (one row per student and assignment); returns its path."""
     course_root = Path(course_root)
     destination = course_root / "grades.csv"
@@ -234,7 +241,7 @@ def export_grades(course_root):
     return destination
 
 
-def _gradebook(course_root):
+def _gradebook(course_root: PathLike) -> Gradebook:
     from nbgrader.api import Gradebook  # imports sqlalchemy & co.: only when grades are read
 
     database = Path(course_root) / GRADEBOOK
@@ -243,7 +250,7 @@ def _gradebook(course_root):
     return Gradebook(_db_url(course_root), COURSE_ID)
 
 
-def read_scores(course_root):
+def read_scores(course_root: PathLike) -> dict[str, dict[str, float]]:
     """Autograded scores from the gradebook: {student: {notebook: score}}."""
     with _gradebook(course_root) as gradebook:
         assignment = gradebook.find_assignment(ASSIGNMENT)
@@ -253,7 +260,7 @@ def read_scores(course_root):
         }
 
 
-def read_cell_scores(course_root):
+def read_cell_scores(course_root: PathLike) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
     """Per graded cell: {student: {notebook: {grade_id: (score, max_score)}}}."""
     with _gradebook(course_root) as gradebook:
         assignment = gradebook.find_assignment(ASSIGNMENT)
@@ -266,12 +273,12 @@ def read_cell_scores(course_root):
         }
 
 
-def _fresh_release(repo_root, workdir):
+def _fresh_release(repo_root: PathLike | None, workdir: PathLike) -> Path:
     course = make_course(Path(workdir) / "course", repo_root)
     return generate_release(course)
 
 
-def sync_release(repo_root=None):
+def sync_release(repo_root: PathLike | None = None) -> Path:
     """Write `source/attention/`'s cells that come from the catalogue, then regenerate the repository's
     `release/attention/` from it; returns the release."""
     repo = _repo(repo_root)
@@ -286,7 +293,7 @@ def sync_release(repo_root=None):
     return destination
 
 
-def _comparable(notebook_path):
+def _comparable(notebook_path: PathLike) -> list[tuple[str, str, dict[str, Any]]]:
     """What a release must keep: per cell its type, source and nbgrader metadata (no outputs, ids or counts)."""
     notebook = nbformat.read(notebook_path, as_version=4)
     return [
@@ -295,16 +302,16 @@ def _comparable(notebook_path):
     ]
 
 
-def _files(directory):
-    directory = Path(directory)
+def _files(directory: PathLike) -> list[str]:
+    folder = Path(directory)
     return sorted(
-        str(path.relative_to(directory))
-        for path in directory.rglob("*")
-        if path.is_file() and not set(path.relative_to(directory).parts) & set(IGNORED_NAMES)
+        str(path.relative_to(folder))
+        for path in folder.rglob("*")
+        if path.is_file() and not set(path.relative_to(folder).parts) & set(IGNORED_NAMES)
     )
 
 
-def compare_releases(expected_dir, actual_dir):
+def compare_releases(expected_dir: PathLike, actual_dir: PathLike) -> list[str]:
     """Differences between two release directories, as readable lines (empty when in sync)."""
     expected_dir, actual_dir = Path(expected_dir), Path(actual_dir)
     if not actual_dir.is_dir():
@@ -330,7 +337,7 @@ def compare_releases(expected_dir, actual_dir):
     return problems
 
 
-def release_differences(repo_root=None):
+def release_differences(repo_root: PathLike | None = None) -> list[str]:
     """How `source/attention/` differs from the catalogue (its overviews, "What is graded" cells and graded cells'
     points) and the committed `release/attention/` from a fresh `nbgrader generate_assignment`."""
     repo = _repo(repo_root)
@@ -341,7 +348,7 @@ def release_differences(repo_root=None):
         return problems + compare_releases(_fresh_release(repo, workdir), repo / "release" / ASSIGNMENT)
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.integrations.nbgrader_course",
                                      description=__doc__.split("\n")[0])
     parser.add_argument("command", choices=("release", "check-release"),

@@ -58,7 +58,7 @@ def overview_text(name: str) -> str:
     """The notebook's exercises as a table: names, points, time and difficulty, with the totals."""
     exercises = [exercise for exercise in EXERCISES if exercise.notebook == name]
     total_minutes = sum(_effort(exercise)[0] for exercise in exercises)
-    total_points = sum(exercise.points for exercise in exercises)
+    total_points = sum(exercise.points or 0 for exercise in exercises)
     lines = [f"**Exercises · 练习** — about {total_minutes} minutes of exercises; allow as long again for reading "
              f"and running the other cells · 练习约需 {total_minutes} 分钟，阅读和运行其余单元格另需差不多同样的时间",
              "",

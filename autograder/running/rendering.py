@@ -5,7 +5,12 @@ The rendering itself is autograder.checking.results (verdict -> CheckResult) and
 messages and misconceptions.
 """
 
+from collections.abc import Sequence
+
+import torch
+
 from autograder.checking import feedback, results
+from autograder.checking.check_types import Check, CheckResult, Status, Verdict
 from autograder.checking.feedback import MARKS
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
@@ -14,15 +19,16 @@ from autograder.course.exercises import exercise as find_exercise
 __all__ = ["MARKS", "check_result", "heatmap_png", "table"]
 
 
-def table(exercise_id, check_results, lang, *, hidden, hints=True):
+def table(exercise_id: str, check_results: Sequence[CheckResult], lang: str, *, hidden: bool,
+          hints: bool = True) -> str:
     return feedback.table(find_exercise(exercise_id), check_results, lang, hidden=hidden, messages=catalog.MESSAGES,
                           hints=hints)
 
 
-def heatmap_png(expected, got):
+def heatmap_png(expected: torch.Tensor, got: torch.Tensor) -> bytes:
     return feedback.heatmap_png(expected, got, catalog.MESSAGES)
 
 
-def check_result(check, status, verdict, lang):
+def check_result(check: Check, status: Status, verdict: Verdict, lang: str) -> CheckResult:
     """The CheckResult of `check` with this status and verdict, its message in `lang`."""
     return results.check_result(check, status, verdict, lang, catalog.MESSAGES, MISCONCEPTIONS_BY_ID)

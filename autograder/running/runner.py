@@ -9,7 +9,11 @@ What an exception means is autograder.checking.diagnosis's job; the verdict's te
 
 import random
 import time
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from autograder.checking.check_types import Case, Check, CheckResult
+from autograder.checking.expectations import Expectations
 from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
 from autograder.course import catalog
@@ -19,27 +23,31 @@ from autograder.course.exercises import exercise as find_exercise
 from autograder.course.shared.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
 from autograder.i18n import language
 from autograder.running.threads import single_threaded
+from autograder.running.timing import StageTimes
 
 
-def cases_for(check, seed):
+def cases_for(check: Check, seed: int) -> list[Case]:
     """The check's cases for this seed: the same on the probe side and the judge side."""
     return check.cases(random.Random(f"{seed}/{check.id}"))
 
 
-def probe_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True):
+def probe_exercise(exercise_id: str, namespace: Mapping[str, Any], *, seed: int = DEFAULT_SEED,
+                   include_hidden: bool = True) -> dict[str, list[dict[str, Any]]]:
     """{check id: [probe data per case]}; a check stops at its first case that raised."""
     with single_threaded():
         return probe_checks(planned_probes(exercise_id, seed=seed, include_hidden=include_hidden).checks, namespace)
 
 
-def planned_probes(exercise_id, *, seed=DEFAULT_SEED, include_hidden=True):
+def planned_probes(exercise_id: str, *, seed: int = DEFAULT_SEED, include_hidden: bool = True) -> ExerciseProbes:
     """The exercise's probes and cases as plain data: all that the grading child is told of its checks."""
     checks = catalog.checks_of(exercise_id, include_hidden=include_hidden)
     planned = tuple(PlannedCheck(check.id, address_of(check.probe), tuple(cases_for(check, seed))) for check in checks)
     return ExerciseProbes(exercise_id, tuple(find_exercise(exercise_id).names), planned)
 
 
-def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=True, lang=None, times=None):
+def judge_exercise(exercise_id: str, records: Mapping[str, Sequence[dict[str, Any]]], *, seed: int = DEFAULT_SEED,
+                   include_hidden: bool = True, lang: str | None = None,
+                   times: StageTimes | None = None) -> list[CheckResult]:
     """One CheckResult per check, from probe data alone. `times` (a StageTimes), when given, is told the seconds
     spent computing the reference's expectations and judging."""
     lang = lang or language()
@@ -54,14 +62,16 @@ def judge_exercise(exercise_id, records, *, seed=DEFAULT_SEED, include_hidden=Tr
     return results
 
 
-def run_exercise(exercise_id, namespace, *, seed=DEFAULT_SEED, include_hidden=True, lang=None):
+def run_exercise(exercise_id: str, namespace: Mapping[str, Any], *, seed: int = DEFAULT_SEED,
+                 include_hidden: bool = True, lang: str | None = None) -> list[CheckResult]:
     find_exercise(exercise_id)
     records = probe_exercise(exercise_id, namespace, seed=seed, include_hidden=include_hidden)
     return judge_exercise(exercise_id, records, seed=seed, include_hidden=include_hidden, lang=lang)
 
 
-def _judge_check(check, data_per_case, seed, lang, times=None):
-    def expectations_of(index, case, data):
+def _judge_check(check: Check, data_per_case: Sequence[dict[str, Any]] | None, seed: int, lang: str,
+                 times: StageTimes | None = None) -> CheckResult:
+    def expectations_of(index: int, case: Case, data: dict[str, Any]) -> Expectations:
         expectations = check.expect(case, data)
         if times is None:
             return expectations

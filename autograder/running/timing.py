@@ -6,6 +6,7 @@ its own times); the grader's own stages are timed around the calls that do them.
 
 import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 
@@ -32,7 +33,7 @@ class StageTimes:
         setattr(self, stage, getattr(self, stage) + seconds)
 
     @contextlib.contextmanager
-    def timing(self, stage: str):
+    def timing(self, stage: str) -> Iterator[None]:
         started = time.perf_counter()
         try:
             yield

@@ -12,12 +12,16 @@ import ast
 import dataclasses
 import importlib.metadata
 import json
+import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from autograder.checking.check_types import Check
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS
 from autograder.course.exercises import EXERCISES
@@ -74,7 +78,7 @@ class KitBuildError(Exception):
     """OUT_DIR cannot take the kit (a file, or a folder that holds something else)."""
 
 
-def public_messages():
+def public_messages() -> dict[str, dict[str, str]]:
     """The catalogue without hidden checks' own titles and value-free (hidden) message forms (a preview's title,
     which quotes its hidden check's, is kept)."""
     hidden_titles = {f"{check.id}.title" for check in catalog.CHECKS if check.hidden}
@@ -82,7 +86,7 @@ def public_messages():
             if not key.endswith(".hidden") and key not in hidden_titles}
 
 
-def vectors_document(seed=DEFAULT_SEED):
+def vectors_document(seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Every public case of every exercise, in course order, as the kit stores it."""
     checks = []
     with single_threaded():  # one thread: the same floating-point sums in every process, so the same bytes
@@ -96,7 +100,7 @@ def vectors_document(seed=DEFAULT_SEED):
             "misconceptions": misconceptions, "checks": checks}
 
 
-def stored_check(check, seed):
+def stored_check(check: Check, seed: int) -> dict[str, Any]:
     """A public check as the kit stores it: its probe and judge by name, its cases and their expectations."""
     try:
         judge = address_of(check.judge, JUDGE_ROLE)
@@ -111,13 +115,14 @@ def stored_check(check, seed):
             "expected": [tensors.encode(r.expected) for r in recorded]}
 
 
-def shipped_modules(public_checks):
+def shipped_modules(public_checks: Sequence[Check]) -> list[str]:
     """Paths (relative to autograder/) of every module the kit runs: its runtime, the public checks' probes and
     judges, and everything they import from autograder, with their packages' __init__; never NEVER_SHIPPED."""
     roots = [f"autograder.integrations.student_kit.runtime.{path.stem}" for path in sorted(RUNTIME_DIR.glob("*.py"))]
     for check in public_checks:
         roots += [address_of(check.probe).module, address_of(check.judge, JUDGE_ROLE).module]
-    seen, pending, check_code = set(), list(roots), set(check_modules())
+    seen: set[str] = set()
+    pending, check_code = list(roots), set(check_modules())
     while pending:
         name = pending.pop()
         if name in seen:
@@ -126,7 +131,7 @@ def shipped_modules(public_checks):
             raise KitBuildError(f"the kit would ship {name}, which holds the reference or the checks")
         seen.add(name)
         pending += _imported_modules(name)
-    paths = set()
+    paths: set[str] = set()
     for name in seen:
         parts = name.split(".")[1:]
         paths.add("/".join(parts) + ".py" if (SOURCE_ROOT.joinpath(*parts).with_suffix(".py")).is_file()
@@ -135,14 +140,14 @@ def shipped_modules(public_checks):
     return sorted(path.removeprefix("/") for path in paths if path.removeprefix("/") not in OWN_INITS)
 
 
-def _imported_modules(name):
+def _imported_modules(name: str) -> list[str]:
     """The autograder modules (and the reference, `attnkit.solutions`) that module `name` imports anywhere in its
     source."""
     parts = name.split(".")[1:]
     path = SOURCE_ROOT.joinpath(*parts).with_suffix(".py")
     if not path.is_file():
         path = SOURCE_ROOT.joinpath(*parts, "__init__.py")
-    found = []
+    found: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
@@ -153,14 +158,14 @@ def _imported_modules(name):
     return found
 
 
-def _is_module(name):
+def _is_module(name: str) -> bool:
     if name == "attnkit.solutions" or name.startswith("attnkit.solutions."):
         return True
     parts = name.split(".")[1:]
     return SOURCE_ROOT.joinpath(*parts).with_suffix(".py").is_file() or SOURCE_ROOT.joinpath(*parts).is_dir()
 
 
-def kit_pyproject():
+def kit_pyproject() -> str:
     version = importlib.metadata.version("attnkit")
     torch_version = torch.__version__.split("+")[0]  # the vectors were computed with this torch: same tolerances
     return f"""[build-system]
@@ -183,7 +188,7 @@ include = ["autograder*"]
 """
 
 
-def kit_files(seed=DEFAULT_SEED):
+def kit_files(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     """{relative path: bytes} of the whole kit."""
     files = {
         "pyproject.toml": kit_pyproject().encode(),
@@ -199,7 +204,7 @@ def kit_files(seed=DEFAULT_SEED):
     return files
 
 
-def build(out_dir, seed=DEFAULT_SEED):
+def build(out_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> dict[str, int]:
     """Write the kit into out_dir (created, or replaced when it holds an earlier kit); {path: size in bytes}."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
@@ -224,6 +229,6 @@ def build(out_dir, seed=DEFAULT_SEED):
     return {relative: len(content) for relative, content in files.items()}
 
 
-def _is_kit(folder):
+def _is_kit(folder: Path) -> bool:
     pyproject = folder / "pyproject.toml"
     return pyproject.is_file() and f'name = "{PACKAGE_NAME}"' in pyproject.read_text(encoding="utf-8", errors="replace")

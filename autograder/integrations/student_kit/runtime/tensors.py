@@ -7,6 +7,8 @@ back exactly.
 """
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -15,7 +17,7 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int
 NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 
-def encode(value):
+def encode(value: Any) -> Any:
     """`value` with every tensor (also inside dicts, lists and tuples) turned into JSON-ready data."""
     if isinstance(value, torch.Tensor):
         return _encode_tensor(value)
@@ -28,7 +30,7 @@ def encode(value):
     return value
 
 
-def decode(value):
+def decode(value: Any) -> Any:
     """The inverse of encode (tuples come back as lists)."""
     if isinstance(value, dict):
         if TENSOR in value:
@@ -39,11 +41,12 @@ def decode(value):
     return value
 
 
-def _encode_tensor(tensor):
+def _encode_tensor(tensor: torch.Tensor) -> dict[str, Any]:
     dtype = str(tensor.dtype).removeprefix("torch.")
     if dtype not in DTYPES:
         raise ValueError(f"cannot store a tensor of dtype {dtype}; storable: {', '.join(DTYPES)}")
     flat = tensor.detach().cpu().reshape(-1)
+    values: list[Any]
     if dtype == "bool":
         values = [int(v) for v in flat.tolist()]
     elif dtype == "int64":
@@ -53,7 +56,7 @@ def _encode_tensor(tensor):
     return {TENSOR: dtype, "shape": list(tensor.shape), "values": values}
 
 
-def _decode_tensor(record):
+def _decode_tensor(record: Mapping[str, Any]) -> torch.Tensor:
     dtype = DTYPES[record[TENSOR]]
     values = [NON_FINITE[v] if isinstance(v, str) else v for v in record["values"]]
     return torch.tensor(values, dtype=dtype).reshape(record["shape"])

@@ -1,7 +1,7 @@
 """The stored public cases (vectors.json): reading them, and where the installed kit keeps them."""
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,15 +32,15 @@ class StoredCheck:
 
 @dataclass(frozen=True)
 class Vectors:
-    messages: dict
-    exercises: dict  # id -> Exercise (the full kit declares them beside its checks; the kit stores them)
-    misconceptions: dict  # id -> Misconception
-    checks: tuple
+    messages: dict[str, dict[str, str]]
+    exercises: dict[str, Exercise]  # by id (the full kit declares them in its folders; the kit stores them)
+    misconceptions: dict[str, Misconception]  # by id
+    checks: tuple[StoredCheck, ...]
 
-    def checks_of(self, exercise_id):
+    def checks_of(self, exercise_id: str) -> tuple[StoredCheck, ...]:
         return tuple(check for check in self.checks if check.exercise == exercise_id)
 
-    def exercise(self, exercise_id):
+    def exercise(self, exercise_id: str) -> Exercise:
         """The exercise with this id; a clear error for a typo in a notebook cell."""
         try:
             return self.exercises[exercise_id]
@@ -49,12 +49,12 @@ class Vectors:
             raise KeyError(f"unknown exercise {exercise_id!r}; known exercises: {known}") from None
 
 
-def read_vectors(path):
+def read_vectors(path: Path | str) -> Vectors:
     """The vectors in the JSON file at `path`; a clear error for a file of another format."""
     return vectors_from_document(json.loads(Path(path).read_text(encoding="utf-8")), source=path)
 
 
-def vectors_from_document(document, source="vectors"):
+def vectors_from_document(document: Mapping[str, Any], source: Path | str = "vectors") -> Vectors:
     if document.get("format") != FORMAT:
         raise ValueError(f"{source}: student-kit vectors of format {document.get('format')!r}, expected {FORMAT}; "
                          "rebuild the kit with `attnkit student-kit build`")
@@ -71,11 +71,11 @@ def vectors_from_document(document, source="vectors"):
     return Vectors(messages=document["messages"], exercises=exercises, misconceptions=misconceptions, checks=checks)
 
 
-def address(record):
+def address(record: Mapping[str, Any]) -> ProbeAddress:
     """A stored {"module", "function", "args"} as the address the full kit's plan uses."""
     return ProbeAddress(record["module"], record["function"], tuple(record["args"]))
 
 
-def installed_vectors():
+def installed_vectors() -> Vectors:
     """The vectors shipped inside the installed kit (autograder/integrations/student_kit/data/vectors.json)."""
     return read_vectors(Path(__file__).resolve().parent.parent / "data" / FILE_NAME)

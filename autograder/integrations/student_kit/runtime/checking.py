@@ -18,7 +18,7 @@ class StoredExpectations:
     grades = False
     default_seed = None
 
-    def __init__(self, load_vectors: Callable[[], Vectors]):
+    def __init__(self, load_vectors: Callable[[], Vectors]) -> None:
         self._load_vectors = load_vectors
 
     @functools.cached_property

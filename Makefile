@@ -16,7 +16,7 @@ help:
 	@echo "make test           run the test suite (nbgrader runs included)"
 	@echo "make release        write source/attention/'s points and catalogue cells, regenerate release/attention/"
 	@echo "make check-release  fail if source/attention/ or release/attention/ is out of date"
-	@echo "make lint           ruff check, the layers contract (lint-imports) and mypy on the typed stages"
+	@echo "make lint           ruff check, the layers contract (lint-imports) and mypy on every package"
 	@echo "make grid           the variant grid: every single-knob mistake of every module exercise, graded"
 	@echo "make mutation       mutation score: cosmic-ray's mutants of solutions/ graded by the checks (~1 min)"
 	@echo "make similarity-bench  attnkit similarity on 3,000 synthetic students: time and precision"

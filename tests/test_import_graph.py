@@ -165,7 +165,7 @@ def test_the_role_contracts_catch_a_folder_that_breaks_them(repo_root, tmp_path,
 
 @pytest.mark.slow
 def test_the_typed_stages_pass_mypy(repo_root):
-    """checking, isolation, grading, outputs and review type-check (pyproject.toml's [tool.mypy])."""
+    """Every package of autograder type-checks, every function annotated (pyproject.toml's [tool.mypy])."""
     run = subprocess.run([sys.executable, "-m", "mypy"], cwd=repo_root, capture_output=True, text=True, check=False)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
 

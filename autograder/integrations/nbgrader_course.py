@@ -241,7 +241,7 @@ def export_grades(course_root: PathLike) -> Path:
     return destination
 
 
-def _gradebook(course_root: PathLike) -> Gradebook:
+def _gradebook(course_root: PathLike) -> "Gradebook":
     from nbgrader.api import Gradebook  # imports sqlalchemy & co.: only when grades are read
 
     database = Path(course_root) / GRADEBOOK

@@ -43,7 +43,7 @@ class ScoredCheck(Protocol):
 
 
 class JudgedCheck(ScoredCheck, Protocol):
-    """A check with its judge (autograder.course.judges), which both kits run."""
+    """A check with its judge (a folder's judge module), which both kits run."""
 
     @property
     def judge(self) -> Callable[[ProbeData, Case, Expectations], Verdict]: ...

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from autograder.course import catalog
-from autograder.course.probes.plan import ExerciseProbes
+from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation import wire, workspace
 from autograder.isolation.cgroups import ChildCgroups
 from autograder.isolation.child_task import ChildTask

@@ -8,10 +8,9 @@ lists the folders: adding one never touches the catalogue. A `declaration` modul
 
 import functools
 import importlib
-import pkgutil
 
-import autograder.course
 from autograder.course.declaration import Declaration
+from autograder.course.shared.plan import modules_in_role
 
 DECLARATION_MODULE = "declaration"
 LAST = "\uffff"  # folders that declare no exercise (the module contract) come after the notebooks'
@@ -24,11 +23,7 @@ class DeclarationError(TypeError):
 def declaration_modules() -> tuple[str, ...]:
     """The dotted names of every exercise folder's declaration module, sorted (autograder.course.declaration, which
     defines the type, is not a folder's)."""
-    # walk_packages imports each package to look inside it: the folders' __init__ modules hold only docstrings
-    # and their notebook's name.
-    found = pkgutil.walk_packages(autograder.course.__path__, prefix="autograder.course.")
-    return tuple(sorted(info.name for info in found
-                        if info.name.count(".") >= 3 and info.name.rpartition(".")[2] == DECLARATION_MODULE))
+    return modules_in_role(DECLARATION_MODULE)
 
 
 @functools.cache

@@ -78,8 +78,9 @@ def check_modules() -> tuple[str, ...]:
 
 
 def check_locations() -> tuple[Path, ...]:
-    """The files of the course's check code."""
-    return tuple(_check_files()[name] for name in check_modules())
+    """The files of the course's check code, in the order of check_modules()."""
+    files = _check_files()
+    return tuple(files[name] for name in sorted(files))
 
 
 def protected_paths() -> tuple[Path, ...]:

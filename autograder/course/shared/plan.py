@@ -55,8 +55,10 @@ class ExerciseProbes:
 
 
 def in_role(module: str, role: str) -> bool:
-    """True for a module of autograder.course named by `role` (an exercise folder's `probe` or `judge`)."""
-    return module.startswith(COURSE_PACKAGE + ".") and module.rpartition(".")[2] == role
+    """True for a module named by `role` (`probe`, `judge`, `declaration`) inside a folder of autograder.course:
+    autograder.course.<folder>[.<exercise>].<role>, never a module directly under the course."""
+    parts = module.split(".")
+    return module.startswith(COURSE_PACKAGE + ".") and len(parts) >= 4 and parts[-1] == role
 
 
 def address_of(probe: Callable, role: str = PROBE_ROLE) -> ProbeAddress:
@@ -98,9 +100,15 @@ def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
     return records
 
 
-def probe_modules() -> tuple[str, ...]:
-    """Every exercise folder's probe module, sorted: what the grading child's zygote imports (and nothing else of
-    the course). Walking imports only the folders' packages, which hold docstrings and their notebook's name."""
+def modules_in_role(role: str) -> tuple[str, ...]:
+    """Every exercise folder's `role` module, sorted. Walking imports only the folders' packages, which hold
+    docstrings and their notebook's name: never a probe, judge or declaration."""
     course = importlib.import_module(COURSE_PACKAGE)
     found = pkgutil.walk_packages(course.__path__, prefix=COURSE_PACKAGE + ".")
-    return tuple(sorted(info.name for info in found if in_role(info.name, PROBE_ROLE)))
+    return tuple(sorted(info.name for info in found if in_role(info.name, role)))
+
+
+def probe_modules() -> tuple[str, ...]:
+    """Every exercise folder's probe module: what the grading child's zygote imports (and nothing else of the
+    course)."""
+    return modules_in_role(PROBE_ROLE)

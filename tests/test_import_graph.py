@@ -19,36 +19,9 @@ from pathlib import Path
 import pytest
 
 import autograder
+from devtools.architecture import import_graph, modules_of
 
 PACKAGE_DIR = Path(autograder.__file__).resolve().parent
-
-
-def module_files():
-    """{dotted module name: file} for every module of the autograder package."""
-    modules = {}
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        modules[name] = path
-    return modules
-
-
-def imported_modules(path, known):
-    """The autograder modules `path` imports explicitly, at the top or inside functions."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name in known)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in known:
-            for alias in node.names:
-                submodule = f"{node.module}.{alias.name}"
-                found.add(submodule if submodule in known else node.module)
-    return found
-
-
-def import_graph():
-    modules = module_files()
-    return {name: imported_modules(path, modules) - {name} for name, path in modules.items()}
 
 
 def find_cycle(graph):
@@ -82,13 +55,13 @@ def test_find_cycle_sees_a_cycle_and_its_absence():
     assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
 
 
-@pytest.mark.parametrize("name", sorted(module_files()))
+@pytest.mark.parametrize("name", sorted(modules_of(PACKAGE_DIR)))
 def test_every_module_imports(name):
     importlib.import_module(name)
 
 
 def test_the_package_has_no_import_cycle():
-    graph = import_graph()
+    graph = import_graph(PACKAGE_DIR)
     assert len(graph) > 30 and any(graph.values()), "the graph is empty: the walk found no modules or imports"
     cycle = find_cycle(graph)
     assert not cycle, "import cycle: " + " -> ".join(cycle)

@@ -100,11 +100,17 @@ class Exercise:
 
 @dataclass(frozen=True)
 class Misconception:
-    """A known wrong idea, recognised by running a wrong variant of the reference."""
+    """A known wrong idea, recognised by its own evidence in the student's outputs (a wrong variant of the reference
+    that reproduces them, or what the probe saw). Its words are the hint ladder's (autograder.checking.feedback):
+    rung 1 is the check's symptom with `question`, a question whose answer leads to the cause; rung 2 is `name`
+    (the likely mistake) with `hint` (the concept); rung 3, only on request, is `change`: what to change, in words.
+    No rung holds code, a formula, a shape to type or an expected answer."""
 
     id: str
     name: Mapping[str, str]  # {"en": ..., "zh": ...}, as every bilingual text (autograder.i18n)
     hint: Mapping[str, str]
+    question: Mapping[str, str] = field(default_factory=dict)  # rung 1; empty: the symptom alone
+    change: Mapping[str, str] = field(default_factory=dict)  # rung 3; empty: the ladder stops at rung 2
 
 
 @dataclass

@@ -31,8 +31,13 @@ class Declaration:
     misconceptions: tuple[Misconception, ...] = ()
 
 
-def misconception(misconception_id: str, name_en: str, name_zh: str, hint_en: str, hint_zh: str) -> Misconception:
-    """One known mistake: its name and hint, each in English and Simplified Chinese. One is reported only when a
-    wrong variant of the reference reproduces the student's output (autograder.checking.compare.diagnose) or the
-    probe saw the mistake itself."""
-    return Misconception(misconception_id, {"en": name_en, "zh": name_zh}, {"en": hint_en, "zh": hint_zh})
+def misconception(misconception_id: str, name_en: str, name_zh: str, hint_en: str, hint_zh: str, *,
+                  question: tuple[str, str] = ("", ""), change: tuple[str, str] = ("", "")) -> Misconception:
+    """One known mistake: its name and hint (the concept), and the ladder's question (rung 1) and change (rung 3) as
+    (English, Simplified Chinese), each in both languages. One is reported only when a wrong variant of the
+    reference reproduces the student's output (autograder.checking.compare.diagnose) or the probe saw the mistake
+    itself."""
+    def bilingual(pair: tuple[str, str]) -> dict[str, str]:
+        return {"en": pair[0], "zh": pair[1]} if pair[0] else {}
+    return Misconception(misconception_id, {"en": name_en, "zh": name_zh}, {"en": hint_en, "zh": hint_zh},
+                         question=bilingual(question), change=bilingual(change))

@@ -95,7 +95,8 @@ def vectors_document(seed: int = DEFAULT_SEED) -> dict[str, Any]:
     # The course's tables live beside the checks in the full kit: the kit gets them as data.
     exercises = [{"id": e.id, "notebook": e.notebook, "names": list(e.names), "title": dict(e.title),
                   "points": e.points} for e in EXERCISES]
-    misconceptions = [{"id": m.id, "name": dict(m.name), "hint": dict(m.hint)} for m in MISCONCEPTIONS]
+    misconceptions = [{"id": m.id, "name": dict(m.name), "hint": dict(m.hint), "question": dict(m.question),
+                       "change": dict(m.change)} for m in MISCONCEPTIONS]
     return {"format": vectors.FORMAT, "messages": public_messages(), "exercises": exercises,
             "misconceptions": misconceptions, "checks": checks}
 

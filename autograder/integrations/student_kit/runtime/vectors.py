@@ -67,7 +67,8 @@ def vectors_from_document(document: Mapping[str, Any], source: Path | str = "vec
     )
     exercises = {e["id"]: Exercise(e["id"], e["notebook"], tuple(e["names"]), e["title"], e["points"])
                  for e in document["exercises"]}
-    misconceptions = {m["id"]: Misconception(m["id"], m["name"], m["hint"]) for m in document["misconceptions"]}
+    misconceptions = {m["id"]: Misconception(m["id"], m["name"], m["hint"], m.get("question", {}), m.get("change", {}))
+                      for m in document["misconceptions"]}
     return Vectors(messages=document["messages"], exercises=exercises, misconceptions=misconceptions, checks=checks)
 
 

@@ -74,7 +74,7 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
             verdict.misconception = located.misconception
-    if mask is None and data.get("merged_seen") is not None:  # what out_proj received: the heads, merged
+    if data.get("merged_seen") is not None:  # what out_proj received: the heads, merged
         verdict.head_layout = merged_block_layout(expected["merged"], data["merged_seen"], case["num_heads"])
     return verdict
 

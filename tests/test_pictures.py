@@ -2,6 +2,7 @@
 panels on one colour scale, labels in the student's language, a tick per token, and head layouts read from the
 outputs themselves; and the details beside them show the real inputs and shapes."""
 
+import ast
 import subprocess
 import sys
 from xml.etree import ElementTree
@@ -225,3 +226,22 @@ def test_padding_details_show_the_whole_output_shapes():
     assert len(shapes) == 2 and all("shape (2, 6, 2)" in detail for detail in shapes), example.details
     difference = next(detail for detail in example.details if detail.startswith("largest difference"))
     assert difference.endswith(")") and difference.count(",") == 2  # an index of the (2, 6, 2) output
+
+
+def test_the_student_kit_ships_the_pictures_and_nothing_that_imports_matplotlib():
+    from autograder.course import catalog
+    from autograder.course.exercises import EXERCISES
+    from autograder.integrations.student_kit.build import SOURCE_ROOT, kit_pyproject, shipped_modules
+
+    public = [check for exercise in EXERCISES for check in catalog.checks_of(exercise.id, include_hidden=False)]
+    shipped = shipped_modules(public)
+    assert "checking/pictures.py" in shipped
+    imported = set()
+    for path in shipped:
+        for node in ast.walk(ast.parse((SOURCE_ROOT / path).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module.split(".")[0])
+    assert "torch" in imported and "matplotlib" not in imported
+    assert "matplotlib" not in kit_pyproject()

@@ -245,3 +245,9 @@ def test_the_student_kit_ships_the_pictures_and_nothing_that_imports_matplotlib(
                 imported.add(node.module.split(".")[0])
     assert "torch" in imported and "matplotlib" not in imported
     assert "matplotlib" not in kit_pyproject()
+
+
+def test_a_hidden_check_draws_no_head_layout():
+    results = run_exercise("split_heads", {"split_heads": split_without_transpose}, lang="en")
+    hidden = [result for result in results if result.hidden and result.status != "passed"]
+    assert hidden and all(result.head_layout is None and result.heatmap is None for result in hidden)

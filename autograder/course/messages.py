@@ -50,7 +50,7 @@ MESSAGES = {
     "label.picture_token": {"en": "token", "zh": "token"},
     "label.picture_head_legend": {"en": "each cell is one feature; colour: the head it came from; number: its token",
                                   "zh": "每个格子是一个特征；颜色：它来自哪个头；数字：它来自哪个 token"},
-    "label.picture_unknown": {"en": "?: a value found nowhere in the input", "zh": "?：输入中找不到这个数值"},
+    "label.picture_unknown": {"en": "?: a value found nowhere in the input", "zh": "格子中的“?”：输入中找不到这个数值"},
     "label.picture_misplaced": {"en": "red outline: not where it should be", "zh": "红框：位置不对"},
     # Exceptions raised by the student's code, explained in the student's terms.
     "error.not_implemented": {

@@ -1,12 +1,18 @@
-"""How long a public check takes in a warm kernel: `python -m devtools.check_bench [--repeat N]`.
+"""How long a public check takes in a warm kernel: `python -m devtools.check_bench [--repeat N] [--pictures]`.
 
 Runs each exercise's public checks (what `check(...)` runs, table included) and all its checks
 (what `grade(...)` runs) on the reference, after one warm-up call, and prints the median times.
 The target for a public check is under 100 ms.
+
+Then the first picture a failed check draws, in a fresh process (a kernel's first failing check): the heatmap as
+matplotlib drew it before (its import included) against autograder.checking.pictures' SVG, both in this run, and
+their ratio. The target for the first picture is under 0.5 s. `--pictures` prints that line only.
 """
 
 import argparse
 import statistics
+import subprocess
+import sys
 import time
 
 from attnkit import solutions
@@ -15,6 +21,41 @@ from autograder.running.rendering import table
 from autograder.running.runner import run_exercise
 
 TARGET_MS = 100.0
+PICTURE_TARGET_S = 0.5
+FRESH_RUNS = 3  # fresh processes per renderer: the median is printed
+
+# Before the timer: what a kernel holds by the time a check fails (torch, the catalogue, a failed mask's tensors).
+PICTURE_SETUP = """
+import time
+import torch
+from autograder.course.messages import MESSAGES
+expected = torch.ones(6, 6, dtype=torch.bool).triu(1)
+got = torch.ones(6, 6, dtype=torch.bool).triu()
+"""
+# The heatmap as autograder.checking.feedback drew it with matplotlib until the pictures became SVG: the baseline.
+MATPLOTLIB_PICTURE = """
+start = time.perf_counter()
+import io
+from matplotlib.figure import Figure
+figure = Figure(figsize=(7, 3.2))
+for index, (matrix, title) in enumerate(((expected, "expected"), (got, "yours"))):
+    axis = figure.add_subplot(1, 2, index + 1)
+    image = axis.imshow(matrix.float().numpy(), cmap="viridis", vmin=0.0, vmax=1.0)
+    axis.set_title(title)
+    axis.set_xlabel("key")
+    axis.set_ylabel("query")
+    figure.colorbar(image, ax=axis, fraction=0.046)
+figure.tight_layout()
+buffer = io.BytesIO()
+figure.savefig(buffer, format="png", dpi=90)
+print(time.perf_counter() - start)
+"""
+SVG_PICTURE = """
+start = time.perf_counter()
+from autograder.checking.pictures import heatmap_svg
+heatmap_svg(expected, got, MESSAGES, "zh")
+print(time.perf_counter() - start)
+"""
 
 
 def median_ms(action, repeat):
@@ -43,10 +84,31 @@ def measure(repeat):
     return rows
 
 
+def first_picture_s(drawing):
+    """Median seconds, over FRESH_RUNS fresh processes, from a failed check's tensors to the picture's bytes."""
+    timings = []
+    for _ in range(FRESH_RUNS):
+        done = subprocess.run([sys.executable, "-c", PICTURE_SETUP + drawing], capture_output=True, text=True,
+                              check=True)
+        timings.append(float(done.stdout.split()[-1]))
+    return statistics.median(timings)
+
+
+def picture_line():
+    old, new = first_picture_s(MATPLOTLIB_PICTURE), first_picture_s(SVG_PICTURE)
+    verdict = "within" if new < PICTURE_TARGET_S else "OVER"
+    return (f"first picture in a fresh process: matplotlib {old:.3f} s, SVG {new:.3f} s, ratio {old / new:.0f}x "
+            f"— {verdict} the {PICTURE_TARGET_S} s target")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="timed calls per exercise (default 15)")
+    parser.add_argument("--pictures", action="store_true", help="time the first picture only")
     args = parser.parse_args(argv)
+    if args.pictures:
+        print(picture_line())
+        return
     rows = measure(args.repeat)
     print(f"{'exercise':<26}{'check() ms':>12}{'grade() ms':>12}")
     for exercise_id, public_ms, all_ms in rows:
@@ -54,6 +116,7 @@ def main(argv=None):
     slowest = max(rows, key=lambda row: row[1])
     verdict = "within" if slowest[1] < TARGET_MS else "OVER"
     print(f"slowest public check: {slowest[0]} {slowest[1]:.1f} ms — {verdict} the {TARGET_MS:.0f} ms target")
+    print(picture_line())
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ def clean_environment():
 
 
 def make_kit_venv(root):
-    """Build the kit into root/kit, create root/venv (no system site-packages), install torch, numpy, matplotlib
-    (constraints.txt pins torch) and ipykernel (the version of this venv, for a Jupyter kernel), then the kit."""
+    """Build the kit into root/kit, create root/venv (no system site-packages), install torch and numpy
+    (constraints.txt pins torch; no matplotlib: the kit draws its pictures as SVG text) and ipykernel (the version of
+    this venv, for a Jupyter kernel), then the kit."""
     build(root / "kit")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -34,7 +35,7 @@ def make_kit_venv(root):
     pip = [str(python), "-m", "pip", "install", "--quiet"]
     environment = clean_environment()
     ipykernel = f"ipykernel=={importlib.metadata.version('ipykernel')}"
-    subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", "matplotlib", ipykernel],
+    subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", ipykernel],
                    check=True, env=environment, cwd=root)
     subprocess.run([*pip, "--no-deps", "--no-build-isolation", str(root / "kit")], check=True, env=environment,
                    cwd=root)

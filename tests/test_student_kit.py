@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import pytest
 import torch
@@ -16,7 +17,7 @@ from torch import nn
 from attnkit import solutions
 from autograder import cli
 from autograder.checking.check_types import PASSED
-from autograder.checking.feedback import heatmap_png
+from autograder.checking.pictures import head_layout_svg, heatmap_svg
 from autograder.course import catalog
 from autograder.integrations.student_kit.build import KitBuildError, build, vectors_document
 from autograder.integrations.student_kit.runtime import tensors
@@ -151,7 +152,19 @@ def test_a_failed_mask_check_draws_its_heatmap(vectors):
 
     result = run_public("causal_mask", {"causal_mask": with_diagonal}, vectors, "en")[0]  # causal_mask.notes
     assert result.misconception == "mask_includes_diagonal" and result.heatmap is not None
-    assert heatmap_png(*result.heatmap, vectors.messages).startswith(b"\x89PNG")
+    svg = heatmap_svg(*result.heatmap, vectors.messages, "zh")
+    assert ElementTree.fromstring(svg).tag.endswith("svg") and "你的结果" in svg
+
+
+def test_a_wrong_split_draws_the_same_head_layout_as_the_full_kit(vectors):
+    def view_only(x, num_heads):
+        b, num_tokens, d_out = x.shape
+        return x.reshape(b, num_heads, num_tokens, d_out // num_heads)
+
+    kit = run_public("split_heads", {"split_heads": view_only}, vectors, "en")[0]  # split_heads.notes
+    live = run_exercise("split_heads", {"split_heads": view_only}, include_hidden=False, lang="en")[0]
+    assert kit.head_layout is not None and kit.head_layout == live.head_layout
+    assert ElementTree.fromstring(head_layout_svg(kit.head_layout, vectors.messages, "en")).tag.endswith("svg")
 
 
 def test_stored_weights_load_by_name_in_either_layout_with_biases_made_to_match():

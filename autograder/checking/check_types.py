@@ -30,13 +30,29 @@ ProbeData = dict[str, Any]
 Case = dict[str, Any]
 
 
+TokenHead = tuple[int, int]  # (token, head): where one feature of a split or merged output came from
+
+
+@dataclass(frozen=True)
+class HeadLayout:
+    """Where each feature of a split or merged output came from, as the reference puts it and as the student's output
+    holds it, for a block diagram (autograder.checking.pictures): rows are the output's tokens, columns its features,
+    `head_dim` to a head; a cell is the (token, head) of the input feature whose value it holds, None where no
+    feature of the input holds it. Derived from the outputs themselves (autograder.checking.pictures.head_layout)."""
+
+    head_dim: int
+    expected: tuple[tuple[TokenHead | None, ...], ...]
+    received: tuple[tuple[TokenHead | None, ...], ...]
+
+
 @dataclass
 class Verdict:
     """A judge's decision on one case.
 
     `message_key` names a message in the catalogue; `fields` fill it in and must hold only
     indices, names and counts (never input or expected values: hidden checks show the message).
-    `expected`/`got` are shown only by public checks; `heatmap` asks for a picture of them.
+    `expected`/`got` are shown only by public checks, whole as the student's code returned them; `heatmap` asks for
+    a picture of them, `head_layout` for a block diagram of where the heads' features landed.
     """
 
     passed: bool
@@ -47,6 +63,12 @@ class Verdict:
     got: Any = None
     input_shape: tuple[int, ...] | None = None
     heatmap: bool = False
+    # A function of sizes (causal_mask(num_tokens)) has no input tensor: its inputs by name, {"num_tokens": 6}.
+    input_sizes: dict[str, int] = field(default_factory=dict)
+    # Bool over expected's leading axes: the positions the judge compared (the queries that see a real token); the
+    # largest difference shown is looked for there only. None: every position.
+    compared: Any = None
+    head_layout: HeadLayout | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +151,7 @@ class CheckResult:
     hidden: bool
     details: list[str] = field(default_factory=list)  # public checks only: shapes, values, differences
     heatmap: tuple[Any, Any] | None = None  # (expected, got) 2-D tensors, public checks only
+    head_layout: HeadLayout | None = None  # a block diagram of the heads' features, public checks only
     wrong_outputs: list[str] = field(default_factory=list)  # hidden checks: "check#case:fingerprint" of wrong cases
     hint: str = ""
     stub: bool = False  # the code still raises NotImplementedError: not started rather than wrong

@@ -1,15 +1,12 @@
-"""Feedback a student can read: a compact ✔/✘ table, and heatmaps for failed mask/softmax checks.
+"""Feedback a student can read: a compact ✔/✘ table (the pictures are autograder.checking.pictures).
 
 Takes the message catalogue as an argument (no checks, no reference): the live kit (autograder.running.rendering) and
 the student kit render with the same code.
 """
 
-import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
-
-import torch
 
 from autograder.checking.check_types import PASSED, CheckResult, Exercise, Status
 from autograder.i18n import Messages, pick, render
@@ -120,44 +117,3 @@ def summary(notebook: str, progress: Sequence[ExerciseProgress], lang: str, *, m
     heading = render(messages, "summary.heading", lang, {"notebook": notebook, "done": done, "total": len(progress)})
     return "\n".join([heading, *lines, render(messages, "summary.total", lang) + " " +
                       render(messages, "heading.progress", lang, totals)])
-
-
-def heatmap_png(expected: torch.Tensor, got: torch.Tensor, messages: Messages) -> bytes:
-    """PNG bytes of expected vs the student's attention weights, side by side (no pyplot global state)."""
-    from matplotlib.figure import Figure  # imported only when a picture is needed
-
-    expected, got = _as_matrix(expected), _as_matrix(got)
-    figure = Figure(figsize=(7, 3.2))
-    for axis_index, (matrix, key) in enumerate(((expected, "label.heatmap_expected"), (got, "label.heatmap_got"))):
-        axis = figure.add_subplot(1, 2, axis_index + 1)
-        image = axis.imshow(matrix, cmap="viridis", vmin=0.0, vmax=max(1.0, float(matrix.max())))
-        # Plot text stays English: matplotlib's default fonts have no CJK glyphs and would warn on stderr.
-        axis.set_title(render(messages, key, "en"))
-        axis.set_xlabel("key")
-        axis.set_ylabel("query")
-        figure.colorbar(image, ax=axis, fraction=0.046)
-    figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90)
-    return buffer.getvalue()
-
-
-def show_png(png: bytes) -> None:
-    """Display PNG bytes in a running IPython kernel; nothing elsewhere."""
-    try:
-        from IPython import get_ipython
-        from IPython.display import Image, display
-    except ImportError:
-        return
-    if get_ipython() is not None:
-        display(Image(data=png))
-
-
-def _as_matrix(tensor: torch.Tensor) -> Any:
-    """The first 2-D slice of a weight tensor, as floats (bool masks become 0/1)."""
-    matrix = tensor.detach().float()
-    while matrix.dim() > 2:
-        matrix = matrix[0]
-    if matrix.dim() == 1:
-        matrix = matrix.unsqueeze(0)
-    return matrix.nan_to_num(nan=0.0).numpy()

@@ -125,14 +125,14 @@ def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, mistakes: Var
     of `mistakes` ({misconception id: wrong mask}) it equals."""
     if got.shape != expected.shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
-                       expected=expected, got=got, input_shape=(num_tokens,))
+                       expected=expected, got=got, input_sizes={"num_tokens": num_tokens})
     if got.dtype != torch.bool:
         return Verdict(False, "mask.dtype", {"dtype": str(got.dtype)}, expected=expected, got=got,
-                       input_shape=(num_tokens,), heatmap=True)
+                       input_sizes={"num_tokens": num_tokens}, heatmap=True)
     if torch.equal(got, expected):
         return Verdict(True)
     return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, mistakes),
-                   expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
+                   expected=expected, got=got, input_sizes={"num_tokens": num_tokens}, heatmap=True)
 
 
 # ---------------------------------------------------------------------------------------------

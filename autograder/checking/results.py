@@ -27,6 +27,7 @@ from autograder.checking.expectations import Expectations
 from autograder.i18n import Messages, pick, render
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
+COLON = {"en": ": ", "zh": "："}  # between a detail's label and its value: full-width in a Chinese line
 
 
 class ScoredCheck(Protocol):
@@ -110,26 +111,42 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
         result.details = public_details(verdict, lang, messages)
         if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
             result.heatmap = (verdict.expected, verdict.got)
+        result.head_layout = verdict.head_layout
     return result
 
 
 def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]:
-    """Input shape, a few expected and actual values and the largest difference: public checks only."""
+    """The input (its shape, or its sizes by name), a few expected and actual values with their whole shapes, and the
+    largest difference where the judge compared: public checks only."""
     lines = []
-    if verdict.input_shape is not None:
-        lines.append(f"{render(messages, 'label.input_shape', lang)}: {tuple(verdict.input_shape)}")
+    colon = pick(COLON, lang)
+    if verdict.input_sizes:
+        sizes = ", ".join(f"{name} = {size}" for name, size in verdict.input_sizes.items())
+        lines.append(f"{render(messages, 'label.input', lang)}{colon}{sizes}")
+    elif verdict.input_shape is not None:
+        lines.append(f"{render(messages, 'label.input_shape', lang)}{colon}{tuple(verdict.input_shape)}")
     expected, got = verdict.expected, verdict.got
-    if hasattr(expected, "shape") and hasattr(got, "shape"):
+    if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
         shape = render(messages, "label.shape", lang)
-        lines.append(f"{render(messages, 'label.expected', lang)}: {preview(expected, shape)}")
-        lines.append(f"{render(messages, 'label.got', lang)}: {preview(got, shape)}")
-        diff, index = largest_difference(got, expected)
+        lines.append(f"{render(messages, 'label.expected', lang)}{colon}{preview(expected, shape)}")
+        lines.append(f"{render(messages, 'label.got', lang)}{colon}{preview(got, shape)}")
+        diff, index = largest_difference(compared_only(got, expected, verdict.compared), expected)
         if index is not None and diff > 0:
             lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
     return lines
 
 
+def compared_only(got: torch.Tensor, expected: torch.Tensor, compared: torch.Tensor | None) -> torch.Tensor:
+    """`got` with expected's values where the judge did not compare (`compared`: bool over the leading axes), so
+    the largest difference is one the check counted."""
+    if compared is None or got.shape != expected.shape or tuple(compared.shape) != tuple(got.shape[:compared.dim()]):
+        return got
+    keep = compared.reshape(*compared.shape, *([1] * (got.dim() - compared.dim())))
+    return torch.where(keep, got.to(torch.float64), expected.to(torch.float64))
+
+
 def preview(tensor: torch.Tensor, shape_label: str = "shape") -> str:
+    """The whole shape and the first MAX_SHOWN values in memory order."""
     flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
     values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
     more = ", …" if tensor.numel() > MAX_SHOWN else ""

@@ -35,8 +35,23 @@ MESSAGES = {
         "en": "details withheld in a hidden check; the public check cell shows them on its own inputs",
         "zh": "隐藏检查不显示细节；公开检查单元格会在它自己的输入上显示",
     },
+    "label.input": {"en": "input", "zh": "输入"},
+    # The pictures (autograder.checking.pictures): drawn as SVG, so the browser shows the Chinese labels too.
     "label.heatmap_expected": {"en": "expected", "zh": "期望"},
     "label.heatmap_got": {"en": "yours", "zh": "你的结果"},
+    "label.heatmap_query": {"en": "query (row)", "zh": "query（行）"},
+    "label.heatmap_key": {"en": "key (column)", "zh": "key（列）"},
+    "label.heatmap_hidden": {"en": "hidden (True)", "zh": "被遮住（True）"},
+    "label.heatmap_visible": {"en": "visible (False)", "zh": "可见（False）"},
+    "label.heatmap_not_finite": {"en": "not finite (inf, nan)", "zh": "非有限值（inf、nan）"},
+    "label.heatmap_slice": {"en": "showing [{index}] of a tensor of shape {shape}",
+                            "zh": "显示形状为 {shape} 的张量中的 [{index}]"},
+    "label.picture_head": {"en": "head {head}", "zh": "头 {head}"},
+    "label.picture_token": {"en": "token", "zh": "token"},
+    "label.picture_head_legend": {"en": "each cell is one feature; colour: the head it came from; number: its token",
+                                  "zh": "每个格子是一个特征；颜色：它来自哪个头；数字：它来自哪个 token"},
+    "label.picture_unknown": {"en": "?: a value found nowhere in the input", "zh": "格子中的“?”：输入中找不到这个数值"},
+    "label.picture_misplaced": {"en": "red outline: not where it should be", "zh": "红框：位置不对"},
     # Exceptions raised by the student's code, explained in the student's terms.
     "error.not_implemented": {
         "en": "not implemented yet: the stub still raises NotImplementedError",

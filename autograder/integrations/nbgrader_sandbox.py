@@ -19,7 +19,6 @@ sandbox cannot run, autograde stops with `SandboxUnavailable`, which names the s
 grading in the student's kernel: never a silent fallback.
 """
 
-import base64
 import fnmatch
 import json
 import logging
@@ -284,15 +283,20 @@ def graded_cells(result: "NotebookResult") -> dict[str, GradedCell]:
 def test_cell_outputs(cell: GradedCell, lang: str, notes: Sequence[str] = ()) -> list[NotebookNode]:
     """What `grade(...)` would have printed and returned in the kernel, the failed public masks' heatmaps, and the
     grader's notes on the notebook as a whole (a given cell restored, files not copied...)."""
-    from autograder.running.rendering import heatmap_png, table
+    from autograder.running.rendering import head_layout_svg, heatmap_svg, table
 
     text = table(cell.exercise_id, list(cell.results), lang, hidden=True) + "\n"
     text += "".join(f"  · {note}\n" for note in notes)
     outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     for result in cell.results:
-        if result.heatmap is not None and not result.hidden:  # a hidden check's values stay secret
-            png = base64.b64encode(heatmap_png(*result.heatmap)).decode("ascii")
-            outputs.append(nbformat.v4.new_output("display_data", data={"image/png": png}))
+        if result.hidden:  # a hidden check's values stay secret
+            continue
+        # SVG, as check(...) shows it: the feedback page (nbconvert) writes it into the HTML, where the browser
+        # draws the Chinese labels with its own fonts.
+        pictures = [heatmap_svg(*result.heatmap, lang)] if result.heatmap is not None else []
+        pictures += [head_layout_svg(result.head_layout, lang)] if result.head_layout is not None else []
+        outputs += [nbformat.v4.new_output("display_data", data={"image/svg+xml": svg, "text/plain": result.id})
+                    for svg in pictures]
     outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(cell.score)}, execution_count=1))
     return outputs
 

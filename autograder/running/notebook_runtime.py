@@ -18,12 +18,11 @@ from autograder.checking.feedback import (
     ExerciseProgress,
     HintLadder,
     defined_namespace,
-    heatmap_png,
     notebook_exercises,
-    show_png,
     summary,
     table,
 )
+from autograder.checking.pictures import head_layout_svg, heatmap_svg, show_svg
 from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
 from autograder.course.shared.plan import PlannedCheck, ProbeAddress, probe_checks
@@ -110,9 +109,11 @@ class NotebookRuntime:
         print(table(exercise, results, lang, hidden=False, messages=self.source.messages,
                     hints=self.ladder.shows_hints(exercise_id, hint)))
         self.ladder.remember(exercise_id, results)
-        for result in results:
+        for result in results:  # the pictures of the failed public checks, in the student's language
             if result.heatmap is not None:
-                show_png(heatmap_png(*result.heatmap, self.source.messages))
+                show_svg(heatmap_svg(*result.heatmap, self.source.messages, lang), result.id)
+            if result.head_layout is not None:
+                show_svg(head_layout_svg(result.head_layout, self.source.messages, lang), result.id)
 
     def check_all(self, notebook: str, namespace: Mapping[str, Any]) -> None:
         """One line per exercise of `notebook` (done, failing or not started, public checks passed, points in all and

@@ -1,22 +1,22 @@
-"""Feedback with the live catalogue: a verdict's CheckResult, the ✔/✘ table and heatmaps for failed masks.
+"""Feedback with the live catalogue: a verdict's CheckResult, the ✔/✘ table and the pictures of failed checks.
 
-The rendering itself is autograder.checking.results (verdict -> CheckResult) and autograder.checking.feedback
-(table, heatmap), shared byte for byte with the student kit; this module binds them to the live catalogue's
-messages and misconceptions.
+The rendering itself is autograder.checking.results (verdict -> CheckResult), autograder.checking.feedback (table)
+and autograder.checking.pictures (heatmap, head layout), shared byte for byte with the student kit; this module
+binds them to the live catalogue's messages and misconceptions.
 """
 
 from collections.abc import Sequence
 
 import torch
 
-from autograder.checking import feedback, results
-from autograder.checking.check_types import Check, CheckResult, Status, Verdict
+from autograder.checking import feedback, pictures, results
+from autograder.checking.check_types import Check, CheckResult, HeadLayout, Status, Verdict
 from autograder.checking.feedback import MARKS
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise as find_exercise
 
-__all__ = ["MARKS", "check_result", "heatmap_png", "table"]
+__all__ = ["MARKS", "check_result", "head_layout_svg", "heatmap_svg", "table"]
 
 
 def table(exercise_id: str, check_results: Sequence[CheckResult], lang: str, *, hidden: bool,
@@ -25,8 +25,12 @@ def table(exercise_id: str, check_results: Sequence[CheckResult], lang: str, *, 
                           hints=hints)
 
 
-def heatmap_png(expected: torch.Tensor, got: torch.Tensor) -> bytes:
-    return feedback.heatmap_png(expected, got, catalog.MESSAGES)
+def heatmap_svg(expected: torch.Tensor, got: torch.Tensor, lang: str) -> str:
+    return pictures.heatmap_svg(expected, got, catalog.MESSAGES, lang)
+
+
+def head_layout_svg(layout: HeadLayout, lang: str) -> str:
+    return pictures.head_layout_svg(layout, catalog.MESSAGES, lang)
 
 
 def check_result(check: Check, status: Status, verdict: Verdict, lang: str) -> CheckResult:

@@ -179,7 +179,7 @@ version = "{version}"
 description = "attnkit's student kit: instant feedback from stored public test vectors, no reference inside"
 readme = "README.md"
 requires-python = ">=3.11"
-dependencies = ["torch=={torch_version}", "numpy", "matplotlib"]
+dependencies = ["torch=={torch_version}", "numpy"]
 
 [tool.setuptools.packages.find]
 include = ["autograder*"]

@@ -4,6 +4,7 @@ Imports no reference or declaration: the student kit ships it as it is."""
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.pictures import merge_layout, split_layout
 from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
     HeadsCase,
     HeadsRecord,
@@ -21,8 +22,10 @@ def judge_split(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> V
     x, got, want = split_input(case), data["out"], expected["output"]
     if same(got, want):
         return dtype_verdict("split_heads", got, x.dtype)
-    return compare(got, want, message_key="split_heads.values", variants=expected["variants"],
-                   input_shape=tuple(x.shape))
+    verdict = compare(got, want, message_key="split_heads.values", variants=expected["variants"],
+                      input_shape=tuple(x.shape))
+    verdict.head_layout = split_layout(x, want, got, case["num_heads"])  # where each head's features landed
+    return verdict
 
 
 def judge_merge(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> Verdict:
@@ -38,4 +41,5 @@ def judge_merge(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> V
     key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
     verdict = compare(got, want, message_key=key, input_shape=tuple(x.shape))
     verdict.misconception = diagnose(got, want, expected["variants"])
+    verdict.head_layout = merge_layout(x, want, got)  # where each head's features landed
     return verdict

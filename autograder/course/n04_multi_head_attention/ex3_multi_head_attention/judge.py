@@ -17,6 +17,7 @@ from autograder.checking.judging import (
     located_fault,
     returned_weights,
 )
+from autograder.checking.pictures import merged_block_layout
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     MHA_LAYERS,
     MultiHeadCase,
@@ -54,6 +55,7 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
              if output.shape == got.shape]
     verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
                       input_shape=tuple(x.shape), variants=wrong)
+    verdict.expected, verdict.got, verdict.compared = want, got, shown  # whole outputs shown, compared where shown
     if verdict.misconception is None and mask is not None:
         verdict.message_key = padding_diagnosis(got, shown, expected)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
@@ -72,6 +74,8 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
             verdict.misconception = located.misconception
+    if data.get("merged_seen") is not None:  # what out_proj received: the heads, merged
+        verdict.head_layout = merged_block_layout(expected["merged"], data["merged_seen"], case["num_heads"])
     return verdict
 
 

@@ -222,27 +222,46 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("input_edited_in_place",
-      "the caller's tensor edited in place", "原地修改了调用者的张量",
-      "methods ending in _ (masked_fill_, div_, ...) and item assignment write into the tensor they act on: the "
-      "caller's tensor changes, and autograd can no longer go back through the softmax that made it; the out-of-place "
-      "form returns a new tensor",
-      "以 _ 结尾的方法（masked_fill_、div_ 等）和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd "
-      "也无法"
-      "再通过生成它的 softmax 反向传播；不带 _ 的写法会返回一个新张量"),
+      "the caller's tensor edited in place",
+      "原地修改了调用者的张量",
+      "methods whose names end in an underscore, and item assignment, write into the tensor they act on: the "
+      "caller's tensor changes, and autograd can no longer go back through the softmax that made it; the form "
+      "without the underscore returns a new tensor",
+      "名字以下划线结尾的方法和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd 也无法再通过生成"
+      "它的 softmax 反向传播；不带下划线的写法会返回一个新张量",
+      question=("After your function returns, is the tensor you gave it the same as before the call?",
+                "你的函数返回之后，传给它的张量还和调用之前一样吗？"),
+      change=("compute into a new tensor with the out-of-place form of each operation",
+              "用每个运算的非原地写法，把结果算到一个新张量里")),
     misconception("mask_after_softmax_no_renorm",
-      "future zeroed after the softmax without renormalising", "softmax 之后置零未来位置却没有重新归一化",
-      "after multiplying by the lower-triangular matrix, divide each row by its sum; or fill -inf before the softmax",
-      "乘以下三角矩阵之后要把每一行除以它的和；或者在 softmax 之前填入 -inf"),
+      "future zeroed after the softmax without renormalising",
+      "softmax 之后置零未来位置却没有重新归一化",
+      "zeroing the future after the softmax removes part of each row's weight: the rows no longer sum to 1 until "
+      "they are renormalised",
+      "在 softmax 之后把未来位置置零，会去掉每一行的一部分权重：不重新归一化，各行之和就不再是 1",
+      question=("After the future is zeroed, what does each row of your weights sum to?",
+                "把未来位置置零之后，你的权重每一行之和是多少？"),
+      change=("divide each masked row by its own sum, or hide the future before the softmax instead",
+              "把遮蔽后的每一行除以它自己的和，或者改为在 softmax 之前遮住未来")),
     misconception("masked_fill_result_dropped",
-      "masked_fill's result was thrown away", "masked_fill 的结果被丢弃了",
-      "masked_fill returns a new tensor and leaves the one it was called on alone: keep what it returns",
-      "masked_fill 返回一个新张量，不改动调用它的那个张量：要保留它的返回值"),
+      "the fill's result was thrown away",
+      "填入的结果被丢弃了",
+      "the out-of-place fill returns a new tensor and leaves the one it was called on as it was",
+      "非原地的填入会返回一个新张量，不改动调用它的那个张量",
+      question=("Which tensor goes into your softmax: the one the fill returned, or the one it was called on?",
+                "送进 softmax 的是填入返回的张量，还是调用填入的那个张量？"),
+      change=("keep the tensor the fill returns and go on with it",
+              "保留填入返回的张量，并用它继续计算")),
     misconception("tensor_created_on_cpu",
-      "a tensor made inside forward stays on the CPU", "forward 中新建的张量留在了 CPU 上",
-      "tensors created in forward (torch.ones, torch.triu, torch.tensor...) need device=x.device, or use the "
-      "registered buffer, which moves with the module",
-      "在 forward 中新建的张量（torch.ones、torch.triu、torch.tensor……）需要 device=x.device，或者使用会随模块"
-      "移动的已注册 buffer"),
+      "a tensor made inside forward stays on the CPU",
+      "forward 中新建的张量留在了 CPU 上",
+      "a tensor created without naming a device is made on the CPU, wherever the input is; a registered buffer "
+      "moves with the module",
+      "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里；已注册的 buffer 会随模块移动",
+      question=("When the input is on a GPU, on which device is each tensor your function creates?",
+                "当输入在 GPU 上时，你的函数新建的每个张量位于哪个设备上？"),
+      change=("create each new tensor on the input's device, or use the module's registered buffer",
+              "在输入所在的设备上新建每个张量，或者使用模块已注册的 buffer")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -184,18 +184,22 @@ MESSAGES = {
         "en": "the module has a parameter {name} its constructor does not promise",
         "zh": "模块中有一个构造函数没有约定的参数 {name}"},
     "contract.stray_bias": {
-        "en": "with qkv_bias=False the module still has {name}: pass bias=qkv_bias to nn.Linear",
-        "zh": "qkv_bias=False 时模块中仍有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+        "en": "with qkv_bias off the module still has {name}: the query, key and value layers take their bias "
+              "from qkv_bias",
+        "zh": "qkv_bias 关闭时模块中仍有 {name}：query、key、value 各层是否带偏置应由 qkv_bias 决定",
+    },
     "contract.stray_bias_default": {
-        "en": "called without qkv_bias, the module has {name}: the default must stay qkv_bias=False, as in the given "
-              "signature",
-        "zh": "不传 qkv_bias 时模块中有 {name}：默认值必须保持为给定签名中的 qkv_bias=False"},
+        "en": "called without qkv_bias, the module has {name}: keep the default of the given signature, no bias",
+        "zh": "不传 qkv_bias 时模块中有 {name}：请保持给定签名中的默认值，即不带偏置",
+    },
     "contract.attribute": {
         "en": "self.{name} does not hold {formula} as an int: keep the attributes the given __init__ sets",
         "zh": "self.{name} 不是整数 {formula}：请保留给定 __init__ 中设置的属性"},
     "contract.missing_bias": {
-        "en": "with qkv_bias=True the module has no {name}: pass bias=qkv_bias to nn.Linear",
-        "zh": "qkv_bias=True 时模块中没有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+        "en": "with qkv_bias on the module has no {name}: the query, key and value layers take their bias from "
+              "qkv_bias",
+        "zh": "qkv_bias 打开时模块中没有 {name}：query、key、value 各层是否带偏置应由 qkv_bias 决定",
+    },
     "contract.mask_parameter": {
         "en": "`{name}` is a parameter: the optimizer would train it; register it as a buffer",
         "zh": "`{name}` 是一个参数：优化器会训练它；请把它注册为 buffer"},
@@ -208,17 +212,19 @@ MESSAGES = {
         "en": "after model.eval() two calls on the same input give different outputs: dropout is still active",
         "zh": "调用 model.eval() 之后，同一输入的两次调用输出不同：dropout 仍然生效"},
     "contract.eval_differs": {
-        "en": "in eval mode, dropout={p} gives another output than dropout=0 with the same weights: dropout must be "
-              "the identity after model.eval()",
-        "zh": "eval 模式下，使用相同权重时 dropout={p} 与 dropout=0 的输出不同：调用 model.eval() 之后 dropout 必须是"
-              "恒等映射"},
+        "en": "in eval mode, dropout {p} gives another output than no dropout with the same weights: dropout must "
+              "do nothing after model.eval()",
+        "zh": "eval 模式下，使用相同权重时 dropout 为 {p} 与没有 dropout 的输出不同：调用 model.eval() 之后 dropou"
+              "t 必须不起作用",
+    },
     "contract.dropout_nan": {
         "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0; apply it to the "
               "weights after the softmax",
         "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0；请在 softmax 之后对权重应用 dropout"},
     "contract.dropout_inactive": {
-        "en": "in training mode nothing is ever dropped: apply self.dropout to the attention weights",
-        "zh": "训练模式下没有任何东西被丢弃：请对注意力权重应用 self.dropout"},
+        "en": "in training mode nothing is ever dropped: the module's dropout never reaches the attention weights",
+        "zh": "训练模式下没有任何东西被丢弃：模块的 dropout 从未作用在注意力权重上",
+    },
     "contract.dropout_future": {
         "en": "in training mode a token gives weight to a later token: dropout must not undo the mask",
         "zh": "训练模式下有 token 给了在它之后的 token 权重：dropout 不能破坏掩码"},
@@ -226,61 +232,72 @@ MESSAGES = {
         "en": "in training mode the weights change but no weight is zero and every row still sums to 1",
         "zh": "训练模式下权重变了，但没有一个权重为 0，而且每一行之和仍是 1"},
     "contract.dropout_not_on_weights": {
-        "en": "in training mode the output is not the attention weights with some of them dropped: apply "
-              "self.dropout to attn_weights, not to the input, the values or the output",
-        "zh": "训练模式下的输出不是部分权重被丢弃后的注意力权重：请对 attn_weights 应用 self.dropout，"
-              "而不是输入、values 或输出"},
+        "en": "in training mode the output is not the attention weights with some of them dropped: dropout acts "
+              "on the attention weights, not on the input, the values or the output",
+        "zh": "训练模式下的输出不是部分权重被丢弃后的注意力权重：dropout 作用在注意力权重上，而不是输入、value 或"
+              "输出上",
+    },
     "contract.dropout_rate": {
         "en": "in training mode {share:.0%} of the visible attention weights are zero, far from the dropout rate p",
         "zh": "训练模式下 {share:.0%} 的可见注意力权重为 0，与 dropout 比例 p 相差太远"},
     "contract.dropout_not_scaled": {
-        "en": "the kept attention weights are not scaled by 1/(1-p): use nn.Dropout, which does it for you",
-        "zh": "保留下来的注意力权重没有乘以 1/(1-p)：请使用 nn.Dropout，它会自动完成缩放"},
+        "en": "the kept attention weights are not scaled up to make up for the dropped ones: nn.Dropout does that "
+              "for you",
+        "zh": "保留下来的注意力权重没有放大来弥补被丢弃的那些：nn.Dropout 会自动完成这一步",
+    },
     "contract.dropout_values": {
-        "en": "in training mode the kept attention weights are neither the eval-mode weights nor those scaled "
-              "by 1/(1-p)",
-        "zh": "训练模式下保留下来的注意力权重既不是 eval 模式的权重，也不是它们乘以 1/(1-p) 的结果"},
+        "en": "in training mode the kept attention weights are neither the eval-mode weights nor those weights "
+              "scaled up by dropout",
+        "zh": "训练模式下保留下来的注意力权重既不是 eval 模式的权重，也不是这些权重经 dropout 放大后的结果",
+    },
     "contract.mask_missing": {
-        "en": "the module has no tensor `{name}`: add self.register_buffer('mask', ...) to __init__",
-        "zh": "模块没有张量 `{name}`：请在 __init__ 中加上 self.register_buffer('mask', ...)"},
+        "en": "the module has no tensor `{name}`: the constructor registers the mask as a buffer under that name",
+        "zh": "模块没有张量 `{name}`：构造函数要以这个名字把掩码注册为 buffer",
+    },
     "contract.mask_plain_attribute": {
-        "en": "`{name}` is not a registered buffer: after module.to('{device}') or .to(torch.float64) it stays "
-              "behind; use self.register_buffer",
-        "zh": "`{name}` 不是注册的 buffer：执行 module.to('{device}') 或 .to(torch.float64) 之后它留在原处；"
-              "请使用 self.register_buffer"},
+        "en": "`{name}` is not a registered buffer: when the module moves to {device} or changes dtype it stays "
+              "behind",
+        "zh": "`{name}` 不是注册的 buffer：模块移到 {device} 或转换 dtype 时，它留在原处",
+    },
     "contract.mask_not_saved": {
-        "en": "`{name}` is missing from state_dict(): drop persistent=False from register_buffer",
-        "zh": "state_dict() 中没有 `{name}`：去掉 register_buffer 的 persistent=False"},
+        "en": "`{name}` is missing from the module's saved state: the mask buffer is registered as one that is "
+              "not saved",
+        "zh": "模块保存的状态中没有 `{name}`：掩码 buffer 被注册成了不保存的 buffer",
+    },
     "contract.forward_failed_on_device": {
-        "en": "after module.to('{device}') the forward pass fails ({type}: {detail}); tensors made inside forward "
-              "stay on the CPU: use the buffer or device=x.device",
-        "zh": "执行 module.to('{device}') 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上："
-              "请使用 buffer 或 device=x.device"},
+        "en": "after the module moved to {device} the forward pass fails ({type}: {detail}); tensors made inside "
+              "forward stay on the CPU: use the buffer, or create them on the input's device",
+        "zh": "模块移到 {device} 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上：请使用 "
+              "buffer，或在输入所在的设备上创建它们",
+    },
     "contract.tensor_on_cpu": {
-        "en": "after module.to('{device}') forward still combines a tensor on the CPU with the others ({op}): "
-              "create tensors with device=x.device, or use the registered buffer",
-        "zh": "执行 module.to('{device}') 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）："
-              "请用 device=x.device 新建张量，或使用已注册的 buffer"},
+        "en": "after the module moved to {device} forward still combines a tensor on the CPU with the others "
+              "({op}): create tensors on the input's device, or use the registered buffer",
+        "zh": "模块移到 {device} 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）：请在输入所在的设备上新"
+              "建张量，或使用已注册的 buffer",
+    },
     "contract.output_on_device": {
-        "en": "after module.to('{device}') the output has the wrong shape or is not on {device}",
-        "zh": "执行 module.to('{device}') 之后输出的形状不对，或者不在 {device} 上"},
+        "en": "after the module moved to {device} the output has the wrong shape or is not on {device}",
+        "zh": "模块移到 {device} 之后输出的形状不对，或者不在 {device} 上",
+    },
     "contract.input_modified": {
         "en": "the forward pass modified its input x in place; leave x unchanged",
         "zh": "前向传播原地修改了输入 x；请不要改动 x"},
     "contract.batch_mixed": {
-        "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see each "
-              "other (softmax over the keys, dim=-1, never over the batch)",
-        "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 要在 key 上做，dim=-1，"
-              "而不是在 batch 维上）"},
+        "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see "
+              "each other (the softmax runs over the keys, never over the batch)",
+        "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 在 key 上做，而不是在 "
+              "batch 维上）",
+    },
     "contract.future_leaks": {
         "en": "changing the tokens after position {position} changed the outputs at positions 0 to {position}: the "
               "future leaks in",
         "zh": "修改位置 {position} 之后的 token 改变了位置 0 到 {position} 的输出：未来的信息泄漏进来了"},
     "contract.no_gradient": {
-        "en": "no gradient reaches {name}: compute the output from it with tensor operations (no .detach(), .data, "
-              "torch.no_grad() or copies)",
-        "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到"
-              "（不要用 .detach()、.data、torch.no_grad() 或复制）"},
+        "en": "no gradient reaches {name}: compute the output from it with tensor operations, without detaching, "
+              "copying or switching gradients off",
+        "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到，不要分离、复制或关闭梯度计算",
+    },
     "contract.heads_identical": {
         "en": "self.heads[{head}] starts with exactly the weights of self.heads[0]: identical heads get identical "
               "gradients and stay identical, so the extra heads learn nothing new",

@@ -197,8 +197,8 @@ SOFTMAX_MESSAGES = {
         "zh": "输入是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持输入的 dtype",
     },
     "builtin": {
-        "en": "calls {names}: write the softmax yourself with torch.exp and .sum",
-        "zh": "调用了 {names}：请用 torch.exp 和 .sum 自己实现 softmax",
+        "en": "calls {names}: write the softmax yourself, from exponentials and a sum",
+        "zh": "调用了 {names}：请用指数和求和自己实现 softmax",
     },
     "input_changed": {
         "en": "changes its input in place (e.g. x -= ...): compute into a new tensor instead",

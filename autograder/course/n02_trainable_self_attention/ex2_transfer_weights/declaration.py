@@ -63,8 +63,8 @@ MESSAGES = {
         "zh": "sa_v1.{name} 是一个新的 nn.Parameter：调用之前为 sa_v1 创建的优化器仍持有旧参数，再也训练不到这个模块",
     },
     "transfer_weights.wrong_weight": {
-        "en": "sa_v1.{name} is not sa_v2.{name}.weight.T",
-        "zh": "sa_v1.{name} 不等于 sa_v2.{name}.weight.T",
+        "en": "sa_v1.{name} does not hold the values of sa_v2's matching layer, laid out as v1 uses them",
+        "zh": "sa_v1.{name} 没有按 v1 的排列方式存放 sa_v2 对应层的数值",
     },
     "transfer_weights.missing_parameter": {
         "en": "sa_v1 has no parameter {name} after the call: copy into the existing parameters",
@@ -75,12 +75,14 @@ MESSAGES = {
         "zh": "sa_v1 的权重没有变化（你的函数返回了 {returned}）：请直接复制到 sa_v1 里",
     },
     "transfer_weights.v2_changed": {
-        "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them (t_() transposes in place)",
-        "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改（t_() 会原地转置）",
+        "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them (an in-place transpose modifies "
+              "them)",
+        "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改（原地转置会修改它们）",
     },
     "transfer_weights.raised_untransposed": {
-        "en": "raised {type} ({detail}); with d_in == d_out it runs but copies weight without .T",
-        "zh": "抛出了 {type}（{detail}）；当 d_in == d_out 时能运行，但复制的是没有转置的 weight",
+        "en": "raised {type} ({detail}); when the input and output sizes are equal, the same code runs but copies "
+              "each weight untransposed",
+        "zh": "抛出了 {type}（{detail}）；当输入和输出大小相等时，同样的代码能运行，但复制的是没有转置的权重",
     },
 }
 

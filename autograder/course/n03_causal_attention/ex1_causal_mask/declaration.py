@@ -57,8 +57,8 @@ MESSAGES = {
         "zh": "你的掩码对 token {query} 遮住了 token {key}，但 token {query} 应当能看到它",
     },
     "mask.dtype": {
-        "en": "the mask must be a bool tensor (True = hidden), got {dtype}; try .bool()",
-        "zh": "掩码必须是 bool 张量（True 表示遮住），实际是 {dtype}；可以用 .bool()",
+        "en": "the mask must be a bool tensor (True = hidden), got {dtype}",
+        "zh": "掩码必须是 bool 张量（True 表示遮住），实际是 {dtype}",
     },
 }
 

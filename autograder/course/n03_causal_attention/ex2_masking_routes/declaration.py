@@ -171,24 +171,23 @@ MESSAGES = {
     },
     "causal_weights.no_gradient": {
         "en": "no gradient flows back through the function to its input: compute the output from the input with "
-              "tensor operations (no .detach(), .data or torch.no_grad())",
-        "zh": "梯度没有通过这个函数传回输入：输出必须由输入经过张量运算得到（不要用 .detach()、.data 或 torch.no_grad"
-              "()）",
+              "tensor operations, without detaching it or switching gradients off",
+        "zh": "梯度没有通过这个函数传回输入：输出必须由输入经过张量运算得到，不要分离张量或关闭梯度计算",
     },
     "causal_weights.not_finite": {
         "en": "the gradient that flows back through the function to its input holds nan or inf",
         "zh": "通过这个函数传回输入的梯度中有 nan 或 inf",
     },
     "causal_weights.device_failed": {
-        "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without device= stays on the "
-              "CPU; create it with device=x.device",
-        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定 device= 的张量留在 CPU 上；"
-              "请用 device=x.device 创建",
+        "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without naming a device "
+              "stays on the CPU; create it on the input's device",
+        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定设备的张量留在 CPU 上；请"
+              "在输入所在的设备上创建它",
     },
     "causal_weights.tensor_on_cpu": {
-        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask with "
-              "device=x.device",
-        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请用 device=x.device 创建掩码",
+        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask on "
+              "the input's device",
+        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请在输入所在的设备上创建掩码",
     },
     "causal_weights.device_output": {
         "en": "on an input on {device} the result has the wrong shape or is not on {device}",

@@ -113,8 +113,8 @@ MESSAGES = {
         "zh": "前向传播调用了 {names}：请自己实现注意力计算",
     },
     "causal_attention.transpose_batched": {
-        "en": "`.T` on the batched keys reverses all three axes, so the shapes no longer fit",
-        "zh": "对带 batch 维的 keys 使用 `.T` 会反转全部三个维度，形状因此对不上",
+        "en": "a transpose of the batched keys reversed all three of their axes, so the shapes no longer fit",
+        "zh": "对带 batch 维的 keys 做的转置反转了全部三个维度，形状因此对不上",
     },
     "causal_attention.wrong_output": {
         "en": "the context vectors differ from the reference run with your own weights",

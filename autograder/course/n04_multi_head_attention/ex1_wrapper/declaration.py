@@ -141,8 +141,8 @@ MESSAGES = {
               "self.heads 中）",
     },
     "two_dimensional_wrapper.head_count": {
-        "en": "the wrapper has {got} head(s): the exercise keeps num_heads=2 and changes something else",
-        "zh": "这个包装器有 {got} 个头：本练习要求保持 num_heads=2，改变的是别的参数",
+        "en": "the wrapper has {got} head(s): the exercise keeps two heads and changes something else",
+        "zh": "这个包装器有 {got} 个头：本练习要求保留两个头，改变的是别的参数",
     },
     "two_dimensional_wrapper.not_causal_heads": {
         "en": "the heads have no W_query layer: each head must be a CausalAttention",
@@ -153,11 +153,11 @@ MESSAGES = {
         "zh": "各个头的宽度分别是 {per_head} 个特征，所以上下文向量有 {got} 个特征，而不是 2 个",
     },
     "two_dimensional_wrapper.sizes": {
-        "en": "the heads were built with d_in={got_d_in}, context_length={got_context_length}, "
-              "dropout={got_dropout}; the call asked for d_in={d_in}, context_length={context_length}, "
-              "dropout={dropout}",
-        "zh": "这些头是按 d_in={got_d_in}、context_length={got_context_length}、dropout={got_dropout} 构建的；"
-              "调用时要求的是 d_in={d_in}、context_length={context_length}、dropout={dropout}",
+        "en": "the heads were built with d_in {got_d_in}, context_length {got_context_length} and dropout "
+              "{got_dropout}; the call asked for d_in {d_in}, context_length {context_length} and dropout "
+              "{dropout}",
+        "zh": "这些头是按 d_in {got_d_in}、context_length {got_context_length}、dropout {got_dropout} 构建的；调用"
+              "时要求的是 d_in {d_in}、context_length {context_length}、dropout {dropout}",
     },
     "two_dimensional_wrapper.sizes.hidden": {
         "en": "the heads were not built with the d_in, context_length and dropout the function was called with",
@@ -172,8 +172,8 @@ MESSAGES = {
         "zh": "self.heads[{head}]（你的 CausalAttention）的输出就已经不对了：请先修正 CausalAttention",
     },
     "mha_wrapper.no_heads": {
-        "en": "keep the heads in self.heads = nn.ModuleList([...]): the grader reads each head's weights from there",
-        "zh": "请把这些头保存在 self.heads = nn.ModuleList([...]) 中：评分程序从那里读取每个头的权重",
+        "en": "keep the heads in self.heads, as a module list: the grader reads each head's weights from there",
+        "zh": "请把这些头以模块列表的形式保存在 self.heads 中：评分程序从那里读取每个头的权重",
     },
     "mha_wrapper.heads_not_registered": {
         "en": "self.heads is a plain list, so PyTorch does not see the heads' weights",

@@ -158,9 +158,9 @@ MESSAGES = {
     **dtype_message("merge_heads"),
     # split_heads
     "split_heads.values": {
-        "en": "some heads hold the wrong features: head h of token t must hold features "
-        "h*head_dim ... (h+1)*head_dim - 1 of token t",
-        "zh": "有些头拿到了错误的特征：token t 的第 h 个头应当是 token t 的第 h*head_dim 到 (h+1)*head_dim - 1 个特征",
+        "en": "some heads hold the wrong features: head h of token t must hold the h-th run of head_dim "
+              "consecutive features of token t",
+        "zh": "有些头拿到了错误的特征：token t 的第 h 个头应当是 token t 的第 h 段连续的 head_dim 个特征",
     },
     "split_heads.input_modified": {
         "en": "split_heads changed its input in place; return a new view instead",
@@ -168,9 +168,9 @@ MESSAGES = {
     },
     # merge_heads
     "merge_heads.values": {
-        "en": "features land in the wrong place: token t's features h*head_dim ... (h+1)*head_dim - 1 "
-        "must be head h's output for token t",
-        "zh": "特征放错了位置：token t 的第 h*head_dim 到 (h+1)*head_dim - 1 个特征应当是第 h 个头对 token t 的输出",
+        "en": "features land in the wrong place: the h-th run of head_dim consecutive features of token t must be "
+              "head h's output for token t",
+        "zh": "特征放错了位置：token t 的第 h 段连续的 head_dim 个特征应当是第 h 个头对 token t 的输出",
     },
     "merge_heads.round_trip": {
         "en": "merge_heads(split_heads(x, num_heads)) does not give x back",

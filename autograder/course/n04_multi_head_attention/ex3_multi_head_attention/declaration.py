@@ -192,19 +192,18 @@ MESSAGES = {
     },
     # padding_mask
     "padding_mask.no_argument": {
-        "en": "forward takes no attention_mask yet: extend it to forward(self, x, attention_mask=None) and add the "
-        "padding step (the multi_head_attention points do not depend on it)",
-        "zh": "forward 还不接受 attention_mask：请把它扩展为 forward(self, x, attention_mask=None) "
-        "并加上 padding 这一步（multi_head_attention 的分数与此无关）",
+        "en": "forward takes no attention_mask yet: give it the optional attention_mask parameter of the "
+              "exercise's signature and add the padding step (the multi_head_attention points do not depend on it)",
+        "zh": "forward 还不接受 attention_mask：请按练习给定的签名为它加上可选参数 attention_mask，并加上 padding "
+              "这一步（multi_head_attention 的分数与此无关）",
     },
     "padding_mask.renamed_argument": {
-        "en": "forward takes `{name}` where the exercise's signature gives attention_mask (forward(self, x, "
-        "attention_mask=None)): the mask is passed as attention_mask=..., which your forward does not accept, so it "
-        "never reaches a padding step; keep the given parameter name (the multi_head_attention points do not depend "
-        "on it)",
-        "zh": "练习给定的签名是 forward(self, x, attention_mask=None)，而你的 forward 在这个位置接受的是 `{name}`："
-        "掩码以 attention_mask=... 传入，你的 forward 不接受它，所以掩码到不了 padding 这一步；"
-        "请保持给定的参数名（multi_head_attention 的分数与此无关）",
+        "en": "forward takes `{name}` where the exercise's signature gives attention_mask: the mask is passed by "
+              "the name attention_mask, which your forward does not accept, so it never reaches a padding step; "
+              "keep the given parameter name (the multi_head_attention points do not depend on it)",
+        "zh": "练习给定的签名在这个位置是 attention_mask，而你的 forward 接受的是 `{name}`：掩码按名字 attention_m"
+              "ask 传入，你的 forward 不接受它，所以掩码到不了 padding 这一步；请保持给定的参数名（multi_head_atte"
+              "ntion 的分数与此无关）",
     },
     "padding_mask.fill_too_high": {
         "en": "padded keys still get weight: their scores were set to {fill:.3g} (before the scaling), and real "

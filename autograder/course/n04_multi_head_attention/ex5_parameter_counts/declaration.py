@@ -81,12 +81,13 @@ MESSAGES = {
               "GPT-2 规模的 MultiHeadAttention(768, 768, 1024, 0.0, 12)：三个不带偏置的 768 × 768 投影（1,769,472）"
               "加上带偏置的 out_proj（768 × 768 + 768 = 590,592），共 2,360,064；1024 × 1024 的掩码不计入。"},
     "parameter_counts.wrong": {
-        "en": "count_parameters returned {got:,}, expected {expected:,} trainable parameters",
-        "zh": "count_parameters 返回 {got:,}，应当是 {expected:,} 个可训练参数",
+        "en": "count_parameters returned {got:,}, which is not the module's number of trainable parameters: "
+              "compare it with your own prediction",
+        "zh": "count_parameters 返回 {got:,}，这不是该模块的可训练参数个数：请与你自己的预测对照",
     },
     "parameter_counts.wrong.hidden": {
-        "en": "the count is wrong for one of the modules: count only parameters that require grad",
-        "zh": "某个模块的计数不对：只统计 requires_grad 的参数",
+        "en": "the count is wrong for one of the modules: count only the parameters that require grad",
+        "zh": "某个模块的计数不对：只统计需要梯度的参数",
     },
     "parameter_counts.not_a_count": {
         "en": "returned {got}, expected a whole number",

@@ -114,12 +114,12 @@ MESSAGES = {
     "attention.returned_weights": {
         "en": "forward returns the attention weights, shape {got_shape}, one row per query over the keys: the "
               "context vectors are what those weights make of the values",
-        "zh": "forward 返回的是注意力权重，形状为 {got_shape}，每个查询一行、对应所有 key：上下文向量是这些权重作用于 "
+        "zh": "forward 返回的是注意力权重，形状为 {got_shape}，每个 query 一行、对应所有 key：上下文向量是这些权重作用于 "
               "values 之后的结果"},
     "attention.weights_differ": {
         "en": "the attention weights themselves already differ, first for query token {query}: look at the scores, "
               "the mask and the softmax",
-        "zh": "注意力权重本身就已经不对了，第一个出错的是查询 token {query}：请检查分数、掩码和 softmax"},
+        "zh": "注意力权重本身就已经不对了，第一个出错的是 query token {query}：请检查分数、掩码和 softmax"},
     "attention.after_weights": {
         "en": "the attention weights are right; the output goes wrong after them, in the weighted sum of the values",
         "zh": "注意力权重是对的；输出在它们之后才出错，问题在对 values 的加权求和"},

@@ -111,20 +111,18 @@ def _structure_title(spec: ModuleSpec) -> dict[str, str]:
         zh.append(f"尺寸属性 {sizes}")
     en.append("an output of the promised shape and dtype")
     zh.append("输出的形状和 dtype 符合约定")
-    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')} (module contract)",
+            "zh": f"{spec.class_name}：{_joined(zh, 'zh')}（模块约定）"}
 
 
 def _device_title(spec: ModuleSpec) -> dict[str, str]:
     name = spec.class_name
     if spec.causal:
-        return {"en": f"{name}: masks are buffers saved in state_dict that follow .to(dtype) and .to(device), and "
-                      "forward runs on that device (a GPU, or PyTorch's meta device when there is none)",
-                "zh": f"{name}：掩码是保存在 state_dict 中的 buffer，随 .to(dtype) 和 .to(device) 移动，"
-                      "前向传播能在该设备上运行（有 GPU 时用 GPU，没有时用 PyTorch 的 meta 设备）"}
-    return {"en": f"{name}: after .to(dtype) and .to(device) forward runs in that dtype on that device (a GPU, or "
-                  "PyTorch's meta device when there is none)",
-            "zh": f"{name}：经过 .to(dtype) 和 .to(device) 之后，前向传播以该 dtype 在该设备上运行（有 GPU 时用 GPU，"
-                  "没有时用 PyTorch 的 meta 设备）"}
+        return {"en": f"{name}: its mask is a buffer, moved and saved with the module, and forward runs on another "
+                      "device (module contract)",
+                "zh": f"{name}：掩码是随模块移动和保存的 buffer，forward 能在其他设备上运行（模块约定）"}
+    return {"en": f"{name}: forward runs on another device and dtype once the module is moved there (module contract)",
+            "zh": f"{name}：模块移到其他设备和 dtype 之后，forward 仍能在那里运行（模块约定）"}
 
 
 def _properties_title(spec: ModuleSpec) -> dict[str, str]:
@@ -140,27 +138,20 @@ def _properties_title(spec: ModuleSpec) -> dict[str, str]:
         zh.append("满足因果性")
     en += ["passes gradients to every parameter", "leaves its input alone"]
     zh += ["梯度能传到每个参数", "不修改输入"]
-    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')} (module contract)",
+            "zh": f"{spec.class_name}：{_joined(zh, 'zh')}（模块约定）"}
 
 
 def _modes_title(spec: ModuleSpec) -> dict[str, str]:
-    return {"en": f"{spec.class_name}: eval() is deterministic and equals dropout 0; train() drops attention weights "
-                  "after the softmax at rate p, scaled by 1/(1-p)",
-            "zh": f"{spec.class_name}：eval() 结果确定且等于 dropout 为 0 时的结果；"
-                  "train() 在 softmax 之后按比例 p 丢弃注意力权重，并乘以 1/(1-p)"}
+    return {"en": f"{spec.class_name}: dropout in training mode only, on the attention weights (module contract)",
+            "zh": f"{spec.class_name}：dropout 只在训练模式下作用于注意力权重（模块约定）"}
 
 
 def _state_title(spec: ModuleSpec) -> dict[str, str]:
-    longest = ("the longest input it takes", "它能接受的最长输入") if "context_length" in spec.arguments else (
-        "a longer one", "更长的输入")
-    return {"en": f"{spec.class_name}: one module called on a short input, {longest[0]}, then a short one again gives "
-                  "what a fresh module gives each time, and the same input twice gives the same output; forward "
-                  "changes no parameter or buffer, and state_dict() after those calls loads into a fresh module and "
-                  "gives the same output",
-            "zh": f"{spec.class_name}：同一个模块先后作用于短输入、{longest[1]}和另一个短输入，每次都与新建模块的结果"
-                  "相同，"
-                  "同一输入两次的输出也相同；forward 不修改任何参数或 buffer，这些调用之后的 state_dict() 能载入新建的"
-                  "模块并给出相同的输出"}
+    return {"en": f"{spec.class_name}: forward only reads the module: calls on inputs of different lengths give what "
+                  "a fresh module gives, and its state_dict reloads (module contract)",
+            "zh": f"{spec.class_name}：forward 只读取模块：对不同长度的输入反复调用，结果与新建模块相同，"
+                  "state_dict 能重新载入（模块约定）"}
 
 
 TITLES = {"structure": _structure_title, "modes": _modes_title, "device": _device_title,
@@ -406,7 +397,7 @@ MISCONCEPTIONS = (
       question=("Save the module's state and list what is in it: is the mask there?",
                 "保存模块的状态并列出其中的内容：掩码在里面吗？"),
       change=("register the mask as a buffer that is saved with the module, which is the default",
-              "按默认方式注册掩码，让它随模块一起保存")),
+              "按默认方式把掩码注册为 buffer，让它随模块一起保存")),
     misconception("dropout_in_eval",
       "dropout still active in eval mode",
       "eval 模式下 dropout 仍然生效",

@@ -206,12 +206,12 @@ MESSAGES = {
     "causal_weights.row_sum": {
         "en": "the weights of token {query} do not sum to 1: each query's weights over the keys (the last "
         "dimension) must sum to 1 after masking",
-        "zh": "token {query} 的权重之和不是 1：遮蔽之后，每个查询对所有 key（最后一个维度）的权重之和必须为 1",
+        "zh": "token {query} 的权重之和不是 1：遮蔽之后，每个 query 对所有 key（最后一个维度）的权重之和必须为 1",
     },
     "causal_weights.values": {
         "en": "the weights are causal and each row sums to 1, but they differ from the expected ones "
         "(first at query {query}, key {key})",
-        "zh": "权重满足因果性且每行之和为 1，但与期望值不同（最先出现在查询 {query}、key {key}）",
+        "zh": "权重满足因果性且每行之和为 1，但与期望值不同（最先出现在 query {query}、key {key}）",
     },
     "causal_weights.dtype": {
         "en": "the result has dtype {got_dtype}, expected {expected_dtype}: keep the input's dtype",

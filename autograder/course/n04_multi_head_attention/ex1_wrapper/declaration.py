@@ -248,7 +248,7 @@ MISCONCEPTIONS = (
       question=("After the heads are merged, which layer of the module has your forward not used yet?",
                 "合并各个头之后，模块中还有哪个层你的 forward 没有用到？"),
       change=("pass the merged heads through the output projection before returning",
-              "返回之前，让合并后的结果经过输出投影层")),
+              "返回之前，让合并后的各个头经过输出投影层")),
     misconception("heads_stacked",
       "heads stacked on a new axis",
       "多个头被堆叠到了新的维度上",

@@ -149,8 +149,8 @@ CHECKS = (
                        "query attends to a padding key, and a query that sees nothing but padding only needs a finite "
                        "output (any fill value that keeps it finite will do)",
                  "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；"
-                       "任何查询都不关注 padding 位置的 key，而只能看到 padding "
-                       "的查询只需输出有限值（任何能保持有限的填入值都可以）"}),
+                       "任何 query 都不关注 padding 位置的 key，而只能看到 padding "
+                       "的 query 只需输出有限值（任何能保持有限的填入值都可以）"}),
     Check(id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True, cases=padding_cases_hidden,
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
           title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
@@ -176,11 +176,11 @@ MESSAGES = {
     "multi_head_attention.heads_mixed": {
         "en": "changing one head's query weights changed another head's output: heads must stay independent "
         "until out_proj",
-        "zh": "改变一个头的查询权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
+        "zh": "改变一个头的 query 权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
     },
     "multi_head_attention.head_unchanged": {
         "en": "changing one head's query weights did not change that head's output",
-        "zh": "改变一个头的查询权重并没有改变这个头的输出",
+        "zh": "改变一个头的 query 权重并没有改变这个头的输出",
     },
     "multi_head_attention.builtin": {
         "en": "write the attention yourself: {names} must not be used in this exercise",
@@ -218,11 +218,11 @@ MESSAGES = {
     },
     "padding_mask.nan_blind_rows": {
         "en": "NaN for queries that can see nothing but padding: their whole row of scores became -inf",
-        "zh": "对于只能看到 padding 的查询，输出是 NaN：它们的整行分数都变成了 -inf",
+        "zh": "对于只能看到 padding 的 query，输出是 NaN：它们的整行分数都变成了 -inf",
     },
     "padding_mask.ignored": {
         "en": "attention_mask has no effect: padded keys must be hidden from every query",
-        "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有查询都隐藏",
+        "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有 query 都隐藏",
     },
     "padding_mask.inverted": {
         "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",

@@ -114,8 +114,8 @@ MESSAGES = {
     "attention.returned_weights": {
         "en": "forward returns the attention weights, shape {got_shape}, one row per query over the keys: the "
               "context vectors are what those weights make of the values",
-        "zh": "forward 返回的是注意力权重，形状为 {got_shape}，每个 query 一行、对应所有 key：上下文向量是这些权重作用于 "
-              "values 之后的结果"},
+        "zh": "forward 返回的是注意力权重，形状为 {got_shape}，每个 query 一行、对应所有 key："
+              "上下文向量是这些权重作用于 values 之后的结果"},
     "attention.weights_differ": {
         "en": "the attention weights themselves already differ, first for query token {query}: look at the scores, "
               "the mask and the softmax",

@@ -76,7 +76,8 @@ MESSAGES = {
     "context_vectors.wrong_values": {
         "en": "the context vectors differ from the expected ones: check the scores of every pair of tokens, then "
               "the softmax of each query's row, then the weighted sum of the inputs",
-        "zh": "上下文向量与期望值不一致：请依次检查每对 token 的分数、每个 query 那一行的 softmax，以及对输入的加权求和",
+        "zh": "上下文向量与期望值不一致：请依次检查每对 token 的分数、每个 query 那一行的 softmax，"
+              "以及对输入的加权求和",
     },
     "context_vectors.wrong_values.hidden": {
         "en": "the context vectors differ from the reference on inputs you have not seen",

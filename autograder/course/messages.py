@@ -4,8 +4,8 @@ MESSAGES = {
     "status.passed": {"en": "passed", "zh": "通过"},
     "status.failed": {"en": "failed", "zh": "未通过"},
     "status.error": {"en": "error", "zh": "出错"},
-    "heading.public": {"en": "Checks for {title}", "zh": "{title} 的检查"},
-    "heading.hidden": {"en": "Graded checks for {title}", "zh": "{title} 的评分检查"},
+    "heading.public": {"en": "Checks for {title}", "zh": "{title}的检查"},
+    "heading.hidden": {"en": "Graded checks for {title}", "zh": "{title}的评分检查"},
     "heading.score": {"en": "score {score:g}/{max_score:g}", "zh": "得分 {score:g}/{max_score:g}"},
     "heading.progress": {
         "en": "public checks {passed}/{total} ✔ · {points:g} points in all, {later:g} of them checked at grading on "

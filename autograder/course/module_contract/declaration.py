@@ -100,8 +100,8 @@ def _structure_title(spec: ModuleSpec) -> dict[str, str]:
         en[0] += " (qkv_bias either way, False by default)"
         zh[0] += "（qkv_bias 取两种值时都对，默认为 False）"
     if spec.heads.stacked:
-        en.append("heads that start from weights of their own")
-        zh.append("各个头从各自不同的权重开始")
+        en.append("registered heads that start from weights of their own")
+        zh.append("各个头注册为子模块，并从各自不同的权重开始")
     if spec.out_proj:
         en.append("an out_proj with a bias")
         zh.append("带偏置的 out_proj")

@@ -59,8 +59,10 @@ def count_cases_modules(rng: random.Random) -> list[CountCase]:
 CHECKS = (
     Check(id="parameter_counts.notes", exercise="parameter_counts", points=2, hidden=False, cases=count_cases_notes,
           probe=probe_count, judge=judge_count,
-          title={"en": "count_parameters: MultiHeadAttention(768, 768, 1024, 0.0, 12) and the notes' small one",
-                 "zh": "count_parameters：MultiHeadAttention(768, 768, 1024, 0.0, 12) 和笔记中的小模块"}),
+          title={"en": "count_parameters counts trainable parameters, never buffers, on MultiHeadAttention(768, 768, "
+                       "1024, 0.0, 12) and the notes' small one",
+                 "zh": "count_parameters 只统计可训练参数、不计 buffer：作用于 MultiHeadAttention(768, 768, 1024, 0.0, "
+                       "12) 和笔记中的小模块"}),
     Check(id="parameter_counts.modules", exercise="parameter_counts", points=2, hidden=True, cases=count_cases_modules,
           probe=probe_count, judge=judge_count,
           title={"en": "count_parameters on other modules (biases, heads in a ModuleList, frozen layers)",

@@ -140,8 +140,8 @@ def instruction_sentences(repo_root):
     """(exercise, sentence) for every sentence of every exercise's own Markdown in the release, from its heading to
     its check(...) cell (the generated "What is graded" cells left out: they are the check titles themselves)."""
     for notebook in dict.fromkeys(exercise.notebook for exercise in EXERCISES):
-        cells, reading = nbformat.read(repo_root / "release" / "attention" / f"{notebook}.ipynb", as_version=4).cells, []
-        for cell in cells:
+        reading = []
+        for cell in nbformat.read(repo_root / "release" / "attention" / f"{notebook}.ipynb", as_version=4).cells:
             if cell.cell_type == "markdown" and cell.source.startswith("### Exercise"):
                 reading = [cell]
             elif reading and cell.cell_type == "markdown" and not cell.get("id", "").startswith("requirements-"):

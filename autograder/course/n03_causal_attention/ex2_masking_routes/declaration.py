@@ -136,9 +136,8 @@ CHECKS = (
     Check(id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
           judge=judge_on_device,
-          title={"en": "causal_weights_renormalised works on scores on another device (a GPU, or PyTorch's meta "
-                       "device)",
-                 "zh": "causal_weights_renormalised 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）"}),
+          title={"en": "causal_weights_renormalised works on weights on another device",
+                 "zh": "causal_weights_renormalised 能处理位于其他设备上的权重"}),
     Check(id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,
           cases=weights_cases_notes, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
           title={"en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with "
@@ -154,8 +153,8 @@ CHECKS = (
     Check(id="masking_routes.neg_inf_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_neg_inf", "scores"),
           judge=judge_on_device,
-          title={"en": "causal_weights_neg_inf works on scores on another device (a GPU, or PyTorch's meta device)",
-                 "zh": "causal_weights_neg_inf 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）"}),
+          title={"en": "causal_weights_neg_inf works on scores on another device",
+                 "zh": "causal_weights_neg_inf 能处理位于其他设备上的分数"}),
 )
 
 

@@ -33,9 +33,9 @@ DIFFICULTY = {1: "★☆☆", 2: "★★☆", 3: "★★★"}
 DIFFICULTY_KEY = ("Difficulty: ★☆☆ follows the text; ★★☆ needs thought about shapes and axes; ★★★ puts several ideas "
                   "together · 难度：★☆☆ 按正文即可完成；★★☆ 需要思考形状和维度；★★★ 需要综合运用多个概念")
 # The preview's words, as check(...) titles a preview (autograder.course.catalog.PREVIEW_TITLE).
-WHEN_HIDDEN = ("check(...) shows a preview now; graded later on new values",
-               "check(...) 现在显示预览；评分时换用新的数值")
-WHEN_PUBLIC = ("check(...) runs it now", "check(...) 现在就运行")
+WHEN_HIDDEN = ("check(...) shows a preview of these now; graded later on new values",
+               "check(...) 现在显示它们的预览；评分时换用新的数值")
+WHEN_PUBLIC = ("check(...) runs these now", "check(...) 现在就运行这些")
 CHECK_CALL = re.compile(r'^check\("(\w+)"', re.M)
 GRADE_CALL = re.compile(r"""\bgrade\(\s*["'](\w+)["']""")
 
@@ -48,17 +48,24 @@ def _effort(exercise: Exercise) -> tuple[int, str]:
 
 
 def requirements_text(exercise: Exercise) -> str:
-    """The cell's markdown: the exercise's graded checks, each title in both languages with its points."""
+    """The cell's markdown: the exercise's graded checks, each title in both languages with its points, those
+    check(...) runs now first, then those it previews (graded later on new values)."""
     minutes, stars = _effort(exercise)
     lines = [f"**What is graded · 评分内容** — {exercise.title['en']} · {exercise.title['zh']} — "
              f"{exercise.points:g} points · 共 {exercise.points:g} 分 · about {minutes} min · 约 {minutes} 分钟 · "
              f"{stars}", ""]
-    for check in catalog.checks_of(exercise.id):
-        title = catalog.MESSAGES[f"{check.id}.title"]
-        when_en, when_zh = WHEN_HIDDEN if check.hidden else WHEN_PUBLIC
-        lines.append(f"- {title['en']} ({check.points:g} pt, {when_en})  ")
-        lines.append(f"  {title['zh']}（{check.points:g} 分，{when_zh}）")
-    return "\n".join(lines)
+    checks = catalog.checks_of(exercise.id)
+    for (when_en, when_zh), group in ((WHEN_PUBLIC, [c for c in checks if not c.hidden]),
+                                      (WHEN_HIDDEN, [c for c in checks if c.hidden])):
+        if group:
+            lines += [f"*{when_en} · {when_zh}：*", ""]
+        for check in group:
+            title = catalog.MESSAGES[f"{check.id}.title"]
+            lines.append(f"- {title['en']} ({check.points:g} pt)  ")
+            lines.append(f"  {title['zh']}（{check.points:g} 分）")
+        if group:
+            lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def overview_text(name: str) -> str:

@@ -97,8 +97,8 @@ def _joined(parts: list[str], lang: str) -> str:
 def _structure_title(spec: ModuleSpec) -> dict[str, str]:
     en, zh = ["the parameters its constructor promises"], ["构造函数约定的参数"]
     if spec.has_qkv_bias:
-        en[0] += " (qkv_bias either way, False by default)"
-        zh[0] += "（qkv_bias 取两种值时都对，默认为 False）"
+        en[0] += " (with qkv_bias on or off, off by default)"
+        zh[0] += "（qkv_bias 打开或关闭时都对，默认关闭）"
     if spec.heads.stacked:
         en.append("registered heads that start from weights of their own")
         zh.append("各个头注册为子模块，并从各自不同的权重开始")

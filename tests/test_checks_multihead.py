@@ -112,7 +112,7 @@ MISTAKES = [
     ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_one_head, {"notes", "sizes"},
      "heads_traded_for_width"),
     ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_fixed_sizes, {"notes", "sizes"},
-     "the call asked for d_in=5, context_length=8, dropout=0.5"),
+     "the call asked for d_in 5, context_length 8 and dropout 0.5"),
     ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_single_attention, {"notes", "sizes"},
      "expected a MultiHeadAttentionWrapper"),
     ("split_heads", mutants.split_heads_detached, {"notes", "shapes", "strided"}, "gradient_cut"),

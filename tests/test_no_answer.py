@@ -213,7 +213,8 @@ def ladder_texts():
 def shown_before_success():
     """(where, text) for every message a check can show before the student has solved the exercise. An
     exercise's `.explanation` is shown only once all its public checks pass: it explains the answer the student
-    has already given."""
+    has already given. Titles state the task, as the docstrings do: the case a check runs (`d_in=3, d_out=2`) and
+    the shapes the exercise asks for; test_no_student_text_contains_the_answer scans them for the answer's code."""
     for key, text in catalog.MESSAGES.items():
         if key.endswith(".title") or key.endswith(".explanation"):
             continue

@@ -149,3 +149,123 @@ def test_the_instruction_scan_can_fail():
     pieces, calls = answer_pieces()
     assert leaks("3. scores for all heads at once: `queries @ keys.transpose(2, 3)`", pieces, calls)
     assert leaks("return `attn_weights @ values`", pieces, calls)
+
+
+# --- The hint ladder and the messages hold no code, formula, shape to type or expected answer -----------------------
+# (issue 34, item 3). Each rule names one way a text can hand out the fix instead of the symptom or the concept. The
+# texts are scanned as written, their format fields ({name}, `{line}`) removed: a field is filled at run time with what
+# the student's own code did, which is the symptom.
+
+FIELD = re.compile(r"`?\{[^{}]*\}`?")
+CODE_RULES = {
+    "code span": re.compile(r"`[^`]+`"),
+    "keyword argument": re.compile(r"(?<![\w.])[A-Za-z_]\w*=(?!=)\S"),
+    "attribute or method": re.compile(r"(?<![\w.\d])\.[A-Za-z_]\w*|\w\.T\b"),
+    "call with arguments": re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\((?!\s*\)|s\))[^()（）]*\)"),
+    "formula": re.compile(r"√|\*\*|==|!=|\w\s*\*\s*\(?\w|\b\d+\s*/\s*\(|\w\s*@\s*\w|\bsqrt\b"),
+    "shape to type": re.compile(r"(?<![\w.])\((?:\s*[\w*+-]+\s*,)+\s*[\w*+-]+\s*\)|\b\w+\s*×\s*\w+"),
+    "a formatted count": re.compile(r"\b\d{1,3}(?:,\d{3})+\b"),
+}
+KIT_CALL = re.compile(r"\bcheck\([^()]*\)")  # the kit's own call that shows a hint: how to ask, not an answer
+SHAPE_ELEMENT = re.compile(r"^(?:\d+|[a-z]|[a-z]\w*_\w*)$")  # `b`, `1`, `num_tokens`: a tuple of these is a shape
+
+
+def _api_calls_of_the_reference():
+    """The PyTorch methods the reference calls whose names are code, not English (`masked_fill`, `register_buffer`):
+    naming one on the ladder tells the student which call to write. The module's own layers (`out_proj`), which the
+    exercise names, and special methods are left out."""
+    called, own = set(), set()
+    for statement in _reference_trees():
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and "_" in node.func.attr:
+                called.add(node.func.attr)
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                own.add(node.attr)
+    return {name for name in called - own if not name.startswith("__")}
+
+
+def code_in(text, exercise_calls=frozenset({*solutions.__all__, "check"})):
+    """(rule, match) for each piece of code, formula, shape or count in `text`."""
+    text = KIT_CALL.sub("", FIELD.sub("", text))
+    found = []
+    for rule, pattern in CODE_RULES.items():
+        for match in pattern.finditer(text):
+            if rule == "call with arguments" and match.group(1).split(".")[-1] in exercise_calls:
+                continue  # an exercise's own function with the case it runs on states the task: `causal_mask(6)`
+            if rule == "shape to type" and "×" not in match.group(0):
+                elements = [e.strip() for e in match.group(0).strip("()").split(",")]
+                if not all(SHAPE_ELEMENT.match(e) for e in elements) or not any("_" in e or len(e) == 1
+                                                                                   for e in elements):
+                    continue  # a list of words in brackets, not a shape
+            found.append((rule, match.group(0)))
+    return found
+
+
+def ladder_texts():
+    """(where, text) for every rung of every misconception, in both languages: the question (rung 1), the name and
+    the hint (rung 2) and the change (rung 3)."""
+    for misconception in catalog.MISCONCEPTIONS:
+        for field in ("question", "name", "hint", "change"):
+            for lang, words in getattr(misconception, field).items():
+                yield f"misconception {misconception.id}.{field} [{lang}]", words
+
+
+def shown_before_success():
+    """(where, text) for every message a check can show before the student has solved the exercise. An
+    exercise's `.explanation` is shown only once all its public checks pass: it explains the answer the student
+    has already given. Titles state the task, as the docstrings do: the case a check runs (`d_in=3, d_out=2`) and
+    the shapes the exercise asks for; test_no_student_text_contains_the_answer scans them for the answer's code."""
+    for key, text in catalog.MESSAGES.items():
+        if key.endswith(".title") or key.endswith(".explanation"):
+            continue
+        for lang, words in text.items():
+            yield f"{key} [{lang}]", words
+
+
+def test_every_misconception_climbs_the_whole_ladder():
+    """Every known mistake has all three rungs, in both languages."""
+    missing = [f"{misconception.id}.{field} [{lang}]" for misconception in catalog.MISCONCEPTIONS
+               for field in ("question", "name", "hint", "change") for lang in ("en", "zh")
+               if not getattr(misconception, field).get(lang, "").strip()]
+    assert not missing, "\n".join(missing)
+
+
+def test_no_rung_and_no_message_holds_code_a_formula_a_shape_or_a_count():
+    api = _api_calls_of_the_reference()
+    found = [f"{where}: {rule} {match!r} in {text!r}" for where, text in [*ladder_texts(), *shown_before_success()]
+             for rule, match in code_in(text)]
+    found += [f"{where}: names the call {name!r}: {text!r}" for where, text in ladder_texts()
+              for name in api if re.search(rf"\b{name}\b", text)]
+    assert not found, "\n".join(found)
+
+
+def test_no_check_prints_what_an_exercise_asks_the_student_to_predict():
+    """Book exercise 3.3 asks for a prediction of GPT-2's attention parameter count before the check runs: the
+    reference's count, in any spelling, is in no message a check shows before the exercise passes."""
+    from attnkit.solutions.n04_multi_head_attention import MultiHeadAttention, count_parameters
+
+    count = count_parameters(MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12))
+    spellings = {f"{count}", f"{count:,}", f"{count:_}"}
+    found = [f"{where}: {text}" for where, text in shown_before_success() if any(s in text for s in spellings)]
+    assert not found, "\n".join(found)
+    for words in catalog.MESSAGES["parameter_counts.wrong"].values():
+        shown = words.format(got=count + 1, expected=count)  # the judge passes the expected count along
+        assert not any(spelling in shown for spelling in spellings), shown
+
+
+def test_the_code_scanner_can_fail():
+    """Each rule fires on the kind of text it is for, and stays quiet on plain words and the task's own calls."""
+    assert ("code span", "`.T`") in code_in("use `.T` here")
+    assert [rule for rule, _ in code_in("softmax over dim=-1")] == ["keyword argument"]
+    assert [rule for rule, _ in code_in("call .contiguous() first")] == ["attribute or method"]
+    assert [rule for rule, _ in code_in("is not v2.weight.T")] == ["attribute or method"]
+    assert ("call with arguments", "to(dtype=x)") in code_in("move it with to(dtype=x)")
+    assert [rule for rule, _ in code_in("divide by √d")] == ["formula"]
+    assert [rule for rule, _ in code_in("features h*head_dim to the next")] == ["formula"]
+    assert [rule for rule, _ in code_in("broadcast as (b, 1, 1, num_tokens) first")] == ["shape to type"]
+    assert [rule for rule, _ in code_in("a num_tokens × num_tokens block")] == ["shape to type"]
+    assert [rule for rule, _ in code_in("expected 2,360,064")] == ["a formatted count"]
+    assert not code_in("causal_mask(6) blocks the future (queries, keys and values) e.g. a slice; see `{line}`")
+    assert not code_in("merge_heads(split_heads(x, num_heads)) keeps (W_query, W_key, out_proj); 2 head(s)")
+    assert not code_in("output shape {got_shape}, expected {expected_shape}")
+    assert "register_buffer" in _api_calls_of_the_reference()

@@ -109,3 +109,74 @@ def test_a_graded_cells_points_typed_by_hand_are_rewritten_from_the_catalogue(re
     assert source_notebooks.refreshed(notebook, exercise.notebook)
     assert graded.metadata.nbgrader.points == exercise.points
     assert not source_notebooks.refreshed(notebook, exercise.notebook)
+
+
+# --- Instructions = grading (issue 34, item 5) ----------------------------------------------------------------------
+# Every sentence of an exercise's text that states a requirement ("must", "必须") is graded by a public check (one
+# check(...) runs: a public check or the preview of a hidden one) whose title states it too; any other sentence is
+# advice. Each requirement sentence is listed here with the check that grades it and the words of that check's title
+# that state it: a new "must" in a notebook fails until it is listed, or reworded as advice.
+REQUIREMENT = re.compile(r"\bmust\b(?! \w+\?)|必须|务必")
+GRADED_BY = {
+    # (exercise, words of the sentence): (check, words of its title in the sentence's language)
+    ("softmax_stable", "must work for tensors of any shape"): ("softmax_stable.random", "1-D to 3-D tensors"),
+    ("softmax_stable", "必须适用于任意形状的张量"): ("softmax_stable.random", "1 到 3 维张量"),
+    ("transfer_weights", "training one must not change the other"): ("transfer_weights.copies", "shares no memory"),
+    ("transfer_weights", "训练其中一个不能改变另一个"): ("transfer_weights.copies", "不与 v2 共享内存"),
+    ("causal_mask", "must **not** look at key"): ("causal_mask.notes", "blocks exactly the future tokens"),
+    ("causal_mask", "**不能**看 key"): ("causal_mask.notes", "恰好遮住所有未来 token"),
+    ("masking_routes", "must come back unchanged"): ("masking_routes.renormalise_notes", "the input left as it was"),
+    ("masking_routes", "gradients must flow back"): ("masking_routes.renormalise_notes", "gradients flowing back"),
+    ("masking_routes", "必须原样保留"): ("masking_routes.renormalise_notes", "输入保持原样"),
+    ("masking_routes", "梯度也必须"): ("masking_routes.renormalise_notes", "梯度能传回输入"),
+    ("masking_routes", "must accept any leading batch dimensions"): ("masking_routes.renormalise_random", "batches"),
+    ("masking_routes", "必须支持任意数量的前置 batch 维度"): ("masking_routes.renormalise_random", "带 batch 维"),
+    ("mha_wrapper", "必须是 `nn.ModuleList`"): ("mha_wrapper.structure", "注册为子模块"),
+    ("parameter_counts", "must not be counted"): ("parameter_counts.notes", "never buffers"),
+}
+
+
+def instruction_sentences(repo_root):
+    """(exercise, sentence) for every sentence of every exercise's own Markdown in the release, from its heading to
+    its check(...) cell (the generated "What is graded" cells left out: they are the check titles themselves)."""
+    for notebook in dict.fromkeys(exercise.notebook for exercise in EXERCISES):
+        reading = []
+        for cell in nbformat.read(repo_root / "release" / "attention" / f"{notebook}.ipynb", as_version=4).cells:
+            if cell.cell_type == "markdown" and cell.source.startswith("### Exercise"):
+                reading = [cell]
+            elif reading and cell.cell_type == "markdown" and not cell.get("id", "").startswith("requirements-"):
+                reading.append(cell)
+            elif reading and cell.cell_type == "code" and (called := re.search(r'^check\("(\w+)"', cell.source, re.M)):
+                for text in reading:
+                    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z*`])|(?<=[。！？；])|\n", text.source):
+                        yield called.group(1), sentence.strip()
+                reading = []
+
+
+def ungraded_requirements(sentences, graded_by=GRADED_BY):
+    """The requirement sentences no listed check grades: (exercise, sentence)."""
+    return [(exercise, sentence) for exercise, sentence in sentences
+            if REQUIREMENT.search(sentence) and not sentence.endswith(("?", "？"))
+            and not any(listed == exercise and words in sentence for listed, words in graded_by)]
+
+
+def test_every_requirement_sentence_is_graded_by_a_public_check(repo_root):
+    sentences = list(instruction_sentences(repo_root))
+    assert len({exercise for exercise, _ in sentences}) == len(EXERCISES)
+    ungraded = ungraded_requirements(sentences)
+    assert not ungraded, "\n".join(f"{exercise}: {sentence}" for exercise, sentence in ungraded)
+    public = {check.id.removesuffix(".preview") for check in catalog.CHECKS if not check.hidden}
+    for (exercise, words), (check_id, title_words) in GRADED_BY.items():
+        assert any(listed == exercise and words in sentence for listed, sentence in sentences), (exercise, words)
+        assert check_id in public and check_id.startswith(f"{exercise}."), check_id
+        title = catalog.MESSAGES[f"{check_id}.title"]
+        assert title_words in title["en"] + title["zh"], (check_id, title_words)
+
+
+def test_an_ungraded_requirement_is_found():
+    """The scan can fail: a "must" no check grades is reported, advice and a question to think about are not."""
+    sentences = [("causal_attention", "The padding fill must come before the causal fill."),
+                 ("causal_attention", "掩码必须是浮点数。"),
+                 ("causal_attention", "We fill the padding first, as the book does."),
+                 ("causal_attention", "Which two of the keys must swap?")]
+    assert ungraded_requirements(sentences) == sentences[:2]

@@ -1,10 +1,13 @@
 """The course's Chinese glossary: one translation per term, and the variants every zh text avoids.
 
-Terms PyTorch names in code (key, query, value, buffer, padding, batch, dropout, token) stay in English, as the
-students read them in the code beside the text; the rest get one Chinese word. tests/test_glossary.py checks every
-Chinese text a student reads (titles, messages, misconception names and hints, the notebooks' Markdown) against it.
+One rule for the names PyTorch uses in code (query, key, value, buffer, padding, batch, dropout, token, eval):
+they stay in English, as the students read them in the code beside the text; "查询" for a query is avoided like
+"键" for a key. Every other term gets one Chinese word. tests/test_glossary.py checks every Chinese text a student
+reads (titles, messages, the hint ladder's rungs, the notebooks' Markdown) against it: no avoided variant, and where
+an English text uses a term, its Chinese text uses the term's one translation.
 """
 
+import re
 from dataclasses import dataclass
 
 
@@ -14,24 +17,35 @@ class Term:
     zh: str
     avoid: tuple[str, ...] = ()  # drifting variants: never in a zh text
     note: str = ""
+    # How the term shows in an English text (a regex, case-insensitive); "" for terms no English text pairs with one
+    # Chinese word (the names kept in English, a word whose Chinese depends on the sentence).
+    en_pattern: str = ""
+
+    def used_in(self, english: str) -> bool:
+        return bool(self.en_pattern) and re.search(rf"\b(?:{self.en_pattern})\b", english, re.I) is not None
 
 
 GLOSSARY = (
-    Term("attention weights", "注意力权重"),
-    Term("attention scores", "注意力分数"),
-    Term("context vector", "上下文向量"),
-    Term("query / key / value", "query / key / value（查询 / key / value）", avoid=("键", "值向量"),
-         note="'查询' is used for a query token; keys and values keep their English names"),
-    Term("mask", "掩码", avoid=("屏蔽",)),
-    Term("causal", "因果"),
-    Term("padding", "padding", avoid=("填充",),
+    Term("attention weights", "注意力权重", en_pattern="attention weights?"),
+    Term("attention scores", "注意力分数", en_pattern="attention scores?"),
+    Term("context vector", "上下文向量", en_pattern="context vectors?"),
+    Term("query / key / value", "query / key / value", avoid=("查询", "键", "值向量"),
+         note="PyTorch's names, kept in English like buffer and padding: one rule for all three"),
+    Term("mask", "掩码", avoid=("屏蔽",), en_pattern="masks?"),
+    Term("causal", "因果", en_pattern="causal"),
+    Term("padding", "padding", avoid=("填充",), en_pattern="padding",
          note="padding keeps its English name: 填充 was read as both padding and fill"),
     Term("fill (masked_fill)", "填入", avoid=("填充",)),
-    Term("buffer", "buffer", avoid=("缓冲区",), note="register_buffer's word, as in the code"),
-    Term("stub", "占位代码", avoid=("代码桩",)),
-    Term("shape", "形状"),
-    Term("head", "头"),
-    Term("batch", "batch", avoid=("批次",)),
+    Term("buffer", "buffer", avoid=("缓冲区",), note="register_buffer's word, as in the code", en_pattern="buffers?"),
+    Term("stub", "占位代码", avoid=("代码桩",), en_pattern="stubs?"),
+    Term("shape", "形状", en_pattern="shapes?"),
+    Term("head", "头", en_pattern="heads?"),
+    Term("batch", "batch", avoid=("批次",), en_pattern="batch(?:es)?"),
+    Term("eval mode", "eval 模式", avoid=("评估模式",), en_pattern="eval mode"),
+    Term("training mode", "训练模式", en_pattern="training mode"),
+    Term("gradient", "梯度", en_pattern="gradients?"),
+    Term("optimizer", "优化器", en_pattern="optimizers?"),
+    Term("device", "设备", en_pattern="devices?"),
 )
 
 AVOIDED = {variant: term for term in GLOSSARY for variant in term.avoid}

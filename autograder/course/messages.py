@@ -4,8 +4,8 @@ MESSAGES = {
     "status.passed": {"en": "passed", "zh": "通过"},
     "status.failed": {"en": "failed", "zh": "未通过"},
     "status.error": {"en": "error", "zh": "出错"},
-    "heading.public": {"en": "Checks for {title}", "zh": "{title} 的检查"},
-    "heading.hidden": {"en": "Graded checks for {title}", "zh": "{title} 的评分检查"},
+    "heading.public": {"en": "Checks for {title}", "zh": "{title}的检查"},
+    "heading.hidden": {"en": "Graded checks for {title}", "zh": "{title}的评分检查"},
     "heading.score": {"en": "score {score:g}/{max_score:g}", "zh": "得分 {score:g}/{max_score:g}"},
     "heading.progress": {
         "en": "public checks {passed}/{total} ✔ · {points:g} points in all, {later:g} of them checked at grading on "
@@ -62,10 +62,11 @@ MESSAGES = {
         "zh": "`{name}` 未定义：请先运行定义它的单元格（并保持给定的名字）",
     },
     "error.view_non_contiguous": {
-        "en": "`.view` failed on a non-contiguous tensor ({type}): after `transpose`, call "
-        "`.contiguous()` before `.view`, or use `.reshape`",
-        "zh": "对非连续张量调用 `.view` 失败（{type}）：`transpose` 之后要先 `.contiguous()` 再 `.view`，"
-        "或者改用 `.reshape`",
+        "en": "a view failed on a non-contiguous tensor ({type}): after a transpose the numbers are no longer "
+              "laid out in the order a view needs; make the tensor contiguous first, or use an operation that "
+              "copies when it must",
+        "zh": "对非连续张量做 view 失败（{type}）：转置之后，数在内存中的排列不再是 view 所需的顺序；请先让张量变"
+              "得连续，或者改用必要时会复制的运算",
     },
     "error.shape_mismatch": {
         "en": "shapes do not fit together ({type}: {detail}); print the shape after every step and "
@@ -73,9 +74,9 @@ MESSAGES = {
         "zh": "形状对不上（{type}：{detail}）；请在每一步之后打印形状，并与注释中的形状对照",
     },
     "error.device_mismatch": {
-        "en": "tensors on different devices ({type}): the mask must be a registered buffer so that "
-        "`.to(device)` moves it with the weights",
-        "zh": "张量位于不同设备（{type}）：掩码必须注册为 buffer，这样 `.to(device)` 才会把它和权重一起移动",
+        "en": "tensors on different devices ({type}): a tensor the module keeps must be a registered buffer, so "
+              "that moving the module moves it with the weights",
+        "zh": "张量位于不同设备（{type}）：模块保存的张量必须是已注册的 buffer，这样移动模块时它才会和权重一起移动",
     },
     "error.wrong_type": {
         "en": "returned {got}, expected a torch.Tensor",
@@ -109,26 +110,31 @@ MESSAGES = {
         "zh": "输出无法与参考实现比较（{type}）",
     },
     "attention.scaled_by_form": {
-        "en": "your scores were divided by {divisor:.4g} = {form}, not by √{size} = {expected:.4g}",
-        "zh": "你的分数除以的是 {divisor:.4g} = {form}，而不是 √{size} = {expected:.4g}"},
+        "en": "your scores were divided by {divisor:.4g} ({form}), not by the square root of {size} "
+              "({expected:.4g})",
+        "zh": "你的分数除以的是 {divisor:.4g}（{form}），而不是 {size} 的平方根（{expected:.4g}）",
+    },
     "attention.scaled_by_form.hidden": {
-        "en": "your scores were divided by {form}, not by √{size}",
-        "zh": "你的分数除以的是 {form}，而不是 √{size}"},
+        "en": "your scores were divided by {form}, not by the square root of {size}",
+        "zh": "你的分数除以的是 {form}，而不是 {size} 的平方根",
+    },
     "attention.scaled_by_value": {
-        "en": "your scores were divided by {divisor:.4g}, not by √{size} = {expected:.4g}",
-        "zh": "你的分数除以的是 {divisor:.4g}，而不是 √{size} = {expected:.4g}"},
+        "en": "your scores were divided by {divisor:.4g}, not by the square root of {size} ({expected:.4g})",
+        "zh": "你的分数除以的是 {divisor:.4g}，而不是 {size} 的平方根（{expected:.4g}）",
+    },
     "attention.scaled_by_value.hidden": {
-        "en": "your scores were divided by another number than √{size}",
-        "zh": "你的分数除以的数不是 √{size}"},
+        "en": "your scores were divided by another number than the square root of {size}",
+        "zh": "你的分数除以的数不是 {size} 的平方根",
+    },
     "attention.returned_weights": {
         "en": "forward returns the attention weights, shape {got_shape}, one row per query over the keys: the "
               "context vectors are what those weights make of the values",
-        "zh": "forward 返回的是注意力权重，形状为 {got_shape}，每个查询一行、对应所有 key：上下文向量是这些权重作用于 "
-              "values 之后的结果"},
+        "zh": "forward 返回的是注意力权重，形状为 {got_shape}，每个 query 一行、对应所有 key："
+              "上下文向量是这些权重作用于 values 之后的结果"},
     "attention.weights_differ": {
         "en": "the attention weights themselves already differ, first for query token {query}: look at the scores, "
               "the mask and the softmax",
-        "zh": "注意力权重本身就已经不对了，第一个出错的是查询 token {query}：请检查分数、掩码和 softmax"},
+        "zh": "注意力权重本身就已经不对了，第一个出错的是 query token {query}：请检查分数、掩码和 softmax"},
     "attention.after_weights": {
         "en": "the attention weights are right; the output goes wrong after them, in the weighted sum of the values",
         "zh": "注意力权重是对的；输出在它们之后才出错，问题在对 values 的加权求和"},
@@ -145,10 +151,12 @@ MESSAGES = {
               "or after it",
         "zh": "直到 out_proj 之前都是对的（权重、values、合并后的头）；输出在 out_proj 或它之后才出错"},
     "function.no_gradient": {
-        "en": "gradients do not flow back through the function to its input ({how}): compute with tensor operations "
-              "only, no .detach(), .data, .numpy() or torch.no_grad()",
-        "zh": "梯度无法通过这个函数传回输入（{how}）：只用张量运算来计算，不要用 .detach()、.data、.numpy() 或 "
-              "torch.no_grad()"},
+        "en": "gradients do not flow back through the function to its input ({how}): compute with tensor "
+              "operations only, without detaching, reading raw data, going through NumPy or switching gradients "
+              "off",
+        "zh": "梯度无法通过这个函数传回输入（{how}）：只用张量运算来计算，不要分离张量、读取原始数据、经过 NumPy "
+              "或关闭梯度计算",
+    },
     "function.gradient_faked": {
         "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: the numbers "
               "were computed outside autograd (NumPy, a detached result) and a gradient was added for show",
@@ -188,10 +196,11 @@ MESSAGES = {
         "en": "`{line}` asks for axis {axis} of a {rank}-D tensor",
         "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 维"},
     "error.transpose_4d": {
-        "en": "`{line}` swaps axes 1 and 2, but these tensors have four axes (b, num_heads, num_tokens, head_dim): "
+        "en": "`{line}` swaps axes 1 and 2, but these tensors have four axes (batch, heads, tokens, head size): "
               "the product then pairs the wrong ones",
-        "zh": "`{line}` 交换了第 1 和第 2 维，但这些张量有四个维度 (b, num_heads, num_tokens, head_dim)："
-              "乘法于是配错了维度"},
+        "zh": "`{line}` 交换了第 1 和第 2 维，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
+              "了维度",
+    },
     "error.other": {
         "en": "raised {type}: {detail}",
         "zh": "抛出了 {type}：{detail}",

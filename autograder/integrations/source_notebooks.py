@@ -3,6 +3,9 @@ before regenerating `release/attention/` (autograder.integrations.nbgrader_cours
 finds stale.
 
 - An overview right after each notebook's title cell: its exercises (points, time, difficulty) and the totals.
+- In a notebook whose classes are graded on the module contract, the contract explained once, in plain words (what
+  each promise is and why a module keeps it), right after the overview: the "What is graded" bullets then name
+  each promise in a few words and point here with "(module contract)".
 - A "What is graded" markdown cell right after each exercise's last instruction cell before its check(...) cell,
   listing every graded check of the exercise (its title in English and Chinese, its points, and whether check(...)
   shows it now or a preview of it).
@@ -20,13 +23,19 @@ import nbformat
 
 from autograder.checking.check_types import Exercise
 from autograder.course import catalog
-from autograder.course.exercises import EXERCISES
+from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
+from autograder.course.module_contract.probe import SPECS
 
 CELL_ID = "requirements-{exercise}"
 OVERVIEW_ID = "overview-{notebook}"
+CONTRACT_ID = "contract-{notebook}"
 DIFFICULTY = {1: "★☆☆", 2: "★★☆", 3: "★★★"}
-DIFFICULTY_KEY = ("Difficulty · 难度: ★☆☆ follows the text · 按正文即可完成; ★★☆ needs thought about shapes and axes · "
-                  "需要思考形状和维度; ★★★ puts several ideas together · 需要综合运用多个概念")
+DIFFICULTY_KEY = ("Difficulty: ★☆☆ follows the text; ★★☆ needs thought about shapes and axes; ★★★ puts several ideas "
+                  "together · 难度：★☆☆ 按正文即可完成；★★☆ 需要思考形状和维度；★★★ 需要综合运用多个概念")
+# The preview's words, as check(...) titles a preview (autograder.course.catalog.PREVIEW_TITLE).
+WHEN_HIDDEN = ("check(...) shows a preview of these now; graded later on new values",
+               "check(...) 现在显示它们的预览；评分时换用新的数值")
+WHEN_PUBLIC = ("check(...) runs these now", "check(...) 现在就运行这些")
 CHECK_CALL = re.compile(r'^check\("(\w+)"', re.M)
 GRADE_CALL = re.compile(r"""\bgrade\(\s*["'](\w+)["']""")
 
@@ -39,19 +48,24 @@ def _effort(exercise: Exercise) -> tuple[int, str]:
 
 
 def requirements_text(exercise: Exercise) -> str:
-    """The cell's markdown: the exercise's graded checks, each title in both languages with its points."""
+    """The cell's markdown: the exercise's graded checks, each title in both languages with its points, those
+    check(...) runs now first, then those it previews (graded later on new values)."""
     minutes, stars = _effort(exercise)
-    lines = [f"**What is graded · 评分内容** — {exercise.title['en']} · {exercise.title['zh']}: "
+    lines = [f"**What is graded · 评分内容** — {exercise.title['en']} · {exercise.title['zh']} — "
              f"{exercise.points:g} points · 共 {exercise.points:g} 分 · about {minutes} min · 约 {minutes} 分钟 · "
              f"{stars}", ""]
-    for check in catalog.checks_of(exercise.id):
-        title = catalog.MESSAGES[f"{check.id}.title"]
-        when_en, when_zh = (("on new values at grading; check(...) runs a preview now",
-                             "评分时用新的数值检查；check(...) 现在运行它的预览") if check.hidden
-                            else ("check(...) runs it now", "check(...) 现在就运行"))
-        lines.append(f"- {title['en']} ({check.points:g} pt, {when_en})  ")
-        lines.append(f"  {title['zh']}（{check.points:g} 分，{when_zh}）")
-    return "\n".join(lines)
+    checks = catalog.checks_of(exercise.id)
+    for (when_en, when_zh), group in ((WHEN_PUBLIC, [c for c in checks if not c.hidden]),
+                                      (WHEN_HIDDEN, [c for c in checks if c.hidden])):
+        if group:
+            lines += [f"*{when_en} · {when_zh}：*", ""]
+        for check in group:
+            title = catalog.MESSAGES[f"{check.id}.title"]
+            lines.append(f"- {title['en']} ({check.points:g} pt)  ")
+            lines.append(f"  {title['zh']}（{check.points:g} 分）")
+        if group:
+            lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def overview_text(name: str) -> str:
@@ -71,6 +85,46 @@ def overview_text(name: str) -> str:
                      f"~{minutes} min | {stars} |")
     lines += [f"| **Total / 合计** | | **{total_points:g}** | **~{total_minutes} min** | |", "", DIFFICULTY_KEY]
     return "\n".join(lines)
+
+
+def contract_text(name: str) -> str:
+    """The module contract in plain words, for notebook `name`: what each promise is and why; "" when no class of
+    the notebook is graded on it."""
+    specs = [spec for spec in SPECS if EXERCISES_BY_ID[spec.exercise].notebook == name]
+    if not specs:
+        return ""
+    masked, dropout = any(spec.causal for spec in specs), any(spec.has_dropout for spec in specs)
+    en = ["**The module contract · 模块约定** — The classes of this notebook are PyTorch modules, and a module is used "
+          "in more ways than one call in a notebook: it is trained, switched between training and evaluation, moved "
+          "to a GPU, saved and loaded again. Beyond its output, each class is graded on the few promises every "
+          "PyTorch module keeps, the bullets marked *(module contract)* under \"What is graded\":",
+          "",
+          "- **its parameters are the ones its constructor promises**, with the given names and sizes, so that saved "
+          "weights load into it;"]
+    if dropout:
+        en.append("- **dropout acts in training mode only**: after `model.eval()` the same input always gives the "
+                  "same output, as a trained model must when it is used;")
+    kept = "its weights, and its mask registered as a buffer," if masked else "its weights"
+    en += [f"- **what it keeps moves with it**: after `.to(...)` to another device or dtype, {kept} are there too, "
+           "so forward runs there. Where there is no GPU the grader uses PyTorch's *meta* device, which follows "
+           "shapes and dtypes without computing any number;",
+           "- **forward only reads the module**: called again and again, on inputs of different lengths, it changes no "
+           "parameter or buffer, so its `state_dict()` still loads into a fresh module that then gives the same "
+           "output."]
+    zh = ["**模块约定 · The module contract** — 本 notebook 中的类都是 PyTorch 模块，而模块的用法远不止在 notebook "
+          "里调用一次：它会被训练、在训练模式和 eval 模式之间切换、移到 GPU 上、保存后再载入。因此除了输出之外，"
+          "每个类还要遵守每个 PyTorch 模块都遵守的几条约定，也就是“评分内容”中标有 *（模块约定）* 的各项：",
+          "",
+          "- **参数与构造函数的约定一致**：名字和大小都与给定的一致，保存的权重才能载入；"]
+    if dropout:
+        zh.append("- **dropout 只在训练模式下起作用**：调用 `model.eval()` 之后，同一输入总是得到同一输出，"
+                  "使用训练好的模型时正需要这样；")
+    kept_zh = "它的权重以及注册为 buffer 的掩码" if masked else "它的权重"
+    zh += [f"- **模块保存的东西随模块移动**：用 `.to(...)` 移到其他设备或 dtype 之后，{kept_zh}也在那里，forward "
+           "才能在那里运行。没有 GPU 时，评分程序使用 PyTorch 的 *meta* 设备，它只跟踪形状和 dtype，不计算任何数值；",
+           "- **forward 只读取模块**：反复调用、输入长度各不相同时，它不修改任何参数或 buffer，所以它的 `state_dict()` "
+           "仍能载入新建的模块，并给出相同的输出。"]
+    return "\n".join([*en, "", *zh])
 
 
 def _refreshed_cell(notebook: nbformat.NotebookNode, cell_id: str, text: str,
@@ -112,6 +166,8 @@ def refreshed(notebook: nbformat.NotebookNode, name: str) -> bool:
     """Make every cell of notebook `name` that comes from the catalogue present and current, in place: the
     overview, each exercise's "What is graded" cell and its graded cell's points. True when one changed."""
     changed = _refreshed_cell(notebook, OVERVIEW_ID.format(notebook=name[:2]), overview_text(name), lambda: 1)
+    if contract := contract_text(name):
+        changed |= _refreshed_cell(notebook, CONTRACT_ID.format(notebook=name[:2]), contract, lambda: 2)
     for exercise in (e for e in EXERCISES if e.notebook == name):
 
         def below_instructions(exercise_id: str = exercise.id) -> int:

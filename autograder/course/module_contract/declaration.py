@@ -97,11 +97,11 @@ def _joined(parts: list[str], lang: str) -> str:
 def _structure_title(spec: ModuleSpec) -> dict[str, str]:
     en, zh = ["the parameters its constructor promises"], ["构造函数约定的参数"]
     if spec.has_qkv_bias:
-        en[0] += " (qkv_bias either way, False by default)"
-        zh[0] += "（qkv_bias 取两种值时都对，默认为 False）"
+        en[0] += " (with qkv_bias on or off, off by default)"
+        zh[0] += "（qkv_bias 打开或关闭时都对，默认关闭）"
     if spec.heads.stacked:
-        en.append("heads that start from weights of their own")
-        zh.append("各个头从各自不同的权重开始")
+        en.append("registered heads that start from weights of their own")
+        zh.append("各个头注册为子模块，并从各自不同的权重开始")
     if spec.out_proj:
         en.append("an out_proj with a bias")
         zh.append("带偏置的 out_proj")
@@ -111,20 +111,18 @@ def _structure_title(spec: ModuleSpec) -> dict[str, str]:
         zh.append(f"尺寸属性 {sizes}")
     en.append("an output of the promised shape and dtype")
     zh.append("输出的形状和 dtype 符合约定")
-    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')} (module contract)",
+            "zh": f"{spec.class_name}：{_joined(zh, 'zh')}（模块约定）"}
 
 
 def _device_title(spec: ModuleSpec) -> dict[str, str]:
     name = spec.class_name
     if spec.causal:
-        return {"en": f"{name}: masks are buffers saved in state_dict that follow .to(dtype) and .to(device), and "
-                      "forward runs on that device (a GPU, or PyTorch's meta device when there is none)",
-                "zh": f"{name}：掩码是保存在 state_dict 中的 buffer，随 .to(dtype) 和 .to(device) 移动，"
-                      "前向传播能在该设备上运行（有 GPU 时用 GPU，没有时用 PyTorch 的 meta 设备）"}
-    return {"en": f"{name}: after .to(dtype) and .to(device) forward runs in that dtype on that device (a GPU, or "
-                  "PyTorch's meta device when there is none)",
-            "zh": f"{name}：经过 .to(dtype) 和 .to(device) 之后，前向传播以该 dtype 在该设备上运行（有 GPU 时用 GPU，"
-                  "没有时用 PyTorch 的 meta 设备）"}
+        return {"en": f"{name}: its mask is a buffer, moved and saved with the module, and forward runs on another "
+                      "device (module contract)",
+                "zh": f"{name}：掩码是随模块移动和保存的 buffer，forward 能在其他设备上运行（模块约定）"}
+    return {"en": f"{name}: forward runs on another device and dtype once the module is moved there (module contract)",
+            "zh": f"{name}：模块移到其他设备和 dtype 之后，forward 仍能在那里运行（模块约定）"}
 
 
 def _properties_title(spec: ModuleSpec) -> dict[str, str]:
@@ -140,27 +138,20 @@ def _properties_title(spec: ModuleSpec) -> dict[str, str]:
         zh.append("满足因果性")
     en += ["passes gradients to every parameter", "leaves its input alone"]
     zh += ["梯度能传到每个参数", "不修改输入"]
-    return {"en": f"{spec.class_name}: {_joined(en, 'en')}", "zh": f"{spec.class_name}：{_joined(zh, 'zh')}"}
+    return {"en": f"{spec.class_name}: {_joined(en, 'en')} (module contract)",
+            "zh": f"{spec.class_name}：{_joined(zh, 'zh')}（模块约定）"}
 
 
 def _modes_title(spec: ModuleSpec) -> dict[str, str]:
-    return {"en": f"{spec.class_name}: eval() is deterministic and equals dropout 0; train() drops attention weights "
-                  "after the softmax at rate p, scaled by 1/(1-p)",
-            "zh": f"{spec.class_name}：eval() 结果确定且等于 dropout 为 0 时的结果；"
-                  "train() 在 softmax 之后按比例 p 丢弃注意力权重，并乘以 1/(1-p)"}
+    return {"en": f"{spec.class_name}: dropout in training mode only, on the attention weights (module contract)",
+            "zh": f"{spec.class_name}：dropout 只在训练模式下作用于注意力权重（模块约定）"}
 
 
 def _state_title(spec: ModuleSpec) -> dict[str, str]:
-    longest = ("the longest input it takes", "它能接受的最长输入") if "context_length" in spec.arguments else (
-        "a longer one", "更长的输入")
-    return {"en": f"{spec.class_name}: one module called on a short input, {longest[0]}, then a short one again gives "
-                  "what a fresh module gives each time, and the same input twice gives the same output; forward "
-                  "changes no parameter or buffer, and state_dict() after those calls loads into a fresh module and "
-                  "gives the same output",
-            "zh": f"{spec.class_name}：同一个模块先后作用于短输入、{longest[1]}和另一个短输入，每次都与新建模块的结果"
-                  "相同，"
-                  "同一输入两次的输出也相同；forward 不修改任何参数或 buffer，这些调用之后的 state_dict() 能载入新建的"
-                  "模块并给出相同的输出"}
+    return {"en": f"{spec.class_name}: forward only reads the module: calls on inputs of different lengths give what "
+                  "a fresh module gives, and its state_dict reloads (module contract)",
+            "zh": f"{spec.class_name}：forward 只读取模块：对不同长度的输入反复调用，结果与新建模块相同，"
+                  "state_dict 能重新载入（模块约定）"}
 
 
 TITLES = {"structure": _structure_title, "modes": _modes_title, "device": _device_title,
@@ -184,18 +175,22 @@ MESSAGES = {
         "en": "the module has a parameter {name} its constructor does not promise",
         "zh": "模块中有一个构造函数没有约定的参数 {name}"},
     "contract.stray_bias": {
-        "en": "with qkv_bias=False the module still has {name}: pass bias=qkv_bias to nn.Linear",
-        "zh": "qkv_bias=False 时模块中仍有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+        "en": "with qkv_bias off the module still has {name}: the query, key and value layers take their bias "
+              "from qkv_bias",
+        "zh": "qkv_bias 关闭时模块中仍有 {name}：query、key、value 各层是否带偏置应由 qkv_bias 决定",
+    },
     "contract.stray_bias_default": {
-        "en": "called without qkv_bias, the module has {name}: the default must stay qkv_bias=False, as in the given "
-              "signature",
-        "zh": "不传 qkv_bias 时模块中有 {name}：默认值必须保持为给定签名中的 qkv_bias=False"},
+        "en": "called without qkv_bias, the module has {name}: keep the default of the given signature, no bias",
+        "zh": "不传 qkv_bias 时模块中有 {name}：请保持给定签名中的默认值，即不带偏置",
+    },
     "contract.attribute": {
         "en": "self.{name} does not hold {formula} as an int: keep the attributes the given __init__ sets",
         "zh": "self.{name} 不是整数 {formula}：请保留给定 __init__ 中设置的属性"},
     "contract.missing_bias": {
-        "en": "with qkv_bias=True the module has no {name}: pass bias=qkv_bias to nn.Linear",
-        "zh": "qkv_bias=True 时模块中没有 {name}：请把 bias=qkv_bias 传给 nn.Linear"},
+        "en": "with qkv_bias on the module has no {name}: the query, key and value layers take their bias from "
+              "qkv_bias",
+        "zh": "qkv_bias 打开时模块中没有 {name}：query、key、value 各层是否带偏置应由 qkv_bias 决定",
+    },
     "contract.mask_parameter": {
         "en": "`{name}` is a parameter: the optimizer would train it; register it as a buffer",
         "zh": "`{name}` 是一个参数：优化器会训练它；请把它注册为 buffer"},
@@ -208,17 +203,19 @@ MESSAGES = {
         "en": "after model.eval() two calls on the same input give different outputs: dropout is still active",
         "zh": "调用 model.eval() 之后，同一输入的两次调用输出不同：dropout 仍然生效"},
     "contract.eval_differs": {
-        "en": "in eval mode, dropout={p} gives another output than dropout=0 with the same weights: dropout must be "
-              "the identity after model.eval()",
-        "zh": "eval 模式下，使用相同权重时 dropout={p} 与 dropout=0 的输出不同：调用 model.eval() 之后 dropout 必须是"
-              "恒等映射"},
+        "en": "in eval mode, dropout {p} gives another output than no dropout with the same weights: dropout must "
+              "do nothing after model.eval()",
+        "zh": "eval 模式下，使用相同权重时 dropout 为 {p} 与没有 dropout 的输出不同：调用 model.eval() 之后 dropou"
+              "t 必须不起作用",
+    },
     "contract.dropout_nan": {
         "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0; apply it to the "
               "weights after the softmax",
         "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0；请在 softmax 之后对权重应用 dropout"},
     "contract.dropout_inactive": {
-        "en": "in training mode nothing is ever dropped: apply self.dropout to the attention weights",
-        "zh": "训练模式下没有任何东西被丢弃：请对注意力权重应用 self.dropout"},
+        "en": "in training mode nothing is ever dropped: the module's dropout never reaches the attention weights",
+        "zh": "训练模式下没有任何东西被丢弃：模块的 dropout 从未作用在注意力权重上",
+    },
     "contract.dropout_future": {
         "en": "in training mode a token gives weight to a later token: dropout must not undo the mask",
         "zh": "训练模式下有 token 给了在它之后的 token 权重：dropout 不能破坏掩码"},
@@ -226,61 +223,72 @@ MESSAGES = {
         "en": "in training mode the weights change but no weight is zero and every row still sums to 1",
         "zh": "训练模式下权重变了，但没有一个权重为 0，而且每一行之和仍是 1"},
     "contract.dropout_not_on_weights": {
-        "en": "in training mode the output is not the attention weights with some of them dropped: apply "
-              "self.dropout to attn_weights, not to the input, the values or the output",
-        "zh": "训练模式下的输出不是部分权重被丢弃后的注意力权重：请对 attn_weights 应用 self.dropout，"
-              "而不是输入、values 或输出"},
+        "en": "in training mode the output is not the attention weights with some of them dropped: dropout acts "
+              "on the attention weights, not on the input, the values or the output",
+        "zh": "训练模式下的输出不是部分权重被丢弃后的注意力权重：dropout 作用在注意力权重上，而不是输入、value 或"
+              "输出上",
+    },
     "contract.dropout_rate": {
         "en": "in training mode {share:.0%} of the visible attention weights are zero, far from the dropout rate p",
         "zh": "训练模式下 {share:.0%} 的可见注意力权重为 0，与 dropout 比例 p 相差太远"},
     "contract.dropout_not_scaled": {
-        "en": "the kept attention weights are not scaled by 1/(1-p): use nn.Dropout, which does it for you",
-        "zh": "保留下来的注意力权重没有乘以 1/(1-p)：请使用 nn.Dropout，它会自动完成缩放"},
+        "en": "the kept attention weights are not scaled up to make up for the dropped ones: nn.Dropout does that "
+              "for you",
+        "zh": "保留下来的注意力权重没有放大来弥补被丢弃的那些：nn.Dropout 会自动完成这一步",
+    },
     "contract.dropout_values": {
-        "en": "in training mode the kept attention weights are neither the eval-mode weights nor those scaled "
-              "by 1/(1-p)",
-        "zh": "训练模式下保留下来的注意力权重既不是 eval 模式的权重，也不是它们乘以 1/(1-p) 的结果"},
+        "en": "in training mode the kept attention weights are neither the eval-mode weights nor those weights "
+              "scaled up by dropout",
+        "zh": "训练模式下保留下来的注意力权重既不是 eval 模式的权重，也不是这些权重经 dropout 放大后的结果",
+    },
     "contract.mask_missing": {
-        "en": "the module has no tensor `{name}`: add self.register_buffer('mask', ...) to __init__",
-        "zh": "模块没有张量 `{name}`：请在 __init__ 中加上 self.register_buffer('mask', ...)"},
+        "en": "the module has no tensor `{name}`: the constructor registers the mask as a buffer under that name",
+        "zh": "模块没有张量 `{name}`：构造函数要以这个名字把掩码注册为 buffer",
+    },
     "contract.mask_plain_attribute": {
-        "en": "`{name}` is not a registered buffer: after module.to('{device}') or .to(torch.float64) it stays "
-              "behind; use self.register_buffer",
-        "zh": "`{name}` 不是注册的 buffer：执行 module.to('{device}') 或 .to(torch.float64) 之后它留在原处；"
-              "请使用 self.register_buffer"},
+        "en": "`{name}` is not a registered buffer: when the module moves to {device} or changes dtype it stays "
+              "behind",
+        "zh": "`{name}` 不是注册的 buffer：模块移到 {device} 或转换 dtype 时，它留在原处",
+    },
     "contract.mask_not_saved": {
-        "en": "`{name}` is missing from state_dict(): drop persistent=False from register_buffer",
-        "zh": "state_dict() 中没有 `{name}`：去掉 register_buffer 的 persistent=False"},
+        "en": "`{name}` is missing from the module's saved state: the mask buffer is registered as one that is "
+              "not saved",
+        "zh": "模块保存的状态中没有 `{name}`：掩码 buffer 被注册成了不保存的 buffer",
+    },
     "contract.forward_failed_on_device": {
-        "en": "after module.to('{device}') the forward pass fails ({type}: {detail}); tensors made inside forward "
-              "stay on the CPU: use the buffer or device=x.device",
-        "zh": "执行 module.to('{device}') 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上："
-              "请使用 buffer 或 device=x.device"},
+        "en": "after the module moved to {device} the forward pass fails ({type}: {detail}); tensors made inside "
+              "forward stay on the CPU: use the buffer, or create them on the input's device",
+        "zh": "模块移到 {device} 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上：请使用 "
+              "buffer，或在输入所在的设备上创建它们",
+    },
     "contract.tensor_on_cpu": {
-        "en": "after module.to('{device}') forward still combines a tensor on the CPU with the others ({op}): "
-              "create tensors with device=x.device, or use the registered buffer",
-        "zh": "执行 module.to('{device}') 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）："
-              "请用 device=x.device 新建张量，或使用已注册的 buffer"},
+        "en": "after the module moved to {device} forward still combines a tensor on the CPU with the others "
+              "({op}): create tensors on the input's device, or use the registered buffer",
+        "zh": "模块移到 {device} 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）：请在输入所在的设备上新"
+              "建张量，或使用已注册的 buffer",
+    },
     "contract.output_on_device": {
-        "en": "after module.to('{device}') the output has the wrong shape or is not on {device}",
-        "zh": "执行 module.to('{device}') 之后输出的形状不对，或者不在 {device} 上"},
+        "en": "after the module moved to {device} the output has the wrong shape or is not on {device}",
+        "zh": "模块移到 {device} 之后输出的形状不对，或者不在 {device} 上",
+    },
     "contract.input_modified": {
         "en": "the forward pass modified its input x in place; leave x unchanged",
         "zh": "前向传播原地修改了输入 x；请不要改动 x"},
     "contract.batch_mixed": {
-        "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see each "
-              "other (softmax over the keys, dim=-1, never over the batch)",
-        "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 要在 key 上做，dim=-1，"
-              "而不是在 batch 维上）"},
+        "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see "
+              "each other (the softmax runs over the keys, never over the batch)",
+        "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 在 key 上做，而不是在 "
+              "batch 维上）",
+    },
     "contract.future_leaks": {
         "en": "changing the tokens after position {position} changed the outputs at positions 0 to {position}: the "
               "future leaks in",
         "zh": "修改位置 {position} 之后的 token 改变了位置 0 到 {position} 的输出：未来的信息泄漏进来了"},
     "contract.no_gradient": {
-        "en": "no gradient reaches {name}: compute the output from it with tensor operations (no .detach(), .data, "
-              "torch.no_grad() or copies)",
-        "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到"
-              "（不要用 .detach()、.data、torch.no_grad() 或复制）"},
+        "en": "no gradient reaches {name}: compute the output from it with tensor operations, without detaching, "
+              "copying or switching gradients off",
+        "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到，不要分离、复制或关闭梯度计算",
+    },
     "contract.heads_identical": {
         "en": "self.heads[{head}] starts with exactly the weights of self.heads[0]: identical heads get identical "
               "gradients and stay identical, so the extra heads learn nothing new",
@@ -333,54 +341,125 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("state_changed_by_forward",
-      "forward changes the module's own state", "forward 修改了模块自己的状态",
+      "forward changes the module's own state",
+      "forward 修改了模块自己的状态",
       "forward runs again and again on one module: it reads the weights and the mask buffer and leaves them as "
-      "__init__ built them; anything made for one call (the mask cut to this input's length) is a new local tensor, "
-      "and a slice of a buffer is a view of it, so editing the slice in place edits the buffer",
-      "同一个模块的 forward 会被反复调用：它读取权重和掩码 buffer，并让它们保持 __init__ 构建时的样子；为某一次调用准"
-      "备的"
-      "东西（按本次输入长度截取的掩码）是一个新的局部张量，而 buffer 的切片是它的视图，原地修改切片就是修改 buffer"),
+      "__init__ built them; anything made for one call (the mask cut to this input's length) is a new local "
+      "tensor, and a slice of a buffer is a view of it, so editing the slice in place edits the buffer",
+      "同一个模块的 forward 会被反复调用：它读取权重和掩码 buffer，并让它们保持 __init__ 构建时的样子；为某一次调"
+      "用准备的东西（按本次输入长度截取的掩码）是一个新的局部张量，而 buffer 的切片是它的视图，原地修改切片就是修"
+      "改 buffer",
+      question=("Run the module twice, on a long input and then on a short one: is its mask the same after the "
+                "first call as before it?",
+                "先在长输入上、再在短输入上运行这个模块：第一次调用之后，它的掩码还和调用之前一样吗？"),
+      change=("keep what one call needs in a local variable and leave the module's own parameters and buffers as "
+              "they are",
+              "把某一次调用需要的东西放在局部变量里，不要改动模块自己的参数和 buffer")),
     misconception("heads_identical_init",
-      "every head starts from the same weights", "所有的头都从相同的权重开始",
+      "every head starts from the same weights",
+      "所有的头都从相同的权重开始",
       "each head's layers must draw their own random weights: resetting the random seed before building each head "
       "gives every head the same start",
-      "每个头的层都要各自抽取随机权重：在构建每个头之前重新设置随机种子，会让所有头的起点完全相同"),
+      "每个头的层都要各自抽取随机权重：在构建每个头之前重新设置随机种子，会让所有头的起点完全相同",
+      question=("Compare the starting weights of two heads: are they different, and what makes them random?",
+                "比较两个头的初始权重：它们不同吗？是什么让它们随机？"),
+      change=("set the random seed once, before building the module, not before each head",
+              "只在构建模块之前设置一次随机种子，而不是在每个头之前都设置")),
     misconception("mask_plain_attribute",
-      "mask stored as a plain attribute", "掩码被存成普通属性",
-      "use self.register_buffer('mask', ...) so the mask follows .to(device) and is saved in state_dict",
-      "使用 self.register_buffer('mask', ...)，掩码才会随 .to(device) 移动并保存在 state_dict 中"),
+      "mask stored as a plain attribute",
+      "掩码被存成普通属性",
+      "a module moves, converts and saves only the tensors it knows, its parameters and its registered buffers: a "
+      "tensor kept as a plain attribute stays behind on the CPU and is missing from the saved state",
+      "模块只会移动、转换和保存它知道的张量，也就是参数和已注册的 buffer：作为普通属性保存的张量会留在 CPU 上，也"
+      "不在保存的状态中",
+      question=("After the module is moved to another device, where is your mask, and is it in the module's saved "
+                "state?",
+                "把模块移到另一个设备之后，你的掩码在哪里？它在模块保存的状态中吗？"),
+      change=("register the mask as a buffer of the module in the constructor instead of assigning it as a plain "
+              "attribute",
+              "在构造函数中把掩码注册为模块的 buffer，而不是把它赋值为普通属性")),
     misconception("mask_as_parameter",
-      "mask registered as a parameter", "掩码被注册成了参数",
-      "an nn.Parameter is trained by the optimizer; use self.register_buffer('mask', ...) for the fixed mask",
-      "nn.Parameter 会被优化器训练；固定的掩码应使用 self.register_buffer('mask', ...)"),
+      "mask registered as a parameter",
+      "掩码被注册成了参数",
+      "a parameter is what the optimizer trains; a fixed mask is state the module carries, moves and saves "
+      "without training it: a buffer",
+      "参数是优化器要训练的东西；固定的掩码是模块携带、移动和保存但不训练的状态，也就是 buffer",
+      question=("Would an optimizer built from the module's parameters change your mask?",
+                "用模块的参数创建的优化器会改变你的掩码吗？"),
+      change=("register the mask as a buffer, not as a parameter",
+              "把掩码注册为 buffer，而不是参数")),
     misconception("mask_not_persistent",
-      "mask buffer not saved in state_dict", "掩码 buffer 没有保存在 state_dict 中",
-      "register_buffer('mask', ...) without persistent=False: the mask is part of the saved model",
-      "使用 register_buffer('mask', ...) 时不要加 persistent=False：掩码是保存的模型的一部分"),
+      "mask buffer not saved in state_dict",
+      "掩码 buffer 没有保存在 state_dict 中",
+      "a buffer can be left out of the saved state; the mask is part of the model, so a saved and reloaded module "
+      "must carry it",
+      "buffer 可以不进入保存的状态；掩码是模型的一部分，保存后再载入的模块必须带着它",
+      question=("Save the module's state and list what is in it: is the mask there?",
+                "保存模块的状态并列出其中的内容：掩码在里面吗？"),
+      change=("register the mask as a buffer that is saved with the module, which is the default",
+              "按默认方式把掩码注册为 buffer，让它随模块一起保存")),
     misconception("dropout_in_eval",
-      "dropout still active in eval mode", "eval 模式下 dropout 仍然生效",
-      "use the nn.Dropout module (self.dropout): it is the identity after model.eval()",
-      "使用 nn.Dropout 模块（self.dropout）：调用 model.eval() 之后它就是恒等映射"),
+      "dropout still active in eval mode",
+      "eval 模式下 dropout 仍然生效",
+      "dropout belongs to training: the module's dropout layer switches itself off in eval mode, a hand-written "
+      "one does not",
+      "dropout 只属于训练：模块中的 dropout 层在 eval 模式下会自动关闭，手写的则不会",
+      question=("After the module is switched to eval mode, do two calls on the same input give the same output?",
+                "把模块切换到 eval 模式之后，对同一输入调用两次，输出相同吗？"),
+      change=("apply the dropout layer built in the constructor instead of dropping weights by hand",
+              "使用在构造函数中建好的 dropout 层，而不是手动丢弃权重")),
     misconception("dropout_before_softmax",
-      "dropout applied before the softmax", "在 softmax 之前应用了 dropout",
-      "apply dropout to the attention weights, after the softmax",
-      "dropout 应作用在 softmax 之后的注意力权重上"),
+      "dropout applied before the softmax",
+      "在 softmax 之前应用了 dropout",
+      "dropout zeroes some attention weights and scales up the rest; before the softmax it only changes scores, "
+      "and the softmax then gives every key a weight again",
+      "dropout 把一部分注意力权重置零，并放大其余的权重；在 softmax 之前它只改变分数，softmax 又会给每个 key 一个"
+      "权重",
+      question=("In training mode, is any of your attention weights exactly 0?",
+                "在训练模式下，你的注意力权重中有恰好为 0 的吗？"),
+      change=("apply dropout to the attention weights after the softmax, not to the scores",
+              "在 softmax 之后对注意力权重应用 dropout，而不是对分数")),
     misconception("dropout_missing",
-      "dropout never applied", "没有应用 dropout",
-      "apply self.dropout to the attention weights right after the softmax: it drops weights in train() mode only",
-      "在 softmax 之后立即对注意力权重应用 self.dropout：它只在 train() 模式下丢弃权重"),
+      "dropout never applied",
+      "没有应用 dropout",
+      "dropout drops attention weights at random while training, so that no token relies on a single key; in eval "
+      "mode it does nothing",
+      "dropout 在训练时随机丢弃注意力权重，让任何 token 都不依赖单个 key；在 eval 模式下它不起作用",
+      question=("In training mode with a large dropout rate, do your weights change from one call to the next?",
+                "在训练模式下把 dropout 比例设得很大，你的权重在两次调用之间有变化吗？"),
+      change=("apply the module's dropout layer to the attention weights right after the softmax",
+              "在 softmax 之后立即对注意力权重应用模块的 dropout 层")),
     misconception("dropout_not_on_weights",
-      "dropout applied to something other than the attention weights", "dropout 作用在了注意力权重以外的地方",
-      "drop attention weights, not the input, the values or the output: dropout belongs right after the softmax",
-      "要丢弃的是注意力权重，而不是输入、value 或输出：dropout 应紧跟在 softmax 之后"),
+      "dropout applied to something other than the attention weights",
+      "dropout 作用在了注意力权重以外的地方",
+      "attention dropout removes some of the links between tokens: it acts on the attention weights, not on the "
+      "input, the values or the output",
+      "注意力中的 dropout 去掉的是 token 之间的部分联系：它作用在注意力权重上，而不是输入、value 或输出上",
+      question=("Which tensor does your dropout act on, and what does each of its numbers stand for?",
+                "你的 dropout 作用在哪个张量上？其中每个数代表什么？"),
+      change=("move the dropout to the attention weights, right after the softmax",
+              "把 dropout 移到 softmax 之后，作用在注意力权重上")),
     misconception("heads_plain_list",
-      "heads kept in a plain Python list", "注意力头放在了普通 Python 列表里",
-      "wrap the heads in nn.ModuleList so their weights are registered (parameters(), .to(device), state_dict)",
-      "用 nn.ModuleList 包装这些头，它们的权重才会被注册（parameters()、.to(device)、state_dict）"),
+      "heads kept in a plain Python list",
+      "注意力头放在了普通 Python 列表里",
+      "a module sees only the submodules it registers: the weights of heads kept in a plain list are not listed, "
+      "moved or saved with the module",
+      "模块只能看到它注册的子模块：放在普通列表里的头，其权重不会随模块被列出、移动或保存",
+      question=("Does the module's list of parameters include the heads' weights?",
+                "模块的参数列表中包含这些头的权重吗？"),
+      change=("keep the heads in the module list container PyTorch provides, so that they are registered",
+              "用 PyTorch 提供的模块列表容器保存这些头，让它们被注册")),
     misconception("qkv_bias_ignored",
-      "qkv_bias not followed", "没有遵循 qkv_bias 参数",
-      "the query, key and value projections have a bias exactly when qkv_bias=True (out_proj always has one)",
-      "当且仅当 qkv_bias=True 时，query、key、value 三个投影才带偏置（out_proj 总是带偏置）"),
+      "qkv_bias not followed",
+      "没有遵循 qkv_bias 参数",
+      "the query, key and value projections have a bias exactly when qkv_bias asks for one; out_proj always has "
+      "one",
+      "query、key、value 三个投影是否带偏置完全由 qkv_bias 决定；out_proj 总是带偏置",
+      question=("Build the module with qkv_bias on and off: do the query, key and value layers have a bias in "
+                "each case?",
+                "分别打开和关闭 qkv_bias 构建模块：两种情况下 query、key、value 各层有偏置吗？"),
+      change=("pass qkv_bias on as the bias setting of the three projection layers",
+              "把 qkv_bias 作为三个投影层的偏置设置传进去")),
 )
 
 DECLARATION = Declaration(checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -57,9 +57,9 @@ def dtype_message(exercise_id: str) -> dict[str, dict[str, str]]:
     """{<exercise>.dtype: the bilingual message for an output whose dtype is not the input's}."""
     return {
         f"{exercise_id}.dtype": {
-            "en": "the output is torch.{got_dtype} but the input was torch.{expected_dtype}: keep the input's dtype "
-            "(no .float() or torch.tensor(...) copies)",
-            "zh": "输出是 torch.{got_dtype}，而输入是 torch.{expected_dtype}：请保持输入的 dtype（不要用 .float() 或 "
-                  "torch.tensor(...) 复制）",
+            "en": "the output is torch.{got_dtype} but the input was torch.{expected_dtype}: keep the input's dtype, "
+                  "with no conversion and no copy into a new tensor of another dtype",
+            "zh": "输出是 torch.{got_dtype}，而输入是 torch.{expected_dtype}：请保持输入的 dtype，不要转换类型，"
+                  "也不要复制成另一种 dtype 的新张量",
         }
     }

@@ -63,8 +63,8 @@ MESSAGES = {
         "zh": "sa_v1.{name} 是一个新的 nn.Parameter：调用之前为 sa_v1 创建的优化器仍持有旧参数，再也训练不到这个模块",
     },
     "transfer_weights.wrong_weight": {
-        "en": "sa_v1.{name} is not sa_v2.{name}.weight.T",
-        "zh": "sa_v1.{name} 不等于 sa_v2.{name}.weight.T",
+        "en": "sa_v1.{name} does not hold the values of sa_v2's matching layer, laid out as v1 uses them",
+        "zh": "sa_v1.{name} 没有按 v1 的排列方式存放 sa_v2 对应层的数值",
     },
     "transfer_weights.missing_parameter": {
         "en": "sa_v1 has no parameter {name} after the call: copy into the existing parameters",
@@ -75,38 +75,61 @@ MESSAGES = {
         "zh": "sa_v1 的权重没有变化（你的函数返回了 {returned}）：请直接复制到 sa_v1 里",
     },
     "transfer_weights.v2_changed": {
-        "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them (t_() transposes in place)",
-        "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改（t_() 会原地转置）",
+        "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them (an in-place transpose modifies "
+              "them)",
+        "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改（原地转置会修改它们）",
     },
     "transfer_weights.raised_untransposed": {
-        "en": "raised {type} ({detail}); with d_in == d_out it runs but copies weight without .T",
-        "zh": "抛出了 {type}（{detail}）；当 d_in == d_out 时能运行，但复制的是没有转置的 weight",
+        "en": "raised {type} ({detail}); when the input and output sizes are equal, the same code runs but copies "
+              "each weight untransposed",
+        "zh": "抛出了 {type}（{detail}）；当输入和输出大小相等时，同样的代码能运行，但复制的是没有转置的权重",
     },
 }
 
 MISCONCEPTIONS = (
     misconception("aliased_not_copied",
-      "v2's weights aliased instead of copied", "引用了 v2 的权重而不是复制",
-      "nn.Parameter(t) and a transpose .T both reuse t's memory: the two modules then share one set of numbers; "
-      "copying the values into v1's own parameters keeps them apart",
-      "nn.Parameter(t) 和转置 .T 都复用 t 的内存：两个模块于是共用同一组数；把数值复制进 v1 自己的参数才能让它们互不"
-      "影响"),
+      "v2's weights aliased instead of copied",
+      "引用了 v2 的权重而不是复制",
+      "wrapping a tensor as a new parameter, or transposing it, reuses its memory: the two modules then share one "
+      "set of numbers; copying the values into v1's own parameters keeps them apart",
+      "把一个张量包装成新参数或对它转置，都会复用它的内存：两个模块于是共用同一组数；把数值复制进 v1 自己的参数，"
+      "才能让它们互不影响",
+      question=("After your function, change one of v2's weights: does v1 change too?",
+                "调用你的函数之后，改动 v2 的一个权重：v1 也跟着变了吗？"),
+      change=("copy the values into the parameters v1 already has instead of handing v2's tensors to v1",
+              "把数值复制进 v1 已有的参数，而不是把 v2 的张量交给 v1")),
     misconception("parameters_replaced",
-      "v1's parameters replaced by new ones", "用新参数替换了 v1 的参数",
-      "assigning a new nn.Parameter swaps the object that optimizers and hooks already hold; overwriting the values "
-      "of the existing parameter (in place, without recording it for autograd) keeps it",
-      "赋值一个新的 nn.Parameter 会替换掉优化器和钩子已经持有的那个对象；在原有参数上覆盖数值（原地进行，且不被 autog"
-      "rad "
-      "记录）才能保留它"),
+      "v1's parameters replaced by new ones",
+      "用新参数替换了 v1 的参数",
+      "assigning a new parameter swaps the object that optimizers and hooks already hold; overwriting the values "
+      "of the existing parameter keeps it",
+      "赋值一个新参数会替换掉优化器和钩子已经持有的那个对象；覆盖原有参数的数值才能保留它",
+      question=("Is v1's parameter after the call the same object as before it?",
+                "调用之后 v1 的参数和调用之前是同一个对象吗？"),
+      change=("write the new values into v1's existing parameters, in place and unrecorded by autograd, instead "
+              "of assigning new ones",
+              "把新数值原地写入 v1 已有的参数，并且不让 autograd 记录，而不是赋值新的参数")),
     misconception("weights_not_transposed",
-      "nn.Linear weights copied without transposing", "复制 nn.Linear 权重时没有转置",
-      "nn.Linear stores weight as (d_out, d_in), a v1 parameter is (d_in, d_out): compare the two shapes before you "
-      "copy",
-      "nn.Linear 的 weight 形状是 (d_out, d_in)，而 v1 的参数是 (d_in, d_out)：复制之前先比较这两个形状"),
+      "nn.Linear weights copied without transposing",
+      "复制 nn.Linear 权重时没有转置",
+      "nn.Linear stores its weight outputs first, a v1 parameter inputs first: the same numbers read along the "
+      "other axis; a reshape keeps the order of the numbers, so it cannot turn one into the other",
+      "nn.Linear 的权重按输出在前存放，v1 的参数按输入在前存放：是同样的数，只是沿另一个维度读取；reshape 保持数的"
+      "顺序不变，所以不能把一个变成另一个",
+      question=("Which axis of nn.Linear's weight runs over the inputs, and which axis of v1's parameter?",
+                "nn.Linear 权重的哪个维度对应输入？v1 参数的哪个维度对应输入？"),
+      change=("swap the two axes of each weight as you copy it, rather than reshaping it",
+              "复制每个权重时交换它的两个维度，而不是对它 reshape")),
     misconception("weights_mixed_up",
-      "projection weights copied into the wrong places", "投影权重复制到了错误的位置",
-      "copy W_query into W_query, W_key into W_key and W_value into W_value",
-      "W_query 对应 W_query，W_key 对应 W_key，W_value 对应 W_value"),
+      "projection weights copied into the wrong places",
+      "投影权重复制到了错误的位置",
+      "each projection has its own role: the query weights make the queries, the key weights the keys, the value "
+      "weights the values",
+      "每个投影各有其作用：query 权重生成 query，key 权重生成 key，value 权重生成 value",
+      question=("Which of v2's layers did you copy into each of v1's three parameters?",
+                "你把 v2 的哪个层分别复制到了 v1 的三个参数中？"),
+      change=("copy each of v2's projections into v1's parameter of the same name",
+              "把 v2 的每个投影复制到 v1 中同名的参数里")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

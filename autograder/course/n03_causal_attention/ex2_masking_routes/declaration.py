@@ -136,9 +136,8 @@ CHECKS = (
     Check(id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
           judge=judge_on_device,
-          title={"en": "causal_weights_renormalised works on scores on another device (a GPU, or PyTorch's meta "
-                       "device)",
-                 "zh": "causal_weights_renormalised 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）"}),
+          title={"en": "causal_weights_renormalised works on weights on another device",
+                 "zh": "causal_weights_renormalised 能处理位于其他设备上的权重"}),
     Check(id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,
           cases=weights_cases_notes, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
           title={"en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with "
@@ -154,8 +153,8 @@ CHECKS = (
     Check(id="masking_routes.neg_inf_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_neg_inf", "scores"),
           judge=judge_on_device,
-          title={"en": "causal_weights_neg_inf works on scores on another device (a GPU, or PyTorch's meta device)",
-                 "zh": "causal_weights_neg_inf 能处理位于其他设备上的输入（GPU，或 PyTorch 的 meta 设备）"}),
+          title={"en": "causal_weights_neg_inf works on scores on another device",
+                 "zh": "causal_weights_neg_inf 能处理位于其他设备上的分数"}),
 )
 
 
@@ -171,24 +170,23 @@ MESSAGES = {
     },
     "causal_weights.no_gradient": {
         "en": "no gradient flows back through the function to its input: compute the output from the input with "
-              "tensor operations (no .detach(), .data or torch.no_grad())",
-        "zh": "梯度没有通过这个函数传回输入：输出必须由输入经过张量运算得到（不要用 .detach()、.data 或 torch.no_grad"
-              "()）",
+              "tensor operations, without detaching it or switching gradients off",
+        "zh": "梯度没有通过这个函数传回输入：输出必须由输入经过张量运算得到，不要分离张量或关闭梯度计算",
     },
     "causal_weights.not_finite": {
         "en": "the gradient that flows back through the function to its input holds nan or inf",
         "zh": "通过这个函数传回输入的梯度中有 nan 或 inf",
     },
     "causal_weights.device_failed": {
-        "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without device= stays on the "
-              "CPU; create it with device=x.device",
-        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定 device= 的张量留在 CPU 上；"
-              "请用 device=x.device 创建",
+        "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without naming a device "
+              "stays on the CPU; create it on the input's device",
+        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定设备的张量留在 CPU 上；请"
+              "在输入所在的设备上创建它",
     },
     "causal_weights.tensor_on_cpu": {
-        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask with "
-              "device=x.device",
-        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请用 device=x.device 创建掩码",
+        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask on "
+              "the input's device",
+        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请在输入所在的设备上创建掩码",
     },
     "causal_weights.device_output": {
         "en": "on an input on {device} the result has the wrong shape or is not on {device}",
@@ -207,12 +205,12 @@ MESSAGES = {
     "causal_weights.row_sum": {
         "en": "the weights of token {query} do not sum to 1: each query's weights over the keys (the last "
         "dimension) must sum to 1 after masking",
-        "zh": "token {query} 的权重之和不是 1：遮蔽之后，每个查询对所有 key（最后一个维度）的权重之和必须为 1",
+        "zh": "token {query} 的权重之和不是 1：遮蔽之后，每个 query 对所有 key（最后一个维度）的权重之和必须为 1",
     },
     "causal_weights.values": {
         "en": "the weights are causal and each row sums to 1, but they differ from the expected ones "
         "(first at query {query}, key {key})",
-        "zh": "权重满足因果性且每行之和为 1，但与期望值不同（最先出现在查询 {query}、key {key}）",
+        "zh": "权重满足因果性且每行之和为 1，但与期望值不同（最先出现在 query {query}、key {key}）",
     },
     "causal_weights.dtype": {
         "en": "the result has dtype {got_dtype}, expected {expected_dtype}: keep the input's dtype",
@@ -222,27 +220,46 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("input_edited_in_place",
-      "the caller's tensor edited in place", "原地修改了调用者的张量",
-      "methods ending in _ (masked_fill_, div_, ...) and item assignment write into the tensor they act on: the "
-      "caller's tensor changes, and autograd can no longer go back through the softmax that made it; the out-of-place "
-      "form returns a new tensor",
-      "以 _ 结尾的方法（masked_fill_、div_ 等）和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd "
-      "也无法"
-      "再通过生成它的 softmax 反向传播；不带 _ 的写法会返回一个新张量"),
+      "the caller's tensor edited in place",
+      "原地修改了调用者的张量",
+      "methods whose names end in an underscore, and item assignment, write into the tensor they act on: the "
+      "caller's tensor changes, and autograd can no longer go back through the softmax that made it; the form "
+      "without the underscore returns a new tensor",
+      "名字以下划线结尾的方法和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd 也无法再通过生成"
+      "它的 softmax 反向传播；不带下划线的写法会返回一个新张量",
+      question=("After your function returns, is the tensor you gave it the same as before the call?",
+                "你的函数返回之后，传给它的张量还和调用之前一样吗？"),
+      change=("compute into a new tensor with the out-of-place form of each operation",
+              "用每个运算的非原地写法，把结果算到一个新张量里")),
     misconception("mask_after_softmax_no_renorm",
-      "future zeroed after the softmax without renormalising", "softmax 之后置零未来位置却没有重新归一化",
-      "after multiplying by the lower-triangular matrix, divide each row by its sum; or fill -inf before the softmax",
-      "乘以下三角矩阵之后要把每一行除以它的和；或者在 softmax 之前填入 -inf"),
+      "future zeroed after the softmax without renormalising",
+      "softmax 之后置零未来位置却没有重新归一化",
+      "zeroing the future after the softmax removes part of each row's weight: the rows no longer sum to 1 until "
+      "they are renormalised",
+      "在 softmax 之后把未来位置置零，会去掉每一行的一部分权重：不重新归一化，各行之和就不再是 1",
+      question=("After the future is zeroed, what does each row of your weights sum to?",
+                "把未来位置置零之后，你的权重每一行之和是多少？"),
+      change=("divide each masked row by its own sum, or hide the future before the softmax instead",
+              "把遮蔽后的每一行除以它自己的和，或者改为在 softmax 之前遮住未来")),
     misconception("masked_fill_result_dropped",
-      "masked_fill's result was thrown away", "masked_fill 的结果被丢弃了",
-      "masked_fill returns a new tensor and leaves the one it was called on alone: keep what it returns",
-      "masked_fill 返回一个新张量，不改动调用它的那个张量：要保留它的返回值"),
+      "the fill's result was thrown away",
+      "填入的结果被丢弃了",
+      "the out-of-place fill returns a new tensor and leaves the one it was called on as it was",
+      "非原地的填入会返回一个新张量，不改动调用它的那个张量",
+      question=("Which tensor goes into your softmax: the one the fill returned, or the one it was called on?",
+                "送进 softmax 的是填入返回的张量，还是调用填入的那个张量？"),
+      change=("keep the tensor the fill returns and go on with it",
+              "保留填入返回的张量，并用它继续计算")),
     misconception("tensor_created_on_cpu",
-      "a tensor made inside forward stays on the CPU", "forward 中新建的张量留在了 CPU 上",
-      "tensors created in forward (torch.ones, torch.triu, torch.tensor...) need device=x.device, or use the "
-      "registered buffer, which moves with the module",
-      "在 forward 中新建的张量（torch.ones、torch.triu、torch.tensor……）需要 device=x.device，或者使用会随模块"
-      "移动的已注册 buffer"),
+      "a tensor made inside forward stays on the CPU",
+      "forward 中新建的张量留在了 CPU 上",
+      "a tensor created without naming a device is made on the CPU, wherever the input is; a registered buffer "
+      "moves with the module",
+      "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里；已注册的 buffer 会随模块移动",
+      question=("When the input is on a GPU, on which device is each tensor your function creates?",
+                "当输入在 GPU 上时，你的函数新建的每个张量位于哪个设备上？"),
+      change=("create each new tensor on the input's device, or use the module's registered buffer",
+              "在输入所在的设备上新建每个张量，或者使用模块已注册的 buffer")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -113,8 +113,8 @@ MESSAGES = {
         "zh": "前向传播调用了 {names}：请自己实现注意力计算",
     },
     "causal_attention.transpose_batched": {
-        "en": "`.T` on the batched keys reverses all three axes, so the shapes no longer fit",
-        "zh": "对带 batch 维的 keys 使用 `.T` 会反转全部三个维度，形状因此对不上",
+        "en": "a transpose of the batched keys reversed all three of their axes, so the shapes no longer fit",
+        "zh": "对带 batch 维的 keys 做的转置反转了全部三个维度，形状因此对不上",
     },
     "causal_attention.wrong_output": {
         "en": "the context vectors differ from the reference run with your own weights",
@@ -124,9 +124,15 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("transpose_batched",
-      "`.T` on a batched tensor", "对带 batch 维的张量使用了 `.T`",
-      "`.T` reverses ALL dimensions; on a batched (b, num_tokens, d) tensor only the last two may be swapped",
-      "`.T` 会反转所有维度；对批量张量 (b, num_tokens, d) 只应交换最后两个维度"),
+      "a transpose that reverses every axis of a batched tensor",
+      "对带 batch 维的张量用了反转所有维度的转置",
+      "the short transpose reverses ALL dimensions; on a batched tensor only the last two, tokens and features, "
+      "may be swapped",
+      "简写的转置会反转所有维度；对带 batch 维的张量，只应交换最后两个维度（token 和特征）",
+      question=("Print the keys' shape before and after your transpose: where did the batch axis go?",
+                "在转置前后打印 keys 的形状：batch 维去了哪里？"),
+      change=("swap only the last two axes of the keys and leave the batch axis first",
+              "只交换 keys 的最后两个维度，让 batch 维留在最前面")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

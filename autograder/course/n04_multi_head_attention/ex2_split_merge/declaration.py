@@ -158,9 +158,9 @@ MESSAGES = {
     **dtype_message("merge_heads"),
     # split_heads
     "split_heads.values": {
-        "en": "some heads hold the wrong features: head h of token t must hold features "
-        "h*head_dim ... (h+1)*head_dim - 1 of token t",
-        "zh": "有些头拿到了错误的特征：token t 的第 h 个头应当是 token t 的第 h*head_dim 到 (h+1)*head_dim - 1 个特征",
+        "en": "some heads hold the wrong features: head h of token t must hold the h-th run of head_dim "
+              "consecutive features of token t",
+        "zh": "有些头拿到了错误的特征：token t 的第 h 个头应当是 token t 的第 h 段连续的 head_dim 个特征",
     },
     "split_heads.input_modified": {
         "en": "split_heads changed its input in place; return a new view instead",
@@ -168,9 +168,9 @@ MESSAGES = {
     },
     # merge_heads
     "merge_heads.values": {
-        "en": "features land in the wrong place: token t's features h*head_dim ... (h+1)*head_dim - 1 "
-        "must be head h's output for token t",
-        "zh": "特征放错了位置：token t 的第 h*head_dim 到 (h+1)*head_dim - 1 个特征应当是第 h 个头对 token t 的输出",
+        "en": "features land in the wrong place: the h-th run of head_dim consecutive features of token t must be "
+              "head h's output for token t",
+        "zh": "特征放错了位置：token t 的第 h 段连续的 head_dim 个特征应当是第 h 个头对 token t 的输出",
     },
     "merge_heads.round_trip": {
         "en": "merge_heads(split_heads(x, num_heads)) does not give x back",
@@ -185,15 +185,27 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("split_without_transpose",
-      "heads split with view but not transposed", "用 view 拆分了头但没有转置",
-      "after the view the tensor is (b, num_tokens, num_heads, head_dim), but each head needs its own (num_tokens, "
-      "head_dim) block: (b, num_heads, num_tokens, head_dim)",
-      "view 之后张量是 (b, num_tokens, num_heads, head_dim)，但每个头需要自己的 (num_tokens, head_dim) 块：(b, "
-      "num_heads, num_tokens, head_dim)"),
+      "heads split with view but not transposed",
+      "用 view 拆分了头但没有转置",
+      "after the view each token holds its heads, but attention runs per head over all tokens: the heads axis has "
+      "to come before the tokens axis",
+      "view 之后每个 token 持有它的各个头，而注意力是按头在所有 token 上计算的：头所在的维度必须排在 token 所在的"
+      "维度之前",
+      question=("After your split, which axis holds the heads and which the tokens? Which of them does attention "
+                "compare?",
+                "拆分之后，哪个维度是头、哪个是 token？注意力比较的是哪一个？"),
+      change=("after the view, swap the tokens axis and the heads axis",
+              "view 之后，交换 token 维和头维")),
     misconception("merge_without_transpose",
-      "heads merged without transposing back", "合并头时没有转置回来",
-      "transpose (b, num_heads, num_tokens, head_dim) back to (b, num_tokens, num_heads, head_dim) before the view",
-      "在 view 之前先把 (b, num_heads, num_tokens, head_dim) 转置回 (b, num_tokens, num_heads, head_dim)"),
+      "heads merged without transposing back",
+      "合并头时没有转置回来",
+      "merging undoes the split in reverse order: the heads axis must be back next to each head's features before "
+      "those are joined",
+      "合并要按相反的顺序撤销拆分：在把各个头的特征连起来之前，头维必须先回到每个头的特征旁边",
+      question=("Before your view, which axis comes right after the batch: the heads or the tokens?",
+                "在 view 之前，紧跟 batch 维的是头维还是 token 维？"),
+      change=("swap the heads axis and the tokens axis back before the view that joins the heads",
+              "在把各个头连起来的 view 之前，先把头维和 token 维交换回来")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

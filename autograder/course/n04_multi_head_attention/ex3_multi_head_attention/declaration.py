@@ -149,8 +149,8 @@ CHECKS = (
                        "query attends to a padding key, and a query that sees nothing but padding only needs a finite "
                        "output (any fill value that keeps it finite will do)",
                  "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；"
-                       "任何查询都不关注 padding 位置的 key，而只能看到 padding "
-                       "的查询只需输出有限值（任何能保持有限的填入值都可以）"}),
+                       "任何 query 都不关注 padding 位置的 key，而只能看到 padding "
+                       "的 query 只需输出有限值（任何能保持有限的填入值都可以）"}),
     Check(id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True, cases=padding_cases_hidden,
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
           title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
@@ -176,11 +176,11 @@ MESSAGES = {
     "multi_head_attention.heads_mixed": {
         "en": "changing one head's query weights changed another head's output: heads must stay independent "
         "until out_proj",
-        "zh": "改变一个头的查询权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
+        "zh": "改变一个头的 query 权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
     },
     "multi_head_attention.head_unchanged": {
         "en": "changing one head's query weights did not change that head's output",
-        "zh": "改变一个头的查询权重并没有改变这个头的输出",
+        "zh": "改变一个头的 query 权重并没有改变这个头的输出",
     },
     "multi_head_attention.builtin": {
         "en": "write the attention yourself: {names} must not be used in this exercise",
@@ -192,19 +192,18 @@ MESSAGES = {
     },
     # padding_mask
     "padding_mask.no_argument": {
-        "en": "forward takes no attention_mask yet: extend it to forward(self, x, attention_mask=None) and add the "
-        "padding step (the multi_head_attention points do not depend on it)",
-        "zh": "forward 还不接受 attention_mask：请把它扩展为 forward(self, x, attention_mask=None) "
-        "并加上 padding 这一步（multi_head_attention 的分数与此无关）",
+        "en": "forward takes no attention_mask yet: give it the optional attention_mask parameter of the "
+              "exercise's signature and add the padding step (the multi_head_attention points do not depend on it)",
+        "zh": "forward 还不接受 attention_mask：请按练习给定的签名为它加上可选参数 attention_mask，并加上 padding "
+              "这一步（multi_head_attention 的分数与此无关）",
     },
     "padding_mask.renamed_argument": {
-        "en": "forward takes `{name}` where the exercise's signature gives attention_mask (forward(self, x, "
-        "attention_mask=None)): the mask is passed as attention_mask=..., which your forward does not accept, so it "
-        "never reaches a padding step; keep the given parameter name (the multi_head_attention points do not depend "
-        "on it)",
-        "zh": "练习给定的签名是 forward(self, x, attention_mask=None)，而你的 forward 在这个位置接受的是 `{name}`："
-        "掩码以 attention_mask=... 传入，你的 forward 不接受它，所以掩码到不了 padding 这一步；"
-        "请保持给定的参数名（multi_head_attention 的分数与此无关）",
+        "en": "forward takes `{name}` where the exercise's signature gives attention_mask: the mask is passed by "
+              "the name attention_mask, which your forward does not accept, so it never reaches a padding step; "
+              "keep the given parameter name (the multi_head_attention points do not depend on it)",
+        "zh": "练习给定的签名在这个位置是 attention_mask，而你的 forward 接受的是 `{name}`：掩码按名字 attention_m"
+              "ask 传入，你的 forward 不接受它，所以掩码到不了 padding 这一步；请保持给定的参数名（multi_head_atte"
+              "ntion 的分数与此无关）",
     },
     "padding_mask.fill_too_high": {
         "en": "padded keys still get weight: their scores were set to {fill:.3g} (before the scaling), and real "
@@ -219,11 +218,11 @@ MESSAGES = {
     },
     "padding_mask.nan_blind_rows": {
         "en": "NaN for queries that can see nothing but padding: their whole row of scores became -inf",
-        "zh": "对于只能看到 padding 的查询，输出是 NaN：它们的整行分数都变成了 -inf",
+        "zh": "对于只能看到 padding 的 query，输出是 NaN：它们的整行分数都变成了 -inf",
     },
     "padding_mask.ignored": {
         "en": "attention_mask has no effect: padded keys must be hidden from every query",
-        "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有查询都隐藏",
+        "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有 query 都隐藏",
     },
     "padding_mask.inverted": {
         "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",
@@ -233,29 +232,61 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("loop_over_heads",
-      "heads computed one by one in a Python loop", "用 Python 循环逐个计算注意力头",
-      "split once into (b, num_heads, num_tokens, head_dim): one batched matmul then serves every head",
-      "一次性拆分成 (b, num_heads, num_tokens, head_dim)：这样一次批量矩阵乘法就能同时处理所有的头"),
+      "heads computed one by one in a Python loop",
+      "用 Python 循环逐个计算注意力头",
+      "all heads run the same operations on different slices of the features: with the heads on an axis of their "
+      "own, one batched product serves every head",
+      "所有的头都是对特征的不同切片做相同的运算：把头放到单独的一个维度上，一次批量乘法就能同时处理所有的头",
+      question=("How many matrix products does your forward run for 2 heads, and how many for 8?",
+                "你的 forward 在 2 个头时做了多少次矩阵乘法？8 个头时呢？"),
+      change=("split the features into heads once, on an axis of their own, and let each product run over all "
+              "heads at once",
+              "一次性把特征拆分成多个头，放在单独的维度上，让每次乘法同时处理所有的头")),
     misconception("padding_neg_inf",
-      "padded keys filled with -inf", "padding 位置的 key 被填成了 -inf",
-      "a query that sees only padding then has a row of -inf and softmax gives NaN: padded keys need a finite "
-      "fill value, one every real score is larger than",
-      "只能看到 padding 的查询会得到一整行 -inf，softmax 之后就是 NaN：padding 位置的 key 需要一个有限的填入值，"
-      "并且任何真实分数都比它大"),
+      "padded keys filled with -inf",
+      "padding 位置的 key 被填成了 -inf",
+      "a query that sees only padding then has a row of minus infinity, and the softmax gives NaN: padded keys "
+      "need a finite fill value, one every real score is larger than",
+      "只能看到 padding 的 query 会得到一整行负无穷，softmax 之后就是 NaN：padding 位置的 key 需要一个有限的填入值"
+      "，并且任何真实分数都比它大",
+      question=("What does the softmax give for a row whose every entry is minus infinity?",
+                "如果一行中的每一项都是负无穷，softmax 会得到什么？"),
+      change=("fill padded keys with a very negative but finite number instead of minus infinity",
+              "给 padding 位置的 key 填入一个很小但有限的数，而不是负无穷")),
     misconception("padding_fill_too_high",
-      "padded keys filled with a value real scores can be below", "padding 位置填入的值可能高于真实分数",
-      "a padded key must lose against every real key in the softmax: its score has to be lower than any real score "
-      "can be, yet finite",
-      "在 softmax 中，padding 位置的 key 必须比任何真实 key 都小：它的分数要低于任何真实分数可能取到的值，同时又是有"
-      "限值"),
+      "padded keys filled with a value real scores can be below",
+      "padding 位置填入的值可能高于真实分数",
+      "a padded key must lose against every real key in the softmax: its score has to be lower than any real "
+      "score can be, yet finite",
+      "在 softmax 中，padding 位置的 key 必须比任何真实 key 都小：它的分数要低于任何真实分数可能取到的值，同时又是"
+      "有限值",
+      question=("How low can a real score go, and is your fill value lower still?",
+                "真实分数最低能到多少？你的填入值比它还低吗？"),
+      change=("choose a fill value far below any score real tokens can reach, yet finite",
+              "选择一个远低于真实 token 可能取到的任何分数、但仍有限的填入值")),
     misconception("padding_ignored",
-      "attention_mask not applied", "没有应用 attention_mask",
-      "fill the scores of padded keys (attention_mask == 0), broadcast as (b, 1, 1, num_tokens), before the softmax",
-      "在 softmax 之前填入 padding 位置（attention_mask == 0）的 key 的分数，形状广播为 (b, 1, 1, num_tokens)"),
+      "attention_mask not applied",
+      "没有应用 attention_mask",
+      "attention_mask says, for each sample, which keys are real; hiding a padded key means filling its score "
+      "before the softmax, for every head and every query of that sample",
+      "attention_mask 按样本标出哪些 key 是真实的；隐藏 padding 位置的 key，就是在 softmax 之前为这个样本的每个头"
+      "、每个 query 填入它的分数",
+      question=("Which axes of the scores does attention_mask line up with, and over which must it be broadcast?",
+                "attention_mask 与分数的哪些维度对齐？它必须在哪些维度上广播？"),
+      change=("before the softmax, fill the scores of the padded keys, with the mask viewed so that it lines up "
+              "with the keys' axis and broadcasts over the heads and the queries",
+              "在 softmax 之前填入 padding 位置 key 的分数；先调整掩码的视图，使它与 key 的维度对齐，并在头和 quer"
+              "y 的维度上广播")),
     misconception("padding_inverted",
-      "attention_mask read the wrong way round", "attention_mask 的含义用反了",
-      "1 marks a real token and 0 a padding token: hide the keys where attention_mask == 0",
-      "1 表示真实 token，0 表示 padding：要隐藏的是 attention_mask == 0 的 key"),
+      "attention_mask read the wrong way round",
+      "attention_mask 的含义用反了",
+      "attention_mask marks the real tokens: the keys to hide are those it does not mark",
+      "attention_mask 标出的是真实 token：要隐藏的是它没有标出的 key",
+      question=("In your forward, which keys end up hidden: those attention_mask marks with 1, or those it marks "
+                "with 0?",
+                "在你的 forward 中，最终被隐藏的是 attention_mask 标为 1 的 key，还是标为 0 的？"),
+      change=("hide the keys where attention_mask is 0 and keep those where it is 1",
+              "隐藏 attention_mask 为 0 的 key，保留为 1 的 key")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

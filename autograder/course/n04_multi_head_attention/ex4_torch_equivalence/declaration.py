@@ -111,51 +111,54 @@ MESSAGES = {
         "zh": "返回了 {got}，应当返回 nn.MultiheadAttention",
     },
     "torch_equivalence.no_value_error": {
-        "en": "with d_in != d_out it must raise ValueError (nn.MultiheadAttention needs d_in == d_out); "
-        "it raised {got}",
-        "zh": "当 d_in != d_out 时必须抛出 ValueError（nn.MultiheadAttention 要求 d_in == d_out）；实际抛出 {got}",
+        "en": "when d_in and d_out differ it must raise ValueError (nn.MultiheadAttention needs them equal); it "
+              "raised {got}",
+        "zh": "当 d_in 与 d_out 不同时必须抛出 ValueError（nn.MultiheadAttention 要求两者相等）；实际抛出 {got}",
     },
     "torch_equivalence.batch_first": {
-        "en": "create it with batch_first=True: our inputs are (b, num_tokens, d_out)",
-        "zh": "创建时要设置 batch_first=True：我们的输入形状是 (b, num_tokens, d_out)",
+        "en": "create it with batch_first on: our inputs put the batch axis first",
+        "zh": "创建时要打开 batch_first：我们的输入把 batch 维放在最前面",
     },
     "torch_equivalence.sizes": {
-        "en": "embed_dim={embed_dim}, num_heads={num_heads}, expected embed_dim={d_out} (mha.d_out) and "
-        "num_heads={heads} (mha.num_heads)",
-        "zh": "embed_dim={embed_dim}、num_heads={num_heads}，应当是 embed_dim={d_out}（mha.d_out）和 "
-        "num_heads={heads}（mha.num_heads）",
+        "en": "embed_dim is {embed_dim} and num_heads {num_heads}; expected embed_dim {d_out} (mha.d_out) and "
+              "num_heads {heads} (mha.num_heads)",
+        "zh": "embed_dim 是 {embed_dim}，num_heads 是 {num_heads}；应当是 embed_dim {d_out}（mha.d_out）和 num_hea"
+              "ds {heads}（mha.num_heads）",
     },
     "torch_equivalence.sizes.hidden": {
         "en": "embed_dim or num_heads is not mha.d_out or mha.num_heads",
         "zh": "embed_dim 或 num_heads 与 mha.d_out 或 mha.num_heads 不一致",
     },
     "torch_equivalence.dtype": {
-        "en": "its weights are {got} but ours are {expected}: move it with .to(dtype=mha.W_query.weight.dtype)",
-        "zh": "它的权重是 {got}，而我们的是 {expected}：请用 .to(dtype=mha.W_query.weight.dtype) 转换",
+        "en": "its weights are {got} but ours are {expected}: convert it to the dtype of mha's weights",
+        "zh": "它的权重是 {got}，而我们的是 {expected}：请把它转换成 mha 权重的 dtype",
     },
     "torch_equivalence.no_in_proj": {
-        "en": "in_proj_weight is missing: use one embed_dim for query, key and value (no kdim/vdim)",
-        "zh": "缺少 in_proj_weight：query、key、value 要使用同一个 embed_dim（不要设置 kdim/vdim）",
+        "en": "in_proj_weight is missing: use one embed_dim for query, key and value, with no separate key or "
+              "value sizes",
+        "zh": "缺少 in_proj_weight：query、key、value 要使用同一个 embed_dim，不要为 key 或 value 单独设置大小",
     },
     "torch_equivalence.in_proj_order": {
         "en": "in_proj_weight stacks the three projections in the wrong order",
         "zh": "in_proj_weight 中三个投影矩阵的堆叠顺序不对",
     },
     "torch_equivalence.in_proj_transposed": {
-        "en": "in_proj_weight holds the transposed matrices: nn.Linear's weight is already (out, in); copy it as is",
-        "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 本来就是 (out, in)，直接复制即可",
+        "en": "in_proj_weight holds the transposed matrices: nn.Linear's weight is already laid out outputs "
+              "first; copy it as it is",
+        "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 本来就是输出在前的排列，直接复制即可",
     },
     "torch_equivalence.in_proj_weight": {
         "en": "in_proj_weight does not hold W_query, W_key and W_value's weights",
         "zh": "in_proj_weight 中不是 W_query、W_key、W_value 的权重",
     },
     "torch_equivalence.no_bias": {
-        "en": "create it with bias=True: out_proj has a bias, and the q/k/v biases are zero when qkv_bias=False",
-        "zh": "创建时要设置 bias=True：out_proj 有偏置，qkv_bias=False 时 q/k/v 的偏置为零",
+        "en": "create it with a bias: out_proj has one, and the query, key and value biases are zero when "
+              "qkv_bias is off",
+        "zh": "创建时要带偏置：out_proj 有偏置，qkv_bias 关闭时 query、key、value 的偏置为零",
     },
     "torch_equivalence.in_proj_bias": {
-        "en": "in_proj_bias is not the q, k, v biases stacked (zeros where a projection has no bias)",
-        "zh": "in_proj_bias 不是 q、k、v 偏置的堆叠（没有偏置的投影对应零）",
+        "en": "in_proj_bias is not the query, key and value biases stacked (zeros where a projection has no bias)",
+        "zh": "in_proj_bias 不是 query、key、value 偏置的堆叠（没有偏置的投影对应零）",
     },
     "torch_equivalence.out_proj": {
         "en": "out_proj's weight or bias was not copied from mha.out_proj",

@@ -59,8 +59,10 @@ def count_cases_modules(rng: random.Random) -> list[CountCase]:
 CHECKS = (
     Check(id="parameter_counts.notes", exercise="parameter_counts", points=2, hidden=False, cases=count_cases_notes,
           probe=probe_count, judge=judge_count,
-          title={"en": "count_parameters: MultiHeadAttention(768, 768, 1024, 0.0, 12) and the notes' small one",
-                 "zh": "count_parameters：MultiHeadAttention(768, 768, 1024, 0.0, 12) 和笔记中的小模块"}),
+          title={"en": "count_parameters counts trainable parameters, never buffers, on MultiHeadAttention(768, 768, "
+                       "1024, 0.0, 12) and the notes' small one",
+                 "zh": "count_parameters 只统计可训练参数、不计 buffer：作用于 MultiHeadAttention(768, 768, 1024, 0.0, "
+                       "12) 和笔记中的小模块"}),
     Check(id="parameter_counts.modules", exercise="parameter_counts", points=2, hidden=True, cases=count_cases_modules,
           probe=probe_count, judge=judge_count,
           title={"en": "count_parameters on other modules (biases, heads in a ModuleList, frozen layers)",
@@ -81,12 +83,13 @@ MESSAGES = {
               "GPT-2 规模的 MultiHeadAttention(768, 768, 1024, 0.0, 12)：三个不带偏置的 768 × 768 投影（1,769,472）"
               "加上带偏置的 out_proj（768 × 768 + 768 = 590,592），共 2,360,064；1024 × 1024 的掩码不计入。"},
     "parameter_counts.wrong": {
-        "en": "count_parameters returned {got:,}, expected {expected:,} trainable parameters",
-        "zh": "count_parameters 返回 {got:,}，应当是 {expected:,} 个可训练参数",
+        "en": "count_parameters returned {got:,}, which is not the module's number of trainable parameters: "
+              "compare it with your own prediction",
+        "zh": "count_parameters 返回 {got:,}，这不是该模块的可训练参数个数：请与你自己的预测对照",
     },
     "parameter_counts.wrong.hidden": {
-        "en": "the count is wrong for one of the modules: count only parameters that require grad",
-        "zh": "某个模块的计数不对：只统计 requires_grad 的参数",
+        "en": "the count is wrong for one of the modules: count only the parameters that require grad",
+        "zh": "某个模块的计数不对：只统计需要梯度的参数",
     },
     "parameter_counts.not_a_count": {
         "en": "returned {got}, expected a whole number",
@@ -96,13 +99,24 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("counts_buffers",
-      "buffers counted as parameters", "把 buffer 也算成了参数",
-      "count module.parameters() that require grad; the mask is a buffer, not a parameter",
-      "只统计 module.parameters() 中 requires_grad 的参数；掩码是 buffer，不是参数"),
+      "buffers counted as parameters",
+      "把 buffer 也算成了参数",
+      "a buffer such as the mask is state the module carries, not something it learns: only parameters that "
+      "require grad are trained",
+      "像掩码这样的 buffer 是模块携带的状态，不是它学习的东西：只有需要梯度的参数才会被训练",
+      question=("Which tensors of the module does your count include, and which of them does the optimizer train?",
+                "你的计数包含了模块的哪些张量？其中哪些会被优化器训练？"),
+      change=("count only the module's parameters, not its buffers",
+              "只统计模块的参数，不要统计 buffer")),
     misconception("counts_frozen",
-      "frozen parameters counted", "把冻结的参数也算进去了",
-      "count only parameters with p.requires_grad: frozen ones (requires_grad=False) are not trained",
-      "只统计 p.requires_grad 为 True 的参数：冻结的参数（requires_grad=False）不参与训练"),
+      "frozen parameters counted",
+      "把冻结的参数也算进去了",
+      "a frozen parameter is still a parameter, but it does not require grad and is not trained",
+      "被冻结的参数仍是参数，但它不需要梯度，也不参与训练",
+      question=("Does your count change when some layers are frozen?",
+                "冻结一些层之后，你的计数会变吗？"),
+      change=("count only the parameters that require grad",
+              "只统计需要梯度的参数")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

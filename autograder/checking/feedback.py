@@ -6,6 +6,7 @@ the student kit render with the same code.
 """
 
 import io
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ GRADED_RUNG = 2  # what graded output shows: never what to change
 # "expected m1 and m2 to have the same dtype"); a wrong signature or a missing name is a problem of its own.
 FOLLOW_ON_KEYS = frozenset({"error.other", "error.shape_mismatch", "error.matmul_shapes", "error.broadcast_axis",
                             "error.view_size", "error.device_mismatch", "error.uncomparable"})
-TITLE_CHARS = 60  # a folded check's title is cut to this many characters
+TITLE_COLUMNS = 60  # a folded check's title is cut to this width
 
 
 @dataclass
@@ -136,13 +137,16 @@ def _short_titles(results: Sequence[CheckResult], lang: str, messages: Messages)
 
 
 def _shortened(title: str) -> str:
-    """The title cut after a whole word once it is longer than TITLE_CHARS (a Chinese title at any character)."""
-    text = one_line(title)
-    if len(text) <= TITLE_CHARS:
-        return text
-    cut = text[:TITLE_CHARS]
-    space = cut.rfind(" ")
-    return (cut[:space] if space > TITLE_CHARS // 2 else cut).rstrip(" ,;:") + "…"
+    """The title cut after a whole word once it is wider than TITLE_COLUMNS (a Chinese character is two columns
+    wide, and a Chinese title may be cut at any character)."""
+    text, columns = one_line(title), 0
+    for end, char in enumerate(text):
+        columns += 2 if unicodedata.east_asian_width(char) in "WF" else 1
+        if columns > TITLE_COLUMNS:
+            cut = text[:end]
+            space = cut.rfind(" ")
+            return (cut[:space] if space > end // 2 else cut).rstrip(" ,;:，；：") + "…"
+    return text
 
 
 def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int) -> list[str]:
@@ -176,14 +180,13 @@ def table(exercise: Exercise, results: Sequence[CheckResult], lang: str, *, hidd
     """The ✔/✘ table, one row per cause of failure, each with the hint ladder's lines up to `rung`. check(...)'s
     table (not hidden) starts with the public checks passing and failing and the points at stake, and ends with a
     line saying how to see the next rung; a graded table (hidden) starts with the score."""
-    title = pick(exercise.title, lang)
-    heading = render(messages, "heading.hidden" if hidden else "heading.public", lang, {"title": title})
     if hidden:
-        score = render(messages, "heading.score", lang, {"score": sum(r.score for r in results),
-                                                         "max_score": sum(r.max_score for r in results)})
+        progress = render(messages, "heading.score", lang, {"score": sum(r.score for r in results),
+                                                            "max_score": sum(r.max_score for r in results)})
     else:
-        score = Progress.of(results, exercise.points).line(lang, messages)
-    lines = [f"{heading} — {score}"]
+        progress = Progress.of(results, exercise.points).line(lang, messages)
+    lines = [render(messages, "heading.hidden" if hidden else "heading.public", lang,
+                    {"title": pick(exercise.title, lang), "progress": progress})]
     table_rows = rows(results)
     for row in table_rows:
         lines.extend(_row_lines(row, lang, messages, rung, len(results)))
@@ -245,11 +248,13 @@ def summary(notebook: str, progress: Sequence[ExerciseProgress], lang: str, *, m
     for entry in progress:
         totals += entry.progress
         state = render(messages, f"summary.{entry.state}", lang)
-        lines.append(f"  {STATE_MARKS[entry.state]} {pick(entry.exercise.title, lang)} — {state}")
+        lines.append(f"  {STATE_MARKS[entry.state]} " + render(messages, "summary.exercise", lang, {
+            "title": pick(entry.exercise.title, lang), "state": state}))
         lines.append("      " + entry.progress.line(lang, messages))
     done = sum(entry.state == "done" for entry in progress)
     heading = render(messages, "summary.heading", lang, {"notebook": notebook, "done": done, "total": len(progress)})
-    return "\n".join([heading, *lines, render(messages, "summary.total", lang) + " " + totals.line(lang, messages)])
+    total = render(messages, "summary.total", lang, {"progress": totals.line(lang, messages)})
+    return "\n".join([heading, *lines, total])
 
 
 def heatmap_png(expected: torch.Tensor, got: torch.Tensor, messages: Messages) -> bytes:

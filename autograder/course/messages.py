@@ -4,8 +4,8 @@ MESSAGES = {
     "status.passed": {"en": "passed", "zh": "通过"},
     "status.failed": {"en": "failed", "zh": "未通过"},
     "status.error": {"en": "error", "zh": "出错"},
-    "heading.public": {"en": "Checks for {title}", "zh": "检查：{title}"},
-    "heading.hidden": {"en": "Graded checks for {title}", "zh": "评分检查：{title}"},
+    "heading.public": {"en": "Checks for {title} — {progress}", "zh": "检查：{title}——{progress}"},
+    "heading.hidden": {"en": "Graded checks for {title} — {progress}", "zh": "评分检查：{title}——{progress}"},
     "heading.score": {"en": "score {score:g}/{max_score:g}", "zh": "得分 {score:g}/{max_score:g}"},
     # The progress line of check(...) and check_all(...): "done" only when every public check passes, previews too.
     "heading.progress": {
@@ -21,7 +21,8 @@ MESSAGES = {
         "en": "{notebook}: {done} of {total} exercises done",
         "zh": "{notebook}：{total} 个练习中已完成 {done} 个"},
     "summary.done": {"en": "done", "zh": "已完成"},
-    "summary.total": {"en": "notebook:", "zh": "本 notebook："},
+    "summary.total": {"en": "notebook: {progress}", "zh": "本 notebook：{progress}"},
+    "summary.exercise": {"en": "{title} — {state}", "zh": "{title}（{state}）"},
     "summary.failing": {"en": "failing", "zh": "未通过"},
     "summary.not_started": {"en": "not started", "zh": "未开始"},
     # The hint ladder (autograder.checking.feedback.HintLadder): each rung's line, and the footer naming the next.

@@ -288,3 +288,16 @@ def test_an_untouched_stub_is_one_line(lang, monkeypatch):
     output = printed(NotebookRuntime(LiveWithLadderTexts()).check, "causal_mask", stub)
     lines = output.splitlines()
     assert len(lines) == 2 and lines[1].strip().startswith("✘") and output.count("NotImplementedError") == 1, output
+
+
+def test_graded_records_carry_the_ladder_and_the_feedback_page_shows_it_once_per_exercise():
+    from autograder.grading.notebooks import NotebookResult
+    from autograder.outputs import feedback_page, records
+
+    results = run_exercise("causal_mask", {"causal_mask": mask_with_the_diagonal}, lang="en")
+    named = [r for r in results if r.misconception == MISCONCEPTION]
+    assert len(named) >= 2 and all(r.hint in r.full_message.splitlines() for r in named)
+    notebook = NotebookResult("s", "03_causal_attention", "03.ipynb", "graded", "", results)
+    page = feedback_page.feedback_html(records.student_document("s", "attention", "hash", 1, [notebook]), "en")
+    assert page.count(named[0].hint) == 1 and page.count(named[0].message) == 1
+    assert all(r.message.split(": ")[0] in page for r in named)

@@ -107,7 +107,8 @@ class NotebookRuntime:
         A recognised mistake comes as a ladder of three rungs. Rung 1, a first failing run: the symptom and a
         question to answer. Rung 2, the next run that still fails or hint=True: the likely mistake and its hint.
         Rung 3, only on request (hint=True once more after rung 2, or hint=3): what to change, in words. hint=False
-        keeps to rung 1; hint=1, 2 or 3 shows that rung. A run where every check passes starts the ladder again.
+        keeps to rung 1; hint=1, 2 or 3 shows that rung. The table's last line (», in the student's language) says
+        how to see the next rung. A run where every check passes starts the ladder again.
         """
         lang = language()
         exercise = self.source.exercise(exercise_id)

@@ -301,3 +301,23 @@ def test_graded_records_carry_the_ladder_and_the_feedback_page_shows_it_once_per
     page = feedback_page.feedback_html(records.student_document("s", "attention", "hash", 1, [notebook]), "en")
     assert page.count(named[0].hint) == 1 and page.count(named[0].message) == 1
     assert all(r.message.split(": ")[0] in page for r in named)
+
+
+def test_follow_on_errors_attach_to_the_named_mistake_and_a_hidden_ones_text_stays_withheld():
+    named = CheckResult("demo.a", "demo", 0.0, 1.0, FAILED, "m", "a: wrong", False, title="a",
+                        cause=Cause("m", "demo.wrong", ()))
+
+    def raised(check_id, hidden, text):
+        fields = (("detail", text), ("type", "RuntimeError"))
+        return CheckResult(check_id, "demo", 0.0, 1.0, ERROR, None, f"{check_id}: raised", hidden, title=check_id,
+                           cause=Cause(None, "error.other", fields))
+
+    signature = CheckResult("demo.d", "demo", 0.0, 1.0, ERROR, None, "d: keep the signature", False, title="d",
+                            cause=Cause(None, "error.wrong_signature", (("type", "TypeError"),)))
+    results = [named, raised("demo.b", False, "dtype mismatch"), raised("demo.c", True, "SECRET"), signature]
+    assert [(row.shown.id, len(row.follow_on)) for row in rows(results)] == [("demo.a", 2), ("demo.d", 0)]
+    text = table(EXERCISE, results, "en", hidden=True, messages=catalog.MESSAGES)
+    assert "2 more checks stop with an error that follows from the mistake above: demo.b; demo.c" in text
+    assert "“dtype mismatch”" in text and "SECRET" not in text and "✘ d: keep the signature" in text
+    # Without a named mistake before them, errors are rows of their own.
+    assert len(rows(results[1:])) == 3

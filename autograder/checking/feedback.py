@@ -167,8 +167,8 @@ def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int) -
         key = "fold.follow_on_one" if len(row.follow_on) == 1 else "fold.follow_on"
         lines.append(f"  {mark} " + render(messages, key, lang, {
             "count": len(row.follow_on), "titles": _short_titles(row.follow_on, lang, messages)}))
-        raised = dict.fromkeys(result.cause.raised for result in row.follow_on
-                               if result.cause is not None and result.cause.raised is not None)
+        raised = dict.fromkeys(result.cause.raised for result in row.follow_on  # a hidden check's text is withheld
+                               if not result.hidden and result.cause is not None and result.cause.raised is not None)
         for kind, detail in raised:  # each distinct exception once, labelled as the library's words
             words = "fold.raised_by_torch" if kind == "RuntimeError" else "fold.raised_by_python"
             lines.append("      " + render(messages, words, lang, {"type": kind, "detail": detail}))

@@ -4,7 +4,9 @@ Debian's Chromium and chromedriver drive a JupyterLab started here on 127.0.0.1,
 (the committed release notebooks, the source notebooks and nbgrader_config.py), through Selenium with
 Selenium Manager off: the driver's path is given, nothing is downloaded. Notebook 03 is opened twice,
 with a correct `causal_mask` and with one that also hides the diagonal; the cells up to its check cell
-run from the Run menu, and the tests read the output area as the student sees it. Then nbgrader's
+run from the Run menu, and the tests read the output area as the student sees it. The wrong copy climbs the hint
+ladder: its check cell run once (rung 1: the symptom and a question), run again (rung 2: the likely mistake and its
+hint), then the cell below it, `check(..., hint=3)` (rung 3: what to change); one screenshot per rung. Then nbgrader's
 Validate button and the formgrader page. The wrong copy is opened a third time in a kernel of its own that
 has only the student kit installed (tests/student_kit_env.py): the same feedback, from stored vectors.
 
@@ -45,6 +47,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NOTEBOOK = "03_causal_attention.ipynb"
 CHECK_SOURCE = 'check("causal_mask", causal_mask)'
+RUNG_3_SOURCE = 'check("causal_mask", causal_mask, hint=3)'  # below the check cell in the wrong copies
+MISCONCEPTION = "mask_includes_diagonal"
 STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()"
 SOLUTIONS = {
     "correct": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)",
@@ -116,6 +120,9 @@ def course(workdir, repo_root):
         stubs = [cell for cell in nb.cells if "def causal_mask(" in cell.source and STUB in cell.source]
         assert len(stubs) == 1, f"{NOTEBOOK}: expected one causal_mask stub, found {len(stubs)}"
         stubs[0].source = stubs[0].source.replace(STUB, body)
+        if name == "wrong":  # the student asks for the third rung in a cell of their own, below the check
+            at = next(i for i, cell in enumerate(nb.cells) if CHECK_SOURCE in cell.source)
+            nb.cells.insert(at + 1, nbformat.v4.new_code_cell(RUNG_3_SOURCE))
         (root / "student").mkdir(exist_ok=True)
         nbformat.write(nb, root / "student" / f"{Path(NOTEBOOK).stem}_{name}.ipynb")
         if name == "wrong":  # the same student, reading Chinese, in a kernel with only the student kit
@@ -337,7 +344,7 @@ def run_through_check(driver, lab, course, name, kernel=PYTHON_KERNEL, copy=None
 
 
 def run_again(driver, check_cell):
-    """Run the check cell once more, as a student who has not changed the code yet; wait for the new output."""
+    """Run the check cell (again), as a student who has not changed the code yet; wait for the new output."""
     from selenium.webdriver.common.by import By
 
     prompt = check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt")
@@ -348,8 +355,8 @@ def run_again(driver, check_cell):
              and check_cell.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"), RUN_S, "the check's second run")
 
 
-def expected_feedback(causal_mask_source, monkeypatch, *, hint=False, lang="en"):
-    """The ✔/✘ lines `check` prints for this causal_mask at one rung of the hint ladder, computed here in-process."""
+def expected_feedback(causal_mask_source, monkeypatch, *, hint=1, lang="en"):
+    """The lines `check` prints for this causal_mask at one rung of the hint ladder, computed here in-process."""
     from autograder import check
 
     monkeypatch.setenv("ATTNKIT_LANG", lang)
@@ -358,7 +365,7 @@ def expected_feedback(causal_mask_source, monkeypatch, *, hint=False, lang="en")
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
         check("causal_mask", namespace["causal_mask"], hint=hint)
-    return [line.strip() for line in output.getvalue().splitlines() if line.strip()[:1] in ("✔", "✘", "»")]
+    return [line.strip() for line in output.getvalue().splitlines() if line.strip()]
 
 
 def causal_mask_source(name):
@@ -391,37 +398,60 @@ def test_correct_causal_mask_shows_only_check_marks(driver, lab, course, monkeyp
         marks = [line for line in lines if line.startswith("✔")]
         assert marks, f"no ✔ line in the check cell's output: {lines}"
         assert not [line for line in lines if "✘" in line], f"a ✘ for a correct causal_mask: {lines}"
-        assert marks == expected_feedback(causal_mask_source("correct"), monkeypatch)
+        assert marks == [line for line in expected_feedback(causal_mask_source("correct"), monkeypatch)
+                         if line.startswith("✔")]
         assert not shown_images(driver, cell), "a heatmap for a correct mask"
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 
-def feedback_lines(lines):
-    return [line for line in lines if line[:1] in ("✔", "✘", "»")]
+def rung_3_cell(driver, check_cell):
+    """The cell below the check cell, `check(..., hint=3)`, scrolled to the top of the screen."""
+    from selenium.webdriver.common.by import By
+
+    cell = check_cell.find_element(By.XPATH, "following-sibling::div[contains(@class, 'jp-Cell')][1]")
+    assert RUNG_3_SOURCE in cell.text, cell.text
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", cell)
+    return cell
 
 
-def test_mask_hiding_the_diagonal_shows_the_symptom_then_the_mistake(driver, lab, course, monkeypatch):
+def has_change(lang):
+    """Whether the mistake's ladder reaches a third rung (its misconception says what to change), and its label."""
+    from autograder.course.catalog import MESSAGES, MISCONCEPTIONS_BY_ID
+
+    return bool(MISCONCEPTIONS_BY_ID[MISCONCEPTION].change), MESSAGES["ladder.change"][lang].split("{")[0]
+
+
+def test_mask_hiding_the_diagonal_climbs_the_three_rungs(driver, lab, course, monkeypatch):
+    wrong = causal_mask_source("wrong")
     with screenshot_on_failure(driver, lab, "causal_mask-wrong"):
         cell = run_through_check(driver, lab, course, "wrong")
         wait_for(driver, lambda: shown_images(driver, cell), PAGE_S, "the heatmap to load")
         lines = output_lines(cell)
-        save_screenshot(driver, "causal_mask-wrong-symptom-en")
+        save_screenshot(driver, "causal_mask-wrong-rung1-en")
         failures = [line for line in lines if line.startswith("✘")]
         assert failures, f"no ✘ line for a mask that hides the diagonal: {lines}"
-        # First rung (autograder/course/n03_causal_attention/ex1_causal_mask/declaration.py, mask.hides): the symptom
-        # and a picture; the mistake is held back, and one line says how to see it.
+        # Rung 1 (autograder/course/n03_causal_attention/ex1_causal_mask/declaration.py, mask.hides): the symptom, a
+        # picture and the question; the mistake is held back, and the last line says how to see it.
         assert "your mask hides token 0 from token 0" in failures[0], failures
-        assert "likely mistake" not in failures[0], failures
-        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch)
-        assert any(line.startswith("»") for line in lines), lines
-        assert not [line for line in lines if line.startswith("✔")], lines
-        # Second rung: the same code run again names the mistake (mask_includes_diagonal) and its hint.
+        assert lines == expected_feedback(wrong, monkeypatch, hint=1)
+        assert not [line for line in lines if line.startswith(("likely mistake", "✔"))], lines
+        assert lines[-1].startswith("» the likely mistake and a hint"), lines
+        # Rung 2: the same code run again names the mistake (mask_includes_diagonal) and its hint.
         run_again(driver, cell)
         wait_for(driver, lambda: "likely mistake" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
         lines = output_lines(cell)
-        save_screenshot(driver, "causal_mask-wrong-hint-en")
-        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch, hint=True)
-        assert "the mask also hides the diagonal" in feedback_lines(lines)[0], lines
+        save_screenshot(driver, "causal_mask-wrong-rung2-en")
+        assert lines == expected_feedback(wrong, monkeypatch, hint=2)
+        assert "likely mistake — the mask also hides the diagonal" in lines, lines
+        # Rung 3, on request in the cell below: what to change, in words (when the misconception says it).
+        below = rung_3_cell(driver, cell)
+        run_again(driver, below)
+        change, label = has_change("en")
+        lines = output_lines(below)
+        save_screenshot(driver, "causal_mask-wrong-rung3-en")
+        assert lines == expected_feedback(wrong, monkeypatch, hint=3)
+        assert any(line.startswith(label) for line in lines) == change, lines
+        assert not [line for line in lines if line.startswith("»")], lines
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 
@@ -430,15 +460,20 @@ def test_student_kit_kernel_shows_the_same_feedback_in_chinese(driver, lab, cour
         cell = run_through_check(driver, lab, course, "wrong", kernel=KIT_KERNEL[1], copy="wrong_student_kit")
         wait_for(driver, lambda: shown_images(driver, cell), PAGE_S, "the heatmap to load")
         lines = output_lines(cell)
-        save_screenshot(driver, "causal_mask-student-kit-symptom-zh")
+        save_screenshot(driver, "causal_mask-student-kit-rung1-zh")
         # The kit's stored vectors give exactly what the full kit's live check prints (computed here in-process).
-        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch, lang="zh")
+        wrong = causal_mask_source("wrong")
+        assert lines == expected_feedback(wrong, monkeypatch, lang="zh")
         run_again(driver, cell)
         wait_for(driver, lambda: "可能的错误" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
         lines = output_lines(cell)
-        save_screenshot(driver, "causal_mask-student-kit-hint-zh")
-        assert feedback_lines(lines) == expected_feedback(causal_mask_source("wrong"), monkeypatch, hint=True,
-                                                          lang="zh")
+        save_screenshot(driver, "causal_mask-student-kit-rung2-zh")
+        assert lines == expected_feedback(wrong, monkeypatch, hint=2, lang="zh")
+        below = rung_3_cell(driver, cell)
+        run_again(driver, below)
+        lines = output_lines(below)
+        save_screenshot(driver, "causal_mask-student-kit-rung3-zh")
+        assert lines == expected_feedback(wrong, monkeypatch, hint=3, lang="zh")
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 

@@ -44,7 +44,9 @@ def kit_check_all():
 
 
 def states(lines):
-    return [line.split(" — ")[1] for line in lines if " — " in line]
+    """Each exercise's state: "title — state" in English, "title（state）" in Chinese."""
+    found = [re.fullmatch(r"  [✔✘·] .*(?: — (.+)|（(.+)）)", line) for line in lines]
+    return [match.group(1) or match.group(2) for match in found if match]
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
@@ -57,8 +59,8 @@ def test_solved_notebook_is_all_done_with_the_catalogues_counts(notebook, kit_ch
     public = [check for exercise in exercises for check in catalog.checks_of(exercise.id, include_hidden=False)]
     points = sum(exercise.points for exercise in exercises)
     later = points - sum(check.points for check in public)
-    assert lines[-1] == (f"notebook: public checks {len(public)}/{len(public)} ✔ · {points:g} points in all, "
-                         f"{later:g} of them checked at grading on new values")
+    assert lines[-1] == (f"notebook: ✔ all {len(public)} public checks pass (previews included) · {points:g} points "
+                         f"in all, {later:g} of them checked at grading on new values")
     assert printed(kit_check_all, notebook, solved_namespace()) == lines
 
 
@@ -72,6 +74,20 @@ def test_stubs_missing_names_and_a_wrong_answer(lang, kit_check_all, monkeypatch
     assert states(lines) == expected[lang]
     assert re.match(r"  ✘ ", lines[1]) and lines[3].startswith("  · ") and lines[5].startswith("  · ")
     assert printed(kit_check_all, "01_attention_without_weights", namespace) == lines
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_exercise_with_a_failing_preview_is_not_done(lang, kit_check_all, monkeypatch):
+    # count_parameters passes its graded public check and fails its preview (worth 0 points): still failing.
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    namespace = {"count_parameters": lambda module: sum(p.numel() for p in module.parameters())}
+    lines = printed(in_notebook.check_all, "04_multi_head_attention", namespace)
+    row = next(i for i, line in enumerate(lines) if "3.3" in line)
+    assert lines[row].startswith("  ✘ ") and states([lines[row]]) == [{"en": "failing", "zh": "未通过"}[lang]]
+    assert lines[row + 1].strip().startswith("✘") and "✔" not in lines[row + 1] and "✔" not in lines[-1]
+    count = sum(exercise.notebook == "04_multi_head_attention" for exercise in EXERCISES)
+    assert lines[0].endswith({"en": f"0 of {count} exercises done", "zh": "已完成 0 个"}[lang])
+    assert printed(kit_check_all, "04_multi_head_attention", namespace) == lines
 
 
 def test_an_unknown_notebook_is_named_with_the_known_ones(kit_check_all):

@@ -83,7 +83,7 @@ def check_outputs(report, notebook):
     """{exercise id: printed feedback} of the notebook's check cells."""
     outputs = {}
     for entry in report[notebook]:
-        match = re.match(r"Checks for (.+?) — score", entry["stdout"])
+        match = re.match(r"Checks for (.+?) — [✔✘] ", entry["stdout"])
         if match:
             title = match.group(1)
             exercise = next(e for e in of_notebook(notebook) if e.title["en"] == title)
@@ -120,7 +120,7 @@ def test_buggy_code_fails_its_check_and_names_the_mistake_on_the_second_run(kit,
     feedback = check_outputs(run_notebooks(kit, tmp_path, {notebook: cells}), notebook)[exercise_id]
     first, second = feedback.split("Checks for ")[1:]
     name = MISCONCEPTIONS_BY_ID[misconception].name["en"]
-    assert "✘" in first and name not in first and "» a hint is ready" in first, first
+    assert "✘" in first and name not in first and "» the likely mistake and a hint" in first, first
     assert name in second, second
 
 

@@ -135,11 +135,38 @@ class Misconception:
     change: Mapping[str, str] = field(default_factory=dict)  # rung 3; empty: the ladder stops at rung 2
 
 
+@dataclass(frozen=True)
+class Cause:
+    """Why a check failed, as far as telling two failures of one exercise apart goes: the misconception named, the
+    message's key and its fields (for an exception: its type and text). check(...)'s table shows one failure per
+    cause and folds the others into one line (autograder.checking.feedback)."""
+
+    misconception: str | None
+    message_key: str
+    fields: tuple[tuple[str, str], ...]  # the message's fields as text, sorted by name
+
+    def same_as(self, other: "Cause") -> bool:
+        """The same named mistake, or the same message with the same fields."""
+        if self.misconception is not None and self.misconception == other.misconception:
+            return True
+        return (self.message_key, self.fields) == (other.message_key, other.fields)
+
+    @property
+    def raised(self) -> tuple[str, str] | None:
+        """(type, text) of the exception the student's code raised, when the message only quotes it."""
+        found = dict(self.fields)
+        if self.message_key == "error.other" and "type" in found and "detail" in found:
+            return found["type"], found["detail"]
+        return None
+
+
 @dataclass
 class CheckResult:
-    """What one check says of a student's code. `message` names the symptom; `hint` (empty when no known mistake
-    fits) names the likely mistake and the concept, which check(...) shows only on request or on the next failing
-    run (autograder.checking.feedback.HintLadder). Graded records carry both (`full_message`)."""
+    """What one check says of a student's code. `message` names the symptom; the hint ladder's rungs
+    (autograder.checking.feedback.HintLadder) are lines in the result's language, each with its label, empty when no
+    known mistake fits or the mistake has no such text: `question` (rung 1, beside the symptom), `mistake` and `hint`
+    (rung 2: the likely mistake and the concept, on request or on the next failing run) and `change` (rung 3, what to
+    change in words, only on request). Graded records carry rungs 1 and 2 (`full_message`)."""
 
     id: str
     exercise: str
@@ -153,9 +180,20 @@ class CheckResult:
     heatmap: tuple[Any, Any] | None = None  # (expected, got) 2-D tensors, public checks only
     head_layout: HeadLayout | None = None  # a block diagram of the heads' features, public checks only
     wrong_outputs: list[str] = field(default_factory=list)  # hidden checks: "check#case:fingerprint" of wrong cases
-    hint: str = ""
+    hint: str = ""  # rung 2: "hint — the concept"
     stub: bool = False  # the code still raises NotImplementedError: not started rather than wrong
+    title: str = ""  # the check's title in the result's language: what a folded line names
+    cause: Cause | None = None  # None when the check passed
+    question: str = ""  # rung 1: "ask yourself — a question whose answer leads to the cause"
+    mistake: str = ""  # rung 2: "likely mistake — its name"
+    change: str = ""  # rung 3: "what to change — in words"
+
+    def ladder(self, rung: int) -> list[str]:
+        """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too; 3: the change too)."""
+        shown = [(1, self.question), (2, self.mistake), (2, self.hint), (3, self.change)]
+        return [line for level, line in shown if line and level <= rung]
 
     @property
     def full_message(self) -> str:
-        return f"{self.message} {self.hint}" if self.hint else self.message
+        """The message and rungs 1 and 2 of the ladder, one per line: what graded records and reports carry."""
+        return "\n".join([self.message, *self.ladder(2)])

@@ -15,6 +15,7 @@ from autograder.checking.check_types import (
     FAILED,
     PASSED,
     Case,
+    Cause,
     CheckResult,
     Misconception,
     ProbeData,
@@ -79,7 +80,7 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
 def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str, messages: Messages,
                  misconceptions: Mapping[str, Misconception]) -> CheckResult:
     """The CheckResult of `check` (anything with id, exercise, points, hidden) for one verdict; `misconceptions`
-    maps a misconception id to its Misconception (bilingual name and hint)."""
+    maps a misconception id to its Misconception (the hint ladder's texts, each in both languages)."""
     key = verdict.message_key or f"{check.id}.title"
     # A hidden check uses the value-free form of a message when one exists.
     if check.hidden and f"{key}.hidden" in messages:
@@ -101,18 +102,28 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
         message=message,
         hidden=check.hidden,
         stub=verdict.message_key == "error.not_implemented",
+        title=title,
+        cause=None if status == PASSED else Cause(misconception, key, tuple(sorted(
+            (name, str(value)) for name, value in fields.items()))),
     )
     if misconception:
         known = misconceptions[misconception]
-        name, hint = pick(known.name, lang), pick(known.hint, lang)
-        result.hint = f"[{render(messages, 'label.misconception', lang)}: {name}; " \
-                      f"{render(messages, 'label.hint', lang)}: {hint}]"
+        # Each rung a line with its label; a text the misconception does not have leaves its rung empty.
+        result.question = _ladder_line(messages, "ladder.question", known.question, lang)
+        result.mistake = _ladder_line(messages, "label.misconception", known.name, lang)
+        result.hint = _ladder_line(messages, "label.hint", known.hint, lang)
+        result.change = _ladder_line(messages, "ladder.change", known.change, lang)
     if not check.hidden and status == FAILED:
         result.details = public_details(verdict, lang, messages)
         if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
             result.heatmap = (verdict.expected, verdict.got)
         result.head_layout = verdict.head_layout
     return result
+
+
+def _ladder_line(messages: Messages, key: str, text: Mapping[str, str], lang: str) -> str:
+    """One rung's line, `text` in `lang` after its label ("likely mistake — …"); "" when there is no text."""
+    return render(messages, key, lang, {"text": pick(text, lang)}) if text else ""
 
 
 def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]:

@@ -4,25 +4,67 @@ MESSAGES = {
     "status.passed": {"en": "passed", "zh": "通过"},
     "status.failed": {"en": "failed", "zh": "未通过"},
     "status.error": {"en": "error", "zh": "出错"},
-    "heading.public": {"en": "Checks for {title}", "zh": "{title}的检查"},
-    "heading.hidden": {"en": "Graded checks for {title}", "zh": "{title}的评分检查"},
+    "heading.public": {"en": "Checks for {title} — {progress}", "zh": "检查：{title}——{progress}"},
+    "heading.hidden": {"en": "Graded checks for {title} — {progress}", "zh": "评分检查：{title}——{progress}"},
     "heading.score": {"en": "score {score:g}/{max_score:g}", "zh": "得分 {score:g}/{max_score:g}"},
+    # The progress line of check(...) and check_all(...): "done" only when every public check passes, previews too.
     "heading.progress": {
-        "en": "public checks {passed}/{total} ✔ · {points:g} points in all, {later:g} of them checked at grading on "
-              "new values",
-        "zh": "公开检查 {passed}/{total} ✔ · 共 {points:g} 分，其中 {later:g} 分在评分时用新的数值检查"},
+        "en": "✘ public checks: {passed} passing, {failed} failing (previews included) · {stake:g} of {points:g} "
+              "points still at stake",
+        "zh": "✘ 公开检查：{passed} 项通过，{failed} 项未通过（含预览）· 共 {points:g} 分，"
+              "其中 {stake:g} 分还没有把握"},
+    "heading.progress_done": {
+        "en": "✔ all {total} public checks pass (previews included) · {points:g} points in all, {later:g} of them "
+              "checked at grading on new values",
+        "zh": "✔ 全部 {total} 项公开检查都通过（含预览）· 共 {points:g} 分，其中 {later:g} 分在评分时用新的数值检查"},
     "summary.heading": {
         "en": "{notebook}: {done} of {total} exercises done",
         "zh": "{notebook}：{total} 个练习中已完成 {done} 个"},
     "summary.done": {"en": "done", "zh": "已完成"},
-    "summary.total": {"en": "notebook:", "zh": "本 notebook："},
+    "summary.total": {"en": "notebook: {progress}", "zh": "本 notebook：{progress}"},
+    "summary.exercise": {"en": "{title} — {state}", "zh": "{title}（{state}）"},
     "summary.failing": {"en": "failing", "zh": "未通过"},
     "summary.not_started": {"en": "not started", "zh": "未开始"},
-    "heading.hint_held_back": {
-        "en": "» a hint is ready: check(..., hint=True) shows it, and so does the next run that still fails",
-        "zh": "» 有一条提示：check(..., hint=True) 会显示它，下一次仍未通过的运行也会显示它"},
-    "label.misconception": {"en": "likely mistake", "zh": "可能的错误"},
-    "label.hint": {"en": "hint", "zh": "提示"},
+    # The hint ladder (autograder.checking.feedback.HintLadder): each rung's line, and the footer naming the next.
+    "ladder.question": {"en": "ask yourself — {text}", "zh": "想一想：{text}"},
+    "label.misconception": {"en": "likely mistake — {text}", "zh": "可能的错误：{text}"},
+    "label.hint": {"en": "hint — {text}", "zh": "提示：{text}"},
+    "ladder.change": {"en": "what to change — {text}", "zh": "怎么改：{text}"},
+    "ladder.next_mistake": {
+        "en": "» the likely mistake and a hint: check(..., hint=True) shows them, and so does the next run that "
+              "still fails",
+        "zh": "» 可能的错误和提示：check(..., hint=True) 会显示，下一次仍未通过的运行也会显示"},
+    "ladder.next_change": {
+        "en": "» what to change, in words: check(..., hint=True) once more, or check(..., hint=3)",
+        "zh": "» 想看用文字说明的改法：再运行一次 check(..., hint=True)，或者 check(..., hint=3)"},
+    # One message per root cause: the failures a check's table folds into one line.
+    "fold.same_reason": {
+        "en": "{count} more checks fail for the same reason: {titles}",
+        "zh": "另有 {count} 项检查因同样的原因未通过：{titles}"},
+    "fold.same_reason_one": {
+        "en": "1 more check fails for the same reason: {titles}",
+        "zh": "另有 1 项检查因同样的原因未通过：{titles}"},
+    "fold.follow_on": {
+        "en": "{count} more checks stop with an error that follows from the mistake above: {titles}",
+        "zh": "另有 {count} 项检查因上面这个错误而出错：{titles}"},
+    "fold.follow_on_one": {
+        "en": "1 more check stops with an error that follows from the mistake above: {titles}",
+        "zh": "另有 1 项检查因上面这个错误而出错：{titles}"},
+    "fold.raised_by_torch": {
+        "en": "there your code raised {type}, in PyTorch's own words: “{detail}”",
+        "zh": "在那里你的代码抛出了 {type}，PyTorch 的原话（英文）是：“{detail}”"},
+    "fold.raised_by_python": {
+        "en": "there your code raised {type}, in Python's own words: “{detail}”",
+        "zh": "在那里你的代码抛出了 {type}，Python 的原话（英文）是：“{detail}”"},
+    "fold.stub": {
+        "en": "not implemented yet: the stub still raises NotImplementedError, so {count} of the {total} checks "
+              "cannot run yet",
+        "zh": "尚未实现：占位代码仍然抛出 NotImplementedError，所以 {total} 项检查中有 {count} 项还无法运行"},
+    "fold.stub_all": {
+        "en": "not implemented yet: the stub still raises NotImplementedError, so none of the {total} checks can run "
+              "yet",
+        "zh": "尚未实现：占位代码仍然抛出 NotImplementedError，所以 {total} 项检查都还无法运行"},
+    "fold.separator": {"en": "; ", "zh": "；"},
     "label.input_shape": {"en": "input shape", "zh": "输入形状"},
     "label.shape": {"en": "shape", "zh": "形状"},
     "label.expected": {"en": "expected", "zh": "期望"},

@@ -67,7 +67,11 @@ def report_lines(results: Sequence[NotebookResult]) -> list[str]:
     lines = []
     for result in results:
         lines.append(f"{result.path}: {result.score:g}/{result.max_score:g}")
-        lines.extend(f"  ✘ [{check.id}] {check.full_message}" for check in result.checks if check.status != "passed")
+        for check in result.checks:
+            if check.status != "passed":  # the symptom, then the hint ladder's lines under it
+                symptom, *ladder = check.full_message.split("\n")
+                lines.append(f"  ✘ [{check.id}] {symptom}")
+                lines.extend(f"      {line}" for line in ladder)
         lines.extend(f"  · {note}" for note in result.notes)
     return [clean(line) for line in lines]
 

@@ -71,11 +71,17 @@ def feedback_html(document: StudentDocument, lang: str | None = None) -> str:
 
 def _section(notebook: NotebookDocument, lang: str, say: Callable[..., str]) -> NotebookSection:
     checks: list[CheckRow] = []
+    ladders: set[tuple[str, str]] = set()  # (exercise, the hint ladder's lines) already on the page
     for check in notebook["checks"]:
         details = None if check["hidden"] or not check.get("details") else "\n".join(check["details"])
+        # A record's message is the symptom, then the hint ladder's lines; the same hint is shown once per exercise.
+        symptom, _, ladder = check["message"].partition("\n")
+        shown = (check["exercise"], ladder)
+        message = check["message"] if not ladder or shown not in ladders else symptom
+        ladders.add(shown)
         checks.append(CheckRow(
             status=check["status"], mark=MARKS.get(check["status"], "✘"),
-            exercise=exercise_title(check["exercise"], lang), message=check["message"],
+            exercise=exercise_title(check["exercise"], lang), message=message,
             kind=say("hidden_check") if check["hidden"] else say("public_check"), details=details,
             points=f"{number(check['score'])} / {number(check['max_score'])}"))
     return NotebookSection(

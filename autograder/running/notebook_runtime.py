@@ -19,6 +19,7 @@ from autograder.checking.feedback import (
     HintLadder,
     defined_namespace,
     notebook_exercises,
+    shown_in_full,
     summary,
     table,
 )
@@ -99,25 +100,31 @@ class NotebookRuntime:
     source: ExpectationSource
     ladder: HintLadder = field(default_factory=HintLadder)
 
-    def check(self, exercise_id: str, *objects: Any, hint: bool | None = None) -> None:
-        """Run the public checks of one exercise and print what passed, what failed and why. A recognised mistake is
-        named with hint=True, or on the next run that still fails (hint=False never names it)."""
+    def check(self, exercise_id: str, *objects: Any, hint: bool | int | None = None) -> None:
+        """Run the public checks of one exercise and print what passed, what failed and why, one row per cause.
+
+        A recognised mistake comes as a ladder of three rungs. Rung 1, a first failing run: the symptom and a
+        question to answer. Rung 2, the next run that still fails or hint=True: the likely mistake and its hint.
+        Rung 3, only on request (hint=True once more after rung 2, or hint=3): what to change, in words. hint=False
+        keeps to rung 1; hint=1, 2 or 3 shows that rung. The table's last line (», in the student's language) says
+        how to see the next rung. A run where every check passes starts the ladder again.
+        """
         lang = language()
         exercise = self.source.exercise(exercise_id)
+        rung = self.ladder.rung(exercise_id, hint)
         results = run_checks(self.source, exercise_id, exercise.namespace(objects), lang, include_hidden=False,
                              seed=self.source.default_seed)
-        print(table(exercise, results, lang, hidden=False, messages=self.source.messages,
-                    hints=self.ladder.shows_hints(exercise_id, hint)))
-        self.ladder.remember(exercise_id, results)
-        for result in results:  # the pictures of the failed public checks, in the student's language
+        print(table(exercise, results, lang, hidden=False, messages=self.source.messages, rung=rung))
+        self.ladder.remember(exercise_id, results, rung)
+        for result in shown_in_full(results):  # a folded failure's picture would repeat its cause's
             if result.heatmap is not None:
                 show_svg(heatmap_svg(*result.heatmap, self.source.messages, lang), result.id)
             if result.head_layout is not None:
                 show_svg(head_layout_svg(result.head_layout, self.source.messages, lang), result.id)
 
     def check_all(self, notebook: str, namespace: Mapping[str, Any]) -> None:
-        """One line per exercise of `notebook` (done, failing or not started, public checks passed, points in all and
-        checked at grading), then its totals. A notebook's last cell passes its own globals():
+        """Two lines per exercise of `notebook` (done, failing or not started; public checks passing and failing,
+        points at stake), then its totals. A notebook's last cell passes its own globals():
         check_all("03_causal_attention", globals())."""
         lang = language()
         progress = []

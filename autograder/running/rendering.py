@@ -20,9 +20,9 @@ __all__ = ["MARKS", "check_result", "head_layout_svg", "heatmap_svg", "table"]
 
 
 def table(exercise_id: str, check_results: Sequence[CheckResult], lang: str, *, hidden: bool,
-          hints: bool = True) -> str:
+          rung: int = feedback.GRADED_RUNG) -> str:
     return feedback.table(find_exercise(exercise_id), check_results, lang, hidden=hidden, messages=catalog.MESSAGES,
-                          hints=hints)
+                          rung=rung)
 
 
 def heatmap_svg(expected: torch.Tensor, got: torch.Tensor, lang: str) -> str:

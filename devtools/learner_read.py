@@ -137,8 +137,11 @@ def language(lang: str) -> Iterator[None]:
             os.environ["ATTNKIT_LANG"] = before
 
 
-RUNS: tuple[tuple[str, dict[str, Any]], ...] = (("rung 1: first run", {}), ("rung 2: the next run that still fails", {}),
-        ("rung 3: asked for the next step", {"hint": True}))
+RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("rung 1: first run", {}),
+    ("rung 2: the next run that still fails", {}),
+    ("rung 3: asked for the next step", {"hint": True}),
+)
 
 
 def transcript(attempt: Attempt, runtime: NotebookRuntime) -> str:

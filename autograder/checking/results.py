@@ -90,7 +90,7 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
     if check.hidden and "detail" in fields:
         # The student's own exception text can quote the hidden input (e.g. raise ValueError(repr(x))).
         fields["detail"] = render(messages, "label.detail_withheld", lang)
-    message = title if status == PASSED else f"{title}: {render(messages, key, lang, fields)}"
+    message = title if status == PASSED else f"{title}{pick(COLON, lang)}{render(messages, key, lang, fields)}"
     misconception = verdict.misconception if verdict.misconception in misconceptions else None
     result = CheckResult(
         id=check.id,
@@ -139,8 +139,8 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
     expected, got = verdict.expected, verdict.got
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
         shape = render(messages, "label.shape", lang)
-        lines.append(f"{render(messages, 'label.expected', lang)}{colon}{preview(expected, shape)}")
-        lines.append(f"{render(messages, 'label.got', lang)}{colon}{preview(got, shape)}")
+        lines.append(f"{render(messages, 'label.expected', lang)}{colon}{preview(expected, shape, colon)}")
+        lines.append(f"{render(messages, 'label.got', lang)}{colon}{preview(got, shape, colon)}")
         diff, index = largest_difference(compared_only(got, expected, verdict.compared), expected)
         if index is not None and diff > 0:
             lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
@@ -156,9 +156,9 @@ def compared_only(got: torch.Tensor, expected: torch.Tensor, compared: torch.Ten
     return torch.where(keep, got.to(torch.float64), expected.to(torch.float64))
 
 
-def preview(tensor: torch.Tensor, shape_label: str = "shape") -> str:
+def preview(tensor: torch.Tensor, shape_label: str = "shape", colon: str = ": ") -> str:
     """The whole shape and the first MAX_SHOWN values in memory order."""
     flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
     values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
     more = ", …" if tensor.numel() > MAX_SHOWN else ""
-    return f"{shape_label} {tuple(tensor.shape)}: [{values}{more}]"
+    return f"{shape_label} {tuple(tensor.shape)}{colon}[{values}{more}]"

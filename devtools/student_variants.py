@@ -19,7 +19,7 @@ from torch import nn
 class Knobs:
     softmax_dim: int = -1  # the axis of the scores the softmax runs over
     scale: str = "keys"  # keys (keys.shape[-1]), d_out, d_in, none, after_softmax
-    mask: str = "future"  # future, with_diagonal, inverted, dropped, after_softmax, not_truncated
+    mask: str = "future"  # future, with_diagonal, inverted, inverted_tril, dropped, after_softmax, not_truncated
     fill: float = -math.inf  # what masked scores are filled with
     dropout: str = "weights"  # weights, missing, scores, masked_scores, values, output, input, always
     buffer: str = "buffer"  # buffer, plain, parameter, not_persistent, fresh_in_forward
@@ -39,6 +39,8 @@ def _mask_init(module, knobs, context_length):
     mask = torch.triu(torch.ones(context_length, context_length), diagonal=diagonal)
     if knobs.mask == "inverted":
         mask = torch.tril(torch.ones(context_length, context_length), diagonal=-1)
+    if knobs.mask == "inverted_tril":  # tril where triu was meant: hides the past and the token itself
+        mask = torch.tril(torch.ones(context_length, context_length))
     if knobs.buffer == "plain":
         module.mask = mask
     elif knobs.buffer == "parameter":

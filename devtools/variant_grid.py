@@ -73,6 +73,7 @@ def forward_families(multi_head):
         ("scale", "after the softmax", Knobs(scale="after_softmax"), "scale_after_softmax"),
         ("mask", "diagonal hidden", Knobs(mask="with_diagonal"), "mask_includes_diagonal"),
         ("mask", "inverted", Knobs(mask="inverted"), "mask_inverted"),
+        ("mask", "inverted with tril (hides itself too)", Knobs(mask="inverted_tril"), "mask_inverted"),
         ("mask", "not truncated to num_tokens", Knobs(mask="not_truncated"), "mask_not_truncated"),
         ("mask", "after the softmax, not renormalised", Knobs(mask="after_softmax"), "mask_after_softmax_no_renorm"),
         ("mask", "masked_fill result dropped", Knobs(mask="dropped"), "masked_fill_result_dropped"),

@@ -120,9 +120,37 @@ def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[s
     return None
 
 
-def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, mistakes: Variants, num_tokens: int) -> Verdict:
-    """The causal_mask judge's decision: shape, then bool dtype, then values; a wrong mask is named by the first
-    of `mistakes` ({misconception id: wrong mask}) it equals."""
+def mask_family(hidden: torch.Tensor) -> str | None:
+    """The misconception a wrong causal mask shows by its own entries, or None when no family fits.
+
+    `hidden` is (..., num_tokens, num_tokens) bool, True where a query cannot see a key (a leading axis counts a key
+    hidden only where it is hidden in every matrix). The family is read from which entries are wrong, not from
+    equality to one way of writing it: the diagonal hidden as well and nothing else wrong is "also hides the
+    diagonal"; the future shown and the whole past hidden (a transposed mask: tril where triu was meant, with or
+    without the diagonal) is "hides the past instead of the future".
+    """
+    if hidden.dim() < 2 or hidden.shape[-1] != hidden.shape[-2] or hidden.shape[-1] < 2:
+        return None
+    hidden = hidden.reshape(-1, *hidden.shape[-2:]).all(dim=0)
+    ones = torch.ones_like(hidden)
+    future, past, diagonal = torch.triu(ones, diagonal=1), torch.tril(ones, diagonal=-1), torch.eye(
+        hidden.shape[-1], dtype=torch.bool)
+    wrongly_hidden, wrongly_shown = hidden & ~future, future & ~hidden
+    if not wrongly_shown.any() and wrongly_hidden.any() and not (wrongly_hidden & ~diagonal).any():
+        return "mask_includes_diagonal"
+    if torch.equal(wrongly_shown, future) and torch.equal(hidden & ~diagonal, past):
+        return "mask_inverted"
+    return None
+
+
+def hidden_keys(weights: torch.Tensor) -> torch.Tensor:
+    """True where attention weights show a key was hidden: an exact zero, or a row the mask emptied (NaN)."""
+    return (weights == 0) | torch.isnan(weights).any(dim=-1, keepdim=True)
+
+
+def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, num_tokens: int) -> Verdict:
+    """The causal_mask judge's decision: shape, then bool dtype, then values; a wrong mask is named by the family
+    its own entries show (mask_family)."""
     if got.shape != expected.shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
                        expected=expected, got=got, input_shape=(num_tokens,))
@@ -131,7 +159,7 @@ def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, mistakes: Var
                        input_shape=(num_tokens,), heatmap=True)
     if torch.equal(got, expected):
         return Verdict(True)
-    return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, mistakes),
+    return Verdict(False, *first_mask_error(got, expected), misconception=mask_family(got),
                    expected=expected, got=got, input_shape=(num_tokens,), heatmap=True)
 
 

@@ -7,8 +7,8 @@ of mistakes, and its values cover that family completely:
     softmax_axis  the axis of the (batch, heads, queries, keys) scores the softmax runs over
     scale         what the scores are divided by: sqrt(head_dim), nothing, sqrt(d_in), sqrt(d_out), or
                   sqrt(head_dim) applied to the weights after the softmax
-    mask          which entries the causal mask hides: the future, the future and the diagonal, the past,
-                  nothing (masked_fill's result thrown away)
+    mask          which entries the causal mask hides: the future, the future and the diagonal, the past, the
+                  past and the diagonal, nothing (masked_fill's result thrown away)
     mask_stage    before the softmax, or zeroed after it without renormalising
     split_how     (b, T, d_out) -> heads: view + transpose, a view straight to the head shape, or features
                   grouped head_dim first
@@ -31,7 +31,7 @@ from torch import Tensor
 Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor
 
 SOFTMAX_AXES = {"keys": 3, "queries": 2, "heads": 1, "batch": 0}  # axes of (batch, heads, queries, keys)
-MASKS = ("future", "with_diagonal", "inverted", "none")
+MASKS = ("future", "with_diagonal", "inverted", "inverted_with_diagonal", "none")
 
 
 def mask_for(kind: str, num_tokens: int) -> Tensor:
@@ -43,6 +43,8 @@ def mask_for(kind: str, num_tokens: int) -> Tensor:
         return torch.triu(ones, diagonal=0)
     if kind == "inverted":
         return torch.tril(ones, diagonal=-1)
+    if kind == "inverted_with_diagonal":  # tril where triu was meant: the past and the token itself hidden
+        return torch.tril(ones, diagonal=0)
     if kind == "none":
         return torch.zeros_like(ones)
     raise ValueError(f"unknown mask kind {kind!r}; known: {MASKS}")
@@ -206,6 +208,7 @@ ATTENTION_MISTAKES = (
     ("softmax_wrong_dim", {"softmax_axis": "batch"}),
     ("mask_includes_diagonal", {"mask": "with_diagonal"}),
     ("mask_inverted", {"mask": "inverted"}),
+    ("mask_inverted", {"mask": "inverted_with_diagonal"}),
     ("mask_after_softmax_no_renorm", {"mask_stage": "after_softmax_no_renorm"}),
     ("masked_fill_result_dropped", {"mask": "none"}),
     ("query_key_swapped", {"swap_qk": True}),

@@ -9,7 +9,6 @@ from autograder.course.declaration import Declaration, misconception
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex1_causal_mask.judge import judge_causal_mask
 from autograder.course.n03_causal_attention.ex1_causal_mask.probe import MaskCase, MaskRecord, probe_causal_mask
-from autograder.course.variants import mask_for
 
 EXERCISES = (
     Exercise("causal_mask", NOTEBOOK, ("causal_mask",), {"en": "The causal mask", "zh": "因果掩码"}, minutes=10,
@@ -28,11 +27,7 @@ def mask_cases_sizes(rng: random.Random) -> list[MaskCase]:
 
 def expect_causal_mask(case: MaskCase, data: MaskRecord) -> Expectations:
     num_tokens = case["num_tokens"]
-    return Expectations.computed(
-        mask=lambda: solutions.causal_mask(num_tokens),
-        variants=lambda: [(kind_id, mask_for(kind, num_tokens)) for kind_id, kind in
-                          (("mask_includes_diagonal", "with_diagonal"), ("mask_inverted", "inverted"))],
-    )
+    return Expectations.computed(mask=lambda: solutions.causal_mask(num_tokens))
 
 
 CHECKS = (

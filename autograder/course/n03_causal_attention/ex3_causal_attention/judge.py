@@ -5,7 +5,9 @@ from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
+    hidden_keys,
     located_fault,
+    mask_family,
     returned_weights,
 )
 from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
@@ -31,6 +33,8 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
                       input_shape=tuple(x.shape))
     if verdict.misconception is None and data["transpose_batched"]:
         verdict.misconception = "transpose_batched"
+    if verdict.misconception is None and (seen := data.get("weights_seen")) is not None:
+        verdict.misconception = mask_family(hidden_keys(seen))  # a mask written another way than the variants
     if verdict.misconception is None and got.shape == want.shape:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}

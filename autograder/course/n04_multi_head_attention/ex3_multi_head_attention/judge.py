@@ -13,8 +13,10 @@ from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     fitted_fill,
+    hidden_keys,
     informative_queries,
     located_fault,
+    mask_family,
     returned_weights,
 )
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
@@ -64,6 +66,9 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
             if fill is not None:
                 verdict.message_key, verdict.fields = "padding_mask.fill_too_high", {"fill": fill}
                 verdict.misconception = "padding_fill_too_high"
+    elif verdict.misconception is None and (seen := data.get("weights_seen")) is not None \
+            and (family := mask_family(hidden_keys(seen))) is not None:
+        verdict.misconception = family  # a mask written another way than the variants, named by what it hides
     elif verdict.misconception is None:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}

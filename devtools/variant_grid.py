@@ -114,6 +114,9 @@ def padding_families():
         ("padding", "-inf", Knobs(padding_fill="neg_inf"), "padding_neg_inf"),
         ("padding", "attention_mask ignored", Knobs(padding_fill="ignored"), "padding_ignored"),
         ("padding", "attention_mask inverted", Knobs(padding_fill="inverted"), "padding_inverted"),
+        ("padding", "broadcast over the query axis", Knobs(padding_fill="query_axis"), "padding_query_axis"),
+        ("padding", "viewed with the notebook's batch size", Knobs(padding_fill="global_batch"),
+         "size_from_notebook"),
     ]
 
 

@@ -73,6 +73,8 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
         return Verdict(False, "error.leaf_in_place", fields, misconception="copy_without_no_grad")
     line = str(error.get("line", ""))
     if kind in ("RuntimeError", "IndexError") and line and (located := located_shape_error(text, line, fields)):
+        if located.message_key == "error.view_size" and view_batch_from_elsewhere(text, case):
+            located.misconception = "size_from_notebook"
         if located.message_key == "error.broadcast_axis":
             num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
             if num_tokens is not None and context_length is not None and num_tokens < context_length \
@@ -86,6 +88,21 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
                 return Verdict(False, "error.shape_mismatch", fields, misconception="mask_not_truncated")
         return Verdict(False, "error.shape_mismatch", fields)
     return Verdict(False, "error.other", fields)
+
+
+def view_batch_from_elsewhere(text: str, case: Mapping[str, Any]) -> bool:
+    """Whether a failed view asked for another batch size than the input's own, the rest of its shape fitting: the
+    batch size was read from somewhere else (a variable of the notebook), not from the input."""
+    found, batch = VIEW_SIZE.search(text), case.get("batch")
+    if found is None or not isinstance(batch, int):
+        return False
+    shape = [int(size) for size in found.group(1).split(",") if size.strip()]
+    if len(shape) < 2 or any(size <= 0 for size in shape):
+        return False
+    rest = 1
+    for size in shape[1:]:
+        rest *= size
+    return shape[0] != batch and rest * batch == int(found.group(2))
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -14,7 +14,8 @@ from autograder.checking.check_types import Verdict
 from autograder.checking.compare import Variants, diagnose, largest_difference, same
 from autograder.checking.probing import PROJECTIONS
 
-PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
+PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",
+                          "padding_mask.query_axis": "padding_query_axis"}
 
 
 def first_index(flags: torch.Tensor) -> tuple[int, ...]:
@@ -221,7 +222,12 @@ def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any]
         fields = {"divisor": divisor, "expected": right, "size": scaled_by}
         form = divisor_form(divisor, sizes)
         if form is None:
-            return Verdict(False, "attention.scaled_by_value", fields, misconception="scale_wrong_value")
+            # The square root of a whole number none of the call's sizes gives: a size read from elsewhere (the
+            # notebook's d_k), not from the keys. Any other value: the expression itself is wrong.
+            squared = divisor * divisor
+            named = "size_from_notebook" if round(squared) >= 1 and abs(squared - round(squared)) <= 1e-3 * squared \
+                else "scale_wrong_value"
+            return Verdict(False, "attention.scaled_by_value", fields, misconception=named)
         return Verdict(False, "attention.scaled_by_form", {**fields, "form": form}, misconception="scale_wrong_value")
     if seen_weights.shape != want.shape:
         return None

@@ -15,6 +15,8 @@ of mistakes, and its values cover that family completely:
     merge_how     heads -> (b, T, d_out): transpose + reshape, a reshape without the transpose, features
                   grouped head_dim first, or heads stacked along the token axis
     swap_qk, use_out_proj, linear_untransposed: query/key swapped, no output projection, x @ W.weight
+    padding_axis, padding_after_causal: the attention_mask broadcast over the keys (right) or the queries, and filled
+                  before the causal mask or after it (both right for the keys)
 
 Judges run these with the student's own weights and inputs: `attention_variants` returns the output of
 every single-knob mistake, and a misconception is named only when one of them reproduces the student's.
@@ -89,6 +91,8 @@ def attention(
     num_heads: int = 1,
     causal: bool = True,
     attention_mask: Tensor | None = None,
+    padding_axis: str = "keys",
+    padding_after_causal: bool = False,
     scale: str = "head_dim",
     softmax_axis: str = "keys",
     mask: str = "future",
@@ -110,6 +114,8 @@ def attention(
     num_heads: int = 1,
     causal: bool = True,
     attention_mask: Tensor | None = None,
+    padding_axis: str = "keys",
+    padding_after_causal: bool = False,
     scale: str = "head_dim",
     softmax_axis: str = "keys",
     mask: str = "future",
@@ -130,6 +136,8 @@ def attention(
     num_heads: int = 1,
     causal: bool = True,
     attention_mask: Tensor | None = None,
+    padding_axis: str = "keys",
+    padding_after_causal: bool = False,
     scale: str = "head_dim",
     softmax_axis: str = "keys",
     mask: str = "future",
@@ -165,12 +173,17 @@ def attention(
         queries, keys = keys, queries
     scores = queries @ keys.transpose(-2, -1)  # (b, num_heads, num_tokens, num_tokens)
 
-    if attention_mask is not None:
-        padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
+    padded = None
+    if attention_mask is not None:  # hides padded keys; on the query axis (a mistake) it hides padded queries' rows
+        shape = (b, 1, 1, num_tokens) if padding_axis == "keys" else (b, 1, num_tokens, 1)
+        padded = (attention_mask == 0).view(*shape)
+    if padded is not None and not padding_after_causal:
         scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
     blocked = mask_for(mask, num_tokens) if causal else None
     if blocked is not None and mask_stage == "before_softmax":
         scores = scores.masked_fill(blocked, -torch.inf)
+    if padded is not None and padding_after_causal:
+        scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
 
     head_dim = keys.shape[-1]
     divisor = {"head_dim": head_dim, "d_out": d_out, "d_in": d_in, "none": 1, "after_softmax": 1}[scale] ** 0.5

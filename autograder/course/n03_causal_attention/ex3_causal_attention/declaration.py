@@ -123,6 +123,19 @@ MESSAGES = {
 }
 
 MISCONCEPTIONS = (
+    misconception("size_from_notebook",
+      "a size read from a notebook variable, not from the input", "尺寸取自笔记本中的变量，而不是输入本身",
+      "a function or module is called on inputs of every size: each size it uses (the batch, the number of tokens, "
+      "the key size that scales the scores) must come from its own inputs or attributes, not from a variable the "
+      "notebook defined for its example",
+      "函数或模块会被用在各种尺寸的输入上：它用到的每个尺寸（batch 大小、token 数、用来缩放分数的 key 维度）都必须"
+      "来自它自己的输入或属性，而不是笔记本为示例定义的变量",
+      question=("where does the size you use come from, and would it change if the call got an input of another "
+                "size?",
+                "你用到的这个尺寸是从哪里来的？如果调用时换成另一种尺寸的输入，它会跟着变吗？"),
+      change=("read the size from the shape of the tensor at hand (the keys for the scale, the input for the batch) "
+              "instead of the notebook's variable",
+              "从手头张量的形状中读取尺寸（缩放用 keys 的，batch 用输入的），而不是使用笔记本中的变量")),
     misconception("transpose_batched",
       "`.T` on a batched tensor", "对带 batch 维的张量使用了 `.T`",
       "`.T` reverses ALL dimensions; on a batched (b, num_tokens, d) tensor only the last two may be swapped",

@@ -76,7 +76,8 @@ def expect_split(case: HeadsCase, data: HeadsRecord) -> Expectations:
     x, num_heads = split_input(case), case["num_heads"]
     return Expectations.computed(
         output=lambda: solutions.split_heads(x, num_heads),
-        variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only"))],
+        variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only")),
+                          ("split_wrong_axes", variants.split(x, num_heads, "head_dim_first"))],
     )
 
 
@@ -115,6 +116,7 @@ def expect_merge(case: HeadsCase, data: HeadsRecord) -> Expectations:
         output=lambda: round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x),
         variants=lambda: [
             ("merge_without_transpose", variants.merge(x, "no_transpose")),
+            ("merge_wrong_axes", variants.merge(x, "head_dim_first")),
             ("heads_on_token_axis", variants.merge(x, "token_axis")),
             ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
         ],

@@ -99,6 +99,9 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
         sources["padding_ignored"] = lambda: variants.attention(x, weights(), num_heads=num_heads)
         sources["padding_inverted"] = lambda: variants.attention(x, weights(), num_heads=num_heads,
                                                                  attention_mask=1 - mask)
+        sources["padding_query_axis"] = lambda: [
+            variants.attention(x, weights(), padding_axis="queries", padding_after_causal=after, **knobs)
+            for after in (False, True)]
     return Expectations(sources)
 
 
@@ -225,6 +228,12 @@ MESSAGES = {
         "en": "attention_mask has no effect: padded keys must be hidden from every query",
         "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有查询都隐藏",
     },
+    "padding_mask.query_axis": {
+        "en": "attention_mask hides whole query rows instead of key columns: the padding tokens' own outputs change, "
+              "and real queries still attend to padding keys",
+        "zh": "attention_mask 遮住的是整行查询，而不是 key 的列：padding token 自己的输出变了，而真实的查询仍然关注 "
+              "padding 位置的 key",
+    },
     "padding_mask.inverted": {
         "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",
         "zh": "attention_mask 的含义用反了：1 表示真实 token，0 表示要隐藏的 padding",
@@ -252,6 +261,17 @@ MISCONCEPTIONS = (
       "attention_mask not applied", "没有应用 attention_mask",
       "fill the scores of padded keys (attention_mask == 0), broadcast as (b, 1, 1, num_tokens), before the softmax",
       "在 softmax 之前填入 padding 位置（attention_mask == 0）的 key 的分数，形状广播为 (b, 1, 1, num_tokens)"),
+    misconception("padding_query_axis",
+      "the padding mask hides query rows instead of key columns", "padding 掩码遮住的是查询的行，而不是 key 的列",
+      "the scores are laid out (batch, head, query, key): a padding token must be hidden as a key, from every query, "
+      "so the mask must vary along the keys' axis and broadcast along the queries'",
+      "分数的排列是（batch，头，查询，key）：padding token 要作为 key 对所有查询隐藏，所以掩码要沿 key 的轴变化，"
+      "沿查询的轴广播",
+      question=("which axis of the scores stands for the keys, and along which one does your mask change?",
+                "分数的哪一个轴代表 key？你的掩码又是沿哪一个轴变化的？"),
+      change=("reshape the padding mask so that its token axis lines up with the keys' axis of the scores, not the "
+              "queries'",
+              "调整 padding 掩码的形状，让它的 token 轴对齐分数中 key 的轴，而不是查询的轴")),
     misconception("padding_inverted",
       "attention_mask read the wrong way round", "attention_mask 的含义用反了",
       "1 marks a real token and 0 a padding token: hide the keys where attention_mask == 0",

@@ -81,9 +81,14 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
 
 
 def padding_diagnosis(got: Tensor, shown: Tensor, expected: Expectations) -> str:
-    """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
+    """The message for a wrong output under a padding mask, judged on the queries that see a real token (and on
+    every query for the mask on the query axis)."""
     if torch.isnan(got[shown]).any():
         return "padding_mask.nan"
+    # The mask on the query axis: real queries then ignore it, so it is told from "ignored" by the padded queries'
+    # own rows, every row compared (most specific first).
+    if any(same(got, wrong) for wrong in expected["padding_query_axis"]):
+        return "padding_mask.query_axis"
     if same(got[shown], expected["padding_ignored"][shown]):
         return "padding_mask.ignored"
     if same(got[shown], expected["padding_inverted"][shown]):

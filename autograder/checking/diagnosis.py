@@ -20,6 +20,7 @@ AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[
 # The student's function called as the exercise's signature gives: a keyword it renamed, or a parameter it added.
 UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(\w+)'")
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
+TRANSPOSE = re.compile(r"\.(?:T|mT|t)\b|transpose|permute|swapaxes|swapdims|movedim")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 
 
@@ -58,6 +59,11 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
     if kind == "NotImplementedError":
         return Verdict(False, "error.not_implemented", fields)
     if "view size is not compatible" in text:
+        # "after transpose, call .contiguous()" only where the code transposed before the view; otherwise the input
+        # itself was not contiguous, and the view asked for a shape its memory order cannot give.
+        code = str(error.get("code") or error.get("line") or "")
+        if TRANSPOSE.search(code) is None:
+            return Verdict(False, "error.view_non_contiguous_input", fields)
         return Verdict(False, "error.view_non_contiguous", fields)
     if "same device" in text or "device type" in text:
         return Verdict(False, "error.device_mismatch", fields, misconception="mask_plain_attribute")

@@ -164,6 +164,11 @@ MESSAGES = {
         "h*head_dim ... (h+1)*head_dim - 1 of token t",
         "zh": "有些头拿到了错误的特征：token t 的第 h 个头应当是 token t 的第 h*head_dim 到 (h+1)*head_dim - 1 个特征",
     },
+    "error.view_non_contiguous_input": {
+        "en": "`.view` failed ({type}): the input is not contiguous in memory (a view of a transposed or sliced "
+              "tensor), and the shape asked for cannot be read from its memory as it lies",
+        "zh": "`.view` 失败（{type}）：输入在内存中不连续（它是转置或切片后的视图），按它现在的内存顺序读不出所要的形状",
+    },
     "split_heads.input_modified": {
         "en": "split_heads changed its input in place; return a new view instead",
         "zh": "split_heads 原地修改了输入；请返回一个新的视图",

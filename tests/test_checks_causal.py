@@ -127,9 +127,9 @@ MISTAKES = [
     ("masking_routes", mutants.causal_weights_renormalised_inverted, "masking_routes.renormalise_random",
      "mask_inverted"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_notes",
-     "missing_keepdim"),
+     "row_sums_wrong_axis"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_random",
-     "missing_keepdim"),
+     "row_sums_wrong_axis"),
     ("masking_routes", mutants.causal_weights_renormalised_float32, "masking_routes.renormalise_random",
      "dtype float32"),
     ("masking_routes", mutants.causal_weights_renormalised_book, "masking_routes.renormalise_device",
@@ -263,7 +263,7 @@ def test_every_misconception_of_these_exercises_has_a_mutant():
     assert named >= {
         "mask_includes_diagonal", "mask_inverted", "mask_after_softmax_no_renorm", "masked_fill_result_dropped",
         "softmax_wrong_dim", "missing_scaling", "query_key_swapped", "mask_not_truncated", "transpose_batched",
-        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "missing_keepdim", "dropout_missing",
+        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "row_sums_wrong_axis", "dropout_missing",
         "dropout_not_on_weights", "mask_as_parameter", "mask_not_persistent", "tensor_created_on_cpu",
     }
 

@@ -66,7 +66,19 @@ def attention_cases_random(rng: random.Random) -> list[CausalCase]:
         attention_case(rng, num_tokens=rng.randint(3, 8), batch=rng.randint(2, 3)),
         attention_case(rng, num_tokens=rng.randint(17, 22), batch=rng.randint(1, 2), qkv_bias=True, dtype="float64"),
         attention_case(rng, num_tokens=1, batch=rng.randint(1, 3), qkv_bias=rng.random() < 0.5),
+        wide_case(attention_case(rng, num_tokens=rng.randint(4, 6), batch=WIDE_BATCH, dtype="float64")),
     ]
+
+
+WIDE_MAGNITUDE = 1000.0  # inputs up to ±1000: scores reach ±1e5 and beyond
+WIDE_BATCH = 16  # sequences: in about half of them the first query's only score is far below -1e4
+
+
+def wide_case(case: CausalCase) -> CausalCase:
+    """A float64 case with inputs so large that some query's every visible score lies far below -1e4: a causal fill
+    that is finite but not low enough (-1e4, -100) then gives the future keys weight, while -1e9 or the dtype's
+    lowest value still hide them (float64 keeps such scores exact enough to compare)."""
+    return {**case, "magnitude": WIDE_MAGNITUDE}
 
 
 def attention_cases_notes(rng: random.Random) -> list[CausalCase]:

@@ -38,6 +38,7 @@ class CausalCase(TypedDict):
     seed: NotRequired[int]
     init_seed: NotRequired[int]
     load_weights: NotRequired[dict[str, Any]]
+    magnitude: NotRequired[float]  # inputs uniform in [-magnitude, magnitude): 1 unless a case widens them
 
 
 class CausalForwardRecord(TypedDict, total=False):
@@ -57,7 +58,8 @@ def attention_input(case: CausalCase) -> torch.Tensor:
     """(batch, num_tokens, d_in): the notes' sentence twice (torch.stack((inputs, inputs))), or random values."""
     if case.get("input") == "notes":
         return notes_batch()
-    return rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
+    x = rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
+    return x * case["magnitude"] if "magnitude" in case else x
 
 
 def build_module(namespace: Namespace, case: CausalCase, dropout: float = 0.0) -> torch.nn.Module:

@@ -59,6 +59,9 @@ def mha_cases_reference(rng: random.Random) -> list[MultiHeadCase]:
         random_attention_case(rng, num_heads=rng.randint(5, 6), num_tokens=rng.randint(17, 24), dtype="float32"),
         random_attention_case(rng, num_heads=1),
         random_attention_case(rng, num_tokens=1),
+        # Inputs up to ±1000 in float64: some head's first query sees only scores far below -1e4, so a causal fill
+        # that is finite but not low enough (-1e4, -100) shows, while -1e9 or the dtype's lowest value still pass.
+        {**random_attention_case(rng, batch=8, num_tokens=rng.randint(4, 6), dtype="float64"), "magnitude": 1000.0},
     ]
 
 

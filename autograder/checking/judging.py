@@ -201,13 +201,15 @@ def fit_divisor(weights: torch.Tensor, raw_scores: torch.Tensor) -> float | None
 
 
 def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any], *, scaled_by: str,
-                  sizes: Mapping[str, int], after_key: str, seen_merged: torch.Tensor | None = None) -> Verdict | None:
+                  sizes: Mapping[str, int], after_key: str, seen_merged: torch.Tensor | None = None,
+                  notebook_sizes: Collection[int] = ()) -> Verdict | None:
     """For a wrong output no catalogued mistake explains: the first stage that differs, as a Verdict, or None when
     the student's weights were not seen (no dropout layer called). `expected` gives `attention_weights` (the right
     attention weights) and `raw_scores` (unscaled, shaped like them); `scaled_by` names the size in `sizes` whose
     square root the scores must be divided by; `after_key` is the message for right weights and a wrong output,
     refined by `seen_merged` (what out_proj received) where a module has one: right merged heads put the fault at
-    out_proj or after it, wrong ones between the weights and out_proj."""
+    out_proj or after it, wrong ones between the weights and out_proj. A divisor that is the square root of one of
+    `notebook_sizes` (the notebook's own example sizes) and of none of this call's was read from the notebook."""
     if seen_weights is None:
         return None
     want = expected["attention_weights"]
@@ -222,11 +224,11 @@ def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any]
         fields = {"divisor": divisor, "expected": right, "size": scaled_by}
         form = divisor_form(divisor, sizes)
         if form is None:
-            # The square root of a whole number none of the call's sizes gives: a size read from elsewhere (the
-            # notebook's d_k), not from the keys. Any other value: the expression itself is wrong.
+            # The square root of a size of the notebook's example that none of the call's sizes gives: read from a
+            # notebook variable (its d_k), not from the keys. Any other value: the expression itself is wrong.
             squared = divisor * divisor
-            named = "size_from_notebook" if round(squared) >= 1 and abs(squared - round(squared)) <= 1e-3 * squared \
-                else "scale_wrong_value"
+            from_notebook = any(abs(squared - size) <= 1e-3 * size for size in notebook_sizes)
+            named = "size_from_notebook" if from_notebook else "scale_wrong_value"
             return Verdict(False, "attention.scaled_by_value", fields, misconception=named)
         return Verdict(False, "attention.scaled_by_form", {**fields, "form": form}, misconception="scale_wrong_value")
     if seen_weights.shape != want.shape:

@@ -4,6 +4,7 @@ reference or declaration: the student kit ships it as it is."""
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.course.shared.inputs import NOTEBOOK_SIZES
 from autograder.checking.judging import (
     hidden_keys,
     located_fault,
@@ -25,6 +26,9 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
     if data["forbidden"]:
         return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
     x, got, want = attention_input(case), data["output"], expected["output"]
+    if not data.get("input_kept", True) and not same(got, want):
+        # Wrong numbers because forward edited x itself first: that is the mistake, not the scale it seems to be.
+        return Verdict(False, "contract.input_modified", misconception="input_edited_in_place")
     if same(got, want):
         return dtype_verdict("causal_weights", got, want.dtype)
     if got.shape != want.shape and (stopped_early := returned_weights(got, expected)) is not None:
@@ -39,7 +43,8 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}
         located = located_fault(data.get("weights_seen"), expected, scaled_by="d_out", sizes=sizes,
-                                after_key="attention.after_weights")
+                                after_key="attention.after_weights",
+                                notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
             verdict.misconception = located.misconception

@@ -10,6 +10,7 @@ from torch import Tensor
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.course.shared.inputs import NOTEBOOK_SIZES
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     fitted_fill,
@@ -73,7 +74,8 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}
         located = located_fault(data.get("weights_seen"), expected, scaled_by="head_dim", sizes=sizes,
-                                after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"))
+                                after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"),
+                                notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
             verdict.misconception = located.misconception

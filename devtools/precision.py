@@ -11,8 +11,8 @@ the true one (right), another (wrong), or there is none (none named). Prints the
     precision = right / named        recall = named / wrong
 
 and the recall among the wrong students whose bug a named family covers ("in a family"; for the others no name is
-right), with, under -v, every wrong name and every miss. Mutants without a label and legitimate alternatives that lose points are
-counted apart (the variant grid and the checks' tests judge those). Exit status 0; the figures are the output.
+right), with, under -v, every wrong name and every miss. Mutants without a label are counted apart (the checks'
+tests judge those). Exit status 0; the figures are the output.
 tests/test_precision.py asserts that no variant of the grid gets a wrong first name.
 """
 

@@ -14,7 +14,6 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-
 NOTEBOOK_BATCH_SIZE = 2  # the notebook's example batch: a size read from it instead of the input's own
 # Padding fills applied before the causal mask (the others come after it, or not at all).
 BEFORE_CAUSAL_FILLS = ("finfo_before", "minus_1e9_before", "neg_inf", "inverted", "query_axis", "global_batch")

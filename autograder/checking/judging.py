@@ -11,7 +11,7 @@ from typing import Any, cast
 import torch
 
 from autograder.checking.check_types import Verdict
-from autograder.checking.compare import Variants, diagnose, largest_difference, same
+from autograder.checking.compare import largest_difference, same
 from autograder.checking.probing import PROJECTIONS
 
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",

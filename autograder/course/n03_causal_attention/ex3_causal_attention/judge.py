@@ -4,7 +4,6 @@ reference or declaration: the student kit ships it as it is."""
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
-from autograder.course.shared.inputs import NOTEBOOK_SIZES
 from autograder.checking.judging import (
     hidden_keys,
     located_fault,
@@ -16,6 +15,7 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
     CausalForwardRecord,
     attention_input,
 )
+from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
 
 def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expectations) -> Verdict:

@@ -167,7 +167,8 @@ MESSAGES = {
     "error.view_non_contiguous_input": {
         "en": "`.view` failed ({type}): the input is not contiguous in memory (a view of a transposed or sliced "
               "tensor), and the shape asked for cannot be read from its memory as it lies",
-        "zh": "`.view` 失败（{type}）：输入在内存中不连续（它是转置或切片后的视图），按它现在的内存顺序读不出所要的形状",
+        "zh": "`.view` 失败（{type}）：输入在内存中不连续（它是转置或切片后的视图），"
+              "按它现在的内存顺序读不出所要的形状",
     },
     "split_heads.input_modified": {
         "en": "split_heads changed its input in place; return a new view instead",

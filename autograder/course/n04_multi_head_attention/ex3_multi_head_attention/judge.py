@@ -10,7 +10,6 @@ from torch import Tensor
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
-from autograder.course.shared.inputs import NOTEBOOK_SIZES
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     fitted_fill,
@@ -31,6 +30,7 @@ from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe i
     VectorisedRecord,
     padding_mask,
 )
+from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
 
 def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:

@@ -98,6 +98,9 @@ def forward_families(multi_head):
         rows += [
             ("heads", "split by view, no transpose", Knobs(split="view_only"), "split_without_transpose"),
             ("heads", "split head_dim first", Knobs(split="head_dim_first"), "split_wrong_axes"),
+            ("heads", "interleaved (split and merged head_dim first)", Knobs(split="head_dim_first",
+                                                                             merge="head_dim_first"),
+             "split_wrong_axes"),
             ("heads", "merged without transpose", Knobs(merge="no_transpose"), "merge_without_transpose"),
             ("heads", "merged head_dim first", Knobs(merge="head_dim_first"), "merge_wrong_axes"),
             ("projections", "no out_proj", Knobs(out_proj=False), "missing_out_proj"),

@@ -550,3 +550,12 @@ def test_the_mask_family_is_read_from_the_mask_itself(kind):
     odd = mask_for(kind, 5).clone()
     odd[4, 0] = ~odd[4, 0]
     assert mask_family(odd) is None
+
+
+def test_route_one_without_keepdim_gets_no_hint_about_a_maximum():
+    """Route 1 takes no maximum: its missing keepdim is a broadcast of the row sums along the wrong axis."""
+    results = run("masking_routes", mutants.causal_weights_renormalised_no_keepdim)
+    failed = [result for result in results.values() if result.status != PASSED]
+    # Where (..., T, T) / (..., T) cannot broadcast it crashes instead, and the crash names the shapes alone.
+    assert failed and {result.misconception for result in failed} - {None} == {"row_sums_wrong_axis"}
+    assert all("max" not in result.hint.lower() for result in failed)

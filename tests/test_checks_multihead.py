@@ -152,6 +152,7 @@ MISTAKES = [
     ("multi_head_attention", mutants.MHADataQueries, {"properties"}, "no gradient reaches W_query.weight"),
     # head_dim first in the split and in the merge: two knobs at once, no single variant reproduces it.
     ("multi_head_attention", mutants.MHAHeadDimFirst, {"reference", "heads"}, "changed another head's output"),
+    ("multi_head_attention", mutants.MHAHeadDimFirst, {"reference", "heads"}, "split_wrong_axes"),
     ("multi_head_attention", mutants.MHANoContiguous,
      {"reference", "properties", "heads", "structure", "modes", "device", "state"},
      "`.view` failed on a non-contiguous tensor"),
@@ -177,7 +178,7 @@ MISTAKES = [
     ("padding_mask", mutants.MHASplitWithoutTranspose, ALL_PADDING, "split_without_transpose"),
     ("padding_mask", mutants.MHAMergeWithoutTranspose, ALL_PADDING, "merge_without_transpose"),
     ("padding_mask", mutants.MHAMissingOutProj, ALL_PADDING, "missing_out_proj"),
-    ("padding_mask", mutants.MHAHeadDimFirst, {"hidden"}, "the output differs from the reference"),
+    ("padding_mask", mutants.MHAHeadDimFirst, {"hidden"}, "split_wrong_axes"),
     ("padding_mask", mutants.MHANoContiguous, {"hidden"}, "`.view` failed on a non-contiguous tensor"),
     ("torch_equivalence", mutants.to_torch_multihead_key_first, {"notes", "shapes"}, "in_proj_order"),
     ("torch_equivalence", mutants.to_torch_multihead_transposed, {"notes", "shapes"}, "transposed matrices"),

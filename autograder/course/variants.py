@@ -227,6 +227,9 @@ ATTENTION_MISTAKES = (
     ("query_key_swapped", {"swap_qk": True}),
     ("split_without_transpose", {"split_how": "view_only"}),
     ("split_wrong_axes", {"split_how": "head_dim_first"}),
+    # Heads interleaved: split and merged along the same wrong axis, so the merge undoes the split's order but each
+    # head attended over every num_heads-th feature.
+    ("split_wrong_axes", {"split_how": "head_dim_first", "merge_how": "head_dim_first"}),
     ("merge_without_transpose", {"merge_how": "no_transpose"}),
     ("merge_wrong_axes", {"merge_how": "head_dim_first"}),
     ("heads_on_token_axis", {"merge_how": "token_axis"}),

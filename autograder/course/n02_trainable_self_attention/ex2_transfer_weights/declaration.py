@@ -121,8 +121,9 @@ MISCONCEPTIONS = (
       "reshape and view keep the numbers in their memory order and only cut them into rows of a new length; a "
       "transpose swaps rows and columns. The shapes then agree, the values do not",
       "reshape 和 view 保持数在内存中的顺序，只是把它们切成新长度的行；转置则是交换行和列。于是形状一致，数值却不同",
-      question=("write a 2 × 3 matrix and regroup it into 3 × 2 both ways: is the first row of each result the same?",
-                "写一个 2 × 3 的矩阵，用这两种方式把它变成 3 × 2：两个结果的第一行相同吗？"),
+      question=("take a small matrix that is not square and bring it into the other shape both ways: do the first "
+                "rows of the two results agree?",
+                "取一个不是方阵的小矩阵，用这两种方式把它变成另一个形状：两个结果的第一行一样吗？"),
       change=("turn each weight of sa_v2 into v1's layout by swapping its rows and columns, not by regrouping its "
               "numbers",
               "把 sa_v2 的每个权重通过交换行和列变成 v1 的布局，而不是重新分组其中的数")),

@@ -14,12 +14,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+NOTEBOOK_BATCH_SIZE = 2  # the notebook's example batch: a size read from it instead of the input's own
+# Padding fills applied before the causal mask (the others come after it, or not at all).
+BEFORE_CAUSAL_FILLS = ("finfo_before", "minus_1e9_before", "neg_inf", "inverted", "query_axis", "global_batch")
+
 
 @dataclass(frozen=True)
 class Knobs:
     softmax_dim: int = -1  # the axis of the scores the softmax runs over
     scale: str = "keys"  # keys (keys.shape[-1]), d_out, d_in, none, after_softmax
-    mask: str = "future"  # future, with_diagonal, inverted, dropped, after_softmax, not_truncated
+    mask: str = "future"  # future, with_diagonal, inverted, inverted_tril, dropped, after_softmax, not_truncated
     fill: float = -math.inf  # what masked scores are filled with
     dropout: str = "weights"  # weights, missing, scores, masked_scores, values, output, input, always
     buffer: str = "buffer"  # buffer, plain, parameter, not_persistent, fresh_in_forward
@@ -30,7 +34,7 @@ class Knobs:
     merge: str = "transpose"  # transpose, no_transpose, head_dim_first
     out_proj: bool = True
     padding_fill: str = "finfo_before"  # finfo_before, finfo_after, minus_1e20_after, minus_1e9_before, neg_inf,
-    # ignored, inverted
+    # ignored, inverted, query_axis, global_batch
 
 
 def _mask_init(module, knobs, context_length):
@@ -39,6 +43,8 @@ def _mask_init(module, knobs, context_length):
     mask = torch.triu(torch.ones(context_length, context_length), diagonal=diagonal)
     if knobs.mask == "inverted":
         mask = torch.tril(torch.ones(context_length, context_length), diagonal=-1)
+    if knobs.mask == "inverted_tril":  # tril where triu was meant: hides the past and the token itself
+        mask = torch.tril(torch.ones(context_length, context_length))
     if knobs.buffer == "plain":
         module.mask = mask
     elif knobs.buffer == "parameter":
@@ -71,9 +77,8 @@ def _attend(module, knobs, queries, keys, values, d_in, num_tokens, padded=None)
     scores = queries @ keys.transpose(-2, -1)
     if knobs.dropout == "scores":
         scores = module.dropout(scores)
-    if padded is not None and knobs.padding_fill in ("finfo_before", "minus_1e9_before", "neg_inf", "inverted"):
-        fill = {"finfo_before": torch.finfo(scores.dtype).min, "inverted": torch.finfo(scores.dtype).min,
-                "minus_1e9_before": -1e9, "neg_inf": -math.inf}[knobs.padding_fill]
+    if padded is not None and knobs.padding_fill in BEFORE_CAUSAL_FILLS:
+        fill = {"minus_1e9_before": -1e9, "neg_inf": -math.inf}.get(knobs.padding_fill, torch.finfo(scores.dtype).min)
         scores = scores.masked_fill(~padded if knobs.padding_fill == "inverted" else padded, fill)
     blocked = _blocked(module, knobs, num_tokens)
     if knobs.mask == "dropped":
@@ -159,7 +164,11 @@ def multi_head_attention(knobs):
             keys = self.split(_project(self.W_key, x, knobs), b, num_tokens)
             values = self.split(_project(self.W_value, x, knobs), b, num_tokens)
             padded = None
-            if attention_mask is not None and knobs.padding_fill != "ignored":
+            if attention_mask is not None and knobs.padding_fill == "query_axis":  # hides padded queries' rows
+                padded = (attention_mask == 0).view(b, 1, num_tokens, 1)
+            elif attention_mask is not None and knobs.padding_fill == "global_batch":  # the notebook's batch size
+                padded = (attention_mask == 0).view(NOTEBOOK_BATCH_SIZE, 1, 1, num_tokens)
+            elif attention_mask is not None and knobs.padding_fill != "ignored":
                 padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
             context = _attend(self, knobs, queries, keys, values, d_in, num_tokens, padded)
             context = self.merge(context, b, num_tokens)  # (b, num_tokens, d_out)

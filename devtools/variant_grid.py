@@ -73,6 +73,7 @@ def forward_families(multi_head):
         ("scale", "after the softmax", Knobs(scale="after_softmax"), "scale_after_softmax"),
         ("mask", "diagonal hidden", Knobs(mask="with_diagonal"), "mask_includes_diagonal"),
         ("mask", "inverted", Knobs(mask="inverted"), "mask_inverted"),
+        ("mask", "inverted with tril (hides itself too)", Knobs(mask="inverted_tril"), "mask_inverted"),
         ("mask", "not truncated to num_tokens", Knobs(mask="not_truncated"), "mask_not_truncated"),
         ("mask", "after the softmax, not renormalised", Knobs(mask="after_softmax"), "mask_after_softmax_no_renorm"),
         ("mask", "masked_fill result dropped", Knobs(mask="dropped"), "masked_fill_result_dropped"),
@@ -97,6 +98,9 @@ def forward_families(multi_head):
         rows += [
             ("heads", "split by view, no transpose", Knobs(split="view_only"), "split_without_transpose"),
             ("heads", "split head_dim first", Knobs(split="head_dim_first"), "split_wrong_axes"),
+            ("heads", "interleaved (split and merged head_dim first)", Knobs(split="head_dim_first",
+                                                                             merge="head_dim_first"),
+             "split_wrong_axes"),
             ("heads", "merged without transpose", Knobs(merge="no_transpose"), "merge_without_transpose"),
             ("heads", "merged head_dim first", Knobs(merge="head_dim_first"), "merge_wrong_axes"),
             ("projections", "no out_proj", Knobs(out_proj=False), "missing_out_proj"),
@@ -113,6 +117,9 @@ def padding_families():
         ("padding", "-inf", Knobs(padding_fill="neg_inf"), "padding_neg_inf"),
         ("padding", "attention_mask ignored", Knobs(padding_fill="ignored"), "padding_ignored"),
         ("padding", "attention_mask inverted", Knobs(padding_fill="inverted"), "padding_inverted"),
+        ("padding", "broadcast over the query axis", Knobs(padding_fill="query_axis"), "padding_query_axis"),
+        ("padding", "viewed with the notebook's batch size", Knobs(padding_fill="global_batch"),
+         "size_from_notebook"),
     ]
 
 

@@ -117,6 +117,13 @@ MISTAKES = [
     ("transfer_weights", mutants.load_copy_without_no_grad, "transfer_weights.notes", "copy_without_no_grad"),
     ("transfer_weights", mutants.load_transposing_v2_in_place, "transfer_weights.shapes", None),
     ("transfer_weights", mutants.load_returns_copies, "transfer_weights.notes", None),
+    # Issue 34: reshape in place of .T (the shapes match) is named for what it is, and a function that fills sa_v1
+    # without returning it loses the public check that says it must.
+    ("transfer_weights", mutants.load_reshape, "transfer_weights.notes", "reshape_not_transpose"),
+    ("transfer_weights", mutants.load_reshape, "transfer_weights.shapes", "reshape_not_transpose"),
+    ("transfer_weights", mutants.load_no_return, "transfer_weights.returns", None),
+    # A naive softmax over the last axis has no dim parameter: no hint about one.
+    ("softmax_naive", mutants.softmax_naive_last_axis, "softmax_naive.random", "softmax_sum_wrong_axis"),
 ]
 
 
@@ -294,3 +301,20 @@ def test_v1_and_v2_match_the_functional_attention_and_transfer_makes_them_equal(
     torch.testing.assert_close(sa_v2(x), attention(x, dict(sa_v2.state_dict()), causal=False))
     solutions.load_v2_weights_into_v1(sa_v1, sa_v2)
     torch.testing.assert_close(sa_v1(x), sa_v2(x))
+
+
+def test_a_function_without_dim_gets_no_hint_about_dim():
+    """softmax_naive takes no dim and has no maximum: the hint speaks of the axis its sum runs along instead."""
+    results = run("softmax_naive", mutants.softmax_naive_last_axis)
+    failed = [result for result in results.values() if result.status != PASSED]
+    assert failed and all(result.misconception not in ("softmax_dim_ignored", "max_and_sum_axes_differ")
+                          for result in failed)
+    assert all("dim" not in result.hint.replace("dimension", "") for result in failed)
+
+
+def test_returning_nothing_loses_only_the_returns_check_which_is_public():
+    results = run("transfer_weights", mutants.load_no_return)
+    failed = {check_id for check_id, result in results.items() if result.status != PASSED}
+    assert failed == {"transfer_weights.returns"}
+    assert not results["transfer_weights.returns"].hidden
+    assert "sa_v1" in results["transfer_weights.returns"].message

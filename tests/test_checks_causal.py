@@ -14,6 +14,7 @@ from mutants import causal as mutants
 
 from attnkit import solutions
 from autograder.checking.check_types import PASSED
+from autograder.checking.judging import mask_family
 from autograder.checking.probing import rand, run_probe
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
@@ -28,7 +29,7 @@ from autograder.course.n03_causal_attention.ex2_masking_routes import probe as r
 from autograder.course.n03_causal_attention.ex3_causal_attention import declaration as ex3_causal_attention
 from autograder.course.n03_causal_attention.ex3_causal_attention import probe as causal_attention_probes
 from autograder.course.shared.inputs import notes_inputs
-from autograder.course.variants import attention
+from autograder.course.variants import attention, mask_for
 from autograder.running.runner import DEFAULT_SEED, cases_for
 
 EXERCISE_IDS = ("causal_mask", "masking_routes", "causal_attention")
@@ -84,6 +85,9 @@ CORRECT = [
     ("causal_attention", mutants.CausalAttention_book),
     ("causal_attention", mutants.CausalAttention_other_order),
     ("causal_attention", mutants.CausalAttention_bmm_other_mask),
+    # Finite fills low enough for any score: legitimate alternatives to -inf.
+    ("causal_attention", mutants.CausalAttention_fill_minus_1e9),
+    ("causal_attention", mutants.CausalAttention_fill_finfo_min),
 ]
 
 
@@ -114,6 +118,14 @@ MISTAKES = [
     ("causal_mask", mutants.causal_mask_with_diagonal, "causal_mask.sizes", "mask_includes_diagonal"),
     ("causal_mask", mutants.causal_mask_inverted, "causal_mask.notes", "mask_inverted"),
     ("causal_mask", mutants.causal_mask_inverted, "causal_mask.sizes", "mask_inverted"),
+    # tril where triu was meant hides the past and the diagonal: the inverted mask, not "also hides the diagonal".
+    ("causal_mask", mutants.causal_mask_tril, "causal_mask.notes", "mask_inverted"),
+    ("masking_routes", mutants.causal_weights_neg_inf_tril, "masking_routes.neg_inf_notes", "mask_inverted"),
+    ("masking_routes", mutants.causal_weights_neg_inf_tril, "masking_routes.neg_inf_random", "mask_inverted"),
+    ("causal_attention", mutants.CausalAttention_tril_mask, "causal_attention.notes", "mask_inverted"),
+    ("causal_attention", mutants.CausalAttention_tril_mask, "causal_attention.random", "mask_inverted"),
+    ("causal_attention", mutants.CausalAttention_global_d_k, "causal_attention.random", "size_from_notebook"),
+    ("causal_attention", mutants.CausalAttention_modifies_input, "causal_attention.notes", "input_edited_in_place"),
     ("causal_mask", mutants.causal_mask_float, "causal_mask.notes", "bool tensor"),
     ("causal_mask", mutants.causal_mask_hardcoded, "causal_mask.sizes", "wrong shape"),
     ("masking_routes", mutants.causal_weights_renormalised_no_renorm, "masking_routes.renormalise_notes",
@@ -127,9 +139,9 @@ MISTAKES = [
     ("masking_routes", mutants.causal_weights_renormalised_inverted, "masking_routes.renormalise_random",
      "mask_inverted"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_notes",
-     "missing_keepdim"),
+     "row_sums_wrong_axis"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_random",
-     "missing_keepdim"),
+     "row_sums_wrong_axis"),
     ("masking_routes", mutants.causal_weights_renormalised_float32, "masking_routes.renormalise_random",
      "dtype float32"),
     ("masking_routes", mutants.causal_weights_renormalised_book, "masking_routes.renormalise_device",
@@ -265,7 +277,7 @@ def test_every_misconception_of_these_exercises_has_a_mutant():
     assert named >= {
         "mask_includes_diagonal", "mask_inverted", "mask_after_softmax_no_renorm", "masked_fill_result_dropped",
         "softmax_wrong_dim", "missing_scaling", "query_key_swapped", "mask_not_truncated", "transpose_batched",
-        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "missing_keepdim", "dropout_missing",
+        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "row_sums_wrong_axis", "dropout_missing",
         "dropout_not_on_weights", "mask_as_parameter", "mask_not_persistent", "tensor_created_on_cpu",
     }
 
@@ -519,3 +531,33 @@ def test_reference_causal_attention_is_causal_and_matches_the_functional_form(ba
     assert torch.equal(output[:, : position + 1], output_changed[:, : position + 1])
     weights = {name: value for name, value in module.state_dict().items() if name != "mask"}
     assert torch.allclose(attention(x, weights), output)
+
+
+def test_a_causal_fill_that_is_finite_but_too_small_loses_points_on_a_public_check():
+    """-1e4 hides the future only while every visible score is above it: the wide case shows it, publicly too."""
+    public = run("causal_attention", mutants.CausalAttention_small_fill, include_hidden=False)
+    assert any(result.status != PASSED for result in public.values())
+    graded = run("causal_attention", mutants.CausalAttention_small_fill)
+    assert graded["causal_attention.random"].status != PASSED
+    assert score(graded) < EXERCISES_BY_ID["causal_attention"].points
+
+
+@pytest.mark.parametrize("kind", ["with_diagonal", "inverted", "inverted_with_diagonal", "future", "none"])
+def test_the_mask_family_is_read_from_the_mask_itself(kind):
+    expected = {"with_diagonal": "mask_includes_diagonal", "inverted": "mask_inverted",
+                "inverted_with_diagonal": "mask_inverted", "future": None, "none": None}[kind]
+    for num_tokens in (2, 5, 17):
+        assert mask_family(mask_for(kind, num_tokens)) == expected
+    # A mask wrong in one more place belongs to no family: no name rather than a wrong one.
+    odd = mask_for(kind, 5).clone()
+    odd[4, 0] = ~odd[4, 0]
+    assert mask_family(odd) is None
+
+
+def test_route_one_without_keepdim_gets_no_hint_about_a_maximum():
+    """Route 1 takes no maximum: its missing keepdim is a broadcast of the row sums along the wrong axis."""
+    results = run("masking_routes", mutants.causal_weights_renormalised_no_keepdim)
+    failed = [result for result in results.values() if result.status != PASSED]
+    # Where (..., T, T) / (..., T) cannot broadcast it crashes instead, and the crash names the shapes alone.
+    assert failed and {result.misconception for result in failed} - {None} == {"row_sums_wrong_axis"}
+    assert all("max" not in result.hint.lower() for result in failed)

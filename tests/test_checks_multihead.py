@@ -23,6 +23,7 @@ from autograder.course.n04_multi_head_attention.ex4_torch_equivalence import dec
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts import declaration as ex5_parameter_counts
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import parameter_totals
 from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
+from devtools import student_variants as students
 
 EXERCISE_IDS = (
     "mha_wrapper",
@@ -151,12 +152,18 @@ MISTAKES = [
     ("multi_head_attention", mutants.MHADataQueries, {"properties"}, "no gradient reaches W_query.weight"),
     # head_dim first in the split and in the merge: two knobs at once, no single variant reproduces it.
     ("multi_head_attention", mutants.MHAHeadDimFirst, {"reference", "heads"}, "changed another head's output"),
+    ("multi_head_attention", mutants.MHAHeadDimFirst, {"reference", "heads"}, "split_wrong_axes"),
     ("multi_head_attention", mutants.MHANoContiguous,
      {"reference", "properties", "heads", "structure", "modes", "device", "state"},
      "a view failed on a non-contiguous tensor"),
     # The padding step: the book's forward (no attention_mask) and the ways of getting the padding wrong
     ("padding_mask", mutants.MHABookWithoutPadding, ALL_PADDING, "forward takes no attention_mask yet"),
     ("padding_mask", mutants.MHAPaddingNegInf, ALL_PADDING, "padding_neg_inf"),
+    # Issue 34: the mask on the query axis is not "attention_mask not applied"; a padding view with the notebook's
+    # batch size runs on the example's batch of 2 and fails on another.
+    ("padding_mask", mutants.MHAPaddingQueryAxis, ALL_PADDING, "padding_query_axis"),
+    ("padding_mask", mutants.MHAPaddingGlobalBatch, {"hidden"}, "size_from_notebook"),
+    ("split_heads", mutants.split_heads_head_dim_first, {"notes", "shapes", "strided"}, "split_wrong_axes"),
     ("padding_mask", mutants.MHAPaddingIgnored, ALL_PADDING, "padding_ignored"),
     ("padding_mask", mutants.MHAPaddingInverted, ALL_PADDING, "padding_inverted"),
     # A wrong forward also costs the padding checks, which run the same forward with a mask
@@ -171,7 +178,7 @@ MISTAKES = [
     ("padding_mask", mutants.MHASplitWithoutTranspose, ALL_PADDING, "split_without_transpose"),
     ("padding_mask", mutants.MHAMergeWithoutTranspose, ALL_PADDING, "merge_without_transpose"),
     ("padding_mask", mutants.MHAMissingOutProj, ALL_PADDING, "missing_out_proj"),
-    ("padding_mask", mutants.MHAHeadDimFirst, {"hidden"}, "the output differs from the reference"),
+    ("padding_mask", mutants.MHAHeadDimFirst, {"hidden"}, "split_wrong_axes"),
     ("padding_mask", mutants.MHANoContiguous, {"hidden"}, "a view failed on a non-contiguous tensor"),
     ("torch_equivalence", mutants.to_torch_multihead_key_first, {"notes", "shapes"}, "in_proj_order"),
     ("torch_equivalence", mutants.to_torch_multihead_transposed, {"notes", "shapes"}, "transposed matrices"),
@@ -445,3 +452,21 @@ def test_torch_multihead_computes_what_our_module_computes(num_heads, head_dim, 
     with torch.no_grad():
         theirs, _ = torch_mha(x, x, x, attn_mask=future, need_weights=False)
         assert torch.allclose(theirs, mha(x))
+
+
+def test_a_view_of_a_non_contiguous_input_without_a_transpose_is_not_told_to_call_contiguous_after_transpose():
+    """split_heads viewed straight to the head shape has no transpose: the strided check says the input itself is not
+    contiguous; merge_heads that transposes and then views is told about .contiguous() after the transpose."""
+    strided = run("split_heads", mutants.split_heads_view_only)["split_heads.strided"]
+    assert strided.status != PASSED and "the input is not contiguous" in strided.message
+    assert ".contiguous()" not in strided.message
+    merged = run("merge_heads", mutants.merge_heads_no_contiguous)["merge_heads.shapes"]
+    assert merged.status != PASSED and ".contiguous()" in merged.message
+
+
+def test_a_causal_fill_that_is_finite_but_too_small_loses_points_and_low_enough_fills_keep_them():
+    small, low = (students.multi_head_attention(students.Knobs(fill=fill)) for fill in (-1e4, -1e9))
+    public = run("multi_head_attention", small, include_hidden=False)
+    assert any(result.status != PASSED for result in public.values())
+    assert score(run("multi_head_attention", small)) < EXERCISES_BY_ID["multi_head_attention"].points
+    assert score(run("multi_head_attention", low)) == EXERCISES_BY_ID["multi_head_attention"].points

@@ -20,6 +20,7 @@ AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[
 # The student's function called as the exercise's signature gives: a keyword it renamed, or a parameter it added.
 UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(\w+)'")
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
+TRANSPOSE = re.compile(r"\.(?:T|mT|t)\b|transpose|permute|swapaxes|swapdims|movedim")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 
 
@@ -58,6 +59,11 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
     if kind == "NotImplementedError":
         return Verdict(False, "error.not_implemented", fields)
     if "view size is not compatible" in text:
+        # "after transpose, call .contiguous()" only where the code transposed before the view; otherwise the input
+        # itself was not contiguous, and the view asked for a shape its memory order cannot give.
+        code = str(error.get("code") or error.get("line") or "")
+        if TRANSPOSE.search(code) is None:
+            return Verdict(False, "error.view_non_contiguous_input", fields)
         return Verdict(False, "error.view_non_contiguous", fields)
     if "same device" in text or "device type" in text:
         return Verdict(False, "error.device_mismatch", fields, misconception="mask_plain_attribute")
@@ -73,6 +79,8 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
         return Verdict(False, "error.leaf_in_place", fields, misconception="copy_without_no_grad")
     line = str(error.get("line", ""))
     if kind in ("RuntimeError", "IndexError") and line and (located := located_shape_error(text, line, fields)):
+        if located.message_key == "error.view_size" and view_batch_from_elsewhere(text, case):
+            located.misconception = "size_from_notebook"
         if located.message_key == "error.broadcast_axis":
             num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
             if num_tokens is not None and context_length is not None and num_tokens < context_length \
@@ -86,6 +94,21 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
                 return Verdict(False, "error.shape_mismatch", fields, misconception="mask_not_truncated")
         return Verdict(False, "error.shape_mismatch", fields)
     return Verdict(False, "error.other", fields)
+
+
+def view_batch_from_elsewhere(text: str, case: Mapping[str, Any]) -> bool:
+    """Whether a failed view asked for another batch size than the input's own, the rest of its shape fitting: the
+    batch size was read from somewhere else (a variable of the notebook), not from the input."""
+    found, batch = VIEW_SIZE.search(text), case.get("batch")
+    if found is None or not isinstance(batch, int):
+        return False
+    shape = [int(size) for size in found.group(1).split(",") if size.strip()]
+    if len(shape) < 2 or any(size <= 0 for size in shape):
+        return False
+    rest = 1
+    for size in shape[1:]:
+        rest *= size
+    return shape[0] != batch and rest * batch == int(found.group(2))
 
 
 def _short(text: str, limit: int = 160) -> str:

@@ -11,10 +11,11 @@ from typing import Any, cast
 import torch
 
 from autograder.checking.check_types import Verdict
-from autograder.checking.compare import Variants, diagnose, largest_difference, same
+from autograder.checking.compare import largest_difference, same
 from autograder.checking.probing import PROJECTIONS
 
-PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted"}
+PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",
+                          "padding_mask.query_axis": "padding_query_axis"}
 
 
 def first_index(flags: torch.Tensor) -> tuple[int, ...]:
@@ -120,9 +121,37 @@ def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[s
     return None
 
 
-def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, mistakes: Variants, num_tokens: int) -> Verdict:
-    """The causal_mask judge's decision: shape, then bool dtype, then values; a wrong mask is named by the first
-    of `mistakes` ({misconception id: wrong mask}) it equals."""
+def mask_family(hidden: torch.Tensor) -> str | None:
+    """The misconception a wrong causal mask shows by its own entries, or None when no family fits.
+
+    `hidden` is (..., num_tokens, num_tokens) bool, True where a query cannot see a key (a leading axis counts a key
+    hidden only where it is hidden in every matrix). The family is read from which entries are wrong, not from
+    equality to one way of writing it: the diagonal hidden as well and nothing else wrong is "also hides the
+    diagonal"; the future shown and the whole past hidden (a transposed mask: tril where triu was meant, with or
+    without the diagonal) is "hides the past instead of the future".
+    """
+    if hidden.dim() < 2 or hidden.shape[-1] != hidden.shape[-2] or hidden.shape[-1] < 2:
+        return None
+    hidden = hidden.reshape(-1, *hidden.shape[-2:]).all(dim=0)
+    ones = torch.ones_like(hidden)
+    future, past, diagonal = torch.triu(ones, diagonal=1), torch.tril(ones, diagonal=-1), torch.eye(
+        hidden.shape[-1], dtype=torch.bool)
+    wrongly_hidden, wrongly_shown = hidden & ~future, future & ~hidden
+    if not wrongly_shown.any() and wrongly_hidden.any() and not (wrongly_hidden & ~diagonal).any():
+        return "mask_includes_diagonal"
+    if torch.equal(wrongly_shown, future) and torch.equal(hidden & ~diagonal, past):
+        return "mask_inverted"
+    return None
+
+
+def hidden_keys(weights: torch.Tensor) -> torch.Tensor:
+    """True where attention weights show a key was hidden: an exact zero, or a row the mask emptied (NaN)."""
+    return (weights == 0) | torch.isnan(weights).any(dim=-1, keepdim=True)
+
+
+def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, num_tokens: int) -> Verdict:
+    """The causal_mask judge's decision: shape, then bool dtype, then values; a wrong mask is named by the family
+    its own entries show (mask_family)."""
     if got.shape != expected.shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(expected.shape)},
                        expected=expected, got=got, input_sizes={"num_tokens": num_tokens})
@@ -131,7 +160,7 @@ def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, mistakes: Var
                        input_sizes={"num_tokens": num_tokens}, heatmap=True)
     if torch.equal(got, expected):
         return Verdict(True)
-    return Verdict(False, *first_mask_error(got, expected), misconception=diagnose(got, expected, mistakes),
+    return Verdict(False, *first_mask_error(got, expected), misconception=mask_family(got),
                    expected=expected, got=got, input_sizes={"num_tokens": num_tokens}, heatmap=True)
 
 
@@ -172,13 +201,15 @@ def fit_divisor(weights: torch.Tensor, raw_scores: torch.Tensor) -> float | None
 
 
 def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any], *, scaled_by: str,
-                  sizes: Mapping[str, int], after_key: str, seen_merged: torch.Tensor | None = None) -> Verdict | None:
+                  sizes: Mapping[str, int], after_key: str, seen_merged: torch.Tensor | None = None,
+                  notebook_sizes: Collection[int] = ()) -> Verdict | None:
     """For a wrong output no catalogued mistake explains: the first stage that differs, as a Verdict, or None when
     the student's weights were not seen (no dropout layer called). `expected` gives `attention_weights` (the right
     attention weights) and `raw_scores` (unscaled, shaped like them); `scaled_by` names the size in `sizes` whose
     square root the scores must be divided by; `after_key` is the message for right weights and a wrong output,
     refined by `seen_merged` (what out_proj received) where a module has one: right merged heads put the fault at
-    out_proj or after it, wrong ones between the weights and out_proj."""
+    out_proj or after it, wrong ones between the weights and out_proj. A divisor that is the square root of one of
+    `notebook_sizes` (the notebook's own example sizes) and of none of this call's was read from the notebook."""
     if seen_weights is None:
         return None
     want = expected["attention_weights"]
@@ -193,7 +224,12 @@ def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any]
         fields = {"divisor": divisor, "expected": right, "size": scaled_by}
         form = divisor_form(divisor, sizes)
         if form is None:
-            return Verdict(False, "attention.scaled_by_value", fields, misconception="scale_wrong_value")
+            # The square root of a size of the notebook's example that none of the call's sizes gives: read from a
+            # notebook variable (its d_k), not from the keys. Any other value: the expression itself is wrong.
+            squared = divisor * divisor
+            from_notebook = any(abs(squared - size) <= 1e-3 * size for size in notebook_sizes)
+            named = "size_from_notebook" if from_notebook else "scale_wrong_value"
+            return Verdict(False, "attention.scaled_by_value", fields, misconception=named)
         return Verdict(False, "attention.scaled_by_form", {**fields, "form": form}, misconception="scale_wrong_value")
     if seen_weights.shape != want.shape:
         return None

@@ -106,6 +106,7 @@ def state_of(module: nn.Module) -> dict[str, torch.Tensor]:
 
 
 MAX_MESSAGE_CHARS = 400  # of an exception's text: a huge message costs the grader nothing past this
+MAX_CODE_CHARS = 2000  # of the student's function before the failing line (read for what it did, never shown)
 # Read through the C getters of `type` and BaseException: a student's metaclass or exception class cannot put a
 # property in their way.
 _TYPE_QUALNAME = vars(type)["__qualname__"].__get__
@@ -120,7 +121,8 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     bound the time (the grading child arms its alarm around this: a __str__ that never returns is interrupted).
     """
     kind = exception_type_name(exc)
-    return {"type": kind, "message": exception_message(exc, kind), "line": _student_line(exc)}
+    line, code = _student_code(exc)
+    return {"type": kind, "message": exception_message(exc, kind), "line": line, "code": code}
 
 
 def exception_type_name(exc: BaseException) -> str:
@@ -152,27 +154,34 @@ def _exact_text(value: object, limit: int) -> str:
     return str.__getitem__(value, slice(0, limit))
 
 
-def _student_line(exc: BaseException) -> str:
-    """The last line of the traceback that is the student's own, not torch's or the grader's; "" when unknown.
+def _student_code(exc: BaseException) -> tuple[str, str]:
+    """(the last line of the traceback that is the student's own, not torch's or the grader's; the text of that
+    line's function up to it), "" where unknown: a judge reads what the code did before it failed (a transpose
+    before a view?) as plain text.
 
     Walks the traceback by hand: traceback.extract_tb would ask each frame's globals for a loader (lazycache),
     which is the student's to define."""
     try:
         tb = _TRACEBACK_OF(exc)
-        frames: list[tuple[str, int]] = []
+        frames: list[tuple[str, int, int]] = []
         while tb is not None and len(frames) < 200:
-            frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+            code = tb.tb_frame.f_code
+            frames.append((code.co_filename, tb.tb_lineno, code.co_firstlineno))
             tb = tb.tb_next
         student_frames = [frame for frame in frames if not _is_library(frame[0])]
         where = student_frames[-1] if student_frames else (frames[-1] if frames else None)
         if where is None:
-            return ""
+            return "", ""
         cached = linecache.cache.get(where[0])
-        lines = cached[2] if isinstance(cached, tuple) and len(cached) > 2 else linecache.getline(where[0], where[1])
-        line = lines[where[1] - 1] if isinstance(lines, list) and 0 < where[1] <= len(lines) else lines
-        return _exact_text(line, MAX_MESSAGE_CHARS).strip() if _is_text(line) else ""
+        lines = cached[2] if isinstance(cached, tuple) and len(cached) > 2 else linecache.getlines(where[0])
+        if not isinstance(lines, list) or not 0 < where[1] <= len(lines):
+            return "", ""
+        line = lines[where[1] - 1]
+        before = "".join(text for text in lines[max(where[2], 1) - 1:where[1]] if _is_text(text))
+        return (_exact_text(line, MAX_MESSAGE_CHARS).strip() if _is_text(line) else "",
+                _exact_text(before[-MAX_CODE_CHARS:], MAX_CODE_CHARS))
     except BaseException:  # noqa: BLE001 - the line is a hint: without it the message still names the type
-        return ""
+        return "", ""
 
 
 def _is_library(filename: str) -> bool:

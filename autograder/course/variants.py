@@ -7,14 +7,16 @@ of mistakes, and its values cover that family completely:
     softmax_axis  the axis of the (batch, heads, queries, keys) scores the softmax runs over
     scale         what the scores are divided by: sqrt(head_dim), nothing, sqrt(d_in), sqrt(d_out), or
                   sqrt(head_dim) applied to the weights after the softmax
-    mask          which entries the causal mask hides: the future, the future and the diagonal, the past,
-                  nothing (masked_fill's result thrown away)
+    mask          which entries the causal mask hides: the future, the future and the diagonal, the past, the
+                  past and the diagonal, nothing (masked_fill's result thrown away)
     mask_stage    before the softmax, or zeroed after it without renormalising
     split_how     (b, T, d_out) -> heads: view + transpose, a view straight to the head shape, or features
                   grouped head_dim first
     merge_how     heads -> (b, T, d_out): transpose + reshape, a reshape without the transpose, features
                   grouped head_dim first, or heads stacked along the token axis
     swap_qk, use_out_proj, linear_untransposed: query/key swapped, no output projection, x @ W.weight
+    padding_axis, padding_after_causal: the attention_mask broadcast over the keys (right) or the queries, and filled
+                  before the causal mask or after it (both right for the keys)
 
 Judges run these with the student's own weights and inputs: `attention_variants` returns the output of
 every single-knob mistake, and a misconception is named only when one of them reproduces the student's.
@@ -31,7 +33,7 @@ from torch import Tensor
 Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor
 
 SOFTMAX_AXES = {"keys": 3, "queries": 2, "heads": 1, "batch": 0}  # axes of (batch, heads, queries, keys)
-MASKS = ("future", "with_diagonal", "inverted", "none")
+MASKS = ("future", "with_diagonal", "inverted", "inverted_with_diagonal", "none")
 
 
 def mask_for(kind: str, num_tokens: int) -> Tensor:
@@ -43,6 +45,8 @@ def mask_for(kind: str, num_tokens: int) -> Tensor:
         return torch.triu(ones, diagonal=0)
     if kind == "inverted":
         return torch.tril(ones, diagonal=-1)
+    if kind == "inverted_with_diagonal":  # tril where triu was meant: the past and the token itself hidden
+        return torch.tril(ones, diagonal=0)
     if kind == "none":
         return torch.zeros_like(ones)
     raise ValueError(f"unknown mask kind {kind!r}; known: {MASKS}")
@@ -87,6 +91,8 @@ def attention(
     num_heads: int = 1,
     causal: bool = True,
     attention_mask: Tensor | None = None,
+    padding_axis: str = "keys",
+    padding_after_causal: bool = False,
     scale: str = "head_dim",
     softmax_axis: str = "keys",
     mask: str = "future",
@@ -108,6 +114,8 @@ def attention(
     num_heads: int = 1,
     causal: bool = True,
     attention_mask: Tensor | None = None,
+    padding_axis: str = "keys",
+    padding_after_causal: bool = False,
     scale: str = "head_dim",
     softmax_axis: str = "keys",
     mask: str = "future",
@@ -128,6 +136,8 @@ def attention(
     num_heads: int = 1,
     causal: bool = True,
     attention_mask: Tensor | None = None,
+    padding_axis: str = "keys",
+    padding_after_causal: bool = False,
     scale: str = "head_dim",
     softmax_axis: str = "keys",
     mask: str = "future",
@@ -163,12 +173,17 @@ def attention(
         queries, keys = keys, queries
     scores = queries @ keys.transpose(-2, -1)  # (b, num_heads, num_tokens, num_tokens)
 
-    if attention_mask is not None:
-        padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
+    padded = None
+    if attention_mask is not None:  # hides padded keys; on the query axis (a mistake) it hides padded queries' rows
+        shape = (b, 1, 1, num_tokens) if padding_axis == "keys" else (b, 1, num_tokens, 1)
+        padded = (attention_mask == 0).view(*shape)
+    if padded is not None and not padding_after_causal:
         scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
     blocked = mask_for(mask, num_tokens) if causal else None
     if blocked is not None and mask_stage == "before_softmax":
         scores = scores.masked_fill(blocked, -torch.inf)
+    if padded is not None and padding_after_causal:
+        scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
 
     head_dim = keys.shape[-1]
     divisor = {"head_dim": head_dim, "d_out": d_out, "d_in": d_in, "none": 1, "after_softmax": 1}[scale] ** 0.5
@@ -206,11 +221,15 @@ ATTENTION_MISTAKES = (
     ("softmax_wrong_dim", {"softmax_axis": "batch"}),
     ("mask_includes_diagonal", {"mask": "with_diagonal"}),
     ("mask_inverted", {"mask": "inverted"}),
+    ("mask_inverted", {"mask": "inverted_with_diagonal"}),
     ("mask_after_softmax_no_renorm", {"mask_stage": "after_softmax_no_renorm"}),
     ("masked_fill_result_dropped", {"mask": "none"}),
     ("query_key_swapped", {"swap_qk": True}),
     ("split_without_transpose", {"split_how": "view_only"}),
     ("split_wrong_axes", {"split_how": "head_dim_first"}),
+    # Heads interleaved: split and merged along the same wrong axis, so the merge undoes the split's order but each
+    # head attended over every num_heads-th feature.
+    ("split_wrong_axes", {"split_how": "head_dim_first", "merge_how": "head_dim_first"}),
     ("merge_without_transpose", {"merge_how": "no_transpose"}),
     ("merge_wrong_axes", {"merge_how": "head_dim_first"}),
     ("heads_on_token_axis", {"merge_how": "token_axis"}),

@@ -438,7 +438,7 @@ def _valid_records(exercise_id: str, records: object) -> ExerciseRecords:
     return valid
 
 
-ERROR_TEXT_FIELDS = ("type", "message", "line", "key")
+ERROR_TEXT_FIELDS = ("type", "message", "line", "key", "code")  # "code": the failing function up to its line
 
 
 def _valid_error(item: ProbeRecord) -> ProbeRecord:

@@ -24,6 +24,11 @@ def softmax_naive_builtin(x):
     return torch.softmax(x, dim=0)
 
 
+def softmax_naive_last_axis(x):
+    """The softmax of notebook 02's attention rows, written here: the notes' naive softmax runs over dim 0."""
+    return torch.exp(x) / torch.exp(x).sum(dim=-1, keepdim=True)
+
+
 def softmax_naive_float32(x):
     x = x.float()  # "to be safe"
     return torch.exp(x) / torch.exp(x).sum()
@@ -381,3 +386,73 @@ def load_transposing_v2_in_place(sa_v1, sa_v2):
 
 def load_returns_copies(sa_v1, sa_v2):
     return sa_v2.W_query.weight.T, sa_v2.W_key.weight.T, sa_v2.W_value.weight.T
+
+
+def load_reshape(sa_v1, sa_v2):
+    """reshape in place of .T: the shapes match, the numbers are only regrouped."""
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            parameter = getattr(sa_v1, name)
+            parameter.copy_(getattr(sa_v2, name).weight.reshape(parameter.shape))
+    return sa_v1
+
+
+def load_no_return(sa_v1, sa_v2):
+    """Right copies, and nothing returned although the exercise asks for sa_v1."""
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight.T)
+
+
+# ---------------------------------------------------------------------------------------------
+# What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
+# whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
+# right). The correct mutants are not listed.
+
+TRUE_MISCONCEPTIONS = {
+    "softmax_naive_divide_by_sum": ("normalised_without_exp",),
+    "softmax_naive_builtin": (),
+    "softmax_naive_float32": (),
+    "softmax_naive_last_axis": ("softmax_sum_wrong_axis",),
+    "softmax_stable_no_shift": ("naive_softmax_overflow",),
+    "softmax_stable_dim0": ("softmax_dim_ignored",),
+    "softmax_stable_last_dim": ("softmax_dim_ignored",),
+    "softmax_stable_default_dim0": ("default_dim_changed",),
+    "softmax_stable_max_over_first_axis": ("max_and_sum_axes_differ",),
+    "softmax_stable_no_keepdim": ("missing_keepdim",),
+    "softmax_stable_in_place": ("input_edited_in_place",),
+    "softmax_stable_numpy": ("gradient_cut",),
+    "softmax_stable_builtin": (),
+    "softmax_stable_log_softmax": (),
+    "context_vectors_detached": ("gradient_cut",),
+    "context_vectors_no_softmax": ("scores_as_weights",),
+    "context_vectors_scaled": ("scaled_without_weights",),
+    "context_vectors_wrong_dim": ("softmax_wrong_dim",),
+    "context_vectors_divide_by_sum": ("normalised_without_exp",),
+    "context_vectors_notes_size": (),
+    "context_vectors_float32": (),
+    "SelfAttention_v1_no_scaling": ("missing_scaling",),
+    "SelfAttention_v1_scale_d_in": ("scale_by_d_in",),
+    "SelfAttention_v1_dim0": ("softmax_wrong_dim",),
+    "SelfAttention_v1_swapped": ("query_key_swapped",),
+    "SelfAttention_v1_detached": ("gradient_cut",),
+    "SelfAttention_v1_sdpa": (),
+    "SelfAttention_v2_notes_text": ("linear_as_matrix",),
+    "SelfAttention_v2_weight_matrix": ("linear_as_matrix",),
+    "SelfAttention_v2_no_scaling": ("missing_scaling",),
+    "SelfAttention_v2_dim0": ("softmax_wrong_dim",),
+    "SelfAttention_v2_swapped": ("query_key_swapped",),
+    "SelfAttention_v2_bias_dropped": ("qkv_bias_ignored",),
+    "SelfAttention_v2_no_grad": ("gradient_cut",),
+    "SelfAttention_v2_sdpa": (),
+    "load_book": ("aliased_not_copied",),
+    "load_new_parameters": ("parameters_replaced",),
+    "load_copy_without_no_grad": ("copy_without_no_grad",),
+    "load_copy_untransposed": ("weights_not_transposed",),
+    "load_parameter_untransposed": ("weights_not_transposed",),
+    "load_mixed_up": ("weights_mixed_up",),
+    "load_transposing_v2_in_place": (),
+    "load_returns_copies": (),
+    "load_reshape": ("reshape_not_transpose",),
+    "load_no_return": (),
+}

@@ -35,6 +35,11 @@ def causal_mask_hardcoded(num_tokens):
     return torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
 
 
+def causal_mask_tril(num_tokens):
+    """tril where triu was meant: hides the past and the token itself, shows the future."""
+    return torch.tril(torch.ones(num_tokens, num_tokens)).bool()
+
+
 # ---------------------------------------------------------------------------------------------
 # causal_weights_renormalised
 
@@ -151,6 +156,12 @@ def causal_weights_neg_inf_inverted(attn_scores):
     mask = torch.tril(torch.ones(context_length, context_length), diagonal=-1)
     masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
     return torch.softmax(masked, dim=-1)
+
+
+def causal_weights_neg_inf_tril(attn_scores):
+    context_length = attn_scores.shape[-1]
+    mask = torch.tril(torch.ones(context_length, context_length))  # tril where triu(diagonal=1) was meant
+    return torch.softmax(attn_scores.masked_fill(mask.bool(), -torch.inf), dim=-1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -529,3 +540,120 @@ class CausalAttention_fresh_mask_in_forward(CausalAttention_forward_mistake):
         attn_scores = attn_scores.masked_fill(mask, -torch.inf)
         attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
         return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_tril_mask(CausalAttention_forward_mistake):
+    """tril where triu was meant: the buffer hides the past and each token itself."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, qkv_bias)
+        self.register_buffer("mask", torch.tril(torch.ones(context_length, context_length)))
+
+
+class CausalAttention_small_fill(CausalAttention_forward_mistake):
+    """Masked scores filled with -1e4 "large enough": a visible score below it lets the future in."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -1e4)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_fill_minus_1e9(CausalAttention_forward_mistake):
+    """Correct: -1e9 is below every score attention meets."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -1e9)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+class CausalAttention_fill_finfo_min(CausalAttention_forward_mistake):
+    """Correct: the lowest value of the scores' dtype."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys = self.W_key(x)
+        attn_scores = self.scores(x)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens],
+                                              torch.finfo(attn_scores.dtype).min)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+d_k = 2  # the notebook's cell above: keys.shape[-1] of its example
+
+
+class CausalAttention_global_d_k(CausalAttention_forward_mistake):
+    """Scales by the notebook's d_k, right for the notes' d_out=2 only."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        attn_scores = self.scores(x)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / d_k ** 0.5, dim=-1))
+        return attn_weights @ self.W_value(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
+# whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
+# right). The correct mutants are not listed.
+
+TRUE_MISCONCEPTIONS = {
+    "causal_mask_with_diagonal": ("mask_includes_diagonal",),
+    "causal_mask_inverted": ("mask_inverted",),
+    "causal_mask_tril": ("mask_inverted",),
+    "causal_mask_float": (),
+    "causal_mask_hardcoded": (),
+    "causal_weights_renormalised_book": ("tensor_created_on_cpu",),
+    "causal_weights_renormalised_no_renorm": ("mask_after_softmax_no_renorm",),
+    "causal_weights_renormalised_with_diagonal": ("mask_includes_diagonal",),
+    "causal_weights_renormalised_inverted": ("mask_inverted",),
+    "causal_weights_renormalised_no_keepdim": ("row_sums_wrong_axis",),
+    "causal_weights_renormalised_in_place": ("input_edited_in_place",),
+    "causal_weights_renormalised_float32": (),
+    "causal_weights_neg_inf_book": ("tensor_created_on_cpu",),
+    "causal_weights_neg_inf_in_place": ("input_edited_in_place",),
+    "causal_weights_neg_inf_detached": ("gradient_cut", "tensor_created_on_cpu"),  # its mask is made on the CPU
+    "causal_weights_neg_inf_result_dropped": ("masked_fill_result_dropped",),
+    "causal_weights_neg_inf_wrong_dim": ("softmax_wrong_dim",),
+    "causal_weights_neg_inf_with_diagonal": ("mask_includes_diagonal",),
+    "causal_weights_neg_inf_inverted": ("mask_inverted",),
+    "causal_weights_neg_inf_tril": ("mask_inverted",),
+    "CausalAttention_missing_scaling": ("missing_scaling",),
+    "CausalAttention_softmax_wrong_dim": ("softmax_wrong_dim",),
+    "CausalAttention_mask_with_diagonal": ("mask_includes_diagonal",),
+    "CausalAttention_mask_inverted": ("mask_inverted",),
+    "CausalAttention_tril_mask": ("mask_inverted",),
+    "CausalAttention_masked_fill_dropped": ("masked_fill_result_dropped",),
+    "CausalAttention_mask_after_softmax": ("mask_after_softmax_no_renorm",),
+    "CausalAttention_query_key_swapped": ("query_key_swapped",),
+    "CausalAttention_mask_not_truncated": ("mask_not_truncated",),
+    "CausalAttention_half_power": ("scale_wrong_value",),
+    "CausalAttention_global_d_k": ("size_from_notebook",),
+    "CausalAttention_small_fill": (),
+    "CausalAttention_weights_transposed_on_values": (),
+    "CausalAttention_returns_weights": (),
+    "CausalAttention_mask_rebound": ("state_changed_by_forward",),
+    "CausalAttention_mask_edited_in_place": ("state_changed_by_forward",),
+    "CausalAttention_transpose_batched": ("transpose_batched",),
+    "CausalAttention_sdpa": (),
+    "CausalAttention_detached_keys": ("gradient_cut",),
+    "CausalAttention_modifies_input": ("input_edited_in_place",),
+    "CausalAttention_dropout_in_eval": ("dropout_in_eval",),
+    "CausalAttention_dropout_on_scores": ("dropout_before_softmax",),
+    "CausalAttention_dropout_on_masked_scores": ("dropout_before_softmax",),
+    "CausalAttention_dropout_on_values": ("dropout_not_on_weights",),
+    "CausalAttention_no_dropout": ("dropout_missing",),
+    "CausalAttention_dropout_not_scaled": (),
+    "CausalAttentionWithoutBuffers": ("mask_plain_attribute",),
+    "CausalAttention_buffer_not_saved": ("mask_not_persistent",),
+    "CausalAttention_mask_parameter": ("mask_as_parameter",),
+    "CausalAttention_no_buffer_line": ("tensor_created_on_cpu",),
+    "CausalAttention_fresh_mask_in_forward": ("tensor_created_on_cpu",),
+}

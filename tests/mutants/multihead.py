@@ -196,6 +196,12 @@ def split_heads_float(x, num_heads):
     return x.float().view(b, num_tokens, num_heads, d_out // num_heads).transpose(1, 2)
 
 
+def split_heads_head_dim_first(x, num_heads):
+    """Split along the wrong axis: each "head" takes every num_heads-th feature."""
+    b, num_tokens, d_out = x.shape
+    return x.reshape(b, num_tokens, d_out // num_heads, num_heads).permute(0, 3, 1, 2)
+
+
 # ---------------------------------------------------------------------------------------------
 # merge_heads
 
@@ -717,6 +723,45 @@ class MHAPaddingIgnored(MHABookWithoutPadding):
         return super().forward(x)
 
 
+class MHAPaddingQueryAxis(GivenMultiHeadAttention):
+    """The padding mask viewed (b, 1, num_tokens, 1): it hides padded queries' rows, not padded keys."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, num_tokens, 1),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+batch_size = 2  # the notebook's example batch, defined in a cell above
+
+
+class MHAPaddingGlobalBatch(GivenMultiHeadAttention):
+    """The padding view built from the notebook's batch_size instead of the input's own b."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(batch_size, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
 class MHAPaddingInverted(GivenMultiHeadAttention):
     def forward(self, x, attention_mask=None):
         b, num_tokens, d_in = x.shape
@@ -941,3 +986,78 @@ def two_dimensional_wrapper_fixed_sizes(d_in, context_length, dropout):
 
 def two_dimensional_wrapper_single_attention(d_in, context_length, dropout):
     return CausalAttention(d_in, 2, context_length, dropout)  # 2 features, but no heads at all
+
+
+# ---------------------------------------------------------------------------------------------
+# What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
+# whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
+# right). The correct mutants are not listed.
+
+TRUE_MISCONCEPTIONS = {
+    "WrapperTokenAxis": ("heads_on_token_axis",),
+    "WrapperFirstAxis": ("heads_on_token_axis",),
+    "WrapperStacked": ("heads_stacked",),
+    "WrapperPlainList": ("heads_plain_list",),
+    "WrapperSharedHead": ("heads_shared",),
+    "WrapperReseededHeads": ("heads_identical_init",),
+    "WrapperDropsBias": ("qkv_bias_ignored",),
+    "WrapperOfUnscaledHeads": ("missing_scaling", "dropout_missing"),  # its heads apply no dropout either
+    "two_dimensional_wrapper_d_out_2": ("d_out_is_total",),
+    "two_dimensional_wrapper_one_head": ("heads_traded_for_width",),
+    "two_dimensional_wrapper_fixed_sizes": (),
+    "two_dimensional_wrapper_single_attention": (),
+    "split_heads_detached": ("gradient_cut",),
+    "split_heads_view_only": ("split_without_transpose",),
+    "split_heads_reshape_only": ("split_without_transpose",),
+    "split_heads_head_dim_first": ("split_wrong_axes",),
+    "split_heads_float": (),
+    "merge_heads_no_transpose": ("merge_without_transpose",),
+    "merge_heads_token_axis": ("heads_on_token_axis",),
+    "merge_heads_like_the_notes": ("heads_on_token_axis",),
+    "merge_heads_no_contiguous": (),
+    "merge_heads_transpose_in_place": ("input_edited_in_place",),
+    "MHANoScaling": ("missing_scaling",),
+    "MHAMaskRebound": ("state_changed_by_forward",),
+    "MHAHalfPower": ("scale_wrong_value",),
+    "MHAPaddingFilledWithZero": ("padding_fill_too_high",),
+    "MHAScaleByDOut": ("scale_by_d_out",),
+    "MHAScaleByDIn": ("scale_by_d_in",),
+    "MHASoftmaxDim2": ("softmax_wrong_dim",),
+    "MHAMaskWithDiagonal": ("mask_includes_diagonal", "tensor_created_on_cpu"),
+    "MHAMaskInverted": ("mask_inverted",),
+    "MHAMaskedFillDropped": ("masked_fill_result_dropped",),
+    "MHAQueryKeySwapped": ("query_key_swapped",),
+    "MHASplitWithoutTranspose": ("split_without_transpose",),
+    "MHAMergeWithoutTranspose": ("merge_without_transpose",),
+    "MHAMissingOutProj": ("missing_out_proj",),
+    "MHAPerHeadLoop": ("loop_over_heads",),
+    "MHAPaddingNegInf": ("padding_neg_inf",),
+    "MHAPaddingIgnored": ("padding_ignored",),
+    "MHAPaddingInverted": ("padding_inverted",),
+    "MHAPaddingQueryAxis": ("padding_query_axis",),
+    "MHAPaddingGlobalBatch": ("size_from_notebook",),
+    "MHATransposedLikeCausal": (),
+    "MHAValuesFromKeys": (),
+    "MHAResidualAdded": (),
+    "MHAHeadDimFromInput": (),
+    "MHASqueezed": (),
+    "MHAWithSDPA": ("dropout_missing",),  # the fused attention here is called without the dropout rate
+    "CausalAttentionUnscaled": ("missing_scaling", "dropout_missing"),
+    "MHADataQueries": ("gradient_cut",),
+    "MHAHeadDimFirst": ("split_wrong_axes",),
+    "MHANoContiguous": (),
+    "MHABookWithoutPadding": (),
+    "to_torch_multihead_key_first": ("in_proj_order",),
+    "to_torch_multihead_shared_out_proj": ("aliased_not_copied",),
+    "to_torch_multihead_transposed": (),
+    "to_torch_multihead_sequence_first": (),
+    "to_torch_multihead_forgets_out_bias": (),
+    "to_torch_multihead_no_dropout": (),
+    "to_torch_multihead_float32": (),
+    "to_torch_multihead_no_check": (),
+    "to_torch_multihead_identity_check": (),
+    "count_parameters_state_dict": ("counts_buffers",),
+    "count_parameters_with_buffers": ("counts_buffers",),
+    "count_parameters_all": ("counts_frozen",),
+    "count_parameters_as_string": (),
+}

@@ -31,6 +31,12 @@ ATTENTION_FUNCTIONS = frozenset(
 )
 
 
+# The sizes the notebooks' examples define as variables: 6 tokens of 3 features, d_out 2, a batch of 2, head_dim 1
+# (d_out 2 over 2 heads). A module that divides by the root of one of them where the call has other sizes read it
+# from the notebook, not from its input.
+NOTEBOOK_SIZES = frozenset({1, 2, 3, 6})
+
+
 def notes_inputs(dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """The notes' 6×3 embeddings, one row per token."""
     return torch.tensor(NOTES_INPUTS, dtype=dtype)

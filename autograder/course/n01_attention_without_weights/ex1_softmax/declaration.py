@@ -248,6 +248,16 @@ MISCONCEPTIONS = (
                 "沿矩阵的两个维度分别调用一次你的函数：结果会变吗？"),
       change=("take the maximum and the sum along the dimension passed in, not along one you chose",
               "沿传入的那个维度求最大值和总和，而不是沿你自己选定的维度")),
+    misconception("softmax_sum_wrong_axis",
+      "the sum runs along another axis than the one to normalise", "求和沿着的不是要归一化的那个维度",
+      "softmax makes the entries along one axis add up to 1: the sum that divides them must run along that same axis, "
+      "the one the exercise names",
+      "softmax 让沿某一个维度的各项之和为 1：作为除数的求和必须沿同一个维度进行，也就是练习指定的那个维度",
+      question=("along which axis should your outputs add up to 1, and along which axis does your sum run?",
+                "你的输出应当沿哪个维度加起来等于 1？你的求和又是沿哪个维度进行的？"),
+      change=("make the sum run along the axis the exercise's docstring names, and check that the outputs add up to 1 "
+              "along it",
+              "让求和沿练习文档字符串中指定的维度进行，并检查输出沿这个维度加起来是否等于 1")),
     misconception("default_dim_changed",
       "the default of dim was changed",
       "改变了 dim 的默认值",

@@ -19,6 +19,10 @@ SOFTMAX_FUNCTIONS = frozenset(
 )
 
 
+# Misconceptions whose hint is about a `dim` parameter (and its maximum): named only where the function has one.
+DIM_PREMISED = frozenset({"softmax_dim_ignored", "max_and_sum_axes_differ"})
+
+
 def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case: TensorCase,
                   expected: Expectations) -> Verdict:
     """Shape, values (naming a mistake when one reproduces them), then dtype. `default_dim`: the axis the function
@@ -35,6 +39,9 @@ def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case:
         changed_default = "dim" not in case and data.get("default_dim") not in (None, default_dim)
         if verdict.misconception == "softmax_dim_ignored" and changed_default:
             verdict.misconception = "default_dim_changed"  # called without dim, it normalised its own default axis
+        if verdict.misconception in DIM_PREMISED and "dim" not in data.get("parameters", ["dim"]):
+            # Those hints speak of the dim argument: a function without one summed along another axis than its own.
+            verdict.misconception = "softmax_sum_wrong_axis"
         return verdict
     return dtype_verdict(exercise_id, got, x.dtype)
 

@@ -30,6 +30,7 @@ class SoftmaxRecord(TypedDict, total=False):
     calls: list[str]
     input_changed: bool
     default_dim: int | None  # the default of the function's `dim` parameter, None when it has no int default
+    parameters: list[str]  # the names of the function's parameters, as its signature gives them ([] if unknown)
     gradient: str  # probing.gradient_flow
     input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
 
@@ -58,7 +59,8 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     output, calls = called_functions(softmax, *args)
     gradient, _error, input_gradient = gradient_of(lambda through: softmax(through, *args[1:]), original)
     data: SoftmaxRecord = {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
-                           "default_dim": default_of(softmax, "dim"), "gradient": gradient}
+                           "default_dim": default_of(softmax, "dim"), "gradient": gradient,
+                           "parameters": parameter_names(softmax)}
     if input_gradient is not None:
         data["input_gradient"] = input_gradient
     return data
@@ -71,6 +73,14 @@ def default_of(function: Callable[..., Any], parameter: str) -> int | None:
     except (KeyError, TypeError, ValueError):
         return None
     return default if isinstance(default, int) and not isinstance(default, bool) else None
+
+
+def parameter_names(function: Callable[..., Any]) -> list[str]:
+    """The names of `function`'s parameters as plain strings; [] when its signature cannot be read."""
+    try:
+        return [str(name) for name in inspect.signature(function).parameters][:20]
+    except (TypeError, ValueError):
+        return []
 
 
 def probe_softmax_naive(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:

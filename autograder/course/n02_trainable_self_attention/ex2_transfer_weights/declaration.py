@@ -12,6 +12,7 @@ from autograder.course.n02_trainable_self_attention import NOTEBOOK
 from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.judge import (
     judge_transfer,
     judge_transfer_copies,
+    judge_transfer_returns,
 )
 from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe import TransferCase, probe_transfer
 
@@ -28,7 +29,9 @@ def transfer_cases_notes(rng: random.Random) -> list[TransferCase]:
 
 def transfer_cases_shapes(rng: random.Random) -> list[TransferCase]:
     d, small, large = rng.randint(2, 6), rng.randint(2, 4), rng.randint(5, 8)
-    cases = [(d, d, "float32"), (large, small, "float32"), (small, large, "float64")]
+    # Non-square first: there weight regrouped by reshape is told from weight copied as it is (on a square pair
+    # both are the same numbers).
+    cases = [(large, small, "float32"), (d, d, "float32"), (small, large, "float64")]
     return [{"d_in": d_in, "d_out": d_out, "seed": rng.randrange(2**31), "num_tokens": rng.randint(2, 20),
              "dtype": dtype} for d_in, d_out, dtype in cases]
 
@@ -42,12 +45,17 @@ CHECKS = (
           cases=transfer_cases_shapes, probe=probe_transfer, judge=judge_transfer,
           title={"en": "the transfer works for other sizes, square ones included, and in float64",
                  "zh": "权重迁移在其他大小上也正确（包括 d_in == d_out 的情形以及 float64）"}),
-    Check(id="transfer_weights.copies", exercise="transfer_weights", points=1, hidden=False, cases=transfer_cases_notes,
+    Check(id="transfer_weights.copies", exercise="transfer_weights", points=0.5, hidden=False,
+          cases=transfer_cases_notes,
           probe=probe_transfer, judge=judge_transfer_copies,
           title={"en": "after load_v2_weights_into_v1, v1 keeps its own nn.Parameter objects and shares no memory "
                        "with v2: a copy, not an alias",
                  "zh": "调用 load_v2_weights_into_v1 之后，v1 保留自己的 nn.Parameter 对象，并且不与 v2 共享内存："
                        "是复制，而不是别名"}),
+    Check(id="transfer_weights.returns", exercise="transfer_weights", points=0.5, hidden=False,
+          cases=transfer_cases_notes, probe=probe_transfer, judge=judge_transfer_returns,
+          title={"en": "load_v2_weights_into_v1 returns sa_v1, the module it filled",
+                 "zh": "load_v2_weights_into_v1 返回 sa_v1，也就是它填好的那个模块"}),
 )
 
 
@@ -78,6 +86,11 @@ MESSAGES = {
         "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them (an in-place transpose modifies "
               "them)",
         "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改（原地转置会修改它们）",
+    },
+    "transfer_weights.not_returned": {
+        "en": "load_v2_weights_into_v1 returned {returned}, not sa_v1: the function must hand back the module it "
+              "filled",
+        "zh": "load_v2_weights_into_v1 返回的是 {returned}，而不是 sa_v1：这个函数要把它填好的模块返回出来",
     },
     "transfer_weights.raised_untransposed": {
         "en": "raised {type} ({detail}); when the input and output sizes are equal, the same code runs but copies "
@@ -120,6 +133,17 @@ MISCONCEPTIONS = (
                 "nn.Linear 权重的哪个维度对应输入？v1 参数的哪个维度对应输入？"),
       change=("swap the two axes of each weight as you copy it, rather than reshaping it",
               "复制每个权重时交换它的两个维度，而不是对它 reshape")),
+    misconception("reshape_not_transpose",
+      "weights regrouped with reshape (or view) instead of transposed", "用 reshape（或 view）重排了权重，而不是转置",
+      "reshape and view keep the numbers in their memory order and only cut them into rows of a new length; a "
+      "transpose swaps rows and columns. The shapes then agree, the values do not",
+      "reshape 和 view 保持数在内存中的顺序，只是把它们切成新长度的行；转置则是交换行和列。于是形状一致，数值却不同",
+      question=("take a small matrix that is not square and bring it into the other shape both ways: do the first "
+                "rows of the two results agree?",
+                "取一个不是方阵的小矩阵，用这两种方式把它变成另一个形状：两个结果的第一行一样吗？"),
+      change=("turn each weight of sa_v2 into v1's layout by swapping its rows and columns, not by regrouping its "
+              "numbers",
+              "把 sa_v2 的每个权重通过交换行和列变成 v1 的布局，而不是重新分组其中的数")),
     misconception("weights_mixed_up",
       "projection weights copied into the wrong places",
       "投影权重复制到了错误的位置",

@@ -31,7 +31,10 @@ def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectati
         if got is None:
             return Verdict(False, "transfer_weights.missing_parameter", {"name": name})
         if not same(got, want):
-            candidates = [("weights_not_transposed", v2_weights[name])]
+            # Most specific first: weight as it is (square only: its shape fits), then weight regrouped into v1's
+            # shape by reshape or view (the same shape as the transpose, other values).
+            candidates = [("weights_not_transposed", v2_weights[name]),
+                          ("reshape_not_transpose", v2_weights[name].reshape(want.shape))]
             candidates += [("weights_mixed_up", v2_weights[other].T) for other in PROJECTIONS if other != name]
             return Verdict(False, "transfer_weights.wrong_weight", {"name": name},
                            misconception=diagnose(got, want, candidates), expected=want, got=got)
@@ -53,6 +56,15 @@ def judge_transfer_copies(data: TransferRecord, case: TransferCase, expected: Ex
     if data["replaced"]:
         return Verdict(False, "transfer_weights.parameters_replaced", {"name": data["replaced"][0]},
                        misconception="parameters_replaced")
+    return Verdict(True)
+
+
+def judge_transfer_returns(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
+    """The function returns sa_v1 itself, the module it filled, as its text says; a call that raised says why."""
+    if "raised" in data:
+        return explain_error(data["raised"], case)
+    if data["returned"] != "sa_v1":
+        return Verdict(False, "transfer_weights.not_returned", {"returned": data["returned"]})
     return Verdict(True)
 
 

@@ -10,5 +10,5 @@ from autograder.course.n03_causal_attention.ex1_causal_mask.probe import MaskCas
 
 
 def judge_causal_mask(data: MaskRecord, case: MaskCase, expected: Expectations) -> Verdict:
-    """Shape, bool dtype, then the first wrong query/key pair. Expectations: mask, variants."""
-    return causal_mask_verdict(data["mask"], expected["mask"], expected["variants"], case["num_tokens"])
+    """Shape, bool dtype, then the first wrong query/key pair. Expectations: mask."""
+    return causal_mask_verdict(data["mask"], expected["mask"], case["num_tokens"])

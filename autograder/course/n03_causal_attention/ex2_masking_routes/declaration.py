@@ -86,7 +86,7 @@ def renormalise_mistakes(attn_weights: Tensor) -> list[tuple[str, Tensor]]:
         ("mask_inverted", renormalised("inverted")),
     ]
     with contextlib.suppress(RuntimeError):  # (b, T, T) / (b, T) only broadcasts for some shapes
-        mistakes.append(("missing_keepdim", masked / masked.sum(dim=-1)))
+        mistakes.append(("row_sums_wrong_axis", masked / masked.sum(dim=-1)))
     return mistakes
 
 
@@ -219,6 +219,18 @@ MESSAGES = {
 }
 
 MISCONCEPTIONS = (
+    misconception("row_sums_wrong_axis",
+      "the row sums divide the weights along the wrong axis", "行和沿错误的维度去除权重",
+      "a sum over the last axis removes that axis, and broadcasting lines what is left up with the LAST axis of the "
+      "weights: each column is then divided by some row's sum; keeping the summed axis (as size 1) keeps each sum "
+      "beside its own row",
+      "沿最后一维求和会去掉这个维度，而广播会把剩下的结果与权重的最后一维对齐：于是每一列被某一行的和去除；把求和的"
+      "维度保留下来（长度为 1），每个和才会留在它自己那一行旁边",
+      question=("what shape do the row sums have after the sum, and which axis of the weights does broadcasting line "
+                "them up with?",
+                "求和之后行和是什么形状？广播又会把它们与权重的哪一个维度对齐？"),
+      change=("keep the summed axis as size 1 when you take the row sums, so that each row is divided by its own sum",
+              "求行和时把被求和的维度保留为长度 1，让每一行除以它自己的和")),
     misconception("input_edited_in_place",
       "the caller's tensor edited in place",
       "原地修改了调用者的张量",

@@ -6,6 +6,8 @@ from autograder.checking.compare import diagnose, dtype_verdict
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
     causal_weights_problem,
+    hidden_keys,
+    mask_family,
 )
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import RouteDeviceRecord, ScoresCase, WeightsRecord
 
@@ -21,8 +23,10 @@ def judge_causal_weights(data: WeightsRecord, case: ScoresCase, expected: Expect
     problem = causal_weights_problem(got, want, expected["future"])
     if problem is not None:
         key, fields = problem
-        return Verdict(False, key, fields, misconception=diagnose(got, want, expected["mistakes"]), heatmap=True,
-                       **shown)
+        # The mask's family read from the weights' own zeros first: a mask written another way than the catalogued
+        # variants (tril for triu, with or without the diagonal) is still named by what it hides.
+        named = mask_family(hidden_keys(got)) or diagnose(got, want, expected["mistakes"])
+        return Verdict(False, key, fields, misconception=named, heatmap=True, **shown)
     if data.get("input_changed"):
         return Verdict(False, "causal_weights.input_modified", misconception="input_edited_in_place")
     backward = data.get("backward", "ok")

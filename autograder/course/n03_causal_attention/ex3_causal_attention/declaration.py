@@ -66,7 +66,19 @@ def attention_cases_random(rng: random.Random) -> list[CausalCase]:
         attention_case(rng, num_tokens=rng.randint(3, 8), batch=rng.randint(2, 3)),
         attention_case(rng, num_tokens=rng.randint(17, 22), batch=rng.randint(1, 2), qkv_bias=True, dtype="float64"),
         attention_case(rng, num_tokens=1, batch=rng.randint(1, 3), qkv_bias=rng.random() < 0.5),
+        wide_case(attention_case(rng, num_tokens=rng.randint(4, 6), batch=WIDE_BATCH, dtype="float64")),
     ]
+
+
+WIDE_MAGNITUDE = 1000.0  # inputs up to ±1000: scores reach ±1e5 and beyond
+WIDE_BATCH = 16  # sequences: in about half of them the first query's only score is far below -1e4
+
+
+def wide_case(case: CausalCase) -> CausalCase:
+    """A float64 case with inputs so large that some query's every visible score lies far below -1e4: a causal fill
+    that is finite but not low enough (-1e4, -100) then gives the future keys weight, while -1e9 or the dtype's
+    lowest value still hide them (float64 keeps such scores exact enough to compare)."""
+    return {**case, "magnitude": WIDE_MAGNITUDE}
 
 
 def attention_cases_notes(rng: random.Random) -> list[CausalCase]:
@@ -123,6 +135,19 @@ MESSAGES = {
 }
 
 MISCONCEPTIONS = (
+    misconception("size_from_notebook",
+      "a size read from a notebook variable, not from the input", "尺寸取自笔记本中的变量，而不是输入本身",
+      "a function or module is called on inputs of every size: each size it uses (the batch, the number of tokens, "
+      "the key size that scales the scores) must come from its own inputs or attributes, not from a variable the "
+      "notebook defined for its example",
+      "函数或模块会被用在各种尺寸的输入上：它用到的每个尺寸（batch 大小、token 数、用来缩放分数的 key 维度）都必须"
+      "来自它自己的输入或属性，而不是笔记本为示例定义的变量",
+      question=("where does the size you use come from, and would it change if the call got an input of another "
+                "size?",
+                "你用到的这个尺寸是从哪里来的？如果调用时换成另一种尺寸的输入，它会跟着变吗？"),
+      change=("read the size from the shape of the tensor at hand (the keys for the scale, the input for the batch) "
+              "instead of the notebook's variable",
+              "从手头张量的形状中读取尺寸（缩放用 keys 的，batch 用输入的），而不是使用笔记本中的变量")),
     misconception("transpose_batched",
       "a transpose that reverses every axis of a batched tensor",
       "对带 batch 维的张量用了反转所有维度的转置",

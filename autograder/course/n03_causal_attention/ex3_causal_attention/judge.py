@@ -5,7 +5,9 @@ from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
+    hidden_keys,
     located_fault,
+    mask_family,
     returned_weights,
 )
 from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
@@ -13,6 +15,7 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
     CausalForwardRecord,
     attention_input,
 )
+from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
 
 def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expectations) -> Verdict:
@@ -23,6 +26,9 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
     if data["forbidden"]:
         return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
     x, got, want = attention_input(case), data["output"], expected["output"]
+    if not data.get("input_kept", True) and not same(got, want):
+        # Wrong numbers because forward edited x itself first: that is the mistake, not the scale it seems to be.
+        return Verdict(False, "contract.input_modified", misconception="input_edited_in_place")
     if same(got, want):
         return dtype_verdict("causal_weights", got, want.dtype)
     if got.shape != want.shape and (stopped_early := returned_weights(got, expected)) is not None:
@@ -31,11 +37,14 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
                       input_shape=tuple(x.shape))
     if verdict.misconception is None and data["transpose_batched"]:
         verdict.misconception = "transpose_batched"
+    if verdict.misconception is None and (seen := data.get("weights_seen")) is not None:
+        verdict.misconception = mask_family(hidden_keys(seen))  # a mask written another way than the variants
     if verdict.misconception is None and got.shape == want.shape:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}
         located = located_fault(data.get("weights_seen"), expected, scaled_by="d_out", sizes=sizes,
-                                after_key="attention.after_weights")
+                                after_key="attention.after_weights",
+                                notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
             verdict.misconception = located.misconception

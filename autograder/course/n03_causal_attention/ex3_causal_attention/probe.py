@@ -38,6 +38,7 @@ class CausalCase(TypedDict):
     seed: NotRequired[int]
     init_seed: NotRequired[int]
     load_weights: NotRequired[dict[str, Any]]
+    magnitude: NotRequired[float]  # inputs uniform in [-magnitude, magnitude): 1 unless a case widens them
 
 
 class CausalForwardRecord(TypedDict, total=False):
@@ -47,6 +48,7 @@ class CausalForwardRecord(TypedDict, total=False):
     forbidden: list[str]
     transpose_crash: bool  # set alone: `.T` on the batched keys crashed the forward pass
     weights_seen: Tensor  # what self.dropout received: the attention weights, when forward applies it there
+    input_kept: bool  # forward left the caller's x as it was
 
 
 NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one
@@ -57,7 +59,8 @@ def attention_input(case: CausalCase) -> torch.Tensor:
     """(batch, num_tokens, d_in): the notes' sentence twice (torch.stack((inputs, inputs))), or random values."""
     if case.get("input") == "notes":
         return notes_batch()
-    return rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
+    x = rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
+    return x * case["magnitude"] if "magnitude" in case else x
 
 
 def build_module(namespace: Namespace, case: CausalCase, dropout: float = 0.0) -> torch.nn.Module:
@@ -100,10 +103,12 @@ def naming_transpose_crash(probe: CausalProbe) -> CausalProbe:
 def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
     module = build_module(namespace, case)
     state = projection_state(module)
+    x = attention_input(case)
     with layer_inputs(module, "dropout") as seen:
-        output, watch = call_watched(module, attention_input(case))
+        output, watch = call_watched(module, x)
     data: CausalForwardRecord = {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
-                                 "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS)}
+                                 "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS),
+                                 "input_kept": torch.equal(x, attention_input(case))}
     if "dropout" in seen:
         data["weights_seen"] = seen["dropout"]
     return data

@@ -39,6 +39,7 @@ class MultiHeadCase(TypedDict):
     head: NotRequired[int]
     more_heads: NotRequired[int]
     load_weights: NotRequired[dict[str, Any]]
+    magnitude: NotRequired[float]  # inputs uniform in [-magnitude, magnitude): 1 unless a case widens them
 
 
 class TwoDimensionalCase(TypedDict):
@@ -78,7 +79,8 @@ def attention_input(case: MultiHeadCase) -> torch.Tensor:
     if case.get("input") == "notes":
         return notes_batch()
     # seed + 1: the module's weights come from torch.manual_seed(seed), the same stream as rand(seed).
-    return rand(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
+    x = rand(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
+    return x * case["magnitude"] if "magnitude" in case else x
 
 
 def probe_wrapper(namespace: Namespace, case: MultiHeadCase) -> WrapperRecord:

@@ -76,7 +76,8 @@ def expect_split(case: HeadsCase, data: HeadsRecord) -> Expectations:
     x, num_heads = split_input(case), case["num_heads"]
     return Expectations.computed(
         output=lambda: solutions.split_heads(x, num_heads),
-        variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only"))],
+        variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only")),
+                          ("split_wrong_axes", variants.split(x, num_heads, "head_dim_first"))],
     )
 
 
@@ -115,6 +116,7 @@ def expect_merge(case: HeadsCase, data: HeadsRecord) -> Expectations:
         output=lambda: round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x),
         variants=lambda: [
             ("merge_without_transpose", variants.merge(x, "no_transpose")),
+            ("merge_wrong_axes", variants.merge(x, "head_dim_first")),
             ("heads_on_token_axis", variants.merge(x, "token_axis")),
             ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
         ],
@@ -161,6 +163,11 @@ MESSAGES = {
         "en": "some heads hold the wrong features: head h of token t must hold the h-th run of head_dim "
               "consecutive features of token t",
         "zh": "有些头拿到了错误的特征：token t 的第 h 个头应当是 token t 的第 h 段连续的 head_dim 个特征",
+    },
+    "error.view_non_contiguous_input": {
+        "en": "a view failed ({type}): the input is not contiguous in memory (a view of a transposed or sliced "
+              "tensor), and the shape asked for cannot be read from its memory as it lies",
+        "zh": "view 失败（{type}）：输入在内存中不连续（它是转置或切片后的视图），按它现在的内存顺序读不出所要的形状",
     },
     "split_heads.input_modified": {
         "en": "split_heads changed its input in place; return a new view instead",

@@ -59,6 +59,9 @@ def mha_cases_reference(rng: random.Random) -> list[MultiHeadCase]:
         random_attention_case(rng, num_heads=rng.randint(5, 6), num_tokens=rng.randint(17, 24), dtype="float32"),
         random_attention_case(rng, num_heads=1),
         random_attention_case(rng, num_tokens=1),
+        # Inputs up to ±1000 in float64: some head's first query sees only scores far below -1e4, so a causal fill
+        # that is finite but not low enough (-1e4, -100) shows, while -1e9 or the dtype's lowest value still pass.
+        {**random_attention_case(rng, batch=8, num_tokens=rng.randint(4, 6), dtype="float64"), "magnitude": 1000.0},
     ]
 
 
@@ -99,6 +102,9 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
         sources["padding_ignored"] = lambda: variants.attention(x, weights(), num_heads=num_heads)
         sources["padding_inverted"] = lambda: variants.attention(x, weights(), num_heads=num_heads,
                                                                  attention_mask=1 - mask)
+        sources["padding_query_axis"] = lambda: [
+            variants.attention(x, weights(), padding_axis="queries", padding_after_causal=after, **knobs)
+            for after in (False, True)]
     return Expectations(sources)
 
 
@@ -224,6 +230,12 @@ MESSAGES = {
         "en": "attention_mask has no effect: padded keys must be hidden from every query",
         "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有 query 都隐藏",
     },
+    "padding_mask.query_axis": {
+        "en": "attention_mask hides whole query rows instead of key columns: the padding tokens' own outputs change, "
+              "and real queries still attend to padding keys",
+        "zh": "attention_mask 遮住的是 query 的整行，而不是 key 的列：padding token 自己的输出变了，而真实的 query "
+              "仍然关注 padding 位置的 key",
+    },
     "padding_mask.inverted": {
         "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",
         "zh": "attention_mask 的含义用反了：1 表示真实 token，0 表示要隐藏的 padding",
@@ -277,6 +289,17 @@ MISCONCEPTIONS = (
               "with the keys' axis and broadcasts over the heads and the queries",
               "在 softmax 之前填入 padding 位置 key 的分数；先调整掩码的视图，使它与 key 的维度对齐，并在头和 quer"
               "y 的维度上广播")),
+    misconception("padding_query_axis",
+      "the padding mask hides query rows instead of key columns", "padding 掩码遮住的是 query 的行，而不是 key 的列",
+      "the scores are laid out (batch, head, query, key): a padding token must be hidden as a key, from every query, "
+      "so the mask must vary along the keys' axis and broadcast along the queries'",
+      "分数的排列是（batch，头，query，key）：padding token 要作为 key 对所有 query 隐藏，所以掩码要沿 key 的轴变化，"
+      "沿 query 的轴广播",
+      question=("which axis of the scores stands for the keys, and along which one does your mask change?",
+                "分数的哪一个轴代表 key？你的掩码又是沿哪一个轴变化的？"),
+      change=("reshape the padding mask so that its token axis lines up with the keys' axis of the scores, not the "
+              "queries'",
+              "调整 padding 掩码的形状，让它的 token 轴对齐分数中 key 的轴，而不是 query 的轴")),
     misconception("padding_inverted",
       "attention_mask read the wrong way round",
       "attention_mask 的含义用反了",

@@ -13,8 +13,10 @@ from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     fitted_fill,
+    hidden_keys,
     informative_queries,
     located_fault,
+    mask_family,
     returned_weights,
 )
 from autograder.checking.pictures import merged_block_layout
@@ -29,6 +31,7 @@ from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe i
     VectorisedRecord,
     padding_mask,
 )
+from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
 
 def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
@@ -66,11 +69,15 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
             if fill is not None:
                 verdict.message_key, verdict.fields = "padding_mask.fill_too_high", {"fill": fill}
                 verdict.misconception = "padding_fill_too_high"
+    elif verdict.misconception is None and (seen := data.get("weights_seen")) is not None \
+            and (family := mask_family(hidden_keys(seen))) is not None:
+        verdict.misconception = family  # a mask written another way than the variants, named by what it hides
     elif verdict.misconception is None:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}
         located = located_fault(data.get("weights_seen"), expected, scaled_by="head_dim", sizes=sizes,
-                                after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"))
+                                after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"),
+                                notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
             verdict.misconception = located.misconception
@@ -80,9 +87,14 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
 
 
 def padding_diagnosis(got: Tensor, shown: Tensor, expected: Expectations) -> str:
-    """The message for a wrong output under a padding mask, judged on the queries that see a real token."""
+    """The message for a wrong output under a padding mask, judged on the queries that see a real token (and on
+    every query for the mask on the query axis)."""
     if torch.isnan(got[shown]).any():
         return "padding_mask.nan"
+    # The mask on the query axis: real queries then ignore it, so it is told from "ignored" by the padded queries'
+    # own rows, every row compared (most specific first).
+    if any(same(got, wrong) for wrong in expected["padding_query_axis"]):
+        return "padding_mask.query_axis"
     if same(got[shown], expected["padding_ignored"][shown]):
         return "padding_mask.ignored"
     if same(got[shown], expected["padding_inverted"][shown]):

@@ -20,7 +20,8 @@ AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[
 # The student's function called as the exercise's signature gives: a keyword it renamed, or a parameter it added.
 UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(\w+)'")
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
-TRANSPOSE = re.compile(r"\.(?:T|mT|t)\b|transpose|permute|swapaxes|swapdims|movedim")
+# A transpose as code writes it (an attribute or a call), not a word inside a name such as split_without_transpose.
+TRANSPOSE = re.compile(r"\.(?:T|mT|t|H|mH)\b|\b(?:transpose|permute|swapaxes|swapdims|movedim)\s*\(")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 
 

@@ -60,7 +60,7 @@ def test_solved_notebook_is_all_done_with_the_catalogues_counts(notebook, kit_ch
     points = sum(exercise.points for exercise in exercises)
     later = points - sum(check.points for check in public)
     assert lines[-1] == (f"notebook: ✔ all {len(public)} public checks pass (previews included) · {points:g} points "
-                         f"in all, {later:g} of them checked at grading on new values")
+                         f"in all, {later:g} of them graded later on new values")
     assert printed(kit_check_all, notebook, solved_namespace()) == lines
 
 

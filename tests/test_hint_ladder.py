@@ -235,7 +235,7 @@ def test_the_progress_line_never_says_done_while_a_public_check_fails(kit, lang,
     heading = printed(check, "parameter_counts", counts_frozen_too).splitlines()[0]
     # 1 of 2 public checks passes; the 2 points of the passing one are safe, the other 2 are at stake.
     expected = {"en": "1 passing, 1 failing (previews included) · 2 of 4 points still at stake",
-                "zh": "1 项通过，1 项未通过（含预览）· 共 4 分，其中 2 分还没有把握"}
+                "zh": "1 项通过，1 项未通过（含预览）· 共 4 分，其中 2 分仍待争取"}
     assert expected[lang] in heading, heading
 
 

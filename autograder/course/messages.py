@@ -12,11 +12,11 @@ MESSAGES = {
         "en": "✘ public checks: {passed} passing, {failed} failing (previews included) · {stake:g} of {points:g} "
               "points still at stake",
         "zh": "✘ 公开检查：{passed} 项通过，{failed} 项未通过（含预览）· 共 {points:g} 分，"
-              "其中 {stake:g} 分还没有把握"},
+              "其中 {stake:g} 分仍待争取"},
     "heading.progress_done": {
         "en": "✔ all {total} public checks pass (previews included) · {points:g} points in all, {later:g} of them "
-              "checked at grading on new values",
-        "zh": "✔ 全部 {total} 项公开检查都通过（含预览）· 共 {points:g} 分，其中 {later:g} 分在评分时用新的数值检查"},
+              "graded later on new values",
+        "zh": "✔ 全部 {total} 项公开检查都通过（含预览）· 共 {points:g} 分，其中 {later:g} 分评分时换用新的数值"},
     "summary.heading": {
         "en": "{notebook}: {done} of {total} exercises done",
         "zh": "{notebook}：{total} 个练习中已完成 {done} 个"},

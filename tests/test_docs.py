@@ -84,6 +84,15 @@ RUN_BY_TEST = {
     "make check-release": "tests/test_release.py::test_sync_check_catches_a_stale_release",
     "make mutation": MUTATION,
     ".venv/bin/python -m devtools.mutation --sample 40": MUTATION,
+    "make grid": "tests/test_variant_grid.py::test_every_mistake_loses_points_and_is_named_with_its_own_misconception",
+    ".venv/bin/python -m devtools.precision":
+        "tests/test_precision.py::test_no_variant_of_the_grid_gets_a_wrong_first_name",
+    ".venv/bin/python -m devtools.surprises":
+        "tests/test_surprises.py::test_no_buggy_student_passes_every_public_check_and_loses_points",
+    ".venv/bin/python -m devtools.student_kit_agreement":
+        "tests/test_student_kit.py::test_kit_checks_agree_with_live_public_checks",
+    "make similarity-bench":
+        "tests/test_similarity_bench.py::test_3000_students_every_planted_pair_on_top_and_few_honest_pairs_flagged",
 }
 # Fence languages that hold shell commands under another name: refused, so that every command is in a console block.
 SHELL_FENCES = {"sh", "bash", "shell", "zsh", "shell-session", "shellsession", "sh-session", ""}

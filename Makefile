@@ -9,11 +9,12 @@ STAMP   := $(VENV)/.attnkit-installed
 # nbgrader shells out to `alembic`, which lives next to the venv's python.
 RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
-.PHONY: help .venv test demo release check-release lint grid mutation similarity-bench hub hub-clean
+.PHONY: help .venv test demo docs release check-release lint grid mutation similarity-bench hub hub-clean
 
 help:
 	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
-	@echo "make test           run the test suite (nbgrader runs included)"
+	@echo "make test           run the test suite (nbgrader runs included, the documentation site built)"
+	@echo "make docs           build the documentation site (docs/) into a temporary directory, warnings as errors"
 	@echo "make release        write source/attention/'s points and catalogue cells, regenerate release/attention/"
 	@echo "make check-release  fail if source/attention/ or release/attention/ is out of date"
 	@echo "make lint           ruff check, the layers contract (lint-imports) and mypy on every package"
@@ -33,6 +34,13 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 
 test: $(STAMP)
 	$(RUN) $(PY) -m pytest -q -p no:cacheprovider
+
+# The site goes to DOCS_OUT, else a new temporary directory: never into the checkout. tests/test_docs.py builds it the
+# same way in `make test`.
+docs: $(STAMP)
+	@out="$${DOCS_OUT:-$$(mktemp -d "$${TMPDIR:-/tmp}/attnkit-docs.XXXXXX")}"; \
+	$(PY) -m sphinx -W --keep-going -n -q -b html -d "$$out/.doctrees" docs "$$out" && \
+	echo "the documentation site: $$out/index.html"
 
 demo: $(STAMP)
 	$(RUN) $(PY) -m devtools.demo

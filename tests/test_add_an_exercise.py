@@ -1,4 +1,5 @@
-"""README "Add an exercise" and "Add a notebook", followed to the letter in a temporary copy of the checkout.
+"""The contributor guide's "Add an exercise" and "Add a notebook" (docs/contributor-guide.md), followed to the
+letter in a temporary copy of the checkout.
 
 An exercise is one folder, `autograder/course/<notebook package>/ex<N>_<name>/` (its probe, judge and declaration),
 plus the notebook's cells and the reference beside the notebook's others in `solutions/`. The copy gets:
@@ -155,7 +156,7 @@ def export_reference(copy, module, names):
 
 
 def add_an_exercise(copy):
-    """README "Add an exercise": the folder, the reference, the notebook's cells."""
+    """docs/contributor-guide.md "Add an exercise": the folder, the reference, the notebook's cells."""
     write_folder(copy, f"n{FIRST_NOTEBOOK}", "ex3_scaled_scores", folder_files(
         exercise_id="scaled_scores", notebook_package=f"n{FIRST_NOTEBOOK}", minutes=5,
         probe_input="", title={"en": "Scaled scores", "zh": "缩放后的分数"}))
@@ -169,8 +170,8 @@ def add_an_exercise(copy):
 
 
 def add_a_notebook(copy):
-    """README "Add a notebook": its package (the notebook's name), one exercise folder, its reference module and
-    its source notebook (a title, the exercise's cells)."""
+    """The contributor guide's "Add a notebook": its package (the notebook's name), one exercise folder, its reference
+    module and its source notebook (a title, the exercise's cells)."""
     package = copy / "autograder" / "course" / NEW_PACKAGE
     package.mkdir()
     (package / "__init__.py").write_text(f'"""Notebook 05 (added by tests/test_add_an_exercise.py)."""\n\n'

@@ -3,7 +3,7 @@
 kubernetes-validate (a dev dependency, pinned) ships the JSON schemas of each Kubernetes release it supports, so
 nothing is fetched. The manifests are validated against the oldest release they claim (the Indexed Job's
 backoffLimitPerIndex needs 1.29) and the newest the validator knows. This says the manifests are well-formed
-Kubernetes objects, not that they run: no cluster runs them here (README, "Grading thousands of students").
+Kubernetes objects, not that they run: no cluster runs them here (docs/scaling.md).
 """
 
 import copy

@@ -1,7 +1,7 @@
 """Progress and diagnostics go through `logging`: the documented stderr lines are unchanged, the rest needs -v.
 
 `attnkit` configures logging once per command (autograder.logs): its INFO, WARNING and ERROR lines are the bare
-messages the README documents; DEBUG lines (what each step did) appear with `-v` only. Used as a library, the grader's
+messages the docs document; DEBUG lines (what each step did) appear with `-v` only. Used as a library, the grader's
 errors still reach stderr as bare lines; nothing under autograder/ prints diagnostics itself.
 """
 

@@ -14,7 +14,7 @@ MAX_HONEST_FLAGGED = 5
 
 def test_3000_students_every_planted_pair_on_top_and_few_honest_pairs_flagged(tmp_path, capsys):
     result = measure(3000, tmp_path)
-    with capsys.disabled():  # the figure the README quotes
+    with capsys.disabled():  # the figure docs/similarity.md quotes
         print(f"\ntest_similarity_bench: {result.students} students in {result.seconds:.0f} s; "
               f"{result.flagged} flagged ({result.flagged_planted} of {result.planted} planted, "
               f"{result.flagged_honest} honest); highest honest score {result.highest_honest:.3f}")

@@ -3,7 +3,7 @@
 A single-node cluster from Debian's packages starts in a temporary directory (tests/slurm_cluster.py). A class of
 24 students (the bundled class of `make demo` twice, without its endless loop, plus a student with one notebook,
 one with a file that is no notebook, an empty folder, and a solved notebook that sleeps SLOW_S seconds in its last
-cell) is graded once by one `attnkit grade` process, then by the script exactly as the README gives it. Every file
+cell) is graded once by one `attnkit grade` process, then by the script exactly as docs/scaling.md gives it. Every file
 the merge writes (grades.csv, grading.json, class_report.html, students/, gradescope/, feedback/) must equal the
 one-process file byte for byte: nothing in them depends on the shard or the timing (the run's time and the shard
 only go to the jobs' stderr), and both runs grade the same resolved SUBMITTED_DIR, so the notebook paths in the
@@ -143,7 +143,7 @@ def test_four_slurm_shards_merge_into_the_grades_of_one_process(cluster, course,
         assert sorted(shard["students"]) == sorted(s for s in course["students"] if shard_index(s, SHARDS) == index)
     _assert_every_student_once(grades / "merged", course["students"])
     _assert_same_files(grades / "merged", course["one_process"])
-    with capsys.disabled():  # the measurement the README quotes
+    with capsys.disabled():  # the measurement docs/scaling.md quotes
         print(f"\ntest_slurm: {len(course['students'])} students, {SHARDS} Slurm tasks on {cluster.cpus} CPUs, "
               f"submit to all tasks done: {graded_s:.1f} s, to merged: {slurm_s:.1f} s; "
               f"one attnkit grade process: {course['one_process_s']:.1f} s")
@@ -173,7 +173,7 @@ def test_a_task_cancelled_mid_run_and_resubmitted_alone_resumes(cluster, course)
     assert json.loads((shard_dir / MANIFEST).read_text(encoding="utf-8"))["complete"] is False
     assert before == in_shard[:-1], f"not cancelled while grading {SLOW_ID}: {before} written"
 
-    # Re-submit that index alone, as the README says, then a merge that waits for it.
+    # Re-submit that index alone, as docs/scaling.md says, then a merge that waits for it.
     resubmitted = cluster.run(["sbatch", "--parsable", f"--array={victim}", *SBATCH_OPTIONS, course["script"],
                                course["submitted"], grades, str(SHARDS)], cwd=course["root"],
                               extra_env={"ATTNKIT": str(course["attnkit"])}).strip().split(";")[0]

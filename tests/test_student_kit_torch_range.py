@@ -1,0 +1,157 @@
+"""The kit's torch range holds: installed beside another torch release than the build's, by docs/student-kit.md's
+notebook line, it keeps that torch and agrees with the full kit; outside the range it refuses to import.
+
+One venv per module under pytest's temporary folder (removed with it): `python -m venv`, then torch 2.14.1 (the
+build's is 2.13.0, constraints.txt) and numpy, which pip takes from this machine's disk (~2.5 min, 5.5 GB: a CUDA
+build), and IPython at this venv's version to run the notebook line `%pip install attnkit_student_kit-*.whl`.
+"""
+
+import importlib.metadata
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from student_kit_driver.agree_in_kit import LANGS, Namespaces, outcomes
+from student_kit_env import clean_environment, documented_install, installed_version
+
+from autograder.checking.check_types import PASSED
+from autograder.course.exercises import EXERCISES
+from autograder.integrations.student_kit.build import build_wheel, wheel_name
+from autograder.integrations.student_kit.runtime.torch_range import SUPPORTED, unsupported_message
+from autograder.running.runner import run_exercise
+from devtools.student_kit_agreement import MUTANT_MODULES, MUTANT_PREFIXES, mutants
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+DRIVER = REPO / "tests" / "student_kit_driver" / "agree_in_kit.py"
+OTHER_TORCH = "2.14.1"  # on this machine's disk for Python 3.11, besides the build's 2.13.0
+
+
+def test_the_other_release_is_another_release_in_the_range():
+    assert torch.__version__.split("+")[0] != OTHER_TORCH  # the project's torch built the vectors
+    assert SUPPORTED.admits(torch.__version__) and SUPPORTED.admits(OTHER_TORCH)
+
+
+@pytest.fixture(scope="module")
+def other_torch_kit(tmp_path_factory):
+    """(venv python, wheel folder, what the notebook line printed)."""
+    root = tmp_path_factory.mktemp("student-kit-other-torch")
+    dist = root / "dist"
+    build_wheel(dist)
+    venv = root / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    # Pinned: torch==2.14.1 lies on this disk; an unpinned torch would be a download of several GB.
+    ipython = f"ipython=={importlib.metadata.version('ipython')}"
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"torch=={OTHER_TORCH}", "numpy", ipython],
+                   check=True, env=clean_environment(), cwd=root)
+    line = documented_install("ipython")
+    completed = subprocess.run([str(venv / "bin" / "ipython"), "--quick", "-c", line], capture_output=True,
+                               text=True, env=clean_environment(), cwd=dist)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    yield python, dist, completed.stdout + completed.stderr
+    shutil.rmtree(venv, ignore_errors=True)  # 5.5 GB: not left for pytest's retention of temporary folders
+
+
+def test_notebook_line_installs_the_kit_and_keeps_the_learners_torch(other_torch_kit):
+    python, dist, printed = other_torch_kit
+    assert (dist / wheel_name()).is_file()
+    assert installed_version(python, "attnkit-student-kit") == importlib.metadata.version("attnkit"), printed
+    assert installed_version(python, "torch") == OTHER_TORCH, printed
+    installing = [line for line in printed.splitlines() if line.startswith("Installing collected packages")]
+    assert installing and "torch" not in installing[0], printed
+
+
+def students(namespaces):
+    """The agreement's students (devtools/student_kit_agreement.py) that code files make: the solved notebooks,
+    the notebooks as handed out (stubs) and every mutant of tests/mutants/, as records agree_in_kit.py reads."""
+    files = {name: f"tests/mutants/{name.rsplit('.', 1)[1]}.py" for name in MUTANT_MODULES}
+    all_mutants = [(name, value, files[value.__module__]) for name, value in mutants()]
+    found = []
+    for exercise in EXERCISES:
+        common = {"exercise": exercise.id, "notebook": exercise.notebook, "names": list(exercise.names)}
+        found.append({**common, "label": f"solved/{exercise.id}", "solved": True})
+        handed_out = namespaces.notebook(exercise.notebook, solved=False)
+        if all(name in handed_out for name in exercise.names):
+            found.append({**common, "label": f"release/{exercise.id}", "solved": False})
+        for name in exercise.names:
+            prefix = MUTANT_PREFIXES.get(name, name)
+            found += [{**common, "label": f"mutant/{mutant_name}", "solved": True, "name": name,
+                       "mutant": mutant_name, "mutant_file": path}
+                      for mutant_name, _, path in all_mutants if mutant_name.startswith(prefix)]
+    return found
+
+
+def test_kit_under_another_torch_agrees_with_the_full_kit(other_torch_kit, tmp_path):
+    python, _, _ = other_torch_kit
+    namespaces = Namespaces(REPO)
+    records = students(namespaces)
+    assert len(records) > 50 and any(r["label"].startswith("release/") for r in records)
+    full_kit = outcomes(records, namespaces, lambda exercise, namespace, lang:
+                        run_exercise(exercise, namespace, include_hidden=False, lang=lang), PASSED)
+    (tmp_path / "students.json").write_text(json.dumps(records))
+    completed = subprocess.run([str(python), str(DRIVER), str(REPO), str(tmp_path / "students.json"),
+                                str(tmp_path / "kit.json")], capture_output=True, text=True,
+                               env=clean_environment(), cwd=tmp_path, timeout=1200)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    kit = json.loads((tmp_path / "kit.json").read_text(encoding="utf-8"))
+    assert kit.pop("__torch__").split("+")[0] == OTHER_TORCH
+    compared = sum(len(checks) for by_lang in full_kit.values() for checks in by_lang.values())
+    assert compared > 500 and set(LANGS) == {"en", "zh"}
+    disagreements = [(label, lang, check, verdict, kit[label][lang].get(check))
+                     for label, by_lang in full_kit.items() for lang, checks in by_lang.items()
+                     for check, verdict in checks.items() if kit[label][lang].get(check) != verdict]
+    extra = [(label, lang, set(kit[label][lang]) - set(checks)) for label, by_lang in full_kit.items()
+             for lang, checks in by_lang.items() if set(kit[label][lang]) - set(checks)]
+    assert not disagreements and not extra, f"{len(disagreements)} of {compared}: {disagreements[:5]} {extra[:5]}"
+    # Both verdicts occur: the comparison is not all passes or all failures.
+    verdicts = {verdict[0] for by_lang in full_kit.values() for checks in by_lang.values()
+                for verdict in checks.values()}
+    assert verdicts == {True, False}
+
+
+def test_a_torch_outside_the_range_stops_the_import_with_both_versions(other_torch_kit, tmp_path):
+    # A stand-in torch package earlier on the path: the kit's import reads its version before anything else.
+    python, _, _ = other_torch_kit
+    for outside in ("2.12.1", "2.15.0+cu130"):
+        fake = tmp_path / outside / "torch"
+        fake.mkdir(parents=True)
+        (fake / "__init__.py").write_text(f"__version__ = {outside!r}\n")
+        completed = subprocess.run([str(python), "-c", "from autograder import check"], capture_output=True,
+                                   text=True, env={**clean_environment(), "PYTHONPATH": str(fake.parent)},
+                                   cwd=tmp_path)
+        assert completed.returncode != 0
+        last = completed.stderr.strip().splitlines()
+        assert "UnsupportedTorch" in completed.stderr, completed.stderr
+        assert unsupported_message(outside).splitlines()[-1] in last[-1], completed.stderr
+        assert SUPPORTED.requirement() in completed.stderr and f"torch {outside}" in completed.stderr
+
+
+@pytest.mark.parametrize(("version", "admitted"), [("2.13.0", True), ("2.14.1+cu128", True), ("2.14.0", True),
+                                                   ("2.12.1", False), ("2.15.0", False), ("3.0.0", False),
+                                                   ("2.15.0.dev20260101", False), ("unknown", False)])
+def test_range_admits_its_releases_whatever_the_local_suffix(version, admitted):
+    assert SUPPORTED.admits(version) is admitted
+
+
+def test_refusal_names_the_range_and_the_installed_version_in_both_languages():
+    message = unsupported_message("2.16.0+cu130")
+    english, chinese = message.splitlines()
+    for text in (english, chinese):
+        assert SUPPORTED.requirement() in text and "2.16.0+cu130" in text
+    assert "验证" in chinese and "verified" in english
+
+
+def test_kit_declares_the_range_and_the_wheel_name(tmp_path):
+    from autograder.integrations.student_kit.build import kit_files, kit_readme
+
+    pyproject = kit_files()["pyproject.toml"].decode()
+    assert f'dependencies = ["{SUPPORTED.requirement()}", "numpy"]' in pyproject
+    assert "torch==" not in pyproject
+    for language in ("ipython", "bash"):  # the kit's README shows docs/student-kit.md's install lines
+        assert documented_install(language).strip() in kit_readme()

@@ -64,7 +64,7 @@ def make_kit_venv(root):
     subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", ipykernel],
                    check=True, env=environment, cwd=root)
     output = run_documented(documented_install("bash"), python, dist)
-    assert installed_version(python, "torch") == "2.13.0", output
+    assert installed_version(python, "torch").split("+")[0] == "2.13.0", output  # 2.13.0+cpu: the disk's build
     package = subprocess.run([str(python), "-c", "import autograder, os; print(os.path.dirname(autograder.__file__))"],
                              check=True, capture_output=True, text=True, env=environment, cwd=root).stdout.strip()
     scratch = root / "scratch"

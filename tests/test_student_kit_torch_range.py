@@ -62,7 +62,7 @@ def test_notebook_line_installs_the_kit_and_keeps_the_learners_torch(other_torch
     python, dist, printed = other_torch_kit
     assert (dist / wheel_name()).is_file()
     assert installed_version(python, "attnkit-student-kit") == importlib.metadata.version("attnkit"), printed
-    assert installed_version(python, "torch") == OTHER_TORCH, printed
+    assert installed_version(python, "torch").split("+")[0] == OTHER_TORCH, printed
     installing = [line for line in printed.splitlines() if line.startswith("Installing collected packages")]
     assert installing and "torch" not in installing[0], printed
 

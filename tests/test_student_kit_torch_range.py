@@ -20,7 +20,7 @@ from student_kit_env import clean_environment, documented_install, installed_ver
 
 from autograder.checking.check_types import PASSED
 from autograder.course.exercises import EXERCISES
-from autograder.integrations.student_kit.build import build_wheel, wheel_name
+from autograder.integrations.student_kit.build import wheel_name
 from autograder.integrations.student_kit.runtime.torch_range import SUPPORTED, unsupported_message
 from autograder.running.runner import run_exercise
 from devtools.student_kit_agreement import MUTANT_MODULES, MUTANT_PREFIXES, mutants
@@ -42,7 +42,9 @@ def other_torch_kit(tmp_path_factory):
     """(venv python, wheel folder, what the notebook line printed)."""
     root = tmp_path_factory.mktemp("student-kit-other-torch")
     dist = root / "dist"
-    build_wheel(dist)
+    # What `make kit-wheel` runs, into the temporary folder instead of the checkout's dist/.
+    subprocess.run([sys.executable, "-m", "autograder.integrations.student_kit.build", str(dist)], check=True,
+                   cwd=REPO, stdout=subprocess.DEVNULL)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -155,3 +157,10 @@ def test_kit_declares_the_range_and_the_wheel_name(tmp_path):
     assert "torch==" not in pyproject
     for language in ("ipython", "bash"):  # the kit's README shows docs/student-kit.md's install lines
         assert documented_install(language).strip() in kit_readme()
+
+
+def test_the_documented_wheel_command_is_the_one_the_fixture_runs():
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nkit-wheel:", 1)[1].split("\n\n", 1)[0]
+    assert "-m autograder.integrations.student_kit.build dist" in recipe
+    assert "make kit-wheel" in (REPO / "docs" / "student-kit.md").read_text(encoding="utf-8")

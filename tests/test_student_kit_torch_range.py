@@ -6,6 +6,7 @@ build's is 2.13.0, constraints.txt) and numpy, which pip takes from this machine
 build), and IPython at this venv's version to run the notebook line `%pip install attnkit_student_kit-*.whl`.
 """
 
+import dataclasses
 import importlib.metadata
 import json
 import shutil
@@ -19,11 +20,12 @@ from student_kit_driver.agree_in_kit import LANGS, Namespaces, outcomes
 from student_kit_env import clean_environment, documented_install, installed_version
 
 from autograder.checking.check_types import PASSED
-from autograder.course.exercises import EXERCISES
+from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
 from autograder.integrations.student_kit.build import wheel_name
 from autograder.integrations.student_kit.runtime.torch_range import SUPPORTED, unsupported_message
 from autograder.running.runner import run_exercise
 from devtools.student_kit_agreement import MUTANT_MODULES, MUTANT_PREFIXES, mutants
+from devtools.variant_grid import forward_families, grid, padding_families, self_attention_families, wrapper_families
 
 pytestmark = pytest.mark.slow
 
@@ -69,9 +71,28 @@ def test_notebook_line_installs_the_kit_and_keeps_the_learners_torch(other_torch
     assert installing and "torch" not in installing[0], printed
 
 
+def variant_records():
+    """devtools/variant_grid.py's grid() as records: (exercise, maker, knobs) for each of its variants."""
+    makers = [("self_attention_v1", "self_attention_v1", self_attention_families(False)),
+              ("self_attention_v2", "self_attention_v2", self_attention_families(True)),
+              ("causal_attention", "causal_attention", forward_families(multi_head=False)),
+              ("multi_head_attention", "multi_head_attention", forward_families(multi_head=True)),
+              ("padding_mask", "multi_head_attention", padding_families()),
+              ("mha_wrapper", "wrapper", wrapper_families())]
+    found = []
+    for exercise, maker, families in makers:
+        for family, name, knobs, _ in families:
+            if exercise == "self_attention_v1" and knobs.bias != "qkv_bias":
+                continue  # as grid(): v1 has no bias knob
+            found.append((exercise, f"variant/{exercise}/{family}/{name}", maker, type(knobs).__name__,
+                          dataclasses.asdict(knobs)))
+    assert len(found) == len(grid())
+    return found
+
+
 def students(namespaces):
-    """The agreement's students (devtools/student_kit_agreement.py) that code files make: the solved notebooks,
-    the notebooks as handed out (stubs) and every mutant of tests/mutants/, as records agree_in_kit.py reads."""
+    """The agreement's students (devtools/student_kit_agreement.py), as records agree_in_kit.py reads: the solved
+    notebooks, the notebooks as handed out (stubs), every mutant of tests/mutants/ and every variant of the grid."""
     files = {name: f"tests/mutants/{name.rsplit('.', 1)[1]}.py" for name in MUTANT_MODULES}
     all_mutants = [(name, value, files[value.__module__]) for name, value in mutants()]
     found = []
@@ -86,6 +107,12 @@ def students(namespaces):
             found += [{**common, "label": f"mutant/{mutant_name}", "solved": True, "name": name,
                        "mutant": mutant_name, "mutant_file": path}
                       for mutant_name, _, path in all_mutants if mutant_name.startswith(prefix)]
+    heads_from = next(exercise.notebook for exercise in EXERCISES if "CausalAttention" in exercise.names)
+    for exercise_id, label, maker, knobs_class, knobs in variant_records():
+        exercise = EXERCISES_BY_ID[exercise_id]
+        found.append({"exercise": exercise_id, "notebook": exercise.notebook, "names": list(exercise.names),
+                      "label": label, "solved": True, "name": exercise.names[0], "maker": maker,
+                      "knobs_class": knobs_class, "knobs": knobs, "heads_from": heads_from})
     return found
 
 
@@ -93,7 +120,8 @@ def test_kit_under_another_torch_agrees_with_the_full_kit(other_torch_kit, tmp_p
     python, _, _ = other_torch_kit
     namespaces = Namespaces(REPO)
     records = students(namespaces)
-    assert len(records) > 50 and any(r["label"].startswith("release/") for r in records)
+    kinds = {record["label"].split("/")[0] for record in records}
+    assert len(records) > 300 and kinds == {"solved", "release", "mutant", "variant"}
     full_kit = outcomes(records, namespaces, lambda exercise, namespace, lang:
                         run_exercise(exercise, namespace, include_hidden=False, lang=lang), PASSED)
     (tmp_path / "students.json").write_text(json.dumps(records))

@@ -6,8 +6,9 @@ writes {label: {lang: {check: [passed, misconception, message]}}} for the [stude
 
 A student is a JSON record: the notebook whose code cells (solved from source/, or as handed out in release/) make
 its namespace, the exercise, and optionally a mutant (a file of tests/mutants/ and one of its functions or classes)
-standing in for one name. The test (tests/test_student_kit_torch_range.py) builds the same namespaces with the full
-kit under the project's torch, the kit's venv under another release runs this file: only the standard library, torch
+or a variant (a maker of devtools/student_variants.py and its knobs) standing in for one name. The test
+(tests/test_student_kit_torch_range.py) builds the same namespaces with the full kit under the project's torch, the
+kit's venv under another release runs this file: only the standard library, torch
 and the installed kit are used here, and the project's files are read as text, never imported.
 """
 
@@ -28,8 +29,8 @@ def _source(cell):
 
 
 def notebook_cells(repo, notebook, solved):
-    """The release notebook's code cells without the autograder's, each solution cell solved from source/ when
-    `solved`."""
+    """The release notebook's code cells without their imports of the autograder (the first cell imports torch
+    beside it), each solution cell solved from source/ when `solved`."""
     release = json.loads((Path(repo) / "release" / "attention" / f"{notebook}.ipynb").read_text(encoding="utf-8"))
     source = json.loads((Path(repo) / "source" / "attention" / f"{notebook}.ipynb").read_text(encoding="utf-8"))
     solutions = {cell["metadata"]["nbgrader"]["grade_id"]: "\n".join(
@@ -37,16 +38,22 @@ def notebook_cells(repo, notebook, solved):
         for cell in source["cells"] if cell.get("metadata", {}).get("nbgrader", {}).get("solution")}
     cells = []
     for cell in release["cells"]:
-        if cell["cell_type"] != "code" or "autograder" in _source(cell):
+        if cell["cell_type"] != "code":
             continue
         nbgrader = cell.get("metadata", {}).get("nbgrader", {})
-        cells.append(solutions[nbgrader["grade_id"]] if solved and nbgrader.get("solution") else _source(cell))
+        source = solutions[nbgrader["grade_id"]] if solved and nbgrader.get("solution") else _source(cell)
+        cells.append("\n".join(line for line in source.splitlines()
+                               if not line.startswith(("from autograder", "import autograder"))))
     return cells
+
+
+def _no_feedback(*arguments, **options):
+    """Stands in for the notebooks' check, check_all and grade: the agreement calls the checks itself."""
 
 
 def run_cells(cells, label):
     """The namespace the cells leave (a stub's NotImplementedError, or a magic's SyntaxError, skips that cell)."""
-    namespace = {"__name__": "__main__"}
+    namespace = {"__name__": "__main__", "check": _no_feedback, "check_all": _no_feedback, "grade": _no_feedback}
     with torch.random.fork_rng(devices=[]):  # the notebooks seed the global RNG: each namespace from the same state
         torch.manual_seed(0)
         for source in cells:
@@ -62,6 +69,7 @@ class Namespaces:
         self.repo = Path(repo)
         self.notebooks = {}
         self.mutant_files = {}
+        self.variants = None
 
     def notebook(self, notebook, solved):
         key = (notebook, solved)
@@ -79,7 +87,25 @@ class Namespaces:
                 exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module)  # noqa: S102
                 self.mutant_files[student["mutant_file"]] = module
             namespace[student["name"]] = self.mutant_files[student["mutant_file"]][student["mutant"]]
+        if student.get("maker"):
+            namespace[student["name"]] = self.variant(student)
         return namespace
+
+    def variant(self, student):
+        """The class devtools/student_variants.py's maker writes for these knobs (the wrapper's heads are the
+        CausalAttention of the solved notebook that defines it, `heads_from`)."""
+        if self.variants is None:
+            path = self.repo / "devtools" / "student_variants.py"
+            # A module in sys.modules: dataclasses look their module up there.
+            module = type(sys)("attnkit_student_variants")
+            sys.modules[module.__name__] = module
+            exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)  # noqa: S102
+            self.variants = module
+        knobs = getattr(self.variants, student["knobs_class"])(**student["knobs"])
+        make = getattr(self.variants, student["maker"])
+        if student["maker"] == "wrapper":
+            return make(knobs, self.notebook(student["heads_from"], True)["CausalAttention"])
+        return make(knobs)
 
 
 def outcomes(students, namespaces, run, passed):

@@ -12,6 +12,7 @@ import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -116,33 +117,81 @@ def students(namespaces):
     return found
 
 
+def kit_outcomes(python, records, folder, vectors=None):
+    """agree_in_kit.py's outcomes in the kit's venv (with its installed vectors, or those of the file `vectors`)."""
+    (folder / "students.json").write_text(json.dumps(records))
+    extra = [str(vectors)] if vectors else []
+    completed = subprocess.run([str(python), str(DRIVER), str(REPO), str(folder / "students.json"),
+                                str(folder / "kit.json"), *extra], capture_output=True, text=True,
+                               env=clean_environment(), cwd=folder, timeout=1200)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    kit = json.loads((folder / "kit.json").read_text(encoding="utf-8"))
+    assert kit.pop("__torch__").split("+")[0] == OTHER_TORCH
+    return kit
+
+
+def disagreements(full_kit, kit):
+    """(student, language, check, full kit's outcome, kit's) wherever they differ, a check only one side ran
+    included."""
+    found = []
+    for label, by_lang in full_kit.items():
+        for lang, checks in by_lang.items():
+            theirs = kit[label][lang]
+            found += [(label, lang, check, verdict, theirs.get(check)) for check, verdict in checks.items()
+                      if theirs.get(check) != verdict]
+            found += [(label, lang, check, None, theirs[check]) for check in set(theirs) - set(checks)]
+    return found
+
+
+def full_kit_outcomes(records, namespaces):
+    return outcomes(records, namespaces, lambda exercise, namespace, lang:
+                    run_exercise(exercise, namespace, include_hidden=False, lang=lang), PASSED)
+
+
 def test_kit_under_another_torch_agrees_with_the_full_kit(other_torch_kit, tmp_path):
     python, _, _ = other_torch_kit
     namespaces = Namespaces(REPO)
     records = students(namespaces)
     kinds = {record["label"].split("/")[0] for record in records}
     assert len(records) > 300 and kinds == {"solved", "release", "mutant", "variant"}
-    full_kit = outcomes(records, namespaces, lambda exercise, namespace, lang:
-                        run_exercise(exercise, namespace, include_hidden=False, lang=lang), PASSED)
-    (tmp_path / "students.json").write_text(json.dumps(records))
-    completed = subprocess.run([str(python), str(DRIVER), str(REPO), str(tmp_path / "students.json"),
-                                str(tmp_path / "kit.json")], capture_output=True, text=True,
-                               env=clean_environment(), cwd=tmp_path, timeout=1200)
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-    kit = json.loads((tmp_path / "kit.json").read_text(encoding="utf-8"))
-    assert kit.pop("__torch__").split("+")[0] == OTHER_TORCH
+    full_kit = full_kit_outcomes(records, namespaces)
+    kit = kit_outcomes(python, records, tmp_path)
     compared = sum(len(checks) for by_lang in full_kit.values() for checks in by_lang.values())
-    assert compared > 500 and set(LANGS) == {"en", "zh"}
-    disagreements = [(label, lang, check, verdict, kit[label][lang].get(check))
-                     for label, by_lang in full_kit.items() for lang, checks in by_lang.items()
-                     for check, verdict in checks.items() if kit[label][lang].get(check) != verdict]
-    extra = [(label, lang, set(kit[label][lang]) - set(checks)) for label, by_lang in full_kit.items()
-             for lang, checks in by_lang.items() if set(kit[label][lang]) - set(checks)]
-    assert not disagreements and not extra, f"{len(disagreements)} of {compared}: {disagreements[:5]} {extra[:5]}"
+    assert compared > 1000 and set(LANGS) == {"en", "zh"}
+    found = disagreements(full_kit, kit)
+    assert not found, f"{len(found)} of {compared}: {found[:5]}"
     # Both verdicts occur: the comparison is not all passes or all failures.
     verdicts = {verdict[0] for by_lang in full_kit.values() for checks in by_lang.values()
                 for verdict in checks.values()}
     assert verdicts == {True, False}
+
+
+def moved(value):
+    """Stored expectations with every float tensor's finite values moved by 0.01."""
+    if isinstance(value, dict) and value.get("__tensor__") in ("float32", "float64"):
+        return {**value, "values": [v + 0.01 if isinstance(v, float) else v for v in value["values"]]}
+    if isinstance(value, dict):
+        return {key: moved(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [moved(item) for item in value]
+    return value
+
+
+def test_the_comparison_sees_a_kit_whose_expectations_moved(other_torch_kit, tmp_path):
+    # The control: the same comparison, with one exercise's stored expectations moved, finds its solved student.
+    python, dist, _ = other_torch_kit
+    with zipfile.ZipFile(dist / wheel_name()) as wheel:
+        document = json.loads(wheel.read("autograder/integrations/student_kit/data/vectors.json"))
+    exercise = "softmax_naive"
+    for check in document["checks"]:
+        if check["exercise"] == exercise:
+            check["expected"] = moved(check["expected"])
+    (tmp_path / "moved.json").write_text(json.dumps(document))
+    namespaces = Namespaces(REPO)
+    records = [record for record in students(namespaces) if record["label"].startswith("solved/")]
+    found = disagreements(full_kit_outcomes(records, namespaces),
+                          kit_outcomes(python, records, tmp_path, tmp_path / "moved.json"))
+    assert found and {label for label, *_ in found} == {f"solved/{exercise}"}, found[:5]
 
 
 def test_a_torch_outside_the_range_stops_the_import_with_both_versions(other_torch_kit, tmp_path):

@@ -1,8 +1,9 @@
 """The students of the kit's agreement test, built the same way on both sides of it, and the kit's side of it.
 
-    python agree_in_kit.py REPO STUDENTS.json OUT.json
+    python agree_in_kit.py REPO STUDENTS.json OUT.json [VECTORS.json]
 
-writes {label: {lang: {check: [passed, misconception, message]}}} for the [student] records.
+writes {label: {lang: {check: [passed, misconception, message]}}} for the [student] records, with the kit's installed
+vectors or, for the test's control, VECTORS.json.
 
 A student is a JSON record: the notebook whose code cells (solved from source/, or as handed out in release/) make
 its namespace, the exercise, and optionally a mutant (a file of tests/mutants/ and one of its functions or classes)
@@ -120,12 +121,12 @@ def outcomes(students, namespaces, run, passed):
     return found
 
 
-def main(repo, students_path, out_path):
+def main(repo, students_path, out_path, vectors_path=None):
     from autograder.checking.check_types import PASSED
     from autograder.integrations.student_kit.runtime.checking import run_public
-    from autograder.integrations.student_kit.runtime.vectors import installed_vectors
+    from autograder.integrations.student_kit.runtime.vectors import installed_vectors, read_vectors
 
-    vectors = installed_vectors()
+    vectors = read_vectors(vectors_path) if vectors_path else installed_vectors()
     students = json.loads(Path(students_path).read_text(encoding="utf-8"))
     found = outcomes(students, Namespaces(repo), lambda exercise, namespace, lang:
                      run_public(exercise, namespace, vectors, lang), PASSED)

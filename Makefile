@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.attnkit-installed
 # nbgrader shells out to `alembic`, which lives next to the venv's python.
 RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
-.PHONY: help .venv test demo docs release check-release lint grid mutation similarity-bench hub hub-clean
+.PHONY: help .venv test demo docs release check-release lint grid mutation similarity-bench hub hub-clean kit-wheel
 
 help:
 	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
@@ -17,6 +17,7 @@ help:
 	@echo "make docs           build the documentation site (docs/) into a temporary directory, warnings as errors"
 	@echo "make release        write source/attention/'s points and catalogue cells, regenerate release/attention/"
 	@echo "make check-release  fail if source/attention/ or release/attention/ is out of date"
+	@echo "make kit-wheel      the student kit's wheel in dist/ (python -m build; see docs/student-kit.md)"
 	@echo "make lint           ruff check, the layers contract (lint-imports) and mypy on every package"
 	@echo "make grid           the variant grid: every single-knob mistake of every module exercise, graded"
 	@echo "make mutation       mutation score: cosmic-ray's mutants of solutions/ graded by the checks (~1 min)"
@@ -50,6 +51,9 @@ release: $(STAMP)
 
 check-release: $(STAMP)
 	$(RUN) $(PY) -m autograder.integrations.nbgrader_course check-release
+
+kit-wheel: $(STAMP)
+	$(PY) -m autograder.integrations.student_kit.build dist
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -2,14 +2,16 @@
 
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.integrations.student_kit.build import build
+from autograder.integrations.student_kit.build import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "student-kit.md"
 
 
 @dataclass(frozen=True)
@@ -24,11 +26,35 @@ def clean_environment():
     return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
 
 
+def documented_install(language):
+    """The install line docs/student-kit.md shows in its one ```{language} block that runs pip."""
+    blocks = re.findall(rf"```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
+    lines = [line for block in blocks for line in block.splitlines() if "pip install" in line]
+    assert len(lines) == 1, f"docs/student-kit.md: {len(lines)} pip lines in ```{language} blocks"
+    return lines[0]
+
+
+def run_documented(command, python, cwd):
+    """Run a documented shell line as a learner's terminal does (bash: the wheel's glob expands), with the venv's
+    bin/ first on PATH as in an activated venv; its output."""
+    environment = {**clean_environment(), "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}"}
+    completed = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=environment, cwd=cwd)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    return completed.stdout + completed.stderr
+
+
+def installed_version(python, distribution):
+    return subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({distribution!r}))"],
+                          check=True, capture_output=True, text=True, env=clean_environment()).stdout.strip()
+
+
 def make_kit_venv(root):
-    """Build the kit into root/kit, create root/venv (no system site-packages), install torch and numpy
-    (constraints.txt pins torch; no matplotlib: the kit draws its pictures as SVG text) and ipykernel (the version of
-    this venv, for a Jupyter kernel), then the kit."""
-    build(root / "kit")
+    """Build the kit's wheel into root/dist (python -m build), create root/venv (no system site-packages), install
+    torch 2.13.0 and numpy (constraints.txt pins torch; no matplotlib: the kit draws its pictures as SVG text) and
+    ipykernel (the version of this venv, for a Jupyter kernel), then the kit with docs/student-kit.md's terminal line,
+    run as written from the wheel's folder: it must keep that torch."""
+    dist = root / "dist"
+    build_wheel(dist)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -37,8 +63,8 @@ def make_kit_venv(root):
     ipykernel = f"ipykernel=={importlib.metadata.version('ipykernel')}"
     subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", ipykernel],
                    check=True, env=environment, cwd=root)
-    subprocess.run([*pip, "--no-deps", "--no-build-isolation", str(root / "kit")], check=True, env=environment,
-                   cwd=root)
+    output = run_documented(documented_install("bash"), python, dist)
+    assert installed_version(python, "torch").split("+")[0] == "2.13.0", output  # 2.13.0+cpu: the disk's build
     package = subprocess.run([str(python), "-c", "import autograder, os; print(os.path.dirname(autograder.__file__))"],
                              check=True, capture_output=True, text=True, env=environment, cwd=root).stdout.strip()
     scratch = root / "scratch"

@@ -8,12 +8,15 @@ and judge.py) and what those import. A check is declared once: the kit runs the 
 the expectations come from the stored vectors. Same sources, same bytes: every build writes identical files.
 """
 
+import argparse
 import ast
 import dataclasses
 import importlib.metadata
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +32,7 @@ from autograder.course.exercises import exercise as find_exercise
 from autograder.course.kit_recording import record_case
 from autograder.course.shared.plan import JUDGE_ROLE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
+from autograder.integrations.student_kit.runtime.torch_range import REQUIRES_PYTHON, SUPPORTED
 from autograder.isolation.protected import check_modules
 from autograder.running.runner import DEFAULT_SEED, cases_for
 from autograder.running.threads import single_threaded
@@ -51,7 +55,13 @@ KIT_INIT = '''"""attnkit's student kit: `check(...)` gives instant feedback on t
 It holds no reference solutions and no hidden checks: your instructor grades with the full attnkit.
 """
 
-from autograder.integrations.student_kit.runtime.notebook import check, check_all, grade
+import torch
+
+from autograder.integrations.student_kit.runtime.torch_range import require_supported_torch
+
+require_supported_torch(torch.__version__)  # before anything reads the stored vectors
+
+from autograder.integrations.student_kit.runtime.notebook import check, check_all, grade  # noqa: E402
 
 __all__ = ["check", "check_all", "grade"]
 '''
@@ -71,7 +81,28 @@ checks. Your instructor grades your notebooks with the full attnkit.
 attnkit 学生版工具包：`check(...)` 会把你的代码输出与预先保存的测试向量比较，立即给出公开检查的反馈。
 本包不含参考答案和隐藏检查；老师用完整版 attnkit 为你的 notebook 评分。
 
-    pip install .
+## Install / 安装
+
+The kit keeps the torch you already have when it is in the range its stored vectors are verified against
+(TORCH_RANGE, Python PYTHON_RANGE); it never reinstalls torch then. Your instructor hands out one file,
+WHEEL_NAME. Put it next to your notebook (Colab and Kaggle: upload it to the working folder), then:
+
+工具包使用你环境里已有的 torch（只要版本在预存测试向量验证过的范围 TORCH_RANGE 内，Python PYTHON_RANGE），
+不会重新安装 torch。老师会发给你一个文件 WHEEL_NAME。把它放在 notebook 旁边（Colab 和 Kaggle：上传到工作目录），然后：
+
+- in a notebook cell (Colab, Kaggle, Jupyter, VS Code) / 在 notebook 单元格中：
+
+      %pip install attnkit_student_kit-*.whl
+
+- in a terminal (VS Code, your own venv or conda environment) / 在终端中：
+
+      python -m pip install attnkit_student_kit-*.whl
+
+Restart the kernel if torch was imported before, then `from autograder import check`. A torch outside the range
+stops the import with a message naming both versions (English and Chinese), never with wrong verdicts.
+
+如果之前已导入过 torch，请重启内核，然后 `from autograder import check`。
+torch 不在范围内时，导入会停止并给出写明两个版本的提示（中英文），绝不会给出错误的判定。
 """
 
 
@@ -168,8 +199,12 @@ def _is_module(name: str) -> bool:
 
 
 def kit_pyproject() -> str:
+    """The kit's pyproject.toml: a torch range, not a pin, so that `pip install` keeps the learner's torch when it is
+    in the range the stored vectors are verified against (runtime/torch_range.py)."""
     version = importlib.metadata.version("attnkit")
-    torch_version = torch.__version__.split("+")[0]  # the vectors were computed with this torch: same tolerances
+    if not SUPPORTED.admits(torch.__version__):  # the vectors are computed with this torch: it must be in the range
+        raise KitBuildError(f"torch {torch.__version__} builds the vectors, but the kit declares "
+                            f"{SUPPORTED.requirement()}: build with a torch in that range")
     return f"""[build-system]
 requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
@@ -179,8 +214,8 @@ name = "{PACKAGE_NAME}"
 version = "{version}"
 description = "attnkit's student kit: instant feedback from stored public test vectors, no reference inside"
 readme = "README.md"
-requires-python = ">=3.11"
-dependencies = ["torch=={torch_version}", "numpy"]
+requires-python = "{REQUIRES_PYTHON}"
+dependencies = ["{SUPPORTED.requirement()}", "numpy"]
 
 [tool.setuptools.packages.find]
 include = ["autograder*"]
@@ -190,11 +225,22 @@ include = ["autograder*"]
 """
 
 
+def wheel_name() -> str:
+    """The file `python -m build --wheel` makes of the kit (a pure-Python wheel, any platform)."""
+    version = importlib.metadata.version("attnkit")
+    return f"{PACKAGE_NAME.replace('-', '_')}-{version}-py3-none-any.whl"
+
+
+def kit_readme() -> str:
+    return (KIT_README.replace("TORCH_RANGE", SUPPORTED.requirement())
+            .replace("PYTHON_RANGE", REQUIRES_PYTHON).replace("WHEEL_NAME", wheel_name()))
+
+
 def kit_files(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
     """{relative path: bytes} of the whole kit."""
     files = {
         "pyproject.toml": kit_pyproject().encode(),
-        "README.md": KIT_README.encode(),
+        "README.md": kit_readme().encode(),
         "autograder/__init__.py": KIT_INIT.encode(),
         f"{KIT_DIR}/__init__.py": KIT_SUBPACKAGE_INIT.encode(),
     }
@@ -231,6 +277,36 @@ def build(out_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> dict[str
     return {relative: len(content) for relative, content in files.items()}
 
 
+def build_wheel(dist_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> Path:
+    """Build the kit and make its wheel in dist_dir with `python -m build` (the `build` package, no isolation: the
+    running environment's setuptools, no download); the wheel's path."""
+    dist_dir = Path(dist_dir).resolve()
+    dist_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="attnkit-student-kit-") as scratch:
+        kit = Path(scratch) / "kit"
+        build(kit, seed)
+        subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist_dir),
+                        str(kit)], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
+    wheel = dist_dir / wheel_name()
+    if not wheel.is_file():
+        raise KitBuildError(f"python -m build made no {wheel.name} in {dist_dir}")
+    return wheel
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m autograder.integrations.student_kit.build DIST_DIR`: the kit's wheel in DIST_DIR (make kit-wheel)."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.integrations.student_kit.build",
+                                     description="build the student kit's wheel (python -m build) into DIST_DIR")
+    parser.add_argument("dist", type=Path, metavar="DIST_DIR")
+    args = parser.parse_args(argv)
+    print(build_wheel(args.dist))
+    return 0
+
+
 def _is_kit(folder: Path) -> bool:
     pyproject = folder / "pyproject.toml"
     return pyproject.is_file() and f'name = "{PACKAGE_NAME}"' in pyproject.read_text(encoding="utf-8", errors="replace")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

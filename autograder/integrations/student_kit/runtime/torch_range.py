@@ -1,0 +1,58 @@
+"""The torch releases the student kit's stored vectors are verified against, and the refusal of any other.
+
+The kit's expectations were computed once, at build time; a student's code runs on the learner's own torch. The
+verdicts agree with the full kit's on every release in SUPPORTED (tests/test_student_kit_torch_range.py installs the
+kit beside another release than the build's and compares). Outside it, a changed kernel could move a result past a
+tolerance: the kit refuses to import rather than give a verdict it cannot stand behind.
+"""
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TorchRange:
+    lowest: tuple[int, int]  # (major, minor), included
+    below: tuple[int, int]  # (major, minor), excluded
+
+    def requirement(self) -> str:
+        """The range as a pip requirement, e.g. `torch>=2.13,<2.15`."""
+        return f"torch>={self.lowest[0]}.{self.lowest[1]},<{self.below[0]}.{self.below[1]}"
+
+    def admits(self, version: str) -> bool:
+        release = major_minor(version)
+        return release is not None and self.lowest <= release < self.below
+
+
+SUPPORTED = TorchRange(lowest=(2, 13), below=(2, 15))
+# The Pythons the kit declares: Colab and Kaggle run 3.11 or 3.12 today.
+REQUIRES_PYTHON = ">=3.11"
+
+
+class UnsupportedTorch(ImportError):
+    """The environment's torch is outside SUPPORTED."""
+
+
+def major_minor(version: str) -> tuple[int, int] | None:
+    """(major, minor) of a torch version string such as `2.14.1+cu128` or `2.15.0.dev20260101`."""
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def unsupported_message(installed: str, supported: TorchRange = SUPPORTED) -> str:
+    """What a learner reads when their torch is outside the range: both versions and the command that fixes it."""
+    wanted = supported.requirement()
+    return (f"The attnkit student kit was verified with {wanted}, but this environment has torch {installed}. "
+            f"Its stored answers could give wrong verdicts with this torch, so it does not load. "
+            f"Install a torch in the range (`pip install \"{wanted}\"`, then restart the kernel), or ask your "
+            f"instructor for a kit built for torch {installed}.\n"
+            f"attnkit 学生版工具包已用 {wanted} 验证过，但当前环境的 torch 是 {installed}。"
+            f"用这个版本的 torch，预存的答案可能给出错误的判定，所以工具包不加载。"
+            f"请安装范围内的 torch（`pip install \"{wanted}\"`，然后重启内核），"
+            f"或请老师提供为 torch {installed} 构建的工具包。")
+
+
+def require_supported_torch(installed: str) -> None:
+    """Raise UnsupportedTorch (an ImportError: `from autograder import check` fails with it) outside SUPPORTED."""
+    if not SUPPORTED.admits(installed):
+        raise UnsupportedTorch(unsupported_message(installed))

@@ -29,7 +29,8 @@ def clean_environment():
 def documented_install(language):
     """The install line docs/student-kit.md shows in its one ```{language} block that runs pip."""
     blocks = re.findall(rf"```{language}\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
-    lines = [line for block in blocks for line in block.splitlines() if "pip install" in line]
+    # A console block shows its commands after a "$ " prompt: the command is what follows it.
+    lines = [line.removeprefix("$ ") for block in blocks for line in block.splitlines() if "pip install" in line]
     assert len(lines) == 1, f"docs/student-kit.md: {len(lines)} pip lines in ```{language} blocks"
     return lines[0]
 
@@ -63,7 +64,7 @@ def make_kit_venv(root):
     ipykernel = f"ipykernel=={importlib.metadata.version('ipykernel')}"
     subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", ipykernel],
                    check=True, env=environment, cwd=root)
-    output = run_documented(documented_install("bash"), python, dist)
+    output = run_documented(documented_install("console"), python, dist)
     assert installed_version(python, "torch").split("+")[0] == "2.13.0", output  # 2.13.0+cpu: the disk's build
     package = subprocess.run([str(python), "-c", "import autograder, os; print(os.path.dirname(autograder.__file__))"],
                              check=True, capture_output=True, text=True, env=environment, cwd=root).stdout.strip()

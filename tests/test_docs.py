@@ -91,6 +91,11 @@ RUN_BY_TEST = {
         "tests/test_surprises.py::test_no_buggy_student_passes_every_public_check_and_loses_points",
     ".venv/bin/python -m devtools.student_kit_agreement":
         "tests/test_student_kit.py::test_kit_checks_agree_with_live_public_checks",
+    # docs/student-kit.md: the wheel as `make kit-wheel` builds it, installed by the page's terminal line.
+    "make kit-wheel":
+        "tests/test_student_kit_torch_range.py::test_notebook_line_installs_the_kit_and_keeps_the_learners_torch",
+    "python -m pip install attnkit_student_kit-*.whl":
+        "tests/test_student_kit_venv.py::test_solved_notebooks_pass_every_public_check",
     "make similarity-bench":
         "tests/test_similarity_bench.py::test_3000_students_every_planted_pair_on_top_and_few_honest_pairs_flagged",
 }

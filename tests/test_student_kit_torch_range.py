@@ -232,7 +232,7 @@ def test_kit_declares_the_range_and_the_wheel_name(tmp_path):
     pyproject = kit_files()["pyproject.toml"].decode()
     assert f'dependencies = ["{SUPPORTED.requirement()}", "numpy"]' in pyproject
     assert "torch==" not in pyproject
-    for language in ("ipython", "bash"):  # the kit's README shows docs/student-kit.md's install lines
+    for language in ("ipython", "console"):  # the kit's README shows docs/student-kit.md's install lines
         assert documented_install(language).strip() in kit_readme()
 
 

@@ -2,7 +2,8 @@
 
     python -m devtools.learner_read [--lang en|zh] [--kit full|student] [--attempt NAME]
 
-Each attempt is code a learner writes on the way to an exercise (a stub left alone, the bugs learners report).
+Each attempt is code a learner writes on the way to an exercise: a stub left alone, or one of the student-style
+bugs of tests/mutants/ that learners report.
 For each, check(...) runs three times in a fresh kernel's runtime: the first run (rung 1), the next run that
 still fails (rung 2) and a run asking for the next rung (rung 3). The transcript is what the learner reads;
 issue 34's closing note quotes it.
@@ -17,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch import nn
 
 from attnkit import solutions
 from autograder.integrations.student_kit.build import vectors_document
@@ -25,72 +25,12 @@ from autograder.integrations.student_kit.runtime.checking import StoredExpectati
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
 from autograder.running.in_notebook import ReferenceExpectations
 from autograder.running.notebook_runtime import NotebookRuntime
+from tests.mutants import basics_self_attention as basics
+from tests.mutants import causal, multihead
 
 
 def softmax_stub(x: torch.Tensor) -> torch.Tensor:
     raise NotImplementedError
-
-
-def softmax_without_max(x: torch.Tensor) -> torch.Tensor:
-    """The naive softmax summed over every element instead of each row."""
-    return torch.exp(x) / torch.exp(x).sum()
-
-
-def inverted_mask(num_tokens: int) -> torch.Tensor:
-    """tril where triu was meant: hides the past and the token itself."""
-    return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool))
-
-
-def renormalised_without_keepdim(attn_weights: torch.Tensor) -> torch.Tensor:
-    num_tokens = attn_weights.shape[-1]
-    masked = attn_weights * torch.tril(torch.ones(num_tokens, num_tokens))
-    return masked / masked.sum(dim=-1)
-
-
-def load_with_reshape(sa_v1: nn.Module, sa_v2: nn.Module) -> nn.Module:
-    """reshape where a transpose was meant: the shapes fit, the numbers land in the wrong places."""
-    with torch.no_grad():
-        for name in ("W_query", "W_key", "W_value"):
-            weight = getattr(sa_v2, name).weight
-            getattr(sa_v1, name).copy_(weight.reshape(weight.shape[1], weight.shape[0]))
-    return sa_v1
-
-
-def load_returning_nothing(sa_v1: nn.Module, sa_v2: nn.Module) -> None:
-    solutions.load_v2_weights_into_v1(sa_v1, sa_v2)
-
-
-class CausalAttentionUnsliced(solutions.CausalAttention):
-    """The stored mask used whole: right only when num_tokens == context_length."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
-        attn_scores = queries @ keys.transpose(1, 2)
-        attn_scores = attn_scores.masked_fill(self.mask.bool(), -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-        return self.dropout(attn_weights) @ values
-
-
-class WrapperWithPlainList(nn.Module):
-    """Heads in a plain Python list: .to(...) and state_dict never see them."""
-
-    def __init__(self, d_in: int, d_out: int, context_length: int, dropout: float, num_heads: int,
-                 qkv_bias: bool = False) -> None:
-        super().__init__()
-        self.heads = [solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
-                      for _ in range(num_heads)]
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([head(x) for head in self.heads], dim=-1)
-
-
-def split_without_transpose(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    b, num_tokens, d_out = x.shape
-    return x.view(b, num_heads, num_tokens, d_out // num_heads)
-
-
-def counts_frozen_too(module: nn.Module) -> int:
-    return sum(parameter.numel() for parameter in module.parameters()) + sum(b.numel() for b in module.buffers())
 
 
 @dataclass(frozen=True)
@@ -101,19 +41,24 @@ class Attempt:
     story: str  # what the learner did
 
 
+# The wrong attempts are tests/mutants/' own student-style bugs, the ones learners report: one written per bug.
 ATTEMPTS = (
     Attempt("stub", "softmax_naive", lambda: (softmax_stub,), "ran the check before writing anything"),
-    Attempt("softmax_over_everything", "softmax_naive", lambda: (softmax_without_max,),
-            "summed over the whole tensor"),
-    Attempt("tril_mask", "causal_mask", lambda: (inverted_mask,), "wrote tril for triu"),
+    Attempt("softmax_over_everything", "softmax_naive", lambda: (basics.softmax_naive_float32,),
+            "cast to float32 and summed over the whole tensor"),
+    Attempt("tril_mask", "causal_mask", lambda: (causal.causal_mask_tril,), "wrote tril for triu"),
     Attempt("route1_keepdim", "masking_routes",
-            lambda: (renormalised_without_keepdim, solutions.causal_weights_neg_inf), "forgot keepdim"),
-    Attempt("reshape_for_transpose", "transfer_weights", lambda: (load_with_reshape,), "reshape instead of .T"),
-    Attempt("returns_nothing", "transfer_weights", lambda: (load_returning_nothing,), "no return"),
-    Attempt("mask_not_sliced", "causal_attention", lambda: (CausalAttentionUnsliced,), "mask not cut to num_tokens"),
-    Attempt("heads_in_a_list", "mha_wrapper", lambda: (WrapperWithPlainList,), "a Python list of heads"),
-    Attempt("split_no_transpose", "split_heads", lambda: (split_without_transpose,), "view straight to heads"),
-    Attempt("counts_buffers", "parameter_counts", lambda: (counts_frozen_too,), "counted the mask buffer too"),
+            lambda: (causal.causal_weights_renormalised_no_keepdim, solutions.causal_weights_neg_inf),
+            "forgot keepdim"),
+    Attempt("reshape_for_transpose", "transfer_weights", lambda: (basics.load_reshape,), "reshape instead of .T"),
+    Attempt("returns_nothing", "transfer_weights", lambda: (basics.load_no_return,), "no return"),
+    Attempt("mask_not_sliced", "causal_attention", lambda: (causal.CausalAttention_mask_not_truncated,),
+            "mask not cut to num_tokens"),
+    Attempt("heads_in_a_list", "mha_wrapper", lambda: (multihead.WrapperPlainList,), "a Python list of heads"),
+    Attempt("split_no_transpose", "split_heads", lambda: (multihead.split_heads_view_only,),
+            "view straight to heads"),
+    Attempt("counts_buffers", "parameter_counts", lambda: (multihead.count_parameters_with_buffers,),
+            "counted the mask buffer too"),
 )
 
 

@@ -26,6 +26,18 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# Before any grading, `autograded/` holds only what the student handed in: nbgrader's copy follows links as the
+# instructor, so attnkit's first sanitizing step reads the notebook again without following links and removes what
+# nbgrader copied through a link, a hard link to a file outside the submission or a special file, with a note naming
+# it (autograder/integrations/nbgrader_intake.py). nbgrader's default list with that step first.
+c.Autograde.sanitize_preprocessors = [
+    "autograder.integrations.nbgrader_intake.OwnFilesOnly",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
 # Seconds per cell and per exercise's checks in the sandbox (attnkit grade's --timeout).
 c.SandboxedExecute.timeout = 30
 

@@ -3,32 +3,44 @@
 nbgrader hands `SandboxedExecute` one sanitized notebook at a time and spends about as long on its own bookkeeping
 (sanitizing, the gradebook) as attnkit spends grading. At the run's first notebook, `look_ahead(...)` starts a
 background thread that grades, in nbgrader's order and `Limits.workers` at a time, every submitted notebook the run
-is about to autograde, straight from `submitted/` (attnkit restores given cells from the release as nbgrader's
-OverwriteCells does). A sanitized notebook then takes the result graded ahead only when it is the same grading
-input: the same notebook, the same cells to run and exercises to check (its plan), and the same other files beside
-it. Anything else (an instructor's source that differs from attnkit's release, a file added by nbgrader) is graded
-on the spot, so a result is never borrowed from different code. Grading always happens in the sandbox, through
-`grade_notebooks`, one supervisor at a time (`GRADING_LOCK`), a few notebooks at a time so that the process can
-exit soon after nbgrader stops.
+is about to autograde. Each student's submission is first staged as nbgrader's autograde will lay it out (`stage`:
+the student's own files after nbgrader's ignore rules and attnkit's refusals of links, hard links and special files,
+the instructor's files over them); attnkit restores given cells from the release as nbgrader's OverwriteCells does.
+A sanitized notebook then takes the result graded ahead only when it is the same grading input: the same notebook,
+the same cells to run and exercises to check (its plan), and the same files beside it, by content
+(`grading_digest`, computed the same way on the staged folder and on `autograded/`; a folder too large to digest
+never matches). Anything else (an instructor's source that differs from attnkit's release, a file changed since it
+was staged) is graded on the spot, so a result is never borrowed from a different input. The results live for one
+autograde call (kept on its converter): formgrader's next click starts afresh. Grading always happens in the
+sandbox, through `grade_notebooks`, one supervisor at a time (`GRADING_LOCK`), a few notebooks at a time so that
+the process can exit soon after nbgrader stops.
 """
 
-import functools
+import hashlib
 import logging
 import os
+import shutil
+import stat
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.grading.notebooks import NotebookInput, NotebookResult, Options, grade_notebooks, tidy_notes
-from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
+from autograder.integrations.nbgrader_intake import handed_in, place_own_files, read_own_notebook
+from autograder.isolation.notebook_plan import NotebookPlan, plan_notebook
+from autograder.isolation.workspace import NOT_COPIED
 
 logger = logging.getLogger(__name__)
 
 # One grading at a time per process: formgrader runs autograde in its server's threads, and the zygote's channel and
 # the children it hands over belong to one supervisor at a time.
 GRADING_LOCK = threading.Lock()
-# A folder with more files than this beside its notebook is not compared: that notebook is graded on the spot.
+# A folder with more entries or bytes than these beside its notebook is not compared: that notebook is graded on
+# the spot.
 MAX_NEIGHBOURS = 2000
+MAX_NEIGHBOUR_BYTES = 256 * 2**20
+ATTRIBUTE = "_attnkit_look_ahead"  # where an autograde call's LookAhead is kept, on that call's converter
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,9 @@ class Run:
     force: bool
     notebooks: tuple[str, ...]  # the assignment's notebooks attnkit grades
     options: Options
+    ignore: tuple[str, ...] = ()  # CourseDirectory.ignore: what nbgrader's copy leaves out
+    source: Path | None = None  # source/<assignment>: the instructor's files Autograde copies over the student's
+    instructor_files: frozenset[str] = frozenset()  # their paths below `source`
 
 
 @dataclass(frozen=True)
@@ -59,11 +74,11 @@ def about_to_autograde(run: Run) -> list[Submitted]:
     found: list[Submitted] = []
     for folder in sorted(run.submitted.glob(f"{run.students}/{run.assignment}")):
         student = folder.parent.name
-        handed_in = [name for name in run.notebooks if (folder / f"{name}.ipynb").is_file()]
+        names = [name for name in run.notebooks if (folder / f"{name}.ipynb").is_file()]
         graded = run.autograded / student / run.assignment
-        if not run.force and handed_in and all((graded / f"{name}.ipynb").is_file() for name in handed_in):
+        if not run.force and names and all((graded / f"{name}.ipynb").is_file() for name in names):
             continue
-        found.extend(Submitted(student, name, folder / f"{name}.ipynb") for name in handed_in)
+        found.extend(Submitted(student, name, folder / f"{name}.ipynb") for name in names)
     return found
 
 
@@ -74,49 +89,148 @@ class GradingInput:
     notebook: str
     steps: tuple
     exercises: tuple[str, ...]
-    neighbours: tuple[tuple[str, int], ...] | None  # (relative path, size) of the other files; None: too many
+    files: str | None  # grading_digest of the notebook's folder; None: not taken (too many files), never matches
 
     @classmethod
     def of(cls, plan: NotebookPlan) -> "GradingInput":
-        return cls(plan.notebook, plan.steps, plan.exercises, neighbours(plan.path.parent))
+        return cls(plan.notebook, plan.steps, plan.exercises, grading_digest(plan.path.parent))
+
+    def matches(self, other: "GradingInput | None") -> bool:
+        return other is not None and self.files is not None and other.files is not None and self == other
 
 
-def neighbours(folder: Path) -> tuple[tuple[str, int], ...] | None:
-    """The regular files under `folder` other than notebooks, with their sizes; None past MAX_NEIGHBOURS entries."""
-    found: list[tuple[str, int]] = []
-    for directory, subdirectories, files in os.walk(folder):  # links to folders are not followed
-        subdirectories[:] = [name for name in subdirectories if name != ".ipynb_checkpoints"]
-        for name in files:
-            if name.endswith(".ipynb"):
+def grading_digest(folder: Path) -> str | None:
+    """SHA-256 of everything beside a notebook that its grading child may see: the name and kind of every entry the
+    sandbox's workspace looks at (autograder.isolation.workspace: not notebooks, not NOT_COPIED), and each regular
+    file's content; no link followed. None past MAX_NEIGHBOURS entries or MAX_NEIGHBOUR_BYTES bytes."""
+    digest, entries, total = hashlib.sha256(), 0, 0
+    for directory, folders, files in os.walk(folder):  # links to folders are listed, never followed
+        folders[:] = sorted(name for name in folders if name not in NOT_COPIED and not name.endswith(".ipynb"))
+        below = Path(directory)
+        for name in sorted([*folders, *files]):
+            if name in NOT_COPIED or name.endswith(".ipynb"):
                 continue
-            path = Path(directory) / name
-            if len(found) >= MAX_NEIGHBOURS:
+            entries += 1
+            if entries > MAX_NEIGHBOURS:
                 return None
-            if path.is_file() and not path.is_symlink():
-                found.append((str(path.relative_to(folder)), path.stat().st_size))
-    return tuple(sorted(found))
+            path = below / name
+            relative = path.relative_to(folder).as_posix().encode("utf-8", "surrogateescape")
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                return None
+            kind = b"file" if stat.S_ISREG(mode) else b"folder" if stat.S_ISDIR(mode) else b"other"
+            digest.update(b"%d:%s:%s:" % (len(relative), relative, kind))
+            if kind == b"file":
+                content = _content_digest(path)
+                if content is None:
+                    return None
+                size, sha = content
+                total += size
+                if total > MAX_NEIGHBOUR_BYTES:
+                    return None
+                digest.update(sha)
+    return digest.hexdigest()
+
+
+def _content_digest(path: Path) -> tuple[int, bytes] | None:
+    """(size, SHA-256) of the regular file at `path`, opened without following a link; None if it cannot be."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest, size = hashlib.sha256(), 0
+        while block := os.read(fd, 2**20):
+            size += len(block)
+            if size > MAX_NEIGHBOUR_BYTES:
+                return None
+            digest.update(block)
+        return size, digest.digest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]:
+    """Lay out in `into` what nbgrader's autograde will grade for `student`: their own notebooks and files, after
+    nbgrader's ignore rules and attnkit's refusals (autograder.integrations.nbgrader_intake), and the instructor's
+    files copied over them; the notebooks staged (those that are the student's own files)."""
+    parts = (student, run.assignment)
+    submission = handed_in(run.submitted, parts, run.ignore)
+    into.mkdir(mode=0o700)
+    place_own_files(submission, run.submitted, parts, into)
+    if run.source is not None:
+        for relative in sorted(run.instructor_files):
+            target = into / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(run.source / relative, target)
+    staged = []
+    for notebook in notebooks:
+        name = f"{notebook}.ipynb"
+        if name in submission.notebooks:
+            (into / name).write_bytes(read_own_notebook(run.submitted, parts, name))
+            staged.append(notebook)
+    return staged
 
 
 class LookAhead:
-    """The results graded ahead for one autograde run, filled by a background thread as they come."""
+    """The results graded ahead for one autograde call, filled by a background thread as they come."""
 
     def __init__(self, run: Run) -> None:
+        self.run = run
         self._inputs: dict[tuple[str, str], GradingInput] = {}
         self._results: dict[tuple[str, str], NotebookResult] = {}
         self._plan_notes: dict[tuple[str, str], frozenset[str]] = {}
         self._ready = threading.Condition()
+        self._planned = False
         self._finished = False
-        jobs = []
-        for item in about_to_autograde(run):
-            try:
-                plan = plan_notebook(item.path, item.notebook)
-            except NotebookProblem:
-                continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
-            key = (item.student, item.notebook)
-            self._inputs[key], self._plan_notes[key] = GradingInput.of(plan), frozenset(plan.notes)
-            jobs.append(NotebookInput(key, item.path, item.notebook))
-        self._thread = threading.Thread(target=self._grade, args=(jobs, run.options), name="attnkit-look-ahead")
+        self._thread = threading.Thread(target=self._work, name="attnkit-look-ahead")
         self._thread.start()
+
+    def _work(self) -> None:
+        scratch = Path(tempfile.mkdtemp(prefix="attnkit-ahead-"))
+        try:
+            jobs = self._plan(scratch)
+            self._grade(jobs, self.run.options)
+        except Exception:  # noqa: BLE001 - every notebook is then graded on the spot: slower, never wrong
+            logger.exception("attnkit: grading ahead stopped; the remaining notebooks are graded one by one")
+        finally:
+            with self._ready:
+                self._planned = self._finished = True
+                self._ready.notify_all()
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _plan(self, scratch: Path) -> list[NotebookInput]:
+        """Stage and plan every notebook about to be autograded, each student and each notebook on its own: whatever
+        one of them raises leaves that notebook to be graded on the spot, never the others."""
+        by_student: dict[str, list[str]] = {}
+        for item in about_to_autograde(self.run):
+            by_student.setdefault(item.student, []).append(item.notebook)
+        jobs = []
+        for index, (student, notebooks) in enumerate(by_student.items()):
+            folder = scratch / str(index)
+            try:
+                staged = stage(self.run, student, notebooks, folder)
+            except Exception:  # noqa: BLE001 - that student's notebooks are graded on the spot
+                logger.warning("attnkit: %r's submission could not be staged for grading ahead", student, exc_info=True)
+                continue
+            for notebook in staged:
+                key = (student, notebook)
+                try:
+                    plan = plan_notebook(folder / f"{notebook}.ipynb", notebook)
+                    grading_input = GradingInput.of(plan)
+                except Exception:  # noqa: BLE001 - NotebookProblem, or anything a malformed file raises
+                    continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
+                self._inputs[key], self._plan_notes[key] = grading_input, frozenset(plan.notes)
+                jobs.append(NotebookInput(key, plan.path, notebook))
+        with self._ready:
+            self._planned = True
+            self._ready.notify_all()
+        return jobs
 
     def _grade(self, jobs: list[NotebookInput], options: Options) -> None:
         # In chunks, the lock taken for each: a notebook graded on the spot waits for one chunk at most, and when the
@@ -125,18 +239,11 @@ class LookAhead:
         chunk = 2 * max(1, options.limits.workers)
         logger.info("attnkit: grading %d submitted notebooks ahead of nbgrader, %d at a time, in the sandbox",
                     len(jobs), options.limits.workers)
-        try:
-            for start in range(0, len(jobs), chunk):
-                if not threading.main_thread().is_alive():
-                    break
-                with GRADING_LOCK:
-                    grade_notebooks(jobs[start:start + chunk], options, on_result=self._store)
-        except Exception:  # noqa: BLE001 - every notebook is then graded on the spot: slower, never wrong
-            logger.exception("attnkit: grading ahead stopped; the remaining notebooks are graded one by one")
-        finally:
-            with self._ready:
-                self._finished = True
-                self._ready.notify_all()
+        for start in range(0, len(jobs), chunk):
+            if not threading.main_thread().is_alive():
+                break
+            with GRADING_LOCK:
+                grade_notebooks(jobs[start:start + chunk], options, on_result=self._store)
 
     def _store(self, result: NotebookResult) -> None:
         with self._ready:
@@ -147,7 +254,9 @@ class LookAhead:
         """The result graded ahead for this sanitized notebook's plan, waiting for it; None when it was not graded
         ahead or from another input (then the caller grades it)."""
         key = (student, plan.notebook)
-        if self._inputs.get(key) != GradingInput.of(plan):
+        with self._ready:
+            self._ready.wait_for(lambda: self._planned)
+        if not GradingInput.of(plan).matches(self._inputs.get(key)):
             return None
         with self._ready:
             self._ready.wait_for(lambda: key in self._results or self._finished)
@@ -160,7 +269,13 @@ class LookAhead:
         return stored
 
 
-@functools.lru_cache(maxsize=1)  # one run at a time; a later run with other students or settings replaces it
-def look_ahead(run: Run) -> LookAhead:
-    """The run's LookAhead, started at its first notebook."""
-    return LookAhead(run)
+def look_ahead(run: Run, call: object) -> LookAhead:
+    """The LookAhead of one autograde call, kept on `call` (the converter nbgrader makes for each `nbgrader autograde`
+    and for each click of formgrader's Autograde button): never shared by two calls, so a later click after a
+    resubmission never takes a result graded from an earlier one."""
+    current = getattr(call, ATTRIBUTE, None)
+    if isinstance(current, LookAhead) and current.run == run:
+        return current
+    current = LookAhead(run)
+    setattr(call, ATTRIBUTE, current)
+    return current

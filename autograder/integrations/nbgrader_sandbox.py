@@ -141,6 +141,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         if result is None:
             result, how = self._grade(path, notebook_id), "graded"
         self._check(result)
+        result.notes[:0] = intake_notes(nb)
         restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
         write_verdicts(nb, result, self.lang or language())
         self.log.info("attnkit: %s/%s %s in the sandbox: %g/%g", student, notebook_id, how, result.score,
@@ -155,22 +156,30 @@ class SandboxedExecute(NbGraderPreprocessor):
         return Options(limits=limits, seed=self.seed, lang=self.lang or None, blocked=self._blocked())
 
     def _graded_ahead(self, path: Path, notebook_id: str, student: str, assignment: str) -> "NotebookResult | None":
-        """This notebook's result from the run's look-ahead (autograder.integrations.nbgrader_lookahead), if it was
-        graded ahead from the same input; None otherwise."""
+        """This notebook's result from the call's look-ahead (autograder.integrations.nbgrader_lookahead), if it was
+        graded ahead from the same input; None otherwise, and whatever planning this one notebook raises (it is then
+        graded on the spot: one student's file never stops the others')."""
         from autograder.course.exercises import NOTEBOOKS
+        from autograder.integrations.nbgrader_intake import instructor_files
         from autograder.integrations.nbgrader_lookahead import Run, look_ahead
-        from autograder.isolation.notebook_plan import NotebookProblem, plan_notebook
+        from autograder.isolation.notebook_plan import plan_notebook
 
+        converter = self._converter()
+        if converter is None:  # no autograde call to keep results for
+            return None
         try:
             plan = plan_notebook(path, notebook_id)
-        except NotebookProblem:
+            course = self._course()
+            root = Path(course.root)
+            run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment,
+                      course.student_id, self._forced(), tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)),
+                      self._options(Limits().workers), tuple(course.ignore),
+                      Path(course.format_path(course.source_directory, ".", assignment)),
+                      instructor_files(converter, course, assignment))
+            return look_ahead(run, converter).result_for(student, plan)
+        except Exception:  # noqa: BLE001 - graded on the spot, which says what is wrong with the notebook
+            logger.debug("attnkit: %s/%s not taken from the look-ahead", student, notebook_id, exc_info=True)
             return None
-        course = self._course()
-        root = Path(course.root)
-        force = self._forced()
-        run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment, course.student_id,
-                  force, tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)), self._options(Limits().workers))
-        return look_ahead(run).result_for(student, plan)
 
     def _converter(self) -> "BaseConverter | None":
         """The nbgrader converter running this preprocessor: the parent of its exporter (traitlets' parent chain)."""
@@ -219,6 +228,16 @@ class SandboxedExecute(NbGraderPreprocessor):
         if course.db_url.startswith("sqlite:///"):
             blocked.append(Path(course.db_url.removeprefix("sqlite:///")))
         return tuple(path for path in blocked if path.exists())
+
+
+def intake_notes(nb: NotebookNode) -> list[str]:
+    """The notes autograder.integrations.nbgrader_intake left in the notebook's metadata (links not followed...),
+    removed from it; text only, cleaned."""
+    from autograder.integrations.nbgrader_intake import NOTES_KEY
+    from autograder.safe_text import clean
+
+    notes = nb.metadata.pop(NOTES_KEY, [])
+    return [clean(note) for note in notes if isinstance(note, str)] if isinstance(notes, list) else []
 
 
 def write_verdicts(nb: NotebookNode, result: "NotebookResult", lang: str) -> None:

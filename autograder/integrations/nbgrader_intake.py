@@ -1,0 +1,377 @@
+"""Only what the student handed in reaches nbgrader's grading: `OwnFilesOnly`, the first sanitize preprocessor.
+
+`nbgrader autograde` copies a submission into `autograded/` with `shutil.copy`, which follows links as the
+instructor: a file `answers.txt -> <course>/source/attention/03_....ipynb` arrives in `autograded/` as a regular file
+holding the solutions, and `SandboxedExecute` grades that copy. `attnkit grade` never follows a link
+(autograder.grading.intake); this module gives nbgrader's path the same rule, at the first step nbgrader lets a
+course run before grading (the sanitize list runs for each notebook, after nbgrader's copy, before any grading):
+
+- the notebook itself is read again without following a link (O_NOFOLLOW, each folder from `submitted/` down opened
+  the same way); a notebook that is a link, a hard link to a file outside the submission or no regular file is not
+  graded: an empty notebook takes its place (0 points, as `attnkit grade` gives), with a note naming it;
+- `autograded/<student>/<assignment>/` is made to hold exactly the student's own regular files that nbgrader copies
+  (after its ignore rules), copied again from descriptors opened without following links, plus the instructor's
+  files nbgrader copied from `source/`: whatever nbgrader copied through a link, a hard link to a file outside the
+  submission, or from a special file (FIFO, device, socket) is removed before any grading, whatever the folder
+  held when nbgrader copied it;
+- the notes ("answers.txt is a symbolic link: not followed", attnkit grade's wording) travel to `SandboxedExecute`
+  in the notebook's metadata (NOTES_KEY, set here on every notebook, so a student's own value never survives) and
+  are shown in the first graded cell.
+
+What this cannot reach: nbgrader's copy itself runs before any course code, so a link to a device that never ends
+(`/dev/zero`), a FIFO or a dangling link stops that student's autograde in nbgrader (an error for that student, the
+class goes on); `nbgrader collect` copies from the exchange with `shutil.copytree`, which follows links, before
+attnkit sees anything (docs/security.md).
+"""
+
+import contextlib
+import fnmatch
+import os
+import stat
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+import nbformat
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat.notebooknode import NotebookNode
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from autograder.isolation.notebook_plan import MAX_FILE_BYTES
+from autograder.isolation.workspace import MAX_SCAN_ENTRIES
+from autograder.safe_text import clean
+
+if TYPE_CHECKING:
+    from nbgrader.converters.base import BaseConverter
+
+THIS = f"{__name__}.OwnFilesOnly"
+# nbgrader 0.9's Autograde.sanitize_preprocessors with ours first.
+SANITIZE_PREPROCESSORS = [
+    THIS,
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+NOTES_KEY = "attnkit_handed_in"  # notebook metadata: the notes of this module, read by SandboxedExecute
+NOTEBOOK = "*.ipynb"  # nbgrader converts the notebooks and copies every other file
+CHUNK = 1 << 20
+
+# attnkit grade's words (autograder.grading.intake), and the same style for what it has no word for.
+LINK = "{} is a symbolic link: not followed"
+HARD_LINK = "{} is a hard link to a file outside the submission: not copied"
+SPECIAL = "{} is not a regular file ({}): not copied"
+CHANGED = "{} changed while it was copied: not copied"
+TOO_MANY = f"more than {MAX_SCAN_ENTRIES:,} files and folders: the rest were not copied"
+MAX_NOTES = 10
+OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+@dataclass(frozen=True)
+class OwnFile:
+    """A regular file of the submission that nbgrader copies: where it is below the folder, and which file it was."""
+
+    parts: tuple[str, ...]
+    identity: tuple[int, int]  # (st_dev, st_ino) when scanned: a file swapped since is not copied
+
+    @property
+    def relative(self) -> str:
+        return "/".join(self.parts)
+
+
+@dataclass(frozen=True)
+class HandedIn:
+    """One student's submitted folder as nbgrader's copy should see it: the student's own files, and what was
+    refused (notes naming each)."""
+
+    folder: Path
+    files: tuple[OwnFile, ...]  # not notebooks, not ignored
+    notebooks: tuple[str, ...]  # top-level notebook file names that are the student's own regular files
+    notes: tuple[str, ...]
+    complete: bool  # False: more entries than MAX_SCAN_ENTRIES, the rest not looked at
+
+
+@dataclass
+class _Walk:
+    ignore: tuple[str, ...]
+    files: list[OwnFile]
+    notebooks: list[str]
+    notes: list[str]
+    links: dict[tuple[int, int], int]  # (st_dev, st_ino) of every multiply linked file -> names seen inside
+    nlinks: dict[OwnFile | str, tuple[tuple[int, int], int]]  # file -> (identity, st_nlink)
+    entries: int = 0
+    more_notes: int = 0
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
+        else:
+            self.more_notes += 1
+
+
+def ignored(name: str, patterns: Sequence[str]) -> bool:
+    """Whether nbgrader's copy leaves `name` out (nbgrader.utils.is_ignored, which globs: a pattern matches a hidden
+    name only when it starts with a dot), decided from the name alone."""
+    return any(fnmatch.fnmatchcase(name, pattern) and (not name.startswith(".") or pattern.startswith("."))
+               for pattern in patterns)
+
+
+def open_folder(root: Path, parts: Sequence[str]) -> int:
+    """The folder `root`/parts opened one level at a time without following a link (`root` is the instructor's);
+    OSError (ELOOP, ENOTDIR) where a part is a link."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts:
+            child = os.open(part, OPEN_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def handed_in(root: Path, parts: Sequence[str], ignore: Sequence[str]) -> HandedIn:
+    """The submission at `root`/parts (e.g. submitted/, (student, assignment)); see HandedIn."""
+    folder = root.joinpath(*parts)
+    try:
+        fd = open_folder(root, parts)
+    except OSError as error:
+        return HandedIn(folder, (), (), (_folder_refused(root, parts, error),), True)
+    walk = _Walk(tuple(ignore), [], [], [], {}, {})
+    try:
+        complete = _walk(fd, (), walk)
+    finally:
+        os.close(fd)
+    # A hard link is the student's own when every name of the file is inside the submission.
+    own_files = []
+    for file in walk.files:
+        identity, nlink = walk.nlinks.get(file, ((0, 0), 1))
+        if nlink > 1 and walk.links.get(identity, 0) < nlink:
+            walk.note(HARD_LINK.format(clean(file.relative)))
+        else:
+            own_files.append(file)
+    own_notebooks = []
+    for name in walk.notebooks:
+        identity, nlink = walk.nlinks.get(name, ((0, 0), 1))
+        if nlink > 1 and walk.links.get(identity, 0) < nlink:
+            walk.note(HARD_LINK.format(clean(name)))
+        else:
+            own_notebooks.append(name)
+    notes = [*walk.notes, *([f"and {walk.more_notes:,} more like these"] if walk.more_notes else [])]
+    if not complete:
+        notes.append(TOO_MANY)
+    return HandedIn(folder, tuple(own_files), tuple(own_notebooks), tuple(notes), complete)
+
+
+def _folder_refused(root: Path, parts: Sequence[str], error: OSError) -> str:
+    """The note for a student's folder (or its assignment folder) that is a link or cannot be opened."""
+    for depth in range(len(parts)):
+        with contextlib.suppress(OSError):
+            if stat.S_ISLNK(os.lstat(root.joinpath(*parts[: depth + 1])).st_mode):
+                return LINK.format(clean("/".join(parts[depth: depth + 1])) + "/")
+    return f"{clean('/'.join(parts))}/ cannot be read: {error.strerror or error}"
+
+
+def _walk(fd: int, parts: tuple[str, ...], walk: _Walk) -> bool:
+    """Record the folder open as `fd` (the submission / `parts`); False once past MAX_SCAN_ENTRIES entries."""
+    with os.scandir(fd) as entries:
+        names = sorted(entry.name for entry in entries)
+    for name in names:
+        walk.entries += 1
+        if walk.entries > MAX_SCAN_ENTRIES:
+            return False
+        relative = (*parts, name)
+        shown = clean("/".join(relative))
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            continue  # gone since it was listed: nbgrader's copy cannot have it either, or fails on it
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            identity = (info.st_dev, info.st_ino)
+            walk.links[identity] = walk.links.get(identity, 0) + 1
+        if ignored(name, walk.ignore):
+            continue  # nbgrader's copy leaves it (a folder: all below it) out
+        if stat.S_ISLNK(info.st_mode):
+            walk.note(LINK.format(shown))
+        elif stat.S_ISDIR(info.st_mode):
+            if ignored(name, [NOTEBOOK]):
+                continue  # nbgrader's copy leaves out a folder named like a notebook, and all below it
+            try:
+                child = os.open(name, OPEN_DIRECTORY, dir_fd=fd)
+            except OSError:
+                walk.note(LINK.format(shown))  # swapped for a link since it was looked at
+                continue
+            try:
+                if not _walk(child, relative, walk):
+                    return False
+            finally:
+                os.close(child)
+        elif not stat.S_ISREG(info.st_mode):
+            walk.note(SPECIAL.format(shown, _kind(info.st_mode)))
+        elif ignored(name, [NOTEBOOK]):
+            if not parts:  # notebooks below the top are neither copied nor converted by nbgrader
+                walk.notebooks.append(name)
+                walk.nlinks[name] = ((info.st_dev, info.st_ino), info.st_nlink)
+        else:
+            file = OwnFile(relative, (info.st_dev, info.st_ino))
+            walk.files.append(file)
+            walk.nlinks[file] = ((info.st_dev, info.st_ino), info.st_nlink)
+    return True
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "no file"
+
+
+@contextlib.contextmanager
+def opened_own(root: Path, parts: Sequence[str], file: Sequence[str],
+               identity: tuple[int, int] | None = None) -> Iterator[int]:
+    """A descriptor of the regular file root/parts/file, every part opened without following a link; OSError
+    where it is a link, no regular file, not the file scanned (`identity`) or linked from outside (st_nlink > 1 is
+    checked by the caller's scan)."""
+    folder = open_folder(root, [*parts, *file[:-1]])
+    try:
+        fd = os.open(file[-1], OPEN_FILE, dir_fd=folder)
+    finally:
+        os.close(folder)
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode) or (identity is not None and (status.st_dev, status.st_ino) != identity):
+            raise OSError(f"{'/'.join(file)} is not the file that was scanned")
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def copy_own(fd: int, destination: Path) -> None:
+    """Copy the file open as `fd` to `destination` (replaced at once: a file nbgrader copied there is never read)."""
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".attnkit-copy-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            os.lseek(fd, 0, os.SEEK_SET)
+            while block := os.read(fd, CHUNK):
+                out.write(block)
+        os.replace(temporary, destination)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def read_own_notebook(root: Path, parts: Sequence[str], name: str) -> bytes:
+    """The bytes of the submitted notebook root/parts/name, read without following a link; OSError otherwise."""
+    with opened_own(root, parts, [name]) as fd:
+        if os.fstat(fd).st_size > MAX_FILE_BYTES:
+            raise OSError(f"{name} is larger than {MAX_FILE_BYTES // 2**20} MB")
+        chunks = []
+        while block := os.read(fd, CHUNK):
+            chunks.append(block)
+        return b"".join(chunks)
+
+
+def place_own_files(submission: HandedIn, root: Path, parts: Sequence[str], destination: Path,
+                    keep: frozenset[str] = frozenset()) -> list[str]:
+    """Make `destination` hold the submission's own files and nothing else copied from it (notebooks and `keep`, the
+    instructor's files, are left as they are); notes for files that changed meanwhile."""
+    notes = []
+    wanted = {file.relative for file in submission.files} - keep
+    for file in submission.files:
+        if file.relative in keep:
+            continue
+        target = destination.joinpath(*file.parts)
+        try:
+            with opened_own(root, parts, file.parts, file.identity) as fd:
+                copy_own(fd, target)
+        except OSError:
+            notes.append(CHANGED.format(clean(file.relative)))
+            wanted.discard(file.relative)
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+    for directory, folders, names in os.walk(destination):  # the instructor's own folder: no link in it followed
+        below = PurePosixPath(Path(directory).relative_to(destination).as_posix())
+        for name in names:
+            relative = str(below / name) if str(below) != "." else name
+            if ignored(name, [NOTEBOOK]) and str(below) == ".":
+                continue  # nbgrader's own output
+            if relative not in wanted and relative not in keep:
+                os.unlink(Path(directory) / name)
+        folders[:] = [folder for folder in folders if not (Path(directory) / folder).is_symlink()]
+    return notes
+
+
+def instructor_files(converter: "BaseConverter | None", course: CourseDirectory, assignment: str) -> frozenset[str]:
+    """The files Autograde copies from source/<assignment> over the student's (relative paths)."""
+    from nbgrader.utils import find_all_files
+
+    source = Path(course.format_path(course.source_directory, ".", assignment))
+    excluded = set(getattr(converter, "exclude_overwriting", {}).get(assignment, []))
+    return frozenset(Path(found).relative_to(source).as_posix()
+                     for found in find_all_files(str(source), [*course.ignore, NOTEBOOK])) - excluded
+
+
+class OwnFilesOnly(NbGraderPreprocessor):
+    """Grade the student's own files only (see the module docstring): first in Autograde.sanitize_preprocessors."""
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        converter = self._converter()
+        course = converter.coursedir if converter is not None else CourseDirectory(config=self.config)
+        student, assignment = str(resources["nbgrader"]["student"]), str(resources["nbgrader"]["assignment"])
+        notebook = f"{resources['nbgrader']['notebook']}.ipynb"
+        root = Path(course.root)
+        submitted = root / course.submitted_directory
+        parts = (student, assignment)
+        submission = handed_in(submitted, parts, course.ignore)
+        notes = list(submission.notes)
+        if notebook in submission.notebooks:
+            try:
+                nb = nbformat.reads(read_own_notebook(submitted, parts, notebook).decode("utf-8"), as_version=4)
+            except (OSError, UnicodeDecodeError, ValueError) as error:
+                notes.append(f"{clean(notebook)} cannot be read as it was handed in: "
+                             f"{clean(getattr(error, 'strerror', None) or error, 200)}")
+                nb = _empty_like(nb)
+        else:
+            if not any(clean(notebook) in note for note in notes):
+                notes.append(LINK.format(clean(notebook)) if _is_link(submitted.joinpath(*parts, notebook))
+                             else f"{clean(notebook)} is not the student's own file: not graded")
+            nb = _empty_like(nb)
+        destination = Path(course.format_path(course.autograded_directory, student, assignment))
+        keep = instructor_files(converter, course, assignment)
+        notes += place_own_files(submission, submitted, parts, destination, keep)
+        nb.metadata[NOTES_KEY] = notes  # always ours: a value the student wrote there is replaced
+        for note in notes:
+            self.log.warning("attnkit: %s/%s: %s", clean(student), clean(notebook), note)
+        return nb, resources
+
+    def _converter(self) -> "BaseConverter | None":
+        from nbgrader.converters.base import BaseConverter
+
+        converter = getattr(self.parent, "parent", None)
+        return converter if isinstance(converter, BaseConverter) else None
+
+
+def _is_link(path: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    return False
+
+
+def _empty_like(nb: NotebookNode) -> NotebookNode:
+    """A notebook with no cells (graded 0, as a notebook not handed in), keeping nbgrader's kernel metadata."""
+    empty = nbformat.v4.new_notebook()
+    kernelspec = nb.get("metadata", {}).get("kernelspec")
+    if kernelspec is not None:
+        empty.metadata["kernelspec"] = kernelspec
+    return empty

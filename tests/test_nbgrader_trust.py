@@ -1,0 +1,435 @@
+"""nbgrader's path grades what the student handed in, never what a link points to, and grading ahead is exact.
+
+- autograder/integrations/nbgrader_intake.py: links, hard links to files outside the submission and special files
+  in a submitted folder are refused with notes naming them (attnkit grade's words); what nbgrader's copy brought into
+  autograded/ through them is removed before any grading, even where the folder changed after nbgrader's copy.
+- autograder/integrations/nbgrader_lookahead.py: the grading input is identified by content, after nbgrader's ignore
+  rules, the same way on both sides; a folder too large to digest never matches; the look-ahead lives for one call.
+- Through `nbgrader autograde` for real (marked slow): the issue's attacks (links to source/, release/, the gradebook,
+  a classmate's submission and /etc, as files, folders and notebooks, and hard links) get the grade of the same work
+  without them; a resubmitted helper file of the same name and size is graded afresh on formgrader's second click;
+  answers hidden in feedback/ beside 2,000 files are not graded ahead; a malformed notebook stops no classmate.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import nbformat
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from nbgrader.converters.base import BaseConverter
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.utils import find_all_files
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.course.exercises import NOTEBOOKS
+from autograder.grading.intake import open_submission
+from autograder.integrations import nbgrader_course, nbgrader_intake, nbgrader_lookahead
+from autograder.integrations.nbgrader_intake import handed_in, ignored, place_own_files
+from autograder.integrations.nbgrader_lookahead import GradingInput, grading_digest
+
+NB01, NB03, NB04 = NOTEBOOKS[0], NOTEBOOKS[2], NOTEBOOKS[3]
+IGNORE = list(CourseDirectory().ignore)  # nbgrader's: .ipynb_checkpoints, *.pyc, __pycache__, feedback
+
+
+def _student(tmp_path, name="mallory"):
+    folder = tmp_path / "submitted" / name / "attention"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def nbgrader_copy(submitted_root, student, autograded_root, ignore=IGNORE):
+    """nbgrader's own copy of a submission into autograded/ (BaseConverter.init_assignment, run as nbgrader runs it)."""
+    fake = types.SimpleNamespace(
+        _format_source=lambda assignment, who: str(submitted_root / who / assignment),
+        _format_dest=lambda assignment, who: str(autograded_root / who / assignment),
+        coursedir=types.SimpleNamespace(ignore=list(ignore)), log=types.SimpleNamespace(info=lambda *args: None))
+    BaseConverter.init_assignment(fake, "attention", student)
+    return autograded_root / student / "attention"
+
+
+# --- the refusals -----------------------------------------------------------------------------------------------
+
+
+def test_links_hard_links_and_special_files_are_refused_with_notes_naming_them(tmp_path):
+    secret = tmp_path / "course" / "source" / "attention" / f"{NB03}.ipynb"
+    secret.parent.mkdir(parents=True)
+    secret.write_text('{"cells": []}')
+    folder = _student(tmp_path)
+    (folder / f"{NB01}.ipynb").write_text('{"cells": []}')
+    (folder / "answers.txt").symlink_to(secret)
+    (folder / "release").symlink_to(tmp_path / "course" / "source", target_is_directory=True)
+    (folder / "sub").mkdir()
+    (folder / "sub" / "passwd").symlink_to("/etc/passwd")
+    (folder / "sub" / "own.txt").write_text("mine")
+    (folder / f"{NB03}.ipynb").symlink_to(secret)  # named like a notebook
+    os.link(secret, folder / "hard.txt")  # a hard link to the instructor's file
+    (folder / "a.txt").write_text("pair")
+    os.link(folder / "a.txt", folder / "b.txt")  # two names, both the student's
+    os.mkfifo(folder / "pipe")
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(folder / "sock"))
+    (folder / "feedback").mkdir()
+    (folder / "feedback" / "x.txt").symlink_to(secret)  # nbgrader never copies feedback/: nothing to say
+    try:
+        submission = handed_in(tmp_path / "submitted", ("mallory", "attention"), IGNORE)
+    finally:
+        listener.close()
+    assert sorted(file.relative for file in submission.files) == ["a.txt", "b.txt", "sub/own.txt"]
+    assert submission.notebooks == (f"{NB01}.ipynb",)
+    assert sorted(submission.notes) == sorted([
+        "answers.txt is a symbolic link: not followed",
+        "release is a symbolic link: not followed",
+        "sub/passwd is a symbolic link: not followed",
+        f"{NB03}.ipynb is a symbolic link: not followed",
+        "hard.txt is a hard link to a file outside the submission: not copied",
+        "pipe is not a regular file (a FIFO): not copied",
+        "sock is not a regular file (a socket): not copied",
+    ])
+    # attnkit grade's words for the same links (autograder.grading.intake), word for word
+    with open_submission(folder.parent) as theirs:
+        links = {note.removeprefix("attention/") for note in theirs.notes if "symbolic link" in note}
+    assert links - {"feedback/x.txt is a symbolic link: not followed"} == {
+        note for note in submission.notes if "symbolic link" in note}
+
+
+@pytest.mark.parametrize("linked", ["student", "assignment"])
+def test_a_student_folder_or_assignment_folder_that_is_a_link_hands_in_nothing(tmp_path, linked):
+    bob = _student(tmp_path, "bob")
+    (bob / f"{NB01}.ipynb").write_text('{"cells": []}')
+    (bob / "helper.py").write_text("x = 1")
+    if linked == "student":
+        (tmp_path / "submitted" / "mallory").symlink_to(tmp_path / "submitted" / "bob")
+        expected = "mallory/ is a symbolic link: not followed"
+    else:
+        (tmp_path / "submitted" / "mallory").mkdir()
+        (tmp_path / "submitted" / "mallory" / "attention").symlink_to(bob)
+        expected = "attention/ is a symbolic link: not followed"
+    submission = handed_in(tmp_path / "submitted", ("mallory", "attention"), IGNORE)
+    assert (submission.files, submission.notebooks, submission.notes) == ((), (), (expected,))
+
+
+def test_what_nbgrader_copied_through_a_link_is_removed_before_grading(tmp_path):
+    secret = tmp_path / "solutions.txt"
+    secret.write_text("THE SOLUTIONS")
+    folder = _student(tmp_path)
+    (folder / "answers.txt").symlink_to(secret)
+    (folder / "data").mkdir()
+    (folder / "data" / "deep.txt").symlink_to(secret)
+    os.link(secret, folder / "hard.txt")
+    (folder / "helper.py").write_text("x = 1")
+    autograded = nbgrader_copy(tmp_path / "submitted", "mallory", tmp_path / "autograded")
+    assert (autograded / "answers.txt").read_text() == "THE SOLUTIONS"  # nbgrader's copy followed the link
+    assert (autograded / "hard.txt").read_text() == "THE SOLUTIONS"
+    (autograded / f"{NB01}.ipynb").write_text("nbgrader's own output")
+    submission = handed_in(tmp_path / "submitted", ("mallory", "attention"), IGNORE)
+    place_own_files(submission, tmp_path / "submitted", ("mallory", "attention"), autograded)
+    left = {path.relative_to(autograded).as_posix(): path.read_text() for path in autograded.rglob("*")
+            if path.is_file()}
+    assert left == {"helper.py": "x = 1", f"{NB01}.ipynb": "nbgrader's own output"}
+
+
+def test_a_link_swapped_in_after_nbgraders_copy_or_out_of_it_never_brings_its_target(tmp_path):
+    secret = tmp_path / "solutions.txt"
+    secret.write_text("THE SOLUTIONS")
+    folder = _student(tmp_path)
+    (folder / "was_link.txt").symlink_to(secret)
+    (folder / "becomes_link.txt").write_text("honest")
+    autograded = nbgrader_copy(tmp_path / "submitted", "mallory", tmp_path / "autograded")
+    # between nbgrader's copy and attnkit's step: the link is replaced by a file, the file by a link
+    (folder / "was_link.txt").unlink()
+    (folder / "was_link.txt").write_text("own words")
+    (folder / "becomes_link.txt").unlink()
+    (folder / "becomes_link.txt").symlink_to(secret)
+    submission = handed_in(tmp_path / "submitted", ("mallory", "attention"), IGNORE)
+    place_own_files(submission, tmp_path / "submitted", ("mallory", "attention"), autograded)
+    assert {path.name: path.read_text() for path in autograded.iterdir()} == {"was_link.txt": "own words"}
+    # and a link swapped in between attnkit's scan and its copy is not copied either
+    (folder / "was_link.txt").unlink()
+    (folder / "was_link.txt").symlink_to(secret)
+    notes = place_own_files(submission, tmp_path / "submitted", ("mallory", "attention"), autograded)
+    assert notes == ["was_link.txt changed while it was copied: not copied"]
+    assert list(autograded.iterdir()) == []
+
+
+def test_the_sanitize_list_is_nbgraders_with_attnkits_step_first(repo_root):
+    from nbgrader.converters.autograde import Autograde
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
+    assert list(config.Autograde.sanitize_preprocessors) == nbgrader_intake.SANITIZE_PREPROCESSORS
+    defaults = [f"nbgrader.preprocessors.{kind.__name__}" for kind in Autograde().sanitize_preprocessors]
+    assert nbgrader_intake.SANITIZE_PREPROCESSORS == [nbgrader_intake.THIS, *defaults]
+
+
+# --- the same ignore rules and the same digest on both sides ------------------------------------------------------
+
+NAMES = st.sampled_from(["a.py", "b.csv", "x.pyc", ".hidden", ".hidden.pyc", "feedback", "__pycache__",
+                         ".ipynb_checkpoints", "sub", "n.ipynb", "timestamp.txt", "Feedback"])
+TREES = st.recursive(st.binary(max_size=8), lambda children: st.dictionaries(NAMES, children, max_size=4),
+                     max_leaves=12).filter(lambda tree: isinstance(tree, dict))
+
+
+def _write(folder, tree):
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in tree.items():
+        if isinstance(content, dict):
+            _write(folder / name, content)
+        else:
+            (folder / name).write_bytes(content)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tree=TREES)
+def test_what_attnkit_takes_as_handed_in_is_what_nbgraders_copy_copies(tmp_path_factory, tree):
+    root = tmp_path_factory.mktemp("ignore")
+    folder = root / "submitted" / "s" / "attention"
+    _write(folder, tree)
+    theirs = {Path(path).relative_to(folder).as_posix() for path in find_all_files(str(folder), [*IGNORE, "*.ipynb"])}
+    ours = {file.relative for file in handed_in(root / "submitted", ("s", "attention"), IGNORE).files}
+    assert ours == theirs
+    assert all(ignored(name, IGNORE) == (name in ("x.pyc", "feedback", "__pycache__", ".ipynb_checkpoints"))
+               for name in ("x.pyc", ".hidden.pyc", "feedback", "Feedback", "__pycache__", ".ipynb_checkpoints"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tree=TREES, linked=st.booleans(), resubmitted=st.data())
+def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_another(tmp_path_factory, tree,
+                                                                                         linked, resubmitted):
+    """For random submissions (ignored files, hidden files, links): the folder grading ahead stages and the folder
+    nbgrader's copy leaves (after attnkit's step) digest the same; a resubmitted file of the same name and size, but
+    other bytes, digests differently."""
+    root = tmp_path_factory.mktemp("digest")
+    folder = root / "submitted" / "s" / "attention"
+    _write(folder, tree)
+    (folder / f"{NB01}.ipynb").write_text('{"cells": []}')
+    (root / "secret.txt").write_text("SECRET")
+    if linked:
+        (folder / "link.txt").symlink_to(root / "secret.txt")
+    run = nbgrader_lookahead.Run(root / "submitted", root / "autograded", "attention", "*", True, (NB01,),
+                                 None, tuple(IGNORE))  # type: ignore[arg-type]
+    staged = root / "staged"
+    assert nbgrader_lookahead.stage(run, "s", [NB01], staged) == [NB01]
+    autograded = nbgrader_copy(root / "submitted", "s", root / "autograded")
+    place_own_files(handed_in(root / "submitted", ("s", "attention"), IGNORE), root / "submitted", ("s", "attention"),
+                    autograded)
+    assert grading_digest(staged) == grading_digest(autograded) is not None
+    assert "SECRET" not in "".join(path.read_text(errors="replace") for path in autograded.rglob("*")
+                                   if path.is_file())
+    copied = sorted(path for path in autograded.rglob("*") if path.is_file() and path.stat().st_size)
+    if copied:
+        chosen = resubmitted.draw(st.sampled_from(copied))
+        original = chosen.read_bytes()
+        (folder / chosen.relative_to(autograded)).write_bytes(bytes(byte ^ 1 for byte in original))
+        shutil.rmtree(root / "autograded")
+        again = nbgrader_copy(root / "submitted", "s", root / "autograded")
+        assert grading_digest(again) != grading_digest(staged)
+
+
+def test_a_folder_too_large_to_digest_never_matches(tmp_path, monkeypatch):
+    monkeypatch.setattr(nbgrader_lookahead, "MAX_NEIGHBOURS", 3)
+    for side in ("ahead", "autograded"):
+        for number in range(5):
+            (tmp_path / side).mkdir(exist_ok=True)
+            (tmp_path / side / f"{number}.txt").write_text("x")
+    assert grading_digest(tmp_path / "ahead") is None
+    one = GradingInput(NB01, (), (), grading_digest(tmp_path / "ahead"))
+    other = GradingInput(NB01, (), (), grading_digest(tmp_path / "autograded"))
+    assert one == other and not one.matches(other)  # equal, yet never taken
+
+
+def test_the_look_ahead_lives_for_one_autograde_call(tmp_path, monkeypatch):
+    monkeypatch.setattr(nbgrader_lookahead.LookAhead, "_work", lambda self: None)
+    run = nbgrader_lookahead.Run(tmp_path, tmp_path, "attention", "*", True, (NB01,), None)  # type: ignore[arg-type]
+    first_call, second_call = types.SimpleNamespace(), types.SimpleNamespace()
+    ahead = nbgrader_lookahead.look_ahead(run, first_call)
+    assert nbgrader_lookahead.look_ahead(run, first_call) is ahead  # every notebook of the call asks the same one
+    assert nbgrader_lookahead.look_ahead(run, second_call) is not ahead  # the next click starts afresh
+
+
+# --- through `nbgrader autograde` for real -----------------------------------------------------------------------
+
+SOLUTION = "solution_"
+
+
+def _course(root, repo_root):
+    course = nbgrader_course.make_course(root, repo_root)
+    with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        config.write("c.SandboxedExecute.timeout = 10\n")
+    nbgrader_course.generate_release(course)
+    return course
+
+
+def _notebook(repo_root, kind, name):
+    return nbformat.read(repo_root / kind / "attention" / f"{name}.ipynb", as_version=4)
+
+
+def _solutions(repo_root, name):
+    """The source's solution cells of notebook `name`, as one program."""
+    return "\n\n".join(cell.source for cell in _notebook(repo_root, "source", name).cells
+                       if cell.metadata.get("nbgrader", {}).get("solution"))
+
+
+def _every_solution_cell(notebook, source):
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id", "").startswith(SOLUTION):
+            cell.source = source
+    return notebook
+
+
+def _write(folder, name, notebook):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+
+
+def _run_nbgrader(course, *args):
+    environment = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    return subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=environment,
+                          capture_output=True, text=True, check=False)
+
+
+# The issue's attack, generalised: every solution cell executes the solution cells of whichever file it can read
+# that holds notebook 03's source, and prints whatever a classmate's notebook holds.
+STEAL = '''import json
+for _name in ("answers.txt", "hard.txt", "sub/deep.txt", "src/attention/03_causal_attention.ipynb"):
+    try:
+        _cells = json.load(open(_name))["cells"]
+    except Exception:
+        continue
+    for _cell in _cells:
+        if _cell["metadata"].get("nbgrader", {}).get("solution"):
+            exec("".join(_cell["source"]), globals())
+    break
+'''
+PEEK = '''for _name in ("bob.txt", "gradebook.db", "passwd", "etc/passwd",
+              "release/attention/01_attention_without_weights.ipynb"):
+    try:
+        print(open(_name, errors="replace").read()[:200000])
+    except Exception as error:
+        print(_name, type(error).__name__)
+'''
+MARKER = "BOB-MARKER-31415"
+
+
+@pytest.mark.slow
+def test_links_to_solutions_classmates_the_gradebook_and_etc_earn_nothing_through_nbgrader(tmp_path, repo_root):
+    """mallory's notebook 03 reads the solutions through links (to source/, as a hard link, in a subfolder, a
+    folder link) and prints a classmate's notebook, the gradebook and /etc/passwd through links; her notebook 04 is a
+    link to bob's. She gets what the same notebooks get without the links (0 on 03 and 04), nothing she linked
+    reaches autograded/ or her feedback, and the notes name every link."""
+    course = _course(tmp_path / "course", repo_root)
+    bob_03 = _notebook(repo_root, "source", NB03)
+    bob_03.cells[-1].source += f"\n# {MARKER}"
+    submitted = course / "submitted"
+    for name in NOTEBOOKS:
+        _write(submitted / "bob" / "attention", name, bob_03 if name == NB03 else _notebook(repo_root, "source", name))
+    attack = _every_solution_cell(_notebook(repo_root, "release", NB03), STEAL)
+    attack.cells.insert(0, nbformat.v4.new_code_cell(PEEK))
+    for student in ("mallory", "mallory-clean"):
+        for name in NOTEBOOKS:
+            _write(submitted / student / "attention", name, attack if name == NB03 else _notebook(repo_root, "release",
+                                                                                                   name))
+    folder = submitted / "mallory" / "attention"
+    (folder / f"{NB04}.ipynb").unlink()
+    (folder / f"{NB04}.ipynb").symlink_to(submitted / "bob" / "attention" / f"{NB04}.ipynb")
+    (folder / "answers.txt").symlink_to(course / "source" / "attention" / f"{NB03}.ipynb")
+    os.link(course / "source" / "attention" / f"{NB03}.ipynb", folder / "hard.txt")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "deep.txt").symlink_to(course / "source" / "attention" / f"{NB03}.ipynb")
+    (folder / "src").symlink_to(course / "source", target_is_directory=True)
+    (folder / "release").symlink_to(course / "release", target_is_directory=True)
+    (folder / "bob.txt").symlink_to(submitted / "bob" / "attention" / f"{NB03}.ipynb")
+    (folder / "gradebook.db").symlink_to(course / nbgrader_course.GRADEBOOK)
+    (folder / "passwd").symlink_to("/etc/passwd")
+    (folder / "etc").symlink_to("/etc", target_is_directory=True)
+
+    process = _run_nbgrader(course, "autograde", "attention", "--force")
+    assert process.returncode == 0, (process.stdout + process.stderr)[-3000:]
+    scores = nbgrader_course.read_scores(course)
+    assert sum(scores["bob"].values()) == 100
+    assert scores["mallory"][NB03] == scores["mallory-clean"][NB03] == 0
+    assert scores["mallory"][NB04] == 0
+    assert {name: scores["mallory"][name] for name in NOTEBOOKS[:3]} == \
+        {name: scores["mallory-clean"][name] for name in NOTEBOOKS[:3]}
+    autograded = course / "autograded" / "mallory" / "attention"
+    assert sorted(path.relative_to(autograded).as_posix() for path in autograded.rglob("*") if path.is_file()) == \
+        sorted(f"{name}.ipynb" for name in NOTEBOOKS)
+    texts = {name: (autograded / f"{name}.ipynb").read_text(encoding="utf-8") for name in NOTEBOOKS}
+    assert not any(MARKER in text or "root:x:0:0" in text or "SQLite format" in text for text in texts.values())
+    for note in ("answers.txt is a symbolic link: not followed", "sub/deep.txt is a symbolic link: not followed",
+                 "hard.txt is a hard link to a file outside the submission: not copied",
+                 "bob.txt is a symbolic link: not followed", "etc is a symbolic link: not followed"):
+        assert note in texts[NB03], note
+    assert f"{NB04}.ipynb is a symbolic link: not followed" in texts[NB04]
+
+
+@pytest.mark.slow
+def test_formgraders_second_click_after_a_resubmission_and_answers_in_feedback_are_graded_afresh(
+        tmp_path, repo_root, monkeypatch):
+    """Two of the issue's stale grades, through formgrader's Autograde button (NbGraderAPI.autograde in one
+    long-lived process): a helper file resubmitted with the same name and size, and answers in feedback/ (which
+    nbgrader never copies) beside 2,000 files. The grade recorded equals grading autograded/ on its own."""
+    from nbgrader.apps import NbGraderAPI
+    from traitlets.config import Config
+
+    from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
+    from autograder.isolation.limits import Limits
+
+    course = _course(tmp_path / "course", repo_root)
+    answers = _solutions(repo_root, NB01)
+    uses = {"resubmitter": "helper.py", "hider": "feedback/answers.py"}
+    for student, helper in uses.items():
+        folder = course / "submitted" / student / "attention"
+        _write(folder, NB01, _every_solution_cell(_notebook(repo_root, "release", NB01),
+                                                  f"exec(open({helper!r}).read(), globals())"))
+        for name in NOTEBOOKS[1:]:
+            _write(folder, name, _notebook(repo_root, "release", name))
+        (folder / helper).parent.mkdir(exist_ok=True)
+        (folder / helper).write_text(answers)
+    (course / "submitted" / "hider" / "attention" / "junk").mkdir()
+    for number in range(nbgrader_lookahead.MAX_NEIGHBOURS + 1):
+        (course / "submitted" / "hider" / "attention" / "junk" / f"{number}.txt").write_text("x")
+    monkeypatch.chdir(course)
+    monkeypatch.setenv("PATH", f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    api = NbGraderAPI(CourseDirectory(config=config), config=Config(config))
+
+    def click(student, ahead=False):
+        outcome = api.autograde("attention", student)
+        assert outcome["success"], outcome.get("error", "") + outcome.get("log", "")
+        assert not ahead or f"{student}/{NB01} graded ahead" in outcome["log"]  # the look-ahead was used
+        recorded = nbgrader_course.read_scores(course)[student][NB01]
+        alone = course / "autograded" / student / "attention"
+        (result,) = grade_notebooks([NotebookInput(NB01, alone / f"{NB01}.ipynb", NB01)],
+                                    Options(limits=Limits(timeout=10, workers=1))).results
+        return recorded, result.score
+
+    assert click("hider") == (0, 0)  # nbgrader never copies feedback/: nor does grading ahead use it
+    assert click("resubmitter", ahead=True) == (18, 18)
+    helper = course / "submitted" / "resubmitter" / "attention" / "helper.py"
+    wrong = "raise SystemExit  #"
+    helper.write_text(wrong + "#" * (len(answers.encode()) - len(wrong)))  # the same name and size
+    assert click("resubmitter") == (0, 0)
+
+
+@pytest.mark.slow
+def test_a_malformed_notebook_stops_no_classmate(tmp_path, repo_root):
+    """The issue's 36 bytes as one student's notebook 01: the two solved classmates beside it get their grades from
+    `nbgrader autograde` of the whole course (nbgrader itself reports the broken file as that student's error)."""
+    course = _course(tmp_path / "course", repo_root)
+    for student in ("alice", "broken", "carol"):
+        for name in NOTEBOOKS:
+            _write(course / "submitted" / student / "attention", name, _notebook(repo_root, "source", name))
+    (course / "submitted" / "broken" / "attention" / f"{NB01}.ipynb").write_text(
+        '{"worksheets": [{"cells": null}]}', encoding="utf-8")
+    process = _run_nbgrader(course, "autograde", "attention", "--force")
+    scores = nbgrader_course.read_scores(course)
+    assert sum(scores["alice"].values()) == sum(scores["carol"].values()) == 100, \
+        (process.stdout + process.stderr)[-3000:]
+    assert "attnkit could not grade" not in process.stdout + process.stderr

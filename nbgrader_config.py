@@ -38,6 +38,9 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# `nbgrader collect` from the default exchange copies only the student's own files: nbgrader's copy follows links as
+# the instructor; attnkit's leaves out links, special files and hard links to files outside the submission.
+c.ExchangeFactory.collect = "autograder.integrations.nbgrader_intake.OwnFilesCollect"
 # Seconds per cell and per exercise's checks in the sandbox (attnkit grade's --timeout).
 c.SandboxedExecute.timeout = 30
 

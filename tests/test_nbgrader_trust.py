@@ -176,11 +176,11 @@ TREES = st.recursive(st.binary(max_size=8), lambda children: st.dictionaries(NAM
                      max_leaves=12).filter(lambda tree: isinstance(tree, dict))
 
 
-def _write(folder, tree):
+def _write_tree(folder, tree):
     folder.mkdir(parents=True, exist_ok=True)
     for name, content in tree.items():
         if isinstance(content, dict):
-            _write(folder / name, content)
+            _write_tree(folder / name, content)
         else:
             (folder / name).write_bytes(content)
 
@@ -190,7 +190,7 @@ def _write(folder, tree):
 def test_what_attnkit_takes_as_handed_in_is_what_nbgraders_copy_copies(tmp_path_factory, tree):
     root = tmp_path_factory.mktemp("ignore")
     folder = root / "submitted" / "s" / "attention"
-    _write(folder, tree)
+    _write_tree(folder, tree)
     theirs = {Path(path).relative_to(folder).as_posix() for path in find_all_files(str(folder), [*IGNORE, "*.ipynb"])}
     ours = {file.relative for file in handed_in(root / "submitted", ("s", "attention"), IGNORE).files}
     assert ours == theirs
@@ -207,7 +207,7 @@ def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_
     other bytes, digests differently."""
     root = tmp_path_factory.mktemp("digest")
     folder = root / "submitted" / "s" / "attention"
-    _write(folder, tree)
+    _write_tree(folder, tree)
     (folder / f"{NB01}.ipynb").write_text('{"cells": []}')
     (root / "secret.txt").write_text("SECRET")
     if linked:
@@ -433,3 +433,44 @@ def test_a_malformed_notebook_stops_no_classmate(tmp_path, repo_root):
     assert sum(scores["alice"].values()) == sum(scores["carol"].values()) == 100, \
         (process.stdout + process.stderr)[-3000:]
     assert "attnkit could not grade" not in process.stdout + process.stderr
+
+
+def test_nbgrader_collect_copies_the_students_own_files_only(tmp_path, repo_root, monkeypatch):
+    from nbgrader.exchange import ExchangeFactory
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
+    assert ExchangeFactory(config=config).collect is nbgrader_intake.OwnFilesCollect
+    secret = tmp_path / "instructor" / "solutions.txt"
+    secret.parent.mkdir()
+    secret.write_text("SECRET")
+    inbound = tmp_path / "inbound" / "mallory+attention+2026-11-26"
+    (inbound / "sub").mkdir(parents=True)
+    (inbound / f"{NB01}.ipynb").write_text('{"cells": []}')
+    (inbound / "helper.py").write_text("x = 1")
+    (inbound / "sub" / "own.txt").write_text("mine")
+    (inbound / "answers.txt").symlink_to(secret)
+    (inbound / "sub" / "deep.txt").symlink_to(secret)
+    (inbound / "instructor").symlink_to(secret.parent, target_is_directory=True)
+    (inbound / f"{NB03}.ipynb").symlink_to(secret)
+    os.link(secret, inbound / "hard.txt")
+    os.mkfifo(inbound / "pipe")
+    collect = nbgrader_intake.OwnFilesCollect(coursedir=CourseDirectory(), authenticator=None)
+    messages = []
+    monkeypatch.setattr(collect.log, "warning", lambda text, *args: messages.append(text % args))
+    dest = tmp_path / "submitted" / "mallory" / "attention"
+    collect.do_copy(str(inbound), str(dest))
+    assert sorted(path.relative_to(dest).as_posix() for path in dest.rglob("*") if not path.is_dir()) == \
+        [f"{NB01}.ipynb", "helper.py", "sub/own.txt"]
+    assert sorted(message.split(": ", 2)[2] for message in messages) == sorted([
+        "answers.txt is a symbolic link: not followed", "sub/deep.txt is a symbolic link: not followed",
+        "instructor is a symbolic link: not followed", f"{NB03}.ipynb is a symbolic link: not followed",
+        "hard.txt is a hard link to a file outside the submission: not copied",
+        "pipe is not a regular file (a FIFO): not copied"])
+    # a link swapped in after attnkit's check is copied as a link, never followed (autograde then refuses it)
+    (inbound / "pipe").unlink()
+    monkeypatch.setattr(nbgrader_intake, "not_own", lambda folder: {})
+    again = tmp_path / "again"
+    collect.do_copy(str(inbound), str(again))
+    assert (again / "answers.txt").is_symlink() and (again / "instructor").is_symlink()
+    assert not any("SECRET" in path.read_text() for path in again.rglob("*")
+                   if path.is_file() and not path.is_symlink() and path.name != "hard.txt")

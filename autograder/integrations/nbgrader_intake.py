@@ -18,15 +18,18 @@ course run before grading (the sanitize list runs for each notebook, after nbgra
   in the notebook's metadata (NOTES_KEY, set here on every notebook, so a student's own value never survives) and
   are shown in the first graded cell.
 
-What this cannot reach: nbgrader's copy itself runs before any course code, so a link to a device that never ends
-(`/dev/zero`), a FIFO or a dangling link stops that student's autograde in nbgrader (an error for that student, the
-class goes on); `nbgrader collect` copies from the exchange with `shutil.copytree`, which follows links, before
-attnkit sees anything (docs/security.md).
+`OwnFilesCollect` gives `nbgrader collect` (the default exchange, `c.ExchangeFactory.collect`) the same rule when it
+copies the exchange's inbound folder into `submitted/`.
+
+What this cannot reach: nbgrader's autograde copy itself runs before any course code, so a link to a device is read
+by it, and a FIFO or a dangling link stops that student's autograde in nbgrader (an error for that student, the
+class goes on); other exchanges (ngshare...) copy with their own code (docs/security.md).
 """
 
 import contextlib
 import fnmatch
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -38,6 +41,7 @@ import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.isolation.notebook_plan import MAX_FILE_BYTES
@@ -375,3 +379,75 @@ def _empty_like(nb: NotebookNode) -> NotebookNode:
     if kernelspec is not None:
         empty.metadata["kernelspec"] = kernelspec
     return empty
+
+
+# --- nbgrader collect ------------------------------------------------------------------------------------------------
+
+COLLECT_SETTING = "c.ExchangeFactory.collect"
+
+
+def not_own(folder: Path) -> dict[str, str]:
+    """{relative path: note} of every entry under `folder` that is not the student's own to hand in: links (never
+    followed), special files, and hard links to a file outside `folder`."""
+    refused: dict[str, str] = {}
+    names_inside: dict[tuple[int, int], int] = {}
+    linked: list[tuple[str, tuple[int, int], int]] = []
+    for directory, _folders, files in os.walk(folder):  # links to folders are listed, never followed
+        for name in [*_folders, *files]:
+            path = Path(directory) / name
+            relative = path.relative_to(folder).as_posix()
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                refused[relative] = LINK.format(clean(relative))
+            elif stat.S_ISREG(info.st_mode):
+                if info.st_nlink > 1:
+                    identity = (info.st_dev, info.st_ino)
+                    names_inside[identity] = names_inside.get(identity, 0) + 1
+                    linked.append((relative, identity, info.st_nlink))
+            elif not stat.S_ISDIR(info.st_mode):
+                refused[relative] = SPECIAL.format(clean(relative), _kind(info.st_mode))
+    for relative, identity, nlink in linked:
+        if names_inside[identity] < nlink:
+            refused[relative] = HARD_LINK.format(clean(relative))
+    return refused
+
+
+class OwnFilesCollect(ExchangeCollect):  # type: ignore[misc]
+    """`nbgrader collect` (the default exchange) that copies only the student's own files into `submitted/`.
+
+    nbgrader's collect copies the exchange's inbound folder with `shutil.copytree`, which follows links as the
+    instructor; here links, special files and hard links to files outside the submission are left out (logged with
+    attnkit grade's words), and a link swapped in after that check is copied as a link (`symlinks=True`), which
+    autograde's OwnFilesOnly then refuses. Set by the course's `c.ExchangeFactory.collect`.
+    """
+
+    def do_copy(self, src: str, dest: str, log: object = None) -> None:
+        from nbgrader.utils import ignore_patterns
+
+        size = self.get_size(src)
+        if size > 1000 * self.coursedir.max_dir_size:
+            self.log.error("Directory size is too big")
+            raise RuntimeError(f"Directory size is too big. Size is {size}, maximum size is "
+                               f"{1000 * self.coursedir.max_dir_size}")
+        refused = not_own(Path(src))
+        for note in refused.values():
+            self.log.warning("attnkit: collecting %s: %s", clean(Path(src).name), note)
+        nbgraders = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
+                                    max_file_size=self.coursedir.max_file_size, log=self.log)
+
+        def ignore(directory: str, names: list[str]) -> set[str]:
+            below = Path(directory).relative_to(src)
+            return set(nbgraders(directory, names)) | {
+                name for name in names if (below / name).as_posix().removeprefix("./") in refused}
+
+        shutil.copytree(src, dest, symlinks=True, ignore=ignore)
+        if self.coursedir.groupshared:  # as nbgrader's own do_copy: group read and write
+            for directory, _folders, files in os.walk(dest):
+                for path, bits in [(directory, 0o2770), *((os.path.join(directory, name), 0o660) for name in files)]:
+                    mode = os.lstat(path).st_mode
+                    if not stat.S_ISLNK(mode) and mode & bits != bits:
+                        with contextlib.suppress(PermissionError):
+                            os.chmod(path, (mode | bits) & (0o2777 if bits == 0o2770 else 0o777))

@@ -474,3 +474,21 @@ def test_nbgrader_collect_copies_the_students_own_files_only(tmp_path, repo_root
     assert (again / "answers.txt").is_symlink() and (again / "instructor").is_symlink()
     assert not any("SECRET" in path.read_text() for path in again.rglob("*")
                    if path.is_file() and not path.is_symlink() and path.name != "hard.txt")
+
+
+def test_a_link_swapped_in_between_grading_ahead_and_nbgraders_copy_is_not_taken_ahead(tmp_path):
+    secret = tmp_path / "solutions.py"
+    secret.write_text("ANSWER = 42\n")
+    folder = _student(tmp_path)
+    (folder / f"{NB01}.ipynb").write_text('{"cells": []}')
+    (folder / "helper.py").write_text("ANSWER = 0\n")
+    run = nbgrader_lookahead.Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", True, (NB01,),
+                                 None, tuple(IGNORE))  # type: ignore[arg-type]
+    nbgrader_lookahead.stage(run, "mallory", [NB01], tmp_path / "staged")
+    (folder / "helper.py").unlink()
+    (folder / "helper.py").symlink_to(secret)  # after grading ahead took its copy, before nbgrader's
+    autograded = nbgrader_copy(tmp_path / "submitted", "mallory", tmp_path / "autograded")
+    place_own_files(handed_in(tmp_path / "submitted", ("mallory", "attention"), IGNORE), tmp_path / "submitted",
+                    ("mallory", "attention"), autograded)
+    assert not (autograded / "helper.py").exists()
+    assert grading_digest(tmp_path / "staged") != grading_digest(autograded)  # graded on the spot, without it

@@ -334,15 +334,13 @@ class OwnFilesOnly(NbGraderPreprocessor):
         course = converter.coursedir if converter is not None else CourseDirectory(config=self.config)
         student, assignment = str(resources["nbgrader"]["student"]), str(resources["nbgrader"]["assignment"])
         notebook = f"{resources['nbgrader']['notebook']}.ipynb"
-        root = Path(course.root)
-        submitted = root / course.submitted_directory
-        parts = (student, assignment)
+        submitted, parts = _submitted_folder(course, student, assignment)
         submission = handed_in(submitted, parts, course.ignore)
         notes = list(submission.notes)
         if notebook in submission.notebooks:
             try:
                 nb = nbformat.reads(read_own_notebook(submitted, parts, notebook).decode("utf-8"), as_version=4)
-            except (OSError, UnicodeDecodeError, ValueError) as error:
+            except Exception as error:  # noqa: BLE001 - a hostile file that nbgrader read otherwise: not graded
                 notes.append(f"{clean(notebook)} cannot be read as it was handed in: "
                              f"{clean(getattr(error, 'strerror', None) or error, 200)}")
                 nb = _empty_like(nb)
@@ -364,6 +362,17 @@ class OwnFilesOnly(NbGraderPreprocessor):
 
         converter = getattr(self.parent, "parent", None)
         return converter if isinstance(converter, BaseConverter) else None
+
+
+def _submitted_folder(course: CourseDirectory, student: str, assignment: str) -> tuple[Path, tuple[str, ...]]:
+    """(the instructor's submitted/ folder, the parts below it down to this submission), as nbgrader's
+    CourseDirectory.directory_structure places it; only the parts are opened without following links."""
+    folder = Path(course.format_path(course.submitted_directory, student, assignment))
+    root = Path(os.path.normpath(course.format_path(course.submitted_directory, ".", ".")))
+    try:
+        return root, Path(os.path.normpath(folder)).relative_to(root).parts
+    except ValueError:
+        return folder.parent, (folder.name,)
 
 
 def _is_link(path: Path) -> bool:

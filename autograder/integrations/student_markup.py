@@ -1,0 +1,189 @@
+"""A student's markup made safe for an instructor's or TA's browser: markdown, raw cells, attachments, outputs.
+
+Formgrader's submission page and nbgrader's feedback page render the autograded notebook with nbconvert: markdown
+through `markdown2html` (raw HTML passes through it as it is), so `<img onerror>`, `<details ontoggle>`,
+`<iframe srcdoc>` or `[x](javascript:...)` in a student's cell would run in the instructor's session. Here a cell is
+kept byte for byte only where what nbconvert renders from it passes `unsafe_parts`, a strict reader that accepts
+only the tags, attributes and URLs of the allow-list below, written in one plain form (double-quoted values, lower
+case, balanced): anything it cannot read counts as unsafe, so a parser trick gains nothing. Otherwise the cell
+becomes what bleach (an allow-list sanitizer, html5lib's parser) keeps of the rendered HTML, under a note, and
+that is rendered and read again; where even that fails, the student's text is shown escaped, as text.
+"""
+
+import html
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import bleach
+from bleach.css_sanitizer import CSSSanitizer
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+# What rendered markdown and an honest student's own HTML use; nothing that runs, loads a page, holds raw text
+# (style, textarea, title...) or switches the parser to foreign content (svg, math).
+TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol",
+    "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
+    "tfoot", "th", "thead", "tr", "u", "ul", "var",
+})
+VOID_TAGS = frozenset({"br", "hr", "img"})
+COMMON_ATTRIBUTES = frozenset({"class", "id", "title"})
+ATTRIBUTES: Mapping[str, frozenset[str]] = {
+    "a": frozenset({"href"}),
+    "img": frozenset({"src", "alt", "width", "height"}),
+    "details": frozenset({"open"}),
+    "ol": frozenset({"start"}),
+    "td": frozenset({"colspan", "rowspan", "style"}),
+    "th": frozenset({"colspan", "rowspan", "style"}),
+}
+URL_ATTRIBUTES = frozenset({"href", "src"})
+PROTOCOLS = ("http", "https", "mailto")
+# A markdown table's column alignment is the only style kept.
+STYLE = re.compile(r"text-align:\s*(left|right|center);?")
+# An attachment inlined by nbconvert: raster images only (an SVG can hold script).
+RASTER_MIMETYPES = ("image/png", "image/jpeg", "image/gif")
+RASTER_DATA_URL = re.compile(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=]*")
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+
+_TAG = re.compile(r'<(/?)([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<]*")?)*)\s*(/?)>')
+_ATTRIBUTE = re.compile(r'\s+([a-z][a-z-]*)(?:="([^"<]*)")?')
+_SCHEME = re.compile(r"([^/?#]*):")
+NOTE = ("attnkit removed from this cell what could run in a browser ({removed}); the student's own text is in the "
+        "submitted notebook.")
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A cell's text as it is stored for the instructor, and what was taken out of it (empty: kept as it was)."""
+
+    source: str
+    removed: tuple[str, ...] = ()
+
+
+def render_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None) -> str:
+    """The HTML nbconvert's HTMLExporter.markdown2html makes of a markdown cell (formgrader's and feedback's pages)."""
+    renderer = IPythonRenderer(escape=False, attachments=dict(attachments or {}))
+    return str(MarkdownWithMath(renderer=renderer).render(source))
+
+
+def unsafe_parts(markup: str) -> list[str]:
+    """What in `markup` is not plainly on the allow-list (empty when every `<` opens an allowed, balanced tag)."""
+    found: list[str] = []
+    open_tags: list[str] = []
+    at = markup.find("<")
+    while at != -1:
+        tag = _TAG.match(markup, at)
+        if tag is None:
+            found.append("markup that is not a plain tag")
+            break
+        closing, name, attributes, _self_closing = tag.groups()
+        if name not in TAGS:
+            found.append(f"<{name}>")
+        elif closing:
+            if not open_tags or open_tags.pop() != name:
+                found.append(f"an unbalanced </{name}>")
+        else:
+            found.extend(_unsafe_attributes(name, attributes))
+            if name not in VOID_TAGS:
+                open_tags.append(name)
+        at = markup.find("<", tag.end())
+    if open_tags:
+        found.append(f"an unclosed <{open_tags[-1]}>")
+    return found
+
+
+def _unsafe_attributes(tag: str, attributes: str) -> list[str]:
+    found = []
+    for name, value in _ATTRIBUTE.findall(attributes):
+        if name not in COMMON_ATTRIBUTES and name not in ATTRIBUTES.get(tag, ()):
+            found.append(f"{name} on <{tag}>")
+        elif name in URL_ATTRIBUTES and not safe_url(html.unescape(value), data_image=tag == "img"):
+            found.append(f"a {_scheme(html.unescape(value))}: {name}")
+        elif name == "style" and not STYLE.fullmatch(html.unescape(value).strip()):
+            found.append(f"a style on <{tag}>")
+    return found
+
+
+def safe_url(url: str, *, data_image: bool = False) -> bool:
+    """A relative URL, or http(s)/mailto; an inline raster image where `data_image`. Whitespace or control
+    characters anywhere (which browsers drop, e.g. `jav&#x09;ascript:`) make any URL unsafe."""
+    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in url):
+        return False
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        return True
+    if scheme.group(1).lower() in PROTOCOLS:
+        return True
+    return data_image and RASTER_DATA_URL.fullmatch(url) is not None
+
+
+def _scheme(url: str) -> str:
+    scheme = _SCHEME.match(url)
+    return re.sub(r"[^a-z0-9+.-]", "?", scheme.group(1).lower())[:20] if scheme else "bad"
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    return name in COMMON_ATTRIBUTES or name in ATTRIBUTES.get(tag, ())
+
+
+_CLEANER = bleach.Cleaner(
+    tags=TAGS, attributes=_allowed_attribute, protocols=list(PROTOCOLS), strip=True, strip_comments=True,
+    css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]),
+)
+
+
+def sanitize_html(markup: str) -> str:
+    """`markup` with everything off the allow-list taken out (bleach): tags stripped, their text kept as text."""
+    return str(_CLEANER.clean(markup))
+
+
+def safe_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None) -> Cleaned:
+    """A markdown cell kept as it is where its rendering is safe; otherwise its sanitized rendering, under a note."""
+    return _first_safe(source, lambda text: render_markdown(text, attachments))
+
+
+def safe_raw(source: str) -> Cleaned:
+    """A raw cell (or an HTML output) that a page may insert as it is: kept where safe, otherwise sanitized."""
+    return _first_safe(source, lambda text: text)
+
+
+def _first_safe(source: str, render: Callable[[str], str]) -> Cleaned:
+    removed = _problems(source, render)
+    if not removed:
+        return Cleaned(source)
+    note = f"<p><em>{html.escape(NOTE.format(removed=', '.join(sorted(set(removed)))))}</em></p>\n"
+    try:
+        sanitized = sanitize_html(render(source))
+    except Exception:  # noqa: BLE001 - nbconvert refuses some markdown (a missing attachment): show the text
+        sanitized = None
+    # What is stored is rendered again by the page: each candidate must pass as the page will render it.
+    candidates = [] if sanitized is None else [note + sanitized + "\n"]
+    candidates += [note + "<pre>" + html.escape(source) + "</pre>\n", note]
+    for candidate in candidates:
+        if not _problems(candidate, render):
+            return Cleaned(candidate, tuple(removed))
+    raise AssertionError("the note alone did not pass the allow-list")  # pragma: no cover - the note is plain text
+
+
+def _problems(text: str, render: Callable[[str], str]) -> list[str]:
+    try:
+        return unsafe_parts(render(text))
+    except Exception:  # noqa: BLE001 - whatever nbconvert cannot render is not kept as it is
+        return ["markdown nbconvert cannot render"]
+
+
+def safe_attachments(attachments: object) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """Attachments with only base64 raster images kept; (kept, names of what was dropped)."""
+    kept: dict[str, dict[str, str]] = {}
+    dropped: list[str] = []
+    if not isinstance(attachments, Mapping):
+        return kept, ([] if attachments is None else ["attachments that are not a mapping"])
+    for name, bundle in attachments.items():
+        images = {mimetype: data for mimetype, data in (bundle.items() if isinstance(bundle, Mapping) else ())
+                  if mimetype in RASTER_MIMETYPES and isinstance(data, str) and BASE64.fullmatch(data)}
+        if isinstance(name, str) and images:
+            kept[name] = images
+        if not isinstance(bundle, Mapping) or len(images) != len(bundle):
+            dropped.append(f"attachment {name!r}")
+    return kept, dropped

@@ -97,7 +97,15 @@ def attack_cells(canary):
     ]
     cells = [nbformat.v4.new_markdown_cell(source) for source in markdown]
     cells.append(nbformat.v4.new_raw_cell(f'<img src=x onerror="{js}">', metadata={"raw_mimetype": "text/html"}))
+    cells.append(nbformat.v4.new_markdown_cell("tagged", metadata={"tags": [f'x" onmouseover="{js}']}))
     return cells
+
+
+def code_cell_with_outputs(canary):
+    """A student's cell handed in with outputs that would run: nbgrader and the sandbox replace them."""
+    js = payload(canary)
+    return nbformat.v4.new_code_cell("shown = 1", outputs=[nbformat.v4.new_output("display_data", data={
+        "text/html": f'<img src=x onerror="{js}">', "application/javascript": js, "text/plain": "shown"})])
 
 
 class Canary:
@@ -172,7 +180,8 @@ def course(binaries, workdir, repo_root, canary):
         config.write(f"c.Exchange.root = {str(exchange)!r}\nc.SandboxedExecute.timeout = 10\n")
     release = nbgrader_course.generate_release(root)
     notebook = nbformat.read(release / f"{NB01}.ipynb", as_version=4)
-    notebook.cells[1:1] = [*attack_cells(canary.url), nbformat.v4.new_markdown_cell(HONEST)]
+    notebook.cells[1:1] = [*attack_cells(canary.url), nbformat.v4.new_markdown_cell(HONEST),
+                           code_cell_with_outputs(canary.url)]
     notebook.metadata["title"] = "</title><script>top.__xss=1</script>"
     submitted = workdir / "submitted-notebooks"
     shutil.copytree(release, submitted)
@@ -354,9 +363,12 @@ def test_autograded_keeps_the_honest_cell_as_written_and_notes_the_rest(course):
     attacks = len(attack_cells("http://127.0.0.1:1"))
     changed = [index for index, (before, cell) in enumerate(zip(submitted.cells, graded.cells, strict=True))
                if cell.cell_type != "code" and before.source != cell.source]
-    assert changed == list(range(1, 1 + attacks))  # the attack cells, and no other text cell
-    assert all(graded.cells[index].source.startswith("<p><em>attnkit removed") for index in changed)
+    assert changed == list(range(1, attacks))  # the attack cells, and no other text cell
+    assert graded.cells[attacks].source == "tagged" and graded.cells[attacks].metadata.tags == []  # its tag only
+    assert all(graded.cells[index].source.startswith("<p><em>attnkit changed") for index in changed)
     assert "title" not in graded.metadata
+    outputs = [cell.outputs for cell in graded.cells if cell.source == "shown = 1"]
+    assert outputs == [[]], outputs  # the handed-in outputs are gone; the cell printed nothing in the sandbox
     assert json.dumps(graded.metadata).count("script") == 0
 
 

@@ -16,20 +16,21 @@ notebook autograded before it was there). Per cell (autograder.integrations.stud
 """
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder.integrations.student_markup import Cleaned, safe_attachments, safe_markdown, safe_raw
+from autograder.integrations.student_markup import Budget, Cleaned, safe_attachments, safe_markdown, safe_raw
 
 THIS = f"{__name__}.SanitizeStudentMarkup"
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 PLAIN_TITLE = re.compile(r"[^<>&\"'\x00-\x1f\x7f]{0,200}")
 # An SVG output (attnkit's heatmaps) is shown by nbconvert as an <img> data URL, where no script runs.
 KEPT_OUTPUT_TYPES = ("text/plain", "image/png", "image/jpeg", "image/gif", "image/svg+xml")
-OUTPUT_MARKUP = {"text/html": safe_raw, "text/markdown": safe_markdown}
+OUTPUT_MARKUP: dict[str, Callable[..., Cleaned]] = {"text/html": safe_raw, "text/markdown": safe_markdown}
 
 
 class SanitizeStudentMarkup(NbGraderPreprocessor):
@@ -46,12 +47,14 @@ class SanitizeStudentMarkup(NbGraderPreprocessor):
 def sanitize_notebook(nb: NotebookNode) -> list[str]:
     """Sanitize `nb` in place; what was removed, one entry per cell or key."""
     removed = _sanitize_notebook_metadata(nb.get("metadata"))
+    budget = Budget()
     for index, cell in enumerate(nb.get("cells", [])):
-        removed += [f"cell {index}: {what}" for what in sanitize_cell(cell)]
+        removed += [f"cell {index}: {what}" for what in sanitize_cell(cell, budget)]
     return removed
 
 
-def sanitize_cell(cell: NotebookNode) -> list[str]:
+def sanitize_cell(cell: NotebookNode, budget: Budget | None = None) -> list[str]:
+    budget = budget or Budget()
     removed: list[str] = []
     if "attachments" in cell:
         cell["attachments"], dropped = safe_attachments(cell["attachments"])
@@ -62,11 +65,11 @@ def sanitize_cell(cell: NotebookNode) -> list[str]:
     source = source if isinstance(source, str) else "".join(str(line) for line in source)
     kind = cell.get("cell_type")
     if kind == "markdown":
-        removed += _store(cell, safe_markdown(source, cell.get("attachments")))
+        removed += _store(cell, safe_markdown(source, cell.get("attachments"), budget))
     elif kind == "raw":
-        removed += _store(cell, safe_raw(source))
+        removed += _store(cell, safe_raw(source, budget))
     elif kind == "code":
-        removed += _sanitize_outputs(cell)
+        removed += _sanitize_outputs(cell, budget)
     removed += _sanitize_cell_metadata(cell.get("metadata"))
     return removed
 
@@ -76,7 +79,7 @@ def _store(cell: NotebookNode, cleaned: Cleaned) -> list[str]:
     return list(cleaned.removed)
 
 
-def _sanitize_outputs(cell: NotebookNode) -> list[str]:
+def _sanitize_outputs(cell: NotebookNode, budget: Budget) -> list[str]:
     removed: list[str] = []
     for output in cell.get("outputs", []):
         data = output.get("data")
@@ -85,7 +88,7 @@ def _sanitize_outputs(cell: NotebookNode) -> list[str]:
                 value = data[mimetype]
                 value = "".join(value) if isinstance(value, list) else value
                 if mimetype in OUTPUT_MARKUP and isinstance(value, str):
-                    cleaned = OUTPUT_MARKUP[mimetype](value)
+                    cleaned = OUTPUT_MARKUP[mimetype](value, budget=budget)
                     data[mimetype] = cleaned.source
                     removed += cleaned.removed
                 elif mimetype not in KEPT_OUTPUT_TYPES or not isinstance(value, str):

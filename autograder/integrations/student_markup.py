@@ -49,8 +49,13 @@ BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 _TAG = re.compile(r'<(/?)([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<]*")?)*)\s*(/?)>')
 _ATTRIBUTE = re.compile(r'\s+([a-z][a-z-]*)(?:="([^"<]*)")?')
 _SCHEME = re.compile(r"([^/?#]*):")
-NOTE = ("attnkit removed from this cell what could run in a browser ({removed}); the student's own text is in the "
-        "submitted notebook.")
+NOTE = ("attnkit changed this cell so that nothing in it runs in a browser ({removed}); the student's own text is in "
+        "the submitted notebook.")
+# Past these a cell is not rendered (mistune's time grows with the text) or not given to bleach (html5lib's time grows
+# with the square of the nesting): it is shown as escaped text. An honest cell is far below both.
+MAX_CELL_CHARS = 100_000
+MAX_NOTEBOOK_CHARS = 1_000_000
+MAX_CELL_TAGS = 1_000
 
 
 @dataclass(frozen=True)
@@ -138,28 +143,50 @@ def sanitize_html(markup: str) -> str:
     return str(_CLEANER.clean(markup))
 
 
-def safe_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None) -> Cleaned:
+def safe_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None,
+                  budget: "Budget | None" = None) -> Cleaned:
     """A markdown cell kept as it is where its rendering is safe; otherwise its sanitized rendering, under a note."""
-    return _first_safe(source, lambda text: render_markdown(text, attachments))
+    return _first_safe(source, lambda text: render_markdown(text, attachments), budget or Budget())
 
 
-def safe_raw(source: str) -> Cleaned:
+def safe_raw(source: str, budget: "Budget | None" = None) -> Cleaned:
     """A raw cell (or an HTML output) that a page may insert as it is: kept where safe, otherwise sanitized."""
-    return _first_safe(source, lambda text: text)
+    return _first_safe(source, lambda text: text, budget or Budget())
 
 
-def _first_safe(source: str, render: Callable[[str], str]) -> Cleaned:
-    removed = _problems(source, render)
-    if not removed:
-        return Cleaned(source)
+@dataclass
+class Budget:
+    """The characters one notebook may still have rendered (mistune takes about 20 µs a character at worst): past
+    it, a cell is shown as escaped text without being rendered, so that no notebook holds up a class."""
+
+    chars: int = MAX_NOTEBOOK_CHARS
+
+    def take(self, count: int) -> bool:
+        if count > min(self.chars, MAX_CELL_CHARS):
+            return False
+        self.chars -= count
+        return True
+
+
+def _first_safe(source: str, render: Callable[[str], str], budget: Budget) -> Cleaned:
+    rendered = None
+    if not budget.take(len(source)):
+        removed = [f"{len(source)} characters, too long to render: shown as text"]
+    else:
+        try:
+            rendered = render(source)
+            removed = unsafe_parts(rendered)
+        except Exception:  # noqa: BLE001 - nbconvert refuses some markdown (a missing attachment): show the text
+            removed = ["markdown nbconvert cannot render"]
+        if not removed:
+            return Cleaned(source)
     note = f"<p><em>{html.escape(NOTE.format(removed=', '.join(sorted(set(removed)))))}</em></p>\n"
-    try:
-        sanitized = sanitize_html(render(source))
-    except Exception:  # noqa: BLE001 - nbconvert refuses some markdown (a missing attachment): show the text
-        sanitized = None
-    # What is stored is rendered again by the page: each candidate must pass as the page will render it.
-    candidates = [] if sanitized is None else [note + sanitized + "\n"]
+    candidates = []
+    # html5lib's time grows with the square of the nesting: a cell with too many tags is shown as text instead.
+    if rendered is not None and rendered.count("<") <= MAX_CELL_TAGS:
+        candidates.append(note + sanitize_html(rendered) + "\n")
     candidates += [note + "<pre>" + html.escape(source) + "</pre>\n", note]
+    # What is stored is rendered again by the page: each candidate must pass as the page will render it.
     for candidate in candidates:
         if not _problems(candidate, render):
             return Cleaned(candidate, tuple(removed))

@@ -335,3 +335,19 @@ def test_whatever_a_student_strings_together_is_stored_safe(pieces):
     assert safe_markdown(cleaned.source).source == cleaned.source  # what is stored stays as it is
     raw = safe_raw(source)
     assert not unsafe_parts(raw.source) and not dangers(raw.source), (source, raw.source)
+
+
+def test_a_heading_cannot_take_the_id_of_formgraders_own_elements():
+    """formgrader finds a grade's score input with $("#" + grade_id): a student's heading named after it (mistune
+    gives headings ids) would stand in for the input. Ids the page uses are dropped; other headings keep theirs."""
+    grade = nbformat.v4.new_code_cell("grade(...)", metadata={"nbgrader": {"grade": True, "grade_id": "test_mask",
+                                                                            "points": 2, "solution": False}})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {name}") for name in
+                                         ("test_mask", "test_mask-comment", "statusmessage", "My answer")] + [grade])
+    assert {"test_mask", "test_mask-comment", "test_mask_extra_credit", "notebook"} <= nbgrader_markup.page_ids(nb)
+    removed = sanitize_notebook(nb)
+    rendered = [render_markdown(cell.source) for cell in nb.cells[:4]]
+    for name, page in zip(("test_mask", "test_mask-comment", "statusmessage"), rendered, strict=False):
+        assert f'id="{name}"' not in page and name in page, page
+    assert nb.cells[3].source == "# My answer" and 'id="My-answer"' in rendered[3]
+    assert len(removed) == 3, removed

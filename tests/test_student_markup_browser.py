@@ -45,6 +45,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 NB01 = "01_attention_without_weights"
 ASSIGNMENT = "attention"
 STUDENTS = ("mallory", "control")
+GRADE_ID = "test_softmax_naive"  # an autograded test cell of notebook 01
 SERVER_START_S = 60
 PAGE_S = 30
 SETTLE_S = 1.5  # after load: an iframe's srcdoc, an animation's onbegin, a meta refresh have fired by then
@@ -97,6 +98,8 @@ def attack_cells(canary):
     ]
     cells = [nbformat.v4.new_markdown_cell(source) for source in markdown]
     cells.append(nbformat.v4.new_raw_cell(f'<img src=x onerror="{js}">', metadata={"raw_mimetype": "text/html"}))
+    # mistune gives a heading an id from its text: formgrader finds this grade's score input by the same id
+    cells.append(nbformat.v4.new_markdown_cell(f"# {GRADE_ID}"))
     cells.append(nbformat.v4.new_markdown_cell("tagged", metadata={"tags": [f'x" onmouseover="{js}']}))
     return cells
 
@@ -343,6 +346,9 @@ def test_formgraders_submission_page_runs_nothing_of_the_students(driver, server
     found = traces(driver, canary, NB01)
     assert not found, found
     assert_formgrader_page(driver)
+    from selenium.webdriver.common.by import By
+
+    assert driver.find_element(By.ID, GRADE_ID).tag_name == "input"  # the grade's own input, not the heading
     driver.save_screenshot(str(artifacts_dir() / "formgrader-sanitized.png"))
     assert_honest_cell_renders(driver)
 
@@ -363,7 +369,7 @@ def test_autograded_keeps_the_honest_cell_as_written_and_notes_the_rest(course):
     attacks = len(attack_cells("http://127.0.0.1:1"))
     changed = [index for index, (before, cell) in enumerate(zip(submitted.cells, graded.cells, strict=True))
                if cell.cell_type != "code" and before.source != cell.source]
-    assert changed == list(range(1, attacks))  # the attack cells, and no other text cell
+    assert changed == list(range(1, attacks))  # the attack cells (the heading among them), and no other text cell
     assert graded.cells[attacks].source == "tagged" and graded.cells[attacks].metadata.tags == []  # its tag only
     assert all(graded.cells[index].source.startswith("<p><em>attnkit changed") for index in changed)
     assert "title" not in graded.metadata

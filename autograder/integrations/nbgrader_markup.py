@@ -23,13 +23,15 @@ from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder.integrations.student_markup import Budget, Cleaned, safe_attachments, safe_markdown, safe_raw
+from autograder.integrations.student_markup import Cleaned, Page, safe_attachments, safe_markdown, safe_raw
 
 THIS = f"{__name__}.SanitizeStudentMarkup"
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 PLAIN_TITLE = re.compile(r"[^<>&\"'\x00-\x1f\x7f]{0,200}")
 # An SVG output (attnkit's heatmaps) is shown by nbconvert as an <img> data URL, where no script runs.
 KEPT_OUTPUT_TYPES = ("text/plain", "image/png", "image/jpeg", "image/gif", "image/svg+xml")
+PAGE_IDS = frozenset({"notebook", "notebook-container", "statusmessage", "toc"})
+GRADE_ID_SUFFIXES = ("", "-comment", "_extra_credit")
 OUTPUT_MARKUP: dict[str, Callable[..., Cleaned]] = {"text/html": safe_raw, "text/markdown": safe_markdown}
 
 
@@ -47,14 +49,25 @@ class SanitizeStudentMarkup(NbGraderPreprocessor):
 def sanitize_notebook(nb: NotebookNode) -> list[str]:
     """Sanitize `nb` in place; what was removed, one entry per cell or key."""
     removed = _sanitize_notebook_metadata(nb.get("metadata"))
-    budget = Budget()
+    page = Page(reserved_ids=page_ids(nb))
     for index, cell in enumerate(nb.get("cells", [])):
-        removed += [f"cell {index}: {what}" for what in sanitize_cell(cell, budget)]
+        removed += [f"cell {index}: {what}" for what in sanitize_cell(cell, page)]
     return removed
 
 
-def sanitize_cell(cell: NotebookNode, budget: Budget | None = None) -> list[str]:
-    budget = budget or Budget()
+def page_ids(nb: NotebookNode) -> frozenset[str]:
+    """The ids of formgrader's and the feedback page's own elements: the page's, and each grade's input, comment box
+    and extra credit (nbgrader's formgrade and feedback templates)."""
+    grade_ids = set()
+    for cell in nb.get("cells", []):
+        nbgrader = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+        if isinstance(nbgrader, dict) and isinstance(nbgrader.get("grade_id"), str):
+            grade_ids.add(nbgrader["grade_id"])
+    return frozenset(PAGE_IDS | {f"{grade_id}{suffix}" for grade_id in grade_ids for suffix in GRADE_ID_SUFFIXES})
+
+
+def sanitize_cell(cell: NotebookNode, page: Page | None = None) -> list[str]:
+    page = page or Page()
     removed: list[str] = []
     if "attachments" in cell:
         cell["attachments"], dropped = safe_attachments(cell["attachments"])
@@ -65,11 +78,11 @@ def sanitize_cell(cell: NotebookNode, budget: Budget | None = None) -> list[str]
     source = source if isinstance(source, str) else "".join(str(line) for line in source)
     kind = cell.get("cell_type")
     if kind == "markdown":
-        removed += _store(cell, safe_markdown(source, cell.get("attachments"), budget))
+        removed += _store(cell, safe_markdown(source, cell.get("attachments"), page))
     elif kind == "raw":
-        removed += _store(cell, safe_raw(source, budget))
+        removed += _store(cell, safe_raw(source, page))
     elif kind == "code":
-        removed += _sanitize_outputs(cell, budget)
+        removed += _sanitize_outputs(cell, page)
     removed += _sanitize_cell_metadata(cell.get("metadata"))
     return removed
 
@@ -79,7 +92,7 @@ def _store(cell: NotebookNode, cleaned: Cleaned) -> list[str]:
     return list(cleaned.removed)
 
 
-def _sanitize_outputs(cell: NotebookNode, budget: Budget) -> list[str]:
+def _sanitize_outputs(cell: NotebookNode, page: Page) -> list[str]:
     removed: list[str] = []
     for output in cell.get("outputs", []):
         data = output.get("data")
@@ -88,7 +101,7 @@ def _sanitize_outputs(cell: NotebookNode, budget: Budget) -> list[str]:
                 value = data[mimetype]
                 value = "".join(value) if isinstance(value, list) else value
                 if mimetype in OUTPUT_MARKUP and isinstance(value, str):
-                    cleaned = OUTPUT_MARKUP[mimetype](value, budget=budget)
+                    cleaned = OUTPUT_MARKUP[mimetype](value, page=page)
                     data[mimetype] = cleaned.source
                     removed += cleaned.removed
                 elif mimetype not in KEPT_OUTPUT_TYPES or not isinstance(value, str):

@@ -10,6 +10,7 @@ becomes what bleach (an allow-list sanitizer, html5lib's parser) keeps of the re
 that is rendered and read again; where even that fails, the student's text is shown escaped, as text.
 """
 
+import functools
 import html
 import re
 from collections.abc import Callable, Mapping
@@ -72,8 +73,9 @@ def render_markdown(source: str, attachments: Mapping[str, dict[str, str]] | Non
     return str(MarkdownWithMath(renderer=renderer).render(source))
 
 
-def unsafe_parts(markup: str) -> list[str]:
-    """What in `markup` is not plainly on the allow-list (empty when every `<` opens an allowed, balanced tag)."""
+def unsafe_parts(markup: str, reserved_ids: frozenset[str] = frozenset()) -> list[str]:
+    """What in `markup` is not plainly on the allow-list (empty when every `<` opens an allowed, balanced tag whose
+    id, if any, is none of `reserved_ids`)."""
     found: list[str] = []
     open_tags: list[str] = []
     at = markup.find("<")
@@ -89,7 +91,7 @@ def unsafe_parts(markup: str) -> list[str]:
             if not open_tags or open_tags.pop() != name:
                 found.append(f"an unbalanced </{name}>")
         else:
-            found.extend(_unsafe_attributes(name, attributes))
+            found.extend(_unsafe_attributes(name, attributes, reserved_ids))
             if name not in VOID_TAGS:
                 open_tags.append(name)
         at = markup.find("<", tag.end())
@@ -98,11 +100,13 @@ def unsafe_parts(markup: str) -> list[str]:
     return found
 
 
-def _unsafe_attributes(tag: str, attributes: str) -> list[str]:
+def _unsafe_attributes(tag: str, attributes: str, reserved_ids: frozenset[str]) -> list[str]:
     found = []
     for name, value in _ATTRIBUTE.findall(attributes):
         if name not in COMMON_ATTRIBUTES and name not in ATTRIBUTES.get(tag, ()):
             found.append(f"{name} on <{tag}>")
+        elif name == "id" and html.unescape(value) in reserved_ids:
+            found.append("an id the page's own elements use")
         elif name in URL_ATTRIBUTES and not safe_url(html.unescape(value), data_image=tag == "img"):
             found.append(f"a {_scheme(html.unescape(value))}: {name}")
         elif name == "style" and not STYLE.fullmatch(html.unescape(value).strip()):
@@ -128,54 +132,58 @@ def _scheme(url: str) -> str:
     return re.sub(r"[^a-z0-9+.-]", "?", scheme.group(1).lower())[:20] if scheme else "bad"
 
 
-def _allowed_attribute(tag: str, name: str, value: str) -> bool:
-    return name in COMMON_ATTRIBUTES or name in ATTRIBUTES.get(tag, ())
+@functools.cache
+def _cleaner(reserved_ids: frozenset[str]) -> bleach.Cleaner:
+    def allowed(tag: str, name: str, value: str) -> bool:
+        if name == "id" and value in reserved_ids:
+            return False
+        return name in COMMON_ATTRIBUTES or name in ATTRIBUTES.get(tag, ())
+
+    return bleach.Cleaner(tags=TAGS, attributes=allowed, protocols=list(PROTOCOLS), strip=True, strip_comments=True,
+                          css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]))
 
 
-_CLEANER = bleach.Cleaner(
-    tags=TAGS, attributes=_allowed_attribute, protocols=list(PROTOCOLS), strip=True, strip_comments=True,
-    css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]),
-)
-
-
-def sanitize_html(markup: str) -> str:
+def sanitize_html(markup: str, reserved_ids: frozenset[str] = frozenset()) -> str:
     """`markup` with everything off the allow-list taken out (bleach): tags stripped, their text kept as text."""
-    return str(_CLEANER.clean(markup))
+    return str(_cleaner(reserved_ids).clean(markup))
 
 
 def safe_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None,
-                  budget: "Budget | None" = None) -> Cleaned:
+                  page: "Page | None" = None) -> Cleaned:
     """A markdown cell kept as it is where its rendering is safe; otherwise its sanitized rendering, under a note."""
-    return _first_safe(source, lambda text: render_markdown(text, attachments), budget or Budget())
+    return _first_safe(source, lambda text: render_markdown(text, attachments), page or Page())
 
 
-def safe_raw(source: str, budget: "Budget | None" = None) -> Cleaned:
+def safe_raw(source: str, page: "Page | None" = None) -> Cleaned:
     """A raw cell (or an HTML output) that a page may insert as it is: kept where safe, otherwise sanitized."""
-    return _first_safe(source, lambda text: text, budget or Budget())
+    return _first_safe(source, lambda text: text, page or Page())
 
 
 @dataclass
-class Budget:
-    """The characters one notebook may still have rendered (mistune takes about 20 µs a character at worst): past
-    it, a cell is shown as escaped text without being rendered, so that no notebook holds up a class."""
+class Page:
+    """One notebook's page: the ids its own elements use (formgrader finds a grade's input by its id; a student's
+    element with that id would stand in for it), and the characters it may still have rendered (mistune takes about
+    20 µs a character at worst: past that, a cell is shown as escaped text unrendered, so no notebook holds up a class).
+    """
 
-    chars: int = MAX_NOTEBOOK_CHARS
+    reserved_ids: frozenset[str] = frozenset()
+    chars_left: int = MAX_NOTEBOOK_CHARS
 
     def take(self, count: int) -> bool:
-        if count > min(self.chars, MAX_CELL_CHARS):
+        if count > min(self.chars_left, MAX_CELL_CHARS):
             return False
-        self.chars -= count
+        self.chars_left -= count
         return True
 
 
-def _first_safe(source: str, render: Callable[[str], str], budget: Budget) -> Cleaned:
+def _first_safe(source: str, render: Callable[[str], str], page: Page) -> Cleaned:
     rendered = None
-    if not budget.take(len(source)):
+    if not page.take(len(source)):
         removed = [f"{len(source)} characters, too long to render: shown as text"]
     else:
         try:
             rendered = render(source)
-            removed = unsafe_parts(rendered)
+            removed = unsafe_parts(rendered, page.reserved_ids)
         except Exception:  # noqa: BLE001 - nbconvert refuses some markdown (a missing attachment): show the text
             removed = ["markdown nbconvert cannot render"]
         if not removed:
@@ -184,18 +192,18 @@ def _first_safe(source: str, render: Callable[[str], str], budget: Budget) -> Cl
     candidates = []
     # html5lib's time grows with the square of the nesting: a cell with too many tags is shown as text instead.
     if rendered is not None and rendered.count("<") <= MAX_CELL_TAGS:
-        candidates.append(note + sanitize_html(rendered) + "\n")
+        candidates.append(note + sanitize_html(rendered, page.reserved_ids) + "\n")
     candidates += [note + "<pre>" + html.escape(source) + "</pre>\n", note]
     # What is stored is rendered again by the page: each candidate must pass as the page will render it.
     for candidate in candidates:
-        if not _problems(candidate, render):
+        if not _problems(candidate, render, page.reserved_ids):
             return Cleaned(candidate, tuple(removed))
     raise AssertionError("the note alone did not pass the allow-list")  # pragma: no cover - the note is plain text
 
 
-def _problems(text: str, render: Callable[[str], str]) -> list[str]:
+def _problems(text: str, render: Callable[[str], str], reserved_ids: frozenset[str]) -> list[str]:
     try:
-        return unsafe_parts(render(text))
+        return unsafe_parts(render(text), reserved_ids)
     except Exception:  # noqa: BLE001 - whatever nbconvert cannot render is not kept as it is
         return ["markdown nbconvert cannot render"]
 

@@ -5,7 +5,8 @@ formgrader shows, is clean) and in `GenerateFeedback.preprocessors` (so the feed
 notebook autograded before it was there). Per cell (autograder.integrations.student_markup):
 
 - markdown cells: kept as they are where nbconvert's rendering of them passes the allow-list, otherwise replaced by
-  the sanitized rendering under a note; attachments keep only base64 raster images (an SVG can hold script);
+  the sanitized rendering under a note; no element may take the id of the page's own (a grade's score input, its
+  comment box); attachments keep only base64 raster images (an SVG can hold script);
 - raw cells and `text/html` / `text/markdown` outputs: the same; other output types than text and images are dropped
   (`application/javascript`, widget views, LaTeX), and outputs' metadata with them. nbgrader clears the student's
   outputs before grading and SandboxedExecute writes every output anew, so in practice these are attnkit's own;

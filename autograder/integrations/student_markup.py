@@ -8,6 +8,9 @@ only the tags, attributes and URLs of the allow-list below, written in one plain
 case, balanced): anything it cannot read counts as unsafe, so a parser trick gains nothing. Otherwise the cell
 becomes what bleach (an allow-list sanitizer, html5lib's parser) keeps of the rendered HTML, under a note, and
 that is rendered and read again; where even that fails, the student's text is shown escaped, as text.
+
+A `Page` holds what one notebook's page adds: the ids its own elements use (off the allow-list for that notebook),
+and a bound on the characters rendered, so that no cell or notebook holds up a class (past it: escaped text).
 """
 
 import functools

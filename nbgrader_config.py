@@ -25,6 +25,16 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
+    # Last: the student's markdown, raw cells, attachments, outputs and metadata made safe to render, so that nothing
+    # a student wrote runs in the browser that opens the autograded notebook (formgrader, served with the
+    # instructor's token) or the feedback (autograder/integrations/nbgrader_markup.py).
+    "autograder.integrations.nbgrader_markup.SanitizeStudentMarkup",
+]
+# The feedback page is rendered from autograded/: sanitized again there (a notebook autograded before the line above).
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+    "autograder.integrations.nbgrader_markup.SanitizeStudentMarkup",
 ]
 # Before any grading, `autograded/` holds only what the student handed in: nbgrader's copy follows links as the
 # instructor, so attnkit's first sanitizing step reads the notebook again without following links and removes what

@@ -39,6 +39,7 @@ from traitlets import Float, Integer, Unicode
 
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.i18n import language
+from autograder.integrations import nbgrader_markup
 from autograder.isolation import sandbox
 from autograder.isolation.limits import Limits
 from autograder.isolation.zygote import shared_zygote
@@ -52,9 +53,8 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
 logger = logging.getLogger(__name__)
 
 THIS = f"{__name__}.SandboxedExecute"
-# nbgrader 0.9's Autograde.autograde_preprocessors with its first entry, Execute, replaced by ours.
-AUTOGRADE_PREPROCESSORS = [
-    THIS,
+# nbgrader 0.9's Autograde.autograde_preprocessors after its first entry, Execute.
+NBGRADER_AFTER_EXECUTE = [
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -62,6 +62,9 @@ AUTOGRADE_PREPROCESSORS = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+# nbgrader's list with Execute replaced by ours, and the student's markup made safe to show last, so that what
+# autograded/ stores (and formgrader renders) is clean (autograder.integrations.nbgrader_markup).
+AUTOGRADE_PREPROCESSORS = [THIS, *NBGRADER_AFTER_EXECUTE, nbgrader_markup.THIS]
 IN_KERNEL_SETTING = "c.Autograde.autograde_preprocessors"
 # Isolation notes (autograder.isolation.sandbox) that mean student code would run unconfined: the grade is at stake.
 ESSENTIAL_LAYERS = ("seccomp", "Landlock unavailable", "Landlock: ")
@@ -330,5 +333,5 @@ def error_output(note: str, index: int) -> NotebookNode:
 
 def in_kernel_config_lines() -> list[str]:
     """Lines that switch a course back to nbgrader's own grading in the student's kernel (the demo's third column)."""
-    entries = "".join(f"\n    {entry!r}," for entry in ["nbgrader.preprocessors.Execute", *AUTOGRADE_PREPROCESSORS[1:]])
+    entries = "".join(f"\n    {entry!r}," for entry in ["nbgrader.preprocessors.Execute", *NBGRADER_AFTER_EXECUTE])
     return [f"{IN_KERNEL_SETTING} = [{entries}\n]"]

@@ -1,0 +1,227 @@
+"""A student's markup made safe for an instructor's or TA's browser: markdown, raw cells, attachments, outputs.
+
+Formgrader's submission page and nbgrader's feedback page render the autograded notebook with nbconvert: markdown
+through `markdown2html` (raw HTML passes through it as it is), so `<img onerror>`, `<details ontoggle>`,
+`<iframe srcdoc>` or `[x](javascript:...)` in a student's cell would run in the instructor's session. Here a cell is
+kept byte for byte only where what nbconvert renders from it passes `unsafe_parts`, a strict reader that accepts
+only the tags, attributes and URLs of the allow-list below, written in one plain form (double-quoted values, lower
+case, balanced): anything it cannot read counts as unsafe, so a parser trick gains nothing. Otherwise the cell
+becomes what bleach (an allow-list sanitizer, html5lib's parser) keeps of the rendered HTML, under a note, and
+that is rendered and read again; where even that fails, the student's text is shown escaped, as text.
+
+A `Page` holds what one notebook's page adds: the ids its own elements use (off the allow-list for that notebook),
+and a bound on the characters rendered, so that no cell or notebook holds up a class (past it: escaped text).
+"""
+
+import functools
+import html
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import bleach
+from bleach.css_sanitizer import CSSSanitizer
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+# What rendered markdown and an honest student's own HTML use; nothing that runs, loads a page, holds raw text
+# (style, textarea, title...) or switches the parser to foreign content (svg, math).
+TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins", "kbd", "li", "mark", "ol",
+    "p", "pre", "q", "s", "samp", "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td",
+    "tfoot", "th", "thead", "tr", "u", "ul", "var",
+})
+VOID_TAGS = frozenset({"br", "hr", "img"})
+COMMON_ATTRIBUTES = frozenset({"class", "id", "title"})
+ATTRIBUTES: Mapping[str, frozenset[str]] = {
+    "a": frozenset({"href"}),
+    "img": frozenset({"src", "alt", "width", "height"}),
+    "details": frozenset({"open"}),
+    "ol": frozenset({"start"}),
+    "td": frozenset({"colspan", "rowspan", "style"}),
+    "th": frozenset({"colspan", "rowspan", "style"}),
+}
+URL_ATTRIBUTES = frozenset({"href", "src"})
+PROTOCOLS = ("http", "https", "mailto")
+# A markdown table's column alignment is the only style kept.
+STYLE = re.compile(r"text-align:\s*(left|right|center);?")
+# An attachment inlined by nbconvert: raster images only (an SVG can hold script).
+RASTER_MIMETYPES = ("image/png", "image/jpeg", "image/gif")
+RASTER_DATA_URL = re.compile(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=]*")
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+
+_TAG = re.compile(r'<(/?)([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<]*")?)*)\s*(/?)>')
+_ATTRIBUTE = re.compile(r'\s+([a-z][a-z-]*)(?:="([^"<]*)")?')
+_SCHEME = re.compile(r"([^/?#]*):")
+NOTE = ("attnkit changed this cell so that nothing in it runs in a browser ({removed}); the student's own text is in "
+        "the submitted notebook.")
+# Past these a cell is not rendered (mistune's time grows with the text) or not given to bleach (html5lib's time grows
+# with the square of the nesting): it is shown as escaped text. An honest cell is far below both.
+MAX_CELL_CHARS = 100_000
+MAX_NOTEBOOK_CHARS = 1_000_000
+MAX_CELL_TAGS = 1_000
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A cell's text as it is stored for the instructor, and what was taken out of it (empty: kept as it was)."""
+
+    source: str
+    removed: tuple[str, ...] = ()
+
+
+def render_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None) -> str:
+    """The HTML nbconvert's HTMLExporter.markdown2html makes of a markdown cell (formgrader's and feedback's pages)."""
+    renderer = IPythonRenderer(escape=False, attachments=dict(attachments or {}))
+    return str(MarkdownWithMath(renderer=renderer).render(source))
+
+
+def unsafe_parts(markup: str, reserved_ids: frozenset[str] = frozenset()) -> list[str]:
+    """What in `markup` is not plainly on the allow-list (empty when every `<` opens an allowed, balanced tag whose
+    id, if any, is none of `reserved_ids`)."""
+    found: list[str] = []
+    open_tags: list[str] = []
+    at = markup.find("<")
+    while at != -1:
+        tag = _TAG.match(markup, at)
+        if tag is None:
+            found.append("markup that is not a plain tag")
+            break
+        closing, name, attributes, _self_closing = tag.groups()
+        if name not in TAGS:
+            found.append(f"<{name}>")
+        elif closing:
+            if not open_tags or open_tags.pop() != name:
+                found.append(f"an unbalanced </{name}>")
+        else:
+            found.extend(_unsafe_attributes(name, attributes, reserved_ids))
+            if name not in VOID_TAGS:
+                open_tags.append(name)
+        at = markup.find("<", tag.end())
+    if open_tags:
+        found.append(f"an unclosed <{open_tags[-1]}>")
+    return found
+
+
+def _unsafe_attributes(tag: str, attributes: str, reserved_ids: frozenset[str]) -> list[str]:
+    found = []
+    for name, value in _ATTRIBUTE.findall(attributes):
+        if name not in COMMON_ATTRIBUTES and name not in ATTRIBUTES.get(tag, ()):
+            found.append(f"{name} on <{tag}>")
+        elif name == "id" and html.unescape(value) in reserved_ids:
+            found.append("an id the page's own elements use")
+        elif name in URL_ATTRIBUTES and not safe_url(html.unescape(value), data_image=tag == "img"):
+            found.append(f"a {_scheme(html.unescape(value))}: {name}")
+        elif name == "style" and not STYLE.fullmatch(html.unescape(value).strip()):
+            found.append(f"a style on <{tag}>")
+    return found
+
+
+def safe_url(url: str, *, data_image: bool = False) -> bool:
+    """A relative URL, or http(s)/mailto; an inline raster image where `data_image`. Whitespace or control
+    characters anywhere (which browsers drop, e.g. `jav&#x09;ascript:`) make any URL unsafe."""
+    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in url):
+        return False
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        return True
+    if scheme.group(1).lower() in PROTOCOLS:
+        return True
+    return data_image and RASTER_DATA_URL.fullmatch(url) is not None
+
+
+def _scheme(url: str) -> str:
+    scheme = _SCHEME.match(url)
+    return re.sub(r"[^a-z0-9+.-]", "?", scheme.group(1).lower())[:20] if scheme else "bad"
+
+
+@functools.cache
+def _cleaner(reserved_ids: frozenset[str]) -> bleach.Cleaner:
+    def allowed(tag: str, name: str, value: str) -> bool:
+        if name == "id" and value in reserved_ids:
+            return False
+        return name in COMMON_ATTRIBUTES or name in ATTRIBUTES.get(tag, ())
+
+    return bleach.Cleaner(tags=TAGS, attributes=allowed, protocols=list(PROTOCOLS), strip=True, strip_comments=True,
+                          css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]))
+
+
+def sanitize_html(markup: str, reserved_ids: frozenset[str] = frozenset()) -> str:
+    """`markup` with everything off the allow-list taken out (bleach): tags stripped, their text kept as text."""
+    return str(_cleaner(reserved_ids).clean(markup))
+
+
+def safe_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None,
+                  page: "Page | None" = None) -> Cleaned:
+    """A markdown cell kept as it is where its rendering is safe; otherwise its sanitized rendering, under a note."""
+    return _first_safe(source, lambda text: render_markdown(text, attachments), page or Page())
+
+
+def safe_raw(source: str, page: "Page | None" = None) -> Cleaned:
+    """A raw cell (or an HTML output) that a page may insert as it is: kept where safe, otherwise sanitized."""
+    return _first_safe(source, lambda text: text, page or Page())
+
+
+@dataclass
+class Page:
+    """One notebook's page: the ids its own elements use (formgrader finds a grade's input by its id; a student's
+    element with that id would stand in for it), and the characters it may still have rendered (mistune takes about
+    20 µs a character at worst: past that, a cell is shown as escaped text unrendered, so no notebook holds up a class).
+    """
+
+    reserved_ids: frozenset[str] = frozenset()
+    chars_left: int = MAX_NOTEBOOK_CHARS
+
+    def take(self, count: int) -> bool:
+        if count > min(self.chars_left, MAX_CELL_CHARS):
+            return False
+        self.chars_left -= count
+        return True
+
+
+def _first_safe(source: str, render: Callable[[str], str], page: Page) -> Cleaned:
+    rendered = None
+    if not page.take(len(source)):
+        removed = [f"{len(source)} characters, too long to render: shown as text"]
+    else:
+        try:
+            rendered = render(source)
+            removed = unsafe_parts(rendered, page.reserved_ids)
+        except Exception:  # noqa: BLE001 - nbconvert refuses some markdown (a missing attachment): show the text
+            removed = ["markdown nbconvert cannot render"]
+        if not removed:
+            return Cleaned(source)
+    note = f"<p><em>{html.escape(NOTE.format(removed=', '.join(sorted(set(removed)))))}</em></p>\n"
+    candidates = []
+    # html5lib's time grows with the square of the nesting: a cell with too many tags is shown as text instead.
+    if rendered is not None and rendered.count("<") <= MAX_CELL_TAGS:
+        candidates.append(note + sanitize_html(rendered, page.reserved_ids) + "\n")
+    candidates += [note + "<pre>" + html.escape(source) + "</pre>\n", note]
+    # What is stored is rendered again by the page: each candidate must pass as the page will render it.
+    for candidate in candidates:
+        if not _problems(candidate, render, page.reserved_ids):
+            return Cleaned(candidate, tuple(removed))
+    raise AssertionError("the note alone did not pass the allow-list")  # pragma: no cover - the note is plain text
+
+
+def _problems(text: str, render: Callable[[str], str], reserved_ids: frozenset[str]) -> list[str]:
+    try:
+        return unsafe_parts(render(text), reserved_ids)
+    except Exception:  # noqa: BLE001 - whatever nbconvert cannot render is not kept as it is
+        return ["markdown nbconvert cannot render"]
+
+
+def safe_attachments(attachments: object) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """Attachments with only base64 raster images kept; (kept, names of what was dropped)."""
+    kept: dict[str, dict[str, str]] = {}
+    dropped: list[str] = []
+    if not isinstance(attachments, Mapping):
+        return kept, ([] if attachments is None else ["attachments that are not a mapping"])
+    for name, bundle in attachments.items():
+        images = {mimetype: data for mimetype, data in (bundle.items() if isinstance(bundle, Mapping) else ())
+                  if mimetype in RASTER_MIMETYPES and isinstance(data, str) and BASE64.fullmatch(data)}
+        if isinstance(name, str) and images:
+            kept[name] = images
+        if not isinstance(bundle, Mapping) or len(images) != len(bundle):
+            dropped.append(f"attachment {name!r}")
+    return kept, dropped

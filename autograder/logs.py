@@ -34,6 +34,14 @@ class StderrHandler(logging.StreamHandler):
         pass  # always sys.stderr
 
 
+class ContinuedLinesIndented(logging.Formatter):
+    """A message's second and later lines indented, as nbgrader's (tornado's) formatter does: a line a student id or
+    file name carries after a newline never reads as a line of attnkit's own."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(record).replace("\n", "\n  ")
+
+
 def configure(verbosity: int = 0) -> None:
     """attnkit's lines on stderr: INFO and above, DEBUG too with a verbosity of 1 or more. Idempotent: a second
     call (the tests run many commands in one process) replaces the handler of the first."""
@@ -42,6 +50,6 @@ def configure(verbosity: int = 0) -> None:
     for handler in [handler for handler in logger.handlers if isinstance(handler, StderrHandler)]:
         logger.removeHandler(handler)
     handler = StderrHandler()
-    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setFormatter(ContinuedLinesIndented(FORMAT))
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG if verbosity > 0 else logging.INFO)

@@ -30,6 +30,7 @@ EVIL = "\x1b]0;PWNED-TITLE\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2K\x1b[1A\r\x08
 SHOWN = "\\x1b]0;PWNED-TITLE\\x07\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2K\\x1b[1A\\x0d\\x08\\x9b31m\\x9d0;t\\x9c" \
         "\\u202e\\u2066\\u2028"
 HONEST = "张伟-Émile-🙂"
+FORGED = "attnkit grade: 1 students (1 graded, 0 unchanged since the last run) in 0.1 s; mean 100.0"
 
 
 def raw_controls(text):
@@ -184,14 +185,23 @@ def test_nbgrader_autograde_prints_no_escape_of_the_students(tmp_path, repo_root
 def test_attnkit_grade_and_similarity_print_no_escape_of_the_students(tmp_path, repo_root):
     submitted = tmp_path / "submitted"
     _hostile_student(submitted / f"eve{EVIL}", repo_root / "release" / "attention")
+    # no code to run (no child, a faster test): one markdown cell whose grade id is the attack
+    markdown = {"cell_type": "markdown", "metadata": {"nbgrader": {"grade_id": EVIL, "solution": True}},
+                "source": EVIL}
+    (submitted / f"eve{EVIL}" / "attention" / f"{NB01}.ipynb").write_text(json.dumps(
+        {"cells": [markdown], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
     _honest_student(submitted / HONEST)
+    (submitted / f"forger\n{FORGED}").mkdir()  # a folder name that tries to print a line of attnkit's
     attnkit = [sys.executable, "-m", "autograder.cli", "-v"]
     status, graded = _run([*attnkit, "grade", str(submitted), "--out", str(tmp_path / "grades"), "--workers", "1",
                            "--timeout", "20"], tmp_path)
     assert status == 0 and raw_controls(graded) == []
     assert f"attnkit grade: eve{SHOWN}: graded, " in graded and f"attnkit grade: {HONEST}: graded, " in graded
+    assert f"attnkit grade: forger\n  {FORGED}: graded, " in graded  # the forged line indented, not attnkit's
+    assert not any(line.startswith(FORGED) for line in graded.splitlines())
     status, compared = _run([*attnkit, "similarity", str(submitted), "--out", str(tmp_path / "similarity"),
                              "--grades", str(tmp_path / "grades")], tmp_path)
     assert status == 0 and raw_controls(compared) == []
+    assert not any(line.startswith(FORGED) for line in compared.splitlines())
     assert f"could not be read and were left out: eve{SHOWN} {NOTEBOOKS[1]}: " in compared
-    assert f"students have no readable solution cell (nothing submitted?): {HONEST}" in compared
+    assert "3 students have no readable solution cell (nothing submitted?): " in compared and HONEST in compared

@@ -173,8 +173,12 @@ def test_nbgrader_autograde_prints_no_escape_of_the_students(tmp_path, repo_root
     nbgrader_course.generate_release(course)
     _hostile_student(course / "submitted" / f"eve{EVIL}", course / "release" / "attention")
     _honest_student(course / "submitted" / HONEST)
-    _, printed = _run([sys.executable, "-m", "nbgrader", "autograde", "attention"], course)
+    logfile = tmp_path / "nbgrader.log"  # nbgrader's own file handler, added beside its console
+    _, printed = _run([sys.executable, "-m", "nbgrader", "autograde", "attention", f"--NbGrader.logfile={logfile}"],
+                      course)
     assert raw_controls(printed) == []
+    logged = logfile.read_text(encoding="utf-8")
+    assert raw_controls(logged) == [] and f"Creating/updating student with ID 'eve{SHOWN}'" in logged
     # the student's text reached nbgrader's own lines, shown: the student id, a file name, the grade id
     assert f"Creating/updating student with ID 'eve{SHOWN}'" in printed
     assert f"/attention/notes{SHOWN}.txt -> " in printed

@@ -7,7 +7,13 @@ Run nbgrader from the repository root and this file is picked up: the source not
 only its own root and gradebook path there.
 """
 
+import autograder.safe_logging
+
 c = get_config()  # noqa: F821 -- injected by traitlets when nbgrader loads this file
+
+# Every line nbgrader logs (its console, --logfile, formgrader's server) shows the escape and control characters of
+# the student ids, file names and cell ids it names, never sends them to the terminal (autograder/safe_logging.py).
+autograder.safe_logging.install()
 
 c.CourseDirectory.course_id = "attnkit"
 c.CourseDirectory.source_directory = "source"

@@ -3,9 +3,10 @@
 Exception messages, cell notes and file names are the student's: they may hold lone surrogates (bytes
 decoded with surrogateescape), NUL, ESC sequences that drive a terminal, bidi overrides that reorder what
 a reader sees, or a megabyte on one line. `clean` makes such a string safe once, where it enters the
-grader: invalid code points become U+FFFD, control and bidi characters become visible escapes (`\\x1b`,
-`\\u202e`), and the length is capped. What comes out encodes as UTF-8 and holds no character that acts
-on a terminal or a page; each output still escapes it for its own syntax (HTML, CSV, JSON).
+grader: invalid code points become U+FFFD, control characters (C0, DEL, C1), bidi controls and line
+separators become visible escapes (`\\x1b`, `\\u202e`), and the length is capped. What comes out encodes as
+UTF-8 and holds no character that acts on a terminal or a page; each output still escapes it for its own
+syntax (HTML, CSV, JSON).
 """
 
 import unicodedata
@@ -16,6 +17,8 @@ REPLACEMENT = "\ufffd"
 KEPT_CONTROLS = frozenset("\n\t")
 # Explicit directional formatting characters (Unicode bidi algorithm): they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Line and paragraph separators: line breaks to many viewers (and to str.splitlines) that no "\n" check sees.
+LINE_SEPARATORS = frozenset("\u2028\u2029")
 MAX_DEPTH = 32
 
 
@@ -56,7 +59,7 @@ def _visible(char: str) -> str:
         return REPLACEMENT
     if char in KEPT_CONTROLS:
         return char
-    if char in BIDI_CONTROLS or unicodedata.category(char) == "Cc":
+    if char in BIDI_CONTROLS or char in LINE_SEPARATORS or unicodedata.category(char) == "Cc":
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
     return char
 

@@ -97,9 +97,14 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
             plan = plan_notebook(item.path, item.notebook)
             if _empty(plan):
                 raise NotebookProblem(f"{clean(Path(item.path).name)} {EMPTY}")
-        except NotebookProblem as problem:
-            status = MISSING if not Path(item.path).exists() else UNREADABLE
-            result = unanswered_result(item.key, item.notebook, item.path, status, str(problem), lang)
+        except Exception as problem:  # noqa: BLE001 - one file never stops the others
+            if isinstance(problem, NotebookProblem):  # the student's file, said in the student's words
+                status = MISSING if not Path(item.path).exists() else UNREADABLE
+                reason = str(problem)
+            else:  # planning never raises anything else for any file: a bug of the grader's, for this file only
+                status, reason = GRADER_ERROR, f"grader error: {type(problem).__name__}: {one_line(problem, 300)}"
+                logger.error("attnkit: internal error while reading %s: %s", clean(str(item.path)), reason)
+            result = unanswered_result(item.key, item.notebook, item.path, status, reason, lang)
             _finish(result, item)
             results[position] = result
             if on_result:

@@ -7,6 +7,8 @@ import sys
 import time
 from typing import TextIO
 
+from autograder.safe_text import one_line
+
 BAR_WIDTH = 30
 
 
@@ -39,6 +41,7 @@ class Progress:
         filled = BAR_WIDTH * self.done // self.total
         remaining = elapsed / self.done * (self.total - self.done) if self.done else 0.0
         eta = f" eta {remaining:.0f}s" if self.done and self.done < self.total else ""
+        # the item is a student's folder name: shown, never sent to the terminal as it is
         self.stream.write(f"\r\033[K[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {self.done}/{self.total} "
-                          f"{self.label} {elapsed:.0f}s{eta} {item}"[:200])
+                          f"{self.label} {elapsed:.0f}s{eta} {one_line(item, 80)}"[:200])
         self.stream.flush()

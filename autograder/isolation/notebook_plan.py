@@ -212,8 +212,9 @@ def _cells(path: Path, data: bytes | bytearray) -> list[dict[str, Any]]:
         raise NotebookProblem(f"{clean(path.name)} is not a notebook (no cells)")
     cells = document.get("cells")
     if cells is None and isinstance(document.get("worksheets"), list):  # nbformat 3
+        # Every level is the student's JSON: a sheet that is no object, or whose cells are no list, holds no cell.
         cells = [cell for sheet in document["worksheets"] if isinstance(sheet, dict)
-                 for cell in sheet.get("cells", [])]
+                 and isinstance(sheet.get("cells"), list) for cell in sheet["cells"]]
     if not isinstance(cells, list):
         raise NotebookProblem(f"{clean(path.name)} is not a notebook (no cells)")
     return [cell for cell in cells if isinstance(cell, dict)]

@@ -26,7 +26,7 @@ from autograder.isolation import protected
 from autograder.isolation.notebook_plan import RELEASE_DIR, NotebookProblem, solution_cells
 from autograder.review.code_fingerprints import default_vocabulary, fingerprints, kgram_fingerprints, normalised_tokens
 from autograder.review.similarity import Behaviour, StudentCode
-from autograder.safe_text import clean
+from autograder.safe_text import clean, one_line
 
 BASE_SUFFIXES = (".py", ".ipynb")
 MAX_BASE_FILE_BYTES = 20 * 2**20
@@ -101,16 +101,23 @@ def base_hashes(sources: Iterable[tuple[str, str]], vocabulary: Collection[str])
 def read_student(folder: Path, vocabulary: Collection[str], excluded: Collection[int]) -> StudentCode:
     """The student's solution cells, fingerprinted, with the base code's k-grams left out."""
     student = StudentCode(clean(folder.name), [])
-    with open_submission(folder) as submission:  # the files `attnkit grade` graded; zips extracted meanwhile
-        solutions: dict[str, list[tuple[str, str]]] = {}
-        for notebook, located in submission.located.items():
-            if located.path is None:
-                student.problems.append(f"{notebook}: {located.reason}")
-                continue
-            try:
-                solutions[notebook] = solution_cells(located.path)
-            except NotebookProblem as problem:
-                student.problems.append(f"{notebook}: {problem}")
+    solutions: dict[str, list[tuple[str, str]]] = {}
+    try:
+        with open_submission(folder) as submission:  # the files `attnkit grade` graded; zips extracted meanwhile
+            for notebook, located in submission.located.items():
+                if located.path is None:
+                    student.problems.append(f"{notebook}: {located.reason}")
+                    continue
+                try:
+                    solutions[notebook] = solution_cells(located.path)
+                except NotebookProblem as problem:
+                    student.problems.append(f"{notebook}: {problem}")
+                    student.unreadable.append(f"{notebook}: {problem}")
+    except Exception as error:  # noqa: BLE001 - a folder that cannot be read is skipped with a note, never the class
+        reason = f"the submission cannot be read: {type(error).__name__}: {one_line(error, 300)}"
+        student.problems.append(reason)
+        student.unreadable.append(reason)
+        return student
     for notebook, cells in solutions.items():
         for grade_id, source in cells:
             index = len(student.cells)

@@ -57,6 +57,10 @@ def run_similarity(submitted_dir: str | os.PathLike[str], out_dir: str | os.Path
     students = inputs.read_class(submitted_dir, base_code, progress, workers)
     if progress:
         progress.finish()
+    unreadable = [f"{student.id} {problem}" for student in students for problem in student.unreadable]
+    if unreadable:
+        notes.append(f"{len(unreadable)} notebooks handed in could not be read and were left out: "
+                     f"{'; '.join(unreadable[:10])}{'; ...' if len(unreadable) > 10 else ''}")
     unread = [student.id for student in students if not student.cells]
     if unread:
         notes.append(f"{len(unread)} students have no readable solution cell (nothing submitted?): "

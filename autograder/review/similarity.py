@@ -71,7 +71,8 @@ class StudentCode:
     id: str
     cells: list[tuple[str, str]]  # [(label, source)] in notebook order; label: "notebook / grade id"
     fingerprints: list[tuple[int, "Fingerprint"]] = field(default_factory=list)  # [(cell index, print)], base removed
-    problems: list[str] = field(default_factory=list)  # notebooks that could not be read, and why
+    problems: list[str] = field(default_factory=list)  # notebooks not submitted or that could not be read, and why
+    unreadable: list[str] = field(default_factory=list)  # "notebook: why" of the files handed in but not readable
 
     @property
     def hashes(self) -> set[int]:

@@ -24,6 +24,9 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import at
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import attention_input as mha_input
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention import declaration as mha_declaration
 from autograder.course.variants import attention
+from autograder.integrations.student_kit.build import vectors_document
+from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
 from autograder.running.runner import DEFAULT_SEED
@@ -164,3 +167,24 @@ def test_every_mistake_the_grid_reproduces_is_named_graded_and_at_rung_2(variant
     assert f"likely mistake — {name}" in graded, graded
     checked = printed(runtime.check, variant.exercise, variant.student, hint=True)
     assert f"likely mistake — {name}" in checked, checked
+
+
+# ---------------------------------------------------------------------------------------------
+# the issue's two students in the student kit too (check() from stored vectors; the kit does not grade)
+
+QUERIES_VIEW_ONLY = students.multi_head_attention(students.Knobs(split="view_only", only="queries"))
+
+
+@pytest.fixture(scope="module")
+def kit_runtime():
+    vectors = vectors_from_document(vectors_document())
+    return NotebookRuntime(StoredExpectations(lambda: vectors))
+
+
+def test_the_issues_two_students_are_right_in_the_student_kit(kit_runtime, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    renormalised = printed(kit_runtime.check, "causal_attention", CausalAttentionRenormalised)
+    assert "✘" not in renormalised and "likely mistake" not in renormalised, renormalised
+    split = printed(kit_runtime.check, "multi_head_attention", QUERIES_VIEW_ONLY, hint=True)
+    name = MISCONCEPTIONS_BY_ID["split_without_transpose"].name["en"]
+    assert f"likely mistake — {name}" in split, split

@@ -158,6 +158,7 @@ def test_the_grid_splits_one_projection_alone():
         assert ("multi_head_attention", f"{role} split head_dim first") in names
 
 
+@pytest.mark.slow  # about 90 mistakes, each graded and checked
 @pytest.mark.parametrize("variant", MISTAKES, ids=lambda variant: f"{variant.exercise}/{variant.name}")
 def test_every_mistake_the_grid_reproduces_is_named_graded_and_at_rung_2(variant, monkeypatch):
     monkeypatch.setenv("ATTNKIT_LANG", "en")

@@ -3,6 +3,8 @@
 import contextlib
 import io
 
+import pytest
+
 from devtools import verdict_changes
 from devtools.verdict_changes import Verdict
 
@@ -22,6 +24,7 @@ def test_changes_lists_every_verdict_that_differs_and_no_other():
     assert verdict_changes.changes(after, after) == {}
 
 
+@pytest.mark.slow
 def test_against_main_before_issue_45_the_renormalising_route_is_the_only_causal_attention_change():
     """Run for real: the old checks come from git, in a process of their own."""
     output = io.StringIO()

@@ -22,8 +22,10 @@ BEFORE_CAUSAL_FILLS = ("finfo_before", "minus_1e9_before", "neg_inf", "inverted"
 @dataclass(frozen=True)
 class Knobs:
     softmax_dim: int = -1  # the axis of the scores the softmax runs over
-    scale: str = "keys"  # keys (keys.shape[-1]), d_out, d_in, none, after_softmax
-    mask: str = "future"  # future, with_diagonal, inverted, inverted_tril, dropped, after_softmax, not_truncated
+    scale: str = "keys"  # keys (keys.shape[-1]), d_out, d_in, none, after_softmax; or the root of keys.shape[-1]
+    # dividing one projection instead of the scores: on_queries, on_keys (both right), on_values (= after_softmax)
+    mask: str = "future"  # future, with_diagonal, inverted, inverted_tril, dropped, after_softmax, not_truncated,
+    # renormalised (the notes' other route: softmax over every key, zero the future, renormalise the rows)
     fill: float = -math.inf  # what masked scores are filled with
     dropout: str = "weights"  # weights, missing, scores, masked_scores, values, output, input, always
     buffer: str = "buffer"  # buffer, plain, parameter, not_persistent, fresh_in_forward
@@ -33,6 +35,7 @@ class Knobs:
     split: str = "transpose"  # transpose, view_only, head_dim_first
     merge: str = "transpose"  # transpose, no_transpose, head_dim_first
     out_proj: bool = True
+    only: str = "all"  # the projection the split and linear knobs touch: all, queries, keys, values
     padding_fill: str = "finfo_before"  # finfo_before, finfo_after, minus_1e20_after, minus_1e9_before, neg_inf,
     # ignored, inverted, query_axis, global_batch
 
@@ -62,14 +65,19 @@ def _blocked(module, knobs, num_tokens):
     return module.mask.bool()[:num_tokens, :num_tokens]
 
 
-def _project(layer, x, knobs):
-    if knobs.linear == "matrix":
+def _touches(knobs, role):
+    return knobs.only in ("all", role)
+
+
+def _project(layer, x, knobs, role):
+    if knobs.linear == "matrix" and _touches(knobs, role):
         return x @ layer.weight + (layer.bias if layer.bias is not None else 0)
     return layer(x)
 
 
 def _attend(module, knobs, queries, keys, values, d_in, num_tokens, padded=None):
     """Scores, mask, scale, softmax, dropout and the weighted sum over the last two axes of (..., tokens, dim)."""
+    queries, keys, values = _scaled_projections(knobs, queries, keys, values)
     if knobs.swap_qk:
         queries, keys = keys, queries
     if knobs.dropout == "values":
@@ -83,25 +91,41 @@ def _attend(module, knobs, queries, keys, values, d_in, num_tokens, padded=None)
     blocked = _blocked(module, knobs, num_tokens)
     if knobs.mask == "dropped":
         scores.masked_fill(blocked, knobs.fill)  # the result is thrown away
-    elif knobs.mask != "after_softmax":
+    elif knobs.mask not in ("after_softmax", "renormalised"):
         scores = scores.masked_fill(blocked, knobs.fill)
     if padded is not None and knobs.padding_fill in ("finfo_after", "minus_1e20_after"):
         scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min if knobs.padding_fill == "finfo_after"
                                     else -1e20)
     if knobs.dropout == "masked_scores":
         scores = module.dropout(scores)
-    divisor = {"keys": keys.shape[-1], "d_out": module.d_out, "d_in": d_in, "none": 1,
-               "after_softmax": 1}[knobs.scale] ** 0.5
+    divisor = _divisor(knobs, keys, module.d_out, d_in)
     weights = torch.softmax(scores / divisor, dim=knobs.softmax_dim)
     if knobs.scale == "after_softmax":
         weights = weights / keys.shape[-1] ** 0.5
     if knobs.mask == "after_softmax":
         weights = weights.masked_fill(blocked, 0.0)
+    if knobs.mask == "renormalised":  # times the lower triangle (1 - mask), then each row divided by its sum
+        weights = weights * (1 - blocked.to(weights.dtype))
+        weights = weights / weights.sum(dim=-1, keepdim=True)
     if knobs.dropout == "weights":
         weights = module.dropout(weights)
     elif knobs.dropout == "always":
         weights = F.dropout(weights, module.dropout.p, training=True)
     return weights @ values
+
+
+def _divisor(knobs, keys, d_out, d_in):
+    """What the scores are divided by: 1 where the scale went elsewhere (after the softmax, onto a projection)."""
+    return {"keys": keys.shape[-1], "d_out": d_out, "d_in": d_in}.get(knobs.scale, 1) ** 0.5
+
+
+def _scaled_projections(knobs, queries, keys, values):
+    """The projections, one of them divided by the root of the key size when the scale knob puts it there."""
+    root = keys.shape[-1] ** 0.5
+    queries = queries / root if knobs.scale == "on_queries" else queries
+    keys = keys / root if knobs.scale == "on_keys" else keys
+    values = values / root if knobs.scale == "on_values" else values
+    return queries, keys, values
 
 
 def causal_attention(knobs):
@@ -120,9 +144,9 @@ def causal_attention(knobs):
             b, num_tokens, d_in = x.shape
             if knobs.dropout == "input":
                 x = self.dropout(x)
-            keys = _project(self.W_key, x, knobs)  # (b, num_tokens, d_out)
-            queries = _project(self.W_query, x, knobs)
-            values = _project(self.W_value, x, knobs)
+            keys = _project(self.W_key, x, knobs, "keys")  # (b, num_tokens, d_out)
+            queries = _project(self.W_query, x, knobs, "queries")
+            values = _project(self.W_value, x, knobs, "values")
             context = _attend(self, knobs, queries, keys, values, d_in, num_tokens)  # (b, num_tokens, d_out)
             return self.dropout(context) if knobs.dropout == "output" else context
 
@@ -142,7 +166,9 @@ def multi_head_attention(knobs):
             self.dropout = nn.Dropout(dropout)
             _mask_init(self, knobs, context_length)
 
-        def split(self, t, b, num_tokens):
+        def split(self, t, b, num_tokens, role):
+            if not _touches(knobs, role):
+                return t.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
             if knobs.split == "view_only":
                 return t.view(b, self.num_heads, num_tokens, self.head_dim)
             if knobs.split == "head_dim_first":
@@ -160,9 +186,10 @@ def multi_head_attention(knobs):
             b, num_tokens, d_in = x.shape
             if knobs.dropout == "input":
                 x = self.dropout(x)
-            queries = self.split(_project(self.W_query, x, knobs), b, num_tokens)  # (b, heads, num_tokens, head_dim)
-            keys = self.split(_project(self.W_key, x, knobs), b, num_tokens)
-            values = self.split(_project(self.W_value, x, knobs), b, num_tokens)
+            # (b, heads, num_tokens, head_dim)
+            queries = self.split(_project(self.W_query, x, knobs, "queries"), b, num_tokens, "queries")
+            keys = self.split(_project(self.W_key, x, knobs, "keys"), b, num_tokens, "keys")
+            values = self.split(_project(self.W_value, x, knobs, "values"), b, num_tokens, "values")
             padded = None
             if attention_mask is not None and knobs.padding_fill == "query_axis":  # hides padded queries' rows
                 padded = (attention_mask == 0).view(b, 1, num_tokens, 1)
@@ -206,9 +233,9 @@ def self_attention_v2(knobs):
             self.W_value = nn.Linear(d_in, d_out, bias=bias)
 
         def forward(self, x):
-            queries = _project(self.W_query, x, knobs)  # (num_tokens, d_out)
-            keys = _project(self.W_key, x, knobs)
-            values = _project(self.W_value, x, knobs)
+            queries = _project(self.W_query, x, knobs, "queries")  # (num_tokens, d_out)
+            keys = _project(self.W_key, x, knobs, "keys")
+            values = _project(self.W_value, x, knobs, "values")
             return _unmasked(self, knobs, queries, keys, values, x.shape[-1])
 
     return SelfAttention_v2
@@ -216,11 +243,11 @@ def self_attention_v2(knobs):
 
 def _unmasked(module, knobs, queries, keys, values, d_in):
     """SelfAttention_v1/v2's forward after the projections: no mask, no dropout."""
+    queries, keys, values = _scaled_projections(knobs, queries, keys, values)
     if knobs.swap_qk:
         queries, keys = keys, queries
     scores = queries @ keys.T  # (num_tokens, num_tokens)
-    divisor = {"keys": keys.shape[-1], "d_out": module.d_out, "d_in": d_in, "none": 1,
-               "after_softmax": 1}[knobs.scale] ** 0.5
+    divisor = _divisor(knobs, keys, module.d_out, d_in)
     weights = torch.softmax(scores / divisor, dim=knobs.softmax_dim)
     if knobs.scale == "after_softmax":
         weights = weights / keys.shape[-1] ** 0.5

@@ -60,6 +60,24 @@ class Outcome:
         return self.loses_points and self.named_own and not self.named_wrong
 
 
+ROLES = ("queries", "keys", "values")  # the projections a mistake may touch alone
+# The root of the key size dividing one projection instead of the scores: the same scores for the queries or the
+# keys; for the values, the same output as the root dividing the weights after the softmax.
+SCALE_ON_ONE_PROJECTION = (
+    ("scale", "the queries divided by the root", Knobs(scale="on_queries"), EQUIVALENT),
+    ("scale", "the keys divided by the root", Knobs(scale="on_keys"), EQUIVALENT),
+    ("scale", "the values divided by the root", Knobs(scale="on_values"), "scale_after_softmax"),
+)
+
+
+def split_of_one_projection():
+    """A split mistake in one of the three lines: queries, keys or values alone split wrong."""
+    return [("heads", f"{role} split {name}", Knobs(split=split, only=role), misconception)
+            for role in ROLES
+            for split, name, misconception in (("view_only", "by view, no transpose", "split_without_transpose"),
+                                               ("head_dim_first", "head_dim first", "split_wrong_axes"))]
+
+
 # Families of the attention forward pass, shared by CausalAttention and MultiHeadAttention: (family, knob value
 # name, Knobs, misconception).
 def forward_families(multi_head):
@@ -71,6 +89,7 @@ def forward_families(multi_head):
         ("scale", "sqrt(d_in)", Knobs(scale="d_in"), "scale_by_d_in"),
         ("scale", "sqrt(d_out)", Knobs(scale="d_out"), "scale_by_d_out" if multi_head else EQUIVALENT),
         ("scale", "after the softmax", Knobs(scale="after_softmax"), "scale_after_softmax"),
+        *SCALE_ON_ONE_PROJECTION,
         ("mask", "diagonal hidden", Knobs(mask="with_diagonal"), "mask_includes_diagonal"),
         ("mask", "inverted", Knobs(mask="inverted"), "mask_inverted"),
         ("mask", "inverted with tril (hides itself too)", Knobs(mask="inverted_tril"), "mask_inverted"),
@@ -78,6 +97,8 @@ def forward_families(multi_head):
         ("mask", "after the softmax, not renormalised", Knobs(mask="after_softmax"), "mask_after_softmax_no_renorm"),
         ("mask", "masked_fill result dropped", Knobs(mask="dropped"), "masked_fill_result_dropped"),
         ("mask", "filled with -1e9", Knobs(fill=-1e9), EQUIVALENT),
+        ("mask", "zeroed after the softmax, renormalised (the notes' route)", Knobs(mask="renormalised"),
+         EQUIVALENT),
         ("mask", "filled with finfo.min", Knobs(fill=-3.4e38), EQUIVALENT),
         ("dropout", "missing", Knobs(dropout="missing"), "dropout_missing"),
         ("dropout", "on the scores", Knobs(dropout="scores"), "dropout_before_softmax"),
@@ -101,6 +122,7 @@ def forward_families(multi_head):
             ("heads", "interleaved (split and merged head_dim first)", Knobs(split="head_dim_first",
                                                                              merge="head_dim_first"),
              "split_wrong_axes"),
+            *split_of_one_projection(),
             ("heads", "merged without transpose", Knobs(merge="no_transpose"), "merge_without_transpose"),
             ("heads", "merged head_dim first", Knobs(merge="head_dim_first"), "merge_wrong_axes"),
             ("projections", "no out_proj", Knobs(out_proj=False), "missing_out_proj"),
@@ -131,11 +153,14 @@ def self_attention_families(v2):
         ("scale", "sqrt(d_in)", Knobs(scale="d_in"), "scale_by_d_in"),
         ("scale", "sqrt(d_out)", Knobs(scale="d_out"), EQUIVALENT),
         ("scale", "after the softmax", Knobs(scale="after_softmax"), "scale_after_softmax"),
+        *SCALE_ON_ONE_PROJECTION,
         ("projections", "query and key swapped", Knobs(swap_qk=True), "query_key_swapped"),
     ]
     if v2:
         rows += [
             ("projections", "x @ layer.weight", Knobs(linear="matrix"), "linear_as_matrix"),
+            *((("projections", f"x @ layer.weight for the {role} only", Knobs(linear="matrix", only=role),
+                "linear_as_matrix")) for role in ROLES),
             ("projections", "bias always", Knobs(bias="always"), "qkv_bias_ignored"),
             ("projections", "bias never", Knobs(bias="never"), "qkv_bias_ignored"),
         ]

@@ -91,6 +91,8 @@ RUN_BY_TEST = {
         "tests/test_surprises.py::test_no_buggy_student_passes_every_public_check_and_loses_points",
     ".venv/bin/python -m devtools.student_kit_agreement":
         "tests/test_student_kit.py::test_kit_checks_agree_with_live_public_checks",
+    ".venv/bin/python -m devtools.verdict_changes --against 4d17600":
+        "tests/test_verdict_changes.py::test_against_main_before_issue_45_the_renormalising_route_is_the_only_causal_attention_change",
     # docs/student-kit.md: the wheel as `make kit-wheel` builds it, installed by the page's terminal line.
     "make kit-wheel":
         "tests/test_student_kit_torch_range.py::test_notebook_line_installs_the_kit_and_keeps_the_learners_torch",

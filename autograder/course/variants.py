@@ -15,6 +15,8 @@ of mistakes, and its values cover that family completely:
     merge_how     heads -> (b, T, d_out): transpose + reshape, a reshape without the transpose, features
                   grouped head_dim first, or heads stacked along the token axis
     swap_qk, use_out_proj, linear_untransposed: query/key swapped, no output projection, x @ W.weight
+    only          the projection a split or x @ W.weight mistake touches: queries, keys or values alone (a student
+                  who writes the three lines apart may get one of them wrong); None for all three
     padding_axis, padding_after_causal: the attention_mask broadcast over the keys (right) or the queries, and filled
                   before the causal mask or after it (both right for the keys)
 
@@ -31,6 +33,7 @@ import torch
 from torch import Tensor
 
 Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor
+PROJECTION_ROLES = {"queries": "W_query", "keys": "W_key", "values": "W_value"}  # what `only` names -> the layer
 
 SOFTMAX_AXES = {"keys": 3, "queries": 2, "heads": 1, "batch": 0}  # axes of (batch, heads, queries, keys)
 MASKS = ("future", "with_diagonal", "inverted", "inverted_with_diagonal", "none")
@@ -102,6 +105,7 @@ def attention(
     merge_how: str = "transpose",
     use_out_proj: bool = True,
     linear_untransposed: bool = False,
+    only: str | None = None,
     return_weights: Literal[False] = False,
 ) -> Tensor: ...
 
@@ -125,6 +129,7 @@ def attention(
     merge_how: str = "transpose",
     use_out_proj: bool = True,
     linear_untransposed: bool = False,
+    only: str | None = None,
     return_weights: Literal[True],
 ) -> tuple[Tensor, Tensor]: ...
 
@@ -147,6 +152,7 @@ def attention(
     merge_how: str = "transpose",
     use_out_proj: bool = True,
     linear_untransposed: bool = False,
+    only: str | None = None,
     return_weights: bool = False,
 ) -> Tensor | tuple[Tensor, Tensor]:
     """Reference attention with knobs. `weights` maps W_query/W_key/W_value(/out_proj).weight|bias to tensors.
@@ -159,16 +165,23 @@ def attention(
         x = x.unsqueeze(0)
     b, num_tokens, d_in = x.shape
 
+    if only is not None and only not in PROJECTION_ROLES:
+        raise ValueError(f"unknown projection {only!r}; known: {tuple(PROJECTION_ROLES)}")
+
+    def touched(name: str) -> bool:
+        return only is None or PROJECTION_ROLES[only] == name
+
     def project(name: str) -> Tensor:
         weight, bias = weights[f"{name}.weight"], weights.get(f"{name}.bias")
-        if linear_untransposed:
+        if linear_untransposed and touched(name):
             # x @ W.weight: only runs when d_in == d_out, and then silently uses W instead of W.T.
             return x @ weight + (bias if bias is not None else 0)
         return linear(x, weight, bias)
 
     queries, keys, values = project("W_query"), project("W_key"), project("W_value")  # (b, num_tokens, d_out)
     d_out = queries.shape[-1]
-    queries, keys, values = (split(t, num_heads, split_how) for t in (queries, keys, values))
+    queries, keys, values = (split(t, num_heads, split_how if touched(name) else "transpose")
+                             for name, t in zip(PROJECTION_ROLES.values(), (queries, keys, values), strict=True))
     if swap_qk:
         queries, keys = keys, queries
     scores = queries @ keys.transpose(-2, -1)  # (b, num_heads, num_tokens, num_tokens)
@@ -211,7 +224,7 @@ def raw_scores(x: Tensor, weights: Weights, *, num_heads: int = 1) -> Tensor:
 
 # Every single-knob mistake `attention` can make, with the misconception it stands for. A family's values are
 # all here: a student's softmax over any wrong axis, any wrong scale, any wrong mask is reproduced.
-ATTENTION_MISTAKES = (
+ATTENTION_MISTAKES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("missing_scaling", {"scale": "none"}),
     ("scale_by_d_out", {"scale": "d_out"}),
     ("scale_by_d_in", {"scale": "d_in"}),
@@ -227,6 +240,12 @@ ATTENTION_MISTAKES = (
     ("query_key_swapped", {"swap_qk": True}),
     ("split_without_transpose", {"split_how": "view_only"}),
     ("split_wrong_axes", {"split_how": "head_dim_first"}),
+    # The same mistakes on one projection alone: the three lines are written apart, and one of them may be wrong.
+    *(("split_without_transpose", {"split_how": "view_only", "only": role}) for role in PROJECTION_ROLES),
+    *(("split_wrong_axes", {"split_how": "head_dim_first", "only": role}) for role in PROJECTION_ROLES),
+    *(("linear_as_matrix", {"linear_untransposed": True, "only": role}) for role in PROJECTION_ROLES),
+    # A scale on one projection needs no variant of its own: on the queries or the keys it gives the right scores,
+    # and on the values it is scale_after_softmax (weights / root @ values = weights @ (values / root)).
     # Heads interleaved: split and merged along the same wrong axis, so the merge undoes the split's order but each
     # head attended over every num_heads-th feature.
     ("split_wrong_axes", {"split_how": "head_dim_first", "merge_how": "head_dim_first"}),

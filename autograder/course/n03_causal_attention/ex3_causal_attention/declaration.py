@@ -23,6 +23,7 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
     attention_input,
     probe_forward,
 )
+from autograder.course.shared import wide
 from autograder.course.shared.inputs import notes_inputs
 from autograder.course.shared.records import State
 from autograder.course.variants import attention, attention_variants, raw_scores
@@ -66,19 +67,17 @@ def attention_cases_random(rng: random.Random) -> list[CausalCase]:
         attention_case(rng, num_tokens=rng.randint(3, 8), batch=rng.randint(2, 3)),
         attention_case(rng, num_tokens=rng.randint(17, 22), batch=rng.randint(1, 2), qkv_bias=True, dtype="float64"),
         attention_case(rng, num_tokens=1, batch=rng.randint(1, 3), qkv_bias=rng.random() < 0.5),
-        wide_case(attention_case(rng, num_tokens=rng.randint(4, 6), batch=WIDE_BATCH, dtype="float64")),
+        wide_case(rng, attention_case(rng, num_tokens=rng.randint(4, 6), batch=wide.BATCH, dtype="float64")),
     ]
 
 
-WIDE_MAGNITUDE = 1000.0  # inputs up to ±1000: scores reach ±1e5 and beyond
-WIDE_BATCH = 16  # sequences: in about half of them the first query's only score is far below -1e4
-
-
-def wide_case(case: CausalCase) -> CausalCase:
-    """A float64 case with inputs so large that some query's every visible score lies far below -1e4: a causal fill
-    that is finite but not low enough (-1e4, -100) then gives the future keys weight, while -1e9 or the dtype's
-    lowest value still hide them (float64 keeps such scores exact enough to compare)."""
-    return {**case, "magnitude": WIDE_MAGNITUDE}
+def wide_case(rng: random.Random, case: CausalCase) -> CausalCase:
+    """A float64 case on the wide input (autograder.course.shared.wide): some query's every visible score lies far
+    below -1e4, so a causal fill that is finite but not low enough (-1e4, -100) gives the future keys weight, while
+    -1e9, the dtype's lowest value and the renormalising route of the notes stay exact. d_in of 5 to 8: with two
+    input features W_query^T W_key is often definite, and then no input at all gives negative scores."""
+    d_in = rng.randint(5, 8)
+    return {**case, "d_in": d_in, "d_out": rng.choice([d for d in range(2, 8) if d != d_in]), "wide": True}
 
 
 def attention_cases_notes(rng: random.Random) -> list[CausalCase]:

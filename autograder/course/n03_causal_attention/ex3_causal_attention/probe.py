@@ -24,6 +24,7 @@ from autograder.checking.probing import (
 from autograder.course.shared.inputs import ATTENTION_FUNCTIONS, DTYPES, notes_batch
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
+from autograder.course.shared.wide import wide_input
 
 
 class CausalCase(TypedDict):
@@ -38,7 +39,7 @@ class CausalCase(TypedDict):
     seed: NotRequired[int]
     init_seed: NotRequired[int]
     load_weights: NotRequired[dict[str, Any]]
-    magnitude: NotRequired[float]  # inputs uniform in [-magnitude, magnitude): 1 unless a case widens them
+    wide: NotRequired[bool]  # the wide input (autograder.course.shared.wide) instead of values in [-1, 1)
 
 
 class CausalForwardRecord(TypedDict, total=False):
@@ -59,8 +60,9 @@ def attention_input(case: CausalCase) -> torch.Tensor:
     """(batch, num_tokens, d_in): the notes' sentence twice (torch.stack((inputs, inputs))), or random values."""
     if case.get("input") == "notes":
         return notes_batch()
-    x = rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
-    return x * case["magnitude"] if "magnitude" in case else x
+    if case.get("wide"):
+        return wide_input(case["seed"], case["batch"], case["num_tokens"], case["d_in"], DTYPES[case["dtype"]])
+    return rand(case["seed"], case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
 
 
 def build_module(namespace: Namespace, case: CausalCase, dropout: float = 0.0) -> torch.nn.Module:

@@ -19,6 +19,7 @@ from autograder.checking.probing import (
 from autograder.course.shared.inputs import DTYPES, notes_batch
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
+from autograder.course.shared.wide import wide_input
 
 
 class MultiHeadCase(TypedDict):
@@ -39,7 +40,7 @@ class MultiHeadCase(TypedDict):
     head: NotRequired[int]
     more_heads: NotRequired[int]
     load_weights: NotRequired[dict[str, Any]]
-    magnitude: NotRequired[float]  # inputs uniform in [-magnitude, magnitude): 1 unless a case widens them
+    wide: NotRequired[bool]  # the wide input (autograder.course.shared.wide) instead of values in [-1, 1)
 
 
 class TwoDimensionalCase(TypedDict):
@@ -79,8 +80,9 @@ def attention_input(case: MultiHeadCase) -> torch.Tensor:
     if case.get("input") == "notes":
         return notes_batch()
     # seed + 1: the module's weights come from torch.manual_seed(seed), the same stream as rand(seed).
-    x = rand(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
-    return x * case["magnitude"] if "magnitude" in case else x
+    if case.get("wide"):
+        return wide_input(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_in"], DTYPES[case["dtype"]])
+    return rand(case["seed"] + 1, case["batch"], case["num_tokens"], case["d_in"], dtype=DTYPES[case["dtype"]])
 
 
 def probe_wrapper(namespace: Namespace, case: MultiHeadCase) -> WrapperRecord:

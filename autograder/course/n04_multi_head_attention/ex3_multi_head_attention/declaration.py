@@ -28,6 +28,7 @@ from autograder.course.n04_multi_head_attention.shared import (
     projection_weights,
     random_attention_case,
 )
+from autograder.course.shared import wide
 
 EXERCISES = (
     Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
@@ -59,10 +60,18 @@ def mha_cases_reference(rng: random.Random) -> list[MultiHeadCase]:
         random_attention_case(rng, num_heads=rng.randint(5, 6), num_tokens=rng.randint(17, 24), dtype="float32"),
         random_attention_case(rng, num_heads=1),
         random_attention_case(rng, num_tokens=1),
-        # Inputs up to ±1000 in float64: some head's first query sees only scores far below -1e4, so a causal fill
-        # that is finite but not low enough (-1e4, -100) shows, while -1e9 or the dtype's lowest value still pass.
-        {**random_attention_case(rng, batch=8, num_tokens=rng.randint(4, 6), dtype="float64"), "magnitude": 1000.0},
+        # The wide input (autograder.course.shared.wide) in float64: some head's query sees only scores far below
+        # -1e4, so a causal fill that is finite but not low enough (-1e4, -100) shows, while -1e9, the dtype's lowest
+        # value and the notes' renormalising route stay exact.
+        wide_case(rng, random_attention_case(rng, batch=wide.BATCH, num_tokens=rng.randint(4, 6), dtype="float64")),
     ]
+
+
+def wide_case(rng: random.Random, case: MultiHeadCase) -> MultiHeadCase:
+    """The case on the wide input, with d_in of 5 to 9: with fewer input features a head's W_query^T W_key is often
+    definite, and then no input gives that head negative scores."""
+    head_dim = case["d_out"] // case["num_heads"]
+    return {**case, "d_in": rng.choice([d for d in range(5, 10) if d not in (case["d_out"], head_dim)]), "wide": True}
 
 
 def padding_cases_hidden(rng: random.Random) -> list[MultiHeadCase]:

@@ -8,7 +8,8 @@ streams on a sink that counts and discards, every inherited descriptor closed bu
 workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), the
 grader's code sealed (autograder.isolation.guards), the OS confinement
 (autograder.isolation.sandbox). Then it runs the plan: each code cell under a soft timeout (SIGALRM raises
-StepTimeout in the student's frames, again every 50 ms if they catch it), an error recorded and the
+StepTimeout in the student's frames once the step's own CPU time or its wall-clock limit is past, as
+autograder.isolation.step_clock measures; again every 50 ms if they catch it), an error recorded and the
 next cell run, like nbgrader with allow_errors; after each graded cell, the exercise's probes with the
 grader's own code restored. Each step is announced before it starts and each exercise's probe data is
 sent as soon as it exists, so a crash loses only the step that crashed.
@@ -39,6 +40,7 @@ from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.shared.plan import ExerciseProbes, probe_checks
 from autograder.isolation import cgroups, sandbox, wire, workspace
 from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
+from autograder.isolation.step_clock import Reached, StepClock, StepLimit
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -137,6 +139,8 @@ class _Child:
         self.mid_frame = False  # a write failed part-way: another frame would not be read right
         self.space: workspace.Workspace | None = None  # once set up
         self.signals: _SignalState | None = None  # the grader's signal handlers and mask, before student code
+        self.step_limit = StepLimit(task.timeout, task.wall_timeout or task.timeout)
+        self.alarm = _Alarm()
 
     def send(self, event: dict[str, Any]) -> None:
         # When it happened, on the clock every process shares: the grader's stage times (attnkit bench) use it, so
@@ -150,6 +154,8 @@ class _Child:
 
     def run(self) -> None:
         cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
+        if self.task.nice:  # no CPU share of its own: at least the grader's loop comes first (threads inherit it)
+            os.nice(self.task.nice)
         self.sinks = _detach(self.channel_fd, self.output)
         self.space = space = _set_up_workdir(self.task)
         self.seal.apply()
@@ -169,7 +175,7 @@ class _Child:
         self.send({"event": "start", "kind": "cell", "index": step.index})
         error = None
         self.output.start()
-        _arm(self.task.timeout)
+        self.alarm.arm(self.step_limit)
         caught = None
         try:
             exec(compile_cell(step.source, f"<cell {step.index}>"), self.namespace)  # noqa: S102 - student code
@@ -184,7 +190,7 @@ class _Child:
         else:
             raise RuntimeError("could not take the process back from the student's code")
         if caught is not None:
-            error = _timeout_error(self.task.timeout) if isinstance(caught, StepTimeout) else _described(caught)
+            error = self._timeout_error() if isinstance(caught, StepTimeout) else self._described(caught)
         output, dropped = self.output.take()
         self.send({"event": "cell", "index": step.index, "error": error, "output": output, "output_dropped": dropped,
                    "disk_full": (self.space is not None and self.space.capped
@@ -192,7 +198,7 @@ class _Child:
 
     def reclaim(self) -> None:
         """Undo what student code set on the process (hooks, timers, handlers) before the grader's code runs."""
-        _disarm()
+        self.alarm.disarm()
         _clear_hooks()
         if self.signals is not None:
             self.signals.restore()
@@ -201,7 +207,7 @@ class _Child:
         """Between two probe calls of the student's code, inside the step: hooks and timers cleared, the step's
         alarm kept (its handler put back). Handlers and the rest wait for the end of the step (`reclaim`)."""
         _clear_hooks()
-        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.signal(signal.SIGALRM, self.alarm)
 
     def probe(self, exercise_id: str) -> None:
         self.send({"event": "start", "kind": "exercise", "exercise": exercise_id})
@@ -209,7 +215,7 @@ class _Child:
         planned = self.task.probes[exercise_id]
         objects = {name: self.namespace[name] for name in planned.names if name in self.namespace}
         records, failure = {}, None
-        _arm(self.task.timeout)
+        self.alarm.arm(self.step_limit)
         caught = None
         try:
             records = probe_checks(planned.checks, objects, between=self.between_cases)
@@ -224,9 +230,25 @@ class _Child:
         else:
             raise RuntimeError("could not take the process back from the student's code")
         if caught is not None:
-            failure = _timeout_error(self.task.timeout) if isinstance(caught, StepTimeout) else _described(caught)
+            failure = self._timeout_error() if isinstance(caught, StepTimeout) else self._described(caught)
         self.send({"event": "exercise", "exercise": exercise_id,
                    "records": _completed(planned, records, failure, self.task.timeout)})
+
+    def _timeout_error(self) -> dict[str, Any]:
+        """The limit the grader's own alarm found reached (never the text of a StepTimeout student code raised)."""
+        reached = self.alarm.reached or Reached.CPU
+        return {"type": TIMEOUT_TYPE, "message": self.step_limit.describe(reached), "line": ""}
+
+    def _described(self, exc: BaseException) -> dict[str, Any]:
+        """describe_exception under the alarm: a student's __str__ that never returns is interrupted, and whatever
+        goes wrong reading the exception leaves a description that names what could be read."""
+        self.alarm.arm(StepLimit(DESCRIBE_SECONDS, DESCRIBE_SECONDS))
+        try:
+            return describe_exception(exc)
+        except BaseException:  # noqa: BLE001 - the alarm, or a traceback that cannot be walked
+            return {"type": exception_type_name(exc), "message": "", "line": ""}
+        finally:
+            self.alarm.disarm()
 
 
 def run_child(task: "ChildTask", channel_fd: int, seal: "Seal") -> None:
@@ -296,24 +318,35 @@ def _shell_getter(namespace: dict[str, Any]) -> "Callable[[], ShellStandIn]":
     return get_ipython
 
 
-def _on_alarm(_signum: int, frame: types.FrameType | None) -> None:
-    # Only student code is interrupted: the grader's own bookkeeping frames let the alarm pass.
-    if frame is not None and frame.f_code.co_filename == __file__:
-        return
-    raise StepTimeout("ran past the time limit")
+class _Alarm:
+    """The SIGALRM handler of a step: it wakes up when either of the step's limits could first be reached, looks at
+    the step's clocks (autograder.isolation.step_clock), and raises StepTimeout in the student's frames once one is
+    past (then again every RETRIGGER_SECONDS); until then it sleeps again. A step slowed down by another child uses
+    little CPU time of its own, so only its (larger) wall-clock limit can stop it."""
 
+    def __init__(self) -> None:
+        self.clock: StepClock | None = None
+        self.reached: Reached | None = None
 
-def _arm(seconds: float) -> None:
-    signal.signal(signal.SIGALRM, _on_alarm)  # student code may have replaced or ignored it
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), RETRIGGER_SECONDS)
+    def arm(self, limit: StepLimit) -> None:
+        self.clock, self.reached = StepClock.start(limit), None
+        signal.signal(signal.SIGALRM, self)  # student code may have replaced or ignored it
+        signal.setitimer(signal.ITIMER_REAL, self.clock.next_look(), RETRIGGER_SECONDS)
 
+    def disarm(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.clock = None
 
-def _disarm() -> None:
-    signal.setitimer(signal.ITIMER_REAL, 0)
-
-
-def _timeout_error(seconds: float) -> dict[str, Any]:
-    return {"type": TIMEOUT_TYPE, "message": f"ran past the {seconds:g} s limit", "line": ""}
+    def __call__(self, _signum: int, frame: types.FrameType | None) -> None:
+        # Only student code is interrupted: the grader's own bookkeeping frames let the alarm pass.
+        if self.clock is None or (frame is not None and frame.f_code.co_filename == __file__):
+            return
+        reached = self.reached or self.clock.reached()
+        if reached is None:
+            signal.setitimer(signal.ITIMER_REAL, self.clock.next_look(), RETRIGGER_SECONDS)
+            return
+        self.reached = reached
+        raise StepTimeout(self.clock.limit.describe(reached))
 
 
 def _completed(planned: ExerciseProbes, records: dict[str, list[Any]], failure: dict[str, Any] | None,
@@ -338,18 +371,6 @@ def _timeout_as_message(item: Any, timeout: float) -> Any:
 DESCRIBE_SECONDS = 1.0  # what an exception's __str__ may take before its message is given up
 
 
-def _described(exc: BaseException) -> dict[str, Any]:
-    """describe_exception under the alarm: a student's __str__ that never returns is interrupted, and whatever
-    goes wrong reading the exception leaves a description that names what could be read."""
-    _arm(DESCRIBE_SECONDS)
-    try:
-        return describe_exception(exc)
-    except BaseException:  # noqa: BLE001 - the alarm, or a traceback that cannot be walked
-        return {"type": exception_type_name(exc), "message": "", "line": ""}
-    finally:
-        _disarm()
-
-
 def _clear_hooks() -> None:
     """Profile and trace hooks (this thread's and the ones new threads get) and the student's interval timers."""
     sys.setprofile(None)
@@ -363,8 +384,8 @@ def _clear_hooks() -> None:
 
 class _SignalState:
     """The grader's signal handlers and mask, taken before student code and put back after each student step
-    (SIGALRM is the grader's own: `_arm` installs its handler each time); with them the interpreter's settings that
-    would fire inside the grader's code or starve it: gc callbacks, the recursion limit, the switch interval."""
+    (SIGALRM is the grader's own: `_Alarm.arm` installs its handler each time); with them the interpreter's settings
+    that would fire inside the grader's code or starve it: gc callbacks, the recursion limit, the switch interval."""
 
     def __init__(self, handlers: dict[int, Any], mask: set[int | signal.Signals]) -> None:
         self._handlers = handlers
@@ -387,7 +408,7 @@ class _SignalState:
 
     def restore(self) -> None:
         # Ignored between steps: an alarm the student left pending or set from a thread cannot interrupt the
-        # grader's code (`_arm` puts the grader's handler back for the next step).
+        # grader's code (`_Alarm.arm` puts the grader's handler back for the next step).
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
         gc.callbacks[:] = self._gc_callbacks

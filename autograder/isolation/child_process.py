@@ -34,12 +34,14 @@ import tempfile
 import threading
 import time
 import types
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.shared.plan import ExerciseProbes, probe_checks
 from autograder.isolation import cgroups, sandbox, wire, workspace
-from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
+from autograder.isolation.cells import compile_cell, display_stand_in
+from autograder.isolation.shell import MAX_SKIPPED, ShellStandIn
 from autograder.isolation.step_clock import Reached, StepClock, StepLimit
 
 if TYPE_CHECKING:
@@ -133,6 +135,7 @@ class _Child:
         self.task = task
         self.channel_fd = channel_fd
         self.namespace: dict[str, Any] = {}  # the notebook's __main__, once made
+        self.shell: ShellStandIn | None = None  # its get_ipython(), once made
         self.seal = seal
         self.sinks: tuple[_Sink, ...] = ()
         self.output = _CellOutput()
@@ -160,7 +163,7 @@ class _Child:
         self.space = space = _set_up_workdir(self.task)
         self.seal.apply()
         notes = space.isolation_notes + sandbox.confine(self.task.confinement, self.task.workdir)
-        self.namespace = _fresh_main()
+        self.namespace, self.shell = _fresh_main(self.task.workdir, self.task.notebook_name)
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
         self.send({"event": "hello", "notes": notes,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
@@ -192,9 +195,23 @@ class _Child:
         if caught is not None:
             error = self._timeout_error() if isinstance(caught, StepTimeout) else self._described(caught)
         output, dropped = self.output.take()
+        skipped, more_skipped = self.skipped_magics()
         self.send({"event": "cell", "index": step.index, "error": error, "output": output, "output_dropped": dropped,
                    "disk_full": (self.space is not None and self.space.capped
-                                 and workspace.what_is_full(self.task.workdir)) or False})
+                                 and workspace.what_is_full(self.task.workdir)) or False,
+                   "skipped": skipped, "skipped_more": more_skipped})
+
+    def skipped_magics(self) -> tuple[list[str], int]:
+        """The magics the cell's code asked for that were not run (the class's method, plain str and int only: the
+        shell is within the student's reach, and whatever they did to it costs them only these notes)."""
+        if self.shell is None:
+            return [], 0
+        try:
+            skipped, more = ShellStandIn.take_skipped(self.shell)
+            kept = [str.__str__(what) for what in skipped[:MAX_SKIPPED] if type(what) is str]
+            return kept, more if type(more) is int else 0
+        except Exception:  # noqa: BLE001 - the student's doing: no notes
+            return [], 0
 
     def reclaim(self) -> None:
         """Undo what student code set on the process (hooks, timers, handlers) before the grader's code runs."""
@@ -299,19 +316,19 @@ def _point_home_at(workdir: "str | os.PathLike[str]") -> None:
     tempfile.tempdir = None  # forget the grader's choice; the next call reads TMPDIR
 
 
-def _fresh_main() -> dict[str, Any]:
-    """A new `__main__` module whose namespace the cells share, as in a Jupyter kernel."""
+def _fresh_main(workdir: "os.PathLike[str]", notebook_name: str) -> tuple[dict[str, Any], ShellStandIn]:
+    """A new `__main__` module whose namespace the cells share, as in a Jupyter kernel, and its shell (whose %run
+    runs only the files in `workdir`, the child's copy of the student's folder, and never the graded notebook)."""
     main = types.ModuleType("__main__")
+    shell = ShellStandIn(main.__dict__, Path(os.path.realpath(workdir)), running=notebook_name)
     main.__dict__["__builtins__"] = builtins
-    main.__dict__["get_ipython"] = _shell_getter(main.__dict__)
+    main.__dict__["get_ipython"] = _shell_getter(shell)
     main.__dict__["display"] = display_stand_in
     sys.modules["__main__"] = main
-    return main.__dict__
+    return main.__dict__, shell
 
 
-def _shell_getter(namespace: dict[str, Any]) -> "Callable[[], ShellStandIn]":
-    shell = ShellStandIn(namespace)
-
+def _shell_getter(shell: ShellStandIn) -> "Callable[[], ShellStandIn]":
     def get_ipython() -> ShellStandIn:
         return shell
 

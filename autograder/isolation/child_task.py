@@ -38,3 +38,4 @@ class ChildTask:
     cgroups: tuple[Path, ...] = ()  # the cgroups the child joins first (autograder.isolation.cgroups)
     wall_timeout: float = 0.0  # wall-clock seconds per step (0: the same as timeout)
     nice: int = 0  # added to its scheduling niceness (where it has no CPU share in a cgroup)
+    notebook_name: str = ""  # the graded notebook's file name: a %run of it (its copy) runs it inside itself

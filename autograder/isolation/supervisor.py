@@ -261,6 +261,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         probes=state.probes,
         timeout=limits.timeout,
         wall_timeout=limits.wall_timeout,
+        notebook_name=Path(plan.path).name,
         nice=0 if folders and cgroups is not None and cgroups.shares_cpu else CHILD_NICE,
         workdir=Path(workdir),
         confinement=confinement,
@@ -422,6 +423,7 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
             state.outcome.cell_outputs[event["index"]] = clean(output, MAX_CELL_OUTPUT_CHARS) + more
         if isinstance(error, dict):
             _note_cell(state.outcome, event.get("index"), _cell_note(event.get("index"), error))
+        _note_skipped(state.outcome, event)
         full = event.get("disk_full")  # its capped tmpfs is full: the student's writes failed
         if full == workspace.SPACE:
             _note_cell(state.outcome, event.get("index"), f"cell {event.get('index')}: "
@@ -665,6 +667,23 @@ def _describe_exit(status: int) -> str:
     if os.WIFEXITED(status):
         return f"ended the process (exit status {os.WEXITSTATUS(status)}: os._exit or a fatal error)"
     return f"ended the process (status {status})"
+
+
+MAX_SKIPPED_NOTES = 20  # per cell: a child may say anything
+SKIPPED_WHY = "not run while grading (only %run of your own files, %%writefile and the timing magics run there)"
+
+
+def _note_skipped(outcome: Outcome, event: dict[str, Any]) -> None:
+    """A note under the cell for each magic or shell command its code asked for that the grading child skipped
+    (autograder.isolation.shell), once per cell however often the notebook is re-run."""
+    index, skipped, more = event.get("index"), _list(event.get("skipped")), event.get("skipped_more")
+    notes = [f"cell {index}: {one_line(what, 80)}: {SKIPPED_WHY}"
+             for what in skipped[:MAX_SKIPPED_NOTES] if isinstance(what, str)]
+    if type(more) is int and more > 0:
+        notes.append(f"cell {index}: {more:,} more magics or commands {SKIPPED_WHY}")
+    for note in notes:
+        if note not in outcome.cell_notes.get(index, []) if isinstance(index, int) else note not in outcome.notes:
+            _note_cell(outcome, index, note)
 
 
 def _note_cell(outcome: Outcome, index: object, note: str) -> None:

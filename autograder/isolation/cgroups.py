@@ -44,7 +44,6 @@ class _Controller:
 
     root: Path  # the grader's own cgroup for its children, which it made
     files: tuple[tuple[str, str], ...]  # (file, what to write: "{memory}" is the limit in bytes) per child
-    counts_cpu: bool = False  # the child's folder here holds the kernel's count of its CPU time
 
 
 @dataclass(frozen=True)
@@ -192,21 +191,20 @@ def _v1_controllers() -> tuple[_Controller, ...]:
         return ()
     limits = (("memory.limit_in_bytes", "{memory}"), ("memory.memsw.limit_in_bytes", "{memory}"))
     controllers = [_Controller(_grader_folder(memory, own["memory"]), limits)]
-    optional = (("pids", (("pids.max", str(PIDS_MAX)),), False),
-                ("cpu", (("cpu.shares", str(CPU_SHARES)),), False),
-                ("cpuacct", (), True))
+    optional = (("pids", (("pids.max", str(PIDS_MAX)),)), ("cpu", (("cpu.shares", str(CPU_SHARES)),)),
+                ("cpuacct", ()))  # cpuacct: no limit, the child's folder holds the kernel's count of its CPU time
     at = {memory.resolve(): 0}  # hierarchy -> its controller's index
-    for name, files, counts_cpu in optional:
+    for name, files in optional:
         hierarchy = CGROUP_ROOT / name
         if name not in own or not (hierarchy / "cgroup.procs").exists():
             continue
         index = at.get(hierarchy.resolve())
         if index is not None:  # co-mounted ("cpu,cpuacct"): one folder takes both controllers' files
             merged = controllers[index]
-            controllers[index] = _Controller(merged.root, merged.files + files, merged.counts_cpu or counts_cpu)
+            controllers[index] = _Controller(merged.root, merged.files + files)
             continue
         try:
-            controllers.append(_Controller(_grader_folder(hierarchy, own[name]), files, counts_cpu))
+            controllers.append(_Controller(_grader_folder(hierarchy, own[name]), files))
         except OSError:
             logger.debug("attnkit: no %s cgroup for grading children", name, exc_info=True)
             continue
@@ -230,8 +228,8 @@ def _v2_controllers() -> tuple[_Controller, ...]:
         (root / "cgroup.subtree_control").write_text("+cpu")
     except OSError:
         logger.debug("attnkit: no cpu controller for grading children", exc_info=True)
-        return (_Controller(root, files, counts_cpu=True),)  # usage_usec is in every v2 cgroup's cpu.stat
-    return (_Controller(root, files + (("cpu.weight", str(CPU_WEIGHT)),), counts_cpu=True),)
+        return (_Controller(root, files),)  # usage_usec is in every v2 cgroup's cpu.stat: still counted
+    return (_Controller(root, files + (("cpu.weight", str(CPU_WEIGHT)),)),)
 
 
 def _grader_folder(hierarchy: Path, own: str) -> Path:

@@ -433,12 +433,14 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
                        f"{workspace.too_many_files_note()}: creating more failed (No space left on device)")
         attempt.last_cell = attempt.step[1]
         attempt.step = None
+        attempt.cpu_deadline = float("inf")  # between steps only the grader's code runs: the wall clock limits it
     elif kind == "exercise":
         exercise_id = cast(str, event.get("exercise"))  # the running step's, checked next
         if attempt.step != ("exercise", exercise_id) or exercise_id in state.outcome.records:
             raise wire.ProtocolError("unexpected exercise")
         state.outcome.records[exercise_id] = _valid_records(exercise_id, event.get("records"))
         attempt.step = None
+        attempt.cpu_deadline = float("inf")
     else:  # "done"
         if attempt.step is not None:
             raise wire.ProtocolError("done inside a step")

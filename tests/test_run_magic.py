@@ -152,8 +152,10 @@ def test_links_hard_links_and_folders_are_refused(shell, tmp_path):
     (root / "linked_folder").symlink_to(tmp_path, target_is_directory=True)
     os.link(tmp_path / "outside.py", root / "hard.py")
     (root / "folder.py").mkdir()
+    os.mkfifo(root / "pipe.py")  # opening it must not wait for a writer
     for target, message in (("to_outside.py", "a link"), ("to_inside.py", "a link"), ("linked_folder/outside.py",
-                            "a link"), ("hard.py", "hard link"), ("folder.py", "not a regular file")):
+                            "a link"), ("hard.py", "hard link"), ("folder.py", "not a regular file"),
+                            ("pipe.py", "not a regular file"), ("inside.py/x.py", "Not a directory")):
         with pytest.raises(UsageError, match=message):
             stand_in.run_line_magic("run", target)
     assert "outside" not in namespace and "inside" not in namespace

@@ -16,6 +16,7 @@ and so is a file that is already running (`%run` of itself): each a UsageError, 
 """
 
 import builtins
+import errno
 import json
 import linecache
 import os
@@ -72,8 +73,14 @@ def parse(line: str) -> RunRequest:
     return RunRequest(words[0], tuple(words[1:]), frozenset(flags), module)
 
 
-def handed_in(root: Path, target: str, module: bool) -> Path:
-    """The regular file `target` names inside `root`, never through a link; UsageError otherwise."""
+@dataclass(frozen=True)
+class HandedIn:
+    path: Path  # inside the root
+    text: str  # read from the file found without a link, not from whatever the path names later
+
+
+def handed_in(root: Path, target: str, module: bool) -> HandedIn:
+    """The regular file `target` names inside `root`, opened without following any link; UsageError otherwise."""
     if module:
         parts = target.split(".")
         if not all(part.isidentifier() for part in parts):
@@ -83,33 +90,56 @@ def handed_in(root: Path, target: str, module: bool) -> Path:
         written = Path(os.path.expanduser(target))
         candidates = [written] + ([written.with_name(written.name + ".py")] if not written.suffix else [])
     for candidate in candidates:
-        path = _inside(root, candidate, target)
-        if path is not None:
-            return path
+        found = _inside(root, candidate, target)
+        if found is not None:
+            return found
     raise UsageError(f"%run {target}: no such file handed in beside the notebook")
 
 
-def _inside(root: Path, candidate: Path, target: str) -> Path | None:
-    """root/candidate when it is a regular file reached without a link; None when missing; UsageError otherwise."""
+def _inside(root: Path, candidate: Path, target: str) -> HandedIn | None:
+    """root/candidate read when it is a regular file reached without a link (each folder and the file opened with
+    O_NOFOLLOW: a link swapped in meanwhile is refused too); None when missing; UsageError otherwise."""
     absolute = Path(os.path.normpath(root / candidate))
     if root not in absolute.parents:
         raise UsageError(f"%run {target}: only the files handed in beside the notebook run while grading")
-    current, info = root, None
-    for part in absolute.relative_to(root).parts:
-        current = current / part
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            raise UsageError(f"%run {target}: {error.strerror}") from None
-        if stat.S_ISLNK(info.st_mode):
-            raise UsageError(f"%run {target}: a link is not run while grading (only the files handed in)")
-    if info is None or not stat.S_ISREG(info.st_mode):
-        raise UsageError(f"%run {target}: not a regular file")
-    if info.st_nlink > 1:
-        raise UsageError(f"%run {target}: a file with other names (a hard link) is not run while grading")
-    return absolute
+    *folders, name = absolute.relative_to(root).parts
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part, flags in [(folder, os.O_DIRECTORY) for folder in folders] + [(name, 0)]:
+            opened = _open_next(fd, part, flags, target)
+            os.close(fd)
+            fd = opened
+            if fd < 0:
+                return None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"%run {target}: not a regular file")
+        if info.st_nlink > 1:
+            raise UsageError(f"%run {target}: a file with other names (a hard link) is not run while grading")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return HandedIn(absolute, handle.read().decode("utf-8", errors="replace"))
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _open_next(dir_fd: int, name: str, flags: int, target: str) -> int:
+    """`name` inside the folder open as `dir_fd`, never through a link; -1 when missing."""
+    try:
+        return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | flags, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return -1
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(dir_fd, name):
+            raise UsageError(f"%run {target}: a link is not run while grading (only the files handed in)") from None
+        raise UsageError(f"%run {target}: {error.strerror}") from None
+
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 class Runner:
@@ -123,7 +153,8 @@ class Runner:
 
     def run(self, line: str) -> None:
         request = parse(line)
-        path = handed_in(self._root, request.target, request.module)
+        found = handed_in(self._root, request.target, request.module)
+        path = found.path
         if path in self._running:
             raise UsageError(f"%run {request.target}: it is already running (a %run of itself); not run again")
         if len(self._running) > MAX_DEPTH:
@@ -132,11 +163,12 @@ class Runner:
         self._running.append(path)
         sys.argv = [str(path), *request.arguments]
         try:
+            _cache_lines(found)
             if path.suffix in NOTEBOOK_SUFFIXES:
                 self._namespace["__file__"] = str(path)
-                self._run_notebook(path)
+                self._run_notebook(found)
             else:
-                self._run_python(path, request)
+                self._run_python(found, request)
         finally:
             self._running.pop()
             sys.argv = saved_argv
@@ -145,16 +177,17 @@ class Runner:
             else:
                 self._namespace["__file__"] = saved_file
 
-    def _run_notebook(self, path: Path) -> None:
-        text = _read(path)
+    def _run_notebook(self, found: HandedIn) -> None:
+        path = found.path
         if path.suffix == ".ipy":
-            exec(compile_cell(text, str(path)), self._namespace)  # noqa: S102 - the student's own file
+            exec(compile_cell(found.text, str(path)), self._namespace)  # noqa: S102 - the student's own file
             return
-        for number, source in enumerate(_code_cells(text, path)):
+        for number, source in enumerate(_code_cells(found.text, path)):
             exec(compile_cell(source, f"<{path.name} cell {number}>"), self._namespace)  # noqa: S102 - the same
 
-    def _run_python(self, path: Path, request: RunRequest) -> None:
-        code = compile_python(_read(path), str(path))
+    def _run_python(self, found: HandedIn, request: RunRequest) -> None:
+        path = found.path
+        code = compile_python(found.text, str(path))
         interactive = "i" in request.flags
         if interactive:
             namespace = self._namespace
@@ -188,10 +221,9 @@ class Runner:
                 self._namespace["__file__"] = file_before
 
 
-def _read(path: Path) -> str:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    linecache.cache[str(path)] = (len(text), None, text.splitlines(keepends=True), str(path))
-    return text
+def _cache_lines(found: HandedIn) -> None:
+    """Tracebacks then quote the file's lines, as they were run."""
+    linecache.cache[str(found.path)] = (len(found.text), None, found.text.splitlines(keepends=True), str(found.path))
 
 
 def _code_cells(text: str, path: Path) -> list[str]:

@@ -214,3 +214,24 @@ def test_a_sigkill_of_unknown_cause_is_not_guessed():
     [note] = attempt.job.outcome.notes
     assert "was killed (SIGKILL) (it had reached its limit of" in note and "memory" not in note
 
+
+
+def test_without_a_cpu_share_the_children_run_below_the_grader(tmp_path, repo_root):
+    """The fallback (here: no cgroup at all, Limits.memory_cgroup=False): the child runs at nice 5, and a step
+    that ignores its alarm is still killed at its own CPU time, which the parent reads from /proc (the wall-clock
+    limit, ten times longer, is not what stops it)."""
+    source = repo_root / "source" / "attention" / f"{NB01}.ipynb"
+    folder = tmp_path / "submitted" / "niced" / "attention"
+    folder.mkdir(parents=True)
+    reads_its_niceness = "import os\nraise RuntimeError(f'NICE {os.nice(0)}')"
+    spins = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)  # only the parent's kill stops it\n" \
+            "while True:\n    pass"
+    notebook = _notebook(source, reads_its_niceness)
+    notebook.cells.append(nbformat.v4.new_code_cell(spins))
+    (folder / f"{NB01}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    limits = Limits(timeout=2.0, wall_factor=10.0, memory_mb=1024, grace=1.0, workers=1, memory_cgroup=False)
+    [document] = classroom.grade_class(tmp_path / "submitted", tmp_path / "out", Options(limits=limits)).documents
+    notes = _notes(document)
+    assert any(f"NICE {supervisor.CHILD_NICE}" in note for note in notes), notes
+    assert any("ran past the 2 s limit of CPU time and did not stop" in note for note in notes), notes
+    assert document["score"] == NB01_POINTS

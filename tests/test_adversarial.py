@@ -21,8 +21,9 @@ from autograder.course.exercises import NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
 from autograder.isolation import wire
-from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
+from autograder.isolation.cells import compile_cell, display_stand_in
 from autograder.isolation.limits import Limits
+from autograder.isolation.shell import ShellStandIn
 
 HONEST = ("a_honest", "zz_honest")
 LIMITS = Limits(timeout=2.0, memory_mb=512, grace=1.0, budget_factor=5.0)
@@ -163,8 +164,8 @@ def test_the_channel_never_unpickles_code(tmp_path):
     assert list(wire.FrameReader().feed(wire.encode({"event": "done", "t": torch.ones(2)})))[0]["event"] == "done"
 
 
-def test_grader_statements_are_dropped_from_cells_and_ipython_syntax_compiles():
-    namespace = {"get_ipython": lambda: ShellStandIn(namespace), "display": display_stand_in}
+def test_grader_statements_are_dropped_from_cells_and_ipython_syntax_compiles(tmp_path):
+    namespace = {"get_ipython": lambda: ShellStandIn(namespace, tmp_path), "display": display_stand_in}
     source = "from autograder import check\nimport autograder\nx = 2\ncheck('softmax_naive', x)\n" \
              "autograder.grade('softmax_naive', x)\n%time y = x + 1\n!ls\ndisplay(y)"
     exec(compile_cell(source, "<cell>"), namespace)  # noqa: S102 - test code

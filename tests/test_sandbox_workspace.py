@@ -26,8 +26,9 @@ from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.isolation import supervisor, workspace
-from autograder.isolation.cells import ShellStandIn, compile_cell
+from autograder.isolation.cells import compile_cell
 from autograder.isolation.limits import Limits
+from autograder.isolation.shell import ShellStandIn
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)
@@ -203,7 +204,7 @@ def test_writefile_writes_into_the_working_directory_and_the_module_imports(tmp_
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend("")
     namespace = {}
-    namespace["get_ipython"] = lambda: ShellStandIn(namespace)
+    namespace["get_ipython"] = lambda: ShellStandIn(namespace, tmp_path)
     exec(compile_cell("%%writefile made_here.py\nVALUE = 7\n", "<cell>"), namespace)  # noqa: S102 - test code
     exec(compile_cell("%%writefile -a 'made_here.py'\nVALUE += 1\n", "<cell>"), namespace)  # noqa: S102
     exec(compile_cell("import made_here\nresult = made_here.VALUE", "<cell>"), namespace)  # noqa: S102

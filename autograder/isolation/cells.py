@@ -1,8 +1,9 @@
 """One notebook cell's source as Python the grading child can run: `compile_cell(source, filename)`.
 
 IPython syntax (`%time`, `%%capture`, `!ls`, `x?`) becomes plain calls on `get_ipython()` through
-IPython's own TransformerManager; `ShellStandIn` answers those calls harmlessly: magics that wrap code run it,
-`%%writefile` writes its file into the working directory (the child's own workspace), the rest does nothing.
+IPython's own TransformerManager; autograder.isolation.shell answers those calls (magics that wrap code run it,
+`%run` runs the student's own files, `%%writefile` writes into the child's workspace, the rest is skipped and
+said so).
 Top-level statements that belong to the grader, not to the student, are dropped: imports of `autograder` and bare
 `check(...)`/`check_all(...)`/`grade(...)` calls. Run inside the student's process, they would run checks there. (An
 import of `solutions` is left alone: it fails in the sandbox, and the student sees why.)
@@ -14,16 +15,10 @@ import importlib
 import linecache
 import shlex
 import types
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 GRADER_PACKAGES = frozenset({"autograder"})
 GRADER_CALLS = frozenset({"check", "check_all", "grade"})
-# Magics whose body is the student's code: run it once (timing is not the grader's business).
-RUNNING_MAGICS = frozenset({"time", "timeit", "prun", "capture", "debug"})
-# Magics that write the cell to a file in the working directory (the student's sandboxed workdir), as IPython does.
-WRITING_MAGICS = frozenset({"writefile", "file"})
 
 
 def compile_cell(source: str, filename: str) -> types.CodeType:
@@ -33,6 +28,13 @@ def compile_cell(source: str, filename: str) -> types.CodeType:
     tree.body = [statement for statement in tree.body if not _is_grader_statement(statement)]
     # Tracebacks then quote the student's line, not an empty string.
     linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+    return compile(tree, filename, "exec")
+
+
+def compile_python(source: str, filename: str) -> types.CodeType:
+    """A plain Python file (a `%run` of a .py) as the cells are compiled, without IPython's syntax."""
+    tree = ast.parse(source, filename=filename)
+    tree.body = [statement for statement in tree.body if not _is_grader_statement(statement)]
     return compile(tree, filename, "exec")
 
 
@@ -59,37 +61,6 @@ def _is_grader_statement(statement: ast.stmt) -> bool:
     return False
 
 
-class ShellStandIn:
-    """What `get_ipython()` returns while grading: magics that wrap code run it, everything else is a no-op."""
-
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        self.user_ns = namespace
-        self._runs = 0
-
-    def run_line_magic(self, name: str, line: str, *_args: object, **_kwargs: object) -> None:
-        if name in RUNNING_MAGICS and line.strip():
-            self._run(line)
-
-    def run_cell_magic(self, name: str, line: str, cell: str, *_args: object, **_kwargs: object) -> None:
-        if name in RUNNING_MAGICS:
-            self._run(cell)
-        elif name in WRITING_MAGICS:
-            write_file_magic(line, cell)
-
-    def system(self, *_args: object, **_kwargs: object) -> int:
-        return 0
-
-    def getoutput(self, *_args: object, **_kwargs: object) -> list[str]:
-        return []
-
-    def __getattr__(self, _name: str) -> Callable[..., None]:
-        return _no_op
-
-    def _run(self, code: str) -> None:
-        self._runs += 1
-        exec(compile_cell(code, f"<magic {self._runs}>"), self.user_ns)  # noqa: S102 - the student's own code
-
-
 def write_file_magic(line: str, cell: str) -> None:
     """`%%writefile [-a] NAME`: the cell's text into NAME (relative to the working directory), as IPython writes it.
 
@@ -111,10 +82,6 @@ def write_file_magic(line: str, cell: str) -> None:
 
 class UsageError(Exception):
     """A magic's line that IPython would refuse too (IPython raises its own UsageError)."""
-
-
-def _no_op(*_args: object, **_kwargs: object) -> None:
-    return None
 
 
 def display_stand_in(*_objects: object, **_kwargs: object) -> None:

@@ -1,4 +1,4 @@
-"""A cgroup per grading child, so that the kernel counts all of its memory: `ChildCgroups.open(limits)`.
+"""A cgroup per grading child, so that the kernel counts all of its memory and CPU: `ChildCgroups.open(limits)`.
 
 RLIMIT_AS (autograder.isolation.sandbox) counts what a child maps, not what it writes into files held in memory:
 a memfd, SysV shared memory or its tmpfs workspace grow without a mapping. A memory cgroup counts every page the
@@ -8,6 +8,12 @@ the unified one, where the controllers must be enabled for it) and one per child
 the child's task; the child moves itself in (`join`) first thing, before its workspace and any student code (the
 move waits for the kernel's RCU grace period, about 10 ms: paid in the child, not in the grader's loop). The
 grader removes the child's cgroup once the child is reaped, and its own when the run ends.
+
+CPU: where the cpu controller can be had (v1: the cpu and cpuacct hierarchies; v2: +cpu in the unified one), every
+child gets the same share (cpu.shares / cpu.weight), whatever its number of threads: a child spinning 127 threads
+gets the CPU of one child, not of 127 classmates. The kernel's count of the child's CPU time (cpuacct.usage, or
+cpu.stat's usage_usec) is what the grader's step limit reads (`cpu_seconds`); and before removing a reaped child's
+cgroup the grader reads which of its limits the kernel enforced (`limits_reached`: an OOM kill, threads refused).
 
 Where the kernel or the permissions refuse (no cgroup filesystem, not root, v2 without delegation), `open` returns
 None with the reason; the children are then confined without it, and seccomp refuses the calls whose memory only a
@@ -25,6 +31,9 @@ logger = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PIDS_MAX = 128  # threads of one child (torch's and the student's): fork is refused anyway
+# One share per child, the same for all (the kernels' defaults, written so that nothing inherited changes them).
+CPU_SHARES, CPU_WEIGHT = 1024, 100
+CPU_SHARE_FILES = frozenset({"cpu.shares", "cpu.weight"})
 RMDIR_TRIES = 50  # a reaped child's cgroup may stay busy for a moment while the kernel lets it go
 RMDIR_PAUSE = 0.01
 
@@ -37,9 +46,17 @@ class _Controller:
     files: tuple[tuple[str, str], ...]  # (file, what to write: "{memory}" is the limit in bytes) per child
 
 
+@dataclass(frozen=True)
+class LimitsReached:
+    """Which of a child's cgroup limits the kernel enforced, read before its cgroup is removed."""
+
+    memory: bool = False  # the OOM killer killed a task of it at its memory limit
+    pids: bool = False  # a thread was refused at PIDS_MAX
+
+
 class ChildCgroups:
-    """The grader's cgroups for its children in one run; a child's cgroups are made by `join` and removed by
-    `leave`."""
+    """The grader's cgroups for its children in one run; a child's cgroups are made by `make` (the child `join`s
+    them) and removed by `leave`."""
 
     def __init__(self, controllers: tuple[_Controller, ...], memory_bytes: int) -> None:
         self._controllers = controllers
@@ -56,6 +73,11 @@ class ChildCgroups:
         if not controllers:
             return None, "no writable memory cgroup"
         return cls(controllers, memory_bytes), ""
+
+    @property
+    def shares_cpu(self) -> bool:
+        """Every child gets the same CPU share, and its CPU time is the kernel's count of its cgroup."""
+        return any(name in CPU_SHARE_FILES for controller in self._controllers for name, _value in controller.files)
 
     def make(self) -> tuple[Path, ...]:
         """Make the next child's cgroups with their limits; the folders, for the child to `join`."""
@@ -81,6 +103,45 @@ class ChildCgroups:
     def close(self) -> None:
         for controller in self._controllers:
             _remove(controller.root)
+
+
+def cpu_seconds(folders: tuple[Path, ...]) -> float | None:
+    """The CPU time the kernel counted for the child's cgroup (all its threads, living and gone); None where none of
+    its folders counts it."""
+    for folder in folders:
+        try:
+            return int((folder / "cpuacct.usage").read_text()) / 1e9
+        except (FileNotFoundError, ValueError):
+            pass
+        usage = _keyed(folder / "cpu.stat").get("usage_usec")
+        if usage is not None:
+            return usage / 1e6
+    return None
+
+
+def limits_reached(folders: tuple[Path, ...]) -> LimitsReached:
+    """What the kernel did at the child's limits (v1: memory.oom_control, pids.events; v2: memory.events,
+    pids.events); nothing where the files are missing."""
+    memory = pids = False
+    for folder in folders:
+        memory = memory or _keyed(folder / "memory.oom_control").get("oom_kill", 0) > 0
+        memory = memory or _keyed(folder / "memory.events").get("oom_kill", 0) > 0
+        pids = pids or _keyed(folder / "pids.events").get("max", 0) > 0
+    return LimitsReached(memory=memory, pids=pids)
+
+
+def _keyed(path: Path) -> dict[str, int]:
+    """A cgroup file of "key value" lines as numbers; {} where it is missing or unreadable."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    found = {}
+    for line in lines:
+        key, _space, value = line.partition(" ")
+        if value.strip().isdigit():
+            found[key] = int(value)
+    return found
 
 
 def join(folders: tuple[Path, ...]) -> None:
@@ -130,12 +191,24 @@ def _v1_controllers() -> tuple[_Controller, ...]:
         return ()
     limits = (("memory.limit_in_bytes", "{memory}"), ("memory.memsw.limit_in_bytes", "{memory}"))
     controllers = [_Controller(_grader_folder(memory, own["memory"]), limits)]
-    pids = CGROUP_ROOT / "pids"
-    if "pids" in own and (pids / "cgroup.procs").exists():
+    optional = (("pids", (("pids.max", str(PIDS_MAX)),)), ("cpu", (("cpu.shares", str(CPU_SHARES)),)),
+                ("cpuacct", ()))  # cpuacct: no limit, the child's folder holds the kernel's count of its CPU time
+    at = {memory.resolve(): 0}  # hierarchy -> its controller's index
+    for name, files in optional:
+        hierarchy = CGROUP_ROOT / name
+        if name not in own or not (hierarchy / "cgroup.procs").exists():
+            continue
+        index = at.get(hierarchy.resolve())
+        if index is not None:  # co-mounted ("cpu,cpuacct"): one folder takes both controllers' files
+            merged = controllers[index]
+            controllers[index] = _Controller(merged.root, merged.files + files)
+            continue
         try:
-            controllers.append(_Controller(_grader_folder(pids, own["pids"]), (("pids.max", str(PIDS_MAX)),)))
+            controllers.append(_Controller(_grader_folder(hierarchy, own[name]), files))
         except OSError:
-            logger.debug("attnkit: no pids cgroup for grading children", exc_info=True)
+            logger.debug("attnkit: no %s cgroup for grading children", name, exc_info=True)
+            continue
+        at[hierarchy.resolve()] = len(controllers) - 1
     return tuple(controllers)
 
 
@@ -144,13 +217,19 @@ def _v2_controllers() -> tuple[_Controller, ...]:
     if "" not in own or not (CGROUP_ROOT / "cgroup.controllers").exists():
         return ()
     root = _grader_folder(CGROUP_ROOT, own[""])
+    files = (("memory.max", "{memory}"), ("memory.swap.max", "0"), ("pids.max", str(PIDS_MAX)))
     try:
         # Children of this folder get the controllers only if it hands them down (it holds no process itself).
         (root / "cgroup.subtree_control").write_text("+memory +pids")
     except OSError:
         _remove(root)
         raise
-    return (_Controller(root, (("memory.max", "{memory}"), ("memory.swap.max", "0"), ("pids.max", str(PIDS_MAX)))),)
+    try:  # cpu is not delegated everywhere: without it, the children still get memory and pids
+        (root / "cgroup.subtree_control").write_text("+cpu")
+    except OSError:
+        logger.debug("attnkit: no cpu controller for grading children", exc_info=True)
+        return (_Controller(root, files),)  # usage_usec is in every v2 cgroup's cpu.stat: still counted
+    return (_Controller(root, files + (("cpu.weight", str(CPU_WEIGHT)),)),)
 
 
 def _grader_folder(hierarchy: Path, own: str) -> Path:

@@ -8,7 +8,8 @@ streams on a sink that counts and discards, every inherited descriptor closed bu
 workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), the
 grader's code sealed (autograder.isolation.guards), the OS confinement
 (autograder.isolation.sandbox). Then it runs the plan: each code cell under a soft timeout (SIGALRM raises
-StepTimeout in the student's frames, again every 50 ms if they catch it), an error recorded and the
+StepTimeout in the student's frames once the step's own CPU time or its wall-clock limit is past, as
+autograder.isolation.step_clock measures; again every 50 ms if they catch it), an error recorded and the
 next cell run, like nbgrader with allow_errors; after each graded cell, the exercise's probes with the
 grader's own code restored. Each step is announced before it starts and each exercise's probe data is
 sent as soon as it exists, so a crash loses only the step that crashed.
@@ -33,12 +34,15 @@ import tempfile
 import threading
 import time
 import types
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.shared.plan import ExerciseProbes, probe_checks
 from autograder.isolation import cgroups, sandbox, wire, workspace
-from autograder.isolation.cells import ShellStandIn, compile_cell, display_stand_in
+from autograder.isolation.cells import compile_cell, display_stand_in
+from autograder.isolation.shell import MAX_SKIPPED, ShellStandIn
+from autograder.isolation.step_clock import Reached, StepClock, StepLimit
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -131,12 +135,15 @@ class _Child:
         self.task = task
         self.channel_fd = channel_fd
         self.namespace: dict[str, Any] = {}  # the notebook's __main__, once made
+        self.shell: ShellStandIn | None = None  # its get_ipython(), once made
         self.seal = seal
         self.sinks: tuple[_Sink, ...] = ()
         self.output = _CellOutput()
         self.mid_frame = False  # a write failed part-way: another frame would not be read right
         self.space: workspace.Workspace | None = None  # once set up
         self.signals: _SignalState | None = None  # the grader's signal handlers and mask, before student code
+        self.step_limit = StepLimit(task.timeout, task.wall_timeout or task.timeout)
+        self.alarm = _Alarm()
 
     def send(self, event: dict[str, Any]) -> None:
         # When it happened, on the clock every process shares: the grader's stage times (attnkit bench) use it, so
@@ -150,11 +157,13 @@ class _Child:
 
     def run(self) -> None:
         cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
+        if self.task.nice:  # no CPU share of its own: at least the grader's loop comes first (threads inherit it)
+            os.nice(self.task.nice)
         self.sinks = _detach(self.channel_fd, self.output)
         self.space = space = _set_up_workdir(self.task)
         self.seal.apply()
         notes = space.isolation_notes + sandbox.confine(self.task.confinement, self.task.workdir)
-        self.namespace = _fresh_main()
+        self.namespace, self.shell = _fresh_main(self.task.workdir, self.task.notebook_name)
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
         self.send({"event": "hello", "notes": notes,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
@@ -169,7 +178,7 @@ class _Child:
         self.send({"event": "start", "kind": "cell", "index": step.index})
         error = None
         self.output.start()
-        _arm(self.task.timeout)
+        self.alarm.arm(self.step_limit)
         caught = None
         try:
             exec(compile_cell(step.source, f"<cell {step.index}>"), self.namespace)  # noqa: S102 - student code
@@ -184,15 +193,29 @@ class _Child:
         else:
             raise RuntimeError("could not take the process back from the student's code")
         if caught is not None:
-            error = _timeout_error(self.task.timeout) if isinstance(caught, StepTimeout) else _described(caught)
+            error = self._timeout_error() if isinstance(caught, StepTimeout) else self._described(caught)
         output, dropped = self.output.take()
+        skipped, more_skipped = self.skipped_magics()
         self.send({"event": "cell", "index": step.index, "error": error, "output": output, "output_dropped": dropped,
                    "disk_full": (self.space is not None and self.space.capped
-                                 and workspace.what_is_full(self.task.workdir)) or False})
+                                 and workspace.what_is_full(self.task.workdir)) or False,
+                   "skipped": skipped, "skipped_more": more_skipped})
+
+    def skipped_magics(self) -> tuple[list[str], int]:
+        """The magics the cell's code asked for that were not run (the class's method, plain str and int only: the
+        shell is within the student's reach, and whatever they did to it costs them only these notes)."""
+        if self.shell is None:
+            return [], 0
+        try:
+            skipped, more = ShellStandIn.take_skipped(self.shell)
+            kept = [str.__str__(what) for what in skipped[:MAX_SKIPPED] if type(what) is str]
+            return kept, more if type(more) is int else 0
+        except Exception:  # noqa: BLE001 - the student's doing: no notes
+            return [], 0
 
     def reclaim(self) -> None:
         """Undo what student code set on the process (hooks, timers, handlers) before the grader's code runs."""
-        _disarm()
+        self.alarm.disarm()
         _clear_hooks()
         if self.signals is not None:
             self.signals.restore()
@@ -201,7 +224,7 @@ class _Child:
         """Between two probe calls of the student's code, inside the step: hooks and timers cleared, the step's
         alarm kept (its handler put back). Handlers and the rest wait for the end of the step (`reclaim`)."""
         _clear_hooks()
-        signal.signal(signal.SIGALRM, _on_alarm)
+        signal.signal(signal.SIGALRM, self.alarm)
 
     def probe(self, exercise_id: str) -> None:
         self.send({"event": "start", "kind": "exercise", "exercise": exercise_id})
@@ -209,7 +232,7 @@ class _Child:
         planned = self.task.probes[exercise_id]
         objects = {name: self.namespace[name] for name in planned.names if name in self.namespace}
         records, failure = {}, None
-        _arm(self.task.timeout)
+        self.alarm.arm(self.step_limit)
         caught = None
         try:
             records = probe_checks(planned.checks, objects, between=self.between_cases)
@@ -224,9 +247,25 @@ class _Child:
         else:
             raise RuntimeError("could not take the process back from the student's code")
         if caught is not None:
-            failure = _timeout_error(self.task.timeout) if isinstance(caught, StepTimeout) else _described(caught)
+            failure = self._timeout_error() if isinstance(caught, StepTimeout) else self._described(caught)
         self.send({"event": "exercise", "exercise": exercise_id,
                    "records": _completed(planned, records, failure, self.task.timeout)})
+
+    def _timeout_error(self) -> dict[str, Any]:
+        """The limit the grader's own alarm found reached (never the text of a StepTimeout student code raised)."""
+        reached = self.alarm.reached or Reached.CPU
+        return {"type": TIMEOUT_TYPE, "message": self.step_limit.describe(reached), "line": ""}
+
+    def _described(self, exc: BaseException) -> dict[str, Any]:
+        """describe_exception under the alarm: a student's __str__ that never returns is interrupted, and whatever
+        goes wrong reading the exception leaves a description that names what could be read."""
+        self.alarm.arm(StepLimit(DESCRIBE_SECONDS, DESCRIBE_SECONDS))
+        try:
+            return describe_exception(exc)
+        except BaseException:  # noqa: BLE001 - the alarm, or a traceback that cannot be walked
+            return {"type": exception_type_name(exc), "message": "", "line": ""}
+        finally:
+            self.alarm.disarm()
 
 
 def run_child(task: "ChildTask", channel_fd: int, seal: "Seal") -> None:
@@ -277,43 +316,54 @@ def _point_home_at(workdir: "str | os.PathLike[str]") -> None:
     tempfile.tempdir = None  # forget the grader's choice; the next call reads TMPDIR
 
 
-def _fresh_main() -> dict[str, Any]:
-    """A new `__main__` module whose namespace the cells share, as in a Jupyter kernel."""
+def _fresh_main(workdir: "os.PathLike[str]", notebook_name: str) -> tuple[dict[str, Any], ShellStandIn]:
+    """A new `__main__` module whose namespace the cells share, as in a Jupyter kernel, and its shell (whose %run
+    runs only the files in `workdir`, the child's copy of the student's folder, and never the graded notebook)."""
     main = types.ModuleType("__main__")
+    shell = ShellStandIn(main.__dict__, Path(os.path.realpath(workdir)), running=notebook_name)
     main.__dict__["__builtins__"] = builtins
-    main.__dict__["get_ipython"] = _shell_getter(main.__dict__)
+    main.__dict__["get_ipython"] = _shell_getter(shell)
     main.__dict__["display"] = display_stand_in
     sys.modules["__main__"] = main
-    return main.__dict__
+    return main.__dict__, shell
 
 
-def _shell_getter(namespace: dict[str, Any]) -> "Callable[[], ShellStandIn]":
-    shell = ShellStandIn(namespace)
-
+def _shell_getter(shell: ShellStandIn) -> "Callable[[], ShellStandIn]":
     def get_ipython() -> ShellStandIn:
         return shell
 
     return get_ipython
 
 
-def _on_alarm(_signum: int, frame: types.FrameType | None) -> None:
-    # Only student code is interrupted: the grader's own bookkeeping frames let the alarm pass.
-    if frame is not None and frame.f_code.co_filename == __file__:
-        return
-    raise StepTimeout("ran past the time limit")
+class _Alarm:
+    """The SIGALRM handler of a step: it wakes up when either of the step's limits could first be reached, looks at
+    the step's clocks (autograder.isolation.step_clock), and raises StepTimeout in the student's frames once one is
+    past (then again every RETRIGGER_SECONDS); until then it sleeps again. A step slowed down by another child uses
+    little CPU time of its own, so only its (larger) wall-clock limit can stop it."""
 
+    def __init__(self) -> None:
+        self.clock: StepClock | None = None
+        self.reached: Reached | None = None
 
-def _arm(seconds: float) -> None:
-    signal.signal(signal.SIGALRM, _on_alarm)  # student code may have replaced or ignored it
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), RETRIGGER_SECONDS)
+    def arm(self, limit: StepLimit) -> None:
+        self.clock, self.reached = StepClock.start(limit), None
+        signal.signal(signal.SIGALRM, self)  # student code may have replaced or ignored it
+        signal.setitimer(signal.ITIMER_REAL, self.clock.next_look(), RETRIGGER_SECONDS)
 
+    def disarm(self) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.clock = None
 
-def _disarm() -> None:
-    signal.setitimer(signal.ITIMER_REAL, 0)
-
-
-def _timeout_error(seconds: float) -> dict[str, Any]:
-    return {"type": TIMEOUT_TYPE, "message": f"ran past the {seconds:g} s limit", "line": ""}
+    def __call__(self, _signum: int, frame: types.FrameType | None) -> None:
+        # Only student code is interrupted: the grader's own bookkeeping frames let the alarm pass.
+        if self.clock is None or (frame is not None and frame.f_code.co_filename == __file__):
+            return
+        reached = self.reached or self.clock.reached()
+        if reached is None:
+            signal.setitimer(signal.ITIMER_REAL, self.clock.next_look(), RETRIGGER_SECONDS)
+            return
+        self.reached = reached
+        raise StepTimeout(self.clock.limit.describe(reached))
 
 
 def _completed(planned: ExerciseProbes, records: dict[str, list[Any]], failure: dict[str, Any] | None,
@@ -338,18 +388,6 @@ def _timeout_as_message(item: Any, timeout: float) -> Any:
 DESCRIBE_SECONDS = 1.0  # what an exception's __str__ may take before its message is given up
 
 
-def _described(exc: BaseException) -> dict[str, Any]:
-    """describe_exception under the alarm: a student's __str__ that never returns is interrupted, and whatever
-    goes wrong reading the exception leaves a description that names what could be read."""
-    _arm(DESCRIBE_SECONDS)
-    try:
-        return describe_exception(exc)
-    except BaseException:  # noqa: BLE001 - the alarm, or a traceback that cannot be walked
-        return {"type": exception_type_name(exc), "message": "", "line": ""}
-    finally:
-        _disarm()
-
-
 def _clear_hooks() -> None:
     """Profile and trace hooks (this thread's and the ones new threads get) and the student's interval timers."""
     sys.setprofile(None)
@@ -363,8 +401,8 @@ def _clear_hooks() -> None:
 
 class _SignalState:
     """The grader's signal handlers and mask, taken before student code and put back after each student step
-    (SIGALRM is the grader's own: `_arm` installs its handler each time); with them the interpreter's settings that
-    would fire inside the grader's code or starve it: gc callbacks, the recursion limit, the switch interval."""
+    (SIGALRM is the grader's own: `_Alarm.arm` installs its handler each time); with them the interpreter's settings
+    that would fire inside the grader's code or starve it: gc callbacks, the recursion limit, the switch interval."""
 
     def __init__(self, handlers: dict[int, Any], mask: set[int | signal.Signals]) -> None:
         self._handlers = handlers
@@ -387,7 +425,7 @@ class _SignalState:
 
     def restore(self) -> None:
         # Ignored between steps: an alarm the student left pending or set from a thread cannot interrupt the
-        # grader's code (`_arm` puts the grader's handler back for the next step).
+        # grader's code (`_Alarm.arm` puts the grader's handler back for the next step).
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
         gc.callbacks[:] = self._gc_callbacks

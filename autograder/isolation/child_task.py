@@ -27,7 +27,7 @@ class ChildTask:
 
     steps: tuple[Step, ...]
     probes: Mapping[str, ExerciseProbes]  # exercise id -> its checks' probes and cases
-    timeout: float  # seconds per cell and per exercise's probes
+    timeout: float  # CPU seconds per cell and per exercise's probes (autograder.isolation.step_clock)
     workdir: Path
     confinement: Confinement
     skip_cells: frozenset[int] = frozenset()
@@ -36,3 +36,6 @@ class ChildTask:
     disk_mb: int = 64  # the files a notebook may write while grading (autograder.isolation.workspace)
     private_tmpfs: bool = True  # try a tmpfs of disk_mb in the child's own mount namespace
     cgroups: tuple[Path, ...] = ()  # the cgroups the child joins first (autograder.isolation.cgroups)
+    wall_timeout: float = 0.0  # wall-clock seconds per step (0: the same as timeout)
+    nice: int = 0  # added to its scheduling niceness (where it has no CPU share in a cgroup)
+    notebook_name: str = ""  # the graded notebook's file name: a %run of it (its copy) runs it inside itself

@@ -13,12 +13,20 @@ def default_workers() -> int:
 
 @dataclass(frozen=True)
 class Limits:
-    timeout: float = 30.0  # seconds per cell and per exercise's probes (soft: interrupts the student's code)
+    timeout: float = 30.0  # CPU seconds per cell and per exercise's probes (soft: interrupts the student's code)
+    # A step's wall-clock limit, in timeouts: for code that waits without computing (sleep, a blocked read). It is
+    # never the limit that stops a step slowed by another child: the CPU one counts only the child's own time.
+    wall_factor: float = 2.0
     memory_mb: int = 2048  # address space a child may add to the warm grader's
     workers: int = field(default_factory=default_workers)
     grace: float = 2.0  # past the soft timeout, the child is killed
-    budget_factor: float = 4.0  # a notebook's total time: budget_factor * timeout, over all its attempts
+    budget_factor: float = 4.0  # a notebook's total wall time: budget_factor * timeout, over all its attempts
     max_attempts: int = 4
     disk_mb: int = 64  # files a notebook may write while grading (a tmpfs of this size, or the parent's watch)
     private_tmpfs: bool = True  # False: never try the tmpfs, always watch the workdir on disk (as when refused)
     memory_cgroup: bool = True  # False: never try a cgroup per child (seccomp then refuses memfd, SysV shm...)
+
+    @property
+    def wall_timeout(self) -> float:
+        """A step's wall-clock limit (its CPU limit is `timeout`)."""
+        return self.wall_factor * self.timeout

@@ -4,7 +4,9 @@ The grader process holds the checks and the reference; it never forks a child fr
 notebook (autograder.isolation.child_process) is forked by the zygote (autograder.isolation.zygote), a warm
 process that never imported them, and adopted by the grader; at most `limits.workers` run at a time, and the
 grader multiplexes their channels in one select loop. It enforces the hard limits the child cannot
-enforce on itself: a step (cell or exercise) that runs `grace` seconds past its soft timeout, a
+enforce on itself: a step (cell or exercise) that runs `grace` seconds past its soft timeout, in the child's own
+CPU time (the kernel's count of its cgroup, else /proc: autograder.isolation.step_clock) or in wall time (a
+larger limit, for code that waits), a
 notebook past its total budget, a child that sends malformed data, a child without a capped tmpfs whose
 files pass `limits.disk_mb` (autograder.isolation.workspace.disk_usage, every DISK_POLL seconds): SIGKILL to
 its process group.
@@ -38,13 +40,15 @@ from typing import Any, cast
 
 from autograder.course import catalog
 from autograder.course.shared.plan import ExerciseProbes
+from autograder.isolation import cgroups as child_cgroups
 from autograder.isolation import wire, workspace
-from autograder.isolation.cgroups import ChildCgroups
+from autograder.isolation.cgroups import ChildCgroups, LimitsReached
 from autograder.isolation.child_task import ChildTask
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.protected import is_protected
 from autograder.isolation.sandbox import Confinement
+from autograder.isolation.step_clock import process_cpu_seconds
 from autograder.isolation.withholding import Withholder, protected_lines
 from autograder.isolation.zygote import Zygote, shared_zygote
 from autograder.running.runner import planned_probes
@@ -70,6 +74,9 @@ class Ending(StrEnum):
 
 TIMEOUT, BUDGET, PROTOCOL, CRASH, DISK = Ending.TIMEOUT, Ending.BUDGET, Ending.PROTOCOL, Ending.CRASH, Ending.DISK
 DISK_POLL = 0.1  # seconds between two looks at an uncapped child's files
+CPU_POLL = 0.2  # seconds between two looks at a running step's CPU time
+CPU_LIMIT_SLACK = 0.5  # RLIMIT_CPU is checked on the scheduler's tick: the count may stop just short of it
+CHILD_NICE = 5  # a child without a CPU share of its own runs below the grader (autograder.isolation.cgroups)
 # The only events a child may send (autograder.isolation.child_process): anything else is a protocol error.
 CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "done"})
 
@@ -124,6 +131,15 @@ class _Attempt:
     last_event: float = 0.0  # when the child's latest event came
     next_disk_check: float = 0.0
     cgroup_folders: tuple[Path, ...] = ()  # the child's cgroups (autograder.isolation.cgroups), removed once reaped
+    cpu_deadline: float = float("inf")  # the running step's hard limit, in the child's own CPU seconds
+    cpu_limit: float = 0.0  # the child's RLIMIT_CPU (autograder.isolation.sandbox); 0: not known
+    cpu_used: float = 0.0  # once reaped: the CPU time the kernel counted for it (rusage)
+    limits_reached: LimitsReached = field(default_factory=LimitsReached)  # read from its cgroups once it exited
+
+    def cpu_seconds(self) -> float:
+        """The child's CPU time so far: its cgroup's count (every thread it ever ran), else /proc's."""
+        counted = child_cgroups.cpu_seconds(self.cgroup_folders)
+        return counted if counted is not None else process_cpu_seconds(self.pid)
 
 
 @dataclass
@@ -191,6 +207,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                         continue
                     del running[attempt.pid]
                     _close_exit_fd(attempt, selector)
+                    attempt.limits_reached = child_cgroups.limits_reached(attempt.cgroup_folders)
                     _leave_cgroups(cgroups, attempt)
                     if attempt.channel_open:
                         _drain(attempt, selector, limits)
@@ -243,6 +260,9 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         steps=plan.steps,
         probes=state.probes,
         timeout=limits.timeout,
+        wall_timeout=limits.wall_timeout,
+        notebook_name=Path(plan.path).name,
+        nice=0 if folders and cgroups is not None and cgroups.shares_cpu else CHILD_NICE,
         workdir=Path(workdir),
         confinement=confinement,
         skip_cells=frozenset(state.skip_cells),
@@ -265,7 +285,8 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
     os.set_blocking(read_fd, False)
     now = time.monotonic()
     return _Attempt(state, pid, read_fd, workdir, now, started_clock=clock, exit_fd=_pidfd(pid),
-                    deadline=now + limits.timeout + limits.grace, cgroup_folders=tuple(folders))
+                    deadline=now + limits.wall_timeout + limits.grace, cgroup_folders=tuple(folders),
+                    cpu_limit=confinement.cpu_seconds)
 
 
 def _child_cgroup(cgroups: ChildCgroups | None, confinement: Confinement) -> tuple[tuple[Path, ...], Confinement]:
@@ -307,7 +328,11 @@ def _wait_time(running: dict[int, _Attempt]) -> float:
     if any(not attempt.channel_open and attempt.exit_fd is None for attempt in running.values()):
         return 0.02  # an exited or channel-closing child, and no pidfd to say when it is gone: poll
     earliest = min(min(attempt.deadline, attempt.job.budget_end) for attempt in running.values())
-    return min(0.5, _disk_poll_wait(running), max(0.0, earliest - time.monotonic()))
+    return min(0.5, _disk_poll_wait(running), _cpu_poll_wait(running), max(0.0, earliest - time.monotonic()))
+
+
+def _cpu_poll_wait(running: dict[int, _Attempt]) -> float:
+    return CPU_POLL if any(attempt.cpu_deadline < float("inf") for attempt in running.values()) else 0.5
 
 
 def _read(attempt: _Attempt, selector: selectors.BaseSelector, limits: Limits) -> bool:
@@ -385,7 +410,8 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
             attempt.step = ("exercise", event["exercise"])
         else:
             raise wire.ProtocolError("unknown step")
-        attempt.deadline = time.monotonic() + limits.timeout + limits.grace
+        attempt.deadline = time.monotonic() + limits.wall_timeout + limits.grace
+        attempt.cpu_deadline = attempt.cpu_seconds() + limits.timeout + limits.grace
     elif kind == "cell":
         if attempt.step != ("cell", event.get("index")):
             raise wire.ProtocolError("a cell it did not start")
@@ -397,6 +423,7 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
             state.outcome.cell_outputs[event["index"]] = clean(output, MAX_CELL_OUTPUT_CHARS) + more
         if isinstance(error, dict):
             _note_cell(state.outcome, event.get("index"), _cell_note(event.get("index"), error))
+        _note_skipped(state.outcome, event)
         full = event.get("disk_full")  # its capped tmpfs is full: the student's writes failed
         if full == workspace.SPACE:
             _note_cell(state.outcome, event.get("index"), f"cell {event.get('index')}: "
@@ -406,17 +433,20 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
                        f"{workspace.too_many_files_note()}: creating more failed (No space left on device)")
         attempt.last_cell = attempt.step[1]
         attempt.step = None
+        attempt.cpu_deadline = float("inf")  # between steps only the grader's code runs: the wall clock limits it
     elif kind == "exercise":
         exercise_id = cast(str, event.get("exercise"))  # the running step's, checked next
         if attempt.step != ("exercise", exercise_id) or exercise_id in state.outcome.records:
             raise wire.ProtocolError("unexpected exercise")
         state.outcome.records[exercise_id] = _valid_records(exercise_id, event.get("records"))
         attempt.step = None
+        attempt.cpu_deadline = float("inf")
     else:  # "done"
         if attempt.step is not None:
             raise wire.ProtocolError("done inside a step")
         attempt.done = True
         attempt.deadline = time.monotonic() + limits.grace  # it must exit now
+        attempt.cpu_deadline = float("inf")
 
 
 def _check_order(attempt: _Attempt, kind: str) -> None:
@@ -473,7 +503,9 @@ def _enforce_deadlines(attempt: _Attempt, now: float, limits: Limits) -> None:
     if now > attempt.job.budget_end:
         _kill(attempt, BUDGET, f"the notebook ran past its total time of {_budget(limits):g} s")
     elif now > attempt.deadline:
-        _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit and did not stop")
+        _kill(attempt, TIMEOUT, f"ran past the {limits.wall_timeout:g} s wall-clock limit and did not stop")
+    elif attempt.cpu_deadline < float("inf") and attempt.cpu_seconds() > attempt.cpu_deadline:
+        _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit of CPU time and did not stop")
 
 
 def own_folder(notebook_path: str | os.PathLike[str]) -> Path | None:
@@ -532,7 +564,8 @@ def _reap(attempt: _Attempt) -> int | None:
     if not pid:
         return None
     times = attempt.job.outcome.times
-    times.add("child_cpu", usage.ru_utime + usage.ru_stime)
+    attempt.cpu_used = usage.ru_utime + usage.ru_stime
+    times.add("child_cpu", attempt.cpu_used)
     if attempt.last_event:
         times.add("finish", time.monotonic() - attempt.last_event)
     return status
@@ -544,7 +577,7 @@ def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
     if not attempt.hello_seen:
         # It ended before its hello, which it sends before any of the student's code: only the grader's own
         # set-up ran (fork, workspace, sandbox). That failure is the grader's, said in the grader's words.
-        how = attempt.kill_reason or _describe_exit(status)
+        how = attempt.kill_reason or _ending(attempt, status)
         state.outcome.grader_failure = f"the grading process stopped before running any of the notebook's code ({how})"
         logger.error("attnkit: internal error while grading %s: %s", clean(str(state.job.plan.path)),
                      state.outcome.grader_failure)
@@ -552,7 +585,7 @@ def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
     if attempt.done and not attempt.kill_kind:
         return False
     if not attempt.kill_kind:
-        attempt.kill_kind, attempt.kill_reason = CRASH, _describe_exit(status)
+        attempt.kill_kind, attempt.kill_reason = CRASH, _ending(attempt, status)
     kind, reason, step = attempt.kill_kind, attempt.kill_reason, attempt.step
     if step is None and attempt.last_cell is not None and kind in (PROTOCOL, CRASH):
         # Between steps only the grader's code runs, beside what the student's cells left running (a thread):
@@ -607,6 +640,22 @@ def _error_records(exercise_id: str, timed_out: bool, seconds: float) -> Exercis
     return {check.id: [{"error": dict(error)}] for check in catalog.checks_of(exercise_id)}
 
 
+def _ending(attempt: _Attempt, status: int) -> str:
+    """How a child that was not killed by the grader ended, naming the kernel's limit it reached where one was:
+    its memory cgroup's OOM kill, the RLIMIT_CPU of the whole attempt (SIGKILL at its hard limit), its threads."""
+    killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGKILL, signal.SIGXCPU)
+    if killed and attempt.limits_reached.memory:
+        how = "was killed at its memory limit (SIGKILL from the kernel's OOM killer)"
+    elif killed and attempt.cpu_limit and attempt.cpu_used >= attempt.cpu_limit - CPU_LIMIT_SLACK:
+        how = (f"used up the {attempt.cpu_limit:g} s of CPU time one run of the notebook may take and was killed "
+               f"({signal.Signals(os.WTERMSIG(status)).name})")
+    else:
+        how = _describe_exit(status)
+    if attempt.limits_reached.pids:
+        how += f" (it had reached its limit of {child_cgroups.PIDS_MAX} threads)"
+    return how
+
+
 def _describe_exit(status: int) -> str:
     if os.WIFSIGNALED(status):
         signum = os.WTERMSIG(status)
@@ -615,11 +664,28 @@ def _describe_exit(status: int) -> str:
         except ValueError:
             name = str(signum)
         return {"SIGSEGV": "crashed (segmentation fault)", "SIGBUS": "crashed (bus error)",
-                "SIGABRT": "aborted", "SIGKILL": "was killed (SIGKILL; out of memory?)",
+                "SIGABRT": "aborted", "SIGKILL": "was killed (SIGKILL)",
                 "SIGXCPU": "used up its CPU time"}.get(name, f"was killed by {name}")
     if os.WIFEXITED(status):
         return f"ended the process (exit status {os.WEXITSTATUS(status)}: os._exit or a fatal error)"
     return f"ended the process (status {status})"
+
+
+MAX_SKIPPED_NOTES = 20  # per cell: a child may say anything
+SKIPPED_WHY = "not run while grading (only %run of your own files, %%writefile and the timing magics run there)"
+
+
+def _note_skipped(outcome: Outcome, event: dict[str, Any]) -> None:
+    """A note under the cell for each magic or shell command its code asked for that the grading child skipped
+    (autograder.isolation.shell), once per cell however often the notebook is re-run."""
+    index, skipped, more = event.get("index"), _list(event.get("skipped")), event.get("skipped_more")
+    notes = [f"cell {index}: {one_line(what, 80)}: {SKIPPED_WHY}"
+             for what in skipped[:MAX_SKIPPED_NOTES] if isinstance(what, str)]
+    if type(more) is int and more > 0:
+        notes.append(f"cell {index}: {more:,} more magics or commands {SKIPPED_WHY}")
+    for note in notes:
+        if note not in outcome.cell_notes.get(index, []) if isinstance(index, int) else note not in outcome.notes:
+            _note_cell(outcome, index, note)
 
 
 def _note_cell(outcome: Outcome, index: object, note: str) -> None:

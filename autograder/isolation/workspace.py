@@ -8,7 +8,8 @@ In the child, before student code and before the sandbox forbids namespaces, `se
      its size instead (`disk_usage`, autograder.isolation.supervisor), killing the child past the cap;
   2. copies the regular files of the student's own notebook folder (`folder`) into it, never following a
      link, with size caps and a small depth, so that `import helper` and `open("data.csv")` work: what the
-     notebook's code imports and names first, and what is left out summed up in one note;
+     notebook's code imports and names first, and what is left out summed up in one note. Notebooks are left
+     out, but for those the code names (`%run ./00_setup.ipynb`: autograder.isolation.run_magic);
   3. puts '' (the working directory) first on sys.path, as a Jupyter kernel does.
 """
 
@@ -154,6 +155,7 @@ LINK, TOO_DEEP, UNREADABLE = "link", "folder more than 3 deep", "unreadable entr
 # A string literal of the notebook's code, and the modules it imports: what the code needs.
 _LITERAL = re.compile(r"""(?:'([^'\n\\]{1,300})'|"([^"\n\\]{1,300})")""")
 _IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.MULTILINE)
+_RUN_LINE = re.compile(r"^\s*%run\s+(.{1,300})$", re.MULTILINE)  # its words: options, the file, its arguments
 
 
 @dataclass
@@ -184,6 +186,7 @@ class _Scan:
     made: list[tuple[str, ...]] = field(default_factory=list)  # the folders copied (made even when left empty)
     entries: int = 0
     stopped: bool = False  # MAX_SCAN_ENTRIES reached
+    named: frozenset[str] = frozenset()  # what the notebook's code names: a notebook beside it is copied only then
 
     def look(self) -> bool:
         """Count one entry; False once past the cap."""
@@ -200,7 +203,7 @@ class _Needs:
     """What the notebook's code names: module names it imports, and string literals (paths, maybe)."""
 
     modules: frozenset[str]
-    literals: frozenset[str]
+    literals: frozenset[str]  # and the words of its %run lines
 
 
 def needs_of(code: str) -> _Needs:
@@ -211,8 +214,9 @@ def needs_of(code: str) -> _Needs:
             dotted = name.strip().split(" ")[0]
             parts = dotted.split(".")
             modules.update(".".join(parts[: depth + 1]) for depth in range(len(parts)) if parts[0])
-    literals = {posixpath.normpath(value.strip()).removeprefix("./").rstrip("/")
-                for match in _LITERAL.finditer(code) for value in match.groups() if value and value.strip()}
+    values = [value for match in _LITERAL.finditer(code) for value in match.groups() if value and value.strip()]
+    values += [word.strip("\"'") for match in _RUN_LINE.finditer(code) for word in match.group(1).split()]
+    literals = {posixpath.normpath(value.strip()).removeprefix("./").rstrip("/") for value in values if value.strip()}
     return _Needs(frozenset(modules), frozenset(literal for literal in literals if literal not in (".", "")))
 
 
@@ -223,13 +227,14 @@ def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Wo
         workspace.student_notes.append(f"the files beside your notebook were not copied: {_reason(error)}")
         return
     try:
-        scan = _Scan()
+        needs = needs_of(code)
+        scan = _Scan(named=needs.literals)
         _scan_entries(fd, (), scan, in_package=False)
         # The folders first, as many as files may be copied: `savefig("figures/x.png")` works even when the
         # figures already there were left out.
         for relative in sorted(scan.made, key=len)[:MAX_COPY_FILES]:
             workdir.joinpath(*relative).mkdir(mode=0o700, parents=True, exist_ok=True)
-        for found in sorted(scan.files, key=_priority(needs_of(code))):
+        for found in sorted(scan.files, key=_priority(needs)):
             _copy_found(fd, found, workdir, budget, scan)
     finally:
         os.close(fd)
@@ -250,8 +255,8 @@ def _scan_entries(dir_fd: int, parts: tuple[str, ...], scan: _Scan, in_package: 
             return
         relative = (*parts, name)
         shown = "/".join(relative)
-        if name in NOT_COPIED or name.endswith(".ipynb"):  # notebooks are what is graded, not data
-            continue
+        if name in NOT_COPIED or (name.endswith(".ipynb") and shown not in scan.named):
+            continue  # notebooks are what is graded, not data; but one the code names (`%run setup.ipynb`) is copied
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:

@@ -232,6 +232,38 @@ def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_
         assert grading_digest(again) != grading_digest(staged)
 
 
+def test_a_notebook_of_the_students_own_beside_the_graded_ones_is_placed_and_digested(tmp_path):
+    """`%run ./00_setup.ipynb` runs a notebook nbgrader neither converts nor copies: attnkit places it in
+    `autograded/` (it is the student's own file), the grading digest counts it on both sides, and a resubmitted
+    setup notebook digests differently; the notebooks nbgrader converts stay out of the digest (they are graded, and
+    differ between the submission and nbgrader's sanitized copy)."""
+    source = tmp_path / "source" / "attention"
+    source.mkdir(parents=True)
+    (source / f"{NB01}.ipynb").write_text('{"cells": []}')
+    folder = tmp_path / "submitted" / "s" / "attention"
+    folder.mkdir(parents=True)
+    (folder / f"{NB01}.ipynb").write_text('{"cells": [], "as": "handed in"}')
+    (folder / "00_setup.ipynb").write_text('{"cells": [], "helpers": 1}')
+    graded = nbgrader_intake.assignment_notebooks(source)
+    assert graded == {f"{NB01}.ipynb"}
+    submission = handed_in(tmp_path / "submitted", ("s", "attention"), IGNORE, graded)
+    assert submission.notebooks == (f"{NB01}.ipynb",)
+    assert [file.relative for file in submission.files] == ["00_setup.ipynb"]
+    run = nbgrader_lookahead.Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", True, (NB01,),
+                                 None, tuple(IGNORE), source)  # type: ignore[arg-type]
+    staged = tmp_path / "staged"
+    nbgrader_lookahead.stage(run, "s", [NB01], staged)
+    autograded = nbgrader_copy(tmp_path / "submitted", "s", tmp_path / "autograded")
+    assert not (autograded / "00_setup.ipynb").exists()  # nbgrader's own copy leaves every notebook out
+    autograded.mkdir(parents=True, exist_ok=True)
+    (autograded / f"{NB01}.ipynb").write_text('{"cells": [], "as": "sanitized by nbgrader"}')
+    place_own_files(submission, tmp_path / "submitted", ("s", "attention"), autograded)
+    assert (autograded / "00_setup.ipynb").read_text() == '{"cells": [], "helpers": 1}'
+    assert grading_digest(staged, graded) == grading_digest(autograded, graded) is not None
+    (autograded / "00_setup.ipynb").write_text('{"cells": [], "helpers": 2}')  # resubmitted in between
+    assert grading_digest(staged, graded) != grading_digest(autograded, graded)
+
+
 def test_a_folder_too_large_to_digest_never_matches(tmp_path, monkeypatch):
     monkeypatch.setattr(nbgrader_lookahead, "MAX_NEIGHBOURS", 3)
     for side in ("ahead", "autograded"):

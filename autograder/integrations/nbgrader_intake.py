@@ -32,7 +32,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
@@ -94,7 +94,7 @@ class HandedIn:
     refused (notes naming each)."""
 
     folder: Path
-    files: tuple[OwnFile, ...]  # not notebooks, not ignored
+    files: tuple[OwnFile, ...]  # not ignored; not the notebooks nbgrader converts (every notebook, if not told which)
     notebooks: tuple[str, ...]  # top-level notebook file names that are the student's own regular files
     notes: tuple[str, ...]
     complete: bool  # False: more entries than MAX_SCAN_ENTRIES, the rest not looked at
@@ -103,6 +103,7 @@ class HandedIn:
 @dataclass
 class _Walk:
     ignore: tuple[str, ...]
+    graded: frozenset[str] | None  # the notebooks nbgrader converts; None: every top-level notebook
     files: list[OwnFile]
     notebooks: list[str]
     notes: list[str]
@@ -140,14 +141,24 @@ def open_folder(root: Path, parts: Sequence[str]) -> int:
     return fd
 
 
-def handed_in(root: Path, parts: Sequence[str], ignore: Sequence[str]) -> HandedIn:
-    """The submission at `root`/parts (e.g. submitted/, (student, assignment)); see HandedIn."""
+def assignment_notebooks(source: Path | None) -> frozenset[str] | None:
+    """The notebook file names of the assignment's source folder: the ones nbgrader converts and writes into
+    `autograded/`; None where there are none to read (then every top-level notebook counts as one)."""
+    names = frozenset(path.name for path in source.glob(NOTEBOOK)) if source is not None else frozenset()
+    return names or None
+
+
+def handed_in(root: Path, parts: Sequence[str], ignore: Sequence[str],
+              graded: Collection[str] | None = None) -> HandedIn:
+    """The submission at `root`/parts (e.g. submitted/, (student, assignment)); see HandedIn. Where `graded` names
+    the notebooks nbgrader converts, the student's other notebooks (`%run ./00_setup.ipynb`, in a subfolder too) are
+    files of theirs like any other: nbgrader's copy leaves every notebook out, so attnkit places them."""
     folder = root.joinpath(*parts)
     try:
         fd = open_folder(root, parts)
     except OSError as error:
         return HandedIn(folder, (), (), (_folder_refused(root, parts, error),), True)
-    walk = _Walk(tuple(ignore), [], [], [], {}, {})
+    walk = _Walk(tuple(ignore), None if graded is None else frozenset(graded), [], [], [], {}, {})
     try:
         complete = _walk(fd, (), walk)
     finally:
@@ -218,7 +229,7 @@ def _walk(fd: int, parts: tuple[str, ...], walk: _Walk) -> bool:
                 os.close(child)
         elif not stat.S_ISREG(info.st_mode):
             walk.note(SPECIAL.format(shown, _kind(info.st_mode)))
-        elif ignored(name, [NOTEBOOK]):
+        elif ignored(name, [NOTEBOOK]) and (walk.graded is None or (not parts and name in walk.graded)):
             if not parts:  # notebooks below the top are neither copied nor converted by nbgrader
                 walk.notebooks.append(name)
                 walk.nlinks[name] = ((info.st_dev, info.st_ino), info.st_nlink)
@@ -335,7 +346,8 @@ class OwnFilesOnly(NbGraderPreprocessor):
         student, assignment = str(resources["nbgrader"]["student"]), str(resources["nbgrader"]["assignment"])
         notebook = f"{resources['nbgrader']['notebook']}.ipynb"
         submitted, parts = _submitted_folder(course, student, assignment)
-        submission = handed_in(submitted, parts, course.ignore)
+        source = Path(course.format_path(course.source_directory, ".", assignment))
+        submission = handed_in(submitted, parts, course.ignore, assignment_notebooks(source))
         notes = list(submission.notes)
         if notebook in submission.notebooks:
             try:

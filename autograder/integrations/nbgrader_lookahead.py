@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.grading.notebooks import NotebookInput, NotebookResult, Options, grade_notebooks, tidy_notes
-from autograder.integrations.nbgrader_intake import handed_in, place_own_files, read_own_notebook
+from autograder.integrations.nbgrader_intake import (
+    NOTEBOOK,
+    assignment_notebooks,
+    handed_in,
+    ignored,
+    place_own_files,
+    read_own_notebook,
+)
 from autograder.isolation.notebook_plan import NotebookPlan, plan_notebook
 from autograder.isolation.workspace import NOT_COPIED
 
@@ -92,23 +99,26 @@ class GradingInput:
     files: str | None  # grading_digest of the notebook's folder; None: not taken (too many files), never matches
 
     @classmethod
-    def of(cls, plan: NotebookPlan) -> "GradingInput":
-        return cls(plan.notebook, plan.steps, plan.exercises, grading_digest(plan.path.parent))
+    def of(cls, plan: NotebookPlan, graded: frozenset[str] | None) -> "GradingInput":
+        return cls(plan.notebook, plan.steps, plan.exercises, grading_digest(plan.path.parent, graded))
 
     def matches(self, other: "GradingInput | None") -> bool:
         return other is not None and self.files is not None and other.files is not None and self == other
 
 
-def grading_digest(folder: Path) -> str | None:
+def grading_digest(folder: Path, graded: frozenset[str] | None = None) -> str | None:
     """SHA-256 of everything beside a notebook that its grading child may see: the name and kind of every entry the
-    sandbox's workspace looks at (autograder.isolation.workspace: not notebooks, not NOT_COPIED), and each regular
-    file's content; no link followed. None past MAX_NEIGHBOURS entries or MAX_NEIGHBOUR_BYTES bytes."""
+    sandbox's workspace looks at (autograder.isolation.workspace: not NOT_COPIED; a notebook the code names, as in
+    `%run ./00_setup.ipynb`, too), and each regular file's content; no link followed. The notebooks nbgrader converts
+    (`graded`; every top-level notebook where None) are left out: they are graded, and differ between the staged
+    folder (as handed in) and `autograded/` (sanitized). None past MAX_NEIGHBOURS entries or MAX_NEIGHBOUR_BYTES
+    bytes."""
     digest, entries, total = hashlib.sha256(), 0, 0
     for directory, folders, files in os.walk(folder):  # links to folders are listed, never followed
-        folders[:] = sorted(name for name in folders if name not in NOT_COPIED and not name.endswith(".ipynb"))
+        folders[:] = sorted(name for name in folders if name not in NOT_COPIED and not ignored(name, [NOTEBOOK]))
         below = Path(directory)
         for name in sorted([*folders, *files]):
-            if name in NOT_COPIED or name.endswith(".ipynb"):
+            if name in NOT_COPIED or (name in files and _converted(name, below == folder, graded)):
                 continue
             entries += 1
             if entries > MAX_NEIGHBOURS:
@@ -131,6 +141,11 @@ def grading_digest(folder: Path) -> str | None:
                     return None
                 digest.update(sha)
     return digest.hexdigest()
+
+
+def _converted(name: str, top: bool, graded: frozenset[str] | None) -> bool:
+    """Whether the file `name` is a notebook nbgrader converts (see grading_digest)."""
+    return ignored(name, [NOTEBOOK]) and (graded is None or (top and name in graded))
 
 
 def _content_digest(path: Path) -> tuple[int, bytes] | None:
@@ -160,7 +175,7 @@ def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]
     nbgrader's ignore rules and attnkit's refusals (autograder.integrations.nbgrader_intake), and the instructor's
     files copied over them; the notebooks staged (those that are the student's own files)."""
     parts = (student, run.assignment)
-    submission = handed_in(run.submitted, parts, run.ignore)
+    submission = handed_in(run.submitted, parts, run.ignore, assignment_notebooks(run.source))
     into.mkdir(mode=0o700)
     place_own_files(submission, run.submitted, parts, into)
     if run.source is not None:
@@ -182,6 +197,7 @@ class LookAhead:
 
     def __init__(self, run: Run) -> None:
         self.run = run
+        self._graded = assignment_notebooks(run.source)  # the notebooks nbgrader converts: not in a grading digest
         self._inputs: dict[tuple[str, str], GradingInput] = {}
         self._results: dict[tuple[str, str], NotebookResult] = {}
         self._plan_notes: dict[tuple[str, str], frozenset[str]] = {}
@@ -222,7 +238,7 @@ class LookAhead:
                 key = (student, notebook)
                 try:
                     plan = plan_notebook(folder / f"{notebook}.ipynb", notebook)
-                    grading_input = GradingInput.of(plan)
+                    grading_input = GradingInput.of(plan, self._graded)
                 except Exception:  # noqa: BLE001 - NotebookProblem, or anything a malformed file raises
                     continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
                 self._inputs[key], self._plan_notes[key] = grading_input, frozenset(plan.notes)
@@ -256,7 +272,7 @@ class LookAhead:
         key = (student, plan.notebook)
         with self._ready:
             self._ready.wait_for(lambda: self._planned)
-        if not GradingInput.of(plan).matches(self._inputs.get(key)):
+        if not GradingInput.of(plan, self._graded).matches(self._inputs.get(key)):
             return None
         with self._ready:
             self._ready.wait_for(lambda: key in self._results or self._finished)

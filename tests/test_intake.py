@@ -61,6 +61,25 @@ def test_a_notebook_linked_to_the_solution_is_not_read(tmp_path):
     assert submission.notes == (f"attention/{NB01}.ipynb is a symbolic link: not followed",)
 
 
+@pytest.mark.parametrize("relative", [f"attention/{NB01}.ipynb", "attention/answers.ipynb.txt"])
+def test_a_hard_link_to_a_file_outside_the_submission_is_not_graded(tmp_path, relative):
+    """A hard link made to the instructor's solved notebook (by exact name, or to be found by content) is not the
+    student's own file: refused like a symbolic link; one whose every name lies inside the folder is theirs."""
+    outside = tmp_path / "instructor" / f"{NB01}.ipynb"
+    outside.parent.mkdir()
+    outside.write_bytes(SOLVED.read_bytes())
+    folder = student(tmp_path, {})
+    (folder / "attention").mkdir()
+    os.link(outside, folder / relative)
+    found, submission = located(folder)
+    assert found.path is None
+    assert submission.notes == (f"{relative} is a hard link to a file outside the submission: not graded",)
+    outside.unlink()  # now every name of the file is inside the student's folder
+    (folder / "attention" / "again.txt").hardlink_to(folder / relative)
+    found, submission = located(folder)
+    assert found.path == folder / relative and not submission.notes
+
+
 def test_an_attention_folder_linked_to_the_source_is_not_entered(tmp_path):
     folder = student(tmp_path, {})
     (folder / "attention").symlink_to(REPO / "source" / "attention", target_is_directory=True)

@@ -233,6 +233,23 @@ def test_the_copy_takes_regular_files_only_and_never_follows_a_link(tmp_path):
         assert name in notes, notes
 
 
+def test_a_hard_link_to_a_file_outside_the_folder_is_not_copied(tmp_path):
+    """`answers.py` hard-linked to an instructor's file is not the student's own: left out with a note; a file whose
+    every name lies inside the folder is copied."""
+    folder, target = tmp_path / "student", tmp_path / "work"
+    folder.mkdir()
+    target.mkdir()
+    (tmp_path / "instructor.py").write_text("SECRET = 1\n")
+    os.link(tmp_path / "instructor.py", folder / "answers.py")
+    (folder / "mine.txt").write_text("mine\n")
+    os.link(folder / "mine.txt", folder / "mine_too.txt")
+    (folder / "plain.txt").write_text("one name\n")
+    space = workspace.Workspace(capped=True)
+    workspace._copy_folder(folder, target, workspace._CopyBudget(files=10, bytes=64 * 2**20), space)
+    assert sorted(path.name for path in target.iterdir()) == ["mine.txt", "mine_too.txt", "plain.txt"]
+    assert "1 hard link to a file outside the folder (answers.py)" in "\n".join(space.student_notes)
+
+
 def test_the_disk_watch_counts_blocks_and_deleted_open_files(tmp_path):
     (tmp_path / "sparse.bin").open("wb").truncate(2**30)  # 1 GB long, nothing on disk
     (tmp_path / "real.bin").write_bytes(b"x" * 2**20)

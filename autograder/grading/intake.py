@@ -142,6 +142,8 @@ class _Scan:
     links: list[str] = field(default_factory=list)
     entries: int = 0
     assignment_folder: bool = False  # the student's folder holds an attention/ folder (not a link)
+    # (st_dev, st_ino) of each file of several names -> (st_nlink, its names seen in the folder)
+    hard_links: dict[tuple[int, int], tuple[int, list[str]]] = field(default_factory=dict)
     more_notes: int = 0  # notes past MAX_NOTES: counted, not kept (a folder of 10,000 links is one line more)
 
     def note(self, text: str) -> None:
@@ -191,6 +193,7 @@ def open_submission(folder: str | os.PathLike[str], notebooks: Sequence[str] = N
         _scan(root, folder, (), scan)
     finally:
         os.close(root)
+    _refuse_hard_links(scan)
     submission = Submission(folder, {}, files=tuple(scan.seen))
     try:
         _resolve(submission, scan, notebooks, scratch_parent)
@@ -198,6 +201,16 @@ def open_submission(folder: str | os.PathLike[str], notebooks: Sequence[str] = N
         submission.close()
         raise
     return submission
+
+
+def _refuse_hard_links(scan: _Scan) -> None:
+    """A file with a name outside the student's folder (a hard link to the instructor's file) is not the student's
+    own: never graded, never looked into, as a symbolic link."""
+    outside = {shown for names, seen in scan.hard_links.values() if len(seen) < names for shown in seen}
+    for shown in sorted(outside):
+        scan.note(f"{shown} is a hard link to a file outside the submission: not graded")
+    scan.files[:] = [file for file in scan.files if file.shown not in outside]
+    scan.zips[:] = [(shown, path) for shown, path in scan.zips if shown not in outside]
 
 
 def _refused(shown: str, error: OSError, name: str, dir_fd: int | None,
@@ -246,6 +259,9 @@ def _scan(fd: int, folder: Path, parts: tuple[str, ...], scan: _Scan) -> None:
             finally:
                 os.close(child)
         elif entry.is_file(follow_symlinks=False):
+            info = entry.stat(follow_symlinks=False)
+            if info.st_nlink > 1:
+                scan.hard_links.setdefault((info.st_dev, info.st_ino), (info.st_nlink, []))[1].append(shown)
             path = folder.joinpath(*relative)
             if stands_for(name):
                 place = NOTEBOOK_FOLDER if parts == (ASSIGNMENT,) else NEAR_BY

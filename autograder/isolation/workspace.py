@@ -152,6 +152,7 @@ CHECKPOINT_SUFFIXES = frozenset({".pt", ".pth", ".ckpt", ".safetensors", ".bin",
 PYTHON, DATA, IMAGE, CHECKPOINT = "Python file", "data file", "image", "checkpoint"
 KIND_ORDER = {PYTHON: 0, DATA: 1, IMAGE: 2, CHECKPOINT: 3}
 LINK, TOO_DEEP, UNREADABLE = "link", "folder more than 3 deep", "unreadable entry"
+HARD_LINK = "hard link to a file outside the folder"  # another name of it lies outside: not the student's own file
 # A string literal of the notebook's code, and the modules it imports: what the code needs.
 _LITERAL = re.compile(r"""(?:'([^'\n\\]{1,300})'|"([^"\n\\]{1,300})")""")
 _IMPORT = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", re.MULTILINE)
@@ -172,6 +173,8 @@ class _Found:
     size: int
     kind: str
     in_package: bool  # in a folder that holds __init__.py
+    identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino), for a file of several names (st_nlink > 1)
+    names: int = 1  # st_nlink
 
     @property
     def shown(self) -> str:
@@ -187,6 +190,7 @@ class _Scan:
     entries: int = 0
     stopped: bool = False  # MAX_SCAN_ENTRIES reached
     named: frozenset[str] = frozenset()  # what the notebook's code names: a notebook beside it is copied only then
+    names_inside: dict[tuple[int, int], int] = field(default_factory=dict)  # names of a multiply linked file seen
 
     def look(self) -> bool:
         """Count one entry; False once past the cap."""
@@ -230,6 +234,7 @@ def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Wo
         needs = needs_of(code)
         scan = _Scan(named=needs.literals)
         _scan_entries(fd, (), scan, in_package=False)
+        _leave_out_hard_links(scan)
         # The folders first, as many as files may be copied: `savefig("figures/x.png")` works even when the
         # figures already there were left out.
         for relative in sorted(scan.made, key=len)[:MAX_COPY_FILES]:
@@ -267,7 +272,20 @@ def _scan_entries(dir_fd: int, parts: tuple[str, ...], scan: _Scan, in_package: 
         elif stat.S_ISDIR(info.st_mode):
             _scan_folder(dir_fd, name, relative, scan, in_package)
         elif stat.S_ISREG(info.st_mode):
-            scan.files.append(_Found(relative, info.st_size, _kind(name), in_package))
+            identity = (info.st_dev, info.st_ino)
+            if info.st_nlink > 1:
+                scan.names_inside[identity] = scan.names_inside.get(identity, 0) + 1
+            scan.files.append(_Found(relative, info.st_size, _kind(name), in_package, identity, info.st_nlink))
+
+
+def _leave_out_hard_links(scan: _Scan) -> None:
+    """A file with a name outside the student's folder (a hard link made to the instructor's file) is not theirs:
+    never copied, as `attnkit grade`'s intake never grades one and nbgrader's path removes one."""
+    outside = [found for found in scan.files
+               if found.names > 1 and found.names > scan.names_inside.get(found.identity, 0)]
+    for found in outside:
+        scan.leave_out(HARD_LINK, found.shown)
+    scan.files[:] = [found for found in scan.files if found not in outside]
 
 
 def _scan_folder(dir_fd: int, name: str, relative: tuple[str, ...], scan: _Scan, in_package: bool) -> None:
@@ -422,7 +440,7 @@ def _copy_one(dir_fd: int, name: str, destination: Path, limit: int) -> int | No
 def _summary(scan: _Scan) -> str:
     """One note for everything left out, kinds with counts and a few names: never a note per file."""
     parts = []
-    for kind in (PYTHON, DATA, IMAGE, CHECKPOINT, LINK, TOO_DEEP, UNREADABLE):
+    for kind in (PYTHON, DATA, IMAGE, CHECKPOINT, LINK, HARD_LINK, TOO_DEEP, UNREADABLE):
         names = scan.left_out.get(kind, [])
         if names:
             shown = names[: MAX_NAMED_MODULES if kind == PYTHON else EXAMPLES]

@@ -209,9 +209,10 @@ MESSAGES = {
               "t 必须不起作用",
     },
     "contract.dropout_nan": {
-        "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0; apply it to the "
-              "weights after the softmax",
-        "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0；请在 softmax 之后对权重应用 dropout"},
+        "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0. Which tensor does "
+              "your dropout act on, the one before the softmax or the one after it?",
+        "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0。你的 dropout 作用在哪个张量上：softmax "
+              "之前的那个，还是之后的那个？"},
     "contract.dropout_inactive": {
         "en": "in training mode nothing is ever dropped: the module's dropout never reaches the attention weights",
         "zh": "训练模式下没有任何东西被丢弃：模块的 dropout 从未作用在注意力权重上",

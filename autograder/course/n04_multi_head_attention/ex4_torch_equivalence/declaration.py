@@ -143,9 +143,10 @@ MESSAGES = {
         "zh": "in_proj_weight 中三个投影矩阵的堆叠顺序不对",
     },
     "torch_equivalence.in_proj_transposed": {
-        "en": "in_proj_weight holds the transposed matrices: nn.Linear's weight is already laid out outputs "
-              "first; copy it as it is",
-        "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 本来就是输出在前的排列，直接复制即可",
+        "en": "in_proj_weight holds the transposed matrices: which way round does nn.Linear lay out its weight, "
+              "and which way round does in_proj_weight expect it?",
+        "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 按哪种顺序排列？in_proj_weight 又要求哪种"
+              "顺序？",
     },
     "torch_equivalence.in_proj_weight": {
         "en": "in_proj_weight does not hold W_query, W_key and W_value's weights",

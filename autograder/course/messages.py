@@ -240,18 +240,18 @@ MESSAGES = {
         "zh": "`{line}` 中的矩阵乘法把 {left} 乘以 {right}：中间的两个尺寸必须相等"},
     "error.broadcast_axis": {
         "en": "in `{line}` two tensors disagree on axis {axis}: {a} against {b}; print both shapes just before it",
-        "zh": "`{line}` 中两个张量在第 {axis} 维上不一致：{a} 对 {b}；请在这一行之前打印两者的形状"},
+        "zh": "`{line}` 中两个张量在第 {axis} 个维度上不一致：{a} 对 {b}；请在这一行之前打印两者的形状"},
     "error.view_size": {
         "en": "`{line}` asks for shape {shape}, but the tensor holds {size} numbers: one of the sizes in it is not "
               "the tensor's",
         "zh": "`{line}` 要求形状 {shape}，但张量共有 {size} 个数：其中某个尺寸与张量本身的不一致"},
     "error.axis_out_of_range": {
         "en": "`{line}` asks for axis {axis} of a {rank}-D tensor",
-        "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 维"},
+        "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 个维度"},
     "error.transpose_4d": {
         "en": "`{line}` swaps axes 1 and 2, but these tensors have four axes (batch, heads, tokens, head size): "
               "the product then pairs the wrong ones",
-        "zh": "`{line}` 交换了第 1 和第 2 维，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
+        "zh": "`{line}` 交换了第 1 和第 2 个维度，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
               "了维度",
     },
     "error.other": {

@@ -279,7 +279,7 @@ MESSAGES = {
         "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see "
               "each other (the softmax runs over the keys, never over the batch)",
         "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 在 key 上做，而不是在 "
-              "batch 维上）",
+              "batch 维度上）",
     },
     "contract.future_leaks": {
         "en": "changing the tokens after position {position} changed the outputs at positions 0 to {position}: the "

@@ -202,17 +202,17 @@ MISCONCEPTIONS = (
                 "compare?",
                 "拆分之后，哪个维度是头、哪个是 token？注意力比较的是哪一个？"),
       change=("after the view, swap the tokens axis and the heads axis",
-              "view 之后，交换 token 维和头维")),
+              "view 之后，交换 token 所在的维度和头所在的维度")),
     misconception("merge_without_transpose",
       "heads merged without transposing back",
       "合并头时没有转置回来",
       "merging undoes the split in reverse order: the heads axis must be back next to each head's features before "
       "those are joined",
-      "合并要按相反的顺序撤销拆分：在把各个头的特征连起来之前，头维必须先回到每个头的特征旁边",
+      "合并要按相反的顺序撤销拆分：在把各个头的特征连起来之前，头所在的维度必须先回到每个头的特征旁边",
       question=("Before your view, which axis comes right after the batch: the heads or the tokens?",
-                "在 view 之前，紧跟 batch 维的是头维还是 token 维？"),
+                "在 view 之前，紧跟 batch 维度的是头所在的维度还是 token 所在的维度？"),
       change=("swap the heads axis and the tokens axis back before the view that joins the heads",
-              "在把各个头连起来的 view 之前，先把头维和 token 维交换回来")),
+              "在把各个头连起来的 view 之前，先把头所在的维度和 token 所在的维度交换回来")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -117,7 +117,7 @@ MESSAGES = {
     },
     "torch_equivalence.batch_first": {
         "en": "create it with batch_first on: our inputs put the batch axis first",
-        "zh": "创建时要打开 batch_first：我们的输入把 batch 维放在最前面",
+        "zh": "创建时要打开 batch_first：我们的输入把 batch 维度放在最前面",
     },
     "torch_equivalence.sizes": {
         "en": "embed_dim is {embed_dim} and num_heads {num_heads}; expected embed_dim {d_out} (mha.d_out) and "

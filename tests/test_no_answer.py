@@ -349,3 +349,31 @@ def test_the_docstring_scan_can_fail():
     assert answered_numbers(told.replace("one feature", "1 feature"), numbers, text) == [1]
     assert not answered_numbers("Exercise 3.2: keeps num_heads at 2; 2 features per token.", numbers, text)
     assert not states_number("heads run one after another, as in exercise 04-1, at p = 0.5", 1)
+
+
+# --- Rung 1 is the symptom and a question (issue 41, item 4) ----------------------------------------------------------
+# A message is shown from the first failing run on, beside the symptom: the change to make belongs to rung 3 (a
+# misconception's `change`, on request). An order to change the code, after the symptom's colon or semicolon, is the
+# fix told at rung 1. Restating the task ("keep the given signature", "keep the input's dtype") is not a fix.
+FIX_ORDER = re.compile(r"(?:[:;]|\bthen)\s+(?:please\s+)?(?:create|register|apply|make|use|copy|move|swap|transpose"
+                       r"|replace|divide|multiply|fill)\b[^.;?]*", re.I)
+
+
+def fixes_in(text):
+    return [match.group(0).strip(" :;") for match in FIX_ORDER.finditer(FIELD.sub("", text))]
+
+
+def test_no_message_tells_the_fix_beside_the_symptom():
+    found = [f"{key}: {fix!r}" for key, text in catalog.MESSAGES.items()
+             if not key.endswith((".title", ".explanation")) for fix in fixes_in(text["en"])]
+    assert not found, "\n".join(found)
+
+
+def test_the_fix_scan_can_fail():
+    """The rung-1 fixes issue 41 found are caught; a question and a restated task are not."""
+    assert fixes_in("dropout multiplied the -inf scores by 0; apply it to the weights after the softmax")
+    assert fixes_in("nn.Linear's weight is already laid out outputs first; copy it as it is")
+    assert fixes_in("after a transpose the numbers are out of order; make the tensor contiguous first")
+    assert fixes_in("`{name}` is a parameter: the optimizer would train it; register it as a buffer")
+    assert not fixes_in("dropout multiplied the -inf scores by 0. Which tensor does your dropout act on?")
+    assert not fixes_in("missing argument ({detail}); keep the given signature")

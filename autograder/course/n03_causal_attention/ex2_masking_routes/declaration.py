@@ -181,14 +181,14 @@ MESSAGES = {
     },
     "causal_weights.device_failed": {
         "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without naming a device "
-              "stays on the CPU; create it on the input's device",
-        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定设备的张量留在 CPU 上；请"
-              "在输入所在的设备上创建它",
+              "stays on the CPU. On which device is each tensor your function makes?",
+        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定设备的张量留在 CPU 上。你的"
+              "函数新建的每个张量位于哪个设备上？",
     },
     "causal_weights.tensor_on_cpu": {
-        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask on "
-              "the input's device",
-        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请在输入所在的设备上创建掩码",
+        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): on which device is your "
+              "mask made?",
+        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：你的掩码是在哪个设备上创建的？",
     },
     "causal_weights.device_output": {
         "en": "on an input on {device} the result has the wrong shape or is not on {device}",

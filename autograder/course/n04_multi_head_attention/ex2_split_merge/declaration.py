@@ -170,8 +170,9 @@ MESSAGES = {
         "zh": "view 失败（{type}）：输入在内存中不连续（它是转置或切片后的视图），按它现在的内存顺序读不出所要的形状",
     },
     "split_heads.input_modified": {
-        "en": "split_heads changed its input in place; return a new view instead",
-        "zh": "split_heads 原地修改了输入；请返回一个新的视图",
+        "en": "split_heads changed its input in place: which form of the operations returns a view and leaves the "
+              "input alone?",
+        "zh": "split_heads 原地修改了输入：这些运算的哪种写法会返回一个视图而不改动输入？",
     },
     # merge_heads
     "merge_heads.values": {
@@ -184,9 +185,9 @@ MESSAGES = {
         "zh": "merge_heads(split_heads(x, num_heads)) 没有还原出 x",
     },
     "merge_heads.input_modified": {
-        "en": "merge_heads changed its input in place (e.g. transpose_): use the out-of-place form, which returns a "
-              "view and leaves the input alone",
-        "zh": "merge_heads 原地修改了输入（例如 transpose_）：请改用非原地的写法，它返回一个视图而不改动输入",
+        "en": "merge_heads changed its input in place (e.g. transpose_): which form of the operation returns a view "
+              "and leaves its input alone?",
+        "zh": "merge_heads 原地修改了输入（例如 transpose_）：这个运算的哪种写法会返回一个视图而不改动输入？",
     },
 }
 

@@ -134,9 +134,10 @@ MESSAGES = {
         "zh": "它的权重是 {got}，而我们的是 {expected}：请把它转换成 mha 权重的 dtype",
     },
     "torch_equivalence.no_in_proj": {
-        "en": "in_proj_weight is missing: use one embed_dim for query, key and value, with no separate key or "
-              "value sizes",
-        "zh": "缺少 in_proj_weight：query、key、value 要使用同一个 embed_dim，不要为 key 或 value 单独设置大小",
+        "en": "in_proj_weight is missing: PyTorch makes it only when query, key and value share one size. Did you give "
+              "key or value sizes of their own?",
+        "zh": "缺少 in_proj_weight：只有当 query、key、value 使用同一个大小时，PyTorch 才会创建它。你是否为 key 或 "
+              "value 单独设置了大小？",
     },
     "torch_equivalence.in_proj_order": {
         "en": "in_proj_weight stacks the three projections in the wrong order",

@@ -32,6 +32,6 @@ def context_vector_for_query(inputs, query):
 
 
 def context_vectors(inputs):
-    """Context vector of every token at once: softmax over each row, then weights @ inputs."""
+    """Context vector of every token at once: softmax over each row, then one matrix product."""
     attn_weights = torch.softmax(attention_scores(inputs), dim=-1)
     return attn_weights @ inputs

@@ -114,7 +114,7 @@ def count_parameters(module):
 
 
 def two_dimensional_wrapper(d_in, context_length, dropout):
-    """Exercise 3.2: num_heads stays 2, each head is one feature wide, so the context vectors have 2 features."""
+    """Exercise 3.2: a MultiHeadAttentionWrapper that keeps num_heads at 2 and gives context vectors of 2 features."""
     return MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)
 
 

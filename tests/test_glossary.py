@@ -8,7 +8,7 @@ import nbformat
 
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
-from autograder.course.glossary import AVOIDED, GLOSSARY
+from autograder.course.glossary import GLOSSARY, avoided_in
 from autograder.integrations import source_notebooks
 
 CJK = "\u4e00-\u9fff"
@@ -52,7 +52,7 @@ def chinese_texts(repo_root):
 
 
 def variants_in(text):
-    return [variant for variant in AVOIDED if variant in text]
+    return [variant for variant, _term in avoided_in(text)]
 
 
 def stray_spaces_in(text):
@@ -74,8 +74,8 @@ def untranslated_terms_in(text):
 
 
 def test_no_chinese_text_uses_a_variant_the_glossary_avoids(repo_root):
-    found = [f"{where}: {variant!r} (say {AVOIDED[variant].zh!r} for {AVOIDED[variant].en!r})"
-             for where, text in chinese_texts(repo_root) for variant in variants_in(text)]
+    found = [f"{where}: {variant!r} (say {term.zh!r} for {term.en!r})"
+             for where, text in chinese_texts(repo_root) for variant, term in avoided_in(text)]
     assert not found, "\n".join(found)
 
 
@@ -113,6 +113,17 @@ def test_each_style_rule_can_fail(repo_root):
     texts = list(chinese_texts(repo_root))
     assert len(texts) > 300 and any("注意力权重" in text for _where, text in texts)
     assert variants_in("请把权重填充到缓冲区") and variants_in("每个查询的权重")
+    # dim / axis is 维度 (issue 41): 轴 and a bare 维 drift, 维 after a number is a rank or a count
+    for drifting in ("query 所在的轴", "沿最后一维求和", "带 batch 维的张量", "第 {axis} 维上", "第 2 维", "头维"):
+        assert variants_in(drifting), drifting
+    assert not variants_in("一个 {rank} 维张量的第 {axis} 个维度，3 维向量、二维的上下文向量、成百上千维、"
+                           "batch 维度、维持")
+    assert variants_in("每一列被某一行的和去除") and variants_in("填入一个很小但有限的数")
+    assert untranslated_terms_in({"en": "along the wrong axis", "zh": "沿错误的方向"})
+    assert untranslated_terms_in({"en": "each row divided by its sum", "zh": "每一行被它的和去除"})
+    assert untranslated_terms_in({"en": "a very negative but finite number", "zh": "一个很小的数"})
+    assert not untranslated_terms_in({"en": "divided by the sum along the last dimension",
+                                      "zh": "沿最后一个维度除以总和"})
     assert stray_spaces_in("因果掩码 的检查") and stray_spaces_in("{title} 的检查") and stray_spaces_in("的 {title}")
     assert not stray_spaces_in("{title}的检查：token {query} 看到，softmax 之前")
     assert ascii_punctuation_in("[可能的错误: 掩码; 提示: 对角线]") == ["[可", "误:", "码;", "示:", "线]"]

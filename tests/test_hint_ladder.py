@@ -15,6 +15,7 @@ from attnkit import solutions
 from autograder.checking.check_types import ERROR, FAILED, PASSED, Cause, CheckResult, Exercise
 from autograder.checking.feedback import HintLadder, rows, table
 from autograder.course import catalog
+from autograder.course.exercises import EXERCISES
 from autograder.integrations.student_kit.build import vectors_document
 from autograder.integrations.student_kit.runtime.checking import StoredExpectations
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
@@ -321,3 +322,79 @@ def test_follow_on_errors_attach_to_the_named_mistake_and_a_hidden_ones_text_sta
     assert "“dtype mismatch”" in text and "SECRET" not in text and "✘ d: keep the signature" in text
     # Without a named mistake before them, errors are rows of their own.
     assert len(rows(results[1:])) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# a rung with nothing new says so (issue 41, item 4)
+
+NOTHING_MORE = {"en": "no further hint: ", "zh": "没有更多提示："}
+
+
+def wrong_attempts():
+    """A sample of tests/mutants/ across the notebooks' exercises: failures no known mistake reproduces (a float
+    mask, a mask of one size, a fill too small to hide the future, dropout without its scaling, route 1 in float32)
+    and named ones whose ladders go all the way up."""
+    from mutants import causal, multihead
+
+    routes = {"causal_weights_renormalised": solutions.causal_weights_renormalised,
+              "causal_weights_neg_inf": solutions.causal_weights_neg_inf}
+    yield "causal_mask", {"causal_mask": causal.causal_mask_float}
+    yield "causal_mask", {"causal_mask": causal.causal_mask_hardcoded}
+    yield "causal_mask", {"causal_mask": causal.causal_mask_with_diagonal}
+    yield "masking_routes", {**routes, "causal_weights_renormalised": causal.causal_weights_renormalised_float32}
+    yield "masking_routes", {**routes, "causal_weights_neg_inf": causal.causal_weights_neg_inf_wrong_dim}
+    yield "causal_attention", {"CausalAttention": causal.CausalAttention_small_fill}
+    yield "causal_attention", {"CausalAttention": causal.CausalAttention_dropout_not_scaled}
+    yield "mha_wrapper", {"MultiHeadAttentionWrapper": PlainListWrapper}
+    yield "merge_heads", {"merge_heads": multihead.merge_heads_no_contiguous}
+    yield "split_heads", {"split_heads": multihead.split_heads_float}
+    yield "multi_head_attention", {"MultiHeadAttention": multihead.MHAScaleByDIn}
+    yield "padding_mask", {"MultiHeadAttention": multihead.MHAPaddingFilledWithZero}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_rung_adds_something_or_says_there_is_no_more(lang):
+    exercises = {exercise.id: exercise for exercise in EXERCISES}
+    unnamed = 0
+    for exercise_id, namespace in wrong_attempts():
+        results = run_exercise(exercise_id, namespace, include_hidden=False, lang=lang)
+        assert any(r.status != PASSED for r in results), exercise_id
+        unnamed += all(r.misconception is None for r in results)
+        shown = [table(exercises[exercise_id], results, lang, hidden=False, messages=catalog.MESSAGES, rung=rung)
+                 for rung in (1, 2, 3)]
+        assert NOTHING_MORE[lang] not in shown[0], (exercise_id, shown[0])
+        for below, above in zip(shown, shown[1:], strict=False):  # rung 2 after rung 1, rung 3 after rung 2
+            new = [line for line in above.splitlines() if line not in below.splitlines()]
+            assert new or NOTHING_MORE[lang] in above, (exercise_id, above)
+    assert unnamed >= 3  # the sample holds failures without a named mistake, the case this rule is for
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live_check", "kit_check"])
+def test_a_failure_without_a_named_mistake_says_so_on_the_next_run_and_on_request(kit, lang, request, monkeypatch):
+    from mutants import causal
+
+    check = request.getfixturevalue(kit)
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    first = printed(check, "causal_mask", causal.causal_mask_float)
+    assert "✘" in first and NOTHING_MORE[lang] not in first and NEXT not in first
+    for hint in (None, True, 3):
+        again = printed(check, "causal_mask", causal.causal_mask_float, hint=hint)
+        assert again != first and again.count(NOTHING_MORE[lang]) == len(rows(
+            run_exercise("causal_mask", {"causal_mask": causal.causal_mask_float}, include_hidden=False))), again
+    assert NOTHING_MORE[lang] not in printed(check, "causal_mask", causal.causal_mask_float, hint=False)
+
+
+def test_a_rung_with_nothing_new_is_said_only_where_it_is_so():
+    """The rule can fail: a rung that adds a line is not marked, one that adds none is, and graded output (which the
+    student cannot climb) carries no such line."""
+    named = dataclasses.replace(result(FAILED, misconception="m", cause=Cause("m", "k", ())),
+                                question="q", mistake="likely mistake — m", hint="hint — h")
+    unnamed = result(FAILED, cause=Cause(None, "other", ()))
+    for rung, marked in ((1, []), (2, ["nothing_known"]), (3, ["no_more", "nothing_known"])):
+        text = table(EXERCISE, [named, unnamed], "en", hidden=False, messages=catalog.MESSAGES, rung=rung)
+        lines = [line.strip() for line in text.splitlines()]
+        expected = [catalog.MESSAGES[f"ladder.{key}"]["en"] for key in marked]
+        assert [line for line in lines if line.startswith(NOTHING_MORE["en"])] == expected, text
+    graded = table(EXERCISE, [named, unnamed], "en", hidden=True, messages=catalog.MESSAGES, rung=2)
+    assert NOTHING_MORE["en"] not in graded

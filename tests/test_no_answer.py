@@ -269,3 +269,111 @@ def test_the_code_scanner_can_fail():
     assert not code_in("merge_heads(split_heads(x, num_heads)) keeps (W_query, W_key, out_proj); 2 head(s)")
     assert not code_in("output shape {got_shape}, expected {expected_shape}")
     assert "register_buffer" in _api_calls_of_the_reference()
+
+
+# --- No stub's docstring answers what its exercise asks (issue 41, item 6) ------------------------------------------
+# A stub's docstring states the task, as the reference's docstring does; the pieces of code above cannot see a
+# docstring's prose ("each head is one feature wide" told exercise 3.2's answer in words). The rule here: a number the
+# solution writes (a constant between BEGIN and END SOLUTION) is part of the answer, so a docstring that states it, as
+# digits or as a word, must find it stated in the exercise's own text already (the task gives it) or it tells the
+# answer. Idioms that count nothing ("one after another") are left out.
+
+SOURCE = Path(__file__).resolve().parents[1] / "source" / "attention"
+NUMBER_WORDS = {0: "zero", 1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+IDIOMS = re.compile(r"\bone (?:after|by) (?:another|one)\b|\bone another\b", re.I)
+
+
+def states_number(text, number):
+    """Whether `text` states `number` in digits (not inside 04-1 or 0.5) or as an English word."""
+    text = IDIOMS.sub(" ", text)
+    if re.search(rf"(?<![\w.-]){re.escape(str(number))}(?![\w.]|-\w)", text):
+        return True
+    word = NUMBER_WORDS.get(number) if isinstance(number, int) else None
+    return word is not None and re.search(rf"\b{word}\b", text, re.I) is not None
+
+
+def solution_numbers(source, node):
+    """The int and float constants `node` (a def or class in `source`) holds inside its BEGIN/END SOLUTION lines."""
+    solution_lines, inside = set(), False
+    for number, line in enumerate(source.splitlines(), 1):
+        if "BEGIN SOLUTION" in line or "END SOLUTION" in line:
+            inside = "BEGIN" in line
+        elif inside:
+            solution_lines.add(number)
+    return {constant.value for constant in ast.walk(node) if isinstance(constant, ast.Constant)
+            and type(constant.value) in (int, float) and constant.lineno in solution_lines}
+
+
+def stub_docstrings():
+    """(notebook, name, docstring of the release's stub, the solution's numbers, the exercise's own text before the
+    stub) for every def and class of every solution cell; the generated "What is graded" cells are not the text."""
+    for path in sorted(SOURCE.glob("*.ipynb")):
+        released = {cell.get("id"): cell for cell in nbformat.read(RELEASE / path.name, as_version=4).cells}
+        prose = []
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "markdown":
+                if cell.source.startswith("### Exercise"):
+                    prose = []
+                if not cell.get("id", "").startswith("requirements-"):
+                    prose.append(cell.source)
+            elif "BEGIN SOLUTION" in cell.source:
+                stubs = {node.name: ast.get_docstring(node) or "" for node in ast.walk(
+                    ast.parse(released[cell.get("id")].source)) if isinstance(node, ast.FunctionDef | ast.ClassDef)}
+                for node in ast.walk(ast.parse(cell.source)):
+                    if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in stubs:
+                        yield (path.name, node.name, stubs[node.name], solution_numbers(cell.source, node),
+                               "\n".join(prose))
+
+
+def answered_numbers(docstring, numbers, instructions):
+    return sorted(number for number in numbers
+                  if states_number(docstring, number) and not states_number(instructions, number))
+
+
+def test_no_stub_docstring_states_a_number_of_the_answer_the_exercise_does_not():
+    stubs = list(stub_docstrings())
+    documented = {name for _notebook, name, docstring, *_ in stubs if docstring}
+    assert len(documented) >= 15 and "two_dimensional_wrapper" in documented  # every exercise's function or class
+    found = [f"{notebook} {name}: {docstring!r} states {numbers}" for notebook, name, docstring, solution, text in stubs
+             if (numbers := answered_numbers(docstring, solution, text))]
+    assert not found, "\n".join(found)
+
+
+def test_the_docstring_scan_can_fail():
+    """The 04-1b docstring that answered "where does its 4 come from" is caught; the task's own numbers are not."""
+    (_notebook, _name, _docstring, numbers, text), = [stub for stub in stub_docstrings()
+                                                      if stub[1] == "two_dimensional_wrapper"]
+    assert 1 in numbers and "where its 4 comes from" in text
+    told = "Exercise 3.2: num_heads stays 2, each head is one feature wide, so the context vectors have 2 features."
+    assert answered_numbers(told, numbers, text) == [1]
+    assert answered_numbers(told.replace("one feature", "1 feature"), numbers, text) == [1]
+    assert not answered_numbers("Exercise 3.2: keeps num_heads at 2; 2 features per token.", numbers, text)
+    assert not states_number("heads run one after another, as in exercise 04-1, at p = 0.5", 1)
+
+
+# --- Rung 1 is the symptom and a question (issue 41, item 4) ----------------------------------------------------------
+# A message is shown from the first failing run on, beside the symptom: the change to make belongs to rung 3 (a
+# misconception's `change`, on request). An order to change the code, after the symptom's colon or semicolon, is the
+# fix told at rung 1. Restating the task ("keep the given signature", "keep the input's dtype") is not a fix.
+FIX_ORDER = re.compile(r"(?:[:;]|\bthen)\s+(?:please\s+)?(?:create|register|apply|make|use|copy|move|swap|transpose"
+                       r"|replace|divide|multiply|fill)\b[^.;?]*", re.I)
+
+
+def fixes_in(text):
+    return [match.group(0).strip(" :;") for match in FIX_ORDER.finditer(FIELD.sub("", text))]
+
+
+def test_no_message_tells_the_fix_beside_the_symptom():
+    found = [f"{key}: {fix!r}" for key, text in catalog.MESSAGES.items()
+             if not key.endswith((".title", ".explanation")) for fix in fixes_in(text["en"])]
+    assert not found, "\n".join(found)
+
+
+def test_the_fix_scan_can_fail():
+    """The rung-1 fixes issue 41 found are caught; a question and a restated task are not."""
+    assert fixes_in("dropout multiplied the -inf scores by 0; apply it to the weights after the softmax")
+    assert fixes_in("nn.Linear's weight is already laid out outputs first; copy it as it is")
+    assert fixes_in("after a transpose the numbers are out of order; make the tensor contiguous first")
+    assert fixes_in("`{name}` is a parameter: the optimizer would train it; register it as a buffer")
+    assert not fixes_in("dropout multiplied the -inf scores by 0. Which tensor does your dropout act on?")
+    assert not fixes_in("missing argument ({detail}); keep the given signature")

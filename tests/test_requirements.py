@@ -129,8 +129,11 @@ GRADED_BY = {
     ("masking_routes", "gradients must flow back"): ("masking_routes.renormalise_notes", "gradients flowing back"),
     ("masking_routes", "必须原样保留"): ("masking_routes.renormalise_notes", "输入保持原样"),
     ("masking_routes", "梯度也必须"): ("masking_routes.renormalise_notes", "梯度能传回输入"),
+    ("masking_routes", "must also work on a tensor on another device"): ("masking_routes.renormalise_device",
+                                                                         "on another device"),
+    ("masking_routes", "还必须能处理位于其他设备"): ("masking_routes.renormalise_device", "其他设备上"),
     ("masking_routes", "must accept any leading batch dimensions"): ("masking_routes.renormalise_random", "batches"),
-    ("masking_routes", "必须支持任意数量的前置 batch 维度"): ("masking_routes.renormalise_random", "带 batch 维"),
+    ("masking_routes", "必须支持任意数量的前置 batch 维度"): ("masking_routes.renormalise_random", "带 batch 维度"),
     ("mha_wrapper", "必须是 `nn.ModuleList`"): ("mha_wrapper.structure", "注册为子模块"),
     ("parameter_counts", "must not be counted"): ("parameter_counts.notes", "never buffers"),
 }

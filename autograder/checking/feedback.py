@@ -29,8 +29,9 @@ class HintLadder:
     """Which rung of the hint ladder check(...) shows for each exercise. Rung 1 (a first failing run): the symptom
     (which output, which row, the shapes, a picture) and a question that leads to the cause. Rung 2 (hint=True, or
     the next run that still fails): the likely mistake and its hint. Rung 3 (only on request: hint=True once more
-    after rung 2, or hint=3): what to change, in words. A run where every check passes starts the ladder again.
-    One ladder per kernel: the notebook's check() keeps it for the session."""
+    after rung 2, or hint=3): what to change, in words. A rung with nothing to add (no known mistake reproduces the
+    failure, or its ladder ends lower) says so and points to where the result first differs. A run where every check
+    passes starts the ladder again. One ladder per kernel: the notebook's check() keeps it for the session."""
 
     last_rung: dict[str, int] = field(default_factory=dict)  # exercise id -> rung of its last failing run
 
@@ -146,7 +147,16 @@ def _shortened(title: str) -> str:
     return text
 
 
-def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int) -> list[str]:
+def _nothing_new(result: CheckResult, rung: int) -> str | None:
+    """The key of the line that says a rung adds nothing to the one below (no known mistake reproduces the failure,
+    or its ladder ends lower), so that a rung never shows the previous rung's text as if it were new; None when the
+    rung adds something."""
+    if rung == RUNGS[0] or result.ladder(rung) != result.ladder(rung - 1):
+        return None
+    return "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
+
+
+def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int, *, hidden: bool = False) -> list[str]:
     shown = row.shown
     mark = MARKS.get(shown.status, "✘")
     if shown.stub:  # an untouched stub: one line for the exercise, not "not implemented yet" per check
@@ -156,6 +166,8 @@ def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int) -
     lines = [f"  {mark} {shown.message}"]
     lines.extend(f"      {detail}" for detail in shown.details)
     lines.extend(f"      {line}" for line in shown.ladder(rung))
+    if not hidden and (nothing_new := _nothing_new(shown, rung)):
+        lines.append("      " + render(messages, nothing_new, lang))
     if row.same:
         key = "fold.same_reason_one" if len(row.same) == 1 else "fold.same_reason"
         lines.append(f"  {mark} " + render(messages, key, lang, {
@@ -186,7 +198,7 @@ def table(exercise: Exercise, results: Sequence[CheckResult], lang: str, *, hidd
                     {"title": pick(exercise.title, lang), "progress": progress})]
     table_rows = rows(results)
     for row in table_rows:
-        lines.extend(_row_lines(row, lang, messages, rung, len(results)))
+        lines.extend(_row_lines(row, lang, messages, rung, len(results), hidden=hidden))
     shown = [row.shown for row in table_rows]
     if not hidden and rung == 1 and any(result.mistake or result.hint for result in shown):
         lines.append("  " + render(messages, "ladder.next_mistake", lang))

@@ -5,6 +5,9 @@ they stay in English, as the students read them in the code beside the text; "�
 "键" for a key. Every other term gets one Chinese word. tests/test_glossary.py checks every Chinese text a student
 reads (titles, messages, the hint ladder's rungs, the notebooks' Markdown) against it: no avoided variant, and where
 an English text uses a term, its Chinese text uses the term's one translation.
+
+A variant is a plain string, or a regular expression where the right word contains the wrong one (维度 contains 维):
+avoided_in(text) finds both.
 """
 
 import re
@@ -16,6 +19,8 @@ class Term:
     en: str
     zh: str
     avoid: tuple[str, ...] = ()  # drifting variants: never in a zh text
+    # A drifting variant that is part of right words too, as a regex: 维 alone is avoided, 维度 and 三维 are not.
+    avoid_pattern: str = ""
     note: str = ""
     # How the term shows in an English text (a regex, case-insensitive); "" for terms no English text pairs with one
     # Chinese word (the names kept in English, a word whose Chinese depends on the sentence).
@@ -46,6 +51,24 @@ GLOSSARY = (
     Term("gradient", "梯度", en_pattern="gradients?"),
     Term("optimizer", "优化器", en_pattern="optimizers?"),
     Term("device", "设备", en_pattern="devices?"),
+    Term("dimension / axis (dim=)", "维度", avoid=("轴",), en_pattern="dimensions?|ax[ie]s",
+         avoid_pattern=(r"第 ?[\w{}]+ ?维(?!度)|最后一维(?!度)"
+                        r"|(?<![\d一二三四五六七八九十百千万两多高低几}])(?<![\d}] )维(?![度持护])"),
+         note="one word for a tensor's dim, whether English says dimension or axis: 轴 and a bare 维 (batch 维, "
+              "最后一维, 第 2 维) drifted beside it; 维 after a number is the tensor's rank (3 维张量, "
+              "二维的上下文向量) or a count (成百上千维)"),
+    Term("divide (by)", "除以", avoid=("去除",), en_pattern="divided? by",
+         note="去除 reads as remove; 去掉 says remove"),
+    Term("a large negative finite number (a fill in place of -inf)", "绝对值很大的有限负数",
+         en_pattern="very negative but finite (?:number|value)", avoid=("很小但有限", "很小的有限"),
+         note="很小 reads as near zero, the opposite of what is meant"),
 )
 
 AVOIDED = {variant: term for term in GLOSSARY for variant in term.avoid}
+
+
+def avoided_in(text: str) -> list[tuple[str, Term]]:
+    """(what was found, the term it drifts from) for every avoided variant in a Chinese text."""
+    found = [(variant, term) for variant, term in AVOIDED.items() if variant in text]
+    return found + [(match.group(0), term) for term in GLOSSARY if term.avoid_pattern
+                    for match in re.finditer(term.avoid_pattern, text)]

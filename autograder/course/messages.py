@@ -37,6 +37,17 @@ MESSAGES = {
     "ladder.next_change": {
         "en": "» what to change, in words: check(..., hint=True) once more, or check(..., hint=3)",
         "zh": "» 想看用文字说明的改法：再运行一次 check(..., hint=True)，或者 check(..., hint=3)"},
+    # A rung with nothing new (autograder.checking.feedback): said plainly, with where to look instead.
+    "ladder.nothing_known": {
+        "en": "no further hint: no known mistake reproduces this failure. Look at where your result first differs "
+              "from the expected one (the values above, or the line the error names) and work back from that step",
+        "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请看你的结果从哪里开始与期望的不同（上面的数值，"
+              "或报错指出的那一行），再从那一步往回查"},
+    "ladder.no_more": {
+        "en": "no further hint: the lines above are all there is for this mistake. Look at where your result first "
+              "differs from the expected one (the values above, or the line the error names)",
+        "zh": "没有更多提示：关于这个错误，上面几行就是全部内容。请看你的结果从哪里开始与期望的不同（上面的数值，"
+              "或报错指出的那一行）"},
     # One message per root cause: the failures a check's table folds into one line.
     "fold.same_reason": {
         "en": "{count} more checks fail for the same reason: {titles}",
@@ -105,10 +116,10 @@ MESSAGES = {
     },
     "error.view_non_contiguous": {
         "en": "a view failed on a non-contiguous tensor ({type}): after a transpose the numbers are no longer "
-              "laid out in the order a view needs; make the tensor contiguous first, or use an operation that "
-              "copies when it must",
-        "zh": "对非连续张量做 view 失败（{type}）：转置之后，数在内存中的排列不再是 view 所需的顺序；请先让张量变"
-              "得连续，或者改用必要时会复制的运算",
+              "laid out in the order a view needs. Which step could put them back in that order, or which "
+              "operation copies them when it must?",
+        "zh": "对非连续张量做 view 失败（{type}）：转置之后，数在内存中的排列不再是 view 所需的顺序。哪一步能把它们"
+              "排回那个顺序？或者，哪种运算会在必要时复制它们？",
     },
     "error.shape_mismatch": {
         "en": "shapes do not fit together ({type}: {detail}); print the shape after every step and "
@@ -229,18 +240,18 @@ MESSAGES = {
         "zh": "`{line}` 中的矩阵乘法把 {left} 乘以 {right}：中间的两个尺寸必须相等"},
     "error.broadcast_axis": {
         "en": "in `{line}` two tensors disagree on axis {axis}: {a} against {b}; print both shapes just before it",
-        "zh": "`{line}` 中两个张量在第 {axis} 维上不一致：{a} 对 {b}；请在这一行之前打印两者的形状"},
+        "zh": "`{line}` 中两个张量在第 {axis} 个维度上不一致：{a} 对 {b}；请在这一行之前打印两者的形状"},
     "error.view_size": {
         "en": "`{line}` asks for shape {shape}, but the tensor holds {size} numbers: one of the sizes in it is not "
               "the tensor's",
         "zh": "`{line}` 要求形状 {shape}，但张量共有 {size} 个数：其中某个尺寸与张量本身的不一致"},
     "error.axis_out_of_range": {
         "en": "`{line}` asks for axis {axis} of a {rank}-D tensor",
-        "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 维"},
+        "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 个维度"},
     "error.transpose_4d": {
         "en": "`{line}` swaps axes 1 and 2, but these tensors have four axes (batch, heads, tokens, head size): "
               "the product then pairs the wrong ones",
-        "zh": "`{line}` 交换了第 1 和第 2 维，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
+        "zh": "`{line}` 交换了第 1 和第 2 个维度，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
               "了维度",
     },
     "error.other": {

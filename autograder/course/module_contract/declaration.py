@@ -166,8 +166,9 @@ MESSAGES = {
         "en": "{name}(...) did not build an nn.Module", "zh": "{name}(...) 没有构造出 nn.Module"},
     "contract.heads_not_registered": {
         "en": "the heads are not registered submodules (a plain list?): their weights and masks do not follow the "
-              "module; use nn.ModuleList",
-        "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动；请使用 nn.ModuleList"},
+              "module. Which containers does PyTorch look inside for submodules?",
+        "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动。PyTorch 会在哪些容器里寻找子模"
+              "块？"},
     "contract.missing_parameter": {
         "en": "the module has no parameter {name} of the expected shape: keep the layers of the given __init__",
         "zh": "模块中没有形状正确的参数 {name}：请保留给定 __init__ 中的各层"},
@@ -192,8 +193,8 @@ MESSAGES = {
         "zh": "qkv_bias 打开时模块中没有 {name}：query、key、value 各层是否带偏置应由 qkv_bias 决定",
     },
     "contract.mask_parameter": {
-        "en": "`{name}` is a parameter: the optimizer would train it; register it as a buffer",
-        "zh": "`{name}` 是一个参数：优化器会训练它；请把它注册为 buffer"},
+        "en": "`{name}` is a parameter: the optimizer would train it. Is a mask something to train?",
+        "zh": "`{name}` 是一个参数：优化器会训练它。掩码是需要训练的东西吗？"},
     "contract.parameter_shape": {
         "en": "{name} has shape {got}, expected {expected}", "zh": "{name} 的形状是 {got}，应当是 {expected}"},
     "contract.dtype": {
@@ -209,9 +210,10 @@ MESSAGES = {
               "t 必须不起作用",
     },
     "contract.dropout_nan": {
-        "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0; apply it to the "
-              "weights after the softmax",
-        "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0；请在 softmax 之后对权重应用 dropout"},
+        "en": "in training mode the output holds nan: dropout multiplied the -inf scores by 0. Which tensor does "
+              "your dropout act on, the one before the softmax or the one after it?",
+        "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0。你的 dropout 作用在哪个张量上：softmax "
+              "之前的那个，还是之后的那个？"},
     "contract.dropout_inactive": {
         "en": "in training mode nothing is ever dropped: the module's dropout never reaches the attention weights",
         "zh": "训练模式下没有任何东西被丢弃：模块的 dropout 从未作用在注意力权重上",
@@ -257,15 +259,16 @@ MESSAGES = {
     },
     "contract.forward_failed_on_device": {
         "en": "after the module moved to {device} the forward pass fails ({type}: {detail}); tensors made inside "
-              "forward stay on the CPU: use the buffer, or create them on the input's device",
-        "zh": "模块移到 {device} 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上：请使用 "
-              "buffer，或在输入所在的设备上创建它们",
+              "forward stay on the CPU. Where does each tensor your forward uses come from, and on which device is it "
+              "made?",
+        "zh": "模块移到 {device} 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上。你的 "
+              "forward 用到的每个张量从哪里来？它是在哪个设备上创建的？",
     },
     "contract.tensor_on_cpu": {
-        "en": "after the module moved to {device} forward still combines a tensor on the CPU with the others "
-              "({op}): create tensors on the input's device, or use the registered buffer",
-        "zh": "模块移到 {device} 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）：请在输入所在的设备上新"
-              "建张量，或使用已注册的 buffer",
+        "en": "after the module moved to {device} forward still combines a tensor on the CPU with the others ({op}): "
+              "where does each tensor your forward uses come from, and on which device is it made?",
+        "zh": "模块移到 {device} 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）：你的 forward 用到的每个张"
+              "量从哪里来？它是在哪个设备上创建的？",
     },
     "contract.output_on_device": {
         "en": "after the module moved to {device} the output has the wrong shape or is not on {device}",
@@ -278,7 +281,7 @@ MESSAGES = {
         "en": "sample x[{sample}] of the batch gets another output when it is run alone: samples must not see "
               "each other (the softmax runs over the keys, never over the batch)",
         "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 在 key 上做，而不是在 "
-              "batch 维上）",
+              "batch 维度上）",
     },
     "contract.future_leaks": {
         "en": "changing the tokens after position {position} changed the outputs at positions 0 to {position}: the "

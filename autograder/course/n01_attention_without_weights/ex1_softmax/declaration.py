@@ -163,7 +163,7 @@ CHECKS = (
           title={"en": "softmax_stable matches torch.softmax on 1-D to 3-D tensors, along any dim, and along the last "
                        "axis when called without dim",
                  "zh": "softmax_stable 在 1 到 3 维张量、任意 dim 上都与 torch.softmax 一致；不传 dim "
-                       "时沿最后一维计算"}),
+                       "时沿最后一个维度计算"}),
     Check(id="softmax_stable.large", exercise="softmax_stable", points=1, hidden=True, cases=stable_cases_large,
           probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
           title={"en": "softmax_stable stays finite and right on very large and very small inputs",

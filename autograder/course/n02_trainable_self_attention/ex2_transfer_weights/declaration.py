@@ -75,12 +75,14 @@ MESSAGES = {
         "zh": "sa_v1.{name} 没有按 v1 的排列方式存放 sa_v2 对应层的数值",
     },
     "transfer_weights.missing_parameter": {
-        "en": "sa_v1 has no parameter {name} after the call: copy into the existing parameters",
-        "zh": "调用之后 sa_v1 没有参数 {name}：请复制到已有的参数里",
+        "en": "sa_v1 has no parameter {name} after the call: did your function write into the parameters sa_v1 "
+              "already has, or put something else in their place?",
+        "zh": "调用之后 sa_v1 没有参数 {name}：你的函数是把数写进了 sa_v1 已有的参数，还是用别的东西替换了它们？",
     },
     "transfer_weights.unchanged": {
-        "en": "sa_v1's weights did not change (your function returned {returned}): copy into sa_v1 itself",
-        "zh": "sa_v1 的权重没有变化（你的函数返回了 {returned}）：请直接复制到 sa_v1 里",
+        "en": "sa_v1's weights did not change (your function returned {returned}): which object did your copies go "
+              "into?",
+        "zh": "sa_v1 的权重没有变化（你的函数返回了 {returned}）：你复制的数写进了哪个对象？",
     },
     "transfer_weights.v2_changed": {
         "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them (an in-place transpose modifies "

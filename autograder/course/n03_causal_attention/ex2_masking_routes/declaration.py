@@ -132,7 +132,8 @@ CHECKS = (
           cases=weights_cases_random, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
           title={"en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches and "
                        "float64",
-                 "zh": "causal_weights_renormalised：遮蔽并重新归一化在其他长度、带 batch 维和 float64 输入上也正确"}),
+                 "zh": "causal_weights_renormalised：遮蔽并重新归一化在其他长度、带 batch 维度和 float64 输入上"
+                       "也正确"}),
     Check(id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
           judge=judge_on_device,
@@ -149,7 +150,8 @@ CHECKS = (
           cases=weights_cases_random, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
           title={"en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches "
                        "and float64",
-                 "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维和 float64 输入上也正确"}),
+                 "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维度和 float64 输入上"
+                       "也正确"}),
     Check(id="masking_routes.neg_inf_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_neg_inf", "scores"),
           judge=judge_on_device,
@@ -179,14 +181,14 @@ MESSAGES = {
     },
     "causal_weights.device_failed": {
         "en": "on an input on {device} it fails ({type}: {detail}): a tensor made inside without naming a device "
-              "stays on the CPU; create it on the input's device",
-        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定设备的张量留在 CPU 上；请"
-              "在输入所在的设备上创建它",
+              "stays on the CPU. On which device is each tensor your function makes?",
+        "zh": "输入位于 {device} 时它失败了（{type}：{detail}）：在函数内部新建且没有指定设备的张量留在 CPU 上。你的"
+              "函数新建的每个张量位于哪个设备上？",
     },
     "causal_weights.tensor_on_cpu": {
-        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): create the mask on "
-              "the input's device",
-        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：请在输入所在的设备上创建掩码",
+        "en": "on an input on {device} it still combines a tensor on the CPU with it ({op}): on which device is your "
+              "mask made?",
+        "zh": "输入位于 {device} 时，它仍把 CPU 上的张量与输入一起运算（{op}）：你的掩码是在哪个设备上创建的？",
     },
     "causal_weights.device_output": {
         "en": "on an input on {device} the result has the wrong shape or is not on {device}",
@@ -220,11 +222,11 @@ MESSAGES = {
 
 MISCONCEPTIONS = (
     misconception("row_sums_wrong_axis",
-      "the row sums divide the weights along the wrong axis", "行和沿错误的维度去除权重",
+      "the row sums divide the weights along the wrong axis", "权重沿错误的维度除以了行和",
       "a sum over the last axis removes that axis, and broadcasting lines what is left up with the LAST axis of the "
       "weights: each column is then divided by some row's sum; keeping the summed axis (as size 1) keeps each sum "
       "beside its own row",
-      "沿最后一维求和会去掉这个维度，而广播会把剩下的结果与权重的最后一维对齐：于是每一列被某一行的和去除；把求和的"
+      "沿最后一个维度求和会去掉这个维度，而广播会把剩下的结果与权重的最后一个维度对齐：于是每一列都除以了某一行的和；把求和的"
       "维度保留下来（长度为 1），每个和才会留在它自己那一行旁边",
       question=("what shape do the row sums have after the sum, and which axis of the weights does broadcasting line "
                 "them up with?",

@@ -125,7 +125,7 @@ MESSAGES = {
     },
     "causal_attention.transpose_batched": {
         "en": "a transpose of the batched keys reversed all three of their axes, so the shapes no longer fit",
-        "zh": "对带 batch 维的 keys 做的转置反转了全部三个维度，形状因此对不上",
+        "zh": "对带 batch 维度的 keys 做的转置反转了全部三个维度，形状因此对不上",
     },
     "causal_attention.wrong_output": {
         "en": "the context vectors differ from the reference run with your own weights",
@@ -149,14 +149,14 @@ MISCONCEPTIONS = (
               "从手头张量的形状中读取尺寸（缩放用 keys 的，batch 用输入的），而不是使用笔记本中的变量")),
     misconception("transpose_batched",
       "a transpose that reverses every axis of a batched tensor",
-      "对带 batch 维的张量用了反转所有维度的转置",
+      "对带 batch 维度的张量用了反转所有维度的转置",
       "the short transpose reverses ALL dimensions; on a batched tensor only the last two, tokens and features, "
       "may be swapped",
-      "简写的转置会反转所有维度；对带 batch 维的张量，只应交换最后两个维度（token 和特征）",
+      "简写的转置会反转所有维度；对带 batch 维度的张量，只应交换最后两个维度（token 和特征）",
       question=("Print the keys' shape before and after your transpose: where did the batch axis go?",
-                "在转置前后打印 keys 的形状：batch 维去了哪里？"),
+                "在转置前后打印 keys 的形状：batch 维度去了哪里？"),
       change=("swap only the last two axes of the keys and leave the batch axis first",
-              "只交换 keys 的最后两个维度，让 batch 维留在最前面")),
+              "只交换 keys 的最后两个维度，让 batch 维度留在最前面")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

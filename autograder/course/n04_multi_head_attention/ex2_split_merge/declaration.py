@@ -170,8 +170,9 @@ MESSAGES = {
         "zh": "view 失败（{type}）：输入在内存中不连续（它是转置或切片后的视图），按它现在的内存顺序读不出所要的形状",
     },
     "split_heads.input_modified": {
-        "en": "split_heads changed its input in place; return a new view instead",
-        "zh": "split_heads 原地修改了输入；请返回一个新的视图",
+        "en": "split_heads changed its input in place: which form of the operations returns a view and leaves the "
+              "input alone?",
+        "zh": "split_heads 原地修改了输入：这些运算的哪种写法会返回一个视图而不改动输入？",
     },
     # merge_heads
     "merge_heads.values": {
@@ -184,9 +185,9 @@ MESSAGES = {
         "zh": "merge_heads(split_heads(x, num_heads)) 没有还原出 x",
     },
     "merge_heads.input_modified": {
-        "en": "merge_heads changed its input in place (e.g. transpose_): use the out-of-place form, which returns a "
-              "view and leaves the input alone",
-        "zh": "merge_heads 原地修改了输入（例如 transpose_）：请改用非原地的写法，它返回一个视图而不改动输入",
+        "en": "merge_heads changed its input in place (e.g. transpose_): which form of the operation returns a view "
+              "and leaves its input alone?",
+        "zh": "merge_heads 原地修改了输入（例如 transpose_）：这个运算的哪种写法会返回一个视图而不改动输入？",
     },
 }
 
@@ -202,17 +203,17 @@ MISCONCEPTIONS = (
                 "compare?",
                 "拆分之后，哪个维度是头、哪个是 token？注意力比较的是哪一个？"),
       change=("after the view, swap the tokens axis and the heads axis",
-              "view 之后，交换 token 维和头维")),
+              "view 之后，交换 token 所在的维度和头所在的维度")),
     misconception("merge_without_transpose",
       "heads merged without transposing back",
       "合并头时没有转置回来",
       "merging undoes the split in reverse order: the heads axis must be back next to each head's features before "
       "those are joined",
-      "合并要按相反的顺序撤销拆分：在把各个头的特征连起来之前，头维必须先回到每个头的特征旁边",
+      "合并要按相反的顺序撤销拆分：在把各个头的特征连起来之前，头所在的维度必须先回到每个头的特征旁边",
       question=("Before your view, which axis comes right after the batch: the heads or the tokens?",
-                "在 view 之前，紧跟 batch 维的是头维还是 token 维？"),
+                "在 view 之前，紧跟 batch 维度的是头所在的维度还是 token 所在的维度？"),
       change=("swap the heads axis and the tokens axis back before the view that joins the heads",
-              "在把各个头连起来的 view 之前，先把头维和 token 维交换回来")),
+              "在把各个头连起来的 view 之前，先把头所在的维度和 token 所在的维度交换回来")),
 )
 
 DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)

@@ -273,7 +273,7 @@ MISCONCEPTIONS = (
       question=("What does the softmax give for a row whose every entry is minus infinity?",
                 "如果一行中的每一项都是负无穷，softmax 会得到什么？"),
       change=("fill padded keys with a very negative but finite number instead of minus infinity",
-              "给 padding 位置的 key 填入一个很小但有限的数，而不是负无穷")),
+              "给 padding 位置的 key 填入一个绝对值很大的有限负数，而不是负无穷")),
     misconception("padding_fill_too_high",
       "padded keys filled with a value real scores can be below",
       "padding 位置填入的值可能高于真实分数",
@@ -302,13 +302,13 @@ MISCONCEPTIONS = (
       "the padding mask hides query rows instead of key columns", "padding 掩码遮住的是 query 的行，而不是 key 的列",
       "the scores are laid out (batch, head, query, key): a padding token must be hidden as a key, from every query, "
       "so the mask must vary along the keys' axis and broadcast along the queries'",
-      "分数的排列是（batch，头，query，key）：padding token 要作为 key 对所有 query 隐藏，所以掩码要沿 key 的轴变化，"
-      "沿 query 的轴广播",
+      "分数的排列是（batch，头，query，key）：padding token 要作为 key 对所有 query 隐藏，所以掩码要沿 key 所在的"
+      "维度变化，沿 query 所在的维度广播",
       question=("which axis of the scores stands for the keys, and along which one does your mask change?",
-                "分数的哪一个轴代表 key？你的掩码又是沿哪一个轴变化的？"),
+                "分数的哪一个维度代表 key？你的掩码又是沿哪一个维度变化的？"),
       change=("reshape the padding mask so that its token axis lines up with the keys' axis of the scores, not the "
               "queries'",
-              "调整 padding 掩码的形状，让它的 token 轴对齐分数中 key 的轴，而不是 query 的轴")),
+              "调整 padding 掩码的形状，让它的 token 所在的维度对齐分数中 key 所在的维度，而不是 query 所在的维度")),
     misconception("padding_inverted",
       "attention_mask read the wrong way round",
       "attention_mask 的含义用反了",

@@ -117,7 +117,7 @@ MESSAGES = {
     },
     "torch_equivalence.batch_first": {
         "en": "create it with batch_first on: our inputs put the batch axis first",
-        "zh": "创建时要打开 batch_first：我们的输入把 batch 维放在最前面",
+        "zh": "创建时要打开 batch_first：我们的输入把 batch 维度放在最前面",
     },
     "torch_equivalence.sizes": {
         "en": "embed_dim is {embed_dim} and num_heads {num_heads}; expected embed_dim {d_out} (mha.d_out) and "
@@ -134,18 +134,20 @@ MESSAGES = {
         "zh": "它的权重是 {got}，而我们的是 {expected}：请把它转换成 mha 权重的 dtype",
     },
     "torch_equivalence.no_in_proj": {
-        "en": "in_proj_weight is missing: use one embed_dim for query, key and value, with no separate key or "
-              "value sizes",
-        "zh": "缺少 in_proj_weight：query、key、value 要使用同一个 embed_dim，不要为 key 或 value 单独设置大小",
+        "en": "in_proj_weight is missing: PyTorch makes it only when query, key and value share one size. Did you give "
+              "key or value sizes of their own?",
+        "zh": "缺少 in_proj_weight：只有当 query、key、value 使用同一个大小时，PyTorch 才会创建它。你是否为 key 或 "
+              "value 单独设置了大小？",
     },
     "torch_equivalence.in_proj_order": {
         "en": "in_proj_weight stacks the three projections in the wrong order",
         "zh": "in_proj_weight 中三个投影矩阵的堆叠顺序不对",
     },
     "torch_equivalence.in_proj_transposed": {
-        "en": "in_proj_weight holds the transposed matrices: nn.Linear's weight is already laid out outputs "
-              "first; copy it as it is",
-        "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 本来就是输出在前的排列，直接复制即可",
+        "en": "in_proj_weight holds the transposed matrices: which way round does nn.Linear lay out its weight, "
+              "and which way round does in_proj_weight expect it?",
+        "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 按哪种顺序排列？in_proj_weight 又要求哪种"
+              "顺序？",
     },
     "torch_equivalence.in_proj_weight": {
         "en": "in_proj_weight does not hold W_query, W_key and W_value's weights",

@@ -57,7 +57,8 @@ c.Autograde.sanitize_preprocessors = [
 # `nbgrader collect` from the default exchange copies only the student's own files: nbgrader's copy follows links as
 # the instructor; attnkit's leaves out links, special files and hard links to files outside the submission.
 c.ExchangeFactory.collect = "autograder.integrations.nbgrader_intake.OwnFilesCollect"
-# Seconds per cell and per exercise's checks in the sandbox (attnkit grade's --timeout).
+# CPU seconds per cell and per exercise's checks in the sandbox (attnkit grade's --timeout); code that waits gets twice
+# that of wall-clock time (c.SandboxedExecute.wall_factor).
 c.SandboxedExecute.timeout = 30
 
 # Only where the setting above is removed: a graded cell imports torch and runs a few small checks in the student's

@@ -165,8 +165,9 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=default_workers(),
                         help="notebooks graded at once (default: one per core)")
     parser.add_argument("--timeout", type=float, default=defaults.timeout,
-                        help=f"seconds per cell and per exercise's checks (default {defaults.timeout:g}); "
-                             f"a notebook gets {defaults.budget_factor:g}x this in all")
+                        help=f"seconds of its own CPU time per cell and per exercise's checks (default "
+                             f"{defaults.timeout:g}; {defaults.wall_factor:g}x this of wall-clock time for code that "
+                             f"waits); a notebook gets {defaults.budget_factor:g}x this in all")
     parser.add_argument("--memory", type=int, default=defaults.memory_mb, metavar="MB",
                         help=f"memory a notebook may allocate, in MB (default {defaults.memory_mb})")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"check seed (default {DEFAULT_SEED}, "

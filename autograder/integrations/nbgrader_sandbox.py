@@ -113,12 +113,14 @@ def sandbox_problems() -> list[str]:
 class SandboxedExecute(NbGraderPreprocessor):
     """Grade the notebook in attnkit's sandbox and write the verdicts into its cells (see the module docstring)."""
 
-    timeout = Float(Limits.timeout, help="Seconds per cell and per exercise's checks (attnkit grade --timeout)."
+    timeout = Float(Limits.timeout, help="CPU seconds per cell and per exercise's checks (attnkit grade --timeout)."
                     ).tag(config=True)
     memory_mb = Integer(Limits.memory_mb, help="Memory a grading child may use, in MB (attnkit grade --memory)."
                         ).tag(config=True)
     grace = Float(Limits.grace, help="Seconds past the timeout before a step is killed (Limits.grace)."
                   ).tag(config=True)
+    wall_factor = Float(Limits.wall_factor, help="A step's wall-clock limit, in timeouts, for code that waits "
+                        "(Limits.wall_factor); the timeout itself counts the child's own CPU time.").tag(config=True)
     budget_factor = Float(Limits.budget_factor, help="A notebook's total time, in timeouts (Limits.budget_factor)."
                           ).tag(config=True)
     seed = Integer(DEFAULT_SEED, help="Seed of the hidden checks' cases (attnkit grade --seed).").tag(config=True)
@@ -155,7 +157,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         from autograder.grading.notebooks import Options
 
         limits = Limits(timeout=self.timeout, memory_mb=self.memory_mb, workers=workers, grace=self.grace,
-                        budget_factor=self.budget_factor)
+                        budget_factor=self.budget_factor, wall_factor=self.wall_factor)
         return Options(limits=limits, seed=self.seed, lang=self.lang or None, blocked=self._blocked())
 
     def _graded_ahead(self, path: Path, notebook_id: str, student: str, assignment: str) -> "NotebookResult | None":

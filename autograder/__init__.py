@@ -7,9 +7,9 @@ globals())` sums up a notebook; `grade("causal_mask", causal_mask)` runs every c
 child's code (autograder.isolation.zygote), must not import the checks and the reference with it.
 
 The pipeline's stages are the layers of pyproject.toml's contract "Pipeline stages import downwards only", numbered
-from the bottom: above the shared modules (i18n, safe_text, templating, logs, refusal), Stage 1 checking, 2 course,
-3 running, 4 isolation | outputs, 5 grading, 6 integrations | review; the CLI (cli.py) on top. Each stage package's
-docstring names its number (tests/test_import_graph.py holds them to the contract).
+from the bottom: above the shared modules (i18n, safe_text, templating, logs, safe_logging, refusal), Stage 1
+checking, 2 course, 3 running, 4 isolation | outputs, 5 grading, 6 integrations | review; the CLI (cli.py) on top.
+Each stage package's docstring names its number (tests/test_import_graph.py holds them to the contract).
 """
 
 import importlib

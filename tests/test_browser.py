@@ -270,6 +270,9 @@ def driver(browser_binaries, workdir):
         service = Service(executable_path=chromedriver, log_output=str(workdir / "chromedriver.log"))
         browser = webdriver.Chrome(service=service, options=options)
     browser.set_page_load_timeout(PAGE_S)
+    # Headless Chromium gives no page the focus: JupyterLab then tracks no current notebook, and its status bar has
+    # no kernel status, mode or cursor item. Emulated focus makes the page behave as a focused window.
+    browser.execute_cdp_cmd("Emulation.setFocusEmulationEnabled", {"enabled": True})
     try:
         yield browser
     finally:

@@ -118,6 +118,15 @@ class _Walk:
         else:
             self.more_notes += 1
 
+    def own(self, key: "OwnFile | str", shown: str) -> bool:
+        """Whether the file is the student's own: a hard link is, when every name of the file is inside the
+        submission; otherwise noted."""
+        identity, nlink = self.nlinks.get(key, ((0, 0), 1))
+        if nlink > 1 and self.links.get(identity, 0) < nlink:
+            self.note(HARD_LINK.format(clean(shown)))
+            return False
+        return True
+
 
 def ignored(name: str, patterns: Sequence[str]) -> bool:
     """Whether nbgrader's copy leaves `name` out (nbgrader.utils.is_ignored, which globs: a pattern matches a hidden
@@ -163,21 +172,8 @@ def handed_in(root: Path, parts: Sequence[str], ignore: Sequence[str],
         complete = _walk(fd, (), walk)
     finally:
         os.close(fd)
-    # A hard link is the student's own when every name of the file is inside the submission.
-    own_files = []
-    for file in walk.files:
-        identity, nlink = walk.nlinks.get(file, ((0, 0), 1))
-        if nlink > 1 and walk.links.get(identity, 0) < nlink:
-            walk.note(HARD_LINK.format(clean(file.relative)))
-        else:
-            own_files.append(file)
-    own_notebooks = []
-    for name in walk.notebooks:
-        identity, nlink = walk.nlinks.get(name, ((0, 0), 1))
-        if nlink > 1 and walk.links.get(identity, 0) < nlink:
-            walk.note(HARD_LINK.format(clean(name)))
-        else:
-            own_notebooks.append(name)
+    own_files = [file for file in walk.files if walk.own(file, file.relative)]
+    own_notebooks = [name for name in walk.notebooks if walk.own(name, name)]
     notes = [*walk.notes, *([f"and {walk.more_notes:,} more like these"] if walk.more_notes else [])]
     if not complete:
         notes.append(TOO_MANY)

@@ -157,7 +157,9 @@ def test_a_sparse_4_gb_notebook_is_refused_without_being_read(tmp_path):
     os.truncate(folder / "attention" / f"{NB01}.ipynb", 4 * 2**30)
     alone = student(tmp_path, {}, "only_the_sparse_file")
     (alone / "attention").mkdir()
-    os.link(folder / "attention" / f"{NB01}.ipynb", alone / "attention" / f"{NB01}.ipynb")
+    # A sparse file of its own (a hard link to the first one would now be refused: a name outside this folder).
+    (alone / "attention" / f"{NB01}.ipynb").touch()
+    os.truncate(alone / "attention" / f"{NB01}.ipynb", 4 * 2**30)
     script = textwrap.dedent(f"""
         import resource, sys
         from autograder.grading.intake import open_submission

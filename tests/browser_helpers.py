@@ -21,6 +21,30 @@ CHROMIUM_FLAGS = (
 )
 
 
+def start_chromium(chromium, chromedriver, workdir, page_seconds, browser_log=False):
+    """Headless Chromium driven by its chromedriver, offline, with a profile in `workdir`; the caller quits it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={workdir / 'chromium-profile'}")
+    if browser_log:
+        options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The explicit driver path skips Selenium Manager; SE_OFFLINE keeps it off the network in any case.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SE_OFFLINE", "true")
+        service = Service(executable_path=chromedriver, log_output=str(workdir / "chromedriver.log"))
+        browser = webdriver.Chrome(service=service, options=options)
+    browser.set_page_load_timeout(page_seconds)
+    # Headless Chromium gives no page the focus: JupyterLab then tracks no current notebook, and its status bar has
+    # no kernel status, mode or cursor item. Emulated focus makes the page behave as a focused window.
+    browser.execute_cdp_cmd("Emulation.setFocusEmulationEnabled", {"enabled": True})
+    return browser
+
+
 def artifacts_dir():
     path = Path(os.environ.get("ATTNKIT_ARTIFACTS") or "/tmp/attnkit-artifacts").resolve()
     repo = Path(__file__).resolve().parents[1]

@@ -34,11 +34,11 @@ from pathlib import Path
 import nbformat
 import pytest
 from browser_helpers import (
-    CHROMIUM_FLAGS,
     artifacts_dir,
     menu,
     output_lines,
     shown_images,
+    start_chromium,
     visible_panel,
     wait_until,
 )
@@ -254,25 +254,7 @@ def stop_server(lab, server):
 
 @pytest.fixture(scope="module")
 def driver(browser_binaries, workdir):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, chromedriver = browser_binaries
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={workdir / 'chromium-profile'}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # The explicit driver path skips Selenium Manager; SE_OFFLINE keeps it off the network in any case.
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SE_OFFLINE", "true")
-        service = Service(executable_path=chromedriver, log_output=str(workdir / "chromedriver.log"))
-        browser = webdriver.Chrome(service=service, options=options)
-    browser.set_page_load_timeout(PAGE_S)
-    # Headless Chromium gives no page the focus: JupyterLab then tracks no current notebook, and its status bar has
-    # no kernel status, mode or cursor item. Emulated focus makes the page behave as a focused window.
-    browser.execute_cdp_cmd("Emulation.setFocusEmulationEnabled", {"enabled": True})
+    browser = start_chromium(*browser_binaries, workdir, PAGE_S, browser_log=True)
     try:
         yield browser
     finally:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from browser_helpers import CHROMIUM_FLAGS, artifacts_dir, wait_until
+from browser_helpers import artifacts_dir, start_chromium, wait_until
 from test_page_templates import _document, _similarity_inputs
 
 from autograder.integrations import nbgrader_course
@@ -252,20 +252,7 @@ def server(course, workdir):
 
 @pytest.fixture(scope="module")
 def driver(binaries, workdir):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, chromedriver = binaries
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={workdir / 'chromium-profile'}")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SE_OFFLINE", "true")
-        service = Service(executable_path=chromedriver, log_output=str(workdir / "chromedriver.log"))
-        browser = webdriver.Chrome(service=service, options=options)
-    browser.set_page_load_timeout(PAGE_S)
+    browser = start_chromium(*binaries, workdir, PAGE_S)
     try:
         yield browser
     finally:

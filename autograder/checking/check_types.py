@@ -26,6 +26,21 @@ class Status(StrEnum):
 
 PASSED, FAILED, ERROR = Status.PASSED, Status.FAILED, Status.ERROR
 
+
+class Evidence(StrEnum):
+    """How a named mistake was proven on the student's own case (autograder.course.mistakes declares which kinds
+    prove each mistake; autograder.checking.results names one only with such evidence).
+
+    VARIANT: the reference with that mistake (a knob of autograder.course.variants, its value fitted where the
+    family has one) gives the student's output on the failing case. ERROR: the mistake's variant, run on the same
+    input, raises the same kind of error at the same operation with the same shapes. FACT: a fact read from the
+    student's object or graph (a parameter the output does not depend on, a plain attribute where a buffer belongs).
+    """
+
+    VARIANT = "variant"
+    ERROR = "error"
+    FACT = "fact"
+
 ProbeData = dict[str, Any]
 Case = dict[str, Any]
 
@@ -59,6 +74,7 @@ class Verdict:
     message_key: str = ""
     fields: dict[str, Any] = field(default_factory=dict)
     misconception: str | None = None
+    evidence: Evidence | None = None  # how `misconception` was proven; a name without it is never shown
     expected: Any = None
     got: Any = None
     input_shape: tuple[int, ...] | None = None
@@ -133,6 +149,15 @@ class Misconception:
     hint: Mapping[str, str]
     question: Mapping[str, str] = field(default_factory=dict)  # rung 1; empty: the symptom alone
     change: Mapping[str, str] = field(default_factory=dict)  # rung 3; empty: the ladder stops at rung 2
+    # Where it may be named (exercise ids) and what proves it (autograder.course.mistakes); empty: not declared yet.
+    exercises: frozenset[str] = frozenset()
+    evidence: frozenset[Evidence] = frozenset()
+
+    def proven_by(self, verdict: "Verdict", exercise: str) -> bool:
+        """Whether `verdict` names this mistake with evidence of a declared kind, on an exercise it applies to."""
+        if self.exercises and exercise not in self.exercises:
+            return False
+        return not self.evidence or verdict.evidence in self.evidence
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from typing import Any
 
 import torch
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.probing import dtype_name
 
 ATOL = 1e-5
@@ -65,11 +65,13 @@ def compare(got: Any, expected: torch.Tensor, *, message_key: str, variants: Var
         regrouped = got.numel() == expected.numel() and same(got.reshape(expected.shape), expected)
         message_key = "shape.same_numbers" if regrouped else "shape.wrong"
         fields.update(got_shape=tuple(got.shape), expected_shape=tuple(expected.shape))
+    named = diagnose(got, expected, variants or {})
     return Verdict(
         False,
         message_key=message_key,
         fields=fields,
-        misconception=diagnose(got, expected, variants or {}),
+        misconception=named,
+        evidence=None if named is None else Evidence.VARIANT,
         expected=expected,
         got=got,
         input_shape=input_shape,
@@ -82,6 +84,7 @@ def compare_named(got: Any, expected: torch.Tensor, candidates: Variants, **kwar
     verdict = compare(got, expected, **kwargs)
     if not verdict.passed:
         verdict.misconception = diagnose(got, expected, candidates)
+        verdict.evidence = None if verdict.misconception is None else Evidence.VARIANT
     return verdict
 
 

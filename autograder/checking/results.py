@@ -91,7 +91,7 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
         # The student's own exception text can quote the hidden input (e.g. raise ValueError(repr(x))).
         fields["detail"] = render(messages, "label.detail_withheld", lang)
     message = title if status == PASSED else f"{title}{pick(COLON, lang)}{render(messages, key, lang, fields)}"
-    misconception = verdict.misconception if verdict.misconception in misconceptions else None
+    misconception = named_mistake(verdict, check.exercise, misconceptions)
     result = CheckResult(
         id=check.id,
         exercise=check.exercise,
@@ -119,6 +119,13 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
             result.heatmap = (verdict.expected, verdict.got)
         result.head_layout = verdict.head_layout
     return result
+
+
+def named_mistake(verdict: Verdict, exercise: str, misconceptions: Mapping[str, Misconception]) -> str | None:
+    """The mistake the verdict names, when the table knows it, it applies to `exercise` and the verdict carries
+    evidence of a kind that proves it (Misconception.proven_by); None otherwise: an unproven name is never shown."""
+    known = misconceptions.get(verdict.misconception or "")
+    return known.id if known is not None and known.proven_by(verdict, exercise) else None
 
 
 def _ladder_line(messages: Messages, key: str, text: Mapping[str, str], lang: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from autograder.checking.check_types import Check
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.messages import MESSAGES as COMMON_MESSAGES
+from autograder.course.mistakes import MISTAKES
 from autograder.course.registry import declarations
 
 _DECLARATIONS = declarations()
@@ -51,7 +52,8 @@ CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
 # A check's title is a field of the check; the tables and pages read it as the message "<check id>.title".
 _TITLES = {f"{check.id}.title": check.title for check in CHECKS}
 MESSAGES = _merged(COMMON_MESSAGES, *(declared.messages for declared in _DECLARATIONS), _TITLES)
-MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for declared in _DECLARATIONS for m in declared.misconceptions))
+MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for declared in _DECLARATIONS for m in declared.misconceptions),
+                               *({m.id: m} for m in MISTAKES))
 MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
 
 

@@ -13,7 +13,7 @@ from torch import nn
 
 from attnkit import solutions
 from autograder.checking.check_types import ERROR, FAILED, PASSED, Cause, CheckResult, Exercise
-from autograder.checking.feedback import HintLadder, rows, table
+from autograder.checking.feedback import HintLadder, LadderCause, Step, rows, table
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
 from autograder.integrations.student_kit.build import vectors_document
@@ -35,6 +35,7 @@ LABELS = {  # the start of each rung's line, per language (autograder/course/mes
     "change": {"en": "what to change — ", "zh": "怎么改："},
 }
 NEXT = "»"  # the footer line naming the next rung
+NOTHING_MORE = {"en": "no further hint: ", "zh": "没有更多提示："}  # a rung with nothing new
 
 
 def mask_with_the_diagonal(num_tokens):
@@ -116,24 +117,34 @@ def result(status, *, cause=None, stub=False, misconception=None, title="t"):
 
 def test_the_ladder_climbs_to_rung_2_by_itself_and_to_rung_3_only_on_request():
     ladder, failing = HintLadder(), [result(FAILED)]
-    assert ladder.rung("causal_mask", None) == 1
-    ladder.remember("causal_mask", failing, 1)
+    cause = LadderCause.of(failing[0])
+
+    def rung(exercise, requested):
+        return ladder.step(exercise, cause, requested).rung
+
+    def remember(exercise, results, shown):
+        ladder.remember(exercise, results, {cause: Step(shown)})
+
+    assert rung("causal_mask", None) == 1
+    remember("causal_mask", failing, 1)
     for _ in range(3):  # plain runs that still fail stay at rung 2
-        assert ladder.rung("causal_mask", None) == 2
-        ladder.remember("causal_mask", failing, 2)
-    assert ladder.rung("causal_mask", True) == 3  # one rung more than the last run showed
-    ladder.remember("causal_mask", failing, 3)
-    assert ladder.rung("causal_mask", True) == 3 and ladder.rung("causal_mask", None) == 2
-    assert ladder.rung("causal_mask", False) == 1 and ladder.rung("causal_mask", 1) == 1
-    assert ladder.rung("softmax_naive", None) == 1 and ladder.rung("softmax_naive", True) == 2
-    assert ladder.rung("softmax_naive", 3) == 3
-    ladder.remember("causal_mask", [result(PASSED)], 2)  # passing starts the ladder again
-    assert ladder.rung("causal_mask", None) == 1
-    ladder.remember("causal_mask", [result(ERROR, stub=True)], 1)  # an untouched stub is no attempt yet
-    assert ladder.rung("causal_mask", None) == 1
-    for wrong in (0, 4, -1):
+        assert rung("causal_mask", None) == 2
+        remember("causal_mask", failing, 2)
+    assert ladder.step("causal_mask", cause, True) == Step(3, again=False)  # one rung more than the last run showed
+    remember("causal_mask", failing, 3)
+    # Asked again at the top: shown again, marked as such (the table then says there is no more).
+    assert ladder.step("causal_mask", cause, True) == Step(3, again=True) == ladder.step("causal_mask", cause, 3)
+    assert rung("causal_mask", None) == 2
+    assert rung("causal_mask", False) == 1 and rung("causal_mask", 1) == 1
+    assert rung("softmax_naive", None) == 1 and rung("softmax_naive", True) == 2
+    assert rung("softmax_naive", 3) == 3
+    remember("causal_mask", [result(PASSED)], 2)  # passing starts the ladder again
+    assert rung("causal_mask", None) == 1
+    remember("causal_mask", [result(ERROR, stub=True)], 1)  # an untouched stub is no attempt yet
+    assert rung("causal_mask", None) == 1
+    for wrong in (0, 4, -1, 2.5, "2"):
         with pytest.raises(ValueError, match="hint="):
-            ladder.rung("causal_mask", wrong)
+            ladder.step("causal_mask", cause, wrong)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -155,8 +166,13 @@ def test_three_rungs_in_order_and_rung_3_only_on_request(kit, lang, request, mon
     assert again == second  # plain runs never reach rung 3
     third = printed(check, "causal_mask", mask_with_the_diagonal, hint=True)
     assert rung_lines(third, lang) == {"question": 1, "mistake": 1, "hint": 1, "change": 1}
-    assert CHANGE[lang] in third and NEXT not in third
-    assert printed(check, "causal_mask", mask_with_the_diagonal, hint=3) == third
+    assert CHANGE[lang] in third and NEXT not in third and NOTHING_MORE[lang] not in third
+    # Rung 3 once more (hint=3 or hint=True again) repeats it with the line saying there is no more.
+    for hint in (3, True):
+        again = printed(check, "causal_mask", mask_with_the_diagonal, hint=hint)
+        no_more = [line for line in again.splitlines() if line.strip() == catalog.MESSAGES["ladder.no_more"][lang]]
+        assert len(no_more) == 1 and [line for line in again.splitlines() if line not in no_more] == \
+               third.splitlines(), again
     assert "✘" not in printed(check, "causal_mask", right_mask)
     assert rung_lines(printed(check, "causal_mask", mask_with_the_diagonal), lang)["mistake"] == 0  # passed: rung 1
 
@@ -234,9 +250,9 @@ def test_the_progress_line_never_says_done_while_a_public_check_fails(kit, lang,
         heading, failing = output.splitlines()[0], output.count("✘")
         assert failing > 1 and "✘" in heading and "✔" not in heading and done[lang] not in heading, heading
     heading = printed(check, "parameter_counts", counts_frozen_too).splitlines()[0]
-    # 1 of 2 public checks passes; the 2 points of the passing one are safe, the other 2 are at stake.
-    expected = {"en": "1 passing, 1 failing (previews included) · 2 of 4 points still at stake",
-                "zh": "1 项通过，1 项未通过（含预览）· 共 4 分，其中 2 分仍待争取"}
+    # 1 of 2 public checks passes; the 2 points of the passing one are secured, the failing preview's twin's 2 are not.
+    expected = {"en": "1 passing, 1 failing (previews included) · of 4 points: 2 secured, 2 on checks that still fail",
+                "zh": "1 项通过，1 项未通过（含预览）· 共 4 分：2 分已拿到，2 分在仍未通过的检查上"}
     assert expected[lang] in heading, heading
 
 
@@ -273,8 +289,8 @@ def test_a_named_mistake_folds_its_checks_and_the_errors_that_follow_from_it(lan
     output = printed(NotebookRuntime(LiveWithLadderTexts()).check, "mha_wrapper", PlainListWrapper, hint=True)
     marked = [line.strip() for line in output.splitlines() if line.strip()[:1] == "✘"]
     same = {"en": "2 more checks fail for the same reason", "zh": "另有 2 项检查因同样的原因未通过"}
-    follow = {"en": "3 more checks stop with an error that follows from the mistake above",
-              "zh": "另有 3 项检查因上面这个错误而出错"}
+    follow = {"en": "3 more checks stop with an error; nothing shows that the mistake above causes it",
+              "zh": "另有 3 项检查出错；没有证据表明它们是上面这个错误造成的"}
     assert [line for line in marked if line.startswith(("✘ " + same[lang], "✘ " + follow[lang]))] == marked[1:3]
     # torch's own English words, labelled as such inside a sentence in the learner's language, once per text.
     words = {"en": "in PyTorch's own words: “expected m1 and m2 to have the same dtype",
@@ -318,7 +334,8 @@ def test_follow_on_errors_attach_to_the_named_mistake_and_a_hidden_ones_text_sta
     results = [named, raised("demo.b", False, "dtype mismatch"), raised("demo.c", True, "SECRET"), signature]
     assert [(row.shown.id, len(row.follow_on)) for row in rows(results)] == [("demo.a", 2), ("demo.d", 0)]
     text = table(EXERCISE, results, "en", hidden=True, messages=catalog.MESSAGES)
-    assert "2 more checks stop with an error that follows from the mistake above: demo.b; demo.c" in text
+    assert "2 more checks stop with an error; nothing shows that the mistake above causes it, so fix that first and " \
+           "run again: demo.b; demo.c" in text and "follows from" not in text
     assert "“dtype mismatch”" in text and "SECRET" not in text and "✘ d: keep the signature" in text
     # Without a named mistake before them, errors are rows of their own.
     assert len(rows(results[1:])) == 3
@@ -327,7 +344,6 @@ def test_follow_on_errors_attach_to_the_named_mistake_and_a_hidden_ones_text_sta
 # ---------------------------------------------------------------------------------------------
 # a rung with nothing new says so (issue 41, item 4)
 
-NOTHING_MORE = {"en": "no further hint: ", "zh": "没有更多提示："}
 
 
 def wrong_attempts():

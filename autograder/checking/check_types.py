@@ -212,6 +212,7 @@ class CheckResult:
     question: str = ""  # rung 1: "ask yourself — a question whose answer leads to the cause"
     mistake: str = ""  # rung 2: "likely mistake — its name"
     change: str = ""  # rung 3: "what to change — in words"
+    graded_later: float = 0.0  # a preview: what its hidden twin is worth, graded later on new values
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too; 3: the change too)."""

@@ -15,81 +15,134 @@ from autograder.i18n import Messages, pick, render
 from autograder.safe_text import one_line
 
 MARKS: dict[str, str] = {Status.PASSED: "✔", Status.FAILED: "✘", Status.ERROR: "✘"}  # by status, as records hold it
-RUNGS = (1, 2, 3)  # the hint ladder: the symptom and a question; the likely mistake and its hint; what to change
+RUNGS = (1, 2, 3)  # the hint ladder: the symptom and a question; the mistake and its concept; what to change
 GRADED_RUNG = 2  # what graded output shows: never what to change
 # Exception messages that can follow from an earlier named mistake (a plain list of heads makes later checks raise
-# "expected m1 and m2 to have the same dtype"); a wrong signature or a missing name is a problem of its own.
+# "expected m1 and m2 to have the same dtype"); a wrong signature or a missing name is a problem of its own. Such an
+# error is folded under the mistake's row, worded as an error that may or may not come from it: nothing proves it.
 FOLLOW_ON_KEYS = frozenset({"error.other", "error.shape_mismatch", "error.matmul_shapes", "error.broadcast_axis",
                             "error.view_size", "error.device_mismatch", "error.uncomparable"})
 TITLE_COLUMNS = 60  # a folded check's title is cut to this width
 
 
+@dataclass(frozen=True)
+class LadderCause:
+    """What one ladder follows: the named mistake when the result names one (whichever check shows it), else the
+    failure's message key at the first check that fails with it."""
+
+    mistake: str | None
+    message_key: str = ""
+    check: str = ""
+
+    @classmethod
+    def of(cls, result: CheckResult) -> "LadderCause":
+        if result.misconception is not None:
+            return cls(result.misconception)
+        return cls(None, "" if result.cause is None else result.cause.message_key, result.id)
+
+
+@dataclass(frozen=True)
+class Step:
+    """The rung one cause is shown at, and whether its last run already showed that rung or a higher one: shown
+    again at the top of its ladder (hint=True or hint=3 once more, a plain run of a ladder that ends at rung 2), the
+    row says there is no more instead of repeating itself silently."""
+
+    rung: int
+    again: bool = False
+
+
 @dataclass
 class HintLadder:
-    """Which rung of the hint ladder check(...) shows for each exercise. Rung 1 (a first failing run): the symptom
-    (which output, which row, the shapes, a picture) and a question that leads to the cause. Rung 2 (hint=True, or
-    the next run that still fails): the likely mistake and its hint. Rung 3 (only on request: hint=True once more
-    after rung 2, or hint=3): what to change, in words. A rung with nothing to add (no known mistake reproduces the
-    failure, or its ladder ends lower) says so and points to where the result first differs. A run where every check
-    passes starts the ladder again. One ladder per kernel: the notebook's check() keeps it for the session."""
+    """Which rung of the hint ladder check(...) shows for each cause of failure of each exercise: a ladder per
+    mistake, not per exercise, so a new mistake starts at rung 1 whatever the one before it reached. Rung 1 (a cause's
+    first failing run): the symptom (which output, which row, the shapes, a picture) and a question that leads to the
+    cause. Rung 2 (hint=True, or the next run that still fails with that cause): the mistake and its concept. Rung 3
+    (only on request: hint=True once more after rung 2, or hint=3): what to change, in words. A rung with nothing to
+    add (no known mistake reproduces the failure, or its ladder ends lower, or hint=True past the top) says so and
+    points to where the result first differs. A run where every check passes starts the exercise's ladders again.
+    One ladder per kernel: the notebook's check() keeps it for the session."""
 
-    last_rung: dict[str, int] = field(default_factory=dict)  # exercise id -> rung of its last failing run
+    # exercise id -> the rung each cause was last shown at; a cause missing from a later run keeps its rung
+    shown: dict[str, dict[LadderCause, int]] = field(default_factory=dict)
 
-    def rung(self, exercise_id: str, requested: bool | int | None) -> int:
-        """The rung to show. requested: None lets the ladder decide (1, then 2, never 3); True asks for one rung
-        more than the last run showed (at least 2); False keeps to rung 1; 1, 2 or 3 names the rung."""
-        last = self.last_rung.get(exercise_id, 0)
-        if requested is None:
-            return 2 if last else 1
-        if requested is False:
-            return 1
-        if requested is True:
-            return min(RUNGS[-1], max(2, last + 1))
-        if requested not in RUNGS:
+    @staticmethod
+    def validate(requested: bool | int | None) -> None:
+        """A clear error for a hint= that is no rung, before any check runs."""
+        if requested is not None and not isinstance(requested, bool) and requested not in RUNGS:
             raise ValueError(f"hint={requested!r}: give True (one rung more), False, or a rung: 1, 2 or 3")
-        return int(requested)
 
-    def remember(self, exercise_id: str, results: Iterable[CheckResult], rung: int) -> None:
+    def step(self, exercise_id: str, cause: LadderCause, requested: bool | int | None) -> Step:
+        """The rung to show for `cause`. requested: None lets the ladder decide (1, then 2, never 3); True asks for
+        one rung more than the cause's last run showed (at least 2); False keeps to rung 1; 1, 2 or 3 names it."""
+        self.validate(requested)
+        last = self.shown.get(exercise_id, {}).get(cause, 0)
+        if requested is None:
+            rung = 2 if last else 1
+        elif requested is True:
+            rung = min(RUNGS[-1], max(2, last + 1))
+        else:
+            rung = 1 if requested is False else int(requested)
+        return Step(rung, again=last >= rung)
+
+    def steps(self, exercise_id: str, results: Sequence[CheckResult],
+              requested: bool | int | None) -> dict[LadderCause, Step]:
+        """The step of each cause the table shows in full (an untouched stub is no attempt: it has none)."""
+        return {LadderCause.of(row.shown): self.step(exercise_id, LadderCause.of(row.shown), requested)
+                for row in rows(results) if row.shown.status != PASSED and not row.shown.stub}
+
+    def remember(self, exercise_id: str, results: Iterable[CheckResult], shown: Mapping[LadderCause, Step]) -> None:
         # A run of an untouched stub is no attempt yet: the first wrong attempt after it still starts at rung 1.
         if all(result.status == PASSED or result.stub for result in results):
-            self.last_rung.pop(exercise_id, None)
+            self.shown.pop(exercise_id, None)
         else:
-            self.last_rung[exercise_id] = rung
+            self.shown.setdefault(exercise_id, {}).update({cause: step.rung for cause, step in shown.items()})
 
 
 @dataclass(frozen=True)
 class Progress:
-    """Public checks passing and failing (previews included) and the points they leave at stake: the first line
-    of check(...) and each exercise's line in check_all(...)."""
+    """Public checks passing and failing (previews included) and where the exercise's points stand: the first line
+    of check(...) and each exercise's line in check_all(...). A point is secured by a passing public check, graded
+    later on new values when the hidden check's preview passes (not secured: other values may fail), and on a
+    failing check when that check, or the preview of its hidden twin, fails."""
 
     passed: int
     total: int
     points: float  # the exercise's points in all, hidden checks included
-    public_points: float  # what its public checks are worth (previews are worth nothing: their twins are hidden)
     secured: float  # what its passing public checks are worth
+    failing: float  # what its failing public checks and the hidden twins of its failing previews are worth
 
     @classmethod
     def of(cls, results: Sequence[CheckResult], points: float | None) -> "Progress":
-        public_points = sum(result.max_score for result in results)
+        shown = sum(result.max_score + result.graded_later for result in results)
         return cls(sum(result.status == PASSED for result in results), len(results),
-                   public_points if points is None else points, public_points, sum(r.score for r in results))
+                   shown if points is None else points, sum(result.score for result in results),
+                   sum(result.max_score + result.graded_later for result in results if result.status != PASSED))
 
     def __add__(self, other: "Progress") -> "Progress":
         return Progress(self.passed + other.passed, self.total + other.total, self.points + other.points,
-                        self.public_points + other.public_points, self.secured + other.secured)
+                        self.secured + other.secured, self.failing + other.failing)
 
     @property
     def done(self) -> bool:
         return self.total > 0 and self.passed == self.total
 
+    @property
+    def later(self) -> float:
+        """Points of hidden checks not failing now: graded later, on new values."""
+        return self.points - self.secured - self.failing
+
     def line(self, lang: str, messages: Messages) -> str:
-        """"✔ all … pass" only when every public check passes; otherwise what passes, what fails, what is at stake."""
+        """"✔ all … pass" only when every public check passes; otherwise what passes and fails, and of the points
+        what is secured, what is graded later and what is on failing checks (a part worth 0 is left out)."""
         if self.done:
             return render(messages, "heading.progress_done", lang, {
-                "total": self.total, "points": self.points, "later": self.points - self.public_points})
+                "total": self.total, "points": self.points, "later": self.later})
+        parts = [render(messages, f"progress.{part}", lang, {"points": points})
+                 for part, points in (("secured", self.secured), ("later", self.later), ("failing", self.failing))
+                 if points > 0 or part == "failing" and self.secured <= 0 and self.later <= 0]
         return render(messages, "heading.progress", lang, {
             "passed": self.passed, "failed": self.total - self.passed, "total": self.total, "points": self.points,
-            "stake": self.points - self.secured})
+            "parts": render(messages, "progress.separator", lang).join(parts)})
 
 
 @dataclass
@@ -105,13 +158,13 @@ class Row:
 def rows(results: Sequence[CheckResult]) -> list[Row]:
     """The table's rows, in check order: each failure is shown in full the first time its cause appears, later
     failures with the same cause fold into its row, every untouched stub into the first stub's row, and an
-    exception that can follow from an earlier named mistake into that mistake's row."""
+    exception that may follow from an earlier named mistake into that mistake's row (worded as an error only)."""
     table_rows: list[Row] = []
     for result in results:
         cause = result.cause
         leader = None if cause is None else next(
             (row for row in table_rows if row.shown.cause is not None and (
-                (result.stub and row.shown.stub) or row.shown.cause.same_as(cause))), None)
+                (result.stub and row.shown.stub) or same_cause(row.shown, result))), None)
         if leader is not None:
             leader.same.append(result)
             continue
@@ -122,6 +175,23 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
                 continue
         table_rows.append(Row(result))
     return table_rows
+
+
+def same_cause(shown: CheckResult, other: CheckResult) -> bool:
+    """Whether `other` fails for the reason `shown` shows: the same named mistake, or the same message with the same
+    fields, or (neither naming a mistake, both public) the same message reading the same: an error at the same line
+    whose shapes differ only because each check gives its own input, text the student never sees."""
+    if shown.cause is None or other.cause is None:
+        return False
+    if shown.cause.same_as(other.cause):
+        return True
+    return (shown.misconception is None and other.misconception is None and not shown.hidden and not other.hidden
+            and shown.cause.message_key == other.cause.message_key and _symptom(shown) == _symptom(other))
+
+
+def _symptom(result: CheckResult) -> str:
+    """The message without the check's title before it: what the failure says, whichever check it is."""
+    return result.message.removeprefix(result.title)
 
 
 def shown_in_full(results: Sequence[CheckResult]) -> list[CheckResult]:
@@ -147,16 +217,20 @@ def _shortened(title: str) -> str:
     return text
 
 
-def _nothing_new(result: CheckResult, rung: int) -> str | None:
-    """The key of the line that says a rung adds nothing to the one below (no known mistake reproduces the failure,
-    or its ladder ends lower), so that a rung never shows the previous rung's text as if it were new; None when the
-    rung adds something."""
-    if rung == RUNGS[0] or result.ladder(rung) != result.ladder(rung - 1):
+def _nothing_new(result: CheckResult, step: Step) -> str | None:
+    """The key of the line that says a rung adds nothing new (no known mistake reproduces the failure, or its ladder
+    ends lower, or the last run already showed this, the top of its ladder), so that a rung never shows the previous
+    rung's text as if it were new; None when the rung adds something or a rung above it is still to come."""
+    if result.status == PASSED or step.rung == RUNGS[0]:
+        return None
+    adds = result.ladder(step.rung) != result.ladder(step.rung - 1)
+    at_top = result.ladder(step.rung) == result.ladder(RUNGS[-1])
+    if adds and not (step.again and at_top):
         return None
     return "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
 
 
-def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int, *, hidden: bool = False) -> list[str]:
+def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, *, hidden: bool = False) -> list[str]:
     shown = row.shown
     mark = MARKS.get(shown.status, "✘")
     if shown.stub:  # an untouched stub: one line for the exercise, not "not implemented yet" per check
@@ -165,8 +239,8 @@ def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int, *
         return [f"  {mark} " + render(messages, key, lang, {"count": count, "total": total})]
     lines = [f"  {mark} {shown.message}"]
     lines.extend(f"      {detail}" for detail in shown.details)
-    lines.extend(f"      {line}" for line in shown.ladder(rung))
-    if not hidden and (nothing_new := _nothing_new(shown, rung)):
+    lines.extend(f"      {line}" for line in shown.ladder(step.rung))
+    if not hidden and (nothing_new := _nothing_new(shown, step)):
         lines.append("      " + render(messages, nothing_new, lang))
     if row.same:
         key = "fold.same_reason_one" if len(row.same) == 1 else "fold.same_reason"
@@ -185,10 +259,11 @@ def _row_lines(row: Row, lang: str, messages: Messages, rung: int, total: int, *
 
 
 def table(exercise: Exercise, results: Sequence[CheckResult], lang: str, *, hidden: bool, messages: Messages,
-          rung: int = GRADED_RUNG) -> str:
-    """The ✔/✘ table, one row per cause of failure, each with the hint ladder's lines up to `rung`. check(...)'s
-    table (not hidden) starts with the public checks passing and failing and the points at stake, and ends with a
-    line saying how to see the next rung; a graded table (hidden) starts with the score."""
+          rung: int = GRADED_RUNG, steps: Mapping[LadderCause, Step] | None = None) -> str:
+    """The ✔/✘ table, one row per cause of failure, each with the hint ladder's lines up to its rung: the cause's
+    step in `steps` (check(...)'s ladder per mistake), else `rung`. check(...)'s table (not hidden) starts with the
+    public checks passing and failing and where the points stand, and ends with a line for each next rung there
+    is to see; a graded table (hidden) starts with the score."""
     if hidden:
         progress = render(messages, "heading.score", lang, {"score": sum(r.score for r in results),
                                                             "max_score": sum(r.max_score for r in results)})
@@ -197,13 +272,15 @@ def table(exercise: Exercise, results: Sequence[CheckResult], lang: str, *, hidd
     lines = [render(messages, "heading.hidden" if hidden else "heading.public", lang,
                     {"title": pick(exercise.title, lang), "progress": progress})]
     table_rows = rows(results)
-    for row in table_rows:
-        lines.extend(_row_lines(row, lang, messages, rung, len(results), hidden=hidden))
-    shown = [row.shown for row in table_rows]
-    if not hidden and rung == 1 and any(result.mistake or result.hint for result in shown):
-        lines.append("  " + render(messages, "ladder.next_mistake", lang))
-    elif not hidden and rung == 2 and any(result.change for result in shown):
-        lines.append("  " + render(messages, "ladder.next_change", lang))
+    shown_at = [(row, (steps or {}).get(LadderCause.of(row.shown), Step(rung))) for row in table_rows]
+    for row, step in shown_at:
+        lines.extend(_row_lines(row, lang, messages, step, len(results), hidden=hidden))
+    if not hidden:
+        failing = [(row.shown, step.rung) for row, step in shown_at if row.shown.status != PASSED]
+        if any(at == 1 and (result.mistake or result.hint) for result, at in failing):
+            lines.append("  " + render(messages, "ladder.next_mistake", lang))
+        if any(at == 2 and result.change for result, at in failing):
+            lines.append("  " + render(messages, "ladder.next_change", lang))
     explanation = f"{exercise.id}.explanation"
     if not hidden and explanation in messages and results and all(r.status == PASSED for r in results):
         lines.append("  " + render(messages, explanation, lang))  # the why, only after the student's own answer

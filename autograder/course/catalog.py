@@ -57,6 +57,12 @@ MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for declared in _DECLARATIONS for m i
 MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
 
 
+def graded_later(check: Check) -> float:
+    """What the hidden check a preview previews is worth (0 for a check that is no preview): check(...)'s progress
+    line counts it as graded later while the preview passes, as failing while it fails."""
+    return CHECKS_BY_ID[check.id.removesuffix(".preview")].points if check.preview else 0.0
+
+
 def checks_of(exercise_id: str, include_hidden: bool = True) -> tuple[Check, ...]:
     """The exercise's checks: with include_hidden, every graded check (public and hidden, no preview); without,
     what check(...) runs (public checks and the previews of the hidden ones)."""

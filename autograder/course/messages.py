@@ -8,11 +8,18 @@ MESSAGES = {
     "heading.hidden": {"en": "Graded checks for {title} — {progress}", "zh": "评分检查：{title}——{progress}"},
     "heading.score": {"en": "score {score:g}/{max_score:g}", "zh": "得分 {score:g}/{max_score:g}"},
     # The progress line of check(...) and check_all(...): "done" only when every public check passes, previews too.
+    # Of the points, what is secured (passing public checks), what is graded later on new values (hidden checks whose
+    # previews pass: not secured) and what is on failing checks (a failing public check, or the hidden twin of a
+    # failing preview); a part worth 0 is left out (autograder.checking.feedback.Progress).
     "heading.progress": {
-        "en": "✘ public checks: {passed} passing, {failed} failing (previews included) · {stake:g} of {points:g} "
-              "points still at stake",
-        "zh": "✘ 公开检查：{passed} 项通过，{failed} 项未通过（含预览）· 共 {points:g} 分，"
-              "其中 {stake:g} 分仍待争取"},
+        "en": "✘ public checks: {passed} passing, {failed} failing (previews included) · of {points:g} points: "
+              "{parts}",
+        "zh": "✘ 公开检查：{passed} 项通过，{failed} 项未通过（含预览）· 共 {points:g} 分：{parts}"},
+    "progress.secured": {"en": "{points:g} secured", "zh": "{points:g} 分已拿到"},
+    "progress.later": {"en": "{points:g} graded later on new values (their previews pass)",
+                       "zh": "{points:g} 分评分时换用新的数值（其预览已通过）"},
+    "progress.failing": {"en": "{points:g} on checks that still fail", "zh": "{points:g} 分在仍未通过的检查上"},
+    "progress.separator": {"en": ", ", "zh": "，"},
     "heading.progress_done": {
         "en": "✔ all {total} public checks pass (previews included) · {points:g} points in all, {later:g} of them "
               "graded later on new values",
@@ -55,12 +62,15 @@ MESSAGES = {
     "fold.same_reason_one": {
         "en": "1 more check fails for the same reason: {titles}",
         "zh": "另有 1 项检查因同样的原因未通过：{titles}"},
+    # Errors folded under a named mistake without evidence that it causes them: said as errors, never as its effect.
     "fold.follow_on": {
-        "en": "{count} more checks stop with an error that follows from the mistake above: {titles}",
-        "zh": "另有 {count} 项检查因上面这个错误而出错：{titles}"},
+        "en": "{count} more checks stop with an error; nothing shows that the mistake above causes it, so fix that "
+              "first and run again: {titles}",
+        "zh": "另有 {count} 项检查出错；没有证据表明它们是上面这个错误造成的，请先改正上面的错误再运行一次：{titles}"},
     "fold.follow_on_one": {
-        "en": "1 more check stops with an error that follows from the mistake above: {titles}",
-        "zh": "另有 1 项检查因上面这个错误而出错：{titles}"},
+        "en": "1 more check stops with an error; nothing shows that the mistake above causes it, so fix that first "
+              "and run again: {titles}",
+        "zh": "另有 1 项检查出错；没有证据表明它是上面这个错误造成的，请先改正上面的错误再运行一次：{titles}"},
     "fold.raised_by_torch": {
         "en": "there your code raised {type}, in PyTorch's own words: “{detail}”",
         "zh": "在那里你的代码抛出了 {type}，PyTorch 的原话（英文）是：“{detail}”"},

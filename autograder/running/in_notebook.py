@@ -47,7 +47,8 @@ def _runnable(check: Check, seed: int) -> RunnableCheck:
     def expectations(index: int, case: dict[str, Any], data: dict[str, Any]) -> Expectations:
         return check.expect(case, data)
 
-    return RunnableCheck(check, address_of(check.probe), lambda: cases_for(check, seed), expectations)
+    return RunnableCheck(check, address_of(check.probe), lambda: cases_for(check, seed), expectations,
+                         catalog.graded_later(check))
 
 
 RUNTIME = NotebookRuntime(ReferenceExpectations())  # the kernel's session (its hint ladder)

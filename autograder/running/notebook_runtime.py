@@ -8,6 +8,7 @@ student kit ships this module as it is: it imports nothing of the reference, the
 catalogue (pyproject.toml's import-linter contracts).
 """
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -49,6 +50,7 @@ class RunnableCheck:
     probe: ProbeAddress
     cases: Callable[[], Sequence[dict[str, Any]]]  # called once for the probes and once for the judge
     expectations: Callable[[int, dict[str, Any], dict[str, Any]], Expectations]  # (index, case, data)
+    graded_later: float = 0.0  # a preview: the points of the hidden check it previews (the progress line's)
 
 
 class ExpectationSource(Protocol):
@@ -88,14 +90,15 @@ def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[s
         records = probe_checks(tuple(PlannedCheck(run.check.id, run.probe, tuple(run.cases())) for run in checks),
                                namespace)
         with grader_torch_state():  # judges compare in the grader's settings too, whatever a notebook cell set
-            return [judge_cases(run.check, list(run.cases()), records.get(run.check.id), run.expectations, lang,
-                                source.messages, source.misconceptions) for run in checks]
+            return [dataclasses.replace(judge_cases(run.check, list(run.cases()), records.get(run.check.id),
+                                                    run.expectations, lang, source.messages, source.misconceptions),
+                                        graded_later=run.graded_later) for run in checks]
 
 
 @dataclass
 class NotebookRuntime:
     """`check`, `check_all` and `grade` for one kernel's session, with `source`'s expectations. The hint ladder
-    remembers what the last check(...) of each exercise showed."""
+    remembers, for each exercise, the rung each cause of failure was last shown at."""
 
     source: ExpectationSource
     ladder: HintLadder = field(default_factory=HintLadder)
@@ -103,19 +106,21 @@ class NotebookRuntime:
     def check(self, exercise_id: str, *objects: Any, hint: bool | int | None = None) -> None:
         """Run the public checks of one exercise and print what passed, what failed and why, one row per cause.
 
-        A recognised mistake comes as a ladder of three rungs. Rung 1, a first failing run: the symptom and a
-        question to answer. Rung 2, the next run that still fails or hint=True: the likely mistake and its hint.
-        Rung 3, only on request (hint=True once more after rung 2, or hint=3): what to change, in words. hint=False
-        keeps to rung 1; hint=1, 2 or 3 shows that rung. The table's last line (», in the student's language) says
-        how to see the next rung. A run where every check passes starts the ladder again.
+        A recognised mistake comes as a ladder of three rungs, one ladder per cause of failure (a new mistake
+        starts at rung 1). Rung 1, its first failing run: the symptom and a question to answer. Rung 2, the next run
+        that still fails with it or hint=True: the mistake and its concept. Rung 3, only on request (hint=True once
+        more after rung 2, or hint=3): what to change, in words. hint=False keeps to rung 1; hint=1, 2 or 3 shows
+        that rung. The table's last lines (», in the student's language) say how to see the next rung. A run where
+        every check passes starts the exercise's ladders again.
         """
         lang = language()
         exercise = self.source.exercise(exercise_id)
-        rung = self.ladder.rung(exercise_id, hint)
+        self.ladder.validate(hint)
         results = run_checks(self.source, exercise_id, exercise.namespace(objects), lang, include_hidden=False,
                              seed=self.source.default_seed)
-        print(table(exercise, results, lang, hidden=False, messages=self.source.messages, rung=rung))
-        self.ladder.remember(exercise_id, results, rung)
+        steps = self.ladder.steps(exercise_id, results, hint)
+        print(table(exercise, results, lang, hidden=False, messages=self.source.messages, steps=steps))
+        self.ladder.remember(exercise_id, results, steps)
         for result in shown_in_full(results):  # a folded failure's picture would repeat its cause's
             if result.heatmap is not None:
                 show_svg(heatmap_svg(*result.heatmap, self.source.messages, lang), result.id)
@@ -124,8 +129,8 @@ class NotebookRuntime:
 
     def check_all(self, notebook: str, namespace: Mapping[str, Any]) -> None:
         """Two lines per exercise of `notebook` (done, failing or not started; public checks passing and failing,
-        points at stake), then its totals. A notebook's last cell passes its own globals():
-        check_all("03_causal_attention", globals())."""
+        points secured, graded later and on failing checks), then its totals. A notebook's last cell passes its own
+        globals(): check_all("03_causal_attention", globals())."""
         lang = language()
         progress = []
         for exercise in notebook_exercises(notebook, self.source.exercises):

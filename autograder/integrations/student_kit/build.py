@@ -143,6 +143,7 @@ def stored_check(check: Check, seed: int) -> dict[str, Any]:
     names = find_exercise(check.exercise).names
     recorded = [record_case(check, case, names) for case in cases_for(check, seed)]
     return {"id": check.id, "exercise": check.exercise, "points": check.points,
+            "graded_later": catalog.graded_later(check),
             "probe": dataclasses.asdict(address_of(check.probe)), "judge": dataclasses.asdict(judge),
             "cases": [tensors.encode(r.case) for r in recorded],
             "expected": [tensors.encode(r.expected) for r in recorded]}

@@ -48,7 +48,7 @@ def _runnable(check: StoredCheck) -> RunnableCheck:
     def expectations(index: int, case: dict[str, Any], data: dict[str, Any]) -> Expectations:
         return Expectations.stored(check.expected[index])
 
-    return RunnableCheck(check, check.probe, lambda: check.cases, expectations)
+    return RunnableCheck(check, check.probe, lambda: check.cases, expectations, check.graded_later)
 
 
 def run_public(exercise_id: str, namespace: Mapping[str, Any], vectors: Vectors, lang: str) -> list[CheckResult]:

@@ -10,7 +10,7 @@ from autograder.checking.check_types import Exercise, Misconception
 from autograder.course.shared.plan import JUDGE_ROLE, ProbeAddress, resolve
 from autograder.integrations.student_kit.runtime.tensors import decode
 
-FORMAT = 2
+FORMAT = 3  # 3: a preview stores its hidden twin's points (graded_later)
 FILE_NAME = "vectors.json"
 
 
@@ -28,6 +28,7 @@ class StoredCheck:
     cases: tuple[dict[str, Any], ...]
     expected: tuple[dict[str, Any], ...]
     hidden: bool = False
+    graded_later: float = 0.0  # a preview: what its hidden twin is worth (check(...)'s progress line)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def vectors_from_document(document: Mapping[str, Any], source: Path | str = "vec
         StoredCheck(id=c["id"], exercise=c["exercise"], points=c["points"], probe=address(c["probe"]),
                     judge=resolve(address(c["judge"]), JUDGE_ROLE),
                     cases=tuple(decode(case) for case in c["cases"]),
-                    expected=tuple(decode(expected) for expected in c["expected"]))
+                    expected=tuple(decode(expected) for expected in c["expected"]), graded_later=c["graded_later"])
         for c in document["checks"]
     )
     exercises = {e["id"]: Exercise(e["id"], e["notebook"], tuple(e["names"]), e["title"], e["points"])

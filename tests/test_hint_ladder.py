@@ -16,6 +16,7 @@ from autograder.checking.check_types import ERROR, FAILED, PASSED, Cause, CheckR
 from autograder.checking.feedback import HintLadder, LadderCause, Step, rows, table
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
+from autograder.course.exercises import exercise as find_exercise
 from autograder.integrations.student_kit.build import vectors_document
 from autograder.integrations.student_kit.runtime.checking import StoredExpectations
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
@@ -414,3 +415,202 @@ def test_a_rung_with_nothing_new_is_said_only_where_it_is_so():
         assert [line for line in lines if line.startswith(NOTHING_MORE["en"])] == expected, text
     graded = table(EXERCISE, [named, unnamed], "en", hidden=True, messages=catalog.MESSAGES, rung=2)
     assert NOTHING_MORE["en"] not in graded
+
+
+# ---------------------------------------------------------------------------------------------
+# a ladder per mistake (issue 41, item 4): its state follows the cause, not the exercise
+
+
+def inverted_mask(num_tokens):
+    """A student's causal_mask that hides the past instead of the future (misconception mask_inverted)."""
+    return torch.ones(num_tokens, num_tokens, dtype=torch.bool).tril()
+
+
+def named_in(text, lang, misconception):
+    """Whether `text` names `misconception` on its rung-2 line."""
+    name = catalog.MISCONCEPTIONS_BY_ID[misconception].name[lang]
+    return f"{LABELS['mistake'][lang]}{name}" in [line.strip() for line in text.splitlines()]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live_check", "kit_check"])
+def test_a_new_mistake_starts_at_rung_1_whatever_the_one_before_reached(kit, lang, request, monkeypatch):
+    check = request.getfixturevalue(kit)
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    printed(check, "causal_mask", mask_with_the_diagonal)
+    assert named_in(printed(check, "causal_mask", mask_with_the_diagonal), lang, MISCONCEPTION)  # A at rung 2
+    # A fixed, B made: B's rung 1 (its question, no name), not rung 2 on its very first run.
+    first_b = printed(check, "causal_mask", inverted_mask)
+    assert rung_lines(first_b, lang) == {"question": 1, "mistake": 0, "hint": 0, "change": 0}, first_b
+    question = catalog.MISCONCEPTIONS_BY_ID["mask_inverted"].question[lang]
+    assert question in first_b and first_b.splitlines()[-1].strip().startswith(NEXT)
+    assert named_in(printed(check, "causal_mask", inverted_mask), lang, "mask_inverted")  # B's next run: rung 2
+    # hint=True asks one rung more for the cause at hand: B's rung 3; A, back again, goes on from its own rung.
+    assert rung_lines(printed(check, "causal_mask", inverted_mask, hint=True), lang)["change"] == 1
+    back = printed(check, "causal_mask", mask_with_the_diagonal, hint=True)
+    assert named_in(back, lang, MISCONCEPTION) and CHANGE[lang] in back and NOTHING_MORE[lang] not in back
+    assert "✘" not in printed(check, "causal_mask", right_mask)  # a passing run starts every ladder again
+    for attempt in (mask_with_the_diagonal, inverted_mask):
+        again = printed(check, "causal_mask", attempt)
+        assert rung_lines(again, lang)["mistake"] == 0, again
+
+
+def two_named_causes():
+    """Two failing checks of one exercise, each naming its own mistake (each with all three rungs)."""
+    def named(check_id, mistake):
+        return dataclasses.replace(result(FAILED, misconception=mistake, cause=Cause(mistake, "k", ())),
+                                   id=check_id, title=check_id, message=f"{check_id}: wrong",
+                                   question=f"question {mistake}", mistake=f"likely mistake — {mistake}",
+                                   hint=f"hint — {mistake}", change=f"what to change — {mistake}")
+
+    return [named("demo.a", "A"), named("demo.b", "B")]
+
+
+def test_each_cause_of_one_run_is_shown_at_its_own_rung():
+    ladder, results = HintLadder(), two_named_causes()
+    a, b = (LadderCause.of(r) for r in results)
+    ladder.remember("demo", results[:1], {a: Step(2)})  # A was shown at rung 2 by an earlier run, B never
+    steps = ladder.steps("demo", results, None)
+    assert steps == {a: Step(2, again=True), b: Step(1)}
+    text = table(EXERCISE, results, "en", hidden=False, messages=catalog.MESSAGES, steps=steps)
+    assert "likely mistake — A" in text and "question B" in text and "likely mistake — B" not in text
+    # Both footers: B's next rung is its mistake, A's is what to change.
+    assert [line.strip()[:1] for line in text.splitlines()].count(NEXT) == 2
+    ladder.remember("demo", results, steps)
+    assert ladder.steps("demo", results, True) == {a: Step(3), b: Step(2)}  # one rung more, for each cause
+    assert ladder.steps("demo", results, None) == {a: Step(2, again=True), b: Step(2)}
+
+
+def test_an_unnamed_cause_is_its_message_at_its_first_failing_check():
+    def failing(check_id, key):
+        return dataclasses.replace(result(FAILED, cause=Cause(None, key, ())), id=check_id)
+
+    assert LadderCause.of(failing("demo.a", "k")) == LadderCause(None, "k", "demo.a")
+    assert len({LadderCause.of(failing("demo.a", "k")), LadderCause.of(failing("demo.b", "k")),
+                LadderCause.of(failing("demo.a", "j"))}) == 3
+    assert LadderCause.of(two_named_causes()[0]) == LadderCause("A")
+
+
+HINT_SEQUENCE = (None, None, True, True, 3, 3, None, True, 2, 2, None, True, True)
+
+
+def ladder_attempts():
+    """(exercise, attempt): a named mistake with three rungs, failures no known mistake reproduces (one value, one
+    error per check), and a route finished beside a route with a named mistake."""
+    from mutants import causal
+
+    yield "causal_mask", (mask_with_the_diagonal,)
+    yield "causal_mask", (causal.causal_mask_float,)
+    yield "causal_mask", (causal.causal_mask_hardcoded,)
+    yield "masking_routes", (solutions.causal_weights_renormalised, causal.causal_weights_neg_inf_wrong_dim)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_rung_repeats_the_one_before_word_for_word_without_saying_so(live_check, lang, monkeypatch):
+    """Every request for a rung (hint=True, 2 or 3, or a plain run that climbs) on a failure that stays the same
+    either shows something new, or says there is no more, or ends with the line naming the next rung."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    silent = []
+    for exercise, attempt in ladder_attempts():
+        solved = (getattr(solutions, name) for name in find_exercise(exercise).names)
+        assert "✘" not in printed(live_check, exercise, *solved)  # a passing run: every ladder starts again
+        before = printed(live_check, exercise, *attempt, hint=1)
+        for hint in HINT_SEQUENCE:
+            shown = printed(live_check, exercise, *attempt, hint=hint)
+            said = NOTHING_MORE[lang] in shown or any(line.strip().startswith(NEXT) for line in shown.splitlines())
+            if shown == before and not said:
+                silent.append((exercise, attempt, hint, shown))
+            before = shown
+    assert not silent, silent[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# the progress line counts finished parts truthfully (issue 41: "7 of 8 points still at stake" after route 1)
+
+
+def route_points(route):
+    """(points of the route's public checks, points of its hidden ones) in exercise 03-2, from the declarations."""
+    checks = [check for check in catalog.checks_of("masking_routes") if check.id.startswith(f"masking_routes.{route}")]
+    return sum(c.points for c in checks if not c.hidden), sum(c.points for c in checks if c.hidden)
+
+
+def wrong_neg_inf_route(attn_scores):
+    """Route 2 with a mask that also hides the diagonal: every check of the route fails."""
+    return torch.softmax(attn_scores.masked_fill(mask_with_the_diagonal(attn_scores.shape[-1]), -torch.inf), dim=-1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live_check", "kit_check"])
+def test_a_finished_route_is_secured_and_graded_later_not_at_stake(kit, lang, request, monkeypatch):
+    check = request.getfixturevalue(kit)
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    (public_1, hidden_1), (public_2, hidden_2) = route_points("renormalise"), route_points("neg_inf")
+    assert public_1 and hidden_1 and public_2 and hidden_2  # each route has points of both kinds
+    points = public_1 + hidden_1 + public_2 + hidden_2
+    heading = printed(check, "masking_routes", solutions.causal_weights_renormalised,
+                      wrong_neg_inf_route).splitlines()[0]
+    expected = {
+        "en": f"✘ public checks: 3 passing, 3 failing (previews included) · of {points:g} points: {public_1:g} "
+              f"secured, {hidden_1:g} graded later on new values (their previews pass), {public_2 + hidden_2:g} on "
+              "checks that still fail",
+        "zh": f"✘ 公开检查：3 项通过，3 项未通过（含预览）· 共 {points:g} 分：{public_1:g} 分已拿到，{hidden_1:g} 分"
+              f"评分时换用新的数值（其预览已通过），{public_2 + hidden_2:g} 分在仍未通过的检查上"}
+    assert heading.endswith(expected[lang]), heading
+    # Route 2 not started: its points are on failing checks; nothing is secured yet, nothing graded later.
+    heading = printed(check, "masking_routes", stub, stub).splitlines()[0]
+    assert heading.endswith({"en": f"of {points:g} points: {points:g} on checks that still fail",
+                             "zh": f"共 {points:g} 分：{points:g} 分在仍未通过的检查上"}[lang]), heading
+    solved = printed(check, "masking_routes", solutions.causal_weights_renormalised,
+                     solutions.causal_weights_neg_inf).splitlines()[0]
+    assert solved.endswith({"en": f"{points:g} points in all, {hidden_1 + hidden_2:g} of them graded later on new "
+                                  "values", "zh": f"其中 {hidden_1 + hidden_2:g} 分评分时换用新的数值"}[lang]), solved
+
+
+def test_check_all_adds_up_the_same_parts(monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    (public_1, hidden_1), (public_2, hidden_2) = route_points("renormalise"), route_points("neg_inf")
+    namespace = {"causal_weights_renormalised": solutions.causal_weights_renormalised,
+                 "causal_weights_neg_inf": wrong_neg_inf_route}
+    lines = printed(in_notebook.check_all, "03_causal_attention", namespace).splitlines()
+    row = next(i for i, line in enumerate(lines) if "The two masking routes" in line)
+    assert lines[row + 1].endswith(f"{public_1:g} secured, {hidden_1:g} graded later on new values (their previews "
+                                   f"pass), {public_2 + hidden_2:g} on checks that still fail"), lines[row + 1]
+    total = sum(exercise.points for exercise in EXERCISES if exercise.notebook == "03_causal_attention")
+    assert lines[-1].endswith(f"of {total:g} points: {public_1:g} secured, {hidden_1:g} graded later on new values "
+                              f"(their previews pass), {total - public_1 - hidden_1:g} on checks that still fail")
+
+
+# ---------------------------------------------------------------------------------------------
+# one message per cause across an exercise's checks (issue 41, item 5)
+
+
+@pytest.mark.parametrize("kit", ["live_check", "kit_check"])
+def test_one_transposed_product_in_mha_is_one_message_not_one_per_check(kit, request, monkeypatch):
+    """`keys.transpose(1, 2)` on the heads' four axes makes every check raise at the same line, each with the shapes
+    of its own input (text the message does not show): one row, the other checks folded under it."""
+    from mutants import multihead
+
+    check = request.getfixturevalue(kit)
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    output = printed(check, "multi_head_attention", multihead.MHATransposedLikeCausal)
+    public = len(catalog.checks_of("multi_head_attention", include_hidden=False))
+    assert output.count("swaps axes 1 and 2") == 1, output
+    assert f"✘ {public - 1} more checks fail for the same reason: " in output, output
+
+
+def test_a_same_reading_message_folds_only_without_a_name_and_only_in_public_checks():
+    def failing(check_id, *, detail, hidden=False, misconception=None):
+        fields = (("detail", detail), ("line", "x @ y"))
+        return CheckResult(check_id, "demo", 0.0, 1.0, ERROR, misconception, f"{check_id}: the product at `x @ y`",
+                           hidden, title=check_id, cause=Cause(misconception, "error.matmul_shapes", fields))
+
+    public = [failing("demo.a", detail="(2, 3)"), failing("demo.b", detail="(4, 5)")]
+    assert [len(row.same) for row in rows(public)] == [1]
+    hidden = [failing("demo.a", detail="(2, 3)", hidden=True), failing("demo.b", detail="(4, 5)", hidden=True)]
+    assert [len(row.same) for row in rows(hidden)] == [0, 0]  # withheld text: no claim that they are the same
+    named = [failing("demo.a", detail="(2, 3)", misconception="m"), failing("demo.b", detail="(2, 3)")]
+    # The second check has no evidence of the mistake: folded under it as an error only, not "the same reason".
+    assert [(len(row.same), len(row.follow_on)) for row in rows(named)] == [(0, 1)]
+    text = table(EXERCISE, named, "en", hidden=False, messages=catalog.MESSAGES)
+    assert "1 more check stops with an error; nothing shows that the mistake above causes it" in text, text
+    assert "same reason" not in text

@@ -178,15 +178,18 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
 
 
 def same_cause(shown: CheckResult, other: CheckResult) -> bool:
-    """Whether `other` fails for the reason `shown` shows: the same named mistake, or the same message with the same
-    fields, or (neither naming a mistake, both public) the same message reading the same: an error at the same line
-    whose shapes differ only because each check gives its own input, text the student never sees."""
+    """Whether `other` fails for the reason `shown` shows: the same named mistake (a check without evidence of it is
+    not folded under it as if proven, whatever its message); or, neither naming one, the same message with the same
+    fields, or (both public) the same message reading the same: an error at the same line whose shapes differ only
+    because each check gives its own input, text the student never sees."""
     if shown.cause is None or other.cause is None:
         return False
+    if shown.misconception is not None or other.misconception is not None:
+        return shown.misconception == other.misconception
     if shown.cause.same_as(other.cause):
         return True
-    return (shown.misconception is None and other.misconception is None and not shown.hidden and not other.hidden
-            and shown.cause.message_key == other.cause.message_key and _symptom(shown) == _symptom(other))
+    return (not shown.hidden and not other.hidden and shown.cause.message_key == other.cause.message_key
+            and _symptom(shown) == _symptom(other))
 
 
 def _symptom(result: CheckResult) -> str:

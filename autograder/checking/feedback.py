@@ -58,9 +58,9 @@ class HintLadder:
     first failing run): the symptom (which output, which row, the shapes, a picture) and a question that leads to the
     cause. Rung 2 (hint=True, or the next run that still fails with that cause): the mistake and its concept. Rung 3
     (only on request: hint=True once more after rung 2, or hint=3): what to change, in words. A rung with nothing to
-    add (no known mistake reproduces the failure, or its ladder ends lower, or hint=True past the top) says so and
-    points to where the result first differs. A run where every check passes starts the exercise's ladders again.
-    One ladder per kernel: the notebook's check() keeps it for the session."""
+    add (no known mistake reproduces the failure, or its ladder ends lower, or it is asked for again at the top of
+    its ladder) says so and points to where the result first differs. A run where every check passes starts the
+    exercise's ladders again. One set of ladders per kernel: the notebook's check() keeps it for the session."""
 
     # exercise id -> the rung each cause was last shown at; a cause missing from a later run keeps its rung
     shown: dict[str, dict[LadderCause, int]] = field(default_factory=dict)
@@ -331,7 +331,8 @@ STATE_MARKS = {"done": "✔", "failing": "✘", "not_started": "·"}
 
 def summary(notebook: str, progress: Sequence[ExerciseProgress], lang: str, *, messages: Messages) -> str:
     """check_all's table: for each exercise of the notebook its state (done, failing, not started) and its progress
-    line (public checks passing and failing, points at stake); then the notebook's totals."""
+    line (public checks passing and failing; points secured, graded later and on failing checks); then the
+    notebook's totals."""
     lines = []
     totals = Progress(0, 0, 0.0, 0.0, 0.0)
     for entry in progress:

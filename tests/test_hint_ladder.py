@@ -187,6 +187,9 @@ def test_hint_true_names_the_mistake_at_once_and_hint_false_never(kit, request, 
     for _ in range(2):
         assert rung_lines(printed(check, "causal_mask", mask_with_the_diagonal, hint=False), "en")["mistake"] == 0
     assert CHANGE["en"] in printed(check, "causal_mask", mask_with_the_diagonal, hint=3)
+    for wrong in (4, 0, "3"):  # refused before any check runs, with the rungs there are
+        with pytest.raises(ValueError, match="1, 2 or 3"):
+            printed(check, "causal_mask", stub, hint=wrong)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -128,8 +128,9 @@ class Progress:
 
     @property
     def later(self) -> float:
-        """Points of hidden checks not failing now: graded later, on new values."""
-        return self.points - self.secured - self.failing
+        """Points of hidden checks not failing now: graded later, on new values (rounded: points are sums of
+        fractions, and a difference of sums may be off by a last bit)."""
+        return max(0.0, round(self.points - self.secured - self.failing, 9))
 
     def line(self, lang: str, messages: Messages) -> str:
         """"✔ all … pass" only when every public check passes; otherwise what passes and fails, and of the points

@@ -85,3 +85,18 @@ def test_the_learner_read_shows_three_rungs():
     assert [line for line in read.splitlines() if line.startswith("--- hint=")] == [
         "--- hint=1", "--- hint=2", "--- hint=3"]
     assert "✘" in read
+
+
+def test_the_command_prints_the_table_and_every_wrong_name(outcomes, monkeypatch, capsys):
+    """`python -m devtools.heldout_eval --set heldout -v` (the contributor guide shows it), on the outcomes measured
+    above rather than measuring them twice."""
+    by_label = {outcome.student.label: outcome for outcome in outcomes}
+    monkeypatch.setattr(heldout_eval, "diagnose", lambda student, seed: by_label[student.label])
+    assert heldout_eval.main(["--set", "heldout", "-v"]) == 0
+    printed = capsys.readouterr().out
+    found = heldout_eval.counts(outcomes)
+    assert printed.splitlines()[0].split()[:3] == ["set", "attempts", "wrong"]
+    assert printed.splitlines()[1].split()[:3] == ["heldout", str(found.attempts), str(found.wrong)]
+    assert f"wrong names: {found.named_wrong}" in printed
+    for line in heldout_eval.wrong_names(outcomes) + heldout_eval.misses(outcomes):
+        assert line in printed

@@ -87,6 +87,8 @@ RUN_BY_TEST = {
     "make grid": "tests/test_variant_grid.py::test_every_mistake_loses_points_and_is_named_with_its_own_misconception",
     ".venv/bin/python -m devtools.precision":
         "tests/test_precision.py::test_no_variant_of_the_grid_gets_a_wrong_first_name",
+    ".venv/bin/python -m devtools.heldout_eval --set heldout -v":
+        "tests/test_heldout_attempts.py::test_the_command_prints_the_table_and_every_wrong_name",
     ".venv/bin/python -m devtools.surprises":
         "tests/test_surprises.py::test_no_buggy_student_passes_every_public_check_and_loses_points",
     ".venv/bin/python -m devtools.student_kit_agreement":

@@ -65,4 +65,24 @@ MISTAKES: tuple[Misconception, ...] = (
                 "of assigning new ones",
                 "把新数值原地写入 v1 已有的参数，并且不让 autograd 记录，而不是赋值新的参数"),
     ),
+    mistake(
+        "weights_shared_with_source",
+        exercises=("torch_equivalence",),
+        evidence=(Evidence.FACT,),
+        question=("After the call, change a weight of the module you copied from: does the nn.MultiheadAttention "
+                  "you built change too?",
+                  "调用之后，改动被复制的那个模块的一个权重：你建好的 nn.MultiheadAttention"
+                  " 也跟着变了吗？"),
+        name=("the new module shares its weights with the one it copies",
+              "新模块与被复制的模块共用权重"),
+        hint=("wrapping a tensor as a new parameter, or taking a view of it, reuses its memory: the two modules "
+              "then share one set of numbers; copying the values into the new module's own parameters keeps them "
+              "apart",
+              "把一个张量包装成新参数或取它的视图，都会复用它的内存：两个模块于是共用同一组数；把数值复制进新模块"
+              "自己的参数，才能让它们互不影响"),
+        change=("copy the values into the parameters nn.MultiheadAttention already has instead of handing it the "
+                "other module's tensors",
+                "把数值复制进 nn.MultiheadAttention 已有的参数，而不是把另一个模块的张量交"
+                "给它"),
+    ),
 )

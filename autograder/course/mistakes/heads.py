@@ -8,15 +8,16 @@ MISTAKES: tuple[Misconception, ...] = (
         "heads_identical_init",
         exercises=("mha_wrapper",),
         evidence=(Evidence.FACT,),
-        question=("Compare the starting weights of two heads: are they different, and what makes them random?",
-                  "比较两个头的初始权重：它们不同吗？是什么让它们随机？"),
+        question=("Compare the starting weights of two heads: do they differ?",
+                  "比较两个头的初始权重：它们不同吗？"),
         name=("every head starts from the same weights",
               "所有的头都从相同的权重开始"),
-        hint=("each head's layers must draw their own random weights: resetting the random seed before building "
-              "each head gives every head the same start",
-              "每个头的层都要各自抽取随机权重：在构建每个头之前重新设置随机种子，会让所有头的起点完全相同"),
-        change=("set the random seed once, before building the module, not before each head",
-                "只在构建模块之前设置一次随机种子，而不是在每个头之前都设置"),
+        hint=("each head must start from random weights of its own: heads that start equal get equal gradients "
+              "and stay copies of one another",
+              "每个头都必须从自己的随机权重开始：起点相同的头得到相同的梯度，会一直是彼此的副本"),
+        change=("let each head draw its own random starting weights: do not reset the random seed between heads, "
+                "and do not copy one head into another",
+                "让每个头各自抽取随机的初始权重：不要在构建各个头之间重置随机种子，也不要把一个头复制给另一个头"),
     ),
     mistake(
         "heads_plain_list",

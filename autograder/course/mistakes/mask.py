@@ -55,10 +55,9 @@ MISTAKES: tuple[Misconception, ...] = (
         name=("the row sums divide the weights along the wrong axis",
               "权重沿错误的维度除以了行和"),
         hint=("a sum over the last axis removes that axis, and broadcasting lines what is left up with the LAST "
-              "axis of the weights: each column is then divided by some row's sum; keeping the summed axis (as "
-              "size 1) keeps each sum beside its own row",
+              "axis of the weights: each column is then divided by some row's sum",
               "沿最后一个维度求和会去掉这个维度，而广播会把剩下的结果与权重的最后一个维度对齐：于是每一列都除以了"
-              "某一行的和；把求和的维度保留下来（长度为 1），每个和才会留在它自己那一行旁边"),
+              "某一行的和"),
         change=("keep the summed axis as size 1 when you take the row sums, so that each row is divided by its "
                 "own sum",
                 "求行和时把被求和的维度保留为长度 1，让每一行除以它自己的和"),
@@ -82,13 +81,15 @@ MISTAKES: tuple[Misconception, ...] = (
         "masked_fill_result_dropped",
         exercises=("masking_routes", "causal_attention", "multi_head_attention", "padding_mask"),
         evidence=(Evidence.VARIANT,),
-        question=("Which tensor goes into your softmax: the one the fill returned, or the one it was called on?",
-                  "送进 softmax 的是填入返回的张量，还是调用填入的那个张量？"),
-        name=("the fill's result was thrown away",
-              "填入的结果被丢弃了"),
-        hint=("the out-of-place fill returns a new tensor and leaves the one it was called on as it was",
-              "非原地的填入会返回一个新张量，不改动调用它的那个张量"),
-        change=("keep the tensor the fill returns and go on with it",
-                "保留填入返回的张量，并用它继续计算"),
+        question=("Print the scores just before your softmax: are the future ones filled?",
+                  "在 softmax 之前打印分数：未来位置的分数被填入了吗？"),
+        name=("the mask has no effect on the scores",
+              "掩码对分数没有起作用"),
+        hint=("the mask must fill the future scores before the softmax; the out-of-place fill returns a new "
+              "tensor and leaves the one it was called on as it was",
+              "掩码必须在 softmax 之前填入未来位置的分数；非原地的填入会返回一个新张量，不改动调用它的那"
+              "个张量"),
+        change=("fill the future scores before the softmax, and go on with the tensor the fill returns",
+                "在 softmax 之前填入未来位置的分数，并用填入返回的张量继续计算"),
     ),
 )

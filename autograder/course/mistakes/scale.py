@@ -69,18 +69,19 @@ MISTAKES: tuple[Misconception, ...] = (
         "scale_wrong_value",
         exercises=("causal_attention", "multi_head_attention"),
         evidence=(Evidence.VARIANT,),
-        question=("What number do your scores get divided by, and what is the square root of one head's key size?",
-                  "你的分数除以的是哪个数？单个头的 key 维度的平方根又是多少？"),
+        question=("What number do your scores get divided by, and what is the square root of the size of each "
+                  "key?",
+                  "你的分数除以的是哪个数？每个 key 的大小的平方根又是多少？"),
         name=("scores divided by the wrong number",
               "分数除以的数不对"),
-        hint=("the scores are divided by the square root of the key size of one head, which keeps their spread "
-              "near 1 whatever that size; check the expression you divide by, and the order in which its power "
-              "and its division apply",
-              "分数要除以单个头的 key 维度的平方根，这样无论维度多大，分数的分布范围都保持在 1 左右；请检"
-              "查你所除的表达式，以及其中乘方和除法的运算顺序"),
-        change=("divide by the square root of one head's key size, written so that the power applies before the "
+        hint=("the scores are divided by the square root of the size of each key a query is compared with, which "
+              "keeps their spread near 1 whatever that size; the expression you divide by, and the order in which "
+              "its power and its division apply, decide the number",
+              "分数要除以与 query 相比较的每个 key 的大小的平方根，这样无论大小如何，分数的分布范围都"
+              "保持在 1 左右；所除的表达式，以及其中乘方和除法的运算顺序，决定了这个数"),
+        change=("divide by the square root of the size of each key, written so that the power applies before the "
                 "division",
-                "除以单个头 key 维度的平方根，并确保乘方在除法之前进行"),
+                "除以每个 key 的大小的平方根，并确保乘方在除法之前进行"),
     ),
     mistake(
         "size_from_notebook",

@@ -143,4 +143,20 @@ MISTAKES: tuple[Misconception, ...] = (
         change=("turn the scores into weights with a softmax over each query's row before the weighted sum",
                 "在加权求和之前，先对每个 query 那一行的分数做 softmax，把它们变成权重"),
     ),
+    mistake(
+        "context_normalised_without_exp",
+        exercises=("context_vectors",),
+        evidence=(Evidence.VARIANT,),
+        question=("Are your weights for one query in the same proportions as its scores, and is that what a "
+                  "softmax gives?",
+                  "一个 query 的权重和它的分数是否成同样的比例？softmax 给出的是这样的结果吗？"),
+        name=("the scores divided by their sum instead of a softmax",
+              "分数直接除以它们的和，而不是做 softmax"),
+        hint=("softmax exponentiates each score before normalising, so a larger score gets a disproportionately "
+              "larger weight; dividing the raw scores by their sum only keeps their proportions",
+              "softmax 在归一化之前先对每个分数取指数，所以较大的分数会得到不成比例地更大的权重；直接用原"
+              "始分数除以它们的和只会保持原来的比例"),
+        change=("turn each query's scores into weights with a softmax instead of dividing them by their sum",
+                "用 softmax 把每个 query 的分数变成权重，而不是把它们除以它们的和"),
+    ),
 )

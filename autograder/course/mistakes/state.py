@@ -9,21 +9,19 @@ MISTAKES: tuple[Misconception, ...] = (
         exercises=("self_attention_v1", "self_attention_v2", "causal_attention", "mha_wrapper",
                    "multi_head_attention"),
         evidence=(Evidence.FACT,),
-        question=("Run the module twice, on a long input and then on a short one: is its mask the same after the "
-                  "first call as before it?",
-                  "先在长输入上、再在短输入上运行这个模块：第一次调用之后，它的掩码还和调用之前一样吗？"),
+        question=("Compare the module's parameters and buffers before and after one call: does the call change "
+                  "any of them?",
+                  "比较一次调用前后模块的参数和 buffer：这次调用改变了其中哪一个吗？"),
         name=("forward changes the module's own state",
               "forward 修改了模块自己的状态"),
-        hint=("forward runs again and again on one module: it reads the weights and the mask buffer and leaves "
-              "them as __init__ built them; anything made for one call (the mask cut to this input's length) is a "
-              "new local tensor, and a slice of a buffer is a view of it, so editing the slice in place edits the "
-              "buffer",
-              "同一个模块的 forward 会被反复调用：它读取权重和掩码 buffer，并让它们保持 "
-              "__init__ 构建时的样子；为某一次调用准备的东西（按本次输入长度截取的掩码）是一个新的局部张"
-              "量，而 buffer 的切片是它的视图，原地修改切片就是修改 buffer"),
-        change=("keep what one call needs in a local variable and leave the module's own parameters and buffers "
-                "as they are",
-                "把某一次调用需要的东西放在局部变量里，不要改动模块自己的参数和 buffer"),
+        hint=("forward runs again and again on one module: it reads the parameters and buffers and leaves them as "
+              "the constructor made them; whatever one call needs (such as a mask cut to this input's length) is "
+              "a new local tensor",
+              "同一个模块的 forward 会被反复调用：它读取参数和 buffer，并让它们保持构造函数创建时"
+              "的样子；某一次调用需要的东西（例如按本次输入长度截取的掩码）是一个新的局部张量"),
+        change=("keep what one call needs in a local variable and leave the module's parameters and buffers "
+                "unchanged",
+                "把某一次调用需要的东西放在局部变量里，不要改动模块的参数和 buffer"),
     ),
     mistake(
         "mask_plain_attribute",
@@ -80,12 +78,12 @@ MISTAKES: tuple[Misconception, ...] = (
                   "把模块切换到 eval 模式之后，对同一输入调用两次，输出相同吗？"),
         name=("dropout still active in eval mode",
               "eval 模式下 dropout 仍然生效"),
-        hint=("dropout belongs to training: the module's dropout layer switches itself off in eval mode, a "
-              "hand-written one does not",
-              "dropout 只属于训练：模块中的 dropout 层在 eval 模式下会自动关闭，手写的则不"
-              "会"),
-        change=("apply the dropout layer built in the constructor instead of dropping weights by hand",
-                "使用在构造函数中建好的 dropout 层，而不是手动丢弃权重"),
+        hint=("dropout belongs to training: in eval mode the module drops no weight and gives the same output on "
+              "every call",
+              "dropout 只属于训练：在 eval 模式下，模块不丢弃任何权重，每次调用的输出都相同"),
+        change=("let the dropout follow the module's mode, as the dropout layer built in the constructor does by "
+                "itself",
+                "让 dropout 跟随模块的模式，就像构造函数中建好的 dropout 层自己会做的那样"),
     ),
     mistake(
         "dropout_before_softmax",
@@ -142,10 +140,8 @@ MISTAKES: tuple[Misconception, ...] = (
                   "偏置吗？"),
         name=("qkv_bias not followed",
               "没有遵循 qkv_bias 参数"),
-        hint=("the query, key and value projections have a bias exactly when qkv_bias asks for one; out_proj "
-              "always has one",
-              "query、key、value 三个投影是否带偏置完全由 qkv_bias 决定；out_proj"
-              " 总是带偏置"),
+        hint=("the query, key and value projections have a bias exactly when qkv_bias asks for one",
+              "query、key、value 三个投影是否带偏置完全由 qkv_bias 决定"),
         change=("pass qkv_bias on as the bias setting of the three projection layers",
                 "把 qkv_bias 作为三个投影层的偏置设置传进去"),
     ),
@@ -153,15 +149,14 @@ MISTAKES: tuple[Misconception, ...] = (
         "input_edited_in_place",
         exercises=("masking_routes", "causal_attention"),
         evidence=(Evidence.FACT,),
-        question=("After your function returns, is the tensor you gave it the same as before the call?",
-                  "你的函数返回之后，传给它的张量还和调用之前一样吗？"),
+        question=("After the call returns, is the tensor you passed in the same as before the call?",
+                  "调用返回之后，传进去的张量还和调用之前一样吗？"),
         name=("the caller's tensor edited in place",
               "原地修改了调用者的张量"),
         hint=("methods whose names end in an underscore, and item assignment, write into the tensor they act on: "
-              "the caller's tensor changes, and autograd can no longer go back through the softmax that made it; "
-              "the form without the underscore returns a new tensor",
-              "名字以下划线结尾的方法和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd"
-              " 也无法再通过生成它的 softmax 反向传播；不带下划线的写法会返回一个新张量"),
+              "the caller's tensor changes under them; the form without the underscore returns a new tensor",
+              "名字以下划线结尾的方法和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变；不带下划线的写法"
+              "会返回一个新张量"),
         change=("compute into a new tensor with the out-of-place form of each operation",
                 "用每个运算的非原地写法，把结果算到一个新张量里"),
     ),
@@ -170,8 +165,8 @@ MISTAKES: tuple[Misconception, ...] = (
         exercises=("self_attention_v1", "self_attention_v2", "causal_attention", "mha_wrapper",
                    "multi_head_attention"),
         evidence=(Evidence.FACT,),
-        question=("When the input is on a GPU, on which device is each tensor your function creates?",
-                  "当输入在 GPU 上时，你的函数新建的每个张量位于哪个设备上？"),
+        question=("When the input is on a GPU, on which device is each tensor your forward creates?",
+                  "当输入在 GPU 上时，你的 forward 新建的每个张量位于哪个设备上？"),
         name=("a tensor made inside forward stays on the CPU",
               "forward 中新建的张量留在了 CPU 上"),
         hint=("a tensor created without naming a device is made on the CPU, wherever the input is; a registered "
@@ -179,5 +174,18 @@ MISTAKES: tuple[Misconception, ...] = (
               "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里；已注册的 buffer 会随模块移动"),
         change=("create each new tensor on the input's device, or use the module's registered buffer",
                 "在输入所在的设备上新建每个张量，或者使用模块已注册的 buffer"),
+    ),
+    mistake(
+        "function_tensor_on_cpu",
+        exercises=("masking_routes",),
+        evidence=(Evidence.FACT,),
+        question=("When the input is on a GPU, on which device is each tensor your function creates?",
+                  "当输入在 GPU 上时，你的函数新建的每个张量位于哪个设备上？"),
+        name=("a tensor made inside the function stays on the CPU",
+              "函数中新建的张量留在了 CPU 上"),
+        hint=("a tensor created without naming a device is made on the CPU, wherever the input is",
+              "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里"),
+        change=("create each new tensor, the mask included, on the input's device",
+                "在输入所在的设备上新建每个张量，包括掩码"),
     ),
 )

@@ -44,7 +44,7 @@ def context_mistakes(inputs: Tensor) -> list[tuple[str, Tensor]]:
     scores = inputs @ inputs.T
     return [
         ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
-        ("normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
+        ("context_normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
         ("scores_as_weights", scores @ inputs),
         ("scaled_without_weights", torch.softmax(scores / inputs.shape[-1] ** 0.5, dim=-1) @ inputs),
     ]

@@ -18,6 +18,8 @@ from autograder.checking.check_types import FAILED, CheckResult, Evidence, Verdi
 from autograder.course import mistakes
 from autograder.course.catalog import MESSAGES, MISCONCEPTIONS, MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.course.module_contract.declaration import MESSAGES as CONTRACT_MESSAGES
+from autograder.course.module_contract.probe import SPECS
 from autograder.integrations.student_kit.build import misconception_record
 from autograder.integrations.student_kit.runtime.vectors import misconception_from_record
 from autograder.running.runner import run_exercise
@@ -247,3 +249,12 @@ def test_a_mask_buffer_rebound_in_forward_is_told_forward_changes_the_state_not_
     assert named["causal_attention.state"].misconception == "state_changed_by_forward"
     ladder = " ".join(named["causal_attention.state"].ladder(3))
     assert "slice" not in ladder and "__init__" not in ladder, ladder
+
+
+def test_the_contract_speaks_of_no_given_constructor_where_the_learner_writes_one():
+    """The contract's messages are said of every module exercise, the wrapper's too, whose constructor the learner
+    writes; only self.<size> attributes, checked on MultiHeadAttention alone (its constructor is given), may."""
+    given_only = {"contract.attribute"}
+    assert [spec.exercise for spec in SPECS if spec.attributes] == ["multi_head_attention"]
+    said = [key for key, text in CONTRACT_MESSAGES.items() if "__init__" in text["en"] and key not in given_only]
+    assert not said, said

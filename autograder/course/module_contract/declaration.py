@@ -167,8 +167,10 @@ MESSAGES = {
         "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动。PyTorch 会在哪些容器里寻找子模"
               "块？"},
     "contract.missing_parameter": {
-        "en": "the module has no parameter {name} of the expected shape: keep the layers of the given __init__",
-        "zh": "模块中没有形状正确的参数 {name}：请保留给定 __init__ 中的各层"},
+        # Said of every module exercise, the wrapper's too, whose constructor the learner writes: no "given __init__".
+        "en": "the module has no parameter {name} of the expected shape: its constructor builds other layers than the "
+              "exercise names",
+        "zh": "模块中没有形状正确的参数 {name}：它的构造函数建立的层与练习要求的不同"},
     "contract.extra_parameter": {
         "en": "the module has a parameter {name} its constructor does not promise",
         "zh": "模块中有一个构造函数没有约定的参数 {name}"},

@@ -32,7 +32,7 @@ MISTAKES: tuple[Misconception, ...] = (
     ),
     mistake(
         "mask_not_truncated",
-        exercises=("causal_attention", "mha_wrapper", "multi_head_attention"),
+        exercises=("causal_attention", "mha_wrapper", "multi_head_attention", "padding_mask"),
         evidence=(Evidence.ERROR,),
         question=("How large is your stored mask, and how large are this input's scores?",
                   "你存放的掩码有多大？本次输入的分数有多大？"),

@@ -22,7 +22,7 @@ MISTAKES: tuple[Misconception, ...] = (
     ),
     mistake(
         "linear_as_matrix",
-        exercises=("self_attention_v2", "causal_attention", "multi_head_attention", "padding_mask"),
+        exercises=("self_attention_v2", "causal_attention", "mha_wrapper", "multi_head_attention", "padding_mask"),
         evidence=(Evidence.VARIANT, Evidence.ERROR),
         question=("How is the weight of an nn.Linear laid out, and how is the layer meant to be applied to an "
                   "input?",
@@ -86,7 +86,7 @@ MISTAKES: tuple[Misconception, ...] = (
     ),
     mistake(
         "transpose_batched",
-        exercises=("causal_attention",),
+        exercises=("causal_attention", "mha_wrapper", "multi_head_attention", "padding_mask"),
         evidence=(Evidence.FACT, Evidence.ERROR),
         question=("Print the keys' shape before and after your transpose: where did the batch axis go?",
                   "在转置前后打印 keys 的形状：batch 维度去了哪里？"),

@@ -106,7 +106,7 @@ def test_the_notes_routes_as_functions_lose_only_the_device_checks():
         results = run("masking_routes", namespace, seed=seed)
         failed = {r.id: r for r in results.values() if r.status != PASSED}
         assert set(failed) == DEVICE_CHECKS, f"seed {seed}: {sorted(failed)}"
-        assert all(r.misconception == "tensor_created_on_cpu" for r in failed.values())
+        assert all(r.misconception == "function_tensor_on_cpu" for r in failed.values())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ MISTAKES = [
     ("masking_routes", mutants.causal_weights_renormalised_float32, "masking_routes.renormalise_random",
      "dtype float32"),
     ("masking_routes", mutants.causal_weights_renormalised_book, "masking_routes.renormalise_device",
-     "tensor_created_on_cpu"),
+     "function_tensor_on_cpu"),
     ("masking_routes", mutants.causal_weights_neg_inf_result_dropped, "masking_routes.neg_inf_notes",
      "masked_fill_result_dropped"),
     ("masking_routes", mutants.causal_weights_neg_inf_result_dropped, "masking_routes.neg_inf_random",
@@ -157,7 +157,7 @@ MISTAKES = [
     ("masking_routes", mutants.causal_weights_neg_inf_with_diagonal, "masking_routes.neg_inf_random",
      "mask_includes_diagonal"),
     ("masking_routes", mutants.causal_weights_neg_inf_inverted, "masking_routes.neg_inf_random", "mask_inverted"),
-    ("masking_routes", mutants.causal_weights_neg_inf_book, "masking_routes.neg_inf_device", "tensor_created_on_cpu"),
+    ("masking_routes", mutants.causal_weights_neg_inf_book, "masking_routes.neg_inf_device", "function_tensor_on_cpu"),
     ("masking_routes", mutants.causal_weights_neg_inf_in_place, "masking_routes.neg_inf_notes",
      "input_edited_in_place"),
     ("masking_routes", mutants.causal_weights_neg_inf_detached, "masking_routes.neg_inf_notes",

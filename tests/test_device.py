@@ -82,7 +82,7 @@ def assert_routes_checked_on(device):
         cpu_mask = getattr(mutants, f"{name}_book")  # the notes' code: its mask is made on the CPU
         data = run_probe(probe, {name: cpu_mask}, case)
         verdict = judge_on_device(data, case, no_expectations(case, data))
-        assert not verdict.passed and verdict.misconception == "tensor_created_on_cpu"
+        assert not verdict.passed and verdict.misconception == "function_tensor_on_cpu"
 
 
 def test_meta_stands_in_when_there_is_no_gpu():

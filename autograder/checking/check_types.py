@@ -149,15 +149,24 @@ class Misconception:
     hint: Mapping[str, str]
     question: Mapping[str, str] = field(default_factory=dict)  # rung 1; empty: the symptom alone
     change: Mapping[str, str] = field(default_factory=dict)  # rung 3; empty: the ladder stops at rung 2
-    # Where it may be named (exercise ids) and what proves it (autograder.course.mistakes); empty: not declared yet.
+    # Where it may be named (exercise ids) and what proves it (autograder.course.mistakes); empty: never shown.
     exercises: frozenset[str] = frozenset()
     evidence: frozenset[Evidence] = frozenset()
 
+    def refusal(self, verdict: "Verdict", exercise: str) -> str | None:
+        """Why `verdict` may not name this mistake on `exercise` (not an exercise it applies to, no evidence, or
+        evidence of a kind that does not prove it); None when it may."""
+        if exercise not in self.exercises:
+            return f"{self.id} does not apply to exercise {exercise}"
+        if verdict.evidence is None:
+            return f"{self.id} named without evidence"
+        if verdict.evidence not in self.evidence:
+            return f"{self.id} is not proven by {verdict.evidence.value} evidence"
+        return None
+
     def proven_by(self, verdict: "Verdict", exercise: str) -> bool:
         """Whether `verdict` names this mistake with evidence of a declared kind, on an exercise it applies to."""
-        if self.exercises and exercise not in self.exercises:
-            return False
-        return not self.evidence or verdict.evidence in self.evidence
+        return self.refusal(verdict, exercise) is None
 
 
 @dataclass(frozen=True)

@@ -42,15 +42,13 @@ def diagnose(got: object, expected: object, variants: Variants) -> str | None:
 
     `variants` is a mapping {misconception: wrong output} or (misconception, wrong output) pairs (one mistake
     can be written several ways). A variant that happens to equal the correct answer on this input proves
-    nothing, so it is skipped.
+    nothing, so it is skipped; an output that two different mistakes both give on this input proves neither (the
+    notes' scores are symmetric: a max along the other axis and a max without keepdim then agree), so none is named.
     """
     pairs = variants.items() if isinstance(variants, Mapping) else variants
-    for misconception, wrong in pairs:
-        if wrong is None or same(wrong, expected):
-            continue
-        if same(got, wrong):
-            return misconception
-    return None
+    reproducing = {misconception for misconception, wrong in pairs
+                   if wrong is not None and not same(wrong, expected) and same(got, wrong)}
+    return reproducing.pop() if len(reproducing) == 1 else None
 
 
 def compare(got: Any, expected: torch.Tensor, *, message_key: str, variants: Variants | None = None,

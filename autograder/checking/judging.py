@@ -10,12 +10,21 @@ from typing import Any, cast
 
 import torch
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import largest_difference, same
 from autograder.checking.probing import PROJECTIONS
 
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",
                           "padding_mask.query_axis": "padding_query_axis"}
+
+
+def no_gradient(how: str) -> Verdict:
+    """The verdict for gradients that do not flow back to a function's input (`how`: probing.gradient_of's status).
+    Named gradient_cut only where the probe found the output cut from the input's graph (no gradient at all); a
+    backward that raised or gave non-finite numbers proves no cut."""
+    cut = how == "no_gradient"
+    return Verdict(False, "function.no_gradient", {"how": how}, misconception="gradient_cut" if cut else None,
+                   evidence=Evidence.FACT if cut else None)
 
 
 def first_index(flags: torch.Tensor) -> tuple[int, ...]:
@@ -61,11 +70,13 @@ def wrapper_structure_problem(data: Mapping[str, Any], case: Mapping[str, Any],
     """
     kind = data.get("heads_type")
     if kind in ("list", "tuple"):
-        return Verdict(False, "mha_wrapper.heads_not_registered", misconception="heads_plain_list")
+        return Verdict(False, "mha_wrapper.heads_not_registered", misconception="heads_plain_list",
+                       evidence=Evidence.FACT)  # the probe read the type of `heads`
     if kind != "ModuleList":
         return Verdict(False, "mha_wrapper.no_heads")
     if data["distinct_heads"] < data["head_count"]:
-        return Verdict(False, "mha_wrapper.heads_shared", misconception="heads_shared")
+        return Verdict(False, "mha_wrapper.heads_shared", misconception="heads_shared",
+                       evidence=Evidence.FACT)  # the probe counted the distinct head objects
     if data["head_count"] != case["num_heads"]:
         return Verdict(False, "mha_wrapper.head_count", {"got": data["head_count"], "expected": case["num_heads"]})
     for i in range(case["num_heads"]):
@@ -102,7 +113,9 @@ def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[s
     blocks = [weights[f"{layer}.weight"] for layer in PROJECTIONS]
     if not same(stacked, torch.cat(blocks)):
         if any(same(stacked, torch.cat(order)) for order in itertools.permutations(blocks)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
+            # Another order of the three blocks reproduces the stacked weights.
+            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order",
+                           evidence=Evidence.VARIANT)
         if same(stacked, torch.cat([block.T for block in blocks])):
             return Verdict(False, "torch_equivalence.in_proj_transposed")
         return Verdict(False, "torch_equivalence.in_proj_weight")
@@ -112,7 +125,8 @@ def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[s
         return Verdict(False, "torch_equivalence.no_bias")
     if not same(stacked_bias, torch.cat(biases)):
         if any(same(stacked_bias, torch.cat(order)) for order in itertools.permutations(biases)):
-            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order")
+            return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order",
+                           evidence=Evidence.VARIANT)
         return Verdict(False, "torch_equivalence.in_proj_bias")
     if not same(state.get("out_proj.weight"), weights["out_proj.weight"]) or not same(
         state["out_proj.bias"], weights["out_proj.bias"]
@@ -160,8 +174,10 @@ def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, num_tokens: i
                        input_sizes={"num_tokens": num_tokens}, heatmap=True)
     if torch.equal(got, expected):
         return Verdict(True)
-    return Verdict(False, *first_mask_error(got, expected), misconception=mask_family(got),
-                   expected=expected, got=got, input_sizes={"num_tokens": num_tokens}, heatmap=True)
+    family = mask_family(got)  # read from the student's own mask: which entries it hides
+    return Verdict(False, *first_mask_error(got, expected), misconception=family,
+                   evidence=Evidence.FACT if family else None, expected=expected, got=got,
+                   input_sizes={"num_tokens": num_tokens}, heatmap=True)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,8 +245,10 @@ def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any]
             squared = divisor * divisor
             from_notebook = any(abs(squared - size) <= 1e-3 * size for size in notebook_sizes)
             named = "size_from_notebook" if from_notebook else "scale_wrong_value"
-            return Verdict(False, "attention.scaled_by_value", fields, misconception=named)
-        return Verdict(False, "attention.scaled_by_form", {**fields, "form": form}, misconception="scale_wrong_value")
+            # The scale fitted from the student's own weights reproduces them (residual under FIT_TOLERANCE).
+            return Verdict(False, "attention.scaled_by_value", fields, misconception=named, evidence=Evidence.VARIANT)
+        return Verdict(False, "attention.scaled_by_form", {**fields, "form": form}, misconception="scale_wrong_value",
+                       evidence=Evidence.VARIANT)
     if seen_weights.shape != want.shape:
         return None
     wrong_queries = (~torch.isclose(seen_weights, want, rtol=1e-4, atol=1e-6, equal_nan=True)).any(dim=-1)

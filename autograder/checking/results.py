@@ -124,8 +124,20 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
 def named_mistake(verdict: Verdict, exercise: str, misconceptions: Mapping[str, Misconception]) -> str | None:
     """The mistake the verdict names, when the table knows it, it applies to `exercise` and the verdict carries
     evidence of a kind that proves it (Misconception.proven_by); None otherwise: an unproven name is never shown."""
-    known = misconceptions.get(verdict.misconception or "")
-    return known.id if known is not None and known.proven_by(verdict, exercise) else None
+    if verdict.misconception is None or refused_name(verdict, exercise, misconceptions) is not None:
+        return None
+    return verdict.misconception
+
+
+def refused_name(verdict: Verdict, exercise: str, misconceptions: Mapping[str, Misconception]) -> str | None:
+    """Why the name `verdict` carries is not shown on `exercise` (Misconception.refusal, or a name the table does
+    not know); None when it is shown or there is none."""
+    if verdict.misconception is None:
+        return None
+    known = misconceptions.get(verdict.misconception)
+    if known is None:
+        return f"{verdict.misconception} is not in the table of mistakes"
+    return known.refusal(verdict, exercise)
 
 
 def _ladder_line(messages: Messages, key: str, text: Mapping[str, str], lang: str) -> str:

@@ -1,5 +1,5 @@
-"""One catalogue of every check, message and known mistake, gathered from the exercise folders' declarations
-(autograder.course.registry).
+"""One catalogue of every check and message, gathered from the exercise folders' declarations
+(autograder.course.registry), and of every known mistake, read from the table of mistakes (autograder.course.mistakes).
 
 Every hidden check has a public **preview** here, right before it: the same probe, judge and expectations on cases
 its own generator draws from a fixed public seed, worth 0 points, run by `check(...)` and never by `grade(...)`. So
@@ -52,9 +52,8 @@ CHECKS_BY_ID = MappingProxyType({check.id: check for check in CHECKS})
 # A check's title is a field of the check; the tables and pages read it as the message "<check id>.title".
 _TITLES = {f"{check.id}.title": check.title for check in CHECKS}
 MESSAGES = _merged(COMMON_MESSAGES, *(declared.messages for declared in _DECLARATIONS), _TITLES)
-MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for declared in _DECLARATIONS for m in declared.misconceptions),
-                               *({m.id: m} for m in MISTAKES))
-MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # course order: notebook 01's first, the contract's last
+MISCONCEPTIONS_BY_ID = _merged(*({m.id: m} for m in MISTAKES))  # the table of mistakes: one id, one entry
+MISCONCEPTIONS = tuple(MISCONCEPTIONS_BY_ID.values())  # by family, in course order (autograder.course.mistakes)
 
 
 def graded_later(check: Check) -> float:

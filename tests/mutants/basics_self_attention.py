@@ -428,7 +428,7 @@ TRUE_MISCONCEPTIONS = {
     "context_vectors_no_softmax": ("scores_as_weights",),
     "context_vectors_scaled": ("scaled_without_weights",),
     "context_vectors_wrong_dim": ("softmax_wrong_dim",),
-    "context_vectors_divide_by_sum": ("normalised_without_exp",),
+    "context_vectors_divide_by_sum": ("context_normalised_without_exp",),
     "context_vectors_notes_size": (),
     "context_vectors_float32": (),
     "SelfAttention_v1_no_scaling": ("missing_scaling",),

@@ -1048,7 +1048,7 @@ TRUE_MISCONCEPTIONS = {
     "MHANoContiguous": (),
     "MHABookWithoutPadding": (),
     "to_torch_multihead_key_first": ("in_proj_order",),
-    "to_torch_multihead_shared_out_proj": ("aliased_not_copied",),
+    "to_torch_multihead_shared_out_proj": ("weights_shared_with_source",),
     "to_torch_multihead_transposed": (),
     "to_torch_multihead_sequence_first": (),
     "to_torch_multihead_forgets_out_bias": (),

@@ -1,5 +1,88 @@
 """Mistakes of one family: gradients: copies without no_grad, detached or unused parameters, aliases."""
 
-from autograder.checking.check_types import Misconception
+from autograder.checking.check_types import Evidence, Misconception
+from autograder.course.mistakes.entry import mistake
 
-MISTAKES: tuple[Misconception, ...] = ()
+MISTAKES: tuple[Misconception, ...] = (
+    mistake(
+        "gradient_cut",
+        exercises=("softmax_naive", "softmax_stable", "context_vectors", "split_heads", "merge_heads"),
+        evidence=(Evidence.FACT,),
+        question=("Which step of your function hands back numbers that autograd did not record?",
+                  "你的函数中哪一步得到的数值没有被 autograd 记录？"),
+        name=("the computation leaves autograd's graph",
+              "计算脱离了 autograd 的计算图"),
+        hint=("training needs a gradient for everything a loss depends on: detaching a tensor, reading its raw "
+              "data, going through NumPy or switching gradients off each hand back numbers autograd cannot trace "
+              "back to the input",
+              "训练需要损失所依赖的一切都有梯度：分离张量、读取它的原始数据、经过 NumPy 或关闭梯度计算，得"
+              "到的数值 autograd 都无法追溯回输入"),
+        change=("compute every step with tensor operations on the input itself, without leaving autograd's record",
+                "每一步都直接对输入做张量运算，不要离开 autograd 的记录"),
+    ),
+    mistake(
+        "copy_without_no_grad",
+        exercises=("transfer_weights",),
+        evidence=(Evidence.FACT,),
+        question=("Is autograd recording while your function writes into the parameters, and should it be?",
+                  "你的函数写入参数时，autograd 在记录吗？它应该记录吗？"),
+        name=("a parameter overwritten in place while autograd records",
+              "在 autograd 记录时原地覆盖了参数"),
+        hint=("autograd refuses to record an in-place write into a parameter that requires grad: a weight "
+              "transfer is not part of training, so autograd must not record it",
+              "autograd 拒绝记录对需要梯度的参数的原地写入：权重迁移不是训练的一部分，所以不应让 "
+              "autograd 记录它"),
+        change=("do the copy inside a block where the recording of gradients is switched off",
+                "在关闭梯度记录的代码块中进行复制"),
+    ),
+    mistake(
+        "aliased_not_copied",
+        exercises=("transfer_weights",),
+        evidence=(Evidence.FACT,),
+        question=("After your function, change one of v2's weights: does v1 change too?",
+                  "调用你的函数之后，改动 v2 的一个权重：v1 也跟着变了吗？"),
+        name=("v2's weights aliased instead of copied",
+              "引用了 v2 的权重而不是复制"),
+        hint=("wrapping a tensor as a new parameter, or transposing it, reuses its memory: the two modules then "
+              "share one set of numbers; copying the values into v1's own parameters keeps them apart",
+              "把一个张量包装成新参数或对它转置，都会复用它的内存：两个模块于是共用同一组数；把数值复制进 v1 "
+              "自己的参数，才能让它们互不影响"),
+        change=("copy the values into the parameters v1 already has instead of handing v2's tensors to v1",
+                "把数值复制进 v1 已有的参数，而不是把 v2 的张量交给 v1"),
+    ),
+    mistake(
+        "parameters_replaced",
+        exercises=("transfer_weights",),
+        evidence=(Evidence.FACT,),
+        question=("Is v1's parameter after the call the same object as before it?",
+                  "调用之后 v1 的参数和调用之前是同一个对象吗？"),
+        name=("v1's parameters replaced by new ones",
+              "用新参数替换了 v1 的参数"),
+        hint=("assigning a new parameter swaps the object that optimizers and hooks already hold; overwriting the "
+              "values of the existing parameter keeps it",
+              "赋值一个新参数会替换掉优化器和钩子已经持有的那个对象；覆盖原有参数的数值才能保留它"),
+        change=("write the new values into v1's existing parameters, in place and unrecorded by autograd, instead "
+                "of assigning new ones",
+                "把新数值原地写入 v1 已有的参数，并且不让 autograd 记录，而不是赋值新的参数"),
+    ),
+    mistake(
+        "weights_shared_with_source",
+        exercises=("torch_equivalence",),
+        evidence=(Evidence.FACT,),
+        question=("After the call, change a weight of the module you copied from: does the nn.MultiheadAttention "
+                  "you built change too?",
+                  "调用之后，改动被复制的那个模块的一个权重：你建好的 nn.MultiheadAttention"
+                  " 也跟着变了吗？"),
+        name=("the new module shares its weights with the one it copies",
+              "新模块与被复制的模块共用权重"),
+        hint=("wrapping a tensor as a new parameter, or taking a view of it, reuses its memory: the two modules "
+              "then share one set of numbers; copying the values into the new module's own parameters keeps them "
+              "apart",
+              "把一个张量包装成新参数或取它的视图，都会复用它的内存：两个模块于是共用同一组数；把数值复制进新模块"
+              "自己的参数，才能让它们互不影响"),
+        change=("copy the values into the parameters nn.MultiheadAttention already has instead of handing it the "
+                "other module's tensors",
+                "把数值复制进 nn.MultiheadAttention 已有的参数，而不是把另一个模块的张量交"
+                "给它"),
+    ),
+)

@@ -1,5 +1,95 @@
 """Mistakes of one family: the causal mask: diagonal, inverted, not truncated, fills, after the softmax."""
 
-from autograder.checking.check_types import Misconception
+from autograder.checking.check_types import Evidence, Misconception
+from autograder.course.mistakes.entry import mistake
 
-MISTAKES: tuple[Misconception, ...] = ()
+MISTAKES: tuple[Misconception, ...] = (
+    mistake(
+        "mask_includes_diagonal",
+        exercises=("causal_mask", "masking_routes", "causal_attention", "multi_head_attention", "padding_mask"),
+        evidence=(Evidence.VARIANT, Evidence.FACT),
+        question=("May token 2 look at token 2? What does your mask say on the diagonal?",
+                  "token 2 可以看它自己吗？你的掩码在对角线上是什么？"),
+        name=("the mask also hides the diagonal",
+              "掩码把对角线也遮住了"),
+        hint=("a token may attend to itself: only the entries strictly above the diagonal are future tokens",
+              "token 可以关注它自己：只有严格位于对角线上方的位置才是未来的 token"),
+        change=("hide only the entries strictly above the diagonal and leave the diagonal visible",
+                "只遮住严格位于对角线上方的位置，对角线保持可见"),
+    ),
+    mistake(
+        "mask_inverted",
+        exercises=("causal_mask", "masking_routes", "causal_attention", "multi_head_attention", "padding_mask"),
+        evidence=(Evidence.VARIANT, Evidence.FACT),
+        question=("In your mask, which tokens does the first token see, and which does the last one see?",
+                  "在你的掩码中，第一个 token 能看到哪些 token？最后一个 token 呢？"),
+        name=("the mask hides the past instead of the future",
+              "掩码遮住了过去而不是未来"),
+        hint=("the mask marks what a token must not see: the tokens after it, strictly above the diagonal",
+              "掩码标出的是一个 token 不能看到的东西：它之后的 token，也就是严格位于对角线上方的位置"),
+        change=("mark the other side of the diagonal: the later tokens, not the earlier ones",
+                "标记对角线的另一侧：之后的 token，而不是之前的 token"),
+    ),
+    mistake(
+        "mask_not_truncated",
+        exercises=("causal_attention", "mha_wrapper", "multi_head_attention", "padding_mask"),
+        evidence=(Evidence.ERROR,),
+        question=("How large is your stored mask, and how large are this input's scores?",
+                  "你存放的掩码有多大？本次输入的分数有多大？"),
+        name=("mask not truncated to num_tokens",
+              "掩码没有截断到 num_tokens"),
+        hint=("inputs can be shorter than context_length: the mask stored for the longest input is larger than "
+              "this input's scores, and only its top-left block belongs to this input",
+              "输入可以比 context_length 短：按最长输入存放的掩码比本次输入的分数大，只有它左上角"
+              "的那一块属于本次输入"),
+        change=("use only the block of the stored mask that covers this input's tokens, as a new local tensor",
+                "只使用所存掩码中覆盖本次输入 token 的那一块，作为一个新的局部张量"),
+    ),
+    mistake(
+        "row_sums_wrong_axis",
+        exercises=("masking_routes",),
+        evidence=(Evidence.VARIANT,),
+        question=("what shape do the row sums have after the sum, and which axis of the weights does broadcasting "
+                  "line them up with?",
+                  "求和之后行和是什么形状？广播又会把它们与权重的哪一个维度对齐？"),
+        name=("the row sums divide the weights along the wrong axis",
+              "权重沿错误的维度除以了行和"),
+        hint=("a sum over the last axis removes that axis, and broadcasting lines what is left up with the LAST "
+              "axis of the weights: each column is then divided by some row's sum",
+              "沿最后一个维度求和会去掉这个维度，而广播会把剩下的结果与权重的最后一个维度对齐：于是每一列都除以了"
+              "某一行的和"),
+        change=("keep the summed axis as size 1 when you take the row sums, so that each row is divided by its "
+                "own sum",
+                "求行和时把被求和的维度保留为长度 1，让每一行除以它自己的和"),
+    ),
+    mistake(
+        "mask_after_softmax_no_renorm",
+        exercises=("masking_routes", "causal_attention", "multi_head_attention", "padding_mask"),
+        evidence=(Evidence.VARIANT,),
+        question=("After the future is zeroed, what does each row of your weights sum to?",
+                  "把未来位置置零之后，你的权重每一行之和是多少？"),
+        name=("future zeroed after the softmax without renormalising",
+              "softmax 之后置零未来位置却没有重新归一化"),
+        hint=("zeroing the future after the softmax removes part of each row's weight: the rows no longer sum to "
+              "1 until they are renormalised",
+              "在 softmax 之后把未来位置置零，会去掉每一行的一部分权重：不重新归一化，各行之和就不再是 "
+              "1"),
+        change=("divide each masked row by its own sum, or hide the future before the softmax instead",
+                "把遮蔽后的每一行除以它自己的和，或者改为在 softmax 之前遮住未来"),
+    ),
+    mistake(
+        "masked_fill_result_dropped",
+        exercises=("masking_routes", "causal_attention", "multi_head_attention", "padding_mask"),
+        evidence=(Evidence.VARIANT,),
+        question=("Print the scores just before your softmax: are the future ones filled?",
+                  "在 softmax 之前打印分数：未来位置的分数被填入了吗？"),
+        name=("the mask has no effect on the scores",
+              "掩码对分数没有起作用"),
+        hint=("the mask must fill the future scores before the softmax; the out-of-place fill returns a new "
+              "tensor and leaves the one it was called on as it was",
+              "掩码必须在 softmax 之前填入未来位置的分数；非原地的填入会返回一个新张量，不改动调用它的那"
+              "个张量"),
+        change=("fill the future scores before the softmax, and go on with the tensor the fill returns",
+                "在 softmax 之前填入未来位置的分数，并用填入返回的张量继续计算"),
+    ),
+)

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check
 from autograder.checking.expectations import Expectations
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.module_contract.cases import (
     device_cases,
     modes_cases,
@@ -82,8 +82,6 @@ def _bound(function: ContractCases, spec: ModuleSpec) -> Callable[[random.Random
     bound = functools.partial(function, spec)
     functools.update_wrapper(bound, function)
     return bound
-
-
 
 
 def _joined(parts: list[str], lang: str) -> str:
@@ -160,7 +158,6 @@ TITLES = {"structure": _structure_title, "modes": _modes_title, "device": _devic
 CHECKS = tuple(check for spec in SPECS for check in contract_checks(spec))
 
 
-
 MESSAGES = {
     "contract.not_a_module": {
         "en": "{name}(...) did not build an nn.Module", "zh": "{name}(...) 没有构造出 nn.Module"},
@@ -170,8 +167,10 @@ MESSAGES = {
         "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动。PyTorch 会在哪些容器里寻找子模"
               "块？"},
     "contract.missing_parameter": {
-        "en": "the module has no parameter {name} of the expected shape: keep the layers of the given __init__",
-        "zh": "模块中没有形状正确的参数 {name}：请保留给定 __init__ 中的各层"},
+        # Said of every module exercise, the wrapper's too, whose constructor the learner writes: no "given __init__".
+        "en": "the module has no parameter {name} of the expected shape: its constructor builds other layers than the "
+              "exercise names",
+        "zh": "模块中没有形状正确的参数 {name}：它的构造函数建立的层与练习要求的不同"},
     "contract.extra_parameter": {
         "en": "the module has a parameter {name} its constructor does not promise",
         "zh": "模块中有一个构造函数没有约定的参数 {name}"},
@@ -342,127 +341,5 @@ MESSAGES = {
         "en": "the gradient of {name} is nan or inf", "zh": "{name} 的梯度是 nan 或 inf"},
 }
 
-MISCONCEPTIONS = (
-    misconception("state_changed_by_forward",
-      "forward changes the module's own state",
-      "forward 修改了模块自己的状态",
-      "forward runs again and again on one module: it reads the weights and the mask buffer and leaves them as "
-      "__init__ built them; anything made for one call (the mask cut to this input's length) is a new local "
-      "tensor, and a slice of a buffer is a view of it, so editing the slice in place edits the buffer",
-      "同一个模块的 forward 会被反复调用：它读取权重和掩码 buffer，并让它们保持 __init__ 构建时的样子；为某一次调"
-      "用准备的东西（按本次输入长度截取的掩码）是一个新的局部张量，而 buffer 的切片是它的视图，原地修改切片就是修"
-      "改 buffer",
-      question=("Run the module twice, on a long input and then on a short one: is its mask the same after the "
-                "first call as before it?",
-                "先在长输入上、再在短输入上运行这个模块：第一次调用之后，它的掩码还和调用之前一样吗？"),
-      change=("keep what one call needs in a local variable and leave the module's own parameters and buffers as "
-              "they are",
-              "把某一次调用需要的东西放在局部变量里，不要改动模块自己的参数和 buffer")),
-    misconception("heads_identical_init",
-      "every head starts from the same weights",
-      "所有的头都从相同的权重开始",
-      "each head's layers must draw their own random weights: resetting the random seed before building each head "
-      "gives every head the same start",
-      "每个头的层都要各自抽取随机权重：在构建每个头之前重新设置随机种子，会让所有头的起点完全相同",
-      question=("Compare the starting weights of two heads: are they different, and what makes them random?",
-                "比较两个头的初始权重：它们不同吗？是什么让它们随机？"),
-      change=("set the random seed once, before building the module, not before each head",
-              "只在构建模块之前设置一次随机种子，而不是在每个头之前都设置")),
-    misconception("mask_plain_attribute",
-      "mask stored as a plain attribute",
-      "掩码被存成普通属性",
-      "a module moves, converts and saves only the tensors it knows, its parameters and its registered buffers: a "
-      "tensor kept as a plain attribute stays behind on the CPU and is missing from the saved state",
-      "模块只会移动、转换和保存它知道的张量，也就是参数和已注册的 buffer：作为普通属性保存的张量会留在 CPU 上，也"
-      "不在保存的状态中",
-      question=("After the module is moved to another device, where is your mask, and is it in the module's saved "
-                "state?",
-                "把模块移到另一个设备之后，你的掩码在哪里？它在模块保存的状态中吗？"),
-      change=("register the mask as a buffer of the module in the constructor instead of assigning it as a plain "
-              "attribute",
-              "在构造函数中把掩码注册为模块的 buffer，而不是把它赋值为普通属性")),
-    misconception("mask_as_parameter",
-      "mask registered as a parameter",
-      "掩码被注册成了参数",
-      "a parameter is what the optimizer trains; a fixed mask is state the module carries, moves and saves "
-      "without training it: a buffer",
-      "参数是优化器要训练的东西；固定的掩码是模块携带、移动和保存但不训练的状态，也就是 buffer",
-      question=("Would an optimizer built from the module's parameters change your mask?",
-                "用模块的参数创建的优化器会改变你的掩码吗？"),
-      change=("register the mask as a buffer, not as a parameter",
-              "把掩码注册为 buffer，而不是参数")),
-    misconception("mask_not_persistent",
-      "mask buffer not saved in state_dict",
-      "掩码 buffer 没有保存在 state_dict 中",
-      "a buffer can be left out of the saved state; the mask is part of the model, so a saved and reloaded module "
-      "must carry it",
-      "buffer 可以不进入保存的状态；掩码是模型的一部分，保存后再载入的模块必须带着它",
-      question=("Save the module's state and list what is in it: is the mask there?",
-                "保存模块的状态并列出其中的内容：掩码在里面吗？"),
-      change=("register the mask as a buffer that is saved with the module, which is the default",
-              "按默认方式把掩码注册为 buffer，让它随模块一起保存")),
-    misconception("dropout_in_eval",
-      "dropout still active in eval mode",
-      "eval 模式下 dropout 仍然生效",
-      "dropout belongs to training: the module's dropout layer switches itself off in eval mode, a hand-written "
-      "one does not",
-      "dropout 只属于训练：模块中的 dropout 层在 eval 模式下会自动关闭，手写的则不会",
-      question=("After the module is switched to eval mode, do two calls on the same input give the same output?",
-                "把模块切换到 eval 模式之后，对同一输入调用两次，输出相同吗？"),
-      change=("apply the dropout layer built in the constructor instead of dropping weights by hand",
-              "使用在构造函数中建好的 dropout 层，而不是手动丢弃权重")),
-    misconception("dropout_before_softmax",
-      "dropout applied before the softmax",
-      "在 softmax 之前应用了 dropout",
-      "dropout zeroes some attention weights and scales up the rest; before the softmax it only changes scores, "
-      "and the softmax then gives every key a weight again",
-      "dropout 把一部分注意力权重置零，并放大其余的权重；在 softmax 之前它只改变分数，softmax 又会给每个 key 一个"
-      "权重",
-      question=("In training mode, is any of your attention weights exactly 0?",
-                "在训练模式下，你的注意力权重中有恰好为 0 的吗？"),
-      change=("apply dropout to the attention weights after the softmax, not to the scores",
-              "在 softmax 之后对注意力权重应用 dropout，而不是对分数")),
-    misconception("dropout_missing",
-      "dropout never applied",
-      "没有应用 dropout",
-      "dropout drops attention weights at random while training, so that no token relies on a single key; in eval "
-      "mode it does nothing",
-      "dropout 在训练时随机丢弃注意力权重，让任何 token 都不依赖单个 key；在 eval 模式下它不起作用",
-      question=("In training mode with a large dropout rate, do your weights change from one call to the next?",
-                "在训练模式下把 dropout 比例设得很大，你的权重在两次调用之间有变化吗？"),
-      change=("apply the module's dropout layer to the attention weights right after the softmax",
-              "在 softmax 之后立即对注意力权重应用模块的 dropout 层")),
-    misconception("dropout_not_on_weights",
-      "dropout applied to something other than the attention weights",
-      "dropout 作用在了注意力权重以外的地方",
-      "attention dropout removes some of the links between tokens: it acts on the attention weights, not on the "
-      "input, the values or the output",
-      "注意力中的 dropout 去掉的是 token 之间的部分联系：它作用在注意力权重上，而不是输入、value 或输出上",
-      question=("Which tensor does your dropout act on, and what does each of its numbers stand for?",
-                "你的 dropout 作用在哪个张量上？其中每个数代表什么？"),
-      change=("move the dropout to the attention weights, right after the softmax",
-              "把 dropout 移到 softmax 之后，作用在注意力权重上")),
-    misconception("heads_plain_list",
-      "heads kept in a plain Python list",
-      "注意力头放在了普通 Python 列表里",
-      "a module sees only the submodules it registers: the weights of heads kept in a plain list are not listed, "
-      "moved or saved with the module",
-      "模块只能看到它注册的子模块：放在普通列表里的头，其权重不会随模块被列出、移动或保存",
-      question=("Does the module's list of parameters include the heads' weights?",
-                "模块的参数列表中包含这些头的权重吗？"),
-      change=("keep the heads in the module list container PyTorch provides, so that they are registered",
-              "用 PyTorch 提供的模块列表容器保存这些头，让它们被注册")),
-    misconception("qkv_bias_ignored",
-      "qkv_bias not followed",
-      "没有遵循 qkv_bias 参数",
-      "the query, key and value projections have a bias exactly when qkv_bias asks for one; out_proj always has "
-      "one",
-      "query、key、value 三个投影是否带偏置完全由 qkv_bias 决定；out_proj 总是带偏置",
-      question=("Build the module with qkv_bias on and off: do the query, key and value layers have a bias in "
-                "each case?",
-                "分别打开和关闭 qkv_bias 构建模块：两种情况下 query、key、value 各层有偏置吗？"),
-      change=("pass qkv_bias on as the bias setting of the three projection layers",
-              "把 qkv_bias 作为三个投影层的偏置设置传进去")),
-)
 
-DECLARATION = Declaration(checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(checks=CHECKS, messages=MESSAGES)

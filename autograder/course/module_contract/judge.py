@@ -9,7 +9,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import same
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import PROJECTIONS
@@ -71,16 +71,17 @@ def judge_structure(spec: ModuleSpec, data: StructureRecord, case: ContractCase,
     extra = sorted(set(got) - set(expected))
     missing = sorted(set(expected) - set(got))
     if missing and all(unregistered_head(name, got) for name in missing):
-        return Verdict(False, "contract.heads_not_registered", misconception="heads_plain_list")
+        return heads_not_registered(data)
     masks = [name for name in extra if name.split(".")[-1] == "mask"]
     if masks:
-        return Verdict(False, "contract.mask_parameter", {"name": masks[0]}, misconception="mask_as_parameter")
+        return Verdict(False, "contract.mask_parameter", {"name": masks[0]}, misconception="mask_as_parameter",
+                       evidence=Evidence.FACT)
     biases = [name for name in extra + missing if name.endswith(".bias")]
     if biases and len(biases) == len(extra) + len(missing):
         if case["qkv_bias"] is None:
             return Verdict(False, "contract.stray_bias_default", {"name": biases[0]})
         key = "contract.stray_bias" if case["qkv_bias"] is False else "contract.missing_bias"
-        return Verdict(False, key, {"name": biases[0]}, misconception="qkv_bias_ignored")
+        return Verdict(False, key, {"name": biases[0]}, misconception="qkv_bias_ignored", evidence=Evidence.FACT)
     if missing:
         return Verdict(False, "contract.missing_parameter", {"name": missing[0]})
     if extra:
@@ -90,7 +91,7 @@ def judge_structure(spec: ModuleSpec, data: StructureRecord, case: ContractCase,
             return Verdict(False, "contract.parameter_shape", {"name": name, "got": got[name], "expected": shape})
     if data.get("identical_heads"):
         return Verdict(False, "contract.heads_identical", {"head": data["identical_heads"][0]},
-                       misconception="heads_identical_init")
+                       misconception="heads_identical_init", evidence=Evidence.FACT)
     attributes = data.get("attributes", {})
     for name, (value, formula) in promised_attributes(spec, case).items():
         stored = attributes.get(name, {})
@@ -115,14 +116,15 @@ def judge_modes(spec: ModuleSpec, data: ModesRecord, case: ContractCase, expecte
             return Verdict(False, "shape.wrong",
                            {"got_shape": tuple(data[key].shape), "expected_shape": expected_shape})
     if not same(data["eval_again"], data["eval"], atol=0, rtol=0):
-        return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval")
+        return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval", evidence=Evidence.FACT)
     if not same(data["eval"], data["no_dropout"]):
-        return Verdict(False, "contract.eval_differs", {"p": case["p"]}, misconception="dropout_in_eval")
+        return Verdict(False, "contract.eval_differs", {"p": case["p"]}, misconception="dropout_in_eval",
+                       evidence=Evidence.FACT)
     if not same(data["eval"], expected["exposed"]):
         # The forward pass itself is wrong on these weights (the value checks say how): where dropout acts cannot be
         # read from its output, only that it acts in training mode.
         if same(data["train"], data["eval"]):
-            return Verdict(False, "contract.dropout_inactive", misconception="dropout_missing")
+            return Verdict(False, "contract.dropout_inactive", misconception="dropout_missing", evidence=Evidence.FACT)
         return Verdict(True)
     for head in range(heads):
         block = slice(head * (tokens + 1), (head + 1) * (tokens + 1))
@@ -138,12 +140,12 @@ def train_problem(train: Tensor, evaluated: Tensor, p: float) -> Verdict | None:
     Both are (b, tokens, tokens + 1): the weights over the keys, then their sum (see exposing_weights).
     """
     if same(train, evaluated):
-        return Verdict(False, "contract.dropout_inactive", misconception="dropout_missing")
+        return Verdict(False, "contract.dropout_inactive", misconception="dropout_missing", evidence=Evidence.FACT)
     weights, total = train[..., :-1], train[..., -1]
     evaluated = evaluated[..., :-1]
     valid = ~torch.isnan(evaluated)
     if (torch.isnan(weights) & valid).any():  # nn.Dropout on scores that already hold -inf: -inf · 0 is nan
-        return Verdict(False, "contract.dropout_nan", misconception="dropout_before_softmax")
+        return Verdict(False, "contract.dropout_nan", misconception="dropout_before_softmax", evidence=Evidence.FACT)
     seen = valid & (evaluated != 0)  # the weights the mask lets through
     if ((weights != 0) & valid & ~seen).any():
         return Verdict(False, "contract.dropout_future")
@@ -151,11 +153,14 @@ def train_problem(train: Tensor, evaluated: Tensor, p: float) -> Verdict | None:
     if not zeros.any():
         if same(weights.nansum(dim=-1), evaluated.nansum(dim=-1)):
             # Rows sum as before and nothing was zeroed: the softmax came after the dropout.
-            return Verdict(False, "contract.dropout_before_softmax", misconception="dropout_before_softmax")
-        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights")
+            return Verdict(False, "contract.dropout_before_softmax", misconception="dropout_before_softmax",
+                           evidence=Evidence.FACT)
+        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights",
+                       evidence=Evidence.FACT)
     if not same(total, weights.sum(dim=-1), atol=1e-4):
         # The last feature is the sum of the values' ones: it matches the weights only when the weights were dropped.
-        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights")
+        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights",
+                       evidence=Evidence.FACT)
     # Dropout on the weights zeroes each (query, key) pair on its own; dropout on the inputs zeroes whole columns,
     # so vertical neighbours (query i and i + 1, same key) agree far more often than independent zeros would, at
     # whatever rate they occur.
@@ -164,7 +169,8 @@ def train_problem(train: Tensor, evaluated: Tensor, p: float) -> Verdict | None:
     pairs = seen[:, 1:, :] & seen[:, :-1, :]
     agree = float(((zeros[:, 1:, :] == zeros[:, :-1, :]) & pairs).sum()) / max(int(pairs.sum()), 1)
     if agree > share**2 + (1 - share) ** 2 + NEIGHBOUR_MARGIN:
-        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights")
+        return Verdict(False, "contract.dropout_not_on_weights", misconception="dropout_not_on_weights",
+                       evidence=Evidence.FACT)
     if abs(share - p) > RATE_DEVIATIONS * (p * (1 - p) / count) ** 0.5:
         return Verdict(False, "contract.dropout_rate", {"share": share})
     kept = seen & ~zeros
@@ -172,6 +178,15 @@ def train_problem(train: Tensor, evaluated: Tensor, p: float) -> Verdict | None:
         key = "contract.dropout_not_scaled" if same(weights[kept], evaluated[kept]) else "contract.dropout_values"
         return Verdict(False, key)
     return None
+
+
+def heads_not_registered(data: StructureRecord | ContractDeviceRecord) -> Verdict:
+    """Heads whose parameters the module does not list: named heads_plain_list only where the probe read a plain
+    list or tuple in `heads` (heads missing from the parameters may also never have been built, or sit in a dict)."""
+    if data.get("heads_type") in ("list", "tuple"):
+        return Verdict(False, "contract.heads_not_registered", misconception="heads_plain_list",
+                       evidence=Evidence.FACT)
+    return Verdict(False, "contract.heads_not_registered")
 
 
 def unregistered_head(name: str, registered: Collection[str]) -> bool:
@@ -192,23 +207,26 @@ def judge_device(spec: ModuleSpec, data: ContractDeviceRecord, case: ContractCas
         if name in data["parameters"]:
             continue  # a mask registered as a parameter moves with the module: the structure check names it
         if unregistered_head(name, registered):
-            return Verdict(False, "contract.heads_not_registered", misconception="heads_plain_list")
+            return heads_not_registered(data)
         left_behind = data["mask_devices"][name] != device
         still_float32 = data["mask_dtypes"][name] in ("float16", "bfloat16", "float32")
         if name not in data["buffers"] or left_behind or still_float32:
             return Verdict(False, "contract.mask_plain_attribute", {"name": name, "device": device},
-                           misconception="mask_plain_attribute")
+                           misconception="mask_plain_attribute", evidence=Evidence.FACT)
         if name not in data["state_dict"]:
-            return Verdict(False, "contract.mask_not_saved", {"name": name}, misconception="mask_not_persistent")
+            return Verdict(False, "contract.mask_not_saved", {"name": name}, misconception="mask_not_persistent",
+                           evidence=Evidence.FACT)
     error = data.get("forward_error")
     # The meta device has no values: an op that needs them (.item(), printing numbers) fails there only.
+    # A CPU tensor mixed into the work on the device is a fact the probe saw (DeviceMixWatch), raised or not.
+    named, evidence = ("tensor_created_on_cpu", Evidence.FACT) if data.get("mixed") else (None, None)
     if error is not None and (device != "meta" or "device" in error["message"]):
         return Verdict(False, "contract.forward_failed_on_device",
                        {"device": device, "type": error["type"], "detail": error["message"][:160]},
-                       misconception="tensor_created_on_cpu" if "device" in error["message"] else None)
+                       misconception=named, evidence=evidence)
     if data.get("mixed"):
         return Verdict(False, "contract.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
-                       misconception="tensor_created_on_cpu")
+                       misconception=named, evidence=evidence)
     if error is None and (tuple(data.get("output_shape", ())) != output_shape(spec, case)
                           or data.get("output_device") != device):
         return Verdict(False, "contract.output_on_device", {"device": device})
@@ -269,7 +287,7 @@ def judge_state(spec: ModuleSpec, data: StateRecord, case: ContractCase, expecte
     changed = state_change(data["before"], data["after"], data.get("parameter_names", ()))
     if changed is not None:
         key, fields = changed
-        return Verdict(False, key, fields, misconception="state_changed_by_forward")
+        return Verdict(False, key, fields, misconception="state_changed_by_forward", evidence=Evidence.FACT)
     lengths = case["lengths"]
     calls = zip(lengths, data["outputs"], data["call_errors"], data["fresh_outputs"], strict=True)
     for tokens, got, error, fresh in calls:

@@ -49,6 +49,7 @@ class StructureRecord(TypedDict, total=False):
     output_dtype: str
     attributes: dict[str, dict[str, Any]]
     identical_heads: list[int]  # stacked heads: the heads (other modules than head 0) that start with its weights
+    heads_type: str  # stacked heads: the type of the module's `heads` ("ModuleList", "list", "NoneType", ...)
 
 
 class ModesRecord(TypedDict):
@@ -81,9 +82,10 @@ class ContractDeviceRecord(TypedDict, total=False):
     device: str
     mask_devices: dict[str, str]
     forward_error: ExceptionRecord
-    mixed: list[str]
+    mixed: list[str]  # the ops that mixed a CPU tensor into work on the device, before any failure too
     output_shape: list[int]
     output_device: str
+    heads_type: str  # stacked heads: the type of the module's `heads`
 
 
 class PropertiesRecord(TypedDict, total=False):
@@ -237,6 +239,8 @@ def probe_structure(spec: "ModuleSpec", namespace: Namespace, case: ContractCase
     else:
         data["output_shape"], data["output_dtype"] = list(output.shape), dtype_name(output.dtype)
     data["attributes"] = attributes
+    if spec.heads.stacked:
+        data["heads_type"] = type(getattr(module, "heads", None)).__name__
     if spec.heads.stacked and isinstance(getattr(module, "heads", None), torch.nn.ModuleList) and module.heads:
         data["identical_heads"] = identical_heads(module.heads)  # type: ignore[arg-type]  # a ModuleList: just above
     return data
@@ -337,6 +341,8 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
         "parameters": [name for name, _ in module.named_parameters(remove_duplicate=False)],
         "state_dict": list(module.state_dict()),
     }
+    if spec.heads.stacked:
+        data["heads_type"] = type(getattr(module, "heads", None)).__name__
     # The dtype move happens on the CPU, then back (MPS has no float64).
     module.to(torch.float64)
     # A mask found (data["masks"]) is a tensor: tensor_at is None only for the others.
@@ -351,15 +357,16 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
     data["device"] = torch.device(device).type
     data["mask_devices"] = {name: tensor_at(module, name).device.type  # type: ignore[union-attr]  # found: a tensor
                             for name in masks if data["masks"][name]}
+    watch = DeviceMixWatch()
     try:
-        with torch.no_grad(), DeviceMixWatch() as watch:
+        with torch.no_grad(), watch:
             output = module(x.to(device))
     except Exception as exc:  # noqa: BLE001 - a failure after the move is the finding, not a crash
         data["forward_error"] = describe_exception(exc)
     else:
-        data["mixed"] = watch.mixed[:5]
         if isinstance(output, torch.Tensor):
             data["output_shape"], data["output_device"] = list(output.shape), output.device.type
+    data["mixed"] = watch.mixed[:5]  # the op that failed is noted before it runs: a mix that raised is seen too
     return data
 
 

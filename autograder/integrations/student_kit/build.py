@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from autograder.checking.check_types import Check
+from autograder.checking.check_types import Check, Misconception
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS
 from autograder.course.exercises import EXERCISES
@@ -118,6 +118,15 @@ def public_messages() -> dict[str, dict[str, str]]:
             if not key.endswith(".hidden") and key not in hidden_titles}
 
 
+def misconception_record(misconception: Misconception) -> dict[str, Any]:
+    """One entry of the table of mistakes as the kit stores it: its texts, and where it may be named and what proves
+    it, so that the kit's gate (autograder.checking.results.named_mistake) shows what the full kit's shows."""
+    m = misconception
+    return {"id": m.id, "name": dict(m.name), "hint": dict(m.hint), "question": dict(m.question),
+            "change": dict(m.change), "exercises": sorted(m.exercises),
+            "evidence": sorted(kind.value for kind in m.evidence)}
+
+
 def vectors_document(seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Every public case of every exercise, in course order, as the kit stores it."""
     checks = []
@@ -127,8 +136,7 @@ def vectors_document(seed: int = DEFAULT_SEED) -> dict[str, Any]:
     # The course's tables live beside the checks in the full kit: the kit gets them as data.
     exercises = [{"id": e.id, "notebook": e.notebook, "names": list(e.names), "title": dict(e.title),
                   "points": e.points} for e in EXERCISES]
-    misconceptions = [{"id": m.id, "name": dict(m.name), "hint": dict(m.hint), "question": dict(m.question),
-                       "change": dict(m.change)} for m in MISCONCEPTIONS]
+    misconceptions = [misconception_record(m) for m in MISCONCEPTIONS]
     return {"format": vectors.FORMAT, "messages": public_messages(), "exercises": exercises,
             "misconceptions": misconceptions, "checks": checks}
 

@@ -17,7 +17,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.judge import judge_softmax, judge_softmax_rules
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
@@ -215,94 +215,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("naive_softmax_overflow",
-      "softmax overflows on large inputs",
-      "softmax 在大输入上溢出",
-      "the exponential of a large score overflows to infinity, and infinity over infinity is not a number; "
-      "shifting every score of a row by the same amount leaves the softmax unchanged",
-      "大分数的指数会上溢成无穷大，无穷大除以无穷大不是一个数；同一行的每个分数都减去同一个数，softmax 的结果不变",
-      question=("What is the exponential of a score of 1000 in floating point, and what do you get when you "
-                "divide it by itself?",
-                "在浮点数中，分数 1000 的指数是多少？再用它除以它自己，会得到什么？"),
-      change=("shift the scores by their largest value before taking the exponential, so that the largest "
-              "exponential is 1",
-              "在取指数之前，先把分数减去其中的最大值，使最大的指数恰好为 1")),
-    misconception("normalised_without_exp",
-      "divided by the sum instead of taking the softmax",
-      "直接除以总和而不是做 softmax",
-      "softmax exponentiates each score before normalising; dividing the raw scores by their sum breaks on "
-      "negative scores",
-      "softmax 先对每个分数取指数再归一化；直接用原始分数除以它们的和，遇到负分数就会出错",
-      question=("What weight does your function give a negative score, and can a weight be negative?",
-                "你的函数给负分数的权重是多少？权重可以是负数吗？"),
-      change=("take the exponential of every score first, then divide each by the sum of those exponentials",
-              "先对每个分数取指数，再用每个指数除以这些指数的和")),
-    misconception("softmax_dim_ignored",
-      "the dim argument is ignored",
-      "忽略了 dim 参数",
-      "reduce over the dimension you were given: the maximum and the sum both run along it and keep it, never "
-      "along a fixed one",
-      "在给定的维度上做归约：最大值和求和都沿这个维度进行并保留它，而不是沿一个固定的维度",
-      question=("Call your function on a matrix once along each of its two dimensions: does the result change?",
-                "沿矩阵的两个维度分别调用一次你的函数：结果会变吗？"),
-      change=("take the maximum and the sum along the dimension passed in, not along one you chose",
-              "沿传入的那个维度求最大值和总和，而不是沿你自己选定的维度")),
-    misconception("softmax_sum_wrong_axis",
-      "the sum runs along another axis than the one to normalise", "求和沿着的不是要归一化的那个维度",
-      "softmax makes the entries along one axis add up to 1: the sum that divides them must run along that same axis, "
-      "the one the exercise names",
-      "softmax 让沿某一个维度的各项之和为 1：作为除数的求和必须沿同一个维度进行，也就是练习指定的那个维度",
-      question=("along which axis should your outputs add up to 1, and along which axis does your sum run?",
-                "你的输出应当沿哪个维度加起来等于 1？你的求和又是沿哪个维度进行的？"),
-      change=("make the sum run along the axis the exercise's docstring names, and check that the outputs add up to 1 "
-              "along it",
-              "让求和沿练习文档字符串中指定的维度进行，并检查输出沿这个维度加起来是否等于 1")),
-    misconception("default_dim_changed",
-      "the default of dim was changed",
-      "改变了 dim 的默认值",
-      "code that calls the function without naming a dimension counts on the default of the given signature, the "
-      "last axis",
-      "不指定维度调用这个函数的代码，依赖的是给定签名中的默认值，也就是最后一个维度",
-      question=("Which dimension does your function use when it is called without one, and which does the given "
-                "signature promise?",
-                "不传维度调用时，你的函数用的是哪个维度？给定的签名约定的又是哪个？"),
-      change=("restore the default of the given signature and leave the signature as it was",
-              "恢复给定签名中的默认值，保持签名原样")),
-    misconception("max_and_sum_axes_differ",
-      "the maximum and the sum taken along different axes",
-      "最大值和求和沿着不同的维度进行",
-      "the shift cancels only when every entry of a row is shifted by the same amount: the maximum must come from "
-      "the same axis the sum runs along",
-      "只有当同一行中的每一项都减去同一个数时，这个平移才会抵消：最大值必须沿求和的那个维度取",
-      question=("Along which axis do you take the maximum, and along which the sum?",
-                "你沿哪个维度取最大值，又沿哪个维度求和？"),
-      change=("take the maximum along the same dimension as the sum",
-              "沿求和的那个维度取最大值")),
-    misconception("gradient_cut",
-      "the computation leaves autograd's graph",
-      "计算脱离了 autograd 的计算图",
-      "training needs a gradient for everything a loss depends on: detaching a tensor, reading its raw data, "
-      "going through NumPy or switching gradients off each hand back numbers autograd cannot trace back to the "
-      "input",
-      "训练需要损失所依赖的一切都有梯度：分离张量、读取它的原始数据、经过 NumPy 或关闭梯度计算，得到的数值 autogra"
-      "d 都无法追溯回输入",
-      question=("Which step of your function hands back numbers that autograd did not record?",
-                "你的函数中哪一步得到的数值没有被 autograd 记录？"),
-      change=("compute every step with tensor operations on the input itself, without leaving autograd's record",
-              "每一步都直接对输入做张量运算，不要离开 autograd 的记录")),
-    misconception("missing_keepdim",
-      "max or sum taken without keeping the reduced axis",
-      "求最大值或总和时没有保留被归约的维度",
-      "a reduction drops the axis it runs over unless asked to keep it with size 1; without it, broadcasting "
-      "lines each row up with another row's maximum and sum",
-      "归约默认会去掉它所跨的维度，除非要求把它保留为长度 1；否则广播会让每一行对上别的行的最大值和总和",
-      question=("Print the shapes of your maximum and your sum next to the input's: which row does each of their "
-                "entries line up with?",
-                "把最大值和总和的形状与输入的形状放在一起打印：它们的每一项各自与哪一行对齐？"),
-      change=("ask both reductions to keep the reduced axis, so that each row is shifted and divided by its own "
-              "maximum and sum",
-              "让两次归约都保留被归约的维度，这样每一行减去、除以的都是它自己的最大值和总和")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

@@ -3,9 +3,10 @@ Imports no reference or declaration: the student kit ships it as it is."""
 
 import torch
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare_named, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.judging import no_gradient
 from autograder.checking.probing import forbidden_calls, gradient_weights
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import SoftmaxRecord, TensorCase, case_tensor
 
@@ -54,12 +55,12 @@ def judge_softmax_rules(exercise_id: str, data: SoftmaxRecord, case: TensorCase,
     if data["input_changed"]:
         return Verdict(False, f"{exercise_id}.input_changed")
     if data.get("gradient", "ok") != "ok":
-        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
+        return no_gradient(data["gradient"])
     got, dim = data["output"], case.get("dim", 0)
     if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
         return Verdict(False, f"{exercise_id}.not_normalised")
     if gradient_faked(data, case_tensor(case), dim):
-        return Verdict(False, "function.gradient_faked", misconception="gradient_cut")
+        return Verdict(False, "function.gradient_faked", misconception="gradient_cut", evidence=Evidence.FACT)
     return Verdict(True)
 
 

@@ -8,7 +8,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.declaration import SOFTMAX_MESSAGES, random_case
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
@@ -44,7 +44,7 @@ def context_mistakes(inputs: Tensor) -> list[tuple[str, Tensor]]:
     scores = inputs @ inputs.T
     return [
         ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
-        ("normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
+        ("context_normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
         ("scores_as_weights", scores @ inputs),
         ("scaled_without_weights", torch.softmax(scores / inputs.shape[-1] ** 0.5, dim=-1) @ inputs),
     ]
@@ -90,38 +90,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("softmax_wrong_dim",
-      "softmax over the wrong dimension",
-      "softmax 的维度不对",
-      "each query's weights over the keys must sum to 1: the softmax runs along one query's row, across the keys",
-      "每个 query 对所有 key 的权重之和应为 1：softmax 沿一个 query 的那一行、跨所有 key 进行",
-      question=("Add up the weights of one query: do they sum to 1? Along which dimension do the keys of one "
-                "query lie?",
-                "把一个 query 的权重加起来：和是 1 吗？一个 query 的各个 key 排在哪个维度上？"),
-      change=("take the softmax along the dimension that runs over the keys of one query, not over the queries",
-              "沿一个 query 的所有 key 所在的维度做 softmax，而不是沿 query 所在的维度")),
-    misconception("scores_as_weights",
-      "the scores used as weights, without the softmax",
-      "直接把分数当成权重，没有做 softmax",
-      "a context vector is a weighted average of the inputs: its weights are positive and sum to 1, which the raw "
-      "scores are not until the softmax makes them so",
-      "上下文向量是输入的加权平均：权重必须为正且和为 1，原始分数要经过 softmax 才满足这一点",
-      question=("Are your weights all positive, and does each query's row sum to 1?",
-                "你的权重都是正数吗？每个 query 那一行的和是 1 吗？"),
-      change=("turn the scores into weights with a softmax over each query's row before the weighted sum",
-              "在加权求和之前，先对每个 query 那一行的分数做 softmax，把它们变成权重")),
-    misconception("scaled_without_weights",
-      "the scores scaled, though this attention has no weights",
-      "这里的注意力没有权重，却对分数做了缩放",
-      "the division by the square root of the size arrives with the trainable query and key weights of notebook "
-      "02; here the weights are the softmax of the plain dot products",
-      "除以维度平方根这一步要到 notebook 02 引入可训练的 query、key 权重时才出现；这里的权重就是普通点积的 softmax",
-      question=("Does this notebook's attention have trainable weights, and where did the division by a square "
-                "root come from?",
-                "这个 notebook 的注意力有可训练的权重吗？除以平方根这一步是从哪里来的？"),
-      change=("leave the dot products unscaled here: the softmax of the plain scores gives the weights",
-              "这里不要缩放点积：直接对原始分数做 softmax 就得到权重")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

@@ -6,6 +6,7 @@ import torch
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare_named, dtype_verdict
 from autograder.checking.expectations import Expectations
+from autograder.checking.judging import no_gradient
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import ContextRecord
 
@@ -22,7 +23,7 @@ def judge_context_vectors_dtype(data: ContextRecord, case: TensorCase, expected:
     if data["input_changed"]:
         return Verdict(False, "context_vectors.input_changed")
     if data.get("gradient", "ok") != "ok":
-        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut")
+        return no_gradient(data["gradient"])
     verdict = judge_context_vectors(data, case, expected)
     if verdict.passed:
         return dtype_verdict("context_vectors", data["output"], torch.float64)

@@ -16,7 +16,7 @@ from torch import Tensor
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.checking.probing import PROJECTIONS
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n02_trainable_self_attention import NOTEBOOK
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.judge import judge_calls, judge_forward
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe import (
@@ -214,67 +214,5 @@ MESSAGES = {
        for key, text in ATTENTION_MESSAGES.items()},
 }
 
-MISCONCEPTIONS = (
-    misconception("copy_without_no_grad",
-      "a parameter overwritten in place while autograd records",
-      "在 autograd 记录时原地覆盖了参数",
-      "autograd refuses to record an in-place write into a parameter that requires grad: a weight transfer is not "
-      "part of training, so autograd must not record it",
-      "autograd 拒绝记录对需要梯度的参数的原地写入：权重迁移不是训练的一部分，所以不应让 autograd 记录它",
-      question=("Is autograd recording while your function writes into the parameters, and should it be?",
-                "你的函数写入参数时，autograd 在记录吗？它应该记录吗？"),
-      change=("do the copy inside a block where the recording of gradients is switched off",
-              "在关闭梯度记录的代码块中进行复制")),
-    misconception("missing_scaling",
-      "attention scores not scaled",
-      "注意力分数没有缩放",
-      "dividing the scores by the square root of the key dimension keeps their spread near 1; large dot products "
-      "otherwise push each row of the softmax towards one-hot",
-      "把分数除以 key 维度的平方根，能让分数的分布范围保持在 1 左右；否则较大的点积会让 softmax 的每一行接近 one-h"
-      "ot",
-      question=("How large are your scores for a wide key dimension, and how peaked are the weights they give?",
-                "当 key 维度较大时，你的分数有多大？它们得到的权重有多集中？"),
-      change=("scale the scores down by the square root of the key dimension before the softmax",
-              "在 softmax 之前，把分数除以 key 维度的平方根")),
-    misconception("scale_by_d_in",
-      "scaled by the input's size instead of the keys'",
-      "按输入的维度而不是 key 的维度缩放",
-      "the scale belongs to the dimension the dot products sum over (the keys'), not to the input embedding",
-      "缩放因子取决于点积求和所跨的维度（key 的维度），而不是输入嵌入的维度",
-      question=("Over how many numbers does each dot product of a query and a key sum?",
-                "query 与 key 的每个点积是对多少个数求和？"),
-      change=("take the square root of the keys' size, not of the input's",
-              "取 key 维度的平方根，而不是输入维度的")),
-    misconception("query_key_swapped",
-      "queries and keys swapped",
-      "query 和 key 弄反了",
-      "row i of the scores belongs to query i: each query is compared with every key, not each key with every "
-      "query",
-      "分数的第 i 行属于第 i 个 query：是每个 query 与所有 key 比较，而不是每个 key 与所有 query 比较",
-      question=("Which token does row i of your scores belong to: a query or a key?",
-                "你的分数的第 i 行属于哪个 token：query 还是 key？"),
-      change=("put the queries on the left of the product and the keys on the right",
-              "在乘法中把 query 放在左边、key 放在右边")),
-    misconception("linear_as_matrix",
-      "an nn.Linear used as a matrix",
-      "把 nn.Linear 当成矩阵用了",
-      "nn.Linear is a layer, applied by calling it on the input; its stored weight is laid out outputs first, so "
-      "multiplying by it directly gives the wrong shape or values",
-      "nn.Linear 是一个层，要把输入传给它调用才能应用它；它存放的权重按输出在前排列，直接与它相乘会得到错误的形状"
-      "或数值",
-      question=("How is the weight of an nn.Linear laid out, and how is the layer meant to be applied to an input?",
-                "nn.Linear 的权重是怎样排列的？这个层应当怎样作用在输入上？"),
-      change=("apply each projection layer by calling it on the input",
-              "把输入传给每个投影层，通过调用来应用它")),
-    misconception("scale_after_softmax",
-      "scaled after the softmax instead of before",
-      "在 softmax 之后才缩放",
-      "the scaling acts on the scores; dividing the weights afterwards breaks their sum of 1",
-      "缩放作用在分数上；softmax 之后再除会让每行权重之和不再是 1",
-      question=("Do the weights of one query still sum to 1?",
-                "一个 query 的权重之和还是 1 吗？"),
-      change=("divide the scores before the softmax, not the weights after it",
-              "在 softmax 之前除分数，而不是在它之后除权重")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

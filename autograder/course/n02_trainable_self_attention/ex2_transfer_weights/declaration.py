@@ -7,7 +7,7 @@ exercise 3.1 its points. The judge needs no reference: the case's own weights sa
 import random
 
 from autograder.checking.check_types import Check, Exercise
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n02_trainable_self_attention import NOTEBOOK
 from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.judge import (
     judge_transfer,
@@ -101,61 +101,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("aliased_not_copied",
-      "v2's weights aliased instead of copied",
-      "引用了 v2 的权重而不是复制",
-      "wrapping a tensor as a new parameter, or transposing it, reuses its memory: the two modules then share one "
-      "set of numbers; copying the values into v1's own parameters keeps them apart",
-      "把一个张量包装成新参数或对它转置，都会复用它的内存：两个模块于是共用同一组数；把数值复制进 v1 自己的参数，"
-      "才能让它们互不影响",
-      question=("After your function, change one of v2's weights: does v1 change too?",
-                "调用你的函数之后，改动 v2 的一个权重：v1 也跟着变了吗？"),
-      change=("copy the values into the parameters v1 already has instead of handing v2's tensors to v1",
-              "把数值复制进 v1 已有的参数，而不是把 v2 的张量交给 v1")),
-    misconception("parameters_replaced",
-      "v1's parameters replaced by new ones",
-      "用新参数替换了 v1 的参数",
-      "assigning a new parameter swaps the object that optimizers and hooks already hold; overwriting the values "
-      "of the existing parameter keeps it",
-      "赋值一个新参数会替换掉优化器和钩子已经持有的那个对象；覆盖原有参数的数值才能保留它",
-      question=("Is v1's parameter after the call the same object as before it?",
-                "调用之后 v1 的参数和调用之前是同一个对象吗？"),
-      change=("write the new values into v1's existing parameters, in place and unrecorded by autograd, instead "
-              "of assigning new ones",
-              "把新数值原地写入 v1 已有的参数，并且不让 autograd 记录，而不是赋值新的参数")),
-    misconception("weights_not_transposed",
-      "nn.Linear weights copied without transposing",
-      "复制 nn.Linear 权重时没有转置",
-      "nn.Linear stores its weight outputs first, a v1 parameter inputs first: the same numbers read along the "
-      "other axis; a reshape keeps the order of the numbers, so it cannot turn one into the other",
-      "nn.Linear 的权重按输出在前存放，v1 的参数按输入在前存放：是同样的数，只是沿另一个维度读取；reshape 保持数的"
-      "顺序不变，所以不能把一个变成另一个",
-      question=("Which axis of nn.Linear's weight runs over the inputs, and which axis of v1's parameter?",
-                "nn.Linear 权重的哪个维度对应输入？v1 参数的哪个维度对应输入？"),
-      change=("swap the two axes of each weight as you copy it, rather than reshaping it",
-              "复制每个权重时交换它的两个维度，而不是对它 reshape")),
-    misconception("reshape_not_transpose",
-      "weights regrouped with reshape (or view) instead of transposed", "用 reshape（或 view）重排了权重，而不是转置",
-      "reshape and view keep the numbers in their memory order and only cut them into rows of a new length; a "
-      "transpose swaps rows and columns. The shapes then agree, the values do not",
-      "reshape 和 view 保持数在内存中的顺序，只是把它们切成新长度的行；转置则是交换行和列。于是形状一致，数值却不同",
-      question=("take a small matrix that is not square and bring it into the other shape both ways: do the first "
-                "rows of the two results agree?",
-                "取一个不是方阵的小矩阵，用这两种方式把它变成另一个形状：两个结果的第一行一样吗？"),
-      change=("turn each weight of sa_v2 into v1's layout by swapping its rows and columns, not by regrouping its "
-              "numbers",
-              "把 sa_v2 的每个权重通过交换行和列变成 v1 的布局，而不是重新分组其中的数")),
-    misconception("weights_mixed_up",
-      "projection weights copied into the wrong places",
-      "投影权重复制到了错误的位置",
-      "each projection has its own role: the query weights make the queries, the key weights the keys, the value "
-      "weights the values",
-      "每个投影各有其作用：query 权重生成 query，key 权重生成 key，value 权重生成 value",
-      question=("Which of v2's layers did you copy into each of v1's three parameters?",
-                "你把 v2 的哪个层分别复制到了 v1 的三个参数中？"),
-      change=("copy each of v2's projections into v1's parameter of the same name",
-              "把 v2 的每个投影复制到 v1 中同名的参数里")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

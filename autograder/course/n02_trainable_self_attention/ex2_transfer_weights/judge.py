@@ -1,7 +1,7 @@
 """Judges of load_v2_weights_into_v1: decide from the probe's data, the case and the reference's expectations. Imports
 no reference or declaration: the student kit ships it as it is."""
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import diagnose, same
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
@@ -18,7 +18,7 @@ def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectati
     """v2 left alone, then each of v1's parameters v2's weight transposed. Needs no reference: the case's own weights
     say what is right. (With every weight equal to v2's transpose, v1 and v2 compute the same attention.)"""
     if "raised" in data:
-        return judge_transfer_raised(data, case)
+        return judge_transfer_raised(data, case) if "square" in data else raised_verdict(data, case)
     v1_start, v2_weights = transfer_weights(case)
     v1, v2 = data["v1"], data["v2"]
     for name in PROJECTIONS:
@@ -36,8 +36,9 @@ def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectati
             candidates = [("weights_not_transposed", v2_weights[name]),
                           ("reshape_not_transpose", v2_weights[name].reshape(want.shape))]
             candidates += [("weights_mixed_up", v2_weights[other].T) for other in PROJECTIONS if other != name]
-            return Verdict(False, "transfer_weights.wrong_weight", {"name": name},
-                           misconception=diagnose(got, want, candidates), expected=want, got=got)
+            named = diagnose(got, want, candidates)
+            return Verdict(False, "transfer_weights.wrong_weight", {"name": name}, misconception=named,
+                           evidence=Evidence.VARIANT if named else None, expected=want, got=got)
     return Verdict(True)
 
 
@@ -45,27 +46,38 @@ def judge_transfer_copies(data: TransferRecord, case: TransferCase, expected: Ex
     """v1 keeps its own Parameters, sharing no memory with v2's. The values are the other checks' to judge; a call
     that raised is judged there too."""
     if "raised" in data:
-        return explain_error(data["raised"], case)
+        return raised_verdict(data, case)
     v1_start, _ = transfer_weights(case)
     if all(same(data["v1"].get(name), v1_start[name]) for name in PROJECTIONS):
         # Nothing was transferred: there is no copy to judge, and no point for it.
         return Verdict(False, "transfer_weights.unchanged", {"returned": data["returned"]})
     if data["shared"]:
         return Verdict(False, "transfer_weights.shares_memory", {"name": data["shared"][0]},
-                       misconception="aliased_not_copied")
+                       misconception="aliased_not_copied", evidence=Evidence.FACT)  # storage compared
     if data["replaced"]:
         return Verdict(False, "transfer_weights.parameters_replaced", {"name": data["replaced"][0]},
-                       misconception="parameters_replaced")
+                       misconception="parameters_replaced", evidence=Evidence.FACT)  # objects compared
     return Verdict(True)
 
 
 def judge_transfer_returns(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
     """The function returns sa_v1 itself, the module it filled, as its text says; a call that raised says why."""
     if "raised" in data:
-        return explain_error(data["raised"], case)
+        return raised_verdict(data, case)
     if data["returned"] != "sa_v1":
         return Verdict(False, "transfer_weights.not_returned", {"returned": data["returned"]})
     return Verdict(True)
+
+
+def raised_verdict(data: TransferRecord, case: TransferCase) -> Verdict:
+    """What the exception says; named copy_without_no_grad where the same call ran with autograd recording nothing
+    (the probe's `unrecorded` run): then recording the copy was what failed, a fact of this function."""
+    if "unrecorded" in data:
+        raised = data["raised"]
+        fields = {"type": raised.get("type", ""), "detail": " ".join(str(raised.get("message", "")).split())[:160]}
+        return Verdict(False, "error.leaf_in_place", fields, misconception="copy_without_no_grad",
+                       evidence=Evidence.FACT)
+    return explain_error(data["raised"], case)
 
 
 def judge_transfer_raised(data: TransferRecord, case: TransferCase) -> Verdict:
@@ -78,5 +90,7 @@ def judge_transfer_raised(data: TransferRecord, case: TransferCase) -> Verdict:
         raised = data["raised"]
         detail = " ".join(str(raised.get("message", "")).split())[:160]
         fields = {"type": raised.get("type", ""), "detail": detail}
-        return Verdict(False, "transfer_weights.raised_untransposed", fields, misconception="weights_not_transposed")
+        # On a square pair, copying the weights as they are reproduces what the function wrote.
+        return Verdict(False, "transfer_weights.raised_untransposed", fields, misconception="weights_not_transposed",
+                       evidence=Evidence.VARIANT)
     return explain_error(data["raised"], case)

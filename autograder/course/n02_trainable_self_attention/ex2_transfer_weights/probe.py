@@ -46,6 +46,7 @@ class TransferRecord(TypedDict, total=False):
     shared: list[str]
     raised: ExceptionRecord
     square: TransferRun
+    unrecorded: TransferRun  # the same call with autograd recording nothing, where that one ran
 
 
 def transfer_weights(case: TransferCase) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
@@ -73,11 +74,24 @@ def run_transfer(load: Callable[..., Any], case: TransferCase) -> TransferRun:
     return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind, "replaced": replaced, "shared": shared}
 
 
+def run_unrecorded(load: Callable[..., Any], case: TransferCase) -> TransferRun | None:
+    """The same call on fresh modules with autograd recording nothing, or None where it fails there too: a call that
+    runs only so failed because autograd recorded it (an in-place write into a parameter that requires grad)."""
+    try:
+        with torch.no_grad():
+            return run_transfer(load, case)
+    except Exception:  # noqa: BLE001 - failing here too says only that recording was not the cause
+        return None
+
+
 def probe_transfer(namespace: Namespace, case: TransferCase) -> TransferRecord:
     load = lookup(namespace, "load_v2_weights_into_v1")
     try:
         return TransferRecord(**run_transfer(load, case))
     except RuntimeError as exc:
+        unrecorded = run_unrecorded(load, case)
+        if unrecorded is not None:
+            return {"raised": describe_exception(exc), "unrecorded": unrecorded}
         # Copying weight without .T only fails for d_in != d_out; on a square pair it runs, and shows.
         if case["d_in"] == case["d_out"]:
             raise

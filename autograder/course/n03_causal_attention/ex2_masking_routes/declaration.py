@@ -16,7 +16,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex2_masking_routes.judge import judge_causal_weights, judge_on_device
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
@@ -220,60 +220,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("row_sums_wrong_axis",
-      "the row sums divide the weights along the wrong axis", "权重沿错误的维度除以了行和",
-      "a sum over the last axis removes that axis, and broadcasting lines what is left up with the LAST axis of the "
-      "weights: each column is then divided by some row's sum; keeping the summed axis (as size 1) keeps each sum "
-      "beside its own row",
-      "沿最后一个维度求和会去掉这个维度，而广播会把剩下的结果与权重的最后一个维度对齐：于是每一列都除以了某一行的和；把求和的"
-      "维度保留下来（长度为 1），每个和才会留在它自己那一行旁边",
-      question=("what shape do the row sums have after the sum, and which axis of the weights does broadcasting line "
-                "them up with?",
-                "求和之后行和是什么形状？广播又会把它们与权重的哪一个维度对齐？"),
-      change=("keep the summed axis as size 1 when you take the row sums, so that each row is divided by its own sum",
-              "求行和时把被求和的维度保留为长度 1，让每一行除以它自己的和")),
-    misconception("input_edited_in_place",
-      "the caller's tensor edited in place",
-      "原地修改了调用者的张量",
-      "methods whose names end in an underscore, and item assignment, write into the tensor they act on: the "
-      "caller's tensor changes, and autograd can no longer go back through the softmax that made it; the form "
-      "without the underscore returns a new tensor",
-      "名字以下划线结尾的方法和按下标赋值都会写入它们所作用的张量：调用者的张量随之改变，autograd 也无法再通过生成"
-      "它的 softmax 反向传播；不带下划线的写法会返回一个新张量",
-      question=("After your function returns, is the tensor you gave it the same as before the call?",
-                "你的函数返回之后，传给它的张量还和调用之前一样吗？"),
-      change=("compute into a new tensor with the out-of-place form of each operation",
-              "用每个运算的非原地写法，把结果算到一个新张量里")),
-    misconception("mask_after_softmax_no_renorm",
-      "future zeroed after the softmax without renormalising",
-      "softmax 之后置零未来位置却没有重新归一化",
-      "zeroing the future after the softmax removes part of each row's weight: the rows no longer sum to 1 until "
-      "they are renormalised",
-      "在 softmax 之后把未来位置置零，会去掉每一行的一部分权重：不重新归一化，各行之和就不再是 1",
-      question=("After the future is zeroed, what does each row of your weights sum to?",
-                "把未来位置置零之后，你的权重每一行之和是多少？"),
-      change=("divide each masked row by its own sum, or hide the future before the softmax instead",
-              "把遮蔽后的每一行除以它自己的和，或者改为在 softmax 之前遮住未来")),
-    misconception("masked_fill_result_dropped",
-      "the fill's result was thrown away",
-      "填入的结果被丢弃了",
-      "the out-of-place fill returns a new tensor and leaves the one it was called on as it was",
-      "非原地的填入会返回一个新张量，不改动调用它的那个张量",
-      question=("Which tensor goes into your softmax: the one the fill returned, or the one it was called on?",
-                "送进 softmax 的是填入返回的张量，还是调用填入的那个张量？"),
-      change=("keep the tensor the fill returns and go on with it",
-              "保留填入返回的张量，并用它继续计算")),
-    misconception("tensor_created_on_cpu",
-      "a tensor made inside forward stays on the CPU",
-      "forward 中新建的张量留在了 CPU 上",
-      "a tensor created without naming a device is made on the CPU, wherever the input is; a registered buffer "
-      "moves with the module",
-      "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里；已注册的 buffer 会随模块移动",
-      question=("When the input is on a GPU, on which device is each tensor your function creates?",
-                "当输入在 GPU 上时，你的函数新建的每个张量位于哪个设备上？"),
-      change=("create each new tensor on the input's device, or use the module's registered buffer",
-              "在输入所在的设备上新建每个张量，或者使用模块已注册的 buffer")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

@@ -1,7 +1,7 @@
 """Judges of the two masking routes (renormalised weights, -inf scores): decide from the probe's data, the case and the
 reference's expectations. Imports no reference or declaration: the student kit ships it as it is."""
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import diagnose, dtype_verdict
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
@@ -25,16 +25,20 @@ def judge_causal_weights(data: WeightsRecord, case: ScoresCase, expected: Expect
         key, fields = problem
         # The mask's family read from the weights' own zeros first: a mask written another way than the catalogued
         # variants (tril for triu, with or without the diagonal) is still named by what it hides.
-        named = mask_family(hidden_keys(got)) or diagnose(got, want, expected["mistakes"])
-        return Verdict(False, key, fields, misconception=named, heatmap=True, **shown)
-    if data.get("input_changed"):
-        return Verdict(False, "causal_weights.input_modified", misconception="input_edited_in_place")
+        family = mask_family(hidden_keys(got))
+        named, evidence = (family, Evidence.FACT) if family else (diagnose(got, want, expected["mistakes"]),
+                                                                   Evidence.VARIANT)
+        return Verdict(False, key, fields, misconception=named, evidence=evidence if named else None, heatmap=True,
+                       **shown)
+    if data.get("input_changed"):  # the probe compared the caller's tensor before and after the call
+        return Verdict(False, "causal_weights.input_modified", misconception="input_edited_in_place",
+                       evidence=Evidence.FACT)
     backward = data.get("backward", "ok")
     if backward == "raised":
         error = data["backward_error"]
+        # No name: autograd's text says some tensor it saved was edited in place, not that it was the caller's.
         return Verdict(False, "causal_weights.backward_failed",
-                       {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]},
-                       misconception="input_edited_in_place" if "inplace" in str(error["message"]) else None)
+                       {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
     if backward != "ok":
         return Verdict(False, f"causal_weights.{backward}")
     return dtype_verdict("causal_weights", got, want.dtype)
@@ -44,13 +48,15 @@ def judge_on_device(data: RouteDeviceRecord, case: ScoresCase, expected: Expecta
     """A masking route on an input on another device: runs there, mixes in no CPU tensor, keeps shape and dtype."""
     device = data["device"]
     error = data.get("failure")
+    # A CPU tensor mixed into the work on the device is a fact the probe saw (DeviceMixWatch), raised or not.
+    named, evidence = ("function_tensor_on_cpu", Evidence.FACT) if data.get("mixed") else (None, None)
     if error is not None:
-        named = "tensor_created_on_cpu" if "device" in error["message"] else None
         return Verdict(False, "causal_weights.device_failed", {"device": device, "type": error["type"],
-                                                               "detail": error["message"][:160]}, misconception=named)
+                                                               "detail": error["message"][:160]},
+                       misconception=named, evidence=evidence)
     if data["mixed"]:
         return Verdict(False, "causal_weights.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
-                       misconception="tensor_created_on_cpu")
+                       misconception=named, evidence=evidence)
     if tuple(data["shape"]) != tuple(case["shape"]) or data["output_device"] != device:
         return Verdict(False, "causal_weights.device_output", {"device": device})
     if data["dtype"] != case["dtype"]:

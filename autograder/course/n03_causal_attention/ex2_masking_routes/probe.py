@@ -123,11 +123,13 @@ def probe_on_device(name: str, input_kind: str, namespace: Namespace, case: Scor
     function(make_input(case))  # it must run on the CPU first: if it does not, its exception is the answer
     device = probe_device_kind(case["device"])
     x = make_input(case).to(device)
+    watch = DeviceMixWatch()
     try:
-        with DeviceMixWatch() as watch:
+        with watch:
             output = function(x)
     except Exception as exc:  # noqa: BLE001 - failing on the device is the finding
-        return {"device": device, "failure": describe_exception(exc)}
+        # The op that failed is noted before it runs: a CPU tensor mixed in is seen even where it raised.
+        return {"device": device, "failure": describe_exception(exc), "mixed": watch.mixed[:5]}
     if not isinstance(output, torch.Tensor):
         raise ProbeError("error.wrong_type", got=type(output).__module__ + "." + type(output).__name__)
     return {"device": torch.device(device).type, "mixed": watch.mixed[:5], "shape": list(output.shape),

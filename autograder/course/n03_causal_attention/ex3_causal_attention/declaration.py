@@ -13,7 +13,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import NOTES_D_OUT
 from autograder.course.n03_causal_attention.ex3_causal_attention.judge import judge_forward
@@ -133,30 +133,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("size_from_notebook",
-      "a size read from a notebook variable, not from the input", "尺寸取自笔记本中的变量，而不是输入本身",
-      "a function or module is called on inputs of every size: each size it uses (the batch, the number of tokens, "
-      "the key size that scales the scores) must come from its own inputs or attributes, not from a variable the "
-      "notebook defined for its example",
-      "函数或模块会被用在各种尺寸的输入上：它用到的每个尺寸（batch 大小、token 数、用来缩放分数的 key 维度）都必须"
-      "来自它自己的输入或属性，而不是笔记本为示例定义的变量",
-      question=("where does the size you use come from, and would it change if the call got an input of another "
-                "size?",
-                "你用到的这个尺寸是从哪里来的？如果调用时换成另一种尺寸的输入，它会跟着变吗？"),
-      change=("read the size from the shape of the tensor at hand (the keys for the scale, the input for the batch) "
-              "instead of the notebook's variable",
-              "从手头张量的形状中读取尺寸（缩放用 keys 的，batch 用输入的），而不是使用笔记本中的变量")),
-    misconception("transpose_batched",
-      "a transpose that reverses every axis of a batched tensor",
-      "对带 batch 维度的张量用了反转所有维度的转置",
-      "the short transpose reverses ALL dimensions; on a batched tensor only the last two, tokens and features, "
-      "may be swapped",
-      "简写的转置会反转所有维度；对带 batch 维度的张量，只应交换最后两个维度（token 和特征）",
-      question=("Print the keys' shape before and after your transpose: where did the batch axis go?",
-                "在转置前后打印 keys 的形状：batch 维度去了哪里？"),
-      change=("swap only the last two axes of the keys and leave the batch axis first",
-              "只交换 keys 的最后两个维度，让 batch 维度留在最前面")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

@@ -1,7 +1,7 @@
 """Judges of CausalAttention: decide from the probe's data, the case and the reference's expectations. Imports no
 reference or declaration: the student kit ships it as it is."""
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
@@ -22,13 +22,16 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
     """CausalAttention's output with the student's own weights; no built-in attention. Expectations: output,
     variants."""
     if data.get("transpose_crash"):
-        return Verdict(False, "causal_attention.transpose_batched", misconception="transpose_batched")
+        # The probe saw `.T` on a tensor with a batch axis (probing.ForwardWatch), and the call crash after it.
+        return Verdict(False, "causal_attention.transpose_batched", misconception="transpose_batched",
+                       evidence=Evidence.FACT)
     if data["forbidden"]:
         return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
     x, got, want = attention_input(case), data["output"], expected["output"]
     if not data.get("input_kept", True) and not same(got, want):
         # Wrong numbers because forward edited x itself first: that is the mistake, not the scale it seems to be.
-        return Verdict(False, "contract.input_modified", misconception="input_edited_in_place")
+        return Verdict(False, "contract.input_modified", misconception="input_edited_in_place",
+                       evidence=Evidence.FACT)
     if same(got, want):
         return dtype_verdict("causal_weights", got, want.dtype)
     if got.shape != want.shape and (stopped_early := returned_weights(got, expected)) is not None:
@@ -36,9 +39,10 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
     verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
                       input_shape=tuple(x.shape))
     if verdict.misconception is None and data["transpose_batched"]:
-        verdict.misconception = "transpose_batched"
+        verdict.misconception, verdict.evidence = "transpose_batched", Evidence.FACT
     if verdict.misconception is None and (seen := data.get("weights_seen")) is not None:
         verdict.misconception = mask_family(hidden_keys(seen))  # a mask written another way than the variants
+        verdict.evidence = Evidence.FACT if verdict.misconception else None
     if verdict.misconception is None and got.shape == want.shape:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}
@@ -47,5 +51,5 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
                                 notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
-            verdict.misconception = located.misconception
+            verdict.misconception, verdict.evidence = located.misconception, located.evidence
     return verdict

@@ -10,7 +10,7 @@ from torch import Tensor
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course import variants
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex1_wrapper.judge import judge_two_dimensional, judge_wrapper
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
@@ -201,102 +201,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("scale_by_d_out",
-      "scaled by the whole output's size instead of one head's",
-      "按整个输出的维度而不是单个头的维度缩放",
-      "each head sees only head_dim of the d_out features: the scale belongs to one head's key dimension, after "
-      "the split",
-      "每个头只看到 d_out 个特征中的 head_dim 个：缩放因子取决于拆分之后单个头的 key 维度",
-      question=("Over how many numbers does one head's dot product of a query and a key sum?",
-                "单个头中 query 与 key 的点积是对多少个数求和？"),
-      change=("scale by the square root of one head's size, head_dim, not of d_out",
-              "按单个头的维度 head_dim 的平方根缩放，而不是 d_out")),
-    misconception("d_out_is_total",
-      "d_out taken as the size of the whole output",
-      "把 d_out 当成了整个输出的大小",
-      "the wrapper gives every head its own d_out features and then places the heads side by side: the output is "
-      "wider than any one head",
-      "包装器给每个头各自 d_out 个特征，再把各个头并排放置：输出比任何一个头都宽",
-      question=("How wide is one head's output, and how many of them does the wrapper place side by side?",
-                "单个头的输出有多宽？包装器把多少个这样的输出并排放置？"),
-      change=("choose d_out as the width of one head, so that the heads side by side make the width you need",
-              "把 d_out 选为单个头的宽度，让并排放置的各个头合起来得到所需的宽度")),
-    misconception("heads_traded_for_width",
-      "num_heads changed to change the output size",
-      "为了改变输出大小而改变了 num_heads",
-      "exercise 3.2 keeps two heads: the width to change is each head's own",
-      "练习 3.2 要保留两个头：要改变的是每个头自己的宽度",
-      question=("Which argument sets the width of one head, and which the number of heads?",
-                "哪个参数决定单个头的宽度？哪个决定头的个数？"),
-      change=("keep two heads and make each head narrower",
-              "保留两个头，让每个头变窄")),
-    misconception("heads_on_token_axis",
-      "heads concatenated along the token axis",
-      "把多个头沿 token 所在的维度拼接了",
-      "heads sit side by side along the feature axis, never along the tokens",
-      "多个头应沿特征维度并排拼接，而不是沿 token 所在的维度",
-      question=("Print your output's shape: which axis grew when the heads were joined?",
-                "打印输出的形状：拼接各个头时，哪个维度变大了？"),
-      change=("join the heads along the feature axis, the last one",
-              "沿特征维度（最后一个维度）拼接各个头")),
-    misconception("missing_out_proj",
-      "out_proj not applied",
-      "没有应用 out_proj",
-      "the output projection is what mixes the heads: without it each output feature comes from one head alone",
-      "输出投影层的作用是把各个头的信息混合起来：没有它，每个输出特征都只来自一个头",
-      question=("After the heads are merged, which layer of the module has your forward not used yet?",
-                "合并各个头之后，模块中还有哪个层你的 forward 没有用到？"),
-      change=("pass the merged heads through the output projection before returning",
-              "返回之前，让合并后的各个头经过输出投影层")),
-    misconception("heads_stacked",
-      "heads stacked on a new axis",
-      "多个头被堆叠到了新的维度上",
-      "stacking adds a new dimension; the heads belong side by side along the existing feature axis",
-      "stack 会新增一个维度；各个头应当沿已有的特征维度并排放置",
-      question=("How many axes does your output have, and how many should it have?",
-                "你的输出有几个维度？它应当有几个？"),
-      change=("join the heads along the existing feature axis instead of stacking them on a new one",
-              "沿已有的特征维度拼接各个头，而不是把它们堆叠到新的维度上")),
-    misconception("heads_shared",
-      "one head repeated num_heads times",
-      "同一个头被重复了 num_heads 次",
-      "repeating a list repeats the same object: every head in it is ONE module, with one set of weights",
-      "把列表重复多次，重复的是同一个对象：其中的每个头都是同一个模块，共用一组权重",
-      question=("Are your heads different modules, or one module seen several times?",
-                "你的各个头是不同的模块，还是同一个模块被看到了多次？"),
-      change=("build each head anew, one construction per head",
-              "每个头都单独新建一次")),
-    misconception("split_wrong_axes",
-      "heads split along the wrong axes",
-      "拆分头时用错了维度顺序",
-      "each head owns a run of consecutive features of every token: the view must keep each head's features "
-      "together, and only then may the heads axis move",
-      "每个头拥有每个 token 的一段连续特征：view 时要让每个头的特征连在一起，然后才能移动头所在的维度",
-      question=("Which features of token 0 end up in head 0 after your split: a run of neighbours, or one every "
-                "few features?",
-                "拆分之后，token 0 的哪些特征进了第 0 个头：一段相邻的特征，还是每隔几个取一个？"),
-      change=("view the features as heads first and head size second, then move the heads axis",
-              "view 时先按头数、再按每个头的大小拆分特征，然后再移动头所在的维度")),
-    misconception("merge_wrong_axes",
-      "heads merged in the wrong feature order",
-      "合并头时特征顺序不对",
-      "merging undoes the split: in every token, each head's features stay together, head after head",
-      "合并是拆分的逆过程：在每个 token 中，每个头的特征要连在一起，一个头接着一个头",
-      question=("After your merge, which head do a token's first few features come from?",
-                "合并之后，一个 token 的前几个特征来自哪个头？"),
-      change=("bring the tokens axis back in front of the heads axis before joining the features",
-              "在把特征连起来之前，先把 token 所在的维度移回头所在的维度前面")),
-    misconception("in_proj_order",
-      "query/key/value weights stacked in the wrong order",
-      "query/key/value 权重的堆叠顺序错了",
-      "in_proj_weight stacks the three projections along its rows in the order query, key, value (the same for "
-      "in_proj_bias)",
-      "in_proj_weight 按行依次堆叠 query、key、value 三个投影（in_proj_bias 同理）",
-      question=("Which of your three projections fills the first rows of in_proj_weight?",
-                "in_proj_weight 最前面的那些行来自你的哪个投影？"),
-      change=("stack the query, key and value weights in that order, and the biases the same way",
-              "按 query、key、value 的顺序堆叠权重，偏置也一样")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

@@ -4,7 +4,7 @@ is."""
 
 import torch
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
@@ -39,6 +39,7 @@ def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectatio
             return Verdict(False, "mha_wrapper.head_wrong", {"head": broken_head})
     verdict = compare(got, want, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
     verdict.misconception = misconception
+    verdict.evidence = Evidence.VARIANT if misconception else None  # a wrong join of the heads reproduced it
     return verdict
 
 
@@ -49,15 +50,16 @@ def judge_two_dimensional(data: TwoDimensionalRecord, case: TwoDimensionalCase, 
         return Verdict(False, "two_dimensional_wrapper.not_a_wrapper", {"got": data.get("type", "?")})
     if data["head_count"] != 2:
         return Verdict(False, "two_dimensional_wrapper.head_count", {"got": data["head_count"]},
-                       misconception="heads_traded_for_width")
+                       misconception="heads_traded_for_width", evidence=Evidence.FACT)  # heads counted
     out_features = data.get("head_out_features")
     if out_features is None:
         return Verdict(False, "two_dimensional_wrapper.not_causal_heads")
     if sum(out_features) != 2:
+        # Every head as wide as the whole output asked for (read from the heads' own layers).
         misconception = "d_out_is_total" if set(out_features) == {2} else None
         return Verdict(False, "two_dimensional_wrapper.features",
                        {"got": sum(out_features), "per_head": ", ".join(map(str, out_features))},
-                       misconception=misconception)
+                       misconception=misconception, evidence=Evidence.FACT if misconception else None)
     asked = (case["d_in"], case["context_length"], float(case["dropout"]))
     for built in zip(data.get("head_in_features", []), data.get("head_context_length", [None] * 2),
                      data.get("head_dropout", [None] * 2), strict=True):

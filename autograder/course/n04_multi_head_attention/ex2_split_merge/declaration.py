@@ -10,7 +10,7 @@ from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course import variants
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex2_split_merge.judge import judge_merge, judge_split
 from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
@@ -191,29 +191,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("split_without_transpose",
-      "heads split with view but not transposed",
-      "用 view 拆分了头但没有转置",
-      "after the view each token holds its heads, but attention runs per head over all tokens: the heads axis has "
-      "to come before the tokens axis",
-      "view 之后每个 token 持有它的各个头，而注意力是按头在所有 token 上计算的：头所在的维度必须排在 token 所在的"
-      "维度之前",
-      question=("After your split, which axis holds the heads and which the tokens? Which of them does attention "
-                "compare?",
-                "拆分之后，哪个维度是头、哪个是 token？注意力比较的是哪一个？"),
-      change=("after the view, swap the tokens axis and the heads axis",
-              "view 之后，交换 token 所在的维度和头所在的维度")),
-    misconception("merge_without_transpose",
-      "heads merged without transposing back",
-      "合并头时没有转置回来",
-      "merging undoes the split in reverse order: the heads axis must be back next to each head's features before "
-      "those are joined",
-      "合并要按相反的顺序撤销拆分：在把各个头的特征连起来之前，头所在的维度必须先回到每个头的特征旁边",
-      question=("Before your view, which axis comes right after the batch: the heads or the tokens?",
-                "在 view 之前，紧跟 batch 维度的是头所在的维度还是 token 所在的维度？"),
-      change=("swap the heads axis and the tokens axis back before the view that joins the heads",
-              "在把各个头连起来的 view 之前，先把头所在的维度和 token 所在的维度交换回来")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

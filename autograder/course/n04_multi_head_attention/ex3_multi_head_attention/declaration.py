@@ -12,7 +12,7 @@ from torch import Tensor
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course import variants
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MultiHeadCase, attention_input
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.judge import judge_mha, judge_mha_heads
@@ -251,74 +251,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("loop_over_heads",
-      "heads computed one by one in a Python loop",
-      "用 Python 循环逐个计算注意力头",
-      "all heads run the same operations on different slices of the features: with the heads on an axis of their "
-      "own, one batched product serves every head",
-      "所有的头都是对特征的不同切片做相同的运算：把头放到单独的一个维度上，一次批量乘法就能同时处理所有的头",
-      question=("How many matrix products does your forward run for 2 heads, and how many for 8?",
-                "你的 forward 在 2 个头时做了多少次矩阵乘法？8 个头时呢？"),
-      change=("split the features into heads once, on an axis of their own, and let each product run over all "
-              "heads at once",
-              "一次性把特征拆分成多个头，放在单独的维度上，让每次乘法同时处理所有的头")),
-    misconception("padding_neg_inf",
-      "padded keys filled with -inf",
-      "padding 位置的 key 被填成了 -inf",
-      "a query that sees only padding then has a row of minus infinity, and the softmax gives NaN: padded keys "
-      "need a finite fill value, one every real score is larger than",
-      "只能看到 padding 的 query 会得到一整行负无穷，softmax 之后就是 NaN：padding 位置的 key 需要一个有限的填入值"
-      "，并且任何真实分数都比它大",
-      question=("What does the softmax give for a row whose every entry is minus infinity?",
-                "如果一行中的每一项都是负无穷，softmax 会得到什么？"),
-      change=("fill padded keys with a very negative but finite number instead of minus infinity",
-              "给 padding 位置的 key 填入一个绝对值很大的有限负数，而不是负无穷")),
-    misconception("padding_fill_too_high",
-      "padded keys filled with a value real scores can be below",
-      "padding 位置填入的值可能高于真实分数",
-      "a padded key must lose against every real key in the softmax: its score has to be lower than any real "
-      "score can be, yet finite",
-      "在 softmax 中，padding 位置的 key 必须比任何真实 key 都小：它的分数要低于任何真实分数可能取到的值，同时又是"
-      "有限值",
-      question=("How low can a real score go, and is your fill value lower still?",
-                "真实分数最低能到多少？你的填入值比它还低吗？"),
-      change=("choose a fill value far below any score real tokens can reach, yet finite",
-              "选择一个远低于真实 token 可能取到的任何分数、但仍有限的填入值")),
-    misconception("padding_ignored",
-      "attention_mask not applied",
-      "没有应用 attention_mask",
-      "attention_mask says, for each sample, which keys are real; hiding a padded key means filling its score "
-      "before the softmax, for every head and every query of that sample",
-      "attention_mask 按样本标出哪些 key 是真实的；隐藏 padding 位置的 key，就是在 softmax 之前为这个样本的每个头"
-      "、每个 query 填入它的分数",
-      question=("Which axes of the scores does attention_mask line up with, and over which must it be broadcast?",
-                "attention_mask 与分数的哪些维度对齐？它必须在哪些维度上广播？"),
-      change=("before the softmax, fill the scores of the padded keys, with the mask viewed so that it lines up "
-              "with the keys' axis and broadcasts over the heads and the queries",
-              "在 softmax 之前填入 padding 位置 key 的分数；先调整掩码的视图，使它与 key 的维度对齐，并在头和 quer"
-              "y 的维度上广播")),
-    misconception("padding_query_axis",
-      "the padding mask hides query rows instead of key columns", "padding 掩码遮住的是 query 的行，而不是 key 的列",
-      "the scores are laid out (batch, head, query, key): a padding token must be hidden as a key, from every query, "
-      "so the mask must vary along the keys' axis and broadcast along the queries'",
-      "分数的排列是（batch，头，query，key）：padding token 要作为 key 对所有 query 隐藏，所以掩码要沿 key 所在的"
-      "维度变化，沿 query 所在的维度广播",
-      question=("which axis of the scores stands for the keys, and along which one does your mask change?",
-                "分数的哪一个维度代表 key？你的掩码又是沿哪一个维度变化的？"),
-      change=("reshape the padding mask so that its token axis lines up with the keys' axis of the scores, not the "
-              "queries'",
-              "调整 padding 掩码的形状，让它的 token 所在的维度对齐分数中 key 所在的维度，而不是 query 所在的维度")),
-    misconception("padding_inverted",
-      "attention_mask read the wrong way round",
-      "attention_mask 的含义用反了",
-      "attention_mask marks the real tokens: the keys to hide are those it does not mark",
-      "attention_mask 标出的是真实 token：要隐藏的是它没有标出的 key",
-      question=("In your forward, which keys end up hidden: those attention_mask marks with 1, or those it marks "
-                "with 0?",
-                "在你的 forward 中，最终被隐藏的是 attention_mask 标为 1 的 key，还是标为 0 的？"),
-      change=("hide the keys where attention_mask is 0 and keep those where it is 1",
-              "隐藏 attention_mask 为 0 的 key，保留为 1 的 key")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
@@ -53,7 +53,8 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
     if same(got[shown], want[shown]):
         if torch.isfinite(got[~shown]).all():
             return dtype_verdict("multi_head_attention", got, x.dtype)
-        return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf")
+        # Right on every query that sees a real token, NaN only on those that see padding alone: the fill itself.
+        return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf", evidence=Evidence.FACT)
     wrong = [(misconception, output[shown]) for misconception, output in expected["variants"]
              if output.shape == got.shape]
     verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
@@ -61,17 +62,20 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
     verdict.expected, verdict.got, verdict.compared = want, got, shown  # whole outputs shown, compared where shown
     if verdict.misconception is None and mask is not None:
         verdict.message_key = padding_diagnosis(got, shown, expected)
-        verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
+        verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)  # a padding variant reproduced it
+        verdict.evidence = Evidence.VARIANT if verdict.misconception else None
         seen = data.get("weights_seen")
         if verdict.message_key == "multi_head_attention.values" and seen is not None:
             padded = (mask == 0).view(mask.shape[0], 1, 1, -1)
             fill = fitted_fill(seen, expected["raw_scores"], (case["d_out"] // case["num_heads"]) ** 0.5, padded)
             if fill is not None:
                 verdict.message_key, verdict.fields = "padding_mask.fill_too_high", {"fill": fill}
-                verdict.misconception = "padding_fill_too_high"
+                # The fill fitted from the student's weights reproduces them on every padded key.
+                verdict.misconception, verdict.evidence = "padding_fill_too_high", Evidence.VARIANT
     elif verdict.misconception is None and (seen := data.get("weights_seen")) is not None \
             and (family := mask_family(hidden_keys(seen))) is not None:
         verdict.misconception = family  # a mask written another way than the variants, named by what it hides
+        verdict.evidence = Evidence.FACT
     elif verdict.misconception is None:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}
@@ -80,7 +84,7 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
                                 notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
             verdict.message_key, verdict.fields = located.message_key, located.fields
-            verdict.misconception = located.misconception
+            verdict.misconception, verdict.evidence = located.misconception, located.evidence
     if data.get("merged_seen") is not None:  # what out_proj received: the heads, merged
         verdict.head_layout = merged_block_layout(expected["merged"], data["merged_seen"], case["num_heads"])
     return verdict
@@ -126,7 +130,7 @@ def judge_vectorised(data: VectorisedRecord, case: MultiHeadCase, expected: Expe
     few_heads, many_heads = data["matmuls"]
     if many_heads > few_heads:
         return Verdict(False, "multi_head_attention.loop", {"few": case["num_heads"], "many": case["more_heads"]},
-                       misconception="loop_over_heads")
+                       misconception="loop_over_heads", evidence=Evidence.FACT)  # matmuls counted
     return Verdict(True)
 
 

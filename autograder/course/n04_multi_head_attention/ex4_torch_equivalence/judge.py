@@ -1,7 +1,7 @@
 """Judges of to_torch_multihead (our weights inside nn.MultiheadAttention): decide from the probe's data, the case and
 the reference's expectations. Imports no reference or declaration: the student kit ships it as it is."""
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
@@ -40,5 +40,5 @@ def judge_equivalence(data: EquivalenceRecord, case: EquivalenceCase, expected: 
                       input_shape=(case["batch"], case["num_tokens"], case["d_model"]))
     if verdict.passed and data.get("shared"):
         return Verdict(False, "torch_equivalence.shares_memory", {"name": data["shared"][0]},
-                       misconception="aliased_not_copied")
+                       misconception="weights_shared_with_source", evidence=Evidence.FACT)  # storage compared
     return verdict

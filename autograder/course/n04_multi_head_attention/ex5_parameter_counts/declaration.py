@@ -8,7 +8,7 @@ from typing import Any
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.probing import PROJECTIONS
-from autograder.course.declaration import Declaration, misconception
+from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import judge_count
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import CountCase, probe_count
@@ -97,26 +97,5 @@ MESSAGES = {
     },
 }
 
-MISCONCEPTIONS = (
-    misconception("counts_buffers",
-      "buffers counted as parameters",
-      "把 buffer 也算成了参数",
-      "a buffer such as the mask is state the module carries, not something it learns: only parameters that "
-      "require grad are trained",
-      "像掩码这样的 buffer 是模块携带的状态，不是它学习的东西：只有需要梯度的参数才会被训练",
-      question=("Which tensors of the module does your count include, and which of them does the optimizer train?",
-                "你的计数包含了模块的哪些张量？其中哪些会被优化器训练？"),
-      change=("count only the module's parameters, not its buffers",
-              "只统计模块的参数，不要统计 buffer")),
-    misconception("counts_frozen",
-      "frozen parameters counted",
-      "把冻结的参数也算进去了",
-      "a frozen parameter is still a parameter, but it does not require grad and is not trained",
-      "被冻结的参数仍是参数，但它不需要梯度，也不参与训练",
-      question=("Does your count change when some layers are frozen?",
-                "冻结一些层之后，你的计数会变吗？"),
-      change=("count only the parameters that require grad",
-              "只统计需要梯度的参数")),
-)
 
-DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES, misconceptions=MISCONCEPTIONS)
+DECLARATION = Declaration(exercises=EXERCISES, checks=CHECKS, messages=MESSAGES)

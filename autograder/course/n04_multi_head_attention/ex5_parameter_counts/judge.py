@@ -1,7 +1,7 @@
 """Judges of count_parameters (book exercise 3.3): decide from the probe's data, the case and the reference's
 expectations. Imports no reference or declaration: the student kit ships it as it is."""
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.expectations import Expectations
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import CountCase, CountRecord
 
@@ -29,4 +29,5 @@ def judge_count(data: CountRecord, case: CountCase, expected: Expectations) -> V
         ("counts_buffers", trainable + frozen + buffers),  # everything in state_dict()
     )
     misconception = next((m for m, count in wrong_counts if count != trainable and count == got), None)
-    return Verdict(False, "parameter_counts.wrong", {"got": got, "expected": trainable}, misconception=misconception)
+    return Verdict(False, "parameter_counts.wrong", {"got": got, "expected": trainable}, misconception=misconception,
+                   evidence=Evidence.VARIANT if misconception else None)  # a wrong count reproduces the student's

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.checking.check_types import Exercise, Misconception
+from autograder.checking.check_types import Evidence, Exercise, Misconception
 from autograder.course.shared.plan import JUDGE_ROLE, ProbeAddress, resolve
 from autograder.integrations.student_kit.runtime.tensors import decode
 
-FORMAT = 3  # 3: a preview stores its hidden twin's points (graded_later)
+FORMAT = 4  # 3: a preview stores its hidden twin's points (graded_later); 4: each misconception with its exercises
+# and evidence (the table of mistakes, issue 41)
 FILE_NAME = "vectors.json"
 
 
@@ -68,9 +69,15 @@ def vectors_from_document(document: Mapping[str, Any], source: Path | str = "vec
     )
     exercises = {e["id"]: Exercise(e["id"], e["notebook"], tuple(e["names"]), e["title"], e["points"])
                  for e in document["exercises"]}
-    misconceptions = {m["id"]: Misconception(m["id"], m["name"], m["hint"], m.get("question", {}), m.get("change", {}))
-                      for m in document["misconceptions"]}
+    misconceptions = {m["id"]: misconception_from_record(m) for m in document["misconceptions"]}
     return Vectors(messages=document["messages"], exercises=exercises, misconceptions=misconceptions, checks=checks)
+
+
+def misconception_from_record(record: Mapping[str, Any]) -> Misconception:
+    """A stored entry of the table of mistakes (student_kit.build.misconception_record) as the Misconception it was."""
+    return Misconception(record["id"], record["name"], record["hint"], record.get("question", {}),
+                         record.get("change", {}), exercises=frozenset(record["exercises"]),
+                         evidence=frozenset(Evidence(kind) for kind in record["evidence"]))
 
 
 def address(record: Mapping[str, Any]) -> ProbeAddress:

@@ -84,6 +84,7 @@ MESSAGES = {
         "en": "largest difference {diff:.3g} at index {index}",
         "zh": "最大差异 {diff:.3g}，位置 {index}",
     },
+    "label.excerpt_from": {"en": "from index {index}", "zh": "从位置 {index} 起"},
     "label.detail_withheld": {
         "en": "details withheld in a hidden check; the public check cell shows them on its own inputs",
         "zh": "隐藏检查不显示细节；公开检查单元格会在它自己的输入上显示",

@@ -58,26 +58,32 @@ def texts(element: ElementTree.Element, css: str | None = None) -> list[str]:
 
 
 def test_a_failing_check_draws_its_pictures_without_importing_matplotlib():
-    """In a fresh process, as a kernel's first check: the heatmap and the head diagram are drawn (counted) and
-    matplotlib never imported."""
+    """In a fresh process, as a kernel's first check: the heatmap and the head diagram are drawn (counted), each
+    shown with its words (never the check's id), and matplotlib never imported."""
     script = """
 import sys
 import torch
+from autograder.checking import pictures
 from autograder.running import notebook_runtime
-drawn = []
+drawn, shown = [], []
 for name in ("heatmap_svg", "head_layout_svg"):
-    original = getattr(notebook_runtime, name)
+    original = getattr(pictures, name)
     def counted(*args, original=original, name=name):
         drawn.append(name)
         return original(*args)
-    setattr(notebook_runtime, name, counted)
+    setattr(pictures, name, counted)
+notebook_runtime.show_svg = lambda svg, alt: shown.append(alt)
 from autograder import check
 check("causal_mask", lambda num_tokens: torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu())
 check("split_heads", lambda x, num_heads: x.reshape(x.shape[0], num_heads, x.shape[1], -1))
+print(shown)
 print(sorted(set(drawn)), "matplotlib" in sys.modules)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
-    assert done.stdout.strip().splitlines()[-1] == "['head_layout_svg', 'heatmap_svg'] False", done.stdout
+    *_, alts, counted = done.stdout.strip().splitlines()
+    assert counted == "['head_layout_svg', 'heatmap_svg'] False", done.stdout
+    assert "Heatmap of the expected matrix and yours" in alts and "features out of place" in alts, alts
+    assert "causal_mask.notes" not in alts and "split_heads." not in alts, alts
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from html import escape
 import torch
 
 from autograder.checking.check_types import CheckResult, HeadLayout, TokenHead
-from autograder.i18n import Messages, render
+from autograder.i18n import Messages, pick, render
 
 FONT_PX = 11
 TITLE_PX = 13
@@ -29,6 +29,8 @@ HEAD_COLOURS = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00"
 UNKNOWN = "#ffffff"
 MISPLACED = "#d00000"
 MAX_TICKS = 12  # tick labels per axis before they are thinned out
+SEPARATOR = {"en": "; ", "zh": "；"}  # between the parts of a picture's words
+TITLE_COLON = {"en": ": ", "zh": "："}  # between a check's title and its picture's words
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,13 +72,47 @@ def ticks(count: int) -> list[int]:
     return list(range(0, count, step))
 
 
+@dataclass(frozen=True)
+class Heatmap:
+    """What a heatmap draws: the first matrix of each tensor (float64 on the CPU, a bool mask as 0 and 1), the
+    tensors' whole shapes, and whether both are bool masks. A record keeps it (autograder.outputs.picture_documents)
+    so that the feedback page draws it too."""
+
+    expected: torch.Tensor
+    got: torch.Tensor
+    expected_shape: tuple[int, ...]
+    got_shape: tuple[int, ...]
+    as_mask: bool
+
+    @classmethod
+    def of(cls, expected: torch.Tensor, got: torch.Tensor) -> "Heatmap":
+        return cls(first_matrix(expected), first_matrix(got), tuple(expected.shape), tuple(got.shape),
+                   expected.dtype == torch.bool and got.dtype == torch.bool)
+
+    def slice_index(self) -> str | None:
+        """"0, :, :" when a tensor has more than two axes (the matrix shown is its first), else None."""
+        if len(self.expected_shape) <= 2 and len(self.got_shape) <= 2:
+            return None
+        return ", ".join(["0"] * (len(self.expected_shape) - 2) + [":", ":"])
+
+
 def heatmap_svg(expected: torch.Tensor, got: torch.Tensor, messages: Messages, lang: str) -> str:
+    """SVG of the expected and the student's matrix side by side: see draw_heatmap."""
+    return draw_heatmap(Heatmap.of(expected, got), messages, lang)
+
+
+def heatmap_alt(expected: torch.Tensor, got: torch.Tensor, messages: Messages, lang: str) -> str:
+    """The heatmap of `expected` and `got` in words: see describe_heatmap."""
+    return describe_heatmap(Heatmap.of(expected, got), messages, lang)
+
+
+def draw_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
     """SVG of the expected and the student's matrix side by side ("expected", "yours"): queries as rows, keys as
     columns, one tick per token (thinned out past MAX_TICKS), one colour scale and one legend for both. A bool mask
     is drawn as hidden (True) and visible (False) when both are bool; other values as numbers (bool as 0 and 1).
-    Tensors of more than two axes show their first matrix, and say so."""
-    matrices = [first_matrix(expected), first_matrix(got)]
-    as_mask = expected.dtype == torch.bool and got.dtype == torch.bool
+    Tensors of more than two axes show their first matrix, and say so. Its title is describe_heatmap's words."""
+    matrices = [heatmap.expected, heatmap.got]
+    as_mask = heatmap.as_mask
     scale = shared_scale(*matrices)
     cell = cell_size(max(max(matrix.shape) for matrix in matrices), largest=40, smallest=4, room=200)
     left, top = 58, 40
@@ -93,41 +129,38 @@ def heatmap_svg(expected: torch.Tensor, got: torch.Tensor, messages: Messages, l
                                                                        messages, lang)
     parts.append(legend)
     bottom = top + height + 40
-    if expected.dim() > 2 or got.dim() > 2:
-        shape = tuple(expected.shape)
-        index = ", ".join(["0"] * (expected.dim() - 2) + [":", ":"])
+    if (index := heatmap.slice_index()) is not None:
         parts.append(text(left, bottom, render(messages, "label.heatmap_slice", lang,
-                                               {"index": index, "shape": shape}), anchor="start"))
+                                               {"index": index, "shape": heatmap.expected_shape}), anchor="start"))
         bottom += 16
     width = legend_x + legend_width
-    return svg_document(width, bottom + 4, parts, heatmap_alt(expected, got, messages, lang))
+    return svg_document(width, bottom + 4, parts, describe_heatmap(heatmap, messages, lang))
 
 
-def heatmap_alt(expected: torch.Tensor, got: torch.Tensor, messages: Messages, lang: str) -> str:
+def describe_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
     """The heatmap in words, for a reader who cannot see it: which matrices, their size (the slice, for more than two
     axes), and where they differ: how many cells, and the cell that differs most with both values."""
-    ours, theirs = first_matrix(expected), first_matrix(got)
+    ours, theirs = heatmap.expected, heatmap.got
     size = render(messages, "label.heatmap_alt_shape", lang, {"rows": ours.shape[0], "columns": ours.shape[1]})
-    if expected.dim() > 2 or got.dim() > 2:
-        index = ", ".join(["0"] * (expected.dim() - 2) + [":", ":"])
-        size = render(messages, "label.heatmap_slice", lang, {"index": index, "shape": tuple(expected.shape)})
+    if (index := heatmap.slice_index()) is not None:
+        size = render(messages, "label.heatmap_slice", lang, {"index": index, "shape": heatmap.expected_shape})
+    separator = pick(SEPARATOR, lang)
     parts = [render(messages, "label.heatmap_alt", lang, {"shape": size})]
     if ours.shape != theirs.shape:
         parts.append(render(messages, "label.heatmap_alt_shapes", lang, {
-            "got": tuple(got.shape), "expected": tuple(expected.shape)}))
-        return "; ".join(parts)
+            "got": heatmap.got_shape, "expected": heatmap.expected_shape}))
+        return separator.join(parts)
     differ = ~((ours == theirs) | (torch.isnan(ours) & torch.isnan(theirs)))
     if not bool(differ.any()):
         parts.append(render(messages, "label.heatmap_alt_same", lang))
-        return "; ".join(parts)
+        return separator.join(parts)
     gap = torch.where(differ, (ours - theirs).abs().nan_to_num(nan=math.inf, posinf=math.inf), torch.zeros_like(ours))
     row, column = divmod(int(gap.reshape(-1).argmax()), ours.shape[1])
-    as_mask = expected.dtype == torch.bool and got.dtype == torch.bool
     parts.append(render(messages, "label.heatmap_alt_differ", lang, {
         "count": int(differ.sum()), "total": differ.numel(), "row": row, "column": column,
-        "expected": cell_words(float(ours[row, column]), as_mask, messages, lang),
-        "got": cell_words(float(theirs[row, column]), as_mask, messages, lang)}))
-    return "; ".join(parts)
+        "expected": cell_words(float(ours[row, column]), heatmap.as_mask, messages, lang),
+        "got": cell_words(float(theirs[row, column]), heatmap.as_mask, messages, lang)}))
+    return separator.join(parts)
 
 
 def cell_words(value: float, as_mask: bool, messages: Messages, lang: str) -> str:
@@ -426,10 +459,11 @@ def pictures_of(result: CheckResult, messages: Messages, lang: str) -> list[Pict
     if result.heatmap is not None:
         expected, got = result.heatmap
         pictures.append(Picture(heatmap_svg(expected, got, messages, lang),
-                                f"{title}: {heatmap_alt(expected, got, messages, lang)}"))
+                                f"{title}{pick(TITLE_COLON, lang)}{heatmap_alt(expected, got, messages, lang)}"))
     if result.head_layout is not None:
         pictures.append(Picture(head_layout_svg(result.head_layout, messages, lang),
-                                f"{title}: {head_layout_alt(result.head_layout, messages, lang)}"))
+                                f"{title}{pick(TITLE_COLON, lang)}"
+                                f"{head_layout_alt(result.head_layout, messages, lang)}"))
     return pictures
 
 

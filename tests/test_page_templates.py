@@ -36,9 +36,10 @@ PAGE_TEMPLATES = {"autograder.outputs": ("feedback.html.j2", "class_report.html.
 # Every element and attribute the grader's pages use; anything else came from student text.
 ELEMENTS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "strong", "table", "tr", "th", "td",
             "small", "br", "pre", "ul", "li", "a", "figure", "img", "figcaption", "code", "span", "section", "div",
-            "mark", "em"}
+            "mark", "em", "h3", "details", "summary"}
 ATTRIBUTES = {"lang", "charset", "class", "id", "href", "alt", "src", "data-id", "data-students", "data-a", "data-b",
-              "title"}
+              "title", "http-equiv", "content"}
+PICTURE_SOURCES = ("data:image/png;base64,", "data:image/svg+xml;base64,")  # pictures the grader drew itself
 
 
 class _Page(html.parser.HTMLParser):
@@ -66,7 +67,7 @@ def assert_only_the_grader_s_markup(page):
     parsed = _Page(page)
     assert parsed.elements <= ELEMENTS, parsed.elements - ELEMENTS
     assert parsed.attributes <= ATTRIBUTES, parsed.attributes - ATTRIBUTES
-    assert all(source.startswith("data:image/png;base64,") for source in parsed.sources), parsed.sources
+    assert all(source.startswith(PICTURE_SOURCES) for source in parsed.sources), parsed.sources
     assert "<script" not in page and "<img src=x" not in page
     return parsed
 

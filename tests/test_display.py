@@ -12,7 +12,8 @@ import torch
 from autograder.checking import notebook_display
 from autograder.checking.check_types import Verdict
 from autograder.checking.notebook_display import WIDTH, html_text, plain_text
-from autograder.checking.results import public_details, text_columns
+from autograder.checking.results import public_details
+from autograder.checking.text_width import columns as text_columns
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 

@@ -9,11 +9,11 @@ line is cleaned (autograder.safe_text) and escaped before it becomes HTML. The s
 """
 
 import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html import escape
 
+from autograder.checking.text_width import columns
 from autograder.safe_text import clean
 
 WIDTH = 100  # columns of the plain-text form
@@ -37,11 +37,6 @@ class TableLine:
         text = line.lstrip(" ")
         indent = len(line) - len(text)
         return cls(indent, indent + 2, text)
-
-
-def columns(text: str) -> int:
-    """Columns of a fixed-width font: a wide (CJK, full-width) character takes two."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def wrapped_line(line: TableLine, width: int = WIDTH) -> Iterator[str]:

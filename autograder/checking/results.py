@@ -5,7 +5,6 @@ checks nor the reference, so the live runner (autograder.running.runner) and the
 (autograder.integrations.student_kit) turn verdicts into exactly the same text.
 """
 
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
@@ -25,6 +24,7 @@ from autograder.checking.check_types import (
 )
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
+from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
@@ -185,30 +185,25 @@ def excerpts(expected: torch.Tensor, got: torch.Tensor, index: tuple[int, ...]) 
     """The index of the first element shown, and expected's and got's values along the last axis around `index`
     (MAX_SHOWN of them, `index` among them), each value as wide as its column's widest: one column per element."""
     if not index:  # a 0-d tensor: its one value
-        columns = [[format_value(tensor.item())] for tensor in (expected, got)]
-        return (), [f"[{column[0]}]" for column in columns]
+        texts = [[format_value(tensor.item())] for tensor in (expected, got)]
+        return (), [f"[{text[0]}]" for text in texts]
     length, at = expected.shape[-1], index[-1]
     first = max(0, min(at - MAX_SHOWN // 2, length - MAX_SHOWN))
     last = min(length, first + MAX_SHOWN)
-    columns = [[format_value(value) for value in tensor.detach()[index[:-1]][first:last].tolist()]
+    texts = [[format_value(value) for value in tensor.detach()[index[:-1]][first:last].tolist()]
                for tensor in (expected, got)]
-    widths = [max(len(a), len(b)) for a, b in zip(*columns, strict=True)]
+    widths = [max(len(a), len(b)) for a, b in zip(*texts, strict=True)]
     before, after = ("…, " if first > 0 else ""), (", …" if last < length else "")
     shown = [f"[{before}{', '.join(value.rjust(width) for value, width in zip(column, widths, strict=True))}{after}]"
-             for column in columns]
+             for column in texts]
     return (*index[:-1], first), shown
 
 
 def aligned_labels(labels: Sequence[str], colon: str) -> list[str]:
     """Each label with its colon, padded to the widest (a Chinese character two columns wide), so what follows
     starts in the same column on every line."""
-    widths = [text_columns(label + colon) for label in labels]
+    widths = [columns(label + colon) for label in labels]
     return [label + colon + " " * (max(widths) - width) for label, width in zip(labels, widths, strict=True)]
-
-
-def text_columns(text: str) -> int:
-    """How many columns of a fixed-width font `text` takes: a wide (CJK, full-width) character takes two."""
-    return sum(2 if unicodedata.east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def format_value(value: object) -> str:

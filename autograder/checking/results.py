@@ -191,7 +191,7 @@ def excerpts(expected: torch.Tensor, got: torch.Tensor, index: tuple[int, ...]) 
     first = max(0, min(at - MAX_SHOWN // 2, length - MAX_SHOWN))
     last = min(length, first + MAX_SHOWN)
     texts = [[format_value(value) for value in tensor.detach()[index[:-1]][first:last].tolist()]
-               for tensor in (expected, got)]
+             for tensor in (expected, got)]
     widths = [max(len(a), len(b)) for a, b in zip(*texts, strict=True)]
     before, after = ("…, " if first > 0 else ""), (", …" if last < length else "")
     shown = [f"[{before}{', '.join(value.rjust(width) for value, width in zip(column, widths, strict=True))}{after}]"

@@ -407,6 +407,8 @@ def has_change(lang):
 
 
 def test_mask_hiding_the_diagonal_climbs_the_three_rungs(driver, lab, course, monkeypatch):
+    from selenium.webdriver.common.by import By
+
     wrong = causal_mask_source("wrong")
     with screenshot_on_failure(driver, lab, "causal_mask-wrong"):
         cell = run_through_check(driver, lab, course, "wrong")
@@ -421,6 +423,11 @@ def test_mask_hiding_the_diagonal_climbs_the_three_rungs(driver, lab, course, mo
         assert lines == expected_feedback(wrong, monkeypatch, hint=1)
         assert not [line for line in lines if line.startswith(("likely mistake", "✔"))], lines
         assert lines[-1].startswith("» the likely mistake and a hint"), lines
+        # The table is HTML that wraps at words (JupyterLab breaks printed text anywhere, mid-word too).
+        table = cell.find_elements(By.CSS_SELECTOR, '[data-mime-type="text/html"] .attnkit-check')
+        assert table, "check(...)'s table is not shown as HTML"
+        wrapping = "return getComputedStyle(arguments[0].lastElementChild).wordBreak"
+        assert driver.execute_script(wrapping, table[0]) == "normal"
         # Rung 2: the same code run again names the mistake (mask_includes_diagonal) and its hint.
         run_again(driver, cell)
         wait_for(driver, lambda: "likely mistake" in " ".join(output_lines(cell)), RUN_S, "the named mistake")

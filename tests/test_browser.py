@@ -407,6 +407,8 @@ def has_change(lang):
 
 
 def test_mask_hiding_the_diagonal_climbs_the_three_rungs(driver, lab, course, monkeypatch):
+    from selenium.webdriver.common.by import By
+
     wrong = causal_mask_source("wrong")
     with screenshot_on_failure(driver, lab, "causal_mask-wrong"):
         cell = run_through_check(driver, lab, course, "wrong")
@@ -421,6 +423,11 @@ def test_mask_hiding_the_diagonal_climbs_the_three_rungs(driver, lab, course, mo
         assert lines == expected_feedback(wrong, monkeypatch, hint=1)
         assert not [line for line in lines if line.startswith(("likely mistake", "✔"))], lines
         assert lines[-1].startswith("» the likely mistake and a hint"), lines
+        # The table is HTML that wraps at words (JupyterLab breaks printed text anywhere, mid-word too).
+        table = cell.find_elements(By.CSS_SELECTOR, '[data-mime-type="text/html"] .attnkit-check')
+        assert table, "check(...)'s table is not shown as HTML"
+        wrapping = "return getComputedStyle(arguments[0].lastElementChild).wordBreak"
+        assert driver.execute_script(wrapping, table[0]) == "normal"
         # Rung 2: the same code run again names the mistake (mask_includes_diagonal) and its hint.
         run_again(driver, cell)
         wait_for(driver, lambda: "likely mistake" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
@@ -498,3 +505,39 @@ def test_formgrader_page_loads(driver, lab):
         shown = [marker for marker in ERROR_MARKERS if marker in text.lower()]
         assert not shown, f"formgrader shows {shown}:\n{text}"
         assert_no_console_errors(driver, lab, "formgrader")
+
+
+def test_attnkits_feedback_page_leads_with_what_lost_points(driver, tmp_path):
+    """attnkit grade's page for a mask that hides the diagonal, beside a solved exercise: the lost points, their
+    message and heatmap on top; what passed folded until its summary is clicked; nothing refused by the page's CSP."""
+    from selenium.webdriver.common.by import By
+
+    from attnkit import solutions
+    from autograder.grading.notebooks import NotebookResult
+    from autograder.outputs import records
+    from autograder.running.runner import run_exercise
+
+    namespace = {}
+    exec("import torch\n" + causal_mask_source("wrong"), namespace)
+    results = run_exercise("causal_mask", {"causal_mask": namespace["causal_mask"]}, lang="en")
+    solved = {name: getattr(solutions, name) for name in ("causal_weights_renormalised", "causal_weights_neg_inf")}
+    results += run_exercise("masking_routes", solved, lang="en")
+    notebook = NotebookResult("s", Path(NOTEBOOK).stem, NOTEBOOK, "graded", "", results)
+    records.write_student(tmp_path, records.student_document("s", "attention", "hash", 1, [notebook]), "en")
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.get((tmp_path / "feedback" / "s.html").as_uri())
+    image = wait_until(driver, lambda: [img for img in driver.find_elements(By.CSS_SELECTOR, ".lost img") if
+                                        driver.execute_script("return arguments[0].naturalWidth > 0", img)],
+                       PAGE_S, "the heatmap on the feedback page")[0]
+    assert "they differ in 6 of 36 cells" in image.get_attribute("alt")
+    lost = driver.find_element(By.CSS_SELECTOR, "section.lost-points")
+    summary = driver.find_element(By.CSS_SELECTOR, "details summary")
+    assert "your mask hides token 0 from token 0" in lost.text and "likely mistake" in lost.text
+    assert lost.location["y"] < summary.location["y"] and "checks passed" in summary.text
+    passed = driver.find_elements(By.CSS_SELECTOR, "details tr.passed")
+    assert passed and not any(row.is_displayed() for row in passed)  # folded
+    save_screenshot(driver, "feedback-page-en")
+    summary.click()
+    wait_until(driver, lambda: all(row.is_displayed() for row in passed), 5, "the passed checks to unfold")
+    refused = [entry for entry in driver.get_log("browser") if "Content Security Policy" in entry["message"]]
+    assert not refused, refused

@@ -47,3 +47,20 @@ def test_chinese_pages_carry_chinese_text_and_english_ones_none(tmp_path):
         han = re.compile(r"[\u4e00-\u9fff]")
         assert bool(han.search(page)) == (lang == "zh")
         assert bool(han.search(results["output"] + results["tests"][0]["name"])) == (lang == "zh")
+
+
+def test_the_pictures_words_are_in_the_students_language():
+    import torch
+
+    from autograder.checking.check_types import HeadLayout
+    from autograder.checking.pictures import head_layout_alt, heatmap_alt
+    from autograder.course.catalog import MESSAGES
+
+    mask = torch.ones(4, 4, dtype=torch.bool).triu(1)
+    layout = HeadLayout(1, (((0, 0), (0, 1)),), (((0, 1), (0, 0)),))
+    han = re.compile(r"[\u4e00-\u9fff]")
+    for lang in LANGUAGES:
+        for words in (heatmap_alt(mask, mask.T.contiguous(), MESSAGES, lang), head_layout_alt(layout, MESSAGES, lang)):
+            assert bool(han.search(words)) == (lang == "zh"), words
+            english = re.sub(r"\b(True|False|query|key|token|head_dim|x)\b", "", words)
+            assert (re.search(r"[A-Za-z]{3,}", english) is None) == (lang == "zh"), words

@@ -6,14 +6,18 @@ controls. Each page is parsed back: the only elements and attributes are the gra
 reads back exactly as written (bidi controls made visible). The templates ship with the package and the bundle.
 """
 
+import base64
 import html.parser
+import json
 import re
 import tomllib
 import zipfile
 from pathlib import Path
+from xml.etree import ElementTree
 
 import jinja2
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup
@@ -36,9 +40,10 @@ PAGE_TEMPLATES = {"autograder.outputs": ("feedback.html.j2", "class_report.html.
 # Every element and attribute the grader's pages use; anything else came from student text.
 ELEMENTS = {"html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "strong", "table", "tr", "th", "td",
             "small", "br", "pre", "ul", "li", "a", "figure", "img", "figcaption", "code", "span", "section", "div",
-            "mark", "em"}
+            "mark", "em", "h3", "details", "summary"}
 ATTRIBUTES = {"lang", "charset", "class", "id", "href", "alt", "src", "data-id", "data-students", "data-a", "data-b",
-              "title"}
+              "title", "http-equiv", "content"}
+PICTURE_SOURCES = ("data:image/png;base64,", "data:image/svg+xml;base64,")  # pictures the grader drew itself
 
 
 class _Page(html.parser.HTMLParser):
@@ -66,7 +71,7 @@ def assert_only_the_grader_s_markup(page):
     parsed = _Page(page)
     assert parsed.elements <= ELEMENTS, parsed.elements - ELEMENTS
     assert parsed.attributes <= ATTRIBUTES, parsed.attributes - ATTRIBUTES
-    assert all(source.startswith("data:image/png;base64,") for source in parsed.sources), parsed.sources
+    assert all(source.startswith(PICTURE_SOURCES) for source in parsed.sources), parsed.sources
     assert "<script" not in page and "<img src=x" not in page
     return parsed
 
@@ -165,3 +170,86 @@ def test_every_template_ships_with_the_package_and_in_the_gradescope_bundle(tmp_
             for name in templates:
                 path = f"{'/'.join(package.split('.'))}/templates/{name}"
                 assert path in names and bundle.read(path) == (repo_root / path).read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# the feedback page leads with what lost points, with its picture, and folds what passed
+
+
+def _graded_record(heatmap_document):
+    """A graded notebook: a passed check, a failed public check with its heatmap, a failed hidden one (its record
+    forged to carry a heatmap too: the page must still show nothing of it but its message)."""
+    checks = [
+        {"id": "a.passes", "exercise": "causal_mask", "score": 2.0, "max_score": 2.0, "status": "passed",
+         "misconception": None, "message": "PASSED-MESSAGE", "hidden": False},
+        {"id": "causal_mask.notes", "exercise": "causal_mask", "score": 0.0, "max_score": 2.0, "status": "failed",
+         "misconception": "m", "message": "LOST-MESSAGE\nlikely mistake — the mask also hides the diagonal",
+         "hidden": False, "details": ["expected: …"], "heatmap": heatmap_document},
+        {"id": "causal_mask.hidden", "exercise": "causal_mask", "score": 0.0, "max_score": 4.0, "status": "failed",
+         "misconception": None, "message": "HIDDEN-MESSAGE", "hidden": True, "heatmap": heatmap_document},
+    ]
+    notebook = {"notebook": "03_causal_attention", "path": "03.ipynb", "status": "graded", "reason": "",
+                "score": 2.0, "max_score": 8.0, "sha256": "", "checks": checks, "notes": []}
+    return {"student_id": "s", "assignment": "a", "submission_hash": "h", "seed": 0, "score": 2.0, "max_score": 8.0,
+            "notebooks": [notebook]}
+
+
+def _mask_heatmap():
+    from autograder.checking.pictures import Heatmap
+    from autograder.outputs.picture_documents import heatmap_document
+
+    mask = torch.ones(6, 6, dtype=torch.bool).triu(1)
+    return heatmap_document(Heatmap.of(mask, torch.ones(6, 6, dtype=torch.bool).triu()))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_feedback_page_leads_with_what_lost_points_and_its_picture(lang):
+    page = feedback_html(_document_as_written(_graded_record(_mask_heatmap())), lang)
+    parsed = assert_only_the_grader_s_markup(page)
+    lost, folded = page.index("LOST-MESSAGE"), page.index("<details>")
+    assert lost < folded < page.index("PASSED-MESSAGE")  # what lost points first; what passed folded, below
+    assert page.index("HIDDEN-MESSAGE") < folded
+    assert 'content="default-src \'none\'; img-src data:; style-src \'unsafe-inline\'"' in page
+    (source,) = parsed.sources  # one picture: the public check's, none for the hidden one
+    svg = base64.b64decode(source.removeprefix("data:image/svg+xml;base64,")).decode("utf-8")
+    root = ElementTree.fromstring(svg)
+    words = {"en": "they differ in 6 of 36 cells", "zh": "36 个格子中有 6 个不同"}[lang]
+    (alt,) = re.findall(r'<img alt="([^"]*)"', page)
+    assert words in alt and words in root.get("aria-label") and words in root.find("{*}title").text
+    assert {element.tag.split("}")[1] for element in root.iter()} <= {"svg", "title", "rect", "g", "text"}
+
+
+def _document_as_written(document):
+    """The record as students/<id>.json holds it: cleaned, and through JSON."""
+    return json.loads(json.dumps(clean_data(document)))
+
+
+@pytest.mark.parametrize("forged", [
+    HOSTILE, None, 7, [], {}, {"expected": [[HOSTILE]], "got": [[0.0]], "expected_shape": [1, 1], "got_shape": [1, 1],
+                               "mask": False},
+    {"expected": [[0.0, 1.0], [0.0]], "got": [[0.0]], "expected_shape": [2, 2], "got_shape": [1, 1], "mask": False},
+    {"expected": [[0.0]], "got": [[0.0]], "expected_shape": [3, 3], "got_shape": [1, 1], "mask": False},
+    {"expected": [[0.0]], "got": [[10**400]], "expected_shape": [1, 1], "got_shape": [1, 1], "mask": False},
+    {"expected": [[0.0]], "got": [[True]], "expected_shape": [1, 1], "got_shape": [1, 1], "mask": "yes"},
+    {"expected": [[0.0] * 65] * 65, "got": [[0.0]], "expected_shape": [65, 65], "got_shape": [1, 1],
+     "mask": False},
+])
+def test_a_record_s_heatmap_that_is_not_the_grader_s_draws_no_picture(forged):
+    page = feedback_html(_document_as_written(_graded_record(forged)), "en")
+    parsed = assert_only_the_grader_s_markup(page)
+    assert parsed.sources == [] and "LOST-MESSAGE" in parsed.text and "<script" not in page
+
+
+def test_a_heatmap_keeps_its_infinities_and_shapes_through_the_record():
+    from autograder.checking.pictures import Heatmap, describe_heatmap
+    from autograder.outputs.picture_documents import heatmap_document, heatmap_of
+
+    scores = torch.tensor([[[0.5, float("-inf")], [0.25, 0.75]]] * 3)
+    theirs = scores.clone()
+    theirs[0, 0, 1] = float("nan")
+    written = _document_as_written({"heatmap": heatmap_document(Heatmap.of(scores, theirs))})["heatmap"]
+    assert written["expected"][0][1] == "-inf" and written["got"][0][1] == "nan"
+    back = heatmap_of(written)
+    assert back is not None and back.expected_shape == (3, 2, 2) and not back.as_mask
+    assert describe_heatmap(back, catalog.MESSAGES, "en") == describe_heatmap(Heatmap.of(scores, theirs),
+                                                                              catalog.MESSAGES, "en")

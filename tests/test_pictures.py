@@ -58,26 +58,32 @@ def texts(element: ElementTree.Element, css: str | None = None) -> list[str]:
 
 
 def test_a_failing_check_draws_its_pictures_without_importing_matplotlib():
-    """In a fresh process, as a kernel's first check: the heatmap and the head diagram are drawn (counted) and
-    matplotlib never imported."""
+    """In a fresh process, as a kernel's first check: the heatmap and the head diagram are drawn (counted), each
+    shown with its words (never the check's id), and matplotlib never imported."""
     script = """
 import sys
 import torch
+from autograder.checking import pictures
 from autograder.running import notebook_runtime
-drawn = []
+drawn, shown = [], []
 for name in ("heatmap_svg", "head_layout_svg"):
-    original = getattr(notebook_runtime, name)
+    original = getattr(pictures, name)
     def counted(*args, original=original, name=name):
         drawn.append(name)
         return original(*args)
-    setattr(notebook_runtime, name, counted)
+    setattr(pictures, name, counted)
+notebook_runtime.show_svg = lambda svg, alt: shown.append(alt)
 from autograder import check
 check("causal_mask", lambda num_tokens: torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu())
 check("split_heads", lambda x, num_heads: x.reshape(x.shape[0], num_heads, x.shape[1], -1))
+print(shown)
 print(sorted(set(drawn)), "matplotlib" in sys.modules)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
-    assert done.stdout.strip().splitlines()[-1] == "['head_layout_svg', 'heatmap_svg'] False", done.stdout
+    *_, alts, counted = done.stdout.strip().splitlines()
+    assert counted == "['head_layout_svg', 'heatmap_svg'] False", done.stdout
+    assert "Heatmap of the expected matrix and yours" in alts and "features out of place" in alts, alts
+    assert "causal_mask.notes" not in alts and "split_heads." not in alts, alts
 
 
 # ---------------------------------------------------------------------------------------------
@@ -251,3 +257,44 @@ def test_a_hidden_check_draws_no_head_layout():
     results = run_exercise("split_heads", {"split_heads": split_without_transpose}, lang="en")
     hidden = [result for result in results if result.hidden and result.status != "passed"]
     assert hidden and all(result.head_layout is None and result.heatmap is None for result in hidden)
+
+
+# ---------------------------------------------------------------------------------------------
+# words for where a picture cannot show
+
+
+def test_a_heatmap_says_in_words_which_matrices_their_size_and_where_they_differ():
+    expected = torch.softmax(torch.arange(24.0).reshape(2, 3, 4), dim=-1)
+    got = expected.clone()
+    got[0, 2, 1] += 0.5
+    got[0, 0, 3] += 0.25
+    for lang, words in (("en", ["expected matrix and yours", "x[0, :, :]", "(2, 3, 4)", "2 of 12 cells",
+                                "row 2, column 1"]),
+                        ("zh", ["期望的矩阵和你的结果", "x[0, :, :]", "12 个格子中有 2 个不同", "第 2 行、第 1 列"])):
+        svg = heatmap_svg(expected, got, MESSAGES, lang)
+        root = parsed(svg)
+        alt = root.get("aria-label")
+        assert alt == root.find(f"{SVG}title").text and all(word in alt for word in words), alt
+    same = parsed(heatmap_svg(expected, expected, MESSAGES, "en")).get("aria-label")
+    assert "the cells shown are equal" in same
+    wrong_shape = parsed(heatmap_svg(expected, torch.zeros(2, 4, 3), MESSAGES, "en")).get("aria-label")
+    assert "yours is (2, 4, 3) where (2, 3, 4) is expected" in wrong_shape
+
+
+def test_a_head_layout_says_how_many_features_are_out_of_place():
+    layout = HeadLayout(1, (((0, 0), (0, 1)),), (((0, 1), (0, 1)),))
+    alt = parsed(head_layout_svg(layout, MESSAGES, "en")).get("aria-label")
+    assert "1 tokens × 2 features" in alt and "1 of 2 features out of place" in alt, alt
+
+
+def test_nbgraders_graded_cell_gives_each_picture_its_words_not_the_check_id():
+    import autograder.integrations.nbgrader_sandbox as sandbox  # its test_cell_outputs is no test of this file
+
+    def with_diagonal(num_tokens):
+        return torch.ones(num_tokens, num_tokens, dtype=torch.bool).triu()
+
+    results = run_exercise("causal_mask", {"causal_mask": with_diagonal}, include_hidden=False, lang="en")
+    outputs = sandbox.test_cell_outputs(sandbox.GradedCell("causal_mask", tuple(results)), "en")
+    plain = [output.data["text/plain"] for output in outputs if output.output_type == "display_data"]
+    assert plain and all("Heatmap of the expected matrix and yours" in text for text in plain), plain
+    assert not any(result.id in text for result in results for text in plain)

@@ -14,8 +14,8 @@ from html import escape
 
 import torch
 
-from autograder.checking.check_types import HeadLayout, TokenHead
-from autograder.i18n import Messages, render
+from autograder.checking.check_types import CheckResult, HeadLayout, TokenHead
+from autograder.i18n import Messages, pick, render
 
 FONT_PX = 11
 TITLE_PX = 13
@@ -29,6 +29,8 @@ HEAD_COLOURS = ("#e69f00", "#56b4e9", "#009e73", "#f0e442", "#0072b2", "#d55e00"
 UNKNOWN = "#ffffff"
 MISPLACED = "#d00000"
 MAX_TICKS = 12  # tick labels per axis before they are thinned out
+SEPARATOR = {"en": "; ", "zh": "；"}  # between the parts of a picture's words
+TITLE_COLON = {"en": ": ", "zh": "："}  # between a check's title and its picture's words
 
 
 # ---------------------------------------------------------------------------------------------
@@ -70,13 +72,47 @@ def ticks(count: int) -> list[int]:
     return list(range(0, count, step))
 
 
+@dataclass(frozen=True)
+class Heatmap:
+    """What a heatmap draws: the first matrix of each tensor (float64 on the CPU, a bool mask as 0 and 1), the
+    tensors' whole shapes, and whether both are bool masks. A record keeps it (autograder.outputs.picture_documents)
+    so that the feedback page draws it too."""
+
+    expected: torch.Tensor
+    got: torch.Tensor
+    expected_shape: tuple[int, ...]
+    got_shape: tuple[int, ...]
+    as_mask: bool
+
+    @classmethod
+    def of(cls, expected: torch.Tensor, got: torch.Tensor) -> "Heatmap":
+        return cls(first_matrix(expected), first_matrix(got), tuple(expected.shape), tuple(got.shape),
+                   expected.dtype == torch.bool and got.dtype == torch.bool)
+
+    def slice_index(self) -> str | None:
+        """"0, :, :" when a tensor has more than two axes (the matrix shown is its first), else None."""
+        if len(self.expected_shape) <= 2 and len(self.got_shape) <= 2:
+            return None
+        return ", ".join(["0"] * (len(self.expected_shape) - 2) + [":", ":"])
+
+
 def heatmap_svg(expected: torch.Tensor, got: torch.Tensor, messages: Messages, lang: str) -> str:
+    """SVG of the expected and the student's matrix side by side: see draw_heatmap."""
+    return draw_heatmap(Heatmap.of(expected, got), messages, lang)
+
+
+def heatmap_alt(expected: torch.Tensor, got: torch.Tensor, messages: Messages, lang: str) -> str:
+    """The heatmap of `expected` and `got` in words: see describe_heatmap."""
+    return describe_heatmap(Heatmap.of(expected, got), messages, lang)
+
+
+def draw_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
     """SVG of the expected and the student's matrix side by side ("expected", "yours"): queries as rows, keys as
     columns, one tick per token (thinned out past MAX_TICKS), one colour scale and one legend for both. A bool mask
     is drawn as hidden (True) and visible (False) when both are bool; other values as numbers (bool as 0 and 1).
-    Tensors of more than two axes show their first matrix, and say so."""
-    matrices = [first_matrix(expected), first_matrix(got)]
-    as_mask = expected.dtype == torch.bool and got.dtype == torch.bool
+    Tensors of more than two axes show their first matrix, and say so. Its title is describe_heatmap's words."""
+    matrices = [heatmap.expected, heatmap.got]
+    as_mask = heatmap.as_mask
     scale = shared_scale(*matrices)
     cell = cell_size(max(max(matrix.shape) for matrix in matrices), largest=40, smallest=4, room=200)
     left, top = 58, 40
@@ -93,18 +129,45 @@ def heatmap_svg(expected: torch.Tensor, got: torch.Tensor, messages: Messages, l
                                                                        messages, lang)
     parts.append(legend)
     bottom = top + height + 40
-    if expected.dim() > 2 or got.dim() > 2:
-        shape = tuple(expected.shape)
-        index = ", ".join(["0"] * (expected.dim() - 2) + [":", ":"])
+    if (index := heatmap.slice_index()) is not None:
         parts.append(text(left, bottom, render(messages, "label.heatmap_slice", lang,
-                                               {"index": index, "shape": shape}), anchor="start"))
+                                               {"index": index, "shape": heatmap.expected_shape}), anchor="start"))
         bottom += 16
     width = legend_x + legend_width
-    return svg_document(width, bottom + 4, parts, both_titles(messages, lang))
+    return svg_document(width, bottom + 4, parts, describe_heatmap(heatmap, messages, lang))
 
 
-def both_titles(messages: Messages, lang: str) -> str:
-    return f"{render(messages, 'label.heatmap_expected', lang)} / {render(messages, 'label.heatmap_got', lang)}"
+def describe_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
+    """The heatmap in words, for a reader who cannot see it: which matrices, their size (the slice, for more than two
+    axes), and where they differ: how many cells, and the cell that differs most with both values."""
+    ours, theirs = heatmap.expected, heatmap.got
+    size = render(messages, "label.heatmap_alt_shape", lang, {"rows": ours.shape[0], "columns": ours.shape[1]})
+    if (index := heatmap.slice_index()) is not None:
+        size = render(messages, "label.heatmap_slice", lang, {"index": index, "shape": heatmap.expected_shape})
+    separator = pick(SEPARATOR, lang)
+    parts = [render(messages, "label.heatmap_alt", lang, {"shape": size})]
+    if ours.shape != theirs.shape:
+        parts.append(render(messages, "label.heatmap_alt_shapes", lang, {
+            "got": heatmap.got_shape, "expected": heatmap.expected_shape}))
+        return separator.join(parts)
+    differ = ~((ours == theirs) | (torch.isnan(ours) & torch.isnan(theirs)))
+    if not bool(differ.any()):
+        parts.append(render(messages, "label.heatmap_alt_same", lang))
+        return separator.join(parts)
+    gap = torch.where(differ, (ours - theirs).abs().nan_to_num(nan=math.inf, posinf=math.inf), torch.zeros_like(ours))
+    row, column = divmod(int(gap.reshape(-1).argmax()), ours.shape[1])
+    parts.append(render(messages, "label.heatmap_alt_differ", lang, {
+        "count": int(differ.sum()), "total": differ.numel(), "row": row, "column": column,
+        "expected": cell_words(float(ours[row, column]), heatmap.as_mask, messages, lang),
+        "got": cell_words(float(theirs[row, column]), heatmap.as_mask, messages, lang)}))
+    return separator.join(parts)
+
+
+def cell_words(value: float, as_mask: bool, messages: Messages, lang: str) -> str:
+    """One cell's value as the picture's legend names it: hidden or visible for a mask, else the number."""
+    if as_mask:
+        return render(messages, "label.heatmap_hidden" if value else "label.heatmap_visible", lang)
+    return f"{value:.4f}" if math.isfinite(value) else str(value)
 
 
 def first_matrix(tensor: torch.Tensor) -> torch.Tensor:
@@ -295,6 +358,17 @@ def merged_block_layout(expected: torch.Tensor, got: object, num_heads: int) -> 
     return HeadLayout(head_dim, in_place, received)
 
 
+def head_layout_alt(layout: HeadLayout, messages: Messages, lang: str) -> str:
+    """The head layout in words, for a reader who cannot see it: its size and how many features are out of place."""
+    rows = len(layout.expected)
+    columns = len(layout.expected[0]) if rows else 0
+    misplaced = sum(theirs != ours for got, want in zip(layout.received, layout.expected, strict=False)
+                    for theirs, ours in zip(got, want, strict=False))
+    return render(messages, "label.head_layout_alt", lang, {
+        "rows": rows, "columns": columns, "head_dim": layout.head_dim, "misplaced": misplaced,
+        "total": rows * columns})
+
+
 def head_layout_svg(layout: HeadLayout, messages: Messages, lang: str) -> str:
     """SVG of the expected and the received head layout side by side: a cell per feature, coloured by the head it
     came from and numbered with its token; the output's heads as column groups; a cell out of place outlined."""
@@ -351,7 +425,7 @@ def head_layout_svg(layout: HeadLayout, messages: Messages, lang: str) -> str:
         parts.append(text(left, legend_y + 30 + 16 * index, line, anchor="start"))
     width = max(x - gap + 8, legend_x, left + max(text_width(line) for line in lines) + 8)
     height = legend_y + 30 + 16 * len(lines)
-    return svg_document(int(width), int(height), parts, both_titles(messages, lang))
+    return svg_document(int(width), int(height), parts, head_layout_alt(layout, messages, lang))
 
 
 def block(x: float, y: float, cell: int, source: TokenHead | None) -> str:
@@ -366,13 +440,43 @@ def block(x: float, y: float, cell: int, source: TokenHead | None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# A failed check's pictures, each with its words
+
+
+@dataclass(frozen=True)
+class Picture:
+    """One picture as SVG text, and `alt`: what it shows in words (the check's title first), for a screen reader
+    and for where the picture cannot show (an untrusted notebook, a terminal, a plain-text export)."""
+
+    svg: str
+    alt: str
+
+
+def pictures_of(result: CheckResult, messages: Messages, lang: str) -> list[Picture]:
+    """The pictures of a public check's failure: its heatmap and its head layout, where it has them."""
+    title = result.title or result.id
+    pictures = []
+    if result.heatmap is not None:
+        expected, got = result.heatmap
+        pictures.append(Picture(heatmap_svg(expected, got, messages, lang),
+                                f"{title}{pick(TITLE_COLON, lang)}{heatmap_alt(expected, got, messages, lang)}"))
+    if result.head_layout is not None:
+        pictures.append(Picture(head_layout_svg(result.head_layout, messages, lang),
+                                f"{title}{pick(TITLE_COLON, lang)}"
+                                f"{head_layout_alt(result.head_layout, messages, lang)}"))
+    return pictures
+
+
+# ---------------------------------------------------------------------------------------------
 # SVG text
 
 
 def svg_document(width: int, height: int, parts: Sequence[str], title: str) -> str:
+    """The SVG element; `title` is its text alternative (its <title> and aria-label: what a screen reader says)."""
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{FONT_PX}" role="img">'
-            f'<title>{escape(title)}</title><rect width="{width}" height="{height}" fill="#ffffff"/>'
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{FONT_PX}" role="img" '
+            f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+            f'<rect width="{width}" height="{height}" fill="#ffffff"/>'
             + "".join(parts) + "</svg>")
 
 
@@ -400,12 +504,13 @@ def text_width(content: str) -> int:
     return int(sum(FONT_PX if ord(character) > 0x2E80 else FONT_PX * 0.62 for character in content)) + 2
 
 
-def show_svg(svg: str, alt: str = "") -> None:
-    """Display SVG text in a running IPython kernel (its text/plain form for a terminal); nothing elsewhere."""
+def show_svg(svg: str, alt: str) -> None:
+    """Display SVG text in a running IPython kernel, `alt` (what it shows in words) as its text/plain form for where
+    it cannot show; nothing elsewhere."""
     try:
         from IPython import get_ipython
         from IPython.display import display
     except ImportError:
         return
     if get_ipython() is not None:
-        display({"image/svg+xml": svg, "text/plain": alt or "[picture]"}, raw=True)
+        display({"image/svg+xml": svg, "text/plain": alt}, raw=True)

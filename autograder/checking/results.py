@@ -22,13 +22,14 @@ from autograder.checking.check_types import (
     Status,
     Verdict,
 )
-from autograder.checking.compare import largest_difference
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
+from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 COLON = {"en": ": ", "zh": "："}  # between a detail's label and its value: full-width in a Chinese line
+SEPARATOR = {"en": ", ", "zh": "，"}  # between the parts of a detail
 
 
 class ScoredCheck(Protocol):
@@ -146,8 +147,10 @@ def _ladder_line(messages: Messages, key: str, text: Mapping[str, str], lang: st
 
 
 def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]:
-    """The input (its shape, or its sizes by name), a few expected and actual values with their whole shapes, and the
-    largest difference where the judge compared: public checks only."""
+    """The input (its shape, or its sizes by name), the expected and actual values around their largest difference
+    (the same stretch of the same row on both sides, column under column, with the index of its first element),
+    their whole shapes, and the largest difference where the judge compared: public checks only. Where the shapes
+    differ there is no common place to look at: the first values of each are shown."""
     lines = []
     colon = pick(COLON, lang)
     if verdict.input_sizes:
@@ -157,13 +160,66 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
         lines.append(f"{render(messages, 'label.input_shape', lang)}{colon}{tuple(verdict.input_shape)}")
     expected, got = verdict.expected, verdict.got
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
+        labels = aligned_labels([render(messages, "label.expected", lang), render(messages, "label.got", lang)],
+                                colon)
         shape = render(messages, "label.shape", lang)
-        lines.append(f"{render(messages, 'label.expected', lang)}{colon}{preview(expected, shape, colon)}")
-        lines.append(f"{render(messages, 'label.got', lang)}{colon}{preview(got, shape, colon)}")
-        diff, index = largest_difference(compared_only(got, expected, verdict.compared), expected)
-        if index is not None and diff > 0:
-            lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
+        diff, index = differs_most(compared_only(got, expected, verdict.compared), expected)
+        if index is None or diff == 0:
+            lines.append(f"{labels[0]}{preview(expected, shape, colon)}")
+            lines.append(f"{labels[1]}{preview(got, shape, colon)}")
+            return lines
+        start, values = excerpts(expected, got, index)
+        # A 0-d tensor's one value needs no index.
+        where = pick(SEPARATOR, lang) + render(messages, "label.excerpt_from", lang, {"index": start}) if start else ""
+        for label, tensor, shown in zip(labels, (expected, got), values, strict=True):
+            lines.append(f"{label}{shape} {tuple(tensor.shape)}{where}{colon}{shown}")
+        lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
     return lines
+
+
+def differs_most(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple[int, ...] | None]:
+    """(difference, index) of the element where `got` is farthest from `expected`: equal values (the same infinity
+    included) differ by 0, a nan or an infinity against anything else by inf; (inf, None) when the shapes differ."""
+    if got.shape != expected.shape:
+        return float("inf"), None
+    theirs, ours = got.detach().cpu().to(torch.float64), expected.detach().cpu().to(torch.float64)
+    diff = (theirs - ours).abs()
+    diff = torch.where(theirs == ours, torch.zeros_like(diff), diff)
+    diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+    if diff.numel() == 0:
+        return 0.0, None
+    flat = int(diff.reshape(-1).argmax())
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape))
+    return float(diff.reshape(-1)[flat]), index
+
+
+def excerpts(expected: torch.Tensor, got: torch.Tensor, index: tuple[int, ...]) -> tuple[tuple[int, ...], list[str]]:
+    """The index of the first element shown, and expected's and got's values along the last axis around `index`
+    (MAX_SHOWN of them, `index` among them), each value as wide as its column's widest: one column per element."""
+    if not index:  # a 0-d tensor: its one value
+        texts = [[format_value(tensor.item())] for tensor in (expected, got)]
+        return (), [f"[{text[0]}]" for text in texts]
+    length, at = expected.shape[-1], index[-1]
+    first = max(0, min(at - MAX_SHOWN // 2, length - MAX_SHOWN))
+    last = min(length, first + MAX_SHOWN)
+    texts = [[format_value(value) for value in tensor.detach()[index[:-1]][first:last].tolist()]
+             for tensor in (expected, got)]
+    widths = [max(len(a), len(b)) for a, b in zip(*texts, strict=True)]
+    before, after = ("…, " if first > 0 else ""), (", …" if last < length else "")
+    shown = [f"[{before}{', '.join(value.rjust(width) for value, width in zip(column, widths, strict=True))}{after}]"
+             for column in texts]
+    return (*index[:-1], first), shown
+
+
+def aligned_labels(labels: Sequence[str], colon: str) -> list[str]:
+    """Each label with its colon, padded to the widest (a Chinese character two columns wide), so what follows
+    starts in the same column on every line."""
+    widths = [columns(label + colon) for label in labels]
+    return [label + colon + " " * (max(widths) - width) for label, width in zip(labels, widths, strict=True)]
+
+
+def format_value(value: object) -> str:
+    return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
 def compared_only(got: torch.Tensor, expected: torch.Tensor, compared: torch.Tensor | None) -> torch.Tensor:
@@ -178,6 +234,6 @@ def compared_only(got: torch.Tensor, expected: torch.Tensor, compared: torch.Ten
 def preview(tensor: torch.Tensor, shape_label: str = "shape", colon: str = ": ") -> str:
     """The whole shape and the first MAX_SHOWN values in memory order."""
     flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
-    values = ", ".join(f"{v:.4f}" if isinstance(v, float) else str(v) for v in flat)
+    values = ", ".join(format_value(v) for v in flat)
     more = ", …" if tensor.numel() > MAX_SHOWN else ""
     return f"{shape_label} {tuple(tensor.shape)}{colon}[{values}{more}]"

@@ -95,6 +95,7 @@ MESSAGES = {
         "en": "largest difference {diff:.3g} at index {index}",
         "zh": "最大差异 {diff:.3g}，位置 {index}",
     },
+    "label.excerpt_from": {"en": "from index {index}", "zh": "从位置 {index} 起"},
     "label.detail_withheld": {
         "en": "details withheld in a hidden check; the public check cell shows them on its own inputs",
         "zh": "隐藏检查不显示细节；公开检查单元格会在它自己的输入上显示",
@@ -116,6 +117,24 @@ MESSAGES = {
                                   "zh": "每个格子是一个特征；颜色：它来自哪个头；数字：它来自哪个 token"},
     "label.picture_unknown": {"en": "?: a value found nowhere in the input", "zh": "格子中的“?”：输入中找不到这个数值"},
     "label.picture_misplaced": {"en": "red outline: not where it should be", "zh": "红框：位置不对"},
+    # A picture's words for a reader who cannot see it (a screen reader, an untrusted notebook, a terminal).
+    "label.heatmap_alt": {"en": "Heatmap of the expected matrix and yours, side by side, {shape}: queries as rows, "
+                                "keys as columns",
+                          "zh": "热力图：期望的矩阵和你的结果并排，{shape}：每行一个 query，每列一个 key"},
+    "label.heatmap_alt_shape": {"en": "{rows} × {columns}", "zh": "{rows} × {columns}"},
+    "label.heatmap_alt_differ": {
+        "en": "they differ in {count} of {total} cells, most at row {row}, column {column} (expected {expected}, "
+              "yours {got})",
+        "zh": "{total} 个格子中有 {count} 个不同，差异最大处在第 {row} 行、第 {column} 列"
+              "（期望 {expected}，你的结果 {got}）"},
+    "label.heatmap_alt_shapes": {"en": "yours is {got} where {expected} is expected",
+                                 "zh": "你的结果是 {got}，期望的是 {expected}"},
+    "label.heatmap_alt_same": {"en": "the cells shown are equal", "zh": "图中的格子都相同"},
+    "label.head_layout_alt": {
+        "en": "Where each feature of the heads landed, expected and yours side by side ({rows} tokens × {columns} "
+              "features, head_dim {head_dim}): {misplaced} of {total} features out of place",
+        "zh": "各个头的特征落在哪里：期望和你的结果并排（{rows} 个 token × {columns} 个特征，head_dim 为 {head_dim}）："
+              "{total} 个特征中有 {misplaced} 个位置不对"},
     # Exceptions raised by the student's code, explained in the student's terms.
     "error.not_implemented": {
         "en": "not implemented yet: the stub still raises NotImplementedError",

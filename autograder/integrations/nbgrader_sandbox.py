@@ -307,7 +307,7 @@ def graded_cells(result: "NotebookResult") -> dict[str, GradedCell]:
 def test_cell_outputs(cell: GradedCell, lang: str, notes: Sequence[str] = ()) -> list[NotebookNode]:
     """What `grade(...)` would have printed and returned in the kernel, the failed public masks' heatmaps, and the
     grader's notes on the notebook as a whole (a given cell restored, files not copied...)."""
-    from autograder.running.rendering import head_layout_svg, heatmap_svg, table
+    from autograder.running.rendering import pictures_of, table
 
     text = table(cell.exercise_id, list(cell.results), lang, hidden=True) + "\n"
     text += "".join(f"  · {note}\n" for note in notes)
@@ -317,10 +317,10 @@ def test_cell_outputs(cell: GradedCell, lang: str, notes: Sequence[str] = ()) ->
             continue
         # SVG, as check(...) shows it: the feedback page (nbconvert) writes it into the HTML, where the browser
         # draws the Chinese labels with its own fonts.
-        pictures = [heatmap_svg(*result.heatmap, lang)] if result.heatmap is not None else []
-        pictures += [head_layout_svg(result.head_layout, lang)] if result.head_layout is not None else []
-        outputs += [nbformat.v4.new_output("display_data", data={"image/svg+xml": svg, "text/plain": result.id})
-                    for svg in pictures]
+        # Its words, not the check's id, where the picture cannot show (an untrusted notebook, a text export).
+        outputs += [nbformat.v4.new_output("display_data",
+                                           data={"image/svg+xml": picture.svg, "text/plain": picture.alt})
+                    for picture in pictures_of(result, lang)]
     outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(cell.score)}, execution_count=1))
     return outputs
 

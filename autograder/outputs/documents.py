@@ -7,6 +7,19 @@ look up, and the bytes on disk stay what they were.
 
 from typing import NotRequired, TypedDict
 
+Cell = float | str  # one value of a heatmap's matrix: a finite number, or "inf", "-inf", "nan" (JSON has none)
+
+
+class HeatmapDocument(TypedDict):
+    """A failed public check's heatmap (autograder.outputs.picture_documents): the first matrix of the expected and
+    the student's tensor, their whole shapes, and whether both are bool masks."""
+
+    expected: list[list[Cell]]
+    got: list[list[Cell]]
+    expected_shape: list[int]
+    got_shape: list[int]
+    mask: bool
+
 
 class CheckDocument(TypedDict):
     """One check's verdict in a student's record."""
@@ -21,6 +34,7 @@ class CheckDocument(TypedDict):
     hidden: bool
     details: NotRequired[list[str]]  # public checks only: input shape, expected and got values
     wrong_outputs: NotRequired[list[str]]  # hidden checks: "check#case:fingerprint", for `attnkit similarity`
+    heatmap: NotRequired[HeatmapDocument]  # a failed public check's picture, for the feedback page
 
 
 class NotebookDocument(TypedDict):

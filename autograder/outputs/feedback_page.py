@@ -1,16 +1,23 @@
 """The student's feedback page (feedback/<id>.html): one self-contained HTML page, in the student's language.
 
-Every check's verdict and message; expected/got values only for public checks, nothing of a hidden check but its
-message. The page's own words come from MESSAGES, bilingual like every other text (autograder.i18n).
+Each notebook leads with what lost points: every failed check's message (the named mistake and its hint, once per
+exercise), its expected/got values and its picture (public checks only: nothing of a hidden check but its message);
+what passed is folded away (a <details> element). The page's own words come from MESSAGES, bilingual like every
+other text (autograder.i18n). It runs nothing and loads nothing: its Content-Security-Policy allows no script and
+no request, only its own inline style and the pictures it carries as data URLs, which it draws itself from the
+numbers the record keeps (autograder.outputs.picture_documents), never from markup read from a file.
 """
 
+import base64
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from autograder.checking.check_types import Status
 from autograder.course.exercises import exercise_title
 from autograder.i18n import language, render
-from autograder.outputs.documents import NotebookDocument, StudentDocument
-from autograder.running.rendering import MARKS
+from autograder.outputs.documents import CheckDocument, NotebookDocument, StudentDocument
+from autograder.outputs.picture_documents import heatmap_of
+from autograder.running.rendering import MARKS, heatmap_picture
 from autograder.templating import render as render_page
 
 TEMPLATE = "feedback.html.j2"
@@ -28,12 +35,25 @@ MESSAGES = {
     "hidden_check": {"en": "graded check (hidden)", "zh": "评分检查（隐藏）"},
     "public_check": {"en": "public check", "zh": "公开检查"},
     "notes": {"en": "While running your notebook:", "zh": "运行你的 notebook 时："},
+    "lost": {"en": "What lost points", "zh": "失分的地方"},
+    "passed": {"en": "{count} checks passed ({points} points): show them",
+               "zh": "{count} 项检查通过（{points} 分）：点击查看"},
+    "not_run": {"en": "{count} checks not run: show them", "zh": "{count} 项检查没有运行：点击查看"},
 }
 
 
 @dataclass(frozen=True)
+class PageImage:
+    """A picture on the page: an SVG data URL the page drew itself, and its words."""
+
+    src: str
+    alt: str
+
+
+@dataclass(frozen=True)
 class CheckRow:
-    """One check's row of the table (plain text: the template escapes it)."""
+    """One check on the page (plain text: the template escapes it)."""
+
     status: str
     mark: str
     exercise: str
@@ -41,13 +61,16 @@ class CheckRow:
     kind: str
     details: str | None  # a public check's expected/got lines; None for a hidden check
     points: str
+    picture: PageImage | None  # a failed public check's heatmap, once per cause
 
 
 @dataclass(frozen=True)
 class NotebookSection:
     heading: str
     not_graded: str  # "" when the notebook was graded
-    checks: tuple[CheckRow, ...]
+    lost: tuple[CheckRow, ...]  # what lost points, first on the page
+    folded: tuple[CheckRow, ...]  # what passed (or, for a notebook not graded, every check): folded away
+    folded_summary: str  # the <summary> of the folded checks
     notes: tuple[str, ...]
 
 
@@ -59,7 +82,7 @@ def feedback_html(document: StudentDocument, lang: str | None = None) -> str:
         return render(MESSAGES, key, lang, fields)
 
     student = document["student_id"]
-    words = {key: say(key) for key in ("total", "exercise", "check", "points", "notes")}
+    words = {key: say(key) for key in ("total", "exercise", "check", "points", "notes", "lost")}
     return render_page(
         __package__, TEMPLATE, lang=lang, words=words,
         title=say("title", student=student), heading=say("heading", student=student),
@@ -74,20 +97,39 @@ def _section(notebook: NotebookDocument, lang: str, say: Callable[..., str]) -> 
     ladders: set[tuple[str, str]] = set()  # (exercise, the hint ladder's lines) already on the page
     for check in notebook["checks"]:
         details = None if check["hidden"] or not check.get("details") else "\n".join(check["details"])
-        # A record's message is the symptom, then the hint ladder's lines; the same hint is shown once per exercise.
+        # A record's message is the symptom, then the hint ladder's lines; the same hint (and the picture of the
+        # same mistake) is shown once per exercise.
         symptom, _, ladder = check["message"].partition("\n")
         shown = (check["exercise"], ladder)
-        message = check["message"] if not ladder or shown not in ladders else symptom
+        first = not ladder or shown not in ladders
         ladders.add(shown)
+        title = exercise_title(check["exercise"], lang)
         checks.append(CheckRow(
             status=check["status"], mark=MARKS.get(check["status"], "✘"),
-            exercise=exercise_title(check["exercise"], lang), message=message,
+            exercise=title, message=check["message"] if first else symptom,
             kind=say("hidden_check") if check["hidden"] else say("public_check"), details=details,
-            points=f"{number(check['score'])} / {number(check['max_score'])}"))
+            points=f"{number(check['score'])} / {number(check['max_score'])}",
+            picture=_picture(check, title, lang) if first else None))
+    graded = notebook["status"] == "graded"
+    passed = tuple(check for check in checks if check.status == Status.PASSED)
+    lost = tuple(check for check in checks if check.status != Status.PASSED) if graded else ()
+    folded = passed if graded else tuple(checks)
+    secured = sum(float(check["score"]) for check in notebook["checks"] if check["status"] == Status.PASSED)
+    summary = say("passed", count=len(passed), points=number(secured)) if graded else say("not_run", count=len(folded))
     return NotebookSection(
         heading=f"{notebook['notebook']}: {number(notebook['score'])} / {number(notebook['max_score'])}",
-        not_graded=say("not_graded", reason=notebook["reason"]) if notebook["status"] != "graded" else "",
-        checks=tuple(checks), notes=tuple(notebook["notes"]))
+        not_graded="" if graded else say("not_graded", reason=notebook["reason"]),
+        lost=lost, folded=folded, folded_summary=summary, notes=tuple(notebook["notes"]))
+
+
+def _picture(check: CheckDocument, title: str, lang: str) -> PageImage | None:
+    """A failed public check's heatmap, drawn from the numbers its record keeps; None for any other check."""
+    heatmap = None if check["hidden"] or check["status"] == Status.PASSED else heatmap_of(check.get("heatmap"))
+    if heatmap is None:
+        return None
+    picture = heatmap_picture(heatmap, lang)
+    return PageImage("data:image/svg+xml;base64," + base64.b64encode(picture.svg.encode("utf-8")).decode("ascii"),
+                     f"{title}: {picture.alt}")
 
 
 def number(value: float) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from autograder.checking.check_types import CheckResult, Status
+from autograder.checking.pictures import Heatmap
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise_title
 from autograder.i18n import language, render
 from autograder.outputs.disk import OutputDiskFull
@@ -33,6 +34,7 @@ from autograder.outputs.documents import (
     StudentDocument,
 )
 from autograder.outputs.feedback_page import feedback_html
+from autograder.outputs.picture_documents import heatmap_document
 from autograder.safe_text import clean, clean_data
 
 RESULTS_MESSAGES = {"total": {"en": "attnkit: {score} / {max_score} points", "zh": "attnkit：{score} / {max_score} 分"}}
@@ -84,6 +86,10 @@ def check_document(check: CheckResult, *, public_details: bool = True) -> CheckD
     }
     if public_details and not check.hidden and check.details:
         document["details"] = list(check.details)
+    if public_details and not check.hidden and check.heatmap is not None:
+        heatmap = heatmap_document(Heatmap.of(*check.heatmap))
+        if heatmap is not None:
+            document["heatmap"] = heatmap
     if check.wrong_outputs:  # for `attnkit similarity`; absent (not empty) otherwise, as in older records
         document["wrong_outputs"] = list(check.wrong_outputs)
     return document

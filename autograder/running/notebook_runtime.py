@@ -24,7 +24,8 @@ from autograder.checking.feedback import (
     summary,
     table,
 )
-from autograder.checking.pictures import head_layout_svg, heatmap_svg, show_svg
+from autograder.checking.notebook_display import show_table
+from autograder.checking.pictures import pictures_of, show_svg
 from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
 from autograder.course.shared.plan import PlannedCheck, ProbeAddress, probe_checks
@@ -119,13 +120,11 @@ class NotebookRuntime:
         results = run_checks(self.source, exercise_id, exercise.namespace(objects), lang, include_hidden=False,
                              seed=self.source.default_seed)
         steps = self.ladder.steps(exercise_id, results, hint)
-        print(table(exercise, results, lang, hidden=False, messages=self.source.messages, steps=steps))
+        show_table(table(exercise, results, lang, hidden=False, messages=self.source.messages, steps=steps))
         self.ladder.remember(exercise_id, results, steps)
         for result in shown_in_full(results):  # a folded failure's picture would repeat its cause's
-            if result.heatmap is not None:
-                show_svg(heatmap_svg(*result.heatmap, self.source.messages, lang), result.id)
-            if result.head_layout is not None:
-                show_svg(head_layout_svg(result.head_layout, self.source.messages, lang), result.id)
+            for picture in pictures_of(result, self.source.messages, lang):
+                show_svg(picture.svg, picture.alt)
 
     def check_all(self, notebook: str, namespace: Mapping[str, Any]) -> None:
         """Two lines per exercise of `notebook` (done, failing or not started; public checks passing and failing,

@@ -16,7 +16,7 @@ from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise as find_exercise
 
-__all__ = ["MARKS", "check_result", "head_layout_svg", "heatmap_svg", "table"]
+__all__ = ["MARKS", "check_result", "head_layout_svg", "heatmap_picture", "heatmap_svg", "pictures_of", "table"]
 
 
 def table(exercise_id: str, check_results: Sequence[CheckResult], lang: str, *, hidden: bool,
@@ -31,6 +31,17 @@ def heatmap_svg(expected: torch.Tensor, got: torch.Tensor, lang: str) -> str:
 
 def head_layout_svg(layout: HeadLayout, lang: str) -> str:
     return pictures.head_layout_svg(layout, catalog.MESSAGES, lang)
+
+
+def heatmap_picture(heatmap: pictures.Heatmap, lang: str) -> pictures.Picture:
+    """A heatmap (as a record keeps it) drawn, with its words."""
+    return pictures.Picture(pictures.draw_heatmap(heatmap, catalog.MESSAGES, lang),
+                            pictures.describe_heatmap(heatmap, catalog.MESSAGES, lang))
+
+
+def pictures_of(result: CheckResult, lang: str) -> list[pictures.Picture]:
+    """A public check's failure pictures (heatmap, head layout), each with its words."""
+    return pictures.pictures_of(result, catalog.MESSAGES, lang)
 
 
 def check_result(check: Check, status: Status, verdict: Verdict, lang: str) -> CheckResult:

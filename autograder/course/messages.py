@@ -254,6 +254,11 @@ MESSAGES = {
         "zh": "`{line}` 交换了第 1 和第 2 个维度，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
               "了维度",
     },
+    "error.argument_type": {
+        "en": "in `{line}` a function refused one of its arguments ({type}: {detail}): what is the type of each "
+              "value you pass it?",
+        "zh": "`{line}` 中的函数拒绝了它的某个参数（{type}：{detail}）：你传给它的每个值分别是什么类型？",
+    },
     "error.other": {
         "en": "raised {type}: {detail}",
         "zh": "抛出了 {type}：{detail}",

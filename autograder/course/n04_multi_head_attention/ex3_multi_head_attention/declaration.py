@@ -120,6 +120,12 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
     return Expectations(sources)
 
 
+def expect_heads(case: MultiHeadCase, data: Any) -> Expectations:
+    """The heads' judge needs no reference (the case says what is right); after a crash, the raising variants'
+    errors."""
+    return Expectations.computed(**{RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case)})
+
+
 # Heads: independent until out_proj, and computed in one batched computation (the module contract checks causality,
 # gradients, dropout and the buffer of MultiHeadAttention as of every module exercise).
 
@@ -156,7 +162,7 @@ CHECKS = (
           title={"en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
                  "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致"}),
     Check(id="multi_head_attention.heads", exercise="multi_head_attention", points=1, hidden=True,
-          cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads,
+          cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads, expect=expect_heads,
           title={"en": "MultiHeadAttention computes attention itself (no scaled_dot_product_attention): heads "
                        "independent until out_proj, all of them in one batched computation",
                  "zh": "MultiHeadAttention 自己计算注意力（不用 scaled_dot_product_attention）：在 out_proj "

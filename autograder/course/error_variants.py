@@ -19,6 +19,7 @@ from attnkit import solutions
 from autograder.checking.probing import run_probe
 from autograder.checking.reproduction import RaisedError, VariantError
 
+# `module` below is the reference's module (attnkit.solutions, untyped), with its layers and buffer.
 Namespace = Mapping[str, Any]  # what a probe receives: the notebook's names, here the variant's
 Probe = Callable[[Namespace, Any], Any]
 
@@ -30,7 +31,8 @@ class Knobs:
     keys_transposed: "last_two" (right), or "T" (`keys.T`, which reverses every axis of a batched tensor).
     mask_truncated: False uses the whole (context_length, context_length) buffer on shorter inputs.
     mask_in_place: masked_fill_ instead of masked_fill (the two fail with different messages).
-    projection: "layer" (right), or "matrix" (`x @ layer.weight`).
+    projection: "layer" (right), "matrix" (`x @ layer.weight`) or "module" (`x @ layer`, the notes' v1 line kept
+        for a v2 whose weights are layers).
     head_dim: "floor" (right: d_out // num_heads), or "true_division" (d_out / num_heads, a float).
     merge: "contiguous" (right), or "view" (a view straight after the transpose).
     """
@@ -46,7 +48,9 @@ class Knobs:
 def projected(layer: nn.Linear, x: Tensor, knobs: Knobs) -> Tensor:
     if knobs.projection == "matrix":
         return x @ layer.weight
-    return layer(x)
+    if knobs.projection == "module":
+        return x @ layer  # type: ignore[operator]  # the mistake: raises TypeError
+    return layer(x)  # type: ignore[no-any-return]
 
 
 def masked(scores: Tensor, mask: Tensor, num_tokens: int, knobs: Knobs) -> Tensor:
@@ -57,7 +61,16 @@ def masked(scores: Tensor, mask: Tensor, num_tokens: int, knobs: Knobs) -> Tenso
     return scores.masked_fill(future, -torch.inf)
 
 
-def causal_forward(module: nn.Module, x: Tensor, knobs: Knobs) -> Tensor:
+def self_attention_v2_forward(module: Any, x: Tensor, knobs: Knobs) -> Tensor:
+    """SelfAttention_v2.forward as notebook 02 has it written (one sequence, no mask), with `knobs`."""
+    keys = projected(module.W_key, x, knobs)  # (num_tokens, d_out)
+    queries = projected(module.W_query, x, knobs)
+    values = projected(module.W_value, x, knobs)
+    attn_weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+    return attn_weights @ values
+
+
+def causal_forward(module: Any, x: Tensor, knobs: Knobs) -> Tensor:
     """CausalAttention.forward as notebook 03 has it written, with `knobs`."""
     b, num_tokens, d_in = x.shape
     keys = projected(module.W_key, x, knobs)  # (b, num_tokens, d_out)
@@ -86,7 +99,7 @@ def merge(x: Tensor, knobs: Knobs) -> Tensor:
     return x.view(b, num_tokens, num_heads * head_dim)
 
 
-def multi_head_forward(module: nn.Module, x: Tensor, attention_mask: Tensor | None, knobs: Knobs) -> Tensor:
+def multi_head_forward(module: Any, x: Tensor, attention_mask: Tensor | None, knobs: Knobs) -> Tensor:
     """MultiHeadAttention.forward as notebook 04 has it written (heads split in the forward pass), with `knobs`."""
     b, num_tokens, d_in = x.shape
     num_heads = module.num_heads
@@ -100,6 +113,15 @@ def multi_head_forward(module: nn.Module, x: Tensor, attention_mask: Tensor | No
     attn_scores = masked(attn_scores, module.mask, num_tokens, knobs)
     attn_weights = module.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
     return module.out_proj(merge(attn_weights @ values, knobs))  # type: ignore[no-any-return]
+
+
+def self_attention_v2_with(knobs: Knobs) -> type[nn.Module]:
+    """The reference SelfAttention_v2 with `knobs` in forward."""
+    class SelfAttention_v2(solutions.SelfAttention_v2):  # type: ignore[misc]  # noqa: N801 - the notebook's name
+        def forward(self, x: Tensor) -> Tensor:
+            return self_attention_v2_forward(self, x, knobs)
+
+    return SelfAttention_v2
 
 
 def causal_attention_with(knobs: Knobs) -> type[nn.Module]:
@@ -147,6 +169,8 @@ def _multi_head(mistake: str, knobs: Knobs) -> Variant:
 
 # Each exercise's raising variants, by exercise id; the namespace holds the exercise's names (Exercise.names).
 ERROR_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
+    "self_attention_v2": tuple(("linear_as_matrix", MappingProxyType({"SelfAttention_v2": self_attention_v2_with(
+        Knobs(projection=how))})) for how in ("matrix", "module")),
     "causal_attention": (
         _causal("transpose_batched", Knobs(keys_transposed="T")),
         *(_causal("mask_not_truncated", knobs) for knobs in NOT_TRUNCATED),

@@ -91,14 +91,14 @@ class GivenMultiHeadAttention(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
 
-    def attend(self, x, attention_mask, head_dim, merge):
+    def attend(self, x, attention_mask, head_dim, merge, padding_batch=None):
         b, num_tokens, d_in = x.shape
         queries = self.W_query(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
         keys = self.W_key(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
         values = self.W_value(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
         attn_scores = queries @ keys.transpose(2, 3)
         if attention_mask is not None:
-            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(padding_batch or b, 1, 1, num_tokens),
                                                   torch.finfo(attn_scores.dtype).min)
         attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
         attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
@@ -120,6 +120,18 @@ class ViewAfterTranspose(GivenMultiHeadAttention):
     def forward(self, x, attention_mask=None):
         return self.attend(x, attention_mask, self.head_dim,
                            lambda context, b, t: context.transpose(1, 2).view(b, t, self.d_out))
+
+
+batch_size = 2  # the notebook's example batch, as a learner's cell above the class defines it
+
+
+class PaddingViewWithNotebookBatch(GivenMultiHeadAttention):
+    """The padding mask viewed with the notebook's batch size instead of the input's."""
+
+    def forward(self, x, attention_mask=None):
+        return self.attend(x, attention_mask, self.head_dim,
+                           lambda context, b, t: context.transpose(1, 2).contiguous().view(b, t, self.d_out),
+                           padding_batch=batch_size)
 
 
 def split_heads_true_division(x, num_heads):
@@ -182,6 +194,7 @@ def test_the_context_length_inside_an_error_text_names_nothing_by_itself():
     ("multi_head_attention", {"MultiHeadAttention": ViewAfterTranspose}, "view_after_transpose"),
     ("split_heads", {"split_heads": split_heads_true_division}, "head_dim_float"),
     ("merge_heads", {"merge_heads": merge_heads_view_after_transpose}, "view_after_transpose"),
+    ("padding_mask", {"MultiHeadAttention": PaddingViewWithNotebookBatch}, "size_from_notebook"),
 ])
 def test_a_float_head_dim_and_a_view_after_transpose_are_named(exercise, namespace, mistake):
     results = failing(results_by_id(exercise, namespace))

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 from attnkit import solutions
 from autograder.checking.probing import run_probe
 from autograder.checking.reproduction import RaisedError, VariantError
+from autograder.course.shared.inputs import notes_batch
 
 # `module` below is the reference's module (attnkit.solutions, untyped), with its layers and buffer.
 Namespace = Mapping[str, Any]  # what a probe receives: the notebook's names, here the variant's
@@ -35,6 +36,8 @@ class Knobs:
         for a v2 whose weights are layers).
     head_dim: "floor" (right: d_out // num_heads), or "true_division" (d_out / num_heads, a float).
     merge: "contiguous" (right), or "view" (a view straight after the transpose).
+    padding_batch: None (right: the input's own batch size in the padding mask's view), or a batch size read from
+        the notebook (its example batch's).
     """
 
     keys_transposed: str = "last_two"
@@ -43,6 +46,7 @@ class Knobs:
     projection: str = "layer"
     head_dim: str = "floor"
     merge: str = "contiguous"
+    padding_batch: int | None = None
 
 
 def projected(layer: nn.Linear, x: Tensor, knobs: Knobs) -> Tensor:
@@ -108,7 +112,7 @@ def multi_head_forward(module: Any, x: Tensor, attention_mask: Tensor | None, kn
     values = split(projected(module.W_value, x, knobs), num_heads, knobs)
     attn_scores = queries @ keys.transpose(2, 3)
     if attention_mask is not None:
-        padded_keys = (attention_mask == 0).view(b, 1, 1, num_tokens)
+        padded_keys = (attention_mask == 0).view(knobs.padding_batch or b, 1, 1, num_tokens)
         attn_scores = attn_scores.masked_fill(padded_keys, torch.finfo(attn_scores.dtype).min)
     attn_scores = masked(attn_scores, module.mask, num_tokens, knobs)
     attn_weights = module.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
@@ -156,6 +160,7 @@ def merge_heads_with(knobs: Knobs) -> Callable[[Tensor], Tensor]:
 
 Variant = tuple[str, Namespace]  # (the mistake's id, the namespace its probe runs on)
 
+NOTEBOOK_BATCH = len(notes_batch())  # the notebooks' example batch: the size a learner may read instead of the input's
 NOT_TRUNCATED = (Knobs(mask_truncated=False), Knobs(mask_truncated=False, mask_in_place=True))
 
 
@@ -182,6 +187,7 @@ ERROR_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
         _multi_head("view_after_transpose", Knobs(merge="view")),
         *(_multi_head("mask_not_truncated", knobs) for knobs in NOT_TRUNCATED),
         _multi_head("linear_as_matrix", Knobs(projection="matrix")),
+        _multi_head("size_from_notebook", Knobs(padding_batch=NOTEBOOK_BATCH)),
     )),
     "split_heads": (("head_dim_float", MappingProxyType({"split_heads": split_heads_with(Knobs(
         head_dim="true_division"))})),),

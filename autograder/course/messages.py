@@ -127,9 +127,10 @@ MESSAGES = {
         "zh": "形状对不上（{type}：{detail}）；请在每一步之后打印形状，并与注释中的形状对照",
     },
     "error.device_mismatch": {
-        "en": "tensors on different devices ({type}): a tensor the module keeps must be a registered buffer, so "
-              "that moving the module moves it with the weights",
-        "zh": "张量位于不同设备（{type}）：模块保存的张量必须是已注册的 buffer，这样移动模块时它才会和权重一起移动",
+        # The symptom only: a function has no buffer, and a module's plain attribute is a fact its own judge reads.
+        "en": "tensors on different devices meet in one operation ({type}): which of them did your code create, "
+              "and on which device?",
+        "zh": "同一个运算中的张量位于不同设备（{type}）：其中哪个张量是你的代码创建的？它在哪个设备上？",
     },
     "error.wrong_type": {
         "en": "returned {got}, expected a torch.Tensor",

@@ -24,10 +24,10 @@ MISTAKES: tuple[Misconception, ...] = (
         evidence=(Evidence.ERROR,),
         name=("a view straight after a transpose", "转置之后直接做 view"),
         hint=("a transpose only changes how the tensor's memory is read, not the order the numbers lie in; a view "
-              "reads that memory in order, so after swapping the heads and tokens axes the numbers no longer lie in "
-              "the order the merged shape needs",
-              "转置只改变读取内存的方式，不改变数在内存中的排列顺序；view 按顺序读取这块内存，所以交换头和 token "
-              "两个维度之后，数的排列不再是合并后的形状所需的顺序"),
+              "reads that memory in order, so after swapping two axes the numbers no longer lie in the order the "
+              "new shape needs",
+              "转置只改变读取内存的方式，不改变数在内存中的排列顺序；view 按顺序读取这块内存，所以交换两个维度之后，"
+              "数的排列不再是新形状所需的顺序"),
         question=("after your transpose, does the tensor still lie in memory in the order its new shape reads it?",
                   "转置之后，这个张量在内存中的排列，还和它的新形状读取的顺序一致吗？"),
         change=("lay the transposed tensor out in memory in its new order before the view, or use the operation "

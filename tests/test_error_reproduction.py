@@ -6,6 +6,8 @@ The students are written as a learner writes them from the release notebooks: th
 function) written with one mistake.
 """
 
+import json
+
 import pytest
 import torch
 from check_helpers import results_by_id
@@ -17,6 +19,7 @@ from autograder.checking.expectations import RAISED, Expectations
 from autograder.checking.reproduction import RaisedError, VariantError, normalised, reproducing
 from autograder.course.error_variants import Knobs, causal_attention_with, variant_errors
 from autograder.course.n03_causal_attention.ex3_causal_attention.probe import probe_forward
+from autograder.integrations.student_kit.runtime.tensors import decode, encode
 
 
 class GivenCausalAttention(nn.Module):
@@ -179,12 +182,12 @@ def test_the_context_length_inside_an_error_text_names_nothing_by_itself():
              "message": "The size of tensor a (6) must match the size of tensor b (8) at non-singleton dimension 0"}
     other = VariantError("mask_not_truncated", RaisedError(
         "RuntimeError", "The size of tensor a (6) must match the size of tensor b (8) at non-singleton dimension 2"))
-    for expected in (None, Expectations({}), Expectations.computed(**{RAISED: lambda: (other,)})):
+    for expected in (None, Expectations({}), Expectations.computed(**{RAISED: lambda: [other.plain()]})):
         verdict = explain_error(error, case, expected)
         assert verdict.message_key == "error.broadcast_axis" and verdict.misconception is None
         assert verdict.evidence is None
     same = VariantError("transpose_batched", RaisedError.of(error))
-    named = explain_error(error, case, Expectations.computed(**{RAISED: lambda: (other, same)}))
+    named = explain_error(error, case, Expectations.computed(**{RAISED: lambda: [other.plain(), same.plain()]}))
     assert (named.misconception, named.evidence) == ("transpose_batched", Evidence.ERROR)
     assert named.message_key == "error.broadcast_axis"  # the symptom on the student's line stays
 
@@ -233,6 +236,11 @@ def test_messages_compare_without_whitespace_or_addresses():
     assert normalised("size (6)") != normalised("size (8)")
 
 
-def test_the_student_kit_stores_no_variant_errors():
-    expected = Expectations.computed(output=lambda: 1, **{RAISED: lambda: pytest.fail("computed for the kit")})
-    assert expected.materialised() == {"output": 1}
+def test_the_variants_errors_survive_the_student_kits_storage_and_nothing_else_passes_for_them():
+    error = {"type": "RuntimeError", "message": "The size of tensor a (6) must match the size of tensor b (8)"}
+    stored = json.loads(json.dumps(encode(Expectations.computed(
+        **{RAISED: lambda: [VariantError("mask_not_truncated", RaisedError.of(error)).plain()]}).materialised())))
+    verdict = explain_error(error, {}, Expectations.stored(decode(stored)))
+    assert (verdict.misconception, verdict.evidence) == ("mask_not_truncated", Evidence.ERROR)
+    for odd in ([["mask_not_truncated", "RuntimeError"]], "mask_not_truncated", [[1, 2, 3]], None):
+        assert explain_error(error, {}, Expectations.stored({RAISED: odd})).misconception is None

@@ -3,7 +3,7 @@ student's own line) and, only when one is reproduced, a mistake.
 
 The message comes from the exception's text; a mistake never does. A mistake is named only when its raising variant,
 run by the check's probe on the same case, raised the same error (autograder.checking.reproduction; the variants'
-errors are the expectation RAISED, which the student kit does not store, so it names none). Judges call
+errors are the expectation RAISED, which the student kit stores for its public cases). Judges call
 `explain_error` too (a probe that records the exception as data), so this module needs nothing but the verdict and
 expectation types: the checks can import it without importing the runner that imports them.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.expectations import RAISED
-from autograder.checking.reproduction import reproducing
+from autograder.checking.reproduction import VariantError, reproducing
 from autograder.safe_text import one_line
 
 SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
@@ -68,15 +68,15 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any],
     return verdict
 
 
-def raised_by_variants(expected: Mapping[str, Any] | None) -> Any:
-    """The variants' errors on the case; none where the expectations hold none (the student kit, a check without
-    raising variants) or cannot compute them."""
+def raised_by_variants(expected: Mapping[str, Any] | None) -> list[VariantError]:
+    """The variants' errors on the case (RAISED, in its plain form); none where the expectations hold none (a check
+    without raising variants, a kit built before them) or hold something else."""
     if expected is None:
-        return ()
+        return []
     try:
-        return expected[RAISED]
-    except KeyError:
-        return ()
+        return [VariantError.from_plain(item) for item in expected[RAISED]]
+    except (KeyError, TypeError, ValueError):
+        return []
 
 
 def symptom(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:

@@ -14,9 +14,8 @@ from typing import Any
 # the student kit's build stores them in the case, and the probe loads them into the student's module
 # (autograder.course.shared.loading), so that the stored expectations hold for it.
 WEIGHTS = "weights"
-# The errors the course's raising variants give on the case ([autograder.checking.reproduction.VariantError]): read
-# only by the diagnosis of an exception the student's code raised. The student kit stores none (`materialised`
-# leaves them out): its cases are the public ones, and there the names of errors wait for the full kit.
+# The errors the course's raising variants give on the case (autograder.checking.reproduction.VariantError, each in
+# its plain form): read only by the diagnosis of an exception the student's code raised.
 RAISED = "raised"
 
 
@@ -67,8 +66,8 @@ class Expectations(Mapping[str, Any]):
         return Expectations({name: source(name) for name in self})
 
     def materialised(self) -> dict[str, Any]:
-        """Every value but the variants' errors (RAISED), computed now: what the student kit stores."""
-        return {name: self[name] for name in self if name != RAISED}
+        """Every value, computed now: what the student kit stores."""
+        return {name: self[name] for name in self}
 
 
 def no_expectations(case: Mapping[str, Any], data: Mapping[str, Any]) -> Expectations:

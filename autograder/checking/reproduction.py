@@ -4,12 +4,13 @@ run on the same case, raised the same kind of error at the same operation with t
 The practical test of "same operation, same shapes": the exception's type and its message, normalised (runs of
 whitespace, memory addresses), are equal. Torch's messages name the operation's shapes and axes, so two errors with
 equal text come from the same operation on the same shapes; words or numbers found inside a message prove nothing.
-The variants' errors are computed on the expectations side (autograder.course.error_variants); this module only
+The variants' errors are computed on the expectations side (autograder.course.error_variants) and handed over in
+their plain form (`VariantError.plain`: JSON, which the student kit stores for its public cases); this module only
 compares, so the student kit ships it.
 """
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,18 @@ class VariantError:
 
     mistake: str
     error: RaisedError
+
+    def plain(self) -> list[str]:
+        """[mistake, type, message]: how expectations carry it (and the student kit stores it)."""
+        return [self.mistake, self.error.type, self.error.message]
+
+    @classmethod
+    def from_plain(cls, item: Sequence[object]) -> "VariantError":
+        """The inverse of `plain`; a ValueError for anything else."""
+        if isinstance(item, str | bytes) or len(item) != 3 or not all(isinstance(part, str) for part in item):
+            raise ValueError(f"not a variant's error: {item!r:.80}")
+        mistake, kind, message = (str(part) for part in item)
+        return cls(mistake, RaisedError(kind, normalised(message)))
 
 
 def reproducing(error: Mapping[str, Any], raised: Iterable[VariantError]) -> str | None:

@@ -206,6 +206,7 @@ def variant_errors(probe: Probe, case: Any, variants: Sequence[Variant]) -> tupl
     return tuple(raised)
 
 
-def exercise_errors(exercise: str, probe: Probe, case: Any) -> Callable[[], tuple[VariantError, ...]]:
-    """For Expectations.computed: the errors of the exercise's raising variants on `case`, computed when asked."""
-    return lambda: variant_errors(probe, case, ERROR_VARIANTS.get(exercise, ()))
+def exercise_errors(exercise: str, probe: Probe, case: Any) -> Callable[[], list[list[str]]]:
+    """For Expectations.computed: the errors of the exercise's raising variants on `case` in their plain form (the
+    student kit stores them), computed when asked."""
+    return lambda: [raised.plain() for raised in variant_errors(probe, case, ERROR_VARIANTS.get(exercise, ()))]

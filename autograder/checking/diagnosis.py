@@ -57,9 +57,10 @@ def located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Verd
 
 def explain_error(error: Mapping[str, Any], case: Mapping[str, Any],
                   expected: Mapping[str, Any] | None = None) -> Verdict:
-    """Turn an exception the student's code raised into a message key, and name a mistake when `expected` holds the
-    errors of raising variants (RAISED) and exactly one mistake's variant raised this very error on the case."""
-    verdict = symptom(error, case)
+    """Turn an exception the student's code raised into a message key, and name a mistake when `expected` (the
+    expectations of `case`) holds the errors of raising variants (RAISED) and exactly one mistake's variant raised
+    this very error on the case. The text alone never names one, whatever sizes of the case it mentions."""
+    verdict = symptom(error)
     if verdict.message_key == "error.not_implemented" or str(error.get("type", "")) == "ProbeError":
         return verdict
     mistake = reproducing(error, raised_by_variants(expected))
@@ -79,7 +80,7 @@ def raised_by_variants(expected: Mapping[str, Any] | None) -> list[VariantError]
         return []
 
 
-def symptom(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
+def symptom(error: Mapping[str, Any]) -> Verdict:
     """The exception as a message key with its fields: what went wrong, where, on which shapes; never a mistake."""
     kind, text = str(error.get("type", "")), str(error.get("message", ""))
     if kind == "ProbeError":

@@ -17,9 +17,11 @@ from autograder.checking.check_types import ERROR, PASSED, Evidence
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import RAISED, Expectations
 from autograder.checking.reproduction import RaisedError, VariantError, normalised, reproducing
+from autograder.course import catalog
 from autograder.course.error_variants import Knobs, causal_attention_with, variant_errors
 from autograder.course.n03_causal_attention.ex3_causal_attention.probe import probe_forward
 from autograder.integrations.student_kit.runtime.tensors import decode, encode
+from autograder.running.runner import DEFAULT_SEED, cases_for
 
 
 class GivenCausalAttention(nn.Module):
@@ -244,3 +246,12 @@ def test_the_variants_errors_survive_the_student_kits_storage_and_nothing_else_p
     assert (verdict.misconception, verdict.evidence) == ("mask_not_truncated", Evidence.ERROR)
     for odd in ([["mask_not_truncated", "RuntimeError"]], "mask_not_truncated", [[1, 2, 3]], None):
         assert explain_error(error, {}, Expectations.stored({RAISED: odd})).misconception is None
+
+
+def test_every_checks_expectations_can_be_built_after_a_crash():
+    # The diagnosis of a crash now asks the check's expect for RAISED: an expect must read the probe's data lazily,
+    # or a crashed case (data without weights) would break the grading instead of costing the check.
+    crashed = {"error": {"type": "RuntimeError", "message": "shapes", "line": "", "code": ""}}
+    for check in catalog.CHECKS:
+        for case in cases_for(check, DEFAULT_SEED):
+            check.expect(case, crashed)

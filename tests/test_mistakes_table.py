@@ -153,16 +153,9 @@ def test_the_audit_fails_where_a_judge_names_without_evidence_and_the_gate_lets_
         "self_attention_v1 self_attention_v1.notes: missing_scaling (missing_scaling named without evidence)"]
 
 
-# Names a verdict gives today without evidence: diagnosis.explain_error's, read from an exception's text. The gate
-# refuses them (none is shown); issue 41's reproduction of errors (branch i41-errors) gives them Evidence.ERROR, and
-# this set then empties. A judge that names a mistake without evidence anywhere else fails the test below.
-NAMED_FROM_ERROR_TEXT = frozenset({
-    ("causal_attention", "mask_not_truncated"), ("multi_head_attention", "mask_not_truncated"),
-    ("mha_wrapper", "mask_not_truncated"), ("padding_mask", "size_from_notebook"),
-    ("multi_head_attention", "size_from_notebook"), ("causal_attention", "size_from_notebook"),
-    ("self_attention_v2", "linear_as_matrix"), ("causal_attention", "linear_as_matrix"),
-    ("multi_head_attention", "linear_as_matrix"), ("padding_mask", "linear_as_matrix"),
-})
+# Names a verdict may give without evidence: none (names from exceptions are reproduced, Evidence.ERROR). A judge
+# that names a mistake without evidence anywhere fails the test below.
+NAMED_FROM_ERROR_TEXT: frozenset[tuple[str, str]] = frozenset()
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +192,7 @@ def test_no_judge_names_a_mistake_it_has_no_evidence_for(graded_students):
     assert not unexpected, "\n".join(unexpected)
     # Every kind of evidence proves some name shown to these students.
     shown = {verdict.evidence for verdict, _exercise, result in graded_students if result.misconception}
-    assert shown >= {Evidence.VARIANT, Evidence.FACT}
+    assert shown >= {Evidence.VARIANT, Evidence.FACT, Evidence.ERROR}
 
 
 def test_the_student_kit_stores_the_table_and_its_gate_shows_the_same_names():

@@ -1,14 +1,20 @@
-"""What an exception raised by the student's code means, in the student's terms: a message key, maybe a misconception.
+"""What an exception raised by the student's code means, in the student's terms: a message key (the symptom, on the
+student's own line) and, only when one is reproduced, a mistake.
 
-Judges call `explain_error` too (a probe that records the exception as data), so this module needs nothing but the
-verdict type: the checks can import it without importing the runner that imports them.
+The message comes from the exception's text; a mistake never does. A mistake is named only when its raising variant,
+run by the check's probe on the same case, raised the same error (autograder.checking.reproduction; the variants'
+errors are the expectation RAISED, which the student kit stores for its public cases). Judges call
+`explain_error` too (a probe that records the exception as data), so this module needs nothing but the verdict and
+expectation types: the checks can import it without importing the runner that imports them.
 """
 
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
+from autograder.checking.expectations import RAISED
+from autograder.checking.reproduction import VariantError, reproducing
 from autograder.safe_text import one_line
 
 SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
@@ -23,6 +29,7 @@ MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only)
 # A transpose as code writes it (an attribute or a call), not a word inside a name such as split_without_transpose.
 TRANSPOSE = re.compile(r"\.(?:T|mT|t|H|mH)\b|\b(?:transpose|permute|swapaxes|swapdims|movedim)\s*\(")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
+DEVICE_MISMATCH = ("same device", "device type")
 
 
 def located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Verdict | None:
@@ -34,11 +41,8 @@ def located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Verd
         return Verdict(False, "error.transpose_4d", at)
     if (found := MATMUL.search(text)) is not None:
         rows, inner, other_inner, cols = found.groups()
-        verdict = Verdict(False, "error.matmul_shapes", {**at, "left": f"({rows}, {inner})",
-                                                          "right": f"({other_inner}, {cols})"})
-        if ".weight" in line and "@" in line:
-            verdict.misconception = "linear_as_matrix"
-        return verdict
+        return Verdict(False, "error.matmul_shapes", {**at, "left": f"({rows}, {inner})",
+                                                      "right": f"({other_inner}, {cols})"})
     if (found := BROADCAST.search(text)) is not None:
         size_a, size_b, axis = found.groups()
         return Verdict(False, "error.broadcast_axis", {**at, "axis": int(axis), "a": int(size_a), "b": int(size_b)})
@@ -51,8 +55,33 @@ def located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Verd
     return None
 
 
-def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
-    """Turn an exception the student's code raised into a message key (and a misconception when one fits)."""
+def explain_error(error: Mapping[str, Any], case: Mapping[str, Any],
+                  expected: Mapping[str, Any] | None = None) -> Verdict:
+    """Turn an exception the student's code raised into a message key, and name a mistake when `expected` (the
+    expectations of `case`) holds the errors of raising variants (RAISED) and exactly one mistake's variant raised
+    this very error on the case. The text alone never names one, whatever sizes of the case it mentions."""
+    verdict = symptom(error)
+    if verdict.message_key == "error.not_implemented" or str(error.get("type", "")) == "ProbeError":
+        return verdict
+    mistake = reproducing(error, raised_by_variants(expected))
+    if mistake is not None:
+        verdict.misconception, verdict.evidence = mistake, Evidence.ERROR
+    return verdict
+
+
+def raised_by_variants(expected: Mapping[str, Any] | None) -> list[VariantError]:
+    """The variants' errors on the case (RAISED, in its plain form); none where the expectations hold none (a check
+    without raising variants, a kit built before them) or hold something else."""
+    if expected is None:
+        return []
+    try:
+        return [VariantError.from_plain(item) for item in expected[RAISED]]
+    except (KeyError, TypeError, ValueError):
+        return []
+
+
+def symptom(error: Mapping[str, Any]) -> Verdict:
+    """The exception as a message key with its fields: what went wrong, where, on which shapes; never a mistake."""
     kind, text = str(error.get("type", "")), str(error.get("message", ""))
     if kind == "ProbeError":
         return Verdict(False, str(error.get("key", "error.other")), dict(error.get("fields") or {}))
@@ -66,50 +95,26 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any]) -> Verdict:
         if TRANSPOSE.search(code) is None:
             return Verdict(False, "error.view_non_contiguous_input", fields)
         return Verdict(False, "error.view_non_contiguous", fields)
-    if "same device" in text or "device type" in text:
-        return Verdict(False, "error.device_mismatch", fields, misconception="mask_plain_attribute")
-    if kind == "TypeError" and "@" in text and "Linear" in text:
-        return Verdict(False, "error.other", fields, misconception="linear_as_matrix")
+    if any(words in text for words in DEVICE_MISMATCH):
+        return Verdict(False, "error.device_mismatch", fields)
     if kind == "TypeError" and (found := UNEXPECTED_KEYWORD.search(text)) is not None:
         return Verdict(False, "error.unexpected_keyword", {**fields, "keyword": found.group(1)})
     if kind == "TypeError" and (found := MISSING_ARGUMENT.search(text)) is not None:
         return Verdict(False, "error.missing_argument", {**fields, "name": found.group(1)})
+    line = str(error.get("line", ""))
+    if kind == "TypeError" and line and re.search(r"argument|positional|keyword", text):
+        # Raised inside the student's code (a size that is a float, say): the call of the student's function was
+        # fine, so the signature is not the matter.
+        return Verdict(False, "error.argument_type", {**fields, "line": one_line(line, 120)})
     if kind == "TypeError" and re.search(r"argument|positional|keyword", text):
         return Verdict(False, "error.wrong_signature", fields)
     if kind == "RuntimeError" and LEAF_IN_PLACE in text:
-        return Verdict(False, "error.leaf_in_place", fields, misconception="copy_without_no_grad")
-    line = str(error.get("line", ""))
+        return Verdict(False, "error.leaf_in_place", fields)
     if kind in ("RuntimeError", "IndexError") and line and (located := located_shape_error(text, line, fields)):
-        if located.message_key == "error.view_size" and view_batch_from_elsewhere(text, case):
-            located.misconception = "size_from_notebook"
-        if located.message_key == "error.broadcast_axis":
-            num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
-            if num_tokens is not None and context_length is not None and num_tokens < context_length \
-                    and str(context_length) in text:
-                located.misconception = "mask_not_truncated"
         return located
     if kind == "RuntimeError" and SHAPE_ERROR.search(text):
-        num_tokens, context_length = case.get("num_tokens"), case.get("context_length")
-        if num_tokens is not None and context_length is not None and num_tokens < context_length:
-            if str(context_length) in text:
-                return Verdict(False, "error.shape_mismatch", fields, misconception="mask_not_truncated")
         return Verdict(False, "error.shape_mismatch", fields)
     return Verdict(False, "error.other", fields)
-
-
-def view_batch_from_elsewhere(text: str, case: Mapping[str, Any]) -> bool:
-    """Whether a failed view asked for another batch size than the input's own, the rest of its shape fitting: the
-    batch size was read from somewhere else (a variable of the notebook), not from the input."""
-    found, batch = VIEW_SIZE.search(text), case.get("batch")
-    if found is None or not isinstance(batch, int):
-        return False
-    shape = [int(size) for size in found.group(1).split(",") if size.strip()]
-    if len(shape) < 2 or any(size <= 0 for size in shape):
-        return False
-    rest = 1
-    for size in shape[1:]:
-        rest *= size
-    return shape[0] != batch and rest * batch == int(found.group(2))
 
 
 def _short(text: str, limit: int = 160) -> str:

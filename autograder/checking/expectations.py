@@ -14,6 +14,9 @@ from typing import Any
 # the student kit's build stores them in the case, and the probe loads them into the student's module
 # (autograder.course.shared.loading), so that the stored expectations hold for it.
 WEIGHTS = "weights"
+# The errors the course's raising variants give on the case (autograder.checking.reproduction.VariantError, each in
+# its plain form): read only by the diagnosis of an exception the student's code raised.
+RAISED = "raised"
 
 
 class Expectations(Mapping[str, Any]):

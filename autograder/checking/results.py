@@ -66,7 +66,8 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         if not isinstance(data, dict):
             return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
         if "error" in data:
-            return check_result(check, ERROR, explain_error(data["error"], case), lang, messages, misconceptions)
+            return check_result(check, ERROR, explain_error(data["error"], case, expectations_of(index, case, data)),
+                                lang, messages, misconceptions)
         try:
             verdict = check.judge(data, case, expectations_of(index, case, data))
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run

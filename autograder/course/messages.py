@@ -157,9 +157,10 @@ MESSAGES = {
         "zh": "形状对不上（{type}：{detail}）；请在每一步之后打印形状，并与注释中的形状对照",
     },
     "error.device_mismatch": {
-        "en": "tensors on different devices ({type}): a tensor the module keeps must be a registered buffer, so "
-              "that moving the module moves it with the weights",
-        "zh": "张量位于不同设备（{type}）：模块保存的张量必须是已注册的 buffer，这样移动模块时它才会和权重一起移动",
+        # The symptom only: a function has no buffer, and a module's plain attribute is a fact its own judge reads.
+        "en": "tensors on different devices meet in one operation ({type}): which of them did your code create, "
+              "and on which device?",
+        "zh": "同一个运算中的张量位于不同设备（{type}）：其中哪个张量是你的代码创建的？它在哪个设备上？",
     },
     "error.wrong_type": {
         "en": "returned {got}, expected a torch.Tensor",
@@ -283,6 +284,11 @@ MESSAGES = {
               "the product then pairs the wrong ones",
         "zh": "`{line}` 交换了第 1 和第 2 个维度，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
               "了维度",
+    },
+    "error.argument_type": {
+        "en": "in `{line}` a function refused one of its arguments ({type}: {detail}): what is the type of each "
+              "value you pass it?",
+        "zh": "`{line}` 中的函数拒绝了它的某个参数（{type}：{detail}）：你传给它的每个值分别是什么类型？",
     },
     "error.other": {
         "en": "raised {type}: {detail}",

@@ -989,6 +989,33 @@ def two_dimensional_wrapper_single_attention(d_in, context_length, dropout):
 
 
 # ---------------------------------------------------------------------------------------------
+# A head size by true division: d_out / num_heads is a float even when it divides, and view() refuses it.
+
+
+def split_heads_true_division(x, num_heads):
+    b, num_tokens, d_out = x.shape
+    head_dim = d_out / num_heads
+    return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+
+
+class MHAHeadDimFloat(GivenMultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        head_dim = self.d_out / self.num_heads
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context_vec = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+# ---------------------------------------------------------------------------------------------
 # What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
 # whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
 # right). The correct mutants are not listed.
@@ -1014,7 +1041,7 @@ TRUE_MISCONCEPTIONS = {
     "merge_heads_no_transpose": ("merge_without_transpose",),
     "merge_heads_token_axis": ("heads_on_token_axis",),
     "merge_heads_like_the_notes": ("heads_on_token_axis",),
-    "merge_heads_no_contiguous": (),
+    "merge_heads_no_contiguous": ("view_after_transpose",),
     "merge_heads_transpose_in_place": ("input_edited_in_place",),
     "MHANoScaling": ("missing_scaling",),
     "MHAMaskRebound": ("state_changed_by_forward",),
@@ -1045,7 +1072,7 @@ TRUE_MISCONCEPTIONS = {
     "CausalAttentionUnscaled": ("missing_scaling", "dropout_missing"),
     "MHADataQueries": ("gradient_cut",),
     "MHAHeadDimFirst": ("split_wrong_axes",),
-    "MHANoContiguous": (),
+    "MHANoContiguous": ("view_after_transpose",),
     "MHABookWithoutPadding": (),
     "to_torch_multihead_key_first": ("in_proj_order",),
     "to_torch_multihead_shared_out_proj": ("weights_shared_with_source",),
@@ -1060,4 +1087,6 @@ TRUE_MISCONCEPTIONS = {
     "count_parameters_with_buffers": ("counts_buffers",),
     "count_parameters_all": ("counts_frozen",),
     "count_parameters_as_string": (),
+    "split_heads_true_division": ("head_dim_float",),
+    "MHAHeadDimFloat": ("head_dim_float",),
 }

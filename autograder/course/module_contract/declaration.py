@@ -10,8 +10,9 @@ import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Check
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import RAISED, Expectations
 from autograder.course.declaration import Declaration
+from autograder.course.error_variants import exercise_errors
 from autograder.course.module_contract.cases import (
     device_cases,
     modes_cases,
@@ -54,11 +55,13 @@ def exposed_reference(spec: ModuleSpec, case: ContractCase) -> Tensor:
 
 
 def expect_contract(property_name: str, exercise_id: str, case: ContractCase, data: ContractRecord) -> Expectations:
-    """Only the modes need the reference: what the module outputs in eval mode on the exposing weights."""
+    """Only the modes need the reference: what the module outputs in eval mode on the exposing weights. After a
+    crash, every property reads the errors of the exercise's raising variants, run by the same probe on the case."""
+    raised = exercise_errors(exercise_id, functools.partial(contract_probe, property_name, exercise_id), case)
     if property_name != "modes":
-        return Expectations({})
+        return Expectations.computed(**{RAISED: raised})
     spec = SPECS_BY_EXERCISE[exercise_id]
-    return Expectations.computed(exposed=lambda: exposed_reference(spec, case))
+    return Expectations.computed(exposed=lambda: exposed_reference(spec, case), **{RAISED: raised})
 
 
 def contract_checks(spec: ModuleSpec) -> tuple[Check, ...]:

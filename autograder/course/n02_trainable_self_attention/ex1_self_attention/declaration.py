@@ -14,9 +14,10 @@ from typing import Any
 from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
-from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration
+from autograder.course.error_variants import exercise_errors
 from autograder.course.n02_trainable_self_attention import NOTEBOOK
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.judge import judge_calls, judge_forward
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe import (
@@ -51,12 +52,19 @@ def projection_weights(state: State) -> dict[str, Tensor]:
     return weights
 
 
-def expect_forward(case: SelfAttentionCase, data: ForwardRecord) -> Expectations:
-    """The reference attention and its single-knob variants, on the student's own weights."""
+def expect_forward(exercise_id: str, class_name: str, case: SelfAttentionCase, data: ForwardRecord) -> Expectations:
+    """The reference attention and its single-knob variants, on the student's own weights; after a crash, the
+    errors of the exercise's raising variants, run by the same probe (the class by its notebook name)."""
     x = attention_input(case).double()
     weights = cache(lambda: projection_weights(data["state"]))
     return Expectations.computed(**{WEIGHTS: weights}, output=lambda: attention(x, weights(), causal=False),
-                                 variants=lambda: attention_variants(x, weights(), causal=False))
+                                 variants=lambda: attention_variants(x, weights(), causal=False),
+                                 **{RAISED: exercise_errors(exercise_id, partial(probe_forward, class_name), case)})
+
+
+def expect_calls(exercise_id: str, class_name: str, case: SelfAttentionCase, data: Any) -> Expectations:
+    """The calls' judge needs no reference; after a crash, the errors of the exercise's raising variants."""
+    return Expectations.computed(**{RAISED: exercise_errors(exercise_id, partial(probe_calls, class_name), case)})
 
 
 def random_shape(rng: random.Random) -> dict[str, int]:
@@ -152,16 +160,17 @@ def attention_checks(exercise_id: str, class_name: str, titles: Mapping[str, Map
         Check(
             id=f"{exercise_id}.notes", exercise=exercise_id, title=titles["notes"], points=2, hidden=False,
             cases=cases_notes, probe=partial(probe_forward, class_name), judge=partial(judge_forward, exercise_id),
-            expect=expect_forward,
+            expect=partial(expect_forward, exercise_id, class_name),
         ),
         Check(
             id=f"{exercise_id}.shapes", exercise=exercise_id, title=titles["shapes"], points=2, hidden=True,
             cases=cases_shapes, probe=partial(probe_forward, class_name), judge=partial(judge_forward, exercise_id),
-            expect=expect_forward,
+            expect=partial(expect_forward, exercise_id, class_name),
         ),
         Check(
             id=f"{exercise_id}.from_scratch", exercise=exercise_id, title=titles["from_scratch"], points=1, hidden=True,
             cases=cases_one, probe=partial(probe_calls, class_name), judge=partial(judge_calls, exercise_id),
+            expect=partial(expect_calls, exercise_id, class_name),
         ),
     )
 

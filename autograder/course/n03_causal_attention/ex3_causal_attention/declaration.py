@@ -12,8 +12,9 @@ import random
 from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
-from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
 from autograder.course.declaration import Declaration
+from autograder.course.error_variants import exercise_errors
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import NOTES_D_OUT
 from autograder.course.n03_causal_attention.ex3_causal_attention.judge import judge_forward
@@ -42,7 +43,6 @@ def attention_case(rng: random.Random, *, num_tokens: int, batch: int, qkv_bias:
                    dtype: str = "float32") -> CausalCase:
     """A hidden case: d_in != d_out, head_dim = d_out >= 2, num_tokens < context_length (the mask must be sliced).
 
-    num_tokens and context_length are keys of their own: diagnosis.explain_error reads them to name an unsliced mask.
     """
     d_in = rng.randint(2, 6)
     d_out = rng.choice([d for d in range(2, 8) if d != d_in])
@@ -86,12 +86,14 @@ def attention_cases_notes(rng: random.Random) -> list[CausalCase]:
 
 def expect_forward(case: CausalCase, data: CausalForwardRecord) -> Expectations:
     """The reference and its single-knob variants on the student's own weights (W_query/W_key/W_value only), read
-    only when the judge asks: after a crash the data holds no weights."""
+    only when the judge asks: after a crash the data holds no weights, and the raising variants' errors (RAISED)
+    are read instead."""
     x = attention_input(case)
     return Expectations.computed(**{WEIGHTS: lambda: data["state"]}, output=lambda: attention(x, data["state"]),
                                  variants=lambda: attention_variants(x, data["state"]),
                                  attention_weights=lambda: weights_of(x, data["state"]),
-                                 raw_scores=lambda: raw_scores(x, data["state"]).squeeze(1))
+                                 raw_scores=lambda: raw_scores(x, data["state"]).squeeze(1),
+                                 **{RAISED: exercise_errors("causal_attention", probe_forward, case)})
 
 
 def weights_of(x: Tensor, state: State) -> Tensor:
@@ -122,10 +124,6 @@ MESSAGES = {
     "causal_attention.builtin": {
         "en": "the forward pass calls {names}: write the attention yourself",
         "zh": "前向传播调用了 {names}：请自己实现注意力计算",
-    },
-    "causal_attention.transpose_batched": {
-        "en": "a transpose of the batched keys reversed all three of their axes, so the shapes no longer fit",
-        "zh": "对带 batch 维度的 keys 做的转置反转了全部三个维度，形状因此对不上",
     },
     "causal_attention.wrong_output": {
         "en": "the context vectors differ from the reference run with your own weights",

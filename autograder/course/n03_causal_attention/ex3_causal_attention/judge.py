@@ -21,10 +21,6 @@ from autograder.course.shared.inputs import NOTEBOOK_SIZES
 def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expectations) -> Verdict:
     """CausalAttention's output with the student's own weights; no built-in attention. Expectations: output,
     variants."""
-    if data.get("transpose_crash"):
-        # The probe saw `.T` on a tensor with a batch axis (probing.ForwardWatch), and the call crash after it.
-        return Verdict(False, "causal_attention.transpose_batched", misconception="transpose_batched",
-                       evidence=Evidence.FACT)
     if data["forbidden"]:
         return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
     x, got, want = attention_input(case), data["output"], expected["output"]

@@ -1,8 +1,6 @@
 """Probes of CausalAttention: run the student's objects on a case and return plain data. Imports no reference, judge
 or declaration: the grading child holds it."""
 
-import functools
-from collections.abc import Callable
 from typing import Any, NotRequired, TypedDict
 
 import torch
@@ -11,7 +9,6 @@ from torch import Tensor
 from autograder.checking.probing import (
     PROJECTIONS,
     ProbeError,
-    TransposeCrash,
     call_watched,
     forbidden_calls,
     layer_inputs,
@@ -47,7 +44,6 @@ class CausalForwardRecord(TypedDict, total=False):
     state: State
     transpose_batched: bool
     forbidden: list[str]
-    transpose_crash: bool  # set alone: `.T` on the batched keys crashed the forward pass
     weights_seen: Tensor  # what self.dropout received: the attention weights, when forward applies it there
     input_kept: bool  # forward left the caller's x as it was
 
@@ -86,22 +82,6 @@ def projection_state(module: torch.nn.Module) -> State:
     return {key: value for key, value in state.items() if key.split(".")[0] in PROJECTIONS}
 
 
-CausalProbe = Callable[[Namespace, CausalCase], CausalForwardRecord]
-
-
-def naming_transpose_crash(probe: CausalProbe) -> CausalProbe:
-    """The probe, with a crash caused by `.T` on a batch turned into probe data (runner would say "shapes")."""
-    @functools.wraps(probe)  # keeps the probe's name: the grading child finds it by name
-    def probe_naming_transpose(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
-        try:
-            return probe(namespace, case)
-        except TransposeCrash:
-            return {"transpose_crash": True}
-
-    return probe_naming_transpose
-
-
-@naming_transpose_crash
 def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord:
     module = build_module(namespace, case)
     state = projection_state(module)

@@ -8,9 +8,10 @@ import torch
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import RAISED, Expectations
 from autograder.course import variants
 from autograder.course.declaration import Declaration
+from autograder.course.error_variants import exercise_errors
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex2_split_merge.judge import judge_merge, judge_split
 from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
@@ -78,6 +79,7 @@ def expect_split(case: HeadsCase, data: HeadsRecord) -> Expectations:
         output=lambda: solutions.split_heads(x, num_heads),
         variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only")),
                           ("split_wrong_axes", variants.split(x, num_heads, "head_dim_first"))],
+        **{RAISED: exercise_errors("split_heads", probe_split, case)},
     )
 
 
@@ -120,6 +122,7 @@ def expect_merge(case: HeadsCase, data: HeadsRecord) -> Expectations:
             ("heads_on_token_axis", variants.merge(x, "token_axis")),
             ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
         ],
+        **{RAISED: exercise_errors("merge_heads", probe_merge, case)},
     )
 
 

@@ -10,9 +10,10 @@ from typing import Any
 from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
-from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
 from autograder.course import variants
 from autograder.course.declaration import Declaration
+from autograder.course.error_variants import exercise_errors
 from autograder.course.n04_multi_head_attention import NOTEBOOK
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MultiHeadCase, attention_input
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.judge import judge_mha, judge_mha_heads
@@ -91,7 +92,7 @@ def padding_cases_hidden(rng: random.Random) -> list[MultiHeadCase]:
 
 def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
     """The reference on the student's own weights, its variants and, with a padding mask, the mask left out or
-    flipped."""
+    flipped; the raising variants' errors (one class for both exercises, so one list of them)."""
     x, mask, num_heads = attention_input(case), padding_mask(case), case["num_heads"]
     knobs: dict[str, Any] = {"num_heads": num_heads, "attention_mask": mask}
 
@@ -106,6 +107,8 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
         "attention_weights": lambda: variants.attention(x, weights(), return_weights=True, **knobs)[1],
         "raw_scores": lambda: variants.raw_scores(x, weights(), num_heads=num_heads),
         "merged": lambda: variants.attention(x, weights(), use_out_proj=False, **knobs),
+        # After a crash: the errors of the raising variants, run by the same probe on the same case.
+        RAISED: exercise_errors("multi_head_attention", probe_mha, case),
     }
     if mask is not None:
         sources["padding_ignored"] = lambda: variants.attention(x, weights(), num_heads=num_heads)
@@ -115,6 +118,12 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
             variants.attention(x, weights(), padding_axis="queries", padding_after_causal=after, **knobs)
             for after in (False, True)]
     return Expectations(sources)
+
+
+def expect_heads(case: MultiHeadCase, data: Any) -> Expectations:
+    """The heads' judge needs no reference (the case says what is right); after a crash, the raising variants'
+    errors."""
+    return Expectations.computed(**{RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case)})
 
 
 # Heads: independent until out_proj, and computed in one batched computation (the module contract checks causality,
@@ -153,7 +162,7 @@ CHECKS = (
           title={"en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
                  "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致"}),
     Check(id="multi_head_attention.heads", exercise="multi_head_attention", points=1, hidden=True,
-          cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads,
+          cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads, expect=expect_heads,
           title={"en": "MultiHeadAttention computes attention itself (no scaled_dot_product_attention): heads "
                        "independent until out_proj, all of them in one batched computation",
                  "zh": "MultiHeadAttention 自己计算注意力（不用 scaled_dot_product_attention）：在 out_proj "

@@ -13,7 +13,7 @@ from mutants import multihead as mutants
 
 from attnkit import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.probing import ProbeError, as_count, counted_module
+from autograder.checking.probing import ProbeError, as_count
 from autograder.course import catalog, variants
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.n04_multi_head_attention.ex1_wrapper import declaration as ex1_wrapper
@@ -21,7 +21,7 @@ from autograder.course.n04_multi_head_attention.ex2_split_merge import declarati
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention import declaration as ex3_multi_head_attention
 from autograder.course.n04_multi_head_attention.ex4_torch_equivalence import declaration as ex4_torch_equivalence
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts import declaration as ex5_parameter_counts
-from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import parameter_totals
+from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import counted_module
 from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 from devtools import student_variants as students
 
@@ -189,10 +189,10 @@ MISTAKES = [
     ("torch_equivalence", mutants.to_torch_multihead_no_check, {"shapes"}, "must raise ValueError"),
     ("torch_equivalence", mutants.to_torch_multihead_identity_check, {"shapes"}, "raised ValueError"),
     ("torch_equivalence", mutants.to_torch_multihead_shared_out_proj, {"notes", "shapes"}, "aliased_not_copied"),
-    ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "modules"}, "counts_buffers"),
-    ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "modules"}, "counts_buffers"),
-    ("parameter_counts", mutants.count_parameters_all, {"modules"}, "counts_frozen"),
-    ("parameter_counts", mutants.count_parameters_as_string, {"notes", "modules"}, "expected a whole number"),
+    ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "kinds", "modules"}, "counts_state_dict"),
+    ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "kinds", "modules"}, "counts_buffers"),
+    ("parameter_counts", mutants.count_parameters_all, {"kinds", "modules"}, "counts_frozen"),
+    ("parameter_counts", mutants.count_parameters_as_string, {"notes", "kinds", "modules"}, "expected a whole number"),
 ]
 
 
@@ -431,14 +431,18 @@ def test_reference_is_causal(shape, data):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40), st.booleans(), st.booleans()), min_size=1,
                 max_size=5), st.integers(1, 64), st.booleans())
-def test_parameter_totals_agree_with_the_reference_count(linears, side, nested):
-    block = {"linears": [[f"layer{i}", *spec] for i, spec in enumerate(linears)], "mask": side}
-    case = {"blocks": [block, block] if nested else [block], "container": "heads" if nested else None}
-    module = counted_module(case)
-    trainable, frozen, buffers = parameter_totals(case)
-    assert solutions.count_parameters(module) == trainable
-    assert sum(p.numel() for p in module.parameters()) == trainable + frozen
-    assert sum(b.numel() for b in module.buffers()) == buffers
+def test_the_counted_modules_hold_what_their_specs_say(linears, side, nested):
+    layers = [[f"layer{i}", {"kind": "linear", "d_in": d_in, "d_out": d_out, "bias": bias, "frozen": not trainable}]
+              for i, (d_in, d_out, bias, trainable) in enumerate(linears)]
+    block = {"kind": "module", "buffers": [["mask", [side, side], True]], "children": layers}
+    node = {"kind": "module", "children": [["heads", {"kind": "module_list", "items": [block, block]}]]} \
+        if nested else block
+    sizes = [(d_in * d_out + (d_out if bias else 0), trainable) for d_in, d_out, bias, trainable in linears]
+    copies = 2 if nested else 1
+    module = counted_module(node)
+    assert solutions.count_parameters(module) == copies * sum(size for size, trainable in sizes if trainable)
+    assert sum(p.numel() for p in module.parameters()) == copies * sum(size for size, _ in sizes)
+    assert sum(b.numel() for b in module.buffers()) == copies * side * side
 
 
 @settings(max_examples=20, deadline=None)

@@ -796,23 +796,6 @@ class LinearProjections(nn.Module):
             setattr(self, name, layer)
 
 
-def counted_module(case: Mapping[str, Any]) -> nn.Module:
-    """The case's module on the meta device: real shapes, no memory, no initialisation time."""
-    blocks = []
-    for spec in case["blocks"]:
-        block = nn.Module()
-        for name, d_in, d_out, bias, trainable in spec["linears"]:
-            block.add_module(name, nn.Linear(d_in, d_out, bias=bias, device="meta").requires_grad_(trainable))
-        side = spec["mask"]
-        block.register_buffer("mask", torch.empty(side, side, device="meta"))  # a count needs no values
-        blocks.append(block)
-    if case.get("container") is None:
-        return blocks[0]
-    container = nn.Module()
-    container.add_module(case["container"], nn.ModuleList(blocks))
-    return container
-
-
 def head_outputs(heads: Iterable[Callable[[torch.Tensor], Any]], x: torch.Tensor) -> list[torch.Tensor] | None:
     """Each head's own output: tells a broken CausalAttention from a broken wrapper. Diagnostic only."""
     try:

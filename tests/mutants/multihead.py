@@ -1056,7 +1056,7 @@ TRUE_MISCONCEPTIONS = {
     "to_torch_multihead_float32": (),
     "to_torch_multihead_no_check": (),
     "to_torch_multihead_identity_check": (),
-    "count_parameters_state_dict": ("counts_buffers",),
+    "count_parameters_state_dict": ("counts_state_dict",),
     "count_parameters_with_buffers": ("counts_buffers",),
     "count_parameters_all": ("counts_frozen",),
     "count_parameters_as_string": (),

@@ -59,8 +59,7 @@ def own_parameter(d: int, k: int) -> ModuleNode:
 
 def nested(d: int, k: int) -> ModuleNode:
     def block() -> ModuleNode:
-        feed_forward = {"kind": "module", "children": [["up", linear(d, k)], ["drop", {"kind": "dropout"}],
-                                                       ["down", linear(k, d)]]}
+        feed_forward = {"kind": "module_list", "items": [linear(d, k), {"kind": "dropout"}, linear(k, d)]}
         return {"kind": "module", "children": [["norm", {"kind": "layer_norm", "size": d}], ["ff", feed_forward]]}
     blocks = {"kind": "module_dict", "items": [["first", block()], ["second", block()]]}
     return {"kind": "module", "children": [["embed", {"kind": "embedding", "num": k + 3, "dim": d}],
@@ -172,29 +171,29 @@ CHECKS = (
 # What each kind of module is, for the message of a wrong count: the student can build the same module and count it.
 MODULES = {
     "mha": ("a MultiHeadAttention-shaped module (its projections, out_proj, dropout and the mask buffer)",
-            "一个形如 MultiHeadAttention 的模块（各个投影、out_proj、dropout 和作为 buffer 的掩码）"),
+            "形如 MultiHeadAttention 的模块（各个投影、out_proj、dropout 和作为 buffer 的掩码）"),
     "single_layer": ("a single nn.Linear: a module whose parameters are its own, with no children",
-                     "单独一个 nn.Linear：参数都属于它自己，没有子模块"),
-    "own_parameter": ("a module with an nn.Parameter attribute of its own (`scale`) beside a child nn.LayerNorm",
-                      "一个模块：自身有一个 nn.Parameter 属性（`scale`），另有一个 nn.LayerNorm 子模块"),
+                     "单独一个 nn.Linear（参数都属于它自己，没有子模块）"),
+    "own_parameter": ("a module with an nn.Parameter attribute of its own (scale) beside a child nn.LayerNorm",
+                      "自身带有一个 nn.Parameter 属性（scale）、另有一个 nn.LayerNorm 子模块的模块"),
     "nested": ("nested modules: an nn.Embedding and an nn.ModuleDict of blocks, each holding an nn.LayerNorm and "
-               "a module of two nn.Linear layers and a dropout",
-               "嵌套的模块：一个 nn.Embedding 和一个由若干块组成的 nn.ModuleDict，每块含一个 nn.LayerNorm，以及一个由"
-               "两个 nn.Linear 和一个 dropout 组成的模块"),
+               "an nn.ModuleList of two nn.Linear layers and a dropout",
+               "嵌套的模块（一个 nn.Embedding，和一个由若干块组成的 nn.ModuleDict，每块含一个 nn.LayerNorm，以及由两个 "
+               "nn.Linear 和一个 dropout 组成的 nn.ModuleList）"),
     "shared": ("a module that shares parameters: a decoder whose weight is the embedding's own tensor (tied "
                "weights, as GPT-2's output layer), one nn.Linear registered under two names, and a buffer",
-               "一个共享参数的模块：decoder 的权重就是嵌入层的那个张量（权重绑定，就像 GPT-2 的输出层），另有一个 "
-               "nn.Linear 以两个名字注册，还有一个 buffer"),
-    "frozen": ("a module with frozen parameters (requires_grad=False): W_query, the LayerNorm and its own `scale`, "
-               "beside a mask buffer",
-               "一个带有冻结参数（requires_grad=False）的模块：W_query、LayerNorm 以及它自身的 `scale`，另有一个作为 "
-               "buffer 的掩码"),
-    "buffers": ("a module with buffers under other names than `mask`, persistent and not, itself and in a child",
-                "一个带有 buffer 的模块：名字不是 `mask`，有持久的也有非持久的，在它自身上也在子模块中"),
+               "共享参数的模块（decoder 的权重就是嵌入层的那个张量，即权重绑定，就像 GPT-2 的输出层；一个 nn.Linear "
+               "以两个名字注册；还有一个 buffer）"),
+    "frozen": ("a module with frozen parameters, which do not require grad (W_query, the LayerNorm and its own "
+               "scale), beside a mask buffer",
+               "带有冻结参数（不需要梯度）的模块（W_query、LayerNorm 和它自身的 scale 被冻结），另有一个作为 buffer "
+               "的掩码"),
+    "buffers": ("a module with buffers not named mask, persistent and not, on itself and in a child",
+                "带有 buffer 的模块（名字都不是 mask，有持久的也有非持久的，在它自身上也在子模块中）"),
     "no_parameters": ("a module without parameters: only buffers and a dropout",
-                      "一个没有参数的模块：只有 buffer 和一个 dropout"),
+                      "没有参数的模块（只有 buffer 和一个 dropout）"),
     "parameter_list": ("a module holding an nn.ParameterList beside an nn.Linear",
-                       "一个模块：含有一个 nn.ParameterList 和一个 nn.Linear"),
+                       "含有一个 nn.ParameterList 和一个 nn.Linear 的模块"),
 }
 
 
@@ -205,12 +204,12 @@ def wrong_count_messages() -> dict[str, dict[str, str]]:
         messages[f"parameter_counts.wrong.{about}"] = {
             "en": f"count_parameters returned {{got:,}} on {en}, which is not its number of trainable parameters: "
                   "build the same module and compare with your own prediction",
-            "zh": f"count_parameters 对{zh}返回了 {{got:,}}，这不是它的可训练参数个数：请自己搭出同样的模块，与你的"
-                  "预测对照",
+            "zh": f"对于{zh}，count_parameters 返回了 {{got:,}}，这不是它的可训练参数个数：请自己搭出同样的模块，"
+                  "与你的预测对照",
         }
         messages[f"parameter_counts.wrong.{about}.hidden"] = {
             "en": f"the count is wrong on {en}, at other sizes",
-            "zh": f"对{zh}（换了尺寸）的计数不对",
+            "zh": f"换了尺寸之后，对{zh}的计数不对",
         }
     return messages
 

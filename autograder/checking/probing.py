@@ -739,6 +739,21 @@ def input_unchanged(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tupl
     return result, (tuple(x.shape), x.stride()) == layout and torch.equal(x, snapshot)
 
 
+def input_changes(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tuple[Any, str]:
+    """run(x), and what it changed of x: "" (nothing), "values", "layout" (shape, strides or offset), "metadata" (dtype,
+    device or requires_grad) or "written" (written in place, even with the same values: its version counter moved)."""
+    snapshot, layout = x.detach().clone(), (tuple(x.shape), x.stride(), x.storage_offset())
+    metadata, version = (x.dtype, x.device, x.requires_grad), x._version
+    result = run(x)
+    if (tuple(x.shape), x.stride(), x.storage_offset()) != layout:
+        return result, "layout"
+    if (x.dtype, x.device, x.requires_grad) != metadata:
+        return result, "metadata"
+    if not torch.equal(x.detach(), snapshot):
+        return result, "values"
+    return result, "written" if x._version != version else ""
+
+
 def takes_attention_mask(forward: Callable[..., Any]) -> bool:
     """Whether forward can be called with attention_mask=...; the book's forward(self, x) cannot."""
     try:

@@ -227,10 +227,10 @@ MESSAGES = {
         "zh": "split_heads 原地修改了输入（它的数值、形状或步长）：这些运算的哪种写法会返回一个视图而不改动输入？",
     },
     "split_heads.input_written": {
-        "en": "split_heads wrote into its input, or into a view of it, in place: the numbers are the same, but autograd "
-              "counts the input as changed, and refuses the operation on a leaf that requires grad",
-        "zh": "split_heads 原地写入了输入或它的视图：数值没变，但 autograd 认为输入已被修改，并且对需要梯度的叶子张量会拒绝"
-              "这个运算",
+        "en": "split_heads wrote into its input, or into a view of it, in place: the numbers are the same, but "
+              "autograd counts the input as changed, and refuses the operation on a leaf that requires grad",
+        "zh": "split_heads 原地写入了输入或它的视图：数值没变，但 autograd 认为输入已被修改，并且对需要梯度的叶子张量"
+              "会拒绝这个运算",
     },
     "split_heads.input_metadata_changed": {
         "en": "split_heads changed its input's dtype, device or requires_grad flag: the caller's tensor must come "
@@ -253,10 +253,10 @@ MESSAGES = {
         "zh": "merge_heads 原地修改了输入（它的数值、形状或步长）：这个运算的哪种写法会返回一个视图而不改动输入？",
     },
     "merge_heads.input_written": {
-        "en": "merge_heads wrote into its input, or into a view of it, in place: the numbers are the same, but autograd "
-              "counts the input as changed, and refuses the operation on a leaf that requires grad",
-        "zh": "merge_heads 原地写入了输入或它的视图：数值没变，但 autograd 认为输入已被修改，并且对需要梯度的叶子张量会拒绝"
-              "这个运算",
+        "en": "merge_heads wrote into its input, or into a view of it, in place: the numbers are the same, but "
+              "autograd counts the input as changed, and refuses the operation on a leaf that requires grad",
+        "zh": "merge_heads 原地写入了输入或它的视图：数值没变，但 autograd 认为输入已被修改，并且对需要梯度的叶子张量"
+              "会拒绝这个运算",
     },
     "merge_heads.input_metadata_changed": {
         "en": "merge_heads changed its input's dtype, device or requires_grad flag: the caller's tensor must come "

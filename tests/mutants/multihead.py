@@ -1015,7 +1015,7 @@ TRUE_MISCONCEPTIONS = {
     "merge_heads_token_axis": ("heads_on_token_axis",),
     "merge_heads_like_the_notes": ("heads_on_token_axis",),
     "merge_heads_no_contiguous": (),
-    "merge_heads_transpose_in_place": ("input_edited_in_place",),
+    "merge_heads_transpose_in_place": ("heads_input_edited_in_place",),
     "MHANoScaling": ("missing_scaling",),
     "MHAMaskRebound": ("state_changed_by_forward",),
     "MHAHalfPower": ("scale_wrong_value",),

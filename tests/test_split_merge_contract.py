@@ -216,3 +216,16 @@ def test_an_edited_input_is_named_from_the_fact_with_its_evidence():
     assert written.misconception is None and written.message_key == "split_heads.input_written"
     cut = input_and_graph("merge_heads", {"out": torch.zeros(1), "input_change": "", "gradient": "no_gradient"})
     assert cut.misconception == "gradient_cut" and cut.evidence is Evidence.FACT
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_the_student_kit_stores_half_precision_expectations_exactly(dtype):
+    """The public inputs check's float16 and bfloat16 outputs are stored in the kit as JSON and read back bit for bit."""
+    import json
+
+    from autograder.integrations.student_kit.runtime.tensors import decode, encode
+
+    x = (torch.rand(64, dtype=torch.float64) * 2 - 1).to(dtype)
+    x[0], x[1] = float("inf"), float("nan")
+    back = decode(json.loads(json.dumps(encode(x))))
+    assert back.dtype == dtype and torch.equal(back[2:], x[2:]) and back[0] == x[0] and back[1].isnan()

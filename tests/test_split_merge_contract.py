@@ -220,7 +220,7 @@ def test_an_edited_input_is_named_from_the_fact_with_its_evidence():
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_the_student_kit_stores_half_precision_expectations_exactly(dtype):
-    """The public inputs check's float16 and bfloat16 outputs are stored in the kit as JSON and read back bit for bit."""
+    """The inputs checks' float16 and bfloat16 outputs are stored in the kit as JSON and read back bit for bit."""
     import json
 
     from autograder.integrations.student_kit.runtime.tensors import decode, encode

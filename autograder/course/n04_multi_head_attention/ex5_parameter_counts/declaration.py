@@ -188,8 +188,9 @@ MODULES = {
                "scale), beside a mask buffer",
                "带有冻结参数（不需要梯度）的模块（W_query、LayerNorm 和它自身的 scale 被冻结），另有一个作为 buffer "
                "的掩码"),
-    "buffers": ("a module with buffers not named mask, persistent and not, on itself and in a child",
-                "带有 buffer 的模块（名字都不是 mask，有持久的也有非持久的，在它自身上也在子模块中）"),
+    "buffers": ("a module with buffers named otherwise than the causal mask, persistent and not, on itself and in "
+                "a child",
+                "带有 buffer 的模块（名字与因果掩码的不同，有持久的也有非持久的，在它自身上也在子模块中）"),
     "no_parameters": ("a module without parameters: only buffers and a dropout",
                       "没有参数的模块（只有 buffer 和一个 dropout）"),
     "parameter_list": ("a module holding an nn.ParameterList beside an nn.Linear",

@@ -24,9 +24,11 @@ def input_and_graph(function: str, data: HeadsRecord) -> Verdict | None:
         return Verdict(False, f"{function}.input_written")
     if change == "metadata":
         return Verdict(False, f"{function}.input_metadata_changed")
-    if data["gradient"] != "ok":
+    if data["gradient"] == "no_gradient":  # the output is not in the input's graph: the fact of a cut
         return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut",
                        evidence=Evidence.FACT)
+    if data["gradient"] != "ok":  # raised or not finite on the way back: no cut proven
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]})
     return None
 
 

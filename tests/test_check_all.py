@@ -17,6 +17,7 @@ from autograder.integrations.student_kit.runtime.checking import StoredExpectati
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
+from autograder.running.runner import run_exercise
 
 NOTEBOOKS = sorted({exercise.notebook for exercise in EXERCISES})
 
@@ -78,9 +79,17 @@ def test_stubs_missing_names_and_a_wrong_answer(lang, kit_check_all, monkeypatch
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_an_exercise_with_a_failing_preview_is_not_done(lang, kit_check_all, monkeypatch):
-    # count_parameters passes its graded public check and fails its preview (worth 0 points): still failing.
+    # count_parameters passes its graded public checks and fails its preview (worth 0 points): still failing. This
+    # count is right on the small public modules and GPT-2's, one off on the larger ones the preview counts.
+    def off_on_unseen_sizes(module):
+        count = sum(p.numel() for p in module.parameters() if p.requires_grad)
+        return count if count < 200 or count == 2_360_064 else count + 1
+
     monkeypatch.setenv("ATTNKIT_LANG", lang)
-    namespace = {"count_parameters": lambda module: sum(p.numel() for p in module.parameters())}
+    namespace = {"count_parameters": off_on_unseen_sizes}
+    public = run_exercise("parameter_counts", namespace, include_hidden=False, lang=lang)
+    assert {r.status.value for r in public if not r.id.endswith(".preview")} == {"passed"}
+    assert {r.status.value for r in public if r.id.endswith(".preview")} == {"failed"}
     lines = printed(in_notebook.check_all, "04_multi_head_attention", namespace)
     row = next(i for i, line in enumerate(lines) if "3.3" in line)
     assert lines[row].startswith("  ✘ ") and states([lines[row]]) == [{"en": "failing", "zh": "未通过"}[lang]]

@@ -13,7 +13,7 @@ from mutants import multihead as mutants
 
 from attnkit import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.probing import ProbeError, as_count, counted_module
+from autograder.checking.probing import ProbeError, as_count
 from autograder.course import catalog, variants
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.n04_multi_head_attention.ex1_wrapper import declaration as ex1_wrapper
@@ -21,7 +21,7 @@ from autograder.course.n04_multi_head_attention.ex2_split_merge import declarati
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention import declaration as ex3_multi_head_attention
 from autograder.course.n04_multi_head_attention.ex4_torch_equivalence import declaration as ex4_torch_equivalence
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts import declaration as ex5_parameter_counts
-from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import parameter_totals
+from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import counted_module
 from autograder.running.runner import DEFAULT_SEED, cases_for, probe_exercise
 from devtools import student_variants as students
 
@@ -116,16 +116,19 @@ MISTAKES = [
      "the call asked for d_in 5, context_length 8 and dropout 0.5"),
     ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_single_attention, {"notes", "sizes"},
      "expected a MultiHeadAttentionWrapper"),
-    ("split_heads", mutants.split_heads_detached, {"notes", "shapes", "strided"}, "gradient_cut"),
-    ("split_heads", mutants.split_heads_view_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
-    ("split_heads", mutants.split_heads_reshape_only, {"notes", "shapes", "strided"}, "split_without_transpose"),
-    ("split_heads", mutants.split_heads_float, {"shapes", "strided"}, "keep the input's dtype"),
-    ("merge_heads", mutants.merge_heads_no_transpose, {"notes", "shapes", "round_trip"}, "merge_without_transpose"),
-    ("merge_heads", mutants.merge_heads_token_axis, {"notes", "shapes", "round_trip"}, "heads_on_token_axis"),
-    ("merge_heads", mutants.merge_heads_like_the_notes, {"notes", "shapes", "round_trip"}, "heads_on_token_axis"),
-    ("merge_heads", mutants.merge_heads_no_contiguous, {"notes", "shapes", "round_trip"},
+    ("split_heads", mutants.split_heads_detached, {"notes", "inputs", "shapes", "strided"}, "gradient_cut"),
+    ("split_heads", mutants.split_heads_view_only, {"notes", "inputs", "shapes", "strided"}, "split_without_transpose"),
+    ("split_heads", mutants.split_heads_reshape_only, {"notes", "inputs", "shapes", "strided"},
+     "split_without_transpose"),
+    ("split_heads", mutants.split_heads_float, {"inputs", "shapes", "strided"}, "keep the input's dtype"),
+    ("merge_heads", mutants.merge_heads_no_transpose, {"notes", "inputs", "shapes", "round_trip"},
+     "merge_without_transpose"),
+    ("merge_heads", mutants.merge_heads_token_axis, {"notes", "inputs", "shapes", "round_trip"}, "heads_on_token_axis"),
+    ("merge_heads", mutants.merge_heads_like_the_notes, {"notes", "inputs", "shapes", "round_trip"},
+     "heads_on_token_axis"),
+    ("merge_heads", mutants.merge_heads_no_contiguous, {"notes", "inputs", "shapes", "round_trip"},
      "a view failed on a non-contiguous tensor"),
-    ("merge_heads", mutants.merge_heads_transpose_in_place, {"notes", "shapes", "round_trip"},
+    ("merge_heads", mutants.merge_heads_transpose_in_place, {"notes", "inputs", "shapes", "round_trip"},
      "changed its input in place"),
     ("multi_head_attention", mutants.MHANoScaling, {"reference"}, "missing_scaling"),
     ("multi_head_attention", mutants.MHAMaskRebound, {"state"}, "state_changed_by_forward"),
@@ -163,7 +166,7 @@ MISTAKES = [
     # batch size runs on the example's batch of 2 and fails on another.
     ("padding_mask", mutants.MHAPaddingQueryAxis, ALL_PADDING, "padding_query_axis"),
     ("padding_mask", mutants.MHAPaddingGlobalBatch, {"hidden"}, "size_from_notebook"),
-    ("split_heads", mutants.split_heads_head_dim_first, {"notes", "shapes", "strided"}, "split_wrong_axes"),
+    ("split_heads", mutants.split_heads_head_dim_first, {"notes", "inputs", "shapes", "strided"}, "split_wrong_axes"),
     ("padding_mask", mutants.MHAPaddingIgnored, ALL_PADDING, "padding_ignored"),
     ("padding_mask", mutants.MHAPaddingInverted, ALL_PADDING, "padding_inverted"),
     # A wrong forward also costs the padding checks, which run the same forward with a mask
@@ -190,10 +193,10 @@ MISTAKES = [
     ("torch_equivalence", mutants.to_torch_multihead_identity_check, {"shapes"}, "raised ValueError"),
     ("torch_equivalence", mutants.to_torch_multihead_shared_out_proj, {"notes", "shapes"},
      "weights_shared_with_source"),
-    ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "modules"}, "counts_buffers"),
-    ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "modules"}, "counts_buffers"),
-    ("parameter_counts", mutants.count_parameters_all, {"modules"}, "counts_frozen"),
-    ("parameter_counts", mutants.count_parameters_as_string, {"notes", "modules"}, "expected a whole number"),
+    ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "kinds", "modules"}, "counts_state_dict"),
+    ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "kinds", "modules"}, "counts_buffers"),
+    ("parameter_counts", mutants.count_parameters_all, {"kinds", "modules"}, "counts_frozen"),
+    ("parameter_counts", mutants.count_parameters_as_string, {"notes", "kinds", "modules"}, "expected a whole number"),
     # Named from the exception only because the mistake's own variant raises the same one on the case.
     ("merge_heads", mutants.merge_heads_no_contiguous, {"notes", "shapes", "round_trip"}, "view_after_transpose"),
     ("multi_head_attention", mutants.MHANoContiguous,
@@ -440,14 +443,18 @@ def test_reference_is_causal(shape, data):
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40), st.booleans(), st.booleans()), min_size=1,
                 max_size=5), st.integers(1, 64), st.booleans())
-def test_parameter_totals_agree_with_the_reference_count(linears, side, nested):
-    block = {"linears": [[f"layer{i}", *spec] for i, spec in enumerate(linears)], "mask": side}
-    case = {"blocks": [block, block] if nested else [block], "container": "heads" if nested else None}
-    module = counted_module(case)
-    trainable, frozen, buffers = parameter_totals(case)
-    assert solutions.count_parameters(module) == trainable
-    assert sum(p.numel() for p in module.parameters()) == trainable + frozen
-    assert sum(b.numel() for b in module.buffers()) == buffers
+def test_the_counted_modules_hold_what_their_specs_say(linears, side, nested):
+    layers = [[f"layer{i}", {"kind": "linear", "d_in": d_in, "d_out": d_out, "bias": bias, "frozen": not trainable}]
+              for i, (d_in, d_out, bias, trainable) in enumerate(linears)]
+    block = {"kind": "module", "buffers": [["mask", [side, side], True]], "children": layers}
+    node = {"kind": "module", "children": [["heads", {"kind": "module_list", "items": [block, block]}]]} \
+        if nested else block
+    sizes = [(d_in * d_out + (d_out if bias else 0), trainable) for d_in, d_out, bias, trainable in linears]
+    copies = 2 if nested else 1
+    module = counted_module(node)
+    assert solutions.count_parameters(module) == copies * sum(size for size, trainable in sizes if trainable)
+    assert sum(p.numel() for p in module.parameters()) == copies * sum(size for size, _ in sizes)
+    assert sum(b.numel() for b in module.buffers()) == copies * side * side
 
 
 @settings(max_examples=20, deadline=None)

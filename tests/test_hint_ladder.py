@@ -243,7 +243,7 @@ def test_the_progress_line_never_says_done_while_a_public_check_fails(kit, lang,
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     done = {"en": "all", "zh": "全部"}
 
-    def counts_frozen_too(module):  # passes the graded public check, fails its preview (worth 0 points)
+    def counts_frozen_too(module):  # passes the notes' check, fails the other public one and the preview
         return sum(p.numel() for p in module.parameters())
 
     solved = printed(check, "parameter_counts", solutions.count_parameters).splitlines()[0]
@@ -254,9 +254,9 @@ def test_the_progress_line_never_says_done_while_a_public_check_fails(kit, lang,
         heading, failing = output.splitlines()[0], output.count("✘")
         assert failing > 1 and "✘" in heading and "✔" not in heading and done[lang] not in heading, heading
     heading = printed(check, "parameter_counts", counts_frozen_too).splitlines()[0]
-    # 1 of 2 public checks passes; the 2 points of the passing one are secured, the failing preview's twin's 2 are not.
-    expected = {"en": "1 passing, 1 failing (previews included) · of 4 points: 2 secured, 2 on checks that still fail",
-                "zh": "1 项通过，1 项未通过（含预览）· 共 4 分：2 分已拿到，2 分在仍未通过的检查上"}
+    # 1 of 3 public checks passes; the 1.5 points of the passing one are secured, the other 2.5 are not.
+    expected = {"en": "1 passing, 2 failing (previews included) · of 4 points: 1.5 secured, 2.5 on checks that still fail",
+                "zh": "1 项通过，2 项未通过（含预览）· 共 4 分：1.5 分已拿到，2.5 分在仍未通过的检查上"}
     assert expected[lang] in heading, heading
 
 

@@ -248,8 +248,10 @@ def test_no_check_prints_what_an_exercise_asks_the_student_to_predict():
     spellings = {f"{count}", f"{count:,}", f"{count:_}"}
     found = [f"{where}: {text}" for where, text in shown_before_success() if any(s in text for s in spellings)]
     assert not found, "\n".join(found)
-    for words in catalog.MESSAGES["parameter_counts.wrong"].values():
-        shown = words.format(got=count + 1, expected=count)  # the judge passes the expected count along
+    wrong_counts = [text for key, text in catalog.MESSAGES.items() if key.startswith("parameter_counts.wrong.")]
+    assert wrong_counts
+    for words in (words for text in wrong_counts for words in text.values()):
+        shown = words.format(got=count + 1, expected=count)  # a message that asked for the expected count shows it
         assert not any(spelling in shown for spelling in spellings), shown
 
 

@@ -731,6 +731,21 @@ def input_unchanged(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tupl
     return result, (tuple(x.shape), x.stride()) == layout and torch.equal(x, snapshot)
 
 
+def input_changes(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tuple[Any, str]:
+    """run(x), and what it changed of x: "" (nothing), "values", "layout" (shape, strides or offset), "metadata" (dtype,
+    device or requires_grad) or "written" (written in place, even with the same values: its version counter moved)."""
+    snapshot, layout = x.detach().clone(), (tuple(x.shape), x.stride(), x.storage_offset())
+    metadata, version = (x.dtype, x.device, x.requires_grad), x._version
+    result = run(x)
+    if (tuple(x.shape), x.stride(), x.storage_offset()) != layout:
+        return result, "layout"
+    if (x.dtype, x.device, x.requires_grad) != metadata:
+        return result, "metadata"
+    if not torch.equal(x.detach(), snapshot):
+        return result, "values"
+    return result, "written" if x._version != version else ""
+
+
 def takes_attention_mask(forward: Callable[..., Any]) -> bool:
     """Whether forward can be called with attention_mask=...; the book's forward(self, x) cannot."""
     try:
@@ -786,23 +801,6 @@ class LinearProjections(nn.Module):
             layer = nn.Linear(d_in, d_out, bias=False, device="meta")  # meta: its init draws no random numbers
             layer.weight = nn.Parameter(weights[name].clone())
             setattr(self, name, layer)
-
-
-def counted_module(case: Mapping[str, Any]) -> nn.Module:
-    """The case's module on the meta device: real shapes, no memory, no initialisation time."""
-    blocks = []
-    for spec in case["blocks"]:
-        block = nn.Module()
-        for name, d_in, d_out, bias, trainable in spec["linears"]:
-            block.add_module(name, nn.Linear(d_in, d_out, bias=bias, device="meta").requires_grad_(trainable))
-        side = spec["mask"]
-        block.register_buffer("mask", torch.empty(side, side, device="meta"))  # a count needs no values
-        blocks.append(block)
-    if case.get("container") is None:
-        return blocks[0]
-    container = nn.Module()
-    container.add_module(case["container"], nn.ModuleList(blocks))
-    return container
 
 
 def head_outputs(heads: Iterable[Callable[[torch.Tensor], Any]], x: torch.Tensor) -> list[torch.Tensor] | None:

@@ -14,12 +14,29 @@ from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
 )
 
 
+def input_and_graph(function: str, data: HeadsRecord) -> Verdict | None:
+    """The input left as it was and the output still in its graph, read from the student's own tensors (FACT); None
+    when both hold."""
+    change = data["input_change"]
+    if change in ("values", "layout"):
+        return Verdict(False, f"{function}.input_modified", misconception="heads_input_edited_in_place",
+                       evidence=Evidence.FACT)
+    if change == "written":  # the same numbers: an in-place operation on a view of it, not a change of the input
+        return Verdict(False, f"{function}.input_written")
+    if change == "metadata":
+        return Verdict(False, f"{function}.input_metadata_changed")
+    if data["gradient"] == "no_gradient":  # the output is not in the input's graph: the fact of a cut
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut",
+                       evidence=Evidence.FACT)
+    if data["gradient"] != "ok":  # raised or not finite on the way back: no cut proven
+        return Verdict(False, "function.no_gradient", {"how": data["gradient"]})
+    return None
+
+
 def judge_split(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> Verdict:
-    """Input left alone, then the values. Expectations: output, variants."""
-    if not data["input_kept"]:
-        return Verdict(False, "split_heads.input_modified")
-    if data.get("gradient", "ok") != "ok":
-        return no_gradient(data["gradient"])
+    """Input left alone and gradients flowing, then the values and the dtype. Expectations: output, variants."""
+    if (verdict := input_and_graph("split_heads", data)) is not None:
+        return verdict
     x, got, want = split_input(case), data["out"], expected["output"]
     if same(got, want):
         return dtype_verdict("split_heads", got, x.dtype)
@@ -30,18 +47,16 @@ def judge_split(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> V
 
 
 def judge_merge(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> Verdict:
-    """Input left alone, then the values (the split tensor itself for a round trip). Expectations: output,
-    variants."""
-    if not data["input_kept"]:
-        return Verdict(False, "merge_heads.input_modified")
-    if data.get("gradient", "ok") != "ok":
-        return no_gradient(data["gradient"])
+    """Input left alone and gradients flowing, then the values (the split tensor itself for a round trip) and the
+    dtype. Expectations: output, variants."""
+    if (verdict := input_and_graph("merge_heads", data)) is not None:
+        return verdict
     x, got, want = merge_input(case), data["out"], expected["output"]
     if same(got, want):
         return dtype_verdict("merge_heads", got, x.dtype)
     key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
     verdict = compare(got, want, message_key=key, input_shape=tuple(x.shape))
     verdict.misconception = diagnose(got, want, expected["variants"])
-    verdict.evidence = Evidence.VARIANT if verdict.misconception else None
+    verdict.evidence = None if verdict.misconception is None else Evidence.VARIANT
     verdict.head_layout = merge_layout(x, want, got)  # where each head's features landed
     return verdict

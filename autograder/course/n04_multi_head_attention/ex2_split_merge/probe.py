@@ -1,14 +1,16 @@
 """Probes of split_heads and merge_heads: run the student's objects on a case and return plain data. Imports no
 reference, judge or declaration: the grading child holds it."""
 
-from typing import TypedDict
+from collections.abc import Callable
+from typing import Any, NotRequired, TypedDict
 
 import torch
 from torch import Tensor
 
 from autograder.checking.probing import (
     gradient_flow,
-    input_unchanged,
+    gradient_weights,
+    input_changes,
     lookup,
     plain,
     rand,
@@ -16,9 +18,13 @@ from autograder.checking.probing import (
 from autograder.course.shared.inputs import DTYPES
 from autograder.course.shared.records import Namespace
 
+# Splitting and merging only move numbers: every float dtype a model runs in is allowed.
+HEAD_DTYPES = {**DTYPES, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
 
 class HeadsCase(TypedDict):
-    """split_heads / merge_heads: the layout of the input in memory and its sizes."""
+    """split_heads / merge_heads: the layout of the input in memory, its sizes and dtype, and whether it is a leaf
+    that requires grad (a parameter-like tensor: nothing may be written into it, and the output stays in its graph)."""
 
     layout: str  # arange | random | transposed | sliced | expanded | attention | split | strided
     seed: int
@@ -27,18 +33,20 @@ class HeadsCase(TypedDict):
     num_heads: int
     head_dim: int
     dtype: str
+    leaf: NotRequired[bool]
 
 
 class HeadsRecord(TypedDict):
-    """split_heads or merge_heads: the result and whether the input was left as it was."""
+    """split_heads or merge_heads: the result, what the call changed of its input (probing.input_changes) and whether
+    gradients flow back to it (probing.gradient_flow)."""
 
     out: Tensor
-    input_kept: bool
-    gradient: str  # probing.gradient_flow
+    input_change: str
+    gradient: str
 
 
 def split_input(case: HeadsCase) -> torch.Tensor:
-    b, num_tokens, dtype = case["batch"], case["num_tokens"], DTYPES[case["dtype"]]
+    b, num_tokens, dtype = case["batch"], case["num_tokens"], HEAD_DTYPES[case["dtype"]]
     d_out = case["num_heads"] * case["head_dim"]
     seed, layout = case["seed"], case["layout"]
     if layout == "arange":
@@ -52,11 +60,33 @@ def split_input(case: HeadsCase) -> torch.Tensor:
     return rand(seed, b, num_tokens, d_out, dtype=dtype)
 
 
+def _probed(function: Callable[[Tensor], Any], x: Tensor, case: HeadsCase) -> HeadsRecord:
+    """The call on x, as the case hands it over: a leaf that requires grad (the call itself then shows whether the
+    output stays in its graph), or a tensor of no graph (gradients tried on a copy in a graph)."""
+    if case.get("leaf"):
+        leaf = x.detach().requires_grad_(True)  # the same memory layout, now a leaf of its own graph
+        out, change = input_changes(leaf, function)
+        return {"out": plain(out), "input_change": change, "gradient": _leaf_gradient(out, leaf)}
+    out, change = input_changes(x, function)
+    return {"out": plain(out), "input_change": change, "gradient": gradient_flow(function, x)[0]}
+
+
+def _leaf_gradient(out: object, leaf: Tensor) -> str:
+    """gradient_flow's status for an output computed from `leaf` itself."""
+    if not isinstance(out, Tensor) or not out.requires_grad:
+        return "no_gradient"
+    try:
+        (out * gradient_weights(out.shape).to(out.dtype)).sum().backward()
+    except Exception:  # noqa: BLE001 - an output autograd cannot go back through is the finding
+        return "raised"
+    if leaf.grad is None:
+        return "no_gradient"
+    return "ok" if bool(torch.isfinite(leaf.grad).all()) else "not_finite"
+
+
 def probe_split(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     split_heads = lookup(namespace, "split_heads")
-    out, kept = input_unchanged(split_input(case), lambda x: split_heads(x, case["num_heads"]))
-    return {"out": plain(out), "input_kept": kept,
-            "gradient": gradient_flow(lambda x: split_heads(x, case["num_heads"]), split_input(case))[0]}
+    return _probed(lambda x: split_heads(x, case["num_heads"]), split_input(case), case)
 
 
 def merge_input(case: HeadsCase) -> torch.Tensor:
@@ -67,7 +97,7 @@ def merge_input(case: HeadsCase) -> torch.Tensor:
     "strided": a slice whose transpose is non-contiguous too.
     """
     b, num_heads, num_tokens, head_dim = (case[k] for k in ("batch", "num_heads", "num_tokens", "head_dim"))
-    dtype, seed, layout = DTYPES[case["dtype"]], case["seed"], case["layout"]
+    dtype, seed, layout = HEAD_DTYPES[case["dtype"]], case["seed"], case["layout"]
     if layout == "arange":
         return torch.arange(b * num_heads * num_tokens * head_dim, dtype=dtype).view(b, num_heads, num_tokens, head_dim)
     if layout == "split":
@@ -85,10 +115,9 @@ def merge_input(case: HeadsCase) -> torch.Tensor:
 
 def round_trip_source(case: HeadsCase) -> Tensor:
     d_out = case["num_heads"] * case["head_dim"]
-    return rand(case["seed"], case["batch"], case["num_tokens"], d_out, dtype=DTYPES[case["dtype"]])
+    return rand(case["seed"], case["batch"], case["num_tokens"], d_out, dtype=HEAD_DTYPES[case["dtype"]])
 
 
 def probe_merge(namespace: Namespace, case: HeadsCase) -> HeadsRecord:
     merge_heads = lookup(namespace, "merge_heads")
-    out, kept = input_unchanged(merge_input(case), merge_heads)
-    return {"out": plain(out), "input_kept": kept, "gradient": gradient_flow(merge_heads, merge_input(case))[0]}
+    return _probed(merge_heads, merge_input(case), case)

@@ -6,28 +6,20 @@ from autograder.checking.expectations import Expectations
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import CountCase, CountRecord
 
 
-def parameter_totals(case: CountCase) -> tuple[int, int, int]:
-    """(trainable, frozen, buffer) element counts of the case's module, from its spec alone."""
-    trainable = frozen = buffers = 0
-    for spec in case["blocks"]:
-        for _, d_in, d_out, bias, is_trainable in spec["linears"]:
-            size = d_in * d_out + (d_out if bias else 0)
-            trainable, frozen = (trainable + size, frozen) if is_trainable else (trainable, frozen + size)
-        buffers += spec["mask"] ** 2
-    return trainable, frozen, buffers
+def reproduced_mistake(data: CountRecord, right: int, wrong_counts: list[tuple[str, list[int]]]) -> str | None:
+    """The one mistake whose wrong counter gives the student's count on the case's module, and the student's counts on
+    every witness too; None when none does, or when two different mistakes do."""
+    got = [data["count"], *data["witness_counts"]]
+    mistakes = {mistake for mistake, counts in wrong_counts if counts[0] != right and counts == got}
+    return mistakes.pop() if len(mistakes) == 1 else None
 
 
 def judge_count(data: CountRecord, case: CountCase, expected: Expectations) -> Verdict:
-    """The trainable count; a wrong one named when it counts buffers or frozen parameters. Needs no reference."""
-    got = data["count"]
-    trainable, frozen, buffers = parameter_totals(case)
-    if got == trainable:
+    """The trainable count of the case's module. Expectations: count (the reference's), wrong_counts ((mistake,
+    counts) of each wrong counter on the case's module and on each witness)."""
+    got, right = data["count"], expected["count"]
+    if got == right:
         return Verdict(True)
-    wrong_counts = (
-        ("counts_buffers", trainable + buffers),
-        ("counts_frozen", trainable + frozen),
-        ("counts_buffers", trainable + frozen + buffers),  # everything in state_dict()
-    )
-    misconception = next((m for m, count in wrong_counts if count != trainable and count == got), None)
-    return Verdict(False, "parameter_counts.wrong", {"got": got, "expected": trainable}, misconception=misconception,
-                   evidence=Evidence.VARIANT if misconception else None)  # a wrong count reproduces the student's
+    mistake = reproduced_mistake(data, right, expected["wrong_counts"])
+    return Verdict(False, f"parameter_counts.wrong.{case['about']}", {"got": got}, misconception=mistake,
+                   evidence=None if mistake is None else Evidence.VARIANT)

@@ -1,27 +1,108 @@
 """Probes of count_parameters (book exercise 3.3): run the student's objects on a case and return plain data. Imports no
 reference, judge or declaration: the grading child holds it."""
 
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Callable
+from typing import Any, TypedDict
 
-from autograder.checking.probing import (
-    as_count,
-    counted_module,
-    lookup,
-)
+import torch
+from torch import nn
+
+from autograder.checking.probing import as_count, lookup
 from autograder.course.shared.records import Namespace
+
+# A module to count, as plain data (a case is stored and shown, never a live object). Each node is a dict with a
+# "kind":
+#   "linear" (d_in, d_out, bias), "layer_norm" (size), "embedding" (num, dim), "dropout": torch's own layers;
+#   "module": a bare nn.Module with "parameters" [[name, shape or "=path", frozen]] registered on itself (an
+#       nn.Parameter attribute; "=path" registers the parameter at that path again: one tensor, two names),
+#       "buffers" [[name, shape, persistent]] and "children" [[name, node]];
+#   "module_list" ("items" [node]), "module_dict" ("items" [[name, node]]), "parameter_list" ("shapes" [shape]);
+#   "same" ("path"): the module already built at that path, registered again (one layer shared by two places).
+# Any node may say "frozen": true: its parameters do not require grad.
+ModuleNode = dict[str, Any]
 
 
 class CountCase(TypedDict):
-    """A module to count, described block by block (probing.counted_module builds it)."""
+    """What the module is (a key of the exercise's module descriptions), the module itself, and witnesses: small
+    modules of every kind, whose counts tell one wrong way of counting from another."""
 
-    container: NotRequired[str]
-    blocks: list[dict[str, Any]]
+    about: str
+    module: ModuleNode
+    witnesses: list[ModuleNode]
 
 
 class CountRecord(TypedDict):
+    """The count of the case's module, and of each witness (None where the student's function failed on it)."""
+
     count: int
+    witness_counts: list[int | None]
+
+
+META = torch.device("meta")  # real shapes, no memory, no initialisation time: a count needs no values
+
+
+def _parameter(shape: list[int]) -> nn.Parameter:
+    return nn.Parameter(torch.empty(*shape, device=META))
+
+
+def _layer(node: ModuleNode, path: str, made: dict[str, Any]) -> nn.Module:
+    kind = node["kind"]
+    if kind == "linear":
+        return nn.Linear(node["d_in"], node["d_out"], bias=node["bias"], device=META)
+    if kind == "layer_norm":
+        return nn.LayerNorm(node["size"], device=META)
+    if kind == "embedding":
+        return nn.Embedding(node["num"], node["dim"], device=META)
+    if kind == "dropout":
+        return nn.Dropout(0.1)
+    if kind == "same":
+        shared: nn.Module = made[node["path"]]
+        return shared
+    if kind == "module_list":
+        return nn.ModuleList([_built(item, f"{path}{index}", made) for index, item in enumerate(node["items"])])
+    if kind == "module_dict":
+        return nn.ModuleDict({name: _built(item, f"{path}{name}", made) for name, item in node["items"]})
+    if kind == "parameter_list":
+        return nn.ParameterList([_parameter(shape) for shape in node["shapes"]])
+    if kind != "module":
+        raise ValueError(f"unknown kind of module: {kind!r}")
+    module = nn.Module()
+    for name, shape, frozen in node.get("parameters", ()):
+        parameter: nn.Parameter = made[shape[1:]] if isinstance(shape, str) else _parameter(shape)
+        if not isinstance(shape, str):
+            parameter.requires_grad_(not frozen)
+        module.register_parameter(name, parameter)
+    for name, shape, persistent in node.get("buffers", ()):
+        module.register_buffer(name, torch.empty(*shape, device=META), persistent=persistent)
+    for name, child in node.get("children", ()):
+        module.add_module(name, _built(child, f"{path}{name}", made))
+    return module
+
+
+def _built(node: ModuleNode, path: str, made: dict[str, Any]) -> nn.Module:
+    """The node's module; `made` gains it and its parameters under their dotted paths (for "same" and "=path")."""
+    module = _layer(node, f"{path}." if path else "", made)
+    if node.get("frozen"):
+        module.requires_grad_(False)
+    made[path] = module
+    for name, parameter in module.named_parameters():
+        made.setdefault(f"{path}.{name}" if path else name, parameter)
+    return module
+
+
+def counted_module(node: ModuleNode) -> nn.Module:
+    """The module a case describes, on the meta device."""
+    return _built(node, "", {})
+
+
+def _witness_count(count_parameters: Callable[[nn.Module], object], node: ModuleNode) -> int | None:
+    try:
+        return as_count(count_parameters(counted_module(node)))
+    except Exception:  # noqa: BLE001 - a witness only backs a diagnosis; the case's own module is what is graded
+        return None
 
 
 def probe_count(namespace: Namespace, case: CountCase) -> CountRecord:
     count_parameters = lookup(namespace, "count_parameters")
-    return {"count": as_count(count_parameters(counted_module(case)))}
+    count = as_count(count_parameters(counted_module(case["module"])))
+    return {"count": count, "witness_counts": [_witness_count(count_parameters, node) for node in case["witnesses"]]}

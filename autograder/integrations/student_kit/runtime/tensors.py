@@ -13,7 +13,9 @@ from typing import Any
 import torch
 
 TENSOR = "__tensor__"
-DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.int64, "bool": torch.bool}
+# float16 and bfloat16 values are written as the Python floats they are exactly, and read back exactly.
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "int64": torch.int64, "bool": torch.bool}
 NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 

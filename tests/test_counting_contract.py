@@ -1,0 +1,188 @@
+"""Book exercise 3.3's contract (issue 41): count_parameters is checked on every kind of module an optimizer sees, in
+public, and a wrong way of counting is named only when its own counter gives the student's counts.
+
+The attempts below are written from the release notebook's text of exercise 04-7 ("the total number of trainable
+parameters of any module, the number an optimizer would update; buffers are not parameters"), as a learner would.
+"""
+
+import pytest
+import torch
+from check_helpers import results_by_id
+from torch import nn
+
+from autograder.checking.check_types import PASSED, Evidence
+from autograder.course import catalog
+from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import judge_count, reproduced_mistake
+from autograder.running.runner import DEFAULT_SEED, cases_for
+
+# ---------------------------------------------------------------------------------------------
+# Learner attempts
+
+
+def book(module):
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def named_loop(module):
+    total = 0
+    for _name, parameter in module.named_parameters():
+        if parameter.requires_grad:
+            total += parameter.nelement()
+    return total
+
+
+def as_tensor(module):
+    return torch.tensor([p.numel() for p in module.parameters() if p.requires_grad], dtype=torch.long).sum()
+
+
+def filtered(module):
+    return sum(map(torch.numel, filter(lambda p: p.requires_grad, module.parameters())))
+
+
+CORRECT = [book, named_loop, as_tensor, filtered]
+
+
+def children_only(module):
+    """"Each layer holds its parameters": walk the layers."""
+    return sum(p.numel() for layer in module.children() for p in layer.parameters() if p.requires_grad)
+
+
+def every_module(module):
+    return sum(p.numel() for m in module.modules() for p in m.parameters() if p.requires_grad)
+
+
+def each_module_own(module):
+    return sum(p.numel() for m in module.modules() for p in m.parameters(recurse=False) if p.requires_grad)
+
+
+def recursive_own(module):
+    total = sum(p.numel() for p in module.parameters(recurse=False) if p.requires_grad)
+    return total + sum(recursive_own(child) for child in module.children())
+
+
+def all_names(module):
+    return sum(p.numel() for _, p in module.named_parameters(remove_duplicate=False) if p.requires_grad)
+
+
+def with_buffers(module):
+    return sum(p.numel() for p in module.parameters() if p.requires_grad) + sum(b.numel() for b in module.buffers())
+
+
+def state_dict(module):
+    return sum(t.numel() for t in module.state_dict().values())
+
+
+def all_parameters(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+def linear_layers(module):
+    total = 0
+    for layer in module.modules():
+        if isinstance(layer, nn.Linear) and layer.weight.requires_grad:
+            total += layer.weight.numel() + (layer.bias.numel() if layer.bias is not None else 0)
+    return total
+
+
+def state_dict_without_mask(module):
+    """Buffers left out by name: a buffer called anything but "mask" is counted, and frozen parameters too."""
+    return sum(t.numel() for name, t in module.state_dict().items() if "mask" not in name)
+
+
+def weights_and_biases(module):
+    return sum(p.numel() for name, p in module.named_parameters()
+               if p.requires_grad and name.split(".")[-1] in ("weight", "bias"))
+
+
+def stacked(module):
+    """Fails on a module without parameters: torch.stack of nothing."""
+    return int(torch.stack([torch.tensor(p.numel()) for p in module.parameters() if p.requires_grad]).sum())
+
+
+# (attempt, the mistake it makes; None: none the table knows)
+WRONG = [
+    (children_only, "counts_children_only"),
+    (every_module, "counts_nested_twice"),
+    (each_module_own, "counts_shared_twice"),
+    (recursive_own, "counts_shared_twice"),
+    (all_names, "counts_shared_twice"),
+    (with_buffers, "counts_buffers"),
+    (state_dict, "counts_state_dict"),
+    (all_parameters, "counts_frozen"),
+    (linear_layers, "counts_linear_only"),
+    (state_dict_without_mask, None),
+    (weights_and_biases, None),
+    (stacked, None),
+]
+
+
+def run(student, **kwargs):
+    return results_by_id("parameter_counts", {"count_parameters": student}, **kwargs)
+
+
+@pytest.mark.parametrize("student", CORRECT, ids=lambda f: f.__name__)
+def test_right_counts_earn_every_point(student):
+    results = run(student)
+    assert all(r.status == PASSED and r.misconception is None for r in results.values())
+
+
+@pytest.mark.parametrize(("student", "mistake"), WRONG, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_each_wrong_count_loses_points_on_a_public_check_and_is_named_right(student, mistake):
+    public = run(student, include_hidden=False)
+    graded_public = {check_id: r for check_id, r in public.items() if not check_id.endswith(".preview")}
+    assert any(r.status != PASSED and r.max_score > 0 for r in graded_public.values()), graded_public
+    results = {**public, **run(student)}
+    names = {r.misconception for r in results.values()} - {None}
+    assert names == ({mistake} if mistake else set()), names
+
+
+def test_the_checks_before_the_contract_let_the_held_out_counts_through():
+    """The notes' modules alone (the public check before this contract) count these attempts right: only the other
+    kinds of module tell them apart."""
+    for student in (children_only, each_module_own, all_names, linear_layers, weights_and_biases):
+        assert run(student)["parameter_counts.notes"].status == PASSED, student.__name__
+        assert run(student, include_hidden=False)["parameter_counts.kinds"].status != PASSED, student.__name__
+
+
+def test_a_failing_public_count_says_which_module_and_what_came_back():
+    message = run(children_only, include_hidden=False)["parameter_counts.kinds"].message
+    assert "returned 0 on a single nn.Linear" in message
+    zh = run(children_only, include_hidden=False, lang="zh")["parameter_counts.kinds"].message
+    assert "单独一个 nn.Linear" in zh and "返回了 0" in zh
+
+
+def test_every_kind_is_counted_in_public_and_again_at_other_sizes():
+    kinds = {case["about"] for case in cases_for(catalog.CHECKS_BY_ID["parameter_counts.kinds"], DEFAULT_SEED)}
+    hidden = cases_for(catalog.CHECKS_BY_ID["parameter_counts.modules"], DEFAULT_SEED)
+    assert kinds == {"single_layer", "own_parameter", "nested", "frozen", "buffers", "no_parameters",
+                     "parameter_list", "shared"}
+    assert kinds <= {case["about"] for case in hidden}
+    assert not catalog.CHECKS_BY_ID["parameter_counts.kinds"].hidden
+
+
+def test_a_count_two_mistakes_give_names_neither():
+    wrong = [("counts_buffers", [10, 1]), ("counts_state_dict", [10, 1]), ("counts_frozen", [12, 1])]
+    assert reproduced_mistake({"count": 10, "witness_counts": [1]}, 8, wrong) is None
+    assert reproduced_mistake({"count": 12, "witness_counts": [1]}, 8, wrong) == "counts_frozen"
+    # The same count on the module, another on a witness: not that mistake.
+    assert reproduced_mistake({"count": 12, "witness_counts": [2]}, 8, wrong) is None
+
+
+def test_a_name_comes_with_its_evidence():
+    case = cases_for(catalog.CHECKS_BY_ID["parameter_counts.kinds"], DEFAULT_SEED)[0]
+    expected = {"count": 16, "wrong_counts": [("counts_children_only", [0, 0])]}
+    verdict = judge_count({"count": 0, "witness_counts": [0]}, case, expected)
+    assert verdict.misconception == "counts_children_only" and verdict.evidence is Evidence.VARIANT
+    unproven = judge_count({"count": 3, "witness_counts": [0]}, case, expected)
+    assert unproven.misconception is None and unproven.evidence is None
+
+
+def test_a_count_that_changes_the_module_changes_nothing_graded():
+    """A hostile count unfreezes every parameter before counting: each module is built afresh for each call."""
+    def unfreeze_then_count(module):
+        module.requires_grad_(True)
+        return book(module)
+
+    results = run(unfreeze_then_count)
+    assert results["parameter_counts.kinds"].status != PASSED
+    assert results["parameter_counts.notes"].status == PASSED

@@ -255,7 +255,8 @@ def test_the_progress_line_never_says_done_while_a_public_check_fails(kit, lang,
         assert failing > 1 and "✘" in heading and "✔" not in heading and done[lang] not in heading, heading
     heading = printed(check, "parameter_counts", counts_frozen_too).splitlines()[0]
     # 1 of 3 public checks passes; the 1.5 points of the passing one are secured, the other 2.5 are not.
-    expected = {"en": "1 passing, 2 failing (previews included) · of 4 points: 1.5 secured, 2.5 on checks that still fail",
+    expected = {"en": "1 passing, 2 failing (previews included) · of 4 points: 1.5 secured, 2.5 on checks that still "
+                      "fail",
                 "zh": "1 项通过，2 项未通过（含预览）· 共 4 分：1.5 分已拿到，2.5 分在仍未通过的检查上"}
     assert expected[lang] in heading, heading
 

@@ -4,7 +4,6 @@ Imports no reference or declaration: the student kit ships it as it is."""
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.expectations import Expectations
-from autograder.checking.judging import no_gradient
 from autograder.checking.pictures import merge_layout, split_layout
 from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
     HeadsCase,

@@ -198,10 +198,11 @@ MISTAKES = [
     ("parameter_counts", mutants.count_parameters_all, {"kinds", "modules"}, "counts_frozen"),
     ("parameter_counts", mutants.count_parameters_as_string, {"notes", "kinds", "modules"}, "expected a whole number"),
     # Named from the exception only because the mistake's own variant raises the same one on the case.
-    ("merge_heads", mutants.merge_heads_no_contiguous, {"notes", "shapes", "round_trip"}, "view_after_transpose"),
+    ("merge_heads", mutants.merge_heads_no_contiguous, {"notes", "shapes", "round_trip", "inputs"},
+     "view_after_transpose"),
     ("multi_head_attention", mutants.MHANoContiguous,
      {"reference", "properties", "heads", "structure", "modes", "device", "state"}, "view_after_transpose"),
-    ("split_heads", mutants.split_heads_true_division, {"notes", "shapes", "strided"}, "head_dim_float"),
+    ("split_heads", mutants.split_heads_true_division, {"notes", "shapes", "strided", "inputs"}, "head_dim_float"),
     ("multi_head_attention", mutants.MHAHeadDimFloat,
      {"notes", "reference", "properties", "heads", "structure", "modes", "device", "state"}, "head_dim_float"),
     ("padding_mask", mutants.MHAHeadDimFloat, ALL_PADDING, "head_dim_float"),

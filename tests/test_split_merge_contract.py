@@ -145,7 +145,7 @@ WRONG = [
     ("split_heads", split_without_grad, "gradient_cut", ""),
     ("split_heads", split_drops_requires_grad, None, "gradients do not flow back"),
     ("split_heads", split_squeezed, None, ""),
-    ("merge_heads", merge_view_without_contiguous, None, ""),
+    ("merge_heads", merge_view_without_contiguous, "view_after_transpose", ""),
     ("merge_heads", merge_transpose_in_place, "heads_input_edited_in_place", "changed its input in place"),
     ("merge_heads", merge_via_numpy, "gradient_cut", ""),
     ("merge_heads", merge_into_float32, None, "keep the input's dtype"),

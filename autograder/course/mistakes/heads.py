@@ -225,10 +225,10 @@ MISTAKES: tuple[Misconception, ...] = (
                   "原地修改了输入张量"),
             hint=("splitting and merging heads only change how the same numbers are read; operations whose names "
                   "end in an underscore, and assignments into the tensor, change the caller's tensor, which the "
-                  "forward pass still needs as it was, and which autograd refuses to change when it is a leaf that "
-                  "requires grad",
+                  "code after the call still needs as it was, and which autograd refuses to change when it is a leaf "
+                  "that requires grad",
                   "拆分和合并头只改变读取同一组数的方式；名字以下划线结尾的运算以及对张量的赋值会改变调用者的张量，而"
-                  "forward 之后还需要它保持原样；如果它是需要梯度的叶子张量，autograd 会拒绝修改它"),
+                  "调用之后的代码还需要它保持原样；如果它是需要梯度的叶子张量，autograd 会拒绝修改它"),
             question=("After your function returns, is the tensor you gave it the same as before: its numbers, its "
                       "shape, its strides?",
                       "你的函数返回之后，传给它的张量还和之前一样吗：数值、形状、步长？"),

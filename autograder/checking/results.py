@@ -17,6 +17,7 @@ from autograder.checking.check_types import (
     Case,
     Cause,
     CheckResult,
+    Evidence,
     Misconception,
     ProbeData,
     Status,
@@ -71,10 +72,47 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:
+            later = list(zip(range(index + 1, len(cases)), cases[index + 1:], data_per_case[index + 1:], strict=False))
+            verdict = reproduced_on_every_failing_case(check, verdict, later, expectations_of)
             return check_result(check, FAILED, verdict, lang, messages, misconceptions)
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
     return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)
+
+
+# A fitted family's value (autograder.checking.fitted) and the field that lists every value reproducing a case.
+FITTED_FIELDS = {"fill": "fills"}
+
+
+def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
+                                     expectations_of: Callable[[int, Case, ProbeData], Expectations]) -> Verdict:
+    """`verdict`, its variant-proven name kept only when every later case whose values fail names the same mistake
+    (with the same fitted value): a variant that reproduces one case by a coincidence of sizes proves nothing.
+    Later cases that pass or raise say nothing about it."""
+    if verdict.misconception is None or verdict.evidence is not Evidence.VARIANT:
+        return verdict
+    for index, case, data in later:
+        if not isinstance(data, dict) or "error" in data:
+            continue
+        try:
+            other = check.judge(data, case, expectations_of(index, case, data))
+        except Exception:  # noqa: BLE001 - odd student output: no evidence either way
+            continue
+        if other.passed:
+            continue
+        if not reproduced_alike(verdict, other):
+            verdict.misconception, verdict.evidence = None, None
+            return verdict
+    return verdict
+
+
+def reproduced_alike(first: Verdict, other: Verdict) -> bool:
+    """Whether `other` (a later failing case) is reproduced by the variant that named `first`: the same name, and
+    for a fitted family the same value among those that reproduce it."""
+    for value, candidates in FITTED_FIELDS.items():
+        if value in first.fields:
+            return first.fields[value] in other.fields.get(candidates, ())
+    return other.misconception == first.misconception and other.evidence is Evidence.VARIANT
 
 
 def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str, messages: Messages,

@@ -18,6 +18,7 @@ from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration, misconception
+from autograder.course.variants import distinguishable
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.judge import judge_softmax, judge_softmax_rules
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
@@ -62,6 +63,10 @@ def softmax_mistakes(x: Tensor, dim: int) -> list[tuple[str, Tensor]]:
         pairs.append(("max_and_sum_axes_differ", shifted_across / shifted_across.sum(dim=dim, keepdim=True)))
         shifted_along = torch.exp(x - x.max(dim=dim, keepdim=True).values)
         pairs.append(("max_and_sum_axes_differ", shifted_along / shifted_along.sum(dim=other, keepdim=True)))
+    # One maximum over the whole tensor: a right softmax while no row's exponentials underflow; on rows of very
+    # different sizes a row far below the largest value becomes 0 / 0.
+    shifted_globally = torch.exp(x - x.max())
+    pairs.append(("softmax_global_max", shifted_globally / shifted_globally.sum(dim=dim, keepdim=True)))
     for keep_max, keep_sum in ((False, False), (True, False), (False, True)):
         try:  # without keepdim the reduced tensor broadcasts along the wrong axis, or not at all
             shifted = torch.exp(x - x.max(dim=dim, keepdim=keep_max).values)
@@ -75,8 +80,10 @@ def expect_softmax(function_name: str, default_dim: int, case: TensorCase, data:
     """The reference's softmax of the case's input (with the case's dim, if any) and the outputs of known mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
     function = getattr(solutions, function_name)
-    return Expectations.computed(output=lambda: function(x, dim=case["dim"]) if "dim" in case else function(x),
-                                 mistakes=lambda: softmax_mistakes(x, dim))
+    def output() -> Tensor:
+        return function(x, dim=case["dim"]) if "dim" in case else function(x)
+
+    return Expectations.computed(output=output, mistakes=lambda: distinguishable(softmax_mistakes(x, dim), output()))
 
 
 def naive_cases_notes(rng: random.Random) -> list[TensorCase]:

@@ -4,6 +4,7 @@ reference or declaration: the student kit ships it as it is."""
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.fitted import name_fill, reproducing_fills
 from autograder.checking.judging import (
     hidden_keys,
     located_fault,
@@ -35,6 +36,8 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
         return stopped_early
     verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
                       input_shape=tuple(x.shape))
+    if verdict.misconception is None and (fills := reproducing_fills(got, want, expected.get("fills", ()))):
+        return name_fill(verdict, fills)
     if verdict.misconception is None and data["transpose_batched"]:
         verdict.misconception = "transpose_batched"
     if verdict.misconception is None and (seen := data.get("weights_seen")) is not None:

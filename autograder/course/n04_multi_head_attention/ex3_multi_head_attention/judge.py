@@ -10,6 +10,7 @@ from torch import Tensor
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.fitted import name_fill, reproducing_fills
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     fitted_fill,
@@ -59,6 +60,9 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
     verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
                       input_shape=tuple(x.shape), variants=wrong)
     verdict.expected, verdict.got, verdict.compared = want, got, shown  # whole outputs shown, compared where shown
+    fills = [(fill, output[shown]) for fill, output in expected.get("fills", ()) if output.shape == got.shape]
+    if verdict.misconception is None:
+        name_fill(verdict, reproducing_fills(got[shown], want[shown], fills))
     if verdict.misconception is None and mask is not None:
         verdict.message_key = padding_diagnosis(got, shown, expected)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)

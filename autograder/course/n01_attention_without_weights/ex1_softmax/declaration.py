@@ -18,7 +18,6 @@ from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration, misconception
-from autograder.course.variants import distinguishable
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.judge import judge_softmax, judge_softmax_rules
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
@@ -28,6 +27,7 @@ from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
     probe_softmax_naive,
     probe_softmax_stable,
 )
+from autograder.course.variants import distinguishable
 
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.

@@ -61,9 +61,11 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
                       input_shape=tuple(x.shape), variants=wrong)
     verdict.expected, verdict.got, verdict.compared = want, got, shown  # whole outputs shown, compared where shown
     fills = [(fill, output[shown]) for fill, output in expected.get("fills", ()) if output.shape == got.shape]
-    if verdict.misconception is None:
-        name_fill(verdict, reproducing_fills(got[shown], want[shown], fills))
-    if verdict.misconception is None and mask is not None:
+    # A finite causal fill reproduces the output (named when one value alone does): nothing else to locate.
+    found = reproducing_fills(got[shown], want[shown], fills) if verdict.misconception is None else ()
+    if found:
+        name_fill(verdict, found)
+    elif verdict.misconception is None and mask is not None:
         verdict.message_key = padding_diagnosis(got, shown, expected)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)
         seen = data.get("weights_seen")

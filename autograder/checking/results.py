@@ -23,9 +23,10 @@ from autograder.checking.check_types import (
     Status,
     Verdict,
 )
-from autograder.checking.compare import largest_difference
+from autograder.checking.compare import REPRODUCED_BY, largest_difference
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
+from autograder.checking.fitted import name_fill
 from autograder.i18n import Messages, pick, render
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
@@ -86,10 +87,12 @@ FITTED_FIELDS = {"fill": "fills"}
 
 def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
                                      expectations_of: Callable[[int, Case, ProbeData], Expectations]) -> Verdict:
-    """`verdict`, its variant-proven name kept only when every later case whose values fail names the same mistake
-    (with the same fitted value): a variant that reproduces one case by a coincidence of sizes proves nothing.
-    Later cases that pass or raise say nothing about it."""
-    if verdict.misconception is None or verdict.evidence is not Evidence.VARIANT:
+    """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
+    on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
+    case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
+    alone. Later cases that pass or raise say nothing about it."""
+    candidates = reproduced(verdict)
+    if not candidates:
         return verdict
     for index, case, data in later:
         if not isinstance(data, dict) or "error" in data:
@@ -98,21 +101,28 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
             other = check.judge(data, case, expectations_of(index, case, data))
         except Exception:  # noqa: BLE001 - odd student output: no evidence either way
             continue
-        if other.passed:
-            continue
-        if not reproduced_alike(verdict, other):
-            verdict.misconception, verdict.evidence = None, None
-            return verdict
+        if not other.passed:
+            candidates = [candidate for candidate in candidates if candidate in reproduced(other)]
+    if len(candidates) == 1:
+        name, value = candidates[0]
+        if value is None:
+            verdict.misconception, verdict.evidence = name, Evidence.VARIANT
+        else:
+            name_fill(verdict, (value,))  # the one fitted value: its message and its mistake
+    elif verdict.evidence is Evidence.VARIANT:
+        verdict.misconception, verdict.evidence = None, None
     return verdict
 
 
-def reproduced_alike(first: Verdict, other: Verdict) -> bool:
-    """Whether `other` (a later failing case) is reproduced by the variant that named `first`: the same name, and
-    for a fitted family the same value among those that reproduce it."""
-    for value, candidates in FITTED_FIELDS.items():
-        if value in first.fields:
-            return first.fields[value] in other.fields.get(candidates, ())
-    return other.misconception == first.misconception and other.evidence is Evidence.VARIANT
+def reproduced(verdict: Verdict) -> list[tuple[str, float | None]]:
+    """What reproduces a failing case: (mistake, None) for each variant that does, (fitted field, value) for each
+    fitted value that does; the name the verdict carries with VARIANT evidence when it lists none."""
+    found: list[tuple[str, float | None]] = [(name, None) for name in verdict.fields.get(REPRODUCED_BY, ())]
+    for value, listed in FITTED_FIELDS.items():
+        found += [(value, float(candidate)) for candidate in verdict.fields.get(listed, ())]
+    if not found and verdict.misconception is not None and verdict.evidence is Evidence.VARIANT:
+        found = [(verdict.misconception, None)]
+    return found
 
 
 def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str, messages: Messages,

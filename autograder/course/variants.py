@@ -284,9 +284,9 @@ ATTENTION_MISCONCEPTIONS = tuple(dict.fromkeys(misconception for misconception, 
 
 def attention_variants(x: Tensor, weights: Weights, mistakes: Collection[str] | None = None,
                        **base_knobs: Any) -> list[tuple[str, Tensor]]:
-    """[(misconception, wrong output)] for each single-knob mistake in `mistakes` (default: all) that runs here and
-    tells itself apart on this input: one that gives the right output, or the output of another misconception's
-    variant, proves nothing and is left out (dividing by d_k and by num_tokens are one output when they are equal)."""
+    """[(misconception, wrong output)] for each single-knob mistake in `mistakes` (default: all) that runs here. Two
+    of them may give one output on an input (dividing by d_k and by num_tokens where they are equal): the judges
+    name neither there (autograder.checking.compare.reproducing)."""
     variants: list[tuple[str, Tensor]] = []
     for misconception, knobs in ATTENTION_MISTAKES:
         if mistakes is not None and misconception not in mistakes:
@@ -297,17 +297,7 @@ def attention_variants(x: Tensor, weights: Weights, mistakes: Collection[str] | 
             variants.append((misconception, attention(x, weights, **{**base_knobs, **knobs})))
         except (RuntimeError, ValueError, KeyError):
             continue  # this mistake cannot run on this shape (e.g. x @ W.weight with d_in != d_out)
-    return distinguishable(variants, attention(x, weights, **base_knobs))
-
-
-def distinguishable(variants: list[tuple[str, Tensor]], right: Tensor) -> list[tuple[str, Tensor]]:
-    """The variants whose output is neither the right one nor another misconception's."""
-    def alike(a: Tensor, b: Tensor) -> bool:
-        return a.shape == b.shape and bool(torch.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True))
-
-    kept = [(name, output) for name, output in variants if not alike(output, right)]
-    return [(name, output) for name, output in kept
-            if not any(other != name and alike(output, theirs) for other, theirs in kept)]
+    return variants
 
 
 # Finite fills a student writes for the hidden scores: named by the value when one of them (or the value fitted from

@@ -2,7 +2,7 @@
 reference or declaration: the student kit ships it as it is."""
 
 from autograder.checking.check_types import Verdict
-from autograder.checking.compare import compare, dtype_verdict, same
+from autograder.checking.compare import REPRODUCED_BY, compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.fitted import name_fill, reproducing_fills
 from autograder.checking.judging import (
@@ -36,6 +36,8 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
         return stopped_early
     verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
                       input_shape=tuple(x.shape))
+    if REPRODUCED_BY in verdict.fields:
+        return verdict  # known variants give this output, several alike: the other failing cases decide
     if verdict.misconception is None and (fills := reproducing_fills(got, want, expected.get("fills", ()))):
         return name_fill(verdict, fills)
     if verdict.misconception is None and data["transpose_batched"]:

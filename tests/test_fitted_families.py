@@ -135,7 +135,7 @@ def test_a_name_that_a_later_failing_case_does_not_reproduce_is_withheld():
     """The gate of every variant-proven name: the first failing case names A, a later one names B: no name."""
     verdicts = iter([Verdict(False, "causal_attention.wrong_output", misconception="scale_by_d_k",
                              evidence=Evidence.VARIANT),
-                     Verdict(False, "causal_attention.wrong_output", misconception="scale_by_num_tokens",
+                     Verdict(False, "causal_attention.wrong_output", misconception="mask_inverted",
                              evidence=Evidence.VARIANT)])
     check = Check(id="causal_attention.notes", exercise="causal_attention", points=1, hidden=False,
                   title={"en": "t", "zh": "t"}, cases=lambda rng: [{}, {}], probe=lambda namespace, case: {},

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from torch import Tensor
 
 from autograder.checking.check_types import Evidence, Verdict
-from autograder.checking.compare import same
+from autograder.checking.compare import REPRODUCED_BY, same
+from autograder.checking.judging import fit_divisor
 
 FILL_MESSAGE = "attention.mask_fill"
 REPRODUCING = "fills"  # a verdict's field: every candidate fill that reproduces the student's output on the case
@@ -34,4 +35,42 @@ def name_fill(verdict: Verdict, fills: tuple[float, ...]) -> Verdict:
     if len(fills) == 1:
         verdict.message_key, verdict.fields["fill"] = FILL_MESSAGE, fills[0]
         verdict.misconception, verdict.evidence = fill_mistake(fills[0]), Evidence.VARIANT
+    return verdict
+
+
+# Named by judging.located_fault from a divisor fitted to the student's own weights (softmax(scores / c) reproduces
+# them): a fitted family, proven like a variant.
+FITTED_SCALE_MISTAKES = frozenset({"scale_wrong_value", "size_from_notebook"})
+
+
+def with_fit(verdict: Verdict, located: Verdict) -> Verdict:
+    """`verdict` saying what `located` (judging.located_fault) found, keeping the list of variants that reproduce the
+    case; a fitted scale is one more mistake that reproduces it."""
+    listed = verdict.fields.get(REPRODUCED_BY, ())
+    verdict.message_key, verdict.fields = located.message_key, dict(located.fields)
+    fitted = located.misconception in FITTED_SCALE_MISTAKES
+    if listed or fitted:
+        verdict.fields[REPRODUCED_BY] = tuple(listed) + ((located.misconception,) if fitted else ())
+    if verdict.misconception is None and not listed:
+        verdict.misconception = located.misconception
+        verdict.evidence = Evidence.VARIANT if fitted else None
+    return verdict
+
+
+SCALE_VARIANTS = frozenset({"missing_scaling", "scale_by_d_in", "scale_by_d_out", "scale_by_d_k",
+                            "scale_by_num_tokens"})
+
+
+def with_notebook_scale(verdict: Verdict, seen: Tensor | None, raw_scores: Tensor, notebook_sizes: Iterable[int],
+                        right: float) -> Verdict:
+    """A case a wrong-divisor variant reproduces is reproduced by a size of the notebook's example too when the
+    divisor fitted to the student's weights is its root: recorded, so that the other failing cases decide which."""
+    listed = tuple(verdict.fields.get(REPRODUCED_BY, ()))
+    if seen is None or not SCALE_VARIANTS & set(listed):
+        return verdict
+    divisor = fit_divisor(seen, raw_scores)
+    if divisor is None or abs(divisor - right) <= 1e-3 * right:
+        return verdict
+    if any(size > 1 and abs(divisor * divisor - size) <= 1e-3 * size for size in notebook_sizes):  # 1: no scale
+        verdict.fields[REPRODUCED_BY] = (*listed, "size_from_notebook")
     return verdict

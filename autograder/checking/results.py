@@ -103,6 +103,8 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
             continue
         if not other.passed:
             candidates = [candidate for candidate in candidates if candidate in reproduced(other)]
+    specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_FAMILIES.values()]
+    candidates = specific if len(specific) == 1 else candidates
     if len(candidates) == 1:
         name, value = candidates[0]
         if value is None:
@@ -114,6 +116,12 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
     return verdict
 
 
+# A mistake and the general family it is one value of: the scores divided by the wrong number (a fitted divisor)
+# holds wherever a known wrong divisor reproduces a case; where both hold on every case, the known one is named.
+GENERAL_FAMILIES = {name: "scale_wrong_value" for name in (
+    "missing_scaling", "scale_by_d_in", "scale_by_d_out", "scale_by_d_k", "scale_by_num_tokens")}
+
+
 def reproduced(verdict: Verdict) -> list[tuple[str, float | None]]:
     """What reproduces a failing case: (mistake, None) for each variant that does, (fitted field, value) for each
     fitted value that does; the name the verdict carries with VARIANT evidence when it lists none."""
@@ -122,7 +130,9 @@ def reproduced(verdict: Verdict) -> list[tuple[str, float | None]]:
         found += [(value, float(candidate)) for candidate in verdict.fields.get(listed, ())]
     if not found and verdict.misconception is not None and verdict.evidence is Evidence.VARIANT:
         found = [(verdict.misconception, None)]
-    return found
+    general: list[tuple[str, float | None]] = [(GENERAL_FAMILIES[name], None) for name, _ in found
+                                                if name in GENERAL_FAMILIES]
+    return list(dict.fromkeys(found + general))
 
 
 def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str, messages: Messages,

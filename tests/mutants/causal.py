@@ -643,7 +643,7 @@ TRUE_MISCONCEPTIONS = {
     "CausalAttention_mask_edited_in_place": ("state_changed_by_forward",),
     "CausalAttention_transpose_batched": ("transpose_batched",),
     "CausalAttention_sdpa": (),
-    "CausalAttention_detached_keys": ("gradient_cut",),
+    "CausalAttention_detached_keys": ("gradient_cut", "parameter_detached"),
     "CausalAttention_modifies_input": ("input_edited_in_place",),
     "CausalAttention_dropout_in_eval": ("dropout_in_eval",),
     "CausalAttention_dropout_on_scores": ("dropout_before_softmax",),

@@ -103,7 +103,7 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
             continue
         if not other.passed:
             candidates = [candidate for candidate in candidates if candidate in reproduced(other)]
-    specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_FAMILIES.values()]
+    specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_NAMES]
     candidates = specific if len(specific) == 1 else candidates
     if len(candidates) == 1:
         name, value = candidates[0]
@@ -120,6 +120,9 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
 # holds wherever a known wrong divisor reproduces a case; where both hold on every case, the known one is named.
 GENERAL_FAMILIES = {name: "scale_wrong_value" for name in (
     "missing_scaling", "scale_by_d_in", "scale_by_d_out", "scale_by_d_k", "scale_by_num_tokens")}
+# Explanations a known mistake of the call's own sizes is preferred to where both reproduce every failing case: the
+# general wrong divisor, and a size of the notebook's example that the call's own size happens to equal.
+GENERAL_NAMES = frozenset({"scale_wrong_value", "size_from_notebook"})
 
 
 def reproduced(verdict: Verdict) -> list[tuple[str, float | None]]:

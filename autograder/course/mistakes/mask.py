@@ -29,7 +29,7 @@ MISTAKES: tuple[Misconception, ...] = (
         hint=("a finite fill hides a key only while every real score of its row is far above it: scores have no "
               "lower bound, and a row whose real scores are all very negative gives the future keys most of its "
               "weight",
-              "有限的填充值只有在同一行的真实分数都远高于它时才能遮住 key：分数没有下限，如果一行的真实分数都非常"
+              "有限的填入值只有在同一行的真实分数都远高于它时才能遮住 key：分数没有下限，如果一行的真实分数都非常"
               "负，未来位置的 key 反而会分到大部分权重"),
         change=("fill the hidden scores with minus infinity (or the lowest number the dtype holds), a value no real "
                 "score can fall below",

@@ -35,6 +35,6 @@ MISTAKES: tuple[Misconception, ...] = (
               "一行有多少个分数，不影响每个分数的大小"),
         change=("divide the scores by the square root of the keys' last dimension, not of an axis that counts "
                 "tokens",
-                "用 keys 最后一个维度的平方根去除分数，而不是用表示 token 个数的那个维度"),
+                "让分数除以 keys 最后一个维度的平方根，而不是表示 token 个数的那个维度的大小"),
     ),
 )

@@ -77,6 +77,13 @@ def test_a_finite_fill_is_named_with_the_value_the_student_wrote():
     assert "filled with -10 " in notes.message
 
 
+def test_a_fill_no_list_holds_is_fitted_from_the_students_own_weights():
+    # -7.5 is none of the common fills: the value comes from the weights the student's dropout layer received.
+    failed, named = causal(causal_attention(fill=-7.5))
+    assert named == {"mask_fill_not_low_enough"}
+    assert any("filled with -7.5 " in result.message for result in failed)
+
+
 @pytest.mark.parametrize("fill", [-1e9, -torch.finfo(torch.float32).max])
 def test_a_fill_low_enough_for_every_case_keeps_full_marks(fill):
     failed, named = causal(causal_attention(fill=fill))

@@ -636,7 +636,7 @@ TRUE_MISCONCEPTIONS = {
     "CausalAttention_mask_not_truncated": ("mask_not_truncated",),
     "CausalAttention_half_power": ("scale_wrong_value",),
     "CausalAttention_global_d_k": ("size_from_notebook",),
-    "CausalAttention_small_fill": (),
+    "CausalAttention_small_fill": ("mask_fill_not_low_enough",),
     "CausalAttention_weights_transposed_on_values": (),
     "CausalAttention_returns_weights": (),
     "CausalAttention_mask_rebound": ("state_changed_by_forward",),

@@ -23,7 +23,8 @@ BEFORE_CAUSAL_FILLS = ("finfo_before", "minus_1e9_before", "neg_inf", "inverted"
 class Knobs:
     softmax_dim: int = -1  # the axis of the scores the softmax runs over
     scale: str = "keys"  # keys (keys.shape[-1]), d_out, d_in, none, after_softmax; or the root of keys.shape[-1]
-    # dividing one projection instead of the scores: on_queries, on_keys (both right), on_values (= after_softmax)
+    # dividing one projection instead of the scores: on_queries, on_keys (both right), on_values (= after_softmax);
+    # d_k (the key size, not its root), twice (the root on the queries and on the scores), num_tokens
     mask: str = "future"  # future, with_diagonal, inverted, inverted_tril, dropped, after_softmax, not_truncated,
     # renormalised (the notes' other route: softmax over every key, zero the future, renormalise the rows)
     fill: float = -math.inf  # what masked scores are filled with
@@ -116,13 +117,19 @@ def _attend(module, knobs, queries, keys, values, d_in, num_tokens, padded=None)
 
 def _divisor(knobs, keys, d_out, d_in):
     """What the scores are divided by: 1 where the scale went elsewhere (after the softmax, onto a projection)."""
+    if knobs.scale == "d_k":  # the key size itself, not its root
+        return keys.shape[-1]
+    if knobs.scale == "twice":  # the root on the queries (_scaled_projections) and again on the scores
+        return keys.shape[-1] ** 0.5
+    if knobs.scale == "num_tokens":
+        return keys.shape[-2]
     return {"keys": keys.shape[-1], "d_out": d_out, "d_in": d_in}.get(knobs.scale, 1) ** 0.5
 
 
 def _scaled_projections(knobs, queries, keys, values):
     """The projections, one of them divided by the root of the key size when the scale knob puts it there."""
     root = keys.shape[-1] ** 0.5
-    queries = queries / root if knobs.scale == "on_queries" else queries
+    queries = queries / root if knobs.scale in ("on_queries", "twice") else queries
     keys = keys / root if knobs.scale == "on_keys" else keys
     values = values / root if knobs.scale == "on_values" else values
     return queries, keys, values

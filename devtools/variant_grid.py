@@ -70,6 +70,14 @@ SCALE_ON_ONE_PROJECTION = (
 )
 
 
+# Scale constants the judges fit (autograder.course.variants: d_k, num_tokens): the root twice divides by d_k too.
+FITTED_SCALES = (
+    ("scale", "d_k (not its root)", Knobs(scale="d_k"), "scale_by_d_k"),
+    ("scale", "the root twice (queries and scores)", Knobs(scale="twice"), "scale_by_d_k"),
+    ("scale", "num_tokens", Knobs(scale="num_tokens"), "scale_by_num_tokens"),
+)
+
+
 def split_of_one_projection():
     """A split mistake in one of the three lines: queries, keys or values alone split wrong."""
     return [("heads", f"{role} split {name}", Knobs(split=split, only=role), misconception)
@@ -90,6 +98,7 @@ def forward_families(multi_head):
         ("scale", "sqrt(d_out)", Knobs(scale="d_out"), "scale_by_d_out" if multi_head else EQUIVALENT),
         ("scale", "after the softmax", Knobs(scale="after_softmax"), "scale_after_softmax"),
         *SCALE_ON_ONE_PROJECTION,
+        *FITTED_SCALES,
         ("mask", "diagonal hidden", Knobs(mask="with_diagonal"), "mask_includes_diagonal"),
         ("mask", "inverted", Knobs(mask="inverted"), "mask_inverted"),
         ("mask", "inverted with tril (hides itself too)", Knobs(mask="inverted_tril"), "mask_inverted"),
@@ -100,6 +109,8 @@ def forward_families(multi_head):
         ("mask", "zeroed after the softmax, renormalised (the notes' route)", Knobs(mask="renormalised"),
          EQUIVALENT),
         ("mask", "filled with finfo.min", Knobs(fill=-3.4e38), EQUIVALENT),
+        ("mask", "filled with 0", Knobs(fill=0.0), "mask_fill_zero"),
+        ("mask", "filled with -10", Knobs(fill=-10.0), "mask_fill_not_low_enough"),
         ("dropout", "missing", Knobs(dropout="missing"), "dropout_missing"),
         ("dropout", "on the scores", Knobs(dropout="scores"), "dropout_before_softmax"),
         ("dropout", "on the masked scores", Knobs(dropout="masked_scores"), "dropout_before_softmax"),
@@ -154,6 +165,7 @@ def self_attention_families(v2):
         ("scale", "sqrt(d_out)", Knobs(scale="d_out"), EQUIVALENT),
         ("scale", "after the softmax", Knobs(scale="after_softmax"), "scale_after_softmax"),
         *SCALE_ON_ONE_PROJECTION,
+        *FITTED_SCALES,
         ("projections", "query and key swapped", Knobs(swap_qk=True), "query_key_swapped"),
     ]
     if v2:

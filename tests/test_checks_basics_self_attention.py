@@ -98,16 +98,17 @@ MISTAKES = [
     ("self_attention_v1", mutants.SelfAttention_v1_scale_d_in, "self_attention_v1.shapes", "scale_by_d_in"),
     ("self_attention_v1", mutants.SelfAttention_v1_dim0, "self_attention_v1.shapes", "softmax_wrong_dim"),
     ("self_attention_v1", mutants.SelfAttention_v1_swapped, "self_attention_v1.shapes", "query_key_swapped"),
-    ("self_attention_v1", mutants.SelfAttention_v1_detached, "self_attention_v1.properties", None),
+    # Issue 41: what the graph shows is named: used but cut (detached, no_grad), or not used at all (a bias dropped).
+    ("self_attention_v1", mutants.SelfAttention_v1_detached, "self_attention_v1.properties", "parameter_detached"),
     ("self_attention_v1", mutants.SelfAttention_v1_sdpa, "self_attention_v1.from_scratch", None),
     ("self_attention_v2", mutants.SelfAttention_v2_notes_text, "self_attention_v2.notes", "linear_as_matrix"),
     ("self_attention_v2", mutants.SelfAttention_v2_weight_matrix, "self_attention_v2.shapes", "linear_as_matrix"),
     ("self_attention_v2", mutants.SelfAttention_v2_bias_dropped, "self_attention_v2.shapes", None),
-    ("self_attention_v2", mutants.SelfAttention_v2_bias_dropped, "self_attention_v2.properties", None),
+    ("self_attention_v2", mutants.SelfAttention_v2_bias_dropped, "self_attention_v2.properties", "parameter_unused"),
     ("self_attention_v2", mutants.SelfAttention_v2_no_scaling, "self_attention_v2.shapes", "missing_scaling"),
     ("self_attention_v2", mutants.SelfAttention_v2_dim0, "self_attention_v2.notes", "softmax_wrong_dim"),
     ("self_attention_v2", mutants.SelfAttention_v2_swapped, "self_attention_v2.shapes", "query_key_swapped"),
-    ("self_attention_v2", mutants.SelfAttention_v2_no_grad, "self_attention_v2.properties", None),
+    ("self_attention_v2", mutants.SelfAttention_v2_no_grad, "self_attention_v2.properties", "parameter_detached"),
     ("self_attention_v2", mutants.SelfAttention_v2_sdpa, "self_attention_v2.from_scratch", None),
     ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.notes", "weights_not_transposed"),
     ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.shapes", "weights_not_transposed"),
@@ -179,7 +180,7 @@ def test_mistakes_are_named_only_where_they_apply():
     for exercise_id, student in CORRECT:
         assert all(r.misconception is None for r in run(exercise_id, student).values())
     results = run("self_attention_v1", mutants.SelfAttention_v1_detached)
-    assert all(r.misconception is None for r in results.values())
+    assert {r.misconception for r in results.values()} == {None, "parameter_detached"}  # the graph's fact, only
 
 
 def test_public_softmax_check_shows_the_notes_numbers():

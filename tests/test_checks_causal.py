@@ -199,8 +199,8 @@ MISTAKES = [
     ("causal_attention", mutants.CausalAttention_transpose_batched, "causal_attention.notes", "transpose_batched"),
     ("causal_attention", mutants.CausalAttention_transpose_batched, "causal_attention.random", "transpose_batched"),
     ("causal_attention", mutants.CausalAttention_sdpa, "causal_attention.random", "scaled_dot_product_attention"),
-    ("causal_attention", mutants.CausalAttention_detached_keys, "causal_attention.properties",
-     "no gradient reaches W_key"),
+    # Issue 41: the output moves with W_key and no gradient reaches it: the graph shows the cut, and names it.
+    ("causal_attention", mutants.CausalAttention_detached_keys, "causal_attention.properties", "parameter_detached"),
     ("causal_attention", mutants.CausalAttention_modifies_input, "causal_attention.properties",
      "modified its input"),
     ("causal_attention", mutants.CausalAttention_dropout_in_eval, "causal_attention.modes", "dropout_in_eval"),

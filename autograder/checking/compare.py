@@ -37,18 +37,48 @@ def largest_difference(got: torch.Tensor, expected: torch.Tensor) -> tuple[float
 Variants = Mapping[str, Any] | Iterable[tuple[str, Any]]  # {misconception: wrong output} or such pairs
 
 
+REPRODUCED_BY = "reproduced_by"  # a verdict's field: every mistake whose variant gives the student's output there
+
+
+def reproducing(got: object, expected: object, variants: Variants) -> tuple[str, ...]:
+    """Every misconception (once, in order) whose variant reproduces `got` and is not the right answer."""
+    pairs = variants.items() if isinstance(variants, Mapping) else variants
+    found = [name for name, wrong in pairs if wrong is not None and not same(wrong, expected) and same(got, wrong)]
+    return tuple(dict.fromkeys(found))
+
+
+def name_reproduced(verdict: Verdict, found: tuple[str, ...]) -> Verdict:
+    """`verdict` with the mistakes that reproduce it recorded (autograder.checking.results keeps a name only where it
+    reproduces every failing case) and named when exactly one does: two that give the same output prove neither."""
+    if found:
+        verdict.fields = {**verdict.fields, REPRODUCED_BY: found}
+    verdict.misconception = found[0] if len(found) == 1 else None
+    verdict.evidence = None if verdict.misconception is None else Evidence.VARIANT
+    return verdict
+
+
 def diagnose(got: object, expected: object, variants: Variants) -> str | None:
-    """The misconception whose wrong variant reproduces the student's output; None when none does.
+    """The misconception whose wrong variant reproduces the student's output; None when none does, or when variants
+    of two misconceptions do (the input cannot tell them apart).
 
     `variants` is a mapping {misconception: wrong output} or (misconception, wrong output) pairs (one mistake
     can be written several ways). A variant that happens to equal the correct answer on this input proves
     nothing, so it is skipped; an output that two different mistakes both give on this input proves neither (the
     notes' scores are symmetric: a max along the other axis and a max without keepdim then agree), so none is named.
     """
-    pairs = variants.items() if isinstance(variants, Mapping) else variants
-    reproducing = {misconception for misconception, wrong in pairs
-                   if wrong is not None and not same(wrong, expected) and same(got, wrong)}
-    return reproducing.pop() if len(reproducing) == 1 else None
+    found = reproducing(got, expected, variants)
+    return found[0] if len(found) == 1 else None
+
+
+def rename(verdict: Verdict, name: str) -> Verdict:
+    """`verdict` naming `name` for the mistake its variant reproduced (the judge knows better words for it here, e.g.
+    a dim ignored by a function called without one), in its list of what reproduces the case too."""
+    old = verdict.misconception
+    verdict.misconception = name
+    if REPRODUCED_BY in verdict.fields:
+        listed = verdict.fields[REPRODUCED_BY]
+        verdict.fields[REPRODUCED_BY] = tuple(name if found == old else found for found in listed)
+    return verdict
 
 
 def compare(got: Any, expected: torch.Tensor, *, message_key: str, variants: Variants | None = None,
@@ -63,26 +93,17 @@ def compare(got: Any, expected: torch.Tensor, *, message_key: str, variants: Var
         regrouped = got.numel() == expected.numel() and same(got.reshape(expected.shape), expected)
         message_key = "shape.same_numbers" if regrouped else "shape.wrong"
         fields.update(got_shape=tuple(got.shape), expected_shape=tuple(expected.shape))
-    named = diagnose(got, expected, variants or {})
-    return Verdict(
-        False,
-        message_key=message_key,
-        fields=fields,
-        misconception=named,
-        evidence=None if named is None else Evidence.VARIANT,
-        expected=expected,
-        got=got,
-        input_shape=input_shape,
-        heatmap=heatmap,
-    )
+    verdict = Verdict(False, message_key=message_key, fields=fields, expected=expected, got=got,
+                      input_shape=input_shape, heatmap=heatmap)
+    return name_reproduced(verdict, reproducing(got, expected, variants or {}))
 
 
 def compare_named(got: Any, expected: torch.Tensor, candidates: Variants, **kwargs: Any) -> Verdict:
     """compare.compare, naming the first candidate mistake that reproduces `got`."""
     verdict = compare(got, expected, **kwargs)
     if not verdict.passed:
-        verdict.misconception = diagnose(got, expected, candidates)
-        verdict.evidence = None if verdict.misconception is None else Evidence.VARIANT
+        verdict.fields.pop(REPRODUCED_BY, None)
+        name_reproduced(verdict, reproducing(got, expected, candidates))
     return verdict
 
 

@@ -17,13 +17,16 @@ from autograder.checking.check_types import (
     Case,
     Cause,
     CheckResult,
+    Evidence,
     Misconception,
     ProbeData,
     Status,
     Verdict,
 )
+from autograder.checking.compare import REPRODUCED_BY
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
+from autograder.checking.fitted import name_fill
 from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
@@ -73,10 +76,69 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:
+            later = list(zip(range(index + 1, len(cases)), cases[index + 1:], data_per_case[index + 1:], strict=False))
+            verdict = reproduced_on_every_failing_case(check, verdict, later, expectations_of)
             return check_result(check, FAILED, verdict, lang, messages, misconceptions)
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
     return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)
+
+
+# A fitted family's value (autograder.checking.fitted) and the field that lists every value reproducing a case.
+FITTED_FIELDS = {"fill": "fills"}
+
+
+def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
+                                     expectations_of: Callable[[int, Case, ProbeData], Expectations]) -> Verdict:
+    """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
+    on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
+    case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
+    alone. Later cases that pass or raise say nothing about it."""
+    candidates = reproduced(verdict)
+    if not candidates:
+        return verdict
+    for index, case, data in later:
+        if not isinstance(data, dict) or "error" in data:
+            continue
+        try:
+            other = check.judge(data, case, expectations_of(index, case, data))
+        except Exception:  # noqa: BLE001 - odd student output: no evidence either way
+            continue
+        if not other.passed:
+            candidates = [candidate for candidate in candidates if candidate in reproduced(other)]
+    specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_NAMES]
+    candidates = specific if len(specific) == 1 else candidates
+    if len(candidates) == 1:
+        name, value = candidates[0]
+        if value is None:
+            verdict.misconception, verdict.evidence = name, Evidence.VARIANT
+        else:
+            name_fill(verdict, (value,))  # the one fitted value: its message and its mistake
+    elif verdict.evidence is Evidence.VARIANT:
+        verdict.misconception, verdict.evidence = None, None
+    return verdict
+
+
+# A mistake and the general family it is one value of: the scores divided by the wrong number (a fitted divisor)
+# holds wherever a known wrong divisor reproduces a case; where both hold on every case, the known one is named.
+GENERAL_FAMILIES = {name: "scale_wrong_value" for name in (
+    "missing_scaling", "scale_by_d_in", "scale_by_d_out", "scale_by_d_k", "scale_by_num_tokens")}
+# Explanations a known mistake of the call's own sizes is preferred to where both reproduce every failing case: the
+# general wrong divisor, and a size of the notebook's example that the call's own size happens to equal.
+GENERAL_NAMES = frozenset({"scale_wrong_value", "size_from_notebook"})
+
+
+def reproduced(verdict: Verdict) -> list[tuple[str, float | None]]:
+    """What reproduces a failing case: (mistake, None) for each variant that does, (fitted field, value) for each
+    fitted value that does; the name the verdict carries with VARIANT evidence when it lists none."""
+    found: list[tuple[str, float | None]] = [(name, None) for name in verdict.fields.get(REPRODUCED_BY, ())]
+    for value, listed in FITTED_FIELDS.items():
+        found += [(value, float(candidate)) for candidate in verdict.fields.get(listed, ())]
+    if not found and verdict.misconception is not None and verdict.evidence is Evidence.VARIANT:
+        found = [(verdict.misconception, None)]
+    general: list[tuple[str, float | None]] = [(GENERAL_FAMILIES[name], None) for name, _ in found
+                                                if name in GENERAL_FAMILIES]
+    return list(dict.fromkeys(found + general))
 
 
 def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str, messages: Messages,

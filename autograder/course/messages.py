@@ -210,6 +210,14 @@ MESSAGES = {
         "en": "your scores were divided by another number than the square root of {size}",
         "zh": "你的分数除以的数不是 {size} 的平方根",
     },
+    "attention.mask_fill": {
+        "en": "future keys still get weight: their scores were filled with {fill:.4g} (before the scaling), and the "
+              "softmax turns that number into a weight",
+        "zh": "未来位置的 key 仍然分到了权重：它们的分数被填成了 {fill:.4g}（缩放之前），softmax 会把这个数"
+              "变成一个权重"},
+    "attention.mask_fill.hidden": {
+        "en": "future keys still get weight: the number their scores were filled with is not low enough",
+        "zh": "未来位置的 key 仍然分到了权重：它们的分数被填入的数不够低"},
     "attention.returned_weights": {
         "en": "forward returns the attention weights, shape {got_shape}, one row per query over the keys: the "
               "context vectors are what those weights make of the values",

@@ -6,7 +6,10 @@ of mistakes, and its values cover that family completely:
 
     softmax_axis  the axis of the (batch, heads, queries, keys) scores the softmax runs over
     scale         what the scores are divided by: sqrt(head_dim), nothing, sqrt(d_in), sqrt(d_out), or
-                  sqrt(head_dim) applied to the weights after the softmax
+                  sqrt(head_dim) applied to the weights after the softmax; head_dim itself (d_k, or its root
+                  twice), num_tokens or its root (SCALES)
+    fill          what the hidden scores are filled with: -inf, or a finite number (0, -10, ...: fitted from the
+                  student's weights by mask_fill_variants)
     mask          which entries the causal mask hides: the future, the future and the diagonal, the past, the
                   past and the diagonal, nothing (masked_fill's result thrown away)
     mask_stage    before the softmax, or zeroed after it without renormalising
@@ -26,6 +29,7 @@ Dropout, bias and buffer mistakes do not change an eval-mode output with the stu
 module contract (autograder.course.module_contract) recognises those.
 """
 
+import math
 from collections.abc import Collection, Mapping
 from typing import Any, Literal, overload
 
@@ -37,6 +41,8 @@ PROJECTION_ROLES = {"queries": "W_query", "keys": "W_key", "values": "W_value"} 
 
 SOFTMAX_AXES = {"keys": 3, "queries": 2, "heads": 1, "batch": 0}  # axes of (batch, heads, queries, keys)
 MASKS = ("future", "with_diagonal", "inverted", "inverted_with_diagonal", "none")
+SCALES = ("head_dim", "d_out", "d_in", "none", "after_softmax", "d_k", "num_tokens", "num_tokens_root")
+MASK_KNOBS = frozenset({"mask", "mask_stage", "fill"})  # knobs that only mean something with a causal mask
 
 
 def mask_for(kind: str, num_tokens: int) -> Tensor:
@@ -100,6 +106,7 @@ def attention(
     softmax_axis: str = "keys",
     mask: str = "future",
     mask_stage: str = "before_softmax",
+    fill: float = -torch.inf,
     swap_qk: bool = False,
     split_how: str = "transpose",
     merge_how: str = "transpose",
@@ -124,6 +131,7 @@ def attention(
     softmax_axis: str = "keys",
     mask: str = "future",
     mask_stage: str = "before_softmax",
+    fill: float = -torch.inf,
     swap_qk: bool = False,
     split_how: str = "transpose",
     merge_how: str = "transpose",
@@ -147,6 +155,7 @@ def attention(
     softmax_axis: str = "keys",
     mask: str = "future",
     mask_stage: str = "before_softmax",
+    fill: float = -torch.inf,
     swap_qk: bool = False,
     split_how: str = "transpose",
     merge_how: str = "transpose",
@@ -194,12 +203,12 @@ def attention(
         scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
     blocked = mask_for(mask, num_tokens) if causal else None
     if blocked is not None and mask_stage == "before_softmax":
-        scores = scores.masked_fill(blocked, -torch.inf)
+        scores = scores.masked_fill(blocked, fill)
     if padded is not None and padding_after_causal:
         scores = scores.masked_fill(padded, torch.finfo(scores.dtype).min)
 
     head_dim = keys.shape[-1]
-    divisor = {"head_dim": head_dim, "d_out": d_out, "d_in": d_in, "none": 1, "after_softmax": 1}[scale] ** 0.5
+    divisor = scale_divisor(scale, head_dim=head_dim, d_out=d_out, d_in=d_in, num_tokens=num_tokens)
     attn_weights = torch.softmax(scores / divisor, dim=SOFTMAX_AXES[softmax_axis])
     if scale == "after_softmax":
         attn_weights = attn_weights / head_dim**0.5
@@ -212,6 +221,18 @@ def attention(
     if unbatched:
         context, attn_weights = context[0], attn_weights[0]
     return (context, attn_weights) if return_weights else context
+
+
+def scale_divisor(scale: str, *, head_dim: int, d_out: int, d_in: int, num_tokens: int) -> float:
+    """What the scores are divided by for a value of the scale knob (1 where the scale goes elsewhere)."""
+    roots = {"head_dim": head_dim, "d_out": d_out, "d_in": d_in, "num_tokens_root": num_tokens}
+    if scale in roots:
+        return float(roots[scale]) ** 0.5
+    # d_k: the key size itself, what dividing by its root twice (queries and scores, or the scores twice) gives too.
+    whole = {"d_k": head_dim, "num_tokens": num_tokens, "none": 1, "after_softmax": 1}
+    if scale not in whole:
+        raise ValueError(f"unknown scale {scale!r}; known: {SCALES}")
+    return float(whole[scale])
 
 
 def raw_scores(x: Tensor, weights: Weights, *, num_heads: int = 1) -> Tensor:
@@ -229,6 +250,9 @@ ATTENTION_MISTAKES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("scale_by_d_out", {"scale": "d_out"}),
     ("scale_by_d_in", {"scale": "d_in"}),
     ("scale_after_softmax", {"scale": "after_softmax"}),
+    ("scale_by_d_k", {"scale": "d_k"}),
+    ("scale_by_num_tokens", {"scale": "num_tokens"}),
+    ("scale_by_num_tokens", {"scale": "num_tokens_root"}),
     ("softmax_wrong_dim", {"softmax_axis": "queries"}),
     ("softmax_wrong_dim", {"softmax_axis": "heads"}),
     ("softmax_wrong_dim", {"softmax_axis": "batch"}),
@@ -260,15 +284,32 @@ ATTENTION_MISCONCEPTIONS = tuple(dict.fromkeys(misconception for misconception, 
 
 def attention_variants(x: Tensor, weights: Weights, mistakes: Collection[str] | None = None,
                        **base_knobs: Any) -> list[tuple[str, Tensor]]:
-    """[(misconception, wrong output)] for each single-knob mistake in `mistakes` (default: all) that runs here."""
+    """[(misconception, wrong output)] for each single-knob mistake in `mistakes` (default: all) that runs here. Two
+    of them may give one output on an input (dividing by d_k and by num_tokens where they are equal): the judges
+    name neither there (autograder.checking.compare.reproducing)."""
     variants: list[tuple[str, Tensor]] = []
     for misconception, knobs in ATTENTION_MISTAKES:
         if mistakes is not None and misconception not in mistakes:
             continue
-        if not base_knobs.get("causal", True) and ("mask" in knobs or "mask_stage" in knobs):
+        if not base_knobs.get("causal", True) and MASK_KNOBS & knobs.keys():
             continue  # a mask mistake needs a mask
         try:
             variants.append((misconception, attention(x, weights, **{**base_knobs, **knobs})))
         except (RuntimeError, ValueError, KeyError):
             continue  # this mistake cannot run on this shape (e.g. x @ W.weight with d_in != d_out)
     return variants
+
+
+# Finite fills a student writes for the hidden scores: named by the value when one of them (or the value fitted from
+# the student's own weights) reproduces their output and -inf does not.
+COMMON_FILLS = (0.0, -1.0, -10.0, -100.0, -1000.0, -1e4)
+
+
+def mask_fill_variants(x: Tensor, weights: Weights, fitted: float | None = None,
+                       **base_knobs: Any) -> list[tuple[float, Tensor]]:
+    """[(fill, output)] of the reference with the hidden scores filled with each common finite value and `fitted`
+    (the value fitted from the student's weights, autograder.checking.judging.fitted_fill), when given."""
+    fills = list(COMMON_FILLS)
+    if fitted is not None and math.isfinite(fitted) and fitted not in fills:
+        fills.append(fitted)
+    return [(fill, attention(x, weights, **{**base_knobs, "fill": fill})) for fill in fills]

@@ -1064,13 +1064,13 @@ TRUE_MISCONCEPTIONS = {
     "MHAPaddingQueryAxis": ("padding_query_axis",),
     "MHAPaddingGlobalBatch": ("size_from_notebook",),
     "MHATransposedLikeCausal": (),
-    "MHAValuesFromKeys": (),
+    "MHAValuesFromKeys": ("parameter_unused",),  # W_value: the graph shows it unused
     "MHAResidualAdded": (),
     "MHAHeadDimFromInput": (),
     "MHASqueezed": (),
     "MHAWithSDPA": ("dropout_missing",),  # the fused attention here is called without the dropout rate
     "CausalAttentionUnscaled": ("missing_scaling", "dropout_missing"),
-    "MHADataQueries": ("gradient_cut",),
+    "MHADataQueries": ("gradient_cut", "parameter_detached"),
     "MHAHeadDimFirst": ("split_wrong_axes",),
     "MHANoContiguous": ("view_after_transpose",),
     "MHABookWithoutPadding": (),

@@ -294,6 +294,10 @@ MESSAGES = {
               "copying or switching gradients off",
         "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到，不要分离、复制或关闭梯度计算",
     },
+    "contract.parameter_unused": {
+        "en": "no gradient reaches {name}, and moving its values leaves the output as it was: the output does not "
+              "use it at all",
+        "zh": "梯度没有传到 {name}，而且改变它的数值后输出完全不变：输出根本没有用到它"},
     "contract.heads_identical": {
         "en": "self.heads[{head}] starts with exactly the weights of self.heads[0]: identical heads get identical "
               "gradients and stay identical, so the extra heads learn nothing new",

@@ -258,10 +258,23 @@ def judge_properties(spec: ModuleSpec, data: PropertiesRecord, case: ContractCas
             continue
         size = gradients.get(name)
         if size is None or size == 0:
-            return Verdict(False, "contract.no_gradient", {"name": name})
+            return gradient_missing(name, data.get("output_depends", {}).get(name))
         if not math.isfinite(size):
             return Verdict(False, "contract.gradient_not_finite", {"name": name})
     return Verdict(True)
+
+
+def gradient_missing(name: str, output_depends: bool | None) -> Verdict:
+    """No gradient reaches parameter `name`: unused when the output does not change with it (a forgotten out_proj is
+    its own mistake), cut from the graph when it does; None: not measured, nothing named."""
+    if output_depends is False:
+        mistake = "missing_out_proj" if name.startswith("out_proj.") else "parameter_unused"
+        return Verdict(False, "contract.parameter_unused", {"name": name}, misconception=mistake,
+                       evidence=Evidence.FACT)
+    if output_depends:
+        return Verdict(False, "contract.no_gradient", {"name": name}, misconception="parameter_detached",
+                       evidence=Evidence.FACT)
+    return Verdict(False, "contract.no_gradient", {"name": name})
 
 
 def state_change(before: State, after: State,

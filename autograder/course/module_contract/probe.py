@@ -94,6 +94,9 @@ class PropertiesRecord(TypedDict, total=False):
     future_changed: Tensor
     one_by_one: list[Tensor]
     gradients: dict[str, float | None]
+    # For each parameter no gradient reached (None or 0): whether the output changes when its values change. False:
+    # the output does not use it; True: it is used, and the graph is cut (a detach, .data, no_grad, requires_grad off).
+    output_depends: dict[str, bool]
 
 
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0
@@ -396,7 +399,22 @@ def probe_properties(spec: "ModuleSpec", namespace: Namespace, case: ContractCas
         (output * rand(case["loss_seed"], *output.shape, dtype=output.dtype)).sum().backward()
     data["gradients"] = {name: None if p.grad is None else float(p.grad.abs().sum())
                          for name, p in module.named_parameters(remove_duplicate=False)}
+    data["output_depends"] = {name: output_depends_on(spec, namespace, case, name, kept, output)
+                              for name, size in data["gradients"].items() if not size}
     return data
+
+
+def output_depends_on(spec: "ModuleSpec", namespace: Namespace, case: ContractCase, name: str, x: Tensor,
+                      output: Any) -> bool:
+    """Whether the output of a fresh module changes when parameter `name` is moved away from its values: read from
+    what the output does, not from how the student wrote it, so an unused parameter is never called detached."""
+    module = build(spec, namespace, case)
+    parameter = dict(module.named_parameters(remove_duplicate=False))[name]
+    with torch.no_grad():
+        parameter.add_(rand(case["loss_seed"] + 1, *parameter.shape, dtype=parameter.dtype) + 1.0)
+        moved = module(x.clone())
+    return not isinstance(moved, Tensor) or not isinstance(output, Tensor) or moved.shape != output.shape or not \
+        torch.allclose(moved.detach(), output.detach(), rtol=1e-4, atol=1e-6, equal_nan=True)
 
 
 def probe_state(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> StateRecord:

@@ -62,6 +62,10 @@ def softmax_mistakes(x: Tensor, dim: int) -> list[tuple[str, Tensor]]:
         pairs.append(("max_and_sum_axes_differ", shifted_across / shifted_across.sum(dim=dim, keepdim=True)))
         shifted_along = torch.exp(x - x.max(dim=dim, keepdim=True).values)
         pairs.append(("max_and_sum_axes_differ", shifted_along / shifted_along.sum(dim=other, keepdim=True)))
+    # One maximum over the whole tensor: a right softmax while no row's exponentials underflow; on rows of very
+    # different sizes a row far below the largest value becomes 0 / 0.
+    shifted_globally = torch.exp(x - x.max())
+    pairs.append(("softmax_global_max", shifted_globally / shifted_globally.sum(dim=dim, keepdim=True)))
     for keep_max, keep_sum in ((False, False), (True, False), (False, True)):
         try:  # without keepdim the reduced tensor broadcasts along the wrong axis, or not at all
             shifted = torch.exp(x - x.max(dim=dim, keepdim=keep_max).values)

@@ -4,7 +4,7 @@ Imports no reference or declaration: the student kit ships it as it is."""
 import torch
 
 from autograder.checking.check_types import Evidence, Verdict
-from autograder.checking.compare import compare_named, dtype_verdict, same
+from autograder.checking.compare import compare_named, dtype_verdict, rename, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import no_gradient
 from autograder.checking.probing import forbidden_calls, gradient_weights
@@ -39,10 +39,10 @@ def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case:
         verdict = compare_named(got, want, expected["mistakes"], message_key=key, input_shape=tuple(x.shape))
         changed_default = "dim" not in case and data.get("default_dim") not in (None, default_dim)
         if verdict.misconception == "softmax_dim_ignored" and changed_default:
-            verdict.misconception = "default_dim_changed"  # called without dim, it normalised its own default axis
+            rename(verdict, "default_dim_changed")  # called without dim, it normalised its own default axis
         if verdict.misconception in DIM_PREMISED and "dim" not in data.get("parameters", ["dim"]):
             # Those hints speak of the dim argument: a function without one summed along another axis than its own.
-            verdict.misconception = "softmax_sum_wrong_axis"
+            rename(verdict, "softmax_sum_wrong_axis")
         return verdict
     return dtype_verdict(exercise_id, got, x.dtype)
 

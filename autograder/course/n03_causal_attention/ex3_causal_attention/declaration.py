@@ -13,6 +13,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
+from autograder.checking.judging import fitted_fill
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
 from autograder.course.n03_causal_attention import NOTEBOOK
@@ -27,7 +28,7 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
 from autograder.course.shared import wide
 from autograder.course.shared.inputs import notes_inputs
 from autograder.course.shared.records import State
-from autograder.course.variants import attention, attention_variants, raw_scores
+from autograder.course.variants import attention, attention_variants, mask_fill_variants, mask_for, raw_scores
 
 EXERCISES = (
     Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
@@ -93,7 +94,18 @@ def expect_forward(case: CausalCase, data: CausalForwardRecord) -> Expectations:
                                  variants=lambda: attention_variants(x, data["state"]),
                                  attention_weights=lambda: weights_of(x, data["state"]),
                                  raw_scores=lambda: raw_scores(x, data["state"]).squeeze(1),
+                                 fills=lambda: mask_fill_variants(x, data["state"], causal_fill(x, case, data)),
                                  **{RAISED: exercise_errors("causal_attention", probe_forward, case)})
+
+
+def causal_fill(x: Tensor, case: CausalCase, data: CausalForwardRecord) -> float | None:
+    """The value the student filled the future scores with, fitted from the weights their dropout layer received;
+    None when they were not seen or no single value explains them."""
+    seen = data.get("weights_seen")
+    if seen is None:
+        return None
+    future = mask_for("future", x.shape[1])
+    return fitted_fill(seen, raw_scores(x, data["state"]).squeeze(1), case["d_out"] ** 0.5, future)
 
 
 def weights_of(x: Tensor, state: State) -> Tensor:

@@ -2,8 +2,9 @@
 reference or declaration: the student kit ships it as it is."""
 
 from autograder.checking.check_types import Evidence, Verdict
-from autograder.checking.compare import compare, dtype_verdict, same
+from autograder.checking.compare import REPRODUCED_BY, compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.fitted import name_fill, reproducing_fills, with_fit, with_notebook_scale
 from autograder.checking.judging import (
     hidden_keys,
     located_fault,
@@ -34,6 +35,12 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
         return stopped_early
     verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
                       input_shape=tuple(x.shape))
+    with_notebook_scale(verdict, data.get("weights_seen"), expected["raw_scores"], NOTEBOOK_SIZES,
+                        case["d_out"] ** 0.5)
+    ambiguous = REPRODUCED_BY in verdict.fields and verdict.misconception is None  # the other cases decide
+    if not ambiguous and verdict.misconception is None and (
+            fills := reproducing_fills(got, want, expected.get("fills", ()))):
+        return name_fill(verdict, fills)
     if verdict.misconception is None and data["transpose_batched"]:
         verdict.misconception, verdict.evidence = "transpose_batched", Evidence.FACT
     if verdict.misconception is None and (seen := data.get("weights_seen")) is not None:
@@ -46,6 +53,5 @@ def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expecta
                                 after_key="attention.after_weights",
                                 notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
-            verdict.message_key, verdict.fields = located.message_key, located.fields
-            verdict.misconception, verdict.evidence = located.misconception, located.evidence
+            with_fit(verdict, located)
     return verdict

@@ -11,6 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
+from autograder.checking.judging import fitted_fill
 from autograder.course import variants
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
@@ -107,6 +108,7 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
         "attention_weights": lambda: variants.attention(x, weights(), return_weights=True, **knobs)[1],
         "raw_scores": lambda: variants.raw_scores(x, weights(), num_heads=num_heads),
         "merged": lambda: variants.attention(x, weights(), use_out_proj=False, **knobs),
+        "fills": lambda: variants.mask_fill_variants(x, weights(), causal_fill(x, case, data), **knobs),
         # After a crash: the errors of the raising variants, run by the same probe on the same case.
         RAISED: exercise_errors("multi_head_attention", probe_mha, case),
     }
@@ -124,6 +126,17 @@ def expect_heads(case: MultiHeadCase, data: Any) -> Expectations:
     """The heads' judge needs no reference (the case says what is right); after a crash, the raising variants'
     errors."""
     return Expectations.computed(**{RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case)})
+
+
+def causal_fill(x: Tensor, case: MultiHeadCase, data: MultiHeadRecord) -> float | None:
+    """The value the student filled the future scores with, fitted from the weights their dropout layer received
+    (padded keys, at weight 0, do not count); None when they were not seen or no single value explains them."""
+    seen = data.get("weights_seen")
+    if seen is None:
+        return None
+    raw = variants.raw_scores(x, projection_weights(data["state"]), num_heads=case["num_heads"])
+    future = variants.mask_for("future", x.shape[1])
+    return fitted_fill(seen, raw, (case["d_out"] // case["num_heads"]) ** 0.5, future)
 
 
 # Heads: independent until out_proj, and computed in one batched computation (the module contract checks causality,

@@ -8,8 +8,9 @@ import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Evidence, Verdict
-from autograder.checking.compare import compare, dtype_verdict, same
+from autograder.checking.compare import REPRODUCED_BY, compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.fitted import name_fill, reproducing_fills, with_fit, with_notebook_scale
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     fitted_fill,
@@ -60,7 +61,15 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
     verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
                       input_shape=tuple(x.shape), variants=wrong)
     verdict.expected, verdict.got, verdict.compared = want, got, shown  # whole outputs shown, compared where shown
-    if verdict.misconception is None and mask is not None:
+    if mask is None:
+        with_notebook_scale(verdict, data.get("weights_seen"), expected["raw_scores"], NOTEBOOK_SIZES,
+                            (case["d_out"] // case["num_heads"]) ** 0.5)
+    fills = [(fill, output[shown]) for fill, output in expected.get("fills", ()) if output.shape == got.shape]
+    # A finite causal fill reproduces the output (named when one value alone does): nothing else to locate.
+    found = reproducing_fills(got[shown], want[shown], fills) if verdict.misconception is None else ()
+    if found and REPRODUCED_BY not in verdict.fields:
+        name_fill(verdict, found)
+    elif verdict.misconception is None and mask is not None:
         verdict.message_key = padding_diagnosis(got, shown, expected)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)  # a padding variant reproduced it
         verdict.evidence = Evidence.VARIANT if verdict.misconception else None
@@ -83,8 +92,7 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
                                 after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"),
                                 notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
-            verdict.message_key, verdict.fields = located.message_key, located.fields
-            verdict.misconception, verdict.evidence = located.misconception, located.evidence
+            with_fit(verdict, located)
     if data.get("merged_seen") is not None:  # what out_proj received: the heads, merged
         verdict.head_layout = merged_block_layout(expected["merged"], data["merged_seen"], case["num_heads"])
     return verdict

@@ -139,9 +139,9 @@ MISTAKES = [
     ("masking_routes", mutants.causal_weights_renormalised_inverted, "masking_routes.renormalise_random",
      "mask_inverted"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_notes",
-     "row_sums_wrong_axis"),
+     "row_sums_without_keepdim"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_random",
-     "row_sums_wrong_axis"),
+     "row_sums_without_keepdim"),
     ("masking_routes", mutants.causal_weights_renormalised_float32, "masking_routes.renormalise_random",
      "dtype float32"),
     ("masking_routes", mutants.causal_weights_renormalised_book, "masking_routes.renormalise_device",
@@ -559,5 +559,5 @@ def test_route_one_without_keepdim_gets_no_hint_about_a_maximum():
     results = run("masking_routes", mutants.causal_weights_renormalised_no_keepdim)
     failed = [result for result in results.values() if result.status != PASSED]
     # Where (..., T, T) / (..., T) cannot broadcast it crashes instead, and the crash names the shapes alone.
-    assert failed and {result.misconception for result in failed} - {None} == {"row_sums_wrong_axis"}
+    assert failed and {result.misconception for result in failed} - {None} == {"row_sums_without_keepdim"}
     assert all("max" not in result.hint.lower() for result in failed)

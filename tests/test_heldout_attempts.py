@@ -46,10 +46,6 @@ def test_correct_alternatives_keep_full_marks_and_get_no_name(outcomes):
     assert not docked, "\n".join(docked)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "today's main (5dec164): 67 of the 84 attempts whose mistake is in the table are named right (recall 0.798); "
-    "14 get no name (scale constants, in-place edits, unused bias, split/merge axes, ...) and 3 a wrong one beside "
-    "or instead of theirs: issue 41's reach and evidence work should lift it past 0.9"))
 def test_recall_on_attempts_whose_mistake_is_in_the_table(outcomes):
     found = heldout_eval.counts(outcomes)
     print(f"\nrecall {found.recall:.3f}: {found.in_table_right} of {found.in_table} named right")

@@ -76,7 +76,7 @@ MISTAKES: tuple[Misconception, ...] = (
     mistake(
         "missing_out_proj",
         exercises=("multi_head_attention", "padding_mask"),
-        evidence=(Evidence.VARIANT,),
+        evidence=(Evidence.VARIANT, Evidence.FACT),  # its variant reproduces the output; the graph shows it unused
         question=("After the heads are merged, which layer of the module has your forward not used yet?",
                   "合并各个头之后，模块中还有哪个层你的 forward 没有用到？"),
         name=("out_proj not applied",

@@ -48,7 +48,7 @@ MISTAKES: tuple[Misconception, ...] = (
                 "只使用所存掩码中覆盖本次输入 token 的那一块，作为一个新的局部张量"),
     ),
     mistake(
-        "row_sums_wrong_axis",
+        "row_sums_without_keepdim",
         exercises=("masking_routes",),
         evidence=(Evidence.VARIANT,),
         question=("what shape do the row sums have after the sum, and which axis of the weights does broadcasting "
@@ -63,6 +63,22 @@ MISTAKES: tuple[Misconception, ...] = (
         change=("keep the summed axis as size 1 when you take the row sums, so that each row is divided by its "
                 "own sum",
                 "求行和时把被求和的维度保留为长度 1，让每一行除以它自己的和"),
+    ),
+    mistake(
+        "row_sums_wrong_axis",
+        exercises=("masking_routes",),
+        evidence=(Evidence.VARIANT,),
+        question=("Add up one query's weights after your division: do they sum to 1? Along which dimension did "
+                  "you add the weights up?",
+                  "做完除法之后，把一个 query 的权重加起来：和是 1 吗？你是沿哪个维度把权重加起来的？"),
+        name=("the weights divided by sums over the queries instead of over the keys",
+              "权重除以的是沿 query 所在维度的和，而不是沿 key 所在维度的和"),
+        hint=("renormalising makes each query's remaining weights sum to 1 again: the sum that divides a row runs "
+              "across that row's keys, not down a column across the queries",
+              "重新归一化是为了让每个 query 剩下的权重之和重新等于 1：用来除一行的和，应当沿这一行的各个 key "
+              "求得，而不是沿一列、跨各个 query 求得"),
+        change=("take the sums along the dimension of the keys, the last one, keeping it as size 1",
+                "沿 key 所在的维度（最后一个维度）求和，并把这个维度保留为长度 1"),
     ),
     mistake(
         "mask_after_softmax_no_renorm",

@@ -112,7 +112,7 @@ MISTAKES: tuple[Misconception, ...] = (
     ),
     mistake(
         "softmax_wrong_dim",
-        exercises=("context_vectors", "masking_routes", "self_attention_v1", "self_attention_v2",
+        exercises=("masking_routes", "self_attention_v1", "self_attention_v2",
                    "causal_attention", "multi_head_attention", "padding_mask"),
         evidence=(Evidence.VARIANT,),
         question=("Add up the weights of one query: do they sum to 1? Along which dimension do the keys of one "
@@ -174,5 +174,25 @@ MISTAKES: tuple[Misconception, ...] = (
         change=("take the maximum along the same dimension as the sum, keeping that dimension, so that each row is "
                 "shifted by its own largest value",
                 "沿求和的那个维度取最大值并保留这个维度，让每一行减去的都是它自己的最大值"),
+    ),
+    mistake(
+        "context_weights_other_axis",
+        exercises=("context_vectors",),
+        evidence=(Evidence.VARIANT,),
+        question=("Take the weights that make one context vector: do they sum to 1? Which row or column of your "
+                  "weights did that context vector use?",
+                  "取出构成一个上下文向量的那些权重：它们的和是 1 吗？这个上下文向量用的是你的权重的哪一行还是"
+                  "哪一列？"),
+        name=("each context vector mixes the inputs with weights normalised along the other dimension",
+              "每个上下文向量混合输入时，用的权重是沿另一个维度归一化的"),
+        hint=("context vector i is a weighted sum of the inputs with the weights of query i, and those weights sum "
+              "to 1 across the keys; a softmax along the queries, or the weight matrix used the other way round, "
+              "gives each context vector a column of weights instead of its own row (here both give the same "
+              "numbers, because the scores are symmetric)",
+              "第 i 个上下文向量是用第 i 个 query 的权重对输入加权求和，而这些权重沿各个 key 加起来等于 1；"
+              "沿 query 做 softmax，或者把权重矩阵反过来用，都会让每个上下文向量拿到的是一列权重，而不是它自己"
+              "的那一行（这里两者给出的数值相同，因为分数是对称的）"),
+        change=("normalise each query's scores across the keys, and let context vector i use row i of the weights",
+                "沿各个 key 对每个 query 的分数做归一化，并让第 i 个上下文向量使用权重的第 i 行"),
     ),
 )

@@ -43,7 +43,9 @@ def context_cases_dtype(rng: random.Random) -> list[TensorCase]:
 def context_mistakes(inputs: Tensor) -> list[tuple[str, Tensor]]:
     scores = inputs @ inputs.T
     return [
-        ("softmax_wrong_dim", torch.softmax(scores, dim=0) @ inputs),
+        # The scores x @ x.T are symmetric: a softmax along the queries and the row-wise weights applied transposed
+        # give this same output, so the entry's words cover both.
+        ("context_weights_other_axis", torch.softmax(scores, dim=0) @ inputs),
         ("context_normalised_without_exp", (scores / scores.sum(dim=-1, keepdim=True)) @ inputs),
         ("scores_as_weights", scores @ inputs),
         ("scaled_without_weights", torch.softmax(scores / inputs.shape[-1] ** 0.5, dim=-1) @ inputs),

@@ -85,8 +85,9 @@ def renormalise_mistakes(attn_weights: Tensor) -> list[tuple[str, Tensor]]:
         ("mask_includes_diagonal", renormalised("with_diagonal")),
         ("mask_inverted", renormalised("inverted")),
     ]
+    mistakes.append(("row_sums_wrong_axis", masked / masked.sum(dim=-2, keepdim=True)))  # summed over the queries
     with contextlib.suppress(RuntimeError):  # (b, T, T) / (b, T) only broadcasts for some shapes
-        mistakes.append(("row_sums_wrong_axis", masked / masked.sum(dim=-1)))
+        mistakes.append(("row_sums_without_keepdim", masked / masked.sum(dim=-1)))
     return mistakes
 
 

@@ -5,7 +5,7 @@ Debian's Chromium and chromedriver drive a JupyterLab started here on 127.0.0.1,
 Selenium Manager off: the driver's path is given, nothing is downloaded. Notebook 03 is opened twice,
 with a correct `causal_mask` and with one that also hides the diagonal; the cells up to its check cell
 run from the Run menu, and the tests read the output area as the student sees it. The wrong copy climbs the hint
-ladder: its check cell run once (rung 1: the symptom and a question), run again (rung 2: the likely mistake and its
+ladder: its check cell run once (rung 1: the symptom and a question), run again (rung 2: the reproduced mistake and its
 hint), then the cell below it, `check(..., hint=3)` (rung 3: what to change); one screenshot per rung. Then nbgrader's
 Validate button and the formgrader page. The wrong copy is opened a third time in a kernel of its own that
 has only the student kit installed (tests/student_kit_env.py): the same feedback, from stored vectors.
@@ -421,8 +421,8 @@ def test_mask_hiding_the_diagonal_climbs_the_three_rungs(driver, lab, course, mo
         # picture and the question; the mistake is held back, and the last line says how to see it.
         assert "your mask hides token 0 from token 0" in failures[0], failures
         assert lines == expected_feedback(wrong, monkeypatch, hint=1)
-        assert not [line for line in lines if line.startswith(("likely mistake", "✔"))], lines
-        assert lines[-1].startswith("» the likely mistake and a hint"), lines
+        assert not [line for line in lines if line.startswith(("reproduced mistake", "✔"))], lines
+        assert lines[-1].startswith("» the reproduced mistake and a hint"), lines
         # The table is HTML that wraps at words (JupyterLab breaks printed text anywhere, mid-word too).
         table = cell.find_elements(By.CSS_SELECTOR, '[data-mime-type="text/html"] .attnkit-check')
         assert table, "check(...)'s table is not shown as HTML"
@@ -430,11 +430,11 @@ def test_mask_hiding_the_diagonal_climbs_the_three_rungs(driver, lab, course, mo
         assert driver.execute_script(wrapping, table[0]) == "normal"
         # Rung 2: the same code run again names the mistake (mask_includes_diagonal) and its hint.
         run_again(driver, cell)
-        wait_for(driver, lambda: "likely mistake" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
+        wait_for(driver, lambda: "reproduced mistake" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
         lines = output_lines(cell)
         save_screenshot(driver, "causal_mask-wrong-rung2-en")
         assert lines == expected_feedback(wrong, monkeypatch, hint=2)
-        assert "likely mistake — the mask also hides the diagonal" in lines, lines
+        assert "reproduced mistake — the mask also hides the diagonal" in lines, lines
         # Rung 3, on request in the cell below: what to change, in words (when the misconception says it).
         below = rung_3_cell(driver, cell)
         run_again(driver, below)
@@ -457,7 +457,7 @@ def test_student_kit_kernel_shows_the_same_feedback_in_chinese(driver, lab, cour
         wrong = causal_mask_source("wrong")
         assert lines == expected_feedback(wrong, monkeypatch, lang="zh")
         run_again(driver, cell)
-        wait_for(driver, lambda: "可能的错误" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
+        wait_for(driver, lambda: "重现出的错误" in " ".join(output_lines(cell)), RUN_S, "the named mistake")
         lines = output_lines(cell)
         save_screenshot(driver, "causal_mask-student-kit-rung2-zh")
         assert lines == expected_feedback(wrong, monkeypatch, hint=2, lang="zh")
@@ -532,7 +532,7 @@ def test_attnkits_feedback_page_leads_with_what_lost_points(driver, tmp_path):
     assert "they differ in 6 of 36 cells" in image.get_attribute("alt")
     lost = driver.find_element(By.CSS_SELECTOR, "section.lost-points")
     summary = driver.find_element(By.CSS_SELECTOR, "details summary")
-    assert "your mask hides token 0 from token 0" in lost.text and "likely mistake" in lost.text
+    assert "your mask hides token 0 from token 0" in lost.text and "reproduced mistake" in lost.text
     assert lost.location["y"] < summary.location["y"] and "checks passed" in summary.text
     passed = driver.find_elements(By.CSS_SELECTOR, "details tr.passed")
     assert passed and not any(row.is_displayed() for row in passed)  # folded

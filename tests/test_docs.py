@@ -260,9 +260,9 @@ def test_make_test_runs_the_test_suite():
 
 def test_the_student_guides_check_and_hint_lines_climb_the_three_rungs():
     """The student's path from the guide's own lines: a check cell on a mask that also hides the diagonal shows the
-    symptom and a question, `hint=True` the likely mistake, `hint=3` what to change; in English and in Chinese."""
-    rung_labels = {"en": ("ask yourself — ", "likely mistake — ", "what to change — "),  # messages.py's labels
-                   "zh": ("想一想：", "可能的错误：", "怎么改：")}
+    symptom and a question, `hint=True` the reproduced mistake, `hint=3` what to change; in English and in Chinese."""
+    rung_labels = {"en": ("ask yourself — ", "reproduced mistake — ", "what to change — "),  # messages.py's labels
+                   "zh": ("想一想：", "重现出的错误：", "怎么改：")}
     for page, lang in (("student-guide.md", "en"), ("student-guide.zh-cn.md", "zh")):
         labels = rung_labels[lang]
         cells = [body for language, body, _ in fences((DOCS / page).read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """The hint ladder and the table around it. check(...) shows rung 1 first (the symptom and a question), rung 2 on
-request (hint=True) or on the next run that still fails (the likely mistake and its hint), and rung 3 only on request
-(hint=True once more, or hint=3: what to change, in words); graded output carries rungs 1 and 2, never 3. The table
-has one row per cause of failure, and its first line never says done while a public check fails."""
+request (hint=True) or on the next run that still fails (the reproduced mistake and its hint), and rung 3 only on
+request (hint=True once more, or hint=3: what to change, in words); graded output carries rungs 1 and 2, never 3.
+The table has one row per cause of failure, and its first line never says done while a public check fails."""
 
 import contextlib
 import dataclasses
@@ -31,7 +31,7 @@ QUESTION = {"en": "Which key tokens may query token 0 see?", "zh": "查询 token
 CHANGE = {"en": "Start hiding one step to the right of the diagonal.", "zh": "从对角线右边一格开始遮住。"}
 LABELS = {  # the start of each rung's line, per language (autograder/course/messages.py)
     "question": {"en": "ask yourself — ", "zh": "想一想："},
-    "mistake": {"en": "likely mistake — ", "zh": "可能的错误："},
+    "mistake": {"en": "reproduced mistake — ", "zh": "重现出的错误："},
     "hint": {"en": "hint — ", "zh": "提示："},
     "change": {"en": "what to change — ", "zh": "怎么改："},
 }
@@ -271,7 +271,7 @@ EXERCISE = Exercise("demo", "00_demo", ("f",), {"en": "Demo", "zh": "示例"}, p
 def same_cause_results(count):
     cause = Cause(None, "shape.wrong", (("got_shape", "(2, 3)"),))
     return [CheckResult(f"demo.{i}", "demo", 0.0, 1.0, FAILED, None, f"check {i}: output shape (2, 3)", False,
-                        hint="hint — the concept", mistake="likely mistake — a name", title=f"check {i}",
+                        hint="hint — the concept", mistake="reproduced mistake — a name", title=f"check {i}",
                         cause=cause) for i in range(count)]
 
 
@@ -410,7 +410,7 @@ def test_a_rung_with_nothing_new_is_said_only_where_it_is_so():
     """The rule can fail: a rung that adds a line is not marked, one that adds none is, and graded output (which the
     student cannot climb) carries no such line."""
     named = dataclasses.replace(result(FAILED, misconception="m", cause=Cause("m", "k", ())),
-                                question="q", mistake="likely mistake — m", hint="hint — h")
+                                question="q", mistake="reproduced mistake — m", hint="hint — h")
     unnamed = result(FAILED, cause=Cause(None, "other", ()))
     for rung, marked in ((1, []), (2, ["nothing_known"]), (3, ["no_more", "nothing_known"])):
         text = table(EXERCISE, [named, unnamed], "en", hidden=False, messages=catalog.MESSAGES, rung=rung)
@@ -464,7 +464,7 @@ def two_named_causes():
     def named(check_id, mistake):
         return dataclasses.replace(result(FAILED, misconception=mistake, cause=Cause(mistake, "k", ())),
                                    id=check_id, title=check_id, message=f"{check_id}: wrong",
-                                   question=f"question {mistake}", mistake=f"likely mistake — {mistake}",
+                                   question=f"question {mistake}", mistake=f"reproduced mistake — {mistake}",
                                    hint=f"hint — {mistake}", change=f"what to change — {mistake}")
 
     return [named("demo.a", "A"), named("demo.b", "B")]
@@ -477,7 +477,7 @@ def test_each_cause_of_one_run_is_shown_at_its_own_rung():
     steps = ladder.steps("demo", results, None)
     assert steps == {a: Step(2, again=True), b: Step(1)}
     text = table(EXERCISE, results, "en", hidden=False, messages=catalog.MESSAGES, steps=steps)
-    assert "likely mistake — A" in text and "question B" in text and "likely mistake — B" not in text
+    assert "reproduced mistake — A" in text and "question B" in text and "reproduced mistake — B" not in text
     # Both footers: B's next rung is its mistake, A's is what to change.
     assert [line.strip()[:1] for line in text.splitlines()].count(NEXT) == 2
     ladder.remember("demo", results, steps)

@@ -347,7 +347,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
             assert re.search(rf"Score:\s*{re.escape(score)}(\.0+)?\s*/", body), body[:500]
             assert "Graded checks for The causal mask" in body, body[:2000]  # attnkit's verdicts, from the sandbox
             if kind == "wrong":
-                assert "likely mistake — the mask also hides the diagonal" in body, body[:3000]
+                assert "reproduced mistake — the mask also hides the diagonal" in body, body[:3000]
                 # nbconvert's page puts an SVG output in .output_svg as an img; shown where the screenshot is taken
                 images = [image for image in driver.find_elements(By.CSS_SELECTOR, ".output_svg img")
                           if driver.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 0",

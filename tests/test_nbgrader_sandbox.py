@@ -207,7 +207,7 @@ def test_the_students_own_cells_show_what_they_printed_capped(tmp_path, repo_roo
 def test_feedback_names_the_mistake_draws_the_mask_and_keeps_hidden_values_secret(demo_class):
     course, student = demo_class["course"], "mistake-mask-diagonal"
     page = (course / "feedback" / student / "attention" / f"{NB03}.html").read_text(encoding="utf-8")
-    assert "likely mistake" in page and "data:image/svg+xml;base64," in page  # the heatmap, as nbconvert embeds SVG
+    assert "reproduced mistake" in page and "data:image/svg+xml;base64," in page  # the heatmap, as nbconvert embeds SVG
     assert "Score: 15.5 / 25.0" in page or "15.5" in page
     document = demo_class["documents"][student]
     notebook = next(notebook for notebook in document["notebooks"] if notebook["notebook"] == NB03)

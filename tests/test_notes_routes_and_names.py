@@ -165,9 +165,9 @@ def test_every_mistake_the_grid_reproduces_is_named_graded_and_at_rung_2(variant
     runtime = NotebookRuntime(in_notebook.ReferenceExpectations())
     name = MISCONCEPTIONS_BY_ID[variant.misconception].name["en"]
     graded = printed(runtime.grade, variant.exercise, variant.student)
-    assert f"likely mistake — {name}" in graded, graded
+    assert f"reproduced mistake — {name}" in graded, graded
     checked = printed(runtime.check, variant.exercise, variant.student, hint=True)
-    assert f"likely mistake — {name}" in checked, checked
+    assert f"reproduced mistake — {name}" in checked, checked
 
 
 # ---------------------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def kit_runtime():
 def test_the_issues_two_students_are_right_in_the_student_kit(kit_runtime, monkeypatch):
     monkeypatch.setenv("ATTNKIT_LANG", "en")
     renormalised = printed(kit_runtime.check, "causal_attention", CausalAttentionRenormalised)
-    assert "✘" not in renormalised and "likely mistake" not in renormalised, renormalised
+    assert "✘" not in renormalised and "reproduced mistake" not in renormalised, renormalised
     split = printed(kit_runtime.check, "multi_head_attention", QUERIES_VIEW_ONLY, hint=True)
     name = MISCONCEPTIONS_BY_ID["split_without_transpose"].name["en"]
-    assert f"likely mistake — {name}" in split, split
+    assert f"reproduced mistake — {name}" in split, split

@@ -183,7 +183,7 @@ def _graded_record(heatmap_document):
         {"id": "a.passes", "exercise": "causal_mask", "score": 2.0, "max_score": 2.0, "status": "passed",
          "misconception": None, "message": "PASSED-MESSAGE", "hidden": False},
         {"id": "causal_mask.notes", "exercise": "causal_mask", "score": 0.0, "max_score": 2.0, "status": "failed",
-         "misconception": "m", "message": "LOST-MESSAGE\nlikely mistake — the mask also hides the diagonal",
+         "misconception": "m", "message": "LOST-MESSAGE\nreproduced mistake — the mask also hides the diagonal",
          "hidden": False, "details": ["expected: …"], "heatmap": heatmap_document},
         {"id": "causal_mask.hidden", "exercise": "causal_mask", "score": 0.0, "max_score": 4.0, "status": "failed",
          "misconception": None, "message": "HIDDEN-MESSAGE", "hidden": True, "heatmap": heatmap_document},

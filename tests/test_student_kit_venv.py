@@ -120,7 +120,7 @@ def test_buggy_code_fails_its_check_and_names_the_mistake_on_the_second_run(kit,
     feedback = check_outputs(run_notebooks(kit, tmp_path, {notebook: cells}), notebook)[exercise_id]
     first, second = feedback.split("Checks for ")[1:]
     name = MISCONCEPTIONS_BY_ID[misconception].name["en"]
-    assert "✘" in first and name not in first and "» the likely mistake and a hint" in first, first
+    assert "✘" in first and name not in first and "» the reproduced mistake and a hint" in first, first
     assert name in second, second
 
 

@@ -141,7 +141,7 @@ class Misconception:
     """A known wrong idea, recognised by its own evidence in the student's outputs (a wrong variant of the reference
     that reproduces them, or what the probe saw). Its words are the hint ladder's (autograder.checking.feedback):
     rung 1 is the check's symptom with `question`, a question whose answer leads to the cause; rung 2 is `name`
-    (the likely mistake) with `hint` (the concept); rung 3, only on request, is `change`: what to change, in words.
+    (the reproduced mistake) with `hint` (the concept); rung 3, only on request, is `change`: what to change, in words.
     No rung holds code, a formula, a shape to type or an expected answer."""
 
     id: str
@@ -199,8 +199,8 @@ class CheckResult:
     """What one check says of a student's code. `message` names the symptom; the hint ladder's rungs
     (autograder.checking.feedback.HintLadder) are lines in the result's language, each with its label, empty when no
     known mistake fits or the mistake has no such text: `question` (rung 1, beside the symptom), `mistake` and `hint`
-    (rung 2: the likely mistake and the concept, on request or on the next failing run) and `change` (rung 3, what to
-    change in words, only on request). Graded records carry rungs 1 and 2 (`full_message`)."""
+    (rung 2: the reproduced mistake and the concept, on request or on the next failing run) and `change` (rung 3,
+    what to change in words, only on request). Graded records carry rungs 1 and 2 (`full_message`)."""
 
     id: str
     exercise: str
@@ -219,7 +219,7 @@ class CheckResult:
     title: str = ""  # the check's title in the result's language: what a folded line names
     cause: Cause | None = None  # None when the check passed
     question: str = ""  # rung 1: "ask yourself — a question whose answer leads to the cause"
-    mistake: str = ""  # rung 2: "likely mistake — its name"
+    mistake: str = ""  # rung 2: "reproduced mistake — its name"
     change: str = ""  # rung 3: "what to change — in words"
     graded_later: float = 0.0  # a preview: what its hidden twin is worth, graded later on new values
 

@@ -205,7 +205,7 @@ def refused_name(verdict: Verdict, exercise: str, misconceptions: Mapping[str, M
 
 
 def _ladder_line(messages: Messages, key: str, text: Mapping[str, str], lang: str) -> str:
-    """One rung's line, `text` in `lang` after its label ("likely mistake — …"); "" when there is no text."""
+    """One rung's line, `text` in `lang` after its label ("reproduced mistake — …"); "" when there is no text."""
     return render(messages, key, lang, {"text": pick(text, lang)}) if text else ""
 
 

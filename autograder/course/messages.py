@@ -35,13 +35,13 @@ MESSAGES = {
     # The hint ladder (autograder.checking.feedback.HintLadder), one per cause of failure: each rung's line, and the
     # footer naming the next.
     "ladder.question": {"en": "ask yourself — {text}", "zh": "想一想：{text}"},
-    "label.misconception": {"en": "likely mistake — {text}", "zh": "可能的错误：{text}"},
+    "label.misconception": {"en": "reproduced mistake — {text}", "zh": "重现出的错误：{text}"},
     "label.hint": {"en": "hint — {text}", "zh": "提示：{text}"},
     "ladder.change": {"en": "what to change — {text}", "zh": "怎么改：{text}"},
     "ladder.next_mistake": {
-        "en": "» the likely mistake and a hint: check(..., hint=True) shows them, and so does the next run that "
+        "en": "» the reproduced mistake and a hint: check(..., hint=True) shows them, and so does the next run that "
               "still fails for the same reason",
-        "zh": "» 可能的错误和提示：check(..., hint=True) 会显示，下一次因同样的原因仍未通过的运行也会显示"},
+        "zh": "» 重现出的错误和提示：check(..., hint=True) 会显示，下一次因同样的原因仍未通过的运行也会显示"},
     "ladder.next_change": {
         "en": "» what to change, in words: check(..., hint=True) once more, or check(..., hint=3)",
         "zh": "» 想看用文字说明的改法：再运行一次 check(..., hint=True)，或者 check(..., hint=3)"},

@@ -73,7 +73,7 @@ KIT_README = """# attnkit student kit
 Instant feedback for the attnkit attention notebooks: `from autograder import check`, then
 `check("causal_mask", causal_mask)` prints which public checks pass and, for a failing one, what went wrong
 (in English, or Simplified Chinese with `ATTNKIT_LANG=zh`); `check("causal_mask", causal_mask, hint=True)` also
-names the likely mistake and its idea, asking again (`hint=True` once more, or `hint=3`) says what to change in
+names the reproduced mistake and its idea, asking again (`hint=True` once more, or `hint=3`) says what to change in
 words, and `check_all("03_causal_attention", globals())` sums up a whole notebook. The checks
 compare your code's output with stored test vectors: this package holds no reference solutions and no hidden
 checks. Your instructor grades your notebooks with the full attnkit.

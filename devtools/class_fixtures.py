@@ -57,7 +57,7 @@ CLASS = (
         "mistake-softmax-dim0", "context_vectors: softmax over dim=0 (columns) instead of each row",
         notebook=NB01, cell="solution_context_vectors",
         code="attn_weights = torch.softmax(attention_scores(inputs), dim=0)\nreturn attn_weights @ inputs\n",
-        exercise="context_vectors", misconception="softmax_wrong_dim"),
+        exercise="context_vectors", misconception="context_weights_other_axis"),
     Submission(
         "mistake-linear-as-matrix", "SelfAttention_v2: x @ layer.weight, an nn.Linear used as a matrix",
         notebook=NB02, cell="solution_self_attention_v2",

@@ -138,6 +138,8 @@ MISTAKES = [
      "mask_includes_diagonal"),
     ("masking_routes", mutants.causal_weights_renormalised_inverted, "masking_routes.renormalise_random",
      "mask_inverted"),
+    ("masking_routes", mutants.causal_weights_renormalised_column_sums, "masking_routes.renormalise_notes",
+     "row_sums_wrong_axis"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_notes",
      "row_sums_without_keepdim"),
     ("masking_routes", mutants.causal_weights_renormalised_no_keepdim, "masking_routes.renormalise_random",
@@ -277,7 +279,8 @@ def test_every_misconception_of_these_exercises_has_a_mutant():
     assert named >= {
         "mask_includes_diagonal", "mask_inverted", "mask_after_softmax_no_renorm", "masked_fill_result_dropped",
         "softmax_wrong_dim", "missing_scaling", "query_key_swapped", "mask_not_truncated", "transpose_batched",
-        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "row_sums_wrong_axis", "dropout_missing",
+        "dropout_in_eval", "dropout_before_softmax", "mask_plain_attribute", "row_sums_wrong_axis",
+        "row_sums_without_keepdim", "dropout_missing",
         "dropout_not_on_weights", "mask_as_parameter", "mask_not_persistent", "tensor_created_on_cpu",
     }
 

@@ -176,7 +176,7 @@ def test_an_honest_disagreement_fails_the_demo_and_shows_in_the_table(graded_cla
     agreeing.problems, disagreeing.problems = [], problems
     lines = demo.table([agreeing, disagreeing]).splitlines()
     assert lines[0].split()[:6] == ["student", "attnkit", "nbgrader", "(sandboxed)", "agree", "nbgrader"]
-    assert "softmax_wrong_dim" in lines[2] and "context_vectors -7" in lines[2]
+    assert "context_weights_other_axis" in lines[2] and "context_vectors -7" in lines[2]
     assert "DISAGREE" in lines[3] and lines[3].count(demo.NOT_OK) == 2
 
 

@@ -25,6 +25,7 @@ VIEW_SIZE = re.compile(r"shape '\[([\d, -]+)\]' is invalid for input of size (\d
 AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (-?\d+)\)")
 # The student's function called as the exercise's signature gives: a keyword it renamed, or a parameter it added.
 UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(\w+)'")
+ARITY = re.compile(r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:was|were) given")
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
 # A transpose as code writes it (an attribute or a call), not a word inside a name such as split_without_transpose.
 TRANSPOSE = re.compile(r"\.(?:T|mT|t|H|mH)\b|\b(?:transpose|permute|swapaxes|swapdims|movedim)\s*\(")
@@ -101,6 +102,8 @@ def symptom(error: Mapping[str, Any]) -> Verdict:
         return Verdict(False, "error.unexpected_keyword", {**fields, "keyword": found.group(1)})
     if kind == "TypeError" and (found := MISSING_ARGUMENT.search(text)) is not None:
         return Verdict(False, "error.missing_argument", {**fields, "name": found.group(1)})
+    if kind == "TypeError" and ARITY.search(text) is not None:  # the call itself: the student's function takes
+        return Verdict(False, "error.wrong_signature", fields)  # other parameters than the exercise passes
     line = str(error.get("line", ""))
     if kind == "TypeError" and line and re.search(r"argument|positional|keyword", text):
         # Raised inside the student's code (a size that is a float, say): the call of the student's function was

@@ -131,10 +131,10 @@ MESSAGES = {
                                  "zh": "你的结果是 {got}，期望的是 {expected}"},
     "label.heatmap_alt_same": {"en": "the cells shown are equal", "zh": "图中的格子都相同"},
     "label.head_layout_alt": {
-        "en": "Where each feature of the heads landed, expected and yours side by side ({rows} tokens × {columns} "
-              "features, head_dim {head_dim}): {misplaced} of {total} features out of place",
-        "zh": "各个头的特征落在哪里：期望和你的结果并排（{rows} 个 token × {columns} 个特征，head_dim 为 {head_dim}）："
-              "{total} 个特征中有 {misplaced} 个位置不对"},
+        "en": "Where each feature of the heads landed, expected and yours side by side ({rows} tokens, {columns} "
+              "features each, head_dim {head_dim}): {misplaced} of {total} features out of place",
+        "zh": "各个头的特征落在哪里：期望和你的结果并排（{rows} 个 token，每个 {columns} 个特征，"
+              "head_dim 为 {head_dim}）：{total} 个特征中有 {misplaced} 个位置不对"},
     # Exceptions raised by the student's code, explained in the student's terms.
     "error.not_implemented": {
         "en": "not implemented yet: the stub still raises NotImplementedError",

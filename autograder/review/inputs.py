@@ -32,6 +32,11 @@ BASE_SUFFIXES = (".py", ".ipynb")
 MAX_BASE_FILE_BYTES = 20 * 2**20
 PARALLEL_FROM = 200  # students: below this, starting processes costs more than it saves
 
+# Mistakes named with a value fitted from the student's own output (a scale constant, a fill): two students share
+# that output only when they chose the same value, so it explains nothing about independence (issue 41's fitted
+# families; the similarity bench plants exactly such a pair).
+FITTED_MISTAKES = frozenset({"scale_wrong_value", "mask_fill_not_low_enough"})
+
 
 class InputError(ValueError):
     """An input `attnkit similarity` cannot use (a missing --base path, an unreadable grades folder)."""
@@ -203,7 +208,8 @@ def read_behaviours(grades_dir: str | os.PathLike[str]) -> tuple[dict[str, Behav
                 outputs.setdefault(str(check.get("exercise", "")), set()).update(str(key) for key in keys)
             if check.get("misconception"):
                 misconceptions.add(str(check["misconception"]))
-                named_in.add(str(check.get("exercise", "")))
+                if str(check["misconception"]) not in FITTED_MISTAKES:
+                    named_in.add(str(check.get("exercise", "")))
         # One known mistake fails several checks of its exercise, not all of which name it: all are explained.
         explained = {key for exercise in named_in for key in outputs.get(exercise, ())}
         behaviours[student_id] = Behaviour({exercise: frozenset(keys) for exercise, keys in outputs.items()},

@@ -128,6 +128,12 @@ def context_vectors_loops(inputs):
     return torch.softmax(attn_scores, dim=1) @ inputs
 
 
+def softmax_stable_global_max(x, dim=-1):
+    shifted = x - x.max()  # one maximum for the whole tensor
+    exps = torch.exp(shifted)
+    return exps / exps.sum(dim=dim, keepdim=True)
+
+
 def context_vectors_wrong_dim(inputs):
     return torch.softmax(inputs @ inputs.T, dim=0) @ inputs
 
@@ -410,6 +416,7 @@ def load_no_return(sa_v1, sa_v2):
 # right). The correct mutants are not listed.
 
 TRUE_MISCONCEPTIONS = {
+    "softmax_stable_global_max": ("softmax_global_max",),
     "softmax_naive_divide_by_sum": ("normalised_without_exp",),
     "softmax_naive_builtin": (),
     "softmax_naive_float32": (),

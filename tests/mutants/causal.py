@@ -65,6 +65,12 @@ def causal_weights_renormalised_no_renorm(attn_weights):
     return attn_weights * torch.tril(torch.ones(context_length, context_length))
 
 
+def causal_weights_renormalised_column_sums(attn_weights):
+    context_length = attn_weights.shape[-1]
+    masked = attn_weights * torch.tril(torch.ones(context_length, context_length, device=attn_weights.device))
+    return masked / masked.sum(dim=-2, keepdim=True)  # sums down the columns, across the queries
+
+
 def causal_weights_renormalised_with_diagonal(attn_weights):
     context_length = attn_weights.shape[-1]
     masked = attn_weights * torch.tril(torch.ones(context_length, context_length), diagonal=-1)
@@ -605,6 +611,7 @@ class CausalAttention_global_d_k(CausalAttention_forward_mistake):
 # right). The correct mutants are not listed.
 
 TRUE_MISCONCEPTIONS = {
+    "causal_weights_renormalised_column_sums": ("row_sums_wrong_axis",),
     "causal_mask_with_diagonal": ("mask_includes_diagonal",),
     "causal_mask_inverted": ("mask_inverted",),
     "causal_mask_tril": ("mask_inverted",),

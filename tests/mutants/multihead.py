@@ -952,6 +952,27 @@ def count_parameters_with_buffers(module):
     return sum(p.numel() for p in module.parameters()) + sum(b.numel() for b in module.buffers())
 
 
+def count_parameters_children_only(module):
+    # walks the children: a layer with no children of its own, or a parameter on the module itself, is never reached
+    return sum(p.numel() for child in module.children() for p in child.parameters() if p.requires_grad)
+
+
+def count_parameters_linear_only(module):
+    # only the weights and biases of the nn.Linear layers
+    return sum(p.numel() for layer in module.modules() if isinstance(layer, nn.Linear)
+               for p in layer.parameters(recurse=False) if p.requires_grad)
+
+
+def count_parameters_every_module(module):
+    # parameters() of every module of modules(): a nested parameter counted once per module above it
+    return sum(p.numel() for layer in module.modules() for p in layer.parameters() if p.requires_grad)
+
+
+def count_parameters_every_name(module):
+    # named_parameters without removing duplicates: a tied parameter counted under each of its names
+    return sum(p.numel() for _, p in module.named_parameters(remove_duplicate=False) if p.requires_grad)
+
+
 def count_parameters_all(module):
     return sum(p.numel() for p in module.parameters())
 
@@ -1021,6 +1042,10 @@ class MHAHeadDimFloat(GivenMultiHeadAttention):
 # right). The correct mutants are not listed.
 
 TRUE_MISCONCEPTIONS = {
+    "count_parameters_children_only": ("counts_children_only",),
+    "count_parameters_linear_only": ("counts_linear_only",),
+    "count_parameters_every_module": ("counts_nested_twice",),
+    "count_parameters_every_name": ("counts_shared_twice",),
     "WrapperTokenAxis": ("heads_on_token_axis",),
     "WrapperFirstAxis": ("heads_on_token_axis",),
     "WrapperStacked": ("heads_stacked",),

@@ -97,6 +97,7 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
     candidates = reproduced(verdict)
     if not candidates:
         return verdict
+    failing_cases = 1
     for index, case, data in later:
         if not isinstance(data, dict) or "error" in data:
             continue
@@ -105,9 +106,16 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
         except Exception:  # noqa: BLE001 - odd student output: no evidence either way
             continue
         if not other.passed:
+            failing_cases += 1
             candidates = [candidate for candidate in candidates if candidate in reproduced(other)]
     specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_NAMES]
-    candidates = specific if len(specific) == 1 else candidates
+    # A whole-number size of the call (d_k, num_tokens) explains the failing cases better than a number of the
+    # student's own only when there are several (their sizes vary): on one case, a typed constant equal to that size
+    # reproduces it as well (the similarity bench's students who divide by 3.0 met num_tokens = 3).
+    coincidence = (failing_cases == 1 and bool(specific) and specific[0][0] in WHOLE_NUMBER_SIZES
+                   and any(name == "scale_wrong_value" for name, _ in candidates))
+    if len(specific) == 1 and not coincidence:
+        candidates = specific
     if len(candidates) == 1:
         name, value = candidates[0]
         if value is None:
@@ -126,6 +134,7 @@ GENERAL_FAMILIES = {name: "scale_wrong_value" for name in (
 # Explanations a known mistake of the call's own sizes is preferred to where both reproduce every failing case: the
 # general wrong divisor, and a size of the notebook's example that the call's own size happens to equal.
 GENERAL_NAMES = frozenset({"scale_wrong_value", "size_from_notebook"})
+WHOLE_NUMBER_SIZES = frozenset({"scale_by_d_k", "scale_by_num_tokens"})
 
 
 def reproduced(verdict: Verdict) -> list[tuple[str, float | None]]:

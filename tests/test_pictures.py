@@ -284,7 +284,7 @@ def test_a_heatmap_says_in_words_which_matrices_their_size_and_where_they_differ
 def test_a_head_layout_says_how_many_features_are_out_of_place():
     layout = HeadLayout(1, (((0, 0), (0, 1)),), (((0, 1), (0, 1)),))
     alt = parsed(head_layout_svg(layout, MESSAGES, "en")).get("aria-label")
-    assert "1 tokens × 2 features" in alt and "1 of 2 features out of place" in alt, alt
+    assert "1 tokens, 2 features each" in alt and "1 of 2 features out of place" in alt, alt
 
 
 def test_nbgraders_graded_cell_gives_each_picture_its_words_not_the_check_id():

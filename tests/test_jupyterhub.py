@@ -275,7 +275,7 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
         with step(driver, site_, f"04-{kind}-validate"):
             report = validate(driver, panel)
             # Validate runs the notebook as the student's server sees it; its graded cells hold hidden tests only,
-            # so it reports success whatever the check said (docs/instructor-guide.md).
+            # so it reports success whatever the check said (docs/instructor/index.md).
             assert "Validation Results" in report and "There was an error" not in report, report
         close_dialog(driver)
         with step(driver, site_, f"05-{kind}-submitted"):
@@ -354,6 +354,6 @@ def test_the_course_round_trip_on_jupyterhub(site, driver, capsys):
                                                    image)]
                 assert images, "no heatmap in the feedback page"
                 driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", images[0])
-    with capsys.disabled():  # the round trip's time, for docs/instructor-guide.md and the note
+    with capsys.disabled():  # the round trip's time, for docs/instructor/index.md and the note
         print(f"\ntest_jupyterhub: the round trip took {time.monotonic() - started:.0f} s "
               f"(environments, users, hub, two students, grading, feedback)")

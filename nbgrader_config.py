@@ -64,3 +64,7 @@ c.SandboxedExecute.timeout = 30
 # Only where the setting above is removed: a graded cell imports torch and runs a few small checks in the student's
 # kernel; the limit only stops a submission that loops forever (no credit for that cell).
 c.ExecutePreprocessor.timeout = 120
+# `nbgrader export` writes nbgrader's CSV as real CSV: names from the gradebook, the timestamp nbgrader recorded or
+# "none recorded" (never an empty cell nor "None"), cells quoted, no cell a spreadsheet runs as a formula
+# (autograder/integrations/nbgrader_export.py).
+c.ExportApp.plugin_class = "autograder.integrations.nbgrader_export.CourseCsvExport"

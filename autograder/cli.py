@@ -5,7 +5,8 @@
           [--shard I/N]                           only the students of shard I of N (stable hash of the id)
     attnkit merge OUT_DIR... --out MERGED         the shards' outputs -> one grades.csv, per-student files, report
     attnkit similarity SUBMITTED_DIR --out OUT    pairs whose code or wrong outputs look copied (evidence only)
-    attnkit export GRADES_DIR --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import
+    attnkit export SOURCE --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import, from an
+          nbgrader course's gradebook (SOURCE: the course folder) or an `attnkit grade` output
     attnkit gradescope build OUT.zip              the Gradescope autograder bundle
     attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
     attnkit -v COMMAND ... (or COMMAND ... -v)    also progress and diagnostics on stderr (logging's DEBUG)
@@ -105,8 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     _limit_options(similarity)
     similarity.set_defaults(run=_similarity)
 
-    export = commands.add_parser("export", help="grades into a Canvas or Moodle gradebook import file (see README)")
-    export.add_argument("grades", type=Path, metavar="GRADES_DIR")
+    export = commands.add_parser("export", help="grades into a Canvas or Moodle gradebook import file: from an "
+                                 "nbgrader course's gradebook or an `attnkit grade` output")
+    export.add_argument("source", type=Path, metavar="SOURCE", help="an nbgrader course folder (its gradebook.db "
+                        "is the record: manual grades, extra credit, late penalties) or its gradebook file; or an "
+                        "`attnkit grade`/`attnkit merge` output (GRADES_DIR) for a course without nbgrader")
     lms = export.add_mutually_exclusive_group(required=True)
     lms.add_argument("--canvas", type=Path, metavar="ROSTER.csv", help="Canvas's gradebook export (Grades > Export)")
     lms.add_argument("--moodle", type=Path, metavar="ROSTER.csv", help="a Moodle grade export or user list (CSV)")
@@ -118,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
                         "column, e.g. \"Attention (123)\"; default: the roster's only one, else \"Attention\")")
     export.add_argument("--match", default=None, metavar="COLUMN", help="the roster column holding the attnkit "
                         "student ids (default: the identity column that matches the most)")
+    export.add_argument("--assignment", default=None, metavar="NAME", help="an nbgrader course: the gradebook's "
+                        "assignment (default: attention)")
     export.set_defaults(run=_export)
 
     gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle (see README, \"Gradescope\")")
@@ -266,9 +272,9 @@ def _export(args: argparse.Namespace) -> int:
     from autograder.integrations.api import export_grades
 
     lms = "canvas" if args.canvas else "moodle"
-    result, link_problem = export_grades(args.grades, args.canvas or args.moodle, args.out, lms=lms,
+    result, link_problem = export_grades(args.source, args.canvas or args.moodle, args.out, lms=lms,
                                          id_column=args.id_column, per_exercise=args.per_exercise,
-                                         column=args.column, match=args.match)
+                                         column=args.column, match=args.match, assignment=args.assignment)
     for student_id, note in result.notes:
         logger.warning("attnkit export: %s%s", clean(student_id) + ": " if student_id else "", clean(note))
     if link_problem:

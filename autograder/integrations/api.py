@@ -11,25 +11,35 @@ if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
     from autograder.integrations.lms import Export
 
 
-def export_grades(grades_dir: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
-                  per_exercise: bool = False, column: str | None = None,
-                  match: str | None = None) -> tuple["Export", str | None]:
-    """Grades of an `attnkit grade` output as a Canvas or Moodle gradebook import file (`lms`: "canvas" or
-    "moodle"), FILE.notes.csv beside it, and a link from the grades' class report (`attnkit export`). Returns what
-    was exported and, when the report could not be updated (the file itself is written), why. Raises Refused
-    when it cannot export."""
-    from autograder.integrations.lms import LmsError, export
+def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
+                  per_exercise: bool = False, column: str | None = None, match: str | None = None,
+                  assignment: str | None = None) -> tuple["Export", str | None]:
+    """Grades as a Canvas or Moodle gradebook import file (`lms`: "canvas" or "moodle") and FILE.notes.csv beside
+    it (`attnkit export`). `source` is an nbgrader course directory (or its gradebook file), whose gradebook is read
+    for `assignment` (default: the course's), or an `attnkit grade` output, whose class report gets a link to the
+    file. Returns what was exported and, when the report could not be updated (the file itself is written), why.
+    Raises Refused when it cannot export."""
+    from autograder.course.assignment import ASSIGNMENT
+    from autograder.integrations.lms import LmsError, export, read_grade_output
+    from autograder.integrations.nbgrader_gradebook import is_course, read_gradebook
     from autograder.outputs.class_report import add_link
 
     if lms == "moodle" and id_column is None:
         raise Refused("--moodle needs --id-column email, username or idnumber")
+    course = is_course(source)
+    if assignment is not None and not course:
+        raise Refused(f"--assignment reads an nbgrader course's gradebook; {source} is not a course directory "
+                      "(an `attnkit grade` output holds one assignment)")
     try:
-        result = export(grades_dir, roster, out, lms=lms, id_column=id_column, per_exercise=per_exercise,
+        grades = read_gradebook(source, assignment or ASSIGNMENT) if course else read_grade_output(source)
+        result = export(grades, roster, out, lms=lms, id_column=id_column, per_exercise=per_exercise,
                         column=column, match=match)
     except LmsError as problem:
         raise Refused(str(problem)) from None
+    if course:
+        return result, None
     try:
-        add_link(grades_dir, f"{lms.capitalize()} import file ({out.name})", result.path)
+        add_link(source, f"{lms.capitalize()} import file ({out.name})", result.path)
     except OSError as error:  # the file is written; only the report's link is missing
         return result, f"class_report.html not updated with a link to {result.path}: {error}"
     return result, None

@@ -1,4 +1,7 @@
-"""Grades from an `attnkit grade` output into an LMS gradebook import file: `export(...)` behind `attnkit export`.
+"""Grades into an LMS gradebook import file: `export(...)` behind `attnkit export`.
+
+The grades come as `ClassGrades`: from an `attnkit grade` output (`read_grade_output` here) or, in an nbgrader
+course, from nbgrader's gradebook (autograder.integrations.nbgrader_gradebook), the record there.
 
 Canvas (Grades > Import): the roster is Canvas's own gradebook export (Grades > Export). Its identity columns are
 `Student, ID, SIS User ID, SIS Login ID, Section` (an `Integration ID` column is kept too when present), then one
@@ -11,9 +14,10 @@ Moodle (Grades > Import > CSV file): one column identifies the user (mapped at i
 ID number), one column per grade item (mapped to the item). The roster is a Moodle grade export (Grades > Export >
 Plain text file) or any CSV with the identifier column: `Email address`, `Username` or `ID number`.
 
-Students are matched on their attnkit id (the folder name under submitted/) against one roster column: `match`,
+Students are matched on their id (the folder name under submitted/) against one roster column: `match`,
 or else the identity column that matches the most students. Nothing is dropped silently: a roster student
-without a grading record gets 0 and a note; a graded student missing from the roster is listed; both go to
+without a grading record gets 0 and a note; what the grades say of a student (a grader error, a late penalty)
+is a note too; a graded student missing from the roster is listed; both go to
 FILE.notes.csv and to `Export.notes`, and the command exits 1 when a graded student is not in the roster.
 """
 
@@ -45,6 +49,21 @@ class LmsError(ValueError):
     """The roster or the grades cannot be used (missing columns, unreadable CSV): nothing was written."""
 
 
+@dataclass(frozen=True)
+class StudentGrade:
+    """One graded student as the LMS file shows them."""
+
+    score: float  # the total the LMS gets
+    exercises: Mapping[str, float]  # points per exercise id, for --per-exercise
+    notes: tuple[str, ...] = ()  # what FILE.notes.csv says of this student
+
+
+@dataclass(frozen=True)
+class ClassGrades:
+    students: Mapping[str, StudentGrade]  # by student id
+    max_score: float  # the Points Possible of the total
+
+
 @dataclass
 class Export:
     path: Path
@@ -57,17 +76,28 @@ class Export:
     notes: list[tuple[str, str]] = field(default_factory=list)  # (student, note) for FILE.notes.csv
 
 
-def export(grades_dir: str | os.PathLike[str], roster_path: str | os.PathLike[str], out_path: str | os.PathLike[str],
+def export(grades: ClassGrades, roster_path: str | os.PathLike[str], out_path: str | os.PathLike[str],
            *, lms: str, id_column: str | None = None, per_exercise: bool = False, column: str | None = None,
            match: str | None = None) -> Export:
     """Write the import file for `lms` ("canvas" or "moodle") and FILE.notes.csv beside it; return what was done."""
-    records = read_records(grades_dir)
     header, rows = read_roster(roster_path)
     if lms == "canvas":
-        return _canvas(records, header, rows, Path(out_path), per_exercise, column, match)
+        return _canvas(grades, header, rows, Path(out_path), per_exercise, column, match)
     if lms == "moodle":
-        return _moodle(records, header, rows, Path(out_path), id_column, per_exercise, column, match)
+        return _moodle(grades, header, rows, Path(out_path), id_column, per_exercise, column, match)
     raise LmsError(f"unknown LMS {lms!r}")
+
+
+def read_grade_output(grades_dir: str | os.PathLike[str]) -> ClassGrades:
+    """The grades of an `attnkit grade` (or `attnkit merge`) output."""
+    records = read_records(grades_dir)
+    students: dict[str, StudentGrade] = {}
+    for student_id, record in records.items():
+        notes = (f"graded with a grader error ({clean(record['grader_error'], 200)}): grade again before importing",) \
+            if record.get("grader_error") else ()
+        students[student_id] = StudentGrade(float(record.get("score", 0.0)), exercise_points(record), notes)
+    scores = [float(record.get("max_score", 0.0)) for record in records.values() if record.get("max_score")]
+    return ClassGrades(students, max(scores) if scores else float(sum(exercise.points or 0 for exercise in EXERCISES)))
 
 
 def read_records(grades_dir: str | os.PathLike[str]) -> dict[str, StudentDocument]:
@@ -124,7 +154,7 @@ def exercise_points(record: StudentDocument) -> dict[str, float]:
     return points
 
 
-def _canvas(records: Mapping[str, StudentDocument], header: list[str], rows: list[dict[str, str]], out_path: Path,
+def _canvas(grades: ClassGrades, header: list[str], rows: list[dict[str, str]], out_path: Path,
             per_exercise: bool, column: str | None, match: str | None) -> Export:
     missing = [name for name in CANVAS_REQUIRED if name not in header]
     if missing:
@@ -136,7 +166,7 @@ def _canvas(records: Mapping[str, StudentDocument], header: list[str], rows: lis
     others = len(rows) - len(points_rows) - len(students)
     identity = [name for name in header if name in CANVAS_IDENTITY]
     column = column or _canvas_assignment_column(header, identity)
-    matched_on = _match_column(records, students, match, [name for name in CANVAS_MATCHABLE if name in header])
+    matched_on = _match_column(grades.students, students, match, [name for name in CANVAS_MATCHABLE if name in header])
     extra = [(f"{column.split(' (')[0]}: {exercise.title['en']}", exercise) for exercise in EXERCISES] \
         if per_exercise else []
     result = Export(out_path, _notes_path(out_path), len(students), matched_on, column)
@@ -145,11 +175,11 @@ def _canvas(records: Mapping[str, StudentDocument], header: list[str], rows: lis
     table = [[*identity, column, *(name for name, _ in extra)]]
     first_cell = points_rows[0]["Student"] if points_rows else POINTS_POSSIBLE
     table.append([first_cell if name == "Student" else "" for name in identity]
-                 + [format_number(_max_score(records)), *(str(exercise.points) for _, exercise in extra)])
+                 + [format_number(grades.max_score), *(str(exercise.points) for _, exercise in extra)])
     for row in students:
-        scores = _scores(records, row[matched_on], result, extra)
+        scores = _scores(grades, row[matched_on], result, extra)
         table.append([row[name] for name in identity] + scores)
-    _not_in_roster(records, students, matched_on, result)
+    _not_in_roster(grades, students, matched_on, result)
     _write(out_path, table, result)
     return result
 
@@ -168,7 +198,7 @@ def _canvas_assignment_column(header: Sequence[str], identity: Collection[str]) 
                    f"{', ...' if len(assignments) > 5 else ''}): say which with --column \"NAME (ID)\"")
 
 
-def _moodle(records: Mapping[str, StudentDocument], header: list[str], rows: list[dict[str, str]], out_path: Path,
+def _moodle(grades: ClassGrades, header: list[str], rows: list[dict[str, str]], out_path: Path,
             id_column: str | None, per_exercise: bool, column: str | None, match: str | None) -> Export:
     if id_column not in MOODLE_ID_COLUMNS:
         raise LmsError(f"--id-column must be one of {', '.join(MOODLE_ID_COLUMNS)}")
@@ -179,20 +209,20 @@ def _moodle(records: Mapping[str, StudentDocument], header: list[str], rows: lis
     students = [row for row in rows if row.get(identifier)]
     skipped = len(rows) - len(students)
     column = column or DEFAULT_COLUMN
-    matched_on = _match_column(records, students, match, [name for name in MOODLE_MATCHABLE if name in header])
+    matched_on = _match_column(grades.students, students, match, [name for name in MOODLE_MATCHABLE if name in header])
     extra = [(f"{column}: {exercise.title['en']}", exercise) for exercise in EXERCISES] if per_exercise else []
     result = Export(out_path, _notes_path(out_path), len(students), matched_on, column)
     if skipped:
         result.notes.append(("", f"{skipped} roster rows have no {identifier} and were left out"))
     table = [[identifier, column, *(name for name, _ in extra)]]
     for row in students:
-        table.append([row[identifier], *_scores(records, row[matched_on], result, extra)])
-    _not_in_roster(records, students, matched_on, result)
+        table.append([row[identifier], *_scores(grades, row[matched_on], result, extra)])
+    _not_in_roster(grades, students, matched_on, result)
     _write(out_path, table, result)
     return result
 
 
-def _match_column(records: Mapping[str, StudentDocument], students: Sequence[dict[str, str]], match: str | None,
+def _match_column(records: Mapping[str, StudentGrade], students: Sequence[dict[str, str]], match: str | None,
                   candidates: Sequence[str]) -> str:
     """The roster column whose values are the attnkit student ids: `match`, or the one matching most students."""
     if match is not None:
@@ -210,32 +240,23 @@ def _match_column(records: Mapping[str, StudentDocument], students: Sequence[dic
     return best
 
 
-def _scores(records: Mapping[str, StudentDocument], student_id: str, result: Export,
-            extra: Sequence[tuple[str, Exercise]]) -> list[str]:
-    record = records.get(student_id)
-    if record is None:
+def _scores(grades: ClassGrades, student_id: str, result: Export, extra: Sequence[tuple[str, Exercise]]) -> list[str]:
+    grade = grades.students.get(student_id)
+    if grade is None:
         result.without_submission.append(student_id)
         result.notes.append((student_id, "in the roster, no graded submission: 0"))
         return ["0", *("0" for _ in extra)]
-    if record.get("grader_error"):
-        result.notes.append((student_id, f"graded with a grader error ({clean(record['grader_error'], 200)}): "
-                                         "grade again before importing"))
-    points = exercise_points(record)
-    return [format_number(record.get("score", 0.0)), *(format_number(points[exercise.id]) for _, exercise in extra)]
+    result.notes.extend((student_id, note) for note in grade.notes)
+    return [format_number(grade.score),
+            *(format_number(grade.exercises.get(exercise.id, 0.0)) for _, exercise in extra)]
 
 
-def _not_in_roster(records: Mapping[str, StudentDocument], students: Iterable[dict[str, str]], matched_on: str,
-                   result: Export) -> None:
+def _not_in_roster(grades: ClassGrades, students: Iterable[dict[str, str]], matched_on: str, result: Export) -> None:
     in_roster = {row[matched_on] for row in students}
-    for student_id in sorted(set(records) - in_roster):
+    for student_id in sorted(set(grades.students) - in_roster):
         result.not_in_roster.append(student_id)
-        result.notes.append((student_id, f"graded ({format_number(records[student_id].get('score', 0.0))} points) "
+        result.notes.append((student_id, f"graded ({format_number(grades.students[student_id].score)} points) "
                                          f"but not in the roster's {matched_on} column: not exported"))
-
-
-def _max_score(records: Mapping[str, StudentDocument]) -> float:
-    scores = [float(record.get("max_score", 0.0)) for record in records.values() if record.get("max_score")]
-    return max(scores) if scores else float(sum(exercise.points or 0 for exercise in EXERCISES))
 
 
 def _notes_path(out_path: Path) -> Path:

@@ -102,6 +102,11 @@ RUN_BY_TEST = {
         "tests/test_student_kit_venv.py::test_solved_notebooks_pass_every_public_check",
     "make similarity-bench":
         "tests/test_similarity_bench.py::test_3000_students_every_planted_pair_on_top_and_few_honest_pairs_flagged",
+    # docs/instructor/export.md: the gradebook route, a course graded with nbgrader and changed in formgrader
+    "attnkit export . --canvas canvas-gradebook.csv --out attention-canvas.csv":
+        "tests/test_gradebook_export.py::test_formgrader_changes_reach_the_canvas_and_moodle_files",
+    "attnkit export . --moodle moodle-grades.csv --id-column email --out attention-moodle.csv":
+        "tests/test_gradebook_export.py::test_formgrader_changes_reach_the_canvas_and_moodle_files",
 }
 # Commands this file runs as the pages show them (test_the_pages_commands_run_as_written). A command on no list fails
 # test_the_pages_show_commands_...: a new command is never run before someone has decided that it is safe to run here.

@@ -42,6 +42,7 @@ LATE = "2026-01-02 00:00:00"
 MANUAL_LOSS = 2  # alice's softmax_naive marked down by this much
 ALICE_EXTRA, BOB_EXTRA = "1.5", "2"
 HOSTILE_FIRST_NAME = '=HYPERLINK("http://attacker.example","x")'
+HOSTILE_ID = "=cmd|' /C calc'!A0"  # a hub user name nbgrader's exchange would collect as is
 SERVER_START_S = 90
 
 pytestmark = pytest.mark.slow
@@ -67,6 +68,7 @@ def course(repo_root, tmp_path_factory):
         gradebook.update_or_create_student("alice", last_name="Lovelace, Jr.", first_name=HOSTILE_FIRST_NAME)
         gradebook.update_or_create_student("bob")  # no name, as nbgrader autograde adds a student
         gradebook.update_or_create_student("carol", last_name="Nohand", first_name="Carol")  # never submits
+        gradebook.update_or_create_student(HOSTILE_ID, last_name="Nohand", first_name="Mallory")  # never submits
     solved = root / "source" / ASSIGNMENT
     nbgrader_course.submit(root, "alice", solved)
     nbgrader_course.submit(root, "bob", solved)
@@ -246,7 +248,7 @@ def test_nbgrader_export_names_timestamps_and_quoting(graded_by_hand):
     assert "None" not in text
     with path.open(newline="", encoding="utf-8") as handle:
         rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    assert set(rows) == {"alice", "bob", "carol"}
+    assert set(rows) == {"alice", "bob", "carol", "'" + HOSTILE_ID}  # shown as text, never run
     alice, bob, carol = rows["alice"], rows["bob"], rows["carol"]
     assert alice["last_name"] == "Lovelace, Jr."  # a comma stays inside its cell
     assert alice["first_name"] == "'" + HOSTILE_FIRST_NAME  # shown as text, never run as a formula

@@ -67,6 +67,7 @@ def _row(gradebook: Gradebook, assignment: Assignment, student: Student) -> list
         score = max(0.0, raw - penalty)
         timestamp = str(submission.timestamp) if submission.timestamp is not None else NO_TIMESTAMP
     duedate = "" if assignment.duedate is None else str(assignment.duedate)
-    values = [assignment.name, duedate, timestamp, student.id, student.last_name or "", student.first_name or "",
-              student.email or "", str(raw), str(penalty), str(score), str(float(assignment.max_score or 0.0))]
-    return [spreadsheet_text(value) for value in values]
+    text = [assignment.name, duedate, timestamp, student.id, student.last_name or "", student.first_name or "",
+            student.email or ""]
+    numbers = [raw, penalty, score, float(assignment.max_score or 0.0)]  # str(float), as nbgrader writes them
+    return [*(spreadsheet_text(value) for value in text), *(str(number) for number in numbers)]

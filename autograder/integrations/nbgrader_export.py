@@ -10,7 +10,7 @@ and writes:
 - the students' names from the gradebook (`attnkit course new --roster` or `nbgrader db student add` put them
   there); where the gradebook has none the cells are empty, and the log says which students lack one;
 - the timestamp nbgrader recorded, else "none recorded", or "no submission" for a student who handed nothing in;
-- every cell quoted by the csv module, and text that a spreadsheet would run as a formula with a leading "'".
+- cells quoted by the csv module where needed, and text that a spreadsheet would run as a formula with a leading "'".
 """
 
 import csv

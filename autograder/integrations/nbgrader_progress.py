@@ -44,4 +44,5 @@ class Progress:
         if self.done < self.total and self.done % self.every and now - self.last_line < self.interval_s:
             return None
         self.last_line = now
-        return f"graded {self.done} of {self.total} notebooks ({now - self.started:.0f} s)"
+        noun = "notebook" if self.total == 1 else "notebooks"
+        return f"graded {self.done} of {self.total} {noun} ({now - self.started:.0f} s)"

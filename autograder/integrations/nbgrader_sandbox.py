@@ -13,6 +13,9 @@ writes back what nbgrader reads:
 - each of the student's cells: what it printed (the first 2,000 characters of stdout and stderr together, as one
   stdout stream) and, where it raised, timed out or stopped the child, an `error` output saying so.
 
+After each notebook it logs how far the run is, "graded 37 of 120 notebooks (12 s)", at a rate that suits the
+class (autograder.integrations.nbgrader_progress).
+
 The course's nbgrader_config.py puts it first in `Autograde.autograde_preprocessors` (`AUTOGRADE_PREPROCESSORS`),
 so `nbgrader autograde`, formgrader's Autograde button and the hub course grade here with no other change. Where the
 sandbox cannot run, autograde stops with `SandboxUnavailable`, which names the setting that switches back to

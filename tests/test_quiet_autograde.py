@@ -16,7 +16,7 @@ from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme
 
 from autograder.course.exercises import NOTEBOOKS
 from autograder.integrations import nbgrader_course
-from autograder.integrations.nbgrader_hidden_tests import is_as_released
+from autograder.integrations.nbgrader_hidden_tests import grade_id_of, is_as_released
 from autograder.integrations.nbgrader_progress import Progress
 from devtools.class_fixtures import BY_ID, build_notebook
 
@@ -178,6 +178,17 @@ def test_a_changed_type_or_grade_flag_or_a_cell_without_hidden_tests_is_left_to_
     assert not is_as_released(_test_cell(RELEASED, grade=False), _source_cell(HIDDEN), CLEARING, {}, 0)
     # a given cell: its released version is the gradebook's own
     assert not is_as_released(_test_cell("x = 1"), _source_cell("x = 1"), CLEARING, {}, 0)
+
+
+def test_a_grade_id_is_read_only_from_metadata_shaped_as_nbgrader_writes_it():
+    assert grade_id_of(_test_cell(RELEASED)) == "test_x"
+    for metadata in ({"nbgrader": []}, {"nbgrader": {"grade_id": 5}}, {"nbgrader": "test_x"}, {}):
+        cell = nbformat.v4.new_code_cell(RELEASED)
+        cell["metadata"] = metadata
+        assert grade_id_of(cell) == ""
+    cell = nbformat.v4.new_code_cell(RELEASED)
+    cell["metadata"] = ["nbgrader"]
+    assert grade_id_of(cell) == ""
 
 
 def _clock(times):

@@ -39,13 +39,20 @@ class RestoreHiddenTests(NbGraderPreprocessor):
             by_name = {cell.name: cell for cell in source_cells if cell.locked}
             clearing = (ClearHiddenTests(parent=self), ClearMarkScheme(parent=self))
             for index, cell in enumerate(nb.cells):
-                grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                source_cell = by_name.get(grade_id) if isinstance(grade_id, str) else None
+                source_cell = by_name.get(grade_id_of(cell))
                 if source_cell is not None and is_as_released(cell, source_cell, clearing, resources, index):
                     cell.source = source_cell.source
                     self.log.debug("%s: hidden tests of the untouched cell %s restored", nbgrader["notebook"],
-                                   grade_id)
+                                   source_cell.name)
         return nb, resources
+
+
+def grade_id_of(cell: NotebookNode) -> str:
+    """The cell's grade id; "" where it has none, or where its metadata is not what nbgrader writes."""
+    metadata = cell.get("metadata")
+    nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    grade_id = nbgrader.get("grade_id") if isinstance(nbgrader, dict) else None
+    return grade_id if isinstance(grade_id, str) else ""
 
 
 def is_as_released(cell: NotebookNode, source_cell: SourceCell, clearing: tuple[NbGraderPreprocessor, ...],

@@ -7,13 +7,18 @@ Run nbgrader from the repository root and this file is picked up: the source not
 only its own root and gradebook path there.
 """
 
+import autograder.integrations.nbgrader_gradebook_warnings
 import autograder.safe_logging
+from autograder.integrations import nbgrader_feedback_page
 
 c = get_config()  # noqa: F821 -- injected by traitlets when nbgrader loads this file
 
 # Every line nbgrader logs (its console, --logfile, formgrader's server) shows the escape and control characters of
 # the student ids, file names and cell ids it names, never sends them to the terminal (autograder/safe_logging.py).
 autograder.safe_logging.install()
+# nbgrader's Gradebook.add_submission warns three SQLAlchemy SAWarnings per new submission that lose nothing; only
+# those, raised from nbgrader.api, are not shown (autograder/integrations/nbgrader_gradebook_warnings.py).
+autograder.integrations.nbgrader_gradebook_warnings.install()
 
 c.CourseDirectory.course_id = "attnkit"
 c.CourseDirectory.source_directory = "source"
@@ -42,15 +47,24 @@ c.GenerateFeedback.preprocessors = [
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
     "autograder.integrations.nbgrader_markup.SanitizeStudentMarkup",
 ]
+# nbgrader's feedback page with alternative text (a heatmap's words) on every SVG picture, for the feedback's exporter
+# only (autograder/integrations/nbgrader_feedback_page.py).
+c.GenerateFeedback.HTMLExporter.template_name = nbgrader_feedback_page.TEMPLATE
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = nbgrader_feedback_page.template_basedirs()
+c.GenerateFeedback.HTMLExporter.extra_template_paths = nbgrader_feedback_page.template_paths()
 # Before any grading, `autograded/` holds only what the student handed in: nbgrader's copy follows links as the
 # instructor, so attnkit's first sanitizing step reads the notebook again without following links and removes what
 # nbgrader copied through a link, a hard link to a file outside the submission or a special file, with a note naming
 # it (autograder/integrations/nbgrader_intake.py). nbgrader's default list with that step first.
+# Just before OverwriteCells, a locked cell handed in exactly as released gets its hidden tests back, so that nbgrader's
+# checksum check warns only about a cell the student really changed (jupyter/nbgrader#1961:
+# autograder/integrations/nbgrader_hidden_tests.py).
 c.Autograde.sanitize_preprocessors = [
     "autograder.integrations.nbgrader_intake.OwnFilesOnly",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
+    "autograder.integrations.nbgrader_hidden_tests.RestoreHiddenTests",
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

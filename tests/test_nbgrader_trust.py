@@ -159,13 +159,17 @@ def test_a_link_swapped_in_after_nbgraders_copy_or_out_of_it_never_brings_its_ta
     assert list(autograded.iterdir()) == []
 
 
-def test_the_sanitize_list_is_nbgraders_with_attnkits_step_first(repo_root):
+def test_the_sanitize_list_is_nbgraders_with_attnkits_steps_first_and_before_overwrite_cells(repo_root):
     from nbgrader.converters.autograde import Autograde
+
+    from autograder.integrations import nbgrader_hidden_tests
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
     assert list(config.Autograde.sanitize_preprocessors) == nbgrader_intake.SANITIZE_PREPROCESSORS
     defaults = [f"nbgrader.preprocessors.{kind.__name__}" for kind in Autograde().sanitize_preprocessors]
-    assert nbgrader_intake.SANITIZE_PREPROCESSORS == [nbgrader_intake.THIS, *defaults]
+    overwrite = defaults.index(nbgrader_hidden_tests.OVERWRITE_CELLS)
+    assert nbgrader_intake.SANITIZE_PREPROCESSORS == [
+        nbgrader_intake.THIS, *defaults[:overwrite], nbgrader_hidden_tests.THIS, *defaults[overwrite:]]
 
 
 # --- the same ignore rules and the same digest on both sides ------------------------------------------------------

@@ -141,6 +141,13 @@ def _nbgrader(course_root: PathLike, *args: str) -> subprocess.CompletedProcess[
     return process
 
 
+def run_nbgrader(course_root: PathLike, *args: str) -> str:
+    """`nbgrader ARGS` in the course directory, as the course is configured; its log (stdout, then stderr).
+    Raises NbgraderError on failure."""
+    process = _nbgrader(course_root, *args)
+    return process.stdout + process.stderr
+
+
 def generate_release(course_root: PathLike) -> Path:
     """`nbgrader generate_assignment attention`: the student version, in `release/attention/`."""
     course_root = Path(course_root)

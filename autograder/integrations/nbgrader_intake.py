@@ -44,6 +44,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from autograder.integrations import nbgrader_hidden_tests
 from autograder.isolation.notebook_plan import MAX_FILE_BYTES
 from autograder.isolation.workspace import MAX_SCAN_ENTRIES
 from autograder.safe_text import clean
@@ -52,12 +53,14 @@ if TYPE_CHECKING:
     from nbgrader.converters.base import BaseConverter
 
 THIS = f"{__name__}.OwnFilesOnly"
-# nbgrader 0.9's Autograde.sanitize_preprocessors with ours first.
+# nbgrader 0.9's Autograde.sanitize_preprocessors with ours first, and the hidden tests of the cells handed in as
+# released restored just before OverwriteCells checks them (autograder.integrations.nbgrader_hidden_tests).
 SANITIZE_PREPROCESSORS = [
     THIS,
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
+    nbgrader_hidden_tests.THIS,
     "nbgrader.preprocessors.OverwriteCells",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]

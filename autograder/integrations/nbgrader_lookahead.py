@@ -35,6 +35,7 @@ from autograder.integrations.nbgrader_intake import (
     place_own_files,
     read_own_notebook,
 )
+from autograder.integrations.nbgrader_progress import Progress
 from autograder.isolation.notebook_plan import NotebookPlan, plan_notebook
 from autograder.isolation.workspace import NOT_COPIED
 
@@ -197,6 +198,8 @@ class LookAhead:
 
     def __init__(self, run: Run) -> None:
         self.run = run
+        # How far nbgrader is through the run, counted by SandboxedExecute (autograder.integrations.nbgrader_progress).
+        self.progress = Progress(len(about_to_autograde(run)))
         self._graded = assignment_notebooks(run.source)  # the notebooks nbgrader converts: not in a grading digest
         self._inputs: dict[tuple[str, str], GradingInput] = {}
         self._results: dict[tuple[str, str], NotebookResult] = {}

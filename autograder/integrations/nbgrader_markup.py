@@ -23,6 +23,7 @@ from typing import Any
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import List
 
 from autograder.integrations.student_markup import Cleaned, Page, safe_attachments, safe_markdown, safe_raw
 
@@ -38,6 +39,11 @@ OUTPUT_MARKUP: dict[str, Callable[..., Cleaned]] = {"text/html": safe_raw, "text
 
 class SanitizeStudentMarkup(NbGraderPreprocessor):
     """Make the student's markdown, raw cells, attachments, outputs and metadata safe to render (module docstring)."""
+
+    # Unused here. nbconvert's HTMLExporter (generate_feedback) configures it for every NbConvertBase, and nbgrader's
+    # base preprocessor declares it not configurable: declared so, as nbgrader's GetGrades does, the feedback log has
+    # no "Config option `display_data_priority` not recognized" warning.
+    display_data_priority: List[str] = List(help="Not used by this preprocessor.").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         removed = sanitize_notebook(nb)

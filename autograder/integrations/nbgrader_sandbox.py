@@ -13,6 +13,9 @@ writes back what nbgrader reads:
 - each of the student's cells: what it printed (the first 2,000 characters of stdout and stderr together, as one
   stdout stream) and, where it raised, timed out or stopped the child, an `error` output saying so.
 
+After each notebook it logs how far the run is, "graded 37 of 120 notebooks (12 s)", at a rate that suits the
+class (autograder.integrations.nbgrader_progress).
+
 The course's nbgrader_config.py puts it first in `Autograde.autograde_preprocessors` (`AUTOGRADE_PREPROCESSORS`),
 so `nbgrader autograde`, formgrader's Autograde button and the hub course grade here with no other change. Where the
 sandbox cannot run, autograde stops with `SandboxUnavailable`, which names the setting that switches back to
@@ -49,6 +52,7 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
 
     from autograder.checking.check_types import CheckResult
     from autograder.grading.notebooks import NotebookResult, Options
+    from autograder.integrations.nbgrader_lookahead import LookAhead
 
 logger = logging.getLogger(__name__)
 
@@ -141,8 +145,8 @@ class SandboxedExecute(NbGraderPreprocessor):
         # here are the ones whose indices the child reports, in the student's folder so that their files come along.
         path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # validated when nbgrader read it
         student = str(resources["nbgrader"]["student"])
-        result, how = self._graded_ahead(path, notebook_id, student, str(resources["nbgrader"]["assignment"])), \
-            "graded ahead"
+        ahead = self._look_ahead(str(resources["nbgrader"]["assignment"]))
+        result, how = self._graded_ahead(ahead, path, notebook_id, student), "graded ahead"
         if result is None:
             result, how = self._grade(path, notebook_id), "graded"
         self._check(result)
@@ -151,6 +155,9 @@ class SandboxedExecute(NbGraderPreprocessor):
         write_verdicts(nb, result, self.lang or language())
         self.log.info("attnkit: %s/%s %s in the sandbox: %g/%g", student, notebook_id, how, result.score,
                       result.max_score)
+        progress = ahead.progress.notebook_done() if ahead is not None else None
+        if progress:
+            self.log.info("attnkit: %s", progress)
         return nb, resources
 
     def _options(self, workers: int) -> "Options":
@@ -160,20 +167,18 @@ class SandboxedExecute(NbGraderPreprocessor):
                         budget_factor=self.budget_factor, wall_factor=self.wall_factor)
         return Options(limits=limits, seed=self.seed, lang=self.lang or None, blocked=self._blocked())
 
-    def _graded_ahead(self, path: Path, notebook_id: str, student: str, assignment: str) -> "NotebookResult | None":
-        """This notebook's result from the call's look-ahead (autograder.integrations.nbgrader_lookahead), if it was
-        graded ahead from the same input; None otherwise, and whatever planning this one notebook raises (it is then
-        graded on the spot: one student's file never stops the others')."""
+    def _look_ahead(self, assignment: str) -> "LookAhead | None":
+        """This autograde call's look-ahead (autograder.integrations.nbgrader_lookahead), started at its first
+        notebook; None where there is no call to keep it on or it cannot start (each notebook is graded on the
+        spot)."""
         from autograder.course.exercises import NOTEBOOKS
         from autograder.integrations.nbgrader_intake import instructor_files
         from autograder.integrations.nbgrader_lookahead import Run, look_ahead
-        from autograder.isolation.notebook_plan import plan_notebook
 
         converter = self._converter()
         if converter is None:  # no autograde call to keep results for
             return None
         try:
-            plan = plan_notebook(path, notebook_id)
             course = self._course()
             root = Path(course.root)
             run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment,
@@ -181,7 +186,23 @@ class SandboxedExecute(NbGraderPreprocessor):
                       self._options(Limits().workers), tuple(course.ignore),
                       Path(course.format_path(course.source_directory, ".", assignment)),
                       instructor_files(converter, course, assignment))
-            return look_ahead(run, converter).result_for(student, plan)
+            return look_ahead(run, converter)
+        except Exception:  # noqa: BLE001 - graded on the spot: slower, never wrong
+            logger.debug("attnkit: no look-ahead for this autograde call", exc_info=True)
+            return None
+
+    @staticmethod
+    def _graded_ahead(ahead: "LookAhead | None", path: Path, notebook_id: str,
+                      student: str) -> "NotebookResult | None":
+        """This notebook's result from the call's look-ahead, if it was graded ahead from the same input; None
+        otherwise, and whatever planning this one notebook raises (it is then graded on the spot: one student's file
+        never stops the others')."""
+        from autograder.isolation.notebook_plan import plan_notebook
+
+        if ahead is None:
+            return None
+        try:
+            return ahead.result_for(student, plan_notebook(path, notebook_id))
         except Exception:  # noqa: BLE001 - graded on the spot, which says what is wrong with the notebook
             logger.debug("attnkit: %s/%s not taken from the look-ahead", student, notebook_id, exc_info=True)
             return None

@@ -20,13 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.integrations import nbgrader_course
 from autograder.integrations.course_roster import RosterStudent, read_roster
 from autograder.refusal import Refused
 from autograder.safe_text import clean
 
 # What makes a folder a course: any of these and `course new` refuses it (an instructor's gradebook is never lost).
-COURSE_MARKERS = ("nbgrader_config.py", nbgrader_course.GRADEBOOK, "source", "release", "submitted", "autograded",
+COURSE_MARKERS = ("nbgrader_config.py", "gradebook.db", "source", "release", "submitted", "autograded",
                   "feedback")
 # nbgrader's documented exchange: every user reads, writes and enters it (`chmod ugo+rw`; nbgrader's own release
 # makes it 0o777). With the sticky bit too, as /tmp: no student can rename or delete the course's folder in it (and
@@ -78,6 +77,8 @@ def new_course(root: Path, roster: Path | None = None, exchange: Path | None = N
     students = tuple(read_roster(Path(roster))) if roster is not None else ()  # before anything is written
     _refuse_a_course(root)
     _refuse_a_bad_exchange(exchange)
+    from autograder.integrations import nbgrader_course  # imports the catalogue and torch: after the refusals
+
     created = _Created(root, exchange)
     try:
         nbgrader_course.make_course(root, exchange=exchange, self_contained=True)
@@ -161,6 +162,8 @@ def _add_students(root: Path, students: tuple[RosterStudent, ...]) -> None:
     if not students:
         return
     from nbgrader.api import Gradebook
+
+    from autograder.integrations import nbgrader_course
 
     with Gradebook(nbgrader_course.db_url(root), nbgrader_course.COURSE_ID) as gradebook:
         for student in students:

@@ -42,7 +42,8 @@ Install it once, in a notebook cell (on Colab or Kaggle, upload the wheel to the
 
     %pip install {wheel}
 
-or in a terminal, in this folder: `python -m pip install {wheel}`. Then run the notebook's cells as usual.
+or in a terminal, in this folder: `python -m pip install {wheel}`. Then run the notebook's cells as usual. Once it
+is installed you may delete the wheel from this folder: it is not part of what you hand in.
 
 # 即时反馈：attnkit 学生版工具包
 
@@ -52,7 +53,8 @@ wheel 文件上传到工作目录）：
 
     %pip install {wheel}
 
-或在终端中、在本文件夹里运行 `python -m pip install {wheel}`。然后照常运行 notebook 的单元格。
+或在终端中、在本文件夹里运行 `python -m pip install {wheel}`。然后照常运行 notebook 的单元格。安装之后可以从本文件夹
+删除这个 wheel 文件：它不属于你要提交的内容。
 """
 
 

@@ -154,6 +154,16 @@ def test_an_exchange_that_is_a_file_or_a_link_is_refused(tmp_path):
     assert not (tmp_path / "course").exists()
 
 
+def test_an_exchange_that_already_serves_an_attnkit_course_is_refused(tmp_path):
+    """Every attnkit course has the course id "attnkit": a second one on the same exchange would mix the two
+    classes' submissions."""
+    assert course_setup.COURSE_ID == nbgrader_course.COURSE_ID
+    (tmp_path / "exchange" / nbgrader_course.COURSE_ID / "inbound").mkdir(parents=True)
+    with pytest.raises(Refused, match="already serves a course 'attnkit'"):
+        course_setup.new_course(tmp_path / "course", exchange=tmp_path / "exchange", build_wheel=_no_wheel)
+    assert not (tmp_path / "course").exists()
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="plays another user: needs root to switch to uid 65534")
 @pytest.mark.parametrize("sticky", [True, False])
 def test_another_user_cannot_replace_the_course_folder_in_the_exchange(sticky):

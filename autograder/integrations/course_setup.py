@@ -33,6 +33,7 @@ COURSE_MARKERS = ("nbgrader_config.py", "gradebook.db", "source", "release", "su
 EVERYONE_RWX = 0o777
 EXCHANGE_MODE = stat.S_ISVTX | EVERYONE_RWX
 KIT_README = "README-student-kit.md"
+COURSE_ID = "attnkit"  # nbgrader_course.COURSE_ID, without importing it (and torch) before the refusals
 
 KIT_README_TEXT = """# Instant feedback: the attnkit student kit
 
@@ -134,6 +135,10 @@ def _refuse_a_course(root: Path) -> None:
 def _refuse_a_bad_exchange(exchange: Path) -> None:
     if exchange.is_symlink() or (exchange.exists() and not exchange.is_dir()):
         raise Refused(f"course new: the exchange {clean(exchange)} exists and is not a folder")
+    if (exchange / COURSE_ID).exists() or (exchange / COURSE_ID).is_symlink():
+        # every attnkit course has the id "attnkit": two on one exchange would share each other's submissions
+        raise Refused(f"course new: the exchange {clean(exchange)} already serves a course '{COURSE_ID}' (another "
+                      "attnkit course); give this one an exchange of its own with --exchange")
     if exchange.is_dir() and stat.S_IMODE(exchange.stat().st_mode) & EVERYONE_RWX != EVERYONE_RWX \
             and exchange.stat().st_uid != os.geteuid():
         raise Refused(f"course new: the exchange {clean(exchange)} is not readable and writable by every user and "

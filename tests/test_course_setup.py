@@ -326,6 +326,10 @@ def test_formgrader_refuses_a_folder_without_a_course_and_a_port_in_use(tmp_path
         refused = attnkit("course", "formgrader", str(tmp_path), "--port", str(taken.getsockname()[1]),
                           home=tmp_path, timeout=60)
     assert refused.returncode == 2 and "is in use" in refused.stderr, refused.stderr
+    (tmp_path / "formgrader.log").symlink_to(tmp_path / "elsewhere.txt")  # the log is never written through a link
+    refused = attnkit("course", "formgrader", str(tmp_path), home=tmp_path, timeout=60)
+    assert refused.returncode == 2 and "cannot write the server's log" in refused.stderr, refused.stderr
+    assert not (tmp_path / "elsewhere.txt").exists()
 
 
 def _browser_binaries():

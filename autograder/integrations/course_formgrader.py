@@ -86,7 +86,11 @@ def start(course: Path, port: int | None = None) -> Formgrader:
     # nbgrader's extension shells out to `alembic`, installed next to this interpreter.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     log = course / LOG_NAME
-    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    except OSError as error:  # a link there (O_NOFOLLOW), a read-only course folder
+        raise Refused(f"course formgrader: cannot write the server's log {clean(log)}: {clean(error.strerror)}") \
+            from None
     os.fchmod(descriptor, 0o600)  # an older log left readable keeps no token readable
     with os.fdopen(descriptor, "wb") as log_file:
         process = subprocess.Popen(command, cwd=course, env=env, stdin=subprocess.DEVNULL, stdout=log_file,

@@ -9,6 +9,8 @@
           nbgrader course's gradebook (SOURCE: the course folder) or an `attnkit grade` output
     attnkit gradescope build OUT.zip              the Gradescope autograder bundle
     attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
+    attnkit course new DIR [--roster ROSTER.csv] [--exchange EXCHANGE_DIR]   an nbgrader course of one's own
+    attnkit course formgrader DIR [--port N]      JupyterLab with formgrader for it, on 127.0.0.1 with a token
     attnkit -v COMMAND ... (or COMMAND ... -v)    also progress and diagnostics on stderr (logging's DEBUG)
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
@@ -140,9 +142,32 @@ def _parser() -> argparse.ArgumentParser:
         "build", help="write the installable student kit (public checks as stored vectors, no reference) to OUT_DIR")
     student_kit_build.add_argument("out", type=Path, metavar="OUT_DIR")
     student_kit_build.set_defaults(run=_student_kit_build)
+    _course_commands(commands)
     for command in (*commands.choices.values(), gradescope_build, student_kit_build):
         _verbose_option(command, default=argparse.SUPPRESS)  # `attnkit grade -v` as well as `attnkit -v grade`
     return parser
+
+
+def _course_commands(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    course = commands.add_parser("course", help="an nbgrader course of one's own (docs: instructor/setup)")
+    actions = course.add_subparsers(dest="action", required=True)
+    new = actions.add_parser("new", help="make the course folder: source, release with the student kit, sandboxed "
+                             "nbgrader config, exchange, roster in the gradebook")
+    new.add_argument("root", type=Path, metavar="DIR", help="a new or empty folder (a folder holding a course is "
+                     "refused)")
+    new.add_argument("--roster", type=Path, default=None, metavar="ROSTER.csv",
+                     help="students for the gradebook: columns id (required), first_name, last_name, email")
+    new.add_argument("--exchange", type=Path, default=None, metavar="EXCHANGE_DIR",
+                     help="nbgrader's exchange folder (default DIR/exchange; on a shared machine e.g. "
+                          "/srv/nbgrader/exchange)")
+    new.set_defaults(run=_course_new)
+    formgrader = actions.add_parser("formgrader", help="start JupyterLab with nbgrader's formgrader for the course "
+                                    "on 127.0.0.1, with a token, and print the URL to open")
+    formgrader.add_argument("root", type=Path, metavar="DIR")
+    formgrader.add_argument("--port", type=int, default=None, help="the port (default: a free one)")
+    formgrader.set_defaults(run=_course_formgrader)
+    for action in (new, formgrader):
+        _verbose_option(action, default=argparse.SUPPRESS)
 
 
 def _start_zygote_early() -> None:
@@ -284,6 +309,26 @@ def _export(args: argparse.Namespace) -> int:
                 clean(result.column), len(result.without_submission), len(result.not_in_roster), result.path,
                 result.notes_path)
     return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
+
+
+def _course_new(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import new_course
+
+    made = new_course(args.root, roster=args.roster, exchange=args.exchange)
+    print(f"attnkit course new: {made.root}: {len(made.students)} students in the gradebook; the release with the "
+          f"student kit in {made.release}; the exchange {made.exchange}")
+    print(f"next: cd {made.root} && nbgrader release_assignment attention; "
+          f"attnkit course formgrader {made.root} opens formgrader")
+    return 0
+
+
+def _course_formgrader(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import serve_formgrader
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    return serve_formgrader(args.root, args.port, say)
 
 
 def _print_isolation_notes(notes: Sequence[str]) -> None:

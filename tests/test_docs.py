@@ -12,6 +12,7 @@ autograde, feedback, export) is the instructor guide's nbgrader course section, 
 
 import ast
 import os
+import pwd
 import re
 import subprocess
 import sys
@@ -48,8 +49,6 @@ RUN_BY_TEST = {
         "tests/test_browser.py::test_mask_hiding_the_diagonal_climbs_the_three_rungs",
     "ATTNKIT_LANG=zh .venv/bin/jupyter lab release/attention":
         "tests/test_browser.py::test_student_kit_kernel_shows_the_same_feedback_in_chinese",
-    ".venv/bin/attnkit grade submitted/ --out grades/":
-        "tests/test_grade_cli.py::test_grades_csv_has_a_row_per_student_with_notebook_scores",
     ".venv/bin/python -m devtools.bench --n 8":
         "tests/test_grade_cli.py::test_bench_runs_plain_and_sandboxed_nbgrader_and_attnkit_on_the_same_submissions_and_they_agree",
     "sudo make hub": HUB,
@@ -107,6 +106,9 @@ RUN_BY_TEST = {
         "tests/test_gradebook_export.py::test_formgrader_changes_reach_the_canvas_and_moodle_files",
     "attnkit export . --moodle moodle-grades.csv --id-column email --out attention-moodle.csv":
         "tests/test_gradebook_export.py::test_formgrader_changes_reach_the_canvas_and_moodle_files",
+    # docs/instructor/setup.md: a server, until Ctrl-C
+    "attnkit course formgrader ~/attnkit-course":
+        "tests/test_course_setup.py::test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course",
 }
 # Commands this file runs as the pages show them (test_the_pages_commands_run_as_written). A command on no list fails
 # test_the_pages_show_commands_...: a new command is never run before someone has decided that it is safe to run here.
@@ -116,20 +118,29 @@ RUN_HERE = {
     "make lint",
     ".venv/bin/python -m pytest -q -p no:cacheprovider tests/test_glossary.py",
     ".venv/bin/python -m devtools.mutation --list",
-    # the instructor guide's course: release, collect by hand, autograde, feedback, export
+    # the instructor guide's course: release, collect, autograde, feedback, export
     "source .venv/bin/activate",
-    "mkdir -p ~/attnkit-course",
-    "cp -r source nbgrader_config.py ~/attnkit-course/",
     "cd ~/attnkit-course",
-    "nbgrader generate_assignment attention",
-    "mkdir -p submitted/student1/attention",
-    "cp release/attention/*.ipynb submitted/student1/attention/",
     "nbgrader autograde attention",
     "nbgrader generate_feedback attention",
     "nbgrader export",
     ".venv/bin/attnkit check release/attention/01_attention_without_weights.ipynb",
     ".venv/bin/attnkit check release/attention/0*.ipynb --json",
     ".venv/bin/kubernetes-validate --strict -k 1.29 deploy/k8s-indexed-job.yaml deploy/k8s-merge-job.yaml",
+    # docs/instructor/setup.md's runbook: a course of one's own, a student rehearsed with the instructor's login
+    "attnkit course new ~/attnkit-course --roster docs/instructor/roster-example.csv",
+    "nbgrader release_assignment attention",
+    "mkdir -p ~/rehearsal && cd ~/rehearsal",
+    "nbgrader fetch_assignment attention --course=attnkit --Exchange.root=$HOME/attnkit-course/exchange",
+    "nbgrader submit attention --course=attnkit --Exchange.root=$HOME/attnkit-course/exchange",
+    "nbgrader collect attention",
+    "nbgrader release_feedback attention",
+    "cd ~/rehearsal",
+    "nbgrader fetch_feedback attention --course=attnkit --Exchange.root=$HOME/attnkit-course/exchange",
+    # docs/instructor/grade.md: attnkit grade on a course folder's submitted/, from the checkout
+    "mkdir -p ~/attnkit-course/submitted/student1/attention",
+    "cp release/attention/*.ipynb ~/attnkit-course/submitted/student1/attention/",
+    ".venv/bin/attnkit grade ~/attnkit-course/submitted/ --out ~/attnkit-course/grades/",
 }
 # Fence languages that hold shell commands under another name: refused, so that every command is in a console block.
 SHELL_FENCES = {"sh", "bash", "shell", "zsh", "shell-session", "shellsession", "sh-session", ""}
@@ -314,7 +325,12 @@ def test_the_pages_commands_run_as_written(section, tmp_path):
                          env={**os.environ, "HOME": str(home), "DOCS_OUT": str(tmp_path / "site")})
     assert ran.returncode == 0, f"{section}:\n{ran.stdout[-4000:]}\n{ran.stderr[-4000:]}"
     assert git_status() == before
-    if section[1] == "From the release to grades":
-        course = home / "attnkit-course"
+    if section[1] == "A course of your own, step by step":
+        course, student = home / "attnkit-course", pwd.getpwuid(os.getuid()).pw_name  # the rehearsing login
         assert (course / "grades.csv").is_file()
-        assert sorted(path.name for path in (course / "feedback" / "student1" / "attention").glob("*.html"))
+        assert len(list((course / "feedback" / student / "attention").glob("*.html"))) == 4
+        assert len(list((home / "rehearsal" / "attention" / "feedback").glob("*/*.html"))) == 4  # fetched back
+        assert "s001,Lovelace,Ada" in (course / "grades.csv").read_text(encoding="utf-8").replace('"', "")
+    if section[1] == "attnkit grade":
+        grades = (home / "attnkit-course" / "grades" / "grades.csv").read_text(encoding="utf-8")
+        assert grades.splitlines()[1].startswith("student1,"), grades

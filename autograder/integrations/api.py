@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 from autograder.refusal import Refused
 
 if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
+    from collections.abc import Callable
+
+    from autograder.integrations.course_setup import NewCourse
     from autograder.integrations.lms import Export
 
 
@@ -65,3 +68,20 @@ def build_student_kit(out_dir: Path) -> dict[str, int]:
         return build(out_dir)
     except (KitBuildError, OSError) as problem:
         raise Refused(str(problem)) from None
+
+
+def new_course(root: Path, roster: Path | None = None, exchange: Path | None = None) -> "NewCourse":
+    """An nbgrader course of one's own in `root` (`attnkit course new`): the config with the sandbox, the release with
+    the student kit beside it, the exchange folder, the roster's students in the gradebook. Raises Refused when it
+    cannot, leaving nothing behind."""
+    from autograder.integrations.course_setup import new_course as make
+
+    return make(root, roster=roster, exchange=exchange)
+
+
+def serve_formgrader(course: Path, port: int | None, say: "Callable[[str], None]") -> int:
+    """JupyterLab with formgrader for the course, on 127.0.0.1 with a token, until Ctrl-C (`attnkit course
+    formgrader`); `say` gets the URL to open. Raises Refused when it cannot start."""
+    from autograder.integrations.course_formgrader import serve
+
+    return serve(course, port, say)

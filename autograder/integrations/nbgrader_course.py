@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import nbformat
 
 from autograder.course.assignment import ASSIGNMENT
+from autograder.integrations.course_roster import id_problem
 from autograder.integrations.nbgrader_sandbox import in_kernel_config_lines
 from autograder.integrations.source_notebooks import refresh_source_notebooks
 
@@ -76,13 +77,16 @@ def _notebook_names(directory: PathLike) -> list[str]:
     return sorted(path.name for path in Path(directory).glob("*.ipynb"))
 
 
-def make_course(root: PathLike, repo_root: PathLike | None = None, *, in_kernel: bool = False) -> Path:
+def make_course(root: PathLike, repo_root: PathLike | None = None, *, in_kernel: bool = False,
+                exchange: PathLike | None = None, self_contained: bool = False) -> Path:
     """Build an nbgrader course directory at `root` (created if missing; must not hold a course yet).
 
     It gets a copy of the repository's `source/attention/` and an `nbgrader_config.py` that loads the
     repository's own config and adds the course root and a sqlite gradebook inside `root`. The repository's config
     autogrades in attnkit's sandbox; `in_kernel=True` switches this course back to nbgrader's own grading in the
-    student's kernel (what `make demo` shows beside it, and what the sandbox prevents).
+    student's kernel (what `make demo` shows beside it, and what the sandbox prevents). `self_contained=True` copies
+    the repository config's text instead of loading it (a course that outlives the checkout: `attnkit course new`),
+    and `exchange` sets nbgrader's exchange folder.
     """
     root = Path(root).resolve()
     repo = _repo(repo_root).resolve()
@@ -99,12 +103,18 @@ def make_course(root: PathLike, repo_root: PathLike | None = None, *, in_kernel:
         "# Written by autograder.integrations.nbgrader_course.make_course: a throwaway copy of the attnkit course.",
         "c = get_config()  # noqa: F821",
     ]
-    if repo_config.is_file():
+    if repo_config.is_file() and self_contained:
+        lines += [f"# The sandbox and the course's settings, as in {repo_config} when this course was made:",
+                  repo_config.read_text(encoding="utf-8").rstrip(),
+                  "# This course's own folders:"]
+    elif repo_config.is_file():
         lines.append(f"load_subconfig({repo_config.name!r}, path={str(repo)!r})  # noqa: F821")
+    if exchange is not None:
+        lines.append(f"c.Exchange.root = {str(Path(exchange).resolve())!r}")
     lines += [
         f"c.CourseDirectory.root = {str(root)!r}",
         f"c.CourseDirectory.course_id = {COURSE_ID!r}",
-        f"c.CourseDirectory.db_url = {_db_url(root)!r}",
+        f"c.CourseDirectory.db_url = {db_url(root)!r}",
     ]
     if in_kernel:
         lines += ["# Grading in the student's kernel (nbgrader's default): no sandbox.", *in_kernel_config_lines()]
@@ -113,7 +123,7 @@ def make_course(root: PathLike, repo_root: PathLike | None = None, *, in_kernel:
     return root
 
 
-def _db_url(course_root: PathLike) -> str:
+def db_url(course_root: PathLike) -> str:
     return "sqlite:///" + str(Path(course_root).resolve() / GRADEBOOK)
 
 
@@ -167,8 +177,9 @@ def submit(course_root: PathLike, student_id: str, notebooks_dir: PathLike) -> P
     """
     course_root = Path(course_root)
     notebooks_dir = Path(notebooks_dir)
-    if not student_id or not all(ch.isalnum() or ch in "-_." for ch in student_id) or student_id[0] == ".":
-        raise ValueError(f"student id {student_id!r}: use letters, digits, '-', '_' or '.' (not first)")
+    problem = id_problem(student_id)
+    if problem:
+        raise ValueError(f"student {problem}")
     if not notebooks_dir.is_dir():
         raise FileNotFoundError(f"submission directory {notebooks_dir} does not exist")
     expected = _notebook_names(course_root / "source" / ASSIGNMENT)
@@ -254,7 +265,7 @@ def _gradebook(course_root: PathLike) -> "Gradebook":
     database = Path(course_root) / GRADEBOOK
     if not database.is_file():
         raise FileNotFoundError(f"no gradebook at {database}; run generate_release and autograde first")
-    return Gradebook(_db_url(course_root), COURSE_ID)
+    return Gradebook(db_url(course_root), COURSE_ID)
 
 
 def read_scores(course_root: PathLike) -> dict[str, dict[str, float]]:

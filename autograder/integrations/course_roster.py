@@ -1,0 +1,91 @@
+"""A class roster (CSV) read for nbgrader's gradebook: `attnkit course new DIR --roster ROSTER.csv`.
+
+The columns are nbgrader's own (`nbgrader db student import`): `id` (required), `first_name`, `last_name`, `email`;
+other columns (an LMS export has many) are left out. Everything is checked before anything is written: a file that
+is not UTF-8 CSV, a missing `id` column, a row with the wrong number of fields, an id nbgrader cannot use as a folder
+name, a duplicate id or a control character in a name stops with the line that has it.
+"""
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.refusal import Refused
+from autograder.safe_text import clean, one_line
+
+ID_COLUMN = "id"
+NAME_COLUMNS = ("first_name", "last_name", "email")
+ID_CHARACTERS = frozenset("-_.")
+MAX_ROSTER_BYTES = 20_000_000  # a roster of 100,000 students is a few MB
+
+
+@dataclass(frozen=True)
+class RosterStudent:
+    id: str
+    first_name: str | None
+    last_name: str | None
+    email: str | None
+
+
+def id_problem(student_id: str) -> str | None:
+    """Why nbgrader cannot use `student_id` as a folder name (submitted/<id>/), or None."""
+    if not student_id:
+        return "an empty id"
+    if student_id[0] == "." or not all(char.isalnum() or char in ID_CHARACTERS for char in student_id):
+        return f"id {one_line(student_id, 80)!r}: use letters, digits, '-', '_' or '.' (not first)"
+    return None
+
+
+def read_roster(path: Path) -> list[RosterStudent]:
+    """The roster's students, in its order; Refused (with the file's line) when it cannot be used as it is."""
+    if not path.is_file():
+        raise Refused(f"roster {clean(path)}: no such file")
+    if path.stat().st_size > MAX_ROSTER_BYTES:
+        raise Refused(f"roster {clean(path)}: larger than {MAX_ROSTER_BYTES:,} bytes; is it a roster?")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")  # Excel writes a byte-order mark first
+    except UnicodeDecodeError as error:
+        raise Refused(f"roster {clean(path)} is not a UTF-8 CSV file (byte {error.start} is not text); save it "
+                      "as \"CSV UTF-8\"") from None
+    if "\x00" in text:
+        raise Refused(f"roster {clean(path)} is not a CSV file (it holds NUL bytes)")
+    try:
+        rows = list(csv.reader(text.splitlines(), strict=True))
+    except csv.Error as error:
+        raise Refused(f"roster {clean(path)} is not a CSV file: {one_line(error)}") from None
+    if not rows:
+        raise Refused(f"roster {clean(path)} is empty; its first line names the columns: id,first_name,last_name,"
+                      "email")
+    header = [name.strip().lower() for name in rows[0]]
+    if ID_COLUMN not in header:
+        raise Refused(f"roster {clean(path)} has no '{ID_COLUMN}' column (its columns: "
+                      f"{one_line(', '.join(rows[0]), 200)}); nbgrader's columns are id,first_name,last_name,email")
+    duplicated = sorted({name for name in header if name and header.count(name) > 1})
+    if duplicated:
+        raise Refused(f"roster {clean(path)} names the column(s) {', '.join(duplicated)} twice")
+    students: list[RosterStudent] = []
+    seen: dict[str, int] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(field.strip() for field in row):
+            continue  # a blank line
+        if len(row) != len(header):
+            raise Refused(f"roster {clean(path)}, line {line}: {len(row)} fields, the header has {len(header)}")
+        fields = dict(zip(header, (field.strip() for field in row), strict=True))
+        student_id = fields[ID_COLUMN]
+        problem = id_problem(student_id)
+        if problem:
+            raise Refused(f"roster {clean(path)}, line {line}: {problem}")
+        if student_id in seen:
+            raise Refused(f"roster {clean(path)}, line {line}: id {student_id!r} again (first on line "
+                          f"{seen[student_id]})")
+        seen[student_id] = line
+        for column in NAME_COLUMNS:
+            value = fields.get(column, "")
+            if clean(value) != value or "\n" in value or "\t" in value:
+                raise Refused(f"roster {clean(path)}, line {line}: the {column} holds a control character "
+                              f"({clean(value, 80)})")
+        students.append(RosterStudent(student_id, fields.get("first_name") or None, fields.get("last_name") or None,
+                                      fields.get("email") or None))
+    if not students:
+        raise Refused(f"roster {clean(path)} names no student (only its header line)")
+    return students

@@ -19,6 +19,7 @@ NB01, NB03 = NOTEBOOKS[0], NOTEBOOKS[2]
 FAST = ["--timeout", "10", "--memory", "1024"]
 # Moves one point from softmax_stable to softmax_naive: the total stays 100.
 MOVED = '[points]\n"softmax_naive.random" = 3\n"softmax_stable.large" = 0\n'
+OWN_POINTS = 'rescale_to = 1000\n[points]\n"softmax_naive.notes" = 0\n"softmax_naive.random" = 0\n'
 WRONG_SOFTMAX = "def softmax_naive(x):\n    return x / x.sum()\n"
 
 
@@ -124,6 +125,22 @@ def test_attnkit_grade_and_make_release_refuse_a_wrong_file_and_write_nothing(tm
     assert not (repo / "release").exists()
 
 
+def test_points_come_from_the_instructor_only(tmp_path, graded_once):
+    """A course_settings.toml handed in beside the notebooks, or in the folder the command runs from, is not read:
+    the file is looked for at the checkout's root or where the instructor's ATTNKIT_COURSE_SETTINGS says."""
+    record = _record(graded_once[1], "wrong")
+    assert record["max_score"] == 100
+    assert {check["id"]: check["max_score"] for notebook in record["notebooks"] for check in notebook["checks"]
+            if check["exercise"] == "softmax_naive"} == {"softmax_naive.notes": 2, "softmax_naive.random": 2,
+                                                         "softmax_naive.from_scratch": 1}
+    (tmp_path / "course_settings.toml").write_text(OWN_POINTS, encoding="utf-8")
+    environment = {key: value for key, value in os.environ.items() if key != SETTINGS_ENV}
+    shown = subprocess.run([sys.executable, "-m", "autograder.cli", "points"], cwd=tmp_path, env=environment,
+                           capture_output=True, text=True, check=False)
+    assert shown.returncode == 0 and "    softmax_naive.notes: 2 (public)\n" in shown.stdout, shown.stderr
+    assert shown.stdout.endswith("total: 100\n")
+
+
 def test_attnkit_points_lists_the_points_in_force(tmp_path):
     shown = _attnkit(tmp_path, MOVED, "points")
     assert shown.returncode == 0, shown.stderr
@@ -196,7 +213,7 @@ def test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points(
     assert nbgrader["solved"][NB01] == 18 > nbgrader["wrong"][NB01]
 
     kept = (course / "autograded" / "solved" / "attention" / f"{NB01}.ipynb").read_bytes()
-    second = run(moved, "-m", "nbgrader", "autograde", "attention", "--notebook", NB03, "--student", "solved")
+    second = run(moved, "-m", "nbgrader", "autograde", "attention", "--notebook", NB03, "--force")  # as points.md
     assert second.returncode == 0, second.stderr[-3000:]
     assert f"solved/{NB03}" in second.stderr and f"solved/{NB01}" not in second.stderr
     assert (course / "autograded" / "solved" / "attention" / f"{NB01}.ipynb").read_bytes() == kept
@@ -247,6 +264,8 @@ def graded_once(tmp_path_factory, repo_root):
     submitted, out = root / "submitted", root / "out"
     _hand_in(submitted, "solved", (repo_root / "source" / "attention" / f"{NB01}.ipynb").read_bytes())
     _hand_in(submitted, "wrong", _with_source(repo_root, "solution_softmax_naive", WRONG_SOFTMAX))
+    # a student's attempt at points of their own: never read (test_points_come_from_the_instructor_only)
+    (submitted / "wrong" / "attention" / "course_settings.toml").write_text(OWN_POINTS, encoding="utf-8")
     assert cli.main(["grade", str(submitted), "--out", str(out), *FAST]) == 0
     return submitted, out
 

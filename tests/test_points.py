@@ -106,6 +106,7 @@ def _attnkit(tmp_path, settings, *args):
                           text=True, check=False)
 
 
+@pytest.mark.slow
 def test_attnkit_grade_and_make_release_refuse_a_wrong_file_and_write_nothing(tmp_path, repo_root):
     """`attnkit grade` and `make release` (nbgrader_course release) stop with the reason, exit status 2 and 1."""
     (tmp_path / "submitted" / "someone" / "attention").mkdir(parents=True)
@@ -157,6 +158,7 @@ def _graded_cell_points(notebook_path):
             if cell.metadata.get("nbgrader", {}).get("grade") and not cell.metadata["nbgrader"].get("solution")}
 
 
+@pytest.mark.slow
 def test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points(tmp_path, repo_root):
     """One settings file: `make release`'s refresh writes its points into the graded cells, `attnkit grade` and the
     sandboxed `nbgrader autograde --notebook` grade out of them; the same course with the declared points in force

@@ -21,7 +21,7 @@ import difflib
 import math
 import os
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -178,12 +178,3 @@ def _with_points(check: Check, points: Fraction) -> Check:
 def _g(value: Fraction) -> str:
     return f"{float(value):g}"
 
-
-def known_ids(declarations: Iterable[Declaration]) -> list[str]:
-    """Every id the file may set: exercises and graded checks, in course order."""
-    ids: dict[str, None] = {}
-    for declared in declarations:
-        for check in declared.checks:
-            ids.setdefault(check.exercise)
-            ids.setdefault(check.id)
-    return list(ids)

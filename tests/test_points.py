@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import zipfile
 
 import nbformat
 import pytest
@@ -228,6 +229,38 @@ def test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points(
     assert "is worth 6 points in the release but 5 in the course settings" in stale.stderr
     assert nbgrader_course.read_scores(course)["solved"][NB01] == 18  # nothing recorded out of 5
     assert not (course / "autograded" / "solved" / "attention" / f"{NB01}.ipynb").exists()
+
+
+def test_the_gradescope_bundle_carries_the_file_in_force_and_refuses_a_wrong_one(tmp_path, monkeypatch):
+    from autograder.integrations.gradescope import build_bundle
+
+    settings = tmp_path / "course_settings.toml"
+    settings.write_text(MOVED, encoding="utf-8")
+    monkeypatch.setenv(SETTINGS_ENV, str(settings))
+    build_bundle(tmp_path / "ag.zip")
+    with zipfile.ZipFile(tmp_path / "ag.zip") as bundle:  # at the root: /autograder/source/, the package's checkout
+        assert bundle.read("course_settings.toml").decode() == MOVED
+    settings.write_text('[points]\n"softmax_naive.random" = 3\n', encoding="utf-8")
+    with pytest.raises(CourseSettingsError, match="1 over 100"):
+        build_bundle(tmp_path / "wrong.zip")
+    assert not (tmp_path / "wrong.zip").exists()
+
+
+def test_the_student_kit_stores_the_files_points(tmp_path):
+    """The kit's stored exercises (its progress line's points) and previews (points graded later) are built from the
+    points in force."""
+    settings = tmp_path / "course_settings.toml"
+    settings.write_text(MOVED, encoding="utf-8")
+    program = ("import json\nfrom autograder.integrations.student_kit.build import vectors_document\n"
+               "d = vectors_document()\n"
+               "print(json.dumps([{e['id']: e['points'] for e in d['exercises']},"
+               " {c['id']: c['graded_later'] for c in d['checks']}]))")
+    built = subprocess.run([sys.executable, "-c", program], env={**os.environ, SETTINGS_ENV: str(settings)},
+                           capture_output=True, text=True, check=False)
+    assert built.returncode == 0, built.stderr[-3000:]
+    exercises, later = json.loads(built.stdout)
+    assert (exercises["softmax_naive"], exercises["softmax_stable"]) == (6, 5) and sum(exercises.values()) == 100
+    assert later["softmax_naive.random.preview"] == 3 and later["softmax_stable.large.preview"] == 0
 
 
 # --- attnkit grade --exercise: one exercise again, the others kept --------------------------------------------------

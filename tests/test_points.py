@@ -377,6 +377,9 @@ def test_a_regrade_is_refused_when_the_class_changed(graded_once, tmp_path, caps
     before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
     assert "wrong's 01_attention_without_weights changed since it was graded" in _refused(
         ["grade", str(changed), "--out", str(out), "--exercise", "softmax_naive", *FAST], capsys)
+    (changed / "wrong" / "attention" / f"{NB01}.ipynb").unlink()
+    assert "wrong's 01_attention_without_weights was graded, and is gone now" in _refused(
+        ["grade", str(changed), "--out", str(out), "--exercise", "softmax_naive", *FAST], capsys)
     (changed / "newcomer" / "attention").mkdir(parents=True)
     assert "the class changed since" in _refused(
         ["grade", str(changed), "--out", str(out), "--exercise", "softmax_naive", *FAST], capsys)

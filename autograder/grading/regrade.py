@@ -27,7 +27,7 @@ from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS, exercise
 from autograder.grading import shards
 from autograder.grading.classroom import open_student
 from autograder.grading.intake import student_folders
-from autograder.grading.notebooks import NotebookInput, NotebookResult, Options, grade_notebooks
+from autograder.grading.notebooks import GRADED, NotebookInput, NotebookResult, Options, grade_notebooks
 from autograder.grading.progress import Progress
 from autograder.i18n import language
 from autograder.outputs import class_report, records
@@ -72,7 +72,7 @@ def regrade_exercises(submitted_dir: Path, out_dir: Path, exercise_ids: Sequence
     summary = RegradeSummary(exercises, notebooks, sorted(earlier))
     results = _graded(submitted_dir, out_dir, [folders[name] for name in summary.students], notebooks, options,
                       progress, summary)
-    merged = {student_id: _merged(earlier[student_id], results[student_id], exercises)
+    merged = {student_id: _merged(earlier[student_id], results[student_id], exercises, notebooks)
               for student_id in summary.students}
     _write(out_dir, manifest, merged, options, summary)
     return summary
@@ -139,14 +139,17 @@ def _graded(submitted_dir: Path, out_dir: Path, folders: Sequence[Path], noteboo
     return documents
 
 
-def _merged(earlier: StudentDocument, regraded: dict[str, NotebookDocument],
-            exercises: Sequence[str]) -> StudentDocument:
+def _merged(earlier: StudentDocument, regraded: dict[str, NotebookDocument], exercises: Sequence[str],
+            regraded_notebooks: Sequence[str]) -> StudentDocument:
     """The earlier record with the checks of `exercises` taken from `regraded`; refused for a notebook whose
-    submitted bytes or status differ from what was graded then."""
+    submitted bytes or status differ from what was graded then (one graded then and gone now included)."""
     notebooks: list[NotebookDocument] = []
     for notebook in earlier["notebooks"]:
         new = regraded.get(notebook["notebook"])
         if new is None:
+            if notebook["notebook"] in regraded_notebooks and notebook["status"] == GRADED:
+                raise Refused(f"{clean(earlier['student_id'])}'s {notebook['notebook']} was graded, and is gone "
+                              "now: grade the class in full")
             notebooks.append(notebook)
             continue
         if new["sha256"] != notebook["sha256"] or new["status"] != notebook["status"]:

@@ -60,6 +60,11 @@ def test_an_exercises_points_are_shared_among_its_checks_in_quarter_points(tmp_p
     assert any("rescaled from 103 to 100" in note and "quarter points" in note for note in applied.notes)
 
 
+def test_a_file_that_sets_nothing_keeps_the_declared_points(tmp_path):
+    """The committed file is all comments: a contributor's new exercise (test_add_an_exercise) is not refused."""
+    assert _points(_applied(tmp_path, "# rescale_to = 100\n")) == _points(registry.course_points())
+
+
 def test_a_total_other_than_100_is_refused_saying_by_how_much(tmp_path):
     with pytest.raises(CourseSettingsError, match=r"add up to 101, 1 over 100.*rescale_to = 100"):
         _applied(tmp_path, '[points]\n"softmax_naive.random" = 3\n')

@@ -111,8 +111,8 @@ def apply_settings(declarations: Sequence[Declaration], settings: CourseSettings
     """`declarations` with each graded check's points as `settings` say; refused when an id is unknown, an exercise
     and one of its checks are both set, or the total is not 100 without `rescale_to`."""
     checks = [check for declared in declarations for check in declared.checks]
-    if settings.path is None:
-        return AppliedPoints(tuple(declarations), ())
+    if settings.path is None or (not settings.points and settings.rescale_to is None):
+        return AppliedPoints(tuple(declarations), ())  # nothing asked: the declared points, whatever their total
     where = settings.path
     exercises = {check.exercise for check in checks}
     check_ids = {check.id for check in checks}

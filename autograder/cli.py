@@ -3,6 +3,8 @@
     attnkit check NOTEBOOK... [--json]            every check, hidden included; a line per failed check
     attnkit grade SUBMITTED_DIR --out OUT_DIR     a class in nbgrader layout -> grades.csv, JSON, Gradescope, HTML
           [--shard I/N]                           only the students of shard I of N (stable hash of the id)
+          [--exercise ID | --notebook NAME]       grade those exercises again, keep the others from OUT_DIR
+    attnkit points                                every exercise's and check's points (course_settings.toml)
     attnkit merge OUT_DIR... --out MERGED         the shards' outputs -> one grades.csv, per-student files, report
     attnkit similarity SUBMITTED_DIR --out OUT    pairs whose code or wrong outputs look copied (evidence only)
     attnkit export SOURCE --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import, from an
@@ -85,8 +87,17 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--shard", type=_shard_argument, default=None, metavar="I/N",
                        help="grade only shard I of N (0 <= I < N), chosen by a stable hash of the student id; "
                             "give each shard its own OUT_DIR, then `attnkit merge` them")
+    grade.add_argument("--exercise", action="append", default=[], metavar="ID",
+                       help="regrade exercise ID for every student of OUT_DIR's earlier run, keeping the other "
+                            "exercises' results (repeatable; `attnkit points` lists the ids)")
+    grade.add_argument("--notebook", action="append", default=[], metavar="NAME",
+                       help="regrade every exercise of notebook NAME (e.g. 03_causal_attention) the same way")
     _limit_options(grade)
     grade.set_defaults(run=_grade)
+
+    points = commands.add_parser("points", help="every exercise's and check's points, with course_settings.toml's "
+                                 "changes (refused, naming the problem, when the file is wrong)")
+    points.set_defaults(run=_points)
 
     merge = commands.add_parser("merge", help="combine the OUT_DIRs of `attnkit grade --shard` runs into one")
     merge.add_argument("shards", nargs="+", type=Path, metavar="OUT_DIR")
@@ -229,6 +240,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
+    if args.exercise or args.notebook:
+        return _regrade(args)
     _start_zygote_early()
     from autograder.grading.api import grade_classroom, mean_score
 
@@ -243,6 +256,47 @@ def _grade(args: argparse.Namespace) -> int:
     for problem in summary.problems:
         logger.error("attnkit grade: %s", problem)
     return GRADER_FAILED if summary.grader_errors or summary.problems else 0
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    if args.shard:
+        raise CannotGrade("--exercise and --notebook regrade the students of OUT_DIR's own run: leave out --shard")
+    from autograder.course.exercises import NOTEBOOKS, of_notebook
+    from autograder.grading.api import mean_score, regrade_classroom
+
+    unknown = [name for name in args.notebook if name not in NOTEBOOKS]
+    if unknown:
+        raise CannotGrade(f"unknown notebook(s) {', '.join(map(repr, unknown))}; the notebooks: {', '.join(NOTEBOOKS)}")
+    exercises = [*args.exercise, *(exercise.id for name in args.notebook for exercise in of_notebook(name))]
+    _start_zygote_early()
+    summary = regrade_classroom(args.submitted, args.out, exercises, _options(args), progress_to=sys.stderr)
+    _print_isolation_notes(summary.isolation_notes)
+    logger.info("attnkit grade: regraded %s (%s) for %d students, the other exercises kept; %d totals changed; "
+                "mean %.1f; %s", ", ".join(summary.exercises), ", ".join(summary.notebooks), len(summary.students),
+                len(summary.changed), mean_score(summary.documents), summary.grades_csv)
+    for student_id, (before, after) in sorted(summary.changed.items()):
+        logger.info("attnkit grade: %s: %g -> %g", clean(student_id), before, after)
+    return 0
+
+
+def _points(args: argparse.Namespace) -> int:
+    from autograder.course.course_settings import settings_path
+    from autograder.course.exercises import EXERCISES
+    from autograder.course.registry import course_points
+
+    applied = course_points()  # refused here, naming the problem, when the file is wrong
+    path = settings_path()
+    print(f"course settings: {path if path.is_file() else 'none (' + str(path) + ' absent): the declared points'}")
+    checks = [check for declared in applied.declarations for check in declared.checks]
+    for exercise in EXERCISES:
+        own = [check for check in checks if check.exercise == exercise.id]
+        print(f"{exercise.id} ({exercise.notebook}): {exercise.points:g}")
+        for check in own:
+            print(f"    {check.id}: {check.points:g}{'' if check.hidden else ' (public)'}")
+    for note in applied.notes:
+        print(f"note: {note}")
+    print(f"total: {sum(check.points for check in checks):g}")
+    return 0
 
 
 def _gradescope_build(args: argparse.Namespace) -> int:

@@ -42,6 +42,7 @@ SLURM_RESUME = "tests/test_slurm.py::test_a_task_cancelled_mid_run_and_resubmitt
 SHARDS = "tests/test_shards.py::test_merged_grades_csv_equals_the_unsharded_one"
 HUB = "tests/test_jupyterhub.py::test_the_course_round_trip_on_jupyterhub"
 MUTATION = "tests/test_mutation_sample.py::test_every_sampled_mutant_loses_points"
+POINTS_EVERYWHERE = "tests/test_points.py::test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points"
 RUN_BY_TEST = {
     "make demo": DEMO,
     "make test": "tests/test_docs.py::test_make_test_runs_the_test_suite",
@@ -109,6 +110,15 @@ RUN_BY_TEST = {
     # docs/instructor/setup.md: a server, until Ctrl-C
     "attnkit course formgrader ~/attnkit-course":
         "tests/test_course_setup.py::test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course",
+    # docs/instructor/points.md: points in course_settings.toml, regrades of one exercise or notebook
+    ".venv/bin/attnkit points": "tests/test_points.py::test_attnkit_points_lists_the_points_in_force",
+    "cp source/attention/*.ipynb ~/attnkit-course/source/attention/": POINTS_EVERYWHERE,
+    "(cd ~/attnkit-course && nbgrader generate_assignment attention --force)": POINTS_EVERYWHERE,
+    ".venv/bin/attnkit grade ~/attnkit-course/submitted/ --out ~/attnkit-course/grades/ --exercise causal_mask":
+        "tests/test_points.py::test_a_regrade_of_one_exercise_changes_only_its_scores_and_rewrites_the_totals",
+    ".venv/bin/attnkit grade ~/attnkit-course/submitted/ --out ~/attnkit-course/grades/ --notebook 03_causal_attention":
+        "tests/test_points.py::test_a_regrade_of_a_notebook_regrades_each_of_its_exercises",
+    "(cd ~/attnkit-course && nbgrader autograde attention --notebook 03_causal_attention --force)": POINTS_EVERYWHERE,
 }
 # Commands this file runs as the pages show them (test_the_pages_commands_run_as_written). A command on no list fails
 # test_the_pages_show_commands_...: a new command is never run before someone has decided that it is safe to run here.

@@ -124,7 +124,7 @@ def test_bundle_layout(bundle, repo_root):
         assert script in names, f"{script} is not at the root of the zip"
         assert (infos[script].external_attr >> 16) & 0o111 == 0o111, f"{script} is not executable in the zip"
     expected = {"pyproject.toml", "setup.py", "constraints.txt", "README.md", "autograder/__init__.py",
-                "autograder/integrations/gradescope.py"}
+                "autograder/integrations/gradescope.py", "course_settings.toml"}  # the points (docs: points.md)
     expected |= {path.relative_to(repo_root).as_posix() for path in (repo_root / "solutions").rglob("*.py")}
     expected |= {path.relative_to(repo_root.resolve()).as_posix() for path in check_locations()}
     # The release's notebooks: grading restores edited given cells from them (never the source, which has answers).

@@ -144,7 +144,7 @@ def test_the_typed_stages_pass_mypy(repo_root):
 
 
 @pytest.mark.parametrize("command", [[], ["check"], ["grade"], ["merge"], ["similarity"], ["export"],
-                                     ["gradescope", "build"], ["student-kit", "build"]])
+                                     ["gradescope", "build"], ["student-kit", "build"], ["points"]])
 def test_help_imports_neither_torch_nor_the_checks(command):
     """`attnkit ... --help` answers at once: the command line imports torch and the checks only to grade."""
     probe = ("import sys, contextlib, io\nfrom autograder import cli\n"

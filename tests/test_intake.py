@@ -177,7 +177,7 @@ def test_a_sparse_4_gb_notebook_is_refused_without_being_read(tmp_path):
         import contextlib, tempfile
         from autograder.grading import classroom
         with tempfile.TemporaryDirectory() as scratch, contextlib.ExitStack() as stack:
-            alone = classroom._student(classroom.Path({str(alone)!r}), 0, "", scratch, stack)  # the submission hash
+            alone = classroom.open_student(classroom.Path({str(alone)!r}), 0, "", scratch, stack)  # the submission hash
             assert alone.located[{NB01!r}].path is not None  # graded (and refused there), so hashed here
         print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
     """)

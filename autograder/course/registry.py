@@ -9,6 +9,7 @@ lists the folders: adding one never touches the catalogue. A `declaration` modul
 import functools
 import importlib
 
+from autograder.course.course_settings import AppliedPoints, apply_settings, read_settings, settings_path
 from autograder.course.declaration import Declaration
 from autograder.course.shared.plan import modules_in_role
 
@@ -28,16 +29,27 @@ def declaration_modules() -> tuple[str, ...]:
 
 @functools.cache
 def declarations() -> tuple[Declaration, ...]:
-    """Every folder's Declaration, by the first notebook it grades, then by module name (the catalogue's order)."""
+    """Every folder's Declaration, by the first notebook it grades, then by module name (the catalogue's order),
+    with the points of the course settings file (autograder.course.course_settings): every grader reads them here."""
+    return course_points().declarations
+
+
+def course_points() -> AppliedPoints:
+    """The declarations with the course settings file's points, and what was done to them (rescaling, rounding)."""
+    return apply_settings(declared(), read_settings(settings_path()))
+
+
+def declared() -> tuple[Declaration, ...]:
+    """Every folder's Declaration as its code declares it (the points before the course settings file)."""
     found = []
     for name in declaration_modules():
-        declared = getattr(importlib.import_module(name), "DECLARATION", None)
-        if not isinstance(declared, Declaration):
+        declaration = getattr(importlib.import_module(name), "DECLARATION", None)
+        if not isinstance(declaration, Declaration):
             raise DeclarationError(f"{name} must define DECLARATION = Declaration(...), not "
-                                   f"{type(declared).__name__}")
-        found.append((name, declared))
+                                   f"{type(declaration).__name__}")
+        found.append((name, declaration))
     found.sort(key=lambda item: (_first_notebook(item[1]), item[0]))
-    return tuple(declared for _name, declared in found)
+    return tuple(declaration for _name, declaration in found)
 
 
 def _first_notebook(declared: Declaration) -> str:

@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from autograder.grading.classroom import ClassSummary, grade_class
 from autograder.grading.notebooks import GRADED, NotebookInput, NotebookResult, Options, grade_notebooks
 from autograder.grading.progress import Progress
+from autograder.grading.regrade import RegradeSummary, regrade_exercises
 from autograder.grading.shards import MergeSummary, Shard, ShardError, merge, shard_argument
 from autograder.outputs.documents import StudentDocument
 from autograder.refusal import Refused
@@ -118,6 +119,21 @@ def grade_classroom(submitted_dir: Path, out_dir: Path, options: Options, *, pro
         progress.finish()
 
 
+def regrade_classroom(submitted_dir: Path, out_dir: Path, exercises: Sequence[str], options: Options, *,
+                      progress_to: TextIO) -> RegradeSummary:
+    """Grade `exercises` again for every student `out_dir`'s earlier run graded, keeping every other exercise's
+    results (`attnkit grade --exercise`); refused when there is no earlier run, or it used another seed or points."""
+    if not submitted_dir.is_dir():
+        raise Refused(f"no such directory: {submitted_dir}")
+    progress = Progress(progress_to, label="notebooks")
+    try:
+        return regrade_exercises(submitted_dir, out_dir, exercises, options, progress)
+    except ShardError as problem:
+        raise Refused(str(problem)) from None
+    finally:
+        progress.finish()
+
+
 def merge_shards(out_dirs: Sequence[Path], merged_dir: Path) -> MergeSummary:
     """The outputs of `attnkit grade --shard` runs, checked against each other, as one class in `merged_dir`
     (`attnkit merge`)."""
@@ -129,4 +145,4 @@ def merge_shards(out_dirs: Sequence[Path], merged_dir: Path) -> MergeSummary:
 
 
 __all__ = ["NotebookCheck", "Options", "Refused", "check_notebooks", "grade_classroom", "mean_score", "merge_shards",
-           "report_lines", "shard_argument"]
+           "regrade_classroom", "report_lines", "shard_argument"]

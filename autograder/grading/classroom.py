@@ -108,7 +108,7 @@ def _grade_class(submitted_dir: Path, out_dir: Path, options: Options | None, pr
     students: list[_Student] = []
     for folder in folders:
         try:
-            students.append(_student(folder, options.seed, fingerprint, scratch, submissions))
+            students.append(open_student(folder, options.seed, fingerprint, scratch, submissions))
         except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
             record(folder.name, _raiser(error))
     to_grade: list[_Student] = []
@@ -207,7 +207,9 @@ def _raiser(error: Exception) -> Callable[[], NoReturn]:
     return build
 
 
-def _student(folder: Path, seed: int, fingerprint: str, scratch: Path, submissions: contextlib.ExitStack) -> _Student:
+def open_student(folder: Path, seed: int, fingerprint: str, scratch: Path,
+                 submissions: contextlib.ExitStack) -> _Student:
+    """The student's folder opened by the intake (which file is which notebook) and its submission hash."""
     submission = submissions.enter_context(open_submission(folder, scratch_parent=scratch))
     digest = hashlib.sha256(f"{fingerprint}|seed={seed}".encode())
     for notebook, found in submission.located.items():

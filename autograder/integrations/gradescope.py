@@ -76,6 +76,7 @@ def build_bundle(out_zip: str | os.PathLike[str], repo: str | os.PathLike[str] |
         ("setup.sh", setup_script(torch_pin(repo / "constraints.txt")).encode(), EXECUTABLE),
         ("run_autograder", run_script(lang).encode(), EXECUTABLE),
         *((name, (repo / name).read_bytes(), REGULAR) for name in BUNDLED_FILES),
+        *_course_settings(),
         *((path.relative_to(repo).as_posix(), path.read_bytes(), REGULAR)
           for package in BUNDLED_PACKAGES for path in _package_files(repo / package)),
     ]
@@ -87,6 +88,17 @@ def build_bundle(out_zip: str | os.PathLike[str], repo: str | os.PathLike[str] |
             info.compress_type = zipfile.ZIP_DEFLATED
             bundle.writestr(info, data)
     return [name for name, _, _ in entries]
+
+
+def _course_settings() -> list[tuple[str, bytes, int]]:
+    """The course settings file in force (autograder.course.course_settings), at the bundle's root where the
+    installed package reads it: Gradescope gives the points `attnkit grade` and the release give."""
+    from autograder.course.course_settings import SETTINGS_NAME, settings_path
+    from autograder.course.registry import course_points
+
+    course_points()  # refused here, naming the problem, rather than on Gradescope
+    path = settings_path()
+    return [(SETTINGS_NAME, path.read_bytes(), REGULAR)] if path.is_file() else []
 
 
 def _check_protected_layout(repo: Path) -> None:

@@ -32,7 +32,7 @@ import nbformat
 from autograder.course.assignment import ASSIGNMENT
 from autograder.integrations.course_roster import id_problem
 from autograder.integrations.nbgrader_sandbox import in_kernel_config_lines
-from autograder.integrations.source_notebooks import refresh_source_notebooks
+from autograder.refusal import Refused
 
 if TYPE_CHECKING:  # nbgrader's gradebook is imported where it is opened: --help stays fast
     from nbgrader.api import Gradebook
@@ -300,6 +300,8 @@ def sync_release(repo_root: PathLike | None = None) -> Path:
     """Write `source/attention/`'s cells that come from the catalogue, then regenerate the repository's
     `release/attention/` from it; returns the release."""
     repo = _repo(repo_root)
+    from autograder.integrations.source_notebooks import refresh_source_notebooks  # the points: course_settings.toml
+
     for name in refresh_source_notebooks(repo / "source" / ASSIGNMENT):
         logger.info("updated source/%s/%s from the catalogue", ASSIGNMENT, name)
     destination = repo / "release" / ASSIGNMENT
@@ -359,6 +361,8 @@ def release_differences(repo_root: PathLike | None = None) -> list[str]:
     """How `source/attention/` differs from the catalogue (its overviews, "What is graded" cells and graded cells'
     points) and the committed `release/attention/` from a fresh `nbgrader generate_assignment`."""
     repo = _repo(repo_root)
+    from autograder.integrations.source_notebooks import refresh_source_notebooks  # the points: course_settings.toml
+
     stale = refresh_source_notebooks(repo / "source" / ASSIGNMENT, write=False)
     problems = [f"source/{ASSIGNMENT}/{name}: its overview, \"What is graded\" cells or graded cells' points differ "
                 "from the catalogue" for name in stale]
@@ -383,7 +387,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"regenerated {destination} from source/{ASSIGNMENT}/")
             return 0
         problems = release_differences(args.repo)
-    except (NbgraderError, OSError, ValueError) as error:
+    except (NbgraderError, OSError, ValueError, Refused) as error:  # Refused: a wrong course_settings.toml
         logger.error("error: %s", error)
         return 1
     if problems:

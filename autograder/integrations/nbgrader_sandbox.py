@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
 logger = logging.getLogger(__name__)
 
 THIS = f"{__name__}.SandboxedExecute"
+POINTS_TOLERANCE = 1e-9
 # nbgrader 0.9's Autograde.autograde_preprocessors after its first entry, Execute.
 NBGRADER_AFTER_EXECUTE = [
     "nbgrader.preprocessors.IgnorePattern",
@@ -279,12 +280,26 @@ def write_verdicts(nb: NotebookNode, result: "NotebookResult", lang: str) -> Non
             if grade_id not in graded:
                 raise GradingFailed(f"cell {index} ({grade_id!r}) is an autograded test cell that attnkit has no "
                                     "checks for: attnkit's sandbox runs the course's checks only")
+            _check_points(cell, index, graded[grade_id])
             cell.outputs = test_cell_outputs(graded[grade_id], lang, notebook_notes)
             notebook_notes = []  # said once, in the first test cell
         else:
             printed = result.cell_outputs.get(index)
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)] if printed else []
             cell.outputs += [error_output(note, index) for note in result.cell_notes.get(index, [])]
+
+
+def _check_points(cell: NotebookNode, index: int, graded: GradedCell) -> None:
+    """The cell's points (the gradebook's, from the release) must be the exercise's points in this course's
+    settings (autograder.course.course_settings): else nbgrader would record a score out of another total."""
+    from autograder.course.exercises import EXERCISES_BY_ID
+
+    given, ours = cell.metadata.nbgrader.get("points"), EXERCISES_BY_ID[graded.exercise_id].points
+    if not isinstance(given, int | float) or abs(float(given) - float(ours or 0)) > POINTS_TOLERANCE:
+        shown = f"{float(given):g}" if isinstance(given, int | float) else repr(given)
+        raise GradingFailed(f"cell {index} ({graded.exercise_id}) is worth {shown} points in the release but "
+                            f"{ours:g} in the course settings (course_settings.toml changed?): run `make release`, "
+                            "then `nbgrader generate_assignment attention --force`, so that the gradebook has them")
 
 
 def restore_deleted_test_cells(nb: NotebookNode, resources: ResourcesDict, grade_ids: Sequence[str]) -> None:

@@ -1,4 +1,4 @@
-"""`attnkit`: grade notebooks in isolated children, fast (see README, "attnkit grade").
+"""`attnkit`: grade notebooks in isolated children, fast (docs/instructor/grade.md).
 
     attnkit check NOTEBOOK... [--json]            every check, hidden included; a line per failed check
     attnkit grade SUBMITTED_DIR --out OUT_DIR     a class in nbgrader layout -> grades.csv, JSON, Gradescope, HTML
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder import logs
+from autograder import help_pages, logs
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.isolation.limits import Limits, default_workers
 from autograder.outputs.disk import OutputDiskFull
@@ -66,7 +66,9 @@ class CannotGrade(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0],
+                                     epilog=help_pages.main_epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _verbose_option(parser, default=0)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -91,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.set_defaults(run=_merge)
 
     similarity = commands.add_parser("similarity", help="pairs of students whose code or wrong outputs look "
-                                     "copied: evidence for a human, never a verdict (see README)")
+                                     "copied: evidence for a human, never a verdict")
     similarity.add_argument("submitted", type=Path, metavar="SUBMITTED_DIR")
     similarity.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
     similarity.add_argument("--base", type=Path, nargs="+", action="extend", default=[], metavar="FILE_OR_DIR",
@@ -105,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     _limit_options(similarity)
     similarity.set_defaults(run=_similarity)
 
-    export = commands.add_parser("export", help="grades into a Canvas or Moodle gradebook import file (see README)")
+    export = commands.add_parser("export", help="grades into a Canvas or Moodle gradebook import file")
     export.add_argument("grades", type=Path, metavar="GRADES_DIR")
     lms = export.add_mutually_exclusive_group(required=True)
     lms.add_argument("--canvas", type=Path, metavar="ROSTER.csv", help="Canvas's gradebook export (Grades > Export)")
@@ -120,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
                         "student ids (default: the identity column that matches the most)")
     export.set_defaults(run=_export)
 
-    gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle (see README, \"Gradescope\")")
+    gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle")
     gradescope_actions = gradescope.add_subparsers(dest="action", required=True)
     gradescope_build = gradescope_actions.add_parser("build", help="write the autograder zip to upload to Gradescope")
     gradescope_build.add_argument("out", type=Path, metavar="OUT.zip")
@@ -128,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
                                   help="feedback language on Gradescope (default: ATTNKIT_LANG there, else English)")
     gradescope_build.set_defaults(run=_gradescope_build)
 
-    student_kit = commands.add_parser("student-kit", help="the student kit (see README, \"The student kit\")")
+    student_kit = commands.add_parser("student-kit", help="the student kit")
     student_kit_actions = student_kit.add_subparsers(dest="action", required=True)
     student_kit_build = student_kit_actions.add_parser(
         "build", help="write the installable student kit (public checks as stored vectors, no reference) to OUT_DIR")
@@ -136,6 +138,8 @@ def _parser() -> argparse.ArgumentParser:
     student_kit_build.set_defaults(run=_student_kit_build)
     for command in (*commands.choices.values(), gradescope_build, student_kit_build):
         _verbose_option(command, default=argparse.SUPPRESS)  # `attnkit grade -v` as well as `attnkit -v grade`
+    for name, command in commands.choices.items():
+        command.epilog = help_pages.command_epilog(name)
     return parser
 
 

@@ -161,11 +161,11 @@ def test_a_grader_error_shows_in_its_row():
 
 
 def test_three_hundred_students_keep_the_page_small():
-    """Rows grow the page linearly and modestly: about half a kilobyte a student beyond the pictures."""
+    """Rows grow the page linearly and modestly: about 250 bytes a student beyond the pictures (measured: 250)."""
     small = class_report_html([_document(f"s{index:03}") for index in range(10)])
     large = class_report_html([_document(f"s{index:03}") for index in range(310)])
     per_student = (len(large.encode()) - len(small.encode())) / 300
-    assert per_student < 600, per_student
+    assert per_student < 400, per_student
     assert len(_rows(large)) == 310
 
 

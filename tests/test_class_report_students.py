@@ -154,10 +154,12 @@ def test_no_link_without_a_page_or_to_a_link(tmp_path):
     assert _rows(page)["ben"].endswith("<td>none</td>") and _rows(page)["chen"].endswith("<td>none</td>")
 
 
-def test_a_grader_error_shows_in_its_row():
+def test_a_grader_error_shows_in_its_row_without_an_earlier_runs_page(tmp_path):
+    records.write_student(tmp_path, _document("gina"), "en")  # an earlier run's page
     failed = records.grader_error_document("gina", "attention", 0, "grader error: OSError: boom")
-    row = _rows(class_report_html([failed, _document("eli")]))["gina"]
+    row = _rows(write_class_report(tmp_path, [failed, _document("eli")]).read_text(encoding="utf-8"))["gina"]
     assert "grader error: OSError: boom" in row and row.count("0 (missing)") == len(NOTEBOOKS)
+    assert row.endswith("<td>none</td>")
 
 
 def test_three_hundred_students_keep_the_page_small():

@@ -71,7 +71,9 @@ def student_rows(documents: Sequence[StudentDocument], hrefs: Mapping[str, str])
             NotebookCell(_number(by_name[name]["score"]), str(by_name[name]["status"])) if name in by_name
             else NotebookCell("0", "missing")
             for name in NOTEBOOKS)
-        rows.append(StudentRow(clean(document["student_id"]), hrefs.get(document["student_id"], ""),
+        # A grader error's page, if any, is an earlier run's: not this record's, so not linked.
+        href = "" if document.get("grader_error") else hrefs.get(document["student_id"], "")
+        rows.append(StudentRow(clean(document["student_id"]), href,
                                _number(document["score"]), cells, _mistakes(document),
                                clean(document.get("grader_error", ""))))
     return rows

@@ -1,4 +1,4 @@
-"""`attnkit`: grade notebooks in isolated children, fast (see README, "attnkit grade").
+"""`attnkit`: grade notebooks in isolated children, fast (docs/instructor/grade.md).
 
     attnkit check NOTEBOOK... [--json]            every check, hidden included; a line per failed check
     attnkit grade SUBMITTED_DIR --out OUT_DIR     a class in nbgrader layout -> grades.csv, JSON, Gradescope, HTML
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from autograder import logs
+from autograder import help_pages, logs
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.isolation.limits import Limits, default_workers
 from autograder.outputs.disk import OutputDiskFull
@@ -71,7 +71,9 @@ class CannotGrade(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="attnkit", description=__doc__.split("\n")[0],
+                                     epilog=help_pages.main_epilog(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     _verbose_option(parser, default=0)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -105,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     merge.set_defaults(run=_merge)
 
     similarity = commands.add_parser("similarity", help="pairs of students whose code or wrong outputs look "
-                                     "copied: evidence for a human, never a verdict (see README)")
+                                     "copied: evidence for a human, never a verdict")
     similarity.add_argument("submitted", type=Path, metavar="SUBMITTED_DIR")
     similarity.add_argument("--out", type=Path, required=True, metavar="OUT_DIR")
     similarity.add_argument("--base", type=Path, nargs="+", action="extend", default=[], metavar="FILE_OR_DIR",
@@ -139,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
                         "assignment (default: attention)")
     export.set_defaults(run=_export)
 
-    gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle (see README, \"Gradescope\")")
+    gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle")
     gradescope_actions = gradescope.add_subparsers(dest="action", required=True)
     gradescope_build = gradescope_actions.add_parser("build", help="write the autograder zip to upload to Gradescope")
     gradescope_build.add_argument("out", type=Path, metavar="OUT.zip")
@@ -147,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
                                   help="feedback language on Gradescope (default: ATTNKIT_LANG there, else English)")
     gradescope_build.set_defaults(run=_gradescope_build)
 
-    student_kit = commands.add_parser("student-kit", help="the student kit (see README, \"The student kit\")")
+    student_kit = commands.add_parser("student-kit", help="the student kit")
     student_kit_actions = student_kit.add_subparsers(dest="action", required=True)
     student_kit_build = student_kit_actions.add_parser(
         "build", help="write the installable student kit (public checks as stored vectors, no reference) to OUT_DIR")
@@ -156,6 +158,8 @@ def _parser() -> argparse.ArgumentParser:
     _course_commands(commands)
     for command in (*commands.choices.values(), gradescope_build, student_kit_build):
         _verbose_option(command, default=argparse.SUPPRESS)  # `attnkit grade -v` as well as `attnkit -v grade`
+    for name, command in commands.choices.items():
+        command.epilog = help_pages.command_epilog(name)
     return parser
 
 

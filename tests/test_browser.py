@@ -9,6 +9,9 @@ ladder: its check cell run once (rung 1: the symptom and a question), run again 
 hint), then the cell below it, `check(..., hint=3)` (rung 3: what to change); one screenshot per rung. Then nbgrader's
 Validate button and the formgrader page. The wrong copy is opened a third time in a kernel of its own that
 has only the student kit installed (tests/student_kit_env.py): the same feedback, from stored vectors.
+After grading: the wrong copy, handed in with the other notebooks untouched and autograded in the sandbox by the
+course's `nbgrader autograde`, in formgrader's grading view; attnkit's feedback page and class report opened from
+disk, a student's link in the report followed. Their screenshots are docs/instructor/feedback.md's pictures.
 
 `.ci/run` installs chromium and chromium-driver. Without them these tests skip, except in CI (CI set),
 where a missing browser fails them. Screenshots go to $ATTNKIT_ARTIFACTS (default /tmp/attnkit-artifacts),
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -541,3 +545,113 @@ def test_attnkits_feedback_page_leads_with_what_lost_points(driver, tmp_path):
     wait_until(driver, lambda: all(row.is_displayed() for row in passed), 5, "the passed checks to unfold")
     refused = [entry for entry in driver.get_log("browser") if "Content Security Policy" in entry["message"]]
     assert not refused, refused
+
+
+# ---------------------------------------------------------------------------------------------
+# after grading: formgrader's autograded view and attnkit's class report (docs/instructor/feedback.md's screenshots)
+
+AUTOGRADED_STUDENT = "wrong-mask"
+AUTOGRADE_S = 300
+# A student folder named as students do name them: a space, brackets and '#' (a URL's fragment, unless encoded).
+ODD_STUDENT = "lee (late) #2"
+
+
+@pytest.fixture(scope="module")
+def autograded(course, lab, workdir):
+    """The wrong causal_mask copy handed in with the other three notebooks untouched, autograded in attnkit's
+    sandbox by the course's own `nbgrader autograde`. The server waits meanwhile: the module's clock (TOTAL_S)
+    is moved on by the time autograding took."""
+    from autograder.integrations import nbgrader_course
+
+    started = time.monotonic()
+    handed_in = workdir / "handed-in"
+    shutil.copytree(course / "release" / "attention", handed_in)
+    shutil.copyfile(course / "student" / f"{Path(NOTEBOOK).stem}_wrong.ipynb", handed_in / NOTEBOOK)
+    nbgrader_course.generate_release(course)  # the gradebook's assignment, notebooks and graded cells
+    nbgrader_course.submit(course, AUTOGRADED_STUDENT, handed_in)
+    nbgrader_course.autograde(course, [AUTOGRADED_STUDENT])
+    assert time.monotonic() - started < AUTOGRADE_S
+    _deadline[0] += time.monotonic() - started
+    return course / "autograded" / AUTOGRADED_STUDENT / "attention" / NOTEBOOK
+
+
+def test_formgraders_autograded_view_shows_attnkits_verdicts(driver, lab, autograded):
+    from nbgrader.api import Gradebook
+    from selenium.webdriver.common.by import By
+
+    from autograder.integrations.nbgrader_course import COURSE_ID
+
+    # The gradebook nbgrader autograde wrote (the course's default, gradebook.db in its root): the submission's id.
+    with Gradebook(f"sqlite:///{autograded.parents[3] / 'gradebook.db'}", COURSE_ID) as gradebook:
+        submission = gradebook.find_submission_notebook(Path(NOTEBOOK).stem, "attention", AUTOGRADED_STUDENT).id
+    with screenshot_on_failure(driver, lab, "formgrader-autograded"):
+        driver.get_log("browser")
+        driver.get(f"{lab.url}/formgrader/submissions/{submission}/?token={lab.token}")
+        # A graded cell: nbgrader's panel (its code and the score box), then its output, attnkit's verdicts.
+        graded = wait_for(driver, lambda: [cell for cell in driver.find_elements(By.CSS_SELECTOR, "div.cell")
+                                           if cell.find_elements(By.CSS_SELECTOR, ".nbgrader_cell input.score")
+                                           and "reproduced mistake" in cell.text], PAGE_S,
+                          "the causal_mask graded cell with attnkit's named mistake")[0]
+        assert "✘" in graded.text, graded.text
+        # The cell's heading (its score box) just below formgrader's fixed navigation bar.
+        driver.execute_script("arguments[0].scrollIntoView({block: 'start'}); window.scrollBy(0, -70)", graded)
+        # For the picture only: formgrader's script fills the score box from its API a moment after the page.
+        score = graded.find_element(By.CSS_SELECTOR, "input.score")
+        with contextlib.suppress(AssertionError):
+            wait_for(driver, lambda: score.get_attribute("value"), 10, "the score box")
+        save_screenshot(driver, "formgrader-autograded-en")
+        # nbconvert's template loads MathJax from a CDN, which this offline machine cannot reach; formgrader's
+        # script then stops at `MathJax.Hub`. Any other error counts.
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"
+                  and lab.url in entry["message"] and "MathJax is not defined" not in entry["message"]]
+        assert not errors, f"formgrader logged errors in the browser console: {errors}"
+
+
+def _report_class():
+    """Twelve students: solved, one notebook missing, and the mistakes the catalogue names most, as records."""
+    from test_class_report import _check_ids, _document
+
+    from autograder.course.exercises import NOTEBOOKS
+
+    scaled, mask, softmax = (_check_ids(exercise) for exercise in ("self_attention_v1", "causal_mask",
+                                                                    "softmax_naive"))
+    mistakes = [
+        [], [(scaled[0], "missing_scaling")], [(mask[0], "mask_inverted")],
+        [(scaled[0], "missing_scaling"), (softmax[0], "softmax_wrong_dim")], [], [(mask[0], "mask_inverted")],
+        [(scaled[1], "missing_scaling")], [], [(softmax[0], "softmax_wrong_dim")], [], [(scaled[0], "missing_scaling")],
+    ]
+    documents = [_document(f"student-{number:02}", named) for number, named in enumerate(mistakes, start=1)]
+    return [*documents, _document(ODD_STUDENT, [(mask[0], "mask_inverted")], missing=(NOTEBOOKS[3],))]
+
+
+def test_the_class_report_lists_every_student_with_a_working_link(driver, tmp_path):
+    """attnkit grade's class report opened from disk: a row per student; a student's link opens that student's
+    feedback page, '#' and spaces in the id included."""
+    from selenium.webdriver.common.by import By
+
+    from autograder.outputs import records
+    from autograder.outputs.class_report import write_class_report
+
+    documents = _report_class()
+    for document in documents:
+        records.write_student(tmp_path, document, "en")
+    records.write_grades_csv(tmp_path, documents)
+    report = write_class_report(tmp_path, documents)
+    driver.get_log("browser")
+    driver.get(report.as_uri())
+    wait_until(driver, lambda: driver.find_elements(By.CSS_SELECTOR, "img") and all(
+        driver.execute_script("return arguments[0].naturalWidth > 0", img)
+        for img in driver.find_elements(By.CSS_SELECTOR, "img")), PAGE_S, "the report's plots")
+    save_screenshot(driver, "class-report-en")
+    rows = driver.find_elements(By.CSS_SELECTOR, "tr.student")
+    assert [row.find_element(By.TAG_NAME, "td").text for row in rows] == sorted(d["student_id"] for d in documents)
+    heading = driver.find_element(By.XPATH, "//h2[text()='Students']")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", heading)
+    save_screenshot(driver, "class-report-students-en")
+    odd = next(row for row in rows if row.find_element(By.TAG_NAME, "td").text == ODD_STUDENT)
+    odd.find_element(By.LINK_TEXT, "page").click()
+    wait_until(driver, lambda: driver.find_elements(By.TAG_NAME, "h1"), PAGE_S, "the student's feedback page")
+    opened = urllib.parse.unquote(driver.current_url)
+    assert opened == urllib.parse.unquote((tmp_path / "feedback" / f"{ODD_STUDENT}.html").as_uri()), opened
+    assert driver.find_element(By.TAG_NAME, "h1").text == f"Feedback for {ODD_STUDENT}"
+    assert not [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]

@@ -1,9 +1,10 @@
 """The instructor's class report, OUT_DIR/class_report.html, written by `attnkit grade` and `attnkit merge`.
 
 One self-contained page (plots inline as base64 PNG, every text escaped): the distribution of the total and of each
-notebook's score (a histogram each), and the misconceptions the judges recognised, most frequent first, with how many
+notebook's score (a histogram each), the misconceptions the judges recognised, most frequent first, with how many
 students each affected (a bar plot, and a table with the English and Chinese names from
-autograder.course.catalog).
+autograder.course.catalog), and every student's row: total, each notebook, named mistakes and a relative link to
+their feedback page (autograder.outputs.report_students).
 A student counts once per misconception, however many checks it failed.
 
 Plots are drawn on matplotlib.figure.Figure objects (no pyplot, no global state); their text stays English because
@@ -12,6 +13,8 @@ matplotlib's default fonts have no CJK glyphs. The Chinese names are in the HTML
 Later commands link what they made of the grades from this report (`attnkit similarity`, `attnkit export`):
 `add_link(grades_dir, label, target)` keeps the link in GRADES_DIR/report_links.json and writes the report again;
 `present_links(grades_dir)` is what the report shows, the recorded links whose target still exists.
+In an nbgrader course (OUT_DIR inside the course folder, beside nbgrader_config.py) the report says where
+`nbgrader generate_feedback` wrote its pages, as text: a link never leaves OUT_DIR.
 """
 
 import base64
@@ -19,17 +22,19 @@ import io
 import json
 import os
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
+from autograder.course.assignment import ASSIGNMENT
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
 from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
+from autograder.outputs.report_students import feedback_hrefs, student_rows
 from autograder.templating import render
 
 if TYPE_CHECKING:
@@ -40,6 +45,9 @@ TEMPLATE = "class_report.html.j2"
 LINKS_FILE = "report_links.json"
 MAX_BARS = 20  # the bar plot shows the most frequent misconceptions; the table lists them all
 INTEGER_BINS_UP_TO = 40  # up to this many points, one histogram bar per whole point
+GRADES_CSV = "grades.csv"  # beside the report (autograder.outputs.records.write_grades_csv)
+NBGRADER_CONFIG = "nbgrader_config.py"
+NBGRADER_FEEDBACK = "feedback"  # nbgrader's feedback folder: COURSE/feedback/<student>/<assignment>/*.html
 
 
 @dataclass(frozen=True)
@@ -104,14 +112,32 @@ def score_distributions(documents: Sequence[StudentDocument]) -> list[ScoreDistr
 def write_class_report(out_dir: str | os.PathLike[str], documents: Sequence[StudentDocument],
                        title: str = "attnkit class report") -> Path:
     path = Path(out_dir) / FILE_NAME
-    records.write_atomically(path, class_report_html(documents, title, present_links(out_dir)))
+    grades_csv = GRADES_CSV if (Path(out_dir) / GRADES_CSV).is_file() else ""
+    nbgrader_feedback = nbgrader_feedback_folder(out_dir)
+    records.write_atomically(path, class_report_html(
+        documents, title, present_links(out_dir), feedback_hrefs(out_dir, documents), grades_csv,
+        str(nbgrader_feedback / "<student>" / ASSIGNMENT) if nbgrader_feedback else ""))
     return path
+
+
+def nbgrader_feedback_folder(out_dir: str | os.PathLike[str]) -> Path | None:
+    """COURSE/feedback when OUT_DIR is a folder of an nbgrader course that has run generate_feedback, else None."""
+    course = Path(out_dir).resolve().parent
+    if (course / NBGRADER_CONFIG).is_file() and (course / NBGRADER_FEEDBACK).is_dir():
+        return course / NBGRADER_FEEDBACK
+    return None
 
 
 @dataclass(frozen=True)
 class Link:
     label: str
     href: str
+
+
+@dataclass(frozen=True)
+class Column:
+    short: str  # the notebook's number, as the student table's heading
+    name: str
 
 
 @dataclass(frozen=True)
@@ -145,8 +171,11 @@ class MisconceptionRow:
 
 
 def class_report_html(documents: Sequence[StudentDocument], title: str = "attnkit class report",
-                      links: Iterable[tuple[str, str]] = ()) -> str:
-    """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports)."""
+                      links: Iterable[tuple[str, str]] = (), feedback: Mapping[str, str] | None = None,
+                      grades_csv: str = "", nbgrader_feedback: str = "") -> str:
+    """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports);
+    `feedback`: {student id: href} of the feedback pages there are (report_students.feedback_hrefs); `grades_csv`:
+    the href of grades.csv, "" when there is none; `nbgrader_feedback`: where nbgrader's feedback pages are, or ""."""
     documents = list(documents)
     distributions = score_distributions(documents)
     counts = misconception_counts(documents)
@@ -162,6 +191,10 @@ def class_report_html(documents: Sequence[StudentDocument], title: str = "attnki
                            for rank, count in enumerate(counts, start=1)],
         "with_misconception": sum(1 for document in documents if _has_misconception(document)),
         "bar_plot": _data_url(misconception_png(counts)) if counts else "",
+        "notebooks": [Column(name[:2], name) for name in NOTEBOOKS],
+        "student_rows": student_rows(documents, feedback or {}),
+        "grades_csv": grades_csv,
+        "nbgrader_feedback": nbgrader_feedback,
     }
     return render(__package__, TEMPLATE, **context)
 

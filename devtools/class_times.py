@@ -11,7 +11,8 @@ Each is timed on the wall clock and may be stopped after `--limit` seconds: what
 records written, notebooks autograded) is reported with the time, marked "not finished", never scaled up.
 
 Printed: the machine's usable cores and load average (1, 5, 15 min) at the start, and per grader the notebooks
-graded, seconds, seconds per notebook and the 1-minute load average at its start and end; where both finished,
+graded, seconds, seconds per notebook and the 1-minute load average at its start and end (and its mean over the
+samples taken at each progress line); where both finished,
 whether they gave every student the same total. Progress lines go to stderr every `--every` seconds.
 The exit status is 1 when a grader failed or the totals disagree.
 """
@@ -67,6 +68,7 @@ class Timing:
     load_start: float  # 1-minute load average
     load_end: float
     stopped_at_limit: bool = False
+    load_mean: float | None = None  # of the 1-minute load average sampled at each progress line and at the end
 
     @property
     def per_notebook(self) -> float | None:
@@ -76,8 +78,9 @@ class Timing:
         per = "-" if self.per_notebook is None else f"{self.per_notebook:.3f}"
         ending = "" if self.finished else \
             "  NOT FINISHED: stopped at the --limit" if self.stopped_at_limit else "  FAILED"
+        mean = "" if self.load_mean is None else f" (mean {self.load_mean:.2f})"
         return (f"  {self.grader:<32}{f'{self.done}/{self.notebooks}':>16}{self.seconds:>9.1f}{per:>12}"
-                f"{self.load_start:>9.2f} -> {self.load_end:.2f}{ending}")
+                f"{self.load_start:>9.2f} -> {self.load_end:.2f}{mean}{ending}")
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,7 @@ def run_timed(grader: str, command: Sequence[str], notebooks: int, done: Callabl
               progress: Callable[[str], None] = lambda _line: None) -> Timing:
     """Run `command` (output to `log_path`), stopping it after `limit` seconds; `done()` counts graded notebooks."""
     load_start = os.getloadavg()[0]
+    loads = [load_start]
     started = time.monotonic()
     stopped = False
     with open(log_path, "w", encoding="utf-8") as log:
@@ -158,6 +162,7 @@ def run_timed(grader: str, command: Sequence[str], notebooks: int, done: Callabl
                     break
                 except subprocess.TimeoutExpired:
                     elapsed = time.monotonic() - started
+                    loads.append(os.getloadavg()[0])
                     progress(f"{grader}: {done()} of {notebooks} notebooks graded after {elapsed:.0f} s")
                     if limit is not None and elapsed >= limit:
                         stopped = True
@@ -167,8 +172,9 @@ def run_timed(grader: str, command: Sequence[str], notebooks: int, done: Callabl
             if process.poll() is None:
                 _stop(process)
     graded = done()
+    loads.append(os.getloadavg()[0])
     return Timing(grader, notebooks, graded, seconds, not stopped and process.returncode == 0, load_start,
-                  os.getloadavg()[0], stopped)
+                  loads[-1], stopped, sum(loads) / len(loads))
 
 
 def _stop(process: "subprocess.Popen[bytes]") -> None:

@@ -359,10 +359,10 @@ class Demo:
                  "also from plain nbgrader"), file=self.out)
         report = self.class_report if self.class_report.is_file() else None
         print(f"class report: {report or f'not written ({self.class_report} is missing)'}", file=self.out)
-        print(f"next: open {report.as_uri() if report else 'the feedback pages above'} in a browser (every student, "
-              f"each notebook's scores, the mistakes named), then read {NEXT_PAGES[0]} to read it and a student's "
-              f"feedback, and {NEXT_PAGES[1]} to set up a course of your own (`make docs` builds these pages as a "
-              "site)", file=self.out, flush=True)
+        print(f"next: open {report.as_uri() if report else 'the feedback pages above'} in a browser (the class's "
+              f"totals, each notebook's scores, the mistakes named), then {NEXT_PAGES[0]} (reading the report and a "
+              f"student's feedback) and {NEXT_PAGES[1]} (a course of your own); `make docs` builds these pages as a "
+              "site", file=self.out, flush=True)
         return failed
 
 

@@ -1,6 +1,6 @@
 """`make demo`'s pieces: the bundled class (devtools/class_fixtures.py) and the demo's verdicts.
 
-The full demo (nbgrader on 11 students, 7 to 20 minutes on 2 cores: docs/instructor/index.md) is not run here.
+The full demo (nbgrader on 11 students, 6 to 20 minutes on 2 cores: docs/instructor/index.md) is not run here.
 Instead: every fixture builds valid notebooks; the whole class graded by attnkit gives each submission its declared
 outcome (points lost in the intended exercise, the intended misconception named, the other notebooks untouched); and
 one mistake goes through real nbgrader, which must give it attnkit's grade notebook by notebook.

@@ -12,7 +12,8 @@ RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 .PHONY: help .venv test demo docs release check-release lint grid mutation similarity-bench hub hub-clean kit-wheel
 
 help:
-	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit"
+	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit, timed"
+	@echo "                    per phase (6 to 20 minutes on 2 cores, as loaded; docs/instructor/index.md#the-demo)"
 	@echo "make test           run the test suite (nbgrader runs included, the documentation site built)"
 	@echo "make docs           build the documentation site (docs/) into a temporary directory, warnings as errors"
 	@echo "make release        write source/attention/'s points and catalogue cells, regenerate release/attention/"

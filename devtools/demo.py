@@ -13,7 +13,9 @@ In a new directory (a fresh one under the system's temporary directory, printed 
      nbgrader per student, two at a time); then runs `nbgrader generate_feedback` and `nbgrader export` in the
      sandboxed course;
   4. prints one row per student: attnkit's total, sandboxed nbgrader's, whether they agree, plain in-kernel
-     nbgrader's (labelled as such), what attnkit found, then where the feedback pages and grades.csv files are.
+     nbgrader's (labelled as such), what attnkit found, then where the feedback pages and grades.csv files are;
+  5. ends with the seconds each phase took (measured in this run, with the machine's cores and load average at the
+     start and the end), the path of attnkit's class report and what to open next.
 
 Every submission, adversarial ones included, must get the same grade, notebook by notebook, from attnkit and from
 the sandboxed nbgrader; honest ones also from plain nbgrader, which the adversarial ones may fool (the table shows
@@ -22,6 +24,7 @@ does not hold.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS
 from autograder.integrations import nbgrader_course
+from autograder.isolation.limits import default_workers
 from autograder.isolation.sandbox import landlock_abi
 from devtools.class_fixtures import CLASS, FixtureError, validate, write_submission
 
@@ -45,6 +49,8 @@ NBGRADER_CELL_TIMEOUT = 15
 NBGRADER_STREAMS = max(1, min(2, os.cpu_count() or 1))
 TOLERANCE = 1e-6
 OK, NOT_OK = "✔", "✘"
+# Where an instructor goes after the demo: the pages of the docs site (docs/, `make docs`) that read its outputs.
+NEXT_PAGES = ("docs/ta-guide.md", "docs/instructor/setup.md")
 
 
 class DemoError(RuntimeError):
@@ -197,35 +203,57 @@ class Demo:
         self.in_kernel_root = self.workdir / "course-in-kernel"
         self.handed_in = self.workdir / "handed_in"
         self.attnkit_out = self.workdir / "attnkit"
+        self.phases: list[tuple[str, float]] = []  # (what, seconds), in order
+        self.load_at_start = os.getloadavg()
+
+    @property
+    def class_report(self):
+        return self.attnkit_out / "class_report.html"
 
     def step(self, message):
         print(f"[{time.monotonic() - self.started:6.1f}s] {message}", file=self.out, flush=True)
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        """Time what runs inside as the phase `name` (kept, and printed at the end)."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.phases.append((name, time.monotonic() - started))
 
     def run(self):
         """Every step; returns the rows of the table (their `problems` filled in)."""
         problems = [problem for submission in CLASS for problem in validate(submission)]
         if problems:
             raise FixtureError("; ".join(problems))
-        self.step(f"building an nbgrader course in {self.course_root}")
-        nbgrader_course.make_course(self.course_root, self.repo)
-        self.step(f"and a second course, {self.in_kernel_root.name}/, that grades in the student's kernel (no sandbox)")
-        nbgrader_course.make_course(self.in_kernel_root, self.repo, in_kernel=True)
-        for root, setting in ((self.course_root, f"c.SandboxedExecute.timeout = {ATTNKIT_TIMEOUT}"),
-                              (self.in_kernel_root, f"c.ExecutePreprocessor.timeout = {NBGRADER_CELL_TIMEOUT}")):
-            with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
-                config.write(f"# make demo: one student loops forever; a cell is interrupted after this long\n"
-                             f"{setting}\n")
-        self.step(f"nbgrader generate_assignment {nbgrader_course.ASSIGNMENT}: source/ -> release/ (both courses)")
-        nbgrader_course.generate_release(self.course_root)
-        nbgrader_course.generate_release(self.in_kernel_root)
-        self.collect()
-        self.grade_with_attnkit()
-        self.grade_with_sandboxed_nbgrader()
-        self.grade_in_kernel()
-        self.step(f"nbgrader generate_feedback {nbgrader_course.ASSIGNMENT}")
-        nbgrader_course.generate_feedback(self.course_root)
-        self.step("nbgrader export")
-        nbgrader_course.export_grades(self.course_root)
+        with self.phase("two nbgrader courses, their releases (generate_assignment)"):
+            self.step(f"building an nbgrader course in {self.course_root}")
+            nbgrader_course.make_course(self.course_root, self.repo)
+            self.step(f"and a second course, {self.in_kernel_root.name}/, that grades in the student's kernel "
+                      "(no sandbox)")
+            nbgrader_course.make_course(self.in_kernel_root, self.repo, in_kernel=True)
+            for root, setting in ((self.course_root, f"c.SandboxedExecute.timeout = {ATTNKIT_TIMEOUT}"),
+                                  (self.in_kernel_root, f"c.ExecutePreprocessor.timeout = {NBGRADER_CELL_TIMEOUT}")):
+                with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+                    config.write(f"# make demo: one student loops forever; a cell is interrupted after this long\n"
+                                 f"{setting}\n")
+            self.step(f"nbgrader generate_assignment {nbgrader_course.ASSIGNMENT}: source/ -> release/ (both courses)")
+            nbgrader_course.generate_release(self.course_root)
+            nbgrader_course.generate_release(self.in_kernel_root)
+        with self.phase("collecting the class"):
+            self.collect()
+        with self.phase("attnkit grade"):
+            self.grade_with_attnkit()
+        with self.phase("nbgrader autograde, in attnkit's sandbox"):
+            self.grade_with_sandboxed_nbgrader()
+        with self.phase("plain nbgrader autograde, in the students' kernels"):
+            self.grade_in_kernel()
+        with self.phase("nbgrader generate_feedback and export"):
+            self.step(f"nbgrader generate_feedback {nbgrader_course.ASSIGNMENT}")
+            nbgrader_course.generate_feedback(self.course_root)
+            self.step("nbgrader export")
+            nbgrader_course.export_grades(self.course_root)
         rows = self.rows()
         self.step("done")
         return rows
@@ -252,9 +280,8 @@ class Demo:
     def grade_with_sandboxed_nbgrader(self):
         self.step(f"nbgrader autograde {nbgrader_course.ASSIGNMENT}: {len(CLASS)} students x {len(NOTEBOOKS)} "
                   f"notebooks in attnkit's sandbox (the course's nbgrader_config.py), one nbgrader for the class")
-        started = time.monotonic()
         nbgrader_course.autograde(self.course_root)
-        self.step(f"  nbgrader autograde (sandboxed): done in {time.monotonic() - started:.0f} s")
+        self.step("  nbgrader autograde (sandboxed): done")
 
     def grade_in_kernel(self):
         students = [submission.student_id for submission in CLASS]
@@ -317,6 +344,27 @@ class Demo:
               f"attnkit grades:     {self.attnkit_out / 'grades.csv'}\n"
               f"everything (kept):  {self.workdir}   (rm -rf it when done)", file=self.out)
 
+    def ending(self, rows, seconds):
+        """The last lines: what each phase took, the verdict, the class report's path and the next step."""
+        print("\ntime per phase (measured in this run):", file=self.out)
+        for name, phase_seconds in self.phases:
+            print(f"  {phase_seconds:6.0f} s  {name}", file=self.out)
+        start, end = self.load_at_start[0], os.getloadavg()[0]
+        print(f"  {seconds:6.0f} s  in all ({seconds / 60:.1f} min) on {default_workers()} cores, load average "
+              f"{start:.2f} at the start and {end:.2f} at the end (1 min)", file=self.out)
+        failed = [row.student_id for row in rows if row.problems]
+        print(f"\nmake demo: {len(rows)} students in {seconds:.0f} s; "
+              + (f"{NOT_OK} not as declared: {', '.join(failed)}" if failed else
+                 f"{OK} every submission got the same grade from attnkit and the sandboxed nbgrader, every honest one "
+                 "also from plain nbgrader"), file=self.out)
+        report = self.class_report if self.class_report.is_file() else None
+        print(f"class report: {report or f'not written ({self.class_report} is missing)'}", file=self.out)
+        print(f"next: open {report.as_uri() if report else 'the feedback pages above'} in a browser (the class's "
+              f"totals, each notebook's scores, the mistakes named), then {NEXT_PAGES[0]} (reading the report and a "
+              f"student's feedback) and {NEXT_PAGES[1]} (a course of your own); `make docs` builds these pages as a "
+              "site", file=self.out, flush=True)
+        return failed
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m devtools.demo", description=__doc__.split("\n")[0])
@@ -340,7 +388,6 @@ def main(argv=None):
             print(f"demo: the temporary directory {workdir} is inside the checkout; set TMPDIR or use --keep DIR",
                   file=sys.stderr)
             return 2
-    started = time.monotonic()
     print(f"make demo: the attnkit course end to end; outputs go to {workdir} (kept)", flush=True)
     demo = Demo(workdir, repo)
     try:
@@ -349,11 +396,7 @@ def main(argv=None):
         print(f"demo failed: {error}\n(outputs so far: {workdir})", file=sys.stderr)
         return 1
     demo.report(rows)
-    failed = [row.student_id for row in rows if row.problems]
-    print(f"\nmake demo: {len(rows)} students in {time.monotonic() - started:.0f} s; "
-          + (f"{NOT_OK} not as declared: {', '.join(failed)}" if failed else
-             f"{OK} every submission got the same grade from attnkit and the sandboxed nbgrader, every honest one "
-             "also from plain nbgrader"), flush=True)
+    failed = demo.ending(rows, time.monotonic() - demo.started)
     return 1 if failed else 0
 
 

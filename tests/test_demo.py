@@ -1,12 +1,13 @@
 """`make demo`'s pieces: the bundled class (devtools/class_fixtures.py) and the demo's verdicts.
 
-The full demo (nbgrader on 10 students, ~3 minutes) is not run here. Instead: every fixture builds
-valid notebooks; the whole class graded by attnkit gives each submission its declared outcome (points
-lost in the intended exercise, the intended misconception named, the other notebooks untouched); and
+The full demo (nbgrader on 11 students, 6 to 20 minutes on 2 cores: docs/instructor/index.md) is not run here.
+Instead: every fixture builds valid notebooks; the whole class graded by attnkit gives each submission its declared
+outcome (points lost in the intended exercise, the intended misconception named, the other notebooks untouched); and
 one mistake goes through real nbgrader, which must give it attnkit's grade notebook by notebook.
 """
 
 import ast
+import io
 
 import nbformat
 import pytest
@@ -106,12 +107,17 @@ def test_replace_region_indents_the_code_and_keeps_the_other_regions():
 
 
 @pytest.fixture(scope="module")
-def graded_class(tmp_path_factory, repo_root):
-    """The whole bundled class graded by attnkit (the demo's --timeout)."""
-    root = tmp_path_factory.mktemp("demo-class")
+def demo_workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("demo-class")
+
+
+@pytest.fixture(scope="module")
+def graded_class(demo_workdir, repo_root):
+    """The whole bundled class graded by attnkit (the demo's --timeout), where the demo puts attnkit's grades."""
+    root = demo_workdir
     for submission in CLASS:
         write_submission(submission, root / "submitted" / submission.student_id / "attention", repo_root)
-    summary = classroom.grade_class(root / "submitted", root / "out",
+    summary = classroom.grade_class(root / "submitted", demo.Demo(root, repo_root).attnkit_out,
                                 Options(limits=Limits(timeout=demo.ATTNKIT_TIMEOUT)))
     return {document["student_id"]: document for document in summary.documents}
 
@@ -208,3 +214,38 @@ def test_plain_nbgrader_gives_honest_submissions_the_grades_attnkit_gives(graded
     assert rows["mistake-mask-plain-attribute"].attnkit_total < 100
     restored = rows["edited-given-causal-attention"]
     assert restored.attnkit_total == 100 and any("given_causal_attention" in note for note in restored.notes())
+
+
+def test_the_demo_ends_with_its_phases_times_the_class_report_and_the_next_step(graded_class, demo_workdir, repo_root):
+    """The ending of a run, on the class attnkit graded above where the demo grades it: the last two lines name the
+    class report (a file that exists) and docs pages that exist."""
+    printed = io.StringIO()
+    run = demo.Demo(demo_workdir, repo_root, out=printed)
+    with run.phase("attnkit grade"):
+        pass
+    rows = [_row(submission, graded_class[submission.student_id]) for submission in CLASS]
+    assert run.ending(rows, 444.0) == []
+    lines = printed.getvalue().splitlines()
+    report = demo_workdir.resolve() / "attnkit" / "class_report.html"
+    assert report.is_file()
+    assert lines[-2] == f"class report: {report}"
+    assert lines[-1].startswith(f"next: open {report.as_uri()} in a browser")
+    for page in demo.NEXT_PAGES:
+        assert page in lines[-1] and (repo_root / page).is_file(), page
+    assert lines[-3].startswith(f"make demo: {len(CLASS)} students in 444 s; {demo.OK}")
+    phases = lines[lines.index("time per phase (measured in this run):") + 1:]
+    assert phases[0].split()[1:] == ["s", "attnkit", "grade"]
+    assert "444 s  in all (7.4 min) on" in phases[1] and "load average" in phases[1]
+
+
+def test_the_demo_says_so_when_the_class_report_is_missing(tmp_path, repo_root, graded_class):
+    printed = io.StringIO()
+    run = demo.Demo(tmp_path, repo_root, out=printed)
+    submission = BY_ID["solved"]
+    row = _row(submission, graded_class[submission.student_id])
+    row.problems = ["nbgrader gave 0, expected 100"]
+    assert run.ending([row], 10.0) == ["solved"]
+    lines = printed.getvalue().splitlines()
+    assert lines[-3].startswith(f"make demo: 1 students in 10 s; {demo.NOT_OK} not as declared: solved")
+    assert lines[-2] == f"class report: not written ({tmp_path.resolve() / 'attnkit' / 'class_report.html'} is missing)"
+    assert lines[-1].startswith("next: open the feedback pages above in a browser")

@@ -118,6 +118,13 @@ RUN_BY_TEST = {
     ".venv/bin/attnkit grade ~/attnkit-course/submitted/ --out ~/attnkit-course/grades/ --notebook 03_causal_attention":
         "tests/test_points.py::test_a_regrade_of_a_notebook_regrades_each_of_its_exercises",
     "(cd ~/attnkit-course && nbgrader autograde attention --notebook 03_causal_attention --force)": POINTS_EVERYWHERE,
+    # docs/instructor/grade.md, "How long grading takes": the bench's own tiny run (2 students, both graders)
+    ".venv/bin/python -m devtools.class_times --students 30":
+        "tests/test_class_times.py::test_a_tiny_class_is_timed_with_both_graders_and_they_agree",
+    ".venv/bin/python -m devtools.class_times --students 300 --limit 600":
+        "tests/test_class_times.py::test_a_tiny_class_is_timed_with_both_graders_and_they_agree",
+    ".venv/bin/python -m devtools.class_times --students 3000 --limit 1080":
+        "tests/test_class_times.py::test_a_tiny_class_is_timed_with_both_graders_and_they_agree",
 }
 # Commands this file runs as the pages show them (test_the_pages_commands_run_as_written). A command on no list fails
 # test_the_pages_show_commands_...: a new command is never run before someone has decided that it is safe to run here.

@@ -127,15 +127,20 @@ def db_url(course_root: PathLike) -> str:
     return "sqlite:///" + str(Path(course_root).resolve() / GRADEBOOK)
 
 
-def _nbgrader(course_root: PathLike, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run `nbgrader ARGS` in the course directory with this interpreter; raise NbgraderError on failure."""
-    course_root = Path(course_root)
-    if not (course_root / "nbgrader_config.py").is_file():
+def nbgrader_command(course_root: PathLike, *args: str) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment of `nbgrader ARGS`, run with this interpreter in the course directory."""
+    if not (Path(course_root) / "nbgrader_config.py").is_file():
         raise FileNotFoundError(f"{course_root} is not a course directory (no nbgrader_config.py); see make_course")
     env = dict(os.environ)
     # nbgrader shells out to `alembic`, installed next to this interpreter.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    command = [sys.executable, "-m", "nbgrader", *args]
+    return [sys.executable, "-m", "nbgrader", *args], env
+
+
+def _nbgrader(course_root: PathLike, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run `nbgrader ARGS` in the course directory with this interpreter; raise NbgraderError on failure."""
+    course_root = Path(course_root)
+    command, env = nbgrader_command(course_root, *args)
     process = subprocess.run(command, cwd=course_root, env=env, capture_output=True, text=True, check=False)
     if process.returncode != 0:
         output = (process.stdout + process.stderr).rstrip().splitlines()

@@ -27,6 +27,7 @@ import pytest
 from browser_helpers import artifacts_dir, start_chromium, wait_until
 
 from autograder.integrations import course_setup, nbgrader_course
+from autograder.integrations.course_formgrader import free_port
 from autograder.integrations.course_roster import read_roster
 from autograder.refusal import Refused
 
@@ -212,12 +213,6 @@ def _no_wheel(folder):
 
 # ---------------------------------------------------------------------------------------------
 # attnkit course formgrader
-
-
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")

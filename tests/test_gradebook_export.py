@@ -18,7 +18,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ import pytest
 from autograder import cli
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
 from autograder.integrations import nbgrader_course
+from autograder.integrations.course_formgrader import free_port
 from autograder.integrations.lms import CANVAS_REQUIRED
 from autograder.integrations.nbgrader_export import NO_SUBMISSION, NO_TIMESTAMP
 
@@ -80,12 +80,6 @@ def course(repo_root, tmp_path_factory):
 # --- formgrader, driven over HTTP as its page does ------------------------------------------------------------------
 
 
-def _free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class Formgrader:
     """A browser's session with formgrader: logged in by the token once, then cookies (login and _xsrf) only."""
 
@@ -112,7 +106,7 @@ class Formgrader:
 
 @contextlib.contextmanager
 def formgrader(course_root, workdir):
-    port, token = _free_port(), secrets.token_hex(16)
+    port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ)
     env.update({
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),  # nbgrader runs alembic

@@ -138,7 +138,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
     if jobs:
         confinement = sandbox.prepare(
             options.limits.memory_mb,
-            cpu_seconds=options.limits.budget_factor * options.limits.timeout + 5,
+            cpu_seconds=options.limits.attempt_cpu_seconds,
             blocked=_blocked_paths(options.blocked),
             readable=_readable_paths(),
         )

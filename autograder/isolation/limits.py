@@ -6,6 +6,10 @@ Light on purpose (no torch, no checks): the command line reads the defaults for 
 import os
 from dataclasses import dataclass, field
 
+# Added to a notebook's budget to make the kernel's CPU limit on one attempt (RLIMIT_CPU): the supervisor's own
+# budget kill, with its clear note, comes first for a child that computes on one thread; the kernel's stops the rest.
+CPU_LIMIT_MARGIN = 5.0  # seconds
+
 
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
@@ -30,3 +34,13 @@ class Limits:
     def wall_timeout(self) -> float:
         """A step's wall-clock limit (its CPU limit is `timeout`)."""
         return self.wall_factor * self.timeout
+
+    @property
+    def budget(self) -> float:
+        """A notebook's total wall-clock time, over all its attempts."""
+        return self.budget_factor * self.timeout
+
+    @property
+    def attempt_cpu_seconds(self) -> float:
+        """The CPU time one attempt at a notebook may take, all its threads together (the kernel's limit)."""
+        return self.budget + CPU_LIMIT_MARGIN

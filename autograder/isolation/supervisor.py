@@ -176,7 +176,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                 while pending and len(running) < max(1, limits.workers):
                     state = pending.pop()
                     if not state.budget_end:
-                        state.budget_end = time.monotonic() + limits.budget_factor * limits.timeout
+                        state.budget_end = time.monotonic() + limits.budget
                     attempt = _start(state, limits, confinement, scratch, zygote, cgroups)
                     running[attempt.pid] = attempt
                     selector.register(attempt.fd, selectors.EVENT_READ, attempt)
@@ -501,7 +501,7 @@ def _enforce_deadlines(attempt: _Attempt, now: float, limits: Limits) -> None:
     if attempt.kill_kind:
         return
     if now > attempt.job.budget_end:
-        _kill(attempt, BUDGET, f"the notebook ran past its total time of {_budget(limits):g} s")
+        _kill(attempt, BUDGET, f"the notebook ran past its total time of {limits.budget:g} s")
     elif now > attempt.deadline:
         _kill(attempt, TIMEOUT, f"ran past the {limits.wall_timeout:g} s wall-clock limit and did not stop")
     elif attempt.cpu_deadline < float("inf") and attempt.cpu_seconds() > attempt.cpu_deadline:
@@ -539,10 +539,6 @@ def _enforce_disk_quota(attempt: _Attempt, now: float, limits: Limits) -> None:
 
 def _disk_poll_wait(running: dict[int, _Attempt]) -> float:
     return DISK_POLL if any(attempt.disk_watched for attempt in running.values()) else 0.5
-
-
-def _budget(limits: Limits) -> float:
-    return limits.budget_factor * limits.timeout
 
 
 def _kill(attempt: _Attempt, kind: Ending | None = None, reason: str = "") -> None:
@@ -600,7 +596,7 @@ def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
     else:
         exercise_id = step[1]
         state.crashed.add(exercise_id)
-        seconds = _budget(limits) if kind == BUDGET else limits.timeout
+        seconds = limits.budget if kind == BUDGET else limits.timeout
         state.outcome.records[exercise_id] = _error_records(exercise_id, kind in (TIMEOUT, BUDGET), seconds)
         note = f"checking {exercise_id}: {reason}" if kind == BUDGET else f"checking {exercise_id}: your code {reason}"
     missing = [e for e in state.job.plan.exercises if e not in state.outcome.records]
@@ -622,7 +618,7 @@ def _why_not_rerun(attempt: _Attempt, limits: Limits) -> str | None:
     if attempt.kill_kind == BUDGET:
         return ""
     if time.monotonic() > attempt.job.budget_end:
-        return f"its total time of {_budget(limits):g} s was used up"
+        return f"its total time of {limits.budget:g} s was used up"
     if attempt.job.outcome.attempts >= limits.max_attempts:
         return f"it had already been run {attempt.job.outcome.attempts} times"
     return None

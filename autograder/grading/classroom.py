@@ -90,75 +90,108 @@ def grade_class(submitted_dir: str | os.PathLike[str], out_dir: str | os.PathLik
 
 def _grade_class(submitted_dir: Path, out_dir: Path, options: Options | None, progress: Progress | None,
                  shard: shards.Shard | None, scratch: Path, submissions: contextlib.ExitStack) -> ClassSummary:
-    started = time.monotonic()
+    run_started = time.perf_counter()  # an elapsed time, compared with no deadline: perf_counter, as for every duration
     options = options or Options()
     options = Options(options.limits, options.seed, options.lang,
                       (*options.blocked, submitted_dir, out_dir, scratch))
-    lang = options.lang or language()
     fingerprint = _catalogue_fingerprint()
     folders = [folder for folder in student_folders(submitted_dir) if shard is None or shard.contains(folder.name)]
     with records.stop_when_disk_full(out_dir):
         shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
-    summary = ClassSummary([folder.name for folder in folders], shard=shard)
-    documents: dict[str, StudentDocument] = {}
-
-    def record(student_id: str, build: Callable[[], StudentDocument]) -> None:
-        documents[student_id] = _record_student(out_dir, student_id, build, options.seed, summary, lang)
-
-    students: list[_Student] = []
-    for folder in folders:
-        try:
-            students.append(open_student(folder, options.seed, fingerprint, scratch, submissions))
-        except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
-            record(folder.name, _raiser(error))
-    to_grade: list[_Student] = []
-    for student in students:
-        earlier = records.read_student(out_dir, student.id)
-        if earlier and earlier.get("submission_hash") == student.submission_hash:
-            documents[student.id] = earlier
-            summary.skipped.append(student.id)
-            logger.debug("attnkit grade: %s: unchanged since the last run, its record kept", clean(student.id))
-        else:
-            to_grade.append(student)
-    logger.debug("attnkit grade: %d students to grade, %d unchanged", len(to_grade), len(summary.skipped))
-    if progress:
-        progress.start(len(to_grade))
-
-    by_id = {student.id: student for student in to_grade}
-
-    def finished(result: NotebookResult) -> None:
-        key = cast(tuple[str, str], result.key)  # (student id, notebook), as the NotebookInputs below were given it
-        student = by_id[key[0]]
-        student.results[key[1]] = result
-        if len(student.results) == len(NOTEBOOKS):
-            results = [student.results[name] for name in NOTEBOOKS]
-            started = time.perf_counter()
-            record(student.id, functools.partial(records.student_document, student.id, ASSIGNMENT,
-                                                 student.submission_hash, options.seed, results))
-            for notebook_result in results:  # one record per student: each notebook takes its share
-                notebook_result.times.add("writing", (time.perf_counter() - started) / len(results))
-            summary.graded.append(student.id)
-            logger.debug("attnkit grade: %s: graded, %s", clean(student.id),
-                         ", ".join(f"{result.notebook} {result.score:g}/{result.max_score:g}" for result in results))
-            if progress:
-                progress.advance(student.id)
-
-    inputs: list[NotebookInput] = []
-    for student in to_grade:
-        for notebook in NOTEBOOKS:
-            located = student.located[notebook]
-            if located.path is not None:
-                found = (f"graded {located.shown} ({BY_CONTENT})",) if located.by_content else ()
-                inputs.append(NotebookInput((student.id, notebook), located.path, notebook, located.notes, found))
-            else:
-                expected_path = student.folder / ASSIGNMENT / f"{notebook}.ipynb"
-                finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,
-                                           located.reason, lang))
+    run = _ClassRun(out_dir, options.seed, options.lang or language(), progress,
+                    ClassSummary([folder.name for folder in folders], shard=shard))
+    students = run.open_students(folders, fingerprint, scratch, submissions)
+    run.start(students)
+    inputs = run.notebook_inputs()  # the notebooks found; the missing ones are finished with their reason
     if inputs:
         logger.debug("attnkit grade: %d notebooks to run, %d workers", len(inputs), options.limits.workers)
-        grading = grade_notebooks(inputs, options, on_result=finished)
-        summary.isolation_notes = grading.isolation_notes
-    summary.documents = [documents[folder.name] for folder in folders if folder.name in documents]
+        run.summary.isolation_notes = grade_notebooks(inputs, options, on_result=run.finished).isolation_notes
+    run.summary.documents = [run.documents[folder.name] for folder in folders if folder.name in run.documents]
+    _write_class_outputs(run.summary, out_dir, options.seed, fingerprint)
+    run.summary.seconds = time.perf_counter() - run_started
+    return run.summary
+
+
+@dataclass
+class _ClassRun:
+    """One run of `attnkit grade`: each student's document as it comes, and the summary it fills in."""
+
+    out_dir: Path
+    seed: int
+    lang: str
+    progress: Progress | None
+    summary: ClassSummary
+    documents: dict[str, StudentDocument] = field(default_factory=dict)  # by student id
+    to_grade: dict[str, _Student] = field(default_factory=dict)  # the students graded this run, by id
+
+    def open_students(self, folders: list[Path], fingerprint: str, scratch: Path,
+                      submissions: contextlib.ExitStack) -> list[_Student]:
+        """Each folder opened by the intake; one that cannot be is recorded as that student's grader error."""
+        students: list[_Student] = []
+        for folder in folders:
+            try:
+                students.append(open_student(folder, self.seed, fingerprint, scratch, submissions))
+            except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
+                self.record(folder.name, _raiser(error))
+        return students
+
+    def start(self, students: list[_Student]) -> None:
+        """Keep the record of each student whose submission is unchanged since the last run; grade the others."""
+        for student in students:
+            earlier = records.read_student(self.out_dir, student.id)
+            if earlier and earlier.get("submission_hash") == student.submission_hash:
+                self.documents[student.id] = earlier
+                self.summary.skipped.append(student.id)
+                logger.debug("attnkit grade: %s: unchanged since the last run, its record kept", clean(student.id))
+            else:
+                self.to_grade[student.id] = student
+        logger.debug("attnkit grade: %d students to grade, %d unchanged", len(self.to_grade),
+                     len(self.summary.skipped))
+        if self.progress:
+            self.progress.start(len(self.to_grade))
+
+    def notebook_inputs(self) -> list[NotebookInput]:
+        """The notebooks to grade, in student order; a notebook not found is finished now, at 0 with its reason."""
+        inputs: list[NotebookInput] = []
+        for student in self.to_grade.values():
+            for notebook in NOTEBOOKS:
+                located = student.located[notebook]
+                if located.path is not None:
+                    found = (f"graded {located.shown} ({BY_CONTENT})",) if located.by_content else ()
+                    inputs.append(NotebookInput((student.id, notebook), located.path, notebook, located.notes, found))
+                else:
+                    expected_path = student.folder / ASSIGNMENT / f"{notebook}.ipynb"
+                    self.finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,
+                                                    located.reason, self.lang))
+        return inputs
+
+    def finished(self, result: NotebookResult) -> None:
+        """One notebook graded; with the student's last one, the student's record is written."""
+        key = cast(tuple[str, str], result.key)  # (student id, notebook), as notebook_inputs gave it
+        student = self.to_grade[key[0]]
+        student.results[key[1]] = result
+        if len(student.results) == len(NOTEBOOKS):
+            self._record_graded(student, [student.results[name] for name in NOTEBOOKS])
+
+    def record(self, student_id: str, build: Callable[[], StudentDocument]) -> None:
+        self.documents[student_id] = _record_student(self.out_dir, student_id, build, self.seed, self.summary,
+                                                     self.lang)
+
+    def _record_graded(self, student: _Student, results: list[NotebookResult]) -> None:
+        writing_started = time.perf_counter()
+        self.record(student.id, functools.partial(records.student_document, student.id, ASSIGNMENT,
+                                                  student.submission_hash, self.seed, results))
+        for notebook_result in results:  # one record per student: each notebook takes its share
+            notebook_result.times.add("writing", (time.perf_counter() - writing_started) / len(results))
+        self.summary.graded.append(student.id)
+        logger.debug("attnkit grade: %s: graded, %s", clean(student.id),
+                     ", ".join(f"{result.notebook} {result.score:g}/{result.max_score:g}" for result in results))
+        if self.progress:
+            self.progress.advance(student.id)
+
+
+def _write_class_outputs(summary: ClassSummary, out_dir: Path, seed: int, fingerprint: str) -> None:
+    """grades.csv, class_report.html (a broken report is a problem said, the grades kept) and the manifest."""
     with records.stop_when_disk_full(out_dir):
         summary.grades_csv = records.write_grades_csv(out_dir, summary.documents)
     try:
@@ -169,10 +202,8 @@ def _grade_class(submitted_dir: Path, out_dir: Path, options: Options | None, pr
     except Exception as error:  # noqa: BLE001 - the grades are written; a broken report must not hide them
         summary.problems.append(f"class_report.html not written: {type(error).__name__}: {one_line(error, 300)}")
     with records.stop_when_disk_full(out_dir):
-        shards.write_manifest(shards.Manifest(out_dir, ASSIGNMENT, options.seed, fingerprint, shard, True,
+        shards.write_manifest(shards.Manifest(out_dir, ASSIGNMENT, seed, fingerprint, summary.shard, True,
                                               {d["student_id"]: d["submission_hash"] for d in summary.documents}))
-    summary.seconds = time.monotonic() - started
-    return summary
 
 
 def _record_student(out_dir: Path, student_id: str, build: Callable[[], StudentDocument], seed: int,

@@ -183,7 +183,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                     if attempt.exit_fd is not None:
                         selector.register(attempt.exit_fd, selectors.EVENT_READ, None)
                 # Judged once the next children are started: the parent's work overlaps theirs.
-                judging = time.monotonic()
+                judging = time.monotonic()  # monotonic, not perf_counter: it moves the monotonic deadlines
                 for workdir, outcome in finished:
                     cleaned = time.perf_counter()
                     shutil.rmtree(workdir, ignore_errors=True)

@@ -24,7 +24,7 @@ class Limits:
     memory_mb: int = 2048  # address space a child may add to the warm grader's
     workers: int = field(default_factory=default_workers)
     grace: float = 2.0  # past the soft timeout, the child is killed
-    budget_factor: float = 4.0  # a notebook's total wall time: budget_factor * timeout, over all its attempts
+    budget_factor: float = 4.0  # a notebook's total wall time, in timeouts, over all its attempts (see budget)
     max_attempts: int = 4
     disk_mb: int = 64  # files a notebook may write while grading (a tmpfs of this size, or the parent's watch)
     private_tmpfs: bool = True  # False: never try the tmpfs, always watch the workdir on disk (as when refused)

@@ -79,7 +79,7 @@ def folder_files(*, exercise_id: str, notebook_package: str, minutes: int, probe
             return [{{"seed": rng.randrange(2**31), "shape": [rng.randint(2, 9), rng.randint(2, 6)]}} for _ in range(3)]
 
 
-        def expect(case, data):
+        def expect(record, case):
             return Expectations.computed(output=lambda: solutions.{exercise_id}(input_of(case)))
 
 

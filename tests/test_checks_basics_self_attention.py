@@ -238,7 +238,7 @@ def test_cases_are_deterministic_and_probes_return_plain_data(exercise_id):
             assert is_plain(data), check.id
             # What crosses from a sandboxed probe process decodes to a verdict that is the same.
             (sent,) = FrameReader().feed(encode({"event": "probe", "data": data}))
-            assert check.judge(sent["data"], case, check.expect(case, sent["data"])).passed, check.id
+            assert check.judge(sent["data"], case, check.expect(sent["data"], case)).passed, check.id
 
 
 def test_hidden_shapes_are_the_ones_the_brief_asks_for():

@@ -483,7 +483,7 @@ def test_dropout_rate_tolerance_is_wide_and_still_catches_a_double_dropout():
 
     probe = functools.partial(contract_probes.probe_modes, spec)
     data = run_probe(probe, {"CausalAttention": CausalAttention_dropout_twice}, case)
-    verdict = contract_judges.judge_modes(spec, data, case, expect_contract("modes", "causal_attention", case, data))
+    verdict = contract_judges.judge_modes(spec, data, case, expect_contract("modes", "causal_attention", data, case))
     assert not verdict.passed and verdict.message_key == "contract.dropout_rate"
 
 

@@ -45,7 +45,7 @@ def device_check(spec, student, device, seed=0):
     """(probe data, verdict) of the contract's device check with the device forced."""
     case = {**contract_cases.device_cases(spec, random.Random(seed))[0], "device": device}
     data = run_probe(functools.partial(contract_probes.probe_device, spec), {spec.class_name: student}, case)
-    return data, contract_judges.judge_device(spec, data, case, no_expectations(case, data))
+    return data, contract_judges.judge_device(spec, data, case, no_expectations(data, case))
 
 
 def assert_references_pass_on(device):
@@ -78,10 +78,10 @@ def assert_routes_checked_on(device):
         case = {**weights_cases_device(random.Random(0))[0], "device": device}
         probe = functools.partial(probe_on_device, name, input_kind)
         data = run_probe(probe, {name: getattr(solutions, name)}, case)
-        assert judge_on_device(data, case, no_expectations(case, data)).passed
+        assert judge_on_device(data, case, no_expectations(data, case)).passed
         cpu_mask = getattr(mutants, f"{name}_book")  # the notes' code: its mask is made on the CPU
         data = run_probe(probe, {name: cpu_mask}, case)
-        verdict = judge_on_device(data, case, no_expectations(case, data))
+        verdict = judge_on_device(data, case, no_expectations(data, case))
         assert not verdict.passed and verdict.misconception == "function_tensor_on_cpu"
 
 

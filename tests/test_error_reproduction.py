@@ -254,4 +254,4 @@ def test_every_checks_expectations_can_be_built_after_a_crash():
     crashed = {"error": {"type": "RuntimeError", "message": "shapes", "line": "", "code": ""}}
     for check in catalog.CHECKS:
         for case in cases_for(check, DEFAULT_SEED):
-            check.expect(case, crashed)
+            check.expect(crashed, case)

@@ -134,8 +134,8 @@ def test_a_global_max_is_named_where_it_underflows_and_passes_where_it_gives_the
     assert naive_failed == []
 
 
-def NO_EXPECTATIONS(index, case, data):  # noqa: N802 - a constant-like callable
-    return no_expectations(case, data)
+def NO_EXPECTATIONS(index, data, case):  # noqa: N802 - a constant-like callable
+    return no_expectations(data, case)
 
 
 def test_a_name_that_a_later_failing_case_does_not_reproduce_is_withheld():
@@ -146,7 +146,7 @@ def test_a_name_that_a_later_failing_case_does_not_reproduce_is_withheld():
                              evidence=Evidence.VARIANT)])
     check = Check(id="causal_attention.notes", exercise="causal_attention", points=1, hidden=False,
                   title={"en": "t", "zh": "t"}, cases=lambda rng: [{}, {}], probe=lambda namespace, case: {},
-                  judge=lambda data, case, expected: next(verdicts))
+                  judge=lambda record, case, expectations: next(verdicts))
     result = judge_cases(check, [{}, {}], [{}, {}], NO_EXPECTATIONS, "en", MESSAGES, MISCONCEPTIONS_BY_ID)
     assert result.status == "failed" and result.cause.message_key == "causal_attention.wrong_output"
     assert result.misconception is None
@@ -154,7 +154,7 @@ def test_a_name_that_a_later_failing_case_does_not_reproduce_is_withheld():
                              evidence=Evidence.VARIANT)] * 2)
     check = Check(id="causal_attention.notes", exercise="causal_attention", points=1, hidden=False,
                   title={"en": "t", "zh": "t"}, cases=lambda rng: [{}, {}], probe=lambda namespace, case: {},
-                  judge=lambda data, case, expected: next(agreeing))
+                  judge=lambda record, case, expectations: next(agreeing))
     result = judge_cases(check, [{}, {}], [{}, {}], NO_EXPECTATIONS, "en", MESSAGES, MISCONCEPTIONS_BY_ID)
     assert result.misconception == "scale_by_d_k"
 

@@ -97,7 +97,7 @@ class FakeCheck:
     points: float = 1.0
     hidden: bool = False
 
-    def judge(self, data, case, expectations):
+    def judge(self, record, case, expectations):
         return Verdict(False, "self_attention_v1.wrong_output", misconception=self.named, evidence=self.evidence)
 
 

@@ -8,7 +8,7 @@ from autograder.grading.wrong_outputs import MAX_WRONG_CASES, _with_wrong_output
 
 
 def judge_expecting(value):
-    return lambda data, case, expected: Verdict(data.get("out") == value)
+    return lambda record, case, expectations: Verdict(record.get("out") == value)
 
 
 def check(hidden=True):

@@ -11,7 +11,7 @@ itself, so the student kit runs the same judge on expectations it stored.
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from autograder.checking.expectations import Expectations, no_expectations
 
@@ -43,6 +43,12 @@ class Evidence(StrEnum):
 
 ProbeData = dict[str, Any]
 Case = dict[str, Any]
+
+
+# A check's case and record, as its exercise types them (TypedDicts beside its probe): a Check built with a judge or
+# an expect whose parameters are the other way round, or of another exercise's types, is a type error.
+CaseT = TypeVar("CaseT", bound=Mapping[str, Any])
+RecordT = TypeVar("RecordT", bound=Mapping[str, Any])
 
 
 TokenHead = tuple[int, int]  # (token, head): where one feature of a split or merged output came from
@@ -88,7 +94,7 @@ class Verdict:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Check:
+class Check(Generic[CaseT, RecordT]):
     """One property of one exercise, worth `points` when every case passes; built by keyword, its title a field.
 
     `expect` holds the reference (full kit only); `probe` and `judge` do not: a public check's probe and judge are
@@ -101,11 +107,12 @@ class Check:
     points: float
     hidden: bool
     title: Mapping[str, str]  # {"en": ..., "zh": ...}: what the check asks, in the table and "What is graded"
-    # Each exercise types its own cases and records (TypedDicts beside its probe); here they are opaque.
-    cases: Callable[[Any], list[Any]]  # random.Random -> plain-data case specs
-    probe: Callable[[Mapping[str, Any], Any], Any]  # (notebook namespace, case) -> record
-    judge: Callable[[Any, Any, Expectations], Verdict]  # (record, case, expectations) -> verdict
-    expect: Callable[[Any, Any], Expectations] = no_expectations  # (case, record) -> expectations
+    # The thing observed first, then the case: probe(namespace, case), judge(record, case, expectations),
+    # expect(record, case).
+    cases: Callable[[Any], list[CaseT]]  # random.Random -> plain-data case specs
+    probe: Callable[[Mapping[str, Any], CaseT], RecordT]  # (notebook namespace, case) -> record
+    judge: Callable[[RecordT, CaseT, Expectations], Verdict]  # (record, case, expectations) -> verdict
+    expect: Callable[[RecordT, CaseT], Expectations] = no_expectations  # (record, case) -> expectations
     preview: bool = False  # a public twin of a hidden check (autograder.course.catalog): run by check(), never graded
 
 

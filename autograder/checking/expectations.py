@@ -70,6 +70,6 @@ class Expectations(Mapping[str, Any]):
         return {name: self[name] for name in self}
 
 
-def no_expectations(case: Mapping[str, Any], data: Mapping[str, Any]) -> Expectations:
+def no_expectations(record: Mapping[str, Any], case: Mapping[str, Any]) -> Expectations:
     """For checks whose judge needs no reference (the case itself says what is right)."""
     return Expectations({})

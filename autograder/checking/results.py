@@ -56,11 +56,11 @@ class JudgedCheck(ScoredCheck, Protocol):
 
 
 def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object,
-                expectations_of: Callable[[int, Case, ProbeData], Expectations], lang: str, messages: Messages,
+                expectations_of: Callable[[int, ProbeData, Case], Expectations], lang: str, messages: Messages,
                 misconceptions: Mapping[str, Misconception]) -> CheckResult:
     """One CheckResult from a check's cases and the probe data of each: the first failing case decides.
 
-    `expectations_of(index, case, data)` gives the case's Expectations: computed from the reference by the full kit,
+    `expectations_of(index, record, case)` gives the case's Expectations: computed from the reference by the full kit,
     read from the stored vectors by the student kit. The judge is the check's own, the same in both.
     """
     if not isinstance(data_per_case, list) or not data_per_case:
@@ -69,10 +69,10 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         if not isinstance(data, dict):
             return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
         if "error" in data:
-            return check_result(check, ERROR, explain_error(data["error"], case, expectations_of(index, case, data)),
+            return check_result(check, ERROR, explain_error(data["error"], case, expectations_of(index, data, case)),
                                 lang, messages, misconceptions)
         try:
-            verdict = check.judge(data, case, expectations_of(index, case, data))
+            verdict = check.judge(data, case, expectations_of(index, data, case))
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:
@@ -89,7 +89,7 @@ FITTED_FIELDS = {"fill": "fills"}
 
 
 def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
-                                     expectations_of: Callable[[int, Case, ProbeData], Expectations]) -> Verdict:
+                                     expectations_of: Callable[[int, ProbeData, Case], Expectations]) -> Verdict:
     """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
     on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
     case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
@@ -102,7 +102,7 @@ def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later
         if not isinstance(data, dict) or "error" in data:
             continue
         try:
-            other = check.judge(data, case, expectations_of(index, case, data))
+            other = check.judge(data, case, expectations_of(index, data, case))
         except Exception:  # noqa: BLE001 - odd student output: no evidence either way
             continue
         if not other.passed:

@@ -32,6 +32,6 @@ def record_case(check: Check, case: dict[str, Any], names: tuple[str, ...]) -> R
     data = run_probe(check.probe, {name: getattr(solutions, name) for name in names}, case)
     if "error" in data:
         raise RuntimeError(f"{check.id}: the reference failed its own probe: {data['error']}")
-    expected = check.expect(case, data).materialised()
+    expected = check.expect(data, case).materialised()
     weights = expected.pop(WEIGHTS, None)
     return RecordedCase(dict(case) if weights is None else {**case, LOAD_WEIGHTS: weights}, expected)

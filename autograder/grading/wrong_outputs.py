@@ -80,7 +80,7 @@ def _with_wrong_outputs(result: CheckResult, check: Check, cases: Sequence[Case]
 
 def _passes(check: Check, data: ProbeData, case: Case) -> bool:
     try:
-        return check.judge(data, case, check.expect(case, data)).passed
+        return check.judge(data, case, check.expect(data, case)).passed
     except Exception:  # noqa: BLE001 - odd student output is a wrong answer, as the judge itself counts it
         return False
 

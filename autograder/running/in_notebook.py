@@ -44,8 +44,8 @@ class ReferenceExpectations:
 
 
 def _runnable(check: Check, seed: int) -> RunnableCheck:
-    def expectations(index: int, case: dict[str, Any], data: dict[str, Any]) -> Expectations:
-        return check.expect(case, data)
+    def expectations(index: int, record: dict[str, Any], case: dict[str, Any]) -> Expectations:
+        return check.expect(record, case)
 
     return RunnableCheck(check, address_of(check.probe), lambda: cases_for(check, seed), expectations,
                          catalog.graded_later(check))

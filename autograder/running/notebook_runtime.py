@@ -50,7 +50,7 @@ class RunnableCheck:
     check: Any  # the full kit's Check or the student kit's StoredCheck: judge_cases reads the same fields of both
     probe: ProbeAddress
     cases: Callable[[], Sequence[dict[str, Any]]]  # called once for the probes and once for the judge
-    expectations: Callable[[int, dict[str, Any], dict[str, Any]], Expectations]  # (index, case, data)
+    expectations: Callable[[int, dict[str, Any], dict[str, Any]], Expectations]  # (index, record, case)
     graded_later: float = 0.0  # a preview: the points of the hidden check it previews (the progress line's)
 
 

@@ -71,8 +71,8 @@ def run_exercise(exercise_id: str, namespace: Mapping[str, Any], *, seed: int = 
 
 def _judge_check(check: Check, data_per_case: Sequence[dict[str, Any]] | None, seed: int, lang: str,
                  times: StageTimes | None = None) -> CheckResult:
-    def expectations_of(index: int, case: Case, data: dict[str, Any]) -> Expectations:
-        expectations = check.expect(case, data)
+    def expectations_of(index: int, record: dict[str, Any], case: Case) -> Expectations:
+        expectations = check.expect(record, case)
         if times is None:
             return expectations
         return expectations.timed(lambda seconds: times.add("expectations", seconds))

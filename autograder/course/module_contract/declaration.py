@@ -54,7 +54,7 @@ def exposed_reference(spec: ModuleSpec, case: ContractCase) -> Tensor:
     return torch.cat(outputs, dim=-1)
 
 
-def expect_contract(property_name: str, exercise_id: str, case: ContractCase, data: ContractRecord) -> Expectations:
+def expect_contract(property_name: str, exercise_id: str, record: ContractRecord, case: ContractCase) -> Expectations:
     """Only the modes need the reference: what the module outputs in eval mode on the exposing weights. After a
     crash, every property reads the errors of the exercise's raising variants, run by the same probe on the case."""
     raised = exercise_errors(exercise_id, functools.partial(contract_probe, property_name, exercise_id), case)

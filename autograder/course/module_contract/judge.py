@@ -65,13 +65,14 @@ RATE_DEVIATIONS = 8  # the share of zeros may stray this many standard deviation
 NEIGHBOUR_MARGIN = 0.1  # independent dropout: vertical neighbours agree with probability p² + (1 - p)²
 
 
-def judge_structure(spec: ModuleSpec, data: StructureRecord, case: ContractCase, expected: Expectations) -> Verdict:
-    expected = parameter_shapes(spec, case)  # type: ignore[assignment]  # the spec, not the reference, gives these
-    got = {name: tuple(shape) for name, shape in data["parameters"].items()}
-    extra = sorted(set(got) - set(expected))
-    missing = sorted(set(expected) - set(got))
+def judge_structure(spec: ModuleSpec, record: StructureRecord, case: ContractCase,
+                    expectations: Expectations) -> Verdict:
+    shapes = parameter_shapes(spec, case)  # the spec, not the reference, gives these
+    got = {name: tuple(shape) for name, shape in record["parameters"].items()}
+    extra = sorted(set(got) - set(shapes))
+    missing = sorted(set(shapes) - set(got))
     if missing and all(unregistered_head(name, got) for name in missing):
-        return heads_not_registered(data)
+        return heads_not_registered(record)
     masks = [name for name in extra if name.split(".")[-1] == "mask"]
     if masks:
         return Verdict(False, "contract.mask_parameter", {"name": masks[0]}, misconception="mask_as_parameter",
@@ -86,49 +87,49 @@ def judge_structure(spec: ModuleSpec, data: StructureRecord, case: ContractCase,
         return Verdict(False, "contract.missing_parameter", {"name": missing[0]})
     if extra:
         return Verdict(False, "contract.extra_parameter", {"name": extra[0]})
-    for name, shape in expected.items():
+    for name, shape in shapes.items():
         if got[name] != shape:
             return Verdict(False, "contract.parameter_shape", {"name": name, "got": got[name], "expected": shape})
-    if data.get("identical_heads"):
-        return Verdict(False, "contract.heads_identical", {"head": data["identical_heads"][0]},
+    if record.get("identical_heads"):
+        return Verdict(False, "contract.heads_identical", {"head": record["identical_heads"][0]},
                        misconception="heads_identical_init", evidence=Evidence.FACT)
-    attributes = data.get("attributes", {})
+    attributes = record.get("attributes", {})
     for name, (value, formula) in promised_attributes(spec, case).items():
         stored = attributes.get(name, {})
         if stored.get("type") != "int" or stored.get("value") != value:
             return Verdict(False, "contract.attribute", {"name": name, "formula": formula})
-    if "output_type" in data:
-        return Verdict(False, "error.wrong_type", {"got": data["output_type"]})
+    if "output_type" in record:
+        return Verdict(False, "error.wrong_type", {"got": record["output_type"]})
     expected_shape = output_shape(spec, case)
-    if tuple(data["output_shape"]) != expected_shape:
+    if tuple(record["output_shape"]) != expected_shape:
         return Verdict(False, "shape.wrong",
-                       {"got_shape": tuple(data["output_shape"]), "expected_shape": expected_shape})
-    if data["output_dtype"] != case["dtype"]:
-        return Verdict(False, "contract.dtype", {"got_dtype": data["output_dtype"], "expected_dtype": case["dtype"]})
+                       {"got_shape": tuple(record["output_shape"]), "expected_shape": expected_shape})
+    if record["output_dtype"] != case["dtype"]:
+        return Verdict(False, "contract.dtype", {"got_dtype": record["output_dtype"], "expected_dtype": case["dtype"]})
     return Verdict(True)
 
 
-def judge_modes(spec: ModuleSpec, data: ModesRecord, case: ContractCase, expected: Expectations) -> Verdict:
+def judge_modes(spec: ModuleSpec, record: ModesRecord, case: ContractCase, expectations: Expectations) -> Verdict:
     tokens, heads = case["num_tokens"], head_count(spec, case)
     expected_shape = (case["batch"], tokens, heads * (tokens + 1))
     for key in ("train", "eval", "eval_again", "no_dropout"):
-        if tuple(data[key].shape) != expected_shape:
+        if tuple(record[key].shape) != expected_shape:
             return Verdict(False, "shape.wrong",
-                           {"got_shape": tuple(data[key].shape), "expected_shape": expected_shape})
-    if not same(data["eval_again"], data["eval"], atol=0, rtol=0):
+                           {"got_shape": tuple(record[key].shape), "expected_shape": expected_shape})
+    if not same(record["eval_again"], record["eval"], atol=0, rtol=0):
         return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval", evidence=Evidence.FACT)
-    if not same(data["eval"], data["no_dropout"]):
+    if not same(record["eval"], record["no_dropout"]):
         return Verdict(False, "contract.eval_differs", {"p": case["p"]}, misconception="dropout_in_eval",
                        evidence=Evidence.FACT)
-    if not same(data["eval"], expected["exposed"]):
+    if not same(record["eval"], expectations["exposed"]):
         # The forward pass itself is wrong on these weights (the value checks say how): where dropout acts cannot be
         # read from its output, only that it acts in training mode.
-        if same(data["train"], data["eval"]):
+        if same(record["train"], record["eval"]):
             return Verdict(False, "contract.dropout_inactive", misconception="dropout_missing", evidence=Evidence.FACT)
         return Verdict(True)
     for head in range(heads):
         block = slice(head * (tokens + 1), (head + 1) * (tokens + 1))
-        problem = train_problem(data["train"][..., block], data["eval"][..., block], case["p"])
+        problem = train_problem(record["train"][..., block], record["eval"][..., block], case["p"])
         if problem is not None:
             return problem
     return Verdict(True)
@@ -197,60 +198,61 @@ def unregistered_head(name: str, registered: Collection[str]) -> bool:
     return not any(other.startswith(f"heads.{parts[1]}.") for other in registered)
 
 
-def judge_device(spec: ModuleSpec, data: ContractDeviceRecord, case: ContractCase, expected: Expectations) -> Verdict:
-    device = data["device"]
-    for name, present in data["masks"].items():
+def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractCase,
+                 expectations: Expectations) -> Verdict:
+    device = record["device"]
+    for name, present in record["masks"].items():
         if not present:
             return Verdict(False, "contract.mask_missing", {"name": name})
-    registered = data["parameters"] + data["buffers"]
-    for name in data["masks"]:
-        if name in data["parameters"]:
+    registered = record["parameters"] + record["buffers"]
+    for name in record["masks"]:
+        if name in record["parameters"]:
             continue  # a mask registered as a parameter moves with the module: the structure check names it
         if unregistered_head(name, registered):
-            return heads_not_registered(data)
-        left_behind = data["mask_devices"][name] != device
-        still_float32 = data["mask_dtypes"][name] in ("float16", "bfloat16", "float32")
-        if name not in data["buffers"] or left_behind or still_float32:
+            return heads_not_registered(record)
+        left_behind = record["mask_devices"][name] != device
+        still_float32 = record["mask_dtypes"][name] in ("float16", "bfloat16", "float32")
+        if name not in record["buffers"] or left_behind or still_float32:
             return Verdict(False, "contract.mask_plain_attribute", {"name": name, "device": device},
                            misconception="mask_plain_attribute", evidence=Evidence.FACT)
-        if name not in data["state_dict"]:
+        if name not in record["state_dict"]:
             return Verdict(False, "contract.mask_not_saved", {"name": name}, misconception="mask_not_persistent",
                            evidence=Evidence.FACT)
-    error = data.get("forward_error")
+    error = record.get("forward_error")
     # The meta device has no values: an op that needs them (.item(), printing numbers) fails there only.
     # A CPU tensor mixed into the work on the device is a fact the probe saw (DeviceMixWatch), raised or not.
-    named, evidence = ("tensor_created_on_cpu", Evidence.FACT) if data.get("mixed") else (None, None)
+    named, evidence = ("tensor_created_on_cpu", Evidence.FACT) if record.get("mixed") else (None, None)
     if error is not None and (device != "meta" or "device" in error["message"]):
         return Verdict(False, "contract.forward_failed_on_device",
                        {"device": device, "type": error["type"], "detail": error["message"][:160]},
                        misconception=named, evidence=evidence)
-    if data.get("mixed"):
-        return Verdict(False, "contract.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
+    if record.get("mixed"):
+        return Verdict(False, "contract.tensor_on_cpu", {"device": device, "op": record["mixed"][0]},
                        misconception=named, evidence=evidence)
-    if error is None and (tuple(data.get("output_shape", ())) != output_shape(spec, case)
-                          or data.get("output_device") != device):
+    if error is None and (tuple(record.get("output_shape", ())) != output_shape(spec, case)
+                          or record.get("output_device") != device):
         return Verdict(False, "contract.output_on_device", {"device": device})
     return Verdict(True)
 
 
-def judge_properties(spec: ModuleSpec, data: PropertiesRecord, case: ContractCase,
-                     expected: Expectations) -> Verdict:
-    got = data["output"]
+def judge_properties(spec: ModuleSpec, record: PropertiesRecord, case: ContractCase,
+                     expectations: Expectations) -> Verdict:
+    got = record["output"]
     expected_shape = output_shape(spec, case)
     if tuple(got.shape) != expected_shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": expected_shape})
-    if not torch.equal(data["input_after"], module_input(spec, case)):
+    if not torch.equal(record["input_after"], module_input(spec, case)):
         return Verdict(False, "contract.input_modified")
     if spec.batched:
-        for index, alone in enumerate(data["one_by_one"]):
+        for index, alone in enumerate(record["one_by_one"]):
             if tuple(alone.shape) != (1, *expected_shape[1:]) or not same(alone[0], got[index]):
                 return Verdict(False, "contract.batch_mixed", {"sample": index})
     if spec.causal:
         seen = case["position"] + 1
-        if tuple(data["future_changed"].shape) != expected_shape or not same(
-                data["future_changed"][:, :seen], got[:, :seen], atol=1e-6, rtol=1e-5):
+        if tuple(record["future_changed"].shape) != expected_shape or not same(
+                record["future_changed"][:, :seen], got[:, :seen], atol=1e-6, rtol=1e-5):
             return Verdict(False, "contract.future_leaks", {"position": case["position"]})
-    gradients = data["gradients"]
+    gradients = record["gradients"]
     for name in parameter_shapes(spec, case):
         if name.endswith("W_key.bias") or name not in gradients:
             # W_key.bias adds q·b to a whole row of scores: the softmax cancels it, its gradient is 0 by right. A
@@ -258,7 +260,7 @@ def judge_properties(spec: ModuleSpec, data: PropertiesRecord, case: ContractCas
             continue
         size = gradients.get(name)
         if size is None or size == 0:
-            return gradient_missing(name, data.get("output_depends", {}).get(name))
+            return gradient_missing(name, record.get("output_depends", {}).get(name))
         if not math.isfinite(size):
             return Verdict(False, "contract.gradient_not_finite", {"name": name})
     return Verdict(True)
@@ -296,13 +298,13 @@ def state_change(before: State, after: State,
     return None
 
 
-def judge_state(spec: ModuleSpec, data: StateRecord, case: ContractCase, expected: Expectations) -> Verdict:
-    changed = state_change(data["before"], data["after"], data.get("parameter_names", ()))
+def judge_state(spec: ModuleSpec, record: StateRecord, case: ContractCase, expectations: Expectations) -> Verdict:
+    changed = state_change(record["before"], record["after"], record.get("parameter_names", ()))
     if changed is not None:
         key, fields = changed
         return Verdict(False, key, fields, misconception="state_changed_by_forward", evidence=Evidence.FACT)
     lengths = case["lengths"]
-    calls = zip(lengths, data["outputs"], data["call_errors"], data["fresh_outputs"], strict=True)
+    calls = zip(lengths, record["outputs"], record["call_errors"], record["fresh_outputs"], strict=True)
     for tokens, got, error, fresh in calls:
         if error is not None:
             return Verdict(False, "contract.later_call_failed",
@@ -310,14 +312,14 @@ def judge_state(spec: ModuleSpec, data: StateRecord, case: ContractCase, expecte
         # A call without an error has an output.
         if tuple(got.shape) != tuple(fresh.shape) or not same(got, fresh):  # type: ignore[union-attr]
             return Verdict(False, "contract.later_call_differs", {"tokens": tokens, "first_tokens": lengths[0]})
-    repeated = data.get("repeated")
-    if repeated is None or not same(repeated, data["outputs"][0]):
+    repeated = record.get("repeated")
+    if repeated is None or not same(repeated, record["outputs"][0]):
         return Verdict(False, "contract.repeat_differs", {"tokens": lengths[0]})
-    if "reload_error" in data:
-        error = data["reload_error"]
+    if "reload_error" in record:
+        error = record["reload_error"]
         return Verdict(False, "contract.state_dict_reload",
                        {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
-    if not same(data["reloaded"], data["outputs"][0]):
+    if not same(record["reloaded"], record["outputs"][0]):
         return Verdict(False, "contract.state_dict_differs")
     return Verdict(True)
 
@@ -329,7 +331,7 @@ CONTRACT_JUDGES: dict[str, ContractJudge] = {"structure": judge_structure, "mode
                    "properties": judge_properties, "state": judge_state}
 
 
-def contract_judge(property_name: str, exercise_id: str, data: ContractRecord, case: ContractCase,
-                   expected: Expectations) -> Verdict:
+def contract_judge(property_name: str, exercise_id: str, record: ContractRecord, case: ContractCase,
+                   expectations: Expectations) -> Verdict:
     """The judge of one contract property for one module exercise."""
-    return CONTRACT_JUDGES[property_name](SPECS_BY_EXERCISE[exercise_id], data, case, expected)
+    return CONTRACT_JUDGES[property_name](SPECS_BY_EXERCISE[exercise_id], record, case, expectations)

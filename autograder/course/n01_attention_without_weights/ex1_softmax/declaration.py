@@ -75,7 +75,7 @@ def softmax_mistakes(x: Tensor, dim: int) -> list[tuple[str, Tensor]]:
     return pairs
 
 
-def expect_softmax(function_name: str, default_dim: int, case: TensorCase, data: SoftmaxRecord) -> Expectations:
+def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, case: TensorCase) -> Expectations:
     """The reference's softmax of the case's input (with the case's dim, if any) and the outputs of known mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
     function = getattr(solutions, function_name)

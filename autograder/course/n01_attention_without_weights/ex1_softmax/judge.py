@@ -24,42 +24,43 @@ SOFTMAX_FUNCTIONS = frozenset(
 DIM_PREMISED = frozenset({"softmax_dim_ignored", "max_and_sum_axes_differ"})
 
 
-def judge_softmax(exercise_id: str, default_dim: int, data: SoftmaxRecord, case: TensorCase,
-                  expected: Expectations) -> Verdict:
+def judge_softmax(exercise_id: str, default_dim: int, record: SoftmaxRecord, case: TensorCase,
+                  expectations: Expectations) -> Verdict:
     """Shape, values (naming a mistake when one reproduces them), then dtype. `default_dim`: the axis the function
     normalises when the case passes no dim. Expectations: output, mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
-    got, want = data["output"], expected["output"]
+    got, want = record["output"], expectations["output"]
     if not same(got, want):
         key = f"{exercise_id}.wrong_values"
         if got.shape == want.shape and not torch.isfinite(got).all():
             key = f"{exercise_id}.not_finite"
         elif got.shape == want.shape and not same(got.sum(dim=dim), torch.ones_like(want.sum(dim=dim))):
             key = f"{exercise_id}.not_normalised"
-        verdict = compare_named(got, want, expected["mistakes"], message_key=key, input_shape=tuple(x.shape))
-        changed_default = "dim" not in case and data.get("default_dim") not in (None, default_dim)
+        verdict = compare_named(got, want, expectations["mistakes"], message_key=key, input_shape=tuple(x.shape))
+        changed_default = "dim" not in case and record.get("default_dim") not in (None, default_dim)
         if verdict.misconception == "softmax_dim_ignored" and changed_default:
             rename(verdict, "default_dim_changed")  # called without dim, it normalised its own default axis
-        if verdict.misconception in DIM_PREMISED and "dim" not in data.get("parameters", ["dim"]):
+        if verdict.misconception in DIM_PREMISED and "dim" not in record.get("parameters", ["dim"]):
             # Those hints speak of the dim argument: a function without one summed along another axis than its own.
             rename(verdict, "softmax_sum_wrong_axis")
         return verdict
     return dtype_verdict(exercise_id, got, x.dtype)
 
 
-def judge_softmax_rules(exercise_id: str, data: SoftmaxRecord, case: TensorCase, expected: Expectations) -> Verdict:
+def judge_softmax_rules(exercise_id: str, record: SoftmaxRecord, case: TensorCase,
+                        expectations: Expectations) -> Verdict:
     """From scratch, input untouched, and a result that is a softmax at all (a stub earns nothing here)."""
-    used = forbidden_calls(data["calls"], SOFTMAX_FUNCTIONS)
+    used = forbidden_calls(record["calls"], SOFTMAX_FUNCTIONS)
     if used:
         return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
-    if data["input_changed"]:
+    if record["input_changed"]:
         return Verdict(False, f"{exercise_id}.input_changed")
-    if data.get("gradient", "ok") != "ok":
-        return no_gradient(data["gradient"])
-    got, dim = data["output"], case.get("dim", 0)
+    if record.get("gradient", "ok") != "ok":
+        return no_gradient(record["gradient"])
+    got, dim = record["output"], case.get("dim", 0)
     if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
         return Verdict(False, f"{exercise_id}.not_normalised")
-    if gradient_faked(data, case_tensor(case), dim):
+    if gradient_faked(record, case_tensor(case), dim):
         return Verdict(False, "function.gradient_faked", misconception="gradient_cut", evidence=Evidence.FACT)
     return Verdict(True)
 

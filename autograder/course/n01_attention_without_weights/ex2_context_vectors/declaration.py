@@ -52,7 +52,7 @@ def context_mistakes(inputs: Tensor) -> list[tuple[str, Tensor]]:
     ]
 
 
-def expect_context_vectors(case: TensorCase, data: ContextRecord) -> Expectations:
+def expect_context_vectors(record: ContextRecord, case: TensorCase) -> Expectations:
     inputs = case_tensor(case)
     return Expectations.computed(output=lambda: solutions.context_vectors(inputs),
                                  mistakes=lambda: context_mistakes(inputs))

@@ -11,20 +11,20 @@ from autograder.course.n01_attention_without_weights.ex1_softmax.probe import Te
 from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import ContextRecord
 
 
-def judge_context_vectors(data: ContextRecord, case: TensorCase, expected: Expectations) -> Verdict:
+def judge_context_vectors(record: ContextRecord, case: TensorCase, expectations: Expectations) -> Verdict:
     """Values, naming a mistake when one reproduces them. Expectations: output, mistakes."""
     inputs = case_tensor(case)
-    return compare_named(data["output"], expected["output"], expected["mistakes"],
+    return compare_named(record["output"], expectations["output"], expectations["mistakes"],
                          message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
 
 
-def judge_context_vectors_dtype(data: ContextRecord, case: TensorCase, expected: Expectations) -> Verdict:
+def judge_context_vectors_dtype(record: ContextRecord, case: TensorCase, expectations: Expectations) -> Verdict:
     """Input left alone, the values, then float64 kept."""
-    if data["input_changed"]:
+    if record["input_changed"]:
         return Verdict(False, "context_vectors.input_changed")
-    if data.get("gradient", "ok") != "ok":
-        return no_gradient(data["gradient"])
-    verdict = judge_context_vectors(data, case, expected)
+    if record.get("gradient", "ok") != "ok":
+        return no_gradient(record["gradient"])
+    verdict = judge_context_vectors(record, case, expectations)
     if verdict.passed:
-        return dtype_verdict("context_vectors", data["output"], torch.float64)
+        return dtype_verdict("context_vectors", record["output"], torch.float64)
     return verdict

@@ -52,17 +52,17 @@ def projection_weights(state: State) -> dict[str, Tensor]:
     return weights
 
 
-def expect_forward(exercise_id: str, class_name: str, case: SelfAttentionCase, data: ForwardRecord) -> Expectations:
+def expect_forward(exercise_id: str, class_name: str, record: ForwardRecord, case: SelfAttentionCase) -> Expectations:
     """The reference attention and its single-knob variants, on the student's own weights; after a crash, the
     errors of the exercise's raising variants, run by the same probe (the class by its notebook name)."""
     x = attention_input(case).double()
-    weights = cache(lambda: projection_weights(data["state"]))
+    weights = cache(lambda: projection_weights(record["state"]))
     return Expectations.computed(**{WEIGHTS: weights}, output=lambda: attention(x, weights(), causal=False),
                                  variants=lambda: attention_variants(x, weights(), causal=False),
                                  **{RAISED: exercise_errors(exercise_id, partial(probe_forward, class_name), case)})
 
 
-def expect_calls(exercise_id: str, class_name: str, case: SelfAttentionCase, data: Any) -> Expectations:
+def expect_calls(exercise_id: str, class_name: str, record: Any, case: SelfAttentionCase) -> Expectations:
     """The calls' judge needs no reference; after a crash, the errors of the exercise's raising variants."""
     return Expectations.computed(**{RAISED: exercise_errors(exercise_id, partial(probe_calls, class_name), case)})
 

@@ -31,21 +31,22 @@ def projection_problem(exercise_id: str, state: State, case: SelfAttentionCase) 
     return None
 
 
-def judge_forward(exercise_id: str, data: ForwardRecord, case: SelfAttentionCase, expected: Expectations) -> Verdict:
+def judge_forward(exercise_id: str, record: ForwardRecord, case: SelfAttentionCase,
+                  expectations: Expectations) -> Verdict:
     """Projections, then the output with the student's own weights. Expectations: output, variants."""
-    problem = projection_problem(exercise_id, data["state"], case)
+    problem = projection_problem(exercise_id, record["state"], case)
     if problem is not None:
         return problem
-    x, got, want = attention_input(case), data["output"], expected["output"]
+    x, got, want = attention_input(case), record["output"], expectations["output"]
     if not same(got, want):
-        return compare(got, want, message_key=f"{exercise_id}.wrong_output", variants=expected["variants"],
+        return compare(got, want, message_key=f"{exercise_id}.wrong_output", variants=expectations["variants"],
                        input_shape=tuple(x.shape))
     return dtype_verdict(exercise_id, got, x.dtype)
 
 
-def judge_calls(exercise_id: str, data: CallsRecord, case: SelfAttentionCase, expected: Expectations) -> Verdict:
+def judge_calls(exercise_id: str, record: CallsRecord, case: SelfAttentionCase, expectations: Expectations) -> Verdict:
     """No built-in attention in the forward pass."""
-    used = forbidden_calls(data["calls"], ATTENTION_FUNCTIONS)
+    used = forbidden_calls(record["calls"], ATTENTION_FUNCTIONS)
     if used:
         return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
     return Verdict(True)

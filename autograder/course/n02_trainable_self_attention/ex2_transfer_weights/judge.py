@@ -14,18 +14,18 @@ from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe i
 )
 
 
-def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
+def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Expectations) -> Verdict:
     """v2 left alone, then each of v1's parameters v2's weight transposed. Needs no reference: the case's own weights
     say what is right. (With every weight equal to v2's transpose, v1 and v2 compute the same attention.)"""
-    if "raised" in data:
-        return judge_transfer_raised(data, case) if "square" in data else raised_verdict(data, case)
+    if "raised" in record:
+        return judge_transfer_raised(record, case) if "square" in record else raised_verdict(record, case)
     v1_start, v2_weights = transfer_weights(case)
-    v1, v2 = data["v1"], data["v2"]
+    v1, v2 = record["v1"], record["v2"]
     for name in PROJECTIONS:
         if not same(v2.get(f"{name}.weight"), v2_weights[name]):
             return Verdict(False, "transfer_weights.v2_changed", {"name": name})
     if all(same(v1.get(name), v1_start[name]) for name in PROJECTIONS):
-        return Verdict(False, "transfer_weights.unchanged", {"returned": data["returned"]})
+        return Verdict(False, "transfer_weights.unchanged", {"returned": record["returned"]})
     for name in PROJECTIONS:
         got, want = v1.get(name), v2_weights[name].T
         if got is None:
@@ -42,30 +42,30 @@ def judge_transfer(data: TransferRecord, case: TransferCase, expected: Expectati
     return Verdict(True)
 
 
-def judge_transfer_copies(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
+def judge_transfer_copies(record: TransferRecord, case: TransferCase, expectations: Expectations) -> Verdict:
     """v1 keeps its own Parameters, sharing no memory with v2's. The values are the other checks' to judge; a call
     that raised is judged there too."""
-    if "raised" in data:
-        return raised_verdict(data, case)
+    if "raised" in record:
+        return raised_verdict(record, case)
     v1_start, _ = transfer_weights(case)
-    if all(same(data["v1"].get(name), v1_start[name]) for name in PROJECTIONS):
+    if all(same(record["v1"].get(name), v1_start[name]) for name in PROJECTIONS):
         # Nothing was transferred: there is no copy to judge, and no point for it.
-        return Verdict(False, "transfer_weights.unchanged", {"returned": data["returned"]})
-    if data["shared"]:
-        return Verdict(False, "transfer_weights.shares_memory", {"name": data["shared"][0]},
+        return Verdict(False, "transfer_weights.unchanged", {"returned": record["returned"]})
+    if record["shared"]:
+        return Verdict(False, "transfer_weights.shares_memory", {"name": record["shared"][0]},
                        misconception="aliased_not_copied", evidence=Evidence.FACT)  # storage compared
-    if data["replaced"]:
-        return Verdict(False, "transfer_weights.parameters_replaced", {"name": data["replaced"][0]},
+    if record["replaced"]:
+        return Verdict(False, "transfer_weights.parameters_replaced", {"name": record["replaced"][0]},
                        misconception="parameters_replaced", evidence=Evidence.FACT)  # objects compared
     return Verdict(True)
 
 
-def judge_transfer_returns(data: TransferRecord, case: TransferCase, expected: Expectations) -> Verdict:
+def judge_transfer_returns(record: TransferRecord, case: TransferCase, expectations: Expectations) -> Verdict:
     """The function returns sa_v1 itself, the module it filled, as its text says; a call that raised says why."""
-    if "raised" in data:
-        return raised_verdict(data, case)
-    if data["returned"] != "sa_v1":
-        return Verdict(False, "transfer_weights.not_returned", {"returned": data["returned"]})
+    if "raised" in record:
+        return raised_verdict(record, case)
+    if record["returned"] != "sa_v1":
+        return Verdict(False, "transfer_weights.not_returned", {"returned": record["returned"]})
     return Verdict(True)
 
 
@@ -80,17 +80,17 @@ def raised_verdict(data: TransferRecord, case: TransferCase) -> Verdict:
     return explain_error(data["raised"], case)
 
 
-def judge_transfer_raised(data: TransferRecord, case: TransferCase) -> Verdict:
+def judge_transfer_raised(record: TransferRecord, case: TransferCase) -> Verdict:
     """The function raised for d_in != d_out; name the missing .T when the square run copied weight as it is."""
     _, v2_weights = transfer_weights(square_case(case))
-    copied = [data["square"]["v1"].get(name) for name in PROJECTIONS]
+    copied = [record["square"]["v1"].get(name) for name in PROJECTIONS]
     as_is = [same(got, v2_weights[name]) for got, name in zip(copied, PROJECTIONS, strict=True)]
     transposed = [same(got, v2_weights[name].T) for got, name in zip(copied, PROJECTIONS, strict=True)]
     if any(as_is) and all(a or t for a, t in zip(as_is, transposed, strict=True)):
-        raised = data["raised"]
+        raised = record["raised"]
         detail = " ".join(str(raised.get("message", "")).split())[:160]
         fields = {"type": raised.get("type", ""), "detail": detail}
         # On a square pair, copying the weights as they are reproduces what the function wrote.
         return Verdict(False, "transfer_weights.raised_untransposed", fields, misconception="weights_not_transposed",
                        evidence=Evidence.VARIANT)
-    return explain_error(data["raised"], case)
+    return explain_error(record["raised"], case)

@@ -26,7 +26,7 @@ def mask_cases_sizes(rng: random.Random) -> list[MaskCase]:
     return [{"num_tokens": n} for n in (rng.randint(2, 5), rng.randint(17, 40), 1)]
 
 
-def expect_causal_mask(case: MaskCase, data: MaskRecord) -> Expectations:
+def expect_causal_mask(record: MaskRecord, case: MaskCase) -> Expectations:
     num_tokens = case["num_tokens"]
     return Expectations.computed(mask=lambda: solutions.causal_mask(num_tokens))
 

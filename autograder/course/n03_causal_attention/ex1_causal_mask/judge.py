@@ -9,6 +9,6 @@ from autograder.checking.judging import (
 from autograder.course.n03_causal_attention.ex1_causal_mask.probe import MaskCase, MaskRecord
 
 
-def judge_causal_mask(data: MaskRecord, case: MaskCase, expected: Expectations) -> Verdict:
+def judge_causal_mask(record: MaskRecord, case: MaskCase, expectations: Expectations) -> Verdict:
     """Shape, bool dtype, then the first wrong query/key pair. Expectations: mask."""
-    return causal_mask_verdict(data["mask"], expected["mask"], case["num_tokens"])
+    return causal_mask_verdict(record["mask"], expectations["mask"], case["num_tokens"])

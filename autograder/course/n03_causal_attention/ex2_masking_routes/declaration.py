@@ -107,14 +107,14 @@ def neg_inf_mistakes(attn_scores: Tensor) -> list[tuple[str, Tensor]]:
     ]
 
 
-def expect_renormalised(case: ScoresCase, data: WeightsRecord) -> Expectations:
+def expect_renormalised(record: WeightsRecord, case: ScoresCase) -> Expectations:
     attn_weights = weights_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_renormalised(attn_weights),
                                  future=lambda: mask_for("future", attn_weights.shape[-1]),
                                  mistakes=lambda: renormalise_mistakes(attn_weights))
 
 
-def expect_neg_inf(case: ScoresCase, data: WeightsRecord) -> Expectations:
+def expect_neg_inf(record: WeightsRecord, case: ScoresCase) -> Expectations:
     attn_scores = scores_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),
                                  future=lambda: mask_for("future", attn_scores.shape[-1]),

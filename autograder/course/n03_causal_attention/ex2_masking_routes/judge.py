@@ -12,30 +12,30 @@ from autograder.checking.judging import (
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import RouteDeviceRecord, ScoresCase, WeightsRecord
 
 
-def judge_causal_weights(data: WeightsRecord, case: ScoresCase, expected: Expectations) -> Verdict:
+def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: Expectations) -> Verdict:
     """Same weights as expected, exact zeros above the diagonal, the same dtype; else the first broken property.
     Expectations: output, future (True above the diagonal), mistakes."""
-    got, want = data["weights"], expected["output"]
+    got, want = record["weights"], expectations["output"]
     shown = {"expected": want, "got": got, "input_shape": tuple(want.shape)}
     if got.shape != want.shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(got.shape), "expected_shape": tuple(want.shape)},
                        **shown)
-    problem = causal_weights_problem(got, want, expected["future"])
+    problem = causal_weights_problem(got, want, expectations["future"])
     if problem is not None:
         key, fields = problem
         # The mask's family read from the weights' own zeros first: a mask written another way than the catalogued
         # variants (tril for triu, with or without the diagonal) is still named by what it hides.
         family = mask_family(hidden_keys(got))
-        named, evidence = (family, Evidence.FACT) if family else (diagnose(got, want, expected["mistakes"]),
+        named, evidence = (family, Evidence.FACT) if family else (diagnose(got, want, expectations["mistakes"]),
                                                                    Evidence.VARIANT)
         return Verdict(False, key, fields, misconception=named, evidence=evidence if named else None, heatmap=True,
                        **shown)
-    if data.get("input_changed"):  # the probe compared the caller's tensor before and after the call
+    if record.get("input_changed"):  # the probe compared the caller's tensor before and after the call
         return Verdict(False, "causal_weights.input_modified", misconception="input_edited_in_place",
                        evidence=Evidence.FACT)
-    backward = data.get("backward", "ok")
+    backward = record.get("backward", "ok")
     if backward == "raised":
-        error = data["backward_error"]
+        error = record["backward_error"]
         # No name: autograd's text says some tensor it saved was edited in place, not that it was the caller's.
         return Verdict(False, "causal_weights.backward_failed",
                        {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
@@ -44,21 +44,21 @@ def judge_causal_weights(data: WeightsRecord, case: ScoresCase, expected: Expect
     return dtype_verdict("causal_weights", got, want.dtype)
 
 
-def judge_on_device(data: RouteDeviceRecord, case: ScoresCase, expected: Expectations) -> Verdict:
+def judge_on_device(record: RouteDeviceRecord, case: ScoresCase, expectations: Expectations) -> Verdict:
     """A masking route on an input on another device: runs there, mixes in no CPU tensor, keeps shape and dtype."""
-    device = data["device"]
-    error = data.get("failure")
+    device = record["device"]
+    error = record.get("failure")
     # A CPU tensor mixed into the work on the device is a fact the probe saw (DeviceMixWatch), raised or not.
-    named, evidence = ("function_tensor_on_cpu", Evidence.FACT) if data.get("mixed") else (None, None)
+    named, evidence = ("function_tensor_on_cpu", Evidence.FACT) if record.get("mixed") else (None, None)
     if error is not None:
         return Verdict(False, "causal_weights.device_failed", {"device": device, "type": error["type"],
                                                                "detail": error["message"][:160]},
                        misconception=named, evidence=evidence)
-    if data["mixed"]:
-        return Verdict(False, "causal_weights.tensor_on_cpu", {"device": device, "op": data["mixed"][0]},
+    if record["mixed"]:
+        return Verdict(False, "causal_weights.tensor_on_cpu", {"device": device, "op": record["mixed"][0]},
                        misconception=named, evidence=evidence)
-    if tuple(data["shape"]) != tuple(case["shape"]) or data["output_device"] != device:
+    if tuple(record["shape"]) != tuple(case["shape"]) or record["output_device"] != device:
         return Verdict(False, "causal_weights.device_output", {"device": device})
-    if data["dtype"] != case["dtype"]:
-        return Verdict(False, "causal_weights.dtype", {"got_dtype": data["dtype"], "expected_dtype": case["dtype"]})
+    if record["dtype"] != case["dtype"]:
+        return Verdict(False, "causal_weights.dtype", {"got_dtype": record["dtype"], "expected_dtype": case["dtype"]})
     return Verdict(True)

@@ -85,16 +85,16 @@ def attention_cases_notes(rng: random.Random) -> list[CausalCase]:
     return [notes_case()]
 
 
-def expect_forward(case: CausalCase, data: CausalForwardRecord) -> Expectations:
+def expect_forward(record: CausalForwardRecord, case: CausalCase) -> Expectations:
     """The reference and its single-knob variants on the student's own weights (W_query/W_key/W_value only), read
     only when the judge asks: after a crash the data holds no weights, and the raising variants' errors (RAISED)
     are read instead."""
     x = attention_input(case)
-    return Expectations.computed(**{WEIGHTS: lambda: data["state"]}, output=lambda: attention(x, data["state"]),
-                                 variants=lambda: attention_variants(x, data["state"]),
-                                 attention_weights=lambda: weights_of(x, data["state"]),
-                                 raw_scores=lambda: raw_scores(x, data["state"]).squeeze(1),
-                                 fills=lambda: mask_fill_variants(x, data["state"], causal_fill(x, case, data)),
+    return Expectations.computed(**{WEIGHTS: lambda: record["state"]}, output=lambda: attention(x, record["state"]),
+                                 variants=lambda: attention_variants(x, record["state"]),
+                                 attention_weights=lambda: weights_of(x, record["state"]),
+                                 raw_scores=lambda: raw_scores(x, record["state"]).squeeze(1),
+                                 fills=lambda: mask_fill_variants(x, record["state"], causal_fill(x, case, record)),
                                  **{RAISED: exercise_errors("causal_attention", probe_forward, case)})
 
 

@@ -19,37 +19,37 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
 from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
 
-def judge_forward(data: CausalForwardRecord, case: CausalCase, expected: Expectations) -> Verdict:
+def judge_forward(record: CausalForwardRecord, case: CausalCase, expectations: Expectations) -> Verdict:
     """CausalAttention's output with the student's own weights; no built-in attention. Expectations: output,
     variants."""
-    if data["forbidden"]:
-        return Verdict(False, "causal_attention.builtin", {"names": ", ".join(data["forbidden"])})
-    x, got, want = attention_input(case), data["output"], expected["output"]
-    if not data.get("input_kept", True) and not same(got, want):
+    if record["forbidden"]:
+        return Verdict(False, "causal_attention.builtin", {"names": ", ".join(record["forbidden"])})
+    x, got, want = attention_input(case), record["output"], expectations["output"]
+    if not record.get("input_kept", True) and not same(got, want):
         # Wrong numbers because forward edited x itself first: that is the mistake, not the scale it seems to be.
         return Verdict(False, "contract.input_modified", misconception="input_edited_in_place",
                        evidence=Evidence.FACT)
     if same(got, want):
         return dtype_verdict("causal_weights", got, want.dtype)
-    if got.shape != want.shape and (stopped_early := returned_weights(got, expected)) is not None:
+    if got.shape != want.shape and (stopped_early := returned_weights(got, expectations)) is not None:
         return stopped_early
-    verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expected["variants"],
+    verdict = compare(got, want, message_key="causal_attention.wrong_output", variants=expectations["variants"],
                       input_shape=tuple(x.shape))
-    with_notebook_scale(verdict, data.get("weights_seen"), expected["raw_scores"], NOTEBOOK_SIZES,
+    with_notebook_scale(verdict, record.get("weights_seen"), expectations["raw_scores"], NOTEBOOK_SIZES,
                         case["d_out"] ** 0.5)
     ambiguous = REPRODUCED_BY in verdict.fields and verdict.misconception is None  # the other cases decide
     if not ambiguous and verdict.misconception is None and (
-            fills := reproducing_fills(got, want, expected.get("fills", ()))):
+            fills := reproducing_fills(got, want, expectations.get("fills", ()))):
         return name_fill(verdict, fills)
-    if verdict.misconception is None and data["transpose_batched"]:
+    if verdict.misconception is None and record["transpose_batched"]:
         verdict.misconception, verdict.evidence = "transpose_batched", Evidence.FACT
-    if verdict.misconception is None and (seen := data.get("weights_seen")) is not None:
+    if verdict.misconception is None and (seen := record.get("weights_seen")) is not None:
         verdict.misconception = mask_family(hidden_keys(seen))  # a mask written another way than the variants
         verdict.evidence = Evidence.FACT if verdict.misconception else None
     if verdict.misconception is None and got.shape == want.shape:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}
-        located = located_fault(data.get("weights_seen"), expected, scaled_by="d_out", sizes=sizes,
+        located = located_fault(record.get("weights_seen"), expectations, scaled_by="d_out", sizes=sizes,
                                 after_key="attention.after_weights",
                                 notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:

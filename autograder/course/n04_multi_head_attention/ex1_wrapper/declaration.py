@@ -66,13 +66,13 @@ def wrapper_cases_shapes(rng: random.Random) -> list[MultiHeadCase]:
     ]
 
 
-def expect_wrapper(case: MultiHeadCase, data: WrapperRecord) -> Expectations:
+def expect_wrapper(record: WrapperRecord, case: MultiHeadCase) -> Expectations:
     """Each head's reference output with that head's own weights."""
     x = attention_input(case)
 
     @cache  # read only when the judge asks: heads that are not registered leave no weights in the data
     def heads() -> list[dict[str, Tensor]]:
-        return [projection_weights(data["state"], f"heads.{i}.") for i in range(case["num_heads"])]
+        return [projection_weights(record["state"], f"heads.{i}.") for i in range(case["num_heads"])]
 
     def named() -> dict[str, Tensor]:
         return {f"heads.{i}.{name}": value for i, head in enumerate(heads()) for name, value in head.items()}

@@ -20,13 +20,13 @@ from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
 )
 
 
-def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
     """Structure, then the heads' outputs side by side; a wrong join or the first wrong head named.
     Expectations: heads (each head's output with its own weights)."""
-    problem = wrapper_structure_problem(data, case, data.get("state", {}))
+    problem = wrapper_structure_problem(record, case, record.get("state", {}))
     if problem is not None:
         return problem
-    x, got, heads = attention_input(case), data["out"], expected["heads"]
+    x, got, heads = attention_input(case), record["out"], expectations["heads"]
     want = torch.cat(heads, dim=-1)
     if same(got, want):
         return dtype_verdict("mha_wrapper", got, x.dtype)
@@ -34,7 +34,7 @@ def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectatio
     wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
     misconception = diagnose(got, want, wrong_joins)
     if misconception is None:
-        broken_head = first_wrong_head(data.get("head_outputs"), heads)
+        broken_head = first_wrong_head(record.get("head_outputs"), heads)
         if broken_head is not None:
             return Verdict(False, "mha_wrapper.head_wrong", {"head": broken_head})
     verdict = compare(got, want, message_key="mha_wrapper.values", input_shape=tuple(x.shape))
@@ -43,15 +43,16 @@ def judge_wrapper(data: WrapperRecord, case: MultiHeadCase, expected: Expectatio
     return verdict
 
 
-def judge_two_dimensional(data: TwoDimensionalRecord, case: TwoDimensionalCase, expected: Expectations) -> Verdict:
+def judge_two_dimensional(record: TwoDimensionalRecord, case: TwoDimensionalCase,
+                          expectations: Expectations) -> Verdict:
     """Book exercise 3.2: a MultiHeadAttentionWrapper of two heads one feature wide, built for the sizes asked.
     Needs no reference. The output itself is exercise 04-1's: a wrapper still wrong there costs nothing here."""
-    if "head_count" not in data:
-        return Verdict(False, "two_dimensional_wrapper.not_a_wrapper", {"got": data.get("type", "?")})
-    if data["head_count"] != 2:
-        return Verdict(False, "two_dimensional_wrapper.head_count", {"got": data["head_count"]},
+    if "head_count" not in record:
+        return Verdict(False, "two_dimensional_wrapper.not_a_wrapper", {"got": record.get("type", "?")})
+    if record["head_count"] != 2:
+        return Verdict(False, "two_dimensional_wrapper.head_count", {"got": record["head_count"]},
                        misconception="heads_traded_for_width", evidence=Evidence.FACT)  # heads counted
-    out_features = data.get("head_out_features")
+    out_features = record.get("head_out_features")
     if out_features is None:
         return Verdict(False, "two_dimensional_wrapper.not_causal_heads")
     if sum(out_features) != 2:
@@ -61,8 +62,8 @@ def judge_two_dimensional(data: TwoDimensionalRecord, case: TwoDimensionalCase, 
                        {"got": sum(out_features), "per_head": ", ".join(map(str, out_features))},
                        misconception=misconception, evidence=Evidence.FACT if misconception else None)
     asked = (case["d_in"], case["context_length"], float(case["dropout"]))
-    for built in zip(data.get("head_in_features", []), data.get("head_context_length", [None] * 2),
-                     data.get("head_dropout", [None] * 2), strict=True):
+    for built in zip(record.get("head_in_features", []), record.get("head_context_length", [None] * 2),
+                     record.get("head_dropout", [None] * 2), strict=True):
         if built != asked:
             got_d_in, got_context_length, got_dropout = built
             return Verdict(False, "two_dimensional_wrapper.sizes",

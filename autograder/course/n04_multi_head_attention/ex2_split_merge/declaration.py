@@ -98,7 +98,7 @@ def split_cases_strided(rng: random.Random) -> list[HeadsCase]:
             for leaf in (False, True)]
 
 
-def expect_split(case: HeadsCase, data: HeadsRecord) -> Expectations:
+def expect_split(record: HeadsRecord, case: HeadsCase) -> Expectations:
     x, num_heads = split_input(case), case["num_heads"]
     return Expectations.computed(
         output=lambda: solutions.split_heads(x, num_heads),
@@ -144,7 +144,7 @@ def merge_cases_round_trip(rng: random.Random) -> list[HeadsCase]:
     ]
 
 
-def expect_merge(case: HeadsCase, data: HeadsRecord) -> Expectations:
+def expect_merge(record: HeadsRecord, case: HeadsCase) -> Expectations:
     x = merge_input(case)
     return Expectations.computed(
         output=lambda: round_trip_source(case) if case["layout"] == "split" else solutions.merge_heads(x),

@@ -32,30 +32,30 @@ def input_and_graph(function: str, data: HeadsRecord) -> Verdict | None:
     return None
 
 
-def judge_split(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> Verdict:
+def judge_split(record: HeadsRecord, case: HeadsCase, expectations: Expectations) -> Verdict:
     """Input left alone and gradients flowing, then the values and the dtype. Expectations: output, variants."""
-    if (verdict := input_and_graph("split_heads", data)) is not None:
+    if (verdict := input_and_graph("split_heads", record)) is not None:
         return verdict
-    x, got, want = split_input(case), data["out"], expected["output"]
+    x, got, want = split_input(case), record["out"], expectations["output"]
     if same(got, want):
         return dtype_verdict("split_heads", got, x.dtype)
-    verdict = compare(got, want, message_key="split_heads.values", variants=expected["variants"],
+    verdict = compare(got, want, message_key="split_heads.values", variants=expectations["variants"],
                       input_shape=tuple(x.shape))
     verdict.head_layout = split_layout(x, want, got, case["num_heads"])  # where each head's features landed
     return verdict
 
 
-def judge_merge(data: HeadsRecord, case: HeadsCase, expected: Expectations) -> Verdict:
+def judge_merge(record: HeadsRecord, case: HeadsCase, expectations: Expectations) -> Verdict:
     """Input left alone and gradients flowing, then the values (the split tensor itself for a round trip) and the
     dtype. Expectations: output, variants."""
-    if (verdict := input_and_graph("merge_heads", data)) is not None:
+    if (verdict := input_and_graph("merge_heads", record)) is not None:
         return verdict
-    x, got, want = merge_input(case), data["out"], expected["output"]
+    x, got, want = merge_input(case), record["out"], expectations["output"]
     if same(got, want):
         return dtype_verdict("merge_heads", got, x.dtype)
     key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
     verdict = compare(got, want, message_key=key, input_shape=tuple(x.shape))
-    verdict.misconception = diagnose(got, want, expected["variants"])
+    verdict.misconception = diagnose(got, want, expectations["variants"])
     verdict.evidence = None if verdict.misconception is None else Evidence.VARIANT
     verdict.head_layout = merge_layout(x, want, got)  # where each head's features landed
     return verdict

@@ -91,7 +91,7 @@ def padding_cases_hidden(rng: random.Random) -> list[MultiHeadCase]:
     return [right, left, scattered]
 
 
-def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
+def expect_mha(record: MultiHeadRecord, case: MultiHeadCase) -> Expectations:
     """The reference on the student's own weights, its variants and, with a padding mask, the mask left out or
     flipped; the raising variants' errors (one class for both exercises, so one list of them)."""
     x, mask, num_heads = attention_input(case), padding_mask(case), case["num_heads"]
@@ -99,7 +99,7 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
 
     @cache  # read only when the judge asks
     def weights() -> dict[str, Tensor]:
-        return projection_weights(data["state"])
+        return projection_weights(record["state"])
 
     sources: dict[str, Callable[[], Any]] = {
         WEIGHTS: weights,
@@ -108,7 +108,7 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
         "attention_weights": lambda: variants.attention(x, weights(), return_weights=True, **knobs)[1],
         "raw_scores": lambda: variants.raw_scores(x, weights(), num_heads=num_heads),
         "merged": lambda: variants.attention(x, weights(), use_out_proj=False, **knobs),
-        "fills": lambda: variants.mask_fill_variants(x, weights(), causal_fill(x, case, data), **knobs),
+        "fills": lambda: variants.mask_fill_variants(x, weights(), causal_fill(x, case, record), **knobs),
         # After a crash: the errors of the raising variants, run by the same probe on the same case.
         RAISED: exercise_errors("multi_head_attention", probe_mha, case),
     }
@@ -122,7 +122,7 @@ def expect_mha(case: MultiHeadCase, data: MultiHeadRecord) -> Expectations:
     return Expectations(sources)
 
 
-def expect_heads(case: MultiHeadCase, data: Any) -> Expectations:
+def expect_heads(record: Any, case: MultiHeadCase) -> Expectations:
     """The heads' judge needs no reference (the case says what is right); after a crash, the raising variants'
     errors."""
     return Expectations.computed(**{RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case)})

@@ -35,17 +35,17 @@ from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe i
 from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
 
-def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
     """Layers, input left alone, then the output on every query that sees a real token. Expectations: output,
     variants; with a padding mask also padding_ignored and padding_inverted (the mask left out, the mask flipped)."""
-    missing = [layer for layer in MHA_LAYERS if f"{layer}.weight" not in data["state"]]
+    missing = [layer for layer in MHA_LAYERS if f"{layer}.weight" not in record["state"]]
     if missing:
         return Verdict(False, "multi_head_attention.missing_layers", {"names": ", ".join(missing)})
-    if not data["input_kept"]:
+    if not record["input_kept"]:
         return Verdict(False, "multi_head_attention.input_modified")
-    x, mask, got, want = attention_input(case), padding_mask(case), data["out"], expected["output"]
+    x, mask, got, want = attention_input(case), padding_mask(case), record["out"], expectations["output"]
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-        if mask is None and (stopped_early := returned_weights(got, expected)) is not None:
+        if mask is None and (stopped_early := returned_weights(got, expectations)) is not None:
             return stopped_early
         return compare(got, want, message_key="multi_head_attention.values", input_shape=tuple(x.shape))
     # A query whose visible keys are all padding carries no information: any finite output is right for it (the
@@ -56,45 +56,45 @@ def judge_mha(data: MultiHeadRecord, case: MultiHeadCase, expected: Expectations
             return dtype_verdict("multi_head_attention", got, x.dtype)
         # Right on every query that sees a real token, NaN only on those that see padding alone: the fill itself.
         return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf", evidence=Evidence.FACT)
-    wrong = [(misconception, output[shown]) for misconception, output in expected["variants"]
+    wrong = [(misconception, output[shown]) for misconception, output in expectations["variants"]
              if output.shape == got.shape]
     verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
                       input_shape=tuple(x.shape), variants=wrong)
     verdict.expected, verdict.got, verdict.compared = want, got, shown  # whole outputs shown, compared where shown
     if mask is None:
-        with_notebook_scale(verdict, data.get("weights_seen"), expected["raw_scores"], NOTEBOOK_SIZES,
+        with_notebook_scale(verdict, record.get("weights_seen"), expectations["raw_scores"], NOTEBOOK_SIZES,
                             (case["d_out"] // case["num_heads"]) ** 0.5)
-    fills = [(fill, output[shown]) for fill, output in expected.get("fills", ()) if output.shape == got.shape]
+    fills = [(fill, output[shown]) for fill, output in expectations.get("fills", ()) if output.shape == got.shape]
     # A finite causal fill reproduces the output (named when one value alone does): nothing else to locate.
     found = reproducing_fills(got[shown], want[shown], fills) if verdict.misconception is None else ()
     if found and REPRODUCED_BY not in verdict.fields:
         name_fill(verdict, found)
     elif verdict.misconception is None and mask is not None:
-        verdict.message_key = padding_diagnosis(got, shown, expected)
+        verdict.message_key = padding_diagnosis(got, shown, expectations)
         verdict.misconception = PADDING_MISCONCEPTIONS.get(verdict.message_key)  # a padding variant reproduced it
         verdict.evidence = Evidence.VARIANT if verdict.misconception else None
-        seen = data.get("weights_seen")
+        seen = record.get("weights_seen")
         if verdict.message_key == "multi_head_attention.values" and seen is not None:
             padded = (mask == 0).view(mask.shape[0], 1, 1, -1)
-            fill = fitted_fill(seen, expected["raw_scores"], (case["d_out"] // case["num_heads"]) ** 0.5, padded)
+            fill = fitted_fill(seen, expectations["raw_scores"], (case["d_out"] // case["num_heads"]) ** 0.5, padded)
             if fill is not None:
                 verdict.message_key, verdict.fields = "padding_mask.fill_too_high", {"fill": fill}
                 # The fill fitted from the student's weights reproduces them on every padded key.
                 verdict.misconception, verdict.evidence = "padding_fill_too_high", Evidence.VARIANT
-    elif verdict.misconception is None and (seen := data.get("weights_seen")) is not None \
+    elif verdict.misconception is None and (seen := record.get("weights_seen")) is not None \
             and (family := mask_family(hidden_keys(seen))) is not None:
         verdict.misconception = family  # a mask written another way than the variants, named by what it hides
         verdict.evidence = Evidence.FACT
     elif verdict.misconception is None:
         # No catalogued mistake: say which stage first differs, and the scale used if that is what differs.
         sizes = {"head_dim": case["d_out"] // case["num_heads"], "d_out": case["d_out"], "d_in": case["d_in"]}
-        located = located_fault(data.get("weights_seen"), expected, scaled_by="head_dim", sizes=sizes,
-                                after_key="attention.after_weights_heads", seen_merged=data.get("merged_seen"),
+        located = located_fault(record.get("weights_seen"), expectations, scaled_by="head_dim", sizes=sizes,
+                                after_key="attention.after_weights_heads", seen_merged=record.get("merged_seen"),
                                 notebook_sizes=NOTEBOOK_SIZES)
         if located is not None:
             with_fit(verdict, located)
-    if data.get("merged_seen") is not None:  # what out_proj received: the heads, merged
-        verdict.head_layout = merged_block_layout(expected["merged"], data["merged_seen"], case["num_heads"])
+    if record.get("merged_seen") is not None:  # what out_proj received: the heads, merged
+        verdict.head_layout = merged_block_layout(expectations["merged"], record["merged_seen"], case["num_heads"])
     return verdict
 
 
@@ -114,9 +114,9 @@ def padding_diagnosis(got: Tensor, shown: Tensor, expected: Expectations) -> str
     return "multi_head_attention.values"
 
 
-def judge_head_independence(data: HeadIndependenceRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+def judge_head_independence(record: HeadIndependenceRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
     """With out_proj the identity, changing one head's W_query changes that head's columns only."""
-    before, after = data["before"], data["after"]
+    before, after = record["before"], record["after"]
     expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
     if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(after.shape), "expected_shape": expected_shape})
@@ -131,11 +131,11 @@ def judge_head_independence(data: HeadIndependenceRecord, case: MultiHeadCase, e
     return Verdict(True)
 
 
-def judge_vectorised(data: VectorisedRecord, case: MultiHeadCase, expected: Expectations) -> Verdict:
+def judge_vectorised(record: VectorisedRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
     """No built-in attention, and as many matmuls for many heads as for few: one batched computation."""
-    if data["builtins"]:
-        return Verdict(False, "multi_head_attention.builtin", {"names": ", ".join(data["builtins"])})
-    few_heads, many_heads = data["matmuls"]
+    if record["builtins"]:
+        return Verdict(False, "multi_head_attention.builtin", {"names": ", ".join(record["builtins"])})
+    few_heads, many_heads = record["matmuls"]
     if many_heads > few_heads:
         return Verdict(False, "multi_head_attention.loop", {"few": case["num_heads"], "many": case["more_heads"]},
                        misconception="loop_over_heads", evidence=Evidence.FACT)  # matmuls counted
@@ -147,6 +147,6 @@ HEADS_JUDGES: dict[str, Callable[[Any, MultiHeadCase, Expectations], Verdict]] =
     "heads": judge_head_independence, "vectorised": judge_vectorised}
 
 
-def judge_mha_heads(data: HeadIndependenceRecord | VectorisedRecord, case: MultiHeadCase,
-                    expected: Expectations) -> Verdict:
-    return HEADS_JUDGES[case["kind"]](data, case, expected)
+def judge_mha_heads(record: HeadIndependenceRecord | VectorisedRecord, case: MultiHeadCase,
+                    expectations: Expectations) -> Verdict:
+    return HEADS_JUDGES[case["kind"]](record, case, expectations)

@@ -78,7 +78,7 @@ def equivalence_cases_shapes(rng: random.Random) -> list[EquivalenceCase]:
     ]
 
 
-def expect_equivalence(case: EquivalenceCase, data: EquivalenceRecord) -> Expectations:
+def expect_equivalence(record: EquivalenceRecord, case: EquivalenceCase) -> Expectations:
     """Our attention with the case's weights: what nn.MultiheadAttention holding them must compute (nothing where
     d_in != d_out: there the conversion must refuse)."""
     if case.get("d_in", case["d_model"]) != case["d_model"]:

@@ -15,30 +15,31 @@ from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe impo
 from autograder.course.shared.inputs import DTYPES
 
 
-def judge_equivalence(data: EquivalenceRecord, case: EquivalenceCase, expected: Expectations) -> Verdict:
+def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectations: Expectations) -> Verdict:
     """A ValueError where d_in != d_out; else batch_first, sizes, dtype, every copied tensor, dropout, then the
     output. Expectations: output (our module's, with the case's weights)."""
-    if "raised" in data:
-        if data["raised"] == "ValueError":
+    if "raised" in record:
+        if record["raised"] == "ValueError":
             return Verdict(True)
-        return Verdict(False, "torch_equivalence.no_value_error", {"got": data["raised"] or "nothing"})
-    if not data["batch_first"]:
+        return Verdict(False, "torch_equivalence.no_value_error", {"got": record["raised"] or "nothing"})
+    if not record["batch_first"]:
         return Verdict(False, "torch_equivalence.batch_first")
-    if (data["embed_dim"], data["num_heads"]) != (case["d_model"], case["num_heads"]):
-        sizes = {"embed_dim": data["embed_dim"], "num_heads": data["num_heads"], "d_out": case["d_model"],
+    if (record["embed_dim"], record["num_heads"]) != (case["d_model"], case["num_heads"]):
+        sizes = {"embed_dim": record["embed_dim"], "num_heads": record["num_heads"], "d_out": case["d_model"],
                  "heads": case["num_heads"]}
         return Verdict(False, "torch_equivalence.sizes", sizes)
-    if data["dtype"] != str(DTYPES[case["dtype"]]):
-        return Verdict(False, "torch_equivalence.dtype", {"got": data["dtype"], "expected": str(DTYPES[case["dtype"]])})
-    problem = copied_weights_problem(data["state"], equivalence_weights(case))
+    if record["dtype"] != str(DTYPES[case["dtype"]]):
+        return Verdict(False, "torch_equivalence.dtype",
+                       {"got": record["dtype"], "expected": str(DTYPES[case["dtype"]])})
+    problem = copied_weights_problem(record["state"], equivalence_weights(case))
     if problem is not None:
         return problem
-    if abs(data["dropout"] - case["dropout"]) > 1e-9:
+    if abs(record["dropout"] - case["dropout"]) > 1e-9:
         return Verdict(False, "torch_equivalence.dropout")
-    want = expected["output"]
-    verdict = compare(data.get("out"), want, message_key="torch_equivalence.values",
+    want = expectations["output"]
+    verdict = compare(record.get("out"), want, message_key="torch_equivalence.values",
                       input_shape=(case["batch"], case["num_tokens"], case["d_model"]))
-    if verdict.passed and data.get("shared"):
-        return Verdict(False, "torch_equivalence.shares_memory", {"name": data["shared"][0]},
+    if verdict.passed and record.get("shared"):
+        return Verdict(False, "torch_equivalence.shares_memory", {"name": record["shared"][0]},
                        misconception="weights_shared_with_source", evidence=Evidence.FACT)  # storage compared
     return verdict

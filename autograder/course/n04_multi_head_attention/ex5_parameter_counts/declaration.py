@@ -138,7 +138,7 @@ def count_cases_modules(rng: random.Random) -> list[CountCase]:
     ]
 
 
-def expect_count(case: CountCase, data: CountRecord) -> Expectations:
+def expect_count(record: CountRecord, case: CountCase) -> Expectations:
     return Expectations.computed(
         count=lambda: solutions.count_parameters(counted_module(case["module"])),
         wrong_counts=lambda: wrong_counts([counted_module(node) for node in (case["module"], *case["witnesses"])]),

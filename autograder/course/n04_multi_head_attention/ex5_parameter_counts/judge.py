@@ -14,12 +14,12 @@ def reproduced_mistake(data: CountRecord, right: int, wrong_counts: list[tuple[s
     return mistakes.pop() if len(mistakes) == 1 else None
 
 
-def judge_count(data: CountRecord, case: CountCase, expected: Expectations) -> Verdict:
+def judge_count(record: CountRecord, case: CountCase, expectations: Expectations) -> Verdict:
     """The trainable count of the case's module. Expectations: count (the reference's), wrong_counts ((mistake,
     counts) of each wrong counter on the case's module and on each witness)."""
-    got, right = data["count"], expected["count"]
+    got, right = record["count"], expectations["count"]
     if got == right:
         return Verdict(True)
-    mistake = reproduced_mistake(data, right, expected["wrong_counts"])
+    mistake = reproduced_mistake(record, right, expectations["wrong_counts"])
     return Verdict(False, f"parameter_counts.wrong.{case['about']}", {"got": got}, misconception=mistake,
                    evidence=None if mistake is None else Evidence.VARIANT)

@@ -45,7 +45,7 @@ class StoredExpectations:
 
 
 def _runnable(check: StoredCheck) -> RunnableCheck:
-    def expectations(index: int, case: dict[str, Any], data: dict[str, Any]) -> Expectations:
+    def expectations(index: int, record: dict[str, Any], case: dict[str, Any]) -> Expectations:
         return Expectations.stored(check.expected[index])
 
     return RunnableCheck(check, check.probe, lambda: check.cases, expectations, check.graded_later)

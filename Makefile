@@ -9,12 +9,13 @@ STAMP   := $(VENV)/.attnkit-installed
 # nbgrader shells out to `alembic`, which lives next to the venv's python.
 RUN     := PATH="$(CURDIR)/$(VENV)/bin:$$PATH"
 
-.PHONY: help .venv test demo docs release check-release lint grid mutation similarity-bench hub hub-clean kit-wheel
+.PHONY: help .venv test test-fast demo docs release check-release lint grid mutation similarity-bench hub hub-clean kit-wheel
 
 help:
 	@echo "make demo           a bundled class (solved, untouched, mistakes, attacks) through nbgrader and attnkit, timed"
 	@echo "                    per phase (6 to 20 minutes on 2 cores, as loaded; docs/instructor/index.md#the-demo)"
-	@echo "make test           run the test suite (nbgrader runs included, the documentation site built)"
+	@echo "make test           run the test suite (nbgrader runs included, the documentation site built), one worker a core"
+	@echo "make test-fast      the tests not marked slow (unit tests, the checks on the solved and handed-out notebooks)"
 	@echo "make docs           build the documentation site (docs/) into a temporary directory, warnings as errors"
 	@echo "make release        write source/attention/'s points and catalogue cells, regenerate release/attention/"
 	@echo "make check-release  fail if source/attention/ or release/attention/ is out of date"
@@ -34,8 +35,17 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 	$(PY) -m pip install --quiet -c constraints.txt -e '.[course,dev]'
 	touch $(STAMP)
 
+# One pytest worker per core; each module runs whole in one worker and the modules with slow tests start first
+# (tests/conftest.py), so a module's fixtures are made once and the long ones do not end the run alone.
+PYTEST  := $(RUN) $(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadgroup --no-loadscope-reorder
+
 test: $(STAMP)
-	$(RUN) $(PY) -m pytest -q -p no:cacheprovider
+	$(PYTEST)
+
+# The tests not marked slow: every module's unit tests and the checks on the solved and handed-out notebooks,
+# without nbgrader runs, venv builds, browsers, the hub or the cluster.
+test-fast: $(STAMP)
+	$(PYTEST) -m "not slow"
 
 # The site goes to DOCS_OUT, else a new temporary directory: never into the checkout. tests/test_docs.py builds it the
 # same way in `make test`.

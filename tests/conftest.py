@@ -1,4 +1,5 @@
-"""Shared fixtures: the checkout, and the lines of the source notebooks sorted by nbgrader region."""
+"""Shared fixtures: the checkout, and the lines of the source notebooks sorted by nbgrader region; how the suite is
+split between pytest-xdist's workers (`make test` runs `-n 2 --dist loadgroup`)."""
 
 from pathlib import Path
 
@@ -27,6 +28,21 @@ def _sort_lines(cell, lines_by_region):
             lines_by_region[region].add(line)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the tests' ids
+def pytest_collection_modifyitems(items):
+    """Give every test its module as `xdist_group` unless it names one itself (a machine-wide resource), so that
+    under `--dist loadgroup` a module's fixtures are set up once, in one worker; then put the groups holding `slow`
+    tests first (with `--no-loadscope-reorder`), so the long groups start first and short ones fill the gaps."""
+    slow_groups = set()
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        group = item.get_closest_marker("xdist_group").args[0]
+        if item.get_closest_marker("slow"):
+            slow_groups.add(group)
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group").args[0] not in slow_groups)  # stable sort
+
+
 @pytest.fixture(scope="session")
 def repo_root():
     return Path(__file__).resolve().parents[1]
@@ -45,8 +61,16 @@ def source_regions(repo_root):
 
 
 @pytest.fixture(scope="session")
-def student_kit_venv(tmp_path_factory):
-    """One fresh venv per session with the built student kit installed alone (tests/student_kit_env.py)."""
-    from student_kit_env import make_kit_venv
+def run_temp(tmp_path_factory, worker_id):
+    """The temporary folder of this whole run: shared by its xdist workers (each has a subfolder of it)."""
+    basetemp = tmp_path_factory.getbasetemp()
+    return basetemp if worker_id == "master" else basetemp.parent
 
-    return make_kit_venv(tmp_path_factory.mktemp("student-kit"))
+
+@pytest.fixture(scope="session")
+def student_kit_venv(run_temp, tmp_path_factory):
+    """One fresh venv per run with the built student kit installed alone (tests/student_kit_env.py), built by the
+    first worker that asks and used by all; a scratch folder of this worker's own to run it from."""
+    from student_kit_env import shared_kit_venv
+
+    return shared_kit_venv(run_temp, tmp_path_factory.mktemp("student-kit-scratch"))

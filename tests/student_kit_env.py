@@ -1,7 +1,10 @@
 """A fresh venv holding the built student kit and nothing of the project (shared by the venv and browser tests)."""
 
+import fcntl
 import importlib.metadata
+import json
 import os
+import tempfile
 import re
 import subprocess
 import sys
@@ -47,6 +50,20 @@ def run_documented(command, python, cwd):
 def installed_version(python, distribution):
     return subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({distribution!r}))"],
                           check=True, capture_output=True, text=True, env=clean_environment()).stdout.strip()
+
+
+def shared_kit_venv(run_temp, scratch):
+    """The kit venv of this test run, made under run_temp by the first process that asks (the others wait on a lock
+    and reuse it: a venv with torch costs minutes and gigabytes), with `scratch` as its scratch folder. A build that
+    failed leaves no record, so the next asker builds anew in a folder of its own."""
+    record = run_temp / "student-kit-venv.json"
+    with open(run_temp / "student-kit-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not record.exists():
+            built = make_kit_venv(Path(tempfile.mkdtemp(prefix="student-kit-", dir=run_temp)))
+            record.write_text(json.dumps({"python": str(built.python), "package": str(built.package)}))
+        paths = json.loads(record.read_text())
+    return KitVenv(Path(paths["python"]), Path(paths["package"]), scratch)
 
 
 def make_kit_venv(root):

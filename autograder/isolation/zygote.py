@@ -246,7 +246,7 @@ def load() -> "Seal":
 def _warm_up(torch: types.ModuleType) -> None:
     """Pay torch's first-use costs once here instead of in every child (lazy dispatch tables, the meta device,
     autograd, the modes the probes record with). Plain layers and ops only: nothing of an exercise's answer."""
-    from autograder.checking.probing import DeviceMixWatch, FunctionCalls
+    from autograder.checking.torch_recorders import DeviceMixWatch, FunctionCalls
     from autograder.course.shared.inputs import probe_device_kind
 
     device = probe_device_kind()

@@ -10,7 +10,6 @@ import torch
 from torch import Tensor, nn
 
 from autograder.checking.probing import (
-    DeviceMixWatch,
     ProbeError,
     describe_exception,
     dtype_name,
@@ -20,6 +19,7 @@ from autograder.checking.probing import (
     seeded,
     state_of,
 )
+from autograder.checking.torch_recorders import DeviceMixWatch
 from autograder.course.shared.inputs import DTYPES, probe_device_kind
 from autograder.course.shared.records import ExceptionRecord, Namespace, State
 

@@ -24,8 +24,9 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 # Library attention a from-scratch forward must not call (names as FunctionCalls records them: the ATen kernels and
-# torch.ops aliases are folded in, probing.OP_FAMILIES), and ops registered with torch.library (probing.CUSTOM_OP),
-# whose kernels run unrecorded, and switching the recorders off (probing.MODES_OFF).
+# torch.ops aliases are folded in, torch_recorders.OP_FAMILIES), and ops registered with torch.library
+# (torch_recorders.CUSTOM_OP), whose kernels run unrecorded, and switching the recorders off
+# (torch_recorders.MODES_OFF).
 ATTENTION_FUNCTIONS = frozenset(
     {"scaled_dot_product_attention", "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
 )

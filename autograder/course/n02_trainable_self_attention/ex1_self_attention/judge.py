@@ -4,7 +4,8 @@ expectations. Imports no reference or declaration: the student kit ships it as i
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
-from autograder.checking.probing import PROJECTIONS, forbidden_calls
+from autograder.checking.probing import PROJECTIONS
+from autograder.checking.torch_recorders import forbidden_calls
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe import (
     CallsRecord,
     ForwardRecord,

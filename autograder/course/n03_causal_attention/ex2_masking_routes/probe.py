@@ -8,7 +8,6 @@ import torch
 from torch import Tensor
 
 from autograder.checking.probing import (
-    DeviceMixWatch,
     ProbeError,
     describe_exception,
     dtype_name,
@@ -18,6 +17,7 @@ from autograder.checking.probing import (
     rand,
     seeded,
 )
+from autograder.checking.torch_recorders import DeviceMixWatch
 from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_kind
 from autograder.course.shared.records import ExceptionRecord, Namespace
 

@@ -21,6 +21,14 @@ from torch.utils._python_dispatch import _disable_current_modes
 if TYPE_CHECKING:
     from torch.utils.hooks import RemovableHandle
 
+__all__ = [
+    "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ParameterProjections", "ProbeError", "as_count",
+    "below_student_code", "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state",
+    "gradient_flow", "gradient_of", "gradient_weights", "head_outputs", "input_changes", "input_unchanged",
+    "layer_inputs", "lookup", "plain", "rand", "renamed_mask_argument", "run_probe", "seeded", "state_of",
+    "takes_attention_mask",
+]
+
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
 
 
@@ -63,11 +71,11 @@ def below_student_code(value: object) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
     stack = contextlib.ExitStack()
     stack.enter_context(torch._C.DisableTorchFunction())
-    stack.enter_context(without_dispatch_modes())
+    stack.enter_context(_without_dispatch_modes())
     return stack
 
 
-def without_dispatch_modes() -> contextlib.AbstractContextManager[Any]:
+def _without_dispatch_modes() -> contextlib.AbstractContextManager[Any]:
     """The dispatch modes set aside while the grader copies a tensor; nothing to do (and nothing paid: setting them
     aside costs more than the copy) when none is on."""
     return _disable_current_modes() if torch._C._len_torch_dispatch_stack() else contextlib.nullcontext()
@@ -118,7 +126,7 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     """
     kind = exception_type_name(exc)
     line, code = _student_code(exc)
-    return {"type": kind, "message": exception_message(exc, kind), "line": line, "code": code}
+    return {"type": kind, "message": _exception_message(exc, kind), "line": line, "code": code}
 
 
 def exception_type_name(exc: BaseException) -> str:
@@ -130,7 +138,7 @@ def exception_type_name(exc: BaseException) -> str:
     return _exact_text(name, 120) or "exception"
 
 
-def exception_message(exc: BaseException, kind: str = "exception") -> str:
+def _exception_message(exc: BaseException, kind: str = "exception") -> str:
     """str(exc), capped; the student's __str__ runs under a guard (it may raise, or return a str subclass)."""
     try:
         text = str(exc)
@@ -186,7 +194,7 @@ def _is_library(filename: str) -> bool:
 
 
 @contextlib.contextmanager
-def silenced() -> Iterator[None]:
+def _silenced() -> Iterator[None]:
     """Student code's prints and warnings go nowhere: a test cell that writes to stderr scores 0 in nbgrader."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -247,7 +255,7 @@ def run_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping
               case: Any) -> dict[str, Any]:
     """Run one probe under the grader's torch settings; any exception from the student's code becomes plain data."""
     try:
-        with silenced(), grader_torch_state():
+        with _silenced(), grader_torch_state():
             return probe(namespace, case)
     except ProbeError as problem:
         return {

@@ -17,6 +17,11 @@ from torch._ops import OpOverload, OpOverloadPacket
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
+__all__ = [
+    "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
+    "call_watched", "called_functions", "forbidden_calls", "op_name",
+]
+
 # What a rule names, for the aliases torch reaches a library function through: torch.ops.aten, torch._C, private
 # functions and the ATen kernels the dispatcher runs. Each is recorded as the public function it implements, so a rule
 # forbids one name per function and the student reads "softmax", not "aten::_softmax".

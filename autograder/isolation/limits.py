@@ -6,6 +6,8 @@ Light on purpose (no torch, no checks): the command line reads the defaults for 
 import os
 from dataclasses import dataclass, field
 
+__all__ = ["Limits", "default_workers"]
+
 
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)

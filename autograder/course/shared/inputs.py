@@ -10,6 +10,11 @@ from typing import Any
 
 import torch
 
+__all__ = [
+    "ATTENTION_FUNCTIONS", "DTYPES", "NOTEBOOK_SIZES", "NOTES_INPUTS", "dtype_of", "notes_batch", "notes_inputs",
+    "probe_device_kind",
+]
+
 NOTES_INPUTS = (
     (0.43, 0.15, 0.89),  # x(1) "Your"
     (0.55, 0.87, 0.66),  # x(2) "journey"

@@ -11,6 +11,8 @@ from autograder.checking.probing import gradient_weights
 from autograder.checking.torch_recorders import forbidden_calls
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import SoftmaxRecord, TensorCase, case_tensor
 
+__all__ = ["SOFTMAX_FUNCTIONS", "judge_softmax", "judge_softmax_rules"]
+
 # Names as FunctionCalls records them: every alias (torch.softmax, Tensor.softmax, nn.Softmax, torch.ops.aten._softmax,
 # torch.special.softmax...) is recorded as the public function (torch_recorders.OP_FAMILIES). Library attention
 # computes a softmax too; an op registered with torch.library ("custom_op", torch_recorders.CUSTOM_OP) or switching

@@ -13,6 +13,8 @@ from autograder.checking.torch_recorders import called_functions
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
 
+__all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_stable"]
+
 
 class TensorCase(TypedDict):
     """An input tensor of notebook 01: the notes' sentence, given values, or seeded random values."""

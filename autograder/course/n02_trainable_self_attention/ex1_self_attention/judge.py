@@ -15,6 +15,8 @@ from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe imp
 from autograder.course.shared.inputs import ATTENTION_FUNCTIONS
 from autograder.course.shared.records import State
 
+__all__ = ["judge_calls", "judge_forward"]
+
 
 def projection_problem(exercise_id: str, state: State, case: SelfAttentionCase) -> Verdict | None:
     """A failing Verdict when a projection is missing or misshapen (raw (d_in, d_out) or nn.Linear); else None."""

@@ -12,6 +12,8 @@ from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
 
+__all__ = ["CallsRecord", "ForwardRecord", "SelfAttentionCase", "attention_input", "probe_calls", "probe_forward"]
+
 
 class SelfAttentionCase(TypedDict):
     init_seed: int

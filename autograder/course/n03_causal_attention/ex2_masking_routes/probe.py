@@ -21,6 +21,12 @@ from autograder.checking.torch_recorders import DeviceMixWatch
 from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_kind
 from autograder.course.shared.records import ExceptionRecord, Namespace
 
+__all__ = [
+    "NOTES_D_OUT", "NOTES_V2_SEED", "RouteDeviceRecord", "ScoresCase", "WeightsRecord", "notes_attention_scores",
+    "notes_attention_weights", "probe_neg_inf", "probe_on_device", "probe_renormalised", "scores_input",
+    "weights_input",
+]
+
 
 class ScoresCase(TypedDict):
     """Attention scores (or weights) for the masking routes: the notes' or seeded random, on a device or not."""

@@ -13,6 +13,8 @@ from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
 from autograder.course.shared.wide import wide_input
 
+__all__ = ["CausalCase", "CausalForwardRecord", "attention_input", "probe_forward"]
+
 
 class CausalCase(TypedDict):
     batch: int

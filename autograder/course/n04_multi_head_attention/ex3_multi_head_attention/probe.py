@@ -28,6 +28,11 @@ from autograder.course.shared.inputs import DTYPES
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
 
+__all__ = [
+    "BUILTIN_ATTENTION", "HeadIndependenceRecord", "MultiHeadRecord", "VectorisedRecord", "padding_mask", "probe_mha",
+    "probe_mha_heads",
+]
+
 
 class MultiHeadRecord(TypedDict, total=False):
     out: Tensor

@@ -41,6 +41,8 @@ if TYPE_CHECKING:  # the grading stage imports torch and the checks: only when a
     from autograder.grading.api import Options
     from autograder.grading.shards import Shard
 
+__all__ = ["DISK_FULL", "GRADER_FAILED", "USAGE_ERROR", "main"]
+
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
 DISK_FULL = 3  # OUT_DIR's disk filled up: stopped, nobody marked; the same command resumes

@@ -5,6 +5,8 @@ A command without a page of its own (one added later) is sent to the instructor 
 checks that every page named here exists and that every command's help names one.
 """
 
+__all__ = ["command_epilog", "main_epilog"]
+
 DOCS = "docs"
 INDEX = "docs/instructor/index.md"
 PAGES = {

@@ -11,6 +11,8 @@ English; without it the system locale decides (LC_ALL, LC_MESSAGES, LANG), defau
 import os
 from collections.abc import Mapping
 
+__all__ = ["LANGUAGES", "Messages", "language", "pick", "render"]
+
 LANGUAGES = ("en", "zh")
 Text = Mapping[str, str]  # {"en": ..., "zh": ...}
 Messages = Mapping[str, Text]  # a message catalogue: {key: text}

@@ -15,6 +15,8 @@ from typing import TextIO
 
 from autograder import safe_logging
 
+__all__ = ["LOGGER", "StderrHandler", "configure"]
+
 LOGGER = "autograder"
 FORMAT = "%(message)s"  # the documented lines, exactly
 

@@ -20,12 +20,14 @@ from typing import Any
 
 from autograder.safe_text import clean
 
+__all__ = ["install"]
+
 # Nothing nbgrader or attnkit logs is cut: only what acts on a terminal is changed.
 NO_LIMIT = 2**62
 _MARK = "attnkit_terminal_safe"  # on the factory install() sets: how a second install() knows it is there
 
 
-def terminal_safe(text: object) -> str:
+def _terminal_safe(text: object) -> str:
     """`text` with every character that acts on a terminal shown as an escape; nothing cut."""
     return clean(text, NO_LIMIT)
 
@@ -34,13 +36,13 @@ class TerminalSafeRecord(logging.LogRecord):
     """A LogRecord whose message, exception text and stack text come out terminal-safe (see the module)."""
 
     def getMessage(self) -> str:  # noqa: N802 - logging's name
-        return terminal_safe(super().getMessage())
+        return _terminal_safe(super().getMessage())
 
     # Formatters store the formatted traceback in exc_text and print it as it is: it is made safe as it is read.
     @property
     def exc_text(self) -> str | None:
         text = self.__dict__.get("exc_text")
-        return None if text is None else terminal_safe(text)
+        return None if text is None else _terminal_safe(text)
 
     @exc_text.setter
     def exc_text(self, value: str | None) -> None:
@@ -49,7 +51,7 @@ class TerminalSafeRecord(logging.LogRecord):
     @property
     def stack_info(self) -> str | None:
         text = self.__dict__.get("stack_info")
-        return None if text is None else terminal_safe(text)
+        return None if text is None else _terminal_safe(text)
 
     @stack_info.setter
     def stack_info(self, value: str | None) -> None:
@@ -85,7 +87,7 @@ def _install_warning_format() -> None:
         return
 
     def formatwarning(*args: Any, **kwargs: Any) -> str:
-        return terminal_safe(previous(*args, **kwargs))
+        return _terminal_safe(previous(*args, **kwargs))
 
     setattr(formatwarning, _MARK, True)
     warnings.formatwarning = formatwarning

@@ -12,6 +12,8 @@ syntax (HTML, CSV, JSON).
 import unicodedata
 from typing import Any
 
+__all__ = ["BIDI_CONTROLS", "clean", "clean_data", "one_line"]
+
 MAX_CHARS = 4000
 REPLACEMENT = "\ufffd"
 KEPT_CONTROLS = frozenset("\n\t")

@@ -13,6 +13,8 @@ import html
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+__all__ = ["TEMPLATES_FOLDER", "environment", "render"]
+
 TEMPLATES_FOLDER = "templates"
 
 

@@ -279,10 +279,10 @@ def cases():
              scores={"softmax_naive": "below_full"}),
         Case("hide_torch_softmax_from_the_rule_check-no_effect", NB01, replace(
              "solution_softmax_naive", TORCH_SOFTMAX + "import sys\n"
-             "probing = sys.modules['autograder.checking.probing']\n\n"
+             "recorders = sys.modules['autograder.checking.torch_recorders']\n\n"
              "def quiet(self, func, types, args=(), kwargs=None):\n    return func(*args, **(kwargs or {}))\n\n"
-             "probing.FunctionCalls.__torch_function__.__code__ = quiet.__code__\n"
-             "probing.FunctionCalls.__exit__ = lambda self, *exc: None\n"
+             "recorders.FunctionCalls.__torch_function__.__code__ = quiet.__code__\n"
+             "recorders.FunctionCalls.__exit__ = lambda self, *exc: None\n"
              "for check in sys.modules['autograder.course.catalog'].CHECKS:\n"
              "    object.__setattr__(check, 'hidden', False)\n"),
              scores={"softmax_naive": ("same_as", RULE_BASELINE)}),
@@ -296,7 +296,7 @@ def cases():
              "solution_softmax_naive", WRONG_SOFTMAX + "import sys, types, builtins\n"
              "sys.modules['autograder.checking.probing'].plain = lambda value: value\n"
              "sys.modules['autograder.running.runner'].judge_exercise = lambda *args, **kwargs: []\n"
-             "sys.modules['autograder.checking.probing'].FunctionCalls.__torch_function__ = "
+             "sys.modules['autograder.checking.torch_recorders'].FunctionCalls.__torch_function__ = "
              "lambda self, func, types, args=(), kwargs=None: func(*args, **(kwargs or {}))\n"
              "sys.modules['autograder.running.runner'] = types.ModuleType('autograder.running.runner')\n"
              "sys.modules['autograder.course.catalog'] = types.ModuleType('autograder.course.catalog')\n"

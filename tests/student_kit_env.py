@@ -4,10 +4,10 @@ import fcntl
 import importlib.metadata
 import json
 import os
-import tempfile
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -24,7 +24,8 @@ def test_recording_calls_and_ops_imports_no_dynamo():
     assert fresh("""
         import sys, torch
         from attnkit import solutions
-        from autograder.checking.probing import called_functions, grader_torch_state
+        from autograder.checking.probing import grader_torch_state
+        from autograder.checking.torch_recorders import called_functions
         with grader_torch_state():
             called_functions(solutions.softmax_naive, torch.tensor([1.0, 2.0, 3.0]))
         print("torch._dynamo" in sys.modules)

@@ -21,7 +21,7 @@ from torch.utils._python_dispatch import _disable_current_modes
 
 from attnkit import solutions
 from autograder.checking.check_types import PASSED
-from autograder.checking.probing import (
+from autograder.checking.torch_recorders import (
     CUSTOM_OP,
     MODES_OFF,
     OP_FAMILIES,
@@ -541,7 +541,7 @@ def test_matmul_count_and_forward_watch_still_work_beside_the_dispatch_recorder(
 
 # ---------------------------------------------------------------------------------------------
 # Routes no recorder sees (both switched off, another thread, a redispatch to a backend key): what they compute is a
-# tensor no recorder saw made, so the rule fails closed (probing.Origins). Once strict xfails.
+# tensor no recorder saw made, so the rule fails closed (torch_recorders.Origins). Once strict xfails.
 
 
 def softmax_both_recorders_off(x, dim=-1):

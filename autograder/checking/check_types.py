@@ -15,6 +15,11 @@ from typing import Any, Generic, TypeVar
 
 from autograder.checking.expectations import Expectations, no_expectations
 
+__all__ = [
+    "Case", "Cause", "Check", "CheckResult", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout", "Misconception",
+    "PASSED", "ProbeData", "Status", "TokenHead", "Verdict",
+]
+
 
 class Status(StrEnum):
     """What a check says of the student's code. A str: records, CSV and JSON carry "passed", "failed", "error"."""

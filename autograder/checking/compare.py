@@ -8,6 +8,11 @@ import torch
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.probing import dtype_name
 
+__all__ = [
+    "REPRODUCED_BY", "compare", "compare_named", "diagnose", "dtype_verdict", "largest_difference", "rename",
+    "reproducing", "same",
+]
+
 ATOL = 1e-5
 RTOL = 1e-4
 
@@ -47,7 +52,7 @@ def reproducing(got: object, expected: object, variants: Variants) -> tuple[str,
     return tuple(dict.fromkeys(found))
 
 
-def name_reproduced(verdict: Verdict, found: tuple[str, ...]) -> Verdict:
+def _name_reproduced(verdict: Verdict, found: tuple[str, ...]) -> Verdict:
     """`verdict` with the mistakes that reproduce it recorded (autograder.checking.results keeps a name only where it
     reproduces every failing case) and named when exactly one does: two that give the same output prove neither."""
     if found:
@@ -95,7 +100,7 @@ def compare(got: Any, expected: torch.Tensor, *, message_key: str, variants: Var
         fields.update(got_shape=tuple(got.shape), expected_shape=tuple(expected.shape))
     verdict = Verdict(False, message_key=message_key, fields=fields, expected=expected, got=got,
                       input_shape=input_shape, heatmap=heatmap)
-    return name_reproduced(verdict, reproducing(got, expected, variants or {}))
+    return _name_reproduced(verdict, reproducing(got, expected, variants or {}))
 
 
 def compare_named(got: Any, expected: torch.Tensor, candidates: Variants, **kwargs: Any) -> Verdict:
@@ -103,7 +108,7 @@ def compare_named(got: Any, expected: torch.Tensor, candidates: Variants, **kwar
     verdict = compare(got, expected, **kwargs)
     if not verdict.passed:
         verdict.fields.pop(REPRODUCED_BY, None)
-        name_reproduced(verdict, reproducing(got, expected, candidates))
+        _name_reproduced(verdict, reproducing(got, expected, candidates))
     return verdict
 
 

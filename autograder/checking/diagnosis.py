@@ -17,6 +17,8 @@ from autograder.checking.expectations import RAISED
 from autograder.checking.reproduction import VariantError, reproducing
 from autograder.safe_text import one_line
 
+__all__ = ["explain_error"]
+
 SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
 MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
 BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton "
@@ -33,7 +35,7 @@ LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place
 DEVICE_MISMATCH = ("same device", "device type")
 
 
-def located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Verdict | None:
+def _located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Verdict | None:
     """A shape error placed on the student's own line, with the operation and the axis; None if unknown."""
     at = {**fields, "line": one_line(line, 120)}
     compact = line.replace(" ", "")
@@ -64,13 +66,13 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any],
     verdict = symptom(error)
     if verdict.message_key == "error.not_implemented" or str(error.get("type", "")) == "ProbeError":
         return verdict
-    mistake = reproducing(error, raised_by_variants(expected))
+    mistake = reproducing(error, _raised_by_variants(expected))
     if mistake is not None:
         verdict.misconception, verdict.evidence = mistake, Evidence.ERROR
     return verdict
 
 
-def raised_by_variants(expected: Mapping[str, Any] | None) -> list[VariantError]:
+def _raised_by_variants(expected: Mapping[str, Any] | None) -> list[VariantError]:
     """The variants' errors on the case (RAISED, in its plain form); none where the expectations hold none (a check
     without raising variants, a kit built before them) or hold something else."""
     if expected is None:
@@ -113,7 +115,7 @@ def symptom(error: Mapping[str, Any]) -> Verdict:
         return Verdict(False, "error.wrong_signature", fields)
     if kind == "RuntimeError" and LEAF_IN_PLACE in text:
         return Verdict(False, "error.leaf_in_place", fields)
-    if kind in ("RuntimeError", "IndexError") and line and (located := located_shape_error(text, line, fields)):
+    if kind in ("RuntimeError", "IndexError") and line and (located := _located_shape_error(text, line, fields)):
         return located
     if kind == "RuntimeError" and SHAPE_ERROR.search(text):
         return Verdict(False, "error.shape_mismatch", fields)

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+__all__ = ["Expectations", "RAISED", "WEIGHTS", "no_expectations"]
+
 # The weights the other expectations were computed with (the student's own, in the full kit). No judge reads them:
 # the student kit's build stores them in the case, and the probe loads them into the student's module
 # (autograder.course.shared.loading), so that the stored expectations hold for it.

@@ -14,6 +14,11 @@ from autograder.checking.check_types import PASSED, CheckResult, Exercise, Statu
 from autograder.i18n import Messages, pick, render
 from autograder.safe_text import one_line
 
+__all__ = [
+    "ExerciseProgress", "GRADED_RUNG", "HintLadder", "LadderCause", "MARKS", "Step", "defined_namespace",
+    "notebook_exercises", "rows", "shown_in_full", "summary", "table",
+]
+
 MARKS: dict[str, str] = {Status.PASSED: "✔", Status.FAILED: "✘", Status.ERROR: "✘"}  # by status, as records hold it
 RUNGS = (1, 2, 3)  # the hint ladder: the symptom and a question; the mistake and its concept; what to change
 GRADED_RUNG = 2  # what graded output shows: never what to change
@@ -165,7 +170,7 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
         cause = result.cause
         leader = None if cause is None else next(
             (row for row in table_rows if row.shown.cause is not None and (
-                (result.stub and row.shown.stub) or same_cause(row.shown, result))), None)
+                (result.stub and row.shown.stub) or _same_cause(row.shown, result))), None)
         if leader is not None:
             leader.same.append(result)
             continue
@@ -178,7 +183,7 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
     return table_rows
 
 
-def same_cause(shown: CheckResult, other: CheckResult) -> bool:
+def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     """Whether `other` fails for the reason `shown` shows: the same named mistake (a check without evidence of it is
     not folded under it as if proven, whatever its message); or, neither naming one, the same message with the same
     fields, or (both public) the same message reading the same: an error at the same line whose shapes differ only

@@ -10,6 +10,8 @@ from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import REPRODUCED_BY, same
 from autograder.checking.judging import fit_divisor
 
+__all__ = ["name_fill", "reproducing_fills", "with_fit", "with_notebook_scale"]
+
 FILL_MESSAGE = "attention.mask_fill"
 REPRODUCING = "fills"  # a verdict's field: every candidate fill that reproduces the student's output on the case
 
@@ -20,7 +22,7 @@ def reproducing_fills(got: Tensor, expected: Tensor, fills: Iterable[tuple[float
     return tuple(fill for fill, output in fills if not same(output, expected) and same(got, output))
 
 
-def fill_mistake(fill: float) -> str:
+def _fill_mistake(fill: float) -> str:
     """0 is the fill of a student who thinks a zero score means no attention; any other finite value was meant to be
     low and is not low enough."""
     return "mask_fill_zero" if fill == 0 else "mask_fill_not_low_enough"
@@ -34,7 +36,7 @@ def name_fill(verdict: Verdict, fills: tuple[float, ...]) -> Verdict:
     verdict.fields = {**verdict.fields, REPRODUCING: fills}
     if len(fills) == 1:
         verdict.message_key, verdict.fields["fill"] = FILL_MESSAGE, fills[0]
-        verdict.misconception, verdict.evidence = fill_mistake(fills[0]), Evidence.VARIANT
+        verdict.misconception, verdict.evidence = _fill_mistake(fills[0]), Evidence.VARIANT
     return verdict
 
 

@@ -14,6 +14,12 @@ from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import largest_difference, same
 from autograder.checking.probing import PROJECTIONS
 
+__all__ = [
+    "PADDING_MISCONCEPTIONS", "causal_mask_verdict", "causal_weights_problem", "copied_weights_problem",
+    "first_wrong_head", "fit_divisor", "fitted_fill", "hidden_keys", "informative_queries", "located_fault",
+    "mask_family", "no_gradient", "returned_weights", "wrapper_structure_problem",
+]
+
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",
                           "padding_mask.query_axis": "padding_query_axis"}
 
@@ -27,12 +33,12 @@ def no_gradient(how: str) -> Verdict:
                    evidence=Evidence.FACT if cut else None)
 
 
-def first_index(flags: torch.Tensor) -> tuple[int, ...]:
+def _first_index(flags: torch.Tensor) -> tuple[int, ...]:
     """The index (tuple) of the first True in a bool tensor."""
     return tuple(int(i) for i in flags.nonzero()[0])
 
 
-def first_mask_error(got: torch.Tensor, expected: torch.Tensor) -> tuple[str, dict[str, int]]:
+def _first_mask_error(got: torch.Tensor, expected: torch.Tensor) -> tuple[str, dict[str, int]]:
     """(message key, fields) naming the first query/key pair the mask gets wrong, 1-based like the notes' x^(i)."""
     query, key = (int(i) for i in (got != expected).nonzero()[0])
     if expected[query, key]:
@@ -48,14 +54,14 @@ def causal_weights_problem(got: torch.Tensor, expected: torch.Tensor,
     """
     nan_rows = torch.isnan(got).any(dim=-1)
     if nan_rows.any():
-        return "causal_weights.nan", {"query": first_index(nan_rows)[-1]}
+        return "causal_weights.nan", {"query": _first_index(nan_rows)[-1]}
     leaks = (got != 0) & future
     if leaks.any():
-        *_, query, key = first_index(leaks)
+        *_, query, key = _first_index(leaks)
         return "causal_weights.future", {"query": query, "key": key}
     off_rows = (got.to(torch.float64).sum(dim=-1) - 1).abs() > 1e-4
     if off_rows.any():
-        return "causal_weights.row_sum", {"query": first_index(off_rows)[-1]}
+        return "causal_weights.row_sum", {"query": _first_index(off_rows)[-1]}
     if not same(got, expected):
         *_, query, key = cast(tuple[int, ...], largest_difference(got, expected)[1])  # None only for another shape
         return "causal_weights.values", {"query": query, "key": key}
@@ -175,7 +181,7 @@ def causal_mask_verdict(got: torch.Tensor, expected: torch.Tensor, num_tokens: i
     if torch.equal(got, expected):
         return Verdict(True)
     family = mask_family(got)  # read from the student's own mask: which entries it hides
-    return Verdict(False, *first_mask_error(got, expected), misconception=family,
+    return Verdict(False, *_first_mask_error(got, expected), misconception=family,
                    evidence=Evidence.FACT if family else None, expected=expected, got=got,
                    input_sizes={"num_tokens": num_tokens}, heatmap=True)
 
@@ -238,7 +244,7 @@ def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any]
     right = sizes[scaled_by] ** 0.5
     if divisor is not None and abs(divisor - right) > 1e-3 * right:
         fields = {"divisor": divisor, "expected": right, "size": scaled_by}
-        form = divisor_form(divisor, sizes)
+        form = _divisor_form(divisor, sizes)
         if form is None:
             # The square root of a size of the notebook's example that none of the call's sizes gives: read from a
             # notebook variable (its d_k), not from the keys. Any other value: the expression itself is wrong.
@@ -255,7 +261,7 @@ def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any]
     wrong_queries = wrong_queries.reshape(-1, wrong_queries.shape[-1]).any(dim=0)  # (num_tokens,)
     if not wrong_queries.any():
         return None
-    return Verdict(False, "attention.weights_differ", {"query": first_index(wrong_queries)[0]})
+    return Verdict(False, "attention.weights_differ", {"query": _first_index(wrong_queries)[0]})
 
 
 def fitted_fill(weights: torch.Tensor, raw_scores: torch.Tensor, divisor: float,
@@ -292,7 +298,7 @@ def returned_weights(got: object, expected: Mapping[str, Any]) -> Verdict | None
     return None
 
 
-def divisor_form(divisor: float, sizes: Mapping[str, int]) -> str | None:
+def _divisor_form(divisor: float, sizes: Mapping[str, int]) -> str | None:
     """The expression of the sizes a fitted divisor equals ("head_dim / 2"), or None. `sizes`: {name: value}."""
     forms = {"1 (no scaling)": 1.0}
     for name, size in sizes.items():

@@ -16,6 +16,8 @@ from html import escape
 from autograder.checking.text_width import columns
 from autograder.safe_text import clean
 
+__all__ = ["WIDTH", "html_text", "plain_text", "show_table"]
+
 WIDTH = 100  # columns of the plain-text form
 MAX_LINE = 100_000  # characters of one line kept (clean's default would cut a long table line at 4000)
 # A run of spaces, a run of other characters that are not wide, or one wide (CJK, full-width) character: the units
@@ -39,7 +41,7 @@ class TableLine:
         return cls(indent, indent + 2, text)
 
 
-def wrapped_line(line: TableLine, width: int = WIDTH) -> Iterator[str]:
+def _wrapped_line(line: TableLine, width: int = WIDTH) -> Iterator[str]:
     """The line cut at spaces (or between two Chinese characters) so that each part fits in `width` columns where
     it can; a word wider than that stays whole, never broken in the middle."""
     current, used, space = " " * line.indent, line.indent, ""
@@ -60,7 +62,7 @@ def wrapped_line(line: TableLine, width: int = WIDTH) -> Iterator[str]:
 def plain_text(table: str, width: int = WIDTH) -> str:
     """The table's plain form: each line cleaned and wrapped at words to `width` columns."""
     return "\n".join(part for line in table.split("\n")
-                     for part in wrapped_line(TableLine.of(clean(line, MAX_LINE)), width))
+                     for part in _wrapped_line(TableLine.of(clean(line, MAX_LINE)), width))
 
 
 def html_text(table: str) -> str:

@@ -17,6 +17,12 @@ import torch
 from autograder.checking.check_types import CheckResult, HeadLayout, TokenHead
 from autograder.i18n import Messages, pick, render
 
+__all__ = [
+    "Heatmap", "MAX_TICKS", "Picture", "describe_heatmap", "draw_heatmap", "head_layout_alt", "head_layout_svg",
+    "heatmap_alt", "heatmap_svg", "merge_layout", "merged_block_layout", "pictures_of", "show_svg", "split_layout",
+    "ticks", "value_sources",
+]
+
 FONT_PX = 11
 TITLE_PX = 13
 # viridis at nine evenly spaced points: dark for small values, light for large ones, readable in grey print too
@@ -55,7 +61,7 @@ class Scale:
         return f"#{red:02x}{green:02x}{blue:02x}"
 
 
-def shared_scale(*matrices: torch.Tensor) -> Scale:
+def _shared_scale(*matrices: torch.Tensor) -> Scale:
     """From 0 (or below, for negative values) to 1 (or above): attention weights keep their natural 0..1 scale,
     whatever the student's values."""
     finite = [matrix[torch.isfinite(matrix)] for matrix in matrices]
@@ -86,7 +92,7 @@ class Heatmap:
 
     @classmethod
     def of(cls, expected: torch.Tensor, got: torch.Tensor) -> "Heatmap":
-        return cls(first_matrix(expected), first_matrix(got), tuple(expected.shape), tuple(got.shape),
+        return cls(_first_matrix(expected), _first_matrix(got), tuple(expected.shape), tuple(got.shape),
                    expected.dtype == torch.bool and got.dtype == torch.bool)
 
     def slice_index(self) -> str | None:
@@ -113,8 +119,8 @@ def draw_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
     Tensors of more than two axes show their first matrix, and say so. Its title is describe_heatmap's words."""
     matrices = [heatmap.expected, heatmap.got]
     as_mask = heatmap.as_mask
-    scale = shared_scale(*matrices)
-    cell = cell_size(max(max(matrix.shape) for matrix in matrices), largest=40, smallest=4, room=200)
+    scale = _shared_scale(*matrices)
+    cell = _cell_size(max(max(matrix.shape) for matrix in matrices), largest=40, smallest=4, room=200)
     left, top = 58, 40
     gap = left  # the second panel's row ticks and axis title need the room the first one's have
     widths = [matrix.shape[1] * cell for matrix in matrices]
@@ -125,7 +131,7 @@ def draw_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
     for matrix, key in zip(matrices, ("label.heatmap_expected", "label.heatmap_got"), strict=True):
         parts.append(panel(matrix, x, top, cell, scale, as_mask, render(messages, key, lang), messages, lang))
         x += matrix.shape[1] * cell + gap
-    legend, legend_width = (mask_legend if as_mask else colour_legend)(legend_x, top, height, scale, matrices,
+    legend, legend_width = (_mask_legend if as_mask else _colour_legend)(legend_x, top, height, scale, matrices,
                                                                        messages, lang)
     parts.append(legend)
     bottom = top + height + 40
@@ -134,7 +140,7 @@ def draw_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
                                                {"index": index, "shape": heatmap.expected_shape}), anchor="start"))
         bottom += 16
     width = legend_x + legend_width
-    return svg_document(width, bottom + 4, parts, describe_heatmap(heatmap, messages, lang))
+    return _svg_document(width, bottom + 4, parts, describe_heatmap(heatmap, messages, lang))
 
 
 def describe_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
@@ -158,19 +164,19 @@ def describe_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
     row, column = divmod(int(gap.reshape(-1).argmax()), ours.shape[1])
     parts.append(render(messages, "label.heatmap_alt_differ", lang, {
         "count": int(differ.sum()), "total": differ.numel(), "row": row, "column": column,
-        "expected": cell_words(float(ours[row, column]), heatmap.as_mask, messages, lang),
-        "got": cell_words(float(theirs[row, column]), heatmap.as_mask, messages, lang)}))
+        "expected": _cell_words(float(ours[row, column]), heatmap.as_mask, messages, lang),
+        "got": _cell_words(float(theirs[row, column]), heatmap.as_mask, messages, lang)}))
     return separator.join(parts)
 
 
-def cell_words(value: float, as_mask: bool, messages: Messages, lang: str) -> str:
+def _cell_words(value: float, as_mask: bool, messages: Messages, lang: str) -> str:
     """One cell's value as the picture's legend names it: hidden or visible for a mask, else the number."""
     if as_mask:
         return render(messages, "label.heatmap_hidden" if value else "label.heatmap_visible", lang)
     return f"{value:.4f}" if math.isfinite(value) else str(value)
 
 
-def first_matrix(tensor: torch.Tensor) -> torch.Tensor:
+def _first_matrix(tensor: torch.Tensor) -> torch.Tensor:
     """The first 2-D slice, as float64 on the CPU (a bool mask as 0 and 1, a vector as one row)."""
     matrix = tensor.detach().cpu()
     while matrix.dim() > 2:
@@ -180,7 +186,7 @@ def first_matrix(tensor: torch.Tensor) -> torch.Tensor:
     return matrix.to(torch.float64)
 
 
-def cell_size(cells: int, *, largest: int, smallest: int, room: int) -> int:
+def _cell_size(cells: int, *, largest: int, smallest: int, room: int) -> int:
     """Pixels per cell: a panel about `room` wide, cells between `smallest` and `largest`."""
     return max(smallest, min(largest, room // max(cells, 1)))
 
@@ -195,9 +201,9 @@ def panel(matrix: torch.Tensor, x0: int, y0: int, cell: int, scale: Scale, as_ma
         start = 0
         # One rectangle per run of equal colours along a row: a mask is a handful of them, not rows × columns.
         while start < columns:
-            fill = colour_of(values[row][start], scale, as_mask)
+            fill = _colour_of(values[row][start], scale, as_mask)
             end = start + 1
-            while end < columns and colour_of(values[row][end], scale, as_mask) == fill:
+            while end < columns and _colour_of(values[row][end], scale, as_mask) == fill:
                 end += 1
             parts.append(f'<rect class="cell" x="{x0 + start * cell}" y="{y0 + row * cell}" '
                          f'width="{(end - start) * cell}" height="{cell}" fill="{fill}"/>')
@@ -216,13 +222,13 @@ def panel(matrix: torch.Tensor, x0: int, y0: int, cell: int, scale: Scale, as_ma
     return "".join(parts)
 
 
-def colour_of(value: float, scale: Scale, as_mask: bool) -> str:
+def _colour_of(value: float, scale: Scale, as_mask: bool) -> str:
     return MASK_COLOURS[bool(value)] if as_mask else scale.colour(value)
 
 
-def colour_legend(x0: int, y0: int, height: int, scale: Scale, matrices: Sequence[torch.Tensor],
+def _colour_legend(x0: int, y0: int, height: int, scale: Scale, matrices: Sequence[torch.Tensor],
                   messages: Messages, lang: str) -> tuple[str, int]:
-    """A vertical colour bar with the scale's ends and middle, and a swatch for non-finite values if any."""
+    """A vertical colour bar with the scale's ends and middle, and a _swatch for non-finite values if any."""
     bar_height = max(height, 60)
     steps = 24
     parts = ['<g class="legend">']
@@ -236,18 +242,18 @@ def colour_legend(x0: int, y0: int, height: int, scale: Scale, matrices: Sequenc
     width = 48
     if any(not bool(torch.isfinite(matrix).all()) for matrix in matrices):
         label = render(messages, "label.heatmap_not_finite", lang)
-        parts.append(swatch(x0, y0 + bar_height + 10, NOT_FINITE, label))
+        parts.append(_swatch(x0, y0 + bar_height + 10, NOT_FINITE, label))
         width = max(width, 20 + text_width(label))
     parts.append("</g>")
     return "".join(parts), width
 
 
-def mask_legend(x0: int, y0: int, height: int, scale: Scale, matrices: Sequence[torch.Tensor],
+def _mask_legend(x0: int, y0: int, height: int, scale: Scale, matrices: Sequence[torch.Tensor],
                 messages: Messages, lang: str) -> tuple[str, int]:
     labels = [(MASK_COLOURS[True], render(messages, "label.heatmap_hidden", lang)),
               (MASK_COLOURS[False], render(messages, "label.heatmap_visible", lang))]
     parts = ['<g class="legend">']
-    parts += [swatch(x0, y0 + 18 * index, fill, label) for index, (fill, label) in enumerate(labels)]
+    parts += [_swatch(x0, y0 + 18 * index, fill, label) for index, (fill, label) in enumerate(labels)]
     parts.append("</g>")
     return "".join(parts), 20 + max(text_width(label) for _, label in labels)
 
@@ -270,7 +276,7 @@ def value_sources(values: torch.Tensor, source: torch.Tensor) -> torch.Tensor | 
     return torch.where(found, order[position], torch.full_like(position, -1)).reshape(values.shape)
 
 
-def layout_grid(indices: torch.Tensor, where: Callable[[tuple[int, ...]], TokenHead | None],
+def _layout_grid(indices: torch.Tensor, where: Callable[[tuple[int, ...]], TokenHead | None],
                 source_shape: Sequence[int]) -> tuple[tuple[TokenHead | None, ...], ...]:
     """(tokens, features) flat source indices -> the (token, head) of each, None for -1 or a value of another
     example of the batch (`where` returns None for it)."""
@@ -278,12 +284,12 @@ def layout_grid(indices: torch.Tensor, where: Callable[[tuple[int, ...]], TokenH
     for row in indices.tolist():
         cells: list[TokenHead | None] = []
         for flat in row:
-            cells.append(None if flat < 0 else where(unravel(flat, source_shape)))
+            cells.append(None if flat < 0 else where(_unravel(flat, source_shape)))
         rows.append(tuple(cells))
     return tuple(rows)
 
 
-def unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
+def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
     coordinates = []
     for size in reversed(shape):
         flat, coordinate = divmod(flat, size)
@@ -308,7 +314,7 @@ def split_layout(x: torch.Tensor, expected: torch.Tensor, got: object, num_heads
         sources = value_sources(output[0], x)  # (num_heads, num_tokens, head_dim)
         if sources is None:
             return None
-        grids.append(layout_grid(sources.transpose(0, 1).reshape(output.shape[2], -1), where, tuple(x.shape)))
+        grids.append(_layout_grid(sources.transpose(0, 1).reshape(output.shape[2], -1), where, tuple(x.shape)))
     return HeadLayout(head_dim, grids[0], grids[1])
 
 
@@ -326,7 +332,7 @@ def merge_layout(x: torch.Tensor, expected: torch.Tensor, got: object) -> HeadLa
         sources = value_sources(output[0], x)  # (num_tokens, d_out)
         if sources is None:
             return None
-        grids.append(layout_grid(sources, where, tuple(x.shape)))
+        grids.append(_layout_grid(sources, where, tuple(x.shape)))
     return HeadLayout(x.shape[-1], grids[0], grids[1])
 
 
@@ -378,7 +384,7 @@ def head_layout_svg(layout: HeadLayout, messages: Messages, lang: str) -> str:
     widest_label = max(text_width(render(messages, "label.picture_head", lang, {"head": head}))
                        for head in range(groups))
     # A head's group of cells at least as wide as its label ("head 0" over a head of one feature).
-    cell = max(cell_size(max(rows, columns), largest=24, smallest=10, room=260),
+    cell = max(_cell_size(max(rows, columns), largest=24, smallest=10, room=260),
                min(40, -(-(widest_label + 4) // max(layout.head_dim, 1))))
     group_gap = 6
     left, top, gap = 48, 48, 60
@@ -414,7 +420,7 @@ def head_layout_svg(layout: HeadLayout, messages: Messages, lang: str) -> str:
     legend_x = left
     for head in heads_seen:
         label = render(messages, "label.picture_head", lang, {"head": head})
-        parts.append(swatch(legend_x, legend_y, HEAD_COLOURS[head % len(HEAD_COLOURS)], label))
+        parts.append(_swatch(legend_x, legend_y, HEAD_COLOURS[head % len(HEAD_COLOURS)], label))
         legend_x += 24 + text_width(label)
     lines = [render(messages, "label.picture_head_legend", lang)]
     if any(source is None for line in layout.received for source in line):
@@ -425,7 +431,7 @@ def head_layout_svg(layout: HeadLayout, messages: Messages, lang: str) -> str:
         parts.append(text(left, legend_y + 30 + 16 * index, line, anchor="start"))
     width = max(x - gap + 8, legend_x, left + max(text_width(line) for line in lines) + 8)
     height = legend_y + 30 + 16 * len(lines)
-    return svg_document(int(width), int(height), parts, head_layout_alt(layout, messages, lang))
+    return _svg_document(int(width), int(height), parts, head_layout_alt(layout, messages, lang))
 
 
 def block(x: float, y: float, cell: int, source: TokenHead | None) -> str:
@@ -471,7 +477,7 @@ def pictures_of(result: CheckResult, messages: Messages, lang: str) -> list[Pict
 # SVG text
 
 
-def svg_document(width: int, height: int, parts: Sequence[str], title: str) -> str:
+def _svg_document(width: int, height: int, parts: Sequence[str], title: str) -> str:
     """The SVG element; `title` is its text alternative (its <title> and aria-label: what a screen reader says)."""
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{FONT_PX}" role="img" '
@@ -494,7 +500,7 @@ def text(x: float, y: float, content: str, *, anchor: str = "middle", size: int 
     return f"<text {attributes}>{escape(content)}</text>"
 
 
-def swatch(x: float, y: float, fill: str, label: str) -> str:
+def _swatch(x: float, y: float, fill: str, label: str) -> str:
     return (f'<rect x="{x}" y="{y}" width="12" height="12" fill="{fill}" stroke="#888" stroke-width="1"/>'
             + text(x + 18, y + 10, label, anchor="start"))
 

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = ["RaisedError", "VariantError", "normalised", "reproducing"]
+
 # Addresses differ from run to run ("<object at 0x7f...>"); what is left of the message is the operation's own.
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 WHITESPACE = re.compile(r"\s+")

@@ -30,6 +30,8 @@ from autograder.checking.fitted import name_fill
 from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
+__all__ = ["check_result", "judge_cases", "named_mistake", "public_details", "refused_name"]
+
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 COLON = {"en": ": ", "zh": "："}  # between a detail's label and its value: full-width in a Chinese line
 SEPARATOR = {"en": ", ", "zh": "，"}  # between the parts of a detail
@@ -77,7 +79,7 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:
             later = list(zip(range(index + 1, len(cases)), cases[index + 1:], data_per_case[index + 1:], strict=False))
-            verdict = reproduced_on_every_failing_case(check, verdict, later, expectations_of)
+            verdict = _reproduced_on_every_failing_case(check, verdict, later, expectations_of)
             return check_result(check, FAILED, verdict, lang, messages, misconceptions)
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
@@ -88,8 +90,8 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
 FITTED_FIELDS = {"fill": "fills"}
 
 
-def reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
-                                     expectations_of: Callable[[int, ProbeData, Case], Expectations]) -> Verdict:
+def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
+                                      expectations_of: Callable[[int, ProbeData, Case], Expectations]) -> Verdict:
     """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
     on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
     case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
@@ -232,15 +234,15 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
         lines.append(f"{render(messages, 'label.input_shape', lang)}{colon}{tuple(verdict.input_shape)}")
     expected, got = verdict.expected, verdict.got
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
-        labels = aligned_labels([render(messages, "label.expected", lang), render(messages, "label.got", lang)],
+        labels = _aligned_labels([render(messages, "label.expected", lang), render(messages, "label.got", lang)],
                                 colon)
         shape = render(messages, "label.shape", lang)
-        diff, index = differs_most(compared_only(got, expected, verdict.compared), expected)
+        diff, index = _differs_most(_compared_only(got, expected, verdict.compared), expected)
         if index is None or diff == 0:
             lines.append(f"{labels[0]}{preview(expected, shape, colon)}")
             lines.append(f"{labels[1]}{preview(got, shape, colon)}")
             return lines
-        start, values = excerpts(expected, got, index)
+        start, values = _excerpts(expected, got, index)
         # A 0-d tensor's one value needs no index.
         where = pick(SEPARATOR, lang) + render(messages, "label.excerpt_from", lang, {"index": start}) if start else ""
         for label, tensor, shown in zip(labels, (expected, got), values, strict=True):
@@ -249,7 +251,7 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
     return lines
 
 
-def differs_most(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple[int, ...] | None]:
+def _differs_most(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple[int, ...] | None]:
     """(difference, index) of the element where `got` is farthest from `expected`: equal values (the same infinity
     included) differ by 0, a nan or an infinity against anything else by inf; (inf, None) when the shapes differ."""
     if got.shape != expected.shape:
@@ -265,16 +267,16 @@ def differs_most(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tupl
     return float(diff.reshape(-1)[flat]), index
 
 
-def excerpts(expected: torch.Tensor, got: torch.Tensor, index: tuple[int, ...]) -> tuple[tuple[int, ...], list[str]]:
+def _excerpts(expected: torch.Tensor, got: torch.Tensor, index: tuple[int, ...]) -> tuple[tuple[int, ...], list[str]]:
     """The index of the first element shown, and expected's and got's values along the last axis around `index`
     (MAX_SHOWN of them, `index` among them), each value as wide as its column's widest: one column per element."""
     if not index:  # a 0-d tensor: its one value
-        texts = [[format_value(tensor.item())] for tensor in (expected, got)]
+        texts = [[_format_value(tensor.item())] for tensor in (expected, got)]
         return (), [f"[{text[0]}]" for text in texts]
     length, at = expected.shape[-1], index[-1]
     first = max(0, min(at - MAX_SHOWN // 2, length - MAX_SHOWN))
     last = min(length, first + MAX_SHOWN)
-    texts = [[format_value(value) for value in tensor.detach()[index[:-1]][first:last].tolist()]
+    texts = [[_format_value(value) for value in tensor.detach()[index[:-1]][first:last].tolist()]
              for tensor in (expected, got)]
     widths = [max(len(a), len(b)) for a, b in zip(*texts, strict=True)]
     before, after = ("…, " if first > 0 else ""), (", …" if last < length else "")
@@ -283,18 +285,18 @@ def excerpts(expected: torch.Tensor, got: torch.Tensor, index: tuple[int, ...]) 
     return (*index[:-1], first), shown
 
 
-def aligned_labels(labels: Sequence[str], colon: str) -> list[str]:
+def _aligned_labels(labels: Sequence[str], colon: str) -> list[str]:
     """Each label with its colon, padded to the widest (a Chinese character two columns wide), so what follows
     starts in the same column on every line."""
     widths = [columns(label + colon) for label in labels]
     return [label + colon + " " * (max(widths) - width) for label, width in zip(labels, widths, strict=True)]
 
 
-def format_value(value: object) -> str:
+def _format_value(value: object) -> str:
     return f"{value:.4f}" if isinstance(value, float) else str(value)
 
 
-def compared_only(got: torch.Tensor, expected: torch.Tensor, compared: torch.Tensor | None) -> torch.Tensor:
+def _compared_only(got: torch.Tensor, expected: torch.Tensor, compared: torch.Tensor | None) -> torch.Tensor:
     """`got` with expected's values where the judge did not compare (`compared`: bool over the leading axes), so
     the largest difference is one the check counted."""
     if compared is None or got.shape != expected.shape or tuple(compared.shape) != tuple(got.shape[:compared.dim()]):
@@ -306,6 +308,6 @@ def compared_only(got: torch.Tensor, expected: torch.Tensor, compared: torch.Ten
 def preview(tensor: torch.Tensor, shape_label: str = "shape", colon: str = ": ") -> str:
     """The whole shape and the first MAX_SHOWN values in memory order."""
     flat = tensor.detach().reshape(-1)[:MAX_SHOWN].tolist()
-    values = ", ".join(format_value(v) for v in flat)
+    values = ", ".join(_format_value(v) for v in flat)
     more = ", …" if tensor.numel() > MAX_SHOWN else ""
     return f"{shape_label} {tuple(tensor.shape)}{colon}[{values}{more}]"

@@ -2,6 +2,8 @@
 
 import unicodedata
 
+__all__ = ["columns"]
+
 
 def columns(text: str) -> int:
     """Columns `text` takes: a wide (CJK, full-width) character takes two, any other one."""

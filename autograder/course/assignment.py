@@ -3,6 +3,8 @@
 Light on purpose (no torch, no checks): the command line reads both for its --help.
 """
 
+__all__ = ["ASSIGNMENT", "DEFAULT_SEED"]
+
 ASSIGNMENT = "attention"
 # The seed of every check's cases, in `grade()` cells and in attnkit grade alike (honest work scores the same).
 DEFAULT_SEED = 20260

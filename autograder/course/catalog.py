@@ -19,6 +19,11 @@ from autograder.course.messages import MESSAGES as COMMON_MESSAGES
 from autograder.course.mistakes import MISTAKES
 from autograder.course.registry import declarations
 
+__all__ = [
+    "CHECKS", "CHECKS_BY_ID", "GRADED_CHECKS", "MESSAGES", "MISCONCEPTIONS", "MISCONCEPTIONS_BY_ID", "PREVIEW_TITLE",
+    "checks_of", "graded_later",
+]
+
 _DECLARATIONS = declarations()
 
 

@@ -31,6 +31,11 @@ from autograder.checking.check_types import Check
 from autograder.course.declaration import Declaration
 from autograder.refusal import Refused
 
+__all__ = [
+    "AppliedPoints", "CourseSettingsError", "SETTINGS_ENV", "SETTINGS_NAME", "apply_settings", "read_settings",
+    "settings_path",
+]
+
 SETTINGS_ENV = "ATTNKIT_COURSE_SETTINGS"
 SETTINGS_NAME = "course_settings.toml"
 CHECKOUT_ROOT = Path(__file__).resolve().parents[2]  # where nbgrader_config.py, source/ and release/ live

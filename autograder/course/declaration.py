@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from autograder.checking.check_types import Check, Exercise
 
+__all__ = ["Declaration"]
+
 BilingualText = Mapping[str, str]  # {"en": ..., "zh": ...}
 
 

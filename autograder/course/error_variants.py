@@ -20,6 +20,8 @@ from autograder.checking.probing import run_probe
 from autograder.checking.reproduction import RaisedError, VariantError
 from autograder.course.shared.inputs import notes_batch
 
+__all__ = ["Knobs", "causal_attention_with", "exercise_errors", "variant_errors"]
+
 # `module` below is the reference's module (attnkit.solutions, untyped), with its layers and buffer.
 Namespace = Mapping[str, Any]  # what a probe receives: the notebook's names, here the variant's
 Probe = Callable[[Namespace, Any], Any]

@@ -13,6 +13,8 @@ avoided_in(text) finds both.
 import re
 from dataclasses import dataclass
 
+__all__ = ["GLOSSARY", "avoided_in"]
+
 
 @dataclass(frozen=True)
 class Term:

@@ -17,6 +17,8 @@ from autograder.checking.expectations import WEIGHTS
 from autograder.checking.probing import run_probe
 from autograder.course.shared.loading import LOAD_WEIGHTS
 
+__all__ = ["record_case"]
+
 
 @dataclass(frozen=True)
 class RecordedCase:

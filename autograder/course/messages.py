@@ -1,5 +1,7 @@
 """Messages shared by every exercise: statuses, exception diagnoses, table headings."""
 
+__all__ = ["MESSAGES"]
+
 MESSAGES = {
     "status.passed": {"en": "passed", "zh": "通过"},
     "status.failed": {"en": "failed", "zh": "未通过"},

@@ -13,6 +13,8 @@ from autograder.course.course_settings import AppliedPoints, apply_settings, rea
 from autograder.course.declaration import Declaration
 from autograder.course.shared.plan import modules_in_role
 
+__all__ = ["DeclarationError", "course_points", "declaration_modules", "declarations", "declared"]
+
 DECLARATION_MODULE = "declaration"
 LAST = "\uffff"  # folders that declare no exercise (the module contract) come after the notebooks'
 

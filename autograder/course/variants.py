@@ -36,6 +36,11 @@ from typing import Any, Literal, overload
 import torch
 from torch import Tensor
 
+__all__ = [
+    "ATTENTION_MISCONCEPTIONS", "attention", "attention_variants", "mask_fill_variants", "mask_for", "merge",
+    "raw_scores", "split",
+]
+
 Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor
 PROJECTION_ROLES = {"queries": "W_query", "keys": "W_key", "values": "W_value"}  # what `only` names -> the layer
 

@@ -45,6 +45,8 @@ from autograder.outputs import class_report, records
 from autograder.outputs.documents import StudentDocument
 from autograder.safe_text import clean, one_line
 
+__all__ = ["ClassSummary", "grade_class", "open_student"]
+
 logger = logging.getLogger(__name__)
 
 

@@ -58,6 +58,11 @@ from autograder.isolation.notebook_plan import (
 )
 from autograder.safe_text import clean
 
+__all__ = [
+    "BY_CONTENT", "Located", "MAX_CONTENT_READS", "MAX_FILE_BYTES", "MAX_NOTES", "MAX_ZIP_MEMBERS", "Submission",
+    "open_submission", "student_folders",
+]
+
 logger = logging.getLogger(__name__)
 
 NOTEBOOK_SUFFIXES = (".ipynb", ".ipynb.txt")  # lower case; ".ipynb.txt": saved from a browser as text
@@ -130,7 +135,7 @@ class _File:
 
     @property
     def exact(self) -> bool:
-        return self.name == f"{stands_for(self.name)}.ipynb"
+        return self.name == f"{_stands_for(self.name)}.ipynb"
 
 
 @dataclass
@@ -157,7 +162,7 @@ class _Scan:
         return (*self.notes, *(more if self.more_notes else ()))
 
 
-def stands_for(name: str) -> str:
+def _stands_for(name: str) -> str:
     """The notebook a file name stands for (its normalised stem), or "" when it is no notebook file."""
     lower = name.lower()
     for suffix in sorted(NOTEBOOK_SUFFIXES, key=len, reverse=True):
@@ -263,7 +268,7 @@ def _scan(fd: int, folder: Path, parts: tuple[str, ...], scan: _Scan) -> None:
             if info.st_nlink > 1:
                 scan.hard_links.setdefault((info.st_dev, info.st_ino), (info.st_nlink, []))[1].append(shown)
             path = folder.joinpath(*relative)
-            if stands_for(name):
+            if _stands_for(name):
                 place = NOTEBOOK_FOLDER if parts == (ASSIGNMENT,) else NEAR_BY
                 scan.files.append(_File(shown, path, place, name))
             elif name.lower().endswith(".zip"):
@@ -273,7 +278,7 @@ def _scan(fd: int, folder: Path, parts: tuple[str, ...], scan: _Scan) -> None:
 
 def _resolve(submission: Submission, scan: _Scan, notebooks: Sequence[str],
              scratch_parent: str | os.PathLike[str] | None) -> None:
-    wanted = {notebook: [file for file in scan.files if stands_for(file.name) == notebook] for notebook in notebooks}
+    wanted = {notebook: [file for file in scan.files if _stands_for(file.name) == notebook] for notebook in notebooks}
     nearest = {notebook: _nearest(notebook, files) for notebook, files in wanted.items()}
     missing = {notebook for notebook, files in nearest.items() if not files}
     members: list[_File] = []
@@ -281,10 +286,10 @@ def _resolve(submission: Submission, scan: _Scan, notebooks: Sequence[str],
         submission.scratch = Path(tempfile.mkdtemp(prefix="attnkit-intake-", dir=scratch_parent))
         members = _from_zips(scan, missing, submission.scratch, notebooks)
         for notebook in missing:
-            nearest[notebook] = [member for member in members if stands_for(member.name) == notebook]
+            nearest[notebook] = [member for member in members if _stands_for(member.name) == notebook]
     looking = [notebook for notebook in notebooks if _needs_content(notebook, nearest[notebook])]
     if looking:
-        others = [file for file in (*scan.files, *members) if stands_for(file.name) not in notebooks]
+        others = [file for file in (*scan.files, *members) if _stands_for(file.name) not in notebooks]
         for notebook, files in _by_content(others, tuple(notebooks), scan).items():
             if notebook in looking:
                 nearest[notebook] = [*nearest[notebook], *files]
@@ -410,7 +415,7 @@ def _choose(notebook: str, candidates: list[_File], scan: _Scan, notes: tuple[st
     if not candidates:
         reason = f"not submitted (no {expected}" if scan.assignment_folder else \
             f"not submitted (no {ASSIGNMENT}/ folder"
-        named = [link for link in scan.links if stands_for(posixpath.basename(link)) == notebook]
+        named = [link for link in scan.links if _stands_for(posixpath.basename(link)) == notebook]
         if named:
             reason += f"; {', '.join(named)}: a symbolic link is never followed"
         notebook_files = [file.shown for file in scan.files]
@@ -548,7 +553,7 @@ def _members(shown: str, infos: Iterable[zipfile.ZipInfo], wanted: tuple[Collect
     for info in infos:
         name = info.filename.replace("\\", "/")
         parts = [part for part in name.split("/") if part not in ("", ".")]
-        stands = stands_for(parts[-1]) if parts else ""
+        stands = _stands_for(parts[-1]) if parts else ""
         if info.is_dir() or not stands or (stands not in missing and stands in known):
             continue
         where = f"{shown}: {clean(info.filename)}"

@@ -31,6 +31,11 @@ from autograder.running.runner import DEFAULT_SEED, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
+__all__ = [
+    "GRADED", "GRADER_ERROR", "MAX_NOTES", "MISSING", "MODULES_LEFT_OUT", "NotebookInput", "NotebookResult", "Options",
+    "UNREADABLE", "grade_notebooks", "tidy_notes", "unanswered_result", "with_causes_left_out",
+]
+
 logger = logging.getLogger(__name__)
 
 GRADED, MISSING, UNREADABLE, GRADER_ERROR = "graded", "missing", "unreadable", "grader_error"

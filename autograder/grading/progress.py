@@ -9,6 +9,8 @@ from typing import TextIO
 
 from autograder.safe_text import one_line
 
+__all__ = ["Progress"]
+
 BAR_WIDTH = 30
 
 

@@ -35,6 +35,8 @@ from autograder.outputs.documents import NotebookDocument, StudentDocument
 from autograder.refusal import Refused
 from autograder.safe_text import clean
 
+__all__ = ["RegradeSummary", "regrade_exercises"]
+
 logger = logging.getLogger(__name__)
 POINTS_TOLERANCE = 1e-9
 

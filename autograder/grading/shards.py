@@ -34,6 +34,11 @@ from typing import TypedDict
 from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
 
+__all__ = [
+    "MANIFEST", "Manifest", "MergeSummary", "Shard", "ShardError", "claim", "merge", "read_manifest", "shard_argument",
+    "shard_index", "write_manifest",
+]
+
 MANIFEST = "grading.json"
 FORMAT = "attnkit-grades/1"
 _SHARD_TEXT = re.compile(r"\s*(-?\d+)\s*/\s*(-?\d+)\s*")

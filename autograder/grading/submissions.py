@@ -9,6 +9,8 @@ decision.
 
 import re
 
+__all__ = ["normalised_name"]
+
 # Suffixes that downloads and copies add to a name, removed from the end one at a time.
 COPY_SUFFIXES = (
     re.compile(r"[\s_]*\(\d+\)$"),  # "name (1)", "name(2)": a browser's second download

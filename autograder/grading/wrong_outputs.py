@@ -26,6 +26,8 @@ from autograder.checking.check_types import PASSED, Case, Check, CheckResult, Pr
 from autograder.course import catalog
 from autograder.running.runner import cases_for
 
+__all__ = ["MAX_WRONG_CASES", "output_fingerprint", "with_wrong_outputs"]
+
 PROJECTIONS = 6
 SIGNIFICANT_DIGITS = 4
 DIGEST_BYTES = 8  # 16 hex characters

@@ -13,6 +13,8 @@ if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
     from autograder.integrations.course_setup import NewCourse
     from autograder.integrations.lms import Export
 
+__all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "serve_formgrader"]
+
 
 def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
                   per_exercise: bool = False, column: str | None = None, match: str | None = None,

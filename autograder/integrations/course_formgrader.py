@@ -24,6 +24,8 @@ from pathlib import Path
 from autograder.refusal import Refused
 from autograder.safe_text import clean
 
+__all__ = ["free_port", "serve"]
+
 HOST = "127.0.0.1"
 LOG_NAME = "formgrader.log"
 START_SECONDS = 120  # JupyterLab imports and loads its extensions: seconds on a loaded 2-core machine
@@ -54,7 +56,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def port_is_free(port: int) -> bool:
+def _port_is_free(port: int) -> bool:
     with socket.socket() as sock:
         try:
             sock.bind((HOST, port))
@@ -73,7 +75,7 @@ def start(course: Path, port: int | None = None) -> Formgrader:
         port = free_port()
     elif not 0 < port < 65536:
         raise Refused(f"course formgrader: --port {port} is not a port number")
-    elif not port_is_free(port):
+    elif not _port_is_free(port):
         raise Refused(f"course formgrader: port {port} on {HOST} is in use; give another with --port, or leave "
                       "--port out for a free one")
     token = secrets.token_hex(24)

@@ -13,6 +13,8 @@ from pathlib import Path
 from autograder.refusal import Refused
 from autograder.safe_text import clean, one_line
 
+__all__ = ["RosterStudent", "id_problem", "read_roster"]
+
 ID_COLUMN = "id"
 NAME_COLUMNS = ("first_name", "last_name", "email")
 ID_CHARACTERS = frozenset("-_.")

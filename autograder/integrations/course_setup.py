@@ -24,6 +24,8 @@ from autograder.integrations.course_roster import RosterStudent, read_roster
 from autograder.refusal import Refused
 from autograder.safe_text import clean
 
+__all__ = ["COURSE_ID", "NewCourse", "new_course"]
+
 # What makes a folder a course: any of these and `course new` refuses it (an instructor's gradebook is never lost).
 COURSE_MARKERS = ("nbgrader_config.py", "gradebook.db", "source", "release", "submitted", "autograded",
                   "feedback")

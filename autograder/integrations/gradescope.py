@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # types only: the grader's modules are imported where they ar
     from autograder.grading.notebooks import NotebookResult, Options
     from autograder.outputs.documents import GradescopeResults, StudentDocument
 
+__all__ = ["BundleError", "build_bundle", "run", "torch_pin"]
+
 ROOT_ENV = "ATTNKIT_AUTOGRADER_ROOT"
 DEFAULT_ROOT = "/autograder"
 TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -73,8 +75,8 @@ def build_bundle(out_zip: str | os.PathLike[str], repo: str | os.PathLike[str] |
         raise BundleError(f"--lang must be en or zh, not {lang!r}")
     _check_protected_layout(repo)
     entries = [
-        ("setup.sh", setup_script(torch_pin(repo / "constraints.txt")).encode(), EXECUTABLE),
-        ("run_autograder", run_script(lang).encode(), EXECUTABLE),
+        ("setup.sh", _setup_script(torch_pin(repo / "constraints.txt")).encode(), EXECUTABLE),
+        ("run_autograder", _run_script(lang).encode(), EXECUTABLE),
         *((name, (repo / name).read_bytes(), REGULAR) for name in BUNDLED_FILES),
         *_course_settings(),
         *((path.relative_to(repo).as_posix(), path.read_bytes(), REGULAR)
@@ -139,7 +141,7 @@ def torch_pin(constraints: str | os.PathLike[str]) -> str:
     raise BundleError(f"{constraints} does not pin torch (torch==X.Y.Z)")
 
 
-def setup_script(torch_version: str) -> str:
+def _setup_script(torch_version: str) -> str:
     minimum = ".".join(map(str, MIN_PYTHON))
     return f"""#!/usr/bin/env bash
 # attnkit autograder setup: Gradescope runs this once, as root, when it builds the autograder image.
@@ -180,7 +182,7 @@ print("attnkit ready: torch", torch.__version__)'
 """
 
 
-def run_script(lang: str | None = None) -> str:
+def _run_script(lang: str | None = None) -> str:
     language = f'export ATTNKIT_LANG="${{ATTNKIT_LANG:-{lang}}}"\n' if lang else ""
     return f"""#!/usr/bin/env bash
 # attnkit: grade one Gradescope submission (the student's .ipynb files in $ROOT/submission) into

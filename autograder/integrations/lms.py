@@ -35,6 +35,11 @@ from autograder.outputs.documents import StudentDocument
 from autograder.outputs.records import format_number, spreadsheet_text, write_atomically
 from autograder.safe_text import clean
 
+__all__ = [
+    "CANVAS_REQUIRED", "ClassGrades", "Export", "LmsError", "POINTS_POSSIBLE", "StudentGrade", "exercise_points",
+    "export", "read_grade_output",
+]
+
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Integration ID", "Section")
 CANVAS_REQUIRED = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 CANVAS_MATCHABLE = ("SIS Login ID", "SIS User ID", "ID", "Integration ID")  # preference order on a tie
@@ -90,7 +95,7 @@ def export(grades: ClassGrades, roster_path: str | os.PathLike[str], out_path: s
 
 def read_grade_output(grades_dir: str | os.PathLike[str]) -> ClassGrades:
     """The grades of an `attnkit grade` (or `attnkit merge`) output."""
-    records = read_records(grades_dir)
+    records = _read_records(grades_dir)
     students: dict[str, StudentGrade] = {}
     for student_id, record in records.items():
         notes = (f"graded with a grader error ({clean(record['grader_error'], 200)}): grade again before importing",) \
@@ -100,7 +105,7 @@ def read_grade_output(grades_dir: str | os.PathLike[str]) -> ClassGrades:
     return ClassGrades(students, max(scores) if scores else float(sum(exercise.points or 0 for exercise in EXERCISES)))
 
 
-def read_records(grades_dir: str | os.PathLike[str]) -> dict[str, StudentDocument]:
+def _read_records(grades_dir: str | os.PathLike[str]) -> dict[str, StudentDocument]:
     """{student id: record} from GRADES_DIR/students/*.json."""
     folder = Path(grades_dir) / "students"
     if not folder.is_dir():

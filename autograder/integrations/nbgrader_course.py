@@ -37,6 +37,12 @@ from autograder.refusal import Refused
 if TYPE_CHECKING:  # nbgrader's gradebook is imported where it is opened: --help stays fast
     from nbgrader.api import Gradebook
 
+__all__ = [
+    "ASSIGNMENT", "COURSE_ID", "GRADEBOOK", "NbgraderError", "autograde", "compare_releases", "db_url",
+    "default_repo_root", "export_grades", "generate_feedback", "generate_release", "main", "make_course",
+    "nbgrader_command", "read_cell_scores", "read_scores", "run_nbgrader", "submit",
+]
+
 PathLike = str | os.PathLike[str]
 
 logger = logging.getLogger(__name__)
@@ -210,7 +216,7 @@ def submit(course_root: PathLike, student_id: str, notebooks_dir: PathLike) -> P
     return destination
 
 
-def submitted_students(course_root: PathLike) -> list[str]:
+def _submitted_students(course_root: PathLike) -> list[str]:
     submitted = Path(course_root) / "submitted"
     if not submitted.is_dir():
         return []
@@ -224,7 +230,7 @@ def autograde(course_root: PathLike, students: Sequence[str] | None = None) -> P
     nbgrader failing to grade (its output tail is in the message) or a notebook it left ungraded.
     """
     course_root = Path(course_root)
-    submitted = submitted_students(course_root)
+    submitted = _submitted_students(course_root)
     if students is None:
         students = submitted
         if not students:
@@ -301,7 +307,7 @@ def _fresh_release(repo_root: PathLike | None, workdir: PathLike) -> Path:
     return generate_release(course)
 
 
-def sync_release(repo_root: PathLike | None = None) -> Path:
+def _sync_release(repo_root: PathLike | None = None) -> Path:
     """Write `source/attention/`'s cells that come from the catalogue, then regenerate the repository's
     `release/attention/` from it; returns the release."""
     repo = _repo(repo_root)
@@ -362,7 +368,7 @@ def compare_releases(expected_dir: PathLike, actual_dir: PathLike) -> list[str]:
     return problems
 
 
-def release_differences(repo_root: PathLike | None = None) -> list[str]:
+def _release_differences(repo_root: PathLike | None = None) -> list[str]:
     """How `source/attention/` differs from the catalogue (its overviews, "What is graded" cells and graded cells'
     points) and the committed `release/attention/` from a fresh `nbgrader generate_assignment`."""
     repo = _repo(repo_root)
@@ -388,10 +394,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure()
     try:
         if args.command == "release":
-            destination = sync_release(args.repo)
+            destination = _sync_release(args.repo)
             print(f"regenerated {destination} from source/{ASSIGNMENT}/")
             return 0
-        problems = release_differences(args.repo)
+        problems = _release_differences(args.repo)
     except (NbgraderError, OSError, ValueError, Refused) as error:  # Refused: a wrong course_settings.toml
         logger.error("error: %s", error)
         return 1

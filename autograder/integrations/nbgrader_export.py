@@ -21,6 +21,8 @@ from nbgrader.plugins.export import CsvExportPlugin
 
 from autograder.outputs.records import spreadsheet_text, write_atomically
 
+__all__ = ["NO_SUBMISSION", "NO_TIMESTAMP"]
+
 COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email", "raw_score",
            "late_submission_penalty", "score", "max_score")  # nbgrader's CsvExportPlugin's, in its order
 NO_TIMESTAMP = "none recorded"

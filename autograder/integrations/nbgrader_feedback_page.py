@@ -12,6 +12,8 @@ from pathlib import Path
 
 import nbgrader
 
+__all__: list[str] = []
+
 TEMPLATE = "attnkit_feedback"
 FORMGRADER = Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader"
 NBGRADER_TEMPLATES = FORMGRADER / "templates"

@@ -23,6 +23,8 @@ from autograder.safe_text import clean
 if TYPE_CHECKING:  # nbgrader's gradebook imports sqlalchemy & co.: only when a gradebook is read
     from nbgrader.api import SubmittedAssignment
 
+__all__ = ["is_course", "read_gradebook"]
+
 GRADEBOOK = "gradebook.db"  # nbgrader's default name, in the course directory
 COURSE_MARKERS = (GRADEBOOK, "nbgrader_config.py")
 # (notebook, grade cell) -> exercise id
@@ -35,7 +37,7 @@ def is_course(source: str | os.PathLike[str]) -> bool:
     return path.is_file() or (path.is_dir() and any((path / name).exists() for name in COURSE_MARKERS))
 
 
-def gradebook_path(source: str | os.PathLike[str]) -> Path:
+def _gradebook_path(source: str | os.PathLike[str]) -> Path:
     """The gradebook of a course directory, or `source` itself when it is the gradebook file."""
     path = Path(source)
     if path.is_file():
@@ -53,7 +55,7 @@ def read_gradebook(source: str | os.PathLike[str], assignment: str) -> ClassGrad
     from sqlalchemy.engine import URL
     from sqlalchemy.exc import SQLAlchemyError
 
-    database = gradebook_path(source)
+    database = _gradebook_path(source)
     # A SQLite URI opened read-only (the path percent-encoded: a '?' or '#' in a folder name is no query).
     url = URL.create("sqlite", database=f"file:{quote(str(database.resolve()))}", query={"mode": "ro", "uri": "true"})
     try:

@@ -15,6 +15,8 @@ import warnings
 
 from sqlalchemy.exc import SAWarning
 
+__all__: list[str] = []
+
 # The warnings add_submission's lazy loads raise, attributed by SQLAlchemy to the line of nbgrader.api that loads.
 ADD_SUBMISSION_AUTOFLUSH = (r"Object of type <Submitted(Assignment|Notebook)> not in session, add operation along "
                             r"'(Assignment|Student|Notebook)\.submissions' will not proceed")

@@ -22,6 +22,8 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry, SourceCell
 from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, NbGraderPreprocessor
 
+__all__ = ["OVERWRITE_CELLS", "THIS", "grade_id_of", "is_as_released"]
+
 THIS = f"{__name__}.RestoreHiddenTests"
 OVERWRITE_CELLS = "nbgrader.preprocessors.OverwriteCells"
 

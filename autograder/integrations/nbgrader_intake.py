@@ -52,6 +52,11 @@ from autograder.safe_text import clean
 if TYPE_CHECKING:
     from nbgrader.converters.base import BaseConverter
 
+__all__ = [
+    "NOTEBOOK", "NOTES_KEY", "OwnFilesCollect", "SANITIZE_PREPROCESSORS", "THIS", "assignment_notebooks", "handed_in",
+    "ignored", "instructor_files", "not_own", "place_own_files", "read_own_notebook",
+]
+
 THIS = f"{__name__}.OwnFilesOnly"
 # nbgrader 0.9's Autograde.sanitize_preprocessors with ours first, and the hidden tests of the cells handed in as
 # released restored just before OverwriteCells checks them (autograder.integrations.nbgrader_hidden_tests).
@@ -138,7 +143,7 @@ def ignored(name: str, patterns: Sequence[str]) -> bool:
                for pattern in patterns)
 
 
-def open_folder(root: Path, parts: Sequence[str]) -> int:
+def _open_folder(root: Path, parts: Sequence[str]) -> int:
     """The folder `root`/parts opened one level at a time without following a link (`root` is the instructor's);
     OSError (ELOOP, ENOTDIR) where a part is a link."""
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -167,7 +172,7 @@ def handed_in(root: Path, parts: Sequence[str], ignore: Sequence[str],
     files of theirs like any other: nbgrader's copy leaves every notebook out, so attnkit places them."""
     folder = root.joinpath(*parts)
     try:
-        fd = open_folder(root, parts)
+        fd = _open_folder(root, parts)
     except OSError as error:
         return HandedIn(folder, (), (), (_folder_refused(root, parts, error),), True)
     walk = _Walk(tuple(ignore), None if graded is None else frozenset(graded), [], [], [], {}, {})
@@ -250,12 +255,12 @@ def _kind(mode: int) -> str:
 
 
 @contextlib.contextmanager
-def opened_own(root: Path, parts: Sequence[str], file: Sequence[str],
+def _opened_own(root: Path, parts: Sequence[str], file: Sequence[str],
                identity: tuple[int, int] | None = None) -> Iterator[int]:
     """A descriptor of the regular file root/parts/file, every part opened without following a link; OSError
     where it is a link, no regular file, not the file scanned (`identity`) or linked from outside (st_nlink > 1 is
     checked by the caller's scan)."""
-    folder = open_folder(root, [*parts, *file[:-1]])
+    folder = _open_folder(root, [*parts, *file[:-1]])
     try:
         fd = os.open(file[-1], OPEN_FILE, dir_fd=folder)
     finally:
@@ -269,7 +274,7 @@ def opened_own(root: Path, parts: Sequence[str], file: Sequence[str],
         os.close(fd)
 
 
-def copy_own(fd: int, destination: Path) -> None:
+def _copy_own(fd: int, destination: Path) -> None:
     """Copy the file open as `fd` to `destination` (replaced at once: a file nbgrader copied there is never read)."""
     destination.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".attnkit-copy-")
@@ -287,7 +292,7 @@ def copy_own(fd: int, destination: Path) -> None:
 
 def read_own_notebook(root: Path, parts: Sequence[str], name: str) -> bytes:
     """The bytes of the submitted notebook root/parts/name, read without following a link; OSError otherwise."""
-    with opened_own(root, parts, [name]) as fd:
+    with _opened_own(root, parts, [name]) as fd:
         if os.fstat(fd).st_size > MAX_FILE_BYTES:
             raise OSError(f"{name} is larger than {MAX_FILE_BYTES // 2**20} MB")
         chunks = []
@@ -307,8 +312,8 @@ def place_own_files(submission: HandedIn, root: Path, parts: Sequence[str], dest
             continue
         target = destination.joinpath(*file.parts)
         try:
-            with opened_own(root, parts, file.parts, file.identity) as fd:
-                copy_own(fd, target)
+            with _opened_own(root, parts, file.parts, file.identity) as fd:
+                _copy_own(fd, target)
         except OSError:
             notes.append(CHANGED.format(clean(file.relative)))
             wanted.discard(file.relative)

@@ -39,6 +39,10 @@ from autograder.integrations.nbgrader_progress import Progress
 from autograder.isolation.notebook_plan import NotebookPlan, plan_notebook
 from autograder.isolation.workspace import NOT_COPIED
 
+__all__ = [
+    "GRADING_LOCK", "GradingInput", "LookAhead", "MAX_NEIGHBOURS", "Run", "grading_digest", "look_ahead", "stage",
+]
+
 logger = logging.getLogger(__name__)
 
 # One grading at a time per process: formgrader runs autograde in its server's threads, and the zygote's channel and

@@ -27,6 +27,8 @@ from traitlets import List
 
 from autograder.integrations.student_markup import Cleaned, Page, safe_attachments, safe_markdown, safe_raw
 
+__all__ = ["SanitizeStudentMarkup", "THIS", "page_ids", "sanitize_cell", "sanitize_notebook"]
+
 THIS = f"{__name__}.SanitizeStudentMarkup"
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 PLAIN_TITLE = re.compile(r"[^<>&\"'\x00-\x1f\x7f]{0,200}")

@@ -11,6 +11,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+__all__ = ["Progress"]
+
 # Up to this many notebooks (10 students of the four-notebook assignment) a line follows each notebook.
 SMALL_RUN = 40
 STEPS = 20  # a larger run: a line every 1/STEPS of it...

@@ -54,6 +54,11 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
     from autograder.grading.notebooks import NotebookResult, Options
     from autograder.integrations.nbgrader_lookahead import LookAhead
 
+__all__ = [
+    "AUTOGRADE_PREPROCESSORS", "ESSENTIAL_LAYERS", "GradedCell", "SandboxUnavailable", "SandboxedExecute",
+    "in_kernel_config_lines", "sandbox", "test_cell_outputs",
+]
+
 logger = logging.getLogger(__name__)
 
 THIS = f"{__name__}.SandboxedExecute"
@@ -102,7 +107,7 @@ class GradedCell:
         return float(sum(result.score for result in self.results))
 
 
-def sandbox_problems() -> list[str]:
+def _sandbox_problems() -> list[str]:
     """Why this machine cannot run attnkit's sandbox (empty when it can), asked of the kernel before any grading."""
     problems = []
     if not sys.platform.startswith("linux"):
@@ -133,11 +138,11 @@ class SandboxedExecute(NbGraderPreprocessor):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        if not sandbox_problems():  # start the zygote's imports now: they overlap the grader's (torch, the checks)
+        if not _sandbox_problems():  # start the zygote's imports now: they overlap the grader's (torch, the checks)
             shared_zygote().spawn()
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
-        problems = sandbox_problems()
+        problems = _sandbox_problems()
         if problems:
             raise SandboxUnavailable("; ".join(problems))
         notebook_id = str(resources["nbgrader"]["notebook"])
@@ -151,9 +156,9 @@ class SandboxedExecute(NbGraderPreprocessor):
         if result is None:
             result, how = self._grade(path, notebook_id), "graded"
         self._check(result)
-        result.notes[:0] = intake_notes(nb)
-        restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
-        write_verdicts(nb, result, self.lang or language())
+        result.notes[:0] = _intake_notes(nb)
+        _restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
+        _write_verdicts(nb, result, self.lang or language())
         self.log.info("attnkit: %s/%s %s in the sandbox: %g/%g", student, notebook_id, how, result.score,
                       result.max_score)
         progress = ahead.progress.notebook_done() if ahead is not None else None
@@ -257,7 +262,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         return tuple(path for path in blocked if path.exists())
 
 
-def intake_notes(nb: NotebookNode) -> list[str]:
+def _intake_notes(nb: NotebookNode) -> list[str]:
     """The notes autograder.integrations.nbgrader_intake left in the notebook's metadata (links not followed...),
     removed from it; text only, cleaned."""
     from autograder.integrations.nbgrader_intake import NOTES_KEY
@@ -267,7 +272,7 @@ def intake_notes(nb: NotebookNode) -> list[str]:
     return [clean(note) for note in notes if isinstance(note, str)] if isinstance(notes, list) else []
 
 
-def write_verdicts(nb: NotebookNode, result: "NotebookResult", lang: str) -> None:
+def _write_verdicts(nb: NotebookNode, result: "NotebookResult", lang: str) -> None:
     """Fill the cells' outputs from attnkit's result: test cells get verdicts and points, student cells errors."""
     graded = graded_cells(result)
     cell_notes = {note for notes in result.cell_notes.values() for note in notes}
@@ -286,7 +291,7 @@ def write_verdicts(nb: NotebookNode, result: "NotebookResult", lang: str) -> Non
         else:
             printed = result.cell_outputs.get(index)
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)] if printed else []
-            cell.outputs += [error_output(note, index) for note in result.cell_notes.get(index, [])]
+            cell.outputs += [_error_output(note, index) for note in result.cell_notes.get(index, [])]
 
 
 def _check_points(cell: NotebookNode, index: int, graded: GradedCell) -> None:
@@ -302,7 +307,7 @@ def _check_points(cell: NotebookNode, index: int, graded: GradedCell) -> None:
                             "then `nbgrader generate_assignment attention --force`, so that the gradebook has them")
 
 
-def restore_deleted_test_cells(nb: NotebookNode, resources: ResourcesDict, grade_ids: Sequence[str]) -> None:
+def _restore_deleted_test_cells(nb: NotebookNode, resources: ResourcesDict, grade_ids: Sequence[str]) -> None:
     """Append each autograded test cell the student deleted, as the gradebook has it.
 
     attnkit grades an exercise whose test cell was deleted after the notebook's last cell (the test cell only ever
@@ -361,7 +366,7 @@ def test_cell_outputs(cell: GradedCell, lang: str, notes: Sequence[str] = ()) ->
     return outputs
 
 
-def error_output(note: str, index: int) -> NotebookNode:
+def _error_output(note: str, index: int) -> NotebookNode:
     """A note of the grader's about this cell ("cell 7: NameError: ...") as the cell's error output."""
     text = note.removeprefix(f"cell {index}: ")
     kind, _, message = text.partition(": ")

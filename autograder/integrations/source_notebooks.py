@@ -26,6 +26,8 @@ from autograder.course import catalog
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
 from autograder.course.module_contract.probe import SPECS
 
+__all__ = ["DIFFICULTY", "refresh_source_notebooks", "refreshed", "requirements_text"]
+
 CELL_ID = "requirements-{exercise}"
 OVERVIEW_ID = "overview-{notebook}"
 CONTRACT_ID = "contract-{notebook}"
@@ -68,7 +70,7 @@ def requirements_text(exercise: Exercise) -> str:
     return "\n".join(lines).rstrip()
 
 
-def overview_text(name: str) -> str:
+def _overview_text(name: str) -> str:
     """The notebook's exercises as a table: names, points, time and difficulty, with the totals."""
     exercises = [exercise for exercise in EXERCISES if exercise.notebook == name]
     total_minutes = sum(_effort(exercise)[0] for exercise in exercises)
@@ -87,7 +89,7 @@ def overview_text(name: str) -> str:
     return "\n".join(lines)
 
 
-def contract_text(name: str) -> str:
+def _contract_text(name: str) -> str:
     """The module contract in plain words, for notebook `name`: what each promise is and why; "" when no class of
     the notebook is graded on it."""
     specs = [spec for spec in SPECS if EXERCISES_BY_ID[spec.exercise].notebook == name]
@@ -165,8 +167,8 @@ def _refreshed_points(notebook: nbformat.NotebookNode, exercise: Exercise) -> bo
 def refreshed(notebook: nbformat.NotebookNode, name: str) -> bool:
     """Make every cell of notebook `name` that comes from the catalogue present and current, in place: the
     overview, each exercise's "What is graded" cell and its graded cell's points. True when one changed."""
-    changed = _refreshed_cell(notebook, OVERVIEW_ID.format(notebook=name[:2]), overview_text(name), lambda: 1)
-    if contract := contract_text(name):
+    changed = _refreshed_cell(notebook, OVERVIEW_ID.format(notebook=name[:2]), _overview_text(name), lambda: 1)
+    if contract := _contract_text(name):
         changed |= _refreshed_cell(notebook, CONTRACT_ID.format(notebook=name[:2]), contract, lambda: 2)
     for exercise in (e for e in EXERCISES if e.notebook == name):
 

@@ -23,6 +23,11 @@ import bleach
 from bleach.css_sanitizer import CSSSanitizer
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
+__all__ = [
+    "Cleaned", "MAX_CELL_CHARS", "NOTE", "Page", "render_markdown", "safe_attachments", "safe_markdown", "safe_raw",
+    "sanitize_html", "unsafe_parts",
+]
+
 # What rendered markdown and an honest student's own HTML use; nothing that runs, loads a page, holds raw text
 # (style, textarea, title...) or switches the parser to foreign content (svg, math).
 TAGS = frozenset({
@@ -110,14 +115,14 @@ def _unsafe_attributes(tag: str, attributes: str, reserved_ids: frozenset[str]) 
             found.append(f"{name} on <{tag}>")
         elif name == "id" and html.unescape(value) in reserved_ids:
             found.append("an id the page's own elements use")
-        elif name in URL_ATTRIBUTES and not safe_url(html.unescape(value), data_image=tag == "img"):
+        elif name in URL_ATTRIBUTES and not _safe_url(html.unescape(value), data_image=tag == "img"):
             found.append(f"a {_scheme(html.unescape(value))}: {name}")
         elif name == "style" and not STYLE.fullmatch(html.unescape(value).strip()):
             found.append(f"a style on <{tag}>")
     return found
 
 
-def safe_url(url: str, *, data_image: bool = False) -> bool:
+def _safe_url(url: str, *, data_image: bool = False) -> bool:
     """A relative URL, or http(s)/mailto; an inline raster image where `data_image`. Whitespace or control
     characters anywhere (which browsers drop, e.g. `jav&#x09;ascript:`) make any URL unsafe."""
     if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in url):

@@ -17,6 +17,8 @@ import shlex
 import types
 from pathlib import Path
 
+__all__ = ["UsageError", "compile_cell", "compile_python", "display_stand_in", "write_file_magic"]
+
 GRADER_PACKAGES = frozenset({"autograder"})
 GRADER_CALLS = frozenset({"check", "check_all", "grade"})
 

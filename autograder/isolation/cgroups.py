@@ -27,6 +27,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = [
+    "CGROUP_ROOT", "CPU_SHARES", "CPU_SHARE_FILES", "CPU_WEIGHT", "ChildCgroups", "LimitsReached", "PIDS_MAX",
+    "cpu_seconds", "join", "limits_reached",
+]
+
 logger = logging.getLogger(__name__)
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from autograder.isolation.child_task import ChildTask, Step
     from autograder.isolation.guards import Seal
 
+__all__ = ["run_child"]
+
 RETRIGGER_SECONDS = 0.05
 MAX_FD = 2**31 - 1
 TIMEOUT_TYPE = "StepTimeout"

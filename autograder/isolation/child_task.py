@@ -12,6 +12,8 @@ from pathlib import Path
 from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation.sandbox import Confinement
 
+__all__ = ["ChildTask", "Step"]
+
 
 @dataclass(frozen=True)
 class Step:

@@ -23,6 +23,8 @@ from autograder.isolation.protected import REFERENCE_PACKAGE, protected_modules
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
 
+__all__ = ["BLOCKED_PREFIXES", "ReferenceImportBlocker", "Seal"]
+
 BLOCKED_PREFIXES = protected_modules()
 GRADER_PREFIX = "autograder"
 

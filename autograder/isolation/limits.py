@@ -6,6 +6,8 @@ Light on purpose (no torch, no checks): the command line reads the defaults for 
 import os
 from dataclasses import dataclass, field
 
+__all__ = ["CPU_LIMIT_MARGIN", "Limits", "default_workers"]
+
 # Added to a notebook's budget to make the kernel's CPU limit on one attempt (RLIMIT_CPU): the supervisor's own
 # budget kill, with its clear note, comes first for a child that computes on one thread; the kernel's stops the rest.
 CPU_LIMIT_MARGIN = 5.0  # seconds

@@ -23,6 +23,11 @@ from pathlib import Path
 
 import autograder
 
+__all__ = [
+    "CHECKOUT_FOLDERS", "REFERENCE_PACKAGE", "check_locations", "check_modules", "checkout_root", "is_protected",
+    "protected_modules", "protected_paths", "reference_locations",
+]
+
 REFERENCE_PACKAGE = "attnkit.solutions"
 # Named, not imported: the grading child's zygote imports this module and must never hold the checks.
 COURSE_PACKAGE = "autograder.course"

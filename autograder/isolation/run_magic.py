@@ -30,6 +30,8 @@ from typing import Any
 
 from autograder.isolation.cells import UsageError, compile_cell, compile_python
 
+__all__ = ["Runner", "parse"]
+
 # IPython's %run options ("nidtN:b:pD:l:rs:T:em:G"): those followed by a value, and those without.
 OPTIONS_WITH_VALUE = frozenset("NbDlsTm")
 FLAGS = frozenset("nidtprreG")

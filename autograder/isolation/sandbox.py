@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+__all__ = ["Confinement", "SYSCALLS", "confine", "landlock_abi", "prepare"]
+
 # --- Landlock (include/uapi/linux/landlock.h) ------------------------------------------------
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
@@ -143,7 +145,7 @@ def confine(confinement: Confinement, workdir: str | os.PathLike[str]) -> list[s
         if _syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, 0) != 0:
             notes.append(f"Landlock: restrict_self failed ({os.strerror(ctypes.get_errno())}); files not confined")
         os.close(ruleset)
-    refused = refused_for(confinement.memory_accounted, private_ipc)
+    refused = _refused_for(confinement.memory_accounted, private_ipc)
     if refused:
         notes.append(f"refused to student code: {', '.join(refused)} (" + "; ".join(filter(None, (
             "" if confinement.memory_accounted else "no memory cgroup counts what they hold",
@@ -152,7 +154,7 @@ def confine(confinement: Confinement, workdir: str | os.PathLike[str]) -> list[s
     return notes
 
 
-def refused_for(memory_accounted: bool, private_ipc: bool) -> tuple[str, ...]:
+def _refused_for(memory_accounted: bool, private_ipc: bool) -> tuple[str, ...]:
     """The syscalls refused beyond the fixed ones, by name, for a child with or without a memory cgroup and an IPC
     namespace of its own."""
     table = SYSCALLS.get(platform.machine())
@@ -311,7 +313,7 @@ def _has_capabilities() -> bool:
     return any(int(fields[1], 16) for fields in lines)
 
 
-def seccomp_program(table: SyscallTable, extra: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
+def _seccomp_program(table: SyscallTable, extra: tuple[str, ...] = ()) -> list[tuple[int, int, int, int]]:
     """The BPF filter: refuse new processes, programs, sockets and namespaces, and the `extra` syscalls of the
     table's `unaccounted` and `ipc` lists named there; allow everything else."""
 
@@ -361,7 +363,7 @@ def _forbid_new_processes(notes: list[str], extra: tuple[str, ...] = ()) -> None
         notes.append(f"seccomp: no syscall table for {arch}; student code may start processes, open sockets "
                      "and enter new namespaces")
         return
-    program = seccomp_program(SYSCALLS[arch], tuple(extra))
+    program = _seccomp_program(SYSCALLS[arch], tuple(extra))
     filters = (SockFilter * len(program))(*(SockFilter(*instruction) for instruction in program))
     fprog = SockFprog(len(program), ctypes.cast(filters, ctypes.POINTER(SockFilter)))
     if _libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:

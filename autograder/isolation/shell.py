@@ -19,6 +19,8 @@ from typing import Any
 from autograder.isolation.cells import compile_cell, write_file_magic
 from autograder.isolation.run_magic import Runner
 
+__all__ = ["MAX_SKIPPED", "ShellStandIn"]
+
 RUNNING_MAGICS = frozenset({"time", "timeit", "prun", "capture", "debug"})
 WRITING_MAGICS = frozenset({"writefile", "file"})
 NEEDS_NOTHING = frozenset({"matplotlib", "config", "autoreload", "aimport"})

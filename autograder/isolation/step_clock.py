@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
+__all__ = ["Reached", "StepClock", "StepLimit", "process_cpu_seconds"]
+
 
 class Reached(StrEnum):
     """Which of a step's limits was reached."""
@@ -55,10 +57,10 @@ class StepClock:
         """Seconds until either limit could first be reached: CPU time grows at most one second per CPU per second."""
         cpu_left = self.limit.cpu_seconds - (time.process_time() - self.cpu_start)
         wall_left = self.limit.wall_seconds - (time.monotonic() - self.wall_start)
-        return max(0.001, min(wall_left, cpu_left / usable_cpus()))
+        return max(0.001, min(wall_left, cpu_left / _usable_cpus()))
 
 
-def usable_cpus() -> int:
+def _usable_cpus() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 

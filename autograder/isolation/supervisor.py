@@ -55,6 +55,8 @@ from autograder.running.runner import planned_probes
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
+__all__ = ["BUDGET", "CHILD_NICE", "CRASH", "Job", "Outcome", "PROTOCOL", "TIMEOUT", "own_folder", "probe_notebooks"]
+
 logger = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 20

@@ -25,6 +25,8 @@ import torch
 from autograder.checking.probing import below_student_code
 from autograder.safe_text import clean_data
 
+__all__ = ["FrameReader", "HEADER", "ProtocolError", "TORCH_FRAME", "encode", "plain_data"]
+
 HEADER = struct.Struct(">cQ")  # kind (J: JSON, B: JSON + raw tensor bytes, T: torch.save), payload length
 JSON_FRAME, BINARY_FRAME, TORCH_FRAME = b"J", b"B", b"T"
 INDEX = struct.Struct(">Q")  # a binary frame's JSON length

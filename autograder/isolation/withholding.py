@@ -18,6 +18,8 @@ from typing import Any
 
 from autograder.isolation.protected import check_locations, checkout_root, reference_locations
 
+__all__ = ["WITHHELD", "Withholder", "protected_lines"]
+
 MIN_LINE_CHARS = 24  # shorter lines (`return x`, `import torch`...) say nothing of the answer
 WITHHELD = ("[withheld: this text repeats a line of the grader's protected code, which is never shown; "
             "it did not come from your notebook]")

@@ -27,6 +27,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+__all__ = [
+    "FILES", "MAX_COPY_FILES", "MAX_COPY_FILE_MB", "MAX_SCAN_ENTRIES", "NOT_COPIED", "NOT_COPIED_NOTE", "PYTHON",
+    "SPACE", "Workspace", "disk_usage", "full_note", "set_up", "too_many_files_note", "what_is_full",
+]
+
 # --- mount namespaces (include/uapi/linux/sched.h, mount.h) -----------------------------------------
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
@@ -210,7 +215,7 @@ class _Needs:
     literals: frozenset[str]  # and the words of its %run lines
 
 
-def needs_of(code: str) -> _Needs:
+def _needs_of(code: str) -> _Needs:
     """The modules `code` imports (top-level names and dotted paths) and its string literals, normalised as paths."""
     modules: set[str] = set()
     for match in _IMPORT.finditer(code):
@@ -231,7 +236,7 @@ def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Wo
         workspace.student_notes.append(f"the files beside your notebook were not copied: {_reason(error)}")
         return
     try:
-        needs = needs_of(code)
+        needs = _needs_of(code)
         scan = _Scan(named=needs.literals)
         _scan_entries(fd, (), scan, in_package=False)
         _leave_out_hard_links(scan)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from autograder.isolation.child_task import ChildTask
     from autograder.isolation.guards import Seal
 
+__all__ = ["Zygote", "ZygoteError", "shared_zygote"]
+
 HEADER = struct.Struct("!Q")
 REQUEST = 1  # the only request: fork a child (its descriptors travel with the header)
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
@@ -119,14 +121,14 @@ class Zygote:
         return self._socket
 
     def _launch(self) -> None:
-        become_subreaper()
+        _become_subreaper()
         self._socket = None  # a forked copy of this process leaves its parent's zygote alone
         self._starting, zygote_end = socket.socketpair()
         root = _package_root()
         with zygote_end:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", ZYGOTE_MODULE, str(zygote_end.fileno())],
-                pass_fds=(zygote_end.fileno(),), env=zygote_environment(root), cwd="/", stdin=subprocess.DEVNULL,
+                pass_fds=(zygote_end.fileno(),), env=_zygote_environment(root), cwd="/", stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
             )
         self._owner = os.getpid()
@@ -150,7 +152,7 @@ def shared_zygote() -> Zygote:
     return Zygote()
 
 
-def zygote_environment(root: Path) -> dict[str, str]:
+def _zygote_environment(root: Path) -> dict[str, str]:
     """The zygote's environment: fixed values, a few runtime variables, and where to import attnkit from."""
     environment = dict(FIXED_VARIABLES)
     environment.update({name: os.environ[name] for name in PASSED_VARIABLES if name in os.environ})
@@ -158,7 +160,7 @@ def zygote_environment(root: Path) -> dict[str, str]:
     return environment
 
 
-def become_subreaper() -> None:
+def _become_subreaper() -> None:
     """Make this process adopt its orphaned descendants (the grading children); Linux only."""
     if not sys.platform.startswith("linux"):
         raise ZygoteError("attnkit grades student code on Linux only (it needs PR_SET_CHILD_SUBREAPER)")
@@ -184,7 +186,7 @@ def _hand_over(task_write: int, payload: bytes) -> None:
         return
 
 
-def read_task(task_fd: int) -> "ChildTask":
+def _read_task(task_fd: int) -> "ChildTask":
     """In the new child: the task the grader wrote into its pipe."""
     with os.fdopen(task_fd, "rb") as reader:
         header = reader.read(HEADER.size)
@@ -246,7 +248,7 @@ def load() -> "Seal":
 def _warm_up(torch: types.ModuleType) -> None:
     """Pay torch's first-use costs once here instead of in every child (lazy dispatch tables, the meta device,
     autograd, the modes the probes record with). Plain layers and ops only: nothing of an exercise's answer."""
-    from autograder.checking.probing import DeviceMixWatch, FunctionCalls
+    from autograder.checking.torch_recorders import DeviceMixWatch, FunctionCalls
     from autograder.course.shared.inputs import probe_device_kind
 
     device = probe_device_kind()
@@ -302,7 +304,7 @@ def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.
             child = os.fork()
             if child == 0:
                 os.close(pid_write)
-                run_child(read_task(task_fd), channel_fd, seal)  # never returns
+                run_child(_read_task(task_fd), channel_fd, seal)  # never returns
             os.write(pid_write, HEADER.pack(child))
         except BaseException:  # noqa: BLE001 - this process must never return into the zygote's loop
             status = 1

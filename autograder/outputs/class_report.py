@@ -12,7 +12,7 @@ matplotlib's default fonts have no CJK glyphs. The Chinese names are in the HTML
 
 Later commands link what they made of the grades from this report (`attnkit similarity`, `attnkit export`):
 `add_link(grades_dir, label, target)` keeps the link in GRADES_DIR/report_links.json and writes the report again;
-`present_links(grades_dir)` is what the report shows, the recorded links whose target still exists.
+`_present_links(grades_dir)` is what the report shows, the recorded links whose target still exists.
 In an nbgrader course (OUT_DIR inside the course folder, beside nbgrader_config.py) the report says where
 `nbgrader generate_feedback` wrote its pages, as text: a link never leaves OUT_DIR.
 """
@@ -39,6 +39,8 @@ from autograder.templating import render
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+__all__ = ["FILE_NAME", "add_link", "class_report_html", "misconception_counts", "write_class_report"]
 
 FILE_NAME = "class_report.html"
 TEMPLATE = "class_report.html.j2"
@@ -91,7 +93,7 @@ def misconception_counts(documents: Sequence[StudentDocument]) -> list[Misconcep
     return sorted(counts, key=lambda count: (-count.students, count.id))
 
 
-def score_distributions(documents: Sequence[StudentDocument]) -> list[ScoreDistribution]:
+def _score_distributions(documents: Sequence[StudentDocument]) -> list[ScoreDistribution]:
     """The total's distribution, then each notebook's, in course order."""
     total_max = float(sum(exercise.points or 0 for exercise in EXERCISES))
     distributions = [ScoreDistribution("total", total_max,
@@ -113,14 +115,14 @@ def write_class_report(out_dir: str | os.PathLike[str], documents: Sequence[Stud
                        title: str = "attnkit class report") -> Path:
     path = Path(out_dir) / FILE_NAME
     grades_csv = GRADES_CSV if (Path(out_dir) / GRADES_CSV).is_file() else ""
-    nbgrader_feedback = nbgrader_feedback_folder(out_dir)
+    nbgrader_feedback = _nbgrader_feedback_folder(out_dir)
     records.write_atomically(path, class_report_html(
-        documents, title, present_links(out_dir), feedback_hrefs(out_dir, documents), grades_csv,
+        documents, title, _present_links(out_dir), feedback_hrefs(out_dir, documents), grades_csv,
         str(nbgrader_feedback / "<student>" / ASSIGNMENT) if nbgrader_feedback else ""))
     return path
 
 
-def nbgrader_feedback_folder(out_dir: str | os.PathLike[str]) -> Path | None:
+def _nbgrader_feedback_folder(out_dir: str | os.PathLike[str]) -> Path | None:
     """COURSE/feedback when OUT_DIR is a folder of an nbgrader course that has run generate_feedback, else None."""
     course = Path(out_dir).resolve().parent
     if (course / NBGRADER_CONFIG).is_file() and (course / NBGRADER_FEEDBACK).is_dir():
@@ -177,7 +179,7 @@ def class_report_html(documents: Sequence[StudentDocument], title: str = "attnki
     `feedback`: {student id: href} of the feedback pages there are (report_students.feedback_hrefs); `grades_csv`:
     the href of grades.csv, "" when there is none; `nbgrader_feedback`: where nbgrader's feedback pages are, or ""."""
     documents = list(documents)
-    distributions = score_distributions(documents)
+    distributions = _score_distributions(documents)
     counts = misconception_counts(documents)
     assignments = sorted({str(document.get("assignment", "")) for document in documents} - {""})
     context = {
@@ -190,7 +192,7 @@ def class_report_html(documents: Sequence[StudentDocument], title: str = "attnki
         "misconceptions": [_misconception_row(rank, count, len(documents))
                            for rank, count in enumerate(counts, start=1)],
         "with_misconception": sum(1 for document in documents if _has_misconception(document)),
-        "bar_plot": _data_url(misconception_png(counts)) if counts else "",
+        "bar_plot": _data_url(_misconception_png(counts)) if counts else "",
         "notebooks": [Column(name[:2], name) for name in NOTEBOOKS],
         "student_rows": student_rows(documents, feedback or {}),
         "grades_csv": grades_csv,
@@ -209,7 +211,7 @@ def _score_row(distribution: ScoreDistribution) -> ScoreRow:
 
 def _histogram(distribution: ScoreDistribution) -> Histogram:
     label = "Total" if distribution.name == "total" else distribution.name
-    return Histogram(f"histogram of {label} scores", _data_url(histogram_png(distribution)), label)
+    return Histogram(f"histogram of {label} scores", _data_url(_histogram_png(distribution)), label)
 
 
 def _misconception_row(rank: int, count: MisconceptionCount, students: int) -> MisconceptionRow:
@@ -223,7 +225,7 @@ def _data_url(png: bytes) -> Markup:
     return Markup(f"data:image/png;base64,{_base64(png)}")
 
 
-def histogram_png(distribution: ScoreDistribution) -> bytes:
+def _histogram_png(distribution: ScoreDistribution) -> bytes:
     """PNG bytes: how many students got each score (one bar per point up to 40 points, else 20 bars)."""
     from matplotlib.figure import Figure  # imported only when a picture is needed
     from matplotlib.ticker import MaxNLocator
@@ -246,7 +248,7 @@ def histogram_png(distribution: ScoreDistribution) -> bytes:
     return _png(figure)
 
 
-def misconception_png(counts: Sequence[MisconceptionCount]) -> bytes:
+def _misconception_png(counts: Sequence[MisconceptionCount]) -> bytes:
     """PNG bytes: a horizontal bar per misconception (the MAX_BARS most frequent), students affected."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -295,7 +297,7 @@ def _number(value: float) -> str:
     return records.format_number(value)
 
 
-def present_links(grades_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
+def _present_links(grades_dir: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """[(label, href)] of the recorded links whose target exists, href relative to GRADES_DIR."""
     grades_dir = Path(grades_dir)
     links: list[tuple[str, str]] = []

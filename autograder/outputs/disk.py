@@ -6,6 +6,8 @@ Light on purpose: the command line catches it without importing the checks.
 import os
 from pathlib import Path
 
+__all__ = ["OutputDiskFull"]
+
 
 class OutputDiskFull(Exception):
     """The disk that holds OUT_DIR is full: the run must stop (no student is to blame), and be run again."""

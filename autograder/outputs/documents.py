@@ -7,6 +7,11 @@ look up, and the bytes on disk stay what they were.
 
 from typing import NotRequired, TypedDict
 
+__all__ = [
+    "Cell", "CheckDocument", "GradescopeResults", "GradescopeTest", "HeatmapDocument", "NotebookDocument",
+    "StudentDocument",
+]
+
 Cell = float | str  # one value of a heatmap's matrix: a finite number, or "inf", "-inf", "nan" (JSON has none)
 
 

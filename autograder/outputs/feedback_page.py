@@ -20,6 +20,8 @@ from autograder.outputs.picture_documents import heatmap_of
 from autograder.running.rendering import MARKS, heatmap_picture
 from autograder.templating import render as render_page
 
+__all__ = ["MESSAGES", "feedback_html"]
+
 TEMPLATE = "feedback.html.j2"
 
 MESSAGES = {

@@ -13,6 +13,8 @@ import torch
 from autograder.checking.pictures import Heatmap
 from autograder.outputs.documents import Cell, HeatmapDocument
 
+__all__ = ["heatmap_document", "heatmap_of"]
+
 MAX_CELLS = 64 * 64  # per matrix: larger ones are left out of the record (the page draws no picture for them)
 NOT_FINITE = frozenset({"inf", "-inf", "nan"})
 

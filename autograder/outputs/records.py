@@ -37,6 +37,12 @@ from autograder.outputs.feedback_page import feedback_html
 from autograder.outputs.picture_documents import heatmap_document
 from autograder.safe_text import clean, clean_data
 
+__all__ = [
+    "FORMULA_STARTS", "OutputDiskFull", "atomic_target", "check_document", "feedback_html", "format_number",
+    "grader_error_document", "gradescope_results", "read_student", "spreadsheet_text", "stop_when_disk_full",
+    "student_document", "student_paths", "write_atomically", "write_grades_csv", "write_record", "write_student",
+]
+
 RESULTS_MESSAGES = {"total": {"en": "attnkit: {score} / {max_score} points", "zh": "attnkit：{score} / {max_score} 分"}}
 # A spreadsheet runs a cell that starts with one of these as a formula (CSV injection): such text gets a quote.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -95,7 +101,7 @@ def check_document(check: CheckResult, *, public_details: bool = True) -> CheckD
     return document
 
 
-def notebook_document(result: GradedNotebook) -> NotebookDocument:
+def _notebook_document(result: GradedNotebook) -> NotebookDocument:
     """A graded notebook (autograder.grading.notebooks.NotebookResult) as its part of the record."""
     document: NotebookDocument = {
         "notebook": result.notebook,
@@ -117,7 +123,7 @@ def student_document(student_id: str, assignment: str, submission_hash: str, see
                      results: Iterable[GradedNotebook]) -> StudentDocument:
     """The student's record. Its text (messages, notes, reasons, file names) may quote student code or file
     names: every string is cleaned here, the one place results become outputs (see autograder.safe_text)."""
-    notebooks = cast(list[NotebookDocument], clean_data([notebook_document(result) for result in results]))
+    notebooks = cast(list[NotebookDocument], clean_data([_notebook_document(result) for result in results]))
     return {
         "student_id": clean(student_id),
         "assignment": assignment,

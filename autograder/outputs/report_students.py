@@ -20,6 +20,8 @@ from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
 from autograder.safe_text import clean
 
+__all__ = ["feedback_href", "feedback_hrefs", "student_rows"]
+
 FEEDBACK_FOLDER = "feedback"
 GRADED = "graded"
 

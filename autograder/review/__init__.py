@@ -2,3 +2,5 @@
 
 Evidence for a human to read, never a verdict: nothing here changes a grade. `run.run_similarity` is the entry.
 """
+
+__all__: list[str] = []

@@ -11,6 +11,8 @@ from autograder.refusal import Refused
 from autograder.review.inputs import InputError
 from autograder.review.run import SimilarityRun, run_similarity
 
+__all__ = ["find_similar_work"]
+
 
 def find_similar_work(submitted_dir: Path, out_dir: Path, *, base: Sequence[Path], grades_dir: Path | None,
                       threshold: float | None, options: Options, progress_to: TextIO,

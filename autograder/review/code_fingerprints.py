@@ -28,6 +28,10 @@ import tokenize
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
+__all__ = [
+    "Fingerprint", "K", "WINDOW", "default_vocabulary", "fingerprints", "kgram_fingerprints", "normalised_tokens",
+]
+
 K = 6  # tokens per k-gram
 WINDOW = 4  # k-grams per winnowing window
 ALWAYS_KEPT = frozenset({"self", "super", "torch", "nn", "F", "math", "np", "numpy", "functional"})
@@ -85,14 +89,14 @@ def fingerprints(source: str, vocabulary: Collection[str], k: int = K, window: i
     """The winnowed fingerprints of `source`, in order (a fingerprint may repeat at different places), without the
     k-grams that lie entirely within generic statements."""
     tokens = normalised_tokens(source, vocabulary)
-    generic = generic_tokens(tokens)
+    generic = _generic_tokens(tokens)
     kgrams = kgram_fingerprints(tokens, k)
     if len(tokens) < k:  # one short k-gram of all the tokens
-        return [] if all(generic) else winnow(kgrams, window)
-    return winnow([kgram for start, kgram in enumerate(kgrams) if not all(generic[start:start + k])], window)
+        return [] if all(generic) else _winnow(kgrams, window)
+    return _winnow([kgram for start, kgram in enumerate(kgrams) if not all(generic[start:start + k])], window)
 
 
-def generic_tokens(tokens: Sequence[Token]) -> list[bool]:
+def _generic_tokens(tokens: Sequence[Token]) -> list[bool]:
     """For each token, whether its statement (up to and including its ";") is one of GENERIC_STATEMENTS."""
     flags: list[bool] = []
     statement: list[str] = []
@@ -114,7 +118,7 @@ def kgram_fingerprints(tokens: Sequence[Token], k: int = K) -> list[Fingerprint]
             for i in range(len(tokens) - k + 1)]
 
 
-def winnow(kgrams: Sequence[Fingerprint], window: int = WINDOW) -> list[Fingerprint]:
+def _winnow(kgrams: Sequence[Fingerprint], window: int = WINDOW) -> list[Fingerprint]:
     """The smallest hash of each window of `window` k-grams (rightmost on a tie), each position taken once."""
     if len(kgrams) <= window:
         return [min(reversed(kgrams), key=lambda fingerprint: fingerprint.hash)] if kgrams else []

@@ -28,6 +28,8 @@ from autograder.review.code_fingerprints import default_vocabulary, fingerprints
 from autograder.review.similarity import Behaviour, StudentCode
 from autograder.safe_text import clean, one_line
 
+__all__ = ["BaseCode", "InputError", "read_base", "read_behaviours", "read_class", "read_student"]
+
 BASE_SUFFIXES = (".py", ".ipynb")
 MAX_BASE_FILE_BYTES = 20 * 2**20
 PARALLEL_FROM = 200  # students: below this, starting processes costs more than it saves
@@ -42,7 +44,7 @@ class InputError(ValueError):
     """An input `attnkit similarity` cannot use (a missing --base path, an unreadable grades folder)."""
 
 
-def reference_sources() -> list[tuple[str, str]]:
+def _reference_sources() -> list[tuple[str, str]]:
     """[(label, code)] of the release's code cells and the reference's modules."""
     sources: list[tuple[str, str]] = []
     for notebook in NOTEBOOKS:
@@ -81,7 +83,7 @@ def base_sources(paths: Iterable[str | os.PathLike[str]]) -> list[tuple[str, str
     return sources
 
 
-def course_vocabulary(sources: Iterable[tuple[str, str]]) -> frozenset[str]:
+def _course_vocabulary(sources: Iterable[tuple[str, str]]) -> frozenset[str]:
     """Names kept in fingerprints: the module-level names the release and the reference define or import."""
     names: set[str] = set()
     for _, code in sources:
@@ -97,7 +99,7 @@ def course_vocabulary(sources: Iterable[tuple[str, str]]) -> frozenset[str]:
     return default_vocabulary(names)
 
 
-def base_hashes(sources: Iterable[tuple[str, str]], vocabulary: Collection[str]) -> set[int]:
+def _base_hashes(sources: Iterable[tuple[str, str]], vocabulary: Collection[str]) -> set[int]:
     """Every k-gram hash of the base code (not only the winnowed ones: any shared passage is excluded)."""
     return {fingerprint.hash for _, code in sources for fingerprint in kgram_fingerprints(
         normalised_tokens(code, vocabulary))}
@@ -149,10 +151,10 @@ class BaseCode:
 
 
 def read_base(extra_base: Iterable[str | os.PathLike[str]] = ()) -> BaseCode:
-    references = reference_sources()
-    vocabulary = course_vocabulary(references)
+    references = _reference_sources()
+    vocabulary = _course_vocabulary(references)
     sources = references + base_sources(extra_base)
-    return BaseCode(vocabulary, frozenset(base_hashes(sources, vocabulary)), len(sources))
+    return BaseCode(vocabulary, frozenset(_base_hashes(sources, vocabulary)), len(sources))
 
 
 def read_class(submitted_dir: str | os.PathLike[str], base: BaseCode, progress: Progress | None = None,

@@ -29,6 +29,8 @@ from autograder.templating import render
 if TYPE_CHECKING:
     from autograder.review.inputs import BaseCode
 
+__all__ = ["COLUMNS", "DISCLAIMER_EN", "SHOWN", "evidence_text", "similarity_html", "write_csv", "write_html"]
+
 CSV_NAME, HTML_NAME = "similarity.csv", "similarity.html"
 TEMPLATE = "similarity.html.j2"
 COLUMNS = ("student_a", "student_b", "score", "code_overlap", "shared_wrong_outputs", "shared_misconceptions",
@@ -45,10 +47,10 @@ DISCLAIMER_ZH = ("本页只是供人工判断的证据，绝不是结论。相�
 def evidence_text(pair: Pair, class_size: int) -> str:
     """The pair's evidence in words, e.g. "both produce the same wrong output on 3 hidden cases of
     MultiHeadAttention.forward; 2 of 240 students produce it"."""
-    return "; ".join(evidence_parts(pair, class_size))
+    return "; ".join(_evidence_parts(pair, class_size))
 
 
-def evidence_parts(pair: Pair, class_size: int) -> list[str]:
+def _evidence_parts(pair: Pair, class_size: int) -> list[str]:
     """The pieces of `evidence_text`, one per piece of evidence."""
     parts: list[str] = []
     if pair.code_overlap > 0:
@@ -159,7 +161,7 @@ def _pair_section(rank: int, pair: Pair, by_id: Mapping[str, StudentCode], analy
                   base_code: "BaseCode | None") -> PairSection:
     shared = analysis.shared_hashes.get((pair.student_a, pair.student_b), set())
     first, second = by_id.get(pair.student_a), by_id.get(pair.student_b)
-    evidence = tuple(evidence_parts(pair, analysis.students))
+    evidence = tuple(_evidence_parts(pair, analysis.students))
     section = PairSection(rank, pair.student_a, pair.student_b, f"{pair.score:.2f}", evidence, (), 0)
     if first is None or second is None:
         return section

@@ -17,6 +17,8 @@ from autograder.grading.progress import Progress
 from autograder.outputs import class_report
 from autograder.review import inputs, page, similarity
 
+__all__ = ["SimilarityRun", "run_similarity"]
+
 
 @dataclass
 class SimilarityRun:

@@ -41,6 +41,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from autograder.review.code_fingerprints import Fingerprint
 
+__all__ = [
+    "Analysis", "Behaviour", "FLAG_THRESHOLD", "Pair", "SharedMisconception", "SharedOutputs", "StudentCode", "analyse",
+    "near_duplicate_pairs", "rarity",
+]
+
 FLAG_THRESHOLD = 0.5  # pairs scoring at least this are flagged (written to similarity.csv)
 COMMON_SHARE = 0.05  # evidence held by more of the class than this makes no candidate pair on its own
 MIN_COMMON = 6  # ... but always allowed up to this many students (small classes)

@@ -4,3 +4,5 @@ for notebook cells (notebook_runtime, shipped in the student kit; in_notebook pl
 
 Above autograder.course (it needs the catalogue), below isolation and grading, which use it.
 """
+
+__all__: list[str] = []

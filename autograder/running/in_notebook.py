@@ -15,6 +15,8 @@ from autograder.course.shared.plan import address_of
 from autograder.running.notebook_runtime import Messages, NotebookRuntime, RunnableCheck
 from autograder.running.runner import cases_for
 
+__all__ = ["MISCONCEPTIONS_BY_ID", "ReferenceExpectations", "check", "check_all", "grade"]
+
 
 class ReferenceExpectations:
     """The full kit's source: the live catalogue's checks, their cases drawn with the seed and their expectations

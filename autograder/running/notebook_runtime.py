@@ -32,6 +32,8 @@ from autograder.course.shared.plan import PlannedCheck, ProbeAddress, probe_chec
 from autograder.i18n import language
 from autograder.running.threads import single_threaded
 
+__all__ = ["Messages", "NotebookRuntime", "RunnableCheck", "run_checks", "show_svg"]
+
 Messages = Mapping[str, Mapping[str, str]]
 
 GRADE_UNAVAILABLE = {

@@ -25,6 +25,11 @@ from autograder.i18n import language
 from autograder.running.threads import single_threaded
 from autograder.running.timing import StageTimes
 
+__all__ = [
+    "DEFAULT_SEED", "MISCONCEPTIONS_BY_ID", "cases_for", "judge_exercise", "planned_probes", "probe_exercise",
+    "run_exercise",
+]
+
 
 def cases_for(check: Check, seed: int) -> list[Case]:
     """The check's cases for this seed: the same on the probe side and the judge side."""

@@ -5,6 +5,8 @@ from collections.abc import Iterator
 
 import torch
 
+__all__ = ["single_threaded"]
+
 
 @contextlib.contextmanager
 def single_threaded() -> Iterator[None]:

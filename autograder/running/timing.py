@@ -9,6 +9,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
+__all__ = ["StageTimes"]
+
 
 @dataclass
 class StageTimes:

@@ -4,6 +4,8 @@ from collections.abc import Iterable
 
 from autograder.checking.check_types import Evidence, Misconception
 
+__all__ = ["mistake"]
+
 Bilingual = tuple[str, str]  # (English, Simplified Chinese)
 
 

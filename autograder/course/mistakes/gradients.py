@@ -3,6 +3,8 @@
 from autograder.checking.check_types import Evidence, Misconception
 from autograder.course.mistakes.entry import mistake
 
+__all__: list[str] = []
+
 CONTRACT_MODULES = ("self_attention_v1", "self_attention_v2", "causal_attention", "mha_wrapper",
                     "multi_head_attention")  # the modules whose gradients the module contract reads
 

@@ -3,6 +3,8 @@
 from autograder.checking.check_types import Evidence, Misconception
 from autograder.course.mistakes.entry import mistake
 
+__all__: list[str] = []
+
 MISTAKES: tuple[Misconception, ...] = (
     mistake(
         "heads_identical_init",

@@ -3,6 +3,8 @@
 from autograder.checking.check_types import Evidence, Misconception
 from autograder.course.mistakes.entry import mistake
 
+__all__: list[str] = []
+
 CAUSAL_MODULES = ("causal_attention", "multi_head_attention", "padding_mask")  # where the scores get a causal fill
 
 MISTAKES: tuple[Misconception, ...] = (

@@ -3,6 +3,8 @@
 from autograder.checking.check_types import Evidence, Misconception
 from autograder.course.mistakes.entry import mistake
 
+__all__: list[str] = []
+
 SCALED_MODULES = ("self_attention_v1", "self_attention_v2", "causal_attention", "multi_head_attention", "padding_mask")
 
 MISTAKES: tuple[Misconception, ...] = (

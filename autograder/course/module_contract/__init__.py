@@ -21,3 +21,5 @@ Everything is judged against the student's own module (another call, another mod
 against an exact random mask: a mistake in the forward pass costs the value checks, not these. The cases are in
 `cases`, the judges in `judge`, the checks and their messages in `declaration`, the probes in `probe`.
 """
+
+__all__: list[str] = []

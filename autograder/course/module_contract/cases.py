@@ -6,6 +6,11 @@ import random
 
 from autograder.course.module_contract.probe import ContractCase, ModuleSpec
 
+__all__ = [
+    "DROPOUT_BATCH", "DROPOUT_TOKENS", "device_cases", "modes_cases", "properties_cases", "state_cases",
+    "structure_cases",
+]
+
 DROPOUT_TOKENS = 24
 DROPOUT_BATCH = 16  # 16 · 24·25/2 = 4800 visible weights per head: one standard deviation of the zero share <= 0.0073
 

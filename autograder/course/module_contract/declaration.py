@@ -33,6 +33,8 @@ from autograder.course.module_contract.probe import (
 )
 from autograder.course.variants import attention
 
+__all__ = ["DECLARATION", "MESSAGES", "expect_contract", "exposed_reference"]
+
 # Each property's cases; its probe is probe.CONTRACT_PROBES[name], its judge judge.CONTRACT_JUDGES[name].
 ContractCases = Callable[[ModuleSpec, random.Random], list[ContractCase]]
 CONTRACT: tuple[tuple[str, ContractCases], ...] = (

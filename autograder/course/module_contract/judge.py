@@ -29,6 +29,8 @@ from autograder.course.module_contract.probe import (
 )
 from autograder.course.shared.records import State
 
+__all__ = ["RATE_DEVIATIONS", "contract_judge", "judge_device", "judge_modes", "output_shape", "parameter_shapes"]
+
 
 def projection_shapes(spec: ModuleSpec, d_in: int, d_out: int, bias: bool | None) -> dict[str, tuple[int, ...]]:
     """{name: shape} of one set of W_query/W_key/W_value: raw (d_in, d_out) matrices, or nn.Linear layers."""

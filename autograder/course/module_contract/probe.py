@@ -10,7 +10,6 @@ import torch
 from torch import Tensor, nn
 
 from autograder.checking.probing import (
-    DeviceMixWatch,
     ProbeError,
     describe_exception,
     dtype_name,
@@ -20,8 +19,16 @@ from autograder.checking.probing import (
     seeded,
     state_of,
 )
+from autograder.checking.torch_recorders import DeviceMixWatch
 from autograder.course.shared.inputs import DTYPES, probe_device_kind
 from autograder.course.shared.records import ExceptionRecord, Namespace, State
+
+__all__ = [
+    "ContractCase", "ContractDeviceRecord", "ContractRecord", "HeadLayout", "ModesRecord", "ModuleSpec",
+    "PropertiesRecord", "SPECS", "SPECS_BY_EXERCISE", "StateRecord", "StructureRecord", "build",
+    "constructor_arguments", "contract_probe", "exposing_module", "exposing_weights", "head_count", "mask_names",
+    "module_input", "one_hot_tokens", "probe_device", "probe_device_kind", "probe_modes", "promised_attributes",
+]
 
 
 class ContractCase(TypedDict):

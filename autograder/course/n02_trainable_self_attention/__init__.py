@@ -3,4 +3,6 @@ then book exercise 3.1, load_v2_weights_into_v1 (ex2_transfer_weights), each fol
 declaration; the module contract adds the classes' structure, device and properties.
 """
 
+__all__ = ["NOTEBOOK"]
+
 NOTEBOOK = "02_trainable_self_attention"

@@ -4,4 +4,6 @@ CausalAttention (ex3_causal_attention), each folder with its probe, judge and de
 global RNG only inside `seeded`, which restores it: a notebook's own seeds stay valid.
 """
 
+__all__ = ["NOTEBOOK"]
+
 NOTEBOOK = "03_causal_attention"

@@ -10,4 +10,6 @@ layers never matters. The module contract (autograder.course.module_contract) ad
 MultiHeadAttention's structure, dropout, buffers and properties.
 """
 
+__all__ = ["NOTEBOOK"]
+
 NOTEBOOK = "04_multi_head_attention"

@@ -10,6 +10,8 @@ from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MHA_LAY
 from autograder.course.shared.inputs import DTYPES
 from autograder.course.shared.records import State
 
+__all__ = ["NOTES_ATTENTION_CASE", "dtype_message", "projection_weights", "random_attention_case"]
+
 # The notes' experiment: torch.manual_seed(123); d_in, d_out = 3, 2; context_length = 6; num_heads = 2.
 NOTES_ATTENTION_CASE: MultiHeadCase = {
     "input": "notes",

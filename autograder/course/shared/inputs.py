@@ -10,6 +10,11 @@ from typing import Any
 
 import torch
 
+__all__ = [
+    "ATTENTION_FUNCTIONS", "DTYPES", "NOTEBOOK_SIZES", "NOTES_INPUTS", "dtype_of", "notes_batch", "notes_inputs",
+    "probe_device_kind",
+]
+
 NOTES_INPUTS = (
     (0.43, 0.15, 0.89),  # x(1) "Your"
     (0.55, 0.87, 0.66),  # x(2) "journey"
@@ -24,8 +29,9 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 
 # Library attention a from-scratch forward must not call (names as FunctionCalls records them: the ATen kernels and
-# torch.ops aliases are folded in, probing.OP_FAMILIES), and ops registered with torch.library (probing.CUSTOM_OP),
-# whose kernels run unrecorded, and switching the recorders off (probing.MODES_OFF).
+# torch.ops aliases are folded in, torch_recorders.OP_FAMILIES), and ops registered with torch.library
+# (torch_recorders.CUSTOM_OP), whose kernels run unrecorded, and switching the recorders off
+# (torch_recorders.MODES_OFF).
 ATTENTION_FUNCTIONS = frozenset(
     {"scaled_dot_product_attention", "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
 )

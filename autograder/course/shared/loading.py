@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import torch
 from torch import Tensor, nn
 
+__all__ = ["LOAD_WEIGHTS", "load_case_weights", "load_stored_weights"]
+
 ModuleT = TypeVar("ModuleT", bound=nn.Module)
 
 LOAD_WEIGHTS = "load_weights"  # the case key of {qualified name: tensor}, nn.Linear layout

@@ -16,6 +16,11 @@ from typing import Any
 
 from autograder.checking.probing import run_probe
 
+__all__ = [
+    "ExerciseProbes", "JUDGE_ROLE", "PlannedCheck", "ProbeAddress", "address_of", "modules_in_role", "probe_checks",
+    "resolve",
+]
+
 COURSE_PACKAGE = "autograder.course"
 PROBE_ROLE, JUDGE_ROLE = "probe", "judge"  # the module names that hold a folder's probes and judges
 PLAIN_ARGUMENTS = (str, int, float, bool)

@@ -5,6 +5,8 @@ from typing import Any
 
 from torch import Tensor
 
+__all__ = ["ExceptionRecord", "Namespace", "State"]
+
 Namespace = Mapping[str, Any]  # the notebook's objects a check receives, by name
 
 

@@ -22,6 +22,8 @@ import torch
 
 from autograder.checking.probing import rand
 
+__all__ = ["BATCH", "wide_input"]
+
 BATCH = 64  # sequences: each a chance to meet a direction of negative scores
 LOWEST_SQUARED, HIGHEST_SQUARED = 2e4, 1e6  # c_b² of the first and the last sequence
 SPREAD = 1e-3  # the tokens' offsets around their sequence's direction, relative to its magnitude

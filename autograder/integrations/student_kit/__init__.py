@@ -5,3 +5,5 @@ against the reference once and writes a package whose `from autograder import ch
 student's output with those stored vectors. Only `runtime/` (and the shared, reference-free modules it
 uses) goes into that package; the builder stays here.
 """
+
+__all__: list[str] = []

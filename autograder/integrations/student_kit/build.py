@@ -37,6 +37,11 @@ from autograder.isolation.protected import check_modules
 from autograder.running.runner import DEFAULT_SEED, cases_for
 from autograder.running.threads import single_threaded
 
+__all__ = [
+    "KitBuildError", "SOURCE_ROOT", "build", "build_wheel", "kit_files", "kit_pyproject", "kit_readme",
+    "misconception_record", "shipped_modules", "vectors_document", "wheel_name",
+]
+
 PACKAGE_NAME = "attnkit-student-kit"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the full kit's autograder/
 KIT_DIR = "autograder/integrations/student_kit"
@@ -110,7 +115,7 @@ class KitBuildError(Exception):
     """OUT_DIR cannot take the kit (a file, or a folder that holds something else)."""
 
 
-def public_messages() -> dict[str, dict[str, str]]:
+def _public_messages() -> dict[str, dict[str, str]]:
     """The catalogue without hidden checks' own titles and value-free (hidden) message forms (a preview's title,
     which quotes its hidden check's, is kept)."""
     hidden_titles = {f"{check.id}.title" for check in catalog.CHECKS if check.hidden}
@@ -132,16 +137,16 @@ def vectors_document(seed: int = DEFAULT_SEED) -> dict[str, Any]:
     checks = []
     with single_threaded():  # one thread: the same floating-point sums in every process, so the same bytes
         for exercise in EXERCISES:
-            checks += [stored_check(check, seed) for check in catalog.checks_of(exercise.id, include_hidden=False)]
+            checks += [_stored_check(check, seed) for check in catalog.checks_of(exercise.id, include_hidden=False)]
     # The course's tables live beside the checks in the full kit: the kit gets them as data.
     exercises = [{"id": e.id, "notebook": e.notebook, "names": list(e.names), "title": dict(e.title),
                   "points": e.points} for e in EXERCISES]
     misconceptions = [misconception_record(m) for m in MISCONCEPTIONS]
-    return {"format": vectors.FORMAT, "messages": public_messages(), "exercises": exercises,
+    return {"format": vectors.FORMAT, "messages": _public_messages(), "exercises": exercises,
             "misconceptions": misconceptions, "checks": checks}
 
 
-def stored_check(check: Check, seed: int) -> dict[str, Any]:
+def _stored_check(check: Check, seed: int) -> dict[str, Any]:
     """A public check as the kit stores it: its probe and judge by name, its cases and their expectations."""
     try:
         judge = address_of(check.judge, JUDGE_ROLE)

@@ -28,6 +28,8 @@ from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
     probe_softmax_stable,
 )
 
+__all__ = ["DECLARATION", "SOFTMAX_MESSAGES", "random_case"]
+
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (

@@ -7,13 +7,16 @@ from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare_named, dtype_verdict, rename, same
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import no_gradient
-from autograder.checking.probing import forbidden_calls, gradient_weights
+from autograder.checking.probing import gradient_weights
+from autograder.checking.torch_recorders import forbidden_calls
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import SoftmaxRecord, TensorCase, case_tensor
 
+__all__ = ["SOFTMAX_FUNCTIONS", "judge_softmax", "judge_softmax_rules"]
+
 # Names as FunctionCalls records them: every alias (torch.softmax, Tensor.softmax, nn.Softmax, torch.ops.aten._softmax,
-# torch.special.softmax...) is recorded as the public function (probing.OP_FAMILIES). Library attention computes a
-# softmax too; an op registered with torch.library ("custom_op", probing.CUSTOM_OP) or switching the recorders off
-# ("disabled_torch_modes", probing.MODES_OFF) hides what is computed.
+# torch.special.softmax...) is recorded as the public function (torch_recorders.OP_FAMILIES). Library attention
+# computes a softmax too; an op registered with torch.library ("custom_op", torch_recorders.CUSTOM_OP) or switching
+# the recorders off ("disabled_torch_modes", torch_recorders.MODES_OFF) hides what is computed.
 SOFTMAX_FUNCTIONS = frozenset(
     {"softmax", "log_softmax", "softmin", "gumbel_softmax", "scaled_dot_product_attention",
      "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}

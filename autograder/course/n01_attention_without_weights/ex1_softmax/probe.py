@@ -8,9 +8,12 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import called_functions, gradient_of, lookup, plain, rand
+from autograder.checking.probing import gradient_of, lookup, plain, rand
+from autograder.checking.torch_recorders import called_functions
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
+
+__all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_stable"]
 
 
 class TensorCase(TypedDict):

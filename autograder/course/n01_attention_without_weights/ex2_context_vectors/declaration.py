@@ -21,6 +21,8 @@ from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe i
     probe_context_vectors,
 )
 
+__all__ = ["DECLARATION"]
+
 EXERCISES = (
     Exercise("context_vectors", NOTEBOOK, ("context_vectors",),
              {"en": "Context vectors for all tokens", "zh": "所有 token 的上下文向量"}, minutes=10, difficulty=1),

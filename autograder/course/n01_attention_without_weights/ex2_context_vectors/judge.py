@@ -10,6 +10,8 @@ from autograder.checking.judging import no_gradient
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import ContextRecord
 
+__all__ = ["judge_context_vectors", "judge_context_vectors_dtype"]
+
 
 def judge_context_vectors(record: ContextRecord, case: TensorCase, expectations: Expectations) -> Verdict:
     """Values, naming a mistake when one reproduces them. Expectations: output, mistakes."""

@@ -10,6 +10,8 @@ from autograder.checking.probing import gradient_flow, lookup, plain
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.shared.records import Namespace
 
+__all__ = ["ContextRecord", "probe_context_vectors"]
+
 
 class ContextRecord(TypedDict, total=False):
     output: Tensor

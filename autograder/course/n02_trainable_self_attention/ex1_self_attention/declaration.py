@@ -30,6 +30,8 @@ from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe imp
 from autograder.course.shared.records import State
 from autograder.course.variants import attention, attention_variants
 
+__all__ = ["DECLARATION"]
+
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (

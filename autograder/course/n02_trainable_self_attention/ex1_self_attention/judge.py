@@ -4,7 +4,8 @@ expectations. Imports no reference or declaration: the student kit ships it as i
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare, dtype_verdict, same
 from autograder.checking.expectations import Expectations
-from autograder.checking.probing import PROJECTIONS, forbidden_calls
+from autograder.checking.probing import PROJECTIONS
+from autograder.checking.torch_recorders import forbidden_calls
 from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe import (
     CallsRecord,
     ForwardRecord,
@@ -13,6 +14,8 @@ from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe imp
 )
 from autograder.course.shared.inputs import ATTENTION_FUNCTIONS
 from autograder.course.shared.records import State
+
+__all__ = ["judge_calls", "judge_forward"]
 
 
 def projection_problem(exercise_id: str, state: State, case: SelfAttentionCase) -> Verdict | None:

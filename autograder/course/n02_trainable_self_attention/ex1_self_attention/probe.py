@@ -6,16 +6,13 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import (
-    called_functions,
-    lookup,
-    plain,
-    rand,
-    state_of,
-)
+from autograder.checking.probing import lookup, plain, rand, state_of
+from autograder.checking.torch_recorders import called_functions
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
+
+__all__ = ["CallsRecord", "ForwardRecord", "SelfAttentionCase", "attention_input", "probe_calls", "probe_forward"]
 
 
 class SelfAttentionCase(TypedDict):

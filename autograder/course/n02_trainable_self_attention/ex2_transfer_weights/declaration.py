@@ -16,6 +16,8 @@ from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.judge i
 )
 from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe import TransferCase, probe_transfer
 
+__all__ = ["DECLARATION"]
+
 EXERCISES = (
     Exercise("transfer_weights", NOTEBOOK, ("load_v2_weights_into_v1",),
              {"en": "Book exercise 3.1: v2's weights into v1", "zh": "书中练习 3.1：把 v2 的权重装进 v1"}, minutes=15,

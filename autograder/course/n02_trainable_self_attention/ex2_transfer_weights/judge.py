@@ -13,6 +13,8 @@ from autograder.course.n02_trainable_self_attention.ex2_transfer_weights.probe i
     transfer_weights,
 )
 
+__all__ = ["judge_transfer", "judge_transfer_copies", "judge_transfer_returns"]
+
 
 def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Expectations) -> Verdict:
     """v2 left alone, then each of v1's parameters v2's weight transposed. Needs no reference: the case's own weights

@@ -19,6 +19,8 @@ from autograder.checking.probing import (
 from autograder.course.shared.inputs import dtype_of
 from autograder.course.shared.records import ExceptionRecord, Namespace, State
 
+__all__ = ["TransferCase", "TransferRecord", "probe_transfer", "square_case", "transfer_weights"]
+
 
 class TransferCase(TypedDict):
     d_in: int

@@ -1,2 +1,4 @@
 """The exercise folder of causal_mask: probe.py (run by the grading child), judge.py (shipped in the student kit),
 declaration.py (its checks, messages and known mistakes)."""
+
+__all__: list[str] = []

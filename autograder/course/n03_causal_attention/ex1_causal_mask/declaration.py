@@ -10,6 +10,8 @@ from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex1_causal_mask.judge import judge_causal_mask
 from autograder.course.n03_causal_attention.ex1_causal_mask.probe import MaskCase, MaskRecord, probe_causal_mask
 
+__all__ = ["DECLARATION"]
+
 EXERCISES = (
     Exercise("causal_mask", NOTEBOOK, ("causal_mask",), {"en": "The causal mask", "zh": "因果掩码"}, minutes=10,
              difficulty=1),

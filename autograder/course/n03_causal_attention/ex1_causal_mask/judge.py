@@ -8,6 +8,8 @@ from autograder.checking.judging import (
 )
 from autograder.course.n03_causal_attention.ex1_causal_mask.probe import MaskCase, MaskRecord
 
+__all__ = ["judge_causal_mask"]
+
 
 def judge_causal_mask(record: MaskRecord, case: MaskCase, expectations: Expectations) -> Verdict:
     """Shape, bool dtype, then the first wrong query/key pair. Expectations: mask."""

@@ -11,6 +11,8 @@ from autograder.checking.probing import (
 )
 from autograder.course.shared.records import Namespace
 
+__all__ = ["MaskCase", "MaskRecord", "probe_causal_mask"]
+
 
 class MaskCase(TypedDict):
     num_tokens: int

@@ -30,6 +30,8 @@ from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
 )
 from autograder.course.variants import mask_for
 
+__all__ = ["DECLARATION", "weights_cases_device"]
+
 EXERCISES = (
     Exercise("masking_routes", NOTEBOOK, ("causal_weights_renormalised", "causal_weights_neg_inf"),
              {"en": "The two masking routes", "zh": "两种遮蔽方式"}, minutes=20, difficulty=2),

@@ -11,6 +11,8 @@ from autograder.checking.judging import (
 )
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import RouteDeviceRecord, ScoresCase, WeightsRecord
 
+__all__ = ["judge_causal_weights", "judge_on_device"]
+
 
 def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: Expectations) -> Verdict:
     """Same weights as expected, exact zeros above the diagonal, the same dtype; else the first broken property.

@@ -8,7 +8,6 @@ import torch
 from torch import Tensor
 
 from autograder.checking.probing import (
-    DeviceMixWatch,
     ProbeError,
     describe_exception,
     dtype_name,
@@ -18,8 +17,15 @@ from autograder.checking.probing import (
     rand,
     seeded,
 )
+from autograder.checking.torch_recorders import DeviceMixWatch
 from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_kind
 from autograder.course.shared.records import ExceptionRecord, Namespace
+
+__all__ = [
+    "NOTES_D_OUT", "NOTES_V2_SEED", "RouteDeviceRecord", "ScoresCase", "WeightsRecord", "notes_attention_scores",
+    "notes_attention_weights", "probe_neg_inf", "probe_on_device", "probe_renormalised", "scores_input",
+    "weights_input",
+]
 
 
 class ScoresCase(TypedDict):

@@ -30,6 +30,8 @@ from autograder.course.shared.inputs import notes_inputs
 from autograder.course.shared.records import State
 from autograder.course.variants import attention, attention_variants, mask_fill_variants, mask_for, raw_scores
 
+__all__ = ["DECLARATION", "attention_cases_random", "notes_case"]
+
 EXERCISES = (
     Exercise("causal_attention", NOTEBOOK, ("CausalAttention",),
              {"en": "CausalAttention: buffer and forward", "zh": "CausalAttention：buffer 与前向传播"}, minutes=30,

@@ -18,6 +18,8 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
 )
 from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
+__all__ = ["judge_forward"]
+
 
 def judge_forward(record: CausalForwardRecord, case: CausalCase, expectations: Expectations) -> Verdict:
     """CausalAttention's output with the student's own weights; no built-in attention. Expectations: output,

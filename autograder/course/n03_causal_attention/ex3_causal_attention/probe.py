@@ -6,22 +6,14 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import (
-    PROJECTIONS,
-    ProbeError,
-    call_watched,
-    forbidden_calls,
-    layer_inputs,
-    lookup,
-    plain,
-    rand,
-    seeded,
-    state_of,
-)
+from autograder.checking.probing import PROJECTIONS, ProbeError, layer_inputs, lookup, plain, rand, seeded, state_of
+from autograder.checking.torch_recorders import call_watched, forbidden_calls
 from autograder.course.shared.inputs import ATTENTION_FUNCTIONS, DTYPES, notes_batch
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
 from autograder.course.shared.wide import wide_input
+
+__all__ = ["CausalCase", "CausalForwardRecord", "attention_input", "probe_forward"]
 
 
 class CausalCase(TypedDict):

@@ -27,6 +27,8 @@ from autograder.course.n04_multi_head_attention.shared import (
     projection_weights,
 )
 
+__all__ = ["DECLARATION"]
+
 # The exercises these checks grade, in course order. An exercise's points are the sum of its checks' points
 # (autograder.course.exercises adds them up); its graded cell in the notebook must give the same number.
 EXERCISES = (

@@ -19,6 +19,8 @@ from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     attention_input,
 )
 
+__all__ = ["judge_two_dimensional", "judge_wrapper"]
+
 
 def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
     """Structure, then the heads' outputs side by side; a wrong join or the first wrong head named.

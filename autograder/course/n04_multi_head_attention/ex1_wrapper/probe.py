@@ -21,6 +21,11 @@ from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
 from autograder.course.shared.wide import wide_input
 
+__all__ = [
+    "MHA_LAYERS", "MultiHeadCase", "TwoDimensionalCase", "TwoDimensionalRecord", "WrapperRecord", "attention_input",
+    "probe_two_dimensional", "probe_wrapper", "raised_by",
+]
+
 
 class MultiHeadCase(TypedDict):
     """The wrapper and MultiHeadAttention: sizes, seed, and for the heads checks which head or how many more."""

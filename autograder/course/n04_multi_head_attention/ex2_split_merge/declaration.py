@@ -28,6 +28,8 @@ from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
 )
 from autograder.course.n04_multi_head_attention.shared import dtype_message
 
+__all__ = ["DECLARATION"]
+
 EXERCISES = (
     Exercise("split_heads", NOTEBOOK, ("split_heads",), {"en": "Splitting into heads", "zh": "拆分注意力头"},
              minutes=15, difficulty=2),

@@ -12,6 +12,8 @@ from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
     split_input,
 )
 
+__all__ = ["input_and_graph", "judge_merge", "judge_split"]
+
 
 def input_and_graph(function: str, data: HeadsRecord) -> Verdict | None:
     """The input left as it was and the output still in its graph, read from the student's own tensors (FACT); None

@@ -18,6 +18,11 @@ from autograder.checking.probing import (
 from autograder.course.shared.inputs import DTYPES
 from autograder.course.shared.records import Namespace
 
+__all__ = [
+    "HEAD_DTYPES", "HeadsCase", "HeadsRecord", "merge_input", "probe_merge", "probe_split", "round_trip_source",
+    "split_input",
+]
+
 # Splitting and merging only move numbers: every float dtype a model runs in is allowed.
 HEAD_DTYPES = {**DTYPES, "float16": torch.float16, "bfloat16": torch.bfloat16}
 

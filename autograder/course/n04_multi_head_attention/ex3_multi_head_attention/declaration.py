@@ -32,6 +32,8 @@ from autograder.course.n04_multi_head_attention.shared import (
 )
 from autograder.course.shared import wide
 
+__all__ = ["DECLARATION", "mha_cases_reference"]
+
 EXERCISES = (
     Exercise("multi_head_attention", NOTEBOOK, ("MultiHeadAttention",),
              {"en": "MultiHeadAttention.forward", "zh": "MultiHeadAttention.forward"}, minutes=30, difficulty=3),

@@ -34,6 +34,8 @@ from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe i
 )
 from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
+__all__ = ["judge_mha", "judge_mha_heads"]
+
 
 def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
     """Layers, input left alone, then the output on every query that sees a real token. Expectations: output,

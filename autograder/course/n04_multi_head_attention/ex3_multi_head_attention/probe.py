@@ -8,9 +8,6 @@ import torch
 from torch import Tensor, nn
 
 from autograder.checking.probing import (
-    FunctionCalls,
-    MatmulCount,
-    Origins,
     ProbeError,
     input_unchanged,
     layer_inputs,
@@ -22,6 +19,7 @@ from autograder.checking.probing import (
     state_of,
     takes_attention_mask,
 )
+from autograder.checking.torch_recorders import FunctionCalls, MatmulCount, Origins
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     MultiHeadCase,
     attention_input,
@@ -29,6 +27,11 @@ from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
 from autograder.course.shared.inputs import DTYPES
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
+
+__all__ = [
+    "BUILTIN_ATTENTION", "HeadIndependenceRecord", "MultiHeadRecord", "VectorisedRecord", "padding_mask", "probe_mha",
+    "probe_mha_heads",
+]
 
 
 class MultiHeadRecord(TypedDict, total=False):
@@ -106,7 +109,8 @@ def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIn
     return {"before": before, "after": after}
 
 
-# As FunctionCalls records them (aliases folded in, probing.OP_FAMILIES); probing.CUSTOM_OP and probing.MODES_OFF.
+# As FunctionCalls records them (aliases folded in, torch_recorders.OP_FAMILIES); torch_recorders.CUSTOM_OP and
+# torch_recorders.MODES_OFF.
 BUILTIN_ATTENTION = frozenset(
     {"scaled_dot_product_attention", "multi_head_attention_forward", "custom_op", "disabled_torch_modes"}
 )

@@ -18,6 +18,8 @@ from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe impo
     probe_equivalence,
 )
 
+__all__ = ["DECLARATION"]
+
 EXERCISES = (
     Exercise("torch_equivalence", NOTEBOOK, ("to_torch_multihead",),
              {"en": "Our weights inside nn.MultiheadAttention", "zh": "把我们的权重放进 nn.MultiheadAttention"},

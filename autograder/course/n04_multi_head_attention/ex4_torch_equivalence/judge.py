@@ -14,6 +14,8 @@ from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe impo
 )
 from autograder.course.shared.inputs import DTYPES
 
+__all__ = ["judge_equivalence"]
+
 
 def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectations: Expectations) -> Verdict:
     """A ValueError where d_in != d_out; else batch_first, sizes, dtype, every copied tensor, dropout, then the

@@ -18,6 +18,8 @@ from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MHA_LAY
 from autograder.course.shared.inputs import DTYPES
 from autograder.course.shared.records import Namespace, State
 
+__all__ = ["EquivalenceCase", "EquivalenceRecord", "equivalence_input", "equivalence_weights", "probe_equivalence"]
+
 
 class EquivalenceCase(TypedDict):
     seed: int

@@ -23,6 +23,8 @@ from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe impor
 )
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.wrong_counters import wrong_counts
 
+__all__ = ["DECLARATION"]
+
 EXERCISES = (
     Exercise("parameter_counts", NOTEBOOK, ("count_parameters",),
              {"en": "Book exercise 3.3: counting parameters", "zh": "书中练习 3.3：统计参数量"}, minutes=10,

@@ -5,6 +5,8 @@ from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.expectations import Expectations
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe import CountCase, CountRecord
 
+__all__ = ["judge_count", "reproduced_mistake"]
+
 
 def reproduced_mistake(data: CountRecord, right: int, wrong_counts: list[tuple[str, list[int]]]) -> str | None:
     """The one mistake whose wrong counter gives the student's count on the case's module, and the student's counts on

@@ -10,6 +10,8 @@ from torch import nn
 from autograder.checking.probing import as_count, lookup
 from autograder.course.shared.records import Namespace
 
+__all__ = ["CountCase", "CountRecord", "ModuleNode", "counted_module", "probe_count"]
+
 # A module to count, as plain data (a case is stored and shown, never a live object). Each node is a dict with a
 # "kind":
 #   "linear" (d_in, d_out, bias), "layer_norm" (size), "embedding" (num, dim), "dropout": torch's own layers;

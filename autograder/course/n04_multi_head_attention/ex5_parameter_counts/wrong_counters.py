@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 
 from torch import nn
 
+__all__ = ["wrong_counts"]
+
 
 def _trainable(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

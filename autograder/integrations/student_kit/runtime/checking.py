@@ -10,6 +10,8 @@ from autograder.checking.expectations import Expectations
 from autograder.integrations.student_kit.runtime.vectors import StoredCheck, Vectors
 from autograder.running.notebook_runtime import Messages, RunnableCheck, run_checks
 
+__all__ = ["StoredExpectations", "run_public"]
+
 
 class StoredExpectations:
     """The kit's stored vectors as the notebook runtime's source, read on first use (`load_vectors()`): public

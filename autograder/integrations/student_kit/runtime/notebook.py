@@ -9,6 +9,8 @@ from autograder.integrations.student_kit.runtime.checking import StoredExpectati
 from autograder.integrations.student_kit.runtime.vectors import installed_vectors
 from autograder.running.notebook_runtime import NotebookRuntime
 
+__all__ = ["check", "check_all", "grade"]
+
 RUNTIME = NotebookRuntime(StoredExpectations(installed_vectors))  # the kernel's session (its hint ladder)
 check = RUNTIME.check
 check_all = RUNTIME.check_all

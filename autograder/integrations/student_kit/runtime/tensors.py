@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+__all__ = ["decode", "encode"]
+
 TENSOR = "__tensor__"
 # float16 and bfloat16 values are written as the Python floats they are exactly, and read back exactly.
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16,

@@ -9,6 +9,8 @@ tolerance: the kit refuses to import rather than give a verdict it cannot stand 
 import re
 from dataclasses import dataclass
 
+__all__ = ["REQUIRES_PYTHON", "SUPPORTED", "require_supported_torch", "unsupported_message"]
+
 
 @dataclass(frozen=True)
 class TorchRange:
@@ -20,7 +22,7 @@ class TorchRange:
         return f"torch>={self.lowest[0]}.{self.lowest[1]},<{self.below[0]}.{self.below[1]}"
 
     def admits(self, version: str) -> bool:
-        release = major_minor(version)
+        release = _major_minor(version)
         return release is not None and self.lowest <= release < self.below
 
 
@@ -33,7 +35,7 @@ class UnsupportedTorch(ImportError):
     """The environment's torch is outside SUPPORTED."""
 
 
-def major_minor(version: str) -> tuple[int, int] | None:
+def _major_minor(version: str) -> tuple[int, int] | None:
     """(major, minor) of a torch version string such as `2.14.1+cu128` or `2.15.0.dev20260101`."""
     found = re.match(r"(\d+)\.(\d+)", version)
     return (int(found.group(1)), int(found.group(2))) if found else None

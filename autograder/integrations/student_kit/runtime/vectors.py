@@ -10,6 +10,11 @@ from autograder.checking.check_types import Evidence, Exercise, Misconception
 from autograder.course.shared.plan import JUDGE_ROLE, ProbeAddress, resolve
 from autograder.integrations.student_kit.runtime.tensors import decode
 
+__all__ = [
+    "FILE_NAME", "FORMAT", "StoredCheck", "Vectors", "installed_vectors", "misconception_from_record", "read_vectors",
+    "vectors_from_document",
+]
+
 FORMAT = 4  # 3: a preview stores its hidden twin's points (graded_later); 4: each misconception with its exercises
 # and evidence (the table of mistakes, issue 41)
 FILE_NAME = "vectors.json"

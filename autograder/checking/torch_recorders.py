@@ -1,0 +1,447 @@
+"""The torch recorders a probe watches the student's code with: which torch functions and ATen ops a call ran
+(FunctionCalls, DispatchedOps, under their public names: op_name), which tensors it used that no recorder saw made
+(Origins), how many matrix multiplies (MatmulCount), which ops mixed devices (DeviceMixWatch), `.T` on a batch
+(ForwardWatch).
+
+Nothing here imports `solutions`: recorders run in a process that must not see the reference (as probing.py).
+"""
+
+import types
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType, TracebackType
+from typing import Any, Self
+
+import torch
+from torch import nn
+from torch._ops import OpOverload, OpOverloadPacket
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+__all__ = [
+    "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
+    "call_watched", "called_functions", "forbidden_calls", "op_name",
+]
+
+# What a rule names, for the aliases torch reaches a library function through: torch.ops.aten, torch._C, private
+# functions and the ATen kernels the dispatcher runs. Each is recorded as the public function it implements, so a rule
+# forbids one name per function and the student reads "softmax", not "aten::_softmax".
+OP_FAMILIES: Mapping[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys(
+            (
+                "_softmax",
+                "_safe_softmax",  # what the math attention kernel normalises with
+                "_masked_softmax",
+                "_sparse_softmax",
+                "_nested_tensor_softmax_with_shape",
+                "special_softmax",
+            ),
+            "softmax",
+        ),
+        **dict.fromkeys(("_log_softmax", "_sparse_log_softmax", "special_log_softmax"), "log_softmax"),
+        **dict.fromkeys(
+            (
+                "_fused_sdp_choice",
+                "_scaled_dot_product_attention_math",
+                "_scaled_dot_product_attention_math_for_mps",
+                "_scaled_dot_product_flash_attention",
+                "_scaled_dot_product_flash_attention_for_cpu",
+                "_scaled_dot_product_efficient_attention",
+                "_scaled_dot_product_cudnn_attention",
+                "_scaled_dot_product_fused_attention_overrideable",
+                "_flash_attention_forward",
+                "_efficient_attention_forward",
+                "_cudnn_attention_forward",
+                "_triton_scaled_dot_attention",
+            ),
+            "scaled_dot_product_attention",
+        ),
+        **dict.fromkeys(
+            ("_native_multi_head_attention", "_triton_multi_head_attention", "_transformer_encoder_layer_fwd"),
+            "multi_head_attention_forward",
+        ),
+    }
+)
+
+# Operator libraries that ship with torch. An op from any other namespace was registered with torch.library, most
+# likely by the student: its kernel runs with the recorders switched off, so what it calls cannot be seen.
+TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "quantized", "_quantized", "profiler", "mkldnn", "onednn"})
+CUSTOM_OP = "custom_op"  # the name every such op is recorded under: a from-scratch rule can forbid them all at once
+# Recorded when the student's code switched one of the two recorders off (torch._C.DisableTorchFunction,
+# _disable_current_modes, popping a mode): what it called then may be seen by neither.
+MODES_OFF = "disabled_torch_modes"
+
+
+def op_name(func: object) -> str:
+    """The readable name of a torch function or ATen op, aliases folded: torch.ops.aten._softmax.default,
+    torch._softmax and Tensor.softmax are all "softmax"."""
+    if isinstance(func, OpOverload | OpOverloadPacket):
+        qualified = func.name() if isinstance(func, OpOverload) else func._qualified_op_name
+        namespace, _, name = qualified.partition("::")
+        if namespace not in TORCH_NAMESPACES:
+            return CUSTOM_OP
+        name = name.split(".", 1)[0]  # the overload ("softmax.int") is the same function
+    else:
+        name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or type(func).__name__
+        name = name.rsplit(".", 1)[-1]  # "_VariableFunctionsClass.softmax", "TensorBase.softmax": the function
+    return OP_FAMILIES.get(name, name)
+
+
+# Bound once: student code that replaces these in torch._C cannot blind the recorders (the seal restores this
+# module's namespace before every probe, not torch's).
+_function_modes_all_disabled = torch._C._is_torch_function_all_disabled
+_function_stack_length, _function_stack_at = torch._C._len_torch_function_stack, torch._C._get_function_stack_at
+_dispatch_stack_length, _dispatch_stack_at = torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at
+_dispatch_key_excluded, _PYTHON_KEY = torch._C._dispatch_tls_is_dispatch_key_excluded, torch._C.DispatchKey.Python
+
+
+def _on_stack(mode: object, length: Callable[[], int], stack_at: Callable[[int], object]) -> bool:
+    return any(stack_at(index) is mode for index in range(length()))
+
+
+class UncompiledDispatchMode(TorchDispatchMode):
+    """A dispatch mode nothing compiles. Otherwise torch wraps each subclass's __torch_dispatch__ so that its first
+    call imports torch._dynamo: more than a second of a fresh kernel's first check() and of a grading child's first
+    probe (tests/test_first_check.py)."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False
+
+
+MAX_ORIGIN_ITEMS = 10_000  # of one container scanned for tensors that existed before a call
+
+
+class Origins:
+    """Which tensors a recorded call may use without the recorders having seen them made: the call's arguments and
+    the state it reads (a module's parameters, buffers and tensor attributes, its forward's and the function's
+    globals and closure, one container deep).
+
+    Both recorders run in the calling thread only, and neither sees an op run in another thread, through
+    `OpOverload.redispatch` to a backend key, or with both switched off. What such an op makes is a tensor no
+    recorder saw made: every tensor an op of the call takes (and the call's result) must be one of the call's
+    own outputs or one of the tensors above, else `unseen` is set and the rules fail closed (MODES_OFF). Tensors
+    of one element are let through: the dispatcher wraps Python numbers as such. The storages seen are held until
+    the call ends, so that memory freed by one op and reused by a hidden one is not taken for a tensor seen made."""
+
+    def __init__(self, *sources: object) -> None:
+        self._known: dict[int, object] = {}  # storage address -> the storage, held
+        self._scanned: set[int] = set()  # ids of modules and functions already looked through
+        self.unseen = False
+        with torch._C.DisableTorchFunction():
+            for source in sources:
+                self._add_state(source)
+
+    def add(self, value: object) -> None:
+        """Tensors in `value` (an op's output) were seen made."""
+        with torch._C.DisableTorchFunction():
+            for tensor in _tensors_in(value):
+                self._hold(tensor)
+
+    def check(self, value: object) -> None:
+        """Tensors in `value` (an op's inputs, the call's result) must have been seen or known."""
+        with torch._C.DisableTorchFunction():
+            for tensor in _tensors_in(value):
+                key = _storage_key(tensor)
+                if key and key not in self._known and _numel(tensor) > 1:
+                    self.unseen = True
+
+    def _hold(self, tensor: torch.Tensor) -> None:
+        try:
+            storage = torch.Tensor.untyped_storage(tensor)
+        except (RuntimeError, TypeError, NotImplementedError):
+            return
+        self._known[storage.data_ptr()] = storage
+
+    def _add_state(self, source: Any) -> None:
+        if id(source) in self._scanned:
+            return
+        self._scanned.add(id(source))
+        if isinstance(source, nn.Module):
+            for module in source.modules():
+                self._add_values(vars(module).values())
+                self._add_values(vars(type(module)).values())
+                for name in ("_parameters", "_buffers"):
+                    self._add_values(vars(module).get(name, {}).values())
+                self._add_state(getattr(type(module), "forward", None))
+            return
+        function = getattr(source, "__func__", source)
+        if isinstance(getattr(source, "__self__", None), nn.Module):
+            self._add_state(source.__self__)
+        if isinstance(function, types.FunctionType):
+            if id(function.__globals__) not in self._scanned:
+                self._scanned.add(id(function.__globals__))
+                self._add_values(function.__globals__.values())
+            self._add_values((cell.cell_contents for cell in function.__closure__ or () if _filled(cell)),
+                             functions=True)
+        else:
+            self._add_values([source])  # an argument: a tensor, or a container of them
+
+    def _add_values(self, values: Iterable[object], functions: bool = False) -> None:
+        """Tensors among `values` and in the containers among them; with `functions`, the state of the functions
+        among them too (a closure's helper and its cache). Other modules of the notebook are not looked through:
+        a forward that reads another model's tensors is taken for a hidden route (fail closed)."""
+        for count, value in enumerate(values):
+            if count > MAX_ORIGIN_ITEMS:
+                return
+            if isinstance(value, torch.Tensor):
+                self._hold(value)
+            elif functions and isinstance(value, types.FunctionType | types.MethodType):
+                self._add_state(value)
+            elif isinstance(value, list | tuple | dict):
+                items = value.values() if isinstance(value, dict) else value
+                for item in list(items)[:MAX_ORIGIN_ITEMS]:
+                    if isinstance(item, torch.Tensor):
+                        self._hold(item)
+
+
+# Ops that only allocate: what a kernel writes into their output is not seen by this (a kernel reached by a
+# redispatch allocates its result through the dispatcher, then fills it out of sight).
+BLANK_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"})
+
+
+# torch.tensor(...), torch.as_tensor, torch.from_numpy: a constant made from Python or NumPy data enters here. Such
+# numbers are no hidden route to a library softmax by themselves: the gradient check sees a faked gradient on them.
+LIFT_OPS = frozenset({"lift_fresh", "lift_fresh_copy", "lift"})
+
+
+def _read_arguments(func: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[Any]:
+    """The op's arguments it reads only: one it writes (an in-place op's self, an out=) may be blank memory."""
+    try:
+        schema = func._schema.arguments
+    except AttributeError:
+        return [args, kwargs]
+    written = {argument.name for argument in schema if argument.alias_info is not None and argument.alias_info.is_write}
+    read = [value for argument, value in zip(schema, args, strict=False) if argument.name not in written]
+    read += [value for name, value in (kwargs or {}).items() if name not in written]
+    return read
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _tensors_in(value: object, depth: int = 0) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 3 and isinstance(value, list | tuple):
+        for item in value:
+            yield from _tensors_in(item, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item, depth + 1)
+
+
+def _storage_key(tensor: torch.Tensor) -> int:
+    """Where the tensor's data lives (0: nowhere to compare, a meta tensor, or no plain storage)."""
+    try:
+        return torch.Tensor.untyped_storage(tensor).data_ptr()
+    except (RuntimeError, TypeError, NotImplementedError):
+        return 0
+
+
+def _numel(tensor: torch.Tensor) -> int:
+    try:
+        return torch.Tensor.numel(tensor)
+    except (RuntimeError, TypeError):
+        return 2
+
+
+class DispatchedOps(UncompiledDispatchMode):
+    """Records the ATen ops the dispatcher runs, into `names`: sees what no Python-level alias can hide, because
+    every path to a kernel (torch.ops, torch._C, a function kept in a dict, autograd) ends at the dispatcher.
+    Composite ops (softmin, the math attention kernel) are seen as the ops they are made of."""
+
+    def __init__(self, names: list[str], functions: "FunctionCalls", origins: Origins | None = None) -> None:
+        super().__init__()
+        self.names = names
+        self.functions = functions  # the function-level recorder, which must stay on while ops run
+        self.handling = 0  # > 0 while an op runs on behalf of this mode: the mode is off the stack then
+        self.origins = origins
+
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        functions_off = _function_modes_all_disabled() or not (
+            self.functions.handling or _on_stack(self.functions, _function_stack_length, _function_stack_at)
+        )
+        if self.origins is None:
+            return _recorded_call(self, func, args, kwargs, other_recorder_off=functions_off)
+        if func.overloadpacket.__name__ not in LIFT_OPS:
+            self.origins.check(_read_arguments(func, args, kwargs))
+        result = _recorded_call(self, func, args, kwargs, other_recorder_off=functions_off)
+        if func.overloadpacket.__name__ not in BLANK_OPS:  # memory to be written, by a seen op or not
+            self.origins.add(result)
+        return result
+
+    def is_off(self) -> bool:
+        """Whether the dispatcher would skip this mode now (popped, or Python dispatch excluded)."""
+        if self.handling:
+            return False
+        return _dispatch_key_excluded(_PYTHON_KEY) or not _on_stack(self, _dispatch_stack_length, _dispatch_stack_at)
+
+
+class FunctionCalls(TorchFunctionMode):
+    """Records the torch functions the student's code calls (F.softmax, F.scaled_dot_product_attention...) and the
+    ATen ops they run, as readable names in `names` (see `op_name`): an alias of a forbidden function is recorded
+    under that function's name. Each recorder notes when the other was switched off (`MODES_OFF`)."""
+
+    def __init__(self, origins: Origins | None = None) -> None:
+        super().__init__()
+        self.names: list[str] = []
+        self.handling = 0  # > 0 while a call runs on behalf of this mode: the mode is off the stack then
+        self.origins = origins  # given: tensors no recorder saw made are noted too (see Origins)
+        self._ops = DispatchedOps(self.names, self, origins)
+
+    def __enter__(self) -> Self:
+        super().__enter__()
+        try:
+            self._ops.__enter__()
+        except BaseException:
+            super().__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        try:
+            self._ops.__exit__(exc_type, exc_value, traceback)
+        finally:
+            super().__exit__(exc_type, exc_value, traceback)
+
+    def __torch_function__(self, func: Callable[..., Any], types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        result = _recorded_call(self, func, args, kwargs, other_recorder_off=self._ops.is_off())
+        if self.origins is not None and not isinstance(func, OpOverload):  # ATen ops: the dispatch level's to judge
+            self.origins.add(result)
+        return result
+
+    def result_checked(self, result: Any) -> Any:
+        """The call's result, after noting (MODES_OFF) a tensor in it, or used by its ops, that no recorder saw
+        made; the result as it was."""
+        if self.origins is not None:
+            self.origins.check(result)
+            if self.origins.unseen:
+                self.names.append(MODES_OFF)
+        return result
+
+
+def _recorded_call(recorder: "DispatchedOps | FunctionCalls", func: Callable[..., Any], args: Sequence[Any],
+                   kwargs: Mapping[str, Any] | None, *, other_recorder_off: bool) -> Any:
+    """Record `func` under its public name (and MODES_OFF when the other recorder was switched off), then run it
+    with `recorder.handling` raised: while it runs, the recorder is off the mode stack on purpose."""
+    recorder.names.append(op_name(func))
+    if other_recorder_off:
+        recorder.names.append(MODES_OFF)
+    recorder.handling += 1
+    try:
+        return func(*args, **(kwargs or {}))
+    finally:
+        recorder.handling -= 1
+
+
+MATMUL_OPS = frozenset(
+    {
+        "mm",
+        "bmm",
+        "addmm",
+        "matmul",
+        "baddbmm",
+        "addbmm",
+        "mv",
+        "dot",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_attention_math",
+    }
+)
+
+
+class MatmulCount(UncompiledDispatchMode):
+    """Counts matrix-multiply ops dispatched to ATen: a loop over heads makes the count grow with num_heads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        if func.overloadpacket.__name__ in MATMUL_OPS:
+            self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+# Ops that may take CPU index tensors for tensors on any device: not a device mix.
+INDEXING_OPS = frozenset({"index", "index_put", "index_put_", "_index_put_impl_"})
+
+
+class DeviceMixWatch(UncompiledDispatchMode):
+    """Notes every op that mixes a non-scalar CPU tensor into work on another device.
+
+    Run with the module and its input on `meta` (or a GPU): a tensor the student's code created without
+    `device=` stays on the CPU, and an op that combines it with the others fails on a GPU. On `meta`, an
+    in-place op such as masked_fill_ raises nothing, so the mix is looked for here instead.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mixed: list[str] = []  # names of the ops that mixed devices
+
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        if func.overloadpacket.__name__ not in INDEXING_OPS:
+            tensors = [value for value in _flat(args) + _flat(kwargs) if isinstance(value, torch.Tensor)]
+            on_cpu = any(t.device.type == "cpu" and t.dim() > 0 for t in tensors)
+            elsewhere = any(t.device.type != "cpu" for t in tensors)
+            if on_cpu and elsewhere:
+                self.mixed.append(func.overloadpacket.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def _flat(value: object) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return [item for element in value for item in _flat(element)]
+    if isinstance(value, dict):
+        return [item for element in value.values() for item in _flat(element)]
+    return [value]
+
+
+def called_functions(function: Callable[..., Any], *args: Any) -> tuple[Any, list[str]]:
+    """(result, sorted readable names of the torch functions and ATen ops the call went through); MODES_OFF among
+    them when the call used a tensor no recorder saw made (another thread, a redispatch: see Origins)."""
+    with FunctionCalls(Origins(function, *args)) as calls:
+        result = function(*args)
+    calls.result_checked(result)
+    return result, sorted(set(calls.names))
+
+
+def forbidden_calls(names: Iterable[str], forbidden: Collection[str]) -> list[str]:
+    """The recorded names (see `op_name`) that are in `forbidden`, sorted, as the student should read them."""
+    families = {OP_FAMILIES.get(short, short) for short in (name.rsplit(".", 1)[-1] for name in names)}
+    return sorted(family for family in families if family in forbidden)
+
+
+class ForwardWatch(FunctionCalls):
+    """FunctionCalls that also notices `.T` on a tensor with a batch dimension: it reverses EVERY axis."""
+
+    def __init__(self, origins: Origins | None = None) -> None:
+        super().__init__(origins)
+        self.batched_transpose = False
+
+    def __torch_function__(self, func: Callable[..., Any], types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
+            self.batched_transpose = True
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+def call_watched(module: Callable[[torch.Tensor], Any], x: torch.Tensor) -> tuple[Any, ForwardWatch]:
+    """(module(x), watch). A crash is raised as it is: what caused it is told by reproducing it
+    (autograder.checking.reproduction), not by what the watch saw before it."""
+    with ForwardWatch(Origins(module, x)) as watch:
+        output = module(x)
+    watch.result_checked(output)
+    return output, watch

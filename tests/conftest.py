@@ -28,19 +28,39 @@ def _sort_lines(cell, lines_by_region):
             lines_by_region[region].add(line)
 
 
+# Fixtures made once per module (or class): a test that uses one runs in its module's worker.
+SHARED_SCOPES = frozenset({"package", "module", "class"})
+
+
+def _uses_a_shared_fixture(item):
+    # pytest has no public API for the scopes of a test's fixtures; _fixtureinfo is what its own --setup-plan reads
+    fixture_definitions = getattr(item, "_fixtureinfo", None)
+    if fixture_definitions is None:
+        return False
+    return any(definition.scope in SHARED_SCOPES
+               for definitions in fixture_definitions.name2fixturedefs.values() for definition in definitions)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the tests' ids
 def pytest_collection_modifyitems(items):
-    """Give every test its module as `xdist_group` unless it names one itself (a machine-wide resource), so that
-    under `--dist loadgroup` a module's fixtures are set up once, in one worker; then put the groups holding `slow`
-    tests first (with `--no-loadscope-reorder`), so the long groups start first and short ones fill the gaps."""
+    """Under `--dist loadgroup` (make test): a test that uses a module's or a class's fixture gets its module as
+    `xdist_group`, so that fixture is made once, in one worker; a test may name a group itself (a machine-wide
+    resource); the others go to whichever worker is free. The tests marked `slow`, with their groups, come first
+    (run with `--no-loadscope-reorder`), so the long ones start early and the short ones fill the gaps."""
     slow_groups = set()
     for item in items:
-        if item.get_closest_marker("xdist_group") is None:
+        if item.get_closest_marker("xdist_group") is None and _uses_a_shared_fixture(item):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-        group = item.get_closest_marker("xdist_group").args[0]
+        if item.get_closest_marker("browser") or "student_kit_venv" in item.fixturenames:
+            item.add_marker(pytest.mark.slow)  # a browser or a venv with torch: never in `make test-fast`
         if item.get_closest_marker("slow"):
-            slow_groups.add(group)
-    items.sort(key=lambda item: item.get_closest_marker("xdist_group").args[0] not in slow_groups)  # stable sort
+            slow_groups.add(_group_of(item))
+    items.sort(key=lambda item: _group_of(item) not in slow_groups)  # a stable sort: each group keeps its order
+
+
+def _group_of(item):
+    marker = item.get_closest_marker("xdist_group")
+    return marker.args[0] if marker else item.nodeid
 
 
 @pytest.fixture(scope="session")

@@ -42,12 +42,13 @@ def folder_files(*, exercise_id: str, notebook_package: str, minutes: int, probe
                  title: dict[str, str], mistakes: str = "()") -> dict[str, str]:
     """The four files of one exercise folder: a public check on a fixed input, a hidden one on random inputs.
     `mistakes`: the source of a tuple of (mistake id, the reference with that mistake), which the judge names."""
-    init = f'"""The exercise folder of {exercise_id} (added by tests/test_add_an_exercise.py)."""\n'
+    init = f'"""The exercise folder of {exercise_id} (added by tests/test_add_an_exercise.py)."""\n\n__all__ = []\n'
     probe = textwrap.dedent(f'''\
         """Probe of {exercise_id}: call the student's function on the case's input, return plain data."""
 
         from autograder.checking.probing import lookup, plain, rand
 
+        __all__ = ["input_of", "probe"]
 
         def input_of(case):
             return rand(case["seed"], *case["shape"]){probe_input}
@@ -61,6 +62,7 @@ def folder_files(*, exercise_id: str, notebook_package: str, minutes: int, probe
 
         from autograder.checking.compare import compare
 
+        __all__ = ["judge"]
 
         def judge(record, case, expectations):
             return compare(record["output"], expectations["output"], message_key="{exercise_id}.wrong",
@@ -79,6 +81,7 @@ def folder_files(*, exercise_id: str, notebook_package: str, minutes: int, probe
         from {module}.judge import judge
         from {module}.probe import input_of, probe
 
+        __all__ = ["DECLARATION"]
 
         def cases_fixed(rng):
             return [{{"seed": 7, "shape": [4, 3]}}]
@@ -250,7 +253,8 @@ def add_a_notebook(copy):
     package = copy / "autograder" / "course" / NEW_PACKAGE
     package.mkdir()
     (package / "__init__.py").write_text(f'"""Notebook 05 (added by tests/test_add_an_exercise.py)."""\n\n'
-                                         f'NOTEBOOK = "{NEW_NOTEBOOK}"\n', encoding="utf-8")
+                                         f'__all__ = ["NOTEBOOK"]\n\nNOTEBOOK = "{NEW_NOTEBOOK}"\n',
+                                         encoding="utf-8")
     write_folder(copy, NEW_PACKAGE, "ex1_attention_entropy", folder_files(
         exercise_id="attention_entropy", notebook_package=NEW_PACKAGE, minutes=10,
         probe_input=" * 3.0", title={"en": "Attention entropy", "zh": "注意力的熵"}))
@@ -322,6 +326,8 @@ GRADED_CELLS = "tests/test_release.py::test_graded_cells_match_exercises"
 COVERAGE = "tests/test_mutation_coverage.py::test_every_misconception_has_a_mutant_that_is_named"
 MUTANT_TEST = ("tests/test_checks_basics_self_attention.py::test_mistake_loses_points_and_is_named"
                "[scaled_scores_unscaled-fixed]")
+PUBLIC_NAMES = "tests/test_public_names.py::test_the_project_imports_only_what_a_module_exports"
+ALL_DECLARED = "tests/test_public_names.py::test_every_public_module_declares_all"
 
 
 def pytest_in(copy, *node_ids):
@@ -363,7 +369,7 @@ def followed(copy, half_done):
     take_points(copy)
     add_the_mutant(copy)
     run_in(copy, "-m", "autograder.integrations.nbgrader_course", "release")
-    return pytest_in(copy, POINTS_TOTAL, GRADED_CELLS, COVERAGE, MUTANT_TEST)
+    return pytest_in(copy, POINTS_TOTAL, GRADED_CELLS, COVERAGE, MUTANT_TEST, PUBLIC_NAMES, ALL_DECLARED)
 
 
 @pytest.fixture(scope="module")
@@ -406,6 +412,11 @@ def test_the_mistake_is_covered_only_once_its_mutant_is_written(half_done, follo
     assert half_done[COVERAGE].startswith("FAILED") and MISTAKE in half_done[COVERAGE], half_done
     assert followed[COVERAGE] == "PASSED", followed
     assert followed[MUTANT_TEST] == "PASSED", followed  # it loses points and is named, on every seed
+
+
+@pytest.mark.slow
+def test_the_new_folders_modules_declare_what_they_export(followed):
+    assert followed[ALL_DECLARED] == "PASSED" and followed[PUBLIC_NAMES] == "PASSED", followed
 
 
 @pytest.mark.slow

@@ -45,6 +45,7 @@ POINTS_EVERYWHERE = "tests/test_points.py::test_the_release_attnkit_grade_and_sa
 RUN_BY_TEST = {
     "make demo": DEMO,
     "make test": "tests/test_docs.py::test_make_test_runs_the_test_suite",
+    "make test-fast": "tests/test_suite_lanes.py::test_make_test_fast_starts_no_venv_browser_hub_or_cluster",
     ".venv/bin/jupyter lab release/attention":
         "tests/test_browser.py::test_mask_hiding_the_diagonal_climbs_the_three_rungs",
     "ATTNKIT_LANG=zh .venv/bin/jupyter lab release/attention":

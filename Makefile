@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml setup.py constraints.txt
 
 # One pytest worker per core; each module runs whole in one worker and the modules with slow tests start first
 # (tests/conftest.py), so a module's fixtures are made once and the long ones do not end the run alone.
-PYTEST  := $(RUN) $(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadgroup --no-loadscope-reorder
+PYTEST  := $(RUN) $(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP)
 	$(PYTEST)

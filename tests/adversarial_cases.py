@@ -374,8 +374,11 @@ def cases():
              event='{{"event": "exercise", "exercise": "softmax_naive", "records": {{}}}}')),
              note="does not accept"),
         Case("hooks_and_timers_left_for_the_grader-full", NB01, new_cell_after("given_inputs", HOOKS_AND_TIMERS)),
-        Case("thread_writing_on_the_channel-full", NB01, new_cell_after("given_inputs", CHANNEL_WRITER_THREAD),
-             note="your code stopped the grading process"),
+        # Whether a forged frame lands inside a real one is a race the student's thread runs against the child's own
+        # writes: on a quiet machine it can win on every attempt. Either way the student's code is charged, never
+        # the grader (the class-wide tests), and it never earns more than the exercise is worth.
+        Case("thread_writing_on_the_channel-at_most_full", NB01, new_cell_after("given_inputs", CHANNEL_WRITER_THREAD),
+             scores=dict.fromkeys(FULL_01, "at_most_full")),
         Case("audit_hook_that_bites_the_grader-no_grader_error", NB01, new_cell_after(
              "given_inputs", RAISING_AUDIT_HOOK), scores=dict.fromkeys(FULL_01, "at_most_full")),
         Case("profile_hook_in_the_function-zero_for_that_exercise", NB01, replace(

@@ -1,5 +1,5 @@
 """Shared fixtures: the checkout, and the lines of the source notebooks sorted by nbgrader region; how the suite is
-split between pytest-xdist's workers (`make test` runs `-n 2 --dist loadgroup`)."""
+split between pytest-xdist's workers (`make test` runs `-n auto --dist loadfile`)."""
 
 from pathlib import Path
 
@@ -28,39 +28,19 @@ def _sort_lines(cell, lines_by_region):
             lines_by_region[region].add(line)
 
 
-# Fixtures made once per module (or class): a test that uses one runs in its module's worker.
-SHARED_SCOPES = frozenset({"package", "module", "class"})
-
-
-def _uses_a_shared_fixture(item):
-    # pytest has no public API for the scopes of a test's fixtures; _fixtureinfo is what its own --setup-plan reads
-    fixture_definitions = getattr(item, "_fixtureinfo", None)
-    if fixture_definitions is None:
-        return False
-    return any(definition.scope in SHARED_SCOPES
-               for definitions in fixture_definitions.name2fixturedefs.values() for definition in definitions)
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the tests' ids
+@pytest.hookimpl(tryfirst=True)  # before `-m "not slow"` deselects: the marks added here count
 def pytest_collection_modifyitems(items):
-    """Under `--dist loadgroup` (make test): a test that uses a module's or a class's fixture gets its module as
-    `xdist_group`, so that fixture is made once, in one worker; a test may name a group itself (a machine-wide
-    resource); the others go to whichever worker is free. The tests marked `slow`, with their groups, come first
-    (run with `--no-loadscope-reorder`), so the long ones start early and the short ones fill the gaps."""
-    slow_groups = set()
+    """A test that drives a browser or uses the kit's venv (torch installed) is `slow`: never in `make test-fast`.
+    Then the modules holding `slow` tests come first, each module's tests together and in their order: under
+    `--dist loadfile --no-loadscope-reorder` (make test) a module is one unit of work, so its fixtures are made once,
+    and the long modules start early while the short ones fill the gaps."""
+    slow_modules = set()
     for item in items:
-        if item.get_closest_marker("xdist_group") is None and _uses_a_shared_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
         if item.get_closest_marker("browser") or "student_kit_venv" in item.fixturenames:
-            item.add_marker(pytest.mark.slow)  # a browser or a venv with torch: never in `make test-fast`
+            item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("slow"):
-            slow_groups.add(_group_of(item))
-    items.sort(key=lambda item: _group_of(item) not in slow_groups)  # a stable sort: each group keeps its order
-
-
-def _group_of(item):
-    marker = item.get_closest_marker("xdist_group")
-    return marker.args[0] if marker else item.nodeid
+            slow_modules.add(item.path)
+    items.sort(key=lambda item: item.path not in slow_modules)  # a stable sort: a module's tests stay in order
 
 
 @pytest.fixture(scope="session")

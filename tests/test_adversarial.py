@@ -62,6 +62,7 @@ def _exercise_scores(notebook):
     return scores
 
 
+@pytest.mark.slow
 def test_every_student_has_a_grade(graded_class):
     documents = graded_class["documents"]
     assert sorted(documents) == sorted([*HONEST, *(case.name for case in CASES)])
@@ -69,6 +70,7 @@ def test_every_student_has_a_grade(graded_class):
 
 
 @pytest.mark.parametrize("student", HONEST)
+@pytest.mark.slow
 def test_honest_students_keep_full_marks_beside_every_attack(graded_class, student):
     document = graded_class["documents"][student]
     assert document["score"] == 100, [c["message"] for nb in document["notebooks"] for c in nb["checks"]
@@ -78,6 +80,7 @@ def test_honest_students_keep_full_marks_beside_every_attack(graded_class, stude
     assert csv_row.split(",")[5] == "100"
 
 
+@pytest.mark.slow
 def test_the_grader_process_is_untouched_by_student_monkeypatching(graded_class):
     allclose, tensor_eq, builtin_sum, runner_module, plain, judge = graded_class["parent_state"]
     assert torch.allclose is allclose and torch.Tensor.__eq__ is tensor_eq and builtins.sum is builtin_sum
@@ -87,6 +90,7 @@ def test_the_grader_process_is_untouched_by_student_monkeypatching(graded_class)
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=lambda case: case.name)
+@pytest.mark.slow
 def test_case(graded_class, case):
     if not usable(case):
         # Reported as a skip: this kernel lacks the Landlock ABI the outcome depends on.
@@ -133,6 +137,7 @@ def test_case(graded_class, case):
         assert all(other["status"] == "missing" and other["score"] == 0 for other in missing)
 
 
+@pytest.mark.slow
 def test_failed_checks_say_why(graded_class):
     for document in graded_class["documents"].values():
         for notebook in document["notebooks"]:
@@ -141,6 +146,7 @@ def test_failed_checks_say_why(graded_class):
                     assert ": " in check["message"] and len(check["message"]) > 20, check
 
 
+@pytest.mark.slow
 def test_grades_files_were_not_tampered_with(graded_class):
     out = graded_class["out"]
     assert "hacked" not in (out / "grades.csv").read_text()
@@ -172,6 +178,7 @@ def test_grader_statements_are_dropped_from_cells_and_ipython_syntax_compiles(tm
     assert namespace["y"] == 3 and "check" not in namespace and "autograder" not in namespace
 
 
+@pytest.mark.slow
 def test_no_student_makes_the_grader_blame_itself(graded_class):
     """What a child sends is never attnkit's own error: no grader error, no forged note on the instructor's
     console, no advice to grade without the sandbox anywhere."""

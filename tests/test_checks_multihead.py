@@ -215,6 +215,7 @@ MISTAKES = [
 
 @pytest.mark.parametrize(("exercise_id", "student", "failing", "expected"), MISTAKES,
                          ids=lambda v: getattr(v, "__name__", None))
+@pytest.mark.slow
 def test_mistakes_lose_the_right_checks_and_are_named(exercise_id, student, failing, expected):
     for seed in SEEDS:
         results = run(exercise_id, student, seed=seed)
@@ -365,6 +366,7 @@ def test_grading_leaves_the_notebook_rng_alone_and_prints_nothing(exercise_id, c
     assert captured.out == "" and captured.err == ""
 
 
+@pytest.mark.slow
 def test_judging_mistakes_prints_nothing(capfd):
     for exercise_id, student, _, _ in MISTAKES:
         run(exercise_id, student)

@@ -120,6 +120,7 @@ def test_write_class_report_writes_one_file(tmp_path):
     assert sorted(item.name for item in tmp_path.iterdir()) == ["class_report.html"]
 
 
+@pytest.mark.slow
 def test_plots_use_no_pyplot():
     """Figures are matplotlib.figure.Figure objects: pyplot (and its global figure state) is never imported."""
     code = ("import json, sys; from autograder.outputs.class_report import class_report_html; "

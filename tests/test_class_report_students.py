@@ -162,6 +162,7 @@ def test_a_grader_error_shows_in_its_row_without_an_earlier_runs_page(tmp_path):
     assert row.endswith("<td>none</td>")
 
 
+@pytest.mark.slow
 def test_three_hundred_students_keep_the_page_small():
     """Rows grow the page linearly and modestly: about 250 bytes a student beyond the pictures (measured: 250)."""
     small = class_report_html([_document(f"s{index:03}") for index in range(10)])

@@ -105,6 +105,7 @@ def _failed(notebook):
     return [check["message"] for check in notebook["checks"] if check["status"] != "passed"]
 
 
+@pytest.mark.slow
 def test_the_cluttered_folder_scores_full_marks(graded):
     summary, documents, _, _ = graded
     assert not summary.grader_errors
@@ -113,6 +114,7 @@ def test_the_cluttered_folder_scores_full_marks(graded):
         assert entry["score"] == POINTS[notebook], (notebook, _failed(entry), entry["notes"])
 
 
+@pytest.mark.slow
 def test_what_was_left_out_is_one_note_with_counts(graded):
     _, documents, _, _ = graded
     notes = _notebook(documents["a_cluttered"])["notes"]
@@ -125,6 +127,7 @@ def test_what_was_left_out_is_one_note_with_counts(graded):
     assert "mha_utils" not in note and "tokens.csv" not in note, note
 
 
+@pytest.mark.slow
 def test_two_hundred_thousand_files_grade_in_bounded_time_with_one_note(graded):
     _, documents, seconds, _ = graded
     flood = _notebook(documents["b_flood"])
@@ -138,6 +141,7 @@ def test_two_hundred_thousand_files_grade_in_bounded_time_with_one_note(graded):
     assert seconds < 240, seconds
 
 
+@pytest.mark.slow
 def test_the_classmate_graded_after_the_flood_keeps_full_marks(graded):
     _, documents, _, _ = graded
     honest = _notebook(documents["c_honest"])

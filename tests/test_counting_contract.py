@@ -136,6 +136,7 @@ def test_each_wrong_count_loses_points_on_a_public_check_and_is_named_right(stud
     assert names == ({mistake} if mistake else set()), names
 
 
+@pytest.mark.slow
 def test_the_checks_before_the_contract_let_the_held_out_counts_through():
     """The notes' modules alone (the public check before this contract) count these attempts right: only the other
     kinds of module tell them apart."""

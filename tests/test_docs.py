@@ -217,6 +217,7 @@ def run_here(commands: list[Command]) -> list[Command]:
     return [command for command in commands if command.command in RUN_HERE]
 
 
+@pytest.mark.slow
 def test_the_site_builds_without_a_warning(tmp_path):
     """Warnings are errors (-W), references nitpicky (-n); myst_heading_anchors makes every link to a heading an
     anchor Sphinx resolves."""
@@ -229,6 +230,7 @@ def test_the_site_builds_without_a_warning(tmp_path):
         assert (tmp_path / "html" / page.with_suffix(".html").name).is_file(), page.name
 
 
+@pytest.mark.slow
 def test_a_broken_link_or_anchor_fails_the_build(tmp_path):
     """The build's link check can fail: a copy of the site with a link to a missing page and to a missing heading."""
     copy = tmp_path / "docs"
@@ -291,6 +293,7 @@ def test_make_test_runs_the_test_suite():
     assert 'testpaths = ["tests"]' in (REPO / "pyproject.toml").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_the_student_guides_check_and_hint_lines_climb_the_three_rungs():
     """The student's path from the guide's own lines: a check cell on a mask that also hides the diagonal shows the
     symptom and a question, `hint=True` the reproduced mistake, `hint=3` what to change; in English and in Chinese."""

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 
 def fresh(code):
     process = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
@@ -20,6 +22,7 @@ def fresh(code):
     return process.stdout.split()
 
 
+@pytest.mark.slow
 def test_recording_calls_and_ops_imports_no_dynamo():
     assert fresh("""
         import sys, torch
@@ -32,6 +35,7 @@ def test_recording_calls_and_ops_imports_no_dynamo():
     """) == ["False"]
 
 
+@pytest.mark.slow
 def test_importing_check_starts_nothing_and_the_first_meta_check_pays_the_import_itself():
     # Nothing runs in the background of a student's kernel (tests/test_kit_never_races.py): the first check that
     # runs on the meta device imports torch._dynamo in the student's own thread, and is right.

@@ -405,6 +405,7 @@ def attend_flex(q, k, v, causal):
 
 
 @pytest.mark.parametrize("exercise_id", ATTENTION_MODULES)
+@pytest.mark.slow
 def test_flex_attention_does_not_pass_the_rule(exercise_id):
     # A higher-order op: it refuses to run under the recorders, so the probe reports a crash.
     result = grade(exercise_id, ATTENTION_MODULES[exercise_id](four_d(attend_flex)))[RULE_CHECKS[exercise_id]]

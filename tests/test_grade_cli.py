@@ -130,6 +130,7 @@ def test_check_cannot_grade_exits_2_with_one_line(tmp_path, capsys):
         assert len(error.splitlines()) == 1 and reason in error, error
 
 
+@pytest.mark.slow
 def test_console_script_entry_point(solved_dir):
     command = [sys.executable, "-m", "autograder.cli", "check", str(solved_dir / f"{NOTEBOOKS[0]}.ipynb"), "--json"]
     process = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
@@ -142,6 +143,7 @@ def test_console_script_entry_point(solved_dir):
 # --- attnkit grade ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_grades_csv_has_a_row_per_student_with_notebook_scores(graded_class):
     rows = _csv_rows(graded_class["out"])
     assert set(rows) == {"solved", "untouched", "partial", "wrong", "nothing"}
@@ -154,6 +156,7 @@ def test_grades_csv_has_a_row_per_student_with_notebook_scores(graded_class):
     assert 82 <= float(rows["wrong"]["total"]) < 100
 
 
+@pytest.mark.slow
 def test_solved_notebooks_run_every_cell_without_a_note(graded_class):
     """Every cell of the solved notebooks runs in the grading child, the grader's own calls (check, check_all,
     grade) dropped: no 'cell N: ...' note."""
@@ -162,6 +165,7 @@ def test_solved_notebooks_run_every_cell_without_a_note(graded_class):
     assert not [note for note in notes if note.startswith("cell")], notes
 
 
+@pytest.mark.slow
 def test_student_json_records_every_check(graded_class):
     document = json.loads((graded_class["out"] / "students" / "partial.json").read_text())
     assert document["student_id"] == "partial" and document["max_score"] == 100
@@ -172,6 +176,7 @@ def test_student_json_records_every_check(graded_class):
     assert sorted(check["id"] for check in checks) == sorted(check.id for check in catalog.GRADED_CHECKS)
 
 
+@pytest.mark.slow
 def test_gradescope_results(graded_class):
     results = json.loads((graded_class["out"] / "gradescope" / "wrong" / "results.json").read_text())
     assert results["score"] == sum(test["score"] for test in results["tests"])
@@ -184,6 +189,7 @@ def test_gradescope_results(graded_class):
     assert any(test["status"] == "failed" for test in results["tests"])
 
 
+@pytest.mark.slow
 def test_feedback_html_reveals_nothing_of_hidden_checks_but_their_messages(graded_class):
     page = (graded_class["out"] / "feedback" / "wrong.html").read_text()
     document = json.loads((graded_class["out"] / "students" / "wrong.json").read_text())
@@ -203,6 +209,7 @@ def test_feedback_html_reveals_nothing_of_hidden_checks_but_their_messages(grade
     assert "<pre>" in page  # a public failure does show its details
 
 
+@pytest.mark.slow
 def test_resume_grades_only_what_is_missing_or_changed(graded_class, solved_dir, tmp_path):
     # A copy of the graded class: this test changes it, the other tests read the shared one in any order.
     submitted, out = tmp_path / "submitted", tmp_path / "out"
@@ -436,6 +443,7 @@ def _code_cell(source):
     return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
 
 
+@pytest.mark.slow
 def test_a_notebook_out_of_total_time_is_not_said_to_be_re_run(solved_dir, tmp_path):
     """The notebook's 5 s run out while a step, with 8 s of its own, still runs: killed in a cell, or in an exercise.
 
@@ -465,6 +473,7 @@ def test_a_notebook_out_of_total_time_is_not_said_to_be_re_run(solved_dir, tmp_p
     assert naive and all("took too long (over 5 s)" in check.message for check in naive), naive
 
 
+@pytest.mark.slow
 def test_the_summary_line_also_comes_when_run_as_a_module(tmp_path, solved_dir):
     """`python -m autograder.cli` (as the demo and the bench run it) logs under the same name as `attnkit`."""
     _hand_in(tmp_path / "submitted", "only", {NOTEBOOKS[2]: (solved_dir / f"{NOTEBOOKS[2]}.ipynb").read_bytes()})

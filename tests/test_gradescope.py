@@ -174,6 +174,7 @@ def test_build_without_a_source_checkout_says_why(tmp_path):
 
 # --- run_autograder, as Gradescope runs it -------------------------------------------------------------
 
+@pytest.mark.slow
 def test_run_autograder_solved_submission_scores_100(bundle, repo_root, tmp_path):
     root = _autograder_root(bundle, tmp_path / "autograder")
     for name in NOTEBOOKS:
@@ -189,6 +190,7 @@ def test_run_autograder_solved_submission_scores_100(bundle, repo_root, tmp_path
     assert str(root / "source" / "autograder") in stdout  # the bundled package graded, not this checkout
 
 
+@pytest.mark.slow
 def test_run_autograder_untouched_submission_scores_0(bundle, repo_root, tmp_path):
     root = _autograder_root(bundle, tmp_path / "autograder")
     for name in NOTEBOOKS:

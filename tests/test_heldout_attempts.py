@@ -34,18 +34,21 @@ def test_the_set_covers_every_exercise_with_labels_from_the_table():
     assert not stale, stale
 
 
+@pytest.mark.slow
 def test_no_attempt_is_shown_a_mistake_it_does_not_make(outcomes):
     print("\n" + heldout_eval.table(outcomes))
     wrong = heldout_eval.wrong_names(outcomes)
     assert not wrong, f"{len(wrong)} wrong names on the held-out set:\n" + "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_correct_alternatives_keep_full_marks_and_get_no_name(outcomes):
     assert sum(outcome.student.correct for outcome in outcomes) >= 10
     docked = heldout_eval.docked(outcomes)
     assert not docked, "\n".join(docked)
 
 
+@pytest.mark.slow
 def test_recall_on_attempts_whose_mistake_is_in_the_table(outcomes):
     found = heldout_eval.counts(outcomes)
     print(f"\nrecall {found.recall:.3f}: {found.in_table_right} of {found.in_table} named right")
@@ -83,6 +86,7 @@ def test_the_learner_read_shows_three_rungs():
     assert "✘" in read
 
 
+@pytest.mark.slow
 def test_the_command_prints_the_table_and_every_wrong_name(outcomes, monkeypatch, capsys):
     """`python -m devtools.heldout_eval --set heldout -v` (the contributor guide shows it), on the outcomes measured
     above rather than measuring them twice."""

@@ -82,6 +82,7 @@ def test_a_notebook_found_by_content_is_named_in_grades_csv(graded):
     assert f"{NB01}: graded Copy of {NB01}.ipynb (found by content)" in rows["colab"]["problems"]
 
 
+@pytest.mark.slow
 def test_a_module_left_out_of_the_copy_is_named_in_the_notes_and_grades_csv(graded):
     documents, rows = graded
     entry = _notebook(documents["left_out"])

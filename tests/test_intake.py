@@ -149,6 +149,7 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
 
 # --- size caps before any read ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_sparse_4_gb_notebook_is_refused_without_being_read(tmp_path):
     """fstat on the opened file decides: peak memory stays far below the file's size (`attnkit grade`'s
     submission hash included, which used to read the whole file first: 4.35 GB)."""

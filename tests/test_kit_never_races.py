@@ -19,6 +19,7 @@ RUNS = 8  # the race lost about 1 run in 3: 8 runs would all pass it by chance 1
 
 
 @pytest.mark.parametrize("kit", KITS)
+@pytest.mark.slow
 def test_torch_setters_right_after_importing_check_always_work(kit):
     runs = run_setters(sys.executable, KITS[kit], RUNS)
     bad = failures(runs)

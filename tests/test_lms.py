@@ -85,6 +85,7 @@ def test_canvas_import_file_has_the_documented_layout(tmp_path, grades, capsys):
     assert "canvas.csv" in (folder / class_report.FILE_NAME).read_text()  # the class report links the file
 
 
+@pytest.mark.slow
 def test_canvas_per_exercise_columns_carry_points_possible(tmp_path, grades):
     folder, records = grades
     roster = _canvas_roster(tmp_path / "roster.csv", [["Lovelace, Ann", "101", "S101", "ann", "S1", "", ""],
@@ -101,6 +102,7 @@ def test_canvas_per_exercise_columns_carry_points_possible(tmp_path, grades):
     assert sum(float(value) for value in bob[6:]) == pytest.approx(float(bob[5]))
 
 
+@pytest.mark.slow
 def test_moodle_import_file_identifier_and_grade_columns(tmp_path, grades):
     folder, records = grades
     roster = tmp_path / "moodle.csv"

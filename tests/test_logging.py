@@ -64,6 +64,7 @@ def test_each_command_configures_once_a_rerun_prints_its_lines_once(tmp_path, lo
     assert len(handlers) == 1
 
 
+@pytest.mark.slow
 def test_a_library_caller_still_sees_the_grader_s_errors_on_stderr_and_nothing_else():
     code = ("import logging; from autograder.isolation import supervisor; from autograder.grading import classroom; "
             "supervisor.logger.error('attnkit: internal error while grading x: boom\\n    line'); "
@@ -77,6 +78,7 @@ def test_a_library_caller_still_sees_the_grader_s_errors_on_stderr_and_nothing_e
 CELL_OUTPUT = {"autograder/isolation/run_magic.py"}
 
 
+@pytest.mark.slow
 def test_no_module_prints_diagnostics_to_stderr(repo_root):
     """print(..., file=sys.stderr) bypasses -v and the handler: every diagnostic goes through a logger."""
     offenders = []

@@ -58,6 +58,7 @@ def _read_every_way(path):
 
 @EXAMPLES
 @given(document=documents())
+@pytest.mark.slow
 def test_planning_raises_only_notebook_problem_for_any_json(tmp_path_factory, document):
     path = tmp_path_factory.mktemp("nb") / f"{NB01}.ipynb"
     path.write_text(json.dumps(document), encoding="utf-8")

@@ -178,12 +178,14 @@ def graded_students():
     return recorded
 
 
+@pytest.mark.slow
 def test_every_name_the_grid_and_the_mutants_are_shown_is_proven(graded_students):
     named = [result for _verdict, _exercise, result in graded_students if result.misconception]
     assert len(named) > 300  # the run reached the checks that name mistakes
     assert not unproven(graded_students), "\n".join(unproven(graded_students))
 
 
+@pytest.mark.slow
 def test_no_judge_names_a_mistake_it_has_no_evidence_for(graded_students):
     refused = {(exercise, verdict.misconception): results.refused_name(verdict, exercise, MISCONCEPTIONS_BY_ID)
                for verdict, exercise, _result in graded_students if verdict.misconception}

@@ -29,6 +29,7 @@ def sampled():
     return sample(mutant_source.all_mutants(), EQUIVALENTS, SAMPLE_SIZE)
 
 
+@pytest.mark.slow
 def test_keys_are_unique_and_every_listed_equivalent_is_still_generated(mutants_by_key):
     assert len(mutants_by_key) == len(mutant_source.all_mutants())
     stale = sorted(set(EQUIVALENTS) - set(mutants_by_key))
@@ -36,6 +37,7 @@ def test_keys_are_unique_and_every_listed_equivalent_is_still_generated(mutants_
 
 
 @pytest.mark.parametrize("key", sorted(EQUIVALENTS))
+@pytest.mark.slow
 def test_a_listed_equivalent_gives_the_reference_outputs(key, mutants_by_key):
     mutant = mutants_by_key.get(key)
     assert mutant is not None, f"{key} is no longer generated"
@@ -43,6 +45,7 @@ def test_a_listed_equivalent_gives_the_reference_outputs(key, mutants_by_key):
     assert differential.difference(mutant) is None
 
 
+@pytest.mark.slow
 def test_the_sample_is_stable_and_spread_over_every_solution_file(sampled):
     assert abs(len(sampled) - SAMPLE_SIZE) <= len(mutant_source.solution_files())
     assert {mutant.file for mutant in sampled} == set(mutant_source.solution_files())
@@ -50,6 +53,7 @@ def test_the_sample_is_stable_and_spread_over_every_solution_file(sampled):
     assert not {mutant.key for mutant in sampled} & set(EQUIVALENTS)
 
 
+@pytest.mark.slow
 def test_every_sampled_mutant_loses_points(sampled):
     survivors = []
     for mutant in sampled:
@@ -61,6 +65,7 @@ def test_every_sampled_mutant_loses_points(sampled):
     assert not survivors, "mutants that keep full marks:\n" + "\n".join(survivors)
 
 
+@pytest.mark.slow
 def test_the_differential_run_tells_sampled_mutants_from_the_reference(sampled):
     # Without this, an observer that sees nothing would let any mutant pass as equivalent.
     one_per_file = {}
@@ -78,6 +83,7 @@ def test_keys_survive_unrelated_edits():
         [m.key for m in mutant_source.file_mutants(file, source)]
 
 
+@pytest.mark.slow
 def test_a_mutant_is_loaded_in_memory_and_leaves_the_reference_alone(mutants_by_key):
     key = "n01_attention_without_weights.py:softmax_stable:core/ReplaceBinaryOperator_Sub_Add:eb2e8f177a"
     loaded = mutant_source.load(mutants_by_key[key])

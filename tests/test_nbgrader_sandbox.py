@@ -309,7 +309,7 @@ def _autograde_what_nbgrader_accepts(course, refused_dir, at_most):
 # A thread the student left running writes forged frames on the channel whenever it is scheduled: which step the
 # grader blames (and so which cell the re-run drops) depends on where its first frame lands among the child's own,
 # in any run of either grader. Its agreement is not a property of the two graders; that neither blames itself is.
-RACING_THREAD_CASES = ("thread_writing_on_the_channel-full",)
+RACING_THREAD_CASES = ("thread_writing_on_the_channel-at_most_full",)
 
 
 def test_the_adversarial_catalogue_gets_attnkits_grades_from_nbgrader(catalogue):

@@ -182,6 +182,7 @@ def kit_runtime():
     return NotebookRuntime(StoredExpectations(lambda: vectors))
 
 
+@pytest.mark.slow
 def test_the_issues_two_students_are_right_in_the_student_kit(kit_runtime, monkeypatch):
     monkeypatch.setenv("ATTNKIT_LANG", "en")
     renormalised = printed(kit_runtime.check, "causal_attention", CausalAttentionRenormalised)

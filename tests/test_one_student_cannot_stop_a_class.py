@@ -111,12 +111,14 @@ def _nb01(document):
     return next(notebook for notebook in document["notebooks"] if notebook["notebook"] == NB01)
 
 
+@pytest.mark.slow
 def test_the_run_says_something_went_wrong_and_names_the_student(first_run):
     status, err = first_run
     assert status == cli.GRADER_FAILED
     assert f"attnkit grade: {UNLUCKY}: grader error: OSError: No space left on device" in err
 
 
+@pytest.mark.slow
 def test_every_student_has_a_row_and_the_unlucky_one_says_grader_error(class_run, first_run):
     rows = _rows(class_run["out"])
     assert set(rows) == {path.name for path in class_run["submitted"].iterdir()}
@@ -128,6 +130,7 @@ def test_every_student_has_a_row_and_the_unlucky_one_says_grader_error(class_run
 
 
 @pytest.mark.parametrize("student", ["surrogate_in_function", "control_characters"])
+@pytest.mark.slow
 def test_a_strange_exception_costs_its_exercise_only_and_is_shown_safely(class_run, first_run, student):
     notebook = _nb01(_documents(class_run["out"])[student])
     assert notebook["score"] == NB01_POINTS - SOFTMAX_STABLE_POINTS
@@ -136,22 +139,26 @@ def test_a_strange_exception_costs_its_exercise_only_and_is_shown_safely(class_r
     assert "\\x1b" in page  # the control character is shown, as text
 
 
+@pytest.mark.slow
 def test_a_cell_raising_surrogates_is_a_note_and_the_rest_runs(class_run, first_run):
     notebook = _nb01(_documents(class_run["out"])["surrogate_in_cell"])
     assert any("RuntimeError: \ufffd\\x1b[2J boom" in note for note in notebook["notes"]), notebook["notes"]
 
 
+@pytest.mark.slow
 def test_stored_outputs_do_not_count_towards_the_size_cap(class_run, first_run):
     notebook = _nb01(_documents(class_run["out"])["large_outputs"])
     assert notebook["status"] == "graded" and notebook["score"] == NB01_POINTS, notebook["reason"]
 
 
+@pytest.mark.slow
 def test_an_edited_given_cell_is_restored_with_a_note(class_run, first_run):
     notebook = _nb01(_documents(class_run["out"])["edited_given_cell"])
     assert notebook["score"] == NB01_POINTS
     assert any("(given_inputs) is given code that was edited" in note for note in notebook["notes"])
 
 
+@pytest.mark.slow
 def test_attnkit_check_prints_the_strange_notebook_safely(class_run, capsys):
     path = class_run["submitted"] / "surrogate_in_cell" / "attention" / f"{NB01}.ipynb"
     assert cli.main(["check", str(path), *LIMITS]) == 0
@@ -159,6 +166,7 @@ def test_attnkit_check_prints_the_strange_notebook_safely(class_run, capsys):
     assert "\x1b" not in out and "\ufffd\\x1b[2J boom" in out
 
 
+@pytest.mark.slow
 def test_the_next_run_grades_the_unlucky_student_again_and_keeps_the_others(class_run, first_run, capsys, tmp_path):
     # On a copy of the class: the other tests read the first run's outputs, in any order.
     submitted, out = tmp_path / "submitted", tmp_path / "out"
@@ -172,6 +180,7 @@ def test_the_next_run_grades_the_unlucky_student_again_and_keeps_the_others(clas
     assert "grader_error" not in record and record["score"] == NB01_POINTS
 
 
+@pytest.mark.slow
 def test_a_notebook_is_never_charged_for_the_graders_work_on_another(repo_root, tmp_path):
     """The grader judges and writes one notebook while the next one's child runs: however long that takes (here a
     7 s pause once the first notebook is done, past the second's 6 s budget), the second is charged only for its

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from xml.etree import ElementTree
 
+import pytest
 import torch
 from mutants import multihead as multihead_mutants
 
@@ -57,6 +58,7 @@ def texts(element: ElementTree.Element, css: str | None = None) -> list[str]:
 # the check's path
 
 
+@pytest.mark.slow
 def test_a_failing_check_draws_its_pictures_without_importing_matplotlib():
     """In a fresh process, as a kernel's first check: the heatmap and the head diagram are drawn (counted), each
     shown with its words (never the check's id), and matplotlib never imported."""

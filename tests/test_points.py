@@ -132,6 +132,7 @@ def test_attnkit_grade_and_make_release_refuse_a_wrong_file_and_write_nothing(tm
     assert not (repo / "release").exists()
 
 
+@pytest.mark.slow
 def test_points_come_from_the_instructor_only(tmp_path, graded_once):
     """A course_settings.toml handed in beside the notebooks, or in the folder the command runs from, is not read:
     the file is looked for at the checkout's root or where the instructor's ATTNKIT_COURSE_SETTINGS says."""
@@ -148,6 +149,7 @@ def test_points_come_from_the_instructor_only(tmp_path, graded_once):
     assert shown.stdout.endswith("total: 100\n")
 
 
+@pytest.mark.slow
 def test_attnkit_points_lists_the_points_in_force(tmp_path):
     shown = _attnkit(tmp_path, MOVED, "points")
     assert shown.returncode == 0, shown.stderr
@@ -251,6 +253,7 @@ def test_the_gradescope_bundle_carries_the_file_in_force_and_refuses_a_wrong_one
     assert not (tmp_path / "wrong.zip").exists()
 
 
+@pytest.mark.slow
 def test_the_student_kit_stores_the_files_points(tmp_path):
     """The kit's stored exercises (its progress line's points) and previews (points graded later) are built from the
     points in force."""
@@ -327,6 +330,7 @@ def _tampered_copy(graded_once, tmp_path):
     return submitted, copy
 
 
+@pytest.mark.slow
 def test_a_regrade_of_one_exercise_changes_only_its_scores_and_rewrites_the_totals(graded_once, tmp_path, capsys):
     submitted, out = _tampered_copy(graded_once, tmp_path)
     before = {student: _record(out, student) for student in ("solved", "wrong")}
@@ -391,6 +395,7 @@ def test_a_regrade_is_refused_when_the_class_changed(graded_once, tmp_path, caps
     assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
 
 
+@pytest.mark.slow
 def test_a_regrade_is_refused_when_the_points_changed_since(graded_once, tmp_path):
     submitted, out = graded_once
     before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}

@@ -19,6 +19,7 @@ def grid_diagnoses():
     return [precision.diagnose_student(student) for student in precision.grid_students()]
 
 
+@pytest.mark.slow
 def test_no_variant_of_the_grid_gets_a_wrong_first_name(grid_diagnoses):
     wrong_students = [diagnosis for diagnosis in grid_diagnoses if diagnosis.wrong_student]
     assert len(wrong_students) == len(grid_diagnoses)  # every mistake of the grid loses points

@@ -67,6 +67,7 @@ def secret_files():
     return [path for path in checkout_files(root) if holds_secrets(path.resolve())]
 
 
+@pytest.mark.slow
 def test_every_file_with_reference_or_check_code_is_protected(secret_files):
     exposed = [str(path) for path in secret_files if not protected.is_protected(path)]
     assert not exposed, f"reference or check code outside autograder.isolation.protected: {exposed}"

@@ -219,6 +219,7 @@ print(json.dumps(notes + {calls} + [errno_of({numbers['clone3']}, 0, 0), f"threa
     assert filtered == [refused, refused, refused, os.strerror(38), "thread started: True"]
 
 
+@pytest.mark.slow
 def test_torch_threads_still_work_under_the_filter():
     result = _run(UNDER_FILTER + """
 import torch

@@ -153,6 +153,7 @@ def resources_class(tmp_path_factory, repo_root):
         _remove_leftovers()
 
 
+@pytest.mark.slow
 def test_the_student_made_the_objects_inside_its_child(resources_class):
     documents = resources_class[0]
     [report] = [note for note in _nb01(documents["a_ipc"])["notes"] if "IPC " in note]
@@ -171,6 +172,7 @@ def test_no_sysv_segment_or_queue_or_posix_queue_outlives_the_child(resources_cl
         assert MQ_NAME.lstrip("/") not in os.listdir(mqueue)
 
 
+@pytest.mark.slow
 def test_a_memfd_growing_past_the_memory_limit_is_stopped(resources_class):
     notes = _nb01(resources_class[0]["b_memfd_bomb"])["notes"]
     assert not any("ESCAPED" in note for note in notes), notes

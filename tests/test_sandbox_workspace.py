@@ -179,6 +179,7 @@ def test_with_a_tmpfs_the_next_students_grade_normally(tmpfs_class, student):
         assert not any("cell" in note for note in notebook["notes"]), notebook["notes"]  # no cell raised
 
 
+@pytest.mark.slow
 def test_without_a_tmpfs_the_grader_kills_the_filler_past_the_cap(watched_class):
     summary, documents = watched_class
     assert any("no private tmpfs" in note and "Limits.private_tmpfs" in note for note in summary.isolation_notes)
@@ -190,6 +191,7 @@ def test_without_a_tmpfs_the_grader_kills_the_filler_past_the_cap(watched_class)
 
 
 @pytest.mark.parametrize("student", ["b_files", "c_honest"])
+@pytest.mark.slow
 def test_without_a_tmpfs_the_next_students_grade_normally(watched_class, student):
     summary, documents = watched_class
     assert not summary.grader_errors

@@ -69,6 +69,7 @@ def _manifest(out):
 # --- sharded grading and merge ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_merged_grades_csv_equals_the_unsharded_one(graded):
     header, rows = _rows(graded["whole"])
     merged_header, merged_rows = _rows(graded["merged"])
@@ -80,6 +81,7 @@ def test_merged_grades_csv_equals_the_unsharded_one(graded):
     assert 82 <= float(totals["s03"]) < 100 and totals["s04"] == "18" and totals["s06"] == "61"
 
 
+@pytest.mark.slow
 def test_every_student_is_in_exactly_one_shard(graded):
     seen = {}
     for index, out in enumerate(graded["shards"]):
@@ -97,6 +99,7 @@ def test_every_student_is_in_exactly_one_shard(graded):
     assert all(any(seen[student] == index for student in seen) for index in range(SHARDS))  # none is empty here
 
 
+@pytest.mark.slow
 def test_merged_per_student_files_are_those_of_the_unsharded_run(graded):
     whole, merged = graded["whole"], graded["merged"]
     for student in STUDENTS:
@@ -108,6 +111,7 @@ def test_merged_per_student_files_are_those_of_the_unsharded_run(graded):
     assert not list(merged.rglob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_grade_and_merge_write_the_class_report(graded):
     for out in (graded["whole"], graded["merged"], *graded["shards"]):
         assert (out / "class_report.html").is_file()
@@ -116,12 +120,14 @@ def test_grade_and_merge_write_the_class_report(graded):
     assert 'data-id="normalised_without_exp" data-students="1"' in page  # s03 divides by the sum
 
 
+@pytest.mark.slow
 def test_rerunning_a_shard_resumes_and_grades_nothing(graded, capsys):
     out = graded["shards"][1]
     assert cli.main(["grade", str(graded["submitted"]), "--out", str(out), "--shard", f"1/{SHARDS}", *FAST]) == 0
     assert "shard 1/3: 2 students (0 graded, 2 unchanged" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_an_empty_shard_still_writes_its_outputs(graded, tmp_path, capsys):
     taken = {shard_index(student, 40) for student in STUDENTS}
     index = min(set(range(40)) - taken)
@@ -170,6 +176,7 @@ def test_invalid_shard_values_are_refused_with_the_reason(tmp_path, capsys, valu
         Shard.parse(value)
 
 
+@pytest.mark.slow
 def test_a_shard_refuses_an_out_dir_holding_another_shard(graded, capsys):
     out = graded["shards"][0]
     before = (out / MANIFEST).read_bytes()
@@ -201,12 +208,14 @@ def _merge(graded, tmp_path, *extra, shards=(0, 1, 2)):
     return cli.main(["merge", *dirs, "--out", str(tmp_path / "merged")])
 
 
+@pytest.mark.slow
 def test_merge_refuses_a_missing_shard(graded, tmp_path, capsys):
     assert _merge(graded, tmp_path, shards=(0, 2)) == 2
     assert "missing shards: 1/3" in capsys.readouterr().err
     assert not (tmp_path / "merged").exists()
 
 
+@pytest.mark.slow
 def test_merge_refuses_a_student_twice_with_different_results(graded, tmp_path, capsys):
     copy = _copy(graded, tmp_path, 2, "shard2-again")
     record = json.loads((copy / "students" / "s01.json").read_text(encoding="utf-8"))
@@ -219,6 +228,7 @@ def test_merge_refuses_a_student_twice_with_different_results(graded, tmp_path, 
     assert "student s01 is in" in error and "different results" in error and "100 points" in error, error
 
 
+@pytest.mark.slow
 def test_merge_accepts_a_student_twice_with_the_same_result(graded, tmp_path):
     copy = _copy(graded, tmp_path, 2, "shard2-again")
     assert _merge(graded, tmp_path, copy) == 0
@@ -231,6 +241,7 @@ def test_merge_accepts_a_student_twice_with_the_same_result(graded, tmp_path):
     ({"shard": "1/4"}, "shards of different splits"),
     ({"complete": False}, "did not finish"),
 ])
+@pytest.mark.slow
 def test_merge_refuses_outputs_that_do_not_agree(graded, tmp_path, capsys, change, message):
     copy = _copy(graded, tmp_path, 1, "shard1-edited")
     _edit_manifest(copy, **change)
@@ -240,6 +251,7 @@ def test_merge_refuses_outputs_that_do_not_agree(graded, tmp_path, capsys, chang
     assert message in error and len(error.splitlines()) == 1, error
 
 
+@pytest.mark.slow
 def test_merge_refuses_shards_graded_with_another_seed(graded, tmp_path, capsys):
     reseeded = tmp_path / "shard0-seed1"
     assert cli.main(["grade", str(graded["submitted"]), "--out", str(reseeded), "--shard", "0/3", "--seed", "1",
@@ -249,6 +261,7 @@ def test_merge_refuses_shards_graded_with_another_seed(graded, tmp_path, capsys)
     assert "different seeds" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_merge_refuses_what_is_not_a_grading_output(graded, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert _merge(graded, tmp_path, tmp_path / "empty") == 2
@@ -259,6 +272,7 @@ def test_merge_refuses_what_is_not_a_grading_output(graded, tmp_path, capsys):
     assert "is one of the directories to merge" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_merge_refuses_a_record_that_changed_after_grading(graded, tmp_path, capsys):
     copy = _copy(graded, tmp_path, 1, "shard1-tampered")
     (copy / "students" / "s04.json").unlink()

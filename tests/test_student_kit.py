@@ -37,6 +37,7 @@ def vectors(document):
     return vectors_from_document(document)
 
 
+@pytest.mark.slow
 def test_every_public_check_and_only_public_checks_are_stored(document):
     public = [check.id for check in catalog.CHECKS if not check.hidden]
     assert sorted(check["id"] for check in document["checks"]) == sorted(public)
@@ -48,6 +49,7 @@ def test_every_public_check_and_only_public_checks_are_stored(document):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
 def test_kit_checks_agree_with_live_public_checks(vectors, lang):
     students = agreement.students()
     labels = [student.label for student in students]
@@ -71,6 +73,7 @@ def test_agreement_notices_a_stale_vector(document):
     assert [d.check for d in disagreements] == ["causal_attention.notes"]
 
 
+@pytest.mark.slow
 def test_build_is_deterministic_and_readable(tmp_path):
     """Same sources, same bytes: a build here and one by the CLI in a fresh process (its own thread count, hash
     seed and import order) write identical files. Nothing built is committed, so this is the staleness check."""
@@ -89,6 +92,7 @@ def test_build_is_deterministic_and_readable(tmp_path):
                parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
 
 
+@pytest.mark.slow
 def test_rebuild_replaces_an_earlier_kit_and_refuses_other_folders(tmp_path):
     kit = tmp_path / "kit"
     build(kit)
@@ -105,6 +109,7 @@ def test_rebuild_replaces_an_earlier_kit_and_refuses_other_folders(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kit", "notes"]  # no staging folder left behind
 
 
+@pytest.mark.slow
 def test_cli_builds_the_kit(tmp_path, capsys):
     assert cli.main(["student-kit", "build", str(tmp_path / "kit")]) == 0
     assert "bytes" in capsys.readouterr().err

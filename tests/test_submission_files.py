@@ -82,6 +82,7 @@ def graded(tmp_path_factory, repo_root):
 
 
 @pytest.mark.parametrize("student", ["download", "capitals", "jupyter_copy"])
+@pytest.mark.slow
 def test_the_only_renamed_copy_is_graded_and_the_notes_say_which_file(graded, student):
     notebooks, handed_in = graded
     notebook = notebooks[student]
@@ -91,6 +92,7 @@ def test_the_only_renamed_copy_is_graded_and_the_notes_say_which_file(graded, st
     assert any(name in note and f"as {NB01}.ipynb" in note for note in notebook["notes"]), notebook["notes"]
 
 
+@pytest.mark.slow
 def test_two_copies_of_the_same_work_are_graded_once(graded):
     notebook = graded[0]["two_copies"]
     assert notebook["status"] == "graded" and notebook["score"] == NB01_POINTS
@@ -105,6 +107,7 @@ def _unrelated():
     return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
 
 
+@pytest.mark.slow
 def test_an_unrelated_notebook_is_listed_not_graded(graded):
     notebook = graded[0]["unrelated"]
     assert notebook["status"] == "missing" and "my_notes.ipynb" in notebook["reason"]
@@ -210,18 +213,21 @@ def layouts(tmp_path_factory, repo_root):
 
 
 @pytest.mark.parametrize("student", sorted(ATTACKS))
+@pytest.mark.slow
 def test_links_zips_and_caps_score_0_and_say_why(layouts, student):
     notebook = layouts[0][student]
     assert notebook["status"] in ("missing", "unreadable") and notebook["score"] == 0, notebook
     assert ATTACKS[student] in notebook["reason"], notebook["reason"]
 
 
+@pytest.mark.slow
 def test_two_edited_copies_name_both_files(layouts):
     reason = layouts[0]["two_edited"]["reason"]
     assert f"attention/{NB01}.ipynb" in reason and f"attention/{NB01}-Copy1.ipynb" in reason
 
 
 @pytest.mark.parametrize("student", sorted(HONEST))
+@pytest.mark.slow
 def test_honest_layouts_are_graded_and_the_note_says_which_file(layouts, student):
     notebook = layouts[0][student]
     assert notebook["status"] == "graded" and notebook["score"] == NB01_POINTS, notebook
@@ -230,6 +236,7 @@ def test_honest_layouts_are_graded_and_the_note_says_which_file(layouts, student
 
 
 @pytest.mark.parametrize("student", sorted(set(ATTACKS) | set(HONEST)))
+@pytest.mark.slow
 def test_gradescope_grades_the_same_folder_the_same(layouts, student, tmp_path):
     """run_autograder on the same folder as ROOT/submission: the same status and score for every notebook."""
     by_student, builders, alice = layouts

@@ -3,7 +3,7 @@ core; `make test-fast` the tests not marked `slow`, which start no venv, browser
 
 What the fast lane holds is read from pytest's own collection of `-m "not slow"`, run in a process of its own with
 a small plugin that writes, for every collected test, its markers and the source of its function and of every
-fixture it uses (tests/conftest.py's grouping of workers is checked on the same collection).
+fixture it uses (tests/conftest.py's order, the modules with slow tests first, is checked on the whole collection).
 """
 
 import json
@@ -42,10 +42,8 @@ RECORDER = textwrap.dedent('''\
         tests = {}
         for item in session.items:
             definitions = item._fixtureinfo.name2fixturedefs.values()
-            group = item.get_closest_marker("xdist_group")
             tests[item.nodeid] = {
                 "markers": sorted({marker.name for marker in item.iter_markers()}),
-                "group": group.args[0] if group else None,
                 "fixtures": sorted(item.fixturenames),
                 "code": [_source(item.function)] + [_source(d.func) for ds in definitions for d in ds
                                                     if "site-packages" not in (inspect.getsourcefile(d.func) or "")],
@@ -87,7 +85,8 @@ def test_make_test_runs_every_test_a_worker_per_core_with_the_groups(repo_root):
     arguments = _pytest_line(repo_root, "test")
     assert "-m" not in arguments and "-k" not in arguments, arguments  # the whole suite
     assert arguments[arguments.index("-n") + 1] == "auto", arguments
-    assert arguments[arguments.index("--dist") + 1] == "loadgroup" and "--no-loadscope-reorder" in arguments
+    # a module is one unit of work (its fixtures made once), in the order tests/conftest.py gives
+    assert arguments[arguments.index("--dist") + 1] == "loadfile" and "--no-loadscope-reorder" in arguments
 
 
 @pytest.mark.slow
@@ -108,9 +107,14 @@ def test_make_test_fast_holds_the_checks_on_the_solved_and_handed_out_notebooks(
 
 
 @pytest.mark.slow
-def test_a_test_using_a_modules_fixture_runs_in_its_modules_worker(fast_lane):
-    """tests/conftest.py: a module fixture is made once per run only if every test using it is in one group."""
-    shared = {nodeid: test for nodeid, test in fast_lane.items() if test["group"] is not None}
-    assert shared  # some fast tests share a module's fixture
-    assert all(test["group"] == nodeid.split("::")[0].removesuffix(".py").replace("/", ".").removeprefix("tests.")
-               for nodeid, test in shared.items()), shared
+def test_the_modules_with_slow_tests_come_first_each_whole(repo_root, tmp_path):
+    """tests/conftest.py's order, which `--dist loadfile --no-loadscope-reorder` hands out module by module."""
+    whole = _collected(repo_root, tmp_path)  # in collection order
+    order = [nodeid.split("::")[0] for nodeid in whole]
+    modules = list(dict.fromkeys(order))
+    assert len(modules) == len({(module, index) for index, module in enumerate(order)
+                                if index == 0 or order[index - 1] != module}), "a module's tests are split"
+    has_slow = [any("slow" in whole[nodeid]["markers"] for nodeid in whole if nodeid.startswith(module + "::"))
+                for module in modules]
+    assert has_slow == sorted(has_slow, reverse=True), "a module without slow tests comes before one with"
+    assert any(has_slow) and not all(has_slow)

@@ -168,6 +168,7 @@ def _run(command, cwd):
     return process.returncode, (process.stdout + process.stderr).decode("utf-8")  # strict: every byte is UTF-8
 
 
+@pytest.mark.slow
 def test_nbgrader_autograde_prints_no_escape_of_the_students(tmp_path, repo_root):
     course = nbgrader_course.make_course(tmp_path / "course", repo_root)
     nbgrader_course.generate_release(course)
@@ -186,6 +187,7 @@ def test_nbgrader_autograde_prints_no_escape_of_the_students(tmp_path, repo_root
     assert f"Creating/updating student with ID '{HONEST}'" in printed and f"笔记 {HONEST}.txt" in printed
 
 
+@pytest.mark.slow
 def test_attnkit_grade_and_similarity_print_no_escape_of_the_students(tmp_path, repo_root):
     submitted = tmp_path / "submitted"
     _hostile_student(submitted / f"eve{EVIL}", repo_root / "release" / "attention")

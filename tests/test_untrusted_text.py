@@ -11,6 +11,7 @@ import html.parser
 import json
 import unicodedata
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -79,6 +80,7 @@ def assert_safe(text, where):
 @example(text="\u202eexe.txt\u202c and \u2066isolate\u2069")
 @example(text="x" * 1_000_000)
 @example(text="=HYPERLINK(\"http://example.org\")")
+@pytest.mark.slow
 def test_any_student_text_reaches_every_output_written_and_valid(tmp_path, text):
     out = tmp_path / "out"
     document, results = graded_document(text)
@@ -105,6 +107,7 @@ def test_any_student_text_reaches_every_output_written_and_valid(tmp_path, text)
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(st.text(alphabet=ANY_CHARACTER, max_size=300), min_size=1, max_size=25))
 @example(texts=[SURROGATE, "\x00\x1b[2J", "\u202eevil", "x" * 1_000_000])
+@pytest.mark.slow
 def test_a_class_of_student_texts_gives_a_valid_class_report(tmp_path, texts):
     documents = []
     for number, text in enumerate(texts):

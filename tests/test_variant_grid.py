@@ -30,17 +30,20 @@ def test_the_grid_covers_every_module_exercise_and_family():
         assert variant.exercise in EXERCISES_BY_ID
 
 
+@pytest.mark.slow
 def test_every_mistake_loses_points_and_is_named_with_its_own_misconception(outcomes):
     wrong = variant_grid.problems(outcomes)
     assert wrong == [], "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_legitimate_alternatives_keep_full_marks(outcomes):
     alternatives = [outcome for outcome in outcomes if outcome.variant.misconception is variant_grid.EQUIVALENT]
     assert len(alternatives) >= 10
     assert all(outcome.score == outcome.max_score and not outcome.named for outcome in alternatives)
 
 
+@pytest.mark.slow
 def test_the_table_reports_the_whole_grid(outcomes):
     text = variant_grid.table(outcomes)
     mistakes = sum(outcome.variant.misconception is not None for outcome in outcomes)

@@ -138,6 +138,7 @@ def graded_spy(repo_root, tmp_path_factory):
     return grading.results[0]
 
 
+@pytest.mark.slow
 def test_the_spy_sees_the_reference_where_it_is_loaded():
     # Negative control: in this process (the grader) the inventory is full, so an empty one below means something.
     namespace = {}
@@ -155,6 +156,7 @@ def test_the_spy_sees_the_reference_where_it_is_loaded():
     assert "environment " + SECRET_VARIABLE in found and "import variants" in found
 
 
+@pytest.mark.slow
 def test_the_grading_child_holds_no_reference_judge_checks_or_grader_secret(graded_spy):
     # Hidden checks withhold exception details; the public one shows them, and the cell's own call is in the notes.
     messages = [check.message for check in graded_spy.checks if check.exercise == "softmax_naive" and not check.hidden]
@@ -164,6 +166,7 @@ def test_the_grading_child_holds_no_reference_judge_checks_or_grader_secret(grad
         assert inventory_of(message) == [], message
 
 
+@pytest.mark.slow
 def test_other_exercises_are_graded_as_usual_beside_the_spy(graded_spy):
     scores = {}
     for check in graded_spy.checks:

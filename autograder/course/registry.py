@@ -11,7 +11,7 @@ import importlib
 
 from autograder.course.course_settings import AppliedPoints, apply_settings, read_settings, settings_path
 from autograder.course.declaration import Declaration
-from autograder.course.shared.plan import modules_in_role
+from autograder.course.shared.roles import modules_in_role
 
 __all__ = ["DeclarationError", "course_points", "declaration_modules", "declarations", "declared"]
 

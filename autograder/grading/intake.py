@@ -49,8 +49,8 @@ from typing import Any, Self, cast
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.submissions import normalised_name
+from autograder.isolation.limits import MAX_FILE_BYTES
 from autograder.isolation.notebook_plan import (
-    MAX_FILE_BYTES,
     RELEASE_DIR,
     NotebookProblem,
     code_cells,

@@ -45,7 +45,7 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.integrations import nbgrader_hidden_tests
-from autograder.isolation.notebook_plan import MAX_FILE_BYTES
+from autograder.isolation.limits import MAX_FILE_BYTES
 from autograder.isolation.workspace import MAX_SCAN_ENTRIES
 from autograder.safe_text import clean
 

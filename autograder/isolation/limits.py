@@ -6,7 +6,12 @@ Light on purpose (no torch, no checks): the command line reads the defaults for 
 import os
 from dataclasses import dataclass, field
 
-__all__ = ["CPU_LIMIT_MARGIN", "Limits", "default_workers"]
+__all__ = ["CPU_LIMIT_MARGIN", "MAX_FILE_BYTES", "Limits", "default_workers"]
+
+# A submitted file, outputs included: read at most this much (a guard for the grader's own memory, far above what
+# plots add to an honest notebook). Here, not beside the notebook reader, so that nbgrader's collect step, which
+# checks it, imports no course and no torch.
+MAX_FILE_BYTES = 512 * 2**20
 
 # Added to a notebook's budget to make the kernel's CPU limit on one attempt (RLIMIT_CPU): the supervisor's own
 # budget kill, with its clear note, comes first for a child that computes on one thread; the kernel's stops the rest.

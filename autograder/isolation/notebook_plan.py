@@ -26,16 +26,14 @@ from typing import Any
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.exercises import NOTEBOOKS, of_notebook
 from autograder.isolation.child_task import Step
+from autograder.isolation.limits import MAX_FILE_BYTES
 from autograder.safe_text import clean
 
 __all__ = [
-    "GRADED_CELL_PREFIX", "MAX_FILE_BYTES", "NotebookPlan", "NotebookProblem", "RELEASE_DIR", "code_cells",
+    "GRADED_CELL_PREFIX", "NotebookPlan", "NotebookProblem", "RELEASE_DIR", "code_cells",
     "plan_notebook", "read_submitted", "solution_cells", "submitted_sha256",
 ]
 
-# The whole file, outputs included: read at most this much (a guard for the grader's own memory, far above
-# what plots add to an honest notebook).
-MAX_FILE_BYTES = 512 * 2**20
 # The code a notebook may hold once outputs are dropped.
 MAX_CODE_BYTES = 20 * 2**20
 GRADED_CELL_PREFIX = "test_"

@@ -9,20 +9,18 @@ checks; `resolve` turns it back there. The student kit names a public check's ju
 
 import functools
 import importlib
-import pkgutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from autograder.checking.probing import run_probe
+from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modules_in_role
 
 __all__ = [
-    "ExerciseProbes", "JUDGE_ROLE", "PlannedCheck", "ProbeAddress", "address_of", "modules_in_role", "probe_checks",
+    "ExerciseProbes", "JUDGE_ROLE", "PlannedCheck", "ProbeAddress", "address_of", "probe_checks",
     "resolve",
 ]
 
-COURSE_PACKAGE = "autograder.course"
-PROBE_ROLE, JUDGE_ROLE = "probe", "judge"  # the module names that hold a folder's probes and judges
 PLAIN_ARGUMENTS = (str, int, float, bool)
 
 ProbeData = dict[str, Any]
@@ -57,13 +55,6 @@ class ExerciseProbes:
     @property
     def check_ids(self) -> tuple[str, ...]:
         return tuple(check.check_id for check in self.checks)
-
-
-def in_role(module: str, role: str) -> bool:
-    """True for a module named by `role` (`probe`, `judge`, `declaration`) inside a folder of autograder.course:
-    autograder.course.<folder>[.<exercise>].<role>, never a module directly under the course."""
-    parts = module.split(".")
-    return module.startswith(COURSE_PACKAGE + ".") and len(parts) >= 4 and parts[-1] == role
 
 
 def address_of(probe: Callable, role: str = PROBE_ROLE) -> ProbeAddress:
@@ -103,14 +94,6 @@ def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
             if "error" in data:
                 break
     return records
-
-
-def modules_in_role(role: str) -> tuple[str, ...]:
-    """Every exercise folder's `role` module, sorted. Walking imports only the folders' packages, which hold
-    docstrings and their notebook's name: never a probe, judge or declaration."""
-    course = importlib.import_module(COURSE_PACKAGE)
-    found = pkgutil.walk_packages(course.__path__, prefix=COURSE_PACKAGE + ".")
-    return tuple(sorted(info.name for info in found if in_role(info.name, role)))
 
 
 def probe_modules() -> tuple[str, ...]:

@@ -47,6 +47,32 @@ def run_documented(command, python, cwd):
     return completed.stdout + completed.stderr
 
 
+def install(python, requirements, cwd):
+    """Install `requirements` into the venv of `python` with uv (the dev extra's), which unpacks each wheel once into
+    its cache and links it from there: torch in seconds where pip unpacks gigabytes every run. The packages come from
+    where pip is configured to take them (uv reads no pip.conf); the first run on a machine fills the cache."""
+    uv = Path(sys.executable).parent / "uv"
+    command = [str(uv), "pip", "install", "--quiet", "--python", str(python), "--link-mode", "hardlink",
+               "--index-strategy", "unsafe-best-match", *pip_sources(), *requirements]
+    completed = subprocess.run(command, capture_output=True, text=True, env=clean_environment(), cwd=cwd)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+def pip_sources():
+    """pip's configured index, extra indexes and find-links (`pip config list`, files and PIP_* variables alike) as
+    the same options of uv."""
+    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], check=True, capture_output=True,
+                            text=True, env=clean_environment()).stdout
+    options = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links"}
+    pairs = []
+    for line in listed.splitlines():
+        key, _, value = line.partition("=")
+        option = options.get(key.rsplit(".", 1)[-1])
+        if option:
+            pairs += [(option, location) for location in value.strip("'\"").split()]
+    return [part for pair in dict.fromkeys(pairs) for part in pair]  # each once, in pip's order
+
+
 def installed_version(python, distribution):
     return subprocess.run([str(python), "-c", f"import importlib.metadata as m; print(m.version({distribution!r}))"],
                           check=True, capture_output=True, text=True, env=clean_environment()).stdout.strip()
@@ -68,19 +94,17 @@ def shared_kit_venv(run_temp, scratch):
 
 def make_kit_venv(root):
     """Build the kit's wheel into root/dist (python -m build), create root/venv (no system site-packages), install
-    torch 2.13.0 and numpy (constraints.txt pins torch; no matplotlib: the kit draws its pictures as SVG text) and
-    ipykernel (the version of this venv, for a Jupyter kernel), then the kit with docs/student-kit.md's terminal line,
-    run as written from the wheel's folder: it must keep that torch."""
+    with uv torch 2.13.0 and numpy (constraints.txt pins torch; no matplotlib: the kit draws its pictures as SVG
+    text) and ipykernel (the version of this venv, for a Jupyter kernel), then the kit with docs/student-kit.md's
+    terminal line, run as written from the wheel's folder: it must keep that torch."""
     dist = root / "dist"
     build_wheel(dist)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    pip = [str(python), "-m", "pip", "install", "--quiet"]
     environment = clean_environment()
     ipykernel = f"ipykernel=={importlib.metadata.version('ipykernel')}"
-    subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", ipykernel],
-                   check=True, env=environment, cwd=root)
+    install(python, ["-c", str(REPO / "constraints.txt"), "torch==2.13.0", "numpy", ipykernel], root)
     output = run_documented(documented_install("console"), python, dist)
     assert installed_version(python, "torch").split("+")[0] == "2.13.0", output  # 2.13.0+cpu: the disk's build
     package = subprocess.run([str(python), "-c", "import autograder, os; print(os.path.dirname(autograder.__file__))"],

@@ -2,8 +2,10 @@
 notebook line, it keeps that torch and agrees with the full kit; outside the range it refuses to import.
 
 One venv per module under pytest's temporary folder (removed with it): `python -m venv`, then torch 2.14.1 (the
-build's is 2.13.0, constraints.txt) and numpy, which pip takes from this machine's disk (~2.5 min, 5.5 GB: a CUDA
-build), and IPython at this venv's version to run the notebook line `%pip install attnkit_student_kit-*.whl`.
+build's is 2.13.0, constraints.txt) and numpy, and IPython at this venv's version to run the notebook line
+`%pip install attnkit_student_kit-*.whl`. uv installs them from its cache by hard links (student_kit_env.install):
+seconds, where pip unpacked 5.5 GB (a CUDA build) for 2.5 minutes each run; the first run on a machine fills the
+cache from the disk's wheels.
 """
 
 import dataclasses
@@ -18,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 from student_kit_driver.agree_in_kit import LANGS, Namespaces, outcomes
-from student_kit_env import clean_environment, documented_install, installed_version
+from student_kit_env import clean_environment, documented_install, install, installed_version
 
 from autograder.checking.check_types import PASSED
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
@@ -53,8 +55,7 @@ def other_torch_kit(tmp_path_factory):
     python = venv / "bin" / "python"
     # Pinned: torch==2.14.1 lies on this disk; an unpinned torch would be a download of several GB.
     ipython = f"ipython=={importlib.metadata.version('ipython')}"
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"torch=={OTHER_TORCH}", "numpy", ipython],
-                   check=True, env=clean_environment(), cwd=root)
+    install(python, [f"torch=={OTHER_TORCH}", "numpy", ipython], root)
     line = documented_install("ipython")
     completed = subprocess.run([str(venv / "bin" / "ipython"), "--quick", "-c", line], capture_output=True,
                                text=True, env=clean_environment(), cwd=dist)

@@ -9,6 +9,7 @@ UTF-8 and holds no character that acts on a terminal or a page; each output stil
 syntax (HTML, CSV, JSON).
 """
 
+import re
 import unicodedata
 from typing import Any
 
@@ -22,6 +23,10 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206
 # Line and paragraph separators: line breaks to many viewers (and to str.splitlines) that no "\n" check sees.
 LINE_SEPARATORS = frozenset("\u2028\u2029")
 MAX_DEPTH = 32
+# Every character _visible changes: surrogates and the two noncharacters, the C0 and C1 controls and DEL (Unicode's
+# "Cc", less newline and tab), bidi controls and line separators. Only these are looked at one by one.
+_CHANGED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                      "\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 
 def clean(text: object, limit: int = MAX_CHARS) -> str:
@@ -29,7 +34,7 @@ def clean(text: object, limit: int = MAX_CHARS) -> str:
     if not isinstance(text, str):
         text = _str_of(text)
     # Characters past the limit are never shown: only the first limit + 1 are looked at (one to know it was cut).
-    cleaned = "".join(_visible(char) for char in text[: limit + 1])
+    cleaned = _CHANGED.sub(lambda found: _visible(found.group()), text[: limit + 1])
     if len(cleaned) > limit:
         cleaned = cleaned[: max(limit - 1, 0)] + "…"
     return cleaned

@@ -139,7 +139,9 @@ def build_class(n, seed=0, planted_per_kind=1, book_pairs=1):
 def write_class(plan, destination, repo=REPO, progress=None):
     """Write every student's four notebooks under `destination` (nbgrader's submitted/ layout)."""
     destination = Path(destination)
-    sources = {name: nbformat.read(repo / "source" / "attention" / f"{name}.ipynb", as_version=4)
+    # Plain JSON text of each source notebook (nbformat's reading, cell sources joined): parsed anew per student,
+    # and written without indentation, which keeps json on its C encoder (thousands of notebooks).
+    sources = {name: json.dumps(nbformat.read(repo / "source" / "attention" / f"{name}.ipynb", as_version=4))
                for name in NOTEBOOKS}
     by_id = {student.id: student for student in plan.students}
     for student in plan.students:
@@ -148,8 +150,7 @@ def write_class(plan, destination, repo=REPO, progress=None):
         folder.mkdir(parents=True, exist_ok=True)
         for name in NOTEBOOKS:
             notebook = _notebook(sources[name], name, author)
-            (folder / f"{name}.ipynb").write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n",
-                                                  encoding="utf-8")
+            (folder / f"{name}.ipynb").write_text(json.dumps(notebook, ensure_ascii=False) + "\n", encoding="utf-8")
         if progress:
             progress(student.id)
     return destination
@@ -173,16 +174,17 @@ def mistakes_of(plan):
 
 # ---- the notebooks ----------------------------------------------------------------------------------------------
 
-def _notebook(source, name, student):
-    notebook = nbformat.from_dict(json.loads(json.dumps(source)))
+def _notebook(source_json, name, student):
+    """The source notebook (its JSON text) as this student's: a dict ready for json.dumps."""
+    notebook = json.loads(source_json)
     regions = _regions_of(name, student)
-    for cell in notebook.cells:
+    for cell in notebook["cells"]:
         grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         for (cell_id, region), code in regions.items():
             if cell_id == grade_id:
-                cell.source = replace_region(cell.source, region, code)
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
+                cell["source"] = replace_region(cell["source"], region, code)
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
     return notebook
 
 

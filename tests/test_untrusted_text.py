@@ -126,3 +126,22 @@ def test_clean_makes_controls_visible_and_keeps_the_rest():
     assert one_line("a\n  b\t c") == "a b c"
     long = clean("x" * 10_000, limit=100)
     assert len(long) == 100 and long.endswith("…")
+
+
+def _rule(char):
+    """What clean does to one character, from Unicode's own tables (the module's rule, written out again)."""
+    code = ord(char)
+    if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
+        return "\ufffd"
+    if char in "\n\t":
+        return char
+    if char in BIDI_CONTROLS or char in "\u2028\u2029" or unicodedata.category(char) == "Cc":
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return char
+
+
+def test_clean_follows_the_rule_on_every_code_point_and_on_them_all_in_one_text():
+    every = [chr(code) for code in range(0x110000)]
+    expected = [_rule(char) for char in every]
+    assert [clean(char) for char in every] == expected
+    assert clean("".join(every), limit=10**7) == "".join(expected)  # a limit past the escaped length: nothing cut

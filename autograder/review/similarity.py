@@ -155,11 +155,12 @@ def analyse(students: Sequence[StudentCode], behaviours: Mapping[str, Behaviour]
                         for keys in behaviour.wrong_outputs.values() for key in keys)
     misconception_df = Counter(m for behaviour in behaviours.values() for m in behaviour.misconceptions)
 
-    # squared IDF: what few students share dominates what a formulation's followers share
-    def weight(h: int) -> float:
-        return math.log(count / code_df[h]) ** 2
+    # squared IDF: what few students share dominates what a formulation's followers share. Both per fingerprint
+    # computed once: the pairs below look them up millions of times in a large class.
+    weight = {h: math.log(count / students_with_it) ** 2 for h, students_with_it in code_df.items()}
+    rarity_of = {h: rarity(students_with_it, count) for h, students_with_it in code_df.items()}
 
-    totals = {student_id: sum(weight(h) for h in student_hashes) for student_id, student_hashes in hashes.items()}
+    totals = {student_id: sum(weight[h] for h in student_hashes) for student_id, student_hashes in hashes.items()}
 
     candidates: set[tuple[str, str]] = set()
     _add_pairs(candidates, _postings(hashes.items(), code_df, cap))
@@ -174,10 +175,10 @@ def analyse(students: Sequence[StudentCode], behaviours: Mapping[str, Behaviour]
     evidences: list[float] = []
     for a, b in candidates:
         shared = (hashes.get(a, set()) & hashes.get(b, set()))
-        shared_weight = sum(weight(h) for h in shared)
+        shared_weight = sum(weight[h] for h in shared)
         union = totals.get(a, 0.0) + totals.get(b, 0.0) - shared_weight
         code_overlap = shared_weight / union if union > 0 else 0.0
-        evidence = sum(rarity(code_df[h], count) for h in shared)
+        evidence = sum(rarity_of[h] for h in shared)
         evidences.append(evidence)
         outputs = _shared_outputs(behaviours.get(a), behaviours.get(b), output_df)
         misconceptions = _shared_misconceptions(behaviours.get(a), behaviours.get(b), misconception_df)

@@ -52,8 +52,10 @@ def install(python, requirements, cwd):
     its cache and links it from there: torch in seconds where pip unpacks gigabytes every run. The packages come from
     where pip is configured to take them (uv reads no pip.conf); the first run on a machine fills the cache."""
     uv = Path(sys.executable).parent / "uv"
+    # --compile-bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set (this machine, CI), an interpreter would
+    # otherwise compile torch's sources anew at every start.
     command = [str(uv), "pip", "install", "--quiet", "--python", str(python), "--link-mode", "hardlink",
-               "--index-strategy", "unsafe-best-match", *pip_sources(), *requirements]
+               "--compile-bytecode", "--index-strategy", "unsafe-best-match", *pip_sources(), *requirements]
     completed = subprocess.run(command, capture_output=True, text=True, env=clean_environment(), cwd=cwd)
     assert completed.returncode == 0, completed.stdout + completed.stderr
 

@@ -88,8 +88,8 @@ def shared_kit_venv(run_temp, scratch):
     with open(run_temp / "student-kit-venv.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not record.exists():
-            built = make_kit_venv(Path(tempfile.mkdtemp(prefix="student-kit-", dir=run_temp)))
-            record.write_text(json.dumps({"python": str(built.python), "package": str(built.package)}))
+            python, package = make_kit_venv(Path(tempfile.mkdtemp(prefix="student-kit-", dir=run_temp)))
+            record.write_text(json.dumps({"python": str(python), "package": str(package)}))
         paths = json.loads(record.read_text())
     return KitVenv(Path(paths["python"]), Path(paths["package"]), scratch)
 
@@ -98,7 +98,8 @@ def make_kit_venv(root):
     """Build the kit's wheel into root/dist (python -m build), create root/venv (no system site-packages), install
     with uv torch 2.13.0 and numpy (constraints.txt pins torch; no matplotlib: the kit draws its pictures as SVG
     text) and ipykernel (the version of this venv, for a Jupyter kernel), then the kit with docs/student-kit.md's
-    terminal line, run as written from the wheel's folder: it must keep that torch."""
+    terminal line, run as written from the wheel's folder: it must keep that torch. (The venv's python, the
+    installed kit's autograder/ folder.)"""
     dist = root / "dist"
     build_wheel(dist)
     venv = root / "venv"
@@ -111,6 +112,4 @@ def make_kit_venv(root):
     assert installed_version(python, "torch").split("+")[0] == "2.13.0", output  # 2.13.0+cpu: the disk's build
     package = subprocess.run([str(python), "-c", "import autograder, os; print(os.path.dirname(autograder.__file__))"],
                              check=True, capture_output=True, text=True, env=environment, cwd=root).stdout.strip()
-    scratch = root / "scratch"
-    scratch.mkdir()
-    return KitVenv(python, Path(package), scratch)
+    return python, Path(package)

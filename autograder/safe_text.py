@@ -23,10 +23,10 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206
 # Line and paragraph separators: line breaks to many viewers (and to str.splitlines) that no "\n" check sees.
 LINE_SEPARATORS = frozenset("\u2028\u2029")
 MAX_DEPTH = 32
-# Every character _visible changes: surrogates and the two noncharacters, the C0 and C1 controls and DEL (Unicode's
-# "Cc", less newline and tab), bidi controls and line separators. Only these are looked at one by one.
-_CHANGED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-                      "\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+# Every character _visible changes: the C0 and C1 controls and DEL (Unicode's "Cc", a fixed range, less newline and
+# tab), surrogates and the two noncharacters, and the two sets above. Only these are looked at one by one.
+_CHANGED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
+                      + "".join(sorted(BIDI_CONTROLS | LINE_SEPARATORS)) + "]")
 
 
 def clean(text: object, limit: int = MAX_CHARS) -> str:

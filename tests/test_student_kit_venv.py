@@ -2,8 +2,8 @@
 their feedback and holds nothing that computes an answer.
 
 One venv per session (tests/student_kit_env.py: python -m venv, no system site-packages, so the project is invisible
-there; torch and numpy from pip (no matplotlib), pinned by constraints.txt; then the built kit with --no-deps). Its
-python runs tests/student_kit_driver/run_in_kit.py from a temporary folder, never from the checkout.
+there; torch and numpy from uv's cache (no matplotlib), pinned by constraints.txt; then the built kit with
+--no-deps). Its python runs tests/student_kit_driver/run_in_kit.py from a temporary folder, never from the checkout.
 """
 
 import ast

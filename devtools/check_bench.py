@@ -1,8 +1,12 @@
-"""How long a public check takes in a warm kernel: `python -m devtools.check_bench [--repeat N] [--pictures]`.
+"""How long a public check takes: `python -m devtools.check_bench [--repeat N] [--pictures] [--first]`.
 
 Runs each exercise's public checks (what `check(...)` runs, table included) and all its checks
 (what `grade(...)` runs) on the reference, after one warm-up call, and prints the median times.
 The target for a public check is under 100 ms.
+
+`--first` prints, per exercise, what a fresh kernel pays, as a release notebook's first cell runs it after
+`import torch`: `from autograder import check` (target 0.5 s), the first check(...) on the reference (target 0.3 s),
+and which of torch's lazy modules (torch._dynamo, sympy) it imported; the median of FRESH_RUNS fresh interpreters.
 
 Then the first picture a failed check draws, in a fresh process (a kernel's first failing check): the heatmap as
 matplotlib drew it before (its import included) against autograder.checking.pictures' SVG, both in this run, and
@@ -58,6 +62,51 @@ print(time.perf_counter() - start)
 """
 
 
+FIRST_CHECK_TARGET_S = 0.3
+IMPORT_TARGET_S = 0.5
+FIRST_CHECK = """
+import contextlib, io, sys, time
+import torch
+from attnkit import solutions
+started = time.perf_counter()
+from autograder import check
+imported = time.perf_counter()
+objects = [getattr(solutions, name) for name in {names!r}]
+with contextlib.redirect_stdout(io.StringIO()):
+    check({exercise_id!r}, *objects)
+checked = time.perf_counter()
+lazy = [name for name in ("torch._dynamo", "sympy") if name in sys.modules]
+print(imported - started, checked - imported, ",".join(lazy) or "-")
+"""
+
+
+def first_check_rows():
+    """Per exercise: median seconds of the import and of the first check in fresh interpreters, and what it imported."""
+    rows = []
+    for exercise in EXERCISES:
+        runs = []
+        for _ in range(FRESH_RUNS):
+            code = FIRST_CHECK.format(names=list(exercise.names), exercise_id=exercise.id)
+            done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            import_s, check_s, lazy = done.stdout.split()
+            runs.append((float(import_s), float(check_s), lazy))
+        rows.append((exercise.id, statistics.median(run[0] for run in runs), statistics.median(run[1] for run in runs),
+                     runs[-1][2]))
+    return rows
+
+
+def first_check_table(rows):
+    lines = [f"{'exercise':<26}{'import s':>10}{'first check s':>15}  lazy imports"]
+    lines += [f"{exercise_id:<26}{import_s:>10.3f}{check_s:>15.3f}  {lazy}"
+              for exercise_id, import_s, check_s, lazy in rows]
+    slowest_import = max(row[1] for row in rows)
+    slowest = max(rows, key=lambda row: row[2])
+    lines.append(f"slowest import {slowest_import:.3f} s ({'within' if slowest_import <= IMPORT_TARGET_S else 'OVER'} "
+                 f"{IMPORT_TARGET_S} s); slowest first check: {slowest[0]} {slowest[2]:.3f} s "
+                 f"({'within' if slowest[2] <= FIRST_CHECK_TARGET_S else 'OVER'} {FIRST_CHECK_TARGET_S} s)")
+    return "\n".join(lines)
+
+
 def median_ms(action, repeat):
     action()  # warm-up: first calls pay for lazy imports and allocator growth
     timings = []
@@ -105,9 +154,14 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15, help="timed calls per exercise (default 15)")
     parser.add_argument("--pictures", action="store_true", help="time the first picture only")
+    parser.add_argument("--first", action="store_true", help="time the import and each exercise's first check, "
+                        "in fresh interpreters, only")
     args = parser.parse_args(argv)
     if args.pictures:
         print(picture_line())
+        return
+    if args.first:
+        print(first_check_table(first_check_rows()))
         return
     rows = measure(args.repeat)
     print(f"{'exercise':<26}{'check() ms':>12}{'grade() ms':>12}")

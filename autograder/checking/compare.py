@@ -1,6 +1,6 @@
 """Judge-side tensor comparison and misconception matching."""
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -10,7 +10,7 @@ from autograder.checking.probing import dtype_name
 
 __all__ = [
     "REPRODUCED_BY", "compare", "compare_named", "diagnose", "dtype_verdict", "largest_difference", "rename",
-    "reproducing", "same",
+    "reproducing", "same", "unravel",
 ]
 
 ATOL = 1e-5
@@ -35,8 +35,17 @@ def largest_difference(got: torch.Tensor, expected: torch.Tensor) -> tuple[float
     diff = (got.to(torch.float64) - expected.to(torch.float64)).abs()
     diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
     flat = int(diff.argmax())
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape))
-    return float(diff.max()), index
+    return float(diff.max()), unravel(flat, tuple(diff.shape))
+
+
+def unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
+    """The index of element `flat` of a row-major tensor of `shape`, as torch.unravel_index gives it (which imports
+    sympy on first use: half a second of a kernel's first failing check)."""
+    index = []
+    for size in reversed(shape):
+        flat, position = divmod(flat, size)
+        index.append(position)
+    return tuple(reversed(index))
 
 
 Variants = Mapping[str, Any] | Iterable[tuple[str, Any]]  # {misconception: wrong output} or such pairs

@@ -15,6 +15,7 @@ from html import escape
 import torch
 
 from autograder.checking.check_types import CheckResult, HeadLayout, TokenHead
+from autograder.checking.compare import unravel
 from autograder.i18n import Messages, pick, render
 
 __all__ = [
@@ -284,17 +285,9 @@ def _layout_grid(indices: torch.Tensor, where: Callable[[tuple[int, ...]], Token
     for row in indices.tolist():
         cells: list[TokenHead | None] = []
         for flat in row:
-            cells.append(None if flat < 0 else where(_unravel(flat, source_shape)))
+            cells.append(None if flat < 0 else where(unravel(flat, source_shape)))
         rows.append(tuple(cells))
     return tuple(rows)
-
-
-def _unravel(flat: int, shape: Sequence[int]) -> tuple[int, ...]:
-    coordinates = []
-    for size in reversed(shape):
-        flat, coordinate = divmod(flat, size)
-        coordinates.append(coordinate)
-    return tuple(reversed(coordinates))
 
 
 def split_layout(x: torch.Tensor, expected: torch.Tensor, got: object, num_heads: int) -> HeadLayout | None:

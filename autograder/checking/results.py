@@ -23,7 +23,7 @@ from autograder.checking.check_types import (
     Status,
     Verdict,
 )
-from autograder.checking.compare import REPRODUCED_BY
+from autograder.checking.compare import REPRODUCED_BY, unravel
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
 from autograder.checking.fitted import name_fill
@@ -263,8 +263,7 @@ def _differs_most(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tup
     if diff.numel() == 0:
         return 0.0, None
     flat = int(diff.reshape(-1).argmax())
-    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), diff.shape))
-    return float(diff.reshape(-1)[flat]), index
+    return float(diff.reshape(-1)[flat]), unravel(flat, tuple(diff.shape))
 
 
 def _excerpts(expected: torch.Tensor, got: torch.Tensor, index: tuple[int, ...]) -> tuple[tuple[int, ...], list[str]]:

@@ -6,6 +6,7 @@
 Nothing here imports `solutions`: recorders run in a process that must not see the reference (as probing.py).
 """
 
+import contextlib
 import types
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType, TracebackType
@@ -16,6 +17,8 @@ from torch import nn
 from torch._ops import OpOverload, OpOverloadPacket
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from autograder.checking.deferred_imports import torch_imports_deferred
 
 __all__ = [
     "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
@@ -389,6 +392,19 @@ class DeviceMixWatch(UncompiledDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.mixed: list[str] = []  # names of the ops that mixed devices
+        self._deferred = contextlib.ExitStack()
+
+    def __enter__(self) -> Self:
+        # Most ops on meta run Python kernels whose first call would import torch._dynamo (deferred_imports.py).
+        self._deferred.enter_context(torch_imports_deferred())
+        return super().__enter__()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        try:
+            super().__exit__(exc_type, exc_value, traceback)
+        finally:
+            self._deferred.close()
 
     def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:

@@ -7,6 +7,7 @@ from typing import Any, TypedDict
 import torch
 from torch import nn
 
+from autograder.checking.deferred_imports import torch_imports_deferred
 from autograder.checking.probing import as_count, lookup
 from autograder.course.shared.records import Namespace
 
@@ -93,8 +94,10 @@ def _built(node: ModuleNode, path: str, made: dict[str, Any]) -> nn.Module:
 
 
 def counted_module(node: ModuleNode) -> nn.Module:
-    """The module a case describes, on the meta device."""
-    return _built(node, "", {})
+    """The module a case describes, on the meta device (initialised there without torch._dynamo's or sympy's
+    import: autograder.checking.deferred_imports)."""
+    with torch_imports_deferred():
+        return _built(node, "", {})
 
 
 def _witness_count(count_parameters: Callable[[nn.Module], object], node: ModuleNode) -> int | None:

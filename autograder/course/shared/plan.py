@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from autograder.checking.deferred_imports import torch_imports_deferred
 from autograder.checking.probing import run_probe
 from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modules_in_role
 
@@ -83,16 +84,17 @@ def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
     """{check id: [probe data per case]}; a check stops at its first case that raised. `between()` runs after each
     case (the grading child takes back what the student's code set on the process: hooks, handlers)."""
     records: dict[str, list[ProbeData]] = {}
-    for check in checks:
-        probe = resolve(check.probe)
-        records[check.check_id] = []
-        for case in check.cases:
-            data = run_probe(probe, namespace, case)
-            if between is not None:
-                between()
-            records[check.check_id].append(data)
-            if "error" in data:
-                break
+    with torch_imports_deferred():  # the meta device's kernels would import torch._dynamo and sympy on first use
+        for check in checks:
+            probe = resolve(check.probe)
+            records[check.check_id] = []
+            for case in check.cases:
+                data = run_probe(probe, namespace, case)
+                if between is not None:
+                    between()
+                records[check.check_id].append(data)
+                if "error" in data:
+                    break
     return records
 
 

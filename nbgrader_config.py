@@ -25,7 +25,8 @@ c.CourseDirectory.source_directory = "source"
 c.CourseDirectory.release_directory = "release"
 
 # `nbgrader autograde` (and formgrader's Autograde button) grades in attnkit's sandbox, not in the student's kernel:
-# nbgrader's default list with its first step, Execute, replaced (autograder/integrations/nbgrader_sandbox.py).
+# nbgrader's default list with its first step, Execute, replaced (autograder/integrations/nbgrader_sandbox.py), and
+# CheckCellMetadata by the same check with its schema checked once per process, not per cell.
 # Deleting this setting grades in the student's kernel, where student code can read the hidden checks and the
 # reference and change its own grade; where the sandbox cannot run, autograde stops and says so instead.
 c.Autograde.autograde_preprocessors = [
@@ -35,7 +36,7 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.LimitOutput",
     "nbgrader.preprocessors.SaveAutoGrades",
     "nbgrader.preprocessors.AssignLatePenalties",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    "autograder.integrations.nbgrader_metadata.SchemaCheckedOnce",
     # Last: the student's markdown, raw cells, attachments, outputs and metadata made safe to render, so that nothing
     # a student wrote runs in the browser that opens the autograded notebook (formgrader, served with the
     # instructor's token) or the feedback (autograder/integrations/nbgrader_markup.py).
@@ -66,7 +67,8 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.OverwriteKernelspec",
     "autograder.integrations.nbgrader_hidden_tests.RestoreHiddenTests",
     "nbgrader.preprocessors.OverwriteCells",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    # nbgrader's CheckCellMetadata, its schema checked once per process (autograder/integrations/nbgrader_metadata.py)
+    "autograder.integrations.nbgrader_metadata.SchemaCheckedOnce",
 ]
 # `nbgrader collect` from the default exchange copies only the student's own files: nbgrader's copy follows links as
 # the instructor; attnkit's leaves out links, special files and hard links to files outside the submission.

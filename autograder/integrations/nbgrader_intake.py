@@ -44,7 +44,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder.integrations import nbgrader_hidden_tests
+from autograder.integrations import nbgrader_hidden_tests, nbgrader_metadata
 from autograder.isolation.limits import MAX_FILE_BYTES
 from autograder.isolation.workspace import MAX_SCAN_ENTRIES
 from autograder.safe_text import clean
@@ -67,7 +67,7 @@ SANITIZE_PREPROCESSORS = [
     "nbgrader.preprocessors.OverwriteKernelspec",
     nbgrader_hidden_tests.THIS,
     "nbgrader.preprocessors.OverwriteCells",
-    "nbgrader.preprocessors.CheckCellMetadata",
+    nbgrader_metadata.THIS,  # nbgrader's CheckCellMetadata, its schema checked once per process
 ]
 NOTES_KEY = "attnkit_handed_in"  # notebook metadata: the notes of this module, read by SandboxedExecute
 NOTEBOOK = "*.ipynb"  # nbgrader converts the notebooks and copies every other file

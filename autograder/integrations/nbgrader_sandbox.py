@@ -42,7 +42,7 @@ from traitlets import Float, Integer, Unicode
 
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.i18n import language
-from autograder.integrations import nbgrader_markup
+from autograder.integrations import nbgrader_markup, nbgrader_metadata
 from autograder.isolation import sandbox
 from autograder.isolation.limits import Limits
 from autograder.isolation.zygote import shared_zygote
@@ -72,9 +72,10 @@ NBGRADER_AFTER_EXECUTE = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# nbgrader's list with Execute replaced by ours, and the student's markup made safe to show last, so that what
+# nbgrader's list with Execute replaced by ours, its CheckCellMetadata by the same check with the schema checked once
+# (autograder.integrations.nbgrader_metadata), and the student's markup made safe to show last, so that what
 # autograded/ stores (and formgrader renders) is clean (autograder.integrations.nbgrader_markup).
-AUTOGRADE_PREPROCESSORS = [THIS, *NBGRADER_AFTER_EXECUTE, nbgrader_markup.THIS]
+AUTOGRADE_PREPROCESSORS = [THIS, *nbgrader_metadata.in_place_of_nbgraders(NBGRADER_AFTER_EXECUTE), nbgrader_markup.THIS]
 IN_KERNEL_SETTING = "c.Autograde.autograde_preprocessors"
 # Isolation notes (autograder.isolation.sandbox) that mean student code would run unconfined: the grade is at stake.
 ESSENTIAL_LAYERS = ("seccomp", "Landlock unavailable", "Landlock: ")

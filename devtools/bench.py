@@ -1,5 +1,5 @@
-"""`python -m devtools.bench [--n N] [--workers W]`: plain nbgrader, nbgrader in attnkit's sandbox and attnkit grade
-on the same N submissions (default 8), from a checkout (devtools is never installed).
+"""`python -m devtools.bench [--n N] [--workers W] [--scale]`: plain nbgrader, nbgrader in attnkit's sandbox and
+attnkit grade on the same N submissions (default 8), from a checkout (devtools is never installed).
 
 Two throwaway nbgrader courses (autograder.integrations.nbgrader_course), one switched back to nbgrader's own grading in
 the student's kernel and one as the course is configured (autograder.integrations.nbgrader_sandbox); the releases are
@@ -8,6 +8,10 @@ generated, N students each hand in a copy of the solved source notebooks to both
   2. `nbgrader autograde attention` grades them in attnkit's sandbox (one command, one zygote), and
   3. `attnkit grade submitted/ --out ...` grades the same folder (a fresh process: startup included).
 The three wall times, their ratios, and whether the three agree on every student's total are reported.
+
+`--scale` instead grades synthetic classes of 12, 120 and 1,200 notebooks (devtools.class_times' class: the demo's
+honest submissions in turn) with `attnkit grade` alone and prints, per size, the seconds, the seconds per notebook and
+the grader's peak resident memory (its VmHWM, read while it runs): the cost per notebook must stay flat or fall.
 
 Then, per notebook, attnkit's own cost is broken down by stage (autograder.running.timing.StageTimes: the child's
 set-up, cells, probes and exit, the reference's expectations, judging, fingerprints, writing the record) and set
@@ -211,6 +215,83 @@ def _execute_code_alone(plan):
     os.waitpid(pid, 0)
 
 
+SCALE_NOTEBOOKS = (12, 120, 1200)
+PEAK_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class ScalePoint:
+    notebooks: int
+    seconds: float
+    peak_bytes: int  # the grader's VmHWM, last read before it exited
+
+    @property
+    def per_notebook(self) -> float:
+        return self.seconds / self.notebooks
+
+
+def _high_water_mark(pid: int) -> int:
+    """The process's peak resident memory so far, in bytes (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def graded_with_peak(command: list[str]) -> tuple[float, int]:
+    """Run `command`, reading its peak memory while it runs; (wall seconds, peak bytes). Raises on failure."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        peak = 0
+        while process.poll() is None:
+            peak = max(peak, _high_water_mark(process.pid))
+            time.sleep(PEAK_POLL_SECONDS)
+        seconds = time.perf_counter() - started
+        if process.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"{command[3]} failed ({process.returncode}):\n{errors.read()[-2000:].decode()}")
+    return seconds, peak
+
+
+def run_scale(sizes=SCALE_NOTEBOOKS, log=None):
+    """`attnkit grade` on synthetic classes of each size (in notebooks, four per student); a ScalePoint each."""
+    from devtools.class_times import build_class
+
+    log = log or (lambda _line: None)
+    points = []
+    with tempfile.TemporaryDirectory(prefix="attnkit-bench-scale-") as workdir:
+        workdir = Path(workdir)
+        for notebooks in sizes:
+            students = max(1, notebooks // 4)
+            course_root = nbgrader_course.make_course(workdir / f"course-{notebooks}")
+            nbgrader_course.generate_release(course_root)
+            log(f"handing in {students} submissions")
+            build_class(course_root, students, nbgrader_course.default_repo_root(), workdir / f"handed-in-{notebooks}")
+            log(f"attnkit grade: {students * 4} notebooks")
+            out_dir = workdir / f"out-{notebooks}"
+            seconds, peak = graded_with_peak([sys.executable, "-m", "autograder.cli", "grade",
+                                              str(course_root / "submitted"), "--out", str(out_dir)])
+            points.append(ScalePoint(students * 4, seconds, peak))
+    return points
+
+
+def format_scale(points):
+    lines = ["attnkit grade on synthetic classes (one worker per core, process startup included)",
+             f"  {'notebooks':>9}{'seconds':>10}{'s/notebook':>12}{'grader peak MB':>16}"]
+    lines += [f"  {point.notebooks:>9}{point.seconds:>10.1f}{point.per_notebook:>12.3f}"
+              f"{point.peak_bytes / 2**20:>16.0f}" for point in points]
+    costs = [point.per_notebook for point in points]
+    flat = all(later <= earlier * 1.1 for earlier, later in zip(costs, costs[1:], strict=False))
+    lines.append(f"  cost per notebook {'flat or falling' if flat else 'GROWING'} with the class "
+                 "(each size within 10 % of the one before, or lower)")
+    return "\n".join(lines)
+
+
 STAGE_LABELS = {"start": "start", "cells": "cells", "probes": "probes", "finish": "finish",
                 "expectations": "expect", "judging": "judge", "fingerprints": "fprint", "writing": "write"}
 
@@ -262,10 +343,16 @@ def main(argv: list[str] | None = None) -> int:
                                      "attnkit's sandbox and attnkit grade on the same N submissions, timed")
     parser.add_argument("--n", type=int, default=8, help="number of generated submissions (default 8)")
     parser.add_argument("--workers", type=int, default=None, help="attnkit workers (default: one per core)")
+    parser.add_argument("--scale", action="store_true", help="only attnkit grade on synthetic classes of "
+                        f"{', '.join(map(str, SCALE_NOTEBOOKS))} notebooks: time per notebook and the grader's peak "
+                        "memory")
     args = parser.parse_args(argv)
     if args.n < 1:
         parser.error("--n must be at least 1")
     logs.configure()
+    if args.scale:
+        print(format_scale(run_scale(log=logger.info)), flush=True)
+        return 0
     result = run_bench(args.n, workers=args.workers, log=logger.info)
     print(format_report(result), flush=True)
     solved = sorted((CHECKOUT / "source" / ASSIGNMENT).glob("*.ipynb"))

@@ -10,21 +10,14 @@ first, and compares every check's words and scores.
 import json
 import subprocess
 import sys
-import textwrap
 
 import pytest
+from fresh_interpreter import fresh
 
 from autograder.checking import deferred_imports
 from autograder.checking.deferred_imports import PLAIN_AS_IS, PLAIN_CONSTANT, PLAIN_FOLDED, torch_imports_deferred
 
 DEFERRED = ("torch._dynamo", "sympy", "torch.fx.experimental.symbolic_shapes")
-
-
-def fresh(code: str) -> list[str]:
-    process = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                             timeout=300, check=False)
-    assert process.returncode == 0, process.stderr
-    return process.stdout.split()
 
 
 @pytest.mark.slow

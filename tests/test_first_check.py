@@ -8,18 +8,8 @@ stand-ins for those modules (autograder.checking.deferred_imports, tests/test_de
 in a fresh interpreter: what counts is what a new kernel imports.
 """
 
-import subprocess
-import sys
-import textwrap
-
 import pytest
-
-
-def fresh(code):
-    process = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                             timeout=300, check=False)
-    assert process.returncode == 0, process.stderr
-    return process.stdout.split()
+from fresh_interpreter import fresh
 
 
 @pytest.mark.slow

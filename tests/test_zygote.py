@@ -10,11 +10,15 @@ inventory can fail.
 import ast
 import json
 import os
+import socket
+import subprocess
+import sys
 
 import nbformat
 import pytest
 
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
+from autograder.isolation import zygote
 from autograder.isolation.limits import Limits
 from autograder.isolation.withholding import WITHHELD, Withholder, protected_lines
 from autograder.running.runner import run_exercise
@@ -314,3 +318,17 @@ def test_no_child_finds_a_classmates_cells_in_its_memory(repo_root, tmp_path):
     [report] = [note for note in scanner_result.notes if "SCAN " in note]
     assert "control=0 " not in report, report  # the scan does read the memory a classmate's cells would be in
     assert "canary=0 " in report, report
+
+
+@pytest.mark.slow
+def test_a_zygote_whose_grader_left_before_it_was_ready_exits_without_a_word():
+    # A grader that refuses its input exits while the zygote it started early is still importing: the zygote finds
+    # the channel closed when it says it is ready, and must go quietly (its stderr is the grader's).
+    grader_end, zygote_end = socket.socketpair()
+    with zygote_end:
+        process = subprocess.Popen([sys.executable, "-m", zygote.ZYGOTE_MODULE, str(zygote_end.fileno())],
+                                   pass_fds=(zygote_end.fileno(),), stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+    grader_end.close()
+    stdout, stderr = process.communicate(timeout=300)
+    assert (process.returncode, stdout, stderr) == (0, "", "")

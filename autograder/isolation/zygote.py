@@ -216,7 +216,10 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the grader's to handle (it kills the children)
     os.environ.pop("PYTHONPATH", None)  # sys.path has it; the children's environment does not need it
     seal = load()
-    connection.sendall(HEADER.pack(os.getpid()))
+    try:
+        connection.sendall(HEADER.pack(os.getpid()))
+    except OSError:  # the grader is gone (it stopped before it needed a child): nothing to serve, nothing to say
+        return
     serve(connection, seal)
 
 
@@ -281,7 +284,10 @@ def serve(connection: socket.socket, seal: "Seal") -> None:
         finally:
             for fd in fds:
                 os.close(fd)
-        connection.sendall(HEADER.pack(pid))
+        try:
+            connection.sendall(HEADER.pack(pid))
+        except OSError:  # the grader is gone: its subreaper role went with it, and so does this
+            return
 
 
 def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.socket) -> int:

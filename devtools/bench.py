@@ -13,15 +13,21 @@ The three wall times, their ratios, and whether the three agree on every student
 honest submissions in turn) with `attnkit grade` alone and prints, per size, the seconds, the seconds per notebook and
 the grader's peak resident memory (its VmHWM, read while it runs): the cost per notebook must stay flat or fall.
 
-Then, per notebook, attnkit's own cost is broken down by stage (autograder.running.timing.StageTimes: the child's
-set-up, cells, probes and exit, the reference's expectations, judging, fingerprints, writing the record) and set
-against the cost of executing the notebook's code alone (a forked child of this warm process runs the code cells
-and nothing else), all measured here, in the same run, one notebook at a time; with the CPU seconds it took.
+Where the time goes: `attnkit grade` runs once more on the same class through devtools.timed_runs, which times its
+phases from inside (start-up, imports, waiting for the zygote, intake, the notebooks, the class outputs) and sums
+every notebook's stages (autograder.running.timing.StageTimes: intake, workspace, fork, cells, probes, exit,
+judges, pages, records); the two nbgrader runs go through devtools.timed_runs too, which times each of nbgrader's
+preprocessors (the sandboxed run's SandboxedExecute is attnkit's share of it) and leaves the rest as nbgrader's own.
+
+Then, per kind of notebook, the same stages with one worker, set against the cost of executing the notebook's code
+alone (a forked child of this warm process runs the code cells and nothing else), all measured here, in the same run,
+one notebook at a time; with the CPU seconds it took.
 """
 
 import argparse
 import contextlib
 import csv
+import json
 import logging
 import os
 import resource
@@ -42,6 +48,7 @@ from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import plan_notebook
 from autograder.outputs import records
 from autograder.running.timing import StageTimes
+from devtools.timed_runs import GradePhases, NbgraderPhases
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 logger = logging.getLogger("autograder.bench")  # under attnkit's logger: its progress lines go to stderr
@@ -58,6 +65,10 @@ class BenchResult:
     sandboxed_totals: dict
     attnkit_totals: dict
     workers: int | None
+    nbgrader_phases: NbgraderPhases | None = None  # plain nbgrader's run, by preprocessor
+    sandboxed_phases: NbgraderPhases | None = None  # the sandboxed nbgrader's run, by preprocessor
+    grade_phases: GradePhases | None = None  # a second `attnkit grade` of the same class, timed by phase
+    grade_phases_seconds: float = 0.0  # that run's wall clock, as this process saw it
 
     @property
     def speedup(self):
@@ -81,16 +92,33 @@ def _ratio(slow, fast):
     return slow / fast if fast else float("inf")
 
 
-def _timed_autograde(course_root):
+def _timed_run(subcommand, arguments, times_path, python=sys.executable, **popen):
+    """`python -m devtools.timed_runs SUBCOMMAND ... ARGUMENTS`: its wall seconds and the phases it wrote."""
+    command = [python, "-m", "devtools.timed_runs", subcommand, "--times", str(times_path)]
     started = time.perf_counter()
-    nbgrader_course.autograde(course_root)
+    process = subprocess.run([*command, "--launched-at", repr(time.time()), *arguments], capture_output=True,
+                             text=True, check=False, **popen)
     seconds = time.perf_counter() - started
-    return seconds, {student: float(sum(scores.values()))
-                     for student, scores in nbgrader_course.read_scores(course_root).items()}
+    if process.returncode != 0:
+        raise RuntimeError(f"timed {subcommand} failed ({process.returncode}):\n{process.stderr[-2000:]}")
+    return seconds, json.loads(Path(times_path).read_text(encoding="utf-8"))
+
+
+def _timed_autograde(course_root, times_path):
+    """`nbgrader autograde` of every submission, its preprocessors timed (devtools.timed_runs)."""
+    command, env = nbgrader_course.nbgrader_command(course_root, "autograde", nbgrader_course.ASSIGNMENT, "--force")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CHECKOUT), env.get("PYTHONPATH", "")]))  # devtools
+    python, arguments = command[0], command[3:]  # [python, "-m", "nbgrader", ARGS...]
+    seconds, phases = _timed_run("nbgrader", arguments, times_path, python, cwd=course_root, env=env)
+    totals = {student: float(sum(scores.values()))
+              for student, scores in nbgrader_course.read_scores(course_root).items()}
+    return seconds, totals, NbgraderPhases(**phases)
 
 
 def run_bench(n, workers=None, log=None):
-    """Build a course, submit `n` solved copies, time both graders; returns a BenchResult."""
+    """Build a course, submit `n` solved copies, time the three graders; returns a BenchResult.
+
+    Then `attnkit grade` once more on the same folder, timed by phase from inside (devtools.timed_runs)."""
     log = log or (lambda _line: None)
     with tempfile.TemporaryDirectory(prefix="attnkit-bench-") as workdir:
         workdir = Path(workdir)
@@ -107,9 +135,11 @@ def run_bench(n, workers=None, log=None):
         notebooks = len(list(solved.glob("*.ipynb")))
 
         log(f"plain nbgrader autograde {nbgrader_course.ASSIGNMENT}, in the kernel ({n * notebooks} notebooks)")
-        nbgrader_seconds, nbgrader_totals = _timed_autograde(in_kernel_root)
+        nbgrader_seconds, nbgrader_totals, nbgrader_phases = _timed_autograde(in_kernel_root,
+                                                                              workdir / "plain-times.json")
         log(f"nbgrader autograde {nbgrader_course.ASSIGNMENT} in attnkit's sandbox ({n * notebooks} notebooks)")
-        sandboxed_seconds, sandboxed_totals = _timed_autograde(course_root)
+        sandboxed_seconds, sandboxed_totals, sandboxed_phases = _timed_autograde(course_root,
+                                                                                 workdir / "sandboxed-times.json")
 
         log(f"attnkit grade ({n * notebooks} notebooks)")
         out_dir = workdir / "attnkit-out"
@@ -124,8 +154,16 @@ def run_bench(n, workers=None, log=None):
             raise RuntimeError(f"attnkit grade failed ({process.returncode}):\n{process.stderr[-2000:]}")
         with open(out_dir / "grades.csv", newline="", encoding="utf-8") as stream:
             attnkit_totals = {row["student_id"]: float(row["total"]) for row in csv.DictReader(stream)}
+
+        log(f"attnkit grade again, timed by phase ({n * notebooks} notebooks)")
+        times_path = workdir / "grade-times.json"
+        arguments = [str(course_root / "submitted"), str(workdir / "attnkit-phases-out")]
+        if workers:
+            arguments += ["--workers", str(workers)]
+        phases_seconds, phases = _timed_run("grade", arguments, times_path, cwd=CHECKOUT)
     return BenchResult(n, notebooks, nbgrader_seconds, sandboxed_seconds, attnkit_seconds, nbgrader_totals,
-                       sandboxed_totals, attnkit_totals, workers)
+                       sandboxed_totals, attnkit_totals, workers, nbgrader_phases, sandboxed_phases,
+                       GradePhases(**phases), phases_seconds)
 
 
 @dataclass(frozen=True)
@@ -162,9 +200,9 @@ def measure_notebook_costs(notebook_paths, copies=8):
         stages = _mean_times([result.times for result in results])
         costs.append((plan.notebook, alone, graded / copies, stages, own_cpu / copies + stages.child_cpu))
         one_of_each.append(results[0])
-    writing = _writing_seconds(one_of_each) / len(one_of_each)
-    return [NotebookCost(notebook, alone, graded + writing, _with_writing(stages, writing), cpu + writing)
-            for notebook, alone, graded, stages, cpu in costs]
+    writing = _writing_times(one_of_each)
+    return [NotebookCost(notebook, alone, graded + writing.total, _with_writing(stages, writing),
+                         cpu + writing.total) for notebook, alone, graded, stages, cpu in costs]
 
 
 def _own_cpu():
@@ -179,18 +217,22 @@ def _mean_times(all_times):
     return mean
 
 
-def _with_writing(stages, seconds):
-    stages.add("writing", seconds)
+def _with_writing(stages, writing):
+    stages.add("pages", writing.pages)
+    stages.add("records", writing.records)
     return stages
 
 
-def _writing_seconds(results):
-    """Seconds to build and write one student's record and feedback page from `results` (one per notebook)."""
+def _writing_times(results):
+    """One student's document, record and feedback page from `results` (one per notebook), built and written: the
+    "pages" and "records" seconds of each notebook's share."""
+    writing = StageTimes()
     with tempfile.TemporaryDirectory(prefix="attnkit-bench-records-") as out_dir:
-        started = time.perf_counter()
-        document = records.student_document("bench", ASSIGNMENT, "", DEFAULT_SEED, results)
-        records.write_student(out_dir, document)
-        return time.perf_counter() - started
+        with writing.timing("records"):
+            document = records.student_document("bench", ASSIGNMENT, "", DEFAULT_SEED, results)
+        records.write_student(out_dir, document, times=writing)
+    share = StageTimes(pages=writing.pages / len(results), records=writing.records / len(results))
+    return share
 
 
 def _timed(action):
@@ -242,8 +284,9 @@ def _high_water_mark(pid: int) -> int:
     return 0
 
 
-def graded_with_peak(command: list[str]) -> tuple[float, int]:
-    """Run `command`, reading its peak memory while it runs; (wall seconds, peak bytes). Raises on failure."""
+def graded_with_peak(command: list[str], name: str = "attnkit grade") -> tuple[float, int]:
+    """Run `command`, reading its peak memory while it runs; (wall seconds, peak bytes). Raises on failure, with
+    `name` and the command's last words."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
@@ -254,7 +297,7 @@ def graded_with_peak(command: list[str]) -> tuple[float, int]:
         seconds = time.perf_counter() - started
         if process.returncode != 0:
             errors.seek(0)
-            raise RuntimeError(f"{command[3]} failed ({process.returncode}):\n{errors.read()[-2000:].decode()}")
+            raise RuntimeError(f"{name} failed ({process.returncode}):\n{errors.read()[-2000:].decode()}")
     return seconds, peak
 
 
@@ -292,8 +335,8 @@ def format_scale(points):
     return "\n".join(lines)
 
 
-STAGE_LABELS = {"start": "start", "cells": "cells", "probes": "probes", "finish": "finish",
-                "expectations": "expect", "judging": "judge", "fingerprints": "fprint", "writing": "write"}
+STAGE_LABELS = {"intake": "intake", "workspace": "wkspace", "fork": "fork", "cells": "cells", "probes": "probes",
+                "exit": "exit", "judges": "judges", "pages": "pages", "records": "records"}
 
 
 def format_costs(costs):
@@ -311,6 +354,60 @@ def format_costs(costs):
     mean_cpu = statistics.fmean(cost.cpu_seconds for cost in costs) if costs else 0.0
     lines.append(f"  mean CPU per notebook: {mean_cpu:.3f} s (target <= 0.2)")
     return "\n".join(lines)
+
+
+GRADE_PHASE_NOTES = {
+    "start_up": "the interpreter starting",
+    "imports": "attnkit's grading package and torch, in the grader (the zygote imports beside it)",
+    "zygote": "waiting for the zygote once the grader's own imports are done",
+    "intake": "the students' folders opened, their files found and hashed",
+    "notebooks": "planned, forked, run, judged, each student's record and page written",
+    "class_outputs": "grades.csv, the class report, the manifest",
+}
+
+
+def format_breakdown(result):
+    """Where the time goes: the second `attnkit grade` run by phase and per notebook by stage; each nbgrader run by
+    preprocessor, with the rest nbgrader's own."""
+    lines = []
+    phases = result.grade_phases
+    if phases is not None:
+        in_process = sum(getattr(phases, name) for name in GRADE_PHASE_NOTES)
+        lines.append(f"where the time goes, attnkit grade (the same class again, timed by phase from inside: "
+                     f"{result.grade_phases_seconds:.1f} s wall)")
+        for name, note in GRADE_PHASE_NOTES.items():
+            lines.append(f"  {name.replace('_', ' '):<14}{getattr(phases, name):7.2f} s  {note}")
+        lines.append(f"  {'exit':<14}{max(0.0, result.grade_phases_seconds - in_process):7.2f} s  "
+                     "the rest of the wall clock: the process ending, its zygote stopped")
+        count = max(1, phases.notebooks_graded)
+        stages = StageTimes(**phases.stages)
+        lines.append(f"  per notebook ({phases.notebooks_graded} graded; each stage summed over the run / "
+                     f"{phases.notebooks_graded}), milliseconds: the children's stages (workspace to exit) run "
+                     f"{result.workers or 'one per core'} at a time, the grader's one at a time")
+        lines.append("    " + "".join(f"{STAGE_LABELS[stage]:>9}" for stage in StageTimes.stages())
+                     + f"{'total':>9}{'child CPU':>11}")
+        lines.append("    " + "".join(f"{getattr(stages, stage) / count * 1000:9.1f}" for stage in StageTimes.stages())
+                     + f"{stages.total / count * 1000:9.1f}{stages.child_cpu / count * 1000:11.1f}")
+    for label, nbgrader_phases, seconds in (("plain nbgrader", result.nbgrader_phases, result.nbgrader_seconds),
+                                            ("sandboxed nbgrader", result.sandboxed_phases,
+                                             result.sandboxed_seconds)):
+        if nbgrader_phases is None:
+            continue
+        lines.append(f"where the time goes, {label} ({seconds:.1f} s wall; start-up {nbgrader_phases.start_up:.2f} s, "
+                     f"nbgrader's main() {nbgrader_phases.run:.1f} s)")
+        ranked = sorted(nbgrader_phases.preprocessors.items(), key=lambda item: -item[1])
+        rest = max(0.0, seconds - nbgrader_phases.start_up - nbgrader_phases.run)
+        for name, part in [*ranked, (NBGRADERS_OWN, nbgrader_phases.nbgraders_own), (NBGRADERS_EXIT, rest)]:
+            lines.append(f"  {name:<44}{part:8.2f} s {_share(part, seconds)}")
+    return "\n".join(lines)
+
+
+NBGRADERS_OWN = "nbgrader's own (imports, gradebook, copies)"
+NBGRADERS_EXIT = "the process ending (its kernels or zygote)"
+
+
+def _share(part, whole):
+    return f"({part / whole:6.1%} of the wall clock)" if whole else ""
 
 
 def format_report(result):
@@ -355,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     result = run_bench(args.n, workers=args.workers, log=logger.info)
     print(format_report(result), flush=True)
+    print(format_breakdown(result), flush=True)
     solved = sorted((CHECKOUT / "source" / ASSIGNMENT).glob("*.ipynb"))
     if solved:
         print(format_costs(measure_notebook_costs(solved)))

@@ -17,8 +17,8 @@ def test_the_peak_is_read_from_the_running_process():
 
 
 def test_a_grader_that_fails_is_an_error_with_its_words():
-    with pytest.raises(RuntimeError, match="no such class"):
-        graded_with_peak([sys.executable, "-c", "import sys; sys.exit('no such class')", "grade"])
+    with pytest.raises(RuntimeError, match="the grader failed .1.:\n.*no such class"):
+        graded_with_peak([sys.executable, "-c", "import sys; sys.exit('no such class')"], "the grader")
 
 
 def test_a_cost_per_notebook_that_grows_is_called_so():

@@ -29,7 +29,7 @@ from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.sandbox import landlock_abi
 from autograder.isolation.supervisor import Job, Outcome
 from autograder.running.runner import DEFAULT_SEED, judge_exercise
-from devtools.bench import format_report, run_bench
+from devtools.bench import format_breakdown, format_report, run_bench
 
 CHECK_KEYS = {"id", "score", "max_score", "status", "misconception", "message"}
 FAST = ["--timeout", "10", "--memory", "1024"]
@@ -278,6 +278,12 @@ def test_bench_runs_plain_and_sandboxed_nbgrader_and_attnkit_on_the_same_submiss
     report = format_report(result)
     assert "speed-up, sandboxed nbgrader" in report and "scores agree:       yes" in report
     assert f"{result.sandboxed_speedup:8.1f}x" in report
+    # where the time went: the second attnkit run by phase, both nbgrader runs by preprocessor
+    assert result.grade_phases.notebooks_graded == 4 and result.grade_phases_seconds > result.grade_phases.notebooks
+    assert "Execute" in result.nbgrader_phases.preprocessors
+    assert "SandboxedExecute" in result.sandboxed_phases.preprocessors
+    breakdown = format_breakdown(result)
+    assert "where the time goes, plain nbgrader" in breakdown and "where the time goes, sandboxed nbgrader" in breakdown
 
 
 # --- how a child's end is told: re-runs, the total time, the grader's own errors --------------------

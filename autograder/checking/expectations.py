@@ -6,7 +6,6 @@ the first comparison, so the wrong variants are never computed for them); the st
 its stored vectors, which the build computed with the very same declaration.
 """
 
-import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -52,20 +51,6 @@ class Expectations(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._values.keys() | self._sources.keys())
-
-    def timed(self, account: Callable[[float], None]) -> "Expectations":
-        """The same expectations, `account(seconds)` told how long each one took to compute."""
-
-        def source(name: str) -> Callable[[], Any]:
-            def computed() -> Any:
-                started = time.perf_counter()
-                try:
-                    return self[name]
-                finally:
-                    account(time.perf_counter() - started)
-            return computed
-
-        return Expectations({name: source(name) for name in self})
 
     def materialised(self) -> dict[str, Any]:
         """Every value, computed now: what the student kit stores."""

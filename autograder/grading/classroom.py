@@ -43,6 +43,7 @@ from autograder.isolation.notebook_plan import NotebookProblem, submitted_sha256
 from autograder.isolation.protected import reference_locations
 from autograder.outputs import class_report, records
 from autograder.outputs.documents import StudentDocument
+from autograder.running.timing import ClassTimes, StageTimes
 from autograder.safe_text import clean, one_line
 
 __all__ = ["ClassSummary", "grade_class", "open_student"]
@@ -63,6 +64,8 @@ class ClassSummary:
     shard: shards.Shard | None = None
     grader_errors: dict[str, str] = field(default_factory=dict)  # student id -> "grader error: ..." (others graded)
     problems: list[str] = field(default_factory=list)  # class-wide outputs that could not be written
+    times: ClassTimes = field(default_factory=ClassTimes)  # the run's phases (attnkit bench)
+    notebook_times: StageTimes = field(default_factory=StageTimes)  # the stages of every notebook graded, summed
 
 
 @dataclass
@@ -72,6 +75,7 @@ class _Student:
     submission_hash: str
     located: dict[str, Located]  # notebook -> intake.Located: the file to grade, or why there is none
     results: dict[str, NotebookResult] = field(default_factory=dict)  # by notebook
+    intake_seconds: float = 0.0  # its folder opened and hashed: each notebook's intake takes a share
 
 
 def grade_class(submitted_dir: str | os.PathLike[str], out_dir: str | os.PathLike[str], options: Options | None = None,
@@ -102,14 +106,18 @@ def _grade_class(submitted_dir: Path, out_dir: Path, options: Options | None, pr
         shards.claim(out_dir, ASSIGNMENT, options.seed, fingerprint, shard)
     run = _ClassRun(out_dir, options.seed, options.lang or language(), progress,
                     ClassSummary([folder.name for folder in folders], shard=shard))
-    students = run.open_students(folders, fingerprint, scratch, submissions)
-    run.start(students)
-    inputs = run.notebook_inputs()  # the notebooks found; the missing ones are finished with their reason
-    if inputs:
-        logger.debug("attnkit grade: %d notebooks to run, %d workers", len(inputs), options.limits.workers)
-        run.summary.isolation_notes = grade_notebooks(inputs, options, on_result=run.finished).isolation_notes
+    times = run.summary.times
+    with times.timing("intake"):
+        students = run.open_students(folders, fingerprint, scratch, submissions)
+        run.start(students)
+    with times.timing("notebooks"):
+        inputs = run.notebook_inputs()  # the notebooks found; the missing ones are finished with their reason
+        if inputs:
+            logger.debug("attnkit grade: %d notebooks to run, %d workers", len(inputs), options.limits.workers)
+            run.summary.isolation_notes = grade_notebooks(inputs, options, on_result=run.finished).isolation_notes
     run.summary.documents = [run.documents[folder.name] for folder in folders if folder.name in run.documents]
-    _write_class_outputs(run.summary, out_dir, options.seed, fingerprint)
+    with times.timing("class_outputs"):
+        _write_class_outputs(run.summary, out_dir, options.seed, fingerprint)
     run.summary.seconds = time.perf_counter() - run_started
     return run.summary
 
@@ -131,10 +139,13 @@ class _ClassRun:
         """Each folder opened by the intake; one that cannot be is recorded as that student's grader error."""
         students: list[_Student] = []
         for folder in folders:
+            started = time.perf_counter()
             try:
                 students.append(open_student(folder, self.seed, fingerprint, scratch, submissions))
             except Exception as error:  # noqa: BLE001 - an unreadable folder is that student's problem alone
                 self.record(folder.name, _raiser(error))
+            else:
+                students[-1].intake_seconds = time.perf_counter() - started
         return students
 
     def start(self, students: list[_Student]) -> None:
@@ -175,16 +186,18 @@ class _ClassRun:
         if len(student.results) == len(NOTEBOOKS):
             self._record_graded(student, [student.results[name] for name in NOTEBOOKS])
 
-    def record(self, student_id: str, build: Callable[[], StudentDocument]) -> None:
+    def record(self, student_id: str, build: Callable[[], StudentDocument], times: StageTimes | None = None) -> None:
         self.documents[student_id] = _record_student(self.out_dir, student_id, build, self.seed, self.summary,
-                                                     self.lang)
+                                                     self.lang, times)
 
     def _record_graded(self, student: _Student, results: list[NotebookResult]) -> None:
-        writing_started = time.perf_counter()
+        writing = StageTimes(intake=student.intake_seconds)
         self.record(student.id, functools.partial(records.student_document, student.id, ASSIGNMENT,
-                                                  student.submission_hash, self.seed, results))
-        for notebook_result in results:  # one record per student: each notebook takes its share
-            notebook_result.times.add("writing", (time.perf_counter() - writing_started) / len(results))
+                                                  student.submission_hash, self.seed, results), writing)
+        for notebook_result in results:  # one folder and one record per student: each notebook takes its share
+            for stage in ("intake", "pages", "records"):
+                notebook_result.times.add(stage, getattr(writing, stage) / len(results))
+            self.summary.notebook_times += notebook_result.times
         self.summary.graded.append(student.id)
         logger.debug("attnkit grade: %s: graded, %s", clean(student.id),
                      ", ".join(f"{result.notebook} {result.score:g}/{result.max_score:g}" for result in results))
@@ -209,7 +222,7 @@ def _write_class_outputs(summary: ClassSummary, out_dir: Path, seed: int, finger
 
 
 def _record_student(out_dir: Path, student_id: str, build: Callable[[], StudentDocument], seed: int,
-                    summary: ClassSummary, lang: str) -> StudentDocument:
+                    summary: ClassSummary, lang: str, times: StageTimes | None = None) -> StudentDocument:
     """The student's document, built by `build()` and written; when either fails, a grader-error record instead.
 
     One student's failure (odd text, a bug) must never cost the other students their grades: the record says
@@ -218,10 +231,12 @@ def _record_student(out_dir: Path, student_id: str, build: Callable[[], StudentD
     written nowhere (each file is atomic: none is left half-written).
     """
     document = None
+    times = times or StageTimes()
     try:
-        document = build()
+        with times.timing("records"):
+            document = build()
         with records.stop_when_disk_full(out_dir):
-            records.write_student(out_dir, document, lang)
+            records.write_student(out_dir, document, lang, times)
         return document
     except records.OutputDiskFull:
         raise

@@ -97,9 +97,13 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
     results: dict[int, NotebookResult] = {}
     jobs: list[Job] = []
     notes_of: dict[int, NotebookInput] = {}
+    planning_seconds: dict[int, float] = {}  # the notebook read and planned: its intake, with the supervisor's part
     for position, item in enumerate(inputs):
         try:
-            plan = plan_notebook(item.path, item.notebook)
+            planning = StageTimes()
+            with planning.timing("intake"):
+                plan = plan_notebook(item.path, item.notebook)
+            planning_seconds[position] = planning.intake
             if _empty(plan):
                 raise NotebookProblem(f"{clean(Path(item.path).name)} {EMPTY}")
         except Exception as problem:  # noqa: BLE001 - one file never stops the others
@@ -123,6 +127,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
     def judged(outcome: Outcome) -> None:
         position, key = cast(tuple[int, object], outcome.key)  # as the Job above was given it
         isolation_notes.update(outcome.isolation_notes)
+        outcome.times.add("intake", planning_seconds[position])
         try:
             if outcome.grader_failure:  # logged where it was found (autograder.isolation.supervisor)
                 raise _ChildSetUpFailed(outcome.grader_failure)
@@ -175,7 +180,7 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str) -> NotebookResul
     for exercise_id in plan.exercises:
         records = outcome.records.get(exercise_id, {})
         results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
-        with times.timing("fingerprints"):
+        with times.timing("judges"):
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
     notes = [*plan.notes, *outcome.notes]
     explained = causes_left_out(notes)

@@ -162,12 +162,14 @@ class _Child:
         if self.task.nice:  # no CPU share of its own: at least the grader's loop comes first (threads inherit it)
             os.nice(self.task.nice)
         self.sinks = _detach(self.channel_fd, self.output)
+        workspace_started = time.monotonic()
         self.space = space = _set_up_workdir(self.task)
+        workspace_seconds = time.monotonic() - workspace_started  # for the bench's breakdown only
         self.seal.apply()
         notes = space.isolation_notes + sandbox.confine(self.task.confinement, self.task.workdir)
         self.namespace, self.shell = _fresh_main(self.task.workdir, self.task.notebook_name)
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
-        self.send({"event": "hello", "notes": notes,
+        self.send({"event": "hello", "notes": notes, "workspace_s": workspace_seconds,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
         for step in self.task.steps:
             if step.kind == "cell" and step.index not in self.task.skip_cells:

@@ -117,7 +117,7 @@ class _Attempt:
     fd: int
     workdir: str
     started: float
-    started_clock: float = 0.0  # time.monotonic() before the fork: the set-up stage starts there
+    started_clock: float = 0.0  # time.monotonic() before its workdir, cgroup and fork: the fork stage starts there
     exit_fd: int | None = None  # a pidfd, readable once the child has exited (None: poll for the exit)
     reader: wire.FrameReader = field(default_factory=wire.FrameReader)
     step: tuple[str, Any] | None = None  # ("cell", index) or ("exercise", id) while it runs
@@ -190,7 +190,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                     cleaned = time.perf_counter()
                     shutil.rmtree(workdir, ignore_errors=True)
                     if outcome is not None:
-                        outcome.times.add("finish", time.perf_counter() - cleaned)
+                        outcome.times.add("workspace", time.perf_counter() - cleaned)
                         on_done(outcome)
                 if finished:
                     _excuse(time.monotonic() - judging, running.values(), pending)
@@ -254,8 +254,10 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
     state.outcome.attempts += 1
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
-        state.probes = {exercise_id: _planned(exercise_id, state.job.seed) for exercise_id in plan.exercises}
-        state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
+        with state.outcome.times.timing("intake"):
+            state.probes = {exercise_id: _planned(exercise_id, state.job.seed) for exercise_id in plan.exercises}
+            state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
+    clock = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
     folders, confinement = _child_cgroup(cgroups, confinement)
     task = ChildTask(
@@ -275,7 +277,6 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         cgroups=folders,
     )
     read_fd, write_fd = os.pipe()
-    clock = time.monotonic()
     try:
         pid = zygote.fork(task, write_fd)
     finally:
@@ -380,11 +381,16 @@ def _event_time(attempt: _Attempt, event: dict[str, Any]) -> float:
     return now
 
 
-def _time_event(attempt: _Attempt, kind: str, now: float) -> None:
-    """Account the time up to this event to the stage it ends (set-up, a cell, a probe)."""
+def _time_event(attempt: _Attempt, event: dict[str, Any], now: float) -> None:
+    """Account the time up to this event to the stage it ends (workspace and fork, a cell, a probe)."""
+    kind = event["event"]
     times = attempt.job.outcome.times
     if kind == "hello":
-        times.add("start", now - attempt.started_clock)
+        started = now - attempt.started_clock
+        said = event.get("workspace_s")  # the child's own timing of its workdir: plausible or nothing
+        workspace_seconds = said if isinstance(said, float) and 0.0 <= said <= started else 0.0
+        times.add("workspace", workspace_seconds)
+        times.add("fork", started - workspace_seconds)
     elif kind == "start":
         attempt.step_started = now
     elif kind in ("cell", "exercise") and attempt.step_started:
@@ -398,7 +404,7 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
     state, plan = attempt.job, attempt.job.job.plan
     kind = event["event"]
     _check_order(attempt, kind)
-    _time_event(attempt, kind, _event_time(attempt, event))
+    _time_event(attempt, event, _event_time(attempt, event))
     if kind == "hello":
         attempt.hello_seen = True
         state.outcome.isolation_notes.update(one_line(note, 300) for note in _list(event.get("notes")))
@@ -565,7 +571,7 @@ def _reap(attempt: _Attempt) -> int | None:
     attempt.cpu_used = usage.ru_utime + usage.ru_stime
     times.add("child_cpu", attempt.cpu_used)
     if attempt.last_event:
-        times.add("finish", time.monotonic() - attempt.last_event)
+        times.add("exit", time.monotonic() - attempt.last_event)
     return status
 
 

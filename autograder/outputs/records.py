@@ -35,6 +35,7 @@ from autograder.outputs.documents import (
 )
 from autograder.outputs.feedback_page import feedback_html
 from autograder.outputs.picture_documents import heatmap_document
+from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, clean_data
 
 __all__ = [
@@ -156,16 +157,21 @@ def student_paths(student_id: str) -> tuple[Path, Path, Path]:
             Path("students") / f"{student_id}.json")
 
 
-def write_student(out_dir: str | os.PathLike[str], document: StudentDocument, lang: str | None = None) -> None:
+def write_student(out_dir: str | os.PathLike[str], document: StudentDocument, lang: str | None = None,
+                  times: StageTimes | None = None) -> None:
     """Feedback, Gradescope results, then the JSON record (last: a student is done when it exists).
 
     The page and the results' titles are in `lang` (default: ATTNKIT_LANG or the locale), as the messages are.
+    `times`, when given, is told the seconds of the page ("pages") and of the other two ("records").
     """
     out_dir, student_id = Path(out_dir), document["student_id"]
-    write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document, lang))
-    write_atomically(out_dir / "gradescope" / student_id / "results.json",
-                      json.dumps(gradescope_results(document, lang), indent=2, ensure_ascii=False))
-    write_record(out_dir, document)
+    times = times or StageTimes()
+    with times.timing("pages"):
+        write_atomically(out_dir / "feedback" / f"{student_id}.html", feedback_html(document, lang))
+    with times.timing("records"):
+        write_atomically(out_dir / "gradescope" / student_id / "results.json",
+                          json.dumps(gradescope_results(document, lang), indent=2, ensure_ascii=False))
+        write_record(out_dir, document)
 
 
 def write_record(out_dir: str | os.PathLike[str], document: StudentDocument) -> None:

@@ -22,13 +22,15 @@ Exit status: 0 when grading happened (whatever the scores), 2 when it could not 
 """
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from autograder import help_pages, logs
 from autograder.course.assignment import DEFAULT_SEED
@@ -41,7 +43,7 @@ if TYPE_CHECKING:  # the grading stage imports torch and the checks: only when a
     from autograder.grading.api import Options
     from autograder.grading.shards import Shard
 
-__all__ = ["DISK_FULL", "GRADER_FAILED", "USAGE_ERROR", "main"]
+__all__ = ["DISK_FULL", "GRADER_FAILED", "USAGE_ERROR", "main", "run"]
 
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
@@ -65,6 +67,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         logger.warning("attnkit %s: interrupted", args.command)
         return 130
+
+
+def run() -> NoReturn:
+    """The `attnkit` command: `main()`, then the process ends at once with its status.
+
+    Everything a command writes is closed when it returns (each output file is written whole and renamed into
+    place); what is left is the interpreter's teardown of torch and the checks, a third of a second after every
+    `attnkit grade` that only delays the prompt. The log and the standard streams are flushed and the grading zygote,
+    if one was started, is stopped first. Called in-process (tests, other tools), `main()` returns instead.
+    """
+    status = main()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe: nothing more can be said anyway
+            stream.flush()
+    zygote = sys.modules.get("autograder.isolation.zygote")  # only a command that grades imported (and started) it
+    if zygote is not None:
+        zygote.shared_zygote().close()
+    os._exit(status)
 
 
 class CannotGrade(Exception):
@@ -397,4 +418,4 @@ def _print_isolation_notes(notes: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

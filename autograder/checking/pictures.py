@@ -21,7 +21,7 @@ from autograder.i18n import Messages, pick, render
 __all__ = [
     "Heatmap", "MAX_TICKS", "Picture", "describe_heatmap", "draw_heatmap", "head_layout_alt", "head_layout_svg",
     "heatmap_alt", "heatmap_svg", "merge_layout", "merged_block_layout", "pictures_of", "show_svg", "split_layout",
-    "ticks", "value_sources",
+    "FONT_PX", "TITLE_PX", "svg_document", "text", "text_width", "ticks", "value_sources",
 ]
 
 FONT_PX = 11
@@ -141,7 +141,7 @@ def draw_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
                                                {"index": index, "shape": heatmap.expected_shape}), anchor="start"))
         bottom += 16
     width = legend_x + legend_width
-    return _svg_document(width, bottom + 4, parts, describe_heatmap(heatmap, messages, lang))
+    return svg_document(width, bottom + 4, parts, describe_heatmap(heatmap, messages, lang))
 
 
 def describe_heatmap(heatmap: Heatmap, messages: Messages, lang: str) -> str:
@@ -424,7 +424,7 @@ def head_layout_svg(layout: HeadLayout, messages: Messages, lang: str) -> str:
         parts.append(text(left, legend_y + 30 + 16 * index, line, anchor="start"))
     width = max(x - gap + 8, legend_x, left + max(text_width(line) for line in lines) + 8)
     height = legend_y + 30 + 16 * len(lines)
-    return _svg_document(int(width), int(height), parts, head_layout_alt(layout, messages, lang))
+    return svg_document(int(width), int(height), parts, head_layout_alt(layout, messages, lang))
 
 
 def block(x: float, y: float, cell: int, source: TokenHead | None) -> str:
@@ -470,7 +470,7 @@ def pictures_of(result: CheckResult, messages: Messages, lang: str) -> list[Pict
 # SVG text
 
 
-def _svg_document(width: int, height: int, parts: Sequence[str], title: str) -> str:
+def svg_document(width: int, height: int, parts: Sequence[str], title: str) -> str:
     """The SVG element; `title` is its text alternative (its <title> and aria-label: what a screen reader says)."""
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="{FONT_PX}" role="img" '

@@ -1,14 +1,14 @@
 """The instructor's class report, OUT_DIR/class_report.html, written by `attnkit grade` and `attnkit merge`.
 
-One self-contained page (plots inline as base64 PNG, every text escaped): the distribution of the total and of each
-notebook's score (a histogram each), the misconceptions the judges recognised, most frequent first, with how many
-students each affected (a bar plot, and a table with the English and Chinese names from
+One self-contained page (plots inline as base64 SVG in img elements, every text escaped): the distribution of the
+total and of each notebook's score (a histogram each), the misconceptions the judges recognised, most frequent
+first, with how many students each affected (a bar plot, and a table with the English and Chinese names from
 autograder.course.catalog), and every student's row: total, each notebook, named mistakes and a relative link to
 their feedback page (autograder.outputs.report_students).
 A student counts once per misconception, however many checks it failed.
 
-Plots are drawn on matplotlib.figure.Figure objects (no pyplot, no global state); their text stays English because
-matplotlib's default fonts have no CJK glyphs. The Chinese names are in the HTML table.
+Plots are SVG drawn by hand (autograder.outputs.report_plots); their text is English, as the page's headings are.
+The Chinese names are in the HTML table.
 
 Later commands link what they made of the grades from this report (`attnkit similarity`, `attnkit export`):
 `add_link(grades_dir, label, target)` keeps the link in GRADES_DIR/report_links.json and writes the report again;
@@ -18,14 +18,12 @@ In an nbgrader course (OUT_DIR inside the course folder, beside nbgrader_config.
 """
 
 import base64
-import io
 import json
 import os
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
@@ -34,11 +32,9 @@ from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
 from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
+from autograder.outputs.report_plots import bars_svg, histogram_svg
 from autograder.outputs.report_students import feedback_hrefs, student_rows
 from autograder.templating import render
-
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
 
 __all__ = ["FILE_NAME", "add_link", "class_report_html", "misconception_counts", "write_class_report"]
 
@@ -46,7 +42,6 @@ FILE_NAME = "class_report.html"
 TEMPLATE = "class_report.html.j2"
 LINKS_FILE = "report_links.json"
 MAX_BARS = 20  # the bar plot shows the most frequent misconceptions; the table lists them all
-INTEGER_BINS_UP_TO = 40  # up to this many points, one histogram bar per whole point
 GRADES_CSV = "grades.csv"  # beside the report (autograder.outputs.records.write_grades_csv)
 NBGRADER_CONFIG = "nbgrader_config.py"
 NBGRADER_FEEDBACK = "feedback"  # nbgrader's feedback folder: COURSE/feedback/<student>/<assignment>/*.html
@@ -157,7 +152,7 @@ class ScoreRow:
 @dataclass(frozen=True)
 class Histogram:
     alt: str
-    src: Markup  # the grader's own PNG as a data URL
+    src: Markup  # the grader's own SVG as a data URL
     caption: str
 
 
@@ -192,7 +187,7 @@ def class_report_html(documents: Sequence[StudentDocument], title: str = "attnki
         "misconceptions": [_misconception_row(rank, count, len(documents))
                            for rank, count in enumerate(counts, start=1)],
         "with_misconception": sum(1 for document in documents if _has_misconception(document)),
-        "bar_plot": _data_url(_misconception_png(counts)) if counts else "",
+        "bar_plot": _data_url(_misconception_svg(counts)) if counts else "",
         "notebooks": [Column(name[:2], name) for name in NOTEBOOKS],
         "student_rows": student_rows(documents, feedback or {}),
         "grades_csv": grades_csv,
@@ -211,7 +206,9 @@ def _score_row(distribution: ScoreDistribution) -> ScoreRow:
 
 def _histogram(distribution: ScoreDistribution) -> Histogram:
     label = "Total" if distribution.name == "total" else distribution.name
-    return Histogram(f"histogram of {label} scores", _data_url(_histogram_png(distribution)), label)
+    svg = histogram_svg(distribution.scores, distribution.max_score, label,
+                        f"points (out of {_number(distribution.max_score)})")
+    return Histogram(f"histogram of {label} scores", _data_url(svg), label)
 
 
 def _misconception_row(rank: int, count: MisconceptionCount, students: int) -> MisconceptionRow:
@@ -220,60 +217,17 @@ def _misconception_row(rank: int, count: MisconceptionCount, students: int) -> M
                             ", ".join(exercise_title(exercise) for exercise in count.exercises))
 
 
-def _data_url(png: bytes) -> Markup:
-    """The grader's own picture as an img src: base64 has no character HTML would read as markup."""
-    return Markup(f"data:image/png;base64,{_base64(png)}")
+def _data_url(svg: str) -> Markup:
+    """The grader's own picture as an img src: base64 has no character HTML would read as markup, and an SVG shown
+    by an img runs nothing."""
+    return Markup(f"data:image/svg+xml;base64,{base64.b64encode(svg.encode('utf-8')).decode('ascii')}")
 
 
-def _histogram_png(distribution: ScoreDistribution) -> bytes:
-    """PNG bytes: how many students got each score (one bar per point up to 40 points, else 20 bars)."""
-    from matplotlib.figure import Figure  # imported only when a picture is needed
-    from matplotlib.ticker import MaxNLocator
-
-    top = distribution.max_score
-    if top <= INTEGER_BINS_UP_TO and float(top).is_integer():
-        bins = [edge - 0.5 for edge in range(int(top) + 2)]
-    else:
-        bins = [top * step / 20 for step in range(21)]
-    figure = Figure(figsize=(5.2, 2.8))
-    axis = figure.add_subplot()
-    axis.hist(distribution.scores, bins=bins, color="#4c72b0", edgecolor="white")
-    axis.set_xlim(bins[0], bins[-1])
-    axis.set_title("Total" if distribution.name == "total" else distribution.name, fontsize=10)
-    axis.set_xlabel(f"points (out of {_number(top)})")
-    axis.set_ylabel("students")
-    axis.yaxis.set_major_locator(MaxNLocator(integer=True))
-    # Fixed margins for this fixed size: tight_layout() measures every label and costs most of the picture's time.
-    figure.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.18)
-    return _png(figure)
-
-
-def _misconception_png(counts: Sequence[MisconceptionCount]) -> bytes:
-    """PNG bytes: a horizontal bar per misconception (the MAX_BARS most frequent), students affected."""
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    shown = list(counts[:MAX_BARS])[::-1]  # barh draws bottom-up: the most frequent on top
-    figure = Figure(figsize=(8, 0.9 + 0.32 * len(shown)))
-    axis = figure.add_subplot()
-    bars = axis.barh([count.name_en for count in shown], [count.students for count in shown], color="#c44e52")
-    axis.bar_label(bars, padding=3)
-    axis.set_xlabel("students affected")
-    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axis.set_xlim(0, max(count.students for count in shown) * 1.15 + 0.5)
-    axis.tick_params(axis="y", labelsize=8)
-    figure.tight_layout()
-    return _png(figure)
-
-
-def _png(figure: "Figure") -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=90)
-    return buffer.getvalue()
-
-
-def _base64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+def _misconception_svg(counts: Sequence[MisconceptionCount]) -> str:
+    """A horizontal bar per misconception (the MAX_BARS most frequent, the most frequent on top), students affected."""
+    shown = list(counts[:MAX_BARS])
+    return bars_svg([count.name_en for count in shown], [count.students for count in shown], "students affected",
+                    "bar plot of misconceptions by students affected")
 
 
 def _summary(total: ScoreDistribution) -> str:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the grading stage imports torch and the checks: only when a
     from autograder.grading.api import Options
     from autograder.grading.shards import Shard
 
-__all__ = ["DISK_FULL", "GRADER_FAILED", "USAGE_ERROR", "main", "run"]
+__all__ = ["DISK_FULL", "GRADER_FAILED", "USAGE_ERROR", "end_process", "main", "run"]
 
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
@@ -77,7 +77,12 @@ def run() -> NoReturn:
     `attnkit grade` that only delays the prompt. The log and the standard streams are flushed and the grading zygote,
     if one was started, is stopped first. Called in-process (tests, other tools), `main()` returns instead.
     """
-    status = main()
+    end_process(main())
+
+
+def end_process(status: int) -> NoReturn:
+    """End this process now with `status`: the log and the standard streams flushed, the grading zygote (if one
+    was started) stopped, the interpreter's teardown skipped (see `run`)."""
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):  # a closed pipe: nothing more can be said anyway

@@ -65,6 +65,7 @@ def _grade(args: argparse.Namespace) -> None:
         shared_zygote().spawn()  # as `attnkit grade` does, before its own imports
     except ZygoteError:
         pass
+    from autograder.cli import end_process
     from autograder.grading.api import Options, grade_classroom
     from autograder.isolation.limits import Limits, default_workers
 
@@ -80,6 +81,7 @@ def _grade(args: argparse.Namespace) -> None:
     phases.notebooks_graded = sum(len(document["notebooks"]) for document in summary.documents)
     phases.stages = dataclasses.asdict(summary.notebook_times)
     Path(args.times).write_text(json.dumps(dataclasses.asdict(phases)), encoding="utf-8")
+    end_process(0)  # as the attnkit command ends
 
 
 @contextlib.contextmanager

@@ -12,12 +12,11 @@ import subprocess
 import sys
 
 import pytest
+from deferred_imports_driver import DEFERRED  # the three modules, spelt once for both
 from fresh_interpreter import fresh
 
 from autograder.checking import deferred_imports
 from autograder.checking.deferred_imports import PLAIN_AS_IS, PLAIN_CONSTANT, PLAIN_FOLDED, torch_imports_deferred
-
-DEFERRED = ("torch._dynamo", "sympy", "torch.fx.experimental.symbolic_shapes")
 
 
 @pytest.mark.slow

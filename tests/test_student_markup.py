@@ -351,3 +351,21 @@ def test_a_heading_cannot_take_the_id_of_formgraders_own_elements():
         assert f'id="{name}"' not in page and name in page, page
     assert nb.cells[3].source == "# My answer" and 'id="My-answer"' in rendered[3]
     assert len(removed) == 3, removed
+
+
+def test_a_cell_seen_before_is_rendered_once_and_the_same_and_hostile_or_large_cells_are_not_kept():
+    """The release's instructions are in every student's notebook: their rendering is kept (render_markdown), and
+    is what rendering anew gives; a cell with attachments or past CACHED_CELL_CHARS is rendered each time."""
+    cache = student_markup._rendered_once
+    cells = ["# Causal attention\n\nMask the *future* with `triu`.", '<img src=x onerror="alert(1)">',
+             "[x](javascript:alert(1))", "a" * student_markup.CACHED_CELL_CHARS]
+    for cell in cells:
+        first, hits = student_markup.render_markdown(cell), cache.cache_info().hits
+        assert student_markup.render_markdown(cell) == first == student_markup._rendered(cell, None)
+        assert cache.cache_info().hits == hits + 1
+        assert student_markup.safe_markdown(cell) == student_markup.safe_markdown(cell)
+    size = cache.cache_info().currsize
+    student_markup.render_markdown("b" * (student_markup.CACHED_CELL_CHARS + 1))
+    student_markup.render_markdown("![p](attachment:p.png)", {"p.png": {"image/png": "iVBORw0KGgo="}})
+    assert cache.cache_info().currsize == size
+    assert cache.cache_info().maxsize == student_markup.CACHED_CELLS

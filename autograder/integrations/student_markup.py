@@ -65,6 +65,10 @@ NOTE = ("attnkit changed this cell so that nothing in it runs in a browser ({rem
 MAX_CELL_CHARS = 100_000
 MAX_NOTEBOOK_CHARS = 1_000_000
 MAX_CELL_TAGS = 1_000
+# Markdown rendered once per process (render_markdown): at most this many cells of at most this many characters, so a
+# class of hostile notebooks holds at most a few megabytes of it.
+CACHED_CELLS = 1_024
+CACHED_CELL_CHARS = 8_000
 
 
 @dataclass(frozen=True)
@@ -76,9 +80,25 @@ class Cleaned:
 
 
 def render_markdown(source: str, attachments: Mapping[str, dict[str, str]] | None = None) -> str:
-    """The HTML nbconvert's HTMLExporter.markdown2html makes of a markdown cell (formgrader's and feedback's pages)."""
+    """The HTML nbconvert's HTMLExporter.markdown2html makes of a markdown cell (formgrader's and feedback's pages).
+
+    A cell without attachments and of at most CACHED_CELL_CHARS is rendered once per process: in a class most
+    markdown cells are the release's own instructions, the same text in every student's notebook.
+    """
+    if not attachments and len(source) <= CACHED_CELL_CHARS:
+        return _rendered_once(source)
+    return _rendered(source, attachments)
+
+
+def _rendered(source: str, attachments: Mapping[str, dict[str, str]] | None) -> str:
     renderer = IPythonRenderer(escape=False, attachments=dict(attachments or {}))
     return str(MarkdownWithMath(renderer=renderer).render(source))
+
+
+@functools.lru_cache(maxsize=CACHED_CELLS)
+def _rendered_once(source: str) -> str:
+    """The same text, the same HTML: the rendering is a function of the text alone (an error is not kept)."""
+    return _rendered(source, None)
 
 
 def unsafe_parts(markup: str, reserved_ids: frozenset[str] = frozenset()) -> list[str]:

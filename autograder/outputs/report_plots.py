@@ -8,7 +8,7 @@ Every text goes through pictures.text, which escapes it.
 import bisect
 from collections.abc import Callable, Sequence
 
-from autograder.checking.pictures import FONT_PX, TITLE_PX, svg_document, text, text_width
+from autograder.checking.pictures import FONT_PX, TITLE_PX, svg_document, text, text_width, ticks
 
 __all__ = ["INTEGER_BINS_UP_TO", "bars_svg", "histogram_bins", "histogram_svg"]
 
@@ -102,11 +102,9 @@ def _value_grid(top_value: int, place: Callable[[int], float], start: float, end
 
 
 def _score_ticks(edges: Sequence[float]) -> list[float]:
-    """The scores labelled under a histogram: whole points (thinned to at most 11) or five even steps."""
+    """The scores labelled under a histogram: whole points (thinned as a heatmap's axis is) or five even steps."""
     if edges[0] == -0.5:  # one bin per whole point
-        top = int(edges[-1] - 0.5)
-        step = next(step for step in (1, 2, 5, 10, 20) if top // step <= 10)
-        return [float(value) for value in range(0, top + 1, step)]
+        return [float(value) for value in ticks(int(edges[-1] - 0.5) + 1)]
     return [edges[0] + (edges[-1] - edges[0]) * quarter / 4 for quarter in range(5)]
 
 

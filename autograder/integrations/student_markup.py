@@ -66,7 +66,7 @@ MAX_CELL_CHARS = 100_000
 MAX_NOTEBOOK_CHARS = 1_000_000
 MAX_CELL_TAGS = 1_000
 # Markdown rendered once per process (render_markdown): at most this many cells of at most this many characters, so a
-# class of hostile notebooks holds at most a few megabytes of it.
+# class of hostile notebooks holds at most 8 MB of their text and its renderings (a few times that): tens of MB.
 CACHED_CELLS = 1_024
 CACHED_CELL_CHARS = 8_000
 

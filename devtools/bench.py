@@ -231,8 +231,7 @@ def _writing_times(results):
         with writing.timing("records"):
             document = records.student_document("bench", ASSIGNMENT, "", DEFAULT_SEED, results)
         records.write_student(out_dir, document, times=writing)
-    share = StageTimes(pages=writing.pages / len(results), records=writing.records / len(results))
-    return share
+    return StageTimes(pages=writing.pages / len(results), records=writing.records / len(results))
 
 
 def _timed(action):

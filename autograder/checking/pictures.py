@@ -7,6 +7,7 @@ the Chinese labels show as the English ones do. Each picture is built from its a
 The student kit ships this module as it is.
 """
 
+import base64
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from autograder.i18n import Messages, pick, render
 __all__ = [
     "Heatmap", "MAX_TICKS", "Picture", "describe_heatmap", "draw_heatmap", "head_layout_alt", "head_layout_svg",
     "heatmap_alt", "heatmap_svg", "merge_layout", "merged_block_layout", "pictures_of", "show_svg", "split_layout",
-    "FONT_PX", "TITLE_PX", "svg_document", "text", "text_width", "ticks", "value_sources",
+    "FONT_PX", "TITLE_PX", "svg_data_url", "svg_document", "text", "text_width", "ticks", "value_sources",
 ]
 
 FONT_PX = 11
@@ -477,6 +478,12 @@ def svg_document(width: int, height: int, parts: Sequence[str], title: str) -> s
             f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
             f'<rect width="{width}" height="{height}" fill="#ffffff"/>'
             + "".join(parts) + "</svg>")
+
+
+def svg_data_url(svg: str) -> str:
+    """An SVG as an img src: base64 has no character HTML would read as markup, and an SVG shown by an img runs
+    nothing."""
+    return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
 def text(x: float, y: float, content: str, *, anchor: str = "middle", size: int = FONT_PX, weight: str = "normal",

@@ -17,7 +17,6 @@ In an nbgrader course (OUT_DIR inside the course folder, beside nbgrader_config.
 `nbgrader generate_feedback` wrote its pages, as text: a link never leaves OUT_DIR.
 """
 
-import base64
 import json
 import os
 import statistics
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from autograder.checking.pictures import svg_data_url
 from autograder.course.assignment import ASSIGNMENT
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
@@ -218,9 +218,8 @@ def _misconception_row(rank: int, count: MisconceptionCount, students: int) -> M
 
 
 def _data_url(svg: str) -> Markup:
-    """The grader's own picture as an img src: base64 has no character HTML would read as markup, and an SVG shown
-    by an img runs nothing."""
-    return Markup(f"data:image/svg+xml;base64,{base64.b64encode(svg.encode('utf-8')).decode('ascii')}")
+    """The grader's own picture as an img src (pictures.svg_data_url: nothing in it HTML would read as markup)."""
+    return Markup(svg_data_url(svg))
 
 
 def _misconception_svg(counts: Sequence[MisconceptionCount]) -> str:

@@ -8,11 +8,11 @@ no request, only its own inline style and the pictures it carries as data URLs, 
 numbers the record keeps (autograder.outputs.picture_documents), never from markup read from a file.
 """
 
-import base64
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from autograder.checking.check_types import Status
+from autograder.checking.pictures import svg_data_url
 from autograder.course.exercises import exercise_title
 from autograder.i18n import language, render
 from autograder.outputs.documents import CheckDocument, NotebookDocument, StudentDocument
@@ -130,8 +130,7 @@ def _picture(check: CheckDocument, title: str, lang: str) -> PageImage | None:
     if heatmap is None:
         return None
     picture = heatmap_picture(heatmap, lang)
-    return PageImage("data:image/svg+xml;base64," + base64.b64encode(picture.svg.encode("utf-8")).decode("ascii"),
-                     f"{title}: {picture.alt}")
+    return PageImage(svg_data_url(picture.svg), f"{title}: {picture.alt}")
 
 
 def number(value: float) -> str:

@@ -41,6 +41,23 @@ def test_a_grade_run_ends_with_its_log_and_files_whole_and_nothing_left_running(
     assert (tmp_path / "out" / "class_report.html").read_text(encoding="utf-8").rstrip().endswith("</html>")
 
 
+def test_a_process_that_grades_in_process_stops_its_zygote_when_it_ends(tmp_path):
+    """main() called in-process (a test run, another tool) keeps the zygote warm for the next class; when that
+    process ends the zygote is stopped and reaped, not left running for the collector to warn about."""
+    submitted = tmp_path / "submitted"
+    shutil.copytree(CHECKOUT / "release" / ASSIGNMENT, submitted / "student1" / ASSIGNMENT,
+                    ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.py", "*.json"))
+    script = ("import sys\nfrom autograder import cli\n"
+              f"assert cli.main(['grade', {str(submitted)!r}, '--out', {str(tmp_path / 'out')!r}, '--workers', '1']) "
+              "== 0\n")
+    process = subprocess.Popen([sys.executable, "-W", "default", "-c", script], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    assert "ResourceWarning" not in err, err
+    assert _session_members(process.pid) == []
+
+
 def test_what_a_command_prints_into_a_pipe_all_arrives():
     """Printed into a pipe, stdout is block-buffered: the process must not end before it is written out."""
     notebook = CHECKOUT / "release" / ASSIGNMENT / "01_attention_without_weights.ipynb"

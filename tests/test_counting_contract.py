@@ -187,3 +187,40 @@ def test_a_count_that_changes_the_module_changes_nothing_graded():
     results = run(unfreeze_then_count)
     assert results["parameter_counts.kinds"].status != PASSED
     assert results["parameter_counts.notes"].status == PASSED
+
+
+def _described(module):
+    """Everything a count can read of a module: its kinds, parameters (shared ones once), buffers and flags."""
+    return ([(name, type(child).__name__) for name, child in module.named_modules()],
+            [(name, tuple(p.shape), p.dtype, p.requires_grad, p.device.type) for name, p in module.named_parameters()],
+            [(name, tuple(b.shape), b.dtype) for name, b in module.named_buffers()],
+            sorted(module.state_dict()))
+
+
+@pytest.mark.parametrize("check_id", ["parameter_counts.kinds", "parameter_counts.modules"])
+def test_a_module_built_without_initialising_is_the_one_torch_initialises(check_id):
+    """counted_module skips torch.nn.init on meta tensors (they hold no values): the modules are otherwise those
+    torch's own constructors build, on every seed's cases, and torch.nn.init is left as it was."""
+    from torch.nn import init
+
+    from autograder.checking.deferred_imports import torch_imports_deferred
+    from autograder.course.n04_multi_head_attention.ex5_parameter_counts import probe
+
+    before = {name: getattr(init, name) for name in probe.INITIALISERS}
+    for seed in range(5):
+        for case in cases_for(catalog.CHECKS_BY_ID[check_id], seed):
+            for node in (case["module"], *case["witnesses"]):
+                with torch_imports_deferred():
+                    initialised = probe._built(node, "", {})
+                assert _described(probe.counted_module(node)) == _described(initialised)
+    assert {name: getattr(init, name) for name in probe.INITIALISERS} == before
+
+
+def test_only_meta_tensors_skip_their_initialisation():
+    from autograder.course.n04_multi_head_attention.ex5_parameter_counts import probe
+
+    real = torch.zeros(3, 4)
+    with probe._meta_tensors_not_initialised():
+        torch.nn.init.ones_(real)  # a student's thread initialising its own tensor meanwhile
+        meta = torch.nn.init.normal_(torch.empty(2, device="meta"))
+    assert torch.equal(real, torch.ones(3, 4)) and meta.is_meta

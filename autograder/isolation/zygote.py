@@ -15,6 +15,7 @@ not fork). The zygote never sees a task: the grader writes the pickled autograde
 student's cells ever pass through the zygote's memory, where every later child would inherit them (freed pages
 included). When the grader goes, the zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket)."""
 
+import atexit
 import ctypes
 import functools
 import gc
@@ -148,8 +149,12 @@ class Zygote:
 
 @functools.cache
 def shared_zygote() -> Zygote:
-    """This process's zygote: started on first use (or early, by `spawn`), kept warm for the next class."""
-    return Zygote()
+    """This process's zygote: started on first use (or early, by `spawn`), kept warm for the next class, stopped when
+    this process ends (the `attnkit` command stops it before; a process that grades in-process, such as a test run,
+    here rather than by the parent-death signal, which leaves its handle on a running process to the collector)."""
+    zygote = Zygote()
+    atexit.register(zygote.close)
+    return zygote
 
 
 def _zygote_environment(root: Path) -> dict[str, str]:

@@ -22,7 +22,7 @@ from autograder.i18n import Messages, pick, render
 __all__ = [
     "Heatmap", "MAX_TICKS", "Picture", "describe_heatmap", "draw_heatmap", "head_layout_alt", "head_layout_svg",
     "heatmap_alt", "heatmap_svg", "merge_layout", "merged_block_layout", "pictures_of", "show_svg", "split_layout",
-    "FONT_PX", "TITLE_PX", "svg_data_url", "svg_document", "text", "text_width", "ticks", "value_sources",
+    "FONT_PX", "TITLE_PX", "svg_data_url", "svg_document", "text", "text_width", "tick_step", "ticks", "value_sources",
 ]
 
 FONT_PX = 11
@@ -75,9 +75,14 @@ def _shared_scale(*matrices: torch.Tensor) -> Scale:
 
 def ticks(count: int) -> list[int]:
     """Indices to label on an axis of `count` cells: every one up to MAX_TICKS, else every 2nd, 5th, 10th, 20th..."""
+    return list(range(0, count, tick_step(count, MAX_TICKS)))
+
+
+def tick_step(count: int, most: int) -> int:
+    """The first of 1, 2, 5, 10, 20, 50... with which labelling every step-th of `count` cells from the first labels
+    at most `most` of them."""
     steps = (factor * 10**power for power in range(9) for factor in (1, 2, 5))
-    step = next(step for step in steps if -(-count // step) <= MAX_TICKS)
-    return list(range(0, count, step))
+    return next(step for step in steps if -(-count // step) <= most)
 
 
 @dataclass(frozen=True)

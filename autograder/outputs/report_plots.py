@@ -8,7 +8,7 @@ Every text goes through pictures.text, which escapes it.
 import bisect
 from collections.abc import Callable, Sequence
 
-from autograder.checking.pictures import FONT_PX, TITLE_PX, svg_document, text, text_width, ticks
+from autograder.checking.pictures import FONT_PX, TITLE_PX, svg_document, text, text_width, tick_step, ticks
 
 __all__ = ["INTEGER_BINS_UP_TO", "bars_svg", "histogram_bins", "histogram_svg"]
 
@@ -82,8 +82,8 @@ def _nice_top(largest: int) -> int:
 
 
 def _value_step(largest: int) -> int:
-    steps = (factor * 10**power for power in range(9) for factor in (1, 2, 5))
-    return next(step for step in steps if largest // step <= MAX_VALUE_TICKS - 1)
+    """The step between labelled counts on an axis from 0 to `largest` (its largest+1 whole values)."""
+    return tick_step(largest + 1, MAX_VALUE_TICKS)
 
 
 def _value_grid(top_value: int, place: Callable[[int], float], start: float, end: float, *,

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the grading stage imports torch and the checks: only when a
     from autograder.grading.api import Options
     from autograder.grading.shards import Shard
 
-__all__ = ["DISK_FULL", "GRADER_FAILED", "USAGE_ERROR", "end_process", "main", "run"]
+__all__ = ["DISK_FULL", "GRADER_FAILED", "USAGE_ERROR", "end_process", "main", "run", "start_zygote_early"]
 
 USAGE_ERROR = 2
 GRADER_FAILED = 1  # grading ran and wrote grades.csv, but some student (or a class-wide file) hit a grader error
@@ -213,7 +213,7 @@ def _course_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPars
         _verbose_option(action, default=argparse.SUPPRESS)
 
 
-def _start_zygote_early() -> None:
+def start_zygote_early() -> None:
     """The grading children's zygote starts its imports now, beside this process's (see isolation/zygote.py)."""
     from autograder.isolation.zygote import ZygoteError, shared_zygote
 
@@ -258,7 +258,7 @@ def _options(args: argparse.Namespace) -> "Options":
 
 
 def _check(args: argparse.Namespace) -> int:
-    _start_zygote_early()
+    start_zygote_early()
     from autograder.grading.api import check_notebooks
 
     checked = check_notebooks(args.notebooks, _options(args))
@@ -274,7 +274,7 @@ def _check(args: argparse.Namespace) -> int:
 def _grade(args: argparse.Namespace) -> int:
     if args.exercise or args.notebook:
         return _regrade(args)
-    _start_zygote_early()
+    start_zygote_early()
     from autograder.grading.api import grade_classroom, mean_score
 
     summary = grade_classroom(args.submitted, args.out, _options(args), progress_to=sys.stderr, shard=args.shard)
@@ -300,7 +300,7 @@ def _regrade(args: argparse.Namespace) -> int:
     if unknown:
         raise CannotGrade(f"unknown notebook(s) {', '.join(map(repr, unknown))}; the notebooks: {', '.join(NOTEBOOKS)}")
     exercises = [*args.exercise, *(exercise.id for name in args.notebook for exercise in of_notebook(name))]
-    _start_zygote_early()
+    start_zygote_early()
     summary = regrade_classroom(args.submitted, args.out, exercises, _options(args), progress_to=sys.stderr)
     _print_isolation_notes(summary.isolation_notes)
     logger.info("attnkit grade: regraded %s (%s) for %d students, the other exercises kept; %d totals changed; "
@@ -358,7 +358,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _similarity(args: argparse.Namespace) -> int:
-    _start_zygote_early()
+    start_zygote_early()
     from autograder.review.api import find_similar_work
 
     if args.threshold is not None and not 0.0 < args.threshold <= 1.0:

@@ -59,15 +59,12 @@ class NbgraderPhases:
 def _grade(args: argparse.Namespace) -> None:
     phases = GradePhases(start_up=max(0.0, ENTERED - args.launched_at))
     started = time.perf_counter()
-    from autograder.isolation.zygote import ZygoteError, shared_zygote
+    from autograder.cli import end_process, start_zygote_early
 
-    try:
-        shared_zygote().spawn()  # as `attnkit grade` does, before its own imports
-    except ZygoteError:
-        pass
-    from autograder.cli import end_process
+    start_zygote_early()  # as `attnkit grade` does, before its grading imports
     from autograder.grading.api import Options, grade_classroom
     from autograder.isolation.limits import Limits, default_workers
+    from autograder.isolation.zygote import shared_zygote
 
     phases.imports = time.perf_counter() - started
     started = time.perf_counter()

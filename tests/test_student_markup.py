@@ -76,6 +76,16 @@ ATTACKS = {
     "remote srcset": '<img srcset="https://attacker.example/x 1x">',
     "css url in a style": '<p style="background:url(https://attacker.example/x)">p</p>',
     "remote image in a table cell": '<table><tr><td><img src="https://attacker.example/x"></td></tr></table>',
+    # MathJax (both pages load it) writes these into attributes and CSS; its Safe extension keeps `cursor: url()`.
+    "mathjax javascript href": "$\\href{javascript:alert(1)}{click}$",
+    "mathjax style cursor": "$\\style{cursor:url(https://attacker.example/c),auto}{x}$",
+    "mathjax bbox cursor": "$$\\bbox[cursor:url(https://attacker.example/c)]{x}$$",
+    "mathjax mmlToken style": '$\\mmlToken{mi}[style="cursor:url(https://attacker.example/c)"]{x}$',
+    "mathjax cssId of a grade": "\\(\\cssId{test_mask}{x}\\)",
+    "mathjax class": "\\[\\class{x}{y}\\]",
+    "mathjax in an environment": "\\begin{equation}\\style{cursor:url(//attacker.example/c)}{x}\\end{equation}",
+    "mathjax in code, read by class": '<code class="tex2jax_process">$\\style{cursor:url(//a.example/c)}{x}$</code>',
+    "mathjax entity-encoded": "<p>&#92;(&#92;style{cursor:url(//attacker.example/c)}{x}&#92;)</p>",
 }
 # Tags and attributes the stored cell must not render to, whatever parser reads it.
 FORBIDDEN_TAGS = {"script", "iframe", "svg", "math", "style", "link", "meta", "base", "form", "object", "embed",
@@ -102,6 +112,8 @@ HONEST = {
     "entities": "a &lt; b &amp;&amp; c &gt; d, &copy; 2026",
     "details": "<details><summary>my notes</summary>\n\nhidden *text*\n\n</details>",
     "anchor link": "[see above](#Attention)",
+    "math with a macro and colour": "$\\newcommand{\\R}{\\mathbb{R}} x \\in \\R^{d}$, $\\color{red}{q}$, "
+                                    "$\\hrefx$ \\(\\textstyle y\\)",
 }
 
 
@@ -112,6 +124,7 @@ class Reader(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, dict[str, str]]] = []
         self.comments: list[str] = []
+        self.text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, {name: value or "" for name, value in attrs}))
@@ -122,6 +135,9 @@ class Reader(HTMLParser):
     def handle_comment(self, data):
         self.comments.append(data)
 
+    def handle_data(self, data):
+        self.text.append(data)
+
 
 def dangers(rendered):
     """What in rendered HTML could run or load something, read independently of student_markup's reader."""
@@ -129,6 +145,9 @@ def dangers(rendered):
     reader.feed(rendered)
     reader.close()
     found = [f"<!--{text}-->" for text in reader.comments]
+    # MathJax's commands that write an attribute or CSS, in the page's text as the browser decodes it (read joined)
+    found += [f"MathJax {command}" for command in re.findall(r"\\(?:href|class|cssId|style|bbox|mmlToken)(?![a-zA-Z])",
+                                                             "".join(reader.text))]
     for tag, attributes in reader.tags:
         if tag in FORBIDDEN_TAGS or "<" in tag:
             found.append(f"<{tag}>")

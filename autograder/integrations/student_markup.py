@@ -13,8 +13,13 @@ An image loads when the page opens: one from another host would tell that host w
 tracking pixel). Kept as images: inline raster images (attachments) and the student's own files beside the notebook,
 named by a plain relative path (formgrader serves them from the student's autograded folder, so the request stays on
 the instructor's server and reads that folder only; a relative path cannot leave it: no `..`, no leading `/`, no
-`\\`). Any other image is shown as a link to it, which loads nothing until someone clicks it. Math is left to MathJax,
-which both pages load with its Safe extension (no `javascript:` in `\\href`, no ids or classes of the page's own).
+`\\`). Any other image is shown as a link to it, which loads nothing until someone clicks it.
+
+Both pages typeset math with MathJax 2 and its Safe extension, which drops `javascript:` links and ids or classes of
+the page's own but keeps a `cursor: url(...)` style, loaded as the page opens. The TeX commands that write an HTML
+attribute or CSS (`MATHJAX_MARKUP`: `\\href`, `\\class`, `\\cssId`, `\\style`, `\\bbox`, `\\mmlToken`) are unsafe
+wherever MathJax may read them (any text: a class can make it read code), and are shown with a full-width backslash,
+which MathJax does not read; a macro cannot spell them (MathJax puts a space after a command that an argument follows).
 
 A `Page` holds what one notebook's page adds: the ids its own elements use (off the allow-list for that notebook),
 and a bound on the characters rendered, so that no cell or notebook holds up a class (past it: escaped text).
@@ -33,8 +38,9 @@ from bleach.html5lib_shim import Filter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
 __all__ = [
-    "Cleaned", "MAX_CELL_CHARS", "NOTE", "Page", "REMOTE_IMAGE", "RemoteImagesAsLinks", "render_markdown",
-    "safe_attachments", "safe_markdown", "safe_raw", "sanitize_html", "unsafe_parts",
+    "Cleaned", "INERT_BACKSLASH", "MATHJAX_MARKUP", "MAX_CELL_CHARS", "NOTE", "Page", "REMOTE_IMAGE",
+    "RemoteImagesAsLinks", "inert_math", "render_markdown", "safe_attachments", "safe_markdown", "safe_raw",
+    "sanitize_html", "unsafe_parts",
 ]
 
 # What rendered markdown and an honest student's own HTML use; nothing that runs, loads a page, holds raw text
@@ -71,6 +77,8 @@ _SCHEME = re.compile(r"([^/?#]*):")
 # decodes: either could name a file outside the student's folder.
 _OUT_OF_FOLDER = re.compile(r"(^|/)(\.|%2e){2}(/|[?#]|$)|%2f|%5c", re.IGNORECASE)
 REMOTE_IMAGE = "an image from outside the notebook's folder"
+MATHJAX_MARKUP = re.compile(r"\\(href|class|cssId|style|bbox|mmlToken)(?![A-Za-z])")
+INERT_BACKSLASH = "\uff3c"  # FULLWIDTH REVERSE SOLIDUS: reads as a backslash, starts no MathJax command
 NOTE = ("attnkit changed this cell so that nothing in it runs or loads in a browser ({removed}); the student's own "
         "text is in the submitted notebook.")
 # Past these a cell is not rendered (mistune's time grows with the text) or not given to bleach (html5lib's time grows
@@ -138,7 +146,20 @@ def unsafe_parts(markup: str, reserved_ids: frozenset[str] = frozenset()) -> lis
         at = markup.find("<", tag.end())
     if open_tags:
         found.append(f"an unclosed <{open_tags[-1]}>")
+    found.extend(f"a MathJax {command} command" for command in _mathjax_markup(markup))  # no backslash: the note
+    # that names it is read again
     return found
+
+
+def _mathjax_markup(markup: str) -> list[str]:
+    """The MATHJAX_MARKUP commands in the text of `markup` as a browser gives it to MathJax: tags taken out (text
+    split by a tag is read joined, more than MathJax would), character references decoded."""
+    return sorted(set(MATHJAX_MARKUP.findall(html.unescape(_TAG.sub("", markup)))))
+
+
+def inert_math(text: str) -> str:
+    """`text` with each MATHJAX_MARKUP command's backslash made INERT_BACKSLASH."""
+    return MATHJAX_MARKUP.sub(lambda command: INERT_BACKSLASH + command.group(1), text)
 
 
 def _unsafe_attributes(tag: str, attributes: str, reserved_ids: frozenset[str]) -> list[str]:
@@ -266,8 +287,8 @@ def _first_safe(source: str, render: Callable[[str], str], page: Page) -> Cleane
     candidates = []
     # html5lib's time grows with the square of the nesting: a cell with too many tags is shown as text instead.
     if rendered is not None and rendered.count("<") <= MAX_CELL_TAGS:
-        candidates.append(note + sanitize_html(rendered, page.reserved_ids) + "\n")
-    candidates += [note + "<pre>" + html.escape(source) + "</pre>\n", note]
+        candidates.append(note + inert_math(sanitize_html(rendered, page.reserved_ids)) + "\n")
+    candidates += [note + "<pre>" + inert_math(html.escape(source)) + "</pre>\n", note]
     # What is stored is rendered again by the page: each candidate must pass as the page will render it.
     for candidate in candidates:
         if not _problems(candidate, render, page.reserved_ids):

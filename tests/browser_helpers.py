@@ -21,14 +21,15 @@ CHROMIUM_FLAGS = (
 )
 
 
-def start_chromium(chromium, chromedriver, workdir, page_seconds, browser_log=False):
-    """Headless Chromium driven by its chromedriver, offline, with a profile in `workdir`; the caller quits it."""
+def start_chromium(chromium, chromedriver, workdir, page_seconds, browser_log=False, extra_flags=()):
+    """Headless Chromium driven by its chromedriver, offline, with a profile in `workdir`; the caller quits it.
+    `extra_flags`: more command-line flags (e.g. a host mapped to a server of the test's)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS:
+    for flag in (*CHROMIUM_FLAGS, *extra_flags):
         options.add_argument(flag)
     options.add_argument(f"--user-data-dir={workdir / 'chromium-profile'}")
     if browser_log:

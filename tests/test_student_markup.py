@@ -8,7 +8,9 @@ not with the code's own reader.
 import base64
 import copy
 import html
+import posixpath
 import re
+import urllib.parse
 from html.parser import HTMLParser
 
 import nbformat
@@ -58,11 +60,39 @@ ATTACKS = {
     "template": "<template><img src=x onerror=alert(1)></template>",
     "textarea breakout": "<textarea></textarea><img src=x onerror=alert(1)>",
     "vbscript": '<a href="vbscript:msgbox(1)">v</a>',
+    # Images that load from another host as the page opens (a tracking pixel: who graded, and when).
+    "remote markdown image": "![x](https://attacker.example/pixel.png)",
+    "remote image, upper-case scheme": "![x](HTTPS://attacker.example/pixel.png)",
+    "remote image, no slashes": "![x](https:attacker.example/pixel.png)",
+    "protocol-relative image": '<img src="//attacker.example/x">',
+    "backslash host image": '<img src="\\\\attacker.example\\x">',
+    "slash-backslash host image": '<img src="/\\attacker.example/x">',
+    "entity-encoded protocol-relative image": '<img src="&#47;&#47;attacker.example/x">',
+    "remote reference image": "![x][r]\n\n[r]: https://attacker.example/pixel.png",
+    "image from the server's root": '<img src="/api/contents">',
+    "image out of the folder": "![x](../../../logout)",
+    "image out of the folder, %2e": "![x](%2e%2e/%2E%2e/logout)",
+    "image out of the folder, %2f": "![x](..%2f..%2fsource%2fx.png)",
+    "remote srcset": '<img srcset="https://attacker.example/x 1x">',
+    "css url in a style": '<p style="background:url(https://attacker.example/x)">p</p>',
+    "remote image in a table cell": '<table><tr><td><img src="https://attacker.example/x"></td></tr></table>',
+    # MathJax (both pages load it) writes these into attributes and CSS; its Safe extension keeps `cursor: url()`.
+    "mathjax javascript href": "$\\href{javascript:alert(1)}{click}$",
+    "mathjax style cursor": "$\\style{cursor:url(https://attacker.example/c),auto}{x}$",
+    "mathjax bbox cursor": "$$\\bbox[cursor:url(https://attacker.example/c)]{x}$$",
+    "mathjax mmlToken style": '$\\mmlToken{mi}[style="cursor:url(https://attacker.example/c)"]{x}$',
+    "mathjax cssId of a grade": "\\(\\cssId{test_mask}{x}\\)",
+    "mathjax class": "\\[\\class{x}{y}\\]",
+    "mathjax in an environment": "\\begin{equation}\\style{cursor:url(//attacker.example/c)}{x}\\end{equation}",
+    "mathjax in code, read by class": '<code class="tex2jax_process">$\\style{cursor:url(//a.example/c)}{x}$</code>',
+    "mathjax entity-encoded": "<p>&#92;(&#92;style{cursor:url(//attacker.example/c)}{x}&#92;)</p>",
 }
 # Tags and attributes the stored cell must not render to, whatever parser reads it.
 FORBIDDEN_TAGS = {"script", "iframe", "svg", "math", "style", "link", "meta", "base", "form", "object", "embed",
                   "button", "noscript", "template", "textarea", "input", "animate", "frame", "frameset"}
 GOOD_SCHEMES = ("http", "https", "mailto")
+# Where formgrader shows a submission: an image is the student's own only where it resolves below this folder.
+FORMGRADER_PAGE = "http://127.0.0.1:5000/formgrader/submissions/1/"
 
 # An honest student's markdown: each is stored exactly as written.
 HONEST = {
@@ -73,13 +103,17 @@ HONEST = {
     "display math": "$$\\mathrm{softmax}(x)_i = \\frac{e^{x_i}}{\\sum_j e^{x_j}}$$",
     "table with alignment": "| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |",
     "relative image": "![the heatmap](figures/heatmap.png)",
-    "https image and link": "![logo](https://example.org/logo.png) see [the paper](https://arxiv.org/abs/1706.03762)",
+    "https link": "see [the paper](https://arxiv.org/abs/1706.03762)",
+    "image beside the notebook": '![my plot](figures/my%20plot.png?v=2) and <img src="./fig.png" alt="f">',
+    "inline png": "![dot](data:image/png;base64,iVBORw0KGgo=)",
     "mail link": "[write to me](mailto:student@example.org)",
     "blockquote": "> Attention is all you need.",
     "inline html": 'x<sub>1</sub>, x<sup>2</sup>, a<br>b, <img src="fig.png" width="300">',
     "entities": "a &lt; b &amp;&amp; c &gt; d, &copy; 2026",
     "details": "<details><summary>my notes</summary>\n\nhidden *text*\n\n</details>",
     "anchor link": "[see above](#Attention)",
+    "math with a macro and colour": "$\\newcommand{\\R}{\\mathbb{R}} x \\in \\R^{d}$, $\\color{red}{q}$, "
+                                    "$\\hrefx$ \\(\\textstyle y\\)",
 }
 
 
@@ -90,6 +124,7 @@ class Reader(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.tags: list[tuple[str, dict[str, str]]] = []
         self.comments: list[str] = []
+        self.text: list[str] = []
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, {name: value or "" for name, value in attrs}))
@@ -100,6 +135,9 @@ class Reader(HTMLParser):
     def handle_comment(self, data):
         self.comments.append(data)
 
+    def handle_data(self, data):
+        self.text.append(data)
+
 
 def dangers(rendered):
     """What in rendered HTML could run or load something, read independently of student_markup's reader."""
@@ -107,6 +145,9 @@ def dangers(rendered):
     reader.feed(rendered)
     reader.close()
     found = [f"<!--{text}-->" for text in reader.comments]
+    # MathJax's commands that write an attribute or CSS, in the page's text as the browser decodes it (read joined)
+    found += [f"MathJax {command}" for command in re.findall(r"\\(?:href|class|cssId|style|bbox|mmlToken)(?![a-zA-Z])",
+                                                             "".join(reader.text))]
     for tag, attributes in reader.tags:
         if tag in FORBIDDEN_TAGS or "<" in tag:
             found.append(f"<{tag}>")
@@ -121,7 +162,22 @@ def dangers(rendered):
                 if scheme and scheme not in GOOD_SCHEMES and not re.fullmatch(r"data:image/(png|jpeg|gif);base64,.*",
                                                                                url):
                     found.append(f"{scheme}: {name}")
+            if tag == "img" and name == "src" and loads_from_elsewhere(value):
+                found.append(f"an image from elsewhere: {value}")
     return found
+
+
+def loads_from_elsewhere(src):
+    """Whether a browser on formgrader's page would load this image from outside the submission's folder: resolved
+    as the URL standard does (tabs and newlines dropped, `\\` read as `/`, `%2e` as a dot in `..`), then as the
+    server decodes the path."""
+    if re.fullmatch(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=]*", src):
+        return False
+    url = re.sub(r"[\t\n\r]", "", src).strip("".join(map(chr, range(0x21)))).replace("\\", "/")
+    resolved = urllib.parse.urlsplit(urllib.parse.urljoin(FORMGRADER_PAGE, re.sub("%2e", ".", url, flags=re.I)))
+    path = posixpath.normpath(urllib.parse.unquote(resolved.path))
+    page = urllib.parse.urlsplit(FORMGRADER_PAGE)
+    return (resolved.scheme, resolved.netloc) != (page.scheme, page.netloc) or not path.startswith(page.path)
 
 
 @pytest.mark.parametrize("attack", ATTACKS.values(), ids=ATTACKS.keys())
@@ -165,6 +221,18 @@ def test_a_cell_that_is_mostly_honest_keeps_its_honest_part():
     rendered = render_markdown(cleaned.source)
     assert "My answer" in rendered and "The mask hides the future." in rendered and "<li>a</li>" in rendered
     assert "onerror" not in rendered and cleaned.removed
+
+
+def test_a_remote_image_is_shown_as_a_link_that_loads_nothing_and_the_students_own_image_stays():
+    cleaned = safe_markdown("My plot: ![the pixel](https://attacker.example/pixel.png), and mine: "
+                            "![mine](figures/mine.png)\n\n<img src=\"//attacker.example/x\">")
+    reader = Reader()
+    reader.feed(render_markdown(cleaned.source))
+    assert [attributes["src"] for tag, attributes in reader.tags if tag == "img"] == ["figures/mine.png"]
+    assert [attributes["href"] for tag, attributes in reader.tags if tag == "a"] == [
+        "https://attacker.example/pixel.png", "//attacker.example/x"]
+    assert "image: the pixel" in cleaned.source and "My plot:" in cleaned.source and "and mine:" in cleaned.source
+    assert set(cleaned.removed) == {student_markup.REMOTE_IMAGE}
 
 
 def png(width=1):

@@ -7,9 +7,14 @@ generate_feedback` writes the feedback. "control" is the test's own proof that i
 autograded notebook is overwritten with the submitted cells (as nbgrader stored it before the sanitizer) and its
 feedback made without the sanitizer, and on those pages the payloads must fire. On mallory's pages, served by a real
 JupyterLab on 127.0.0.1 (formgrader) and from disk (feedback): the page title is unchanged, the marker global is
-never set, the canary server on 127.0.0.1 gets no request (meta refresh, form, stylesheet, object, iframe loads), the
-links and buttons a TA would click run nothing; and the honest cell renders (heading, list, table, code, image).
-Skipped without chromium and chromedriver, except in CI.
+never set, the canary server on 127.0.0.1 gets no request (meta refresh, form, stylesheet, object, iframe loads,
+images from another host, MathJax styles), the links and buttons a TA would click run nothing; and the honest cell
+renders (heading, list, table, code, image, typeset math).
+
+Both pages load MathJax from a CDN (nbconvert's template, with MathJax's Safe extension): here Chromium is pointed at
+`MathJaxCdn`, an HTTPS server of the test's that answers for the CDN's host with Debian's MathJax 2.7.9
+(libjs-mathjax), so the pages typeset math as a TA's browser does. Skipped without chromium, chromedriver and
+libjs-mathjax, except in CI.
 """
 
 import contextlib
@@ -22,6 +27,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -49,6 +55,15 @@ GRADE_ID = "test_softmax_naive"  # an autograded test cell of notebook 01
 SERVER_START_S = 60
 PAGE_S = 30
 SETTLE_S = 1.5  # after load: an iframe's srcdoc, an animation's onbegin, a meta refresh have fired by then
+# nbconvert's mathjax macro (both pages' templates call it with its default URL): MathJax 2 from cdnjs, with Safe.
+CDN_HOST = "cdnjs.cloudflare.com"
+CDN_MATHJAX = f"https://{CDN_HOST}/ajax/libs/mathjax/"
+MATHJAX_CONFIG = "config=TeX-AMS_CHTML-full,Safe"
+MATHJAX_ROOT = Path("/usr/share/javascript/mathjax")  # Debian's libjs-mathjax (MathJax 2.7.9)
+# What the remote images and MathJax styles below ask the canary for, as the control pages show.
+IMAGE_PATHS = {"/img-markdown", "/img-reference", "/img-srcset"}
+IMAGE_PATHS_OVER_HTTP = {"/img-protocol-relative", "/img-backslash"}  # on a file:// page these name a file host
+MATHJAX_PATHS = {"/mathjax-style", "/mathjax-mmltoken"}
 HONEST_MARKER = "Honest heading 7f3a"
 HONEST = f"""## {HONEST_MARKER}
 
@@ -79,6 +94,8 @@ def payload(canary):
 def attack_cells(canary):
     js = payload(canary)
     markdown = [
+        *remote_image_cells(canary),  # first: the unclosed <style> below makes the rest of a control page CSS
+        *mathjax_cells(canary),
         f'<img src=x onerror="{js}">',
         f'<details open ontoggle="{js}"><summary>s</summary>d</details>',
         f"<iframe srcdoc='<script>{js.replace(chr(39), chr(34))}</script>'></iframe>",
@@ -102,6 +119,23 @@ def attack_cells(canary):
     cells.append(nbformat.v4.new_markdown_cell(f"# {GRADE_ID}"))
     cells.append(nbformat.v4.new_markdown_cell("tagged", metadata={"tags": [f'x" onmouseover="{js}']}))
     return cells
+
+
+def remote_image_cells(canary):
+    """Images loaded from the canary as the page opens (a tracking pixel), each asking for its own path."""
+    host = canary.removeprefix("http://")
+    return [f"![pixel]({canary}/img-markdown)", f"![pixel][p]\n\n[p]: {canary}/img-reference",
+            f'<img src="//{host}/img-protocol-relative">', f'<img src="\\\\{host}\\img-backslash">',
+            f'<img srcset="{canary}/img-srcset 1x">', f'<p style="background-image:url({canary}/css-url)">bg</p>']
+
+
+def mathjax_cells(canary):
+    """Math whose MathJax rendering loads from the canary (a style's cursor, which MathJax's Safe keeps), runs a
+    script when clicked (`javascript:`, which Safe drops) or takes the grade's input id (which Safe drops)."""
+    return [f"$\\style{{cursor:url({canary}/mathjax-style),auto}}{{s}}$",
+            f'$\\mmlToken{{mi}}[style="cursor:url({canary}/mathjax-mmltoken),auto"]{{m}}$',
+            f"$\\href{{javascript:top.__xss=1;fetch('{canary}/mathjax-href')}}{{h}}$",
+            f"\\(\\cssId{{{GRADE_ID}}}{{i}}\\)"]
 
 
 def code_cell_with_outputs(canary):
@@ -142,15 +176,66 @@ class Canary:
         self.server.server_close()
 
 
+class MathJaxCdn:
+    """An HTTPS server on 127.0.0.1 (a certificate made for the test) that answers for CDN_HOST with Debian's MathJax:
+    `/ajax/libs/mathjax/VERSION/PATH` is MATHJAX_ROOT/PATH (latest.js from its unpacked sources)."""
+
+    def __init__(self, workdir):
+        certificate, key = workdir / "cdn.pem", workdir / "cdn.key"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                        f"/CN={CDN_HOST}", "-keyout", str(key), "-out", str(certificate)], check=True,
+                       capture_output=True)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                match = re.fullmatch(r"/ajax/libs/mathjax/[0-9.]+/([A-Za-z0-9_./-]+)", self.path.split("?")[0])
+                relative = match.group(1) if match and ".." not in match.group(1) else None
+                path = None if relative is None else MATHJAX_ROOT / (
+                    "unpacked/latest.js" if relative == "latest.js" else relative)
+                if path is None or not path.is_file():
+                    self.send_error(404)
+                    return
+                body = path.read_bytes()
+                self.send_response(200)
+                kind = {".js": "text/javascript", ".woff": "font/woff", ".otf": "font/otf"}.get(path.suffix)
+                self.send_header("Content-Type", kind or "application/octet-stream")
+                self.send_header("Access-Control-Allow-Origin", "*")  # MathJax's fonts, from a file:// page too
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(certificate, key)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def chromium_flags(self):
+        return (f"--host-resolver-rules=MAP {CDN_HOST} 127.0.0.1:{self.port}", "--ignore-certificate-errors")
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
 @pytest.fixture(scope="module")
 def binaries():
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     chromedriver = shutil.which("chromedriver")
-    if chromium and chromedriver:
+    if chromium and chromedriver and (MATHJAX_ROOT / "MathJax.js").is_file() and shutil.which("openssl"):
         return chromium, chromedriver
     if os.environ.get("CI"):
-        pytest.fail("chromium and chromedriver are missing: .ci/run installs them in CI")
-    pytest.skip("chromium and chromedriver not found (apt-get install chromium chromium-driver)")
+        pytest.fail("chromium, chromedriver, libjs-mathjax or openssl is missing: .ci/run installs them in CI")
+    pytest.skip("chromium, chromedriver, libjs-mathjax or openssl not found "
+                "(apt-get install chromium chromium-driver libjs-mathjax openssl)")
 
 
 @pytest.fixture(scope="module")
@@ -251,8 +336,14 @@ def server(course, workdir):
 
 
 @pytest.fixture(scope="module")
-def driver(binaries, workdir):
-    browser = start_chromium(*binaries, workdir, PAGE_S)
+def mathjax_cdn(binaries, workdir):
+    with MathJaxCdn(workdir) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def driver(binaries, workdir, mathjax_cdn):
+    browser = start_chromium(*binaries, workdir, PAGE_S, extra_flags=mathjax_cdn.chromium_flags())
     try:
         yield browser
     finally:
@@ -266,16 +357,26 @@ def submission_id(course, student):
         return gradebook.find_submission_notebook(NB01, ASSIGNMENT, student).id
 
 
-def traces(driver, canary, title):
-    """What the payloads left on the page just loaded: after clicking what a TA might click."""
+def typeset(driver):
+    """MathJax's version once it has typeset the page (its queue has run up to here); "none" on a page without it."""
+    driver.execute_script("window.__typeset = 'none'; if (window.MathJax && MathJax.Hub) { window.__typeset = null; "
+                          "MathJax.Hub.Queue(function () { window.__typeset = MathJax.version; }); }")
+    return wait_until(driver, lambda: driver.execute_script("return window.__typeset"), PAGE_S, "MathJax's typesetting")
+
+
+def traces(driver, canary, title, asked=None):
+    """What the payloads left on the page just loaded: after clicking what a TA might click (MathJax's links among
+    them, once it has typeset). The paths the canary was asked for are added to `asked`."""
     from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
 
     time.sleep(SETTLE_S)
-    for text in ("click-me", "submit-me", "focus"):
-        for element in driver.find_elements(By.XPATH, f"//*[normalize-space(text())='{text}']"):
-            with contextlib.suppress(WebDriverException):  # a covered or moved element: clicked as far as it goes
-                element.click()
+    typeset(driver)
+    clickable = [element for text in ("click-me", "submit-me", "focus")
+                 for element in driver.find_elements(By.XPATH, f"//*[normalize-space(text())='{text}']")]
+    for element in clickable + driver.find_elements(By.CSS_SELECTOR, ".MathJax_CHTML a"):
+        with contextlib.suppress(WebDriverException):  # a covered or moved element: clicked as far as it goes
+            element.click()
     time.sleep(SETTLE_S)
     found = []
     with contextlib.suppress(WebDriverException):  # a page navigated away (meta refresh) cannot be asked
@@ -285,6 +386,8 @@ def traces(driver, canary, title):
         found.append(f"the title became {driver.title!r}")
     if canary.hits:
         found.append(f"the canary was asked for {sorted(set(canary.hits))}")
+    if asked is not None:
+        asked.update(canary.hits)
     canary.hits.clear()
     return found
 
@@ -295,8 +398,7 @@ def formgrader_page(driver, server, course, student):
 
 
 def assert_formgrader_page(driver):
-    """formgrader's page itself came: its score inputs for the notebook's test cells (its scripts stop early here,
-    where MathJax cannot load from its CDN, both with and without the sanitizer)."""
+    """formgrader's page itself came: its score inputs for the notebook's test cells."""
     from selenium.webdriver.common.by import By
 
     wait_until(driver, lambda: driver.find_elements(By.CSS_SELECTOR, "input.score"), PAGE_S,
@@ -318,14 +420,31 @@ def assert_honest_cell_renders(driver):
     assert 'print("<b>not markup</b>")' in cell.find_element(By.TAG_NAME, "pre").text
     assert cell.find_element(By.TAG_NAME, "img").get_attribute("src").endswith("figures/mine.png")
     assert "My reading of the scores" in cell.text
+    assert cell.find_elements(By.CSS_SELECTOR, ".MathJax_CHTML"), "MathJax typeset nothing of the honest cell"
+
+
+def assert_mathjax_is_nbconverts_with_safe(driver):
+    """The page loaded MathJax as nbconvert's template does: from the CDN (latest.js, which adds MathJax.js), with
+    the Safe extension."""
+    from selenium.webdriver.common.by import By
+
+    sources = [script.get_attribute("src") for script in driver.find_elements(By.CSS_SELECTOR, "script[src]")]
+    assert [src for src in sources if src.startswith(CDN_MATHJAX)] == [
+        f"{CDN_MATHJAX}2.7.7/MathJax.js?{MATHJAX_CONFIG}"], sources
+    assert driver.execute_script("return MathJax.Extension.Safe.version") == "2.7.9"
 
 
 def test_the_control_pages_run_the_payloads(driver, server, course, canary):
-    """Without the sanitizer the same cells run on both pages: the checks below can see a script."""
+    """Without the sanitizer the same cells run on both pages: the checks below can see a script, a remote image
+    and what MathJax (Safe and all) loads."""
+    asked = set()
     feedback_page(driver, course, "control")
-    assert traces(driver, canary, NB01), "the unsanitized feedback page ran nothing: the test could not see it"
+    assert traces(driver, canary, NB01, asked), "the unsanitized feedback page ran nothing: the test could not see it"
+    assert IMAGE_PATHS | MATHJAX_PATHS | {"/css-url"} <= asked, asked
+    asked.clear()
     formgrader_page(driver, server, course, "control")
-    assert traces(driver, canary, NB01), "the unsanitized formgrader page ran nothing: the test could not see it"
+    assert traces(driver, canary, NB01, asked), "the unsanitized formgrader page ran nothing: the test could not see it"
+    assert IMAGE_PATHS | IMAGE_PATHS_OVER_HTTP | MATHJAX_PATHS | {"/css-url"} <= asked, asked
 
 
 def test_formgraders_submission_page_runs_nothing_of_the_students(driver, server, course, canary):
@@ -333,6 +452,7 @@ def test_formgraders_submission_page_runs_nothing_of_the_students(driver, server
     found = traces(driver, canary, NB01)
     assert not found, found
     assert_formgrader_page(driver)
+    assert_mathjax_is_nbconverts_with_safe(driver)
     from selenium.webdriver.common.by import By
 
     assert driver.find_element(By.ID, GRADE_ID).tag_name == "input"  # the grade's own input, not the heading
@@ -344,6 +464,7 @@ def test_the_feedback_page_runs_nothing_of_the_students(driver, course, canary):
     feedback_page(driver, course, "mallory")
     found = traces(driver, canary, NB01)
     assert not found, found
+    assert_mathjax_is_nbconverts_with_safe(driver)
     driver.save_screenshot(str(artifacts_dir() / "feedback-sanitized.png"))
     assert_honest_cell_renders(driver)
 

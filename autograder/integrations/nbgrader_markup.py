@@ -6,7 +6,9 @@ notebook autograded before it was there). Per cell (autograder.integrations.stud
 
 - markdown cells: kept as they are where nbconvert's rendering of them passes the allow-list, otherwise replaced by
   the sanitized rendering under a note; no element may take the id of the page's own (a grade's score input, its
-  comment box); attachments keep only base64 raster images (an SVG can hold script);
+  comment box); an image from outside the notebook's folder becomes a link, and MathJax's commands that write
+  attributes or CSS are made inert (a tracking pixel); attachments keep only base64 raster images (an SVG can hold
+  script);
 - raw cells and `text/html` / `text/markdown` outputs: the same; other output types than text and images are dropped
   (`application/javascript`, widget views, LaTeX), and outputs' metadata with them. nbgrader clears the student's
   outputs before grading and SandboxedExecute writes every output anew, so in practice these are attnkit's own;
@@ -50,7 +52,7 @@ class SanitizeStudentMarkup(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         removed = sanitize_notebook(nb)
         if removed:
-            self.log.warning("attnkit: removed from %s what could run in a browser: %s",
+            self.log.warning("attnkit: removed from %s what could run or load in a browser: %s",
                              resources.get("nbgrader", {}).get("notebook", "the notebook"), "; ".join(removed))
         return nb, resources
 

@@ -9,6 +9,18 @@ case, balanced): anything it cannot read counts as unsafe, so a parser trick gai
 becomes what bleach (an allow-list sanitizer, html5lib's parser) keeps of the rendered HTML, under a note, and
 that is rendered and read again; where even that fails, the student's text is shown escaped, as text.
 
+An image loads when the page opens: one from another host would tell that host who opened the notebook and when (a
+tracking pixel). Kept as images: inline raster images (attachments) and the student's own files beside the notebook,
+named by a plain relative path (formgrader serves them from the student's autograded folder, so the request stays on
+the instructor's server and reads that folder only; a relative path cannot leave it: no `..`, no leading `/`, no
+`\\`). Any other image is shown as a link to it, which loads nothing until someone clicks it.
+
+Both pages typeset math with MathJax 2 and its Safe extension, which drops `javascript:` links and ids or classes of
+the page's own but keeps a `cursor: url(...)` style, loaded as the page opens. The TeX commands that write an HTML
+attribute or CSS (`MATHJAX_MARKUP`: `\\href`, `\\class`, `\\cssId`, `\\style`, `\\bbox`, `\\mmlToken`) are unsafe
+wherever MathJax may read them (any text: a class can make it read code), and are shown with a full-width backslash,
+which MathJax does not read; a macro cannot spell them (MathJax puts a space after a command that an argument follows).
+
 A `Page` holds what one notebook's page adds: the ids its own elements use (off the allow-list for that notebook),
 and a bound on the characters rendered, so that no cell or notebook holds up a class (past it: escaped text).
 """
@@ -16,15 +28,18 @@ and a bound on the characters rendered, so that no cell or notebook holds up a c
 import functools
 import html
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import bleach
 from bleach.css_sanitizer import CSSSanitizer
+from bleach.html5lib_shim import Filter
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
 __all__ = [
-    "Cleaned", "MAX_CELL_CHARS", "NOTE", "Page", "render_markdown", "safe_attachments", "safe_markdown", "safe_raw",
+    "Cleaned", "INERT_BACKSLASH", "MATHJAX_MARKUP", "MAX_CELL_CHARS", "NOTE", "Page", "REMOTE_IMAGE",
+    "RemoteImagesAsLinks", "inert_math", "render_markdown", "safe_attachments", "safe_markdown", "safe_raw",
     "sanitize_html", "unsafe_parts",
 ]
 
@@ -58,8 +73,14 @@ BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
 _TAG = re.compile(r'<(/?)([a-z][a-z0-9]*)((?:\s+[a-z][a-z-]*(?:="[^"<]*")?)*)\s*(/?)>')
 _ATTRIBUTE = re.compile(r'\s+([a-z][a-z-]*)(?:="([^"<]*)")?')
 _SCHEME = re.compile(r"([^/?#]*):")
-NOTE = ("attnkit changed this cell so that nothing in it runs in a browser ({removed}); the student's own text is in "
-        "the submitted notebook.")
+# A path segment a browser reads as `..` (the URL standard decodes %2e there), or an escaped `/` or `\` that the server
+# decodes: either could name a file outside the student's folder.
+_OUT_OF_FOLDER = re.compile(r"(^|/)(\.|%2e){2}(/|[?#]|$)|%2f|%5c", re.IGNORECASE)
+REMOTE_IMAGE = "an image from outside the notebook's folder"
+MATHJAX_MARKUP = re.compile(r"\\(href|class|cssId|style|bbox|mmlToken)(?![A-Za-z])")
+INERT_BACKSLASH = "\uff3c"  # FULLWIDTH REVERSE SOLIDUS: reads as a backslash, starts no MathJax command
+NOTE = ("attnkit changed this cell so that nothing in it runs or loads in a browser ({removed}); the student's own "
+        "text is in the submitted notebook.")
 # Past these a cell is not rendered (mistune's time grows with the text) or not given to bleach (html5lib's time grows
 # with the square of the nesting): it is shown as escaped text. An honest cell is far below both.
 MAX_CELL_CHARS = 100_000
@@ -125,7 +146,20 @@ def unsafe_parts(markup: str, reserved_ids: frozenset[str] = frozenset()) -> lis
         at = markup.find("<", tag.end())
     if open_tags:
         found.append(f"an unclosed <{open_tags[-1]}>")
+    found.extend(f"a MathJax {command} command" for command in _mathjax_markup(markup))  # no backslash: the note
+    # that names it is read again
     return found
+
+
+def _mathjax_markup(markup: str) -> list[str]:
+    """The MATHJAX_MARKUP commands in the text of `markup` as a browser gives it to MathJax: tags taken out (text
+    split by a tag is read joined, more than MathJax would), character references decoded."""
+    return sorted(set(MATHJAX_MARKUP.findall(html.unescape(_TAG.sub("", markup)))))
+
+
+def inert_math(text: str) -> str:
+    """`text` with each MATHJAX_MARKUP command's backslash made INERT_BACKSLASH."""
+    return MATHJAX_MARKUP.sub(lambda command: INERT_BACKSLASH + command.group(1), text)
 
 
 def _unsafe_attributes(tag: str, attributes: str, reserved_ids: frozenset[str]) -> list[str]:
@@ -137,6 +171,8 @@ def _unsafe_attributes(tag: str, attributes: str, reserved_ids: frozenset[str]) 
             found.append("an id the page's own elements use")
         elif name in URL_ATTRIBUTES and not _safe_url(html.unescape(value), data_image=tag == "img"):
             found.append(f"a {_scheme(html.unescape(value))}: {name}")
+        elif tag == "img" and name == "src" and not _loads_nothing_remote(html.unescape(value)):
+            found.append(REMOTE_IMAGE)
         elif name == "style" and not STYLE.fullmatch(html.unescape(value).strip()):
             found.append(f"a style on <{tag}>")
     return found
@@ -155,6 +191,16 @@ def _safe_url(url: str, *, data_image: bool = False) -> bool:
     return data_image and RASTER_DATA_URL.fullmatch(url) is not None
 
 
+def _loads_nothing_remote(src: str) -> bool:
+    """An image source the page may load: an inline raster image, or a file in the student's own folder by a plain
+    relative path (no scheme, no leading `/` or `\\`: a browser reads `//host`, `/\\host` and `\\\\host` as another
+    host; no `..` segment or escaped slash). Whitespace and control characters are refused by `_safe_url` first."""
+    if RASTER_DATA_URL.fullmatch(src):
+        return True
+    return (_SCHEME.match(src) is None and not src.startswith("/") and "\\" not in src
+            and _OUT_OF_FOLDER.search(src) is None)
+
+
 def _scheme(url: str) -> str:
     scheme = _SCHEME.match(url)
     return re.sub(r"[^a-z0-9+.-]", "?", scheme.group(1).lower())[:20] if scheme else "bad"
@@ -168,7 +214,28 @@ def _cleaner(reserved_ids: frozenset[str]) -> bleach.Cleaner:
         return name in COMMON_ATTRIBUTES or name in ATTRIBUTES.get(tag, ())
 
     return bleach.Cleaner(tags=TAGS, attributes=allowed, protocols=list(PROTOCOLS), strip=True, strip_comments=True,
-                          css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]))
+                          css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"]),
+                          filters=[RemoteImagesAsLinks])
+
+
+class RemoteImagesAsLinks(Filter):  # type: ignore[misc] # bleach's vendored html5lib is untyped
+    """An html5lib filter (after bleach's): an <img> whose source is not `_loads_nothing_remote` becomes a link to it
+    (`image: ALT`), which loads nothing until it is clicked."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for token in super().__iter__():
+            if token["type"] not in ("StartTag", "EmptyTag") or token["name"] != "img":
+                yield token
+                continue
+            attributes = token["data"]
+            src = attributes.get((None, "src"))
+            if src is None or (_safe_url(src, data_image=True) and _loads_nothing_remote(src)):
+                yield token
+                continue
+            alt = attributes.get((None, "alt"), "")
+            yield {"type": "StartTag", "name": "a", "namespace": token["namespace"], "data": {(None, "href"): src}}
+            yield {"type": "Characters", "data": f"image: {alt}" if alt else "image"}
+            yield {"type": "EndTag", "name": "a", "namespace": token["namespace"]}
 
 
 def sanitize_html(markup: str, reserved_ids: frozenset[str] = frozenset()) -> str:
@@ -220,8 +287,8 @@ def _first_safe(source: str, render: Callable[[str], str], page: Page) -> Cleane
     candidates = []
     # html5lib's time grows with the square of the nesting: a cell with too many tags is shown as text instead.
     if rendered is not None and rendered.count("<") <= MAX_CELL_TAGS:
-        candidates.append(note + sanitize_html(rendered, page.reserved_ids) + "\n")
-    candidates += [note + "<pre>" + html.escape(source) + "</pre>\n", note]
+        candidates.append(note + inert_math(sanitize_html(rendered, page.reserved_ids)) + "\n")
+    candidates += [note + "<pre>" + inert_math(html.escape(source)) + "</pre>\n", note]
     # What is stored is rendered again by the page: each candidate must pass as the page will render it.
     for candidate in candidates:
         if not _problems(candidate, render, page.reserved_ids):

@@ -17,6 +17,7 @@ import io
 import json
 import os
 import tempfile
+import unicodedata
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol, cast
@@ -40,8 +41,9 @@ from autograder.safe_text import clean, clean_data
 
 __all__ = [
     "FORMULA_STARTS", "OutputDiskFull", "atomic_target", "check_document", "feedback_html", "format_number",
-    "grader_error_document", "gradescope_results", "read_student", "spreadsheet_text", "stop_when_disk_full",
-    "student_document", "student_paths", "write_atomically", "write_grades_csv", "write_record", "write_student",
+    "grader_error_document", "gradescope_results", "read_student", "reads_as_formula", "spreadsheet_text",
+    "stop_when_disk_full", "student_document", "student_paths", "write_atomically", "write_grades_csv", "write_record",
+    "write_student",
 ]
 
 RESULTS_MESSAGES = {"total": {"en": "attnkit: {score} / {max_score} points", "zh": "attnkit：{score} / {max_score} 分"}}
@@ -208,9 +210,24 @@ def write_grades_csv(out_dir: str | os.PathLike[str], documents: Iterable[Studen
 
 
 def spreadsheet_text(text: object) -> str:
-    """A text cell a spreadsheet shows as text: cleaned, and quoted when it would start a formula."""
+    """A text cell a spreadsheet shows as text: cleaned, and quoted when it might read it as a formula. Every CSV
+    attnkit writes (grades.csv, the similarity table, the LMS files, `nbgrader export`) puts student text through
+    this one guard."""
     text = clean(text)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    return "'" + text if reads_as_formula(text) else text
+
+
+def reads_as_formula(text: str) -> bool:
+    """Whether a spreadsheet may read `text` as a formula: it starts with a formula character, or does once what some
+    spreadsheets do on import is done: leading whitespace (spaces, newlines, U+3000...) and invisible characters
+    (U+200B, U+FEFF...) trimmed, compatibility forms normalised (NFKC: `＝`, `＋`, `－`, `＠`, `﹦` are `=`, `+`, `-`,
+    `@`)."""
+    if text.startswith(FORMULA_STARTS):
+        return True
+    read = unicodedata.normalize("NFKC", text)
+    start = next((index for index, char in enumerate(read)
+                  if not (char.isspace() or unicodedata.category(char) == "Cf")), len(read))
+    return read.startswith(FORMULA_STARTS, start)
 
 
 def _problems(notebooks: Iterable[NotebookDocument]) -> str:

@@ -209,10 +209,11 @@ def lab(browser_binaries, course, workdir, student_kit_venv):
     command = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={course}",
+        f"--ServerApp.root_dir={course}",
         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     environment = jupyter_environment(workdir, student_kit_venv.python)
+    environment["JUPYTER_TOKEN"] = token  # never on a command line: any process on the machine reads those
     with open(log, "wb") as log_file:
         server = subprocess.Popen(command, cwd=course, env=environment, stdin=subprocess.DEVNULL,
                                   stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True)

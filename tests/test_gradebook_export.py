@@ -112,9 +112,10 @@ def formgrader(course_root, workdir):
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),  # nbgrader runs alembic
         "JUPYTER_CONFIG_DIR": str(workdir / "config"), "JUPYTER_DATA_DIR": str(workdir / "data"),
         "JUPYTER_RUNTIME_DIR": str(workdir / "runtime"), "IPYTHONDIR": str(workdir / "ipython"),
+        "JUPYTER_TOKEN": token,  # never on a command line: any process on the machine reads those
     })
     command = [sys.executable, "-m", "jupyter_server", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                f"--ServerApp.root_dir={course_root}"]
     log = workdir / "server.log"
     with open(log, "wb") as handle:  # formgrader reads nbgrader_config.py from its working directory

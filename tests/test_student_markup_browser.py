@@ -303,10 +303,11 @@ def server(course, workdir):
     url = f"http://127.0.0.1:{port}"
     env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
                JUPYTER_CONFIG_DIR=str(workdir / "jupyter-config"), JUPYTER_DATA_DIR=str(workdir / "jupyter-data"),
-               JUPYTER_RUNTIME_DIR=str(workdir / "jupyter-runtime"), IPYTHONDIR=str(workdir / "ipython"))
+               JUPYTER_RUNTIME_DIR=str(workdir / "jupyter-runtime"), IPYTHONDIR=str(workdir / "ipython"),
+               JUPYTER_TOKEN=token)  # never on a command line: any process on the machine reads those
     log = workdir / "jupyterlab.log"
     command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-               f"--ServerApp.port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
                f"--ServerApp.root_dir={course}", "--LabApp.news_url=None",
                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     with open(log, "wb") as log_file:

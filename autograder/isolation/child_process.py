@@ -1,12 +1,14 @@
-"""The grading child, forked from the zygote (autograder.isolation.zygote): `run_child(task, channel_fd, seal)` never
-returns. The process it runs in never imported the reference, a judge or the checks: it probes with the functions of
-the exercise folders' probe modules that the task names, on the cases the task carries.
+"""The grading child, forked from the zygote (autograder.isolation.zygote): `run_child(task, channel_fd, seal,
+pid_namespace_refused)` never returns. The process it runs in never imported the reference, a judge or the checks:
+it probes with the functions of the exercise folders' probe modules that the task names, on the cases the task
+carries.
 
 Before any student code: its own cgroups (autograder.isolation.cgroups, joined first so that everything after is
 counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's
 streams on a sink that counts and discards, every inherited descriptor closed but the channel, its
-workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), the
-grader's code sealed (autograder.isolation.guards), the OS confinement
+workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), a /proc
+that shows its own PID namespace, where it is PID 1 and alone (autograder.isolation.namespaces), the grader's code
+sealed (autograder.isolation.guards), the OS confinement
 (autograder.isolation.sandbox). Then it runs the plan: each code cell under a soft timeout (SIGALRM raises
 StepTimeout in the student's frames once the step's own CPU time or its wall-clock limit is past, as
 autograder.isolation.step_clock measures; again every 50 ms if they catch it), an error recorded and the
@@ -39,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.shared.plan import ExerciseProbes, probe_checks
-from autograder.isolation import cgroups, sandbox, wire, workspace
+from autograder.isolation import cgroups, namespaces, sandbox, wire, workspace
 from autograder.isolation.cells import compile_cell, display_stand_in
 from autograder.isolation.shell import MAX_SKIPPED, ShellStandIn
 from autograder.isolation.step_clock import Reached, StepClock, StepLimit
@@ -133,8 +135,9 @@ class _BinarySink(io.RawIOBase):
 
 
 class _Child:
-    def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal") -> None:
+    def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None) -> None:
         self.task = task
+        self.pid_namespace_refused = pid_namespace_refused  # why the zygote could not make its PID namespace
         self.channel_fd = channel_fd
         self.namespace: dict[str, Any] = {}  # the notebook's __main__, once made
         self.shell: ShellStandIn | None = None  # its get_ipython(), once made
@@ -165,8 +168,9 @@ class _Child:
         workspace_started = time.monotonic()
         self.space = space = _set_up_workdir(self.task)
         workspace_seconds = time.monotonic() - workspace_started  # for the bench's breakdown only
+        notes = space.isolation_notes + namespaces.process_notes(self.pid_namespace_refused, space.capped)
         self.seal.apply()
-        notes = space.isolation_notes + sandbox.confine(self.task.confinement, self.task.workdir)
+        notes += sandbox.confine(self.task.confinement, self.task.workdir)
         self.namespace, self.shell = _fresh_main(self.task.workdir, self.task.notebook_name)
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
         self.send({"event": "hello", "notes": notes, "workspace_s": workspace_seconds,
@@ -272,15 +276,17 @@ class _Child:
             self.alarm.disarm()
 
 
-def run_child(task: "ChildTask", channel_fd: int, seal: "Seal") -> None:
+def run_child(task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None) -> None:
     """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
 
-    `seal` is the zygote's guards.Seal, taken once before it forked anything. Anything that stops the run ends
-    the process with EXIT_FAILED and nothing more said (see the module docstring): the grader decides.
+    `seal` is the zygote's guards.Seal, taken once before it forked anything; `pid_namespace_refused`, why the
+    zygote's middle process could not make the child's PID namespace (None: the child is PID 1 there). Anything that
+    stops the run ends the process with EXIT_FAILED and nothing more said (see the module docstring): the grader
+    decides.
     """
     status = 0
     try:
-        _Child(task, channel_fd, seal).run()
+        _Child(task, channel_fd, seal, pid_namespace_refused).run()
     except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the zygote
         status = EXIT_FAILED
     os._exit(status)

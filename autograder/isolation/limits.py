@@ -35,6 +35,7 @@ class Limits:
     max_attempts: int = 4
     disk_mb: int = 64  # files a notebook may write while grading (a tmpfs of this size, or the parent's watch)
     private_tmpfs: bool = True  # False: never try the tmpfs, always watch the workdir on disk (as when refused)
+    private_pids: bool = True  # False: no PID namespace, the child sees every process in /proc (as when refused)
     memory_cgroup: bool = True  # False: never try a cgroup per child (seccomp then refuses memfd, SysV shm...)
 
     @property

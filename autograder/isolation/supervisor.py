@@ -274,6 +274,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         folder=own_folder(plan.path),
         disk_mb=limits.disk_mb,
         private_tmpfs=limits.private_tmpfs,
+        private_pids=limits.private_pids,
         cgroups=folders,
     )
     read_fd, write_fd = os.pipe()

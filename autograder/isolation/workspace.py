@@ -27,14 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.isolation import namespaces
+
 __all__ = [
     "FILES", "MAX_COPY_FILES", "MAX_COPY_FILE_MB", "MAX_SCAN_ENTRIES", "NOT_COPIED", "NOT_COPIED_NOTE", "PYTHON",
     "SPACE", "Workspace", "disk_usage", "full_note", "set_up", "too_many_files_note", "what_is_full",
 ]
 
-# --- mount namespaces (include/uapi/linux/sched.h, mount.h) -----------------------------------------
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+# --- the tmpfs (include/uapi/linux/mount.h) ---------------------------------------------------------
+MS_NOSUID, MS_NODEV = 0x2, 0x4
 TMPFS_INODES = 4096  # files and folders a notebook may create; each costs kernel memory outside `size`
 
 # --- copying the student's folder -----------------------------------------------------------------
@@ -110,36 +111,13 @@ def full_note(disk_mb: int) -> str:
 
 def _private_tmpfs(workdir: Path | str, disk_mb: int) -> str | None:
     """Mount a `disk_mb` tmpfs on `workdir` in a new mount namespace; None when done, else why not."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    uid, gid = os.geteuid(), os.getegid()
-    if not _unshare(libc, CLONE_NEWNS):
-        # Without CAP_SYS_ADMIN: a user namespace of our own grants it there (the sandbox drops it again).
-        if not _unshare(libc, CLONE_NEWUSER | CLONE_NEWNS):
-            return f"unshare: {os.strerror(ctypes.get_errno())}"
-        problem = _map_ids(uid, gid)
-        if problem:
-            return problem
-    # Keep every mount of this namespace to itself: a shared "/" would propagate the tmpfs to the grader's.
-    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        return f"making mounts private: {os.strerror(ctypes.get_errno())}"
+    why_not = namespaces.private_mounts()  # (without CAP_SYS_ADMIN, in a user namespace of its own)
+    if why_not is not None:
+        return why_not
     options = f"size={int(disk_mb)}m,nr_inodes={TMPFS_INODES},mode=0700".encode()
+    libc = ctypes.CDLL(None, use_errno=True)
     if libc.mount(b"tmpfs", os.fsencode(workdir), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
         return f"mounting tmpfs: {os.strerror(ctypes.get_errno())}"
-    return None
-
-
-def _unshare(libc: ctypes.CDLL, flags: int) -> bool:
-    return libc.unshare(flags) == 0
-
-
-def _map_ids(uid: int, gid: int) -> str | None:
-    """In the new user namespace keep our own uid and gid (no other id exists there)."""
-    try:
-        Path("/proc/self/setgroups").write_text("deny")
-        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
-    except OSError as error:
-        return f"user namespace id maps: {error.strerror}"
     return None
 
 

@@ -4,8 +4,9 @@ The grader (the parent) imports the reference and the judges; student code must 
 them, not even in memory the child could dig out with `gc.get_objects()`. So the children are not forked from the
 parent. `Zygote.fork(task, channel_fd)` asks a separate interpreter, started with `python -m
 autograder.isolation.zygote` and a fixed minimal environment, which imported torch, the probes (every exercise
-folder's probe module) and the child's own code and warmed them up once. It forks twice: the middle process exits at
-once, so the grading child is re-parented to the grader, which has made itself a child subreaper
+folder's probe module) and the child's own code and warmed them up once. It forks twice: the middle process makes
+the PID namespace whose PID 1 the child is (autograder.isolation.namespaces: the child sees no other process), forks
+it and exits at once, so the grading child is re-parented to the grader, which has made itself a child subreaper
 (PR_SET_CHILD_SUBREAPER) and therefore waits for it, times it and kills it exactly as it would its own child.
 
 The channel is a Unix socket pair made before the zygote starts: a request is a header sent with two descriptors
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["Zygote", "ZygoteError", "shared_zygote"]
 
 HEADER = struct.Struct("!Q")
-REQUEST = 1  # the only request: fork a child (its descriptors travel with the header)
+# The requests, each with the child's descriptors: fork a child in a PID namespace of its own (where the kernel
+# allows: autograder.isolation.namespaces), or in the zygote's (Limits.private_pids off).
+FORK_IN_OWN_PID_NAMESPACE, FORK = 1, 2
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36
 ZYGOTE_MODULE = __name__ if __name__ != "__main__" else "autograder.isolation.zygote"
 # The zygote's (and so every grading child's) whole environment: these fixed values, plus the variables named in
@@ -75,7 +78,8 @@ class Zygote:
         task_read, task_write = os.pipe()
         try:
             try:
-                socket.send_fds(connection, [HEADER.pack(REQUEST)], [channel_fd, task_read])
+                request = FORK_IN_OWN_PID_NAMESPACE if task.private_pids else FORK
+                socket.send_fds(connection, [HEADER.pack(request)], [channel_fd, task_read])
                 (pid,) = HEADER.unpack(_receive(connection, HEADER.size))
             except (OSError, EOFError) as error:
                 self.close()
@@ -284,8 +288,9 @@ def serve(connection: socket.socket, seal: "Seal") -> None:
         if not header:
             return
         header += _receive(connection, HEADER.size - len(header))
+        (request,) = HEADER.unpack(header)
         try:
-            pid = _fork_child(fds[0], fds[1], seal, connection) if len(fds) == 2 else 0
+            pid = _fork_child(fds[0], fds[1], seal, connection, request) if len(fds) == 2 else 0
         finally:
             for fd in fds:
                 os.close(fd)
@@ -295,10 +300,12 @@ def serve(connection: socket.socket, seal: "Seal") -> None:
             return
 
 
-def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.socket) -> int:
+def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.socket, request: int) -> int:
     """Fork the grading child through a middle process that exits at once; the child's pid, or 0. The child reads
-    its task from `task_fd` (see the module docstring)."""
+    its task from `task_fd` (see the module docstring). The middle process first makes the PID namespace whose PID 1
+    the child is (a process that unshares one does not move into it; its next child does)."""
     from autograder.isolation.child_process import run_child
+    from autograder.isolation.namespaces import enter_pid_namespace
 
     pid_read, pid_write = os.pipe()
     try:
@@ -312,10 +319,11 @@ def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.
         try:
             os.close(pid_read)
             connection.close()
+            pid_namespace_refused = enter_pid_namespace(wanted=request == FORK_IN_OWN_PID_NAMESPACE)
             child = os.fork()
             if child == 0:
                 os.close(pid_write)
-                run_child(_read_task(task_fd), channel_fd, seal)  # never returns
+                run_child(_read_task(task_fd), channel_fd, seal, pid_namespace_refused)  # never returns
             os.write(pid_write, HEADER.pack(child))
         except BaseException:  # noqa: BLE001 - this process must never return into the zygote's loop
             status = 1

@@ -18,7 +18,8 @@
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
 `grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";
 3 when the disk holding OUT_DIR filled up: the run stopped, the students written are kept, run it again;
-`export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv).
+`export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv), and 2, writing
+nothing, when a roster row matches no student of the gradebook (the rows are named).
 """
 
 import argparse
@@ -167,6 +168,7 @@ def _parser() -> argparse.ArgumentParser:
                         "student ids (default: the identity column that matches the most)")
     export.add_argument("--assignment", default=None, metavar="NAME", help="an nbgrader course: the gradebook's "
                         "assignment (default: attention)")
+    _encoding_option(export)
     export.set_defaults(run=_export)
 
     gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle")
@@ -203,6 +205,7 @@ def _course_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPars
     new.add_argument("--exchange", type=Path, default=None, metavar="EXCHANGE_DIR",
                      help="nbgrader's exchange folder (default DIR/exchange; on a shared machine e.g. "
                           "/srv/nbgrader/exchange)")
+    _encoding_option(new)
     new.set_defaults(run=_course_new)
     formgrader = actions.add_parser("formgrader", help="start JupyterLab with nbgrader's formgrader for the course "
                                     "on 127.0.0.1, with a token, and print the URL to open")
@@ -211,6 +214,12 @@ def _course_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPars
     formgrader.set_defaults(run=_course_formgrader)
     for action in (new, formgrader):
         _verbose_option(action, default=argparse.SUPPRESS)
+
+
+def _encoding_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoding", default="utf-8", metavar="NAME",
+                        help="the roster's text encoding (default utf-8, with or without a byte-order mark; Excel's "
+                             "plain \"CSV\" is cp1252 on a Western-European Windows, gbk on a Chinese one)")
 
 
 def start_zygote_early() -> None:
@@ -385,14 +394,16 @@ def _export(args: argparse.Namespace) -> int:
     lms = "canvas" if args.canvas else "moodle"
     result, link_problem = export_grades(args.source, args.canvas or args.moodle, args.out, lms=lms,
                                          id_column=args.id_column, per_exercise=args.per_exercise,
-                                         column=args.column, match=args.match, assignment=args.assignment)
+                                         column=args.column, match=args.match, assignment=args.assignment,
+                                         encoding=args.encoding)
     for student_id, note in result.notes:
         logger.warning("attnkit export: %s%s", clean(student_id) + ": " if student_id else "", clean(note))
     if link_problem:
         logger.warning("attnkit export: %s", link_problem)
-    logger.info("attnkit export: %s roster students (matched on %s), column \"%s\"; %d without a submission got 0, "
-                "%d graded students not in the roster; %s (notes: %s)", result.rows, result.matched_on,
-                clean(result.column), len(result.without_submission), len(result.not_in_roster), result.path,
+    logger.info("attnkit export: %s roster students written (matched on %s), column \"%s\"; %d without a "
+                "submission got 0, %d roster rows left out (their LMS grades stay), %d graded students not in the "
+                "roster; %s (notes: %s)", result.rows, result.matched_on, clean(result.column),
+                len(result.without_submission), len(result.left_out), len(result.not_in_roster), result.path,
                 result.notes_path)
     return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
 
@@ -400,7 +411,7 @@ def _export(args: argparse.Namespace) -> int:
 def _course_new(args: argparse.Namespace) -> int:
     from autograder.integrations.api import new_course
 
-    made = new_course(args.root, roster=args.roster, exchange=args.exchange)
+    made = new_course(args.root, roster=args.roster, exchange=args.exchange, encoding=args.encoding)
     print(f"attnkit course new: {made.root}: {len(made.students)} students in the gradebook; the release with the "
           f"student kit in {made.release}; the exchange {made.exchange}")
     print(f"next: cd {made.root} && nbgrader release_assignment attention; "

@@ -13,6 +13,7 @@
     attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
     attnkit course new DIR [--roster ROSTER.csv] [--exchange EXCHANGE_DIR]   an nbgrader course of one's own
     attnkit course formgrader DIR [--port N]      JupyterLab with formgrader for it, on 127.0.0.1 with a token
+    attnkit course remove-student DIR ID          a student (the rehearsal's login) out of the course, kept aside
     attnkit -v COMMAND ... (or COMMAND ... -v)    also progress and diagnostics on stderr (logging's DEBUG)
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
@@ -164,8 +165,9 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--per-exercise", action="store_true", help="a column per exercise besides the total")
     export.add_argument("--column", default=None, help="the grade column's name (Canvas: the roster's assignment "
                         "column, e.g. \"Attention (123)\"; default: the roster's only one, else \"Attention\")")
-    export.add_argument("--match", default=None, metavar="COLUMN", help="the roster column holding the attnkit "
-                        "student ids (default: the identity column that matches the most)")
+    export.add_argument("--match", default=None, metavar="COLUMN", help="the roster column naming the students: "
+                        "their ids, or the emails the gradebook holds (default: the identity column that matches the "
+                        "most)")
     export.add_argument("--assignment", default=None, metavar="NAME", help="an nbgrader course: the gradebook's "
                         "assignment (default: attention)")
     _encoding_option(export)
@@ -212,7 +214,13 @@ def _course_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPars
     formgrader.add_argument("root", type=Path, metavar="DIR")
     formgrader.add_argument("--port", type=int, default=None, help="the port (default: a free one)")
     formgrader.set_defaults(run=_course_formgrader)
-    for action in (new, formgrader):
+    remove = actions.add_parser("remove-student", help="take a student (e.g. the rehearsal's login) out of the course: "
+                                "the gradebook, submitted/, autograded/, feedback/ and the exchange's inbound/; what "
+                                "is taken out is kept in DIR/removed/")
+    remove.add_argument("root", type=Path, metavar="DIR")
+    remove.add_argument("student", metavar="ID", help="the student's id, as in the gradebook and submitted/")
+    remove.set_defaults(run=_course_remove_student)
+    for action in (new, formgrader, remove):
         _verbose_option(action, default=argparse.SUPPRESS)
 
 
@@ -426,6 +434,19 @@ def _course_formgrader(args: argparse.Namespace) -> int:
         print(line, flush=True)
 
     return serve_formgrader(args.root, args.port, say)
+
+
+def _course_remove_student(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import remove_student
+
+    removed = remove_student(args.root, args.student)
+    taken = ([f"the gradebook ({removed.submissions} submission{'s' if removed.submissions != 1 else ''} and "
+              "their grades)"] if removed.in_gradebook else []) + [clean(item) for item in removed.moved]
+    print(f"attnkit course remove-student: {clean(removed.student_id)} taken out of {args.root}: {', '.join(taken)}; "
+          f"kept in {removed.kept_in}")
+    for note in removed.notes:
+        logger.warning("attnkit course remove-student: %s", note)
+    return 0
 
 
 def _print_isolation_notes(notes: Sequence[str]) -> None:

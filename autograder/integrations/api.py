@@ -11,9 +11,11 @@ if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
     from collections.abc import Callable
 
     from autograder.integrations.course_setup import NewCourse
+    from autograder.integrations.course_students import RemovedStudent
     from autograder.integrations.lms import Export
 
-__all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "serve_formgrader"]
+__all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "remove_student",
+           "serve_formgrader"]
 
 
 def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
@@ -81,6 +83,15 @@ def new_course(root: Path, roster: Path | None = None, exchange: Path | None = N
     from autograder.integrations.course_setup import new_course as make
 
     return make(root, roster=roster, exchange=exchange, encoding=encoding)
+
+
+def remove_student(course: Path, student_id: str) -> "RemovedStudent":
+    """Take a student (e.g. the rehearsal's login) out of the course (`attnkit course remove-student`): the gradebook,
+    submitted/, autograded/, feedback/ and the exchange's inbound/ and released feedback, all kept in
+    DIR/removed/ID-<time>/. Raises Refused for an id nbgrader cannot have made, or no such course or student."""
+    from autograder.integrations.course_students import remove_student as remove
+
+    return remove(course, student_id)
 
 
 def serve_formgrader(course: Path, port: int | None, say: "Callable[[str], None]") -> int:

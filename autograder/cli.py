@@ -13,12 +13,14 @@
     attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
     attnkit course new DIR [--roster ROSTER.csv] [--exchange EXCHANGE_DIR]   an nbgrader course of one's own
     attnkit course formgrader DIR [--port N]      JupyterLab with formgrader for it, on 127.0.0.1 with a token
+    attnkit course remove-student DIR ID          a student (the rehearsal's login) out of the course, kept aside
     attnkit -v COMMAND ... (or COMMAND ... -v)    also progress and diagnostics on stderr (logging's DEBUG)
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
 `grade` hit a grader error for some students: grades.csv still has every student, those marked "grader error";
 3 when the disk holding OUT_DIR filled up: the run stopped, the students written are kept, run it again;
-`export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv).
+`export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv), and 2, writing
+nothing, when a roster row matches no student of the gradebook (the rows are named).
 """
 
 import argparse
@@ -163,10 +165,12 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--per-exercise", action="store_true", help="a column per exercise besides the total")
     export.add_argument("--column", default=None, help="the grade column's name (Canvas: the roster's assignment "
                         "column, e.g. \"Attention (123)\"; default: the roster's only one, else \"Attention\")")
-    export.add_argument("--match", default=None, metavar="COLUMN", help="the roster column holding the attnkit "
-                        "student ids (default: the identity column that matches the most)")
+    export.add_argument("--match", default=None, metavar="COLUMN", help="the roster column naming the students: "
+                        "their ids, or the emails the gradebook holds (default: the identity column that matches the "
+                        "most)")
     export.add_argument("--assignment", default=None, metavar="NAME", help="an nbgrader course: the gradebook's "
                         "assignment (default: attention)")
+    _encoding_option(export)
     export.set_defaults(run=_export)
 
     gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle")
@@ -203,14 +207,27 @@ def _course_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPars
     new.add_argument("--exchange", type=Path, default=None, metavar="EXCHANGE_DIR",
                      help="nbgrader's exchange folder (default DIR/exchange; on a shared machine e.g. "
                           "/srv/nbgrader/exchange)")
+    _encoding_option(new)
     new.set_defaults(run=_course_new)
     formgrader = actions.add_parser("formgrader", help="start JupyterLab with nbgrader's formgrader for the course "
                                     "on 127.0.0.1, with a token, and print the URL to open")
     formgrader.add_argument("root", type=Path, metavar="DIR")
     formgrader.add_argument("--port", type=int, default=None, help="the port (default: a free one)")
     formgrader.set_defaults(run=_course_formgrader)
-    for action in (new, formgrader):
+    remove = actions.add_parser("remove-student", help="take a student (e.g. the rehearsal's login) out of the course: "
+                                "the gradebook, submitted/, autograded/, feedback/ and the exchange's inbound/; what "
+                                "is taken out is kept in DIR/removed/")
+    remove.add_argument("root", type=Path, metavar="DIR")
+    remove.add_argument("student", metavar="ID", help="the student's id, as in the gradebook and submitted/")
+    remove.set_defaults(run=_course_remove_student)
+    for action in (new, formgrader, remove):
         _verbose_option(action, default=argparse.SUPPRESS)
+
+
+def _encoding_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--encoding", default="utf-8", metavar="NAME",
+                        help="the roster's text encoding (default utf-8, with or without a byte-order mark; Excel's "
+                             "plain \"CSV\" is cp1252 on a Western-European Windows, gbk on a Chinese one)")
 
 
 def start_zygote_early() -> None:
@@ -385,14 +402,16 @@ def _export(args: argparse.Namespace) -> int:
     lms = "canvas" if args.canvas else "moodle"
     result, link_problem = export_grades(args.source, args.canvas or args.moodle, args.out, lms=lms,
                                          id_column=args.id_column, per_exercise=args.per_exercise,
-                                         column=args.column, match=args.match, assignment=args.assignment)
+                                         column=args.column, match=args.match, assignment=args.assignment,
+                                         encoding=args.encoding)
     for student_id, note in result.notes:
         logger.warning("attnkit export: %s%s", clean(student_id) + ": " if student_id else "", clean(note))
     if link_problem:
         logger.warning("attnkit export: %s", link_problem)
-    logger.info("attnkit export: %s roster students (matched on %s), column \"%s\"; %d without a submission got 0, "
-                "%d graded students not in the roster; %s (notes: %s)", result.rows, result.matched_on,
-                clean(result.column), len(result.without_submission), len(result.not_in_roster), result.path,
+    logger.info("attnkit export: %s roster students written (matched on %s), column \"%s\"; %d without a "
+                "submission got 0, %d roster rows left out (their LMS grades stay), %d graded students not in the "
+                "roster; %s (notes: %s)", result.rows, result.matched_on, clean(result.column),
+                len(result.without_submission), len(result.left_out), len(result.not_in_roster), result.path,
                 result.notes_path)
     return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
 
@@ -400,7 +419,7 @@ def _export(args: argparse.Namespace) -> int:
 def _course_new(args: argparse.Namespace) -> int:
     from autograder.integrations.api import new_course
 
-    made = new_course(args.root, roster=args.roster, exchange=args.exchange)
+    made = new_course(args.root, roster=args.roster, exchange=args.exchange, encoding=args.encoding)
     print(f"attnkit course new: {made.root}: {len(made.students)} students in the gradebook; the release with the "
           f"student kit in {made.release}; the exchange {made.exchange}")
     print(f"next: cd {made.root} && nbgrader release_assignment attention; "
@@ -415,6 +434,19 @@ def _course_formgrader(args: argparse.Namespace) -> int:
         print(line, flush=True)
 
     return serve_formgrader(args.root, args.port, say)
+
+
+def _course_remove_student(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import remove_student
+
+    removed = remove_student(args.root, args.student)
+    taken = ([f"the gradebook ({removed.submissions} submission{'s' if removed.submissions != 1 else ''} and "
+              "their grades)"] if removed.in_gradebook else []) + [clean(item) for item in removed.moved]
+    print(f"attnkit course remove-student: {clean(removed.student_id)} taken out of {args.root}: {', '.join(taken)}; "
+          f"kept in {removed.kept_in}")
+    for note in removed.notes:
+        logger.warning("attnkit course remove-student: %s", note)
+    return 0
 
 
 def _print_isolation_notes(notes: Sequence[str]) -> None:

@@ -108,7 +108,10 @@ def test_a_folder_holding_a_course_is_refused_and_left_as_it_was(course, home):
 
 
 @pytest.mark.parametrize(("text", "why"), [
-    (b"PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00\xff\xfe", "is not a UTF-8 CSV file"),  # an .xlsx
+    (b"PK\x03\x04\x14\x00\x06\x00\x08\x00\x00\x00!\x00\xff\xfe", "line 1: a ZIP file, such as an Excel workbook"),
+    # Excel's plain "CSV" on a Western-European Windows: cp1252, its line and what to do
+    ("id,first_name\ns1,Ada\ns2,Zoë\n".encode("cp1252"), "line 3: byte 0xeb is not UTF-8 text; save it as "
+                                                        "\"CSV UTF-8\""),
     ("name,email\nAda,ada@example.org\n", "has no 'id' column"),
     ("id,first_name\ns1,Ada\ns2,Bob\ns1,Eve\n", "line 4: id 's1' again (first on line 2)"),
     ("id,first_name\n../../etc,Ada\n", "use letters, digits"),
@@ -136,6 +139,30 @@ def test_the_roster_reads_nbgraders_columns_and_leaves_out_the_others(tmp_path):
     roster.write_bytes("\ufeffID, First_Name ,last_name,Email,section\ns1,Ada,,a@x.org,A\n".encode())
     (student,) = read_roster(roster)
     assert (student.id, student.first_name, student.last_name, student.email) == ("s1", "Ada", None, "a@x.org")
+
+
+def test_a_roster_in_another_encoding_is_read_when_the_instructor_names_it(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_bytes("id,first_name,last_name\ns1,Zoë,Müller\n".encode("cp1252"))
+    (student,) = read_roster(roster, encoding="cp1252")
+    assert (student.first_name, student.last_name) == ("Zoë", "Müller")
+    roster.write_bytes("id,first_name\ns1,李\n".encode("gbk") + b"s2,\x81\n")  # not gbk either: said, with its line
+    with pytest.raises(Refused, match=r"line 3: byte 0x81 is not gbk text; give the encoding it was saved in"):
+        read_roster(roster, encoding="gbk")
+    with pytest.raises(Refused, match="'base64' is not an encoding"):
+        read_roster(roster, encoding="base64")
+
+
+def test_the_command_line_reads_a_roster_in_the_encoding_it_names(tmp_path):
+    roster = tmp_path / "roster.csv"
+    roster.write_bytes("id,first_name\ns1,Zoë\n".encode("cp1252"))
+    refused = attnkit("course", "new", str(tmp_path / "course"), "--roster", str(roster), home=tmp_path)
+    assert refused.returncode == 2 and "line 2: byte 0xeb is not UTF-8 text" in refused.stderr, refused.stderr
+    assert "--encoding" in refused.stderr and not (tmp_path / "course").exists()
+    # accepted: --encoding reaches the roster's reading, which runs before anything else is made
+    refused = attnkit("course", "new", str(tmp_path / "course"), "--roster", str(roster), "--encoding", "cp1252",
+                      "--exchange", str(roster), home=tmp_path)
+    assert refused.returncode == 2 and "exists and is not a folder" in refused.stderr, refused.stderr
 
 
 def test_the_command_line_refuses_a_bad_roster_with_status_2(tmp_path):

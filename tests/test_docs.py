@@ -154,6 +154,8 @@ RUN_HERE = {
     "nbgrader release_feedback attention",
     "cd ~/rehearsal",
     "nbgrader fetch_feedback attention --course=attnkit --Exchange.root=$HOME/attnkit-course/exchange",
+    # docs/instructor/setup.md: the rehearsing login taken out of the course again (run after the runbook, by it)
+    'attnkit course remove-student ~/attnkit-course "$(id -un)"',
     # docs/instructor/grade.md: attnkit grade on a course folder's submitted/, from the checkout
     "mkdir -p ~/attnkit-course/submitted/student1/attention",
     "cp release/attention/*.ipynb ~/attnkit-course/submitted/student1/attention/",
@@ -322,6 +324,8 @@ def test_the_student_guides_check_and_hint_lines_climb_the_three_rungs():
 # Sections whose commands a test of their own runs verbatim, with more checks after them: not run twice.
 SECTIONS_RUN_BY_TEST = {
     ("docs/instructor/setup.md", "A course of your own, step by step"):
+        "tests/test_runbook.py::test_the_runbook_from_course_new_to_the_lms_files_with_a_manual_grade_between",
+    ("docs/instructor/setup.md", "Remove the rehearsal student"):
         "tests/test_runbook.py::test_the_runbook_from_course_new_to_the_lms_files_with_a_manual_grade_between",
 }
 

@@ -193,7 +193,7 @@ def test_formgrader_changes_reach_the_canvas_and_moodle_files(graded_by_hand, tm
     assert float(changed[0]["manual_score"]) == EXERCISES_BY_ID["softmax_naive"].points - MANUAL_LOSS
     expected = _expected_totals()
 
-    roster = _canvas_roster(tmp_path / "canvas-roster.csv", ["alice", "bob", "dan"])
+    roster = _canvas_roster(tmp_path / "canvas-roster.csv", ["alice", "bob", "carol"])
     out = tmp_path / "canvas.csv"
     assert cli.main(["export", str(course), "--canvas", str(roster), "--out", str(out), "--per-exercise"]) == 0
     rows = _read(out)
@@ -201,7 +201,8 @@ def test_formgrader_changes_reach_the_canvas_and_moodle_files(graded_by_hand, tm
     assert header[:6] == [*CANVAS_REQUIRED, "Attention (48213)"]
     assert float(rows[1][5]) == _points(NB01)  # Points Possible: the gradebook's assignment, one notebook here
     by_login = {row[3]: dict(zip(header, row, strict=True)) for row in rows[2:]}
-    assert {login: float(row["Attention (48213)"]) for login, row in by_login.items()} == {**expected, "dan": 0.0}
+    # carol is in the gradebook and handed nothing in: 0, as nbgrader export gives it
+    assert {login: float(row["Attention (48213)"]) for login, row in by_login.items()} == {**expected, "carol": 0.0}
     column = {exercise.id: f"Attention: {exercise.title['en']}" for exercise in EXERCISES}
     alice = by_login["alice"]
     assert float(alice[column["softmax_naive"]]) == EXERCISES_BY_ID["softmax_naive"].points - MANUAL_LOSS
@@ -210,7 +211,7 @@ def test_formgrader_changes_reach_the_canvas_and_moodle_files(graded_by_hand, tm
     notes = {(row[0], row[1]) for row in _read(out.with_name(out.name + ".notes.csv"))[1:]}
     assert any(student == "bob" and "late penalty" in note for student, note in notes), notes
     assert any(student == "alice" and "formgrader" in note and "test_softmax_naive" in note for student, note in notes)
-    assert ("dan", "in the roster, no graded submission: 0") in notes
+    assert ("carol", "in the gradebook and the roster, no submission: 0") in notes
 
     roster = tmp_path / "moodle-roster.csv"
     roster.write_text("First name,Last name,Email address,Username\nAlice,L,alice@uni.example,alice\n"
@@ -234,6 +235,18 @@ def test_a_graded_student_missing_from_the_roster_exits_1(graded_by_hand, tmp_pa
     assert "bob" in capsys.readouterr().err
     notes = _read(out.with_name(out.name + ".notes.csv"))
     assert any(row[0] == "bob" and "not in the roster" in row[1] for row in notes)
+
+
+def test_a_roster_student_unknown_to_the_gradebook_is_refused_and_nothing_is_written(graded_by_hand, tmp_path,
+                                                                                     capsys):
+    """dan is on the LMS roster, not in the gradebook: 0 would overwrite his LMS grade on a guess."""
+    course, _ = graded_by_hand
+    roster = _canvas_roster(tmp_path / "roster.csv", ["alice", "bob", "dan"])
+    out = tmp_path / "canvas.csv"
+    assert cli.main(["export", str(course), "--canvas", str(roster), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "Dan (ID 103), SIS Login ID dan" in err and "nothing was written" in err
+    assert not out.exists() and not out.with_name(out.name + ".notes.csv").exists()
 
 
 def test_nbgrader_export_names_timestamps_and_quoting(graded_by_hand):
@@ -286,11 +299,12 @@ def test_a_course_without_a_gradebook_or_the_assignment_is_refused(tmp_path, cap
     assert "autograde the submissions first" in capsys.readouterr().err
     with Gradebook(f"sqlite:///{course / nbgrader_course.GRADEBOOK}", "attnkit") as gradebook:
         gradebook.add_assignment("week1")
+        gradebook.add_student("alice")
     assert cli.main(["export", str(course), "--canvas", str(roster), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "no assignment 'attention'" in err and "week1" in err  # the gradebook's assignments are named
     assert cli.main(["export", str(course), "--canvas", str(roster), "--out", str(out), "--assignment", "week1"]) == 0
-    assert _read(out)[2][5] == "0"  # alice, in the roster, submitted nothing
+    assert _read(out)[2][5] == "0"  # alice, in the gradebook and the roster, submitted nothing
     grades = tmp_path / "grades"
     (grades / "students").mkdir(parents=True)
     assert cli.main(["export", str(grades), "--canvas", str(roster), "--out", str(out), "--assignment", "x"]) == 2

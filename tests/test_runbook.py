@@ -2,7 +2,10 @@
 roster, release, a rehearsing student's submission, collect, autograde, feedback (docs/instructor/setup.md's
 section, every command verbatim), then formgrader opened with `attnkit course formgrader`, a manual grade saved
 through its HTTP API as its grading page saves it, and the LMS files written by docs/instructor/export.md's own
-commands from the course folder: the manual grade is in both.
+commands from the course folder: the manual grade is in Canvas's; Moodle's own grade export is matched on the roster's
+emails and names the rehearsing login, which setup.md's "Remove the rehearsal student" command then takes out of the
+gradebook, formgrader's list, the course's folders and the exchange (`nbgrader collect` brings nothing back), after
+which the export exits 0.
 
 test_docs.py leaves the runbook's section to this test (SECTIONS_RUN_BY_TEST), so it runs once per suite.
 """
@@ -15,6 +18,7 @@ import pwd
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,7 +30,9 @@ from autograder.course.exercises import EXERCISES_BY_ID
 
 SETUP = REPO / "docs" / "instructor" / "setup.md"
 EXPORT = REPO / "docs" / "instructor" / "export.md"
+ROSTER_EXAMPLE = REPO / "docs" / "instructor" / "roster-example.csv"
 RUNBOOK_SECTION = "A course of your own, step by step"
+REMOVAL_SECTION = "Remove the rehearsal student"
 GRADED_BY_HAND = "softmax_naive"  # the rehearsal hands in the untouched release (0): the TA gives this one full marks
 
 
@@ -37,12 +43,12 @@ def _section_commands(page, section):
     return commands
 
 
-def _bash(lines, home, cwd, timeout=1200):
+def _bash(lines, home, cwd, timeout=1200, status=0):
     """The lines verbatim, in order, in one bash with HOME set, as a reader pastes them into a terminal."""
     script = "set -euo pipefail\n" + "".join(f"echo '>>> {line}'\n{line}\n" for line in lines)
     ran = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=cwd, timeout=timeout,
                          env={**os.environ, "HOME": str(home)})
-    assert ran.returncode == 0, f"{ran.stdout[-4000:]}\n{ran.stderr[-4000:]}"
+    assert ran.returncode == status, f"{ran.stdout[-4000:]}\n{ran.stderr[-4000:]}"
     return ran
 
 
@@ -111,23 +117,72 @@ def test_the_runbook_from_course_new_to_the_lms_files_with_a_manual_grade_betwee
     with _formgrader_as_documented(course, home) as session:
         _give_full_marks(session, student, GRADED_BY_HAND)
 
-    # The LMS's own exports, as an instructor downloads them into the course folder (the rosters export.md names).
+    # The LMS's own exports, as an instructor downloads them into the course folder (the rosters export.md names):
+    # Canvas's, with the rehearsing login as a Canvas user and Canvas's Test Student; Moodle's Plain text export as
+    # Moodle writes it, its students named by the emails of docs/instructor/roster-example.csv.
     (course / "canvas-gradebook.csv").write_text(
         "Student,ID,SIS User ID,SIS Login ID,Section,Attention (48213)\n"
         "Points Possible,,,,,100\n"
         f"Rehearsal,1,9001,{student},A,\n"
-        "\"Lovelace, Ada\",2,9002,s001,A,\n", encoding="utf-8")
-    (course / "moodle-grades.csv").write_text(
-        f"First name,Surname,Email address\nRe,Hearsal,{student}\nAda,Lovelace,s001\n", encoding="utf-8")
-    export_lines = [command.line for command in page_commands(EXPORT)
-                    if command.section == "From an nbgrader course: the gradebook"]
-    assert len(export_lines) == 2, export_lines  # Canvas, Moodle
-    export = _bash(export_lines, home, cwd=course)
-    assert "Traceback" not in export.stderr
+        "\"Lovelace, Ada\",2,9002,s001,A,\n"
+        "\"Student, Test\",3,,,A,\n", encoding="utf-8")
+    roster = list(csv.DictReader(io.StringIO(ROSTER_EXAMPLE.read_text(encoding="utf-8"))))
+    exported = str(int(time.time()))
+    moodle = io.StringIO()
+    writer = csv.writer(moodle, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(["First name", "Last name", "ID number", "Institution", "Department", "Email address",
+                     "Assignment: Attention (Real)", "Last downloaded from this course"])
+    writer.writerows([row["first_name"], row["last_name"], "", "", "", row["email"], "-", exported] for row in roster)
+    (course / "moodle-grades.csv").write_text(moodle.getvalue(), encoding="utf-8")
+    canvas_line, moodle_line = [command.line for command in page_commands(EXPORT)
+                                if command.section == "From an nbgrader course: the gradebook"]
+    assert "--canvas" in canvas_line and "--moodle" in moodle_line
+    export = _bash([canvas_line], home, cwd=course)
+    assert "Traceback" not in export.stderr and "Test Student" in export.stderr  # left out, and named
 
     points = EXERCISES_BY_ID[GRADED_BY_HAND].points
     canvas = {row["SIS Login ID"]: row for row in _rows(course / "attention-canvas.csv")}
     assert float(canvas[student]["Attention (48213)"]) == points  # 0 autograded, then the manual grade
-    assert float(canvas["s001"]["Attention (48213)"]) == 0  # on the roster, no submission: 0 and a note
-    moodle = {row["Email address"]: row for row in _rows(course / "attention-moodle.csv")}
-    assert float(moodle[student]["Attention"]) == points
+    assert float(canvas["s001"]["Attention (48213)"]) == 0  # in the gradebook and on the roster, no submission: 0
+    assert set(canvas) == {"", student, "s001"} and canvas[""]["Student"] == "Points Possible"  # no Test Student
+
+    # Moodle's roster does not know the rehearsing login: the class is written (by the roster's emails), the login
+    # named once, and the command exits 1 until the rehearsal student is removed (setup.md's next section).
+    before = _bash([moodle_line], home, cwd=course, status=1)
+    assert sum(f": {student}: " in line for line in before.stderr.splitlines()) == 1, before.stderr
+    emails = {row["email"] for row in roster}
+    assert {row["Email address"]: float(row["Attention"]) for row in _rows(course / "attention-moodle.csv")} == \
+        dict.fromkeys(emails, 0.0)  # the roster's students handed nothing in
+
+    exchange = course / "exchange" / "attnkit"
+    assert any(path.name.startswith(f"{student}+") for path in (exchange / "inbound").iterdir())
+    released = set((exchange / "feedback").iterdir())
+    assert len(released) == 4
+    removal = _bash(_section_commands(SETUP, REMOVAL_SECTION), home, cwd=REPO)
+    assert "the gradebook (1 submission and their grades)" in removal.stdout, removal.stdout
+    for folder in ("submitted", "autograded", "feedback"):
+        assert not (course / folder / student).exists()
+    assert not any(path.name.startswith(f"{student}+") for path in (exchange / "inbound").iterdir())
+    assert not any(path.exists() for path in released)  # the feedback released to the login, found by its secret
+    (kept,) = (course / "removed").iterdir()
+    assert (kept / "submitted" / student / "attention").is_dir() and (kept / "gradebook.json").is_file()
+    assert _formgraders_students(course) == {row["id"] for row in roster}  # "None, None" no more
+    _bash(["nbgrader collect attention"], home, cwd=course)  # the exchange no longer hands the login back
+    assert not (course / "submitted" / student).exists()
+
+    after = _bash([moodle_line], home, cwd=course)  # every export: the class, and exit 0
+    assert f": {student}: " not in after.stderr
+    assert {row["Email address"] for row in _rows(course / "attention-moodle.csv")} == emails
+
+
+def _formgraders_students(course):
+    """The student ids formgrader lists: nbgrader's NbGraderAPI (formgrader's backend), configured as the course."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = Config()
+    config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config())
+    return {student["id"] for student in NbGraderAPI(coursedir=CourseDirectory(config=config),
+                                                     config=config).get_students()}

@@ -11,19 +11,22 @@ if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
     from collections.abc import Callable
 
     from autograder.integrations.course_setup import NewCourse
+    from autograder.integrations.course_students import RemovedStudent
     from autograder.integrations.lms import Export
 
-__all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "serve_formgrader"]
+__all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "remove_student",
+           "serve_formgrader"]
 
 
 def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
                   per_exercise: bool = False, column: str | None = None, match: str | None = None,
-                  assignment: str | None = None) -> tuple["Export", str | None]:
+                  assignment: str | None = None, encoding: str = "utf-8") -> tuple["Export", str | None]:
     """Grades as a Canvas or Moodle gradebook import file (`lms`: "canvas" or "moodle") and FILE.notes.csv beside
     it (`attnkit export`). `source` is an nbgrader course directory (or its gradebook file), whose gradebook is read
     for `assignment` (default: the course's), or an `attnkit grade` output, whose class report gets a link to the
-    file. Returns what was exported and, when the report could not be updated (the file itself is written), why.
-    Raises Refused when it cannot export."""
+    file. `encoding` is the roster's (UTF-8 by default). Returns what was exported and, when the report could not be
+    updated (the file itself is written), why. Raises Refused when it cannot export, or when a roster row cannot be
+    matched to one student of a gradebook: nothing is written then."""
     from autograder.course.assignment import ASSIGNMENT
     from autograder.integrations.lms import LmsError, export, read_grade_output
     from autograder.integrations.nbgrader_gradebook import is_course, read_gradebook
@@ -38,7 +41,7 @@ def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column:
     try:
         grades = read_gradebook(source, assignment or ASSIGNMENT) if course else read_grade_output(source)
         result = export(grades, roster, out, lms=lms, id_column=id_column, per_exercise=per_exercise,
-                        column=column, match=match)
+                        column=column, match=match, encoding=encoding)
     except LmsError as problem:
         raise Refused(str(problem)) from None
     if course:
@@ -72,13 +75,23 @@ def build_student_kit(out_dir: Path) -> dict[str, int]:
         raise Refused(str(problem)) from None
 
 
-def new_course(root: Path, roster: Path | None = None, exchange: Path | None = None) -> "NewCourse":
+def new_course(root: Path, roster: Path | None = None, exchange: Path | None = None,
+               encoding: str = "utf-8") -> "NewCourse":
     """An nbgrader course of one's own in `root` (`attnkit course new`): the config with the sandbox, the release with
-    the student kit beside it, the exchange folder, the roster's students in the gradebook. Raises Refused when it
-    cannot, leaving nothing behind."""
+    the student kit beside it, the exchange folder, the roster's students (a CSV in `encoding`) in the gradebook.
+    Raises Refused when it cannot, leaving nothing behind."""
     from autograder.integrations.course_setup import new_course as make
 
-    return make(root, roster=roster, exchange=exchange)
+    return make(root, roster=roster, exchange=exchange, encoding=encoding)
+
+
+def remove_student(course: Path, student_id: str) -> "RemovedStudent":
+    """Take a student (e.g. the rehearsal's login) out of the course (`attnkit course remove-student`): the gradebook,
+    submitted/, autograded/, feedback/ and the exchange's inbound/ and released feedback, all kept in
+    DIR/removed/ID-<time>/. Raises Refused for an id nbgrader cannot have made, or no such course or student."""
+    from autograder.integrations.course_students import remove_student as remove
+
+    return remove(course, student_id)
 
 
 def serve_formgrader(course: Path, port: int | None, say: "Callable[[str], None]") -> int:

@@ -2,10 +2,16 @@
 
 The columns are nbgrader's own (`nbgrader db student import`): `id` (required), `first_name`, `last_name`, `email`;
 other columns (an LMS export has many) are left out. Everything is checked before anything is written: a file that
-is not UTF-8 CSV, a missing `id` column, a row with the wrong number of fields, an id nbgrader cannot use as a folder
-name, a duplicate id or a control character in a name stops with the line that has it.
+is not CSV in its encoding (UTF-8 unless `encoding` names another), a missing `id` column, a row with the wrong number
+of fields, an id nbgrader cannot use as a folder name, a duplicate id or a control character in a name stops with the
+line that has it.
+
+`roster_text` decodes a roster for `attnkit export` too: UTF-8 with or without Excel's byte-order mark, or the
+encoding the instructor names (`--encoding cp1252`: what Excel's plain "CSV" writes on a Western-European Windows);
+bytes that are not text in it are refused with their line, never guessed at.
 """
 
+import codecs
 import csv
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,12 +19,14 @@ from pathlib import Path
 from autograder.refusal import Refused
 from autograder.safe_text import clean, one_line
 
-__all__ = ["RosterStudent", "id_problem", "read_roster"]
+__all__ = ["DEFAULT_ENCODING", "RosterStudent", "id_problem", "read_roster", "roster_text"]
 
 ID_COLUMN = "id"
 NAME_COLUMNS = ("first_name", "last_name", "email")
 ID_CHARACTERS = frozenset("-_.")
 MAX_ROSTER_BYTES = 20_000_000  # a roster of 100,000 students is a few MB
+DEFAULT_ENCODING = "utf-8"
+ZIP_MAGIC = b"PK\x03\x04"  # an .xlsx (or .ods) workbook is a ZIP archive
 
 
 @dataclass(frozen=True)
@@ -38,17 +46,40 @@ def id_problem(student_id: str) -> str | None:
     return None
 
 
-def read_roster(path: Path) -> list[RosterStudent]:
+def roster_text(data: bytes, encoding: str = DEFAULT_ENCODING) -> str:
+    """A roster file's bytes as text; ValueError saying where and what to do when they are not text in `encoding`."""
+    try:
+        name = codecs.lookup(encoding).name
+        b"x".decode(name, "ignore")  # a codec that is no text encoding (base64, rot13) raises LookupError
+    except LookupError:
+        raise ValueError(f"--encoding {one_line(encoding, 40)!r} is not an encoding Python knows (e.g. utf-8, "
+                         "cp1252, gbk)") from None
+    if data.startswith(ZIP_MAGIC):
+        raise ValueError("line 1: a ZIP file, such as an Excel workbook (.xlsx), not CSV text; save it as \"CSV "
+                         "UTF-8\" (Excel: File > Save As > CSV UTF-8)")
+    try:
+        # utf-8-sig: Excel's "CSV UTF-8" starts with a byte-order mark, which is no part of the first column's name
+        return data.decode("utf-8-sig" if name == "utf-8" else name)
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        advice = ("save it as \"CSV UTF-8\" (Excel: File > Save As > CSV UTF-8), or name the encoding it is in with "
+                  "--encoding: Excel's plain \"CSV\" is cp1252 on a Western-European Windows, gbk on a Chinese one")
+        if name != "utf-8":
+            advice = "give the encoding it was saved in with --encoding, or save it as \"CSV UTF-8\""
+        shown = "UTF-8" if name == "utf-8" else name
+        raise ValueError(f"line {line}: byte 0x{data[error.start]:02x} is not {shown} text; {advice}") from None
+
+
+def read_roster(path: Path, encoding: str = DEFAULT_ENCODING) -> list[RosterStudent]:
     """The roster's students, in its order; Refused (with the file's line) when it cannot be used as it is."""
     if not path.is_file():
         raise Refused(f"roster {clean(path)}: no such file")
     if path.stat().st_size > MAX_ROSTER_BYTES:
         raise Refused(f"roster {clean(path)}: larger than {MAX_ROSTER_BYTES:,} bytes; is it a roster?")
     try:
-        text = path.read_bytes().decode("utf-8-sig")  # Excel writes a byte-order mark first
-    except UnicodeDecodeError as error:
-        raise Refused(f"roster {clean(path)} is not a UTF-8 CSV file (byte {error.start} is not text); save it "
-                      "as \"CSV UTF-8\"") from None
+        text = roster_text(path.read_bytes(), encoding)
+    except ValueError as error:
+        raise Refused(f"roster {clean(path)}, {error}") from None
     if "\x00" in text:
         raise Refused(f"roster {clean(path)} is not a CSV file (it holds NUL bytes)")
     try:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.integrations.course_roster import RosterStudent, read_roster
+from autograder.integrations.course_roster import DEFAULT_ENCODING, RosterStudent, read_roster
 from autograder.refusal import Refused
 from autograder.safe_text import clean
 
@@ -72,14 +72,14 @@ class NewCourse:
 
 
 def new_course(root: Path, roster: Path | None = None, exchange: Path | None = None,
-               build_wheel: Callable[[Path], Path] | None = None) -> NewCourse:
+               build_wheel: Callable[[Path], Path] | None = None, encoding: str = DEFAULT_ENCODING) -> NewCourse:
     """Make the course at `root` (see the module's docstring); Refused when it cannot, with nothing left behind.
 
     `build_wheel(folder)` writes the student kit's wheel into folder and returns its path (default: the kit's own
-    `python -m build`)."""
+    `python -m build`); `encoding` is the roster's."""
     root = Path(root).absolute()
     exchange = Path(exchange).absolute() if exchange is not None else root / "exchange"
-    students = tuple(read_roster(Path(roster))) if roster is not None else ()  # before anything is written
+    students = tuple(read_roster(Path(roster), encoding)) if roster is not None else ()  # before anything is written
     _refuse_a_course(root)
     _refuse_a_bad_exchange(exchange)
     from autograder.integrations import nbgrader_course  # imports the catalogue and torch: after the refusals

@@ -3,7 +3,10 @@
 Everything is read through nbgrader's own `Gradebook` API, so a total is nbgrader's: its submission score (each
 cell's manual grade where formgrader set one, else the autograded one, plus extra credit) less its late penalty,
 never below 0, as `nbgrader export` computes it. The database is opened read-only: reading never changes it, and a
-file that is not a gradebook is refused instead of being given nbgrader's tables.
+file that is not a gradebook is refused instead of being given nbgrader's tables. Besides the graded submissions, the
+gradebook lists the whole class, each student with the email `attnkit course new --roster` (or `nbgrader db student
+import`) gave them: what an LMS roster's email column is matched against, and how a student who handed nothing in is
+told from one the gradebook does not know.
 
 Per exercise (`--per-exercise`), a graded cell counts for the attnkit exercise it grades (`test_<exercise id>` in the
 exercise's notebook); a cell that maps to none (one an instructor added) counts in the total only, and a note says so.
@@ -69,7 +72,8 @@ def read_gradebook(source: str | os.PathLike[str], assignment: str) -> ClassGrad
                                f"{', '.join(clean(name, 60) for name in names) or 'none'}); say which with "
                                "--assignment") from None
             students = {submission.student.id: _student(submission) for submission in found.submissions}
-            return ClassGrades(students, float(found.max_score or 0.0))
+            enrolled = {student.id: student.email for student in gradebook.students}
+            return ClassGrades(students, float(found.max_score or 0.0), enrolled)
     except SQLAlchemyError as error:
         reason = clean(str(getattr(error, "orig", None) or type(error).__name__), 200)
         raise LmsError(f"{database}: not a readable nbgrader gradebook ({reason}); a gradebook from an older "

@@ -19,7 +19,9 @@ course run before grading (the sanitize list runs for each notebook, after nbgra
   are shown in the first graded cell.
 
 `OwnFilesCollect` gives `nbgrader collect` (the default exchange, `c.ExchangeFactory.collect`) the same rule when it
-copies the exchange's inbound folder into `submitted/`.
+copies the exchange's inbound folder into `submitted/`, and takes only the inbound entries a student could have
+handed in (autograder.integrations.nbgrader_inbound: no link, no name forged for a classmate or with a time nbgrader
+cannot read); no entry stops the others.
 
 What this cannot reach: nbgrader's autograde copy itself runs before any course code, so a link to a device is read
 by it, and a FIFO or a dangling link stops that student's autograde in nbgrader (an error for that student, the
@@ -34,8 +36,9 @@ import stat
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 from nbconvert.exporters.exporter import ResourcesDict
@@ -45,6 +48,15 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.integrations import nbgrader_hidden_tests, nbgrader_metadata
+from autograder.integrations.nbgrader_inbound import (
+    InboundEntry,
+    InboundName,
+    InboundRules,
+    NotHandedIn,
+    check_entry,
+    collect_clock,
+    shown_name,
+)
 from autograder.isolation.limits import MAX_FILE_BYTES
 from autograder.isolation.workspace import MAX_SCAN_ENTRIES
 from autograder.safe_text import clean
@@ -81,6 +93,8 @@ CHANGED = "{} changed while it was copied: not copied"
 TOO_MANY = f"more than {MAX_SCAN_ENTRIES:,} files and folders: the rest were not copied"
 MAX_NOTES = 10
 OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+TIMESTAMP_FILE = "timestamp.txt"  # nbgrader submit's, beside the student's files
+MAX_TIMESTAMP_BYTES = 4096
 OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
@@ -440,26 +454,104 @@ def not_own(folder: Path) -> dict[str, str]:
     return refused
 
 
-class OwnFilesCollect(ExchangeCollect):  # type: ignore[misc]
-    """`nbgrader collect` (the default exchange) that copies only the student's own files into `submitted/`.
+@dataclass(frozen=True)
+class _Refused:
+    """The username of a refused inbound entry's record: no student id equals it, so nbgrader's choice of each
+    student's latest submission never pairs it with a student's own."""
 
-    nbgrader's collect copies the exchange's inbound folder with `shutil.copytree`, which follows links as the
-    instructor; here links, special files and hard links to files outside the submission are left out (logged with
-    attnkit grade's words), and a link swapped in after that check is copied as a link (`symlinks=True`), which
-    autograde's OwnFilesOnly then refuses. Set by the course's `c.ExchangeFactory.collect`.
+    entry: str
+
+
+class OwnFilesCollect(ExchangeCollect):  # type: ignore[misc]
+    """`nbgrader collect` (the default exchange) that takes only what a student could have handed in, and copies only
+    the student's own files into `submitted/`. Set by the course's `c.ExchangeFactory.collect`.
+
+    The inbound folder's entries: each is checked before nbgrader chooses a student's latest submission
+    (autograder.integrations.nbgrader_inbound: the name and its student id, a folder and no link, its owner, its
+    time); one refused is left where it is, named in one log line, and stops no other. The copy opens the entry
+    without following a link and reads the folder it checked, whatever is put in its place meanwhile; a copy that
+    fails (the folder too large, changed since) is that student's, logged, and the class goes on.
+
+    The files inside: nbgrader's collect copies with `shutil.copytree`, which follows links as the instructor; here
+    links, special files and hard links to files outside the submission are left out (logged with attnkit grade's
+    words), and a link swapped in after that check is copied as a link (`symlinks=True`), which autograde's
+    OwnFilesOnly then refuses.
     """
 
+    check_owner: bool  # nbgrader's traits and attributes this class sets (annotations only: nbgrader defines them)
+    src_records: list[dict[str, Any]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._rules: InboundRules | None = None
+        self._entries: dict[str, InboundEntry] = {}  # entry name -> what was checked, for the entries not refused
+
+    def init_src(self) -> None:
+        self._rules = InboundRules(self.coursedir.assignment_id, self._gradebook_students(), self.check_owner,
+                                   collect_clock())
+        super().init_src()
+        self.src_records = [record for record in self.src_records if not isinstance(record["username"], _Refused)]
+        unvouched = sorted(record["username"] for record in self.src_records
+                           if not self._entries[record["filename"]].owner_vouches)
+        if unvouched and self.check_owner:
+            self.log.warning("attnkit: %d of %d submissions are owned by an account that is not their student's (one "
+                             "account for every student?): only their names say who handed them in, and those "
+                             "stamped later than this collect's clock were refused: %s", len(unvouched),
+                             len(self.src_records), ", ".join(unvouched[:20]) + (" ..." if len(unvouched) > 20 else ""))
+
+    def _gradebook_students(self) -> frozenset[str] | None:
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gradebook:
+            students = frozenset(student.id for student in gradebook.students)
+        return students or None
+
+    def _path_to_record(self, path: str) -> dict[str, Any]:
+        """nbgrader's record of an inbound entry it globbed, for an entry a student could have handed in; a refused
+        one becomes a record of its own (a `_Refused` username), which init_src drops."""
+        if self._rules is None:
+            raise RuntimeError("OwnFilesCollect._path_to_record runs from init_src")
+        entry = os.path.basename(path)
+        try:
+            self._entries[entry] = check_entry(Path(path).parent, entry, self._rules)
+        except NotHandedIn as refusal:
+            self.log.warning("attnkit: not collected: %s: %s", shown_name(entry), refusal)
+            return {"username": _Refused(entry), "filename": entry, "timestamp": datetime.min}
+        record: dict[str, Any] = super()._path_to_record(path)
+        return record
+
+    def copy_files(self) -> None:
+        """nbgrader's loop with its own owner check off: init_src refused what that check only warns of, and its
+        `os.stat` follows a link (an entry swapped for a dangling one since would stop the class)."""
+        check_owner, self.check_owner = self.check_owner, False
+        try:
+            super().copy_files()
+        finally:
+            self.check_owner = check_owner
+
     def do_copy(self, src: str, dest: str, log: object = None) -> None:
+        entry = Path(src).name
+        checked = self._entries.get(entry)
+        try:
+            with _pinned_folder(src, checked.identity if checked is not None else None) as folder:
+                self._copy_own_files(folder, Path(dest), entry, checked.name if checked is not None else None)
+        except (NotHandedIn, OSError, RuntimeError) as error:
+            self.log.warning("attnkit: not collected: %s: %s", shown_name(entry),
+                             shown_name(getattr(error, "strerror", None) or str(error)))
+            shutil.rmtree(dest, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.rmdir(Path(dest).parent)  # the student's folder nbgrader made for it, where it holds nothing else
+
+    def _copy_own_files(self, src: str, dest: Path, entry: str, checked_name: InboundName | None) -> None:
         from nbgrader.utils import ignore_patterns
 
         size = self.get_size(src)
         if size > 1000 * self.coursedir.max_dir_size:
-            self.log.error("Directory size is too big")
             raise RuntimeError(f"Directory size is too big. Size is {size}, maximum size is "
                                f"{1000 * self.coursedir.max_dir_size}")
         refused = not_own(Path(src))
         for note in refused.values():
-            self.log.warning("attnkit: collecting %s: %s", clean(Path(src).name), note)
+            self.log.warning("attnkit: collecting %s: %s", shown_name(entry), note)
         nbgraders = ignore_patterns(exclude=self.coursedir.ignore, include=self.coursedir.include,
                                     max_file_size=self.coursedir.max_file_size, log=self.log)
 
@@ -469,6 +561,8 @@ class OwnFilesCollect(ExchangeCollect):  # type: ignore[misc]
                 name for name in names if (below / name).as_posix().removeprefix("./") in refused}
 
         shutil.copytree(src, dest, symlinks=True, ignore=ignore)
+        if checked_name is not None:
+            self._record_timestamp(dest, entry, checked_name)
         if self.coursedir.groupshared:  # as nbgrader's own do_copy: group read and write
             for directory, _folders, files in os.walk(dest):
                 for path, bits in [(directory, 0o2770), *((os.path.join(directory, name), 0o660) for name in files)]:
@@ -476,3 +570,48 @@ class OwnFilesCollect(ExchangeCollect):  # type: ignore[misc]
                     if not stat.S_ISLNK(mode) and mode & bits != bits:
                         with contextlib.suppress(PermissionError):
                             os.chmod(path, (mode | bits) & (0o2777 if bits == 0o2770 else 0o777))
+
+    def _record_timestamp(self, dest: Path, entry: str, name: InboundName) -> None:
+        """timestamp.txt of the collected copy holds the timestamp of the name collect chose it by, as nbgrader
+        submit writes both: a forged one can neither differ from it nor stop a later `collect --update` (nbgrader
+        parses the one in submitted/, and fails on one it cannot read)."""
+        path = dest / TIMESTAMP_FILE
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            info = None
+        regular = info is not None and stat.S_ISREG(info.st_mode) and info.st_size <= MAX_TIMESTAMP_BYTES
+        if regular and path.read_bytes().decode("utf-8", "replace").strip() == name.timestamp:
+            return
+        if info is not None:
+            self.log.warning("attnkit: collecting %s: its %s does not hold the time in its name: the name's is "
+                             "recorded", shown_name(entry), TIMESTAMP_FILE)
+            if stat.S_ISDIR(info.st_mode):
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        path.write_text(name.timestamp, encoding="utf-8")
+
+
+@contextlib.contextmanager
+def _pinned_folder(path: str, identity: tuple[int, int] | None) -> Iterator[str]:
+    """A path that reads the folder `path` as it is now, for as long as the context lasts: opened without following a
+    link, then read through /proc/self/fd (Linux), so that an entry swapped for a link or another folder since is
+    never read; elsewhere `path` itself. NotHandedIn where it is a link, no folder, or not the one checked."""
+    try:
+        fd = os.open(path, OPEN_DIRECTORY)
+    except OSError as error:
+        what = "changed since it was checked" if identity is not None else "a symbolic link or no folder"
+        raise NotHandedIn(f"{what}: {error.strerror or error}") from None
+    try:
+        opened = os.fstat(fd)
+        if identity is not None and (opened.st_dev, opened.st_ino) != identity:
+            raise NotHandedIn("changed since it was checked: another folder")
+        pinned = f"/proc/self/fd/{fd}"
+        try:
+            same = os.path.samestat(os.stat(pinned), opened)
+        except OSError:
+            same = False
+        yield pinned if same else path
+    finally:
+        os.close(fd)

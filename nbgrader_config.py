@@ -7,7 +7,9 @@ Run nbgrader from the repository root and this file is picked up: the source not
 only its own root and gradebook path there.
 """
 
+import autograder.integrations.nbgrader_formgrader_escaping
 import autograder.integrations.nbgrader_gradebook_warnings
+import autograder.integrations.nbgrader_student_guard
 import autograder.safe_logging
 from autograder.integrations import nbgrader_feedback_page
 
@@ -19,6 +21,14 @@ autograder.safe_logging.install()
 # nbgrader's Gradebook.add_submission warns three SQLAlchemy SAWarnings per new submission that lose nothing; only
 # those, raised from nbgrader.api, are not shown (autograder/integrations/nbgrader_gradebook_warnings.py).
 autograder.integrations.nbgrader_gradebook_warnings.install()
+# A student id or name reaches nbgrader's gradebook (db student add/import, formgrader's student editor, autograde's
+# new student from a submitted/ folder) only as the roster takes it: an id of letters, digits and -_.; a name without
+# control characters or '<'/'>' (autograder/integrations/nbgrader_student_guard.py). formgrader's pages print ids and
+# names as text, and its scripts get them as JavaScript strings: where this runs in formgrader's server (`attnkit
+# course formgrader`, or `jupyter lab` in the course folder), formgrader's templates autoescape
+# (autograder/integrations/nbgrader_formgrader_escaping.py).
+autograder.integrations.nbgrader_student_guard.install()
+autograder.integrations.nbgrader_formgrader_escaping.install()
 
 c.CourseDirectory.course_id = "attnkit"
 c.CourseDirectory.source_directory = "source"

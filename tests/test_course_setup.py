@@ -118,6 +118,9 @@ def test_a_folder_holding_a_course_is_refused_and_left_as_it_was(course, home):
     ("id,first_name\n.hidden,Ada\n", "use letters, digits"),
     ("id,first_name\ns1,Ada,extra\n", "line 2: 3 fields, the header has 2"),
     ("id,first_name\ns1,\"Ada\x1b[2J\"\n", "the first_name holds a control character"),
+    ("id,first_name\ns1,<img src=x onerror=alert(1)>\n", "line 2: the first_name holds '<' or '>'"),
+    ("id,last_name,email\ns1,Lovelace,Ada <ada@example.org>\n", "the email holds '<' or '>'"),
+    ('id,first_name\ns1,Ada\nc5"><svg onload=alert(1)>,Eve\n', "line 3: id 'c5\"><svg onload=alert(1)>': use letters"),
     ("id,first_name\n", "names no student"),
     ("", "is empty"),
     ('id,first_name\ns1,"Ada\n', "is not a CSV file"),
@@ -163,6 +166,15 @@ def test_the_command_line_reads_a_roster_in_the_encoding_it_names(tmp_path):
     refused = attnkit("course", "new", str(tmp_path / "course"), "--roster", str(roster), "--encoding", "cp1252",
                       "--exchange", str(roster), home=tmp_path)
     assert refused.returncode == 2 and "exists and is not a folder" in refused.stderr, refused.stderr
+
+
+def test_a_roster_keeps_names_as_written(tmp_path):
+    """Accents, CJK, commas, apostrophes, quotes and '&' are names: kept exactly (formgrader's pages escape them)."""
+    roster = tmp_path / "roster.csv"
+    roster.write_text('id,first_name,last_name,email\ns1,Zoë,"O\'Brien ""Bob"" & Co",zoe@example.org\n'
+                      's2,李,"雷, Jr.",\n', encoding="utf-8")
+    assert [(s.id, s.first_name, s.last_name, s.email) for s in read_roster(roster)] == [
+        ("s1", "Zoë", "O'Brien \"Bob\" & Co", "zoe@example.org"), ("s2", "李", "雷, Jr.", None)]
 
 
 def test_the_command_line_refuses_a_bad_roster_with_status_2(tmp_path):

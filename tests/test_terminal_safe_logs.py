@@ -30,6 +30,7 @@ EVIL = "\x1b]0;PWNED-TITLE\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2K\x1b[1A\r\x08
 SHOWN = "\\x1b]0;PWNED-TITLE\\x07\\x1b]52;c;ZWNobyBwd25lZA==\\x07\\x1b[2K\\x1b[1A\\x0d\\x08\\x9b31m\\x9d0;t\\x9c" \
         "\\u202e\\u2066\\u2028"
 HONEST = "张伟-Émile-🙂"
+HONEST_ID = "张伟-Émile"  # a student id is letters, digits and -_. (course_roster.id_problem): no emoji
 FORGED = "attnkit grade: 1 students (1 graded, 0 unchanged since the last run) in 0.1 s; mean 100.0"
 
 
@@ -172,8 +173,11 @@ def _run(command, cwd):
 def test_nbgrader_autograde_prints_no_escape_of_the_students(tmp_path, repo_root):
     course = nbgrader_course.make_course(tmp_path / "course", repo_root)
     nbgrader_course.generate_release(course)
+    # the gradebook refuses this id (nbgrader_student_guard): the lines that say so show it; "eve" is graded, and the
+    # lines about her file names and grade id show them
     _hostile_student(course / "submitted" / f"eve{EVIL}", course / "release" / "attention")
-    _honest_student(course / "submitted" / HONEST)
+    _hostile_student(course / "submitted" / "eve", course / "release" / "attention")
+    _honest_student(course / "submitted" / HONEST_ID)
     logfile = tmp_path / "nbgrader.log"  # nbgrader's own file handler, added beside its console
     _, printed = _run([sys.executable, "-m", "nbgrader", "autograde", "attention", f"--NbGrader.logfile={logfile}"],
                       course)
@@ -182,9 +186,10 @@ def test_nbgrader_autograde_prints_no_escape_of_the_students(tmp_path, repo_root
     assert raw_controls(logged) == [] and f"Creating/updating student with ID 'eve{SHOWN}'" in logged
     # the student's text reached nbgrader's own lines, shown: the student id, a file name, the grade id
     assert f"Creating/updating student with ID 'eve{SHOWN}'" in printed
+    assert "student refused by the gradebook: id 'eve\\\\x1b]0;PWNED-TITLE" in printed
     assert f"/attention/notes{SHOWN}.txt -> " in printed
     assert f"{SHOWN}' does not exist in the database" in printed
-    assert f"Creating/updating student with ID '{HONEST}'" in printed and f"笔记 {HONEST}.txt" in printed
+    assert f"Creating/updating student with ID '{HONEST_ID}'" in printed and f"笔记 {HONEST}.txt" in printed
 
 
 @pytest.mark.slow

@@ -3,12 +3,19 @@
 The columns are nbgrader's own (`nbgrader db student import`): `id` (required), `first_name`, `last_name`, `email`;
 other columns (an LMS export has many) are left out. Everything is checked before anything is written: a file that
 is not CSV in its encoding (UTF-8 unless `encoding` names another), a missing `id` column, a row with the wrong number
-of fields, an id nbgrader cannot use as a folder name, a duplicate id or a control character in a name stops with the
-line that has it.
+of fields, an id nbgrader cannot use as a folder name, a duplicate id or a name with a control character or an angle
+bracket stops with the line that has it.
 
 `roster_text` decodes a roster for `attnkit export` too: UTF-8 with or without Excel's byte-order mark, or the
 encoding the instructor names (`--encoding cp1252`: what Excel's plain "CSV" writes on a Western-European Windows);
 bytes that are not text in it are refused with their line, never guessed at.
+
+`id_problem` and `name_problem` are the rules every way into the gradebook applies (the roster, `nbgrader db student
+add`/`import`, formgrader's student editor, autograde's new student: `nbgrader_student_guard`; collect's inbound
+folder names). An id is a folder name, a URL path segment and a string in formgrader's scripts: letters, digits and
+`-_.` only. A name is kept as written (accents, CJK, commas, `O'Brien`, `"Bob"`, `&`: formgrader's pages escape what
+they print, `nbgrader_formgrader_escaping`), less control characters (a terminal's) and `<`/`>`, which no person's
+name or e-mail address holds and which make a tag on any page that forgets to escape.
 """
 
 import codecs
@@ -19,11 +26,12 @@ from pathlib import Path
 from autograder.refusal import Refused
 from autograder.safe_text import clean, one_line
 
-__all__ = ["DEFAULT_ENCODING", "RosterStudent", "id_problem", "read_roster", "roster_text"]
+__all__ = ["DEFAULT_ENCODING", "RosterStudent", "id_problem", "name_problem", "read_roster", "roster_text"]
 
 ID_COLUMN = "id"
 NAME_COLUMNS = ("first_name", "last_name", "email")
 ID_CHARACTERS = frozenset("-_.")
+MARKUP_CHARACTERS = frozenset("<>")
 MAX_ROSTER_BYTES = 20_000_000  # a roster of 100,000 students is a few MB
 DEFAULT_ENCODING = "utf-8"
 ZIP_MAGIC = b"PK\x03\x04"  # an .xlsx (or .ods) workbook is a ZIP archive
@@ -70,6 +78,17 @@ def roster_text(data: bytes, encoding: str = DEFAULT_ENCODING) -> str:
         raise ValueError(f"line {line}: byte 0x{data[error.start]:02x} is not {shown} text; {advice}") from None
 
 
+def name_problem(column: str, value: str | None) -> str | None:
+    """Why `value` cannot be the student's `column` (first_name, last_name, email, ...) in the gradebook, or None."""
+    if value is None:
+        return None
+    if clean(value, len(value)) != value or "\n" in value or "\t" in value:
+        return f"the {column} holds a control character ({clean(value, 80)})"
+    if MARKUP_CHARACTERS & set(value):
+        return f"the {column} holds '<' or '>' ({one_line(value, 80)}): no name or address has them"
+    return None
+
+
 def read_roster(path: Path, encoding: str = DEFAULT_ENCODING) -> list[RosterStudent]:
     """The roster's students, in its order; Refused (with the file's line) when it cannot be used as it is."""
     if not path.is_file():
@@ -113,10 +132,9 @@ def read_roster(path: Path, encoding: str = DEFAULT_ENCODING) -> list[RosterStud
                           f"{seen[student_id]})")
         seen[student_id] = line
         for column in NAME_COLUMNS:
-            value = fields.get(column, "")
-            if clean(value) != value or "\n" in value or "\t" in value:
-                raise Refused(f"roster {clean(path)}, line {line}: the {column} holds a control character "
-                              f"({clean(value, 80)})")
+            problem = name_problem(column, fields.get(column, ""))
+            if problem:
+                raise Refused(f"roster {clean(path)}, line {line}: {problem}")
         students.append(RosterStudent(student_id, fields.get("first_name") or None, fields.get("last_name") or None,
                                       fields.get("email") or None))
     if not students:

@@ -10,6 +10,7 @@ import torch
 from check_helpers import results_by_id
 from torch import nn
 
+from attnkit import solutions
 from autograder.checking.check_types import PASSED, Evidence
 from autograder.course import catalog
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.judge import judge_count, reproduced_mistake
@@ -190,30 +191,43 @@ def test_a_count_that_changes_the_module_changes_nothing_graded():
 
 
 def _described(module):
-    """Everything a count can read of a module: its kinds, parameters (shared ones once), buffers and flags."""
+    """Everything a count can read of a module but its device: its kinds, parameters (shared ones once), buffers and
+    flags."""
     return ([(name, type(child).__name__) for name, child in module.named_modules()],
-            [(name, tuple(p.shape), p.dtype, p.requires_grad, p.device.type) for name, p in module.named_parameters()],
+            [(name, tuple(p.shape), p.dtype, p.requires_grad) for name, p in module.named_parameters()],
             [(name, tuple(b.shape), b.dtype) for name, b in module.named_buffers()],
             sorted(module.state_dict()))
 
 
-@pytest.mark.parametrize("check_id", ["parameter_counts.kinds", "parameter_counts.modules"])
-def test_a_module_built_without_initialising_is_the_one_torch_initialises(check_id):
-    """counted_module skips torch.nn.init on meta tensors (they hold no values): the modules are otherwise those
-    torch's own constructors build, on every seed's cases, and torch.nn.init is left as it was."""
+def _devices(module):
+    return {t.device.type for t in (*module.parameters(), *module.buffers())}
+
+
+@pytest.mark.parametrize("check_id", ["parameter_counts.notes", "parameter_counts.kinds", "parameter_counts.modules"])
+def test_the_reference_counts_the_module_the_student_is_handed_built_as_torch_builds_it(check_id):
+    """The student's function is handed a CPU build by torch's own constructors and initialisers; the reference counts
+    the grader's own build (meta, the initialisers skipped: they hold no values): the same module in everything a
+    count reads, on every seed's cases, which torch's own initialisers on meta build too; torch.nn.init is left as it
+    was, and so is the notebook's random stream."""
     from torch.nn import init
 
     from autograder.checking.deferred_imports import torch_imports_deferred
     from autograder.course.n04_multi_head_attention.ex5_parameter_counts import probe
 
     before = {name: getattr(init, name) for name in probe.INITIALISERS}
+    stream = torch.get_rng_state()
     for seed in range(5):
         for case in cases_for(catalog.CHECKS_BY_ID[check_id], seed):
-            for node in (case["module"], *case["witnesses"]):
+            nodes = [case["module"], *case["witnesses"]]
+            for node, handed, counted in zip(nodes, probe.handed_modules(nodes), probe.counted_modules(nodes),
+                                             strict=True):
                 with torch_imports_deferred():
-                    initialised = probe._built(node, "", {})
-                assert _described(probe.counted_module(node)) == _described(initialised)
+                    initialised = probe._built(node, "", {}, probe.META)
+                assert _described(handed) == _described(counted) == _described(initialised)
+                assert _devices(handed) <= {"cpu"} and _devices(counted) <= {"meta"}
+                assert solutions.count_parameters(handed) == solutions.count_parameters(counted)
     assert {name: getattr(init, name) for name in probe.INITIALISERS} == before
+    assert torch.equal(torch.get_rng_state(), stream)
 
 
 def test_only_meta_tensors_skip_their_initialisation():

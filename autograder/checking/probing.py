@@ -377,7 +377,8 @@ class LinearProjections(nn.Module):
         super().__init__()
         for name in PROJECTIONS:
             d_out, d_in = weights[name].shape
-            layer = nn.Linear(d_in, d_out, bias=False, device="meta")  # meta: its init draws no random numbers
+            with torch.random.fork_rng(devices=[]):  # its init's draws leave the notebook's random stream alone
+                layer = nn.Linear(d_in, d_out, bias=False)
             layer.weight = nn.Parameter(weights[name].clone())
             setattr(self, name, layer)
 

@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.checking.deferred_imports import torch_imports_deferred
 from autograder.checking.probing import run_probe
 from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modules_in_role
 
@@ -82,19 +81,20 @@ def resolve(address: ProbeAddress, role: str = PROBE_ROLE) -> Callable:
 def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
                  between: Callable[[], None] | None = None) -> dict[str, list[ProbeData]]:
     """{check id: [probe data per case]}; a check stops at its first case that raised. `between()` runs after each
-    case (the grading child takes back what the student's code set on the process: hooks, handlers)."""
+    case (the grading child takes back what the student's code set on the process: hooks, handlers). No stand-in of
+    autograder.checking.deferred_imports is open around the probes: a probe opens them around its own work on the meta
+    device alone, so the student's code sees the modules a learner's own call sees."""
     records: dict[str, list[ProbeData]] = {}
-    with torch_imports_deferred():  # the meta device's kernels would import torch._dynamo and sympy on first use
-        for check in checks:
-            probe = resolve(check.probe)
-            records[check.check_id] = []
-            for case in check.cases:
-                data = run_probe(probe, namespace, case)
-                if between is not None:
-                    between()
-                records[check.check_id].append(data)
-                if "error" in data:
-                    break
+    for check in checks:
+        probe = resolve(check.probe)
+        records[check.check_id] = []
+        for case in check.cases:
+            data = run_probe(probe, namespace, case)
+            if between is not None:
+                between()
+            records[check.check_id].append(data)
+            if "error" in data:
+                break
     return records
 
 

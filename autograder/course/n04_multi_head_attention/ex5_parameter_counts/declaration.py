@@ -19,6 +19,7 @@ from autograder.course.n04_multi_head_attention.ex5_parameter_counts.probe impor
     CountRecord,
     ModuleNode,
     counted_module,
+    counted_modules,
     probe_count,
 )
 from autograder.course.n04_multi_head_attention.ex5_parameter_counts.wrong_counters import wrong_counts
@@ -33,7 +34,8 @@ EXERCISES = (
 
 
 # ---------------------------------------------------------------------------------------------
-# The modules counted: plain data (probe.ModuleNode), built by the probe on the meta device.
+# The modules counted: plain data (probe.ModuleNode). The probe hands the student's function each one built on the CPU
+# as a learner builds it; the reference and the wrong counters count the grader's own build (probe.counted_modules).
 
 
 def linear(d_in: int, d_out: int, bias: bool = True, frozen: bool = False) -> ModuleNode:
@@ -46,7 +48,8 @@ def mha_block(d_in: int, d_out: int, context_length: int, qkv_bias: bool, frozen
     layers = [*PROJECTIONS, "out_proj"] if out_proj else list(PROJECTIONS)
     children = [[name, linear(d_in if name != "out_proj" else d_out, d_out, qkv_bias or name == "out_proj",
                               name in frozen)] for name in layers]
-    return {"kind": "module", "buffers": [["mask", [context_length, context_length], True]],
+    return {"kind": "module", "class": "MultiHeadAttention" if out_proj else "CausalAttention",
+            "buffers": [["mask", [context_length, context_length], True]],
             "children": [*children, ["dropout", {"kind": "dropout"}]]}
 
 
@@ -55,14 +58,15 @@ def single_layer(d: int, k: int) -> ModuleNode:
 
 
 def own_parameter(d: int, k: int) -> ModuleNode:
-    return {"kind": "module", "parameters": [["scale", [k], False]],
+    return {"kind": "module", "class": "ScaledNorm", "parameters": [["scale", [k], False]],
             "children": [["norm", {"kind": "layer_norm", "size": d}]]}
 
 
 def nested(d: int, k: int) -> ModuleNode:
     def block() -> ModuleNode:
         feed_forward = {"kind": "module_list", "items": [linear(d, k), {"kind": "dropout"}, linear(k, d)]}
-        return {"kind": "module", "children": [["norm", {"kind": "layer_norm", "size": d}], ["ff", feed_forward]]}
+        return {"kind": "module", "class": "Block",
+                "children": [["norm", {"kind": "layer_norm", "size": d}], ["ff", feed_forward]]}
     blocks = {"kind": "module_dict", "items": [["first", block()], ["second", block()]]}
     return {"kind": "module", "children": [["embed", {"kind": "embedding", "num": k + 3, "dim": d}],
                                            ["blocks", blocks]]}
@@ -70,31 +74,32 @@ def nested(d: int, k: int) -> ModuleNode:
 
 def shared(d: int, k: int) -> ModuleNode:
     # GPT-2 ties its output layer's weight to the token embedding; here one layer is also registered twice.
-    model = {"kind": "module", "children": [
+    model = {"kind": "module", "class": "TiedModel", "children": [
         ["embed", {"kind": "embedding", "num": k, "dim": d}],
         ["encoder", linear(d, d)],
-        ["decoder", {"kind": "module", "parameters": [["weight", "=model.embed.weight", False]]}],
+        ["decoder", {"kind": "module", "class": "Decoder", "parameters": [["weight", "=model.embed.weight", False]]}],
         ["encoder_again", {"kind": "same", "path": "model.encoder"}],
     ], "buffers": [["positions", [k + 1], True]]}
     return {"kind": "module", "children": [["model", model]]}
 
 
 def frozen(d: int, k: int) -> ModuleNode:
-    return {"kind": "module", "parameters": [["scale", [k], True]], "buffers": [["mask", [k, k], True]],
+    return {"kind": "module", "class": "Attention", "parameters": [["scale", [k], True]],
+            "buffers": [["mask", [k, k], True]],
             "children": [["W_query", linear(d, k, frozen=True)], ["W_key", linear(d, k)],
                          ["W_value", linear(d, k, bias=False)],
                          ["norm", {"kind": "layer_norm", "size": k, "frozen": True}]]}
 
 
 def buffers(d: int, k: int) -> ModuleNode:
-    inner = {"kind": "module", "buffers": [["running_mean", [k], True]],
+    inner = {"kind": "module", "class": "Normalizer", "buffers": [["running_mean", [k], True]],
              "children": [["norm", {"kind": "layer_norm", "size": k}]]}
     return {"kind": "module", "buffers": [["causal", [k + 2, k + 2], True], ["positions", [d + 5], False]],
             "children": [["proj", linear(d, k)], ["inner", inner]]}
 
 
 def no_parameters(d: int, k: int) -> ModuleNode:
-    return {"kind": "module", "buffers": [["mask", [k, k], False], ["counter", [d], True]],
+    return {"kind": "module", "class": "Masking", "buffers": [["mask", [k, k], False], ["counter", [d], True]],
             "children": [["dropout", {"kind": "dropout"}]]}
 
 
@@ -129,8 +134,9 @@ def count_cases_kinds(rng: random.Random) -> list[CountCase]:
 def count_cases_modules(rng: random.Random) -> list[CountCase]:
     """The same kinds at other sizes, and attention modules with biases, heads in a ModuleList and frozen layers."""
     d_in, d_out = rng.randint(8, 96), 4 * rng.randint(2, 24)
-    wrapper = {"kind": "module", "children": [["heads", {"kind": "module_list", "items": [
-        mha_block(d_in, d_out, rng.randint(16, 128), False, out_proj=False) for _ in range(rng.randint(2, 4))]}]]}
+    heads = [mha_block(d_in, d_out, rng.randint(16, 128), False, out_proj=False) for _ in range(rng.randint(2, 4))]
+    wrapper = {"kind": "module", "class": "MultiHeadAttentionWrapper",
+               "children": [["heads", {"kind": "module_list", "items": heads}]]}
     return [
         count_case("mha", mha_block(d_in, d_out, rng.randint(64, 512), True)),
         count_case("mha", wrapper),
@@ -143,7 +149,7 @@ def count_cases_modules(rng: random.Random) -> list[CountCase]:
 def expect_count(record: CountRecord, case: CountCase) -> Expectations:
     return Expectations.computed(
         count=lambda: solutions.count_parameters(counted_module(case["module"])),
-        wrong_counts=lambda: wrong_counts([counted_module(node) for node in (case["module"], *case["witnesses"])]),
+        wrong_counts=lambda: wrong_counts(counted_modules([case["module"], *case["witnesses"]])),
     )
 
 

@@ -230,35 +230,38 @@ def test_feedback_names_the_mistake_draws_the_mask_and_keeps_hidden_values_secre
 
 
 def test_a_result_graded_ahead_is_taken_only_for_the_same_grading_input(tmp_path, repo_root):
-    from autograder.integrations.nbgrader_lookahead import Run, look_ahead
+    from autograder.integrations.nbgrader_lookahead import Run, look_ahead, staged
     from autograder.isolation.notebook_plan import plan_notebook
 
     solved = (repo_root / "source" / "attention" / f"{NB01}.ipynb").read_bytes()
-    (tmp_path / "submitted" / "alice" / "attention").mkdir(parents=True)
-    (tmp_path / "submitted" / "alice" / "attention" / f"{NB01}.ipynb").write_bytes(solved)
+    handed_in = tmp_path / "submitted" / "alice" / "attention"
+    handed_in.mkdir(parents=True)
+    (handed_in / f"{NB01}.ipynb").write_bytes(solved)
     options = Options(limits=Limits(timeout=10))
     run = Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", False, tuple(NOTEBOOKS), options)
     call = object.__new__(type("AutogradeCall", (), {}))  # what keeps the look-ahead: the call's converter
     ahead = look_ahead(run, call)
     assert look_ahead(run, call) is ahead  # every notebook of the call asks the same one
 
-    def sanitized(name, edit=None, neighbour=None):
+    def sanitized(name, edit=None):
         folder = tmp_path / name
         folder.mkdir()
         notebook = nbformat.reads(solved.decode(), as_version=4)
         if edit:
             edit(notebook)
         (folder / f"{NB01}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
-        if neighbour:
-            (folder / neighbour).write_text("1,2\n")
         return plan_notebook(folder / f"{NB01}.ipynb", NB01)
 
-    same = ahead.result_for("alice", sanitized("same"))
-    assert same is not None and same.score == 18
-    assert ahead.result_for("bob", sanitized("bob")) is None  # not graded ahead
-    added = sanitized("added", edit=lambda nb: nb.cells.append(nbformat.v4.new_code_cell("x = 1")))
-    assert ahead.result_for("alice", added) is None  # other code
-    assert ahead.result_for("alice", sanitized("beside", neighbour="data.csv")) is None  # other files beside it
+    with staged(run, "alice") as beside:  # what a notebook of alice's is graded beside on the spot
+        same = ahead.result_for("alice", sanitized("same"), beside)
+        assert same is not None and same.score == 18
+        assert ahead.result_for("bob", sanitized("bob"), beside) is None  # not graded ahead
+        added = sanitized("added", edit=lambda nb: nb.cells.append(nbformat.v4.new_code_cell("x = 1")))
+        assert ahead.result_for("alice", added, beside) is None  # other code
+    for name, content in (("data.csv", b"1,2\n"), (f"{NOTEBOOKS[1]}.ipynb", b'{"cells": []}')):
+        (handed_in / name).write_bytes(content)  # handed in since it was graded ahead
+        with staged(run, "alice") as beside:
+            assert ahead.result_for("alice", sanitized(f"beside {name}"), beside) is None  # other files beside it
 
 
 # --- the adversarial catalogue and a messy honest folder ---------------------------------------------------------

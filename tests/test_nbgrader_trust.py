@@ -3,12 +3,15 @@
 - autograder/integrations/nbgrader_intake.py: links, hard links to files outside the submission and special files
   in a submitted folder are refused with notes naming them (attnkit grade's words); what nbgrader's copy brought into
   autograded/ through them is removed before any grading, even where the folder changed after nbgrader's copy.
-- autograder/integrations/nbgrader_lookahead.py: the grading input is identified by content, after nbgrader's ignore
-  rules, the same way on both sides; a folder too large to digest never matches; the look-ahead lives for one call.
+- autograder/integrations/nbgrader_lookahead.py: ahead and on the spot, a notebook is graded beside the same staged
+  folder (the student's files after nbgrader's ignore rules, every notebook as handed in), whatever autograded/ holds;
+  the grading input is identified by content, notebooks included; a folder too large to digest never matches; the
+  look-ahead lives for one call.
 - Through `nbgrader autograde` for real (marked slow): the issue's attacks (links to source/, release/, the gradebook,
   a classmate's submission and /etc, as files, folders and notebooks, and hard links) get the grade of the same work
   without them; a resubmitted helper file of the same name and size is graded afresh on formgrader's second click;
-  answers hidden in feedback/ beside 2,000 files are not graded ahead; a malformed notebook stops no classmate.
+  answers hidden in feedback/ beside 2,000 files are not graded ahead; notebooks that run or read each other get
+  `attnkit grade`'s totals, graded ahead and on the spot; a malformed notebook stops no classmate.
 """
 
 import json
@@ -35,7 +38,7 @@ from autograder.integrations import nbgrader_course, nbgrader_intake, nbgrader_l
 from autograder.integrations.nbgrader_intake import handed_in, ignored, place_own_files
 from autograder.integrations.nbgrader_lookahead import GradingInput, grading_digest
 
-NB01, NB03, NB04 = NOTEBOOKS[0], NOTEBOOKS[2], NOTEBOOKS[3]
+NB01, NB02, NB03, NB04 = NOTEBOOKS[:4]
 IGNORE = list(CourseDirectory().ignore)  # nbgrader's: .ipynb_checkpoints, *.pyc, __pycache__, feedback
 
 
@@ -207,9 +210,10 @@ def test_what_attnkit_takes_as_handed_in_is_what_nbgraders_copy_copies(tmp_path_
 @given(tree=TREES, linked=st.booleans(), resubmitted=st.data())
 def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_another(tmp_path_factory, tree,
                                                                                          linked, resubmitted):
-    """For random submissions (ignored files, hidden files, links): the folder grading ahead stages and the folder
-    nbgrader's copy leaves (after attnkit's step) digest the same; a resubmitted file of the same name and size, but
-    other bytes, digests differently."""
+    """For random submissions (ignored files, hidden files, links): the folder grading stages (but for the notebooks,
+    which nbgrader converts instead of copying, staged as handed in) and the folder nbgrader's copy leaves (after
+    attnkit's step) digest the same; a resubmitted file of the same name and size, but other bytes, digests
+    differently."""
     root = tmp_path_factory.mktemp("digest")
     folder = root / "submitted" / "s" / "attention"
     _write_tree(folder, tree)
@@ -221,6 +225,9 @@ def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_
                                  None, tuple(IGNORE))  # type: ignore[arg-type]
     staged = root / "staged"
     assert nbgrader_lookahead.stage(run, "s", [NB01], staged) == [NB01]
+    for notebook in staged.glob("*.ipynb"):  # every notebook handed in, as handed in
+        assert notebook.read_bytes() == (folder / notebook.name).read_bytes()
+        notebook.unlink()
     autograded = nbgrader_copy(root / "submitted", "s", root / "autograded")
     place_own_files(handed_in(root / "submitted", ("s", "attention"), IGNORE), root / "submitted", ("s", "attention"),
                     autograded)
@@ -239,9 +246,8 @@ def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_
 
 def test_a_notebook_of_the_students_own_beside_the_graded_ones_is_placed_and_digested(tmp_path):
     """`%run ./00_setup.ipynb` runs a notebook nbgrader neither converts nor copies: attnkit places it in
-    `autograded/` (it is the student's own file), the grading digest counts it on both sides, and a resubmitted
-    setup notebook digests differently; the notebooks nbgrader converts stay out of the digest (they are graded, and
-    differ between the submission and nbgrader's sanitized copy)."""
+    `autograded/` (it is the student's own file), grading stages it beside the graded notebooks (as handed in, as
+    they are), the grading digest counts it in both modes, and a resubmitted setup notebook digests differently."""
     source = tmp_path / "source" / "attention"
     source.mkdir(parents=True)
     (source / f"{NB01}.ipynb").write_text('{"cells": []}')
@@ -264,9 +270,74 @@ def test_a_notebook_of_the_students_own_beside_the_graded_ones_is_placed_and_dig
     (autograded / f"{NB01}.ipynb").write_text('{"cells": [], "as": "sanitized by nbgrader"}')
     place_own_files(submission, tmp_path / "submitted", ("s", "attention"), autograded)
     assert (autograded / "00_setup.ipynb").read_text() == '{"cells": [], "helpers": 1}'
-    assert grading_digest(staged, graded) == grading_digest(autograded, graded) is not None
-    (autograded / "00_setup.ipynb").write_text('{"cells": [], "helpers": 2}')  # resubmitted in between
-    assert grading_digest(staged, graded) != grading_digest(autograded, graded)
+    assert {path.name: path.read_text() for path in staged.iterdir()} == {
+        f"{NB01}.ipynb": '{"cells": [], "as": "handed in"}', "00_setup.ipynb": '{"cells": [], "helpers": 1}'}
+    with nbgrader_lookahead.staged(run, "s") as on_the_spot:
+        assert grading_digest(on_the_spot) == grading_digest(staged) is not None
+    (folder / "00_setup.ipynb").write_text('{"cells": [], "helpers": 2}')  # resubmitted in between
+    with nbgrader_lookahead.staged(run, "s") as on_the_spot:
+        assert grading_digest(on_the_spot) != grading_digest(staged)
+
+
+def _files(folder):
+    """{relative path: content} of every regular file under `folder`."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*")
+            if path.is_file() and not path.is_symlink()}
+
+
+HANDED_IN_NOTEBOOKS = st.dictionaries(st.sampled_from([NB01, NB02, NB03, "00_setup", "more/notes"]),
+                                      st.tuples(st.binary(min_size=1, max_size=8), st.booleans()), min_size=1)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tree=TREES, notebooks=HANDED_IN_NOTEBOOKS, stale=st.booleans(), resubmitted=st.data())
+def test_ahead_and_on_the_spot_a_notebook_is_graded_beside_the_same_files_notebooks_included(
+        tmp_path_factory, tree, notebooks, stale, resubmitted):
+    """For random submissions of notebooks (some handed in as links: {name: (bytes, linked)}) among other files: at
+    each notebook's turn in nbgrader's autograde, whatever `autograded/` then holds (nbgrader's graded notebooks
+    before it, its sanitized one, none after; `stale`: those of an earlier run), the folder it is graded beside on the
+    spot holds the same files with the same content as the folder graded ahead, every notebook the student handed in
+    among them, as handed in; any of them handed in again (the same name and size, other bytes) digests
+    differently."""
+    root = tmp_path_factory.mktemp("beside")
+    source = root / "source" / "attention"
+    _write_tree(source, {f"{name}.ipynb": b'{"cells": []}' for name in NOTEBOOKS})  # the notebooks nbgrader converts
+    folder = root / "submitted" / "s" / "attention"
+    _write_tree(folder, tree)
+    (root / "solutions.ipynb").write_text("SOLUTIONS")
+    for name, (content, linked) in notebooks.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        if linked:
+            (folder / f"{name}.ipynb").symlink_to(root / "solutions.ipynb")
+        else:
+            (folder / f"{name}.ipynb").write_bytes(content)
+    handed = {f"{name}.ipynb": content for name, (content, linked) in notebooks.items() if not linked}
+    run = nbgrader_lookahead.Run(root / "submitted", root / "autograded", "attention", "*", True, NOTEBOOKS,
+                                 None, tuple(IGNORE), source)  # type: ignore[arg-type]
+    ahead = root / "ahead"
+    assert nbgrader_lookahead.stage(run, "s", list(NOTEBOOKS), ahead) == [
+        name for name in NOTEBOOKS if f"{name}.ipynb" in handed]
+    assert {name: content for name, content in _files(ahead).items()
+            if name.removesuffix(".ipynb") in notebooks} == handed
+    autograded = nbgrader_copy(root / "submitted", "s", root / "autograded")
+    autograded.mkdir(parents=True, exist_ok=True)
+    converted = sorted(path.name for path in folder.glob("*.ipynb") if path.stem in NOTEBOOKS)  # nbgrader's order
+    if stale:
+        _write_tree(autograded, {name: b"graded by an earlier run" for name in converted})
+    submission = handed_in(root / "submitted", ("s", "attention"), IGNORE, nbgrader_intake.assignment_notebooks(source))
+    for name in converted:
+        (autograded / name).write_text("sanitized by nbgrader")
+        place_own_files(submission, root / "submitted", ("s", "attention"), autograded)  # attnkit's sanitizing step
+        with nbgrader_lookahead.staged(run, "s") as on_the_spot:
+            assert _files(on_the_spot) == _files(ahead)
+            assert grading_digest(on_the_spot) == grading_digest(ahead) is not None
+        (autograded / name).write_text("graded by nbgrader")
+    staged_files = sorted(name for name, content in _files(ahead).items() if content)
+    if staged_files:
+        chosen = resubmitted.draw(st.sampled_from(staged_files))
+        (folder / chosen).write_bytes(bytes(byte ^ 1 for byte in (folder / chosen).read_bytes()))
+        with nbgrader_lookahead.staged(run, "s") as on_the_spot:
+            assert grading_digest(on_the_spot) != grading_digest(ahead)
 
 
 def test_a_folder_too_large_to_digest_never_matches(tmp_path, monkeypatch):
@@ -455,6 +526,95 @@ def test_formgraders_second_click_after_a_resubmission_and_answers_in_feedback_a
     assert click("resubmitter") == (0, 0)
 
 
+# Notebooks that read each other (issue 55): the answers of one notebook live in the student's other notebook, run
+# with `%run` or read from its JSON. nbgrader converts 01 before 02: on the spot, autograded/ holds no 02 yet while
+# 01 is graded, and only nbgrader's graded 01 (its given cells restored) while 02 is.
+READ_RAW = """import json
+for _cell in json.load(open("{name}.ipynb", encoding="utf-8"))["cells"]:
+    if _cell["cell_type"] == "raw":
+        exec("".join(_cell["source"]), globals())
+"""
+READING = ("01 runs 02", "01 reads 02", "02 runs 01", "02 reads 01")
+
+
+def _answers(repo_root, name):
+    """Notebook `name`'s answers as code that runs on its own (the imports its solution cells need first)."""
+    return f"import torch\nfrom torch import nn\n\n{_solutions(repo_root, name)}"
+
+
+def _grade_id(cell):
+    return cell.metadata.get("nbgrader", {}).get("grade_id", "")
+
+
+def _first_solution_cell_only(notebook, source):
+    """Notebook with its first solution cell holding `source` and the others empty (their names come from it)."""
+    cells = [cell for cell in notebook.cells if _grade_id(cell).startswith(SOLUTION)]
+    for cell in cells:
+        cell.source = source if cell is cells[0] else "pass  # defined above"
+    return notebook
+
+
+def _reading_each_other(repo_root, case):
+    """(notebook 01, notebook 02) of a student whose `case` (READING) notebook takes its answers from the other."""
+    reader, read = (NB01, NB02) if case.startswith("01") else (NB02, NB01)
+    answers = _answers(repo_root, reader)
+    if " runs " in case:  # %run of the other, solved, whose given inputs cell also holds the answers
+        other = _notebook(repo_root, "source", read)
+        given = next(cell for cell in other.cells if _grade_id(cell) == "given_inputs")
+        given.source += f"\n\n{answers}"  # nbgrader's sanitized copy has the release's cell back
+        mine = _first_solution_cell_only(_notebook(repo_root, "release", reader), f"%run ./{read}.ipynb")
+    else:  # its JSON read as data: a raw cell of the other, unsolved
+        other = _notebook(repo_root, "release", read)
+        other.cells.append(nbformat.v4.new_raw_cell(answers))
+        mine = _first_solution_cell_only(_notebook(repo_root, "release", reader), READ_RAW.format(name=read))
+    return (mine, other) if reader == NB01 else (other, mine)
+
+
+@pytest.mark.slow
+def test_notebooks_that_read_each_other_get_the_same_totals_ahead_on_the_spot_and_from_attnkit_grade(tmp_path,
+                                                                                                    repo_root):
+    """Each way two notebooks read each other (01 runs 02, reads its JSON, and the reverse), with few files beside
+    them (graded ahead) and with 2,001 (too many to digest: graded on the spot): `nbgrader autograde` through the
+    course's config gives each student the totals `attnkit grade` gives, and the reading notebook its full points."""
+    from autograder.course.exercises import of_notebook
+    from autograder.grading import classroom
+    from autograder.grading.notebooks import Options
+    from autograder.isolation.limits import Limits
+
+    course = _course(tmp_path / "course", repo_root)
+    students = {}
+    for case in READING:
+        for crowded in (False, True):
+            student = f"{case.replace(' ', '-')}{'-crowded' if crowded else ''}"
+            students[student] = case
+            folder = course / "submitted" / student / "attention"
+            for name, notebook in zip((NB01, NB02), _reading_each_other(repo_root, case), strict=True):
+                _write(folder, name, notebook)
+            if crowded:
+                (folder / "junk").mkdir()
+                for number in range(nbgrader_lookahead.MAX_NEIGHBOURS + 1):
+                    (folder / "junk" / f"{number}.txt").write_text("x")
+    process = _run_nbgrader(course, "autograde", "attention", "--force")
+    log = process.stdout + process.stderr
+    assert process.returncode == 0, log[-3000:]
+    nbgrader_scores = nbgrader_course.read_scores(course)
+    summary = classroom.grade_class(course / "submitted", tmp_path / "attnkit", Options(limits=Limits(timeout=10)))
+    attnkit_scores = {document["student_id"]: {notebook["notebook"]: notebook["score"]
+                                               for notebook in document["notebooks"]}
+                      for document in summary.documents}
+    disagreements = []
+    for student, case in students.items():
+        reader = NB01 if case.startswith("01") else NB02
+        assert attnkit_scores[student][reader] == sum(exercise.points for exercise in of_notebook(reader)), student
+        ours, theirs = ({name: scores[student][name] for name in (NB01, NB02)}
+                        for scores in (attnkit_scores, nbgrader_scores))
+        if ours != theirs:
+            disagreements.append(f"{student}: attnkit grade {ours}, nbgrader autograde {theirs}")
+        how = "graded in the sandbox" if student.endswith("crowded") else "graded ahead in the sandbox"
+        assert f"{student}/{reader} {how}" in log, student  # each mode was the one that graded
+    assert disagreements == [], "\n".join(disagreements)
+
+
 @pytest.mark.slow
 def test_a_malformed_notebook_stops_no_classmate(tmp_path, repo_root):
     """The issue's 36 bytes as one student's notebook 01: the two solved classmates beside it get their grades from
@@ -528,4 +688,6 @@ def test_a_link_swapped_in_between_grading_ahead_and_nbgraders_copy_is_not_taken
     place_own_files(handed_in(tmp_path / "submitted", ("mallory", "attention"), IGNORE), tmp_path / "submitted",
                     ("mallory", "attention"), autograded)
     assert not (autograded / "helper.py").exists()
-    assert grading_digest(tmp_path / "staged") != grading_digest(autograded)  # graded on the spot, without it
+    with nbgrader_lookahead.staged(run, "mallory") as on_the_spot:  # what the notebook is graded beside, on the spot
+        assert not (on_the_spot / "helper.py").exists()
+        assert grading_digest(tmp_path / "staged") != grading_digest(on_the_spot)

@@ -275,6 +275,31 @@ def test_a_notebook_in_a_protected_folder_gets_none_of_its_neighbours(repo_root,
     assert supervisor.own_folder(repo_root / "tests" / "mutants" / "x.ipynb") is None
     assert supervisor.own_folder(repo_root / "source" / "attention" / f"{NB01}.ipynb") is None
     assert supervisor.own_folder(tmp_path / "attention" / f"{NB01}.ipynb") == tmp_path / "attention"
+    # a folder the caller names instead (nbgrader's path: the files as handed in, staged) is held to the same rule
+    assert supervisor.own_folder(tmp_path / "x.ipynb", repo_root / "source" / "attention") is None
+    assert supervisor.own_folder(tmp_path / "x.ipynb", tmp_path / "staged") == tmp_path / "staged"
+
+
+@pytest.mark.slow
+def test_a_notebook_graded_beside_a_folder_it_is_given_reads_that_folder_and_not_its_own(tmp_path, repo_root):
+    """NotebookInput.folder (how nbgrader's path grades its sanitized copy beside the files as handed in): the
+    child's copy is that folder's, the notebook's own file among them, and none of the files beside the notebook."""
+    solved = nbformat.read(repo_root / "source" / "attention" / f"{NB01}.ipynb", as_version=4)
+    answers = "\n\n".join(cell.source for cell in solved.cells if cell.metadata.get("nbgrader", {}).get("solution"))
+    notebook = nbformat.read(repo_root / "release" / "attention" / f"{NB01}.ipynb", as_version=4)
+    reads = f"exec(open('helper.py').read(), globals())\nprint(len(open('{NB01}.ipynb').read()))"
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = reads
+    _write(tmp_path / "graded", notebook)
+    (tmp_path / "graded" / "helper.py").write_text("raise SystemExit('the files beside the graded copy')")
+    (tmp_path / "given").mkdir()
+    (tmp_path / "given" / "helper.py").write_text(f"import torch\n{answers}")
+    (tmp_path / "given" / f"{NB01}.ipynb").write_text("x" * 12345)  # the notebook's own file, as handed in
+    [result] = grade_notebooks([NotebookInput("given", tmp_path / "graded" / f"{NB01}.ipynb", NB01,
+                                              folder=tmp_path / "given")], Options(limits=LIMITS)).results
+    assert result.score == result.max_score == NB01_POINTS, result.notes
+    assert any("12345" in printed for printed in result.cell_outputs.values()), result.cell_outputs
 
 
 MANY_FILES = """import os

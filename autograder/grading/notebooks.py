@@ -57,6 +57,8 @@ class NotebookInput:
     notebook: str | None = None  # None: inferred from the file name or its graded cells
     notes: tuple[str, ...] = ()  # what the caller found out about the file (e.g. graded under another name)
     problems: tuple[str, ...] = ()  # what of that may change the grade, for the instructor (found by content)
+    folder: Path | None = None  # the files the notebook's code may read; None: those beside it (nbgrader's path
+    # grades its sanitized copy beside the files as handed in: autograder.integrations.nbgrader_lookahead)
 
 
 @dataclass
@@ -119,7 +121,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
             if on_result:
                 on_result(result)
             continue
-        jobs.append(Job((position, item.key), plan, options.seed))
+        jobs.append(Job((position, item.key), plan, options.seed, item.folder))
         notes_of[position] = item
 
     isolation_notes: set[str] = set()

@@ -3,19 +3,26 @@
 nbgrader hands `SandboxedExecute` one sanitized notebook at a time and spends about as long on its own bookkeeping
 (sanitizing, the gradebook) as attnkit spends grading. At the run's first notebook, `look_ahead(...)` starts a
 background thread that grades, in nbgrader's order and `Limits.workers` at a time, every submitted notebook the run
-is about to autograde. Each student's submission is first staged as nbgrader's autograde will lay it out (`stage`:
-the student's own files after nbgrader's ignore rules and attnkit's refusals of links, hard links and special files,
-the instructor's files over them); attnkit restores given cells from the release as nbgrader's OverwriteCells does.
+is about to autograde; attnkit restores given cells from the release as nbgrader's OverwriteCells does.
+
+Both modes grade a notebook beside the same folder, laid out by one function (`stage`) from what the student handed
+in: their own files after nbgrader's ignore rules and attnkit's refusals of links, hard links and special files
+(autograder.integrations.nbgrader_intake), the instructor's files over them, and every notebook they handed in, as
+handed in (`%run ./02_….ipynb` or `json.load(open("02_….ipynb"))` from notebook 01 reads the student's 02 whether
+or not nbgrader has converted it yet, as `attnkit grade` reads it). Grading on the spot never grades beside
+`autograded/`, whose notebooks depend on how far nbgrader is (no 02 yet while 01 is graded; nbgrader's graded 01,
+its given cells restored, while 02 is) and on earlier runs (`--notebook`): it stages the submission afresh (`staged`).
 A sanitized notebook then takes the result graded ahead only when it is the same grading input: the same notebook,
-the same cells to run and exercises to check (its plan), and the same files beside it, by content
-(`grading_digest`, computed the same way on the staged folder and on `autograded/`; a folder too large to digest
-never matches). Anything else (an instructor's source that differs from attnkit's release, a file changed since it
-was staged) is graded on the spot, so a result is never borrowed from a different input. The results live for one
-autograde call (kept on its converter): formgrader's next click starts afresh. Grading always happens in the
-sandbox, through `grade_notebooks`, one supervisor at a time (`GRADING_LOCK`), a few notebooks at a time so that
-the process can exit soon after nbgrader stops.
+the same cells to run and exercises to check (its plan), and the same files beside it, notebooks included, by
+content (`grading_digest` of both staged folders; a folder too large to digest never matches). Anything else (an
+instructor's source that differs from attnkit's release, a file handed in again since it was staged) is graded on
+the spot, so a result is never borrowed from a different input. The results live for one autograde call (kept on its
+converter): formgrader's next click starts afresh. Grading always happens in the sandbox, through `grade_notebooks`,
+one supervisor at a time (`GRADING_LOCK`), a few notebooks at a time so that the process can exit soon after
+nbgrader stops.
 """
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -23,15 +30,14 @@ import shutil
 import stat
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.grading.notebooks import NotebookInput, NotebookResult, Options, grade_notebooks, tidy_notes
 from autograder.integrations.nbgrader_intake import (
-    NOTEBOOK,
     assignment_notebooks,
     handed_in,
-    ignored,
     place_own_files,
     read_own_notebook,
 )
@@ -41,6 +47,7 @@ from autograder.isolation.workspace import NOT_COPIED
 
 __all__ = [
     "GRADING_LOCK", "GradingInput", "LookAhead", "MAX_NEIGHBOURS", "Run", "grading_digest", "look_ahead", "stage",
+    "staged",
 ]
 
 logger = logging.getLogger(__name__)
@@ -48,8 +55,7 @@ logger = logging.getLogger(__name__)
 # One grading at a time per process: formgrader runs autograde in its server's threads, and the zygote's channel and
 # the children it hands over belong to one supervisor at a time.
 GRADING_LOCK = threading.Lock()
-# A folder with more entries or bytes than these beside its notebook is not compared: that notebook is graded on
-# the spot.
+# A staged folder with more entries or bytes than these is not compared: its notebooks are graded on the spot.
 MAX_NEIGHBOURS = 2000
 MAX_NEIGHBOUR_BYTES = 256 * 2**20
 ATTRIBUTE = "_attnkit_look_ahead"  # where an autograde call's LookAhead is kept, on that call's converter
@@ -101,29 +107,28 @@ class GradingInput:
     notebook: str
     steps: tuple
     exercises: tuple[str, ...]
-    files: str | None  # grading_digest of the notebook's folder; None: not taken (too many files), never matches
+    files: str | None  # grading_digest of the folder beside; None: not taken (too many files), never matches
 
     @classmethod
-    def of(cls, plan: NotebookPlan, graded: frozenset[str] | None) -> "GradingInput":
-        return cls(plan.notebook, plan.steps, plan.exercises, grading_digest(plan.path.parent, graded))
+    def of(cls, plan: NotebookPlan, beside: Path) -> "GradingInput":
+        """The input of grading `plan` beside the staged folder `beside` (see `stage`)."""
+        return cls(plan.notebook, plan.steps, plan.exercises, grading_digest(beside))
 
     def matches(self, other: "GradingInput | None") -> bool:
         return other is not None and self.files is not None and other.files is not None and self == other
 
 
-def grading_digest(folder: Path, graded: frozenset[str] | None = None) -> str | None:
-    """SHA-256 of everything beside a notebook that its grading child may see: the name and kind of every entry the
-    sandbox's workspace looks at (autograder.isolation.workspace: not NOT_COPIED; a notebook the code names, as in
-    `%run ./00_setup.ipynb`, too), and each regular file's content; no link followed. The notebooks nbgrader converts
-    (`graded`; every top-level notebook where None) are left out: they are graded, and differ between the staged
-    folder (as handed in) and `autograded/` (sanitized). None past MAX_NEIGHBOURS entries or MAX_NEIGHBOUR_BYTES
-    bytes."""
+def grading_digest(folder: Path) -> str | None:
+    """SHA-256 of everything in a staged folder that a grading child may read: the name and kind of every entry the
+    sandbox's workspace looks at (autograder.isolation.workspace: not NOT_COPIED), notebooks included (the workspace
+    copies those the code names, as in `%run ./02_….ipynb`, the graded one's own file too), and each regular file's
+    content; no link followed. None past MAX_NEIGHBOURS entries or MAX_NEIGHBOUR_BYTES bytes."""
     digest, entries, total = hashlib.sha256(), 0, 0
     for directory, folders, files in os.walk(folder):  # links to folders are listed, never followed
-        folders[:] = sorted(name for name in folders if name not in NOT_COPIED and not ignored(name, [NOTEBOOK]))
+        folders[:] = sorted(name for name in folders if name not in NOT_COPIED)
         below = Path(directory)
         for name in sorted([*folders, *files]):
-            if name in NOT_COPIED or (name in files and _converted(name, below == folder, graded)):
+            if name in NOT_COPIED:
                 continue
             entries += 1
             if entries > MAX_NEIGHBOURS:
@@ -146,11 +151,6 @@ def grading_digest(folder: Path, graded: frozenset[str] | None = None) -> str | 
                     return None
                 digest.update(sha)
     return digest.hexdigest()
-
-
-def _converted(name: str, top: bool, graded: frozenset[str] | None) -> bool:
-    """Whether the file `name` is a notebook nbgrader converts (see grading_digest)."""
-    return ignored(name, [NOTEBOOK]) and (graded is None or (top and name in graded))
 
 
 def _content_digest(path: Path) -> tuple[int, bytes] | None:
@@ -176,9 +176,11 @@ def _content_digest(path: Path) -> tuple[int, bytes] | None:
 
 
 def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]:
-    """Lay out in `into` what nbgrader's autograde will grade for `student`: their own notebooks and files, after
-    nbgrader's ignore rules and attnkit's refusals (autograder.integrations.nbgrader_intake), and the instructor's
-    files copied over them; the notebooks staged (those that are the student's own files)."""
+    """Lay out in `into` the folder that every notebook of `student` is graded beside, ahead and on the spot: their
+    own files, after nbgrader's ignore rules and attnkit's refusals (autograder.integrations.nbgrader_intake), the
+    instructor's files copied over them, and every notebook they handed in, as handed in (read without following a
+    link; one changed since it was scanned is left out, as place_own_files leaves out a file). Returns those of
+    `notebooks` staged (the student's own files)."""
     parts = (student, run.assignment)
     submission = handed_in(run.submitted, parts, run.ignore, assignment_notebooks(run.source))
     into.mkdir(mode=0o700)
@@ -188,13 +190,23 @@ def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]
             target = into / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(run.source / relative, target)
-    staged = []
-    for notebook in notebooks:
-        name = f"{notebook}.ipynb"
-        if name in submission.notebooks:
+    for name in submission.notebooks:
+        with contextlib.suppress(OSError):
             (into / name).write_bytes(read_own_notebook(run.submitted, parts, name))
-            staged.append(notebook)
-    return staged
+    return [notebook for notebook in notebooks if f"{notebook}.ipynb" in submission.notebooks
+            and (into / f"{notebook}.ipynb").is_file()]
+
+
+@contextlib.contextmanager
+def staged(run: Run, student: str) -> Iterator[Path]:
+    """The folder a notebook of `student` is graded beside on the spot: laid out by `stage` now, as grading ahead
+    laid it out, in a private temporary folder removed afterwards."""
+    scratch = Path(tempfile.mkdtemp(prefix="attnkit-beside-"))
+    try:
+        stage(run, student, [], scratch / "beside")
+        yield scratch / "beside"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class LookAhead:
@@ -204,7 +216,6 @@ class LookAhead:
         self.run = run
         # How far nbgrader is through the run, counted by SandboxedExecute (autograder.integrations.nbgrader_progress).
         self.progress = Progress(len(about_to_autograde(run)))
-        self._graded = assignment_notebooks(run.source)  # the notebooks nbgrader converts: not in a grading digest
         self._inputs: dict[tuple[str, str], GradingInput] = {}
         self._results: dict[tuple[str, str], NotebookResult] = {}
         self._plan_notes: dict[tuple[str, str], frozenset[str]] = {}
@@ -245,7 +256,7 @@ class LookAhead:
                 key = (student, notebook)
                 try:
                     plan = plan_notebook(folder / f"{notebook}.ipynb", notebook)
-                    grading_input = GradingInput.of(plan, self._graded)
+                    grading_input = GradingInput.of(plan, folder)
                 except Exception:  # noqa: BLE001 - NotebookProblem, or anything a malformed file raises
                     continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
                 self._inputs[key], self._plan_notes[key] = grading_input, frozenset(plan.notes)
@@ -273,13 +284,14 @@ class LookAhead:
             self._results[result.key] = result  # type: ignore[index]
             self._ready.notify_all()
 
-    def result_for(self, student: str, plan: NotebookPlan) -> NotebookResult | None:
-        """The result graded ahead for this sanitized notebook's plan, waiting for it; None when it was not graded
-        ahead or from another input (then the caller grades it)."""
+    def result_for(self, student: str, plan: NotebookPlan, beside: Path) -> NotebookResult | None:
+        """The result graded ahead for this sanitized notebook's plan, graded on the spot beside the staged folder
+        `beside` (`staged`), waiting for it; None when it was not graded ahead or from another input (then the caller
+        grades it)."""
         key = (student, plan.notebook)
         with self._ready:
             self._ready.wait_for(lambda: self._planned)
-        if not GradingInput.of(plan, self._graded).matches(self._inputs.get(key)):
+        if not GradingInput.of(plan, beside).matches(self._inputs.get(key)):
             return None
         with self._ready:
             self._ready.wait_for(lambda: key in self._results or self._finished)

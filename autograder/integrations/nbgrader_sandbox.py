@@ -22,6 +22,7 @@ sandbox cannot run, autograde stops with `SandboxUnavailable`, which names the s
 grading in the student's kernel: never a silent fallback.
 """
 
+import contextlib
 import fnmatch
 import json
 import logging
@@ -52,7 +53,7 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
 
     from autograder.checking.check_types import CheckResult
     from autograder.grading.notebooks import NotebookResult, Options
-    from autograder.integrations.nbgrader_lookahead import LookAhead
+    from autograder.integrations.nbgrader_lookahead import LookAhead, Run
 
 __all__ = [
     "AUTOGRADE_PREPROCESSORS", "ESSENTIAL_LAYERS", "GradedCell", "SandboxUnavailable", "SandboxedExecute",
@@ -149,13 +150,18 @@ class SandboxedExecute(NbGraderPreprocessor):
         notebook_id = str(resources["nbgrader"]["notebook"])
         path = Path(resources["metadata"]["path"]) / f"{notebook_id}.ipynb"
         # Grade exactly what nbgrader sanitized (its OverwriteCells restored the given cells): the cells written
-        # here are the ones whose indices the child reports, in the student's folder so that their files come along.
+        # here are the ones whose indices the child reports.
         path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # validated when nbgrader read it
         student = str(resources["nbgrader"]["student"])
-        ahead = self._look_ahead(str(resources["nbgrader"]["assignment"]))
-        result, how = self._graded_ahead(ahead, path, notebook_id, student), "graded ahead"
-        if result is None:
-            result, how = self._grade(path, notebook_id), "graded"
+        run = self._run(str(resources["nbgrader"]["assignment"]))
+        ahead = self._look_ahead(run)
+        # Beside the student's files and notebooks as handed in, laid out as grading ahead laid them out; never
+        # beside autograded/, whose notebooks depend on how far nbgrader is (nbgrader_lookahead's docstring).
+        with contextlib.ExitStack() as stack:
+            beside = self._beside(stack, run, student, path)
+            result, how = self._graded_ahead(ahead, path, notebook_id, student, beside), "graded ahead"
+            if result is None:
+                result, how = self._grade(path, notebook_id, beside), "graded"
         self._check(result)
         result.notes[:0] = _intake_notes(nb)
         _restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
@@ -174,33 +180,49 @@ class SandboxedExecute(NbGraderPreprocessor):
                         budget_factor=self.budget_factor, wall_factor=self.wall_factor)
         return Options(limits=limits, seed=self.seed, lang=self.lang or None, blocked=self._blocked())
 
-    def _look_ahead(self, assignment: str) -> "LookAhead | None":
+    def _run(self, assignment: str) -> "Run":
+        """This autograde call's run, as its course directory says (autograder.integrations.nbgrader_lookahead)."""
+        from autograder.course.exercises import NOTEBOOKS
+        from autograder.integrations.nbgrader_intake import instructor_files
+        from autograder.integrations.nbgrader_lookahead import Run
+
+        course = self._course()
+        root = Path(course.root)
+        return Run(root / course.submitted_directory, root / course.autograded_directory, assignment,
+                   course.student_id, self._forced(), tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)),
+                   self._options(Limits().workers), tuple(course.ignore),
+                   Path(course.format_path(course.source_directory, ".", assignment)),
+                   instructor_files(self._converter(), course, assignment))
+
+    def _look_ahead(self, run: "Run") -> "LookAhead | None":
         """This autograde call's look-ahead (autograder.integrations.nbgrader_lookahead), started at its first
         notebook; None where there is no call to keep it on or it cannot start (each notebook is graded on the
         spot)."""
-        from autograder.course.exercises import NOTEBOOKS
-        from autograder.integrations.nbgrader_intake import instructor_files
-        from autograder.integrations.nbgrader_lookahead import Run, look_ahead
+        from autograder.integrations.nbgrader_lookahead import look_ahead
 
         converter = self._converter()
         if converter is None:  # no autograde call to keep results for
             return None
         try:
-            course = self._course()
-            root = Path(course.root)
-            run = Run(root / course.submitted_directory, root / course.autograded_directory, assignment,
-                      course.student_id, self._forced(), tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)),
-                      self._options(Limits().workers), tuple(course.ignore),
-                      Path(course.format_path(course.source_directory, ".", assignment)),
-                      instructor_files(converter, course, assignment))
             return look_ahead(run, converter)
         except Exception:  # noqa: BLE001 - graded on the spot: slower, never wrong
             logger.debug("attnkit: no look-ahead for this autograde call", exc_info=True)
             return None
 
     @staticmethod
-    def _graded_ahead(ahead: "LookAhead | None", path: Path, notebook_id: str,
-                      student: str) -> "NotebookResult | None":
+    def _beside(stack: contextlib.ExitStack, run: "Run", student: str, path: Path) -> Path:
+        """The folder the notebook at `path` is graded beside (nbgrader_lookahead.staged), removed when `stack`
+        closes; GradingFailed where it cannot be laid out (a full disk): nbgrader keeps the submission for a re-run."""
+        from autograder.integrations.nbgrader_lookahead import staged
+
+        try:
+            return stack.enter_context(staged(run, student))
+        except OSError as error:
+            raise GradingFailed(f"attnkit could not lay out the files beside {path}: {error}") from error
+
+    @staticmethod
+    def _graded_ahead(ahead: "LookAhead | None", path: Path, notebook_id: str, student: str,
+                      beside: Path) -> "NotebookResult | None":
         """This notebook's result from the call's look-ahead, if it was graded ahead from the same input; None
         otherwise, and whatever planning this one notebook raises (it is then graded on the spot: one student's file
         never stops the others')."""
@@ -209,7 +231,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         if ahead is None:
             return None
         try:
-            return ahead.result_for(student, plan_notebook(path, notebook_id))
+            return ahead.result_for(student, plan_notebook(path, notebook_id), beside)
         except Exception:  # noqa: BLE001 - graded on the spot, which says what is wrong with the notebook
             logger.debug("attnkit: %s/%s not taken from the look-ahead", student, notebook_id, exc_info=True)
             return None
@@ -232,12 +254,13 @@ class SandboxedExecute(NbGraderPreprocessor):
         converter = self._converter()
         return converter is not None and bool(converter.force)
 
-    def _grade(self, path: Path, notebook_id: str) -> "NotebookResult":
+    def _grade(self, path: Path, notebook_id: str, beside: Path) -> "NotebookResult":
         from autograder.grading.notebooks import NotebookInput, grade_notebooks
         from autograder.integrations.nbgrader_lookahead import GRADING_LOCK
 
+        graded = NotebookInput(notebook_id, path, notebook_id, folder=beside)
         with GRADING_LOCK:
-            (result,) = grade_notebooks([NotebookInput(notebook_id, path, notebook_id)], self._options(1)).results
+            (result,) = grade_notebooks([graded], self._options(1)).results
         return result
 
     @staticmethod

@@ -92,6 +92,7 @@ class Job:
     key: object  # the caller's handle, given back with the outcome
     plan: NotebookPlan
     seed: int
+    folder: Path | None = None  # the folder whose files the child gets; None: the notebook's own (own_folder)
 
 
 @dataclass
@@ -271,7 +272,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         confinement=confinement,
         skip_cells=frozenset(state.skip_cells),
         skip_exercises=frozenset(state.outcome.records) | frozenset(state.crashed),
-        folder=own_folder(plan.path),
+        folder=own_folder(plan.path, state.job.folder),
         disk_mb=limits.disk_mb,
         private_tmpfs=limits.private_tmpfs,
         private_pids=limits.private_pids,
@@ -517,11 +518,12 @@ def _enforce_deadlines(attempt: _Attempt, now: float, limits: Limits) -> None:
         _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit of CPU time and did not stop")
 
 
-def own_folder(notebook_path: str | os.PathLike[str]) -> Path | None:
-    """The folder whose files the notebook may read: its own, unless it lies in a protected path (a notebook
-    checked inside the checkout, e.g. source/ or tests/, must not get the reference's files beside it)."""
-    folder = Path(notebook_path).parent
-    return None if is_protected(folder) else folder
+def own_folder(notebook_path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> Path | None:
+    """The folder whose files the notebook may read: its own (or `folder`, where the caller grades the notebook
+    beside another copy of its files), unless it lies in a protected path (a notebook checked inside the checkout,
+    e.g. source/ or tests/, must not get the reference's files beside it)."""
+    chosen = Path(folder) if folder is not None else Path(notebook_path).parent
+    return None if is_protected(chosen) else chosen
 
 
 def _note_workspace(attempt: _Attempt, event: dict[str, Any]) -> None:

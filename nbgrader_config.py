@@ -83,6 +83,12 @@ c.Autograde.sanitize_preprocessors = [
 # `nbgrader collect` from the default exchange copies only the student's own files: nbgrader's copy follows links as
 # the instructor; attnkit's leaves out links, special files and hard links to files outside the submission.
 c.ExchangeFactory.collect = "autograder.integrations.nbgrader_intake.OwnFilesCollect"
+# The late policy (docs/instructor/setup.md): once the assignment has a due date (`nbgrader db assignment add attention
+# --duedate="2027-03-01 17:00:00 Asia/Shanghai"`), a submission handed in after it loses percent_per_day percent of its
+# points per day or part of a day late, up to all of them (autograder/integrations/nbgrader_late_penalty.py);
+# nbgrader's own policies instead: c.LateSubmissionPlugin.penalty_method = "none" (no penalty) or "zero".
+c.AssignLatePenalties.plugin_class = "autograder.integrations.nbgrader_late_penalty.PerDayLatePenalty"
+c.PerDayLatePenalty.percent_per_day = 10
 # CPU seconds per cell and per exercise's checks in the sandbox (attnkit grade's --timeout); code that waits gets twice
 # that of wall-clock time (c.SandboxedExecute.wall_factor).
 c.SandboxedExecute.timeout = 30

@@ -9,6 +9,7 @@
     attnkit similarity SUBMITTED_DIR --out OUT    pairs whose code or wrong outputs look copied (evidence only)
     attnkit export SOURCE --canvas|--moodle ROSTER.csv --out FILE    grades for the LMS's import, from an
           nbgrader course's gradebook (SOURCE: the course folder) or an `attnkit grade` output
+    attnkit report COURSE_DIR                     an nbgrader course's class report from its gradebook (no grading)
     attnkit gradescope build OUT.zip              the Gradescope autograder bundle
     attnkit student-kit build OUT_DIR             the student kit: public checks as stored vectors, no reference
     attnkit course new DIR [--roster ROSTER.csv] [--exchange EXCHANGE_DIR]   an nbgrader course of one's own
@@ -172,6 +173,15 @@ def _parser() -> argparse.ArgumentParser:
                         "assignment (default: attention)")
     _encoding_option(export)
     export.set_defaults(run=_export)
+
+    report = commands.add_parser("report", help="an nbgrader course's class report from its gradebook: the totals "
+                                 "formgrader, the feedback and the exports show, every student a row; no grading")
+    report.add_argument("course", type=Path, metavar="COURSE_DIR", help="the course folder (its gradebook.db)")
+    report.add_argument("--out", type=Path, default=None, metavar="OUT_DIR",
+                        help="where class_report.html goes (default: COURSE_DIR)")
+    report.add_argument("--assignment", default=None, metavar="NAME", help="the gradebook's assignment (default: "
+                        "attention)")
+    report.set_defaults(run=_report)
 
     gradescope = commands.add_parser("gradescope", help="Gradescope autograder bundle")
     gradescope_actions = gradescope.add_subparsers(dest="action", required=True)
@@ -414,6 +424,20 @@ def _export(args: argparse.Namespace) -> int:
                 len(result.without_submission), len(result.left_out), len(result.not_in_roster), result.path,
                 result.notes_path)
     return GRADER_FAILED if result.not_in_roster else 0  # exit 1: a graded student is missing from the roster
+
+
+def _report(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import report_from_gradebook
+
+    made = report_from_gradebook(args.course, args.out, args.assignment)
+    logger.info("attnkit report: %d students (%d graded, %d without a submission, %d handed in but not autograded, "
+                "%d late); totals from the gradebook; %s", made.students, made.submitted,
+                len(made.without_submission), len(made.not_autograded), len(made.late), made.path)
+    if made.without_record:
+        logger.warning("attnkit report: mistakes not shown for %d notebooks without attnkit's record (autograded "
+                       "before attnkit kept one, in the student's kernel, or graded again since): %s",
+                       len(made.without_record), clean(", ".join(made.without_record[:10]), 400))
+    return 0
 
 
 def _course_new(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ PAGES = {
     "merge": "docs/scaling.md",
     "similarity": "docs/similarity.md",
     "export": "docs/instructor/export.md",
+    "report": "docs/instructor/feedback.md",
     "gradescope": "docs/instructor/gradescope.md",
     "student-kit": "docs/student-kit.md",
     "course": "docs/instructor/setup.md",

@@ -146,6 +146,7 @@ RUN_HERE = {
     ".venv/bin/kubernetes-validate --strict -k 1.29 deploy/k8s-indexed-job.yaml deploy/k8s-merge-job.yaml",
     # docs/instructor/setup.md's runbook: a course of one's own, a student rehearsed with the instructor's login
     "attnkit course new ~/attnkit-course --roster docs/instructor/roster-example.csv",
+    'nbgrader db assignment add attention --duedate="2027-01-15 17:00:00 Asia/Shanghai"',
     "nbgrader release_assignment attention",
     "mkdir -p ~/rehearsal && cd ~/rehearsal",
     "nbgrader fetch_assignment attention --course=attnkit --Exchange.root=$HOME/attnkit-course/exchange",
@@ -153,6 +154,7 @@ RUN_HERE = {
     'nbgrader db student add "$(id -un)" --last-name=Rehearsal',
     "nbgrader collect attention",
     "nbgrader release_feedback attention",
+    "attnkit report ~/attnkit-course",
     "cd ~/rehearsal",
     "nbgrader fetch_feedback attention --course=attnkit --Exchange.root=$HOME/attnkit-course/exchange",
     # docs/instructor/setup.md: the rehearsing login taken out of the course again (run after the runbook, by it)

@@ -1,8 +1,9 @@
 """The instructor's runbook end to end, as the pages show it, in a temporary HOME: `attnkit course new` with a
-roster, release, a rehearsing student's submission, collect, autograde, feedback (docs/instructor/setup.md's
-section, every command verbatim), then formgrader opened with `attnkit course formgrader`, a manual grade saved
-through its HTTP API as its grading page saves it, and the LMS files written by docs/instructor/export.md's own
-commands from the course folder: the manual grade is in Canvas's; Moodle's own grade export is matched on the roster's
+roster, the due date, release, a rehearsing student's submission, collect, autograde, feedback, the class report from
+the gradebook (docs/instructor/setup.md's section, every command verbatim), then formgrader opened with `attnkit
+course formgrader`, a manual grade saved through its HTTP API as its grading page saves it, the class report written
+again (the manual grade in its total) and the LMS files written by docs/instructor/export.md's own commands from the
+course folder: the manual grade is in Canvas's; Moodle's own grade export is matched on the roster's
 emails and names the rehearsing login, which setup.md's "Remove the rehearsal student" command then takes out of the
 gradebook, formgrader's list, the course's folders and the exchange (`nbgrader collect` brings nothing back), after
 which the export exits 0.
@@ -12,9 +13,12 @@ test_docs.py leaves the runbook's section to this test (SECTIONS_RUN_BY_TEST), s
 
 import contextlib
 import csv
+import datetime
+import html
 import io
 import os
 import pwd
+import re
 import signal
 import subprocess
 import sys
@@ -27,6 +31,7 @@ from test_docs import REPO, git_status, page_commands, run_here
 from test_gradebook_export import Formgrader
 
 from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.integrations.nbgrader_gradebook import read_assignment
 
 SETUP = REPO / "docs" / "instructor" / "setup.md"
 EXPORT = REPO / "docs" / "instructor" / "export.md"
@@ -113,9 +118,16 @@ def test_the_runbook_from_course_new_to_the_lms_files_with_a_manual_grade_betwee
     assert len(list((course / "feedback" / student / "attention").glob("*.html"))) == 4
     assert len(list((home / "rehearsal" / "attention" / "feedback").glob("*/*.html"))) == 4  # fetched back
     assert "s001,Lovelace,Ada" in (course / "grades.csv").read_text(encoding="utf-8").replace('"', "")
+    grades = read_assignment(course, "attention")
+    assert grades.duedate == datetime.datetime(2027, 1, 15, 9, 0)  # 17:00 in Shanghai, stored in UTC
+    assert _report_totals(course) == {**dict.fromkeys(_roster_ids(), 0.0), student: 0.0}  # every student a row
 
     with _formgrader_as_documented(course, home) as session:
         _give_full_marks(session, student, GRADED_BY_HAND)
+    report_line = next(line for line in _section_commands(SETUP, RUNBOOK_SECTION) if line.startswith("attnkit report"))
+    _bash([report_line], home, cwd=course)
+    points = EXERCISES_BY_ID[GRADED_BY_HAND].points
+    assert _report_totals(course)[student] == points  # the manual grade, read from the gradebook: no grading run
 
     # The LMS's own exports, as an instructor downloads them into the course folder (the rosters export.md names):
     # Canvas's, with the rehearsing login as a Canvas user and Canvas's Test Student; Moodle's Plain text export as
@@ -140,7 +152,6 @@ def test_the_runbook_from_course_new_to_the_lms_files_with_a_manual_grade_betwee
     export = _bash([canvas_line], home, cwd=course)
     assert "Traceback" not in export.stderr and "Test Student" in export.stderr  # left out, and named
 
-    points = EXERCISES_BY_ID[GRADED_BY_HAND].points
     canvas = {row["SIS Login ID"]: row for row in _rows(course / "attention-canvas.csv")}
     assert float(canvas[student]["Attention (48213)"]) == points  # 0 autograded, then the manual grade
     assert float(canvas["s001"]["Attention (48213)"]) == 0  # in the gradebook and on the roster, no submission: 0
@@ -173,6 +184,18 @@ def test_the_runbook_from_course_new_to_the_lms_files_with_a_manual_grade_betwee
     after = _bash([moodle_line], home, cwd=course)  # every export: the class, and exit 0
     assert f": {student}: " not in after.stderr
     assert {row["Email address"] for row in _rows(course / "attention-moodle.csv")} == emails
+
+
+def _roster_ids():
+    return {row["id"] for row in csv.DictReader(io.StringIO(ROSTER_EXAMPLE.read_text(encoding="utf-8")))}
+
+
+def _report_totals(course):
+    """{student id: total} of COURSE/class_report.html's student table, which says its totals are the gradebook's."""
+    page = (course / "class_report.html").read_text(encoding="utf-8")
+    assert '<p id="record">Totals from the gradebook (' in page
+    rows = re.findall(r'<tr class="student" data-id="([^"]*)"><td>[^<]*</td><td class="n">([^<]*)</td>', page)
+    return {html.unescape(student): float(total) for student, total in rows}
 
 
 def _formgraders_students(course):

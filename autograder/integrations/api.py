@@ -1,6 +1,6 @@
-"""The integrations stage's entries, what `attnkit export`, `attnkit gradescope build` and `attnkit student-kit
-build` call (README, "Public API"). Each imports its integration when called: building the Gradescope bundle needs
-neither torch nor the checks."""
+"""The integrations stage's entries, what `attnkit export`, `attnkit report`, `attnkit gradescope build` and `attnkit
+student-kit build` call (README, "Public API"). Each imports its integration when called: building the Gradescope
+bundle needs neither torch nor the checks."""
 
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,10 +12,11 @@ if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
 
     from autograder.integrations.course_setup import NewCourse
     from autograder.integrations.course_students import RemovedStudent
+    from autograder.integrations.gradebook_report import GradebookReport
     from autograder.integrations.lms import Export
 
 __all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "remove_student",
-           "serve_formgrader"]
+           "report_from_gradebook", "serve_formgrader"]
 
 
 def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
@@ -51,6 +52,18 @@ def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column:
     except OSError as error:  # the file is written; only the report's link is missing
         return result, f"class_report.html not updated with a link to {result.path}: {error}"
     return result, None
+
+
+def report_from_gradebook(course: Path, out_dir: Path | None = None,
+                          assignment: str | None = None) -> "GradebookReport":
+    """The class report of an nbgrader course from its gradebook (`attnkit report`): the totals formgrader, the
+    feedback and the exports show, every student of the gradebook a row, the mistakes from attnkit's records in
+    autograded/, no grading run; written to COURSE/class_report.html (or `out_dir`). Raises Refused when `course` is
+    no course folder or its gradebook cannot be read."""
+    from autograder.course.assignment import ASSIGNMENT
+    from autograder.integrations.gradebook_report import write_gradebook_report
+
+    return write_gradebook_report(course, out_dir, assignment or ASSIGNMENT)
 
 
 def build_gradescope_bundle(out_zip: Path, lang: str | None = None) -> list[str]:

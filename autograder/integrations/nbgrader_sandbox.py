@@ -11,7 +11,9 @@ writes back what nbgrader reads:
   *public* mask or weights check, and an `execute_result` holding the points earned (nbgrader's partial credit);
   never a stderr stream or an `error` output, which nbgrader would read as 0 points;
 - each of the student's cells: what it printed (the first 2,000 characters of stdout and stderr together, as one
-  stdout stream) and, where it raised, timed out or stopped the child, an `error` output saying so.
+  stdout stream) and, where it raised, timed out or stopped the child, an `error` output saying so;
+- the notebook's metadata: the checks' verdicts (autograder.integrations.nbgrader_record), which `attnkit report`
+  reads for the mistakes the checks reproduced.
 
 After each notebook it logs how far the run is, "graded 37 of 120 notebooks (12 s)", at a rate that suits the
 class (autograder.integrations.nbgrader_progress).
@@ -44,6 +46,7 @@ from traitlets import Float, Integer, Unicode
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.i18n import language
 from autograder.integrations import nbgrader_markup, nbgrader_metadata
+from autograder.integrations.nbgrader_record import RECORD_KEY, record_of
 from autograder.isolation import sandbox
 from autograder.isolation.limits import Limits
 from autograder.isolation.zygote import shared_zygote
@@ -166,6 +169,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         result.notes[:0] = _intake_notes(nb)
         _restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
         _write_verdicts(nb, result, self.lang or language())
+        nb.metadata[RECORD_KEY] = record_of(result.checks, self.seed)  # always ours: the student's value is replaced
         self.log.info("attnkit: %s/%s %s in the sandbox: %g/%g", student, notebook_id, how, result.score,
                       result.max_score)
         progress = ahead.progress.notebook_done() if ahead is not None else None

@@ -15,13 +15,17 @@ Later commands link what they made of the grades from this report (`attnkit simi
 `_present_links(grades_dir)` is what the report shows, the recorded links whose target still exists.
 In an nbgrader course (OUT_DIR inside the course folder, beside nbgrader_config.py) the report says where
 `nbgrader generate_feedback` wrote its pages, as text: a link never leaves OUT_DIR.
+
+The page says which record its totals are (`TotalsRecord`): `attnkit grade`'s own (students/<id>.json), which in an
+nbgrader course is not the gradebook (no manual grade, extra credit or late penalty, only the students who handed
+something in), or, written by `attnkit report COURSE` (autograder.integrations.gradebook_report), the gradebook's.
 """
 
 import json
 import os
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from markupsafe import Markup
@@ -36,7 +40,10 @@ from autograder.outputs.report_plots import bars_svg, histogram_svg
 from autograder.outputs.report_students import feedback_hrefs, student_rows
 from autograder.templating import render
 
-__all__ = ["FILE_NAME", "add_link", "class_report_html", "misconception_counts", "write_class_report"]
+__all__ = [
+    "FILE_NAME", "TotalsRecord", "add_link", "class_report_html", "misconception_counts", "records_of_attnkit_grade",
+    "write_class_report",
+]
 
 FILE_NAME = "class_report.html"
 TEMPLATE = "class_report.html.j2"
@@ -44,7 +51,29 @@ LINKS_FILE = "report_links.json"
 MAX_BARS = 20  # the bar plot shows the most frequent misconceptions; the table lists them all
 GRADES_CSV = "grades.csv"  # beside the report (autograder.outputs.records.write_grades_csv)
 NBGRADER_CONFIG = "nbgrader_config.py"
+NBGRADER_GRADEBOOK = "gradebook.db"
+ATTNKIT_GRADE_RECORDS = "Totals from attnkit grade's records (students/<id>.json, as grades.csv has them)."
 NBGRADER_FEEDBACK = "feedback"  # nbgrader's feedback folder: COURSE/feedback/<student>/<assignment>/*.html
+
+
+@dataclass(frozen=True)
+class TotalsRecord:
+    """Which record the report's totals come from, as the page says it, and what it says of single students."""
+
+    says: str  # the page's line
+    student_notes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # by student id, the Notes column
+    feedback_links: bool = True  # a column of links to attnkit's feedback pages (OUT_DIR/feedback/<id>.html)
+
+
+def records_of_attnkit_grade(out_dir: str | os.PathLike[str]) -> TotalsRecord:
+    """The record of a report written from `attnkit grade`'s (or `attnkit merge`'s) records in OUT_DIR."""
+    if _nbgrader_course(out_dir) is None:
+        return TotalsRecord(ATTNKIT_GRADE_RECORDS)
+    return TotalsRecord(
+        "Totals from attnkit grade's records, not the gradebook: formgrader's manual grades, extra credit and late "
+        "penalties are not in them, and only the students who handed something in have a row. The gradebook's totals "
+        "(what formgrader, the feedback, nbgrader export and attnkit export show), every student of the class a row: "
+        "attnkit report COURSE_DIR.")
 
 
 @dataclass(frozen=True)
@@ -107,20 +136,31 @@ def _score_distributions(documents: Sequence[StudentDocument]) -> list[ScoreDist
 
 
 def write_class_report(out_dir: str | os.PathLike[str], documents: Sequence[StudentDocument],
-                       title: str = "attnkit class report") -> Path:
+                       title: str = "attnkit class report", record: TotalsRecord | None = None,
+                       course: str | os.PathLike[str] | None = None) -> Path:
+    """OUT_DIR/class_report.html. `record`: where the totals come from (default: attnkit grade's records in
+    OUT_DIR); `course`: the nbgrader course whose feedback pages the page names (default: OUT_DIR's parent, where
+    it is one)."""
     path = Path(out_dir) / FILE_NAME
     grades_csv = GRADES_CSV if (Path(out_dir) / GRADES_CSV).is_file() else ""
-    nbgrader_feedback = _nbgrader_feedback_folder(out_dir)
+    nbgrader_feedback = _nbgrader_feedback_folder(_nbgrader_course(out_dir) if course is None else Path(course))
+    record = record or records_of_attnkit_grade(out_dir)
     records.write_atomically(path, class_report_html(
-        documents, title, _present_links(out_dir), feedback_hrefs(out_dir, documents), grades_csv,
-        str(nbgrader_feedback / "<student>" / ASSIGNMENT) if nbgrader_feedback else ""))
+        documents, title, _present_links(out_dir),
+        feedback_hrefs(out_dir, documents) if record.feedback_links else None, grades_csv,
+        str(nbgrader_feedback / "<student>" / ASSIGNMENT) if nbgrader_feedback else "", record))
     return path
 
 
-def _nbgrader_feedback_folder(out_dir: str | os.PathLike[str]) -> Path | None:
-    """COURSE/feedback when OUT_DIR is a folder of an nbgrader course that has run generate_feedback, else None."""
+def _nbgrader_course(out_dir: str | os.PathLike[str]) -> Path | None:
+    """OUT_DIR's parent when it is an nbgrader course folder (its nbgrader_config.py or gradebook), else None."""
     course = Path(out_dir).resolve().parent
-    if (course / NBGRADER_CONFIG).is_file() and (course / NBGRADER_FEEDBACK).is_dir():
+    return course if any((course / name).is_file() for name in (NBGRADER_CONFIG, NBGRADER_GRADEBOOK)) else None
+
+
+def _nbgrader_feedback_folder(course: Path | None) -> Path | None:
+    """COURSE/feedback when `course` is an nbgrader course that has run generate_feedback, else None."""
+    if course is not None and (course / NBGRADER_CONFIG).is_file() and (course / NBGRADER_FEEDBACK).is_dir():
         return course / NBGRADER_FEEDBACK
     return None
 
@@ -169,11 +209,14 @@ class MisconceptionRow:
 
 def class_report_html(documents: Sequence[StudentDocument], title: str = "attnkit class report",
                       links: Iterable[tuple[str, str]] = (), feedback: Mapping[str, str] | None = None,
-                      grades_csv: str = "", nbgrader_feedback: str = "") -> str:
+                      grades_csv: str = "", nbgrader_feedback: str = "", record: TotalsRecord | None = None) -> str:
     """The page; `links`: [(label, href)] to outputs made from these grades (similarity, LMS exports);
     `feedback`: {student id: href} of the feedback pages there are (report_students.feedback_hrefs); `grades_csv`:
-    the href of grades.csv, "" when there is none; `nbgrader_feedback`: where nbgrader's feedback pages are, or ""."""
+    the href of grades.csv, "" when there is none; `nbgrader_feedback`: where nbgrader's feedback pages are, or "";
+    `record`: where the totals come from (default: attnkit grade's records, outside an nbgrader course)."""
     documents = list(documents)
+    record = record or TotalsRecord(ATTNKIT_GRADE_RECORDS)
+    rows = student_rows(documents, feedback or {}, record.student_notes)
     distributions = _score_distributions(documents)
     counts = misconception_counts(documents)
     assignments = sorted({str(document.get("assignment", "")) for document in documents} - {""})
@@ -189,9 +232,12 @@ def class_report_html(documents: Sequence[StudentDocument], title: str = "attnki
         "with_misconception": sum(1 for document in documents if _has_misconception(document)),
         "bar_plot": _data_url(_misconception_svg(counts)) if counts else "",
         "notebooks": [Column(name[:2], name) for name in NOTEBOOKS],
-        "student_rows": student_rows(documents, feedback or {}),
+        "student_rows": rows,
         "grades_csv": grades_csv,
         "nbgrader_feedback": nbgrader_feedback,
+        "record": record.says,
+        "feedback_column": record.feedback_links,
+        "notes_column": any(row.notes for row in rows),
     }
     return render(__package__, TEMPLATE, **context)
 

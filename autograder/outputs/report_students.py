@@ -40,6 +40,7 @@ class StudentRow:
     notebooks: tuple[NotebookCell, ...]  # in course order
     mistakes: tuple[str, ...]  # the named (reproduced) mistakes, each once, in the order the checks met them
     problem: str  # the grader's own error for this student, "" when none
+    notes: tuple[str, ...] = ()  # what the record says of this student (a late penalty, no submission...), cleaned
 
 
 def feedback_href(student_id: str) -> str:
@@ -64,8 +65,11 @@ def feedback_hrefs(out_dir: str | os.PathLike[str], documents: Sequence[StudentD
     return hrefs
 
 
-def student_rows(documents: Sequence[StudentDocument], hrefs: Mapping[str, str]) -> list[StudentRow]:
-    """A row per student, by student id (a stable order however the class was graded or merged)."""
+def student_rows(documents: Sequence[StudentDocument], hrefs: Mapping[str, str],
+                 notes: Mapping[str, Sequence[str]] | None = None) -> list[StudentRow]:
+    """A row per student, by student id (a stable order however the class was graded or merged); `notes`: what the
+    record says of a student, by id."""
+    notes = notes or {}
     rows = []
     for document in sorted(documents, key=lambda document: document["student_id"]):
         by_name = {notebook["notebook"]: notebook for notebook in document.get("notebooks", ())}
@@ -77,7 +81,8 @@ def student_rows(documents: Sequence[StudentDocument], hrefs: Mapping[str, str])
         href = "" if document.get("grader_error") else hrefs.get(document["student_id"], "")
         rows.append(StudentRow(clean(document["student_id"]), href,
                                _number(document["score"]), cells, _mistakes(document),
-                               clean(document.get("grader_error", ""))))
+                               clean(document.get("grader_error", "")),
+                               tuple(clean(note) for note in notes.get(document["student_id"], ()))))
     return rows
 
 

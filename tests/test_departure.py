@@ -4,6 +4,7 @@ own run (autograder.checking.departure, autograder.checking.tensor_trace, autogr
 The learner attempts here are written as a learner would, from the notebooks' instructions, not from the table of
 mistakes; each has a known first departing step. The reference and every route the notes teach depart nowhere."""
 
+import pytest
 import torch
 from torch import nn
 
@@ -188,3 +189,57 @@ def test_the_departure_text_never_contains_the_answer():
         for lang in ("en", "zh"):
             line = departure_line(departure, lang, catalog.MESSAGES)
             assert line and not leaks(line, pieces, calls), (exercise_id, lang, line)
+
+
+@pytest.mark.slow
+def test_the_student_kit_localises_from_its_stored_steps_as_the_full_kit_does():
+    """The kit has no reference: the build stores each public case's steps (an expectation like the others), and
+    its check(...) runs the same diagnosis stage on them."""
+    from autograder.integrations.student_kit.build import vectors_document
+    from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+    from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+
+    vectors = vectors_from_document(vectors_document())
+    kit, full = StoredExpectations(lambda: vectors), in_notebook.ReferenceExpectations()
+    attempts = [("softmax_naive", {"softmax_naive": softmax_sum_of_inputs}),
+                ("context_vectors", {"context_vectors": context_returns_weights}),
+                ("self_attention_v1", {"SelfAttention_v1": KeysFromQueryWeights})]
+    for exercise_id, namespace in attempts:
+        for lang in ("en", "zh"):
+            theirs = run_checks(kit, exercise_id, namespace, lang, include_hidden=False, seed=None, diagnose=True)
+            ours = run_checks(full, exercise_id, namespace, lang, include_hidden=False, seed=SEED, diagnose=True)
+            assert [r.departure for r in theirs] == [r.departure for r in ours]
+            assert any(r.departure for r in ours), (exercise_id, lang)
+            assert [r.ladder(2) for r in theirs] == [r.ladder(2) for r in ours]
+
+
+@pytest.mark.slow
+def test_a_hostile_attempt_costs_the_trace_nothing_but_its_cap():
+    """An attempt that makes thousands of tensors, a huge one, or raises only when run again is traced within its
+    caps, and check(...) still answers: the trace never raises and never keeps more than it may."""
+    from autograder.checking.tensor_trace import MAX_TRACED, MAX_TRACED_ELEMENTS
+
+    calls = []
+
+    def many_tensors(x):
+        big = torch.zeros(MAX_TRACED_ELEMENTS + 1)
+        for _ in range(3 * MAX_TRACED):
+            x = x + 0
+        return torch.exp(x) / (x.sum() + big.sum())
+
+    def raises_when_run_again(x):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("only once")
+        return torch.exp(x) / x.sum()
+
+    check = public_check("softmax_naive")
+    case = cases_for(check, SEED)[0]
+    probe = resolve(in_notebook._runnable(check, SEED).probe)
+    _record, traced = traced_probe(probe, {"softmax_naive": many_tensors}, case)
+    assert len(traced) == MAX_TRACED and all(t.value.numel() <= MAX_TRACED_ELEMENTS for t in traced)
+    source = in_notebook.ReferenceExpectations()
+    for attempt in (many_tensors, raises_when_run_again):
+        results = run_checks(source, "softmax_naive", {"softmax_naive": attempt}, "en", include_hidden=False,
+                             seed=SEED, diagnose=True)
+        assert results[0].status == "failed"

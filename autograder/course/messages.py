@@ -63,14 +63,14 @@ MESSAGES = {
     "label.departure": {"en": "where it departs — {text}", "zh": "从哪里开始不同：{text}"},
     "departure.join": {"en": "; ", "zh": "；"},
     "departure.after": {
-        "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: none of the {count} "
-              "tensors your code made on this case holds the notes' {step}",
-        "zh": "你的代码算出了与笔记相同的{matched}，从{step}开始不同：你的代码在这个例子上算出的 {count} 个张量中，"
+        "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: none of the tensors "
+              "your code made on this case holds the notes' {step}",
+        "zh": "你的代码算出了与笔记相同的{matched}，从{step}开始不同：你的代码在这个例子上算出的张量中，"
               "没有一个等于笔记中的{step}"},
     "departure.first": {
-        "en": "your code departs from the notes at their first step, the {step}: none of the {count} tensors your "
-              "code made on this case holds it",
-        "zh": "你的代码从笔记的第一步（{step}）就不同了：你的代码在这个例子上算出的 {count} 个张量中，没有一个等于它"},
+        "en": "your code departs from the notes at their first step, the {step}: none of the tensors your code made "
+              "on this case holds it",
+        "zh": "你的代码从笔记的第一步（{step}）就不同了：你的代码在这个例子上算出的张量中，没有一个等于它"},
     "departure.nothing": {
         "en": "your code made no tensor on this case that could be compared with the notes' {step}",
         "zh": "你的代码在这个例子上没有算出任何能与笔记中的{step}相比较的张量"},

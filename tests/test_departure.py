@@ -243,3 +243,19 @@ def test_a_hostile_attempt_costs_the_trace_nothing_but_its_cap():
         results = run_checks(source, "softmax_naive", {"softmax_naive": attempt}, "en", include_hidden=False,
                              seed=SEED, diagnose=True)
         assert results[0].status == "failed"
+
+
+class CausalStopsAtTheWeights(solutions.CausalAttention):  # never projects the values: returns the weights
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys, queries = self.W_key(x), self.W_query(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))
+
+
+def test_a_function_that_stops_early_is_told_which_step_it_returns():
+    departure = departure_of("causal_attention", CausalStopsAtTheWeights)
+    assert (departure.returned, departure.step) == ("weights", "context_vectors")
+    assert "values" not in departure.matched and "weights" in departure.matched
+    line = departure_line(departure, "en", catalog.MESSAGES)
+    assert "your function returns the attention weights, a step before the context vectors" in line

@@ -131,12 +131,14 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     last = order[-1] if order else ""
     if departing is None:
         return Departure(tuple(order), None, compared=len(learner), last=last)
-    matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
     returned = None
-    if output is not None:
+    if output is not None:  # the function stopped early: it returns a step before the last
         got = _normalised(output)
-        returned = next((step_id for step_id, values, _optional in reversed(declared[:departing])
-                         if any(_matches(got, value) for value in values)), None)
+        returned = next((step_id for step_id, values, _optional in reversed(declared[:-1])
+                         if any(_matches(got, value, transposed=step_id not in ordered) for value in values)), None)
+    if returned is not None and order.index(returned) >= departing:
+        departing = order.index(returned) + 1  # a step it skipped on the way is not where it departs
+    matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
     facts: tuple[Fact, ...] = ()
     expected_values = declared[departing][1]
     stand_in = _stand_in(traced, learner, [where[step_id] for step_id in matched], expected_values[0].numel(),

@@ -234,10 +234,13 @@ class CheckResult:
     mistake: str = ""  # rung 2: "reproduced mistake — its name"
     change: str = ""  # rung 3: "what to change — in words"
     graded_later: float = 0.0  # a preview: what its hidden twin is worth, graded later on new values
+    failed_case: int | None = None  # the index of the case that decided a failure (the first failing one)
+    departure: str = ""  # rung 2 when no mistake is named: where the computation first departs from the notes' steps
 
     def ladder(self, rung: int) -> list[str]:
-        """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too; 3: the change too)."""
-        shown = [(1, self.question), (2, self.mistake), (2, self.hint), (3, self.change)]
+        """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation
+        departs from the notes; 3: the change too)."""
+        shown = [(1, self.question), (2, self.mistake), (2, self.hint), (2, self.departure), (3, self.change)]
         return [line for level, line in shown if line and level <= rung]
 
     @property

@@ -80,7 +80,9 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         if not verdict.passed:
             later = list(zip(range(index + 1, len(cases)), cases[index + 1:], data_per_case[index + 1:], strict=False))
             verdict = _reproduced_on_every_failing_case(check, verdict, later, expectations_of)
-            return check_result(check, FAILED, verdict, lang, messages, misconceptions)
+            result = check_result(check, FAILED, verdict, lang, messages, misconceptions)
+            result.failed_case = index
+            return result
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
     return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)

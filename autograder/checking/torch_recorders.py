@@ -22,6 +22,7 @@ from autograder.checking.deferred_imports import torch_imports_deferred
 
 __all__ = [
     "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
+    "UncompiledDispatchMode",
     "call_watched", "called_functions", "forbidden_calls", "op_name",
 ]
 

@@ -61,6 +61,12 @@ GLOSSARY = (
               "二维的上下文向量) or a count (成百上千维)"),
     Term("divide (by)", "除以", avoid=("去除",), en_pattern="divided? by",
          note="去除 reads as remove; 去掉 says remove"),
+    # The notes' steps (autograder.checking.departure names them: `step.<id>` in autograder/course/messages.py).
+    Term("scaled attention scores", "缩放后的注意力分数", en_pattern="scaled attention scores?"),
+    Term("masked attention scores", "填入掩码后的注意力分数", en_pattern="masked attention scores?"),
+    Term("exponentials (a step of softmax)", "指数", en_pattern="exponentials"),
+    Term("output projection (out_proj)", "输出投影", en_pattern="output projection"),
+    Term("split into heads", "拆分成多个头", en_pattern="split into heads"),
     Term("a large negative finite number (a fill in place of -inf)", "绝对值很大的有限负数",
          en_pattern="very negative but finite (?:number|value)", avoid=("很小但有限", "很小的有限"),
          note="很小 reads as near zero, the opposite of what is meant"),

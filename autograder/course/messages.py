@@ -58,6 +58,70 @@ MESSAGES = {
               "differs from the expected one (the values above, or the line the error names)",
         "zh": "没有更多提示：关于这个错误，上面几行就是全部内容。请看你的结果从哪里开始与期望的不同（上面的数值，"
               "或报错指出的那一行）"},
+    # Where a learner's computation first departs from the notes' steps (autograder.checking.departure): rung 2 when
+    # no known mistake is named. The steps by their names in the notes (`step.<id>`, declared by the references).
+    "label.departure": {"en": "where it departs — {text}", "zh": "从哪里开始不同：{text}"},
+    "departure.join": {"en": "; ", "zh": "；"},
+    "departure.after": {
+        "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: none of the tensors "
+              "your code made on this case holds the notes' {step}",
+        "zh": "你的代码算出了与笔记相同的{matched}，从{step}开始不同：你的代码在这个例子上算出的张量中，"
+              "没有一个等于笔记中的{step}"},
+    "departure.first": {
+        "en": "your code departs from the notes at their first step, the {step}: none of the tensors your code made "
+              "on this case holds it",
+        "zh": "你的代码从笔记的第一步（{step}）就不同了：你的代码在这个例子上算出的张量中，没有一个等于它"},
+    "departure.nothing": {
+        "en": "your code made no tensor on this case that could be compared with the notes' {step}",
+        "zh": "你的代码在这个例子上没有算出任何能与笔记中的{step}相比较的张量"},
+    "departure.returned": {
+        "en": "your function returns the {returned}, a step before the {last}",
+        "zh": "你的函数返回的是{returned}，这是{last}之前的一步"},
+    "departure.fact.shape": {
+        "en": "the tensor your code made in its place has shape {got}, the notes' {step} {expected}",
+        "zh": "你的代码在这一步算出的张量形状是 {got}，而笔记中的{step}形状是 {expected}"},
+    "departure.fact.factor": {
+        "en": "the tensor your code made in its place is the notes' {step} times {factor}",
+        "zh": "你的代码在这一步算出的张量是笔记中的{step}乘以 {factor}"},
+    "departure.fact.shown": {
+        "en": "the tensor your code made in its place shows {count} entries that the notes' {step} hide",
+        "zh": "你的代码在这一步算出的张量中，有 {count} 个元素在笔记中的{step}里是被遮住的，在你的结果里却没有"},
+    "departure.fact.hidden": {
+        "en": "the tensor your code made in its place hides {count} entries that the notes' {step} keep",
+        "zh": "你的代码在这一步算出的张量遮住了 {count} 个元素，而笔记中的{step}保留了它们"},
+    "departure.fact.sums_axis": {
+        "en": "the tensor your code made in its place sums to 1 along dimension {axis}, the notes' {step} along "
+              "dimension {expected_axis}",
+        "zh": "你的代码在这一步算出的张量沿第 {axis} 个维度加起来等于 1，而笔记中的{step}沿第 {expected_axis} 个维度"
+              "加起来等于 1"},
+    "departure.fact.not_normalised": {
+        "en": "the tensor your code made in its place does not sum to 1 along dimension {axis}, as the notes' {step} "
+              "do",
+        "zh": "你的代码在这一步算出的张量沿第 {axis} 个维度加起来不等于 1，而笔记中的{step}等于 1"},
+    "departure.fact.rearranged": {
+        "en": "the tensor your code made in its place holds the same numbers as the notes' {step}, in other places",
+        "zh": "你的代码在这一步算出的张量与笔记中的{step}数值相同，但位置不同"},
+    "departure.fact.differs": {
+        "en": "the tensor your code made in its place holds other numbers than the notes' {step}",
+        "zh": "你的代码在这一步算出的张量与笔记中的{step}数值不同"},
+    "step.queries": {"en": "queries", "zh": "query"},
+    "step.keys": {"en": "keys", "zh": "key"},
+    "step.values": {"en": "values", "zh": "value"},
+    "step.split_queries": {"en": "queries split into heads", "zh": "拆分成多个头的 query"},
+    "step.split_keys": {"en": "keys split into heads", "zh": "拆分成多个头的 key"},
+    "step.split_values": {"en": "values split into heads", "zh": "拆分成多个头的 value"},
+    "step.scores": {"en": "attention scores", "zh": "注意力分数"},
+    "step.scaled_scores": {"en": "scaled attention scores", "zh": "缩放后的注意力分数"},
+    "step.masked_scores": {"en": "masked attention scores", "zh": "填入掩码后的注意力分数"},
+    "step.weights": {"en": "attention weights", "zh": "注意力权重"},
+    "step.context_vectors": {"en": "context vectors", "zh": "上下文向量"},
+    "step.merged": {"en": "context vectors with the heads merged", "zh": "合并各个头之后的上下文向量"},
+    "step.out_proj": {"en": "output projection", "zh": "输出投影"},
+    "step.maximum": {"en": "maximum of each row", "zh": "每一行的最大值"},
+    "step.shifted": {"en": "inputs minus their maximum", "zh": "减去最大值之后的输入"},
+    "step.exponentials": {"en": "exponentials", "zh": "指数"},
+    "step.sums": {"en": "sums of the exponentials", "zh": "指数之和"},
+    "step.division": {"en": "exponentials divided by their sum", "zh": "指数除以它们的和"},
     # One message per root cause: the failures a check's table folds into one line.
     "fold.same_reason": {
         "en": "{count} more checks fail for the same reason: {titles}",

@@ -36,9 +36,11 @@ from typing import Any, Literal, overload
 import torch
 from torch import Tensor
 
+from autograder.checking.departure import step
+
 __all__ = [
-    "ATTENTION_MISCONCEPTIONS", "attention", "attention_variants", "mask_fill_variants", "mask_for", "merge",
-    "raw_scores", "split",
+    "ATTENTION_MISCONCEPTIONS", "attention", "attention_steps", "attention_variants", "mask_fill_variants",
+    "mask_for", "merge", "raw_scores", "split",
 ]
 
 Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor
@@ -318,3 +320,40 @@ def mask_fill_variants(x: Tensor, weights: Weights, fitted: float | None = None,
     if fitted is not None and math.isfinite(fitted) and fitted not in fills:
         fills.append(fitted)
     return [(fill, attention(x, weights, **{**base_knobs, "fill": fill})) for fill in fills]
+
+
+def attention_steps(x: Tensor, weights: Weights, *, num_heads: int = 1, causal: bool = True,
+                    attention_mask: Tensor | None = None) -> list[list[Any]]:
+    """The reference's forward pass as the notes' named steps (autograder.checking.departure.step), each with its
+    value on every route the notes teach: the scores scaled before or after the mask is filled in, the mask filled
+    before the softmax or (optional) the renormalised route that zeroes the weights after it. Its last step is
+    `attention(x, weights, ...)` with default knobs (tests/test_departure.py)."""
+    x = x.unsqueeze(0) if x.dim() == 2 else x
+    b, num_tokens, _d_in = x.shape
+    projected = {role: linear(x, weights[f"{name}.weight"], weights.get(f"{name}.bias"))
+                 for role, name in PROJECTION_ROLES.items()}
+    steps = [step(role, value) for role, value in projected.items()]
+    heads = {role: split(value, num_heads) for role, value in projected.items()}
+    if num_heads > 1:
+        steps += [step(f"split_{role}", value, ordered=True) for role, value in heads.items()]
+    scores = heads["queries"] @ heads["keys"].transpose(-2, -1)
+    root = heads["keys"].shape[-1] ** 0.5
+    masked = scores
+    if attention_mask is not None:
+        padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
+        masked = masked.masked_fill(padded, torch.finfo(scores.dtype).min)
+    if causal:
+        masked = masked.masked_fill(mask_for("future", num_tokens), -torch.inf)
+    steps += [step("scores", scores), step("scaled_scores", scores / root, masked / root)]
+    if causal or attention_mask is not None:
+        steps.append(step("masked_scores", masked, masked / root, optional=True))
+    attn_weights = torch.softmax(masked / root, dim=-1)
+    context = attn_weights @ heads["values"]
+    steps += [step("weights", attn_weights), step("context_vectors", context)]
+    context = merge(context)  # (b, num_tokens, d_out): with one head, only the head axis goes
+    if num_heads > 1:
+        steps.append(step("merged", context, ordered=True))
+    if "out_proj.weight" in weights:
+        context = linear(context, weights["out_proj.weight"], weights.get("out_proj.bias"))
+        steps.append(step("out_proj", context))
+    return steps

@@ -30,6 +30,7 @@ from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
 from autograder.course.shared.plan import PlannedCheck, ProbeAddress, probe_checks
 from autograder.i18n import language
+from autograder.running.diagnosing import with_departures
 from autograder.running.threads import single_threaded
 
 __all__ = ["Messages", "NotebookRuntime", "RunnableCheck", "run_checks", "show_svg"]
@@ -85,17 +86,21 @@ class ExpectationSource(Protocol):
 
 
 def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[str, Any], lang: str, *,
-               include_hidden: bool, seed: int | None) -> list[CheckResult]:
+               include_hidden: bool, seed: int | None, diagnose: bool = False) -> list[CheckResult]:
     """One CheckResult per check of the exercise: the checks' probes on the student's objects, then their judges on
-    the probe data and the source's expectations, in one thread and the grader's torch settings."""
+    the probe data and the source's expectations, in one thread and the grader's torch settings; with `diagnose`,
+    then where each failing check's computation departs from the notes' steps (autograder.running.diagnosing)."""
     with single_threaded():
         checks = source.checks(exercise_id, include_hidden=include_hidden, seed=seed)
         records = probe_checks(tuple(PlannedCheck(run.check.id, run.probe, tuple(run.cases())) for run in checks),
                                namespace)
         with grader_torch_state():  # judges compare in the grader's settings too, whatever a notebook cell set
-            return [dataclasses.replace(judge_cases(run.check, list(run.cases()), records.get(run.check.id),
-                                                    run.expectations, lang, source.messages, source.misconceptions),
-                                        graded_later=run.graded_later) for run in checks]
+            results = [dataclasses.replace(judge_cases(run.check, list(run.cases()), records.get(run.check.id),
+                                                       run.expectations, lang, source.messages, source.misconceptions),
+                                           graded_later=run.graded_later) for run in checks]
+        if not diagnose:
+            return results
+        return with_departures(results, checks, records, namespace, lang, source.messages)
 
 
 @dataclass
@@ -120,7 +125,7 @@ class NotebookRuntime:
         exercise = self.source.exercise(exercise_id)
         self.ladder.validate(hint)
         results = run_checks(self.source, exercise_id, exercise.namespace(objects), lang, include_hidden=False,
-                             seed=self.source.default_seed)
+                             seed=self.source.default_seed, diagnose=True)
         steps = self.ladder.steps(exercise_id, results, hint)
         show_table(table(exercise, results, lang, hidden=False, messages=self.source.messages, steps=steps))
         self.ladder.remember(exercise_id, results, steps)

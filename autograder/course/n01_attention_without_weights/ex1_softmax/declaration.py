@@ -16,6 +16,7 @@ from torch import Tensor
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration
 from autograder.course.n01_attention_without_weights import NOTEBOOK
@@ -77,12 +78,26 @@ def softmax_mistakes(x: Tensor, dim: int) -> list[tuple[str, Tensor]]:
     return pairs
 
 
+def softmax_steps(x: Tensor, dim: int, stable: bool) -> list[list[Any]]:
+    """The notes' softmax as named steps (autograder.checking.departure.step): for the stable one the maximum and
+    the inputs minus it first; then the exponentials, their sums and the division (its output is the reference's)."""
+    steps = []
+    if stable:
+        maximum = x.max(dim=dim, keepdim=True).values
+        x = x - maximum
+        steps += [step("maximum", maximum), step("shifted", x)]
+    exponentials = torch.exp(x)
+    sums = exponentials.sum(dim=dim, keepdim=True)
+    return [*steps, step("exponentials", exponentials), step("sums", sums), step("division", exponentials / sums)]
+
+
 def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, case: TensorCase) -> Expectations:
     """The reference's softmax of the case's input (with the case's dim, if any) and the outputs of known mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
     function = getattr(solutions, function_name)
     return Expectations.computed(output=lambda: function(x, dim=case["dim"]) if "dim" in case else function(x),
-                                 mistakes=lambda: softmax_mistakes(x, dim))
+                                 mistakes=lambda: softmax_mistakes(x, dim),
+                                 **{STEPS: lambda: softmax_steps(x, dim, function_name == "softmax_stable")})
 
 
 def naive_cases_notes(rng: random.Random) -> list[TensorCase]:

@@ -1,12 +1,14 @@
 """Checks for context_vectors (notebook 01): the notes' six tokens, then other sizes and float64."""
 
 import random
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration
 from autograder.course.n01_attention_without_weights import NOTEBOOK
@@ -54,10 +56,19 @@ def context_mistakes(inputs: Tensor) -> list[tuple[str, Tensor]]:
     ]
 
 
+def context_steps(inputs: Tensor) -> list[list[Any]]:
+    """The notes' context vectors as named steps: the scores of every pair of tokens, the weights (a softmax over
+    each row), the weighted sums of the inputs (the reference's output)."""
+    scores = inputs @ inputs.T
+    weights = torch.softmax(scores, dim=-1)
+    return [step("scores", scores), step("weights", weights), step("context_vectors", weights @ inputs)]
+
+
 def expect_context_vectors(record: ContextRecord, case: TensorCase) -> Expectations:
     inputs = case_tensor(case)
     return Expectations.computed(output=lambda: solutions.context_vectors(inputs),
-                                 mistakes=lambda: context_mistakes(inputs))
+                                 mistakes=lambda: context_mistakes(inputs),
+                                 **{STEPS: lambda: context_steps(inputs)})
 
 
 CHECKS = (

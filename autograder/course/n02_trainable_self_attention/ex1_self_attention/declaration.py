@@ -14,6 +14,7 @@ from typing import Any
 from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS
 from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration
@@ -28,7 +29,7 @@ from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe imp
     probe_forward,
 )
 from autograder.course.shared.records import State
-from autograder.course.variants import attention, attention_variants
+from autograder.course.variants import attention, attention_steps, attention_variants
 
 __all__ = ["DECLARATION"]
 
@@ -61,6 +62,7 @@ def expect_forward(exercise_id: str, class_name: str, record: ForwardRecord, cas
     weights = cache(lambda: projection_weights(record["state"]))
     return Expectations.computed(**{WEIGHTS: weights}, output=lambda: attention(x, weights(), causal=False),
                                  variants=lambda: attention_variants(x, weights(), causal=False),
+                                 **{STEPS: lambda: attention_steps(x, weights(), causal=False)},
                                  **{RAISED: exercise_errors(exercise_id, partial(probe_forward, class_name), case)})
 
 

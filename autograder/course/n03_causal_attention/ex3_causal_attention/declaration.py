@@ -12,6 +12,7 @@ import random
 from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS
 from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
 from autograder.checking.judging import fitted_fill
 from autograder.course.declaration import Declaration
@@ -28,7 +29,14 @@ from autograder.course.n03_causal_attention.ex3_causal_attention.probe import (
 from autograder.course.shared import wide
 from autograder.course.shared.inputs import notes_inputs
 from autograder.course.shared.records import State
-from autograder.course.variants import attention, attention_variants, mask_fill_variants, mask_for, raw_scores
+from autograder.course.variants import (
+    attention,
+    attention_steps,
+    attention_variants,
+    mask_fill_variants,
+    mask_for,
+    raw_scores,
+)
 
 __all__ = ["DECLARATION", "attention_cases_random", "notes_case"]
 
@@ -94,6 +102,7 @@ def expect_forward(record: CausalForwardRecord, case: CausalCase) -> Expectation
     x = attention_input(case)
     return Expectations.computed(**{WEIGHTS: lambda: record["state"]}, output=lambda: attention(x, record["state"]),
                                  variants=lambda: attention_variants(x, record["state"]),
+                                 **{STEPS: lambda: attention_steps(x, record["state"])},
                                  attention_weights=lambda: weights_of(x, record["state"]),
                                  raw_scores=lambda: raw_scores(x, record["state"]).squeeze(1),
                                  fills=lambda: mask_fill_variants(x, record["state"], causal_fill(x, case, record)),

@@ -10,6 +10,7 @@ from typing import Any
 from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS
 from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
 from autograder.checking.judging import fitted_fill
 from autograder.course import variants
@@ -107,6 +108,7 @@ def expect_mha(record: MultiHeadRecord, case: MultiHeadCase) -> Expectations:
         WEIGHTS: weights,
         "output": lambda: variants.attention(x, weights(), **knobs),
         "variants": lambda: variants.attention_variants(x, weights(), **knobs),
+        STEPS: lambda: variants.attention_steps(x, weights(), **knobs),
         "attention_weights": lambda: variants.attention(x, weights(), return_weights=True, **knobs)[1],
         "raw_scores": lambda: variants.raw_scores(x, weights(), num_heads=num_heads),
         "merged": lambda: variants.attention(x, weights(), use_out_proj=False, **knobs),

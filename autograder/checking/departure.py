@@ -1,0 +1,246 @@
+"""Where a learner's computation first departs from the notes: the diagnosis stage between judging and rendering.
+
+The course declares each exercise's computation as named steps in the notes' words (queries, keys, scores, scaled
+scores, masked scores, weights, context vectors...): the expectation STEPS of a failing check's case, computed by the
+reference (the full kit) or read from the stored vectors (the student kit). The learner's side is every tensor their
+code made on the same case (autograder.checking.tensor_trace). `find_departure` finds the first step whose value
+appears nowhere among the learner's tensors, up to the layouts a right program may use (a transpose, a view, a
+reshape, a dtype, a contiguous copy), and reads facts from the learner's tensor that stands in its place (the first
+one made from the last step that matched): a shape, a constant factor, entries shown that the notes hide, an axis
+that sums to 1, the right numbers in the wrong places. `departure_line` says it in the notes' words, never with
+code or the expected values. Needs no catalogue and no reference: the student kit ships it.
+"""
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from autograder.checking.tensor_trace import INPUT, TracedTensor
+from autograder.i18n import Messages, pick, render
+
+__all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "step"]
+
+# The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
+# plain lists so that the student kit stores them as they are.
+STEPS = "steps"
+StepValues = Sequence[Sequence[Any]]
+HIDDEN_BELOW = -1e8  # a fill this negative hides an entry as -inf does (the notes' -inf, a learner's -1e9 or finfo.min)
+RELATIVE, ABSOLUTE = 1e-4, 1e-6  # tolerances of a match, relative to the step's largest magnitude
+LIST_SEPARATOR = {"en": ", ", "zh": "、"}
+
+
+def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False) -> list[Any]:
+    """One declared step: its id (its name is the message `step.<id>`), its value on each route the notes teach,
+    whether some taught route skips it (a missing optional step is no departure while a later step matches), and
+    whether it is a change of layout itself (heads split or merged): then only the same numbers in the same order
+    match it, under any shape, never a transpose of another tensor (which would be the step before it)."""
+    return [step_id, [value.detach() for value in values], optional, ordered]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One thing read from the learner's tensor against the notes' step: a message key `departure.fact.<kind>` and
+    its fields (shapes, counts, a factor, axes: never values of the answer)."""
+
+    kind: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Departure:
+    """One attempt's diagnosis: the steps the learner's run reproduces (in the notes' order), the first it does not
+    (None: every step appears), the step the learner's output is when that is an earlier step than the last, the
+    facts read from the tensor that stands in the departing step's place, and how many tensors were compared."""
+
+    matched: tuple[str, ...]
+    step: str | None
+    returned: str | None = None
+    facts: tuple[Fact, ...] = ()
+    compared: int = 0
+    last: str = ""  # the notes' last step (what the function returns)
+
+
+def _normalised(tensor: torch.Tensor) -> torch.Tensor:
+    value = tensor.detach().to("cpu", torch.float64)
+    return torch.where(value <= HIDDEN_BELOW, torch.full_like(value, -torch.inf), value)
+
+
+def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    if got.shape != expected.shape:
+        return False
+    finite = expected[torch.isfinite(expected)]
+    scale = float(finite.abs().max()) if finite.numel() else 1.0
+    return bool(torch.allclose(got, expected, rtol=RELATIVE, atol=ABSOLUTE * max(scale, 1.0) + RELATIVE * 1e-2))
+
+
+def _layouts(got: torch.Tensor, expected: torch.Tensor, transposed: bool = True) -> list[torch.Tensor]:
+    """`got` in each layout a right program may hold `expected` in: the same numbers in the same order under another
+    shape (a view, a reshape, a batch of one), or (`transposed`) its axes permuted, with size-1 axes dropped."""
+    found = []
+    if got.numel() == expected.numel():
+        found.append(got.reshape(expected.shape))
+    if not transposed:
+        return found
+    squeezed, target = _squeezed(got), _squeezed(expected)
+    if squeezed.dim() == target.dim() and squeezed.dim() <= 4 and squeezed.numel() == target.numel():
+        for order in itertools.permutations(range(squeezed.dim())):
+            permuted = squeezed.permute(order)
+            if order != tuple(range(squeezed.dim())) and permuted.shape == target.shape:
+                found.append(permuted.reshape(expected.shape))
+    return found
+
+
+def _squeezed(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.reshape([size for size in tensor.shape if size != 1])
+
+
+def _matches(got: torch.Tensor, expected: torch.Tensor, transposed: bool = True) -> bool:
+    return any(_close(layout, expected) for layout in _layouts(got, expected, transposed))
+
+
+def _sorted_values(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor.reshape(-1).sort().values
+
+
+def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None) -> Departure:
+    """The first declared step no tensor of `traced` holds (see the module's docstring), and what stands in its
+    place. A step some taught route skips (optional) departs only when no later step matches either."""
+    declared = [(str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])) for entry in steps]
+    ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
+    learner = [_normalised(entry.value) for entry in traced]
+    fingerprints = [_sorted_values(value) for value in learner]
+    where: dict[str, int | None] = {}
+    for step_id, values, _optional in declared:
+        where[step_id] = next((index for index, value in enumerate(learner) for expected in values
+                               if traced[index].op != INPUT  # a step is computed: an argument as it came is none
+                               and value.numel() == expected.numel() and _close(fingerprints[index],
+                                                                               _sorted_values(expected))
+                               and _matches(value, expected, transposed=step_id not in ordered)), None)
+    order = [step_id for step_id, _values, _optional in declared]
+    departing = None
+    for position, (step_id, _values, optional) in enumerate(declared):
+        if where[step_id] is not None:
+            continue
+        if optional and any(where[later] is not None for later in order[position + 1:]):
+            continue
+        departing = position
+        break
+    last = order[-1] if order else ""
+    if departing is None:
+        return Departure(tuple(order), None, compared=len(learner), last=last)
+    returned = None
+    if output is not None:  # the function stopped early: it returns a step before the last
+        got = _normalised(output)
+        returned = next((step_id for step_id, values, _optional in reversed(declared[:-1])
+                         if any(_matches(got, value, transposed=step_id not in ordered) for value in values)), None)
+    if returned is not None and order.index(returned) >= departing:
+        departing = order.index(returned) + 1  # a step it skipped on the way is not where it departs
+    matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
+    facts: tuple[Fact, ...] = ()
+    expected_values = declared[departing][1]
+    stand_in = _stand_in(traced, learner, [where[step_id] for step_id in matched], expected_values[0].numel(),
+                         order[departing] in ordered)
+    if stand_in is not None and returned is None:
+        facts = _facts(learner[stand_in], expected_values)
+    return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int | None],
+              size: int, layout_step: bool = False) -> int | None:
+    """The learner's tensor in the departing step's place, after the last matched step's tensor: the first op that
+    read it (or a copy of it in another layout) and made new numbers of the step's size; else the first made
+    tensor of that size; else the first op that read it. For a step that is a change of layout (`layout_step`), a
+    copy in another layout is what stands in its place."""
+    found = [index for index in matched_at if index is not None]
+    source = found[-1] if found else -1
+    sources = {source}
+    readers, sized = [], []
+    for index in range(source + 1, len(traced)):
+        entry = traced[index]
+        if entry.op == INPUT:
+            continue
+        reads = bool(sources & set(entry.inputs))
+        if reads and source >= 0 and not layout_step and learner[index].numel() == learner[source].numel() \
+                and _matches(learner[index], learner[source]):
+            sources.add(index)  # the same step in another layout: what reads it next is the stand-in
+            continue
+        if reads:
+            readers.append(index)
+        if learner[index].numel() == size:
+            sized.append(index)
+    both = [index for index in readers if index in sized]
+    return next(iter(both or sized or readers), None)
+
+
+# The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
+FACT_ORDER = ("rearranged", "factor", "sums_axis", "shape", "shown", "hidden", "not_normalised", "differs")
+
+
+def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor]) -> tuple[Fact, ...]:
+    """What differs between the learner's tensor and the notes' step, read from the two, against the route whose
+    comparison says most (FACT_ORDER)."""
+    found = [_facts_against(got, expected) for expected in expected_values]
+    return min(found, key=lambda facts: FACT_ORDER.index(facts[0].kind), default=())
+
+
+def _facts_against(got: torch.Tensor, expected: torch.Tensor) -> tuple[Fact, ...]:
+    if got.numel() != expected.numel():
+        return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
+    layouts = [layout for layout in _layouts(got, expected)] or [got.reshape(expected.shape)]
+    same = layouts[0]
+    facts: list[Fact] = []
+    if _close(_sorted_values(same), _sorted_values(expected)):
+        return (Fact("rearranged"),)
+    shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
+    hidden = int((torch.isinf(same) & ~torch.isinf(expected)).sum())
+    if shown:
+        facts.append(Fact("shown", {"count": shown}))
+    if hidden:
+        facts.append(Fact("hidden", {"count": hidden}))
+    both = torch.isfinite(same) & torch.isfinite(expected) & (expected.abs() > 1e-9)
+    if not shown and not hidden and int(both.sum()) > 1:
+        ratio = same[both] / expected[both]
+        factor = float(ratio.mean())
+        if abs(factor - 1) > 1e-3 and bool(torch.allclose(ratio, torch.full_like(ratio, factor), rtol=1e-3)):
+            facts.append(Fact("factor", {"factor": f"{factor:.3g}"}))
+    if not facts and expected.dim() >= 1 and torch.isfinite(expected).all() and torch.isfinite(same).all():
+        axis = expected.dim() - 1
+        if _sums_to_one(expected, axis):
+            others = [other for other in range(expected.dim()) if other != axis and expected.shape[other] > 1
+                      and _sums_to_one(same, other)]
+            if others:
+                facts.append(Fact("sums_axis", {"axis": others[0], "expected_axis": axis}))
+            elif not _sums_to_one(same, axis):
+                facts.append(Fact("not_normalised", {"axis": axis}))
+    return tuple(facts) or (Fact("differs"),)
+
+
+def _sums_to_one(tensor: torch.Tensor, axis: int) -> bool:
+    sums = tensor.sum(dim=axis)
+    return bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-4))
+
+
+def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
+    """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise)."""
+    if departure.step is None:
+        return ""
+
+    def name(step_id: str) -> str:
+        return render(messages, f"step.{step_id}", lang)
+
+    fields = {"step": name(departure.step), "count": departure.compared}
+    if departure.matched:
+        fields["matched"] = pick(LIST_SEPARATOR, lang).join(name(step_id) for step_id in departure.matched)
+        key = "departure.after"
+    else:
+        key = "departure.first" if departure.compared else "departure.nothing"
+    parts = [render(messages, key, lang, fields)]
+    parts += [render(messages, f"departure.fact.{fact.kind}", lang, {**fact.fields, "step": fields["step"]})
+              for fact in departure.facts]
+    if departure.returned is not None:
+        parts.append(render(messages, "departure.returned", lang, {
+            "returned": name(departure.returned), "last": name(departure.last)}))
+    return render(messages, "label.departure", lang, {"text": render(messages, "departure.join", lang).join(parts)})

@@ -1,0 +1,98 @@
+"""The learner's side of a departure trace: every tensor the student's code computes on one case, in the order the
+dispatcher made them, with which earlier tensors each op read (autograder.checking.departure compares them with the
+notes' steps).
+
+A probe is run again under `TensorTrace` only after its check failed on that case, so a passing check pays nothing.
+What comes back is plain data: detached CPU copies of floating-point tensors and lists of indices, capped in count
+(MAX_TRACED) and size (MAX_TRACED_ELEMENTS). Nothing here imports `solutions`: it runs where probes run.
+"""
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch._ops import OpOverload
+
+from autograder.checking.probing import run_probe
+from autograder.checking.torch_recorders import UncompiledDispatchMode, op_name
+
+__all__ = ["INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "TensorTrace", "TracedTensor", "traced_probe"]
+
+MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
+MAX_TRACED_ELEMENTS = 65_536  # elements of one kept tensor; a larger one is left out (the course's cases are small)
+INPUT = "input"  # the op name of a tensor the call read without making it: an argument, a parameter, a buffer
+# Ops that only allocate or copy metadata: what they return says nothing about the computation.
+SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
+                         "lift_fresh", "lift_fresh_copy", "_to_copy", "copy_", "clone", "alias", "_local_scalar_dense"})
+
+
+@dataclass(frozen=True)
+class TracedTensor:
+    """One tensor of the learner's run: the op that made it (INPUT for one it only read), a float64 CPU copy of its
+    value, and the indices of the traced tensors the op read."""
+
+    op: str
+    value: torch.Tensor
+    inputs: tuple[int, ...]
+
+
+class TensorTrace(UncompiledDispatchMode):
+    """Records, below autograd, each floating-point tensor every ATen op returns and the tensors it read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.traced: list[TracedTensor] = []
+        self.truncated = False
+        self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
+        self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
+
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        result = func(*args, **(kwargs or {}))
+        if op_name(func) in SKIPPED_OPS:
+            for source, made in zip(_tensors(args), _tensors(result), strict=False):  # a copy stands for its source
+                if id(source) in self._index:
+                    self._remember(made, self._index[id(source)])
+            return result
+        read = tuple(dict.fromkeys(self._entry_of(tensor) for tensor in _tensors((args, kwargs))))
+        for tensor in _tensors(result):
+            self._add(tensor, op_name(func), tuple(index for index in read if index >= 0))
+        return result
+
+    def _entry_of(self, tensor: torch.Tensor) -> int:
+        if id(tensor) not in self._index:
+            self._add(tensor, INPUT, ())
+        return self._index.get(id(tensor), -1)
+
+    def _add(self, tensor: torch.Tensor, op: str, inputs: tuple[int, ...]) -> None:
+        if len(self.traced) >= MAX_TRACED:
+            self.truncated = True
+            return
+        if not tensor.is_floating_point() or tensor.device.type == "meta" or tensor.numel() > MAX_TRACED_ELEMENTS:
+            return
+        value = tensor.detach().to("cpu", torch.float64, copy=True)
+        self.traced.append(TracedTensor(op, value, inputs))
+        self._remember(tensor, len(self.traced) - 1)
+
+    def _remember(self, tensor: torch.Tensor, index: int) -> None:
+        self._index[id(tensor)] = index
+        self._held.append(tensor)
+
+
+def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if depth < 3 and isinstance(value, list | tuple):
+        return [tensor for item in value for tensor in _tensors(item, depth + 1)]
+    if depth < 3 and isinstance(value, dict):
+        return [tensor for item in value.values() for tensor in _tensors(item, depth + 1)]
+    return []
+
+
+def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
+                 case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
+    """(the probe's record, the tensors the student's code computed) for one case, run again under the trace."""
+    with torch.no_grad(), TensorTrace() as trace:
+        record = run_probe(probe, namespace, case)
+    return record, trace.traced

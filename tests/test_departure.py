@@ -1,0 +1,273 @@
+"""Rung 2 without a catalogue: where a learner's computation first departs from the notes' steps, proven by their
+own run (autograder.checking.departure, autograder.checking.tensor_trace, autograder.running.diagnosing).
+
+The learner attempts here are written as a learner would, from the notebooks' instructions, not from the table of
+mistakes; each has a known first departing step. The reference and every route the notes teach depart nowhere."""
+
+import pytest
+import torch
+from torch import nn
+
+from attnkit import solutions
+from autograder.checking.departure import STEPS, departure_line, find_departure
+from autograder.checking.tensor_trace import traced_probe
+from autograder.course import catalog, variants
+from autograder.course.shared.plan import resolve
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import run_checks
+from autograder.running.runner import cases_for
+from tests.test_no_answer import answer_pieces, leaks
+
+SEED = in_notebook.DEFAULT_SEED
+
+
+def public_check(exercise_id):
+    return next(check for check in catalog.checks_of(exercise_id, include_hidden=False)
+                if check.id.endswith((".notes", ".example")))
+
+
+def departure_of(exercise_id, *objects):
+    """The departure of `objects` on the exercise's first public case, traced as check(...) traces it."""
+    check = public_check(exercise_id)
+    exercise = next(e for e in in_notebook.EXERCISES if e.id == exercise_id)
+    namespace = exercise.namespace(objects)
+    case = cases_for(check, SEED)[0]
+    record, traced = traced_probe(resolve(in_notebook._runnable(check, SEED).probe), namespace, case)
+    assert "error" not in record, record
+    steps = check.expect(record, case)[STEPS]
+    output = record.get("output")
+    return find_departure(steps, traced, output if isinstance(output, torch.Tensor) else None)
+
+
+# ------------------------------------------------------------------ learner attempts, each with its first departure
+
+
+def softmax_sum_of_inputs(x):
+    return torch.exp(x) / x.sum()
+
+
+def softmax_stable_no_exp(x, dim=-1):
+    shifted = x - x.max(dim=dim, keepdim=True).values
+    return shifted / shifted.sum(dim=dim, keepdim=True)
+
+
+def context_returns_weights(inputs):
+    scores = inputs @ inputs.T
+    return torch.softmax(scores, dim=-1)
+
+
+class KeysFromQueryWeights(nn.Module):  # SelfAttention_v1 with the keys projected by W_query
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_query, x @ self.W_value
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values + 0 * self.W_key.sum()
+
+
+class CausalZeroFill(solutions.CausalAttention):
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], 0.0)
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+        return self.dropout(weights) @ values
+
+
+class CausalUnscaled(solutions.CausalAttention):
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(scores, dim=-1)) @ values
+
+
+class MultiHeadMergedWithoutTranspose(solutions.MultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        heads = [self.W_query(x), self.W_key(x), self.W_value(x)]
+        queries, keys, values = (t.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2) for t in heads)
+        scores = queries @ keys.transpose(2, 3)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        context = (weights @ values).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+
+# ------------------------------------------------------------------ the notes' routes: no departure
+
+
+class MultiHeadEinsum(solutions.MultiHeadAttention):  # heads read in place by einsum
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        shape = (b, num_tokens, self.num_heads, self.head_dim)
+        queries, keys, values = (t.view(shape) for t in (self.W_query(x), self.W_key(x), self.W_value(x)))
+        scores = torch.einsum("bqhd,bkhd->bhqk", queries, keys)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj(torch.einsum("bhqk,bkhd->bqhd", weights, values).reshape(b, num_tokens, self.d_out))
+
+
+class CausalScaledFirst(solutions.CausalAttention):  # scale, then fill -1e9: both right
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -1e9)
+        return self.dropout(torch.softmax(scores, dim=-1)) @ values
+
+
+class CausalRenormalised(solutions.CausalAttention):  # the notes' other route: softmax, zero the future, renormalise
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        weights = torch.softmax(queries @ keys.transpose(1, 2) / keys.shape[-1] ** 0.5, dim=-1)
+        weights = solutions.causal_weights_renormalised(weights)
+        return self.dropout(weights) @ values
+
+
+def test_the_steps_end_at_the_reference():
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 4, dtype=torch.float64)
+    weights = {f"{name}.weight": torch.randn(6, 4, dtype=torch.float64) for name in ("W_query", "W_key", "W_value")}
+    weights |= {"out_proj.weight": torch.randn(6, 6, dtype=torch.float64), "out_proj.bias": torch.randn(6).double()}
+    mask = torch.tensor([[1, 1, 1, 1, 1], [0, 0, 1, 1, 1]])
+    for knobs in ({"num_heads": 2}, {"num_heads": 3, "attention_mask": mask}, {"num_heads": 1, "causal": False}):
+        steps = variants.attention_steps(x, weights, **knobs)
+        assert torch.allclose(steps[-1][1][0], variants.attention(x, weights, **knobs))
+
+
+def test_the_reference_and_the_notes_routes_depart_nowhere():
+    routes = [
+        ("softmax_naive", solutions.softmax_naive), ("softmax_stable", solutions.softmax_stable),
+        ("context_vectors", solutions.context_vectors), ("self_attention_v1", solutions.SelfAttention_v1),
+        ("self_attention_v2", solutions.SelfAttention_v2), ("causal_attention", solutions.CausalAttention),
+        ("causal_attention", CausalScaledFirst), ("causal_attention", CausalRenormalised),
+        ("multi_head_attention", solutions.MultiHeadAttention), ("padding_mask", solutions.MultiHeadAttention),
+        ("multi_head_attention", MultiHeadEinsum),
+    ]
+    for exercise_id, route in routes:
+        departure = departure_of(exercise_id, route)
+        assert departure.step is None, (exercise_id, route, departure)
+
+
+def test_each_attempt_departs_at_its_first_wrong_step_with_true_facts():
+    sums = departure_of("softmax_naive", softmax_sum_of_inputs)
+    assert (sums.matched, sums.step) == (("exponentials",), "sums")
+    no_exp = departure_of("softmax_stable", softmax_stable_no_exp)
+    assert (no_exp.matched, no_exp.step) == (("maximum", "shifted"), "exponentials")
+    weights = departure_of("context_vectors", context_returns_weights)
+    assert (weights.step, weights.returned) == ("context_vectors", "weights")
+    keys = departure_of("self_attention_v1", KeysFromQueryWeights)
+    assert (keys.matched, keys.step) == (("queries",), "keys")
+    zero = departure_of("causal_attention", CausalZeroFill)
+    assert zero.step == "scaled_scores" and [fact.kind for fact in zero.facts] == ["shown"]
+    assert zero.facts[0].fields["count"] == 2 * 15  # the future of 6 tokens, in each of 2 sentences
+    unscaled = departure_of("causal_attention", CausalUnscaled)
+    assert unscaled.step == "scaled_scores" and [fact.kind for fact in unscaled.facts] == ["factor"]
+    assert float(unscaled.facts[0].fields["factor"]) == round(2 ** 0.5, 2)  # d_out = 2: the root not divided by
+    merged = departure_of("multi_head_attention", MultiHeadMergedWithoutTranspose)
+    assert merged.step == "merged" and [fact.kind for fact in merged.facts] == ["rearranged"]
+    assert "context_vectors" in merged.matched
+
+
+def test_check_shows_the_departure_at_rung_2_in_both_languages():
+    source = in_notebook.ReferenceExpectations()
+    for lang, words in (("en", "where it departs — "), ("zh", "从哪里开始不同：")):
+        results = run_checks(source, "softmax_naive", {"softmax_naive": softmax_sum_of_inputs}, lang,
+                             include_hidden=False, seed=SEED, diagnose=True)
+        shown = results[0]
+        assert shown.misconception is None and shown.departure.startswith(words)
+        assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+        plain = run_checks(source, "softmax_naive", {"softmax_naive": softmax_sum_of_inputs}, lang,
+                           include_hidden=False, seed=SEED)
+        assert plain[0].departure == ""  # graded output and check_all never trace
+
+
+def test_the_departure_text_never_contains_the_answer():
+    pieces, calls = answer_pieces()
+    attempts = [("softmax_naive", softmax_sum_of_inputs), ("softmax_stable", softmax_stable_no_exp),
+                ("context_vectors", context_returns_weights), ("self_attention_v1", KeysFromQueryWeights),
+                ("causal_attention", CausalZeroFill), ("causal_attention", CausalUnscaled),
+                ("multi_head_attention", MultiHeadMergedWithoutTranspose)]
+    for exercise_id, attempt in attempts:
+        departure = departure_of(exercise_id, attempt)
+        for lang in ("en", "zh"):
+            line = departure_line(departure, lang, catalog.MESSAGES)
+            assert line and not leaks(line, pieces, calls), (exercise_id, lang, line)
+
+
+@pytest.mark.slow
+def test_the_student_kit_localises_from_its_stored_steps_as_the_full_kit_does():
+    """The kit has no reference: the build stores each public case's steps (an expectation like the others), and
+    its check(...) runs the same diagnosis stage on them."""
+    from autograder.integrations.student_kit.build import vectors_document
+    from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+    from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+
+    vectors = vectors_from_document(vectors_document())
+    kit, full = StoredExpectations(lambda: vectors), in_notebook.ReferenceExpectations()
+    attempts = [("softmax_naive", {"softmax_naive": softmax_sum_of_inputs}),
+                ("context_vectors", {"context_vectors": context_returns_weights}),
+                ("self_attention_v1", {"SelfAttention_v1": KeysFromQueryWeights})]
+    for exercise_id, namespace in attempts:
+        for lang in ("en", "zh"):
+            theirs = run_checks(kit, exercise_id, namespace, lang, include_hidden=False, seed=None, diagnose=True)
+            ours = run_checks(full, exercise_id, namespace, lang, include_hidden=False, seed=SEED, diagnose=True)
+            assert [r.departure for r in theirs] == [r.departure for r in ours]
+            assert any(r.departure for r in ours), (exercise_id, lang)
+            assert [r.ladder(2) for r in theirs] == [r.ladder(2) for r in ours]
+
+
+@pytest.mark.slow
+def test_a_hostile_attempt_costs_the_trace_nothing_but_its_cap():
+    """An attempt that makes thousands of tensors, a huge one, or raises only when run again is traced within its
+    caps, and check(...) still answers: the trace never raises and never keeps more than it may."""
+    from autograder.checking.tensor_trace import MAX_TRACED, MAX_TRACED_ELEMENTS
+
+    calls = []
+
+    def many_tensors(x):
+        big = torch.zeros(MAX_TRACED_ELEMENTS + 1)
+        for _ in range(3 * MAX_TRACED):
+            x = x + 0
+        return torch.exp(x) / (x.sum() + big.sum())
+
+    def raises_when_run_again(x):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("only once")
+        return torch.exp(x) / x.sum()
+
+    check = public_check("softmax_naive")
+    case = cases_for(check, SEED)[0]
+    probe = resolve(in_notebook._runnable(check, SEED).probe)
+    _record, traced = traced_probe(probe, {"softmax_naive": many_tensors}, case)
+    assert len(traced) == MAX_TRACED and all(t.value.numel() <= MAX_TRACED_ELEMENTS for t in traced)
+    source = in_notebook.ReferenceExpectations()
+    for attempt in (many_tensors, raises_when_run_again):
+        results = run_checks(source, "softmax_naive", {"softmax_naive": attempt}, "en", include_hidden=False,
+                             seed=SEED, diagnose=True)
+        assert results[0].status == "failed"
+
+
+class CausalStopsAtTheWeights(solutions.CausalAttention):  # never projects the values: returns the weights
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys, queries = self.W_key(x), self.W_query(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))
+
+
+def test_a_function_that_stops_early_is_told_which_step_it_returns():
+    departure = departure_of("causal_attention", CausalStopsAtTheWeights)
+    assert (departure.returned, departure.step) == ("weights", "context_vectors")
+    assert "values" not in departure.matched and "weights" in departure.matched
+    line = departure_line(departure, "en", catalog.MESSAGES)
+    assert "your function returns the attention weights, a step before the context vectors" in line

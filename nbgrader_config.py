@@ -9,6 +9,7 @@ only its own root and gradebook path there.
 
 import autograder.integrations.nbgrader_formgrader_escaping
 import autograder.integrations.nbgrader_gradebook_warnings
+import autograder.integrations.nbgrader_quiet_log
 import autograder.integrations.nbgrader_student_guard
 import autograder.safe_logging
 from autograder.integrations import nbgrader_feedback_page
@@ -29,6 +30,10 @@ autograder.integrations.nbgrader_gradebook_warnings.install()
 # (autograder/integrations/nbgrader_formgrader_escaping.py).
 autograder.integrations.nbgrader_student_guard.install()
 autograder.integrations.nbgrader_formgrader_escaping.install()
+# `nbgrader autograde` says one line per student and how far it is; nbgrader's lines for every notebook (sanitizing,
+# converting, writing) and attnkit's score of each are shown with --log-level=INFO or DEBUG. Warnings and errors are
+# always shown (autograder/integrations/nbgrader_quiet_log.py).
+autograder.integrations.nbgrader_quiet_log.install()
 
 c.CourseDirectory.course_id = "attnkit"
 c.CourseDirectory.source_directory = "source"

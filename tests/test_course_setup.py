@@ -8,6 +8,7 @@ the URL it prints, on 127.0.0.1 only, with its token kept off the command line; 
 (the screenshot in docs/instructor/setup.md) with no exchange warning.
 """
 
+import ast
 import contextlib
 import http.cookiejar
 import os
@@ -244,6 +245,17 @@ def test_a_step_that_fails_leaves_nothing_behind(tmp_path):
         course_setup.new_course(root, exchange=tmp_path / "exchange", build_wheel=broken_wheel)
     assert sorted(path.name for path in root.iterdir()) == ["notes.txt"]
     assert not (tmp_path / "exchange").exists()
+
+
+def test_the_courses_config_says_to_run_nbgrader_in_the_course_folder(tmp_path, repo_root):
+    """The config `course new` copies into the course said "Run nbgrader from the repository root": wrong there, where
+    nbgrader reads the course folder's config."""
+    course = nbgrader_course.make_course(tmp_path / "course", repo_root, self_contained=True)
+    tree = ast.parse((course / "nbgrader_config.py").read_text(encoding="utf-8"))
+    (said,) = [" ".join(node.value.value.split()) for node in tree.body
+               if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)]  # the checkout's docstring
+    assert "run nbgrader in the course folder" in said and "`attnkit course new DIR`" in said and "`cd DIR`" in said
+    assert "repository root" not in said
 
 
 def _no_wheel(folder):

@@ -58,13 +58,48 @@ def home(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def course(home):
+def made(home):
+    """`attnkit course new` with the roster, as the runbook runs it: the finished process."""
     roster = home / "roster.csv"
     roster.write_text(ROSTER, encoding="utf-8")
     made = attnkit("course", "new", str(home / "attnkit-course"), "--roster", str(roster), home=home)
     assert made.returncode == 0, made.stdout + made.stderr
-    assert "3 students in the gradebook" in made.stdout
+    return made
+
+
+@pytest.fixture(scope="module")
+def course(made, home):
     return home / "attnkit-course"
+
+
+@pytest.mark.slow
+def test_course_new_prints_its_own_two_lines_and_nothing_else(made, course):
+    """The student kit's wheel is built inside `course new`: what that build prints (setuptools' "warning: build_py:
+    byte-compiling is disabled") is not the instructor's business; attnkit's own lines are."""
+    assert made.stderr == ""
+    assert made.stdout.splitlines() == [
+        f"attnkit course new: {course}: 3 students in the gradebook; the release with the student kit in "
+        f"{course / 'release' / 'attention'}; the exchange {course / 'exchange'}",
+        f"next: cd {course} && nbgrader release_assignment attention; attnkit course formgrader {course} opens "
+        "formgrader"]
+
+
+@pytest.mark.slow
+def test_a_kit_build_that_fails_says_why(tmp_path, monkeypatch):
+    """The build's output is kept from the terminal, never its reason: a wheel that cannot be built stops `course
+    new` with python -m build's own words (here: a pyproject.toml that is not TOML)."""
+    from autograder.integrations.student_kit import build
+
+    def broken_kit(out_dir, seed):
+        Path(out_dir).mkdir(parents=True)
+        (Path(out_dir) / "pyproject.toml").write_text("[project\nname = 'kit'\n", encoding="utf-8")
+        return {}
+
+    monkeypatch.setattr(build, "build", broken_kit)
+    with pytest.raises(OSError, match=r"(?s)the student kit's wheel: python -m build failed with exit code 1; its "
+                                      r"last lines:\n.*pyproject\.toml"):
+        course_setup._kit_wheel(tmp_path / "release")
+    assert not list((tmp_path / "release").glob("*.whl"))
 
 
 @pytest.mark.slow

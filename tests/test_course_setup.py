@@ -103,38 +103,6 @@ def test_a_kit_build_that_fails_says_why(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_the_course_has_the_roster_the_release_with_the_kit_and_the_exchange(course):
-    from nbgrader.api import Gradebook
-
-    with Gradebook(nbgrader_course.db_url(course), nbgrader_course.COURSE_ID) as gradebook:
-        students = {s.id: (s.first_name, s.last_name, s.email) for s in gradebook.students}
-        assert gradebook.find_assignment("attention").max_score == 100
-    assert students == {"s001": ("Ada", "Lovelace", "ada@example.org"), "s002": ("李", "雷", "lilei@example.org"),
-                        "s003": ("Grace", "Hopper", "grace@example.org")}
-    exchange = course / "exchange"
-    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777  # everyone rwx (nbgrader's documented mode), sticky
-    release = course / "release" / "attention"
-    wheel = release / "attnkit_student_kit-0.1.0-py3-none-any.whl"
-    names = sorted(path.name for path in release.iterdir())
-    assert names == [*NOTEBOOKS, "README-student-kit.md", wheel.name]
-    readme = (release / "README-student-kit.md").read_text(encoding="utf-8")
-    assert f"%pip install {wheel.name}" in readme and "python -m pip install" in readme and "老师" in readme
-    assert wheel.stat().st_size > 100_000
-    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
-    assert "autograder.integrations.nbgrader_sandbox.SandboxedExecute" in config  # the sandbox, copied in
-    assert f"c.Exchange.root = {str(exchange)!r}" in config and "load_subconfig" not in config
-
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    released = subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", "attention"], cwd=course,
-                              capture_output=True, text=True, check=False, env=dict(os.environ, PATH=path))
-    assert released.returncode == 0, released.stdout + released.stderr
-    assert "Permissions for exchange directory" not in released.stderr  # nbgrader found its mode right
-    outbound = exchange / "attnkit" / "outbound" / "attention"
-    assert sorted(path.name for path in outbound.iterdir()) == names
-    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
-
-
-@pytest.mark.slow
 def test_a_folder_holding_a_course_is_refused_and_left_as_it_was(course, home):
     before = (course / "gradebook.db").read_bytes()
     again = attnkit("course", "new", str(course), "--roster", str(home / "roster.csv"), home=home)
@@ -373,8 +341,11 @@ def test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course(for
     driver = start_chromium(chromium, chromedriver, home, PAGE_S)
     try:
         driver.get(url)
-        wait_until(driver, lambda: [row for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
-                                    if row.text.split()[:1] == ["attention"]], PAGE_S, "the assignment 'attention'")
+        (row,) = wait_until(driver, lambda: [row for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
+                                             if row.text.split()[:1] == ["attention"]], PAGE_S,
+                            "the assignment 'attention'")
+        # the runbook's step 2 comes before its release (step 3): the screenshot shows the assignment not released yet
+        assert "draft" in row.text.split() and "released" not in row.text, row.text
         text = driver.find_element(By.TAG_NAME, "body").text
         assert "does not exist" not in text and "could not be created" not in text, text  # the exchange warning
         assert not driver.find_elements(By.ID, "warning-exchange")
@@ -395,6 +366,40 @@ def test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course(for
     assert process.wait(timeout=30) == 0
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", port)) != 0  # nothing listens any more
+
+
+@pytest.mark.slow
+def test_the_course_has_the_roster_the_release_with_the_kit_and_the_exchange(course):
+    """After the formgrader test above: it shows the course as the runbook's step 2 does, before the release (step
+    3), which this test makes."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(nbgrader_course.db_url(course), nbgrader_course.COURSE_ID) as gradebook:
+        students = {s.id: (s.first_name, s.last_name, s.email) for s in gradebook.students}
+        assert gradebook.find_assignment("attention").max_score == 100
+    assert students == {"s001": ("Ada", "Lovelace", "ada@example.org"), "s002": ("李", "雷", "lilei@example.org"),
+                        "s003": ("Grace", "Hopper", "grace@example.org")}
+    exchange = course / "exchange"
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777  # everyone rwx (nbgrader's documented mode), sticky
+    release = course / "release" / "attention"
+    wheel = release / "attnkit_student_kit-0.1.0-py3-none-any.whl"
+    names = sorted(path.name for path in release.iterdir())
+    assert names == [*NOTEBOOKS, "README-student-kit.md", wheel.name]
+    readme = (release / "README-student-kit.md").read_text(encoding="utf-8")
+    assert f"%pip install {wheel.name}" in readme and "python -m pip install" in readme and "老师" in readme
+    assert wheel.stat().st_size > 100_000
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert "autograder.integrations.nbgrader_sandbox.SandboxedExecute" in config  # the sandbox, copied in
+    assert f"c.Exchange.root = {str(exchange)!r}" in config and "load_subconfig" not in config
+
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    released = subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", "attention"], cwd=course,
+                              capture_output=True, text=True, check=False, env=dict(os.environ, PATH=path))
+    assert released.returncode == 0, released.stdout + released.stderr
+    assert "Permissions for exchange directory" not in released.stderr  # nbgrader found its mode right
+    outbound = exchange / "attnkit" / "outbound" / "attention"
+    assert sorted(path.name for path in outbound.iterdir()) == names
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
 
 
 def test_formgrader_refuses_a_folder_without_a_course_and_a_port_in_use(tmp_path):

@@ -1,14 +1,17 @@
-"""nbgrader configuration of the attnkit course.
+"""nbgrader configuration of the attnkit course: grading in attnkit's sandbox, and the course's settings.
 
-Run nbgrader from the repository root and this file is picked up: the source notebooks live in
-`source/attention/`, `nbgrader generate_assignment attention` writes the student version to
-`release/attention/` (committed; `make release` regenerates it), and the course id is `attnkit`.
-`autograder.integrations.nbgrader_course` loads this same file for the throwaway courses it builds (demo, tests), adding
-only its own root and gradebook path there.
+nbgrader reads the nbgrader_config.py of the folder it runs in: run nbgrader in the course folder. A course made by
+`attnkit course new DIR` holds a copy of this file, with DIR's own folder, gradebook and exchange set at its end:
+`cd DIR`, then `nbgrader release_assignment attention`, `nbgrader collect attention`, `nbgrader autograde
+attention`, ... (docs/instructor/setup.md). The course id is `attnkit`. In the attnkit checkout,
+`autograder.integrations.nbgrader_course` loads this file for the throwaway courses it builds (`make release`, which
+regenerates the committed `release/attention/` from `source/attention/`; the demo; the tests), adding only their own
+root and gradebook.
 """
 
 import autograder.integrations.nbgrader_formgrader_escaping
 import autograder.integrations.nbgrader_gradebook_warnings
+import autograder.integrations.nbgrader_quiet_log
 import autograder.integrations.nbgrader_student_guard
 import autograder.safe_logging
 from autograder.integrations import nbgrader_feedback_page
@@ -29,6 +32,10 @@ autograder.integrations.nbgrader_gradebook_warnings.install()
 # (autograder/integrations/nbgrader_formgrader_escaping.py).
 autograder.integrations.nbgrader_student_guard.install()
 autograder.integrations.nbgrader_formgrader_escaping.install()
+# `nbgrader autograde` says one line per student and how far it is; nbgrader's lines for every notebook (sanitizing,
+# converting, writing) and attnkit's score of each are shown with --log-level=INFO or DEBUG. Warnings and errors are
+# always shown (autograder/integrations/nbgrader_quiet_log.py).
+autograder.integrations.nbgrader_quiet_log.install()
 
 c.CourseDirectory.course_id = "attnkit"
 c.CourseDirectory.source_directory = "source"

@@ -656,3 +656,22 @@ def test_the_class_report_lists_every_student_with_a_working_link(driver, tmp_pa
     assert opened == urllib.parse.unquote((tmp_path / "feedback" / f"{ODD_STUDENT}.html").as_uri()), opened
     assert driver.find_element(By.TAG_NAME, "h1").text == f"Feedback for {ODD_STUDENT}"
     assert not [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def test_the_bar_plots_longest_names_lie_inside_it_in_chromium(driver, tmp_path):
+    """Chromium's own text metrics, not the plot's estimate: every line of the catalogue's longest misconception
+    names, English and Chinese, lies inside the class report's bar plot (its longest English name began 130 px left
+    of the picture, cut)."""
+    from test_class_report import bar_plot_svg, longest_names_class
+
+    from autograder.outputs.class_report import class_report_html
+
+    plot = tmp_path / "bar-plot.svg"
+    plot.write_text(bar_plot_svg(class_report_html(longest_names_class())), encoding="utf-8")
+    driver.get(plot.as_uri())
+    width = driver.execute_script("return document.documentElement.width.baseVal.value")
+    boxes = driver.execute_script("return Array.from(document.querySelectorAll('text'), text => "
+                                  "[text.textContent, text.getBBox().x, text.getBBox().x + text.getBBox().width])")
+    assert len(boxes) > 10 and any("维度" in line for line, _, _ in boxes)
+    outside = [(line, round(left), round(right)) for line, left, right in boxes if left < 0 or right > width]
+    assert not outside, f"lines drawn outside the {width} px picture: {outside}"

@@ -1,6 +1,7 @@
 """class_report.html: score histograms per notebook, misconceptions by students affected (most first)."""
 
 import base64
+import html
 import json
 import re
 import subprocess
@@ -8,11 +9,12 @@ import sys
 
 import pytest
 
+from autograder.checking.pictures import text_width
 from autograder.course import catalog
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.outputs.class_report import class_report_html, misconception_counts, write_class_report
-from autograder.outputs.report_plots import bars_svg, histogram_bins, histogram_svg
+from autograder.outputs.report_plots import LABEL_PX, bars_svg, histogram_bins, histogram_svg, wrap_label
 
 
 def _document(student_id, mistakes=(), missing=()):
@@ -136,8 +138,71 @@ def test_a_histogram_counts_each_score_in_its_bin_and_the_bars_list_the_most_fre
     bars = [float(height) for height in re.findall(r'<rect x="[^"]+" y="[^"]+" width="[^"]+" height="([^"]+)"', svg)]
     assert len(bars) == 3 and bars[0] == bars[2] and abs(bars[0] / bars[1] - 3) < 0.01  # 0, 6 and 18 (17.5 too)
     assert histogram_bins(18)[:2] == [-0.5, 0.5] and len(histogram_bins(100)) == 21 and len(histogram_bins(18)) == 20
-    plot = bars_svg(["often", "<rare>"], [7, 2], "students affected", "bar plot")
+    plot = bars_svg([("often",), ("<rare>",)], [7, 2], "students affected", "bar plot")
     assert plot.index(">often<") < plot.index(">&lt;rare&gt;<") and "<rare>" not in plot
     assert re.findall(r">(\d+)</text>", plot)[-2:] == ["7", "2"]
 
 
+
+
+# --- the bar plot's names, whole ------------------------------------------------------------------------------------
+
+BAR_LABEL = re.compile(r'<g fill="[^"]+"><text x="([^"]+)" y="[^"]+" text-anchor="end" font-size="\d+">([^<]*)</text>'
+                       r'</g>')
+
+
+def longest_names():
+    """The misconceptions whose English or Chinese names are the longest of the catalogue (as drawn), three each."""
+    by_width = {language: sorted(MISCONCEPTIONS_BY_ID, key=lambda key: -text_width(
+        MISCONCEPTIONS_BY_ID[key].name[language]))[:3] for language in ("en", "zh")}
+    return list(dict.fromkeys(by_width["en"] + by_width["zh"]))
+
+
+def longest_names_class():
+    """A student per misconception with one of the longest names (each named on a check of an exercise it lists)."""
+    documents = []
+    for number, misconception in enumerate(longest_names()):
+        exercise = sorted(MISCONCEPTIONS_BY_ID[misconception].exercises)[0]
+        documents.append(_document(f"s{number}", [(_check_ids(exercise)[0], misconception)]))
+    return documents
+
+
+def bar_plot_svg(page):
+    (data,) = re.findall(r'<img alt="bar plot[^"]*" src="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)"', page)
+    return base64.b64decode(data).decode()
+
+
+def bar_plot_labels(page):
+    """The bar plot's label lines, top to bottom: (x where each ends, its text)."""
+    return [(float(x), html.unescape(line)) for x, line in BAR_LABEL.findall(bar_plot_svg(page))]
+
+
+def test_the_longest_names_of_the_catalogue_are_shown_whole_in_both_languages_in_the_bar_plot():
+    """The plot cut a name longer than its label column (the 88 characters of context_weights_other_axis lost their
+    first 40 to the picture's left edge) and had no Chinese: each name is now on as many lines as it needs, all of
+    them inside the picture."""
+    names = longest_names()
+    assert text_width(MISCONCEPTIONS_BY_ID[names[0]].name["en"]) > LABEL_PX  # longer than a line: this tests wrapping
+    labels = bar_plot_labels(class_report_html(longest_names_class()))
+    for x, line in labels:
+        assert text_width(line) <= x, f"{line!r} (about {text_width(line)} px) starts left of the picture at x={x}"
+    drawn = "".join(line for _, line in labels).replace(" ", "")
+    for misconception in names:
+        for language in ("en", "zh"):
+            name = MISCONCEPTIONS_BY_ID[misconception].name[language]
+            assert name.replace(" ", "") in drawn, f"{misconception} ({language}) is not whole in the plot"
+
+
+@pytest.mark.parametrize("label", [
+    "each context vector mixes the inputs with weights normalised along the other dimension",
+    "权重除以的是沿 query 所在维度的和，而不是沿 key 所在维度的和，" * 3,
+    "x" * 200,  # one word wider than a line: cut between its letters, nothing lost
+    "short",
+])
+def test_a_label_is_wrapped_to_the_width_and_keeps_every_character(label):
+    lines = wrap_label(label, 200)
+    assert all(text_width(line) <= 200 for line in lines), lines
+    assert "".join(lines).replace(" ", "") == label.replace(" ", "")
+    assert not any(line[0] in "，。）" for line in lines)  # Chinese punctuation never starts a line
+    if text_width(label) <= 200:
+        assert lines == [label]

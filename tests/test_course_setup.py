@@ -8,6 +8,7 @@ the URL it prints, on 127.0.0.1 only, with its token kept off the command line; 
 (the screenshot in docs/instructor/setup.md) with no exchange warning.
 """
 
+import ast
 import contextlib
 import http.cookiejar
 import os
@@ -57,45 +58,48 @@ def home(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def course(home):
+def made(home):
+    """`attnkit course new` with the roster, as the runbook runs it: the finished process."""
     roster = home / "roster.csv"
     roster.write_text(ROSTER, encoding="utf-8")
     made = attnkit("course", "new", str(home / "attnkit-course"), "--roster", str(roster), home=home)
     assert made.returncode == 0, made.stdout + made.stderr
-    assert "3 students in the gradebook" in made.stdout
+    return made
+
+
+@pytest.fixture(scope="module")
+def course(made, home):
     return home / "attnkit-course"
 
 
 @pytest.mark.slow
-def test_the_course_has_the_roster_the_release_with_the_kit_and_the_exchange(course):
-    from nbgrader.api import Gradebook
+def test_course_new_prints_its_own_two_lines_and_nothing_else(made, course):
+    """The student kit's wheel is built inside `course new`: what that build prints (setuptools' "warning: build_py:
+    byte-compiling is disabled") is not the instructor's business; attnkit's own lines are."""
+    assert made.stderr == ""
+    assert made.stdout.splitlines() == [
+        f"attnkit course new: {course}: 3 students in the gradebook; the release with the student kit in "
+        f"{course / 'release' / 'attention'}; the exchange {course / 'exchange'}",
+        f"next: cd {course} && nbgrader release_assignment attention; attnkit course formgrader {course} opens "
+        "formgrader"]
 
-    with Gradebook(nbgrader_course.db_url(course), nbgrader_course.COURSE_ID) as gradebook:
-        students = {s.id: (s.first_name, s.last_name, s.email) for s in gradebook.students}
-        assert gradebook.find_assignment("attention").max_score == 100
-    assert students == {"s001": ("Ada", "Lovelace", "ada@example.org"), "s002": ("李", "雷", "lilei@example.org"),
-                        "s003": ("Grace", "Hopper", "grace@example.org")}
-    exchange = course / "exchange"
-    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777  # everyone rwx (nbgrader's documented mode), sticky
-    release = course / "release" / "attention"
-    wheel = release / "attnkit_student_kit-0.1.0-py3-none-any.whl"
-    names = sorted(path.name for path in release.iterdir())
-    assert names == [*NOTEBOOKS, "README-student-kit.md", wheel.name]
-    readme = (release / "README-student-kit.md").read_text(encoding="utf-8")
-    assert f"%pip install {wheel.name}" in readme and "python -m pip install" in readme and "老师" in readme
-    assert wheel.stat().st_size > 100_000
-    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
-    assert "autograder.integrations.nbgrader_sandbox.SandboxedExecute" in config  # the sandbox, copied in
-    assert f"c.Exchange.root = {str(exchange)!r}" in config and "load_subconfig" not in config
 
-    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    released = subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", "attention"], cwd=course,
-                              capture_output=True, text=True, check=False, env=dict(os.environ, PATH=path))
-    assert released.returncode == 0, released.stdout + released.stderr
-    assert "Permissions for exchange directory" not in released.stderr  # nbgrader found its mode right
-    outbound = exchange / "attnkit" / "outbound" / "attention"
-    assert sorted(path.name for path in outbound.iterdir()) == names
-    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
+@pytest.mark.slow
+def test_a_kit_build_that_fails_says_why(tmp_path, monkeypatch):
+    """The build's output is kept from the terminal, never its reason: a wheel that cannot be built stops `course
+    new` with python -m build's own words (here: a pyproject.toml that is not TOML)."""
+    from autograder.integrations.student_kit import build
+
+    def broken_kit(out_dir, seed):
+        Path(out_dir).mkdir(parents=True)
+        (Path(out_dir) / "pyproject.toml").write_text("[project\nname = 'kit'\n", encoding="utf-8")
+        return {}
+
+    monkeypatch.setattr(build, "build", broken_kit)
+    with pytest.raises(OSError, match=r"(?s)the student kit's wheel: python -m build failed with exit code 1; its "
+                                      r"last lines:\n.*pyproject\.toml"):
+        course_setup._kit_wheel(tmp_path / "release")
+    assert not list((tmp_path / "release").glob("*.whl"))
 
 
 @pytest.mark.slow
@@ -246,6 +250,17 @@ def test_a_step_that_fails_leaves_nothing_behind(tmp_path):
     assert not (tmp_path / "exchange").exists()
 
 
+def test_the_courses_config_says_to_run_nbgrader_in_the_course_folder(tmp_path, repo_root):
+    """The config `course new` copies into the course said "Run nbgrader from the repository root": wrong there, where
+    nbgrader reads the course folder's config."""
+    course = nbgrader_course.make_course(tmp_path / "course", repo_root, self_contained=True)
+    tree = ast.parse((course / "nbgrader_config.py").read_text(encoding="utf-8"))
+    (said,) = [" ".join(node.value.value.split()) for node in tree.body
+               if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)]  # the checkout's docstring
+    assert "run nbgrader in the course folder" in said and "`attnkit course new DIR`" in said and "`cd DIR`" in said
+    assert "repository root" not in said
+
+
 def _no_wheel(folder):
     raise AssertionError("a refused course builds no wheel")
 
@@ -326,8 +341,11 @@ def test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course(for
     driver = start_chromium(chromium, chromedriver, home, PAGE_S)
     try:
         driver.get(url)
-        wait_until(driver, lambda: [row for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
-                                    if row.text.split()[:1] == ["attention"]], PAGE_S, "the assignment 'attention'")
+        (row,) = wait_until(driver, lambda: [row for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")
+                                             if row.text.split()[:1] == ["attention"]], PAGE_S,
+                            "the assignment 'attention'")
+        # the runbook's step 2 comes before its release (step 3): the screenshot shows the assignment not released yet
+        assert "draft" in row.text.split() and "released" not in row.text, row.text
         text = driver.find_element(By.TAG_NAME, "body").text
         assert "does not exist" not in text and "could not be created" not in text, text  # the exchange warning
         assert not driver.find_elements(By.ID, "warning-exchange")
@@ -348,6 +366,40 @@ def test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course(for
     assert process.wait(timeout=30) == 0
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", port)) != 0  # nothing listens any more
+
+
+@pytest.mark.slow
+def test_the_course_has_the_roster_the_release_with_the_kit_and_the_exchange(course):
+    """After the formgrader test above: it shows the course as the runbook's step 2 does, before the release (step
+    3), which this test makes."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(nbgrader_course.db_url(course), nbgrader_course.COURSE_ID) as gradebook:
+        students = {s.id: (s.first_name, s.last_name, s.email) for s in gradebook.students}
+        assert gradebook.find_assignment("attention").max_score == 100
+    assert students == {"s001": ("Ada", "Lovelace", "ada@example.org"), "s002": ("李", "雷", "lilei@example.org"),
+                        "s003": ("Grace", "Hopper", "grace@example.org")}
+    exchange = course / "exchange"
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777  # everyone rwx (nbgrader's documented mode), sticky
+    release = course / "release" / "attention"
+    wheel = release / "attnkit_student_kit-0.1.0-py3-none-any.whl"
+    names = sorted(path.name for path in release.iterdir())
+    assert names == [*NOTEBOOKS, "README-student-kit.md", wheel.name]
+    readme = (release / "README-student-kit.md").read_text(encoding="utf-8")
+    assert f"%pip install {wheel.name}" in readme and "python -m pip install" in readme and "老师" in readme
+    assert wheel.stat().st_size > 100_000
+    config = (course / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert "autograder.integrations.nbgrader_sandbox.SandboxedExecute" in config  # the sandbox, copied in
+    assert f"c.Exchange.root = {str(exchange)!r}" in config and "load_subconfig" not in config
+
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    released = subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", "attention"], cwd=course,
+                              capture_output=True, text=True, check=False, env=dict(os.environ, PATH=path))
+    assert released.returncode == 0, released.stdout + released.stderr
+    assert "Permissions for exchange directory" not in released.stderr  # nbgrader found its mode right
+    outbound = exchange / "attnkit" / "outbound" / "attention"
+    assert sorted(path.name for path in outbound.iterdir()) == names
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
 
 
 def test_formgrader_refuses_a_folder_without_a_course_and_a_port_in_use(tmp_path):

@@ -122,7 +122,7 @@ def demo_class(tmp_path_factory, repo_root):
     for submission in CLASS:
         folder = write_fixture(submission, root / "handed_in" / submission.student_id, repo_root)
         nbgrader_course.submit(course, submission.student_id, folder)
-    log = _nbgrader_log(course, "autograde", "attention")
+    log = _nbgrader_log(course, "autograde", "attention", "--log-level=INFO")  # each notebook's line: a detail
     nbgrader_course.generate_feedback(course)
     scores, documents = _attnkit_scores(course / "submitted", root / "attnkit", limits)
     return {"course": course, "attnkit": scores, "documents": documents, "log": log,
@@ -296,8 +296,8 @@ def _autograde_what_nbgrader_accepts(course, refused_dir, at_most):
     refused, logs = [], []
     environment = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
     for _ in range(at_most + 1):
-        process = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "attention"], cwd=course,
-                                 env=environment, capture_output=True, text=True, check=False)
+        process = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "attention", "--log-level=INFO"],
+                                 cwd=course, env=environment, capture_output=True, text=True, check=False)
         logs.append(process.stdout + process.stderr)
         if process.returncode == 0:
             break

@@ -1,23 +1,27 @@
-"""An honest class autogrades without a warning, with progress lines; a student who edits a locked cell is still caught.
+"""An honest class autogrades without a warning, with a line per student and progress lines (the details with
+--log-level=INFO); a student who edits a locked cell is still caught.
 
 The nbgrader runs (about two minutes on 2 cores): a course with the release generated, three honest students who
 hand in what a student of the release hands in (the release with the solution cells filled in: its test cells hold no
-hidden tests), autograded and given feedback by `nbgrader` as the course is configured; then one student who edits
-two hidden-test cells and a given cell, autograded on their own. The unit tests below them need no nbgrader run.
+hidden tests), autograded and given feedback by `nbgrader` as the course is configured; one of them again with
+--log-level=INFO; then one student who edits two hidden-test cells and a given cell, autograded on their own. The unit
+tests below them need no nbgrader run.
 """
 
 import copy
+import logging
 import re
 from types import SimpleNamespace
 
 import nbformat
 import pytest
 from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme
+from traitlets.config import Application, Config
 
 from autograder.course.exercises import NOTEBOOKS
-from autograder.integrations import nbgrader_course
+from autograder.integrations import nbgrader_course, nbgrader_quiet_log
 from autograder.integrations.nbgrader_hidden_tests import grade_id_of, is_as_released
-from autograder.integrations.nbgrader_progress import Progress
+from autograder.integrations.nbgrader_progress import Progress, StudentTally
 from devtools.class_fixtures import BY_ID, build_notebook
 
 ASSIGNMENT = nbgrader_course.ASSIGNMENT
@@ -27,6 +31,10 @@ TAMPER = "tamper"
 SOLUTION_MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 CHECKSUM_WARNING = re.compile(r"Attribute 'checksum' for cell (\S+) has changed!")
 PROGRESS = re.compile(r"attnkit: graded (\d+) of (\d+) notebooks? \((\d+) s\)")
+STUDENT_LINE = re.compile(r"attnkit: (\S+): \d+ notebooks? graded in the sandbox, ")
+# Lines of a quiet autograde run that are neither a student's nor progress: none for an honest class (a constant:
+# nbgrader's start and end, should a release say one)
+QUIET_OVERHEAD = 3
 # The tamper student's edits: two hidden-test cells (a line added, one character taken away) and a given cell.
 EDITS = {
     (NB01, "test_softmax_naive"): lambda source: source + "\nprint('full marks, please')",
@@ -87,6 +95,13 @@ def honest_run(course):
 
 
 @pytest.fixture(scope="module")
+def detailed_run(course, honest_run):
+    """One student autograded again with the log level given: every detail."""
+    return nbgrader_course.run_nbgrader(course.root, "autograde", ASSIGNMENT, "--force", "--student=solved",
+                                        "--log-level=INFO")
+
+
+@pytest.fixture(scope="module")
 def tamper_run(course, honest_run, tmp_path_factory):
     notebooks = copy.deepcopy(course.solved)
     for (name, grade_id), edit in EDITS.items():
@@ -117,6 +132,30 @@ def test_the_autograde_log_says_how_far_the_run_is(honest_run):
     assert [(done, of) for done, of, _ in lines] == [(done, total) for done in range(1, total + 1)], lines
     seconds = [elapsed for _, _, elapsed in lines]
     assert seconds == sorted(seconds)
+
+
+@pytest.mark.slow
+def test_the_autograde_log_is_a_line_per_student_and_the_progress_lines(honest_run):
+    """329 lines for 8 students before (some forty per student: nbgrader's lines for every notebook and attnkit's
+    score of each); now each student's line, the progress lines and nothing that grows with the class."""
+    lines = honest_run.autograde.splitlines()
+    students = [line for line in lines if STUDENT_LINE.search(line)]
+    progress = [line for line in lines if PROGRESS.search(line)]
+    assert len(lines) <= len(HONEST) + len(progress) + QUIET_OVERHEAD, f"{len(lines)} lines:\n" + "\n".join(lines)
+    assert not [line for line in lines if "Sanitizing " in line or " in the sandbox: " in line]
+    assert sorted(STUDENT_LINE.search(line).group(1) for line in students) == sorted(HONEST), students
+    assert "attnkit: solved: 4 notebooks graded in the sandbox, 100/100" in honest_run.autograde
+
+
+@pytest.mark.slow
+def test_the_details_are_there_with_a_log_level(course, detailed_run):
+    """--log-level=INFO: nbgrader's lines for every notebook and attnkit's verdict on each, with the student's line."""
+    for name in NOTEBOOKS:
+        assert f"Sanitizing {course.root}/submitted/solved/{ASSIGNMENT}/{name}.ipynb" in detailed_run
+        assert f"Autograding {course.root}/autograded/solved/{ASSIGNMENT}/{name}.ipynb" in detailed_run
+        assert f"attnkit: solved/{name} graded ahead in the sandbox: " in detailed_run
+    assert "Creating/updating student with ID 'solved'" in detailed_run
+    assert "attnkit: solved: 4 notebooks graded in the sandbox, 100/100" in detailed_run
 
 
 @pytest.mark.slow
@@ -216,3 +255,62 @@ def test_more_notebooks_than_counted_never_reads_n_of_fewer():
     progress = Progress(1, clock=_clock([0.0, 1.0, 2.0]))
     assert [progress.notebook_done(), progress.notebook_done()] == [
         "graded 1 of 1 notebook (1 s)", "graded 2 of 2 notebooks (2 s)"]
+
+
+@pytest.fixture
+def quiet_factory():
+    """nbgrader_quiet_log's factory installed over Python's own, put back as it was after the test (process-wide)."""
+    factory = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(logging.LogRecord)
+    nbgrader_quiet_log.install()
+    yield
+    logging.setLogRecordFactory(factory)
+    Application.clear_instance()
+
+
+def _record(level, module, message, *args, logger=nbgrader_quiet_log.AUTOGRADE_LOGGER):
+    return logging.getLogger(logger).makeRecord(logger, level, f"/site-packages/x/{module}.py", 1, message, args, None)
+
+
+def test_routine_lines_of_an_autograde_run_are_details_and_nothing_else_is(quiet_factory):
+    routine = _record(logging.INFO, "autograde", "Sanitizing %s", "submitted/s1/attention/01.ipynb")
+    assert (routine.levelno, routine.levelname) == (logging.DEBUG, "DEBUG")
+    verdict = _record(logging.INFO, "nbgrader_sandbox", "attnkit: %s/%s %s in the sandbox: %g/%g", "s1", "01",
+                      "graded", 3, 18)
+    assert verdict.levelno == logging.DEBUG
+    kept = [
+        _record(logging.INFO, "nbgrader_sandbox", "attnkit: %s", "s1: 4 notebooks graded in the sandbox, 72/100"),
+        _record(logging.WARNING, "autograde", "Sanitizing %s", "x"),  # a warning, whatever its words
+        _record(logging.WARNING, "overwritecells", "Attribute '%s' for cell %s has changed! (should be: %s, got: %s)",
+                "checksum", "given_inputs", "a", "b"),
+        _record(logging.ERROR, "base", "Converting notebook %s", "x"),
+        _record(logging.INFO, "elsewhere", "Sanitizing %s", "x"),  # the words, from another module
+        _record(logging.INFO, "autograde", "Sanitizing %s", "x", logger="traitlets"),  # formgrader's log
+    ]
+    assert [record.levelno for record in kept] == [logging.INFO, logging.WARNING, logging.WARNING, logging.ERROR,
+                                                   logging.INFO, logging.INFO]
+
+
+@pytest.mark.parametrize("asked", [{"Application": {"log_level": "INFO"}}, {"NbGrader": {"log_level": 20}}])
+def test_a_log_level_given_to_the_run_keeps_every_line_as_logged(quiet_factory, asked):
+    Application.instance(config=Config(asked))
+    assert _record(logging.INFO, "autograde", "Sanitizing %s", "x").levelno == logging.INFO
+    Application.clear_instance()
+    Application.instance()  # a run given no level: the routine lines are details again
+    assert _record(logging.INFO, "autograde", "Sanitizing %s", "x").levelno == logging.DEBUG
+
+
+def test_install_is_idempotent(quiet_factory):
+    factory = logging.getLogRecordFactory()
+    nbgrader_quiet_log.install()
+    assert logging.getLogRecordFactory() is factory
+
+
+def test_a_students_line_adds_their_notebooks():
+    tally = StudentTally("s1")
+    for score, max_score in ((18, 18), (10.5, 18), (0, 25), (39, 39)):
+        tally.add(score, max_score)
+    assert tally.line() == "s1: 4 notebooks graded in the sandbox, 67.5/100"
+    alone = StudentTally("s2")
+    alone.add(0, 18)
+    assert alone.line() == "s2: 1 notebook graded in the sandbox, 0/18"

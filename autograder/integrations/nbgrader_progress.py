@@ -1,17 +1,19 @@
-"""Progress lines of an `nbgrader autograde` run: "graded 37 of 120 notebooks (12 s)".
+"""Progress lines of an `nbgrader autograde` run: "graded 37 of 120 notebooks (12 s)", and a line per student.
 
 nbgrader logs each notebook it sanitizes and autogrades, never how far the run is. `SandboxedExecute` counts the
 notebooks it has graded against the run's count (nbgrader_lookahead.about_to_autograde: the notebooks this run is
 about to autograde, known at its first one) and logs a line at a rate that suits the class: after every notebook
 for a small class, else every twentieth of the run or when `interval_s` has passed since the last line, whichever
-comes first, and always after the last notebook.
+comes first, and always after the last notebook. After a student's last notebook it logs their line, "s001: 4
+notebooks graded in the sandbox, 72/100" (`StudentTally`): with the progress lines, all an autograde run says by
+default (autograder.integrations.nbgrader_quiet_log).
 """
 
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "StudentTally"]
 
 # Up to this many notebooks (10 students of the four-notebook assignment) a line follows each notebook.
 SMALL_RUN = 40
@@ -48,3 +50,22 @@ class Progress:
         self.last_line = now
         noun = "notebook" if self.total == 1 else "notebooks"
         return f"graded {self.done} of {self.total} {noun} ({now - self.started:.0f} s)"
+
+
+@dataclass
+class StudentTally:
+    """One student's notebooks graded so far in an autograde call; `line()` is what is said after their last one."""
+
+    student: str
+    notebooks: int = 0
+    score: float = 0.0
+    max_score: float = 0.0
+
+    def add(self, score: float, max_score: float) -> None:
+        self.notebooks += 1
+        self.score += score
+        self.max_score += max_score
+
+    def line(self) -> str:
+        noun = "notebook" if self.notebooks == 1 else "notebooks"
+        return f"{self.student}: {self.notebooks} {noun} graded in the sandbox, {self.score:g}/{self.max_score:g}"

@@ -16,7 +16,9 @@ writes back what nbgrader reads:
   reads for the mistakes the checks reproduced.
 
 After each notebook it logs how far the run is, "graded 37 of 120 notebooks (12 s)", at a rate that suits the
-class (autograder.integrations.nbgrader_progress).
+class, and after a student's last notebook their line, "s001: 4 notebooks graded in the sandbox, 72/100"
+(autograder.integrations.nbgrader_progress); each notebook's own line is a detail (--log-level=INFO:
+autograder.integrations.nbgrader_quiet_log).
 
 The course's nbgrader_config.py puts it first in `Autograde.autograde_preprocessors` (`AUTOGRADE_PREPROCESSORS`),
 so `nbgrader autograde`, formgrader's Autograde button and the hub course grade here with no other change. Where the
@@ -46,6 +48,7 @@ from traitlets import Float, Integer, Unicode
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.i18n import language
 from autograder.integrations import nbgrader_markup, nbgrader_metadata
+from autograder.integrations.nbgrader_progress import StudentTally
 from autograder.integrations.nbgrader_record import RECORD_KEY, record_of
 from autograder.isolation import sandbox
 from autograder.isolation.limits import Limits
@@ -66,6 +69,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 THIS = f"{__name__}.SandboxedExecute"
+STUDENT_TALLY = "_attnkit_student_tally"  # the current student's StudentTally, kept on the autograde call's converter
 POINTS_TOLERANCE = 1e-9
 # nbgrader 0.9's Autograde.autograde_preprocessors after its first entry, Execute.
 NBGRADER_AFTER_EXECUTE = [
@@ -170,12 +174,27 @@ class SandboxedExecute(NbGraderPreprocessor):
         _restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
         _write_verdicts(nb, result, self.lang or language())
         nb.metadata[RECORD_KEY] = record_of(result.checks, self.seed)  # always ours: the student's value is replaced
+        # a detail: shown with --log-level=INFO, else made DEBUG (autograder.integrations.nbgrader_quiet_log)
         self.log.info("attnkit: %s/%s %s in the sandbox: %g/%g", student, notebook_id, how, result.score,
                       result.max_score)
-        progress = ahead.progress.notebook_done() if ahead is not None else None
-        if progress:
-            self.log.info("attnkit: %s", progress)
+        for line in (self._student_done(student, notebook_id, result),
+                     ahead.progress.notebook_done() if ahead is not None else None):
+            if line:
+                self.log.info("attnkit: %s", line)
         return nb, resources
+
+    def _student_done(self, student: str, notebook_id: str, result: "NotebookResult") -> str | None:
+        """The student's line once their last notebook of this autograde call is graded (the last of nbgrader's
+        list for them: the converter grades a student's notebooks one after the other), else None."""
+        converter = self._converter()
+        tally = getattr(converter, STUDENT_TALLY, None)
+        if not isinstance(tally, StudentTally) or tally.student != student:
+            tally = StudentTally(student)
+            if converter is not None:
+                setattr(converter, STUDENT_TALLY, tally)
+        tally.add(result.score, result.max_score)
+        theirs = [Path(str(path)).stem for path in (converter.notebooks if converter is not None else ())]
+        return tally.line() if notebook_id == (theirs[-1] if theirs else notebook_id) else None
 
     def _options(self, workers: int) -> "Options":
         from autograder.grading.notebooks import Options

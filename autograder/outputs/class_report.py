@@ -7,8 +7,8 @@ autograder.course.catalog), and every student's row: total, each notebook, named
 their feedback page (autograder.outputs.report_students).
 A student counts once per misconception, however many checks it failed.
 
-Plots are SVG drawn by hand (autograder.outputs.report_plots); their text is English, as the page's headings are.
-The Chinese names are in the HTML table.
+Plots are SVG drawn by hand (autograder.outputs.report_plots); their text is English, as the page's headings are,
+but for the misconceptions' names, which the bar plot gives in English and Chinese, as the table does.
 
 Later commands link what they made of the grades from this report (`attnkit similarity`, `attnkit export`):
 `add_link(grades_dir, label, target)` keeps the link in GRADES_DIR/report_links.json and writes the report again;
@@ -269,9 +269,11 @@ def _data_url(svg: str) -> Markup:
 
 
 def _misconception_svg(counts: Sequence[MisconceptionCount]) -> str:
-    """A horizontal bar per misconception (the MAX_BARS most frequent, the most frequent on top), students affected."""
+    """A horizontal bar per misconception (the MAX_BARS most frequent, the most frequent on top), students affected;
+    each named in English and Chinese, whole."""
     shown = list(counts[:MAX_BARS])
-    return bars_svg([count.name_en for count in shown], [count.students for count in shown], "students affected",
+    return bars_svg([(count.name_en, count.name_zh) if count.name_zh else (count.name_en,) for count in shown],
+                    [count.students for count in shown], "students affected",
                     "bar plot of misconceptions by students affected")
 
 

@@ -46,6 +46,7 @@ PACKAGE_NAME = "attnkit-student-kit"
 SOURCE_ROOT = Path(__file__).resolve().parents[2]  # the full kit's autograder/
 KIT_DIR = "autograder/integrations/student_kit"
 RUNTIME_DIR = SOURCE_ROOT / "integrations" / "student_kit" / "runtime"
+BUILD_TAIL_LINES = 20  # of `python -m build`'s output, in the error when it fails
 # Package inits the kit writes itself (the full kit's import the grader's entry points).
 OWN_INITS = ("__init__.py", "integrations/student_kit/__init__.py")
 # What the kit must never hold, whatever a shipped module imports: the reference, the catalogue and what runs the
@@ -112,7 +113,7 @@ torch 不在范围内时，导入会停止并给出写明两个版本的提示�
 
 
 class KitBuildError(Exception):
-    """OUT_DIR cannot take the kit (a file, or a folder that holds something else)."""
+    """OUT_DIR cannot take the kit (a file, or a folder that holds something else), or its wheel was not built."""
 
 
 def _public_messages() -> dict[str, dict[str, str]]:
@@ -293,14 +294,20 @@ def build(out_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> dict[str
 
 def build_wheel(dist_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> Path:
     """Build the kit and make its wheel in dist_dir with `python -m build` (the `build` package, no isolation: the
-    running environment's setuptools, no download); the wheel's path."""
+    running environment's setuptools, no download); the wheel's path. What the build prints is kept from the
+    caller's terminal (setuptools' own notes: "byte-compiling is disabled"); a failed build raises KitBuildError
+    with its last lines, which say why."""
     dist_dir = Path(dist_dir).resolve()
     dist_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="attnkit-student-kit-") as scratch:
         kit = Path(scratch) / "kit"
         build(kit, seed)
-        subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist_dir),
-                        str(kit)], check=True, cwd=scratch, stdout=subprocess.DEVNULL)
+        built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist_dir),
+                                str(kit)], check=False, cwd=scratch, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace")
+    if built.returncode != 0:
+        tail = "\n".join(built.stdout.rstrip().splitlines()[-BUILD_TAIL_LINES:])
+        raise KitBuildError(f"python -m build failed with exit code {built.returncode}; its last lines:\n{tail}")
     wheel = dist_dir / wheel_name()
     if not wheel.is_file():
         raise KitBuildError(f"python -m build made no {wheel.name} in {dist_dir}")

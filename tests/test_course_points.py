@@ -106,6 +106,8 @@ def _formgrader(home, root):
         assert "open http://127.0.0.1:" in line, f"no URL printed:\n{line}{process.stdout.read()}"
         url = urlsplit(line.split("open ", 1)[1].strip())
         token = parse_qs(url.query)["token"][0]
+        said = [process.stdout.readline(), process.stdout.readline()]  # where its log is; which points it grades with
+        assert said[1].startswith(f"points: the course's own, {root / 'course_settings.toml'} "), said
         session = Formgrader(f"{url.scheme}://{url.netloc}", token)
         assert session.call(f"/formgrader?token={token}")[0] == 200
         yield session
@@ -161,7 +163,7 @@ def test_a_change_of_points_keeps_the_kit_and_manual_grades_and_every_grader_of_
         status, text = session.call(f"/formgrader/api/submission/attention/{STUDENT}/autograde", method="POST",
                                     body={}, timeout=600)
     answer = json.loads(text)
-    assert status == 200 and answer["success"], answer.get("error", answer)
+    assert status == 200 and answer["success"], answer.get("log", "")[-3000:]
     assert _grade(root, "test_softmax_naive")[:3] == (6, None, 6)  # out of the course's 6, nothing refused
     assert _grade(root, "test_softmax_stable")[1:3] == (2.5, 5)
     assert (root / "autograded" / STUDENT / "attention" / f"{NB01}.ipynb").is_file()

@@ -44,7 +44,7 @@ from autograder.safe_text import clean
 
 __all__ = [
     "CourseRelease", "RescaledGrade", "course_points", "course_settings_of", "grades_source_course_settings",
-    "release_course", "submitted_course_settings",
+    "points_in_words", "release_course", "submitted_course_settings",
 ]
 
 CONFIG = "nbgrader_config.py"
@@ -110,6 +110,17 @@ def grades_source_course_settings(source: Path) -> Path | None:
     if source.is_dir() and (source / CONFIG).is_file():
         return course_settings_of(source)
     return course_settings_of(source.parent)
+
+
+def points_in_words(root: Path) -> str:
+    """Which points nbgrader and formgrader grade the course in `root` with, in a line for the instructor."""
+    root = Path(root).absolute()
+    config = root / CONFIG
+    named = config.is_file() and CHOSEN_BY_CONFIG in config.read_text(encoding="utf-8", errors="replace")
+    if named and course_settings_of(root) is not None:
+        return f"points: the course's own, {clean(course_settings_file(root))} (`attnkit course points {clean(root)}`)"
+    return (f"points: this course keeps none of its own; it grades with {clean(settings_path())} (`attnkit course "
+            f"release {clean(root)}` gives it its own)")
 
 
 def course_points(root: Path) -> tuple[Path, AppliedPoints]:

@@ -83,6 +83,9 @@ c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "autograder.integrations.nbgrader_hidden_tests.RestoreHiddenTests",
+    # A graded cell handed in with the points of an earlier release of the course (before `attnkit course points`
+    # changed them) gets the course's, said once per run, not warned per cell (integrations/nbgrader_points.py).
+    "autograder.integrations.nbgrader_points.EarlierReleasePoints",
     "nbgrader.preprocessors.OverwriteCells",
     # nbgrader's CheckCellMetadata, its schema checked once per process (autograder/integrations/nbgrader_metadata.py)
     "autograder.integrations.nbgrader_metadata.SchemaCheckedOnce",

@@ -15,6 +15,9 @@
     attnkit course new DIR [--roster ROSTER.csv] [--exchange EXCHANGE_DIR]   an nbgrader course of one's own
     attnkit course formgrader DIR [--port N]      JupyterLab with formgrader for it, on 127.0.0.1 with a token
     attnkit course remove-student DIR ID          a student (the rehearsal's login) out of the course, kept aside
+    attnkit course points DIR [--set ID=N]...     the course's points (DIR/course_settings.toml); --set changes them
+                                                  and regenerates the release, kit included (`course release DIR`:
+                                                  after an edit of the file by hand)
     attnkit -v COMMAND ... (or COMMAND ... -v)    also progress and diagnostics on stderr (logging's DEBUG)
 
 Exit status: 0 when grading happened (whatever the scores), 2 when it could not (the reason on stderr), 1 when
@@ -22,6 +25,10 @@ Exit status: 0 when grading happened (whatever the scores), 2 when it could not 
 3 when the disk holding OUT_DIR filled up: the run stopped, the students written are kept, run it again;
 `export` exits 1 when a graded student is not in the roster (listed on stderr and in FILE.notes.csv), and 2, writing
 nothing, when a roster row matches no student of the gradebook (the rows are named).
+
+Points: `grade DIR/submitted`, `similarity DIR/submitted` and `export DIR` on a course folder that keeps its own points
+(DIR/course_settings.toml, which `course new` writes) grade and export with them; elsewhere the checkout's
+course_settings.toml, or the file ATTNKIT_COURSE_SETTINGS names.
 """
 
 import argparse
@@ -43,6 +50,7 @@ from autograder.refusal import Refused
 from autograder.safe_text import clean, clean_data
 
 if TYPE_CHECKING:  # the grading stage imports torch and the checks: only when a command grades
+    from autograder.course.course_settings import AppliedPoints
     from autograder.grading.api import Options
     from autograder.grading.shards import Shard
 
@@ -230,7 +238,19 @@ def _course_commands(commands: "argparse._SubParsersAction[argparse.ArgumentPars
     remove.add_argument("root", type=Path, metavar="DIR")
     remove.add_argument("student", metavar="ID", help="the student's id, as in the gradebook and submitted/")
     remove.set_defaults(run=_course_remove_student)
-    for action in (new, formgrader, remove):
+    points = actions.add_parser("points", help="the course's points (DIR/course_settings.toml); with --set, change "
+                                "them and regenerate the release with the student kit, keeping manual grades in "
+                                "proportion")
+    points.add_argument("root", type=Path, metavar="DIR")
+    points.add_argument("--set", action="append", default=[], dest="changes", metavar="ID=N",
+                        help="give check or exercise ID N points (repeatable: the total stays 100, e.g. --set "
+                             "softmax_naive.random=3 --set softmax_stable.large=0)")
+    points.set_defaults(run=_course_points)
+    release = actions.add_parser("release", help="regenerate the course's release from DIR/course_settings.toml as "
+                                 "it is (after an edit by hand), with the student kit")
+    release.add_argument("root", type=Path, metavar="DIR")
+    release.set_defaults(run=_course_release, changes=[])
+    for action in (new, formgrader, remove, points, release):
         _verbose_option(action, default=argparse.SUPPRESS)
 
 
@@ -298,7 +318,20 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _course_points_of(settings: Path | None, command: str) -> None:
+    """A course folder's own points for this process, where the command works on such a course."""
+    if settings is None:
+        return
+    from autograder.course.course_settings import use_course_settings
+
+    use_course_settings(settings)
+    logger.info("attnkit %s: the points of the course in %s (%s)", command, clean(settings.parent), settings.name)
+
+
 def _grade(args: argparse.Namespace) -> int:
+    from autograder.integrations.course_points import submitted_course_settings
+
+    _course_points_of(submitted_course_settings(args.submitted), "grade")
     if args.exercise or args.notebook:
         return _regrade(args)
     start_zygote_early()
@@ -340,12 +373,18 @@ def _regrade(args: argparse.Namespace) -> int:
 
 def _points(args: argparse.Namespace) -> int:
     from autograder.course.course_settings import settings_path
-    from autograder.course.exercises import EXERCISES
     from autograder.course.registry import course_points
 
     applied = course_points()  # refused here, naming the problem, when the file is wrong
     path = settings_path()
     print(f"course settings: {path if path.is_file() else 'none (' + str(path) + ' absent): the declared points'}")
+    _print_points(applied)
+    return 0
+
+
+def _print_points(applied: "AppliedPoints") -> None:
+    from autograder.course.exercises import EXERCISES
+
     checks = [check for declared in applied.declarations for check in declared.checks]
     for exercise in EXERCISES:
         own = [check for check in checks if check.exercise == exercise.id]
@@ -355,7 +394,6 @@ def _points(args: argparse.Namespace) -> int:
     for note in applied.notes:
         print(f"note: {note}")
     print(f"total: {sum(check.points for check in checks):g}")
-    return 0
 
 
 def _gradescope_build(args: argparse.Namespace) -> int:
@@ -385,6 +423,9 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _similarity(args: argparse.Namespace) -> int:
+    from autograder.integrations.course_points import submitted_course_settings
+
+    _course_points_of(submitted_course_settings(args.submitted), "similarity")
     start_zygote_early()
     from autograder.review.api import find_similar_work
 
@@ -408,6 +449,9 @@ def _similarity(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from autograder.integrations.api import export_grades
+    from autograder.integrations.course_points import grades_source_course_settings
+
+    _course_points_of(grades_source_course_settings(args.source), "export")
 
     lms = "canvas" if args.canvas else "moodle"
     result, link_problem = export_grades(args.source, args.canvas or args.moodle, args.out, lms=lms,
@@ -470,6 +514,36 @@ def _course_remove_student(args: argparse.Namespace) -> int:
           f"kept in {removed.kept_in}")
     for note in removed.notes:
         logger.warning("attnkit course remove-student: %s", note)
+    return 0
+
+
+def _course_points(args: argparse.Namespace) -> int:
+    if args.changes:
+        return _course_release(args)
+    from autograder.integrations.course_points import course_points
+
+    path, applied = course_points(args.root)
+    print(f"course settings: {clean(path)}")
+    _print_points(applied)
+    return 0
+
+
+def _course_release(args: argparse.Namespace) -> int:
+    from autograder.integrations.api import release_course
+
+    made = release_course(args.root, args.changes)
+    for (notebook, cell), (before, after) in sorted(made.changed.items()):
+        print(f"{clean(notebook)} {clean(cell)}: {before:g} -> {after:g} points")
+    for grade in made.rescaled:
+        print(grade)
+    for note in made.applied.notes:
+        print(f"note: {note}")
+    print(f"attnkit course points: {made.settings}: {len(made.changed)} graded cells changed, "
+          f"{len(made.rescaled)} manual grades kept in proportion or flagged; the release with the student kit in "
+          f"{made.release}")
+    print(f"next: cd {made.root} && nbgrader release_assignment attention --force (students who fetch it get the new "
+          "points); nbgrader autograde attention --force grades every submission out of them; a formgrader started "
+          "before this command is started again")
     return 0
 
 

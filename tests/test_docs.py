@@ -42,6 +42,8 @@ SHARDS = "tests/test_shards.py::test_merged_grades_csv_equals_the_unsharded_one"
 HUB = "tests/test_jupyterhub.py::test_the_course_round_trip_on_jupyterhub"
 MUTATION = "tests/test_mutation_sample.py::test_every_sampled_mutant_loses_points"
 POINTS_EVERYWHERE = "tests/test_points.py::test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points"
+COURSE_POINTS = ("tests/test_course_points.py::"
+                 "test_a_change_of_points_keeps_the_kit_and_manual_grades_and_every_grader_of_the_course_uses_it")
 RUN_BY_TEST = {
     "make demo": DEMO,
     "make test": "tests/test_docs.py::test_make_test_runs_the_test_suite",
@@ -112,8 +114,12 @@ RUN_BY_TEST = {
         "tests/test_course_setup.py::test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course",
     # docs/instructor/points.md: points in course_settings.toml, regrades of one exercise or notebook
     ".venv/bin/attnkit points": "tests/test_points.py::test_attnkit_points_lists_the_points_in_force",
-    "cp source/attention/*.ipynb ~/attnkit-course/source/attention/": POINTS_EVERYWHERE,
-    "(cd ~/attnkit-course && nbgrader generate_assignment attention --force)": POINTS_EVERYWHERE,
+    ".venv/bin/attnkit course points ~/attnkit-course": COURSE_POINTS,
+    ".venv/bin/attnkit course points ~/attnkit-course --set softmax_naive.random=3 --set softmax_stable.large=0":
+        COURSE_POINTS,
+    "(cd ~/attnkit-course && nbgrader release_assignment attention --force)": COURSE_POINTS,
+    ".venv/bin/attnkit course release ~/attnkit-course":
+        "tests/test_course_points.py::test_a_refused_change_of_points_leaves_the_course_as_it_was",
     ".venv/bin/attnkit grade ~/attnkit-course/submitted/ --out ~/attnkit-course/grades/ --exercise causal_mask":
         "tests/test_points.py::test_a_regrade_of_one_exercise_changes_only_its_scores_and_rewrites_the_totals",
     ".venv/bin/attnkit grade ~/attnkit-course/submitted/ --out ~/attnkit-course/grades/ --notebook 03_causal_attention":

@@ -9,7 +9,7 @@ lists the folders: adding one never touches the catalogue. A `declaration` modul
 import functools
 import importlib
 
-from autograder.course.course_settings import AppliedPoints, apply_settings, read_settings, settings_path
+from autograder.course.course_settings import AppliedPoints, apply_settings, settings_in_force
 from autograder.course.declaration import Declaration
 from autograder.course.shared.roles import modules_in_role
 
@@ -38,7 +38,7 @@ def declarations() -> tuple[Declaration, ...]:
 
 def course_points() -> AppliedPoints:
     """The declarations with the course settings file's points, and what was done to them (rescaling, rounding)."""
-    return apply_settings(declared(), read_settings(settings_path()))
+    return apply_settings(declared(), settings_in_force())
 
 
 def declared() -> tuple[Declaration, ...]:

@@ -8,15 +8,16 @@ from typing import TYPE_CHECKING
 from autograder.refusal import Refused
 
 if TYPE_CHECKING:  # the LMS module imports the catalogue, and with it torch
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
+    from autograder.integrations.course_points import CourseRelease
     from autograder.integrations.course_setup import NewCourse
     from autograder.integrations.course_students import RemovedStudent
     from autograder.integrations.gradebook_report import GradebookReport
     from autograder.integrations.lms import Export
 
-__all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "remove_student",
-           "report_from_gradebook", "serve_formgrader"]
+__all__ = ["build_gradescope_bundle", "build_student_kit", "export_grades", "new_course", "release_course",
+           "remove_student", "report_from_gradebook", "serve_formgrader"]
 
 
 def export_grades(source: Path, roster: Path, out: Path, *, lms: str, id_column: str | None = None,
@@ -113,3 +114,12 @@ def serve_formgrader(course: Path, port: int | None, say: "Callable[[str], None]
     from autograder.integrations.course_formgrader import serve
 
     return serve(course, port, say)
+
+
+def release_course(root: Path, changes: "Sequence[str]" = ()) -> "CourseRelease":
+    """The course's points changed by `changes` ("ID=N" each; none: DIR/course_settings.toml as it is) and its
+    release, student kit and gradebook made to match them, manual grades kept in proportion (`attnkit course points
+    DIR --set ...`, `attnkit course release DIR`). Raises Refused, with nothing changed, when it cannot."""
+    from autograder.integrations.course_points import release_course as release
+
+    return release(root, changes)

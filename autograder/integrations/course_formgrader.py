@@ -4,7 +4,9 @@ The server listens on 127.0.0.1 only and asks for a fresh random token: a browse
 URL (`http://127.0.0.1:PORT/formgrader?token=...`); nobody else on the network reaches it, and a local user without
 the token is refused. The token travels to the server in its environment (JUPYTER_TOKEN), which other users cannot
 read, never on its command line, which they can (`ps`). The server's own log goes to DIR/formgrader.log (owner-only:
-it repeats the URL). It runs in DIR, so nbgrader reads DIR/nbgrader_config.py: Autograde grades in the sandbox.
+it repeats the URL). It runs in DIR, so nbgrader reads DIR/nbgrader_config.py: Autograde grades in the sandbox, with
+the points of the course's own settings file, which that config names (autograder.integrations.course_points); the
+launcher says which points those are.
 """
 
 import contextlib
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.integrations.course_points import points_in_words
 from autograder.refusal import Refused
 from autograder.safe_text import clean
 
@@ -155,6 +158,7 @@ def serve(course: Path, port: int | None, say: Callable[[str], None]) -> int:
     server = start(course, port)
     say(f"formgrader for {clean(Path(course).absolute())}: open {server.url}")
     say(f"(listening on {HOST} only; the server's log: {server.log}; Ctrl-C stops it)")
+    say(points_in_words(course))
     try:
         with _stopped_by_term_and_hangup():
             status = server.process.wait()

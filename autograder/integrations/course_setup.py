@@ -7,6 +7,8 @@
                                    README-student-kit.md (the one-line install, English and Chinese) beside it:
                                    `nbgrader release_assignment` hands all of it out
     DIR/gradebook.db               the assignment, and the roster's students with their names
+    DIR/course_settings.toml       the course's points, from the settings in force (autograder.course.course_settings):
+                                   every grader of the course reads them; `attnkit course points` changes them
     EXCHANGE (default DIR/exchange)  nbgrader's exchange folder: rwxrwxrwt (nbgrader's documented mode, sticky)
 
 Nothing is overwritten: a DIR that holds a course (its config, gradebook, source, release or submissions) is refused,
@@ -24,11 +26,11 @@ from autograder.integrations.course_roster import DEFAULT_ENCODING, RosterStuden
 from autograder.refusal import Refused
 from autograder.safe_text import clean
 
-__all__ = ["COURSE_ID", "NewCourse", "new_course"]
+__all__ = ["COURSE_ID", "KIT_README", "NewCourse", "kit_wheel", "new_course", "write_kit_readme"]
 
 # What makes a folder a course: any of these and `course new` refuses it (an instructor's gradebook is never lost).
 COURSE_MARKERS = ("nbgrader_config.py", "gradebook.db", "source", "release", "submitted", "autograded",
-                  "feedback")
+                  "feedback", "course_settings.toml")
 # nbgrader's documented exchange: every user reads, writes and enters it (`chmod ugo+rw`; nbgrader's own release
 # makes it 0o777). With the sticky bit too, as /tmp: no student can rename or delete the course's folder in it (and
 # put one of their own, with an inbound they can read, in its place); nbgrader compares only the 0o777 bits.
@@ -90,9 +92,8 @@ def new_course(root: Path, roster: Path | None = None, exchange: Path | None = N
         release = nbgrader_course.generate_release(root)
         exchange_made = _make_exchange(exchange)
         created.exchange_made = exchange_made
-        wheel = (build_wheel or _kit_wheel)(release)
-        readme = release / KIT_README
-        readme.write_text(KIT_README_TEXT.format(wheel=wheel.name), encoding="utf-8")
+        wheel = (build_wheel or kit_wheel)(release)
+        readme = write_kit_readme(release, wheel.name)
         _add_students(root, students)
     except (nbgrader_course.NbgraderError, OSError) as problem:
         created.remove()
@@ -157,7 +158,15 @@ def _make_exchange(exchange: Path) -> bool:
     return made
 
 
-def _kit_wheel(folder: Path) -> Path:
+def write_kit_readme(release: Path, wheel_name: str) -> Path:
+    """The kit's bilingual README beside the notebooks of `release`, naming its wheel."""
+    readme = release / KIT_README
+    readme.write_text(KIT_README_TEXT.format(wheel=wheel_name), encoding="utf-8")
+    return readme
+
+
+def kit_wheel(folder: Path) -> Path:
+    """The student kit's wheel, built with this process's points, written into `folder`; OSError when it cannot."""
     from autograder.integrations.student_kit.build import KitBuildError, build_wheel  # imports torch: only here
 
     try:

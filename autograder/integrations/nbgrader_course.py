@@ -38,8 +38,8 @@ if TYPE_CHECKING:  # nbgrader's gradebook is imported where it is opened: --help
     from nbgrader.api import Gradebook
 
 __all__ = [
-    "ASSIGNMENT", "COURSE_ID", "GRADEBOOK", "NbgraderError", "autograde", "compare_releases", "db_url",
-    "default_repo_root", "export_grades", "generate_feedback", "generate_release", "main", "make_course",
+    "ASSIGNMENT", "COURSE_ID", "GRADEBOOK", "NbgraderError", "autograde", "compare_releases", "course_points_lines",
+    "db_url", "default_repo_root", "export_grades", "generate_feedback", "generate_release", "main", "make_course",
     "nbgrader_command", "read_cell_scores", "read_scores", "run_nbgrader", "submit",
 ]
 
@@ -91,8 +91,10 @@ def make_course(root: PathLike, repo_root: PathLike | None = None, *, in_kernel:
     repository's own config and adds the course root and a sqlite gradebook inside `root`. The repository's config
     autogrades in attnkit's sandbox; `in_kernel=True` switches this course back to nbgrader's own grading in the
     student's kernel (what `make demo` shows beside it, and what the sandbox prevents). `self_contained=True` copies
-    the repository config's text instead of loading it (a course that outlives the checkout: `attnkit course new`),
-    and `exchange` sets nbgrader's exchange folder.
+    the repository config's text instead of loading it and gives the course points of its own (a course that outlives
+    the checkout: `attnkit course new`): `root/course_settings.toml`, written from the settings in force, which the
+    config names last (autograder.course.course_settings.use_course_settings). `exchange` sets nbgrader's exchange
+    folder.
     """
     root = Path(root).resolve()
     repo = _repo(repo_root).resolve()
@@ -124,9 +126,32 @@ def make_course(root: PathLike, repo_root: PathLike | None = None, *, in_kernel:
     ]
     if in_kernel:
         lines += ["# Grading in the student's kernel (nbgrader's default): no sandbox.", *in_kernel_config_lines()]
+    if self_contained:
+        lines += course_points_lines(_write_course_settings(root))
     lines.append("")
     (root / "nbgrader_config.py").write_text("\n".join(lines), encoding="utf-8")
     return root
+
+
+def _write_course_settings(root: Path) -> Path:
+    """The course's own points file, saying what the settings in force say (refused, naming the problem, when they
+    cannot be used)."""
+    from autograder.course.course_settings import course_settings_file, read_settings, settings_path, settings_text
+    from autograder.course.registry import course_points
+
+    course_points()  # the settings in force, checked against the course's checks
+    path = course_settings_file(root)
+    path.write_text(settings_text(read_settings(settings_path())), encoding="utf-8")
+    return path
+
+
+def course_points_lines(settings_file: Path) -> list[str]:
+    """The lines of a course's nbgrader_config.py that make its points those of `settings_file`, in every process
+    that loads the config (nbgrader's commands, formgrader's server). Last in the file: nothing after them is skipped
+    should they fail."""
+    return ["# This course's points: its own settings file, read before any grading (docs/instructor/points.md).",
+            "import autograder.course.course_settings  # noqa: E402",
+            f"autograder.course.course_settings.use_course_settings({str(settings_file)!r})"]
 
 
 def db_url(course_root: PathLike) -> str:

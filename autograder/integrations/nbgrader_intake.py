@@ -47,7 +47,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder.integrations import nbgrader_hidden_tests, nbgrader_metadata
+from autograder.integrations import nbgrader_hidden_tests, nbgrader_metadata, nbgrader_points
 from autograder.integrations.nbgrader_inbound import (
     InboundEntry,
     InboundName,
@@ -78,6 +78,7 @@ SANITIZE_PREPROCESSORS = [
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",
     nbgrader_hidden_tests.THIS,
+    nbgrader_points.THIS,  # a graded cell with an earlier release's points: no tampering (after a change of points)
     "nbgrader.preprocessors.OverwriteCells",
     nbgrader_metadata.THIS,  # nbgrader's CheckCellMetadata, its schema checked once per process
 ]

@@ -46,6 +46,7 @@ from nbgrader.utils import is_grade, is_solution
 from traitlets import Float, Integer, Unicode
 
 from autograder.course.assignment import DEFAULT_SEED
+from autograder.course.course_settings import chosen_course_file, settings_path
 from autograder.i18n import language
 from autograder.integrations import nbgrader_markup, nbgrader_metadata
 from autograder.integrations.nbgrader_progress import StudentTally
@@ -53,6 +54,7 @@ from autograder.integrations.nbgrader_record import RECORD_KEY, record_of
 from autograder.isolation import sandbox
 from autograder.isolation.limits import Limits
 from autograder.isolation.zygote import shared_zygote
+from autograder.safe_text import clean
 
 if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygote is on its way (see __init__)
     from nbgrader.converters.base import BaseConverter
@@ -350,8 +352,22 @@ def _check_points(cell: NotebookNode, index: int, graded: GradedCell) -> None:
     if not isinstance(given, int | float) or abs(float(given) - float(ours or 0)) > POINTS_TOLERANCE:
         shown = f"{float(given):g}" if isinstance(given, int | float) else repr(given)
         raise GradingFailed(f"cell {index} ({graded.exercise_id}) is worth {shown} points in the release but "
-                            f"{ours:g} in the course settings (course_settings.toml changed?): run `make release`, "
-                            "then `nbgrader generate_assignment attention --force`, so that the gradebook has them")
+                            f"{ours:g} in the course settings ({clean(settings_path())}): {_points_advice()}")
+
+
+def _points_advice() -> str:
+    """What makes the release's points and this process's agree again."""
+    from autograder.course.course_settings import settings_changed_since_read
+
+    path, course_file = settings_path(), chosen_course_file()
+    if settings_changed_since_read():
+        return (f"{clean(path)} changed after this process read it; start it again (a formgrader: stop it and start "
+                "it again), so that it grades with the points the release has")
+    if course_file is not None:
+        return (f"run `attnkit course release {clean(course_file.parent)}`, which regenerates the course's release "
+                "and its gradebook's points from that file")
+    return ("course_settings.toml changed? run `make release`, then `nbgrader generate_assignment attention --force`, "
+            "so that the gradebook has them")
 
 
 def _restore_deleted_test_cells(nb: NotebookNode, resources: ResourcesDict, grade_ids: Sequence[str]) -> None:

@@ -10,6 +10,8 @@ finds stale.
   listing every graded check of the exercise (its title in English and Chinese, its points, and whether check(...)
   shows it now or a preview of it).
 - The `points` of each exercise's graded cell (its nbgrader metadata): the exercise's points, the sum of its checks'.
+- The points in each exercise's heading ("### Exercise 01-1 · Naive softmax (5 points)", "### 练习 01-1 · …（5 分）"),
+  the nearest such heading above its "What is graded" cell: the rest of the heading is the notebook's own text.
 
 Points are declared once, with the checks: a change there reaches the notebooks' text and nbgrader's grades through
 `make release`, and the text cannot drift from what is graded.
@@ -40,6 +42,9 @@ WHEN_HIDDEN = ("check(...) shows a preview of these now; graded later on new val
 WHEN_PUBLIC = ("check(...) runs these now", "check(...) 现在就运行这些")
 CHECK_CALL = re.compile(r'^check\("(\w+)"', re.M)
 GRADE_CALL = re.compile(r"""\bgrade\(\s*["'](\w+)["']""")
+HEADING = re.compile(r"^#{1,4} (?:Exercise|练习) ", re.M)
+HEADING_POINTS = (re.compile(r"^(#{1,4} Exercise .*\()\d+(?:\.\d+)? points?(\)\s*)$", re.M),
+                  re.compile(r"^(#{1,4} 练习 .*（)\d+(?:\.\d+)? 分(）\s*)$", re.M))
 
 
 def _effort(exercise: Exercise) -> tuple[int, str]:
@@ -164,9 +169,28 @@ def _refreshed_points(notebook: nbformat.NotebookNode, exercise: Exercise) -> bo
     return changed
 
 
+def _refreshed_heading(notebook: nbformat.NotebookNode, exercise: Exercise) -> bool:
+    """The exercise's points in its heading cell (the nearest markdown cell with an exercise heading above its "What
+    is graded" cell); True if they changed."""
+    requirements = next(index for index, cell in enumerate(notebook.cells)
+                        if cell.get("id") == CELL_ID.format(exercise=exercise.id))
+    heading = next((cell for cell in reversed(notebook.cells[:requirements])
+                    if cell.cell_type == "markdown" and HEADING.search(cell.source)), None)
+    if heading is None:
+        return False
+    english = f"{exercise.points:g} point{'' if exercise.points == 1 else 's'}"
+    text = HEADING_POINTS[0].sub(lambda match: f"{match[1]}{english}{match[2]}", heading.source)
+    text = HEADING_POINTS[1].sub(lambda match: f"{match[1]}{exercise.points:g} 分{match[2]}", text)
+    if text == heading.source:
+        return False
+    heading.source = text
+    return True
+
+
 def refreshed(notebook: nbformat.NotebookNode, name: str) -> bool:
     """Make every cell of notebook `name` that comes from the catalogue present and current, in place: the
-    overview, each exercise's "What is graded" cell and its graded cell's points. True when one changed."""
+    overview, each exercise's "What is graded" cell, its heading's points and its graded cell's points. True when one
+    changed."""
     changed = _refreshed_cell(notebook, OVERVIEW_ID.format(notebook=name[:2]), _overview_text(name), lambda: 1)
     if contract := _contract_text(name):
         changed |= _refreshed_cell(notebook, CONTRACT_ID.format(notebook=name[:2]), contract, lambda: 2)
@@ -179,6 +203,7 @@ def refreshed(notebook: nbformat.NotebookNode, name: str) -> bool:
 
         changed |= _refreshed_cell(notebook, CELL_ID.format(exercise=exercise.id), requirements_text(exercise),
                                    below_instructions)
+        changed |= _refreshed_heading(notebook, exercise)
         changed |= _refreshed_points(notebook, exercise)
     return changed
 

@@ -252,6 +252,50 @@ def test_a_hard_link_to_a_file_outside_the_folder_is_not_copied(tmp_path):
     assert "1 hard link to a file outside the folder (answers.py)" in "\n".join(space.student_notes)
 
 
+def test_the_notebooks_the_code_names_come_from_the_submitted_folder_never_through_a_link(tmp_path):
+    """nbgrader grades a copy in autograded/, which holds none of the student's other notebooks: the notebooks the
+    code names (`%run ./00_setup.ipynb`, one in a subfolder) come from the student's submitted folder, opened part by
+    part without following a link; a notebook that is a link or a hard link to a file outside is left out with a
+    note, one the code does not name is not copied, and a student folder swapped for a link to a classmate's gives
+    nothing. With no such folder (attnkit grade) they come from the notebook's own folder, by the same rules."""
+    submitted, graded, target = tmp_path / "submitted", tmp_path / "autograded", tmp_path / "work"
+    folder = submitted / "s" / "attention"
+    (folder / "sub").mkdir(parents=True)
+    (graded / "s" / "attention").mkdir(parents=True)
+    (graded / "s" / "attention" / "helper.py").write_text("X = 1\n")
+    (tmp_path / "instructor.ipynb").write_text('{"cells": [], "secret": 1}')
+    (folder / "00_setup.ipynb").write_text('{"cells": [], "setup": 1}')
+    (folder / "sub" / "more.ipynb").write_text('{"cells": [], "more": 1}')
+    (folder / "Untitled.ipynb").write_text('{"cells": [], "untitled": 1}')
+    (folder / "linked.ipynb").symlink_to(tmp_path / "instructor.ipynb")
+    os.link(tmp_path / "instructor.ipynb", folder / "hard.ipynb")
+    (submitted / "classmate" / "attention").mkdir(parents=True)
+    (submitted / "classmate" / "attention" / "00_setup.ipynb").write_text('{"cells": [], "classmate": 1}')
+    (submitted / "swapped").symlink_to(submitted / "classmate", target_is_directory=True)
+    code = ("%run ./00_setup.ipynb\n%run sub/more.ipynb\n%run linked.ipynb\n%run hard.ipynb\n"
+            "open('../../classmate/attention/00_setup.ipynb')\nopen('/etc/x.ipynb')\n")
+
+    def copied(student, notebooks_from=True):
+        work = target / student
+        work.mkdir(parents=True)
+        space = workspace.Workspace(capped=True)
+        source = workspace.SubmittedFolder(submitted, (student, "attention")) if notebooks_from else None
+        workspace._copy_folder(graded / "s" / "attention" if notebooks_from else folder, work,
+                               workspace._CopyBudget(files=10, bytes=2**20), space, code, source)
+        return ({path.relative_to(work).as_posix(): path.read_text() for path in work.rglob("*") if path.is_file()},
+                "\n".join(space.student_notes))
+
+    files, notes = copied("s")
+    assert files == {"helper.py": "X = 1\n", "00_setup.ipynb": '{"cells": [], "setup": 1}',
+                     "sub/more.ipynb": '{"cells": [], "more": 1}'}, files
+    assert "1 link (linked.ipynb)" in notes and "1 hard link to a file outside the folder (hard.ipynb)" in notes, notes
+    assert copied("swapped")[0] == {"helper.py": "X = 1\n"}  # a link to the classmate's folder: not entered
+    own, own_notes = copied("own", notebooks_from=False)
+    assert {name: text for name, text in own.items() if name.endswith(".ipynb")} == {
+        "00_setup.ipynb": '{"cells": [], "setup": 1}', "sub/more.ipynb": '{"cells": [], "more": 1}'}, own
+    assert "1 link (linked.ipynb)" in own_notes and "(hard.ipynb)" in own_notes, own_notes
+
+
 def test_the_disk_watch_counts_blocks_and_deleted_open_files(tmp_path):
     (tmp_path / "sparse.bin").open("wb").truncate(2**30)  # 1 GB long, nothing on disk
     (tmp_path / "real.bin").write_bytes(b"x" * 2**20)

@@ -28,6 +28,7 @@ from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
 from autograder.isolation.supervisor import Job, Outcome, probe_notebooks
+from autograder.isolation.workspace import SubmittedFolder
 from autograder.running.runner import DEFAULT_SEED, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -57,6 +58,9 @@ class NotebookInput:
     notebook: str | None = None  # None: inferred from the file name or its graded cells
     notes: tuple[str, ...] = ()  # what the caller found out about the file (e.g. graded under another name)
     problems: tuple[str, ...] = ()  # what of that may change the grade, for the instructor (found by content)
+    # Where the notebooks its code names (`%run ./00_setup.ipynb`) are, when not beside `path`: nbgrader grades a
+    # copy in autograded/, which holds none of the student's other notebooks (autograder.isolation.workspace).
+    notebooks_from: SubmittedFolder | None = None
 
 
 @dataclass
@@ -119,7 +123,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
             if on_result:
                 on_result(result)
             continue
-        jobs.append(Job((position, item.key), plan, options.seed))
+        jobs.append(Job((position, item.key), plan, options.seed, item.notebooks_from))
         notes_of[position] = item
 
     isolation_notes: set[str] = set()

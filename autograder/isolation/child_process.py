@@ -307,7 +307,7 @@ def _detach(channel_fd: int, output: _CellOutput) -> tuple[_Sink, _Sink]:
 def _set_up_workdir(task: "ChildTask") -> workspace.Workspace:
     """The capped workdir with the student's own files (before anything forbids mounts), then the cwd and HOME."""
     code = "\n".join(step.source for step in task.steps if step.kind == "cell")  # what it imports comes first
-    space = workspace.set_up(task.workdir, task.folder, task.disk_mb, task.private_tmpfs, code)
+    space = workspace.set_up(task.workdir, task.folder, task.disk_mb, task.private_tmpfs, code, task.notebooks_from)
     os.chdir(task.workdir)  # after the mount: the cwd is then the tmpfs, not the directory beneath it
     _point_home_at(task.workdir)
     return space

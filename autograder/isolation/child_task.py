@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation.sandbox import Confinement
+from autograder.isolation.workspace import SubmittedFolder
 
 __all__ = ["ChildTask", "Step"]
 
@@ -35,6 +36,7 @@ class ChildTask:
     skip_cells: frozenset[int] = frozenset()
     skip_exercises: frozenset[str] = frozenset()
     folder: Path | None = None  # the student's own folder, copied into the workdir (None: nothing to copy)
+    notebooks_from: SubmittedFolder | None = None  # where the notebooks its code names are (None: `folder`)
     disk_mb: int = 64  # the files a notebook may write while grading (autograder.isolation.workspace)
     private_tmpfs: bool = True  # try a tmpfs of disk_mb in the child's own mount namespace
     cgroups: tuple[Path, ...] = ()  # the cgroups the child joins first (autograder.isolation.cgroups)

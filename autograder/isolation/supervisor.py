@@ -50,6 +50,7 @@ from autograder.isolation.protected import is_protected
 from autograder.isolation.sandbox import Confinement
 from autograder.isolation.step_clock import process_cpu_seconds
 from autograder.isolation.withholding import Withholder, protected_lines
+from autograder.isolation.workspace import SubmittedFolder
 from autograder.isolation.zygote import Zygote, shared_zygote
 from autograder.running.runner import planned_probes
 from autograder.running.timing import StageTimes
@@ -92,6 +93,7 @@ class Job:
     key: object  # the caller's handle, given back with the outcome
     plan: NotebookPlan
     seed: int
+    notebooks_from: SubmittedFolder | None = None  # the student's notebooks, where not beside plan.path (workspace)
 
 
 @dataclass
@@ -272,6 +274,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         skip_cells=frozenset(state.skip_cells),
         skip_exercises=frozenset(state.outcome.records) | frozenset(state.crashed),
         folder=own_folder(plan.path),
+        notebooks_from=_own_notebooks(state.job.notebooks_from),
         disk_mb=limits.disk_mb,
         private_tmpfs=limits.private_tmpfs,
         cgroups=folders,
@@ -521,6 +524,14 @@ def own_folder(notebook_path: str | os.PathLike[str]) -> Path | None:
     checked inside the checkout, e.g. source/ or tests/, must not get the reference's files beside it)."""
     folder = Path(notebook_path).parent
     return None if is_protected(folder) else folder
+
+
+def _own_notebooks(notebooks_from: SubmittedFolder | None) -> SubmittedFolder | None:
+    """Where the notebook's code may take the notebooks it names from, unless that lies in a protected path (as
+    own_folder)."""
+    if notebooks_from is None or is_protected(notebooks_from.root.joinpath(*notebooks_from.parts)):
+        return None
+    return notebooks_from
 
 
 def _note_workspace(attempt: _Attempt, event: dict[str, Any]) -> None:

@@ -9,7 +9,10 @@ In the child, before student code and before the sandbox forbids namespaces, `se
   2. copies the regular files of the student's own notebook folder (`folder`) into it, never following a
      link, with size caps and a small depth, so that `import helper` and `open("data.csv")` work: what the
      notebook's code imports and names first, and what is left out summed up in one note. Notebooks are left
-     out, but for those the code names (`%run ./00_setup.ipynb`: autograder.isolation.run_magic);
+     out, but for those the code names (`%run ./00_setup.ipynb`: autograder.isolation.run_magic), which are taken
+     from `folder` or, where the graded notebook lies elsewhere than the student's notebooks (nbgrader's
+     `autograded/`, which must hold no notebook but the graded ones), from the student's handed-in folder
+     (`notebooks_from`, reached without following a link);
   3. puts '' (the working directory) first on sys.path, as a Jupyter kernel does.
 """
 
@@ -29,7 +32,8 @@ from pathlib import Path
 
 __all__ = [
     "FILES", "MAX_COPY_FILES", "MAX_COPY_FILE_MB", "MAX_SCAN_ENTRIES", "NOT_COPIED", "NOT_COPIED_NOTE", "PYTHON",
-    "SPACE", "Workspace", "disk_usage", "full_note", "set_up", "too_many_files_note", "what_is_full",
+    "SPACE", "SubmittedFolder", "Workspace", "disk_usage", "full_note", "set_up", "too_many_files_note",
+    "what_is_full",
 ]
 
 # --- mount namespaces (include/uapi/linux/sched.h, mount.h) -----------------------------------------
@@ -49,7 +53,9 @@ TOOLING = {".git": "a .git folder", ".hg": "a .hg folder", ".svn": "a .svn folde
 EXAMPLES = 3  # file names shown per kind in the note
 NOT_COPIED_NOTE = "not copied for grading from beside the notebook"  # the one note's start (grading reads it)
 MAX_NAMED_MODULES = 20  # Python files of the student named in the note when left out
+MAX_NAMED_NOTEBOOKS = 50  # notebooks the code names (`%run x.ipynb`) looked for: a flood of names costs this many
 CHUNK = 1 << 20
+NOTEBOOK_SUFFIX = ".ipynb"
 
 
 @dataclass
@@ -61,9 +67,20 @@ class Workspace:
     student_notes: list[str] = field(default_factory=list)  # what of the student's folder was left out (one note)
 
 
-def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool = True, code: str = "") -> Workspace:
+@dataclass(frozen=True)
+class SubmittedFolder:
+    """A student's handed-in folder: `root` (the instructor's, e.g. nbgrader's `submitted/`) / `parts`, each part
+    opened without following a link, so that a student folder swapped for a link to a classmate's is never read."""
+
+    root: Path
+    parts: tuple[str, ...]
+
+
+def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool = True, code: str = "",
+           notebooks_from: SubmittedFolder | None = None) -> Workspace:
     """Prepare `workdir` in this (freshly forked, not yet confined) child; see the module docstring. `code`: the
-    notebook's code cells, whose imports and file names decide what is copied first."""
+    notebook's code cells, whose imports and file names decide what is copied first; `notebooks_from`: where the
+    notebooks the code names are taken from (None: `folder`)."""
     workdir = Path(workdir)
     why_not = _private_tmpfs(workdir, disk_mb) if private_tmpfs else "turned off (Limits.private_tmpfs)"
     workspace = Workspace(capped=why_not is None)
@@ -73,7 +90,7 @@ def set_up(workdir: Path, folder: Path | None, disk_mb: int, private_tmpfs: bool
             f"the grader polls and stops past {disk_mb} MB")
     if folder is not None:
         budget = _CopyBudget(files=MAX_COPY_FILES, bytes=disk_mb * 2**20 // 2)
-        _copy_folder(Path(folder), workdir, budget, workspace, code)
+        _copy_folder(Path(folder), workdir, budget, workspace, code, notebooks_from)
     if "" not in sys.path:
         sys.path.insert(0, "")  # as in a Jupyter kernel: modules in the working directory are importable
     importlib.invalidate_caches()
@@ -147,9 +164,10 @@ def _map_ids(uid: int, gid: int) -> str | None:
 #
 # First a scan (nothing copied, nothing opened but folders): every regular file up to MAX_COPY_DEPTH folders down,
 # its size and its kind; folders that are never copied (virtualenvs, version control, node_modules) only counted.
-# Then the copy, in this order, within the budget: the student's Python files (those the notebook imports first),
-# the files the notebook's code names ("data/scale.csv", "ones.npy", a folder "figures"), then the rest, small
-# files before images before checkpoints. What is left out is summed up in one note.
+# Then the copy, in this order, within the budget: the notebooks the code names (`%run ./00_setup.ipynb`, opened by
+# name, never found by the scan: the scan leaves every notebook out), the student's Python files (those the notebook
+# imports first), the files the notebook's code names ("data/scale.csv", "ones.npy", a folder "figures"), then the
+# rest, small files before images before checkpoints. What is left out is summed up in one note.
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".tif", ".tiff", ".pdf"})
 CHECKPOINT_SUFFIXES = frozenset({".pt", ".pth", ".ckpt", ".safetensors", ".bin", ".h5", ".onnx", ".pkl", ".pickle",
@@ -194,7 +212,6 @@ class _Scan:
     made: list[tuple[str, ...]] = field(default_factory=list)  # the folders copied (made even when left empty)
     entries: int = 0
     stopped: bool = False  # MAX_SCAN_ENTRIES reached
-    named: frozenset[str] = frozenset()  # what the notebook's code names: a notebook beside it is copied only then
     names_inside: dict[tuple[int, int], int] = field(default_factory=dict)  # names of a multiply linked file seen
 
     def look(self) -> bool:
@@ -229,7 +246,8 @@ def _needs_of(code: str) -> _Needs:
     return _Needs(frozenset(modules), frozenset(literal for literal in literals if literal not in (".", "")))
 
 
-def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Workspace, code: str = "") -> None:
+def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Workspace, code: str = "",
+                 notebooks_from: SubmittedFolder | None = None) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as error:
@@ -237,13 +255,14 @@ def _copy_folder(folder: Path, workdir: Path, budget: _CopyBudget, workspace: Wo
         return
     try:
         needs = _needs_of(code)
-        scan = _Scan(named=needs.literals)
+        scan = _Scan()
         _scan_entries(fd, (), scan, in_package=False)
         _leave_out_hard_links(scan)
         # The folders first, as many as files may be copied: `savefig("figures/x.png")` works even when the
         # figures already there were left out.
         for relative in sorted(scan.made, key=len)[:MAX_COPY_FILES]:
             workdir.joinpath(*relative).mkdir(mode=0o700, parents=True, exist_ok=True)
+        _copy_named_notebooks(fd, notebooks_from, needs, workdir, budget, scan)
         for found in sorted(scan.files, key=_priority(needs)):
             _copy_found(fd, found, workdir, budget, scan)
     finally:
@@ -265,8 +284,8 @@ def _scan_entries(dir_fd: int, parts: tuple[str, ...], scan: _Scan, in_package: 
             return
         relative = (*parts, name)
         shown = "/".join(relative)
-        if name in NOT_COPIED or (name.endswith(".ipynb") and shown not in scan.named):
-            continue  # notebooks are what is graded, not data; but one the code names (`%run setup.ipynb`) is copied
+        if name in NOT_COPIED or name.endswith(NOTEBOOK_SUFFIX):
+            continue  # notebooks are what is graded, not data; one the code names is copied by its name
         try:
             info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except OSError:
@@ -291,6 +310,100 @@ def _leave_out_hard_links(scan: _Scan) -> None:
     for found in outside:
         scan.leave_out(HARD_LINK, found.shown)
     scan.files[:] = [found for found in scan.files if found not in outside]
+
+
+def _named_notebooks(needs: _Needs) -> list[tuple[str, ...]]:
+    """The notebooks the code names (`%run ./00_setup.ipynb`, `"sub/x.ipynb"`) as paths below the folder: no `..`,
+    not absolute, not in a folder never copied, at most MAX_COPY_DEPTH folders down; MAX_NAMED_NOTEBOOKS at most."""
+    named = []
+    for literal in sorted(needs.literals):
+        parts = tuple(literal.split("/"))
+        if (not literal.endswith(NOTEBOOK_SUFFIX) or literal.startswith("/") or len(parts) > MAX_COPY_DEPTH + 1
+                or any(part in ("", ".", "..") or part in NOT_COPIED or part in TOOLING for part in parts)):
+            continue
+        named.append(parts)
+    return named[:MAX_NAMED_NOTEBOOKS]
+
+
+def _copy_named_notebooks(folder_fd: int, notebooks_from: SubmittedFolder | None, needs: _Needs, workdir: Path,
+                          budget: _CopyBudget, scan: _Scan) -> None:
+    """Copy the notebooks the code names from the student's folder (`folder_fd`, or `notebooks_from`), each opened by
+    its name, never through a link; a hard-linked one is left out (another of its names may lie outside)."""
+    named = _named_notebooks(needs)
+    if not named:
+        return
+    try:
+        root = _open_below(notebooks_from.root, notebooks_from.parts) if notebooks_from else os.dup(folder_fd)
+    except OSError:
+        return  # the student's folder is a link or gone: none of its notebooks is theirs to run
+    try:
+        for parts in named:
+            _copy_named_notebook(root, parts, workdir, budget, scan)
+    finally:
+        os.close(root)
+
+
+def _open_below(root: Path, parts: tuple[str, ...]) -> int:
+    """The folder root/parts, every part opened without following a link (root is the instructor's)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts:
+            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _copy_named_notebook(root_fd: int, parts: tuple[str, ...], workdir: Path, budget: _CopyBudget,
+                         scan: _Scan) -> None:
+    shown = "/".join(parts)
+    fd = os.dup(root_fd)
+    try:
+        for depth, part in enumerate(parts):
+            last = depth == len(parts) - 1
+            try:
+                child = os.open(part, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                                | (0 if last else os.O_DIRECTORY), dir_fd=fd)
+            except FileNotFoundError:
+                return  # not handed in: the %run says so
+            except OSError:
+                if _is_link(fd, part):
+                    scan.leave_out(LINK, "/".join(parts[: depth + 1]))
+                return
+            os.close(fd)
+            fd = child
+            if not last and _never_copied(fd, part):
+                return  # a virtualenv or version control: never copied, as the scan counts it
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return
+        if info.st_nlink > 1:
+            scan.leave_out(HARD_LINK, shown)
+            return
+        if info.st_size > MAX_COPY_FILE_MB * 2**20 or budget.files <= 0 or info.st_size > budget.bytes:
+            scan.leave_out(DATA, shown)
+            return
+        workdir.joinpath(*parts[:-1]).mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            written = _copy_bytes(fd, workdir.joinpath(*parts), min(budget.bytes, MAX_COPY_FILE_MB * 2**20))
+        except OSError:
+            workdir.joinpath(*parts).unlink(missing_ok=True)
+            scan.leave_out(UNREADABLE, shown)
+            return
+        budget.files -= 1
+        budget.bytes -= written
+    finally:
+        os.close(fd)
+
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _scan_folder(dir_fd: int, name: str, relative: tuple[str, ...], scan: _Scan, in_package: bool) -> None:

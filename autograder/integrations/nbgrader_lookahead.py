@@ -30,14 +30,15 @@ from autograder.grading.notebooks import NotebookInput, NotebookResult, Options,
 from autograder.integrations.nbgrader_intake import (
     NOTEBOOK,
     assignment_notebooks,
+    graded_file,
     handed_in,
     ignored,
     place_own_files,
-    read_own_notebook,
 )
 from autograder.integrations.nbgrader_progress import Progress
+from autograder.integrations.nbgrader_renamed import notebooks_to_convert
 from autograder.isolation.notebook_plan import NotebookPlan, plan_notebook
-from autograder.isolation.workspace import NOT_COPIED
+from autograder.isolation.workspace import NOT_COPIED, SubmittedFolder
 
 __all__ = [
     "GRADING_LOCK", "GradingInput", "LookAhead", "MAX_NEIGHBOURS", "Run", "grading_digest", "look_ahead", "stage",
@@ -86,7 +87,7 @@ def about_to_autograde(run: Run) -> list[Submitted]:
     found: list[Submitted] = []
     for folder in sorted(run.submitted.glob(f"{run.students}/{run.assignment}")):
         student = folder.parent.name
-        names = [name for name in run.notebooks if (folder / f"{name}.ipynb").is_file()]
+        names = notebooks_to_convert(folder, run.notebooks)  # those under another name too, as the course converts
         graded = run.autograded / student / run.assignment
         if not run.force and names and all((graded / f"{name}.ipynb").is_file() for name in names):
             continue
@@ -176,9 +177,10 @@ def _content_digest(path: Path) -> tuple[int, bytes] | None:
 
 
 def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]:
-    """Lay out in `into` what nbgrader's autograde will grade for `student`: their own notebooks and files, after
-    nbgrader's ignore rules and attnkit's refusals (autograder.integrations.nbgrader_intake), and the instructor's
-    files copied over them; the notebooks staged (those that are the student's own files)."""
+    """Lay out in `into` what nbgrader's autograde will grade for `student`: each notebook as OwnFilesOnly grades it
+    (the file attnkit grade grades as it), their own files after nbgrader's ignore rules and attnkit's refusals
+    (autograder.integrations.nbgrader_intake), and the instructor's files copied over them; the notebooks staged
+    (those graded from a file of the student's)."""
     parts = (student, run.assignment)
     submission = handed_in(run.submitted, parts, run.ignore, assignment_notebooks(run.source))
     into.mkdir(mode=0o700)
@@ -190,9 +192,9 @@ def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]
             shutil.copyfile(run.source / relative, target)
     staged = []
     for notebook in notebooks:
-        name = f"{notebook}.ipynb"
-        if name in submission.notebooks:
-            (into / name).write_bytes(read_own_notebook(run.submitted, parts, name))
+        graded = graded_file(run.submitted, parts, notebook, submission)  # as OwnFilesOnly will choose it
+        if graded.data is not None:
+            (into / f"{notebook}.ipynb").write_bytes(graded.data)
             staged.append(notebook)
     return staged
 
@@ -249,7 +251,8 @@ class LookAhead:
                 except Exception:  # noqa: BLE001 - NotebookProblem, or anything a malformed file raises
                     continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
                 self._inputs[key], self._plan_notes[key] = grading_input, frozenset(plan.notes)
-                jobs.append(NotebookInput(key, plan.path, notebook))
+                notebooks = SubmittedFolder(self.run.submitted, (student, self.run.assignment))  # as on the spot
+                jobs.append(NotebookInput(key, plan.path, notebook, notebooks_from=notebooks))
         with self._ready:
             self._planned = True
             self._ready.notify_all()

@@ -151,11 +151,11 @@ class SandboxedExecute(NbGraderPreprocessor):
         # Grade exactly what nbgrader sanitized (its OverwriteCells restored the given cells): the cells written
         # here are the ones whose indices the child reports, in the student's folder so that their files come along.
         path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # validated when nbgrader read it
-        student = str(resources["nbgrader"]["student"])
-        ahead = self._look_ahead(str(resources["nbgrader"]["assignment"]))
+        student, assignment = str(resources["nbgrader"]["student"]), str(resources["nbgrader"]["assignment"])
+        ahead = self._look_ahead(assignment)
         result, how = self._graded_ahead(ahead, path, notebook_id, student), "graded ahead"
         if result is None:
-            result, how = self._grade(path, notebook_id), "graded"
+            result, how = self._grade(path, notebook_id, student, assignment), "graded"
         self._check(result)
         result.notes[:0] = _intake_notes(nb)
         _restore_deleted_test_cells(nb, resources, sorted(graded_cells(result)))
@@ -232,12 +232,17 @@ class SandboxedExecute(NbGraderPreprocessor):
         converter = self._converter()
         return converter is not None and bool(converter.force)
 
-    def _grade(self, path: Path, notebook_id: str) -> "NotebookResult":
+    def _grade(self, path: Path, notebook_id: str, student: str, assignment: str) -> "NotebookResult":
+        """Grade the sanitized notebook at `path` (in autograded/, beside the student's files); the notebooks its code
+        names come from the student's submitted folder (autograded/ holds none but the graded ones)."""
         from autograder.grading.notebooks import NotebookInput, grade_notebooks
+        from autograder.integrations.nbgrader_intake import notebooks_from
         from autograder.integrations.nbgrader_lookahead import GRADING_LOCK
 
+        notebooks = notebooks_from(self._course(), student, assignment)
         with GRADING_LOCK:
-            (result,) = grade_notebooks([NotebookInput(notebook_id, path, notebook_id)], self._options(1)).results
+            (result,) = grade_notebooks([NotebookInput(notebook_id, path, notebook_id, notebooks_from=notebooks)],
+                                        self._options(1)).results
         return result
 
     @staticmethod

@@ -243,6 +243,8 @@ class LookAhead:
             except Exception:  # noqa: BLE001 - that student's notebooks are graded on the spot
                 logger.warning("attnkit: %r's submission could not be staged for grading ahead", student, exc_info=True)
                 continue
+            # the notebooks the code names come from submitted/, as on the spot (autograder.isolation.workspace)
+            handed_in_folder = SubmittedFolder(self.run.submitted, (student, self.run.assignment))
             for notebook in staged:
                 key = (student, notebook)
                 try:
@@ -251,8 +253,7 @@ class LookAhead:
                 except Exception:  # noqa: BLE001 - NotebookProblem, or anything a malformed file raises
                     continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
                 self._inputs[key], self._plan_notes[key] = grading_input, frozenset(plan.notes)
-                notebooks = SubmittedFolder(self.run.submitted, (student, self.run.assignment))  # as on the spot
-                jobs.append(NotebookInput(key, plan.path, notebook, notebooks_from=notebooks))
+                jobs.append(NotebookInput(key, plan.path, notebook, notebooks_from=handed_in_folder))
         with self._ready:
             self._planned = True
             self._ready.notify_all()

@@ -20,7 +20,8 @@ So `autograded/<student>/<assignment>/<notebook>.ipynb`, the gradebook, formgrad
 the notebook's grade under its own name. nbgrader still logs "No submitted file" for it (it records 0 first, before
 the notebook is graded) and "Skipping unknown notebook" for the file under the other name. A student whose assignment
 folder holds no notebook file at all (only a zip, a subfolder, a `.ipynb.txt`) is not autograded by nbgrader ("No
-notebooks were matched"): nbgrader never calls the hook for them.
+notebooks were matched"): nbgrader never calls the hook for them. nbgrader does not tell the hook about `--notebook`:
+with it, a student's notebooks handed in under other names are autograded too (their grades are those of a full run).
 """
 
 import glob

@@ -234,6 +234,7 @@ class CheckResult:
     mistake: str = ""  # rung 2: "reproduced mistake — its name"
     change: str = ""  # rung 3: "what to change — in words"
     graded_later: float = 0.0  # a preview: what its hidden twin is worth, graded later on new values
+    values_shown: bool = False  # its details show expected and actual values, or a picture of them (public only)
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too; 3: the change too)."""

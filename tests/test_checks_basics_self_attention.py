@@ -75,6 +75,9 @@ MISTAKES = [
     ("softmax_stable", mutants.softmax_stable_last_dim, "softmax_stable.random", "softmax_dim_ignored"),
     ("context_vectors", mutants.context_vectors_no_softmax, "context_vectors.notes", "scores_as_weights"),
     ("context_vectors", mutants.context_vectors_detached, "context_vectors.float64", "gradient_cut"),
+    # Issue 58: the right values, the weights computed with gradients off: the gradient back to the inputs is not
+    # context_vectors' own.
+    ("context_vectors", mutants.context_vectors_weights_no_grad, "context_vectors.float64", "gradient_cut"),
     ("softmax_stable", mutants.softmax_stable_numpy, "softmax_stable.from_scratch", "gradient_cut"),
     ("context_vectors", mutants.context_vectors_scaled, "context_vectors.notes", "scaled_without_weights"),
     ("softmax_stable", mutants.softmax_stable_default_dim0, "softmax_stable.random", "default_dim_changed"),
@@ -112,6 +115,8 @@ MISTAKES = [
     ("self_attention_v2", mutants.SelfAttention_v2_dim0, "self_attention_v2.notes", "softmax_wrong_dim"),
     ("self_attention_v2", mutants.SelfAttention_v2_swapped, "self_attention_v2.shapes", "query_key_swapped"),
     ("self_attention_v2", mutants.SelfAttention_v2_no_grad, "self_attention_v2.properties", "parameter_detached"),
+    ("self_attention_v2", mutants.SelfAttention_v2_normaliser_no_grad, "self_attention_v2.properties",
+     "forward_step_detached"),
     ("self_attention_v2", mutants.SelfAttention_v2_sdpa, "self_attention_v2.from_scratch", None),
     ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.notes", "weights_not_transposed"),
     # On other sizes no name: a name must reproduce every failing case (issue 41), and these cases fail in ways

@@ -203,6 +203,13 @@ MISTAKES = [
     ("causal_attention", mutants.CausalAttention_sdpa, "causal_attention.random", "scaled_dot_product_attention"),
     # Issue 41: the output moves with W_key and no gradient reaches it: the graph shows the cut, and names it.
     ("causal_attention", mutants.CausalAttention_detached_keys, "causal_attention.properties", "parameter_detached"),
+    # Issue 58: every parameter gets a gradient, but not the right one: the row sums were taken with gradients off.
+    ("causal_attention", mutants.CausalAttention_normaliser_no_grad, "causal_attention.properties",
+     "forward_step_detached"),
+    ("masking_routes", mutants.causal_weights_renormalised_sums_no_grad, "masking_routes.renormalise_notes",
+     "gradient_cut"),
+    ("masking_routes", mutants.causal_weights_renormalised_sums_no_grad, "masking_routes.renormalise_random",
+     "gradient_cut"),
     ("causal_attention", mutants.CausalAttention_modifies_input, "causal_attention.properties",
      "modified its input"),
     ("causal_attention", mutants.CausalAttention_dropout_in_eval, "causal_attention.modes", "dropout_in_eval"),

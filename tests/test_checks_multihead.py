@@ -103,7 +103,8 @@ MISTAKES = [
     ("mha_wrapper", mutants.WrapperStacked, WRAPPER_SHAPE, "heads_stacked"),
     # Heads in a plain list are missing from state_dict() too: a fresh module loading it keeps its own heads.
     ("mha_wrapper", mutants.WrapperPlainList, WRAPPER_SHAPE | {"state"}, "heads_plain_list"),
-    ("mha_wrapper", mutants.WrapperSharedHead, {"notes", "shapes"}, "heads_shared"),
+    # The structure check promises heads "that start from weights of their own": one module repeated fails it.
+    ("mha_wrapper", mutants.WrapperSharedHead, {"notes", "shapes", "structure"}, "heads_shared"),
     ("mha_wrapper", mutants.WrapperReseededHeads, {"structure"}, "heads_identical_init"),
     ("mha_wrapper", mutants.WrapperDropsBias, {"shapes", "structure"}, "pass qkv_bias on"),
     ("mha_wrapper", mutants.WrapperDropsBias, {"shapes", "structure"}, "qkv_bias_ignored"),
@@ -117,6 +118,10 @@ MISTAKES = [
     ("two_dimensional_wrapper", mutants.two_dimensional_wrapper_single_attention, {"notes", "sizes"},
      "expected a MultiHeadAttentionWrapper"),
     ("split_heads", mutants.split_heads_detached, {"notes", "inputs", "shapes", "strided"}, "gradient_cut"),
+    ("split_heads", mutants.split_heads_first_head_detached, {"notes", "inputs", "shapes", "strided"}, "gradient_cut"),
+    # Issue 58: a step computed with gradients off: the right output, another gradient.
+    ("multi_head_attention", mutants.MHANormaliserNoGrad, {"properties"}, "forward_step_detached"),
+    ("padding_mask", mutants.MHAPaddingNoGrad, {"example", "hidden"}, "forward_step_detached"),
     ("split_heads", mutants.split_heads_view_only, {"notes", "inputs", "shapes", "strided"}, "split_without_transpose"),
     ("split_heads", mutants.split_heads_reshape_only, {"notes", "inputs", "shapes", "strided"},
      "split_without_transpose"),

@@ -410,8 +410,8 @@ def test_a_rung_with_nothing_new_is_said_only_where_it_is_so():
     """The rule can fail: a rung that adds a line is not marked, one that adds none is, and graded output (which the
     student cannot climb) carries no such line."""
     named = dataclasses.replace(result(FAILED, misconception="m", cause=Cause("m", "k", ())),
-                                question="q", mistake="reproduced mistake — m", hint="hint — h")
-    unnamed = result(FAILED, cause=Cause(None, "other", ()))
+                                question="q", mistake="reproduced mistake — m", hint="hint — h", values_shown=True)
+    unnamed = dataclasses.replace(result(FAILED, cause=Cause(None, "other", ())), values_shown=True)
     for rung, marked in ((1, []), (2, ["nothing_known"]), (3, ["no_more", "nothing_known"])):
         text = table(EXERCISE, [named, unnamed], "en", hidden=False, messages=catalog.MESSAGES, rung=rung)
         lines = [line.strip() for line in text.splitlines()]
@@ -419,6 +419,38 @@ def test_a_rung_with_nothing_new_is_said_only_where_it_is_so():
         assert [line for line in lines if line.startswith(NOTHING_MORE["en"])] == expected, text
     graded = table(EXERCISE, [named, unnamed], "en", hidden=True, messages=catalog.MESSAGES, rung=2)
     assert NOTHING_MORE["en"] not in graded
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_no_further_hint_line_points_only_to_what_the_row_shows(lang):
+    """"the values above" only where the row shows values (or their picture); "the line the message names" only where
+    an error names a line of the student's; otherwise the message itself (issue 58: a learner was sent to values a
+    contract check never shows)."""
+    values, line, neither = ("the values above", "上面的数值"), ("the line the message above names", "指出的那一行"), \
+        ("what the message above says", "上面的信息对你的结果的描述")
+    pick = 0 if lang == "en" else 1
+
+    def said(result_at_top):
+        text = table(EXERCISE, [result_at_top], lang, hidden=False, messages=catalog.MESSAGES, rung=2)
+        return [line for line in text.splitlines() if line.strip().startswith(NOTHING_MORE[lang])]
+
+    shown = dataclasses.replace(result(FAILED, cause=Cause(None, "other", ())), values_shown=True)
+    at_line = result(FAILED, cause=Cause(None, "error.broadcast_axis", (("line", "y = a + b"),)))
+    plain = result(FAILED, cause=Cause(None, "contract.input_modified", ()))
+    for row, where in ((shown, values), (at_line, line), (plain, neither)):
+        [told] = said(row)
+        assert where[pick] in told, told
+        assert all(other[pick] not in told for other in (values, line, neither) if other is not where), told
+    # The same from real checks: the contract's preview of a forward that edits its input shows no values.
+    from mutants import causal
+
+    results = run_exercise("causal_attention", {"CausalAttention": causal.CausalAttention_modifies_input},
+                           include_hidden=False, lang=lang)
+    [contract] = [r for r in results if r.id == "causal_attention.properties.preview"]
+    assert contract.status != PASSED and not contract.values_shown and contract.misconception is None
+    text = table(find_exercise("causal_attention"), results, lang, hidden=False, messages=catalog.MESSAGES, rung=2)
+    [told] = [line for line in text.splitlines() if line.strip().startswith(NOTHING_MORE[lang])]
+    assert values[pick] not in told and neither[pick] in told, text
 
 
 # ---------------------------------------------------------------------------------------------

@@ -236,6 +236,7 @@ class CheckResult:
     graded_later: float = 0.0  # a preview: what its hidden twin is worth, graded later on new values
     failed_case: int | None = None  # the index of the case that decided a failure (the first failing one)
     departure: str = ""  # rung 2 when no mistake is named: where the computation first departs from the notes' steps
+    values_shown: bool = False  # its details show expected and actual values, or a picture of them (public only)
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

@@ -1,6 +1,6 @@
 """Judge-side tensor comparison and misconception matching."""
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -10,7 +10,7 @@ from autograder.checking.probing import dtype_name
 
 __all__ = [
     "REPRODUCED_BY", "compare", "compare_named", "diagnose", "dtype_verdict", "largest_difference", "rename",
-    "reproducing", "same", "unravel",
+    "reproducing", "same", "same_gradient", "unravel",
 ]
 
 ATOL = 1e-5
@@ -26,6 +26,17 @@ def same(got: object, expected: object, atol: float = ATOL, rtol: float = RTOL) 
     if got.dtype == expected.dtype and got.is_floating_point():  # no copies: the comparison is the same
         return bool(torch.allclose(got, expected, atol=atol, rtol=rtol, equal_nan=True))
     return bool(torch.allclose(got.to(torch.float64), expected.to(torch.float64), atol=atol, rtol=rtol, equal_nan=True))
+
+
+def same_gradient(got: object, expected: object) -> bool:
+    """Whether a gradient the student's code passed back is the reference's: the same shape and values, within
+    float32's rounding of sums taken in another order (relative to the gradient's own size: a gradient of a step
+    computed outside autograd differs by a share of its size, never by rounding)."""
+    if not isinstance(got, torch.Tensor) or not isinstance(expected, torch.Tensor) or got.shape != expected.shape:
+        return False
+    ours, theirs = expected.to(torch.float64), got.to(torch.float64)
+    size = float(ours.abs().max()) if ours.numel() else 0.0
+    return bool(torch.allclose(theirs, ours, rtol=1e-3, atol=1e-5 * max(1.0, size)))
 
 
 def largest_difference(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple[int, ...] | None]:
@@ -95,17 +106,28 @@ def rename(verdict: Verdict, name: str) -> Verdict:
     return verdict
 
 
+# Torch functions and ops that put the same numbers along other axes, as torch_recorders names them: the shape message
+# names one only where the student's call ran it.
+REGROUPING = ("view", "reshape", "squeeze", "unsqueeze", "flatten", "unflatten", "stack", "view_as", "reshape_as")
+
+
 def compare(got: Any, expected: torch.Tensor, *, message_key: str, variants: Variants | None = None,
             input_shape: tuple[int, ...] | None = None, heatmap: bool = False,
-            fields: Mapping[str, Any] | None = None) -> Verdict:
-    """Pass when got matches expected; otherwise fail, naming a misconception only when a variant matches."""
+            fields: Mapping[str, Any] | None = None, calls: Collection[str] = ()) -> Verdict:
+    """Pass when got matches expected; otherwise fail, naming a misconception only when a variant matches. `calls`:
+    the torch functions the student's call ran (torch_recorders), where the probe recorded them: a shape message
+    names the regrouping ones among them, and presumes none it did not see."""
     if same(got, expected):
         return Verdict(True)
     fields = dict(fields or {})
     if isinstance(got, torch.Tensor) and got.shape != expected.shape:
-        # The right numbers in another shape: a squeeze, view or reshape at the end, not the computation.
+        # The right numbers in another shape: regrouped, not computed wrong.
         regrouped = got.numel() == expected.numel() and same(got.reshape(expected.shape), expected)
         message_key = "shape.same_numbers" if regrouped else "shape.wrong"
+        regrouping = [name for name in REGROUPING if name in calls]
+        if regrouped and regrouping:
+            message_key = "shape.same_numbers_regrouped"
+            fields["names"] = ", ".join(regrouping)
         fields.update(got_shape=tuple(got.shape), expected_shape=tuple(expected.shape))
     verdict = Verdict(False, message_key=message_key, fields=fields, expected=expected, got=got,
                       input_shape=input_shape, heatmap=heatmap)

@@ -28,6 +28,9 @@ AXIS_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[
 # The student's function called as the exercise's signature gives: a keyword it renamed, or a parameter it added.
 UNEXPECTED_KEYWORD = re.compile(r"got an unexpected keyword argument '(\w+)'")
 ARITY = re.compile(r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:was|were) given")
+# What Python says when a call's arguments do not fit the function's parameters (not "float() argument must be ...",
+# a value of the wrong type inside code that is not the student's).
+CALL_BINDING = re.compile(r"positional|keyword|multiple values for argument|takes no arguments")
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
 # A transpose as code writes it (an attribute or a call), not a word inside a name such as split_without_transpose.
 TRANSPOSE = re.compile(r"\.(?:T|mT|t|H|mH)\b|\b(?:transpose|permute|swapaxes|swapdims|movedim)\s*\(")
@@ -111,7 +114,7 @@ def symptom(error: Mapping[str, Any]) -> Verdict:
         # Raised inside the student's code (a size that is a float, say): the call of the student's function was
         # fine, so the signature is not the matter.
         return Verdict(False, "error.argument_type", {**fields, "line": one_line(line, 120)})
-    if kind == "TypeError" and re.search(r"argument|positional|keyword", text):
+    if kind == "TypeError" and CALL_BINDING.search(text):  # the call itself: Python could not bind its arguments
         return Verdict(False, "error.wrong_signature", fields)
     if kind == "RuntimeError" and LEAF_IN_PLACE in text:
         return Verdict(False, "error.leaf_in_place", fields)

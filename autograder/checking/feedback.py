@@ -236,7 +236,12 @@ def _nothing_new(result: CheckResult, step: Step) -> str | None:
     at_top = result.ladder(step.rung) == result.ladder(RUNGS[-1])
     if adds and not (step.again and at_top):
         return None
-    return "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
+    key = "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
+    # It points to what the row shows: values (or their picture), else the line an error names, else the message.
+    if result.values_shown:
+        return key
+    line = dict(result.cause.fields).get("line") if result.cause is not None else None
+    return f"{key}_at_line" if line else f"{key}_in_message"
 
 
 def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, *, hidden: bool = False) -> list[str]:

@@ -11,26 +11,68 @@ from typing import Any, cast
 import torch
 
 from autograder.checking.check_types import Evidence, Verdict
-from autograder.checking.compare import largest_difference, same
+from autograder.checking.compare import largest_difference, same, same_gradient
 from autograder.checking.probing import PROJECTIONS
 
 __all__ = [
     "PADDING_MISCONCEPTIONS", "causal_mask_verdict", "causal_weights_problem", "copied_weights_problem",
-    "first_wrong_head", "fit_divisor", "fitted_fill", "hidden_keys", "informative_queries", "located_fault",
-    "mask_family", "no_gradient", "returned_weights", "wrapper_structure_problem",
+    "first_wrong_head", "fit_divisor", "fitted_fill", "gradient_problem", "hidden_keys", "located_fault",
+    "mask_family", "module_gradient_problem", "no_gradient", "returned_weights", "wrapper_structure_problem",
 ]
 
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",
                           "padding_mask.query_axis": "padding_query_axis"}
 
 
-def no_gradient(how: str) -> Verdict:
-    """The verdict for gradients that do not flow back to a function's input (`how`: probing.gradient_of's status).
-    Named gradient_cut only where the probe found the output cut from the input's graph (no gradient at all); a
-    backward that raised or gave non-finite numbers proves no cut."""
-    cut = how == "no_gradient"
-    return Verdict(False, "function.no_gradient", {"how": how}, misconception="gradient_cut" if cut else None,
-                   evidence=Evidence.FACT if cut else None)
+def no_gradient(how: str, error: Mapping[str, Any] | None = None) -> Verdict:
+    """The verdict for gradients that do not flow back to a function's input (`how`: probing.gradient_of's status,
+    `error`: the exception backward raised, as probing.describe_exception gives it). Named gradient_cut only where
+    the probe found the output cut from the input's graph (no gradient at all); a backward that raised or gave
+    non-finite numbers proves no cut."""
+    if how == "no_gradient":
+        return Verdict(False, "function.no_gradient", misconception="gradient_cut", evidence=Evidence.FACT)
+    if how == "raised":
+        error = error or {}
+        return Verdict(False, "function.backward_raised",
+                       {"type": str(error.get("type") or "an exception"),
+                        "detail": " ".join(str(error.get("message", "")).split())[:160]})
+    return Verdict(False, "function.gradient_not_finite")
+
+
+def gradient_problem(got: torch.Tensor | None, expected: torch.Tensor, message_key: str = "function.gradient_wrong",
+                     misconception: str = "gradient_cut") -> Verdict | None:
+    """None when the gradient that reached a function's input (`got`, probing.gradient_of's, for the upstream mix of
+    probing.gradient_weights) is the reference's (`expected`, computed by the judge's side from the case, never read
+    from the child); else the verdict. Only for a function whose values are right: then a gradient of its own proves
+    that some step was computed where autograd does not record (detached, .data, gradients off, NumPy) and counts as
+    a constant."""
+    if same_gradient(got, expected):
+        return None
+    return Verdict(False, message_key, misconception=misconception, evidence=Evidence.FACT)
+
+
+def module_gradient_problem(backward: Mapping[str, Any], reference: Mapping[str, Any]) -> Verdict | None:
+    """None when one backward pass through a module (probing.module_gradients) gave its input and every parameter the
+    reference's gradients (`reference`: variants.reference_gradients with the same weights and mix); else the verdict
+    for the input, then the first parameter by name. A gradient that reached nothing counts as zeros (a bias the
+    softmax cancels gets about 0 either way); a parameter the module lacks is the structure check's to count. Only
+    for a module whose output is right: then a gradient of its own proves a step of forward computed where autograd
+    does not record."""
+    def wrong(key: str, fields: dict[str, Any]) -> Verdict:
+        return Verdict(False, key, fields, misconception="forward_step_detached", evidence=Evidence.FACT)
+
+    expected = reference["input"]
+    if expected is not None and not same_gradient(_or_zeros(backward.get("input"), expected), expected):
+        return wrong("module.input_gradient_wrong", {})
+    got = backward["parameters"]
+    for name, expected in sorted(reference["parameters"].items()):
+        if name in backward["state"] and not same_gradient(_or_zeros(got.get(name), expected), expected):
+            return wrong("module.gradient_wrong" if name in got else "module.no_gradient", {"name": name})
+    return None
+
+
+def _or_zeros(gradient: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+    return torch.zeros_like(like) if gradient is None else gradient
 
 
 def _first_index(flags: torch.Tensor) -> tuple[int, ...]:
@@ -102,13 +144,6 @@ def first_wrong_head(got_heads: Sequence[torch.Tensor] | None, expected_heads: S
         if not same(got, expected):
             return index
     return None
-
-
-def informative_queries(mask: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
-    """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
-    if mask is None:
-        return torch.ones(like.shape[:2], dtype=torch.bool)
-    return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
 
 
 def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[str, torch.Tensor]) -> Verdict | None:

@@ -12,7 +12,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeGuard
 
 import torch
 from torch import nn
@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from torch.utils.hooks import RemovableHandle
 
 __all__ = [
-    "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ParameterProjections", "ProbeError", "as_count",
-    "below_student_code", "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state",
-    "gradient_flow", "gradient_of", "gradient_weights", "head_outputs", "input_changes", "input_unchanged",
-    "layer_inputs", "lookup", "plain", "rand", "renamed_mask_argument", "run_probe", "seeded", "state_of",
-    "takes_attention_mask",
+    "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients", "ParameterProjections", "ProbeError",
+    "as_count", "below_student_code", "describe_exception", "dtype_name", "exception_type_name",
+    "grader_torch_state", "gradient_flow", "gradient_of", "gradient_weights", "head_outputs", "informative_queries",
+    "input_changes", "input_unchanged", "layer_inputs", "lookup", "module_gradients", "plain", "rand",
+    "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
 ]
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
@@ -160,8 +160,9 @@ def _exact_text(value: object, limit: int) -> str:
 
 def _student_code(exc: BaseException) -> tuple[str, str]:
     """(the last line of the traceback that is the student's own, not torch's or the grader's; the text of that
-    line's function up to it), "" where unknown: a judge reads what the code did before it failed (a transpose
-    before a view?) as plain text.
+    line's function up to it), "" where unknown or where no frame is the student's (an error the grader's own line
+    raised is never quoted as theirs): a judge reads what the code did before it failed (a transpose before a
+    view?) as plain text.
 
     Walks the traceback by hand: traceback.extract_tb would ask each frame's globals for a loader (lazycache),
     which is the student's to define."""
@@ -173,9 +174,9 @@ def _student_code(exc: BaseException) -> tuple[str, str]:
             frames.append((code.co_filename, tb.tb_lineno, code.co_firstlineno))
             tb = tb.tb_next
         student_frames = [frame for frame in frames if not _is_library(frame[0])]
-        where = student_frames[-1] if student_frames else (frames[-1] if frames else None)
-        if where is None:
+        if not student_frames:  # raised in the grader's or torch's own code: no line of the student's to quote
             return "", ""
+        where = student_frames[-1]
         cached = linecache.cache.get(where[0])
         lines = cached[2] if isinstance(cached, tuple) and len(cached) > 2 else linecache.getlines(where[0])
         if not isinstance(lines, list) or not 0 < where[1] <= len(lines):
@@ -301,6 +302,48 @@ def gradient_of(function: Callable[[torch.Tensor], Any],
     if not torch.isfinite(source.grad).all():
         return "not_finite", None, None
     return "ok", None, plain(source.grad)
+
+
+class ModuleGradients(TypedDict):
+    """One backward pass through a module (module_gradients): its parameters before the call, by every name (a
+    module repeated under two names keeps both), which names are another's parameter object, what the call
+    returned, and what reached each parameter and the input."""
+
+    state: dict[str, torch.Tensor]
+    aliases: dict[str, str]  # a parameter name -> the first name of the same parameter object
+    output: torch.Tensor
+    parameters: dict[str, torch.Tensor]  # where a gradient reached the parameter
+    input: NotRequired[torch.Tensor]  # where a gradient reached the input
+
+
+def module_gradients(module: nn.Module, x: torch.Tensor, call: Callable[[torch.Tensor], Any],
+                     mix: Callable[[torch.Tensor], torch.Tensor]) -> ModuleGradients:
+    """`call(input)` on a copy of x in a graph (as a step of a model hands it over, not a leaf), then backward from
+    the sum of the output times `mix(output)`, a mix the judge rebuilds from the case: the module's parameters as
+    they were before the call (the judge computes the reference's gradients with them) and the gradients that reached
+    them and the input. A call or backward that raises is the student's error, as any call of theirs."""
+    parameters = list(module.named_parameters(remove_duplicate=False))
+    first_name: dict[int, str] = {}
+    aliases = {name: first_name.setdefault(id(parameter), name) for name, parameter in parameters}
+    state = {name: plain(parameter) for name, parameter in parameters}
+    source = x.detach().clone().requires_grad_(True)
+    output = call(source * 1)
+    record: ModuleGradients = {"state": state, "aliases": {name: first for name, first in aliases.items()
+                                                           if first != name},
+                               "output": plain(output), "parameters": {}}
+    if output.requires_grad:
+        (output * mix(output).to(output.dtype)).sum().backward()
+    record["parameters"] = {name: plain(p.grad) for name, p in parameters if p.grad is not None}
+    if source.grad is not None:
+        record["input"] = plain(source.grad)
+    return record
+
+
+def informative_queries(mask: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+    """(b, num_tokens) True for every query that sees at least one real token (all of them without padding)."""
+    if mask is None:
+        return torch.ones(like.shape[:2], dtype=torch.bool)
+    return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
 
 
 def input_unchanged(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tuple[Any, bool]:

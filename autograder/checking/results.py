@@ -195,6 +195,8 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
         if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
             result.heatmap = (verdict.expected, verdict.got)
         result.head_layout = verdict.head_layout
+        result.values_shown = (isinstance(verdict.expected, torch.Tensor) and isinstance(verdict.got, torch.Tensor)
+                               or result.heatmap is not None or result.head_layout is not None)
     return result
 
 

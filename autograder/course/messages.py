@@ -50,14 +50,30 @@ MESSAGES = {
     # A rung with nothing new (autograder.checking.feedback): said plainly, with where to look instead.
     "ladder.nothing_known": {
         "en": "no further hint: no known mistake reproduces this failure. Look at where your result first differs "
-              "from the expected one (the values above, or the line the error names) and work back from that step",
-        "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请看你的结果从哪里开始与期望的不同（上面的数值，"
-              "或报错指出的那一行），再从那一步往回查"},
+              "from the expected one (the values above) and work back from that step",
+        "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请看你的结果从哪里开始与期望的不同（上面的数值），"
+              "再从那一步往回查"},
+    "ladder.nothing_known_at_line": {
+        "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
+              "and work back from that step",
+        "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请从上面的信息指出的那一行开始，再从那一步往回查"},
+    "ladder.nothing_known_in_message": {
+        "en": "no further hint: no known mistake reproduces this failure. Start from what the message above says of "
+              "your result and work back to the step that makes it so",
+        "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请从上面的信息对你的结果的描述出发，往回找到造成它的"
+              "那一步"},
     "ladder.no_more": {
         "en": "no further hint: the lines above are all there is for this mistake. Look at where your result first "
-              "differs from the expected one (the values above, or the line the error names)",
-        "zh": "没有更多提示：关于这个错误，上面几行就是全部内容。请看你的结果从哪里开始与期望的不同（上面的数值，"
-              "或报错指出的那一行）"},
+              "differs from the expected one (the values above)",
+        "zh": "没有更多提示：关于这个错误，上面几行就是全部内容。请看你的结果从哪里开始与期望的不同（上面的数值）"},
+    "ladder.no_more_at_line": {
+        "en": "no further hint: the lines above are all there is for this mistake. Start from the line the message "
+              "above names",
+        "zh": "没有更多提示：关于这个错误，上面几行就是全部内容。请从上面的信息指出的那一行开始查"},
+    "ladder.no_more_in_message": {
+        "en": "no further hint: the lines above are all there is for this mistake. Start from what the message above "
+              "says of your result",
+        "zh": "没有更多提示：关于这个错误，上面几行就是全部内容。请从上面的信息对你的结果的描述开始查"},
     # Where a learner's computation first departs from the notes' steps (autograder.checking.departure): rung 2 when
     # no known mistake is named. The steps by their names in the notes (`step.<id>`, declared by the references).
     "label.departure": {"en": "where it departs — {text}", "zh": "从哪里开始不同：{text}"},
@@ -309,12 +325,44 @@ MESSAGES = {
               "or after it",
         "zh": "直到 out_proj 之前都是对的（权重、values、合并后的头）；输出在 out_proj 或它之后才出错"},
     "function.no_gradient": {
-        "en": "gradients do not flow back through the function to its input ({how}): compute with tensor "
-              "operations only, without detaching, reading raw data, going through NumPy or switching gradients "
-              "off",
-        "zh": "梯度无法通过这个函数传回输入（{how}）：只用张量运算来计算，不要分离张量、读取原始数据、经过 NumPy "
+        "en": "no gradient flows back through the function to its input: compute with tensor operations only, "
+              "without detaching, reading raw data, going through NumPy or switching gradients off",
+        "zh": "梯度无法通过这个函数传回输入：只用张量运算来计算，不要分离张量、读取原始数据、经过 NumPy "
               "或关闭梯度计算",
     },
+    "function.backward_raised": {
+        "en": "going back through the function to its input fails: backward() raised {type} ({detail})",
+        "zh": "通过这个函数反向传播回输入时失败：backward() 抛出了 {type}（{detail}）",
+    },
+    "function.gradient_not_finite": {
+        "en": "the gradient that flows back through the function to its input holds nan or inf",
+        "zh": "通过这个函数传回输入的梯度中有 nan 或 inf",
+    },
+    "function.gradient_wrong": {
+        "en": "the values are right, but the gradient that flows back to the input is not the one the computation "
+              "gives: some step was computed where autograd does not record (a detached tensor, raw data, a block "
+              "with gradients switched off, inference mode), and counts as a constant",
+        "zh": "数值是对的，但传回输入的梯度不是这个计算应有的梯度：某一步是在 autograd 不记录的地方计算的"
+              "（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式），于是被当成了常数",
+    },
+    "module.gradient_wrong": {
+        "en": "the output is right, but the gradient that reaches {name} is not the one the computation gives: a "
+              "step of forward was computed where autograd does not record (a detached tensor, raw data, a block "
+              "with gradients switched off, inference mode), and counts as a constant",
+        "zh": "输出是对的，但传到 {name} 的梯度不是这个计算应有的梯度：forward 中有一步是在 autograd 不记录的地方"
+              "计算的（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式），于是被当成了常数"},
+    "module.no_gradient": {
+        "en": "the output is right and depends on {name}, but no gradient reaches it: a step of forward that uses it "
+              "was computed where autograd does not record (a detached tensor, raw data, a block with gradients "
+              "switched off, inference mode)",
+        "zh": "输出是对的，而且依赖 {name}，但梯度传不到它：forward 中用到它的某一步是在 autograd 不记录的地方计算的"
+              "（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式）"},
+    "module.input_gradient_wrong": {
+        "en": "the output is right, but the gradient that reaches the input is not the one the computation gives: a "
+              "step of forward was computed where autograd does not record (a detached tensor, raw data, a block "
+              "with gradients switched off, inference mode), and counts as a constant",
+        "zh": "输出是对的，但传回输入的梯度不是这个计算应有的梯度：forward 中有一步是在 autograd 不记录的地方"
+              "计算的（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式），于是被当成了常数"},
     "function.gradient_faked": {
         "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: the numbers "
               "were computed outside autograd (NumPy, a detached result) and a gradient was added for show",
@@ -325,14 +373,22 @@ MESSAGES = {
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",
     },
     "shape.same_numbers": {
-        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: a squeeze, view or "
-              "reshape at the end changed its axes",
-        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}："
-              "最后的 squeeze、view 或 reshape 改变了它的维度"},
+        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: the same values, "
+              "along other axes",
+        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}：数值相同，只是排在了别的维度上"},
+    "shape.same_numbers_regrouped": {
+        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: the same values, "
+              "along other axes. The operations your code ran include {names}: which shape does each of them leave?",
+        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}：数值相同，只是排在了别的维度上。"
+              "你的代码运行的操作中有 {names}：它们各自留下的是什么形状？"},
+    "shape.same_numbers_regrouped.hidden": {
+        "en": "the numbers are right, but the output has another shape: the same values, along other axes. The "
+              "operations your code ran include {names}: which shape does each of them leave?",
+        "zh": "数值是对的，但输出的形状不对：数值相同，只是排在了别的维度上。你的代码运行的操作中有 {names}："
+              "它们各自留下的是什么形状？"},
     "shape.same_numbers.hidden": {
-        "en": "the numbers are right, but the output has another shape: a squeeze, view or reshape at the end "
-              "changed its axes",
-        "zh": "数值是对的，但输出的形状不对：最后的 squeeze、view 或 reshape 改变了它的维度"},
+        "en": "the numbers are right, but the output has another shape: the same values, along other axes",
+        "zh": "数值是对的，但输出的形状不对：数值相同，只是排在了别的维度上"},
     "shape.wrong.hidden": {
         "en": "the output has the wrong shape",
         "zh": "输出形状不对",

@@ -30,7 +30,7 @@ module contract (autograder.course.module_contract) recognises those.
 """
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal, overload
 
 import torch
@@ -40,7 +40,7 @@ from autograder.checking.departure import step
 
 __all__ = [
     "ATTENTION_MISCONCEPTIONS", "attention", "attention_steps", "attention_variants", "mask_fill_variants",
-    "mask_for", "merge", "raw_scores", "split",
+    "mask_for", "merge", "raw_scores", "reference_gradients", "split",
 ]
 
 Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor
@@ -357,3 +357,19 @@ def attention_steps(x: Tensor, weights: Weights, *, num_heads: int = 1, causal: 
         context = linear(context, weights["out_proj.weight"], weights.get("out_proj.bias"))
         steps.append(step("out_proj", context))
     return steps
+
+
+def reference_gradients(forward: Callable[[Tensor, Mapping[str, Tensor]], Tensor], state: Mapping[str, Tensor],
+                        aliases: Mapping[str, str], x: Tensor,
+                        mix: Callable[[Tensor], Tensor]) -> dict[str, Any]:
+    """What the reference gives with a module's own parameters, read before its call (`state`, by the module's
+    names; `aliases` names another's parameter object, so a module repeated under two names is one set of weights),
+    on the input x: `forward(x, parameters)`'s output, and the gradients of the input and of each parameter for the
+    upstream `mix(output)`, as probing.module_gradients takes them from the student's module."""
+    leaves = {name: value.detach().clone().requires_grad_(True) for name, value in state.items() if name not in aliases}
+    tied = {name: leaves[aliases.get(name, name)] for name in state}
+    source = x.detach().clone().requires_grad_(True)
+    output = forward(source, tied)
+    (output * mix(output).to(output.dtype)).sum().backward()
+    return {"output": output.detach(), "input": source.grad,
+            "parameters": {name: leaf.grad for name, leaf in tied.items() if leaf.grad is not None}}

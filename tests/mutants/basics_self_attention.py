@@ -410,6 +410,27 @@ def load_no_return(sa_v1, sa_v2):
             getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight.T)
 
 
+def context_vectors_weights_no_grad(inputs):
+    """"The weights are only coefficients": computed with gradients off, so they count as constants and the
+    gradient that reaches the inputs through them is lost (issue 58)."""
+    with torch.no_grad():
+        attn_weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return attn_weights @ inputs
+
+
+class SelfAttention_v2_normaliser_no_grad(V2Base):
+    """The softmax written out, its row sums taken with gradients off ("a sum is just a number"): the right output,
+    a gradient without the normaliser's part (issue 58)."""
+
+    def forward(self, x):
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = queries @ keys.T / keys.shape[-1] ** 0.5
+        exps = torch.exp(scores - scores.max(dim=-1, keepdim=True).values)
+        with torch.no_grad():
+            row_sums = exps.sum(dim=-1, keepdim=True)
+        return (exps / row_sums) @ values
+
+
 # ---------------------------------------------------------------------------------------------
 # What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
 # whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
@@ -432,6 +453,7 @@ TRUE_MISCONCEPTIONS = {
     "softmax_stable_builtin": (),
     "softmax_stable_log_softmax": (),
     "context_vectors_detached": ("gradient_cut",),
+    "context_vectors_weights_no_grad": ("gradient_cut",),
     "context_vectors_no_softmax": ("scores_as_weights",),
     "context_vectors_scaled": ("scaled_without_weights",),
     "context_vectors_wrong_dim": ("context_weights_other_axis",),
@@ -451,6 +473,7 @@ TRUE_MISCONCEPTIONS = {
     "SelfAttention_v2_swapped": ("query_key_swapped",),
     "SelfAttention_v2_bias_dropped": ("qkv_bias_ignored", "parameter_unused"),
     "SelfAttention_v2_no_grad": ("gradient_cut", "parameter_detached"),
+    "SelfAttention_v2_normaliser_no_grad": ("forward_step_detached",),
     "SelfAttention_v2_sdpa": (),
     "load_book": ("aliased_not_copied",),
     "load_new_parameters": ("parameters_replaced",),

@@ -605,6 +605,33 @@ class CausalAttention_global_d_k(CausalAttention_forward_mistake):
         return attn_weights @ self.W_value(x)
 
 
+def causal_weights_renormalised_sums_no_grad(attn_weights):
+    """Route 1 with its row sums taken with gradients off ("they only rescale"): the right weights, and a gradient
+    back to the scores without the renormalisation's part (issue 58)."""
+    num_tokens = attn_weights.shape[-1]
+    masked = attn_weights * torch.tril(torch.ones(num_tokens, num_tokens, dtype=attn_weights.dtype,
+                                                  device=attn_weights.device))
+    with torch.no_grad():
+        row_sums = masked.sum(dim=-1, keepdim=True)
+    return masked / row_sums
+
+
+class CausalAttention_normaliser_no_grad(CausalAttention_forward_mistake):
+    """The softmax written out, its row sums taken with gradients off: the right output, wrong gradients for every
+    parameter and the input (issue 58)."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys, values = self.W_key(x), self.W_value(x)
+        attn_scores = self.W_query(x) @ keys.transpose(1, 2)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        scaled = attn_scores / keys.shape[-1] ** 0.5
+        exps = torch.exp(scaled - scaled.max(dim=-1, keepdim=True).values)
+        with torch.no_grad():
+            row_sums = exps.sum(dim=-1, keepdim=True)
+        return self.dropout(exps / row_sums) @ values
+
+
 # ---------------------------------------------------------------------------------------------
 # What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
 # whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
@@ -651,6 +678,8 @@ TRUE_MISCONCEPTIONS = {
     "CausalAttention_transpose_batched": ("transpose_batched",),
     "CausalAttention_sdpa": (),
     "CausalAttention_detached_keys": ("gradient_cut", "parameter_detached"),
+    "CausalAttention_normaliser_no_grad": ("forward_step_detached",),
+    "causal_weights_renormalised_sums_no_grad": ("gradient_cut",),
     "CausalAttention_modifies_input": ("input_edited_in_place",),
     "CausalAttention_dropout_in_eval": ("dropout_in_eval",),
     "CausalAttention_dropout_on_scores": ("dropout_before_softmax",),

@@ -1036,6 +1036,57 @@ class MHAHeadDimFloat(GivenMultiHeadAttention):
         return self.out_proj(context_vec)
 
 
+class MHAPaddingNoGrad(GivenMultiHeadAttention):
+    """The padding step under torch.no_grad() ("masking is not learned"): the scores it returns are cut from the
+    graph, so with a mask no gradient reaches W_query and W_key, while without one forward is right (issue 58)."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            with torch.no_grad():
+                padded = (attention_mask == 0).view(b, 1, 1, num_tokens)
+                attn_scores = attn_scores.masked_fill(padded, torch.finfo(attn_scores.dtype).min)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        context = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+
+class MHANormaliserNoGrad(GivenMultiHeadAttention):
+    """The softmax written out, its row sums taken with gradients off: the right output, wrong gradients (issue 58)."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill((attention_mask == 0).view(b, 1, 1, num_tokens),
+                                                  padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        scaled = attn_scores / keys.shape[-1] ** 0.5
+        exps = torch.exp(scaled - scaled.max(dim=-1, keepdim=True).values)
+        with torch.no_grad():
+            row_sums = exps.sum(dim=-1, keepdim=True)
+        context = (self.dropout(exps / row_sums) @ values).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+
+def split_heads_first_head_detached(x, num_heads):
+    """Each head sliced out by hand, the first one detached: right numbers, and only head 0's features get no
+    gradient (issue 58: before, "some gradient reaches the input" let this through)."""
+    b, num_tokens, d_out = x.shape
+    head_dim = d_out // num_heads
+    heads = [x[..., h * head_dim:(h + 1) * head_dim] for h in range(num_heads)]
+    heads[0] = heads[0].detach()
+    return torch.stack(heads, dim=1)
+
+
 # ---------------------------------------------------------------------------------------------
 # What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
 # whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
@@ -1059,6 +1110,9 @@ TRUE_MISCONCEPTIONS = {
     "two_dimensional_wrapper_fixed_sizes": (),
     "two_dimensional_wrapper_single_attention": (),
     "split_heads_detached": ("gradient_cut",),
+    "split_heads_first_head_detached": ("gradient_cut",),
+    "MHANormaliserNoGrad": ("forward_step_detached",),
+    "MHAPaddingNoGrad": ("forward_step_detached",),
     "split_heads_view_only": ("split_without_transpose",),
     "split_heads_reshape_only": ("split_without_transpose",),
     "split_heads_head_dim_first": ("split_wrong_axes",),

@@ -11,7 +11,8 @@ CONTRACT_MODULES = ("self_attention_v1", "self_attention_v2", "causal_attention"
 MISTAKES: tuple[Misconception, ...] = (
     mistake(
         "gradient_cut",
-        exercises=("softmax_naive", "softmax_stable", "context_vectors", "split_heads", "merge_heads"),
+        exercises=("softmax_naive", "softmax_stable", "context_vectors", "masking_routes", "split_heads",
+                   "merge_heads"),
         evidence=(Evidence.FACT,),
         question=("Which step of your function hands back numbers that autograd did not record?",
                   "你的函数中哪一步得到的数值没有被 autograd 记录？"),
@@ -89,6 +90,22 @@ MISTAKES: tuple[Misconception, ...] = (
                 "other module's tensors",
                 "把数值复制进 nn.MultiheadAttention 已有的参数，而不是把另一个模块的张量交"
                 "给它"),
+    ),
+    mistake(
+        "forward_step_detached", exercises=(*CONTRACT_MODULES, "padding_mask"), evidence=(Evidence.FACT,),
+        question=("The output is right: which step of your forward computes numbers that autograd does not record?",
+                  "输出是对的：你的 forward 中哪一步算出的数值没有被 autograd 记录？"),
+        name=("a step of forward computed outside autograd's graph",
+              "forward 中有一步是在 autograd 的计算图之外计算的"),
+        hint=("autograd takes a number computed where it does not record (a detached tensor, raw data, a block with "
+              "gradients switched off) for a constant: the output keeps its values, but the gradients that reach the "
+              "parameters and the input lose that step's part, and training follows them",
+              "在 autograd 不记录的地方算出的数值（分离出来的张量、原始数据、关闭了梯度计算的代码块），"
+              "autograd 会把它当成常数：输出的数值不变，但传到参数和输入的梯度少了这一步的贡献，"
+              "而训练正是沿着这些梯度进行的"),
+        change=("compute every step of forward from the input and the parameters with tensor operations, with "
+                "gradients on, so that autograd records the whole computation",
+                "forward 的每一步都直接由输入和参数通过张量运算得到，并保持梯度开启，让 autograd 记录整个计算"),
     ),
     mistake(
         "parameter_unused", exercises=CONTRACT_MODULES, evidence=(Evidence.FACT,),

@@ -4,13 +4,16 @@ and their messages. The contract declares no exercise of its own: its checks com
 
 import functools
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Check
-from autograder.checking.expectations import RAISED, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
+from autograder.checking.probing import PROJECTIONS
+from autograder.course import variants
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
 from autograder.course.module_contract.cases import (
@@ -20,15 +23,18 @@ from autograder.course.module_contract.cases import (
     state_cases,
     structure_cases,
 )
-from autograder.course.module_contract.judge import contract_judge
+from autograder.course.module_contract.judge import contract_judge, parameter_shapes
 from autograder.course.module_contract.probe import (
     SPECS,
     SPECS_BY_EXERCISE,
     ContractCase,
     ContractRecord,
     ModuleSpec,
+    PropertiesRecord,
+    contract_mix,
     contract_probe,
     exposing_weights,
+    module_input,
     one_hot_tokens,
 )
 from autograder.course.variants import attention
@@ -56,13 +62,51 @@ def exposed_reference(spec: ModuleSpec, case: ContractCase) -> Tensor:
     return torch.cat(outputs, dim=-1)
 
 
+def linear_layout(spec: ModuleSpec, state: Mapping[str, Tensor]) -> dict[str, Tensor]:
+    """The module's parameters as nn.Linear layers hold them ({layer}.weight is (d_out, d_in)): a raw (d_in, d_out)
+    projection used as x @ W becomes {name}.weight, transposed."""
+    return {(f"{name}.weight" if spec.raw_projections and name in PROJECTIONS else name):
+            (value.T if spec.raw_projections and name in PROJECTIONS else value) for name, value in state.items()}
+
+
+def reference_gradients(spec: ModuleSpec, record: PropertiesRecord, case: ContractCase) -> dict[str, Any] | None:
+    """variants.reference_gradients with the module's own parameters, read before its call, on the probe's input and
+    mix, both rebuilt from the case; None where the parameters are not the promised ones (the structure check's to
+    count)."""
+    backward = record["backward"]
+    state = backward["state"]
+    promised = parameter_shapes(spec, case)
+    if any(name not in state or tuple(state[name].shape) != shape for name, shape in promised.items()):
+        return None
+
+    def forward(x: Tensor, parameters: Mapping[str, Tensor]) -> Tensor:
+        weights = linear_layout(spec, parameters)
+        outputs = []
+        for prefix, count in spec.heads.groups(case):
+            own = {name[len(prefix):]: value for name, value in weights.items() if name.startswith(prefix)}
+            outputs.append(attention(x, own, num_heads=count, causal=spec.causal))
+        return torch.cat(outputs, dim=-1)
+
+    own_state = {name: state[name] for name in promised}
+    aliases = {name: first for name, first in backward["aliases"].items() if name in promised and first in promised}
+    return variants.reference_gradients(forward, own_state, aliases, module_input(spec, case),
+                                        functools.partial(contract_mix, case))
+
+
 def expect_contract(property_name: str, exercise_id: str, record: ContractRecord, case: ContractCase) -> Expectations:
-    """Only the modes need the reference: what the module outputs in eval mode on the exposing weights. After a
-    crash, every property reads the errors of the exercise's raising variants, run by the same probe on the case."""
+    """The modes read what the module outputs in eval mode on the exposing weights; the properties the reference's
+    gradients with the module's own weights (the student kit stores them and loads them into the student's module:
+    WEIGHTS). After a crash, every property reads the errors of the exercise's raising variants, run by the same
+    probe on the case."""
     raised = exercise_errors(exercise_id, functools.partial(contract_probe, property_name, exercise_id), case)
+    spec = SPECS_BY_EXERCISE[exercise_id]
+    if property_name == "properties":
+        properties = cast(PropertiesRecord, record)
+        return Expectations.computed(**{WEIGHTS: lambda: linear_layout(spec, properties["backward"]["state"])},
+                                     gradients=lambda: reference_gradients(spec, properties, case),
+                                     **{RAISED: raised})
     if property_name != "modes":
         return Expectations.computed(**{RAISED: raised})
-    spec = SPECS_BY_EXERCISE[exercise_id]
     return Expectations.computed(exposed=lambda: exposed_reference(spec, case), **{RAISED: raised})
 
 
@@ -139,8 +183,8 @@ def _properties_title(spec: ModuleSpec) -> dict[str, str]:
     if spec.causal:
         en.append("is causal")
         zh.append("满足因果性")
-    en += ["passes gradients to every parameter", "leaves its input alone"]
-    zh += ["梯度能传到每个参数", "不修改输入"]
+    en += ["passes the right gradients back to every parameter and to its input", "leaves its input alone"]
+    zh += ["把正确的梯度传回每个参数和输入", "不修改输入"]
     return {"en": f"{spec.class_name}: {_joined(en, 'en')} (module contract)",
             "zh": f"{spec.class_name}：{_joined(zh, 'zh')}（模块约定）"}
 
@@ -300,6 +344,11 @@ MESSAGES = {
         "en": "no gradient reaches {name}, and moving its values leaves the output as it was: the output does not "
               "use it at all",
         "zh": "梯度没有传到 {name}，而且改变它的数值后输出完全不变：输出根本没有用到它"},
+    "contract.heads_repeated": {
+        "en": "self.heads[{head}] is the very module self.heads[{earlier}] is, not a head of its own: the heads share "
+              "one set of weights, so they are one head counted several times",
+        "zh": "self.heads[{head}] 与 self.heads[{earlier}] 是同一个模块，而不是单独的头：这些头共用一组权重，"
+              "其实是同一个头被数了好几次"},
     "contract.heads_identical": {
         "en": "self.heads[{head}] starts with exactly the weights of self.heads[0]: identical heads get identical "
               "gradients and stay identical, so the extra heads learn nothing new",

@@ -12,6 +12,7 @@ from torch import Tensor
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import same
 from autograder.checking.expectations import Expectations
+from autograder.checking.judging import module_gradient_problem
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.module_contract.probe import (
     SPECS_BY_EXERCISE,
@@ -92,6 +93,10 @@ def judge_structure(spec: ModuleSpec, record: StructureRecord, case: ContractCas
     for name, shape in shapes.items():
         if got[name] != shape:
             return Verdict(False, "contract.parameter_shape", {"name": name, "got": got[name], "expected": shape})
+    if record.get("repeated_heads"):  # the probe compared the heads' objects
+        head, earlier = record["repeated_heads"][0]
+        return Verdict(False, "contract.heads_repeated", {"head": head, "earlier": earlier},
+                       misconception="heads_shared", evidence=Evidence.FACT)
     if record.get("identical_heads"):
         return Verdict(False, "contract.heads_identical", {"head": record["identical_heads"][0]},
                        misconception="heads_identical_init", evidence=Evidence.FACT)
@@ -265,7 +270,18 @@ def judge_properties(spec: ModuleSpec, record: PropertiesRecord, case: ContractC
             return gradient_missing(name, record.get("output_depends", {}).get(name))
         if not math.isfinite(size):
             return Verdict(False, "contract.gradient_not_finite", {"name": name})
-    return Verdict(True)
+    return gradients_verdict(record, expectations["gradients"])
+
+
+def gradients_verdict(record: PropertiesRecord, reference: dict[str, Any] | None) -> Verdict:
+    """The gradients one backward pass gave the input and every parameter against the reference's for the same
+    weights and mix (`reference`: variants.reference_gradients; None where the module's parameters are not the
+    promised ones, which the structure check counts). Judged only where the output is the reference's: a wrong
+    output is the value checks' to explain."""
+    backward = record.get("backward")
+    if reference is None or backward is None or not same(backward["output"], reference["output"]):
+        return Verdict(True)
+    return module_gradient_problem(backward, reference) or Verdict(True)
 
 
 def gradient_missing(name: str, output_depends: bool | None) -> Verdict:

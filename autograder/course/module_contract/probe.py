@@ -4,16 +4,19 @@ holds it."""
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NotRequired, TypedDict
 
 import torch
 from torch import Tensor, nn
 
 from autograder.checking.probing import (
+    ModuleGradients,
     ProbeError,
     describe_exception,
     dtype_name,
     lookup,
+    module_gradients,
     plain,
     rand,
     seeded,
@@ -21,13 +24,15 @@ from autograder.checking.probing import (
 )
 from autograder.checking.torch_recorders import DeviceMixWatch
 from autograder.course.shared.inputs import DTYPES, probe_device_kind
+from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import ExceptionRecord, Namespace, State
 
 __all__ = [
     "ContractCase", "ContractDeviceRecord", "ContractRecord", "HeadLayout", "ModesRecord", "ModuleSpec",
     "PropertiesRecord", "SPECS", "SPECS_BY_EXERCISE", "StateRecord", "StructureRecord", "build",
-    "constructor_arguments", "contract_probe", "exposing_module", "exposing_weights", "head_count", "mask_names",
-    "module_input", "one_hot_tokens", "probe_device", "probe_device_kind", "probe_modes", "promised_attributes",
+    "constructor_arguments", "contract_mix", "contract_probe", "exposing_module", "exposing_weights", "head_count",
+    "mask_names", "module_input", "one_hot_tokens", "probe_device", "probe_device_kind", "probe_modes",
+    "promised_attributes",
 ]
 
 
@@ -56,6 +61,7 @@ class StructureRecord(TypedDict, total=False):
     output_dtype: str
     attributes: dict[str, dict[str, Any]]
     identical_heads: list[int]  # stacked heads: the heads (other modules than head 0) that start with its weights
+    repeated_heads: list[list[int]]  # stacked heads: [head, the earlier head it is the very module of] (heads * n)
     heads_type: str  # stacked heads: the type of the module's `heads` ("ModuleList", "list", "NoneType", ...)
 
 
@@ -100,7 +106,10 @@ class PropertiesRecord(TypedDict, total=False):
     input_after: Tensor
     future_changed: Tensor
     one_by_one: list[Tensor]
-    gradients: dict[str, float | None]
+    # One backward pass through a fresh module (probe_gradients): what each parameter and the input got. The judge
+    # compares them with the reference's for the same weights, read before the call.
+    backward: ModuleGradients
+    gradients: dict[str, float | None]  # each parameter's, summed in size (None: none reached it)
     # For each parameter no gradient reached (None or 0): whether the output changes when its values change. False:
     # the output does not use it; True: it is used, and the graph is cut (a detach, .data, no_grad, requires_grad off).
     output_depends: dict[str, bool]
@@ -253,7 +262,19 @@ def probe_structure(spec: "ModuleSpec", namespace: Namespace, case: ContractCase
         data["heads_type"] = type(getattr(module, "heads", None)).__name__
     if spec.heads.stacked and isinstance(getattr(module, "heads", None), torch.nn.ModuleList) and module.heads:
         data["identical_heads"] = identical_heads(module.heads)  # type: ignore[arg-type]  # a ModuleList: just above
+        data["repeated_heads"] = repeated_heads(module.heads)  # type: ignore[arg-type]  # the same ModuleList
     return data
+
+
+def repeated_heads(heads: Sequence[nn.Module]) -> list[list[int]]:
+    """[head, earlier head] for each head that is the very module an earlier one is (a list repeated: [head] * n)."""
+    first: dict[int, int] = {}
+    repeated = []
+    for index, head in enumerate(heads):
+        earlier = first.setdefault(id(head), index)
+        if earlier != index:
+            repeated.append([index, earlier])
+    return repeated
 
 
 def identical_heads(heads: Sequence[nn.Module]) -> list[int]:
@@ -262,7 +283,7 @@ def identical_heads(heads: Sequence[nn.Module]) -> list[int]:
     identical = []
     for index, head in enumerate(heads):
         if index == 0 or head is heads[0]:
-            continue  # one module repeated is another mistake (the wrapper's own check names it)
+            continue  # one module repeated is another mistake (repeated_heads)
         own = dict(head.named_parameters())
         if own.keys() == first.keys() and all(torch.equal(own[name], first[name]) for name in own):
             identical.append(index)
@@ -401,14 +422,27 @@ def probe_properties(spec: "ModuleSpec", namespace: Namespace, case: ContractCas
         if spec.batched:
             data["one_by_one"] = [plain(build(spec, namespace, case)(kept[i:i + 1].clone()))
                                   for i in range(case["batch"])]
-    if output.requires_grad:
-        # A random mix of the outputs: a plain sum could cancel by accident.
-        (output * rand(case["loss_seed"], *output.shape, dtype=output.dtype)).sum().backward()
-    data["gradients"] = {name: None if p.grad is None else float(p.grad.abs().sum())
-                         for name, p in module.named_parameters(remove_duplicate=False)}
+    data.update(probe_gradients(spec, namespace, case))
     data["output_depends"] = {name: output_depends_on(spec, namespace, case, name, kept, output)
                               for name, size in data["gradients"].items() if not size}
     return data
+
+
+def probe_gradients(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> PropertiesRecord:
+    """One backward pass through a fresh module on the case's input (probing.module_gradients) for a random mix of
+    the outputs (a plain sum could cancel by accident): its parameters before the call, and what reached each of
+    them and the input. The student kit loads its stored weights first."""
+    module = load_case_weights(build(spec, namespace, case), case)
+    backward = module_gradients(module, module_input(spec, case), module, partial(contract_mix, case))
+    sizes = {name: None if (gradient := backward["parameters"].get(name)) is None else float(gradient.abs().sum())
+             for name in backward["state"]}
+    return {"backward": backward, "gradients": sizes}
+
+
+def contract_mix(case: ContractCase, output: Tensor) -> Tensor:
+    """The random mix of a module's outputs whose gradients the properties check compares; the judge's side
+    rebuilds it from the case."""
+    return rand(case["loss_seed"], *output.shape, dtype=output.dtype)
 
 
 def output_depends_on(spec: "ModuleSpec", namespace: Namespace, case: ContractCase, name: str, x: Tensor,

@@ -172,9 +172,10 @@ CHECKS = (
                  "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确"}),
     Check(id="softmax_naive.from_scratch", exercise="softmax_naive", points=1, hidden=True, cases=naive_cases_rules,
           probe=probe_softmax_naive, judge=partial(judge_softmax_rules, "softmax_naive"),
-          title={"en": "softmax_naive is written from scratch (no torch softmax), leaves its input unchanged and lets "
-                       "gradients flow back to it",
-                 "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax），不修改输入，并且梯度能传回输入"}),
+          title={"en": "softmax_naive is written from scratch (no torch softmax), leaves its input unchanged and "
+                       "passes the right gradient back to it",
+                 "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax），不修改输入，"
+                       "并且把正确的梯度传回输入"}),
     Check(id="softmax_stable.notes", exercise="softmax_stable", points=2, hidden=False, cases=stable_cases_notes,
           probe=probe_softmax_stable, judge=JUDGE_STABLE, expect=EXPECT_STABLE,
           title={"en": "softmax_stable matches on the notes' scores and on [1000., 1000.]",
@@ -191,9 +192,9 @@ CHECKS = (
                  "zh": "softmax_stable 在极大和极小的输入上也保持有限且正确"}),
     Check(id="softmax_stable.from_scratch", exercise="softmax_stable", points=1, hidden=True, cases=stable_cases_rules,
           probe=probe_softmax_stable, judge=partial(judge_softmax_rules, "softmax_stable"),
-          title={"en": "softmax_stable is written from scratch, leaves its input unchanged and lets gradients flow "
-                       "back to it",
-                 "zh": "softmax_stable 是自己实现的，不修改输入，并且梯度能传回输入"}),
+          title={"en": "softmax_stable is written from scratch, leaves its input unchanged and passes the right "
+                       "gradient back to it",
+                 "zh": "softmax_stable 是自己实现的，不修改输入，并且把正确的梯度传回输入"}),
 )
 
 SOFTMAX_MESSAGES = {

@@ -39,7 +39,8 @@ def judge_softmax(exercise_id: str, default_dim: int, record: SoftmaxRecord, cas
             key = f"{exercise_id}.not_finite"
         elif got.shape == want.shape and not same(got.sum(dim=dim), torch.ones_like(want.sum(dim=dim))):
             key = f"{exercise_id}.not_normalised"
-        verdict = compare_named(got, want, expectations["mistakes"], message_key=key, input_shape=tuple(x.shape))
+        verdict = compare_named(got, want, expectations["mistakes"], message_key=key, input_shape=tuple(x.shape),
+                                calls=record.get("calls", ()))
         changed_default = "dim" not in case and record.get("default_dim") not in (None, default_dim)
         if verdict.misconception == "softmax_dim_ignored" and changed_default:
             rename(verdict, "default_dim_changed")  # called without dim, it normalised its own default axis
@@ -59,7 +60,7 @@ def judge_softmax_rules(exercise_id: str, record: SoftmaxRecord, case: TensorCas
     if record["input_changed"]:
         return Verdict(False, f"{exercise_id}.input_changed")
     if record.get("gradient", "ok") != "ok":
-        return no_gradient(record["gradient"])
+        return no_gradient(record["gradient"], record.get("gradient_error"))
     got, dim = record["output"], case.get("dim", 0)
     if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
         return Verdict(False, f"{exercise_id}.not_normalised")

@@ -34,7 +34,8 @@ class SoftmaxRecord(TypedDict, total=False):
     input_changed: bool
     default_dim: int | None  # the default of the function's `dim` parameter, None when it has no int default
     parameters: list[str]  # the names of the function's parameters, as its signature gives them ([] if unknown)
-    gradient: str  # probing.gradient_flow
+    gradient: str  # probing.gradient_of's status
+    gradient_error: dict[str, Any]  # what backward raised, when "raised"
     input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
 
 
@@ -60,12 +61,14 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     original = x.clone()
     args = (x,) if "dim" not in case else (x, case["dim"])
     output, calls = called_functions(softmax, *args)
-    gradient, _error, input_gradient = gradient_of(lambda through: softmax(through, *args[1:]), original)
+    gradient, error, input_gradient = gradient_of(lambda through: softmax(through, *args[1:]), original)
     data: SoftmaxRecord = {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
                            "default_dim": default_of(softmax, "dim"), "gradient": gradient,
                            "parameters": parameter_names(softmax)}
     if input_gradient is not None:
         data["input_gradient"] = input_gradient
+    if error is not None:
+        data["gradient_error"] = error
     return data
 
 

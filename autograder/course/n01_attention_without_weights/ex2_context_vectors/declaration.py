@@ -10,6 +10,7 @@ from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import Expectations
+from autograder.checking.probing import gradient_of
 from autograder.course.declaration import Declaration
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.declaration import SOFTMAX_MESSAGES, random_case
@@ -68,7 +69,10 @@ def expect_context_vectors(record: ContextRecord, case: TensorCase) -> Expectati
     inputs = case_tensor(case)
     return Expectations.computed(output=lambda: solutions.context_vectors(inputs),
                                  mistakes=lambda: context_mistakes(inputs),
-                                 **{STEPS: lambda: context_steps(inputs)})
+                                 **{STEPS: lambda: context_steps(inputs)},
+                                 # The gradient the reference passes back for the probe's own upstream mix
+                                 # (probing.gradient_weights), from the case's input: nothing the child sent.
+                                 input_gradient=lambda: gradient_of(solutions.context_vectors, inputs)[2])
 
 
 CHECKS = (
@@ -82,8 +86,10 @@ CHECKS = (
                  "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）"}),
     Check(id="context_vectors.float64", exercise="context_vectors", points=1, hidden=True, cases=context_cases_dtype,
           probe=probe_context_vectors, judge=judge_context_vectors_dtype, expect=expect_context_vectors,
-          title={"en": "context_vectors keeps float64, leaves its input unchanged and lets gradients flow back to it",
-                 "zh": "context_vectors 保持 float64，不修改输入，并且梯度能传回输入"}),
+          title={"en": "context_vectors keeps float64, leaves its input unchanged and passes the right gradient back "
+                       "to it (every step recorded by autograd)",
+                 "zh": "context_vectors 保持 float64，不修改输入，并且把正确的梯度传回输入（每一步都由 autograd "
+                       "记录）"}),
 )
 
 

@@ -6,7 +6,7 @@ import torch
 from autograder.checking.check_types import Verdict
 from autograder.checking.compare import compare_named, dtype_verdict
 from autograder.checking.expectations import Expectations
-from autograder.checking.judging import no_gradient
+from autograder.checking.judging import gradient_problem, no_gradient
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import ContextRecord
 
@@ -17,16 +17,20 @@ def judge_context_vectors(record: ContextRecord, case: TensorCase, expectations:
     """Values, naming a mistake when one reproduces them. Expectations: output, mistakes."""
     inputs = case_tensor(case)
     return compare_named(record["output"], expectations["output"], expectations["mistakes"],
-                         message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape))
+                         message_key="context_vectors.wrong_values", input_shape=tuple(inputs.shape),
+                         calls=record.get("calls", ()))
 
 
 def judge_context_vectors_dtype(record: ContextRecord, case: TensorCase, expectations: Expectations) -> Verdict:
-    """Input left alone, the values, then float64 kept."""
+    """Input left alone, gradients flowing back to it, the values, the gradient the reference passes back (right
+    values with another gradient: a step computed outside autograd), then float64 kept. Expectations: output,
+    mistakes, input_gradient."""
     if record["input_changed"]:
         return Verdict(False, "context_vectors.input_changed")
     if record.get("gradient", "ok") != "ok":
-        return no_gradient(record["gradient"])
+        return no_gradient(record["gradient"], record.get("gradient_error"))
     verdict = judge_context_vectors(record, case, expectations)
-    if verdict.passed:
-        return dtype_verdict("context_vectors", record["output"], torch.float64)
-    return verdict
+    if not verdict.passed:
+        return verdict
+    wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"])
+    return wrong or dtype_verdict("context_vectors", record["output"], torch.float64)

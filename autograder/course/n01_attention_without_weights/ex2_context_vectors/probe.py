@@ -1,12 +1,13 @@
 """Probes of context_vectors: run the student's objects on a case and return plain data. Imports no reference, judge
 or declaration: the grading child holds it."""
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import gradient_flow, lookup, plain
+from autograder.checking.probing import gradient_of, lookup, plain
+from autograder.checking.torch_recorders import called_functions
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.shared.records import Namespace
 
@@ -15,14 +16,22 @@ __all__ = ["ContextRecord", "probe_context_vectors"]
 
 class ContextRecord(TypedDict, total=False):
     output: Tensor
+    calls: list[str]  # the torch functions the call ran (torch_recorders.called_functions)
     input_changed: bool
-    gradient: str  # probing.gradient_flow: "ok", "no_gradient", "not_finite" or "raised"
+    gradient: str  # probing.gradient_of: "ok", "no_gradient", "not_finite" or "raised"
+    gradient_error: dict[str, Any]  # what backward raised, when "raised"
+    input_gradient: Tensor  # the gradient that reached the input, when "ok": the judge compares it with the reference's
 
 
 def probe_context_vectors(namespace: Namespace, case: TensorCase) -> ContextRecord:
     context_vectors = lookup(namespace, "context_vectors")
     inputs = case_tensor(case)
     original = inputs.clone()
-    output = plain(context_vectors(inputs))
-    return {"output": output, "input_changed": not torch.equal(inputs, original),
-            "gradient": gradient_flow(context_vectors, original)[0]}
+    output, calls = called_functions(context_vectors, inputs)
+    data: ContextRecord = {"output": plain(output), "calls": calls, "input_changed": not torch.equal(inputs, original)}
+    data["gradient"], error, gradient = gradient_of(context_vectors, original)
+    if error is not None:
+        data["gradient_error"] = error
+    if gradient is not None:
+        data["input_gradient"] = gradient
+    return data

@@ -16,12 +16,14 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import Expectations
+from autograder.checking.probing import gradient_of
 from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex2_masking_routes.judge import judge_causal_weights, judge_on_device
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
     ScoresCase,
     WeightsRecord,
+    from_scores,
     probe_neg_inf,
     probe_on_device,
     probe_renormalised,
@@ -109,28 +111,37 @@ def neg_inf_mistakes(attn_scores: Tensor) -> list[tuple[str, Tensor]]:
     ]
 
 
+def reference_gradient(route: str, case: ScoresCase) -> Tensor | None:
+    """The gradient the reference route passes back to the case's scores, for the probe's own upstream mix
+    (probing.gradient_weights): rebuilt from the case, nothing the child sent."""
+    return gradient_of(from_scores(getattr(solutions, route), route == "causal_weights_renormalised"),
+                       scores_input(case))[2]
+
+
 def expect_renormalised(record: WeightsRecord, case: ScoresCase) -> Expectations:
     attn_weights = weights_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_renormalised(attn_weights),
                                  future=lambda: mask_for("future", attn_weights.shape[-1]),
-                                 mistakes=lambda: renormalise_mistakes(attn_weights))
+                                 mistakes=lambda: renormalise_mistakes(attn_weights),
+                                 input_gradient=lambda: reference_gradient("causal_weights_renormalised", case))
 
 
 def expect_neg_inf(record: WeightsRecord, case: ScoresCase) -> Expectations:
     attn_scores = scores_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),
                                  future=lambda: mask_for("future", attn_scores.shape[-1]),
-                                 mistakes=lambda: neg_inf_mistakes(attn_scores))
+                                 mistakes=lambda: neg_inf_mistakes(attn_scores),
+                                 input_gradient=lambda: reference_gradient("causal_weights_neg_inf", case))
 
 
 CHECKS = (
     Check(id="masking_routes.renormalise_notes", exercise="masking_routes", points=1, hidden=False,
           cases=weights_cases_notes, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
           title={"en": "causal_weights_renormalised: the notes' attention weights (SelfAttention_v2, seed 789), "
-                       "masked and renormalised into a new tensor (the input left as it was), with gradients flowing "
-                       "back to the input",
+                       "masked and renormalised into a new tensor (the input left as it was), with the right gradient "
+                       "flowing back to the input",
                  "zh": "causal_weights_renormalised：笔记中的注意力权重（SelfAttention_v2，种子 "
-                       "789）遮蔽后重新归一化，结果是一个新张量（输入保持原样），梯度能传回输入"}),
+                       "789）遮蔽后重新归一化，结果是一个新张量（输入保持原样），正确的梯度能传回输入"}),
     Check(id="masking_routes.renormalise_random", exercise="masking_routes", points=2.5, hidden=True,
           cases=weights_cases_random, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
           title={"en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches and "
@@ -145,10 +156,10 @@ CHECKS = (
     Check(id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,
           cases=weights_cases_notes, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
           title={"en": "causal_weights_neg_inf: the notes' attention scores (SelfAttention_v2, seed 789), filled with "
-                       "-inf, then softmax, into a new tensor (the input left as it was), with gradients flowing back "
-                       "to the input",
+                       "-inf, then softmax, into a new tensor (the input left as it was), with the right gradient "
+                       "flowing back to the input",
                  "zh": "causal_weights_neg_inf：笔记中的注意力分数（SelfAttention_v2，种子 789）填入 -inf 后做 "
-                       "softmax，结果是一个新张量（输入保持原样），梯度能传回输入"}),
+                       "softmax，结果是一个新张量（输入保持原样），正确的梯度能传回输入"}),
     Check(id="masking_routes.neg_inf_random", exercise="masking_routes", points=2.5, hidden=True,
           cases=weights_cases_random, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
           title={"en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches "
@@ -177,6 +188,13 @@ MESSAGES = {
         "en": "no gradient flows back through the function to its input: compute the output from the input with "
               "tensor operations, without detaching it or switching gradients off",
         "zh": "梯度没有通过这个函数传回输入：输出必须由输入经过张量运算得到，不要分离张量或关闭梯度计算",
+    },
+    "causal_weights.gradient_wrong": {
+        "en": "the weights are right, but the gradient that flows back to the input is not the one the computation "
+              "gives: some step was computed where autograd does not record (a detached tensor, raw data, a block "
+              "with gradients switched off, inference mode), and counts as a constant",
+        "zh": "权重是对的，但传回输入的梯度不是这个计算应有的梯度：某一步是在 autograd 不记录的地方计算的"
+              "（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式），于是被当成了常数",
     },
     "causal_weights.not_finite": {
         "en": "the gradient that flows back through the function to its input holds nan or inf",

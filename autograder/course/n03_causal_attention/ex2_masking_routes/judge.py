@@ -6,6 +6,7 @@ from autograder.checking.compare import diagnose, dtype_verdict
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
     causal_weights_problem,
+    gradient_problem,
     hidden_keys,
     mask_family,
 )
@@ -15,8 +16,9 @@ __all__ = ["judge_causal_weights", "judge_on_device"]
 
 
 def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: Expectations) -> Verdict:
-    """Same weights as expected, exact zeros above the diagonal, the same dtype; else the first broken property.
-    Expectations: output, future (True above the diagonal), mistakes."""
+    """Same weights as expected, exact zeros above the diagonal, the caller's tensor left alone, the reference's
+    gradient back to the scores, the same dtype; else the first broken property. Expectations: output, future (True
+    above the diagonal), mistakes, input_gradient."""
     got, want = record["weights"], expectations["output"]
     shown = {"expected": want, "got": got, "input_shape": tuple(want.shape)}
     if got.shape != want.shape:
@@ -43,7 +45,9 @@ def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: 
                        {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
     if backward != "ok":
         return Verdict(False, f"causal_weights.{backward}")
-    return dtype_verdict("causal_weights", got, want.dtype)
+    wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],
+                             message_key="causal_weights.gradient_wrong")
+    return wrong or dtype_verdict("causal_weights", got, want.dtype)
 
 
 def judge_on_device(record: RouteDeviceRecord, case: ScoresCase, expectations: Expectations) -> Verdict:

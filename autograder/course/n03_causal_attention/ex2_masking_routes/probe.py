@@ -11,7 +11,7 @@ from autograder.checking.probing import (
     ProbeError,
     describe_exception,
     dtype_name,
-    gradient_flow,
+    gradient_of,
     lookup,
     plain,
     rand,
@@ -22,9 +22,9 @@ from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_k
 from autograder.course.shared.records import ExceptionRecord, Namespace
 
 __all__ = [
-    "NOTES_D_OUT", "NOTES_V2_SEED", "RouteDeviceRecord", "ScoresCase", "WeightsRecord", "notes_attention_scores",
-    "notes_attention_weights", "probe_neg_inf", "probe_on_device", "probe_renormalised", "scores_input",
-    "weights_input",
+    "NOTES_D_OUT", "NOTES_V2_SEED", "RouteDeviceRecord", "ScoresCase", "WeightsRecord", "from_scores",
+    "notes_attention_scores", "notes_attention_weights", "probe_neg_inf", "probe_on_device", "probe_renormalised",
+    "scores_input", "weights_input",
 ]
 
 
@@ -43,6 +43,7 @@ class WeightsRecord(TypedDict, total=False):
     input_changed: bool  # the caller's tensor was edited in place
     backward: str  # through the route to its input: "ok", "no_gradient", "not_finite" or "raised"
     backward_error: ExceptionRecord
+    input_gradient: Tensor  # what reached the scores when "ok": the judge compares it with the reference's
 
 
 class RouteDeviceRecord(TypedDict, total=False):
@@ -87,22 +88,28 @@ def weights_input(case: ScoresCase) -> Tensor:
     return torch.softmax(scores_input(case), dim=-1)
 
 
+def from_scores(route: Callable[[Tensor], Any], takes_weights: bool) -> Callable[[Tensor], Any]:
+    """The route as a function of the scores, which gradients are taken through: the weights route gets
+    softmax(scores), as in attention (a weight edited in place then breaks backward), the scores route the scores."""
+    if takes_weights:
+        return lambda scores: route(torch.softmax(scores, dim=-1))
+    return route
+
+
 def probe_route(route: Callable[[Tensor], Any], make_input: Callable[[ScoresCase], Tensor],
                 case: ScoresCase) -> WeightsRecord:
-    """A masking route's output, whether it edited the caller's tensor, and whether gradients reach that tensor
+    """A masking route's output, whether it edited the caller's tensor, and the gradient that reaches that tensor
     through it (its input made by a softmax or a product, as in attention, so an in-place edit breaks backward)."""
     x = make_input(case)
     kept = x.clone()
     data: WeightsRecord = {"weights": plain(route(x))}
     unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
     data["input_changed"] = not unchanged
-    # The weights route gets softmax(scores), as in attention: a weight edited in place then breaks backward.
-    def from_scores(scores: Tensor) -> Any:
-        return route(torch.softmax(scores, dim=-1)) if make_input is weights_input else route(scores)
-
-    data["backward"], error = gradient_flow(from_scores, scores_input(case))
+    data["backward"], error, gradient = gradient_of(from_scores(route, make_input is weights_input), scores_input(case))
     if error is not None:
         data["backward_error"] = error
+    if gradient is not None:
+        data["input_gradient"] = gradient
     return data
 
 

@@ -11,6 +11,7 @@ import torch
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.expectations import RAISED, Expectations
+from autograder.checking.probing import gradient_of
 from autograder.course import variants
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
@@ -106,6 +107,8 @@ def expect_split(record: HeadsRecord, case: HeadsCase) -> Expectations:
         output=lambda: solutions.split_heads(x, num_heads),
         variants=lambda: [("split_without_transpose", variants.split(x, num_heads, "view_only")),
                           ("split_wrong_axes", variants.split(x, num_heads, "head_dim_first"))],
+        # For the probe's own upstream mix (probing.gradient_weights), from the case: nothing the child sent.
+        input_gradient=lambda: gradient_of(lambda through: solutions.split_heads(through, num_heads), x)[2],
         **{RAISED: exercise_errors("split_heads", probe_split, case)},
     )
 
@@ -156,6 +159,7 @@ def expect_merge(record: HeadsRecord, case: HeadsCase) -> Expectations:
             ("heads_on_token_axis", variants.merge(x, "token_axis")),
             ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
         ],
+        input_gradient=lambda: gradient_of(solutions.merge_heads, x)[2],
         **{RAISED: exercise_errors("merge_heads", probe_merge, case)},
     )
 
@@ -164,9 +168,9 @@ CHECKS = (
     Check(id="split_heads.notes", exercise="split_heads", points=2, hidden=False, cases=split_cases_notes,
           probe=probe_split, judge=judge_split, expect=expect_split,
           title={"en": "split_heads: (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim) on small "
-                       "examples, the input left unchanged and gradients flowing back to it",
+                       "examples, the input left unchanged and the right gradient flowing back to it",
                  "zh": "split_heads：在小例子上把 (b, num_tokens, d_out) 变成 (b, num_heads, num_tokens, head_dim)，"
-                       "不修改输入，梯度能传回输入"}),
+                       "不修改输入，正确的梯度能传回输入"}),
     Check(id="split_heads.inputs", exercise="split_heads", points=1, hidden=False, cases=split_cases_inputs,
           probe=probe_split, judge=judge_split, expect=expect_split,
           title={"en": "split_heads on every kind of input: non-contiguous views (transposed, sliced, expanded), a "
@@ -188,9 +192,9 @@ CHECKS = (
     Check(id="merge_heads.notes", exercise="merge_heads", points=2, hidden=False, cases=merge_cases_notes,
           probe=probe_merge, judge=judge_merge, expect=expect_merge,
           title={"en": "merge_heads: (b, num_heads, num_tokens, head_dim) -> (b, num_tokens, d_out) on small "
-                       "examples, the input left unchanged and gradients flowing back to it",
+                       "examples, the input left unchanged and the right gradient flowing back to it",
                  "zh": "merge_heads：在小例子上把 (b, num_heads, num_tokens, head_dim) 变回 (b, num_tokens, d_out)，"
-                       "不修改输入，梯度能传回输入"}),
+                       "不修改输入，正确的梯度能传回输入"}),
     Check(id="merge_heads.inputs", exercise="merge_heads", points=1, hidden=False, cases=merge_cases_inputs,
           probe=probe_merge, judge=judge_merge, expect=expect_merge,
           title={"en": "merge_heads on every kind of input: non-contiguous views (a split, a slice), a leaf that "

@@ -4,6 +4,7 @@ Imports no reference or declaration: the student kit ships it as it is."""
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare, diagnose, dtype_verdict, same
 from autograder.checking.expectations import Expectations
+from autograder.checking.judging import gradient_problem, no_gradient
 from autograder.checking.pictures import merge_layout, split_layout
 from autograder.course.n04_multi_head_attention.ex2_split_merge.probe import (
     HeadsCase,
@@ -26,21 +27,20 @@ def input_and_graph(function: str, data: HeadsRecord) -> Verdict | None:
         return Verdict(False, f"{function}.input_written")
     if change == "metadata":
         return Verdict(False, f"{function}.input_metadata_changed")
-    if data["gradient"] == "no_gradient":  # the output is not in the input's graph: the fact of a cut
-        return Verdict(False, "function.no_gradient", {"how": data["gradient"]}, misconception="gradient_cut",
-                       evidence=Evidence.FACT)
-    if data["gradient"] != "ok":  # raised or not finite on the way back: no cut proven
-        return Verdict(False, "function.no_gradient", {"how": data["gradient"]})
+    if data["gradient"] != "ok":  # no_gradient: the output is not in the input's graph, the fact of a cut
+        return no_gradient(data["gradient"], data.get("gradient_error"))
     return None
 
 
 def judge_split(record: HeadsRecord, case: HeadsCase, expectations: Expectations) -> Verdict:
-    """Input left alone and gradients flowing, then the values and the dtype. Expectations: output, variants."""
+    """Input left alone and gradients flowing, then the values, the reference's gradient and the dtype.
+    Expectations: output, variants, input_gradient."""
     if (verdict := input_and_graph("split_heads", record)) is not None:
         return verdict
     x, got, want = split_input(case), record["out"], expectations["output"]
     if same(got, want):
-        return dtype_verdict("split_heads", got, x.dtype)
+        wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"])
+        return wrong or dtype_verdict("split_heads", got, x.dtype)
     verdict = compare(got, want, message_key="split_heads.values", variants=expectations["variants"],
                       input_shape=tuple(x.shape))
     verdict.head_layout = split_layout(x, want, got, case["num_heads"])  # where each head's features landed
@@ -48,13 +48,14 @@ def judge_split(record: HeadsRecord, case: HeadsCase, expectations: Expectations
 
 
 def judge_merge(record: HeadsRecord, case: HeadsCase, expectations: Expectations) -> Verdict:
-    """Input left alone and gradients flowing, then the values (the split tensor itself for a round trip) and the
-    dtype. Expectations: output, variants."""
+    """Input left alone and gradients flowing, then the values (the split tensor itself for a round trip), the
+    reference's gradient and the dtype. Expectations: output, variants, input_gradient."""
     if (verdict := input_and_graph("merge_heads", record)) is not None:
         return verdict
     x, got, want = merge_input(case), record["out"], expectations["output"]
     if same(got, want):
-        return dtype_verdict("merge_heads", got, x.dtype)
+        wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"])
+        return wrong or dtype_verdict("merge_heads", got, x.dtype)
     key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
     verdict = compare(got, want, message_key=key, input_shape=tuple(x.shape))
     verdict.misconception = diagnose(got, want, expectations["variants"])

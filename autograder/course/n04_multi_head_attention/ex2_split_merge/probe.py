@@ -8,7 +8,8 @@ import torch
 from torch import Tensor
 
 from autograder.checking.probing import (
-    gradient_flow,
+    describe_exception,
+    gradient_of,
     gradient_weights,
     input_changes,
     lookup,
@@ -42,12 +43,14 @@ class HeadsCase(TypedDict):
 
 
 class HeadsRecord(TypedDict):
-    """split_heads or merge_heads: the result, what the call changed of its input (probing.input_changes) and whether
-    gradients flow back to it (probing.gradient_flow)."""
+    """split_heads or merge_heads: the result, what the call changed of its input (probing.input_changes), whether
+    gradients flow back to it (probing.gradient_of's status) and the gradient that reached it."""
 
     out: Tensor
     input_change: str
     gradient: str
+    input_gradient: NotRequired[Tensor]  # when "ok": the judge compares it with the reference's
+    gradient_error: NotRequired[dict[str, Any]]  # what backward raised, when "raised"
 
 
 def split_input(case: HeadsCase) -> torch.Tensor:
@@ -71,22 +74,31 @@ def _probed(function: Callable[[Tensor], Any], x: Tensor, case: HeadsCase) -> He
     if case.get("leaf"):
         leaf = x.detach().requires_grad_(True)  # the same memory layout, now a leaf of its own graph
         out, change = input_changes(leaf, function)
-        return {"out": plain(out), "input_change": change, "gradient": _leaf_gradient(out, leaf)}
-    out, change = input_changes(x, function)
-    return {"out": plain(out), "input_change": change, "gradient": gradient_flow(function, x)[0]}
+        status, error, gradient = _leaf_gradient(out, leaf)
+    else:
+        out, change = input_changes(x, function)
+        status, error, gradient = gradient_of(function, x)
+    record: HeadsRecord = {"out": plain(out), "input_change": change, "gradient": status}
+    if gradient is not None:
+        record["input_gradient"] = gradient
+    if error is not None:
+        record["gradient_error"] = error
+    return record
 
 
-def _leaf_gradient(out: object, leaf: Tensor) -> str:
-    """gradient_flow's status for an output computed from `leaf` itself."""
+def _leaf_gradient(out: object, leaf: Tensor) -> tuple[str, dict[str, Any] | None, Tensor | None]:
+    """gradient_of's status, error and gradient for an output computed from `leaf` itself."""
     if not isinstance(out, Tensor) or not out.requires_grad:
-        return "no_gradient"
+        return "no_gradient", None, None
     try:
         (out * gradient_weights(out.shape).to(out.dtype)).sum().backward()
-    except Exception:  # noqa: BLE001 - an output autograd cannot go back through is the finding
-        return "raised"
+    except Exception as exc:  # noqa: BLE001 - an output autograd cannot go back through is the finding
+        return "raised", describe_exception(exc), None
     if leaf.grad is None:
-        return "no_gradient"
-    return "ok" if bool(torch.isfinite(leaf.grad).all()) else "not_finite"
+        return "no_gradient", None, None
+    if not bool(torch.isfinite(leaf.grad).all()):
+        return "not_finite", None, None
+    return "ok", None, plain(leaf.grad)
 
 
 def probe_split(namespace: Namespace, case: HeadsCase) -> HeadsRecord:

@@ -3,8 +3,8 @@ step (from the notes, not the book) is graded on its own, padding_mask, in the s
 """
 
 import random
-from collections.abc import Callable
-from functools import cache
+from collections.abc import Callable, Mapping
+from functools import cache, partial
 from typing import Any
 
 from torch import Tensor
@@ -22,8 +22,10 @@ from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.judge i
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe import (
     MultiHeadRecord,
     padding_mask,
+    padding_mix,
     probe_mha,
     probe_mha_heads,
+    unmasked_mix,
 )
 from autograder.course.n04_multi_head_attention.shared import (
     NOTES_ATTENTION_CASE,
@@ -117,6 +119,7 @@ def expect_mha(record: MultiHeadRecord, case: MultiHeadCase) -> Expectations:
         RAISED: exercise_errors("multi_head_attention", probe_mha, case),
     }
     if mask is not None:
+        sources["gradients"] = lambda: padding_gradients(record, case)
         sources["padding_ignored"] = lambda: variants.attention(x, weights(), num_heads=num_heads)
         sources["padding_inverted"] = lambda: variants.attention(x, weights(), num_heads=num_heads,
                                                                  attention_mask=1 - mask)
@@ -124,6 +127,22 @@ def expect_mha(record: MultiHeadRecord, case: MultiHeadCase) -> Expectations:
             variants.attention(x, weights(), padding_axis="queries", padding_after_causal=after, **knobs)
             for after in (False, True)]
     return Expectations(sources)
+
+
+def padding_gradients(record: MultiHeadRecord, case: MultiHeadCase) -> dict[str, Any]:
+    """variants.reference_gradients with the module's own weights, read before its calls, on the case's input: with
+    its padding mask for the probe's mix of the queries that see a real token (padding_mix), and without it
+    (unmasked_mix), all rebuilt from the case."""
+    def reference(backward: Any, mask: Tensor | None, mix: Callable[[Tensor], Tensor]) -> dict[str, Any]:
+        def forward(x: Tensor, parameters: Mapping[str, Tensor]) -> Tensor:
+            return variants.attention(x, projection_weights(dict(parameters)), num_heads=case["num_heads"],
+                                      attention_mask=mask)
+
+        return variants.reference_gradients(forward, backward["state"], backward["aliases"], attention_input(case),
+                                            mix)
+
+    return {"masked": reference(record["backward"], padding_mask(case), partial(padding_mix, case)),
+            "unmasked": reference(record["backward_unmasked"], None, unmasked_mix)}
 
 
 def expect_heads(record: Any, case: MultiHeadCase) -> Expectations:
@@ -188,14 +207,17 @@ CHECKS = (
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
           title={"en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no "
                        "query attends to a padding key, and a query that sees nothing but padding only needs a finite "
-                       "output (any fill value that keeps it finite will do)",
+                       "output (any fill value that keeps it finite will do); the right gradients flow back through "
+                       "the padding step to the input and the weights",
                  "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；"
                        "任何 query 都不关注 padding 位置的 key，而只能看到 padding "
-                       "的 query 只需输出有限值（任何能保持有限的填入值都可以）"}),
+                       "的 query 只需输出有限值（任何能保持有限的填入值都可以）；正确的梯度能经过 padding "
+                       "这一步传回输入和权重"}),
     Check(id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True, cases=padding_cases_hidden,
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
-          title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding)",
-                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding）"}),
+          title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding), the right gradients "
+                       "flowing back",
+                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding），正确的梯度能传回"}),
 )
 
 

@@ -15,12 +15,13 @@ from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
     fitted_fill,
     hidden_keys,
-    informative_queries,
     located_fault,
     mask_family,
+    module_gradient_problem,
     returned_weights,
 )
 from autograder.checking.pictures import merged_block_layout
+from autograder.checking.probing import informative_queries
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     MHA_LAYERS,
     MultiHeadCase,
@@ -39,7 +40,8 @@ __all__ = ["judge_mha", "judge_mha_heads"]
 
 def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
     """Layers, input left alone, then the output on every query that sees a real token. Expectations: output,
-    variants; with a padding mask also padding_ignored and padding_inverted (the mask left out, the mask flipped)."""
+    variants; with a padding mask also padding_ignored and padding_inverted (the mask left out, the mask flipped),
+    and gradients (the reference's, through the padding step, for the same weights and mix)."""
     missing = [layer for layer in MHA_LAYERS if f"{layer}.weight" not in record["state"]]
     if missing:
         return Verdict(False, "multi_head_attention.missing_layers", {"names": ", ".join(missing)})
@@ -55,6 +57,9 @@ def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expect
     shown = informative_queries(mask, got)
     if same(got[shown], want[shown]):
         if torch.isfinite(got[~shown]).all():
+            gradients_wrong = padding_gradient_problem(record, shown, expectations)
+            if gradients_wrong is not None:
+                return gradients_wrong
             return dtype_verdict("multi_head_attention", got, x.dtype)
         # Right on every query that sees a real token, NaN only on those that see padding alone: the fill itself.
         return Verdict(False, "padding_mask.nan_blind_rows", misconception="padding_neg_inf", evidence=Evidence.FACT)
@@ -98,6 +103,22 @@ def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expect
     if record.get("merged_seen") is not None:  # what out_proj received: the heads, merged
         verdict.head_layout = merged_block_layout(expectations["merged"], record["merged_seen"], case["num_heads"])
     return verdict
+
+
+def padding_gradient_problem(record: MultiHeadRecord, shown: Tensor, expectations: Expectations) -> Verdict | None:
+    """The padding step's own gradients: with the mask, against the reference's, only where forward's gradients
+    without it are right (a step that is wrong without any mask is the multi-head checks' to charge, not this
+    exercise's); None when they hold or cannot be told."""
+    backward, unmasked = record.get("backward"), record.get("backward_unmasked")
+    if backward is None or unmasked is None:
+        return None
+    reference = expectations["gradients"]
+    if not same(unmasked["output"], reference["unmasked"]["output"]) \
+            or module_gradient_problem(unmasked, reference["unmasked"]) is not None:
+        return None
+    if not same(backward["output"][shown], reference["masked"]["output"][shown]):
+        return None
+    return module_gradient_problem(backward, reference["masked"])
 
 
 def padding_diagnosis(got: Tensor, shown: Tensor, expected: Expectations) -> str:

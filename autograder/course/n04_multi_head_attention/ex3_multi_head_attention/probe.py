@@ -2,16 +2,21 @@
 no reference, judge or declaration: the grading child holds it."""
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypedDict
 
 import torch
 from torch import Tensor, nn
 
 from autograder.checking.probing import (
+    ModuleGradients,
     ProbeError,
+    gradient_weights,
+    informative_queries,
     input_unchanged,
     layer_inputs,
     lookup,
+    module_gradients,
     plain,
     rand,
     renamed_mask_argument,
@@ -29,8 +34,8 @@ from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import Namespace, State
 
 __all__ = [
-    "BUILTIN_ATTENTION", "HeadIndependenceRecord", "MultiHeadRecord", "VectorisedRecord", "padding_mask", "probe_mha",
-    "probe_mha_heads",
+    "BUILTIN_ATTENTION", "HeadIndependenceRecord", "MultiHeadRecord", "VectorisedRecord", "padding_mask",
+    "padding_mix", "probe_mha", "probe_mha_heads", "unmasked_mix",
 ]
 
 
@@ -40,6 +45,10 @@ class MultiHeadRecord(TypedDict, total=False):
     input_kept: bool
     weights_seen: Tensor  # what self.dropout received: the heads' attention weights, when forward applies it there
     merged_seen: Tensor  # what self.out_proj received: the merged heads
+    # With a padding mask: one backward pass through a fresh module with the mask (padding_mix), and one without it,
+    # so that the padding step's own gradients are told from the rest of forward's.
+    backward: ModuleGradients
+    backward_unmasked: ModuleGradients
 
 
 class HeadIndependenceRecord(TypedDict):
@@ -90,7 +99,29 @@ def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
         data["weights_seen"] = seen["dropout"]
     if "out_proj" in seen:
         data["merged_seen"] = seen["out_proj"]
+    if padding_mask(case) is not None:
+        # The padding step is part of forward too: the gradients through it, and without it, on fresh modules.
+        fresh = build_student_mha(namespace, case)
+        data["backward"] = module_gradients(fresh, attention_input(case), lambda x: call_mha(fresh, x, case),
+                                            partial(padding_mix, case))
+        unmasked = build_student_mha(namespace, case)
+        data["backward_unmasked"] = module_gradients(unmasked, attention_input(case), unmasked, unmasked_mix)
     return data
+
+
+def unmasked_mix(output: Tensor) -> Tensor:
+    """The mix of the outputs whose gradients a padding case compares without the mask: every query."""
+    return gradient_weights(output.shape)
+
+
+def padding_mix(case: MultiHeadCase, output: Tensor) -> Tensor:
+    """The mix of the outputs whose gradients a padding case compares: the queries that see a real token only (a
+    query that sees nothing but padding may output anything finite, so its gradient may be anything too); the judge's
+    side rebuilds it from the case."""
+    shown, mix = informative_queries(padding_mask(case), output), gradient_weights(output.shape)
+    if tuple(output.shape[:shown.dim()]) != tuple(shown.shape):
+        return mix  # an output of another shape: its values already fail, its gradients are not compared
+    return mix * shown.reshape(*shown.shape, *([1] * (output.dim() - shown.dim())))
 
 
 def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIndependenceRecord:

@@ -172,6 +172,11 @@ MESSAGES = {
         "en": "the dropout probability is not mha.dropout.p",
         "zh": "dropout 概率不是 mha.dropout.p",
     },
+    "torch_equivalence.dropout_not_a_rate": {
+        "en": "the nn.MultiheadAttention's dropout is a {got}, not a probability: its constructor takes the rate "
+              "itself, a float",
+        "zh": "nn.MultiheadAttention 的 dropout 是一个 {got}，而不是概率：它的构造函数要的是概率本身，一个浮点数",
+    },
     "torch_equivalence.values": {
         "en": "with a causal attn_mask, its output differs from our MultiHeadAttention's",
         "zh": "使用因果 attn_mask 时，它的输出与我们的 MultiHeadAttention 不同",

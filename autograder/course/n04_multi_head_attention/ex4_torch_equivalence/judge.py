@@ -36,6 +36,8 @@ def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectat
     problem = copied_weights_problem(record["state"], equivalence_weights(case))
     if problem is not None:
         return problem
+    if record["dropout"] is None:
+        return Verdict(False, "torch_equivalence.dropout_not_a_rate", {"got": record.get("dropout_type", "?")})
     if abs(record["dropout"] - case["dropout"]) > 1e-9:
         return Verdict(False, "torch_equivalence.dropout")
     want = expectations["output"]

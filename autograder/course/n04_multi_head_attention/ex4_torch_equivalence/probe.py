@@ -39,7 +39,8 @@ class EquivalenceRecord(TypedDict, total=False):
     batch_first: bool
     embed_dim: int
     num_heads: int
-    dropout: float
+    dropout: float | None  # None: not a number at all (dropout_type says what it is)
+    dropout_type: str
     dtype: str
     state: State
     out: Tensor
@@ -85,6 +86,14 @@ class StandInMultiHeadAttention(nn.Module):
                 self.get_parameter(name).copy_(value)
 
 
+def rate(value: object) -> float | None:
+    """A dropout setting as the float it is; None for anything else (nn.MultiheadAttention stores what it is given,
+    an nn.Dropout module included, and only fails on it later)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
 def probe_equivalence(namespace: Namespace, case: EquivalenceCase) -> EquivalenceRecord:
     to_torch_multihead = lookup(namespace, "to_torch_multihead")
     with seeded(case["seed"]):  # nn.MultiheadAttention's own initialisation draws from the RNG too
@@ -102,7 +111,8 @@ def probe_equivalence(namespace: Namespace, case: EquivalenceCase) -> Equivalenc
         "batch_first": bool(theirs.batch_first),
         "embed_dim": int(theirs.embed_dim),
         "num_heads": int(theirs.num_heads),
-        "dropout": float(theirs.dropout),
+        "dropout": rate(theirs.dropout),
+        "dropout_type": type(theirs.dropout).__name__,
         "dtype": str(theirs.out_proj.weight.dtype),
         "state": state,
     }

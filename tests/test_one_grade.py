@@ -104,7 +104,7 @@ def graded(tmp_path_factory, repo_root):
     root = tmp_path_factory.mktemp("one-grade")
     course = _course(root / "course", repo_root)
     students = _hand_in(course / "submitted", repo_root)
-    run = {"autograde": _nbgrader(course, "autograde", "attention", "--force"),
+    run = {"autograde": _nbgrader(course, "autograde", "attention", "--force", "--log-level=INFO"),
            "feedback": _nbgrader(course, "generate_feedback", "attention")}
     run["feedback_then"] = _feedback(course)
     run["nbgrader"] = nbgrader_course.read_scores(course)

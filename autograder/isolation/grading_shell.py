@@ -1,6 +1,6 @@
 """The grading child runs each cell through IPython's own InteractiveShell (a shell, not a kernel), as Jupyter runs it.
 
-`make_shell()` builds the shell once, in the zygote (autograder.isolation.zygote: its import and set-up are paid once
+`shared_shell()` builds the shell once, in the zygote (autograder.isolation.zygote: its import and set-up are paid once
 per class), before the zygote forks: every grading child gets it as it was then, and hands it a fresh `__main__`
 (`GradingShell.start_notebook`) before the first cell. So a cell's IPython syntax, `__future__` imports kept for the
 next cells, `_`/`__`/`Out`/`In`, `display()`, `%time`, `%timeit`, `%%capture`, `%%writefile`, `%run`, `%load`,
@@ -13,11 +13,12 @@ What grading does not allow, the shell refuses and records (`take_refused`; the 
     `%cat`...), `%system`, `%sx`, `%sc`, the script magics (`%%bash`, `%%sh`, `%%script`, `%%python3`...), the
     package managers (`%pip`, `%conda`, `%mamba`, `%micromamba`, `%uv`), `%edit`, `%killbgscripts`; the cell
     goes on as if it had run (the sandbox would refuse the process anyway: seccomp);
-  - `torch.compile`: its compiler runs as a program; the function or module is returned uncompiled, so the grade
-    is the same as compiled;
-  - `%load` and `%pycat` of a URL (the network) or of a file that is not the student's own (nothing read);
-    `%run` of a file that is not the student's own, or is running already, fails its cell with a UsageError
-    (autograder.isolation.own_files says which files are).
+  - `torch.compile`: its compiler runs as a program; the function or module is returned uncompiled: the grade is
+    that of the same code;
+  - `%pastebin`, and `%load` or `%pycat` of a URL (the network) or of a file that is not the student's own
+    (nothing is read).
+`%run` of a file that is not the student's own, or is running already, fails its cell with a UsageError
+(autograder.isolation.own_files says which files are).
 Cell errors are the child's to report: they are recorded in the ExecutionResult and not printed (the grader writes
 its own note under the cell); a result is printed as a kernel's text/plain would be, without the terminal's
 `Out[n]:` prompt. The grader's own statements (`from autograder import ...`, `check(...)`) are dropped from each
@@ -45,7 +46,7 @@ from traitlets.config import Config
 from autograder.isolation.own_files import OwnFiles
 from autograder.isolation.refusals import MAX_REFUSED, Refusal
 
-__all__ = ["GraderStatements", "GradingShell", "is_grader_statement", "shared_shell"]
+__all__ = ["GraderStatements", "GradingShell", "shared_shell"]
 
 GRADER_PACKAGES = frozenset({"autograder"})
 GRADER_CALLS = frozenset({"check", "check_all", "grade"})
@@ -250,7 +251,7 @@ def _recorded(shell: InteractiveShell, etype: type[BaseException], value: BaseEx
     return []
 
 
-def is_grader_statement(statement: ast.stmt) -> bool:
+def _is_grader_statement(statement: ast.stmt) -> bool:
     """An import of the grader (`autograder`) or a bare `check(...)`/`check_all(...)`/`grade(...)` call."""
     if isinstance(statement, ast.Import):
         return any(alias.name.split(".")[0] in GRADER_PACKAGES for alias in statement.names)
@@ -271,7 +272,7 @@ class GraderStatements(ast.NodeTransformer):
     student sees why.)"""
 
     def visit_Module(self, node: ast.Module) -> ast.Module:
-        node.body = [statement for statement in node.body if not is_grader_statement(statement)]
+        node.body = [statement for statement in node.body if not _is_grader_statement(statement)]
         return node
 
 

@@ -26,7 +26,9 @@ cell by an AST transformer (`GraderStatements`).
 """
 
 import ast
+import contextlib
 import fnmatch
+import io
 import pickle
 import shutil
 import sys
@@ -302,7 +304,29 @@ def shared_shell() -> GradingShell:
     shell._ipython_run = shell.magics_manager.find("line", "run")  # loaded now: it may be declared lazily
     shell.magics_manager.register_function(shell._checked_run, "line", "run")
     _refuse_compiling(shell)
+    _warm_up(shell, main)
     return shell
+
+
+WARM_UP_CELLS = (  # what most cells do, run once before any fork: IPython's and torch's first-use costs paid here
+    "import torch\nwarm = torch.ones(2, 3) * 2\n%time warm_sum = warm.sum(dim=-1)",
+    "def warm_up(x: torch.Tensor) -> torch.Tensor:\n    return x.sum(dim=-1)\nprint(warm_up(warm))\nwarm_up(warm)",
+    "again = _\n[again, {'a': 1.5}, (2, 'b')]",
+    "warm.sum()",
+)
+
+
+def _warm_up(shell: GradingShell, main: types.ModuleType | None) -> None:
+    """Run WARM_UP_CELLS on a throwaway notebook (a child starts its own); nothing is printed, `__main__` kept."""
+    shell.start_notebook(OwnFiles(Path(tempfile.gettempdir())))
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            for source in WARM_UP_CELLS:
+                shell.run(source)
+    finally:
+        shell.take_refused()
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 def _refuse_compiling(shell: GradingShell) -> None:

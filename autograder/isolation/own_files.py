@@ -34,6 +34,8 @@ class OwnFiles:
         """(`name` as IPython's `%run` finds it (get_py_filename: as written, else with `.py`), its absolute path)
         when it is the student's own file and not running; UsageError otherwise (the cell fails, as any error of
         %run's)."""
+        if not isinstance(name, str):  # `%run -m` of a module a meta path finder serves: not a file handed in
+            raise UsageError(f"%{magic}: only the files handed in beside the notebook run while grading")
         for candidate in _candidates(name):
             path = self.resolve(candidate)
             if path is None:

@@ -197,6 +197,16 @@ def test_every_magic_that_starts_a_program_is_refused_and_recorded(shell):
         assert error is None and grading.take_refused() == ([], 0), harmless
 
 
+def test_what_a_cell_prints_is_not_kept_by_the_shell(shell):
+    """IPython 9 would keep every line a cell prints for `%notebook`: a print loop must cost no memory (and a cell
+    that prints after `%notebook` must not stop on IPython's own IndexError)."""
+    grading, _root, _namespace = shell
+    assert run(grading, "for i in range(20_000):\n    print('x' * 100)")[0] is None
+    assert run(grading, "%notebook saved.ipynb")[0] is None
+    assert run(grading, "print('after')")[0] is None
+    assert grading.history_manager.outputs == {} and not grading.history_manager.outputs[1]
+
+
 def test_a_loop_of_refused_commands_is_counted_not_listed(shell):
     grading, _root, _namespace = shell
     run(grading, "for i in range(50):\n    get_ipython().system(f'echo {i}')")

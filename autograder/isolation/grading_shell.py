@@ -82,8 +82,9 @@ class GradingShell(InteractiveShell):
         main = types.ModuleType("__main__", "Automatically created module for IPython interactive environment")
         self.user_module, self.user_ns = self.prepare_user_module(main, None)
         self.init_sys_modules()
-        if self.history_manager is not None:  # in memory (make_shell): the lists `In`, `_oh`, `_dh` emptied
+        if self.history_manager is not None:  # in memory (shared_shell): the lists `In`, `_oh`, `_dh` emptied
             self.history_manager.reset(new_session=False)
+            self.history_manager.outputs = _NotKept()
         self.execution_count = 1
         self.compile = self.compiler_class()  # no __future__ flag of an earlier notebook
         self.user_ns_hidden.clear()
@@ -222,6 +223,19 @@ def _why_refused(name: str, magic: Any) -> Refusal | None:
     if name in NETWORK_MAGICS:
         return Refusal.NETWORK
     return None
+
+
+class _NotKept(dict[int, list[Any]]):
+    """IPython 9 keeps everything each cell prints or displays, in memory, for `%notebook` (its history's
+    `outputs`); while grading, a loop of prints must cost nothing (the child keeps the first characters of a cell's
+    output, autograder.isolation.child_process): nothing is kept. (It also spares IPython's own IndexError in a cell
+    that prints after `%notebook` or `%history` looked up a cell that printed nothing.)"""
+
+    def __getitem__(self, key: int) -> list[Any]:
+        return []
+
+    def __contains__(self, key: object) -> bool:
+        return False
 
 
 class _SessionStore(dict[str, bytes]):

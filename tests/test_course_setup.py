@@ -98,7 +98,7 @@ def test_a_kit_build_that_fails_says_why(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "build", broken_kit)
     with pytest.raises(OSError, match=r"(?s)the student kit's wheel: python -m build failed with exit code 1; its "
                                       r"last lines:\n.*pyproject\.toml"):
-        course_setup._kit_wheel(tmp_path / "release")
+        course_setup.kit_wheel(tmp_path / "release")
     assert not list((tmp_path / "release").glob("*.whl"))
 
 

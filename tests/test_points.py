@@ -203,7 +203,7 @@ def test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points(
                     cell["source"] = source
             (folder / f"{name}.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
 
-    first = run(moved, "-m", "nbgrader", "autograde", "attention", "--notebook", NB01)
+    first = run(moved, "-m", "nbgrader", "autograde", "attention", "--notebook", NB01, "--log-level=INFO")
     assert first.returncode == 0, first.stderr[-3000:]
     assert f"solved/{NB01}" in first.stderr and f"solved/{NB03}" not in first.stderr
     assert sorted(path.name for path in (course / "autograded" / "solved" / "attention").glob("*.ipynb")) == \

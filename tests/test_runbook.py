@@ -16,6 +16,7 @@ import csv
 import datetime
 import html
 import io
+import json
 import os
 import pwd
 import re
@@ -199,13 +200,12 @@ def _report_totals(course):
 
 
 def _formgraders_students(course):
-    """The student ids formgrader lists: nbgrader's NbGraderAPI (formgrader's backend), configured as the course."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = Config()
-    config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config())
-    return {student["id"] for student in NbGraderAPI(coursedir=CourseDirectory(config=config),
-                                                     config=config).get_students()}
+    """The student ids formgrader lists: nbgrader's NbGraderAPI (formgrader's backend), configured as the course, in a
+    process of its own (the course's config chooses the course's points, which a process that graded refuses)."""
+    script = ("import json; from nbgrader.apps import NbGraderAPI; from nbgrader.coursedir import CourseDirectory; "
+              "from traitlets.config import Config; from traitlets.config.loader import PyFileConfigLoader; "
+              "config = Config(); config.merge(PyFileConfigLoader('nbgrader_config.py', path='.').load_config()); "
+              "print(json.dumps([s['id'] for s in NbGraderAPI(coursedir=CourseDirectory(config=config), "
+              "config=config).get_students()]))")
+    listed = subprocess.run([sys.executable, "-c", script], cwd=course, capture_output=True, text=True, check=True)
+    return set(json.loads(listed.stdout.strip().splitlines()[-1]))

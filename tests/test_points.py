@@ -223,7 +223,8 @@ def test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points(
     assert nbgrader["solved"][NB01] == 18 > nbgrader["wrong"][NB01]
 
     kept = (course / "autograded" / "solved" / "attention" / f"{NB01}.ipynb").read_bytes()
-    second = run(moved, "-m", "nbgrader", "autograde", "attention", "--notebook", NB03, "--force")  # as points.md
+    second = run(moved, "-m", "nbgrader", "autograde", "attention", "--notebook", NB03, "--force",
+                 "--log-level=INFO")  # as points.md; INFO: each notebook's line
     assert second.returncode == 0, second.stderr[-3000:]
     assert f"solved/{NB03}" in second.stderr and f"solved/{NB01}" not in second.stderr
     assert (course / "autograded" / "solved" / "attention" / f"{NB01}.ipynb").read_bytes() == kept

@@ -43,9 +43,10 @@ from autograder import logs
 from autograder.course.assignment import ASSIGNMENT, DEFAULT_SEED
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.integrations import nbgrader_course
-from autograder.isolation.cells import compile_cell, display_stand_in
+from autograder.isolation.grading_shell import shared_shell
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import plan_notebook
+from autograder.isolation.own_files import OwnFiles
 from autograder.outputs import records
 from autograder.running.timing import StageTimes
 from devtools.timed_runs import GradePhases, NbgraderPhases
@@ -241,16 +242,17 @@ def _timed(action):
 
 
 def _execute_code_alone(plan):
-    """Fork, run the notebook's code cells (errors ignored, output discarded), wait: no checks at all."""
+    """Fork, run the notebook's code cells through IPython's shell as the grading child does, made here once (errors
+    ignored, output discarded), wait: no sandbox, no checks at all."""
+    shell = shared_shell()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         try:
             with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-                namespace = {"__name__": "__main__", "display": display_stand_in}
+                shell.start_notebook(OwnFiles(Path(plan.path).resolve().parent))
                 for step in plan.steps:
                     if step.kind == "cell":
-                        with contextlib.suppress(Exception):
-                            exec(compile_cell(step.source, f"<cell {step.index}>"), namespace)  # noqa: S102
+                        shell.run(step.source)
         finally:
             os._exit(0)
     os.waitpid(pid, 0)

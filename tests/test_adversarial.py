@@ -14,6 +14,7 @@ import sys
 import pytest
 import torch
 from adversarial_cases import HIDDEN_FAIL, cases, expected_scores, usable, write_submission
+from shell_helpers import notebook_shell, run
 
 import autograder.checking.probing
 import autograder.running.runner
@@ -21,9 +22,7 @@ from autograder.course.exercises import NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
 from autograder.isolation import wire
-from autograder.isolation.cells import compile_cell, display_stand_in
 from autograder.isolation.limits import Limits
-from autograder.isolation.shell import ShellStandIn
 
 HONEST = ("a_honest", "zz_honest")
 LIMITS = Limits(timeout=2.0, memory_mb=512, grace=1.0, budget_factor=5.0)
@@ -170,12 +169,15 @@ def test_the_channel_never_unpickles_code(tmp_path):
     assert list(wire.FrameReader().feed(wire.encode({"event": "done", "t": torch.ones(2)})))[0]["event"] == "done"
 
 
-def test_grader_statements_are_dropped_from_cells_and_ipython_syntax_compiles(tmp_path):
-    namespace = {"get_ipython": lambda: ShellStandIn(namespace, tmp_path), "display": display_stand_in}
+def test_grader_statements_are_dropped_from_cells_and_ipython_syntax_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     source = "from autograder import check\nimport autograder\nx = 2\ncheck('softmax_naive', x)\n" \
              "autograder.grade('softmax_naive', x)\n%time y = x + 1\n!ls\ndisplay(y)"
-    exec(compile_cell(source, "<cell>"), namespace)  # noqa: S102 - test code
-    assert namespace["y"] == 3 and "check" not in namespace and "autograder" not in namespace
+    with notebook_shell(tmp_path) as (shell, namespace):
+        error, printed = run(shell, source)
+        refused = shell.take_refused()
+    assert error is None and namespace["y"] == 3 and "check" not in namespace and "autograder" not in namespace
+    assert printed.endswith("3\n") and refused == ([("!ls", "program")], 0)
 
 
 @pytest.mark.slow

@@ -13,16 +13,18 @@
 Each learner attempt is graded in-process here and, for one attempt per notebook, through `attnkit grade`.
 """
 
-import itertools
 import json
 import re
+import tempfile
 import textwrap
+from pathlib import Path
 
 import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
 from check_helpers import assert_full_marks, score
+from shell_helpers import notebook_shell, run
 from torch import nn
 
 from attnkit import solutions
@@ -31,7 +33,6 @@ from autograder import cli
 from autograder.checking.check_types import PASSED
 from autograder.checking.probing import describe_exception
 from autograder.course.exercises import EXERCISES_BY_ID, NOTEBOOKS
-from autograder.isolation.cells import compile_cell
 from autograder.running.runner import DEFAULT_SEED, run_exercise
 
 # What the notebooks give (or an earlier exercise defined) before the learner's cell runs.
@@ -43,14 +44,14 @@ GIVEN = {"torch": torch, "nn": nn, "F": F, "attention_scores": solutions.attenti
          "causal_weights_neg_inf": solutions.causal_weights_neg_inf}
 
 
-CELLS = itertools.count(1)
-
-
 def cell(code):
-    """The notebook's names after the learner's cell ran, as the grading child runs a cell (its lines readable, as a
-    kernel's are)."""
-    namespace = dict(GIVEN)
-    exec(compile_cell(textwrap.dedent(code), f"<cell {next(CELLS)}>"), namespace)  # noqa: S102 - the test's own code
+    """The notebook's names after the learner's cell ran, as the grading child runs a cell: through its IPython shell
+    (its lines readable, as a kernel's are)."""
+    with notebook_shell(Path(tempfile.gettempdir())) as (shell, namespace):
+        namespace.update(GIVEN)
+        error, _printed = run(shell, textwrap.dedent(code))
+    if error is not None:
+        raise error
     return namespace
 
 

@@ -1,35 +1,32 @@
-"""Magics that run code run in the sandbox (issue 40, item 7): `%run` of a notebook or a .py handed in beside the
-notebook runs in the grading child, as IPython runs it; every magic that is skipped says so.
+"""Magics run in the sandbox as IPython runs them (issues 40 and 57): the grading child's shell is IPython's own
+(autograder.isolation.grading_shell), and its `%run` runs only the student's own files (autograder.isolation.own_files).
 
-In-process (the stand-in shell and autograder.isolation.run_magic on a temporary folder): IPython's semantics of
-%run (a notebook's cells in the notebook's namespace; a .py in a fresh `__main__` whose names join it; -i, -n, -e,
--m, sys.argv), and the attacks: a path out of the folder (`..`, a classmate's, /etc/passwd, the solutions), a link
-(to a file outside or inside), a hard link, a folder, a %run of itself, unknown flags. The skipped magics
-(`!cmd`, `%%bash`, `%load`, `%pip`, `%cd`, `get_ipython().run_line_magic(...)`...) are recorded.
+In-process (the grading shell on a temporary folder): IPython's semantics of %run (a notebook's cells in the
+notebook's namespace; a .py in a fresh `__main__` whose names join it; -i, -n, -e, -m, sys.argv, `$name` expanded),
+and the attacks: a path out of the folder (`..`, a classmate's, /etc/passwd, the solutions, an installed module), a
+link (to a file outside or inside), a hard link, a folder, a FIFO, a %run of itself. Magics and shell commands that
+start a program (`!cmd`, `%%bash`, `%pip`, `%ls`, an alias of one's own, `get_ipython().system(...)`...) are refused
+and recorded; `%load` of a URL or of a file that is not the student's reads nothing and is recorded.
 
 Through both graders: the learner's notebook whose first cell is `%run ./00_setup.ipynb` (with a helper .py run by
 its own `%run`) gets full marks from `attnkit grade` and from `nbgrader autograde` (SandboxedExecute), the attacks
-fail their cell in the sandbox and are noted, and a skipped magic is noted under its cell.
+fail their cell in the sandbox or are refused, each noted under its cell.
 """
 
-import io
 import json
 import os
 import sys
-from contextlib import redirect_stderr
 from pathlib import Path
 
 import nbformat
 import pytest
+from shell_helpers import notebook_shell, run
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
 from autograder.integrations import nbgrader_course
-from autograder.isolation.cells import UsageError, compile_cell
 from autograder.isolation.limits import Limits
-from autograder.isolation.run_magic import parse
-from autograder.isolation.shell import ShellStandIn
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)
@@ -40,111 +37,108 @@ def _notebook_json(*sources):
 
 
 @pytest.fixture
-def shell(tmp_path):
+def shell(tmp_path, monkeypatch):
+    """The grading shell on a fresh notebook whose own folder (and working directory) is tmp_path/student."""
     root = tmp_path / "student"
     root.mkdir()
-    namespace = {"__name__": "__main__"}
-    stand_in = ShellStandIn(namespace, root)
-    namespace["get_ipython"] = lambda: stand_in
-    return stand_in, root, namespace
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root))  # '' first on sys.path, as in the grading child and a kernel
+    with notebook_shell(root, running="graded.ipynb") as (grading, namespace):
+        yield grading, root, namespace
 
 
 # --- IPython's semantics ---------------------------------------------------------------------------------------------
 
 
 def test_a_notebook_runs_its_code_cells_in_order_in_the_notebook_s_namespace(shell):
-    stand_in, root, namespace = shell
+    grading, root, namespace = shell
     namespace["seen_by_setup"] = 41
     (root / "00_setup.ipynb").write_text(_notebook_json("import math\nanswer = seen_by_setup + 1",
                                                         "doubled = answer * 2\n%time tripled = answer * 3"))
-    stand_in.run_line_magic("run", "./00_setup.ipynb")
+    assert run(grading, "%run ./00_setup.ipynb")[0] is None
     assert (namespace["answer"], namespace["doubled"], namespace["tripled"]) == (42, 84, 126)
     assert "math" in namespace and "__file__" not in namespace
 
 
 def test_a_notebook_stops_at_its_first_error_and_fails_the_cell(shell):
-    stand_in, root, namespace = shell
+    grading, root, namespace = shell
     (root / "setup.ipynb").write_text(_notebook_json("first = 1", "1 / 0", "never = 1"))
-    with pytest.raises(ZeroDivisionError):
-        stand_in.run_line_magic("run", "setup.ipynb")
-    assert namespace["first"] == 1 and "never" not in namespace
+    error, _ = run(grading, "%run setup.ipynb\nafter = 1")
+    assert isinstance(error, ZeroDivisionError)
+    assert namespace["first"] == 1 and "never" not in namespace and "after" not in namespace
 
 
 def test_a_python_file_runs_in_a_fresh_main_and_its_names_join_the_notebook(shell):
-    stand_in, root, namespace = shell
+    grading, root, namespace = shell
     namespace["private"] = "the notebook's"
     (root / "helper.py").write_text("import sys\nname = __name__\nargs = sys.argv[1:]\n"
                                     "sees_notebook = 'private' in globals()\n")
-    stand_in.run_line_magic("run", "helper.py --scale 2")
+    assert run(grading, "%run helper.py --scale 2")[0] is None
     assert namespace["name"] == "__main__" and namespace["args"] == ["--scale", "2"]
     assert namespace["sees_notebook"] is False and namespace["__name__"] == "__main__"
-    stand_in.run_line_magic("run", "-n helper")  # -n: named after the file; ".py" found as IPython finds it
+    assert run(grading, "%run -n helper")[0] is None  # -n: named after the file; ".py" found as IPython finds it
     assert namespace["name"] == "helper"
-    stand_in.run_line_magic("run", "-i helper.py")  # -i: in the notebook's own namespace
+    assert run(grading, "%run -i helper.py")[0] is None  # -i: in the notebook's own namespace
     assert namespace["sees_notebook"] is True
-    assert sys.argv[1:] != ["--scale", "2"]
+    assert run(grading, "script, scale = 'helper.py', 3\n%run $script --scale $scale")[0] is None  # expanded
+    assert namespace["args"] == ["--scale", "3"]
+    assert sys.argv[1:] != ["--scale", "3"]
 
 
 def test_an_error_in_a_python_file_is_shown_and_the_cell_goes_on_as_in_ipython(shell):
-    stand_in, root, namespace = shell
+    grading, root, namespace = shell
     (root / "broken.py").write_text("before = 1\nraise ValueError('in the helper')\n")
     (root / "exits.py").write_text("import sys\nsys.exit(3)\n")
-    shown = io.StringIO()
-    with redirect_stderr(shown):
-        stand_in.run_line_magic("run", "broken.py")
-        stand_in.run_line_magic("run", "exits.py")
-        stand_in.run_line_magic("run", "-e exits.py")
-    assert namespace["before"] == 1
-    assert shown.getvalue().splitlines() == ["%run broken.py: ValueError: in the helper",
-                                             "%run exits.py: exited with 3"]
+    error, shown = run(grading, "%run broken.py\n%run exits.py\nafter = 2")
+    assert error is None and (namespace["before"], namespace["after"]) == (1, 2)
+    assert "ValueError: in the helper" in shown and "SystemExit: 3" in shown
+    assert run(grading, "%run -e exits.py") == (None, "")  # -e: a non-zero exit said nothing
 
 
 def test_run_m_runs_a_module_handed_in_and_no_other(shell):
-    stand_in, root, namespace = shell
+    grading, root, namespace = shell
     (root / "tools").mkdir()
+    (root / "tools" / "__init__.py").write_text("")
     (root / "tools" / "__main__.py").write_text("from_tools = True\n")
-    stand_in.run_line_magic("run", "-m tools")
+    assert run(grading, "%run -m tools")[0] is None
     assert namespace["from_tools"] is True
     for module in ("json.tool", "autograder.cli"):  # installed modules are not the student's files
-        with pytest.raises(UsageError, match="no such file handed in"):
-            stand_in.run_line_magic("run", f"-m {module}")
+        error, _ = run(grading, f"%run -m {module}")
+        assert "only the files handed in" in str(error), error
 
 
-@pytest.mark.parametrize(("line", "flags", "target", "arguments"), [
-    ("-i -e setup.py a 'b c'", {"i", "e"}, "setup.py", ("a", "b c")),
-    ("-dt -N3 x.py", {"d", "t"}, "x.py", ()),
-    ("-p x.py", {"p"}, "x.py", ()),
-])
-def test_run_options_are_read_as_ipython_reads_them(line, flags, target, arguments):
-    request = parse(line)
-    assert (request.flags, request.target, request.arguments) == (flags, target, arguments)
-
-
-@pytest.mark.parametrize(("line", "message"), [("", "at least a filename"), ("-q x.py", "option -q not recognized"),
-                                               ("-m", "requires an argument"), ("'unclosed", "No closing quotation")])
-def test_a_run_line_ipython_would_refuse_is_refused(shell, line, message):
-    with pytest.raises(UsageError, match=message):
-        shell[0].run_line_magic("run", line)
+@pytest.mark.parametrize(("line", "message"), [("", "at least a filename"), ("-q x.py", "option -q not recognized")])
+def test_a_run_line_ipython_would_refuse_is_refused_as_ipython_refuses_it(shell, line, message):
+    error, _ = run(shell[0], f"%run {line}")
+    assert message in str(error)
 
 
 # --- attacks: nothing but the files handed in, never twice at once ---------------------------------------------------
 
 
 def test_paths_out_of_the_folder_are_refused(shell, tmp_path):
-    stand_in, _root, namespace = shell
+    grading, _root, namespace = shell
     classmate = tmp_path / "other_student"
     classmate.mkdir()
     (classmate / "x.py").write_text("stolen = True\n")
     solutions = Path(__file__).resolve().parents[1] / "solutions"
     for target in ("../other_student/x.py", str(classmate / "x.py"), "/etc/passwd", "~/x.py",
                    str(next(solutions.glob("*.py"))), "sub/../../other_student/x.py"):
-        with pytest.raises(UsageError, match="only the files handed in|no such file"):
-            stand_in.run_line_magic("run", target)
+        error, _ = run(grading, f"%run {target}")
+        assert type(error).__name__ == "UsageError", (target, error)
+        assert "only the files handed in" in str(error) or "no such file" in str(error), (target, error)
     assert "stolen" not in namespace
 
 
+def test_a_working_directory_moved_out_of_the_folder_runs_nothing_there(shell, tmp_path):
+    grading, _root, namespace = shell
+    (tmp_path / "outside.py").write_text("outside = True\n")
+    error, _ = run(grading, f"%cd {tmp_path}\n%run outside.py")
+    assert "only the files handed in" in str(error) and "outside" not in namespace
+
+
 def test_links_hard_links_and_folders_are_refused(shell, tmp_path):
-    stand_in, root, namespace = shell
+    grading, root, namespace = shell
     (tmp_path / "outside.py").write_text("outside = True\n")
     (root / "inside.py").write_text("inside = True\n")
     (root / "to_outside.py").symlink_to(tmp_path / "outside.py")
@@ -156,38 +150,68 @@ def test_links_hard_links_and_folders_are_refused(shell, tmp_path):
     for target, message in (("to_outside.py", "a link"), ("to_inside.py", "a link"), ("linked_folder/outside.py",
                             "a link"), ("hard.py", "hard link"), ("folder.py", "not a regular file"),
                             ("pipe.py", "not a regular file"), ("inside.py/x.py", "Not a directory")):
-        with pytest.raises(UsageError, match=message):
-            stand_in.run_line_magic("run", target)
+        error, _ = run(grading, f"%run {target}")
+        assert message in str(error), (target, error)
     assert "outside" not in namespace and "inside" not in namespace
 
 
 def test_a_notebook_that_runs_itself_is_not_run_again(shell):
-    stand_in, root, namespace = shell
+    grading, root, namespace = shell
+    (root / "graded.ipynb").write_text(_notebook_json("graded_ran = True"))
     (root / "loop.ipynb").write_text(_notebook_json("count = globals().get('count', 0) + 1", "%run loop.ipynb"))
     (root / "a.py").write_text("get_ipython().run_line_magic('run', 'b.py')\n")
     (root / "b.py").write_text("get_ipython().run_line_magic('run', 'a.py')\n")
-    with pytest.raises(UsageError, match="already running"):
-        stand_in.run_line_magic("run", "loop.ipynb")
-    assert namespace["count"] == 1
-    shown = io.StringIO()
-    with redirect_stderr(shown):  # in a .py, shown and the cell goes on, as any error there
-        stand_in.run_line_magic("run", "a.py")
-    assert "already running" in shown.getvalue()
+    error, _ = run(grading, "%run graded.ipynb")  # the notebook being graded
+    assert "already running" in str(error) and "graded_ran" not in namespace
+    error, _ = run(grading, "%run loop.ipynb")
+    assert "already running" in str(error) and namespace["count"] == 1
+    error, shown = run(grading, "%run a.py")  # in a .py, shown and the cell goes on, as any error there
+    assert error is None and "already running" in shown
 
 
-# --- magics that are skipped say so ----------------------------------------------------------------------------------
+# --- what starts a program is refused, and said -----------------------------------------------------------------------
 
 
-def test_every_skipped_magic_is_recorded_and_the_harmless_ones_are_not(shell):
-    stand_in, _root, namespace = shell
-    for source in ("!ls /", "files = !ls", "%%bash\necho hi", "%load helper.py", "%pip install numpy", "%cd /",
-                   "%env SECRET=1", "get_ipython().run_line_magic('cd', '/tmp')", "get_ipython().ex('1')",
-                   "%matplotlib inline", "%config InlineBackend.figure_format = 'svg'", "%autoreload 2"):
-        exec(compile_cell(source, "<test>"), namespace)  # noqa: S102 - the test's own code
-    skipped, more = stand_in.take_skipped()
-    assert skipped == ["!ls /", "!ls", "%%bash", "%load helper.py", "%pip install numpy", "%cd /", "%env SECRET=1",
-                       "%cd /tmp", "get_ipython().ex(...)"]
-    assert more == 0 and stand_in.take_skipped() == ([], 0)
+def test_every_magic_that_starts_a_program_is_refused_and_recorded(shell):
+    grading, root, namespace = shell
+    (root / "helper.py").write_text("x = 1\n")
+    refused = {  # cell: what is recorded
+        "!ls /": ["!ls /"], "files = !ls": ["!ls"], "%%bash\necho hi": ["%%bash"], "%%sh\necho": ["%%sh"],
+        "%%script bash\necho": ["%%script bash"], "%%python3\nprint(1)": ["%%python3"], "%pip install numpy":
+        ["%pip install numpy"], "%conda list": ["%conda list"], "%sx ls": ["%sx ls"], "%system ls": ["%system ls"],
+        "%ls": ["%ls"], "%cat helper.py": ["%cat helper.py"], "%edit helper.py": ["%edit helper.py"],
+        "%alias mine echo\n%mine": ["%mine"], "get_ipython().system('ls')": ["!ls"],
+        "get_ipython().getoutput('ls')": ["!ls"], "get_ipython().run_cell_magic('bash', '', 'echo')": ["%%bash"],
+        "get_ipython().run_cell('!ls -l')": ["!ls -l"], "%load https://example.com/x.py":
+        ["%load https://example.com/x.py"], "%load /etc/passwd": ["%load /etc/passwd"], "%pycat /etc/passwd":
+        ["%load /etc/passwd"], "%pastebin 1": ["%pastebin 1"],
+    }
+    for source, recorded in refused.items():
+        error, _ = run(grading, source)
+        assert error is None, (source, error)
+        assert [what for what, _why in grading.take_refused()[0]] == recorded, source
+    assert namespace["files"] == []
+    for harmless in ("%config InteractiveShell.ast_node_interactivity = 'last_expr'", "%load helper.py",
+                     "%%javascript\nalert(1)", "%%html\n<b>x</b>", "%env", "%cd .", "%who"):
+        error, _ = run(grading, harmless)
+        assert error is None and grading.take_refused() == ([], 0), harmless
+
+
+def test_what_a_cell_prints_is_not_kept_by_the_shell(shell):
+    """IPython 9 would keep every line a cell prints for `%notebook`: a print loop must cost no memory (and a cell
+    that prints after `%notebook` must not stop on IPython's own IndexError)."""
+    grading, _root, _namespace = shell
+    assert run(grading, "for i in range(20_000):\n    print('x' * 100)")[0] is None
+    assert run(grading, "%notebook saved.ipynb")[0] is None
+    assert run(grading, "print('after')")[0] is None
+    assert grading.history_manager.outputs == {} and not grading.history_manager.outputs[1]
+
+
+def test_a_loop_of_refused_commands_is_counted_not_listed(shell):
+    grading, _root, _namespace = shell
+    run(grading, "for i in range(50):\n    get_ipython().system(f'echo {i}')")
+    listed, more = grading.take_refused()
+    assert (len(listed), more) == (20, 30)
 
 
 # --- through both graders ---------------------------------------------------------------------------------------------
@@ -195,12 +219,13 @@ def test_every_skipped_magic_is_recorded_and_the_harmless_ones_are_not(shell):
 ATTACKS = {  # an extra cell of the learner's each: what it tries, and what its cell's note must say
     "%run ../../other_student/attention/x.py": "only the files handed in",
     "%run /etc/passwd": "only the files handed in",
-    "%run -m json.tool": "no such file handed in",
+    "%run -m json.tool": "only the files handed in",
     "%run ./01_attention_without_weights.ipynb": "already running",  # the graded notebook itself
     "%run loop.ipynb": "already running",  # a notebook whose cell runs it again
     "!cat /etc/passwd": "!cat /etc/passwd: not run while grading",
     "%%bash\ncat /etc/passwd": "%%bash: not run while grading",
-    "%load ../../other_student/attention/x.py": "%load ../../other_student/attention/x.py: not run while grading",
+    "%load ../../other_student/attention/x.py": "%load ../../other_student/attention/x.py: not read while grading",
+    "%pip install torch": "%pip install torch: not run while grading: it starts a program",
     "get_ipython().run_line_magic('run', '/etc/passwd')": "only the files handed in",
 }
 

@@ -21,14 +21,13 @@ import sys
 import nbformat
 import numpy as np
 import pytest
+from shell_helpers import notebook_shell, run
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import NotebookInput, Options, grade_notebooks
 from autograder.isolation import supervisor, workspace
-from autograder.isolation.cells import compile_cell
 from autograder.isolation.limits import Limits
-from autograder.isolation.shell import ShellStandIn
 
 NB01 = NOTEBOOKS[0]
 NB01_POINTS = sum(exercise.points for exercise in EXERCISES if exercise.notebook == NB01)
@@ -205,11 +204,10 @@ def test_without_a_tmpfs_the_next_students_grade_normally(watched_class, student
 def test_writefile_writes_into_the_working_directory_and_the_module_imports(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend("")
-    namespace = {}
-    namespace["get_ipython"] = lambda: ShellStandIn(namespace, tmp_path)
-    exec(compile_cell("%%writefile made_here.py\nVALUE = 7\n", "<cell>"), namespace)  # noqa: S102 - test code
-    exec(compile_cell("%%writefile -a 'made_here.py'\nVALUE += 1\n", "<cell>"), namespace)  # noqa: S102
-    exec(compile_cell("import made_here\nresult = made_here.VALUE", "<cell>"), namespace)  # noqa: S102
+    with notebook_shell(tmp_path) as (shell, namespace):
+        for source in ("%%writefile made_here.py\nVALUE = 7\n", "%%writefile -a 'made_here.py'\nVALUE += 1\n",
+                       "import made_here\nresult = made_here.VALUE"):
+            assert run(shell, source)[0] is None, source
     assert namespace["result"] == 8 and (tmp_path / "made_here.py").read_text() == "VALUE = 7\nVALUE += 1\n"
 
 

@@ -231,8 +231,8 @@ def test_the_probe_side_imports_nothing_of_the_judge_side(repo_root):
     probe_side = [*sorted((repo_root / "autograder" / "course").glob("**/probe.py")),
                   *sorted((repo_root / "autograder" / "course" / "shared").glob("*.py")),
                   *(repo_root / "autograder" / "isolation" / name for name in
-                    ("zygote.py", "child_process.py", "child_task.py", "guards.py", "sandbox.py", "cells.py",
-                     "wire.py", "protected.py")),
+                    ("zygote.py", "child_process.py", "child_task.py", "guards.py", "sandbox.py", "grading_shell.py",
+                     "own_files.py", "refusals.py", "wire.py", "protected.py")),
                   repo_root / "autograder" / "checking" / "probing.py",
                   repo_root / "autograder" / "checking" / "torch_recorders.py"]
     found = []

@@ -9,7 +9,8 @@ streams on a sink that counts and discards, every inherited descriptor closed bu
 workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), a /proc
 that shows its own PID namespace, where it is PID 1 and alone (autograder.isolation.namespaces), the grader's code
 sealed (autograder.isolation.guards), the OS confinement
-(autograder.isolation.sandbox). Then it runs the plan: each code cell under a soft timeout (SIGALRM raises
+(autograder.isolation.sandbox). Then it runs the plan: each code cell through IPython's own shell, made in the
+zygote and given a fresh `__main__` here (autograder.isolation.grading_shell), under a soft timeout (SIGALRM raises
 StepTimeout in the student's frames once the step's own CPU time or its wall-clock limit is past, as
 autograder.isolation.step_clock measures; again every 50 ms if they catch it), an error recorded and the
 next cell run, like nbgrader with allow_errors; after each graded cell, the exercise's probes with the
@@ -26,7 +27,6 @@ student set are undone before any grader code runs (hooks and timers between pro
 never call the student's methods, or do so under a guard and this alarm.
 """
 
-import builtins
 import gc
 import io
 import os
@@ -37,18 +37,17 @@ import threading
 import time
 import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from autograder.checking.probing import describe_exception, exception_type_name
 from autograder.course.shared.plan import ExerciseProbes, probe_checks
 from autograder.isolation import cgroups, namespaces, sandbox, wire, workspace
-from autograder.isolation.cells import compile_cell, display_stand_in
-from autograder.isolation.shell import MAX_SKIPPED, ShellStandIn
+from autograder.isolation.grading_shell import GradingShell, shared_shell
+from autograder.isolation.own_files import OwnFiles
+from autograder.isolation.refusals import MAX_REFUSED
 from autograder.isolation.step_clock import Reached, StepClock, StepLimit
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from autograder.isolation.child_task import ChildTask, Step
     from autograder.isolation.guards import Seal
 
@@ -140,7 +139,7 @@ class _Child:
         self.pid_namespace_refused = pid_namespace_refused  # why the zygote could not make its PID namespace
         self.channel_fd = channel_fd
         self.namespace: dict[str, Any] = {}  # the notebook's __main__, once made
-        self.shell: ShellStandIn | None = None  # its get_ipython(), once made
+        self.shell: GradingShell | None = None  # IPython's shell that runs the cells, once it has the namespace
         self.seal = seal
         self.sinks: tuple[_Sink, ...] = ()
         self.output = _CellOutput()
@@ -171,7 +170,9 @@ class _Child:
         notes = space.isolation_notes + namespaces.process_notes(self.pid_namespace_refused, space.capped)
         self.seal.apply()
         notes += sandbox.confine(self.task.confinement, self.task.workdir)
-        self.namespace, self.shell = _fresh_main(self.task.workdir, self.task.notebook_name)
+        self.shell = shared_shell()  # the zygote's, as it was when it forked
+        self.namespace = self.shell.start_notebook(OwnFiles(Path(os.path.realpath(self.task.workdir)),
+                                                            self.task.notebook_name))
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
         self.send({"event": "hello", "notes": notes, "workspace_s": workspace_seconds,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
@@ -188,9 +189,11 @@ class _Child:
         self.output.start()
         self.alarm.arm(self.step_limit)
         caught = None
+        shell = cast(GradingShell, self.shell)  # made in run() before any step
         try:
-            exec(compile_cell(step.source, f"<cell {step.index}>"), self.namespace)  # noqa: S102 - student code
-        except BaseException as exc:  # noqa: BLE001 - SystemExit, KeyboardInterrupt: a cell error, not our exit
+            GradingShell.take_refused(shell)  # what a probe's call of the student's code refused is not the cell's
+            caught = GradingShell.run(shell, step.source)  # the cell's exception, caught by IPython
+        except BaseException as exc:  # noqa: BLE001 - stopped inside IPython's own code (the alarm): a cell error
             caught = exc
         for _ in range(RECLAIM_TRIES):  # inline: a student's profile hook fires on this very call, once
             try:
@@ -203,20 +206,21 @@ class _Child:
         if caught is not None:
             error = self._timeout_error() if isinstance(caught, StepTimeout) else self._described(caught)
         output, dropped = self.output.take()
-        skipped, more_skipped = self.skipped_magics()
+        refused, more_refused = self.refused()
         self.send({"event": "cell", "index": step.index, "error": error, "output": output, "output_dropped": dropped,
                    "disk_full": (self.space is not None and self.space.capped
                                  and workspace.what_is_full(self.task.workdir)) or False,
-                   "skipped": skipped, "skipped_more": more_skipped})
+                   "refused": refused, "refused_more": more_refused})
 
-    def skipped_magics(self) -> tuple[list[str], int]:
-        """The magics the cell's code asked for that were not run (the class's method, plain str and int only: the
-        shell is within the student's reach, and whatever they did to it costs them only these notes)."""
+    def refused(self) -> tuple[list[list[str]], int]:
+        """What the cell's code asked for that grading refuses ([what, why] pairs: the class's method, plain str and
+        int only: the shell is within the student's reach, and whatever they did to it costs them only these notes)."""
         if self.shell is None:
             return [], 0
         try:
-            skipped, more = ShellStandIn.take_skipped(self.shell)
-            kept = [str.__str__(what) for what in skipped[:MAX_SKIPPED] if type(what) is str]
+            refused, more = GradingShell.take_refused(self.shell)
+            kept = [[str.__str__(what), str.__str__(why)] for what, why in refused[:MAX_REFUSED]
+                    if type(what) is str and type(why) is str]
             return kept, more if type(more) is int else 0
         except Exception:  # noqa: BLE001 - the student's doing: no notes
             return [], 0
@@ -324,25 +328,6 @@ def _point_home_at(workdir: "str | os.PathLike[str]") -> None:
         os.environ[variable] = str(workdir)
     os.environ["MPLBACKEND"] = "Agg"
     tempfile.tempdir = None  # forget the grader's choice; the next call reads TMPDIR
-
-
-def _fresh_main(workdir: "os.PathLike[str]", notebook_name: str) -> tuple[dict[str, Any], ShellStandIn]:
-    """A new `__main__` module whose namespace the cells share, as in a Jupyter kernel, and its shell (whose %run
-    runs only the files in `workdir`, the child's copy of the student's folder, and never the graded notebook)."""
-    main = types.ModuleType("__main__")
-    shell = ShellStandIn(main.__dict__, Path(os.path.realpath(workdir)), running=notebook_name)
-    main.__dict__["__builtins__"] = builtins
-    main.__dict__["get_ipython"] = _shell_getter(shell)
-    main.__dict__["display"] = display_stand_in
-    sys.modules["__main__"] = main
-    return main.__dict__, shell
-
-
-def _shell_getter(shell: ShellStandIn) -> "Callable[[], ShellStandIn]":
-    def get_ipython() -> ShellStandIn:
-        return shell
-
-    return get_ipython
 
 
 class _Alarm:

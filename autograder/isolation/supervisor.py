@@ -47,6 +47,7 @@ from autograder.isolation.child_task import ChildTask
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.protected import is_protected
+from autograder.isolation.refusals import PLAIN_WORDS, because
 from autograder.isolation.sandbox import Confinement
 from autograder.isolation.step_clock import process_cpu_seconds
 from autograder.isolation.withholding import Withholder, protected_lines
@@ -433,7 +434,7 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
             state.outcome.cell_outputs[event["index"]] = clean(output, MAX_CELL_OUTPUT_CHARS) + more
         if isinstance(error, dict):
             _note_cell(state.outcome, event.get("index"), _cell_note(event.get("index"), error))
-        _note_skipped(state.outcome, event)
+        _note_refused(state.outcome, event)
         full = event.get("disk_full")  # its capped tmpfs is full: the student's writes failed
         if full == workspace.SPACE:
             _note_cell(state.outcome, event.get("index"), f"cell {event.get('index')}: "
@@ -678,18 +679,18 @@ def _describe_exit(status: int) -> str:
     return f"ended the process (status {status})"
 
 
-MAX_SKIPPED_NOTES = 20  # per cell: a child may say anything
-SKIPPED_WHY = "not run while grading (only %run of your own files, %%writefile and the timing magics run there)"
+MAX_REFUSED_NOTES = 20  # per cell: a child may say anything
 
 
-def _note_skipped(outcome: Outcome, event: dict[str, Any]) -> None:
-    """A note under the cell for each magic or shell command its code asked for that the grading child skipped
-    (autograder.isolation.shell), once per cell however often the notebook is re-run."""
-    index, skipped, more = event.get("index"), _list(event.get("skipped")), event.get("skipped_more")
-    notes = [f"cell {index}: {one_line(what, 80)}: {SKIPPED_WHY}"
-             for what in skipped[:MAX_SKIPPED_NOTES] if isinstance(what, str)]
+def _note_refused(outcome: Outcome, event: dict[str, Any]) -> None:
+    """A note under the cell for each thing its code asked for that the grading child refused (a magic or a shell
+    command that starts a program, torch.compile...: autograder.isolation.grading_shell), with why in the grader's
+    words, once per cell however often the notebook is re-run."""
+    index, refused, more = event.get("index"), _list(event.get("refused")), event.get("refused_more")
+    notes = [f"cell {index}: {one_line(pair[0], 80)}: {because(pair[1])}" for pair in refused[:MAX_REFUSED_NOTES]
+             if isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)]
     if type(more) is int and more > 0:
-        notes.append(f"cell {index}: {more:,} more magics or commands {SKIPPED_WHY}")
+        notes.append(f"cell {index}: {more:,} more magics or commands {PLAIN_WORDS}")
     for note in notes:
         if note not in outcome.cell_notes.get(index, []) if isinstance(index, int) else note not in outcome.notes:
             _note_cell(outcome, index, note)

@@ -9,7 +9,7 @@ In the child, before student code and before the sandbox forbids namespaces, `se
   2. copies the regular files of the student's own notebook folder (`folder`) into it, never following a
      link, with size caps and a small depth, so that `import helper` and `open("data.csv")` work: what the
      notebook's code imports and names first, and what is left out summed up in one note. Notebooks are left
-     out, but for those the code names (`%run ./00_setup.ipynb`: autograder.isolation.run_magic);
+     out, but for those the code names (`%run ./00_setup.ipynb`: autograder.isolation.own_files);
   3. puts '' (the working directory) first on sys.path, as a Jupyter kernel does.
 """
 

@@ -235,7 +235,8 @@ def main(argv: list[str]) -> None:
 def load() -> "Seal":
     """Import and warm up everything a grading child runs; returns the grader code's seal (autograder.isolation.guards).
 
-    Only the probe side is imported: torch, every exercise folder's probe module, the child's code. Never the
+    Only the probe side is imported: torch, every exercise folder's probe module, the child's code and IPython's
+    shell that runs the cells (autograder.isolation.grading_shell). Never the
     reference, the checks, the catalogue or a judge; tests/test_zygote.py looks for them as an attacker would.
     """
     import torch
@@ -245,10 +246,7 @@ def load() -> "Seal":
     for name in plan.probe_modules():
         importlib.import_module(name)
     importlib.import_module("autograder.isolation.child_process")
-    try:
-        importlib.import_module("IPython.core.inputtransformer2")  # the cells' IPython syntax
-    except ImportError:
-        pass
+    importlib.import_module("autograder.isolation.grading_shell").shared_shell()  # IPython's, before the seal
     _warm_up(torch)
     guards = importlib.import_module("autograder.isolation.guards")
     seal = guards.prepare_seal()

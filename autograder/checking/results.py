@@ -24,13 +24,13 @@ from autograder.checking.check_types import (
     Verdict,
 )
 from autograder.checking.compare import REPRODUCED_BY, unravel
-from autograder.checking.diagnosis import explain_error
+from autograder.checking.diagnosis import explain_error, mistakes_raising
 from autograder.checking.expectations import Expectations
 from autograder.checking.fitted import name_fill
 from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["check_result", "judge_cases", "named_mistake", "public_details", "refused_name"]
+__all__ = ["check_result", "judge_cases", "named_mistake", "public_details", "refused_name", "with_rungs"]
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 COLON = {"en": ": ", "zh": "："}  # between a detail's label and its value: full-width in a Chinese line
@@ -71,17 +71,21 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         if not isinstance(data, dict):
             return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
         if "error" in data:
-            return check_result(check, ERROR, explain_error(data["error"], case, expectations_of(index, data, case)),
-                                lang, messages, misconceptions)
+            expected = expectations_of(index, data, case)
+            raised = check_result(check, ERROR, explain_error(data["error"], case, expected), lang, messages,
+                                  misconceptions)
+            raised.reproduced_by = mistakes_raising(data["error"], expected)
+            return raised
         try:
             verdict = check.judge(data, case, expectations_of(index, data, case))
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:
             later = list(zip(range(index + 1, len(cases)), cases[index + 1:], data_per_case[index + 1:], strict=False))
-            verdict = _reproduced_on_every_failing_case(check, verdict, later, expectations_of)
+            verdict, reproducing = _reproduced_on_every_failing_case(check, verdict, later, expectations_of)
             result = check_result(check, FAILED, verdict, lang, messages, misconceptions)
             result.failed_case = index
+            result.reproduced_by = reproducing
             return result
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
@@ -93,14 +97,16 @@ FITTED_FIELDS = {"fill": "fills"}
 
 
 def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
-                                      expectations_of: Callable[[int, ProbeData, Case], Expectations]) -> Verdict:
+                                      expectations_of: Callable[[int, ProbeData, Case], Expectations],
+                                      ) -> tuple[Verdict, tuple[str, ...]]:
     """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
     on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
     case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
-    alone. Later cases that pass or raise say nothing about it."""
+    alone. Later cases that pass or raise say nothing about it. With it, every mistake of the table whose variant
+    reproduces all those cases (named or not: another check of the attempt may tell them apart)."""
     candidates = reproduced(verdict)
     if not candidates:
-        return verdict
+        return verdict, ()
     failing_cases = 1
     for index, case, data in later:
         if not isinstance(data, dict) or "error" in data:
@@ -128,7 +134,7 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
             name_fill(verdict, (value,))  # the one fitted value: its message and its mistake
     elif verdict.evidence is Evidence.VARIANT:
         verdict.misconception, verdict.evidence = None, None
-    return verdict
+    return verdict, tuple(name for name, value in candidates if value is None and name not in GENERAL_NAMES)
 
 
 # A mistake and the general family it is one value of: the scores divided by the wrong number (a fitted divisor)
@@ -184,12 +190,7 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
             (name, str(value)) for name, value in fields.items()))),
     )
     if misconception:
-        known = misconceptions[misconception]
-        # Each rung a line with its label; a text the misconception does not have leaves its rung empty.
-        result.question = _ladder_line(messages, "ladder.question", known.question, lang)
-        result.mistake = _ladder_line(messages, "label.misconception", known.name, lang)
-        result.hint = _ladder_line(messages, "label.hint", known.hint, lang)
-        result.change = _ladder_line(messages, "ladder.change", known.change, lang)
+        with_rungs(result, misconceptions[misconception], lang, messages)
     if not check.hidden and status == FAILED:
         result.details = public_details(verdict, lang, messages)
         if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
@@ -198,6 +199,15 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
         result.values_shown = (isinstance(verdict.expected, torch.Tensor) and isinstance(verdict.got, torch.Tensor)
                                or result.heatmap is not None or result.head_layout is not None)
     return result
+
+
+def with_rungs(result: CheckResult, known: Misconception, lang: str, messages: Messages) -> None:
+    """`result`'s ladder lines set to `known`'s texts: each rung a line with its label; a text the misconception does
+    not have leaves its rung empty."""
+    result.question = _ladder_line(messages, "ladder.question", known.question, lang)
+    result.mistake = _ladder_line(messages, "label.misconception", known.name, lang)
+    result.hint = _ladder_line(messages, "label.hint", known.hint, lang)
+    result.change = _ladder_line(messages, "ladder.change", known.change, lang)
 
 
 def named_mistake(verdict: Verdict, exercise: str, misconceptions: Mapping[str, Misconception]) -> str | None:

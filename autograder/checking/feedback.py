@@ -221,8 +221,8 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     """Whether `other` fails for the reason `shown` shows: the same named mistake (a check without evidence of it is
     not folded under it as if proven, whatever its message); or, neither naming one, the same first step departing
     from the notes (autograder.running.diagnosing), the same message with the same fields, or (both public) the
-    same message reading the same: an error at the same line whose shapes differ only because each check gives its
-    own input, text the student never sees."""
+    same message reading the same, or the same error message at the same line of the learner's, whose shapes differ
+    only because each check gives its own input."""
     if shown.cause is None or other.cause is None:
         return False
     if shown.misconception is not None or other.misconception is not None:
@@ -231,8 +231,11 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
         return True  # both computations first depart from the notes at the same step: one cause, one message
     if shown.cause.same_as(other.cause):
         return True
-    return (not shown.hidden and not other.hidden and shown.cause.message_key == other.cause.message_key
-            and _symptom(shown) == _symptom(other))
+    if shown.hidden or other.hidden or shown.cause.message_key != other.cause.message_key:
+        return False
+    # The same error at the same line of the learner's: each check's input gives it its own sizes, one cause.
+    line = dict(shown.cause.fields).get("line")
+    return _symptom(shown) == _symptom(other) or bool(line) and line == dict(other.cause.fields).get("line")
 
 
 def _symptom(result: CheckResult) -> str:

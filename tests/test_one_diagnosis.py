@@ -290,6 +290,7 @@ def test_the_notes_two_heads_of_size_1_do_not_name_d_out_for_a_divisor_of_the_he
             (result.id, result.misconception) for result in results]
 
 
+@pytest.mark.slow  # three gradings of the exercise, hidden checks included: over 2 s
 def test_d_out_is_named_where_a_case_tells_it_apart_and_then_on_every_check_it_reproduces(monkeypatch):
     """The same name for the learner who does divide by d_out: the preview's cases hold one where d_out is no other
     size, which proves it; the notes' check, which cannot tell on its own, is then explained by it too."""

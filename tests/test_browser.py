@@ -8,7 +8,10 @@ run from the Run menu, and the tests read the output area as the student sees it
 ladder: its check cell run once (rung 1: the symptom and a question), run again (rung 2: the reproduced mistake and its
 hint), then the cell below it, `check(..., hint=3)` (rung 3: what to change); one screenshot per rung. Then nbgrader's
 Validate button and the formgrader page. The wrong copy is opened a third time in a kernel of its own that
-has only the student kit installed (tests/student_kit_env.py): the same feedback, from stored vectors.
+has only the student kit installed (tests/student_kit_env.py): the same feedback, from stored vectors. A third copy
+has a right causal_mask and a second masking route that no known mistake reproduces: its rung 2 says where the
+computation departs from the notes' steps, in English in the full kit and in Chinese in the student kit (the student
+guides' pictures, docs/_static/ladder-masking_routes-departure-rung2-*.png).
 After grading: the wrong copy, handed in with the other notebooks untouched and autograded in the sandbox by the
 course's `nbgrader autograde`, in formgrader's grading view; attnkit's feedback page and class report opened from
 disk, a student's link in the report followed. Their screenshots are docs/instructor/feedback.md's pictures.
@@ -59,10 +62,22 @@ SOLUTIONS = {
     # The classic slip: the diagonal is masked too, so a token cannot see itself.
     "wrong": "    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool))",
 }
+# A learner who scales the scores this route is handed (the notes scale them before calling it): no mistake of the
+# table reproduces it, so rung 2 says where the computation departs from the notes' steps (issue 58).
+DEPARTS_CHECK_SOURCE = 'check("masking_routes", causal_weights_renormalised, causal_weights_neg_inf)'
+DEPARTS = {
+    "causal_weights_renormalised": "    keep = torch.tril(torch.ones(attn_weights.shape[-1], attn_weights.shape[-1], "
+                                   "device=attn_weights.device))\n    masked = attn_weights * keep\n"
+                                   "    return masked / masked.sum(dim=-1, keepdim=True)",
+    "causal_weights_neg_inf": "    num_tokens = attn_scores.shape[-1]\n"
+                              "    mask = torch.triu(torch.ones(num_tokens, num_tokens, device=attn_scores.device), "
+                              "diagonal=1)\n    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)\n"
+                              "    return torch.softmax(masked / num_tokens ** 0.5, dim=-1)",
+}
 # Bounds, in seconds: each is far above what a 2-core machine needs (the module takes about 45 s there once the
-# student kit's venv exists), and no wait outlasts TOTAL_S from the server's start, so a hung step cannot keep the
-# module past 2.5 minutes.
-TOTAL_S = 150
+# student kit's venv exists, a minute with the departure copies), and no wait outlasts TOTAL_S from the server's
+# start, so a hung step cannot keep the module past 3.5 minutes.
+TOTAL_S = 210
 SERVER_START_S = 45
 PAGE_S = 30
 KERNEL_S = 45
@@ -133,7 +148,23 @@ def course(workdir, repo_root):
             nb.metadata["kernelspec"] = {"name": KIT_KERNEL[0], "display_name": KIT_KERNEL[1], "language": "python"}
             stubs[0].source = 'import os\nos.environ["ATTNKIT_LANG"] = "zh"\n' + stubs[0].source
             nbformat.write(nb, root / "student" / f"{Path(NOTEBOOK).stem}_{name}_student_kit.ipynb")
+    write_departing_copies(release, root / "student")
     return root
+
+
+def write_departing_copies(release, student):
+    """Notebook 03 with a right causal_mask and the two masking routes, one of them scaled (DEPARTS): in the full
+    kit's kernel, and in Chinese in the student kit's."""
+    nb = nbformat.read(release, as_version=4)
+    for name, body in {"causal_mask": SOLUTIONS["correct"], **DEPARTS}.items():
+        stubs = [cell for cell in nb.cells if f"def {name}(" in cell.source and STUB in cell.source]
+        assert len(stubs) == 1, f"{NOTEBOOK}: expected one {name} stub, found {len(stubs)}"
+        stubs[0].source = stubs[0].source.replace(STUB, body)
+    nbformat.write(nb, student / f"{Path(NOTEBOOK).stem}_departs.ipynb")
+    nb.metadata["kernelspec"] = {"name": KIT_KERNEL[0], "display_name": KIT_KERNEL[1], "language": "python"}
+    first = next(cell for cell in nb.cells if cell.cell_type == "code")
+    first.source = 'import os\nos.environ["ATTNKIT_LANG"] = "zh"\n' + first.source
+    nbformat.write(nb, student / f"{Path(NOTEBOOK).stem}_departs_student_kit.ipynb")
 
 
 def free_port():
@@ -309,13 +340,14 @@ def open_notebook(driver, lab, course, path, kernel=PYTHON_KERNEL):
     return panel, cells, sources
 
 
-def run_through_check(driver, lab, course, name, kernel=PYTHON_KERNEL, copy=None):
-    """Open the student's copy, run every cell above the causal_mask check, then the check; return its cell."""
+def run_through_check(driver, lab, course, name, kernel=PYTHON_KERNEL, copy=None, check_source=CHECK_SOURCE):
+    """Open the student's copy, run every cell above its check (the causal_mask check unless told), then the check;
+    return its cell."""
     from selenium.webdriver.common.by import By
 
     relative = f"student/{Path(NOTEBOOK).stem}_{copy or name}.ipynb"
     _panel, cells, sources = open_notebook(driver, lab, course, relative, kernel)
-    index = next(i for i, source in enumerate(sources) if CHECK_SOURCE in source)
+    index = next(i for i, source in enumerate(sources) if check_source in source)
     check_cell = cells[index]
     check_cell.find_element(By.CSS_SELECTOR, ".jp-InputPrompt").click()
     wait_for(driver, lambda: "jp-mod-active" in check_cell.get_attribute("class"), 5, "the check cell to be selected")
@@ -471,6 +503,49 @@ def test_student_kit_kernel_shows_the_same_feedback_in_chinese(driver, lab, cour
         lines = output_lines(below)
         save_screenshot(driver, "causal_mask-student-kit-rung3-zh")
         assert lines == expected_feedback(wrong, monkeypatch, hint=3, lang="zh")
+        assert_no_console_errors(driver, lab, "JupyterLab")
+
+
+def departing_feedback(monkeypatch, *, lang):
+    """The lines `check` prints for the DEPARTS routes on its second run in a fresh session (rung 2), computed here
+    in-process as the kernel's run them."""
+    from autograder.running.in_notebook import NotebookRuntime, ReferenceExpectations
+
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    namespace = {}
+    for name, body in DEPARTS.items():
+        exec(f"import torch\ndef {name}({'attn_weights' if 'renormalised' in name else 'attn_scores'}):\n{body}\n",
+             namespace)
+    session, output = NotebookRuntime(ReferenceExpectations()), io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()):
+        session.check("masking_routes", *(namespace[name] for name in DEPARTS))
+    with contextlib.redirect_stdout(output):
+        session.check("masking_routes", *(namespace[name] for name in DEPARTS))
+    return [line.strip() for line in output.getvalue().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(("kernel", "copy", "lang", "words"), [
+    (PYTHON_KERNEL, "departs", "en", "where it departs — your code reproduces the notes' causal mask, masked attention "
+                                     "scores, then departs from them at the attention weights"),
+    (KIT_KERNEL[1], "departs_student_kit", "zh",
+     "从哪里开始不同：你的代码算出了与笔记相同的因果掩码、填入掩码后的注意力分数，从注意力权重开始不同"),
+], ids=["en", "zh"])
+def test_rung_2_says_where_the_computation_departs(driver, lab, course, monkeypatch, kernel, copy, lang, words):
+    """A mistake no table entry reproduces: rung 2 names the notes' steps the learner's run reproduced and the first
+    it did not, in the learner's language, in the full kit and in the student kit (docs/student-guide*.md's
+    pictures)."""
+    name = f"masking_routes-departure-rung2-{lang}"
+    with screenshot_on_failure(driver, lab, name):
+        cell = run_through_check(driver, lab, course, "departs", kernel=kernel, copy=copy,
+                                 check_source=DEPARTS_CHECK_SOURCE)
+        assert not [line for line in output_lines(cell) if line.startswith(words[:12])]  # rung 1 holds it back
+        run_again(driver, cell)
+        wait_for(driver, lambda: any(line.startswith(words) for line in output_lines(cell)), RUN_S,
+                 "the departure line")
+        lines = output_lines(cell)
+        driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", cell)
+        save_screenshot(driver, name)
+        assert lines == departing_feedback(monkeypatch, lang=lang)
         assert_no_console_errors(driver, lab, "JupyterLab")
 
 

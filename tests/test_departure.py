@@ -271,3 +271,244 @@ def test_a_function_that_stops_early_is_told_which_step_it_returns():
     assert "values" not in departure.matched and "weights" in departure.matched
     line = departure_line(departure, "en", catalog.MESSAGES)
     assert "your function returns the attention weights, a step before the context vectors" in line
+
+
+# ------------------------------------------------------------------ the other exercises' steps (issue 58, item 1)
+
+
+def departure_on(check_id, *objects):
+    """The departure of `objects` on the first case of the public check `check_id`, traced as check(...) traces it."""
+    exercise = next(e for e in in_notebook.EXERCISES if check_id.startswith(e.id + "."))
+    check = next(check for check in catalog.checks_of(exercise.id, include_hidden=False) if check.id == check_id)
+    case = cases_for(check, SEED)[0]
+    record, traced = traced_probe(resolve(in_notebook._runnable(check, SEED).probe), exercise.namespace(objects), case)
+    assert "error" not in record, record
+    return find_departure(check.expect(record, case)[STEPS], traced, None)
+
+
+def mask_with_the_diagonal(num_tokens):  # hides each token from itself too
+    return torch.triu(torch.ones(num_tokens, num_tokens)).bool()
+
+
+def mask_of_what_may_be_seen(num_tokens):  # the notes' mask_simple, returned as the mask
+    return torch.tril(torch.ones(num_tokens, num_tokens)).bool()
+
+
+def renormalise_forgotten(attn_weights):
+    return attn_weights * torch.tril(torch.ones(attn_weights.shape[-1], attn_weights.shape[-1]))
+
+
+def renormalise_over_the_queries(attn_weights):
+    masked = attn_weights * torch.tril(torch.ones(attn_weights.shape[-1], attn_weights.shape[-1]))
+    return masked / masked.sum(dim=-2, keepdim=True)
+
+
+def renormalise_the_upper_triangle(attn_weights):
+    masked = attn_weights * torch.triu(torch.ones(attn_weights.shape[-1], attn_weights.shape[-1]))
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
+def neg_inf_filled_with_zero(attn_scores):
+    future = torch.triu(torch.ones(attn_scores.shape[-1], attn_scores.shape[-1]), diagonal=1).bool()
+    return torch.softmax(attn_scores.masked_fill(future, 0.0), dim=-1)
+
+
+def neg_inf_softmax_over_the_queries(attn_scores):
+    future = torch.triu(torch.ones(attn_scores.shape[-1], attn_scores.shape[-1]), diagonal=1).bool()
+    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=0)
+
+
+def split_by_view_alone(x, num_heads):
+    b, num_tokens, d_out = x.shape
+    return x.view(b, num_heads, num_tokens, d_out // num_heads)
+
+
+def merge_by_reshape_alone(x):
+    return x.reshape(x.shape[0], x.shape[2], -1)
+
+
+class WrapperStackingHeads(solutions.MultiHeadAttentionWrapper):  # each feature's heads interleaved
+    def forward(self, x):
+        return torch.stack([head(x) for head in self.heads], dim=-1).flatten(-2)
+
+
+class WrapperCatAlongTokens(solutions.MultiHeadAttentionWrapper):
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=1)
+
+
+class UnscaledHead(solutions.CausalAttention):  # a head that forgets the scaling
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return torch.softmax(scores, dim=-1) @ values
+
+
+class WrapperOfUnscaledHeads(solutions.MultiHeadAttentionWrapper):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.heads = nn.ModuleList([UnscaledHead(d_in, d_out, context_length, dropout, qkv_bias)
+                                    for _ in range(num_heads)])
+
+
+def torch_mha_like(mha):
+    return nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
+
+
+def to_torch_keys_first(mha):  # the three matrices stacked in another order
+    torch_mha = torch_mha_like(mha)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_key.weight, mha.W_query.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+def to_torch_without_out_proj(mha):  # nn.MultiheadAttention's own out_proj left as it was made
+    torch_mha = torch_mha_like(mha)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        torch_mha.in_proj_bias.zero_()
+    return torch_mha
+
+
+# The notes' routes of the newly declared exercises, and other right ways a learner writes them: no departure.
+
+
+def mask_complement_of_tril(num_tokens):
+    return ~torch.tril(torch.ones(num_tokens, num_tokens)).bool()
+
+
+def mask_tril_equals_zero(num_tokens):
+    return torch.tril(torch.ones(num_tokens, num_tokens)) == 0
+
+
+def mask_of_float_ones(num_tokens):  # the notes' float mask, never made bool: the judge names the dtype, not a step
+    return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1)
+
+
+def renormalise_by_masked_fill(attn_weights):
+    future = torch.triu(torch.ones(attn_weights.shape[-1], attn_weights.shape[-1], dtype=torch.bool), diagonal=1)
+    masked = attn_weights.masked_fill(future, 0.0)
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
+def neg_inf_by_a_large_negative_fill(attn_scores):
+    keep = torch.tril(torch.ones(attn_scores.shape[-1], attn_scores.shape[-1]))
+    return torch.softmax(attn_scores.masked_fill(keep == 0, -1e9), dim=-1)
+
+
+def split_by_reshape_and_permute(x, num_heads):
+    return x.reshape(x.shape[0], x.shape[1], num_heads, -1).permute(0, 2, 1, 3)
+
+
+def merge_by_unbinding_heads(x):
+    return torch.cat(x.unbind(1), dim=-1)
+
+
+def to_torch_slice_by_slice(mha):  # each matrix copied into its rows of in_proj_weight: no stacked tensor made
+    torch_mha, d_out = torch_mha_like(mha), mha.d_out
+    with torch.no_grad():
+        for index, layer in enumerate((mha.W_query, mha.W_key, mha.W_value)):
+            torch_mha.in_proj_weight[index * d_out:(index + 1) * d_out] = layer.weight
+        torch_mha.in_proj_bias.zero_()
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
+ROUTES = solutions.causal_weights_renormalised, solutions.causal_weights_neg_inf
+
+
+def test_the_other_exercises_references_and_routes_depart_nowhere():
+    renormalise, neg_inf = ROUTES
+    routes = [
+        ("causal_mask.notes", (solutions.causal_mask,)), ("causal_mask.notes", (mask_complement_of_tril,)),
+        ("causal_mask.notes", (mask_tril_equals_zero,)), ("causal_mask.notes", (mask_of_float_ones,)),
+        ("masking_routes.renormalise_notes", ROUTES), ("masking_routes.neg_inf_notes", ROUTES),
+        ("masking_routes.renormalise_notes", (renormalise_by_masked_fill, neg_inf)),
+        ("masking_routes.neg_inf_notes", (renormalise, neg_inf_by_a_large_negative_fill)),
+        ("split_heads.notes", (solutions.split_heads,)), ("split_heads.notes", (split_by_reshape_and_permute,)),
+        ("merge_heads.notes", (solutions.merge_heads,)), ("merge_heads.notes", (merge_by_unbinding_heads,)),
+        ("mha_wrapper.notes", (solutions.MultiHeadAttentionWrapper,)),
+        ("torch_equivalence.notes", (solutions.to_torch_multihead,)),
+        ("torch_equivalence.notes", (to_torch_slice_by_slice,)),
+    ]
+    for check_id, objects in routes:
+        departure = departure_on(check_id, *objects)
+        assert departure.step is None, (check_id, objects, departure)
+
+
+def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true_facts():
+    renormalise, neg_inf = ROUTES
+    kinds = lambda departure: [fact.kind for fact in departure.facts]  # noqa: E731
+    for attempt in (mask_with_the_diagonal, mask_of_what_may_be_seen):
+        departure = departure_on("causal_mask.notes", attempt)
+        assert (departure.matched, departure.step, departure.facts) == ((), "causal_mask", ())
+    forgotten = departure_on("masking_routes.renormalise_notes", renormalise_forgotten, neg_inf)
+    assert (forgotten.matched, forgotten.step) == (("keep_triangle", "masked_weights"), "row_sums")
+    assert forgotten.facts == ()  # no sum was made: nothing of the learner's stands in its place
+    queries = departure_on("masking_routes.renormalise_notes", renormalise_over_the_queries, neg_inf)
+    assert (queries.step, kinds(queries)) == ("row_sums", ["differs"])  # the column sums in its place
+    upper = departure_on("masking_routes.renormalise_notes", renormalise_the_upper_triangle, neg_inf)
+    assert (upper.matched, upper.step, upper.facts) == ((), "keep_triangle", ())  # a transposed triangle is no match
+    zero = departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_filled_with_zero)
+    assert (zero.matched, zero.step, kinds(zero)) == (("causal_mask",), "masked_scores", ["shown"])
+    assert zero.facts[0].fields["count"] == 15  # the future of the notes' 6 tokens
+    over = departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_softmax_over_the_queries)
+    assert (over.step, kinds(over)) == ("weights", ["sums_axis"])
+    assert (over.facts[0].fields["axis"], over.facts[0].fields["expected_axis"]) == (0, 1)
+    assert departure_on("split_heads.notes", split_by_view_alone).step == "heads_split"
+    assert departure_on("merge_heads.notes", merge_by_reshape_alone).step == "heads_merged"
+    for wrapper in (WrapperStackingHeads, WrapperCatAlongTokens):
+        departure = departure_on("mha_wrapper.notes", wrapper)
+        assert (departure.matched, departure.step, kinds(departure)) == (
+            ("head_1", "head_2"), "heads_concatenated", ["rearranged"])
+    unscaled = departure_on("mha_wrapper.notes", WrapperOfUnscaledHeads)
+    assert (unscaled.matched, unscaled.step) == ((), "head_1")
+    keys_first = departure_on("torch_equivalence.notes", to_torch_keys_first)
+    assert (keys_first.matched, keys_first.step) == ((), "stacked_projections")
+    no_out = departure_on("torch_equivalence.notes", to_torch_without_out_proj)
+    assert (no_out.matched, no_out.step) == (("stacked_projections",), "out_proj")
+
+
+def test_every_exercise_with_a_computation_declares_its_steps():
+    """Each exercise's first public check holds the notes' steps, but for the three that compute no tensor (their
+    declarations say why): a new exercise must declare them or join this list with its reason."""
+    without = {"transfer_weights", "two_dimensional_wrapper", "parameter_counts"}
+    for exercise in in_notebook.EXERCISES:
+        check = next(iter(catalog.checks_of(exercise.id, include_hidden=False)))
+        case = cases_for(check, SEED)[0]
+        declared = check.expect is not None and STEPS in set(check.expect({}, case))
+        assert declared == (exercise.id not in without), exercise.id
+
+
+def test_the_new_steps_have_names_in_both_languages_and_leak_no_answer():
+    pieces, calls = answer_pieces()
+    renormalise, neg_inf = ROUTES
+    attempts = [("causal_mask.notes", (mask_with_the_diagonal,)),
+                ("masking_routes.renormalise_notes", (renormalise_over_the_queries, neg_inf)),
+                ("masking_routes.neg_inf_notes", (renormalise, neg_inf_filled_with_zero)),
+                ("split_heads.notes", (split_by_view_alone,)), ("merge_heads.notes", (merge_by_reshape_alone,)),
+                ("mha_wrapper.notes", (WrapperCatAlongTokens,)),
+                ("torch_equivalence.notes", (to_torch_without_out_proj,))]
+    for check_id, objects in attempts:
+        departure = departure_on(check_id, *objects)
+        for lang in ("en", "zh"):
+            line = departure_line(departure, lang, catalog.MESSAGES)
+            assert line and "step." not in line and not leaks(line, pieces, calls), (check_id, lang, line)
+
+
+def neg_inf_scaled_again(attn_scores):  # scales the scores this route is handed already scaled
+    future = torch.triu(torch.ones(attn_scores.shape[-1], attn_scores.shape[-1]), diagonal=1).bool()
+    return torch.softmax(attn_scores.masked_fill(future, -torch.inf) / 2 ** 0.5, dim=-1)
+
+
+def test_a_hidden_entry_of_the_notes_is_never_called_kept():
+    """The weights' future entries are 0, hidden as a score's -inf is: a learner's tensor with -inf there (their
+    scaled masked scores, in the weights' place) hides nothing the notes keep."""
+    departure = departure_on("masking_routes.neg_inf_notes", ROUTES[0], neg_inf_scaled_again)
+    assert (departure.matched, departure.step) == (("causal_mask", "masked_scores"), "weights")
+    assert [fact.kind for fact in departure.facts] == ["differs"]

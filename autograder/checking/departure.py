@@ -151,28 +151,30 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
 def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int | None],
               size: int, layout_step: bool = False) -> int | None:
     """The learner's tensor in the departing step's place, after the last matched step's tensor: the first op that
-    read it (or a copy of it in another layout) and made new numbers of the step's size; else the first made
-    tensor of that size; else the first op that read it. For a step that is a change of layout (`layout_step`), a
-    copy in another layout is what stands in its place."""
+    read it (or a copy of it in another layout) and made new numbers of the step's size. For a step that is a
+    change of layout (`layout_step`), a copy in another layout is what stands in its place. None when no step
+    matched or no such op read it: the trace holds the probe's own tensors too (the case's input it builds, what it
+    computes from the learner's output), and only a tensor made from the learner's last right step is surely
+    theirs, so no fact is read from any other."""
     found = [index for index in matched_at if index is not None]
-    source = found[-1] if found else -1
+    if not found:
+        return None
+    source = found[-1]
     sources = {source}
-    readers, sized = [], []
     for index in range(source + 1, len(traced)):
         entry = traced[index]
         if entry.op == INPUT:
             continue
         reads = bool(sources & set(entry.inputs))
-        if reads and source >= 0 and not layout_step and learner[index].numel() == learner[source].numel() \
-                and _matches(learner[index], learner[source]):
+        copy = reads and learner[index].numel() == learner[source].numel() and _matches(learner[index], learner[source])
+        if copy and not layout_step:
             sources.add(index)  # the same step in another layout: what reads it next is the stand-in
             continue
-        if reads:
-            readers.append(index)
-        if learner[index].numel() == size:
-            sized.append(index)
-    both = [index for index in readers if index in sized]
-    return next(iter(both or sized or readers), None)
+        if reads and learner[index].numel() == size:
+            return index
+        if copy:
+            sources.add(index)  # a view of the last step (a layout step's stand-in may read that)
+    return None
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
@@ -195,7 +197,8 @@ def _facts_against(got: torch.Tensor, expected: torch.Tensor) -> tuple[Fact, ...
     if _close(_sorted_values(same), _sorted_values(expected)):
         return (Fact("rearranged"),)
     shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
-    hidden = int((torch.isinf(same) & ~torch.isinf(expected)).sum())
+    # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
+    hidden = int((torch.isinf(same) & torch.isfinite(expected) & (expected != 0)).sum())
     if shown:
         facts.append(Fact("shown", {"count": shown}))
     if hidden:

@@ -3,7 +3,8 @@ dispatcher made them, with which earlier tensors each op read (autograder.checki
 notes' steps).
 
 A probe is run again under `TensorTrace` only after its check failed on that case, so a passing check pays nothing.
-What comes back is plain data: detached CPU copies of floating-point tensors and lists of indices, capped in count
+What comes back is plain data: detached CPU copies of floating-point and bool tensors (a mask is one of the notes'
+steps: True reads as 1) and lists of indices, capped in count
 (MAX_TRACED) and size (MAX_TRACED_ELEMENTS). Nothing here imports `solutions`: it runs where probes run.
 """
 
@@ -38,7 +39,7 @@ class TracedTensor:
 
 
 class TensorTrace(UncompiledDispatchMode):
-    """Records, below autograd, each floating-point tensor every ATen op returns and the tensors it read."""
+    """Records, below autograd, each floating-point or bool tensor every ATen op returns and the tensors it read."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -69,7 +70,8 @@ class TensorTrace(UncompiledDispatchMode):
         if len(self.traced) >= MAX_TRACED:
             self.truncated = True
             return
-        if not tensor.is_floating_point() or tensor.device.type == "meta" or tensor.numel() > MAX_TRACED_ELEMENTS:
+        traceable = tensor.is_floating_point() or tensor.dtype == torch.bool
+        if not traceable or tensor.device.type == "meta" or tensor.numel() > MAX_TRACED_ELEMENTS:
             return
         value = tensor.detach().to("cpu", torch.float64, copy=True)
         self.traced.append(TracedTensor(op, value, inputs))

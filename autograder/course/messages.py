@@ -161,6 +161,20 @@ MESSAGES = {
     "step.exponentials": {"en": "exponentials", "zh": "指数"},
     "step.sums": {"en": "sums of the exponentials", "zh": "指数之和"},
     "step.division": {"en": "exponentials divided by their sum", "zh": "指数除以它们的和"},
+    "step.causal_mask": {"en": "causal mask", "zh": "因果掩码"},
+    "step.keep_triangle": {"en": "lower triangle of ones", "zh": "下三角全 1 矩阵"},
+    "step.masked_weights": {"en": "attention weights with the future zeroed", "zh": "未来位置置零后的注意力权重"},
+    "step.row_sums": {"en": "sums of each row", "zh": "每一行的和"},
+    "step.renormalised_weights": {"en": "renormalised attention weights", "zh": "重新归一化后的注意力权重"},
+    "step.heads_split": {"en": "input split into heads", "zh": "拆分成多个头的输入"},
+    "step.heads_merged": {"en": "heads merged side by side", "zh": "并排合并后的各个头"},
+    "step.heads_concatenated": {"en": "context vectors of all heads side by side",
+                                "zh": "所有头并排拼接后的上下文向量"},
+    "step.stacked_projections": {"en": "projection weights stacked as one input projection",
+                                 "zh": "堆叠成一个输入投影的三个投影权重"},
+    # The wrapper's heads one by one (autograder.course.n04_multi_head_attention.ex1_wrapper: NAMED_HEADS of them).
+    **{f"step.head_{index}": {"en": f"context vectors of head {index}", "zh": f"第 {index} 个头的上下文向量"}
+       for index in range(1, 9)},
     # One message per root cause: the failures a check's table folds into one line.
     "fold.same_reason": {
         "en": "{count} more checks fail for the same reason: {titles}",

@@ -25,6 +25,12 @@ EXERCISES = (
 )
 
 
+# No steps are declared (autograder.checking.departure): the function computes nothing, it copies three matrices,
+# each transposed, and the judge already compares each of v1's weights with v2's matching layer by name at rung 1.
+# Its one step per weight, the transpose, would match v2's matrix itself (the probe builds both modules inside the
+# traced call, and a step may match a transpose): only an ordered step could tell them apart, and then the copy the
+# learner made is no op the trace keeps (copy_ is a copy of its source), so a right transfer could not be told from
+# a wrong one by the trace alone.
 def transfer_cases_notes(rng: random.Random) -> list[TransferCase]:
     return [{"d_in": 3, "d_out": 2, "seed": 789, "num_tokens": 6, "dtype": "float32"}]
 

@@ -4,6 +4,7 @@ import random
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import Expectations
 from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
@@ -30,7 +31,12 @@ def mask_cases_sizes(rng: random.Random) -> list[MaskCase]:
 
 def expect_causal_mask(record: MaskRecord, case: MaskCase) -> Expectations:
     num_tokens = case["num_tokens"]
-    return Expectations.computed(mask=lambda: solutions.causal_mask(num_tokens))
+    # One step: the mask is made in one or two calls (triu of ones, or the complement of tril), and the judge already
+    # names each token that sees or misses another. The step tells a learner whether any tensor their code made is
+    # the notes' mask (a float mask that was never made bool, say, is; the wrong triangle is not).
+    # Ordered: the transposed triangle is the mistake, never a layout of the mask.
+    return Expectations.computed(mask=lambda: solutions.causal_mask(num_tokens), **{STEPS: lambda: [
+        step("causal_mask", solutions.causal_mask(num_tokens), ordered=True)]})
 
 
 CHECKS = (

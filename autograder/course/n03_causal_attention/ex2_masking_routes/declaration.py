@@ -9,12 +9,14 @@ device= shows there).
 import contextlib
 import random
 from functools import partial
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import gradient_of
 from autograder.course.declaration import Declaration
@@ -111,6 +113,27 @@ def neg_inf_mistakes(attn_scores: Tensor) -> list[tuple[str, Tensor]]:
     ]
 
 
+def renormalise_steps(attn_weights: Tensor) -> list[list[Any]]:
+    """The notes' first route as named steps: the lower-triangular matrix of ones (the notes' mask_simple; a learner
+    may zero the future by masked_fill instead, so it is optional), the weights with the future zeroed, each row's
+    sum, the rows divided by their sums (the reference's output)."""
+    keep = keep_for("future", attn_weights)
+    masked = attn_weights * keep
+    row_sums = masked.sum(dim=-1, keepdim=True)
+    return [step("keep_triangle", keep, optional=True, ordered=True),  # ordered: the upper triangle is no layout
+            step("masked_weights", masked), step("row_sums", row_sums), step("renormalised_weights", masked / row_sums)]
+
+
+def neg_inf_steps(attn_scores: Tensor) -> list[list[Any]]:
+    """The notes' second route as named steps: the causal mask (True above the diagonal; optional, as a learner may
+    build the fill's condition another way, e.g. a comparison of the lower triangle with 0, which the trace records
+    too), the scores with the future filled with -inf, their softmax over each row (the reference's output)."""
+    future = mask_for("future", attn_scores.shape[-1])
+    masked = attn_scores.masked_fill(future, -torch.inf)
+    return [step("causal_mask", future, optional=True, ordered=True), step("masked_scores", masked),
+            step("weights", torch.softmax(masked, dim=-1))]
+
+
 def reference_gradient(route: str, case: ScoresCase) -> Tensor | None:
     """The gradient the reference route passes back to the case's scores, for the probe's own upstream mix
     (probing.gradient_weights): rebuilt from the case, nothing the child sent."""
@@ -123,6 +146,7 @@ def expect_renormalised(record: WeightsRecord, case: ScoresCase) -> Expectations
     return Expectations.computed(output=lambda: solutions.causal_weights_renormalised(attn_weights),
                                  future=lambda: mask_for("future", attn_weights.shape[-1]),
                                  mistakes=lambda: renormalise_mistakes(attn_weights),
+                                 **{STEPS: lambda: renormalise_steps(attn_weights)},
                                  input_gradient=lambda: reference_gradient("causal_weights_renormalised", case))
 
 
@@ -131,6 +155,7 @@ def expect_neg_inf(record: WeightsRecord, case: ScoresCase) -> Expectations:
     return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),
                                  future=lambda: mask_for("future", attn_scores.shape[-1]),
                                  mistakes=lambda: neg_inf_mistakes(attn_scores),
+                                 **{STEPS: lambda: neg_inf_steps(attn_scores)},
                                  input_gradient=lambda: reference_gradient("causal_weights_neg_inf", case))
 
 

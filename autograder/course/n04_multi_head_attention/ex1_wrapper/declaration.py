@@ -4,10 +4,13 @@
 
 import random
 from functools import cache
+from typing import Any
 
+import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import WEIGHTS, Expectations
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -79,8 +82,25 @@ def expect_wrapper(record: WrapperRecord, case: MultiHeadCase) -> Expectations:
     def named() -> dict[str, Tensor]:
         return {f"heads.{i}.{name}": value for i, head in enumerate(heads()) for name, value in head.items()}
 
-    return Expectations.computed(**{WEIGHTS: named},
-                                 heads=lambda: [variants.attention(x, weights) for weights in heads()])
+    @cache
+    def head_outputs() -> list[Tensor]:
+        return [variants.attention(x, weights) for weights in heads()]
+
+    return Expectations.computed(**{WEIGHTS: named}, heads=head_outputs,
+                                 **{STEPS: lambda: wrapper_steps(head_outputs())})
+
+
+# Heads the steps name one by one (`step.head_<n>`): the cases have at most 4; a wrapper of more is named up to here.
+NAMED_HEADS = 8
+
+
+def wrapper_steps(head_outputs: list[Tensor]) -> list[list[Any]]:
+    """The wrapper as the notes' steps: each head's context vectors (a CausalAttention of its own weights), then all
+    of them side by side along the features (the reference's output). A head's own steps (queries, scores...) are
+    causal_attention's to localise: here a head is right or not as a whole."""
+    named = head_outputs[:NAMED_HEADS]
+    return [*(step(f"head_{index}", output) for index, output in enumerate(named, start=1)),
+            step("heads_concatenated", torch.cat(head_outputs, dim=-1), ordered=True)]
 
 
 WRAPPER_CHECKS = (
@@ -100,6 +120,9 @@ WRAPPER_CHECKS = (
 # two_dimensional_wrapper: book exercise 3.2, a wrapper with num_heads=2 whose output has 2 features
 
 
+# No steps are declared for book exercise 3.2: the function computes no tensor, it chooses a wrapper's arguments
+# (num_heads 2, d_out 1 per head); the probe reads the sizes it built and the judge names each one that differs.
+# The wrapper's own computation is localised by mha_wrapper's steps.
 def two_dimensional_cases_notes(rng: random.Random) -> list[TwoDimensionalCase]:
     return [
         {"d_in": 3, "context_length": 6, "dropout": 0.0, "seed": 123},  # the notes' sentence and batch

@@ -5,11 +5,13 @@ The input is never changed, in values or metadata, and the output stays in its g
 """
 
 import random
+from typing import Any
 
 import torch
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import RAISED, Expectations
 from autograder.checking.probing import gradient_of
 from autograder.course import variants
@@ -101,6 +103,14 @@ def split_cases_strided(rng: random.Random) -> list[HeadsCase]:
             for leaf in (False, True)]
 
 
+def split_steps(x: torch.Tensor, num_heads: int) -> list[list[Any]]:
+    """split_heads as the notes' one step: the input split into heads, (b, num_heads, num_tokens, head_dim). The
+    notes' view to (b, num_tokens, num_heads, head_dim) is no step of its own: it holds the input's numbers in the
+    input's order, as a wrong view straight to the final shape does too, so matching it would prove nothing. Only the
+    same numbers in the same order match (ordered): a transpose of the input is the mistake, not a layout of it."""
+    return [step("heads_split", solutions.split_heads(x, num_heads), ordered=True)]
+
+
 def expect_split(record: HeadsRecord, case: HeadsCase) -> Expectations:
     x, num_heads = split_input(case), case["num_heads"]
     return Expectations.computed(
@@ -109,6 +119,7 @@ def expect_split(record: HeadsRecord, case: HeadsCase) -> Expectations:
                           ("split_wrong_axes", variants.split(x, num_heads, "head_dim_first"))],
         # For the probe's own upstream mix (probing.gradient_weights), from the case: nothing the child sent.
         input_gradient=lambda: gradient_of(lambda through: solutions.split_heads(through, num_heads), x)[2],
+        **{STEPS: lambda: split_steps(x, num_heads)},
         **{RAISED: exercise_errors("split_heads", probe_split, case)},
     )
 
@@ -149,6 +160,13 @@ def merge_cases_round_trip(rng: random.Random) -> list[HeadsCase]:
     ]
 
 
+def merge_steps(x: torch.Tensor) -> list[list[Any]]:
+    """merge_heads as the notes' one step: the heads side by side along the features, (b, num_tokens, d_out). The
+    notes' transpose back to (b, num_tokens, num_heads, head_dim) holds the same numbers in the same order, so it is
+    this step in another shape (a view of it, as the contiguous copy is), not a step of its own."""
+    return [step("heads_merged", solutions.merge_heads(x), ordered=True)]
+
+
 def expect_merge(record: HeadsRecord, case: HeadsCase) -> Expectations:
     x = merge_input(case)
     return Expectations.computed(
@@ -160,6 +178,7 @@ def expect_merge(record: HeadsRecord, case: HeadsCase) -> Expectations:
             ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
         ],
         input_gradient=lambda: gradient_of(solutions.merge_heads, x)[2],
+        **{STEPS: lambda: merge_steps(x)},
         **{RAISED: exercise_errors("merge_heads", probe_merge, case)},
     )
 

@@ -3,9 +3,14 @@ where it cannot (d_in != d_out).
 """
 
 import random
+from typing import Any
+
+import torch
 
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import Expectations
+from autograder.checking.probing import PROJECTIONS
 from autograder.course import variants
 from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
@@ -86,7 +91,26 @@ def expect_equivalence(record: EquivalenceRecord, case: EquivalenceCase) -> Expe
     if case.get("d_in", case["d_model"]) != case["d_model"]:
         return Expectations({})
     return Expectations.computed(output=lambda: variants.attention(equivalence_input(case), equivalence_weights(case),
-                                                                   num_heads=case["num_heads"]))
+                                                                   num_heads=case["num_heads"]),
+                                 **{STEPS: lambda: equivalence_steps(case)})
+
+
+def equivalence_steps(case: EquivalenceCase) -> list[list[Any]]:
+    """The conversion as the notes' steps: the three projection matrices stacked as rows of nn.MultiheadAttention's
+    one input projection (optional: copying each into its slice of in_proj_weight makes no stacked tensor, and is
+    right too), then what the converted module computes on the case, our output projection's output. The forward
+    pass between them is PyTorch's own (a fused kernel in eval mode): its inner steps are not the learner's to
+    reproduce. The stacked matrix of a wide case (3 * d_model * d_model numbers) is left out: the student kit would
+    store it for one hint, and the trace keeps no tensor that large anyway (MAX_TRACED_ELEMENTS)."""
+    weights = equivalence_weights(case)
+    stacked = torch.cat([weights[f"{layer}.weight"] for layer in PROJECTIONS], dim=0)
+    output = variants.attention(equivalence_input(case), weights, num_heads=case["num_heads"])
+    small = stacked.numel() <= MAX_STACKED
+    steps = [step("stacked_projections", stacked, optional=True, ordered=True)] if small else []
+    return [*steps, step("out_proj", output)]
+
+
+MAX_STACKED = 4096  # numbers of a stacked input projection declared as a step (the notes' is 3 * 4 * 4)
 
 
 CHECKS = (

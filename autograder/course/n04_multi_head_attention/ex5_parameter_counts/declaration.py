@@ -33,6 +33,10 @@ EXERCISES = (
 )
 
 
+# No steps are declared (autograder.checking.departure): a count is one integer, not a tensor the notes compute
+# step by step; what tells a wrong count from the right one is which parameters it counted (buffers, frozen ones,
+# shared ones twice), and the wrong counters (wrong_counters.py) name that from the number itself.
+
 # ---------------------------------------------------------------------------------------------
 # The modules counted: plain data (probe.ModuleNode). The probe hands the student's function each one built on the CPU
 # as a learner builds it; the reference and the wrong counters count the grader's own build (probe.counted_modules).

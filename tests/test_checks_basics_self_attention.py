@@ -82,8 +82,9 @@ MISTAKES = [
     ("context_vectors", mutants.context_vectors_scaled, "context_vectors.notes", "scaled_without_weights"),
     ("softmax_stable", mutants.softmax_stable_default_dim0, "softmax_stable.random", "default_dim_changed"),
     # The notes' scores are symmetric: there a max along the other axis and a max without keepdim give the same
-    # weights, so neither is proven on them (issue 41: the keepdim mistake was named this one); random scores tell.
-    ("softmax_stable", mutants.softmax_stable_max_over_first_axis, "softmax_stable.notes", None),
+    # weights, so neither is proven on them alone (issue 41: the keepdim mistake was named this one); random scores
+    # tell, and the attempt read as one then explains the notes' check by the mistake they prove (issue 58).
+    ("softmax_stable", mutants.softmax_stable_max_over_first_axis, "softmax_stable.notes", "max_and_sum_axes_differ"),
     ("softmax_stable", mutants.softmax_stable_max_over_first_axis, "softmax_stable.random",
      "max_and_sum_axes_differ"),
     ("softmax_stable", mutants.softmax_stable_no_keepdim, "softmax_stable.notes", "missing_keepdim"),

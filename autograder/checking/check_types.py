@@ -237,6 +237,11 @@ class CheckResult:
     failed_case: int | None = None  # the index of the case that decided a failure (the first failing one)
     departure: str = ""  # rung 2 when no mistake is named: where the computation first departs from the notes' steps
     values_shown: bool = False  # its details show expected and actual values, or a picture of them (public only)
+    # The mistakes whose variants reproduce this check's failure (every failing case's output, or the very error it
+    # raised), whether or not they tell each other apart here: a mistake proven on another check of the attempt
+    # explains this one too when it is among them (autograder.checking.attempt).
+    reproduced_by: tuple[str, ...] = ()
+    departure_step: str = ""  # the notes' step `departure` names: failures departing at one step are one cause
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

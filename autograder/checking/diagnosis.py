@@ -14,10 +14,10 @@ from typing import Any
 
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.expectations import RAISED
-from autograder.checking.reproduction import VariantError, reproducing
+from autograder.checking.reproduction import VariantError, raising_the_same, reproducing
 from autograder.safe_text import one_line
 
-__all__ = ["explain_error"]
+__all__ = ["explain_error", "mistakes_raising"]
 
 SHAPE_ERROR = re.compile(r"size of tensor|shape|must match|cannot be multiplied|mismatch|Expected size")
 MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
@@ -73,6 +73,11 @@ def explain_error(error: Mapping[str, Any], case: Mapping[str, Any],
     if mistake is not None:
         verdict.misconception, verdict.evidence = mistake, Evidence.ERROR
     return verdict
+
+
+def mistakes_raising(error: Mapping[str, Any], expected: Mapping[str, Any] | None) -> tuple[str, ...]:
+    """Every mistake whose raising variant raised this very error on the case, whether or not it is the only one."""
+    return raising_the_same(error, _raised_by_variants(expected))
 
 
 def _raised_by_variants(expected: Mapping[str, Any] | None) -> list[VariantError]:

@@ -5,6 +5,8 @@ Takes the message catalogue as an argument (no checks, no reference): the live k
 the student kit render with the same code.
 """
 
+import math
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +30,9 @@ GRADED_RUNG = 2  # what graded output shows: never what to change
 FOLLOW_ON_KEYS = frozenset({"error.other", "error.shape_mismatch", "error.matmul_shapes", "error.broadcast_axis",
                             "error.view_size", "error.device_mismatch", "error.uncomparable"})
 TITLE_COLUMNS = 60  # a folded check's title is cut to this width
+# Messages that already say what the learner's own line does wrong (read from their code and the exception): a rung
+# with nothing to add says so instead of "no known mistake", which would read as if the message were unsure.
+CAUSE_STATED_KEYS = frozenset({"error.transpose_4d", "error.unexpected_keyword", "error.missing_argument"})
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,8 @@ class Row:
     shown: CheckResult
     same: list[CheckResult] = field(default_factory=list)
     follow_on: list[CheckResult] = field(default_factory=list)
+    # Unnamed failures whose output has the named one's wrong shape, its axes grown and shrunk alike.
+    same_shape: list[CheckResult] = field(default_factory=list)
 
 
 def rows(results: Sequence[CheckResult]) -> list[Row]:
@@ -174,6 +181,13 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
         if leader is not None:
             leader.same.append(result)
             continue
+        rearranged = _shape_change(result)
+        if rearranged is not None and result.misconception is None:
+            named = next((row for row in table_rows if row.shown.misconception is not None
+                          and _shape_change(row.shown) == rearranged), None)
+            if named is not None:
+                named.same_shape.append(result)
+                continue
         if cause is not None and result.misconception is None and cause.message_key in FOLLOW_ON_KEYS:
             named = next((row for row in table_rows if row.shown.misconception is not None), None)
             if named is not None:
@@ -183,19 +197,45 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
     return table_rows
 
 
+WRONG_SHAPE_KEYS = frozenset({"shape.wrong", "shape.wrong.hidden"})  # the output's shape, as the judges report it
+SHAPE_TEXT = re.compile(r"\((\d+(?:, \d+)*),?\)")
+
+
+def _shape_change(result: CheckResult) -> tuple[int, ...] | None:
+    """How a wrong output's shape differs from the expected one when it holds as many numbers: per axis -1 (shrunk),
+    0 or 1 (grown); None for any other failure. Two failures with one change have the same numbers in the same wrong
+    arrangement (heads joined along the tokens on every input, whatever its sizes)."""
+    if result.cause is None or result.cause.message_key not in WRONG_SHAPE_KEYS:
+        return None
+    fields = dict(result.cause.fields)
+    got, expected = (SHAPE_TEXT.fullmatch(fields.get(name, "")) for name in ("got_shape", "expected_shape"))
+    if got is None or expected is None:
+        return None
+    theirs, ours = ([int(size) for size in found.group(1).split(", ")] for found in (got, expected))
+    if len(theirs) != len(ours) or theirs == ours or math.prod(theirs) != math.prod(ours):
+        return None
+    return tuple((a > b) - (a < b) for a, b in zip(theirs, ours, strict=True))
+
+
 def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     """Whether `other` fails for the reason `shown` shows: the same named mistake (a check without evidence of it is
-    not folded under it as if proven, whatever its message); or, neither naming one, the same message with the same
-    fields, or (both public) the same message reading the same: an error at the same line whose shapes differ only
-    because each check gives its own input, text the student never sees."""
+    not folded under it as if proven, whatever its message); or, neither naming one, the same first step departing
+    from the notes (autograder.running.diagnosing), the same message with the same fields, or (both public) the
+    same message reading the same, or the same error message at the same line of the learner's, whose shapes differ
+    only because each check gives its own input."""
     if shown.cause is None or other.cause is None:
         return False
     if shown.misconception is not None or other.misconception is not None:
         return shown.misconception == other.misconception
+    if shown.departure_step and shown.departure_step == other.departure_step:
+        return True  # both computations first depart from the notes at the same step: one cause, one message
     if shown.cause.same_as(other.cause):
         return True
-    return (not shown.hidden and not other.hidden and shown.cause.message_key == other.cause.message_key
-            and _symptom(shown) == _symptom(other))
+    if shown.hidden or other.hidden or shown.cause.message_key != other.cause.message_key:
+        return False
+    # The same error at the same line of the learner's: each check's input gives it its own sizes, one cause.
+    line = dict(shown.cause.fields).get("line")
+    return _symptom(shown) == _symptom(other) or bool(line) and line == dict(other.cause.fields).get("line")
 
 
 def _symptom(result: CheckResult) -> str:
@@ -226,7 +266,7 @@ def _shortened(title: str) -> str:
     return text
 
 
-def _nothing_new(result: CheckResult, step: Step) -> str | None:
+def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> str | None:
     """The key of the line that says a rung adds nothing new (no known mistake reproduces the failure, or its ladder
     ends lower, or the last run already showed this, the top of its ladder), so that a rung never shows the previous
     rung's text as if it were new; None when the rung adds something or a rung above it is still to come."""
@@ -236,7 +276,12 @@ def _nothing_new(result: CheckResult, step: Step) -> str | None:
     at_top = result.ladder(step.rung) == result.ladder(RUNGS[-1])
     if adds and not (step.again and at_top):
         return None
+    if result.misconception is None and result.cause is not None and result.cause.message_key in CAUSE_STATED_KEYS:
+        return "ladder.cause_stated"
     key = "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
+    if result.misconception is None and named_above:
+        # Not "no known mistake" under a row that names one: the attempt has a known mistake, just not proven here.
+        key = "ladder.nothing_known_besides"
     # It points to what the row shows: values (or their picture), else the line an error names, else the message.
     if result.values_shown:
         return key
@@ -244,7 +289,8 @@ def _nothing_new(result: CheckResult, step: Step) -> str | None:
     return f"{key}_at_line" if line else f"{key}_in_message"
 
 
-def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, *, hidden: bool = False) -> list[str]:
+def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, *, hidden: bool = False,
+               named_above: bool = False) -> list[str]:
     shown = row.shown
     mark = MARKS.get(shown.status, "✘")
     if shown.stub:  # an untouched stub: one line for the exercise, not "not implemented yet" per check
@@ -254,12 +300,16 @@ def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, 
     lines = [f"  {mark} {shown.message}"]
     lines.extend(f"      {detail}" for detail in shown.details)
     lines.extend(f"      {line}" for line in shown.ladder(step.rung))
-    if not hidden and (nothing_new := _nothing_new(shown, step)):
+    if not hidden and (nothing_new := _nothing_new(shown, step, named_above)):
         lines.append("      " + render(messages, nothing_new, lang))
     if row.same:
         key = "fold.same_reason_one" if len(row.same) == 1 else "fold.same_reason"
         lines.append(f"  {mark} " + render(messages, key, lang, {
             "count": len(row.same), "titles": _short_titles(row.same, lang, messages)}))
+    if row.same_shape:
+        key = "fold.same_shape_one" if len(row.same_shape) == 1 else "fold.same_shape"
+        lines.append(f"  {mark} " + render(messages, key, lang, {
+            "count": len(row.same_shape), "titles": _short_titles(row.same_shape, lang, messages)}))
     if row.follow_on:
         key = "fold.follow_on_one" if len(row.follow_on) == 1 else "fold.follow_on"
         lines.append(f"  {mark} " + render(messages, key, lang, {
@@ -287,8 +337,9 @@ def table(exercise: Exercise, results: Sequence[CheckResult], lang: str, *, hidd
                     {"title": pick(exercise.title, lang), "progress": progress})]
     table_rows = rows(results)
     shown_at = [(row, (steps or {}).get(LadderCause.of(row.shown), Step(rung))) for row in table_rows]
+    named = any(row.shown.misconception is not None for row in table_rows)
     for row, step in shown_at:
-        lines.extend(_row_lines(row, lang, messages, step, len(results), hidden=hidden))
+        lines.extend(_row_lines(row, lang, messages, step, len(results), hidden=hidden, named_above=named))
     if not hidden:
         failing = [(row.shown, step.rung) for row, step in shown_at if row.shown.status != PASSED]
         if any(at == 1 and (result.mistake or result.hint) for result, at in failing):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RaisedError", "VariantError", "normalised", "reproducing"]
+__all__ = ["RaisedError", "VariantError", "normalised", "raising_the_same", "reproducing"]
 
 # Addresses differ from run to run ("<object at 0x7f...>"); what is left of the message is the operation's own.
 ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -63,8 +63,14 @@ def reproducing(error: Mapping[str, Any], raised: Iterable[VariantError]) -> str
     """The one mistake whose variant raised the student's error; None when none did, when the student's error has
     no message to compare (a ProbeError, an empty text), or when variants of two different mistakes raised it (the
     error then tells them apart no better than a guess)."""
+    mistakes = raising_the_same(error, raised)
+    return mistakes[0] if len(mistakes) == 1 else None
+
+
+def raising_the_same(error: Mapping[str, Any], raised: Iterable[VariantError]) -> tuple[str, ...]:
+    """Every mistake whose variant raised the student's error (type and whole message, numbers included), in the
+    variants' order; none for an error with no message to compare."""
     student = RaisedError.of(error)
     if not student.message or student.type == "ProbeError":
-        return None
-    mistakes = {variant.mistake for variant in raised if variant.error == student}
-    return mistakes.pop() if len(mistakes) == 1 else None
+        return ()
+    return tuple(dict.fromkeys(variant.mistake for variant in raised if variant.error == student))

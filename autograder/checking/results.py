@@ -5,6 +5,7 @@ checks nor the reference, so the live runner (autograder.running.runner) and the
 (autograder.integrations.student_kit) turn verdicts into exactly the same text.
 """
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
@@ -24,13 +25,13 @@ from autograder.checking.check_types import (
     Verdict,
 )
 from autograder.checking.compare import REPRODUCED_BY, unravel
-from autograder.checking.diagnosis import explain_error
+from autograder.checking.diagnosis import explain_error, mistakes_raising
 from autograder.checking.expectations import Expectations
 from autograder.checking.fitted import name_fill
 from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["check_result", "judge_cases", "named_mistake", "public_details", "refused_name"]
+__all__ = ["check_result", "judge_cases", "named_mistake", "public_details", "refused_name", "with_rungs"]
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 COLON = {"en": ": ", "zh": "："}  # between a detail's label and its value: full-width in a Chinese line
@@ -71,17 +72,21 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         if not isinstance(data, dict):
             return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
         if "error" in data:
-            return check_result(check, ERROR, explain_error(data["error"], case, expectations_of(index, data, case)),
-                                lang, messages, misconceptions)
+            expected = expectations_of(index, data, case)
+            raised = check_result(check, ERROR, explain_error(data["error"], case, expected), lang, messages,
+                                  misconceptions)
+            raised.reproduced_by = mistakes_raising(data["error"], expected)
+            return raised
         try:
             verdict = check.judge(data, case, expectations_of(index, data, case))
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:
             later = list(zip(range(index + 1, len(cases)), cases[index + 1:], data_per_case[index + 1:], strict=False))
-            verdict = _reproduced_on_every_failing_case(check, verdict, later, expectations_of)
+            verdict, reproducing = _reproduced_on_every_failing_case(check, verdict, later, expectations_of, case)
             result = check_result(check, FAILED, verdict, lang, messages, misconceptions)
             result.failed_case = index
+            result.reproduced_by = reproducing
             return result
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
@@ -93,15 +98,21 @@ FITTED_FIELDS = {"fill": "fills"}
 
 
 def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
-                                      expectations_of: Callable[[int, ProbeData, Case], Expectations]) -> Verdict:
+                                      expectations_of: Callable[[int, ProbeData, Case], Expectations],
+                                      first: Case | None = None) -> tuple[Verdict, tuple[str, ...]]:
     """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
     on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
     case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
-    alone. Later cases that pass or raise say nothing about it."""
+    alone. Later cases that pass or raise say nothing about it. A mistake of one of the call's sizes needs a failing
+    case where that size tells it apart from the case's other sizes (`first`, the first failing case, and the later
+    ones: the notes' 2 heads of size 1 give d_out = num_heads, so a divisor of either reproduces both). With it,
+    every mistake of the table whose variant reproduces all those cases (named or not: another check of the attempt
+    may tell them apart)."""
     candidates = reproduced(verdict)
     if not candidates:
-        return verdict
+        return verdict, ()
     failing_cases = 1
+    failing = [] if first is None else [first]
     for index, case, data in later:
         if not isinstance(data, dict) or "error" in data:
             continue
@@ -111,8 +122,10 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
             continue
         if not other.passed:
             failing_cases += 1
+            failing.append(case)
             candidates = [candidate for candidate in candidates if candidate in reproduced(other)]
-    specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_NAMES]
+    specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_NAMES
+                and (candidate[0] not in SIZE_DIVISORS or any(_tells_apart(candidate[0], case) for case in failing))]
     # A whole-number size of the call (d_k, num_tokens) explains the failing cases better than a number of the
     # student's own only when there are several (their sizes vary): on one case, a typed constant equal to that size
     # reproduces it as well (the similarity bench's students who divide by 3.0 met num_tokens = 3).
@@ -128,7 +141,7 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
             name_fill(verdict, (value,))  # the one fitted value: its message and its mistake
     elif verdict.evidence is Evidence.VARIANT:
         verdict.misconception, verdict.evidence = None, None
-    return verdict
+    return verdict, tuple(name for name, value in candidates if value is None and name not in GENERAL_NAMES)
 
 
 # A mistake and the general family it is one value of: the scores divided by the wrong number (a fitted divisor)
@@ -139,6 +152,32 @@ GENERAL_FAMILIES = {name: "scale_wrong_value" for name in (
 # general wrong divisor, and a size of the notebook's example that the call's own size happens to equal.
 GENERAL_NAMES = frozenset({"scale_wrong_value", "size_from_notebook"})
 WHOLE_NUMBER_SIZES = frozenset({"scale_by_d_k", "scale_by_num_tokens"})
+
+
+# Mistakes that divide the scores by one of the call's sizes: (that size, whether by its square root). num_tokens is
+# left out: its variants divide by it and by its root, and one failing case never names it (WHOLE_NUMBER_SIZES).
+SIZE_DIVISORS = {"scale_by_d_out": ("d_out", True), "scale_by_d_in": ("d_in", True),
+                 "scale_by_d_k": ("head_dim", False)}
+CASE_SIZES = ("d_in", "d_out", "num_heads", "head_dim", "num_tokens")
+
+
+def _tells_apart(mistake: str, case: Case) -> bool:
+    """Whether `case` tells the size-divisor `mistake` apart from dividing by any other size of the case (or its
+    root): its divisor equals none of theirs. A case that does not give the mistake's own size (a judge's own
+    inputs) is not read here: the variant's comparison alone decides, as before."""
+    sizes = {name: case[name] for name in CASE_SIZES if isinstance(case.get(name), int)}
+    same = {name: {name} for name in CASE_SIZES}
+    if "head_dim" not in sizes and "d_out" in sizes:
+        heads = sizes.get("num_heads", 1)
+        sizes["head_dim"] = sizes["d_out"] // heads if heads > 1 and sizes["d_out"] % heads == 0 else sizes["d_out"]
+        if heads <= 1:  # one head: its size is d_out itself, one quantity under two names
+            same["head_dim"] = same["d_out"] = {"head_dim", "d_out"}
+    own, by_root = SIZE_DIVISORS[mistake]
+    if own not in sizes:
+        return True
+    divisor = sizes[own] ** 0.5 if by_root else float(sizes[own])
+    others = [size for name, size in sizes.items() if name not in same[own] and size > 1]
+    return not any(math.isclose(divisor, form) for size in others for form in (float(size), size ** 0.5))
 
 
 def reproduced(verdict: Verdict) -> list[tuple[str, float | None]]:
@@ -184,12 +223,7 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
             (name, str(value)) for name, value in fields.items()))),
     )
     if misconception:
-        known = misconceptions[misconception]
-        # Each rung a line with its label; a text the misconception does not have leaves its rung empty.
-        result.question = _ladder_line(messages, "ladder.question", known.question, lang)
-        result.mistake = _ladder_line(messages, "label.misconception", known.name, lang)
-        result.hint = _ladder_line(messages, "label.hint", known.hint, lang)
-        result.change = _ladder_line(messages, "ladder.change", known.change, lang)
+        with_rungs(result, misconceptions[misconception], lang, messages)
     if not check.hidden and status == FAILED:
         result.details = public_details(verdict, lang, messages)
         if verdict.heatmap and verdict.expected is not None and verdict.got is not None:
@@ -198,6 +232,15 @@ def check_result(check: ScoredCheck, status: Status, verdict: Verdict, lang: str
         result.values_shown = (isinstance(verdict.expected, torch.Tensor) and isinstance(verdict.got, torch.Tensor)
                                or result.heatmap is not None or result.head_layout is not None)
     return result
+
+
+def with_rungs(result: CheckResult, known: Misconception, lang: str, messages: Messages) -> None:
+    """`result`'s ladder lines set to `known`'s texts: each rung a line with its label; a text the misconception does
+    not have leaves its rung empty."""
+    result.question = _ladder_line(messages, "ladder.question", known.question, lang)
+    result.mistake = _ladder_line(messages, "label.misconception", known.name, lang)
+    result.hint = _ladder_line(messages, "label.hint", known.hint, lang)
+    result.change = _ladder_line(messages, "ladder.change", known.change, lang)
 
 
 def named_mistake(verdict: Verdict, exercise: str, misconceptions: Mapping[str, Misconception]) -> str | None:

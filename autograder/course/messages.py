@@ -62,6 +62,29 @@ MESSAGES = {
               "your result and work back to the step that makes it so",
         "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请从上面的信息对你的结果的描述出发，往回找到造成它的"
               "那一步"},
+    "ladder.cause_stated": {
+        "en": "no further hint: the message above already says what your line does wrong; change that line and run "
+              "again",
+        "zh": "没有更多提示：上面的信息已经说明了你那一行错在哪里；改正那一行，再运行一次"},
+    # Under a table that names a mistake, for a row it is not proven on: never "no known mistake" (issue 58).
+    "ladder.nothing_known_besides": {
+        "en": "no further hint: nothing proves that the mistake named in this table causes this failure, and no "
+              "other known mistake reproduces it. Fix that mistake first; if this still fails, look at where your "
+              "result first differs from the expected one (the values above)",
+        "zh": "没有更多提示：没有证据表明本表中指出的错误导致了这次失败，也没有别的已知错误能重现它。请先改正那个错误；"
+              "如果这里仍未通过，请看你的结果从哪里开始与期望的不同（上面的数值）"},
+    "ladder.nothing_known_besides_at_line": {
+        "en": "no further hint: nothing proves that the mistake named in this table causes this failure, and no "
+              "other known mistake reproduces it. Fix that mistake first; if this still fails, start from the line "
+              "the message above names",
+        "zh": "没有更多提示：没有证据表明本表中指出的错误导致了这次失败，也没有别的已知错误能重现它。请先改正那个错误；"
+              "如果这里仍未通过，请从上面的信息指出的那一行开始查"},
+    "ladder.nothing_known_besides_in_message": {
+        "en": "no further hint: nothing proves that the mistake named in this table causes this failure, and no "
+              "other known mistake reproduces it. Fix that mistake first; if this still fails, start from what the "
+              "message above says of your result",
+        "zh": "没有更多提示：没有证据表明本表中指出的错误导致了这次失败，也没有别的已知错误能重现它。请先改正那个错误；"
+              "如果这里仍未通过，请从上面的信息对你的结果的描述出发往回查"},
     "ladder.no_more": {
         "en": "no further hint: the lines above are all there is for this mistake. Look at where your result first "
               "differs from the expected one (the values above)",
@@ -159,6 +182,16 @@ MESSAGES = {
     "fold.same_reason_one": {
         "en": "1 more check fails for the same reason: {titles}",
         "zh": "另有 1 项检查因同样的原因未通过：{titles}"},
+    # Failures folded under a named mistake whose output is wrong in the same way (the same axes grown and shrunk,
+    # as many numbers): said as that fact, never as proven by the mistake's variant (autograder.checking.feedback).
+    "fold.same_shape": {
+        "en": "{count} more checks get an output whose shape is wrong in the same way (the same axes grow and "
+              "shrink): {titles}",
+        "zh": "另有 {count} 项检查得到的输出形状错得一样（同样的维度变大、同样的维度变小）：{titles}"},
+    "fold.same_shape_one": {
+        "en": "1 more check gets an output whose shape is wrong in the same way (the same axes grow and shrink): "
+              "{titles}",
+        "zh": "另有 1 项检查得到的输出形状错得一样（同样的维度变大、同样的维度变小）：{titles}"},
     # Errors folded under a named mistake without evidence that it causes them: said as errors, never as its effect.
     "fold.follow_on": {
         "en": "{count} more checks stop with an error; nothing shows that the mistake above causes it, so fix that "

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from autograder.checking.attempt import one_diagnosis
 from autograder.checking.check_types import CheckResult, Exercise, Misconception
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import (
@@ -88,8 +89,10 @@ class ExpectationSource(Protocol):
 def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[str, Any], lang: str, *,
                include_hidden: bool, seed: int | None, diagnose: bool = False) -> list[CheckResult]:
     """One CheckResult per check of the exercise: the checks' probes on the student's objects, then their judges on
-    the probe data and the source's expectations, in one thread and the grader's torch settings; with `diagnose`,
-    then where each failing check's computation departs from the notes' steps (autograder.running.diagnosing)."""
+    the probe data and the source's expectations, in one thread and the grader's torch settings; then one diagnosis
+    for the attempt (autograder.checking.attempt: a mistake proven on one check explains the others it reproduces);
+    with `diagnose`, then where each failing check's computation departs from the notes' steps
+    (autograder.running.diagnosing)."""
     with single_threaded():
         checks = source.checks(exercise_id, include_hidden=include_hidden, seed=seed)
         records = probe_checks(tuple(PlannedCheck(run.check.id, run.probe, tuple(run.cases())) for run in checks),
@@ -98,6 +101,7 @@ def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[s
             results = [dataclasses.replace(judge_cases(run.check, list(run.cases()), records.get(run.check.id),
                                                        run.expectations, lang, source.messages, source.misconceptions),
                                            graded_later=run.graded_later) for run in checks]
+        results = one_diagnosis(results, lang, source.messages, source.misconceptions)
         if not diagnose:
             return results
         return with_departures(results, checks, records, namespace, lang, source.messages)

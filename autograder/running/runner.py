@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from autograder.checking.attempt import one_diagnosis
 from autograder.checking.check_types import Case, Check, CheckResult
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import grader_torch_state
@@ -53,8 +54,9 @@ def planned_probes(exercise_id: str, *, seed: int = DEFAULT_SEED, include_hidden
 def judge_exercise(exercise_id: str, records: Mapping[str, Sequence[dict[str, Any]]], *, seed: int = DEFAULT_SEED,
                    include_hidden: bool = True, lang: str | None = None,
                    times: StageTimes | None = None) -> list[CheckResult]:
-    """One CheckResult per check, from probe data alone. `times` (a StageTimes), when given, is told the seconds
-    spent judging (the reference's expectations included)."""
+    """One CheckResult per check, from probe data alone, read together as one attempt (autograder.checking.attempt).
+    `times` (a StageTimes), when given, is told the seconds spent judging (the reference's expectations included).
+    """
     lang = lang or language()
     started = time.perf_counter()
     with single_threaded(), grader_torch_state():  # expectations and judges in the grader's torch settings
@@ -62,6 +64,7 @@ def judge_exercise(exercise_id: str, records: Mapping[str, Sequence[dict[str, An
             _judge_check(check, records.get(check.id), seed, lang)
             for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)
         ]
+        results = one_diagnosis(results, lang, catalog.MESSAGES, MISCONCEPTIONS_BY_ID)
     if times is not None:
         times.add("judges", time.perf_counter() - started)
     return results

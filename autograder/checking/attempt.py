@@ -1,0 +1,55 @@
+"""One diagnosis per attempt: an exercise's failing checks read together, not one by one.
+
+Each check's judge names a mistake only from its own cases (autograder.checking.results): where two variants of the
+table give the learner's output on its cases, it names neither. A mistake one check proves (its variant, and no
+other, reproduces that check's failure) is the attempt's: every other failing check whose failure that same
+variant reproduces (the same outputs on every failing case, or the very error, numbers included) is explained by it
+and carries its name, so the table folds them under one row ("4 more checks fail for the same reason") instead of
+naming it once and saying "no known mistake" four times. A check the variant does not reproduce keeps its own
+diagnosis: nothing is named by association.
+
+Takes the results and the table of mistakes as arguments (no checks, no reference): both kits and the graded path
+run it between judging and rendering.
+"""
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from autograder.checking.check_types import ERROR, PASSED, CheckResult, Evidence, Misconception, Verdict
+from autograder.checking.results import with_rungs
+from autograder.i18n import Messages
+
+__all__ = ["one_diagnosis", "proven_mistakes"]
+
+
+def proven_mistakes(results: Sequence[CheckResult]) -> list[str]:
+    """The mistakes the attempt's failing checks name on their own evidence, in check order."""
+    return list(dict.fromkeys(result.misconception for result in results
+                              if result.status != PASSED and result.misconception is not None))
+
+
+def one_diagnosis(results: Sequence[CheckResult], lang: str, messages: Messages,
+                  misconceptions: Mapping[str, Misconception]) -> list[CheckResult]:
+    """`results` (one exercise's, in check order) with each unnamed failing check named by the one mistake proven on
+    another check whose variant reproduces its failure too; the others as they are."""
+    proven = proven_mistakes(results)
+    if not proven:
+        return list(results)
+    return [_explained(result, proven, lang, messages, misconceptions) for result in results]
+
+
+def _explained(result: CheckResult, proven: Sequence[str], lang: str, messages: Messages,
+               misconceptions: Mapping[str, Misconception]) -> CheckResult:
+    if result.status == PASSED or result.stub or result.misconception is not None or result.cause is None:
+        return result
+    evidence = Evidence.ERROR if result.status == ERROR else Evidence.VARIANT
+    fitting = [name for name in proven if name in result.reproduced_by and name in misconceptions
+               and misconceptions[name].proven_by(Verdict(False, misconception=name, evidence=evidence),
+                                                  result.exercise)]
+    if len(fitting) != 1:  # two proven mistakes both reproduce it: it tells them apart no better than a guess
+        return result
+    name = fitting[0]
+    explained = dataclasses.replace(result, misconception=name, departure="", departure_step="",
+                                    cause=dataclasses.replace(result.cause, misconception=name))
+    with_rungs(explained, misconceptions[name], lang, messages)
+    return explained

@@ -1,0 +1,334 @@
+"""One diagnosis per attempt (issue 58, items 3 and 4): an exercise's failing checks are read together.
+
+A mistake proven on one check explains every other failing check its variant reproduces, so one cause reads as one
+row ("N more checks fail for the same reason"), never as a name on one check and "no known mistake" on four others;
+a name needs a case that tells it apart (the notes' 2 heads of size 1 do not tell d_out from num_heads); a raising
+variant names a mistake only when the learner's error has its numbers too. The attempts below are written here, in
+a learner's style, from the notebooks' instructions.
+"""
+
+import contextlib
+import dataclasses
+import io
+
+import pytest
+import torch
+from torch import nn
+
+from attnkit import solutions
+from autograder.checking.attempt import one_diagnosis
+from autograder.checking.check_types import FAILED, PASSED, Cause, CheckResult
+from autograder.checking.feedback import rows
+from autograder.checking.reproduction import RaisedError, VariantError, raising_the_same
+from autograder.course import catalog
+from autograder.integrations.student_kit.build import vectors_document
+from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+from autograder.running import in_notebook, runner
+from autograder.running.notebook_runtime import NotebookRuntime
+from autograder.running.runner import run_exercise
+
+NO_KNOWN = {"en": "no known mistake reproduces", "zh": "没有哪个已知的错误能重现"}
+SAME_REASON = {"en": "more check", "zh": "另有"}
+
+
+# ---------------------------------------------------------------------------------------------
+# learner-style attempts
+
+
+class JoinedOnTokens(nn.Module):
+    """The wrapper with the heads joined one after the other: "put the heads' outputs together" read as a longer
+    sequence."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList([solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                                    for _ in range(num_heads)])
+
+    def forward(self, x):
+        outs = [h(x) for h in self.heads]
+        return torch.cat(outs, dim=1)
+
+
+class GivenInit(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def heads(self, x):
+        b, t, _ = x.shape
+        q, k, v = (layer(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+                   for layer in (self.W_query, self.W_key, self.W_value))
+        return q, k, v
+
+    def finish(self, weights, v, x, attention_mask):
+        b, t, _ = x.shape
+        out = (self.dropout(weights) @ v).transpose(1, 2).contiguous().view(b, t, self.d_out)
+        return self.out_proj(out)
+
+
+class KeysSwappedLikeOneHead(GivenInit):
+    """`keys.transpose(1, 2)` kept from the one-head class of notebook 03."""
+
+    def forward(self, x, attention_mask=None):
+        t = x.shape[1]
+        q, k, v = self.heads(x)
+        scores = q @ k.transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:t, :t], -torch.inf)
+        return self.finish(torch.softmax(scores / self.head_dim ** 0.5, dim=-1), v, x, attention_mask)
+
+
+class ScaledByTheHeadCount(GivenInit):
+    """Divides by the root of the number of heads: on the notes' 2 heads of size 1 that is the root of d_out too."""
+
+    def forward(self, x, attention_mask=None):
+        t = x.shape[1]
+        q, k, v = self.heads(x)
+        scores = (q @ k.transpose(-2, -1)).masked_fill(self.mask.bool()[:t, :t], -torch.inf)
+        return self.finish(torch.softmax(scores / self.num_heads ** 0.5, dim=-1), v, x, attention_mask)
+
+
+class ScaledByTheWholeWidth(GivenInit):
+    """Divides by the root of d_out, the whole output's size: a mistake of the table."""
+
+    def forward(self, x, attention_mask=None):
+        t = x.shape[1]
+        q, k, v = self.heads(x)
+        scores = (q @ k.transpose(-2, -1)).masked_fill(self.mask.bool()[:t, :t], -torch.inf)
+        return self.finish(torch.softmax(scores / self.d_out ** 0.5, dim=-1), v, x, attention_mask)
+
+
+class MaskCutTooShort(nn.Module):
+    """CausalAttention whose mask is cut to a fixed 3 x 3 block: SMALLER than the scores, not larger."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = q @ k.transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:3, :3], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / k.shape[-1] ** 0.5, dim=-1))
+        return weights @ v
+
+
+class MaskLeftWhole(MaskCutTooShort):
+    """The stored mask used as it is: larger than the scores of a short input (the table's mask_not_truncated)."""
+
+    def forward(self, x):
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = q @ k.transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool(), -torch.inf)
+        weights = self.dropout(torch.softmax(scores / k.shape[-1] ** 0.5, dim=-1))
+        return weights @ v
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def printed(check, *arguments, **options):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        check(*arguments, **options)
+    return output.getvalue()
+
+
+@pytest.fixture(scope="module")
+def kit_vectors():
+    return vectors_from_document(vectors_document())
+
+
+def runtime(kit, kit_vectors):
+    if kit == "live":
+        return NotebookRuntime(in_notebook.ReferenceExpectations())
+    return NotebookRuntime(StoredExpectations(lambda: kit_vectors))
+
+
+def failing(exercise_id, *, check_id="x", misconception=None, reproduced_by=(), key="values.wrong", status=FAILED):
+    return CheckResult(check_id, exercise_id, 0.0, 1.0, status, misconception, f"{check_id}: symptom", False,
+                       title=check_id, cause=Cause(misconception, key, ()), reproduced_by=reproduced_by)
+
+
+# ---------------------------------------------------------------------------------------------
+# a mistake proven on one check explains the others it reproduces
+
+
+def test_a_mistake_proven_on_one_check_names_each_other_check_its_variant_reproduces_and_no_other():
+    named = failing("mha_wrapper", check_id="a", misconception="heads_on_token_axis",
+                    reproduced_by=("heads_on_token_axis",))
+    # Two variants reproduce this check's failure alike: on its own it names neither, but the attempt proves one.
+    alike = failing("mha_wrapper", check_id="b", reproduced_by=("heads_on_token_axis", "heads_stacked"))
+    unrelated = failing("mha_wrapper", check_id="c", reproduced_by=("heads_stacked",))
+    nothing = failing("mha_wrapper", check_id="d", key="other.message")
+    passed = dataclasses.replace(failing("mha_wrapper", check_id="e"), status=PASSED, cause=None)
+    diagnosed = one_diagnosis([named, alike, unrelated, nothing, passed], "en", catalog.MESSAGES,
+                              catalog.MISCONCEPTIONS_BY_ID)
+    assert [result.misconception for result in diagnosed] == ["heads_on_token_axis", "heads_on_token_axis", None,
+                                                               None, None]
+    explained = diagnosed[1]
+    assert explained.cause.misconception == "heads_on_token_axis" and explained.mistake and explained.hint
+    assert explained.message == alike.message  # its symptom is its own
+    [first, *others] = rows(diagnosed)
+    assert first.shown is diagnosed[0] and first.same == [diagnosed[1]]
+    assert [row.shown.id for row in others] == ["c", "d", "e"]
+
+
+def test_two_proven_mistakes_that_both_reproduce_a_check_name_neither_there():
+    one = failing("multi_head_attention", check_id="a", misconception="scale_by_d_out",
+                  reproduced_by=("scale_by_d_out",))
+    two = failing("multi_head_attention", check_id="b", misconception="missing_scaling",
+                  reproduced_by=("missing_scaling",))
+    both = failing("multi_head_attention", check_id="c", reproduced_by=("scale_by_d_out", "missing_scaling"))
+    diagnosed = one_diagnosis([one, two, both], "en", catalog.MESSAGES, catalog.MISCONCEPTIONS_BY_ID)
+    assert diagnosed[2].misconception is None
+
+
+def test_a_proven_mistake_does_not_name_a_check_of_an_exercise_it_does_not_apply_to():
+    named = failing("mha_wrapper", check_id="a", misconception="heads_on_token_axis",
+                    reproduced_by=("heads_on_token_axis",))
+    other = failing("mha_wrapper", check_id="b", reproduced_by=("heads_on_token_axis",))
+    other = dataclasses.replace(other, exercise="causal_mask")
+    assert one_diagnosis([named, other], "en", catalog.MESSAGES, catalog.MISCONCEPTIONS_BY_ID)[1].misconception is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_heads_joined_on_the_tokens_read_as_one_cause_in_check(kit, lang, kit_vectors, monkeypatch):
+    """The learner's example: cat(dim=1) in the wrapper named on one check and "no known mistake" on four others."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = runtime(kit, kit_vectors).check
+    printed(check, "mha_wrapper", JoinedOnTokens)
+    text = printed(check, "mha_wrapper", JoinedOnTokens)  # rung 2: the next run that still fails
+    name = catalog.MISCONCEPTIONS_BY_ID["heads_on_token_axis"].name[lang]
+    assert text.count(name) == 1, text
+    assert NO_KNOWN[lang] not in text, text
+    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    # the named row, the check it also explains, the previews whose output is wrong in the same way, and the device
+    # preview (its own message): four lines for six failing checks, each cause once
+    assert len(failing_rows) == 4, text
+    same_shape = catalog.MESSAGES["fold.same_shape"][lang].split("{count}")[1].split("{titles}")[0].strip(" ：:")
+    assert any(same_shape in line for line in failing_rows), text
+
+
+def test_the_attempt_is_read_together_in_graded_output_too():
+    """attnkit grade and nbgrader's grade(...) read the same results: each failing check names the one cause."""
+    results = run_exercise("mha_wrapper", {"MultiHeadAttentionWrapper": JoinedOnTokens}, include_hidden=True)
+    names = {result.id: result.misconception for result in results if result.status != PASSED}
+    assert names["mha_wrapper.notes"] == names["mha_wrapper.shapes"] == "heads_on_token_axis"
+    assert not any(NO_KNOWN["en"] in result.full_message for result in results)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_line_the_message_already_faults_gets_no_known_mistake_line_at_rungs_2_and_3(lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    first = printed(check, "multi_head_attention", KeysSwappedLikeOneHead)
+    assert "transpose(1, 2)" in first
+    for hint in (2, 3):
+        text = printed(check, "multi_head_attention", KeysSwappedLikeOneHead, hint=hint)
+        assert NO_KNOWN[lang] not in text, text
+        assert catalog.MESSAGES["ladder.cause_stated"][lang] in text, text
+
+
+def test_failures_departing_from_the_notes_at_one_step_are_one_row_whatever_their_messages():
+    first = dataclasses.replace(failing("softmax_naive", check_id="a", key="values.wrong"), departure="d",
+                                departure_step="row_sums")
+    other_message = dataclasses.replace(failing("softmax_naive", check_id="b", key="weights.not_normalised"),
+                                        departure="d2", departure_step="row_sums")
+    other_step = dataclasses.replace(failing("softmax_naive", check_id="c", key="weights.other"), departure="d3",
+                                     departure_step="exponentials")
+    table_rows = rows([first, other_message, other_step])
+    assert [(row.shown.id, [same.id for same in row.same]) for row in table_rows] == [("a", ["b"]), ("c", [])]
+
+
+def divided_by_the_scores_sum(x):
+    return torch.exp(x) / x.sum()
+
+
+def matrix_product_with_the_inputs_transposed(inputs):
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return weights @ inputs.T
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_cause_of_a_learner_attempt_is_one_row_in_check(lang, monkeypatch):
+    """`exp(x) / x.sum()` departs at one step on every check; `weights @ inputs.T` raises at one line on every check,
+    with each check's own sizes: one row each, the others folded as failing for the same reason."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    for exercise_id, attempt in (("softmax_naive", divided_by_the_scores_sum),
+                                 ("context_vectors", matrix_product_with_the_inputs_transposed)):
+        check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+        text = printed(check, exercise_id, attempt, hint=2)
+        failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+        assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+
+
+# ---------------------------------------------------------------------------------------------
+# a name needs a case that tells it apart
+
+
+def test_the_notes_two_heads_of_size_1_do_not_name_d_out_for_a_divisor_of_the_head_count():
+    """sqrt(num_heads) equals sqrt(d_out) on the notes' case: nothing the learner ran tells the two apart, and their
+    code never uses d_out. No check, public or hidden, may name "scaled by the whole output's size"."""
+    for include_hidden in (False, True):
+        results = run_exercise("multi_head_attention", {"MultiHeadAttention": ScaledByTheHeadCount},
+                               include_hidden=include_hidden)
+        assert any(result.status != PASSED for result in results)
+        assert all(result.misconception != "scale_by_d_out" for result in results), [
+            (result.id, result.misconception) for result in results]
+
+
+@pytest.mark.slow  # three gradings of the exercise, hidden checks included: over 2 s
+def test_d_out_is_named_where_a_case_tells_it_apart_and_then_on_every_check_it_reproduces(monkeypatch):
+    """The same name for the learner who does divide by d_out: the preview's cases hold one where d_out is no other
+    size, which proves it; the notes' check, which cannot tell on its own, is then explained by it too."""
+    attempt = {"MultiHeadAttention": ScaledByTheWholeWidth}
+    for include_hidden in (False, True):
+        results = {result.id: result for result in run_exercise("multi_head_attention", attempt,
+                                                                include_hidden=include_hidden)}
+        assert results["multi_head_attention.notes"].misconception == "scale_by_d_out"
+    proving = "multi_head_attention.reference" if include_hidden else "multi_head_attention.reference.preview"
+    assert results[proving].misconception == "scale_by_d_out"
+    # Read check by check, the notes' case alone names nothing: its variant reproduces it, among others' sizes.
+    monkeypatch.setattr(runner, "one_diagnosis", lambda results, *_: list(results))
+    alone = {result.id: result for result in runner.run_exercise("multi_head_attention", attempt,
+                                                                 include_hidden=False)}
+    assert alone["multi_head_attention.notes"].misconception is None
+    assert "scale_by_d_out" in alone["multi_head_attention.notes"].reproduced_by
+    assert alone["multi_head_attention.reference.preview"].misconception == "scale_by_d_out"
+
+
+# ---------------------------------------------------------------------------------------------
+# a raising variant must match the error's numbers
+
+
+def test_an_error_of_the_same_type_and_operation_with_other_numbers_names_nothing():
+    variant = VariantError("mask_not_truncated", RaisedError(
+        "RuntimeError", "The size of tensor a (7) must match the size of tensor b (8) at non-singleton dimension 2"))
+    smaller = {"type": "RuntimeError",
+               "message": "The size of tensor a (7) must match the size of tensor b (3) at non-singleton dimension 2"}
+    same = {**smaller, "message": variant.error.message}
+    assert raising_the_same(smaller, [variant]) == ()
+    assert raising_the_same(same, [variant]) == ("mask_not_truncated",)
+
+
+def test_a_mask_cut_smaller_than_the_scores_is_not_named_not_truncated_and_one_left_whole_is():
+    smaller = run_exercise("causal_attention", {"CausalAttention": MaskCutTooShort}, include_hidden=True)
+    assert any(result.status != PASSED for result in smaller)
+    assert all(result.misconception != "mask_not_truncated" for result in smaller), [
+        (result.id, result.misconception, result.message) for result in smaller]
+    larger = run_exercise("causal_attention", {"CausalAttention": MaskLeftWhole}, include_hidden=True)
+    assert any(result.misconception == "mask_not_truncated" for result in larger), [
+        (result.id, result.misconception, result.message) for result in larger]

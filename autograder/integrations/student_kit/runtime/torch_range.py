@@ -9,7 +9,7 @@ tolerance: the kit refuses to import rather than give a verdict it cannot stand 
 import re
 from dataclasses import dataclass
 
-__all__ = ["REQUIRES_PYTHON", "SUPPORTED", "require_supported_torch", "unsupported_message"]
+__all__ = ["REQUIRES_PYTHON", "SUPPORTED", "TorchRange", "require_supported_torch", "unsupported_message"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ def unsupported_message(installed: str, supported: TorchRange = SUPPORTED) -> st
             f"或请老师提供为 torch {installed} 构建的工具包。")
 
 
-def require_supported_torch(installed: str) -> None:
-    """Raise UnsupportedTorch (an ImportError: `from autograder import check` fails with it) outside SUPPORTED."""
-    if not SUPPORTED.admits(installed):
-        raise UnsupportedTorch(unsupported_message(installed))
+def require_supported_torch(installed: str, supported: TorchRange = SUPPORTED) -> None:
+    """Raise UnsupportedTorch (an ImportError: `from autograder import check` fails with it) outside `supported`
+    (the kit's init passes the range it was built with)."""
+    if not supported.admits(installed):
+        raise UnsupportedTorch(unsupported_message(installed, supported))

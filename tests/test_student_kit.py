@@ -219,7 +219,10 @@ def test_an_exercise_reads_and_decodes_its_own_checks_only(document, tmp_path):
     assert list(stored.decoded) == ["causal_mask"]
     with pytest.raises(FileNotFoundError):
         stored.checks_of("softmax_naive")
-    assert stored.checks_of("no such exercise") == ()
+    # The exercise id a notebook cell passes is a key of the index, never a path: no file outside it is read.
+    (tmp_path / "checks" / "elsewhere.json").write_text(json.dumps(document["checks"][:1]), encoding="utf-8")
+    for exercise_id in ("no such exercise", "elsewhere", "../checks/elsewhere", "checks/elsewhere.json"):
+        assert stored.checks_of(exercise_id) == ()
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])

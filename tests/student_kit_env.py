@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.integrations.student_kit.build import build_wheel
+from devtools.kit_torch_matrix import clean_environment, uv_install
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "student-kit.md"
@@ -22,11 +23,6 @@ class KitVenv:
     python: Path  # the venv's interpreter
     package: Path  # the installed kit's autograder/ folder
     scratch: Path  # a folder outside the checkout to run it from
-
-
-def clean_environment():
-    """os.environ without what could point an interpreter at the project (PYTHONPATH, an active venv)."""
-    return {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
 
 
 def documented_install(language):
@@ -48,31 +44,9 @@ def run_documented(command, python, cwd):
 
 
 def install(python, requirements, cwd):
-    """Install `requirements` into the venv of `python` with uv (the dev extra's), which unpacks each wheel once into
-    its cache and links it from there: torch in seconds where pip unpacks gigabytes every run. The packages come from
-    where pip is configured to take them (uv reads no pip.conf); the first run on a machine fills the cache."""
-    uv = Path(sys.executable).parent / "uv"
-    # --compile-bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set (this machine, CI), an interpreter would
-    # otherwise compile torch's sources anew at every start.
-    command = [str(uv), "pip", "install", "--quiet", "--python", str(python), "--link-mode", "hardlink",
-               "--compile-bytecode", "--index-strategy", "unsafe-best-match", *pip_sources(), *requirements]
-    completed = subprocess.run(command, capture_output=True, text=True, env=clean_environment(), cwd=cwd)
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-
-
-def pip_sources():
-    """pip's configured index, extra indexes and find-links (`pip config list`, files and PIP_* variables alike) as
-    the same options of uv."""
-    listed = subprocess.run([sys.executable, "-m", "pip", "config", "list"], check=True, capture_output=True,
-                            text=True, env=clean_environment()).stdout
-    options = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links"}
-    pairs = []
-    for line in listed.splitlines():
-        key, _, value = line.partition("=")
-        option = options.get(key.rsplit(".", 1)[-1])
-        if option:
-            pairs += [(option, location) for location in value.strip("'\"").split()]
-    return [part for pair in dict.fromkeys(pairs) for part in pair]  # each once, in pip's order
+    """Install `requirements` into the venv of `python` with uv, which unpacks each wheel once into its cache and
+    links it from there: torch in seconds where pip unpacks gigabytes every run (devtools.kit_torch_matrix)."""
+    uv_install(python, requirements, cwd)
 
 
 def installed_version(python, distribution):

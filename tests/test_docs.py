@@ -100,6 +100,10 @@ RUN_BY_TEST = {
     # docs/student-kit.md: the wheel as `make kit-wheel` builds it, installed by the page's terminal line.
     "make kit-wheel":
         "tests/test_student_kit_torch_range.py::test_notebook_line_installs_the_kit_and_keeps_the_learners_torch",
+    ".venv/bin/python -m devtools.kit_torch_matrix --docs --drop":
+        "tests/test_student_kit_torch_range.py::test_the_range_is_the_verified_one",
+    ".venv/bin/python -m devtools.kit_first_check":
+        "tests/test_student_kit.py::test_an_exercise_reads_and_decodes_its_own_checks_only",
     "python -m pip install attnkit_student_kit-*.whl":
         "tests/test_student_kit_venv.py::test_solved_notebooks_pass_every_public_check",
     "make similarity-bench":

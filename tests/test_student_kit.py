@@ -5,6 +5,7 @@ says which parameter names it expected. The no-answers proof in a fresh venv is 
 import copy
 import filecmp
 import json
+import math
 import os
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from autograder.course import catalog
 from autograder.integrations.student_kit.build import KitBuildError, build, vectors_document
 from autograder.integrations.student_kit.runtime import tensors
 from autograder.integrations.student_kit.runtime.checking import run_public
-from autograder.integrations.student_kit.runtime.vectors import read_vectors, vectors_from_document
+from autograder.integrations.student_kit.runtime.vectors import read_vectors, split_document, vectors_from_document
 from autograder.running.runner import run_exercise
 from devtools import student_kit_agreement as agreement
 
@@ -88,8 +89,10 @@ def test_build_is_deterministic_and_readable(tmp_path):
     stored = read_vectors(first / "autograder" / "integrations" / "student_kit" / "data" / "vectors.json")
     assert {check.id for check in stored.checks} == {check.id for check in catalog.CHECKS if not check.hidden}
     # Strict JSON (no NaN/Infinity tokens): any JSON reader can audit what the kit stores.
-    json.loads((first / "autograder/integrations/student_kit/data/vectors.json").read_text(),
-               parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
+    data = first / "autograder/integrations/student_kit/data"
+    assert len(list(data.rglob("*.json"))) == 1 + len({check.exercise for check in stored.checks})
+    for path in data.rglob("*.json"):
+        json.loads(path.read_text(), parse_constant=lambda name: pytest.fail(f"non-standard JSON constant {name}"))
 
 
 @pytest.mark.slow
@@ -195,3 +198,47 @@ def test_stored_weights_load_by_name_in_either_layout_with_biases_made_to_match(
     assert torch.equal(student.W_key.weight, weight) and not student.W_key.bias.any()
     assert torch.allclose(student.out_proj(x), x @ weight.T + bias)
     assert torch.equal(student.unknown.weight, unknown)
+
+
+@pytest.mark.slow
+def test_an_exercise_reads_and_decodes_its_own_checks_only(document, tmp_path):
+    # A fresh kernel's first check parses the index and its own exercise's file, not every exercise's tensors
+    # (issue 59): with every other exercise's file gone, it still gets its checks; asking for another fails.
+    for relative, content in split_document(document).items():
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text(json.dumps(content), encoding="utf-8")
+    index = json.loads((tmp_path / "vectors.json").read_text(encoding="utf-8"))
+    assert set(index["checks"]) == {check["exercise"] for check in document["checks"]}
+    for exercise_id, relative in index["checks"].items():
+        if exercise_id != "causal_mask":
+            (tmp_path / relative).unlink()
+    stored = read_vectors(tmp_path / "vectors.json")
+    whole = vectors_from_document(document)
+    assert [check.id for check in stored.checks_of("causal_mask")] == \
+        [check.id for check in whole.checks_of("causal_mask")] != []
+    assert list(stored.decoded) == ["causal_mask"]
+    with pytest.raises(FileNotFoundError):
+        stored.checks_of("softmax_naive")
+    # The exercise id a notebook cell passes is a key of the index, never a path: no file outside it is read.
+    (tmp_path / "checks" / "elsewhere.json").write_text(json.dumps(document["checks"][:1]), encoding="utf-8")
+    for exercise_id in ("no such exercise", "elsewhere", "../checks/elsewhere", "checks/elsewhere.json"):
+        assert stored.checks_of(exercise_id) == ()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+def test_float_tensors_read_back_bit_for_bit(dtype):
+    values = torch.tensor([[0.1, -0.0, 1e-30, 65504.0], [math.inf, -math.inf, math.nan, 1 / 3]], dtype=torch.float64)
+    for tensor in (values.to(dtype), values.to(dtype).t(), values.to(dtype)[:0], values.to(dtype)[0, 0]):
+        stored = json.loads(json.dumps(tensors.encode(tensor), allow_nan=False))
+        assert set(stored) == {"__tensor__", "shape", "bytes"}  # no float literals to parse
+        back = tensors.decode(stored)
+        assert back.dtype == dtype and back.shape == tensor.shape
+        assert back.reshape(-1).view(torch.uint8).tolist() == tensor.reshape(-1).view(torch.uint8).tolist()
+
+
+def test_stored_bytes_refuse_what_is_not_base64():
+    stored = tensors.encode(torch.ones(2))
+    with pytest.raises(ValueError):
+        tensors.decode({**stored, "bytes": stored["bytes"] + "*"})
+    with pytest.raises(RuntimeError):  # bytes for 1.5 values of float32
+        tensors.decode({**stored, "bytes": "AAAAAAAAAA=="})

@@ -21,9 +21,16 @@ ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 WHITESPACE = re.compile(r"\s+")
 
 
+# torch 2.15 names the operator before some of its messages ("mm: mat1 and mat2 shapes cannot be multiplied ..."),
+# where 2.13, which computes the student kit's stored errors, does not: the name is dropped on both sides, so an
+# error reproduces under every torch of the kit's range (devtools/kit_torch_matrix.py). The shapes stay.
+OPERATOR_PREFIX = re.compile(r"^[a-z_][a-z0-9_]*: ")
+
+
 def normalised(text: str) -> str:
-    """The message with runs of whitespace made one space and memory addresses made one placeholder."""
-    return WHITESPACE.sub(" ", ADDRESS.sub("0x?", text)).strip()
+    """The message with runs of whitespace made one space, memory addresses made one placeholder and a leading
+    operator name (torch 2.15's "mm: ") dropped."""
+    return OPERATOR_PREFIX.sub("", WHITESPACE.sub(" ", ADDRESS.sub("0x?", text)).strip())
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,13 @@ from autograder.course.exercises import exercise as find_exercise
 from autograder.course.kit_recording import record_case
 from autograder.course.shared.plan import JUDGE_ROLE, address_of
 from autograder.integrations.student_kit.runtime import tensors, vectors
-from autograder.integrations.student_kit.runtime.torch_range import REQUIRES_PYTHON, SUPPORTED
+from autograder.integrations.student_kit.runtime.torch_range import REQUIRES_PYTHON, SUPPORTED, TorchRange
 from autograder.isolation.protected import check_modules
 from autograder.running.runner import DEFAULT_SEED, cases_for
 from autograder.running.threads import single_threaded
 
 __all__ = [
-    "KitBuildError", "SOURCE_ROOT", "build", "build_wheel", "kit_files", "kit_pyproject", "kit_readme",
+    "KitBuildError", "SOURCE_ROOT", "build", "build_wheel", "kit_files", "kit_init", "kit_pyproject", "kit_readme",
     "misconception_record", "shipped_modules", "vectors_document", "wheel_name",
 ]
 
@@ -63,9 +63,9 @@ It holds no reference solutions and no hidden checks: your instructor grades wit
 
 import torch
 
-from autograder.integrations.student_kit.runtime.torch_range import require_supported_torch
+from autograder.integrations.student_kit.runtime.torch_range import TorchRange, require_supported_torch
 
-require_supported_torch(torch.__version__)  # before anything reads the stored vectors
+require_supported_torch(torch.__version__, TorchRange(lowest=LOWEST, below=BELOW))  # before anything reads the vectors
 
 from autograder.integrations.student_kit.runtime.notebook import check, check_all, grade  # noqa: E402
 
@@ -213,13 +213,19 @@ def _is_module(name: str) -> bool:
     return SOURCE_ROOT.joinpath(*parts).with_suffix(".py").is_file() or SOURCE_ROOT.joinpath(*parts).is_dir()
 
 
-def kit_pyproject() -> str:
+def kit_init(supported: TorchRange = SUPPORTED) -> str:
+    """The kit's autograder/__init__.py, refusing a torch outside `supported` before anything else."""
+    return KIT_INIT.replace("LOWEST", repr(supported.lowest)).replace("BELOW", repr(supported.below))
+
+
+def kit_pyproject(supported: TorchRange = SUPPORTED) -> str:
     """The kit's pyproject.toml: a torch range, not a pin, so that `pip install` keeps the learner's torch when it is
-    in the range the stored vectors are verified against (runtime/torch_range.py)."""
+    in the range the stored vectors are verified against (runtime/torch_range.py; another range only for
+    devtools/kit_torch_matrix.py, which measures the releases around it)."""
     version = importlib.metadata.version("attnkit")
-    if not SUPPORTED.admits(torch.__version__):  # the vectors are computed with this torch: it must be in the range
+    if not supported.admits(torch.__version__):  # the vectors are computed with this torch: it must be in the range
         raise KitBuildError(f"torch {torch.__version__} builds the vectors, but the kit declares "
-                            f"{SUPPORTED.requirement()}: build with a torch in that range")
+                            f"{supported.requirement()}: build with a torch in that range")
     return f"""[build-system]
 requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
@@ -230,13 +236,13 @@ version = "{version}"
 description = "attnkit's student kit: instant feedback from stored public test vectors, no reference inside"
 readme = "README.md"
 requires-python = "{REQUIRES_PYTHON}"
-dependencies = ["{SUPPORTED.requirement()}", "numpy"]
+dependencies = ["{supported.requirement()}", "numpy"]
 
 [tool.setuptools.packages.find]
 include = ["autograder*"]
 
 [tool.setuptools.package-data]
-"autograder.integrations.student_kit" = ["data/*.json"]
+"autograder.integrations.student_kit" = ["data/*.json", "data/checks/*.json"]
 """
 
 
@@ -246,35 +252,37 @@ def wheel_name() -> str:
     return f"{PACKAGE_NAME.replace('-', '_')}-{version}-py3-none-any.whl"
 
 
-def kit_readme() -> str:
-    return (KIT_README.replace("TORCH_RANGE", SUPPORTED.requirement())
+def kit_readme(supported: TorchRange = SUPPORTED) -> str:
+    return (KIT_README.replace("TORCH_RANGE", supported.requirement())
             .replace("PYTHON_RANGE", REQUIRES_PYTHON).replace("WHEEL_NAME", wheel_name()))
 
 
-def kit_files(seed: int = DEFAULT_SEED) -> dict[str, bytes]:
+def kit_files(seed: int = DEFAULT_SEED, supported: TorchRange = SUPPORTED) -> dict[str, bytes]:
     """{relative path: bytes} of the whole kit."""
     files = {
-        "pyproject.toml": kit_pyproject().encode(),
-        "README.md": kit_readme().encode(),
-        "autograder/__init__.py": KIT_INIT.encode(),
+        "pyproject.toml": kit_pyproject(supported).encode(),
+        "README.md": kit_readme(supported).encode(),
+        "autograder/__init__.py": kit_init(supported).encode(),
         f"{KIT_DIR}/__init__.py": KIT_SUBPACKAGE_INIT.encode(),
     }
     public = [check for exercise in EXERCISES for check in catalog.checks_of(exercise.id, include_hidden=False)]
     for relative in shipped_modules(public):
         files[f"autograder/{relative}"] = (SOURCE_ROOT / relative).read_bytes()
-    document = json.dumps(vectors_document(seed), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    files[f"{KIT_DIR}/data/{vectors.FILE_NAME}"] = (document + "\n").encode()
+    for relative, document in vectors.split_document(vectors_document(seed)).items():
+        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        files[f"{KIT_DIR}/data/{relative}"] = (text + "\n").encode()
     return files
 
 
-def build(out_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> dict[str, int]:
+def build(out_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED,
+          supported: TorchRange = SUPPORTED) -> dict[str, int]:
     """Write the kit into out_dir (created, or replaced when it holds an earlier kit); {path: size in bytes}."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise KitBuildError(f"{out_dir} is a file, not a folder")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not _is_kit(out_dir):
         raise KitBuildError(f"{out_dir} is not empty and holds no earlier student kit: choose an empty or new folder")
-    files = kit_files(seed)
+    files = kit_files(seed, supported)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     # Written next to out_dir first, then swapped in: an interrupted build never leaves half a kit.
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
@@ -292,7 +300,8 @@ def build(out_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> dict[str
     return {relative: len(content) for relative, content in files.items()}
 
 
-def build_wheel(dist_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> Path:
+def build_wheel(dist_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED,
+                supported: TorchRange = SUPPORTED) -> Path:
     """Build the kit and make its wheel in dist_dir with `python -m build` (the `build` package, no isolation: the
     running environment's setuptools, no download); the wheel's path. What the build prints is kept from the
     caller's terminal (setuptools' own notes: "byte-compiling is disabled"); a failed build raises KitBuildError
@@ -301,7 +310,7 @@ def build_wheel(dist_dir: str | os.PathLike[str], seed: int = DEFAULT_SEED) -> P
     dist_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="attnkit-student-kit-") as scratch:
         kit = Path(scratch) / "kit"
-        build(kit, seed)
+        build(kit, seed, supported)
         built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist_dir),
                                 str(kit)], check=False, cwd=scratch, stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True, errors="replace")

@@ -1,15 +1,16 @@
 """The torch releases the student kit's stored vectors are verified against, and the refusal of any other.
 
 The kit's expectations were computed once, at build time; a student's code runs on the learner's own torch. The
-verdicts agree with the full kit's on every release in SUPPORTED (tests/test_student_kit_torch_range.py installs the
-kit beside another release than the build's and compares). Outside it, a changed kernel could move a result past a
-tolerance: the kit refuses to import rather than give a verdict it cannot stand behind.
+verdicts agree with the full kit's on every minor release in SUPPORTED (devtools/kit_torch_matrix.py installs the kit
+beside each and compares; tests/test_student_kit_torch_range.py does it again for the oldest and the newest). Outside
+it, a changed kernel could move a result past a tolerance: the kit refuses to import rather than give a verdict it
+cannot stand behind.
 """
 
 import re
 from dataclasses import dataclass
 
-__all__ = ["REQUIRES_PYTHON", "SUPPORTED", "require_supported_torch", "unsupported_message"]
+__all__ = ["REQUIRES_PYTHON", "SUPPORTED", "TorchRange", "require_supported_torch", "unsupported_message"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ class TorchRange:
         return release is not None and self.lowest <= release < self.below
 
 
-SUPPORTED = TorchRange(lowest=(2, 13), below=(2, 15))
+# Every minor release from 2.8 to 2.15 agreed with the full kit (devtools/kit_torch_matrix.py, docs/student-kit.md).
+SUPPORTED = TorchRange(lowest=(2, 8), below=(2, 16))
 # The Pythons the kit declares: Colab and Kaggle run 3.11 or 3.12 today.
 REQUIRES_PYTHON = ">=3.11"
 
@@ -54,7 +56,8 @@ def unsupported_message(installed: str, supported: TorchRange = SUPPORTED) -> st
             f"或请老师提供为 torch {installed} 构建的工具包。")
 
 
-def require_supported_torch(installed: str) -> None:
-    """Raise UnsupportedTorch (an ImportError: `from autograder import check` fails with it) outside SUPPORTED."""
-    if not SUPPORTED.admits(installed):
-        raise UnsupportedTorch(unsupported_message(installed))
+def require_supported_torch(installed: str, supported: TorchRange = SUPPORTED) -> None:
+    """Raise UnsupportedTorch (an ImportError: `from autograder import check` fails with it) outside `supported`
+    (the kit's init passes the range it was built with)."""
+    if not supported.admits(installed):
+        raise UnsupportedTorch(unsupported_message(installed, supported))

@@ -1,8 +1,8 @@
 """The stored public cases (vectors.json): reading them, and where the installed kit keeps them."""
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +11,15 @@ from autograder.course.shared.plan import JUDGE_ROLE, ProbeAddress, resolve
 from autograder.integrations.student_kit.runtime.tensors import decode
 
 __all__ = [
-    "FILE_NAME", "FORMAT", "StoredCheck", "Vectors", "installed_vectors", "misconception_from_record", "read_vectors",
-    "vectors_from_document",
+    "CHECKS_DIR", "FILE_NAME", "FORMAT", "StoredCheck", "Vectors", "installed_vectors", "misconception_from_record",
+    "read_vectors", "split_document", "stored_check", "vectors_from_document",
 ]
 
-FORMAT = 4  # 3: a preview stores its hidden twin's points (graded_later); 4: each misconception with its exercises
-# and evidence (the table of mistakes, issue 41)
-FILE_NAME = "vectors.json"
+FORMAT = 5  # 3: a preview stores its hidden twin's points (graded_later); 4: each misconception with its exercises
+# and evidence (the table of mistakes, issue 41); 5: float tensors as their bytes in base64 (runtime/tensors.py), and
+# the kit's checks in a file an exercise (split_document)
+FILE_NAME = "vectors.json"  # the index: messages, exercises, mistakes, and where each exercise's checks lie
+CHECKS_DIR = "checks"
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,25 @@ class StoredCheck:
 
 @dataclass(frozen=True)
 class Vectors:
+    """The stored vectors. An exercise's checks are read and decoded (their tensors made, their judges imported) the
+    first time that exercise is asked for: a fresh kernel's first check pays for its own exercise only (issue 59)."""
+
     messages: dict[str, dict[str, str]]
-    exercises: dict[str, Exercise]  # by id (the full kit declares them in its folders; the kit stores them)
+    exercises: dict[str, Exercise]  # by id, in course order (the full kit declares them in its folders)
     misconceptions: dict[str, Misconception]  # by id
-    checks: tuple[StoredCheck, ...]
+    load_records: Callable[[str], Sequence[Mapping[str, Any]]]  # an exercise's stored checks as read, by its id
+    decoded: dict[str, tuple[StoredCheck, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def checks(self) -> tuple[StoredCheck, ...]:
+        """Every stored check, in course order."""
+        return tuple(check for exercise_id in self.exercises for check in self.checks_of(exercise_id))
 
     def checks_of(self, exercise_id: str) -> tuple[StoredCheck, ...]:
-        return tuple(check for check in self.checks if check.exercise == exercise_id)
+        if exercise_id not in self.decoded:
+            records = self.load_records(exercise_id) if exercise_id in self.exercises else ()
+            self.decoded[exercise_id] = tuple(stored_check(record) for record in records)
+        return self.decoded[exercise_id]
 
     def exercise(self, exercise_id: str) -> Exercise:
         """The exercise with this id; a clear error for a typo in a notebook cell."""
@@ -56,26 +70,59 @@ class Vectors:
             raise KeyError(f"unknown exercise {exercise_id!r}; known exercises: {known}") from None
 
 
+def split_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The kit's files of a whole document ({path relative to the kit's data/: JSON}): the index (FILE_NAME), with
+    each exercise's file named in place of its checks, and each exercise's checks (CHECKS_DIR/ID.json). A fresh
+    kernel's first check parses its exercise's file and the index only, not 4 MB of every exercise's tensors."""
+    files: dict[str, Any] = {}
+    by_exercise: dict[str, list[Any]] = {}
+    for record in document["checks"]:
+        by_exercise.setdefault(record["exercise"], []).append(record)
+    index = {**document, "checks": {exercise_id: f"{CHECKS_DIR}/{exercise_id}.json" for exercise_id in by_exercise}}
+    files[FILE_NAME] = index
+    for exercise_id, records in by_exercise.items():
+        files[index["checks"][exercise_id]] = records
+    return files
+
+
 def read_vectors(path: Path | str) -> Vectors:
-    """The vectors in the JSON file at `path`; a clear error for a file of another format."""
-    return vectors_from_document(json.loads(Path(path).read_text(encoding="utf-8")), source=path)
+    """The vectors of the JSON file at `path`: a whole document, or an index (split_document) whose exercises' files
+    lie beside it, read when asked for; a clear error for a file of another format."""
+    document = json.loads(Path(path).read_text(encoding="utf-8"))
+    return vectors_from_document(document, source=path)
 
 
 def vectors_from_document(document: Mapping[str, Any], source: Path | str = "vectors") -> Vectors:
     if document.get("format") != FORMAT:
         raise ValueError(f"{source}: student-kit vectors of format {document.get('format')!r}, expected {FORMAT}; "
                          "rebuild the kit with `attnkit student-kit build`")
-    checks = tuple(
-        StoredCheck(id=c["id"], exercise=c["exercise"], points=c["points"], probe=address(c["probe"]),
-                    judge=resolve(address(c["judge"]), JUDGE_ROLE),
-                    cases=tuple(decode(case) for case in c["cases"]),
-                    expected=tuple(decode(expected) for expected in c["expected"]), graded_later=c["graded_later"])
-        for c in document["checks"]
-    )
+    load_records: Callable[[str], Sequence[Mapping[str, Any]]]
+    if isinstance(document["checks"], Mapping):  # an index: each exercise's checks in its own file
+        files, folder = dict(document["checks"]), Path(source).parent
+
+        def load_records(exercise_id: str) -> Sequence[Mapping[str, Any]]:
+            relative = files.get(exercise_id)
+            return json.loads((folder / relative).read_text(encoding="utf-8")) if relative else ()
+    else:
+        by_exercise: dict[str, list[Mapping[str, Any]]] = {}
+        for record in document["checks"]:
+            by_exercise.setdefault(record["exercise"], []).append(record)
+
+        def load_records(exercise_id: str) -> Sequence[Mapping[str, Any]]:
+            return by_exercise.get(exercise_id, [])
     exercises = {e["id"]: Exercise(e["id"], e["notebook"], tuple(e["names"]), e["title"], e["points"])
                  for e in document["exercises"]}
     misconceptions = {m["id"]: misconception_from_record(m) for m in document["misconceptions"]}
-    return Vectors(messages=document["messages"], exercises=exercises, misconceptions=misconceptions, checks=checks)
+    return Vectors(messages=document["messages"], exercises=exercises, misconceptions=misconceptions,
+                   load_records=load_records)
+
+
+def stored_check(c: Mapping[str, Any]) -> StoredCheck:
+    """One stored check as the runtime runs it: its tensors made, its judge imported."""
+    return StoredCheck(id=c["id"], exercise=c["exercise"], points=c["points"], probe=address(c["probe"]),
+                       judge=resolve(address(c["judge"]), JUDGE_ROLE),
+                       cases=tuple(decode(case) for case in c["cases"]),
+                       expected=tuple(decode(expected) for expected in c["expected"]), graded_later=c["graded_later"])
 
 
 def misconception_from_record(record: Mapping[str, Any]) -> Misconception:

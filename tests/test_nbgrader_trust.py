@@ -392,6 +392,31 @@ def test_nbgraders_read_of_a_submitted_notebook_is_attnkits_and_a_renamed_one_is
     assert nbgrader_renamed.notebooks_to_convert(nothing, NOTEBOOKS) == []  # nbgrader skips it: no notebook file
 
 
+@pytest.mark.parametrize("notebook_id, added", [("*", [NB04]), (NB03, []), (NB01, []), ("0[13]_*", []),
+                                                ("0[34]_*", [NB04])])
+def test_under_autograde_notebook_the_hook_adds_only_the_notebooks_it_names(tmp_path, repo_root, notebook_id, added):
+    """nbgrader calls the pre-convert hook without `--notebook`'s value: the course's exporter, which nbgrader makes
+    with the converter as its parent before it calls the hook, narrows the hook to the notebooks `--notebook` names.
+    `autograde --notebook 03` gives the hook [03]; neither 01, handed in under its own name, nor 04, only under another
+    name, is added (converted, so regraded and rewritten in autograded/); without `--notebook`, 04 is."""
+    from nbgrader.converters.autograde import Autograde
+
+    from autograder.integrations.nbgrader_renamed import RenamedNotebookExporter
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
+    folder = _student(tmp_path)
+    solved = repo_root / "source" / "attention"
+    for name in (NB01, NB03):
+        (folder / f"{name}.ipynb").write_bytes((solved / f"{name}.ipynb").read_bytes())
+    (folder / f"{NB04}-Copy1.ipynb").write_bytes((solved / f"{NB04}.ipynb").read_bytes())
+    converter = Autograde(coursedir=CourseDirectory(root=str(tmp_path), notebook_id=notebook_id), config=config)
+    converter.exporter = RenamedNotebookExporter(parent=converter, config=converter.config)  # as BaseConverter.start
+    globbed = sorted(str(path) for path in folder.glob(f"{notebook_id}.ipynb"))  # nbgrader's glob of --notebook
+    converter.notebooks = list(globbed)
+    converter.run_pre_convert_hook()  # nbgrader's own call of the hook, for this student's folder
+    assert converter.notebooks == [*globbed, *(str(folder / f"{name}.ipynb") for name in added)]
+
+
 def test_a_folder_too_large_to_digest_never_matches(tmp_path, monkeypatch):
     monkeypatch.setattr(nbgrader_lookahead, "MAX_NEIGHBOURS", 3)
     for side in ("ahead", "autograded"):

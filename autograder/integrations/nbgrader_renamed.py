@@ -20,10 +20,16 @@ So `autograded/<student>/<assignment>/<notebook>.ipynb`, the gradebook, formgrad
 the notebook's grade under its own name. nbgrader still logs "No submitted file" for it (it records 0 first, before
 the notebook is graded) and "Skipping unknown notebook" for the file under the other name. A student whose assignment
 folder holds no notebook file at all (only a zip, a subfolder, a `.ipynb.txt`) is not autograded by nbgrader ("No
-notebooks were matched"): nbgrader never calls the hook for them. nbgrader does not tell the hook about `--notebook`:
-with it, a student's notebooks handed in under other names are autograded too (their grades are those of a full run).
+notebooks were matched"): nbgrader never calls the hook for them. Nor, under `--notebook NAME`, a student who handed
+NAME in only under another name (nbgrader's glob finds no `NAME.ipynb` for them).
+
+nbgrader does not tell the hook about `--notebook`; the exporter does: nbgrader makes it, with the converter as its
+parent, before it calls the hook (BaseConverter.start), and it narrows the course's hook to the notebooks that
+`--notebook` names, so that `nbgrader autograde --notebook X` converts X alone and leaves the others as graded before.
 """
 
+import fnmatch
+import functools
 import glob
 import os
 from collections.abc import Iterable
@@ -59,17 +65,19 @@ def notebooks_to_convert(folder: Path, notebooks: Iterable[str]) -> list[str]:
                 if name in own or (name in submission.located and submission.located[name].path is not None)]
 
 
-def also_convert_renamed(assignment: str, student: str, notebooks: list[str], **_: Any) -> None:
+def also_convert_renamed(assignment: str, student: str, notebooks: list[str], notebook_id: str = "*",
+                         **_: Any) -> None:
     """nbgrader's `pre_convert_hook` for Autograde (see the module docstring): `notebooks`, the paths of one student's
     notebooks nbgrader is about to convert, gets the path under its own name of each notebook `attnkit grade` finds
-    under another name. `assignment` and `student` are nbgrader's settings ("*" for every student): unused."""
+    under another name, among those `notebook_id` matches (nbgrader's `--notebook`, a glob: the exporter passes it).
+    `assignment` and `student` are nbgrader's settings ("*" for every student): unused."""
     from autograder.course.exercises import NOTEBOOKS
 
     if not notebooks:
         return
     folder = Path(notebooks[0]).parent
     present = {Path(path).name for path in notebooks}
-    for notebook in notebooks_to_convert(folder, NOTEBOOKS):
+    for notebook in notebooks_to_convert(folder, fnmatch.filter(NOTEBOOKS, notebook_id)):
         if f"{notebook}{NOTEBOOK_SUFFIX}" not in present:
             notebooks.append(str(folder / f"{notebook}{NOTEBOOK_SUFFIX}"))
 
@@ -79,7 +87,15 @@ class RenamedNotebookExporter(NotebookExporter):
     (autograder.isolation.notebook_plan.read_submitted) and one it does not read (missing under its own name: the
     hook added it; a link, no regular file, too large) as an empty notebook: OwnFilesOnly, the first sanitizing step,
     replaces it with the file `attnkit grade` grades as that notebook, or says why there is none (0 points). The
-    notebooks of `autograded/` (nbgrader's own, read for its second pass) are read as nbgrader reads them."""
+    notebooks of `autograded/` (nbgrader's own, read for its second pass) are read as nbgrader reads them. Made by
+    the converter, it narrows the converter's hook, when it is the course's, to the run's `--notebook`."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        converter = self.parent
+        coursedir = getattr(converter, "coursedir", None)
+        if coursedir is not None and getattr(converter, "pre_convert_hook", None) is also_convert_renamed:
+            converter.pre_convert_hook = functools.partial(also_convert_renamed, notebook_id=coursedir.notebook_id)
 
     def from_filename(self, filename: str, resources: dict[str, Any] | None = None,
                       **kw: Any) -> tuple[NotebookNode, dict[str, Any]]:

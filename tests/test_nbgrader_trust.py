@@ -207,6 +207,44 @@ def test_what_attnkit_takes_as_handed_in_is_what_nbgraders_copy_copies(tmp_path_
                for name in ("x.pyc", ".hidden.pyc", "feedback", "Feedback", "__pycache__", ".ipynb_checkpoints"))
 
 
+def _take_notebooks_out(staged, folder):
+    """Take out of the `staged` folder what staging adds to nbgrader's copy of `folder`: every notebook handed in
+    (checked to be as handed in, in subfolders too), and each folder made only to hold them (`sub/` for
+    `sub/notes.ipynb`: nbgrader's copy, which copies no notebook, never makes it). A folder left empty otherwise stays
+    (nbgrader's copy makes none: staging must not either)."""
+    for notebook in sorted(staged.rglob("*.ipynb")):
+        assert notebook.read_bytes() == (folder / notebook.relative_to(staged)).read_bytes()
+        notebook.unlink()
+        holder = notebook.parent
+        while holder != staged and not any(holder.iterdir()):
+            holder.rmdir()
+            holder = holder.parent
+
+
+def test_a_subfolder_holding_only_notebooks_is_staged_with_them_and_digests_as_nbgraders_copy_without_them(tmp_path):
+    """The failing case the Hypothesis test below found (a folder named like a .py file, the first name it tries,
+    holding a compiled file nbgrader ignores and a notebook): staging places the notebook, in its folder, beside the
+    graded one; ahead and on the spot the folder digests alike; taken out, it leaves what nbgrader's copy leaves."""
+    folder = _student(tmp_path, "s")
+    _write_tree(folder, {"a.py": {"x.pyc": b"", "n.ipynb": b"{}"}, "deep": {"er": {"notes.ipynb": b"[]"}},
+                         "kept": {"data.csv": b"1", "k.ipynb": b"{}"}, f"{NB01}.ipynb": b'{"cells": []}'})
+    run = nbgrader_lookahead.Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", True, (NB01,),
+                                 None, tuple(IGNORE))  # type: ignore[arg-type]
+    staged = tmp_path / "staged"
+    assert nbgrader_lookahead.stage(run, "s", [NB01], staged) == [NB01]
+    assert set(_files(staged)) == {"a.py/n.ipynb", "deep/er/notes.ipynb", "kept/data.csv", "kept/k.ipynb",
+                                   f"{NB01}.ipynb"}
+    with nbgrader_lookahead.staged(run, "s") as on_the_spot:
+        assert grading_digest(on_the_spot) == grading_digest(staged) is not None
+    autograded = nbgrader_copy(tmp_path / "submitted", "s", tmp_path / "autograded")
+    place_own_files(handed_in(tmp_path / "submitted", ("s", "attention"), IGNORE), tmp_path / "submitted",
+                    ("s", "attention"), autograded)
+    assert grading_digest(staged) != grading_digest(autograded)
+    _take_notebooks_out(staged, folder)
+    assert sorted(path.relative_to(staged).as_posix() for path in staged.rglob("*")) == ["kept", "kept/data.csv"]
+    assert grading_digest(staged) == grading_digest(autograded) is not None
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tree=TREES, linked=st.booleans(), resubmitted=st.data())
 def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_another(tmp_path_factory, tree,
@@ -226,9 +264,7 @@ def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_
                                  None, tuple(IGNORE))  # type: ignore[arg-type]
     staged = root / "staged"
     assert nbgrader_lookahead.stage(run, "s", [NB01], staged) == [NB01]
-    for notebook in staged.rglob("*.ipynb"):  # every notebook handed in, as handed in, in subfolders too
-        assert notebook.read_bytes() == (folder / notebook.relative_to(staged)).read_bytes()
-        notebook.unlink()
+    _take_notebooks_out(staged, folder)
     autograded = nbgrader_copy(root / "submitted", "s", root / "autograded")
     place_own_files(handed_in(root / "submitted", ("s", "attention"), IGNORE), root / "submitted", ("s", "attention"),
                     autograded)

@@ -14,6 +14,7 @@
   `attnkit grade`'s totals, graded ahead and on the spot; a malformed notebook stops no classmate.
 """
 
+import fnmatch
 import json
 import os
 import shutil
@@ -451,6 +452,42 @@ def test_under_autograde_notebook_the_hook_adds_only_the_notebooks_it_names(tmp_
     converter.notebooks = list(globbed)
     converter.run_pre_convert_hook()  # nbgrader's own call of the hook, for this student's folder
     assert converter.notebooks == [*globbed, *(str(folder / f"{name}.ipynb") for name in added)]
+
+
+@pytest.mark.parametrize("notebook_id", ["*", NB03, "0[34]_*"])
+def test_grading_ahead_expects_the_notebooks_nbgrader_converts_under_autograde_notebook(tmp_path, repo_root,
+                                                                                       notebook_id):
+    """The look-ahead grades (and counts for its progress lines) the notebooks nbgrader's converter converts, its
+    glob of `--notebook` and the course's hook included: under `--notebook 03`, a student who handed 03 in only as
+    `03_…-Copy1.ipynb` is skipped by nbgrader ("No notebooks were matched"), so not graded ahead either."""
+    from nbgrader.converters.autograde import Autograde
+
+    from autograder.integrations.nbgrader_renamed import RenamedNotebookExporter
+
+    solved = repo_root / "source" / "attention"
+    handed = {"own": {NB01: NB01, NB03: NB03}, "renamed03": {NB01: NB01, f"{NB03}-Copy1": NB03},
+              "renamed04": {NB03: NB03, f"{NB04}-Copy1": NB04}}
+    for student, files in handed.items():
+        folder = _student(tmp_path, student)
+        for name, notebook in files.items():
+            (folder / f"{name}.ipynb").write_bytes((solved / f"{notebook}.ipynb").read_bytes())
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
+    course = CourseDirectory(root=str(tmp_path), notebook_id=notebook_id, assignment_id="attention", student_id="*")
+    converter = Autograde(coursedir=course, config=config)
+    converter.init_notebooks()  # nbgrader's glob, as `autograde --notebook` runs it
+    converter.exporter = RenamedNotebookExporter(parent=converter, config=converter.config)
+    converted = []
+    for folder in sorted(converter.assignments):
+        converter.notebooks = sorted(converter.assignments[folder])
+        converter.run_pre_convert_hook()
+        converted += [(Path(folder).parent.name, Path(path).stem) for path in converter.notebooks
+                      if Path(path).stem in NOTEBOOKS]
+    run = nbgrader_lookahead.Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", True,
+                                 tuple(fnmatch.filter(NOTEBOOKS, notebook_id)), None, tuple(IGNORE),  # type: ignore[arg-type]
+                                 notebook_id=notebook_id)
+    ahead = [(found.student, found.notebook) for found in nbgrader_lookahead.about_to_autograde(run)]
+    assert sorted(ahead) == sorted(converted)
+    assert (("renamed03", NB03) in ahead) == (notebook_id != NB03)  # "0[34]_*" matches 03_…-Copy1.ipynb: converted
 
 
 def test_a_folder_too_large_to_digest_never_matches(tmp_path, monkeypatch):

@@ -81,6 +81,7 @@ class Run:
     ignore: tuple[str, ...] = ()  # CourseDirectory.ignore: what nbgrader's copy leaves out
     source: Path | None = None  # source/<assignment>: the instructor's files Autograde copies over the student's
     instructor_files: frozenset[str] = frozenset()  # their paths below `source`
+    notebook_id: str = "*"  # CourseDirectory.notebook_id (`--notebook`, a glob): `notebooks` are those it matches
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ def about_to_autograde(run: Run) -> list[Submitted]:
     found: list[Submitted] = []
     for folder in sorted(run.submitted.glob(f"{run.students}/{run.assignment}")):
         student = folder.parent.name
-        names = notebooks_to_convert(folder, run.notebooks)  # those under another name too, as the course converts
+        # those under another name too, as the course converts; none where nbgrader's glob finds no file to convert
+        names = notebooks_to_convert(folder, run.notebooks, run.notebook_id)
         graded = run.autograded / student / run.assignment
         if not run.force and names and all((graded / f"{name}.ipynb").is_file() for name in names):
             continue

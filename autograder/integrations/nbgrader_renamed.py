@@ -48,14 +48,16 @@ EXPORTER = f"{__name__}.RenamedNotebookExporter"
 NOTEBOOK_SUFFIX = ".ipynb"
 
 
-def notebooks_to_convert(folder: Path, notebooks: Iterable[str]) -> list[str]:
+def notebooks_to_convert(folder: Path, notebooks: Iterable[str], notebook_id: str = "*") -> list[str]:
     """Which of `notebooks` (names without .ipynb) nbgrader autogrades for the submitted assignment folder `folder`
     (submitted/<student>/<assignment>), the hook above included: each one handed in under its own name, and each one
-    `attnkit grade` finds under another name; none where the folder holds no notebook file (nbgrader skips it)."""
+    `attnkit grade` finds under another name; none where the folder holds no notebook file that `notebook_id`
+    (nbgrader's `--notebook`, a glob) matches: nbgrader skips it."""
     from autograder.course.assignment import ASSIGNMENT
     from autograder.grading.intake import open_submission
 
-    listed = {Path(path).name for path in glob.glob(os.path.join(glob.escape(str(folder)), f"*{NOTEBOOK_SUFFIX}"))}
+    pattern = os.path.join(glob.escape(str(folder)), f"{notebook_id}{NOTEBOOK_SUFFIX}")  # nbgrader's glob
+    listed = {Path(path).name for path in glob.glob(pattern)}
     notebooks = list(notebooks)  # nbgrader's own glob, above: what it converts under the notebooks' own names
     own = [name for name in notebooks if f"{name}{NOTEBOOK_SUFFIX}" in listed]
     if folder.name != ASSIGNMENT or not listed:
@@ -77,7 +79,7 @@ def also_convert_renamed(assignment: str, student: str, notebooks: list[str], no
         return
     folder = Path(notebooks[0]).parent
     present = {Path(path).name for path in notebooks}
-    for notebook in notebooks_to_convert(folder, fnmatch.filter(NOTEBOOKS, notebook_id)):
+    for notebook in notebooks_to_convert(folder, fnmatch.filter(NOTEBOOKS, notebook_id), notebook_id):
         if f"{notebook}{NOTEBOOK_SUFFIX}" not in present:
             notebooks.append(str(folder / f"{notebook}{NOTEBOOK_SUFFIX}"))
 

@@ -93,11 +93,14 @@ class RenamedNotebookExporter(NotebookExporter):
     the converter, it narrows the converter's hook, when it is the course's, to the run's `--notebook`."""
 
     def __init__(self, **kw: Any) -> None:
+        from nbgrader.converters.base import BaseConverter
+
         super().__init__(**kw)
         converter = self.parent
-        coursedir = getattr(converter, "coursedir", None)
-        if coursedir is not None and getattr(converter, "pre_convert_hook", None) is also_convert_renamed:
-            converter.pre_convert_hook = functools.partial(also_convert_renamed, notebook_id=coursedir.notebook_id)
+        if (isinstance(converter, BaseConverter) and converter.coursedir is not None
+                and converter.pre_convert_hook is also_convert_renamed):
+            converter.pre_convert_hook = functools.partial(also_convert_renamed,
+                                                           notebook_id=converter.coursedir.notebook_id)
 
     def from_filename(self, filename: str, resources: dict[str, Any] | None = None,
                       **kw: Any) -> tuple[NotebookNode, dict[str, Any]]:

@@ -217,7 +217,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                    course.student_id, self._forced(), tuple(fnmatch.filter(NOTEBOOKS, course.notebook_id)),
                    self._options(Limits().workers), tuple(course.ignore),
                    Path(course.format_path(course.source_directory, ".", assignment)),
-                   instructor_files(self._converter(), course, assignment))
+                   instructor_files(self._converter(), course, assignment), course.notebook_id)
 
     def _look_ahead(self, run: "Run") -> "LookAhead | None":
         """This autograde call's look-ahead (autograder.integrations.nbgrader_lookahead), started at its first

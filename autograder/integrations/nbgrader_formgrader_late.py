@@ -128,7 +128,8 @@ def install() -> None:
     formgrader = sys.modules.get(FORMGRADER_MODULE)
     if formgrader is None:  # not the server: formgrader is imported before it loads the config that calls this
         return
-    sys.modules[FORMGRADER_BASE].NbGraderAPI = LatePenalisedAPI  # BaseHandler.api makes one per request
+    handlers: Any = sys.modules[FORMGRADER_BASE]
+    handlers.NbGraderAPI = LatePenalisedAPI  # formgrader's BaseHandler.api makes one per request
     extension = formgrader.FormgradeExtension
     original = extension.init_tornado_settings
     if getattr(original, _INSTALLED, False):

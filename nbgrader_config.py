@@ -95,6 +95,12 @@ c.Autograde.sanitize_preprocessors = [
     # nbgrader's CheckCellMetadata, its schema checked once per process (autograder/integrations/nbgrader_metadata.py)
     "autograder.integrations.nbgrader_metadata.SchemaCheckedOnce",
 ]
+# A notebook handed in under another name (`04_multi_head_attention-Copy1.ipynb` with the original deleted, `Copy of
+# ...`, in a subfolder or a zip) is autograded under its own name, from the file `attnkit grade` grades as it: nbgrader
+# converts only the files of the notebooks' own names; the hook adds the others to its list and the exporter reads them
+# as empty notebooks, which attnkit's first sanitizing step fills (autograder/integrations/nbgrader_renamed.py).
+c.Autograde.pre_convert_hook = "autograder.integrations.nbgrader_renamed.also_convert_renamed"
+c.Autograde.exporter_class = "autograder.integrations.nbgrader_renamed.RenamedNotebookExporter"
 # `nbgrader collect` from the default exchange copies only the student's own files: nbgrader's copy follows links as
 # the instructor; attnkit's leaves out links, special files and hard links to files outside the submission.
 c.ExchangeFactory.collect = "autograder.integrations.nbgrader_intake.OwnFilesCollect"

@@ -11,8 +11,8 @@ One class, `attnkit grade`, NB04 only for the flood:
 
 import time
 
-import nbformat
 import pytest
+from messy_layouts import PNG, cluttered
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading import classroom
@@ -24,56 +24,6 @@ NB04 = NOTEBOOKS[3]
 POINTS = {notebook: sum(e.points for e in EXERCISES if e.notebook == notebook) for notebook in NOTEBOOKS}
 LIMITS = Limits(timeout=60.0, memory_mb=1024)
 FLOOD = 200_000
-HEADS = '''import torch
-
-
-def split_heads(x, num_heads):
-    b, num_tokens, d_out = x.shape
-    return x.view(b, num_tokens, num_heads, d_out // num_heads).transpose(1, 2)
-
-
-def merge_heads(x):
-    b, num_heads, num_tokens, head_dim = x.shape
-    return x.transpose(1, 2).contiguous().view(b, num_tokens, num_heads * head_dim)
-'''
-PNG = bytes.fromhex("89504e470d0a1a0a") + b"\0" * 200
-
-
-def _nb04_importing_the_package(repo_root):
-    notebook = nbformat.read(repo_root / "source" / "attention" / f"{NB04}.ipynb", as_version=4)
-    for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in ("solution_split_heads", "solution_merge_heads"):
-            cell.source = f"from mha_utils.heads import {grade_id.removeprefix('solution_')}"
-    return notebook
-
-
-def _cluttered(folder, repo_root):
-    attention = folder / "attention"
-    attention.mkdir(parents=True)
-    for notebook in NOTEBOOKS[:3]:
-        (attention / f"{notebook}.ipynb").write_bytes((repo_root / "source" / "attention" / f"{notebook}.ipynb")
-                                                      .read_bytes())
-    nbformat.write(_nb04_importing_the_package(repo_root), attention / f"{NB04}.ipynb")
-    venv = attention / ".venv"
-    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
-    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
-    for number in range(1_599):
-        package = venv / "lib" / "python3.11" / "site-packages" / f"pkg{number // 100}"
-        package.mkdir(exist_ok=True)
-        (package / f"module{number}.py").write_text("X = 1\n")
-    (attention / "figures").mkdir()
-    for number in range(720):
-        (attention / "figures" / f"attention_{number:03}.png").write_bytes(PNG)
-    with (attention / "model.pt").open("wb") as checkpoint:
-        checkpoint.truncate(40 * 2**20)  # a trained model: larger than a file may be
-    (attention / "data").mkdir()
-    (attention / "data" / "tokens.csv").write_text("token,id\nyour,0\njourney,1\n")
-    (attention / "mha_utils").mkdir()
-    (attention / "mha_utils" / "__init__.py").write_text("")
-    (attention / "mha_utils" / "heads.py").write_text(HEADS)
-
-
 def _flood(folder, repo_root):
     attention = folder / "attention"
     attention.mkdir(parents=True)
@@ -85,7 +35,7 @@ def _flood(folder, repo_root):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory, repo_root):
     submitted = tmp_path_factory.mktemp("cluttered") / "submitted"
-    _cluttered(submitted / "a_cluttered", repo_root)
+    cluttered(submitted / "a_cluttered", repo_root)
     _flood(submitted / "b_flood", repo_root)
     honest = submitted / "c_honest" / "attention"
     honest.mkdir(parents=True)

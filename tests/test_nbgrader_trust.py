@@ -34,7 +34,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading.intake import open_submission
-from autograder.integrations import nbgrader_course, nbgrader_intake, nbgrader_lookahead
+from autograder.integrations import nbgrader_course, nbgrader_intake, nbgrader_lookahead, nbgrader_renamed
 from autograder.integrations.nbgrader_intake import handed_in, ignored, place_own_files
 from autograder.integrations.nbgrader_lookahead import GradingInput, grading_digest
 
@@ -207,14 +207,52 @@ def test_what_attnkit_takes_as_handed_in_is_what_nbgraders_copy_copies(tmp_path_
                for name in ("x.pyc", ".hidden.pyc", "feedback", "Feedback", "__pycache__", ".ipynb_checkpoints"))
 
 
+def _take_notebooks_out(staged, folder):
+    """Take out of the `staged` folder what staging adds to nbgrader's copy of `folder`: every notebook handed in
+    (checked to be as handed in, in subfolders too), and each folder made only to hold them (`sub/` for
+    `sub/notes.ipynb`: nbgrader's copy, which copies no notebook, never makes it). A folder left empty otherwise stays
+    (nbgrader's copy makes none: staging must not either)."""
+    for notebook in sorted(staged.rglob("*.ipynb")):
+        assert notebook.read_bytes() == (folder / notebook.relative_to(staged)).read_bytes()
+        notebook.unlink()
+        holder = notebook.parent
+        while holder != staged and not any(holder.iterdir()):
+            holder.rmdir()
+            holder = holder.parent
+
+
+def test_a_subfolder_holding_only_notebooks_is_staged_with_them_and_digests_as_nbgraders_copy_without_them(tmp_path):
+    """The failing case the Hypothesis test below found (a folder named like a .py file, the first name it tries,
+    holding a compiled file nbgrader ignores and a notebook): staging places the notebook, in its folder, beside the
+    graded one; ahead and on the spot the folder digests alike; taken out, it leaves what nbgrader's copy leaves."""
+    folder = _student(tmp_path, "s")
+    _write_tree(folder, {"a.py": {"x.pyc": b"", "n.ipynb": b"{}"}, "deep": {"er": {"notes.ipynb": b"[]"}},
+                         "kept": {"data.csv": b"1", "k.ipynb": b"{}"}, f"{NB01}.ipynb": b'{"cells": []}'})
+    run = nbgrader_lookahead.Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", True, (NB01,),
+                                 None, tuple(IGNORE))  # type: ignore[arg-type]
+    staged = tmp_path / "staged"
+    assert nbgrader_lookahead.stage(run, "s", [NB01], staged) == [NB01]
+    assert set(_files(staged)) == {"a.py/n.ipynb", "deep/er/notes.ipynb", "kept/data.csv", "kept/k.ipynb",
+                                   f"{NB01}.ipynb"}
+    with nbgrader_lookahead.staged(run, "s") as on_the_spot:
+        assert grading_digest(on_the_spot) == grading_digest(staged) is not None
+    autograded = nbgrader_copy(tmp_path / "submitted", "s", tmp_path / "autograded")
+    place_own_files(handed_in(tmp_path / "submitted", ("s", "attention"), IGNORE), tmp_path / "submitted",
+                    ("s", "attention"), autograded)
+    assert grading_digest(staged) != grading_digest(autograded)
+    _take_notebooks_out(staged, folder)
+    assert sorted(path.relative_to(staged).as_posix() for path in staged.rglob("*")) == ["kept", "kept/data.csv"]
+    assert grading_digest(staged) == grading_digest(autograded) is not None
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tree=TREES, linked=st.booleans(), resubmitted=st.data())
 def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_another(tmp_path_factory, tree,
                                                                                          linked, resubmitted):
     """For random submissions (ignored files, hidden files, links): the folder grading stages (but for the notebooks,
-    which nbgrader converts instead of copying, staged as handed in) and the folder nbgrader's copy leaves (after
-    attnkit's step) digest the same; a resubmitted file of the same name and size, but other bytes, digests
-    differently."""
+    which nbgrader converts or leaves out instead of copying, staged as handed in) and the folder nbgrader's copy
+    leaves (after attnkit's step, which places no notebook) digest the same; a resubmitted file of the same name and
+    size, but other bytes, digests differently."""
     root = tmp_path_factory.mktemp("digest")
     folder = root / "submitted" / "s" / "attention"
     _write_tree(folder, tree)
@@ -226,9 +264,7 @@ def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_
                                  None, tuple(IGNORE))  # type: ignore[arg-type]
     staged = root / "staged"
     assert nbgrader_lookahead.stage(run, "s", [NB01], staged) == [NB01]
-    for notebook in staged.glob("*.ipynb"):  # every notebook handed in, as handed in
-        assert notebook.read_bytes() == (folder / notebook.name).read_bytes()
-        notebook.unlink()
+    _take_notebooks_out(staged, folder)
     autograded = nbgrader_copy(root / "submitted", "s", root / "autograded")
     place_own_files(handed_in(root / "submitted", ("s", "attention"), IGNORE), root / "submitted", ("s", "attention"),
                     autograded)
@@ -245,34 +281,40 @@ def test_the_staged_input_and_nbgraders_copy_have_one_digest_and_a_resubmission_
         assert grading_digest(again) != grading_digest(staged)
 
 
-def test_a_notebook_of_the_students_own_beside_the_graded_ones_is_placed_and_digested(tmp_path):
-    """`%run ./00_setup.ipynb` runs a notebook nbgrader neither converts nor copies: attnkit places it in
-    `autograded/` (it is the student's own file), grading stages it beside the graded notebooks (as handed in, as
-    they are), the grading digest counts it in both modes, and a resubmitted setup notebook digests differently."""
+def test_the_students_other_notebooks_are_staged_and_digested_but_never_placed_in_autograded(tmp_path):
+    """`Untitled.ipynb`, a `-Copy1` beside the notebook, `00_setup.ipynb` (which the code `%run`s) and a notebook in a
+    subfolder: nbgrader's copy leaves every notebook out, and so does attnkit's placing in `autograded/` (where
+    nbgrader's generate_feedback would take each for a submitted notebook); the folder both modes grade beside
+    (`stage`) holds each as handed in, so the grading digest covers them in both modes, and a resubmitted setup
+    notebook digests differently."""
     source = tmp_path / "source" / "attention"
     source.mkdir(parents=True)
     (source / f"{NB01}.ipynb").write_text('{"cells": []}')
     folder = tmp_path / "submitted" / "s" / "attention"
-    folder.mkdir(parents=True)
+    (folder / "sub").mkdir(parents=True)
     (folder / f"{NB01}.ipynb").write_text('{"cells": [], "as": "handed in"}')
-    (folder / "00_setup.ipynb").write_text('{"cells": [], "helpers": 1}')
+    for name in ("00_setup.ipynb", "Untitled.ipynb", f"{NB01}-Copy1.ipynb", "sub/scratch.ipynb"):
+        (folder / name).write_text('{"cells": [], "helpers": 1}')
+    (folder / "helper.py").write_text("x = 1")
     graded = nbgrader_intake.assignment_notebooks(source)
     assert graded == {f"{NB01}.ipynb"}
     submission = handed_in(tmp_path / "submitted", ("s", "attention"), IGNORE, graded)
     assert submission.notebooks == (f"{NB01}.ipynb",)
-    assert [file.relative for file in submission.files] == ["00_setup.ipynb"]
+    assert [file.relative for file in submission.files] == ["helper.py"]
     run = nbgrader_lookahead.Run(tmp_path / "submitted", tmp_path / "autograded", "attention", "*", True, (NB01,),
                                  None, tuple(IGNORE), source)  # type: ignore[arg-type]
     staged = tmp_path / "staged"
-    nbgrader_lookahead.stage(run, "s", [NB01], staged)
+    assert nbgrader_lookahead.stage(run, "s", [NB01], staged) == [NB01]
     autograded = nbgrader_copy(tmp_path / "submitted", "s", tmp_path / "autograded")
-    assert not (autograded / "00_setup.ipynb").exists()  # nbgrader's own copy leaves every notebook out
-    autograded.mkdir(parents=True, exist_ok=True)
     (autograded / f"{NB01}.ipynb").write_text('{"cells": [], "as": "sanitized by nbgrader"}')
     place_own_files(submission, tmp_path / "submitted", ("s", "attention"), autograded)
-    assert (autograded / "00_setup.ipynb").read_text() == '{"cells": [], "helpers": 1}'
-    assert {path.name: path.read_text() for path in staged.iterdir()} == {
-        f"{NB01}.ipynb": '{"cells": [], "as": "handed in"}', "00_setup.ipynb": '{"cells": [], "helpers": 1}'}
+    assert sorted(path.relative_to(autograded).as_posix() for path in autograded.rglob("*") if path.is_file()) == \
+        [f"{NB01}.ipynb", "helper.py"]
+    beside = {"00_setup.ipynb", "Untitled.ipynb", f"{NB01}-Copy1.ipynb", "sub/scratch.ipynb"}
+    assert {file.relative for file in submission.notebooks_beside} == beside
+    chosen = nbgrader_intake.graded_file(tmp_path / "submitted", ("s", "attention"), NB01, submission).data
+    assert _files(staged) == {**{name: b'{"cells": [], "helpers": 1}' for name in beside}, "helper.py": b"x = 1",
+                              f"{NB01}.ipynb": chosen}
     with nbgrader_lookahead.staged(run, "s") as on_the_spot:
         assert grading_digest(on_the_spot) == grading_digest(staged) is not None
     (folder / "00_setup.ipynb").write_text('{"cells": [], "helpers": 2}')  # resubmitted in between
@@ -339,6 +381,76 @@ def test_ahead_and_on_the_spot_a_notebook_is_graded_beside_the_same_files_notebo
         (folder / chosen).write_bytes(bytes(byte ^ 1 for byte in (folder / chosen).read_bytes()))
         with nbgrader_lookahead.staged(run, "s") as on_the_spot:
             assert grading_digest(on_the_spot) != grading_digest(ahead)
+
+
+def test_nbgraders_read_of_a_submitted_notebook_is_attnkits_and_a_renamed_one_is_converted_too(tmp_path, repo_root):
+    """The course's Autograde exporter reads a submitted notebook as attnkit reads one: a link (to the instructor's
+    solved notebook), a FIFO, a sparse 4 GB file and a notebook missing under its own name are read as empty
+    notebooks (OwnFilesOnly then grades what `attnkit grade` grades, or says why nothing), never followed, waited on
+    or read; nbgrader's own notebooks in autograded/ are read as nbgrader reads them. The pre-convert hook adds to
+    nbgrader's list a notebook handed in under another name, and nothing for a folder without a notebook file."""
+    from nbgrader.converters.autograde import Autograde
+
+    from autograder.integrations.nbgrader_renamed import RenamedNotebookExporter, also_convert_renamed
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
+    assert config.Autograde.pre_convert_hook.endswith(".also_convert_renamed")
+    assert config.Autograde.exporter_class.endswith(".RenamedNotebookExporter")
+    folder = _student(tmp_path)
+    solved = repo_root / "source" / "attention" / f"{NB01}.ipynb"
+    (folder / f"{NB01}.ipynb").symlink_to(solved)
+    os.mkfifo(folder / f"{NB03}.ipynb")
+    with (folder / f"{NB04}.ipynb").open("wb") as sparse:
+        sparse.truncate(4 * 2**30)
+    (folder / "own.ipynb").write_bytes(solved.read_bytes())
+    exporter = RenamedNotebookExporter(parent=Autograde(coursedir=CourseDirectory(root=str(tmp_path))))
+    for name in (NB01, NOTEBOOKS[1], NB03, NB04):
+        output, resources = exporter.from_filename(str(folder / f"{name}.ipynb"), {})
+        assert nbformat.reads(output, as_version=4).cells == [], name
+        assert (resources["metadata"]["name"], resources["metadata"]["path"]) == (name, str(folder))
+    assert len(nbformat.reads(exporter.from_filename(str(folder / "own.ipynb"), {})[0], as_version=4).cells) > 10
+    graded = tmp_path / "autograded" / "mallory" / "attention"
+    graded.mkdir(parents=True)
+    (graded / f"{NB01}.ipynb").write_bytes(solved.read_bytes())
+    assert len(nbformat.reads(exporter.from_filename(str(graded / f"{NB01}.ipynb"), {})[0], as_version=4).cells) > 10
+
+    renamed = tmp_path / "submitted" / "renamed" / "attention"
+    renamed.mkdir(parents=True)
+    (renamed / f"{NB03}.ipynb").write_bytes((repo_root / "release" / "attention" / f"{NB03}.ipynb").read_bytes())
+    (renamed / f"{NB01}-Copy1.ipynb").write_bytes(solved.read_bytes())
+    (renamed / "Untitled.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    notebooks = sorted(str(path) for path in renamed.glob("*.ipynb"))
+    also_convert_renamed(assignment="attention", student="*", notebooks=notebooks)
+    assert notebooks[3:] == [str(renamed / f"{NB01}.ipynb")]
+    nothing = tmp_path / "submitted" / "zipped" / "attention"
+    nothing.mkdir(parents=True)
+    (nothing / f"{NB01}.ipynb.txt").write_bytes(solved.read_bytes())
+    assert nbgrader_renamed.notebooks_to_convert(nothing, NOTEBOOKS) == []  # nbgrader skips it: no notebook file
+
+
+@pytest.mark.parametrize("notebook_id, added", [("*", [NB04]), (NB03, []), (NB01, []), ("0[13]_*", []),
+                                                ("0[34]_*", [NB04])])
+def test_under_autograde_notebook_the_hook_adds_only_the_notebooks_it_names(tmp_path, repo_root, notebook_id, added):
+    """nbgrader calls the pre-convert hook without `--notebook`'s value: the course's exporter, which nbgrader makes
+    with the converter as its parent before it calls the hook, narrows the hook to the notebooks `--notebook` names.
+    `autograde --notebook 03` gives the hook [03]; neither 01, handed in under its own name, nor 04, only under another
+    name, is added (converted, so regraded and rewritten in autograded/); without `--notebook`, 04 is."""
+    from nbgrader.converters.autograde import Autograde
+
+    from autograder.integrations.nbgrader_renamed import RenamedNotebookExporter
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
+    folder = _student(tmp_path)
+    solved = repo_root / "source" / "attention"
+    for name in (NB01, NB03):
+        (folder / f"{name}.ipynb").write_bytes((solved / f"{name}.ipynb").read_bytes())
+    (folder / f"{NB04}-Copy1.ipynb").write_bytes((solved / f"{NB04}.ipynb").read_bytes())
+    converter = Autograde(coursedir=CourseDirectory(root=str(tmp_path), notebook_id=notebook_id), config=config)
+    converter.exporter = RenamedNotebookExporter(parent=converter, config=converter.config)  # as BaseConverter.start
+    globbed = sorted(str(path) for path in folder.glob(f"{notebook_id}.ipynb"))  # nbgrader's glob of --notebook
+    converter.notebooks = list(globbed)
+    converter.run_pre_convert_hook()  # nbgrader's own call of the hook, for this student's folder
+    assert converter.notebooks == [*globbed, *(str(folder / f"{name}.ipynb") for name in added)]
 
 
 def test_a_folder_too_large_to_digest_never_matches(tmp_path, monkeypatch):

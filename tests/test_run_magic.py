@@ -8,8 +8,10 @@ In-process (the stand-in shell and autograder.isolation.run_magic on a temporary
 (`!cmd`, `%%bash`, `%load`, `%pip`, `%cd`, `get_ipython().run_line_magic(...)`...) are recorded.
 
 Through both graders: the learner's notebook whose first cell is `%run ./00_setup.ipynb` (with a helper .py run by
-its own `%run`) gets full marks from `attnkit grade` and from `nbgrader autograde` (SandboxedExecute), the attacks
-fail their cell in the sandbox and are noted, and a skipped magic is noted under its cell.
+its own `%run`) gets full marks from `attnkit grade` and from `nbgrader autograde` (SandboxedExecute, which grades
+each notebook beside the folder it stages, the student's other notebooks in it: autograded/ holds the graded notebooks
+only, so generate_feedback works), the attacks fail their cell in the sandbox and are noted, and a skipped magic is
+noted under its cell.
 """
 
 import io
@@ -271,6 +273,12 @@ def test_nbgrader_autograde_runs_the_learner_s_setup_and_shows_the_skipped_magic
             (repo_root / "release" / "attention" / f"{name}.ipynb").read_bytes())
     nbgrader_course.autograde(course, ["learner"])
     assert nbgrader_course.read_scores(course)["learner"][NB01] == NB01_POINTS
+    # 00_setup.ipynb and loop.ipynb ran from the staged folder: nbgrader's autograded/ holds the graded notebooks only,
+    # so generate_feedback (which takes each notebook there for a submitted one) succeeds
+    graded = course / "autograded" / "learner" / "attention"
+    assert sorted(path.name for path in graded.rglob("*.ipynb")) == sorted(f"{name}.ipynb" for name in NOTEBOOKS)
+    nbgrader_course.generate_feedback(course)
+    assert (course / "feedback" / "learner" / "attention" / f"{NB01}.html").is_file()
     cells = nbformat.read(course / "autograded" / "learner" / "attention" / f"{NB01}.ipynb", as_version=4).cells
     assert not any("NameError" in json.dumps(cell.get("outputs", [])) for cell in cells)
     for offset, (attack, said) in enumerate(ATTACKS.items()):

@@ -252,6 +252,31 @@ def test_a_hard_link_to_a_file_outside_the_folder_is_not_copied(tmp_path):
     assert "1 hard link to a file outside the folder (answers.py)" in "\n".join(space.student_notes)
 
 
+def test_the_notebooks_the_code_names_are_copied_never_through_a_link(tmp_path):
+    """The notebooks the code names (`%run ./00_setup.ipynb`, one in a subfolder) are copied from the folder the
+    notebook is graded beside (nbgrader's path: the folder `stage` lays out, which holds the student's other
+    notebooks); a notebook that is a link or a hard link to a file outside is left out with a note, and one the code
+    does not name is not copied."""
+    folder, work = tmp_path / "beside", tmp_path / "work"
+    (folder / "sub").mkdir(parents=True)
+    work.mkdir()
+    (folder / "helper.py").write_text("X = 1\n")
+    (tmp_path / "instructor.ipynb").write_text('{"cells": [], "secret": 1}')
+    (folder / "00_setup.ipynb").write_text('{"cells": [], "setup": 1}')
+    (folder / "sub" / "more.ipynb").write_text('{"cells": [], "more": 1}')
+    (folder / "Untitled.ipynb").write_text('{"cells": [], "untitled": 1}')
+    (folder / "linked.ipynb").symlink_to(tmp_path / "instructor.ipynb")
+    os.link(tmp_path / "instructor.ipynb", folder / "hard.ipynb")
+    code = "%run ./00_setup.ipynb\n%run sub/more.ipynb\n%run linked.ipynb\n%run hard.ipynb\nopen('/etc/x.ipynb')\n"
+    space = workspace.Workspace(capped=True)
+    workspace._copy_folder(folder, work, workspace._CopyBudget(files=10, bytes=2**20), space, code)
+    files = {path.relative_to(work).as_posix(): path.read_text() for path in work.rglob("*") if path.is_file()}
+    notes = "\n".join(space.student_notes)
+    assert files == {"helper.py": "X = 1\n", "00_setup.ipynb": '{"cells": [], "setup": 1}',
+                     "sub/more.ipynb": '{"cells": [], "more": 1}'}, files
+    assert "(linked.ipynb)" in notes and "(hard.ipynb)" in notes, notes
+
+
 def test_the_disk_watch_counts_blocks_and_deleted_open_files(tmp_path):
     (tmp_path / "sparse.bin").open("wb").truncate(2**30)  # 1 GB long, nothing on disk
     (tmp_path / "real.bin").write_bytes(b"x" * 2**20)

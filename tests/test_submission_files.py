@@ -4,11 +4,9 @@ A download's " (1)", a Jupyter copy, capitals; a folder one down, a zip, `.ipynb
 classmate. `attnkit grade` and Gradescope's runner must give the same answer on the same folder.
 """
 
-import json
-import os
-import zipfile
-
+import messy_layouts
 import pytest
+from messy_layouts import RENAMED, unrelated
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
 from autograder.grading.classroom import grade_class
@@ -63,18 +61,12 @@ def graded(tmp_path_factory, repo_root):
     """One class: three students with renamed copies, one with two candidates, one with an unrelated file."""
     solved = (repo_root / "source" / "attention" / f"{NB01}.ipynb").read_bytes()
     submitted = tmp_path_factory.mktemp("renamed") / "submitted"
-    handed_in = {
-        "download": [f"{NB01} (1).ipynb"],
-        "capitals": ["01_Attention_Without_Weights.ipynb"],
-        "jupyter_copy": [f"{NB01}-Copy1.ipynb"],
-        "two_copies": [f"{NB01} (1).ipynb", f"{NB01} (2).ipynb"],  # the same work twice: graded once
-        "unrelated": ["my_notes.ipynb"],
-    }
+    handed_in = RENAMED
     for student, names in handed_in.items():
         folder = submitted / student / "attention"
         folder.mkdir(parents=True)
         for name in names:
-            (folder / name).write_bytes(_unrelated() if student == "unrelated" else solved)
+            (folder / name).write_bytes(unrelated() if student == "unrelated" else solved)
     summary = grade_class(submitted, submitted.parent / "out", Options(limits=Limits(timeout=20, memory_mb=1024)))
     documents = {document["student_id"]: document for document in summary.documents}
     return {student: next(nb for nb in documents[student]["notebooks"] if nb["notebook"] == NB01)
@@ -100,13 +92,6 @@ def test_two_copies_of_the_same_work_are_graded_once(graded):
     assert f"attention/{NB01} (2).ipynb: the same code" in notebook["notes"][0], notebook["notes"]
 
 
-def _unrelated():
-    """A notebook of the student's own: none of the assignment's cells (one found by content is graded)."""
-    cell = {"cell_type": "code", "metadata": {}, "source": "import torch\nprint(torch.ones(3))", "outputs": [],
-            "execution_count": None}
-    return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
-
-
 @pytest.mark.slow
 def test_an_unrelated_notebook_is_listed_not_graded(graded):
     notebook = graded[0]["unrelated"]
@@ -114,64 +99,6 @@ def test_an_unrelated_notebook_is_listed_not_graded(graded):
 
 
 # --- links, zips, other layouts: `attnkit grade` and Gradescope's runner agree ----------------------------
-
-def _other_work(solved):
-    document = json.loads(solved)
-    document["cells"].append({"cell_type": "code", "metadata": {}, "source": "x = 1", "outputs": [],
-                              "execution_count": None})
-    return json.dumps(document).encode()
-
-
-def _zip(path, members):
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in members:
-            archive.writestr(name, data)
-
-
-def _write(folder, relative, data):
-    (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-    (folder / relative).write_bytes(data)
-
-
-def _layouts(repo_root, alice):
-    """{student: build(folder)}: attacks (expected 0) and honest layouts (expected full marks for NB01).
-
-    `alice` is the honest classmate's folder, the target of the links (absolute, so they resolve anywhere).
-    """
-    solution = repo_root / "source" / "attention" / f"{NB01}.ipynb"
-    solved, released = solution.read_bytes(), (repo_root / "release" / "attention" / f"{NB01}.ipynb").read_bytes()
-
-    def link(relative, target, is_dir=False):
-        def build(folder):
-            (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-            (folder / relative).symlink_to(target, target_is_directory=is_dir)
-        return build
-
-    def sparse(folder):
-        _write(folder, f"attention/{NB01}.ipynb", b"")
-        os.truncate(folder / "attention" / f"{NB01}.ipynb", 4 * 2**30)
-
-    return {
-        "alice": lambda folder: _write(folder, f"attention/{NB01}.ipynb", solved),
-        "link_to_solution": link(f"attention/{NB01}.ipynb", solution),
-        "attention_linked_to_source": link("attention", repo_root / "source" / "attention", is_dir=True),
-        "link_to_classmate": link(f"attention/{NB01}.ipynb", alice / "attention" / f"{NB01}.ipynb"),
-        "zip_escaping": lambda folder: _zip(folder / "work.zip", [(f"../{NB01}.ipynb", solved)]),
-        "sparse_4gb": sparse,
-        "two_edited": lambda folder: (_write(folder, f"attention/{NB01}.ipynb", solved),
-                                      _write(folder, f"attention/{NB01}-Copy1.ipynb", _other_work(solved))),
-        "nested": lambda folder: _write(folder, f"attention/attention/{NB01}.ipynb", solved),
-        "top_level": lambda folder: _write(folder, f"{NB01}.ipynb", solved),
-        "as_text": lambda folder: _write(folder, f"attention/{NB01}.ipynb.txt", solved),
-        "zipped": lambda folder: _zip(folder / "attention.zip", [(f"attention/{NB01}.ipynb", solved)]),
-        "copy_beside_release": lambda folder: (_write(folder, f"attention/{NB01}.ipynb", released),
-                                               _write(folder, f"attention/{NB01}-Copy1.ipynb", solved)),
-        "colab": lambda folder: _write(folder, f"Copy of {NB01}.ipynb", solved),
-        "lms_download": lambda folder: _write(folder, f"attention/nguyen_LATE_48213_{NB01}.ipynb", solved),
-        "finder_zip": lambda folder: _zip(folder / "Archive.zip", [("hw/notebook1.ipynb", solved),
-                                                                    ("__MACOSX/hw/._notebook1.ipynb", b"\0\5")]),
-    }
-
 
 ATTACKS = {  # student: what the reason says
     "link_to_solution": f"attention/{NB01}.ipynb is a symbolic link: not followed",
@@ -200,7 +127,7 @@ def layouts(tmp_path_factory, repo_root):
     """The class above graded by `attnkit grade`: {student: NB01's record}, and the builders."""
     submitted = tmp_path_factory.mktemp("layouts") / "submitted"
     alice = submitted / "alice"
-    builders = _layouts(repo_root, alice)
+    builders = messy_layouts.layouts(repo_root, alice)
     for student, build in builders.items():
         (submitted / student).mkdir(parents=True)
         build(submitted / student)

@@ -6,14 +6,23 @@ holding the solutions, and `SandboxedExecute` grades that copy. `attnkit grade` 
 (autograder.grading.intake); this module gives nbgrader's path the same rule, at the first step nbgrader lets a
 course run before grading (the sanitize list runs for each notebook, after nbgrader's copy, before any grading):
 
-- the notebook itself is read again without following a link (O_NOFOLLOW, each folder from `submitted/` down opened
-  the same way); a notebook that is a link, a hard link to a file outside the submission or no regular file is not
-  graded: an empty notebook takes its place (0 points, as `attnkit grade` gives), with a note naming it;
+- the notebook graded is the file `attnkit grade` grades as that notebook (`graded_file`: autograder.grading.intake
+  decides which file is which notebook, on the same student folder), read again without following a link
+  (O_NOFOLLOW, each folder from `submitted/` down opened the same way): the notebook handed in under its name, or
+  the edited `-Copy1` beside an untouched original, or a copy found by its content, under the notebook's name with
+  a note saying which file was graded and why. Where `attnkit grade` grades no file (a link, a hard link to a file
+  outside the submission, two copies holding different work) an empty notebook takes its place (0 points, as
+  `attnkit grade` gives), with a note saying why. So the gradebook, formgrader, the feedback and the exports hold
+  one grade per notebook, the one `attnkit grade` gives;
 - `autograded/<student>/<assignment>/` is made to hold exactly the student's own regular files that nbgrader copies
-  (after its ignore rules), copied again from descriptors opened without following links, plus the instructor's
-  files nbgrader copied from `source/`: whatever nbgrader copied through a link, a hard link to a file outside the
-  submission, or from a special file (FIFO, device, socket) is removed before any grading, whatever the folder
-  held when nbgrader copied it;
+  (after its ignore rules: never a notebook), copied again from descriptors opened without following links, plus
+  the instructor's files nbgrader copied from `source/`: whatever nbgrader copied through a link, a hard link to a
+  file outside the submission, or from a special file (FIFO, device, socket) is removed before any grading,
+  whatever the folder held when nbgrader copied it. The student's other notebooks (`Untitled.ipynb`, a `-Copy1`,
+  a `00_setup.ipynb` that the code `%run`s) are never placed there: nbgrader's `generate_feedback` takes every
+  notebook of `autograded/` for a submitted one. They are graded beside all the same: both of the sandbox's modes
+  grade a notebook beside the folder grading ahead stages (autograder.integrations.nbgrader_lookahead.stage), which
+  holds them as handed in (`HandedIn.notebooks_beside`, `place_notebooks_beside`);
 - the notes ("answers.txt is a symbolic link: not followed", attnkit grade's wording) travel to `SandboxedExecute`
   in the notebook's metadata (NOTES_KEY, set here on every notebook, so a student's own value never survives) and
   are shown in the first graded cell.
@@ -65,8 +74,9 @@ if TYPE_CHECKING:
     from nbgrader.converters.base import BaseConverter
 
 __all__ = [
-    "NOTEBOOK", "NOTES_KEY", "OwnFilesCollect", "SANITIZE_PREPROCESSORS", "THIS", "assignment_notebooks", "handed_in",
-    "ignored", "instructor_files", "not_own", "place_own_files", "read_own_notebook",
+    "NOTEBOOK", "NOTES_KEY", "OwnFilesCollect", "SANITIZE_PREPROCESSORS", "THIS", "assignment_notebooks", "graded_file",
+    "graded_files", "handed_in", "ignored", "instructor_files", "not_own", "place_notebooks_beside", "place_own_files",
+    "read_own_notebook",
 ]
 
 THIS = f"{__name__}.OwnFilesOnly"
@@ -117,10 +127,13 @@ class HandedIn:
     refused (notes naming each)."""
 
     folder: Path
-    files: tuple[OwnFile, ...]  # not ignored; not the notebooks nbgrader converts (every notebook, if not told which)
-    notebooks: tuple[str, ...]  # top-level notebook file names that are the student's own regular files
+    files: tuple[OwnFile, ...]  # not ignored, not a notebook: what nbgrader's copy copies
+    notebooks: tuple[str, ...]  # top-level notebook file names nbgrader converts, the student's own regular files
     notes: tuple[str, ...]
     complete: bool  # False: more entries than MAX_SCAN_ENTRIES, the rest not looked at
+    # The student's other notebooks (`00_setup.ipynb` that the code `%run`s, a `-Copy1`, one in a subfolder), their
+    # own regular files: staged beside the graded notebook, never placed in autograded/ (place_notebooks_beside).
+    notebooks_beside: tuple[OwnFile, ...] = ()
 
 
 @dataclass
@@ -129,6 +142,7 @@ class _Walk:
     graded: frozenset[str] | None  # the notebooks nbgrader converts; None: every top-level notebook
     files: list[OwnFile]
     notebooks: list[str]
+    notebooks_beside: list[OwnFile]
     notes: list[str]
     links: dict[tuple[int, int], int]  # (st_dev, st_ino) of every multiply linked file -> names seen inside
     nlinks: dict[OwnFile | str, tuple[tuple[int, int], int]]  # file -> (identity, st_nlink)
@@ -182,25 +196,26 @@ def assignment_notebooks(source: Path | None) -> frozenset[str] | None:
 
 def handed_in(root: Path, parts: Sequence[str], ignore: Sequence[str],
               graded: Collection[str] | None = None) -> HandedIn:
-    """The submission at `root`/parts (e.g. submitted/, (student, assignment)); see HandedIn. Where `graded` names
-    the notebooks nbgrader converts, the student's other notebooks (`%run ./00_setup.ipynb`, in a subfolder too) are
-    files of theirs like any other: nbgrader's copy leaves every notebook out, so attnkit places them."""
+    """The submission at `root`/parts (e.g. submitted/, (student, assignment)); see HandedIn. `graded`: the notebooks
+    nbgrader converts (None: every top-level notebook). The student's other notebooks are neither: nbgrader's copy
+    leaves every notebook out, and so does attnkit's; they are `notebooks_beside`, which only staging places."""
     folder = root.joinpath(*parts)
     try:
         fd = _open_folder(root, parts)
     except OSError as error:
         return HandedIn(folder, (), (), (_folder_refused(root, parts, error),), True)
-    walk = _Walk(tuple(ignore), None if graded is None else frozenset(graded), [], [], [], {}, {})
+    walk = _Walk(tuple(ignore), None if graded is None else frozenset(graded), [], [], [], [], {}, {})
     try:
         complete = _walk(fd, (), walk)
     finally:
         os.close(fd)
     own_files = [file for file in walk.files if walk.own(file, file.relative)]
     own_notebooks = [name for name in walk.notebooks if walk.own(name, name)]
+    beside = [file for file in walk.notebooks_beside if walk.own(file, file.relative)]
     notes = [*walk.notes, *([f"and {walk.more_notes:,} more like these"] if walk.more_notes else [])]
     if not complete:
         notes.append(TOO_MANY)
-    return HandedIn(folder, tuple(own_files), tuple(own_notebooks), tuple(notes), complete)
+    return HandedIn(folder, tuple(own_files), tuple(own_notebooks), tuple(notes), complete, tuple(beside))
 
 
 def _folder_refused(root: Path, parts: Sequence[str], error: OSError) -> str:
@@ -248,10 +263,14 @@ def _walk(fd: int, parts: tuple[str, ...], walk: _Walk) -> bool:
                 os.close(child)
         elif not stat.S_ISREG(info.st_mode):
             walk.note(SPECIAL.format(shown, _kind(info.st_mode)))
-        elif ignored(name, [NOTEBOOK]) and (walk.graded is None or (not parts and name in walk.graded)):
-            if not parts:  # notebooks below the top are neither copied nor converted by nbgrader
+        elif ignored(name, [NOTEBOOK]):  # never copied, by nbgrader nor here
+            if not parts and (walk.graded is None or name in walk.graded):  # converted: the top-level ones
                 walk.notebooks.append(name)
                 walk.nlinks[name] = ((info.st_dev, info.st_ino), info.st_nlink)
+            else:  # the student's other notebooks: staged beside the graded one only
+                beside = OwnFile(relative, (info.st_dev, info.st_ino))
+                walk.notebooks_beside.append(beside)
+                walk.nlinks[beside] = ((info.st_dev, info.st_ino), info.st_nlink)
         else:
             file = OwnFile(relative, (info.st_dev, info.st_ino))
             walk.files.append(file)
@@ -316,6 +335,86 @@ def read_own_notebook(root: Path, parts: Sequence[str], name: str) -> bytes:
         return b"".join(chunks)
 
 
+@dataclass(frozen=True)
+class GradedFile:
+    """What of a submission is graded as one notebook: the bytes of the file `attnkit grade` grades as it (None:
+    none is), and the notes saying which file was graded and why, or why none was."""
+
+    data: bytes | None
+    notes: tuple[str, ...]
+
+
+def graded_file(root: Path, parts: Sequence[str], notebook: str, submission: HandedIn) -> GradedFile:
+    """The file of the submission at root/parts (submitted/, (student, assignment)) graded as `notebook` (a name
+    without .ipynb): see graded_files."""
+    return graded_files(root, parts, [notebook], submission)[notebook]
+
+
+def graded_files(root: Path, parts: Sequence[str], notebooks: Sequence[str],
+                 submission: HandedIn) -> dict[str, GradedFile]:
+    """The file of the submission at root/parts (submitted/, (student, assignment)) graded as each of `notebooks`
+    (names without .ipynb), chosen as `attnkit grade` chooses it (autograder.grading.intake, on the student's folder,
+    looked at once), and read without following a link. `submission` (handed_in of the same folder) gives the notes
+    on the folder, which are not repeated. Outside nbgrader's layout of attnkit's course (another assignment or
+    directory structure, a notebook not attnkit's), only the file of the notebook's own name is graded, as nbgrader
+    converts it."""
+    from autograder.course.assignment import ASSIGNMENT
+    from autograder.course.exercises import NOTEBOOKS
+
+    chosen = {notebook: _own_name(root, parts, notebook, submission) for notebook in notebooks
+              if len(parts) != 2 or parts[-1] != ASSIGNMENT or notebook not in NOTEBOOKS}
+    if len(chosen) == len(notebooks):
+        return chosen
+    from autograder.grading.intake import open_submission
+    from autograder.isolation.notebook_plan import NotebookProblem, read_submitted
+
+    with open_submission(root / parts[0]) as found:
+        for notebook in notebooks:
+            if notebook in chosen:
+                continue
+            located = found.located[notebook]
+            if located.path is None:
+                chosen[notebook] = GradedFile(None, (_without(located.reason, found.notes),))
+                continue
+            notes = tuple(note for note in located.notes if note not in found.notes)
+            try:
+                relative = located.path.relative_to(found.folder).parts
+            except ValueError:  # a member extracted from a zip, into the intake's own temporary folder
+                relative = ()
+            try:
+                data = (read_own_notebook(root, (parts[0], *relative[:-1]), relative[-1]) if relative
+                        else bytes(read_submitted(located.path)))
+            except (OSError, NotebookProblem) as error:
+                chosen[notebook] = GradedFile(None, (*notes, _unreadable(located.shown, error)))
+                continue
+            chosen[notebook] = GradedFile(data, notes)
+    return chosen
+
+
+def _own_name(root: Path, parts: Sequence[str], notebook: str, submission: HandedIn) -> GradedFile:
+    """The submitted file of the notebook's own name, when it is the student's own regular file."""
+    name = f"{notebook}.ipynb"
+    if name not in submission.notebooks:
+        if any(clean(name) in note for note in submission.notes):
+            return GradedFile(None, ())  # the folder's notes say why already
+        return GradedFile(None, (LINK.format(clean(name)) if _is_link(root.joinpath(*parts, name))
+                                 else f"{clean(name)} is not the student's own file: not graded",))
+    try:
+        return GradedFile(read_own_notebook(root, parts, name), ())
+    except OSError as error:
+        return GradedFile(None, (_unreadable(name, error),))
+
+
+def _unreadable(shown: str, error: Exception) -> str:
+    return f"{clean(shown)} cannot be read as it was handed in: {clean(getattr(error, 'strerror', None) or error, 200)}"
+
+
+def _without(reason: str, notes: Sequence[str]) -> str:
+    """The intake's reason without the folder's notes it ends with (they are said once, by handed_in's notes)."""
+    suffix = "; ".join(("", *notes)) if notes else ""
+    return reason.removesuffix(suffix) if suffix else reason
+
+
 def place_own_files(submission: HandedIn, root: Path, parts: Sequence[str], destination: Path,
                     keep: frozenset[str] = frozenset()) -> list[str]:
     """Make `destination` hold the submission's own files and nothing else copied from it (notebooks and `keep`, the
@@ -346,6 +445,22 @@ def place_own_files(submission: HandedIn, root: Path, parts: Sequence[str], dest
     return notes
 
 
+def place_notebooks_beside(submission: HandedIn, root: Path, parts: Sequence[str], destination: Path) -> None:
+    """Copy the student's other notebooks (`submission.notebooks_beside`) into `destination`, as handed in, read
+    without following a link; one changed since it was scanned is left out, as place_own_files leaves out a file.
+    Only for the folder a notebook is graded beside (nbgrader_lookahead.stage), never for autograded/."""
+    for file in submission.notebooks_beside:
+        target = destination.joinpath(*file.parts)
+        try:
+            with _opened_own(root, parts, file.parts, file.identity) as fd:
+                if os.fstat(fd).st_size > MAX_FILE_BYTES:
+                    continue
+                _copy_own(fd, target)
+        except OSError:
+            with contextlib.suppress(FileNotFoundError):
+                target.unlink()
+
+
 def instructor_files(converter: "BaseConverter | None", course: CourseDirectory, assignment: str) -> frozenset[str]:
     """The files Autograde copies from source/<assignment> over the student's (relative paths)."""
     from nbgrader.utils import find_all_files
@@ -367,19 +482,16 @@ class OwnFilesOnly(NbGraderPreprocessor):
         submitted, parts = _submitted_folder(course, student, assignment)
         source = Path(course.format_path(course.source_directory, ".", assignment))
         submission = handed_in(submitted, parts, course.ignore, assignment_notebooks(source))
-        notes = list(submission.notes)
-        if notebook in submission.notebooks:
-            try:
-                nb = nbformat.reads(read_own_notebook(submitted, parts, notebook).decode("utf-8"), as_version=4)
-            except Exception as error:  # noqa: BLE001 - a hostile file that nbgrader read otherwise: not graded
-                notes.append(f"{clean(notebook)} cannot be read as it was handed in: "
-                             f"{clean(getattr(error, 'strerror', None) or error, 200)}")
-                nb = _empty_like(nb)
-        else:
-            if not any(clean(notebook) in note for note in notes):
-                notes.append(LINK.format(clean(notebook)) if _is_link(submitted.joinpath(*parts, notebook))
-                             else f"{clean(notebook)} is not the student's own file: not graded")
+        graded = graded_file(submitted, parts, str(resources["nbgrader"]["notebook"]), submission)
+        notes = [*graded.notes, *submission.notes]
+        if graded.data is None:
             nb = _empty_like(nb)
+        else:
+            try:
+                nb = nbformat.reads(graded.data.decode("utf-8"), as_version=4)
+            except Exception as error:  # noqa: BLE001 - a hostile file that nbgrader read otherwise: not graded
+                notes.append(_unreadable(notebook, error))
+                nb = _empty_like(nb)
         destination = Path(course.format_path(course.autograded_directory, student, assignment))
         keep = instructor_files(converter, course, assignment)
         notes += place_own_files(submission, submitted, parts, destination, keep)

@@ -7,11 +7,14 @@ is about to autograde; attnkit restores given cells from the release as nbgrader
 
 Both modes grade a notebook beside the same folder, laid out by one function (`stage`) from what the student handed
 in: their own files after nbgrader's ignore rules and attnkit's refusals of links, hard links and special files
-(autograder.integrations.nbgrader_intake), the instructor's files over them, and every notebook they handed in, as
-handed in (`%run ./02_….ipynb` or `json.load(open("02_….ipynb"))` from notebook 01 reads the student's 02 whether
-or not nbgrader has converted it yet, as `attnkit grade` reads it). Grading on the spot never grades beside
-`autograded/`, whose notebooks depend on how far nbgrader is (no 02 yet while 01 is graded; nbgrader's graded 01,
-its given cells restored, while 02 is) and on earlier runs (`--notebook`): it stages the submission afresh (`staged`).
+(autograder.integrations.nbgrader_intake), the instructor's files over them, every notebook they handed in, as
+handed in (`%run ./02_….ipynb`, `%run ./00_setup.ipynb` or `json.load(open("02_….ipynb"))` from notebook 01 reads
+the student's own whether or not nbgrader has converted it yet, as `attnkit grade` reads it; their other notebooks
+never reach `autograded/`, where nbgrader's generate_feedback would take each for a submitted one), and under each
+notebook's name the file OwnFilesOnly grades as it (an edited `-Copy1` beside the untouched original). Grading on
+the spot never grades beside `autograded/`, whose notebooks depend on how far nbgrader is (no 02 yet while 01 is
+graded; nbgrader's graded 01, its given cells restored, while 02 is) and on earlier runs (`--notebook`): it stages
+the submission afresh (`staged`).
 A sanitized notebook then takes the result graded ahead only when it is the same grading input: the same notebook,
 the same cells to run and exercises to check (its plan), and the same files beside it, notebooks included, by
 content (`grading_digest` of both staged folders; a folder too large to digest never matches). Anything else (an
@@ -37,11 +40,14 @@ from pathlib import Path
 from autograder.grading.notebooks import NotebookInput, NotebookResult, Options, grade_notebooks, tidy_notes
 from autograder.integrations.nbgrader_intake import (
     assignment_notebooks,
+    graded_files,
     handed_in,
+    place_notebooks_beside,
     place_own_files,
     read_own_notebook,
 )
 from autograder.integrations.nbgrader_progress import Progress
+from autograder.integrations.nbgrader_renamed import notebooks_to_convert
 from autograder.isolation.notebook_plan import NotebookPlan, plan_notebook
 from autograder.isolation.workspace import NOT_COPIED
 
@@ -92,7 +98,7 @@ def about_to_autograde(run: Run) -> list[Submitted]:
     found: list[Submitted] = []
     for folder in sorted(run.submitted.glob(f"{run.students}/{run.assignment}")):
         student = folder.parent.name
-        names = [name for name in run.notebooks if (folder / f"{name}.ipynb").is_file()]
+        names = notebooks_to_convert(folder, run.notebooks)  # those under another name too, as the course converts
         graded = run.autograded / student / run.assignment
         if not run.force and names and all((graded / f"{name}.ipynb").is_file() for name in names):
             continue
@@ -178,9 +184,13 @@ def _content_digest(path: Path) -> tuple[int, bytes] | None:
 def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]:
     """Lay out in `into` the folder that every notebook of `student` is graded beside, ahead and on the spot: their
     own files, after nbgrader's ignore rules and attnkit's refusals (autograder.integrations.nbgrader_intake), the
-    instructor's files copied over them, and every notebook they handed in, as handed in (read without following a
-    link; one changed since it was scanned is left out, as place_own_files leaves out a file). Returns those of
-    `notebooks` staged (the student's own files)."""
+    instructor's files copied over them, every notebook they handed in, as handed in (their other notebooks too:
+    `%run ./00_setup.ipynb` reads the student's own, in both modes; read without following a link; one changed since
+    it was scanned is left out, as place_own_files leaves out a file), and under each of the run's notebooks' names
+    the file OwnFilesOnly grades as it (the file `attnkit grade` grades: an edited `-Copy1` beside the untouched
+    original, a copy found by content). The same for every call of one run, whichever `notebooks` it names, so that
+    the folders staged ahead and on the spot digest alike. Returns those of `notebooks` staged (graded from a file of
+    the student's)."""
     parts = (student, run.assignment)
     submission = handed_in(run.submitted, parts, run.ignore, assignment_notebooks(run.source))
     into.mkdir(mode=0o700)
@@ -190,11 +200,15 @@ def stage(run: Run, student: str, notebooks: list[str], into: Path) -> list[str]
             target = into / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(run.source / relative, target)
+    place_notebooks_beside(submission, run.submitted, parts, into)
     for name in submission.notebooks:
         with contextlib.suppress(OSError):
             (into / name).write_bytes(read_own_notebook(run.submitted, parts, name))
-    return [notebook for notebook in notebooks if f"{notebook}.ipynb" in submission.notebooks
-            and (into / f"{notebook}.ipynb").is_file()]
+    graded = graded_files(run.submitted, parts, run.notebooks, submission)  # as OwnFilesOnly will choose each
+    for notebook, chosen in graded.items():
+        if chosen.data is not None:
+            (into / f"{notebook}.ipynb").write_bytes(chosen.data)
+    return [notebook for notebook in notebooks if notebook in graded and graded[notebook].data is not None]
 
 
 @contextlib.contextmanager

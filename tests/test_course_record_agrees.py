@@ -58,8 +58,6 @@ GRADED_BY_HAND = ("01_attention_without_weights", "test_softmax_stable")  # s001
 HAND_GRADE = (3, 6)  # 3 of the cell's 6 points, before the course's points change
 MOVED = ["--set", "softmax_naive.random=3", "--set", "softmax_stable.large=0"]  # softmax_stable 6 -> 5
 STABLE_AFTER = 5
-ONE_GRADE = ("needs branch one-grade-2 (issue 56 items 1-2): nbgrader's path grades the -Copy1 by content and keeps "
-             "Untitled.ipynb out of generate_feedback's bookkeeping")
 
 
 def _handed_in(course, student, timestamp, notebooks):
@@ -218,7 +216,6 @@ def test_every_record_shows_each_student_the_same_total(course):
     assert {row["Email address"] for row in _rows(root / "attention-moodle.csv")} == {r["email"] for r in roster}
 
 
-@pytest.mark.xfail(strict=True, reason=ONE_GRADE)
 def test_the_copy1_student_agrees_too_and_generate_feedback_exits_0(course):
     """s003's notebook 04 is graded from its -Copy1 on nbgrader's path, as attnkit grade grades it, and its
     Untitled.ipynb stops nobody's feedback: generate_feedback exits 0 and s003's total is the same everywhere."""

@@ -10,6 +10,7 @@ root and gradebook.
 """
 
 import autograder.integrations.nbgrader_formgrader_escaping
+import autograder.integrations.nbgrader_formgrader_late
 import autograder.integrations.nbgrader_gradebook_warnings
 import autograder.integrations.nbgrader_quiet_log
 import autograder.integrations.nbgrader_student_guard
@@ -32,6 +33,10 @@ autograder.integrations.nbgrader_gradebook_warnings.install()
 # (autograder/integrations/nbgrader_formgrader_escaping.py).
 autograder.integrations.nbgrader_student_guard.install()
 autograder.integrations.nbgrader_formgrader_escaping.install()
+# formgrader's totals (its students, a student's assignment and notebooks, the submissions) are less the late penalty,
+# as in the export, the LMS files, the class report and the feedback; its total columns say so
+# (autograder/integrations/nbgrader_formgrader_late.py).
+autograder.integrations.nbgrader_formgrader_late.install()
 # `nbgrader autograde` says one line per student and how far it is; nbgrader's lines for every notebook (sanitizing,
 # converting, writing) and attnkit's score of each are shown with --log-level=INFO or DEBUG. Warnings and errors are
 # always shown (autograder/integrations/nbgrader_quiet_log.py).

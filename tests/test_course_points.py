@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import nbformat
 import pytest
+from test_docs import REPO, page_commands
 from test_gradebook_export import Formgrader
 from test_quiet_autograde import handed_in
 
@@ -31,6 +32,7 @@ from autograder.course.exercises import NOTEBOOKS
 from autograder.integrations import course_points, nbgrader_course
 
 NB01 = NOTEBOOKS[0]
+POINTS_PAGE = REPO / "docs" / "instructor" / "points.md"
 MOVED = ["--set", "softmax_naive.random=3", "--set", "softmax_stable.large=0"]  # softmax_naive 5 -> 6, stable 6 -> 5
 # What a student would like the points to be: everything on one check they pass.
 THEIRS = 'rescale_to = 1000\n[points]\n"softmax_naive.notes" = 0\n"softmax_naive.random" = 0\n'
@@ -53,6 +55,13 @@ def _run(home, *command, cwd=None, timeout=900):
 
 def _attnkit(home, *args):
     return _run(home, sys.executable, "-m", "autograder.cli", *args)
+
+
+def _as_written(home, line):
+    """points.md's command `line` (it must be on the page), run verbatim by bash from the checkout with HOME (whose
+    ~/attnkit-course is the course), as test_docs.py leaves it to this test."""
+    assert line in [command.line for command in page_commands(POINTS_PAGE)], line
+    return _run(home, "bash", "-c", f"set -euo pipefail\n{line}", cwd=REPO)
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +147,7 @@ def test_a_change_of_points_keeps_the_kit_and_manual_grades_and_every_grader_of_
     assert _grade(root, "test_softmax_stable")[:3] == (6, None, 6)
     _give_manual_grade(root, "test_softmax_stable", 3)  # a TA's 3 of 6
 
-    changed = _attnkit(home, "course", "points", str(root), *MOVED)
+    changed = _as_written(home, f".venv/bin/attnkit course points ~/attnkit-course {' '.join(MOVED)}")
     assert changed.returncode == 0, changed.stdout + changed.stderr
     assert f"{STUDENT}'s {NB01} test_softmax_stable: manual grade 3 of 6 -> 2.5 of 5" in changed.stdout
     assert sorted(path.name for path in release.iterdir()) == sorted([*(f"{name}.ipynb" for name in NOTEBOOKS),
@@ -151,10 +160,10 @@ def test_a_change_of_points_keeps_the_kit_and_manual_grades_and_every_grader_of_
     assert (cells["test_softmax_naive"], cells["test_softmax_stable"]) == (6, 5)
     assert "Naive softmax (6 points)" in (release / f"{NB01}.ipynb").read_text(encoding="utf-8")
     assert _grade(root, "test_softmax_stable")[1:3] == (2.5, 5)  # kept in proportion, not 3 of 5
-    shown = _attnkit(home, "course", "points", str(root))
+    shown = _as_written(home, ".venv/bin/attnkit course points ~/attnkit-course")
     assert shown.returncode == 0 and f"course settings: {root / 'course_settings.toml'}\n" in shown.stdout
     assert "softmax_naive (01_attention_without_weights): 6\n" in shown.stdout and shown.stdout.endswith("total: 100\n")
-    handed_out = _run(home, sys.executable, "-m", "nbgrader", "release_assignment", "attention", "--force", cwd=root)
+    handed_out = _as_written(home, "(cd ~/attnkit-course && nbgrader release_assignment attention --force)")
     assert handed_out.returncode == 0, handed_out.stderr[-3000:]
     assert sorted(path.name for path in (root / "exchange" / "attnkit" / "outbound" / "attention").iterdir()) == \
         sorted(path.name for path in release.iterdir())  # the kit goes out with the new release
@@ -200,7 +209,7 @@ def test_a_refused_change_of_points_leaves_the_course_as_it_was(course):
     assert refused.returncode == 2 and "is not a TOML file" in refused.stderr, refused.stderr
     assert {**_files(root), "course_settings.toml": good.encode()} == before
     settings.write_text(good, encoding="utf-8")
-    released = _attnkit(home, "course", "release", str(root))  # the file as it is: the same points, released again
+    released = _as_written(home, ".venv/bin/attnkit course release ~/attnkit-course")  # the same points, again
     assert released.returncode == 0, released.stdout + released.stderr
     assert "0 graded cells changed" in released.stdout
     release = root / "release" / "attention"

@@ -42,6 +42,7 @@ SHARDS = "tests/test_shards.py::test_merged_grades_csv_equals_the_unsharded_one"
 HUB = "tests/test_jupyterhub.py::test_the_course_round_trip_on_jupyterhub"
 MUTATION = "tests/test_mutation_sample.py::test_every_sampled_mutant_loses_points"
 POINTS_EVERYWHERE = "tests/test_points.py::test_the_release_attnkit_grade_and_sandboxed_nbgrader_give_the_files_points"
+RUNBOOK = "tests/test_runbook.py::test_the_runbook_from_course_new_to_the_lms_files_with_a_manual_grade_between"
 COURSE_POINTS = ("tests/test_course_points.py::"
                  "test_a_change_of_points_keeps_the_kit_and_manual_grades_and_every_grader_of_the_course_uses_it")
 RUN_BY_TEST = {
@@ -108,15 +109,15 @@ RUN_BY_TEST = {
         "tests/test_student_kit_venv.py::test_solved_notebooks_pass_every_public_check",
     "make similarity-bench":
         "tests/test_similarity_bench.py::test_3000_students_every_planted_pair_on_top_and_few_honest_pairs_flagged",
-    # docs/instructor/export.md: the gradebook route, a course graded with nbgrader and changed in formgrader
-    "attnkit export . --canvas canvas-gradebook.csv --out attention-canvas.csv":
-        "tests/test_gradebook_export.py::test_formgrader_changes_reach_the_canvas_and_moodle_files",
-    "attnkit export . --moodle moodle-grades.csv --id-column email --out attention-moodle.csv":
-        "tests/test_gradebook_export.py::test_formgrader_changes_reach_the_canvas_and_moodle_files",
+    # docs/instructor/export.md: the gradebook route, run verbatim in the runbook's course (Canvas's and Moodle's own
+    # export files, a manual grade from formgrader, the rehearsal student named, then removed)
+    "attnkit export . --canvas canvas-gradebook.csv --out attention-canvas.csv": RUNBOOK,
+    "attnkit export . --moodle moodle-grades.csv --id-column email --out attention-moodle.csv": RUNBOOK,
     # docs/instructor/setup.md: a server, until Ctrl-C
     "attnkit course formgrader ~/attnkit-course":
         "tests/test_course_setup.py::test_formgrader_answers_on_the_printed_url_and_chromium_shows_the_course",
-    # docs/instructor/points.md: points in course_settings.toml, regrades of one exercise or notebook
+    # docs/instructor/points.md: points in course_settings.toml (test_course_points runs these lines verbatim), regrades
+    # of one exercise or notebook
     ".venv/bin/attnkit points": "tests/test_points.py::test_attnkit_points_lists_the_points_in_force",
     ".venv/bin/attnkit course points ~/attnkit-course": COURSE_POINTS,
     ".venv/bin/attnkit course points ~/attnkit-course --set softmax_naive.random=3 --set softmax_stable.large=0":

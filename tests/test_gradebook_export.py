@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_helpers import start_chromium, wait_until
 
 from autograder import cli
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
@@ -272,6 +273,46 @@ def test_nbgrader_export_names_timestamps_and_quoting(graded_by_hand):
     assert carol["timestamp"] == NO_SUBMISSION and float(carol["score"]) == 0.0
     assert (carol["first_name"], carol["last_name"]) == ("Carol", "Nohand")
     assert alice["duedate"].startswith(DUE)
+
+
+def test_formgraders_pages_show_each_total_less_its_late_penalty(graded_by_hand, tmp_path):
+    """bob's late penalty (the "zero" policy: his whole autograded score) is subtracted on every formgrader page that
+    shows a total, as in the export; the total columns say so. Read through its API and seen in Chromium."""
+    from selenium.webdriver.common.by import By
+    from test_course_setup import _browser_binaries
+
+    from autograder.integrations.nbgrader_formgrader_late import LABEL
+
+    course, _ = graded_by_hand
+    expected, full = _expected_totals(), _points(NB01)
+    with formgrader(course, tmp_path) as session:
+        students = {row["id"]: row["score"] for row in session.json("/formgrader/api/students")}
+        assert {student: students[student] for student in expected} == expected
+        submissions = {row["student"]: row for row in session.json(f"/formgrader/api/submissions/{ASSIGNMENT}")}
+        assert {student: submissions[student]["score"] for student in expected} == expected
+        assert submissions["bob"]["late_submission_penalty"] == full and submissions["bob"]["code_score"] > full
+        (bobs,) = session.json("/formgrader/api/student_submissions/bob")
+        assert bobs["score"] == expected["bob"]
+        (bobs,) = session.json(f"/formgrader/api/student_notebook_submissions/bob/{ASSIGNMENT}")
+        assert bobs["score"] == expected["bob"]
+        notebooks = {row["student"]: row["score"]
+                     for row in session.json(f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/{NB01}")}
+        assert {student: notebooks[student] for student in expected} == expected
+
+        driver = start_chromium(*_browser_binaries(), tmp_path, 60)
+        try:
+            driver.get(f"{session.url}/formgrader?token={session.token}")
+            for page in ("manage_students", f"manage_submissions/{ASSIGNMENT}", "manage_students/bob",
+                         f"manage_students/bob/{ASSIGNMENT}", f"gradebook/{ASSIGNMENT}/{NB01}"):
+                driver.get(f"{session.url}/formgrader/{page}")
+                bob = f"{expected['bob']:g} / {full:g}"
+                wait_until(driver, lambda: any(bob in row.text  # noqa: B023 -- read at once
+                                               for row in driver.find_elements(By.CSS_SELECTOR, "table tbody tr")),
+                           60, f"bob's {bob} on {page}")
+                headers = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "table thead th")]
+                assert any(header.endswith(LABEL) for header in headers), (page, headers)
+        finally:
+            driver.quit()
 
 
 # --- refusals (no nbgrader run) -------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS
 from autograder.integrations import nbgrader_course
 from autograder.integrations.gradebook_report import _notebook_metadata
 from autograder.integrations.lms import CANVAS_REQUIRED
+from autograder.integrations.nbgrader_formgrader_late import LatePenalisedAPI
 from autograder.integrations.nbgrader_gradebook import read_assignment, read_gradebook
 from autograder.integrations.nbgrader_late_penalty import PerDayLatePenalty
 from autograder.integrations.nbgrader_record import RECORD_KEY, read_record
@@ -169,7 +170,7 @@ def test_the_mistakes_are_the_sandboxes_record_not_the_students(course, report):
 @pytest.mark.slow
 def test_a_late_students_total_is_the_same_on_every_page(course, report):
     """bob's total: the gradebook, the report, nbgrader export, attnkit export, the feedback page, and what formgrader's
-    student pages read (nbgrader's NbGraderAPI, their backend), which show the score before the penalty."""
+    student pages read (the course's LatePenalisedAPI, their backend: nbgrader's NbGraderAPI less the penalty)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config import Config
@@ -203,10 +204,11 @@ def test_a_late_students_total_is_the_same_on_every_page(course, report):
 
     config = Config()
     config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config())
-    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    api = LatePenalisedAPI(coursedir=CourseDirectory(config=config), config=config)
     (on_page,) = api.get_student_submissions("bob")  # the student page's assignments table
-    assert on_page["score"] == full  # before the penalty: formgrader does not subtract it
-    assert on_page["score"] - submission.late_penalty == pytest.approx(total)
+    assert on_page["score"] == pytest.approx(total) and on_page["late_submission_penalty"] == submission.late_penalty
+    (nbgraders,) = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config).get_student_submissions("bob")
+    assert nbgraders["score"] == full  # nbgrader's own: before the penalty
 
 
 def test_the_course_policy_takes_a_tenth_per_day_started_and_keeps_nbgraders_two():

@@ -170,7 +170,7 @@ def _record(grades: AssignmentGrades, notes: dict[str, tuple[str, ...]]) -> Tota
     return TotalsRecord(
         f"Totals from the gradebook ({clean(grades.database)}, read {read}): the numbers formgrader, the feedback "
         "pages, nbgrader export and attnkit export show, manual grades and extra credit included, late penalties "
-        "subtracted (formgrader's own pages show a late submission before its penalty: the Notes say by how much). "
+        "subtracted (the Notes say by how much). "
         f"Assignment {clean(grades.assignment)}, {due}. Every student of the gradebook has a row; one who handed "
         "nothing in has 0, as in nbgrader export and the LMS files. Named mistakes from attnkit's records in "
         "autograded/, no grading run.",

@@ -69,7 +69,7 @@ class Submission:
     """A student's graded submission of the assignment."""
 
     student_id: str
-    score: float  # before the late penalty: what formgrader's pages show
+    score: float  # before the late penalty (formgrader's code score)
     late_penalty: float
     seconds_late: float  # past the due date (and the student's extension), as nbgrader counts it
     needs_manual_grade: bool

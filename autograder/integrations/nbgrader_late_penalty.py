@@ -8,9 +8,9 @@ them: an hour late keeps 90%, 25 hours late 80%, ten days late nothing. Without 
 
 nbgrader calls the plugin once per notebook, with that notebook's score, when the notebook is autograded
 (`AssignLatePenalties`), and stores the penalty in the gradebook; `nbgrader export`, `attnkit export`, `attnkit
-report` and the feedback page subtract it, formgrader's pages do not. A manual grade saved later does not change a
-stored penalty: autograding the student again (`nbgrader autograde attention --student ID --force`, which keeps the
-manual grades) computes it from the new score.
+report`, the feedback page and formgrader's totals (nbgrader_formgrader_late.py) subtract it. A manual grade saved
+later does not change a stored penalty: autograding the student again (`nbgrader autograde attention --student ID
+--force`, which keeps the manual grades) computes it from the new score.
 
 nbgrader's two policies stay one setting away: `c.LateSubmissionPlugin.penalty_method = "none"` or `"zero"` (this
 class is a LateSubmissionPlugin, so nbgrader's setting reaches it).

@@ -90,7 +90,7 @@ def test_a_kit_build_that_fails_says_why(tmp_path, monkeypatch):
     new` with python -m build's own words (here: a pyproject.toml that is not TOML)."""
     from autograder.integrations.student_kit import build
 
-    def broken_kit(out_dir, seed):
+    def broken_kit(out_dir, seed, supported):
         Path(out_dir).mkdir(parents=True)
         (Path(out_dir) / "pyproject.toml").write_text("[project\nname = 'kit'\n", encoding="utf-8")
         return {}

@@ -12,6 +12,7 @@ import torch
 from autograder.checking import notebook_display
 from autograder.checking.check_types import Verdict
 from autograder.checking.notebook_display import WIDTH, html_text, plain_text
+from autograder.checking.pictures import show_svg
 from autograder.checking.results import public_details
 from autograder.checking.text_width import columns as text_columns
 from autograder.course import catalog
@@ -178,7 +179,7 @@ def kernel(monkeypatch):
     import IPython.display
 
     shown = []
-    monkeypatch.setattr(notebook_display, "_in_kernel", lambda: True)
+    monkeypatch.setattr(notebook_display, "in_kernel", lambda: True)
     monkeypatch.setattr(IPython.display, "display", lambda bundle, raw: shown.append(bundle))
     return shown
 
@@ -207,8 +208,27 @@ def test_check_in_a_kernel_shows_html_and_a_readable_plain_form_without_ids(kern
 
 
 def test_outside_a_kernel_the_table_is_printed_as_it_is(monkeypatch):
-    monkeypatch.setattr(notebook_display, "_in_kernel", lambda: False)
+    monkeypatch.setattr(notebook_display, "in_kernel", lambda: False)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         notebook_display.show_table(LONG)
     assert printed.getvalue() == LONG + "\n"
+
+
+def test_beside_a_bare_ipython_shell_the_table_and_pictures_print_as_in_a_script(monkeypatch):
+    # A shell without a kernel (a terminal IPython; the grading shell a test makes in this process) has no front end
+    # to show a display: check(...) prints its table, and its pictures are left out, as in a script.
+    import IPython
+
+    class BareShell:  # what get_ipython() gives in a terminal IPython: no `kernel`
+        pass
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: BareShell())
+    assert not notebook_display.in_kernel()
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        notebook_display.show_table(LONG)
+        show_svg("<svg/>", "a picture's words")
+    assert printed.getvalue() == LONG + "\n"
+    BareShell.kernel = object()  # a kernel's shell
+    assert notebook_display.in_kernel()

@@ -16,7 +16,7 @@ from html import escape
 from autograder.checking.text_width import columns
 from autograder.safe_text import clean
 
-__all__ = ["WIDTH", "html_text", "plain_text", "show_table"]
+__all__ = ["WIDTH", "html_text", "in_kernel", "plain_text", "show_table"]
 
 WIDTH = 100  # columns of the plain-text form
 MAX_LINE = 100_000  # characters of one line kept (clean's default would cut a long table line at 4000)
@@ -81,7 +81,7 @@ def html_text(table: str) -> str:
 def show_table(table: str) -> None:
     """Show check(...)'s table: in a running IPython kernel as HTML with its plain form beside it (the front end
     picks); elsewhere printed as it is, for a reader or a program that takes the lines as they come."""
-    if not _in_kernel():
+    if not in_kernel():
         print(table)
         return
     from IPython.display import display
@@ -89,9 +89,11 @@ def show_table(table: str) -> None:
     display({"text/html": html_text(table), "text/plain": plain_text(table)}, raw=True)
 
 
-def _in_kernel() -> bool:
+def in_kernel() -> bool:
+    """Whether this process runs a Jupyter kernel, whose front end shows displays. A bare IPython shell (a terminal
+    IPython, or the grading shell a test made in this process) has no `kernel`: there the table prints."""
     try:
         from IPython import get_ipython
     except ImportError:
         return False
-    return get_ipython() is not None
+    return getattr(get_ipython(), "kernel", None) is not None

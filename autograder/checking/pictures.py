@@ -17,6 +17,7 @@ import torch
 
 from autograder.checking.check_types import CheckResult, HeadLayout, TokenHead
 from autograder.checking.compare import unravel
+from autograder.checking.notebook_display import in_kernel
 from autograder.i18n import Messages, pick, render
 
 __all__ = [
@@ -518,10 +519,8 @@ def text_width(content: str) -> int:
 def show_svg(svg: str, alt: str) -> None:
     """Display SVG text in a running IPython kernel, `alt` (what it shows in words) as its text/plain form for where
     it cannot show; nothing elsewhere."""
-    try:
-        from IPython import get_ipython
-        from IPython.display import display
-    except ImportError:
+    if not in_kernel():
         return
-    if get_ipython() is not None:
-        display({"image/svg+xml": svg, "text/plain": alt}, raw=True)
+    from IPython.display import display
+
+    display({"image/svg+xml": svg, "text/plain": alt}, raw=True)

@@ -37,7 +37,8 @@ from jinja2 import BaseLoader, Environment
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 
-__all__ = ["EscapeStudentResources", "EscapedTemplates", "escaped_template", "escaping_environment", "install"]
+__all__ = ["FORMGRADER_MODULE", "EscapeStudentResources", "EscapedTemplates", "after_formgrader_settings",
+           "escaped_template", "escaping_environment", "install"]
 
 FORMGRADER_MODULE = "nbgrader.server_extensions.formgrader.formgrader"
 # The keys of SubmissionHandler's resources that hold a student's id or names (notebook_path: autograded/<id>/...).
@@ -106,22 +107,31 @@ class EscapeStudentResources(Preprocessor):
         return nb, resources
 
 
-def install() -> None:
-    """Make formgrader's pages escape what they print, where formgrader is loaded in this process; idempotent."""
+def after_formgrader_settings(marker: str, adjust: Callable[[dict[str, Any]], None]) -> None:
+    """Have formgrader's extension call `adjust(webapp.settings)` after its own `init_tornado_settings`, where
+    formgrader is loaded in this process; once per `marker`, however often the config is loaded."""
     formgrader = sys.modules.get(FORMGRADER_MODULE)
     if formgrader is None:  # not the server: formgrader is imported before it loads the config that calls this
         return
     extension = formgrader.FormgradeExtension
     original = extension.init_tornado_settings
-    if getattr(original, _INSTALLED, False):
+    if getattr(original, marker, False):  # functools.wraps carries the markers of the wrappers beneath
         return
 
     @functools.wraps(original)
     def init_tornado_settings(self: Any, webapp: Any) -> None:
         original(self, webapp)
-        settings = webapp.settings
-        settings["nbgrader_jinja2_env"] = escaping_environment(settings["nbgrader_jinja2_env"])
-        settings["nbgrader_exporter"].register_preprocessor(EscapeStudentResources(), enabled=True)
+        adjust(webapp.settings)
 
-    setattr(init_tornado_settings, _INSTALLED, True)
+    setattr(init_tornado_settings, marker, True)
     extension.init_tornado_settings = init_tornado_settings
+
+
+def _escape_pages(settings: dict[str, Any]) -> None:
+    settings["nbgrader_jinja2_env"] = escaping_environment(settings["nbgrader_jinja2_env"])
+    settings["nbgrader_exporter"].register_preprocessor(EscapeStudentResources(), enabled=True)
+
+
+def install() -> None:
+    """Make formgrader's pages escape what they print, where formgrader is loaded in this process; idempotent."""
+    after_formgrader_settings(_INSTALLED, _escape_pages)

@@ -13,7 +13,6 @@ what the notebook earned before the penalty.
 Where formgrader is not loaded (every other nbgrader command) nothing is imported or changed.
 """
 
-import functools
 import sys
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -21,9 +20,10 @@ from typing import Any
 from jinja2 import BaseLoader, Environment
 from nbgrader.apps.api import NbGraderAPI
 
+from autograder.integrations.nbgrader_formgrader_escaping import FORMGRADER_MODULE, after_formgrader_settings
+
 __all__ = ["LABEL", "LabelledTotals", "LatePenalisedAPI", "install"]
 
-FORMGRADER_MODULE = "nbgrader.server_extensions.formgrader.formgrader"
 FORMGRADER_BASE = "nbgrader.server_extensions.formgrader.base"
 LABEL = "(late penalty subtracted)"
 # The total columns' headers of formgrader's pages (manage_submissions: "Score"), as nbgrader 0.9's templates write
@@ -123,23 +123,15 @@ class LabelledTotals(BaseLoader):
         return self.loader.list_templates()
 
 
+def _label_totals(settings: dict[str, Any]) -> None:
+    environment = settings["nbgrader_jinja2_env"]
+    settings["nbgrader_jinja2_env"] = environment.overlay(loader=LabelledTotals(environment.loader))
+
+
 def install() -> None:
     """Make formgrader's pages show totals less the late penalty, where formgrader is loaded here; idempotent."""
-    formgrader = sys.modules.get(FORMGRADER_MODULE)
-    if formgrader is None:  # not the server: formgrader is imported before it loads the config that calls this
+    if FORMGRADER_MODULE not in sys.modules:  # not the server: nothing to change
         return
     handlers: Any = sys.modules[FORMGRADER_BASE]
     handlers.NbGraderAPI = LatePenalisedAPI  # formgrader's BaseHandler.api makes one per request
-    extension = formgrader.FormgradeExtension
-    original = extension.init_tornado_settings
-    if getattr(original, _INSTALLED, False):
-        return
-
-    @functools.wraps(original)
-    def init_tornado_settings(self: Any, webapp: Any) -> None:
-        original(self, webapp)
-        environment = webapp.settings["nbgrader_jinja2_env"]
-        webapp.settings["nbgrader_jinja2_env"] = environment.overlay(loader=LabelledTotals(environment.loader))
-
-    setattr(init_tornado_settings, _INSTALLED, True)
-    extension.init_tornado_settings = init_tornado_settings
+    after_formgrader_settings(_INSTALLED, _label_totals)

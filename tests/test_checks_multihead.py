@@ -106,6 +106,8 @@ MISTAKES = [
     # The structure check promises heads "that start from weights of their own": one module repeated fails it.
     ("mha_wrapper", mutants.WrapperSharedHead, {"notes", "shapes", "structure"}, "heads_shared"),
     ("mha_wrapper", mutants.WrapperReseededHeads, {"structure"}, "heads_identical_init"),
+    # Heads of d_out // num_heads features: their expected outputs, run with their own weights, are as narrow.
+    ("mha_wrapper", mutants.WrapperNarrowHeads, WRAPPER_SHAPE, "each head is asked for d_out"),
     ("mha_wrapper", mutants.WrapperDropsBias, {"shapes", "structure"}, "pass qkv_bias on"),
     ("mha_wrapper", mutants.WrapperDropsBias, {"shapes", "structure"}, "qkv_bias_ignored"),
     # Its heads (notebook 03's CausalAttention, edited) forgot the scaling and the dropout.

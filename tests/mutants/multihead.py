@@ -140,6 +140,15 @@ class WrapperSharedHead(WrapperBook):
         self.heads = nn.ModuleList([CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)] * num_heads)
 
 
+class WrapperNarrowHeads(WrapperBook):
+    """Splits d_out among the heads as MultiHeadAttention does: each head d_out // num_heads wide."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+
+
 class WrapperDropsBias(WrapperBook):
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
         nn.Module.__init__(self)

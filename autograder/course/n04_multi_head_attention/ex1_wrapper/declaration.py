@@ -220,6 +220,12 @@ MESSAGES = {
         "en": "self.heads[{head}] has no {names}: each head must be a CausalAttention",
         "zh": "self.heads[{head}] 没有 {names}：每个头都应当是一个 CausalAttention",
     },
+    "mha_wrapper.head_width": {
+        "en": "self.heads[{head}] gives {got} features per token, but each head is asked for d_out = {d_out} of its "
+              "own, so the heads side by side should give {total}",
+        "zh": "self.heads[{head}] 每个词元给出 {got} 个特征，但每个头都应有自己的 d_out = {d_out} 个特征，"
+              "所以所有头并排后应有 {total} 个",
+    },
     "mha_wrapper.qkv_bias": {
         "en": "pass qkv_bias on to every CausalAttention head",
         "zh": "要把 qkv_bias 传给每一个 CausalAttention 头",

@@ -19,7 +19,7 @@ from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     attention_input,
 )
 
-__all__ = ["judge_two_dimensional", "judge_wrapper"]
+__all__ = ["head_width_problem", "judge_two_dimensional", "judge_wrapper"]
 
 
 def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
@@ -29,6 +29,9 @@ def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expe
     if problem is not None:
         return problem
     x, got, heads = attention_input(case), record["out"], expectations["heads"]
+    narrow = head_width_problem(heads, case)
+    if narrow is not None:
+        return narrow
     want = torch.cat(heads, dim=-1)
     if same(got, want):
         return dtype_verdict("mha_wrapper", got, x.dtype)
@@ -43,6 +46,19 @@ def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expe
     verdict.misconception = misconception
     verdict.evidence = Evidence.VARIANT if misconception else None  # a wrong join of the heads reproduced it
     return verdict
+
+
+def head_width_problem(heads: list[torch.Tensor], case: MultiHeadCase) -> Verdict | None:
+    """A Verdict when a head's own output is not d_out wide; else None.
+
+    The heads' expected outputs are the reference run with the learner's own weights, so they inherit a head's width:
+    without this, heads of d_out // num_heads features would match themselves (read from their outputs, a fact)."""
+    for index, head in enumerate(heads):
+        if head.shape[-1] != case["d_out"]:
+            return Verdict(False, "mha_wrapper.head_width",
+                           {"head": index, "got": head.shape[-1], "d_out": case["d_out"],
+                            "total": case["num_heads"] * case["d_out"]})
+    return None
 
 
 def judge_two_dimensional(record: TwoDimensionalRecord, case: TwoDimensionalCase,

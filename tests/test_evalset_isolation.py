@@ -1,6 +1,7 @@
-"""The evaluation set of tests/evalsets/learners_2026_11 (issue 58) stays a measuring instrument: nothing under
-autograder/ names it (so no check can read it or be keyed to it), and the set keeps its stated shape: every exercise,
-at least five wrong attempts and one or two controls each, every attempt labelled."""
+"""The evaluation sets of tests/evalsets (issue 58) stay measuring instruments: nothing under autograder/ names
+learners_2026_11 or learners_2026_12 (so no check can read them or be keyed to them), and learners_2026_11 keeps its
+stated shape: every exercise, at least five wrong attempts and one or two controls each, every attempt labelled; every
+attempt of learners_2026_12 is labelled too."""
 
 import ast
 import json
@@ -12,6 +13,7 @@ import pytest
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
 
 SET_NAME = "learners_2026_11"
+KEPT_APART = (SET_NAME, "learners_2026_12")
 FIELDS = {"id": str, "exercise": str, "code": str, "mistake": str, "departing_step": str, "correct": bool}
 
 
@@ -22,18 +24,24 @@ def files_naming(folder: Path, name: str) -> list[str]:
                   if path.is_file() and needle in path.read_bytes())
 
 
-@pytest.fixture(scope="module")
-def attempts(repo_root):
+def read_attempts(folder: Path) -> list[dict]:
+    """Every attempt of the set in `folder`, each with the notebook its file is named after."""
     found = []
-    for path in sorted((repo_root / "tests" / "evalsets" / SET_NAME).glob("*.json")):
+    for path in sorted(folder.glob("*.json")):
         document = json.loads(path.read_text(encoding="utf-8"))
         assert document["notebook"] == path.stem
         found.extend({**attempt, "notebook": path.stem} for attempt in document["attempts"])
     return found
 
 
-def test_nothing_under_autograder_names_the_set(repo_root):
-    assert files_naming(repo_root / "autograder", SET_NAME) == []
+@pytest.fixture(scope="module")
+def attempts(repo_root):
+    return read_attempts(repo_root / "tests" / "evalsets" / SET_NAME)
+
+
+@pytest.mark.parametrize("set_name", KEPT_APART)
+def test_nothing_under_autograder_names_the_set(repo_root, set_name):
+    assert files_naming(repo_root / "autograder", set_name) == []
 
 
 def test_a_mention_anywhere_under_the_folder_is_found(tmp_path):
@@ -44,7 +52,7 @@ def test_a_mention_anywhere_under_the_folder_is_found(tmp_path):
     assert files_naming(tmp_path, SET_NAME) == ["checking/judge.py"]
 
 
-def test_every_attempt_is_labelled_and_its_code_parses(attempts):
+def assert_labelled_and_parsing(attempts: list[dict]) -> None:
     for attempt in attempts:
         for field, kind in FIELDS.items():
             assert isinstance(attempt.get(field), kind), f"{attempt.get('id')}: {field}"
@@ -52,6 +60,16 @@ def test_every_attempt_is_labelled_and_its_code_parses(attempts):
         assert EXERCISES_BY_ID[attempt["exercise"]].notebook == attempt["notebook"], attempt["id"]
         ast.parse(attempt["code"])
     assert len({attempt["id"] for attempt in attempts}) == len(attempts)
+
+
+def test_every_attempt_is_labelled_and_its_code_parses(attempts):
+    assert_labelled_and_parsing(attempts)
+
+
+def test_every_attempt_of_the_newer_set_is_labelled_and_its_code_parses(repo_root):
+    newer = read_attempts(repo_root / "tests" / "evalsets" / "learners_2026_12")
+    assert newer
+    assert_labelled_and_parsing(newer)
 
 
 def test_every_exercise_has_five_wrong_attempts_and_one_or_two_controls(attempts):

@@ -26,7 +26,7 @@ def files_naming(folder: Path, name: str) -> list[str]:
 
 def read_attempts(folder: Path) -> list[dict]:
     """Every attempt of the set in `folder`, each with the notebook its file is named after."""
-    found = []
+    found: list[dict] = []
     for path in sorted(folder.glob("*.json")):
         document = json.loads(path.read_text(encoding="utf-8"))
         assert document["notebook"] == path.stem

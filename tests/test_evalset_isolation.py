@@ -72,7 +72,9 @@ def test_every_attempt_of_the_newer_set_is_labelled_and_its_code_parses(repo_roo
     assert_labelled_and_parsing(newer)
 
 
-def test_every_exercise_has_five_wrong_attempts_and_one_or_two_controls(attempts):
+@pytest.mark.parametrize("set_name", KEPT_APART)
+def test_every_exercise_has_five_wrong_attempts_and_one_or_two_controls(repo_root, set_name):
+    attempts = read_attempts(repo_root / "tests" / "evalsets" / set_name)
     wrong = Counter(attempt["exercise"] for attempt in attempts if not attempt["correct"])
     controls = Counter(attempt["exercise"] for attempt in attempts if attempt["correct"])
     assert sum(wrong.values()) >= 120

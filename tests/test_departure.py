@@ -512,3 +512,67 @@ def test_a_hidden_entry_of_the_notes_is_never_called_kept():
     departure = departure_on("masking_routes.neg_inf_notes", ROUTES[0], neg_inf_scaled_again)
     assert (departure.matched, departure.step) == (("causal_mask", "masked_scores"), "weights")
     assert [fact.kind for fact in departure.facts] == ["differs"]
+
+
+# ------------------------------------------------------------------ code that raises (issue 58: the long tail)
+
+
+def context_weights_times_inputs(inputs):  # an elementwise product where the notes multiply matrices
+    scores = inputs @ inputs.T
+    weights = torch.softmax(scores, dim=-1)
+    return weights * inputs
+
+
+def softmax_stable_python_max(x, dim=-1):  # Python's max walks a matrix's rows and compares them as booleans
+    shifted = x - max(x)
+    return torch.exp(shifted) / torch.exp(shifted).sum(dim=dim, keepdim=True)
+
+
+class CausalKeysTransposedOverTheBatch(solutions.CausalAttention):
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = queries @ keys.transpose(0, 1)  # swaps the batch with the tokens: the product cannot broadcast
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)) @ values
+
+
+def context_with_an_extra_argument(inputs, temperature):  # the exercise's call gives no temperature
+    return torch.softmax(inputs @ inputs.T / temperature, dim=-1) @ inputs
+
+
+def raised_rows(exercise_id, namespace, lang="en"):
+    results = run_checks(in_notebook.ReferenceExpectations(), exercise_id, namespace, lang, include_hidden=False,
+                         seed=SEED, diagnose=True)
+    return [result for result in results if result.status == "error"]
+
+
+def test_code_that_raises_is_told_which_steps_it_reproduced_before_it_raised():
+    shown = raised_rows("context_vectors", {"context_vectors": context_weights_times_inputs})[0]
+    assert shown.misconception is None and shown.departure_step == "context_vectors"
+    assert shown.departure == ("where it departs — your code reproduces the notes' attention scores, attention "
+                               "weights; then it raised before any of its tensors held the notes' context vectors")
+    assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+    zh = raised_rows("context_vectors", {"context_vectors": context_weights_times_inputs}, "zh")[0]
+    assert zh.departure.startswith("从哪里开始不同：") and "抛出了异常" in zh.departure
+    first = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_python_max})[0]
+    assert first.departure.endswith("your code raised before any of its tensors held the notes' first step, the "
+                                    "maximum of each row")
+
+
+def test_a_module_that_raises_keeps_its_weights_for_the_steps():
+    """The module's starting weights are recorded before its forward raises, so the steps are computed on them."""
+    shown = raised_rows("causal_attention", {"CausalAttention": CausalKeysTransposedOverTheBatch})[0]
+    assert shown.departure_step == "scores", shown.departure
+    assert "reproduces the notes' queries, keys, values; then it raised before any of its tensors held the notes' " \
+           "attention scores" in shown.departure
+
+
+def test_a_raise_says_no_step_where_no_step_of_the_learner_ran():
+    stub = raised_rows("context_vectors", {"context_vectors": solutions_stub})
+    extra = raised_rows("context_vectors", {"context_vectors": context_with_an_extra_argument})
+    assert stub and extra and all(result.departure == "" for result in stub + extra)
+
+
+def solutions_stub(inputs):
+    raise NotImplementedError

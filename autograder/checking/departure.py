@@ -61,6 +61,7 @@ class Departure:
     facts: tuple[Fact, ...] = ()
     compared: int = 0
     last: str = ""  # the notes' last step (what the function returns)
+    raised: bool = False  # the learner's code raised on the case: the trace ends where it raised
 
 
 def _normalised(tensor: torch.Tensor) -> torch.Tensor:
@@ -240,9 +241,14 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         key = "departure.after"
     else:
         key = "departure.first" if departure.compared else "departure.nothing"
+    if departure.raised and not departure.facts:
+        # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
+        key = "departure.raised_after" if departure.matched else "departure.raised_first"
     parts = [render(messages, key, lang, fields)]
     parts += [render(messages, f"departure.fact.{fact.kind}", lang, {**fact.fields, "step": fields["step"]})
               for fact in departure.facts]
+    if departure.raised and departure.facts:
+        parts.append(render(messages, "departure.then_raised", lang))
     if departure.returned is not None:
         parts.append(render(messages, "departure.returned", lang, {
             "returned": name(departure.returned), "last": name(departure.last)}))

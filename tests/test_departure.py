@@ -576,3 +576,15 @@ def test_a_raise_says_no_step_where_no_step_of_the_learner_ran():
 
 def solutions_stub(inputs):
     raise NotImplementedError
+
+
+def softmax_stable_max_without_keepdim(x, dim=-1):  # each row shifted by another row's maximum
+    e = torch.exp(x - x.max(dim=dim).values)
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def test_a_maximum_subtracted_along_the_wrong_axis_departs_at_the_shifted_scores():
+    """The notes' scores are symmetric: the wrong axis's shift is the transpose of the notes', never a layout of it."""
+    departure = departure_of("softmax_stable", softmax_stable_max_without_keepdim)
+    assert (departure.matched, departure.step) == (("maximum",), "shifted")
+    assert [fact.kind for fact in departure.facts] == ["rearranged"]

@@ -588,3 +588,18 @@ def test_a_maximum_subtracted_along_the_wrong_axis_departs_at_the_shifted_scores
     departure = departure_of("softmax_stable", softmax_stable_max_without_keepdim)
     assert (departure.matched, departure.step) == (("maximum",), "shifted")
     assert [fact.kind for fact in departure.facts] == ["rearranged"]
+
+
+def merge_by_flattening_from_the_tokens(x):  # joins the tokens with the features too: (b, T * d_out)
+    return x.transpose(1, 2).flatten(1)
+
+
+def test_an_output_that_is_the_last_step_under_another_shape_is_told_so():
+    """Every number right and in its order: "look at where your result first differs" would send the learner to
+    values that do not differ."""
+    source = in_notebook.ReferenceExpectations()
+    for lang, words in (("en", "your function returns the notes' heads merged side by side number for number, in "
+                                "their order, but in shape (1, 12) instead of (1, 3, 4)"), ("zh", "形状是 (1, 12)")):
+        shown = run_checks(source, "merge_heads", {"merge_heads": merge_by_flattening_from_the_tokens}, lang,
+                           include_hidden=False, seed=SEED, diagnose=True)[0]
+        assert shown.departure_step == "heads_merged" and words in shown.departure, shown.departure

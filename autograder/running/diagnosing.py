@@ -58,7 +58,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             if departure is not None and raised:
                 departure = dataclasses.replace(departure, raised=True)
         line = "" if departure is None else departure_line(departure, lang, messages)
-        diagnosed.append(dataclasses.replace(result, departure=line, departure_step=departure.step or "")
+        diagnosed.append(dataclasses.replace(result, departure=line, departure_step=departure.step or departure.last)
                          if line and departure is not None else result)
     return diagnosed
 
@@ -89,5 +89,5 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
     record, traced = traced_probe(resolve(check.probe), namespace, case)
-    output = record.get("output")
+    output = record.get("output", record.get("out"))  # the probes of split, merge and MultiHeadAttention say "out"
     return find_departure(steps, traced, output if isinstance(output, torch.Tensor) else None)

@@ -9,7 +9,9 @@ import torch
 from torch import nn
 
 from attnkit import solutions
+from autograder.checking import probing
 from autograder.checking.departure import STEPS, departure_line, find_departure
+from autograder.checking.probing import kept_if_raised, run_probe
 from autograder.checking.tensor_trace import traced_probe
 from autograder.course import catalog, variants
 from autograder.course.shared.plan import resolve
@@ -603,3 +605,31 @@ def test_an_output_that_is_the_last_step_under_another_shape_is_told_so():
         shown = run_checks(source, "merge_heads", {"merge_heads": merge_by_flattening_from_the_tokens}, lang,
                            include_hidden=False, seed=SEED, diagnose=True)[0]
         assert shown.departure_step == "heads_merged" and words in shown.departure, shown.departure
+
+
+def _probe_keeping(namespace, case):
+    with kept_if_raised(state={"W_query.weight": torch.ones(2, 3)}):
+        return {"output": namespace["forward"](torch.ones(6, 3))}
+
+
+def test_a_probe_keeps_what_it_recorded_beside_the_students_error():
+    def forward(x):
+        return x @ torch.ones(2, 3)  # (6, 3) @ (2, 3): the inner sizes differ
+
+    record = run_probe(_probe_keeping, {"forward": forward}, None)
+    assert set(record) == {"state", "error"} and record["error"]["type"] == "RuntimeError"
+    assert record["error"]["line"] == "return x @ torch.ones(2, 3)  # (6, 3) @ (2, 3): the inner sizes differ"
+
+
+def test_a_student_cannot_hand_the_probe_records_of_their_own():
+    """The class is importable: raised by the student's code (here before the probe's block), it is an exception like
+    any other, and what it carries is never read as the probe's record."""
+    forged = probing._RaisedAfterRecording(ValueError("hidden"), {"state": "not a state", "output": torch.zeros(1)})
+
+    def forging_probe(namespace, case):
+        raise forged
+
+    record = run_probe(forging_probe, {}, None)
+    assert set(record) == {"error"} and record["error"]["type"] == "_RaisedAfterRecording"
+    inside = run_probe(_probe_keeping, {"forward": lambda x: (_ for _ in ()).throw(forged)}, None)
+    assert inside["state"]["W_query.weight"].shape == (2, 3) and "output" not in inside

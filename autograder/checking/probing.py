@@ -273,6 +273,18 @@ def kept_if_raised(**recorded: Any) -> Iterator[None]:
         raise _RaisedAfterRecording(exc, recorded) from None
 
 
+_KEPT_IF_RAISED_CODE = kept_if_raised.__wrapped__.__code__  # type: ignore[attr-defined]
+
+
+def _raised_by_kept_if_raised(raised: BaseException) -> bool:
+    """Whether `raised` comes from kept_if_raised itself (the last frame of its traceback is that function's code),
+    not from student code that imported the class to hand the probe records of its own making."""
+    tb = raised.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is _KEPT_IF_RAISED_CODE
+
+
 def run_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
               case: Any) -> dict[str, Any]:
     """Run one probe under the grader's torch settings; any exception from the student's code becomes plain data."""
@@ -284,6 +296,8 @@ def run_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping
             "error": {"type": "ProbeError", "key": problem.key, "fields": problem.fields, "message": "", "line": ""}
         }
     except _RaisedAfterRecording as raised:
+        if not _raised_by_kept_if_raised(raised):  # the student's own raise of the class: an exception like any
+            return {"error": describe_exception(raised)}
         return {**raised.recorded, "error": describe_exception(raised.error)}
     except KeyboardInterrupt:
         raise

@@ -194,6 +194,19 @@ def test_a_trace_of_a_case_not_asked_for_stops_the_child():
         supervisor._handle(attempt, event, Limits())
 
 
+def test_a_probed_sent_before_the_exercises_stops_the_child_as_a_forged_event_does():
+    attempt = _tracing_attempt()
+    attempt.answered, attempt.step, attempt.asked = False, None, {}
+    with pytest.raises(wire.ProtocolError, match="before its exercises"):
+        supervisor._handle(attempt, {"event": "probed"}, Limits())
+    assert not attempt.answered
+    attempt.job.outcome.records["softmax_naive"] = {}
+    supervisor._handle(attempt, {"event": "probed"}, Limits())
+    assert attempt.answered and attempt.asked == {}  # no caller's judge here: nothing to trace
+    with pytest.raises(wire.ProtocolError):  # no exercise or cell after it
+        supervisor._handle(attempt, {"event": "start", "kind": "exercise", "exercise": "softmax_naive"}, Limits())
+
+
 def test_the_child_sends_no_trace_past_its_cap():
     entry = TracedTensor("mul", torch.zeros(60_000, dtype=torch.float64), ())
     assert trace_record([entry] * (MAX_TRACE_ELEMENTS // 60_000)) is not None

@@ -506,6 +506,8 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
     elif kind == "probed":
         if attempt.step is not None or attempt.answered:
             raise wire.ProtocolError("probed out of order")
+        if any(exercise_id not in state.outcome.records for exercise_id in plan.exercises):
+            raise wire.ProtocolError("probed before its exercises")  # the child says it after every one
         attempt.answered = True
         _answer(attempt)
     elif kind == "trace":
@@ -689,8 +691,7 @@ def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
         return False
     if attempt.done and not attempt.kill_kind:
         return False
-    if attempt.answered and (attempt.step is None or attempt.step[0] == "trace"):
-        # It had sent every exercise it probed: what stopped it while tracing costs it only its departures.
+    if attempt.answered:  # every exercise was recorded: what stopped it while tracing costs only its departures
         logger.warning("attnkit: no departure traced for %s: its grading process %s while tracing",
                        clean(str(state.job.plan.path)), one_line(attempt.kill_reason or _ending(attempt, status), 200))
         return False

@@ -153,12 +153,12 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
         position, key = cast(tuple[int, object], outcome.key)  # as the Job above was given it
         isolation_notes.update(outcome.isolation_notes)
         outcome.times.add("intake", planning_seconds[position])
+        judged_early = {exercise_id: early.pop((position, exercise_id)) for exercise_id in outcome.plan.exercises
+                        if (position, exercise_id) in early}
         try:
             if outcome.grader_failure:  # logged where it was found (autograder.isolation.supervisor)
                 raise _ChildSetUpFailed(outcome.grader_failure)
-            result = _judge(key, outcome, options.seed, lang,
-                            {exercise_id: early.pop((position, exercise_id)) for exercise_id in outcome.plan.exercises
-                             if (position, exercise_id) in early})
+            result = _judge(key, outcome, options.seed, lang, judged_early)
         except _ChildSetUpFailed as failure:
             reason = f"grader error: {failure}"
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)

@@ -235,3 +235,36 @@ def test_the_report_shows_a_step_it_does_not_know_escaped():
             "departure_step": "<script>alert(1)</script>"}]}]}
     page = class_report_html([document])
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
+
+
+HANGS_WHEN_TRACED = """def softmax_naive(x):
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+    if type(_get_current_dispatch_mode()).__name__ == "TensorTrace":  # hang in the trace only, catching the alarm
+        import time
+        while True:
+            try:
+                time.sleep(0.01)
+            except BaseException:
+                pass
+    return torch.exp(x) / x.sum(dim=0)
+"""
+
+
+@pytest.mark.slow
+def test_a_trace_that_never_ends_is_killed_and_costs_only_the_departure(tmp_path, repo_root, caplog):
+    source = repo_root / "source" / "attention" / f"{NB01}.ipynb"
+    for student, code in {"hangs": HANGS_WHEN_TRACED, "same_mistake": STUDENTS["sum_of_inputs"]}.items():
+        (tmp_path / "submitted" / student / "attention").mkdir(parents=True)
+        nbformat.write(_notebook(source, code), tmp_path / "submitted" / student / "attention" / f"{NB01}.ipynb")
+    with caplog.at_level(logging.WARNING, logger=supervisor.__name__):
+        status = cli.main(["grade", str(tmp_path / "submitted"), "--out", str(tmp_path / "out"), "--timeout", "5",
+                           "--memory", "1024"])
+    documents = {path.stem: json.loads(path.read_text(encoding="utf-8"))
+                 for path in (tmp_path / "out" / "students").glob("*.json")}
+    assert status == 0
+    assert _steps(documents["hangs"]) == {} and _steps(documents["same_mistake"]) == {"softmax_naive.notes": "sums"}
+    assert documents["hangs"]["score"] == documents["same_mistake"]["score"]
+    notebook = documents["hangs"]["notebooks"][0]
+    assert notebook["notes"] == []  # the notebook's grading says nothing of it: only the log does
+    lines = [record.getMessage() for record in caplog.records if "while tracing" in record.getMessage()]
+    assert len(lines) == 1 and "hangs" in lines[0]

@@ -168,6 +168,17 @@ def test_the_mistakes_are_the_sandboxes_record_not_the_students(course, report):
 
 
 @pytest.mark.slow
+def test_the_departing_steps_are_the_sandboxes_record_too(course, report):
+    # One source of truth: the step nbgrader's sandboxed autograde kept in dana's record is the report's count.
+    # Her softmax over the columns of the notes' symmetric scores is their weights transposed (a layout a right
+    # program may hold them in): the first step her tensors do not hold is the context vectors.
+    metadata = _notebook_metadata(course, ("autograded", "dana", ASSIGNMENT, f"{NB01}.ipynb"))
+    assert {check.get("departure_step") for check in read_record(metadata)} - {None} == {"context_vectors"}
+    assert '<tr class="departure" data-step="context_vectors" data-students="1">' in report
+    assert report.count('<tr class="departure"') == 1  # alice and bob pass: no step of theirs
+
+
+@pytest.mark.slow
 def test_a_late_students_total_is_the_same_on_every_page(course, report):
     """bob's total: the gradebook, the report, nbgrader export, attnkit export, the feedback page, and what formgrader's
     student pages read (the course's LatePenalisedAPI, their backend: nbgrader's NbGraderAPI less the penalty)."""

@@ -6,6 +6,10 @@ A probe is run again under `TensorTrace` only after its check failed on that cas
 What comes back is plain data: detached CPU copies of floating-point and bool tensors (a mask is one of the notes'
 steps: True reads as 1) and lists of indices, capped in count
 (MAX_TRACED) and size (MAX_TRACED_ELEMENTS). Nothing here imports `solutions`: it runs where probes run.
+
+In grading the trace is made in the grading child and judged in the grader: `trace_record` makes it plain data for
+the wire (None past MAX_TRACE_ELEMENTS in all), and `traced_of_record` reads it back in the grader as hostile data,
+refusing (ValueError) anything `trace_record` would not have written or that passes a cap.
 """
 
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -18,10 +22,16 @@ from torch._ops import OpOverload
 from autograder.checking.probing import run_probe
 from autograder.checking.torch_recorders import UncompiledDispatchMode, op_name
 
-__all__ = ["INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "TensorTrace", "TracedTensor", "traced_probe"]
+__all__ = [
+    "INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "TensorTrace", "TracedTensor", "trace_record",
+    "traced_of_record", "traced_probe",
+]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
 MAX_TRACED_ELEMENTS = 65_536  # elements of one kept tensor; a larger one is left out (the course's cases are small)
+MAX_TRACE_ELEMENTS = 2**18  # elements of one trace sent by a grading child, all tensors together (2 MiB of float64)
+MAX_OP_NAME = 100  # characters of an op's name (ATen's are under 40)
+MAX_DIMS = 8
 INPUT = "input"  # the op name of a tensor the call read without making it: an argument, a parameter, a buffer
 # Ops that only allocate or copy metadata: what they return says nothing about the computation.
 SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
@@ -98,3 +108,41 @@ def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapp
     with torch.no_grad(), TensorTrace() as trace:
         record = run_probe(probe, namespace, case)
     return record, trace.traced
+
+
+def trace_record(traced: Sequence[TracedTensor]) -> list[list[Any]] | None:
+    """The trace as plain data for the grading child's channel, [[op, float64 value, [input indices]], ...]; None
+    when its tensors hold more than MAX_TRACE_ELEMENTS elements in all (no departure is then looked for)."""
+    if sum(entry.value.numel() for entry in traced) > MAX_TRACE_ELEMENTS:
+        return None
+    return [[entry.op, entry.value.contiguous(), list(entry.inputs)] for entry in traced]
+
+
+def traced_of_record(record: object) -> tuple[TracedTensor, ...]:
+    """The trace a grading child sent (`trace_record`'s shape), read as hostile data: ValueError, saying what is
+    wrong, for anything else: not a list, more than MAX_TRACED entries, an op that is not a short str, a value that
+    is not a plain float64 CPU tensor of at most MAX_TRACED_ELEMENTS elements (MAX_TRACE_ELEMENTS in all), inputs
+    that are not indices of earlier entries."""
+    if type(record) is not list:
+        raise ValueError("not a list")
+    if len(record) > MAX_TRACED:
+        raise ValueError(f"{len(record)} tensors, more than {MAX_TRACED}")
+    traced: list[TracedTensor] = []
+    elements = 0
+    for index, entry in enumerate(record):
+        if type(entry) is not list or len(entry) != 3:
+            raise ValueError(f"entry {index} is not [op, value, inputs]")
+        op, value, inputs = entry
+        if type(op) is not str or not 0 < len(op) <= MAX_OP_NAME:
+            raise ValueError(f"entry {index}: its op is not a short str")
+        if (type(value) is not torch.Tensor or value.dtype != torch.float64 or value.layout != torch.strided
+                or value.device.type != "cpu" or value.dim() > MAX_DIMS or value.requires_grad):
+            raise ValueError(f"entry {index}: its value is not a float64 CPU tensor")
+        elements += value.numel()
+        if value.numel() > MAX_TRACED_ELEMENTS or elements > MAX_TRACE_ELEMENTS:
+            raise ValueError(f"more than {MAX_TRACE_ELEMENTS:,} elements")
+        if type(inputs) is not list or len(inputs) > MAX_TRACED or not all(
+                type(read) is int and 0 <= read < index for read in inputs):
+            raise ValueError(f"entry {index}: its inputs are not indices of earlier entries")
+        traced.append(TracedTensor(op, value.contiguous(), tuple(inputs)))
+    return tuple(traced)

@@ -2,7 +2,9 @@
 
 This process imports torch, the checks and the reference once; the children that run student code are forked
 by autograder.isolation.zygote, which holds none of them. Judges run only here (`runner.judge_exercise`, the same
-code and seed as `grade()` in a notebook, so honest submissions score what nbgrader gives them).
+code and seed as `grade()` in a notebook, so honest submissions score what nbgrader gives them). A notebook is
+judged when its child says it has probed everything: an exercise that failed asks that child to trace one failing
+case, and its departure from the notes' steps is found here (autograder.grading.departures).
 """
 
 import logging
@@ -21,13 +23,15 @@ import autograder
 from autograder.checking.check_types import ERROR, CheckResult
 from autograder.course import catalog
 from autograder.course.exercises import of_notebook
+from autograder.grading.departures import trace_request, with_departure
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox, workspace
+from autograder.isolation.child_task import TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
-from autograder.isolation.supervisor import Job, Outcome, probe_notebooks
+from autograder.isolation.supervisor import ExerciseRecords, Job, Outcome, probe_notebooks
 from autograder.running.runner import DEFAULT_SEED, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -125,15 +129,36 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
         notes_of[position] = item
 
     isolation_notes: set[str] = set()
+    early: dict[tuple[int, str], tuple[ExerciseRecords, list[CheckResult]]] = {}  # judged to answer "probed"
+
+    def trace_requests(outcome: Outcome, exercises: tuple[str, ...]) -> list[TraceRequest]:
+        position = cast(tuple[int, object], outcome.key)[0]
+        requests: list[TraceRequest] = []
+        for exercise_id in exercises:
+            records = outcome.records.get(exercise_id, {})
+            try:
+                results = judge_exercise(exercise_id, records, seed=options.seed, lang=lang, times=outcome.times)
+                early[(position, exercise_id)] = (records, results)
+                with outcome.times.timing("judges"):
+                    request = trace_request(exercise_id, results, records, options.seed)
+            except Exception as error:  # noqa: BLE001 - judged again below, where a failure is this notebook's only
+                logger.error("attnkit: internal error while judging %s to trace it: %s: %s",
+                             clean(str(outcome.plan.path)), type(error).__name__, one_line(error, 300))
+                continue
+            if request is not None:
+                requests.append(request)
+        return requests
 
     def judged(outcome: Outcome) -> None:
         position, key = cast(tuple[int, object], outcome.key)  # as the Job above was given it
         isolation_notes.update(outcome.isolation_notes)
         outcome.times.add("intake", planning_seconds[position])
+        judged_early = {exercise_id: early.pop((position, exercise_id)) for exercise_id in outcome.plan.exercises
+                        if (position, exercise_id) in early}
         try:
             if outcome.grader_failure:  # logged where it was found (autograder.isolation.supervisor)
                 raise _ChildSetUpFailed(outcome.grader_failure)
-            result = _judge(key, outcome, options.seed, lang)
+            result = _judge(key, outcome, options.seed, lang, judged_early)
         except _ChildSetUpFailed as failure:
             reason = f"grader error: {failure}"
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
@@ -154,7 +179,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
             blocked=_blocked_paths(options.blocked),
             readable=_readable_paths(),
         )
-        probe_notebooks(jobs, options.limits, confinement, judged)
+        probe_notebooks(jobs, options.limits, confinement, judged, trace_requests)
     return Grading([results[position] for position in sorted(results)], sorted(isolation_notes))
 
 
@@ -176,13 +201,26 @@ def unanswered_result(key: object, notebook: str | None, path: str | os.PathLike
     return NotebookResult(key, notebook or "", str(path), status, reason, checks)
 
 
-def _judge(key: object, outcome: Outcome, seed: int, lang: str) -> NotebookResult:
+def _judge(key: object, outcome: Outcome, seed: int, lang: str,
+           early: dict[str, tuple[ExerciseRecords, list[CheckResult]]]) -> NotebookResult:
+    """The notebook's result from its children's outcome; `early`: the exercises already judged to answer its child's
+    "probed", kept where their records are still the ones judged."""
     plan, times = outcome.plan, outcome.times
     checks: list[CheckResult] = []
     for exercise_id in plan.exercises:
         records = outcome.records.get(exercise_id, {})
-        results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
+        judged_records, results = early.get(exercise_id, (None, []))
+        if judged_records is not records:
+            results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
         with times.timing("judges"):
+            trace = outcome.traces.get(exercise_id)
+            if trace is not None:
+                request = TraceRequest(exercise_id, trace.check_id, trace.case)
+                try:
+                    results = with_departure(results, request, trace.tensors, records, seed)
+                except Exception as error:  # noqa: BLE001 - a departure never costs a grade: none is known
+                    logger.error("attnkit: internal error while finding where %s departs in %s: %s: %s",
+                                 exercise_id, clean(str(plan.path)), type(error).__name__, one_line(error, 300))
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
     notes = [*plan.notes, *outcome.notes]
     explained = causes_left_out(notes)

@@ -1,7 +1,8 @@
 """attnkit's record of a notebook's checks, kept in the notebook `nbgrader autograde` writes to autograded/.
 
 nbgrader keeps a test cell's points and nothing of the checks behind them. `SandboxedExecute` writes the checks'
-verdicts (each check's id, exercise, points, status, named mistake and message: what `attnkit grade`'s record holds,
+verdicts (each check's id, exercise, points, status, named mistake, message and, where grading found one, the notes'
+step the student's run first departs from: what `attnkit grade`'s record holds,
 without the public values, heatmaps and hidden outputs) into the autograded notebook's metadata under RECORD_KEY, so
 that `attnkit report COURSE` can show the mistakes the checks reproduced without grading anything again. It writes
 the key on every notebook it grades: a value the student put there never survives the sandboxed autograde. The
@@ -36,6 +37,7 @@ def record_of(checks: Sequence["CheckResult"], seed: int) -> dict[str, Any]:
         "id": check.id, "exercise": check.exercise, "score": check.score, "max_score": check.max_score,
         "status": str(check.status), "misconception": check.misconception,
         "message": clean(check.full_message, MAX_MESSAGE_CHARS), "hidden": check.hidden,
+        **({"departure_step": check.departure_step} if check.departure_step else {}),
     } for check in checks]}
 
 
@@ -62,10 +64,15 @@ def _check(item: object) -> CheckDocument | None:
             or not all(_finite(number) for number in numbers) or not isinstance(hidden, bool)
             or not (misconception is None or isinstance(misconception, str))):
         return None
-    return {"id": clean(item["id"], MAX_ID_CHARS), "exercise": clean(item["exercise"], MAX_ID_CHARS),
-            "score": float(item["score"]), "max_score": float(item["max_score"]), "status": item["status"],
-            "misconception": None if misconception is None else clean(misconception, MAX_ID_CHARS),
-            "message": clean(item["message"], MAX_MESSAGE_CHARS), "hidden": hidden}
+    document: CheckDocument = {
+        "id": clean(item["id"], MAX_ID_CHARS), "exercise": clean(item["exercise"], MAX_ID_CHARS),
+        "score": float(item["score"]), "max_score": float(item["max_score"]), "status": item["status"],
+        "misconception": None if misconception is None else clean(misconception, MAX_ID_CHARS),
+        "message": clean(item["message"], MAX_MESSAGE_CHARS), "hidden": hidden}
+    step = item.get("departure_step")
+    if isinstance(step, str) and step:  # optional (older records have none); anything else is left out
+        document["departure_step"] = clean(step, MAX_ID_CHARS)
+    return document
 
 
 def _finite(value: object) -> bool:

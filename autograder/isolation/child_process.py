@@ -17,6 +17,12 @@ next cell run, like nbgrader with allow_errors; after each graded cell, the exer
 grader's own code restored. Each step is announced before it starts and each exercise's probe data is
 sent as soon as it exists, so a crash loses only the step that crashed.
 
+Then one question to the grader, which judges (the child never does): "probed" (its exercises are all sent), and
+the grader answers on the task pipe with the failing cases to trace, at most one per exercise (none for a notebook
+that passes). Each is a step of its own: the probe runs once more on that case, under the tensor trace
+(autograder.checking.tensor_trace), on the objects the exercise's probes were given, and the tensors the student's
+code made go back capped ("trace"); the grader finds where they depart from the notes' steps.
+
 The child never decides whose fault anything is. Whatever stops it (student code, or the grader's own code
 failing on what student code left behind: a hook, a timer, a tensor subclass, an exception whose text raises)
 ends it without a word of its own: it exits, and the grader names the step that was running as the student's
@@ -29,7 +35,9 @@ never call the student's methods, or do so under a guard and this alarm.
 
 import gc
 import io
+import json
 import os
+import select
 import signal
 import sys
 import tempfile
@@ -40,8 +48,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from autograder.checking.probing import describe_exception, exception_type_name
-from autograder.course.shared.plan import ExerciseProbes, probe_checks
+from autograder.checking.tensor_trace import trace_record, traced_probe
+from autograder.course.shared.plan import ExerciseProbes, probe_checks, resolve
 from autograder.isolation import cgroups, namespaces, sandbox, wire, workspace
+from autograder.isolation.child_task import REPLY_HEADER, TraceRequest
 from autograder.isolation.grading_shell import GradingShell, shared_shell
 from autograder.isolation.own_files import OwnFiles
 from autograder.isolation.refusals import MAX_REFUSED
@@ -134,8 +144,11 @@ class _BinarySink(io.RawIOBase):
 
 
 class _Child:
-    def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None) -> None:
+    def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None,
+                 reply_fd: int = -1) -> None:
         self.task = task
+        self.reply_fd = reply_fd  # the task pipe, where the grader answers "probed" (-1: no answer is read)
+        self.probed: dict[str, dict[str, Any]] = {}  # exercise id -> the objects its probes were given
         self.pid_namespace_refused = pid_namespace_refused  # why the zygote could not make its PID namespace
         self.channel_fd = channel_fd
         self.namespace: dict[str, Any] = {}  # the notebook's __main__, once made
@@ -163,7 +176,7 @@ class _Child:
         cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
         if self.task.nice:  # no CPU share of its own: at least the grader's loop comes first (threads inherit it)
             os.nice(self.task.nice)
-        self.sinks = _detach(self.channel_fd, self.output)
+        self.sinks = _detach(self.channel_fd, self.output, self.reply_fd)
         workspace_started = time.monotonic()
         self.space = space = _set_up_workdir(self.task)
         workspace_seconds = time.monotonic() - workspace_started  # for the bench's breakdown only
@@ -181,6 +194,10 @@ class _Child:
                 self.run_cell(step)
             elif step.kind == "exercise" and step.exercise not in self.task.skip_exercises:
                 self.probe(step.exercise)
+        if self.probed:
+            self.send({"event": "probed"})
+            for request in self.trace_requests():
+                self.trace(request)
         self.send({"event": "done", "output_chars": sum(sink.written for sink in self.sinks)})
 
     def run_cell(self, step: "Step") -> None:
@@ -243,6 +260,7 @@ class _Child:
         self.seal.restore()
         planned = self.task.probes[exercise_id]
         objects = {name: self.namespace[name] for name in planned.names if name in self.namespace}
+        self.probed[exercise_id] = objects  # a later cell may rebind the names: a trace reads these
         records, failure = {}, None
         self.alarm.arm(self.step_limit)
         caught = None
@@ -263,6 +281,44 @@ class _Child:
         self.send({"event": "exercise", "exercise": exercise_id,
                    "records": _completed(planned, records, failure, self.task.timeout)})
 
+    def trace_requests(self) -> list[TraceRequest]:
+        """The grader's answer to "probed": which failing cases to trace (none when it does not answer in
+        REPLY_SECONDS, or when the student's code closed or read the pipe: then it only loses its departures)."""
+        try:
+            header = _read_exactly(self.reply_fd, REPLY_HEADER.size)
+            (length,) = REPLY_HEADER.unpack(header)
+            answer = json.loads(_read_exactly(self.reply_fd, length)) if 0 < length <= MAX_REPLY_BYTES else []
+            return [TraceRequest(str(exercise), str(check), int(case)) for exercise, check, case in answer]
+        except (OSError, ValueError, TypeError, EOFError):
+            return []
+
+    def trace(self, request: TraceRequest) -> None:
+        """One failing case's probe again, under the tensor trace, on the objects of its exercise's probes."""
+        planned, objects = self.task.probes.get(request.exercise), self.probed.get(request.exercise)
+        checks = planned.checks if planned is not None else ()
+        check = next((check for check in checks if check.check_id == request.check_id), None)
+        if check is None or objects is None or not 0 <= request.case < len(check.cases):
+            return
+        self.send({"event": "start", "kind": "trace", "exercise": request.exercise})
+        self.seal.restore()
+        self.alarm.arm(self.step_limit)
+        tensors = None
+        try:
+            _record, traced = traced_probe(resolve(check.probe), objects, check.cases[request.case])
+            tensors = trace_record(traced)
+        except BaseException:  # noqa: BLE001, S110 - whatever the student's code did: no departure, nothing more
+            pass
+        for _ in range(RECLAIM_TRIES):  # as in run_cell
+            try:
+                self.reclaim()
+                break
+            except BaseException:  # noqa: BLE001, S112 - CPython drops a hook that raised; the next try is clean
+                continue
+        else:
+            raise RuntimeError("could not take the process back from the student's code")
+        self.send({"event": "trace", "exercise": request.exercise, "check": request.check_id, "case": request.case,
+                   "tensors": tensors})
+
     def _timeout_error(self) -> dict[str, Any]:
         """The limit the grader's own alarm found reached (never the text of a StepTimeout student code raised)."""
         reached = self.alarm.reached or Reached.CPU
@@ -280,7 +336,8 @@ class _Child:
             self.alarm.disarm()
 
 
-def run_child(task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None) -> None:
+def run_child(task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None,
+              reply_fd: int = -1) -> None:
     """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
 
     `seal` is the zygote's guards.Seal, taken once before it forked anything; `pid_namespace_refused`, why the
@@ -290,13 +347,13 @@ def run_child(task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_re
     """
     status = 0
     try:
-        _Child(task, channel_fd, seal, pid_namespace_refused).run()
+        _Child(task, channel_fd, seal, pid_namespace_refused, reply_fd).run()
     except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the zygote
         status = EXIT_FAILED
     os._exit(status)
 
 
-def _detach(channel_fd: int, output: _CellOutput) -> tuple[_Sink, _Sink]:
+def _detach(channel_fd: int, output: _CellOutput, reply_fd: int = -1) -> tuple[_Sink, _Sink]:
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -304,7 +361,7 @@ def _detach(channel_fd: int, output: _CellOutput) -> tuple[_Sink, _Sink]:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    keep = sorted({0, 1, 2, channel_fd})
+    keep = sorted({0, 1, 2, channel_fd} | ({reply_fd} if reply_fd >= 0 else set()))
     for low, high in zip(keep, keep[1:] + [MAX_FD], strict=True):
         os.closerange(low + 1, high)  # close_range(2) on Linux: cheap however wide
     sys.stdin = io.StringIO("")
@@ -381,6 +438,23 @@ def _timeout_as_message(item: Any, timeout: float) -> Any:
 
 
 DESCRIBE_SECONDS = 1.0  # what an exception's __str__ may take before its message is given up
+REPLY_SECONDS = 30.0  # what the child waits for the grader's answer to "probed" (it judges the notebook first)
+MAX_REPLY_BYTES = 64 * 1024
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    """`size` bytes of the grader's answer, waiting at most REPLY_SECONDS in all."""
+    data = b""
+    deadline = time.monotonic() + REPLY_SECONDS
+    while len(data) < size:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            raise EOFError("the grader did not answer")
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            raise EOFError("the task pipe was closed")
+        data += chunk
+    return data
 
 
 def _clear_hooks() -> None:

@@ -5,6 +5,7 @@ cases: autograder.running.runner.planned_probes); autograder.isolation.zygote fo
 here, nor anything it imports, knows the reference, a judge or an expected value.
 """
 
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,11 @@ from pathlib import Path
 from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation.sandbox import Confinement
 
-__all__ = ["ChildTask", "Step"]
+__all__ = ["ChildTask", "REPLY_HEADER", "Step", "TraceRequest"]
+
+# The grader's answer to a child's "probed", on the child's task pipe: this header (the JSON's length), then a JSON
+# list of [exercise id, check id, case index], the TraceRequests.
+REPLY_HEADER = struct.Struct(">Q")
 
 
 @dataclass(frozen=True)
@@ -42,3 +47,12 @@ class ChildTask:
     wall_timeout: float = 0.0  # wall-clock seconds per step (0: the same as timeout)
     nice: int = 0  # added to its scheduling niceness (where it has no CPU share in a cgroup)
     notebook_name: str = ""  # the graded notebook's file name: a %run of it (its copy) runs it inside itself
+
+
+@dataclass(frozen=True)
+class TraceRequest:
+    """A failing case the grader asks the child to run once more under the tensor trace (one per exercise at most)."""
+
+    exercise: str
+    check_id: str
+    case: int

@@ -21,10 +21,18 @@ grader error. Whatever a child sends, fails to send or sends malformed (an event
 second hello, a step it did not start, a "grader_error" student code wrote itself) is the student's code
 stopping the grading process, named so in the notes, and the rest of the notebook is graded as for a crash.
 Nothing a child says is logged as attnkit's own error.
+
+Once a child has probed its exercises it says "probed", and the grader answers on the child's task pipe with the
+failing cases to trace (`trace_requests(outcome, exercises)`, the caller's: it judges them; none for a notebook
+that passes, so a passing notebook costs its child no trace). A "trace" comes back as hostile data: read by
+autograder.checking.tensor_trace.traced_of_record, refused with one log line when it is not what a child writes or
+passes a cap; a child that crashes, runs out of time or sends malformed data while tracing only goes without its
+departure: its exercises are all recorded.
 """
 
 import dataclasses
 import functools
+import json
 import logging
 import os
 import selectors
@@ -38,12 +46,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, cast
 
+from autograder.checking.tensor_trace import TracedTensor, traced_of_record
 from autograder.course import catalog
 from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation import cgroups as child_cgroups
 from autograder.isolation import wire, workspace
 from autograder.isolation.cgroups import ChildCgroups, LimitsReached
-from autograder.isolation.child_task import ChildTask
+from autograder.isolation.child_task import REPLY_HEADER, ChildTask, TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.protected import is_protected
@@ -56,7 +65,10 @@ from autograder.running.runner import planned_probes
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
-__all__ = ["BUDGET", "CHILD_NICE", "CRASH", "Job", "Outcome", "PROTOCOL", "TIMEOUT", "own_folder", "probe_notebooks"]
+__all__ = [
+    "BUDGET", "CHILD_NICE", "CRASH", "DepartureTrace", "ExerciseRecords", "Job", "Outcome", "PROTOCOL", "TIMEOUT",
+    "TraceRequests", "own_folder", "probe_notebooks",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +93,7 @@ CPU_POLL = 0.2  # seconds between two looks at a running step's CPU time
 CPU_LIMIT_SLACK = 0.5  # RLIMIT_CPU is checked on the scheduler's tick: the count may stop just short of it
 CHILD_NICE = 5  # a child without a CPU share of its own runs below the grader (autograder.isolation.cgroups)
 # The only events a child may send (autograder.isolation.child_process): anything else is a protocol error.
-CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "done"})
+CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "probed", "trace", "done"})
 
 
 ProbeRecord = dict[str, Any]  # one case's probe data, or {"error": ...}
@@ -94,6 +106,16 @@ class Job:
     plan: NotebookPlan
     seed: int
     folder: Path | None = None  # the folder whose files the child gets; None: the notebook's own (own_folder)
+
+
+@dataclass(frozen=True)
+class DepartureTrace:
+    """A failing case's trace from the child: the check and case it was asked for, the tensors the student's code
+    made there (validated: autograder.checking.tensor_trace.traced_of_record)."""
+
+    check_id: str
+    case: int
+    tensors: tuple[TracedTensor, ...]
 
 
 @dataclass
@@ -110,6 +132,11 @@ class Outcome:
     attempts: int = 0
     times: StageTimes = field(default_factory=StageTimes)  # the child's stages, timed from its events
     grader_failure: str = ""  # the grader's own failure, in its own words (never the child's): see _settle
+    traces: dict[str, DepartureTrace] = field(default_factory=dict)  # exercise id -> its failing case's trace
+
+
+# The caller's answer to a child's "probed": (the outcome so far, the exercises this child probed) -> what to trace.
+TraceRequests = Callable[[Outcome, tuple[str, ...]], list[TraceRequest]]
 
 
 @dataclass
@@ -119,6 +146,7 @@ class _Attempt:
     fd: int
     workdir: str
     started: float
+    reply_fd: int | None = None  # the write end of the child's task pipe, where "probed" is answered
     started_clock: float = 0.0  # time.monotonic() before its workdir, cgroup and fork: the fork stage starts there
     exit_fd: int | None = None  # a pidfd, readable once the child has exited (None: poll for the exit)
     reader: wire.FrameReader = field(default_factory=wire.FrameReader)
@@ -139,6 +167,10 @@ class _Attempt:
     cpu_limit: float = 0.0  # the child's RLIMIT_CPU (autograder.isolation.sandbox); 0: not known
     cpu_used: float = 0.0  # once reaped: the CPU time the kernel counted for it (rusage)
     limits_reached: LimitsReached = field(default_factory=LimitsReached)  # read from its cgroups once it exited
+    probed: list[str] = field(default_factory=list)  # the exercises this child sent (its traces may be asked for)
+    answered: bool = False  # its "probed" was answered: only traces and done may follow
+    asked: dict[str, TraceRequest] = field(default_factory=dict)  # exercise id -> the case it was asked to trace
+    grader_seconds: float = 0.0  # the grader's time spent answering it, excused to every notebook (see _excuse)
 
     def cpu_seconds(self) -> float:
         """The child's CPU time so far: its cgroup's count (every thread it ever ran), else /proc's."""
@@ -155,19 +187,21 @@ class _JobState:
     crashed: set[str] = field(default_factory=set)
     probes: dict[str, ExerciseProbes] = field(default_factory=dict)  # told to every attempt's child
     withholder: Withholder | None = None  # what the child says is filtered through it (see isolation.withholding)
+    trace_requests: TraceRequests | None = None  # None: "probed" is answered with nothing to trace
 
 
 def probe_notebooks(jobs: Iterable[Job], limits: Limits, confinement: Confinement,
-                    on_done: Callable[[Outcome], None]) -> None:
-    """Probe every job's notebook in confined children; `on_done(outcome)` is called as each one finishes."""
-    _supervise(jobs, limits, confinement, on_done, shared_zygote())
+                    on_done: Callable[[Outcome], None], trace_requests: TraceRequests | None = None) -> None:
+    """Probe every job's notebook in confined children; `on_done(outcome)` is called as each one finishes;
+    `trace_requests` answers each child's "probed" (see the module's docstring; None: nothing is traced)."""
+    _supervise(jobs, limits, confinement, on_done, shared_zygote(), trace_requests)
 
 
 def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on_done: Callable[[Outcome], None],
-               zygote: Zygote) -> None:
+               zygote: Zygote, trace_requests: TraceRequests | None = None) -> None:
     cgroups, no_cgroup = _child_cgroups(limits, zygote)
     confinement = dataclasses.replace(confinement, memory_accounted=cgroups is not None)
-    pending = [_JobState(job, Outcome(job.key, job.plan), 0.0) for job in jobs]
+    pending = [_JobState(job, Outcome(job.key, job.plan), 0.0, trace_requests=trace_requests) for job in jobs]
     for state in pending:
         state.outcome.isolation_notes.update([no_cgroup] if no_cgroup else [])
     pending.reverse()
@@ -202,6 +236,11 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                 for key, _mask in selector.select(_wait_time(running)):
                     if key.data is not None:  # a channel; an exit_fd only wakes the loop up to reap below
                         _read(key.data, selector, limits)
+                answering = sum(attempt.grader_seconds for attempt in running.values())
+                if answering:  # judging a notebook to answer its "probed" is the grader's time, no child's
+                    _excuse(answering, running.values(), pending)
+                    for attempt in running.values():
+                        attempt.grader_seconds = 0.0
                 now = time.monotonic()
                 for attempt in list(running.values()):
                     _enforce_deadlines(attempt, now, limits)
@@ -226,6 +265,8 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
             for attempt in running.values():
                 _kill(attempt)
                 os.waitpid(attempt.pid, 0)
+                if attempt.reply_fd is not None:
+                    os.close(attempt.reply_fd)
                 _close_exit_fd(attempt, selector)
                 _leave_cgroups(cgroups, attempt)
             selector.close()
@@ -281,7 +322,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
     )
     read_fd, write_fd = os.pipe()
     try:
-        pid = zygote.fork(task, write_fd)
+        pid, reply_fd = zygote.fork(task, write_fd)
     finally:
         os.close(write_fd)
     try:
@@ -290,7 +331,8 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         pass  # the child got there first, or already exited
     os.set_blocking(read_fd, False)
     now = time.monotonic()
-    return _Attempt(state, pid, read_fd, workdir, now, started_clock=clock, exit_fd=_pidfd(pid),
+    os.set_blocking(reply_fd, False)  # a child that does not read its answer never holds the grader up
+    return _Attempt(state, pid, read_fd, workdir, now, reply_fd, started_clock=clock, exit_fd=_pidfd(pid),
                     deadline=now + limits.wall_timeout + limits.grace, cgroup_folders=tuple(folders),
                     cpu_limit=confinement.cpu_seconds)
 
@@ -369,6 +411,9 @@ def _drain(attempt: _Attempt, selector: selectors.BaseSelector, limits: Limits) 
 
 
 def _close_channel(attempt: _Attempt, selector: selectors.BaseSelector) -> None:
+    if attempt.reply_fd is not None:
+        os.close(attempt.reply_fd)
+        attempt.reply_fd = None
     if attempt.channel_open:
         selector.unregister(attempt.fd)
         os.close(attempt.fd)
@@ -396,7 +441,7 @@ def _time_event(attempt: _Attempt, event: dict[str, Any], now: float) -> None:
         times.add("fork", started - workspace_seconds)
     elif kind == "start":
         attempt.step_started = now
-    elif kind in ("cell", "exercise") and attempt.step_started:
+    elif kind in ("cell", "exercise", "trace") and attempt.step_started:
         times.add("cells" if kind == "cell" else "probes", now - attempt.step_started)
         attempt.step_started = 0.0
     attempt.last_event = now
@@ -415,10 +460,15 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
     elif kind == "start":
         if attempt.step is not None:
             raise wire.ProtocolError("a step started inside another")
+        if event.get("kind") == "cell" and attempt.answered:
+            raise wire.ProtocolError("a cell after probed")
         if event.get("kind") == "cell" and type(event.get("index")) is int:
             attempt.step = ("cell", event["index"])
-        elif event.get("kind") == "exercise" and event.get("exercise") in plan.exercises:
+        elif (event.get("kind") == "exercise" and event.get("exercise") in plan.exercises
+              and not attempt.answered):
             attempt.step = ("exercise", event["exercise"])
+        elif event.get("kind") == "trace" and event.get("exercise") in attempt.asked:
+            attempt.step = ("trace", event["exercise"])
         else:
             raise wire.ProtocolError("unknown step")
         attempt.deadline = time.monotonic() + limits.wall_timeout + limits.grace
@@ -450,14 +500,63 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
         if attempt.step != ("exercise", exercise_id) or exercise_id in state.outcome.records:
             raise wire.ProtocolError("unexpected exercise")
         state.outcome.records[exercise_id] = _valid_records(exercise_id, event.get("records"))
+        attempt.probed.append(exercise_id)
         attempt.step = None
         attempt.cpu_deadline = float("inf")
+    elif kind == "probed":
+        if attempt.step is not None or attempt.answered:
+            raise wire.ProtocolError("probed out of order")
+        if any(exercise_id not in state.outcome.records for exercise_id in plan.exercises):
+            raise wire.ProtocolError("probed before its exercises")  # the child says it after every one
+        attempt.answered = True
+        _answer(attempt)
+    elif kind == "trace":
+        exercise_id = cast(str, event.get("exercise"))
+        if attempt.step != ("trace", exercise_id):
+            raise wire.ProtocolError("a trace it did not start")
+        asked = attempt.asked.pop(exercise_id)
+        attempt.step = None
+        attempt.cpu_deadline = float("inf")
+        _keep_trace(attempt, asked, event)
     else:  # "done"
         if attempt.step is not None:
             raise wire.ProtocolError("done inside a step")
         attempt.done = True
         attempt.deadline = time.monotonic() + limits.grace  # it must exit now
         attempt.cpu_deadline = float("inf")
+
+
+def _answer(attempt: _Attempt) -> None:
+    """Answer the child's "probed" on its task pipe: the failing cases to trace, from the caller (who judges)."""
+    state = attempt.job
+    started = time.monotonic()
+    requests = state.trace_requests(state.outcome, tuple(attempt.probed)) if state.trace_requests else []
+    attempt.grader_seconds += time.monotonic() - started
+    attempt.asked = {request.exercise: request for request in requests if request.exercise in attempt.probed}
+    answer = json.dumps([[request.exercise, request.check_id, request.case]
+                         for request in attempt.asked.values()]).encode("utf-8")
+    try:
+        if attempt.reply_fd is not None:
+            os.write(attempt.reply_fd, REPLY_HEADER.pack(len(answer)) + answer)  # small: the pipe holds it whole
+    except OSError:  # the child is gone or its pipe is full of what the student wrote: it goes without traces
+        attempt.asked = {}
+
+
+def _keep_trace(attempt: _Attempt, asked: TraceRequest, event: dict[str, Any]) -> None:
+    """The trace of the case the child was asked for, read as hostile data; refused with one log line."""
+    state = attempt.job
+    if event.get("check") != asked.check_id or event.get("case") != asked.case:
+        raise wire.ProtocolError("a trace of a case it was not asked for")
+    tensors = event.get("tensors")
+    if tensors is None:  # the child's own cap, or the student's code stopped the trace: no departure
+        return
+    try:
+        traced = traced_of_record(tensors)
+    except ValueError as refused:
+        logger.warning("attnkit: the departure trace of %s in %s was refused: %s", clean(asked.exercise),
+                       clean(str(state.job.plan.path)), one_line(refused, 200))
+        return
+    state.outcome.traces[asked.exercise] = DepartureTrace(asked.check_id, asked.case, traced)
 
 
 def _check_order(attempt: _Attempt, kind: str) -> None:
@@ -591,6 +690,10 @@ def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
                      state.outcome.grader_failure)
         return False
     if attempt.done and not attempt.kill_kind:
+        return False
+    if attempt.answered:  # every exercise was recorded: what stopped it while tracing costs only its departures
+        logger.warning("attnkit: no departure traced for %s: its grading process %s while tracing",
+                       clean(str(state.job.plan.path)), one_line(attempt.kill_reason or _ending(attempt, status), 200))
         return False
     if not attempt.kill_kind:
         attempt.kill_kind, attempt.kill_reason = CRASH, _ending(attempt, status)

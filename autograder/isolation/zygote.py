@@ -14,7 +14,9 @@ The channel is a Unix socket pair made before the zygote starts: a request is a 
 not fork). The zygote never sees a task: the grader writes the pickled autograder.isolation.child_task.ChildTask
 (trusted data: it comes from the grader) into the task pipe once the child exists, and only the child reads it. So no
 student's cells ever pass through the zygote's memory, where every later child would inherit them (freed pages
-included). When the grader goes, the zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket)."""
+included). The grader keeps the task pipe's write end: it answers the child's "probed" there (which failing
+cases to trace: autograder.isolation.child_process). When the grader goes, the zygote goes too
+(PR_SET_PDEATHSIG, and end of file on the socket)."""
 
 import atexit
 import ctypes
@@ -68,8 +70,9 @@ class Zygote:
         self._starting: socket.socket | None = None  # the channel while it starts
         self._owner = 0
 
-    def fork(self, task: "ChildTask", channel_fd: int) -> int:
-        """Start a grading child that runs `task` and writes its events to `channel_fd`; returns its pid.
+    def fork(self, task: "ChildTask", channel_fd: int) -> tuple[int, int]:
+        """Start a grading child that runs `task` and writes its events to `channel_fd`; returns its pid and the
+        write end of its task pipe, where the grader answers the child's "probed" (the caller closes it).
 
         The child is this process's own child when this returns (see the module docstring).
         """
@@ -89,9 +92,10 @@ class Zygote:
             if not pid:
                 raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
             _hand_over(task_write, payload)
-        finally:
+        except BaseException:
             os.close(task_write)
-        return pid
+            raise
+        return pid, task_write
 
     def resident_bytes(self) -> int:
         """The zygote's resident memory: what a child may copy of it (copy-on-write) without allocating anything."""
@@ -196,14 +200,22 @@ def _hand_over(task_write: int, payload: bytes) -> None:
 
 
 def _read_task(task_fd: int) -> "ChildTask":
-    """In the new child: the task the grader wrote into its pipe."""
-    with os.fdopen(task_fd, "rb") as reader:
-        header = reader.read(HEADER.size)
-        (length,) = HEADER.unpack(header)
-        payload = reader.read(length)
+    """In the new child: the task the grader wrote into its pipe (left open: the grader answers there later)."""
+    (length,) = HEADER.unpack(_read_pipe(task_fd, HEADER.size))
+    payload = _read_pipe(task_fd, length)
     if len(payload) != length:
         raise EOFError("the grader's task was cut short")
     return pickle.loads(payload)  # noqa: S301 - from the grader, over a pipe it made for this child only
+
+
+def _read_pipe(fd: int, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def _receive(connection: socket.socket, size: int) -> bytes:
@@ -321,7 +333,7 @@ def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.
             child = os.fork()
             if child == 0:
                 os.close(pid_write)
-                run_child(_read_task(task_fd), channel_fd, seal, pid_namespace_refused)  # never returns
+                run_child(_read_task(task_fd), channel_fd, seal, pid_namespace_refused, task_fd)  # never returns
             os.write(pid_write, HEADER.pack(child))
         except BaseException:  # noqa: BLE001 - this process must never return into the zygote's loop
             status = 1

@@ -5,7 +5,9 @@ total and of each notebook's score (a histogram each), the misconceptions the ju
 first, with how many students each affected (a bar plot, and a table with the English and Chinese names from
 autograder.course.catalog), and every student's row: total, each notebook, named mistakes and a relative link to
 their feedback page (autograder.outputs.report_students).
-A student counts once per misconception, however many checks it failed.
+A student counts once per misconception, however many checks it failed. Beside the named mistakes, where the class
+goes wrong: per exercise, students counted by the first of the notes' steps their run departs from (the
+`departure_step` grading keeps in each record: autograder.grading.departures), named in English and Chinese.
 
 Plots are SVG drawn by hand (autograder.outputs.report_plots); their text is English, as the page's headings are,
 but for the misconceptions' names, which the bar plot gives in English and Chinese, as the table does.
@@ -32,8 +34,9 @@ from markupsafe import Markup
 
 from autograder.checking.pictures import svg_data_url
 from autograder.course.assignment import ASSIGNMENT
-from autograder.course.catalog import MISCONCEPTIONS_BY_ID
+from autograder.course.catalog import MESSAGES, MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID, NOTEBOOKS, exercise_title, of_notebook
+from autograder.i18n import render as render_message
 from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
 from autograder.outputs.report_plots import bars_svg, histogram_svg
@@ -41,8 +44,8 @@ from autograder.outputs.report_students import feedback_hrefs, student_rows
 from autograder.templating import render
 
 __all__ = [
-    "FILE_NAME", "TotalsRecord", "add_link", "class_report_html", "misconception_counts", "records_of_attnkit_grade",
-    "write_class_report",
+    "DepartureCount", "FILE_NAME", "TotalsRecord", "add_link", "class_report_html", "departure_counts",
+    "misconception_counts", "records_of_attnkit_grade", "write_class_report",
 ]
 
 FILE_NAME = "class_report.html"
@@ -86,6 +89,17 @@ class MisconceptionCount:
 
 
 @dataclass(frozen=True)
+class DepartureCount:
+    """How many students' runs of one exercise first depart from the notes at one step."""
+
+    exercise: str
+    step: str  # the step's id (its names: the message `step.<id>`)
+    name_en: str
+    name_zh: str
+    students: int
+
+
+@dataclass(frozen=True)
 class ScoreDistribution:
     name: str  # a notebook, or "total"
     max_score: float
@@ -115,6 +129,29 @@ def misconception_counts(documents: Sequence[StudentDocument]) -> list[Misconcep
             tuple(sorted(exercises[misconception_id] - {""}, key=_exercise_order)),
         ))
     return sorted(counts, key=lambda count: (-count.students, count.id))
+
+
+def departure_counts(documents: Sequence[StudentDocument]) -> list[DepartureCount]:
+    """Per exercise (course order), students by the first of the notes' steps their run departs from, most first;
+    a student counts once per exercise (the first of its checks, in record order, that says where)."""
+    students: dict[tuple[str, str], set[str]] = {}
+    for document in documents:
+        seen: set[str] = set()
+        for notebook in document.get("notebooks", ()):
+            for check in notebook.get("checks", ()):
+                step, exercise = check.get("departure_step"), check.get("exercise", "")
+                if isinstance(step, str) and step and isinstance(exercise, str) and exercise not in seen:
+                    seen.add(exercise)
+                    students.setdefault((exercise, step), set()).add(document["student_id"])
+    counts = [DepartureCount(exercise, step, _step_name(step, "en"), _step_name(step, "zh"), len(affected))
+              for (exercise, step), affected in students.items()]
+    return sorted(counts, key=lambda count: (_exercise_order(count.exercise), -count.students, count.step))
+
+
+def _step_name(step: str, lang: str) -> str:
+    """The notes' name of a step; an id the catalogue does not know (an older or edited record) as it is."""
+    key = f"step.{step}"
+    return render_message(MESSAGES, key, lang) if key in MESSAGES else (step if lang == "en" else "")
 
 
 def _score_distributions(documents: Sequence[StudentDocument]) -> list[ScoreDistribution]:
@@ -197,6 +234,16 @@ class Histogram:
 
 
 @dataclass(frozen=True)
+class DepartureRow:
+    exercise: str  # the exercise's title
+    step: str
+    name_en: str
+    name_zh: str
+    students: int
+    share: str
+
+
+@dataclass(frozen=True)
 class MisconceptionRow:
     rank: int
     id: str
@@ -231,6 +278,9 @@ def class_report_html(documents: Sequence[StudentDocument], title: str = "attnki
                            for rank, count in enumerate(counts, start=1)],
         "with_misconception": sum(1 for document in documents if _has_misconception(document)),
         "bar_plot": _data_url(_misconception_svg(counts)) if counts else "",
+        "departures": [DepartureRow(exercise_title(count.exercise), count.step, count.name_en, count.name_zh,
+                                    count.students, f"{100.0 * count.students / len(documents):.0f}%")
+                       for count in departure_counts(documents)],
         "notebooks": [Column(name[:2], name) for name in NOTEBOOKS],
         "student_rows": rows,
         "grades_csv": grades_csv,

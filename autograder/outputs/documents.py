@@ -40,6 +40,7 @@ class CheckDocument(TypedDict):
     details: NotRequired[list[str]]  # public checks only: input shape, expected and got values
     wrong_outputs: NotRequired[list[str]]  # hidden checks: "check#case:fingerprint", for `attnkit similarity`
     heatmap: NotRequired[HeatmapDocument]  # a failed public check's picture, for the feedback page
+    departure_step: NotRequired[str]  # the notes' step the run first departs from (autograder.grading.departures)
 
 
 class NotebookDocument(TypedDict):

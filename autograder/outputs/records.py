@@ -99,6 +99,8 @@ def check_document(check: CheckResult, *, public_details: bool = True) -> CheckD
         heatmap = heatmap_document(Heatmap.of(*check.heatmap))
         if heatmap is not None:
             document["heatmap"] = heatmap
+    if check.departure_step:  # the first of the notes' steps the student's run departs from (the class report's)
+        document["departure_step"] = check.departure_step
     if check.wrong_outputs:  # for `attnkit similarity`; absent (not empty) otherwise, as in older records
         document["wrong_outputs"] = list(check.wrong_outputs)
     return document

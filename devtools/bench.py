@@ -336,8 +336,9 @@ def format_scale(points):
     return "\n".join(lines)
 
 
-STAGE_LABELS = {"intake": "intake", "workspace": "wkspace", "fork": "fork", "cells": "cells", "probes": "probes",
-                "exit": "exit", "judges": "judges", "pages": "pages", "records": "records"}
+STAGE_LABELS = {"intake": "intake", "cgroup": "cgroup", "fork": "fork", "workspace": "wkspace", "sandbox": "sandbox",
+                "cells": "cells", "probes": "probes", "exit": "exit", "judges": "judges", "pages": "pages",
+                "records": "records"}
 
 
 def format_costs(costs):
@@ -389,6 +390,9 @@ def format_breakdown(result):
                      + f"{'total':>9}{'child CPU':>11}")
         lines.append("    " + "".join(f"{getattr(stages, stage) / count * 1000:9.1f}" for stage in StageTimes.stages())
                      + f"{stages.total / count * 1000:9.1f}{stages.child_cpu / count * 1000:11.1f}")
+        total = stages.total or 1.0
+        lines.append("    " + "".join(f"{getattr(stages, stage) / total:9.1%}" for stage in StageTimes.stages())
+                     + f"{'':9}{'':11}  (each stage's share of the total)")
     for label, nbgrader_phases, seconds in (("plain nbgrader", result.nbgrader_phases, result.nbgrader_seconds),
                                             ("sandboxed nbgrader", result.sandboxed_phases,
                                              result.sandboxed_seconds)):

@@ -160,13 +160,15 @@ class _Child:
         self.mid_frame = False
 
     def run(self) -> None:
+        began = time.monotonic()
         cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
+        joined = time.monotonic()
         if self.task.nice:  # no CPU share of its own: at least the grader's loop comes first (threads inherit it)
             os.nice(self.task.nice)
         self.sinks = _detach(self.channel_fd, self.output)
         workspace_started = time.monotonic()
         self.space = space = _set_up_workdir(self.task)
-        workspace_seconds = time.monotonic() - workspace_started  # for the bench's breakdown only
+        sandbox_started = time.monotonic()
         notes = space.isolation_notes + namespaces.process_notes(self.pid_namespace_refused, space.capped)
         self.seal.apply()
         notes += sandbox.confine(self.task.confinement, self.task.workdir)
@@ -174,7 +176,9 @@ class _Child:
         self.namespace = self.shell.start_notebook(OwnFiles(Path(os.path.realpath(self.task.workdir)),
                                                             self.task.notebook_name))
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
-        self.send({"event": "hello", "notes": notes, "workspace_s": workspace_seconds,
+        # The child's own timings are for the bench's breakdown only (the grader checks they are plausible).
+        self.send({"event": "hello", "notes": notes, "workspace_s": sandbox_started - workspace_started,
+                   "sandbox_s": time.monotonic() - sandbox_started, "join_s": joined - began, "joined_at": joined,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
         for step in self.task.steps:
             if step.kind == "cell" and step.index not in self.task.skip_cells:

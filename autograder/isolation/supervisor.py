@@ -135,6 +135,7 @@ class _Attempt:
     last_event: float = 0.0  # when the child's latest event came
     next_disk_check: float = 0.0
     cgroup_folders: tuple[Path, ...] = ()  # the child's cgroups (autograder.isolation.cgroups), removed once reaped
+    cgroup_seconds: float = 0.0  # the grader's making of them, inside the fork stage (the bench's breakdown)
     cpu_deadline: float = float("inf")  # the running step's hard limit, in the child's own CPU seconds
     cpu_limit: float = 0.0  # the child's RLIMIT_CPU (autograder.isolation.sandbox); 0: not known
     cpu_used: float = 0.0  # once reaped: the CPU time the kernel counted for it (rusage)
@@ -261,7 +262,9 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
             state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
     clock = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
+    making = time.monotonic()
     folders, confinement = _child_cgroup(cgroups, confinement)
+    cgroup_seconds = time.monotonic() - making
     task = ChildTask(
         steps=plan.steps,
         probes=state.probes,
@@ -292,7 +295,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
     now = time.monotonic()
     return _Attempt(state, pid, read_fd, workdir, now, started_clock=clock, exit_fd=_pidfd(pid),
                     deadline=now + limits.wall_timeout + limits.grace, cgroup_folders=tuple(folders),
-                    cpu_limit=confinement.cpu_seconds)
+                    cgroup_seconds=cgroup_seconds, cpu_limit=confinement.cpu_seconds)
 
 
 def _child_cgroup(cgroups: ChildCgroups | None, confinement: Confinement) -> tuple[tuple[Path, ...], Confinement]:
@@ -389,17 +392,36 @@ def _time_event(attempt: _Attempt, event: dict[str, Any], now: float) -> None:
     kind = event["event"]
     times = attempt.job.outcome.times
     if kind == "hello":
-        started = now - attempt.started_clock
-        said = event.get("workspace_s")  # the child's own timing of its workdir: plausible or nothing
-        workspace_seconds = said if isinstance(said, float) and 0.0 <= said <= started else 0.0
-        times.add("workspace", workspace_seconds)
-        times.add("fork", started - workspace_seconds)
+        _time_hello(attempt, event, now)
     elif kind == "start":
         attempt.step_started = now
     elif kind in ("cell", "exercise") and attempt.step_started:
         times.add("cells" if kind == "cell" else "probes", now - attempt.step_started)
         attempt.step_started = 0.0
     attempt.last_event = now
+
+
+def _time_hello(attempt: _Attempt, event: dict[str, Any], now: float) -> None:
+    """Split the wait up to the child's first event into its stages: the child's own timings of its workdir, its
+    sandbox and its cgroup join (only what of the join fell inside the wait), each taken where plausible, else none;
+    the grader's making of the cgroups; the rest is the fork (the zygote's forks, the hand-over, the child's start)."""
+    times = attempt.job.outcome.times
+    left = now - attempt.started_clock
+
+    def said(name: str, at_most: float) -> float:
+        value = event.get(name)
+        return value if isinstance(value, float) and 0.0 <= value <= at_most else 0.0
+
+    workspace = said("workspace_s", left)
+    sandbox = said("sandbox_s", left - workspace)
+    joined_at = event.get("joined_at")
+    join = said("join_s", left - workspace - sandbox)
+    if isinstance(joined_at, float):
+        join = min(join, max(0.0, joined_at - attempt.started_clock))
+    cgroup = min(left - workspace - sandbox, attempt.cgroup_seconds + join)
+    for stage, seconds in (("workspace", workspace), ("sandbox", sandbox), ("cgroup", cgroup)):
+        times.add(stage, seconds)
+    times.add("fork", max(0.0, left - workspace - sandbox - cgroup))
 
 
 def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:

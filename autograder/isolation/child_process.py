@@ -3,8 +3,8 @@ pid_namespace_refused)` never returns. The process it runs in never imported the
 it probes with the functions of the exercise folders' probe modules that the task names, on the cases the task
 carries.
 
-Before any student code: its own cgroups (autograder.isolation.cgroups, joined first so that everything after is
-counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's
+Before any student code: its own cgroups (autograder.isolation.cgroups, joined first, before it even reads its
+task, so that everything after is counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's
 streams on a sink that counts and discards, every inherited descriptor closed but the channel, its
 workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), a /proc
 that shows its own PID namespace, where it is PID 1 and alone (autograder.isolation.namespaces), the grader's code
@@ -36,6 +36,8 @@ import tempfile
 import threading
 import time
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -133,9 +135,19 @@ class _BinarySink(io.RawIOBase):
         return True
 
 
+@dataclass(frozen=True)
+class _Joined:
+    """When the child began (just forked) and when it was in its cgroups: for the bench's breakdown only."""
+
+    began: float
+    joined: float
+
+
 class _Child:
-    def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None) -> None:
+    def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None,
+                 joined: _Joined) -> None:
         self.task = task
+        self.joined = joined
         self.pid_namespace_refused = pid_namespace_refused  # why the zygote could not make its PID namespace
         self.channel_fd = channel_fd
         self.namespace: dict[str, Any] = {}  # the notebook's __main__, once made
@@ -160,9 +172,6 @@ class _Child:
         self.mid_frame = False
 
     def run(self) -> None:
-        began = time.monotonic()
-        cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
-        joined = time.monotonic()
         if self.task.nice:  # no CPU share of its own: at least the grader's loop comes first (threads inherit it)
             os.nice(self.task.nice)
         self.sinks = _detach(self.channel_fd, self.output)
@@ -178,7 +187,8 @@ class _Child:
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
         # The child's own timings are for the bench's breakdown only (the grader checks they are plausible).
         self.send({"event": "hello", "notes": notes, "workspace_s": sandbox_started - workspace_started,
-                   "sandbox_s": time.monotonic() - sandbox_started, "join_s": joined - began, "joined_at": joined,
+                   "sandbox_s": time.monotonic() - sandbox_started, "join_s": self.joined.joined - self.joined.began,
+                   "joined_at": self.joined.joined,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
         for step in self.task.steps:
             if step.kind == "cell" and step.index not in self.task.skip_cells:
@@ -284,17 +294,24 @@ class _Child:
             self.alarm.disarm()
 
 
-def run_child(task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None) -> None:
-    """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
+def run_child(read_task: "Callable[[], ChildTask]", channel_fd: int, cgroup_fds: tuple[int, ...], seal: "Seal",
+              pid_namespace_refused: str | None) -> None:
+    """Join the cgroups of `cgroup_fds`, then run the task `read_task` waits for in this freshly forked process,
+    streaming events to `channel_fd`; exits, never returns.
 
-    `seal` is the zygote's guards.Seal, taken once before it forked anything; `pid_namespace_refused`, why the
-    zygote's middle process could not make the child's PID namespace (None: the child is PID 1 there). Anything that
-    stops the run ends the process with EXIT_FAILED and nothing more said (see the module docstring): the grader
-    decides.
+    The join comes first, before the child waits for its task (it may be forked ahead of it: see
+    autograder.isolation.zygote): everything it does from there on is counted in its cgroups, and no student code
+    runs before. `seal` is the zygote's guards.Seal, taken once before it forked anything; `pid_namespace_refused`, why
+    the zygote's middle process could not make the child's PID namespace (None: the child is PID 1 there). Anything
+    that stops the run (a join the kernel refuses included) ends the process with EXIT_FAILED and nothing more said
+    (see the module docstring): the grader decides.
     """
     status = 0
     try:
-        _Child(task, channel_fd, seal, pid_namespace_refused).run()
+        began = time.monotonic()
+        cgroups.join(cgroup_fds)
+        joined = _Joined(began, time.monotonic())
+        _Child(read_task(), channel_fd, seal, pid_namespace_refused, joined).run()
     except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the zygote
         status = EXIT_FAILED
     os._exit(status)

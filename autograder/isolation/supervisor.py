@@ -51,7 +51,7 @@ from autograder.isolation.refusals import PLAIN_WORDS, because
 from autograder.isolation.sandbox import Confinement
 from autograder.isolation.step_clock import process_cpu_seconds
 from autograder.isolation.withholding import Withholder, protected_lines
-from autograder.isolation.zygote import Zygote, shared_zygote
+from autograder.isolation.zygote import ForkedAhead, WaitingChild, Zygote, ZygoteError, shared_zygote
 from autograder.running.runner import planned_probes
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -148,6 +148,27 @@ class _Attempt:
 
 
 @dataclass
+class _Forked:
+    """A child asked of the zygote before its notebook is chosen: its cgroups made, its channel open; the zygote's
+    answer is read when the child is needed (`ForkedAhead.take`)."""
+
+    request: ForkedAhead
+    fd: int  # the read end of its channel
+    cgroup_folders: tuple[Path, ...]
+    confinement: Confinement  # the run's, or without memory accounting where its cgroups could not be made
+    cgroup_seconds: float  # the grader's making of its cgroups
+    fork_seconds: float  # the grader's asking for it
+
+    def discard(self) -> None:
+        """The child is not needed: ended and reaped, its channel closed (its cgroups are the caller's)."""
+        try:
+            self.request.take().discard()
+        except ZygoteError:
+            pass
+        os.close(self.fd)
+
+
+@dataclass
 class _JobState:
     job: Job
     outcome: Outcome
@@ -175,6 +196,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
     running: dict[int, _Attempt] = {}
     finished: list[tuple[str, Outcome | None]] = []  # (workdir, outcome or None) to clean up and judge
     selector = selectors.DefaultSelector()
+    ahead: _Forked | None = None  # the next child, asked for before it is needed (Limits.fork_ahead)
     with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
         try:
             while pending or running or finished:
@@ -182,11 +204,15 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                     state = pending.pop()
                     if not state.budget_end:
                         state.budget_end = time.monotonic() + limits.budget
-                    attempt = _start(state, limits, confinement, scratch, zygote, cgroups)
+                    attempt = _start(state, limits, confinement, scratch, zygote, cgroups, ahead)
+                    ahead = None
                     running[attempt.pid] = attempt
                     selector.register(attempt.fd, selectors.EVENT_READ, attempt)
                     if attempt.exit_fd is not None:
                         selector.register(attempt.exit_fd, selectors.EVENT_READ, None)
+                if pending and ahead is None and limits.fork_ahead:
+                    # Its forks and its cgroup move overlap the running children's work and the judging below.
+                    ahead = _fork(limits, confinement, zygote, cgroups)
                 # Judged once the next children are started: the parent's work overlaps theirs.
                 judging = time.monotonic()  # monotonic, not perf_counter: it moves the monotonic deadlines
                 for workdir, outcome in finished:
@@ -224,6 +250,10 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                         _finish(attempt.job)
                         finished.append((attempt.workdir, attempt.job.outcome))
         finally:
+            if ahead is not None:
+                ahead.discard()
+                if cgroups is not None and ahead.cgroup_folders:
+                    cgroups.leave(ahead.cgroup_folders)
             for attempt in running.values():
                 _kill(attempt)
                 os.waitpid(attempt.pid, 0)
@@ -252,8 +282,27 @@ def _leave_cgroups(cgroups: ChildCgroups | None, attempt: _Attempt) -> None:
         attempt.cgroup_folders = ()
 
 
+def _fork(limits: Limits, confinement: Confinement, zygote: Zygote, cgroups: ChildCgroups | None) -> _Forked:
+    """Make a child's cgroups and ask the zygote for the child (which joins them, then waits for its task)."""
+    making = time.monotonic()
+    folders, confinement = _child_cgroup(cgroups, confinement)
+    asking = time.monotonic()
+    read_fd, write_fd = os.pipe()
+    try:
+        request = zygote.fork_ahead(write_fd, folders, limits.private_pids)
+    except BaseException:
+        os.close(read_fd)
+        if cgroups is not None and folders:
+            cgroups.leave(folders)
+        raise
+    finally:
+        os.close(write_fd)
+    return _Forked(request, read_fd, folders, confinement, asking - making, time.monotonic() - asking)
+
+
 def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: str, zygote: Zygote,
-           cgroups: ChildCgroups | None = None) -> _Attempt:
+           cgroups: ChildCgroups | None = None, ahead: _Forked | None = None) -> _Attempt:
+    """Start the job's next attempt in `ahead`, the child forked ahead for it, or else in one forked now."""
     state.outcome.attempts += 1
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
@@ -261,10 +310,22 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
             state.probes = {exercise_id: _planned(exercise_id, state.job.seed) for exercise_id in plan.exercises}
             state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
     clock = time.monotonic()
+    if ahead is None:  # forked now: its making and asking fall inside the wait timed from `clock`
+        forked = _fork(limits, confinement, zygote, cgroups)
+        cgroup_seconds = forked.cgroup_seconds
+    else:  # forked earlier, in the grader's loop: that time is still this notebook's
+        forked, cgroup_seconds = ahead, 0.0
+        state.outcome.times.add("cgroup", ahead.cgroup_seconds)
+        state.outcome.times.add("fork", ahead.fork_seconds)
+    folders, confinement = forked.cgroup_folders, forked.confinement
+    try:
+        child = forked.request.take()
+    except BaseException:
+        os.close(forked.fd)
+        if cgroups is not None and folders:
+            cgroups.leave(folders)
+        raise
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
-    making = time.monotonic()
-    folders, confinement = _child_cgroup(cgroups, confinement)
-    cgroup_seconds = time.monotonic() - making
     task = ChildTask(
         steps=plan.steps,
         probes=state.probes,
@@ -280,22 +341,25 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         disk_mb=limits.disk_mb,
         private_tmpfs=limits.private_tmpfs,
         private_pids=limits.private_pids,
-        cgroups=folders,
     )
-    read_fd, write_fd = os.pipe()
-    try:
-        pid = zygote.fork(task, write_fd)
-    finally:
-        os.close(write_fd)
+    return _started(state, child, forked.fd, workdir, task, limits, clock, folders, cgroup_seconds)
+
+
+def _started(state: _JobState, child: WaitingChild, read_fd: int, workdir: str, task: ChildTask, limits: Limits,
+             clock: float, folders: tuple[Path, ...], cgroup_seconds: float) -> _Attempt:
+    """The child, given its task, as an attempt the loop watches."""
+    pid = child.pid
     try:
         os.setpgid(pid, pid)
     except OSError:
         pass  # the child got there first, or already exited
+    exit_fd = _pidfd(pid)
+    child.hand_over(task)
     os.set_blocking(read_fd, False)
     now = time.monotonic()
-    return _Attempt(state, pid, read_fd, workdir, now, started_clock=clock, exit_fd=_pidfd(pid),
-                    deadline=now + limits.wall_timeout + limits.grace, cgroup_folders=tuple(folders),
-                    cgroup_seconds=cgroup_seconds, cpu_limit=confinement.cpu_seconds)
+    return _Attempt(state, pid, read_fd, workdir, now, started_clock=clock, exit_fd=exit_fd,
+                    deadline=now + limits.wall_timeout + limits.grace, cgroup_folders=folders,
+                    cgroup_seconds=cgroup_seconds, cpu_limit=task.confinement.cpu_seconds)
 
 
 def _child_cgroup(cgroups: ChildCgroups | None, confinement: Confinement) -> tuple[tuple[Path, ...], Confinement]:

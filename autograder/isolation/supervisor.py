@@ -3,13 +3,13 @@
 The grader process holds the checks and the reference; it never forks a child from itself. One child per
 notebook (autograder.isolation.child_process) is forked by the zygote (autograder.isolation.zygote), a warm
 process that never imported them, and adopted by the grader; at most `limits.workers` run at a time, and the
-grader multiplexes their channels in one select loop. It enforces the hard limits the child cannot
-enforce on itself: a step (cell or exercise) that runs `grace` seconds past its soft timeout, in the child's own
-CPU time (the kernel's count of its cgroup, else /proc: autograder.isolation.step_clock) or in wall time (a
-larger limit, for code that waits), a
-notebook past its total budget, a child that sends malformed data, a child without a capped tmpfs whose
-files pass `limits.disk_mb` (autograder.isolation.workspace.disk_usage, every DISK_POLL seconds): SIGKILL to
-its process group.
+grader multiplexes their channels in one select loop. While notebooks are waiting, the next child is asked for as
+soon as one is started (`limits.fork_ahead`): it joins its cgroups and waits for its task while the others run.
+It enforces the hard limits the child cannot enforce on itself: a step (cell or exercise) that runs `grace` seconds
+past its soft timeout, in the child's own CPU time (the kernel's count of its cgroup, else /proc:
+autograder.isolation.step_clock) or in wall time (a larger limit, for code that waits), a notebook past its total
+budget, a child that sends malformed data, a child without a capped tmpfs whose files pass `limits.disk_mb`
+(autograder.isolation.workspace.disk_usage, every DISK_POLL seconds): SIGKILL to its process group.
 
 A child that dies without saying "done" (segfault, os._exit, kill) loses only the step it was in:
 the exercises it already reported are kept, the step is recorded (a crashed cell is skipped next

@@ -2,7 +2,7 @@
 
 The grader (the parent) imports the reference and the judges; student code must never run in a process that holds
 them, not even in memory the child could dig out with `gc.get_objects()`. So the children are not forked from the
-parent. `Zygote.fork(task, channel_fd)` asks a separate interpreter, started with `python -m
+parent. `Zygote.fork_ahead(channel_fd, cgroup_folders)` asks a separate interpreter, started with `python -m
 autograder.isolation.zygote` and a fixed minimal environment, which imported torch, the probes (every exercise
 folder's probe module) and the child's own code and warmed them up once. It forks twice: the middle process makes
 the PID namespace whose PID 1 the child is (autograder.isolation.namespaces: the child sees no other process), forks
@@ -77,19 +77,12 @@ class Zygote:
         self._starting: socket.socket | None = None  # the channel while it starts
         self._owner = 0
 
-    def fork(self, task: "ChildTask", channel_fd: int, cgroup_folders: tuple[Path, ...] = (),
-             private_pids: bool = True) -> int:
-        """Start a grading child that joins `cgroup_folders`, runs `task` and writes its events to `channel_fd`;
-        returns its pid. The child is this process's own child when this returns (see the module docstring)."""
-        child = self.fork_ahead(channel_fd, cgroup_folders, private_pids).take()
-        child.hand_over(task)
-        return child.pid
-
     def fork_ahead(self, channel_fd: int, cgroup_folders: tuple[Path, ...] = (),
                    private_pids: bool = True) -> "ForkedAhead":
-        """Ask for a grading child that joins `cgroup_folders`, then waits for its task, writing its events to
-        `channel_fd` (the caller keeps its own copy of it); the answer is read by `ForkedAhead.take`. One request at
-        a time: take it before the next."""
+        """Ask for a grading child that joins `cgroup_folders`, then waits for its task (`WaitingChild.hand_over`),
+        writing its events to `channel_fd` (the caller keeps its own copy of it); the answer is read by
+        `ForkedAhead.take`, and the child is this process's own child from then on. One request at a time: take it
+        before the next."""
         connection = self._running()
         if len(cgroup_folders) > MAX_CGROUP_FOLDERS:
             raise ZygoteError(f"a grading child joins at most {MAX_CGROUP_FOLDERS} cgroups")

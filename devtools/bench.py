@@ -15,9 +15,10 @@ the grader's peak resident memory (its VmHWM, read while it runs): the cost per 
 
 Where the time goes: `attnkit grade` runs once more on the same class through devtools.timed_runs, which times its
 phases from inside (start-up, imports, waiting for the zygote, intake, the notebooks, the class outputs) and sums
-every notebook's stages (autograder.running.timing.StageTimes: intake, workspace, fork, cells, probes, exit,
-judges, pages, records); the two nbgrader runs go through devtools.timed_runs too, which times each of nbgrader's
-preprocessors (the sandboxed run's SandboxedExecute is attnkit's share of it) and leaves the rest as nbgrader's own.
+every notebook's stages (autograder.running.timing.StageTimes: intake, cgroup, fork, workspace, sandbox, cells,
+probes, exit, judges, pages, records; with each one's share of their total); the two nbgrader runs go through
+devtools.timed_runs too, which times each of nbgrader's preprocessors (the sandboxed run's SandboxedExecute is
+attnkit's share of it) and leaves the rest as nbgrader's own.
 
 Then, per kind of notebook, the same stages with one worker, set against the cost of executing the notebook's code
 alone (a forked child of this warm process runs the code cells and nothing else), all measured here, in the same run,

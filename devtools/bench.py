@@ -15,9 +15,10 @@ the grader's peak resident memory (its VmHWM, read while it runs): the cost per 
 
 Where the time goes: `attnkit grade` runs once more on the same class through devtools.timed_runs, which times its
 phases from inside (start-up, imports, waiting for the zygote, intake, the notebooks, the class outputs) and sums
-every notebook's stages (autograder.running.timing.StageTimes: intake, workspace, fork, cells, probes, exit,
-judges, pages, records); the two nbgrader runs go through devtools.timed_runs too, which times each of nbgrader's
-preprocessors (the sandboxed run's SandboxedExecute is attnkit's share of it) and leaves the rest as nbgrader's own.
+every notebook's stages (autograder.running.timing.StageTimes: intake, cgroup, fork, workspace, sandbox, cells,
+probes, exit, judges, pages, records; with each one's share of their total); the two nbgrader runs go through
+devtools.timed_runs too, which times each of nbgrader's preprocessors (the sandboxed run's SandboxedExecute is
+attnkit's share of it) and leaves the rest as nbgrader's own.
 
 Then, per kind of notebook, the same stages with one worker, set against the cost of executing the notebook's code
 alone (a forked child of this warm process runs the code cells and nothing else), all measured here, in the same run,
@@ -336,8 +337,9 @@ def format_scale(points):
     return "\n".join(lines)
 
 
-STAGE_LABELS = {"intake": "intake", "workspace": "wkspace", "fork": "fork", "cells": "cells", "probes": "probes",
-                "exit": "exit", "judges": "judges", "pages": "pages", "records": "records"}
+STAGE_LABELS = {"intake": "intake", "cgroup": "cgroup", "fork": "fork", "workspace": "wkspace", "sandbox": "sandbox",
+                "cells": "cells", "probes": "probes", "exit": "exit", "judges": "judges", "pages": "pages",
+                "records": "records"}
 
 
 def format_costs(costs):
@@ -389,6 +391,9 @@ def format_breakdown(result):
                      + f"{'total':>9}{'child CPU':>11}")
         lines.append("    " + "".join(f"{getattr(stages, stage) / count * 1000:9.1f}" for stage in StageTimes.stages())
                      + f"{stages.total / count * 1000:9.1f}{stages.child_cpu / count * 1000:11.1f}")
+        total = stages.total or 1.0
+        lines.append("    " + "".join(f"{getattr(stages, stage) / total:9.1%}" for stage in StageTimes.stages())
+                     + f"{'':9}{'':11}  (each stage's share of the total)")
     for label, nbgrader_phases, seconds in (("plain nbgrader", result.nbgrader_phases, result.nbgrader_seconds),
                                             ("sandboxed nbgrader", result.sandboxed_phases,
                                              result.sandboxed_seconds)):

@@ -78,8 +78,8 @@ def test_a_timed_class_run_times_every_stage_and_its_phases_fit_its_wall_clock(t
 
 
 def test_the_breakdown_names_each_phase_stage_and_preprocessor_with_its_share():
-    stages = StageTimes(intake=0.048, workspace=0.096, fork=1.92, cells=2.4, probes=4.8, exit=0.48, judges=1.2,
-                        pages=0.096, records=0.048, child_cpu=9.6)
+    stages = StageTimes(intake=0.048, cgroup=0.48, fork=0.96, workspace=0.096, sandbox=0.48, cells=2.4, probes=4.8,
+                        exit=0.48, judges=1.2, pages=0.096, records=0.048, child_cpu=9.6)
     grade = GradePhases(0.05, 1.6, 0.1, 0.02, 8.0, 0.7, 48, {name: getattr(stages, name)
                                                                for name in (*StageTimes.stages(), "child_cpu")})
     sandboxed = NbgraderPhases(0.05, 19.0, {"SandboxedExecute": 9.5, "SaveAutoGrades": 2.0})
@@ -87,10 +87,13 @@ def test_the_breakdown_names_each_phase_stage_and_preprocessor_with_its_share():
     report = format_breakdown(result)
     for phase in ("start up", "imports", "zygote", "intake", "notebooks", "class outputs", "exit"):
         assert f"\n  {phase} " in report
-    header, row = report.splitlines()[9:11]
-    assert header.split() == ["intake", "wkspace", "fork", "cells", "probes", "exit", "judges", "pages", "records",
-                              "total", "child", "CPU"]
-    assert row.split() == ["1.0", "2.0", "40.0", "50.0", "100.0", "10.0", "25.0", "2.0", "1.0", "231.0", "200.0"]
+    header, row, shares = report.splitlines()[9:12]
+    assert header.split() == ["intake", "cgroup", "fork", "wkspace", "sandbox", "cells", "probes", "exit", "judges",
+                              "pages", "records", "total", "child", "CPU"]
+    assert row.split() == ["1.0", "10.0", "20.0", "2.0", "10.0", "50.0", "100.0", "10.0", "25.0", "2.0", "1.0",
+                           "231.0", "200.0"]
+    assert shares.split()[:4] == ["0.4%", "4.3%", "8.7%", "0.9%"]  # of the 231 ms
+    assert shares.endswith("(each stage's share of the total)")
     assert "  exit             0.53 s" in report  # 11.0 s wall less the 10.47 s of phases inside
     assert "SandboxedExecute                                9.50 s ( 47.5% of the wall clock)" in report
     assert "nbgrader's own (imports, gradebook, copies)     7.50 s" in report

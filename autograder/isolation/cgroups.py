@@ -5,9 +5,10 @@ a memfd, SysV shared memory or its tmpfs workspace grow without a mapping. A mem
 child's processes charge, mapped or not, so its limit stops them; a pids cgroup caps its threads. The grader makes
 one cgroup of its own beneath its current one in each controller (cgroup v1: the memory and pids hierarchies; v2:
 the unified one, where the controllers must be enabled for it) and one per child beneath that (`make`), named in
-the child's task; the child moves itself in (`join`) first thing, before its workspace and any student code (the
-move waits for the kernel's RCU grace period, about 10 ms: paid in the child, not in the grader's loop). The
-grader removes the child's cgroup once the child is reaped, and its own when the run ends.
+the zygote's request; the child moves itself in (`join`) first thing, before it reads its task, so before its
+workspace and any student code (the move waits for the kernel's RCU grace period, about 10 ms: paid in the child,
+forked ahead of its task, while the grader works on, not in the grader's loop: see autograder.isolation.zygote).
+The grader removes the child's cgroup once the child is reaped, and its own when the run ends.
 
 CPU: where the cpu controller can be had (v1: the cpu and cpuacct hierarchies; v2: +cpu in the unified one), every
 child gets the same share (cpu.shares / cpu.weight), whatever its number of threads: a child spinning 127 threads
@@ -149,10 +150,19 @@ def _keyed(path: Path) -> dict[str, int]:
     return found
 
 
-def join(folders: tuple[Path, ...]) -> None:
-    """In the new child, before anything else: move this process into its cgroups (OSError if it cannot)."""
-    for folder in folders:
-        (folder / "cgroup.procs").write_text(str(os.getpid()))
+def join(folders: tuple[int, ...]) -> None:
+    """In the new child, before anything else: move this process into its cgroups, each given as a descriptor of its
+    folder (which this closes); OSError if it cannot."""
+    try:
+        for folder in folders:
+            procs = os.open("cgroup.procs", os.O_WRONLY | os.O_CLOEXEC, dir_fd=folder)
+            try:
+                os.write(procs, str(os.getpid()).encode())
+            finally:
+                os.close(procs)
+    finally:
+        for folder in folders:
+            os.close(folder)
 
 
 def _write_if_present(path: Path, value: str) -> None:

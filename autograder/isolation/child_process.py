@@ -1,10 +1,10 @@
-"""The grading child, forked from the zygote (autograder.isolation.zygote): `run_child(task, channel_fd, seal,
-pid_namespace_refused)` never returns. The process it runs in never imported the reference, a judge or the checks:
-it probes with the functions of the exercise folders' probe modules that the task names, on the cases the task
+"""The grading child, forked from the zygote (autograder.isolation.zygote): `run_child(read_task, channel_fd,
+cgroup_fds, seal, pid_namespace_refused, reply_fd)` never returns. The process it runs in never imported the
+reference, a judge or the checks: it probes with the functions of the exercise folders' probe modules that the task names, on the cases the task
 carries.
 
-Before any student code: its own cgroups (autograder.isolation.cgroups, joined first so that everything after is
-counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's
+Before any student code: its own cgroups (autograder.isolation.cgroups, joined first, before it even reads its
+task, so that everything after is counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's
 streams on a sink that counts and discards, every inherited descriptor closed but the channel, its
 workspace (autograder.isolation.workspace: a capped tmpfs holding a copy of its own student's folder), a /proc
 that shows its own PID namespace, where it is PID 1 and alone (autograder.isolation.namespaces), the grader's code
@@ -44,6 +44,8 @@ import tempfile
 import threading
 import time
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -143,10 +145,19 @@ class _BinarySink(io.RawIOBase):
         return True
 
 
+@dataclass(frozen=True)
+class _Joined:
+    """When the child began (just forked) and when it was in its cgroups: for the bench's breakdown only."""
+
+    began: float
+    joined: float
+
+
 class _Child:
     def __init__(self, task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None,
-                 reply_fd: int = -1) -> None:
+                 joined: _Joined, reply_fd: int = -1) -> None:
         self.task = task
+        self.joined = joined
         self.reply_fd = reply_fd  # the task pipe, where the grader answers "probed" (-1: no answer is read)
         self.probed: dict[str, dict[str, Any]] = {}  # exercise id -> the objects its probes were given
         self.pid_namespace_refused = pid_namespace_refused  # why the zygote could not make its PID namespace
@@ -173,13 +184,12 @@ class _Child:
         self.mid_frame = False
 
     def run(self) -> None:
-        cgroups.join(self.task.cgroups)  # first: everything it does from here on is counted there
         if self.task.nice:  # no CPU share of its own: at least the grader's loop comes first (threads inherit it)
             os.nice(self.task.nice)
         self.sinks = _detach(self.channel_fd, self.output, self.reply_fd)
         workspace_started = time.monotonic()
         self.space = space = _set_up_workdir(self.task)
-        workspace_seconds = time.monotonic() - workspace_started  # for the bench's breakdown only
+        sandbox_started = time.monotonic()
         notes = space.isolation_notes + namespaces.process_notes(self.pid_namespace_refused, space.capped)
         self.seal.apply()
         notes += sandbox.confine(self.task.confinement, self.task.workdir)
@@ -187,7 +197,10 @@ class _Child:
         self.namespace = self.shell.start_notebook(OwnFiles(Path(os.path.realpath(self.task.workdir)),
                                                             self.task.notebook_name))
         self.signals = _SignalState.take()  # after the sandbox's own (SIGXFSZ ignored)
-        self.send({"event": "hello", "notes": notes, "workspace_s": workspace_seconds,
+        # The child's own timings are for the bench's breakdown only (the grader checks they are plausible).
+        self.send({"event": "hello", "notes": notes, "workspace_s": sandbox_started - workspace_started,
+                   "sandbox_s": time.monotonic() - sandbox_started, "join_s": self.joined.joined - self.joined.began,
+                   "joined_at": self.joined.joined,
                    "workspace": {"capped": space.capped, "notes": space.student_notes}})
         for step in self.task.steps:
             if step.kind == "cell" and step.index not in self.task.skip_cells:
@@ -336,18 +349,25 @@ class _Child:
             self.alarm.disarm()
 
 
-def run_child(task: "ChildTask", channel_fd: int, seal: "Seal", pid_namespace_refused: str | None,
-              reply_fd: int = -1) -> None:
-    """Run `task` in this freshly forked process, streaming events to `channel_fd`; exits, never returns.
+def run_child(read_task: "Callable[[], ChildTask]", channel_fd: int, cgroup_fds: tuple[int, ...], seal: "Seal",
+              pid_namespace_refused: str | None, reply_fd: int = -1) -> None:
+    """Join the cgroups of `cgroup_fds`, then run the task `read_task` waits for in this freshly forked process,
+    streaming events to `channel_fd`; exits, never returns. `reply_fd` is the task pipe, left open after the task:
+    the grader answers the child's "probed" there (-1: no answer is read).
 
-    `seal` is the zygote's guards.Seal, taken once before it forked anything; `pid_namespace_refused`, why the
-    zygote's middle process could not make the child's PID namespace (None: the child is PID 1 there). Anything that
-    stops the run ends the process with EXIT_FAILED and nothing more said (see the module docstring): the grader
-    decides.
+    The join comes first, before the child waits for its task (it may be forked ahead of it: see
+    autograder.isolation.zygote): everything it does from there on is counted in its cgroups, and no student code
+    runs before. `seal` is the zygote's guards.Seal, taken once before it forked anything; `pid_namespace_refused`, why
+    the zygote's middle process could not make the child's PID namespace (None: the child is PID 1 there). Anything
+    that stops the run (a join the kernel refuses included) ends the process with EXIT_FAILED and nothing more said
+    (see the module docstring): the grader decides.
     """
     status = 0
     try:
-        _Child(task, channel_fd, seal, pid_namespace_refused, reply_fd).run()
+        began = time.monotonic()
+        cgroups.join(cgroup_fds)
+        joined = _Joined(began, time.monotonic())
+        _Child(read_task(), channel_fd, seal, pid_namespace_refused, joined, reply_fd).run()
     except BaseException:  # noqa: BLE001 - whatever happens, this process must not return into the zygote
         status = EXIT_FAILED
     os._exit(status)

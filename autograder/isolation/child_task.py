@@ -43,7 +43,6 @@ class ChildTask:
     disk_mb: int = 64  # the files a notebook may write while grading (autograder.isolation.workspace)
     private_tmpfs: bool = True  # try a tmpfs of disk_mb in the child's own mount namespace
     private_pids: bool = True  # fork it in a PID namespace of its own, with its own /proc (the zygote reads it)
-    cgroups: tuple[Path, ...] = ()  # the cgroups the child joins first (autograder.isolation.cgroups)
     wall_timeout: float = 0.0  # wall-clock seconds per step (0: the same as timeout)
     nice: int = 0  # added to its scheduling niceness (where it has no CPU share in a cgroup)
     notebook_name: str = ""  # the graded notebook's file name: a %run of it (its copy) runs it inside itself

@@ -37,6 +37,8 @@ class Limits:
     private_tmpfs: bool = True  # False: never try the tmpfs, always watch the workdir on disk (as when refused)
     private_pids: bool = True  # False: no PID namespace, the child sees every process in /proc (as when refused)
     memory_cgroup: bool = True  # False: never try a cgroup per child (seccomp then refuses memfd, SysV shm...)
+    # False: fork each child when its notebook starts, waiting for its forks and cgroup move (as the first child does)
+    fork_ahead: bool = True
 
     @property
     def wall_timeout(self) -> float:

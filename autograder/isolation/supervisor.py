@@ -3,13 +3,13 @@
 The grader process holds the checks and the reference; it never forks a child from itself. One child per
 notebook (autograder.isolation.child_process) is forked by the zygote (autograder.isolation.zygote), a warm
 process that never imported them, and adopted by the grader; at most `limits.workers` run at a time, and the
-grader multiplexes their channels in one select loop. It enforces the hard limits the child cannot
-enforce on itself: a step (cell or exercise) that runs `grace` seconds past its soft timeout, in the child's own
-CPU time (the kernel's count of its cgroup, else /proc: autograder.isolation.step_clock) or in wall time (a
-larger limit, for code that waits), a
-notebook past its total budget, a child that sends malformed data, a child without a capped tmpfs whose
-files pass `limits.disk_mb` (autograder.isolation.workspace.disk_usage, every DISK_POLL seconds): SIGKILL to
-its process group.
+grader multiplexes their channels in one select loop. While notebooks are waiting, the next child is asked for as
+soon as one is started (`limits.fork_ahead`): it joins its cgroups and waits for its task while the others run.
+It enforces the hard limits the child cannot enforce on itself: a step (cell or exercise) that runs `grace` seconds
+past its soft timeout, in the child's own CPU time (the kernel's count of its cgroup, else /proc:
+autograder.isolation.step_clock) or in wall time (a larger limit, for code that waits), a notebook past its total
+budget, a child that sends malformed data, a child without a capped tmpfs whose files pass `limits.disk_mb`
+(autograder.isolation.workspace.disk_usage, every DISK_POLL seconds): SIGKILL to its process group.
 
 A child that dies without saying "done" (segfault, os._exit, kill) loses only the step it was in:
 the exercises it already reported are kept, the step is recorded (a crashed cell is skipped next
@@ -60,7 +60,7 @@ from autograder.isolation.refusals import PLAIN_WORDS, because
 from autograder.isolation.sandbox import Confinement
 from autograder.isolation.step_clock import process_cpu_seconds
 from autograder.isolation.withholding import Withholder, protected_lines
-from autograder.isolation.zygote import Zygote, shared_zygote
+from autograder.isolation.zygote import ForkedAhead, WaitingChild, Zygote, ZygoteError, shared_zygote
 from autograder.running.runner import planned_probes
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -163,6 +163,7 @@ class _Attempt:
     last_event: float = 0.0  # when the child's latest event came
     next_disk_check: float = 0.0
     cgroup_folders: tuple[Path, ...] = ()  # the child's cgroups (autograder.isolation.cgroups), removed once reaped
+    cgroup_seconds: float = 0.0  # the grader's making of them, inside the fork stage (the bench's breakdown)
     cpu_deadline: float = float("inf")  # the running step's hard limit, in the child's own CPU seconds
     cpu_limit: float = 0.0  # the child's RLIMIT_CPU (autograder.isolation.sandbox); 0: not known
     cpu_used: float = 0.0  # once reaped: the CPU time the kernel counted for it (rusage)
@@ -176,6 +177,27 @@ class _Attempt:
         """The child's CPU time so far: its cgroup's count (every thread it ever ran), else /proc's."""
         counted = child_cgroups.cpu_seconds(self.cgroup_folders)
         return counted if counted is not None else process_cpu_seconds(self.pid)
+
+
+@dataclass
+class _Forked:
+    """A child asked of the zygote before its notebook is chosen: its cgroups made, its channel open; the zygote's
+    answer is read when the child is needed (`ForkedAhead.take`)."""
+
+    request: ForkedAhead
+    fd: int  # the read end of its channel
+    cgroup_folders: tuple[Path, ...]
+    confinement: Confinement  # the run's, or without memory accounting where its cgroups could not be made
+    cgroup_seconds: float  # the grader's making of its cgroups
+    fork_seconds: float  # the grader's asking for it
+
+    def discard(self) -> None:
+        """The child is not needed: ended and reaped, its channel closed (its cgroups are the caller's)."""
+        try:
+            self.request.take().discard()
+        except ZygoteError:
+            pass
+        os.close(self.fd)
 
 
 @dataclass
@@ -208,6 +230,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
     running: dict[int, _Attempt] = {}
     finished: list[tuple[str, Outcome | None]] = []  # (workdir, outcome or None) to clean up and judge
     selector = selectors.DefaultSelector()
+    ahead: _Forked | None = None  # the next child, asked for before it is needed (Limits.fork_ahead)
     with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
         try:
             while pending or running or finished:
@@ -215,11 +238,15 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                     state = pending.pop()
                     if not state.budget_end:
                         state.budget_end = time.monotonic() + limits.budget
-                    attempt = _start(state, limits, confinement, scratch, zygote, cgroups)
+                    attempt = _start(state, limits, confinement, scratch, zygote, cgroups, ahead)
+                    ahead = None
                     running[attempt.pid] = attempt
                     selector.register(attempt.fd, selectors.EVENT_READ, attempt)
                     if attempt.exit_fd is not None:
                         selector.register(attempt.exit_fd, selectors.EVENT_READ, None)
+                if pending and ahead is None and limits.fork_ahead:
+                    # Its forks and its cgroup move overlap the running children's work and the judging below.
+                    ahead = _fork(limits, confinement, zygote, cgroups)
                 # Judged once the next children are started: the parent's work overlaps theirs.
                 judging = time.monotonic()  # monotonic, not perf_counter: it moves the monotonic deadlines
                 for workdir, outcome in finished:
@@ -262,6 +289,10 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                         _finish(attempt.job)
                         finished.append((attempt.workdir, attempt.job.outcome))
         finally:
+            if ahead is not None:
+                ahead.discard()
+                if cgroups is not None and ahead.cgroup_folders:
+                    cgroups.leave(ahead.cgroup_folders)
             for attempt in running.values():
                 _kill(attempt)
                 os.waitpid(attempt.pid, 0)
@@ -292,8 +323,27 @@ def _leave_cgroups(cgroups: ChildCgroups | None, attempt: _Attempt) -> None:
         attempt.cgroup_folders = ()
 
 
+def _fork(limits: Limits, confinement: Confinement, zygote: Zygote, cgroups: ChildCgroups | None) -> _Forked:
+    """Make a child's cgroups and ask the zygote for the child (which joins them, then waits for its task)."""
+    making = time.monotonic()
+    folders, confinement = _child_cgroup(cgroups, confinement)
+    asking = time.monotonic()
+    read_fd, write_fd = os.pipe()
+    try:
+        request = zygote.fork_ahead(write_fd, folders, limits.private_pids)
+    except BaseException:
+        os.close(read_fd)
+        if cgroups is not None and folders:
+            cgroups.leave(folders)
+        raise
+    finally:
+        os.close(write_fd)
+    return _Forked(request, read_fd, folders, confinement, asking - making, time.monotonic() - asking)
+
+
 def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: str, zygote: Zygote,
-           cgroups: ChildCgroups | None = None) -> _Attempt:
+           cgroups: ChildCgroups | None = None, ahead: _Forked | None = None) -> _Attempt:
+    """Start the job's next attempt in `ahead`, the child forked ahead for it, or else in one forked now."""
     state.outcome.attempts += 1
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
@@ -301,8 +351,22 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
             state.probes = {exercise_id: _planned(exercise_id, state.job.seed) for exercise_id in plan.exercises}
             state.withholder = Withholder(protected_lines(), (step.source for step in plan.steps))
     clock = time.monotonic()
+    if ahead is None:  # forked now: its making and asking fall inside the wait timed from `clock`
+        forked = _fork(limits, confinement, zygote, cgroups)
+        cgroup_seconds = forked.cgroup_seconds
+    else:  # forked earlier, in the grader's loop: that time is still this notebook's
+        forked, cgroup_seconds = ahead, 0.0
+        state.outcome.times.add("cgroup", ahead.cgroup_seconds)
+        state.outcome.times.add("fork", ahead.fork_seconds)
+    folders, confinement = forked.cgroup_folders, forked.confinement
+    try:
+        child = forked.request.take()
+    except BaseException:
+        os.close(forked.fd)
+        if cgroups is not None and folders:
+            cgroups.leave(folders)
+        raise
     workdir = tempfile.mkdtemp(prefix="child-", dir=scratch)
-    folders, confinement = _child_cgroup(cgroups, confinement)
     task = ChildTask(
         steps=plan.steps,
         probes=state.probes,
@@ -318,23 +382,26 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         disk_mb=limits.disk_mb,
         private_tmpfs=limits.private_tmpfs,
         private_pids=limits.private_pids,
-        cgroups=folders,
     )
-    read_fd, write_fd = os.pipe()
-    try:
-        pid, reply_fd = zygote.fork(task, write_fd)
-    finally:
-        os.close(write_fd)
+    return _started(state, child, forked.fd, workdir, task, limits, clock, folders, cgroup_seconds)
+
+
+def _started(state: _JobState, child: WaitingChild, read_fd: int, workdir: str, task: ChildTask, limits: Limits,
+             clock: float, folders: tuple[Path, ...], cgroup_seconds: float) -> _Attempt:
+    """The child, given its task, as an attempt the loop watches."""
+    pid = child.pid
     try:
         os.setpgid(pid, pid)
     except OSError:
         pass  # the child got there first, or already exited
+    exit_fd = _pidfd(pid)
+    reply_fd = child.hand_over(task)  # kept open: the grader answers the child's "probed" there
     os.set_blocking(read_fd, False)
     now = time.monotonic()
     os.set_blocking(reply_fd, False)  # a child that does not read its answer never holds the grader up
-    return _Attempt(state, pid, read_fd, workdir, now, reply_fd, started_clock=clock, exit_fd=_pidfd(pid),
-                    deadline=now + limits.wall_timeout + limits.grace, cgroup_folders=tuple(folders),
-                    cpu_limit=confinement.cpu_seconds)
+    return _Attempt(state, pid, read_fd, workdir, now, reply_fd, started_clock=clock, exit_fd=exit_fd,
+                    deadline=now + limits.wall_timeout + limits.grace, cgroup_folders=folders,
+                    cgroup_seconds=cgroup_seconds, cpu_limit=task.confinement.cpu_seconds)
 
 
 def _child_cgroup(cgroups: ChildCgroups | None, confinement: Confinement) -> tuple[tuple[Path, ...], Confinement]:
@@ -434,17 +501,36 @@ def _time_event(attempt: _Attempt, event: dict[str, Any], now: float) -> None:
     kind = event["event"]
     times = attempt.job.outcome.times
     if kind == "hello":
-        started = now - attempt.started_clock
-        said = event.get("workspace_s")  # the child's own timing of its workdir: plausible or nothing
-        workspace_seconds = said if isinstance(said, float) and 0.0 <= said <= started else 0.0
-        times.add("workspace", workspace_seconds)
-        times.add("fork", started - workspace_seconds)
+        _time_hello(attempt, event, now)
     elif kind == "start":
         attempt.step_started = now
     elif kind in ("cell", "exercise", "trace") and attempt.step_started:
         times.add("cells" if kind == "cell" else "probes", now - attempt.step_started)
         attempt.step_started = 0.0
     attempt.last_event = now
+
+
+def _time_hello(attempt: _Attempt, event: dict[str, Any], now: float) -> None:
+    """Split the wait up to the child's first event into its stages: the child's own timings of its workdir, its
+    sandbox and its cgroup join (only what of the join fell inside the wait), each taken where plausible, else none;
+    the grader's making of the cgroups; the rest is the fork (the zygote's forks, the hand-over, the child's start)."""
+    times = attempt.job.outcome.times
+    left = now - attempt.started_clock
+
+    def said(name: str, at_most: float) -> float:
+        value = event.get(name)
+        return value if isinstance(value, float) and 0.0 <= value <= at_most else 0.0
+
+    workspace = said("workspace_s", left)
+    sandbox = said("sandbox_s", left - workspace)
+    joined_at = event.get("joined_at")
+    join = said("join_s", left - workspace - sandbox)
+    if isinstance(joined_at, float):
+        join = min(join, max(0.0, joined_at - attempt.started_clock))
+    cgroup = min(left - workspace - sandbox, attempt.cgroup_seconds + join)
+    for stage, seconds in (("workspace", workspace), ("sandbox", sandbox), ("cgroup", cgroup)):
+        times.add(stage, seconds)
+    times.add("fork", max(0.0, left - workspace - sandbox - cgroup))
 
 
 def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:

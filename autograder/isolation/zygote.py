@@ -2,21 +2,28 @@
 
 The grader (the parent) imports the reference and the judges; student code must never run in a process that holds
 them, not even in memory the child could dig out with `gc.get_objects()`. So the children are not forked from the
-parent. `Zygote.fork(task, channel_fd)` asks a separate interpreter, started with `python -m
+parent. `Zygote.fork_ahead(channel_fd, cgroup_folders)` asks a separate interpreter, started with `python -m
 autograder.isolation.zygote` and a fixed minimal environment, which imported torch, the probes (every exercise
 folder's probe module) and the child's own code and warmed them up once. It forks twice: the middle process makes
 the PID namespace whose PID 1 the child is (autograder.isolation.namespaces: the child sees no other process), forks
 it and exits at once, so the grading child is re-parented to the grader, which has made itself a child subreaper
 (PR_SET_CHILD_SUBREAPER) and therefore waits for it, times it and kills it exactly as it would its own child.
 
-The channel is a Unix socket pair made before the zygote starts: a request is a header sent with two descriptors
-(SCM_RIGHTS), the child's event pipe and the read end of a task pipe; the reply is the new child's pid (0: it could
-not fork). The zygote never sees a task: the grader writes the pickled autograder.isolation.child_task.ChildTask
-(trusted data: it comes from the grader) into the task pipe once the child exists, and only the child reads it. So no
-student's cells ever pass through the zygote's memory, where every later child would inherit them (freed pages
-included). The grader keeps the task pipe's write end: it answers the child's "probed" there (which failing
-cases to trace: autograder.isolation.child_process). When the grader goes, the zygote goes too
-(PR_SET_PDEATHSIG, and end of file on the socket)."""
+The channel is a Unix socket pair made before the zygote starts: a request is a header sent with the child's
+descriptors (SCM_RIGHTS), its event pipe, the read end of a task pipe and its cgroup folders (opened by the grader,
+which made them); the reply is the new child's pid (0: it could not fork). The zygote never sees a task: the grader
+writes the pickled autograder.isolation.child_task.ChildTask (trusted data: it comes from the grader) into the task
+pipe, and only the child reads it. So no student's cells ever pass through the zygote's memory, where every later
+child would inherit them (freed pages included). The grader keeps the task pipe's write end: it answers the child's
+"probed" there (which failing cases to trace: autograder.isolation.child_process). When the grader goes, the
+zygote goes too (PR_SET_PDEATHSIG, and end of file on the socket).
+
+A child is forked ahead of its task (`Zygote.fork_ahead`): it moves itself into its cgroups first thing, then waits
+for its task. Moving a process between cgroups waits for the kernel (an RCU grace period, 10 to 15 ms a move on
+cgroup v1, more under load), and so do the zygote's two forks: the grader asks for the next child as soon as it has
+started one, without waiting for the answer, and reads the pid only when it needs that child (`ForkedAhead.take`).
+The wait then overlaps the running children's work instead of holding up the next notebook; the child is in its
+cgroups before it reads its task, so before any student code, as before."""
 
 import atexit
 import ctypes
@@ -38,9 +45,10 @@ if TYPE_CHECKING:
     from autograder.isolation.child_task import ChildTask
     from autograder.isolation.guards import Seal
 
-__all__ = ["Zygote", "ZygoteError", "shared_zygote"]
+__all__ = ["ForkedAhead", "WaitingChild", "Zygote", "ZygoteError", "shared_zygote"]
 
 HEADER = struct.Struct("!Q")
+MAX_CGROUP_FOLDERS = 6  # a child's cgroup folders in one request (v1: memory, pids, cpu, cpuacct; v2: one)
 # The requests, each with the child's descriptors: fork a child in a PID namespace of its own (where the kernel
 # allows: autograder.isolation.namespaces), or in the zygote's (Limits.private_pids off).
 FORK_IN_OWN_PID_NAMESPACE, FORK = 1, 2
@@ -70,32 +78,30 @@ class Zygote:
         self._starting: socket.socket | None = None  # the channel while it starts
         self._owner = 0
 
-    def fork(self, task: "ChildTask", channel_fd: int) -> tuple[int, int]:
-        """Start a grading child that runs `task` and writes its events to `channel_fd`; returns its pid and the
-        write end of its task pipe, where the grader answers the child's "probed" (the caller closes it).
-
-        The child is this process's own child when this returns (see the module docstring).
-        """
+    def fork_ahead(self, channel_fd: int, cgroup_folders: tuple[Path, ...] = (),
+                   private_pids: bool = True) -> "ForkedAhead":
+        """Ask for a grading child that joins `cgroup_folders`, then waits for its task (`WaitingChild.hand_over`),
+        writing its events to `channel_fd` (the caller keeps its own copy of it); the answer is read by
+        `ForkedAhead.take`, and the child is this process's own child from then on. One request at a time: take it
+        before the next."""
         connection = self._running()
-        payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(cgroup_folders) > MAX_CGROUP_FOLDERS:
+            raise ZygoteError(f"a grading child joins at most {MAX_CGROUP_FOLDERS} cgroups")
+        opened: list[int] = []
         task_read, task_write = os.pipe()
         try:
-            try:
-                request = FORK_IN_OWN_PID_NAMESPACE if task.private_pids else FORK
-                socket.send_fds(connection, [HEADER.pack(request)], [channel_fd, task_read])
-                (pid,) = HEADER.unpack(_receive(connection, HEADER.size))
-            except (OSError, EOFError) as error:
-                self.close()
-                raise ZygoteError(f"the grading zygote stopped answering ({error})") from error
-            finally:
-                os.close(task_read)
-            if not pid:
-                raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
-            _hand_over(task_write, payload)
-        except BaseException:
+            for folder in cgroup_folders:
+                opened.append(os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+            request = FORK_IN_OWN_PID_NAMESPACE if private_pids else FORK
+            socket.send_fds(connection, [HEADER.pack(request)], [channel_fd, task_read, *opened])
+        except OSError as error:
             os.close(task_write)
-            raise
-        return pid, task_write
+            self.close()
+            raise ZygoteError(f"the grading zygote stopped answering ({error})") from error
+        finally:
+            for fd in (task_read, *opened):
+                os.close(fd)
+        return ForkedAhead(self, connection, task_write)
 
     def resident_bytes(self) -> int:
         """The zygote's resident memory: what a child may copy of it (copy-on-write) without allocating anything."""
@@ -153,6 +159,66 @@ class Zygote:
             self._process = None
             raise ZygoteError(f"the grading zygote did not start (exit status {status}; its error is above)") from None
         self._socket = grader_end
+
+
+class ForkedAhead:
+    """A request the zygote is answering: `take` reads the new child's pid (waiting only if it is not there yet)."""
+
+    def __init__(self, zygote: Zygote, connection: socket.socket, task_write: int) -> None:
+        self._zygote, self._connection, self._task_write = zygote, connection, task_write
+
+    def take(self) -> "WaitingChild":
+        """The child, in its cgroups (or about to be) and waiting for its task; ZygoteError if there is none."""
+        try:
+            (pid,) = HEADER.unpack(_receive(self._connection, HEADER.size))
+        except (OSError, EOFError) as error:
+            os.close(self._task_write)
+            self._zygote.close()
+            raise ZygoteError(f"the grading zygote stopped answering ({error})") from error
+        if not pid:
+            os.close(self._task_write)
+            raise ZygoteError("the grading zygote could not fork a child (out of processes or memory?)")
+        return WaitingChild(pid, self._task_write)
+
+
+class WaitingChild:
+    """A grading child (this process's own, see the module docstring) waiting for its task: `hand_over` gives it,
+    `discard` ends a child that will not get one (it reads the end of its task pipe and exits)."""
+
+    def __init__(self, pid: int, task_write: int) -> None:
+        self.pid = pid
+        self._task_write: int | None = task_write
+
+    def hand_over(self, task: "ChildTask") -> int:
+        """Give the child its task; returns the write end of its task pipe, which the caller keeps (and closes): the
+        grader answers the child's "probed" there."""
+        payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        task_write = self._task_write
+        assert task_write is not None, "a task is handed over once"
+        self._task_write = None
+        try:
+            _hand_over(task_write, payload)
+        except BaseException:
+            os.close(task_write)
+            raise
+        return task_write
+
+    def discard(self) -> None:
+        """End the child without a task and reap it."""
+        self._close()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+
+    def _close(self) -> None:
+        if self._task_write is not None:
+            os.close(self._task_write)
+            self._task_write = None
 
 
 @functools.cache
@@ -292,7 +358,7 @@ def serve(connection: socket.socket, seal: "Seal") -> None:
     """Fork a grading child per request until the grader closes the channel."""
     while True:
         try:
-            header, fds, _flags, _address = socket.recv_fds(connection, HEADER.size, 2)
+            header, fds, _flags, _address = socket.recv_fds(connection, HEADER.size, 2 + MAX_CGROUP_FOLDERS)
         except OSError:
             return
         if not header:
@@ -300,7 +366,7 @@ def serve(connection: socket.socket, seal: "Seal") -> None:
         header += _receive(connection, HEADER.size - len(header))
         (request,) = HEADER.unpack(header)
         try:
-            pid = _fork_child(fds[0], fds[1], seal, connection, request) if len(fds) == 2 else 0
+            pid = _fork_child(fds[0], fds[1], tuple(fds[2:]), seal, connection, request) if len(fds) >= 2 else 0
         finally:
             for fd in fds:
                 os.close(fd)
@@ -310,10 +376,12 @@ def serve(connection: socket.socket, seal: "Seal") -> None:
             return
 
 
-def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.socket, request: int) -> int:
-    """Fork the grading child through a middle process that exits at once; the child's pid, or 0. The child reads
-    its task from `task_fd` (see the module docstring). The middle process first makes the PID namespace whose PID 1
-    the child is (a process that unshares one does not move into it; its next child does)."""
+def _fork_child(channel_fd: int, task_fd: int, cgroup_fds: tuple[int, ...], seal: "Seal", connection: socket.socket,
+                request: int) -> int:
+    """Fork the grading child through a middle process that exits at once; the child's pid, or 0. The child joins
+    the cgroups of `cgroup_fds`, then reads its task from `task_fd` (see the module docstring). The middle process
+    first makes the PID namespace whose PID 1 the child is (a process that unshares one does not move into it; its
+    next child does)."""
     from autograder.isolation.child_process import run_child
     from autograder.isolation.namespaces import enter_pid_namespace
 
@@ -333,7 +401,8 @@ def _fork_child(channel_fd: int, task_fd: int, seal: "Seal", connection: socket.
             child = os.fork()
             if child == 0:
                 os.close(pid_write)
-                run_child(_read_task(task_fd), channel_fd, seal, pid_namespace_refused, task_fd)  # never returns
+                run_child(functools.partial(_read_task, task_fd), channel_fd, cgroup_fds, seal,
+                          pid_namespace_refused, task_fd)  # never returns
             os.write(pid_write, HEADER.pack(child))
         except BaseException:  # noqa: BLE001 - this process must never return into the zygote's loop
             status = 1

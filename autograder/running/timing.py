@@ -42,8 +42,10 @@ class StageTimes(_Stages):
     """Seconds of one notebook's grading, per stage (wall clock), and the CPU seconds of its grading children."""
 
     intake: float = 0.0  # finding and hashing the student's file (a share of the student's), reading and planning it
+    cgroup: float = 0.0  # the child's cgroups made (grader) and joined (child) while the notebook waits for them
+    fork: float = 0.0  # the zygote's forks, the task's hand-over and the child's start, up to its first event
     workspace: float = 0.0  # the child's capped workdir with the student's files, and its removal afterwards
-    fork: float = 0.0  # its cgroup, the fork from the zygote and the sandbox, up to the child's first event
+    sandbox: float = 0.0  # in the child: its own /proc, the seal, Landlock and seccomp, the shell's fresh namespace
     cells: float = 0.0  # the notebook's own code cells
     probes: float = 0.0  # the checks' probes calling the student's code
     exit: float = 0.0  # from the child's last event to its exit reaped

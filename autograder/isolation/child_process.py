@@ -1,7 +1,7 @@
 """The grading child, forked from the zygote (autograder.isolation.zygote): `run_child(read_task, channel_fd,
 cgroup_fds, seal, pid_namespace_refused, reply_fd)` never returns. The process it runs in never imported the
-reference, a judge or the checks: it probes with the functions of the exercise folders' probe modules that the task names, on the cases the task
-carries.
+reference, a judge or the checks: it probes with the functions of the exercise folders' probe modules that the
+task names, on the cases the task carries.
 
 Before any student code: its own cgroups (autograder.isolation.cgroups, joined first, before it even reads its
 task, so that everything after is counted there), its own process group, stdin/stdout/stderr on /dev/null and Python's

@@ -42,6 +42,9 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 VERIFIED = [version for version in MINOR_RELEASES if SUPPORTED.admits(version)]
 OLDEST, NEWEST = VERIFIED[0], VERIFIED[-1]
+ABOVE = f"{SUPPORTED.below[0]}.{SUPPORTED.below[1]}"
+# The minor release before the range's lowest: 1.13 was the last of torch 1.
+UNDER = "1.13" if SUPPORTED.lowest == (2, 0) else f"{SUPPORTED.lowest[0]}.{SUPPORTED.lowest[1] - 1}"
 
 
 def test_the_range_is_the_verified_one():
@@ -115,6 +118,16 @@ def test_notebook_line_installs_the_kit_and_keeps_the_learners_torch(release_kit
     assert installing and "torch" not in installing[0], printed
 
 
+def test_the_releases_torch_converts_numpy_arrays(release_kit):
+    # A torch compiled against NumPy 1 (before 2.3) warns at import under NumPy 2 and converts no array: the venv
+    # of such a release holds numpy<2 (devtools.kit_torch_matrix.numpy_requirement), as a learner's environment does.
+    _, python, _, _ = release_kit
+    completed = subprocess.run([str(python), "-W", "error", "-c",
+                                "import numpy, torch; assert torch.from_numpy(numpy.ones(2)).sum().item() == 2"],
+                               capture_output=True, text=True, env=clean_environment())
+    assert completed.returncode == 0, completed.stderr[-2000:]
+
+
 def test_kit_under_the_release_agrees_with_the_full_kit(release_kit, tmp_path):
     version, python, _, _ = release_kit
     namespaces = Namespaces(REPO)
@@ -168,8 +181,8 @@ def test_the_comparison_sees_a_kit_whose_expectations_moved(release_kit, tmp_pat
 def test_a_torch_outside_the_range_stops_the_import_with_both_versions(release_kit, tmp_path):
     # A stand-in torch package earlier on the path: the kit's import reads its version before anything else.
     _, python, _, _ = release_kit
-    (major, minor), above = SUPPORTED.lowest, SUPPORTED.below
-    for outside in (f"{major}.{minor - 1}.1", f"{above[0]}.{above[1]}.0+cu130"):
+    above = SUPPORTED.below
+    for outside in (f"{UNDER}.1", f"{above[0]}.{above[1]}.0+cu130"):
         fake = tmp_path / outside / "torch"
         fake.mkdir(parents=True)
         (fake / "__init__.py").write_text(f"__version__ = {outside!r}\n")
@@ -181,10 +194,6 @@ def test_a_torch_outside_the_range_stops_the_import_with_both_versions(release_k
         assert "UnsupportedTorch" in completed.stderr, completed.stderr
         assert unsupported_message(outside).splitlines()[-1] in last[-1], completed.stderr
         assert SUPPORTED.requirement() in completed.stderr and f"torch {outside}" in completed.stderr
-
-
-ABOVE = f"{SUPPORTED.below[0]}.{SUPPORTED.below[1]}"
-UNDER = f"{SUPPORTED.lowest[0]}.{SUPPORTED.lowest[1] - 1}"
 
 
 @pytest.mark.parametrize(("version", "admitted"), [(OLDEST, True), (f"{NEWEST}+cu132", True), (f"{NEWEST}+cpu", True),

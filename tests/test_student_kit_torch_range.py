@@ -27,9 +27,11 @@ from autograder.integrations.student_kit.runtime.torch_range import SUPPORTED, u
 from devtools.kit_torch_matrix import (
     DOC,
     MINOR_RELEASES,
+    OUTSIDE_THE_KIT,
     TorchUnavailable,
     compared_count,
     disagreements,
+    docs_table,
     full_kit_outcomes,
     kit_outcomes,
     students,
@@ -59,6 +61,18 @@ def test_the_range_is_the_verified_one():
     assert {f"{major}.{minor}" for major, minor, *_ in (v.split(".") for v in VERIFIED)} == {
         f"{major}.{minor}" for major in (2,) for minor in range(SUPPORTED.lowest[1], SUPPORTED.below[1])}
     assert torch.__version__.split("+")[0] in VERIFIED  # the project's torch builds the vectors
+
+
+def test_the_table_says_why_a_release_below_the_range_disagrees():
+    # A release whose verdicts differ for a reason outside the kit (its own torch computes the student's code
+    # differently) has the reason in its row, and stays outside the range; an agreeing row has only its counts.
+    assert OUTSIDE_THE_KIT and not any(SUPPORTED.admits(f"{minor}.0") for minor in OUTSIDE_THE_KIT)
+    below = next(version for version in MINOR_RELEASES if version.startswith(tuple(f"{m}." for m in OUTSIDE_THE_KIT)))
+    measured = {"torch": "x", "compared": 10, "date": "2026-11-28"}
+    table = docs_table({below: {**measured, "agreeing": 8}, OLDEST: {**measured, "agreeing": 10}})
+    rows = {line.split(" | ")[1]: line for line in table.splitlines()[2:]}
+    assert "8 of 10: " in rows[below] and OUTSIDE_THE_KIT[below.rsplit(".", 1)[0]] in rows[below]
+    assert "| 10 of 10 |" in rows[OLDEST]
 
 
 def learner_pip_environment():

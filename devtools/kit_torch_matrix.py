@@ -53,11 +53,11 @@ CANDIDATES = TorchRange(lowest=(2, 0), below=(2, 16))  # the range of the kit th
 # learner's environment that holds such a torch does.
 NUMPY_2_FROM = (2, 3)
 MARKER = ".attnkit-torch"  # in a venv whose torch installed completely: the release it holds
-# Why a measured minor disagrees where the cause lies outside the kit (docs/student-kit.md explains): its row says so.
-OUTSIDE_THE_KIT = {
-    minor: "its scaled_dot_product_attention gives NaN where every key is masked (2.5 on: zeros)"
-    for minor in ("2.2", "2.3", "2.4")
-}
+# Why a measured minor disagrees (docs/student-kit.md explains): its row says so. Each is below the range.
+_NAN_SDPA = "its scaled_dot_product_attention gives NaN where every key is masked (2.5 on: zeros)"
+_HALF_BMM = ("and it has no float16 bmm on the CPU, which the kit's merge_heads probe uses to make its input "
+             "(not mended: the range ends above it anyway)")
+DISAGREEMENT_CAUSES = {"2.1": f"{_NAN_SDPA}, {_HALF_BMM}", "2.2": _NAN_SDPA, "2.3": _NAN_SDPA, "2.4": _NAN_SDPA}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,7 +258,7 @@ def docs_table(results: dict[str, dict[str, Any]]) -> str:
         local = result["torch"].partition("+")[2] or "-"
         verdict = (f"{result['agreeing']:,} of {result['compared']:,}" if result.get("compared")
                    else f"not measured: {result.get('error', '?')}")
-        cause = OUTSIDE_THE_KIT.get(".".join(version.split(".")[:2]))
+        cause = DISAGREEMENT_CAUSES.get(".".join(version.split(".")[:2]))
         if cause and result.get("agreeing") != result.get("compared"):
             verdict += f": {cause}"
         lines.append(f"| {result.get('python', '3.11')} | {version} | {local} | {verdict} | {result['date']} |")

@@ -25,9 +25,9 @@ from autograder.integrations.student_kit.build import wheel_name
 from autograder.integrations.student_kit.runtime.tensors import decode, encode
 from autograder.integrations.student_kit.runtime.torch_range import SUPPORTED, unsupported_message
 from devtools.kit_torch_matrix import (
+    DISAGREEMENT_CAUSES,
     DOC,
     MINOR_RELEASES,
-    OUTSIDE_THE_KIT,
     TorchUnavailable,
     compared_count,
     disagreements,
@@ -64,14 +64,15 @@ def test_the_range_is_the_verified_one():
 
 
 def test_the_table_says_why_a_release_below_the_range_disagrees():
-    # A release whose verdicts differ for a reason outside the kit (its own torch computes the student's code
-    # differently) has the reason in its row, and stays outside the range; an agreeing row has only its counts.
-    assert OUTSIDE_THE_KIT and not any(SUPPORTED.admits(f"{minor}.0") for minor in OUTSIDE_THE_KIT)
-    below = next(version for version in MINOR_RELEASES if version.startswith(tuple(f"{m}." for m in OUTSIDE_THE_KIT)))
+    # A release whose verdicts differ (its own torch computes the student's code differently) has the reason in its
+    # row, and stays outside the range; an agreeing row has only its counts.
+    assert DISAGREEMENT_CAUSES and not any(SUPPORTED.admits(f"{minor}.0") for minor in DISAGREEMENT_CAUSES)
+    minors = tuple(f"{minor}." for minor in DISAGREEMENT_CAUSES)
+    below = next(version for version in MINOR_RELEASES if version.startswith(minors))
     measured = {"torch": "x", "compared": 10, "date": "2026-11-28"}
     table = docs_table({below: {**measured, "agreeing": 8}, OLDEST: {**measured, "agreeing": 10}})
     rows = {line.split(" | ")[1]: line for line in table.splitlines()[2:]}
-    assert "8 of 10: " in rows[below] and OUTSIDE_THE_KIT[below.rsplit(".", 1)[0]] in rows[below]
+    assert "8 of 10: " in rows[below] and DISAGREEMENT_CAUSES[below.rsplit(".", 1)[0]] in rows[below]
     assert "| 10 of 10 |" in rows[OLDEST]
 
 

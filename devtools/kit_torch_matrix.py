@@ -48,7 +48,19 @@ TABLE_START, TABLE_END = "<!-- kit-torch-matrix: start -->", "<!-- kit-torch-mat
 MINOR_RELEASES = ("2.0.1", "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0",
                   "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
 CANDIDATES = TorchRange(lowest=(2, 0), below=(2, 16))  # the range of the kit the matrix measures
+# Releases before this one were compiled against NumPy 1: under NumPy 2 their `import torch` warns "A module that was
+# compiled using NumPy 1.x cannot be run in NumPy 2" and every array conversion fails. Their venvs get numpy<2, as a
+# learner's environment that holds such a torch does.
+NUMPY_2_FROM = (2, 3)
 MARKER = ".attnkit-torch"  # in a venv whose torch installed completely: the release it holds
+# Why a measured minor disagrees (docs/student-kit.md explains): its row says so. Each is below the range.
+_NAN_SDPA = "its scaled_dot_product_attention gives NaN where every key is masked (2.5 on: zeros)"
+_HALF_BMM = ("and it has no float16 bmm on the CPU, which the kit's merge_heads probe uses to make its input "
+             "(not mended: the range ends above it anyway)")
+_ERROR_TEXTS = ("some of its error texts (mixed dtypes, a float in a size) differ from 2.13's, so those messages and "
+                "reproduced mistakes differ (not normalised: below the range)")
+DISAGREEMENT_CAUSES = {"2.0": f"{_NAN_SDPA}, {_ERROR_TEXTS}, {_HALF_BMM}", "2.1": f"{_NAN_SDPA}, {_HALF_BMM}",
+                       "2.2": _NAN_SDPA, "2.3": _NAN_SDPA, "2.4": _NAN_SDPA}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,10 +114,16 @@ class TorchUnavailable(RuntimeError):
     """A venv's packages could not be installed (no registry reachable, or the release is not offered)."""
 
 
+def numpy_requirement(version: str) -> str:
+    """The numpy a venv of torch==version gets: numpy<2 for a torch compiled against NumPy 1 (NUMPY_2_FROM)."""
+    release = tuple(int(part) for part in version.split("+")[0].split(".")[:2])
+    return "numpy" if release >= NUMPY_2_FROM else "numpy<2"
+
+
 def torch_venv(version: str, venv: Path | None = None) -> Path:
-    """The python of a venv holding torch==version and numpy: VENVS/torch-VERSION unless `venv`, made once and reused
-    while its MARKER names that release. uv's cache for the install is a temporary folder beside it, removed after:
-    the venv keeps its files (hard links), the cache does not keep a second copy."""
+    """The python of a venv holding torch==version and numpy_requirement(version): VENVS/torch-VERSION unless `venv`,
+    made once and reused while its MARKER names that release. uv's cache for the install is a temporary folder beside
+    it, removed after: the venv keeps its files (hard links), the cache does not keep a second copy."""
     venv = venv or VENVS / f"torch-{version}"
     python = venv / "bin" / "python"
     marker = venv / MARKER
@@ -116,7 +134,7 @@ def torch_venv(version: str, venv: Path | None = None) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     cache = Path(tempfile.mkdtemp(prefix=".uv-cache-", dir=venv.parent))
     try:
-        uv_install(python, [f"torch=={version}", "numpy"], venv.parent, cache)
+        uv_install(python, [f"torch=={version}", numpy_requirement(version)], venv.parent, cache)
     except TorchUnavailable:
         shutil.rmtree(venv, ignore_errors=True)
         raise
@@ -243,6 +261,9 @@ def docs_table(results: dict[str, dict[str, Any]]) -> str:
         local = result["torch"].partition("+")[2] or "-"
         verdict = (f"{result['agreeing']:,} of {result['compared']:,}" if result.get("compared")
                    else f"not measured: {result.get('error', '?')}")
+        cause = DISAGREEMENT_CAUSES.get(".".join(version.split(".")[:2]))
+        if cause and result.get("agreeing") != result.get("compared"):
+            verdict += f": {cause}"
         lines.append(f"| {result.get('python', '3.11')} | {version} | {local} | {verdict} | {result['date']} |")
     return "\n".join(lines)
 

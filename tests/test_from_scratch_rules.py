@@ -6,6 +6,7 @@ Every student here is graded in-process with autograder.running.runner.run_exerc
 """
 
 import concurrent.futures
+import contextlib
 import functools
 import math
 import threading
@@ -17,9 +18,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import _disable_current_modes
 
 from attnkit import solutions
+from autograder.checking import torch_recorders
 from autograder.checking.check_types import PASSED
 from autograder.checking.torch_recorders import (
     CUSTOM_OP,
@@ -521,6 +524,68 @@ def test_both_recorders_are_removed_even_when_the_student_raises():
     with pytest.raises(ValueError):
         called_functions(crash, torch.rand(3))
     assert (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()) == (functions, dispatch)
+
+
+class PassThroughMode(TorchFunctionMode):
+    def __init__(self, inside=None):
+        super().__init__()
+        self.inside = inside  # called while this mode handles a call (the mode is off the stack then)
+        self.seen = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if self.inside is not None and self.seen is None:
+            self.seen = self.inside()
+        return func(*args, **(kwargs or {}))
+
+
+def all_disabled_both_ways():
+    """(torch's own answer, torch_recorders' reading for torch 2.0-2.4) to "are torch function modes all off?"."""
+    return torch._C._is_torch_function_all_disabled(), torch_recorders._function_modes_all_disabled_before_2_5()
+
+
+@pytest.mark.parametrize("disable", [contextlib.nullcontext, torch._C.DisableTorchFunctionSubclass,
+                                     torch._C.DisableTorchFunction])
+def test_the_all_disabled_reading_for_torch_before_2_5_agrees_with_torchs_own(disable):
+    # torch 2.0-2.4 lack torch._C._is_torch_function_all_disabled (the student kit runs under the learner's torch,
+    # devtools/kit_torch_matrix.py): the reading made of what they expose agrees with it in every state, with the mode
+    # stack empty, holding a mode, and inside a mode's handling (popped), and leaves the stack as it was.
+    expected = disable is torch._C.DisableTorchFunction
+    stack = torch._C._len_torch_function_stack()
+    with disable():
+        assert all_disabled_both_ways() == (expected, expected)
+    with PassThroughMode(), disable():
+        assert all_disabled_both_ways() == (expected, expected)
+    def inside():
+        with disable():
+            return all_disabled_both_ways()
+
+    mode = PassThroughMode(inside=inside)
+    with mode:
+        torch.zeros(1)
+    assert mode.seen == (expected, expected)
+    assert torch._C._len_torch_function_stack() == stack
+
+
+@pytest.fixture
+def recorders_as_before_torch_2_5(monkeypatch):
+    monkeypatch.setattr(torch_recorders, "_function_modes_all_disabled",
+                        torch_recorders._function_modes_all_disabled_before_2_5)
+
+
+@pytest.mark.parametrize("label", ["torch function modes off", "dispatch modes off", "F.softmax"])
+def test_the_softmax_rule_sees_the_same_with_the_reading_for_torch_before_2_5(recorders_as_before_torch_2_5, label):
+    path, name = SOFTMAX_PATHS[label]
+    assert_rule_fails_naming("softmax_stable", stable_student(path), name)
+    result = grade("softmax_stable", stable_book)[RULE_CHECKS["softmax_stable"]]
+    assert result.status == PASSED, result.message
+
+
+@pytest.mark.parametrize("label", ["torch function modes off", "F.scaled_dot_product_attention"])
+def test_the_attention_rule_sees_the_same_with_the_reading_for_torch_before_2_5(recorders_as_before_torch_2_5, label):
+    attend, name = ATTENTION_PATHS[label]
+    assert_rule_fails_naming("multi_head_attention", ATTENTION_MODULES["multi_head_attention"](attend), name)
+    result = grade("multi_head_attention", solutions.MultiHeadAttention)[RULE_CHECKS["multi_head_attention"]]
+    assert result.status == PASSED, result.message
 
 
 def test_matmul_count_and_forward_watch_still_work_beside_the_dispatch_recorder():

@@ -2,10 +2,13 @@
 default dtype or device, or asks for deterministic algorithms costs correct code nothing, and the notebook gets its
 own settings back afterwards."""
 
+import types
+
 import pytest
 import torch
 
 from attnkit import solutions
+from autograder.checking import probing
 from autograder.checking.check_types import PASSED
 from autograder.course import catalog
 from autograder.course.exercises import EXERCISES
@@ -50,3 +53,23 @@ def test_without_the_grader_settings_a_gradient_check_would_fail():
     with torch.no_grad():
         data = check.probe({"CausalAttention": solutions.CausalAttention}, case)
     assert all(size is None for size in data["gradients"].values())
+
+
+def test_a_default_device_a_cell_set_is_the_cpu_while_grading_and_back_after():
+    torch.set_default_device("meta")
+    try:
+        with probing.grader_torch_state():
+            assert torch.empty(1).device.type == "cpu"
+        assert torch.empty(1).device.type == "meta"
+    finally:
+        torch.set_default_device(None)
+
+
+@pytest.mark.parametrize("entered", [None, "meta"])
+def test_the_default_device_is_read_where_torch_before_2_3_keeps_it(monkeypatch, entered):
+    # torch 2.0-2.2 have no torch.get_default_device (the student kit runs under the learner's torch): the grader reads
+    # the device of the context torch.set_default_device entered, torch._GLOBAL_DEVICE_CONTEXT (None: the CPU).
+    context = None if entered is None else types.SimpleNamespace(device=torch.device(entered))
+    monkeypatch.setattr(probing, "_get_default_device", None)
+    monkeypatch.setattr(torch, "_GLOBAL_DEVICE_CONTEXT", context, raising=False)
+    assert probing._default_device() == torch.device(entered or "cpu")

@@ -25,11 +25,13 @@ from autograder.integrations.student_kit.build import wheel_name
 from autograder.integrations.student_kit.runtime.tensors import decode, encode
 from autograder.integrations.student_kit.runtime.torch_range import SUPPORTED, unsupported_message
 from devtools.kit_torch_matrix import (
+    DISAGREEMENT_CAUSES,
     DOC,
     MINOR_RELEASES,
     TorchUnavailable,
     compared_count,
     disagreements,
+    docs_table,
     full_kit_outcomes,
     kit_outcomes,
     students,
@@ -42,6 +44,9 @@ pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
 VERIFIED = [version for version in MINOR_RELEASES if SUPPORTED.admits(version)]
 OLDEST, NEWEST = VERIFIED[0], VERIFIED[-1]
+ABOVE = f"{SUPPORTED.below[0]}.{SUPPORTED.below[1]}"
+# The minor release before the range's lowest: 1.13 was the last of torch 1.
+UNDER = "1.13" if SUPPORTED.lowest == (2, 0) else f"{SUPPORTED.lowest[0]}.{SUPPORTED.lowest[1] - 1}"
 
 
 def test_the_range_is_the_verified_one():
@@ -56,6 +61,19 @@ def test_the_range_is_the_verified_one():
     assert {f"{major}.{minor}" for major, minor, *_ in (v.split(".") for v in VERIFIED)} == {
         f"{major}.{minor}" for major in (2,) for minor in range(SUPPORTED.lowest[1], SUPPORTED.below[1])}
     assert torch.__version__.split("+")[0] in VERIFIED  # the project's torch builds the vectors
+
+
+def test_the_table_says_why_a_release_below_the_range_disagrees():
+    # A release whose verdicts differ (its own torch computes the student's code differently) has the reason in its
+    # row, and stays outside the range; an agreeing row has only its counts.
+    assert DISAGREEMENT_CAUSES and not any(SUPPORTED.admits(f"{minor}.0") for minor in DISAGREEMENT_CAUSES)
+    minors = tuple(f"{minor}." for minor in DISAGREEMENT_CAUSES)
+    below = next(version for version in MINOR_RELEASES if version.startswith(minors))
+    measured = {"torch": "x", "compared": 10, "date": "2026-11-28"}
+    table = docs_table({below: {**measured, "agreeing": 8}, OLDEST: {**measured, "agreeing": 10}})
+    rows = {line.split(" | ")[1]: line for line in table.splitlines()[2:]}
+    assert "8 of 10: " in rows[below] and DISAGREEMENT_CAUSES[below.rsplit(".", 1)[0]] in rows[below]
+    assert "| 10 of 10 |" in rows[OLDEST]
 
 
 def learner_pip_environment():
@@ -115,6 +133,16 @@ def test_notebook_line_installs_the_kit_and_keeps_the_learners_torch(release_kit
     assert installing and "torch" not in installing[0], printed
 
 
+def test_the_releases_torch_converts_numpy_arrays(release_kit):
+    # A torch compiled against NumPy 1 (before 2.3) warns at import under NumPy 2 and converts no array: the venv
+    # of such a release holds numpy<2 (devtools.kit_torch_matrix.numpy_requirement), as a learner's environment does.
+    _, python, _, _ = release_kit
+    completed = subprocess.run([str(python), "-W", "error", "-c",
+                                "import numpy, torch; assert torch.from_numpy(numpy.ones(2)).sum().item() == 2"],
+                               capture_output=True, text=True, env=clean_environment())
+    assert completed.returncode == 0, completed.stderr[-2000:]
+
+
 def test_kit_under_the_release_agrees_with_the_full_kit(release_kit, tmp_path):
     version, python, _, _ = release_kit
     namespaces = Namespaces(REPO)
@@ -168,8 +196,8 @@ def test_the_comparison_sees_a_kit_whose_expectations_moved(release_kit, tmp_pat
 def test_a_torch_outside_the_range_stops_the_import_with_both_versions(release_kit, tmp_path):
     # A stand-in torch package earlier on the path: the kit's import reads its version before anything else.
     _, python, _, _ = release_kit
-    (major, minor), above = SUPPORTED.lowest, SUPPORTED.below
-    for outside in (f"{major}.{minor - 1}.1", f"{above[0]}.{above[1]}.0+cu130"):
+    above = SUPPORTED.below
+    for outside in (f"{UNDER}.1", f"{above[0]}.{above[1]}.0+cu130"):
         fake = tmp_path / outside / "torch"
         fake.mkdir(parents=True)
         (fake / "__init__.py").write_text(f"__version__ = {outside!r}\n")
@@ -181,10 +209,6 @@ def test_a_torch_outside_the_range_stops_the_import_with_both_versions(release_k
         assert "UnsupportedTorch" in completed.stderr, completed.stderr
         assert unsupported_message(outside).splitlines()[-1] in last[-1], completed.stderr
         assert SUPPORTED.requirement() in completed.stderr and f"torch {outside}" in completed.stderr
-
-
-ABOVE = f"{SUPPORTED.below[0]}.{SUPPORTED.below[1]}"
-UNDER = f"{SUPPORTED.lowest[0]}.{SUPPORTED.lowest[1] - 1}"
 
 
 @pytest.mark.parametrize(("version", "admitted"), [(OLDEST, True), (f"{NEWEST}+cu132", True), (f"{NEWEST}+cpu", True),

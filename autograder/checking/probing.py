@@ -226,12 +226,25 @@ def layer_inputs(module: nn.Module, *names: str) -> Iterator[dict[str, torch.Ten
             handle.remove()
 
 
+# torch.get_default_device is new in torch 2.3 (the student kit runs under the learner's torch). Bound at import, as
+# the recorders' functions are: a cell that deletes it from torch does not change what the grader reads.
+_get_default_device: Callable[[], torch.device] | None = getattr(torch, "get_default_device", None)
+
+
+def _default_device() -> torch.device:
+    """torch.get_default_device(); before torch 2.3, the device of the context torch.set_default_device entered,
+    which torch 2.0 to 2.2 keep in torch._GLOBAL_DEVICE_CONTEXT (None while the default is the CPU)."""
+    if _get_default_device is not None:
+        return _get_default_device()
+    return torch.device(getattr(getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None), "device", "cpu"))
+
+
 @contextlib.contextmanager
 def grader_torch_state() -> Iterator[None]:
     """torch's global settings as the grader runs with them, whatever a notebook cell set (grad mode, default dtype
     and device, deterministic algorithms): correct code keeps its points after `torch.set_grad_enabled(False)`.
     The notebook's own settings are back afterwards."""
-    grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), torch.get_default_device()
+    grad, dtype, device = torch.is_grad_enabled(), torch.get_default_dtype(), _default_device()
     deterministic = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     torch.set_grad_enabled(True)

@@ -93,7 +93,30 @@ def op_name(func: object) -> str:
 
 # Bound once: student code that replaces these in torch._C cannot blind the recorders (the seal restores this
 # module's namespace before every probe, not torch's).
-_function_modes_all_disabled = torch._C._is_torch_function_all_disabled
+_function_enabled = torch._C._is_torch_function_enabled
+_function_mode_enabled = torch._C._is_torch_function_mode_enabled
+_push_function_mode, _pop_function_mode = torch._C._push_on_torch_function_stack, torch._C._pop_torch_function_stack
+_PLACEHOLDER_MODE = object()  # never called: on the stack only while the state is read
+
+
+def _function_modes_all_disabled_before_2_5() -> bool:
+    """torch._C._is_torch_function_all_disabled (new in torch 2.5) from what torch 2.0 to 2.4 expose: the state is
+    ENABLED when torch functions are enabled; otherwise it is ALL_DISABLED (torch._C.DisableTorchFunction) exactly when
+    a mode on the stack would not run, asked with a placeholder on the stack when it is empty (the student kit runs
+    under the learner's torch)."""
+    if _function_enabled():
+        return False
+    if _function_stack_length():
+        return not _function_mode_enabled()
+    _push_function_mode(_PLACEHOLDER_MODE)
+    try:
+        return not _function_mode_enabled()
+    finally:
+        _pop_function_mode()
+
+
+_function_modes_all_disabled: Callable[[], bool] = getattr(
+    torch._C, "_is_torch_function_all_disabled", _function_modes_all_disabled_before_2_5)
 _function_stack_length, _function_stack_at = torch._C._len_torch_function_stack, torch._C._get_function_stack_at
 _dispatch_stack_length, _dispatch_stack_at = torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at
 _dispatch_key_excluded, _PYTHON_KEY = torch._C._dispatch_tls_is_dispatch_key_excluded, torch._C.DispatchKey.Python

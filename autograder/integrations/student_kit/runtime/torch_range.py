@@ -27,8 +27,10 @@ class TorchRange:
         return release is not None and self.lowest <= release < self.below
 
 
-# Every minor release from 2.8 to 2.15 agreed with the full kit (devtools/kit_torch_matrix.py, docs/student-kit.md).
-SUPPORTED = TorchRange(lowest=(2, 8), below=(2, 16))
+# Every minor release from 2.5 to 2.15 agreed with the full kit (devtools/kit_torch_matrix.py, docs/student-kit.md).
+# Not 2.4 and older: their F.scaled_dot_product_attention returns NaN for a query whose whole row is masked, where 2.5
+# and later return zeros, so a student's attention that calls it reads differently there (docs/student-kit.md).
+SUPPORTED = TorchRange(lowest=(2, 5), below=(2, 16))
 # The Pythons the kit declares: Colab and Kaggle run 3.11 or 3.12 today.
 REQUIRES_PYTHON = ">=3.11"
 

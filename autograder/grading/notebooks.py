@@ -28,7 +28,7 @@ from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
 from autograder.isolation.supervisor import Job, Outcome, probe_notebooks
-from autograder.running.runner import DEFAULT_SEED, judge_exercise
+from autograder.running.runner import DEFAULT_SEED, ClassExpectations, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
@@ -125,6 +125,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
         notes_of[position] = item
 
     isolation_notes: set[str] = set()
+    expectations = ClassExpectations()  # what depends on a case alone, computed once for every notebook here
 
     def judged(outcome: Outcome) -> None:
         position, key = cast(tuple[int, object], outcome.key)  # as the Job above was given it
@@ -133,7 +134,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
         try:
             if outcome.grader_failure:  # logged where it was found (autograder.isolation.supervisor)
                 raise _ChildSetUpFailed(outcome.grader_failure)
-            result = _judge(key, outcome, options.seed, lang)
+            result = _judge(key, outcome, options.seed, lang, expectations)
         except _ChildSetUpFailed as failure:
             reason = f"grader error: {failure}"
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
@@ -176,14 +177,14 @@ def unanswered_result(key: object, notebook: str | None, path: str | os.PathLike
     return NotebookResult(key, notebook or "", str(path), status, reason, checks)
 
 
-def _judge(key: object, outcome: Outcome, seed: int, lang: str) -> NotebookResult:
+def _judge(key: object, outcome: Outcome, seed: int, lang: str, expectations: ClassExpectations) -> NotebookResult:
     plan, times = outcome.plan, outcome.times
     checks: list[CheckResult] = []
     for exercise_id in plan.exercises:
         records = outcome.records.get(exercise_id, {})
-        results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
-        with times.timing("judges"):
-            checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
+        results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times, expectations=expectations)
+        with times.timing("judges"):  # for `attnkit similarity`
+            checks.extend(with_wrong_outputs(exercise_id, results, records, seed, expectations))
     notes = [*plan.notes, *outcome.notes]
     explained = causes_left_out(notes)
     # The cells' own notes say the same (autograder.integrations.nbgrader_sandbox writes them into their cells).

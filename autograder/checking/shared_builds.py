@@ -59,20 +59,30 @@ def _namespace(obj: object) -> dict[str, Any]:
     return namespace if isinstance(namespace, dict) else {}
 
 
-def _held(obj: object, into: list[object]) -> None:
-    """Append what `obj`'s __dict__ holds now, compared by identity: its names and values, and each container
-    value's length and items (a hook added to a module's hook dict, a buffer made non-persistent)."""
-    namespace = _namespace(obj)
-    values = list(namespace.values())
-    into.append(len(values))
-    into.extend(namespace)
-    into.extend(values)
-    for value in values:
-        if isinstance(value, _CONTAINERS):
-            into.append(len(value))
-            into.extend(value)
-            if isinstance(value, dict):
-                into.extend(value.values())
+class _Held:
+    """What one object's __dict__ holds now, compared by identity: its names and values, and each container value's
+    items (a hook added to a module's hook dict, a buffer made non-persistent). It keeps them alive."""
+
+    def __init__(self, obj: object) -> None:
+        namespace = _namespace(obj)
+        self.names, self.values = tuple(namespace), tuple(namespace.values())
+        self.containers = [(value, tuple(value), tuple(value.values()) if isinstance(value, dict) else ())
+                           for value in self.values if isinstance(value, _CONTAINERS)]
+
+    def same(self, obj: object) -> bool:
+        namespace = _namespace(obj)
+        if len(namespace) != len(self.names) or not all(map(operator.is_, namespace, self.names)):
+            return False
+        if not all(map(operator.is_, namespace.values(), self.values)):
+            return False
+        for container, items, values in self.containers:
+            if len(container) != len(items):
+                return False
+            if items and not all(map(operator.is_, container, items)):
+                return False
+            if values and isinstance(container, dict) and not all(map(operator.is_, container.values(), values)):
+                return False
+        return True
 
 
 def _modules_of(module: nn.Module) -> list[nn.Module]:
@@ -117,26 +127,22 @@ class ModuleSnapshot:
     alive, so one replaced and freed cannot come back under the same id."""
 
     def __init__(self, module: nn.Module) -> None:
-        self._held, self._facts, tensors = self._read(module)
-        with torch.no_grad():
-            self._values = [tensor.detach().clone() for tensor in tensors]
-
-    @staticmethod
-    def _read(module: nn.Module) -> tuple[list[object], list[tuple[object, ...]], list[torch.Tensor]]:
-        held: list[object] = [module]
+        self._module = module
         modules = _modules_of(module)
-        for sub in modules:
-            held.extend((sub, type(sub)))
-            _held(sub, held)
-        tensors = _tensors_of(modules)
-        for tensor in tensors:
-            held.extend((tensor, type(tensor), tensor.grad))
-            _held(tensor, held)
-        return held, [_tensor_facts(tensor) for tensor in tensors], tensors
+        self._held = [(sub, type(sub), _Held(sub)) for sub in modules]
+        with torch.no_grad():
+            self._tensors = [(tensor, tensor.grad, _tensor_facts(tensor), _Held(tensor), tensor.detach().clone())
+                             for tensor in _tensors_of(modules)]
 
     def unchanged(self, module: nn.Module) -> bool:
-        held, facts, tensors = self._read(module)
-        if len(held) != len(self._held) or not all(map(operator.is_, held, self._held)) or facts != self._facts:
+        """Every module seen is still there as it was (its dict's names and values, and its containers' items, by
+        identity: a module, parameter or buffer replaced, added or removed shows in its parent's), and so is every
+        tensor (its gradient, metadata, attributes and values)."""
+        if module is not self._module:
+            return False
+        if not all(type(sub) is kind and held.same(sub) for sub, kind, held in self._held):
             return False
         with torch.no_grad():
-            return all(torch.equal(tensor.detach(), saved) for tensor, saved in zip(tensors, self._values, strict=True))
+            return all(tensor.grad is grad and _tensor_facts(tensor) == facts and held.same(tensor)
+                       and torch.equal(tensor.detach(), values)
+                       for tensor, grad, facts, held, values in self._tensors)

@@ -44,16 +44,20 @@ Verdicts = dict[str, dict[str, Verdict]]  # "student [exercise]" -> check id -> 
 def grade_students(exercises: Sequence[str]) -> Verdicts:
     """Every student's verdicts under the autograder this process imports."""
     from autograder.checking.check_types import PASSED
-    from autograder.running.runner import run_exercise
+    from autograder.running import runner
     from devtools.student_kit_agreement import students
 
+    # One class's expectations for every student, as `attnkit grade` keeps them (runner.ClassExpectations, issue 59);
+    # a revision from before them computes every student's own.
+    shared = {"expectations": runner.ClassExpectations()} if hasattr(runner, "ClassExpectations") else {}
     verdicts: Verdicts = {}
     for student in students():
         if exercises and student.exercise not in exercises:
             continue
         key = f"{student.label} [{student.exercise}]"
-        results = [*run_exercise(student.exercise, student.namespace, lang="en"),
-                   *run_exercise(student.exercise, student.namespace, lang="en", include_hidden=False)]
+        results = [*runner.run_exercise(student.exercise, student.namespace, lang="en", **shared),
+                   *runner.run_exercise(student.exercise, student.namespace, lang="en", include_hidden=False,
+                                        **shared)]
         verdicts[key] = {result.id: Verdict(result.status == PASSED, result.misconception, float(result.score))
                          for result in results}
     return verdicts

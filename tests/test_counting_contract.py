@@ -5,6 +5,8 @@ The attempts below are written from the release notebook's text of exercise 04-7
 parameters of any module, the number an optimizer would update; buffers are not parameters"), as a learner would.
 """
 
+import contextlib
+
 import pytest
 import torch
 from check_helpers import results_by_id
@@ -238,3 +240,127 @@ def test_only_meta_tensors_skip_their_initialisation():
         torch.nn.init.ones_(real)  # a student's thread initialising its own tensor meanwhile
         meta = torch.nn.init.normal_(torch.empty(2, device="meta"))
     assert torch.equal(real, torch.ones(3, 4)) and meta.is_meta
+
+
+# ---------------------------------------------------------------------------------------------
+# Witnesses built once per check (issue 59): a learner's count that changes what it is handed, or remembers it, gets
+# the records and verdicts it got when every case built its own witnesses.
+
+
+def freezes_after_counting(module):
+    total = book(module)
+    module.requires_grad_(False)
+    return total
+
+
+def adds_a_parameter(module):
+    total = book(module)
+    module.register_parameter("counted", nn.Parameter(torch.zeros(2)))
+    return total
+
+
+def zeroes_what_it_counted(module):
+    """Counts the non-zero entries, then clears them through .data (which leaves the version counter alone)."""
+    total = sum(int(p.count_nonzero()) for p in module.parameters() if p.requires_grad)
+    for p in module.parameters():
+        p.data.zero_()
+    return total
+
+
+def marks_parameters(module):
+    total = sum(p.numel() for p in module.parameters() if p.requires_grad and not getattr(p, "seen", False))
+    for p in module.parameters():
+        p.seen = True
+    return total
+
+
+def adds_a_hook(module):
+    total = book(module) + len(module._forward_pre_hooks)
+    module.register_forward_pre_hook(lambda *args: None)
+    return total
+
+
+def switches_to_eval(module):
+    total = book(module) if module.training else 0
+    module.eval()
+    return total
+
+
+def sets_gradients(module):
+    total = sum(p.numel() for p in module.parameters() if p.requires_grad and p.grad is None)
+    for p in module.parameters():
+        p.grad = torch.ones_like(p)
+    return total
+
+
+def replaces_its_children(module):
+    total = book(module)
+    for name, _child in list(module.named_children()):
+        setattr(module, name, nn.Identity())
+    return total
+
+
+def renames_its_class(module):
+    if type(module).__name__.startswith("Seen"):
+        return 0
+    total = book(module)
+    module.__class__ = type(f"Seen{type(module).__name__}", (type(module),), {})
+    return total
+
+
+def _later_freezes_the_last_one():
+    handed = []
+
+    def count(module):
+        if handed:
+            handed[-1].requires_grad_(False)  # what it was handed before, changed during a later call
+        handed.append(module)
+        return book(module)
+
+    return count
+
+
+STATEFUL = [freezes_after_counting, adds_a_parameter, zeroes_what_it_counted, marks_parameters, adds_a_hook,
+            switches_to_eval, sets_gradients, replaces_its_children, renames_its_class, _later_freezes_the_last_one]
+
+
+def _probe_and_judge(student):
+    from autograder.running.runner import judge_exercise, probe_exercise
+
+    records = probe_exercise("parameter_counts", {"count_parameters": student}, include_hidden=True)
+    results = judge_exercise("parameter_counts", records, lang="en")
+    return records, [(r.id, r.status, r.score, r.misconception, r.message) for r in results]
+
+
+@pytest.mark.parametrize("learner", STATEFUL, ids=lambda f: f.__name__)
+def test_a_count_that_changes_or_remembers_its_witnesses_gets_the_records_of_witnesses_built_per_case(
+        learner, monkeypatch):
+    """Each case's records and the verdicts are those of witnesses built afresh for every case (no check scope:
+    shared_builds.built_once builds every time), while a reuse that did not rebuild a changed witness would differ."""
+    from autograder.checking import shared_builds
+    from autograder.course.shared import plan
+
+    def student():  # a new one for each run: one that remembers starts each run with nothing
+        return learner() if learner is _later_freezes_the_last_one else learner
+
+    shared = _probe_and_judge(student())
+    with monkeypatch.context() as patched:
+        patched.setattr(plan, "one_check", contextlib.nullcontext)
+        fresh = _probe_and_judge(student())
+    assert shared == fresh
+    with monkeypatch.context() as patched:
+        patched.setattr(shared_builds.ModuleSnapshot, "unchanged", lambda self, module: True)
+        unguarded = _probe_and_judge(student())
+    assert unguarded[0] != fresh[0]  # this learner sees a reused witness that was not rebuilt
+
+
+def test_a_check_builds_its_witnesses_once_when_the_count_changes_nothing(monkeypatch):
+    from autograder.course.n04_multi_head_attention.ex5_parameter_counts import probe
+
+    built = []
+    original = probe.handed_modules
+    monkeypatch.setattr(probe, "handed_modules", lambda nodes: built.append(len(nodes)) or original(nodes))
+    records = _probe_and_judge(book)[0]
+    cases = sum(len(per_case) for per_case in records.values())
+    witnesses = len(records["parameter_counts.kinds"][0]["witness_counts"])
+    assert len(built) == cases + len(records) * witnesses  # a module per case, the witnesses once per check

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-from autograder.checking.expectations import Expectations, no_expectations
+from autograder.checking.expectations import Expectations, no_expectations, reads_case_alone
 
 __all__ = [
     "Case", "Cause", "Check", "CheckResult", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout", "Misconception",
@@ -119,6 +119,11 @@ class Check(Generic[CaseT, RecordT]):
     judge: Callable[[RecordT, CaseT, Expectations], Verdict]  # (record, case, expectations) -> verdict
     expect: Callable[[RecordT, CaseT], Expectations] = no_expectations  # (record, case) -> expectations
     preview: bool = False  # a public twin of a hidden check (autograder.course.catalog): run by check(), never graded
+
+    @property
+    def expect_from_case(self) -> bool:
+        """Whether `expect` reads the case alone (marked expectations.case_alone): one per case serves a class."""
+        return reads_case_alone(self.expect)
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,15 @@ the first comparison, so the wrong variants are never computed for them); the st
 its stored vectors, which the build computed with the very same declaration.
 """
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["Expectations", "RAISED", "WEIGHTS", "no_expectations"]
+__all__ = ["Expectations", "RAISED", "WEIGHTS", "case_alone", "no_expectations", "reads_case_alone"]
+
+ExpectT = TypeVar("ExpectT", bound=Callable[..., "Expectations"])
+# The mark case_alone sets on an expect function (or a functools.partial of one).
+_CASE_ALONE = "__expectations_from_case_alone__"
 
 # The weights the other expectations were computed with (the student's own, in the full kit). No judge reads them:
 # the student kit's build stores them in the case, and the probe loads them into the student's module
@@ -57,6 +62,25 @@ class Expectations(Mapping[str, Any]):
         return {name: self[name] for name in self}
 
 
+def case_alone(expect: ExpectT) -> ExpectT:
+    """Marks a check's `expect(record, case)` as reading the case alone, never the student's record: the grader
+    computes its Expectations once per case for a whole class (autograder.running.runner.ClassExpectations), not once
+    per student. tests/test_class_expectations.py holds every marked expect to it."""
+    setattr(expect, _CASE_ALONE, True)
+    return expect
+
+
+def reads_case_alone(expect: Callable[..., Any]) -> bool:
+    """Whether `expect` (or the function a functools.partial binds) is marked case_alone."""
+    while True:
+        if getattr(expect, _CASE_ALONE, False):
+            return True
+        if not isinstance(expect, functools.partial):
+            return False
+        expect = expect.func
+
+
+@case_alone
 def no_expectations(record: Mapping[str, Any], case: Mapping[str, Any]) -> Expectations:
     """For checks whose judge needs no reference (the case itself says what is right)."""
     return Expectations({})

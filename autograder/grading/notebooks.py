@@ -32,7 +32,7 @@ from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
 from autograder.isolation.supervisor import ExerciseRecords, Job, Outcome, probe_notebooks
-from autograder.running.runner import DEFAULT_SEED, judge_exercise
+from autograder.running.runner import DEFAULT_SEED, ClassExpectations, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
@@ -129,6 +129,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
         notes_of[position] = item
 
     isolation_notes: set[str] = set()
+    expectations = ClassExpectations()  # what depends on a case alone, computed once for every notebook here
     early: dict[tuple[int, str], tuple[ExerciseRecords, list[CheckResult]]] = {}  # judged to answer "probed"
 
     def trace_requests(outcome: Outcome, exercises: tuple[str, ...]) -> list[TraceRequest]:
@@ -137,7 +138,8 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
         for exercise_id in exercises:
             records = outcome.records.get(exercise_id, {})
             try:
-                results = judge_exercise(exercise_id, records, seed=options.seed, lang=lang, times=outcome.times)
+                results = judge_exercise(exercise_id, records, seed=options.seed, lang=lang, times=outcome.times,
+                                         expectations=expectations)
                 early[(position, exercise_id)] = (records, results)
                 with outcome.times.timing("judges"):
                     request = trace_request(exercise_id, results, records, options.seed)
@@ -158,7 +160,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
         try:
             if outcome.grader_failure:  # logged where it was found (autograder.isolation.supervisor)
                 raise _ChildSetUpFailed(outcome.grader_failure)
-            result = _judge(key, outcome, options.seed, lang, judged_early)
+            result = _judge(key, outcome, options.seed, lang, judged_early, expectations)
         except _ChildSetUpFailed as failure:
             reason = f"grader error: {failure}"
             result = unanswered_result(key, outcome.plan.notebook, outcome.plan.path, GRADER_ERROR, reason, lang)
@@ -202,16 +204,19 @@ def unanswered_result(key: object, notebook: str | None, path: str | os.PathLike
 
 
 def _judge(key: object, outcome: Outcome, seed: int, lang: str,
-           early: dict[str, tuple[ExerciseRecords, list[CheckResult]]]) -> NotebookResult:
+           early: dict[str, tuple[ExerciseRecords, list[CheckResult]]],
+           expectations: ClassExpectations) -> NotebookResult:
     """The notebook's result from its children's outcome; `early`: the exercises already judged to answer its child's
-    "probed", kept where their records are still the ones judged."""
+    "probed", kept where their records are still the ones judged; `expectations`: what depends on a case alone, shared
+    by the class."""
     plan, times = outcome.plan, outcome.times
     checks: list[CheckResult] = []
     for exercise_id in plan.exercises:
         records = outcome.records.get(exercise_id, {})
         judged_records, results = early.get(exercise_id, (None, []))
         if judged_records is not records:
-            results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times)
+            results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times,
+                                     expectations=expectations)
         with times.timing("judges"):
             trace = outcome.traces.get(exercise_id)
             if trace is not None:
@@ -221,7 +226,8 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str,
                 except Exception as error:  # noqa: BLE001 - a departure never costs a grade: none is known
                     logger.error("attnkit: internal error while finding where %s departs in %s: %s: %s",
                                  exercise_id, clean(str(plan.path)), type(error).__name__, one_line(error, 300))
-            checks.extend(with_wrong_outputs(exercise_id, results, records, seed))  # for `attnkit similarity`
+            # for `attnkit similarity`
+            checks.extend(with_wrong_outputs(exercise_id, results, records, seed, expectations))
     notes = [*plan.notes, *outcome.notes]
     explained = causes_left_out(notes)
     # The cells' own notes say the same (autograder.integrations.nbgrader_sandbox writes them into their cells).

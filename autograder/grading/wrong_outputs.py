@@ -14,17 +14,19 @@ significant digits) and a few fixed random projections of its finite values rela
 Equal outputs then agree (a rounding boundary falls between two summaries only rarely), different ones do not.
 """
 
+import functools
 import hashlib
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 
 from autograder.checking.check_types import PASSED, Case, Check, CheckResult, ProbeData
+from autograder.checking.expectations import Expectations
 from autograder.course import catalog
-from autograder.running.runner import cases_for
+from autograder.running.runner import ClassExpectations, cases_for
 
 __all__ = ["MAX_WRONG_CASES", "output_fingerprint", "with_wrong_outputs"]
 
@@ -48,43 +50,50 @@ def output_fingerprint(data: object) -> str | None:
 
 
 def with_wrong_outputs(exercise_id: str, results: list[CheckResult], records: Mapping[str, Any],
-                       seed: int) -> list[CheckResult]:
-    """`results` (one per check of the exercise, in catalogue order), failed hidden ones with `wrong_outputs`."""
+                       seed: int, expectations: ClassExpectations | None = None) -> list[CheckResult]:
+    """`results` (one per check of the exercise, in catalogue order), failed hidden ones with `wrong_outputs`;
+    `expectations`: the class's, as the judges had them (runner.ClassExpectations)."""
     checks = catalog.checks_of(exercise_id)
     if len(checks) != len(results):  # not a full judged run: nothing to pair results with
         return results
-    return [_with_wrong_outputs(result, check, cases_for(check, seed), records.get(check.id))
+    shared = expectations or ClassExpectations()
+    return [_with_wrong_outputs(result, check, cases_for(check, seed), records.get(check.id),
+                                functools.partial(shared.of, check, seed))
             for check, result in zip(checks, results, strict=True)]
 
 
-def _with_wrong_outputs(result: CheckResult, check: Check, cases: Sequence[Case], data_per_case: object) -> CheckResult:
-    """`result` with `wrong_outputs` filled in when it is a failed hidden check.
+def _with_wrong_outputs(result: CheckResult, check: Check, cases: Sequence[Case], data_per_case: object,
+                        expectations_of: Callable[[int, ProbeData, Case], Expectations] | None = None) -> CheckResult:
+    """`result` with `wrong_outputs` filled in when it is a failed hidden check; `expectations_of(index, data, case)`
+    as the judges had them (default: the check's expect for this record).
 
     The judge stopped at the first wrong case; the few after it are judged again here, since a right answer on
     them must not be fingerprinted.
     """
     if not check.hidden or result.status == PASSED or not isinstance(data_per_case, list):
         return result
+
+    def passes(index: int, data: ProbeData) -> bool:
+        try:
+            expected = (expectations_of or (lambda _index, record, case: check.expect(record, case)))(
+                index, data, cases[index])
+            return check.judge(data, cases[index], expected).passed
+        except Exception:  # noqa: BLE001 - odd student output is a wrong answer, as the judge itself counts it
+            return False
+
     answered = list(itertools.takewhile(lambda data: isinstance(data, dict), data_per_case[:len(cases)]))
     first_wrong = next((index for index, data in enumerate(answered)
-                        if "error" in data or not _passes(check, data, cases[index])), None)
+                        if "error" in data or not passes(index, data)), None)
     if first_wrong is None:
         return result
     for index in range(first_wrong, min(len(answered), first_wrong + MAX_WRONG_CASES)):
         data = answered[index]
-        if index > first_wrong and "error" not in data and _passes(check, data, cases[index]):
+        if index > first_wrong and "error" not in data and passes(index, data):
             continue
         fingerprint = output_fingerprint(data)
         if fingerprint:
             result.wrong_outputs.append(f"{check.id}#{index}:{fingerprint}")
     return result
-
-
-def _passes(check: Check, data: ProbeData, case: Case) -> bool:
-    try:
-        return check.judge(data, case, check.expect(data, case)).passed
-    except Exception:  # noqa: BLE001 - odd student output is a wrong answer, as the judge itself counts it
-        return False
 
 
 def _feed(digest: "hashlib.blake2b", value: object, depth: int) -> None:

@@ -12,7 +12,7 @@ from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import EXERCISES
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.shared.plan import address_of
-from autograder.running.notebook_runtime import Messages, NotebookRuntime, RunnableCheck
+from autograder.running.notebook_runtime import Messages, NotebookRuntime, RunnableCheck, kernel_heap_settled
 from autograder.running.runner import cases_for
 
 __all__ = ["MISCONCEPTIONS_BY_ID", "ReferenceExpectations", "check", "check_all", "grade"]
@@ -53,6 +53,7 @@ def _runnable(check: Check, seed: int) -> RunnableCheck:
                          catalog.graded_later(check))
 
 
+kernel_heap_settled()  # the session starts: the import cell's heap is never walked again
 RUNTIME = NotebookRuntime(ReferenceExpectations())  # the kernel's session (its hint ladder)
 check = RUNTIME.check
 check_all = RUNTIME.check_all

@@ -9,8 +9,8 @@ What an exception means is autograder.checking.diagnosis's job; the verdict's te
 
 import random
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NoReturn
 
 from autograder.checking.attempt import one_diagnosis
 from autograder.checking.check_types import Case, Check, CheckResult
@@ -27,9 +27,44 @@ from autograder.running.threads import single_threaded
 from autograder.running.timing import StageTimes
 
 __all__ = [
-    "DEFAULT_SEED", "MISCONCEPTIONS_BY_ID", "cases_for", "judge_exercise", "planned_probes", "probe_exercise",
-    "run_exercise",
+    "ClassExpectations", "DEFAULT_SEED", "MISCONCEPTIONS_BY_ID", "cases_for", "judge_exercise", "planned_probes",
+    "probe_exercise", "run_exercise",
 ]
+
+
+class _NoRecord(Mapping[str, Any]):
+    """The record an expect marked case_alone is called with: reading it is the grader's error, never another
+    student's data."""
+
+    def __getitem__(self, name: str) -> NoReturn:
+        raise LookupError(f"an expect marked case_alone read the record ({name!r})")
+
+    def __iter__(self) -> Iterator[str]:
+        raise LookupError("an expect marked case_alone read the record")
+
+    def __len__(self) -> int:
+        raise LookupError("an expect marked case_alone read the record")
+
+
+NO_RECORD = _NoRecord()
+
+
+class ClassExpectations:
+    """The Expectations of every case, for every student graded with this object: computed once per case where the
+    check's expect reads the case alone (Check.expect_from_case: the same for the whole class, as lazily as before:
+    a value no judge asked for is never computed), once per student's record otherwise. A class's grading keeps one
+    (autograder.grading.notebooks.grade_notebooks); judges only read what they are given."""
+
+    def __init__(self) -> None:
+        self._by_case: dict[tuple[str, int, int], Expectations] = {}
+
+    def of(self, check: Check, seed: int, index: int, record: Mapping[str, Any], case: Case) -> Expectations:
+        if not check.expect_from_case:
+            return check.expect(record, case)
+        key = (check.id, seed, index)
+        if key not in self._by_case:
+            self._by_case[key] = check.expect(NO_RECORD, case)
+        return self._by_case[key]
 
 
 def cases_for(check: Check, seed: int) -> list[Case]:
@@ -52,16 +87,18 @@ def planned_probes(exercise_id: str, *, seed: int = DEFAULT_SEED, include_hidden
 
 
 def judge_exercise(exercise_id: str, records: Mapping[str, Sequence[dict[str, Any]]], *, seed: int = DEFAULT_SEED,
-                   include_hidden: bool = True, lang: str | None = None,
-                   times: StageTimes | None = None) -> list[CheckResult]:
+                   include_hidden: bool = True, lang: str | None = None, times: StageTimes | None = None,
+                   expectations: ClassExpectations | None = None) -> list[CheckResult]:
     """One CheckResult per check, from probe data alone, read together as one attempt (autograder.checking.attempt).
     `times` (a StageTimes), when given, is told the seconds spent judging (the reference's expectations included).
+    `expectations`, when given, is the class's (ClassExpectations): what depends on a case alone is computed once.
     """
     lang = lang or language()
     started = time.perf_counter()
+    expectations = expectations or ClassExpectations()
     with single_threaded(), grader_torch_state():  # expectations and judges in the grader's torch settings
         results = [
-            _judge_check(check, records.get(check.id), seed, lang)
+            _judge_check(check, records.get(check.id), seed, lang, expectations)
             for check in catalog.checks_of(exercise_id, include_hidden=include_hidden)
         ]
         results = one_diagnosis(results, lang, catalog.MESSAGES, MISCONCEPTIONS_BY_ID)
@@ -71,15 +108,18 @@ def judge_exercise(exercise_id: str, records: Mapping[str, Sequence[dict[str, An
 
 
 def run_exercise(exercise_id: str, namespace: Mapping[str, Any], *, seed: int = DEFAULT_SEED,
-                 include_hidden: bool = True, lang: str | None = None) -> list[CheckResult]:
+                 include_hidden: bool = True, lang: str | None = None,
+                 expectations: ClassExpectations | None = None) -> list[CheckResult]:
     find_exercise(exercise_id)
     records = probe_exercise(exercise_id, namespace, seed=seed, include_hidden=include_hidden)
-    return judge_exercise(exercise_id, records, seed=seed, include_hidden=include_hidden, lang=lang)
+    return judge_exercise(exercise_id, records, seed=seed, include_hidden=include_hidden, lang=lang,
+                          expectations=expectations)
 
 
-def _judge_check(check: Check, data_per_case: Sequence[dict[str, Any]] | None, seed: int, lang: str) -> CheckResult:
-    def expectations_of(_index: int, record: dict[str, Any], case: Case) -> Expectations:
-        return check.expect(record, case)
+def _judge_check(check: Check, data_per_case: Sequence[dict[str, Any]] | None, seed: int, lang: str,
+                 expectations: ClassExpectations) -> CheckResult:
+    def expectations_of(index: int, record: dict[str, Any], case: Case) -> Expectations:
+        return expectations.of(check, seed, index, record, case)
 
     return judge_cases(check, cases_for(check, seed), data_per_case, expectations_of, lang, catalog.MESSAGES,
                        MISCONCEPTIONS_BY_ID)

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Check
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, case_alone
 from autograder.checking.probing import PROJECTIONS
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -122,9 +122,15 @@ def contract_checks(spec: ModuleSpec) -> tuple[Check, ...]:
                 title=TITLES[name](spec),
                 cases=_bound(cases, spec), probe=functools.partial(contract_probe, name, spec.exercise),
                 judge=functools.partial(contract_judge, name, spec.exercise),
-                expect=functools.partial(expect_contract, name, spec.exercise),
+                expect=_expect(name, spec),
             ))
     return tuple(checks)
+
+
+def _expect(name: str, spec: ModuleSpec) -> Callable[[ContractRecord, ContractCase], Expectations]:
+    """expect_contract for one property: only the properties' read the student's record (their weights)."""
+    expect = functools.partial(expect_contract, name, spec.exercise)
+    return expect if name == "properties" else case_alone(expect)
 
 
 def _bound(function: ContractCases, spec: ModuleSpec) -> Callable[[random.Random], list[ContractCase]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from autograder.checking.probing import run_probe
+from autograder.checking.shared_builds import one_check
 from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modules_in_role
 
 __all__ = [
@@ -83,18 +84,20 @@ def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
     """{check id: [probe data per case]}; a check stops at its first case that raised. `between()` runs after each
     case (the grading child takes back what the student's code set on the process: hooks, handlers). No stand-in of
     autograder.checking.deferred_imports is open around the probes: a probe opens them around its own work on the meta
-    device alone, so the student's code sees the modules a learner's own call sees."""
+    device alone, so the student's code sees the modules a learner's own call sees. A check's cases share what its
+    probe builds with autograder.checking.shared_builds.built_once (one_check: what is the same for every case)."""
     records: dict[str, list[ProbeData]] = {}
     for check in checks:
         probe = resolve(check.probe)
         records[check.check_id] = []
-        for case in check.cases:
-            data = run_probe(probe, namespace, case)
-            if between is not None:
-                between()
-            records[check.check_id].append(data)
-            if "error" in data:
-                break
+        with one_check():
+            for case in check.cases:
+                data = run_probe(probe, namespace, case)
+                if between is not None:
+                    between()
+                records[check.check_id].append(data)
+                if "error" in data:
+                    break
     return records
 
 

@@ -17,7 +17,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import Expectations, case_alone
 from autograder.course.declaration import Declaration
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.judge import judge_softmax, judge_softmax_rules
@@ -94,6 +94,7 @@ def softmax_steps(x: Tensor, dim: int, stable: bool) -> list[list[Any]]:
             step("division", exponentials / sums, ordered=True)]
 
 
+@case_alone
 def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, case: TensorCase) -> Expectations:
     """The reference's softmax of the case's input (with the case's dim, if any) and the outputs of known mistakes."""
     x, dim = case_tensor(case), case.get("dim", default_dim)

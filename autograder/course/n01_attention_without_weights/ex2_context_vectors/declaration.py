@@ -9,7 +9,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import Expectations, case_alone
 from autograder.checking.probing import gradient_of
 from autograder.course.declaration import Declaration
 from autograder.course.n01_attention_without_weights import NOTEBOOK
@@ -65,6 +65,7 @@ def context_steps(inputs: Tensor) -> list[list[Any]]:
     return [step("scores", scores), step("weights", weights), step("context_vectors", weights @ inputs)]
 
 
+@case_alone
 def expect_context_vectors(record: ContextRecord, case: TensorCase) -> Expectations:
     inputs = case_tensor(case)
     return Expectations.computed(output=lambda: solutions.context_vectors(inputs),

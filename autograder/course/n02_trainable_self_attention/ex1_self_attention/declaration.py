@@ -15,7 +15,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, case_alone
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
@@ -66,6 +66,7 @@ def expect_forward(exercise_id: str, class_name: str, record: ForwardRecord, cas
                                  **{RAISED: exercise_errors(exercise_id, partial(probe_forward, class_name), case)})
 
 
+@case_alone
 def expect_calls(exercise_id: str, class_name: str, record: Any, case: SelfAttentionCase) -> Expectations:
     """The calls' judge needs no reference; after a crash, the errors of the exercise's raising variants."""
     return Expectations.computed(**{RAISED: exercise_errors(exercise_id, partial(probe_calls, class_name), case)})

@@ -5,7 +5,7 @@ import random
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import Expectations, case_alone
 from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
 from autograder.course.n03_causal_attention.ex1_causal_mask.judge import judge_causal_mask
@@ -29,6 +29,7 @@ def mask_cases_sizes(rng: random.Random) -> list[MaskCase]:
     return [{"num_tokens": n} for n in (rng.randint(2, 5), rng.randint(17, 40), 1)]
 
 
+@case_alone
 def expect_causal_mask(record: MaskRecord, case: MaskCase) -> Expectations:
     num_tokens = case["num_tokens"]
     # One step: the mask is made in one or two calls (triu of ones, or the complement of tril), and the judge already

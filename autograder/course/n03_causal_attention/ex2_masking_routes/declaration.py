@@ -17,7 +17,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import Expectations, case_alone
 from autograder.checking.probing import gradient_of
 from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
@@ -141,6 +141,7 @@ def reference_gradient(route: str, case: ScoresCase) -> Tensor | None:
                        scores_input(case))[2]
 
 
+@case_alone
 def expect_renormalised(record: WeightsRecord, case: ScoresCase) -> Expectations:
     attn_weights = weights_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_renormalised(attn_weights),
@@ -150,6 +151,7 @@ def expect_renormalised(record: WeightsRecord, case: ScoresCase) -> Expectations
                                  input_gradient=lambda: reference_gradient("causal_weights_renormalised", case))
 
 
+@case_alone
 def expect_neg_inf(record: WeightsRecord, case: ScoresCase) -> Expectations:
     attn_scores = scores_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),

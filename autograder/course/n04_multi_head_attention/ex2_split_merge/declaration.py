@@ -12,7 +12,7 @@ import torch
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import RAISED, Expectations
+from autograder.checking.expectations import RAISED, Expectations, case_alone
 from autograder.checking.probing import gradient_of
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -111,6 +111,7 @@ def split_steps(x: torch.Tensor, num_heads: int) -> list[list[Any]]:
     return [step("heads_split", solutions.split_heads(x, num_heads), ordered=True)]
 
 
+@case_alone
 def expect_split(record: HeadsRecord, case: HeadsCase) -> Expectations:
     x, num_heads = split_input(case), case["num_heads"]
     return Expectations.computed(
@@ -167,6 +168,7 @@ def merge_steps(x: torch.Tensor) -> list[list[Any]]:
     return [step("heads_merged", solutions.merge_heads(x), ordered=True)]
 
 
+@case_alone
 def expect_merge(record: HeadsRecord, case: HeadsCase) -> Expectations:
     x = merge_input(case)
     return Expectations.computed(

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, case_alone
 from autograder.checking.judging import fitted_fill
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -145,6 +145,7 @@ def padding_gradients(record: MultiHeadRecord, case: MultiHeadCase) -> dict[str,
             "unmasked": reference(record["backward_unmasked"], None, unmasked_mix)}
 
 
+@case_alone
 def expect_heads(record: Any, case: MultiHeadCase) -> Expectations:
     """The heads' judge needs no reference (the case says what is right); after a crash, the raising variants'
     errors."""

@@ -9,7 +9,7 @@ import torch
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import Expectations, case_alone
 from autograder.checking.probing import PROJECTIONS
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -85,6 +85,7 @@ def equivalence_cases_shapes(rng: random.Random) -> list[EquivalenceCase]:
     ]
 
 
+@case_alone
 def expect_equivalence(record: EquivalenceRecord, case: EquivalenceCase) -> Expectations:
     """Our attention with the case's weights: what nn.MultiheadAttention holding them must compute (nothing where
     d_in != d_out: there the conversion must refuse)."""

@@ -9,7 +9,7 @@ from collections.abc import Collection
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import Expectations, case_alone
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
@@ -150,6 +150,7 @@ def count_cases_modules(rng: random.Random) -> list[CountCase]:
     ]
 
 
+@case_alone
 def expect_count(record: CountRecord, case: CountCase) -> Expectations:
     return Expectations.computed(
         count=lambda: solutions.count_parameters(counted_module(case["module"])),

@@ -3,6 +3,7 @@ reference, judge or declaration: the grading child holds it."""
 
 import contextlib
 import functools
+import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypedDict
 
@@ -11,6 +12,7 @@ from torch import nn
 from torch.nn import init
 
 from autograder.checking.probing import as_count, lookup
+from autograder.checking.shared_builds import ModuleSnapshot, built_once
 from autograder.course.shared.records import Namespace
 
 __all__ = [
@@ -172,10 +174,44 @@ def _witness_count(count_parameters: Callable[[nn.Module], object], module: nn.M
         return None
 
 
+class _Witnesses:
+    """A check's witness modules, built once for all its cases (the same witnesses in every case): each is handed
+    to the student's function as it was built, rebuilt first when anything of it changed since (a count that
+    freezes, adds or rewrites what it counts, a reference kept from an earlier call): no case sees what the
+    student's code did to a witness in another."""
+
+    def __init__(self, nodes: Sequence[ModuleNode]) -> None:
+        self._nodes = list(nodes)
+        self._built = [self._build(node) for node in self._nodes]
+
+    @staticmethod
+    def _build(node: ModuleNode) -> tuple[nn.Module, ModuleSnapshot]:
+        (module,) = handed_modules([node])
+        return module, ModuleSnapshot(module)
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def handed(self, index: int) -> nn.Module:
+        """The witness as built: the same module while nothing of it changed, else a new build of its node."""
+        module, snapshot = self._built[index]
+        if not snapshot.unchanged(module):
+            self._built[index] = module, snapshot = self._build(self._nodes[index])
+        return module
+
+
+def _witnesses(nodes: Sequence[ModuleNode]) -> _Witnesses:
+    """The check's witnesses for these nodes (shared_builds.built_once: once per check; every case outside one)."""
+    return built_once(("parameter_counts.witnesses", json.dumps(nodes, sort_keys=True)), lambda: _Witnesses(nodes))
+
+
 def probe_count(namespace: Namespace, case: CountCase) -> CountRecord:
-    """The student's count of the case's module and of each witness, each a module of its own built for that one
-    call (a count that changes its module changes nothing else)."""
+    """The student's count of the case's module, a module of its own built for that one call, and of each witness:
+    the check's, built once and handed again only as it was built (_Witnesses: a count that changes its module
+    changes nothing else)."""
     count_parameters = lookup(namespace, "count_parameters")
-    module, *witnesses = handed_modules([case["module"], *case["witnesses"]])
+    (module,) = handed_modules([case["module"]])
+    witnesses = _witnesses(case["witnesses"])
     count = as_count(count_parameters(module))
-    return {"count": count, "witness_counts": [_witness_count(count_parameters, witness) for witness in witnesses]}
+    return {"count": count, "witness_counts": [_witness_count(count_parameters, witnesses.handed(index))
+                                               for index in range(len(witnesses))]}

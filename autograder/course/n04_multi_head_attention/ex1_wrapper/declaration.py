@@ -221,9 +221,9 @@ MESSAGES = {
         "zh": "self.heads[{head}] 没有 {names}：每个头都应当是一个 CausalAttention",
     },
     "mha_wrapper.head_width": {
-        "en": "self.heads[{head}] gives {got} features per token, but each head is asked for d_out = {d_out} of its "
-              "own, so the heads side by side should give {total}",
-        "zh": "self.heads[{head}] 每个词元给出 {got} 个特征，但每个头都应有自己的 d_out = {d_out} 个特征，"
+        "en": "self.heads[{head}] is built to give {got} features per token, but each head is asked for d_out = "
+              "{d_out} of its own, so the heads side by side should give {total}",
+        "zh": "self.heads[{head}] 被构造成每个词元给出 {got} 个特征，但每个头都应有自己的 d_out = {d_out} 个特征，"
               "所以所有头并排后应有 {total} 个",
     },
     "mha_wrapper.qkv_bias": {

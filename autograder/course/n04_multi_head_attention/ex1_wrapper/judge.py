@@ -2,6 +2,8 @@
 data, the case and the reference's expectations. Imports no reference or declaration: the student kit ships it as it
 is."""
 
+from collections.abc import Mapping
+
 import torch
 
 from autograder.checking.check_types import Evidence, Verdict
@@ -29,7 +31,7 @@ def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expe
     if problem is not None:
         return problem
     x, got, heads = attention_input(case), record["out"], expectations["heads"]
-    narrow = head_width_problem(heads, case)
+    narrow = head_width_problem(record.get("state", {}), case)
     if narrow is not None:
         return narrow
     want = torch.cat(heads, dim=-1)
@@ -48,15 +50,17 @@ def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expe
     return verdict
 
 
-def head_width_problem(heads: list[torch.Tensor], case: MultiHeadCase) -> Verdict | None:
-    """A Verdict when a head's own output is not d_out wide; else None.
+def head_width_problem(state: Mapping[str, torch.Tensor], case: MultiHeadCase) -> Verdict | None:
+    """A Verdict when a head was built for another output size than d_out (read from its value layer's weight, a fact);
+    else None.
 
     The heads' expected outputs are the reference run with the learner's own weights, so they inherit a head's width:
-    without this, heads of d_out // num_heads features would match themselves (read from their outputs, a fact)."""
-    for index, head in enumerate(heads):
-        if head.shape[-1] != case["d_out"]:
+    without this, heads of d_out // num_heads features would match themselves."""
+    for index in range(case["num_heads"]):
+        weight = state.get(f"heads.{index}.W_value.weight")
+        if isinstance(weight, torch.Tensor) and weight.dim() == 2 and weight.shape[0] != case["d_out"]:
             return Verdict(False, "mha_wrapper.head_width",
-                           {"head": index, "got": head.shape[-1], "d_out": case["d_out"],
+                           {"head": index, "got": weight.shape[0], "d_out": case["d_out"],
                             "total": case["num_heads"] * case["d_out"]})
     return None
 

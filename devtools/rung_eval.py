@@ -30,6 +30,7 @@ import copy
 import csv
 import io
 import json
+import linecache
 import re
 import sys
 import tempfile
@@ -198,7 +199,8 @@ def _without_autograder(source: str) -> str:
 
 def notebook_namespace(notebook: NotebookNode, exercise: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     """The namespace after the notebook's code cells ran in order up to the exercise's check cell (check and graded
-    cells skipped), and the cells that raised on the way, as "cell N: Error: message"."""
+    cells skipped), and the cells that raised on the way, as "cell N: Error: message". Each cell's lines are kept in
+    linecache, as a kernel keeps them: what the grader quotes of a failing line is what a learner reads."""
     namespace: dict[str, Any] = {"__name__": "__main__"}
     errors = []
     with torch.random.fork_rng(devices=[]):  # the notebooks seed the global RNG: this run's state is kept
@@ -208,9 +210,13 @@ def notebook_namespace(notebook: NotebookNode, exercise: str) -> tuple[dict[str,
                 break
             if cell.cell_type != "code" or grade_id.startswith(("check_", "test_")):
                 continue
+            source = _without_autograder(cell.source)
+            filename = f"<learner cell {index}>"
+            # As a kernel does, the cell's lines are known to linecache: the grader quotes the learner's failing line.
+            linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
             try:
                 with contextlib.redirect_stdout(io.StringIO()):
-                    exec(compile(_without_autograder(cell.source), f"cell {index}", "exec"), namespace)  # noqa: S102
+                    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
             except Exception as problem:  # noqa: BLE001 - a learner runs the next cell all the same
                 errors.append(f"cell {index}: {type(problem).__name__}: {problem}")
     return namespace, tuple(errors)

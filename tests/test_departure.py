@@ -9,7 +9,9 @@ import torch
 from torch import nn
 
 from attnkit import solutions
+from autograder.checking import probing
 from autograder.checking.departure import STEPS, departure_line, find_departure
+from autograder.checking.probing import kept_if_raised, run_probe
 from autograder.checking.tensor_trace import traced_probe
 from autograder.course import catalog, variants
 from autograder.course.shared.plan import resolve
@@ -512,3 +514,122 @@ def test_a_hidden_entry_of_the_notes_is_never_called_kept():
     departure = departure_on("masking_routes.neg_inf_notes", ROUTES[0], neg_inf_scaled_again)
     assert (departure.matched, departure.step) == (("causal_mask", "masked_scores"), "weights")
     assert [fact.kind for fact in departure.facts] == ["differs"]
+
+
+# ------------------------------------------------------------------ code that raises (issue 58: the long tail)
+
+
+def context_weights_times_inputs(inputs):  # an elementwise product where the notes multiply matrices
+    scores = inputs @ inputs.T
+    weights = torch.softmax(scores, dim=-1)
+    return weights * inputs
+
+
+def softmax_stable_python_max(x, dim=-1):  # Python's max walks a matrix's rows and compares them as booleans
+    shifted = x - max(x)
+    return torch.exp(shifted) / torch.exp(shifted).sum(dim=dim, keepdim=True)
+
+
+class CausalKeysTransposedOverTheBatch(solutions.CausalAttention):
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = queries @ keys.transpose(0, 1)  # swaps the batch with the tokens: the product cannot broadcast
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)) @ values
+
+
+def context_with_an_extra_argument(inputs, temperature):  # the exercise's call gives no temperature
+    return torch.softmax(inputs @ inputs.T / temperature, dim=-1) @ inputs
+
+
+def raised_rows(exercise_id, namespace, lang="en"):
+    results = run_checks(in_notebook.ReferenceExpectations(), exercise_id, namespace, lang, include_hidden=False,
+                         seed=SEED, diagnose=True)
+    return [result for result in results if result.status == "error"]
+
+
+def test_code_that_raises_is_told_which_steps_it_reproduced_before_it_raised():
+    shown = raised_rows("context_vectors", {"context_vectors": context_weights_times_inputs})[0]
+    assert shown.misconception is None and shown.departure_step == "context_vectors"
+    assert shown.departure == ("where it departs — your code reproduces the notes' attention scores, attention "
+                               "weights; then it raised before any of its tensors held the notes' context vectors")
+    assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+    zh = raised_rows("context_vectors", {"context_vectors": context_weights_times_inputs}, "zh")[0]
+    assert zh.departure.startswith("从哪里开始不同：") and "抛出了异常" in zh.departure
+    first = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_python_max})[0]
+    assert first.departure.endswith("your code raised before any of its tensors held the notes' first step, the "
+                                    "maximum of each row")
+
+
+def test_a_module_that_raises_keeps_its_weights_for_the_steps():
+    """The module's starting weights are recorded before its forward raises, so the steps are computed on them."""
+    shown = raised_rows("causal_attention", {"CausalAttention": CausalKeysTransposedOverTheBatch})[0]
+    assert shown.departure_step == "scores", shown.departure
+    assert "reproduces the notes' queries, keys, values; then it raised before any of its tensors held the notes' " \
+           "attention scores" in shown.departure
+
+
+def test_a_raise_says_no_step_where_no_step_of_the_learner_ran():
+    stub = raised_rows("context_vectors", {"context_vectors": solutions_stub})
+    extra = raised_rows("context_vectors", {"context_vectors": context_with_an_extra_argument})
+    assert stub and extra and all(result.departure == "" for result in stub + extra)
+
+
+def solutions_stub(inputs):
+    raise NotImplementedError
+
+
+def softmax_stable_max_without_keepdim(x, dim=-1):  # each row shifted by another row's maximum
+    e = torch.exp(x - x.max(dim=dim).values)
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def test_a_maximum_subtracted_along_the_wrong_axis_departs_at_the_shifted_scores():
+    """The notes' scores are symmetric: the wrong axis's shift is the transpose of the notes', never a layout of it."""
+    departure = departure_of("softmax_stable", softmax_stable_max_without_keepdim)
+    assert (departure.matched, departure.step) == (("maximum",), "shifted")
+    assert [fact.kind for fact in departure.facts] == ["rearranged"]
+
+
+def merge_by_flattening_from_the_tokens(x):  # joins the tokens with the features too: (b, T * d_out)
+    return x.transpose(1, 2).flatten(1)
+
+
+def test_an_output_that_is_the_last_step_under_another_shape_is_told_so():
+    """Every number right and in its order: "look at where your result first differs" would send the learner to
+    values that do not differ."""
+    source = in_notebook.ReferenceExpectations()
+    for lang, words in (("en", "your function returns the notes' heads merged side by side number for number, in "
+                                "their order, but in shape (1, 12) instead of (1, 3, 4)"), ("zh", "形状是 (1, 12)")):
+        shown = run_checks(source, "merge_heads", {"merge_heads": merge_by_flattening_from_the_tokens}, lang,
+                           include_hidden=False, seed=SEED, diagnose=True)[0]
+        assert shown.departure_step == "heads_merged" and words in shown.departure, shown.departure
+
+
+def _probe_keeping(namespace, case):
+    with kept_if_raised(state={"W_query.weight": torch.ones(2, 3)}):
+        return {"output": namespace["forward"](torch.ones(6, 3))}
+
+
+def test_a_probe_keeps_what_it_recorded_beside_the_students_error():
+    def forward(x):
+        return x @ torch.ones(2, 3)  # (6, 3) @ (2, 3): the inner sizes differ
+
+    record = run_probe(_probe_keeping, {"forward": forward}, None)
+    assert set(record) == {"state", "error"} and record["error"]["type"] == "RuntimeError"
+    assert record["error"]["line"] == "return x @ torch.ones(2, 3)  # (6, 3) @ (2, 3): the inner sizes differ"
+
+
+def test_a_student_cannot_hand_the_probe_records_of_their_own():
+    """The class is importable: raised by the student's code (here before the probe's block), it is an exception like
+    any other, and what it carries is never read as the probe's record."""
+    forged = probing._RaisedAfterRecording(ValueError("hidden"), {"state": "not a state", "output": torch.zeros(1)})
+
+    def forging_probe(namespace, case):
+        raise forged
+
+    record = run_probe(forging_probe, {}, None)
+    assert set(record) == {"error"} and record["error"]["type"] == "_RaisedAfterRecording"
+    inside = run_probe(_probe_keeping, {"forward": lambda x: (_ for _ in ()).throw(forged)}, None)
+    assert inside["state"]["W_query.weight"].shape == (2, 3) and "output" not in inside

@@ -5,7 +5,9 @@ import csv
 import json
 
 import pytest
+import torch
 
+from autograder.checking.probing import run_probe
 from devtools import rung_eval
 from devtools.rung_eval import AttemptReading, Graded, SetAttempt, SetError
 
@@ -154,3 +156,19 @@ def test_an_unknown_attempt_is_refused(repo_root, tmp_path, capsys):
     with pytest.raises(SystemExit):
         rung_eval.main([str(repo_root / SET), "--out", str(tmp_path), "--attempt", "no-such-attempt"])
     assert "no attempt no-such-attempt" in capsys.readouterr().err
+
+
+CONTEXT_BY_AN_ELEMENTWISE_PRODUCT = '''
+def context_vectors(inputs):
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return weights * inputs
+'''
+
+
+def test_the_learners_failing_line_is_known_as_in_a_kernel():
+    """A kernel keeps each cell's lines, so the grader quotes the learner's own failing line: the set reads the same."""
+    notebook = rung_eval.placed_notebook(_attempt(CONTEXT_BY_AN_ELEMENTWISE_PRODUCT, "context_vectors",
+                                                  "01_attention_without_weights"))
+    namespace, _errors = rung_eval.notebook_namespace(notebook, "context_vectors")
+    record = run_probe(lambda space, case: space["context_vectors"](torch.ones(6, 3)), namespace, None)
+    assert record["error"]["line"] == "return weights * inputs"

@@ -61,6 +61,9 @@ class Departure:
     facts: tuple[Fact, ...] = ()
     compared: int = 0
     last: str = ""  # the notes' last step (what the function returns)
+    raised: bool = False  # the learner's code raised on the case: the trace ends where it raised
+    reshaped: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # every step matched; the output is the last
+    # step's numbers in their order under another shape: (its shape, the notes')
 
 
 def _normalised(tensor: torch.Tensor) -> torch.Tensor:
@@ -130,7 +133,13 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         break
     last = order[-1] if order else ""
     if departing is None:
-        return Departure(tuple(order), None, compared=len(learner), last=last)
+        reshaped = None
+        if output is not None and declared:
+            got, expected = _normalised(output), declared[-1][1][0]
+            if got.shape != expected.shape and got.numel() == expected.numel() and _close(got.reshape(
+                    expected.shape), expected):
+                reshaped = (tuple(got.shape), tuple(expected.shape))
+        return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped)
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = _normalised(output)
@@ -227,9 +236,14 @@ def _sums_to_one(tensor: torch.Tensor, axis: int) -> bool:
 
 
 def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
-    """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise)."""
+    """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise), unless
+    the output is the last step's numbers in their order under another shape."""
     if departure.step is None:
-        return ""
+        if departure.reshaped is None:
+            return ""
+        got, expected = departure.reshaped
+        return render(messages, "label.departure", lang, {"text": render(messages, "departure.reshaped", lang, {
+            "last": render(messages, f"step.{departure.last}", lang), "got": got, "expected": expected})})
 
     def name(step_id: str) -> str:
         return render(messages, f"step.{step_id}", lang)
@@ -240,9 +254,14 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         key = "departure.after"
     else:
         key = "departure.first" if departure.compared else "departure.nothing"
+    if departure.raised and not departure.facts:
+        # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
+        key = "departure.raised_after" if departure.matched else "departure.raised_first"
     parts = [render(messages, key, lang, fields)]
     parts += [render(messages, f"departure.fact.{fact.kind}", lang, {**fact.fields, "step": fields["step"]})
               for fact in departure.facts]
+    if departure.raised and departure.facts:
+        parts.append(render(messages, "departure.then_raised", lang))
     if departure.returned is not None:
         parts.append(render(messages, "departure.returned", lang, {
             "returned": name(departure.returned), "last": name(departure.last)}))

@@ -25,7 +25,7 @@ __all__ = [
     "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients", "ParameterProjections", "ProbeError",
     "as_count", "below_student_code", "describe_exception", "dtype_name", "exception_type_name",
     "grader_torch_state", "gradient_flow", "gradient_of", "gradient_weights", "head_outputs", "informative_queries",
-    "input_changes", "input_unchanged", "layer_inputs", "lookup", "module_gradients", "plain", "rand",
+    "input_changes", "input_unchanged", "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "plain", "rand",
     "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
 ]
 
@@ -252,6 +252,39 @@ def grader_torch_state() -> Iterator[None]:
             torch.use_deterministic_algorithms(True, warn_only=warn_only)
 
 
+class _RaisedAfterRecording(Exception):  # noqa: N818 - not an error of its own: it carries the student's
+    """The student's exception with what the probe recorded before it (kept_if_raised)."""
+
+    def __init__(self, error: Exception, recorded: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.error, self.recorded = error, dict(recorded)
+
+
+@contextlib.contextmanager
+def kept_if_raised(**recorded: Any) -> Iterator[None]:
+    """Keep `recorded` (a module's starting weights, plain data) beside the error when the student's code raises in
+    the block: the diagnosis computes the notes' steps from it and tells which the code reproduced before it raised.
+    A ProbeError is the probe's own finding and passes as it is."""
+    try:
+        yield
+    except ProbeError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - re-raised, whatever it is, for run_probe to describe
+        raise _RaisedAfterRecording(exc, recorded) from None
+
+
+_KEPT_IF_RAISED_CODE = kept_if_raised.__wrapped__.__code__  # type: ignore[attr-defined]
+
+
+def _raised_by_kept_if_raised(raised: BaseException) -> bool:
+    """Whether `raised` comes from kept_if_raised itself (the last frame of its traceback is that function's code),
+    not from student code that imported the class to hand the probe records of its own making."""
+    tb = raised.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is _KEPT_IF_RAISED_CODE
+
+
 def run_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
               case: Any) -> dict[str, Any]:
     """Run one probe under the grader's torch settings; any exception from the student's code becomes plain data."""
@@ -262,6 +295,10 @@ def run_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping
         return {
             "error": {"type": "ProbeError", "key": problem.key, "fields": problem.fields, "message": "", "line": ""}
         }
+    except _RaisedAfterRecording as raised:
+        if not _raised_by_kept_if_raised(raised):  # the student's own raise of the class: an exception like any
+            return {"error": describe_exception(raised)}
+        return {**raised.recorded, "error": describe_exception(raised.error)}
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - SystemExit from a student cell is a grade, not a crash

@@ -7,7 +7,7 @@ checks nor the reference, so the live runner (autograder.running.runner) and the
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -76,6 +76,8 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
             raised = check_result(check, ERROR, explain_error(data["error"], case, expected), lang, messages,
                                   misconceptions)
             raised.reproduced_by = mistakes_raising(data["error"], expected)
+            if _learner_raised(data["error"]):
+                raised.failed_case = index  # the trace up to the raise still says which steps matched
             return raised
         try:
             verdict = check.judge(data, case, expectations_of(index, data, case))
@@ -91,6 +93,12 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
     return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)
+
+
+def _learner_raised(error: Mapping[str, Any]) -> bool:
+    """Whether the case's error is an exception the learner's code raised while computing (not an untouched stub,
+    nor a probe's finding about what came back)."""
+    return str(error.get("type", "")) not in ("NotImplementedError", "ProbeError")
 
 
 # A fitted family's value (autograder.checking.fitted) and the field that lists every value reproducing a case.

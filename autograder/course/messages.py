@@ -113,6 +113,21 @@ MESSAGES = {
     "departure.nothing": {
         "en": "your code made no tensor on this case that could be compared with the notes' {step}",
         "zh": "你的代码在这个例子上没有算出任何能与笔记中的{step}相比较的张量"},
+    # The learner's code raised on the case (autograder.running.diagnosing): the steps it reproduced before that.
+    "departure.raised_after": {
+        "en": "your code reproduces the notes' {matched}; then it raised before any of its tensors held the notes' "
+              "{step}",
+        "zh": "你的代码算出了与笔记相同的{matched}；之后，在它算出的张量中还没有一个等于笔记中的{step}时，"
+              "就抛出了异常"},
+    "departure.raised_first": {
+        "en": "your code raised before any of its tensors held the notes' first step, the {step}",
+        "zh": "你的代码在算出的张量中还没有一个等于笔记的第一步（{step}）时，就抛出了异常"},
+    "departure.reshaped": {
+        "en": "every step of your code matches the notes', up to the {last}: your function returns the notes' {last} "
+              "number for number, in their order, but in shape {got} instead of {expected}",
+        "zh": "你的代码每一步都与笔记相同，直到{last}：你的函数返回的数值与笔记中的{last}逐个相同、顺序也相同，"
+              "但形状是 {got}，而不是 {expected}"},
+    "departure.then_raised": {"en": "then your code raised", "zh": "之后你的代码抛出了异常"},
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",
         "zh": "你的函数返回的是{returned}，这是{last}之前的一步"},

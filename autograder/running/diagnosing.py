@@ -1,7 +1,8 @@
 """The diagnosis stage of check(...), between judging and rendering: for each failing public check that names no
 known mistake (and is not folded under an earlier one of the same message), where the learner's computation first
-departs from the notes' steps, proven by their own run (autograder.checking.departure). Failures departing at one
-step are then one row of the table (autograder.checking.feedback.rows).
+departs from the notes' steps, proven by their own run (autograder.checking.departure); for an exception their code
+raised, the steps it reproduced before it raised. Failures departing at one step are then one row of the table
+(autograder.checking.feedback.rows).
 
 Runs only when a check failed (a passing check pays nothing): the failing case's probe is run once more under the
 tensor trace (autograder.checking.tensor_trace), in the process that ran the probes, and the steps come from the
@@ -15,15 +16,18 @@ from typing import Any, Protocol
 
 import torch
 
-from autograder.checking.check_types import FAILED, CheckResult
+from autograder.checking.check_types import ERROR, FAILED, CheckResult
 from autograder.checking.departure import STEPS, Departure, departure_line, find_departure
 from autograder.checking.expectations import Expectations
-from autograder.checking.feedback import rows
+from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
 from autograder.checking.tensor_trace import traced_probe
 from autograder.course.shared.plan import ProbeAddress, resolve
 from autograder.i18n import Messages
 
 __all__ = ["DiagnosedCheck", "with_departures"]
+
+# A call of the learner's function that does not fit its signature: no step of theirs ran.
+CALL_KEYS = frozenset({"error.wrong_signature", "error.unexpected_keyword", "error.missing_argument"})
 
 
 class DiagnosedCheck(Protocol):
@@ -46,13 +50,23 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
     diagnosed: list[CheckResult] = []
     for result, check in zip(results, checks, strict=True):
         departure = None
-        if (result.status == FAILED and not result.hidden and result.misconception is None
-                and result.failed_case is not None and not _reads_as_before(result, diagnosed)):
+        raised = result.status == ERROR
+        if (result.status in (FAILED, ERROR) and not result.hidden and result.misconception is None
+                and result.failed_case is not None and not _cause_stated(result)
+                and not _reads_as_before(result, diagnosed)):
             departure = _departure(result, check, records.get(result.id, ()), namespace)
+            if departure is not None and raised:
+                departure = dataclasses.replace(departure, raised=True)
         line = "" if departure is None else departure_line(departure, lang, messages)
-        diagnosed.append(dataclasses.replace(result, departure=line, departure_step=departure.step or "")
+        diagnosed.append(dataclasses.replace(result, departure=line, departure_step=departure.step or departure.last)
                          if line and departure is not None else result)
     return diagnosed
+
+
+def _cause_stated(result: CheckResult) -> bool:
+    """Whether the failure's message already says what the learner's line does wrong (a call that does not fit the
+    given signature, a transpose of the heads' axes): the steps would add nothing to it."""
+    return result.cause is not None and result.cause.message_key in CAUSE_STATED_KEYS | CALL_KEYS
 
 
 def _reads_as_before(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:
@@ -70,7 +84,10 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     expectations = check.expectations(index, records[index], case)
     if STEPS not in set(expectations):
         return None
-    steps = expectations[STEPS]
+    try:
+        steps = expectations[STEPS]
+    except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
+        return None
     record, traced = traced_probe(resolve(check.probe), namespace, case)
-    output = record.get("output")
+    output = record.get("output", record.get("out"))  # the probes of split, merge and MultiHeadAttention say "out"
     return find_departure(steps, traced, output if isinstance(output, torch.Tensor) else None)

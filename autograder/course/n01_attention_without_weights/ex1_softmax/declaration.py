@@ -81,14 +81,17 @@ def softmax_mistakes(x: Tensor, dim: int) -> list[tuple[str, Tensor]]:
 def softmax_steps(x: Tensor, dim: int, stable: bool) -> list[list[Any]]:
     """The notes' softmax as named steps (autograder.checking.departure.step): for the stable one the maximum and
     the inputs minus it first; then the exponentials, their sums and the division (its output is the reference's)."""
+    # Ordered: no step is matched by a transpose of the learner's tensor. The notes' scores are symmetric, so a
+    # maximum subtracted along the wrong axis gives the transpose of the notes' shifted scores, not a layout of them.
     steps = []
     if stable:
         maximum = x.max(dim=dim, keepdim=True).values
         x = x - maximum
-        steps += [step("maximum", maximum), step("shifted", x)]
+        steps += [step("maximum", maximum, ordered=True), step("shifted", x, ordered=True)]
     exponentials = torch.exp(x)
     sums = exponentials.sum(dim=dim, keepdim=True)
-    return [*steps, step("exponentials", exponentials), step("sums", sums), step("division", exponentials / sums)]
+    return [*steps, step("exponentials", exponentials, ordered=True), step("sums", sums, ordered=True),
+            step("division", exponentials / sums, ordered=True)]
 
 
 def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, case: TensorCase) -> Expectations:

@@ -6,7 +6,7 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import lookup, plain, rand, state_of
+from autograder.checking.probing import kept_if_raised, lookup, plain, rand, state_of
 from autograder.checking.torch_recorders import called_functions
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.loading import load_case_weights
@@ -58,7 +58,8 @@ def build_module(class_name: str, namespace: Namespace, case: SelfAttentionCase)
 def probe_forward(class_name: str, namespace: Namespace, case: SelfAttentionCase) -> ForwardRecord:
     module = build_module(class_name, namespace, case)
     state = state_of(module)  # before the call: expected values come from the weights it started with
-    output = plain(module(attention_input(case)))
+    with kept_if_raised(state=state):
+        output = plain(module(attention_input(case)))
     return {"output": output, "state": state}
 
 

@@ -6,7 +6,17 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import PROJECTIONS, ProbeError, layer_inputs, lookup, plain, rand, seeded, state_of
+from autograder.checking.probing import (
+    PROJECTIONS,
+    ProbeError,
+    kept_if_raised,
+    layer_inputs,
+    lookup,
+    plain,
+    rand,
+    seeded,
+    state_of,
+)
 from autograder.checking.torch_recorders import call_watched, forbidden_calls
 from autograder.course.shared.inputs import ATTENTION_FUNCTIONS, DTYPES, notes_batch
 from autograder.course.shared.loading import load_case_weights
@@ -78,7 +88,7 @@ def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord
     module = build_module(namespace, case)
     state = projection_state(module)
     x = attention_input(case)
-    with layer_inputs(module, "dropout") as seen:
+    with kept_if_raised(state=state), layer_inputs(module, "dropout") as seen:
         output, watch = call_watched(module, x)
     data: CausalForwardRecord = {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
                                  "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS),

@@ -14,6 +14,7 @@ from autograder.checking.probing import (
     gradient_weights,
     informative_queries,
     input_unchanged,
+    kept_if_raised,
     layer_inputs,
     lookup,
     module_gradients,
@@ -92,7 +93,7 @@ def call_mha(module: nn.Module, x: Tensor, case: MultiHeadCase) -> Any:
 def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
     module = build_student_mha(namespace, case)
     state = state_of(module)  # before the call: expected values come from the weights it started with
-    with layer_inputs(module, "dropout", "out_proj") as seen:
+    with kept_if_raised(state=state), layer_inputs(module, "dropout", "out_proj") as seen:
         out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
     data: MultiHeadRecord = {"out": plain(out), "state": state, "input_kept": kept}
     if "dropout" in seen:

@@ -116,19 +116,25 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     learner = [_normalised(entry.value) for entry in traced]
     fingerprints = [_sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
-    for step_id, values, _optional in declared:
-        where[step_id] = next((index for index, value in enumerate(learner) for expected in values
-                               if traced[index].op != INPUT  # a step is computed: an argument as it came is none
-                               and value.numel() == expected.numel() and _close(fingerprints[index],
-                                                                               _sorted_values(expected))
-                               and _matches(value, expected, transposed=step_id not in ordered)), None)
+    unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
+    for position, (step_id, values, _optional) in enumerate(declared):
+        holding = [index for index, value in enumerate(learner)
+                   if traced[index].op != INPUT  # a step is computed: an argument as it came is none
+                   and any(value.numel() == expected.numel()
+                           and _close(fingerprints[index], _sorted_values(expected))
+                           and _matches(value, expected, transposed=step_id not in ordered) for expected in values)]
+        proving = [index for index in holding
+                   if not _uninformative(learner[index], declared[:position], ordered)]
+        where[step_id] = proving[0] if proving else None
+        if holding and not proving:
+            unproven.add(step_id)
     order = [step_id for step_id, _values, _optional in declared]
     departing = None
     for position, (step_id, _values, optional) in enumerate(declared):
         if where[step_id] is not None:
             continue
-        if optional and any(where[later] is not None for later in order[position + 1:]):
-            continue
+        if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
+            continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
         departing = position
         break
     last = order[-1] if order else ""
@@ -143,8 +149,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = _normalised(output)
-        returned = next((step_id for step_id, values, _optional in reversed(declared[:-1])
-                         if any(_matches(got, value, transposed=step_id not in ordered) for value in values)), None)
+        returning = [step_id for step_id, values, _optional in declared[:-1]
+                     if any(_matches(got, value, transposed=step_id not in ordered) for value in values)]
+        # Steps that hold the same values on this case (scores and scaled scores for heads of size 1): the output
+        # proves only the earliest of them.
+        returned = returning[0] if returning else None
     if returned is not None and order.index(returned) >= departing:
         departing = order.index(returned) + 1  # a step it skipped on the way is not where it departs
     matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
@@ -155,6 +164,17 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     if stand_in is not None and returned is None:
         facts = _facts(learner[stand_in], expected_values)
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.Tensor], bool]],
+                   ordered: set[str]) -> bool:
+    """Whether a learner tensor that holds a step proves nothing of it on this case: its entries are all one number
+    (a tensor of zeros is made many ways), or it holds an earlier step as well (on the notes' heads of size 1 the
+    scores are the scaled scores: the tensor proves only the earlier step)."""
+    if value.numel() > 1 and bool((value == value.reshape(-1)[0]).all()):
+        return True
+    return any(value.numel() == expected.numel() and _matches(value, expected, transposed=step_id not in ordered)
+               for step_id, values, _optional in earlier for expected in values)
 
 
 def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int | None],

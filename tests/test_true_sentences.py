@@ -10,6 +10,7 @@ out and fails without the fix that keeps it out.
 import contextlib
 import io
 
+import pytest
 import torch
 
 from attnkit import solutions
@@ -86,3 +87,60 @@ def test_a_function_returning_a_step_that_coincides_with_a_later_one_is_told_the
     steps = [step("scores", scores), step("scaled_scores", scores / 1.0), step("weights", scores.softmax(-1))]
     traced = [TracedTensor("mm", scores.double(), ())]
     assert find_departure(steps, traced, scores).returned == "scores"
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. wording that presumes what the code does not do
+
+
+def softmax_exponentials_unrecorded(x):
+    """The sum of the exponentials taken from a copy autograd does not follow: the values are right."""
+    exps = torch.exp(x)
+    frozen = exps.clone().detach()
+    return exps / frozen.sum(0)
+
+
+class ValuesFromKeys(solutions.SelfAttention_v1):
+    """SelfAttention_v1 (raw parameters, no layers) with the values taken through the keys' matrix."""
+
+    def forward(self, x):
+        queries, keys = x @ self.W_query, x @ self.W_key
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ keys
+
+
+def copy_as_stored(sa_v1, sa_v2):
+    with torch.no_grad():
+        sa_v1.W_query.copy_(sa_v2.W_query.weight)
+        sa_v1.W_key.copy_(sa_v2.W_key.weight)
+        sa_v1.W_value.copy_(sa_v2.W_value.weight)
+    return sa_v1
+
+
+class ContextDividedByRoot(solutions.SelfAttention_v2):
+    """The square root applied to the context vectors at the end: the weights sum to 1."""
+
+    def forward(self, x):
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        weights = torch.softmax(queries @ keys.T, dim=-1)
+        return weights @ values / keys.shape[-1] ** 0.5
+
+
+def stable_sum_without_keepdim(x, dim=-1):
+    shifted = x - x.max(dim=dim, keepdim=True).values
+    exps = torch.exp(shifted)
+    return exps / exps.sum(dim=dim)
+
+
+@pytest.mark.parametrize(("exercise_id", "attempt", "false"), [
+    ("softmax_naive", softmax_exponentials_unrecorded, "for show"),
+    ("self_attention_v1", ValuesFromKeys, "layer itself"),
+    ("transfer_weights", copy_as_stored, "reshaping"),
+    ("self_attention_v2", ContextDividedByRoot, "weights after"),
+    ("self_attention_v2", ContextDividedByRoot, "dividing the weights"),
+    ("softmax_stable", stable_sum_without_keepdim, "maximum and sum"),
+])
+def test_no_rung_presumes_a_call_or_a_tensor_the_code_does_not_have(exercise_id, attempt, false):
+    texts = [printed(exercise_id, attempt, hint=rung) for rung in (1, 2, 3)]
+    assert any("✘" in text for text in texts)
+    assert all(false not in text for text in texts), texts

@@ -15,6 +15,7 @@ import torch
 
 from attnkit import solutions
 from autograder.checking.departure import find_departure, step
+from autograder.checking.diagnosis import symptom
 from autograder.checking.tensor_trace import TracedTensor
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
@@ -144,3 +145,43 @@ def test_no_rung_presumes_a_call_or_a_tensor_the_code_does_not_have(exercise_id,
     texts = [printed(exercise_id, attempt, hint=rung) for rung in (1, 2, 3)]
     assert any("✘" in text for text in texts)
     assert all(false not in text for text in texts), texts
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. a line is blamed only for what it raised
+
+
+class WeightsMadeSingle(solutions.MultiHeadAttention):
+    """The weights cast to float32 after the softmax: on float64 inputs the product with the values raises, on a
+    line whose transpose (of the product's result) is right."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        q = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        v = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        scores = (q @ k.transpose(2, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1).float())
+        out = (weights @ v).transpose(1, 2).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(out)
+
+
+def test_a_right_transpose_on_a_line_that_raised_for_another_reason_is_not_blamed():
+    text = printed("multi_head_attention", WeightsMadeSingle, hint=2)
+    assert "float" in text.lower() or "double" in text.lower(), text
+    assert "swaps axes 1 and 2" not in text, text
+
+
+@pytest.mark.parametrize(("line", "message", "blamed"), [
+    ("scores = queries @ keys.transpose(1, 2)", "Expected size for first two dimensions of batch2 tensor to be: "
+     "[4, 2] but got: [4, 6].", True),
+    ("scores = torch.matmul(q, k.transpose(1, 2))", "Expected size for first two dimensions of batch2 tensor to be: "
+     "[4, 2] but got: [4, 6].", True),
+    ("ctx = (w @ v).transpose(1, 2).contiguous()", "expected m1 and m2 to have the same dtype, but got: float != "
+     "double", False),
+    ("ctx = (w @ v).transpose(1, 2).contiguous()", "Expected size for first two dimensions of batch2 tensor to be: "
+     "[4, 6] but got: [4, 5].", False),
+])
+def test_the_transpose_rule_needs_a_shape_error_of_a_product_of_the_transpose(line, message, blamed):
+    verdict = symptom({"type": "RuntimeError", "message": message, "line": line})
+    assert (verdict.message_key == "error.transpose_4d") is blamed, verdict

@@ -12,6 +12,7 @@ import io
 
 import pytest
 import torch
+from torch import nn
 
 from attnkit import solutions
 from autograder.checking.departure import find_departure, step
@@ -185,3 +186,27 @@ def test_a_right_transpose_on_a_line_that_raised_for_another_reason_is_not_blame
 def test_the_transpose_rule_needs_a_shape_error_of_a_product_of_the_transpose(line, message, blamed):
     verdict = symptom({"type": "RuntimeError", "message": message, "line": line})
     assert (verdict.message_key == "error.transpose_4d") is blamed, verdict
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. a departure is the first thing that differs
+
+
+def to_torch_heads_from_the_width(mha):
+    """Every weight copied exactly; the module built with one head per feature."""
+    converted = nn.MultiheadAttention(mha.d_out, mha.d_out, dropout=mha.dropout.p, batch_first=True)
+    converted = converted.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        converted.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        biases = [layer.bias if layer.bias is not None else torch.zeros(mha.d_out, dtype=layer.weight.dtype)
+                  for layer in (mha.W_query, mha.W_key, mha.W_value)]
+        converted.in_proj_bias.copy_(torch.cat(biases))
+        converted.out_proj.weight.copy_(mha.out_proj.weight)
+        converted.out_proj.bias.copy_(mha.out_proj.bias)
+    return converted
+
+
+def test_a_module_built_with_a_wrong_setting_is_not_said_to_depart_at_its_output_projection():
+    text = printed("torch_equivalence", to_torch_heads_from_the_width, hint=2)
+    assert "num_heads" in text, text
+    assert "departs from them at the output projection" not in text, text

@@ -210,3 +210,17 @@ def test_a_module_built_with_a_wrong_setting_is_not_said_to_depart_at_its_output
     text = printed("torch_equivalence", to_torch_heads_from_the_width, hint=2)
     assert "num_heads" in text, text
     assert "departs from them at the output projection" not in text, text
+
+
+def split_heads_swapping_the_last_two(x, num_heads):
+    """The notes' view into heads, then the wrong pair of axes swapped: tokens stay second."""
+    batch, tokens, width = x.shape
+    per_head = width // num_heads
+    return x.view(batch, tokens, num_heads, per_head).transpose(-1, -2)
+
+
+def test_the_notes_view_into_heads_is_recognised_when_only_the_transpose_is_wrong():
+    text = departure_text(printed("split_heads", split_heads_swapping_the_last_two))
+    assert "at their first step" not in text, text
+    assert "reproduces the notes' input viewed as (batch, tokens, heads, head size)" in text, text
+    assert "input split into heads" in text, text

@@ -181,6 +181,8 @@ MESSAGES = {
     "step.masked_weights": {"en": "attention weights with the future zeroed", "zh": "未来位置置零后的注意力权重"},
     "step.row_sums": {"en": "sums of each row", "zh": "每一行的和"},
     "step.renormalised_weights": {"en": "renormalised attention weights", "zh": "重新归一化后的注意力权重"},
+    "step.heads_viewed": {"en": "input viewed as (batch, tokens, heads, head size)",
+                          "zh": "按（batch、token、头、每个头的大小）排列的输入"},
     "step.heads_split": {"en": "input split into heads", "zh": "拆分成多个头的输入"},
     "step.heads_merged": {"en": "heads merged side by side", "zh": "并排合并后的各个头"},
     "step.heads_concatenated": {"en": "context vectors of all heads side by side",

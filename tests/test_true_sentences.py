@@ -224,3 +224,27 @@ def test_the_notes_view_into_heads_is_recognised_when_only_the_transpose_is_wron
     assert "at their first step" not in text, text
     assert "reproduces the notes' input viewed as (batch, tokens, heads, head size)" in text, text
     assert "input split into heads" in text, text
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. a name needs proof: swapped arguments are neither "dropout never applied" nor "a parameter unused"
+
+
+class WrapperArgumentsCrossed(nn.Module):
+    """The heads built with the rate where the bias flag goes and the flag where the rate goes."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList([solutions.CausalAttention(d_in, d_out, context_length, dropout=qkv_bias,
+                                                              qkv_bias=dropout) for _ in range(num_heads)])
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+def test_crossed_constructor_arguments_are_not_named_by_their_effects():
+    texts = [printed("mha_wrapper", WrapperArgumentsCrossed, hint=rung) for rung in (2, 3)]
+    for text in texts:
+        assert "dropout never applied" not in text and "forward never uses" not in text, text
+        assert "does not use it at all" not in text and "never reaches the attention weights" not in text, text
+    assert "dropout layer with rate" in texts[0], texts[0]

@@ -248,3 +248,16 @@ def test_crossed_constructor_arguments_are_not_named_by_their_effects():
         assert "dropout never applied" not in text and "forward never uses" not in text, text
         assert "does not use it at all" not in text and "never reaches the attention weights" not in text, text
     assert "dropout layer with rate" in texts[0], texts[0]
+
+
+class SpareDropoutLayer(solutions.MultiHeadAttention):
+    """The notes' module with one more dropout layer it never calls: its forward is right, so nothing fails."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.spare = nn.Dropout(0.3)
+
+
+def test_a_layer_at_another_rate_fails_nothing_that_passes():
+    text = printed("multi_head_attention", SpareDropoutLayer, hint=1)
+    assert "✘" not in text and "dropout layer with rate" not in text, text

@@ -123,8 +123,15 @@ def judge_modes(spec: ModuleSpec, record: ModesRecord, case: ContractCase, expec
         if tuple(record[key].shape) != expected_shape:
             return Verdict(False, "shape.wrong",
                            {"got_shape": tuple(record[key].shape), "expected_shape": expected_shape})
-    if (wrong := other_rate(record.get("rates", []), case["p"])) is not None:
-        return wrong
+    verdict = dropout_effects(record, case, expectations, heads)
+    if not verdict.passed:  # what dropout did is a wrong rate's doing, when a layer holds one: named no mistake
+        return other_rate(record.get("rates", []), case["p"]) or verdict
+    return verdict
+
+
+def dropout_effects(record: ModesRecord, case: ContractCase, expectations: Expectations, heads: int) -> Verdict:
+    """What the module's dropout does in training and eval mode, against the case's rate."""
+    tokens = case["num_tokens"]
     if not same(record["eval_again"], record["eval"], atol=0, rtol=0):
         return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval", evidence=Evidence.FACT)
     if not same(record["eval"], record["no_dropout"]):

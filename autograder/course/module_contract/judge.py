@@ -299,10 +299,14 @@ def gradients_verdict(record: PropertiesRecord, reference: dict[str, Any] | None
 def other_rate(rates: Collection[float], asked: float) -> Verdict | None:
     """A failure naming nothing when a dropout layer of the module drops at another rate than the one it was built
     with (an argument passed on in another's place): what dropout or the gradients then do is that rate's doing."""
-    wrong = next((rate for rate in rates if not math.isclose(rate, asked, abs_tol=1e-9)), None)
-    if wrong is None:
+    wrong = [rate for rate in rates if not math.isclose(rate, asked, abs_tol=1e-9)]
+    if not wrong:
         return None
-    return Verdict(False, "contract.dropout_layer_rate", {"got": f"{wrong:g}", "expected": f"{asked:g}"})
+    fields = {"got": f"{wrong[0]:g}", "expected": f"{asked:g}"}
+    if all(rate == 0 for rate in wrong):  # the layers kept at 0: the rate never passed on, dropout never applied
+        return Verdict(False, "contract.dropout_layer_rate", fields, misconception="dropout_missing",
+                       evidence=Evidence.FACT)
+    return Verdict(False, "contract.dropout_layer_rate", fields)
 
 
 def gradient_missing(name: str, output_depends: bool | None) -> Verdict:

@@ -303,7 +303,7 @@ def other_rate(rates: Collection[float], asked: float) -> Verdict | None:
     if not wrong:
         return None
     fields = {"got": f"{wrong[0]:g}", "expected": f"{asked:g}"}
-    if all(rate == 0 for rate in wrong):  # the layers kept at 0: the rate never passed on, dropout never applied
+    if all(rate == 0 for rate in wrong):  # the layers kept at 0: the rate never passed on: it drops nothing
         return Verdict(False, "contract.dropout_layer_rate", fields, misconception="dropout_missing",
                        evidence=Evidence.FACT)
     return Verdict(False, "contract.dropout_layer_rate", fields)

@@ -462,7 +462,7 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     over = departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_softmax_over_the_queries)
     assert (over.step, kinds(over)) == ("weights", ["sums_axis"])
     assert (over.facts[0].fields["axis"], over.facts[0].fields["expected_axis"]) == (0, 1)
-    assert departure_on("split_heads.notes", split_by_view_alone).step == "heads_split"
+    assert departure_on("split_heads.notes", split_by_view_alone).step == "heads_viewed"  # straight to (b, h, T, hd)
     assert departure_on("merge_heads.notes", merge_by_reshape_alone).step == "heads_merged"
     for wrapper in (WrapperStackingHeads, WrapperCatAlongTokens):
         departure = departure_on("mha_wrapper.notes", wrapper)

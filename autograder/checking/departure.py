@@ -12,7 +12,7 @@ code or the expected values. Needs no catalogue and no reference: the student ki
 """
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,12 +32,16 @@ RELATIVE, ABSOLUTE = 1e-4, 1e-6  # tolerances of a match, relative to the step's
 LIST_SEPARATOR = {"en": ", ", "zh": "、"}
 
 
-def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False) -> list[Any]:
+def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
+         shaped: bool = False) -> list[Any]:
     """One declared step: its id (its name is the message `step.<id>`), its value on each route the notes teach,
     whether some taught route skips it (a missing optional step is no departure while a later step matches), and
     whether it is a change of layout itself (heads split or merged): then only the same numbers in the same order
-    match it, under any shape, never a transpose of another tensor (which would be the step before it)."""
-    return [step_id, [value.detach() for value in values], optional, ordered]
+    match it, under any shape, never a transpose of another tensor (which would be the step before it); whether
+    (`shaped`) only its own shape matches it: a view that keeps the input's order is the step in that shape only
+    (the notes' (b, num_tokens, num_heads, head_dim) before the transpose), a view straight to another shape is
+    not it."""
+    return [step_id, [value.detach() for value in values], optional, ordered, shaped]
 
 
 @dataclass(frozen=True)
@@ -113,22 +117,33 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     place. A step some taught route skips (optional) departs only when no later step matches either."""
     declared = [(str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
+    shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
+
+    def holds(got: torch.Tensor, step_id: str, expected: torch.Tensor) -> bool:
+        if step_id in shaped:
+            return _close(got, expected)
+        return _matches(got, expected, transposed=step_id not in ordered)
     learner = [_normalised(entry.value) for entry in traced]
     fingerprints = [_sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
-    for step_id, values, _optional in declared:
-        where[step_id] = next((index for index, value in enumerate(learner) for expected in values
-                               if traced[index].op != INPUT  # a step is computed: an argument as it came is none
-                               and value.numel() == expected.numel() and _close(fingerprints[index],
-                                                                               _sorted_values(expected))
-                               and _matches(value, expected, transposed=step_id not in ordered)), None)
+    unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
+    for position, (step_id, values, _optional) in enumerate(declared):
+        holding = [index for index, value in enumerate(learner)
+                   if traced[index].op != INPUT  # a step is computed: an argument as it came is none
+                   and any(value.numel() == expected.numel()
+                           and _close(fingerprints[index], _sorted_values(expected))
+                           and holds(value, step_id, expected) for expected in values)]
+        proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
+        where[step_id] = proving[0] if proving else None
+        if holding and not proving:
+            unproven.add(step_id)
     order = [step_id for step_id, _values, _optional in declared]
     departing = None
     for position, (step_id, _values, optional) in enumerate(declared):
         if where[step_id] is not None:
             continue
-        if optional and any(where[later] is not None for later in order[position + 1:]):
-            continue
+        if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
+            continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
         departing = position
         break
     last = order[-1] if order else ""
@@ -143,8 +158,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = _normalised(output)
-        returned = next((step_id for step_id, values, _optional in reversed(declared[:-1])
-                         if any(_matches(got, value, transposed=step_id not in ordered) for value in values)), None)
+        returning = [step_id for step_id, values, _optional in declared[:-1]
+                     if any(holds(got, step_id, value) for value in values)]
+        # Steps that hold the same values on this case (scores and scaled scores for heads of size 1): the output
+        # proves only the earliest of them.
+        returned = returning[0] if returning else None
     if returned is not None and order.index(returned) >= departing:
         departing = order.index(returned) + 1  # a step it skipped on the way is not where it departs
     matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
@@ -155,6 +173,17 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     if stand_in is not None and returned is None:
         facts = _facts(learner[stand_in], expected_values)
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.Tensor], bool]],
+                   holds: Callable[[torch.Tensor, str, torch.Tensor], bool]) -> bool:
+    """Whether a learner tensor that holds a step proves nothing of it on this case: its entries are all one number
+    (a tensor of zeros is made many ways), or it holds an earlier step as well (on the notes' heads of size 1 the
+    scores are the scaled scores: the tensor proves only the earlier step)."""
+    if value.numel() > 1 and bool((value == value.reshape(-1)[0]).all()):
+        return True
+    return any(value.numel() == expected.numel() and holds(value, step_id, expected)
+               for step_id, values, _optional in earlier for expected in values)
 
 
 def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int | None],

@@ -34,6 +34,8 @@ CALL_BINDING = re.compile(r"positional|keyword|multiple values for argument|take
 MISSING_ARGUMENT = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'")
 # A transpose as code writes it (an attribute or a call), not a word inside a name such as split_without_transpose.
 TRANSPOSE = re.compile(r"\.(?:T|mT|t|H|mH)\b|\b(?:transpose|permute|swapaxes|swapdims|movedim)\s*\(")
+# `.transpose(1, 2)` (spaces removed) on an operand of a product: before `@` or right after it, or inside matmul(...).
+TRANSPOSED_OPERAND = re.compile(r"transpose\(1,2\)\)*@|@[\w.\[\]:,]*\.transpose\(1,2\)|matmul\([^;]*transpose\(1,2\)")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 DEVICE_MISMATCH = ("same device", "device type")
 
@@ -42,8 +44,9 @@ def _located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Ver
     """A shape error placed on the student's own line, with the operation and the axis; None if unknown."""
     at = {**fields, "line": one_line(line, 120)}
     compact = line.replace(" ", "")
-    if "transpose(1,2)" in compact and ("@" in compact or "matmul" in compact):
-        # Right on (b, num_tokens, d) tensors; on the heads' four axes it pairs heads with tokens.
+    if SHAPE_ERROR.search(text) and TRANSPOSED_OPERAND.search(compact):
+        # Right on (b, num_tokens, d) tensors; on the heads' four axes it pairs heads with tokens. Only a shape error
+        # of a product whose operand is that transpose: a transpose of the product's result pairs nothing.
         return Verdict(False, "error.transpose_4d", at)
     if (found := MATMUL.search(text)) is not None:
         rows, inner, other_inner, cols = found.groups()

@@ -32,7 +32,11 @@ FOLLOW_ON_KEYS = frozenset({"error.other", "error.shape_mismatch", "error.matmul
 TITLE_COLUMNS = 60  # a folded check's title is cut to this width
 # Messages that already say what the learner's own line does wrong (read from their code and the exception): a rung
 # with nothing to add says so instead of "no known mistake", which would read as if the message were unsure.
-CAUSE_STATED_KEYS = frozenset({"error.transpose_4d", "error.unexpected_keyword", "error.missing_argument"})
+# A module built with the wrong settings (to_torch_multihead's batch_first, sizes, dtype, dropout) departs before
+# every step the notes compute: its message names the setting, and no step would be the first that differs.
+CAUSE_STATED_KEYS = frozenset({"error.transpose_4d", "error.unexpected_keyword", "error.missing_argument",
+                               "torch_equivalence.batch_first", "torch_equivalence.sizes", "torch_equivalence.dtype",
+                               "torch_equivalence.dropout", "torch_equivalence.dropout_not_a_rate"})
 
 
 @dataclass(frozen=True)

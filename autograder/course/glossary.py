@@ -67,6 +67,7 @@ GLOSSARY = (
     Term("exponentials (a step of softmax)", "指数", en_pattern="exponentials"),
     Term("output projection (out_proj)", "输出投影", en_pattern="output projection"),
     Term("split into heads", "拆分成多个头", en_pattern="split into heads"),
+    Term("viewed as (the same numbers in their order, another shape)", "排列", en_pattern="viewed as"),
     Term("renormalised (rows made to sum to 1 again)", "重新归一化", en_pattern="renormali[sz]ed"),
     Term("lower triangle", "下三角", en_pattern="lower triangle"),
     Term("side by side (heads along the features)", "并排", en_pattern="side by side"),

@@ -181,6 +181,8 @@ MESSAGES = {
     "step.masked_weights": {"en": "attention weights with the future zeroed", "zh": "未来位置置零后的注意力权重"},
     "step.row_sums": {"en": "sums of each row", "zh": "每一行的和"},
     "step.renormalised_weights": {"en": "renormalised attention weights", "zh": "重新归一化后的注意力权重"},
+    "step.heads_viewed": {"en": "input viewed as (batch, tokens, heads, head size)",
+                          "zh": "按（batch、token、头、每个头的大小）排列的输入"},
     "step.heads_split": {"en": "input split into heads", "zh": "拆分成多个头的输入"},
     "step.heads_merged": {"en": "heads merged side by side", "zh": "并排合并后的各个头"},
     "step.heads_concatenated": {"en": "context vectors of all heads side by side",
@@ -426,10 +428,11 @@ MESSAGES = {
         "zh": "输出是对的，但传回输入的梯度不是这个计算应有的梯度：forward 中有一步是在 autograd 不记录的地方"
               "计算的（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式），于是被当成了常数"},
     "function.gradient_faked": {
-        "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: the numbers "
-              "were computed outside autograd (NumPy, a detached result) and a gradient was added for show",
-        "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：数值是在 autograd 之外计算的"
-              "（NumPy、detach 后的结果），梯度是另外加上去装样子的"},
+        "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: some step was "
+              "computed where autograd does not record (NumPy, a detached result, a block with gradients switched "
+              "off) and counts as a constant",
+        "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：某一步是在 autograd 不记录的地方计算的"
+              "（NumPy、detach 后的结果、关闭了梯度计算的代码块），于是被当成了常数"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

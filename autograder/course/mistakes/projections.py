@@ -51,8 +51,8 @@ MISTAKES: tuple[Misconception, ...] = (
               "other",
               "nn.Linear 的权重按输出在前存放，v1 的参数按输入在前存放：是同样的数，只是沿另一个维度"
               "读取；reshape 保持数的顺序不变，所以不能把一个变成另一个"),
-        change=("swap the two axes of each weight as you copy it, rather than reshaping it",
-                "复制每个权重时交换它的两个维度，而不是对它 reshape"),
+        change=("swap the two axes of each weight as you copy it",
+                "复制每个权重时交换它的两个维度"),
     ),
     mistake(
         "reshape_not_transpose",

@@ -64,10 +64,12 @@ MISTAKES: tuple[Misconception, ...] = (
                   "一个 query 的权重之和还是 1 吗？"),
         name=("scaled after the softmax instead of before",
               "在 softmax 之后才缩放"),
-        hint=("the scaling acts on the scores; dividing the weights afterwards breaks their sum of 1",
-              "缩放作用在分数上；softmax 之后再除会让每行权重之和不再是 1"),
-        change=("divide the scores before the softmax, not the weights after it",
-                "在 softmax 之前除分数，而不是在它之后除权重"),
+        hint=("the scaling acts on the scores, before the softmax: it sets how sharp the weights are; a division "
+              "anywhere after the softmax only shrinks what follows it by a constant factor",
+              "缩放作用在分数上，在 softmax 之前：它决定权重有多集中；在 softmax 之后的任何地方做除法，"
+              "只会把之后的结果按常数倍缩小"),
+        change=("divide the scores before the softmax, not what the softmax gives",
+                "在 softmax 之前除分数，而不是除 softmax 得到的结果"),
     ),
     mistake(
         "scale_wrong_value",

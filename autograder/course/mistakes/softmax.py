@@ -106,11 +106,11 @@ MISTAKES: tuple[Misconception, ...] = (
         name=("max or sum taken without keeping the reduced axis",
               "求最大值或总和时没有保留被归约的维度"),
         hint=("a reduction drops the axis it runs over unless asked to keep it with size 1; without it, "
-              "broadcasting lines each row up with another row's maximum and sum",
-              "归约默认会去掉它所跨的维度，除非要求把它保留为长度 1；否则广播会让每一行对上别的行的最大值和总和"),
-        change=("ask both reductions to keep the reduced axis, so that each row is shifted and divided by its own "
-                "maximum and sum",
-                "让两次归约都保留被归约的维度，这样每一行减去、除以的都是它自己的最大值和总和"),
+              "broadcasting lines each row up with another row's maximum or sum",
+              "归约默认会去掉它所跨的维度，除非要求把它保留为长度 1；否则广播会让每一行对上别的行的最大值或总和"),
+        change=("ask each reduction to keep the reduced axis, so that each row is shifted by its own maximum and "
+                "divided by its own sum",
+                "让每一次归约都保留被归约的维度，这样每一行减去、除以的都是它自己的最大值和总和"),
     ),
     mistake(
         "softmax_wrong_dim",

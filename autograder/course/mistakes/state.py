@@ -108,14 +108,15 @@ MISTAKES: tuple[Misconception, ...] = (
         evidence=(Evidence.FACT,),
         question=("In training mode with a large dropout rate, do your weights change from one call to the next?",
                   "在训练模式下把 dropout 比例设得很大，你的权重在两次调用之间有变化吗？"),
-        name=("dropout never applied",
-              "没有应用 dropout"),
+        name=("dropout that drops nothing while training",
+              "训练时 dropout 什么也不丢弃"),
         hint=("dropout drops attention weights at random while training, so that no token relies on a single key; "
               "in eval mode it does nothing",
               "dropout 在训练时随机丢弃注意力权重，让任何 token 都不依赖单个 key；在 eval"
               " 模式下它不起作用"),
-        change=("apply the module's dropout layer to the attention weights right after the softmax",
-                "在 softmax 之后立即对注意力权重应用模块的 dropout 层"),
+        change=("give the dropout layer the rate the module is built with, and apply it to the attention weights "
+                "right after the softmax",
+                "让 dropout 层使用模块构建时给定的比例，并在 softmax 之后立即对注意力权重应用它"),
     ),
     mistake(
         "dropout_not_on_weights",

@@ -268,6 +268,12 @@ MESSAGES = {
               "your dropout act on, the one before the softmax or the one after it?",
         "zh": "训练模式下输出中出现 nan：dropout 把 -inf 分数乘以了 0。你的 dropout 作用在哪个张量上：softmax "
               "之前的那个，还是之后的那个？"},
+    "contract.dropout_layer_rate": {
+        "en": "built with dropout {expected}, the module holds a dropout layer with rate {got}: which argument "
+              "does each layer get its rate from?",
+        "zh": "模块是用 dropout {expected} 构建的，却含有一个比例为 {got} 的 dropout 层："
+              "每一层的比例是从哪个参数得到的？",
+    },
     "contract.dropout_inactive": {
         "en": "in training mode nothing is ever dropped: the module's dropout never reaches the attention weights",
         "zh": "训练模式下没有任何东西被丢弃：模块的 dropout 从未作用在注意力权重上",

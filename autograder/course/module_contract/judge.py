@@ -123,6 +123,15 @@ def judge_modes(spec: ModuleSpec, record: ModesRecord, case: ContractCase, expec
         if tuple(record[key].shape) != expected_shape:
             return Verdict(False, "shape.wrong",
                            {"got_shape": tuple(record[key].shape), "expected_shape": expected_shape})
+    verdict = dropout_effects(record, case, expectations, heads)
+    if not verdict.passed:  # what dropout did is a wrong rate's doing, when a layer holds one: named no mistake
+        return other_rate(record.get("rates", []), case["p"]) or verdict
+    return verdict
+
+
+def dropout_effects(record: ModesRecord, case: ContractCase, expectations: Expectations, heads: int) -> Verdict:
+    """What the module's dropout does in training and eval mode, against the case's rate."""
+    tokens = case["num_tokens"]
     if not same(record["eval_again"], record["eval"], atol=0, rtol=0):
         return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval", evidence=Evidence.FACT)
     if not same(record["eval"], record["no_dropout"]):
@@ -267,7 +276,10 @@ def judge_properties(spec: ModuleSpec, record: PropertiesRecord, case: ContractC
             continue
         size = gradients.get(name)
         if size is None or size == 0:
-            return gradient_missing(name, record.get("output_depends", {}).get(name))
+            # Built with dropout 0, a module whose layers drop at another rate may zero its whole output while
+            # training: no gradient then proves neither an unused parameter nor a cut graph.
+            return other_rate(record.get("rates", []), 0.0) or gradient_missing(
+                name, record.get("output_depends", {}).get(name))
         if not math.isfinite(size):
             return Verdict(False, "contract.gradient_not_finite", {"name": name})
     return gradients_verdict(record, expectations["gradients"])
@@ -282,6 +294,19 @@ def gradients_verdict(record: PropertiesRecord, reference: dict[str, Any] | None
     if reference is None or backward is None or not same(backward["output"], reference["output"]):
         return Verdict(True)
     return module_gradient_problem(backward, reference) or Verdict(True)
+
+
+def other_rate(rates: Collection[float], asked: float) -> Verdict | None:
+    """A failure naming nothing when a dropout layer of the module drops at another rate than the one it was built
+    with (an argument passed on in another's place): what dropout or the gradients then do is that rate's doing."""
+    wrong = [rate for rate in rates if not math.isclose(rate, asked, abs_tol=1e-9)]
+    if not wrong:
+        return None
+    fields = {"got": f"{wrong[0]:g}", "expected": f"{asked:g}"}
+    if all(rate == 0 for rate in wrong):  # the layers kept at 0: the rate never passed on: it drops nothing
+        return Verdict(False, "contract.dropout_layer_rate", fields, misconception="dropout_missing",
+                       evidence=Evidence.FACT)
+    return Verdict(False, "contract.dropout_layer_rate", fields)
 
 
 def gradient_missing(name: str, output_depends: bool | None) -> Verdict:

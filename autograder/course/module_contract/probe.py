@@ -70,6 +70,9 @@ class ModesRecord(TypedDict):
     eval: Tensor
     eval_again: Tensor
     no_dropout: Tensor
+    # The rate of every nn.Dropout the module built for the case's p holds: a module that passes its rate on to the
+    # wrong argument drops at another rate, which is not "never applied" (the judge names nothing then).
+    rates: NotRequired[list[float]]
 
 
 class StateRecord(TypedDict, total=False):
@@ -113,6 +116,7 @@ class PropertiesRecord(TypedDict, total=False):
     # For each parameter no gradient reached (None or 0): whether the output changes when its values change. False:
     # the output does not use it; True: it is used, and the graph is cut (a detach, .data, no_grad, requires_grad off).
     output_depends: dict[str, bool]
+    rates: list[float]  # every nn.Dropout's rate in a module built with dropout 0 (see ModesRecord)
 
 
 SELF_SCORE = 2.0  # a token's score with itself after the scaling, in the dropout probe; every other score is 0
@@ -349,7 +353,20 @@ def probe_modes(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) ->
             return plain(module(one_hot_tokens(case)))
 
     return {"train": run(case["p"], True, 1), "eval": run(case["p"], False, 2),
-            "eval_again": run(case["p"], False, 3), "no_dropout": run(0.0, False, 4)}
+            "eval_again": run(case["p"], False, 3), "no_dropout": run(0.0, False, 4),
+            "rates": dropout_rates(build(spec, namespace, case, case["p"]))}
+
+
+def dropout_rates(module: nn.Module) -> list[float]:
+    """The rate of every nn.Dropout in `module` (a rate that is no number reads as nan: it is no rate asked for)."""
+    rates = []
+    for layer in module.modules():
+        if isinstance(layer, nn.Dropout):
+            try:
+                rates.append(float(layer.p))
+            except (TypeError, ValueError):
+                rates.append(float("nan"))
+    return rates
 
 
 def tensor_at(module: nn.Module, name: str) -> Tensor | None:
@@ -425,6 +442,7 @@ def probe_properties(spec: "ModuleSpec", namespace: Namespace, case: ContractCas
     data.update(probe_gradients(spec, namespace, case))
     data["output_depends"] = {name: output_depends_on(spec, namespace, case, name, kept, output)
                               for name, size in data["gradients"].items() if not size}
+    data["rates"] = dropout_rates(module)
     return data
 
 

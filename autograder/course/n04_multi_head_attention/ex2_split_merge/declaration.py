@@ -104,11 +104,15 @@ def split_cases_strided(rng: random.Random) -> list[HeadsCase]:
 
 
 def split_steps(x: torch.Tensor, num_heads: int) -> list[list[Any]]:
-    """split_heads as the notes' one step: the input split into heads, (b, num_heads, num_tokens, head_dim). The
-    notes' view to (b, num_tokens, num_heads, head_dim) is no step of its own: it holds the input's numbers in the
-    input's order, as a wrong view straight to the final shape does too, so matching it would prove nothing. Only the
-    same numbers in the same order match (ordered): a transpose of the input is the mistake, not a layout of it."""
-    return [step("heads_split", solutions.split_heads(x, num_heads), ordered=True)]
+    """split_heads as the notes' steps: the input viewed as (b, num_tokens, num_heads, head_dim), then split into
+    heads, (b, num_heads, num_tokens, head_dim). The view holds the input's numbers in the input's order, as a wrong
+    view straight to the final shape does too: only a tensor of its own shape holds it (shaped), and a route that
+    never makes it (a stack of slices) skips it (optional). The split matches only the same numbers in the same order
+    (ordered): a transpose of the input is the mistake, not a layout of it."""
+    b, num_tokens, d_out = x.shape
+    viewed = x.reshape(b, num_tokens, num_heads, d_out // num_heads)
+    return [step("heads_viewed", viewed, optional=True, ordered=True, shaped=True),
+            step("heads_split", solutions.split_heads(x, num_heads), ordered=True)]
 
 
 @case_alone

@@ -91,6 +91,30 @@ def test_a_function_returning_a_step_that_coincides_with_a_later_one_is_told_the
     assert find_departure(steps, traced, scores).returned == "scores"
 
 
+def test_an_output_that_holds_the_last_step_too_is_not_said_to_return_an_earlier_one():
+    """On one token the context vector is the value vector: an output holding both (context vectors cast to another
+    dtype, failing for that) does not prove the function returns its values."""
+    values = torch.tensor([[0.5, -1.0]])
+    steps = [step("values", values), step("scores", torch.tensor([[2.0]])), step("weights", torch.tensor([[1.0]])),
+             step("context_vectors", values.clone())]
+    traced = [TracedTensor("mm", values.double(), ())]
+    assert find_departure(steps, traced, values).returned is None
+
+
+def test_a_last_step_held_only_where_it_coincides_with_an_earlier_one_is_not_said_to_be_missing():
+    """One token, the whole computation right, the output cast to float32 at the end: the tensor holding the context
+    vectors holds the values too. Rung 2 must not say that no tensor of the learner's holds the context vectors."""
+    values = torch.tensor([[0.5, -1.0]])
+    scores = torch.tensor([[2.0]])
+    steps = [step("values", values), step("scores", scores), step("weights", torch.tensor([[1.0]])),
+             step("context_vectors", values.clone())]
+    traced = [TracedTensor("linear", values.double(), ()), TracedTensor("mm", scores.double(), ()),
+              TracedTensor("softmax", torch.ones(1, 1, dtype=torch.float64), (1,)),
+              TracedTensor("mm", values.double(), (2, 0))]
+    departure = find_departure(steps, traced, values.float())
+    assert departure.step is None, departure
+
+
 # ---------------------------------------------------------------------------------------------
 # 5. wording that presumes what the code does not do
 

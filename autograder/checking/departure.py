@@ -144,6 +144,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             continue
         if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
             continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
+        if step_id in unproven and output is not None:
+            continue  # its values are there, coinciding with an earlier step's: on this case it does not depart
         departing = position
         break
     last = order[-1] if order else ""
@@ -151,15 +153,19 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         reshaped = None
         if output is not None and declared:
             got, expected = _normalised(output), declared[-1][1][0]
-            if got.shape != expected.shape and got.numel() == expected.numel() and _close(got.reshape(
-                    expected.shape), expected):
+            # Axes of size 1 aside: the steps may be declared with a batch of one the output does not have.
+            if _squeezed(got).shape != _squeezed(expected).shape and got.numel() == expected.numel() and _close(
+                    got.reshape(expected.shape), expected):
                 reshaped = (tuple(got.shape), tuple(expected.shape))
         return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped)
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = _normalised(output)
-        returning = [step_id for step_id, values, _optional in declared[:-1]
-                     if any(holds(got, step_id, value) for value in values)]
+        # An output that holds the last step as well (one token: its context vector is its value vector) proves no
+        # early return.
+        holds_last = any(holds(got, last, value) for value in declared[-1][1])
+        returning = [] if holds_last else [step_id for step_id, values, _optional in declared[:-1]
+                                           if any(holds(got, step_id, value) for value in values)]
         # Steps that hold the same values on this case (scores and scaled scores for heads of size 1): the output
         # proves only the earliest of them.
         returned = returning[0] if returning else None

@@ -82,6 +82,9 @@ def test_a_tensor_of_one_repeated_number_proves_no_step():
                                                                                 (2,))]
     departure = find_departure(steps, traced, None)
     assert departure.matched == ("maximum",) and departure.step == "shifted", departure
+    # A function that returned: zeros are still no proof of the shifted scores, and no reason to pass over them.
+    returned = find_departure(steps, traced, (x + x.max()).exp())
+    assert returned.matched == ("maximum",) and returned.step == "shifted", returned
 
 
 def test_a_function_returning_a_step_that_coincides_with_a_later_one_is_told_the_earlier():

@@ -127,6 +127,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     fingerprints = [_sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
+    coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
     for position, (step_id, values, _optional) in enumerate(declared):
         holding = [index for index, value in enumerate(learner)
                    if traced[index].op != INPUT  # a step is computed: an argument as it came is none
@@ -137,6 +138,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         where[step_id] = proving[0] if proving else None
         if holding and not proving:
             unproven.add(step_id)
+            if not any(_constant(learner[index]) for index in holding):
+                coinciding.add(step_id)
     order = [step_id for step_id, _values, _optional in declared]
     departing = None
     for position, (step_id, _values, optional) in enumerate(declared):
@@ -144,7 +147,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             continue
         if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
             continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
-        if step_id in unproven and output is not None:
+        if step_id in coinciding and output is not None:
             continue  # its values are there, coinciding with an earlier step's: on this case it does not depart
         departing = position
         break
@@ -161,10 +164,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = _normalised(output)
-        # An output that holds the last step as well (one token: its context vector is its value vector) proves no
-        # early return.
+        # An output that holds the last step as well (one token: its context vector is its value vector), or one
+        # number throughout, proves no early return.
         holds_last = any(holds(got, last, value) for value in declared[-1][1])
-        returning = [] if holds_last else [step_id for step_id, values, _optional in declared[:-1]
+        returning = [] if holds_last or _constant(got) else [step_id for step_id, values, _optional in declared[:-1]
                                            if any(holds(got, step_id, value) for value in values)]
         # Steps that hold the same values on this case (scores and scaled scores for heads of size 1): the output
         # proves only the earliest of them.
@@ -186,10 +189,15 @@ def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.
     """Whether a learner tensor that holds a step proves nothing of it on this case: its entries are all one number
     (a tensor of zeros is made many ways), or it holds an earlier step as well (on the notes' heads of size 1 the
     scores are the scaled scores: the tensor proves only the earlier step)."""
-    if value.numel() > 1 and bool((value == value.reshape(-1)[0]).all()):
+    if _constant(value):
         return True
     return any(value.numel() == expected.numel() and holds(value, step_id, expected)
                for step_id, values, _optional in earlier for expected in values)
+
+
+def _constant(value: torch.Tensor) -> bool:
+    """Whether every entry is one number (more than one entry): a tensor of zeros is made many ways."""
+    return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
 
 
 def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int | None],

@@ -17,7 +17,8 @@ from autograder.i18n import Messages, pick, render
 from autograder.safe_text import one_line
 
 __all__ = [
-    "ExerciseProgress", "GRADED_RUNG", "HintLadder", "LadderCause", "MARKS", "Step", "defined_namespace",
+    "CAUSE_STATED_KEYS", "ExerciseProgress", "GRADED_RUNG", "HintLadder", "LadderCause", "MARKS", "Step",
+    "defined_namespace",
     "notebook_exercises", "rows", "shown_in_full", "summary", "table",
 ]
 

@@ -172,8 +172,9 @@ def test_each_attempt_departs_at_its_first_wrong_step_with_true_facts():
     assert zero.step == "scaled_scores" and [fact.kind for fact in zero.facts] == ["shown"]
     assert zero.facts[0].fields["count"] == 2 * 15  # the future of 6 tokens, in each of 2 sentences
     unscaled = departure_of("causal_attention", CausalUnscaled)
-    assert unscaled.step == "scaled_scores" and [fact.kind for fact in unscaled.facts] == ["factor"]
+    assert unscaled.step == "scaled_scores" and [fact.kind for fact in unscaled.facts] == ["factor_root"]
     assert float(unscaled.facts[0].fields["factor"]) == round(2 ** 0.5, 2)  # d_out = 2: the root not divided by
+    assert (unscaled.facts[0].fields["size"], unscaled.facts[0].fields["value"]) == ("d_k", 2)
     merged = departure_of("multi_head_attention", MultiHeadMergedWithoutTranspose)
     assert merged.step == "merged" and [fact.kind for fact in merged.facts] == ["rearranged"]
     assert "context_vectors" in merged.matched
@@ -464,10 +465,12 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     assert (over.facts[0].fields["axis"], over.facts[0].fields["expected_axis"]) == (0, 1)
     assert departure_on("split_heads.notes", split_by_view_alone).step == "heads_viewed"  # straight to (b, h, T, hd)
     assert departure_on("merge_heads.notes", merge_by_reshape_alone).step == "heads_merged"
-    for wrapper in (WrapperStackingHeads, WrapperCatAlongTokens):
+    for wrapper, kind in ((WrapperStackingHeads, "permuted"), (WrapperCatAlongTokens, "rearranged")):
         departure = departure_on("mha_wrapper.notes", wrapper)
         assert (departure.matched, departure.step, kinds(departure)) == (
-            ("head_1", "head_2"), "heads_concatenated", ["rearranged"])
+            ("head_1", "head_2"), "heads_concatenated", [kind])
+    interleaved = departure_on("mha_wrapper.notes", WrapperStackingHeads).facts[0].fields
+    assert (interleaved["axis"], interleaved["reversed"]) == (2, False)  # the features of the two heads interleaved
     unscaled = departure_on("mha_wrapper.notes", WrapperOfUnscaledHeads)
     assert (unscaled.matched, unscaled.step) == ((), "head_1")
     keys_first = departure_on("torch_equivalence.notes", to_torch_keys_first)
@@ -513,7 +516,10 @@ def test_a_hidden_entry_of_the_notes_is_never_called_kept():
     scaled masked scores, in the weights' place) hides nothing the notes keep."""
     departure = departure_on("masking_routes.neg_inf_notes", ROUTES[0], neg_inf_scaled_again)
     assert (departure.matched, departure.step) == (("causal_mask", "masked_scores"), "weights")
-    assert [fact.kind for fact in departure.facts] == ["differs"]
+    # Nothing is hidden: what it says is how that tensor is made from the masked scores (divided once more).
+    assert [(fact.kind, fact.about, fact.of) for fact in departure.facts] == [
+        ("divided", "from_previous", "masked_scores")]
+    assert departure.facts[0].fields["factor"] == "1.41"
 
 
 # ------------------------------------------------------------------ code that raises (issue 58: the long tail)

@@ -11,6 +11,7 @@ that sums to 1, the right numbers in the wrong places. `departure_line` says it 
 code or the expected values. Needs no catalogue and no reference: the student kit ships it.
 """
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,13 @@ from typing import Any
 
 import torch
 
+from autograder.checking.step_relations import (
+    case_sizes,
+    named_size,
+    permuted_axis,
+    sums_to_one_overall,
+    zeroed_entries,
+)
 from autograder.checking.tensor_trace import INPUT, TracedTensor
 from autograder.i18n import Messages, pick, render
 
@@ -51,6 +59,17 @@ class Fact:
 
     kind: str
     fields: Mapping[str, Any] = field(default_factory=dict)
+    # What it speaks of: the learner's tensor in the departing step's place (STAND_IN), the result their function
+    # returns against the notes' last step (OUTPUT), or the first tensor made from the last matched step against
+    # that step (FROM_PREVIOUS); `of` names the step compared with when it is not the departing one.
+    about: str = "stand_in"
+    of: str = ""
+
+
+STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
+# Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
+UNTOLD = ("differs", "shape")
+FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
 
 
 @dataclass(frozen=True)
@@ -126,6 +145,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     learner = [_normalised(entry.value) for entry in traced]
     fingerprints = [_sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
+    every: dict[str, list[int]] = {}  # each step's proving tensors: a step the learner computes twice holds twice
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
     coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
     for position, (step_id, values, _optional) in enumerate(declared):
@@ -136,6 +156,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                            and holds(value, step_id, expected) for expected in values)]
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
         where[step_id] = proving[0] if proving else None
+        every[step_id] = proving
         if holding and not proving:
             unproven.add(step_id)
             if not any(_constant(learner[index]) for index in holding):
@@ -177,11 +198,53 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
     facts: tuple[Fact, ...] = ()
     expected_values = declared[departing][1]
-    stand_in = _stand_in(traced, learner, [where[step_id] for step_id in matched], expected_values[0].numel(),
+    stand_in = _stand_in(traced, learner, every[matched[-1]] if matched else [], expected_values[0].numel(),
                          order[departing] in ordered)
-    if stand_in is not None and returned is None:
-        facts = _facts(learner[stand_in], expected_values)
+    case = _Case(case_sizes({step_id: tuple(values[0].shape) for step_id, values, _optional in declared}),
+                 [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]])
+    # A tensor made from the learner's right steps that holds the step's numbers in other places (heads cut as
+    # (head_dim, num_heads)) is what stands in its place, wherever it is made.
+    moved = None if returned is not None else _holding_rearranged(
+        traced, learner, [index for step_id in matched for index in every[step_id]], expected_values)
+    if moved is not None:
+        facts = _facts(learner[moved], expected_values, case)
+    elif stand_in is not None and returned is None:
+        facts = _facts(learner[stand_in], expected_values, case)
+        if facts and facts[0].kind in UNTOLD and matched:
+            # Nothing said of it against the step: what it is made from may say how (masked scores times a number).
+            previous = dict(declared_values(declared))[matched[-1]]
+            scaled = _facts(learner[stand_in], previous, case)
+            if scaled and scaled[0].kind in FACTOR_KINDS:
+                facts = tuple(dataclasses.replace(fact, about=FROM_PREVIOUS, of=matched[-1]) for fact in scaled)
+    if returned is None and output is not None and (not facts or facts[0].kind in UNTOLD):
+        # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
+        # function returns, against the notes' last step, may say how it ends up wrong.
+        told = _facts(_normalised(output), declared[-1][1], _Case(case.sizes, [
+            (step_id, values) for step_id, values, _optional in declared[:-1]]))
+        if told and told[0].kind not in UNTOLD and told[0].kind != "other_step":
+            facts = tuple(dataclasses.replace(fact, about=OUTPUT, of=last) for fact in told)
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
+                        expected_values: Sequence[torch.Tensor]) -> int | None:
+    """The first tensor made (through any ops) from the learner's tensors of the matched steps that holds the
+    departing step's numbers, in places no right layout gives (the departure says no tensor holds the step); None
+    when there is none. Only a tensor made from the learner's right steps is surely theirs (`_stand_in`)."""
+    made = set(matched_at)
+    for index in range(min(matched_at, default=len(traced)), len(traced)):
+        entry = traced[index]
+        if entry.op == INPUT or (index not in made and not made & set(entry.inputs)):
+            continue
+        made.add(index)  # a matched step's own tensor may hold them too: for a change of layout it is its numbers
+        if any(learner[index].numel() == expected.numel() and not _constant(expected)
+               and _close(_sorted_values(learner[index]), _sorted_values(expected)) for expected in expected_values):
+            return index
+    return None
+
+
+def declared_values(declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> list[tuple[str, list[torch.Tensor]]]:
+    return [(step_id, values) for step_id, values, _optional in declared]
 
 
 def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.Tensor], bool]],
@@ -200,23 +263,22 @@ def _constant(value: torch.Tensor) -> bool:
     return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
 
 
-def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int | None],
+def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
               size: int, layout_step: bool = False) -> int | None:
     """The learner's tensor in the departing step's place, after the last matched step's tensor: the first op that
     read it (or a copy of it in another layout) and made new numbers of the step's size. For a step that is a
     change of layout (`layout_step`), a copy in another layout is what stands in its place. None when no step
-    matched or no such op read it: the trace holds the probe's own tensors too (the case's input it builds, what it
-    computes from the learner's output), and only a tensor made from the learner's last right step is surely
-    theirs, so no fact is read from any other."""
-    found = [index for index in matched_at if index is not None]
-    if not found:
+    matched or no such op read it (`matched_at`: the tensors holding the last matched step): the trace holds the
+    probe's own tensors too (the case's input it builds, what it computes from the learner's output), and only a
+    tensor made from the learner's last right step is surely theirs, so no fact is read from any other."""
+    if not matched_at:
         return None
-    source = found[-1]
-    sources = {source}
+    source = matched_at[0]
+    sources = set(matched_at)  # the step computed twice (exp(x) on each side of a division): either may be read
     for index in range(source + 1, len(traced)):
         entry = traced[index]
-        if entry.op == INPUT:
-            continue
+        if entry.op == INPUT or index in matched_at:
+            continue  # an argument, or the matched step itself (another copy of it): no new numbers
         reads = bool(sources & set(entry.inputs))
         copy = reads and learner[index].numel() == learner[source].numel() and _matches(learner[index], learner[source])
         if copy and not layout_step:
@@ -230,23 +292,73 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
-FACT_ORDER = ("rearranged", "factor", "sums_axis", "shape", "shown", "hidden", "not_normalised", "differs")
+FACT_ORDER = ("permuted", "rearranged", "factor_root", "divided_root", "factor_size", "divided_size", "factor",
+              "divided", "zeroed", "extra", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown",
+              "hidden", "not_normalised", "differs")
 
 
-def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor]) -> tuple[Fact, ...]:
+@dataclass(frozen=True)
+class _Case:
+    """What the facts may compare a learner's tensor with beyond the departing step: the case's sizes by name
+    (autograder.checking.step_relations.case_sizes) and the notes' other steps, (id, its value on each route)."""
+
+    sizes: Mapping[str, int]
+    others: Sequence[tuple[str, Sequence[torch.Tensor]]]
+
+
+def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
     """What differs between the learner's tensor and the notes' step, read from the two, against the route whose
     comparison says most (FACT_ORDER)."""
-    found = [_facts_against(got, expected) for expected in expected_values]
+    found = [_facts_against(got, expected, case) for expected in expected_values]
     return min(found, key=lambda facts: FACT_ORDER.index(facts[0].kind), default=())
 
 
-def _facts_against(got: torch.Tensor, expected: torch.Tensor) -> tuple[Fact, ...]:
+def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """The one other step of the notes the learner's tensor holds (up to a right program's layouts), where that
+    step's values are not the departing step's own; None when it holds none, or more than one (which proves none)."""
+    holding = {step_id for step_id, values in case.others for value in values
+               if value.numel() == got.numel() and _close(_sorted_values(got), _sorted_values(value))
+               and _matches(got, value) and not (value.numel() == expected.numel() and _matches(value, expected))}
+    return holding.pop() if len(holding) == 1 else None
+
+
+def _factor_fact(factor: float, sizes: Mapping[str, int]) -> Fact:
+    """`factor` said as "times c" or, below 1, "divided by 1/c", with the case's size whose root (or itself) it is
+    when only one size fits (step_relations.named_size)."""
+    divided = abs(factor) < 1
+    shown = 1 / factor if divided else factor
+    kind = "divided" if divided else "factor"
+    named = named_size(abs(shown), sizes) if shown > 0 else None
+    if named is None:
+        return Fact(kind, {"factor": f"{shown:.3g}"})
+    name, relation = named
+    return Fact(f"{kind}_{relation}", {"factor": f"{shown:.3g}", "size": name, "value": sizes[name]})
+
+
+def _facts_against(got: torch.Tensor, expected: torch.Tensor, case: _Case | None = None) -> tuple[Fact, ...]:
+    facts = _relation_facts(got, expected, case or _Case({}, ()))
+    if facts[0].kind in ("shape", "differs", "not_normalised"):
+        # Nothing closer to the step itself: another of the notes' steps in its place says more. (A factor says more
+        # than the unscaled scores another route masks: both are true then.)
+        other = _other_step(got, expected, case or _Case({}, ()))
+        if other is not None:
+            return (Fact("other_step", {"other": other}),)
+    return facts
+
+
+def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:
     if got.numel() != expected.numel():
         return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
     layouts = [layout for layout in _layouts(got, expected)] or [got.reshape(expected.shape)]
     same = layouts[0]
     facts: list[Fact] = []
     if _close(_sorted_values(same), _sorted_values(expected)):
+        for layout in layouts:
+            permuted = permuted_axis(layout, expected, _close)
+            if permuted is not None:
+                axis, reverse = permuted
+                return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
+                                          "reversed": reverse}),)
         return (Fact("rearranged"),)
     shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
@@ -255,22 +367,64 @@ def _facts_against(got: torch.Tensor, expected: torch.Tensor) -> tuple[Fact, ...
         facts.append(Fact("shown", {"count": shown}))
     if hidden:
         facts.append(Fact("hidden", {"count": hidden}))
+    if not shown and not hidden:
+        dropped, extra = zeroed_entries(same, expected, _close)
+        if dropped:
+            facts.append(Fact("zeroed", {"count": dropped}))
+        if extra:
+            facts.append(Fact("extra", {"count": extra}))
+    normal = _normal_axis(expected)
+    if not facts and normal is not None and sums_to_one_overall(same, expected):
+        # Said before a factor: weights normalised over the whole tensor are also the notes' divided by the rows.
+        facts.append(Fact("sums_all", {"expected_axis": normal}))
     both = torch.isfinite(same) & torch.isfinite(expected) & (expected.abs() > 1e-9)
-    if not shown and not hidden and int(both.sum()) > 1:
+    if not facts and int(both.sum()) >= 1:
         ratio = same[both] / expected[both]
         factor = float(ratio.mean())
-        if abs(factor - 1) > 1e-3 and bool(torch.allclose(ratio, torch.full_like(ratio, factor), rtol=1e-3)):
-            facts.append(Fact("factor", {"factor": f"{factor:.3g}"}))
-    if not facts and expected.dim() >= 1 and torch.isfinite(expected).all() and torch.isfinite(same).all():
-        axis = expected.dim() - 1
-        if _sums_to_one(expected, axis):
-            others = [other for other in range(expected.dim()) if other != axis and expected.shape[other] > 1
-                      and _sums_to_one(same, other)]
-            if others:
-                facts.append(Fact("sums_axis", {"axis": others[0], "expected_axis": axis}))
-            elif not _sums_to_one(same, axis):
-                facts.append(Fact("not_normalised", {"axis": axis}))
+        # Every entry the notes have at 0 is 0 in theirs too: "times c" is then true of the whole tensor.
+        zeros_kept = bool((same[~both & torch.isfinite(expected)].abs() <= 1e-9).all())
+        if (abs(factor - 1) > 1e-3 and zeros_kept
+                and bool(torch.allclose(ratio, torch.full_like(ratio, factor), rtol=1e-3))):
+            fact = _factor_fact(factor, case.sizes)
+            # One number is a multiple of any other: said only when the multiple is one of the case's sizes.
+            if int(both.sum()) > 1 or fact.kind not in ("factor", "divided"):
+                facts.append(fact)
+    if not facts:
+        offset = _offset(same, expected)
+        if offset is not None:
+            facts.append(Fact("plus" if offset > 0 else "minus", {"offset": f"{abs(offset):.4g}"}))
+    if not facts and normal is not None and torch.isfinite(same).all():
+        # Only an axis along which the notes' step does not sum to 1 tells the two apart.
+        others = [other for other in range(expected.dim()) if other != normal and expected.shape[other] > 1
+                  and _sums_to_one(same, other) and not _sums_to_one(expected, other)]
+        if others:
+            facts.append(Fact("sums_axis", {"axis": others[0], "expected_axis": normal}))
+        elif not _sums_to_one(same, normal):
+            facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
+
+
+def _normal_axis(expected: torch.Tensor) -> int | None:
+    """The dimension along which the notes' step sums to 1 (weights: the last; the notes' naive softmax: 0), the
+    last such when several do; None when none does or an entry is not finite."""
+    if expected.dim() < 1 or not bool(torch.isfinite(expected).all()):
+        return None
+    return next((axis for axis in range(expected.dim() - 1, -1, -1)
+                 if expected.shape[axis] > 1 and _sums_to_one(expected, axis)), None)
+
+
+def _offset(got: torch.Tensor, expected: torch.Tensor) -> float | None:
+    """The one number (not 0) every entry of `got` is the notes' plus, -inf where the notes' are; None otherwise
+    or for fewer than two finite entries (one number is another plus something)."""
+    finite = torch.isfinite(expected)
+    if not bool((torch.isfinite(got) == finite).all()) or int(finite.sum()) < 2:
+        return None
+    difference = got[finite] - expected[finite]
+    offset = float(difference.mean())
+    scale = max(float(expected[finite].abs().max()), float(got[finite].abs().max()), 1.0)
+    if abs(offset) <= 1e-3 * scale or not bool(((difference - offset).abs() <= RELATIVE * scale).all()):
+        return None
+    return offset
 
 
 def _sums_to_one(tensor: torch.Tensor, axis: int) -> bool:
@@ -301,11 +455,27 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
     parts = [render(messages, key, lang, fields)]
-    parts += [render(messages, f"departure.fact.{fact.kind}", lang, {**fact.fields, "step": fields["step"]})
-              for fact in departure.facts]
+    parts += [_fact_text(fact, str(fields["step"]), lang, messages) for fact in departure.facts]
     if departure.raised and departure.facts:
         parts.append(render(messages, "departure.then_raised", lang))
     if departure.returned is not None:
         parts.append(render(messages, "departure.returned", lang, {
             "returned": name(departure.returned), "last": name(departure.last)}))
     return render(messages, "label.departure", lang, {"text": render(messages, "departure.join", lang).join(parts)})
+
+
+def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
+    """One fact in the notes' words: a step id said by its name, a size by its name in the notes, a reversal as
+    its own sentence."""
+    if fact.of:
+        step_name = render(messages, f"step.{fact.of}", lang)
+    fields = {**fact.fields, "step": step_name}
+    fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
+    key = f"departure.fact.{fact.kind}"
+    if fact.kind == "other_step":
+        fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
+    if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
+        fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
+    if fact.kind == "permuted" and fact.fields.get("reversed"):
+        key = "departure.fact.reversed"
+    return render(messages, key, lang, fields)

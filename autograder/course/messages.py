@@ -131,33 +131,95 @@ MESSAGES = {
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",
         "zh": "你的函数返回的是{returned}，这是{last}之前的一步"},
+    # Who a fact speaks of: the learner's tensor in the departing step's place, or what their function returns.
+    "departure.subject.stand_in": {"en": "the tensor your code made in its place", "zh": "你的代码在这一步算出的张量"},
+    "departure.subject.output": {"en": "the result your function returns", "zh": "你的函数返回的结果"},
+    "departure.subject.from_previous": {"en": "the tensor your code made in its place from the notes' {step}",
+                                        "zh": "你的代码由笔记中的{step}在这一步算出的张量"},
     "departure.fact.shape": {
-        "en": "the tensor your code made in its place has shape {got}, the notes' {step} {expected}",
-        "zh": "你的代码在这一步算出的张量形状是 {got}，而笔记中的{step}形状是 {expected}"},
+        "en": "{subject} has shape {got}, the notes' {step} {expected}",
+        "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}"},
     "departure.fact.factor": {
-        "en": "the tensor your code made in its place is the notes' {step} times {factor}",
-        "zh": "你的代码在这一步算出的张量是笔记中的{step}乘以 {factor}"},
+        "en": "{subject} is the notes' {step} times {factor}",
+        "zh": "{subject}是笔记中的{step}乘以 {factor}"},
     "departure.fact.shown": {
-        "en": "the tensor your code made in its place shows {count} entries that the notes' {step} hide",
-        "zh": "你的代码在这一步算出的张量中，有 {count} 个元素在笔记中的{step}里是被遮住的，在你的结果里却没有"},
+        "en": "{subject} shows {count} entries that the notes' {step} hide",
+        "zh": "{subject}中，有 {count} 个元素在笔记中的{step}里是被遮住的，在你的结果里却没有"},
     "departure.fact.hidden": {
-        "en": "the tensor your code made in its place hides {count} entries that the notes' {step} keep",
-        "zh": "你的代码在这一步算出的张量遮住了 {count} 个元素，而笔记中的{step}保留了它们"},
+        "en": "{subject} hides {count} entries that the notes' {step} keep",
+        "zh": "{subject}遮住了 {count} 个元素，而笔记中的{step}保留了它们"},
     "departure.fact.sums_axis": {
-        "en": "the tensor your code made in its place sums to 1 along dimension {axis}, the notes' {step} along "
+        "en": "{subject} sums to 1 along dimension {axis}, the notes' {step} along "
               "dimension {expected_axis}",
-        "zh": "你的代码在这一步算出的张量沿第 {axis} 个维度加起来等于 1，而笔记中的{step}沿第 {expected_axis} 个维度"
+        "zh": "{subject}沿第 {axis} 个维度加起来等于 1，而笔记中的{step}沿第 {expected_axis} 个维度"
               "加起来等于 1"},
     "departure.fact.not_normalised": {
-        "en": "the tensor your code made in its place does not sum to 1 along dimension {axis}, as the notes' {step} "
+        "en": "{subject} does not sum to 1 along dimension {axis}, as the notes' {step} "
               "do",
-        "zh": "你的代码在这一步算出的张量沿第 {axis} 个维度加起来不等于 1，而笔记中的{step}等于 1"},
+        "zh": "{subject}沿第 {axis} 个维度加起来不等于 1，而笔记中的{step}等于 1"},
     "departure.fact.rearranged": {
-        "en": "the tensor your code made in its place holds the same numbers as the notes' {step}, in other places",
-        "zh": "你的代码在这一步算出的张量与笔记中的{step}数值相同，但位置不同"},
+        "en": "{subject} holds the same numbers as the notes' {step}, in other places",
+        "zh": "{subject}与笔记中的{step}数值相同，但位置不同"},
+    "departure.fact.divided": {
+        "en": "{subject} is the notes' {step} divided by {factor}",
+        "zh": "{subject}是笔记中的{step}除以 {factor}"},
+    "departure.fact.factor_root": {
+        "en": "{subject} is the notes' {step} times {factor}, the square root of "
+              "{size} ({value})",
+        "zh": "{subject}是笔记中的{step}乘以 {factor}，即 {size}（{value}）的平方根"},
+    "departure.fact.divided_root": {
+        "en": "{subject} is the notes' {step} divided by {factor}, the square root of "
+              "{size} ({value})",
+        "zh": "{subject}是笔记中的{step}除以 {factor}，即 {size}（{value}）的平方根"},
+    "departure.fact.factor_size": {
+        "en": "{subject} is the notes' {step} times {factor}, which is {size}",
+        "zh": "{subject}是笔记中的{step}乘以 {factor}，也就是 {size}"},
+    "departure.fact.divided_size": {
+        "en": "{subject} is the notes' {step} divided by {factor}, which is {size}",
+        "zh": "{subject}是笔记中的{step}除以 {factor}，也就是 {size}"},
+    # The sizes a factor is named by (autograder.checking.step_relations.case_sizes): the notes' names for them.
+    "departure.size.d_k": {"en": "d_k, the size of each key", "zh": "d_k（每个 key 的大小）"},
+    "departure.size.d_out": {"en": "d_out", "zh": "d_out"},
+    "departure.size.head_dim": {"en": "head_dim, the size of each head", "zh": "head_dim（每个头的大小）"},
+    "departure.size.num_heads": {"en": "num_heads, the number of heads", "zh": "num_heads（头的个数）"},
+    "departure.size.num_tokens": {"en": "num_tokens, the number of tokens", "zh": "num_tokens（token 的个数）"},
+    "departure.size.summed": {"en": "the number of entries each of the notes' sums adds up",
+                              "zh": "笔记中每个和所相加的元素个数"},
+    "departure.fact.permuted": {
+        "en": "{subject} holds the notes' {step} with its {size} slices along "
+              "dimension {axis} (of shape {shape}) in another order",
+        "zh": "{subject}就是笔记中的{step}，只是沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片"
+              "顺序不同"},
+    "departure.fact.reversed": {
+        "en": "{subject} holds the notes' {step} with its {size} slices along "
+              "dimension {axis} (of shape {shape}) in reverse order",
+        "zh": "{subject}就是笔记中的{step}，只是沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片"
+              "顺序反了过来"},
+    "departure.fact.sums_all": {
+        "en": "{subject} sums to 1 over all its entries together, the notes' {step} "
+              "along dimension {expected_axis}",
+        "zh": "{subject}是所有元素加起来等于 1，而笔记中的{step}是沿第 {expected_axis} 个维度"
+              "加起来等于 1"},
+    "departure.fact.zeroed": {
+        "en": "{subject} is the notes' {step} with {count} entries that the notes keep "
+              "set to 0",
+        "zh": "{subject}就是笔记中的{step}，只是有 {count} 个笔记保留的元素被置为 0"},
+    "departure.fact.extra": {
+        "en": "{subject} is the notes' {step} but keeps {count} entries that are 0 in "
+              "the notes'",
+        "zh": "{subject}就是笔记中的{step}，只是保留了 {count} 个在笔记中为 0 的元素"},
+    "departure.fact.plus": {
+        "en": "{subject} is the notes' {step} plus {offset} in every entry",
+        "zh": "{subject}是笔记中的{step}每个元素都加上 {offset}"},
+    "departure.fact.minus": {
+        "en": "{subject} is the notes' {step} minus {offset} in every entry",
+        "zh": "{subject}是笔记中的{step}每个元素都减去 {offset}"},
+    "departure.fact.other_step": {
+        "en": "{subject} holds the notes' {other}, not their {step}",
+        "zh": "{subject}等于笔记中的{other}，而不是{step}"},
     "departure.fact.differs": {
-        "en": "the tensor your code made in its place holds other numbers than the notes' {step}",
-        "zh": "你的代码在这一步算出的张量与笔记中的{step}数值不同"},
+        "en": "{subject} holds other numbers than the notes' {step}",
+        "zh": "{subject}与笔记中的{step}数值不同"},
     "step.queries": {"en": "queries", "zh": "query"},
     "step.keys": {"en": "keys", "zh": "key"},
     "step.values": {"en": "values", "zh": "value"},

@@ -205,7 +205,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     # A tensor made from the learner's right steps that holds the step's numbers in other places (heads cut as
     # (head_dim, num_heads)) is what stands in its place, wherever it is made.
     moved = None if returned is not None else _holding_rearranged(
-        traced, learner, [index for step_id in matched for index in every[step_id]], expected_values)
+        traced, learner, [index for step_id in matched for index in every[step_id]], expected_values,
+        lambda got, expected: holds(got, order[departing], expected))
     if moved is not None:
         facts = _facts(learner[moved], expected_values, case)
     elif stand_in is not None and returned is None:
@@ -227,9 +228,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
 
 
 def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
-                        expected_values: Sequence[torch.Tensor]) -> int | None:
+                        expected_values: Sequence[torch.Tensor],
+                        holds: Callable[[torch.Tensor, torch.Tensor], bool]) -> int | None:
     """The first tensor made (through any ops) from the learner's tensors of the matched steps that holds the
-    departing step's numbers, in places no right layout gives (the departure says no tensor holds the step); None
+    departing step's numbers, in places no right layout gives (`holds`: whether a tensor holds the step's value in a
+    right layout; a tensor that does, unproven because an earlier step holds the same numbers, is not one); None
     when there is none. Only a tensor made from the learner's right steps is surely theirs (`_stand_in`)."""
     made = set(matched_at)
     for index in range(min(matched_at, default=len(traced)), len(traced)):
@@ -238,7 +241,8 @@ def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.
             continue
         made.add(index)  # a matched step's own tensor may hold them too: for a change of layout it is its numbers
         if any(learner[index].numel() == expected.numel() and not _constant(expected)
-               and _close(_sorted_values(learner[index]), _sorted_values(expected)) for expected in expected_values):
+               and _close(_sorted_values(learner[index]), _sorted_values(expected)) for expected in expected_values
+               ) and not any(holds(learner[index], expected) for expected in expected_values):
             return index
     return None
 
@@ -325,7 +329,7 @@ def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str |
 def _factor_fact(factor: float, sizes: Mapping[str, int]) -> Fact:
     """`factor` said as "times c" or, below 1, "divided by 1/c", with the case's size whose root (or itself) it is
     when only one size fits (step_relations.named_size)."""
-    divided = abs(factor) < 1
+    divided = 0 < abs(factor) < 1  # times 0 is said as it is
     shown = 1 / factor if divided else factor
     kind = "divided" if divided else "factor"
     named = named_size(abs(shown), sizes) if shown > 0 else None

@@ -70,6 +70,7 @@ STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
+RELATIONS = (*FACTOR_KINDS, "permuted", "rearranged", "plus", "minus", "sums_axis", "sums_all")
 
 
 @dataclass(frozen=True)
@@ -210,14 +211,26 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     if moved is not None:
         facts = _facts(learner[moved], expected_values, case)
     elif stand_in is not None and returned is None:
-        facts = _facts(learner[stand_in], expected_values, case)
-        if facts and facts[0].kind in UNTOLD and matched:
-            # Nothing said of it against the step: what it is made from may say how (masked scores times a number).
-            previous = dict(declared_values(declared))[matched[-1]]
-            scaled = _facts(learner[stand_in], previous, case)
-            if scaled and scaled[0].kind in FACTOR_KINDS:
-                facts = tuple(dataclasses.replace(fact, about=FROM_PREVIOUS, of=matched[-1]) for fact in scaled)
-    if returned is None and output is not None and (not facts or facts[0].kind in UNTOLD):
+        # A stand-in that is another of the notes' steps (the masked scores of the route that scales after masking)
+        # is the learner's right step of that route: what their code makes from it next says how it departs, and
+        # the step itself only when that says nothing.
+        sources = list(every[matched[-1]])
+        candidates = [stand_in]
+        while candidates[-1] is not None and len(candidates) <= len(declared) and any(
+                holds(learner[candidates[-1]], step_id, value) for step_id, values in case.others for value in values):
+            sources.append(candidates[-1])
+            candidates.append(_stand_in(traced, learner, sources, expected_values[0].numel(),
+                                        order[departing] in ordered))
+        for candidate in [*candidates[1:], candidates[0]]:
+            if candidate is None:
+                continue
+            facts = _candidate_facts(learner[candidate], expected_values, declared, matched[-1], case)
+            # Past another step, only a relation that ties the tensor to the step says it stands in its place.
+            if facts and (facts[0].kind in RELATIONS or candidate == candidates[0]):
+                break
+            facts = ()
+    if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
+            and not any(holds(_normalised(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
         # function returns, against the notes' last step, may say how it ends up wrong.
         told = _facts(_normalised(output), declared[-1][1], _Case(case.sizes, [
@@ -245,6 +258,19 @@ def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.
                ) and not any(holds(learner[index], expected) for expected in expected_values):
             return index
     return None
+
+
+def _candidate_facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor],
+                     declared: Sequence[tuple[str, list[torch.Tensor], bool]], previous_step: str,
+                     case: "_Case") -> tuple[Fact, ...]:
+    """The facts of a stand-in against the step; when they say nothing, against the last matched step it is made
+    from, if that says it is the step times a number (masked scores halved before the softmax)."""
+    facts = _facts(got, expected_values, case)
+    if facts and facts[0].kind in UNTOLD:
+        scaled = _facts(got, dict(declared_values(declared))[previous_step], case)
+        if scaled and scaled[0].kind in FACTOR_KINDS:
+            return tuple(dataclasses.replace(fact, about=FROM_PREVIOUS, of=previous_step) for fact in scaled)
+    return facts
 
 
 def declared_values(declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> list[tuple[str, list[torch.Tensor]]]:
@@ -313,6 +339,9 @@ class _Case:
 def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
     """What differs between the learner's tensor and the notes' step, read from the two, against the route whose
     comparison says most (FACT_ORDER)."""
+    if any(got.numel() == expected.numel() and _matches(got, expected, transposed=False)
+           for expected in expected_values):
+        return ()  # it holds the step's numbers in their order on some route: nothing differs
     found = [_facts_against(got, expected, case) for expected in expected_values]
     return min(found, key=lambda facts: FACT_ORDER.index(facts[0].kind), default=())
 

@@ -166,17 +166,17 @@ MESSAGES = {
     "departure.fact.factor_root": {
         "en": "{subject} is the notes' {step} times {factor}, the square root of "
               "{size} ({value})",
-        "zh": "{subject}是笔记中的{step}乘以 {factor}，即 {size}（{value}）的平方根"},
+        "zh": "{subject}是笔记中的{step}乘以 {factor}，即{size}（{value}）的平方根"},
     "departure.fact.divided_root": {
         "en": "{subject} is the notes' {step} divided by {factor}, the square root of "
               "{size} ({value})",
-        "zh": "{subject}是笔记中的{step}除以 {factor}，即 {size}（{value}）的平方根"},
+        "zh": "{subject}是笔记中的{step}除以 {factor}，即{size}（{value}）的平方根"},
     "departure.fact.factor_size": {
         "en": "{subject} is the notes' {step} times {factor}, which is {size}",
-        "zh": "{subject}是笔记中的{step}乘以 {factor}，也就是 {size}"},
+        "zh": "{subject}是笔记中的{step}乘以 {factor}，也就是{size}"},
     "departure.fact.divided_size": {
         "en": "{subject} is the notes' {step} divided by {factor}, which is {size}",
-        "zh": "{subject}是笔记中的{step}除以 {factor}，也就是 {size}"},
+        "zh": "{subject}是笔记中的{step}除以 {factor}，也就是{size}"},
     # The sizes a factor is named by (autograder.checking.step_relations.case_sizes): the notes' names for them.
     "departure.size.d_k": {"en": "d_k, the size of each key", "zh": "d_k（每个 key 的大小）"},
     "departure.size.d_out": {"en": "d_out", "zh": "d_out"},

@@ -326,3 +326,22 @@ def test_each_how_sentence_is_true_of_the_code_that_makes_it():
     assert "times 6, which is the number of entries each of the notes' sums adds up" in text, text
     row = scores[1]
     assert torch.allclose(how.softmax_averaged(row), 6 * torch.softmax(row, dim=0))
+
+
+def neg_inf_without_the_softmax(attn_scores):  # masks the scores and stops there
+    hidden = attn_scores.clone()
+    hidden[torch.ones_like(attn_scores, dtype=torch.bool).triu(1)] = float("-inf")
+    return hidden
+
+
+def test_masked_scores_returned_are_not_read_as_weights(monkeypatch):
+    """Masked scores hold -inf above the diagonal: rung 1 says the result holds infinite entries, not that a token
+    "gives weight" to a later one (it gives no weight at all: these are no weights)."""
+    attempt = (solutions.causal_weights_renormalised, neg_inf_without_the_softmax)
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    text = printed("masking_routes", *attempt, hint=1)
+    assert "gives weight to token" not in text, text
+    assert "the result holds 15 infinite entries, the first in the row of token 0" in text, text
+    monkeypatch.setenv("ATTNKIT_LANG", "zh")
+    text = printed("masking_routes", *attempt, hint=1)
+    assert "结果中有 15 个无穷大的元素" in text and "权重：对角线上方" not in text, text

@@ -13,7 +13,16 @@ import pytest
 import torch
 
 from attnkit import solutions
-from autograder.checking.departure import FROM_PREVIOUS, OUTPUT, STEPS, Departure, departure_line, find_departure, step
+from autograder.checking.departure import (
+    FROM_PREVIOUS,
+    OUTPUT,
+    STEPS,
+    Departure,
+    departure_line,
+    find_departure,
+    recorded_output,
+    step,
+)
 from autograder.checking.step_relations import case_sizes, named_size
 from autograder.checking.tensor_trace import INPUT, TracedTensor, traced_probe
 from autograder.course import catalog
@@ -34,9 +43,7 @@ def traced_departure(check_id: str, *objects) -> Departure:
     case = cases_for(check, SEED)[0]
     record, traced = traced_probe(resolve(in_notebook._runnable(check, SEED).probe), exercise.namespace(objects), case)
     assert "error" not in record, record
-    output = record.get("output", record.get("out"))
-    return find_departure(check.expect(record, case)[STEPS], traced, output if isinstance(output, torch.Tensor)
-                          else None)
+    return find_departure(check.expect(record, case)[STEPS], traced, recorded_output(record))
 
 
 def kinds(departure: Departure) -> list[str]:
@@ -266,3 +273,15 @@ def test_the_new_sentences_leak_no_answer():
         for lang, line in lines(traced_departure(check_id, *objects)).items():
             assert line and "{" not in line and "step." not in line and "departure." not in line, (lang, line)
             assert not leaks(line, pieces, calls), (check_id, lang, line)
+
+
+def test_a_route_that_returns_its_masked_scores_is_told_so():
+    """The masking routes' probes record the result as "weights": it is read as the function's output too."""
+    def masked_and_returned(attn_scores):
+        return attn_scores.masked_fill(torch.ones_like(attn_scores).triu(1).bool(), -torch.inf)
+    departure = traced_departure("masking_routes.neg_inf_notes", ROUTES[0], masked_and_returned)
+    assert (departure.step, departure.returned) == ("weights", "masked_scores")
+    text = lines(departure)
+    assert "your function returns the masked attention scores, a step before the attention weights" in text["en"]
+    assert "你的函数返回的是填入掩码后的注意力分数，这是注意力权重之前的一步" in text["zh"]
+    assert recorded_output({"weights": torch.ones(2)}) is not None and recorded_output({"weights": 1.0}) is None

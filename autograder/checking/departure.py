@@ -29,7 +29,7 @@ from autograder.checking.step_relations import (
 from autograder.checking.tensor_trace import INPUT, TracedTensor
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "step"]
+__all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "recorded_output", "step"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
 # plain lists so that the student kit stores them as they are.
@@ -88,6 +88,17 @@ class Departure:
     raised: bool = False  # the learner's code raised on the case: the trace ends where it raised
     reshaped: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # every step matched; the output is the last
     # step's numbers in their order under another shape: (its shape, the notes')
+
+
+# Where a probe's record holds what the learner's function returned: most say "output", split, merge and
+# MultiHeadAttention "out", the masking routes "weights".
+OUTPUT_KEYS = ("output", "out", "weights")
+
+
+def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
+    """What the learner's function returned on the case, from its probe's record; None when it is not a tensor."""
+    output = next((record[key] for key in OUTPUT_KEYS if key in record), None)
+    return output if isinstance(output, torch.Tensor) else None
 
 
 def _normalised(tensor: torch.Tensor) -> torch.Tensor:
@@ -199,7 +210,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
     facts: tuple[Fact, ...] = ()
     expected_values = declared[departing][1]
-    stand_in = _stand_in(traced, learner, every[matched[-1]] if matched else [], expected_values[0].numel(),
+    # Made from the first tensor of the last matched step: a second computation of it is not read from (the keys
+    # computed again where the values go are the values' place, not a step after the keys).
+    stand_in = _stand_in(traced, learner, every[matched[-1]][:1] if matched else [], expected_values[0].numel(),
                          order[departing] in ordered)
     case = _Case(case_sizes({step_id: tuple(values[0].shape) for step_id, values, _optional in declared}),
                  [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]])
@@ -214,7 +227,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # A stand-in that is another of the notes' steps (the masked scores of the route that scales after masking)
         # is the learner's right step of that route: what their code makes from it next says how it departs, and
         # the step itself only when that says nothing.
-        sources = list(every[matched[-1]])
+        sources = every[matched[-1]][:1]
         candidates = [stand_in]
         while candidates[-1] is not None and len(candidates) <= len(declared) and any(
                 holds(learner[candidates[-1]], step_id, value) for step_id, values in case.others for value in values):
@@ -304,7 +317,7 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
     if not matched_at:
         return None
     source = matched_at[0]
-    sources = set(matched_at)  # the step computed twice (exp(x) on each side of a division): either may be read
+    sources = set(matched_at)  # the step's tensor, and the other steps' ones it stood in place of (see the caller)
     for index in range(source + 1, len(traced)):
         entry = traced[index]
         if entry.op == INPUT or index in matched_at:
@@ -323,8 +336,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "rearranged", "factor_root", "divided_root", "factor_size", "divided_size", "factor",
-              "divided", "zeroed", "extra", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown",
-              "hidden", "not_normalised", "differs")
+              "divided", "all_zero", "zeroed", "extra", "sums_axis", "sums_all", "plus", "minus", "other_step",
+              "shape", "shown", "hidden", "not_normalised", "differs")
 
 
 @dataclass(frozen=True)
@@ -358,7 +371,9 @@ def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str |
 def _factor_fact(factor: float, sizes: Mapping[str, int]) -> Fact:
     """`factor` said as "times c" or, below 1, "divided by 1/c", with the case's size whose root (or itself) it is
     when only one size fits (step_relations.named_size)."""
-    divided = 0 < abs(factor) < 1  # times 0 is said as it is
+    if factor == 0:
+        return Fact("all_zero")
+    divided = abs(factor) < 1
     shown = 1 / factor if divided else factor
     kind = "divided" if divided else "factor"
     named = named_size(abs(shown), sizes) if shown > 0 else None
@@ -420,7 +435,8 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
                 and bool(torch.allclose(ratio, torch.full_like(ratio, factor), rtol=1e-3))):
             fact = _factor_fact(factor, case.sizes)
             # One number is a multiple of any other: said only when the multiple is one of the case's sizes.
-            if int(both.sum()) > 1 or fact.kind not in ("factor", "divided"):
+            if ((int(both.sum()) > 1 or fact.kind not in ("factor", "divided"))
+                    and (fact.kind != "all_zero" or bool((same == 0).all()))):
                 facts.append(fact)
     if not facts:
         offset = _offset(same, expected)

@@ -214,6 +214,9 @@ MESSAGES = {
     "departure.fact.minus": {
         "en": "{subject} is the notes' {step} minus {offset} in every entry",
         "zh": "{subject}是笔记中的{step}每个元素都减去 {offset}"},
+    "departure.fact.all_zero": {
+        "en": "{subject} is 0 in every entry, where the notes' {step} are not",
+        "zh": "{subject}的每个元素都是 0，而笔记中的{step}不是"},
     "departure.fact.other_step": {
         "en": "{subject} holds the notes' {other}, not their {step}",
         "zh": "{subject}等于笔记中的{other}，而不是{step}"},

@@ -14,10 +14,8 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-import torch
-
 from autograder.checking.check_types import ERROR, FAILED, CheckResult
-from autograder.checking.departure import STEPS, Departure, departure_line, find_departure
+from autograder.checking.departure import STEPS, Departure, departure_line, find_departure, recorded_output
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
 from autograder.checking.tensor_trace import traced_probe
@@ -89,5 +87,4 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
     record, traced = traced_probe(resolve(check.probe), namespace, case)
-    output = record.get("output", record.get("out"))  # the probes of split, merge and MultiHeadAttention say "out"
-    return find_departure(steps, traced, output if isinstance(output, torch.Tensor) else None)
+    return find_departure(steps, traced, recorded_output(record))

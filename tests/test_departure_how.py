@@ -285,3 +285,27 @@ def test_a_route_that_returns_its_masked_scores_is_told_so():
     assert "your function returns the masked attention scores, a step before the attention weights" in text["en"]
     assert "你的函数返回的是填入掩码后的注意力分数，这是注意力权重之前的一步" in text["zh"]
     assert recorded_output({"weights": torch.ones(2)}) is not None and recorded_output({"weights": 1.0}) is None
+
+
+class ValuesFromKeyWeights(solutions.SelfAttention_v1):  # the values projected with the keys' weights
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_key
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values + 0 * self.W_value.sum()
+
+
+def test_a_step_computed_a_second_time_where_another_goes_is_told():
+    """Their code computes the keys twice and the values never (the queries once: no second call of theirs)."""
+    departure = traced_departure("self_attention_v1.notes", ValuesFromKeyWeights)
+    assert (departure.matched, departure.step, kinds(departure)) == (("queries", "keys"), "values", ["repeated"])
+    text = lines(departure)
+    assert "your code computes the notes' keys a second time, and none of its tensors is the notes' values" in text[
+        "en"]
+    assert "你的代码把笔记中的key又算了一遍，而它算出的张量中没有一个是笔记中的value" in text["zh"]
+
+
+def test_a_function_called_twice_is_not_said_to_compute_a_step_twice():
+    """The renormalising route, run twice by its probe: every step appears twice, none more often than another."""
+    from tests.test_departure import renormalise_forgotten
+    departure = traced_departure("masking_routes.renormalise_notes", renormalise_forgotten, ROUTES[1])
+    assert departure.step == "row_sums" and "repeated" not in kinds(departure)

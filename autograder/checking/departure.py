@@ -220,7 +220,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     # (head_dim, num_heads)) is what stands in its place, wherever it is made.
     moved = None if returned is not None else _holding_rearranged(
         traced, learner, [index for step_id in matched for index in every[step_id]], expected_values,
-        lambda got, expected: holds(got, order[departing], expected))
+        lambda got, expected: holds(got, order[departing], expected) or (order[departing] not in ordered and any(
+            got.numel() == other.numel() and holds(got, step_id, other)
+            for step_id, values in case.others for other in values)))  # a change of layout holds its source's
     if moved is not None:
         facts = _facts(learner[moved], expected_values, case)
     elif stand_in is not None and returned is None:
@@ -234,9 +236,14 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             sources.append(candidates[-1])
             candidates.append(_stand_in(traced, learner, sources, expected_values[0].numel(),
                                         order[departing] in ordered))
+        steps_values = dict(declared_values(declared))
         for candidate in [*candidates[1:], candidates[0]]:
-            if candidate is None:
-                continue
+            if candidate is None or any(
+                    holds(learner[candidate], step_id, value)
+                    and all(read in every[step_id] or _matches(learner[read], value)
+                            for read in traced[candidate].inputs)
+                    for step_id in matched for value in steps_values[step_id]):
+                continue  # a step it reproduced, made from that step alone (a layout the copy test missed): no stand-in
             facts = _candidate_facts(learner[candidate], expected_values, declared, matched[-1], case)
             # Past another step, only a relation that ties the tensor to the step says it stands in its place.
             if facts and (facts[0].kind in RELATIONS or candidate == candidates[0]):
@@ -250,15 +257,47 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             (step_id, values) for step_id, values, _optional in declared[:-1]]))
         if told and told[0].kind not in UNTOLD and told[0].kind != "other_step":
             facts = tuple(dataclasses.replace(fact, about=OUTPUT, of=last) for fact in told)
+    if returned is None and (not facts or facts[0].kind in UNTOLD):
+        again = _computed_again(traced, learner, [(step_id, every[step_id]) for step_id in matched], output)
+        if again is not None:
+            facts = (Fact("repeated", {"other": again}),)
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _computed_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                    matched: Sequence[tuple[str, list[int]]], output: torch.Tensor | None) -> str | None:
+    """The last matched step the learner's code computes twice on its way to its result, the second time from none
+    of its first tensors (keys projected again where the values go); None when there is none. Only computations the
+    result is made from count: a probe that calls the function twice, or builds a step of its own (a mask), makes
+    others. Views and copies of a step read it, so they are no second computation."""
+    if output is None:
+        return None
+    got = _normalised(output)
+    made = next((index for index in range(len(traced) - 1, -1, -1) if traced[index].op != INPUT
+                 and learner[index].shape == got.shape and _close(learner[index], got)), None)
+    if made is None:
+        return None
+    ancestors: set[int] = set()
+    pending = [made]
+    while pending:
+        index = pending.pop()
+        if index not in ancestors:
+            ancestors.add(index)
+            pending.extend(traced[index].inputs)
+    for step_id, proving in reversed(matched):
+        computed = [index for index in proving if index in ancestors and not set(traced[index].inputs) & set(proving)]
+        if len(computed) > 1:
+            return step_id
+    return None
 
 
 def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
                         expected_values: Sequence[torch.Tensor],
                         holds: Callable[[torch.Tensor, torch.Tensor], bool]) -> int | None:
     """The first tensor made (through any ops) from the learner's tensors of the matched steps that holds the
-    departing step's numbers, in places no right layout gives (`holds`: whether a tensor holds the step's value in a
-    right layout; a tensor that does, unproven because an earlier step holds the same numbers, is not one); None
+    departing step's numbers, in places no right layout gives (`holds`: whether a tensor holds the step's value, or
+    another step's, in a right layout: a tensor that does is that step, and a case where the two steps share their
+    numbers proves nothing of it); None
     when there is none. Only a tensor made from the learner's right steps is surely theirs (`_stand_in`)."""
     made = set(matched_at)
     for index in range(min(matched_at, default=len(traced)), len(traced)):
@@ -521,7 +560,7 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     fields = {**fact.fields, "step": step_name}
     fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
     key = f"departure.fact.{fact.kind}"
-    if fact.kind == "other_step":
+    if fact.kind in ("other_step", "repeated"):
         fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)

@@ -217,6 +217,9 @@ MESSAGES = {
     "departure.fact.all_zero": {
         "en": "{subject} is 0 in every entry, where the notes' {step} are not",
         "zh": "{subject}的每个元素都是 0，而笔记中的{step}不是"},
+    "departure.fact.repeated": {
+        "en": "your code computes the notes' {other} a second time, and none of its tensors is the notes' {step}",
+        "zh": "你的代码把笔记中的{other}又算了一遍，而它算出的张量中没有一个是笔记中的{step}"},
     "departure.fact.other_step": {
         "en": "{subject} holds the notes' {other}, not their {step}",
         "zh": "{subject}等于笔记中的{other}，而不是{step}"},

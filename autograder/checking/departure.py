@@ -230,12 +230,13 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # is the learner's right step of that route: what their code makes from it next says how it departs, and
         # the step itself only when that says nothing.
         sources = every[matched[-1]][:1]
-        candidates = [stand_in]
-        while candidates[-1] is not None and len(candidates) <= len(declared) and any(
-                holds(learner[candidates[-1]], step_id, value) for step_id, values in case.others for value in values):
-            sources.append(candidates[-1])
-            candidates.append(_stand_in(traced, learner, sources, expected_values[0].numel(),
-                                        order[departing] in ordered))
+        candidates: list[int | None] = [stand_in]
+        latest: int | None = stand_in
+        while latest is not None and len(candidates) <= len(declared) and any(
+                holds(learner[latest], step_id, value) for step_id, values in case.others for value in values):
+            sources.append(latest)
+            latest = _stand_in(traced, learner, sources, expected_values[0].numel(), order[departing] in ordered)
+            candidates.append(latest)
         steps_values = dict(declared_values(declared))
         for candidate in [*candidates[1:], candidates[0]]:
             if candidate is None or any(

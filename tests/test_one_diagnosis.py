@@ -332,3 +332,32 @@ def test_a_mask_cut_smaller_than_the_scores_is_not_named_not_truncated_and_one_l
     larger = run_exercise("causal_attention", {"CausalAttention": MaskLeftWhole}, include_hidden=True)
     assert any(result.misconception == "mask_not_truncated" for result in larger), [
         (result.id, result.misconception, result.message) for result in larger]
+
+
+# ---------------------------------------------------------------------------------------------
+# an output of nan alone names no mistake: every computation that overflows gives it
+
+
+def softmax_stable_shifted_by_the_row_sum(x, dim=-1):  # shifts, but by the sum: [1000., 1000.] underflows, 0 / 0
+    e = torch.exp(x - x.sum(dim=dim, keepdim=True))
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def softmax_stable_without_a_shift(x, dim=-1):
+    e = x.exp()
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def test_an_output_of_nan_alone_does_not_name_the_overflow_of_a_softmax_that_shifts():
+    """On [1000., 1000.] a softmax shifted by the wrong amount gives nan as the unshifted one does: nothing there tells
+    the two apart, so "softmax overflows" is not named; where a case with numbers tells (a row with a finite
+    entry), the unshifted softmax is still named, and explains the nan of the public check as the same cause."""
+    shifted = run_exercise("softmax_stable", {"softmax_stable": softmax_stable_shifted_by_the_row_sum},
+                           include_hidden=True)
+    assert any(result.status != PASSED for result in shifted)
+    assert not any(result.misconception == "naive_softmax_overflow" for result in shifted), [
+        (result.id, result.misconception) for result in shifted]
+    unshifted = run_exercise("softmax_stable", {"softmax_stable": softmax_stable_without_a_shift},
+                             include_hidden=True)
+    names = {result.id: result.misconception for result in unshifted if result.status != PASSED}
+    assert names["softmax_stable.large"] == names["softmax_stable.notes"] == "naive_softmax_overflow", names

@@ -11,8 +11,9 @@ from torch import nn
 from attnkit import solutions
 from autograder.checking import probing
 from autograder.checking.departure import STEPS, departure_line, find_departure
+from autograder.checking.departure import step as declared
 from autograder.checking.probing import kept_if_raised, run_probe
-from autograder.checking.tensor_trace import traced_probe
+from autograder.checking.tensor_trace import INPUT, TracedTensor, traced_probe
 from autograder.course import catalog, variants
 from autograder.course.shared.plan import resolve
 from autograder.running import in_notebook
@@ -633,3 +634,83 @@ def test_a_student_cannot_hand_the_probe_records_of_their_own():
     assert set(record) == {"error"} and record["error"]["type"] == "_RaisedAfterRecording"
     inside = run_probe(_probe_keeping, {"forward": lambda x: (_ for _ in ()).throw(forged)}, None)
     assert inside["state"]["W_query.weight"].shape == (2, 3) and "output" not in inside
+
+
+# ------------------------------------------------------------------ a layout proves nothing where the case is symmetric
+
+
+def context_normalised_over_the_queries(inputs):  # each column of the weights sums to 1
+    similarity = torch.matmul(inputs, inputs.transpose(0, 1))
+    attention = similarity.softmax(dim=0)
+    return torch.matmul(attention, inputs)
+
+
+def test_weights_read_as_transposed_from_symmetric_scores_do_not_pass_over_the_departure():
+    """The notes' scores x @ x.T are symmetric: weights normalised over the queries are then the notes' weights
+    transposed, which a transpose layout would accept, putting the departure at the context vectors. The op read
+    scores that a transpose leaves as they are: the layout proves nothing, and the departure is the weights."""
+    departure = departure_of("context_vectors", context_normalised_over_the_queries)
+    assert (departure.matched, departure.step) == (("scores",), "weights")
+    for lang in ("en", "zh"):
+        line = departure_line(departure, lang, catalog.MESSAGES)
+        assert catalog.MESSAGES["step.weights"][lang] in line and "context" not in line
+
+
+def test_a_transposed_step_made_from_what_is_not_symmetric_still_matches():
+    """The rule is about the case, not the transpose: weights held transposed, made from scores that are not
+    symmetric, are the notes' weights in another layout (no departure before the context vectors)."""
+    torch.manual_seed(1)
+    queries, keys = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
+    scores = queries @ keys.T
+    weights = torch.softmax(scores, dim=-1)
+    steps = [declared("scores", scores), declared("weights", weights), declared("context", weights @ keys)]
+    transposed_scores = keys @ queries.T  # what the op reads: not symmetric
+    traced = [TracedTensor(INPUT, queries, ()), TracedTensor(INPUT, keys, ()),
+              TracedTensor("mm", transposed_scores, (1, 0)),
+              TracedTensor("_softmax", torch.softmax(transposed_scores, dim=0), (2,))]
+    departure = find_departure(steps, traced, None)
+    assert (departure.matched, departure.step) == (("scores", "weights"), "context")
+    symmetric = queries @ queries.T
+    steps = [declared("scores", symmetric), declared("weights", torch.softmax(symmetric, dim=-1))]
+    traced = [TracedTensor(INPUT, queries, ()), TracedTensor("mm", symmetric, (0,)),
+              TracedTensor("_softmax", torch.softmax(symmetric, dim=0), (1,))]
+    assert find_departure(steps, traced, None).step == "weights"
+
+
+# ------------------------------------------------------------------ the right value computed, an earlier step returned
+
+
+def context_kept_in_a_dict_and_the_wrong_entry_returned(inputs):
+    found = {"weights": torch.softmax(inputs @ inputs.T, dim=-1)}
+    found["context"] = found["weights"] @ inputs
+    return found["weights"]
+
+
+class ScaledScoresReturnedAfterTheContext(nn.Module):  # SelfAttention_v1 that returns what it printed last
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        scaled = (x @ self.W_query) @ (x @ self.W_key).T / self.W_key.shape[1] ** 0.5
+        self.last_context = torch.softmax(scaled, dim=-1) @ (x @ self.W_value)
+        return scaled
+
+
+def test_an_earlier_step_returned_after_the_last_was_computed_is_told_so():
+    """Every step appears among the learner's tensors, the last one too: no step departs, but the function returns an
+    earlier one. Rung 2 says which, in both languages, and never that the last step is missing."""
+    for exercise_id, attempt, returned in (
+            ("context_vectors", context_kept_in_a_dict_and_the_wrong_entry_returned, "weights"),
+            ("self_attention_v1", ScaledScoresReturnedAfterTheContext, "scaled_scores")):
+        departure = departure_of(exercise_id, attempt)
+        assert (departure.step, departure.returned) == (None, returned), departure
+        en, zh = (departure_line(departure, lang, catalog.MESSAGES) for lang in ("en", "zh"))
+        step, last = (catalog.MESSAGES[f"step.{name}"]["en"] for name in (returned, "context_vectors"))
+        assert en == (f"where it departs — your code computes the notes' {last} too, but your function returns the "
+                      f"{step}, a step before the {last}")
+        assert zh.startswith("从哪里开始不同：") and catalog.MESSAGES[f"step.{returned}"]["zh"] in zh
+    # The notes' route returns the last step: nothing to say.
+    assert departure_line(departure_of("context_vectors", solutions.context_vectors), "en", catalog.MESSAGES) == ""

@@ -56,7 +56,8 @@ class Fact:
 @dataclass(frozen=True)
 class Departure:
     """One attempt's diagnosis: the steps the learner's run reproduces (in the notes' order), the first it does not
-    (None: every step appears), the step the learner's output is when that is an earlier step than the last, the
+    (None: every step appears), the step the learner's output is when that is an earlier step than the last (with
+    no departing step: the code computed the last step too, and returned an earlier one), the
     facts read from the tensor that stands in the departing step's place, and how many tensors were compared."""
 
     matched: tuple[str, ...]
@@ -133,7 +134,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                    if traced[index].op != INPUT  # a step is computed: an argument as it came is none
                    and any(value.numel() == expected.numel()
                            and _close(fingerprints[index], _sorted_values(expected))
-                           and holds(value, step_id, expected) for expected in values)]
+                           and holds(value, step_id, expected)
+                           and _layout_proven(index, traced, learner, expected) for expected in values)]
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
         where[step_id] = proving[0] if proving else None
         if holding and not proving:
@@ -153,6 +155,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         break
     last = order[-1] if order else ""
     if departing is None:
+        early = _returned_instead(declared, output, holds) if where.get(last) is not None else None
+        if early is not None:  # every step computed, the last one too, but an earlier one returned
+            return Departure(tuple(order), None, early, compared=len(learner), last=last)
         reshaped = None
         if output is not None and declared:
             got, expected = _normalised(output), declared[-1][1][0]
@@ -182,6 +187,63 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     if stand_in is not None and returned is None:
         facts = _facts(learner[stand_in], expected_values)
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+# Ops that give the numbers of the one tensor they read in another layout, as tensor_trace names them.
+LAYOUT_OPS = frozenset({"t", "transpose", "permute", "view", "_unsafe_view", "reshape", "squeeze", "unsqueeze",
+                        "contiguous", "swapaxes", "swapdims", "movedim", "numpy_T", "mT", "adjoint", "flatten",
+                        "unflatten", "view_as", "reshape_as"})
+
+
+def _layout_proven(index: int, traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                   expected: torch.Tensor) -> bool:
+    """Whether the learner's tensor at `index`, which holds `expected` up to a layout, proves it holds the step: it
+    holds it in its own order (a view, a reshape, a dtype, a copy), or only with its axes permuted while no tensor
+    the op read is unchanged by that permutation. A layout that leaves what the op read as it was proves nothing on
+    this case: the notes' scores x @ x.T are symmetric, so weights normalised over the queries are the notes'
+    weights transposed, though the code computes other weights (a case whose scores are not symmetric shows it).
+    A tensor an op of layout made (a transpose, a view: the code's, or autograd's in a gradient check) is judged at
+    the tensor that made its numbers."""
+    while traced[index].op in LAYOUT_OPS and len(traced[index].inputs) == 1 and \
+            learner[traced[index].inputs[0]].numel() == learner[index].numel():
+        index = traced[index].inputs[0]
+    got = learner[index]
+    if got.numel() == expected.numel() and _close(got.reshape(expected.shape), expected):
+        return True
+    squeezed, target = _squeezed(got), _squeezed(expected)
+    if squeezed.dim() != target.dim() or squeezed.dim() > 4:
+        return True  # held some other way than a permutation: not this rule's matter
+    orders = [order for order in itertools.permutations(range(squeezed.dim()))
+              if squeezed.permute(order).shape == target.shape
+              and _close(squeezed.permute(order).reshape(expected.shape), expected)]
+    read = [_squeezed(learner[source]) for source in traced[index].inputs]
+    return any(not any(_unchanged_by(value, order) for value in read) for order in orders) or not orders
+
+
+def _unchanged_by(value: torch.Tensor, order: tuple[int, ...]) -> bool:
+    """Whether permuting `value`'s axes by `order` (a non-trivial permutation) leaves it as it is: a symmetric
+    matrix under a transpose."""
+    if value.dim() != len(order) or value.numel() <= 1 or order == tuple(range(len(order))):
+        return False
+    permuted = value.permute(order)
+    return permuted.shape == value.shape and _close(permuted, value)
+
+
+def _returned_instead(declared: Sequence[tuple[str, list[torch.Tensor], bool]], output: torch.Tensor | None,
+                      holds: Callable[[torch.Tensor, str, torch.Tensor], bool]) -> str | None:
+    """The step before the last that the function returns, when its code computed the notes' last step too: the one
+    earlier step its output holds, where the output holds neither the last step nor one number throughout. None
+    when the output holds two earlier steps (the case does not tell them apart: scores and scaled scores for heads
+    of size 1), or none."""
+    if output is None or not declared:
+        return None
+    got = _normalised(output)
+    last, last_values, _optional = declared[-1]
+    if _constant(got) or any(holds(got, last, value) for value in last_values):
+        return None
+    held = [step_id for step_id, values, _optional in declared[:-1] if any(holds(got, step_id, value)
+                                                                          for value in values)]
+    return held[0] if len(held) == 1 else None
 
 
 def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.Tensor], bool]],
@@ -282,6 +344,11 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise), unless
     the output is the last step's numbers in their order under another shape."""
     if departure.step is None:
+        if departure.returned is not None:  # every step computed, an earlier one returned
+            text = render(messages, "departure.returned_computed", lang, {
+                "returned": render(messages, f"step.{departure.returned}", lang),
+                "last": render(messages, f"step.{departure.last}", lang)})
+            return render(messages, "label.departure", lang, {"text": text})
         if departure.reshaped is None:
             return ""
         got, expected = departure.reshaped

@@ -127,6 +127,11 @@ MESSAGES = {
               "number for number, in their order, but in shape {got} instead of {expected}",
         "zh": "你的代码每一步都与笔记相同，直到{last}：你的函数返回的数值与笔记中的{last}逐个相同、顺序也相同，"
               "但形状是 {got}，而不是 {expected}"},
+    # Every step computed, the last one too, and an earlier step returned (autograder.checking.departure).
+    "departure.returned_computed": {
+        "en": "your code computes the notes' {last} too, but your function returns the {returned}, a step before the "
+              "{last}",
+        "zh": "你的代码也算出了笔记中的{last}，但你的函数返回的是{returned}，这是{last}之前的一步"},
     "departure.then_raised": {"en": "then your code raised", "zh": "之后你的代码抛出了异常"},
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",

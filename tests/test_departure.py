@@ -714,3 +714,24 @@ def test_an_earlier_step_returned_after_the_last_was_computed_is_told_so():
         assert zh.startswith("从哪里开始不同：") and catalog.MESSAGES[f"step.{returned}"]["zh"] in zh
     # The notes' route returns the last step: nothing to say.
     assert departure_line(departure_of("context_vectors", solutions.context_vectors), "en", catalog.MESSAGES) == ""
+
+
+# ------------------------------------------------------------------ a raise where no step can be compared
+
+
+def transfer_by_assigning_plain_tensors(sa_v1, sa_v2):  # a parameter's attribute refuses a plain tensor
+    for name in ("W_query", "W_key", "W_value"):
+        setattr(sa_v1, name, getattr(sa_v2, name).weight.t())
+    return sa_v1
+
+
+def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
+    """transfer_weights declares no steps: rung 2 quotes the learner's own line that raised (never the grader's), in
+    both languages, and says no step could be compared, instead of "no known mistake" alone."""
+    quoted = "`setattr(sa_v1, name, getattr(sa_v2, name).weight.t())`"
+    for lang, words in (("en", "your code raised at its own line"), ("zh", "你的代码在它自己的这一行抛出了异常")):
+        shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": transfer_by_assigning_plain_tensors},
+                            lang)[0]
+        assert shown.misconception is None and words in shown.departure and quoted in shown.departure
+        assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+        assert shown.departure_step == ""  # no step: nothing to fold by

@@ -735,3 +735,17 @@ def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
         assert shown.misconception is None and words in shown.departure and quoted in shown.departure
         assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
         assert shown.departure_step == ""  # no step: nothing to fold by
+
+
+def test_a_last_step_held_only_by_what_came_before_the_returned_one_is_not_called_computed():
+    """One token: its context vector is its own input, which the case built before the call. A function that returns
+    the weights without going on has not "computed the context vectors too"."""
+    x = torch.tensor([[0.3, -1.2, 0.8, 0.5, 2.0]], dtype=torch.float64)
+    scores = x @ x.T
+    weights = torch.softmax(scores, dim=-1)
+    steps = [declared("scores", scores), declared("weights", weights), declared("context_vectors", weights @ x)]
+    traced = [TracedTensor("randn", x, ()), TracedTensor("mm", scores, (0,)), TracedTensor("_softmax", weights, (1,))]
+    departure = find_departure(steps, traced, weights)
+    assert departure.returned is None and departure_line(departure, "en", catalog.MESSAGES) == ""
+    went_on = find_departure(steps, [*traced, TracedTensor("mm", weights @ x, (2, 0))], weights)
+    assert (went_on.step, went_on.returned) == (None, "weights")

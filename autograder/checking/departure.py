@@ -127,6 +127,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     learner = [_normalised(entry.value) for entry in traced]
     fingerprints = [_sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
+    proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
     coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
     for position, (step_id, values, _optional) in enumerate(declared):
@@ -138,6 +139,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                            and _layout_proven(index, traced, learner, expected) for expected in values)]
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
         where[step_id] = proving[0] if proving else None
+        proven_at[step_id] = proving
         if holding and not proving:
             unproven.add(step_id)
             if not any(_constant(learner[index]) for index in holding):
@@ -155,8 +157,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         break
     last = order[-1] if order else ""
     if departing is None:
-        early = _returned_instead(declared, output, holds) if where.get(last) is not None else None
-        if early is not None:  # every step computed, the last one too, but an earlier one returned
+        early = _returned_instead(declared, output, holds)
+        # The code went on past the step it returns: a tensor made after it holds the last step (not one made
+        # before, such as the input it was given, which is the context vectors of a single token).
+        returned_at = None if early is None else where.get(early)
+        if returned_at is not None and any(index > returned_at for index in proven_at.get(last, ())):
             return Departure(tuple(order), None, early, compared=len(learner), last=last)
         reshaped = None
         if output is not None and declared:

@@ -749,3 +749,11 @@ def test_a_last_step_held_only_by_what_came_before_the_returned_one_is_not_calle
     assert departure.returned is None and departure_line(departure, "en", catalog.MESSAGES) == ""
     went_on = find_departure(steps, [*traced, TracedTensor("mm", weights @ x, (2, 0))], weights)
     assert (went_on.step, went_on.returned) == (None, "weights")
+    # In check(...): the probe's own tensors (its copy of the input, autograd's transposes of it in the gradient
+    # check) hold one token's context vectors after the weights were made, but none was made from the weights.
+    for lang in ("en", "zh"):
+        results = run_checks(in_notebook.ReferenceExpectations(), "context_vectors",
+                             {"context_vectors": context_returns_weights}, lang, include_hidden=False, seed=SEED,
+                             diagnose=True)
+        assert results and not any(catalog.MESSAGES["departure.returned_computed"][lang].split("{")[0]
+                                   in result.departure for result in results if result.departure)

@@ -158,10 +158,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     last = order[-1] if order else ""
     if departing is None:
         early = _returned_instead(declared, output, holds)
-        # The code went on past the step it returns: a tensor made after it holds the last step (not one made
-        # before, such as the input it was given, which is the context vectors of a single token).
-        returned_at = None if early is None else where.get(early)
-        if returned_at is not None and any(index > returned_at for index in proven_at.get(last, ())):
+        # The code went on from the step it returns: a tensor made from it holds the last step (not one made
+        # otherwise, such as the input it was given, which is the context vectors of a single token).
+        returned_at = set(proven_at.get(early, ())) if early is not None else set()
+        if returned_at and any(_made_from(traced, index, returned_at) for index in proven_at.get(last, ())):
             return Departure(tuple(order), None, early, compared=len(learner), last=last)
         reshaped = None
         if output is not None and declared:
@@ -232,6 +232,19 @@ def _unchanged_by(value: torch.Tensor, order: tuple[int, ...]) -> bool:
         return False
     permuted = value.permute(order)
     return permuted.shape == value.shape and _close(permuted, value)
+
+
+def _made_from(traced: Sequence[TracedTensor], index: int, sources: set[int]) -> bool:
+    """Whether the traced tensor at `index` was computed from one of `sources` (read by an op on its way)."""
+    seen, todo = set(), list(traced[index].inputs)
+    while todo:
+        read = todo.pop()
+        if read in sources:
+            return True
+        if read not in seen:
+            seen.add(read)
+            todo.extend(traced[read].inputs)
+    return False
 
 
 def _returned_instead(declared: Sequence[tuple[str, list[torch.Tensor], bool]], output: torch.Tensor | None,

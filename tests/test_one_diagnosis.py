@@ -361,3 +361,27 @@ def test_an_output_of_nan_alone_does_not_name_the_overflow_of_a_softmax_that_shi
                              include_hidden=True)
     names = {result.id: result.misconception for result in unshifted if result.status != PASSED}
     assert names["softmax_stable.large"] == names["softmax_stable.notes"] == "naive_softmax_overflow", names
+
+
+# ---------------------------------------------------------------------------------------------
+# a check with no steps of its own, whose output is wrong in the shape as a localised row's
+
+
+def wrong_shape(check_id, got, expected, departure=""):
+    return dataclasses.replace(failing("self_attention_v1", check_id=check_id, key="shape.wrong"), departure=departure,
+                               departure_step="context_vectors" if departure else "",
+                               message=f"{check_id}: output shape {got}, expected {expected}",
+                               cause=Cause(None, "shape.wrong", (("expected_shape", expected), ("got_shape", got))))
+
+
+def test_a_check_without_steps_whose_shape_goes_wrong_as_a_localised_rows_is_told_so_under_it():
+    """A contract check declares no steps, so nothing traces it: where its output grows and shrinks the same axes
+    as a row that is localised, it is one line under that row (what the line says: the shape goes wrong the same
+    way), not a row of its own ending in "no known mistake"; another change of shape stays a row of its own."""
+    located = wrong_shape("a", "(6, 6)", "(6, 2)", departure="where it departs — d")
+    contract = wrong_shape("b", "(9, 9)", "(9, 2)")
+    other = wrong_shape("c", "(2, 9)", "(9, 2)")
+    table_rows = rows([located, contract, other])
+    assert [(row.shown.id, [same.id for same in row.same_shape]) for row in table_rows] == [("a", ["b"]), ("c", [])]
+    # Nothing localised above it: a row of its own, as before.
+    assert [row.shown.id for row in rows([wrong_shape("a", "(6, 6)", "(6, 2)"), contract])] == ["a", "b"]

@@ -4,6 +4,8 @@ own run (autograder.checking.departure, autograder.checking.tensor_trace, autogr
 The learner attempts here are written as a learner would, from the notebooks' instructions, not from the table of
 mistakes; each has a known first departing step. The reference and every route the notes teach depart nowhere."""
 
+import linecache
+
 import pytest
 import torch
 from torch import nn
@@ -757,3 +759,17 @@ def test_a_last_step_held_only_by_what_came_before_the_returned_one_is_not_calle
                              diagnose=True)
         assert results and not any(catalog.MESSAGES["departure.returned_computed"][lang].split("{")[0]
                                    in result.departure for result in results if result.departure)
+
+
+def test_the_quoted_line_of_a_hostile_cell_shows_its_controls_as_escapes():
+    """The learner's own line is their text: a bidi override or a terminal escape in it is shown as an escape."""
+    source = ("def load_v2_weights_into_v1(sa_v1, sa_v2):\n"
+              "    sa_v1.W_query = sa_v2.W_query.weight.T  # \u202e\x1b[2J\n"
+              "    return sa_v1\n")
+    filename = "<hostile-cell-rung2>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the test's own learner cell
+    shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": namespace["load_v2_weights_into_v1"]})[0]
+    assert "sa_v1.W_query = sa_v2.W_query.weight.T" in shown.departure
+    assert "\u202e" not in shown.departure and "\x1b" not in shown.departure and "\\u202e" in shown.departure

@@ -727,6 +727,19 @@ def transfer_by_assigning_plain_tensors(sa_v1, sa_v2):  # a parameter's attribut
     return sa_v1
 
 
+class PlainTensorAsLayerWeight(nn.Module):  # SelfAttention_v2 whose constructor raises
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_query.weight = torch.rand(d_out, d_in)
+
+    def forward(self, x):
+        weights = torch.softmax(self.W_query(x) @ self.W_key(x).T / self.W_key.out_features ** 0.5, dim=-1)
+        return weights @ self.W_value(x)
+
+
 def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
     """transfer_weights declares no steps: rung 2 quotes the learner's own line that raised (never the grader's), in
     both languages, and says no step could be compared, instead of "no known mistake" alone."""
@@ -737,6 +750,8 @@ def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
         assert shown.misconception is None and words in shown.departure and quoted in shown.departure
         assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
         assert shown.departure_step == ""  # no step: nothing to fold by
+        init = raised_rows("self_attention_v2", {"SelfAttention_v2": PlainTensorAsLayerWeight}, lang)[0]
+        assert words in init.departure and "`self.W_query.weight = torch.rand(d_out, d_in)`" in init.departure
 
 
 def test_a_last_step_held_only_by_what_came_before_the_returned_one_is_not_called_computed():

@@ -4,6 +4,8 @@ own run (autograder.checking.departure, autograder.checking.tensor_trace, autogr
 The learner attempts here are written as a learner would, from the notebooks' instructions, not from the table of
 mistakes; each has a known first departing step. The reference and every route the notes teach depart nowhere."""
 
+import linecache
+
 import pytest
 import torch
 from torch import nn
@@ -11,8 +13,9 @@ from torch import nn
 from attnkit import solutions
 from autograder.checking import probing
 from autograder.checking.departure import STEPS, departure_line, find_departure
+from autograder.checking.departure import step as declared
 from autograder.checking.probing import kept_if_raised, run_probe
-from autograder.checking.tensor_trace import traced_probe
+from autograder.checking.tensor_trace import INPUT, TracedTensor, traced_probe
 from autograder.course import catalog, variants
 from autograder.course.shared.plan import resolve
 from autograder.running import in_notebook
@@ -639,3 +642,155 @@ def test_a_student_cannot_hand_the_probe_records_of_their_own():
     assert set(record) == {"error"} and record["error"]["type"] == "_RaisedAfterRecording"
     inside = run_probe(_probe_keeping, {"forward": lambda x: (_ for _ in ()).throw(forged)}, None)
     assert inside["state"]["W_query.weight"].shape == (2, 3) and "output" not in inside
+
+
+# ------------------------------------------------------------------ a layout proves nothing where the case is symmetric
+
+
+def context_normalised_over_the_queries(inputs):  # each column of the weights sums to 1
+    similarity = torch.matmul(inputs, inputs.transpose(0, 1))
+    attention = similarity.softmax(dim=0)
+    return torch.matmul(attention, inputs)
+
+
+def test_weights_read_as_transposed_from_symmetric_scores_do_not_pass_over_the_departure():
+    """The notes' scores x @ x.T are symmetric: weights normalised over the queries are then the notes' weights
+    transposed, which a transpose layout would accept, putting the departure at the context vectors. The op read
+    scores that a transpose leaves as they are: the layout proves nothing, and the departure is the weights."""
+    departure = departure_of("context_vectors", context_normalised_over_the_queries)
+    assert (departure.matched, departure.step) == (("scores",), "weights")
+    for lang in ("en", "zh"):
+        line = departure_line(departure, lang, catalog.MESSAGES)
+        assert catalog.MESSAGES["step.weights"][lang] in line and "context" not in line
+
+
+def test_a_transposed_step_made_from_what_is_not_symmetric_still_matches():
+    """The rule is about the case, not the transpose: weights held transposed, made from scores that are not
+    symmetric, are the notes' weights in another layout (no departure before the context vectors)."""
+    torch.manual_seed(1)
+    queries, keys = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
+    scores = queries @ keys.T
+    weights = torch.softmax(scores, dim=-1)
+    steps = [declared("scores", scores), declared("weights", weights), declared("context", weights @ keys)]
+    transposed_scores = keys @ queries.T  # what the op reads: not symmetric
+    traced = [TracedTensor(INPUT, queries, ()), TracedTensor(INPUT, keys, ()),
+              TracedTensor("mm", transposed_scores, (1, 0)),
+              TracedTensor("_softmax", torch.softmax(transposed_scores, dim=0), (2,))]
+    departure = find_departure(steps, traced, None)
+    assert (departure.matched, departure.step) == (("scores", "weights"), "context")
+    symmetric = queries @ queries.T
+    steps = [declared("scores", symmetric), declared("weights", torch.softmax(symmetric, dim=-1))]
+    traced = [TracedTensor(INPUT, queries, ()), TracedTensor("mm", symmetric, (0,)),
+              TracedTensor("_softmax", torch.softmax(symmetric, dim=0), (1,))]
+    assert find_departure(steps, traced, None).step == "weights"
+
+
+# ------------------------------------------------------------------ the right value computed, an earlier step returned
+
+
+def context_kept_in_a_dict_and_the_wrong_entry_returned(inputs):
+    found = {"weights": torch.softmax(inputs @ inputs.T, dim=-1)}
+    found["context"] = found["weights"] @ inputs
+    return found["weights"]
+
+
+class ScaledScoresReturnedAfterTheContext(nn.Module):  # SelfAttention_v1 that returns what it printed last
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        scaled = (x @ self.W_query) @ (x @ self.W_key).T / self.W_key.shape[1] ** 0.5
+        self.last_context = torch.softmax(scaled, dim=-1) @ (x @ self.W_value)
+        return scaled
+
+
+def test_an_earlier_step_returned_after_the_last_was_computed_is_told_so():
+    """Every step appears among the learner's tensors, the last one too: no step departs, but the function returns an
+    earlier one. Rung 2 says which, in both languages, and never that the last step is missing."""
+    for exercise_id, attempt, returned in (
+            ("context_vectors", context_kept_in_a_dict_and_the_wrong_entry_returned, "weights"),
+            ("self_attention_v1", ScaledScoresReturnedAfterTheContext, "scaled_scores")):
+        departure = departure_of(exercise_id, attempt)
+        assert (departure.step, departure.returned) == (None, returned), departure
+        en, zh = (departure_line(departure, lang, catalog.MESSAGES) for lang in ("en", "zh"))
+        step, last = (catalog.MESSAGES[f"step.{name}"]["en"] for name in (returned, "context_vectors"))
+        assert en == (f"where it departs — your code computes the notes' {last} too, but your function returns the "
+                      f"{step}, a step before the {last}")
+        assert zh.startswith("从哪里开始不同：") and catalog.MESSAGES[f"step.{returned}"]["zh"] in zh
+    # The notes' route returns the last step: nothing to say.
+    assert departure_line(departure_of("context_vectors", solutions.context_vectors), "en", catalog.MESSAGES) == ""
+
+
+# ------------------------------------------------------------------ a raise where no step can be compared
+
+
+def transfer_by_assigning_plain_tensors(sa_v1, sa_v2):  # a parameter's attribute refuses a plain tensor
+    for name in ("W_query", "W_key", "W_value"):
+        setattr(sa_v1, name, getattr(sa_v2, name).weight.t())
+    return sa_v1
+
+
+class PlainTensorAsLayerWeight(nn.Module):  # SelfAttention_v2 whose constructor raises
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_query.weight = torch.rand(d_out, d_in)
+
+    def forward(self, x):
+        weights = torch.softmax(self.W_query(x) @ self.W_key(x).T / self.W_key.out_features ** 0.5, dim=-1)
+        return weights @ self.W_value(x)
+
+
+def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
+    """transfer_weights declares no steps: rung 2 quotes the learner's own line that raised (never the grader's), in
+    both languages, and says no step could be compared, instead of "no known mistake" alone."""
+    quoted = "`setattr(sa_v1, name, getattr(sa_v2, name).weight.t())`"
+    for lang, words in (("en", "your code raised at its own line"), ("zh", "你的代码在它自己的这一行抛出了异常")):
+        shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": transfer_by_assigning_plain_tensors},
+                            lang)[0]
+        assert shown.misconception is None and words in shown.departure and quoted in shown.departure
+        assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+        assert shown.departure_step == ""  # no step: nothing to fold by
+        init = raised_rows("self_attention_v2", {"SelfAttention_v2": PlainTensorAsLayerWeight}, lang)[0]
+        assert words in init.departure and "`self.W_query.weight = torch.rand(d_out, d_in)`" in init.departure
+
+
+def test_a_last_step_held_only_by_what_came_before_the_returned_one_is_not_called_computed():
+    """One token: its context vector is its own input, which the case built before the call. A function that returns
+    the weights without going on has not "computed the context vectors too"."""
+    x = torch.tensor([[0.3, -1.2, 0.8, 0.5, 2.0]], dtype=torch.float64)
+    scores = x @ x.T
+    weights = torch.softmax(scores, dim=-1)
+    steps = [declared("scores", scores), declared("weights", weights), declared("context_vectors", weights @ x)]
+    traced = [TracedTensor("randn", x, ()), TracedTensor("mm", scores, (0,)), TracedTensor("_softmax", weights, (1,))]
+    departure = find_departure(steps, traced, weights)
+    assert departure.returned is None and departure_line(departure, "en", catalog.MESSAGES) == ""
+    went_on = find_departure(steps, [*traced, TracedTensor("mm", weights @ x, (2, 0))], weights)
+    assert (went_on.step, went_on.returned) == (None, "weights")
+    # In check(...): the probe's own tensors (its copy of the input, autograd's transposes of it in the gradient
+    # check) hold one token's context vectors after the weights were made, but none was made from the weights.
+    for lang in ("en", "zh"):
+        results = run_checks(in_notebook.ReferenceExpectations(), "context_vectors",
+                             {"context_vectors": context_returns_weights}, lang, include_hidden=False, seed=SEED,
+                             diagnose=True)
+        assert results and not any(catalog.MESSAGES["departure.returned_computed"][lang].split("{")[0]
+                                   in result.departure for result in results if result.departure)
+
+
+def test_the_quoted_line_of_a_hostile_cell_shows_its_controls_as_escapes():
+    """The learner's own line is their text: a bidi override or a terminal escape in it is shown as an escape."""
+    source = ("def load_v2_weights_into_v1(sa_v1, sa_v2):\n"
+              "    sa_v1.W_query = sa_v2.W_query.weight.T  # \u202e\x1b[2J\n"
+              "    return sa_v1\n")
+    filename = "<hostile-cell-rung2>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the test's own learner cell
+    shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": namespace["load_v2_weights_into_v1"]})[0]
+    assert "sa_v1.W_query = sa_v2.W_query.weight.T" in shown.departure
+    assert "\u202e" not in shown.departure and "\x1b" not in shown.departure and "\\u202e" in shown.departure

@@ -76,7 +76,8 @@ RELATIONS = (*FACTOR_KINDS, "permuted", "rearranged", "plus", "minus", "sums_axi
 @dataclass(frozen=True)
 class Departure:
     """One attempt's diagnosis: the steps the learner's run reproduces (in the notes' order), the first it does not
-    (None: every step appears), the step the learner's output is when that is an earlier step than the last, the
+    (None: every step appears), the step the learner's output is when that is an earlier step than the last (with
+    no departing step: the code computed the last step too, and returned an earlier one), the
     facts read from the tensor that stands in the departing step's place, and how many tensors were compared."""
 
     matched: tuple[str, ...]
@@ -157,7 +158,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     learner = [_normalised(entry.value) for entry in traced]
     fingerprints = [_sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
-    every: dict[str, list[int]] = {}  # each step's proving tensors: a step the learner computes twice holds twice
+    proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
     coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
     for position, (step_id, values, _optional) in enumerate(declared):
@@ -165,10 +166,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                    if traced[index].op != INPUT  # a step is computed: an argument as it came is none
                    and any(value.numel() == expected.numel()
                            and _close(fingerprints[index], _sorted_values(expected))
-                           and holds(value, step_id, expected) for expected in values)]
+                           and holds(value, step_id, expected)
+                           and _layout_proven(index, traced, learner, expected) for expected in values)]
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
         where[step_id] = proving[0] if proving else None
-        every[step_id] = proving
+        proven_at[step_id] = proving
         if holding and not proving:
             unproven.add(step_id)
             if not any(_constant(learner[index]) for index in holding):
@@ -186,6 +188,12 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         break
     last = order[-1] if order else ""
     if departing is None:
+        early = _returned_instead(declared, output, holds)
+        # The code went on from the step it returns: a tensor made from it holds the last step (not one made
+        # otherwise, such as the input it was given, which is the context vectors of a single token).
+        returned_at = set(proven_at.get(early, ())) if early is not None else set()
+        if returned_at and any(_made_from(traced, index, returned_at) for index in proven_at.get(last, ())):
+            return Departure(tuple(order), None, early, compared=len(learner), last=last)
         reshaped = None
         if output is not None and declared:
             got, expected = _normalised(output), declared[-1][1][0]
@@ -212,14 +220,14 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     expected_values = declared[departing][1]
     # Made from the first tensor of the last matched step: a second computation of it is not read from (the keys
     # computed again where the values go are the values' place, not a step after the keys).
-    stand_in = _stand_in(traced, learner, every[matched[-1]][:1] if matched else [], expected_values[0].numel(),
+    stand_in = _stand_in(traced, learner, proven_at[matched[-1]][:1] if matched else [], expected_values[0].numel(),
                          order[departing] in ordered)
     case = _Case(case_sizes({step_id: tuple(values[0].shape) for step_id, values, _optional in declared}),
                  [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]])
     # A tensor made from the learner's right steps that holds the step's numbers in other places (heads cut as
     # (head_dim, num_heads)) is what stands in its place, wherever it is made.
     moved = None if returned is not None else _holding_rearranged(
-        traced, learner, [index for step_id in matched for index in every[step_id]], expected_values,
+        traced, learner, [index for step_id in matched for index in proven_at[step_id]], expected_values,
         lambda got, expected: holds(got, order[departing], expected) or (order[departing] not in ordered and any(
             got.numel() == other.numel() and holds(got, step_id, other)
             for step_id, values in case.others for other in values)))  # a change of layout holds its source's
@@ -229,7 +237,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # A stand-in that is another of the notes' steps (the masked scores of the route that scales after masking)
         # is the learner's right step of that route: what their code makes from it next says how it departs, and
         # the step itself only when that says nothing.
-        sources = every[matched[-1]][:1]
+        sources = proven_at[matched[-1]][:1]
         candidates: list[int | None] = [stand_in]
         latest: int | None = stand_in
         while latest is not None and len(candidates) <= len(declared) and any(
@@ -241,7 +249,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         for candidate in [*candidates[1:], candidates[0]]:
             if candidate is None or any(
                     holds(learner[candidate], step_id, value)
-                    and all(read in every[step_id] or _matches(learner[read], value)
+                    and all(read in proven_at[step_id] or _matches(learner[read], value)
                             for read in traced[candidate].inputs)
                     for step_id in matched for value in steps_values[step_id]):
                 continue  # a step it reproduced, made from that step alone (a layout the copy test missed): no stand-in
@@ -259,7 +267,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         if told and told[0].kind not in UNTOLD and told[0].kind != "other_step":
             facts = tuple(dataclasses.replace(fact, about=OUTPUT, of=last) for fact in told)
     if returned is None and (not facts or facts[0].kind in UNTOLD):
-        again = _computed_again(traced, learner, [(step_id, every[step_id]) for step_id in matched], output)
+        again = _computed_again(traced, learner, [(step_id, proven_at[step_id]) for step_id in matched], output)
         if again is not None:
             facts = (Fact("repeated", {"other": again}),)
     return Departure(matched, order[departing], returned, facts, len(learner), last)
@@ -328,6 +336,76 @@ def _candidate_facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor],
 
 def declared_values(declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> list[tuple[str, list[torch.Tensor]]]:
     return [(step_id, values) for step_id, values, _optional in declared]
+
+
+# Ops that give the numbers of the one tensor they read in another layout, as tensor_trace names them.
+LAYOUT_OPS = frozenset({"t", "transpose", "permute", "view", "_unsafe_view", "reshape", "squeeze", "unsqueeze",
+                        "contiguous", "swapaxes", "swapdims", "movedim", "numpy_T", "mT", "adjoint", "flatten",
+                        "unflatten", "view_as", "reshape_as"})
+
+
+def _layout_proven(index: int, traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                   expected: torch.Tensor) -> bool:
+    """Whether the learner's tensor at `index`, which holds `expected` up to a layout, proves it holds the step: it
+    holds it in its own order (a view, a reshape, a dtype, a copy), or only with its axes permuted while no tensor
+    the op read is unchanged by that permutation. A layout that leaves what the op read as it was proves nothing on
+    this case: the notes' scores x @ x.T are symmetric, so weights normalised over the queries are the notes'
+    weights transposed, though the code computes other weights (a case whose scores are not symmetric shows it).
+    A tensor an op of layout made (a transpose, a view: the code's, or autograd's in a gradient check) is judged at
+    the tensor that made its numbers."""
+    while traced[index].op in LAYOUT_OPS and len(traced[index].inputs) == 1 and \
+            learner[traced[index].inputs[0]].numel() == learner[index].numel():
+        index = traced[index].inputs[0]
+    got = learner[index]
+    if got.numel() == expected.numel() and _close(got.reshape(expected.shape), expected):
+        return True
+    squeezed, target = _squeezed(got), _squeezed(expected)
+    if squeezed.dim() != target.dim() or squeezed.dim() > 4:
+        return True  # held some other way than a permutation: not this rule's matter
+    orders = [order for order in itertools.permutations(range(squeezed.dim()))
+              if squeezed.permute(order).shape == target.shape
+              and _close(squeezed.permute(order).reshape(expected.shape), expected)]
+    read = [_squeezed(learner[source]) for source in traced[index].inputs]
+    return any(not any(_unchanged_by(value, order) for value in read) for order in orders) or not orders
+
+
+def _unchanged_by(value: torch.Tensor, order: tuple[int, ...]) -> bool:
+    """Whether permuting `value`'s axes by `order` (a non-trivial permutation) leaves it as it is: a symmetric
+    matrix under a transpose."""
+    if value.dim() != len(order) or value.numel() <= 1 or order == tuple(range(len(order))):
+        return False
+    permuted = value.permute(order)
+    return permuted.shape == value.shape and _close(permuted, value)
+
+
+def _made_from(traced: Sequence[TracedTensor], index: int, sources: set[int]) -> bool:
+    """Whether the traced tensor at `index` was computed from one of `sources` (read by an op on its way)."""
+    seen, todo = set(), list(traced[index].inputs)
+    while todo:
+        read = todo.pop()
+        if read in sources:
+            return True
+        if read not in seen:
+            seen.add(read)
+            todo.extend(traced[read].inputs)
+    return False
+
+
+def _returned_instead(declared: Sequence[tuple[str, list[torch.Tensor], bool]], output: torch.Tensor | None,
+                      holds: Callable[[torch.Tensor, str, torch.Tensor], bool]) -> str | None:
+    """The step before the last that the function returns, when its code computed the notes' last step too: the one
+    earlier step its output holds, where the output holds neither the last step nor one number throughout. None
+    when the output holds two earlier steps (the case does not tell them apart: scores and scaled scores for heads
+    of size 1), or none."""
+    if output is None or not declared:
+        return None
+    got = _normalised(output)
+    last, last_values, _optional = declared[-1]
+    if _constant(got) or any(holds(got, last, value) for value in last_values):
+        return None
+    held = [step_id for step_id, values, _optional in declared[:-1] if any(holds(got, step_id, value)
+                                                                          for value in values)]
+    return held[0] if len(held) == 1 else None
 
 
 def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.Tensor], bool]],
@@ -525,6 +603,11 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise), unless
     the output is the last step's numbers in their order under another shape."""
     if departure.step is None:
+        if departure.returned is not None:  # every step computed, an earlier one returned
+            text = render(messages, "departure.returned_computed", lang, {
+                "returned": render(messages, f"step.{departure.returned}", lang),
+                "last": render(messages, f"step.{departure.last}", lang)})
+            return render(messages, "label.departure", lang, {"text": text})
         if departure.reshaped is None:
             return ""
         got, expected = departure.reshaped

@@ -127,6 +127,17 @@ MESSAGES = {
               "number for number, in their order, but in shape {got} instead of {expected}",
         "zh": "你的代码每一步都与笔记相同，直到{last}：你的函数返回的数值与笔记中的{last}逐个相同、顺序也相同，"
               "但形状是 {got}，而不是 {expected}"},
+    # The learner's code raised where no step could be compared (autograder.running.diagnosing): their own line.
+    "departure.raised_at_line": {
+        "en": "your code raised at its own line `{line}`; no step of the notes could be compared with its tensors on "
+              "this case: start from that line",
+        "zh": "你的代码在它自己的这一行抛出了异常：`{line}`；在这个例子上，笔记中的任何一步都无法与它的张量相比较："
+              "请从这一行开始查"},
+    # Every step computed, the last one too, and an earlier step returned (autograder.checking.departure).
+    "departure.returned_computed": {
+        "en": "your code computes the notes' {last} too, but your function returns the {returned}, a step before the "
+              "{last}",
+        "zh": "你的代码也算出了笔记中的{last}，但你的函数返回的是{returned}，这是{last}之前的一步"},
     "departure.then_raised": {"en": "then your code raised", "zh": "之后你的代码抛出了异常"},
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",

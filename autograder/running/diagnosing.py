@@ -20,7 +20,8 @@ from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
 from autograder.checking.tensor_trace import traced_probe
 from autograder.course.shared.plan import ProbeAddress, resolve
-from autograder.i18n import Messages
+from autograder.i18n import Messages, render
+from autograder.safe_text import one_line
 
 __all__ = ["DiagnosedCheck", "with_departures"]
 
@@ -44,21 +45,48 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                     messages: Messages) -> list[CheckResult]:
     """`results` (one per check of `checks`, in order), each failing public one that names no mistake with its
     departure line and step (so that the table folds the failures departing at one step into one row); the others
-    as they are. A failure folded under another of the same message is not traced again: it reads the same."""
+    as they are. A failure folded under another of the same message is not traced again: it reads the same. Code
+    that raised where no step could be compared is told its own line that raised (`_raised_at`)."""
     diagnosed: list[CheckResult] = []
     for result, check in zip(results, checks, strict=True):
         departure = None
         raised = result.status == ERROR
-        if (result.status in (FAILED, ERROR) and not result.hidden and result.misconception is None
-                and result.failed_case is not None and not _cause_stated(result)
-                and not _reads_as_before(result, diagnosed)):
+        looked_for = result.status in (FAILED, ERROR) and _diagnosed(result, diagnosed)
+        if looked_for:
             departure = _departure(result, check, records.get(result.id, ()), namespace)
             if departure is not None and raised:
                 departure = dataclasses.replace(departure, raised=True)
         line = "" if departure is None else departure_line(departure, lang, messages)
-        diagnosed.append(dataclasses.replace(result, departure=line, departure_step=departure.step or departure.last)
-                         if line and departure is not None else result)
+        if line and departure is not None:
+            diagnosed.append(dataclasses.replace(result, departure=line,
+                                                 departure_step=departure.step or departure.last))
+        elif departure is None and raised and looked_for and (
+                at := _raised_at(result, records.get(result.id, ()), lang, messages)):
+            diagnosed.append(dataclasses.replace(result, departure=at))
+        else:
+            diagnosed.append(result)
     return diagnosed
+
+
+def _diagnosed(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:
+    """Whether the stage looks for `result`'s departure (see with_departures)."""
+    return (not result.hidden and result.misconception is None and result.failed_case is not None
+            and not _cause_stated(result) and not _reads_as_before(result, earlier))
+
+
+def _raised_at(result: CheckResult, records: Sequence[dict[str, Any]], lang: str, messages: Messages) -> str:
+    """For code that raised where no step of the notes could be compared (the exercise declares none, or the case's
+    steps need what the raise left unrecorded): the learner's own line that raised, when the traceback has one in
+    their code (never one of the grader's or torch's) and the message above does not quote it already; "" else."""
+    index = result.failed_case
+    if index is None or index >= len(records) or (result.cause is not None and dict(result.cause.fields).get("line")):
+        return ""
+    error = records[index].get("error") if isinstance(records[index], dict) else None
+    line = error.get("line") if isinstance(error, dict) else None
+    if type(line) is not str or not line.strip():
+        return ""
+    return render(messages, "label.departure", lang, {
+        "text": render(messages, "departure.raised_at_line", lang, {"line": one_line(line, 120)})})
 
 
 def _cause_stated(result: CheckResult) -> bool:

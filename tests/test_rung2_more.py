@@ -211,3 +211,19 @@ def test_a_tensor_of_other_numbers_is_told_the_right_steps_it_is_made_from():
 def test_no_provenance_is_said_through_a_tensor_that_is_no_step():
     lines = departures("self_attention_v1", {"SelfAttention_v1": ContextOfDoubledWeights})
     assert lines and not any("computed from" in line for line in lines), lines
+
+
+def context_of_the_scores(inputs):  # the weights mix the score rows, not the input vectors
+    scores = inputs @ inputs.T
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ scores
+
+
+def test_a_result_of_another_shape_is_told_the_right_steps_it_is_made_from():
+    """No tensor of the context vectors' size is made: the result itself is in their place, made by one product
+    of two of the learner's right steps."""
+    for lang, words in (("en", "that tensor is computed from your attention weights and attention scores, which "
+                                "match the notes'"), ("zh", "这个张量是由你的注意力权重和注意力分数算出的")):
+        lines = departures("context_vectors", {"context_vectors": context_of_the_scores}, lang)
+        assert lines and words in lines[0], lines
+        assert {"en": "the result your function returns has shape", "zh": "你的函数返回的结果形状是"}[lang] in lines[0]

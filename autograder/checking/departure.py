@@ -286,7 +286,32 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         again = _computed_again(traced, learner, [(step_id, proven_at[step_id]) for step_id in matched], output)
         if again is not None:
             facts = (Fact("repeated", {"other": again}),)
+    if returned is None and not facts and matched and order[departing] == last:
+        # No tensor of the step's size made from the last matched step: the result itself, in the last step's
+        # place, when the op that made it read only the learner's matching steps (their weights times their scores).
+        facts = _result_made_from(traced, learner, output, declared[-1][1], {
+            index: step_id for step_id in matched for index in proven_at[step_id]}, case)
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor | None,
+                      expected_values: Sequence[torch.Tensor], steps_at: Mapping[int, str],
+                      case: "_Case") -> tuple[Fact, ...]:
+    """The facts of the function's result against the notes' last step, and the matching steps the op that made it
+    read, when that op read only those (`_made_from_steps`); () when the result is not among the traced tensors or
+    the op read anything else."""
+    if output is None:
+        return ()
+    got = _normalised(output)
+    made = next((index for index in range(len(traced) - 1, -1, -1) if traced[index].op != INPUT
+                 and learner[index].shape == got.shape and _close(learner[index], got)), None)
+    if made is None:
+        return ()
+    sources = _made_from_steps(traced, made, steps_at)
+    if not sources:
+        return ()
+    told = _facts(got, expected_values, case) or (Fact("differs"),)
+    return (*(dataclasses.replace(fact, about=OUTPUT) for fact in told), Fact("made_from", {"sources": sources}))
 
 
 # Ops that repeat or rearrange the one tensor they read (broadcasting for a batched product): what an op read through

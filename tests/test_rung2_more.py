@@ -147,6 +147,11 @@ def test_parts_are_named_only_when_one_set_of_them_makes_up_the_difference():
     assert explaining_parts(10, [3, 4, 3]) == (0, 1, 2)
     assert explaining_parts(11, [3, 4, 3]) is None
     assert explaining_parts(0, [3]) is None
+    small = count_parts(mha_block(3, 2, 6, False))
+    assert "exactly" not in count_line(0, 28, small, "en", catalog.MESSAGES)  # all of them: the counts say it
+    two = count_line(28 + 36 + 1, 28, {**small, "uncounted": [["mask", 36, "buffer"], ["scale", 1, "frozen"]]}, "en",
+                     catalog.MESSAGES)
+    assert "exactly the entries of the buffer mask (36) and the frozen parameter scale (1)," in two, two
     # The notes' small block: q, k, v weights of 6 entries each, out_proj 4 + 2: six fewer is any one projection.
     parts = count_parts(mha_block(3, 2, 6, False))
     assert "exactly" not in count_line(22, 28, parts, "en", catalog.MESSAGES)
@@ -227,3 +232,18 @@ def test_a_result_of_another_shape_is_told_the_right_steps_it_is_made_from():
         lines = departures("context_vectors", {"context_vectors": context_of_the_scores}, lang)
         assert lines and words in lines[0], lines
         assert {"en": "the result your function returns has shape", "zh": "你的函数返回的结果形状是"}[lang] in lines[0]
+
+
+def huge_count(module):  # a count far past any module's
+    return 10**40
+
+
+def test_a_hostile_count_is_told_as_a_number_and_costs_nothing():
+    """A count of 10**40, or below 0: the line says the two numbers; no search of parts runs past its bound."""
+    parts = count_parts(mha_block(768, 768, 1024, False))
+    assert "10,000,000,000,000,000,000,000,000,000,000,000,000,000" in count_line(10**40, 2360064, parts, "en",
+                                                                                catalog.MESSAGES)
+    assert "2,360,069 fewer" in count_line(-5, 2360064, parts, "en", catalog.MESSAGES)
+    assert explaining_parts(2**17 - 1, [2**bit for bit in range(17)]) is None  # more parts than the bound
+    lines = departures("parameter_counts", {"count_parameters": huge_count})
+    assert lines and all(line.startswith("how your count differs — your count is 10,000,") for line in lines), lines

@@ -19,8 +19,9 @@ __all__ = ["COUNT_PARTS", "CountParts", "count_line", "explaining_parts"]
 # The expectation that holds a case's parts: {"trainable": [[name, size]], "uncounted": [[name, size, kind]],
 # "rebuilt": [[change, count]]}; kind is "buffer", "frozen" or "repeated"; change a key of `count.rebuilt.<change>`.
 COUNT_PARTS = "count_parts"
-MAX_PARTS = 24  # the subsets searched are pruned by the difference; past this many parts no uniqueness is claimed
+MAX_PARTS = 16  # at most 2**16 subsets searched (pruned by the difference); past this many parts none is named
 LIST_SEPARATOR = {"en": ", ", "zh": "、"}
+LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last part of a list
 
 
 @dataclass(frozen=True)
@@ -74,10 +75,12 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
     else:
         named = list(parts.uncounted)
     chosen = explaining_parts(abs(got - right), [size for _name, size, _kind in named])
-    if chosen is not None:
-        listed = pick(LIST_SEPARATOR, lang).join(
-            render(messages, f"count.part.{named[index][2]}", lang, {"name": named[index][0], "size": named[index][1]})
-            for index in chosen)
+    # Every trainable parameter missing is a count of 0: naming them all says nothing the two counts do not.
+    if chosen is not None and not (got < right and len(chosen) == len(named)):
+        parts_said = [render(messages, f"count.part.{named[index][2]}", lang,
+                             {"name": named[index][0], "size": named[index][1]}) for index in chosen]
+        listed = pick(LAST_SEPARATOR, lang).join(
+            [pick(LIST_SEPARATOR, lang).join(parts_said[:-1]), parts_said[-1]] if len(parts_said) > 1 else parts_said)
         sentences.append(render(messages, "count.parts_fewer" if got < right else "count.parts_more", lang,
                                 {**fields, "parts": listed}))
     builds = [change for change, count in parts.rebuilt if count == got]

@@ -270,10 +270,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = ()
         if chosen is not None and facts and facts[0].kind in UNTOLD and facts[0].about == STAND_IN:
             # Other numbers: which of the learner's steps that match the notes' the op that made it read.
-            sources = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
-                                                        for index in proven_at[step_id]})
-            if sources:
-                facts = (*facts, Fact("made_from", {"sources": sources}))
+            read_steps = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
+                                                           for index in proven_at[step_id]})
+            if read_steps:
+                facts = (*facts, Fact("made_from", {"sources": read_steps}))
     if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
             and not any(holds(_normalised(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the

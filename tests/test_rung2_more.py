@@ -122,7 +122,7 @@ def test_a_count_missing_one_parameter_names_it_and_the_build_it_counts():
             assert first.startswith("how your count differs — your count is 2,359,296, 768 fewer than the 2,360,064 "
                                     "trainable parameters of this module"), first
             assert "exactly the entries of the parameter out_proj.bias (768)" in first, first
-            assert "bias=False in every nn.Linear" in first, first
+            assert "the same module built with no bias in any nn.Linear" in first, first
         else:
             assert first.startswith("你的计数差在哪里：") and "out_proj.bias" in first and "少 768 个" in first, first
         assert "where it departs" not in first and "return" not in first  # no code of the answer

@@ -132,12 +132,12 @@ MESSAGES = {
         "zh": "{got:,} 正是把同一个模块改成{change}之后的可训练参数个数，别的这类改法都不是"},
     "count.rebuilt.swapped": {"en": "in_features and out_features swapped in every nn.Linear",
                               "zh": "每个 nn.Linear 的 in_features 与 out_features 互换"},
-    "count.rebuilt.bias_on": {"en": "bias=True in every nn.Linear", "zh": "每个 nn.Linear 都设 bias=True"},
-    "count.rebuilt.bias_off": {"en": "bias=False in every nn.Linear", "zh": "每个 nn.Linear 都设 bias=False"},
-    "count.rebuilt.projections_bias_on": {"en": "biases in W_query, W_key and W_value (qkv_bias=True)",
-                                          "zh": "W_query、W_key 和 W_value 带偏置（qkv_bias=True）"},
-    "count.rebuilt.projections_bias_off": {"en": "no biases in W_query, W_key and W_value (qkv_bias=False)",
-                                           "zh": "W_query、W_key 和 W_value 不带偏置（qkv_bias=False）"},
+    "count.rebuilt.bias_on": {"en": "a bias in every nn.Linear", "zh": "每个 nn.Linear 都带偏置"},
+    "count.rebuilt.bias_off": {"en": "no bias in any nn.Linear", "zh": "所有 nn.Linear 都不带偏置"},
+    "count.rebuilt.projections_bias_on": {"en": "biases in W_query, W_key and W_value",
+                                          "zh": "W_query、W_key 和 W_value 都带偏置"},
+    "count.rebuilt.projections_bias_off": {"en": "no biases in W_query, W_key and W_value",
+                                           "zh": "W_query、W_key 和 W_value 都不带偏置"},
     "departure.after": {
         "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: none of the tensors "
               "your code made on this case holds the notes' {step}",

@@ -247,3 +247,29 @@ def test_a_hostile_count_is_told_as_a_number_and_costs_nothing():
     assert explaining_parts(2**17 - 1, [2**bit for bit in range(17)]) is None  # more parts than the bound
     lines = departures("parameter_counts", {"count_parameters": huge_count})
     assert lines and all(line.startswith("how your count differs — your count is 10,000,") for line in lines), lines
+
+
+class WeightsMixTheInput(nn.Module):
+    """No values projected: the weights mix the input itself."""
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        queries, keys = self.W_query(x), self.W_key(x)
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ x
+
+
+def test_a_result_made_from_a_right_step_and_the_input_is_told_so():
+    """The values are never made: past the step where it departs, the result is said to be made from the learner's
+    right weights and the input their function was given (the tensor both projections read)."""
+    for lang, words in (("en", "the result your function returns is computed from your attention weights, which "
+                                "match the notes', and from the input your function was given"),
+                        ("zh", "你的函数返回的结果是由你的注意力权重（与笔记中的相同）和传给你的函数的输入算出的")):
+        lines = departures("self_attention_v2", {"SelfAttention_v2": WeightsMixTheInput}, lang)
+        assert lines and words in lines[0], lines
+        assert catalog.MESSAGES["step.values"][lang] in lines[0]

@@ -286,12 +286,45 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         again = _computed_again(traced, learner, [(step_id, proven_at[step_id]) for step_id in matched], output)
         if again is not None:
             facts = (Fact("repeated", {"other": again}),)
-    if returned is None and not facts and matched and order[departing] == last:
-        # No tensor of the step's size made from the last matched step: the result itself, in the last step's
-        # place, when the op that made it read only the learner's matching steps (their weights times their scores).
-        facts = _result_made_from(traced, learner, output, declared[-1][1], {
-            index: step_id for step_id in matched for index in proven_at[step_id]}, case)
+    if returned is None and not facts and matched:
+        # No tensor of the step's size made from the last matched step: the result, when the op that made it read
+        # only the learner's tensors that match the notes' steps (their weights times their scores), and the input
+        # their function was given (their weights times the input, where the values go). Past the departing step,
+        # only what it is made from is said of it: it is not in that step's place.
+        steps_at = {index: step_id for step_id, proving in proven_at.items() for index in proving}
+        entry = _case_input(traced, [proven_at[step_id][0] for step_id in matched if proven_at[step_id]])
+        if entry is not None:
+            steps_at[entry] = INPUTS
+        facts = _result_made_from(traced, learner, output, declared[-1][1], steps_at, case)
+        if order[departing] != last:
+            facts = tuple(Fact("result_made_from", fact.fields, OUTPUT) for fact in facts if fact.kind == "made_from")
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+INPUTS = "inputs"  # the input the learner's function was given, as a source of a tensor (`_case_input`)
+
+
+def _case_input(traced: Sequence[TracedTensor], proving: Sequence[int]) -> int | None:
+    """The one tensor the learner's code read without making it (an argument, through its layouts) that the ops
+    making two or more of their matched steps all read directly: the input the queries and keys are projected from
+    (each projection also reads its own weight); None when no such tensor is common to them, or more than one is."""
+    shared: set[int] | None = None
+    counted = 0
+    for index in proving:
+        index = _numbers_of(traced, index)
+        roots = {root for root in (_numbers_of(traced, read) for read in traced[index].inputs)
+                 if traced[root].op == INPUT}
+        if roots:
+            shared = roots if shared is None else shared & roots
+            counted += 1
+    return next(iter(shared)) if shared is not None and counted >= 2 and len(shared) == 1 else None
+
+
+def _numbers_of(traced: Sequence[TracedTensor], index: int) -> int:
+    """The traced tensor whose numbers the one at `index` holds: back through ops of layout and broadcasts."""
+    while (traced[index].op in LAYOUT_OPS or traced[index].op in PASSING_OPS) and len(traced[index].inputs) == 1:
+        index = traced[index].inputs[0]
+    return index
 
 
 def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor | None,
@@ -333,7 +366,8 @@ def _made_from_steps(traced: Sequence[TracedTensor], index: int, steps_at: Mappi
             return ()
         if steps_at[read] not in found:
             found.append(steps_at[read])
-    return tuple(found)
+    # The input alone is no provenance of the learner's steps: a tensor made from it only is said nothing of.
+    return tuple(found) if set(found) - {INPUTS} else ()
 
 
 def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int,
@@ -754,10 +788,12 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     key = f"departure.fact.{fact.kind}"
     if fact.kind in ("other_step", "repeated"):
         fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
-    if fact.kind == "made_from":
-        names = [render(messages, f"step.{source}", lang) for source in fact.fields["sources"]]
+    if fact.kind in ("made_from", "result_made_from"):
+        names = [render(messages, f"step.{source}", lang) for source in fact.fields["sources"] if source != INPUTS]
         fields["sources"] = pick(LAST_SEPARATOR, lang).join(
             [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        if INPUTS in fact.fields["sources"]:
+            key = f"departure.fact.{fact.kind}_input"
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
     if fact.kind == "permuted" and fact.fields.get("reversed"):

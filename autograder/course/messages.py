@@ -275,6 +275,17 @@ MESSAGES = {
     "departure.fact.made_from": {
         "en": "that tensor is computed from your {sources}, which match the notes'",
         "zh": "这个张量是由你的{sources}算出的，它们与笔记中的相同"},
+    "departure.fact.made_from_input": {
+        "en": "that tensor is computed from your {sources}, which match the notes', and from the input your function "
+              "was given",
+        "zh": "这个张量是由你的{sources}（与笔记中的相同）和传给你的函数的输入算出的"},
+    "departure.fact.result_made_from": {
+        "en": "the result your function returns is computed from your {sources}, which match the notes'",
+        "zh": "你的函数返回的结果是由你的{sources}算出的，它们与笔记中的相同"},
+    "departure.fact.result_made_from_input": {
+        "en": "the result your function returns is computed from your {sources}, which match the notes', and from "
+              "the input your function was given",
+        "zh": "你的函数返回的结果是由你的{sources}（与笔记中的相同）和传给你的函数的输入算出的"},
     "departure.fact.differs": {
         "en": "{subject} holds other numbers than the notes' {step}",
         "zh": "{subject}与笔记中的{step}数值不同"},

@@ -457,7 +457,8 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     assert (forgotten.matched, forgotten.step) == (("keep_triangle", "masked_weights"), "row_sums")
     assert forgotten.facts == ()  # no sum was made: nothing of the learner's stands in its place
     queries = departure_on("masking_routes.renormalise_notes", renormalise_over_the_queries, neg_inf)
-    assert (queries.step, kinds(queries)) == ("row_sums", ["differs"])  # the column sums in its place
+    assert (queries.step, kinds(queries)) == ("row_sums", ["differs", "made_from"])  # the column sums in its place
+    assert queries.facts[1].fields["sources"] == ("masked_weights",)  # summed from the learner's right step
     upper = departure_on("masking_routes.renormalise_notes", renormalise_the_upper_triangle, neg_inf)
     assert (upper.matched, upper.step, upper.facts) == ((), "keep_triangle", ())  # a transposed triangle is no match
     zero = departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_filled_with_zero)
@@ -614,6 +615,9 @@ def test_an_output_that_is_the_last_step_under_another_shape_is_told_so():
         shown = run_checks(source, "merge_heads", {"merge_heads": merge_by_flattening_from_the_tokens}, lang,
                            include_hidden=False, seed=SEED, diagnose=True)[0]
         assert shown.departure_step == "heads_merged" and words in shown.departure, shown.departure
+        # Every step matches: nothing departs, and the label does not say it does.
+        label = {"en": "what your function returns — ", "zh": "你的函数返回了什么："}[lang]
+        assert shown.departure.startswith(label) and "departs" not in shown.departure, shown.departure
 
 
 def _probe_keeping(namespace, case):
@@ -717,9 +721,11 @@ def test_an_earlier_step_returned_after_the_last_was_computed_is_told_so():
         assert (departure.step, departure.returned) == (None, returned), departure
         en, zh = (departure_line(departure, lang, catalog.MESSAGES) for lang in ("en", "zh"))
         step, last = (catalog.MESSAGES[f"step.{name}"]["en"] for name in (returned, "context_vectors"))
-        assert en == (f"where it departs — your code computes the notes' {last} too, but your function returns the "
-                      f"{step}, a step before the {last}")
-        assert zh.startswith("从哪里开始不同：") and catalog.MESSAGES[f"step.{returned}"]["zh"] in zh
+        # Nothing departs: the label says what the line tells, not "where it departs".
+        assert en == (f"what your function returns — your code computes the notes' {last} too, but your function "
+                      f"returns the {step}, a step before the {last}")
+        assert zh.startswith("你的函数返回了什么：") and catalog.MESSAGES[f"step.{returned}"]["zh"] in zh
+        assert "从哪里开始不同" not in zh
     # The notes' route returns the last step: nothing to say.
     assert departure_line(departure_of("context_vectors", solutions.context_vectors), "en", catalog.MESSAGES) == ""
 
@@ -756,6 +762,9 @@ def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
         assert shown.misconception is None and words in shown.departure and quoted in shown.departure
         assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
         assert shown.departure_step == ""  # no step: nothing to fold by
+        # No step departs there: the label says where it raised, not "where it departs".
+        assert shown.departure.startswith({"en": "where it raised — ", "zh": "在哪里抛出了异常："}[lang])
+        assert "departs" not in shown.departure and "从哪里开始不同" not in shown.departure
         init = raised_rows("self_attention_v2", {"SelfAttention_v2": PlainTensorAsLayerWeight}, lang)[0]
         assert words in init.departure and "`self.W_query.weight = torch.rand(d_out, d_in)`" in init.departure
 

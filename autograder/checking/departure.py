@@ -38,6 +38,7 @@ StepValues = Sequence[Sequence[Any]]
 HIDDEN_BELOW = -1e8  # a fill this negative hides an entry as -inf does (the notes' -inf, a learner's -1e9 or finfo.min)
 RELATIVE, ABSOLUTE = 1e-4, 1e-6  # tolerances of a match, relative to the step's largest magnitude
 LIST_SEPARATOR = {"en": ", ", "zh": "、"}
+LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last of a list of sources
 
 
 def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
@@ -234,6 +235,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     if moved is not None:
         facts = _facts(learner[moved], expected_values, case)
     elif stand_in is not None and returned is None:
+        chosen: int | None = None
         # A stand-in that is another of the notes' steps (the masked scores of the route that scales after masking)
         # is the learner's right step of that route: what their code makes from it next says how it departs, and
         # the step itself only when that says nothing.
@@ -247,6 +249,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             candidates.append(latest)
         steps_values = dict(declared_values(declared))
         for candidate in [*candidates[1:], candidates[0]]:
+            chosen = candidate
             if candidate is None or any(
                     holds(learner[candidate], step_id, value)
                     and all(read in proven_at[step_id] or _matches(learner[read], value)
@@ -254,10 +257,23 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                     for step_id in matched for value in steps_values[step_id]):
                 continue  # a step it reproduced, made from that step alone (a layout the copy test missed): no stand-in
             facts = _candidate_facts(learner[candidate], expected_values, declared, matched[-1], case)
+            if facts and facts[0].kind in MASK_COUNTS:
+                # Entries the notes hide, shown by a tensor the learner's code hides them in next (their scores
+                # before their mask): that masked tensor is the one in the step's place, and what it shows is said.
+                masked = _masked_later(traced, learner, candidate, expected_values)
+                if masked is not None:
+                    chosen = masked
+                    facts = _candidate_facts(learner[masked], expected_values, declared, matched[-1], case)
             # Past another step, only a relation that ties the tensor to the step says it stands in its place.
             if facts and (facts[0].kind in RELATIONS or candidate == candidates[0]):
                 break
             facts = ()
+        if chosen is not None and facts and facts[0].kind in UNTOLD and facts[0].about == STAND_IN:
+            # Other numbers: which of the learner's steps that match the notes' the op that made it read.
+            read_steps = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
+                                                           for index in proven_at[step_id]})
+            if read_steps:
+                facts = (*facts, Fact("made_from", {"sources": read_steps}))
     if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
             and not any(holds(_normalised(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
@@ -270,7 +286,105 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         again = _computed_again(traced, learner, [(step_id, proven_at[step_id]) for step_id in matched], output)
         if again is not None:
             facts = (Fact("repeated", {"other": again}),)
+    if returned is None and not facts and matched:
+        # No tensor of the step's size made from the last matched step: the result, when the op that made it read
+        # only the learner's tensors that match the notes' steps (their weights times their scores), and the input
+        # their function was given (their weights times the input, where the values go). Past the departing step,
+        # only what it is made from is said of it: it is not in that step's place.
+        steps_at = {index: step_id for step_id, proving in proven_at.items() for index in proving}
+        entry = _case_input(traced, [proven_at[step_id][0] for step_id in matched if proven_at[step_id]])
+        if entry is not None:
+            steps_at[entry] = INPUTS
+        facts = _result_made_from(traced, learner, output, declared[-1][1], steps_at, case)
+        if order[departing] != last:
+            facts = tuple(Fact("result_made_from", fact.fields, OUTPUT) for fact in facts if fact.kind == "made_from")
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+INPUTS = "inputs"  # the input the learner's function was given, as a source of a tensor (`_case_input`)
+
+
+def _case_input(traced: Sequence[TracedTensor], proving: Sequence[int]) -> int | None:
+    """The one tensor the learner's code read without making it (an argument, through its layouts) that the ops
+    making two or more of their matched steps all read directly: the input the queries and keys are projected from
+    (each projection also reads its own weight); None when no such tensor is common to them, or more than one is."""
+    shared: set[int] | None = None
+    counted = 0
+    for index in proving:
+        index = _numbers_of(traced, index)
+        roots = {root for root in (_numbers_of(traced, read) for read in traced[index].inputs)
+                 if traced[root].op == INPUT}
+        if roots:
+            shared = roots if shared is None else shared & roots
+            counted += 1
+    return next(iter(shared)) if shared is not None and counted >= 2 and len(shared) == 1 else None
+
+
+def _numbers_of(traced: Sequence[TracedTensor], index: int) -> int:
+    """The traced tensor whose numbers the one at `index` holds: back through ops of layout and broadcasts."""
+    while (traced[index].op in LAYOUT_OPS or traced[index].op in PASSING_OPS) and len(traced[index].inputs) == 1:
+        index = traced[index].inputs[0]
+    return index
+
+
+def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor | None,
+                      expected_values: Sequence[torch.Tensor], steps_at: Mapping[int, str],
+                      case: "_Case") -> tuple[Fact, ...]:
+    """The facts of the function's result against the notes' last step, and the matching steps the op that made it
+    read, when that op read only those (`_made_from_steps`); () when the result is not among the traced tensors or
+    the op read anything else."""
+    if output is None:
+        return ()
+    got = _normalised(output)
+    made = next((index for index in range(len(traced) - 1, -1, -1) if traced[index].op != INPUT
+                 and learner[index].shape == got.shape and _close(learner[index], got)), None)
+    if made is None:
+        return ()
+    sources = _made_from_steps(traced, made, steps_at)
+    if not sources:
+        return ()
+    told = _facts(got, expected_values, case) or (Fact("differs"),)
+    return (*(dataclasses.replace(fact, about=OUTPUT) for fact in told), Fact("made_from", {"sources": sources}))
+
+
+# Ops that repeat or rearrange the one tensor they read (broadcasting for a batched product): what an op read through
+# them is that tensor.
+PASSING_OPS = frozenset({"expand", "expand_as", "broadcast_to"})
+
+
+def _made_from_steps(traced: Sequence[TracedTensor], index: int, steps_at: Mapping[int, str]) -> tuple[str, ...]:
+    """The notes' steps (in the order read) the op that made the tensor at `index` read, each through its layouts
+    and broadcasts, when every tensor the op read is one of them (`steps_at`: the learner's tensors proven to hold
+    each matched step); () when any is not, or the op read nothing traced. Only operands the trace kept count: an
+    op of the course's attention reads floating-point tensors, which it keeps."""
+    found: list[str] = []
+    for read in traced[index].inputs:
+        while read not in steps_at and (traced[read].op in LAYOUT_OPS or traced[read].op in PASSING_OPS) and len(
+                traced[read].inputs) == 1:
+            read = traced[read].inputs[0]
+        if read not in steps_at:
+            return ()
+        if steps_at[read] not in found:
+            found.append(steps_at[read])
+    # The input alone is no provenance of the learner's steps: a tensor made from it only is said nothing of.
+    return tuple(found) if set(found) - {INPUTS} else ()
+
+
+def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int,
+                  expected_values: Sequence[torch.Tensor]) -> int | None:
+    """The first tensor the learner's code makes from `source` (through any ops) of the step's size that hides
+    exactly the entries the notes' step hides, in one of a right program's layouts; None when there is none."""
+    made = {source}
+    for index in range(source + 1, len(traced)):
+        if traced[index].op == INPUT or not made & set(traced[index].inputs):
+            continue
+        made.add(index)
+        got = learner[index]
+        if any(got.numel() == expected.numel() and bool(torch.isinf(expected).any()) and any(
+                torch.equal(torch.isinf(layout), torch.isinf(expected)) for layout in _layouts(got, expected))
+               for expected in expected_values):
+            return index
+    return None
 
 
 def _computed_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
@@ -474,7 +588,35 @@ def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Ca
            for expected in expected_values):
         return ()  # it holds the step's numbers in their order on some route: nothing differs
     found = [_facts_against(got, expected, case) for expected in expected_values]
+    if not _hidden_alike(expected_values):
+        # The routes hide different entries (the scores scaled before the mask, or after: the notes' masked scores
+        # stand in for the scaled scores on that route): a count of entries shown or hidden against one route is
+        # that route's mask, true of the learner's tensor only where it masked them itself, with a fill of its own
+        # (one number in all of them: 0 for -inf); a tensor never masked shows them as the other route does.
+        found = [facts for facts, expected in zip(found, expected_values, strict=True)
+                 if not any(fact.kind == "hidden" or (fact.kind == "shown" and not _filled(got, expected))
+                            for fact in facts)] or [(Fact("differs"),)]
     return min(found, key=lambda facts: FACT_ORDER.index(facts[0].kind), default=())
+
+
+MASK_COUNTS = ("shown", "hidden")
+
+
+def _filled(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether the entries the notes' step hides and `got` shows hold one number in `got` (a fill of its own)."""
+    same = next(iter(_layouts(got, expected)), None) if got.numel() == expected.numel() else None
+    if same is None:
+        return False
+    shown = same[torch.isinf(expected) & ~torch.isinf(same)]
+    return shown.numel() > 0 and bool((shown == shown[0]).all())
+
+
+def _hidden_alike(expected_values: Sequence[torch.Tensor]) -> bool:
+    """Whether every route of a step hides the same entries (those of one shape: another shape is another layout
+    of the step, compared on its own)."""
+    first = expected_values[0]
+    return all(value.shape != first.shape or torch.equal(torch.isinf(value), torch.isinf(first))
+               for value in expected_values[1:])
 
 
 def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
@@ -607,11 +749,11 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
             text = render(messages, "departure.returned_computed", lang, {
                 "returned": render(messages, f"step.{departure.returned}", lang),
                 "last": render(messages, f"step.{departure.last}", lang)})
-            return render(messages, "label.departure", lang, {"text": text})
+            return render(messages, "label.returned", lang, {"text": text})
         if departure.reshaped is None:
             return ""
         got, expected = departure.reshaped
-        return render(messages, "label.departure", lang, {"text": render(messages, "departure.reshaped", lang, {
+        return render(messages, "label.returned", lang, {"text": render(messages, "departure.reshaped", lang, {
             "last": render(messages, f"step.{departure.last}", lang), "got": got, "expected": expected})})
 
     def name(step_id: str) -> str:
@@ -646,6 +788,12 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     key = f"departure.fact.{fact.kind}"
     if fact.kind in ("other_step", "repeated"):
         fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
+    if fact.kind in ("made_from", "result_made_from"):
+        names = [render(messages, f"step.{source}", lang) for source in fact.fields["sources"] if source != INPUTS]
+        fields["sources"] = pick(LAST_SEPARATOR, lang).join(
+            [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        if INPUTS in fact.fields["sources"]:
+            key = f"departure.fact.{fact.kind}_input"
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
     if fact.kind == "permuted" and fact.fields.get("reversed"):

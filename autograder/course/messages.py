@@ -100,7 +100,44 @@ MESSAGES = {
     # Where a learner's computation first departs from the notes' steps (autograder.checking.departure): rung 2 when
     # no known mistake is named. The steps by their names in the notes (`step.<id>`, declared by the references).
     "label.departure": {"en": "where it departs — {text}", "zh": "从哪里开始不同：{text}"},
+    # Rung 2 where nothing departs: every step computed and another returned, or the code raised at its own line.
+    "label.returned": {"en": "what your function returns — {text}", "zh": "你的函数返回了什么：{text}"},
+    "label.raised": {"en": "where it raised — {text}", "zh": "在哪里抛出了异常：{text}"},
     "departure.join": {"en": "; ", "zh": "；"},
+    # A wrong parameter count (autograder.checking.count_difference): the learner's number against the module's parts.
+    "label.count": {"en": "how your count differs — {text}", "zh": "你的计数差在哪里：{text}"},
+    "count.fewer": {
+        "en": "your count is {got:,}, {difference:,} fewer than the {right:,} trainable parameters of this module",
+        "zh": "你的计数是 {got:,}，比这个模块的 {right:,} 个可训练参数少 {difference:,} 个"},
+    "count.more": {
+        "en": "your count is {got:,}, {difference:,} more than the {right:,} trainable parameters of this module",
+        "zh": "你的计数是 {got:,}，比这个模块的 {right:,} 个可训练参数多 {difference:,} 个"},
+    "count.parts_fewer": {
+        "en": "the {difference:,} missing are exactly the entries of {parts}, and no other set of its parameters adds "
+              "up to that number",
+        "zh": "少掉的 {difference:,} 个恰好是{parts}的元素个数，它的参数中没有别的组合加起来等于这个数"},
+    "count.parts_more": {
+        "en": "the {difference:,} extra are exactly the entries of {parts}, which are not trainable parameters of the "
+              "module, and no other set of those adds up to that number",
+        "zh": "多出的 {difference:,} 个恰好是{parts}的元素个数，它们不是这个模块的可训练参数，其中也没有别的组合加起来"
+              "等于这个数"},
+    "count.part.trainable": {"en": "the parameter {name} ({size:,})", "zh": "参数 {name}（{size:,}）"},
+    "count.part.buffer": {"en": "the buffer {name} ({size:,})", "zh": "buffer {name}（{size:,}）"},
+    "count.part.frozen": {"en": "the frozen parameter {name} ({size:,})", "zh": "冻结的参数 {name}（{size:,}）"},
+    "count.part.repeated": {"en": "{name} ({size:,}), a second name of a parameter registered once already",
+                            "zh": "{name}（{size:,}，是一个已经注册过的参数的第二个名字）"},
+    "count.rebuilt": {
+        "en": "{got:,} is the number of trainable parameters of the same module built with {change}, and of no other "
+              "such build",
+        "zh": "{got:,} 正是把同一个模块改成{change}之后的可训练参数个数，别的这类改法都不是"},
+    "count.rebuilt.swapped": {"en": "in_features and out_features swapped in every nn.Linear",
+                              "zh": "每个 nn.Linear 的 in_features 与 out_features 互换"},
+    "count.rebuilt.bias_on": {"en": "a bias in every nn.Linear", "zh": "每个 nn.Linear 都带偏置"},
+    "count.rebuilt.bias_off": {"en": "no bias in any nn.Linear", "zh": "所有 nn.Linear 都不带偏置"},
+    "count.rebuilt.projections_bias_on": {"en": "biases in W_query, W_key and W_value",
+                                          "zh": "W_query、W_key 和 W_value 都带偏置"},
+    "count.rebuilt.projections_bias_off": {"en": "no biases in W_query, W_key and W_value",
+                                           "zh": "W_query、W_key 和 W_value 都不带偏置"},
     "departure.after": {
         "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: none of the tensors "
               "your code made on this case holds the notes' {step}",
@@ -234,6 +271,21 @@ MESSAGES = {
     "departure.fact.other_step": {
         "en": "{subject} holds the notes' {other}, not their {step}",
         "zh": "{subject}等于笔记中的{other}，而不是{step}"},
+    # The op that made the learner's tensor read only tensors of theirs that match the notes' steps.
+    "departure.fact.made_from": {
+        "en": "that tensor is computed from your {sources}, which match the notes'",
+        "zh": "这个张量是由你的{sources}算出的，它们与笔记中的相同"},
+    "departure.fact.made_from_input": {
+        "en": "that tensor is computed from your {sources}, which match the notes', and from the input your function "
+              "was given",
+        "zh": "这个张量是由你的{sources}（与笔记中的相同）和传给你的函数的输入算出的"},
+    "departure.fact.result_made_from": {
+        "en": "the result your function returns is computed from your {sources}, which match the notes'",
+        "zh": "你的函数返回的结果是由你的{sources}算出的，它们与笔记中的相同"},
+    "departure.fact.result_made_from_input": {
+        "en": "the result your function returns is computed from your {sources}, which match the notes', and from "
+              "the input your function was given",
+        "zh": "你的函数返回的结果是由你的{sources}（与笔记中的相同）和传给你的函数的输入算出的"},
     "departure.fact.differs": {
         "en": "{subject} holds other numbers than the notes' {step}",
         "zh": "{subject}与笔记中的{step}数值不同"},

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from autograder.checking.check_types import ERROR, FAILED, CheckResult
+from autograder.checking.count_difference import COUNT_PARTS, count_line
 from autograder.checking.departure import STEPS, Departure, departure_line, find_departure, recorded_output
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
@@ -63,6 +64,9 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         elif departure is None and raised and looked_for and (
                 at := _raised_at(result, records.get(result.id, ()), lang, messages)):
             diagnosed.append(dataclasses.replace(result, departure=at))
+        elif departure is None and not raised and looked_for and (
+                counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
+            diagnosed.append(dataclasses.replace(result, departure=counted))
         else:
             diagnosed.append(result)
     return diagnosed
@@ -85,8 +89,25 @@ def _raised_at(result: CheckResult, records: Sequence[dict[str, Any]], lang: str
     line = error.get("line") if isinstance(error, dict) else None
     if type(line) is not str or not line.strip():
         return ""
-    return render(messages, "label.departure", lang, {
+    return render(messages, "label.raised", lang, {
         "text": render(messages, "departure.raised_at_line", lang, {"line": one_line(line, 120)})})
+
+
+def _count_differs(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]], lang: str,
+                   messages: Messages) -> str:
+    """For a wrong count (a check whose expectations hold the module's parts, COUNT_PARTS, and whose record holds
+    the learner's count): how it differs from the module's (autograder.checking.count_difference); "" else."""
+    index = result.failed_case
+    cases = check.cases()
+    if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
+        return ""
+    expectations = check.expectations(index, records[index], cases[index])
+    if COUNT_PARTS not in set(expectations) or "count" not in set(expectations):
+        return ""
+    got, right = records[index].get("count"), expectations["count"]
+    if type(got) is not int or type(right) is not int:  # a bool is no count
+        return ""
+    return count_line(got, right, expectations[COUNT_PARTS], lang, messages)
 
 
 def _cause_stated(result: CheckResult) -> bool:

@@ -26,8 +26,11 @@ sandbox cannot run, autograde stops with `SandboxUnavailable`, which names the s
 grading in the student's kernel: never a silent fallback.
 """
 
+import atexit
 import contextlib
 import fnmatch
+import functools
+import gc
 import json
 import logging
 import platform
@@ -140,7 +143,23 @@ def start_zygote_early(converter: object) -> None:
     if not isinstance(listed, list) or not any(_is_sandboxed_execute(entry) for entry in listed):
         return
     if not _sandbox_problems():
+        _quick_teardown_at_exit()  # registered before the zygote's close, so it runs after it (atexit is LIFO)
         shared_zygote().spawn()
+
+
+@functools.cache
+def _quick_teardown_at_exit() -> None:
+    """Have nbgrader's process end in a fraction of the time: with torch, nbgrader and the class's results loaded, the
+    interpreter's own collections at shutdown scan every object again and again (1.7 s of a 16 s bench run of the
+    sandboxed autograde). Registered once, so it runs after the handlers registered later (the zygote's close)."""
+    atexit.register(_collect_then_freeze)
+
+
+def _collect_then_freeze() -> None:
+    """Collect what is garbage now (its finalizers run, as they would at shutdown), then move every survivor out of
+    the collector's reach: what shutdown's collections would scan is what the process holds to the end."""
+    gc.collect()
+    gc.freeze()
 
 
 def _is_sandboxed_execute(entry: object) -> bool:

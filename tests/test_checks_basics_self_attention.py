@@ -271,6 +271,31 @@ def test_checks_are_silent_and_leave_the_notebook_rng_alone(exercise_id, capfd):
     assert captured.out == "" and captured.err == ""
 
 
+@pytest.mark.parametrize("exercise_id", ("self_attention_v1", "self_attention_v2"))
+def test_the_probes_build_under_the_cpu_stream_of_manual_seed_and_seed_no_accelerator(exercise_id, monkeypatch):
+    """The module a probe builds starts with the weights torch.manual_seed(init_seed) gives the class, and no
+    accelerator backend is seeded for it (torch.manual_seed formats a stack trace per backend while none is
+    initialised: a millisecond or more per case in a grading child)."""
+    from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe import build_module
+
+    accelerator_seeds = []
+    for backend in (torch.cuda, torch.xpu, torch.mps):
+        monkeypatch.setattr(backend, "manual_seed_all" if hasattr(backend, "manual_seed_all") else "manual_seed",
+                            lambda seed: accelerator_seeds.append(seed))
+    name = EXERCISES_BY_ID[exercise_id].names[0]
+    student = reference(exercise_id)
+    for case in cases_for(catalog.CHECKS_BY_ID[f"{exercise_id}.shapes"], DEFAULT_SEED):
+        module = build_module(name, {name: student}, case)
+        args = (case["d_in"], case["d_out"]) + ((case["qkv_bias"],) if "qkv_bias" in case else ())
+        with torch.random.fork_rng(devices=[]):
+            torch.default_generator.manual_seed(case["init_seed"])  # what torch.manual_seed does on the CPU
+            expected = student(*args)
+        built = {key: value.double() for key, value in module.state_dict().items()}
+        assert built.keys() == expected.state_dict().keys()
+        assert all(torch.equal(built[key], value.double()) for key, value in expected.state_dict().items())
+    assert accelerator_seeds == []
+
+
 def test_transfer_does_not_need_the_students_classes():
     # Only the function is passed: the probe builds its own stand-ins for v1 and v2.
     results = run("transfer_weights", solutions.load_v2_weights_into_v1)

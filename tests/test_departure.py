@@ -4,6 +4,8 @@ own run (autograder.checking.departure, autograder.checking.tensor_trace, autogr
 The learner attempts here are written as a learner would, from the notebooks' instructions, not from the table of
 mistakes; each has a known first departing step. The reference and every route the notes teach depart nowhere."""
 
+import linecache
+
 import pytest
 import torch
 from torch import nn
@@ -11,8 +13,9 @@ from torch import nn
 from attnkit import solutions
 from autograder.checking import probing
 from autograder.checking.departure import STEPS, departure_line, find_departure
+from autograder.checking.departure import step as declared
 from autograder.checking.probing import kept_if_raised, run_probe
-from autograder.checking.tensor_trace import traced_probe
+from autograder.checking.tensor_trace import INPUT, TracedTensor, traced_probe
 from autograder.course import catalog, variants
 from autograder.course.shared.plan import resolve
 from autograder.running import in_notebook
@@ -172,8 +175,9 @@ def test_each_attempt_departs_at_its_first_wrong_step_with_true_facts():
     assert zero.step == "scaled_scores" and [fact.kind for fact in zero.facts] == ["shown"]
     assert zero.facts[0].fields["count"] == 2 * 15  # the future of 6 tokens, in each of 2 sentences
     unscaled = departure_of("causal_attention", CausalUnscaled)
-    assert unscaled.step == "scaled_scores" and [fact.kind for fact in unscaled.facts] == ["factor"]
+    assert unscaled.step == "scaled_scores" and [fact.kind for fact in unscaled.facts] == ["factor_root"]
     assert float(unscaled.facts[0].fields["factor"]) == round(2 ** 0.5, 2)  # d_out = 2: the root not divided by
+    assert (unscaled.facts[0].fields["size"], unscaled.facts[0].fields["value"]) == ("d_k", 2)
     merged = departure_of("multi_head_attention", MultiHeadMergedWithoutTranspose)
     assert merged.step == "merged" and [fact.kind for fact in merged.facts] == ["rearranged"]
     assert "context_vectors" in merged.matched
@@ -453,7 +457,8 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     assert (forgotten.matched, forgotten.step) == (("keep_triangle", "masked_weights"), "row_sums")
     assert forgotten.facts == ()  # no sum was made: nothing of the learner's stands in its place
     queries = departure_on("masking_routes.renormalise_notes", renormalise_over_the_queries, neg_inf)
-    assert (queries.step, kinds(queries)) == ("row_sums", ["differs"])  # the column sums in its place
+    assert (queries.step, kinds(queries)) == ("row_sums", ["differs", "made_from"])  # the column sums in its place
+    assert queries.facts[1].fields["sources"] == ("masked_weights",)  # summed from the learner's right step
     upper = departure_on("masking_routes.renormalise_notes", renormalise_the_upper_triangle, neg_inf)
     assert (upper.matched, upper.step, upper.facts) == ((), "keep_triangle", ())  # a transposed triangle is no match
     zero = departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_filled_with_zero)
@@ -464,10 +469,12 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     assert (over.facts[0].fields["axis"], over.facts[0].fields["expected_axis"]) == (0, 1)
     assert departure_on("split_heads.notes", split_by_view_alone).step == "heads_viewed"  # straight to (b, h, T, hd)
     assert departure_on("merge_heads.notes", merge_by_reshape_alone).step == "heads_merged"
-    for wrapper in (WrapperStackingHeads, WrapperCatAlongTokens):
+    for wrapper, kind in ((WrapperStackingHeads, "permuted"), (WrapperCatAlongTokens, "rearranged")):
         departure = departure_on("mha_wrapper.notes", wrapper)
         assert (departure.matched, departure.step, kinds(departure)) == (
-            ("head_1", "head_2"), "heads_concatenated", ["rearranged"])
+            ("head_1", "head_2"), "heads_concatenated", [kind])
+    interleaved = departure_on("mha_wrapper.notes", WrapperStackingHeads).facts[0].fields
+    assert (interleaved["axis"], interleaved["reversed"]) == (2, False)  # the features of the two heads interleaved
     unscaled = departure_on("mha_wrapper.notes", WrapperOfUnscaledHeads)
     assert (unscaled.matched, unscaled.step) == ((), "head_1")
     keys_first = departure_on("torch_equivalence.notes", to_torch_keys_first)
@@ -513,7 +520,10 @@ def test_a_hidden_entry_of_the_notes_is_never_called_kept():
     scaled masked scores, in the weights' place) hides nothing the notes keep."""
     departure = departure_on("masking_routes.neg_inf_notes", ROUTES[0], neg_inf_scaled_again)
     assert (departure.matched, departure.step) == (("causal_mask", "masked_scores"), "weights")
-    assert [fact.kind for fact in departure.facts] == ["differs"]
+    # Nothing is hidden: what it says is how that tensor is made from the masked scores (divided once more).
+    assert [(fact.kind, fact.about, fact.of) for fact in departure.facts] == [
+        ("divided", "from_previous", "masked_scores")]
+    assert departure.facts[0].fields["factor"] == "1.41"
 
 
 # ------------------------------------------------------------------ code that raises (issue 58: the long tail)
@@ -605,6 +615,9 @@ def test_an_output_that_is_the_last_step_under_another_shape_is_told_so():
         shown = run_checks(source, "merge_heads", {"merge_heads": merge_by_flattening_from_the_tokens}, lang,
                            include_hidden=False, seed=SEED, diagnose=True)[0]
         assert shown.departure_step == "heads_merged" and words in shown.departure, shown.departure
+        # Every step matches: nothing departs, and the label does not say it does.
+        label = {"en": "what your function returns — ", "zh": "你的函数返回了什么："}[lang]
+        assert shown.departure.startswith(label) and "departs" not in shown.departure, shown.departure
 
 
 def _probe_keeping(namespace, case):
@@ -633,3 +646,160 @@ def test_a_student_cannot_hand_the_probe_records_of_their_own():
     assert set(record) == {"error"} and record["error"]["type"] == "_RaisedAfterRecording"
     inside = run_probe(_probe_keeping, {"forward": lambda x: (_ for _ in ()).throw(forged)}, None)
     assert inside["state"]["W_query.weight"].shape == (2, 3) and "output" not in inside
+
+
+# ------------------------------------------------------------------ a layout proves nothing where the case is symmetric
+
+
+def context_normalised_over_the_queries(inputs):  # each column of the weights sums to 1
+    similarity = torch.matmul(inputs, inputs.transpose(0, 1))
+    attention = similarity.softmax(dim=0)
+    return torch.matmul(attention, inputs)
+
+
+def test_weights_read_as_transposed_from_symmetric_scores_do_not_pass_over_the_departure():
+    """The notes' scores x @ x.T are symmetric: weights normalised over the queries are then the notes' weights
+    transposed, which a transpose layout would accept, putting the departure at the context vectors. The op read
+    scores that a transpose leaves as they are: the layout proves nothing, and the departure is the weights."""
+    departure = departure_of("context_vectors", context_normalised_over_the_queries)
+    assert (departure.matched, departure.step) == (("scores",), "weights")
+    for lang in ("en", "zh"):
+        line = departure_line(departure, lang, catalog.MESSAGES)
+        assert catalog.MESSAGES["step.weights"][lang] in line and "context" not in line
+
+
+def test_a_transposed_step_made_from_what_is_not_symmetric_still_matches():
+    """The rule is about the case, not the transpose: weights held transposed, made from scores that are not
+    symmetric, are the notes' weights in another layout (no departure before the context vectors)."""
+    torch.manual_seed(1)
+    queries, keys = torch.randn(4, 3, dtype=torch.float64), torch.randn(4, 3, dtype=torch.float64)
+    scores = queries @ keys.T
+    weights = torch.softmax(scores, dim=-1)
+    steps = [declared("scores", scores), declared("weights", weights), declared("context", weights @ keys)]
+    transposed_scores = keys @ queries.T  # what the op reads: not symmetric
+    traced = [TracedTensor(INPUT, queries, ()), TracedTensor(INPUT, keys, ()),
+              TracedTensor("mm", transposed_scores, (1, 0)),
+              TracedTensor("_softmax", torch.softmax(transposed_scores, dim=0), (2,))]
+    departure = find_departure(steps, traced, None)
+    assert (departure.matched, departure.step) == (("scores", "weights"), "context")
+    symmetric = queries @ queries.T
+    steps = [declared("scores", symmetric), declared("weights", torch.softmax(symmetric, dim=-1))]
+    traced = [TracedTensor(INPUT, queries, ()), TracedTensor("mm", symmetric, (0,)),
+              TracedTensor("_softmax", torch.softmax(symmetric, dim=0), (1,))]
+    assert find_departure(steps, traced, None).step == "weights"
+
+
+# ------------------------------------------------------------------ the right value computed, an earlier step returned
+
+
+def context_kept_in_a_dict_and_the_wrong_entry_returned(inputs):
+    found = {"weights": torch.softmax(inputs @ inputs.T, dim=-1)}
+    found["context"] = found["weights"] @ inputs
+    return found["weights"]
+
+
+class ScaledScoresReturnedAfterTheContext(nn.Module):  # SelfAttention_v1 that returns what it printed last
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        scaled = (x @ self.W_query) @ (x @ self.W_key).T / self.W_key.shape[1] ** 0.5
+        self.last_context = torch.softmax(scaled, dim=-1) @ (x @ self.W_value)
+        return scaled
+
+
+def test_an_earlier_step_returned_after_the_last_was_computed_is_told_so():
+    """Every step appears among the learner's tensors, the last one too: no step departs, but the function returns an
+    earlier one. Rung 2 says which, in both languages, and never that the last step is missing."""
+    for exercise_id, attempt, returned in (
+            ("context_vectors", context_kept_in_a_dict_and_the_wrong_entry_returned, "weights"),
+            ("self_attention_v1", ScaledScoresReturnedAfterTheContext, "scaled_scores")):
+        departure = departure_of(exercise_id, attempt)
+        assert (departure.step, departure.returned) == (None, returned), departure
+        en, zh = (departure_line(departure, lang, catalog.MESSAGES) for lang in ("en", "zh"))
+        step, last = (catalog.MESSAGES[f"step.{name}"]["en"] for name in (returned, "context_vectors"))
+        # Nothing departs: the label says what the line tells, not "where it departs".
+        assert en == (f"what your function returns — your code computes the notes' {last} too, but your function "
+                      f"returns the {step}, a step before the {last}")
+        assert zh.startswith("你的函数返回了什么：") and catalog.MESSAGES[f"step.{returned}"]["zh"] in zh
+        assert "从哪里开始不同" not in zh
+    # The notes' route returns the last step: nothing to say.
+    assert departure_line(departure_of("context_vectors", solutions.context_vectors), "en", catalog.MESSAGES) == ""
+
+
+# ------------------------------------------------------------------ a raise where no step can be compared
+
+
+def transfer_by_assigning_plain_tensors(sa_v1, sa_v2):  # a parameter's attribute refuses a plain tensor
+    for name in ("W_query", "W_key", "W_value"):
+        setattr(sa_v1, name, getattr(sa_v2, name).weight.t())
+    return sa_v1
+
+
+class PlainTensorAsLayerWeight(nn.Module):  # SelfAttention_v2 whose constructor raises
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_query.weight = torch.rand(d_out, d_in)
+
+    def forward(self, x):
+        weights = torch.softmax(self.W_query(x) @ self.W_key(x).T / self.W_key.out_features ** 0.5, dim=-1)
+        return weights @ self.W_value(x)
+
+
+def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
+    """transfer_weights declares no steps: rung 2 quotes the learner's own line that raised (never the grader's), in
+    both languages, and says no step could be compared, instead of "no known mistake" alone."""
+    quoted = "`setattr(sa_v1, name, getattr(sa_v2, name).weight.t())`"
+    for lang, words in (("en", "your code raised at its own line"), ("zh", "你的代码在它自己的这一行抛出了异常")):
+        shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": transfer_by_assigning_plain_tensors},
+                            lang)[0]
+        assert shown.misconception is None and words in shown.departure and quoted in shown.departure
+        assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+        assert shown.departure_step == ""  # no step: nothing to fold by
+        # No step departs there: the label says where it raised, not "where it departs".
+        assert shown.departure.startswith({"en": "where it raised — ", "zh": "在哪里抛出了异常："}[lang])
+        assert "departs" not in shown.departure and "从哪里开始不同" not in shown.departure
+        init = raised_rows("self_attention_v2", {"SelfAttention_v2": PlainTensorAsLayerWeight}, lang)[0]
+        assert words in init.departure and "`self.W_query.weight = torch.rand(d_out, d_in)`" in init.departure
+
+
+def test_a_last_step_held_only_by_what_came_before_the_returned_one_is_not_called_computed():
+    """One token: its context vector is its own input, which the case built before the call. A function that returns
+    the weights without going on has not "computed the context vectors too"."""
+    x = torch.tensor([[0.3, -1.2, 0.8, 0.5, 2.0]], dtype=torch.float64)
+    scores = x @ x.T
+    weights = torch.softmax(scores, dim=-1)
+    steps = [declared("scores", scores), declared("weights", weights), declared("context_vectors", weights @ x)]
+    traced = [TracedTensor("randn", x, ()), TracedTensor("mm", scores, (0,)), TracedTensor("_softmax", weights, (1,))]
+    departure = find_departure(steps, traced, weights)
+    assert departure.returned is None and departure_line(departure, "en", catalog.MESSAGES) == ""
+    went_on = find_departure(steps, [*traced, TracedTensor("mm", weights @ x, (2, 0))], weights)
+    assert (went_on.step, went_on.returned) == (None, "weights")
+    # In check(...): the probe's own tensors (its copy of the input, autograd's transposes of it in the gradient
+    # check) hold one token's context vectors after the weights were made, but none was made from the weights.
+    for lang in ("en", "zh"):
+        results = run_checks(in_notebook.ReferenceExpectations(), "context_vectors",
+                             {"context_vectors": context_returns_weights}, lang, include_hidden=False, seed=SEED,
+                             diagnose=True)
+        assert results and not any(catalog.MESSAGES["departure.returned_computed"][lang].split("{")[0]
+                                   in result.departure for result in results if result.departure)
+
+
+def test_the_quoted_line_of_a_hostile_cell_shows_its_controls_as_escapes():
+    """The learner's own line is their text: a bidi override or a terminal escape in it is shown as an escape."""
+    source = ("def load_v2_weights_into_v1(sa_v1, sa_v2):\n"
+              "    sa_v1.W_query = sa_v2.W_query.weight.T  # \u202e\x1b[2J\n"
+              "    return sa_v1\n")
+    filename = "<hostile-cell-rung2>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the test's own learner cell
+    shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": namespace["load_v2_weights_into_v1"]})[0]
+    assert "sa_v1.W_query = sa_v2.W_query.weight.T" in shown.departure
+    assert "\u202e" not in shown.departure and "\x1b" not in shown.departure and "\\u202e" in shown.departure

@@ -454,6 +454,29 @@ def test_under_autograde_notebook_the_hook_adds_only_the_notebooks_it_names(tmp_
     assert converter.notebooks == [*globbed, *(str(folder / f"{name}.ipynb") for name in added)]
 
 
+@pytest.mark.parametrize("in_kernel", [False, True])
+def test_the_exporter_starts_the_zygote_before_the_hook_only_for_a_call_that_grades_in_the_sandbox(
+        tmp_path, repo_root, monkeypatch, in_kernel):
+    """nbgrader makes the course's exporter before it calls the pre-convert hook, whose imports (torch, the checks)
+    take seconds in nbgrader's process: the exporter starts the sandbox's zygote then, so that its own imports overlap
+    them, where the call grades in the sandbox; never where the course grades in the kernel."""
+    from nbgrader.converters.autograde import Autograde
+
+    from autograder.integrations import nbgrader_sandbox
+    from autograder.integrations.nbgrader_renamed import RenamedNotebookExporter
+
+    spawned = []
+    monkeypatch.setattr(nbgrader_sandbox, "shared_zygote", lambda: types.SimpleNamespace(
+        spawn=lambda: spawned.append(True)))
+    monkeypatch.setattr(nbgrader_sandbox, "_sandbox_problems", lambda: [])
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
+    if in_kernel:
+        exec("\n".join(nbgrader_sandbox.in_kernel_config_lines()), {"c": config})  # as make_course(in_kernel=True)
+    converter = Autograde(coursedir=CourseDirectory(root=str(tmp_path)), config=config)
+    assert spawned == []
+    converter.exporter = RenamedNotebookExporter(parent=converter, config=converter.config)  # as BaseConverter.start
+    assert spawned == ([] if in_kernel else [True])
+
 @pytest.mark.parametrize("notebook_id", ["*", NB03, "0[34]_*"])
 def test_grading_ahead_expects_the_notebooks_nbgrader_converts_under_autograde_notebook(tmp_path, repo_root,
                                                                                        notebook_id):
@@ -509,6 +532,50 @@ def test_the_look_ahead_lives_for_one_autograde_call(tmp_path, monkeypatch):
     ahead = nbgrader_lookahead.look_ahead(run, first_call)
     assert nbgrader_lookahead.look_ahead(run, first_call) is ahead  # every notebook of the call asks the same one
     assert nbgrader_lookahead.look_ahead(run, second_call) is not ahead  # the next click starts afresh
+
+
+def test_the_look_ahead_grades_a_student_before_the_class_is_staged_in_chunks_of_its_size(tmp_path, monkeypatch):
+    """Grading ahead starts with the first student's notebooks, not after every student is staged and planned, and
+    grades CHUNK_PER_WORKER notebooks a worker per grade_notebooks call (each call forks its children ahead and
+    computes the class's expectations once): 3 students x 4 notebooks at 1 worker are one chunk of 8, graded before
+    the third student is staged, then 4."""
+    from autograder.grading.notebooks import Options
+    from autograder.isolation.limits import Limits
+
+    events: list[tuple[str, object]] = []
+    students = ["s1", "s2", "s3"]
+    submitted = [nbgrader_lookahead.Submitted(student, notebook, tmp_path / student / f"{notebook}.ipynb")
+                 for student in students for notebook in NOTEBOOKS[:4]]
+
+    def stage(run, student, notebooks, into):
+        events.append(("stage", student))
+        into.mkdir(parents=True)
+        for notebook in notebooks:
+            (into / f"{notebook}.ipynb").write_text(student, encoding="utf-8")
+        return notebooks
+
+    def plan(path, notebook):
+        return types.SimpleNamespace(notebook=notebook, steps=(), exercises=(), notes=[], path=path)
+
+    def grade(jobs, options, on_result):
+        events.append(("grade", [job.key for job in jobs]))
+        for job in jobs:
+            on_result(types.SimpleNamespace(key=job.key, notes=[]))
+
+    monkeypatch.setattr(nbgrader_lookahead, "about_to_autograde", lambda run: submitted)
+    monkeypatch.setattr(nbgrader_lookahead, "stage", stage)
+    monkeypatch.setattr(nbgrader_lookahead, "plan_notebook", plan)
+    monkeypatch.setattr(nbgrader_lookahead, "grade_notebooks", grade)
+    monkeypatch.setattr(nbgrader_lookahead, "CHUNK_PER_WORKER", 8)
+    run = nbgrader_lookahead.Run(tmp_path, tmp_path, "attention", "*", True, NOTEBOOKS[:4],
+                                 Options(limits=Limits(workers=1)))
+    ahead = nbgrader_lookahead.LookAhead(run)
+    ahead._thread.join(timeout=60)
+    assert [kind for kind, _ in events] == ["stage", "stage", "grade", "stage", "grade"]
+    chunks = [keys for kind, keys in events if kind == "grade"]
+    assert chunks == [[(student, notebook) for student in students[:2] for notebook in NOTEBOOKS[:4]],
+                      [("s3", notebook) for notebook in NOTEBOOKS[:4]]]
+    assert set(ahead._inputs) == {(item.student, item.notebook) for item in submitted}
 
 
 # --- through `nbgrader autograde` for real -----------------------------------------------------------------------

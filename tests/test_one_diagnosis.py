@@ -332,3 +332,56 @@ def test_a_mask_cut_smaller_than_the_scores_is_not_named_not_truncated_and_one_l
     larger = run_exercise("causal_attention", {"CausalAttention": MaskLeftWhole}, include_hidden=True)
     assert any(result.misconception == "mask_not_truncated" for result in larger), [
         (result.id, result.misconception, result.message) for result in larger]
+
+
+# ---------------------------------------------------------------------------------------------
+# an output of nan alone names no mistake: every computation that overflows gives it
+
+
+def softmax_stable_shifted_by_the_row_sum(x, dim=-1):  # shifts, but by the sum: [1000., 1000.] underflows, 0 / 0
+    e = torch.exp(x - x.sum(dim=dim, keepdim=True))
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def softmax_stable_without_a_shift(x, dim=-1):
+    e = x.exp()
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def test_an_output_of_nan_alone_does_not_name_the_overflow_of_a_softmax_that_shifts():
+    """On [1000., 1000.] a softmax shifted by the wrong amount gives nan as the unshifted one does: nothing there tells
+    the two apart, so "softmax overflows" is not named; where a case with numbers tells (a row with a finite
+    entry), the unshifted softmax is still named, and explains the nan of the public check as the same cause."""
+    shifted = run_exercise("softmax_stable", {"softmax_stable": softmax_stable_shifted_by_the_row_sum},
+                           include_hidden=True)
+    assert any(result.status != PASSED for result in shifted)
+    assert not any(result.misconception == "naive_softmax_overflow" for result in shifted), [
+        (result.id, result.misconception) for result in shifted]
+    unshifted = run_exercise("softmax_stable", {"softmax_stable": softmax_stable_without_a_shift},
+                             include_hidden=True)
+    names = {result.id: result.misconception for result in unshifted if result.status != PASSED}
+    assert names["softmax_stable.large"] == names["softmax_stable.notes"] == "naive_softmax_overflow", names
+
+
+# ---------------------------------------------------------------------------------------------
+# a check with no steps of its own, whose output is wrong in the shape as a localised row's
+
+
+def wrong_shape(check_id, got, expected, departure=""):
+    return dataclasses.replace(failing("self_attention_v1", check_id=check_id, key="shape.wrong"), departure=departure,
+                               departure_step="context_vectors" if departure else "",
+                               message=f"{check_id}: output shape {got}, expected {expected}",
+                               cause=Cause(None, "shape.wrong", (("expected_shape", expected), ("got_shape", got))))
+
+
+def test_a_check_without_steps_whose_shape_goes_wrong_as_a_localised_rows_is_told_so_under_it():
+    """A contract check declares no steps, so nothing traces it: where its output grows and shrinks the same axes
+    as a row that is localised, it is one line under that row (what the line says: the shape goes wrong the same
+    way), not a row of its own ending in "no known mistake"; another change of shape stays a row of its own."""
+    located = wrong_shape("a", "(6, 6)", "(6, 2)", departure="where it departs — d")
+    contract = wrong_shape("b", "(9, 9)", "(9, 2)")
+    other = wrong_shape("c", "(2, 9)", "(9, 2)")
+    table_rows = rows([located, contract, other])
+    assert [(row.shown.id, [same.id for same in row.same_shape]) for row in table_rows] == [("a", ["b"]), ("c", [])]
+    # Nothing localised above it: a row of its own, as before.
+    assert [row.shown.id for row in rows([wrong_shape("a", "(6, 6)", "(6, 2)"), contract])] == ["a", "b"]

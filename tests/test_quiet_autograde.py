@@ -219,6 +219,52 @@ def test_a_changed_type_or_grade_flag_or_a_cell_without_hidden_tests_is_left_to_
     assert not is_as_released(_test_cell("x = 1"), _source_cell("x = 1"), CLEARING, {}, 0)
 
 
+
+def test_the_gradebooks_locked_cells_are_read_once_per_autograde_call(monkeypatch):
+    """Every student's copy of a notebook is checked against the same released cells: the gradebook is opened once
+    per notebook and autograde call (a call's converter), afresh for the next call (formgrader's next click, after a
+    new generate_assignment), and a notebook the gradebook lacks is left to OverwriteCells."""
+    from nbgrader.api import MissingEntry
+    from traitlets.config import LoggingConfigurable
+
+    from autograder.integrations import nbgrader_hidden_tests
+    from autograder.integrations.nbgrader_hidden_tests import RestoreHiddenTests
+
+    opened = []
+
+    class Gradebook:
+        def __init__(self, db_url):
+            opened.append(db_url)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_):
+            return False
+
+        def find_notebook(self, notebook, assignment):
+            if notebook == "missing":
+                raise MissingEntry()
+            return SimpleNamespace(source_cells=[
+                SimpleNamespace(name="test_x", cell_type="code", source=HIDDEN, locked=True),
+                SimpleNamespace(name="answer", cell_type="code", source="", locked=False)])
+
+    monkeypatch.setattr(nbgrader_hidden_tests, "Gradebook", Gradebook)
+
+    def autograde_call(notebooks):
+        exporter = LoggingConfigurable(parent=LoggingConfigurable())  # made by the call's converter, its parent
+        step = RestoreHiddenTests(parent=exporter)
+        handed = []
+        for notebook in notebooks:
+            nb = nbformat.v4.new_notebook(cells=[_test_cell(RELEASED)])
+            resources = {"nbgrader": {"db_url": "sqlite:///g.db", "assignment": "attention", "notebook": notebook}}
+            handed.append(step.preprocess(nb, resources)[0].cells[0].source)
+        return handed
+
+    assert autograde_call(["01", "01", "01", "missing", "missing"]) == [HIDDEN] * 3 + [RELEASED] * 2
+    assert len(opened) == 2  # one notebook, one missing: each read once
+    assert autograde_call(["01"]) == [HIDDEN] and len(opened) == 3  # the next call reads afresh
+
 def test_a_grade_id_is_read_only_from_metadata_shaped_as_nbgrader_writes_it():
     assert grade_id_of(_test_cell(RELEASED)) == "test_x"
     for metadata in ({"nbgrader": []}, {"nbgrader": {"grade_id": 5}}, {"nbgrader": "test_x"}, {}):

@@ -437,3 +437,16 @@ def test_a_cell_seen_before_is_rendered_once_and_the_same_and_hostile_or_large_c
     student_markup.render_markdown("![p](attachment:p.png)", {"p.png": {"image/png": "iVBORw0KGgo="}})
     assert cache.cache_info().currsize == size
     assert cache.cache_info().maxsize == student_markup.CACHED_CELLS
+
+
+def test_the_same_markup_is_read_once_for_the_same_ids_and_each_caller_gets_its_own_list(monkeypatch):
+    """The release's instructions are the same markup in every notebook of a class: read once per process, for the
+    same reserved ids only (an id reserved on one page is not on another), and a caller's list is its own."""
+    markup = '<p id="grade-cell-7" onclick="steal()">the same in every notebook</p>'
+    first = unsafe_parts(markup)
+    reserved = unsafe_parts(markup, frozenset({"grade-cell-7"}))
+    assert first and len(reserved) == len(first) + 1
+    monkeypatch.setattr(student_markup, "_TAG", None)  # a second reading of the markup would fail
+    assert unsafe_parts(markup) == first and unsafe_parts(markup, frozenset({"grade-cell-7"})) == reserved
+    first.append("changed by its caller")
+    assert "changed by its caller" not in unsafe_parts(markup)

@@ -18,6 +18,7 @@ from attnkit import solutions
 from autograder.checking.departure import find_departure, step
 from autograder.checking.diagnosis import symptom
 from autograder.checking.tensor_trace import TracedTensor
+from autograder.course.shared.inputs import NOTES_INPUTS
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
 
@@ -293,3 +294,54 @@ class SpareDropoutLayer(solutions.MultiHeadAttention):
 def test_a_layer_at_another_rate_fails_nothing_that_passes():
     text = printed("multi_head_attention", SpareDropoutLayer, hint=1)
     assert "✘" not in text and "dropout layer with rate" not in text, text
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. how a tensor departs (autograder.checking.step_relations): each sentence checked against the learner's own numbers
+
+
+def test_each_how_sentence_is_true_of_the_code_that_makes_it():
+    """The rung-2 sentence of each attempt of tests/test_departure_how.py, as check(...) prints it, and the fact it
+    states recomputed here from the attempt's own tensors on the notes' case."""
+    from tests import test_departure_how as how
+
+    inputs = torch.tensor(NOTES_INPUTS)
+    scores = solutions.attention_scores(inputs)
+    # Tokens in reverse order: their context vectors are the notes' with the rows reversed.
+    text = departure_text(printed("context_vectors", how.context_of_tokens_in_reverse))
+    assert "its 6 slices along dimension 0 (of shape (6, 3)) in reverse order" in text, text
+    assert torch.allclose(how.context_of_tokens_in_reverse(inputs), solutions.context_vectors(inputs).flip(0))
+    # Weights normalised over the whole tensor: all entries sum to 1, each row does not.
+    text = departure_text(printed("masking_routes", how.ROUTES[0], how.neg_inf_normalised_over_everything))
+    assert "sums to 1 over all its entries together" in text, text
+    weights = how.neg_inf_normalised_over_everything(scores)
+    assert abs(float(weights.sum()) - 1) < 1e-6 and not torch.allclose(weights.sum(-1), torch.ones(6))
+    # The masked scores halved before the softmax: their weights are the softmax of half the notes' masked scores.
+    text = departure_text(printed("masking_routes", how.ROUTES[0], how.neg_inf_halved))
+    assert "from the notes' masked attention scores is the notes' masked attention scores divided by 2" in text, text
+    masked = scores.masked_fill(solutions.causal_mask(6), -torch.inf)
+    assert torch.allclose(how.neg_inf_halved(scores), torch.softmax(masked / 2, dim=-1))
+    # A mean where the notes sum: the result is the notes' times the 6 entries each sum adds up.
+    text = departure_text(printed("softmax_naive", how.softmax_averaged))
+    assert "times 6, which is the number of entries each of the notes' sums adds up" in text, text
+    row = scores[1]
+    assert torch.allclose(how.softmax_averaged(row), 6 * torch.softmax(row, dim=0))
+
+
+def neg_inf_without_the_softmax(attn_scores):  # masks the scores and stops there
+    hidden = attn_scores.clone()
+    hidden[torch.ones_like(attn_scores, dtype=torch.bool).triu(1)] = float("-inf")
+    return hidden
+
+
+def test_masked_scores_returned_are_not_read_as_weights(monkeypatch):
+    """Masked scores hold -inf above the diagonal: rung 1 says the result holds infinite entries, not that a token
+    "gives weight" to a later one (it gives no weight at all: these are no weights)."""
+    attempt = (solutions.causal_weights_renormalised, neg_inf_without_the_softmax)
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    text = printed("masking_routes", *attempt, hint=1)
+    assert "gives weight to token" not in text, text
+    assert "the result holds 15 infinite entries, the first in the row of token 0" in text, text
+    monkeypatch.setenv("ATTNKIT_LANG", "zh")
+    text = printed("masking_routes", *attempt, hint=1)
+    assert "结果中有 15 个无穷大的元素" in text and "权重：对角线上方" not in text, text

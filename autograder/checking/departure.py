@@ -11,6 +11,7 @@ that sums to 1, the right numbers in the wrong places. `departure_line` says it 
 code or the expected values. Needs no catalogue and no reference: the student kit ships it.
 """
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,10 +19,17 @@ from typing import Any
 
 import torch
 
+from autograder.checking.step_relations import (
+    case_sizes,
+    named_size,
+    permuted_axis,
+    sums_to_one_overall,
+    zeroed_entries,
+)
 from autograder.checking.tensor_trace import INPUT, TracedTensor
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "step"]
+__all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "recorded_output", "step"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
 # plain lists so that the student kit stores them as they are.
@@ -30,6 +38,7 @@ StepValues = Sequence[Sequence[Any]]
 HIDDEN_BELOW = -1e8  # a fill this negative hides an entry as -inf does (the notes' -inf, a learner's -1e9 or finfo.min)
 RELATIVE, ABSOLUTE = 1e-4, 1e-6  # tolerances of a match, relative to the step's largest magnitude
 LIST_SEPARATOR = {"en": ", ", "zh": "、"}
+LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last of a list of sources
 
 
 def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
@@ -51,12 +60,25 @@ class Fact:
 
     kind: str
     fields: Mapping[str, Any] = field(default_factory=dict)
+    # What it speaks of: the learner's tensor in the departing step's place (STAND_IN), the result their function
+    # returns against the notes' last step (OUTPUT), or the first tensor made from the last matched step against
+    # that step (FROM_PREVIOUS); `of` names the step compared with when it is not the departing one.
+    about: str = "stand_in"
+    of: str = ""
+
+
+STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
+# Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
+UNTOLD = ("differs", "shape")
+FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
+RELATIONS = (*FACTOR_KINDS, "permuted", "rearranged", "plus", "minus", "sums_axis", "sums_all")
 
 
 @dataclass(frozen=True)
 class Departure:
     """One attempt's diagnosis: the steps the learner's run reproduces (in the notes' order), the first it does not
-    (None: every step appears), the step the learner's output is when that is an earlier step than the last, the
+    (None: every step appears), the step the learner's output is when that is an earlier step than the last (with
+    no departing step: the code computed the last step too, and returned an earlier one), the
     facts read from the tensor that stands in the departing step's place, and how many tensors were compared."""
 
     matched: tuple[str, ...]
@@ -68,6 +90,17 @@ class Departure:
     raised: bool = False  # the learner's code raised on the case: the trace ends where it raised
     reshaped: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # every step matched; the output is the last
     # step's numbers in their order under another shape: (its shape, the notes')
+
+
+# Where a probe's record holds what the learner's function returned: most say "output", split, merge and
+# MultiHeadAttention "out", the masking routes "weights".
+OUTPUT_KEYS = ("output", "out", "weights")
+
+
+def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
+    """What the learner's function returned on the case, from its probe's record; None when it is not a tensor."""
+    output = next((record[key] for key in OUTPUT_KEYS if key in record), None)
+    return output if isinstance(output, torch.Tensor) else None
 
 
 def _normalised(tensor: torch.Tensor) -> torch.Tensor:
@@ -126,6 +159,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     learner = [_normalised(entry.value) for entry in traced]
     fingerprints = [_sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
+    proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
     coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
     for position, (step_id, values, _optional) in enumerate(declared):
@@ -133,9 +167,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                    if traced[index].op != INPUT  # a step is computed: an argument as it came is none
                    and any(value.numel() == expected.numel()
                            and _close(fingerprints[index], _sorted_values(expected))
-                           and holds(value, step_id, expected) for expected in values)]
+                           and holds(value, step_id, expected)
+                           and _layout_proven(index, traced, learner, expected) for expected in values)]
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
         where[step_id] = proving[0] if proving else None
+        proven_at[step_id] = proving
         if holding and not proving:
             unproven.add(step_id)
             if not any(_constant(learner[index]) for index in holding):
@@ -153,6 +189,12 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         break
     last = order[-1] if order else ""
     if departing is None:
+        early = _returned_instead(declared, output, holds)
+        # The code went on from the step it returns: a tensor made from it holds the last step (not one made
+        # otherwise, such as the input it was given, which is the context vectors of a single token).
+        returned_at = set(proven_at.get(early, ())) if early is not None else set()
+        if returned_at and any(_made_from(traced, index, returned_at) for index in proven_at.get(last, ())):
+            return Departure(tuple(order), None, early, compared=len(learner), last=last)
         reshaped = None
         if output is not None and declared:
             got, expected = _normalised(output), declared[-1][1][0]
@@ -177,11 +219,307 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     matched = tuple(step_id for step_id in order[:departing] if where[step_id] is not None)
     facts: tuple[Fact, ...] = ()
     expected_values = declared[departing][1]
-    stand_in = _stand_in(traced, learner, [where[step_id] for step_id in matched], expected_values[0].numel(),
+    # Made from the first tensor of the last matched step: a second computation of it is not read from (the keys
+    # computed again where the values go are the values' place, not a step after the keys).
+    stand_in = _stand_in(traced, learner, proven_at[matched[-1]][:1] if matched else [], expected_values[0].numel(),
                          order[departing] in ordered)
-    if stand_in is not None and returned is None:
-        facts = _facts(learner[stand_in], expected_values)
+    case = _Case(case_sizes({step_id: tuple(values[0].shape) for step_id, values, _optional in declared}),
+                 [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]])
+    # A tensor made from the learner's right steps that holds the step's numbers in other places (heads cut as
+    # (head_dim, num_heads)) is what stands in its place, wherever it is made.
+    moved = None if returned is not None else _holding_rearranged(
+        traced, learner, [index for step_id in matched for index in proven_at[step_id]], expected_values,
+        lambda got, expected: holds(got, order[departing], expected) or (order[departing] not in ordered and any(
+            got.numel() == other.numel() and holds(got, step_id, other)
+            for step_id, values in case.others for other in values)))  # a change of layout holds its source's
+    if moved is not None:
+        facts = _facts(learner[moved], expected_values, case)
+    elif stand_in is not None and returned is None:
+        chosen: int | None = None
+        # A stand-in that is another of the notes' steps (the masked scores of the route that scales after masking)
+        # is the learner's right step of that route: what their code makes from it next says how it departs, and
+        # the step itself only when that says nothing.
+        sources = proven_at[matched[-1]][:1]
+        candidates: list[int | None] = [stand_in]
+        latest: int | None = stand_in
+        while latest is not None and len(candidates) <= len(declared) and any(
+                holds(learner[latest], step_id, value) for step_id, values in case.others for value in values):
+            sources.append(latest)
+            latest = _stand_in(traced, learner, sources, expected_values[0].numel(), order[departing] in ordered)
+            candidates.append(latest)
+        steps_values = dict(declared_values(declared))
+        for candidate in [*candidates[1:], candidates[0]]:
+            chosen = candidate
+            if candidate is None or any(
+                    holds(learner[candidate], step_id, value)
+                    and all(read in proven_at[step_id] or _matches(learner[read], value)
+                            for read in traced[candidate].inputs)
+                    for step_id in matched for value in steps_values[step_id]):
+                continue  # a step it reproduced, made from that step alone (a layout the copy test missed): no stand-in
+            facts = _candidate_facts(learner[candidate], expected_values, declared, matched[-1], case)
+            if facts and facts[0].kind in MASK_COUNTS:
+                # Entries the notes hide, shown by a tensor the learner's code hides them in next (their scores
+                # before their mask): that masked tensor is the one in the step's place, and what it shows is said.
+                masked = _masked_later(traced, learner, candidate, expected_values)
+                if masked is not None:
+                    chosen = masked
+                    facts = _candidate_facts(learner[masked], expected_values, declared, matched[-1], case)
+            # Past another step, only a relation that ties the tensor to the step says it stands in its place.
+            if facts and (facts[0].kind in RELATIONS or candidate == candidates[0]):
+                break
+            facts = ()
+        if chosen is not None and facts and facts[0].kind in UNTOLD and facts[0].about == STAND_IN:
+            # Other numbers: which of the learner's steps that match the notes' the op that made it read.
+            read_steps = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
+                                                           for index in proven_at[step_id]})
+            if read_steps:
+                facts = (*facts, Fact("made_from", {"sources": read_steps}))
+    if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
+            and not any(holds(_normalised(output), last, value) for value in declared[-1][1])):
+        # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
+        # function returns, against the notes' last step, may say how it ends up wrong.
+        told = _facts(_normalised(output), declared[-1][1], _Case(case.sizes, [
+            (step_id, values) for step_id, values, _optional in declared[:-1]]))
+        if told and told[0].kind not in UNTOLD and told[0].kind != "other_step":
+            facts = tuple(dataclasses.replace(fact, about=OUTPUT, of=last) for fact in told)
+    if returned is None and (not facts or facts[0].kind in UNTOLD):
+        again = _computed_again(traced, learner, [(step_id, proven_at[step_id]) for step_id in matched], output)
+        if again is not None:
+            facts = (Fact("repeated", {"other": again}),)
+    if returned is None and not facts and matched:
+        # No tensor of the step's size made from the last matched step: the result, when the op that made it read
+        # only the learner's tensors that match the notes' steps (their weights times their scores), and the input
+        # their function was given (their weights times the input, where the values go). Past the departing step,
+        # only what it is made from is said of it: it is not in that step's place.
+        steps_at = {index: step_id for step_id, proving in proven_at.items() for index in proving}
+        entry = _case_input(traced, [proven_at[step_id][0] for step_id in matched if proven_at[step_id]])
+        if entry is not None:
+            steps_at[entry] = INPUTS
+        facts = _result_made_from(traced, learner, output, declared[-1][1], steps_at, case)
+        if order[departing] != last:
+            facts = tuple(Fact("result_made_from", fact.fields, OUTPUT) for fact in facts if fact.kind == "made_from")
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+INPUTS = "inputs"  # the input the learner's function was given, as a source of a tensor (`_case_input`)
+
+
+def _case_input(traced: Sequence[TracedTensor], proving: Sequence[int]) -> int | None:
+    """The one tensor the learner's code read without making it (an argument, through its layouts) that the ops
+    making two or more of their matched steps all read directly: the input the queries and keys are projected from
+    (each projection also reads its own weight); None when no such tensor is common to them, or more than one is."""
+    shared: set[int] | None = None
+    counted = 0
+    for index in proving:
+        index = _numbers_of(traced, index)
+        roots = {root for root in (_numbers_of(traced, read) for read in traced[index].inputs)
+                 if traced[root].op == INPUT}
+        if roots:
+            shared = roots if shared is None else shared & roots
+            counted += 1
+    return next(iter(shared)) if shared is not None and counted >= 2 and len(shared) == 1 else None
+
+
+def _numbers_of(traced: Sequence[TracedTensor], index: int) -> int:
+    """The traced tensor whose numbers the one at `index` holds: back through ops of layout and broadcasts."""
+    while (traced[index].op in LAYOUT_OPS or traced[index].op in PASSING_OPS) and len(traced[index].inputs) == 1:
+        index = traced[index].inputs[0]
+    return index
+
+
+def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor | None,
+                      expected_values: Sequence[torch.Tensor], steps_at: Mapping[int, str],
+                      case: "_Case") -> tuple[Fact, ...]:
+    """The facts of the function's result against the notes' last step, and the matching steps the op that made it
+    read, when that op read only those (`_made_from_steps`); () when the result is not among the traced tensors or
+    the op read anything else."""
+    if output is None:
+        return ()
+    got = _normalised(output)
+    made = next((index for index in range(len(traced) - 1, -1, -1) if traced[index].op != INPUT
+                 and learner[index].shape == got.shape and _close(learner[index], got)), None)
+    if made is None:
+        return ()
+    sources = _made_from_steps(traced, made, steps_at)
+    if not sources:
+        return ()
+    told = _facts(got, expected_values, case) or (Fact("differs"),)
+    return (*(dataclasses.replace(fact, about=OUTPUT) for fact in told), Fact("made_from", {"sources": sources}))
+
+
+# Ops that repeat or rearrange the one tensor they read (broadcasting for a batched product): what an op read through
+# them is that tensor.
+PASSING_OPS = frozenset({"expand", "expand_as", "broadcast_to"})
+
+
+def _made_from_steps(traced: Sequence[TracedTensor], index: int, steps_at: Mapping[int, str]) -> tuple[str, ...]:
+    """The notes' steps (in the order read) the op that made the tensor at `index` read, each through its layouts
+    and broadcasts, when every tensor the op read is one of them (`steps_at`: the learner's tensors proven to hold
+    each matched step); () when any is not, or the op read nothing traced. Only operands the trace kept count: an
+    op of the course's attention reads floating-point tensors, which it keeps."""
+    found: list[str] = []
+    for read in traced[index].inputs:
+        while read not in steps_at and (traced[read].op in LAYOUT_OPS or traced[read].op in PASSING_OPS) and len(
+                traced[read].inputs) == 1:
+            read = traced[read].inputs[0]
+        if read not in steps_at:
+            return ()
+        if steps_at[read] not in found:
+            found.append(steps_at[read])
+    # The input alone is no provenance of the learner's steps: a tensor made from it only is said nothing of.
+    return tuple(found) if set(found) - {INPUTS} else ()
+
+
+def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int,
+                  expected_values: Sequence[torch.Tensor]) -> int | None:
+    """The first tensor the learner's code makes from `source` (through any ops) of the step's size that hides
+    exactly the entries the notes' step hides, in one of a right program's layouts; None when there is none."""
+    made = {source}
+    for index in range(source + 1, len(traced)):
+        if traced[index].op == INPUT or not made & set(traced[index].inputs):
+            continue
+        made.add(index)
+        got = learner[index]
+        if any(got.numel() == expected.numel() and bool(torch.isinf(expected).any()) and any(
+                torch.equal(torch.isinf(layout), torch.isinf(expected)) for layout in _layouts(got, expected))
+               for expected in expected_values):
+            return index
+    return None
+
+
+def _computed_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                    matched: Sequence[tuple[str, list[int]]], output: torch.Tensor | None) -> str | None:
+    """The last matched step the learner's code computes twice on its way to its result, the second time from none
+    of its first tensors (keys projected again where the values go); None when there is none. Only computations the
+    result is made from count: a probe that calls the function twice, or builds a step of its own (a mask), makes
+    others. Views and copies of a step read it, so they are no second computation."""
+    if output is None:
+        return None
+    got = _normalised(output)
+    made = next((index for index in range(len(traced) - 1, -1, -1) if traced[index].op != INPUT
+                 and learner[index].shape == got.shape and _close(learner[index], got)), None)
+    if made is None:
+        return None
+    ancestors: set[int] = set()
+    pending = [made]
+    while pending:
+        index = pending.pop()
+        if index not in ancestors:
+            ancestors.add(index)
+            pending.extend(traced[index].inputs)
+    for step_id, proving in reversed(matched):
+        computed = [index for index in proving if index in ancestors and not set(traced[index].inputs) & set(proving)]
+        if len(computed) > 1:
+            return step_id
+    return None
+
+
+def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
+                        expected_values: Sequence[torch.Tensor],
+                        holds: Callable[[torch.Tensor, torch.Tensor], bool]) -> int | None:
+    """The first tensor made (through any ops) from the learner's tensors of the matched steps that holds the
+    departing step's numbers, in places no right layout gives (`holds`: whether a tensor holds the step's value, or
+    another step's, in a right layout: a tensor that does is that step, and a case where the two steps share their
+    numbers proves nothing of it); None
+    when there is none. Only a tensor made from the learner's right steps is surely theirs (`_stand_in`)."""
+    made = set(matched_at)
+    for index in range(min(matched_at, default=len(traced)), len(traced)):
+        entry = traced[index]
+        if entry.op == INPUT or (index not in made and not made & set(entry.inputs)):
+            continue
+        made.add(index)  # a matched step's own tensor may hold them too: for a change of layout it is its numbers
+        if any(learner[index].numel() == expected.numel() and not _constant(expected)
+               and _close(_sorted_values(learner[index]), _sorted_values(expected)) for expected in expected_values
+               ) and not any(holds(learner[index], expected) for expected in expected_values):
+            return index
+    return None
+
+
+def _candidate_facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor],
+                     declared: Sequence[tuple[str, list[torch.Tensor], bool]], previous_step: str,
+                     case: "_Case") -> tuple[Fact, ...]:
+    """The facts of a stand-in against the step; when they say nothing, against the last matched step it is made
+    from, if that says it is the step times a number (masked scores halved before the softmax)."""
+    facts = _facts(got, expected_values, case)
+    if facts and facts[0].kind in UNTOLD:
+        scaled = _facts(got, dict(declared_values(declared))[previous_step], case)
+        if scaled and scaled[0].kind in FACTOR_KINDS:
+            return tuple(dataclasses.replace(fact, about=FROM_PREVIOUS, of=previous_step) for fact in scaled)
+    return facts
+
+
+def declared_values(declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> list[tuple[str, list[torch.Tensor]]]:
+    return [(step_id, values) for step_id, values, _optional in declared]
+
+
+# Ops that give the numbers of the one tensor they read in another layout, as tensor_trace names them.
+LAYOUT_OPS = frozenset({"t", "transpose", "permute", "view", "_unsafe_view", "reshape", "squeeze", "unsqueeze",
+                        "contiguous", "swapaxes", "swapdims", "movedim", "numpy_T", "mT", "adjoint", "flatten",
+                        "unflatten", "view_as", "reshape_as"})
+
+
+def _layout_proven(index: int, traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                   expected: torch.Tensor) -> bool:
+    """Whether the learner's tensor at `index`, which holds `expected` up to a layout, proves it holds the step: it
+    holds it in its own order (a view, a reshape, a dtype, a copy), or only with its axes permuted while no tensor
+    the op read is unchanged by that permutation. A layout that leaves what the op read as it was proves nothing on
+    this case: the notes' scores x @ x.T are symmetric, so weights normalised over the queries are the notes'
+    weights transposed, though the code computes other weights (a case whose scores are not symmetric shows it).
+    A tensor an op of layout made (a transpose, a view: the code's, or autograd's in a gradient check) is judged at
+    the tensor that made its numbers."""
+    while traced[index].op in LAYOUT_OPS and len(traced[index].inputs) == 1 and \
+            learner[traced[index].inputs[0]].numel() == learner[index].numel():
+        index = traced[index].inputs[0]
+    got = learner[index]
+    if got.numel() == expected.numel() and _close(got.reshape(expected.shape), expected):
+        return True
+    squeezed, target = _squeezed(got), _squeezed(expected)
+    if squeezed.dim() != target.dim() or squeezed.dim() > 4:
+        return True  # held some other way than a permutation: not this rule's matter
+    orders = [order for order in itertools.permutations(range(squeezed.dim()))
+              if squeezed.permute(order).shape == target.shape
+              and _close(squeezed.permute(order).reshape(expected.shape), expected)]
+    read = [_squeezed(learner[source]) for source in traced[index].inputs]
+    return any(not any(_unchanged_by(value, order) for value in read) for order in orders) or not orders
+
+
+def _unchanged_by(value: torch.Tensor, order: tuple[int, ...]) -> bool:
+    """Whether permuting `value`'s axes by `order` (a non-trivial permutation) leaves it as it is: a symmetric
+    matrix under a transpose."""
+    if value.dim() != len(order) or value.numel() <= 1 or order == tuple(range(len(order))):
+        return False
+    permuted = value.permute(order)
+    return permuted.shape == value.shape and _close(permuted, value)
+
+
+def _made_from(traced: Sequence[TracedTensor], index: int, sources: set[int]) -> bool:
+    """Whether the traced tensor at `index` was computed from one of `sources` (read by an op on its way)."""
+    seen, todo = set(), list(traced[index].inputs)
+    while todo:
+        read = todo.pop()
+        if read in sources:
+            return True
+        if read not in seen:
+            seen.add(read)
+            todo.extend(traced[read].inputs)
+    return False
+
+
+def _returned_instead(declared: Sequence[tuple[str, list[torch.Tensor], bool]], output: torch.Tensor | None,
+                      holds: Callable[[torch.Tensor, str, torch.Tensor], bool]) -> str | None:
+    """The step before the last that the function returns, when its code computed the notes' last step too: the one
+    earlier step its output holds, where the output holds neither the last step nor one number throughout. None
+    when the output holds two earlier steps (the case does not tell them apart: scores and scaled scores for heads
+    of size 1), or none."""
+    if output is None or not declared:
+        return None
+    got = _normalised(output)
+    last, last_values, _optional = declared[-1]
+    if _constant(got) or any(holds(got, last, value) for value in last_values):
+        return None
+    held = [step_id for step_id, values, _optional in declared[:-1] if any(holds(got, step_id, value)
+                                                                          for value in values)]
+    return held[0] if len(held) == 1 else None
 
 
 def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.Tensor], bool]],
@@ -200,23 +538,22 @@ def _constant(value: torch.Tensor) -> bool:
     return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
 
 
-def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int | None],
+def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
               size: int, layout_step: bool = False) -> int | None:
     """The learner's tensor in the departing step's place, after the last matched step's tensor: the first op that
     read it (or a copy of it in another layout) and made new numbers of the step's size. For a step that is a
     change of layout (`layout_step`), a copy in another layout is what stands in its place. None when no step
-    matched or no such op read it: the trace holds the probe's own tensors too (the case's input it builds, what it
-    computes from the learner's output), and only a tensor made from the learner's last right step is surely
-    theirs, so no fact is read from any other."""
-    found = [index for index in matched_at if index is not None]
-    if not found:
+    matched or no such op read it (`matched_at`: the tensors holding the last matched step): the trace holds the
+    probe's own tensors too (the case's input it builds, what it computes from the learner's output), and only a
+    tensor made from the learner's last right step is surely theirs, so no fact is read from any other."""
+    if not matched_at:
         return None
-    source = found[-1]
-    sources = {source}
+    source = matched_at[0]
+    sources = set(matched_at)  # the step's tensor, and the other steps' ones it stood in place of (see the caller)
     for index in range(source + 1, len(traced)):
         entry = traced[index]
-        if entry.op == INPUT:
-            continue
+        if entry.op == INPUT or index in matched_at:
+            continue  # an argument, or the matched step itself (another copy of it): no new numbers
         reads = bool(sources & set(entry.inputs))
         copy = reads and learner[index].numel() == learner[source].numel() and _matches(learner[index], learner[source])
         if copy and not layout_step:
@@ -230,23 +567,106 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
-FACT_ORDER = ("rearranged", "factor", "sums_axis", "shape", "shown", "hidden", "not_normalised", "differs")
+FACT_ORDER = ("permuted", "rearranged", "factor_root", "divided_root", "factor_size", "divided_size", "factor",
+              "divided", "all_zero", "zeroed", "extra", "sums_axis", "sums_all", "plus", "minus", "other_step",
+              "shape", "shown", "hidden", "not_normalised", "differs")
 
 
-def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor]) -> tuple[Fact, ...]:
+@dataclass(frozen=True)
+class _Case:
+    """What the facts may compare a learner's tensor with beyond the departing step: the case's sizes by name
+    (autograder.checking.step_relations.case_sizes) and the notes' other steps, (id, its value on each route)."""
+
+    sizes: Mapping[str, int]
+    others: Sequence[tuple[str, Sequence[torch.Tensor]]]
+
+
+def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
     """What differs between the learner's tensor and the notes' step, read from the two, against the route whose
     comparison says most (FACT_ORDER)."""
-    found = [_facts_against(got, expected) for expected in expected_values]
+    if any(got.numel() == expected.numel() and _matches(got, expected, transposed=False)
+           for expected in expected_values):
+        return ()  # it holds the step's numbers in their order on some route: nothing differs
+    found = [_facts_against(got, expected, case) for expected in expected_values]
+    if not _hidden_alike(expected_values):
+        # The routes hide different entries (the scores scaled before the mask, or after: the notes' masked scores
+        # stand in for the scaled scores on that route): a count of entries shown or hidden against one route is
+        # that route's mask, true of the learner's tensor only where it masked them itself, with a fill of its own
+        # (one number in all of them: 0 for -inf); a tensor never masked shows them as the other route does.
+        found = [facts for facts, expected in zip(found, expected_values, strict=True)
+                 if not any(fact.kind == "hidden" or (fact.kind == "shown" and not _filled(got, expected))
+                            for fact in facts)] or [(Fact("differs"),)]
     return min(found, key=lambda facts: FACT_ORDER.index(facts[0].kind), default=())
 
 
-def _facts_against(got: torch.Tensor, expected: torch.Tensor) -> tuple[Fact, ...]:
+MASK_COUNTS = ("shown", "hidden")
+
+
+def _filled(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether the entries the notes' step hides and `got` shows hold one number in `got` (a fill of its own)."""
+    same = next(iter(_layouts(got, expected)), None) if got.numel() == expected.numel() else None
+    if same is None:
+        return False
+    shown = same[torch.isinf(expected) & ~torch.isinf(same)]
+    return shown.numel() > 0 and bool((shown == shown[0]).all())
+
+
+def _hidden_alike(expected_values: Sequence[torch.Tensor]) -> bool:
+    """Whether every route of a step hides the same entries (those of one shape: another shape is another layout
+    of the step, compared on its own)."""
+    first = expected_values[0]
+    return all(value.shape != first.shape or torch.equal(torch.isinf(value), torch.isinf(first))
+               for value in expected_values[1:])
+
+
+def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str | None:
+    """The one other step of the notes the learner's tensor holds (up to a right program's layouts), where that
+    step's values are not the departing step's own; None when it holds none, or more than one (which proves none)."""
+    holding = {step_id for step_id, values in case.others for value in values
+               if value.numel() == got.numel() and _close(_sorted_values(got), _sorted_values(value))
+               and _matches(got, value) and not (value.numel() == expected.numel() and _matches(value, expected))}
+    return holding.pop() if len(holding) == 1 else None
+
+
+def _factor_fact(factor: float, sizes: Mapping[str, int]) -> Fact:
+    """`factor` said as "times c" or, below 1, "divided by 1/c", with the case's size whose root (or itself) it is
+    when only one size fits (step_relations.named_size)."""
+    if factor == 0:
+        return Fact("all_zero")
+    divided = abs(factor) < 1
+    shown = 1 / factor if divided else factor
+    kind = "divided" if divided else "factor"
+    named = named_size(abs(shown), sizes) if shown > 0 else None
+    if named is None:
+        return Fact(kind, {"factor": f"{shown:.3g}"})
+    name, relation = named
+    return Fact(f"{kind}_{relation}", {"factor": f"{shown:.3g}", "size": name, "value": sizes[name]})
+
+
+def _facts_against(got: torch.Tensor, expected: torch.Tensor, case: _Case | None = None) -> tuple[Fact, ...]:
+    facts = _relation_facts(got, expected, case or _Case({}, ()))
+    if facts[0].kind in ("shape", "differs", "not_normalised"):
+        # Nothing closer to the step itself: another of the notes' steps in its place says more. (A factor says more
+        # than the unscaled scores another route masks: both are true then.)
+        other = _other_step(got, expected, case or _Case({}, ()))
+        if other is not None:
+            return (Fact("other_step", {"other": other}),)
+    return facts
+
+
+def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:
     if got.numel() != expected.numel():
         return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
     layouts = [layout for layout in _layouts(got, expected)] or [got.reshape(expected.shape)]
     same = layouts[0]
     facts: list[Fact] = []
     if _close(_sorted_values(same), _sorted_values(expected)):
+        for layout in layouts:
+            permuted = permuted_axis(layout, expected, _close)
+            if permuted is not None:
+                axis, reverse = permuted
+                return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
+                                          "reversed": reverse}),)
         return (Fact("rearranged"),)
     shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
@@ -255,22 +675,65 @@ def _facts_against(got: torch.Tensor, expected: torch.Tensor) -> tuple[Fact, ...
         facts.append(Fact("shown", {"count": shown}))
     if hidden:
         facts.append(Fact("hidden", {"count": hidden}))
+    if not shown and not hidden:
+        dropped, extra = zeroed_entries(same, expected, _close)
+        if dropped:
+            facts.append(Fact("zeroed", {"count": dropped}))
+        if extra:
+            facts.append(Fact("extra", {"count": extra}))
+    normal = _normal_axis(expected)
+    if not facts and normal is not None and sums_to_one_overall(same, expected):
+        # Said before a factor: weights normalised over the whole tensor are also the notes' divided by the rows.
+        facts.append(Fact("sums_all", {"expected_axis": normal}))
     both = torch.isfinite(same) & torch.isfinite(expected) & (expected.abs() > 1e-9)
-    if not shown and not hidden and int(both.sum()) > 1:
+    if not facts and int(both.sum()) >= 1:
         ratio = same[both] / expected[both]
         factor = float(ratio.mean())
-        if abs(factor - 1) > 1e-3 and bool(torch.allclose(ratio, torch.full_like(ratio, factor), rtol=1e-3)):
-            facts.append(Fact("factor", {"factor": f"{factor:.3g}"}))
-    if not facts and expected.dim() >= 1 and torch.isfinite(expected).all() and torch.isfinite(same).all():
-        axis = expected.dim() - 1
-        if _sums_to_one(expected, axis):
-            others = [other for other in range(expected.dim()) if other != axis and expected.shape[other] > 1
-                      and _sums_to_one(same, other)]
-            if others:
-                facts.append(Fact("sums_axis", {"axis": others[0], "expected_axis": axis}))
-            elif not _sums_to_one(same, axis):
-                facts.append(Fact("not_normalised", {"axis": axis}))
+        # Every entry the notes have at 0 is 0 in theirs too: "times c" is then true of the whole tensor.
+        zeros_kept = bool((same[~both & torch.isfinite(expected)].abs() <= 1e-9).all())
+        if (abs(factor - 1) > 1e-3 and zeros_kept
+                and bool(torch.allclose(ratio, torch.full_like(ratio, factor), rtol=1e-3))):
+            fact = _factor_fact(factor, case.sizes)
+            # One number is a multiple of any other: said only when the multiple is one of the case's sizes.
+            if ((int(both.sum()) > 1 or fact.kind not in ("factor", "divided"))
+                    and (fact.kind != "all_zero" or bool((same == 0).all()))):
+                facts.append(fact)
+    if not facts:
+        offset = _offset(same, expected)
+        if offset is not None:
+            facts.append(Fact("plus" if offset > 0 else "minus", {"offset": f"{abs(offset):.4g}"}))
+    if not facts and normal is not None and torch.isfinite(same).all():
+        # Only an axis along which the notes' step does not sum to 1 tells the two apart.
+        others = [other for other in range(expected.dim()) if other != normal and expected.shape[other] > 1
+                  and _sums_to_one(same, other) and not _sums_to_one(expected, other)]
+        if others:
+            facts.append(Fact("sums_axis", {"axis": others[0], "expected_axis": normal}))
+        elif not _sums_to_one(same, normal):
+            facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
+
+
+def _normal_axis(expected: torch.Tensor) -> int | None:
+    """The dimension along which the notes' step sums to 1 (weights: the last; the notes' naive softmax: 0), the
+    last such when several do; None when none does or an entry is not finite."""
+    if expected.dim() < 1 or not bool(torch.isfinite(expected).all()):
+        return None
+    return next((axis for axis in range(expected.dim() - 1, -1, -1)
+                 if expected.shape[axis] > 1 and _sums_to_one(expected, axis)), None)
+
+
+def _offset(got: torch.Tensor, expected: torch.Tensor) -> float | None:
+    """The one number (not 0) every entry of `got` is the notes' plus, -inf where the notes' are; None otherwise
+    or for fewer than two finite entries (one number is another plus something)."""
+    finite = torch.isfinite(expected)
+    if not bool((torch.isfinite(got) == finite).all()) or int(finite.sum()) < 2:
+        return None
+    difference = got[finite] - expected[finite]
+    offset = float(difference.mean())
+    scale = max(float(expected[finite].abs().max()), float(got[finite].abs().max()), 1.0)
+    if abs(offset) <= 1e-3 * scale or not bool(((difference - offset).abs() <= RELATIVE * scale).all()):
+        return None
+    return offset
 
 
 def _sums_to_one(tensor: torch.Tensor, axis: int) -> bool:
@@ -282,10 +745,15 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise), unless
     the output is the last step's numbers in their order under another shape."""
     if departure.step is None:
+        if departure.returned is not None:  # every step computed, an earlier one returned
+            text = render(messages, "departure.returned_computed", lang, {
+                "returned": render(messages, f"step.{departure.returned}", lang),
+                "last": render(messages, f"step.{departure.last}", lang)})
+            return render(messages, "label.returned", lang, {"text": text})
         if departure.reshaped is None:
             return ""
         got, expected = departure.reshaped
-        return render(messages, "label.departure", lang, {"text": render(messages, "departure.reshaped", lang, {
+        return render(messages, "label.returned", lang, {"text": render(messages, "departure.reshaped", lang, {
             "last": render(messages, f"step.{departure.last}", lang), "got": got, "expected": expected})})
 
     def name(step_id: str) -> str:
@@ -301,11 +769,33 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
     parts = [render(messages, key, lang, fields)]
-    parts += [render(messages, f"departure.fact.{fact.kind}", lang, {**fact.fields, "step": fields["step"]})
-              for fact in departure.facts]
+    parts += [_fact_text(fact, str(fields["step"]), lang, messages) for fact in departure.facts]
     if departure.raised and departure.facts:
         parts.append(render(messages, "departure.then_raised", lang))
     if departure.returned is not None:
         parts.append(render(messages, "departure.returned", lang, {
             "returned": name(departure.returned), "last": name(departure.last)}))
     return render(messages, "label.departure", lang, {"text": render(messages, "departure.join", lang).join(parts)})
+
+
+def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
+    """One fact in the notes' words: a step id said by its name, a size by its name in the notes, a reversal as
+    its own sentence."""
+    if fact.of:
+        step_name = render(messages, f"step.{fact.of}", lang)
+    fields = {**fact.fields, "step": step_name}
+    fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
+    key = f"departure.fact.{fact.kind}"
+    if fact.kind in ("other_step", "repeated"):
+        fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
+    if fact.kind in ("made_from", "result_made_from"):
+        names = [render(messages, f"step.{source}", lang) for source in fact.fields["sources"] if source != INPUTS]
+        fields["sources"] = pick(LAST_SEPARATOR, lang).join(
+            [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        if INPUTS in fact.fields["sources"]:
+            key = f"departure.fact.{fact.kind}_input"
+    if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
+        fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
+    if fact.kind == "permuted" and fact.fields.get("reversed"):
+        key = "departure.fact.reversed"
+    return render(messages, key, lang, fields)

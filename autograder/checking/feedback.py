@@ -193,6 +193,16 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
             if named is not None:
                 named.same_shape.append(result)
                 continue
+        grown = _shape_growth(result)
+        if grown is not None and result.misconception is None and not result.departure:
+            # No step of the notes traced on this check (a contract check declares none): an output whose shape is
+            # wrong as a localised row's is (the same axes grow and shrink) is told so under that row, not as a
+            # cause of its own with "no known mistake".
+            located = next((row for row in table_rows if row.shown.misconception is None and row.shown.departure
+                            and _shape_growth(row.shown) == grown), None)
+            if located is not None:
+                located.same_shape.append(result)
+                continue
         if cause is not None and result.misconception is None and cause.message_key in FOLLOW_ON_KEYS:
             named = next((row for row in table_rows if row.shown.misconception is not None), None)
             if named is not None:
@@ -218,6 +228,21 @@ def _shape_change(result: CheckResult) -> tuple[int, ...] | None:
         return None
     theirs, ours = ([int(size) for size in found.group(1).split(", ")] for found in (got, expected))
     if len(theirs) != len(ours) or theirs == ours or math.prod(theirs) != math.prod(ours):
+        return None
+    return tuple((a > b) - (a < b) for a, b in zip(theirs, ours, strict=True))
+
+
+def _shape_growth(result: CheckResult) -> tuple[int, ...] | None:
+    """Per axis of a wrong output's shape: -1 (shrunk), 0 or 1 (grown) against the expected one, whatever the
+    numbers it holds; None for any other failure, or shapes of different ranks."""
+    if result.cause is None or result.cause.message_key not in WRONG_SHAPE_KEYS:
+        return None
+    fields = dict(result.cause.fields)
+    got, expected = (SHAPE_TEXT.fullmatch(fields.get(name, "")) for name in ("got_shape", "expected_shape"))
+    if got is None or expected is None:
+        return None
+    theirs, ours = ([int(size) for size in found.group(1).split(", ")] for found in (got, expected))
+    if len(theirs) != len(ours) or theirs == ours:
         return None
     return tuple((a > b) - (a < b) for a, b in zip(theirs, ours, strict=True))
 

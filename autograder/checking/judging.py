@@ -97,6 +97,11 @@ def causal_weights_problem(got: torch.Tensor, expected: torch.Tensor,
     nan_rows = torch.isnan(got).any(dim=-1)
     if nan_rows.any():
         return "causal_weights.nan", {"query": _first_index(nan_rows)[-1]}
+    infinite = torch.isinf(got)
+    if infinite.any():
+        # Masked scores returned as they are (-inf above the diagonal): not weights at all, whatever the positions.
+        first = _first_index(infinite.any(dim=-1))[-1]
+        return "causal_weights.infinite", {"count": int(infinite.sum()), "query": first}
     leaks = (got != 0) & future
     if leaks.any():
         *_, query, key = _first_index(leaks)

@@ -111,13 +111,22 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
     """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
     on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
     case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
-    alone. Later cases that pass or raise say nothing about it. A mistake of one of the call's sizes needs a failing
+    alone. Later cases that pass or raise say nothing about it, nor does any failing case whose output holds no
+    finite number (every overflow gives nan: `_no_finite_number`). A mistake of one of the call's sizes needs a failing
     case where that size tells it apart from the case's other sizes (`first`, the first failing case, and the later
     ones: the notes' 2 heads of size 1 give d_out = num_heads, so a divisor of either reproduces both). With it,
     every mistake of the table whose variant reproduces all those cases (named or not: another check of the attempt
     may tell them apart)."""
-    candidates = reproduced(verdict)
-    if not candidates:
+    silent = _no_finite_number(verdict)
+    # An output of nan and inf alone names nothing: the later failing cases with numbers decide the name. What
+    # gives it too stays listed, so that a mistake another check proves may explain it (autograder.checking.attempt).
+    overflowing = reproduced(verdict)
+    if silent:
+        verdict.fields.pop(REPRODUCED_BY, None)
+        if verdict.evidence is Evidence.VARIANT:
+            verdict.misconception, verdict.evidence = None, None
+    candidates: list[tuple[str, float | None]] | None = None if silent else overflowing
+    if not overflowing:
         return verdict, ()
     failing_cases = 1
     failing = [] if first is None else [first]
@@ -131,7 +140,14 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
         if not other.passed:
             failing_cases += 1
             failing.append(case)
-            candidates = [candidate for candidate in candidates if candidate in reproduced(other)]
+            if _no_finite_number(other):
+                continue  # says nothing for or against a name, as a passing case does
+            found = reproduced(other)
+            candidates = found if candidates is None else [candidate for candidate in candidates
+                                                           if candidate in found]
+    if candidates is None:
+        return verdict, tuple(name for name, value in overflowing if value is None and name not in GENERAL_NAMES)
+    candidates = [candidate for candidate in candidates if candidate in overflowing]
     specific = [candidate for candidate in candidates if candidate[0] not in GENERAL_NAMES
                 and (candidate[0] not in SIZE_DIVISORS or any(_tells_apart(candidate[0], case) for case in failing))]
     # A whole-number size of the call (d_k, num_tokens) explains the failing cases better than a number of the
@@ -150,6 +166,15 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
     elif verdict.evidence is Evidence.VARIANT:
         verdict.misconception, verdict.evidence = None, None
     return verdict, tuple(name for name, value in candidates if value is None and name not in GENERAL_NAMES)
+
+
+def _no_finite_number(verdict: Verdict) -> bool:
+    """Whether the learner's output on a failing case holds no finite number (every entry nan or inf): then no
+    variant is proven by it, since every computation that overflows gives it (a softmax that shifts by the wrong
+    amount overflows as the unshifted one does); a name needs a failing case whose numbers the variant gives."""
+    got = verdict.got
+    return isinstance(got, torch.Tensor) and got.numel() > 0 and (got.is_floating_point() or got.is_complex()) \
+        and not bool(torch.isfinite(got).any())
 
 
 # A mistake and the general family it is one value of: the scores divided by the wrong number (a fitted divisor)

@@ -100,7 +100,44 @@ MESSAGES = {
     # Where a learner's computation first departs from the notes' steps (autograder.checking.departure): rung 2 when
     # no known mistake is named. The steps by their names in the notes (`step.<id>`, declared by the references).
     "label.departure": {"en": "where it departs — {text}", "zh": "从哪里开始不同：{text}"},
+    # Rung 2 where nothing departs: every step computed and another returned, or the code raised at its own line.
+    "label.returned": {"en": "what your function returns — {text}", "zh": "你的函数返回了什么：{text}"},
+    "label.raised": {"en": "where it raised — {text}", "zh": "在哪里抛出了异常：{text}"},
     "departure.join": {"en": "; ", "zh": "；"},
+    # A wrong parameter count (autograder.checking.count_difference): the learner's number against the module's parts.
+    "label.count": {"en": "how your count differs — {text}", "zh": "你的计数差在哪里：{text}"},
+    "count.fewer": {
+        "en": "your count is {got:,}, {difference:,} fewer than the {right:,} trainable parameters of this module",
+        "zh": "你的计数是 {got:,}，比这个模块的 {right:,} 个可训练参数少 {difference:,} 个"},
+    "count.more": {
+        "en": "your count is {got:,}, {difference:,} more than the {right:,} trainable parameters of this module",
+        "zh": "你的计数是 {got:,}，比这个模块的 {right:,} 个可训练参数多 {difference:,} 个"},
+    "count.parts_fewer": {
+        "en": "the {difference:,} missing are exactly the entries of {parts}, and no other set of its parameters adds "
+              "up to that number",
+        "zh": "少掉的 {difference:,} 个恰好是{parts}的元素个数，它的参数中没有别的组合加起来等于这个数"},
+    "count.parts_more": {
+        "en": "the {difference:,} extra are exactly the entries of {parts}, which are not trainable parameters of the "
+              "module, and no other set of those adds up to that number",
+        "zh": "多出的 {difference:,} 个恰好是{parts}的元素个数，它们不是这个模块的可训练参数，其中也没有别的组合加起来"
+              "等于这个数"},
+    "count.part.trainable": {"en": "the parameter {name} ({size:,})", "zh": "参数 {name}（{size:,}）"},
+    "count.part.buffer": {"en": "the buffer {name} ({size:,})", "zh": "buffer {name}（{size:,}）"},
+    "count.part.frozen": {"en": "the frozen parameter {name} ({size:,})", "zh": "冻结的参数 {name}（{size:,}）"},
+    "count.part.repeated": {"en": "{name} ({size:,}), a second name of a parameter registered once already",
+                            "zh": "{name}（{size:,}，是一个已经注册过的参数的第二个名字）"},
+    "count.rebuilt": {
+        "en": "{got:,} is the number of trainable parameters of the same module built with {change}, and of no other "
+              "such build",
+        "zh": "{got:,} 正是把同一个模块改成{change}之后的可训练参数个数，别的这类改法都不是"},
+    "count.rebuilt.swapped": {"en": "in_features and out_features swapped in every nn.Linear",
+                              "zh": "每个 nn.Linear 的 in_features 与 out_features 互换"},
+    "count.rebuilt.bias_on": {"en": "a bias in every nn.Linear", "zh": "每个 nn.Linear 都带偏置"},
+    "count.rebuilt.bias_off": {"en": "no bias in any nn.Linear", "zh": "所有 nn.Linear 都不带偏置"},
+    "count.rebuilt.projections_bias_on": {"en": "biases in W_query, W_key and W_value",
+                                          "zh": "W_query、W_key 和 W_value 都带偏置"},
+    "count.rebuilt.projections_bias_off": {"en": "no biases in W_query, W_key and W_value",
+                                           "zh": "W_query、W_key 和 W_value 都不带偏置"},
     "departure.after": {
         "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: none of the tensors "
               "your code made on this case holds the notes' {step}",
@@ -127,37 +164,131 @@ MESSAGES = {
               "number for number, in their order, but in shape {got} instead of {expected}",
         "zh": "你的代码每一步都与笔记相同，直到{last}：你的函数返回的数值与笔记中的{last}逐个相同、顺序也相同，"
               "但形状是 {got}，而不是 {expected}"},
+    # The learner's code raised where no step could be compared (autograder.running.diagnosing): their own line.
+    "departure.raised_at_line": {
+        "en": "your code raised at its own line `{line}`; no step of the notes could be compared with its tensors on "
+              "this case: start from that line",
+        "zh": "你的代码在它自己的这一行抛出了异常：`{line}`；在这个例子上，笔记中的任何一步都无法与它的张量相比较："
+              "请从这一行开始查"},
+    # Every step computed, the last one too, and an earlier step returned (autograder.checking.departure).
+    "departure.returned_computed": {
+        "en": "your code computes the notes' {last} too, but your function returns the {returned}, a step before the "
+              "{last}",
+        "zh": "你的代码也算出了笔记中的{last}，但你的函数返回的是{returned}，这是{last}之前的一步"},
     "departure.then_raised": {"en": "then your code raised", "zh": "之后你的代码抛出了异常"},
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",
         "zh": "你的函数返回的是{returned}，这是{last}之前的一步"},
+    # Who a fact speaks of: the learner's tensor in the departing step's place, or what their function returns.
+    "departure.subject.stand_in": {"en": "the tensor your code made in its place", "zh": "你的代码在这一步算出的张量"},
+    "departure.subject.output": {"en": "the result your function returns", "zh": "你的函数返回的结果"},
+    "departure.subject.from_previous": {"en": "the tensor your code made in its place from the notes' {step}",
+                                        "zh": "你的代码由笔记中的{step}在这一步算出的张量"},
     "departure.fact.shape": {
-        "en": "the tensor your code made in its place has shape {got}, the notes' {step} {expected}",
-        "zh": "你的代码在这一步算出的张量形状是 {got}，而笔记中的{step}形状是 {expected}"},
+        "en": "{subject} has shape {got}, the notes' {step} {expected}",
+        "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}"},
     "departure.fact.factor": {
-        "en": "the tensor your code made in its place is the notes' {step} times {factor}",
-        "zh": "你的代码在这一步算出的张量是笔记中的{step}乘以 {factor}"},
+        "en": "{subject} is the notes' {step} times {factor}",
+        "zh": "{subject}是笔记中的{step}乘以 {factor}"},
     "departure.fact.shown": {
-        "en": "the tensor your code made in its place shows {count} entries that the notes' {step} hide",
-        "zh": "你的代码在这一步算出的张量中，有 {count} 个元素在笔记中的{step}里是被遮住的，在你的结果里却没有"},
+        "en": "{subject} shows {count} entries that the notes' {step} hide",
+        "zh": "{subject}中，有 {count} 个元素在笔记中的{step}里是被遮住的，在你的结果里却没有"},
     "departure.fact.hidden": {
-        "en": "the tensor your code made in its place hides {count} entries that the notes' {step} keep",
-        "zh": "你的代码在这一步算出的张量遮住了 {count} 个元素，而笔记中的{step}保留了它们"},
+        "en": "{subject} hides {count} entries that the notes' {step} keep",
+        "zh": "{subject}遮住了 {count} 个元素，而笔记中的{step}保留了它们"},
     "departure.fact.sums_axis": {
-        "en": "the tensor your code made in its place sums to 1 along dimension {axis}, the notes' {step} along "
+        "en": "{subject} sums to 1 along dimension {axis}, the notes' {step} along "
               "dimension {expected_axis}",
-        "zh": "你的代码在这一步算出的张量沿第 {axis} 个维度加起来等于 1，而笔记中的{step}沿第 {expected_axis} 个维度"
+        "zh": "{subject}沿第 {axis} 个维度加起来等于 1，而笔记中的{step}沿第 {expected_axis} 个维度"
               "加起来等于 1"},
     "departure.fact.not_normalised": {
-        "en": "the tensor your code made in its place does not sum to 1 along dimension {axis}, as the notes' {step} "
+        "en": "{subject} does not sum to 1 along dimension {axis}, as the notes' {step} "
               "do",
-        "zh": "你的代码在这一步算出的张量沿第 {axis} 个维度加起来不等于 1，而笔记中的{step}等于 1"},
+        "zh": "{subject}沿第 {axis} 个维度加起来不等于 1，而笔记中的{step}等于 1"},
     "departure.fact.rearranged": {
-        "en": "the tensor your code made in its place holds the same numbers as the notes' {step}, in other places",
-        "zh": "你的代码在这一步算出的张量与笔记中的{step}数值相同，但位置不同"},
+        "en": "{subject} holds the same numbers as the notes' {step}, in other places",
+        "zh": "{subject}与笔记中的{step}数值相同，但位置不同"},
+    "departure.fact.divided": {
+        "en": "{subject} is the notes' {step} divided by {factor}",
+        "zh": "{subject}是笔记中的{step}除以 {factor}"},
+    "departure.fact.factor_root": {
+        "en": "{subject} is the notes' {step} times {factor}, the square root of "
+              "{size} ({value})",
+        "zh": "{subject}是笔记中的{step}乘以 {factor}，即{size}（{value}）的平方根"},
+    "departure.fact.divided_root": {
+        "en": "{subject} is the notes' {step} divided by {factor}, the square root of "
+              "{size} ({value})",
+        "zh": "{subject}是笔记中的{step}除以 {factor}，即{size}（{value}）的平方根"},
+    "departure.fact.factor_size": {
+        "en": "{subject} is the notes' {step} times {factor}, which is {size}",
+        "zh": "{subject}是笔记中的{step}乘以 {factor}，也就是{size}"},
+    "departure.fact.divided_size": {
+        "en": "{subject} is the notes' {step} divided by {factor}, which is {size}",
+        "zh": "{subject}是笔记中的{step}除以 {factor}，也就是{size}"},
+    # The sizes a factor is named by (autograder.checking.step_relations.case_sizes): the notes' names for them.
+    "departure.size.d_k": {"en": "d_k, the size of each key", "zh": "d_k（每个 key 的大小）"},
+    "departure.size.d_out": {"en": "d_out", "zh": "d_out"},
+    "departure.size.head_dim": {"en": "head_dim, the size of each head", "zh": "head_dim（每个头的大小）"},
+    "departure.size.num_heads": {"en": "num_heads, the number of heads", "zh": "num_heads（头的个数）"},
+    "departure.size.num_tokens": {"en": "num_tokens, the number of tokens", "zh": "num_tokens（token 的个数）"},
+    "departure.size.summed": {"en": "the number of entries each of the notes' sums adds up",
+                              "zh": "笔记中每个和所相加的元素个数"},
+    "departure.fact.permuted": {
+        "en": "{subject} holds the notes' {step} with its {size} slices along "
+              "dimension {axis} (of shape {shape}) in another order",
+        "zh": "{subject}就是笔记中的{step}，只是沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片"
+              "顺序不同"},
+    "departure.fact.reversed": {
+        "en": "{subject} holds the notes' {step} with its {size} slices along "
+              "dimension {axis} (of shape {shape}) in reverse order",
+        "zh": "{subject}就是笔记中的{step}，只是沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片"
+              "顺序反了过来"},
+    "departure.fact.sums_all": {
+        "en": "{subject} sums to 1 over all its entries together, the notes' {step} "
+              "along dimension {expected_axis}",
+        "zh": "{subject}是所有元素加起来等于 1，而笔记中的{step}是沿第 {expected_axis} 个维度"
+              "加起来等于 1"},
+    "departure.fact.zeroed": {
+        "en": "{subject} is the notes' {step} with {count} entries that the notes keep "
+              "set to 0",
+        "zh": "{subject}就是笔记中的{step}，只是有 {count} 个笔记保留的元素被置为 0"},
+    "departure.fact.extra": {
+        "en": "{subject} is the notes' {step} but keeps {count} entries that are 0 in "
+              "the notes'",
+        "zh": "{subject}就是笔记中的{step}，只是保留了 {count} 个在笔记中为 0 的元素"},
+    "departure.fact.plus": {
+        "en": "{subject} is the notes' {step} plus {offset} in every entry",
+        "zh": "{subject}是笔记中的{step}每个元素都加上 {offset}"},
+    "departure.fact.minus": {
+        "en": "{subject} is the notes' {step} minus {offset} in every entry",
+        "zh": "{subject}是笔记中的{step}每个元素都减去 {offset}"},
+    "departure.fact.all_zero": {
+        "en": "{subject} is 0 in every entry, where the notes' {step} are not",
+        "zh": "{subject}的每个元素都是 0，而笔记中的{step}不是"},
+    "departure.fact.repeated": {
+        "en": "your code computes the notes' {other} a second time, and none of its tensors is the notes' {step}",
+        "zh": "你的代码把笔记中的{other}又算了一遍，而它算出的张量中没有一个是笔记中的{step}"},
+    "departure.fact.other_step": {
+        "en": "{subject} holds the notes' {other}, not their {step}",
+        "zh": "{subject}等于笔记中的{other}，而不是{step}"},
+    # The op that made the learner's tensor read only tensors of theirs that match the notes' steps.
+    "departure.fact.made_from": {
+        "en": "that tensor is computed from your {sources}, which match the notes'",
+        "zh": "这个张量是由你的{sources}算出的，它们与笔记中的相同"},
+    "departure.fact.made_from_input": {
+        "en": "that tensor is computed from your {sources}, which match the notes', and from the input your function "
+              "was given",
+        "zh": "这个张量是由你的{sources}（与笔记中的相同）和传给你的函数的输入算出的"},
+    "departure.fact.result_made_from": {
+        "en": "the result your function returns is computed from your {sources}, which match the notes'",
+        "zh": "你的函数返回的结果是由你的{sources}算出的，它们与笔记中的相同"},
+    "departure.fact.result_made_from_input": {
+        "en": "the result your function returns is computed from your {sources}, which match the notes', and from "
+              "the input your function was given",
+        "zh": "你的函数返回的结果是由你的{sources}（与笔记中的相同）和传给你的函数的输入算出的"},
     "departure.fact.differs": {
-        "en": "the tensor your code made in its place holds other numbers than the notes' {step}",
-        "zh": "你的代码在这一步算出的张量与笔记中的{step}数值不同"},
+        "en": "{subject} holds other numbers than the notes' {step}",
+        "zh": "{subject}与笔记中的{step}数值不同"},
     "step.queries": {"en": "queries", "zh": "query"},
     "step.keys": {"en": "keys", "zh": "key"},
     "step.values": {"en": "values", "zh": "value"},

@@ -13,10 +13,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import torch
-
 from autograder.checking.check_types import FAILED, Check, CheckResult
-from autograder.checking.departure import STEPS, find_departure
+from autograder.checking.departure import STEPS, find_departure, recorded_output
 from autograder.checking.probing import grader_torch_state
 from autograder.checking.tensor_trace import TracedTensor
 from autograder.course import catalog
@@ -51,9 +49,9 @@ def with_departure(results: Sequence[CheckResult], request: TraceRequest, traced
     steps = None if check is None else _steps(check, records, request.case, seed)
     if steps is None:
         return list(results)
-    output = records[request.check_id][request.case].get("output")
+    output = recorded_output(records[request.check_id][request.case])
     with single_threaded(), grader_torch_state():
-        departure = find_departure(steps, traced, output if isinstance(output, torch.Tensor) else None)
+        departure = find_departure(steps, traced, output)
     return [dataclasses.replace(result, departure_step=departure.step or "") if result.id == request.check_id
             else result for result in results]
 

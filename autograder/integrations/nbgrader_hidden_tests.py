@@ -16,16 +16,29 @@ flag for being exactly as handed out are no longer flagged.
 """
 
 import copy
+from dataclasses import dataclass
 
 from nbconvert.exporters.exporter import ResourcesDict
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry, SourceCell
 from nbgrader.preprocessors import ClearHiddenTests, ClearMarkScheme, NbGraderPreprocessor
 
-__all__ = ["OVERWRITE_CELLS", "THIS", "grade_id_of", "is_as_released"]
+__all__ = ["OVERWRITE_CELLS", "THIS", "ReleasedCell", "grade_id_of", "is_as_released"]
 
 THIS = f"{__name__}.RestoreHiddenTests"
 OVERWRITE_CELLS = "nbgrader.preprocessors.OverwriteCells"
+# The gradebook's locked cells of each notebook, read once per autograde call: kept on that call's converter (the
+# exporter's parent), so that formgrader's next click, after a new generate_assignment, reads them afresh.
+RELEASED_CELLS = "_attnkit_released_cells"
+
+
+@dataclass(frozen=True)
+class ReleasedCell:
+    """What this step reads of a locked cell in the gradebook (nbgrader's SourceCell, kept past its session)."""
+
+    name: str
+    cell_type: str
+    source: str
 
 
 class RestoreHiddenTests(NbGraderPreprocessor):
@@ -33,20 +46,38 @@ class RestoreHiddenTests(NbGraderPreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         nbgrader = resources["nbgrader"]
-        with Gradebook(nbgrader["db_url"]) as gradebook:
-            try:
-                source_cells = gradebook.find_notebook(nbgrader["notebook"], nbgrader["assignment"]).source_cells
-            except MissingEntry:  # OverwriteCells says what is wrong with this notebook
-                return nb, resources
-            by_name = {cell.name: cell for cell in source_cells if cell.locked}
-            clearing = (ClearHiddenTests(parent=self), ClearMarkScheme(parent=self))
-            for index, cell in enumerate(nb.cells):
-                source_cell = by_name.get(grade_id_of(cell))
-                if source_cell is not None and is_as_released(cell, source_cell, clearing, resources, index):
-                    cell.source = source_cell.source
-                    self.log.debug("%s: hidden tests of the untouched cell %s restored", nbgrader["notebook"],
-                                   source_cell.name)
+        by_name = self._locked_cells(str(nbgrader["db_url"]), str(nbgrader["assignment"]), str(nbgrader["notebook"]))
+        if by_name is None:  # OverwriteCells says what is wrong with this notebook
+            return nb, resources
+        clearing = (ClearHiddenTests(parent=self), ClearMarkScheme(parent=self))
+        for index, cell in enumerate(nb.cells):
+            source_cell = by_name.get(grade_id_of(cell))
+            if source_cell is not None and is_as_released(cell, source_cell, clearing, resources, index):
+                cell.source = source_cell.source
+                self.log.debug("%s: hidden tests of the untouched cell %s restored", nbgrader["notebook"],
+                               source_cell.name)
         return nb, resources
+
+    def _locked_cells(self, db_url: str, assignment: str, notebook: str) -> dict[str, ReleasedCell] | None:
+        """The notebook's locked cells in the gradebook, by name; None where the gradebook has no such notebook.
+        Read once per autograde call (every student's copy of a notebook has the same), each call afresh."""
+        converter = getattr(self.parent, "parent", None)
+        cache = getattr(converter, RELEASED_CELLS, None)
+        if not isinstance(cache, dict):
+            cache = {}
+            if converter is not None:
+                setattr(converter, RELEASED_CELLS, cache)
+        key = (db_url, assignment, notebook)
+        if key not in cache:
+            with Gradebook(db_url) as gradebook:
+                try:
+                    source_cells = gradebook.find_notebook(notebook, assignment).source_cells
+                except MissingEntry:
+                    cache[key] = None
+                else:
+                    cache[key] = {cell.name: ReleasedCell(cell.name, cell.cell_type, cell.source)
+                                  for cell in source_cells if cell.locked}
+        return cache[key]
 
 
 def grade_id_of(cell: NotebookNode) -> str:
@@ -57,8 +88,8 @@ def grade_id_of(cell: NotebookNode) -> str:
     return grade_id if isinstance(grade_id, str) else ""
 
 
-def is_as_released(cell: NotebookNode, source_cell: SourceCell, clearing: tuple[NbGraderPreprocessor, ...],
-                   resources: ResourcesDict, index: int) -> bool:
+def is_as_released(cell: NotebookNode, source_cell: SourceCell | ReleasedCell,
+                   clearing: tuple[NbGraderPreprocessor, ...], resources: ResourcesDict, index: int) -> bool:
     """Whether `cell` is what generate_assignment released of the gradebook's `source_cell`, a cell with a hidden
     region: the same type, and its source exactly the gradebook's with the hidden regions cleared."""
     if cell.cell_type != source_cell.cell_type:

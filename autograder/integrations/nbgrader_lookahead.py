@@ -3,7 +3,8 @@
 nbgrader hands `SandboxedExecute` one sanitized notebook at a time and spends about as long on its own bookkeeping
 (sanitizing, the gradebook) as attnkit spends grading. At the run's first notebook, `look_ahead(...)` starts a
 background thread that grades, in nbgrader's order and `Limits.workers` at a time, every submitted notebook the run
-is about to autograde; attnkit restores given cells from the release as nbgrader's OverwriteCells does.
+is about to autograde, each student's as soon as they are staged; attnkit restores given cells from the release as
+nbgrader's OverwriteCells does.
 
 Both modes grade a notebook beside the same folder, laid out by one function (`stage`) from what the student handed
 in: their own files after nbgrader's ignore rules and attnkit's refusals of links, hard links and special files
@@ -21,12 +22,13 @@ content (`grading_digest` of both staged folders; a folder too large to digest n
 instructor's source that differs from attnkit's release, a file handed in again since it was staged) is graded on
 the spot, so a result is never borrowed from a different input. The results live for one autograde call (kept on its
 converter): formgrader's next click starts afresh. Grading always happens in the sandbox, through `grade_notebooks`,
-one supervisor at a time (`GRADING_LOCK`), a few notebooks at a time so that the process can exit soon after
-nbgrader stops.
+one supervisor at a time (`GRADING_LOCK`), `CHUNK_PER_WORKER` notebooks a worker at a time so that the process can
+exit soon after nbgrader stops.
 """
 
 import contextlib
 import hashlib
+import itertools
 import logging
 import os
 import shutil
@@ -52,8 +54,8 @@ from autograder.isolation.notebook_plan import NotebookPlan, plan_notebook
 from autograder.isolation.workspace import NOT_COPIED
 
 __all__ = [
-    "GRADING_LOCK", "GradingInput", "LookAhead", "MAX_NEIGHBOURS", "Run", "grading_digest", "look_ahead", "stage",
-    "staged",
+    "CHUNK_PER_WORKER", "GRADING_LOCK", "GradingInput", "LookAhead", "MAX_NEIGHBOURS", "Run", "grading_digest",
+    "look_ahead", "stage", "staged",
 ]
 
 logger = logging.getLogger(__name__)
@@ -64,6 +66,8 @@ GRADING_LOCK = threading.Lock()
 # A staged folder with more entries or bytes than these is not compared: its notebooks are graded on the spot.
 MAX_NEIGHBOURS = 2000
 MAX_NEIGHBOUR_BYTES = 256 * 2**20
+# Notebooks graded ahead in one grade_notebooks call, per worker (see LookAhead._grade): 16 on two cores.
+CHUNK_PER_WORKER = 8
 ATTRIBUTE = "_attnkit_look_ahead"  # where an autograde call's LookAhead is kept, on that call's converter
 
 
@@ -244,8 +248,7 @@ class LookAhead:
     def _work(self) -> None:
         scratch = Path(tempfile.mkdtemp(prefix="attnkit-ahead-"))
         try:
-            jobs = self._plan(scratch)
-            self._grade(jobs, self.run.options)
+            self._grade(self._planned_jobs(scratch), self.run.options)
         except Exception:  # noqa: BLE001 - every notebook is then graded on the spot: slower, never wrong
             logger.exception("attnkit: grading ahead stopped; the remaining notebooks are graded one by one")
         finally:
@@ -254,13 +257,14 @@ class LookAhead:
                 self._ready.notify_all()
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _plan(self, scratch: Path) -> list[NotebookInput]:
-        """Stage and plan every notebook about to be autograded, each student and each notebook on its own: whatever
-        one of them raises leaves that notebook to be graded on the spot, never the others."""
+    def _planned_jobs(self, scratch: Path) -> Iterator[NotebookInput]:
+        """Stage and plan every notebook about to be autograded, student after student, each student and each notebook
+        on its own: whatever one of them raises leaves that notebook to be graded on the spot, never the others. Each
+        student's notebooks are yielded as soon as they are planned, so that grading starts before the whole class is
+        staged; their inputs are kept (`result_for` waits for a notebook's own, or for the end of planning)."""
         by_student: dict[str, list[str]] = {}
         for item in about_to_autograde(self.run):
             by_student.setdefault(item.student, []).append(item.notebook)
-        jobs = []
         for index, (student, notebooks) in enumerate(by_student.items()):
             folder = scratch / str(index)
             try:
@@ -268,6 +272,7 @@ class LookAhead:
             except Exception:  # noqa: BLE001 - that student's notebooks are graded on the spot
                 logger.warning("attnkit: %r's submission could not be staged for grading ahead", student, exc_info=True)
                 continue
+            jobs = []
             for notebook in staged:
                 key = (student, notebook)
                 try:
@@ -275,25 +280,30 @@ class LookAhead:
                     grading_input = GradingInput.of(plan, folder)
                 except Exception:  # noqa: BLE001 - NotebookProblem, or anything a malformed file raises
                     continue  # nbgrader's sanitizing will say what it thinks of it; graded on the spot if it gets here
-                self._inputs[key], self._plan_notes[key] = grading_input, frozenset(plan.notes)
+                with self._ready:
+                    self._inputs[key], self._plan_notes[key] = grading_input, frozenset(plan.notes)
+                    self._ready.notify_all()
                 jobs.append(NotebookInput(key, plan.path, notebook))
+            yield from jobs
         with self._ready:
             self._planned = True
             self._ready.notify_all()
-        return jobs
 
-    def _grade(self, jobs: list[NotebookInput], options: Options) -> None:
-        # In chunks, the lock taken for each: a notebook graded on the spot waits for one chunk at most, and when the
-        # main thread is gone (nbgrader finished, stopped or was interrupted) this thread stops after its chunk
-        # instead of grading the rest of the class before the process may exit.
-        chunk = 2 * max(1, options.limits.workers)
+    def _grade(self, jobs: Iterator[NotebookInput], options: Options) -> None:
+        # In chunks of CHUNK_PER_WORKER notebooks a worker, the lock taken for each: a notebook graded on the spot
+        # waits for one chunk at most, and when the main thread is gone (nbgrader finished, stopped or was
+        # interrupted) this thread stops after its chunk instead of grading the rest of the class before the process
+        # may exit. Within a chunk the children are forked ahead and the case-only expectations computed once
+        # (grade_notebooks): the larger the chunk, the fewer times the pipeline starts empty and drains.
+        size = CHUNK_PER_WORKER * max(1, options.limits.workers)
         logger.info("attnkit: grading %d submitted notebooks ahead of nbgrader, %d at a time, in the sandbox",
-                    len(jobs), options.limits.workers)
-        for start in range(0, len(jobs), chunk):
-            if not threading.main_thread().is_alive():
+                    self.progress.total, options.limits.workers)
+        while threading.main_thread().is_alive():
+            chunk = list(itertools.islice(jobs, size))
+            if not chunk:
                 break
             with GRADING_LOCK:
-                grade_notebooks(jobs[start:start + chunk], options, on_result=self._store)
+                grade_notebooks(chunk, options, on_result=self._store)
 
     def _store(self, result: NotebookResult) -> None:
         with self._ready:
@@ -306,8 +316,9 @@ class LookAhead:
         grades it)."""
         key = (student, plan.notebook)
         with self._ready:
-            self._ready.wait_for(lambda: self._planned)
-        if not GradingInput.of(plan, beside).matches(self._inputs.get(key)):
+            self._ready.wait_for(lambda: key in self._inputs or self._planned)
+            planned = self._inputs.get(key)
+        if not GradingInput.of(plan, beside).matches(planned):
             return None
         with self._ready:
             self._ready.wait_for(lambda: key in self._results or self._finished)

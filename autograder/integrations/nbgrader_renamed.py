@@ -26,6 +26,8 @@ NAME in only under another name (nbgrader's glob finds no `NAME.ipynb` for them)
 nbgrader does not tell the hook about `--notebook`; the exporter does: nbgrader makes it, with the converter as its
 parent, before it calls the hook (BaseConverter.start), and it narrows the course's hook to the notebooks that
 `--notebook` names, so that `nbgrader autograde --notebook X` converts X alone and leaves the others as graded before.
+Made first, it also starts the sandbox's zygote for a call that grades there
+(autograder.integrations.nbgrader_sandbox.start_zygote_early), before the hook's imports.
 """
 
 import fnmatch
@@ -101,6 +103,10 @@ class RenamedNotebookExporter(NotebookExporter):
                 and converter.pre_convert_hook is also_convert_renamed):
             converter.pre_convert_hook = functools.partial(also_convert_renamed,
                                                            notebook_id=converter.coursedir.notebook_id)
+        if isinstance(converter, BaseConverter):  # before the hook imports torch and the checks in this process
+            from autograder.integrations.nbgrader_sandbox import start_zygote_early
+
+            start_zygote_early(converter)
 
     def from_filename(self, filename: str, resources: dict[str, Any] | None = None,
                       **kw: Any) -> tuple[NotebookNode, dict[str, Any]]:

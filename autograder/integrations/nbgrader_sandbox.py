@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
 
 __all__ = [
     "AUTOGRADE_PREPROCESSORS", "ESSENTIAL_LAYERS", "GradedCell", "SandboxUnavailable", "SandboxedExecute",
-    "in_kernel_config_lines", "sandbox", "test_cell_outputs",
+    "in_kernel_config_lines", "sandbox", "start_zygote_early", "test_cell_outputs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -129,6 +129,23 @@ def _sandbox_problems() -> list[str]:
         if sandbox.landlock_abi() < 1:
             problems.append("the kernel has no Landlock (Linux >= 5.13 with Landlock enabled)")
     return problems
+
+
+def start_zygote_early(converter: object) -> None:
+    """Start the zygote when nbgrader makes an autograde call's exporter, where that call grades in the sandbox: its
+    imports (torch, the checks) then overlap those of nbgrader's process, which the course's pre-convert hook pays
+    before the first notebook (autograder.integrations.nbgrader_renamed); SandboxedExecute's own start came after them.
+    Nothing where the call grades in the kernel or the sandbox cannot run here (the first notebook says why)."""
+    listed = getattr(converter, "autograde_preprocessors", None)
+    if not isinstance(listed, list) or not any(_is_sandboxed_execute(entry) for entry in listed):
+        return
+    if not _sandbox_problems():
+        shared_zygote().spawn()
+
+
+def _is_sandboxed_execute(entry: object) -> bool:
+    """Whether an entry of Autograde.autograde_preprocessors (a class or its dotted name) is SandboxedExecute."""
+    return entry == THIS or (isinstance(entry, type) and issubclass(entry, SandboxedExecute))
 
 
 class SandboxedExecute(NbGraderPreprocessor):

@@ -124,7 +124,22 @@ def _rendered_once(source: str) -> str:
 
 def unsafe_parts(markup: str, reserved_ids: frozenset[str] = frozenset()) -> list[str]:
     """What in `markup` is not plainly on the allow-list (empty when every `<` opens an allowed, balanced tag whose
-    id, if any, is none of `reserved_ids`)."""
+    id, if any, is none of `reserved_ids`).
+
+    Markup of at most CACHED_CELL_CHARS is read once per process for the same ids, as a cell is rendered once: the
+    release's instructions are the same markup in every student's notebook."""
+    if len(markup) <= CACHED_CELL_CHARS:
+        return list(_unsafe_parts_once(markup, reserved_ids))
+    return _unsafe_parts(markup, reserved_ids)
+
+
+@functools.lru_cache(maxsize=CACHED_CELLS)
+def _unsafe_parts_once(markup: str, reserved_ids: frozenset[str]) -> tuple[str, ...]:
+    """The same markup and ids, the same parts (a function of them alone; kept as a tuple, handed out as a list)."""
+    return tuple(_unsafe_parts(markup, reserved_ids))
+
+
+def _unsafe_parts(markup: str, reserved_ids: frozenset[str]) -> list[str]:
     found: list[str] = []
     open_tags: list[str] = []
     at = markup.find("<")

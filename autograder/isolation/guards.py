@@ -13,6 +13,7 @@ from the case seed and compare with the reference there.
 """
 
 import builtins
+import operator
 import sys
 import types
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -42,11 +43,11 @@ class ReferenceImportBlocker:
 class Seal:
     def __init__(self, modules: dict[str, tuple[types.ModuleType, dict[str, Any]]], classes: dict[type, dict[str, Any]],
                  builtin_names: dict[str, Any]) -> None:
-        self._modules = modules  # name -> (module, copy of its namespace)
-        self._classes = classes  # class -> copy of its attributes
-        self._builtins = builtin_names
-        self._functions = [(function, _function_parts(function)) for function in _grader_functions(modules, classes)]
-        self._objects = [(obj, dict(vars(obj))) for obj in _grader_records(modules)]
+        self._modules = [(name, module, _Namespace(namespace)) for name, (module, namespace) in modules.items()]
+        self._classes = [(cls, _Namespace(attributes)) for cls, attributes in classes.items()]
+        self._builtins = _Namespace(builtin_names)
+        self._functions = [(function, *_function_parts(function)) for function in _grader_functions(modules, classes)]
+        self._objects = [(obj, _Namespace(vars(obj))) for obj in _grader_records(modules)]
         self._blocker = ReferenceImportBlocker()
 
     def apply(self) -> Self:
@@ -57,29 +58,32 @@ class Seal:
     def restore(self) -> None:
         sys.settrace(None)
         sys.setprofile(None)
-        for name, (module, namespace) in self._modules.items():
+        for name, module, namespace in self._modules:
             sys.modules[name] = module
-            if not _same_items(module.__dict__, namespace):
+            if not namespace.same(module.__dict__):
                 module.__dict__.clear()
-                module.__dict__.update(namespace)
-        for cls, attributes in self._classes.items():
-            for name in set(vars(cls)) - set(attributes):
+                module.__dict__.update(namespace.items)
+        for cls, attributes in self._classes:
+            if attributes.same(vars(cls)):
+                continue
+            for name in set(vars(cls)) - set(attributes.items):
                 _quietly(delattr, cls, name)
-            for name, value in attributes.items():
+            for name, value in attributes.items.items():
                 if vars(cls).get(name) is not value:
                     _quietly(setattr, cls, name, value)
-        for function, parts in self._functions:
-            if any(now is not then for now, then in zip(_function_parts(function), parts, strict=True)):
-                function.__code__, function.__defaults__, function.__kwdefaults__ = parts
+        for function, code, defaults, kwdefaults in self._functions:
+            if function.__code__ is not code or function.__defaults__ is not defaults \
+                    or function.__kwdefaults__ is not kwdefaults:
+                function.__code__, function.__defaults__, function.__kwdefaults__ = code, defaults, kwdefaults
         for obj, attributes in self._objects:
-            if not _same_items(vars(obj), attributes):
+            if not attributes.same(vars(obj)):
                 vars(obj).clear()
-                vars(obj).update(attributes)
+                vars(obj).update(attributes.items)
         builtin_namespace = vars(builtins)
-        if not _same_items(builtin_namespace, self._builtins):
-            for name in set(builtin_namespace) - set(self._builtins):
+        if not self._builtins.same(builtin_namespace):
+            for name in set(builtin_namespace) - set(self._builtins.items):
                 del builtin_namespace[name]
-            builtin_namespace.update(self._builtins)
+            builtin_namespace.update(self._builtins.items)
         for prefix in (REFERENCE_PACKAGE,):
             for name in [name for name in sys.modules if name == prefix or name.startswith(prefix + ".")]:
                 del sys.modules[name]
@@ -131,12 +135,21 @@ def _function_parts(function: types.FunctionType) -> tuple[types.CodeType, Any, 
     return function.__code__, function.__defaults__, function.__kwdefaults__
 
 
-def _same_items(current: Mapping[str, object], saved: Mapping[str, object]) -> bool:
-    """Same keys bound to the same objects (identity: `==` could run a student's __eq__)."""
-    return len(current) == len(saved) and all(current.get(key, _MISSING) is value for key, value in saved.items())
+class _Namespace:
+    """A namespace as it was: its names and values, in order, compared by identity alone, in one pass each (no
+    lookup by name: a class's or module's dict checked unchanged touches its entries once, in order); a name unbound
+    and bound again to the same value reads as changed, and the namespace is put back all the same."""
 
+    __slots__ = ("items", "names", "values")
 
-_MISSING = object()
+    def __init__(self, namespace: Mapping[str, Any]) -> None:
+        self.items = dict(namespace)
+        self.names = tuple(self.items)
+        self.values = tuple(self.items.values())
+
+    def same(self, namespace: Mapping[str, object]) -> bool:
+        return (len(namespace) == len(self.names) and all(map(operator.is_, namespace, self.names))
+                and all(map(operator.is_, namespace.values(), self.values)))
 
 
 def _quietly(function: Callable[..., object], *args: object) -> None:

@@ -14,15 +14,15 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-import torch
-
 from autograder.checking.check_types import ERROR, FAILED, CheckResult
-from autograder.checking.departure import STEPS, Departure, departure_line, find_departure
+from autograder.checking.count_difference import COUNT_PARTS, count_line
+from autograder.checking.departure import STEPS, Departure, departure_line, find_departure, recorded_output
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
 from autograder.checking.tensor_trace import traced_probe
 from autograder.course.shared.plan import ProbeAddress, resolve
-from autograder.i18n import Messages
+from autograder.i18n import Messages, render
+from autograder.safe_text import one_line
 
 __all__ = ["DiagnosedCheck", "with_departures"]
 
@@ -46,21 +46,68 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                     messages: Messages) -> list[CheckResult]:
     """`results` (one per check of `checks`, in order), each failing public one that names no mistake with its
     departure line and step (so that the table folds the failures departing at one step into one row); the others
-    as they are. A failure folded under another of the same message is not traced again: it reads the same."""
+    as they are. A failure folded under another of the same message is not traced again: it reads the same. Code
+    that raised where no step could be compared is told its own line that raised (`_raised_at`)."""
     diagnosed: list[CheckResult] = []
     for result, check in zip(results, checks, strict=True):
         departure = None
         raised = result.status == ERROR
-        if (result.status in (FAILED, ERROR) and not result.hidden and result.misconception is None
-                and result.failed_case is not None and not _cause_stated(result)
-                and not _reads_as_before(result, diagnosed)):
+        looked_for = result.status in (FAILED, ERROR) and _diagnosed(result, diagnosed)
+        if looked_for:
             departure = _departure(result, check, records.get(result.id, ()), namespace)
             if departure is not None and raised:
                 departure = dataclasses.replace(departure, raised=True)
         line = "" if departure is None else departure_line(departure, lang, messages)
-        diagnosed.append(dataclasses.replace(result, departure=line, departure_step=departure.step or departure.last)
-                         if line and departure is not None else result)
+        if line and departure is not None:
+            diagnosed.append(dataclasses.replace(result, departure=line,
+                                                 departure_step=departure.step or departure.last))
+        elif departure is None and raised and looked_for and (
+                at := _raised_at(result, records.get(result.id, ()), lang, messages)):
+            diagnosed.append(dataclasses.replace(result, departure=at))
+        elif departure is None and not raised and looked_for and (
+                counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
+            diagnosed.append(dataclasses.replace(result, departure=counted))
+        else:
+            diagnosed.append(result)
     return diagnosed
+
+
+def _diagnosed(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:
+    """Whether the stage looks for `result`'s departure (see with_departures)."""
+    return (not result.hidden and result.misconception is None and result.failed_case is not None
+            and not _cause_stated(result) and not _reads_as_before(result, earlier))
+
+
+def _raised_at(result: CheckResult, records: Sequence[dict[str, Any]], lang: str, messages: Messages) -> str:
+    """For code that raised where no step of the notes could be compared (the exercise declares none, or the case's
+    steps need what the raise left unrecorded): the learner's own line that raised, when the traceback has one in
+    their code (never one of the grader's or torch's) and the message above does not quote it already; "" else."""
+    index = result.failed_case
+    if index is None or index >= len(records) or (result.cause is not None and dict(result.cause.fields).get("line")):
+        return ""
+    error = records[index].get("error") if isinstance(records[index], dict) else None
+    line = error.get("line") if isinstance(error, dict) else None
+    if type(line) is not str or not line.strip():
+        return ""
+    return render(messages, "label.raised", lang, {
+        "text": render(messages, "departure.raised_at_line", lang, {"line": one_line(line, 120)})})
+
+
+def _count_differs(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]], lang: str,
+                   messages: Messages) -> str:
+    """For a wrong count (a check whose expectations hold the module's parts, COUNT_PARTS, and whose record holds
+    the learner's count): how it differs from the module's (autograder.checking.count_difference); "" else."""
+    index = result.failed_case
+    cases = check.cases()
+    if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
+        return ""
+    expectations = check.expectations(index, records[index], cases[index])
+    if COUNT_PARTS not in set(expectations) or "count" not in set(expectations):
+        return ""
+    got, right = records[index].get("count"), expectations["count"]
+    if type(got) is not int or type(right) is not int:  # a bool is no count
+        return ""
+    return count_line(got, right, expectations[COUNT_PARTS], lang, messages)
 
 
 def _cause_stated(result: CheckResult) -> bool:
@@ -89,5 +136,4 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
     record, traced = traced_probe(resolve(check.probe), namespace, case)
-    output = record.get("output", record.get("out"))  # the probes of split, merge and MultiHeadAttention say "out"
-    return find_departure(steps, traced, output if isinstance(output, torch.Tensor) else None)
+    return find_departure(steps, traced, recorded_output(record))

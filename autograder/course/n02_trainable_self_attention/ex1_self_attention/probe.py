@@ -6,7 +6,7 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import kept_if_raised, lookup, plain, rand, state_of
+from autograder.checking.probing import kept_if_raised, lookup, plain, rand, seeded, state_of
 from autograder.checking.torch_recorders import called_functions
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.loading import load_case_weights
@@ -46,11 +46,12 @@ def attention_input(case: SelfAttentionCase) -> torch.Tensor:
 
 
 def build_module(class_name: str, namespace: Namespace, case: SelfAttentionCase) -> torch.nn.Module:
-    """The student's class, constructed under the case's seed without touching the notebook's own RNG."""
+    """The student's class, constructed under the case's seed without touching the notebook's own RNG: the CPU
+    stream torch.manual_seed(init_seed) gives, without its seeding of every accelerator backend (each call queues
+    a seed with a formatted stack trace for CUDA, XPU and MTIA while none is initialised)."""
     attention_class = lookup(namespace, class_name)
     args = (case["d_in"], case["d_out"]) + ((case["qkv_bias"],) if "qkv_bias" in case else ())
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(case["init_seed"])
+    with seeded(case["init_seed"]):
         module = attention_class(*args)
     return load_case_weights(module.double() if dtype_of(case) == torch.float64 else module, case)
 

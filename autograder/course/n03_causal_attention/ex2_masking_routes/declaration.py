@@ -247,6 +247,12 @@ MESSAGES = {
         "(0/0, or a softmax over nothing but -inf)",
         "zh": "token {query} 的权重是 nan：这一行的所有 key 都被遮住了（0/0，或者对全是 -inf 的一行做 softmax）",
     },
+    "causal_weights.infinite": {
+        "en": "the result holds {count} infinite entries, the first in the row of token {query}: weights lie between "
+        "0 and 1 and each row of them sums to 1, so these numbers are not weights yet",
+        "zh": "结果中有 {count} 个无穷大的元素，第一个在 token {query} 这一行：权重介于 0 和 1 之间，且每一行之和为 1，"
+        "所以这些数还不是权重",
+    },
     "causal_weights.future": {
         "en": "token {query} gives weight to token {key}, which comes later: weights above the diagonal must be "
         "exactly 0",

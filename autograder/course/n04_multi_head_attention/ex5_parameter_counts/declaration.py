@@ -4,11 +4,14 @@ containers, beside buffers. Each case is plain data for a module (probe.ModuleNo
 does each wrong counter (wrong_counters), whose count names a mistake only where it is the student's.
 """
 
+import json
 import random
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
+from autograder.checking.count_difference import COUNT_PARTS
 from autograder.checking.expectations import Expectations, case_alone
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration
@@ -35,7 +38,8 @@ EXERCISES = (
 
 # No steps are declared (autograder.checking.departure): a count is one integer, not a tensor the notes compute
 # step by step; what tells a wrong count from the right one is which parameters it counted (buffers, frozen ones,
-# shared ones twice), and the wrong counters (wrong_counters.py) name that from the number itself.
+# shared ones twice), and the wrong counters (wrong_counters.py) name that from the number itself. Rung 2 reads the
+# module's parts instead (count_parts, autograder.checking.count_difference).
 
 # ---------------------------------------------------------------------------------------------
 # The modules counted: plain data (probe.ModuleNode). The probe hands the student's function each one built on the CPU
@@ -150,11 +154,63 @@ def count_cases_modules(rng: random.Random) -> list[CountCase]:
     ]
 
 
+# Other constructor arguments a count may have been made for (autograder.checking.count_difference): each a change of
+# every nn.Linear of the module (`count.rebuilt.<change>`), or of the query, key and value projections alone.
+# The projections' own change first: where it builds the same module as a change of every layer, it is the one said.
+REBUILDS: dict[str, Callable[[str, ModuleNode], ModuleNode]] = {
+    "projections_bias_on": lambda name, node: {**node, "bias": True} if name in PROJECTIONS else node,
+    "projections_bias_off": lambda name, node: {**node, "bias": False} if name in PROJECTIONS else node,
+    "bias_on": lambda _name, node: {**node, "bias": True},
+    "bias_off": lambda _name, node: {**node, "bias": False},
+    "swapped": lambda _name, node: {**node, "d_in": node["d_out"], "d_out": node["d_in"]},
+}
+
+
+def _rebuilt(node: ModuleNode, change: Callable[[str, ModuleNode], ModuleNode], name: str = "") -> ModuleNode:
+    """The node with `change` applied to each nn.Linear in it (by the name it is registered under)."""
+    if node["kind"] == "linear":
+        return change(name, node)
+    rebuilt = dict(node)
+    if "children" in node:
+        rebuilt["children"] = [[child, _rebuilt(item, change, child)] for child, item in node["children"]]
+    if node["kind"] == "module_list":
+        rebuilt["items"] = [_rebuilt(item, change, str(index)) for index, item in enumerate(node["items"])]
+    if node["kind"] == "module_dict":
+        rebuilt["items"] = [[key, _rebuilt(item, change, key)] for key, item in node["items"]]
+    return rebuilt
+
+
+def count_parts(node: ModuleNode) -> dict[str, list[list[Any]]]:
+    """COUNT_PARTS of the module the node describes: its trainable parameters by name and size; what a right count
+    leaves out (buffers, frozen parameters, a parameter's second name); the trainable counts of its other builds
+    (REBUILDS) that differ from its own."""
+    module = counted_module(node)
+    once = dict(module.named_parameters())
+    right = solutions.count_parameters(module)
+    uncounted = [[name, buffer.numel(), "buffer"] for name, buffer in module.named_buffers()]
+    uncounted += [[name, value.numel(), "frozen"] for name, value in once.items() if not value.requires_grad]
+    uncounted += [[name, value.numel(), "repeated"] for name, value in module.named_parameters(remove_duplicate=False)
+                  if name not in once]
+    built = {json.dumps(node, sort_keys=True)}
+    rebuilt = []
+    for change, edit in REBUILDS.items():
+        other = _rebuilt(node, edit)
+        if json.dumps(other, sort_keys=True) in built:
+            continue  # the module itself, or a build an earlier change made: one build, said once
+        built.add(json.dumps(other, sort_keys=True))
+        count = solutions.count_parameters(counted_module(other))
+        if count != right:
+            rebuilt.append([change, count])
+    return {"trainable": [[name, value.numel()] for name, value in once.items() if value.requires_grad],
+            "uncounted": uncounted, "rebuilt": rebuilt}
+
+
 @case_alone
 def expect_count(record: CountRecord, case: CountCase) -> Expectations:
     return Expectations.computed(
         count=lambda: solutions.count_parameters(counted_module(case["module"])),
         wrong_counts=lambda: wrong_counts(counted_modules([case["module"], *case["witnesses"]])),
+        **{COUNT_PARTS: lambda: count_parts(case["module"])},
     )
 
 

@@ -1,0 +1,90 @@
+"""How a learner's parameter count differs from the module's, read from their number and the module's own parts: rung
+2 of a count, which has no steps to trace (autograder.checking.departure).
+
+The reference side stores, per case, the module's parts as plain data (COUNT_PARTS): each trainable parameter by its
+name and size; what a right count leaves out (buffers, frozen parameters, a parameter registered again under a second
+name); and the counts of the same module built with other constructor arguments. `count_line` says the learner's
+count against the module's, then the one set of named parts whose sizes make up the difference exactly, or the one
+other build whose count is theirs: only what is exact and unique on the case, never how to count.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autograder.i18n import Messages, pick, render
+
+__all__ = ["COUNT_PARTS", "CountParts", "count_line", "explaining_parts"]
+
+# The expectation that holds a case's parts: {"trainable": [[name, size]], "uncounted": [[name, size, kind]],
+# "rebuilt": [[change, count]]}; kind is "buffer", "frozen" or "repeated"; change a key of `count.rebuilt.<change>`.
+COUNT_PARTS = "count_parts"
+MAX_PARTS = 16  # at most 2**16 subsets searched (pruned by the difference); past this many parts none is named
+LIST_SEPARATOR = {"en": ", ", "zh": "、"}
+LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last part of a list
+
+
+@dataclass(frozen=True)
+class CountParts:
+    """A case's parts, read from COUNT_PARTS' plain data (see the module's docstring)."""
+
+    trainable: tuple[tuple[str, int], ...]
+    uncounted: tuple[tuple[str, int, str], ...]
+    rebuilt: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def from_plain(cls, plain: Mapping[str, Any]) -> "CountParts":
+        return cls(tuple((str(name), int(size)) for name, size in plain.get("trainable", ())),
+                   tuple((str(name), int(size), str(kind)) for name, size, kind in plain.get("uncounted", ())),
+                   tuple((str(change), int(count)) for change, count in plain.get("rebuilt", ())))
+
+
+def explaining_parts(difference: int, sizes: Sequence[int]) -> tuple[int, ...] | None:
+    """The indices of the one subset of `sizes` that sums to `difference` (> 0); None when no subset does, or more
+    than one (two parts of one size: which one is left out is not known), or there are too many parts to tell."""
+    if difference <= 0 or len(sizes) > MAX_PARTS:
+        return None
+    # Reachable sums (at most `difference`), each with its subset while only one subset reaches it (None: several).
+    reached: dict[int, tuple[int, ...] | None] = {0: ()}
+    for index, size in enumerate(sizes):
+        if size <= 0:
+            continue  # a part of no entries makes up no difference
+        grown = dict(reached)
+        for total, subset in reached.items():
+            new = total + size
+            if new > difference:
+                continue
+            if new in grown:
+                grown[new] = None  # a second way to this sum
+            else:
+                grown[new] = None if subset is None else (*subset, index)
+        reached = grown
+    return reached.get(difference)
+
+
+def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messages: Messages) -> str:
+    """Rung 2 for a wrong count: the learner's count against the module's trainable count, and what makes up the
+    difference when exactly one thing does (see the module's docstring); "" for a right count."""
+    if got == right:
+        return ""
+    parts = CountParts.from_plain(plain)
+    fields: dict[str, Any] = {"got": got, "right": right, "difference": abs(got - right)}
+    sentences = [render(messages, "count.fewer" if got < right else "count.more", lang, fields)]
+    if got < right:
+        named = [(name, size, "trainable") for name, size in parts.trainable]
+    else:
+        named = list(parts.uncounted)
+    chosen = explaining_parts(abs(got - right), [size for _name, size, _kind in named])
+    # Every trainable parameter missing is a count of 0: naming them all says nothing the two counts do not.
+    if chosen is not None and not (got < right and len(chosen) == len(named)):
+        parts_said = [render(messages, f"count.part.{named[index][2]}", lang,
+                             {"name": named[index][0], "size": named[index][1]}) for index in chosen]
+        listed = pick(LAST_SEPARATOR, lang).join(
+            [pick(LIST_SEPARATOR, lang).join(parts_said[:-1]), parts_said[-1]] if len(parts_said) > 1 else parts_said)
+        sentences.append(render(messages, "count.parts_fewer" if got < right else "count.parts_more", lang,
+                                {**fields, "parts": listed}))
+    builds = [change for change, count in parts.rebuilt if count == got]
+    if len(builds) == 1:
+        sentences.append(render(messages, "count.rebuilt", lang, {
+            **fields, "change": render(messages, f"count.rebuilt.{builds[0]}", lang)}))
+    return render(messages, "label.count", lang, {"text": render(messages, "departure.join", lang).join(sentences)})

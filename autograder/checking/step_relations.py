@@ -1,0 +1,111 @@
+"""How a learner's tensor departs from the notes' step, read from the two tensors alone (no table of mistakes): a
+constant factor (and the case's size it is the square root of, when only one size fits), the same slices along one
+dimension in another order, entries that sum to 1 over the whole tensor, entries the notes keep that are 0 in
+theirs (or the reverse), another of the notes' steps in its place. autograder.checking.departure turns each into a
+Fact; each holds exactly, up to the comparison's tolerance, on the case the learner's code ran, and only where it
+tells the two tensors apart (a reordering is never the identity on the values, a normalisation never one the notes'
+step has too).
+
+Nothing here imports the reference: the student kit runs it on its stored steps.
+"""
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+
+import torch
+
+__all__ = ["case_sizes", "named_size", "permuted_axis", "sums_to_one_overall", "zeroed_entries"]
+
+# The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
+# its value is unique among the case's sizes (autograder.checking.departure's factor facts).
+SIZE_AXES = (("keys", -1, "d_k"), ("keys", -2, "num_tokens"), ("split_keys", 1, "num_heads"),
+             ("split_keys", -1, "head_dim"), ("scores", -1, "num_tokens"))
+TOLERANCE = 1e-3  # relative: a factor is a size's root when it is within this of it
+MAX_PAIRED = 2**22  # entries times the longest dimension: the pairing of slices compares this many numbers at most
+
+
+def case_sizes(shapes: Mapping[str, Sequence[int]]) -> dict[str, int]:
+    """{size name: its value} of a case, read from the shapes of its declared steps ({step id: shape}). With heads,
+    the keys' last size is d_out (each head's is head_dim); without, it is d_k, the size the notes scale by."""
+    sizes: dict[str, int] = {}
+    for step_id, axis, name in SIZE_AXES:
+        shape = shapes.get(step_id)
+        if shape is not None and len(shape) >= -axis:
+            sizes[name] = int(shape[axis])
+    if "head_dim" in sizes and "d_k" in sizes:
+        sizes["d_out"] = sizes.pop("d_k")
+    exponentials, sums = shapes.get("exponentials"), shapes.get("sums")
+    if exponentials is not None and sums is not None and len(exponentials) == len(sums):
+        summed = [size for size, kept in zip(exponentials, sums, strict=True) if kept == 1 and size > 1]
+        if len(summed) == 1:  # the softmax's axis: the count of entries each of the notes' sums adds up
+            sizes["summed"] = int(summed[0])
+    return sizes
+
+
+def named_size(factor: float, sizes: Mapping[str, int]) -> tuple[str, str] | None:
+    """(the size's name, "root" or "size") when `factor` (above 1) is the square root of one of the case's sizes, or
+    that size itself, and of no other size in either way, and no other size has the same value: else None (the
+    notes' 2 heads of size 1 do not tell head_dim from num_heads)."""
+    fits = [(name, relation) for name, value in sizes.items() if value > 1
+            for relation, target in (("root", math.sqrt(value)), ("size", float(value)))
+            if abs(factor - target) <= TOLERANCE * target]
+    if len(fits) != 1:
+        return None
+    name = fits[0][0]
+    if sum(value == sizes[name] for value in sizes.values()) != 1:
+        return None
+    return fits[0]
+
+
+def permuted_axis(got: torch.Tensor, expected: torch.Tensor,
+                  close: Callable[[torch.Tensor, torch.Tensor], bool]) -> tuple[int, bool] | None:
+    """(the dimension, whether it is reversed) when `got` is `expected` with its slices along one dimension in
+    another order (the same heads, tokens or features, reordered); None when no single dimension explains it. Both
+    have one shape and differ (`close` is the comparison's), so the order found is never the identity. Slices are
+    paired at a tolerance a little wider than `close`'s, then the whole reordering is checked with `close`."""
+    if got.shape != expected.shape or close(got, expected) or got.numel() * max(got.shape, default=1) > MAX_PAIRED:
+        return None
+    finite = expected[torch.isfinite(expected)]
+    tolerance = 1e-3 * max(float(finite.abs().max()) if finite.numel() else 1.0, 1.0)
+    for axis in range(expected.dim()):
+        count = expected.shape[axis]
+        if count < 2:
+            continue
+        mine = got.movedim(axis, 0).reshape(count, -1)
+        notes = expected.movedim(axis, 0).reshape(count, -1)
+        difference = (mine[:, None, :] - notes[None, :, :]).abs()
+        same = ((difference <= tolerance) | (mine[:, None, :] == notes[None, :, :])).all(dim=-1)
+        order: list[int] = []
+        for row in same:
+            found = next((int(index) for index in row.nonzero().reshape(-1) if int(index) not in order), None)
+            if found is None:
+                break
+            order.append(found)
+        if len(order) == count and close(got, expected.index_select(axis, torch.tensor(order))):
+            return axis, count > 2 and order == list(range(count - 1, -1, -1))  # two swapped: no reversal said
+    return None
+
+
+def sums_to_one_overall(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether every entry of `got` together sums to 1 where the notes' step does not (it sums to 1 per row)."""
+    def overall(tensor: torch.Tensor) -> bool:
+        return bool(torch.isfinite(tensor).all()) and abs(float(tensor.sum()) - 1.0) <= 1e-4
+    return got.numel() > 1 and overall(got) and not overall(expected)
+
+
+def zeroed_entries(got: torch.Tensor, expected: torch.Tensor,
+                   close: Callable[[torch.Tensor, torch.Tensor], bool]) -> tuple[int, int]:
+    """(entries the notes keep that are 0 in `got`, entries the notes have at 0 that `got` keeps), when every other
+    entry is the notes' own: (0, 0) when the two differ anywhere else, or nowhere."""
+    finite = torch.isfinite(got) & torch.isfinite(expected)
+    if got.shape != expected.shape or not bool(finite.all()):
+        return 0, 0
+    dropped = (got == 0) & (expected.abs() > 1e-9)
+    extra = (expected == 0) & (got.abs() > 1e-9)
+    rest = ~(dropped | extra)
+    # The entries left must show the notes' own numbers (not all zeros): else "the notes' step but..." says nothing.
+    if (not bool((dropped | extra).any()) or not bool((expected[rest].abs() > 1e-9).any())
+            or not close(got[rest], expected[rest])):
+        return 0, 0
+    return int(dropped.sum()), int(extra.sum())
+

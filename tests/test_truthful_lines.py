@@ -1,0 +1,133 @@
+"""No rung says anything false of the learner's code (issue 58): a line is quoted as the learner's only when it is
+theirs, and "the message above already says what your line does wrong" only when the message quotes a line. The
+attempts below are written here, in a learner's style, from the notebooks' instructions.
+"""
+
+import contextlib
+import io
+import linecache
+
+import pytest
+import torch
+from torch import nn
+
+from autograder.course import catalog
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import NotebookRuntime
+
+MESSAGES = catalog.MESSAGES
+
+
+def printed(check, *arguments, **options):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        check(*arguments, **options)
+    return output.getvalue()
+
+
+def check_function():
+    return NotebookRuntime(in_notebook.ReferenceExpectations()).check
+
+
+# ---------------------------------------------------------------------------------------------
+# "your line" only where the message above quotes one
+
+
+def torch_module_without_our_dropout(mha):
+    """PyTorch's module built from ours, the dropout rate forgotten (it defaults to 0)."""
+    module = nn.MultiheadAttention(mha.d_out, mha.num_heads, bias=True, batch_first=True)
+    module = module.to(dtype=mha.out_proj.weight.dtype)
+    with torch.no_grad():
+        module.in_proj_weight.copy_(torch.cat(
+            [mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        if mha.W_query.bias is None:
+            module.in_proj_bias.zero_()
+        else:
+            module.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        module.out_proj.weight.copy_(mha.out_proj.weight)
+        module.out_proj.bias.copy_(mha.out_proj.bias)
+    return module
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_message_naming_no_line_is_not_said_to_name_one(lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = check_function()
+    for hint in (2, 3):
+        text = printed(check, "torch_equivalence", torch_module_without_our_dropout, hint=hint)
+        assert MESSAGES["ladder.cause_stated"][lang] not in text, text
+        assert MESSAGES["ladder.cause_stated_in_message"][lang] in text, text
+
+
+# ---------------------------------------------------------------------------------------------
+# a line is quoted as the learner's only when it is in their answer
+
+
+GIVEN_CELL = '''
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.attention_dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+'''
+
+ANSWER_CELL = '''
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, dropout, context_length, qkv_bias) for _ in range(num_heads)])
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+'''
+
+RAISING_ANSWER_CELL = '''
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+        self.rate = nn.Dropout(context_length)
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+'''
+
+
+def cells(*sources):
+    """The namespace after running each source as a notebook cell of its own (its lines known to linecache, as a
+    kernel keeps them)."""
+    namespace = {"nn": nn, "torch": torch, "__name__": "__main__"}
+    for index, source in enumerate(sources):
+        filename = f"<test cell {index}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the test's own cells
+    return namespace
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_line_of_the_given_class_is_not_quoted_as_the_learners(lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    wrapper = cells(GIVEN_CELL, ANSWER_CELL)["MultiHeadAttentionWrapper"]
+    text = printed(check_function(), "mha_wrapper", wrapper, hint=2)
+    own = MESSAGES["departure.raised_at_line"][lang].split("`{line}`")[0]
+    assert own not in text, text
+    outside = MESSAGES["departure.raised_outside_called"][lang].split("`{line}`")[0]
+    assert outside in text, text
+    assert "`self.attention_dropout = nn.Dropout(dropout)`" in text, text
+    assert "`[CausalAttention(d_in, d_out, dropout, context_length, qkv_bias) for _ in range(num_heads)])`" in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_line_of_the_answer_is_still_quoted_as_the_learners(lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    wrapper = cells(GIVEN_CELL.replace("attention_dropout", "dropout"), RAISING_ANSWER_CELL)[
+        "MultiHeadAttentionWrapper"]
+    text = printed(check_function(), "mha_wrapper", wrapper, hint=2)
+    own = MESSAGES["departure.raised_at_line"][lang].split("`{line}`")[0]
+    assert own + "`self.rate = nn.Dropout(context_length)`" in text, text

@@ -11,9 +11,12 @@ import pytest
 import torch
 from torch import nn
 
+from attnkit import solutions
+from autograder.checking.check_types import PASSED
 from autograder.course import catalog
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
+from autograder.running.runner import run_exercise
 
 MESSAGES = catalog.MESSAGES
 
@@ -131,3 +134,54 @@ def test_a_line_of_the_answer_is_still_quoted_as_the_learners(lang, monkeypatch)
     text = printed(check_function(), "mha_wrapper", wrapper, hint=2)
     own = MESSAGES["departure.raised_at_line"][lang].split("`{line}`")[0]
     assert own + "`self.rate = nn.Dropout(context_length)`" in text, text
+
+
+# ---------------------------------------------------------------------------------------------
+# a name needs a case where no other reading of the learner's code gives the same
+
+
+def test_a_size_derived_from_d_in_is_not_named_a_constant_whole_width():
+    """Half of d_in per head is right for d_in 3 and as wide as the whole output for d_in 5: the mistake "d_out is the
+    whole output's width" (2 whatever d_in) would have failed the first case, which passes."""
+    def two_dimensional_wrapper(d_in, context_length, dropout):
+        half = d_in // 2
+        return solutions.MultiHeadAttentionWrapper(d_in, half, context_length, dropout, num_heads=2)
+
+    results = run_exercise("two_dimensional_wrapper", {"two_dimensional_wrapper": two_dimensional_wrapper})
+    failing = [result for result in results if result.status != PASSED]
+    assert failing
+    assert all(result.misconception is None for result in failing), [r.misconception for r in failing]
+
+
+def test_a_constant_whole_width_is_still_named():
+    def two_dimensional_wrapper(d_in, context_length, dropout):
+        return solutions.MultiHeadAttentionWrapper(d_in, 2, context_length, dropout, num_heads=2)
+
+    results = run_exercise("two_dimensional_wrapper", {"two_dimensional_wrapper": two_dimensional_wrapper})
+    assert {result.misconception for result in results if result.status != PASSED} == {"d_out_is_total"}
+
+
+class HeadsJoinedAlongTheBatch(nn.Module):
+    """The wrapper's heads joined along dim 0: of a batch, the batch axis, not the tokens'."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList([solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                                    for _ in range(num_heads)])
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=0)
+
+
+def merged_along_the_batch(x):
+    return torch.cat(x.unbind(1), dim=0)
+
+
+@pytest.mark.parametrize(("exercise", "names"), [
+    ("mha_wrapper", {"MultiHeadAttentionWrapper": HeadsJoinedAlongTheBatch}),
+    ("merge_heads", {"merge_heads": merged_along_the_batch}),
+])
+def test_heads_joined_along_the_batch_axis_are_not_named_joined_along_the_tokens(exercise, names):
+    results = run_exercise(exercise, names)
+    assert any(result.status != PASSED for result in results)
+    assert "heads_on_token_axis" not in {result.misconception for result in results}

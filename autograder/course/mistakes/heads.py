@@ -39,6 +39,7 @@ MISTAKES: tuple[Misconception, ...] = (
         "d_out_is_total",
         exercises=("two_dimensional_wrapper",),
         evidence=(Evidence.FACT,),
+        fails_every_case=True,  # a size chosen whatever d_in: every case asks for 2 heads of 1 feature
         question=("How wide is one head's output, and how many of them does the wrapper place side by side?",
                   "单个头的输出有多宽？包装器把多少个这样的输出并排放置？"),
         name=("d_out taken as the size of the whole output",
@@ -53,6 +54,7 @@ MISTAKES: tuple[Misconception, ...] = (
         "heads_traded_for_width",
         exercises=("two_dimensional_wrapper",),
         evidence=(Evidence.FACT,),
+        fails_every_case=True,  # a size chosen whatever d_in: every case asks for 2 heads of 1 feature
         question=("Which argument sets the width of one head, and which the number of heads?",
                   "哪个参数决定单个头的宽度？哪个决定头的个数？"),
         name=("num_heads changed to change the output size",

@@ -185,3 +185,71 @@ def test_heads_joined_along_the_batch_axis_are_not_named_joined_along_the_tokens
     results = run_exercise(exercise, names)
     assert any(result.status != PASSED for result in results)
     assert "heads_on_token_axis" not in {result.misconception for result in results}
+
+
+# ---------------------------------------------------------------------------------------------
+# symptoms and advice true of the code they are shown for
+
+
+class ScoresDroppedThenMasked(nn.Module):
+    """Causal attention whose dropout acts on the scaled scores; the future is masked after it, so its weights are 0
+    in both modes."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        tokens = x.shape[1]
+        scaled = self.W_query(x) @ self.W_key(x).mT / self.d_out ** 0.5
+        scaled = self.dropout(scaled)
+        future = self.mask[:tokens, :tokens] == 1
+        weights = torch.softmax(torch.where(future, float("-inf"), scaled), dim=-1)
+        return weights @ self.W_value(x)
+
+
+class HeadsInAList(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = [solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                      for _ in range(num_heads)]
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+def merged_head_size_first(x):
+    b, heads, tokens, size = x.shape
+    return x.permute(0, 2, 3, 1).reshape(b, tokens, heads * size)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_dropout_symptom_speaks_of_the_weights_it_reads(lang, monkeypatch):
+    """The future's weights are exactly 0 in this code: "no weight is zero" would be false of them."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(check_function(), "causal_attention", ScoresDroppedThenMasked)
+    assert MESSAGES["contract.dropout_before_softmax"][lang] in text, text
+    assert {"en": "no weight is zero", "zh": "没有一个权重为 0"}[lang] not in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_missing_parameter_is_not_said_to_come_from_other_layers(lang, monkeypatch):
+    """The heads are the exercise's own, kept where the module does not register them."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(check_function(), "mha_wrapper", HeadsInAList, hint=3)
+    assert MESSAGES["contract.missing_parameter"][lang].split("{name}")[0] in text, text
+    assert {"en": "builds other layers", "zh": "建立的层与练习要求的不同"}[lang] not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_merge_advice_does_not_ask_for_an_order_the_code_has(lang, monkeypatch):
+    """The head size before the heads: the tokens already come before the heads in this code."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(check_function(), "merge_heads", merged_head_size_first, hint=3)
+    assert catalog.MISCONCEPTIONS_BY_ID["merge_wrong_axes"].change[lang] in text, text
+    assert {"en": "in front of the heads axis", "zh": "移回头所在的维度前面"}[lang] not in text

@@ -143,8 +143,10 @@ MISTAKES: tuple[Misconception, ...] = (
               "合并头时特征顺序不对"),
         hint=("merging undoes the split: in every token, each head's features stay together, head after head",
               "合并是拆分的逆过程：在每个 token 中，每个头的特征要连在一起，一个头接着一个头"),
-        change=("bring the tokens axis back in front of the heads axis before joining the features",
-                "在把特征连起来之前，先把 token 所在的维度移回头所在的维度前面"),
+        # Not "tokens in front of the heads": a merge with the head size before the heads already has that (issue 58).
+        change=("before joining the features, order the axes as tokens, then heads, then each head's size: each "
+                "head's features together, head after head",
+                "在把特征连起来之前，把维度排成 token、头、每个头的大小的顺序：每个头的特征连在一起，一个头接着一个头"),
     ),
     mistake(
         "split_without_transpose",

@@ -14,9 +14,11 @@ from torch import nn
 from attnkit import solutions
 from autograder.checking.check_types import PASSED
 from autograder.course import catalog
+from autograder.course.assignment import DEFAULT_SEED
+from autograder.grading.departures import trace_request
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
-from autograder.running.runner import run_exercise
+from autograder.running.runner import judge_exercise, probe_exercise, run_exercise
 
 MESSAGES = catalog.MESSAGES
 
@@ -253,3 +255,33 @@ def test_the_merge_advice_does_not_ask_for_an_order_the_code_has(lang, monkeypat
     text = printed(check_function(), "merge_heads", merged_head_size_first, hint=3)
     assert catalog.MISCONCEPTIONS_BY_ID["merge_wrong_axes"].change[lang] in text, text
     assert {"en": "in front of the heads axis", "zh": "移回头所在的维度前面"}[lang] not in text
+
+
+# ---------------------------------------------------------------------------------------------
+# the graded trace never fails on a module of other parameter names
+
+
+class HeadsOfOtherNames(nn.Module):
+    """Each head's projections under names of the learner's own, in a registered list."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.ModuleDict({"q": nn.Linear(d_in, d_out, bias=qkv_bias),
+                                                   "k": nn.Linear(d_in, d_out, bias=qkv_bias),
+                                                   "v": nn.Linear(d_in, d_out, bias=qkv_bias)})
+                                    for _ in range(num_heads)])
+
+    def forward(self, x):
+        outputs = []
+        for head in self.heads:
+            scores = head["q"](x) @ head["k"](x).mT
+            outputs.append(torch.softmax(scores / scores.shape[-1] ** 0.5, dim=-1) @ head["v"](x))
+        return torch.cat(outputs, dim=-1)
+
+
+@pytest.mark.parametrize("wrapper", [HeadsInAList, HeadsOfOtherNames])
+def test_the_graded_trace_request_never_fails_on_other_parameter_names(wrapper):
+    records = probe_exercise("mha_wrapper", {"MultiHeadAttentionWrapper": wrapper})
+    results = judge_exercise("mha_wrapper", records)
+    assert any(result.status != PASSED for result in results)
+    trace_request("mha_wrapper", results, records, DEFAULT_SEED)  # raised KeyError ('state', 'heads.0.W_query...')

@@ -285,3 +285,17 @@ def test_the_graded_trace_request_never_fails_on_other_parameter_names(wrapper):
     results = judge_exercise("mha_wrapper", records)
     assert any(result.status != PASSED for result in results)
     trace_request("mha_wrapper", results, records, DEFAULT_SEED)  # raised KeyError ('state', 'heads.0.W_query...')
+
+
+def test_a_hostile_function_name_of_the_raising_line_is_shown_escaped_and_capped(monkeypatch):
+    """The function around the raising line is the notebook's text (its code object's qualname, which code can set):
+    shown escaped on one line and capped, as the line itself is."""
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    namespace = cells(GIVEN_CELL, ANSWER_CELL)
+    given = namespace["CausalAttention"]
+    init = given.__init__
+    init.__code__ = init.__code__.replace(co_qualname="\x1b[2J\u202e" + "x" * 5000 + "\nfake line")
+    text = printed(check_function(), "mha_wrapper", namespace["MultiHeadAttentionWrapper"], hint=2)
+    assert MESSAGES["departure.raised_outside_called"]["en"].split("`{line}`")[0] in text, text
+    assert "\x1b" not in text and "\u202e" not in text and "fake line\n" not in text
+    assert "x" * 200 not in text

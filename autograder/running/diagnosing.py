@@ -91,7 +91,7 @@ def _raised_at(result: CheckResult, records: Sequence[dict[str, Any]], lang: str
         return ""
     error = records[index].get("error") if isinstance(records[index], dict) else None
     line = error.get("line") if isinstance(error, dict) else None
-    if type(line) is not str or not line.strip():
+    if not isinstance(error, dict) or type(line) is not str or not line.strip():
         return ""
     frames = _frames(error)
     if not frames or frames[-1].line != line.strip():  # unknown whose line it is: none is quoted as theirs

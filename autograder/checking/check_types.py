@@ -169,6 +169,9 @@ class Misconception:
     # Where it may be named (exercise ids) and what proves it (autograder.course.mistakes); empty: never shown.
     exercises: frozenset[str] = frozenset()
     evidence: frozenset[Evidence] = frozenset()
+    # A choice made whatever the inputs (a constant size): it fails every case of a check it is named on, so a case of
+    # the same check that passes refutes it (autograder.checking.results; issue 58).
+    fails_every_case: bool = False
 
     def refusal(self, verdict: "Verdict", exercise: str) -> str | None:
         """Why `verdict` may not name this mistake on `exercise` (not an exercise it applies to, no evidence, or

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.checking.check_types import PASSED, CheckResult, Exercise, Status
+from autograder.checking.check_types import PASSED, Cause, CheckResult, Exercise, Status
 from autograder.i18n import Messages, pick, render
 from autograder.safe_text import one_line
 
@@ -307,7 +307,7 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> 
     if adds and not (step.again and at_top):
         return None
     if result.misconception is None and result.cause is not None and result.cause.message_key in CAUSE_STATED_KEYS:
-        return "ladder.cause_stated"
+        return _cause_stated_key(result.cause)
     key = "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
     if result.misconception is None and named_above:
         # Not "no known mistake" under a row that names one: the attempt has a known mistake, just not proven here.
@@ -317,6 +317,12 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> 
         return key
     line = dict(result.cause.fields).get("line") if result.cause is not None else None
     return f"{key}_at_line" if line else f"{key}_in_message"
+
+
+def _cause_stated_key(cause: Cause) -> str:
+    """The line for a message that already says what is wrong: "your line" only when the message quotes the
+    learner's line (its `line` field); a message naming no line (a size, a dtype, a keyword) is not said to."""
+    return "ladder.cause_stated" if dict(cause.fields).get("line") else "ladder.cause_stated_in_message"
 
 
 def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, *, hidden: bool = False,

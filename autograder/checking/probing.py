@@ -126,7 +126,8 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     """
     kind = exception_type_name(exc)
     line, code = _student_code(exc)
-    return {"type": kind, "message": _exception_message(exc, kind), "line": line, "code": code}
+    return {"type": kind, "message": _exception_message(exc, kind), "line": line, "code": code,
+            "frames": _student_frames(exc)}
 
 
 def exception_type_name(exc: BaseException) -> str:
@@ -187,6 +188,32 @@ def _student_code(exc: BaseException) -> tuple[str, str]:
                 _exact_text(before[-MAX_CODE_CHARS:], MAX_CODE_CHARS))
     except BaseException:  # noqa: BLE001 - the line is a hint: without it the message still names the type
         return "", ""
+
+
+MAX_FRAMES = 20  # the innermost student frames kept of a traceback: enough to reach the learner's own call
+
+
+def _student_frames(exc: BaseException) -> list[list[str]]:
+    """[file, function, line] of each frame of the traceback that is not torch's or the grader's, outermost first
+    (the innermost MAX_FRAMES): whose cell a line is in, so that the diagnosis quotes a line as the learner's only
+    when it is in their answer (a line of the code the notebook gives, called from theirs, is not theirs). [] where
+    the traceback cannot be read."""
+    try:
+        tb = _TRACEBACK_OF(exc)
+        frames: list[list[str]] = []
+        walked = 0
+        while tb is not None and walked < 200:
+            walked += 1
+            code, number = tb.tb_frame.f_code, tb.tb_lineno
+            tb = tb.tb_next
+            if _is_library(code.co_filename):
+                continue
+            line = linecache.getline(code.co_filename, number) if number else ""
+            frames.append([_exact_text(code.co_filename, MAX_MESSAGE_CHARS), _exact_text(code.co_qualname, 200),
+                           _exact_text(line, MAX_MESSAGE_CHARS).strip() if _is_text(line) else ""])
+        return frames[-MAX_FRAMES:]
+    except BaseException:  # noqa: BLE001 - the frames are a hint: without them no line is quoted as the learner's
+        return []
 
 
 def _is_library(filename: str) -> bool:

@@ -86,6 +86,7 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
         if not verdict.passed:
             later = list(zip(range(index + 1, len(cases)), cases[index + 1:], data_per_case[index + 1:], strict=False))
             verdict, reproducing = _reproduced_on_every_failing_case(check, verdict, later, expectations_of, case)
+            verdict = _not_refuted_by_a_passing_case(verdict, index, misconceptions)
             result = check_result(check, FAILED, verdict, lang, messages, misconceptions)
             result.failed_case = index
             result.reproduced_by = reproducing
@@ -93,6 +94,18 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
     return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)
+
+
+def _not_refuted_by_a_passing_case(verdict: Verdict, failed_case: int,
+                                   misconceptions: Mapping[str, Misconception]) -> Verdict:
+    """`verdict` without its name when an earlier case of the check passed and the named mistake fails every case
+    (a size chosen whatever the inputs): the learner's code does something else that coincides with it on this case
+    (d_out = d_in // 2 is the whole output's width for one d_in only)."""
+    named = misconceptions.get(verdict.misconception) if verdict.misconception else None
+    if failed_case == 0 or named is None or not named.fails_every_case:
+        return verdict
+    verdict.misconception, verdict.evidence = None, None
+    return verdict
 
 
 def _learner_raised(error: Mapping[str, Any]) -> bool:

@@ -66,6 +66,12 @@ MESSAGES = {
         "en": "no further hint: the message above already says what your line does wrong; change that line and run "
               "again",
         "zh": "没有更多提示：上面的信息已经说明了你那一行错在哪里；改正那一行，再运行一次"},
+    # The same where the message names no line of the learner's (a size, a dtype, a missing keyword): no line
+    # is presumed (issue 58).
+    "ladder.cause_stated_in_message": {
+        "en": "no further hint: the message above already says what is wrong; change that in your code and run "
+              "again",
+        "zh": "没有更多提示：上面的信息已经说明了哪里不对；在你的代码中改正它，再运行一次"},
     # Under a table that names a mistake, for a row it is not proven on: never "no known mistake" (issue 58).
     "ladder.nothing_known_besides": {
         "en": "no further hint: nothing proves that the mistake named in this table causes this failure, and no "
@@ -170,6 +176,19 @@ MESSAGES = {
               "this case: start from that line",
         "zh": "你的代码在它自己的这一行抛出了异常：`{line}`；在这个例子上，笔记中的任何一步都无法与它的张量相比较："
               "请从这一行开始查"},
+    # The line that raised is not in the learner's answer (the class the notebook gives, or an earlier exercise's):
+    # never quoted as theirs; with their line that called it when one is on the way (issue 58).
+    "departure.raised_outside_called": {
+        "en": "the line that raised is not in your answer: `{line}` (in {function}) raised, called from your line "
+              "`{caller}`; no step of the notes could be compared with its tensors on this case: start from what "
+              "your line passes to it",
+        "zh": "抛出异常的那一行不在你的答案里：`{line}`（在 {function} 中）抛出了异常，它是从你的这一行调用的："
+              "`{caller}`；在这个例子上，笔记中的任何一步都无法与它的张量相比较：请从你的这一行传给它的东西开始查"},
+    "departure.raised_outside": {
+        "en": "the line that raised is not in your answer: `{line}` (in {function}) raised; no step of the notes "
+              "could be compared with its tensors on this case: start from what your code gives it",
+        "zh": "抛出异常的那一行不在你的答案里：`{line}`（在 {function} 中）抛出了异常；在这个例子上，笔记中的任何一步"
+              "都无法与它的张量相比较：请从你的代码交给它的东西开始查"},
     # Every step computed, the last one too, and an earlier step returned (autograder.checking.departure).
     "departure.returned_computed": {
         "en": "your code computes the notes' {last} too, but your function returns the {returned}, a step before the "

@@ -11,6 +11,7 @@ reference, declaration or catalogue.
 """
 
 import dataclasses
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -62,7 +63,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             diagnosed.append(dataclasses.replace(result, departure=line,
                                                  departure_step=departure.step or departure.last))
         elif departure is None and raised and looked_for and (
-                at := _raised_at(result, records.get(result.id, ()), lang, messages)):
+                at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
             diagnosed.append(dataclasses.replace(result, departure=at))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
@@ -78,19 +79,79 @@ def _diagnosed(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:
             and not _cause_stated(result) and not _reads_as_before(result, earlier))
 
 
-def _raised_at(result: CheckResult, records: Sequence[dict[str, Any]], lang: str, messages: Messages) -> str:
+def _raised_at(result: CheckResult, records: Sequence[dict[str, Any]], lang: str, messages: Messages,
+               answer: frozenset[str]) -> str:
     """For code that raised where no step of the notes could be compared (the exercise declares none, or the case's
-    steps need what the raise left unrecorded): the learner's own line that raised, when the traceback has one in
-    their code (never one of the grader's or torch's) and the message above does not quote it already; "" else."""
+    steps need what the raise left unrecorded): where it raised, when the traceback has a line outside the
+    grader's and torch's code and the message above does not quote it already; "" else. The line is the learner's
+    own only when it is in their answer (`answer`: the files their exercise's objects were defined in); a line of
+    other code (the class the notebook gives) is told as such, with the learner's line that called it."""
     index = result.failed_case
     if index is None or index >= len(records) or (result.cause is not None and dict(result.cause.fields).get("line")):
         return ""
     error = records[index].get("error") if isinstance(records[index], dict) else None
     line = error.get("line") if isinstance(error, dict) else None
-    if type(line) is not str or not line.strip():
+    if not isinstance(error, dict) or type(line) is not str or not line.strip():
         return ""
-    return render(messages, "label.raised", lang, {
-        "text": render(messages, "departure.raised_at_line", lang, {"line": one_line(line, 120)})})
+    frames = _frames(error)
+    if not frames or frames[-1].line != line.strip():  # unknown whose line it is: none is quoted as theirs
+        return ""
+    if frames[-1].file in answer:
+        text = render(messages, "departure.raised_at_line", lang, {"line": one_line(line, 120)})
+    else:
+        callers = [frame for frame in frames if frame.file in answer and frame.line]
+        fields = {"line": one_line(line, 120), "function": one_line(frames[-1].function, 80)}
+        if callers:
+            text = render(messages, "departure.raised_outside_called", lang,
+                          {**fields, "caller": one_line(callers[-1].line, 120)})
+        else:
+            text = render(messages, "departure.raised_outside", lang, fields)
+    return render(messages, "label.raised", lang, {"text": text})
+
+
+@dataclasses.dataclass(frozen=True)
+class _Frame:
+    """One frame of a traceback outside the grader's and torch's code (autograder.checking.probing)."""
+
+    file: str
+    function: str
+    line: str
+
+
+def _frames(error: Mapping[str, Any]) -> list[_Frame]:
+    """The error's frames, outermost first; [] where they are missing or not as probing writes them."""
+    frames = error.get("frames")
+    if not isinstance(frames, list | tuple):
+        return []
+    read = []
+    for frame in frames:
+        if not isinstance(frame, list | tuple) or len(frame) != 3 or not all(type(part) is str for part in frame):
+            return []
+        read.append(_Frame(*frame))
+    return read
+
+
+def answer_files(namespace: Mapping[str, Any]) -> frozenset[str]:
+    """The files (a notebook's cells) that the learner's answer was defined in: each function's, and each function
+    of each class's own attributes. Read through `type`'s and functions' own getters: a learner's class cannot put
+    a property in their way."""
+    files: set[str] = set()
+    for value in namespace.values():
+        functions = [value]
+        if isinstance(value, type):
+            functions = list(_TYPE_DICT(value).values())
+        for function in functions:
+            if isinstance(function, staticmethod | classmethod):
+                function = function.__func__
+            if type(function) is types.FunctionType:
+                filename = _FUNCTION_CODE(function).co_filename
+                if type(filename) is str:
+                    files.add(filename)
+    return frozenset(files)
+
+
+_TYPE_DICT = vars(type)["__dict__"].__get__
+_FUNCTION_CODE = vars(types.FunctionType)["__code__"].__get__
 
 
 def _count_differs(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]], lang: str,

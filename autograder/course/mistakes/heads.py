@@ -39,6 +39,7 @@ MISTAKES: tuple[Misconception, ...] = (
         "d_out_is_total",
         exercises=("two_dimensional_wrapper",),
         evidence=(Evidence.FACT,),
+        fails_every_case=True,  # a size chosen whatever d_in: every case asks for 2 heads of 1 feature
         question=("How wide is one head's output, and how many of them does the wrapper place side by side?",
                   "单个头的输出有多宽？包装器把多少个这样的输出并排放置？"),
         name=("d_out taken as the size of the whole output",
@@ -53,6 +54,7 @@ MISTAKES: tuple[Misconception, ...] = (
         "heads_traded_for_width",
         exercises=("two_dimensional_wrapper",),
         evidence=(Evidence.FACT,),
+        fails_every_case=True,  # a size chosen whatever d_in: every case asks for 2 heads of 1 feature
         question=("Which argument sets the width of one head, and which the number of heads?",
                   "哪个参数决定单个头的宽度？哪个决定头的个数？"),
         name=("num_heads changed to change the output size",
@@ -141,8 +143,10 @@ MISTAKES: tuple[Misconception, ...] = (
               "合并头时特征顺序不对"),
         hint=("merging undoes the split: in every token, each head's features stay together, head after head",
               "合并是拆分的逆过程：在每个 token 中，每个头的特征要连在一起，一个头接着一个头"),
-        change=("bring the tokens axis back in front of the heads axis before joining the features",
-                "在把特征连起来之前，先把 token 所在的维度移回头所在的维度前面"),
+        # Not "tokens in front of the heads": a merge with the head size before the heads already has that (issue 58).
+        change=("before joining the features, order the axes as tokens, then heads, then each head's size: each "
+                "head's features together, head after head",
+                "在把特征连起来之前，把维度排成 token、头、每个头的大小的顺序：每个头的特征连在一起，一个头接着一个头"),
     ),
     mistake(
         "split_without_transpose",

@@ -91,8 +91,9 @@ MISTAKES: tuple[Misconception, ...] = (
         "dropout_before_softmax",
         exercises=("causal_attention", "mha_wrapper", "multi_head_attention"),
         evidence=(Evidence.FACT,),
-        question=("In training mode, is any of your attention weights exactly 0?",
-                  "在训练模式下，你的注意力权重中有恰好为 0 的吗？"),
+        # Of the weights the mask lets through: the future's are 0 in both modes (issue 58).
+        question=("In training mode, does any attention weight that is not 0 in eval mode become exactly 0?",
+                  "在训练模式下，有没有哪个在 eval 模式下不为 0 的注意力权重变成了恰好为 0？"),
         name=("dropout applied before the softmax",
               "在 softmax 之前应用了 dropout"),
         hint=("dropout zeroes some attention weights and scales up the rest; before the softmax it only changes "

@@ -223,9 +223,11 @@ MESSAGES = {
               "块？"},
     "contract.missing_parameter": {
         # Said of every module exercise, the wrapper's too, whose constructor the learner writes: no "given __init__".
-        "en": "the module has no parameter {name} of the expected shape: its constructor builds other layers than the "
-              "exercise names",
-        "zh": "模块中没有形状正确的参数 {name}：它的构造函数建立的层与练习要求的不同"},
+        # Not "builds other layers": the right layers kept where the module does not register them read the same
+        # (issue 58).
+        "en": "the module has no parameter {name} of the expected shape: the layers the exercise names are not all "
+              "registered in it with the expected shapes",
+        "zh": "模块中没有形状正确的参数 {name}：练习要求的层没有全部以正确的形状注册在模块中"},
     "contract.extra_parameter": {
         "en": "the module has a parameter {name} its constructor does not promise",
         "zh": "模块中有一个构造函数没有约定的参数 {name}"},
@@ -282,8 +284,10 @@ MESSAGES = {
         "en": "in training mode a token gives weight to a later token: dropout must not undo the mask",
         "zh": "训练模式下有 token 给了在它之后的 token 权重：dropout 不能破坏掩码"},
     "contract.dropout_before_softmax": {
-        "en": "in training mode the weights change but no weight is zero and every row still sums to 1",
-        "zh": "训练模式下权重变了，但没有一个权重为 0，而且每一行之和仍是 1"},
+        # Of the weights the judge reads: those not 0 in eval mode (the mask's future is 0 in both; issue 58).
+        "en": "in training mode the weights change, but none of those that are not 0 in eval mode becomes 0, and "
+              "every row still sums to 1",
+        "zh": "训练模式下权重变了，但在 eval 模式下不为 0 的权重没有一个变成 0，而且每一行之和仍是 1"},
     "contract.dropout_not_on_weights": {
         "en": "in training mode the output is not the attention weights with some of them dropped: dropout acts "
               "on the attention weights, not on the input, the values or the output",

@@ -130,7 +130,7 @@ def misconception_record(misconception: Misconception) -> dict[str, Any]:
     m = misconception
     return {"id": m.id, "name": dict(m.name), "hint": dict(m.hint), "question": dict(m.question),
             "change": dict(m.change), "exercises": sorted(m.exercises),
-            "evidence": sorted(kind.value for kind in m.evidence)}
+            "evidence": sorted(kind.value for kind in m.evidence), "fails_every_case": m.fails_every_case}
 
 
 def vectors_document(seed: int = DEFAULT_SEED) -> dict[str, Any]:

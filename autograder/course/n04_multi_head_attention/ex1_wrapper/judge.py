@@ -37,7 +37,9 @@ def judge_wrapper(record: WrapperRecord, case: MultiHeadCase, expectations: Expe
     want = torch.cat(heads, dim=-1)
     if same(got, want):
         return dtype_verdict("mha_wrapper", got, x.dtype)
-    wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=dim)) for dim in (1, 0)]
+    # The tokens' axis is the one before the features (dim 1 of a batch): joining along dim 0 of a batch is along
+    # the batch axis, which the name "along the token axis" would say falsely (issue 58).
+    wrong_joins = [("heads_on_token_axis", torch.cat(heads, dim=heads[0].dim() - 2))]
     wrong_joins += [("heads_stacked", torch.stack(heads, dim=dim)) for dim in (-1, -2, 1, 0)]
     misconception = diagnose(got, want, wrong_joins)
     if misconception is None:

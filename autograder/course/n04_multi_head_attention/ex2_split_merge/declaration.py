@@ -181,7 +181,6 @@ def expect_merge(record: HeadsRecord, case: HeadsCase) -> Expectations:
             ("merge_without_transpose", variants.merge(x, "no_transpose")),
             ("merge_wrong_axes", variants.merge(x, "head_dim_first")),
             ("heads_on_token_axis", variants.merge(x, "token_axis")),
-            ("heads_on_token_axis", torch.cat(x.unbind(1), dim=0)),  # the notes' torch.cat([o_head1, o_head2], dim=0)
         ],
         input_gradient=lambda: gradient_of(solutions.merge_heads, x)[2],
         **{STEPS: lambda: merge_steps(x)},

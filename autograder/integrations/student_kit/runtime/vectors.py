@@ -129,7 +129,8 @@ def misconception_from_record(record: Mapping[str, Any]) -> Misconception:
     """A stored entry of the table of mistakes (student_kit.build.misconception_record) as the Misconception it was."""
     return Misconception(record["id"], record["name"], record["hint"], record.get("question", {}),
                          record.get("change", {}), exercises=frozenset(record["exercises"]),
-                         evidence=frozenset(Evidence(kind) for kind in record["evidence"]))
+                         evidence=frozenset(Evidence(kind) for kind in record["evidence"]),
+                         fails_every_case=record.get("fails_every_case") is True)
 
 
 def address(record: Mapping[str, Any]) -> ProbeAddress:

@@ -1,0 +1,78 @@
+"""Every sentence of the ladder is true of the learner's code (issue 58): shapes and axes in the case's own layout,
+the phase of an error from where it was raised, advice that moves the half that departs, no grader-internal names."""
+
+import torch
+from torch import nn
+
+from attnkit import solutions
+from autograder.checking.departure import STEPS, departure_line
+from autograder.checking.tensor_trace import traced_probe
+from autograder.course import catalog
+from autograder.course.shared.plan import resolve
+from autograder.running import in_notebook
+from autograder.running.runner import cases_for
+from tests.test_departure import SEED, departure_of, public_check
+
+# ------------------------------------------------------------------ synthetic learner attempts (written for this file)
+
+
+class WeightsOverEverything(nn.Module):
+    """Normalises the scores over the whole (num_tokens, num_tokens) matrix at once."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        scores = queries @ keys.T / keys.shape[-1] ** 0.5
+        weights = torch.exp(scores) / torch.exp(scores).sum()
+        return weights @ values
+
+
+class ContextFromTheInputs(nn.Module):
+    """Weighs the inputs themselves, not the values: a (num_tokens, d_in) result."""
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        queries, keys = self.W_query(x), self.W_key(x)
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ x
+
+
+def lines(departure):
+    return {lang: departure_line(departure, lang, catalog.MESSAGES) for lang in ("en", "zh")}
+
+
+def test_axes_of_a_departure_are_counted_in_the_learners_two_dimensional_weights():
+    departure = departure_of("self_attention_v1", WeightsOverEverything)
+    assert departure.step == "weights" and departure.facts
+    text = lines(departure)
+    assert "dimension 1" in text["en"] and "dimension 3" not in text["en"], text
+    assert "第 1 个维度" in text["zh"] and "第 3 个维度" not in text["zh"], text
+
+
+def test_the_notes_steps_are_declared_in_the_cases_own_layout():
+    """Rung 1 shows the expected output's shape; every step rung 2 speaks of is in that layout (no batch or head axis
+    the case does not have): the last step has the output's shape, no step has more axes than it."""
+    for exercise_id, route in (("self_attention_v1", solutions.SelfAttention_v1),
+                               ("self_attention_v2", solutions.SelfAttention_v2),
+                               ("causal_attention", solutions.CausalAttention)):
+        check = public_check(exercise_id)
+        exercise = next(e for e in in_notebook.EXERCISES if e.id == exercise_id)
+        for case in cases_for(check, SEED):
+            record, _traced = traced_probe(resolve(in_notebook._runnable(check, SEED).probe),
+                                           exercise.namespace((route,)), case)
+            expectations = check.expect(record, case)
+            steps, output = expectations[STEPS], expectations["output"]
+            assert tuple(steps[-1][1][0].shape) == tuple(output.shape), (exercise_id, steps[-1][0])
+            for step_id, values, *_flags in steps:
+                assert all(value.dim() <= output.dim() for value in values), (exercise_id, step_id)
+

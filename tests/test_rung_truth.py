@@ -1,6 +1,7 @@
 """Every sentence of the ladder is true of the learner's code (issue 58): shapes and axes in the case's own layout,
 the phase of an error from where it was raised, advice that moves the half that departs, no grader-internal names."""
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -10,6 +11,7 @@ from autograder.checking.tensor_trace import traced_probe
 from autograder.course import catalog
 from autograder.course.shared.plan import resolve
 from autograder.running import in_notebook
+from autograder.running.notebook_runtime import run_checks
 from autograder.running.runner import cases_for
 from tests.test_departure import SEED, departure_of, public_check
 
@@ -76,3 +78,27 @@ def test_the_notes_steps_are_declared_in_the_cases_own_layout():
             for step_id, values, *_flags in steps:
                 assert all(value.dim() <= output.dim() for value in values), (exercise_id, step_id)
 
+
+
+def softmax_through_numpy(x):  # the call itself raises on an input of a graph
+    exps = np.exp(x.numpy())
+    return torch.as_tensor(exps / exps.sum(axis=0))
+
+
+def softmax_dividing_in_place(x):  # the call runs; backward() raises (exp's saved output was edited)
+    exps = torch.exp(x)
+    exps /= exps.sum(dim=0)
+    return exps
+
+
+def gradient_message(function, lang):
+    results = run_checks(in_notebook.ReferenceExpectations(), "softmax_naive", {"softmax_naive": function}, lang,
+                         include_hidden=False, seed=SEED, diagnose=True)
+    return next(result.message for result in results if result.id.startswith("softmax_naive.from_scratch"))
+
+
+def test_an_error_of_the_call_itself_is_not_said_to_be_backwards():
+    for lang in ("en", "zh"):
+        message = gradient_message(softmax_through_numpy, lang)
+        assert "RuntimeError" in message and "backward()" not in message, message
+        assert "backward()" in gradient_message(softmax_dividing_in_place, lang)

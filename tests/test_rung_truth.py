@@ -102,3 +102,20 @@ def test_an_error_of_the_call_itself_is_not_said_to_be_backwards():
         message = gradient_message(softmax_through_numpy, lang)
         assert "RuntimeError" in message and "backward()" not in message, message
         assert "backward()" in gradient_message(softmax_dividing_in_place, lang)
+
+
+def softmax_summing_the_last_axis(x, dim=-1):  # the maximum along dim (right), the sum along the last axis
+    shifted = torch.exp(x - x.amax(dim=dim, keepdim=True))
+    return shifted / shifted.sum(dim=-1, keepdim=True)
+
+
+def test_the_advice_for_disagreeing_reductions_never_moves_the_half_that_was_right():
+    for lang, wrong in (("en", "maximum along the same dimension as the sum"), ("zh", "沿求和的那个维度取最大值")):
+        results = run_checks(in_notebook.ReferenceExpectations(), "softmax_stable",
+                             {"softmax_stable": softmax_summing_the_last_axis}, lang, include_hidden=False,
+                             seed=SEED, diagnose=True)
+        named = [result for result in results if result.misconception == "max_and_sum_axes_differ"]
+        assert named, [(result.id, result.misconception) for result in results]
+        for result in named:
+            text = " ".join(result.ladder(3))
+            assert wrong not in text and "dim" in result.change, text

@@ -1,6 +1,10 @@
 """Every sentence of the ladder is true of the learner's code (issue 58): shapes and axes in the case's own layout,
 the phase of an error from where it was raised, advice that moves the half that departs, no grader-internal names."""
 
+import ast
+import pathlib
+import re
+
 import numpy as np
 import torch
 from torch import nn
@@ -119,3 +123,41 @@ def test_the_advice_for_disagreeing_reductions_never_moves_the_half_that_was_rig
         for result in named:
             text = " ".join(result.ladder(3))
             assert wrong not in text and "dim" in result.change, text
+
+
+def grader_class_names():
+    """Every class the grader defines whose name is no word of the notebooks (CamelCase, two capitals or more)."""
+    notebook_names = set(re.findall(r"^class (\w+)", "\n".join(
+        path.read_text(encoding="utf-8") for path in pathlib.Path("solutions").glob("*.py")), re.MULTILINE))
+    names = set()
+    for path in pathlib.Path("autograder").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and len(re.findall("[A-Z]", node.name)) >= 2:
+                names.add(node.name)
+    return names - notebook_names
+
+
+def load_returning_v2(sa_v1, sa_v2):  # copies, then hands back the wrong module
+    with torch.no_grad():
+        for name in ("W_query", "W_key", "W_value"):
+            getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight.T)
+    return sa_v2
+
+
+def load_through_state_dict(sa_v1, sa_v2):  # v2's (d_out, d_in) weights loaded as they are into v1's
+    sa_v1.load_state_dict({name: getattr(sa_v2, name).weight for name in ("W_query", "W_key", "W_value")})
+    return sa_v1
+
+
+def test_no_learner_facing_text_names_a_class_of_the_grader():
+    internal = grader_class_names()
+    assert {"LinearProjections", "ParameterProjections"} <= internal
+    for lang in ("en", "zh"):
+        for load in (load_returning_v2, load_through_state_dict):
+            results = run_checks(in_notebook.ReferenceExpectations(), "transfer_weights",
+                                 {"load_v2_weights_into_v1": load}, lang, include_hidden=False, seed=SEED,
+                                 diagnose=True)
+            assert any(result.status != "passed" for result in results)
+            for result in results:
+                text = " ".join([result.message, *result.ladder(3)])
+                assert not set(re.findall(r"\w+", text)) & internal, (load.__name__, text)

@@ -480,6 +480,12 @@ class LinearProjections(nn.Module):
             setattr(self, name, layer)
 
 
+# What a learner's code may print of a stand-in (torch's "Error(s) in loading state_dict for ...", type(m).__name__)
+# is the notebook's class it stands in for, never the grader's own name.
+ParameterProjections.__name__ = ParameterProjections.__qualname__ = "SelfAttention_v1"
+LinearProjections.__name__ = LinearProjections.__qualname__ = "SelfAttention_v2"
+
+
 def head_outputs(heads: Iterable[Callable[[torch.Tensor], Any]], x: torch.Tensor) -> list[torch.Tensor] | None:
     """Each head's own output: tells a broken CausalAttention from a broken wrapper. Diagnostic only."""
     try:

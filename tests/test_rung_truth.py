@@ -161,3 +161,28 @@ def test_no_learner_facing_text_names_a_class_of_the_grader():
             for result in results:
                 text = " ".join([result.message, *result.ladder(3)])
                 assert not set(re.findall(r"\w+", text)) & internal, (load.__name__, text)
+
+
+class ValuesFromTheQueryWeights(nn.Module):
+    """Creates W_value as the notes do, then computes the values with W_query."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys = x @ self.W_query, x @ self.W_key
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ (x @ self.W_query)
+
+
+def test_a_parameter_the_notes_require_is_never_advised_away():
+    for lang, away in (("en", "does not need"), ("zh", "用不到的参数")):
+        results = run_checks(in_notebook.ReferenceExpectations(), "self_attention_v1",
+                             {"SelfAttention_v1": ValuesFromTheQueryWeights}, lang, include_hidden=False, seed=SEED,
+                             diagnose=True)
+        named = [result for result in results if result.misconception == "parameter_unused"]
+        assert named, [(result.id, result.misconception) for result in results]
+        assert all(away not in " ".join(result.ladder(3)) for result in named)

@@ -183,3 +183,22 @@ def test_a_parameter_the_notes_require_is_never_advised_away():
         named = [result for result in results if result.misconception == "parameter_unused"]
         assert named, [(result.id, result.misconception) for result in results]
         assert all(away not in " ".join(result.ladder(3)) for result in named)
+
+
+def softmax_unkept_maximum(x, dim=-1):  # the maximum reduced without keeping its axis: raises where it cannot line up
+    largest = x.max(dim=dim).values
+    exps = torch.exp(x - largest)
+    return exps / exps.sum(dim=dim, keepdim=True)
+
+
+def test_errors_the_named_mistake_reproduces_are_folded_under_it_not_called_unexplained():
+    for lang, unexplained in (("en", "nothing shows"), ("zh", "没有证据表明")):
+        results = run_checks(in_notebook.ReferenceExpectations(), "softmax_stable",
+                             {"softmax_stable": softmax_unkept_maximum}, lang, include_hidden=False, seed=SEED,
+                             diagnose=True)
+        failing = [result for result in results if result.status != "passed"]
+        assert any(result.status == "error" for result in failing)
+        # Its own spelling raises the same error, numbers included, on each case that raised: the mistake is proven.
+        assert all(result.misconception == "missing_keepdim" for result in failing), [
+            (result.id, result.status, result.misconception) for result in failing]
+        assert not any(unexplained in " ".join([result.message, *result.ladder(3)]) for result in results)

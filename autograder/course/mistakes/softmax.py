@@ -102,7 +102,7 @@ MISTAKES: tuple[Misconception, ...] = (
     mistake(
         "missing_keepdim",
         exercises=("softmax_stable",),
-        evidence=(Evidence.VARIANT,),
+        evidence=(Evidence.VARIANT, Evidence.ERROR),  # its spellings raise on sizes that do not broadcast
         question=("Print the shapes of your maximum and your sum next to the input's: which row does each of "
                   "their entries line up with?",
                   "把最大值和总和的形状与输入的形状放在一起打印：它们的每一项各自与哪一行对齐？"),

@@ -78,7 +78,7 @@ def split_without_grad(x, num_heads):
 
 
 def split_drops_requires_grad(x, num_heads):
-    """Switches the caller's tensor out of autograd, then splits a detached copy."""
+    """Switches the caller's tensor out of autograd: the call itself raises (a tensor of a graph is no leaf)."""
     b, num_tokens, d_out = x.shape
     x.requires_grad_(False)
     return x.view(b, num_tokens, num_heads, d_out // num_heads).transpose(1, 2)
@@ -143,7 +143,7 @@ WRONG = [
     ("split_heads", split_unsqueezed_in_place, "heads_input_edited_in_place", "changed its input in place"),
     ("split_heads", split_transposed_view_in_place, None, "wrote into its input, or into a view of it"),
     ("split_heads", split_without_grad, "gradient_cut", ""),
-    ("split_heads", split_drops_requires_grad, None, "backward() raised RuntimeError"),
+    ("split_heads", split_drops_requires_grad, None, "the function itself raises RuntimeError"),
     ("split_heads", split_squeezed, None, ""),
     ("merge_heads", merge_view_without_contiguous, "view_after_transpose", ""),
     ("merge_heads", merge_transpose_in_place, "heads_input_edited_in_place", "changed its input in place"),

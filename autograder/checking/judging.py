@@ -31,9 +31,10 @@ def no_gradient(how: str, error: Mapping[str, Any] | None = None) -> Verdict:
     non-finite numbers proves no cut."""
     if how == "no_gradient":
         return Verdict(False, "function.no_gradient", misconception="gradient_cut", evidence=Evidence.FACT)
-    if how == "raised":
+    if how in ("raised", "call_raised"):
         error = error or {}
-        return Verdict(False, "function.backward_raised",
+        # The phase is where it raised: the call itself, given an input of a graph, or backward() after it.
+        return Verdict(False, "function.backward_raised" if how == "raised" else "function.call_raised_in_graph",
                        {"type": str(error.get("type") or "an exception"),
                         "detail": " ".join(str(error.get("message", "")).split())[:160]})
     return Verdict(False, "function.gradient_not_finite")

@@ -174,6 +174,15 @@ def _multi_head(mistake: str, knobs: Knobs) -> Variant:
     return mistake, MappingProxyType({"MultiHeadAttention": multi_head_attention_with(knobs)})
 
 
+def softmax_stable_without_keepdim(keep_max: bool, keep_sum: bool) -> Callable[..., Tensor]:
+    """The notes' stable softmax with the maximum or the sum reduced without keepdim (each spelling fails on its own
+    sizes: the reduced tensor broadcasts along the wrong axis, or not at all)."""
+    def softmax_stable(x: Tensor, dim: int = -1) -> Tensor:
+        shifted = torch.exp(x - x.max(dim=dim, keepdim=keep_max).values)
+        return shifted / shifted.sum(dim=dim, keepdim=keep_sum)
+    return softmax_stable
+
+
 # Each exercise's raising variants, by exercise id; the namespace holds the exercise's names (Exercise.names).
 ERROR_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "self_attention_v2": tuple(("linear_as_matrix", MappingProxyType({"SelfAttention_v2": self_attention_v2_with(
@@ -191,6 +200,8 @@ ERROR_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
         _multi_head("linear_as_matrix", Knobs(projection="matrix")),
         _multi_head("size_from_notebook", Knobs(padding_batch=NOTEBOOK_BATCH)),
     )),
+    "softmax_stable": tuple(("missing_keepdim", MappingProxyType({"softmax_stable": softmax_stable_without_keepdim(
+        keep_max, keep_sum)})) for keep_max, keep_sum in ((False, False), (True, False), (False, True))),
     "split_heads": (("head_dim_float", MappingProxyType({"split_heads": split_heads_with(Knobs(
         head_dim="true_division"))})),),
     "merge_heads": (("view_after_transpose", MappingProxyType({"merge_heads": merge_heads_with(Knobs(

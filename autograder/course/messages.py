@@ -548,6 +548,12 @@ MESSAGES = {
         "en": "going back through the function to its input fails: backward() raised {type} ({detail})",
         "zh": "通过这个函数反向传播回输入时失败：backward() 抛出了 {type}（{detail}）",
     },
+    "function.call_raised_in_graph": {
+        "en": "called on an input that is part of a graph (as a model's layers hand it over), the function itself "
+              "raises {type} ({detail}), before anything goes back through it",
+        "zh": "用属于计算图的输入（模型中各层传入的那种）调用这个函数时，函数本身就抛出了 {type}（{detail}），"
+              "还没有开始反向传播",
+    },
     "function.gradient_not_finite": {
         "en": "the gradient that flows back through the function to its input holds nan or inf",
         "zh": "通过这个函数传回输入的梯度中有 nan 或 inf",

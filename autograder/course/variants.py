@@ -36,7 +36,7 @@ from typing import Any, Literal, overload
 import torch
 from torch import Tensor
 
-from autograder.checking.departure import step
+from autograder.checking.departure import step as declared_step
 
 __all__ = [
     "ATTENTION_MISCONCEPTIONS", "attention", "attention_steps", "attention_variants", "mask_fill_variants",
@@ -327,8 +327,16 @@ def attention_steps(x: Tensor, weights: Weights, *, num_heads: int = 1, causal: 
     """The reference's forward pass as the notes' named steps (autograder.checking.departure.step), each with its
     value on every route the notes teach: the scores scaled before or after the mask is filled in, the mask filled
     before the softmax or (optional) the renormalised route that zeroes the weights after it. Its last step is
-    `attention(x, weights, ...)` with default knobs (tests/test_departure.py)."""
-    x = x.unsqueeze(0) if x.dim() == 2 else x
+    `attention(x, weights, ...)` with default knobs (tests/test_departure.py). Each step is declared in the case's
+    own layout, the one the learner's tensors have and rung 1 shows: without the batch axis for an unbatched input,
+    without the head axis for one head (a learner reads "dimension 1" of their (6, 6) weights, never "dimension 3" of
+    the reference's (1, 1, 6, 6))."""
+    unbatched = x.dim() == 2
+    x = x.unsqueeze(0) if unbatched else x
+
+    def step(step_id: str, *values: Tensor, **flags: bool) -> list[Any]:
+        return declared_step(step_id, *(_case_layout(value, unbatched, num_heads) for value in values), **flags)
+
     b, num_tokens, _d_in = x.shape
     projected = {role: linear(x, weights[f"{name}.weight"], weights.get(f"{name}.bias"))
                  for role, name in PROJECTION_ROLES.items()}
@@ -357,6 +365,14 @@ def attention_steps(x: Tensor, weights: Weights, *, num_heads: int = 1, causal: 
         context = linear(context, weights["out_proj.weight"], weights.get("out_proj.bias"))
         steps.append(step("out_proj", context))
     return steps
+
+
+def _case_layout(value: Tensor, unbatched: bool, num_heads: int) -> Tensor:
+    """A step's value in the case's layout: a (b, heads, tokens, ·) step loses its head axis when there is one head,
+    any step its batch axis when the input had none."""
+    if value.dim() == 4 and num_heads == 1:
+        value = value.squeeze(1)
+    return value.squeeze(0) if unbatched and value.dim() >= 3 else value
 
 
 def reference_gradients(forward: Callable[[Tensor, Mapping[str, Tensor]], Tensor], state: Mapping[str, Tensor],

@@ -118,9 +118,10 @@ MISTAKES: tuple[Misconception, ...] = (
               "still counts and saves it",
               "参数只能通过输出来学习：优化器沿梯度移动它，而输出没有用到的参数得不到梯度，于是它一直保持初始值，"
               "模块却仍然计数并保存它"),
-        change=("make forward compute the output from the parameter where the notes use it, or do not create a "
-                "parameter the computation does not need",
-                "让 forward 在笔记用到这个参数的地方由它计算输出，或者不要创建计算用不到的参数"),
+        # Named only for the notes' own parameters (the gradients are judged where the module's parameters are the
+        # promised ones): dropping the parameter is never the change.
+        change=("make forward compute the output from the parameter where the notes use it",
+                "让 forward 在笔记用到这个参数的地方由它计算输出"),
     ),
     mistake(
         "parameter_detached", exercises=CONTRACT_MODULES, evidence=(Evidence.FACT,),

@@ -90,16 +90,19 @@ MISTAKES: tuple[Misconception, ...] = (
                   "你沿哪个维度取最大值，又沿哪个维度求和？"),
         name=("the maximum and the sum taken along different axes",
               "最大值和求和沿着不同的维度进行"),
-        hint=("the shift cancels only when every entry of a row is shifted by the same amount: the maximum must "
-              "come from the same axis the sum runs along",
-              "只有当同一行中的每一项都减去同一个数时，这个平移才会抵消：最大值必须沿求和的那个维度取"),
-        change=("take the maximum along the same dimension as the sum",
-                "沿求和的那个维度取最大值"),
+        # Either half may be the one that departs (the maximum along another axis, or the sum): the advice names
+        # the axis both must run along, dim, never the other half's axis (which may be the wrong one).
+        hint=("the shift cancels only when every entry of a row is shifted by the same amount: the maximum and the "
+              "sum must both run along the axis the function is asked to normalise, dim",
+              "只有当同一行中的每一项都减去同一个数时，这个平移才会抵消：最大值和求和都必须沿函数要归一化的那个"
+              "维度（dim）进行"),
+        change=("take the maximum and the sum both along dim, the dimension the function is asked to normalise",
+                "最大值和求和都沿 dim（函数要归一化的那个维度）进行"),
     ),
     mistake(
         "missing_keepdim",
         exercises=("softmax_stable",),
-        evidence=(Evidence.VARIANT,),
+        evidence=(Evidence.VARIANT, Evidence.ERROR),  # its spellings raise on sizes that do not broadcast
         question=("Print the shapes of your maximum and your sum next to the input's: which row does each of "
                   "their entries line up with?",
                   "把最大值和总和的形状与输入的形状放在一起打印：它们的每一项各自与哪一行对齐？"),

@@ -17,8 +17,9 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations, case_alone
+from autograder.checking.expectations import RAISED, Expectations, case_alone
 from autograder.course.declaration import Declaration
+from autograder.course.error_variants import exercise_errors
 from autograder.course.n01_attention_without_weights import NOTEBOOK
 from autograder.course.n01_attention_without_weights.ex1_softmax.judge import judge_softmax, judge_softmax_rules
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
@@ -94,6 +95,9 @@ def softmax_steps(x: Tensor, dim: int, stable: bool) -> list[list[Any]]:
             step("division", exponentials / sums, ordered=True)]
 
 
+PROBES = {"softmax_naive": probe_softmax_naive, "softmax_stable": probe_softmax_stable}
+
+
 @case_alone
 def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, case: TensorCase) -> Expectations:
     """The reference's softmax of the case's input (with the case's dim, if any) and the outputs of known mistakes."""
@@ -101,7 +105,8 @@ def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, 
     function = getattr(solutions, function_name)
     return Expectations.computed(output=lambda: function(x, dim=case["dim"]) if "dim" in case else function(x),
                                  mistakes=lambda: softmax_mistakes(x, dim),
-                                 **{STEPS: lambda: softmax_steps(x, dim, function_name == "softmax_stable")})
+                                 **{STEPS: lambda: softmax_steps(x, dim, function_name == "softmax_stable")},
+                                 **{RAISED: exercise_errors(function_name, PROBES[function_name], case)})
 
 
 def naive_cases_notes(rng: random.Random) -> list[TensorCase]:

@@ -68,7 +68,8 @@ def run_transfer(load: Callable[..., Any], case: TransferCase) -> TransferRun:
     sa_v1, sa_v2 = ParameterProjections(v1_start), LinearProjections(v2_weights)
     own = {name: getattr(sa_v1, name) for name in PROJECTIONS}
     returned = load(sa_v1, sa_v2)
-    kind = "sa_v1" if returned is sa_v1 else "None" if returned is None else type(returned).__name__
+    kind = ("sa_v1" if returned is sa_v1 else "sa_v2" if returned is sa_v2 else "None" if returned is None
+            else type(returned).__name__)
     v2_memory = {parameter.untyped_storage().data_ptr() for parameter in sa_v2.parameters()}
     replaced = [name for name in PROJECTIONS if getattr(sa_v1, name, None) is not own[name]]
     shared = [name for name in PROJECTIONS if isinstance(value := getattr(sa_v1, name, None), torch.Tensor)

@@ -38,10 +38,12 @@ def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: 
         return Verdict(False, "causal_weights.input_modified", misconception="input_edited_in_place",
                        evidence=Evidence.FACT)
     backward = record.get("backward", "ok")
-    if backward == "raised":
+    if backward in ("raised", "call_raised"):
         error = record["backward_error"]
-        # No name: autograd's text says some tensor it saved was edited in place, not that it was the caller's.
-        return Verdict(False, "causal_weights.backward_failed",
+        # No name: autograd's text says some tensor it saved was edited in place, not that it was the caller's. The
+        # phase is where it raised: the call itself, given an input of a graph, or backward() after it.
+        return Verdict(False, "causal_weights.backward_failed" if backward == "raised"
+                       else "function.call_raised_in_graph",
                        {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
     if backward != "ok":
         return Verdict(False, f"causal_weights.{backward}")

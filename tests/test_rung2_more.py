@@ -207,10 +207,11 @@ class ContextOfDoubledWeights(nn.Module):
 
 def test_a_tensor_of_other_numbers_is_told_the_right_steps_it_is_made_from():
     en = departures("self_attention_v1", {"SelfAttention_v1": ContextFromTheKeys})
-    assert en and en[0].endswith("holds other numbers than the notes' context vectors; that tensor is computed "
-                                 "from your attention weights and keys, which match the notes'"), en
+    # The op read only their right steps: which product of them it is (step_relations.alternative_computation).
+    assert en and en[0].endswith("is the matrix product of the notes' attention weights and the notes' keys, not "
+                                 "the notes' context vectors"), en
     zh = departures("self_attention_v1", {"SelfAttention_v1": ContextFromTheKeys}, "zh")
-    assert zh and zh[0].endswith("这个张量是由你的注意力权重和key算出的，它们与笔记中的相同"), zh
+    assert zh and zh[0].endswith("是笔记中的注意力权重与笔记中的key的矩阵乘积，而不是笔记中的上下文向量"), zh
 
 
 def test_no_provenance_is_said_through_a_tensor_that_is_no_step():

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from autograder.checking.step_relations import (
+    alternative_computation,
     case_sizes,
     named_size,
     permuted_axis,
@@ -268,6 +269,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if facts and (facts[0].kind in RELATIONS or candidate == candidates[0]):
                 break
             facts = ()
+        if chosen is not None and facts and facts[0].kind in (*UNTOLD, "not_normalised") and facts[0].about == STAND_IN:
+            # Another computation of the step's own operands says how, where "not normalised" or nothing did.
+            facts = _alternative_facts(traced, learner, chosen, expected_values, declared, matched) or facts
         if chosen is not None and facts and facts[0].kind in UNTOLD and facts[0].about == STAND_IN:
             # Other numbers: which of the learner's steps that match the notes' the op that made it read.
             read_steps = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
@@ -299,6 +303,28 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         if order[departing] != last:
             facts = tuple(Fact("result_made_from", fact.fields, OUTPUT) for fact in facts if fact.kind == "made_from")
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], chosen: int,
+                       expected_values: Sequence[torch.Tensor],
+                       declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                       matched: Sequence[str]) -> tuple[Fact, ...]:
+    """The stand-in as another simple computation of the step's operands (step_relations.alternative_computation):
+    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in
+    read it. Said only when exactly one computation fits against every route of the step; () otherwise."""
+    values = dict(declared_values(declared))
+    operands = {step_id: values[step_id][0] for step_id in matched}
+    read_inputs = {root for root in (_numbers_of(traced, read) for read in traced[chosen].inputs)
+                   if traced[root].op == INPUT}
+    if len(read_inputs) == 1:
+        operands[INPUTS] = learner[read_inputs.pop()]
+    found = {alternative_computation(learner[chosen], expected, operands, _close) for expected in expected_values}
+    if len(found) != 1 or None in found:
+        return ()
+    alternative = found.pop()
+    assert alternative is not None
+    return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                             "axis": alternative.axis}),)
 
 
 INPUTS = "inputs"  # the input the learner's function was given, as a source of a tensor (`_case_input`)
@@ -781,6 +807,8 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
 def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
     """One fact in the notes' words: a step id said by its name, a size by its name in the notes, a reversal as
     its own sentence."""
+    if fact.kind.startswith("alt_"):
+        return _alternative_text(fact, step_name, lang, messages)
     if fact.of:
         step_name = render(messages, f"step.{fact.of}", lang)
     fields = {**fact.fields, "step": step_name}
@@ -798,4 +826,24 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
+    return render(messages, key, lang, fields)
+
+
+def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
+    """An alternative computation (`_alternative_facts`) in the notes' words: its op and operands by their names."""
+    def operand(name: str) -> str:
+        if name == INPUTS:
+            return render(messages, "departure.operand.inputs", lang)
+        return render(messages, "departure.operand.step", lang, {"name": render(messages, f"step.{name}", lang)})
+
+    names = [operand(name) for name in fact.fields["operands"]]
+    fields: dict[str, Any] = {"step": step_name, "axis": fact.fields["axis"]}
+    fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
+    if fact.fields["op"]:
+        fields["op"] = render(messages, f"departure.op.{fact.fields['op']}", lang)
+    if names:
+        fields.update(operand=names[0], first=names[0], second=names[-1])
+    key = f"departure.fact.{fact.kind}"
+    if fact.kind == "alt_reduction" and fact.fields["axis"] is None:
+        key = "departure.fact.alt_reduction_all"
     return render(messages, key, lang, fields)

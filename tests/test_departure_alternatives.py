@@ -90,7 +90,7 @@ def test_a_product_of_another_pair_of_operands_is_told():
 
 def test_the_new_sentences_leak_no_answer():
     pieces, calls = answer_pieces()
-    for check_id, objects in ATTEMPTS:
+    for check_id, objects in [*ATTEMPTS, *RESULT_ATTEMPTS]:
         for lang, line in lines(traced_departure(check_id, *objects)).items():
             assert line and "{" not in line and "departure." not in line, (lang, line)
             assert not leaks(line, pieces, calls), (check_id, lang, line)
@@ -131,3 +131,47 @@ def test_nothing_is_said_when_the_case_cannot_tell_the_alternative_from_the_step
     assert alternative_computation(theirs, notes, {"scores": scores}, loose) is None
     assert alternative_computation(theirs, notes + 1, {"scores": scores}, loose) == Alternative(
         "reduction", "sum", ("scores",), 0)  # where the step is told apart from it, the same tensor is said to be it
+
+
+def context_mixing_the_scores(inputs):  # the weights mix the scores, not the input vectors
+    scores = inputs @ inputs.T
+    return torch.softmax(scores, dim=-1) @ scores
+
+
+class ContextOfTheInputs(solutions.SelfAttention_v2):  # the weights mix the inputs; the values never made
+    def forward(self, x):
+        queries, keys = self.W_query(x), self.W_key(x)
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ x
+
+
+RESULT_ATTEMPTS = [("context_vectors.notes", (context_mixing_the_scores,)),
+                   ("self_attention_v2.notes", (ContextOfTheInputs,))]
+
+
+def test_a_result_made_from_another_pair_of_the_notes_steps_is_told_which_product_it_is():
+    departure = traced_departure("context_vectors.notes", context_mixing_the_scores)
+    assert (departure.step, kinds(departure)) == ("context_vectors", ["shape", "alt_product"])
+    assert departure.facts[1].fields["operands"] == ("weights", "scores")
+    text = lines(departure)
+    assert ("the result your function returns is the matrix product of the notes' attention weights and the notes' "
+            "attention scores, not the notes' context vectors") in text["en"], text
+    assert "你的函数返回的结果是笔记中的注意力权重与笔记中的注意力分数的矩阵乘积，而不是笔记中的上下文向量" in text["zh"], text
+    inputs = torch.tensor(NOTES_INPUTS)
+    scores = solutions.attention_scores(inputs)
+    assert torch.allclose(context_mixing_the_scores(inputs), torch.softmax(scores, dim=-1) @ scores)
+
+
+def test_a_result_past_the_departing_step_is_told_against_the_notes_last_step():
+    departure = traced_departure("self_attention_v2.notes", ContextOfTheInputs)
+    assert (departure.step, kinds(departure)) == ("values", ["alt_product"])
+    assert departure.facts[0].fields["operands"] == ("weights", "inputs") and departure.facts[0].of == "context_vectors"
+    text = lines(departure)
+    assert ("the result your function returns is the matrix product of the notes' attention weights and the input "
+            "your function was given, not the notes' context vectors") in text["en"], text
+    assert "笔记中的注意力权重与传给你的函数的输入的矩阵乘积，而不是笔记中的上下文向量" in text["zh"], text
+    torch.manual_seed(0)
+    module = ContextOfTheInputs(3, 2)
+    x = torch.tensor(NOTES_INPUTS)
+    weights = torch.softmax(module.W_query(x) @ module.W_key(x).T / 2 ** 0.5, dim=-1)
+    assert torch.allclose(module(x), weights @ x)

@@ -301,7 +301,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             steps_at[entry] = INPUTS
         facts = _result_made_from(traced, learner, output, declared[-1][1], steps_at, case)
         if order[departing] != last:
-            facts = tuple(Fact("result_made_from", fact.fields, OUTPUT) for fact in facts if fact.kind == "made_from")
+            # (Another computation of the result's operands is said of the result, against the notes' last step.)
+            facts = tuple(dataclasses.replace(fact, of=last) if fact.kind.startswith("alt_")
+                          else Fact("result_made_from", fact.fields, OUTPUT)
+                          for fact in facts if fact.kind == "made_from" or fact.kind.startswith("alt_"))
     return Departure(matched, order[departing], returned, facts, len(learner), last)
 
 
@@ -370,6 +373,19 @@ def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
     if not sources:
         return ()
     told = _facts(got, expected_values, case) or (Fact("differs"),)
+    if told[0].kind in (*UNTOLD, "not_normalised"):
+        # Another computation of the very operands the result was made from says how it differs.
+        values = dict(case.others)
+        operands = {source: values[source][0] for source in sources if source in values}
+        operands.update({INPUTS: learner[index] for index, source in steps_at.items() if source == INPUTS
+                         and INPUTS in sources})
+        alternatives = {alternative_computation(got, expected, operands, _close) for expected in expected_values}
+        alternative = alternatives.pop() if len(alternatives) == 1 else None
+        if alternative is not None and len(operands) == len(sources):
+            # (Its shape, when it has another, is said first: the product explains it.)
+            shape = tuple(dataclasses.replace(fact, about=OUTPUT) for fact in told if fact.kind == "shape")
+            return (*shape, Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                                             "axis": alternative.axis}, OUTPUT))
     return (*(dataclasses.replace(fact, about=OUTPUT) for fact in told), Fact("made_from", {"sources": sources}))
 
 
@@ -836,6 +852,8 @@ def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages)
             return render(messages, "departure.operand.inputs", lang)
         return render(messages, "departure.operand.step", lang, {"name": render(messages, f"step.{name}", lang)})
 
+    if fact.of:
+        step_name = render(messages, f"step.{fact.of}", lang)
     names = [operand(name) for name in fact.fields["operands"]]
     fields: dict[str, Any] = {"step": step_name, "axis": fact.fields["axis"]}
     fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)

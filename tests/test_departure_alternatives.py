@@ -156,7 +156,8 @@ def test_a_result_made_from_another_pair_of_the_notes_steps_is_told_which_produc
     text = lines(departure)
     assert ("the result your function returns is the matrix product of the notes' attention weights and the notes' "
             "attention scores, not the notes' context vectors") in text["en"], text
-    assert "你的函数返回的结果是笔记中的注意力权重与笔记中的注意力分数的矩阵乘积，而不是笔记中的上下文向量" in text["zh"], text
+    assert "你的函数返回的结果是笔记中的注意力权重与笔记中的注意力分数的矩阵乘积，而不是笔记中的上下文向量" in text[
+        "zh"], text
     inputs = torch.tensor(NOTES_INPUTS)
     scores = solutions.attention_scores(inputs)
     assert torch.allclose(context_mixing_the_scores(inputs), torch.softmax(scores, dim=-1) @ scores)

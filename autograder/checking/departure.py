@@ -377,8 +377,9 @@ def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
         # Another computation of the very operands the result was made from says how it differs.
         values = dict(case.others)
         operands = {source: values[source][0] for source in sources if source in values}
-        operands.update({INPUTS: learner[index] for index, source in steps_at.items() if source == INPUTS
-                         and INPUTS in sources})
+        entry = next((index for index, source in steps_at.items() if source == INPUTS), None)
+        if INPUTS in sources and entry is not None:
+            operands[INPUTS] = learner[entry]
         alternatives = {alternative_computation(got, expected, operands, _close) for expected in expected_values}
         alternative = alternatives.pop() if len(alternatives) == 1 else None
         if alternative is not None and len(operands) == len(sources):

@@ -176,3 +176,13 @@ def test_a_result_past_the_departing_step_is_told_against_the_notes_last_step():
     x = torch.tensor(NOTES_INPUTS)
     weights = torch.softmax(module.W_query(x) @ module.W_key(x).T / 2 ** 0.5, dim=-1)
     assert torch.allclose(module(x), weights @ x)
+
+
+def test_a_product_too_large_to_compute_is_not_tried():
+    """Operands of many rows and one column: their rows' dot products would hold rows squared entries. The bound is
+    read from the shapes before any product is computed (the case's operands are the course's, but it is kept)."""
+    from autograder.checking import step_relations
+
+    tall = torch.ones(2**14, 1, dtype=torch.float64)
+    assert step_relations._product(tall, tall, "dot_products") is None
+    assert step_relations._product(tall[:8], tall[:8], "dot_products").shape == (8, 8)

@@ -160,6 +160,10 @@ def _product(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tens
             return None
     elif first.shape[-1] != second.shape[-1]:
         return None
+    columns = second.shape[-1] if kind == "product" else second.shape[-2]
+    if first.numel() // first.shape[-1] * columns * max(second.numel() // (second.shape[-1] * second.shape[-2]),
+                                                        1) > MAX_OPERAND:
+        return None  # too large a product to compute (its count of entries, read from the shapes, bounds the cost)
     try:
         if kind == "product":
             return first @ second
@@ -188,9 +192,7 @@ def _candidates(expected: torch.Tensor,
         for kind in PRODUCTS:
             if kind != "product" and first_name > second_name:
                 continue  # rows with rows: the pair in the other order is the same computation transposed
-            made = _product(first, second, kind)
-            if made is None or made.numel() <= MAX_OPERAND:
-                yield Alternative(kind, "", (first_name, second_name)), made
+            yield Alternative(kind, "", (first_name, second_name)), _product(first, second, kind)
 
 
 def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands: Mapping[str, torch.Tensor],

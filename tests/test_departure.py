@@ -457,8 +457,9 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     assert (forgotten.matched, forgotten.step) == (("keep_triangle", "masked_weights"), "row_sums")
     assert forgotten.facts == ()  # no sum was made: nothing of the learner's stands in its place
     queries = departure_on("masking_routes.renormalise_notes", renormalise_over_the_queries, neg_inf)
-    assert (queries.step, kinds(queries)) == ("row_sums", ["differs", "made_from"])  # the column sums in its place
-    assert queries.facts[1].fields["sources"] == ("masked_weights",)  # summed from the learner's right step
+    # The column sums in its place: another reduction of the learner's right step (step_relations, issue 58).
+    assert (queries.step, kinds(queries)) == ("row_sums", ["alt_reduction"])
+    assert queries.facts[0].fields == {"op": "sum", "operands": ("masked_weights",), "axis": 0}
     upper = departure_on("masking_routes.renormalise_notes", renormalise_the_upper_triangle, neg_inf)
     assert (upper.matched, upper.step, upper.facts) == ((), "keep_triangle", ())  # a transposed triangle is no match
     zero = departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_filled_with_zero)

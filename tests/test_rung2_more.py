@@ -207,10 +207,11 @@ class ContextOfDoubledWeights(nn.Module):
 
 def test_a_tensor_of_other_numbers_is_told_the_right_steps_it_is_made_from():
     en = departures("self_attention_v1", {"SelfAttention_v1": ContextFromTheKeys})
-    assert en and en[0].endswith("holds other numbers than the notes' context vectors; that tensor is computed "
-                                 "from your attention weights and keys, which match the notes'"), en
+    # The op read only their right steps: which product of them it is (step_relations.alternative_computation).
+    assert en and en[0].endswith("is the matrix product of the notes' attention weights and the notes' keys, not "
+                                 "the notes' context vectors"), en
     zh = departures("self_attention_v1", {"SelfAttention_v1": ContextFromTheKeys}, "zh")
-    assert zh and zh[0].endswith("这个张量是由你的注意力权重和key算出的，它们与笔记中的相同"), zh
+    assert zh and zh[0].endswith("是笔记中的注意力权重与笔记中的key的矩阵乘积，而不是笔记中的上下文向量"), zh
 
 
 def test_no_provenance_is_said_through_a_tensor_that_is_no_step():
@@ -227,8 +228,10 @@ def context_of_the_scores(inputs):  # the weights mix the score rows, not the in
 def test_a_result_of_another_shape_is_told_the_right_steps_it_is_made_from():
     """No tensor of the context vectors' size is made: the result itself is in their place, made by one product
     of two of the learner's right steps."""
-    for lang, words in (("en", "that tensor is computed from your attention weights and attention scores, which "
-                                "match the notes'"), ("zh", "这个张量是由你的注意力权重和注意力分数算出的")):
+    # Which product of them (step_relations.alternative_computation, issue 58).
+    for lang, words in (("en", "is the matrix product of the notes' attention weights and the notes' attention "
+                                "scores, not the notes' context vectors"),
+                        ("zh", "是笔记中的注意力权重与笔记中的注意力分数的矩阵乘积")):
         lines = departures("context_vectors", {"context_vectors": context_of_the_scores}, lang)
         assert lines and words in lines[0], lines
         assert {"en": "the result your function returns has shape", "zh": "你的函数返回的结果形状是"}[lang] in lines[0]
@@ -267,9 +270,10 @@ class WeightsMixTheInput(nn.Module):
 def test_a_result_made_from_a_right_step_and_the_input_is_told_so():
     """The values are never made: past the step where it departs, the result is said to be made from the learner's
     right weights and the input their function was given (the tensor both projections read)."""
-    for lang, words in (("en", "the result your function returns is computed from your attention weights, which "
-                                "match the notes', and from the input your function was given"),
-                        ("zh", "你的函数返回的结果是由你的注意力权重（与笔记中的相同）和传给你的函数的输入算出的")):
+    # Which product of them (step_relations.alternative_computation, issue 58).
+    for lang, words in (("en", "the result your function returns is the matrix product of the notes' attention "
+                                "weights and the input your function was given, not the notes' context vectors"),
+                        ("zh", "你的函数返回的结果是笔记中的注意力权重与传给你的函数的输入的矩阵乘积")):
         lines = departures("self_attention_v2", {"SelfAttention_v2": WeightsMixTheInput}, lang)
         assert lines and words in lines[0], lines
         assert catalog.MESSAGES["step.values"][lang] in lines[0]

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from autograder.checking.step_relations import (
+    alternative_computation,
     case_sizes,
     named_size,
     permuted_axis,
@@ -268,6 +269,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if facts and (facts[0].kind in RELATIONS or candidate == candidates[0]):
                 break
             facts = ()
+        if chosen is not None and facts and facts[0].kind in (*UNTOLD, "not_normalised") and facts[0].about == STAND_IN:
+            # Another computation of the step's own operands says how, where "not normalised" or nothing did.
+            facts = _alternative_facts(traced, learner, chosen, expected_values, declared, matched) or facts
         if chosen is not None and facts and facts[0].kind in UNTOLD and facts[0].about == STAND_IN:
             # Other numbers: which of the learner's steps that match the notes' the op that made it read.
             read_steps = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
@@ -297,8 +301,33 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             steps_at[entry] = INPUTS
         facts = _result_made_from(traced, learner, output, declared[-1][1], steps_at, case)
         if order[departing] != last:
-            facts = tuple(Fact("result_made_from", fact.fields, OUTPUT) for fact in facts if fact.kind == "made_from")
+            # (Another computation of the result's operands is said of the result, against the notes' last step.)
+            facts = tuple(dataclasses.replace(fact, of=last) if fact.kind.startswith("alt_")
+                          else Fact("result_made_from", fact.fields, OUTPUT)
+                          for fact in facts if fact.kind == "made_from" or fact.kind.startswith("alt_"))
     return Departure(matched, order[departing], returned, facts, len(learner), last)
+
+
+def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], chosen: int,
+                       expected_values: Sequence[torch.Tensor],
+                       declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                       matched: Sequence[str]) -> tuple[Fact, ...]:
+    """The stand-in as another simple computation of the step's operands (step_relations.alternative_computation):
+    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in
+    read it. Said only when exactly one computation fits against every route of the step; () otherwise."""
+    values = dict(declared_values(declared))
+    operands = {step_id: values[step_id][0] for step_id in matched}
+    read_inputs = {root for root in (_numbers_of(traced, read) for read in traced[chosen].inputs)
+                   if traced[root].op == INPUT}
+    if len(read_inputs) == 1:
+        operands[INPUTS] = learner[read_inputs.pop()]
+    found = {alternative_computation(learner[chosen], expected, operands, _close) for expected in expected_values}
+    if len(found) != 1 or None in found:
+        return ()
+    alternative = found.pop()
+    assert alternative is not None
+    return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                             "axis": alternative.axis}),)
 
 
 INPUTS = "inputs"  # the input the learner's function was given, as a source of a tensor (`_case_input`)
@@ -344,6 +373,20 @@ def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
     if not sources:
         return ()
     told = _facts(got, expected_values, case) or (Fact("differs"),)
+    if told[0].kind in (*UNTOLD, "not_normalised"):
+        # Another computation of the very operands the result was made from says how it differs.
+        values = dict(case.others)
+        operands = {source: values[source][0] for source in sources if source in values}
+        entry = next((index for index, source in steps_at.items() if source == INPUTS), None)
+        if INPUTS in sources and entry is not None:
+            operands[INPUTS] = learner[entry]
+        alternatives = {alternative_computation(got, expected, operands, _close) for expected in expected_values}
+        alternative = alternatives.pop() if len(alternatives) == 1 else None
+        if alternative is not None and len(operands) == len(sources):
+            # (Its shape, when it has another, is said first: the product explains it.)
+            shape = tuple(dataclasses.replace(fact, about=OUTPUT) for fact in told if fact.kind == "shape")
+            return (*shape, Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                                             "axis": alternative.axis}, OUTPUT))
     return (*(dataclasses.replace(fact, about=OUTPUT) for fact in told), Fact("made_from", {"sources": sources}))
 
 
@@ -781,6 +824,8 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
 def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
     """One fact in the notes' words: a step id said by its name, a size by its name in the notes, a reversal as
     its own sentence."""
+    if fact.kind.startswith("alt_"):
+        return _alternative_text(fact, step_name, lang, messages)
     if fact.of:
         step_name = render(messages, f"step.{fact.of}", lang)
     fields = {**fact.fields, "step": step_name}
@@ -798,4 +843,26 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
+    return render(messages, key, lang, fields)
+
+
+def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
+    """An alternative computation (`_alternative_facts`) in the notes' words: its op and operands by their names."""
+    def operand(name: str) -> str:
+        if name == INPUTS:
+            return render(messages, "departure.operand.inputs", lang)
+        return render(messages, "departure.operand.step", lang, {"name": render(messages, f"step.{name}", lang)})
+
+    if fact.of:
+        step_name = render(messages, f"step.{fact.of}", lang)
+    names = [operand(name) for name in fact.fields["operands"]]
+    fields: dict[str, Any] = {"step": step_name, "axis": fact.fields["axis"]}
+    fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
+    if fact.fields["op"]:
+        fields["op"] = render(messages, f"departure.op.{fact.fields['op']}", lang)
+    if names:
+        fields.update(operand=names[0], first=names[0], second=names[-1])
+    key = f"departure.fact.{fact.kind}"
+    if fact.kind == "alt_reduction" and fact.fields["axis"] is None:
+        key = "departure.fact.alt_reduction_all"
     return render(messages, key, lang, fields)

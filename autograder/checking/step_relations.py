@@ -9,12 +9,15 @@ step has too).
 Nothing here imports the reference: the student kit runs it on its stored steps.
 """
 
+import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import torch
 
-__all__ = ["case_sizes", "named_size", "permuted_axis", "sums_to_one_overall", "zeroed_entries"]
+__all__ = ["Alternative", "alternative_computation", "case_sizes", "named_size", "permuted_axis",
+           "sums_to_one_overall", "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
 # its value is unique among the case's sizes (autograder.checking.departure's factor facts).
@@ -109,3 +112,105 @@ def zeroed_entries(got: torch.Tensor, expected: torch.Tensor,
         return 0, 0
     return int(dropped.sum()), int(extra.sum())
 
+
+
+# Another computation of a step's operands (alternative_computation): reductions of one operand, entry-by-entry
+# transforms of the notes' step, products of two operands. Each is a small fixed set: a learner's tensor matching
+# exactly one of them, and not the notes' step, is that computation on this case.
+REDUCTIONS = ("max", "min", "mean", "sum", "logsumexp")
+TRANSFORMS = ("abs", "square", "exp", "log")
+PRODUCTS = ("product", "dot_products", "cosine")  # a @ b, a @ b^T (rows with rows), rows' cosine similarities
+MAX_OPERAND = 2**16  # entries of an operand (and of a product) the alternatives compute at most
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, or one of PRODUCTS),
+    the op (a reduction's or transform's name), the operands' names (the notes' step ids, or "inputs": the input the
+    learner's function was given) and a reduction's axis (None: over all entries)."""
+
+    kind: str
+    op: str = ""
+    operands: tuple[str, ...] = ()
+    axis: int | None = None
+
+
+def _reduced(value: torch.Tensor, op: str, axis: int | None) -> torch.Tensor:
+    if axis is None:
+        value = value.reshape(-1)
+    dim = 0 if axis is None else axis
+    if op in ("max", "min"):
+        return getattr(value, op)(dim=dim, keepdim=True).values
+    if op == "logsumexp":
+        return torch.logsumexp(value, dim=dim, keepdim=True)
+    return getattr(value, op)(dim=dim, keepdim=True)
+
+
+def _transformed(value: torch.Tensor, op: str) -> torch.Tensor | None:
+    if op == "log":
+        return value.log() if bool((value > 0).all()) else None
+    return {"abs": value.abs, "square": value.square, "exp": value.exp}[op]()
+
+
+def _product(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tensor | None:
+    if first.dim() < 2 or second.dim() < 2:
+        return None
+    if kind == "product":
+        if first.shape[-1] != second.shape[-2]:
+            return None
+    elif first.shape[-1] != second.shape[-1]:
+        return None
+    columns = second.shape[-1] if kind == "product" else second.shape[-2]
+    if first.numel() // first.shape[-1] * columns * max(second.numel() // (second.shape[-1] * second.shape[-2]),
+                                                        1) > MAX_OPERAND:
+        return None  # too large a product to compute (its count of entries, read from the shapes, bounds the cost)
+    try:
+        if kind == "product":
+            return first @ second
+        if kind == "cosine":
+            first = first / first.norm(dim=-1, keepdim=True)
+            second = second / second.norm(dim=-1, keepdim=True)
+        return first @ second.transpose(-2, -1)
+    except RuntimeError:  # batch dimensions that do not broadcast
+        return None
+
+
+def _candidates(expected: torch.Tensor,
+                operands: Mapping[str, torch.Tensor]) -> Iterator[tuple[Alternative, torch.Tensor | None]]:
+    small = {name: value for name, value in operands.items()
+             if value.numel() <= MAX_OPERAND and bool(torch.isfinite(value).all())}
+    for name, value in small.items():
+        for op in REDUCTIONS:
+            axes: list[int | None] = [axis for axis in range(value.dim()) if value.shape[axis] > 1]
+            # Over all entries is another computation only where two axes or more have more than one entry.
+            for axis in [*axes, None] if len(axes) > 1 else axes:
+                yield Alternative("reduction", op, (name,), axis), _reduced(value, op, axis)
+    if bool(torch.isfinite(expected).all()):
+        for op in TRANSFORMS:
+            yield Alternative("transform", op), _transformed(expected, op)
+    for (first_name, first), (second_name, second) in itertools.product(small.items(), repeat=2):
+        for kind in PRODUCTS:
+            if kind != "product" and first_name > second_name:
+                continue  # rows with rows: the pair in the other order is the same computation transposed
+            yield Alternative(kind, "", (first_name, second_name)), _product(first, second, kind)
+
+
+def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands: Mapping[str, torch.Tensor],
+                            close: Callable[[torch.Tensor, torch.Tensor], bool]) -> Alternative | None:
+    """The one alternative computation (see Alternative) of `operands` that `got` holds (the same numbers in the
+    same order, up to a reshape), where the notes' step does not hold it, and it is not the notes' step on this case
+    (its value differs from `expected`, or has another count of entries). None when none fits, or two or more (with
+    other numbers: two descriptions of one tensor prove neither), or `got` holds the notes' step itself."""
+    if got.numel() == expected.numel() and close(got.reshape(expected.shape), expected):
+        return None
+    fitting: list[Alternative] = []
+    for alternative, value in _candidates(expected, operands):
+        if value is None or value.numel() != got.numel() or not bool(torch.isfinite(value).all()):
+            continue
+        if value.numel() == expected.numel() and close(value.reshape(expected.shape), expected):
+            continue  # the case does not tell it from the notes' step
+        if close(got.reshape(value.shape), value):
+            fitting.append(alternative)
+            if len(fitting) > 1:
+                return None
+    return fitting[0] if fitting else None

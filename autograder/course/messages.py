@@ -305,6 +305,38 @@ MESSAGES = {
         "en": "the result your function returns is computed from your {sources}, which match the notes', and from "
               "the input your function was given",
         "zh": "你的函数返回的结果是由你的{sources}（与笔记中的相同）和传给你的函数的输入算出的"},
+    # The learner's tensor as another simple computation of the step's operands (step_relations.Alternative).
+    "departure.fact.alt_reduction": {
+        "en": "{subject} is the {op} of {operand} along dimension {axis}, not the notes' {step}",
+        "zh": "{subject}是{operand}沿第 {axis} 个维度的{op}，而不是笔记中的{step}"},
+    "departure.fact.alt_reduction_all": {
+        "en": "{subject} is the {op} of all the entries of {operand} together, not the notes' {step}",
+        "zh": "{subject}是{operand}全部元素合在一起的{op}，而不是笔记中的{step}"},
+    "departure.fact.alt_transform": {
+        "en": "{subject} is the notes' {step} with each entry replaced by its {op}",
+        "zh": "{subject}是把笔记中的{step}的每个元素换成它的{op}"},
+    "departure.fact.alt_product": {
+        "en": "{subject} is the matrix product of {first} and {second}, not the notes' {step}",
+        "zh": "{subject}是{first}与{second}的矩阵乘积，而不是笔记中的{step}"},
+    "departure.fact.alt_dot_products": {
+        "en": "{subject} holds the dot products of each row of {first} with each row of {second}, not the notes' "
+              "{step}",
+        "zh": "{subject}是{first}的每一行与{second}的每一行的点积，而不是笔记中的{step}"},
+    "departure.fact.alt_cosine": {
+        "en": "{subject} holds the cosine similarities of each row of {first} with each row of {second}, not the "
+              "notes' {step}",
+        "zh": "{subject}是{first}的每一行与{second}的每一行的余弦相似度，而不是笔记中的{step}"},
+    "departure.operand.step": {"en": "the notes' {name}", "zh": "笔记中的{name}"},
+    "departure.operand.inputs": {"en": "the input your function was given", "zh": "传给你的函数的输入"},
+    "departure.op.max": {"en": "maximum", "zh": "最大值"},
+    "departure.op.min": {"en": "minimum", "zh": "最小值"},
+    "departure.op.mean": {"en": "mean", "zh": "平均值"},
+    "departure.op.sum": {"en": "sum", "zh": "和"},
+    "departure.op.logsumexp": {"en": "log of the sum of exponentials", "zh": "指数之和的对数"},
+    "departure.op.abs": {"en": "absolute value", "zh": "绝对值"},
+    "departure.op.square": {"en": "square", "zh": "平方"},
+    "departure.op.exp": {"en": "exponential", "zh": "指数"},
+    "departure.op.log": {"en": "logarithm", "zh": "对数"},
     "departure.fact.differs": {
         "en": "{subject} holds other numbers than the notes' {step}",
         "zh": "{subject}与笔记中的{step}数值不同"},

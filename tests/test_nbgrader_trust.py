@@ -463,13 +463,14 @@ def test_the_exporter_starts_the_zygote_before_the_hook_only_for_a_call_that_gra
     them, where the call grades in the sandbox; never where the course grades in the kernel."""
     from nbgrader.converters.autograde import Autograde
 
-    from autograder.integrations import nbgrader_sandbox
+    from autograder.integrations import nbgrader_sandbox, nbgrader_zygote_start
     from autograder.integrations.nbgrader_renamed import RenamedNotebookExporter
 
     spawned = []
-    monkeypatch.setattr(nbgrader_sandbox, "shared_zygote", lambda: types.SimpleNamespace(
+    monkeypatch.setattr(nbgrader_zygote_start, "shared_zygote", lambda: types.SimpleNamespace(
         spawn=lambda: spawned.append(True)))
-    monkeypatch.setattr(nbgrader_sandbox, "_sandbox_problems", lambda: [])
+    monkeypatch.setattr(nbgrader_zygote_start, "sandbox_problems", lambda: [])
+    monkeypatch.setattr(nbgrader_zygote_start, "_quick_teardown_at_exit", lambda: None)  # not in pytest's process
     config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
     if in_kernel:
         exec("\n".join(nbgrader_sandbox.in_kernel_config_lines()), {"c": config})  # as make_course(in_kernel=True)
@@ -486,7 +487,7 @@ def test_a_call_that_grades_in_the_sandbox_ends_without_shutdown_scanning_what_i
     garbage, so that its finalizers still run, then freezes the rest. Registered once, however many exporters."""
     words = fresh("""
         import atexit, functools, gc, types
-        from autograder.integrations import nbgrader_sandbox
+        from autograder.integrations import nbgrader_sandbox, nbgrader_zygote_start
 
         class Cycle:  # garbage in a cycle: its finalizer runs only if something collects it
             def __del__(self):
@@ -498,17 +499,17 @@ def test_a_call_that_grades_in_the_sandbox_ends_without_shutdown_scanning_what_i
         closed = []
         before = atexit._ncallbacks()  # what the imports registered
         atexit.register(report)
-        nbgrader_sandbox._sandbox_problems = lambda: []
+        nbgrader_zygote_start.sandbox_problems = lambda: []
 
         @functools.cache
         def zygote():  # as shared_zygote: one, whose close is registered when it is made
             atexit.register(lambda: closed.append("before_freeze" if gc.get_freeze_count() == 0 else "after"))
             return types.SimpleNamespace(spawn=lambda: None)
 
-        nbgrader_sandbox.shared_zygote = zygote
+        nbgrader_zygote_start.shared_zygote = zygote
         converter = types.SimpleNamespace(autograde_preprocessors=[nbgrader_sandbox.SandboxedExecute])
-        nbgrader_sandbox.start_zygote_early(converter)
-        nbgrader_sandbox.start_zygote_early(converter)
+        nbgrader_zygote_start.start_zygote_early(converter)
+        nbgrader_zygote_start.start_zygote_early(converter)
         gc.disable()  # only the handler may collect the cycle before the report
         cycle = Cycle()
         cycle.me = cycle

@@ -27,7 +27,7 @@ nbgrader does not tell the hook about `--notebook`; the exporter does: nbgrader 
 parent, before it calls the hook (BaseConverter.start), and it narrows the course's hook to the notebooks that
 `--notebook` names, so that `nbgrader autograde --notebook X` converts X alone and leaves the others as graded before.
 Made first, it also starts the sandbox's zygote for a call that grades there
-(autograder.integrations.nbgrader_sandbox.start_zygote_early), before the hook's imports.
+(autograder.integrations.nbgrader_zygote_start.start_zygote_early), before the hook's imports.
 """
 
 import fnmatch
@@ -104,7 +104,7 @@ class RenamedNotebookExporter(NotebookExporter):
             converter.pre_convert_hook = functools.partial(also_convert_renamed,
                                                            notebook_id=converter.coursedir.notebook_id)
         if isinstance(converter, BaseConverter):  # before the hook imports torch and the checks in this process
-            from autograder.integrations.nbgrader_sandbox import start_zygote_early
+            from autograder.integrations.nbgrader_zygote_start import start_zygote_early
 
             start_zygote_early(converter)
 

@@ -26,15 +26,10 @@ sandbox cannot run, autograde stops with `SandboxUnavailable`, which names the s
 grading in the student's kernel: never a silent fallback.
 """
 
-import atexit
 import contextlib
 import fnmatch
-import functools
-import gc
 import json
 import logging
-import platform
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +49,7 @@ from autograder.i18n import language
 from autograder.integrations import nbgrader_markup, nbgrader_metadata
 from autograder.integrations.nbgrader_progress import StudentTally
 from autograder.integrations.nbgrader_record import RECORD_KEY, record_of
+from autograder.integrations.nbgrader_zygote_start import sandbox_problems as _sandbox_problems
 from autograder.isolation import sandbox
 from autograder.isolation.limits import Limits
 from autograder.isolation.zygote import shared_zygote
@@ -68,7 +64,7 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
 
 __all__ = [
     "AUTOGRADE_PREPROCESSORS", "ESSENTIAL_LAYERS", "GradedCell", "SandboxUnavailable", "SandboxedExecute",
-    "in_kernel_config_lines", "sandbox", "start_zygote_early", "test_cell_outputs",
+    "in_kernel_config_lines", "sandbox", "test_cell_outputs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -119,52 +115,6 @@ class GradedCell:
     @property
     def score(self) -> float:
         return float(sum(result.score for result in self.results))
-
-
-def _sandbox_problems() -> list[str]:
-    """Why this machine cannot run attnkit's sandbox (empty when it can), asked of the kernel before any grading."""
-    problems = []
-    if not sys.platform.startswith("linux"):
-        problems.append(f"it needs Linux (this is {sys.platform})")
-    else:
-        if platform.machine() not in sandbox.SYSCALLS:
-            problems.append(f"its seccomp filter has no syscall table for {platform.machine()}")
-        if sandbox.landlock_abi() < 1:
-            problems.append("the kernel has no Landlock (Linux >= 5.13 with Landlock enabled)")
-    return problems
-
-
-def start_zygote_early(converter: object) -> None:
-    """Start the zygote when nbgrader makes an autograde call's exporter, where that call grades in the sandbox: its
-    imports (torch, the checks) then overlap those of nbgrader's process, which the course's pre-convert hook pays
-    before the first notebook (autograder.integrations.nbgrader_renamed); SandboxedExecute's own start came after them.
-    Nothing where the call grades in the kernel or the sandbox cannot run here (the first notebook says why)."""
-    listed = getattr(converter, "autograde_preprocessors", None)
-    if not isinstance(listed, list) or not any(_is_sandboxed_execute(entry) for entry in listed):
-        return
-    if not _sandbox_problems():
-        _quick_teardown_at_exit()  # registered before the zygote's close, so it runs after it (atexit is LIFO)
-        shared_zygote().spawn()
-
-
-@functools.cache
-def _quick_teardown_at_exit() -> None:
-    """Have nbgrader's process end in a fraction of the time: with torch, nbgrader and the class's results loaded, the
-    interpreter's own collections at shutdown scan every object again and again (1.7 s of a 16 s bench run of the
-    sandboxed autograde). Registered once, so it runs after the handlers registered later (the zygote's close)."""
-    atexit.register(_collect_then_freeze)
-
-
-def _collect_then_freeze() -> None:
-    """Collect what is garbage now (its finalizers run, as they would at shutdown), then move every survivor out of
-    the collector's reach: what shutdown's collections would scan is what the process holds to the end."""
-    gc.collect()
-    gc.freeze()
-
-
-def _is_sandboxed_execute(entry: object) -> bool:
-    """Whether an entry of Autograde.autograde_preprocessors (a class or its dotted name) is SandboxedExecute."""
-    return entry == THIS or (isinstance(entry, type) and issubclass(entry, SandboxedExecute))
 
 
 class SandboxedExecute(NbGraderPreprocessor):

@@ -99,7 +99,9 @@ ALL_PADDING = {"example", "hidden"}
 # (exercise, student, checks that must fail (suffixes), misconception named, or a fragment of the message)
 MISTAKES = [
     ("mha_wrapper", mutants.WrapperTokenAxis, WRAPPER_SHAPE, "heads_on_token_axis"),
-    ("mha_wrapper", mutants.WrapperFirstAxis, WRAPPER_SHAPE, "heads_on_token_axis"),
+    # The notes' cat(dim=0) on a batch joins the heads along the batch axis: "along the token axis" would be false
+    # (issue 58), so no name; the shape the check shows says which axis grew.
+    ("mha_wrapper", mutants.WrapperFirstAxis, WRAPPER_SHAPE, "the output has the wrong shape"),
     ("mha_wrapper", mutants.WrapperStacked, WRAPPER_SHAPE, "heads_stacked"),
     # Heads in a plain list are missing from state_dict() too: a fresh module loading it keeps its own heads.
     ("mha_wrapper", mutants.WrapperPlainList, WRAPPER_SHAPE | {"state"}, "heads_plain_list"),
@@ -132,7 +134,7 @@ MISTAKES = [
      "merge_without_transpose"),
     ("merge_heads", mutants.merge_heads_token_axis, {"notes", "inputs", "shapes", "round_trip"}, "heads_on_token_axis"),
     ("merge_heads", mutants.merge_heads_like_the_notes, {"notes", "inputs", "shapes", "round_trip"},
-     "heads_on_token_axis"),
+     "the output has the wrong shape"),  # the batch axis, as WrapperFirstAxis: no name
     ("merge_heads", mutants.merge_heads_no_contiguous, {"notes", "inputs", "shapes", "round_trip"},
      "a view failed on a non-contiguous tensor"),
     ("merge_heads", mutants.merge_heads_transpose_in_place, {"notes", "inputs", "shapes", "round_trip"},

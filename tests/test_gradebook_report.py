@@ -176,11 +176,11 @@ def test_the_mistakes_are_the_sandboxes_record_not_the_students(course, report):
 @pytest.mark.slow
 def test_the_departing_steps_are_the_sandboxes_record_too(course, report):
     # One source of truth: the step nbgrader's sandboxed autograde kept in dana's record is the report's count.
-    # Her softmax over the columns of the notes' symmetric scores is their weights transposed (a layout a right
-    # program may hold them in): the first step her tensors do not hold is the context vectors.
+    # Her softmax over the columns of the notes' symmetric scores equals their weights transposed, but a transpose
+    # of what the scores read (x @ x.T, unchanged by it) proves nothing: she departs at the weights (issue 58).
     metadata = _notebook_metadata(course, ("autograded", "dana", ASSIGNMENT, f"{NB01}.ipynb"))
-    assert {check.get("departure_step") for check in read_record(metadata)} - {None} == {"context_vectors"}
-    assert '<tr class="departure" data-step="context_vectors" data-students="1">' in report
+    assert {check.get("departure_step") for check in read_record(metadata)} - {None} == {"weights"}
+    assert '<tr class="departure" data-step="weights" data-students="1">' in report
     assert report.count('<tr class="departure"') == 1  # alice and bob pass: no step of theirs
 
 

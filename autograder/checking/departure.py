@@ -443,13 +443,7 @@ def _computed_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tens
                  and learner[index].shape == got.shape and _close(learner[index], got)), None)
     if made is None:
         return None
-    ancestors: set[int] = set()
-    pending = [made]
-    while pending:
-        index = pending.pop()
-        if index not in ancestors:
-            ancestors.add(index)
-            pending.extend(traced[index].inputs)
+    ancestors = _ancestors(traced, made)
     for step_id, proving in reversed(matched):
         computed = [index for index in proving if index in ancestors and not set(traced[index].inputs) & set(proving)]
         if len(computed) > 1:
@@ -537,15 +531,19 @@ def _unchanged_by(value: torch.Tensor, order: tuple[int, ...]) -> bool:
 
 def _made_from(traced: Sequence[TracedTensor], index: int, sources: set[int]) -> bool:
     """Whether the traced tensor at `index` was computed from one of `sources` (read by an op on its way)."""
-    seen, todo = set(), list(traced[index].inputs)
-    while todo:
-        read = todo.pop()
-        if read in sources:
-            return True
-        if read not in seen:
-            seen.add(read)
-            todo.extend(traced[read].inputs)
-    return False
+    return bool((_ancestors(traced, index) - {index}) & sources)
+
+
+def _ancestors(traced: Sequence[TracedTensor], index: int) -> set[int]:
+    """The traced tensor at `index` and every one an op on its way read (a trace's inputs are earlier entries)."""
+    ancestors: set[int] = set()
+    pending = [index]
+    while pending:
+        read = pending.pop()
+        if read not in ancestors:
+            ancestors.add(read)
+            pending.extend(traced[read].inputs)
+    return ancestors
 
 
 def _returned_instead(declared: Sequence[tuple[str, list[torch.Tensor], bool]], output: torch.Tensor | None,

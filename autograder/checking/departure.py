@@ -43,15 +43,17 @@ LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last of a list of so
 
 
 def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
-         shaped: bool = False) -> list[Any]:
+         shaped: bool = False, from_inputs: bool = True) -> list[Any]:
     """One declared step: its id (its name is the message `step.<id>`), its value on each route the notes teach,
     whether some taught route skips it (a missing optional step is no departure while a later step matches), and
     whether it is a change of layout itself (heads split or merged): then only the same numbers in the same order
     match it, under any shape, never a transpose of another tensor (which would be the step before it); whether
     (`shaped`) only its own shape matches it: a view that keeps the input's order is the step in that shape only
     (the notes' (b, num_tokens, num_heads, head_dim) before the transpose), a view straight to another shape is
-    not it."""
-    return [step_id, [value.detach() for value in values], optional, ordered, shaped]
+    not it; whether (`from_inputs`) it is computed from the case's inputs, so that autograd carries a gradient back
+    through it (a causal mask is made from the sizes alone: autograder.checking.gradient_departure reads no
+    gradient of it)."""
+    return [step_id, [value.detach() for value in values], optional, ordered, shaped, from_inputs]
 
 
 @dataclass(frozen=True)

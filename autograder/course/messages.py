@@ -165,6 +165,28 @@ MESSAGES = {
     "departure.raised_first": {
         "en": "your code raised before any of its tensors held the notes' first step, the {step}",
         "zh": "你的代码在算出的张量中还没有一个等于笔记的第一步（{step}）时，就抛出了异常"},
+    # The run with gradients on (autograder.checking.gradient_departure): the first step whose value is the notes'
+    # but which autograd did not record, or the step the code raised before on an input of a graph.
+    "gradient.cut_first": {
+        "en": "the tensor that holds your {step} has the notes' values, but it is not connected to the input in "
+              "autograd's graph: no gradient can flow back through it",
+        "zh": "保存你的{step}的张量数值与笔记相同，但它在 autograd 的计算图中没有连接到输入：梯度无法经过它传回去"},
+    "gradient.cut_after": {
+        "en": "your {matched} match the notes' and autograd records them; the tensor that holds your {step} has the "
+              "notes' values too, but it is not connected to the input in autograd's graph: no gradient can flow "
+              "back through it",
+        "zh": "你的{matched}与笔记相同，并且被 autograd 记录了；保存你的{step}的张量数值也与笔记相同，但它在 autograd "
+              "的计算图中没有连接到输入：梯度无法经过它传回去"},
+    "gradient.raised_first": {
+        "en": "given an input that requires grad (as a model's layers hand it over), your code raised before any of "
+              "its tensors held the notes' first step, the {step}",
+        "zh": "输入需要梯度时（模型中各层传入的那种），你的代码在算出的张量中还没有一个等于笔记的第一步（{step}）时，"
+              "就抛出了异常"},
+    "gradient.raised_after": {
+        "en": "given an input that requires grad (as a model's layers hand it over), your code reproduces the notes' "
+              "{matched}, recorded by autograd; then it raised before any of its tensors held the notes' {step}",
+        "zh": "输入需要梯度时（模型中各层传入的那种），你的代码算出了与笔记相同的{matched}，并且被 autograd 记录了；"
+              "之后，在它算出的张量中还没有一个等于笔记中的{step}时，就抛出了异常"},
     "departure.reshaped": {
         "en": "every step of your code matches the notes', up to the {last}: your function returns the notes' {last} "
               "number for number, in their order, but in shape {got} instead of {expected}",

@@ -120,7 +120,8 @@ def renormalise_steps(attn_weights: Tensor) -> list[list[Any]]:
     keep = keep_for("future", attn_weights)
     masked = attn_weights * keep
     row_sums = masked.sum(dim=-1, keepdim=True)
-    return [step("keep_triangle", keep, optional=True, ordered=True),  # ordered: the upper triangle is no layout
+    # Ordered: the upper triangle is no layout. Made from the sizes alone: no gradient goes back through it.
+    return [step("keep_triangle", keep, optional=True, ordered=True, from_inputs=False),
             step("masked_weights", masked), step("row_sums", row_sums), step("renormalised_weights", masked / row_sums)]
 
 
@@ -130,7 +131,7 @@ def neg_inf_steps(attn_scores: Tensor) -> list[list[Any]]:
     too), the scores with the future filled with -inf, their softmax over each row (the reference's output)."""
     future = mask_for("future", attn_scores.shape[-1])
     masked = attn_scores.masked_fill(future, -torch.inf)
-    return [step("causal_mask", future, optional=True, ordered=True), step("masked_scores", masked),
+    return [step("causal_mask", future, optional=True, ordered=True, from_inputs=False), step("masked_scores", masked),
             step("weights", torch.softmax(masked, dim=-1))]
 
 

@@ -5,9 +5,10 @@ The value trace (autograder.checking.departure) runs with gradients off and read
 plain numbers (`torch.tensor(x.tolist())`, NumPy), detached or computed under `torch.no_grad()` matches there as a
 right one. Here the failing case's probe runs again with gradients on (tensor_trace.graph_traced_probe); from the
 first tensor autograd records (the case's input made part of a graph, or a parameter read), each declared step
-computed from the case's inputs must be held by a tensor autograd recorded, as the reference's is. A step whose value
-the learner's tensors hold there, none of them recorded, is where the gradient departs: that is a fact of their run,
-said without naming any call (which one cut it is not read). Needs no reference: the student kit ships it.
+computed from the case's inputs must be held by a tensor of autograd's graph, as the reference's is. A step whose
+value the learner's tensors hold there only outside the graph, though made from a tensor autograd recorded, is where
+the gradient departs: that is a fact of their run, said without naming any call (which one cut it is not read).
+Needs no reference: the student kit ships it.
 """
 
 from collections.abc import Sequence
@@ -45,25 +46,39 @@ class GradientDeparture:
 def find_gradient_departure(steps: StepValues, traced: Sequence[TracedTensor]) -> GradientDeparture | None:
     """The gradient departure of a run traced with gradients on (`TracedTensor.connected`); None where nothing of the
     run was recorded by autograd (its inputs did not require grad, or the trace was made with gradients off)."""
-    start = next((index for index, entry in enumerate(traced) if entry.connected and entry.op != INPUT), None)
+    start = next((index for index, entry in enumerate(traced) if entry.recorded), None)
     if start is None:
         return None
-    window = [(_normalised(entry.value), bool(entry.connected)) for entry in traced[start:] if entry.op != INPUT]
+    cut_from = _cut_from_graph(traced)
+    window = [(_normalised(entry.value), bool(entry.connected), index in cut_from)
+              for index, entry in enumerate(traced) if index >= start and entry.op != INPUT]
     connected: list[str] = []
     for entry in steps:
         step_id, values, optional = str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])
         ordered, shaped = len(entry) > 3 and bool(entry[3]), len(entry) > 4 and bool(entry[4])
         if len(entry) > 5 and not entry[5]:
             continue  # made without the inputs (a causal mask): the reference's carries no gradient either
-        holding = [recorded for value, recorded in window if not _constant(value) and any(
+        holding = [(graph, cut) for value, graph, cut in window if not _constant(value) and any(
             _holds(value, expected, ordered, shaped) for expected in values)]
-        if any(holding):
+        if any(graph for graph, _cut in holding):
             connected.append(step_id)
-        elif holding:
+        elif any(cut for _graph, cut in holding):
             return GradientDeparture(tuple(connected), cut=step_id)
         elif not optional:
             return GradientDeparture(tuple(connected), absent=step_id)
     return GradientDeparture(tuple(connected))
+
+
+def _cut_from_graph(traced: Sequence[TracedTensor]) -> set[int]:
+    """The traced tensors outside autograd's graph made (through any ops) from one autograd recorded: the graph's
+    values, no longer its tensors. A tensor outside it made from none (a plain call's, a probe's own, numbers
+    rebuilt the trace cannot follow) proves no cut: the reference's there is outside the graph too."""
+    cut: set[int] = set()
+    for index, entry in enumerate(traced):
+        if entry.op != INPUT and not entry.connected and any(
+                traced[read].recorded or read in cut for read in entry.inputs):
+            cut.add(index)
+    return cut
 
 
 def _holds(got: torch.Tensor, expected: torch.Tensor, ordered: bool, shaped: bool) -> bool:

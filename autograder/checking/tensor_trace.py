@@ -51,9 +51,11 @@ class TracedTensor:
     op: str
     value: torch.Tensor
     inputs: tuple[int, ...]
-    # Whether autograd recorded the tensor (it requires grad: made from a tensor of a graph, or a leaf that requires
-    # grad); None where the trace ran with gradients off (`traced_probe`) or came from a grading child.
+    # Whether the tensor is part of autograd's graph (it requires grad: made from a tensor of a graph, or a leaf that
+    # requires grad), and whether autograd recorded the op that made it (it has a grad_fn); None where the trace ran
+    # with gradients off (`traced_probe`) or came from a grading child.
     connected: bool | None = None
+    recorded: bool | None = None
 
 
 class TensorTrace(UncompiledDispatchMode):
@@ -100,10 +102,10 @@ class TensorTrace(UncompiledDispatchMode):
         self._remember(tensor, len(self.traced) - 1)
 
     def connected_entries(self) -> list[TracedTensor]:
-        """`traced` with whether autograd recorded each tensor, read now: below autograd an op's result has no
-        history yet, autograd gives it one on the way back up (call it once the trace has ended)."""
-        return [TracedTensor(entry.op, entry.value, entry.inputs, bool(tensor.requires_grad))
-                for entry, tensor in zip(self.traced, self._made, strict=True)]
+        """`traced` with whether each tensor is part of autograd's graph, read now: below autograd an op's result
+        has no history yet, autograd gives it one on the way back up (call it once the trace has ended)."""
+        return [TracedTensor(entry.op, entry.value, entry.inputs, bool(tensor.requires_grad),
+                             tensor.grad_fn is not None) for entry, tensor in zip(self.traced, self._made, strict=True)]
 
     def _remember(self, tensor: torch.Tensor, index: int) -> None:
         self._index[id(tensor)] = index

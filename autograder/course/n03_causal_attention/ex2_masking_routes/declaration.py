@@ -26,6 +26,7 @@ from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
     ScoresCase,
     WeightsRecord,
     from_scores,
+    graded_scores,
     probe_neg_inf,
     probe_on_device,
     probe_renormalised,
@@ -138,8 +139,8 @@ def neg_inf_steps(attn_scores: Tensor) -> list[list[Any]]:
 def reference_gradient(route: str, case: ScoresCase) -> Tensor | None:
     """The gradient the reference route passes back to the case's scores, for the probe's own upstream mix
     (probing.gradient_weights): rebuilt from the case, nothing the child sent."""
-    return gradient_of(from_scores(getattr(solutions, route), route == "causal_weights_renormalised"),
-                       scores_input(case))[2]
+    takes_weights = route == "causal_weights_renormalised"
+    return gradient_of(from_scores(getattr(solutions, route), takes_weights), graded_scores(case, takes_weights))[2]
 
 
 @case_alone

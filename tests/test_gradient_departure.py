@@ -1,0 +1,173 @@
+"""Rung 2 where a learner's values are right but their run leaves autograd's graph (issue 58, items 2 and 5): the
+first of the notes' steps whose value their tensors hold while autograd recorded none of them, read from their own
+run with gradients on (autograder.checking.gradient_departure, tensor_trace.graph_traced_probe).
+
+Each attempt is the reference with one change, as a learner writes it. The controls (the reference, a detached
+maximum in the stable softmax, gradients switched off around a mask alone) are told nothing of a gradient."""
+
+import numpy as np
+import torch
+
+from attnkit import solutions
+from autograder.checking.departure import STEPS
+from autograder.checking.gradient_departure import GradientDeparture, find_gradient_departure, gradient_line
+from autograder.checking.tensor_trace import INPUT, graph_traced_probe, trace_record, traced_probe
+from autograder.course import catalog
+from autograder.course.shared.plan import resolve
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import run_checks
+from autograder.running.runner import cases_for
+from tests.test_no_answer import answer_pieces, leaks
+
+SEED = in_notebook.DEFAULT_SEED
+CUT_WORDS = {"en": "not connected to the input in autograd's graph", "zh": "没有连接到输入"}
+RAISED_WORDS = {"en": "given an input that requires grad", "zh": "输入需要梯度时"}
+
+
+def softmax_through_numpy(x):  # the notes' naive softmax, its exponentials taken in NumPy
+    exponentials = torch.from_numpy(np.exp(x.numpy()))
+    return exponentials / exponentials.sum(dim=0)
+
+
+def renormalised_through_a_new_tensor(attn_weights):  # route 1, its input rebuilt first
+    attn_weights = torch.tensor(attn_weights)
+    num_tokens = attn_weights.shape[-1]
+    keep = torch.tril(torch.ones(num_tokens, num_tokens, dtype=attn_weights.dtype, device=attn_weights.device))
+    masked = attn_weights * keep
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
+def neg_inf_filled_without_gradients(attn_scores):  # route 2, its fill done with gradients off
+    num_tokens = attn_scores.shape[-1]
+    with torch.no_grad():
+        masked = attn_scores.masked_fill(solutions.causal_mask(num_tokens).to(attn_scores.device), -torch.inf)
+    return torch.softmax(masked, dim=-1)
+
+
+def neg_inf_mask_made_without_gradients(attn_scores):  # control: the mask needs no gradient
+    num_tokens = attn_scores.shape[-1]
+    with torch.no_grad():
+        future = torch.triu(torch.ones(num_tokens, num_tokens, device=attn_scores.device), diagonal=1).bool()
+    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)
+
+
+def softmax_stable_detached_maximum(x, dim=-1):  # control: softmax is shift-invariant, the gradient is still right
+    shifted = x - x.max(dim=dim, keepdim=True).values.detach()
+    exp = torch.exp(shifted)
+    return exp / exp.sum(dim=dim, keepdim=True)
+
+
+ROUTES = {"causal_weights_renormalised": solutions.causal_weights_renormalised,
+          "causal_weights_neg_inf": solutions.causal_weights_neg_inf}
+
+
+def checked(exercise_id, namespace, lang):
+    return run_checks(in_notebook.ReferenceExpectations(), exercise_id, namespace, lang, include_hidden=False,
+                      seed=SEED, diagnose=True)
+
+
+def gradient_departure_on(check_id, namespace):
+    """The gradient departure of `namespace` on the first case of the public check `check_id`."""
+    exercise = next(e for e in in_notebook.EXERCISES if check_id.startswith(e.id + "."))
+    check = next(check for check in catalog.checks_of(exercise.id, include_hidden=False) if check.id == check_id)
+    case = cases_for(check, SEED)[0]
+    record, traced = graph_traced_probe(resolve(in_notebook._runnable(check, SEED).probe), namespace, case)
+    return find_gradient_departure(check.expect(record, case)[STEPS], traced)
+
+
+def failing(results):
+    return [result for result in results if result.status != "passed"]
+
+
+def test_a_softmax_through_numpy_is_told_the_step_it_raised_before_on_an_input_of_a_graph():
+    for lang in ("en", "zh"):
+        results = checked("softmax_naive", {"softmax_naive": softmax_through_numpy}, lang)
+        [shown] = failing(results)  # its values are right: only the check that hands it a graph fails
+        assert shown.misconception is None and RAISED_WORDS[lang] in shown.departure
+        assert catalog.MESSAGES["step.exponentials"][lang] in shown.departure
+        assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+
+
+def test_a_route_that_rebuilds_its_input_is_told_its_first_step_carries_no_gradient():
+    for lang in ("en", "zh"):
+        results = checked("masking_routes", {**ROUTES, "causal_weights_renormalised":
+                                             renormalised_through_a_new_tensor}, lang)
+        shown = [result for result in failing(results) if result.departure]
+        assert shown and all(result.id.startswith("masking_routes.renormalise") for result in failing(results))
+        assert CUT_WORDS[lang] in shown[0].departure
+        assert catalog.MESSAGES["step.masked_weights"][lang] in shown[0].departure
+    departure = gradient_departure_on("masking_routes.renormalise_notes", {
+        **ROUTES, "causal_weights_renormalised": renormalised_through_a_new_tensor})
+    assert departure == GradientDeparture((), cut="masked_weights")
+
+
+def test_a_fill_under_no_grad_is_told_the_masked_scores_carry_no_gradient():
+    for lang in ("en", "zh"):
+        results = checked("masking_routes", {**ROUTES, "causal_weights_neg_inf": neg_inf_filled_without_gradients},
+                          lang)
+        shown = [result for result in failing(results) if result.departure]
+        assert shown and all(result.id.startswith("masking_routes.neg_inf") for result in failing(results))
+        assert CUT_WORDS[lang] in shown[0].departure
+        assert catalog.MESSAGES["step.masked_scores"][lang] in shown[0].departure
+    # The mask is made from the sizes alone (from_inputs=False): the reference's carries no gradient either.
+    departure = gradient_departure_on("masking_routes.neg_inf_notes", {
+        **ROUTES, "causal_weights_neg_inf": neg_inf_filled_without_gradients})
+    assert departure == GradientDeparture((), cut="masked_scores")
+
+
+def test_the_controls_are_told_nothing_of_a_gradient():
+    controls = [("masking_routes.neg_inf_notes", ROUTES), ("masking_routes.renormalise_notes", ROUTES),
+                ("masking_routes.neg_inf_notes", {**ROUTES,
+                                                  "causal_weights_neg_inf": neg_inf_mask_made_without_gradients}),
+                ("softmax_naive.from_scratch.preview", {"softmax_naive": solutions.softmax_naive}),
+                ("softmax_stable.from_scratch.preview", {"softmax_stable": softmax_stable_detached_maximum}),
+                ("softmax_stable.from_scratch.preview", {"softmax_stable": solutions.softmax_stable})]
+    for check_id, namespace in controls:
+        departure = gradient_departure_on(check_id, namespace)
+        assert departure is not None and departure.cut is None and departure.absent is None, (check_id, departure)
+        assert departure.connected, check_id  # every step of theirs was compared, and autograd recorded it
+        assert gradient_line(departure, True, "en", catalog.MESSAGES) == ""
+    for exercise_id, namespace in (("softmax_stable", {"softmax_stable": softmax_stable_detached_maximum}),
+                                   ("masking_routes", {**ROUTES, "causal_weights_neg_inf":
+                                                       neg_inf_mask_made_without_gradients})):
+        assert not failing(checked(exercise_id, namespace, "en")), exercise_id
+
+
+def test_a_run_with_gradients_off_says_nothing_of_the_graph():
+    """The value trace (gradients off) and a trace from a grading child carry no `connected`: nothing is said."""
+    check = next(check for check in catalog.checks_of("masking_routes", include_hidden=False)
+                 if check.id == "masking_routes.neg_inf_notes")
+    case = cases_for(check, SEED)[0]
+    namespace = {**ROUTES, "causal_weights_neg_inf": neg_inf_filled_without_gradients}
+    record, traced = traced_probe(resolve(in_notebook._runnable(check, SEED).probe), namespace, case)
+    assert {entry.connected for entry in traced} == {None}
+    assert find_gradient_departure(check.expect(record, case)[STEPS], traced) is None
+
+
+def test_the_graph_trace_keeps_no_op_of_backward_and_sends_no_more_than_before():
+    def probe(namespace, case):
+        x = torch.arange(1.0, 5.0).requires_grad_(True)
+        y = namespace["f"](x * 1)
+        y.sum().backward()
+        return {"output": y.detach()}
+
+    record, traced = graph_traced_probe(probe, {"f": torch.exp}, None)
+    assert "error" not in record
+    made = [entry for entry in traced if entry.op != INPUT]
+    # backward() makes its first gradient (ones) before autograd's engine runs: the engine's ops (exp's backward
+    # multiplies) are not traced.
+    assert [entry.op for entry in made] == ["arange", "mul", "exp", "sum", "ones_like"]
+    assert [entry.connected for entry in made] == [False, True, True, True, False]
+    assert all(len(entry) == 3 for entry in trace_record(traced))  # the wire format is unchanged
+
+
+def test_the_gradient_lines_never_contain_the_answer_nor_a_call():
+    pieces, calls = answer_pieces()
+    lines = [gradient_line(GradientDeparture(("scores",), cut="weights"), False, lang, catalog.MESSAGES)
+             for lang in ("en", "zh")]
+    lines += [gradient_line(GradientDeparture(connected, absent="exponentials"), True, lang, catalog.MESSAGES)
+              for connected in ((), ("maximum", "shifted")) for lang in ("en", "zh")]
+    for line in lines:
+        assert line and not leaks(line, pieces, calls), line
+        assert not any(call in line for call in ("no_grad", "detach", "tolist", "numpy", "torch.tensor"))
+    assert gradient_line(GradientDeparture((), absent="exponentials"), False, "en", catalog.MESSAGES) == ""

@@ -6,11 +6,17 @@ Each attempt is the reference with one change, as a learner writes it. The contr
 maximum in the stable softmax, gradients switched off around a mask alone) are told nothing of a gradient."""
 
 import numpy as np
+import pytest
 import torch
 
 from attnkit import solutions
 from autograder.checking.departure import STEPS
-from autograder.checking.gradient_departure import GradientDeparture, find_gradient_departure, gradient_line
+from autograder.checking.gradient_departure import (
+    GRAPH_STEPS,
+    GradientDeparture,
+    find_gradient_departure,
+    gradient_line,
+)
 from autograder.checking.tensor_trace import INPUT, graph_traced_probe, trace_record, traced_probe
 from autograder.course import catalog
 from autograder.course.shared.plan import resolve
@@ -51,6 +57,11 @@ def neg_inf_mask_made_without_gradients(attn_scores):  # control: the mask needs
     return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1)
 
 
+def renormalised_with_a_mask_like_its_input(attn_weights):  # control: ones_like reads the input, needs no gradient
+    masked = attn_weights * torch.tril(torch.ones_like(attn_weights))
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
 def softmax_stable_detached_maximum(x, dim=-1):  # control: softmax is shift-invariant, the gradient is still right
     shifted = x - x.max(dim=dim, keepdim=True).values.detach()
     exp = torch.exp(shifted)
@@ -72,7 +83,8 @@ def gradient_departure_on(check_id, namespace):
     check = next(check for check in catalog.checks_of(exercise.id, include_hidden=False) if check.id == check_id)
     case = cases_for(check, SEED)[0]
     record, traced = graph_traced_probe(resolve(in_notebook._runnable(check, SEED).probe), namespace, case)
-    return find_gradient_departure(check.expect(record, case)[STEPS], traced)
+    expectations = check.expect(record, case)
+    return find_gradient_departure(expectations[STEPS if STEPS in set(expectations) else GRAPH_STEPS], traced)
 
 
 def failing(results):
@@ -119,6 +131,8 @@ def test_the_controls_are_told_nothing_of_a_gradient():
     controls = [("masking_routes.neg_inf_notes", ROUTES), ("masking_routes.renormalise_notes", ROUTES),
                 ("masking_routes.neg_inf_notes", {**ROUTES,
                                                   "causal_weights_neg_inf": neg_inf_mask_made_without_gradients}),
+                ("masking_routes.renormalise_notes", {**ROUTES, "causal_weights_renormalised":
+                                                      renormalised_with_a_mask_like_its_input}),
                 ("softmax_naive.from_scratch.preview", {"softmax_naive": solutions.softmax_naive}),
                 ("softmax_stable.from_scratch.preview", {"softmax_stable": softmax_stable_detached_maximum}),
                 ("softmax_stable.from_scratch.preview", {"softmax_stable": solutions.softmax_stable})]
@@ -131,6 +145,38 @@ def test_the_controls_are_told_nothing_of_a_gradient():
                                    ("masking_routes", {**ROUTES, "causal_weights_neg_inf":
                                                        neg_inf_mask_made_without_gradients})):
         assert not failing(checked(exercise_id, namespace, "en")), exercise_id
+
+
+def neg_inf_gradients_switched_off_for_good(attn_scores):  # hostile: turns gradients off and leaves them off
+    torch.set_grad_enabled(False)
+    num_tokens = attn_scores.shape[-1]
+    masked = attn_scores.masked_fill(solutions.causal_mask(num_tokens).to(attn_scores.device), -torch.inf)
+    return torch.softmax(masked, dim=-1)
+
+
+def renormalised_from_a_leaf_of_its_own(attn_weights):  # hostile: a new leaf that requires grad, cut from the input
+    attn_weights = torch.tensor(attn_weights.tolist(), dtype=attn_weights.dtype, requires_grad=True)
+    return solutions.causal_weights_renormalised(attn_weights)
+
+
+def test_a_hostile_run_cannot_make_the_gradient_line_false_nor_leave_gradients_off():
+    """Gradients turned off for good: nothing of the run is in a graph, so nothing is proven and nothing said (the
+    check's own message says no gradient flows), and the grader's grad mode is back after check(...). A leaf of the
+    learner's own that requires grad is part of a graph (its own): the line claims nothing of it either."""
+    try:
+        results = checked("masking_routes", {**ROUTES, "causal_weights_neg_inf":
+                                             neg_inf_gradients_switched_off_for_good}, "en")
+    finally:
+        enabled = torch.is_grad_enabled()
+        torch.set_grad_enabled(True)
+    assert enabled
+    assert failing(results) and not any(result.departure for result in failing(results))
+    departure = gradient_departure_on("masking_routes.renormalise_notes", {
+        **ROUTES, "causal_weights_renormalised": renormalised_from_a_leaf_of_its_own})
+    assert departure is not None and departure.cut is None
+    results = checked("masking_routes", {**ROUTES, "causal_weights_renormalised": renormalised_from_a_leaf_of_its_own},
+                      "en")
+    assert failing(results) and not any(CUT_WORDS["en"] in result.departure for result in results)
 
 
 def test_a_run_with_gradients_off_says_nothing_of_the_graph():
@@ -171,3 +217,24 @@ def test_the_gradient_lines_never_contain_the_answer_nor_a_call():
         assert line and not leaks(line, pieces, calls), line
         assert not any(call in line for call in ("no_grad", "detach", "tolist", "numpy", "torch.tensor"))
     assert gradient_line(GradientDeparture((), absent="exponentials"), False, "en", catalog.MESSAGES) == ""
+
+
+@pytest.mark.slow
+def test_the_student_kit_says_the_same_from_its_stored_steps():
+    """The kit has no reference: it reads the public cases' stored steps (the softmax rules check's included), and
+    its check(...) traces the learner's run with gradients on as the full kit does."""
+    from autograder.integrations.student_kit.build import vectors_document
+    from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+    from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+
+    vectors = vectors_from_document(vectors_document())
+    kit, full = StoredExpectations(lambda: vectors), in_notebook.ReferenceExpectations()
+    attempts = [("softmax_naive", {"softmax_naive": softmax_through_numpy}),
+                ("masking_routes", {**ROUTES, "causal_weights_renormalised": renormalised_through_a_new_tensor}),
+                ("masking_routes", {**ROUTES, "causal_weights_neg_inf": neg_inf_filled_without_gradients})]
+    for exercise_id, namespace in attempts:
+        for lang in ("en", "zh"):
+            theirs = run_checks(kit, exercise_id, namespace, lang, include_hidden=False, seed=None, diagnose=True)
+            ours = run_checks(full, exercise_id, namespace, lang, include_hidden=False, seed=SEED, diagnose=True)
+            assert [r.departure for r in theirs] == [r.departure for r in ours]
+            assert any(RAISED_WORDS[lang] in r.departure or CUT_WORDS[lang] in r.departure for r in theirs)

@@ -28,7 +28,11 @@ from autograder.checking.departure import (
 from autograder.checking.tensor_trace import INPUT, TracedTensor
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["GradientDeparture", "find_gradient_departure", "gradient_line"]
+__all__ = ["GRAPH_STEPS", "GradientDeparture", "find_gradient_departure", "gradient_line"]
+
+# The expectation holding a case's steps (departure.STEPS' form) for a check that judges the gradient and rules, not
+# the values (the softmax rules check): read by the run with gradients on only, as other checks judge the values.
+GRAPH_STEPS = "graph_steps"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from autograder.checking.count_difference import COUNT_PARTS, count_line
 from autograder.checking.departure import STEPS, Departure, departure_line, find_departure, recorded_output
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
-from autograder.checking.gradient_departure import find_gradient_departure, gradient_line
+from autograder.checking.gradient_departure import GRAPH_STEPS, find_gradient_departure, gradient_line
 from autograder.checking.tensor_trace import graph_traced_probe, traced_probe
 from autograder.course.shared.plan import ProbeAddress, resolve
 from autograder.i18n import Messages, render
@@ -199,19 +199,21 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     return find_departure(steps, traced, recorded_output(record))
 
 
-def _case_steps(result: CheckResult, check: DiagnosedCheck,
-                records: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], Any] | None:
-    """The failing case and its declared steps; None where the check declares none or they cannot be computed."""
+def _case_steps(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
+                keys: Sequence[str] = (STEPS,)) -> tuple[dict[str, Any], Any] | None:
+    """The failing case and its declared steps (the first of `keys` its expectations hold); None where the check
+    declares none or they cannot be computed."""
     index = result.failed_case
     cases = check.cases()
     if index is None or index >= len(cases) or index >= len(records):
         return None
     case = cases[index]
     expectations = check.expectations(index, records[index], case)
-    if STEPS not in set(expectations):
+    key = next((key for key in keys if key in set(expectations)), None)
+    if key is None:
         return None
     try:
-        return case, expectations[STEPS]
+        return case, expectations[key]
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
 
@@ -228,7 +230,8 @@ def _with_gradient(line: str, departure: Departure | None, result: CheckResult, 
     an input of a graph; after a raise `line` tells, the step of those it reproduced that autograd did not record."""
     in_graph = result.cause is not None and result.cause.message_key in GRAPH_RAISED_KEYS
     raised_after = bool(line) and departure is not None and departure.raised
-    found = None if line and not (in_graph or raised_after) else _case_steps(result, check, records)
+    found = None if line and not (in_graph or raised_after) else _case_steps(result, check, records,
+                                                                             (STEPS, GRAPH_STEPS))
     if found is None:
         return line
     case, steps = found

@@ -18,6 +18,7 @@ from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import RAISED, Expectations, case_alone
+from autograder.checking.gradient_departure import GRAPH_STEPS
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
 from autograder.course.n01_attention_without_weights import NOTEBOOK
@@ -112,10 +113,10 @@ def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, 
 @case_alone
 def expect_softmax_steps(function_name: str, default_dim: int, record: SoftmaxRecord,
                          case: TensorCase) -> Expectations:
-    """The notes' steps alone, for the rules check: its judge reads no expectation, and rung 2 reads the steps of a
-    run whose values are right where autograd does not record them (autograder.checking.gradient_departure)."""
+    """The notes' steps alone, for the rules check: its judge reads no expectation, and rung 2 reads the steps in the
+    run with gradients on only (autograder.checking.gradient_departure): the values are the other checks' matter."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
-    return Expectations.computed(**{STEPS: lambda: softmax_steps(x, dim, function_name == "softmax_stable")})
+    return Expectations.computed(**{GRAPH_STEPS: lambda: softmax_steps(x, dim, function_name == "softmax_stable")})
 
 
 def naive_cases_notes(rng: random.Random) -> list[TensorCase]:

@@ -8,6 +8,7 @@ maximum in the stable softmax, gradients switched off around a mask alone) are t
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 from attnkit import solutions
 from autograder.checking.departure import STEPS
@@ -68,6 +69,20 @@ def softmax_stable_detached_maximum(x, dim=-1):  # control: softmax is shift-inv
     return exp / exp.sum(dim=dim, keepdim=True)
 
 
+class ScoresWithoutGradientsThenRaises(nn.Module):  # SelfAttention_v1, its scores under no_grad, a wrong product
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        with torch.no_grad():
+            weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values.T
+
+
 ROUTES = {"causal_weights_renormalised": solutions.causal_weights_renormalised,
           "causal_weights_neg_inf": solutions.causal_weights_neg_inf}
 
@@ -125,6 +140,18 @@ def test_a_fill_under_no_grad_is_told_the_masked_scores_carry_no_gradient():
     departure = gradient_departure_on("masking_routes.neg_inf_notes", {
         **ROUTES, "causal_weights_neg_inf": neg_inf_filled_without_gradients})
     assert departure == GradientDeparture((), cut="masked_scores")
+
+
+def test_code_that_raised_after_leaving_the_graph_is_told_both():
+    """Where it raised (the value trace's line), then the first step it reproduced whose tensor autograd did not
+    record: the module's parameters put every call in a graph."""
+    for lang in ("en", "zh"):
+        results = checked("self_attention_v1", {"SelfAttention_v1": ScoresWithoutGradientsThenRaises}, lang)
+        shown = next(result for result in failing(results) if result.departure)
+        raised_at, cut = shown.departure.rsplit(catalog.MESSAGES["departure.join"][lang], 1)
+        assert catalog.MESSAGES["step.context_vectors"][lang] in raised_at
+        assert CUT_WORDS[lang] in cut and catalog.MESSAGES["step.scores"][lang] in cut
+        assert catalog.MESSAGES["step.queries"][lang] not in cut  # the projections are in the graph
 
 
 def test_the_controls_are_told_nothing_of_a_gradient():

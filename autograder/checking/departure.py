@@ -22,9 +22,12 @@ import torch
 from autograder.checking.step_relations import (
     alternative_computation,
     case_sizes,
+    flipped_bands,
     named_size,
     permuted_axis,
+    restacked_blocks,
     sums_to_one_overall,
+    transposed_blocks,
     zeroed_entries,
 )
 from autograder.checking.tensor_trace import INPUT, TracedTensor
@@ -72,7 +75,8 @@ STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
-RELATIONS = (*FACTOR_KINDS, "permuted", "rearranged", "plus", "minus", "sums_axis", "sums_all")
+RELATIONS = (*FACTOR_KINDS, "permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "plus",
+             "minus", "sums_axis", "sums_all", "bands")
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,8 @@ class Departure:
 
 
 # Where a probe's record holds what the learner's function returned: most say "output", split, merge and
-# MultiHeadAttention "out", the masking routes "weights".
-OUTPUT_KEYS = ("output", "out", "weights")
+# MultiHeadAttention "out", the masking routes "weights", causal_mask "mask".
+OUTPUT_KEYS = ("output", "out", "weights", "mask")
 
 
 def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
@@ -278,6 +282,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                                                            for index in proven_at[step_id]})
             if read_steps:
                 facts = (*facts, Fact("made_from", {"sources": read_steps}))
+    elif not matched and returned is None:
+        # Nothing matched before the notes' first step: a tensor made from the case's inputs alone, of the step's
+        # size, that a relation ties to the step stands in its place (the three weights each transposed, then
+        # stacked).
+        facts = _first_step_facts(traced, learner, expected_values, case)
     if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
             and not any(holds(_normalised(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
@@ -579,6 +588,36 @@ def _constant(value: torch.Tensor) -> bool:
     return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
 
 
+def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                      expected_values: Sequence[torch.Tensor], case: "_Case") -> tuple[Fact, ...]:
+    """What the learner's tensor in the place of the notes' first step proves of it: the facts of the first tensor
+    an op made of the step's size from the tensors the call read without making them (its arguments, parameters
+    and buffers, through their layouts) or made from nothing, and nothing else, whose facts tie it to the step by
+    a relation (RELATIONS: the same numbers rearranged, a factor, a mask's bands...); () when no such tensor is
+    traced. A tensor of one number throughout is made many ways and proves nothing; a tensor that holds the step
+    in a right layout is no departure."""
+    size = expected_values[0].numel()
+    # What the call read without making it, what an op made from nothing (a factory: ones, arange), parameters
+    # filled in place (a module built in the call: uniform_), and their layouts.
+    inputs: set[int] = set()
+    for index, entry in enumerate(traced):
+        if entry.op == INPUT or not entry.inputs:
+            inputs.add(index)
+            continue
+        if not set(entry.inputs) <= inputs:
+            continue
+        if ((entry.op in LAYOUT_OPS or entry.op in PASSING_OPS) and len(entry.inputs) == 1) or entry.op.endswith("_"):
+            inputs.add(index)
+            continue
+        got = learner[index]
+        if got.numel() != size or _constant(got):
+            continue
+        facts = _facts(got, expected_values, case)
+        if facts and facts[0].kind in RELATIONS:
+            return facts
+    return ()
+
+
 def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
               size: int, layout_step: bool = False) -> int | None:
     """The learner's tensor in the departing step's place, after the last matched step's tensor: the first op that
@@ -608,9 +647,10 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
-FACT_ORDER = ("permuted", "rearranged", "factor_root", "divided_root", "factor_size", "divided_size", "factor",
-              "divided", "all_zero", "zeroed", "extra", "sums_axis", "sums_all", "plus", "minus", "other_step",
-              "shape", "shown", "hidden", "not_normalised", "differs")
+FACT_ORDER = ("permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
+              "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
+              "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden", "not_normalised",
+              "differs")
 
 
 @dataclass(frozen=True)
@@ -702,6 +742,17 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
     same = layouts[0]
     facts: list[Fact] = []
     if _close(_sorted_values(same), _sorted_values(expected)):
+        restacked = restacked_blocks(got, expected, _close)
+        if restacked is not None:
+            count, axis, other = restacked
+            return (Fact("restacked", {"count": count, "axis": axis, "other": other, "got": tuple(got.shape),
+                                       "expected": tuple(expected.shape)}),)
+        if (expected.dim() >= 2 and same.shape[-1] == same.shape[-2]
+                and _close(same, expected.transpose(-2, -1).contiguous())):
+            return (Fact("transposed"),)  # (`same` differs from `expected`: the step is not symmetric)
+        blocks = transposed_blocks(got, expected, _close) if got.shape == expected.shape else 0
+        if blocks:
+            return (Fact("blocks_transposed", {"count": blocks, "block": tuple(expected.shape[1:]) * 2}),)
         for layout in layouts:
             permuted = permuted_axis(layout, expected, _close)
             if permuted is not None:
@@ -716,7 +767,10 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         facts.append(Fact("shown", {"count": shown}))
     if hidden:
         facts.append(Fact("hidden", {"count": hidden}))
-    if not shown and not hidden:
+    bands = flipped_bands(same, expected) if not shown and not hidden else ()
+    if bands:
+        facts.append(Fact("bands", {"bands": bands}))
+    if not shown and not hidden and not bands:
         dropped, extra = zeroed_entries(same, expected, _close)
         if dropped:
             facts.append(Fact("zeroed", {"count": dropped}))
@@ -839,9 +893,19 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             key = f"departure.fact.{fact.kind}_input"
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
+    if fact.kind == "bands":
+        fields["bands"] = pick(LAST_SEPARATOR, lang).join(_band_text(band, lang, messages)
+                                                         for band in fact.fields["bands"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
     return render(messages, key, lang, fields)
+
+
+def _band_text(band: int, lang: str, messages: Messages) -> str:
+    """One diagonal (offset j - i) in words: the main one, or how far above or below it."""
+    if band == 0:
+        return render(messages, "departure.band.main", lang)
+    return render(messages, "departure.band.above" if band > 0 else "departure.band.below", lang, {"k": abs(band)})
 
 
 def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:

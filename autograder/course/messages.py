@@ -275,6 +275,31 @@ MESSAGES = {
         "en": "{subject} is the notes' {step} but keeps {count} entries that are 0 in "
               "the notes'",
         "zh": "{subject}就是笔记中的{step}，只是保留了 {count} 个在笔记中为 0 的元素"},
+    # A relation of blocks (autograder.checking.step_relations.transposed_blocks, restacked_blocks) or a mask's
+    # bands (flipped_bands): the first step's stand-in has no earlier step to be said from (issue 58).
+    "departure.fact.transposed": {
+        "en": "{subject} is the notes' {step} transposed (its last two dimensions swapped)",
+        "zh": "{subject}是笔记中的{step}的转置（最后两个维度互换）"},
+    "departure.fact.blocks_transposed": {
+        "en": "{subject} holds the notes' {step} as {count} blocks of shape {block} along dimension 0, in their "
+              "order, but each block transposed",
+        "zh": "{subject}把笔记中的{step}看作沿第 0 个维度的 {count} 个形状为 {block} 的块：顺序相同，"
+              "但每一块都被转置了"},
+    "departure.fact.restacked": {
+        "en": "{subject} has shape {got}, the notes' {step} {expected}: it is the notes' {step} cut into {count} "
+              "equal blocks along dimension {axis}, each block as it is, joined along dimension {other} instead",
+        "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}：它是把笔记中的{step}沿第 {axis} 个维度"
+              "切成 {count} 个相同大小的块，每块不变，再沿第 {other} 个维度拼接起来的"},
+    "departure.fact.bands": {
+        "en": "{subject} is the notes' {step} with every entry {bands} flipped (0 and 1, or False and True, swapped "
+              "there) and every other entry as in the notes'",
+        "zh": "{subject}就是笔记中的{step}，只是{bands}的每个元素都取了相反的值（0 与 1，或 False 与 True 互换），"
+              "其余元素都与笔记相同"},
+    "departure.band.main": {"en": "on the main diagonal (column j = row i)", "zh": "主对角线上（第 j 列 = 第 i 行）"},
+    "departure.band.above": {"en": "on the diagonal {k} above the main one (column j = row i + {k})",
+                             "zh": "主对角线上方第 {k} 条对角线上（第 j 列 = 第 i 行 + {k}）"},
+    "departure.band.below": {"en": "on the diagonal {k} below the main one (column j = row i - {k})",
+                             "zh": "主对角线下方第 {k} 条对角线上（第 j 列 = 第 i 行 - {k}）"},
     "departure.fact.plus": {
         "en": "{subject} is the notes' {step} plus {offset} in every entry",
         "zh": "{subject}是笔记中的{step}每个元素都加上 {offset}"},

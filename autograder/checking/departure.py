@@ -65,13 +65,15 @@ class Fact:
     kind: str
     fields: Mapping[str, Any] = field(default_factory=dict)
     # What it speaks of: the learner's tensor in the departing step's place (STAND_IN), the result their function
-    # returns against the notes' last step (OUTPUT), or the first tensor made from the last matched step against
-    # that step (FROM_PREVIOUS); `of` names the step compared with when it is not the departing one.
+    # returns against the notes' last step (OUTPUT), the first tensor made from the last matched step against
+    # that step (FROM_PREVIOUS), or, for code that raised, the next tensor it made from its matched steps (NEXT);
+    # `of` names the step compared with when it is not the departing one.
     about: str = "stand_in"
     of: str = ""
 
 
 STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
+NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it made from its matched steps
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
@@ -150,9 +152,12 @@ def _sorted_values(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape(-1).sort().values
 
 
-def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None) -> Departure:
+def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
+                   raised: bool = False) -> Departure:
     """The first declared step no tensor of `traced` holds (see the module's docstring), and what stands in its
-    place. A step some taught route skips (optional) departs only when no later step matches either."""
+    place. A step some taught route skips (optional) departs only when no later step matches either. `raised`: the
+    learner's code raised on the case (the trace ends there), so a tensor of another size may stand in the step's
+    place, the last the code made before the raise."""
     declared = [(str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
@@ -314,7 +319,47 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = tuple(dataclasses.replace(fact, of=last) if fact.kind.startswith("alt_")
                           else Fact("result_made_from", fact.fields, OUTPUT)
                           for fact in facts if fact.kind == "made_from" or fact.kind.startswith("alt_"))
-    return Departure(matched, order[departing], returned, facts, len(learner), last)
+    if raised and returned is None and not facts and matched:
+        # The code raised before any tensor of the step's size stood in its place: the first it made from its
+        # right steps after the last of them, when its shape is not the step's, is what the raise met.
+        facts = _raised_stand_in_facts(traced, learner, [index for step_id in matched for index in proven_at[step_id]],
+                                       proven_at[matched[-1]][:1], expected_values, declared, matched)
+    return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
+
+
+def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
+                           last_at: Sequence[int], expected_values: Sequence[torch.Tensor],
+                           declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                           matched: Sequence[str]) -> tuple[Fact, ...]:
+    """For code that raised: the shape of the first tensor an op made (not a layout of what it read) from the
+    learner's tensors of the matched steps, after the first tensor of the last of them, against the departing
+    step's shape on every route, and the other computation of the matched steps it is, when exactly one fits
+    (`_alternative_facts`); () when there is none, or its count of entries is the step's (a tensor of the step's
+    size is `_stand_in`'s, and said nothing of there)."""
+    if not last_at:
+        return ()
+    made = set(matched_at)
+    for index in range(last_at[0] + 1, len(traced)):
+        entry = traced[index]
+        if entry.op == INPUT or index in made or not made & set(entry.inputs):
+            continue
+        if entry.op in LAYOUT_OPS or entry.op in PASSING_OPS or any(
+                learner[index].numel() == learner[read].numel() and _matches(learner[index], learner[read])
+                for read in entry.inputs if read in made):
+            made.add(index)  # a matched step in another layout: what reads it next is what stands in
+            continue
+        got = learner[index]
+        if any(got.numel() == expected.numel() for expected in expected_values):
+            return ()
+        shapes = [tuple(expected.shape) for expected in expected_values]
+        expected = shapes[0] if len(set(shapes)) == 1 else None
+        if expected is None:
+            return ()  # routes of other shapes: no one shape to say
+        alternatives = _alternative_facts(traced, learner, index, expected_values, declared, matched)
+        # (The computation it is speaks of the same tensor: "it".)
+        return (Fact("shape", {"got": tuple(got.shape), "expected": expected}, NEXT),
+                *(dataclasses.replace(fact, about=NEXT_AGAIN) for fact in alternatives))
+    return ()
 
 
 def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], chosen: int,

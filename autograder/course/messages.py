@@ -203,6 +203,9 @@ MESSAGES = {
     "departure.subject.output": {"en": "the result your function returns", "zh": "你的函数返回的结果"},
     "departure.subject.from_previous": {"en": "the tensor your code made in its place from the notes' {step}",
                                         "zh": "你的代码由笔记中的{step}在这一步算出的张量"},
+    "departure.subject.next": {"en": "the next tensor your code made from those steps",
+                               "zh": "你的代码接着由这些步骤算出的张量"},
+    "departure.subject.next_again": {"en": "it", "zh": "它"},
     "departure.fact.shape": {
         "en": "{subject} has shape {got}, the notes' {step} {expected}",
         "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}"},

@@ -197,4 +197,4 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
     record, traced = traced_probe(resolve(check.probe), namespace, case)
-    return find_departure(steps, traced, recorded_output(record))
+    return find_departure(steps, traced, recorded_output(record), raised=result.status == ERROR)

@@ -341,6 +341,8 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
     made = set(matched_at)
     for index in range(last_at[0] + 1, len(traced)):
         entry = traced[index]
+        if entry.op.endswith("_backward"):
+            return ()  # autograd's (a gradient check's backward): no longer the learner's forward
         if entry.op == INPUT or index in made or not made & set(entry.inputs):
             continue
         if entry.op in LAYOUT_OPS or entry.op in PASSING_OPS or any(
@@ -657,7 +659,7 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
         got = learner[index]
         if got.numel() != size or _constant(got):
             continue
-        facts = _facts(got, expected_values, case)
+        facts = _facts(got, expected_values, dataclasses.replace(case, transposes=True))
         if facts and facts[0].kind in RELATIONS:
             return facts
     return ()
@@ -705,6 +707,10 @@ class _Case:
 
     sizes: Mapping[str, int]
     others: Sequence[tuple[str, Sequence[torch.Tensor]]]
+    # Whether a transpose of the step may be said: of a tensor made from the call's inputs alone (the first step's
+    # stand-in). One made from a learner's step may be the notes' transposed only because the case's scores are
+    # symmetric (a maximum broadcast along the other axis): that proves nothing of the code (_layout_proven).
+    transposes: bool = False
 
 
 def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
@@ -792,7 +798,7 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
             count, axis, other = restacked
             return (Fact("restacked", {"count": count, "axis": axis, "other": other, "got": tuple(got.shape),
                                        "expected": tuple(expected.shape)}),)
-        if (expected.dim() >= 2 and same.shape[-1] == same.shape[-2]
+        if (case.transposes and expected.dim() >= 2 and same.shape[-1] == same.shape[-2]
                 and _close(same, expected.transpose(-2, -1).contiguous())):
             return (Fact("transposed"),)  # (`same` differs from `expected`: the step is not symmetric)
         blocks = transposed_blocks(got, expected, _close) if got.shape == expected.shape else 0

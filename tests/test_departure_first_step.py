@@ -16,6 +16,7 @@ from attnkit import solutions
 from autograder.checking.step_relations import flipped_bands, restacked_blocks, transposed_blocks
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import run_checks
+from solutions.n04_multi_head_attention import padding_fill_value
 from tests.test_departure import raised_rows
 from tests.test_departure_how import kinds, lines, traced_departure
 from tests.test_no_answer import answer_pieces, leaks
@@ -136,6 +137,35 @@ def softmax_right_then_raising(x):  # every step right, then a line that raises:
     return result
 
 
+def softmax_summed_along_dim_1(x):  # dim=1 with keepdim: a vector has no dim 1, and the sum raises
+    numerator = torch.exp(x)
+    denominator = numerator.sum(dim=1, keepdim=True)
+    return numerator / denominator
+
+
+def softmax_catching_its_own_raise(x):  # the sum's raise is caught: the error is the code's own, not the sum's
+    numerator = torch.exp(x)
+    try:
+        denominator = numerator.sum(dim=1, keepdim=True)
+    except IndexError:
+        raise ValueError("softmax_naive wants a matrix") from None
+    return numerator / denominator
+
+
+class PaddingMaskNotUnsqueezed(solutions.MultiHeadAttention):  # the (b, num_tokens) mask against 4-D scores
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = solutions.split_heads(self.W_query(x), self.num_heads)
+        keys = solutions.split_heads(self.W_key(x), self.num_heads)
+        values = solutions.split_heads(self.W_value(x), self.num_heads)
+        attn_scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            attn_scores = attn_scores.masked_fill(attention_mask == 0, padding_fill_value(attn_scores.dtype))
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return self.out_proj(solutions.merge_heads(attn_weights @ values))
+
+
 class QueriesTransposedInTheScores(solutions.SelfAttention_v1):  # queries.T @ keys: (d_out, d_out) "scores"
     def forward(self, x):
         keys, queries, values = x @ self.W_key, x @ self.W_query, x @ self.W_value
@@ -250,6 +280,27 @@ def test_a_raise_after_scores_of_the_wrong_shape_is_told_their_shape():
     assert ("then departs from them at the attention scores: none of the tensors your code made on this case holds "
             "the notes' attention scores; the next tensor your code made from those steps has shape (2, 2), the "
             "notes' attention scores (6, 6); then your code raised") in line, line
+
+
+def test_a_raise_in_an_operation_is_told_the_operands_it_read():
+    """Nothing of the step's place was made: the op that raised is told by what it read, the learner's tensors that
+    hold a step of the notes by that step's name (and the shape they had there), any other by its shape."""
+    line = raised_rows("softmax_naive", {"softmax_naive": softmax_summed_along_dim_1})[0].departure
+    assert line.endswith("your code reproduces the notes' exponentials; then it raised before any of its tensors held "
+                         "the notes' sums of the exponentials; it raised in an operation on your exponentials "
+                         "(shape (6,); they match the notes')"), line
+    zh = raised_rows("softmax_naive", {"softmax_naive": softmax_summed_along_dim_1}, "zh")[0].departure
+    assert zh.endswith("它是在对你的指数（形状 (6,)，与笔记中的相同）进行的一次运算中抛出异常的"), zh
+    padded = raised_rows("padding_mask", {"MultiHeadAttention": PaddingMaskNotUnsqueezed})[0].departure
+    assert padded.endswith("it raised in an operation on your attention scores (shape (2, 2, 6, 6); they match the "
+                           "notes') and a tensor of shape (2, 6)"), padded
+
+
+def test_a_raise_the_code_caught_is_not_told_as_the_operation_that_raised():
+    """The sum raised, the code caught it and raised its own error: no operation of torch's raised what the learner
+    sees, so none is told (the probe's message is the code's own)."""
+    rows = raised_rows("softmax_naive", {"softmax_naive": softmax_catching_its_own_raise})
+    assert rows and not any("in an operation" in row.departure for row in rows), [row.departure for row in rows]
 
 
 def test_right_programs_get_no_departure_line():

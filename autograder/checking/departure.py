@@ -30,7 +30,7 @@ from autograder.checking.step_relations import (
     transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, TracedTensor
+from autograder.checking.tensor_trace import INPUT, RaisedOp, TracedTensor
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "recorded_output", "step"]
@@ -153,11 +153,12 @@ def _sorted_values(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
-                   raised: bool = False) -> Departure:
+                   raised: bool = False, raised_at: RaisedOp | None = None) -> Departure:
     """The first declared step no tensor of `traced` holds (see the module's docstring), and what stands in its
     place. A step some taught route skips (optional) departs only when no later step matches either. `raised`: the
     learner's code raised on the case (the trace ends there), so a tensor of another size may stand in the step's
-    place, the last the code made before the raise."""
+    place, the last the code made before the raise; `raised_at`: the op whose raise ended the run (the operands it
+    read are said when nothing else is)."""
     declared = [(str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
@@ -324,7 +325,27 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # right steps after the last of them, when its shape is not the step's, is what the raise met.
         facts = _raised_stand_in_facts(traced, learner, [index for step_id in matched for index in proven_at[step_id]],
                                        proven_at[matched[-1]][:1], expected_values, declared, matched)
+    if raised and not facts and raised_at is not None and raised_at.after == len(traced):
+        facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
+
+
+RAISED_OPERANDS = "raised_operands"
+
+
+def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
+                     proven_at: Mapping[str, Sequence[int]]) -> tuple[Fact, ...]:
+    """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read): the
+    learner's tensor proven to hold a step of the notes (through its layouts) is said by the step's name, any other
+    only by its shape; () when the op read no tensor."""
+    operands: list[tuple[str, tuple[int, ...]]] = []
+    for read, shape in zip(raised_at.reads, raised_at.shapes, strict=True):
+        holding = "" if read < 0 or read >= len(traced) else next(
+            (step_id for step_id, proving in proven_at.items()
+             if read in proving or _numbers_of(traced, read) in proving), "")
+        if (holding, shape) not in operands or not holding:
+            operands.append((holding, shape))
+    return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
 
 
 def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
@@ -911,12 +932,13 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         key = "departure.after"
     else:
         key = "departure.first" if departure.compared else "departure.nothing"
-    if departure.raised and not departure.facts:
+    stand_in_facts = [fact for fact in departure.facts if fact.kind != RAISED_OPERANDS]
+    if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
     parts = [render(messages, key, lang, fields)]
     parts += [_fact_text(fact, str(fields["step"]), lang, messages) for fact in departure.facts]
-    if departure.raised and departure.facts:
+    if departure.raised and stand_in_facts:
         parts.append(render(messages, "departure.then_raised", lang))
     if departure.returned is not None:
         parts.append(render(messages, "departure.returned", lang, {
@@ -929,6 +951,14 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     its own sentence."""
     if fact.kind.startswith("alt_"):
         return _alternative_text(fact, step_name, lang, messages)
+    if fact.kind == RAISED_OPERANDS:
+        names = [render(messages, "departure.operand.raised_step", lang, {
+                     "name": render(messages, f"step.{holding}", lang), "shape": shape}) if holding else
+                 render(messages, "departure.operand.raised_tensor", lang, {"shape": shape})
+                 for holding, shape in fact.fields["operands"]]
+        joined = pick(LAST_SEPARATOR, lang).join(
+            [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        return render(messages, "departure.fact.raised_operands", lang, {"operands": joined})
     if fact.of:
         step_name = render(messages, f"step.{fact.of}", lang)
     fields = {**fact.fields, "step": step_name}

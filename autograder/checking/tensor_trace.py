@@ -23,8 +23,8 @@ from autograder.checking.probing import run_probe
 from autograder.checking.torch_recorders import UncompiledDispatchMode, op_name
 
 __all__ = [
-    "INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "TensorTrace", "TracedTensor", "trace_record",
-    "traced_of_record", "traced_probe",
+    "INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "RaisedOp", "TensorTrace", "TracedTensor",
+    "trace_record", "traced_of_record", "traced_probe", "traced_probe_with_raise",
 ]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
@@ -48,6 +48,23 @@ class TracedTensor:
     inputs: tuple[int, ...]
 
 
+MAX_RAISED_OPERANDS = 8  # tensors an op that raised read, kept (the course's ops read two or three)
+MAX_RAISED_MESSAGE = 400  # characters of its exception's text (probing.MAX_MESSAGE_CHARS: the record's cap)
+
+
+@dataclass(frozen=True)
+class RaisedOp:
+    """The last ATen op whose call raised under the trace: the traced tensors it read (-1 for one the trace did not
+    keep: an integer tensor, one past a cap), the shape of each, how many tensors were traced before it (a raise
+    that ended the run has none after it) and its exception's text, capped (to tell it is the raise the probe
+    recorded, not one that code caught and went on from)."""
+
+    reads: tuple[int, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    after: int
+    message: str
+
+
 class TensorTrace(UncompiledDispatchMode):
     """Records, below autograd, each floating-point or bool tensor every ATen op returns and the tensors it read."""
 
@@ -57,10 +74,18 @@ class TensorTrace(UncompiledDispatchMode):
         self.truncated = False
         self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
         self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
+        self.raised: RaisedOp | None = None
 
     def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:
-        result = func(*args, **(kwargs or {}))
+        try:
+            result = func(*args, **(kwargs or {}))
+        except Exception as exc:
+            operands = _tensors((args, kwargs))[:MAX_RAISED_OPERANDS]
+            self.raised = RaisedOp(tuple(self._index.get(id(tensor), -1) for tensor in operands),
+                                   tuple(tuple(int(size) for size in tensor.shape) for tensor in operands),
+                                   len(self.traced), _message(exc))
+            raise
         if op_name(func) in SKIPPED_OPS:
             for source, made in zip(_tensors(args), _tensors(result), strict=False):  # a copy stands for its source
                 if id(source) in self._index:
@@ -102,12 +127,28 @@ def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:
     return []
 
 
+def _message(exc: Exception) -> str:
+    """The exception's text as probing.describe_exception reads it (str(exc), capped); "" where it cannot be read."""
+    try:
+        text = str(exc)
+    except Exception:  # noqa: BLE001 - a message that cannot be read matches no record's
+        return ""
+    return str.__getitem__(text, slice(0, MAX_RAISED_MESSAGE)) if str in type(text).__mro__ else ""
+
+
 def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
                  case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
     """(the probe's record, the tensors the student's code computed) for one case, run again under the trace."""
+    record, traced, _raised = traced_probe_with_raise(probe, namespace, case)
+    return record, traced
+
+
+def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
+                            case: Any) -> tuple[dict[str, Any], list[TracedTensor], RaisedOp | None]:
+    """traced_probe's, and the last op that raised under the trace (None when none did)."""
     with torch.no_grad(), TensorTrace() as trace:
         record = run_probe(probe, namespace, case)
-    return record, trace.traced
+    return record, trace.traced, trace.raised
 
 
 def trace_record(traced: Sequence[TracedTensor]) -> list[list[Any]] | None:

@@ -165,6 +165,12 @@ MESSAGES = {
     "departure.raised_first": {
         "en": "your code raised before any of its tensors held the notes' first step, the {step}",
         "zh": "你的代码在算出的张量中还没有一个等于笔记的第一步（{step}）时，就抛出了异常"},
+    # The operands of the op whose raise ended the learner's run (autograder.checking.tensor_trace.RaisedOp).
+    "departure.fact.raised_operands": {"en": "it raised in an operation on {operands}",
+                                       "zh": "它是在对{operands}进行的一次运算中抛出异常的"},
+    "departure.operand.raised_step": {"en": "your {name} (shape {shape}; they match the notes')",
+                                      "zh": "你的{name}（形状 {shape}，与笔记中的相同）"},
+    "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
     "departure.reshaped": {
         "en": "every step of your code matches the notes', up to the {last}: your function returns the notes' {last} "
               "number for number, in their order, but in shape {got} instead of {expected}",

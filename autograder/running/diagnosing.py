@@ -20,7 +20,7 @@ from autograder.checking.count_difference import COUNT_PARTS, count_line
 from autograder.checking.departure import STEPS, Departure, departure_line, find_departure, recorded_output
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
-from autograder.checking.tensor_trace import traced_probe
+from autograder.checking.tensor_trace import traced_probe_with_raise
 from autograder.course.shared.plan import ProbeAddress, resolve
 from autograder.i18n import Messages, render
 from autograder.safe_text import one_line
@@ -196,5 +196,12 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         steps = expectations[STEPS]
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
-    record, traced = traced_probe(resolve(check.probe), namespace, case)
-    return find_departure(steps, traced, recorded_output(record), raised=result.status == ERROR)
+    record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    error = record.get("error")
+    if raised_at is not None and not (isinstance(error, dict) and error.get("message") == raised_at.message
+                                      and (frames := _frames(error)) and frames[-1].file in answer_files(namespace)):
+        # Not the raise the probe recorded (one the code caught and went on from), or not one of the learner's
+        # own lines (the probe's, or the class the notebook gives): its operands are not said as theirs.
+        raised_at = None
+    return find_departure(steps, traced, recorded_output(record), raised=result.status == ERROR,
+                          raised_at=raised_at)

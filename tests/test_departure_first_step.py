@@ -9,11 +9,13 @@ notebooks; each test fails without the change it checks (before it, rung 2 said 
 made on this case holds it", or "raised before any of its tensors held ...").
 """
 
+import pytest
 import torch
 from torch import nn
 
 from attnkit import solutions
 from autograder.checking.step_relations import flipped_bands, restacked_blocks, transposed_blocks
+from autograder.checking.tensor_trace import TensorTrace
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import run_checks
 from solutions.n04_multi_head_attention import padding_fill_value
@@ -335,3 +337,27 @@ def test_the_new_sentences_leak_no_answer():
             assert any(how in row.departure for row in rows for how in ("shape (", "形状是")), rows
             for row in rows:
                 assert not leaks(row.departure, pieces, calls), (exercise_id, lang, row.departure)
+
+
+class HostileError(RuntimeError):
+    def __str__(self):
+        raise SystemExit("the trace read a student's exception")
+
+
+class RaisingTensor(torch.Tensor):  # a student's tensor subclass whose every op raises their own exception
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        raise HostileError(object())
+
+
+def test_an_exception_of_the_students_making_is_never_read_by_the_trace():
+    """The trace keeps the text of a raise only for torch's own exception classes with plain str arguments: a
+    student's subclass (its __str__ runs their code) or a non-str argument is kept as "", which no record matches."""
+    hostile = torch.Tensor._make_subclass(RaisingTensor, torch.ones(2, 3))
+    with TensorTrace() as trace, pytest.raises(HostileError):
+        hostile + 1
+    assert trace.raised is not None and (trace.raised.shapes, trace.raised.message) == (((2, 3),), "")
+    with TensorTrace() as trace, pytest.raises(RuntimeError):
+        torch.ones(2, 3) @ torch.ones(2, 3)
+    assert trace.raised is not None and "cannot be multiplied" in trace.raised.message
+    assert trace.raised.shapes == ((2, 3), (2, 3))

@@ -127,13 +127,17 @@ def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:
     return []
 
 
+# The exceptions torch's own ops raise; one of any other class (a student's tensor subclass may raise its own) is
+# never read here: its __str__ would run the student's code inside the trace.
+TORCH_ERRORS = (RuntimeError, IndexError, ValueError, TypeError, NotImplementedError)
+
+
 def _message(exc: Exception) -> str:
-    """The exception's text as probing.describe_exception reads it (str(exc), capped); "" where it cannot be read."""
-    try:
-        text = str(exc)
-    except Exception:  # noqa: BLE001 - a message that cannot be read matches no record's
+    """The exception's text as probing.describe_exception reads it (str(exc), capped), for an exception of one of
+    TORCH_ERRORS exactly whose arguments are plain str; "" for any other (it then matches no record's)."""
+    if type(exc) not in TORCH_ERRORS or not all(type(arg) is str for arg in BaseException.args.__get__(exc)):
         return ""
-    return str.__getitem__(text, slice(0, MAX_RAISED_MESSAGE)) if str in type(text).__mro__ else ""
+    return str.__getitem__(BaseException.__str__(exc), slice(0, MAX_RAISED_MESSAGE))
 
 
 def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],

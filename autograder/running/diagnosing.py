@@ -198,7 +198,8 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         return None
     record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
     error = record.get("error")
-    if raised_at is not None and not (isinstance(error, dict) and error.get("message") == raised_at.message
+    if raised_at is not None and not (isinstance(error, dict) and raised_at.message
+                                      and error.get("message") == raised_at.message
                                       and (frames := _frames(error)) and frames[-1].file in answer_files(namespace)):
         # Not the raise the probe recorded (one the code caught and went on from), or not one of the learner's
         # own lines (the probe's, or the class the notebook gives): its operands are not said as theirs.

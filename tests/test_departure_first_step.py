@@ -223,7 +223,7 @@ def test_weights_each_transposed_before_stacking_are_told_at_the_first_step():
     assert any("the tensor your code made in its place holds the notes' projection weights stacked as one input "
                "projection as 3 blocks of shape (4, 4) along dimension 0, in their order, but each block transposed"
                in line for line in told["en"]), told["en"]
-    zh = "沿第 0 个维度的 3 个形状为 (4, 4) 的块：顺序相同，但每一块都被转置了"
+    zh = "沿第 0 个维度的 3 个形状为 (4, 4) 的块组成：顺序相同，但每一块都被转置了"
     assert any(zh in line for line in told["zh"]), told["zh"]
 
 

@@ -292,7 +292,7 @@ MESSAGES = {
     "departure.fact.blocks_transposed": {
         "en": "{subject} holds the notes' {step} as {count} blocks of shape {block} along dimension 0, in their "
               "order, but each block transposed",
-        "zh": "{subject}把笔记中的{step}看作沿第 0 个维度的 {count} 个形状为 {block} 的块：顺序相同，"
+        "zh": "{subject}由笔记中的{step}沿第 0 个维度的 {count} 个形状为 {block} 的块组成：顺序相同，"
               "但每一块都被转置了"},
     "departure.fact.restacked": {
         "en": "{subject} has shape {got}, the notes' {step} {expected}: it is the notes' {step} cut into {count} "

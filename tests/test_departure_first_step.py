@@ -108,6 +108,15 @@ def mask_diagonal_and_below_hidden(num_tokens):  # diagonal=-1: the diagonal and
     return torch.triu(torch.ones((num_tokens, num_tokens), dtype=torch.bool), diagonal=-1)
 
 
+def mask_of_the_past(num_tokens):  # hides the earlier tokens instead of the later ones
+    return torch.tril(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=-1)
+
+
+def mask_shuffled(num_tokens):  # the notes' count of hidden entries, in places no relation describes
+    hidden = num_tokens * (num_tokens - 1) // 2  # the first entries, row by row
+    return (torch.arange(num_tokens * num_tokens) < hidden).reshape(num_tokens, num_tokens)
+
+
 def mask_by_loop(num_tokens):  # a right program: the future set entry by entry
     mask = torch.zeros(num_tokens, num_tokens, dtype=torch.bool)
     for i in range(num_tokens):
@@ -250,6 +259,15 @@ def test_a_mask_wrong_on_one_band_is_told_which_diagonals_differ():
         "every entry on the main diagonal (column j = row i) and on the diagonal 1 below the main one "
         "(column j = row i - 1) flipped" in line for line in hidden["en"]), hidden["en"]
     assert all("主对角线上（第 j 列 = 第 i 行）和主对角线下方第 1 条对角线上" in line for line in hidden["zh"])
+
+
+def test_a_mask_of_the_past_is_the_notes_mask_transposed_and_a_shuffled_one_is_told_nothing():
+    past = traced_departure("causal_mask.notes", mask_of_the_past)
+    assert (past.step, kinds(past)) == ("causal_mask", ["transposed"])
+    assert "the notes' causal mask transposed (its last two dimensions swapped)" in lines(past)["en"]
+    # The same count of hidden entries elsewhere proves nothing of a mask ("the same numbers in other places").
+    shuffled = traced_departure("causal_mask.notes", mask_shuffled)
+    assert (shuffled.step, shuffled.facts) == ("causal_mask", ()), shuffled
 
 
 def test_a_mask_wrong_in_part_of_a_band_or_fresh_weights_get_no_relation():

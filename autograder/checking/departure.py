@@ -156,9 +156,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                    raised: bool = False, raised_at: RaisedOp | None = None) -> Departure:
     """The first declared step no tensor of `traced` holds (see the module's docstring), and what stands in its
     place. A step some taught route skips (optional) departs only when no later step matches either. `raised`: the
-    learner's code raised on the case (the trace ends there), so a tensor of another size may stand in the step's
-    place, the last the code made before the raise; `raised_at`: the op whose raise ended the run (the operands it
-    read are said when nothing else is)."""
+    learner's code raised on the case (the trace ends there), so the next tensor it made from its right steps is
+    said even when its size is not the step's; `raised_at`: the op whose raise ended the run (the operands it read
+    are said when nothing else is)."""
     declared = [(str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
@@ -686,6 +686,12 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
     return ()
 
 
+def _two_valued(value: torch.Tensor) -> bool:
+    """Whether a tensor holds two numbers at most (a mask): any tensor with as many of each as such a step holds
+    "the same numbers in other places", which proves nothing of where they come from."""
+    return int(value.unique().numel()) <= 2
+
+
 def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
               size: int, layout_step: bool = False) -> int | None:
     """The learner's tensor in the departing step's place, after the last matched step's tensor: the first op that
@@ -831,7 +837,8 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
                 axis, reverse = permuted
                 return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
                                           "reversed": reverse}),)
-        return (Fact("rearranged"),)
+        # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
+        return (Fact("differs" if _two_valued(expected) else "rearranged"),)
     shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
     hidden = int((torch.isinf(same) & torch.isfinite(expected) & (expected != 0)).sum())

@@ -132,10 +132,13 @@ def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:
 TORCH_ERRORS = (RuntimeError, IndexError, ValueError, TypeError, NotImplementedError)
 
 
+_EXCEPTION_ARGS = vars(BaseException)["args"].__get__  # BaseException's own getter: no property in the way
+
+
 def _message(exc: Exception) -> str:
     """The exception's text as probing.describe_exception reads it (str(exc), capped), for an exception of one of
     TORCH_ERRORS exactly whose arguments are plain str; "" for any other (it then matches no record's)."""
-    if type(exc) not in TORCH_ERRORS or not all(type(arg) is str for arg in BaseException.args.__get__(exc)):
+    if type(exc) not in TORCH_ERRORS or not all(type(arg) is str for arg in _EXCEPTION_ARGS(exc)):
         return ""
     return str.__getitem__(BaseException.__str__(exc), slice(0, MAX_RAISED_MESSAGE))
 

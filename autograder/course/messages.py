@@ -127,6 +127,8 @@ MESSAGES = {
               "module, and no other set of those adds up to that number",
         "zh": "多出的 {difference:,} 个恰好是{parts}的元素个数，它们不是这个模块的可训练参数，其中也没有别的组合加起来"
               "等于这个数"},
+    "count.tensors": {"en": "{got} is exactly how many trainable parameter tensors this module has",
+                      "zh": "{got} 恰好是这个模块中可训练参数张量的个数"},
     "count.part.trainable": {"en": "the parameter {name} ({size:,})", "zh": "参数 {name}（{size:,}）"},
     "count.part.buffer": {"en": "the buffer {name} ({size:,})", "zh": "buffer {name}（{size:,}）"},
     "count.part.frozen": {"en": "the frozen parameter {name} ({size:,})", "zh": "冻结的参数 {name}（{size:,}）"},

@@ -127,6 +127,8 @@ MESSAGES = {
               "module, and no other set of those adds up to that number",
         "zh": "多出的 {difference:,} 个恰好是{parts}的元素个数，它们不是这个模块的可训练参数，其中也没有别的组合加起来"
               "等于这个数"},
+    "count.tensors": {"en": "{got} is exactly how many trainable parameter tensors this module has",
+                      "zh": "{got} 恰好是这个模块中可训练参数张量的个数"},
     "count.part.trainable": {"en": "the parameter {name} ({size:,})", "zh": "参数 {name}（{size:,}）"},
     "count.part.buffer": {"en": "the buffer {name} ({size:,})", "zh": "buffer {name}（{size:,}）"},
     "count.part.frozen": {"en": "the frozen parameter {name} ({size:,})", "zh": "冻结的参数 {name}（{size:,}）"},
@@ -187,6 +189,12 @@ MESSAGES = {
               "{matched}, recorded by autograd; then it raised before any of its tensors held the notes' {step}",
         "zh": "输入需要梯度时（模型中各层传入的那种），你的代码算出了与笔记相同的{matched}，并且被 autograd 记录了；"
               "之后，在它算出的张量中还没有一个等于笔记中的{step}时，就抛出了异常"},
+    # The operands of the op whose raise ended the learner's run (autograder.checking.tensor_trace.RaisedOp).
+    "departure.fact.raised_operands": {"en": "it raised in an operation on {operands}",
+                                       "zh": "它是在对{operands}进行的一次运算中抛出异常的"},
+    "departure.operand.raised_step": {"en": "your {name} (shape {shape}; they match the notes')",
+                                      "zh": "你的{name}（形状 {shape}，与笔记中的相同）"},
+    "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
     "departure.reshaped": {
         "en": "every step of your code matches the notes', up to the {last}: your function returns the notes' {last} "
               "number for number, in their order, but in shape {got} instead of {expected}",
@@ -225,6 +233,9 @@ MESSAGES = {
     "departure.subject.output": {"en": "the result your function returns", "zh": "你的函数返回的结果"},
     "departure.subject.from_previous": {"en": "the tensor your code made in its place from the notes' {step}",
                                         "zh": "你的代码由笔记中的{step}在这一步算出的张量"},
+    "departure.subject.next": {"en": "the next tensor your code made from those steps",
+                               "zh": "你的代码接着由这些步骤算出的张量"},
+    "departure.subject.next_again": {"en": "it", "zh": "它"},
     "departure.fact.shape": {
         "en": "{subject} has shape {got}, the notes' {step} {expected}",
         "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}"},
@@ -297,6 +308,31 @@ MESSAGES = {
         "en": "{subject} is the notes' {step} but keeps {count} entries that are 0 in "
               "the notes'",
         "zh": "{subject}就是笔记中的{step}，只是保留了 {count} 个在笔记中为 0 的元素"},
+    # A relation of blocks (autograder.checking.step_relations.transposed_blocks, restacked_blocks) or a mask's
+    # bands (flipped_bands): the first step's stand-in has no earlier step to be said from (issue 58).
+    "departure.fact.transposed": {
+        "en": "{subject} is the notes' {step} transposed (its last two dimensions swapped)",
+        "zh": "{subject}是笔记中的{step}的转置（最后两个维度互换）"},
+    "departure.fact.blocks_transposed": {
+        "en": "{subject} holds the notes' {step} as {count} blocks of shape {block} along dimension 0, in their "
+              "order, but each block transposed",
+        "zh": "{subject}由笔记中的{step}沿第 0 个维度的 {count} 个形状为 {block} 的块组成：顺序相同，"
+              "但每一块都被转置了"},
+    "departure.fact.restacked": {
+        "en": "{subject} has shape {got}, the notes' {step} {expected}: it is the notes' {step} cut into {count} "
+              "equal blocks along dimension {axis}, each block as it is, joined along dimension {other} instead",
+        "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}：它是把笔记中的{step}沿第 {axis} 个维度"
+              "切成 {count} 个相同大小的块，每块不变，再沿第 {other} 个维度拼接起来的"},
+    "departure.fact.bands": {
+        "en": "{subject} is the notes' {step} with every entry {bands} flipped (0 and 1, or False and True, swapped "
+              "there) and every other entry as in the notes'",
+        "zh": "{subject}就是笔记中的{step}，只是{bands}的每个元素都取了相反的值（0 与 1，或 False 与 True 互换），"
+              "其余元素都与笔记相同"},
+    "departure.band.main": {"en": "on the main diagonal (column j = row i)", "zh": "主对角线上（第 j 列 = 第 i 行）"},
+    "departure.band.above": {"en": "on the diagonal {k} above the main one (column j = row i + {k})",
+                             "zh": "主对角线上方第 {k} 条对角线上（第 j 列 = 第 i 行 + {k}）"},
+    "departure.band.below": {"en": "on the diagonal {k} below the main one (column j = row i - {k})",
+                             "zh": "主对角线下方第 {k} 条对角线上（第 j 列 = 第 i 行 - {k}）"},
     "departure.fact.plus": {
         "en": "{subject} is the notes' {step} plus {offset} in every entry",
         "zh": "{subject}是笔记中的{step}每个元素都加上 {offset}"},

@@ -21,7 +21,7 @@ from autograder.checking.departure import STEPS, Departure, departure_line, find
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
 from autograder.checking.gradient_departure import GRAPH_STEPS, find_gradient_departure, gradient_line
-from autograder.checking.tensor_trace import graph_traced_probe, traced_probe
+from autograder.checking.tensor_trace import graph_traced_probe, traced_probe_with_raise
 from autograder.course.shared.plan import ProbeAddress, resolve
 from autograder.i18n import Messages, render
 from autograder.safe_text import one_line
@@ -195,8 +195,16 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     if found is None:
         return None
     case, steps = found
-    record, traced = traced_probe(resolve(check.probe), namespace, case)
-    return find_departure(steps, traced, recorded_output(record))
+    record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    error = record.get("error")
+    if raised_at is not None and not (isinstance(error, dict) and raised_at.message
+                                      and error.get("message") == raised_at.message
+                                      and (frames := _frames(error)) and frames[-1].file in answer_files(namespace)):
+        # Not the raise the probe recorded (one the code caught and went on from), or not one of the learner's
+        # own lines (the probe's, or the class the notebook gives): its operands are not said as theirs.
+        raised_at = None
+    return find_departure(steps, traced, recorded_output(record), raised=result.status == ERROR,
+                          raised_at=raised_at)
 
 
 def _case_steps(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],

@@ -83,6 +83,21 @@ def test_the_walk_finds_each_kind_of_secret(secret_files):
     assert any(root / "tests" in path.parents for path in found)
 
 
+def test_the_protected_paths_found_once_answer_as_finding_them_each_time(secret_files, tmp_path):
+    """The grader finds the protected paths once for a class (autograder.isolation.supervisor) and asks is_protected
+    of every notebook's folder with them: each answer is the one is_protected gives when it finds them itself."""
+    root = protected.checkout_root()
+    course = root / "autograder" / "course"
+    once = protected.protected_paths()
+    paths = [*secret_files, *protected.check_locations(), *(path.parent for path in protected.check_locations()),
+             course, course / "shared" / "plan.py", root / "source", root / "source" / "attention" / "x.ipynb",
+             root / "tests" / "a" / "b", root / ".git", root, root / "release" / "attention", tmp_path,
+             tmp_path / "source", Path("/"), *protected.reference_locations()]
+    answers = {path: protected.is_protected(path) for path in paths}
+    assert {path: protected.is_protected(path, once) for path in paths} == answers
+    assert True in answers.values() and False in answers.values()
+
+
 def test_the_detector_sees_reference_imports_and_checks():
     assert imports_reference_or_builds_checks("import attnkit.solutions\n")
     assert imports_reference_or_builds_checks("from attnkit import solutions\n")

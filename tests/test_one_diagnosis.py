@@ -385,3 +385,76 @@ def test_a_check_without_steps_whose_shape_goes_wrong_as_a_localised_rows_is_tol
     assert [(row.shown.id, [same.id for same in row.same_shape]) for row in table_rows] == [("a", ["b"]), ("c", [])]
     # Nothing localised above it: a row of its own, as before.
     assert [row.shown.id for row in rows([wrong_shape("a", "(6, 6)", "(6, 2)"), contract])] == ["a", "b"]
+
+
+# ---------------------------------------------------------------------------------------------
+# one fact of the learner's object, read by two checks that ask for other values, is one cause
+
+
+def wrapper_built_without_dropout(d_in, context_length, dropout):
+    """The dropout argument ignored: the heads are built with 0.0 whatever the call asks."""
+    return solutions.MultiHeadAttentionWrapper(d_in, 1, context_length, 0.0, num_heads=2)
+
+
+def wrapper_with_two_slips(d_in, context_length, dropout):
+    """Two causes, each on its own call: the notes' length typed in for d_in 5, the dropout dropped for the others."""
+    return solutions.MultiHeadAttentionWrapper(d_in, 1, 6 if d_in == 5 else context_length,
+                                               dropout if d_in == 5 else 0.0, num_heads=2)
+
+
+def split_heads_made_float(x, num_heads):
+    x = x.float()
+    b, num_tokens, d_out = x.shape
+    head_dim = d_out // num_heads
+    return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+
+
+def failing_rows_of(text):
+    return [line for line in text.splitlines() if line.startswith("  ✘")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_the_same_wrong_value_asked_for_with_other_values_is_one_row(kit, lang, kit_vectors, monkeypatch):
+    """The heads built with dropout 0.0 where the public check asks 0.5 and its preview 0.3; float32 out for a
+    float64 and for a bfloat16 input: one fact of the learner's code, one row, the other check folded under it, and
+    "no known mistake" said once, not once per check."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    for exercise_id, attempt in (("two_dimensional_wrapper", wrapper_built_without_dropout),
+                                 ("split_heads", split_heads_made_float)):
+        check = runtime(kit, kit_vectors).check
+        text = printed(check, exercise_id, attempt, hint=2)
+        failing = failing_rows_of(text)
+        assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+        assert text.count(NO_KNOWN[lang]) <= 1, text
+
+
+def test_two_different_wrong_values_stay_two_rows():
+    """Control: the length typed in on one call and the dropout dropped on another are two facts, two rows."""
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "two_dimensional_wrapper", wrapper_with_two_slips, hint=2)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and not any(SAME_REASON["en"] in line for line in failing), text
+    assert "context_length 6" in failing[0] and "dropout 0.0" in failing[1], text
+
+
+def compared(check_id, **fields):
+    return dataclasses.replace(failing("two_dimensional_wrapper", check_id=check_id, key="sizes"),
+                               message=f"{check_id}: {sorted(fields.items())}",
+                               cause=Cause(None, "sizes", tuple(sorted(fields.items()))))
+
+
+def test_a_learners_value_folds_only_with_the_same_value_departing_in_the_same_names():
+    dropped = compared("a", got_dropout="0.0", dropout="0.5", got_d_in="5", d_in="5")
+    dropped_again = compared("b", got_dropout="0.0", dropout="0.3", got_d_in="8", d_in="8")
+    other_value = compared("c", got_dropout="0.1", dropout="0.3", got_d_in="8", d_in="8")
+    more_names = compared("d", got_dropout="0.0", dropout="0.3", got_d_in="3", d_in="8")
+    nothing_departs = compared("e", got_dropout="0.3", dropout="0.3")
+    also_nothing = compared("f", got_dropout="0.5", dropout="0.5")
+    table_rows = rows([dropped, dropped_again, other_value, more_names, nothing_departs, also_nothing])
+    assert [(row.shown.id, [same.id for same in row.same]) for row in table_rows] == [
+        ("a", ["b"]), ("c", []), ("d", []), ("e", []), ("f", [])]
+    # Shapes follow each check's input: the shape rules read them, not this one.
+    shapes = [compared(name, got_shape="(2, 12, 2)", expected_shape=shape)
+              for name, shape in (("g", "(2, 6, 4)"), ("h", "(2, 7, 4)"))]
+    assert len(rows(shapes)) == 2

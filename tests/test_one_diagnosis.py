@@ -458,3 +458,92 @@ def test_a_learners_value_folds_only_with_the_same_value_departing_in_the_same_n
     shapes = [compared(name, got_shape="(2, 12, 2)", expected_shape=shape)
               for name, shape in (("g", "(2, 6, 4)"), ("h", "(2, 7, 4)"))]
     assert len(rows(shapes)) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# a property check (causality, heads kept apart) explained by the mistake proven on a value check, where the
+# reference with that mistake fails it with the very same verdict
+
+
+class SoftmaxOverTheQueries(nn.Module):
+    """CausalAttention written from the notes, with the softmax taken along dim=1 of the (b, T, T) scores."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=1))
+        return weights @ values
+
+
+class MergedWithoutTransposingBack(GivenInit):
+    """The heads' context vectors viewed straight back into (b, T, d_out): heads laid along the tokens."""
+
+    def forward(self, x, attention_mask=None):
+        b, t, _ = x.shape
+        q, k, v = self.heads(x)
+        scores = (q @ k.transpose(2, 3)).masked_fill(self.mask.bool()[:t, :t], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ v).contiguous().view(b, t, self.d_out))
+
+
+NOTHING_PROVES = {"en": "nothing proves that the mistake named", "zh": "没有证据表明本表中指出的错误"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_property_the_proven_mistake_breaks_alike_folds_under_its_name(kit, lang, kit_vectors, monkeypatch):
+    """The softmax over the queries, proven on the value checks, lets the future in: the reference with that mistake
+    leaks at the same positions, so the causality preview is one more check failing for that reason, not "nothing
+    proves ..."; the merge without the transpose back mixes the heads and leaks the future alike."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    for exercise_id, attempt, failing_checks in (("causal_attention", SoftmaxOverTheQueries, 3),
+                                                 ("multi_head_attention", MergedWithoutTransposingBack, 4)):
+        check = runtime(kit, kit_vectors).check
+        text = printed(check, exercise_id, attempt, hint=2)
+        assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+        failing = failing_rows_of(text)
+        assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+        assert f"{failing_checks - 1}" in failing[1], text
+
+
+
+def test_the_graded_causality_check_is_explained_by_the_proven_mistake_too():
+    results = {result.id: result for result in run_exercise(
+        "causal_attention", {"CausalAttention": SoftmaxOverTheQueries}, include_hidden=True)}
+    assert results["causal_attention.properties"].misconception == "softmax_wrong_dim"
+    assert not any(NO_KNOWN["en"] in result.full_message for result in results.values())
+
+
+def test_a_property_check_alone_names_no_mistake_its_variants_break_alike(monkeypatch):
+    """Several mistakes let the future in at the same positions: the causality check lists them, names none on its
+    own, and only the mistake another check proves explains it."""
+    monkeypatch.setattr(runner, "one_diagnosis", lambda results, *_: list(results))
+    results = {result.id: result for result in runner.run_exercise(
+        "causal_attention", {"CausalAttention": SoftmaxOverTheQueries}, include_hidden=False)}
+    leaking = results["causal_attention.properties.preview"]
+    assert leaking.misconception is None
+    assert {"softmax_wrong_dim", "masked_fill_result_dropped"} <= set(leaking.reproduced_by)
+
+
+def test_a_variant_failing_a_property_with_other_numbers_does_not_explain_it():
+    """Control: the verdicts must be the same, numbers included: a leak from another position is another fact."""
+    from autograder.checking.check_types import Verdict
+    from autograder.checking.expectations import FAILING_ALIKE, Expectations
+    from autograder.checking.results import failing_alike, verdict_text
+
+    learner = Verdict(False, "contract.future_leaks", {"position": 1})
+    stored = Expectations.stored({FAILING_ALIKE: [
+        ["softmax_wrong_dim", *verdict_text(Verdict(False, "contract.future_leaks", {"position": 1}))],
+        ["mask_inverted", *verdict_text(Verdict(False, "contract.future_leaks", {"position": 2}))],
+        ["missing_scaling", *verdict_text(Verdict(False, "contract.batch_mixed", {"sample": 1}))]]})
+    assert failing_alike(learner, stored) == ("softmax_wrong_dim",)
+    assert failing_alike(learner, Expectations.stored({})) == ()

@@ -1,0 +1,94 @@
+"""The reference with one value mistake, as a module a check's own probe can run: whether a property check (the
+future leaks in, heads stay independent) fails for a mistake's variant the way it fails for the learner's code.
+
+A value check names a mistake when its variant (autograder.course.variants) gives the learner's numbers; a property
+check compares no numbers with the reference, so nothing there names a mistake. Yet the same mistake may break the
+property too: a softmax over the queries lets the future in. Here each value mistake of an exercise is the
+reference module with that one knob turned, and `failing_alike` runs it through the check's probe and judge on the
+same case: the verdicts it gives (message and fields) are handed over in plain form (the student kit stores them for
+its public cases), and a mistake another check proves explains the learner's failure only where its variant fails
+with the very same verdict (autograder.checking.results, autograder.checking.attempt). Full kit only (it needs
+the reference).
+"""
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from torch import Tensor, nn
+
+from attnkit import solutions
+from autograder.checking.check_types import Verdict
+from autograder.checking.expectations import Expectations
+from autograder.checking.probing import run_probe
+from autograder.checking.results import verdict_text
+from autograder.course import variants
+from autograder.course.mistakes import MISTAKES
+
+__all__ = ["VALUE_VARIANTS", "failing_alike"]
+
+Namespace = Mapping[str, Any]
+Variant = tuple[str, Namespace]  # (the mistake's id, the namespace the check's probe runs on)
+FILLS = (("mask_fill_zero", 0.0),)  # a finite fill a learner types whatever the weights: 0 (fitted ones are theirs)
+
+
+def own_weights(module: nn.Module) -> dict[str, Tensor]:
+    """The module's layers as variants.attention reads them (W_query.weight, ..., out_proj.bias): its own
+    parameters, so that gradients reach them."""
+    return dict(module.named_parameters())
+
+
+def causal_attention_with(knobs: Mapping[str, Any]) -> type[nn.Module]:
+    """The reference CausalAttention (its constructor, weights and buffer) whose forward makes one value mistake."""
+    class CausalAttention(solutions.CausalAttention):  # type: ignore[misc]
+        def forward(self, x: Tensor) -> Tensor:
+            return variants.attention(x, own_weights(self), **knobs)  # type: ignore[return-value]
+
+    return CausalAttention
+
+
+def multi_head_attention_with(knobs: Mapping[str, Any]) -> type[nn.Module]:
+    """The reference MultiHeadAttention whose forward makes one value mistake."""
+    class MultiHeadAttention(solutions.MultiHeadAttention):  # type: ignore[misc]
+        def forward(self, x: Tensor, attention_mask: Tensor | None = None) -> Tensor:
+            return variants.attention(x, own_weights(self), num_heads=self.num_heads,  # type: ignore[return-value]
+                                      attention_mask=attention_mask, **knobs)
+
+    return MultiHeadAttention
+
+
+def _variants(exercise: str, class_name: str, with_knobs: Callable[[Mapping[str, Any]], type[nn.Module]],
+              ) -> tuple[Variant, ...]:
+    """The exercise's value mistakes (those the table says apply to it), each as a namespace holding its class."""
+    applies = {mistake.id for mistake in MISTAKES if exercise in mistake.exercises}
+    knobs = [(name, dict(turned)) for name, turned in variants.ATTENTION_MISTAKES if name in applies]
+    knobs += [(name, {"fill": fill}) for name, fill in FILLS if name in applies]
+    return tuple((name, MappingProxyType({class_name: with_knobs(turned)})) for name, turned in knobs)
+
+
+VALUE_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
+    "causal_attention": _variants("causal_attention", "CausalAttention", causal_attention_with),
+    "multi_head_attention": _variants("multi_head_attention", "MultiHeadAttention", multi_head_attention_with),
+})
+
+
+def failing_alike(exercise: str, probe: Callable[[Namespace, Any], Any],
+                  judge: Callable[[Any, Any, Expectations], Verdict],
+                  expect: Callable[[Any, Any], Expectations], case: Any) -> Callable[[], list[list[str]]]:
+    """For Expectations.computed: the verdict each of the exercise's value variants gets from the check (`probe`,
+    `judge`, `expect` its own) on `case`, in plain form ([mistake, message key, fields...]: verdict_text), for every
+    variant that fails it without raising; computed when asked."""
+    def computed() -> list[list[str]]:
+        found = []
+        for mistake, namespace in VALUE_VARIANTS.get(exercise, ()):
+            data = run_probe(probe, namespace, case)
+            if not isinstance(data, dict) or "error" in data:
+                continue  # a raise is the raising variants' to compare (autograder.course.error_variants)
+            try:
+                verdict = judge(data, case, expect(data, case))
+            except Exception:  # noqa: BLE001 - a variant the judge cannot read proves nothing either way
+                continue
+            if not verdict.passed:
+                found.append([mistake, *verdict_text(verdict)])
+        return found
+    return computed

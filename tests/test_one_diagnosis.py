@@ -547,3 +547,27 @@ def test_a_variant_failing_a_property_with_other_numbers_does_not_explain_it():
         ["missing_scaling", *verdict_text(Verdict(False, "contract.batch_mixed", {"sample": 1}))]]})
     assert failing_alike(learner, stored) == ("softmax_wrong_dim",)
     assert failing_alike(learner, Expectations.stored({})) == ()
+
+
+def copied_without_transposing(sa_v1, sa_v2):
+    """Exercise 3.1 with nn.Linear's (d_out, d_in) weights copied as they are."""
+    with torch.no_grad():
+        sa_v1.W_query.copy_(sa_v2.W_query.weight)
+        sa_v1.W_key.copy_(sa_v2.W_key.weight)
+        sa_v1.W_value.copy_(sa_v2.W_value.weight)
+    return sa_v1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_square_case_that_cannot_tell_two_mistakes_apart_does_not_unname_the_one_the_others_prove(lang,
+                                                                                                   monkeypatch):
+    """The preview's square case copies the weight as it is, which a reshape of a square weight gives too: it lists
+    both, and the raising cases, whose numbers only the untransposed copy gives, name it; one row, not "nothing
+    proves ..." under the name."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "transfer_weights", copied_without_transposing, hint=2)
+    assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+    results = {result.id: result for result in run_exercise(
+        "transfer_weights", {"load_v2_weights_into_v1": copied_without_transposing}, include_hidden=False)}
+    assert results["transfer_weights.shapes.preview"].misconception == "weights_not_transposed"

@@ -215,11 +215,11 @@ def test_heads_joined_on_the_tokens_read_as_one_cause_in_check(kit, lang, kit_ve
     assert text.count(name) == 1, text
     assert NO_KNOWN[lang] not in text, text
     failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
-    # the named row, the check it also explains, the previews whose output is wrong in the same way, and the device
-    # preview (its own message): four lines for six failing checks, each cause once
-    assert len(failing_rows) == 4, text
-    same_shape = catalog.MESSAGES["fold.same_shape"][lang].split("{count}")[1].split("{titles}")[0].strip(" ：:")
-    assert any(same_shape in line for line in failing_rows), text
+    # the named row and the checks it explains: the value preview (its variant's outputs), the contract previews
+    # (the reference joined on the tokens gets their very verdicts, the device's on meta included): one cause, one
+    # row and its fold, for six failing checks
+    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    assert "5" in failing_rows[1], text
 
 
 def test_the_attempt_is_read_together_in_graded_output_too():
@@ -531,7 +531,8 @@ def test_a_property_check_alone_names_no_mistake_its_variants_break_alike(monkey
         "causal_attention", {"CausalAttention": SoftmaxOverTheQueries}, include_hidden=False)}
     leaking = results["causal_attention.properties.preview"]
     assert leaking.misconception is None
-    assert {"softmax_wrong_dim", "masked_fill_result_dropped"} <= set(leaking.reproduced_by)
+    assert {"softmax_wrong_dim", "masked_fill_result_dropped"} <= set(leaking.failing_alike)
+    assert "softmax_wrong_dim" not in leaking.reproduced_by
 
 
 def test_a_variant_failing_a_property_with_other_numbers_does_not_explain_it():
@@ -540,7 +541,7 @@ def test_a_variant_failing_a_property_with_other_numbers_does_not_explain_it():
     from autograder.checking.expectations import FAILING_ALIKE, Expectations
     from autograder.checking.results import failing_alike, verdict_text
 
-    learner = Verdict(False, "contract.future_leaks", {"position": 1})
+    learner = verdict_text(Verdict(False, "contract.future_leaks", {"position": 1}))
     stored = Expectations.stored({FAILING_ALIKE: [
         ["softmax_wrong_dim", *verdict_text(Verdict(False, "contract.future_leaks", {"position": 1}))],
         ["mask_inverted", *verdict_text(Verdict(False, "contract.future_leaks", {"position": 2}))],
@@ -571,3 +572,29 @@ def test_a_square_case_that_cannot_tell_two_mistakes_apart_does_not_unname_the_o
     results = {result.id: result for result in run_exercise(
         "transfer_weights", {"load_v2_weights_into_v1": copied_without_transposing}, include_hidden=False)}
     assert results["transfer_weights.shapes.preview"].misconception == "weights_not_transposed"
+
+
+class HeadsWithoutTheBias(nn.Module):
+    """The wrapper whose heads are built without passing qkv_bias on."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(num_heads):
+            self.heads.append(solutions.CausalAttention(d_in, d_out, context_length, dropout))
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_heads_bias_read_by_a_value_check_is_the_fact_the_contract_names(lang, monkeypatch):
+    """The value preview reads the heads' layers (no bias where qkv_bias asked for one): the fact the structure
+    check names, so one row under the name, not "nothing proves ..." on the value preview."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "mha_wrapper", HeadsWithoutTheBias, hint=2)
+    assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    assert text.count(catalog.MISCONCEPTIONS_BY_ID["qkv_bias_ignored"].name[lang]) == 1, text

@@ -28,12 +28,13 @@ from autograder.checking.compare import REPRODUCED_BY, unravel
 from autograder.checking.diagnosis import explain_error, mistakes_raising
 from autograder.checking.expectations import FAILING_ALIKE, Expectations
 from autograder.checking.fitted import name_fill
+from autograder.checking.reproduction import RaisedError
 from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
 __all__ = [
-    "check_result", "failing_alike", "judge_cases", "named_mistake", "public_details", "refused_name", "verdict_text",
-    "with_rungs",
+    "check_result", "error_text", "failing_alike", "judge_cases", "named_mistake", "public_details", "refused_name",
+    "verdict_text", "with_rungs",
 ]
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
@@ -79,6 +80,7 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
             raised = check_result(check, ERROR, explain_error(data["error"], case, expected), lang, messages,
                                   misconceptions)
             raised.reproduced_by = mistakes_raising(data["error"], expected)
+            raised.failing_alike = failing_alike(error_text(data["error"]), expected)
             if _learner_raised(data["error"]):
                 raised.failed_case = index  # the trace up to the raise still says which steps matched
             return raised
@@ -95,8 +97,9 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
             result.failed_case = index
             # Mistakes whose variant fails this check with the very same verdict: never named here on that alone
             # (a property many mistakes break tells none apart), but one another check proves explains it.
-            alike = failing_alike(verdict, expectations) if verdict.misconception is None else ()
-            result.reproduced_by = tuple(dict.fromkeys((*reproducing, *alike)))
+            result.reproduced_by = reproducing
+            if verdict.misconception is None and verdict.got is None:  # values need their own numbers compared
+                result.failing_alike = failing_alike(verdict_text(verdict), expectations)
             return result
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
@@ -110,16 +113,28 @@ def verdict_text(verdict: Verdict) -> list[str]:
     return [verdict.message_key, *fields]
 
 
-def failing_alike(verdict: Verdict, expectations: Expectations) -> tuple[str, ...]:
-    """The mistakes whose variant the same check fails on the same case with `verdict`'s very message and fields
-    (FAILING_ALIKE, where the check's expectations give it: autograder.course.value_variants); none elsewhere."""
+def error_text(error: Mapping[str, Any]) -> list[str]:
+    """An error a probe reported in plain form: a ProbeError by its key and fields, any other exception by its type
+    and normalised message (autograder.checking.reproduction: the operation and its numbers)."""
+    if str(error.get("type", "")) == "ProbeError":
+        fields = error.get("fields") if isinstance(error.get("fields"), Mapping) else {}
+        return ["raised", "ProbeError", str(error.get("key", "")),
+                *sorted(f"{name}={value}" for name, value in fields.items())]
+    found = RaisedError.of(error)
+    return ["raised", found.type, found.message]
+
+
+def failing_alike(text: Sequence[str], expectations: Expectations) -> tuple[str, ...]:
+    """The mistakes whose variant the same check fails on the same case as the learner's code did, `text` (a
+    verdict_text or an error_text): FAILING_ALIKE, where the check's expectations give it
+    (autograder.course.value_variants); none elsewhere."""
     if FAILING_ALIKE not in expectations:
         return ()
     try:
         plain = expectations[FAILING_ALIKE]
     except Exception:  # noqa: BLE001 - the variants' run is evidence or nothing: it never costs the check
         return ()
-    text = verdict_text(verdict)
+    text = list(text)
     found = [str(item[0]) for item in plain if isinstance(item, (list, tuple)) and item
              and [str(part) for part in item[1:]] == text]
     return tuple(dict.fromkeys(found))

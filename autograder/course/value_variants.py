@@ -11,21 +11,23 @@ with the very same verdict (autograder.checking.results, autograder.checking.att
 the reference).
 """
 
+import functools
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+import torch
 from torch import Tensor, nn
 
 from attnkit import solutions
 from autograder.checking.check_types import Verdict
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import run_probe
-from autograder.checking.results import verdict_text
+from autograder.checking.results import error_text, verdict_text
 from autograder.course import variants
 from autograder.course.mistakes import MISTAKES
 
-__all__ = ["VALUE_VARIANTS", "failing_alike"]
+__all__ = ["FAITHFUL", "VALUE_VARIANTS", "failing_alike", "faithful"]
 
 Namespace = Mapping[str, Any]
 Variant = tuple[str, Namespace]  # (the mistake's id, the namespace the check's probe runs on)
@@ -57,6 +59,41 @@ def multi_head_attention_with(knobs: Mapping[str, Any]) -> type[nn.Module]:
     return MultiHeadAttention
 
 
+def wrapper_joined(join: Callable[[list[Tensor]], Tensor]) -> type[nn.Module]:
+    """The reference MultiHeadAttentionWrapper whose forward joins its heads' outputs with `join`."""
+    class MultiHeadAttentionWrapper(solutions.MultiHeadAttentionWrapper):  # type: ignore[misc]
+        def forward(self, x: Tensor) -> Tensor:
+            return join([head(x) for head in self.heads])
+
+    return MultiHeadAttentionWrapper
+
+
+class WrapperWithPlainList(solutions.MultiHeadAttentionWrapper):  # type: ignore[misc]
+    """The reference MultiHeadAttentionWrapper with its heads kept in a plain Python list."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        heads = list(self.heads)
+        del self.heads  # a registered submodule: only a plain attribute may then take its name
+        self.heads = heads
+
+
+def _wrapper_variants() -> tuple[Variant, ...]:
+    """The wrapper's mistakes written as the reference module with one line changed: the heads joined along the
+    tokens or stacked (each axis a learner may stack along), or kept in a plain list. Each is the reference's own
+    code elsewhere, so it behaves as the learner's on every check, another device included."""
+    class_name = "MultiHeadAttentionWrapper"
+    joins: list[tuple[str, Callable[[list[Tensor]], Tensor]]] = [
+        ("heads_on_token_axis", lambda heads: torch.cat(heads, dim=heads[0].dim() - 2))]
+    joins += [("heads_stacked", functools.partial(_stacked, dim=dim)) for dim in (-1, -2, 1, 0)]
+    found: list[Variant] = [(name, MappingProxyType({class_name: wrapper_joined(join)})) for name, join in joins]
+    return (*found, ("heads_plain_list", MappingProxyType({class_name: WrapperWithPlainList})))
+
+
+def _stacked(heads: list[Tensor], dim: int) -> Tensor:
+    return torch.stack(heads, dim=dim)
+
+
 def _variants(exercise: str, class_name: str, with_knobs: Callable[[Mapping[str, Any]], type[nn.Module]],
               ) -> tuple[Variant, ...]:
     """The exercise's value mistakes (those the table says apply to it), each as a namespace holding its class."""
@@ -69,21 +106,39 @@ def _variants(exercise: str, class_name: str, with_knobs: Callable[[Mapping[str,
 VALUE_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "causal_attention": _variants("causal_attention", "CausalAttention", causal_attention_with),
     "multi_head_attention": _variants("multi_head_attention", "MultiHeadAttention", multi_head_attention_with),
+    "mha_wrapper": _wrapper_variants(),
 })
+# The module contract's properties each exercise's variants are faithful on. The functional ones (variants.attention)
+# drop nothing in training and make their mask on the CPU: only where dropout is 0 and the device the CPU (the
+# properties) do they fail as the reference with that mistake would. The wrapper's are the reference's own code.
+FAITHFUL: Mapping[str, frozenset[str]] = MappingProxyType({
+    "causal_attention": frozenset({"properties"}),
+    "multi_head_attention": frozenset({"properties"}),
+    "mha_wrapper": frozenset({"structure", "modes", "device", "properties", "state"}),
+})
+
+
+def faithful(exercise: str, property_name: str) -> bool:
+    """Whether the exercise's variants fail the contract's `property_name` as the reference with their mistake."""
+    return property_name in FAITHFUL.get(exercise, frozenset())
 
 
 def failing_alike(exercise: str, probe: Callable[[Namespace, Any], Any],
                   judge: Callable[[Any, Any, Expectations], Verdict],
                   expect: Callable[[Any, Any], Expectations], case: Any) -> Callable[[], list[list[str]]]:
     """For Expectations.computed: the verdict each of the exercise's value variants gets from the check (`probe`,
-    `judge`, `expect` its own) on `case`, in plain form ([mistake, message key, fields...]: verdict_text), for every
-    variant that fails it without raising; computed when asked."""
+    `judge`, `expect` its own) on `case`, in plain form ([mistake, message key, fields...]: verdict_text), or the
+    error it raised there ([mistake, "raised", ...]: error_text), for every variant that fails it; computed when
+    asked."""
     def computed() -> list[list[str]]:
         found = []
         for mistake, namespace in VALUE_VARIANTS.get(exercise, ()):
             data = run_probe(probe, namespace, case)
-            if not isinstance(data, dict) or "error" in data:
-                continue  # a raise is the raising variants' to compare (autograder.course.error_variants)
+            if not isinstance(data, dict):
+                continue
+            if isinstance(data.get("error"), dict):  # the error as the learner's is compared: numbers included
+                found.append([mistake, *error_text(data["error"])])
+                continue
             try:
                 verdict = judge(data, case, expect(data, case))
             except Exception:  # noqa: BLE001 - a variant the judge cannot read proves nothing either way

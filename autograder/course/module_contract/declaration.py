@@ -37,7 +37,7 @@ from autograder.course.module_contract.probe import (
     module_input,
     one_hot_tokens,
 )
-from autograder.course.value_variants import failing_alike
+from autograder.course.value_variants import failing_alike, faithful
 from autograder.course.variants import attention
 
 __all__ = ["DECLARATION", "MESSAGES", "expect_contract", "exposed_reference"]
@@ -101,18 +101,19 @@ def expect_contract(property_name: str, exercise_id: str, record: ContractRecord
     probe on the case; where the properties fail, the verdicts of its value variants, run by the same probe and
     judge (a softmax over the queries lets the future in as the learner's code does)."""
     probe = functools.partial(contract_probe, property_name, exercise_id)
-    raised = exercise_errors(exercise_id, probe, case)
+    sources: dict[str, Callable[[], Any]] = {RAISED: exercise_errors(exercise_id, probe, case)}
+    if faithful(exercise_id, property_name):
+        sources[FAILING_ALIKE] = failing_alike(
+            exercise_id, probe, functools.partial(contract_judge, property_name, exercise_id),
+            functools.partial(expect_contract, property_name, exercise_id), case)
     spec = SPECS_BY_EXERCISE[exercise_id]
     if property_name == "properties":
         properties = cast(PropertiesRecord, record)
-        alike = failing_alike(exercise_id, probe, functools.partial(contract_judge, property_name, exercise_id),
-                              functools.partial(expect_contract, property_name, exercise_id), case)
         return Expectations.computed(**{WEIGHTS: lambda: linear_layout(spec, properties["backward"]["state"])},
-                                     gradients=lambda: reference_gradients(spec, properties, case),
-                                     **{RAISED: raised, FAILING_ALIKE: alike})
+                                     gradients=lambda: reference_gradients(spec, properties, case), **sources)
     if property_name != "modes":
-        return Expectations.computed(**{RAISED: raised})
-    return Expectations.computed(exposed=lambda: exposed_reference(spec, case), **{RAISED: raised})
+        return Expectations.computed(**sources)
+    return Expectations.computed(exposed=lambda: exposed_reference(spec, case), **sources)
 
 
 def contract_checks(spec: ModuleSpec) -> tuple[Check, ...]:

@@ -598,3 +598,30 @@ def test_the_heads_bias_read_by_a_value_check_is_the_fact_the_contract_names(lan
     failing = failing_rows_of(text)
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     assert text.count(catalog.MISCONCEPTIONS_BY_ID["qkv_bias_ignored"].name[lang]) == 1, text
+
+
+class ReturnsTheWeightsToo(nn.Module):
+    """SelfAttention_v1 whose forward returns (context vectors, weights), as the notes print both."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values, weights
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_tuple_returned_on_another_device_is_the_tuple_every_check_reports(kit, lang, kit_vectors, monkeypatch):
+    """The device preview says what came back (a tuple), as every other check does: one row, not a second "no
+    known mistake" for "the output has the wrong shape or is not on meta"."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(runtime(kit, kit_vectors).check, "self_attention_v1", ReturnsTheWeightsToo, hint=2)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    assert text.count(NO_KNOWN[lang]) == 1, text

@@ -625,3 +625,27 @@ def test_a_tuple_returned_on_another_device_is_the_tuple_every_check_reports(kit
     failing = failing_rows_of(text)
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     assert text.count(NO_KNOWN[lang]) == 1, text
+
+
+class WrittenIntoZeros(ReturnsTheWeightsToo):
+    """SelfAttention_v1 whose context vectors are written row by row into a fresh torch.zeros buffer."""
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        out = torch.zeros(x.shape[0], values.shape[1])
+        for i in range(x.shape[0]):
+            out[i] = weights[i] @ values
+        return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_buffer_made_in_forward_explains_the_dtype_it_forces(kit, lang, kit_vectors, monkeypatch):
+    """The device preview proves the CPU tensor made in forward; the reference writing into such a buffer returns
+    float32 for a float64 input on the value and structure previews too, with the same dtypes: one row."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(runtime(kit, kit_vectors).check, "self_attention_v1", WrittenIntoZeros, hint=2)
+    assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text

@@ -90,6 +90,17 @@ def _wrapper_variants() -> tuple[Variant, ...]:
     return (*found, ("heads_plain_list", MappingProxyType({class_name: WrapperWithPlainList})))
 
 
+class SelfAttentionV1IntoZeros(solutions.SelfAttention_v1):  # type: ignore[misc]
+    """The reference SelfAttention_v1 whose context vectors are written into a fresh torch.zeros buffer: float32 on
+    the CPU whatever the module's dtype and device (tensor_created_on_cpu)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        context = super().forward(x)
+        written = torch.zeros(context.shape)
+        written[:] = context
+        return written
+
+
 def _stacked(heads: list[Tensor], dim: int) -> Tensor:
     return torch.stack(heads, dim=dim)
 
@@ -107,14 +118,17 @@ VALUE_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "causal_attention": _variants("causal_attention", "CausalAttention", causal_attention_with),
     "multi_head_attention": _variants("multi_head_attention", "MultiHeadAttention", multi_head_attention_with),
     "mha_wrapper": _wrapper_variants(),
+    "self_attention_v1": (("tensor_created_on_cpu", MappingProxyType({"SelfAttention_v1": SelfAttentionV1IntoZeros})),),
 })
 # The module contract's properties each exercise's variants are faithful on. The functional ones (variants.attention)
 # drop nothing in training and make their mask on the CPU: only where dropout is 0 and the device the CPU (the
-# properties) do they fail as the reference with that mistake would. The wrapper's are the reference's own code.
+# properties) do they fail as the reference with that mistake would. The wrapper's and v1's are the reference's own
+# code with one line changed.
 FAITHFUL: Mapping[str, frozenset[str]] = MappingProxyType({
     "causal_attention": frozenset({"properties"}),
     "multi_head_attention": frozenset({"properties"}),
     "mha_wrapper": frozenset({"structure", "modes", "device", "properties", "state"}),
+    "self_attention_v1": frozenset({"structure", "device", "properties", "state"}),
 })
 
 

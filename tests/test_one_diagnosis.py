@@ -649,3 +649,26 @@ def test_a_buffer_made_in_forward_explains_the_dtype_it_forces(kit, lang, kit_ve
     assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
     failing = failing_rows_of(text)
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+
+
+def renormalised_without_keepdim(attn_weights):
+    n = attn_weights.shape[-1]
+    tri = torch.tril(torch.ones(n, n, dtype=attn_weights.dtype, device=attn_weights.device))
+    masked = attn_weights * tri
+    return masked / masked.sum(dim=-1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_an_error_the_proven_mistake_raises_alike_is_that_mistake_not_a_follow_on(kit, lang, kit_vectors,
+                                                                                   monkeypatch):
+    """Row sums without keepdim, proven on the values: on the device preview's batch the reference with that
+    mistake raises the very error the learner's code raises (numbers included), so it fails for the same reason
+    rather than "stops with an error; nothing shows that the mistake above causes it"."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(runtime(kit, kit_vectors).check, "masking_routes",
+                   renormalised_without_keepdim, solutions.causal_weights_neg_inf, hint=2)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    follow = catalog.MESSAGES["fold.follow_on_one"][lang].split("；")[0].split(";")[0]
+    assert follow not in text, text

@@ -101,6 +101,14 @@ class SelfAttentionV1IntoZeros(solutions.SelfAttention_v1):  # type: ignore[misc
         return written
 
 
+def renormalised_without_keepdim(attn_weights: Tensor) -> Tensor:
+    """The reference causal_weights_renormalised whose row sums drop the summed axis (row_sums_without_keepdim)."""
+    num_tokens = attn_weights.shape[-1]
+    keep = torch.tril(torch.ones(num_tokens, num_tokens, dtype=attn_weights.dtype, device=attn_weights.device))
+    masked = attn_weights * keep
+    return masked / masked.sum(dim=-1)
+
+
 def _stacked(heads: list[Tensor], dim: int) -> Tensor:
     return torch.stack(heads, dim=dim)
 
@@ -119,6 +127,8 @@ VALUE_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "multi_head_attention": _variants("multi_head_attention", "MultiHeadAttention", multi_head_attention_with),
     "mha_wrapper": _wrapper_variants(),
     "self_attention_v1": (("tensor_created_on_cpu", MappingProxyType({"SelfAttention_v1": SelfAttentionV1IntoZeros})),),
+    "masking_routes": (("row_sums_without_keepdim", MappingProxyType({
+        "causal_weights_renormalised": renormalised_without_keepdim})),),
 })
 # The module contract's properties each exercise's variants are faithful on. The functional ones (variants.attention)
 # drop nothing in training and make their mask on the CPU: only where dropout is 0 and the device the CPU (the

@@ -117,7 +117,8 @@ def error_text(error: Mapping[str, Any]) -> list[str]:
     """An error a probe reported in plain form: a ProbeError by its key and fields, any other exception by its type
     and normalised message (autograder.checking.reproduction: the operation and its numbers)."""
     if str(error.get("type", "")) == "ProbeError":
-        fields = error.get("fields") if isinstance(error.get("fields"), Mapping) else {}
+        given = error.get("fields")
+        fields: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         return ["raised", "ProbeError", str(error.get("key", "")),
                 *sorted(f"{name}={value}" for name, value in fields.items())]
     found = RaisedError.of(error)

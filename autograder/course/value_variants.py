@@ -73,8 +73,7 @@ class WrapperWithPlainList(solutions.MultiHeadAttentionWrapper):  # type: ignore
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        heads = list(self.heads)
-        del self.heads  # a registered submodule: only a plain attribute may then take its name
+        heads: list[nn.Module] = list(self._modules.pop("heads") or ())  # registered: only then a plain attribute
         self.heads = heads
 
 

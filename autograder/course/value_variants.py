@@ -1,14 +1,15 @@
-"""The reference with one value mistake, as a module a check's own probe can run: whether a property check (the
-future leaks in, heads stay independent) fails for a mistake's variant the way it fails for the learner's code.
+"""The reference with one mistake, as code a check's own probe can run: whether a check that compares no numbers
+with the reference (the future leaks in, heads stay apart, a contract preview, a dtype) fails for a mistake's
+variant the way it fails for the learner's code.
 
 A value check names a mistake when its variant (autograder.course.variants) gives the learner's numbers; a property
-check compares no numbers with the reference, so nothing there names a mistake. Yet the same mistake may break the
-property too: a softmax over the queries lets the future in. Here each value mistake of an exercise is the
-reference module with that one knob turned, and `failing_alike` runs it through the check's probe and judge on the
-same case: the verdicts it gives (message and fields) are handed over in plain form (the student kit stores them for
-its public cases), and a mistake another check proves explains the learner's failure only where its variant fails
-with the very same verdict (autograder.checking.results, autograder.checking.attempt). Full kit only (it needs
-the reference).
+check compares no numbers, so nothing there names a mistake. Yet the same mistake may break the property too: a
+softmax over the queries lets the future in. Here each such mistake of an exercise is the reference with that one
+change (a knob of variants.attention, or one line of the reference's module or function), and `failing_alike` runs
+it through the check's probe and judge on the same case: the verdicts it gets (message and fields) or the errors it
+raises are handed over in plain form (the student kit stores them for its public cases), and a mistake another check
+proves explains the learner's failure only where its variant fails with the very same verdict or error
+(autograder.checking.results, autograder.checking.attempt). Full kit only (it needs the reference).
 """
 
 import functools

@@ -17,7 +17,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, Expectations, case_alone
 from autograder.checking.probing import gradient_of
 from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
@@ -33,6 +33,7 @@ from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
     scores_input,
     weights_input,
 )
+from autograder.course.value_variants import failing_alike
 from autograder.course.variants import mask_for
 
 __all__ = ["DECLARATION", "weights_cases_device"]
@@ -154,6 +155,15 @@ def expect_renormalised(record: WeightsRecord, case: ScoresCase) -> Expectations
 
 
 @case_alone
+def expect_renormalised_device(record: Any, case: ScoresCase) -> Expectations:
+    """Nothing of the reference's: the check's own facts decide; after a failure, what the route's variants get
+    from the same probe and judge (the row sums without keepdim raise on a batch as the learner's do)."""
+    probe = partial(probe_on_device, "causal_weights_renormalised", "weights")
+    return Expectations.computed(**{FAILING_ALIKE: failing_alike("masking_routes", probe, judge_on_device,
+                                                                 expect_renormalised_device, case)})
+
+
+@case_alone
 def expect_neg_inf(record: WeightsRecord, case: ScoresCase) -> Expectations:
     attn_scores = scores_input(case)
     return Expectations.computed(output=lambda: solutions.causal_weights_neg_inf(attn_scores),
@@ -179,7 +189,7 @@ CHECKS = (
                        "也正确"}),
     Check(id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
-          judge=judge_on_device,
+          judge=judge_on_device, expect=expect_renormalised_device,
           title={"en": "causal_weights_renormalised works on weights on another device",
                  "zh": "causal_weights_renormalised 能处理位于其他设备上的权重"}),
     Check(id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
 from autograder.checking.judging import fitted_fill
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -34,6 +34,7 @@ from autograder.course.n04_multi_head_attention.shared import (
     random_attention_case,
 )
 from autograder.course.shared import wide
+from autograder.course.value_variants import failing_alike
 
 __all__ = ["DECLARATION", "mha_cases_reference"]
 
@@ -148,8 +149,11 @@ def padding_gradients(record: MultiHeadRecord, case: MultiHeadCase) -> dict[str,
 @case_alone
 def expect_heads(record: Any, case: MultiHeadCase) -> Expectations:
     """The heads' judge needs no reference (the case says what is right); after a crash, the raising variants'
-    errors."""
-    return Expectations.computed(**{RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case)})
+    errors; after a failure, the verdicts its value variants get from the same probe and judge (a merge that skips
+    the transpose mixes the heads as the learner's code does)."""
+    return Expectations.computed(**{
+        RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case),
+        FAILING_ALIKE: failing_alike("multi_head_attention", probe_mha_heads, judge_mha_heads, expect_heads, case)})
 
 
 def causal_fill(x: Tensor, case: MultiHeadCase, data: MultiHeadRecord) -> float | None:

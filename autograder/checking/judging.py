@@ -12,12 +12,13 @@ import torch
 
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import largest_difference, same, same_gradient
-from autograder.checking.probing import PROJECTIONS
+from autograder.checking.probing import PROJECTIONS, InputChange
 
 __all__ = [
-    "PADDING_MISCONCEPTIONS", "causal_mask_verdict", "causal_weights_problem", "copied_weights_problem",
-    "first_wrong_head", "fit_divisor", "fitted_fill", "gradient_problem", "hidden_keys", "located_fault",
-    "mask_family", "module_gradient_problem", "no_gradient", "returned_weights", "wrapper_structure_problem",
+    "PADDING_MISCONCEPTIONS", "argument_changed", "causal_mask_verdict",
+    "causal_weights_problem", "copied_weights_problem", "first_wrong_head", "fit_divisor", "fitted_fill",
+    "gradient_problem", "hidden_keys", "located_fault", "mask_family", "module_gradient_problem", "no_gradient",
+    "returned_weights", "wrapper_structure_problem",
 ]
 
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",
@@ -38,6 +39,35 @@ def no_gradient(how: str, error: Mapping[str, Any] | None = None) -> Verdict:
                        {"type": str(error.get("type") or "an exception"),
                         "detail": " ".join(str(error.get("message", "")).split())[:160]})
     return Verdict(False, "function.gradient_not_finite")
+
+
+# What a call changed of a tensor it was handed (probing.InputChange's kind) -> the message that says so.
+_ARGUMENT_CHANGE_KEYS = {"values": "argument.values_changed", "layout": "argument.layout_changed",
+                        "metadata": "argument.metadata_changed", "written": "argument.written"}
+
+
+def argument_changed(changes: Sequence[InputChange] | None, caller: str, handed: Collection[str],
+                     mistake: str = "input_edited_in_place") -> Verdict | None:
+    """The verdict for the first tensor argument a call changed (probing.arguments_changes: every tensor the probe
+    handed it, `handed` their names), None when it left them all alone. `caller` is how the message names the code
+    ("forward", a function's name). Other values or another layout are read from the caller's tensor after the
+    call, a fact: named `mistake` (where the exercise lists it); a tensor written with the same values,
+    or whose dtype, device or requires_grad changed, names nothing."""
+    for change in changes or ():
+        kind, argument = change.get("change"), change.get("argument")
+        if argument not in handed or kind not in _ARGUMENT_CHANGE_KEYS:
+            continue  # not a name or kind the probe writes: nothing read from it
+        fields = {"caller": caller, "argument": argument, "differ": int(change.get("differ", 0)),
+                  "size": int(change.get("size", 0)), "shape_before": tuple(change.get("shape_before", ())),
+                  "shape_after": tuple(change.get("shape_after", ()))}
+        edited = kind in ("values", "layout")
+        key = _ARGUMENT_CHANGE_KEYS[str(kind)]
+        if kind == "layout" and fields["shape_before"] != fields["shape_after"]:
+            key = "argument.reshaped"
+        return Verdict(False, key, fields,
+                       misconception=mistake if edited else None,
+                       evidence=Evidence.FACT if edited else None)
+    return None
 
 
 def gradient_problem(got: torch.Tensor | None, expected: torch.Tensor, message_key: str = "function.gradient_wrong",

@@ -214,6 +214,9 @@ MISTAKES = [
     ("torch_equivalence", mutants.to_torch_multihead_identity_check, {"shapes"}, "raised ValueError"),
     ("torch_equivalence", mutants.to_torch_multihead_shared_out_proj, {"notes", "shapes"},
      "weights_shared_with_source"),
+    # Issue 58: the weights of the module it is handed are read again after the call, as every tensor argument.
+    ("torch_equivalence", mutants.to_torch_multihead_out_proj_copied_backwards, {"notes", "shapes"},
+     "your to_torch_multihead changed the mha it was given"),
     ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "kinds", "modules"}, "counts_state_dict"),
     ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "kinds", "modules"}, "counts_buffers"),
     ("parameter_counts", mutants.count_parameters_all, {"kinds", "modules"}, "counts_frozen"),

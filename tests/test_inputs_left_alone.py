@@ -116,6 +116,22 @@ def test_x_edited_in_place_is_said_with_its_count_and_named():
     assert results["multi_head_attention.heads"].status == PASSED
 
 
+def test_the_weights_of_the_module_to_torch_multihead_is_handed_are_read_again():
+    """The other exercise whose function is handed tensors besides an x: to_torch_multihead reads our module's weights
+    and mask, and copying out_proj's weight the wrong way round writes over ours."""
+    results = results_by_id("torch_equivalence",
+                            {"to_torch_multihead": mutants.to_torch_multihead_out_proj_copied_backwards})
+    assert all(r.status != PASSED for r in results.values()) and score(results) == 0
+    for check_id, result in results.items():
+        d_model = cases_for(catalog.CHECKS_BY_ID[check_id], DEFAULT_SEED)[result.failed_case]["d_model"]
+        entries = d_model * d_model  # a fresh layer's random init differs from ours everywhere
+        assert (f"your to_torch_multihead changed the mha it was given: {entries} of the {entries} entries of its "
+                "out_proj.weight differ after the call") in result.message, check_id
+    assert not catalog.CHECKS_BY_ID["torch_equivalence.notes"].hidden
+    book = results_by_id("torch_equivalence", {"to_torch_multihead": mutants.to_torch_multihead_book})
+    assert all(r.status == PASSED for r in book.values())
+
+
 # ---------------------------------------------------------------------------------------------
 # The student kit: the same verdict and words from its stored vectors
 
@@ -128,10 +144,13 @@ def vectors():
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_student_kit_says_the_same(vectors, lang):
-    for student in (mutants.MHAPaddingMaskEditedInPlace, FirstKeyMarkedReal, mutants.MHAPaddingMaskCloned):
-        namespace = {"MultiHeadAttention": student}
-        kit = {r.id: r for r in run_public("padding_mask", namespace, vectors, lang)}
-        live = results_by_id("padding_mask", namespace, lang=lang, include_hidden=False)
+    students = [("padding_mask", "MultiHeadAttention", student) for student in (
+        mutants.MHAPaddingMaskEditedInPlace, FirstKeyMarkedReal, mutants.MHAPaddingMaskCloned)]
+    students.append(("torch_equivalence", "to_torch_multihead", mutants.to_torch_multihead_out_proj_copied_backwards))
+    for exercise_id, name, student in students:
+        namespace = {name: student}
+        kit = {r.id: r for r in run_public(exercise_id, namespace, vectors, lang)}
+        live = results_by_id(exercise_id, namespace, lang=lang, include_hidden=False)
         assert set(kit) == set(live)
         for check_id, result in live.items():
             assert (kit[check_id].status, kit[check_id].misconception, kit[check_id].message) == (
@@ -194,3 +213,9 @@ def test_argument_changed_reads_nothing_from_a_name_or_kind_the_probe_does_not_w
     assert argument_changed([], "forward", ("x",)) is None
     assert argument_changed([{"argument": "{evil}", "change": "values"}], "forward", ("x",)) is None
     assert argument_changed([{"argument": "x", "change": "other"}], "forward", ("x",)) is None
+    # Counts and shapes that are no ints are read as nothing, never raised on: no sentence is made of them.
+    garbled = {"argument": "x", "change": "values", "differ": "12", "size": 1.5, "shape_before": ["2"],
+               "shape_after": None}
+    assert argument_changed([garbled], "forward", ("x",)) is None
+    reshaped = argument_changed([{**garbled, "change": "layout"}], "forward", ("x",))
+    assert reshaped is not None and reshaped.fields["shape_before"] == reshaped.fields["shape_after"] == ()

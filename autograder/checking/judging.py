@@ -41,33 +41,49 @@ def no_gradient(how: str, error: Mapping[str, Any] | None = None) -> Verdict:
     return Verdict(False, "function.gradient_not_finite")
 
 
-# What a call changed of a tensor it was handed (probing.InputChange's kind) -> the message that says so.
-_ARGUMENT_CHANGE_KEYS = {"values": "argument.values_changed", "layout": "argument.layout_changed",
-                        "metadata": "argument.metadata_changed", "written": "argument.written"}
+# What a call changed of a tensor it was handed (probing.InputChange's kind) -> the end of the message that says so:
+# argument.<end>, or argument.part_<end> for a tensor the argument holds ("mha.out_proj.weight": a module's weight).
+_ARGUMENT_CHANGE_ENDS = {"values": "values_changed", "layout": "layout_changed", "metadata": "metadata_changed",
+                         "written": "written"}
 
 
 def argument_changed(changes: Sequence[InputChange] | None, caller: str, handed: Collection[str],
-                     mistake: str = "input_edited_in_place") -> Verdict | None:
+                     mistake: str | None = "input_edited_in_place") -> Verdict | None:
     """The verdict for the first tensor argument a call changed (probing.arguments_changes: every tensor the probe
-    handed it, `handed` their names), None when it left them all alone. `caller` is how the message names the code
-    ("forward", a function's name). Other values or another layout are read from the caller's tensor after the
-    call, a fact: named `mistake` (where the exercise lists it); a tensor written with the same values,
-    or whose dtype, device or requires_grad changed, names nothing."""
+    handed it, `handed` their names; "mha.out_proj.weight" a tensor the argument mha holds), None when it left them
+    all alone. `caller` is how the message names the code ("forward", a function's name). Other values or another
+    layout are read from the caller's tensor after the call, a fact: named `mistake` (where the exercise lists it;
+    None names nothing); a tensor written with the same values, or whose dtype, device or requires_grad changed,
+    names nothing."""
     for change in changes or ():
         kind, argument = change.get("change"), change.get("argument")
-        if argument not in handed or kind not in _ARGUMENT_CHANGE_KEYS:
+        if argument not in handed or kind not in _ARGUMENT_CHANGE_ENDS:
             continue  # not a name or kind the probe writes: nothing read from it
-        fields = {"caller": caller, "argument": argument, "differ": int(change.get("differ", 0)),
-                  "size": int(change.get("size", 0)), "shape_before": tuple(change.get("shape_before", ())),
-                  "shape_after": tuple(change.get("shape_after", ()))}
-        edited = kind in ("values", "layout")
-        key = _ARGUMENT_CHANGE_KEYS[str(kind)]
+        owner, _, part = str(argument).partition(".")
+        fields = {"caller": caller, "argument": owner, "part": part, "differ": _count(change.get("differ")),
+                  "size": _count(change.get("size")), "shape_before": _shape(change.get("shape_before")),
+                  "shape_after": _shape(change.get("shape_after"))}
+        if kind == "values" and not 0 < fields["differ"] <= fields["size"]:
+            continue  # no count the probe writes: no sentence made of it
+        end = _ARGUMENT_CHANGE_ENDS[str(kind)]
         if kind == "layout" and fields["shape_before"] != fields["shape_after"]:
-            key = "argument.reshaped"
-        return Verdict(False, key, fields,
-                       misconception=mistake if edited else None,
-                       evidence=Evidence.FACT if edited else None)
+            end = "reshaped"
+        edited = kind in ("values", "layout") and mistake is not None
+        return Verdict(False, f"argument.{'part_' if part else ''}{end}", fields,
+                       misconception=mistake if edited else None, evidence=Evidence.FACT if edited else None)
     return None
+
+
+def _count(value: object) -> int:
+    """A count of the record as the int it is; anything else (the record is the child's, read as data) is 0."""
+    return value if type(value) is int else 0
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    """A shape of the record as a tuple of ints; anything else is ()."""
+    if not isinstance(value, list | tuple) or not all(type(size) is int for size in value):
+        return ()
+    return tuple(value)
 
 
 def gradient_problem(got: torch.Tensor | None, expected: torch.Tensor, message_key: str = "function.gradient_wrong",

@@ -833,6 +833,24 @@ def to_torch_multihead_shared_out_proj(mha):
     return torch_mha
 
 
+def to_torch_multihead_out_proj_copied_backwards(mha):
+    """The book's copy, but out_proj's weight copied the wrong way round (`ours.copy_(theirs)`): the new module keeps
+    its own random out_proj weight, and the caller's MultiHeadAttention gets it written over its own."""
+    if mha.W_query.in_features != mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, bias=True, batch_first=True)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        else:
+            torch_mha.in_proj_bias.zero_()
+        mha.out_proj.weight.copy_(torch_mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
 def to_torch_multihead_identity_check(mha):
     """The book's copy, but the sizes compared with `is`: right for small ints only, which Python caches."""
     if mha.W_query.in_features is not mha.d_out:
@@ -1237,6 +1255,7 @@ TRUE_MISCONCEPTIONS = {
     "MHABookWithoutPadding": (),
     "to_torch_multihead_key_first": ("in_proj_order",),
     "to_torch_multihead_shared_out_proj": ("weights_shared_with_source",),
+    "to_torch_multihead_out_proj_copied_backwards": (),
     "to_torch_multihead_transposed": (),
     "to_torch_multihead_sequence_first": (),
     "to_torch_multihead_forgets_out_bias": (),

@@ -60,13 +60,14 @@ def argument_changed(changes: Sequence[InputChange] | None, caller: str, handed:
         if argument not in handed or kind not in _ARGUMENT_CHANGE_ENDS:
             continue  # not a name or kind the probe writes: nothing read from it
         owner, _, part = str(argument).partition(".")
-        fields = {"caller": caller, "argument": owner, "part": part, "differ": _count(change.get("differ")),
-                  "size": _count(change.get("size")), "shape_before": _shape(change.get("shape_before")),
-                  "shape_after": _shape(change.get("shape_after"))}
-        if kind == "values" and not 0 < fields["differ"] <= fields["size"]:
+        differ, size = _count(change.get("differ")), _count(change.get("size"))
+        if kind == "values" and not 0 < differ <= size:
             continue  # no count the probe writes: no sentence made of it
+        before, after = _shape(change.get("shape_before")), _shape(change.get("shape_after"))
+        fields = {"caller": caller, "argument": owner, "part": part, "differ": differ, "size": size,
+                  "shape_before": before, "shape_after": after}
         end = _ARGUMENT_CHANGE_ENDS[str(kind)]
-        if kind == "layout" and fields["shape_before"] != fields["shape_after"]:
+        if kind == "layout" and before != after:
             end = "reshaped"
         edited = kind in ("values", "layout") and mistake is not None
         return Verdict(False, f"argument.{'part_' if part else ''}{end}", fields,

@@ -12,6 +12,7 @@ import pytest
 import torch
 from check_helpers import results_by_id, score
 from mutants import multihead as mutants
+from torch.overrides import TorchFunctionMode
 
 from autograder.checking.check_types import PASSED, Evidence
 from autograder.checking.judging import argument_changed
@@ -130,6 +131,66 @@ def test_the_weights_of_the_module_to_torch_multihead_is_handed_are_read_again()
     assert not catalog.CHECKS_BY_ID["torch_equivalence.notes"].hidden
     book = results_by_id("torch_equivalence", {"to_torch_multihead": mutants.to_torch_multihead_book})
     assert all(r.status == PASSED for r in book.values())
+
+
+class _AlwaysEqual(torch.Tensor):
+    """A class a learner swaps onto the caller's mask after editing it: its == answers "equal" to anything."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.__eq__:
+            return torch.ones(torch.Tensor.as_subclass(args[0], torch.Tensor).shape, dtype=torch.bool)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class MaskEditedThenDisguised(mutants.GivenMultiHeadAttention):
+    """The hole's forward, which then swaps a class onto the mask whose == says nothing changed."""
+
+    def forward(self, x, attention_mask=None):
+        out = mutants.MHAPaddingMaskEditedInPlace.forward(self, x, attention_mask)
+        if attention_mask is not None:
+            attention_mask.__class__ = _AlwaysEqual
+        return out
+
+
+class _EqualMode(TorchFunctionMode):
+    """A mode a learner's forward leaves on: every == answers "equal"."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.__eq__:
+            return torch.ones(args[0].shape, dtype=torch.bool)
+        return func(*args, **(kwargs or {}))
+
+
+class MaskEditedThenModeLeftOn(mutants.GivenMultiHeadAttention):
+    """The hole's forward, which then leaves a mode on whose == says nothing changed."""
+
+    left_on: list[_EqualMode] = []  # the test turns them off again: this process runs other tests after it
+
+    def forward(self, x, attention_mask=None):
+        out = mutants.MHAPaddingMaskEditedInPlace.forward(self, x, attention_mask)
+        if attention_mask is not None:
+            mode = _EqualMode()
+            mode.__enter__()
+            self.left_on.append(mode)
+        return out
+
+
+def test_a_mode_left_on_cannot_answer_for_the_edited_mask():
+    try:
+        results = padding(MaskEditedThenModeLeftOn)
+    finally:
+        while MaskEditedThenModeLeftOn.left_on:
+            MaskEditedThenModeLeftOn.left_on.pop().__exit__(None, None, None)
+    assert score(results) == 0
+    assert all("your forward changed the attention_mask it was given" in r.message for r in results.values())
+
+
+def test_a_class_swapped_onto_the_edited_mask_cannot_answer_for_it():
+    results = padding(MaskEditedThenDisguised)
+    assert score(results) == 0
+    assert all("your forward changed the attention_mask it was given in place: its class, dtype, device or "
+               "requires_grad is not what it was before the call" in r.message for r in results.values())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def argument_changed(changes: Sequence[InputChange] | None, caller: str, handed:
     handed it, `handed` their names; "mha.out_proj.weight" a tensor the argument mha holds), None when it left them
     all alone. `caller` is how the message names the code ("forward", a function's name). Other values or another
     layout are read from the caller's tensor after the call, a fact: named `mistake` (where the exercise lists it;
-    None names nothing); a tensor written with the same values, or whose dtype, device or requires_grad changed,
+    None names nothing); a tensor written with the same values, or whose class, dtype, device or requires_grad changed,
     names nothing."""
     for change in changes or ():
         kind, argument = change.get("change"), change.get("argument")

@@ -431,8 +431,8 @@ class InputChange(TypedDict):
     """What a call changed of one tensor it was handed (arguments_changes), as plain data for a record."""
 
     argument: str  # the name the caller gave it ("x", "attention_mask")
-    # "values", "layout" (shape, strides or offset), "metadata" (dtype, device or requires_grad) or "written" (written
-    # in place with the same values: its version counter moved)
+    # "values", "layout" (shape, strides or offset), "metadata" (class, dtype, device or requires_grad) or "written"
+    # (written in place with the same values: its version counter moved)
     change: str
     differ: int  # "values": how many of its entries differ after the call (NaN equals NaN); 0 otherwise
     size: int  # how many entries it held before the call
@@ -441,23 +441,29 @@ class InputChange(TypedDict):
 
 
 class _HandedTensor:
-    """One tensor as a caller handed it over: what the call may not change of it."""
+    """One tensor as a caller handed it over: what the call may not change of it. Read below the student's code
+    (below_student_code): a class swapped in, or a mode left on, cannot answer for the tensor."""
 
     def __init__(self, tensor: torch.Tensor) -> None:
-        self.values = tensor.detach().clone()
-        self.layout = (tuple(tensor.shape), tensor.stride(), tensor.storage_offset())
-        self.metadata = (tensor.dtype, tensor.device, tensor.requires_grad)
-        self.version = tensor._version
+        self.kind = type(tensor)
+        with below_student_code(tensor):
+            self.values = tensor.detach().clone()
+            self.layout = (tuple(tensor.shape), tensor.stride(), tensor.storage_offset())
+            self.metadata = (tensor.dtype, tensor.device, tensor.requires_grad)
+            self.version = tensor._version
 
     def change(self, argument: str, tensor: torch.Tensor) -> InputChange | None:
         """What the call changed of `tensor`, or None where it is as it was handed over."""
-        kind, differ = self._kind(tensor)
-        if not kind:
-            return None
-        return {"argument": argument, "change": kind, "differ": differ, "size": self.values.numel(),
-                "shape_before": list(self.layout[0]), "shape_after": list(tensor.shape)}
+        with below_student_code(tensor):
+            kind, differ = self._kind(tensor)
+            if not kind:
+                return None
+            return {"argument": argument, "change": kind, "differ": differ, "size": self.values.numel(),
+                    "shape_before": list(self.layout[0]), "shape_after": [int(size) for size in tensor.shape]}
 
     def _kind(self, tensor: torch.Tensor) -> tuple[str, int]:
+        if type(tensor) is not self.kind:
+            return "metadata", 0  # its class swapped for another (whose methods could answer for it)
         if (tuple(tensor.shape), tensor.stride(), tensor.storage_offset()) != self.layout:
             return "layout", 0
         if (tensor.dtype, tensor.device, tensor.requires_grad) != self.metadata:

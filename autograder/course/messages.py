@@ -639,9 +639,9 @@ MESSAGES = {
         "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的形状仍是 {shape_after}，但步长或在内存中的偏移变了；"
               "请不要改动它"},
     "argument.metadata_changed": {
-        "en": "your {caller} changed the {argument} it was given in place: its dtype, device or requires_grad is "
-              "not what it was before the call; leave it unchanged",
-        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 dtype、设备或 requires_grad 与调用之前不同了；"
+        "en": "your {caller} changed the {argument} it was given in place: its class, dtype, device or requires_grad "
+              "is not what it was before the call; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的类、dtype、设备或 requires_grad 与调用之前不同了；"
               "请不要改动它"},
     "argument.written": {
         "en": "your {caller} wrote into the {argument} it was given: its values are the same after the call, but an "
@@ -665,10 +665,10 @@ MESSAGES = {
         "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 {part} 的形状仍是 {shape_after}，但步长或在内存中的"
               "偏移变了；请不要改动它"},
     "argument.part_metadata_changed": {
-        "en": "your {caller} changed the {argument} it was given in place: the dtype, device or requires_grad of its "
-              "{part} is not what it was before the call; leave it unchanged",
-        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 {part} 的 dtype、设备或 requires_grad 与调用之前不同"
-              "了；请不要改动它"},
+        "en": "your {caller} changed the {argument} it was given in place: the class, dtype, device or requires_grad "
+              "of its {part} is not what it was before the call; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 {part} 的类、dtype、设备或 requires_grad 与调用之前"
+              "不同了；请不要改动它"},
     "argument.part_written": {
         "en": "your {caller} wrote into the {argument} it was given: the values of its {part} are the same after the "
               "call, but an in-place operation wrote them; leave it unchanged",

@@ -202,7 +202,6 @@ def vectors():
     return vectors_from_document(vectors_document())
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_student_kit_says_the_same(vectors, lang):
     students = [("padding_mask", "MultiHeadAttention", student) for student in (

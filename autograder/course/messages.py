@@ -679,6 +679,59 @@ MESSAGES = {
               "off) and counts as a constant",
         "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：某一步是在 autograd 不记录的地方计算的"
               "（NumPy、detach 后的结果、关闭了梯度计算的代码块），于是被当成了常数"},
+    # A tensor a call was handed, read again after the call (probing.arguments_changes, judging.argument_changed):
+    # each says what the learner's run did to it, its numbers counted.
+    "argument.values_changed": {
+        "en": "your {caller} changed the {argument} it was given: {differ} of its {size} entries differ after the "
+              "call; the caller still needs it as it was, so leave it unchanged and compute into a new tensor",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后，它的 {size} 个元素中有 {differ} 个与调用之前不同；"
+              "调用者之后还要用原来的它，所以请不要改动它，把结果算到一个新张量里"},
+    "argument.reshaped": {
+        "en": "your {caller} changed the {argument} it was given in place: its shape was {shape_before} before the "
+              "call and is {shape_after} after it; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：调用之前它的形状是 {shape_before}，调用之后是 "
+              "{shape_after}；请不要改动它"},
+    "argument.layout_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: its shape is still {shape_after}, but its "
+              "strides or its offset in memory changed; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的形状仍是 {shape_after}，但步长或在内存中的偏移变了；"
+              "请不要改动它"},
+    "argument.metadata_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: its class, dtype, device or requires_grad "
+              "is not what it was before the call; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的类、dtype、设备或 requires_grad 与调用之前不同了；"
+              "请不要改动它"},
+    "argument.written": {
+        "en": "your {caller} wrote into the {argument} it was given: its values are the same after the call, but an "
+              "in-place operation wrote them; leave it unchanged",
+        "zh": "你的 {caller} 写入了传给它的 {argument}：调用之后数值没有变，但有一个原地运算写入了它；请不要改动它"},
+    # The same, of a tensor the argument holds ({part}: the mha's out_proj.weight).
+    "argument.part_values_changed": {
+        "en": "your {caller} changed the {argument} it was given: {differ} of the {size} entries of its {part} differ "
+              "after the call; the caller still needs it as it was, so leave it unchanged and compute into a new "
+              "tensor",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后，它的 {part} 的 {size} 个元素中有 {differ} 个与调用"
+              "之前不同；调用者之后还要用原来的它，所以请不要改动它，把结果算到一个新张量里"},
+    "argument.part_reshaped": {
+        "en": "your {caller} changed the {argument} it was given in place: the shape of its {part} was {shape_before} "
+              "before the call and is {shape_after} after it; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：调用之前它的 {part} 的形状是 {shape_before}，调用之后是 "
+              "{shape_after}；请不要改动它"},
+    "argument.part_layout_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: its {part} still has shape {shape_after}, "
+              "but its strides or its offset in memory changed; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 {part} 的形状仍是 {shape_after}，但步长或在内存中的"
+              "偏移变了；请不要改动它"},
+    "argument.part_metadata_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: the class, dtype, device or requires_grad "
+              "of its {part} is not what it was before the call; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 {part} 的类、dtype、设备或 requires_grad 与调用之前"
+              "不同了；请不要改动它"},
+    "argument.part_written": {
+        "en": "your {caller} wrote into the {argument} it was given: the values of its {part} are the same after the "
+              "call, but an in-place operation wrote them; leave it unchanged",
+        "zh": "你的 {caller} 写入了传给它的 {argument}：调用之后它的 {part} 的数值没有变，但有一个原地运算写入了它；"
+              "请不要改动它"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

@@ -213,16 +213,18 @@ CHECKS = (
           title={"en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no "
                        "query attends to a padding key, and a query that sees nothing but padding only needs a finite "
                        "output (any fill value that keeps it finite will do); the right gradients flow back through "
-                       "the padding step to the input and the weights",
+                       "the padding step to the input and the weights; forward leaves x and attention_mask as they "
+                       "were",
                  "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；"
                        "任何 query 都不关注 padding 位置的 key，而只能看到 padding "
                        "的 query 只需输出有限值（任何能保持有限的填入值都可以）；正确的梯度能经过 padding "
-                       "这一步传回输入和权重"}),
+                       "这一步传回输入和权重；forward 不改动 x 和 attention_mask"}),
     Check(id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True, cases=padding_cases_hidden,
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
           title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding), the right gradients "
-                       "flowing back",
-                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding），正确的梯度能传回"}),
+                       "flowing back, x and attention_mask left as they were",
+                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding），正确的梯度能传回，"
+                       "x 和 attention_mask 保持原样"}),
 )
 
 
@@ -236,10 +238,6 @@ MESSAGES = {
     "multi_head_attention.missing_layers": {
         "en": "the module has no {names}: keep the given __init__ (W_query, W_key, W_value, out_proj)",
         "zh": "模块中没有 {names}：请保留给定的 __init__（W_query、W_key、W_value、out_proj）",
-    },
-    "multi_head_attention.input_modified": {
-        "en": "forward changed its input x in place",
-        "zh": "forward 原地修改了输入 x",
     },
     "multi_head_attention.heads_mixed": {
         "en": "changing one head's query weights changed another head's output: heads must stay independent "

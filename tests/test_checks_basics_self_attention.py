@@ -120,9 +120,10 @@ MISTAKES = [
      "forward_step_detached"),
     ("self_attention_v2", mutants.SelfAttention_v2_sdpa, "self_attention_v2.from_scratch", None),
     ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.notes", "weights_not_transposed"),
-    # On other sizes no name: a name must reproduce every failing case (issue 41), and these cases fail in ways
-    # no single variant declared for 3.1 reproduces (the untransposed copy raises on non-square sizes).
-    ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.shapes", None),
+    # On other sizes too: a name must reproduce every failing case (issue 41). The untransposed copy raises on
+    # non-square sizes with the numbers only it gives (its square run copies the weight as it is), and a square
+    # case, where a reshape gives the same weight, lists both: the one every case holds is named (issue 58).
+    ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.shapes", "weights_not_transposed"),
     ("transfer_weights", mutants.load_parameter_untransposed, "transfer_weights.notes", "weights_not_transposed"),
     ("transfer_weights", mutants.load_mixed_up, "transfer_weights.shapes", "weights_mixed_up"),
     # The book's own answer: right numbers, but v1's new Parameters are views of v2's weights (exercise 02-3 asks
@@ -135,7 +136,7 @@ MISTAKES = [
     # Issue 34: reshape in place of .T (the shapes match) is named for what it is, and a function that fills sa_v1
     # without returning it loses the public check that says it must.
     ("transfer_weights", mutants.load_reshape, "transfer_weights.notes", "reshape_not_transpose"),
-    ("transfer_weights", mutants.load_reshape, "transfer_weights.shapes", None),
+    ("transfer_weights", mutants.load_reshape, "transfer_weights.shapes", "reshape_not_transpose"),
     ("transfer_weights", mutants.load_no_return, "transfer_weights.returns", None),
     # A naive softmax over the last axis has no dim parameter: no hint about one.
     ("softmax_naive", mutants.softmax_naive_last_axis, "softmax_naive.random", "softmax_sum_wrong_axis"),

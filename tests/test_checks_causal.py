@@ -173,12 +173,14 @@ MISTAKES = [
     ("causal_attention", mutants.CausalAttention_missing_scaling, "causal_attention.notes", "missing_scaling"),
     ("causal_attention", mutants.CausalAttention_missing_scaling, "causal_attention.random", "missing_scaling"),
     ("causal_attention", mutants.CausalAttention_softmax_wrong_dim, "causal_attention.random", "softmax_wrong_dim"),
+    # Issue 58: the reference with the softmax over the queries leaks the future at the same positions, so the mistake
+    # the value checks prove explains the causality check too (autograder.course.value_variants).
     ("causal_attention", mutants.CausalAttention_softmax_wrong_dim, "causal_attention.properties",
-     "changed the outputs at positions 0 to"),
+     "softmax_wrong_dim"),
     ("causal_attention", mutants.CausalAttention_mask_with_diagonal, "causal_attention.random",
      "mask_includes_diagonal"),
     ("causal_attention", mutants.CausalAttention_mask_inverted, "causal_attention.random", "mask_inverted"),
-    ("causal_attention", mutants.CausalAttention_mask_inverted, "causal_attention.properties", "the future leaks in"),
+    ("causal_attention", mutants.CausalAttention_mask_inverted, "causal_attention.properties", "mask_inverted"),
     ("causal_attention", mutants.CausalAttention_masked_fill_dropped, "causal_attention.notes",
      "masked_fill_result_dropped"),
     ("causal_attention", mutants.CausalAttention_masked_fill_dropped, "causal_attention.random",

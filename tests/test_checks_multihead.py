@@ -76,6 +76,10 @@ CORRECT = [
     # Padding filled after the causal -inf: queries that see only padding get other (finite) weights, which
     # carry no information; every other output is the reference's.
     ("padding_mask", mutants.MHAPaddingAfterCausal),
+    # Issue 58: the mask flipped on a copy, or a new bool mask: the caller's attention_mask is left as it was.
+    ("padding_mask", mutants.MHAPaddingMaskCloned),
+    ("padding_mask", mutants.MHAPaddingNewBoolMask),
+    ("multi_head_attention", mutants.MHAPaddingMaskCloned),
     ("torch_equivalence", mutants.to_torch_multihead_book),
     ("parameter_counts", mutants.count_parameters_book),
     ("parameter_counts", mutants.count_parameters_loop),
@@ -126,6 +130,10 @@ MISTAKES = [
     # Issue 58: a step computed with gradients off: the right output, another gradient.
     ("multi_head_attention", mutants.MHANormaliserNoGrad, {"properties"}, "forward_step_detached"),
     ("padding_mask", mutants.MHAPaddingNoGrad, {"example", "hidden"}, "forward_step_detached"),
+    # Issue 58: every tensor forward is handed is read again after the call, the attention_mask as x.
+    ("padding_mask", mutants.MHAPaddingMaskEditedInPlace, ALL_PADDING, "input_edited_in_place"),
+    ("padding_mask", mutants.MHAPaddingMaskEditedInPlace, ALL_PADDING, "changed the attention_mask it was given"),
+    ("multi_head_attention", mutants.MHAInputScaledInPlace, ALL_MHA, "input_edited_in_place"),
     ("split_heads", mutants.split_heads_view_only, {"notes", "inputs", "shapes", "strided"}, "split_without_transpose"),
     ("split_heads", mutants.split_heads_reshape_only, {"notes", "inputs", "shapes", "strided"},
      "split_without_transpose"),
@@ -206,6 +214,9 @@ MISTAKES = [
     ("torch_equivalence", mutants.to_torch_multihead_identity_check, {"shapes"}, "raised ValueError"),
     ("torch_equivalence", mutants.to_torch_multihead_shared_out_proj, {"notes", "shapes"},
      "weights_shared_with_source"),
+    # Issue 58: the weights of the module it is handed are read again after the call, as every tensor argument.
+    ("torch_equivalence", mutants.to_torch_multihead_out_proj_copied_backwards, {"notes", "shapes"},
+     "your to_torch_multihead changed the mha it was given"),
     ("parameter_counts", mutants.count_parameters_state_dict, {"notes", "kinds", "modules"}, "counts_state_dict"),
     ("parameter_counts", mutants.count_parameters_with_buffers, {"notes", "kinds", "modules"}, "counts_buffers"),
     ("parameter_counts", mutants.count_parameters_all, {"kinds", "modules"}, "counts_frozen"),

@@ -450,9 +450,13 @@ def test_the_other_exercises_references_and_routes_depart_nowhere():
 def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true_facts():
     renormalise, neg_inf = ROUTES
     kinds = lambda departure: [fact.kind for fact in departure.facts]  # noqa: E731
-    for attempt in (mask_with_the_diagonal, mask_of_what_may_be_seen):
-        departure = departure_on("causal_mask.notes", attempt)
-        assert (departure.matched, departure.step, departure.facts) == ((), "causal_mask", ())
+    # The diagonal hidden too: the mask differs on that one band, in every entry of it (step_relations.flipped_bands);
+    # the complement differs everywhere, which no band describes.
+    diagonal = departure_on("causal_mask.notes", mask_with_the_diagonal)
+    assert (diagonal.matched, diagonal.step, [(fact.kind, dict(fact.fields)) for fact in diagonal.facts]) == (
+        (), "causal_mask", [("bands", {"bands": (0,)})])
+    complement = departure_on("causal_mask.notes", mask_of_what_may_be_seen)
+    assert (complement.matched, complement.step, complement.facts) == ((), "causal_mask", ())
     forgotten = departure_on("masking_routes.renormalise_notes", renormalise_forgotten, neg_inf)
     assert (forgotten.matched, forgotten.step) == (("keep_triangle", "masked_weights"), "row_sums")
     assert forgotten.facts == ()  # no sum was made: nothing of the learner's stands in its place
@@ -461,7 +465,8 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     assert (queries.step, kinds(queries)) == ("row_sums", ["alt_reduction"])
     assert queries.facts[0].fields == {"op": "sum", "operands": ("masked_weights",), "axis": 0}
     upper = departure_on("masking_routes.renormalise_notes", renormalise_the_upper_triangle, neg_inf)
-    assert (upper.matched, upper.step, upper.facts) == ((), "keep_triangle", ())  # a transposed triangle is no match
+    # A transposed triangle is no match; the learner's triangle, made from ones alone, is the notes' one transposed.
+    assert (upper.matched, upper.step, kinds(upper)) == ((), "keep_triangle", ["transposed"])
     zero = departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_filled_with_zero)
     assert (zero.matched, zero.step, kinds(zero)) == (("causal_mask",), "masked_scores", ["shown"])
     assert zero.facts[0].fields["count"] == 15  # the future of the notes' 6 tokens
@@ -470,12 +475,15 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     assert (over.facts[0].fields["axis"], over.facts[0].fields["expected_axis"]) == (0, 1)
     assert departure_on("split_heads.notes", split_by_view_alone).step == "heads_viewed"  # straight to (b, h, T, hd)
     assert departure_on("merge_heads.notes", merge_by_reshape_alone).step == "heads_merged"
-    for wrapper, kind in ((WrapperStackingHeads, "permuted"), (WrapperCatAlongTokens, "rearranged")):
+    # Heads joined along the tokens: the notes' result cut into its two heads' halves, joined along another axis.
+    for wrapper, kind in ((WrapperStackingHeads, "permuted"), (WrapperCatAlongTokens, "restacked")):
         departure = departure_on("mha_wrapper.notes", wrapper)
         assert (departure.matched, departure.step, kinds(departure)) == (
             ("head_1", "head_2"), "heads_concatenated", [kind])
     interleaved = departure_on("mha_wrapper.notes", WrapperStackingHeads).facts[0].fields
     assert (interleaved["axis"], interleaved["reversed"]) == (2, False)  # the features of the two heads interleaved
+    along_tokens = departure_on("mha_wrapper.notes", WrapperCatAlongTokens).facts[0].fields
+    assert (along_tokens["count"], along_tokens["axis"], along_tokens["other"]) == (2, 2, 1)
     unscaled = departure_on("mha_wrapper.notes", WrapperOfUnscaledHeads)
     assert (unscaled.matched, unscaled.step) == ((), "head_1")
     keys_first = departure_on("torch_equivalence.notes", to_torch_keys_first)
@@ -563,8 +571,11 @@ def raised_rows(exercise_id, namespace, lang="en"):
 def test_code_that_raises_is_told_which_steps_it_reproduced_before_it_raised():
     shown = raised_rows("context_vectors", {"context_vectors": context_weights_times_inputs})[0]
     assert shown.misconception is None and shown.departure_step == "context_vectors"
+    # What the operation that raised read: the learner's weights (a step of the notes) and the inputs (6, 3).
     assert shown.departure == ("where it departs — your code reproduces the notes' attention scores, attention "
-                               "weights; then it raised before any of its tensors held the notes' context vectors")
+                               "weights; then it raised before any of its tensors held the notes' context vectors; "
+                               "it raised in an operation on your attention weights (shape (6, 6); they match the "
+                               "notes') and a tensor of shape (6, 3)")
     assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
     zh = raised_rows("context_vectors", {"context_vectors": context_weights_times_inputs}, "zh")[0]
     assert zh.departure.startswith("从哪里开始不同：") and "抛出了异常" in zh.departure
@@ -597,7 +608,8 @@ def softmax_stable_max_without_keepdim(x, dim=-1):  # each row shifted by anothe
 
 
 def test_a_maximum_subtracted_along_the_wrong_axis_departs_at_the_shifted_scores():
-    """The notes' scores are symmetric: the wrong axis's shift is the transpose of the notes', never a layout of it."""
+    """The notes' scores are symmetric: the wrong axis's shift is the transpose of the notes', never a layout of it
+    (nor said to be their transpose: only the symmetric case makes it one)."""
     departure = departure_of("softmax_stable", softmax_stable_max_without_keepdim)
     assert (departure.matched, departure.step) == (("maximum",), "shifted")
     assert [fact.kind for fact in departure.facts] == ["rearranged"]

@@ -159,6 +159,27 @@ def test_the_kernel_counts_a_child_s_cpu_time_in_its_cgroup():
         child_cgroups.close()
 
 
+def test_the_grader_reads_a_child_s_cpu_count_from_the_one_file_that_answered(tmp_path):
+    """The loop reads a running child's count after every batch of events (its CPU deadline): the file that answered
+    is read alone, afresh each time, and every folder is tried again, in order, once it no longer answers."""
+    memory, cpu, cpuacct = folders = tuple(tmp_path / name for name in ("memory", "cpu", "cpuacct"))
+    for folder in folders:
+        folder.mkdir()
+    (cpu / "cpu.stat").write_text("nr_periods 0\nnr_throttled 0\nthrottled_time 0\n")  # v1's: no usage
+    (cpuacct / "cpuacct.usage").write_text("1500000000\n")
+    counter = cgroups.CpuCounter(folders)
+    assert counter.seconds() == cgroups.cpu_seconds(folders) == 1.5
+    (cpuacct / "cpuacct.usage").write_text("2500000000\n")
+    (memory / "cpu.stat").write_text("usage_usec 9000000\n")  # a folder before it: not read while cpuacct answers
+    assert counter.seconds() == 2.5
+    assert cgroups.cpu_seconds(folders) == 9.0  # a fresh search takes the first folder that counts
+    (cpuacct / "cpuacct.usage").unlink()
+    (memory / "cpu.stat").write_text("usage_usec 3000000\nuser_usec 2000000\n")  # v2's
+    assert counter.seconds() == 3.0
+    (memory / "cpu.stat").write_text("user_usec 2000000\n")
+    assert counter.seconds() is None and cgroups.cpu_seconds(folders) is None
+
+
 def test_proc_counts_every_thread_s_cpu_time_where_no_cgroup_does():
     spin_thread = SPIN_HALF_A_SECOND.replace("process_time", "thread_time")
     process = subprocess.Popen([sys.executable, "-c", "import threading\n" + "\n".join(

@@ -215,11 +215,11 @@ def test_heads_joined_on_the_tokens_read_as_one_cause_in_check(kit, lang, kit_ve
     assert text.count(name) == 1, text
     assert NO_KNOWN[lang] not in text, text
     failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
-    # the named row, the check it also explains, the previews whose output is wrong in the same way, and the device
-    # preview (its own message): four lines for six failing checks, each cause once
-    assert len(failing_rows) == 4, text
-    same_shape = catalog.MESSAGES["fold.same_shape"][lang].split("{count}")[1].split("{titles}")[0].strip(" ：:")
-    assert any(same_shape in line for line in failing_rows), text
+    # the named row and the checks it explains: the value preview (its variant's outputs), the contract previews
+    # (the reference joined on the tokens gets their very verdicts, the device's on meta included): one cause, one
+    # row and its fold, for six failing checks
+    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    assert "5" in failing_rows[1], text
 
 
 def test_the_attempt_is_read_together_in_graded_output_too():
@@ -385,3 +385,290 @@ def test_a_check_without_steps_whose_shape_goes_wrong_as_a_localised_rows_is_tol
     assert [(row.shown.id, [same.id for same in row.same_shape]) for row in table_rows] == [("a", ["b"]), ("c", [])]
     # Nothing localised above it: a row of its own, as before.
     assert [row.shown.id for row in rows([wrong_shape("a", "(6, 6)", "(6, 2)"), contract])] == ["a", "b"]
+
+
+# ---------------------------------------------------------------------------------------------
+# one fact of the learner's object, read by two checks that ask for other values, is one cause
+
+
+def wrapper_built_without_dropout(d_in, context_length, dropout):
+    """The dropout argument ignored: the heads are built with 0.0 whatever the call asks."""
+    return solutions.MultiHeadAttentionWrapper(d_in, 1, context_length, 0.0, num_heads=2)
+
+
+def wrapper_with_two_slips(d_in, context_length, dropout):
+    """Two causes, each on its own call: the notes' length typed in for d_in 5, the dropout dropped for the others."""
+    return solutions.MultiHeadAttentionWrapper(d_in, 1, 6 if d_in == 5 else context_length,
+                                               dropout if d_in == 5 else 0.0, num_heads=2)
+
+
+def split_heads_made_float(x, num_heads):
+    x = x.float()
+    b, num_tokens, d_out = x.shape
+    head_dim = d_out // num_heads
+    return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
+
+
+def failing_rows_of(text):
+    return [line for line in text.splitlines() if line.startswith("  ✘")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_the_same_wrong_value_asked_for_with_other_values_is_one_row(kit, lang, kit_vectors, monkeypatch):
+    """The heads built with dropout 0.0 where the public check asks 0.5 and its preview 0.3; float32 out for a
+    float64 and for a bfloat16 input: one fact of the learner's code, one row, the other check folded under it, and
+    "no known mistake" said once, not once per check."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    for exercise_id, attempt in (("two_dimensional_wrapper", wrapper_built_without_dropout),
+                                 ("split_heads", split_heads_made_float)):
+        check = runtime(kit, kit_vectors).check
+        text = printed(check, exercise_id, attempt, hint=2)
+        failing = failing_rows_of(text)
+        assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+        assert text.count(NO_KNOWN[lang]) <= 1, text
+
+
+def test_two_different_wrong_values_stay_two_rows():
+    """Control: the length typed in on one call and the dropout dropped on another are two facts, two rows."""
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "two_dimensional_wrapper", wrapper_with_two_slips, hint=2)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and not any(SAME_REASON["en"] in line for line in failing), text
+    assert "context_length 6" in failing[0] and "dropout 0.0" in failing[1], text
+
+
+def compared(check_id, **fields):
+    return dataclasses.replace(failing("two_dimensional_wrapper", check_id=check_id, key="sizes"),
+                               message=f"{check_id}: {sorted(fields.items())}",
+                               cause=Cause(None, "sizes", tuple(sorted(fields.items()))))
+
+
+def test_a_learners_value_folds_only_with_the_same_value_departing_in_the_same_names():
+    dropped = compared("a", got_dropout="0.0", dropout="0.5", got_d_in="5", d_in="5")
+    dropped_again = compared("b", got_dropout="0.0", dropout="0.3", got_d_in="8", d_in="8")
+    other_value = compared("c", got_dropout="0.1", dropout="0.3", got_d_in="8", d_in="8")
+    more_names = compared("d", got_dropout="0.0", dropout="0.3", got_d_in="3", d_in="8")
+    nothing_departs = compared("e", got_dropout="0.3", dropout="0.3")
+    also_nothing = compared("f", got_dropout="0.5", dropout="0.5")
+    table_rows = rows([dropped, dropped_again, other_value, more_names, nothing_departs, also_nothing])
+    assert [(row.shown.id, [same.id for same in row.same]) for row in table_rows] == [
+        ("a", ["b"]), ("c", []), ("d", []), ("e", []), ("f", [])]
+    # Shapes follow each check's input: the shape rules read them, not this one.
+    shapes = [compared(name, got_shape="(2, 12, 2)", expected_shape=shape)
+              for name, shape in (("g", "(2, 6, 4)"), ("h", "(2, 7, 4)"))]
+    assert len(rows(shapes)) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# a property check (causality, heads kept apart) explained by the mistake proven on a value check, where the
+# reference with that mistake fails it with the very same verdict
+
+
+class SoftmaxOverTheQueries(nn.Module):
+    """CausalAttention written from the notes, with the softmax taken along dim=1 of the (b, T, T) scores."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=1))
+        return weights @ values
+
+
+class MergedWithoutTransposingBack(GivenInit):
+    """The heads' context vectors viewed straight back into (b, T, d_out): heads laid along the tokens."""
+
+    def forward(self, x, attention_mask=None):
+        b, t, _ = x.shape
+        q, k, v = self.heads(x)
+        scores = (q @ k.transpose(2, 3)).masked_fill(self.mask.bool()[:t, :t], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ v).contiguous().view(b, t, self.d_out))
+
+
+NOTHING_PROVES = {"en": "nothing proves that the mistake named", "zh": "没有证据表明本表中指出的错误"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_property_the_proven_mistake_breaks_alike_folds_under_its_name(kit, lang, kit_vectors, monkeypatch):
+    """The softmax over the queries, proven on the value checks, lets the future in: the reference with that mistake
+    leaks at the same positions, so the causality preview is one more check failing for that reason, not "nothing
+    proves ..."; the merge without the transpose back mixes the heads and leaks the future alike."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    for exercise_id, attempt, failing_checks in (("causal_attention", SoftmaxOverTheQueries, 3),
+                                                 ("multi_head_attention", MergedWithoutTransposingBack, 4)):
+        check = runtime(kit, kit_vectors).check
+        text = printed(check, exercise_id, attempt, hint=2)
+        assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+        failing = failing_rows_of(text)
+        assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+        assert f"{failing_checks - 1}" in failing[1], text
+
+
+
+def test_the_graded_causality_check_is_explained_by_the_proven_mistake_too():
+    results = {result.id: result for result in run_exercise(
+        "causal_attention", {"CausalAttention": SoftmaxOverTheQueries}, include_hidden=True)}
+    assert results["causal_attention.properties"].misconception == "softmax_wrong_dim"
+    assert not any(NO_KNOWN["en"] in result.full_message for result in results.values())
+
+
+def test_a_property_check_alone_names_no_mistake_its_variants_break_alike(monkeypatch):
+    """Several mistakes let the future in at the same positions: the causality check lists them, names none on its
+    own, and only the mistake another check proves explains it."""
+    monkeypatch.setattr(runner, "one_diagnosis", lambda results, *_: list(results))
+    results = {result.id: result for result in runner.run_exercise(
+        "causal_attention", {"CausalAttention": SoftmaxOverTheQueries}, include_hidden=False)}
+    leaking = results["causal_attention.properties.preview"]
+    assert leaking.misconception is None
+    assert {"softmax_wrong_dim", "masked_fill_result_dropped"} <= set(leaking.failing_alike)
+    assert "softmax_wrong_dim" not in leaking.reproduced_by
+
+
+def test_a_variant_failing_a_property_with_other_numbers_does_not_explain_it():
+    """Control: the verdicts must be the same, numbers included: a leak from another position is another fact."""
+    from autograder.checking.check_types import Verdict
+    from autograder.checking.expectations import FAILING_ALIKE, Expectations
+    from autograder.checking.results import failing_alike, verdict_text
+
+    learner = verdict_text(Verdict(False, "contract.future_leaks", {"position": 1}))
+    stored = Expectations.stored({FAILING_ALIKE: [
+        ["softmax_wrong_dim", *verdict_text(Verdict(False, "contract.future_leaks", {"position": 1}))],
+        ["mask_inverted", *verdict_text(Verdict(False, "contract.future_leaks", {"position": 2}))],
+        ["missing_scaling", *verdict_text(Verdict(False, "contract.batch_mixed", {"sample": 1}))]]})
+    assert failing_alike(learner, stored) == ("softmax_wrong_dim",)
+    assert failing_alike(learner, Expectations.stored({})) == ()
+
+
+def copied_without_transposing(sa_v1, sa_v2):
+    """Exercise 3.1 with nn.Linear's (d_out, d_in) weights copied as they are."""
+    with torch.no_grad():
+        sa_v1.W_query.copy_(sa_v2.W_query.weight)
+        sa_v1.W_key.copy_(sa_v2.W_key.weight)
+        sa_v1.W_value.copy_(sa_v2.W_value.weight)
+    return sa_v1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_square_case_that_cannot_tell_two_mistakes_apart_does_not_unname_the_one_the_others_prove(lang,
+                                                                                                   monkeypatch):
+    """The preview's square case copies the weight as it is, which a reshape of a square weight gives too: it lists
+    both, and the raising cases, whose numbers only the untransposed copy gives, name it; one row, not "nothing
+    proves ..." under the name."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "transfer_weights", copied_without_transposing, hint=2)
+    assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+    results = {result.id: result for result in run_exercise(
+        "transfer_weights", {"load_v2_weights_into_v1": copied_without_transposing}, include_hidden=False)}
+    assert results["transfer_weights.shapes.preview"].misconception == "weights_not_transposed"
+
+
+class HeadsWithoutTheBias(nn.Module):
+    """The wrapper whose heads are built without passing qkv_bias on."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList()
+        for _ in range(num_heads):
+            self.heads.append(solutions.CausalAttention(d_in, d_out, context_length, dropout))
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_heads_bias_read_by_a_value_check_is_the_fact_the_contract_names(lang, monkeypatch):
+    """The value preview reads the heads' layers (no bias where qkv_bias asked for one): the fact the structure
+    check names, so one row under the name, not "nothing proves ..." on the value preview."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "mha_wrapper", HeadsWithoutTheBias, hint=2)
+    assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    assert text.count(catalog.MISCONCEPTIONS_BY_ID["qkv_bias_ignored"].name[lang]) == 1, text
+
+
+class ReturnsTheWeightsToo(nn.Module):
+    """SelfAttention_v1 whose forward returns (context vectors, weights), as the notes print both."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values, weights
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_tuple_returned_on_another_device_is_the_tuple_every_check_reports(kit, lang, kit_vectors, monkeypatch):
+    """The device preview says what came back (a tuple), as every other check does: one row, not a second "no
+    known mistake" for "the output has the wrong shape or is not on meta"."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(runtime(kit, kit_vectors).check, "self_attention_v1", ReturnsTheWeightsToo, hint=2)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    assert text.count(NO_KNOWN[lang]) == 1, text
+
+
+class WrittenIntoZeros(ReturnsTheWeightsToo):
+    """SelfAttention_v1 whose context vectors are written row by row into a fresh torch.zeros buffer."""
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        out = torch.zeros(x.shape[0], values.shape[1])
+        for i in range(x.shape[0]):
+            out[i] = weights[i] @ values
+        return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_buffer_made_in_forward_explains_the_dtype_it_forces(kit, lang, kit_vectors, monkeypatch):
+    """The device preview proves the CPU tensor made in forward; the reference writing into such a buffer returns
+    float32 for a float64 input on the value and structure previews too, with the same dtypes: one row."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(runtime(kit, kit_vectors).check, "self_attention_v1", WrittenIntoZeros, hint=2)
+    assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+
+
+def renormalised_without_keepdim(attn_weights):
+    n = attn_weights.shape[-1]
+    tri = torch.tril(torch.ones(n, n, dtype=attn_weights.dtype, device=attn_weights.device))
+    masked = attn_weights * tri
+    return masked / masked.sum(dim=-1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_an_error_the_proven_mistake_raises_alike_is_that_mistake_not_a_follow_on(kit, lang, kit_vectors,
+                                                                                   monkeypatch):
+    """Row sums without keepdim, proven on the values: on the device preview's batch the reference with that
+    mistake raises the very error the learner's code raises (numbers included), so it fails for the same reason
+    rather than "stops with an error; nothing shows that the mistake above causes it"."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed(runtime(kit, kit_vectors).check, "masking_routes",
+                   renormalised_without_keepdim, solutions.causal_weights_neg_inf, hint=2)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    follow = catalog.MESSAGES["fold.follow_on_one"][lang].split("；")[0].split(";")[0]
+    assert follow not in text, text

@@ -13,7 +13,7 @@ import pytest
 
 from autograder.course import registry, variants
 from autograder.grading import notebooks
-from autograder.isolation import guards, protected
+from autograder.isolation import guards, protected, sandbox
 
 # Build outputs and caches: not part of the project's files.
 SKIPPED_FOLDERS = {".venv", ".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis", "build", "out",
@@ -81,6 +81,38 @@ def test_the_walk_finds_each_kind_of_secret(secret_files):
     assert Path(variants.__file__).resolve() in found
     assert any(path.suffix == ".ipynb" and root / "source" in path.parents for path in found)
     assert any(root / "tests" in path.parents for path in found)
+
+
+def test_the_protected_paths_found_once_answer_as_finding_them_each_time(secret_files, tmp_path):
+    """The grader finds the protected paths once for a class (autograder.isolation.supervisor) and asks is_protected
+    of every notebook's folder with them: each answer is the one is_protected gives when it finds them itself."""
+    root = protected.checkout_root()
+    course = root / "autograder" / "course"
+    once = protected.protected_paths()
+    paths = [*secret_files, *protected.check_locations(), *(path.parent for path in protected.check_locations()),
+             course, course / "shared" / "plan.py", root / "source", root / "source" / "attention" / "x.ipynb",
+             root / "tests" / "a" / "b", root / ".git", root, root / "release" / "attention", tmp_path,
+             tmp_path / "source", Path("/"), *protected.reference_locations()]
+    answers = {path: protected.is_protected(path) for path in paths}
+    assert {path: protected.is_protected(path, once) for path in paths} == answers
+    assert True in answers.values() and False in answers.values()
+
+
+def test_the_landlock_rules_go_around_every_blocked_path_and_nothing_else(tmp_path):
+    """sandbox.prepare's read rules beneath a readable folder: each of its entries on the way to a blocked path is
+    allowed on its own, the blocked paths and what is beneath them never, everything else whole (a blocked file and
+    a blocked folder, nested, side by side and under a link)."""
+    root = tmp_path / "root"
+    for folder in ("a/b/secret", "a/b/open", "a/c", "d/e", "f"):
+        (root / folder).mkdir(parents=True)
+    for file in ("a/b/secret/x.py", "a/b/open/y.py", "a/b/z.py", "d/e/check.py", "d/e/kept.py", "d/w.py", "f/v.py"):
+        (root / file).write_text("")
+    (root / "link").symlink_to(root / "d" / "e")
+    blocked = (root / "a" / "b" / "secret", root / "d" / "e" / "check.py")
+    rules = sandbox.prepare(64, 10, blocked=blocked, readable=[root]).read_rules
+    beneath = sorted(str(path.relative_to(root)) for path in rules if root in path.parents)
+    assert beneath == ["a/b/open", "a/b/z.py", "a/c", "d/e/kept.py", "d/w.py", "f"]
+    assert not any(path == b or b in path.parents or path in b.parents for path in rules for b in blocked)
 
 
 def test_the_detector_sees_reference_imports_and_checks():

@@ -134,10 +134,17 @@ def test_a_count_with_the_mask_buffer_names_the_buffer():
     assert "the buffer mask (1,048,576)" in lines[0], lines
 
 
-def test_a_count_no_part_explains_says_only_the_two_counts():
+def test_a_count_of_the_parameter_tensors_is_told_so():
+    """No part explains the count: the two counts, and that it is how many trainable parameter tensors there are."""
     lines = departures("parameter_counts", {"count_parameters": count_tensors})
     assert lines and lines[0] == ("how your count differs — your count is 5, 2,360,059 fewer than the 2,360,064 "
-                                  "trainable parameters of this module"), lines
+                                  "trainable parameters of this module; 5 is exactly how many trainable parameter "
+                                  "tensors this module has"), lines
+    zh = departures("parameter_counts", {"count_parameters": count_tensors}, "zh")
+    assert zh and zh[0].endswith("5 恰好是这个模块中可训练参数张量的个数"), zh
+    small = count_parts(mha_block(3, 2, 6, False))  # 5 tensors, 28 entries
+    assert "tensors" not in count_line(7, 28, small, "en", catalog.MESSAGES)  # another count: nothing said of it
+    assert "tensors" not in count_line(0, 28, small, "en", catalog.MESSAGES)
 
 
 def test_parts_are_named_only_when_one_set_of_them_makes_up_the_difference():

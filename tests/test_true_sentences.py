@@ -59,8 +59,8 @@ class PaddingNotBroadcast(solutions.MultiHeadAttention):
 def test_code_that_raises_before_scaling_is_not_said_to_reproduce_the_scaled_scores():
     text = departure_text(printed("padding_mask", PaddingNotBroadcast))
     assert "attention scores; then it raised" in text, text
-    assert "scaled attention scores;" not in text and "then it raised before any of its tensors held the notes' " \
-        "scaled attention scores" in text, text
+    assert "scaled attention scores; then" not in text and "then it raised before any of its tensors held the " \
+        "notes' scaled attention scores" in text, text
 
 
 def test_a_tensor_that_holds_an_earlier_step_too_proves_only_that_one():

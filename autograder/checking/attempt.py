@@ -3,10 +3,11 @@
 Each check's judge names a mistake only from its own cases (autograder.checking.results): where two variants of the
 table give the learner's output on its cases, it names neither. A mistake one check proves (its variant, and no
 other, reproduces that check's failure) is the attempt's: every other failing check whose failure that same
-variant reproduces (the same outputs on every failing case, or the very error, numbers included) is explained by it
-and carries its name, so the table folds them under one row ("4 more checks fail for the same reason") instead of
-naming it once and saying "no known mistake" four times. A check the variant does not reproduce keeps its own
-diagnosis: nothing is named by association.
+variant reproduces (the same outputs on every failing case, or the very error, numbers included), or on which the
+reference with that mistake fails with the very same verdict (a property check: autograder.course.value_variants),
+is explained by it and carries its name, so the table folds them under one row ("4 more checks fail for the same
+reason") instead of naming it once and saying "no known mistake" four times. A check the variant does not reproduce
+keeps its own diagnosis: nothing is named by association.
 
 Takes the results and the table of mistakes as arguments (no checks, no reference): both kits and the graded path
 run it between judging and rendering.
@@ -43,9 +44,12 @@ def _explained(result: CheckResult, proven: Sequence[str], lang: str, messages: 
     if result.status == PASSED or result.stub or result.misconception is not None or result.cause is None:
         return result
     evidence = Evidence.ERROR if result.status == ERROR else Evidence.VARIANT
-    fitting = [name for name in proven if name in result.reproduced_by and name in misconceptions
-               and misconceptions[name].proven_by(Verdict(False, misconception=name, evidence=evidence),
-                                                  result.exercise)]
+    fitting = [name for name in proven if name in misconceptions and (
+        name in result.reproduced_by and misconceptions[name].proven_by(
+            Verdict(False, misconception=name, evidence=evidence), result.exercise)
+        # The reference with the mistake fails this check with the very same verdict or error: the proof is the
+        # other check's, by its own kind of evidence; here the mistake need only apply to the exercise.
+        or name in result.failing_alike and result.exercise in misconceptions[name].exercises)]
     if len(fitting) != 1:  # two proven mistakes both reproduce it: it tells them apart no better than a guess
         return result
     name = fitting[0]

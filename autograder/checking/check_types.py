@@ -249,6 +249,10 @@ class CheckResult:
     # raised), whether or not they tell each other apart here: a mistake proven on another check of the attempt
     # explains this one too when it is among them (autograder.checking.attempt).
     reproduced_by: tuple[str, ...] = ()
+    # The mistakes whose reference variant this check fails with the very same verdict (message and numbers) or
+    # error: a property many mistakes break names none of them here, but one that another check proves explains it
+    # (autograder.course.value_variants, autograder.checking.attempt).
+    failing_alike: tuple[str, ...] = ()
     departure_step: str = ""  # the notes' step `departure` names: failures departing at one step are one cause
 
     def ladder(self, rung: int) -> list[str]:

@@ -5,7 +5,8 @@ The reference side stores, per case, the module's parts as plain data (COUNT_PAR
 name and size; what a right count leaves out (buffers, frozen parameters, a parameter registered again under a second
 name); and the counts of the same module built with other constructor arguments. `count_line` says the learner's
 count against the module's, then the one set of named parts whose sizes make up the difference exactly, or the one
-other build whose count is theirs: only what is exact and unique on the case, never how to count.
+other build whose count is theirs, or else that their count is how many trainable parameter tensors the module has:
+only what is exact and unique on the case, never how to count.
 """
 
 from collections.abc import Mapping, Sequence
@@ -87,4 +88,9 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
     if len(builds) == 1:
         sentences.append(render(messages, "count.rebuilt", lang, {
             **fields, "change": render(messages, f"count.rebuilt.{builds[0]}", lang)}))
+    if len(sentences) == 1 and got == len(parts.trainable) and got > 1 and any(size > 1 for _name, size in
+                                                                             parts.trainable):
+        # Nothing else explains it and it is how many trainable parameters there are, each counted once: one number
+        # per tensor (of more than one tensor, where some tensor holds more than one entry).
+        sentences.append(render(messages, "count.tensors", lang, fields))
     return render(messages, "label.count", lang, {"text": render(messages, "departure.join", lang).join(sentences)})

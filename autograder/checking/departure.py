@@ -22,12 +22,15 @@ import torch
 from autograder.checking.step_relations import (
     alternative_computation,
     case_sizes,
+    flipped_bands,
     named_size,
     permuted_axis,
+    restacked_blocks,
     sums_to_one_overall,
+    transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, TracedTensor
+from autograder.checking.tensor_trace import INPUT, RaisedOp, TracedTensor
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "recorded_output", "step"]
@@ -43,15 +46,17 @@ LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last of a list of so
 
 
 def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
-         shaped: bool = False) -> list[Any]:
+         shaped: bool = False, from_inputs: bool = True) -> list[Any]:
     """One declared step: its id (its name is the message `step.<id>`), its value on each route the notes teach,
     whether some taught route skips it (a missing optional step is no departure while a later step matches), and
     whether it is a change of layout itself (heads split or merged): then only the same numbers in the same order
     match it, under any shape, never a transpose of another tensor (which would be the step before it); whether
     (`shaped`) only its own shape matches it: a view that keeps the input's order is the step in that shape only
     (the notes' (b, num_tokens, num_heads, head_dim) before the transpose), a view straight to another shape is
-    not it."""
-    return [step_id, [value.detach() for value in values], optional, ordered, shaped]
+    not it; whether (`from_inputs`) it is computed from the case's inputs, so that autograd carries a gradient back
+    through it (a causal mask is made from the sizes alone: autograder.checking.gradient_departure reads no
+    gradient of it)."""
+    return [step_id, [value.detach() for value in values], optional, ordered, shaped, from_inputs]
 
 
 @dataclass(frozen=True)
@@ -62,17 +67,20 @@ class Fact:
     kind: str
     fields: Mapping[str, Any] = field(default_factory=dict)
     # What it speaks of: the learner's tensor in the departing step's place (STAND_IN), the result their function
-    # returns against the notes' last step (OUTPUT), or the first tensor made from the last matched step against
-    # that step (FROM_PREVIOUS); `of` names the step compared with when it is not the departing one.
+    # returns against the notes' last step (OUTPUT), the first tensor made from the last matched step against
+    # that step (FROM_PREVIOUS), or, for code that raised, the next tensor it made from its matched steps (NEXT);
+    # `of` names the step compared with when it is not the departing one.
     about: str = "stand_in"
     of: str = ""
 
 
 STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
+NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it made from its matched steps
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
-RELATIONS = (*FACTOR_KINDS, "permuted", "rearranged", "plus", "minus", "sums_axis", "sums_all")
+RELATIONS = (*FACTOR_KINDS, "permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "plus",
+             "minus", "sums_axis", "sums_all", "bands")
 
 
 @dataclass(frozen=True)
@@ -94,8 +102,8 @@ class Departure:
 
 
 # Where a probe's record holds what the learner's function returned: most say "output", split, merge and
-# MultiHeadAttention "out", the masking routes "weights".
-OUTPUT_KEYS = ("output", "out", "weights")
+# MultiHeadAttention "out", the masking routes "weights", causal_mask "mask".
+OUTPUT_KEYS = ("output", "out", "weights", "mask")
 
 
 def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
@@ -146,9 +154,13 @@ def _sorted_values(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape(-1).sort().values
 
 
-def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None) -> Departure:
+def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
+                   raised: bool = False, raised_at: RaisedOp | None = None) -> Departure:
     """The first declared step no tensor of `traced` holds (see the module's docstring), and what stands in its
-    place. A step some taught route skips (optional) departs only when no later step matches either."""
+    place. A step some taught route skips (optional) departs only when no later step matches either. `raised`: the
+    learner's code raised on the case (the trace ends there), so the next tensor it made from its right steps is
+    said even when its size is not the step's; `raised_at`: the op whose raise ended the run (the operands it read
+    are said when nothing else is)."""
     declared = [(str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
@@ -278,6 +290,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                                                            for index in proven_at[step_id]})
             if read_steps:
                 facts = (*facts, Fact("made_from", {"sources": read_steps}))
+    elif not matched and returned is None:
+        # Nothing matched before the notes' first step: a tensor made from the case's inputs alone, of the step's
+        # size, that a relation ties to the step stands in its place (the three weights each transposed, then
+        # stacked).
+        facts = _first_step_facts(traced, learner, expected_values, case)
     if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
             and not any(holds(_normalised(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
@@ -305,7 +322,69 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = tuple(dataclasses.replace(fact, of=last) if fact.kind.startswith("alt_")
                           else Fact("result_made_from", fact.fields, OUTPUT)
                           for fact in facts if fact.kind == "made_from" or fact.kind.startswith("alt_"))
-    return Departure(matched, order[departing], returned, facts, len(learner), last)
+    if raised and returned is None and not facts and matched:
+        # The code raised before any tensor of the step's size stood in its place: the first it made from its
+        # right steps after the last of them, when its shape is not the step's, is what the raise met.
+        facts = _raised_stand_in_facts(traced, learner, [index for step_id in matched for index in proven_at[step_id]],
+                                       proven_at[matched[-1]][:1], expected_values, declared, matched)
+    if raised and not facts and raised_at is not None and raised_at.after == len(traced):
+        facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
+    return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
+
+
+RAISED_OPERANDS = "raised_operands"
+
+
+def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
+                     proven_at: Mapping[str, Sequence[int]]) -> tuple[Fact, ...]:
+    """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read): the
+    learner's tensor proven to hold a step of the notes (through its layouts) is said by the step's name, any other
+    only by its shape; () when the op read no tensor."""
+    operands: list[tuple[str, tuple[int, ...]]] = []
+    for read, shape in zip(raised_at.reads, raised_at.shapes, strict=True):
+        holding = "" if read < 0 or read >= len(traced) else next(
+            (step_id for step_id, proving in proven_at.items()
+             if read in proving or _numbers_of(traced, read) in proving), "")
+        if (holding, shape) not in operands or not holding:
+            operands.append((holding, shape))
+    return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
+
+
+def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
+                           last_at: Sequence[int], expected_values: Sequence[torch.Tensor],
+                           declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                           matched: Sequence[str]) -> tuple[Fact, ...]:
+    """For code that raised: the shape of the first tensor an op made (not a layout of what it read) from the
+    learner's tensors of the matched steps, after the first tensor of the last of them, against the departing
+    step's shape on every route, and the other computation of the matched steps it is, when exactly one fits
+    (`_alternative_facts`); () when there is none, or its count of entries is the step's (a tensor of the step's
+    size is `_stand_in`'s, and said nothing of there)."""
+    if not last_at:
+        return ()
+    made = set(matched_at)
+    for index in range(last_at[0] + 1, len(traced)):
+        entry = traced[index]
+        if entry.op.endswith("_backward"):
+            return ()  # autograd's (a gradient check's backward): no longer the learner's forward
+        if entry.op == INPUT or index in made or not made & set(entry.inputs):
+            continue
+        if entry.op in LAYOUT_OPS or entry.op in PASSING_OPS or any(
+                learner[index].numel() == learner[read].numel() and _matches(learner[index], learner[read])
+                for read in entry.inputs if read in made):
+            made.add(index)  # a matched step in another layout: what reads it next is what stands in
+            continue
+        got = learner[index]
+        if any(got.numel() == expected.numel() for expected in expected_values):
+            return ()
+        shapes = [tuple(expected.shape) for expected in expected_values]
+        expected = shapes[0] if len(set(shapes)) == 1 else None
+        if expected is None:
+            return ()  # routes of other shapes: no one shape to say
+        alternatives = _alternative_facts(traced, learner, index, expected_values, declared, matched)
+        # (The computation it is speaks of the same tensor: "it".)
+        return (Fact("shape", {"got": tuple(got.shape), "expected": expected}, NEXT),
+                *(dataclasses.replace(fact, about=NEXT_AGAIN) for fact in alternatives))
+    return ()
 
 
 def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], chosen: int,
@@ -579,6 +658,42 @@ def _constant(value: torch.Tensor) -> bool:
     return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
 
 
+def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                      expected_values: Sequence[torch.Tensor], case: "_Case") -> tuple[Fact, ...]:
+    """What the learner's tensor in the place of the notes' first step proves of it: the facts of the first tensor
+    an op made of the step's size from the tensors the call read without making them (its arguments, parameters
+    and buffers, through their layouts) or made from nothing, and nothing else, whose facts tie it to the step by
+    a relation (RELATIONS: the same numbers rearranged, a factor, a mask's bands...); () when no such tensor is
+    traced. A tensor of one number throughout is made many ways and proves nothing; a tensor that holds the step
+    in a right layout is no departure."""
+    size = expected_values[0].numel()
+    # What the call read without making it, what an op made from nothing (a factory: ones, arange), parameters
+    # filled in place (a module built in the call: uniform_), and their layouts.
+    inputs: set[int] = set()
+    for index, entry in enumerate(traced):
+        if entry.op == INPUT or not entry.inputs:
+            inputs.add(index)
+            continue
+        if not set(entry.inputs) <= inputs:
+            continue
+        if ((entry.op in LAYOUT_OPS or entry.op in PASSING_OPS) and len(entry.inputs) == 1) or entry.op.endswith("_"):
+            inputs.add(index)
+            continue
+        got = learner[index]
+        if got.numel() != size or _constant(got):
+            continue
+        facts = _facts(got, expected_values, dataclasses.replace(case, transposes=True))
+        if facts and facts[0].kind in RELATIONS:
+            return facts
+    return ()
+
+
+def _two_valued(value: torch.Tensor) -> bool:
+    """Whether a tensor holds two numbers at most (a mask): any tensor with as many of each as such a step holds
+    "the same numbers in other places", which proves nothing of where they come from."""
+    return int(value.unique().numel()) <= 2
+
+
 def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
               size: int, layout_step: bool = False) -> int | None:
     """The learner's tensor in the departing step's place, after the last matched step's tensor: the first op that
@@ -608,9 +723,10 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
-FACT_ORDER = ("permuted", "rearranged", "factor_root", "divided_root", "factor_size", "divided_size", "factor",
-              "divided", "all_zero", "zeroed", "extra", "sums_axis", "sums_all", "plus", "minus", "other_step",
-              "shape", "shown", "hidden", "not_normalised", "differs")
+FACT_ORDER = ("permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
+              "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
+              "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden", "not_normalised",
+              "differs")
 
 
 @dataclass(frozen=True)
@@ -620,6 +736,10 @@ class _Case:
 
     sizes: Mapping[str, int]
     others: Sequence[tuple[str, Sequence[torch.Tensor]]]
+    # Whether a transpose of the step may be said: of a tensor made from the call's inputs alone (the first step's
+    # stand-in). One made from a learner's step may be the notes' transposed only because the case's scores are
+    # symmetric (a maximum broadcast along the other axis): that proves nothing of the code (_layout_proven).
+    transposes: bool = False
 
 
 def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
@@ -702,13 +822,25 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
     same = layouts[0]
     facts: list[Fact] = []
     if _close(_sorted_values(same), _sorted_values(expected)):
+        restacked = restacked_blocks(got, expected, _close)
+        if restacked is not None:
+            count, axis, other = restacked
+            return (Fact("restacked", {"count": count, "axis": axis, "other": other, "got": tuple(got.shape),
+                                       "expected": tuple(expected.shape)}),)
+        if (case.transposes and expected.dim() >= 2 and same.shape[-1] == same.shape[-2]
+                and _close(same, expected.transpose(-2, -1).contiguous())):
+            return (Fact("transposed"),)  # (`same` differs from `expected`: the step is not symmetric)
+        blocks = transposed_blocks(got, expected, _close) if got.shape == expected.shape else 0
+        if blocks:
+            return (Fact("blocks_transposed", {"count": blocks, "block": tuple(expected.shape[1:]) * 2}),)
         for layout in layouts:
             permuted = permuted_axis(layout, expected, _close)
             if permuted is not None:
                 axis, reverse = permuted
                 return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
                                           "reversed": reverse}),)
-        return (Fact("rearranged"),)
+        # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
+        return (Fact("differs" if _two_valued(expected) else "rearranged"),)
     shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
     hidden = int((torch.isinf(same) & torch.isfinite(expected) & (expected != 0)).sum())
@@ -716,7 +848,10 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         facts.append(Fact("shown", {"count": shown}))
     if hidden:
         facts.append(Fact("hidden", {"count": hidden}))
-    if not shown and not hidden:
+    bands = flipped_bands(same, expected) if not shown and not hidden else ()
+    if bands:
+        facts.append(Fact("bands", {"bands": bands}))
+    if not shown and not hidden and not bands:
         dropped, extra = zeroed_entries(same, expected, _close)
         if dropped:
             facts.append(Fact("zeroed", {"count": dropped}))
@@ -806,12 +941,13 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         key = "departure.after"
     else:
         key = "departure.first" if departure.compared else "departure.nothing"
-    if departure.raised and not departure.facts:
+    stand_in_facts = [fact for fact in departure.facts if fact.kind != RAISED_OPERANDS]
+    if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
     parts = [render(messages, key, lang, fields)]
     parts += [_fact_text(fact, str(fields["step"]), lang, messages) for fact in departure.facts]
-    if departure.raised and departure.facts:
+    if departure.raised and stand_in_facts:
         parts.append(render(messages, "departure.then_raised", lang))
     if departure.returned is not None:
         parts.append(render(messages, "departure.returned", lang, {
@@ -824,6 +960,14 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     its own sentence."""
     if fact.kind.startswith("alt_"):
         return _alternative_text(fact, step_name, lang, messages)
+    if fact.kind == RAISED_OPERANDS:
+        names = [render(messages, "departure.operand.raised_step", lang, {
+                     "name": render(messages, f"step.{holding}", lang), "shape": shape}) if holding else
+                 render(messages, "departure.operand.raised_tensor", lang, {"shape": shape})
+                 for holding, shape in fact.fields["operands"]]
+        joined = pick(LAST_SEPARATOR, lang).join(
+            [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        return render(messages, "departure.fact.raised_operands", lang, {"operands": joined})
     if fact.of:
         step_name = render(messages, f"step.{fact.of}", lang)
     fields = {**fact.fields, "step": step_name}
@@ -839,9 +983,19 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             key = f"departure.fact.{fact.kind}_input"
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
+    if fact.kind == "bands":
+        fields["bands"] = pick(LAST_SEPARATOR, lang).join(_band_text(band, lang, messages)
+                                                         for band in fact.fields["bands"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
     return render(messages, key, lang, fields)
+
+
+def _band_text(band: int, lang: str, messages: Messages) -> str:
+    """One diagonal (offset j - i) in words: the main one, or how far above or below it."""
+    if band == 0:
+        return render(messages, "departure.band.main", lang)
+    return render(messages, "departure.band.above" if band > 0 else "departure.band.below", lang, {"k": abs(band)})
 
 
 def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["Expectations", "RAISED", "WEIGHTS", "case_alone", "no_expectations", "reads_case_alone"]
+__all__ = ["Expectations", "FAILING_ALIKE", "RAISED", "WEIGHTS", "case_alone", "no_expectations", "reads_case_alone"]
 
 ExpectT = TypeVar("ExpectT", bound=Callable[..., "Expectations"])
 # The mark case_alone sets on an expect function (or a functools.partial of one).
@@ -23,6 +23,9 @@ WEIGHTS = "weights"
 # The errors the course's raising variants give on the case (autograder.checking.reproduction.VariantError, each in
 # its plain form): read only by the diagnosis of an exception the student's code raised.
 RAISED = "raised"
+# The verdicts the course's value variants get from the same check on the case, in plain form
+# (autograder.course.value_variants): read only where a property check fails, to find the mistakes that fail it alike.
+FAILING_ALIKE = "failing_alike"
 
 
 class Expectations(Mapping[str, Any]):

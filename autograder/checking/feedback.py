@@ -35,9 +35,13 @@ TITLE_COLUMNS = 60  # a folded check's title is cut to this width
 # with nothing to add says so instead of "no known mistake", which would read as if the message were unsure.
 # A module built with the wrong settings (to_torch_multihead's batch_first, sizes, dtype, dropout) departs before
 # every step the notes compute: its message names the setting, and no step would be the first that differs.
+# A tensor argument the call changed (judging.argument_changed) is said as the fact read from it: no step departs.
 CAUSE_STATED_KEYS = frozenset({"error.transpose_4d", "error.unexpected_keyword", "error.missing_argument",
                                "torch_equivalence.batch_first", "torch_equivalence.sizes", "torch_equivalence.dtype",
-                               "torch_equivalence.dropout", "torch_equivalence.dropout_not_a_rate"})
+                               "torch_equivalence.dropout", "torch_equivalence.dropout_not_a_rate",
+                               *(f"argument.{part}{end}" for part in ("", "part_")
+                                 for end in ("values_changed", "reshaped", "layout_changed", "metadata_changed",
+                                             "written"))})
 
 
 @dataclass(frozen=True)
@@ -261,11 +265,34 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
         return True  # both computations first depart from the notes at the same step: one cause, one message
     if shown.cause.same_as(other.cause):
         return True
+    fact = _learner_fact(shown.cause) if shown.cause.message_key == other.cause.message_key else None
+    if fact is not None and fact == _learner_fact(other.cause):
+        return True  # the learner's object holds the same wrong values whatever each check asks for
     if shown.hidden or other.hidden or shown.cause.message_key != other.cause.message_key:
         return False
     # The same error at the same line of the learner's: each check's input gives it its own sizes, one cause.
     line = dict(shown.cause.fields).get("line")
     return _symptom(shown) == _symptom(other) or bool(line) and line == dict(other.cause.fields).get("line")
+
+
+def _learner_fact(cause: Cause) -> tuple[tuple[str, str], ...] | None:
+    """What a message comparing the learner's values with the asked ones (fields `got_<name>` against `<name>` or
+    `expected_<name>`) says of the learner's object: each compared name whose value departs, with the learner's
+    value. Two checks asking for other values whose learner's values depart in the same names with the same values
+    (dropout 0.0 where 0.5 and where 0.3 were asked; float32 for a float64 and for a bfloat16 input) show one fact
+    of the code, so one cause; None for a message that compares nothing, or where nothing departs."""
+    fields = dict(cause.fields)
+    fact = []
+    for name, learner in fields.items():
+        if not name.startswith("got_") or name.endswith("_shape"):
+            continue  # a shape follows each check's own input: the shape rules below read it
+        asked = [fields[key] for key in (name.removeprefix("got_"), "expected_" + name.removeprefix("got_"))
+                 if key in fields]
+        if len(asked) != 1:
+            return None  # a learner's value with nothing (or two things) to compare it with: no fact read here
+        if learner != asked[0]:
+            fact.append((name, learner))
+    return tuple(fact) or None
 
 
 def _symptom(result: CheckResult) -> str:

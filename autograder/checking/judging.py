@@ -12,12 +12,13 @@ import torch
 
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import largest_difference, same, same_gradient
-from autograder.checking.probing import PROJECTIONS
+from autograder.checking.probing import PROJECTIONS, InputChange
 
 __all__ = [
-    "PADDING_MISCONCEPTIONS", "causal_mask_verdict", "causal_weights_problem", "copied_weights_problem",
-    "first_wrong_head", "fit_divisor", "fitted_fill", "gradient_problem", "hidden_keys", "located_fault",
-    "mask_family", "module_gradient_problem", "no_gradient", "returned_weights", "wrapper_structure_problem",
+    "PADDING_MISCONCEPTIONS", "argument_changed", "causal_mask_verdict",
+    "causal_weights_problem", "copied_weights_problem", "first_wrong_head", "fit_divisor", "fitted_fill",
+    "gradient_problem", "hidden_keys", "located_fault", "mask_family", "module_gradient_problem", "no_gradient",
+    "returned_weights", "wrapper_structure_problem",
 ]
 
 PADDING_MISCONCEPTIONS = {"padding_mask.ignored": "padding_ignored", "padding_mask.inverted": "padding_inverted",
@@ -38,6 +39,52 @@ def no_gradient(how: str, error: Mapping[str, Any] | None = None) -> Verdict:
                        {"type": str(error.get("type") or "an exception"),
                         "detail": " ".join(str(error.get("message", "")).split())[:160]})
     return Verdict(False, "function.gradient_not_finite")
+
+
+# What a call changed of a tensor it was handed (probing.InputChange's kind) -> the end of the message that says so:
+# argument.<end>, or argument.part_<end> for a tensor the argument holds ("mha.out_proj.weight": a module's weight).
+_ARGUMENT_CHANGE_ENDS = {"values": "values_changed", "layout": "layout_changed", "metadata": "metadata_changed",
+                         "written": "written"}
+
+
+def argument_changed(changes: Sequence[InputChange] | None, caller: str, handed: Collection[str],
+                     mistake: str | None = "input_edited_in_place") -> Verdict | None:
+    """The verdict for the first tensor argument a call changed (probing.arguments_changes: every tensor the probe
+    handed it, `handed` their names; "mha.out_proj.weight" a tensor the argument mha holds), None when it left them
+    all alone. `caller` is how the message names the code ("forward", a function's name). Other values or another
+    layout are read from the caller's tensor after the call, a fact: named `mistake` (where the exercise lists it;
+    None names nothing); a tensor written with the same values, or whose class, dtype, device or requires_grad changed,
+    names nothing."""
+    for change in changes or ():
+        kind, argument = change.get("change"), change.get("argument")
+        if argument not in handed or kind not in _ARGUMENT_CHANGE_ENDS:
+            continue  # not a name or kind the probe writes: nothing read from it
+        owner, _, part = str(argument).partition(".")
+        differ, size = _count(change.get("differ")), _count(change.get("size"))
+        if kind == "values" and not 0 < differ <= size:
+            continue  # no count the probe writes: no sentence made of it
+        before, after = _shape(change.get("shape_before")), _shape(change.get("shape_after"))
+        fields = {"caller": caller, "argument": owner, "part": part, "differ": differ, "size": size,
+                  "shape_before": before, "shape_after": after}
+        end = _ARGUMENT_CHANGE_ENDS[str(kind)]
+        if kind == "layout" and before != after:
+            end = "reshaped"
+        edited = kind in ("values", "layout") and mistake is not None
+        return Verdict(False, f"argument.{'part_' if part else ''}{end}", fields,
+                       misconception=mistake if edited else None, evidence=Evidence.FACT if edited else None)
+    return None
+
+
+def _count(value: object) -> int:
+    """A count of the record as the int it is; anything else (the record is the child's, read as data) is 0."""
+    return value if type(value) is int else 0
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    """A shape of the record as a tuple of ints; anything else is ()."""
+    if not isinstance(value, list | tuple) or not all(type(size) is int for size in value):
+        return ()
+    return tuple(value)
 
 
 def gradient_problem(got: torch.Tensor | None, expected: torch.Tensor, message_key: str = "function.gradient_wrong",
@@ -138,7 +185,9 @@ def wrapper_structure_problem(data: Mapping[str, Any], case: Mapping[str, Any],
         if missing:
             return Verdict(False, "mha_wrapper.head_layers", {"head": i, "names": ", ".join(missing)})
     if ("heads.0.W_query.bias" in names) != case["qkv_bias"]:
-        return Verdict(False, "mha_wrapper.qkv_bias")
+        # The heads' layers were read: a bias where none was asked or none where one was, the very fact the
+        # module contract names (qkv_bias not followed), so one cause across the two checks (issue 58).
+        return Verdict(False, "mha_wrapper.qkv_bias", misconception="qkv_bias_ignored", evidence=Evidence.FACT)
     return None
 
 

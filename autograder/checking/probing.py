@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from torch.utils.hooks import RemovableHandle
 
 __all__ = [
-    "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients", "ParameterProjections", "ProbeError",
-    "as_count", "below_student_code", "describe_exception", "dtype_name", "exception_type_name",
-    "grader_torch_state", "gradient_flow", "gradient_of", "gradient_weights", "head_outputs", "informative_queries",
-    "input_changes", "input_unchanged", "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "plain", "rand",
-    "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
+    "InputChange", "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients", "ParameterProjections",
+    "ProbeError", "arguments_changes", "as_count", "below_student_code", "describe_exception", "dtype_name",
+    "exception_type_name", "grader_torch_state", "gradient_flow", "gradient_of", "gradient_weights", "head_outputs",
+    "informative_queries", "input_changes", "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "plain",
+    "rand", "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
 ]
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
@@ -427,26 +427,72 @@ def informative_queries(mask: torch.Tensor | None, like: torch.Tensor) -> torch.
     return mask.cumsum(dim=1) > 0  # causal: query t sees keys 0..t
 
 
-def input_unchanged(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tuple[Any, bool]:
-    """run(x), and whether it left x's values and layout (shape, strides) as they were."""
-    snapshot, layout = x.clone(), (tuple(x.shape), x.stride())
-    result = run(x)
-    return result, (tuple(x.shape), x.stride()) == layout and torch.equal(x, snapshot)
+class InputChange(TypedDict):
+    """What a call changed of one tensor it was handed (arguments_changes), as plain data for a record."""
+
+    argument: str  # the name the caller gave it ("x", "attention_mask")
+    # "values", "layout" (shape, strides or offset), "metadata" (class, dtype, device or requires_grad) or "written"
+    # (written in place with the same values: its version counter moved)
+    change: str
+    differ: int  # "values": how many of its entries differ after the call (NaN equals NaN); 0 otherwise
+    size: int  # how many entries it held before the call
+    shape_before: list[int]
+    shape_after: list[int]
+
+
+class _HandedTensor:
+    """One tensor as a caller handed it over: what the call may not change of it. Read below the student's code
+    (below_student_code): a class swapped in, or a mode left on, cannot answer for the tensor."""
+
+    def __init__(self, tensor: torch.Tensor) -> None:
+        self.kind = type(tensor)
+        with below_student_code(tensor):
+            self.values = tensor.detach().clone()
+            self.layout = (tuple(tensor.shape), tensor.stride(), tensor.storage_offset())
+            self.metadata = (tensor.dtype, tensor.device, tensor.requires_grad)
+            self.version = tensor._version
+
+    def change(self, argument: str, tensor: torch.Tensor) -> InputChange | None:
+        """What the call changed of `tensor`, or None where it is as it was handed over."""
+        with below_student_code(tensor):
+            kind, differ = self._kind(tensor)
+            if not kind:
+                return None
+            return {"argument": argument, "change": kind, "differ": differ, "size": self.values.numel(),
+                    "shape_before": list(self.layout[0]), "shape_after": [int(size) for size in tensor.shape]}
+
+    def _kind(self, tensor: torch.Tensor) -> tuple[str, int]:
+        if type(tensor) is not self.kind:
+            return "metadata", 0  # its class swapped for another (whose methods could answer for it)
+        if (tuple(tensor.shape), tensor.stride(), tensor.storage_offset()) != self.layout:
+            return "layout", 0
+        if (tensor.dtype, tensor.device, tensor.requires_grad) != self.metadata:
+            return "metadata", 0
+        now = tensor.detach()
+        same = now == self.values
+        if now.is_floating_point() or now.is_complex():
+            same |= now.isnan() & self.values.isnan()
+        differ = int((~same).sum())
+        if differ:
+            return "values", differ
+        return ("written" if tensor._version != self.version else ""), 0
+
+
+def arguments_changes(arguments: Mapping[str, torch.Tensor], run: Callable[[], Any]) -> tuple[Any, list[InputChange]]:
+    """run(), and what it changed of each tensor it was handed ({name: tensor}, every tensor argument of the call):
+    the changed ones in the order given, those left alone not listed. A call may read its arguments, never write them:
+    the caller still holds them (a mask used for the next layer, an input used again)."""
+    handed = {name: _HandedTensor(tensor) for name, tensor in arguments.items()}
+    result = run()
+    changes = [change for name, tensor in arguments.items() if (change := handed[name].change(name, tensor))]
+    return result, changes
 
 
 def input_changes(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tuple[Any, str]:
-    """run(x), and what it changed of x: "" (nothing), "values", "layout" (shape, strides or offset), "metadata" (dtype,
-    device or requires_grad) or "written" (written in place, even with the same values: its version counter moved)."""
-    snapshot, layout = x.detach().clone(), (tuple(x.shape), x.stride(), x.storage_offset())
-    metadata, version = (x.dtype, x.device, x.requires_grad), x._version
-    result = run(x)
-    if (tuple(x.shape), x.stride(), x.storage_offset()) != layout:
-        return result, "layout"
-    if (x.dtype, x.device, x.requires_grad) != metadata:
-        return result, "metadata"
-    if not torch.equal(x.detach(), snapshot):
-        return result, "values"
-    return result, "written" if x._version != version else ""
+    """run(x), and what it changed of x (arguments_changes for a call with one tensor argument): "" (nothing) or the
+    change's kind ("values", "layout", "metadata", "written")."""
+    result, changes = arguments_changes({"x": x}, lambda: run(x))
+    return result, changes[0]["change"] if changes else ""
 
 
 def takes_attention_mask(forward: Callable[..., Any]) -> bool:

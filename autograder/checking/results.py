@@ -26,12 +26,16 @@ from autograder.checking.check_types import (
 )
 from autograder.checking.compare import REPRODUCED_BY, unravel
 from autograder.checking.diagnosis import explain_error, mistakes_raising
-from autograder.checking.expectations import Expectations
+from autograder.checking.expectations import FAILING_ALIKE, Expectations
 from autograder.checking.fitted import name_fill
+from autograder.checking.reproduction import RaisedError
 from autograder.checking.text_width import columns
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["check_result", "judge_cases", "named_mistake", "public_details", "refused_name", "with_rungs"]
+__all__ = [
+    "check_result", "error_text", "failing_alike", "judge_cases", "named_mistake", "public_details", "refused_name",
+    "verdict_text", "with_rungs",
+]
 
 MAX_SHOWN = 6  # values of expected/got printed per public failure
 COLON = {"en": ": ", "zh": "："}  # between a detail's label and its value: full-width in a Chinese line
@@ -76,11 +80,13 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
             raised = check_result(check, ERROR, explain_error(data["error"], case, expected), lang, messages,
                                   misconceptions)
             raised.reproduced_by = mistakes_raising(data["error"], expected)
+            raised.failing_alike = failing_alike(error_text(data["error"]), expected)
             if _learner_raised(data["error"]):
                 raised.failed_case = index  # the trace up to the raise still says which steps matched
             return raised
+        expectations = expectations_of(index, data, case)
         try:
-            verdict = check.judge(data, case, expectations_of(index, data, case))
+            verdict = check.judge(data, case, expectations)
         except Exception as exc:  # noqa: BLE001 - odd student output must cost the check, never the run
             verdict = Verdict(False, "error.uncomparable", {"type": type(exc).__name__})
         if not verdict.passed:
@@ -89,11 +95,50 @@ def judge_cases(check: JudgedCheck, cases: Sequence[Case], data_per_case: object
             verdict = _not_refuted_by_a_passing_case(verdict, index, misconceptions)
             result = check_result(check, FAILED, verdict, lang, messages, misconceptions)
             result.failed_case = index
+            # Mistakes whose variant fails this check with the very same verdict: never named here on that alone
+            # (a property many mistakes break tells none apart), but one another check proves explains it.
             result.reproduced_by = reproducing
+            if verdict.misconception is None and verdict.got is None:  # values need their own numbers compared
+                result.failing_alike = failing_alike(verdict_text(verdict), expectations)
             return result
     if len(data_per_case) < len(cases):
         return check_result(check, ERROR, Verdict(False, "error.no_result"), lang, messages, misconceptions)
     return check_result(check, PASSED, Verdict(True), lang, messages, misconceptions)
+
+
+def verdict_text(verdict: Verdict) -> list[str]:
+    """A failing verdict in plain form (JSON, which the student kit stores): its message key, then each field as
+    "name=value", sorted; two verdicts with equal texts say the same thing with the same numbers."""
+    fields = sorted(f"{name}={value}" for name, value in verdict.fields.items() if name not in CANDIDATE_FIELDS)
+    return [verdict.message_key, *fields]
+
+
+def error_text(error: Mapping[str, Any]) -> list[str]:
+    """An error a probe reported in plain form: a ProbeError by its key and fields, any other exception by its type
+    and normalised message (autograder.checking.reproduction: the operation and its numbers)."""
+    if str(error.get("type", "")) == "ProbeError":
+        given = error.get("fields")
+        fields: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        return ["raised", "ProbeError", str(error.get("key", "")),
+                *sorted(f"{name}={value}" for name, value in fields.items())]
+    found = RaisedError.of(error)
+    return ["raised", found.type, found.message]
+
+
+def failing_alike(text: Sequence[str], expectations: Expectations) -> tuple[str, ...]:
+    """The mistakes whose variant the same check fails on the same case as the learner's code did, `text` (a
+    verdict_text or an error_text): FAILING_ALIKE, where the check's expectations give it
+    (autograder.course.value_variants); none elsewhere."""
+    if FAILING_ALIKE not in expectations:
+        return ()
+    try:
+        plain = expectations[FAILING_ALIKE]
+    except Exception:  # noqa: BLE001 - the variants' run is evidence or nothing: it never costs the check
+        return ()
+    text = list(text)
+    found = [str(item[0]) for item in plain if isinstance(item, (list, tuple)) and item
+             and [str(part) for part in item[1:]] == text]
+    return tuple(dict.fromkeys(found))
 
 
 def _not_refuted_by_a_passing_case(verdict: Verdict, failed_case: int,
@@ -116,6 +161,8 @@ def _learner_raised(error: Mapping[str, Any]) -> bool:
 
 # A fitted family's value (autograder.checking.fitted) and the field that lists every value reproducing a case.
 FITTED_FIELDS = {"fill": "fills"}
+# A verdict's fields that list candidates rather than say what failed: left out when two verdicts are compared.
+CANDIDATE_FIELDS = frozenset({REPRODUCED_BY, *FITTED_FIELDS.values()})
 
 
 def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Alternative", "alternative_computation", "case_sizes", "named_size", "permuted_axis",
-           "sums_to_one_overall", "zeroed_entries"]
+__all__ = ["Alternative", "alternative_computation", "case_sizes", "flipped_bands", "named_size", "permuted_axis",
+           "restacked_blocks", "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
 # its value is unique among the case's sizes (autograder.checking.departure's factor facts).
@@ -112,6 +112,74 @@ def zeroed_entries(got: torch.Tensor, expected: torch.Tensor,
         return 0, 0
     return int(dropped.sum()), int(extra.sum())
 
+
+
+MAX_BANDS = 2  # diagonals a mask may differ on for the difference to be said as its bands
+
+
+def flipped_bands(got: torch.Tensor, expected: torch.Tensor) -> tuple[int, ...]:
+    """The diagonals (offsets j - i of column j and row i, the main one first, then the nearest to it) on which a
+    0/1 tensor (a mask: False and True read as 0 and 1) holds the other value than the notes' 0/1 step in every
+    entry, and which are the only entries where the two differ: () when either holds another number, the last two
+    dimensions are not square, they differ nowhere, or on more than MAX_BANDS diagonals, or only on part of one
+    (in some rows, not in all)."""
+    if (got.shape != expected.shape or expected.dim() < 2 or expected.shape[-1] != expected.shape[-2]
+            or expected.shape[-1] < 2):
+        return ()
+    if not all(bool(((tensor == 0) | (tensor == 1)).all()) for tensor in (got, expected)):
+        return ()
+    differ = (got != expected).reshape(-1, *expected.shape[-2:])
+    if not bool(differ.any()):
+        return ()
+    size = expected.shape[-1]
+    rows = torch.arange(size)
+    offsets = (rows[None, :] - rows[:, None]).expand_as(differ)  # j - i of every entry
+    bands = sorted({int(offset) for offset in offsets[differ]}, key=lambda band: (abs(band), -band))
+    if len(bands) > MAX_BANDS or not all(bool(differ[offsets == band].all()) for band in bands):
+        return ()
+    return tuple(bands)
+
+
+def transposed_blocks(got: torch.Tensor, expected: torch.Tensor,
+                      close: Callable[[torch.Tensor, torch.Tensor], bool]) -> int:
+    """The number of square blocks (2 or more) the notes' 2-D step stacks along dimension 0 that `got`, of the same
+    shape, holds each transposed in its place (three (d, d) projection weights stacked as one (3d, d) matrix, each
+    laid out the other way round); 0 when it does not, or when transposing them changes nothing (symmetric
+    blocks)."""
+    if got.shape != expected.shape or expected.dim() != 2:
+        return 0
+    rows, columns = expected.shape
+    if columns < 2 or rows % columns or rows // columns < 2:
+        return 0
+    count = rows // columns
+    blocks = expected.reshape(count, columns, columns)
+    flipped = blocks.transpose(1, 2)
+    if close(flipped.reshape(rows, columns), expected):
+        return 0
+    return count if close(got, flipped.reshape(rows, columns)) else 0
+
+
+def restacked_blocks(got: torch.Tensor, expected: torch.Tensor,
+                     close: Callable[[torch.Tensor, torch.Tensor], bool]) -> tuple[int, int, int] | None:
+    """(the count of blocks, the dimension the notes' step stacks them along, the dimension `got` stacks them
+    along) when `got` holds the notes' step's equal blocks, each as it is, joined along another dimension (three
+    (d, d) weights side by side, (d, 3d), instead of one above the other, (3d, d)); None when no such split fits
+    or `got` has the notes' own shape."""
+    if got.dim() != expected.dim() or got.shape == expected.shape:
+        return None
+    for axis in range(expected.dim()):
+        for other in range(expected.dim()):
+            if other == axis or expected.shape[axis] < 2 or got.shape[other] <= expected.shape[other]:
+                continue
+            if got.shape[other] % expected.shape[other]:
+                continue
+            count = got.shape[other] // expected.shape[other]
+            if count < 2 or expected.shape[axis] % count:
+                continue
+            joined = torch.cat(expected.chunk(count, dim=axis), dim=other)
+            if joined.shape == got.shape and close(got, joined):
+                return count, axis, other
+    return None
 
 
 # Another computation of a step's operands (alternative_computation): reductions of one operand, entry-by-entry

@@ -7,6 +7,11 @@ What comes back is plain data: detached CPU copies of floating-point and bool te
 steps: True reads as 1) and lists of indices, capped in count
 (MAX_TRACED) and size (MAX_TRACED_ELEMENTS). Nothing here imports `solutions`: it runs where probes run.
 
+`graph_traced_probe` runs it again with gradients on, as a model's layers run it, and keeps with each tensor whether
+autograd recorded it (`TracedTensor.connected`), read once the op has returned through autograd: the departure in
+gradient (autograder.checking.gradient_departure) reads which of the learner's tensors carry a gradient back. What
+backward computes in that run (the probe's own gradient check) is not traced: it is no step of the learner's.
+
 In grading the trace is made in the grading child and judged in the grader: `trace_record` makes it plain data for
 the wire (None past MAX_TRACE_ELEMENTS in all), and `traced_of_record` reads it back in the grader as hostile data,
 refusing (ValueError) anything `trace_record` would not have written or that passes a cap.
@@ -23,8 +28,8 @@ from autograder.checking.probing import run_probe
 from autograder.checking.torch_recorders import UncompiledDispatchMode, op_name
 
 __all__ = [
-    "INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "TensorTrace", "TracedTensor", "trace_record",
-    "traced_of_record", "traced_probe",
+    "INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "RaisedOp", "TensorTrace", "TracedTensor",
+    "graph_traced_probe", "trace_record", "traced_of_record", "traced_probe", "traced_probe_with_raise",
 ]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
@@ -46,6 +51,28 @@ class TracedTensor:
     op: str
     value: torch.Tensor
     inputs: tuple[int, ...]
+    # Whether the tensor is part of autograd's graph (it requires grad: made from a tensor of a graph, or a leaf that
+    # requires grad), and whether autograd recorded the op that made it (it has a grad_fn); None where the trace ran
+    # with gradients off (`traced_probe`) or came from a grading child.
+    connected: bool | None = None
+    recorded: bool | None = None
+
+
+MAX_RAISED_OPERANDS = 8  # tensors an op that raised read, kept (the course's ops read two or three)
+MAX_RAISED_MESSAGE = 400  # characters of its exception's text (probing.MAX_MESSAGE_CHARS: the record's cap)
+
+
+@dataclass(frozen=True)
+class RaisedOp:
+    """The last ATen op whose call raised under the trace: the traced tensors it read (-1 for one the trace did not
+    keep: an integer tensor, one past a cap), the shape of each, how many tensors were traced before it (a raise
+    that ended the run has none after it) and its exception's text, capped (to tell it is the raise the probe
+    recorded, not one that code caught and went on from)."""
+
+    reads: tuple[int, ...]
+    shapes: tuple[tuple[int, ...], ...]
+    after: int
+    message: str
 
 
 class TensorTrace(UncompiledDispatchMode):
@@ -57,10 +84,21 @@ class TensorTrace(UncompiledDispatchMode):
         self.truncated = False
         self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
         self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
+        self._made: list[torch.Tensor] = []  # the tensor of each entry of `traced`, for `connected_entries`
+        self.raised: RaisedOp | None = None
 
     def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:
-        result = func(*args, **(kwargs or {}))
+        try:
+            result = func(*args, **(kwargs or {}))
+        except Exception as exc:
+            operands = _tensors((args, kwargs))[:MAX_RAISED_OPERANDS]
+            self.raised = RaisedOp(tuple(self._index.get(id(tensor), -1) for tensor in operands),
+                                   tuple(tuple(int(size) for size in tensor.shape) for tensor in operands),
+                                   len(self.traced), _message(exc))
+            raise
+        if torch._C._current_graph_task_id() != -1:
+            return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward
         if op_name(func) in SKIPPED_OPS:
             for source, made in zip(_tensors(args), _tensors(result), strict=False):  # a copy stands for its source
                 if id(source) in self._index:
@@ -85,7 +123,14 @@ class TensorTrace(UncompiledDispatchMode):
             return
         value = tensor.detach().to("cpu", torch.float64, copy=True)
         self.traced.append(TracedTensor(op, value, inputs))
+        self._made.append(tensor)
         self._remember(tensor, len(self.traced) - 1)
+
+    def connected_entries(self) -> list[TracedTensor]:
+        """`traced` with whether each tensor is part of autograd's graph, read now: below autograd an op's result
+        has no history yet, autograd gives it one on the way back up (call it once the trace has ended)."""
+        return [TracedTensor(entry.op, entry.value, entry.inputs, bool(tensor.requires_grad),
+                             tensor.grad_fn is not None) for entry, tensor in zip(self.traced, self._made, strict=True)]
 
     def _remember(self, tensor: torch.Tensor, index: int) -> None:
         self._index[id(tensor)] = index
@@ -102,12 +147,44 @@ def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:
     return []
 
 
+# The exceptions torch's own ops raise; one of any other class (a student's tensor subclass may raise its own) is
+# never read here: its __str__ would run the student's code inside the trace.
+TORCH_ERRORS = (RuntimeError, IndexError, ValueError, TypeError, NotImplementedError)
+
+
+_EXCEPTION_ARGS = vars(BaseException)["args"].__get__  # BaseException's own getter: no property in the way
+
+
+def _message(exc: Exception) -> str:
+    """The exception's text as probing.describe_exception reads it (str(exc), capped), for an exception of one of
+    TORCH_ERRORS exactly whose arguments are plain str; "" for any other (it then matches no record's)."""
+    if type(exc) not in TORCH_ERRORS or not all(type(arg) is str for arg in _EXCEPTION_ARGS(exc)):
+        return ""
+    return str.__getitem__(BaseException.__str__(exc), slice(0, MAX_RAISED_MESSAGE))
+
+
 def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
                  case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
     """(the probe's record, the tensors the student's code computed) for one case, run again under the trace."""
+    record, traced, _raised = traced_probe_with_raise(probe, namespace, case)
+    return record, traced
+
+
+def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
+                            case: Any) -> tuple[dict[str, Any], list[TracedTensor], RaisedOp | None]:
+    """traced_probe's, and the last op that raised under the trace (None when none did)."""
     with torch.no_grad(), TensorTrace() as trace:
         record = run_probe(probe, namespace, case)
-    return record, trace.traced
+    return record, trace.traced, trace.raised
+
+
+def graph_traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
+                       case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
+    """`traced_probe` with gradients on, as the probe's gradient check runs the student's code in a model: each
+    tensor with whether autograd recorded it (`TracedTensor.connected`). The probe's own no_grad blocks stay off."""
+    with torch.enable_grad(), TensorTrace() as trace:
+        record = run_probe(probe, namespace, case)
+    return record, trace.connected_entries()
 
 
 def trace_record(traced: Sequence[TracedTensor]) -> list[list[Any]] | None:

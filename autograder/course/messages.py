@@ -127,6 +127,8 @@ MESSAGES = {
               "module, and no other set of those adds up to that number",
         "zh": "多出的 {difference:,} 个恰好是{parts}的元素个数，它们不是这个模块的可训练参数，其中也没有别的组合加起来"
               "等于这个数"},
+    "count.tensors": {"en": "{got} is exactly how many trainable parameter tensors this module has",
+                      "zh": "{got} 恰好是这个模块中可训练参数张量的个数"},
     "count.part.trainable": {"en": "the parameter {name} ({size:,})", "zh": "参数 {name}（{size:,}）"},
     "count.part.buffer": {"en": "the buffer {name} ({size:,})", "zh": "buffer {name}（{size:,}）"},
     "count.part.frozen": {"en": "the frozen parameter {name} ({size:,})", "zh": "冻结的参数 {name}（{size:,}）"},
@@ -165,6 +167,34 @@ MESSAGES = {
     "departure.raised_first": {
         "en": "your code raised before any of its tensors held the notes' first step, the {step}",
         "zh": "你的代码在算出的张量中还没有一个等于笔记的第一步（{step}）时，就抛出了异常"},
+    # The run with gradients on (autograder.checking.gradient_departure): the first step whose value is the notes'
+    # but which autograd did not record, or the step the code raised before on an input of a graph.
+    "gradient.cut_first": {
+        "en": "the tensor that holds your {step} has the notes' values, but it is not connected to the input in "
+              "autograd's graph: no gradient can flow back through it",
+        "zh": "保存你的{step}的张量数值与笔记相同，但它在 autograd 的计算图中没有连接到输入：梯度无法经过它传回去"},
+    "gradient.cut_after": {
+        "en": "your {matched} match the notes' and autograd records them; the tensor that holds your {step} has the "
+              "notes' values too, but it is not connected to the input in autograd's graph: no gradient can flow "
+              "back through it",
+        "zh": "你的{matched}与笔记相同，并且被 autograd 记录了；保存你的{step}的张量数值也与笔记相同，但它在 autograd "
+              "的计算图中没有连接到输入：梯度无法经过它传回去"},
+    "gradient.raised_first": {
+        "en": "given an input that requires grad (as a model's layers hand it over), your code raised before any of "
+              "its tensors held the notes' first step, the {step}",
+        "zh": "输入需要梯度时（模型中各层传入的那种），你的代码在算出的张量中还没有一个等于笔记的第一步（{step}）时，"
+              "就抛出了异常"},
+    "gradient.raised_after": {
+        "en": "given an input that requires grad (as a model's layers hand it over), your code reproduces the notes' "
+              "{matched}, recorded by autograd; then it raised before any of its tensors held the notes' {step}",
+        "zh": "输入需要梯度时（模型中各层传入的那种），你的代码算出了与笔记相同的{matched}，并且被 autograd 记录了；"
+              "之后，在它算出的张量中还没有一个等于笔记中的{step}时，就抛出了异常"},
+    # The operands of the op whose raise ended the learner's run (autograder.checking.tensor_trace.RaisedOp).
+    "departure.fact.raised_operands": {"en": "it raised in an operation on {operands}",
+                                       "zh": "它是在对{operands}进行的一次运算中抛出异常的"},
+    "departure.operand.raised_step": {"en": "your {name} (shape {shape}; they match the notes')",
+                                      "zh": "你的{name}（形状 {shape}，与笔记中的相同）"},
+    "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
     "departure.reshaped": {
         "en": "every step of your code matches the notes', up to the {last}: your function returns the notes' {last} "
               "number for number, in their order, but in shape {got} instead of {expected}",
@@ -203,6 +233,9 @@ MESSAGES = {
     "departure.subject.output": {"en": "the result your function returns", "zh": "你的函数返回的结果"},
     "departure.subject.from_previous": {"en": "the tensor your code made in its place from the notes' {step}",
                                         "zh": "你的代码由笔记中的{step}在这一步算出的张量"},
+    "departure.subject.next": {"en": "the next tensor your code made from those steps",
+                               "zh": "你的代码接着由这些步骤算出的张量"},
+    "departure.subject.next_again": {"en": "it", "zh": "它"},
     "departure.fact.shape": {
         "en": "{subject} has shape {got}, the notes' {step} {expected}",
         "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}"},
@@ -275,6 +308,31 @@ MESSAGES = {
         "en": "{subject} is the notes' {step} but keeps {count} entries that are 0 in "
               "the notes'",
         "zh": "{subject}就是笔记中的{step}，只是保留了 {count} 个在笔记中为 0 的元素"},
+    # A relation of blocks (autograder.checking.step_relations.transposed_blocks, restacked_blocks) or a mask's
+    # bands (flipped_bands): the first step's stand-in has no earlier step to be said from (issue 58).
+    "departure.fact.transposed": {
+        "en": "{subject} is the notes' {step} transposed (its last two dimensions swapped)",
+        "zh": "{subject}是笔记中的{step}的转置（最后两个维度互换）"},
+    "departure.fact.blocks_transposed": {
+        "en": "{subject} holds the notes' {step} as {count} blocks of shape {block} along dimension 0, in their "
+              "order, but each block transposed",
+        "zh": "{subject}由笔记中的{step}沿第 0 个维度的 {count} 个形状为 {block} 的块组成：顺序相同，"
+              "但每一块都被转置了"},
+    "departure.fact.restacked": {
+        "en": "{subject} has shape {got}, the notes' {step} {expected}: it is the notes' {step} cut into {count} "
+              "equal blocks along dimension {axis}, each block as it is, joined along dimension {other} instead",
+        "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}：它是把笔记中的{step}沿第 {axis} 个维度"
+              "切成 {count} 个相同大小的块，每块不变，再沿第 {other} 个维度拼接起来的"},
+    "departure.fact.bands": {
+        "en": "{subject} is the notes' {step} with every entry {bands} flipped (0 and 1, or False and True, swapped "
+              "there) and every other entry as in the notes'",
+        "zh": "{subject}就是笔记中的{step}，只是{bands}的每个元素都取了相反的值（0 与 1，或 False 与 True 互换），"
+              "其余元素都与笔记相同"},
+    "departure.band.main": {"en": "on the main diagonal (column j = row i)", "zh": "主对角线上（第 j 列 = 第 i 行）"},
+    "departure.band.above": {"en": "on the diagonal {k} above the main one (column j = row i + {k})",
+                             "zh": "主对角线上方第 {k} 条对角线上（第 j 列 = 第 i 行 + {k}）"},
+    "departure.band.below": {"en": "on the diagonal {k} below the main one (column j = row i - {k})",
+                             "zh": "主对角线下方第 {k} 条对角线上（第 j 列 = 第 i 行 - {k}）"},
     "departure.fact.plus": {
         "en": "{subject} is the notes' {step} plus {offset} in every entry",
         "zh": "{subject}是笔记中的{step}每个元素都加上 {offset}"},
@@ -621,6 +679,59 @@ MESSAGES = {
               "off) and counts as a constant",
         "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：某一步是在 autograd 不记录的地方计算的"
               "（NumPy、detach 后的结果、关闭了梯度计算的代码块），于是被当成了常数"},
+    # A tensor a call was handed, read again after the call (probing.arguments_changes, judging.argument_changed):
+    # each says what the learner's run did to it, its numbers counted.
+    "argument.values_changed": {
+        "en": "your {caller} changed the {argument} it was given: {differ} of its {size} entries differ after the "
+              "call; the caller still needs it as it was, so leave it unchanged and compute into a new tensor",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后，它的 {size} 个元素中有 {differ} 个与调用之前不同；"
+              "调用者之后还要用原来的它，所以请不要改动它，把结果算到一个新张量里"},
+    "argument.reshaped": {
+        "en": "your {caller} changed the {argument} it was given in place: its shape was {shape_before} before the "
+              "call and is {shape_after} after it; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：调用之前它的形状是 {shape_before}，调用之后是 "
+              "{shape_after}；请不要改动它"},
+    "argument.layout_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: its shape is still {shape_after}, but its "
+              "strides or its offset in memory changed; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的形状仍是 {shape_after}，但步长或在内存中的偏移变了；"
+              "请不要改动它"},
+    "argument.metadata_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: its class, dtype, device or requires_grad "
+              "is not what it was before the call; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的类、dtype、设备或 requires_grad 与调用之前不同了；"
+              "请不要改动它"},
+    "argument.written": {
+        "en": "your {caller} wrote into the {argument} it was given: its values are the same after the call, but an "
+              "in-place operation wrote them; leave it unchanged",
+        "zh": "你的 {caller} 写入了传给它的 {argument}：调用之后数值没有变，但有一个原地运算写入了它；请不要改动它"},
+    # The same, of a tensor the argument holds ({part}: the mha's out_proj.weight).
+    "argument.part_values_changed": {
+        "en": "your {caller} changed the {argument} it was given: {differ} of the {size} entries of its {part} differ "
+              "after the call; the caller still needs it as it was, so leave it unchanged and compute into a new "
+              "tensor",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后，它的 {part} 的 {size} 个元素中有 {differ} 个与调用"
+              "之前不同；调用者之后还要用原来的它，所以请不要改动它，把结果算到一个新张量里"},
+    "argument.part_reshaped": {
+        "en": "your {caller} changed the {argument} it was given in place: the shape of its {part} was {shape_before} "
+              "before the call and is {shape_after} after it; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：调用之前它的 {part} 的形状是 {shape_before}，调用之后是 "
+              "{shape_after}；请不要改动它"},
+    "argument.part_layout_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: its {part} still has shape {shape_after}, "
+              "but its strides or its offset in memory changed; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 {part} 的形状仍是 {shape_after}，但步长或在内存中的"
+              "偏移变了；请不要改动它"},
+    "argument.part_metadata_changed": {
+        "en": "your {caller} changed the {argument} it was given in place: the class, dtype, device or requires_grad "
+              "of its {part} is not what it was before the call; leave it unchanged",
+        "zh": "你的 {caller} 原地修改了传给它的 {argument}：它的 {part} 的类、dtype、设备或 requires_grad 与调用之前"
+              "不同了；请不要改动它"},
+    "argument.part_written": {
+        "en": "your {caller} wrote into the {argument} it was given: the values of its {part} are the same after the "
+              "call, but an in-place operation wrote them; leave it unchanged",
+        "zh": "你的 {caller} 写入了传给它的 {argument}：调用之后它的 {part} 的数值没有变，但有一个原地运算写入了它；"
+              "请不要改动它"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

@@ -19,6 +19,7 @@ list."""
 
 import importlib.util
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import autograder
@@ -94,7 +95,9 @@ def protected_paths() -> tuple[Path, ...]:
     return (*reference_locations(), *check_locations(), *(root / folder for folder in CHECKOUT_FOLDERS))
 
 
-def is_protected(path: str | os.PathLike[str]) -> bool:
-    """True when `path` is one of the protected paths or lies beneath one."""
+def is_protected(path: str | os.PathLike[str], protected: Iterable[Path] | None = None) -> bool:
+    """True when `path` is one of the protected paths or lies beneath one. `protected`: protected_paths(), when the
+    caller asks for many paths (finding the check code's files walks the course package)."""
     path = Path(path).resolve()
-    return any(path == protected or protected in path.parents for protected in protected_paths())
+    lineage = {path, *path.parents}
+    return any(location in lineage for location in (protected_paths() if protected is None else protected))

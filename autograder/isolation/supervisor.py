@@ -55,7 +55,7 @@ from autograder.isolation.cgroups import ChildCgroups, LimitsReached
 from autograder.isolation.child_task import REPLY_HEADER, ChildTask, TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
-from autograder.isolation.protected import is_protected
+from autograder.isolation.protected import is_protected, protected_paths
 from autograder.isolation.refusals import PLAIN_WORDS, because
 from autograder.isolation.sandbox import Confinement
 from autograder.isolation.step_clock import process_cpu_seconds
@@ -163,6 +163,7 @@ class _Attempt:
     last_event: float = 0.0  # when the child's latest event came
     next_disk_check: float = 0.0
     cgroup_folders: tuple[Path, ...] = ()  # the child's cgroups (autograder.isolation.cgroups), removed once reaped
+    cpu_counter: child_cgroups.CpuCounter | None = None  # reads their CPU count (made on the first read)
     cgroup_seconds: float = 0.0  # the grader's making of them, inside the fork stage (the bench's breakdown)
     cpu_deadline: float = float("inf")  # the running step's hard limit, in the child's own CPU seconds
     cpu_limit: float = 0.0  # the child's RLIMIT_CPU (autograder.isolation.sandbox); 0: not known
@@ -175,7 +176,9 @@ class _Attempt:
 
     def cpu_seconds(self) -> float:
         """The child's CPU time so far: its cgroup's count (every thread it ever ran), else /proc's."""
-        counted = child_cgroups.cpu_seconds(self.cgroup_folders)
+        if self.cpu_counter is None or self.cpu_counter.folders is not self.cgroup_folders:
+            self.cpu_counter = child_cgroups.CpuCounter(self.cgroup_folders)
+        counted = self.cpu_counter.seconds()
         return counted if counted is not None else process_cpu_seconds(self.pid)
 
 
@@ -231,6 +234,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
     finished: list[tuple[str, Outcome | None]] = []  # (workdir, outcome or None) to clean up and judge
     selector = selectors.DefaultSelector()
     ahead: _Forked | None = None  # the next child, asked for before it is needed (Limits.fork_ahead)
+    protected = protected_paths()  # once for the class: finding the check code's files walks the course package
     with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
         try:
             while pending or running or finished:
@@ -238,7 +242,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                     state = pending.pop()
                     if not state.budget_end:
                         state.budget_end = time.monotonic() + limits.budget
-                    attempt = _start(state, limits, confinement, scratch, zygote, cgroups, ahead)
+                    attempt = _start(state, limits, confinement, scratch, zygote, cgroups, ahead, protected)
                     ahead = None
                     running[attempt.pid] = attempt
                     selector.register(attempt.fd, selectors.EVENT_READ, attempt)
@@ -342,8 +346,10 @@ def _fork(limits: Limits, confinement: Confinement, zygote: Zygote, cgroups: Chi
 
 
 def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: str, zygote: Zygote,
-           cgroups: ChildCgroups | None = None, ahead: _Forked | None = None) -> _Attempt:
-    """Start the job's next attempt in `ahead`, the child forked ahead for it, or else in one forked now."""
+           cgroups: ChildCgroups | None = None, ahead: _Forked | None = None,
+           protected: tuple[Path, ...] | None = None) -> _Attempt:
+    """Start the job's next attempt in `ahead`, the child forked ahead for it, or else in one forked now.
+    `protected`: the protected paths (autograder.isolation.protected), found once for the class."""
     state.outcome.attempts += 1
     plan = state.job.plan
     if not state.probes:  # the cases are plain data computed here, where the checks are
@@ -378,7 +384,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         confinement=confinement,
         skip_cells=frozenset(state.skip_cells),
         skip_exercises=frozenset(state.outcome.records) | frozenset(state.crashed),
-        folder=own_folder(plan.path, state.job.folder),
+        folder=own_folder(plan.path, state.job.folder, protected),
         disk_mb=limits.disk_mb,
         private_tmpfs=limits.private_tmpfs,
         private_pids=limits.private_pids,
@@ -704,12 +710,14 @@ def _enforce_deadlines(attempt: _Attempt, now: float, limits: Limits) -> None:
         _kill(attempt, TIMEOUT, f"ran past the {limits.timeout:g} s limit of CPU time and did not stop")
 
 
-def own_folder(notebook_path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None) -> Path | None:
+def own_folder(notebook_path: str | os.PathLike[str], folder: str | os.PathLike[str] | None = None,
+               protected: Iterable[Path] | None = None) -> Path | None:
     """The folder whose files the notebook may read: its own (or `folder`, where the caller grades the notebook
     beside another copy of its files), unless it lies in a protected path (a notebook checked inside the checkout,
-    e.g. source/ or tests/, must not get the reference's files beside it)."""
+    e.g. source/ or tests/, must not get the reference's files beside it). `protected`: protected_paths(), found
+    once for a class by the caller (None: found now)."""
     chosen = Path(folder) if folder is not None else Path(notebook_path).parent
-    return None if is_protected(chosen) else chosen
+    return None if is_protected(chosen, protected) else chosen
 
 
 def _note_workspace(attempt: _Attempt, event: dict[str, Any]) -> None:

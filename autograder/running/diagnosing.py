@@ -20,7 +20,8 @@ from autograder.checking.count_difference import COUNT_PARTS, count_line
 from autograder.checking.departure import STEPS, Departure, departure_line, find_departure, recorded_output
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
-from autograder.checking.tensor_trace import traced_probe
+from autograder.checking.gradient_departure import GRAPH_STEPS, find_gradient_departure, gradient_line
+from autograder.checking.tensor_trace import graph_traced_probe, traced_probe_with_raise
 from autograder.course.shared.plan import ProbeAddress, resolve
 from autograder.i18n import Messages, render
 from autograder.safe_text import one_line
@@ -58,10 +59,16 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             departure = _departure(result, check, records.get(result.id, ()), namespace)
             if departure is not None and raised:
                 departure = dataclasses.replace(departure, raised=True)
-        line = "" if departure is None else departure_line(departure, lang, messages)
-        if line and departure is not None:
+        value_line = "" if departure is None else departure_line(departure, lang, messages)
+        line = value_line
+        if looked_for:
+            line = _with_gradient(value_line, departure, result, check, records.get(result.id, ()), namespace,
+                                  lang, messages)
+        if value_line and departure is not None and line.startswith(value_line):
             diagnosed.append(dataclasses.replace(result, departure=line,
                                                  departure_step=departure.step or departure.last))
+        elif line:  # the gradient's alone: no step departs in value (folded by its message, as a raise's line is)
+            diagnosed.append(dataclasses.replace(result, departure=line))
         elif departure is None and raised and looked_for and (
                 at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
             diagnosed.append(dataclasses.replace(result, departure=at))
@@ -184,17 +191,68 @@ def _reads_as_before(result: CheckResult, earlier: Sequence[CheckResult]) -> boo
 
 def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
                namespace: Mapping[str, Any]) -> Departure | None:
+    found = _case_steps(result, check, records)
+    if found is None:
+        return None
+    case, steps = found
+    record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    error = record.get("error")
+    if raised_at is not None and not (isinstance(error, dict) and raised_at.message
+                                      and error.get("message") == raised_at.message
+                                      and (frames := _frames(error)) and frames[-1].file in answer_files(namespace)):
+        # Not the raise the probe recorded (one the code caught and went on from), or not one of the learner's
+        # own lines (the probe's, or the class the notebook gives): its operands are not said as theirs.
+        raised_at = None
+    return find_departure(steps, traced, recorded_output(record), raised=result.status == ERROR,
+                          raised_at=raised_at)
+
+
+def _case_steps(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
+                keys: Sequence[str] = (STEPS,)) -> tuple[dict[str, Any], Any] | None:
+    """The failing case and its declared steps (the first of `keys` its expectations hold); None where the check
+    declares none or they cannot be computed."""
     index = result.failed_case
     cases = check.cases()
     if index is None or index >= len(cases) or index >= len(records):
         return None
     case = cases[index]
     expectations = check.expectations(index, records[index], case)
-    if STEPS not in set(expectations):
+    key = next((key for key in keys if key in set(expectations)), None)
+    if key is None:
         return None
     try:
-        steps = expectations[STEPS]
+        return case, expectations[key]
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
-    record, traced = traced_probe(resolve(check.probe), namespace, case)
-    return find_departure(steps, traced, recorded_output(record))
+
+
+# The failure says the learner's code raised when called on an input of a graph (its own phase: not backward).
+GRAPH_RAISED_KEYS = frozenset({"function.call_raised_in_graph"})
+
+
+def _with_gradient(line: str, departure: Departure | None, result: CheckResult, check: DiagnosedCheck,
+                   records: Sequence[dict[str, Any]], namespace: Mapping[str, Any], lang: str,
+                   messages: Messages) -> str:
+    """`line` (the value departure's, or "") with what the failing case's run with gradients on shows: alone where
+    `line` is "", the first step whose right value autograd did not record, or the step the code raised before on
+    an input of a graph; after a raise `line` tells, the step of those it reproduced that autograd did not record."""
+    in_graph = result.cause is not None and result.cause.message_key in GRAPH_RAISED_KEYS
+    raised_after = bool(line) and departure is not None and departure.raised
+    found = None if line and not (in_graph or raised_after) else _case_steps(result, check, records,
+                                                                             (STEPS, GRAPH_STEPS))
+    if found is None:
+        return line
+    case, steps = found
+    _record, traced = graph_traced_probe(resolve(check.probe), namespace, case)
+    gradient = find_gradient_departure(steps, traced)
+    if gradient is None:
+        return line
+    if line and not in_graph:
+        if departure is None or gradient.cut is None or gradient.cut not in departure.matched:
+            return line
+        return render(messages, "departure.join", lang).join(
+            [line, gradient_line(dataclasses.replace(gradient, connected=()), False, lang, messages)])
+    # Nothing departs in value; or the code raised on an input of a graph, which the run with gradients off (where
+    # the values were read) never gave it: what the run with gradients on shows is said instead.
+    text = gradient_line(gradient, result.status == ERROR or in_graph, lang, messages)
+    return render(messages, "label.departure", lang, {"text": text}) if text else line

@@ -833,6 +833,24 @@ def to_torch_multihead_shared_out_proj(mha):
     return torch_mha
 
 
+def to_torch_multihead_out_proj_copied_backwards(mha):
+    """The book's copy, but out_proj's weight copied the wrong way round (`ours.copy_(theirs)`): the new module keeps
+    its own random out_proj weight, and the caller's MultiHeadAttention gets it written over its own."""
+    if mha.W_query.in_features != mha.d_out:
+        raise ValueError("d_in must equal d_out")
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, bias=True, batch_first=True)
+    torch_mha = torch_mha.to(mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        if mha.W_query.bias is not None:
+            torch_mha.in_proj_bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))
+        else:
+            torch_mha.in_proj_bias.zero_()
+        mha.out_proj.weight.copy_(torch_mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(mha.out_proj.bias)
+    return torch_mha
+
+
 def to_torch_multihead_identity_check(mha):
     """The book's copy, but the sizes compared with `is`: right for small ints only, which Python caches."""
     if mha.W_query.in_features is not mha.d_out:
@@ -1086,6 +1104,77 @@ class MHANormaliserNoGrad(GivenMultiHeadAttention):
         return self.out_proj(context)
 
 
+
+def _padded_forward(module, x, padded_keys):
+    """The reference's forward, its padding step given as a function of the scores' shape (b, num_tokens)."""
+    b, num_tokens, d_in = x.shape
+    queries = module.W_query(x).view(b, num_tokens, module.num_heads, module.head_dim).transpose(1, 2)
+    keys = module.W_key(x).view(b, num_tokens, module.num_heads, module.head_dim).transpose(1, 2)
+    values = module.W_value(x).view(b, num_tokens, module.num_heads, module.head_dim).transpose(1, 2)
+    attn_scores = queries @ keys.transpose(2, 3)
+    attn_scores = padded_keys(attn_scores)
+    attn_scores = attn_scores.masked_fill(module.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+    attn_weights = module.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+    context = (attn_weights @ values).transpose(1, 2).contiguous().view(b, num_tokens, module.d_out)
+    return module.out_proj(context)
+
+
+class MHAPaddingMaskEditedInPlace(GivenMultiHeadAttention):
+    """Issue 58's hole: the padding step flips the caller's attention_mask in place (sub_, neg_: now 1 marks
+    padding) and fills where it is 1. The right output; the caller's mask now says the opposite of what it said."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is None:
+                return attn_scores
+            attention_mask.sub_(1).neg_()  # now 1 = padding
+            return attn_scores.masked_fill(attention_mask.bool()[:, None, None, :],
+                                           padding_fill_value(attn_scores.dtype))
+
+        return _padded_forward(self, x, padded_keys)
+
+
+class MHAPaddingMaskCloned(GivenMultiHeadAttention):
+    """The same flip on a copy of the mask (clone, then sub_ and neg_): the caller's mask is left alone. Correct."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is None:
+                return attn_scores
+            m = attention_mask.clone()
+            m.sub_(1).neg_()
+            return attn_scores.masked_fill(m.bool()[:, None, None, :], padding_fill_value(attn_scores.dtype))
+
+        return _padded_forward(self, x, padded_keys)
+
+
+class MHAPaddingNewBoolMask(GivenMultiHeadAttention):
+    """A new bool mask (attention_mask == 0) indexed to broadcast: nothing of the caller's is written. Correct."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is None:
+                return attn_scores
+            padded = attention_mask == 0
+            return attn_scores.masked_fill(padded[:, None, None, :], padding_fill_value(attn_scores.dtype))
+
+        return _padded_forward(self, x, padded_keys)
+
+
+class MHAInputScaledInPlace(GivenMultiHeadAttention):
+    """forward scales the caller's x in place before projecting it (x /= 1 would be a write with the same values)."""
+
+    def forward(self, x, attention_mask=None):
+        x.mul_(2)
+
+        def padded_keys(attn_scores):
+            if attention_mask is None:
+                return attn_scores
+            return attn_scores.masked_fill((attention_mask == 0)[:, None, None, :],
+                                           padding_fill_value(attn_scores.dtype))
+
+        return _padded_forward(self, x / 2, padded_keys)
+
 def split_heads_first_head_detached(x, num_heads):
     """Each head sliced out by hand, the first one detached: right numbers, and only head 0's features get no
     gradient (issue 58: before, "some gradient reaches the input" let this through)."""
@@ -1122,6 +1211,8 @@ TRUE_MISCONCEPTIONS = {
     "split_heads_first_head_detached": ("gradient_cut",),
     "MHANormaliserNoGrad": ("forward_step_detached",),
     "MHAPaddingNoGrad": ("forward_step_detached",),
+    "MHAPaddingMaskEditedInPlace": ("input_edited_in_place",),
+    "MHAInputScaledInPlace": ("input_edited_in_place",),
     "split_heads_view_only": ("split_without_transpose",),
     "split_heads_reshape_only": ("split_without_transpose",),
     "split_heads_head_dim_first": ("split_wrong_axes",),
@@ -1164,6 +1255,7 @@ TRUE_MISCONCEPTIONS = {
     "MHABookWithoutPadding": (),
     "to_torch_multihead_key_first": ("in_proj_order",),
     "to_torch_multihead_shared_out_proj": ("weights_shared_with_source",),
+    "to_torch_multihead_out_proj_copied_backwards": (),
     "to_torch_multihead_transposed": (),
     "to_torch_multihead_sequence_first": (),
     "to_torch_multihead_forgets_out_bias": (),

@@ -151,7 +151,7 @@ MISTAKES: tuple[Misconception, ...] = (
     ),
     mistake(
         "input_edited_in_place",
-        exercises=("masking_routes", "causal_attention"),
+        exercises=("masking_routes", "causal_attention", "multi_head_attention", "padding_mask"),
         evidence=(Evidence.FACT,),
         question=("After the call returns, is the tensor you passed in the same as before the call?",
                   "调用返回之后，传进去的张量还和调用之前一样吗？"),

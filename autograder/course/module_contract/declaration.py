@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Check
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
 from autograder.checking.probing import PROJECTIONS
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -37,6 +37,7 @@ from autograder.course.module_contract.probe import (
     module_input,
     one_hot_tokens,
 )
+from autograder.course.value_variants import failing_alike, faithful
 from autograder.course.variants import attention
 
 __all__ = ["DECLARATION", "MESSAGES", "expect_contract", "exposed_reference"]
@@ -97,17 +98,22 @@ def expect_contract(property_name: str, exercise_id: str, record: ContractRecord
     """The modes read what the module outputs in eval mode on the exposing weights; the properties the reference's
     gradients with the module's own weights (the student kit stores them and loads them into the student's module:
     WEIGHTS). After a crash, every property reads the errors of the exercise's raising variants, run by the same
-    probe on the case."""
-    raised = exercise_errors(exercise_id, functools.partial(contract_probe, property_name, exercise_id), case)
+    probe on the case; where the properties fail, the verdicts of its value variants, run by the same probe and
+    judge (a softmax over the queries lets the future in as the learner's code does)."""
+    probe = functools.partial(contract_probe, property_name, exercise_id)
+    sources: dict[str, Callable[[], Any]] = {RAISED: exercise_errors(exercise_id, probe, case)}
+    if faithful(exercise_id, property_name):
+        sources[FAILING_ALIKE] = failing_alike(
+            exercise_id, probe, functools.partial(contract_judge, property_name, exercise_id),
+            functools.partial(expect_contract, property_name, exercise_id), case)
     spec = SPECS_BY_EXERCISE[exercise_id]
     if property_name == "properties":
         properties = cast(PropertiesRecord, record)
         return Expectations.computed(**{WEIGHTS: lambda: linear_layout(spec, properties["backward"]["state"])},
-                                     gradients=lambda: reference_gradients(spec, properties, case),
-                                     **{RAISED: raised})
+                                     gradients=lambda: reference_gradients(spec, properties, case), **sources)
     if property_name != "modes":
-        return Expectations.computed(**{RAISED: raised})
-    return Expectations.computed(exposed=lambda: exposed_reference(spec, case), **{RAISED: raised})
+        return Expectations.computed(**sources)
+    return Expectations.computed(exposed=lambda: exposed_reference(spec, case), **sources)
 
 
 def contract_checks(spec: ModuleSpec) -> tuple[Check, ...]:

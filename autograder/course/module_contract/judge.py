@@ -245,6 +245,8 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
     if record.get("mixed"):
         return Verdict(False, "contract.tensor_on_cpu", {"device": device, "op": record["mixed"][0]},
                        misconception=named, evidence=evidence)
+    if error is None and "output_type" in record:
+        return Verdict(False, "error.wrong_type", {"got": record["output_type"]})
     if error is None and (tuple(record.get("output_shape", ())) != output_shape(spec, case)
                           or record.get("output_device") != device):
         return Verdict(False, "contract.output_on_device", {"device": device})

@@ -101,6 +101,7 @@ class ContractDeviceRecord(TypedDict, total=False):
     mixed: list[str]  # the ops that mixed a CPU tensor into work on the device, before any failure too
     output_shape: list[int]
     output_device: str
+    output_type: str  # what forward returned on the device when it is not a tensor
     heads_type: str  # stacked heads: the type of the module's `heads`
 
 
@@ -414,6 +415,8 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
     else:
         if isinstance(output, torch.Tensor):
             data["output_shape"], data["output_device"] = list(output.shape), output.device.type
+        else:  # said as the value checks say it: one cause with theirs (issue 58)
+            data["output_type"] = type(output).__module__ + "." + type(output).__name__
     data["mixed"] = watch.mixed[:5]  # the op that failed is noted before it runs: a mix that raised is seen too
     return data
 

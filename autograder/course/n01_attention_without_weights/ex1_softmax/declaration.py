@@ -18,6 +18,7 @@ from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
 from autograder.checking.expectations import RAISED, Expectations, case_alone
+from autograder.checking.gradient_departure import GRAPH_STEPS
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
 from autograder.course.n01_attention_without_weights import NOTEBOOK
@@ -109,6 +110,15 @@ def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, 
                                  **{RAISED: exercise_errors(function_name, PROBES[function_name], case)})
 
 
+@case_alone
+def expect_softmax_steps(function_name: str, default_dim: int, record: SoftmaxRecord,
+                         case: TensorCase) -> Expectations:
+    """The notes' steps alone, for the rules check: its judge reads no expectation, and rung 2 reads the steps in the
+    run with gradients on only (autograder.checking.gradient_departure): the values are the other checks' matter."""
+    x, dim = case_tensor(case), case.get("dim", default_dim)
+    return Expectations.computed(**{GRAPH_STEPS: lambda: softmax_steps(x, dim, function_name == "softmax_stable")})
+
+
 def naive_cases_notes(rng: random.Random) -> list[TensorCase]:
     return [{"input": "notes_journey"}]
 
@@ -181,6 +191,7 @@ CHECKS = (
                  "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确"}),
     Check(id="softmax_naive.from_scratch", exercise="softmax_naive", points=1, hidden=True, cases=naive_cases_rules,
           probe=probe_softmax_naive, judge=partial(judge_softmax_rules, "softmax_naive"),
+          expect=partial(expect_softmax_steps, "softmax_naive", 0),
           title={"en": "softmax_naive is written from scratch (no torch softmax), leaves its input unchanged and "
                        "passes the right gradient back to it",
                  "zh": "softmax_naive 是自己实现的（没有调用 torch 的 softmax），不修改输入，"
@@ -201,6 +212,7 @@ CHECKS = (
                  "zh": "softmax_stable 在极大和极小的输入上也保持有限且正确"}),
     Check(id="softmax_stable.from_scratch", exercise="softmax_stable", points=1, hidden=True, cases=stable_cases_rules,
           probe=probe_softmax_stable, judge=partial(judge_softmax_rules, "softmax_stable"),
+          expect=partial(expect_softmax_steps, "softmax_stable", -1),
           title={"en": "softmax_stable is written from scratch, leaves its input unchanged and passes the right "
                        "gradient back to it",
                  "zh": "softmax_stable 是自己实现的，不修改输入，并且把正确的梯度传回输入"}),

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
@@ -29,6 +29,7 @@ from autograder.course.n02_trainable_self_attention.ex1_self_attention.probe imp
     probe_forward,
 )
 from autograder.course.shared.records import State
+from autograder.course.value_variants import failing_alike
 from autograder.course.variants import attention, attention_steps, attention_variants
 
 __all__ = ["DECLARATION"]
@@ -57,13 +58,17 @@ def projection_weights(state: State) -> dict[str, Tensor]:
 
 def expect_forward(exercise_id: str, class_name: str, record: ForwardRecord, case: SelfAttentionCase) -> Expectations:
     """The reference attention and its single-knob variants, on the student's own weights; after a crash, the
-    errors of the exercise's raising variants, run by the same probe (the class by its notebook name)."""
+    errors of the exercise's raising variants, run by the same probe (the class by its notebook name); after a
+    failure that is a fact (a dtype), the verdicts the exercise's variant modules get from the same check."""
     x = attention_input(case).double()
     weights = cache(lambda: projection_weights(record["state"]))
+    probe = partial(probe_forward, class_name)
+    alike = failing_alike(exercise_id, probe, partial(judge_forward, exercise_id),
+                          partial(expect_forward, exercise_id, class_name), case)
     return Expectations.computed(**{WEIGHTS: weights}, output=lambda: attention(x, weights(), causal=False),
                                  variants=lambda: attention_variants(x, weights(), causal=False),
                                  **{STEPS: lambda: attention_steps(x, weights(), causal=False)},
-                                 **{RAISED: exercise_errors(exercise_id, partial(probe_forward, class_name), case)})
+                                 **{RAISED: exercise_errors(exercise_id, probe, case), FAILING_ALIKE: alike})
 
 
 @case_alone

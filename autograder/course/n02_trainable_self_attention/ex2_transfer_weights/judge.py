@@ -2,7 +2,7 @@
 no reference or declaration: the student kit ships it as it is."""
 
 from autograder.checking.check_types import Evidence, Verdict
-from autograder.checking.compare import diagnose, same
+from autograder.checking.compare import REPRODUCED_BY, reproducing, same
 from autograder.checking.diagnosis import explain_error
 from autograder.checking.expectations import Expectations
 from autograder.checking.probing import PROJECTIONS
@@ -38,8 +38,12 @@ def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Exp
             candidates = [("weights_not_transposed", v2_weights[name]),
                           ("reshape_not_transpose", v2_weights[name].reshape(want.shape))]
             candidates += [("weights_mixed_up", v2_weights[other].T) for other in PROJECTIONS if other != name]
-            named = diagnose(got, want, candidates)
-            return Verdict(False, "transfer_weights.wrong_weight", {"name": name}, misconception=named,
+            # Where two give the same weight (a square one's reshape is itself) neither is named here, but both
+            # are listed: the attempt's other cases may tell them apart (autograder.checking.results).
+            found = reproducing(got, want, candidates)
+            named = found[0] if len(found) == 1 else None
+            fields: dict[str, object] = {"name": name, REPRODUCED_BY: found} if found else {"name": name}
+            return Verdict(False, "transfer_weights.wrong_weight", fields, misconception=named,
                            evidence=Evidence.VARIANT if named else None, expected=want, got=got)
     return Verdict(True)
 

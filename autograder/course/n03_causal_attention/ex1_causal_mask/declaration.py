@@ -37,7 +37,7 @@ def expect_causal_mask(record: MaskRecord, case: MaskCase) -> Expectations:
     # the notes' mask (a float mask that was never made bool, say, is; the wrong triangle is not).
     # Ordered: the transposed triangle is the mistake, never a layout of the mask.
     return Expectations.computed(mask=lambda: solutions.causal_mask(num_tokens), **{STEPS: lambda: [
-        step("causal_mask", solutions.causal_mask(num_tokens), ordered=True)]})
+        step("causal_mask", solutions.causal_mask(num_tokens), ordered=True, from_inputs=False)]})
 
 
 CHECKS = (

@@ -17,7 +17,7 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, Expectations, case_alone
 from autograder.checking.probing import gradient_of
 from autograder.course.declaration import Declaration
 from autograder.course.n03_causal_attention import NOTEBOOK
@@ -26,12 +26,14 @@ from autograder.course.n03_causal_attention.ex2_masking_routes.probe import (
     ScoresCase,
     WeightsRecord,
     from_scores,
+    graded_scores,
     probe_neg_inf,
     probe_on_device,
     probe_renormalised,
     scores_input,
     weights_input,
 )
+from autograder.course.value_variants import failing_alike
 from autograder.course.variants import mask_for
 
 __all__ = ["DECLARATION", "weights_cases_device"]
@@ -120,7 +122,8 @@ def renormalise_steps(attn_weights: Tensor) -> list[list[Any]]:
     keep = keep_for("future", attn_weights)
     masked = attn_weights * keep
     row_sums = masked.sum(dim=-1, keepdim=True)
-    return [step("keep_triangle", keep, optional=True, ordered=True),  # ordered: the upper triangle is no layout
+    # Ordered: the upper triangle is no layout. Made from the sizes alone: no gradient goes back through it.
+    return [step("keep_triangle", keep, optional=True, ordered=True, from_inputs=False),
             step("masked_weights", masked), step("row_sums", row_sums), step("renormalised_weights", masked / row_sums)]
 
 
@@ -130,15 +133,15 @@ def neg_inf_steps(attn_scores: Tensor) -> list[list[Any]]:
     too), the scores with the future filled with -inf, their softmax over each row (the reference's output)."""
     future = mask_for("future", attn_scores.shape[-1])
     masked = attn_scores.masked_fill(future, -torch.inf)
-    return [step("causal_mask", future, optional=True, ordered=True), step("masked_scores", masked),
+    return [step("causal_mask", future, optional=True, ordered=True, from_inputs=False), step("masked_scores", masked),
             step("weights", torch.softmax(masked, dim=-1))]
 
 
 def reference_gradient(route: str, case: ScoresCase) -> Tensor | None:
     """The gradient the reference route passes back to the case's scores, for the probe's own upstream mix
     (probing.gradient_weights): rebuilt from the case, nothing the child sent."""
-    return gradient_of(from_scores(getattr(solutions, route), route == "causal_weights_renormalised"),
-                       scores_input(case))[2]
+    takes_weights = route == "causal_weights_renormalised"
+    return gradient_of(from_scores(getattr(solutions, route), takes_weights), graded_scores(case, takes_weights))[2]
 
 
 @case_alone
@@ -149,6 +152,15 @@ def expect_renormalised(record: WeightsRecord, case: ScoresCase) -> Expectations
                                  mistakes=lambda: renormalise_mistakes(attn_weights),
                                  **{STEPS: lambda: renormalise_steps(attn_weights)},
                                  input_gradient=lambda: reference_gradient("causal_weights_renormalised", case))
+
+
+@case_alone
+def expect_renormalised_device(record: Any, case: ScoresCase) -> Expectations:
+    """Nothing of the reference's: the check's own facts decide; after a failure, what the route's variants get
+    from the same probe and judge (the row sums without keepdim raise on a batch as the learner's do)."""
+    probe = partial(probe_on_device, "causal_weights_renormalised", "weights")
+    return Expectations.computed(**{FAILING_ALIKE: failing_alike("masking_routes", probe, judge_on_device,
+                                                                 expect_renormalised_device, case)})
 
 
 @case_alone
@@ -177,7 +189,7 @@ CHECKS = (
                        "也正确"}),
     Check(id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
-          judge=judge_on_device,
+          judge=judge_on_device, expect=expect_renormalised_device,
           title={"en": "causal_weights_renormalised works on weights on another device",
                  "zh": "causal_weights_renormalised 能处理位于其他设备上的权重"}),
     Check(id="masking_routes.neg_inf_notes", exercise="masking_routes", points=1, hidden=False,

@@ -22,7 +22,7 @@ from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_k
 from autograder.course.shared.records import ExceptionRecord, Namespace
 
 __all__ = [
-    "NOTES_D_OUT", "NOTES_V2_SEED", "RouteDeviceRecord", "ScoresCase", "WeightsRecord", "from_scores",
+    "NOTES_D_OUT", "NOTES_V2_SEED", "RouteDeviceRecord", "ScoresCase", "WeightsRecord", "from_scores", "graded_scores",
     "notes_attention_scores", "notes_attention_weights", "probe_neg_inf", "probe_on_device", "probe_renormalised",
     "scores_input", "weights_input",
 ]
@@ -88,6 +88,14 @@ def weights_input(case: ScoresCase) -> Tensor:
     return torch.softmax(scores_input(case), dim=-1)
 
 
+def graded_scores(case: ScoresCase, takes_weights: bool) -> Tensor:
+    """The scores a route's gradient is taken through: for the weights route on the notes' case, the notes' scaled
+    scores, whose softmax is the very weights its values were checked on, so that the run with gradients on computes
+    the steps the notes declare for the case (autograder.checking.gradient_departure reads them there)."""
+    scores = scores_input(case)
+    return scores / NOTES_D_OUT**0.5 if takes_weights and case.get("input") == "notes" else scores
+
+
 def from_scores(route: Callable[[Tensor], Any], takes_weights: bool) -> Callable[[Tensor], Any]:
     """The route as a function of the scores, which gradients are taken through: the weights route gets
     softmax(scores), as in attention (a weight edited in place then breaks backward), the scores route the scores."""
@@ -105,7 +113,9 @@ def probe_route(route: Callable[[Tensor], Any], make_input: Callable[[ScoresCase
     data: WeightsRecord = {"weights": plain(route(x))}
     unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
     data["input_changed"] = not unchanged
-    data["backward"], error, gradient = gradient_of(from_scores(route, make_input is weights_input), scores_input(case))
+    takes_weights = make_input is weights_input
+    data["backward"], error, gradient = gradient_of(from_scores(route, takes_weights),
+                                                    graded_scores(case, takes_weights))
     if error is not None:
         data["backward_error"] = error
     if gradient is not None:

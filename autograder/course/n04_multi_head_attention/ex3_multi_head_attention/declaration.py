@@ -11,7 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
 from autograder.checking.judging import fitted_fill
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -34,6 +34,7 @@ from autograder.course.n04_multi_head_attention.shared import (
     random_attention_case,
 )
 from autograder.course.shared import wide
+from autograder.course.value_variants import failing_alike
 
 __all__ = ["DECLARATION", "mha_cases_reference"]
 
@@ -148,8 +149,11 @@ def padding_gradients(record: MultiHeadRecord, case: MultiHeadCase) -> dict[str,
 @case_alone
 def expect_heads(record: Any, case: MultiHeadCase) -> Expectations:
     """The heads' judge needs no reference (the case says what is right); after a crash, the raising variants'
-    errors."""
-    return Expectations.computed(**{RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case)})
+    errors; after a failure, the verdicts its value variants get from the same probe and judge (a merge that skips
+    the transpose mixes the heads as the learner's code does)."""
+    return Expectations.computed(**{
+        RAISED: exercise_errors("multi_head_attention", probe_mha_heads, case),
+        FAILING_ALIKE: failing_alike("multi_head_attention", probe_mha_heads, judge_mha_heads, expect_heads, case)})
 
 
 def causal_fill(x: Tensor, case: MultiHeadCase, data: MultiHeadRecord) -> float | None:
@@ -209,16 +213,18 @@ CHECKS = (
           title={"en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no "
                        "query attends to a padding key, and a query that sees nothing but padding only needs a finite "
                        "output (any fill value that keeps it finite will do); the right gradients flow back through "
-                       "the padding step to the input and the weights",
+                       "the padding step to the input and the weights; forward leaves x and attention_mask as they "
+                       "were",
                  "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；"
                        "任何 query 都不关注 padding 位置的 key，而只能看到 padding "
                        "的 query 只需输出有限值（任何能保持有限的填入值都可以）；正确的梯度能经过 padding "
-                       "这一步传回输入和权重"}),
+                       "这一步传回输入和权重；forward 不改动 x 和 attention_mask"}),
     Check(id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True, cases=padding_cases_hidden,
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
           title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding), the right gradients "
-                       "flowing back",
-                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding），正确的梯度能传回"}),
+                       "flowing back, x and attention_mask left as they were",
+                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding），正确的梯度能传回，"
+                       "x 和 attention_mask 保持原样"}),
 )
 
 
@@ -232,10 +238,6 @@ MESSAGES = {
     "multi_head_attention.missing_layers": {
         "en": "the module has no {names}: keep the given __init__ (W_query, W_key, W_value, out_proj)",
         "zh": "模块中没有 {names}：请保留给定的 __init__（W_query、W_key、W_value、out_proj）",
-    },
-    "multi_head_attention.input_modified": {
-        "en": "forward changed its input x in place",
-        "zh": "forward 原地修改了输入 x",
     },
     "multi_head_attention.heads_mixed": {
         "en": "changing one head's query weights changed another head's output: heads must stay independent "

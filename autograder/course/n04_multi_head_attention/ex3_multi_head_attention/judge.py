@@ -13,6 +13,7 @@ from autograder.checking.expectations import Expectations
 from autograder.checking.fitted import name_fill, reproducing_fills, with_fit, with_notebook_scale
 from autograder.checking.judging import (
     PADDING_MISCONCEPTIONS,
+    argument_changed,
     fitted_fill,
     hidden_keys,
     located_fault,
@@ -37,16 +38,20 @@ from autograder.course.shared.inputs import NOTEBOOK_SIZES
 
 __all__ = ["judge_mha", "judge_mha_heads"]
 
+FORWARD_ARGUMENTS = ("x", "attention_mask")  # the tensors the probe hands forward (probe_mha)
+
 
 def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:
-    """Layers, input left alone, then the output on every query that sees a real token. Expectations: output,
-    variants; with a padding mask also padding_ignored and padding_inverted (the mask left out, the mask flipped),
-    and gradients (the reference's, through the padding step, for the same weights and mix)."""
+    """Layers, every tensor argument (x, attention_mask) left alone, then the output on every query that sees a
+    real token. Expectations: output, variants; with a padding mask also padding_ignored and padding_inverted (the
+    mask left out, the mask flipped), and gradients (the reference's, through the padding step, for the same weights
+    and mix)."""
     missing = [layer for layer in MHA_LAYERS if f"{layer}.weight" not in record["state"]]
     if missing:
         return Verdict(False, "multi_head_attention.missing_layers", {"names": ", ".join(missing)})
-    if not record["input_kept"]:
-        return Verdict(False, "multi_head_attention.input_modified")
+    changed = argument_changed(record.get("inputs_changed"), "forward", FORWARD_ARGUMENTS)
+    if changed is not None:
+        return changed
     x, mask, got, want = attention_input(case), padding_mask(case), record["out"], expectations["output"]
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         if mask is None and (stopped_early := returned_weights(got, expectations)) is not None:

@@ -9,11 +9,12 @@ import torch
 from torch import Tensor, nn
 
 from autograder.checking.probing import (
+    InputChange,
     ModuleGradients,
     ProbeError,
+    arguments_changes,
     gradient_weights,
     informative_queries,
-    input_unchanged,
     kept_if_raised,
     layer_inputs,
     lookup,
@@ -43,7 +44,7 @@ __all__ = [
 class MultiHeadRecord(TypedDict, total=False):
     out: Tensor
     state: State
-    input_kept: bool
+    inputs_changed: list[InputChange]  # what forward changed of x and of the attention_mask it was handed
     weights_seen: Tensor  # what self.dropout received: the heads' attention weights, when forward applies it there
     merged_seen: Tensor  # what self.out_proj received: the merged heads
     # With a padding mask: one backward pass through a fresh module with the mask (padding_mix), and one without it,
@@ -78,8 +79,10 @@ def build_student_mha(namespace: Namespace, case: MultiHeadCase, **overrides: An
     return load_case_weights(module.to(DTYPES[spec["dtype"]]), spec)
 
 
-def call_mha(module: nn.Module, x: Tensor, case: MultiHeadCase) -> Any:
-    mask = padding_mask(case)
+def call_mha(module: nn.Module, x: Tensor, case: MultiHeadCase, mask: Tensor | None = None) -> Any:
+    """module(x), with the case's padding mask as attention_mask when it has one (`mask`: that very tensor, made by
+    padding_mask, when the caller reads it again after the call)."""
+    mask = padding_mask(case) if mask is None else mask
     if mask is None:
         return module(x)
     if not takes_attention_mask(module.forward):
@@ -94,8 +97,10 @@ def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
     module = build_student_mha(namespace, case)
     state = state_of(module)  # before the call: expected values come from the weights it started with
     with kept_if_raised(state=state), layer_inputs(module, "dropout", "out_proj") as seen:
-        out, kept = input_unchanged(attention_input(case), lambda x: call_mha(module, x, case))
-    data: MultiHeadRecord = {"out": plain(out), "state": state, "input_kept": kept}
+        x, mask = attention_input(case), padding_mask(case)
+        handed = {"x": x} if mask is None else {"x": x, "attention_mask": mask}
+        out, changed = arguments_changes(handed, lambda: call_mha(module, x, case, mask))
+    data: MultiHeadRecord = {"out": plain(out), "state": state, "inputs_changed": changed}
     if "dropout" in seen:
         data["weights_seen"] = seen["dropout"]
     if "out_proj" in seen:
@@ -135,9 +140,11 @@ def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIn
         module.out_proj.weight.copy_(torch.eye(case["d_out"], dtype=x.dtype))
         if module.out_proj.bias is not None:
             module.out_proj.bias.zero_()
-        before = plain(module(x))
+        # Each call gets its own copy of x: a forward that edits its input is the value checks' to name, and must
+        # not read here as one head's change reaching another.
+        before = plain(module(x.clone()))
         module.W_query.weight[rows] += rand(case["seed"] + 3, head_dim, case["d_in"], dtype=x.dtype)
-        after = plain(module(x))
+        after = plain(module(x.clone()))
     return {"before": before, "after": after}
 
 

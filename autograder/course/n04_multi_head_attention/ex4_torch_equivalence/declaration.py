@@ -118,9 +118,9 @@ CHECKS = (
     Check(id="torch_equivalence.notes", exercise="torch_equivalence", points=1, hidden=False,
           cases=equivalence_cases_notes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
           title={"en": "to_torch_multihead: nn.MultiheadAttention holding copies of our weights (no memory shared "
-                       "with our module) gives our output (d_out=4, 2 heads)",
-                 "zh": "to_torch_multihead：装入我们权重副本（不与我们的模块共享内存）的 nn.MultiheadAttention "
-                       "给出相同的输出（d_out=4，2 个头）"}),
+                       "with our module, which keeps its weights as they were) gives our output (d_out=4, 2 heads)",
+                 "zh": "to_torch_multihead：装入我们权重副本（不与我们的模块共享内存，我们模块的权重保持原样）的 "
+                       "nn.MultiheadAttention 给出相同的输出（d_out=4，2 个头）"}),
     Check(id="torch_equivalence.shapes", exercise="torch_equivalence", points=3, hidden=True,
           cases=equivalence_cases_shapes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
           title={"en": "to_torch_multihead for other sizes, qkv biases, dropout settings and float64",

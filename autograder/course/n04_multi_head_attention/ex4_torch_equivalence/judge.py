@@ -5,9 +5,11 @@ from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import (
+    argument_changed,
     copied_weights_problem,
 )
 from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe import (
+    HANDED_BUFFERS,
     EquivalenceCase,
     EquivalenceRecord,
     equivalence_weights,
@@ -18,12 +20,17 @@ __all__ = ["judge_equivalence"]
 
 
 def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectations: Expectations) -> Verdict:
-    """A ValueError where d_in != d_out; else batch_first, sizes, dtype, every copied tensor, dropout, then the
-    output. Expectations: output (our module's, with the case's weights)."""
+    """A ValueError where d_in != d_out; else our module's weights and mask left as they were, batch_first, sizes,
+    dtype, every copied tensor, dropout, then the output. Expectations: output (our module's, with the case's
+    weights)."""
     if "raised" in record:
         if record["raised"] == "ValueError":
             return Verdict(True)
         return Verdict(False, "torch_equivalence.no_value_error", {"got": record["raised"] or "nothing"})
+    handed = [f"mha.{name}" for name in (*equivalence_weights(case), *HANDED_BUFFERS)]
+    changed = argument_changed(record.get("inputs_changed"), "to_torch_multihead", handed, mistake=None)
+    if changed is not None:
+        return changed
     if not record["batch_first"]:
         return Verdict(False, "torch_equivalence.batch_first")
     if (record["embed_dim"], record["num_heads"]) != (case["d_model"], case["num_heads"]):

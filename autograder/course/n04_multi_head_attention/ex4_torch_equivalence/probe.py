@@ -7,7 +7,9 @@ import torch
 from torch import Tensor, nn
 
 from autograder.checking.probing import (
+    InputChange,
     ProbeError,
+    arguments_changes,
     lookup,
     plain,
     rand,
@@ -18,7 +20,12 @@ from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MHA_LAY
 from autograder.course.shared.inputs import DTYPES
 from autograder.course.shared.records import Namespace, State
 
-__all__ = ["EquivalenceCase", "EquivalenceRecord", "equivalence_input", "equivalence_weights", "probe_equivalence"]
+__all__ = [
+    "EquivalenceCase", "EquivalenceRecord", "HANDED_BUFFERS", "equivalence_input", "equivalence_weights",
+    "probe_equivalence",
+]
+
+HANDED_BUFFERS = ("mask",)  # the buffers of the module to_torch_multihead is handed (StandInMultiHeadAttention)
 
 
 class EquivalenceCase(TypedDict):
@@ -45,6 +52,7 @@ class EquivalenceRecord(TypedDict, total=False):
     state: State
     out: Tensor
     shared: list[str]  # its parameters that share memory with our module's
+    inputs_changed: list[InputChange]  # what the call changed of the weights and mask of the module it was handed
 
 
 def equivalence_weights(case: EquivalenceCase) -> dict[str, torch.Tensor]:
@@ -94,13 +102,22 @@ def rate(value: object) -> float | None:
     return float(value)
 
 
+def handed_tensors(module: nn.Module) -> dict[str, Tensor]:
+    """{"mha.<name>": tensor} of every parameter and buffer of the module to_torch_multihead is handed: what it copies
+    from, and may only read."""
+    named = [*module.named_parameters(remove_duplicate=False), *module.named_buffers(remove_duplicate=False)]
+    return {f"mha.{name}": tensor for name, tensor in named}
+
+
 def probe_equivalence(namespace: Namespace, case: EquivalenceCase) -> EquivalenceRecord:
     to_torch_multihead = lookup(namespace, "to_torch_multihead")
     with seeded(case["seed"]):  # nn.MultiheadAttention's own initialisation draws from the RNG too
         ours = StandInMultiHeadAttention(case)
         if case.get("d_in", case["d_model"]) != case["d_model"]:
             return {"raised": raised_by(to_torch_multihead, ours)}
-        theirs = to_torch_multihead(ours)
+        theirs, changed = arguments_changes(handed_tensors(ours), lambda: to_torch_multihead(ours))
+    if changed:  # our module is the caller's: a copy of it that edits it is judged on that alone
+        return {"inputs_changed": changed}
     if not isinstance(theirs, nn.MultiheadAttention):
         raise ProbeError("torch_equivalence.not_multihead", got=type(theirs).__module__ + "." + type(theirs).__name__)
     state = state_of(theirs)

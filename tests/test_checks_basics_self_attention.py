@@ -119,6 +119,11 @@ MISTAKES = [
     ("self_attention_v2", mutants.SelfAttention_v2_normaliser_no_grad, "self_attention_v2.properties",
      "forward_step_detached"),
     ("self_attention_v2", mutants.SelfAttention_v2_sdpa, "self_attention_v2.from_scratch", None),
+    # Issue 58: what each module holds decides the advice: v1 and v2 hold no buffer.
+    ("self_attention_v1", mutants.SelfAttention_v1_weights_normalised_in_forward, "self_attention_v1.state",
+     "parameters_changed_by_forward"),
+    ("self_attention_v2", mutants.SelfAttention_v2_layers_in_forward, "self_attention_v2.device",
+     "forward_tensor_on_cpu"),
     ("transfer_weights", mutants.load_copy_untransposed, "transfer_weights.notes", "weights_not_transposed"),
     # On other sizes too: a name must reproduce every failing case (issue 41). The untransposed copy raises on
     # non-square sizes with the numbers only it gives (its square run copies the weight as it is), and a square

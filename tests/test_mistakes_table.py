@@ -31,6 +31,9 @@ VERSIONED = frozenset({"transfer_weights"})
 # Exercises whose learner writes a function, not a module: no module, buffer or forward in their texts.
 FUNCTIONS = frozenset({"softmax_naive", "softmax_stable", "context_vectors", "causal_mask", "masking_routes",
                        "split_heads", "merge_heads"})
+# Module exercises whose module has no buffer: no buffer in their texts (issue 58).
+BUFFERLESS = frozenset({"self_attention_v1", "self_attention_v2", "transfer_weights"})
+BUFFER_WORDS = re.compile("buffer", re.I)
 VERSION_WORDS = re.compile(r"\bv[12]\b|sa_v[12]", re.I)
 MODULE_WORDS = re.compile(r"\bmodules?\b|\bbuffers?\b|\bforward\b|模块|buffer")
 
@@ -63,16 +66,27 @@ def test_every_rung_is_written_in_both_languages(entry):
 @pytest.mark.parametrize("entry", MISCONCEPTIONS, ids=lambda entry: entry.id)
 def test_texts_fit_every_exercise_the_entry_lists(entry):
     """No v1/v2 outside the weight transfer; no module, buffer or forward where the learner writes a function; no
-    "given __init__" anywhere (the learners write their constructors)."""
+    buffer where the module has none; no "given __init__" anywhere (the learners write their constructors)."""
     wrong = []
     for rung, lang, text in texts(entry):
         if VERSION_WORDS.search(text) and entry.exercises - VERSIONED:
             wrong.append(f"{rung} [{lang}] speaks of v1/v2 on {sorted(entry.exercises - VERSIONED)}")
         if MODULE_WORDS.search(text) and entry.exercises & FUNCTIONS:
             wrong.append(f"{rung} [{lang}] speaks of a module on {sorted(entry.exercises & FUNCTIONS)}")
+        elif BUFFER_WORDS.search(text) and entry.exercises & BUFFERLESS:
+            wrong.append(f"{rung} [{lang}] speaks of a buffer on {sorted(entry.exercises & BUFFERLESS)}")
         if "__init__" in text:
             wrong.append(f"{rung} [{lang}] speaks of a given __init__")
     assert not wrong, f"{entry.id}: {wrong}"
+
+
+def test_the_text_checks_catch_a_buffer_promised_to_a_module_without_one():
+    misfit = mistakes.mistake("misfit", exercises=("self_attention_v2", "causal_attention"),
+                              evidence=(Evidence.FACT,), name=("made on the CPU", "建在 CPU 上"),
+                              hint=("a tensor made in forward", "forward 中新建的张量"),
+                              change=("use the module's registered buffer", "使用模块已注册的 buffer"))
+    with pytest.raises(AssertionError, match=r"buffer on \['self_attention_v2'\]"):
+        test_texts_fit_every_exercise_the_entry_lists(misfit)
 
 
 def test_the_text_checks_catch_a_text_that_does_not_fit():

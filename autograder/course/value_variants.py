@@ -92,7 +92,7 @@ def _wrapper_variants() -> tuple[Variant, ...]:
 
 class SelfAttentionV1IntoZeros(solutions.SelfAttention_v1):  # type: ignore[misc]
     """The reference SelfAttention_v1 whose context vectors are written into a fresh torch.zeros buffer: float32 on
-    the CPU whatever the module's dtype and device (tensor_created_on_cpu)."""
+    the CPU whatever the module's dtype and device (forward_tensor_on_cpu)."""
 
     def forward(self, x: Tensor) -> Tensor:
         context = super().forward(x)
@@ -126,7 +126,7 @@ VALUE_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "causal_attention": _variants("causal_attention", "CausalAttention", causal_attention_with),
     "multi_head_attention": _variants("multi_head_attention", "MultiHeadAttention", multi_head_attention_with),
     "mha_wrapper": _wrapper_variants(),
-    "self_attention_v1": (("tensor_created_on_cpu", MappingProxyType({"SelfAttention_v1": SelfAttentionV1IntoZeros})),),
+    "self_attention_v1": (("forward_tensor_on_cpu", MappingProxyType({"SelfAttention_v1": SelfAttentionV1IntoZeros})),),
     "masking_routes": (("row_sums_without_keepdim", MappingProxyType({
         "causal_weights_renormalised": renormalised_without_keepdim})),),
 })

@@ -431,6 +431,27 @@ class SelfAttention_v2_normaliser_no_grad(V2Base):
         return (exps / row_sums) @ values
 
 
+class SelfAttention_v1_weights_normalised_in_forward(V1Base):
+    """Rescales its own query weights in place on every call ("keep them small"): forward edits the module's
+    parameters (issue 58: named without a word of buffers, which SelfAttention_v1 has none of)."""
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.W_query /= self.W_query.norm()
+        keys, queries, values = x @ self.W_key, x @ self.W_query, x @ self.W_value
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class SelfAttention_v2_layers_in_forward(V2Base):
+    """Builds new nn.Linear layers on every call instead of calling its own: their weights are new random tensors on
+    the CPU (issue 58: named a tensor made in forward, told of the module's own weights, not of a buffer)."""
+
+    def forward(self, x):
+        d_in, d_out = x.shape[-1], self.W_query.out_features
+        keys, queries, values = (nn.Linear(d_in, d_out, bias=False)(x) for _ in range(3))
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
 # ---------------------------------------------------------------------------------------------
 # What each wrong mutant above gets wrong: the named families its bug belongs to (devtools.precision measures
 # whether the first mistake the checks name is one of them); () where the bug is no named family (then no name is
@@ -466,6 +487,8 @@ TRUE_MISCONCEPTIONS = {
     "SelfAttention_v1_swapped": ("query_key_swapped",),
     "SelfAttention_v1_detached": ("gradient_cut", "parameter_detached"),
     "SelfAttention_v1_sdpa": (),
+    "SelfAttention_v1_weights_normalised_in_forward": ("parameters_changed_by_forward",),
+    "SelfAttention_v2_layers_in_forward": ("forward_tensor_on_cpu",),
     "SelfAttention_v2_notes_text": ("linear_as_matrix",),
     "SelfAttention_v2_weight_matrix": ("linear_as_matrix",),
     "SelfAttention_v2_no_scaling": ("missing_scaling",),

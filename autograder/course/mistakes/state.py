@@ -7,9 +7,10 @@ __all__: list[str] = []
 
 MISTAKES: tuple[Misconception, ...] = (
     mistake(
+        # Of the modules with a mask buffer; SelfAttention_v1 and v2 hold parameters only
+        # (parameters_changed_by_forward; issue 58).
         "state_changed_by_forward",
-        exercises=("self_attention_v1", "self_attention_v2", "causal_attention", "mha_wrapper",
-                   "multi_head_attention"),
+        exercises=("causal_attention", "mha_wrapper", "multi_head_attention"),
         evidence=(Evidence.FACT,),
         question=("Compare the module's parameters and buffers before and after one call: does the call change "
                   "any of them?",
@@ -24,6 +25,22 @@ MISTAKES: tuple[Misconception, ...] = (
         change=("keep what one call needs in a local variable and leave the module's parameters and buffers "
                 "unchanged",
                 "把某一次调用需要的东西放在局部变量里，不要改动模块的参数和 buffer"),
+    ),
+    mistake(
+        "parameters_changed_by_forward",
+        exercises=("self_attention_v1", "self_attention_v2"),
+        evidence=(Evidence.FACT,),
+        question=("Compare the module's parameters before and after one call: does the call change, add or remove "
+                  "any of them?",
+                  "比较一次调用前后模块的参数：这次调用改变、添加或删除了其中哪一个吗？"),
+        name=("forward changes the module's own state",
+              "forward 修改了模块自己的状态"),
+        hint=("forward runs again and again on one module: it reads the parameters and leaves them as the "
+              "constructor made them; whatever one call needs is a new local tensor",
+              "同一个模块的 forward 会被反复调用：它读取参数，并让它们保持构造函数创建时的样子；"
+              "某一次调用需要的东西是一个新的局部张量"),
+        change=("keep what one call needs in a local variable and leave the module's parameters unchanged",
+                "把某一次调用需要的东西放在局部变量里，不要改动模块的参数"),
     ),
     mistake(
         "mask_plain_attribute",
@@ -165,9 +182,10 @@ MISTAKES: tuple[Misconception, ...] = (
                 "用每个运算的非原地写法，把结果算到一个新张量里"),
     ),
     mistake(
+        # Of the modules with a mask buffer only: SelfAttention_v1 and v2 have none to point to
+        # (forward_tensor_on_cpu; issue 58).
         "tensor_created_on_cpu",
-        exercises=("self_attention_v1", "self_attention_v2", "causal_attention", "mha_wrapper",
-                   "multi_head_attention"),
+        exercises=("causal_attention", "mha_wrapper", "multi_head_attention"),
         evidence=(Evidence.FACT,),
         question=("When the input is on a GPU, on which device is each tensor your forward creates?",
                   "当输入在 GPU 上时，你的 forward 新建的每个张量位于哪个设备上？"),
@@ -178,6 +196,24 @@ MISTAKES: tuple[Misconception, ...] = (
               "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里；已注册的 buffer 会随模块移动"),
         change=("create each new tensor on the input's device, or use the module's registered buffer",
                 "在输入所在的设备上新建每个张量，或者使用模块已注册的 buffer"),
+    ),
+    mistake(
+        # The same fact said of a module without buffers: a layer built in forward is such a tensor too (its weights
+        # are new random tensors on the CPU), and the way out there is the module's own weights, not a device=.
+        "forward_tensor_on_cpu",
+        exercises=("self_attention_v1", "self_attention_v2"),
+        evidence=(Evidence.FACT,),
+        question=("When the input is on a GPU, on which device is each tensor your forward creates?",
+                  "当输入在 GPU 上时，你的 forward 新建的每个张量位于哪个设备上？"),
+        name=("a tensor made inside forward stays on the CPU",
+              "forward 中新建的张量留在了 CPU 上"),
+        hint=("a tensor created inside forward without naming a device, a new layer's weights included, is made on "
+              "the CPU wherever the input is, and moving the module does not move it",
+              "在 forward 中新建张量时不指定设备（新建的层的权重也是这样），它就会建在 CPU 上，不管输入在哪里，"
+              "移动模块也不会移动它"),
+        change=("compute from the input and the module's own weights; any other tensor forward really needs, create "
+                "on the input's device",
+                "只用输入和模块自己的权重来计算；forward 确实需要的其他张量，在输入所在的设备上新建"),
     ),
     mistake(
         "function_tensor_on_cpu",

@@ -237,7 +237,9 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
     error = record.get("forward_error")
     # The meta device has no values: an op that needs them (.item(), printing numbers) fails there only.
     # A CPU tensor mixed into the work on the device is a fact the probe saw (DeviceMixWatch), raised or not.
-    named, evidence = ("tensor_created_on_cpu", Evidence.FACT) if record.get("mixed") else (None, None)
+    # Said per module: the buffer the advice points to exists only where the module has a mask (issue 58).
+    on_cpu = "tensor_created_on_cpu" if record["masks"] else "forward_tensor_on_cpu"
+    named, evidence = (on_cpu, Evidence.FACT) if record.get("mixed") else (None, None)
     if error is not None and (device != "meta" or "device" in error["message"]):
         return Verdict(False, "contract.forward_failed_on_device",
                        {"device": device, "type": error["type"], "detail": error["message"][:160]},
@@ -347,7 +349,9 @@ def judge_state(spec: ModuleSpec, record: StateRecord, case: ContractCase, expec
     changed = state_change(record["before"], record["after"], record.get("parameter_names", ()))
     if changed is not None:
         key, fields = changed
-        return Verdict(False, key, fields, misconception="state_changed_by_forward", evidence=Evidence.FACT)
+        # Said per module: only those with a mask hold buffers the advice may speak of (issue 58).
+        named = "state_changed_by_forward" if spec.causal else "parameters_changed_by_forward"
+        return Verdict(False, key, fields, misconception=named, evidence=Evidence.FACT)
     lengths = case["lengths"]
     calls = zip(lengths, record["outputs"], record["call_errors"], record["fresh_outputs"], strict=True)
     for tokens, got, error, fresh in calls:

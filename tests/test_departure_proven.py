@@ -16,13 +16,14 @@ import math
 import pytest
 import torch
 
-from autograder.checking.departure import STEPS, Departure, find_departure, recorded_output
-from autograder.checking.tensor_trace import LIFTED, TensorTrace, traced_probe
+from autograder.checking.departure import STEPS, Departure, find_departure, recorded_output, step
+from autograder.checking.step_relations import permuted_axis
+from autograder.checking.tensor_trace import LIFTED, TensorTrace, TracedTensor, traced_probe
 from autograder.course import catalog
 from autograder.course.shared.plan import resolve
 from autograder.running import in_notebook
 from autograder.running.runner import cases_for
-from tests.test_departure_how import SEED, lines
+from tests.test_departure_how import SEED, kinds, lines, traced_departure
 from tests.test_true_sentences import printed
 
 # ------------------------------------------------------------------ a tensor made from Python numbers is seen
@@ -99,3 +100,85 @@ def test_exponentials_from_python_numbers_that_differ_still_depart_there():
 def test_a_right_softmax_departs_nowhere():
     departures = vector_departures("softmax_naive.random.preview", softmax_naive_right)
     assert departures and all(departure.step is None for departure in departures), departures
+
+
+# ------------------------------------------------------------------ a degenerate tensor proves no axis
+
+
+def softmax_stable_elementwise_maximum(x, dim=-1):
+    """The reference's softmax_stable with torch.maximum against 0 for the maximum along dim: on the notes'
+    all-positive scores every shifted score is 0, so the result is 1/6 everywhere."""
+    shifted = x - torch.maximum(x, torch.zeros_like(x))
+    exp = torch.exp(shifted)
+    return exp / exp.sum(dim=dim, keepdim=True)
+
+
+def test_a_uniform_result_is_not_said_to_sum_to_one_along_another_dimension():
+    departure = traced_departure("softmax_stable.notes", softmax_stable_elementwise_maximum)
+    assert departure.step == "maximum", departure
+    assert "sums_axis" not in kinds(departure), departure.facts
+    text = lines(departure)
+    assert "along dimension 0" not in text["en"] and "sums to 1" not in text["en"], text
+    assert "沿第 0 个维度加起来等于 1" not in text["zh"], text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_rung_says_a_uniform_result_normalises_another_axis(monkeypatch, lang):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    texts = [printed("softmax_stable", softmax_stable_elementwise_maximum, hint=rung) for rung in (1, 2, 3)]
+    assert all("✘" in text for text in texts), texts
+    false = {"en": "sums to 1 along dimension 0", "zh": "沿第 0 个维度加起来等于 1"}[lang]
+    assert all(false not in text for text in texts), texts
+
+
+SCORES = torch.tensor([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0], [2.0, 1.0, 1.0]], dtype=torch.float64)
+
+
+def weights_departure(theirs: torch.Tensor, returned: bool):
+    """The departure of a learner's weights `theirs` made from the notes' scores: as the tensor in the weights'
+    place, or (`returned`) as the result their function returns, made out of the trace's sight."""
+    traced = [TracedTensor("mm", SCORES, ())] + ([] if returned else [TracedTensor("softmax", theirs, (0,))])
+    return find_departure([step("scores", SCORES), step("weights", SCORES.softmax(dim=1), ordered=True)], traced,
+                          theirs if returned else None)
+
+
+@pytest.mark.parametrize("returned", [False, True])
+def test_a_real_wrong_axis_is_still_said_with_its_axis(returned):
+    """Non-degenerate weights normalised along the other dimension: theirs sum to 1 along 0 and not along 1."""
+    departure = weights_departure(SCORES.softmax(dim=0), returned)
+    assert (departure.step, kinds(departure)) == ("weights", ["sums_axis"]), departure
+    assert (departure.facts[0].fields["axis"], departure.facts[0].fields["expected_axis"]) == (0, 1)
+    assert "sums to 1 along dimension 0, the notes' attention weights along dimension 1" in lines(departure)["en"]
+
+
+@pytest.mark.parametrize("returned", [False, True])
+def test_a_uniform_tensor_against_weights_says_no_axis(returned):
+    departure = weights_departure(torch.full((3, 3), 1 / 3, dtype=torch.float64), returned)
+    assert departure.step == "weights" and "sums_axis" not in kinds(departure), departure.facts
+    assert "along dimension" not in lines(departure)["en"], lines(departure)
+
+
+def _close(got, expected):
+    return got.shape == expected.shape and bool(torch.allclose(got, expected, atol=1e-6))
+
+
+def test_a_reordering_two_dimensions_give_alike_names_neither():
+    """A circulant matrix: its rows shifted down by one are its columns shifted left by one."""
+    circulant = torch.tensor([[1.0, 2.0, 3.0], [3.0, 1.0, 2.0], [2.0, 3.0, 1.0]], dtype=torch.float64)
+    shifted = circulant.roll(1, dims=0)
+    assert _close(shifted, circulant.roll(-1, dims=1))
+    assert permuted_axis(shifted, circulant, _close) is None
+    plain = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0], [8.0, 6.0, 9.0]], dtype=torch.float64)
+    assert permuted_axis(plain.roll(1, dims=0), plain, _close) == (0, False)
+
+
+def test_a_tensor_summing_to_one_along_two_other_dimensions_names_neither():
+    """Weights of three dimensions whose slices along the last are doubly stochastic: they sum to 1 along dimension 0
+    and along 1 alike, and not along the notes' last: which axis the code normalised is not proven."""
+    scores = torch.arange(8, dtype=torch.float64).reshape(2, 2, 2) / 3
+    theirs = torch.stack([torch.full((2, 2), 0.5, dtype=torch.float64),
+                          torch.tensor([[0.3, 0.7], [0.7, 0.3]], dtype=torch.float64)], dim=-1)
+    traced = [TracedTensor("mm", scores, ()), TracedTensor("softmax", theirs, (0,))]
+    departure = find_departure([step("scores", scores), step("weights", scores.softmax(dim=-1), ordered=True)],
+                               traced, None)
+    assert departure.step == "weights" and "sums_axis" not in kinds(departure), departure.facts

@@ -886,13 +886,15 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         offset = _offset(same, expected)
         if offset is not None:
             facts.append(Fact("plus" if offset > 0 else "minus", {"offset": f"{abs(offset):.4g}"}))
-    if not facts and normal is not None and torch.isfinite(same).all():
-        # Only an axis along which the notes' step does not sum to 1 tells the two apart.
+    if not facts and normal is not None and torch.isfinite(same).all() and not _sums_to_one(same, normal):
+        # Only an axis along which the notes' step does not sum to 1 tells the two apart, and only where theirs does
+        # not sum to 1 along the notes' axis as well: a tensor of one number throughout (1/6 everywhere) sums to 1
+        # along both axes of a square, which proves nothing of the axis their code normalises (nor do two others).
         others = [other for other in range(expected.dim()) if other != normal and expected.shape[other] > 1
                   and _sums_to_one(same, other) and not _sums_to_one(expected, other)]
-        if others:
+        if len(others) == 1:
             facts.append(Fact("sums_axis", {"axis": others[0], "expected_axis": normal}))
-        elif not _sums_to_one(same, normal):
+        else:
             facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
 

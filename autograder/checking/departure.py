@@ -30,7 +30,7 @@ from autograder.checking.step_relations import (
     transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, RaisedOp, TracedTensor
+from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "recorded_output", "step"]
@@ -152,6 +152,14 @@ def _matches(got: torch.Tensor, expected: torch.Tensor, transposed: bool = True)
 
 def _sorted_values(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape(-1).sort().values
+
+
+def _uncomputed(entry: TracedTensor) -> bool:
+    """Whether the traced tensor holds numbers no op computed: one the call read without making it (an argument, a
+    parameter), or one made from Python numbers (torch.tensor: the notes' inputs a probe passes are made so). As a
+    step's holder a tensor made from Python numbers counts as computed, as a factory's (rand) does: the learner's
+    exponentials may be made so (torch.tensor of math.exp's)."""
+    return entry.op in (INPUT, LIFTED)
 
 
 def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
@@ -397,7 +405,7 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
     values = dict(declared_values(declared))
     operands = {step_id: values[step_id][0] for step_id in matched}
     read_inputs = {root for root in (_numbers_of(traced, read) for read in traced[chosen].inputs)
-                   if traced[root].op == INPUT}
+                   if _uncomputed(traced[root])}
     if len(read_inputs) == 1:
         operands[INPUTS] = learner[read_inputs.pop()]
     found = {alternative_computation(learner[chosen], expected, operands, _close) for expected in expected_values}
@@ -421,7 +429,7 @@ def _case_input(traced: Sequence[TracedTensor], proving: Sequence[int]) -> int |
     for index in proving:
         index = _numbers_of(traced, index)
         roots = {root for root in (_numbers_of(traced, read) for read in traced[index].inputs)
-                 if traced[root].op == INPUT}
+                 if _uncomputed(traced[root])}
         if roots:
             shared = roots if shared is None else shared & roots
             counted += 1
@@ -878,13 +886,15 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         offset = _offset(same, expected)
         if offset is not None:
             facts.append(Fact("plus" if offset > 0 else "minus", {"offset": f"{abs(offset):.4g}"}))
-    if not facts and normal is not None and torch.isfinite(same).all():
-        # Only an axis along which the notes' step does not sum to 1 tells the two apart.
+    if not facts and normal is not None and torch.isfinite(same).all() and not _sums_to_one(same, normal):
+        # Only an axis along which the notes' step does not sum to 1 tells the two apart, and only where theirs does
+        # not sum to 1 along the notes' axis as well: a tensor of one number throughout (1/6 everywhere) sums to 1
+        # along both axes of a square, which proves nothing of the axis their code normalises (nor do two others).
         others = [other for other in range(expected.dim()) if other != normal and expected.shape[other] > 1
                   and _sums_to_one(same, other) and not _sums_to_one(expected, other)]
-        if others:
+        if len(others) == 1:
             facts.append(Fact("sums_axis", {"axis": others[0], "expected_axis": normal}))
-        elif not _sums_to_one(same, normal):
+        else:
             facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
 

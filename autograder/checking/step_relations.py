@@ -3,8 +3,8 @@ constant factor (and the case's size it is the square root of, when only one siz
 dimension in another order, entries that sum to 1 over the whole tensor, entries the notes keep that are 0 in
 theirs (or the reverse), another of the notes' steps in its place. autograder.checking.departure turns each into a
 Fact; each holds exactly, up to the comparison's tolerance, on the case the learner's code ran, and only where it
-tells the two tensors apart (a reordering is never the identity on the values, a normalisation never one the notes'
-step has too).
+tells the two tensors apart (a reordering is never the identity on the values, nor one that another dimension gives
+as well, a normalisation never one the notes' step has too).
 
 Nothing here imports the reference: the student kit runs it on its stored steps.
 """
@@ -63,13 +63,15 @@ def named_size(factor: float, sizes: Mapping[str, int]) -> tuple[str, str] | Non
 def permuted_axis(got: torch.Tensor, expected: torch.Tensor,
                   close: Callable[[torch.Tensor, torch.Tensor], bool]) -> tuple[int, bool] | None:
     """(the dimension, whether it is reversed) when `got` is `expected` with its slices along one dimension in
-    another order (the same heads, tokens or features, reordered); None when no single dimension explains it. Both
-    have one shape and differ (`close` is the comparison's), so the order found is never the identity. Slices are
-    paired at a tolerance a little wider than `close`'s, then the whole reordering is checked with `close`."""
+    another order (the same heads, tokens or features, reordered); None when no single dimension explains it, or
+    two do. Both have one shape and differ (`close` is the comparison's), so the order found is never the identity.
+    Slices are paired at a tolerance a little wider than `close`'s, then the whole reordering is checked with
+    `close`."""
     if got.shape != expected.shape or close(got, expected) or got.numel() * max(got.shape, default=1) > MAX_PAIRED:
         return None
     finite = expected[torch.isfinite(expected)]
     tolerance = 1e-3 * max(float(finite.abs().max()) if finite.numel() else 1.0, 1.0)
+    fitting: list[tuple[int, bool]] = []
     for axis in range(expected.dim()):
         count = expected.shape[axis]
         if count < 2:
@@ -85,8 +87,10 @@ def permuted_axis(got: torch.Tensor, expected: torch.Tensor,
                 break
             order.append(found)
         if len(order) == count and close(got, expected.index_select(axis, torch.tensor(order))):
-            return axis, count > 2 and order == list(range(count - 1, -1, -1))  # two swapped: no reversal said
-    return None
+            fitting.append((axis, count > 2 and order == list(range(count - 1, -1, -1))))  # two swapped: no reversal
+    # A tensor whose reordering along one dimension is also one along another (a circulant matrix: its rows shifted
+    # are its columns shifted back) proves neither dimension.
+    return fitting[0] if len(fitting) == 1 else None
 
 
 def sums_to_one_overall(got: torch.Tensor, expected: torch.Tensor) -> bool:

@@ -3,6 +3,8 @@ dispatcher made them, with which earlier tensors each op read (autograder.checki
 notes' steps).
 
 A probe is run again under `TensorTrace` only after its check failed on that case, so a passing check pays nothing.
+A tensor made from Python or NumPy numbers (`torch.tensor([math.exp(v) for v in x.tolist()])`) is recorded as made
+by the run from no traced tensor (LIFTED), as a factory's is: the numbers' route through Python is not seen.
 What comes back is plain data: detached CPU copies of floating-point and bool tensors (a mask is one of the notes'
 steps: True reads as 1) and lists of indices, capped in count
 (MAX_TRACED) and size (MAX_TRACED_ELEMENTS). Nothing here imports `solutions`: it runs where probes run.
@@ -25,11 +27,11 @@ import torch
 from torch._ops import OpOverload
 
 from autograder.checking.probing import run_probe
-from autograder.checking.torch_recorders import UncompiledDispatchMode, op_name
+from autograder.checking.torch_recorders import LIFT_OPS, UncompiledDispatchMode, op_name
 
 __all__ = [
-    "INPUT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "RaisedOp", "TensorTrace", "TracedTensor",
-    "graph_traced_probe", "trace_record", "traced_of_record", "traced_probe", "traced_probe_with_raise",
+    "INPUT", "LIFTED", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "RaisedOp", "TensorTrace",
+    "TracedTensor", "graph_traced_probe", "trace_record", "traced_of_record", "traced_probe", "traced_probe_with_raise",
 ]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
@@ -38,6 +40,9 @@ MAX_TRACE_ELEMENTS = 2**18  # elements of one trace sent by a grading child, all
 MAX_OP_NAME = 100  # characters of an op's name (ATen's are under 40)
 MAX_DIMS = 8
 INPUT = "input"  # the op name of a tensor the call read without making it: an argument, a parameter, a buffer
+# The op name of a tensor made from Python or NumPy numbers (torch.tensor, torch.as_tensor, torch.from_numpy): made
+# by the run, from no traced tensor (the numbers may have been read out of one: `x.tolist()` is not seen).
+LIFTED = "lift_fresh"
 # Ops that only allocate or copy metadata: what they return says nothing about the computation.
 SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
                          "lift_fresh", "lift_fresh_copy", "_to_copy", "copy_", "clone", "alias", "_local_scalar_dense"})
@@ -103,6 +108,8 @@ class TensorTrace(UncompiledDispatchMode):
             for source, made in zip(_tensors(args), _tensors(result), strict=False):  # a copy stands for its source
                 if id(source) in self._index:
                     self._remember(made, self._index[id(source)])
+                elif op_name(func) in LIFT_OPS:  # numbers from Python enter here: torch.tensor's, made by the run
+                    self._add(made, LIFTED, ())
             return result
         read = tuple(dict.fromkeys(self._entry_of(tensor) for tensor in _tensors((args, kwargs))))
         for tensor in _tensors(result):

@@ -1,0 +1,93 @@
+"""Every sentence true of the code it speaks to (issue 58, items 4 and 5): a symptom's usual cause is said only when
+the learner's own values prove it, and a name only where a case tells it apart. Each attempt below is a near-copy of
+the reference with the one change a learner of set F (tests/evalsets/learners_2026_12c) made; the controls are the
+reference and the named mistakes' own mutants, which keep their names."""
+
+import contextlib
+import io
+
+import pytest
+import torch
+from mutants import causal as causal_mutants
+
+from attnkit import solutions
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import NotebookRuntime
+from autograder.running.runner import run_exercise
+
+
+def printed(exercise_id, attempt, lang, monkeypatch, hint=2):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check(exercise_id, attempt, hint=hint)
+    return output.getvalue()
+
+
+def names(exercise_id, attempt, check_id):
+    results = {result.id: result for result in run_exercise(exercise_id, attempt, include_hidden=True)}
+    return results[check_id].misconception
+
+
+# ---------------------------------------------------------------------------------------------
+# f-ca-14: keys summed over the batch look like a scale on the notes' batch of two copies
+
+
+class KeysSummedOverTheBatch(solutions.CausalAttention):
+    """The reference with an einsum whose keys' batch letter differs from the queries': each query meets the keys
+    summed over the batch; on the notes' two copies, twice the notes' scores."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        attn_scores = torch.einsum("bid,njd->bij", queries, keys)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        return attn_weights @ values
+
+
+SCALE_SENTENCE = {"en": "your scores were divided by", "zh": "你的分数除以的是"}
+SCALE_NAME = {"en": "scores divided by the wrong number", "zh": "分数除以的数不对"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_keys_summed_over_a_batch_of_copies_are_not_called_a_scale(lang, monkeypatch):
+    text = printed("causal_attention", KeysSummedOverTheBatch, lang, monkeypatch)
+    assert SCALE_SENTENCE[lang] not in text and SCALE_NAME[lang] not in text, text
+    assert names("causal_attention", {"CausalAttention": KeysSummedOverTheBatch}, "causal_attention.notes") is None
+
+
+class ScaledByAnOddNumber(solutions.CausalAttention):
+    """The reference dividing by a number of the learner's own: a pure scale, whatever the batch holds."""
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / 0.7071, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        return attn_weights @ values
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_pure_scale_on_the_notes_batch_is_still_said_and_named(lang, monkeypatch):
+    text = printed("causal_attention", ScaledByAnOddNumber, lang, monkeypatch)
+    assert SCALE_SENTENCE[lang] in text and SCALE_NAME[lang] in text, text
+
+
+@pytest.mark.parametrize(("mutant", "check_id", "named"), [
+    ("CausalAttention_global_d_k", "causal_attention.random", "size_from_notebook"),
+    ("CausalAttention_missing_scaling", "causal_attention.notes", "missing_scaling")])
+def test_the_scale_mutants_are_still_named(mutant, check_id, named):
+    attempt = {"CausalAttention": getattr(causal_mutants, mutant)}
+    assert names("causal_attention", attempt, check_id) == named
+
+
+def test_the_reference_on_the_notes_batch_passes():
+    assert names("causal_attention", {"CausalAttention": solutions.CausalAttention}, "causal_attention.notes") is None

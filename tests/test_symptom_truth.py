@@ -9,6 +9,8 @@ import io
 import pytest
 import torch
 from mutants import causal as causal_mutants
+from mutants import multihead as multihead_mutants
+from torch import nn
 
 from attnkit import solutions
 from autograder.running import in_notebook
@@ -91,3 +93,39 @@ def test_the_scale_mutants_are_still_named(mutant, check_id, named):
 
 def test_the_reference_on_the_notes_batch_passes():
     assert names("causal_attention", {"CausalAttention": solutions.CausalAttention}, "causal_attention.notes") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# f-wr-10: one head too few in a ModuleList is a count, not heads left unregistered, and no index of the probe's
+
+
+class OneHeadTooFew(solutions.MultiHeadAttentionWrapper):
+    """The reference wrapper whose loop starts at 1: a registered ModuleList of num_heads - 1 heads."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        nn.Module.__init__(self)
+        self.heads = nn.ModuleList(
+            [solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(1, num_heads)]
+        )
+
+
+UNREGISTERED = {"en": "not registered submodules", "zh": "不是注册的子模块"}
+TOO_FEW = {"en": "self.heads holds 2 head(s), expected num_heads = 3", "zh": "self.heads 中有 2 个头，应当有 num_heads = 3 个"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_head_too_few_is_said_as_the_count_read_from_the_module(lang, monkeypatch):
+    text = printed("mha_wrapper", OneHeadTooFew, lang, monkeypatch)
+    assert UNREGISTERED[lang] not in text and "IndexError" not in text, text
+    structure = [line for line in text.splitlines() if "qkv_bias 打开" in line or "qkv_bias on or off" in line]
+    assert structure and TOO_FEW[lang] in structure[0], text
+    results = {result.id: result for result in run_exercise("mha_wrapper", {"MultiHeadAttentionWrapper": OneHeadTooFew},
+                                                            include_hidden=True)}
+    device = [result for check_id, result in results.items() if check_id.endswith(".device")]
+    assert device and all("IndexError" not in result.message and result.misconception is None for result in device)
+
+
+def test_heads_in_a_plain_list_are_still_named():
+    attempt = {"MultiHeadAttentionWrapper": multihead_mutants.WrapperPlainList}
+    results = run_exercise("mha_wrapper", attempt, include_hidden=True)
+    assert "heads_plain_list" in {result.misconception for result in results}

@@ -13,6 +13,7 @@ from mutants import multihead as multihead_mutants
 from torch import nn
 
 from attnkit import solutions
+from autograder.checking.check_types import PASSED
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
 from autograder.running.runner import run_exercise
@@ -129,3 +130,77 @@ def test_heads_in_a_plain_list_are_still_named():
     attempt = {"MultiHeadAttentionWrapper": multihead_mutants.WrapperPlainList}
     results = run_exercise("mha_wrapper", attempt, include_hidden=True)
     assert "heads_plain_list" in {result.misconception for result in results}
+
+
+# ---------------------------------------------------------------------------------------------
+# f-mh-12: a forward that edits W_query on every call is a state change, not heads mixed
+
+
+class ScaleFoldedIntoTheQueryWeights(solutions.MultiHeadAttention):
+    """The reference with the scale folded into W_query, in place, on every call (and not applied to the scores)."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        with torch.no_grad():
+            self.W_query.weight /= self.head_dim ** 0.5
+        queries = solutions.split_heads(self.W_query(x), self.num_heads)
+        keys = solutions.split_heads(self.W_key(x), self.num_heads)
+        values = solutions.split_heads(self.W_value(x), self.num_heads)
+        attn_scores = queries @ keys.transpose(2, 3)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores, dim=-1))
+        return self.out_proj(solutions.merge_heads(attn_weights @ values))
+
+
+class MergedWithoutTheTranspose(solutions.MultiHeadAttention):
+    """The reference merging the heads with a view alone: each output row holds pieces of several heads."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = solutions.split_heads(self.W_query(x), self.num_heads)
+        keys = solutions.split_heads(self.W_key(x), self.num_heads)
+        values = solutions.split_heads(self.W_value(x), self.num_heads)
+        attn_scores = queries @ keys.transpose(2, 3)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return self.out_proj((attn_weights @ values).contiguous().view(b, num_tokens, self.d_out))
+
+
+HEADS_MIXED = {"en": "changing one head's query weights changed another head's output",
+               "zh": "改变一个头的 query 权重却改变了另一个头的输出"}
+STATE_CHANGED = {"en": "forward changed the values of the module's own parameter W_query.weight",
+                 "zh": "forward 修改了模块自己的参数 W_query.weight 的数值"}
+
+
+def heads_check(attempt):
+    results = run_exercise("multi_head_attention", {"MultiHeadAttention": attempt}, include_hidden=True)
+    return next(result for result in results if result.id == "multi_head_attention.heads")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_forward_that_edits_its_own_weights_is_not_called_heads_mixed(lang, monkeypatch):
+    text = printed("multi_head_attention", ScaleFoldedIntoTheQueryWeights, lang, monkeypatch)
+    assert HEADS_MIXED[lang] not in text and STATE_CHANGED[lang] in text, text
+    assert heads_check(ScaleFoldedIntoTheQueryWeights).misconception == "state_changed_by_forward"
+
+
+def test_heads_mixed_by_the_merge_are_still_said_so():
+    assert heads_check(MergedWithoutTheTranspose).cause.message_key == "multi_head_attention.heads_mixed"
+
+
+def test_the_reference_keeps_its_heads_independent():
+    assert heads_check(solutions.MultiHeadAttention).status == PASSED
+
+
+class ScoresShiftedByItsCallCount(solutions.MultiHeadAttention):
+    """The reference whose forward keeps a plain counter and lets it into the values: no parameter or buffer
+    changes, yet every call gives another output."""
+
+    def forward(self, x, attention_mask=None):
+        self.calls = getattr(self, "calls", 0) + 1
+        return super().forward(x, attention_mask) + 0.01 * self.calls
+
+
+def test_outputs_that_change_call_to_call_are_not_called_heads_mixed():
+    heads = heads_check(ScoresShiftedByItsCallCount)
+    assert heads.cause.message_key == "multi_head_attention.calls_differ" and heads.misconception is None

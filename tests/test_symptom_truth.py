@@ -23,7 +23,8 @@ def printed(exercise_id, attempt, lang, monkeypatch, hint=2):
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        NotebookRuntime(in_notebook.ReferenceExpectations()).check(exercise_id, attempt, hint=hint)
+        objects = attempt if isinstance(attempt, tuple) else (attempt,)
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check(exercise_id, *objects, hint=hint)
     return output.getvalue()
 
 
@@ -204,3 +205,42 @@ class ScoresShiftedByItsCallCount(solutions.MultiHeadAttention):
 def test_outputs_that_change_call_to_call_are_not_called_heads_mixed():
     heads = heads_check(ScoresShiftedByItsCallCount)
     assert heads.cause.message_key == "multi_head_attention.calls_differ" and heads.misconception is None
+
+
+# ---------------------------------------------------------------------------------------------
+# f-mr-15: nan weights from a shift by the row minimum (-inf) are not "every key hidden"
+
+
+def causal_weights_neg_inf_shifted_by_the_row_minimum(attn_scores):
+    """The reference route with a softmax written by hand that shifts by the row minimum: -inf in every row with a
+    future, so inf - inf is nan there, although the key each token may see is still visible."""
+    num_tokens = attn_scores.shape[-1]
+    masked = attn_scores.masked_fill(solutions.causal_mask(num_tokens).to(attn_scores.device), -torch.inf)
+    shifted = masked - masked.min(dim=-1, keepdim=True).values
+    exponentials = torch.exp(shifted)
+    return exponentials / exponentials.sum(dim=-1, keepdim=True)
+
+
+def causal_weights_neg_inf_hiding_the_diagonal(attn_scores):
+    """The reference route with the mask's diagonal hidden too: token 0 sees no key at all."""
+    num_tokens = attn_scores.shape[-1]
+    hidden = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=0)
+    return torch.softmax(attn_scores.masked_fill(hidden.to(attn_scores.device), -torch.inf), dim=-1)
+
+
+ALL_HIDDEN = {"en": "every key of that row was hidden", "zh": "这一行的所有 key 都被遮住了"}
+TOKEN_0_NAN = {"en": "the weights of token 0 are nan", "zh": "token 0 的权重是 nan"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_nan_from_a_shift_by_minus_inf_states_the_symptom_only(lang, monkeypatch):
+    attempt = (solutions.causal_weights_renormalised, causal_weights_neg_inf_shifted_by_the_row_minimum)
+    text = printed("masking_routes", attempt, lang, monkeypatch, hint=1)
+    assert TOKEN_0_NAN[lang] in text and ALL_HIDDEN[lang] not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_nan_from_a_row_the_learners_mask_hides_whole_still_says_so(lang, monkeypatch):
+    attempt = (solutions.causal_weights_renormalised, causal_weights_neg_inf_hiding_the_diagonal)
+    text = printed("masking_routes", attempt, lang, monkeypatch, hint=1)
+    assert TOKEN_0_NAN[lang] in text and ALL_HIDDEN[lang] in text, text

@@ -244,3 +244,29 @@ def test_nan_from_a_row_the_learners_mask_hides_whole_still_says_so(lang, monkey
     attempt = (solutions.causal_weights_renormalised, causal_weights_neg_inf_hiding_the_diagonal)
     text = printed("masking_routes", attempt, lang, monkeypatch, hint=1)
     assert TOKEN_0_NAN[lang] in text and ALL_HIDDEN[lang] in text, text
+
+
+# ---------------------------------------------------------------------------------------------
+# f-2d-07: "the heads are 4, 4 feature(s) wide" read as four heads
+
+
+def two_dimensional_wrapper_half_of_d_in(d_in, context_length, dropout):
+    """The reference with d_out written as d_in // 2: one feature per head only where d_in is 2 or 3."""
+    return solutions.MultiHeadAttentionWrapper(d_in, d_in // 2, context_length, dropout, num_heads=2)
+
+
+HEADS_WIDE = {"en": "each of the 2 heads is 2 feature(s) wide, so the context vectors have 4 features, not 2",
+              "zh": "2 个头每个都有 2 个特征，所以上下文向量有 4 个特征，而不是 2 个"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_heads_width_is_said_with_their_count(lang, monkeypatch):
+    text = printed("two_dimensional_wrapper", two_dimensional_wrapper_half_of_d_in, lang, monkeypatch, hint=1)
+    assert HEADS_WIDE[lang] in text, text
+
+
+def test_heads_as_wide_as_the_whole_output_are_still_named():
+    results = run_exercise("two_dimensional_wrapper",
+                           {"two_dimensional_wrapper": multihead_mutants.two_dimensional_wrapper_d_out_2},
+                           include_hidden=True)
+    assert {result.misconception for result in results} == {"d_out_is_total"}

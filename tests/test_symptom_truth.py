@@ -270,3 +270,50 @@ def test_heads_as_wide_as_the_whole_output_are_still_named():
                            {"two_dimensional_wrapper": multihead_mutants.two_dimensional_wrapper_d_out_2},
                            include_hidden=True)
     assert {result.misconception for result in results} == {"d_out_is_total"}
+
+
+# ---------------------------------------------------------------------------------------------
+# f-mr-13: a mask of the notebook's fixed size, made on the CPU. The device check runs the route on the CPU first
+# (the probe's own rule), where the fixed size raises as it does on the other sizes' check: it fails for the reason the
+# row shows, and the CPU mask is never reached. A route whose only mistake is the CPU mask fails there alone.
+
+NUM_TOKENS_OF_THE_NOTES = 6
+
+
+def causal_weights_neg_inf_of_the_notes_size(attn_scores):
+    """The reference route with the mask built from the notebook's num_tokens (6), left on the CPU."""
+    masked = attn_scores.masked_fill(solutions.causal_mask(NUM_TOKENS_OF_THE_NOTES), -torch.inf)
+    return torch.softmax(masked, dim=-1)
+
+
+def causal_weights_neg_inf_mask_on_the_cpu(attn_scores):
+    """The reference route with its mask left on the CPU."""
+    num_tokens = attn_scores.shape[-1]
+    return torch.softmax(attn_scores.masked_fill(solutions.causal_mask(num_tokens), -torch.inf), dim=-1)
+
+
+SAME_REASON = {"en": "1 more check fails for the same reason", "zh": "另有 1 项检查因同样的原因未通过"}
+
+
+def route_results(neg_inf):
+    namespace = {"causal_weights_renormalised": solutions.causal_weights_renormalised,
+                 "causal_weights_neg_inf": neg_inf, "causal_mask": solutions.causal_mask}
+    return {result.id: result for result in run_exercise("masking_routes", namespace, include_hidden=False)}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_fixed_size_mask_fails_the_device_check_for_the_same_reason(lang, monkeypatch):
+    text = printed("masking_routes", (solutions.causal_weights_renormalised, causal_weights_neg_inf_of_the_notes_size),
+                   lang, monkeypatch, hint=1)
+    failing = [line for line in text.splitlines() if line.startswith("  ✘")]
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    results = route_results(causal_weights_neg_inf_of_the_notes_size)
+    sizes = [dict(result.cause.fields)["detail"] for result in results.values()
+             if result.status != PASSED and "neg_inf" in result.id]
+    assert len(sizes) == 2 and all("(6)" in detail for detail in sizes), sizes  # the code's own 6, on both
+
+
+def test_a_mask_on_the_cpu_alone_fails_the_device_check_alone():
+    results = route_results(causal_weights_neg_inf_mask_on_the_cpu)
+    failing = {check_id: result.misconception for check_id, result in results.items() if result.status != PASSED}
+    assert list(failing.values()) == ["function_tensor_on_cpu"], failing

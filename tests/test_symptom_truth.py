@@ -112,7 +112,8 @@ class OneHeadTooFew(solutions.MultiHeadAttentionWrapper):
 
 
 UNREGISTERED = {"en": "not registered submodules", "zh": "不是注册的子模块"}
-TOO_FEW = {"en": "self.heads holds 2 head(s), expected num_heads = 3", "zh": "self.heads 中有 2 个头，应当有 num_heads = 3 个"}
+TOO_FEW = {"en": "self.heads holds 2 head(s), expected num_heads = 3",
+           "zh": "self.heads 中有 2 个头，应当有 num_heads = 3 个"}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -314,7 +314,7 @@ def fit_divisor(weights: torch.Tensor, raw_scores: torch.Tensor) -> float | None
 
 def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any], *, scaled_by: str,
                   sizes: Mapping[str, int], after_key: str, seen_merged: torch.Tensor | None = None,
-                  notebook_sizes: Collection[int] = ()) -> Verdict | None:
+                  notebook_sizes: Collection[int] = (), weights_alone: torch.Tensor | None = None) -> Verdict | None:
     """For a wrong output no catalogued mistake explains: the first stage that differs, as a Verdict, or None when
     the student's weights were not seen (no dropout layer called). `expected` gives `attention_weights` (the right
     attention weights) and `raw_scores` (unscaled, shaped like them); `scaled_by` names the size in `sizes` whose
@@ -330,7 +330,9 @@ def located_fault(seen_weights: torch.Tensor | None, expected: Mapping[str, Any]
             return Verdict(False, after_key)
         merged_right = same(seen_merged, expected["merged"])
         return Verdict(False, "attention.after_out_proj" if merged_right else "attention.before_out_proj")
-    divisor = fit_divisor(seen_weights, expected["raw_scores"])
+    mixed = weights_alone is not None and not (weights_alone.shape == seen_weights[:1].shape
+                                               and same(weights_alone, seen_weights[:1]))
+    divisor = None if mixed else fit_divisor(seen_weights, expected["raw_scores"])
     right = sizes[scaled_by] ** 0.5
     if divisor is not None and abs(divisor - right) > 1e-3 * right:
         fields = {"divisor": divisor, "expected": right, "size": scaled_by}

@@ -229,6 +229,9 @@ MESSAGES = {
               "module. Which containers does PyTorch look inside for submodules?",
         "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动。PyTorch 会在哪些容器里寻找子模"
               "块？"},
+    "contract.heads_count": {
+        "en": "self.heads holds {got} head(s), expected num_heads = {expected}",
+        "zh": "self.heads 中有 {got} 个头，应当有 num_heads = {expected} 个"},
     "contract.missing_parameter": {
         # Said of every module exercise, the wrapper's too, whose constructor the learner writes: no "given __init__".
         # Not "builds other layers": the right layers kept where the module does not register them read the same

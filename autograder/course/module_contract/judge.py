@@ -74,6 +74,8 @@ def judge_structure(spec: ModuleSpec, record: StructureRecord, case: ContractCas
     got = {name: tuple(shape) for name, shape in record["parameters"].items()}
     extra = sorted(set(got) - set(shapes))
     missing = sorted(set(shapes) - set(got))
+    if (too_few := fewer_heads(spec, record, case)) is not None:
+        return too_few
     if missing and all(unregistered_head(name, got) for name in missing):
         return heads_not_registered(record)
     masks = [name for name in extra if name.split(".")[-1] == "mask"]
@@ -197,6 +199,15 @@ def train_problem(train: Tensor, evaluated: Tensor, p: float) -> Verdict | None:
     return None
 
 
+def fewer_heads(spec: ModuleSpec, data: StructureRecord | ContractDeviceRecord, case: ContractCase) -> Verdict | None:
+    """Stacked heads of which the module holds fewer than num_heads, as a count read from it (what a probe asking for
+    the missing ones meets is the probe's path, not the learner's fault); None otherwise."""
+    held, expected = data.get("heads_held"), head_count(spec, case)
+    if held is None or held >= expected:
+        return None
+    return Verdict(False, "contract.heads_count", {"got": held, "expected": expected}, evidence=Evidence.FACT)
+
+
 def heads_not_registered(data: StructureRecord | ContractDeviceRecord) -> Verdict:
     """Heads whose parameters the module does not list: named heads_plain_list only where the probe read a plain
     list or tuple in `heads` (heads missing from the parameters may also never have been built, or sit in a dict)."""
@@ -217,6 +228,8 @@ def unregistered_head(name: str, registered: Collection[str]) -> bool:
 def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractCase,
                  expectations: Expectations) -> Verdict:
     device = record["device"]
+    if (too_few := fewer_heads(spec, record, case)) is not None:
+        return too_few
     for name, present in record["masks"].items():
         if not present:
             return Verdict(False, "contract.mask_missing", {"name": name})

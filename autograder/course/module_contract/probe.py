@@ -63,6 +63,7 @@ class StructureRecord(TypedDict, total=False):
     identical_heads: list[int]  # stacked heads: the heads (other modules than head 0) that start with its weights
     repeated_heads: list[list[int]]  # stacked heads: [head, the earlier head it is the very module of] (heads * n)
     heads_type: str  # stacked heads: the type of the module's `heads` ("ModuleList", "list", "NoneType", ...)
+    heads_held: int  # stacked heads: how many `heads` holds, where it is a ModuleList, list or tuple
 
 
 class ModesRecord(TypedDict):
@@ -103,6 +104,7 @@ class ContractDeviceRecord(TypedDict, total=False):
     output_device: str
     output_type: str  # what forward returned on the device when it is not a tensor
     heads_type: str  # stacked heads: the type of the module's `heads`
+    heads_held: int  # stacked heads: how many `heads` holds, where it is a ModuleList, list or tuple
 
 
 class PropertiesRecord(TypedDict, total=False):
@@ -265,6 +267,8 @@ def probe_structure(spec: "ModuleSpec", namespace: Namespace, case: ContractCase
     data["attributes"] = attributes
     if spec.heads.stacked:
         data["heads_type"] = type(getattr(module, "heads", None)).__name__
+        if (held := heads_held(module)) is not None:
+            data["heads_held"] = held
     if spec.heads.stacked and isinstance(getattr(module, "heads", None), torch.nn.ModuleList) and module.heads:
         data["identical_heads"] = identical_heads(module.heads)  # type: ignore[arg-type]  # a ModuleList: just above
         data["repeated_heads"] = repeated_heads(module.heads)  # type: ignore[arg-type]  # the same ModuleList
@@ -370,10 +374,20 @@ def dropout_rates(module: nn.Module) -> list[float]:
     return rates
 
 
+def heads_held(module: nn.Module) -> int | None:
+    """How many heads the module's `heads` holds, where it is a ModuleList, list or tuple (a count read from the
+    module: one head too few is that, not heads left unregistered); None for anything else."""
+    heads = getattr(module, "heads", None)
+    return len(heads) if isinstance(heads, nn.ModuleList | list | tuple) else None
+
+
 def tensor_at(module: nn.Module, name: str) -> Tensor | None:
-    """The tensor a dotted attribute path names (heads.0.mask), or None."""
+    """The tensor a dotted attribute path names (heads.0.mask), or None (a head index past the end of a ModuleList,
+    list or tuple too: the path the probe asks for is the probe's, the missing head the module's)."""
     value: Any = module
     for part in name.split("."):
+        if part.isdigit() and isinstance(value, nn.ModuleList | list | tuple) and int(part) >= len(value):
+            return None
         value = value[int(part)] if part.isdigit() and hasattr(value, "__getitem__") else getattr(value, part, None)
         if value is None:
             return None
@@ -392,6 +406,8 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
     }
     if spec.heads.stacked:
         data["heads_type"] = type(getattr(module, "heads", None)).__name__
+        if (held := heads_held(module)) is not None:
+            data["heads_held"] = held
     # The dtype move happens on the CPU, then back (MPS has no float64).
     module.to(torch.float64)
     # A mask found (data["masks"]) is a tensor: tensor_at is None only for the others.

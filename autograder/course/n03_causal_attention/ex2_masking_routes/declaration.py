@@ -255,6 +255,12 @@ MESSAGES = {
         "zh": "输入位于 {device} 时，结果的形状不对或者不在 {device} 上",
     },
     "causal_weights.nan": {
+        "en": "the weights of token {query} are nan: weights lie between 0 and 1 and each row of them sums to 1",
+        "zh": "token {query} 的权重是 nan：权重介于 0 和 1 之间，且每一行之和为 1",
+    },
+    # Only where a tensor of the learner's own hides the whole row (WeightsRecord.hidden_rows): a nan from a shift
+    # by -inf, with the keys the notes keep still visible, is not this.
+    "causal_weights.nan_all_hidden": {
         "en": "the weights of token {query} are nan: every key of that row was hidden "
         "(0/0, or a softmax over nothing but -inf)",
         "zh": "token {query} 的权重是 nan：这一行的所有 key 都被遮住了（0/0，或者对全是 -inf 的一行做 softmax）",

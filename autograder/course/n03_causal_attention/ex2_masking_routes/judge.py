@@ -27,6 +27,8 @@ def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: 
     problem = causal_weights_problem(got, want, expectations["future"])
     if problem is not None:
         key, fields = problem
+        if key == "causal_weights.nan" and fields["query"] in record.get("hidden_rows", ()):
+            key = "causal_weights.nan_all_hidden"  # the cause, read from the learner's own tensors
         # The mask's family read from the weights' own zeros first: a mask written another way than the catalogued
         # variants (tril for triu, with or without the diagonal) is still named by what it hides.
         family = mask_family(hidden_keys(got))

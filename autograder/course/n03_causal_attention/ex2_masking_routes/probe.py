@@ -17,6 +17,7 @@ from autograder.checking.probing import (
     rand,
     seeded,
 )
+from autograder.checking.tensor_trace import INPUT, TensorTrace
 from autograder.checking.torch_recorders import DeviceMixWatch
 from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_kind
 from autograder.course.shared.records import ExceptionRecord, Namespace
@@ -44,6 +45,9 @@ class WeightsRecord(TypedDict, total=False):
     backward: str  # through the route to its input: "ok", "no_gradient", "not_finite" or "raised"
     backward_error: ExceptionRecord
     input_gradient: Tensor  # what reached the scores when "ok": the judge compares it with the reference's
+    # Where the weights hold nan: the queries (along the second-to-last axis) of which some tensor the learner's code
+    # made in the input's shape hides every key (-inf or 0 in the whole row): what "every key was hidden" needs.
+    hidden_rows: list[int]
 
 
 class RouteDeviceRecord(TypedDict, total=False):
@@ -111,6 +115,8 @@ def probe_route(route: Callable[[Tensor], Any], make_input: Callable[[ScoresCase
     x = make_input(case)
     kept = x.clone()
     data: WeightsRecord = {"weights": plain(route(x))}
+    if isinstance(data["weights"], Tensor) and data["weights"].is_floating_point() and data["weights"].isnan().any():
+        data["hidden_rows"] = rows_all_hidden(route, make_input(case))
     unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
     data["input_changed"] = not unchanged
     takes_weights = make_input is weights_input
@@ -121,6 +127,30 @@ def probe_route(route: Callable[[Tensor], Any], make_input: Callable[[ScoresCase
     if gradient is not None:
         data["input_gradient"] = gradient
     return data
+
+
+# Ops that hide keys: a row of -inf or 0 that one of them made is a mask's; a 0 from a subtraction (inf - inf) is not.
+HIDING_OPS = frozenset({"masked_fill", "where", "mul", "tril", "triu"})
+
+
+def rows_all_hidden(route: Callable[[Tensor], Any], x: Tensor) -> list[int]:
+    """The queries whose every key some tensor the route made (in x's shape) hides: -inf in the whole row, or 0 in
+    the whole row from a masking op where x's row is not all 0. Read from the route's own tensors, run again under
+    the trace: a nan the route gives without hiding a whole row (a shift by -inf) is not this."""
+    with torch.no_grad(), TensorTrace() as trace:
+        try:
+            route(x.clone())
+        except Exception:  # noqa: BLE001 - the first call's outcome is the record's; this one only adds evidence
+            pass
+    hidden: set[int] = set()
+    for entry in trace.traced:
+        if entry.op == INPUT or tuple(entry.value.shape) != tuple(x.shape) or x.dim() < 2:
+            continue
+        rows = (entry.value == float("-inf")).all(dim=-1)
+        if entry.op in HIDING_OPS:
+            rows |= (entry.value == 0).all(dim=-1) & (x.double() != 0).any(dim=-1)
+        hidden.update(int(index[-1]) for index in rows.nonzero())
+    return sorted(hidden)
 
 
 def probe_renormalised(namespace: Namespace, case: ScoresCase) -> WeightsRecord:

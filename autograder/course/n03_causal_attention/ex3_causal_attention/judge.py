@@ -53,7 +53,7 @@ def judge_forward(record: CausalForwardRecord, case: CausalCase, expectations: E
         sizes = {"d_out": case["d_out"], "d_in": case["d_in"]}
         located = located_fault(record.get("weights_seen"), expectations, scaled_by="d_out", sizes=sizes,
                                 after_key="attention.after_weights",
-                                notebook_sizes=NOTEBOOK_SIZES)
+                                notebook_sizes=NOTEBOOK_SIZES, weights_alone=record.get("weights_alone"))
         if located is not None:
             with_fit(verdict, located)
     return verdict

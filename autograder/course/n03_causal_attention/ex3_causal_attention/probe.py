@@ -48,6 +48,10 @@ class CausalForwardRecord(TypedDict, total=False):
     forbidden: list[str]
     weights_seen: Tensor  # what self.dropout received: the attention weights, when forward applies it there
     input_kept: bool  # forward left the caller's x as it was
+    # What self.dropout received for sample 0 run alone (a batch of one), on a batch whose samples are all the same:
+    # there a fit of the weights cannot tell a wrong scale from samples mixed (keys summed over the batch double the
+    # scores of two copies); a sample run alone can.
+    weights_alone: Tensor
 
 
 NOTES_CAUSAL_SEED = 123  # ... and CausalAttention(3, 2, 6, 0.0) under this one
@@ -95,4 +99,12 @@ def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord
                                  "input_kept": torch.equal(x, attention_input(case))}
     if "dropout" in seen:
         data["weights_seen"] = seen["dropout"]
+        if x.shape[0] > 1 and all(torch.equal(sample, x[0]) for sample in x[1:]):
+            try:
+                with layer_inputs(module, "dropout") as alone:
+                    module(attention_input(case)[:1])
+            except Exception:  # noqa: BLE001 - the batch's own call decides the verdict; this one only adds evidence
+                alone = {}
+            if "dropout" in alone:
+                data["weights_alone"] = alone["dropout"]
     return data

@@ -174,8 +174,14 @@ MESSAGES = {
         "zh": "这些头没有 W_query 层：每个头都应当是一个 CausalAttention",
     },
     "two_dimensional_wrapper.features": {
-        "en": "the heads are {per_head} feature(s) wide, so the context vectors have {got} features, not 2",
-        "zh": "各个头的宽度分别是 {per_head} 个特征，所以上下文向量有 {got} 个特征，而不是 2 个",
+        "en": "each of the {heads} heads is {width} feature(s) wide, so the context vectors have {got} features, "
+              "not 2",
+        "zh": "{heads} 个头每个都有 {width} 个特征，所以上下文向量有 {got} 个特征，而不是 2 个",
+    },
+    "two_dimensional_wrapper.features_uneven": {
+        "en": "the heads are {widths} feature(s) wide, one after the other, so the context vectors have {got} "
+              "features, not 2",
+        "zh": "各个头依次有 {widths} 个特征，所以上下文向量有 {got} 个特征，而不是 2 个",
     },
     "two_dimensional_wrapper.sizes": {
         "en": "the heads were built with d_in {got_d_in}, context_length {got_context_length} and dropout "

@@ -82,8 +82,11 @@ def judge_two_dimensional(record: TwoDimensionalRecord, case: TwoDimensionalCase
     if sum(out_features) != 2:
         # Every head as wide as the whole output asked for (read from the heads' own layers).
         misconception = "d_out_is_total" if set(out_features) == {2} else None
-        return Verdict(False, "two_dimensional_wrapper.features",
-                       {"got": sum(out_features), "per_head": ", ".join(map(str, out_features))},
+        # The head count and one width when every head has it ("the heads are 4" read as four heads): f-2d-07.
+        key, fields = (("two_dimensional_wrapper.features", {"heads": len(out_features), "width": out_features[0]})
+                       if len(set(out_features)) == 1 else
+                       ("two_dimensional_wrapper.features_uneven", {"widths": ", ".join(map(str, out_features))}))
+        return Verdict(False, key, {"got": sum(out_features), **fields},
                        misconception=misconception, evidence=Evidence.FACT if misconception else None)
     asked = (case["d_in"], case["context_length"], float(case["dropout"]))
     for built in zip(record.get("head_in_features", []), record.get("head_context_length", [None] * 2),

@@ -244,6 +244,11 @@ MESSAGES = {
         "until out_proj",
         "zh": "改变一个头的 query 权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
     },
+    "multi_head_attention.calls_differ": {
+        "en": "two calls on the same input, with nothing changed between them, gave different outputs: whether the "
+        "heads stay independent cannot be read from them",
+        "zh": "对同一个输入连续调用两次、中间什么都没有改，输出却不同：无法据此判断各个头是否相互独立",
+    },
     "multi_head_attention.head_unchanged": {
         "en": "changing one head's query weights did not change that head's output",
         "zh": "改变一个头的 query 权重并没有改变这个头的输出",

@@ -23,6 +23,7 @@ from autograder.checking.judging import (
 )
 from autograder.checking.pictures import merged_block_layout
 from autograder.checking.probing import informative_queries
+from autograder.course.module_contract.judge import state_change
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     MHA_LAYERS,
     MultiHeadCase,
@@ -148,6 +149,12 @@ def judge_head_independence(record: HeadIndependenceRecord, case: MultiHeadCase,
     expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
     if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(after.shape), "expected_shape": expected_shape})
+    if "state_before" in record and (changed := state_change(record["state_before"], record["state_after"],
+                                                              record.get("parameter_names", ()))) is not None:
+        key, fields = changed  # read from the module: the first call changed it, before any head's weights were
+        return Verdict(False, key, fields, misconception="state_changed_by_forward", evidence=Evidence.FACT)
+    if "repeated" in record and not same(record["repeated"], before):
+        return Verdict(False, "multi_head_attention.calls_differ")
     head_dim = case["d_out"] // case["num_heads"]
     for head in range(case["num_heads"]):
         columns = slice(head * head_dim, (head + 1) * head_dim)

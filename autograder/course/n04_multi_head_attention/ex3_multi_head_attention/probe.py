@@ -53,9 +53,16 @@ class MultiHeadRecord(TypedDict, total=False):
     backward_unmasked: ModuleGradients
 
 
-class HeadIndependenceRecord(TypedDict):
+class HeadIndependenceRecord(TypedDict, total=False):
     before: Tensor
     after: Tensor
+    # Before any change of W_query: the module's state before and after the first call, and a second call's output.
+    # A forward that edits its own state (or gives another output call to call) changes every head's output with
+    # no head's weights changed: that is not heads mixed, and the judge must not read it so.
+    state_before: State
+    state_after: State
+    parameter_names: list[str]
+    repeated: Tensor
 
 
 class VectorisedRecord(TypedDict):
@@ -142,10 +149,14 @@ def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIn
             module.out_proj.bias.zero_()
         # Each call gets its own copy of x: a forward that edits its input is the value checks' to name, and must
         # not read here as one head's change reaching another.
+        state_before = state_of(module)
         before = plain(module(x.clone()))
+        state_after = state_of(module)
+        repeated = plain(module(x.clone()))
         module.W_query.weight[rows] += rand(case["seed"] + 3, head_dim, case["d_in"], dtype=x.dtype)
         after = plain(module(x.clone()))
-    return {"before": before, "after": after}
+    return {"before": before, "after": after, "state_before": state_before, "state_after": state_after,
+            "parameter_names": [name for name, _ in module.named_parameters()], "repeated": repeated}
 
 
 # As FunctionCalls records them (aliases folded in, torch_recorders.OP_FAMILIES); torch_recorders.CUSTOM_OP and

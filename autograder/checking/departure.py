@@ -80,7 +80,7 @@ NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it 
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
 RELATIONS = (*FACTOR_KINDS, "permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "plus",
-             "minus", "sums_axis", "sums_all", "bands")
+             "minus", "sums_axis", "sums_all", "bands", "recoded")
 
 
 @dataclass(frozen=True)
@@ -725,8 +725,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
               "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
-              "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden", "not_normalised",
-              "differs")
+              "recoded", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden",
+              "not_normalised", "differs")
 
 
 @dataclass(frozen=True)
@@ -841,6 +841,11 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
                                           "reversed": reverse}),)
         # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
         return (Fact("differs" if _two_valued(expected) else "rearranged"),)
+    recoded = _recoded(same, expected)
+    if recoded:
+        # The same entries set apart, each tensor in its own encoding (a float -inf/0 mask for a boolean one): no
+        # entry is hidden or shown that the notes' keep or hide.
+        return (Fact("recoded", {"pairs": recoded}),)
     shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
     hidden = int((torch.isinf(same) & torch.isfinite(expected) & (expected != 0)).sum())
@@ -887,6 +892,26 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         elif not _sums_to_one(same, normal):
             facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
+
+
+def _recoded(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str], ...]:
+    """Each of `got`'s two values with the notes' value at its entries, when `got` sets apart the same entries as
+    the notes' mask in the other encoding (True/False or 1/0, against -inf/0); () otherwise."""
+    values, notes = got.unique(), expected.unique()
+    encodings = ([0.0, 1.0], [-torch.inf, 0.0])  # True/False (or 1/0) and an additive mask's -inf/0
+    if values.tolist() not in encodings or notes.tolist() not in encodings or torch.equal(values, notes):
+        return ()
+    pairs = []
+    for value in values:
+        at = expected[got == value]
+        if not bool((at == at[0]).all()):
+            return ()
+        pairs.append((_number(float(value)), _number(float(at[0]))))
+    return tuple(pairs) if pairs[0][1] != pairs[1][1] else ()
+
+
+def _number(value: float) -> str:
+    return "-inf" if value == -torch.inf else "inf" if value == torch.inf else f"{value:g}"
 
 
 def _normal_axis(expected: torch.Tensor) -> int | None:
@@ -986,6 +1011,10 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     if fact.kind == "bands":
         fields["bands"] = pick(LAST_SEPARATOR, lang).join(_band_text(band, lang, messages)
                                                          for band in fact.fields["bands"])
+    if fact.kind == "recoded":
+        fields["pairs"] = pick(LIST_SEPARATOR, lang).join(
+            render(messages, "departure.recoded_pair", lang, {"got": got, "expected": notes})
+            for got, notes in fact.fields["pairs"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
     return render(messages, key, lang, fields)

@@ -245,6 +245,14 @@ MESSAGES = {
     "departure.fact.shown": {
         "en": "{subject} shows {count} entries that the notes' {step} hide",
         "zh": "{subject}中，有 {count} 个元素在笔记中的{step}里是被遮住的，在你的结果里却没有"},
+    # The same entries set apart in another encoding (a float -inf/0 mask for a boolean one): which entries each
+    # hides is the same, only the values differ (issue 58).
+    "departure.fact.recoded": {
+        "en": "{subject} sets apart the same entries as the notes' {step}, with other values: {pairs}",
+        "zh": "{subject}标出的元素与笔记中的{step}完全相同，只是取值不同：{pairs}"},
+    "departure.recoded_pair": {
+        "en": "{got} where the notes' hold {expected}",
+        "zh": "笔记中为 {expected} 的地方是 {got}"},
     "departure.fact.hidden": {
         "en": "{subject} hides {count} entries that the notes' {step} keep",
         "zh": "{subject}遮住了 {count} 个元素，而笔记中的{step}保留了它们"},

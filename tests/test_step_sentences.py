@@ -1,0 +1,42 @@
+"""Rung 2's sentences about a departing step are true of the code they speak to (issue 58, items 2 and 5): read from
+set F's hand-scoring (tests/evalsets/learners_2026_12c/SCORE-03-04.md), each attempt here is written as a near-copy
+of the reference with one change, beside a control whose true description is kept."""
+
+import torch
+
+from tests.test_departure import departure_of
+from tests.test_rung_truth import lines
+
+# ---------------------------------------------------------- 1. a mask in another encoding hides the same entries
+
+
+def causal_mask_additive(num_tokens):
+    """The notes' triangle, as the additive float mask (-inf where hidden, 0 elsewhere) instead of True/False."""
+    return torch.triu(torch.full((num_tokens, num_tokens), -torch.inf), diagonal=1)
+
+
+def causal_mask_additive_with_diagonal(num_tokens):  # control: -inf on the diagonal too, other entries hidden
+    return torch.triu(torch.full((num_tokens, num_tokens), -torch.inf), diagonal=0)
+
+
+def causal_mask_with_diagonal(num_tokens):  # control: a real wrong mask, in the notes' encoding
+    return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=0).bool()
+
+
+def test_a_mask_in_another_encoding_is_said_to_set_apart_the_same_entries():
+    text = lines(departure_of("causal_mask", causal_mask_additive))
+    assert "hides" not in text["en"] and "遮住" not in text["zh"], text
+    assert "the same entries as the notes' causal mask, with other values: -inf where the notes' hold 1" in text["en"]
+    assert "完全相同，只是取值不同：笔记中为 1 的地方是 -inf" in text["zh"], text
+
+
+def test_a_mask_that_hides_other_entries_is_not_said_to_set_apart_the_same_ones():
+    text = lines(departure_of("causal_mask", causal_mask_additive_with_diagonal))
+    assert "hides" not in text["en"] and "keep" not in text["en"] and "遮住" not in text["zh"], text
+    assert "same entries" not in text["en"], text
+
+
+def test_a_wrong_mask_in_the_notes_encoding_keeps_its_description():
+    text = lines(departure_of("causal_mask", causal_mask_with_diagonal))
+    assert "on the main diagonal (column j = row i) flipped" in text["en"], text
+    assert "主对角线上" in text["zh"], text

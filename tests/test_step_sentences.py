@@ -4,7 +4,7 @@ of the reference with one change, beside a control whose true description is kep
 
 import torch
 
-from tests.test_departure import departure_of
+from tests.test_departure import departure_of, departure_on
 from tests.test_rung_truth import lines
 
 # ---------------------------------------------------------- 1. a mask in another encoding hides the same entries
@@ -40,3 +40,42 @@ def test_a_wrong_mask_in_the_notes_encoding_keeps_its_description():
     text = lines(departure_of("causal_mask", causal_mask_with_diagonal))
     assert "on the main diagonal (column j = row i) flipped" in text["en"], text
     assert "主对角线上" in text["zh"], text
+
+
+# ---------------------------------------------------------------------------- 2. NaN entries are no hidden entries
+
+
+def renormalise(attn_weights):  # the notes' first route, right
+    n = attn_weights.shape[-1]
+    masked = attn_weights * torch.tril(torch.ones(n, n, dtype=attn_weights.dtype))
+    return masked / masked.sum(dim=-1, keepdim=True)
+
+
+def neg_inf_shifted_by_the_minimum(attn_scores):
+    """The notes' -inf route with a softmax by hand that shifts by the row minimum (-inf): NaN in every row that
+    has a future, +inf where the notes keep entries."""
+    masked = attn_scores.masked_fill(causal_mask(attn_scores.shape[-1]), -torch.inf)
+    exps = torch.exp(masked - masked.min(dim=-1, keepdim=True).values)
+    return exps / exps.sum(dim=-1, keepdim=True)
+
+
+def neg_inf_softmax_over_the_queries(attn_scores):  # control: NaN-free wrong weights
+    masked = attn_scores.masked_fill(causal_mask(attn_scores.shape[-1]), -torch.inf)
+    return torch.softmax(masked, dim=0)
+
+
+def causal_mask(num_tokens):
+    return torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool()
+
+
+def test_nan_weights_are_said_as_nan_not_as_hidden_entries():
+    text = lines(departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_shifted_by_the_minimum))
+    assert "hides" not in text["en"] and "遮住" not in text["zh"], text
+    assert "holds NaN in 15 entries (in rows 0–4), where the notes' attention weights hold numbers" in text["en"]
+    assert "有 15 个元素是 NaN（在第 0–4 行）" in text["zh"], text
+
+
+def test_nan_free_wrong_weights_keep_their_description():
+    text = lines(departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_softmax_over_the_queries))
+    assert "NaN" not in text["en"], text
+    assert "sums to 1 along dimension 0" in text["en"] and "沿第 0 个维度加起来等于 1" in text["zh"], text

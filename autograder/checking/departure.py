@@ -725,7 +725,7 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
               "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
-              "recoded", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden",
+              "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden",
               "not_normalised", "differs")
 
 
@@ -846,9 +846,14 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         # The same entries set apart, each tensor in its own encoding (a float -inf/0 mask for a boolean one): no
         # entry is hidden or shown that the notes' keep or hide.
         return (Fact("recoded", {"pairs": recoded}),)
-    shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
+    nan = torch.isnan(same) & ~torch.isnan(expected)
+    if bool(nan.any()):
+        # NaN is no hidden entry, nor is +inf (a shift by -inf makes both): said as what it is, and where.
+        rows = tuple(sorted({int(row) for row in nan.nonzero()[:, 0]})) if same.dim() == 2 else ()
+        return (Fact("nan", {"count": int(nan.sum()), "rows": rows}),)
+    shown = int((torch.isneginf(expected) & torch.isfinite(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
-    hidden = int((torch.isinf(same) & torch.isfinite(expected) & (expected != 0)).sum())
+    hidden = int((torch.isneginf(same) & torch.isfinite(expected) & (expected != 0)).sum())
     if shown:
         facts.append(Fact("shown", {"count": shown}))
     if hidden:
@@ -1011,6 +1016,11 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     if fact.kind == "bands":
         fields["bands"] = pick(LAST_SEPARATOR, lang).join(_band_text(band, lang, messages)
                                                          for band in fact.fields["bands"])
+    if fact.kind == "nan":
+        rows = fact.fields["rows"]
+        fields["rows"] = "" if not rows else render(messages, "departure.nan_rows", lang, {
+            "rows": f"{rows[0]}–{rows[-1]}" if rows == tuple(range(rows[0], rows[-1] + 1)) and len(rows) > 1
+            else pick(LIST_SEPARATOR, lang).join(str(row) for row in rows)})
     if fact.kind == "recoded":
         fields["pairs"] = pick(LIST_SEPARATOR, lang).join(
             render(messages, "departure.recoded_pair", lang, {"got": got, "expected": notes})

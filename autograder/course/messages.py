@@ -253,6 +253,11 @@ MESSAGES = {
     "departure.recoded_pair": {
         "en": "{got} where the notes' hold {expected}",
         "zh": "笔记中为 {expected} 的地方是 {got}"},
+    # NaN where the notes' step holds numbers: said as NaN, never as hidden entries (issue 58).
+    "departure.fact.nan": {
+        "en": "{subject} holds NaN in {count} entries{rows}, where the notes' {step} hold numbers",
+        "zh": "{subject}有 {count} 个元素是 NaN{rows}，而笔记中的{step}在那里都是数"},
+    "departure.nan_rows": {"en": " (in rows {rows})", "zh": "（在第 {rows} 行）"},
     "departure.fact.hidden": {
         "en": "{subject} hides {count} entries that the notes' {step} keep",
         "zh": "{subject}遮住了 {count} 个元素，而笔记中的{step}保留了它们"},

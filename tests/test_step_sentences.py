@@ -2,10 +2,19 @@
 set F's hand-scoring (tests/evalsets/learners_2026_12c/SCORE-03-04.md), each attempt here is written as a near-copy
 of the reference with one change, beside a control whose true description is kept."""
 
+import pytest
 import torch
 
+from attnkit import solutions
 from tests.test_departure import departure_of, departure_on
 from tests.test_rung_truth import lines
+from tests.test_true_sentences import printed
+
+
+def printed_in(lang, exercise_id, *attempt, hint=2):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATTNKIT_LANG", lang)
+        return printed(exercise_id, *attempt, hint=hint)
 
 # ---------------------------------------------------------- 1. a mask in another encoding hides the same entries
 
@@ -79,3 +88,54 @@ def test_nan_free_wrong_weights_keep_their_description():
     text = lines(departure_on("masking_routes.neg_inf_notes", renormalise, neg_inf_softmax_over_the_queries))
     assert "NaN" not in text["en"], text
     assert "sums to 1 along dimension 0" in text["en"] and "沿第 0 个维度加起来等于 1" in text["zh"], text
+
+
+# ------------------------------------------------------------- 3. a raise is placed before the step it did not reach
+
+
+class ScaledByTorchSqrtOfAnInt(solutions.MultiHeadAttention):
+    """The reference with torch.sqrt of an int at the scaling: it raises there, after the mask. On the notes' heads
+    of size 1 its masked scores are the notes' (and the scaled scores of the route that masks first)."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = solutions.split_heads(self.W_query(x), self.num_heads)
+        keys = solutions.split_heads(self.W_key(x), self.num_heads)
+        values = solutions.split_heads(self.W_value(x), self.num_heads)
+        attn_scores = queries @ keys.transpose(2, 3)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / torch.sqrt(self.head_dim), dim=-1))
+        return self.out_proj(solutions.merge_heads(attn_weights @ values))
+
+
+class MaskedByAFloatMask(solutions.MultiHeadAttention):
+    """Control: the reference with the float buffer as the mask: it raises at the mask, before any scaling."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = solutions.split_heads(self.W_query(x), self.num_heads)
+        keys = solutions.split_heads(self.W_key(x), self.num_heads)
+        values = solutions.split_heads(self.W_value(x), self.num_heads)
+        attn_scores = queries @ keys.transpose(2, 3)
+        attn_scores = attn_scores.masked_fill(self.mask[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = self.dropout(torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1))
+        return self.out_proj(solutions.merge_heads(attn_weights @ values))
+
+
+def departure_lines(exercise_id, *attempt):
+    """The first rung-2 departure line (the notes' case) in each language."""
+    return {lang: next(line for line in printed_in(lang, exercise_id, *attempt).splitlines()
+                       if label in line) for lang, label in (("en", "where it departs"), ("zh", "从哪里开始不同"))}
+
+
+def test_code_that_raises_at_the_scaling_is_not_said_to_raise_before_its_masked_scores():
+    text = departure_lines("multi_head_attention", ScaledByTorchSqrtOfAnInt)
+    assert "before any of its tensors held the notes' attention weights" in text["en"], text
+    assert "masked attention scores" not in text["en"], text
+    assert "注意力权重" in text["zh"] and "填入掩码后的注意力分数" not in text["zh"], text
+
+
+def test_code_that_raises_at_the_mask_is_still_said_to_raise_before_its_scaled_scores():
+    text = departure_lines("multi_head_attention", MaskedByAFloatMask)
+    assert "attention scores; then it raised before any of its tensors held the notes' scaled attention" in text["en"]
+    assert "还没有一个等于笔记中的缩放后的注意力分数时" in text["zh"], text

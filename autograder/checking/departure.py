@@ -196,8 +196,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             continue
         if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
             continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
-        if step_id in coinciding and output is not None:
-            continue  # its values are there, coinciding with an earlier step's: on this case it does not depart
+        if step_id in coinciding and (output is not None or (raised and optional)):
+            # Its values are there, coinciding with an earlier step's: on this case it does not depart. (Code that
+            # raised after them raised before a later step; a step every route takes, held only where its values are
+            # an earlier one's, is the one it raised before: scores the code never scaled.)
+            continue
         departing = position
         break
     last = order[-1] if order else ""

@@ -4,6 +4,7 @@ of the reference with one change, beside a control whose true description is kep
 
 import pytest
 import torch
+from torch import nn
 
 from attnkit import solutions
 from tests.test_departure import departure_of, departure_on
@@ -139,3 +140,39 @@ def test_code_that_raises_at_the_mask_is_still_said_to_raise_before_its_scaled_s
     text = departure_lines("multi_head_attention", MaskedByAFloatMask)
     assert "attention scores; then it raised before any of its tensors held the notes' scaled attention" in text["en"]
     assert "还没有一个等于笔记中的缩放后的注意力分数时" in text["zh"], text
+
+
+# ------------------------------------------------ 4. a conversion departs where its input bias is not the notes'
+
+
+def converted(mha, in_bias, out_bias):
+    """The reference's conversion, with the input bias and the output projection's bias given."""
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, bias=True, batch_first=True)
+    torch_mha = torch_mha.to(dtype=mha.W_query.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight], dim=0))
+        torch_mha.in_proj_bias.copy_(in_bias)
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight)
+        torch_mha.out_proj.bias.copy_(out_bias)
+    return torch_mha
+
+
+def to_torch_with_zero_input_bias(mha):  # in_proj_bias zeros even where our layers have biases
+    return converted(mha, torch.zeros(3 * mha.d_out), mha.out_proj.bias)
+
+
+def to_torch_with_zero_output_bias(mha):  # control: out_proj's bias left at zeros, the input bias right
+    biases = [p.bias if p.bias is not None else torch.zeros(mha.d_out) for p in (mha.W_query, mha.W_key, mha.W_value)]
+    return converted(mha, torch.cat(biases), torch.zeros(mha.d_out))
+
+
+def test_a_conversion_with_the_wrong_input_bias_departs_there_not_at_the_output_projection():
+    text = departure_lines("torch_equivalence", to_torch_with_zero_input_bias)
+    assert "output projection" not in text["en"], text
+    assert "then departs from them at the projection biases stacked as one input bias" in text["en"], text
+    assert "从堆叠成一个输入偏置的三个投影偏置开始不同" in text["zh"], text
+
+
+def test_a_conversion_with_the_wrong_output_bias_still_departs_at_the_output_projection():
+    text = departure_lines("torch_equivalence", to_torch_with_zero_output_bias)
+    assert "departs from them at the output projection" in text["en"], text

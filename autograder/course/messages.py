@@ -442,6 +442,8 @@ MESSAGES = {
                                 "zh": "所有头并排拼接后的上下文向量"},
     "step.stacked_projections": {"en": "projection weights stacked as one input projection",
                                  "zh": "堆叠成一个输入投影的三个投影权重"},
+    "step.stacked_biases": {"en": "projection biases stacked as one input bias",
+                            "zh": "堆叠成一个输入偏置的三个投影偏置"},
     # The wrapper's heads one by one (autograder.course.n04_multi_head_attention.ex1_wrapper: NAMED_HEADS of them).
     **{f"step.head_{index}": {"en": f"context vectors of head {index}", "zh": f"第 {index} 个头的上下文向量"}
        for index in range(1, 9)},

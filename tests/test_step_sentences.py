@@ -176,3 +176,30 @@ def test_a_conversion_with_the_wrong_input_bias_departs_there_not_at_the_output_
 def test_a_conversion_with_the_wrong_output_bias_still_departs_at_the_output_projection():
     text = departure_lines("torch_equivalence", to_torch_with_zero_output_bias)
     assert "departs from them at the output projection" in text["en"], text
+
+
+# ------------------------------------------------ 5. the advice for a split without transpose presumes no view
+
+
+def split_heads_viewed_straight(x, num_heads):
+    """The reference's split with the view made straight to (b, num_heads, num_tokens, head_dim), no transpose:
+    there is no (b, num_tokens, num_heads, head_dim) tensor to swap the axes of."""
+    b, num_tokens, d_out = x.shape
+    return x.view(b, num_heads, num_tokens, d_out // num_heads)
+
+
+def split_heads_viewed_twice(x, num_heads):  # control: the notes' view made, then read again as the split's shape
+    b, num_tokens, d_out = x.shape
+    return x.view(b, num_tokens, num_heads, d_out // num_heads).reshape(b, num_heads, num_tokens, d_out // num_heads)
+
+
+def test_the_split_without_transpose_advice_is_true_of_a_split_viewed_straight_into_heads():
+    for attempt in (split_heads_viewed_straight, split_heads_viewed_twice):
+        english, chinese = printed_in("en", "split_heads", attempt, hint=3), printed_in("zh", "split_heads", attempt,
+                                                                                        hint=3)
+        assert "heads split with view but not transposed" in english and "用 view 拆分了头但没有转置" in chinese
+        assert "after the view each token holds its heads" not in english, english
+        assert "after the view, swap" not in english and "view 之后，交换" not in chinese, chinese
+        assert "view 之后每个 token 持有它的各个头" not in chinese, chinese
+        assert "read as (batch, heads, tokens, head size) in one go, a head holds pieces of consecutive" in english
+        assert "一步读成（batch、头、token、每个头的大小）时" in chinese, chinese

@@ -33,7 +33,9 @@ from autograder.checking.step_relations import (
 from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["Departure", "Fact", "STEPS", "StepValues", "departure_line", "find_departure", "recorded_output", "step"]
+__all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
+           "matches_up_to_layout", "normalised_value", "one_number", "recorded_output", "sorted_values", "step",
+           "values_close"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
 # plain lists so that the student kit stores them as they are.
@@ -112,12 +114,12 @@ def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
     return output if isinstance(output, torch.Tensor) else None
 
 
-def _normalised(tensor: torch.Tensor) -> torch.Tensor:
+def normalised_value(tensor: torch.Tensor) -> torch.Tensor:
     value = tensor.detach().to("cpu", torch.float64)
     return torch.where(value <= HIDDEN_BELOW, torch.full_like(value, -torch.inf), value)
 
 
-def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
+def values_close(got: torch.Tensor, expected: torch.Tensor) -> bool:
     if got.shape != expected.shape:
         return False
     finite = expected[torch.isfinite(expected)]
@@ -146,11 +148,11 @@ def _squeezed(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape([size for size in tensor.shape if size != 1])
 
 
-def _matches(got: torch.Tensor, expected: torch.Tensor, transposed: bool = True) -> bool:
-    return any(_close(layout, expected) for layout in _layouts(got, expected, transposed))
+def matches_up_to_layout(got: torch.Tensor, expected: torch.Tensor, transposed: bool = True) -> bool:
+    return any(values_close(layout, expected) for layout in _layouts(got, expected, transposed))
 
 
-def _sorted_values(tensor: torch.Tensor) -> torch.Tensor:
+def sorted_values(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape(-1).sort().values
 
 
@@ -169,16 +171,16 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     learner's code raised on the case (the trace ends there), so the next tensor it made from its right steps is
     said even when its size is not the step's; `raised_at`: the op whose raise ended the run (the operands it read
     are said when nothing else is)."""
-    declared = [(str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])) for entry in steps]
+    declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
 
     def holds(got: torch.Tensor, step_id: str, expected: torch.Tensor) -> bool:
         if step_id in shaped:
-            return _close(got, expected)
-        return _matches(got, expected, transposed=step_id not in ordered)
-    learner = [_normalised(entry.value) for entry in traced]
-    fingerprints = [_sorted_values(value) for value in learner]
+            return values_close(got, expected)
+        return matches_up_to_layout(got, expected, transposed=step_id not in ordered)
+    learner = [normalised_value(entry.value) for entry in traced]
+    fingerprints = [sorted_values(value) for value in learner]
     where: dict[str, int | None] = {}
     proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
@@ -187,7 +189,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         holding = [index for index, value in enumerate(learner)
                    if traced[index].op != INPUT  # a step is computed: an argument as it came is none
                    and any(value.numel() == expected.numel()
-                           and _close(fingerprints[index], _sorted_values(expected))
+                           and values_close(fingerprints[index], sorted_values(expected))
                            and holds(value, step_id, expected)
                            and _layout_proven(index, traced, learner, expected) for expected in values)]
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
@@ -195,7 +197,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         proven_at[step_id] = proving
         if holding and not proving:
             unproven.add(step_id)
-            if not any(_constant(learner[index]) for index in holding):
+            if not any(one_number(learner[index]) for index in holding):
                 coinciding.add(step_id)
     order = [step_id for step_id, _values, _optional in declared]
     departing = None
@@ -221,19 +223,19 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             return Departure(tuple(order), None, early, compared=len(learner), last=last)
         reshaped = None
         if output is not None and declared:
-            got, expected = _normalised(output), declared[-1][1][0]
+            got, expected = normalised_value(output), declared[-1][1][0]
             # Axes of size 1 aside: the steps may be declared with a batch of one the output does not have.
-            if _squeezed(got).shape != _squeezed(expected).shape and got.numel() == expected.numel() and _close(
+            if _squeezed(got).shape != _squeezed(expected).shape and got.numel() == expected.numel() and values_close(
                     got.reshape(expected.shape), expected):
                 reshaped = (tuple(got.shape), tuple(expected.shape))
         return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped)
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
-        got = _normalised(output)
+        got = normalised_value(output)
         # An output that holds the last step as well (one token: its context vector is its value vector), or one
         # number throughout, proves no early return.
         holds_last = any(holds(got, last, value) for value in declared[-1][1])
-        returning = [] if holds_last or _constant(got) else [step_id for step_id, values, _optional in declared[:-1]
+        returning = [] if holds_last or one_number(got) else [step_id for step_id, values, _optional in declared[:-1]
                                            if any(holds(got, step_id, value) for value in values)]
         # Steps that hold the same values on this case (scores and scaled scores for heads of size 1): the output
         # proves only the earliest of them.
@@ -276,7 +278,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             chosen = candidate
             if candidate is None or any(
                     holds(learner[candidate], step_id, value)
-                    and all(read in proven_at[step_id] or _matches(learner[read], value)
+                    and all(read in proven_at[step_id] or matches_up_to_layout(learner[read], value)
                             for read in traced[candidate].inputs)
                     for step_id in matched for value in steps_values[step_id]):
                 continue  # a step it reproduced, made from that step alone (a layout the copy test missed): no stand-in
@@ -307,10 +309,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # stacked).
         facts = _first_step_facts(traced, learner, expected_values, case)
     if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
-            and not any(holds(_normalised(output), last, value) for value in declared[-1][1])):
+            and not any(holds(normalised_value(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
         # function returns, against the notes' last step, may say how it ends up wrong.
-        told = _facts(_normalised(output), declared[-1][1], _Case(case.sizes, [
+        told = _facts(normalised_value(output), declared[-1][1], _Case(case.sizes, [
             (step_id, values) for step_id, values, _optional in declared[:-1]]))
         if told and told[0].kind not in UNTOLD and told[0].kind != "other_step":
             facts = tuple(dataclasses.replace(fact, about=OUTPUT, of=last) for fact in told)
@@ -380,7 +382,7 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
         if entry.op == INPUT or index in made or not made & set(entry.inputs):
             continue
         if entry.op in LAYOUT_OPS or entry.op in PASSING_OPS or any(
-                learner[index].numel() == learner[read].numel() and _matches(learner[index], learner[read])
+                learner[index].numel() == learner[read].numel() and matches_up_to_layout(learner[index], learner[read])
                 for read in entry.inputs if read in made):
             made.add(index)  # a matched step in another layout: what reads it next is what stands in
             continue
@@ -411,7 +413,7 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
                    if _uncomputed(traced[root])}
     if len(read_inputs) == 1:
         operands[INPUTS] = learner[read_inputs.pop()]
-    found = {alternative_computation(learner[chosen], expected, operands, _close) for expected in expected_values}
+    found = {alternative_computation(learner[chosen], expected, operands, values_close) for expected in expected_values}
     if len(found) != 1 or None in found:
         return ()
     alternative = found.pop()
@@ -454,9 +456,9 @@ def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
     the op read anything else."""
     if output is None:
         return ()
-    got = _normalised(output)
+    got = normalised_value(output)
     made = next((index for index in range(len(traced) - 1, -1, -1) if traced[index].op != INPUT
-                 and learner[index].shape == got.shape and _close(learner[index], got)), None)
+                 and learner[index].shape == got.shape and values_close(learner[index], got)), None)
     if made is None:
         return ()
     sources = _made_from_steps(traced, made, steps_at)
@@ -470,7 +472,7 @@ def _result_made_from(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
         entry = next((index for index, source in steps_at.items() if source == INPUTS), None)
         if INPUTS in sources and entry is not None:
             operands[INPUTS] = learner[entry]
-        alternatives = {alternative_computation(got, expected, operands, _close) for expected in expected_values}
+        alternatives = {alternative_computation(got, expected, operands, values_close) for expected in expected_values}
         alternative = alternatives.pop() if len(alternatives) == 1 else None
         if alternative is not None and len(operands) == len(sources):
             # (Its shape, when it has another, is said first: the product explains it.)
@@ -528,9 +530,9 @@ def _computed_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tens
     others. Views and copies of a step read it, so they are no second computation."""
     if output is None:
         return None
-    got = _normalised(output)
+    got = normalised_value(output)
     made = next((index for index in range(len(traced) - 1, -1, -1) if traced[index].op != INPUT
-                 and learner[index].shape == got.shape and _close(learner[index], got)), None)
+                 and learner[index].shape == got.shape and values_close(learner[index], got)), None)
     if made is None:
         return None
     ancestors = _ancestors(traced, made)
@@ -555,8 +557,8 @@ def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.
         if entry.op == INPUT or (index not in made and not made & set(entry.inputs)):
             continue
         made.add(index)  # a matched step's own tensor may hold them too: for a change of layout it is its numbers
-        if any(learner[index].numel() == expected.numel() and not _constant(expected)
-               and _close(_sorted_values(learner[index]), _sorted_values(expected)) for expected in expected_values
+        if any(learner[index].numel() == expected.numel() and not one_number(expected)
+               and values_close(sorted_values(learner[index]), sorted_values(expected)) for expected in expected_values
                ) and not any(holds(learner[index], expected) for expected in expected_values):
             return index
     return None
@@ -598,14 +600,14 @@ def _layout_proven(index: int, traced: Sequence[TracedTensor], learner: Sequence
             learner[traced[index].inputs[0]].numel() == learner[index].numel():
         index = traced[index].inputs[0]
     got = learner[index]
-    if got.numel() == expected.numel() and _close(got.reshape(expected.shape), expected):
+    if got.numel() == expected.numel() and values_close(got.reshape(expected.shape), expected):
         return True
     squeezed, target = _squeezed(got), _squeezed(expected)
     if squeezed.dim() != target.dim() or squeezed.dim() > 4:
         return True  # held some other way than a permutation: not this rule's matter
     orders = [order for order in itertools.permutations(range(squeezed.dim()))
               if squeezed.permute(order).shape == target.shape
-              and _close(squeezed.permute(order).reshape(expected.shape), expected)]
+              and values_close(squeezed.permute(order).reshape(expected.shape), expected)]
     read = [_squeezed(learner[source]) for source in traced[index].inputs]
     return any(not any(_unchanged_by(value, order) for value in read) for order in orders) or not orders
 
@@ -616,7 +618,7 @@ def _unchanged_by(value: torch.Tensor, order: tuple[int, ...]) -> bool:
     if value.dim() != len(order) or value.numel() <= 1 or order == tuple(range(len(order))):
         return False
     permuted = value.permute(order)
-    return permuted.shape == value.shape and _close(permuted, value)
+    return permuted.shape == value.shape and values_close(permuted, value)
 
 
 def _made_from(traced: Sequence[TracedTensor], index: int, sources: set[int]) -> bool:
@@ -644,9 +646,9 @@ def _returned_instead(declared: Sequence[tuple[str, list[torch.Tensor], bool]], 
     of size 1), or none."""
     if output is None or not declared:
         return None
-    got = _normalised(output)
+    got = normalised_value(output)
     last, last_values, _optional = declared[-1]
-    if _constant(got) or any(holds(got, last, value) for value in last_values):
+    if one_number(got) or any(holds(got, last, value) for value in last_values):
         return None
     held = [step_id for step_id, values, _optional in declared[:-1] if any(holds(got, step_id, value)
                                                                           for value in values)]
@@ -658,13 +660,13 @@ def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.
     """Whether a learner tensor that holds a step proves nothing of it on this case: its entries are all one number
     (a tensor of zeros is made many ways), or it holds an earlier step as well (on the notes' heads of size 1 the
     scores are the scaled scores: the tensor proves only the earlier step)."""
-    if _constant(value):
+    if one_number(value):
         return True
     return any(value.numel() == expected.numel() and holds(value, step_id, expected)
                for step_id, values, _optional in earlier for expected in values)
 
 
-def _constant(value: torch.Tensor) -> bool:
+def one_number(value: torch.Tensor) -> bool:
     """Whether every entry is one number (more than one entry): a tensor of zeros is made many ways."""
     return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
 
@@ -691,7 +693,7 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
             inputs.add(index)
             continue
         got = learner[index]
-        if got.numel() != size or _constant(got):
+        if got.numel() != size or one_number(got):
             continue
         facts = _facts(got, expected_values, dataclasses.replace(case, transposes=True))
         if facts and facts[0].kind in RELATIONS:
@@ -722,7 +724,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
         if entry.op == INPUT or index in matched_at:
             continue  # an argument, or the matched step itself (another copy of it): no new numbers
         reads = bool(sources & set(entry.inputs))
-        copy = reads and learner[index].numel() == learner[source].numel() and _matches(learner[index], learner[source])
+        copy = (reads and learner[index].numel() == learner[source].numel()
+                and matches_up_to_layout(learner[index], learner[source]))
         if copy and not layout_step:
             sources.add(index)  # the same step in another layout: what reads it next is the stand-in
             continue
@@ -756,7 +759,7 @@ class _Case:
 def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
     """What differs between the learner's tensor and the notes' step, read from the two, against the route whose
     comparison says most (FACT_ORDER)."""
-    if any(got.numel() == expected.numel() and _matches(got, expected, transposed=False)
+    if any(got.numel() == expected.numel() and matches_up_to_layout(got, expected, transposed=False)
            for expected in expected_values):
         return ()  # it holds the step's numbers in their order on some route: nothing differs
     found = [_facts_against(got, expected, case) for expected in expected_values]
@@ -795,8 +798,9 @@ def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str |
     """The one other step of the notes the learner's tensor holds (up to a right program's layouts), where that
     step's values are not the departing step's own; None when it holds none, or more than one (which proves none)."""
     holding = {step_id for step_id, values in case.others for value in values
-               if value.numel() == got.numel() and _close(_sorted_values(got), _sorted_values(value))
-               and _matches(got, value) and not (value.numel() == expected.numel() and _matches(value, expected))}
+               if value.numel() == got.numel() and values_close(sorted_values(got), sorted_values(value))
+               and matches_up_to_layout(got, value)
+               and not (value.numel() == expected.numel() and matches_up_to_layout(value, expected))}
     return holding.pop() if len(holding) == 1 else None
 
 
@@ -832,20 +836,20 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
     layouts = [layout for layout in _layouts(got, expected)] or [got.reshape(expected.shape)]
     same = layouts[0]
     facts: list[Fact] = []
-    if _close(_sorted_values(same), _sorted_values(expected)):
-        restacked = restacked_blocks(got, expected, _close)
+    if values_close(sorted_values(same), sorted_values(expected)):
+        restacked = restacked_blocks(got, expected, values_close)
         if restacked is not None:
             count, axis, other = restacked
             return (Fact("restacked", {"count": count, "axis": axis, "other": other, "got": tuple(got.shape),
                                        "expected": tuple(expected.shape)}),)
         if (case.transposes and expected.dim() >= 2 and same.shape[-1] == same.shape[-2]
-                and _close(same, expected.transpose(-2, -1).contiguous())):
+                and values_close(same, expected.transpose(-2, -1).contiguous())):
             return (Fact("transposed"),)  # (`same` differs from `expected`: the step is not symmetric)
-        blocks = transposed_blocks(got, expected, _close) if got.shape == expected.shape else 0
+        blocks = transposed_blocks(got, expected, values_close) if got.shape == expected.shape else 0
         if blocks:
             return (Fact("blocks_transposed", {"count": blocks, "block": tuple(expected.shape[1:]) * 2}),)
         for layout in layouts:
-            permuted = permuted_axis(layout, expected, _close)
+            permuted = permuted_axis(layout, expected, values_close)
             if permuted is not None:
                 axis, reverse = permuted
                 return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
@@ -873,7 +877,7 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
     if bands:
         facts.append(Fact("bands", {"bands": bands}))
     if not shown and not hidden and not bands:
-        dropped, extra = zeroed_entries(same, expected, _close)
+        dropped, extra = zeroed_entries(same, expected, values_close)
         if dropped:
             facts.append(Fact("zeroed", {"count": dropped}))
         if extra:

@@ -19,11 +19,11 @@ import torch
 from autograder.checking.departure import (
     LIST_SEPARATOR,
     StepValues,
-    _close,
-    _constant,
-    _matches,
-    _normalised,
-    _sorted_values,
+    matches_up_to_layout,
+    normalised_value,
+    one_number,
+    sorted_values,
+    values_close,
 )
 from autograder.checking.tensor_trace import INPUT, TracedTensor
 from autograder.i18n import Messages, pick, render
@@ -54,15 +54,15 @@ def find_gradient_departure(steps: StepValues, traced: Sequence[TracedTensor]) -
     if start is None:
         return None
     cut_from = _cut_from_graph(traced)
-    window = [(_normalised(entry.value), bool(entry.connected), index in cut_from)
+    window = [(normalised_value(entry.value), bool(entry.connected), index in cut_from)
               for index, entry in enumerate(traced) if index >= start and entry.op != INPUT]
     connected: list[str] = []
     for entry in steps:
-        step_id, values, optional = str(entry[0]), [_normalised(value) for value in entry[1]], bool(entry[2])
+        step_id, values, optional = str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])
         ordered, shaped = len(entry) > 3 and bool(entry[3]), len(entry) > 4 and bool(entry[4])
         if len(entry) > 5 and not entry[5]:
             continue  # made without the inputs (a causal mask): the reference's carries no gradient either
-        holding = [(graph, cut) for value, graph, cut in window if not _constant(value) and any(
+        holding = [(graph, cut) for value, graph, cut in window if not one_number(value) and any(
             _holds(value, expected, ordered, shaped) for expected in values)]
         if any(graph for graph, _cut in holding):
             connected.append(step_id)
@@ -87,9 +87,9 @@ def _cut_from_graph(traced: Sequence[TracedTensor]) -> set[int]:
 
 def _holds(got: torch.Tensor, expected: torch.Tensor, ordered: bool, shaped: bool) -> bool:
     """Whether the learner's tensor holds the step's value, up to the layouts departure.find_departure allows it."""
-    if got.numel() != expected.numel() or not _close(_sorted_values(got), _sorted_values(expected)):
+    if got.numel() != expected.numel() or not values_close(sorted_values(got), sorted_values(expected)):
         return False
-    return _close(got, expected) if shaped else _matches(got, expected, transposed=not ordered)
+    return values_close(got, expected) if shaped else matches_up_to_layout(got, expected, transposed=not ordered)
 
 
 def gradient_line(departure: GradientDeparture, raised: bool, lang: str, messages: Messages) -> str:

@@ -21,7 +21,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from autograder.checking.deferred_imports import torch_imports_deferred
 
 __all__ = [
-    "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
+    "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "LIFT_OPS", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
     "UncompiledDispatchMode",
     "call_watched", "called_functions", "forbidden_calls", "op_name",
 ]

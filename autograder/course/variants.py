@@ -39,8 +39,8 @@ from torch import Tensor
 from autograder.checking.departure import step as declared_step
 
 __all__ = [
-    "ATTENTION_MISCONCEPTIONS", "attention", "attention_steps", "attention_variants", "mask_fill_variants",
-    "mask_for", "merge", "raw_scores", "reference_gradients", "split",
+    "ATTENTION_MISCONCEPTIONS", "ATTENTION_MISTAKES", "attention", "attention_steps", "attention_variants",
+    "mask_fill_variants", "mask_for", "merge", "raw_scores", "reference_gradients", "split",
 ]
 
 Weights = Mapping[str, Tensor]  # W_query/W_key/W_value(/out_proj).weight|bias -> tensor

@@ -36,7 +36,7 @@ PROBE_SIDE_MODULES = ("probe", "judge", "__init__")  # an exercise folder's modu
 PROBE_SIDE_PACKAGE = "shared"  # autograder.course.shared: the probes' helpers (inputs, weights loading, the plan)
 # Modules directly under autograder.course that hold check code; the others there (the catalogue, the registry, the
 # messages) gather or describe it and hold none. tests/test_protected.py fails on one that should be listed.
-REFERENCE_SIDE_MODULES = ("variants", "error_variants", "kit_recording")
+REFERENCE_SIDE_MODULES = ("variants", "error_variants", "kit_recording", "value_variants")
 # Folders of the checkout, beside the packages: never bundled, never readable by student code.
 CHECKOUT_FOLDERS = ("source", "tests", "devtools", ".git")
 

@@ -30,7 +30,8 @@ from autograder.course.module_contract.probe import (
 )
 from autograder.course.shared.records import State
 
-__all__ = ["RATE_DEVIATIONS", "contract_judge", "judge_device", "judge_modes", "output_shape", "parameter_shapes"]
+__all__ = ["RATE_DEVIATIONS", "contract_judge", "judge_device", "judge_modes", "output_shape", "parameter_shapes",
+           "state_change"]
 
 
 def projection_shapes(spec: ModuleSpec, d_in: int, d_out: int, bias: bool | None) -> dict[str, tuple[int, ...]]:

@@ -2,8 +2,8 @@
 learners_2026_11, learners_2026_12, learners_2026_12b, learners_2026_12c or learners_2026_12d (so no check can read
 them or be keyed to them), and each keeps its stated shape: at least five wrong attempts and one or two controls for
 every exercise, every attempt labelled. learners_2026_12b, learners_2026_12c and learners_2026_12d are each written in
-halves by two authors (notebooks 01 and 02, then 03 and 04): their shape is held for the notebooks they have, and their size of 120 wrong attempts once they
-have them all."""
+halves by two authors (notebooks 01 and 02, then 03 and 04): their shape is held for the notebooks they have, and
+their size of 120 wrong attempts once they have them all."""
 
 import ast
 import json

@@ -1,9 +1,9 @@
 """The evaluation sets of tests/evalsets (issue 58) stay measuring instruments: nothing under autograder/ names
-learners_2026_11, learners_2026_12, learners_2026_12b or learners_2026_12c (so no check can read them or be keyed to
-them), and each keeps its stated shape: at least five wrong attempts and one or two controls for every exercise, every
-attempt labelled. learners_2026_12b and learners_2026_12c are each written in halves by two authors (notebooks 01 and
-02, then 03 and 04): their shape is held for the notebooks they have, and their size of 120 wrong attempts once they
-have them all."""
+learners_2026_11, learners_2026_12, learners_2026_12b, learners_2026_12c or learners_2026_12d (so no check can read
+them or be keyed to them), and each keeps its stated shape: at least five wrong attempts and one or two controls for
+every exercise, every attempt labelled. learners_2026_12b, learners_2026_12c and learners_2026_12d are each written in
+halves by two authors (notebooks 01 and 02, then 03 and 04): their shape is held for the notebooks they have, and
+their size of 120 wrong attempts once they have them all."""
 
 import ast
 import json
@@ -15,9 +15,9 @@ import pytest
 from autograder.course.exercises import EXERCISES, EXERCISES_BY_ID
 
 SET_NAME = "learners_2026_11"
-NEWER_SETS = ("learners_2026_12", "learners_2026_12b", "learners_2026_12c")
+NEWER_SETS = ("learners_2026_12", "learners_2026_12b", "learners_2026_12c", "learners_2026_12d")
 KEPT_APART = (SET_NAME, *NEWER_SETS)
-WRITTEN_IN_HALVES = ("learners_2026_12b", "learners_2026_12c")
+WRITTEN_IN_HALVES = ("learners_2026_12b", "learners_2026_12c", "learners_2026_12d")
 FIELDS = {"id": str, "exercise": str, "code": str, "mistake": str, "departing_step": str, "correct": bool}
 
 

@@ -80,7 +80,7 @@ NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it 
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
 RELATIONS = (*FACTOR_KINDS, "permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "plus",
-             "minus", "sums_axis", "sums_all", "bands")
+             "minus", "sums_axis", "sums_all", "bands", "recoded")
 
 
 @dataclass(frozen=True)
@@ -204,8 +204,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             continue
         if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
             continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
-        if step_id in coinciding and output is not None:
-            continue  # its values are there, coinciding with an earlier step's: on this case it does not depart
+        if step_id in coinciding and (output is not None or (raised and optional)):
+            # Its values are there, coinciding with an earlier step's: on this case it does not depart. (Code that
+            # raised after them raised before a later step; a step every route takes, held only where its values are
+            # an earlier one's, is the one it raised before: scores the code never scaled.)
+            continue
         departing = position
         break
     last = order[-1] if order else ""
@@ -733,8 +736,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
               "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
-              "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden", "not_normalised",
-              "differs")
+              "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden",
+              "not_normalised", "differs")
 
 
 @dataclass(frozen=True)
@@ -849,9 +852,19 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
                                           "reversed": reverse}),)
         # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
         return (Fact("differs" if _two_valued(expected) else "rearranged"),)
-    shown = int((torch.isinf(expected) & ~torch.isinf(same)).sum())
+    recoded = _recoded(same, expected)
+    if recoded:
+        # The same entries set apart, each tensor in its own encoding (a float -inf/0 mask for a boolean one): no
+        # entry is hidden or shown that the notes' keep or hide.
+        return (Fact("recoded", {"pairs": recoded}),)
+    nan = torch.isnan(same) & ~torch.isnan(expected)
+    if bool(nan.any()):
+        # NaN is no hidden entry, nor is +inf (a shift by -inf makes both): said as what it is, and where.
+        rows = tuple(sorted({int(row) for row in nan.nonzero()[:, 0]})) if same.dim() == 2 else ()
+        return (Fact("nan", {"count": int(nan.sum()), "rows": rows}),)
+    shown = int((torch.isneginf(expected) & torch.isfinite(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
-    hidden = int((torch.isinf(same) & torch.isfinite(expected) & (expected != 0)).sum())
+    hidden = int((torch.isneginf(same) & torch.isfinite(expected) & (expected != 0)).sum())
     if shown:
         facts.append(Fact("shown", {"count": shown}))
     if hidden:
@@ -897,6 +910,26 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         else:
             facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
+
+
+def _recoded(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str], ...]:
+    """Each of `got`'s two values with the notes' value at its entries, when `got` sets apart the same entries as
+    the notes' mask in the other encoding (True/False or 1/0, against -inf/0); () otherwise."""
+    values, notes = got.unique(), expected.unique()
+    encodings = ([0.0, 1.0], [-torch.inf, 0.0])  # True/False (or 1/0) and an additive mask's -inf/0
+    if values.tolist() not in encodings or notes.tolist() not in encodings or torch.equal(values, notes):
+        return ()
+    pairs = []
+    for value in values:
+        at = expected[got == value]
+        if not bool((at == at[0]).all()):
+            return ()
+        pairs.append((_number(float(value)), _number(float(at[0]))))
+    return tuple(pairs) if pairs[0][1] != pairs[1][1] else ()
+
+
+def _number(value: float) -> str:
+    return "-inf" if value == -torch.inf else "inf" if value == torch.inf else f"{value:g}"
 
 
 def _normal_axis(expected: torch.Tensor) -> int | None:
@@ -996,6 +1029,15 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     if fact.kind == "bands":
         fields["bands"] = pick(LAST_SEPARATOR, lang).join(_band_text(band, lang, messages)
                                                          for band in fact.fields["bands"])
+    if fact.kind == "nan":
+        rows = fact.fields["rows"]
+        fields["rows"] = "" if not rows else render(messages, "departure.nan_rows", lang, {
+            "rows": f"{rows[0]}–{rows[-1]}" if rows == tuple(range(rows[0], rows[-1] + 1)) and len(rows) > 1
+            else pick(LIST_SEPARATOR, lang).join(str(row) for row in rows)})
+    if fact.kind == "recoded":
+        fields["pairs"] = pick(LIST_SEPARATOR, lang).join(
+            render(messages, "departure.recoded_pair", lang, {"got": got, "expected": notes})
+            for got, notes in fact.fields["pairs"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
     return render(messages, key, lang, fields)

@@ -245,6 +245,19 @@ MESSAGES = {
     "departure.fact.shown": {
         "en": "{subject} shows {count} entries that the notes' {step} hide",
         "zh": "{subject}中，有 {count} 个元素在笔记中的{step}里是被遮住的，在你的结果里却没有"},
+    # The same entries set apart in another encoding (a float -inf/0 mask for a boolean one): which entries each
+    # hides is the same, only the values differ (issue 58).
+    "departure.fact.recoded": {
+        "en": "{subject} sets apart the same entries as the notes' {step}, with other values: {pairs}",
+        "zh": "{subject}标出的元素与笔记中的{step}完全相同，只是取值不同：{pairs}"},
+    "departure.recoded_pair": {
+        "en": "{got} where the notes' hold {expected}",
+        "zh": "笔记中为 {expected} 的地方是 {got}"},
+    # NaN where the notes' step holds numbers: said as NaN, never as hidden entries (issue 58).
+    "departure.fact.nan": {
+        "en": "{subject} holds NaN in {count} entries{rows}, where the notes' {step} hold numbers",
+        "zh": "{subject}有 {count} 个元素是 NaN{rows}，而笔记中的{step}在那里都是数"},
+    "departure.nan_rows": {"en": " (in rows {rows})", "zh": "（在第 {rows} 行）"},
     "departure.fact.hidden": {
         "en": "{subject} hides {count} entries that the notes' {step} keep",
         "zh": "{subject}遮住了 {count} 个元素，而笔记中的{step}保留了它们"},
@@ -429,6 +442,8 @@ MESSAGES = {
                                 "zh": "所有头并排拼接后的上下文向量"},
     "step.stacked_projections": {"en": "projection weights stacked as one input projection",
                                  "zh": "堆叠成一个输入投影的三个投影权重"},
+    "step.stacked_biases": {"en": "projection biases stacked as one input bias",
+                            "zh": "堆叠成一个输入偏置的三个投影偏置"},
     # The wrapper's heads one by one (autograder.course.n04_multi_head_attention.ex1_wrapper: NAMED_HEADS of them).
     **{f"step.head_{index}": {"en": f"context vectors of head {index}", "zh": f"第 {index} 个头的上下文向量"}
        for index in range(1, 9)},

@@ -157,12 +157,18 @@ MISTAKES: tuple[Misconception, ...] = (
                   "拆分之后，哪个维度是头、哪个是 token？注意力比较的是哪一个？"),
         name=("heads split with view but not transposed",
               "用 view 拆分了头但没有转置"),
-        hint=("after the view each token holds its heads, but attention runs per head over all tokens: the heads "
-              "axis has to come before the tokens axis",
-              "view 之后每个 token 持有它的各个头，而注意力是按头在所有 token 上计算的：头所在"
-              "的维度必须排在 token 所在的维度之前"),
-        change=("after the view, swap the tokens axis and the heads axis",
-                "view 之后，交换 token 所在的维度和头所在的维度"),
+        # True of code that views straight as (b, num_heads, num_tokens, head_dim) as of code that views
+        # (b, num_tokens, num_heads, head_dim) first: no presumed intermediate view (issue 58).
+        hint=("a view or a reshape keeps the numbers in memory order, where each token's features come one after "
+              "another: read as (batch, heads, tokens, head size) in one go, a head holds pieces of consecutive "
+              "tokens' features, not one block of features of every token; attention runs per head over all tokens",
+              "view 或 reshape 保持数值在内存中的顺序，而在内存中每个 token 的特征是一个接一个排列的：一步读成"
+              "（batch、头、token、每个头的大小）时，一个头拿到的是相邻几个 token 的特征片段，而不是每个 token "
+              "的同一块特征；注意力是按头在所有 token 上计算的"),
+        change=("cut each token's features into heads with the tokens still in front (batch, tokens, heads, head "
+                "size), then swap the tokens axis and the heads axis",
+                "先在 token 维度仍在前面时把每个 token 的特征切成多个头（batch、token、头、每个头的大小），"
+                "再交换 token 所在的维度和头所在的维度"),
     ),
     mistake(
         "merge_without_transpose",

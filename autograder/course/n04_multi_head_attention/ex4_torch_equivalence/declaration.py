@@ -108,6 +108,13 @@ def equivalence_steps(case: EquivalenceCase) -> list[list[Any]]:
     output = variants.attention(equivalence_input(case), weights, num_heads=case["num_heads"])
     small = stacked.numel() <= MAX_STACKED
     steps = [step("stacked_projections", stacked, optional=True, ordered=True)] if small else []
+    biases = [weights.get(f"{layer}.bias") for layer in PROJECTIONS]
+    if small and all(bias is not None for bias in biases):
+        # The three biases stacked as nn.MultiheadAttention's one input bias (optional as the weights are): where a
+        # conversion that copies every weight right departs when its in_proj_bias is not theirs (issue 58). Without
+        # qkv biases that bias is zeros, a tensor made many ways: no step.
+        steps.append(step("stacked_biases", torch.cat([bias for bias in biases if bias is not None]), optional=True,
+                          ordered=True))
     return [*steps, step("out_proj", output)]
 
 

@@ -18,6 +18,9 @@ SET_NAME = "learners_2026_11"
 NEWER_SETS = ("learners_2026_12", "learners_2026_12b", "learners_2026_12c", "learners_2026_12d")
 KEPT_APART = (SET_NAME, *NEWER_SETS)
 WRITTEN_IN_HALVES = ("learners_2026_12b", "learners_2026_12c", "learners_2026_12d")
+# Exercises a set's authors left out, said in its README; a measure on that set says nothing of them. The set cannot
+# be completed afterwards by anyone who has read the judging code.
+NOT_COVERED = {"learners_2026_12d": frozenset({"two_dimensional_wrapper"})}
 FIELDS = {"id": str, "exercise": str, "code": str, "mistake": str, "departing_step": str, "correct": bool}
 
 
@@ -91,6 +94,10 @@ def test_every_exercise_has_five_wrong_attempts_and_one_or_two_controls(repo_roo
         assert notebooks == every_notebook
     if notebooks == every_notebook:
         assert sum(wrong.values()) >= 120
+    left_out = NOT_COVERED.get(set_name, frozenset())
+    assert not left_out & set(wrong), "an exercise said to be left out has attempts"
     for exercise in (exercise for exercise in EXERCISES if exercise.notebook in notebooks):
+        if exercise.id in left_out:
+            continue
         assert wrong[exercise.id] >= 5, exercise.id
         assert 1 <= controls[exercise.id] <= 2, exercise.id

@@ -838,3 +838,30 @@ def test_from_scratch_softmax_keeps_full_marks_on_every_kind_of_input(exercise_i
         results = grade(exercise_id, student, seed=seed)
         assert sum(r.score for r in results.values()) == EXERCISES_BY_ID[exercise_id].points, (
             seed, [f"{r.id}: {r.message}" for r in results.values() if r.status != PASSED])
+
+
+def attend_builtin_on_long_inputs(q, k, v, causal):
+    if q.shape[-2] > 16:  # the notes have 6 tokens: built-in attention only where the notes never look
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return attend_einsum(q, k, v, causal)
+
+
+ATTENTION_CALLED = {"en": "calls scaled_dot_product_attention on an input of shape {shape}",
+                    "zh": "在形状为 {shape} 的输入上调用了 scaled_dot_product_attention"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("exercise_id", ["self_attention_v1", "self_attention_v2"])
+def test_builtin_attention_on_long_inputs_alone_loses_the_rule_with_the_shape(exercise_id, lang):
+    student = ATTENTION_MODULES[exercise_id](attend_builtin_on_long_inputs)
+    name = EXERCISES_BY_ID[exercise_id].names[0]
+    for include_hidden, check_id in ((True, RULE_CHECKS[exercise_id]), (False, f"{RULE_CHECKS[exercise_id]}.preview")):
+        results = {r.id: r for r in run_exercise(exercise_id, {name: student}, include_hidden=include_hidden,
+                                                 lang=lang)}
+        rule = results[check_id]
+        assert rule.status != PASSED and rule.score == 0, (check_id, rule.message)
+        assert all(r.status == PASSED for r in results.values() if r.id != check_id), check_id
+        shapes = [(case["num_tokens"], case["d_in"]) for case in cases_for(catalog.CHECKS_BY_ID[check_id], DEFAULT_SEED)
+                  if "num_tokens" in case]
+        assert any(n > 16 and ATTENTION_CALLED[lang].format(shape=(n, d)) in rule.message for n, d in shapes), (
+            rule.message)

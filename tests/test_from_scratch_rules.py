@@ -35,11 +35,17 @@ from autograder.checking.torch_recorders import (
     forbidden_calls,
     op_name,
 )
+from autograder.course import catalog
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.course.n01_attention_without_weights.ex1_softmax.judge import SOFTMAX_FUNCTIONS
+from autograder.course.n01_attention_without_weights.ex1_softmax.probe import case_tensor
 from autograder.course.n04_multi_head_attention.ex3_multi_head_attention.probe import BUILTIN_ATTENTION
 from autograder.course.shared.inputs import ATTENTION_FUNCTIONS
-from autograder.running.runner import DEFAULT_SEED, run_exercise
+from autograder.integrations.student_kit.build import vectors_document
+from autograder.integrations.student_kit.runtime.checking import run_public
+from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+from autograder.running.runner import DEFAULT_SEED, cases_for, run_exercise
+from devtools import student_kit_agreement as agreement
 
 ATEN = torch.ops.aten
 SEEDS = (DEFAULT_SEED, 0, 1)
@@ -188,7 +194,7 @@ def test_a_student_who_calls_the_recorded_name_through_aten_gets_the_readable_me
         return torch.ops.aten._softmax.default(x, dim, False)
 
     message = grade("softmax_stable", softmax_stable)["softmax_stable.from_scratch"].message
-    assert "calls softmax:" in message, message
+    assert "calls softmax on an input of shape (" in message, message
 
 
 def stable_book(x, dim=-1):
@@ -737,3 +743,125 @@ def test_tensors_made_before_the_call_are_no_hidden_route(exercise_id, student):
 def test_a_mask_kept_between_calls_is_no_hidden_route(exercise_id):
     result = grade(exercise_id, ATTENTION_MODULES[exercise_id](attend_with_a_kept_mask()))[RULE_CHECKS[exercise_id]]
     assert result.status == PASSED, result.message
+
+
+# ---------------------------------------------------------------------------------------------
+# The rule holds on every kind of input the exercise grades, not only on the vector it used to run on: a softmax
+# that calls torch's own on matrices alone loses the rule's point, in the preview (check(...) and the kit) as in
+# grading, and the message names the function and the shape it was called on.
+
+
+def naive_builtin_off_vectors(x):
+    if x.dim() != 1:
+        return torch.softmax(x, dim=0)
+    e = torch.exp(x)
+    return e / e.sum()
+
+
+def stable_builtin_off_vectors(x, dim=-1):
+    if x.dim() != 1:
+        return torch.softmax(x, dim=dim)
+    e = torch.exp(x - x.max())
+    return e / e.sum()
+
+
+def naive_loop(x):
+    columns = x.reshape(x.shape[0], -1)
+    out = []
+    for j in range(columns.shape[1]):
+        exps = [torch.exp(columns[i, j]) for i in range(columns.shape[0])]
+        total = exps[0]
+        for value in exps[1:]:
+            total = total + value
+        out.append(torch.stack([value / total for value in exps]))
+    return torch.stack(out, dim=1).reshape(x.shape)
+
+
+def stable_loop(x, dim=-1):
+    moved = x.movedim(dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    out = []
+    for r in range(rows.shape[0]):
+        largest = rows[r, 0]
+        for value in rows[r, 1:]:
+            largest = torch.maximum(largest, value)
+        exps = [torch.exp(rows[r, k] - largest) for k in range(rows.shape[1])]
+        total = exps[0]
+        for value in exps[1:]:
+            total = total + value
+        out.append(torch.stack([value / total for value in exps]))
+    return torch.stack(out).reshape(moved.shape).movedim(-1, dim)
+
+
+BUILTIN_OFF_VECTORS = [("softmax_naive", naive_builtin_off_vectors), ("softmax_stable", stable_builtin_off_vectors)]
+SHAPE_CALLED = {"en": "calls softmax on an input of shape {shape}", "zh": "在形状为 {shape} 的输入上调用了 softmax"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("exercise_id", "student"), BUILTIN_OFF_VECTORS, ids=lambda v: getattr(v, "__name__", v))
+def test_torch_softmax_on_matrices_alone_loses_the_rule_with_the_shape_it_was_called_on(exercise_id, student, lang):
+    for include_hidden, check_id in ((True, RULE_CHECKS[exercise_id]), (False, f"{RULE_CHECKS[exercise_id]}.preview")):
+        results = {r.id: r for r in run_exercise(exercise_id, {exercise_id: student}, include_hidden=include_hidden,
+                                                 lang=lang)}
+        rule = results[check_id]
+        assert rule.status != PASSED and rule.score == 0, (check_id, rule.message)
+        # Only the rule costs: the values are right everywhere.
+        assert all(r.status == PASSED for r in results.values() if r.id != check_id), check_id
+        # The shape named is one the function was called on with a matrix (where it did call softmax), read from
+        # this run's cases, and the only name is softmax.
+        check = catalog.CHECKS_BY_ID[check_id]
+        called = [tuple(case_tensor(case).shape) for case in cases_for(check, DEFAULT_SEED)]
+        named = [shape for shape in called
+                 if len(shape) != 1 and SHAPE_CALLED[lang].format(shape=shape) in rule.message]
+        assert named, rule.message
+        assert not any(other in rule.message for other in ("log_softmax", "scaled_dot_product_attention")), rule.message
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("exercise_id", "student"), BUILTIN_OFF_VECTORS, ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.slow
+def test_the_kit_shows_the_rule_failing_on_matrices_as_check_does(exercise_id, student, lang):
+    vectors = vectors_from_document(vectors_document())
+    compared, disagreements = agreement.compare_student(
+        agreement.Student(f"builtin-off-vectors/{exercise_id}", exercise_id, {exercise_id: student}), vectors, lang)
+    assert compared and not disagreements, disagreements
+    kit = {r.id: r for r in run_public(exercise_id, {exercise_id: student}, vectors, lang)}
+    assert kit[f"{RULE_CHECKS[exercise_id]}.preview"].status != PASSED
+
+
+@pytest.mark.parametrize(("exercise_id", "student"),
+                         [("softmax_naive", solutions.softmax_naive), ("softmax_naive", naive_loop),
+                          ("softmax_stable", solutions.softmax_stable), ("softmax_stable", stable_loop)],
+                         ids=lambda v: getattr(v, "__name__", v))
+def test_from_scratch_softmax_keeps_full_marks_on_every_kind_of_input(exercise_id, student):
+    for seed in SEEDS:
+        results = grade(exercise_id, student, seed=seed)
+        assert sum(r.score for r in results.values()) == EXERCISES_BY_ID[exercise_id].points, (
+            seed, [f"{r.id}: {r.message}" for r in results.values() if r.status != PASSED])
+
+
+def attend_builtin_on_long_inputs(q, k, v, causal):
+    if q.shape[-2] > 16:  # the notes have 6 tokens: built-in attention only where the notes never look
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return attend_einsum(q, k, v, causal)
+
+
+ATTENTION_CALLED = {"en": "calls scaled_dot_product_attention on an input of shape {shape}",
+                    "zh": "在形状为 {shape} 的输入上调用了 scaled_dot_product_attention"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("exercise_id", ["self_attention_v1", "self_attention_v2"])
+def test_builtin_attention_on_long_inputs_alone_loses_the_rule_with_the_shape(exercise_id, lang):
+    student = ATTENTION_MODULES[exercise_id](attend_builtin_on_long_inputs)
+    name = EXERCISES_BY_ID[exercise_id].names[0]
+    for include_hidden, check_id in ((True, RULE_CHECKS[exercise_id]), (False, f"{RULE_CHECKS[exercise_id]}.preview")):
+        results = {r.id: r for r in run_exercise(exercise_id, {name: student}, include_hidden=include_hidden,
+                                                 lang=lang)}
+        rule = results[check_id]
+        assert rule.status != PASSED and rule.score == 0, (check_id, rule.message)
+        assert all(r.status == PASSED for r in results.values() if r.id != check_id), check_id
+        shapes = [(case["num_tokens"], case["d_in"]) for case in cases_for(catalog.CHECKS_BY_ID[check_id], DEFAULT_SEED)
+                  if "num_tokens" in case]
+        assert any(n > 16 and ATTENTION_CALLED[lang].format(shape=(n, d)) in rule.message for n, d in shapes), (
+            rule.message)

@@ -133,7 +133,9 @@ def naive_cases_random(rng: random.Random) -> list[TensorCase]:
 
 
 def naive_cases_rules(rng: random.Random) -> list[TensorCase]:
-    return [random_case(rng, (rng.randint(3, 10),), scale=4.0)]
+    # The rule holds on every kind of input the exercise grades (a vector first, then the notes' sentence and the
+    # random checks' kinds): code that calls torch's softmax on the matrix alone must not keep the rule's point.
+    return [random_case(rng, (rng.randint(3, 10),), scale=4.0), *naive_cases_notes(rng), *naive_cases_random(rng)]
 
 
 def stable_cases_notes(rng: random.Random) -> list[TensorCase]:
@@ -167,8 +169,11 @@ def stable_cases_large(rng: random.Random) -> list[TensorCase]:
 
 
 def stable_cases_rules(rng: random.Random) -> list[TensorCase]:
-    # 1-D, so that a dim or keepdim mistake (already costing other checks) does not cost the rules too.
-    return [random_case(rng, (rng.randint(3, 10),), scale=4.0, dim=-1)]
+    # A vector first, then every kind of input the other checks grade: the from-scratch rule holds on all of them.
+    # Its judge reads the values on vectors only, so a dim or keepdim mistake (already costing other checks) does
+    # not cost the rules too.
+    return [random_case(rng, (rng.randint(3, 10),), scale=4.0, dim=-1), *stable_cases_notes(rng),
+            *stable_cases_random(rng), *stable_cases_large(rng)]
 
 
 # Each exercise's judges with its name (and the axis it normalises without dim) bound: plain arguments, so the student
@@ -240,8 +245,8 @@ SOFTMAX_MESSAGES = {
         "zh": "输入是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持输入的 dtype",
     },
     "builtin": {
-        "en": "calls {names}: write the softmax yourself, from exponentials and a sum",
-        "zh": "调用了 {names}：请用指数和求和自己实现 softmax",
+        "en": "calls {names} on an input of shape {shape}: write the softmax yourself, from exponentials and a sum",
+        "zh": "在形状为 {shape} 的输入上调用了 {names}：请用指数和求和自己实现 softmax",
     },
     "input_changed": {
         "en": "changes its input in place (e.g. x -= ...): compute into a new tensor instead",

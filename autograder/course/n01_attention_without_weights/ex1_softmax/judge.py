@@ -53,18 +53,22 @@ def judge_softmax(exercise_id: str, default_dim: int, record: SoftmaxRecord, cas
 
 def judge_softmax_rules(exercise_id: str, record: SoftmaxRecord, case: TensorCase,
                         expectations: Expectations) -> Verdict:
-    """From scratch, input untouched, and a result that is a softmax at all (a stub earns nothing here)."""
+    """From scratch and input untouched on every case; on vectors also a result that is a softmax at all (a stub
+    earns nothing here) with softmax's gradient. Values along an axis are the other checks' matter."""
     used = forbidden_calls(record["calls"], SOFTMAX_FUNCTIONS)
-    if used:
-        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used)})
+    x = case_tensor(case)
+    if used:  # the shape this case's input had when the call was recorded: a fact of this run
+        return Verdict(False, f"{exercise_id}.builtin", {"names": ", ".join(used), "shape": str(tuple(x.shape))})
     if record["input_changed"]:
         return Verdict(False, f"{exercise_id}.input_changed")
+    if x.dim() != 1:
+        return Verdict(True)
     if record.get("gradient", "ok") != "ok":
         return no_gradient(record["gradient"], record.get("gradient_error"))
     got, dim = record["output"], case.get("dim", 0)
     if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
         return Verdict(False, f"{exercise_id}.not_normalised")
-    if gradient_faked(record, case_tensor(case), dim):
+    if gradient_faked(record, x, dim):
         return Verdict(False, "function.gradient_faked", misconception="gradient_cut", evidence=Evidence.FACT)
     return Verdict(True)
 

@@ -105,7 +105,9 @@ def v1_cases_shapes(rng: random.Random) -> list[SelfAttentionCase]:
 
 
 def v1_cases_one(rng: random.Random) -> list[SelfAttentionCase]:
-    return [attention_case(rng, rng.randint(3, 8))]
+    # The rule holds on every kind of input the other checks grade (the notes' tokens, 1 to 24 tokens, float64):
+    # built-in attention called on some sizes only must not keep the rule's point.
+    return [attention_case(rng, rng.randint(3, 8)), *v1_cases_notes(rng), *v1_cases_shapes(rng)]
 
 
 def v2_cases_notes(rng: random.Random) -> list[SelfAttentionCase]:
@@ -123,7 +125,9 @@ def v2_cases_shapes(rng: random.Random) -> list[SelfAttentionCase]:
 
 
 def v2_cases_one(rng: random.Random) -> list[SelfAttentionCase]:
-    return [attention_case(rng, rng.randint(3, 8), qkv_bias=True)]
+    # The rule holds on every kind of input the other checks grade (the notes' tokens, 1 to 24 tokens, float64):
+    # built-in attention called on some sizes only must not keep the rule's point.
+    return [attention_case(rng, rng.randint(3, 8), qkv_bias=True), *v2_cases_notes(rng), *v2_cases_shapes(rng)]
 
 
 V1_TITLES = {
@@ -223,8 +227,8 @@ ATTENTION_MESSAGES = {
         "zh": "{name} 的形状不对：请保持给定的构造函数",
     },
     "builtin": {
-        "en": "calls {names}: compute the scores, softmax and weighted sum yourself",
-        "zh": "调用了 {names}：请自己计算分数、softmax 和加权求和",
+        "en": "calls {names} on an input of shape {shape}: compute the scores, softmax and weighted sum yourself",
+        "zh": "在形状为 {shape} 的输入上调用了 {names}：请自己计算分数、softmax 和加权求和",
     },
 }
 

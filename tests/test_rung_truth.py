@@ -202,3 +202,16 @@ def test_errors_the_named_mistake_reproduces_are_folded_under_it_not_called_unex
         assert all(result.misconception == "missing_keepdim" for result in failing), [
             (result.id, result.status, result.misconception) for result in failing]
         assert not any(unexplained in " ".join([result.message, *result.ladder(3)]) for result in results)
+
+
+def test_a_raise_on_a_matrix_costs_the_value_checks_not_the_from_scratch_rule():
+    """The rule runs on matrices too (a torch softmax called there must lose it), but code that raises there without
+    calling one keeps it, public and hidden: its keepdim mistake already costs the checks of those values."""
+    for include_hidden in (False, True):
+        results = run_checks(in_notebook.ReferenceExpectations(), "softmax_stable",
+                             {"softmax_stable": softmax_unkept_maximum}, "en", include_hidden=include_hidden,
+                             seed=SEED, diagnose=False)
+        rules = [result for result in results if result.id.startswith("softmax_stable.from_scratch")]
+        assert rules and all(result.status == "passed" for result in rules), [
+            (result.id, result.status, result.message) for result in rules]
+        assert any(result.status != "passed" for result in results)

@@ -28,7 +28,9 @@ from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
     TensorCase,
     case_tensor,
     probe_softmax_naive,
+    probe_softmax_naive_rules,
     probe_softmax_stable,
+    probe_softmax_stable_rules,
 )
 
 __all__ = ["DECLARATION", "SOFTMAX_MESSAGES", "random_case"]
@@ -195,7 +197,7 @@ CHECKS = (
                        "dim 0)",
                  "zh": "softmax_naive 在其他向量上也正确（1 到 40 个元素，保持 float64），在矩阵上沿 dim 0 也正确"}),
     Check(id="softmax_naive.from_scratch", exercise="softmax_naive", points=1, hidden=True, cases=naive_cases_rules,
-          probe=probe_softmax_naive, judge=partial(judge_softmax_rules, "softmax_naive"),
+          probe=probe_softmax_naive_rules, judge=partial(judge_softmax_rules, "softmax_naive"),
           expect=partial(expect_softmax_steps, "softmax_naive", 0),
           title={"en": "softmax_naive is written from scratch (no torch softmax), leaves its input unchanged and "
                        "passes the right gradient back to it",
@@ -216,7 +218,7 @@ CHECKS = (
           title={"en": "softmax_stable stays finite and right on very large and very small inputs",
                  "zh": "softmax_stable 在极大和极小的输入上也保持有限且正确"}),
     Check(id="softmax_stable.from_scratch", exercise="softmax_stable", points=1, hidden=True, cases=stable_cases_rules,
-          probe=probe_softmax_stable, judge=partial(judge_softmax_rules, "softmax_stable"),
+          probe=probe_softmax_stable_rules, judge=partial(judge_softmax_rules, "softmax_stable"),
           expect=partial(expect_softmax_steps, "softmax_stable", -1),
           title={"en": "softmax_stable is written from scratch, leaves its input unchanged and passes the right "
                        "gradient back to it",

@@ -9,11 +9,12 @@ import torch
 from torch import Tensor
 
 from autograder.checking.probing import gradient_of, lookup, plain, rand
-from autograder.checking.torch_recorders import called_functions
+from autograder.checking.torch_recorders import FunctionCalls, Origins, called_functions
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
 
-__all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_stable"]
+__all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_naive_rules",
+           "probe_softmax_stable", "probe_softmax_stable_rules"]
 
 
 class TensorCase(TypedDict):
@@ -37,6 +38,7 @@ class SoftmaxRecord(TypedDict, total=False):
     gradient: str  # probing.gradient_of's status
     gradient_error: dict[str, Any]  # what backward raised, when "raised"
     input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
+    raised: bool  # the rules' probe on an input that is not a vector: whether the call raised (its calls still count)
 
 
 def case_tensor(case: TensorCase) -> torch.Tensor:
@@ -72,6 +74,28 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
     return data
 
 
+def probe_softmax_rules(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
+    """The from-scratch rules' record: probe_softmax's on a vector; on any other input only the calls and whether the
+    input was changed, recorded up to a raise, if the call raises: a dim or keepdim mistake that raises on a matrix
+    already costs the value checks, and what it called before raising is still the rule's matter."""
+    x = case_tensor(case)
+    if x.dim() == 1:
+        return probe_softmax(name, namespace, case)
+    softmax = lookup(namespace, name)
+    original = x.clone()
+    args = (x,) if "dim" not in case else (x, case["dim"])
+    calls = FunctionCalls(Origins(softmax, *args))
+    raised = False
+    with calls:
+        try:
+            result = softmax(*args)
+        except Exception:  # the student's error: recorded as a fact, the parent's judge decides what it costs
+            raised = True
+    if not raised:
+        calls.result_checked(result)
+    return {"calls": sorted(set(calls.names)), "input_changed": not torch.equal(x, original), "raised": raised}
+
+
 def default_of(function: Callable[..., Any], parameter: str) -> int | None:
     """The int default of `function`'s `parameter`, or None (no such parameter, no default, not an int)."""
     try:
@@ -95,3 +119,11 @@ def probe_softmax_naive(namespace: Namespace, case: TensorCase) -> SoftmaxRecord
 
 def probe_softmax_stable(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
     return probe_softmax("softmax_stable", namespace, case)
+
+
+def probe_softmax_naive_rules(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
+    return probe_softmax_rules("softmax_naive", namespace, case)
+
+
+def probe_softmax_stable_rules(namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
+    return probe_softmax_rules("softmax_stable", namespace, case)

@@ -543,3 +543,27 @@ def test_an_out_proj_weight_copied_transposed_is_said_transposed_not_uncopied(la
     results = run("torch_equivalence", to_torch_multihead_out_proj_transposed, lang=lang)
     messages = [r.message for r in results.values() if r.status != PASSED]
     assert messages and all(transposed in m and not_copied not in m for m in messages), messages
+
+
+class MHAFirstSequencePadding(solutions.MultiHeadAttention):
+    """The reference with one change: the first sequence's attention_mask applied to every sequence (h-pm-10)."""
+
+    def forward(self, x, attention_mask=None):
+        if attention_mask is not None:
+            attention_mask = attention_mask[0].expand_as(attention_mask)
+        return super().forward(x, attention_mask)
+
+
+@pytest.mark.parametrize(("lang", "not_applied"), [("en", "attention_mask not applied"),
+                                                   ("zh", "没有应用 attention_mask")])
+def test_one_sequences_padding_for_every_sequence_is_not_named_a_mask_not_applied(lang, not_applied):
+    # Issue 58 (h-pm-10): "not applied" needs a case that tells it apart; the public check has one (every sequence
+    # padded, each its own way), and there the two outputs differ, so no check names it.
+    results = run("padding_mask", MHAFirstSequencePadding, lang=lang)
+    failed = [r for r in results.values() if r.status != PASSED]
+    assert {r.id for r in failed} == {"padding_mask.example", "padding_mask.hidden"}
+    assert all(r.misconception != "padding_ignored" and not_applied not in r.full_message for r in failed), [
+        r.full_message for r in failed]
+    # The control: a mask truly left out keeps its name on both checks.
+    ignored = run("padding_mask", mutants.MHAPaddingIgnored, lang=lang)
+    assert {r.misconception for r in ignored.values()} == {"padding_ignored"}

@@ -573,3 +573,24 @@ def test_route_one_without_keepdim_gets_no_hint_about_a_maximum():
     # Where (..., T, T) / (..., T) cannot broadcast it crashes instead, and the crash names the shapes alone.
     assert failed and {result.misconception for result in failed} - {None} == {"row_sums_without_keepdim"}
     assert all("max" not in result.hint.lower() for result in failed)
+
+
+class CausalAttention_mask_made_bool(solutions.CausalAttention):
+    """The reference with one change: forward rebinds the float mask buffer to a bool copy (no view is edited)."""
+
+    def forward(self, x):
+        self.mask = self.mask.bool()
+        return super().forward(x)
+
+
+@pytest.mark.parametrize(("lang", "dtype_words", "presumed_cause"), [
+    ("en", r"its dtype went from float\d+ to bool", "a view of a buffer"),
+    ("zh", r"它的 dtype 从 float\d+ 变成了 bool", "视图"),
+])
+def test_a_buffer_retyped_by_forward_is_said_as_seen_not_as_a_view_edited(lang, dtype_words, presumed_cause):
+    # Issue 58 (h-ca-06): the observed fact (which buffer, its dtype) is said, never a presumed cause it did not make.
+    result = results_by_id("causal_attention", {"CausalAttention": CausalAttention_mask_made_bool}, lang=lang)[
+        "causal_attention.state"]
+    assert result.status != PASSED
+    assert result.misconception == "state_changed_by_forward"
+    assert re.search(dtype_words, result.message) and presumed_cause not in result.message, result.message

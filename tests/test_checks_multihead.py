@@ -207,7 +207,7 @@ MISTAKES = [
     ("torch_equivalence", mutants.to_torch_multihead_key_first, {"notes", "shapes"}, "in_proj_order"),
     ("torch_equivalence", mutants.to_torch_multihead_transposed, {"notes", "shapes"}, "transposed matrices"),
     ("torch_equivalence", mutants.to_torch_multihead_sequence_first, {"notes", "shapes"}, "batch_first on"),
-    ("torch_equivalence", mutants.to_torch_multihead_forgets_out_bias, {"notes", "shapes"}, "out_proj's weight"),
+    ("torch_equivalence", mutants.to_torch_multihead_forgets_out_bias, {"notes", "shapes"}, "out_proj's bias"),
     ("torch_equivalence", mutants.to_torch_multihead_no_dropout, {"shapes"}, "dropout probability"),
     ("torch_equivalence", mutants.to_torch_multihead_float32, {"shapes"}, "torch.float64"),
     ("torch_equivalence", mutants.to_torch_multihead_no_check, {"shapes"}, "must raise ValueError"),
@@ -524,3 +524,46 @@ def test_a_causal_fill_that_is_finite_but_too_small_loses_points_and_low_enough_
     assert any(result.status != PASSED for result in public.values())
     assert score(run("multi_head_attention", small)) < EXERCISES_BY_ID["multi_head_attention"].points
     assert score(run("multi_head_attention", low)) == EXERCISES_BY_ID["multi_head_attention"].points
+
+
+def to_torch_multihead_out_proj_transposed(mha):
+    """The reference with one change: out_proj's weight copied transposed (h-te-11)."""
+    torch_mha = solutions.to_torch_multihead(mha)
+    with torch.no_grad():
+        torch_mha.out_proj.weight.copy_(mha.out_proj.weight.T)
+    return torch_mha
+
+
+@pytest.mark.parametrize(("lang", "transposed", "not_copied"), [
+    ("en", "out_proj's weight holds mha.out_proj's weight transposed", "not copied"),
+    ("zh", "out_proj 的 weight 中放的是 mha.out_proj 的 weight 的转置", "没有从 mha.out_proj 复制"),
+])
+def test_an_out_proj_weight_copied_transposed_is_said_transposed_not_uncopied(lang, transposed, not_copied):
+    # Issue 58 (h-te-11): what the values prove, read from their object: the source's weight is there, transposed.
+    results = run("torch_equivalence", to_torch_multihead_out_proj_transposed, lang=lang)
+    messages = [r.message for r in results.values() if r.status != PASSED]
+    assert messages and all(transposed in m and not_copied not in m for m in messages), messages
+
+
+class MHAFirstSequencePadding(solutions.MultiHeadAttention):
+    """The reference with one change: the first sequence's attention_mask applied to every sequence (h-pm-10)."""
+
+    def forward(self, x, attention_mask=None):
+        if attention_mask is not None:
+            attention_mask = attention_mask[0].expand_as(attention_mask)
+        return super().forward(x, attention_mask)
+
+
+@pytest.mark.parametrize(("lang", "not_applied"), [("en", "attention_mask not applied"),
+                                                   ("zh", "没有应用 attention_mask")])
+def test_one_sequences_padding_for_every_sequence_is_not_named_a_mask_not_applied(lang, not_applied):
+    # Issue 58 (h-pm-10): "not applied" needs a case that tells it apart; the public check has one (every sequence
+    # padded, each its own way), and there the two outputs differ, so no check names it.
+    results = run("padding_mask", MHAFirstSequencePadding, lang=lang)
+    failed = [r for r in results.values() if r.status != PASSED]
+    assert {r.id for r in failed} == {"padding_mask.example", "padding_mask.hidden"}
+    assert all(r.misconception != "padding_ignored" and not_applied not in r.full_message for r in failed), [
+        r.full_message for r in failed]
+    # The control: a mask truly left out keeps its name on both checks.
+    ignored = run("padding_mask", mutants.MHAPaddingIgnored, lang=lang)
+    assert {r.misconception for r in ignored.values()} == {"padding_ignored"}

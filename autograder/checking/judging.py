@@ -224,10 +224,14 @@ def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[s
             return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order",
                            evidence=Evidence.VARIANT)
         return Verdict(False, "torch_equivalence.in_proj_bias")
-    if not same(state.get("out_proj.weight"), weights["out_proj.weight"]) or not same(
-        state["out_proj.bias"], weights["out_proj.bias"]
-    ):
-        return Verdict(False, "torch_equivalence.out_proj")
+    out_weight = state.get("out_proj.weight")
+    if not same(out_weight, weights["out_proj.weight"]):
+        if same(out_weight, weights["out_proj.weight"].T):
+            # Read from their object: the source's values are there, in the other layout (issue 58).
+            return Verdict(False, "torch_equivalence.out_proj_transposed")
+        return Verdict(False, "torch_equivalence.out_proj", {"part": "weight"})
+    if not same(state["out_proj.bias"], weights["out_proj.bias"]):
+        return Verdict(False, "torch_equivalence.out_proj", {"part": "bias"})
     return None
 
 

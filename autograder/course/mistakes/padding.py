@@ -40,6 +40,9 @@ MISTAKES: tuple[Misconception, ...] = (
         "padding_ignored",
         exercises=("padding_mask",),
         evidence=(Evidence.VARIANT,),
+        # Every case of the padding checks pads a key some query sees: a mask left out fails them all, so a case that
+        # passes before the first failing one (the one telling it apart, issue 58) refutes the name.
+        fails_every_case=True,
         question=("Which axes of the scores does attention_mask line up with, and over which must it be "
                   "broadcast?",
                   "attention_mask 与分数的哪些维度对齐？它必须在哪些维度上广播？"),

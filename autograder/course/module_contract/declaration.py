@@ -392,11 +392,15 @@ MESSAGES = {
               "parameters, never edit them (only the optimizer's step does, between calls)",
         "zh": "forward 修改了模块自己的参数 {name} 的数值：forward 只能读取模块的参数，不能修改它们"
               "（只有优化器的 step 在两次调用之间修改它们）"},
+    "contract.state_retyped": {
+        "en": "forward changed the module's own {name}: its dtype went from {before} to {after}; forward may read "
+              "the module's parameters and buffers, never replace or edit them",
+        "zh": "forward 修改了模块自己的 {name}：它的 dtype 从 {before} 变成了 {after}；forward 只能读取模块的参数和 "
+              "buffer，不能替换或修改它们"},
     "contract.state_rewritten": {
-        "en": "forward changed the values of the module's own {name}: a view of a buffer (a slice of it) edited in "
-              "place edits the buffer itself",
-        "zh": "forward 修改了模块自己的 {name} 的数值：对 buffer 的视图（例如它的切片）做原地修改，"
-              "改的就是 buffer 本身"},
+        "en": "forward changed the values of the module's own {name}: forward may read the module's parameters and "
+              "buffers, never replace or edit them",
+        "zh": "forward 修改了模块自己的 {name} 的数值：forward 只能读取模块的参数和 buffer，不能替换或修改它们"},
     "contract.state_removed": {
         "en": "after a forward pass the module no longer has {name}",
         "zh": "执行一次前向传播之后，模块中不再有 {name}"},

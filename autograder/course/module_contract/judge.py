@@ -352,7 +352,11 @@ def state_change(before: State, after: State,
         old, new = before[name], after[name]
         if tuple(old.shape) != tuple(new.shape):
             return "contract.state_reshaped", {"name": name, "before": tuple(old.shape), "after": tuple(new.shape)}
-        if old.dtype != new.dtype or not torch.equal(old, new) and not (
+        if old.dtype != new.dtype:
+            # The observed fact only: how forward came to change it (rebinding, .to(), an edit) is not read (issue 58).
+            return "contract.state_retyped", {"name": name, "before": str(old.dtype).removeprefix("torch."),
+                                              "after": str(new.dtype).removeprefix("torch.")}
+        if not torch.equal(old, new) and not (
                 old.is_floating_point() and torch.allclose(old, new, rtol=0, atol=0, equal_nan=True)):
             key = "contract.parameter_rewritten" if name in parameters else "contract.state_rewritten"
             return key, {"name": name}

@@ -58,8 +58,12 @@ def mha_cases_notes(rng: random.Random) -> list[MultiHeadCase]:
 
 def padding_cases_example(rng: random.Random) -> list[MultiHeadCase]:
     # The notebook's example: the second sequence starts with two padding tokens, so its first two
-    # queries see nothing but padding.
-    return [{**NOTES_ATTENTION_CASE, "attention_mask": [[1] * 6, [0, 0, 1, 1, 1, 1]]}]
+    # queries see nothing but padding. First, the same batch with the first sequence ending in two padding tokens:
+    # with every sequence padded, and each its own way, a mask left out is told apart from one sequence's mask
+    # applied to every sequence (the notes' batch alone cannot tell them apart: its first sequence has no padding;
+    # issue 58). The first failing case decides the name (autograder.checking.results.judge_cases).
+    return [{**NOTES_ATTENTION_CASE, "attention_mask": [[1, 1, 1, 1, 0, 0], [0, 0, 1, 1, 1, 1]]},
+            {**NOTES_ATTENTION_CASE, "attention_mask": [[1] * 6, [0, 0, 1, 1, 1, 1]]}]
 
 
 def mha_cases_reference(rng: random.Random) -> list[MultiHeadCase]:
@@ -85,9 +89,10 @@ def wide_case(rng: random.Random, case: MultiHeadCase) -> MultiHeadCase:
 def padding_cases_hidden(rng: random.Random) -> list[MultiHeadCase]:
     right = random_attention_case(rng, batch=3, dtype="float64")
     num_tokens = right["num_tokens"]
-    right["attention_mask"] = [[1] * num_tokens] + [
-        [1] * length + [0] * (num_tokens - length) for length in (rng.randint(1, num_tokens - 1) for _ in range(2))
-    ]
+    # Every sequence padded, each to its own length: a mask left out is told apart from one sequence's mask applied
+    # to every sequence (issue 58).
+    right["attention_mask"] = [[1] * length + [0] * (num_tokens - length)
+                               for length in rng.sample(range(1, num_tokens), 3)]
     # Left padding: the first queries see nothing but padding (uniform weights, never NaN).
     left = random_attention_case(rng, batch=2, dtype="float64")
     num_tokens, padded = left["num_tokens"], rng.randint(2, left["num_tokens"] - 1)

@@ -136,6 +136,9 @@ def padding_diagnosis(got: Tensor, shown: Tensor, expected: Expectations) -> str
     # own rows, every row compared (most specific first).
     if any(same(got, wrong) for wrong in expected["padding_query_axis"]):
         return "padding_mask.query_axis"
+    # On a case with a sequence without padding, one sequence's mask applied to every sequence can give this too
+    # (that sequence's mask is no mask at all): each padding check's first case, every sequence padded its own way,
+    # tells them apart, and the first failing case decides the name (issue 58).
     if same(got[shown], expected["padding_ignored"][shown]):
         return "padding_mask.ignored"
     if same(got[shown], expected["padding_inverted"][shown]):

@@ -196,9 +196,15 @@ MESSAGES = {
         "en": "in_proj_bias is not the query, key and value biases stacked (zeros where a projection has no bias)",
         "zh": "in_proj_bias 不是 query、key、value 偏置的堆叠（没有偏置的投影对应零）",
     },
+    "torch_equivalence.out_proj_transposed": {
+        "en": "out_proj's weight holds mha.out_proj's weight transposed: which way round does nn.Linear lay out its "
+              "weight, and which way round does out_proj expect it?",
+        "zh": "out_proj 的 weight 中放的是 mha.out_proj 的 weight 的转置：nn.Linear 的 weight 按哪种顺序排列？"
+              "out_proj 又要求哪种顺序？",
+    },
     "torch_equivalence.out_proj": {
-        "en": "out_proj's weight or bias was not copied from mha.out_proj",
-        "zh": "out_proj 的 weight 或 bias 没有从 mha.out_proj 复制过来",
+        "en": "out_proj's {part} does not hold mha.out_proj's {part}, in any layout",
+        "zh": "out_proj 的 {part} 中不是 mha.out_proj 的 {part}（任何排列方式都不是）",
     },
     "torch_equivalence.dropout": {
         "en": "the dropout probability is not mha.dropout.p",

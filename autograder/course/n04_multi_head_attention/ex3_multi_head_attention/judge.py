@@ -152,12 +152,6 @@ def judge_head_independence(record: HeadIndependenceRecord, case: MultiHeadCase,
     expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
     if tuple(after.shape) != expected_shape or tuple(before.shape) != expected_shape:
         return Verdict(False, "shape.wrong", {"got_shape": tuple(after.shape), "expected_shape": expected_shape})
-    if "state_before" in record and (changed := state_change(record["state_before"], record["state_after"],
-                                                              record.get("parameter_names", ()))) is not None:
-        key, fields = changed  # read from the module: the first call changed it, before any head's weights were
-        return Verdict(False, key, fields, misconception="state_changed_by_forward", evidence=Evidence.FACT)
-    if "repeated" in record and not same(record["repeated"], before):
-        return Verdict(False, "multi_head_attention.calls_differ")
     head_dim = case["d_out"] // case["num_heads"]
     for head in range(case["num_heads"]):
         columns = slice(head * head_dim, (head + 1) * head_dim)
@@ -165,8 +159,20 @@ def judge_head_independence(record: HeadIndependenceRecord, case: MultiHeadCase,
         if head == case["head"] and unchanged:
             return Verdict(False, "multi_head_attention.head_unchanged")
         if head != case["head"] and not unchanged:
-            return Verdict(False, "multi_head_attention.heads_mixed")
-    return Verdict(True)
+            return _not_mixed_unless_proven(record, before)
+    return Verdict(True)  # a forward that changes its own state but keeps its heads apart: the state check's matter
+
+
+def _not_mixed_unless_proven(record: HeadIndependenceRecord, before: Tensor) -> Verdict:
+    """Another head's columns changed: heads mixed, unless the module's first call changed its own state or two
+    calls with nothing changed differ, which change every head's output with no head's weights changed."""
+    if "state_before" in record and (changed := state_change(record["state_before"], record["state_after"],
+                                                              record.get("parameter_names", ()))) is not None:
+        key, fields = changed  # read from the module: the first call changed it, before any head's weights were
+        return Verdict(False, key, fields, misconception="state_changed_by_forward", evidence=Evidence.FACT)
+    if "repeated" in record and not same(record["repeated"], before):
+        return Verdict(False, "multi_head_attention.calls_differ")
+    return Verdict(False, "multi_head_attention.heads_mixed")
 
 
 def judge_vectorised(record: VectorisedRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:

@@ -448,7 +448,11 @@ class SelfAttention_v2_layers_in_forward(V2Base):
 
     def forward(self, x):
         d_in, d_out = x.shape[-1], self.W_query.out_features
-        keys, queries, values = (nn.Linear(d_in, d_out, bias=False)(x) for _ in range(3))
+        # Seeded in a forked generator: the same new layers on every run, so that two runs of the class (with and
+        # without the deferred imports' stand-ins) tell this student the same numbers; still new CPU tensors.
+        with torch.random.fork_rng():
+            torch.manual_seed(0)
+            keys, queries, values = (nn.Linear(d_in, d_out, bias=False)(x) for _ in range(3))
         return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
 
 

@@ -458,6 +458,19 @@ def called_functions(function: Callable[..., Any], *args: Any) -> tuple[Any, lis
     return result, sorted(set(calls.names))
 
 
+def called_functions_until_raise(function: Callable[..., Any], *args: Any) -> list[str]:
+    """called_functions' names for a call whose result is not wanted, recorded up to its exception when it raises:
+    what the call went through before raising is still a fact of it (a rule on the functions used), and the
+    exception itself is the value checks' matter, which make the same call."""
+    with FunctionCalls(Origins(function, *args)) as calls:
+        try:
+            result = function(*args)
+        except Exception:  # noqa: BLE001 - the student's error: another check reports it
+            return sorted(set(calls.names))
+    calls.result_checked(result)
+    return sorted(set(calls.names))
+
+
 def forbidden_calls(names: Iterable[str], forbidden: Collection[str]) -> list[str]:
     """The recorded names (see `op_name`) that are in `forbidden`, sorted, as the student should read them."""
     families = {OP_FAMILIES.get(short, short) for short in (name.rsplit(".", 1)[-1] for name in names)}

@@ -8,18 +8,13 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import gradient_of, input_changes, lookup, plain, rand
+from autograder.checking.probing import EDITS, gradient_of, input_changes, lookup, plain, rand
 from autograder.checking.torch_recorders import called_functions, called_functions_until_raise
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
 
 __all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_naive_rules",
            "probe_softmax_stable", "probe_softmax_stable_rules"]
-
-
-# What input_changes reports that the rules count as editing the input: other values or another layout (a class, dtype
-# or requires_grad changed, or the same values written back, are not edits of its numbers).
-EDITS = ("values", "layout")
 
 
 class TensorCase(TypedDict):

@@ -71,7 +71,7 @@ def test_a_split_with_its_axes_in_another_order_says_the_order():
     assert ("the tensor your code made in its place holds the numbers of the notes' input split into heads with its "
             "axes in the order batch, tokens, features, heads, where the notes' are in the order batch, heads, "
             "tokens, features") in said["en"], said["en"]
-    assert "但各轴的顺序是批次、token、特征、头，而笔记中的顺序是批次、头、token、特征" in said["zh"], said["zh"]
+    assert "但各维度的顺序是batch、token、特征、头，而笔记中的顺序是batch、头、token、特征" in said["zh"], said["zh"]
 
 
 HEADS_MIXED = {"en": ": so each of your heads holds numbers from several of the notes' heads",
@@ -90,7 +90,7 @@ def test_a_split_with_no_transpose_is_said_alike_in_split_heads_and_inside_the_f
             "cut into shape") in alone["en"], alone["en"]
     assert ("the tensor your code made in its place holds the numbers of the notes' queries split into heads with its "
             "heads and tokens axes exchanged, then cut into shape (2, 2, 6, 1)") in inside["en"], inside["en"]
-    assert "头轴和token轴互换了，然后被切成形状 (2, 2, 6, 1)" in inside["zh"], inside["zh"]
+    assert "头维度和token维度互换了，然后被切成形状 (2, 2, 6, 1)" in inside["zh"], inside["zh"]
     for lang in ("en", "zh"):
         assert alone[lang].endswith(HEADS_MIXED[lang]) and inside[lang].endswith(HEADS_MIXED[lang])
 
@@ -103,7 +103,7 @@ def test_a_merge_that_never_moves_the_heads_says_the_tokens_are_mixed():
         "the result your function returns holds the numbers of the notes' heads merged side by side with its tokens "
         "and heads axes exchanged, then cut into shape (1, 3, 4): so each of your tokens holds numbers from several "
         "of the notes' tokens"), said["en"]
-    assert said["zh"].endswith("token轴和头轴互换了，然后被切成形状 (1, 3, 4)：因此你的每个 token 都含有笔记中多个 token 的数值"), \
+    assert said["zh"].endswith("token维度和头维度互换了，然后被切成形状 (1, 3, 4)：因此你的每个 token 都含有笔记中多个 token 的数值"), \
         said["zh"]
 
 

@@ -276,17 +276,17 @@ MESSAGES = {
     "departure.fact.axes_swapped": {
         "en": "{subject} holds the numbers of the notes' {step} with its {first} and {second} axes exchanged"
               "{cut}{mixed}",
-        "zh": "{subject}含有笔记中{step}的数值，但{first}轴和{second}轴互换了{cut}{mixed}"},
+        "zh": "{subject}含有笔记中{step}的数值，但{first}维度和{second}维度互换了{cut}{mixed}"},
     "departure.fact.axes_order": {
         "en": "{subject} holds the numbers of the notes' {step} with its axes in the order {order}, where the "
               "notes' are in the order {notes}{cut}{mixed}",
-        "zh": "{subject}含有笔记中{step}的数值，但各轴的顺序是{order}，而笔记中的顺序是{notes}{cut}{mixed}"},
+        "zh": "{subject}含有笔记中{step}的数值，但各维度的顺序是{order}，而笔记中的顺序是{notes}{cut}{mixed}"},
     "departure.axes_cut": {"en": ", then cut into shape {shape}", "zh": "，然后被切成形状 {shape}"},
     "departure.axes_mixed.heads": {"en": ": so each of your heads holds numbers from several of the notes' heads",
                                    "zh": "：因此你的每个头都含有笔记中多个头的数值"},
     "departure.axes_mixed.tokens": {"en": ": so each of your tokens holds numbers from several of the notes' tokens",
                                     "zh": "：因此你的每个 token 都含有笔记中多个 token 的数值"},
-    "departure.axis.batch": {"en": "batch", "zh": "批次"},
+    "departure.axis.batch": {"en": "batch", "zh": "batch"},
     "departure.axis.heads": {"en": "heads", "zh": "头"},
     "departure.axis.tokens": {"en": "tokens", "zh": "token"},
     "departure.axis.features": {"en": "features", "zh": "特征"},

@@ -103,8 +103,8 @@ def test_a_merge_that_never_moves_the_heads_says_the_tokens_are_mixed():
         "the result your function returns holds the numbers of the notes' heads merged side by side with its tokens "
         "and heads axes exchanged, then cut into shape (1, 3, 4): so each of your tokens holds numbers from several "
         "of the notes' tokens"), said["en"]
-    assert said["zh"].endswith("token维度和头维度互换了，然后被切成形状 (1, 3, 4)：因此你的每个 token 都含有笔记中多个 token 的数值"), \
-        said["zh"]
+    assert said["zh"].endswith("token维度和头维度互换了，然后被切成形状 (1, 3, 4)："
+                               "因此你的每个 token 都含有笔记中多个 token 的数值"), said["zh"]
 
 
 def test_a_merge_with_the_features_before_the_tokens_says_the_whole_order():

@@ -86,8 +86,8 @@ NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it 
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
-RELATIONS = (*FACTOR_KINDS, "permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "plus",
-             "minus", "sums_axis", "sums_all", "bands", "recoded")
+RELATIONS = (*FACTOR_KINDS, "permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged",
+             "plus", "minus", "sums_axis", "sums_all", "bands", "recoded")
 
 
 @dataclass(frozen=True)
@@ -762,10 +762,10 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
-FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
-              "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
-              "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden",
-              "not_normalised", "differs")
+FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands",
+              "factor_root", "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed",
+              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown",
+              "hidden", "not_normalised", "differs")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import torch
 
 __all__ = ["Alternative", "AxesReordered", "alternative_computation", "case_sizes", "flipped_bands", "named_size",
-           "permuted_axis", "reordered_axes", "restacked_blocks", "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
+           "permuted_axis", "reordered_axes", "restacked_blocks", "sums_to_one_overall", "transposed_blocks",
+           "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
 # its value is unique among the case's sizes (autograder.checking.departure's factor facts).

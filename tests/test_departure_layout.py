@@ -12,7 +12,7 @@ import torch
 
 from attnkit import solutions
 from autograder.checking.departure import values_close
-from autograder.checking.step_relations import reordered_axes
+from autograder.checking.step_relations import dimension_names, reordered_axes
 from tests.test_departure_how import kinds, lines, traced_departure
 
 # ------------------------------------------------------------------ learner attempts
@@ -53,6 +53,21 @@ class MultiHeadSplitStraight(solutions.MultiHeadAttention):  # each projection c
 
         def heads(projection):
             return projection(x).reshape(b, self.num_heads, num_tokens, self.head_dim)
+
+        queries, keys, values = heads(self.W_query), heads(self.W_key), heads(self.W_value)
+        scores = queries @ keys.transpose(-2, -1)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], float("-inf"))
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out))
+
+
+class MultiHeadTokensLastFirst(solutions.MultiHeadAttention):  # each projection's tokens reversed as it is split
+    def forward(self, x):
+        b, num_tokens, _d_in = x.shape
+
+        def heads(projection):
+            viewed = projection(x).view(b, num_tokens, self.num_heads, self.head_dim)
+            return viewed.flip(1).transpose(1, 2)
 
         queries, keys, values = heads(self.W_query), heads(self.W_key), heads(self.W_value)
         scores = queries @ keys.transpose(-2, -1)
@@ -119,10 +134,19 @@ def test_right_programs_and_other_descriptions_get_no_order_of_axes():
         assert traced_departure(check_id, right).step is None, check_id
     reversed_heads = traced_departure("split_heads.notes", split_heads_in_reverse)
     assert kinds(reversed_heads) == ["permuted"]  # one axis reordered: said as such, not as an order of axes
+    assert lines(reversed_heads)["en"].endswith(
+        "the tensor your code made in its place holds the notes' input split into heads with its heads in another "
+        "order"), lines(reversed_heads)["en"]
     doubled = traced_departure("split_heads.notes", split_doubled)
     assert kinds(doubled) and kinds(doubled)[0].startswith("factor")
     for departure in (reversed_heads, doubled):
         assert "axes exchanged" not in lines(departure)["en"] and "in the order" not in lines(departure)["en"]
+
+
+def test_reordered_tokens_are_said_by_the_steps_name_for_them():
+    said = lines(traced_departure("multi_head_attention.notes", MultiHeadTokensLastFirst))
+    assert said["en"].endswith("holds the notes' queries split into heads with its tokens in reverse order"), said
+    assert said["zh"].endswith("就是笔记中的拆分成多个头的 query，只是token的顺序反了过来"), said
 
 
 # ------------------------------------------------------------------ the relation itself
@@ -157,3 +181,10 @@ def test_reordered_axes_says_nothing_it_cannot_prove():
     square = torch.arange(4.0).reshape(2, 2)
     symmetric = square + square.T
     assert reordered_axes(symmetric.T, symmetric, (("tokens", 2), ("features", 2)), values_close) is None
+
+
+def test_dimension_names_name_only_a_dimension_that_is_one_named_axis():
+    assert dimension_names((2, 2, 3, 2), AXES) == ("batch", "heads", "tokens", "features")
+    assert dimension_names((1, 3, 4), (("batch", 1), ("tokens", 3), ("heads", 2), ("features", 2))) == (
+        "", "tokens", "")  # the merged features hold two named axes
+    assert dimension_names((3, 5), AXES) == ("", "")  # sizes that do not line up

@@ -22,6 +22,7 @@ import torch
 from autograder.checking.step_relations import (
     alternative_computation,
     case_sizes,
+    dimension_names,
     flipped_bands,
     named_size,
     permuted_axis,
@@ -82,6 +83,7 @@ class Fact:
 
 
 STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
+NAMED_REORDERINGS = ("heads", "tokens", "features")  # a dimension whose slices reordered are said by its name
 NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it made from its matched steps
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
@@ -879,8 +881,11 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
             permuted = permuted_axis(layout, expected, values_close)
             if permuted is not None:
                 axis, reverse = permuted
+                # The notes' name of the dimension (heads, tokens), when the step declares its axes.
+                name = dimension_names(expected.shape, case.axes)[axis] if case.axes else ""
+                name = name if name in NAMED_REORDERINGS else ""
                 return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
-                                          "reversed": reverse}),)
+                                          "reversed": reverse, "name": name}),)
         reordered = reordered_axes(got, expected, case.axes, values_close) if not _two_valued(expected) else None
         if reordered is not None:
             return (Fact("reordered", {"order": reordered.order, "notes": reordered.notes, "cut": reordered.cut,
@@ -1076,6 +1081,9 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             for got, notes in fact.fields["pairs"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
+    if fact.kind == "permuted" and fact.fields.get("name"):
+        key += "_named"
+        fields["name"] = render(messages, f"departure.axis.{fact.fields['name']}", lang)
     if fact.kind == "reordered":
         key, fields = _reordered_fields(fact, fields, lang, messages)
     return render(messages, key, lang, fields)

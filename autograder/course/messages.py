@@ -286,6 +286,13 @@ MESSAGES = {
                                    "zh": "：因此你的每个头都含有笔记中多个头的数值"},
     "departure.axes_mixed.tokens": {"en": ": so each of your tokens holds numbers from several of the notes' tokens",
                                     "zh": "：因此你的每个 token 都含有笔记中多个 token 的数值"},
+    # The slices along one dimension in another order, where the step names that dimension (its heads, its tokens).
+    "departure.fact.permuted_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in another order",
+        "zh": "{subject}就是笔记中的{step}，只是{name}的顺序不同"},
+    "departure.fact.reversed_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in reverse order",
+        "zh": "{subject}就是笔记中的{step}，只是{name}的顺序反了过来"},
     "departure.axis.batch": {"en": "batch", "zh": "batch"},
     "departure.axis.heads": {"en": "heads", "zh": "头"},
     "departure.axis.tokens": {"en": "tokens", "zh": "token"},

@@ -8,6 +8,7 @@ The attempts are written here as a learner would from the notebooks' instruction
 before this, each got only "holds the same numbers ..., in other places".
 """
 
+import pytest
 import torch
 
 from attnkit import solutions
@@ -188,3 +189,21 @@ def test_dimension_names_name_only_a_dimension_that_is_one_named_axis():
     assert dimension_names((1, 3, 4), (("batch", 1), ("tokens", 3), ("heads", 2), ("features", 2))) == (
         "", "tokens", "")  # the merged features hold two named axes
     assert dimension_names((3, 5), AXES) == ("", "")  # sizes that do not line up
+
+
+@pytest.mark.slow  # builds the kit's vectors document (~7 s)
+def test_the_student_kit_says_the_order_from_its_stored_steps():
+    """The kit stores each public case's steps as JSON (the axes as lists): its rung 2 says the same order."""
+    from autograder.integrations.student_kit.build import vectors_document
+    from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+    from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+    from autograder.running import in_notebook
+    from autograder.running.notebook_runtime import run_checks
+
+    kit = StoredExpectations(lambda: vectors_from_document(vectors_document()))
+    shown = run_checks(kit, "split_heads", {"split_heads": split_features_before_heads}, "en", include_hidden=False,
+                       seed=None, diagnose=True)
+    full = run_checks(in_notebook.ReferenceExpectations(), "split_heads", {"split_heads": split_features_before_heads},
+                      "en", include_hidden=False, seed=in_notebook.DEFAULT_SEED, diagnose=True)
+    assert [result.departure for result in shown] == [result.departure for result in full]
+    assert any("with its axes in the order batch, tokens, features, heads" in result.departure for result in shown)

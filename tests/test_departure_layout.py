@@ -13,7 +13,7 @@ import torch
 
 from attnkit import solutions
 from autograder.checking.departure import values_close
-from autograder.checking.step_relations import dimension_names, reordered_axes
+from autograder.checking.step_relations import reordered_axes
 from tests.test_departure_how import kinds, lines, traced_departure
 
 # ------------------------------------------------------------------ learner attempts
@@ -69,6 +69,21 @@ class MultiHeadTokensLastFirst(solutions.MultiHeadAttention):  # each projection
         def heads(projection):
             viewed = projection(x).view(b, num_tokens, self.num_heads, self.head_dim)
             return viewed.flip(1).transpose(1, 2)
+
+        queries, keys, values = heads(self.W_query), heads(self.W_key), heads(self.W_value)
+        scores = queries @ keys.transpose(-2, -1)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], float("-inf"))
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out))
+
+
+class MultiHeadTokensRolled(solutions.MultiHeadAttention):  # each projection's tokens moved round by one as split
+    def forward(self, x):
+        b, num_tokens, _d_in = x.shape
+
+        def heads(projection):
+            viewed = projection(x).view(b, num_tokens, self.num_heads, self.head_dim)
+            return torch.cat([viewed[:, -1:], viewed[:, :-1]], dim=1).transpose(1, 2)
 
         queries, keys, values = heads(self.W_query), heads(self.W_key), heads(self.W_value)
         scores = queries @ keys.transpose(-2, -1)
@@ -150,6 +165,18 @@ def test_reordered_tokens_are_said_by_the_steps_name_for_them():
     assert said["zh"].endswith("就是笔记中的拆分成多个头的 query，只是token的顺序反了过来"), said
 
 
+def test_rolled_tokens_say_where_the_learners_tokens_start():
+    departure = traced_departure("multi_head_attention.notes", MultiHeadTokensRolled)
+    assert (departure.step, kinds(departure), departure.facts[0].fields["first"]) == ("split_queries", ["permuted"], 6)
+    said = lines(departure)
+    assert said["en"].endswith("holds the notes' queries split into heads with its tokens in the notes' order, but "
+                               "starting from the notes' number 6 and wrapping round"), said
+    assert said["zh"].endswith("token仍按笔记中的顺序排列，但从笔记中的第 6 个开始，到最后一个之后再绕回开头"), said
+    # Reversed tokens are no rolled ones.
+    reversed_tokens = traced_departure("multi_head_attention.notes", MultiHeadTokensLastFirst)
+    assert reversed_tokens.facts[0].fields["first"] == 0 and "wrapping round" not in lines(reversed_tokens)["en"]
+
+
 # ------------------------------------------------------------------ the relation itself
 
 AXES = (("batch", 2), ("heads", 2), ("tokens", 3), ("features", 2))
@@ -182,13 +209,6 @@ def test_reordered_axes_says_nothing_it_cannot_prove():
     square = torch.arange(4.0).reshape(2, 2)
     symmetric = square + square.T
     assert reordered_axes(symmetric.T, symmetric, (("tokens", 2), ("features", 2)), values_close) is None
-
-
-def test_dimension_names_name_only_a_dimension_that_is_one_named_axis():
-    assert dimension_names((2, 2, 3, 2), AXES) == ("batch", "heads", "tokens", "features")
-    assert dimension_names((1, 3, 4), (("batch", 1), ("tokens", 3), ("heads", 2), ("features", 2))) == (
-        "", "tokens", "")  # the merged features hold two named axes
-    assert dimension_names((3, 5), AXES) == ("", "")  # sizes that do not line up
 
 
 @pytest.mark.slow  # builds the kit's vectors document (~7 s)

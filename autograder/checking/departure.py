@@ -13,6 +13,7 @@ code or the expected values. Needs no catalogue and no reference: the student ki
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,6 @@ import torch
 from autograder.checking.step_relations import (
     alternative_computation,
     case_sizes,
-    dimension_names,
     flipped_bands,
     named_size,
     permuted_axis,
@@ -881,11 +881,11 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
             permuted = permuted_axis(layout, expected, values_close)
             if permuted is not None:
                 axis, reverse = permuted
-                # The notes' name of the dimension (heads, tokens), when the step declares its axes.
-                name = dimension_names(expected.shape, case.axes)[axis] if case.axes else ""
-                name = name if name in NAMED_REORDERINGS else ""
-                return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
-                                          "reversed": reverse, "name": name}),)
+                fields = {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
+                          "reversed": reverse, "name": "",
+                          "first": 0 if reverse else _rolled_start(layout, expected, axis)}
+                # The notes' name of the axis reordered (heads, tokens), when the step declares its axes.
+                return (Fact("permuted", {**fields, **_named_reordering(layout, expected, case.axes)}),)
         reordered = reordered_axes(got, expected, case.axes, values_close) if not _two_valued(expected) else None
         if reordered is not None:
             return (Fact("reordered", {"order": reordered.order, "notes": reordered.notes, "cut": reordered.cut,
@@ -951,6 +951,33 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         else:
             facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
+
+
+def _named_reordering(got: torch.Tensor, expected: torch.Tensor, axes: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """The named axis (of NAMED_REORDERINGS) whose slices `got` holds in another order, read on both tensors viewed
+    with the step's named axes (the heads inside merged features), with whether they are reversed and where a
+    rolled order starts: {} when the step declares no axes, or no one named axis gives the reordering."""
+    kept = [(str(name), int(size)) for name, size in axes if int(size) > 1]
+    sizes = [size for _name, size in kept]
+    if not kept or math.prod(sizes) != expected.numel() or got.numel() != expected.numel():
+        return {}
+    mine, notes = got.reshape(sizes), expected.reshape(sizes)
+    found = permuted_axis(mine, notes, values_close)
+    if found is None or kept[found[0]][0] not in NAMED_REORDERINGS:
+        return {}
+    axis, reverse = found
+    return {"name": kept[axis][0], "reversed": reverse, "first": 0 if reverse else _rolled_start(mine, notes, axis)}
+
+
+def _rolled_start(got: torch.Tensor, expected: torch.Tensor, axis: int) -> int:
+    """The notes' slice (counted from 1) `got` begins with along `axis`, when it holds the notes' slices along it in
+    their order from there, wrapping round (the notes' rolled), and no other start does so; 0 otherwise, and for two
+    slices (a swap, said as another order)."""
+    count = expected.shape[axis]
+    if count < 3:
+        return 0
+    starts = [start for start in range(1, count) if values_close(got, expected.roll(-start, dims=axis))]
+    return starts[0] + 1 if len(starts) == 1 else 0
 
 
 def _recoded(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str], ...]:
@@ -1081,6 +1108,8 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             for got, notes in fact.fields["pairs"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
+    if fact.kind == "permuted" and fact.fields.get("first"):
+        key = "departure.fact.rolled"
     if fact.kind == "permuted" and fact.fields.get("name"):
         key += "_named"
         fields["name"] = render(messages, f"departure.axis.{fact.fields['name']}", lang)

@@ -16,8 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Alternative", "AxesReordered", "alternative_computation", "case_sizes", "dimension_names", "flipped_bands",
-           "named_size",
+__all__ = ["Alternative", "AxesReordered", "alternative_computation", "case_sizes", "flipped_bands", "named_size",
            "permuted_axis", "reordered_axes", "restacked_blocks", "sums_to_one_overall", "transposed_blocks",
            "zeroed_entries"]
 
@@ -394,24 +393,3 @@ def _mixed_axis(got: torch.Tensor, expected: torch.Tensor, kept: Sequence[tuple[
             return name
     return ""
 
-
-def dimension_names(shape: Sequence[int], axes: Sequence[tuple[str, int]]) -> tuple[str, ...]:
-    """The named axis (of `axes`, (name, size) pairs in the step's order) each dimension of a step of `shape` is,
-    when it is that one axis of more than one entry (axes of one entry aside); "" for a dimension that holds several
-    named axes (merged heads' features) or none, and for every dimension when the sizes do not line up."""
-    named = [(str(name), int(size)) for name, size in axes if int(size) > 1]
-    names: list[str] = []
-    position = 0
-    for size in shape:
-        if size == 1:
-            names.append("")
-            continue
-        product, run = 1, []
-        while position < len(named) and product < size:
-            product *= named[position][1]
-            run.append(named[position][0])
-            position += 1
-        if product != size:
-            return tuple("" for _size in shape)
-        names.append(run[0] if len(run) == 1 else "")
-    return tuple(names) if position == len(named) else tuple("" for _size in shape)

@@ -293,6 +293,17 @@ MESSAGES = {
     "departure.fact.reversed_named": {
         "en": "{subject} holds the notes' {step} with its {name} in reverse order",
         "zh": "{subject}就是笔记中的{step}，只是{name}的顺序反了过来"},
+    # The slices in the notes' order from another one on, wrapping round (the notes' rolled); `first` counts from 1.
+    "departure.fact.rolled": {
+        "en": "{subject} holds the notes' {step} with its {size} slices along dimension {axis} (of shape {shape}) "
+              "in the notes' order, but starting from the notes' number {first} and wrapping round",
+        "zh": "{subject}就是笔记中的{step}，沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片仍按笔记中的顺序排列，"
+              "但从笔记中的第 {first} 个开始，到最后一个之后再绕回开头"},
+    "departure.fact.rolled_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in the notes' order, but starting from the notes' "
+              "number {first} and wrapping round",
+        "zh": "{subject}就是笔记中的{step}，{name}仍按笔记中的顺序排列，但从笔记中的第 {first} 个开始，"
+              "到最后一个之后再绕回开头"},
     "departure.axis.batch": {"en": "batch", "zh": "batch"},
     "departure.axis.heads": {"en": "heads", "zh": "头"},
     "departure.axis.tokens": {"en": "tokens", "zh": "token"},

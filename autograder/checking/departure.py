@@ -13,6 +13,7 @@ code or the expected values. Needs no catalogue and no reference: the student ki
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ from autograder.checking.step_relations import (
     flipped_bands,
     named_size,
     permuted_axis,
+    reordered_axes,
     restacked_blocks,
     sums_to_one_overall,
     transposed_blocks,
@@ -48,7 +50,7 @@ LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last of a list of so
 
 
 def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
-         shaped: bool = False, from_inputs: bool = True) -> list[Any]:
+         shaped: bool = False, from_inputs: bool = True, axes: Sequence[tuple[str, int]] = ()) -> list[Any]:
     """One declared step: its id (its name is the message `step.<id>`), its value on each route the notes teach,
     whether some taught route skips it (a missing optional step is no departure while a later step matches), and
     whether it is a change of layout itself (heads split or merged): then only the same numbers in the same order
@@ -57,8 +59,12 @@ def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: b
     (the notes' (b, num_tokens, num_heads, head_dim) before the transpose), a view straight to another shape is
     not it; whether (`from_inputs`) it is computed from the case's inputs, so that autograd carries a gradient back
     through it (a causal mask is made from the sizes alone: autograder.checking.gradient_departure reads no
-    gradient of it)."""
-    return [step_id, [value.detach() for value in values], optional, ordered, shaped, from_inputs]
+    gradient of it); and (`axes`) the named axes of the notes' words (batch, heads, tokens, features) the step's
+    value holds in its order, each with its size, as (name, size) pairs whose sizes multiply to its count of entries
+    (a merged step names the heads and features its last dimension holds): a learner's tensor holding its numbers
+    with those axes in another order is said so (step_relations.reordered_axes)."""
+    return [step_id, [value.detach() for value in values], optional, ordered, shaped, from_inputs,
+            [[str(name), int(size)] for name, size in axes]]
 
 
 @dataclass(frozen=True)
@@ -77,12 +83,13 @@ class Fact:
 
 
 STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
+NAMED_REORDERINGS = ("heads", "tokens", "features")  # a dimension whose slices reordered are said by its name
 NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it made from its matched steps
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
-RELATIONS = (*FACTOR_KINDS, "permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "plus",
-             "minus", "sums_axis", "sums_all", "bands", "recoded")
+RELATIONS = (*FACTOR_KINDS, "permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged",
+             "plus", "minus", "sums_axis", "sums_all", "bands", "recoded")
 
 
 @dataclass(frozen=True)
@@ -174,6 +181,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
+    named_axes = {str(entry[0]): tuple((str(name), int(size)) for name, size in entry[6])
+                  for entry in steps if len(entry) > 6 and entry[6]}
 
     def holds(got: torch.Tensor, step_id: str, expected: torch.Tensor) -> bool:
         if step_id in shaped:
@@ -250,7 +259,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     stand_in = _stand_in(traced, learner, proven_at[matched[-1]][:1] if matched else [], expected_values[0].numel(),
                          order[departing] in ordered)
     case = _Case(case_sizes({step_id: tuple(values[0].shape) for step_id, values, _optional in declared}),
-                 [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]])
+                 [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]],
+                 axes=named_axes.get(order[departing], ()))
     # A tensor made from the learner's right steps that holds the step's numbers in other places (heads cut as
     # (head_dim, num_heads)) is what stands in its place, wherever it is made.
     moved = None if returned is not None else _holding_rearranged(
@@ -260,6 +270,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             for step_id, values in case.others for other in values)))  # a change of layout holds its source's
     if moved is not None:
         facts = _facts(learner[moved], expected_values, case)
+        if any(moved in proven_at[step_id] for step_id in matched) and not any(
+                learner[moved].shape == expected.shape for expected in expected_values):
+            # A matched step's own tensor (the queries, before any split) holds the numbers, not the learner's
+            # tensor in the step's place: how its axes are ordered says nothing of the code that makes the step.
+            facts = tuple(Fact("rearranged") if fact.kind == "reordered" else fact for fact in facts)
     elif stand_in is not None and returned is None:
         chosen: int | None = None
         # A stand-in that is another of the notes' steps (the masked scores of the route that scales after masking)
@@ -313,7 +328,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
         # function returns, against the notes' last step, may say how it ends up wrong.
         told = _facts(normalised_value(output), declared[-1][1], _Case(case.sizes, [
-            (step_id, values) for step_id, values, _optional in declared[:-1]]))
+            (step_id, values) for step_id, values, _optional in declared[:-1]], axes=named_axes.get(last, ())))
         if told and told[0].kind not in UNTOLD and told[0].kind != "other_step":
             facts = tuple(dataclasses.replace(fact, about=OUTPUT, of=last) for fact in told)
     if returned is None and (not facts or facts[0].kind in UNTOLD):
@@ -552,16 +567,24 @@ def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.
     numbers proves nothing of it); None
     when there is none. Only a tensor made from the learner's right steps is surely theirs (`_stand_in`)."""
     made = set(matched_at)
+    own: int | None = None  # the first matched step's own tensor that holds them (see below)
+    shapes = [expected.shape for expected in expected_values]
     for index in range(min(matched_at, default=len(traced)), len(traced)):
         entry = traced[index]
         if entry.op == INPUT or (index not in made and not made & set(entry.inputs)):
             continue
-        made.add(index)  # a matched step's own tensor may hold them too: for a change of layout it is its numbers
+        made.add(index)
         if any(learner[index].numel() == expected.numel() and not one_number(expected)
                and values_close(sorted_values(learner[index]), sorted_values(expected)) for expected in expected_values
                ) and not any(holds(learner[index], expected) for expected in expected_values):
-            return index
-    return None
+            if index not in matched_at:
+                return index
+            # A matched step's own tensor may hold them too (for a change of layout they are its numbers): it stands
+            # in the step's place only when the code makes no other tensor that does, the first of them in the
+            # step's own shape first (the learner's split of their queries, which holds the queries in their order).
+            if own is None or (learner[own].shape not in shapes and learner[index].shape in shapes):
+                own = index
+    return own
 
 
 def _candidate_facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor],
@@ -696,6 +719,10 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
         if got.numel() != size or one_number(got):
             continue
         facts = _facts(got, expected_values, dataclasses.replace(case, transposes=True))
+        if facts and facts[0].kind == "reordered":
+            # A tensor made from the inputs alone may be the probe's own (its input times a gradient's mix): the
+            # order of a change of layout's axes is said of the result the function returns, never of it.
+            continue
         if facts and facts[0].kind in RELATIONS:
             return facts
     return ()
@@ -737,10 +764,10 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
-FACT_ORDER = ("permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
-              "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
-              "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden",
-              "not_normalised", "differs")
+FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands",
+              "factor_root", "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed",
+              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown",
+              "hidden", "not_normalised", "differs")
 
 
 @dataclass(frozen=True)
@@ -754,6 +781,8 @@ class _Case:
     # stand-in). One made from a learner's step may be the notes' transposed only because the case's scores are
     # symmetric (a maximum broadcast along the other axis): that proves nothing of the code (_layout_proven).
     transposes: bool = False
+    # The compared step's named axes with their sizes (departure.step's `axes`): () when it declares none.
+    axes: Sequence[tuple[str, int]] = ()
 
 
 def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
@@ -852,8 +881,16 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
             permuted = permuted_axis(layout, expected, values_close)
             if permuted is not None:
                 axis, reverse = permuted
-                return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
-                                          "reversed": reverse}),)
+                fields = {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
+                          "reversed": reverse, "name": "",
+                          "first": 0 if reverse else _rolled_start(layout, expected, axis)}
+                # The notes' name of the axis reordered (heads, tokens), when the step declares its axes.
+                return (Fact("permuted", {**fields, **_named_reordering(layout, expected, case.axes)}),)
+        reordered = reordered_axes(got, expected, case.axes, values_close) if not _two_valued(expected) else None
+        if reordered is not None:
+            return (Fact("reordered", {"order": reordered.order, "notes": reordered.notes, "cut": reordered.cut,
+                                       "shape": tuple(got.shape), "mixed": reordered.mixed,
+                                       "swapped": reordered.swapped}),)
         # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
         return (Fact("differs" if _two_valued(expected) else "rearranged"),)
     recoded = _recoded(same, expected)
@@ -914,6 +951,33 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         else:
             facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
+
+
+def _named_reordering(got: torch.Tensor, expected: torch.Tensor, axes: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """The named axis (of NAMED_REORDERINGS) whose slices `got` holds in another order, read on both tensors viewed
+    with the step's named axes (the heads inside merged features), with whether they are reversed and where a
+    rolled order starts: {} when the step declares no axes, or no one named axis gives the reordering."""
+    kept = [(str(name), int(size)) for name, size in axes if int(size) > 1]
+    sizes = [size for _name, size in kept]
+    if not kept or math.prod(sizes) != expected.numel() or got.numel() != expected.numel():
+        return {}
+    mine, notes = got.reshape(sizes), expected.reshape(sizes)
+    found = permuted_axis(mine, notes, values_close)
+    if found is None or kept[found[0]][0] not in NAMED_REORDERINGS:
+        return {}
+    axis, reverse = found
+    return {"name": kept[axis][0], "reversed": reverse, "first": 0 if reverse else _rolled_start(mine, notes, axis)}
+
+
+def _rolled_start(got: torch.Tensor, expected: torch.Tensor, axis: int) -> int:
+    """The notes' slice (counted from 1) `got` begins with along `axis`, when it holds the notes' slices along it in
+    their order from there, wrapping round (the notes' rolled), and no other start does so; 0 otherwise, and for two
+    slices (a swap, said as another order)."""
+    count = expected.shape[axis]
+    if count < 3:
+        return 0
+    starts = [start for start in range(1, count) if values_close(got, expected.roll(-start, dims=axis))]
+    return starts[0] + 1 if len(starts) == 1 else 0
 
 
 def _recoded(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str], ...]:
@@ -1044,7 +1108,36 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             for got, notes in fact.fields["pairs"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
+    if fact.kind == "permuted" and fact.fields.get("first"):
+        key = "departure.fact.rolled"
+    if fact.kind == "permuted" and fact.fields.get("name"):
+        key += "_named"
+        fields["name"] = render(messages, f"departure.axis.{fact.fields['name']}", lang)
+    if fact.kind == "reordered":
+        key, fields = _reordered_fields(fact, fields, lang, messages)
     return render(messages, key, lang, fields)
+
+
+def _reordered_fields(fact: Fact, fields: dict[str, Any], lang: str,
+                      messages: Messages) -> tuple[str, dict[str, Any]]:
+    """A reordering of the step's named axes (step_relations.reordered_axes) in the notes' words: the two axes
+    exchanged, or the whole order against the notes'; then the shape it is cut into, and the axis whose every slice
+    mixes several of the notes' ones."""
+    def axis(name: str) -> str:
+        return render(messages, f"departure.axis.{name}", lang)
+
+    fields = dict(fields)
+    fields["cut"] = render(messages, "departure.axes_cut", lang, {"shape": fact.fields["shape"]}) \
+        if fact.fields["cut"] else ""
+    fields["mixed"] = render(messages, f"departure.axes_mixed.{fact.fields['mixed']}", lang) \
+        if fact.fields["mixed"] else ""
+    swapped = fact.fields["swapped"]
+    if swapped is not None:
+        fields.update(first=axis(swapped[0]), second=axis(swapped[1]))
+        return "departure.fact.axes_swapped", fields
+    fields.update(order=pick(LIST_SEPARATOR, lang).join(axis(name) for name in fact.fields["order"]),
+                  notes=pick(LIST_SEPARATOR, lang).join(axis(name) for name in fact.fields["notes"]))
+    return "departure.fact.axes_order", fields
 
 
 def _band_text(band: int, lang: str, messages: Messages) -> str:

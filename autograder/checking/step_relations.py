@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Alternative", "alternative_computation", "case_sizes", "flipped_bands", "named_size", "permuted_axis",
-           "restacked_blocks", "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
+__all__ = ["Alternative", "AxesReordered", "alternative_computation", "case_sizes", "flipped_bands", "named_size",
+           "permuted_axis", "reordered_axes", "restacked_blocks", "sums_to_one_overall", "transposed_blocks",
+           "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
 # its value is unique among the case's sizes (autograder.checking.departure's factor facts).
@@ -286,3 +287,109 @@ def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands:
             if len(fitting) > 1:
                 return None
     return fitting[0] if fitting else None
+
+
+MAX_REORDERED_AXES = 5  # named axes of more than one entry whose orders are tried (5! = 120 at most)
+
+
+@dataclass(frozen=True)
+class AxesReordered:
+    """The notes' step read with its named axes in another order (`order`: the names, in the order `got` holds
+    them), then cut into `got`'s shape when that is not the reordered step's own shape with neighbouring axes
+    merged (`cut`); `mixed`: the named axis (heads, tokens) along which every slice of `got` holds numbers of
+    several of the notes' slices, when `got` has the step's own shape (its axes stand where the notes' do)."""
+
+    order: tuple[str, ...]
+    notes: tuple[str, ...]
+    cut: bool
+    mixed: str = ""
+
+    @property
+    def swapped(self) -> tuple[str, str] | None:
+        """The two axes exchanged, when the order is the notes' with exactly two of them exchanged."""
+        moved = [index for index, (mine, notes) in enumerate(zip(self.order, self.notes, strict=True))
+                 if mine != notes]
+        return (self.notes[moved[0]], self.notes[moved[1]]) if len(moved) == 2 else None
+
+
+MIXED_AXES = ("heads", "tokens")  # the axes whose mixing a learner reads as the mistake (heads first)
+
+
+def reordered_axes(got: torch.Tensor, expected: torch.Tensor, axes: Sequence[tuple[str, int]],
+                   close: Callable[[torch.Tensor, torch.Tensor], bool]) -> AxesReordered | None:
+    """How `got` holds the notes' step's numbers, when it is the step (viewed with its declared named axes, `axes`:
+    (name, size) pairs whose sizes multiply to its count of entries) with those axes in one other order, then laid
+    out in `got`'s shape in that order. Only axes of more than one entry are ordered (an axis of one entry is
+    anywhere). None when no order reproduces `got` (within `close`), or two orders do (the case does not tell them
+    apart), or the only one is the notes' own."""
+    sizes = [int(size) for _name, size in axes]
+    if not axes or math.prod(sizes) != expected.numel() or got.numel() != expected.numel():
+        return None
+    kept = [(str(name), size) for name, size in axes if size > 1]
+    if len(kept) < 2 or len(kept) > MAX_REORDERED_AXES or len({name for name, _size in kept}) != len(kept):
+        return None
+    source = expected.reshape([size for _name, size in kept])
+    flat = got.reshape(-1)
+    identity = tuple(range(len(kept)))
+    fitting = [order for order in itertools.permutations(identity) if order != identity
+               and close(flat, source.permute(order).reshape(-1))]
+    if len(fitting) != 1 or close(flat, source.reshape(-1)):
+        return None
+    order = fitting[0]
+    reordered_shape = [kept[axis][1] for axis in order]
+    return AxesReordered(tuple(kept[axis][0] for axis in order), tuple(name for name, _size in kept),
+                         not _merged_from(reordered_shape, [size for size in got.shape if size > 1]),
+                         _mixed_axis(got, expected, kept, order))
+
+
+def _merged_from(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """Whether `target` is `shape` with runs of neighbouring axes merged (each of its sizes the product of one run)."""
+    position = 0
+    for size in target:
+        product = 1
+        while position < len(shape) and product < size:
+            product *= shape[position]
+            position += 1
+        if product != size:
+            return False
+    return position == len(shape)
+
+
+def _mixed_axis(got: torch.Tensor, expected: torch.Tensor, kept: Sequence[tuple[str, int]],
+                order: Sequence[int]) -> str:
+    """The first of MIXED_AXES that is one of `expected`'s own dimensions, along which every slice of `got` (of the
+    same shape, so that its dimension stands where the notes' does) holds numbers of two or more of the notes'
+    slices along it: read from where each entry of `got` comes from. "" when none."""
+    if got.shape != expected.shape:
+        return ""
+    names = [name for name, _size in kept]
+    sizes = [size for _name, size in kept]
+    # Where each entry of `got` comes from: its coordinates along the notes' named axes.
+    origin = torch.arange(math.prod(sizes)).reshape(sizes).permute(tuple(order)).reshape(-1)
+    coordinates = {}
+    remainder = origin
+    for name, size in reversed(list(zip(names, sizes, strict=True))):
+        coordinates[name] = (remainder % size).reshape(expected.shape)
+        remainder = remainder // size
+    for name in MIXED_AXES:
+        if name not in coordinates:
+            continue
+        size = dict(kept)[name]
+        dims = [dim for dim, length in enumerate(expected.shape) if length == size]
+        # The dimension of `expected` that is this axis alone: where the coordinates of the notes' own layout vary.
+        own = torch.arange(math.prod(sizes)).reshape(sizes)
+        notes_coordinates = own
+        for other_name, other_size in reversed(list(zip(names, sizes, strict=True))):
+            if other_name == name:
+                notes_coordinates = (notes_coordinates % other_size).reshape(expected.shape)
+                break
+            notes_coordinates = notes_coordinates // other_size
+        dim = next((dim for dim in dims if bool((notes_coordinates.movedim(dim, 0).reshape(size, -1)
+                                                 == torch.arange(size)[:, None]).all())), None)
+        if dim is None:
+            continue
+        slices = coordinates[name].movedim(dim, 0).reshape(size, -1)
+        if all(int(row.unique().numel()) > 1 for row in slices):
+            return name
+    return ""
+

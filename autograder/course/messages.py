@@ -270,6 +270,44 @@ MESSAGES = {
         "en": "{subject} does not sum to 1 along dimension {axis}, as the notes' {step} "
               "do",
         "zh": "{subject}沿第 {axis} 个维度加起来不等于 1，而笔记中的{step}等于 1"},
+    # The step's named axes in another order (autograder.checking.step_relations.reordered_axes), proven by
+    # reproducing the learner's tensor from the notes' step: which axes, the shape it is cut into when that is not the
+    # reordered step's own, and the axis each of whose slices mixes several of the notes' ones (issue 58).
+    "departure.fact.axes_swapped": {
+        "en": "{subject} holds the numbers of the notes' {step} with its {first} and {second} axes exchanged"
+              "{cut}{mixed}",
+        "zh": "{subject}含有笔记中{step}的数值，但{first}维度和{second}维度互换了{cut}{mixed}"},
+    "departure.fact.axes_order": {
+        "en": "{subject} holds the numbers of the notes' {step} with its axes in the order {order}, where the "
+              "notes' are in the order {notes}{cut}{mixed}",
+        "zh": "{subject}含有笔记中{step}的数值，但各维度的顺序是{order}，而笔记中的顺序是{notes}{cut}{mixed}"},
+    "departure.axes_cut": {"en": ", then cut into shape {shape}", "zh": "，然后被切成形状 {shape}"},
+    "departure.axes_mixed.heads": {"en": ": so each of your heads holds numbers from several of the notes' heads",
+                                   "zh": "：因此你的每个头都含有笔记中多个头的数值"},
+    "departure.axes_mixed.tokens": {"en": ": so each of your tokens holds numbers from several of the notes' tokens",
+                                    "zh": "：因此你的每个 token 都含有笔记中多个 token 的数值"},
+    # The slices along one dimension in another order, where the step names that dimension (its heads, its tokens).
+    "departure.fact.permuted_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in another order",
+        "zh": "{subject}就是笔记中的{step}，只是{name}的顺序不同"},
+    "departure.fact.reversed_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in reverse order",
+        "zh": "{subject}就是笔记中的{step}，只是{name}的顺序反了过来"},
+    # The slices in the notes' order from another one on, wrapping round (the notes' rolled); `first` counts from 1.
+    "departure.fact.rolled": {
+        "en": "{subject} holds the notes' {step} with its {size} slices along dimension {axis} (of shape {shape}) "
+              "in the notes' order, but starting from the notes' number {first} and wrapping round",
+        "zh": "{subject}就是笔记中的{step}，沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片仍按笔记中的顺序排列，"
+              "但从笔记中的第 {first} 个开始，到最后一个之后再绕回开头"},
+    "departure.fact.rolled_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in the notes' order, but starting from the notes' "
+              "number {first} and wrapping round",
+        "zh": "{subject}就是笔记中的{step}，{name}仍按笔记中的顺序排列，但从笔记中的第 {first} 个开始，"
+              "到最后一个之后再绕回开头"},
+    "departure.axis.batch": {"en": "batch", "zh": "batch"},
+    "departure.axis.heads": {"en": "heads", "zh": "头"},
+    "departure.axis.tokens": {"en": "tokens", "zh": "token"},
+    "departure.axis.features": {"en": "features", "zh": "特征"},
     "departure.fact.rearranged": {
         "en": "{subject} holds the same numbers as the notes' {step}, in other places",
         "zh": "{subject}与笔记中的{step}数值相同，但位置不同"},

@@ -99,8 +99,12 @@ def wrapper_steps(head_outputs: list[Tensor]) -> list[list[Any]]:
     of them side by side along the features (the reference's output). A head's own steps (queries, scores...) are
     causal_attention's to localise: here a head is right or not as a whole."""
     named = head_outputs[:NAMED_HEADS]
+    *_, num_tokens, head_size = head_outputs[0].shape
+    batch = head_outputs[0].numel() // (num_tokens * head_size)
     return [*(step(f"head_{index}", output) for index, output in enumerate(named, start=1)),
-            step("heads_concatenated", torch.cat(head_outputs, dim=-1), ordered=True)]
+            step("heads_concatenated", torch.cat(head_outputs, dim=-1), ordered=True,
+                 axes=(("batch", batch), ("tokens", num_tokens), ("heads", len(head_outputs)),
+                       ("features", head_size)))]
 
 
 WRAPPER_CHECKS = (

@@ -36,7 +36,7 @@ from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTens
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
-           "matches_up_to_layout", "normalised_value", "one_number", "recorded_output", "sorted_values", "step",
+           "matches_up_to_layout", "relation_reproduced", "normalised_value", "one_number", "recorded_output", "sorted_values", "step",
            "values_close"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
@@ -857,6 +857,34 @@ def _facts_against(got: torch.Tensor, expected: torch.Tensor, case: _Case | None
         if other is not None:
             return (Fact("other_step", {"other": other}),)
     return facts
+
+
+def relation_reproduced(departure: Departure, steps: StepValues, output: torch.Tensor | None) -> bool:
+    """Whether the relation `departure` proved on one case (its departing step, the notes' last, held by the result
+    with the step's named axes in another order: a "reordered" fact) reproduces `output`, the learner's result on
+    another case whose declared steps are `steps`: the notes' step on that case, its named axes (of more than one
+    entry) put in the proven order, then laid out in the output's shape, equals the output within the comparison's
+    tolerance, and differs from the notes' step there (the relation explains that case's failure). False where the
+    step or its axes are not declared on that case, or an axis of it is not one the proven order names."""
+    orders = [fact.fields.get("order") for fact in departure.facts if fact.kind == "reordered"]
+    if output is None or departure.step is None or departure.step != departure.last or len(orders) != 1:
+        return False
+    entry = next((entry for entry in steps if str(entry[0]) == departure.step and len(entry) > 6 and entry[6]), None)
+    proven = orders[0]
+    if entry is None or not entry[1] or not isinstance(proven, tuple | list):
+        return False
+    kept = [(str(name), int(size)) for name, size in entry[6] if int(size) > 1]
+    names = [name for name, _size in kept]
+    order = [str(name) for name in proven if name in names]
+    expected = normalised_value(entry[1][0])
+    got = normalised_value(output)
+    if (len(kept) < 2 or sorted(order) != sorted(names) or len(set(names)) != len(names) or order == names
+            or math.prod(size for _name, size in kept) != expected.numel() or got.numel() != expected.numel()):
+        return False
+    source = expected.reshape([size for _name, size in kept])
+    reproduced = source.permute([names.index(name) for name in order]).reshape(-1)
+    flat = got.reshape(-1)
+    return values_close(flat, reproduced) and not values_close(flat, expected.reshape(-1))
 
 
 def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:

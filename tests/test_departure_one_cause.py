@@ -13,7 +13,7 @@ from attnkit import solutions
 from autograder.checking.departure import Departure, Fact, relation_reproduced, step
 from autograder.course import catalog
 from autograder.running import in_notebook
-from autograder.running.notebook_runtime import NotebookRuntime
+from autograder.running.notebook_runtime import NotebookRuntime, run_checks
 
 NO_KNOWN = {"en": "no known mistake reproduces", "zh": "没有哪个已知的错误能重现"}
 SAME_REASON = {"en": "more checks fail for the same reason", "zh": "项检查因同样的原因未通过"}
@@ -122,3 +122,29 @@ def test_the_case_s_steps_are_read_as_the_kit_stores_them():
     stored = [list(entry) for entry in merged_steps(X)]
     assert relation_reproduced(proven(("batch", "heads", "features", "tokens")), stored,
                                merge_heads_features_before_tokens(X))
+
+
+SAME_RELATION = {
+    "en": "where it departs — the same cause as the departure said above: your result on this case is the notes' heads "
+          "merged side by side with its axes in the same other order as there",
+    "zh": "从哪里开始不同：与上面所说的不同之处原因相同：你在这个例子上的结果，是笔记中的并排合并后的各个头，"
+          "其各维度按与那里相同的另一种顺序排列"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_round_trip_check_says_it_is_the_cause_said_above(lang):
+    """Each check's own diagnosis: the notes' check proves the order, the round trip's is the same cause (said so,
+    should a layout show it apart); a correct merge's checks get neither."""
+    exercise = in_notebook.ReferenceExpectations().exercise("merge_heads")
+    source = in_notebook.ReferenceExpectations()
+    results = run_checks(source, "merge_heads", exercise.namespace((merge_heads_features_before_tokens,)), lang,
+                         include_hidden=False, seed=None, diagnose=True)
+    by_id = {result.id: result for result in results}
+    round_trip = next(result for check_id, result in by_id.items() if "round_trip" in check_id)
+    assert round_trip.departure == SAME_RELATION[lang] and round_trip.departure_step == "heads_merged"
+    notes = by_id["merge_heads.notes"]
+    assert notes.departure.startswith(DEPARTS[lang]) and notes.departure != SAME_RELATION[lang]
+    correct = run_checks(source, "merge_heads", exercise.namespace((solutions.merge_heads,)), lang,
+                         include_hidden=False, seed=None, diagnose=True)
+    assert all(not result.departure and not result.departure_step for result in correct)

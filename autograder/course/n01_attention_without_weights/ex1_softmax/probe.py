@@ -13,7 +13,7 @@ from autograder.checking.torch_recorders import FunctionCalls, Origins, called_f
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
 
-__all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_naive_rules",
+__all__ = ["NEAR_OVERFLOW", "SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_naive_rules",
            "probe_softmax_stable", "probe_softmax_stable_rules"]
 
 
@@ -39,6 +39,15 @@ class SoftmaxRecord(TypedDict, total=False):
     gradient_error: dict[str, Any]  # what backward raised, when "raised"
     input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
     raised: bool  # the rules' probe on an input that is not a vector: whether the call raised (its calls still count)
+    # softmax_stable's output on NEAR_OVERFLOW (None where the call raised or returned no tensor): what tells a softmax
+    # that shifts its scores by too little from one that does not shift them at all.
+    near_overflow: Tensor | None
+
+
+# Scores whose exponentials overflow float32 only unshifted (exp(89) is inf, exp(88) is not): an unshifted softmax
+# gives nan there, any shift of a point or more (by the maximum or by anything else) the right weights. A name that
+# says the scores were not shifted needs the learner's output here to be the unshifted one (judge_softmax).
+NEAR_OVERFLOW = (80.0, 89.0)
 
 
 def case_tensor(case: TensorCase) -> torch.Tensor:
@@ -71,7 +80,18 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
         data["input_gradient"] = input_gradient
     if error is not None:
         data["gradient_error"] = error
+    if name == "softmax_stable":
+        data["near_overflow"] = output_near_overflow(softmax)
     return data
+
+
+def output_near_overflow(softmax: Callable[..., Any]) -> Tensor | None:
+    """softmax(NEAR_OVERFLOW, -1) as plain data; None where it raises or returns no tensor."""
+    try:
+        output = softmax(torch.tensor(NEAR_OVERFLOW), -1)
+    except Exception:  # noqa: BLE001 - a call that fails here proves no mistake of the table
+        return None
+    return plain(output) if isinstance(output, Tensor) else None
 
 
 def probe_softmax_rules(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxRecord:

@@ -145,3 +145,28 @@ def test_a_parameter_read_outside_the_graph_is_still_named_so():
 
 def test_a_right_forward_is_told_nothing_of_the_graph():
     assert not failing("self_attention_v1", "SelfAttention_v1", V1Right)
+
+
+class V1ReadInGraphThenDetached(V1):  # reads W_query inside the graph once, for nothing; the output: a detached copy
+    def forward(self, x):
+        _unused = self.W_query * 1.0
+        queries, keys, values = x @ self.W_query.detach(), x @ self.W_key, x @ self.W_value
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+class V1HidesItsReads(V1):  # torch functions switched off around its projections: no read of W_query is seen
+    def forward(self, x):
+        with torch._C.DisableTorchFunction():
+            queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights.detach() @ values
+
+
+def test_the_downstream_sentence_needs_every_read_of_the_parameter_inside_the_graph():
+    """A hostile or muddled forward gets the parameter's name as before, never the claim that forward uses it inside
+    the graph: one read outside it, or reads no recorder saw, prove no cut further down."""
+    for student in (V1ReadInGraphThenDetached, V1HidesItsReads):
+        shown = failing("self_attention_v1", "SelfAttention_v1", student)
+        properties = shown["self_attention_v1.properties.preview"]
+        assert properties.misconception != "forward_step_detached", student.__name__
+        assert DOWNSTREAM["en"] not in properties.message

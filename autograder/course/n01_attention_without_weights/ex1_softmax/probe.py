@@ -13,8 +13,8 @@ from autograder.checking.torch_recorders import FunctionCalls, Origins, called_f
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
 
-__all__ = ["NEAR_OVERFLOW", "SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_naive_rules",
-           "probe_softmax_stable", "probe_softmax_stable_rules"]
+__all__ = ["NEAR_OVERFLOW", "SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive",
+           "probe_softmax_naive_rules", "probe_softmax_stable", "probe_softmax_stable_rules"]
 
 
 class TensorCase(TypedDict):

@@ -65,7 +65,7 @@ def unshifted_near_overflow(record: SoftmaxRecord) -> bool:
     without it (softmax_naive's) proves nothing against the name."""
     if "near_overflow" not in record:
         return True
-    exponentials = torch.exp(torch.tensor(NEAR_OVERFLOW))
+    exponentials = torch.exp(torch.tensor(NEAR_OVERFLOW, dtype=torch.float32))
     return same(record["near_overflow"], exponentials / exponentials.sum(dim=-1, keepdim=True))
 
 

@@ -88,7 +88,7 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
 def output_near_overflow(softmax: Callable[..., Any]) -> Tensor | None:
     """softmax(NEAR_OVERFLOW, -1) as plain data; None where it raises or returns no tensor."""
     try:
-        output = softmax(torch.tensor(NEAR_OVERFLOW), -1)
+        output = softmax(torch.tensor(NEAR_OVERFLOW, dtype=torch.float32), -1)
     except Exception:  # noqa: BLE001 - a call that fails here proves no mistake of the table
         return None
     return plain(output) if isinstance(output, Tensor) else None

@@ -367,6 +367,13 @@ MESSAGES = {
               "copying or switching gradients off",
         "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到，不要分离、复制或关闭梯度计算",
     },
+    "contract.no_gradient_downstream": {
+        "en": "no gradient reaches {name}, though your forward uses it inside autograd's graph: a tensor computed "
+              "from it leaves the graph on its way to the output (a detached or copied tensor, or one computed with "
+              "gradients off)",
+        "zh": "梯度没有传到 {name}，尽管你的 forward 是在 autograd 的计算图之内使用它的：由它计算出的某个张量在通往"
+              "输出的路上离开了计算图（被分离或复制的张量，或在关闭梯度时算出的张量）",
+    },
     "contract.parameter_unused": {
         "en": "no gradient reaches {name}, and moving its values leaves the output as it was: the output does not "
               "use it at all",

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Check
-from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone, reads_record
 from autograder.checking.probing import PROJECTIONS
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -134,9 +134,10 @@ def contract_checks(spec: ModuleSpec) -> tuple[Check, ...]:
 
 
 def _expect(name: str, spec: ModuleSpec) -> Callable[[ContractRecord, ContractCase], Expectations]:
-    """expect_contract for one property: only the properties' read the student's record (their weights)."""
+    """expect_contract for one property: only the properties' read the student's record (the weights and input its
+    backward pass started from)."""
     expect = functools.partial(expect_contract, name, spec.exercise)
-    return expect if name == "properties" else case_alone(expect)
+    return reads_record("backward")(expect) if name == "properties" else case_alone(expect)
 
 
 def _bound(function: ContractCases, spec: ModuleSpec) -> Callable[[random.Random], list[ContractCase]]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Alternative", "alternative_computation", "case_sizes", "flipped_bands", "named_size", "permuted_axis",
+__all__ = ["ELEMENTWISE", "PAIRED", "Alternative", "alternative_computation", "case_sizes", "flipped_bands", "named_size", "permuted_axis",
            "restacked_blocks", "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
@@ -192,13 +192,19 @@ def restacked_blocks(got: torch.Tensor, expected: torch.Tensor,
 REDUCTIONS = ("max", "min", "mean", "sum", "logsumexp")
 TRANSFORMS = ("abs", "square", "exp", "log")
 PRODUCTS = ("product", "dot_products", "cosine")  # a @ b, a @ b^T (rows with rows), rows' cosine similarities
+# Other operations in a step's place between two operands: an entry-by-entry operation (broadcast as torch does),
+# the dot products of matching rows only (a @ b^T's diagonal), the pairs taken between columns (features) instead of
+# rows (a^T @ b), and one term alone of the sum a matrix product adds up (the first or the last: a running total
+# replaced instead of added to keeps only the last).
+ELEMENTWISE = ("minus", "plus", "times", "divided")
+PAIRED = ("row_dots", "feature_products", "first_term", "last_term")
 MAX_OPERAND = 2**16  # entries of an operand (and of a product) the alternatives compute at most
 
 
 @dataclass(frozen=True)
 class Alternative:
-    """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, or one of PRODUCTS),
-    the op (a reduction's or transform's name), the operands' names (the notes' step ids, or "inputs": the input the
+    """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, `elementwise`, or
+    one of PRODUCTS or PAIRED), the op (a reduction's, transform's or entry-by-entry operation's name), the operands' names (the notes' step ids, or "inputs": the input the
     learner's function was given) and a reduction's axis (None: over all entries)."""
 
     kind: str
@@ -247,6 +253,36 @@ def _product(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tens
         return None
 
 
+def _elementwise(first: torch.Tensor, second: torch.Tensor, op: str) -> torch.Tensor | None:
+    try:
+        shape = torch.broadcast_shapes(first.shape, second.shape)
+    except RuntimeError:
+        return None
+    if math.prod(shape) > MAX_OPERAND:
+        return None
+    if op == "divided":
+        return first / second if bool((second != 0).all()) else None
+    return {"minus": torch.sub, "plus": torch.add, "times": torch.mul}[op](first, second)
+
+
+def _paired(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tensor | None:
+    """A PAIRED computation of two operands of two dimensions or more (the same batch dimensions); None where their
+    shapes do not allow it."""
+    if first.dim() < 2 or first.dim() != second.dim() or first.shape[:-2] != second.shape[:-2]:
+        return None
+    if kind == "row_dots":
+        return (first * second).sum(dim=-1) if first.shape == second.shape else None
+    if kind == "feature_products":
+        if first.shape[-2] != second.shape[-2] or first.shape[-1] * second.shape[-1] * max(
+                first.numel() // (first.shape[-1] * first.shape[-2]), 1) > MAX_OPERAND:
+            return None
+        return first.transpose(-2, -1) @ second
+    if first.shape[-1] != second.shape[-2] or first.shape[-1] < 2:
+        return None  # one term alone is the product itself
+    index = 0 if kind == "first_term" else first.shape[-1] - 1
+    return first[..., :, index:index + 1] * second[..., index:index + 1, :]
+
+
 def _candidates(expected: torch.Tensor,
                 operands: Mapping[str, torch.Tensor]) -> Iterator[tuple[Alternative, torch.Tensor | None]]:
     small = {name: value for name, value in operands.items()
@@ -265,6 +301,16 @@ def _candidates(expected: torch.Tensor,
             if kind != "product" and first_name > second_name:
                 continue  # rows with rows: the pair in the other order is the same computation transposed
             yield Alternative(kind, "", (first_name, second_name)), _product(first, second, kind)
+        for kind in PAIRED:
+            if kind in ("row_dots", "feature_products") and first_name > second_name:
+                continue  # the same computation transposed
+            yield Alternative(kind, "", (first_name, second_name)), _paired(first, second, kind)
+        if first_name == second_name:
+            continue  # a tensor with itself: 0, 1, twice it or its square, which prove no second operand
+        for op in ELEMENTWISE:
+            if op in ("plus", "times") and first_name > second_name:
+                continue  # the same computation
+            yield Alternative("elementwise", op, (first_name, second_name)), _elementwise(first, second, op)
 
 
 def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands: Mapping[str, torch.Tensor],

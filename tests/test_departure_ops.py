@@ -192,3 +192,17 @@ def test_the_new_sentences_leak_no_answer():
         for lang, line in lines(traced_departure(check_id, *objects)).items():
             assert line and "{" not in line and "departure." not in line, (lang, line)
             assert not leaks(line, pieces, calls), (check_id, lang, line)
+
+
+def test_operations_too_large_to_compute_are_not_tried():
+    """A learner's operands of many rows and many columns: a term, the features' products or an entry-by-entry
+    operation that broadcasts a column against a row would hold their product's count of entries. The bound is read
+    from the shapes before anything is computed."""
+    from autograder.checking import step_relations
+
+    column, row = torch.ones(2**12, 2, dtype=torch.float64), torch.ones(2, 2**12, dtype=torch.float64)
+    assert step_relations._paired(column, row, "last_term") is None
+    assert step_relations._paired(row, row, "feature_products") is None
+    assert step_relations._elementwise(column[:, :1], row[:1], "times") is None
+    assert step_relations._paired(column[:8], row[:, :8], "last_term").shape == (8, 8)
+    assert step_relations._elementwise(column[:8, :1], row[:1, :8], "times").shape == (8, 8)

@@ -377,11 +377,11 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
                            last_at: Sequence[int], expected_values: Sequence[torch.Tensor],
                            declared: Sequence[tuple[str, list[torch.Tensor], bool]],
                            matched: Sequence[str], raised: bool = True) -> tuple[Fact, ...]:
-    """For code that raised (`raised`; else only when another computation says what it is): the shape of the first tensor an op made (not a layout of what it read) from the
-    learner's tensors of the matched steps, after the first tensor of the last of them, against the departing
-    step's shape on every route, and the other computation of the matched steps it is, when exactly one fits
-    (`_alternative_facts`); () when there is none, or its count of entries is the step's (a tensor of the step's
-    size is `_stand_in`'s, and said nothing of there)."""
+    """For code that raised (`raised`; else only when another computation says what it is): the shape of the first
+    tensor an op made (not a layout of what it read) from the learner's tensors of the matched steps, after the
+    first tensor of the last of them, against the departing step's shape on every route, and the other computation
+    of the matched steps it is, when exactly one fits (`_alternative_facts`); () when there is none, or its count of
+    entries is the step's (a tensor of the step's size is `_stand_in`'s, and said nothing of there)."""
     if not last_at:
         return ()
     made = set(matched_at)
@@ -429,8 +429,9 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
                        declared: Sequence[tuple[str, list[torch.Tensor], bool]],
                        matched: Sequence[str], first_at: int | None = None) -> tuple[Fact, ...]:
     """The stand-in as another simple computation of the step's operands (step_relations.alternative_computation):
-    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in
-    read it (`first_at`: the learner's tensor of the notes' first step, when it matched, made from that input). Said only when exactly one computation fits against every route of the step; () otherwise."""
+    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in read
+    it (`first_at`: the learner's tensor of the notes' first step, when it matched, made from that input). Said only
+    when exactly one computation fits against every route of the step; () otherwise."""
     values = dict(declared_values(declared))
     operands = {step_id: values[step_id][0] for step_id in matched}
     read_inputs = {root for root in (_numbers_of(traced, read) for read in traced[chosen].inputs)

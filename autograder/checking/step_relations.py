@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["ELEMENTWISE", "PAIRED", "Alternative", "alternative_computation", "case_sizes", "flipped_bands", "named_size", "permuted_axis",
+__all__ = ["ELEMENTWISE", "PAIRED", "Alternative", "alternative_computation", "case_sizes", "flipped_bands",
+           "named_size", "permuted_axis",
            "restacked_blocks", "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
@@ -204,8 +205,9 @@ MAX_OPERAND = 2**16  # entries of an operand (and of a product) the alternatives
 @dataclass(frozen=True)
 class Alternative:
     """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, `elementwise`, or
-    one of PRODUCTS or PAIRED), the op (a reduction's, transform's or entry-by-entry operation's name), the operands' names (the notes' step ids, or "inputs": the input the
-    learner's function was given) and a reduction's axis (None: over all entries)."""
+    one of PRODUCTS or PAIRED), the op (a reduction's, transform's or entry-by-entry operation's name), the
+    operands' names (the notes' step ids, or "inputs": the input the learner's function was given) and a reduction's
+    axis (None: over all entries)."""
 
     kind: str
     op: str = ""
@@ -279,6 +281,8 @@ def _paired(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tenso
         return first.transpose(-2, -1) @ second
     if first.shape[-1] != second.shape[-2] or first.shape[-1] < 2:
         return None  # one term alone is the product itself
+    if first.numel() // first.shape[-1] * second.shape[-1] > MAX_OPERAND:
+        return None  # a term has the product's count of entries: too many to compute
     index = 0 if kind == "first_term" else first.shape[-1] - 1
     return first[..., :, index:index + 1] * second[..., index:index + 1, :]
 

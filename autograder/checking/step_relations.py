@@ -264,7 +264,9 @@ def _elementwise(first: torch.Tensor, second: torch.Tensor, op: str) -> torch.Te
         return None
     if op == "divided":
         return first / second if bool((second != 0).all()) else None
-    return {"minus": torch.sub, "plus": torch.add, "times": torch.mul}[op](first, second)
+    if op == "minus":
+        return first - second
+    return first + second if op == "plus" else first * second
 
 
 def _paired(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tensor | None:

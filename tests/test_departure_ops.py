@@ -32,6 +32,18 @@ def shift_by_multiplying(x, dim=-1):  # multiplies by each row's largest entry i
     return exponentials / exponentials.sum(dim=dim, keepdim=True)
 
 
+def shift_by_the_minimum(x, dim=-1):  # subtracts each row's smallest entry instead of its largest
+    shifted = x - x.min(dim=dim, keepdim=True).values
+    exponentials = shifted.exp()
+    return exponentials / exponentials.sum(dim=dim, keepdim=True)
+
+
+def shift_by_the_mean(x, dim=-1):  # subtracts each row's mean instead of its largest entry
+    shifted = x - x.mean(dim=dim, keepdim=True)
+    exponentials = shifted.exp()
+    return exponentials / exponentials.sum(dim=dim, keepdim=True)
+
+
 class OwnRowsOnly(solutions.SelfAttention_v2):  # each query scored against its own key only
     def forward(self, x):
         queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
@@ -75,7 +87,8 @@ def keeps_the_first_term(inputs):  # the loop stops after its first token
 ATTEMPTS = [("softmax_stable.notes", (shift_by_dividing,)), ("softmax_stable.notes", (shift_by_multiplying,)),
             ("self_attention_v2.notes", (OwnRowsOnly,)), ("context_vectors.notes", (scores_between_features,)),
             ("context_vectors.notes", (unit_rows_in_place,)), ("context_vectors.notes", (keeps_the_last_term,)),
-            ("context_vectors.notes", (keeps_the_first_term,))]
+            ("context_vectors.notes", (keeps_the_first_term,)), ("softmax_stable.notes", (shift_by_the_minimum,)),
+            ("softmax_stable.notes", (shift_by_the_mean,))]
 INPUTS = torch.tensor(NOTES_INPUTS)
 
 
@@ -154,6 +167,23 @@ def test_one_term_alone_of_the_product_is_told_and_which():
     assert "only the first of the terms" in lines(first)["en"] and "last of the terms" not in lines(first)["en"]
 
 
+def test_another_reduction_at_the_first_step_is_told_of_the_input_a_probe_computed():
+    """The softmax's probe computes the scores it passes: the tensor it computed is the input the function was given
+    because, as the notes' input, its maximum of each row is the notes' first step; then the minimum in its place is
+    said (its shape, a column, tells it from the minimum of each column on the notes' symmetric scores)."""
+    departure = traced_departure(*ATTEMPTS[7][:1], *ATTEMPTS[7][1])
+    assert (departure.matched, departure.step, kinds(departure)) == ((), "maximum", ["alt_reduction"])
+    assert departure.facts[0].fields == {"op": "min", "operands": ("inputs",), "axis": 1}
+    text = lines(departure)
+    assert ("the tensor your code made in its place is the minimum of the input your function was given along "
+            "dimension 1, not the notes' maximum of each row") in text["en"], text
+    assert "沿第 1 个维度的最小值" in text["zh"], text
+    scores = INPUTS @ INPUTS.T
+    assert torch.allclose(shift_by_the_minimum(scores), torch.softmax(scores - scores.amin(1, keepdim=True), dim=1))
+    mean = traced_departure(*ATTEMPTS[8][:1], *ATTEMPTS[8][1])
+    assert mean.facts[0].fields["op"] == "mean" and "the mean of the input" in lines(mean)["en"], mean
+
+
 def test_right_programs_and_other_mistakes_get_none_of_these_sentences():
     # A right program departs nowhere.
     for check_id, right in [("softmax_stable.notes", solutions.softmax_stable),
@@ -162,7 +192,7 @@ def test_right_programs_and_other_mistakes_get_none_of_these_sentences():
     # Each attempt gets its own relation only: no two of the family are said of one tensor.
     said = [tuple(alternative_kinds(traced_departure(check_id, *objects))) for check_id, objects in ATTEMPTS]
     assert said == [("alt_elementwise",), ("alt_elementwise",), ("alt_row_dots",), ("alt_feature_products",),
-                    ("alt_cosine",), ("alt_last_term",), ("alt_first_term",)]
+                    ("alt_cosine",), ("alt_last_term",), ("alt_first_term",), ("alt_reduction",), ("alt_reduction",)]
 
 
 def test_a_scaled_copy_is_not_called_the_input():

@@ -25,6 +25,7 @@ from autograder.checking.step_relations import (
     flipped_bands,
     named_size,
     permuted_axis,
+    reproduces,
     restacked_blocks,
     sums_to_one_overall,
     transposed_blocks,
@@ -813,9 +814,16 @@ def _first_step_alternative(traced: Sequence[TracedTensor], learner: Sequence[to
     if not candidates:
         return ()
     chosen = (sized or candidates)[0]
-    if any(computed(index) and dominates(index) for index in _ancestors(traced, chosen) - {chosen}):
-        return ()
-    found = {alternative_computation(learner[chosen], expected, {INPUTS: learner[root]}, values_close)
+    between = sorted(index for index in _ancestors(traced, chosen) - {chosen} if computed(index) and dominates(index))
+    operand = root
+    if between:
+        # A tensor computed before (a probe's scores, passed to a softmax; a learner's scaled copy): the input the
+        # function was given only when, as the notes' input, it gives the notes' first step by one computation of
+        # the family (its maximum of each row is the notes').
+        operand = between[-1]
+        if not any(reproduces(expected, {INPUTS: learner[operand]}, values_close) for expected in expected_values):
+            return ()
+    found = {alternative_computation(learner[chosen], expected, {INPUTS: learner[operand]}, values_close)
              for expected in expected_values}
     if len(found) != 1 or None in found:
         return ()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 
 __all__ = ["ELEMENTWISE", "PAIRED", "Alternative", "alternative_computation", "case_sizes", "flipped_bands",
-           "named_size", "permuted_axis",
+           "named_size", "permuted_axis", "reproduces",
            "restacked_blocks", "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
@@ -327,14 +327,25 @@ def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands:
     other numbers: two descriptions of one tensor prove neither), or `got` holds the notes' step itself."""
     if got.numel() == expected.numel() and close(got.reshape(expected.shape), expected):
         return None
-    fitting: list[Alternative] = []
+    fitting: list[tuple[Alternative, bool]] = []
     for alternative, value in _candidates(expected, operands):
         if value is None or value.numel() != got.numel() or not bool(torch.isfinite(value).all()):
             continue
         if value.numel() == expected.numel() and close(value.reshape(expected.shape), expected):
             continue  # the case does not tell it from the notes' step
         if close(got.reshape(value.shape), value):
-            fitting.append(alternative)
-            if len(fitting) > 1:
-                return None
-    return fitting[0] if fitting else None
+            fitting.append((alternative, value.shape == got.shape))
+    # Two that fit in value, one of them in shape as well (on symmetric scores the minimum of each row, kept as a
+    # column, is the minimum of each column as a row): the tensor's own shape tells them apart.
+    shaped = [alternative for alternative, same in fitting if same]
+    if len(fitting) > 1 and len(shaped) == 1:
+        return shaped[0]
+    return fitting[0][0] if len(fitting) == 1 else None
+
+
+def reproduces(expected: torch.Tensor, operands: Mapping[str, torch.Tensor],
+               close: Callable[[torch.Tensor, torch.Tensor], bool]) -> bool:
+    """Whether one of the alternative computations of `operands` gives `expected` (the notes' step), in its shape:
+    a tensor whose maximum of each row is the notes' maximum of the input's rows stands where the input does."""
+    return any(value is not None and value.shape == expected.shape and close(value, expected)
+               for _alternative, value in _candidates(expected, operands))

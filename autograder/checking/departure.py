@@ -440,13 +440,11 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
     if len(read_inputs) == 1:
         operands[INPUTS] = learner[read_inputs.pop()]
     elif not read_inputs and first_at is not None:
-        # A probe may compute the input it passes (the notes' scores for a softmax): the one tensor, no step, that
-        # both the op making the stand-in and the op making the notes' first step (computed from the input alone)
-        # read is the input the function was given.
-        read_first = {_numbers_of(traced, read) for read in traced[_numbers_of(traced, first_at)].inputs}
-        shared = {_numbers_of(traced, read) for read in traced[chosen].inputs} & read_first
-        if len(read_first) == 1 and len(shared) == 1:
-            operands[INPUTS] = learner[shared.pop()]
+        # A probe may compute the input it passes (the notes' scores for a softmax): the tensor the notes' first
+        # step was made from is the input the function was given, when the op making the stand-in read it too.
+        entry = _first_step_input(traced, learner, first_at, declared[0][1])
+        if entry is not None and entry in {_numbers_of(traced, read) for read in traced[chosen].inputs}:
+            operands[INPUTS] = learner[entry]
     found = {alternative_computation(learner[chosen], expected, operands, values_close) for expected in expected_values}
     if len(found) != 1 or None in found:
         return ()
@@ -454,6 +452,24 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
     assert alternative is not None
     return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                              "axis": alternative.axis}),)
+
+
+def _first_step_input(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], first_at: int,
+                      first_values: Sequence[torch.Tensor]) -> int | None:
+    """The one tensor (through layouts, and changes in place: the input still) the op that made the learner's
+    tensor of the notes' first step read, when one computation of the family gives that step from it
+    (step_relations.reproduces: its maximum of each row, its rows' dot products with each other): the input their
+    function was given. None when the op read two tensors or more (an input and a weight), or none fits."""
+    read = set()
+    for index in traced[_numbers_of(traced, first_at)].inputs:
+        index = _numbers_of(traced, index)
+        while traced[index].op.endswith("_") and traced[index].inputs:
+            index = _numbers_of(traced, traced[index].inputs[0])
+        read.add(index)
+    if len(read) != 1:
+        return None
+    entry = read.pop()
+    return entry if any(reproduces(value, {INPUTS: learner[entry]}, values_close) for value in first_values) else None
 
 
 def _output_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor,
@@ -464,15 +480,9 @@ def _output_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.
     that tensor (the input the function was given); () when none fits or two do."""
     values = dict(declared_values(declared))
     operands = {step_id: values[step_id][0] for step_id in matched}
-    if first_at is not None:
-        read = set()
-        for index in traced[_numbers_of(traced, first_at)].inputs:
-            index = _numbers_of(traced, index)
-            while traced[index].op.endswith("_") and traced[index].inputs:  # changed in place: the input still
-                index = _numbers_of(traced, traced[index].inputs[0])
-            read.add(index)
-        if len(read) == 1:
-            operands[INPUTS] = learner[read.pop()]
+    entry = None if first_at is None else _first_step_input(traced, learner, first_at, declared[0][1])
+    if entry is not None:
+        operands[INPUTS] = learner[entry]
     got = normalised_value(output)
     found = {alternative_computation(got, expected, operands, values_close) for expected in declared[-1][1]}
     if len(found) != 1 or None in found:

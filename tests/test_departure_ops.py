@@ -236,3 +236,29 @@ def test_operations_too_large_to_compute_are_not_tried():
     assert step_relations._elementwise(column[:, :1], row[:1], "times") is None
     assert step_relations._paired(column[:8], row[:, :8], "last_term").shape == (8, 8)
     assert step_relations._elementwise(column[:8, :1], row[:1, :8], "times").shape == (8, 8)
+
+
+def test_a_result_with_nan_in_it_still_finds_the_tensor_in_the_first_steps_place():
+    """On a wide vector the minimum subtracted leaves 1000 to exponentiate: the result holds NaN, and is found among
+    the traced tensors by its other entries, so the minimum in the maximum's place is said (before: nothing)."""
+    from autograder.checking.departure import STEPS, find_departure, recorded_output
+    from autograder.checking.tensor_trace import traced_probe
+    from autograder.course import catalog
+    from autograder.course.shared.plan import resolve
+    from autograder.running import in_notebook
+    from autograder.running.runner import cases_for
+
+    seed = in_notebook.DEFAULT_SEED
+
+    exercise = next(e for e in in_notebook.EXERCISES if e.id == "softmax_stable")
+    check = next(check for check in catalog.checks_of("softmax_stable", include_hidden=False)
+                 if check.id == "softmax_stable.large.preview")
+    case = next(case for case in cases_for(check, seed) if case.get("values") == [-1000.0, 0.0, 1000.0])
+    record, traced = traced_probe(resolve(in_notebook._runnable(check, seed).probe),
+                                  exercise.namespace((shift_by_the_minimum,)), case)
+    output = recorded_output(record)
+    assert output is not None and bool(torch.isnan(output).any())
+    departure = find_departure(check.expect(record, case)[STEPS], traced, output)
+    assert departure.step == "maximum" and alternative_kinds(departure) == ["alt_reduction"], departure
+    assert departure.facts[0].fields == {"op": "min", "operands": ("inputs",), "axis": 0}
+    assert "is the minimum of the input your function was given along dimension 0" in lines(departure)["en"]

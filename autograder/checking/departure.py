@@ -779,8 +779,13 @@ def _output_index(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor
     if output is None:
         return None
     got = normalised_value(output)
-    return next((index for index in range(len(traced)) if traced[index].op != INPUT
-                 and learner[index].shape == got.shape and values_close(learner[index], got)), None)
+    nan = torch.isnan(got)  # a result with NaN in it (a shift that overflowed) is found by its other entries
+
+    def holds(value: torch.Tensor) -> bool:
+        return value.shape == got.shape and torch.equal(torch.isnan(value), nan) and values_close(
+            value.nan_to_num(0.0), got.nan_to_num(0.0))
+    return next((index for index in range(len(traced)) if traced[index].op != INPUT and holds(learner[index])),
+                None)
 
 
 def _first_step_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],

@@ -27,6 +27,7 @@ from autograder.checking.step_relations import (
     named_size,
     permuted_axis,
     reordered_axes,
+    reproduces,
     restacked_blocks,
     sums_to_one_overall,
     transposed_blocks,
@@ -311,7 +312,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = ()
         if chosen is not None and facts and facts[0].kind in (*UNTOLD, "not_normalised") and facts[0].about == STAND_IN:
             # Another computation of the step's own operands says how, where "not normalised" or nothing did.
-            facts = _alternative_facts(traced, learner, chosen, expected_values, declared, matched) or facts
+            first_at = proven_at[order[0]][0] if order[0] in matched and proven_at[order[0]] else None
+            facts = _alternative_facts(traced, learner, chosen, expected_values, declared, matched,
+                                       first_at) or facts
         if chosen is not None and facts and facts[0].kind in UNTOLD and facts[0].about == STAND_IN:
             # Other numbers: which of the learner's steps that match the notes' the op that made it read.
             read_steps = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
@@ -322,7 +325,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # Nothing matched before the notes' first step: a tensor made from the case's inputs alone, of the step's
         # size, that a relation ties to the step stands in its place (the three weights each transposed, then
         # stacked).
-        facts = _first_step_facts(traced, learner, expected_values, case)
+        facts = _first_step_facts(traced, learner, expected_values, case) or _first_step_alternative(
+            traced, learner, expected_values, _output_index(traced, learner, output))
     if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
             and not any(holds(normalised_value(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
@@ -350,11 +354,18 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = tuple(dataclasses.replace(fact, of=last) if fact.kind.startswith("alt_")
                           else Fact("result_made_from", fact.fields, OUTPUT)
                           for fact in facts if fact.kind == "made_from" or fact.kind.startswith("alt_"))
-    if raised and returned is None and not facts and matched:
+    if returned is None and not facts and matched and (raised or stand_in is None):
         # The code raised before any tensor of the step's size stood in its place: the first it made from its
-        # right steps after the last of them, when its shape is not the step's, is what the raise met.
+        # right steps after the last of them, when its shape is not the step's, is what the raise met. Code that
+        # went on without one is told it only as another computation of those steps (the next tensor it made).
         facts = _raised_stand_in_facts(traced, learner, [index for step_id in matched for index in proven_at[step_id]],
-                                       proven_at[matched[-1]][:1], expected_values, declared, matched)
+                                       proven_at[matched[-1]][:1], expected_values, declared, matched, raised)
+    if (returned is None and not raised and output is not None and matched and order[departing] == last
+            and all(fact.kind in UNTOLD for fact in facts)):
+        # The result, in the last step's place, as another computation of the matched steps and the input (one
+        # term alone of the product the notes' last step adds up).
+        first_at = proven_at[order[0]][0] if order[0] in matched and proven_at[order[0]] else None
+        facts = _output_alternative(traced, learner, output, declared, matched, first_at) or facts
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
@@ -381,12 +392,12 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
 def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
                            last_at: Sequence[int], expected_values: Sequence[torch.Tensor],
                            declared: Sequence[tuple[str, list[torch.Tensor], bool]],
-                           matched: Sequence[str]) -> tuple[Fact, ...]:
-    """For code that raised: the shape of the first tensor an op made (not a layout of what it read) from the
-    learner's tensors of the matched steps, after the first tensor of the last of them, against the departing
-    step's shape on every route, and the other computation of the matched steps it is, when exactly one fits
-    (`_alternative_facts`); () when there is none, or its count of entries is the step's (a tensor of the step's
-    size is `_stand_in`'s, and said nothing of there)."""
+                           matched: Sequence[str], raised: bool = True) -> tuple[Fact, ...]:
+    """For code that raised (`raised`; else only when another computation says what it is): the shape of the first
+    tensor an op made (not a layout of what it read) from the learner's tensors of the matched steps, after the
+    first tensor of the last of them, against the departing step's shape on every route, and the other computation
+    of the matched steps it is, when exactly one fits (`_alternative_facts`); () when there is none, or its count of
+    entries is the step's (a tensor of the step's size is `_stand_in`'s, and said nothing of there)."""
     if not last_at:
         return ()
     made = set(matched_at)
@@ -409,6 +420,20 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
         if expected is None:
             return ()  # routes of other shapes: no one shape to say
         alternatives = _alternative_facts(traced, learner, index, expected_values, declared, matched)
+        while alternatives:
+            # An op that reads it alone and is another computation of the steps too (products of matching entries,
+            # then summed along the rows: each row's dot product with itself alone) says more of the same tensor.
+            after = next((later for later in range(index + 1, len(traced))
+                          if index in traced[later].inputs and traced[later].op not in LAYOUT_OPS), None)
+            if after is None or traced[after].inputs != (index,) or any(
+                    learner[after].numel() == value.numel() for value in expected_values):
+                break
+            further = _alternative_facts(traced, learner, after, expected_values, declared, matched)
+            if not further:
+                break
+            index, got, alternatives = after, learner[after], further
+        if not raised and not alternatives:
+            return ()  # code that did not raise: its tensor's shape alone is rung 1's matter
         # (The computation it is speaks of the same tensor: "it".)
         return (Fact("shape", {"got": tuple(got.shape), "expected": expected}, NEXT),
                 *(dataclasses.replace(fact, about=NEXT_AGAIN) for fact in alternatives))
@@ -418,16 +443,23 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
 def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], chosen: int,
                        expected_values: Sequence[torch.Tensor],
                        declared: Sequence[tuple[str, list[torch.Tensor], bool]],
-                       matched: Sequence[str]) -> tuple[Fact, ...]:
+                       matched: Sequence[str], first_at: int | None = None) -> tuple[Fact, ...]:
     """The stand-in as another simple computation of the step's operands (step_relations.alternative_computation):
-    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in
-    read it. Said only when exactly one computation fits against every route of the step; () otherwise."""
+    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in read
+    it (`first_at`: the learner's tensor of the notes' first step, when it matched, made from that input). Said only
+    when exactly one computation fits against every route of the step; () otherwise."""
     values = dict(declared_values(declared))
     operands = {step_id: values[step_id][0] for step_id in matched}
     read_inputs = {root for root in (_numbers_of(traced, read) for read in traced[chosen].inputs)
                    if _uncomputed(traced[root])}
     if len(read_inputs) == 1:
         operands[INPUTS] = learner[read_inputs.pop()]
+    elif not read_inputs and first_at is not None:
+        # A probe may compute the input it passes (the notes' scores for a softmax): the tensor the notes' first
+        # step was made from is the input the function was given, when the op making the stand-in read it too.
+        entry = _first_step_input(traced, learner, first_at, declared[0][1])
+        if entry is not None and entry in {_numbers_of(traced, read) for read in traced[chosen].inputs}:
+            operands[INPUTS] = learner[entry]
     found = {alternative_computation(learner[chosen], expected, operands, values_close) for expected in expected_values}
     if len(found) != 1 or None in found:
         return ()
@@ -435,6 +467,45 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
     assert alternative is not None
     return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                              "axis": alternative.axis}),)
+
+
+def _first_step_input(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], first_at: int,
+                      first_values: Sequence[torch.Tensor]) -> int | None:
+    """The one tensor (through layouts, and changes in place: the input still) the op that made the learner's
+    tensor of the notes' first step read, when one computation of the family gives that step from it
+    (step_relations.reproduces: its maximum of each row, its rows' dot products with each other): the input their
+    function was given. None when the op read two tensors or more (an input and a weight), or none fits."""
+    read = set()
+    for index in traced[_numbers_of(traced, first_at)].inputs:
+        index = _numbers_of(traced, index)
+        while traced[index].op.endswith("_") and traced[index].inputs:
+            index = _numbers_of(traced, traced[index].inputs[0])
+        read.add(index)
+    if len(read) != 1:
+        return None
+    entry = read.pop()
+    return entry if any(reproduces(value, {INPUTS: learner[entry]}, values_close) for value in first_values) else None
+
+
+def _output_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor,
+                        declared: Sequence[tuple[str, list[torch.Tensor], bool]], matched: Sequence[str],
+                        first_at: int | None) -> tuple[Fact, ...]:
+    """The function's result as another computation (step_relations.alternative_computation) of the notes' matched
+    steps and, when the learner's tensor of the notes' first step (`first_at`) was made from one tensor alone, of
+    that tensor (the input the function was given); () when none fits or two do."""
+    values = dict(declared_values(declared))
+    operands = {step_id: values[step_id][0] for step_id in matched}
+    entry = None if first_at is None else _first_step_input(traced, learner, first_at, declared[0][1])
+    if entry is not None:
+        operands[INPUTS] = learner[entry]
+    got = normalised_value(output)
+    found = {alternative_computation(got, expected, operands, values_close) for expected in declared[-1][1]}
+    if len(found) != 1 or None in found:
+        return ()
+    alternative = found.pop()
+    assert alternative is not None
+    return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                             "axis": alternative.axis}, OUTPUT, declared[-1][0]),)
 
 
 INPUTS = "inputs"  # the input the learner's function was given, as a source of a tensor (`_case_input`)
@@ -726,6 +797,85 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
         if facts and facts[0].kind in RELATIONS:
             return facts
     return ()
+
+
+def _output_index(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                  output: torch.Tensor | None) -> int | None:
+    """The first traced tensor an op made that holds the function's result (a probe may call it again after, on
+    other inputs); None when there is none."""
+    if output is None:
+        return None
+    got = normalised_value(output)
+    nan = torch.isnan(got)  # a result with NaN in it (a shift that overflowed) is found by its other entries
+
+    def holds(value: torch.Tensor) -> bool:
+        return value.shape == got.shape and torch.equal(torch.isnan(value), nan) and values_close(
+            value.nan_to_num(0.0), got.nan_to_num(0.0))
+    return next((index for index in range(len(traced)) if traced[index].op != INPUT and holds(learner[index])),
+                None)
+
+
+def _first_step_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                            expected_values: Sequence[torch.Tensor], output_at: int | None) -> tuple[Fact, ...]:
+    """At the notes' first step, where no relation tied a tensor to it: the first tensor the result is made from
+    (of the step's size, else of any) that is another computation (step_relations.alternative_computation) of the
+    input the function was given: the one tensor of the call's data (an argument, a parameter, the probe's numbers)
+    the result is made from, when no computed tensor before the candidate stands between it and the result (a
+    probe that computes the input it passes, or code that computes something from it first: the data is then no
+    operand of the candidate's op, so nothing is said). A change in place (`x /= ...`) is the input still. () when
+    none fits, or two."""
+    if output_at is None:
+        return ()
+    ancestors = _ancestors(traced, output_at)
+    roots = [index for index in ancestors if _uncomputed(traced[index])]
+    if len(roots) != 1:
+        return ()
+    root = roots[0]
+
+    def dominates(index: int) -> bool:  # every way from the call's data to the result passes through `index`
+        reached: set[int] = set()
+        pending = [output_at]
+        while pending:
+            read = pending.pop()
+            if read == index or read in reached:
+                continue
+            if read == root:
+                return False
+            reached.add(read)
+            pending.extend(traced[read].inputs)
+        return True
+
+    def computed(index: int) -> bool:  # new numbers: not the data, one of its layouts or a change of it in place
+        entry = traced[index]
+        return bool(entry.inputs) and not _uncomputed(entry) and entry.op not in LAYOUT_OPS and (
+            entry.op not in PASSING_OPS) and not entry.op.endswith("_")
+
+    candidates = [index for index in sorted(ancestors) if computed(index) and not one_number(learner[index])
+                  and not dominates(index)]
+    sized = [index for index in candidates if learner[index].numel() == expected_values[0].numel()]
+    if not candidates:
+        return ()
+    chosen = (sized or candidates)[0]
+    between = sorted(index for index in _ancestors(traced, chosen) - {chosen} if computed(index) and dominates(index))
+    operand = root
+    if between:
+        # A tensor computed before (a probe's scores, passed to a softmax; a learner's scaled copy): the input the
+        # function was given only when, as the notes' input, it gives the notes' first step by one computation of
+        # the family (its maximum of each row is the notes').
+        operand = between[-1]
+        if not any(reproduces(expected, {INPUTS: learner[operand]}, values_close) for expected in expected_values):
+            return ()
+    found = {alternative_computation(learner[chosen], expected, {INPUTS: learner[operand]}, values_close)
+             for expected in expected_values}
+    if len(found) != 1 or None in found:
+        return ()
+    alternative = found.pop()
+    assert alternative is not None
+    shapes = {tuple(expected.shape) for expected in expected_values}
+    shape = (Fact("shape", {"got": tuple(learner[chosen].shape), "expected": shapes.pop()}),) if (
+        not sized and len(shapes) == 1) else ()
+    return (*shape, Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                                     "axis": alternative.axis}))
 
 
 def _two_valued(value: torch.Tensor) -> bool:
@@ -1187,11 +1337,15 @@ def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages)
     names = [operand(name) for name in fact.fields["operands"]]
     fields: dict[str, Any] = {"step": step_name, "axis": fact.fields["axis"]}
     fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
-    if fact.fields["op"]:
+    if fact.fields["op"] and fact.kind != "alt_elementwise":
         fields["op"] = render(messages, f"departure.op.{fact.fields['op']}", lang)
     if names:
         fields.update(operand=names[0], first=names[0], second=names[-1])
     key = f"departure.fact.{fact.kind}"
+    if len(names) == 2 and names[0] == names[1] and f"{key}_self" in messages:
+        key = f"{key}_self"  # one tensor's rows (or columns) with each other
     if fact.kind == "alt_reduction" and fact.fields["axis"] is None:
         key = "departure.fact.alt_reduction_all"
+    if fact.kind == "alt_elementwise":
+        key = f"departure.fact.alt_elementwise_{fact.fields['op']}"
     return render(messages, key, lang, fields)

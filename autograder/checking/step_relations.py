@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Alternative", "AxesReordered", "alternative_computation", "case_sizes", "flipped_bands", "named_size",
-           "permuted_axis", "reordered_axes", "restacked_blocks", "sums_to_one_overall", "transposed_blocks",
-           "zeroed_entries"]
+__all__ = ["ELEMENTWISE", "PAIRED", "Alternative", "AxesReordered", "alternative_computation", "case_sizes",
+           "flipped_bands", "named_size", "permuted_axis", "reordered_axes", "reproduces", "restacked_blocks",
+           "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
 # its value is unique among the case's sizes (autograder.checking.departure's factor facts).
@@ -193,14 +193,21 @@ def restacked_blocks(got: torch.Tensor, expected: torch.Tensor,
 REDUCTIONS = ("max", "min", "mean", "sum", "logsumexp")
 TRANSFORMS = ("abs", "square", "exp", "log")
 PRODUCTS = ("product", "dot_products", "cosine")  # a @ b, a @ b^T (rows with rows), rows' cosine similarities
+# Other operations in a step's place between two operands: an entry-by-entry operation (broadcast as torch does),
+# the dot products of matching rows only (a @ b^T's diagonal), the pairs taken between columns (features) instead of
+# rows (a^T @ b), and one term alone of the sum a matrix product adds up (the first or the last: a running total
+# replaced instead of added to keeps only the last).
+ELEMENTWISE = ("minus", "plus", "times", "divided")
+PAIRED = ("row_dots", "feature_products", "first_term", "last_term")
 MAX_OPERAND = 2**16  # entries of an operand (and of a product) the alternatives compute at most
 
 
 @dataclass(frozen=True)
 class Alternative:
-    """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, or one of PRODUCTS),
-    the op (a reduction's or transform's name), the operands' names (the notes' step ids, or "inputs": the input the
-    learner's function was given) and a reduction's axis (None: over all entries)."""
+    """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, `elementwise`, or
+    one of PRODUCTS or PAIRED), the op (a reduction's, transform's or entry-by-entry operation's name), the
+    operands' names (the notes' step ids, or "inputs": the input the learner's function was given) and a reduction's
+    axis (None: over all entries)."""
 
     kind: str
     op: str = ""
@@ -248,6 +255,40 @@ def _product(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tens
         return None
 
 
+def _elementwise(first: torch.Tensor, second: torch.Tensor, op: str) -> torch.Tensor | None:
+    try:
+        shape = torch.broadcast_shapes(first.shape, second.shape)
+    except RuntimeError:
+        return None
+    if math.prod(shape) > MAX_OPERAND:
+        return None
+    if op == "divided":
+        return first / second if bool((second != 0).all()) else None
+    if op == "minus":
+        return first - second
+    return first + second if op == "plus" else first * second
+
+
+def _paired(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tensor | None:
+    """A PAIRED computation of two operands of two dimensions or more (the same batch dimensions); None where their
+    shapes do not allow it."""
+    if first.dim() < 2 or first.dim() != second.dim() or first.shape[:-2] != second.shape[:-2]:
+        return None
+    if kind == "row_dots":
+        return (first * second).sum(dim=-1) if first.shape == second.shape else None
+    if kind == "feature_products":
+        if first.shape[-2] != second.shape[-2] or first.shape[-1] * second.shape[-1] * max(
+                first.numel() // (first.shape[-1] * first.shape[-2]), 1) > MAX_OPERAND:
+            return None
+        return first.transpose(-2, -1) @ second
+    if first.shape[-1] != second.shape[-2] or first.shape[-1] < 2:
+        return None  # one term alone is the product itself
+    if first.numel() // first.shape[-1] * second.shape[-1] > MAX_OPERAND:
+        return None  # a term has the product's count of entries: too many to compute
+    index = 0 if kind == "first_term" else first.shape[-1] - 1
+    return first[..., :, index:index + 1] * second[..., index:index + 1, :]
+
+
 def _candidates(expected: torch.Tensor,
                 operands: Mapping[str, torch.Tensor]) -> Iterator[tuple[Alternative, torch.Tensor | None]]:
     small = {name: value for name, value in operands.items()
@@ -266,6 +307,16 @@ def _candidates(expected: torch.Tensor,
             if kind != "product" and first_name > second_name:
                 continue  # rows with rows: the pair in the other order is the same computation transposed
             yield Alternative(kind, "", (first_name, second_name)), _product(first, second, kind)
+        for kind in PAIRED:
+            if kind in ("row_dots", "feature_products") and first_name > second_name:
+                continue  # the same computation transposed
+            yield Alternative(kind, "", (first_name, second_name)), _paired(first, second, kind)
+        if first_name == second_name:
+            continue  # a tensor with itself: 0, 1, twice it or its square, which prove no second operand
+        for op in ELEMENTWISE:
+            if op in ("plus", "times") and first_name > second_name:
+                continue  # the same computation
+            yield Alternative("elementwise", op, (first_name, second_name)), _elementwise(first, second, op)
 
 
 def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands: Mapping[str, torch.Tensor],
@@ -276,17 +327,28 @@ def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands:
     other numbers: two descriptions of one tensor prove neither), or `got` holds the notes' step itself."""
     if got.numel() == expected.numel() and close(got.reshape(expected.shape), expected):
         return None
-    fitting: list[Alternative] = []
+    fitting: list[tuple[Alternative, bool]] = []
     for alternative, value in _candidates(expected, operands):
         if value is None or value.numel() != got.numel() or not bool(torch.isfinite(value).all()):
             continue
         if value.numel() == expected.numel() and close(value.reshape(expected.shape), expected):
             continue  # the case does not tell it from the notes' step
         if close(got.reshape(value.shape), value):
-            fitting.append(alternative)
-            if len(fitting) > 1:
-                return None
-    return fitting[0] if fitting else None
+            fitting.append((alternative, value.shape == got.shape))
+    # Two that fit in value, one of them in shape as well (on symmetric scores the minimum of each row, kept as a
+    # column, is the minimum of each column as a row): the tensor's own shape tells them apart.
+    shaped = [alternative for alternative, same in fitting if same]
+    if len(fitting) > 1 and len(shaped) == 1:
+        return shaped[0]
+    return fitting[0][0] if len(fitting) == 1 else None
+
+
+def reproduces(expected: torch.Tensor, operands: Mapping[str, torch.Tensor],
+               close: Callable[[torch.Tensor, torch.Tensor], bool]) -> bool:
+    """Whether one of the alternative computations of `operands` gives `expected` (the notes' step), in its shape:
+    a tensor whose maximum of each row is the notes' maximum of the input's rows stands where the input does."""
+    return any(value is not None and value.shape == expected.shape and close(value, expected)
+               for _alternative, value in _candidates(expected, operands))
 
 
 MAX_REORDERED_AXES = 5  # named axes of more than one entry whose orders are tried (5! = 120 at most)

@@ -23,7 +23,7 @@ from autograder.checking.deferred_imports import torch_imports_deferred
 __all__ = [
     "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "LIFT_OPS", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
     "UncompiledDispatchMode",
-    "call_watched", "called_functions", "forbidden_calls", "op_name",
+    "call_watched", "called_functions", "forbidden_calls", "op_name", "parameter_read_in_graph",
 ]
 
 # What a rule names, for the aliases torch reaches a library function through: torch.ops.aten, torch._C, private
@@ -489,6 +489,38 @@ class ForwardWatch(FunctionCalls):
         if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
             self.batched_transpose = True
         return super().__torch_function__(func, types, args, kwargs)
+
+
+class ParameterReads(TorchFunctionMode):
+    """Whether each torch call that read `parameter` itself (the object, as an argument) returned a tensor autograd
+    recorded, in `in_graph`, in call order."""
+
+    def __init__(self, parameter: torch.Tensor) -> None:
+        super().__init__()
+        self.parameter = parameter
+        self.in_graph: list[bool] = []
+
+    def __torch_function__(self, func: Callable[..., Any], types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        result = func(*args, **(kwargs or {}))
+        if any(value is self.parameter for value in _flat((args, kwargs))):
+            made = list(_tensors_in(result))
+            self.in_graph.append(bool(made) and all(_REQUIRES_GRAD(tensor) for tensor in made))
+        return result
+
+
+_REQUIRES_GRAD = vars(torch._C.TensorBase)["requires_grad"].__get__  # the base getter: no property of a subclass
+
+
+def parameter_read_in_graph(module: Callable[[torch.Tensor], Any], x: torch.Tensor, parameter: torch.Tensor) -> bool:
+    """Whether module(x) reads `parameter` and every call that reads it returns tensors autograd recorded: the
+    parameter enters the graph wherever it is read (call it with gradients on). A crash reads as False."""
+    try:
+        with ParameterReads(parameter) as reads:
+            module(x)
+    except Exception:  # noqa: BLE001 - a forward that fails here proves nothing of where it leaves the graph
+        return False
+    return bool(reads.in_graph) and all(reads.in_graph)
 
 
 def call_watched(module: Callable[[torch.Tensor], Any], x: torch.Tensor) -> tuple[Any, ForwardWatch]:

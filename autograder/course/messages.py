@@ -441,6 +441,48 @@ MESSAGES = {
         "en": "{subject} holds the cosine similarities of each row of {first} with each row of {second}, not the "
               "notes' {step}",
         "zh": "{subject}是{first}的每一行与{second}的每一行的余弦相似度，而不是笔记中的{step}"},
+    # Another operation in the step's place between two operands (step_relations.ELEMENTWISE and PAIRED).
+    "departure.fact.alt_elementwise_minus": {
+        "en": "{subject} is {first} minus {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素减去{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_elementwise_plus": {
+        "en": "{subject} is {first} plus {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素加上{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_elementwise_times": {
+        "en": "{subject} is {first} times {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素乘以{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_elementwise_divided": {
+        "en": "{subject} is {first} divided by {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素除以{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_row_dots": {
+        "en": "{subject} holds only the dot product of each row of {first} with the same row of {second}, not those "
+              "of every pair of rows that the notes' {step} hold",
+        "zh": "{subject}只有{first}的每一行与{second}的同一行的点积，而不是笔记中的{step}所含的每一对行的点积"},
+    "departure.fact.alt_feature_products": {
+        "en": "{subject} holds the dot products of each column (feature) of {first} with each column of {second}, "
+              "pairs of features instead of pairs of rows (tokens), not the notes' {step}",
+        "zh": "{subject}是{first}的每一列（特征）与{second}的每一列的点积：配对的是特征而不是行（词元），"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_feature_products_self": {
+        "en": "{subject} holds the dot products of each column (feature) of {first} with each of its columns, pairs "
+              "of features instead of pairs of rows (tokens), not the notes' {step}",
+        "zh": "{subject}是{first}的每一列（特征）与它的每一列的点积：配对的是特征而不是行（词元），"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_cosine_self": {
+        "en": "{subject} holds the cosine similarities of each row of {first} with each of its rows (each row scaled "
+              "to length 1 before the dot products), not the notes' {step}",
+        "zh": "{subject}是{first}的每一行与它的每一行的余弦相似度（点积之前每一行都被缩放到长度 1），"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_first_term": {
+        "en": "{subject} is only the first of the terms (one per column of {first}) that the matrix product of "
+              "{first} and {second} adds up, not the notes' {step}",
+        "zh": "{subject}只是{first}与{second}的矩阵乘积所相加的各项（{first}的每一列一项）中的第一项，"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_last_term": {
+        "en": "{subject} is only the last of the terms (one per column of {first}) that the matrix product of "
+              "{first} and {second} adds up, not the notes' {step}",
+        "zh": "{subject}只是{first}与{second}的矩阵乘积所相加的各项（{first}的每一列一项）中的最后一项，"
+              "而不是笔记中的{step}"},
     "departure.operand.step": {"en": "the notes' {name}", "zh": "笔记中的{name}"},
     "departure.operand.inputs": {"en": "the input your function was given", "zh": "传给你的函数的输入"},
     "departure.op.max": {"en": "maximum", "zh": "最大值"},

@@ -13,8 +13,8 @@ from autograder.checking.torch_recorders import called_functions, called_functio
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
 
-__all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_naive_rules",
-           "probe_softmax_stable", "probe_softmax_stable_rules"]
+__all__ = ["NEAR_OVERFLOW", "SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive",
+           "probe_softmax_naive_rules", "probe_softmax_stable", "probe_softmax_stable_rules"]
 
 
 class TensorCase(TypedDict):
@@ -38,6 +38,15 @@ class SoftmaxRecord(TypedDict, total=False):
     gradient: str  # probing.gradient_of's status
     gradient_error: dict[str, Any]  # what backward raised, when "raised"
     input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
+    # softmax_stable's output on NEAR_OVERFLOW (None where the call raised or returned no tensor): what tells a softmax
+    # that shifts its scores by too little from one that does not shift them at all.
+    near_overflow: Tensor | None
+
+
+# Scores whose exponentials overflow float32 only unshifted (exp(89) is inf, exp(88) is not): an unshifted softmax
+# gives nan there, any shift of a point or more (by the maximum or by anything else) the right weights. A name that
+# says the scores were not shifted needs the learner's output here to be the unshifted one (judge_softmax).
+NEAR_OVERFLOW = (80.0, 89.0)
 
 
 def case_tensor(case: TensorCase) -> torch.Tensor:
@@ -69,7 +78,18 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
         data["input_gradient"] = input_gradient
     if error is not None:
         data["gradient_error"] = error
+    if name == "softmax_stable":
+        data["near_overflow"] = output_near_overflow(softmax)
     return data
+
+
+def output_near_overflow(softmax: Callable[..., Any]) -> Tensor | None:
+    """softmax(NEAR_OVERFLOW, -1) as plain data; None where it raises or returns no tensor."""
+    try:
+        output = softmax(torch.tensor(NEAR_OVERFLOW, dtype=torch.float32), -1)
+    except Exception:  # noqa: BLE001 - a call that fails here proves no mistake of the table
+        return None
+    return plain(output) if isinstance(output, Tensor) else None
 
 
 def probe_softmax_rules(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxRecord:

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.checking.expectations import WEIGHTS, Expectations, reads_record
 from autograder.course import variants
 from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
@@ -71,6 +71,7 @@ def wrapper_cases_shapes(rng: random.Random) -> list[MultiHeadCase]:
     ]
 
 
+@reads_record("state")
 def expect_wrapper(record: WrapperRecord, case: MultiHeadCase) -> Expectations:
     """Each head's reference output with that head's own weights."""
     x = attention_input(case)

@@ -22,8 +22,8 @@ from autograder.checking.deferred_imports import torch_imports_deferred
 
 __all__ = [
     "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "LIFT_OPS", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
-    "UncompiledDispatchMode",
-    "call_watched", "called_functions", "forbidden_calls", "op_name", "parameter_read_in_graph",
+    "UncompiledDispatchMode", "call_watched", "called_functions", "called_functions_until_raise", "forbidden_calls",
+    "op_name", "parameter_read_in_graph",
 ]
 
 # What a rule names, for the aliases torch reaches a library function through: torch.ops.aten, torch._C, private
@@ -514,13 +514,14 @@ _REQUIRES_GRAD = vars(torch._C.TensorBase)["requires_grad"].__get__  # the base 
 
 def parameter_read_in_graph(module: Callable[[torch.Tensor], Any], x: torch.Tensor, parameter: torch.Tensor) -> bool:
     """Whether module(x) reads `parameter` and every call that reads it returns tensors autograd recorded: the
-    parameter enters the graph wherever it is read (call it with gradients on). A crash reads as False."""
+    parameter enters the graph wherever it is read (call it with gradients on). A crash reads as False, and so does a
+    parameter whose gradients are off after the call (its reads are then recorded only through the input's)."""
     try:
         with ParameterReads(parameter) as reads:
             module(x)
     except Exception:  # noqa: BLE001 - a forward that fails here proves nothing of where it leaves the graph
         return False
-    return bool(reads.in_graph) and all(reads.in_graph)
+    return parameter.requires_grad and bool(reads.in_graph) and all(reads.in_graph)
 
 
 def call_watched(module: Callable[[torch.Tensor], Any], x: torch.Tensor) -> tuple[Any, ForwardWatch]:

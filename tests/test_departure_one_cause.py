@@ -148,3 +148,28 @@ def test_the_round_trip_check_says_it_is_the_cause_said_above(lang):
     correct = run_checks(source, "merge_heads", exercise.namespace((solutions.merge_heads,)), lang,
                          include_hidden=False, seed=None, diagnose=True)
     assert all(not result.departure and not result.departure_step for result in correct)
+
+
+# ---------------------------------------------------------------- rung 3 under a departure
+
+DEPARTURE_STATED = {"en": "says at which step of the notes your computation first departs",
+                    "zh": "已经说明你的计算从笔记的哪一步开始不同"}
+
+
+def printed_at(exercise_id, attempt, lang, hint, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check(exercise_id, attempt, hint=hint)
+    return output.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_rung_three_under_a_departure_says_the_departure_is_all_there_is_not_no_known_mistake(lang, monkeypatch):
+    """Rung 2 said where the merge departs and how; rung 3 has nothing to add and says so by pointing at that line,
+    never "no known mistake reproduces this failure" as if nothing had been found."""
+    second = printed_at("merge_heads", merge_heads_features_first, lang, 2, monkeypatch)
+    third = printed_at("merge_heads", merge_heads_features_first, lang, 3, monkeypatch)
+    assert DEPARTS[lang] in second and DEPARTS[lang] in third, third
+    assert DEPARTURE_STATED[lang] in third and NO_KNOWN[lang] not in third, third

@@ -53,6 +53,13 @@ MESSAGES = {
               "from the expected one (the values above) and work back from that step",
         "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请看你的结果从哪里开始与期望的不同（上面的数值），"
               "再从那一步往回查"},
+    # Under a rung 2 that says where the computation first departs from the notes' steps (issue 58).
+    "ladder.departure_stated": {
+        "en": "no further hint: the line above says at which step of the notes your computation first departs, and "
+              "what it holds there; change that step so that it computes what the notes' step computes, and run "
+              "again",
+        "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同，以及那里得到的是什么；"
+              "把那一步改成计算笔记中那一步所计算的内容，再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",

@@ -4,7 +4,8 @@ The grader process holds the checks and the reference; it never forks a child fr
 notebook (autograder.isolation.child_process) is forked by the zygote (autograder.isolation.zygote), a warm
 process that never imported them, and adopted by the grader; at most `limits.workers` run at a time, and the
 grader multiplexes their channels in one select loop. While notebooks are waiting, the next child is asked for as
-soon as one is started (`limits.fork_ahead`): it joins its cgroups and waits for its task while the others run.
+soon as one is started (`limits.fork_ahead`), and the first one before the class's own set-up (the protected
+paths and lines, the cases): it joins its cgroups and waits for its task while the grader and the others work.
 It enforces the hard limits the child cannot enforce on itself: a step (cell or exercise) that runs `grace` seconds
 past its soft timeout, in the child's own CPU time (the kernel's count of its cgroup, else /proc:
 autograder.isolation.step_clock) or in wall time (a larger limit, for code that waits), a notebook past its total
@@ -28,6 +29,13 @@ that passes, so a passing notebook costs its child no trace). A "trace" comes ba
 autograder.checking.tensor_trace.traced_of_record, refused with one log line when it is not what a child writes or
 passes a cap; a child that crashes, runs out of time or sends malformed data while tracing only goes without its
 departure: its exercises are all recorded.
+
+A child that says "done" once it has told everything (its "probed" answered, every trace asked for sent) is ended at
+once (SIGKILL: whatever of the student's code still runs, a thread, stops there) and its worker's place goes to the
+next notebook: the kernel's teardown of its address space (14 to 16 ms) overlaps the next child's start instead of
+holding it up. It is still reaped, its CPU counted, its cgroups' limits read and its cgroups removed as any child's;
+at most `limits.workers` such children are still exiting beside the running ones. A "done" before that (student
+code can write any frame) frees nothing: that child keeps its place until it is reaped, as before.
 """
 
 import dataclasses
@@ -173,6 +181,7 @@ class _Attempt:
     answered: bool = False  # its "probed" was answered: only traces and done may follow
     asked: dict[str, TraceRequest] = field(default_factory=dict)  # exercise id -> the case it was asked to trace
     grader_seconds: float = 0.0  # the grader's time spent answering it, excused to every notebook (see _excuse)
+    released: bool = False  # said "done" with everything told, and ended: only its exit is left (see _release)
 
     def cpu_seconds(self) -> float:
         """The child's CPU time so far: its cgroup's count (every thread it ever ran), else /proc's."""
@@ -234,11 +243,13 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
     finished: list[tuple[str, Outcome | None]] = []  # (workdir, outcome or None) to clean up and judge
     selector = selectors.DefaultSelector()
     ahead: _Forked | None = None  # the next child, asked for before it is needed (Limits.fork_ahead)
-    protected = protected_paths()  # once for the class: finding the check code's files walks the course package
     with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
         try:
+            if pending and limits.fork_ahead:  # the first child's forks and cgroup move overlap the set-up below
+                ahead = _fork(limits, confinement, zygote, cgroups)
+            protected = protected_paths()  # once for the class: finding the check code's files walks the package
             while pending or running or finished:
-                while pending and len(running) < max(1, limits.workers):
+                while pending and _place_free(running, limits):
                     state = pending.pop()
                     if not state.budget_end:
                         state.budget_end = time.monotonic() + limits.budget
@@ -307,6 +318,21 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
             selector.close()
             if cgroups is not None:
                 cgroups.close()
+
+
+def _place_free(running: dict[int, _Attempt], limits: Limits) -> bool:
+    """A worker's place is free for the next notebook: fewer than `limits.workers` children that may still run code
+    (a released child only exits), and fewer than as many again exiting beside them."""
+    workers = max(1, limits.workers)
+    return sum(not attempt.released for attempt in running.values()) < workers and len(running) < 2 * workers
+
+
+def _release(attempt: _Attempt) -> None:
+    """The child said "done" having told everything: it has nothing left to do but exit. Ended now (SIGKILL to its
+    process group; it is PID 1 of its PID namespace, so that goes too) rather than waited for, so that no code of the
+    student's runs beside the child that takes its place; reaped and accounted as any child (its exit is no kill)."""
+    _kill(attempt)
+    attempt.released = True
 
 
 def _child_cgroups(limits: Limits, zygote: Zygote) -> tuple[ChildCgroups | None, str]:
@@ -616,6 +642,8 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
         attempt.done = True
         attempt.deadline = time.monotonic() + limits.grace  # it must exit now
         attempt.cpu_deadline = float("inf")
+        if attempt.answered and not attempt.asked:  # everything it had to tell is told: see _release
+            _release(attempt)
 
 
 def _answer(attempt: _Attempt) -> None:

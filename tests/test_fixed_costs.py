@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from autograder.course.exercises import EXERCISES, NOTEBOOKS
+from autograder.grading import classroom
+from autograder.grading.notebooks import NotebookInput
 from autograder.isolation import supervisor, withholding
 from autograder.isolation.child_task import TraceRequest
 from autograder.isolation.limits import Limits
@@ -102,3 +104,14 @@ def test_released_children_hold_no_worker_place_but_no_more_than_workers_may_be_
     assert supervisor._place_free({1: running, 2: released[0], 3: released[1]}, LIMITS)
     assert not supervisor._place_free({1: running, 2: _attempt(-1)}, LIMITS)
     assert not supervisor._place_free({1: running, **{i + 2: attempt for i, attempt in enumerate(released)}}, LIMITS)
+
+
+def test_each_student_s_largest_notebook_is_graded_first_so_a_class_run_ends_on_a_short_one(tmp_path):
+    sizes = dict(zip(NOTEBOOKS, (10, 300, 50, 300), strict=True))
+    inputs = []
+    for notebook, size in sizes.items():
+        (tmp_path / f"{notebook}.ipynb").write_bytes(b"x" * size)
+        inputs.append(NotebookInput(("s", notebook), tmp_path / f"{notebook}.ipynb", notebook))
+    inputs.append(NotebookInput(("s", "gone"), tmp_path / "gone.ipynb", None))  # vanished since the intake: last
+    ordered = [item.key[1] for item in classroom._largest_first(inputs)]
+    assert ordered == [NOTEBOOKS[1], NOTEBOOKS[3], NOTEBOOKS[2], NOTEBOOKS[0], "gone"]  # equal sizes: course order

@@ -115,3 +115,14 @@ def test_each_student_s_largest_notebook_is_graded_first_so_a_class_run_ends_on_
     inputs.append(NotebookInput(("s", "gone"), tmp_path / "gone.ipynb", None))  # vanished since the intake: last
     ordered = [item.key[1] for item in classroom._largest_first(inputs)]
     assert ordered == [NOTEBOOKS[1], NOTEBOOKS[3], NOTEBOOKS[2], NOTEBOOKS[0], "gone"]  # equal sizes: course order
+
+
+def test_a_released_child_slow_to_exit_is_not_said_to_have_run_out_of_time(sleeper):
+    """Its teardown may outlast the grace a "done" gives (a large address space on a loaded box): it was ended by the
+    grader, so its notebook gets no time note and no warning, as a child that exits in time."""
+    attempt = _attempt(sleeper.pid)
+    _probed(attempt)
+    supervisor._handle(attempt, {"event": "done"}, LIMITS)
+    supervisor._enforce_deadlines(attempt, time.monotonic() + LIMITS.grace + 1, LIMITS)
+    assert attempt.kill_kind is None
+    assert supervisor._settle(attempt, signal.SIGKILL.value, LIMITS) is False and attempt.job.outcome.notes == []

@@ -728,7 +728,7 @@ def _excuse(seconds: float, running: Iterable[_Attempt], pending: Iterable[_JobS
 
 
 def _enforce_deadlines(attempt: _Attempt, now: float, limits: Limits) -> None:
-    if attempt.kill_kind:
+    if attempt.kill_kind or attempt.released:  # released: already ended, its exit is no limit reached
         return
     if now > attempt.job.budget_end:
         _kill(attempt, BUDGET, f"the notebook ran past its total time of {limits.budget:g} s")

@@ -29,13 +29,6 @@ that passes, so a passing notebook costs its child no trace). A "trace" comes ba
 autograder.checking.tensor_trace.traced_of_record, refused with one log line when it is not what a child writes or
 passes a cap; a child that crashes, runs out of time or sends malformed data while tracing only goes without its
 departure: its exercises are all recorded.
-
-A child that says "done" once it has told everything (its "probed" answered, every trace asked for sent) is ended at
-once (SIGKILL: whatever of the student's code still runs, a thread, stops there) and its worker's place goes to the
-next notebook: the kernel's teardown of its address space (14 to 16 ms) overlaps the next child's start instead of
-holding it up. It is still reaped, its CPU counted, its cgroups' limits read and its cgroups removed as any child's;
-at most `limits.workers` such children are still exiting beside the running ones. A "done" before that (student
-code can write any frame) frees nothing: that child keeps its place until it is reaped, as before.
 """
 
 import dataclasses
@@ -181,7 +174,6 @@ class _Attempt:
     answered: bool = False  # its "probed" was answered: only traces and done may follow
     asked: dict[str, TraceRequest] = field(default_factory=dict)  # exercise id -> the case it was asked to trace
     grader_seconds: float = 0.0  # the grader's time spent answering it, excused to every notebook (see _excuse)
-    released: bool = False  # said "done" with everything told, and ended: only its exit is left (see _release)
 
     def cpu_seconds(self) -> float:
         """The child's CPU time so far: its cgroup's count (every thread it ever ran), else /proc's."""
@@ -249,7 +241,7 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
                 ahead = _fork(limits, confinement, zygote, cgroups)
             protected = protected_paths()  # once for the class: finding the check code's files walks the package
             while pending or running or finished:
-                while pending and _place_free(running, limits):
+                while pending and len(running) < max(1, limits.workers):
                     state = pending.pop()
                     if not state.budget_end:
                         state.budget_end = time.monotonic() + limits.budget
@@ -318,21 +310,6 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
             selector.close()
             if cgroups is not None:
                 cgroups.close()
-
-
-def _place_free(running: dict[int, _Attempt], limits: Limits) -> bool:
-    """A worker's place is free for the next notebook: fewer than `limits.workers` children that may still run code
-    (a released child only exits), and fewer than as many again exiting beside them."""
-    workers = max(1, limits.workers)
-    return sum(not attempt.released for attempt in running.values()) < workers and len(running) < 2 * workers
-
-
-def _release(attempt: _Attempt) -> None:
-    """The child said "done" having told everything: it has nothing left to do but exit. Ended now (SIGKILL to its
-    process group; it is PID 1 of its PID namespace, so that goes too) rather than waited for, so that no code of the
-    student's runs beside the child that takes its place; reaped and accounted as any child (its exit is no kill)."""
-    _kill(attempt)
-    attempt.released = True
 
 
 def _child_cgroups(limits: Limits, zygote: Zygote) -> tuple[ChildCgroups | None, str]:
@@ -642,8 +619,6 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
         attempt.done = True
         attempt.deadline = time.monotonic() + limits.grace  # it must exit now
         attempt.cpu_deadline = float("inf")
-        if attempt.answered and not attempt.asked:  # everything it had to tell is told: see _release
-            _release(attempt)
 
 
 def _answer(attempt: _Attempt) -> None:
@@ -728,7 +703,7 @@ def _excuse(seconds: float, running: Iterable[_Attempt], pending: Iterable[_JobS
 
 
 def _enforce_deadlines(attempt: _Attempt, now: float, limits: Limits) -> None:
-    if attempt.kill_kind or attempt.released:  # released: already ended, its exit is no limit reached
+    if attempt.kill_kind:
         return
     if now > attempt.job.budget_end:
         _kill(attempt, BUDGET, f"the notebook ran past its total time of {limits.budget:g} s")

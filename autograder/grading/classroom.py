@@ -164,22 +164,18 @@ class _ClassRun:
             self.progress.start(len(self.to_grade))
 
     def notebook_inputs(self) -> list[NotebookInput]:
-        """The notebooks to grade, in student order, each student's largest file first (see _largest_first); a
-        notebook not found is finished now, at 0 with its reason."""
+        """The notebooks to grade, in student order; a notebook not found is finished now, at 0 with its reason."""
         inputs: list[NotebookInput] = []
         for student in self.to_grade.values():
-            found: list[NotebookInput] = []
             for notebook in NOTEBOOKS:
                 located = student.located[notebook]
                 if located.path is not None:
-                    by_content = (f"graded {located.shown} ({BY_CONTENT})",) if located.by_content else ()
-                    found.append(NotebookInput((student.id, notebook), located.path, notebook, located.notes,
-                                               by_content))
+                    found = (f"graded {located.shown} ({BY_CONTENT})",) if located.by_content else ()
+                    inputs.append(NotebookInput((student.id, notebook), located.path, notebook, located.notes, found))
                 else:
                     expected_path = student.folder / ASSIGNMENT / f"{notebook}.ipynb"
                     self.finished(unanswered_result((student.id, notebook), notebook, expected_path, MISSING,
                                                     located.reason, self.lang))
-            inputs.extend(_largest_first(found))
         return inputs
 
     def finished(self, result: NotebookResult) -> None:
@@ -207,19 +203,6 @@ class _ClassRun:
                      ", ".join(f"{result.notebook} {result.score:g}/{result.max_score:g}" for result in results))
         if self.progress:
             self.progress.advance(student.id)
-
-
-def _largest_first(inputs: list[NotebookInput]) -> list[NotebookInput]:
-    """A student's notebooks, the largest file first (in course order where sizes are equal). The last notebooks of
-    a class run alone once the others are done: a short one there leaves the other workers idle for less time than
-    the course's longest (a larger notebook has more cells and checks to run). The order decides nothing else:
-    each notebook is graded in a child of its own and recorded under its own name."""
-    def size(item: NotebookInput) -> int:
-        try:
-            return os.stat(item.path, follow_symlinks=False).st_size
-        except OSError:
-            return 0
-    return sorted(inputs, key=size, reverse=True)
 
 
 def _write_class_outputs(summary: ClassSummary, out_dir: Path, seed: int, fingerprint: str) -> None:

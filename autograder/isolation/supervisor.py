@@ -4,7 +4,8 @@ The grader process holds the checks and the reference; it never forks a child fr
 notebook (autograder.isolation.child_process) is forked by the zygote (autograder.isolation.zygote), a warm
 process that never imported them, and adopted by the grader; at most `limits.workers` run at a time, and the
 grader multiplexes their channels in one select loop. While notebooks are waiting, the next child is asked for as
-soon as one is started (`limits.fork_ahead`): it joins its cgroups and waits for its task while the others run.
+soon as one is started (`limits.fork_ahead`), and the first one before the class's own set-up (the protected
+paths and lines, the cases): it joins its cgroups and waits for its task while the grader and the others work.
 It enforces the hard limits the child cannot enforce on itself: a step (cell or exercise) that runs `grace` seconds
 past its soft timeout, in the child's own CPU time (the kernel's count of its cgroup, else /proc:
 autograder.isolation.step_clock) or in wall time (a larger limit, for code that waits), a notebook past its total
@@ -234,9 +235,11 @@ def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on
     finished: list[tuple[str, Outcome | None]] = []  # (workdir, outcome or None) to clean up and judge
     selector = selectors.DefaultSelector()
     ahead: _Forked | None = None  # the next child, asked for before it is needed (Limits.fork_ahead)
-    protected = protected_paths()  # once for the class: finding the check code's files walks the course package
     with tempfile.TemporaryDirectory(prefix="attnkit-children-") as scratch:
         try:
+            if pending and limits.fork_ahead:  # the first child's forks and cgroup move overlap the set-up below
+                ahead = _fork(limits, confinement, zygote, cgroups)
+            protected = protected_paths()  # once for the class: finding the check code's files walks the package
             while pending or running or finished:
                 while pending and len(running) < max(1, limits.workers):
                     state = pending.pop()

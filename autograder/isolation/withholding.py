@@ -77,13 +77,20 @@ def protected_lines() -> ProtectedLines:
     protected = _lines_of([*_python_files(reference_locations()), *_python_files(check_locations())])
     protected |= _notebook_lines(sorted((root / "source").rglob("*.ipynb")))
     public = _notebook_lines(sorted((root / "release").rglob("*.ipynb")))
-    hidden_packages = set(reference_locations()) | set(check_locations())
-    public |= _lines_of(path for path in (root / "autograder").rglob("*.py")
-                        if not any(package == path or package in path.parents for package in hidden_packages))
+    hidden = {Path(package).parts for package in (*reference_locations(), *check_locations())}
+    public |= _lines_of(path for path in (root / "autograder").rglob("*.py") if not _inside(path, hidden))
     by_prefix: dict[str, list[str]] = {}
     for line in sorted(protected - public):
         by_prefix.setdefault(line[:MIN_LINE_CHARS], []).append(line)
     return ProtectedLines({prefix: tuple(lines) for prefix, lines in by_prefix.items()})
+
+
+def _inside(path: Path, folders: set[tuple[str, ...]]) -> bool:
+    """`path` is one of `folders` (each given as its parts) or lies below one: compared part by part, as
+    `folder == path or folder in path.parents` would, without making a Path for each parent (that was most of a
+    class run's first child's wait: protected_lines runs before it is forked)."""
+    parts = path.parts
+    return any(parts[:len(folder)] == folder for folder in folders)
 
 
 def _python_files(locations: Iterable[Path]) -> list[Path]:
@@ -113,4 +120,6 @@ def _notebook_lines(paths: Iterable[Path]) -> set[str]:
 
 
 def _kept(lines: Iterable[str]) -> set[str]:
-    return {line for line in map(normalised, lines) if len(line) >= MIN_LINE_CHARS}
+    # A line shorter than MIN_LINE_CHARS is never longer once normalised: most of a source file is not normalised.
+    return {kept for line in lines
+            if len(line) >= MIN_LINE_CHARS and len(kept := normalised(line)) >= MIN_LINE_CHARS}

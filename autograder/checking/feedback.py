@@ -39,6 +39,7 @@ TITLE_COLUMNS = 60  # a folded check's title is cut to this width
 CAUSE_STATED_KEYS = frozenset({"error.transpose_4d", "error.unexpected_keyword", "error.missing_argument",
                                "torch_equivalence.batch_first", "torch_equivalence.sizes", "torch_equivalence.dtype",
                                "torch_equivalence.dropout", "torch_equivalence.dropout_not_a_rate",
+                               "transfer_weights.dtype_changed",
                                *(f"argument.{part}{end}" for part in ("", "part_")
                                  for end in ("values_changed", "reshaped", "layout_changed", "metadata_changed",
                                              "written"))})

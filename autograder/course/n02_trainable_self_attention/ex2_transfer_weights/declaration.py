@@ -51,8 +51,10 @@ CHECKS = (
                  "zh": "调用 load_v2_weights_into_v1 之后，v1（d_in=3，d_out=2）持有 v2 的权重并给出相同结果"}),
     Check(id="transfer_weights.shapes", exercise="transfer_weights", points=1.5, hidden=True,
           cases=transfer_cases_shapes, probe=probe_transfer, judge=judge_transfer,
-          title={"en": "the transfer works for other sizes, square ones included, and in float64",
-                 "zh": "权重迁移在其他大小上也正确（包括 d_in == d_out 的情形以及 float64）"}),
+          title={"en": "the transfer works for other sizes, square ones included, and in float64, where v1's weights "
+                       "stay float64",
+                 "zh": "权重迁移在其他大小上也正确（包括 d_in == d_out 的情形以及 float64，"
+                       "此时 v1 的权重仍是 float64）"}),
     Check(id="transfer_weights.copies", exercise="transfer_weights", points=0.5, hidden=False,
           cases=transfer_cases_notes,
           probe=probe_transfer, judge=judge_transfer_copies,
@@ -86,6 +88,12 @@ MESSAGES = {
         "en": "sa_v1 has no parameter {name} after the call: did your function write into the parameters sa_v1 "
               "already has, or put something else in their place?",
         "zh": "调用之后 sa_v1 没有参数 {name}：你的函数是把数写进了 sa_v1 已有的参数，还是用别的东西替换了它们？",
+    },
+    "transfer_weights.dtype_changed": {
+        "en": "sa_v1.{name} holds sa_v2's values as {got}, where sa_v2's weights, and sa_v1's before the call, are "
+              "{expected}: the transfer changed the weights' dtype",
+        "zh": "sa_v1.{name} 以 {got} 存放 sa_v2 的数值，而 sa_v2 的权重（以及调用之前 sa_v1 的权重）是 {expected}："
+              "迁移改变了权重的 dtype",
     },
     "transfer_weights.unchanged": {
         "en": "sa_v1's weights did not change (your function returned {returned}): which object did your copies go "

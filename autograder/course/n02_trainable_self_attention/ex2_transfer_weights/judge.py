@@ -45,6 +45,11 @@ def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Exp
             fields: dict[str, object] = {"name": name, REPRODUCED_BY: found} if found else {"name": name}
             return Verdict(False, "transfer_weights.wrong_weight", fields, misconception=named,
                            evidence=Evidence.VARIANT if named else None, expected=want, got=got)
+        if got.dtype != want.dtype:
+            # `same` compares values in float64: float64 weights rebuilt as float32 keep them to float32's
+            # rounding, and only the dtype, read from v1's own parameter, tells the copy changed them.
+            return Verdict(False, "transfer_weights.dtype_changed",
+                           {"name": name, "got": str(got.dtype), "expected": str(want.dtype)})
     return Verdict(True)
 
 

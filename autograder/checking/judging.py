@@ -88,14 +88,18 @@ def _shape(value: object) -> tuple[int, ...]:
 
 
 def gradient_problem(got: torch.Tensor | None, expected: torch.Tensor, message_key: str = "function.gradient_wrong",
-                     misconception: str = "gradient_cut") -> Verdict | None:
+                     misconception: str = "gradient_cut", own_slope: bool | None = None) -> Verdict | None:
     """None when the gradient that reached a function's input (`got`, probing.gradient_of's, for the upstream mix of
     probing.gradient_weights) is the reference's (`expected`, computed by the judge's side from the case, never read
-    from the child); else the verdict. Only for a function whose values are right: then a gradient of its own proves
-    that some step was computed where autograd does not record (detached, .data, gradients off, NumPy) and counts as
-    a constant."""
+    from the child); else the verdict. Only for a function whose values are right. A gradient of its own proves a
+    step computed where autograd does not record (detached, .data, gradients off, NumPy) only where it is not the
+    slope of the function's own values (`own_slope` False: probing.gradient_is_own_slope); where it is, or that could
+    not be read, autograd may have followed every step of a function flat where the notes' is not (a clamp past its
+    bound): that is said, and no mistake named."""
     if same_gradient(got, expected):
         return None
+    if own_slope is not False:
+        return Verdict(False, "function.gradient_own_slope_other")
     return Verdict(False, message_key, misconception=misconception, evidence=Evidence.FACT)
 
 

@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EDITS", "InputChange", "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients",
-    "ParameterProjections", "ProbeError", "arguments_changes", "as_count", "below_student_code",
-    "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow", "gradient_of",
-    "gradient_weights", "head_outputs", "informative_queries", "input_changes", "kept_if_raised", "layer_inputs",
-    "lookup", "module_gradients", "plain", "rand", "renamed_mask_argument", "run_probe", "seeded", "state_of",
-    "takes_attention_mask",
+    "ParameterProjections", "ProbeError", "arguments_changes", "as_count", "below_student_code", "describe_exception",
+    "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow", "gradient_is_own_slope",
+    "gradient_of", "gradient_weights", "head_outputs", "informative_queries", "input_changes", "kept_if_raised",
+    "layer_inputs", "lookup", "module_gradients", "plain", "rand", "renamed_mask_argument", "run_probe", "seeded",
+    "state_of", "takes_attention_mask",
 ]
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
@@ -384,6 +384,37 @@ def gradient_of(function: Callable[[torch.Tensor], Any],
     if not torch.isfinite(source.grad).all():
         return "not_finite", None, None
     return "ok", None, plain(source.grad)
+
+
+SLOPE_STEP = 1e-3  # of the input's largest size (at least 1): a finite difference float32 keeps to ~1e-4
+SLOPE_TOLERANCE = 0.05  # of the larger slope, plus SLOPE_STEP: rounding, never a step autograd left out
+
+
+def gradient_is_own_slope(function: Callable[[torch.Tensor], Any], x: torch.Tensor,
+                          gradient: torch.Tensor) -> bool | None:
+    """Whether the gradient autograd gave for `function` at x (gradient_of's, for the mix of gradient_weights) is the
+    slope of the function's own values there, along one fixed direction (a central finite difference of its own
+    output): False proves a step autograd did not record (a constant to it, while the values move); True says
+    autograd followed every step, so a gradient unlike the notes' is the function's own (flat where theirs is not:
+    a clamp past its bound). None where it cannot be read (a call raised, a non-tensor or non-finite result)."""
+    with torch.no_grad():
+        base = x.detach().clone()
+        direction = gradient_weights(base.shape).to(base.dtype) * 2 - 1
+        finite = base[base.isfinite()] if base.is_floating_point() else base.new_zeros(0)
+        step = SLOPE_STEP * max(1.0, float(finite.abs().max()) if finite.numel() else 1.0)
+        try:
+            ahead, behind = function(base + step * direction), function(base - step * direction)
+        except Exception:  # noqa: BLE001 - the slope cannot be read; the gradient proves nothing alone
+            return None
+        if not isinstance(ahead, torch.Tensor) or not isinstance(behind, torch.Tensor) \
+                or ahead.shape != behind.shape:
+            return None
+        mix = gradient_weights(ahead.shape)
+        numeric = float(((plain(ahead).double() - plain(behind).double()) * mix).sum()) / (2 * step)
+    recorded = float((gradient.double() * direction.double()).sum())
+    if not math.isfinite(numeric) or not math.isfinite(recorded):
+        return None
+    return abs(numeric - recorded) <= SLOPE_TOLERANCE * max(abs(numeric), abs(recorded)) + SLOPE_STEP
 
 
 class ModuleGradients(TypedDict):

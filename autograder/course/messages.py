@@ -781,6 +781,22 @@ MESSAGES = {
               "with gradients switched off, inference mode), and counts as a constant",
         "zh": "输出是对的，但传回输入的梯度不是这个计算应有的梯度：forward 中有一步是在 autograd 不记录的地方"
               "计算的（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式），于是被当成了常数"},
+    "function.gradient_own_slope": {
+        "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: autograd "
+              "followed your function (its gradient is how your function's own values change near this input), so "
+              "near this input your function changes otherwise than softmax does (flat where softmax is not, for "
+              "instance)",
+        "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：autograd 跟踪了你的函数（它的梯度就是你的函数自身的"
+              "数值在这个输入附近的变化），所以在这个输入附近，你的函数的变化方式与 softmax 不同（例如在 softmax "
+              "并不平坦的地方它是平坦的）"},
+    "function.gradient_own_slope_other": {
+        "en": "the values are right, but the gradient that flows back to the input is not the one the notes' "
+              "computation gives: autograd followed your function (its gradient is how your function's own values "
+              "change near this input), so near this input your function changes otherwise than the notes' does "
+              "(flat where theirs is not, for instance)",
+        "zh": "数值是对的，但传回输入的梯度不是笔记中的计算应有的梯度：autograd 跟踪了你的函数（它的梯度就是你的函数"
+              "自身的数值在这个输入附近的变化），所以在这个输入附近，你的函数的变化方式与笔记中的不同（例如在笔记的"
+              "计算并不平坦的地方它是平坦的）"},
     "function.gradient_faked": {
         "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: some step was "
               "computed where autograd does not record (NumPy, a detached result, a block with gradients switched "

@@ -87,6 +87,10 @@ def judge_softmax_rules(exercise_id: str, record: SoftmaxRecord, case: TensorCas
     if not torch.is_floating_point(got) or not same(got.sum(dim=dim), torch.ones_like(got.sum(dim=dim))):
         return Verdict(False, f"{exercise_id}.not_normalised")
     if gradient_faked(record, x, dim):
+        if record.get("gradient_is_own_slope") is not False:
+            # Autograd followed the function (its gradient is the slope of the function's own values), or that
+            # could not be read: no step left the graph is proven, and none is said (a clamp is flat past its bound).
+            return Verdict(False, "function.gradient_own_slope")
         return Verdict(False, "function.gradient_faked", misconception="gradient_cut", evidence=Evidence.FACT)
     return Verdict(True)
 

@@ -8,7 +8,7 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import EDITS, gradient_of, input_changes, lookup, plain, rand
+from autograder.checking.probing import EDITS, gradient_is_own_slope, gradient_of, input_changes, lookup, plain, rand
 from autograder.checking.torch_recorders import called_functions, called_functions_until_raise
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
@@ -38,6 +38,7 @@ class SoftmaxRecord(TypedDict, total=False):
     gradient: str  # probing.gradient_of's status
     gradient_error: dict[str, Any]  # what backward raised, when "raised"
     input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
+    gradient_is_own_slope: bool  # probing.gradient_is_own_slope, where it could be read
     # softmax_stable's output on NEAR_OVERFLOW (None where the call raised or returned no tensor): what tells a softmax
     # that shifts its scores by too little from one that does not shift them at all.
     near_overflow: Tensor | None
@@ -76,6 +77,9 @@ def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxR
                            "parameters": parameter_names(softmax)}
     if input_gradient is not None:
         data["input_gradient"] = input_gradient
+        own = gradient_is_own_slope(lambda through: softmax(through, *args[1:]), case_tensor(case), input_gradient)
+        if own is not None:
+            data["gradient_is_own_slope"] = own
     if error is not None:
         data["gradient_error"] = error
     if name == "softmax_stable":

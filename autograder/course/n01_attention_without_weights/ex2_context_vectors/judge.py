@@ -32,5 +32,6 @@ def judge_context_vectors_dtype(record: ContextRecord, case: TensorCase, expecta
     verdict = judge_context_vectors(record, case, expectations)
     if not verdict.passed:
         return verdict
-    wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"])
+    wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],
+                             own_slope=record.get("gradient_is_own_slope"))
     return wrong or dtype_verdict("context_vectors", record["output"], torch.float64)

@@ -5,7 +5,7 @@ from typing import Any, TypedDict
 
 from torch import Tensor
 
-from autograder.checking.probing import EDITS, gradient_of, input_changes, lookup, plain
+from autograder.checking.probing import EDITS, gradient_is_own_slope, gradient_of, input_changes, lookup, plain
 from autograder.checking.torch_recorders import called_functions
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.shared.records import Namespace
@@ -20,6 +20,7 @@ class ContextRecord(TypedDict, total=False):
     gradient: str  # probing.gradient_of: "ok", "no_gradient", "not_finite" or "raised"
     gradient_error: dict[str, Any]  # what backward raised, when "raised"
     input_gradient: Tensor  # the gradient that reached the input, when "ok": the judge compares it with the reference's
+    gradient_is_own_slope: bool  # probing.gradient_is_own_slope, where it could be read
 
 
 def probe_context_vectors(namespace: Namespace, case: TensorCase) -> ContextRecord:
@@ -32,4 +33,7 @@ def probe_context_vectors(namespace: Namespace, case: TensorCase) -> ContextReco
         data["gradient_error"] = error
     if gradient is not None:
         data["input_gradient"] = gradient
+        own = gradient_is_own_slope(context_vectors, case_tensor(case), gradient)
+        if own is not None:
+            data["gradient_is_own_slope"] = own
     return data

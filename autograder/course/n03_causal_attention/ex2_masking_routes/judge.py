@@ -50,7 +50,8 @@ def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: 
     if backward != "ok":
         return Verdict(False, f"causal_weights.{backward}")
     wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],
-                             message_key="causal_weights.gradient_wrong")
+                             message_key="causal_weights.gradient_wrong",
+                             own_slope=record.get("gradient_is_own_slope"))
     return wrong or dtype_verdict("causal_weights", got, want.dtype)
 
 

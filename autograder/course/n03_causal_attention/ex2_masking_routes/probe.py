@@ -11,6 +11,7 @@ from autograder.checking.probing import (
     ProbeError,
     describe_exception,
     dtype_name,
+    gradient_is_own_slope,
     gradient_of,
     lookup,
     plain,
@@ -45,6 +46,7 @@ class WeightsRecord(TypedDict, total=False):
     backward: str  # through the route to its input: "ok", "no_gradient", "not_finite" or "raised"
     backward_error: ExceptionRecord
     input_gradient: Tensor  # what reached the scores when "ok": the judge compares it with the reference's
+    gradient_is_own_slope: bool  # probing.gradient_is_own_slope, where it could be read
     # Where the weights hold nan: the queries (along the second-to-last axis) of which some tensor the learner's code
     # made in the input's shape hides every key (-inf or 0 in the whole row): what "every key was hidden" needs.
     hidden_rows: list[int]
@@ -126,6 +128,9 @@ def probe_route(route: Callable[[Tensor], Any], make_input: Callable[[ScoresCase
         data["backward_error"] = error
     if gradient is not None:
         data["input_gradient"] = gradient
+        own = gradient_is_own_slope(from_scores(route, takes_weights), graded_scores(case, takes_weights), gradient)
+        if own is not None:
+            data["gradient_is_own_slope"] = own
     return data
 
 

@@ -39,7 +39,8 @@ def judge_split(record: HeadsRecord, case: HeadsCase, expectations: Expectations
         return verdict
     x, got, want = split_input(case), record["out"], expectations["output"]
     if same(got, want):
-        wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"])
+        wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],
+                                 own_slope=record.get("gradient_is_own_slope"))
         return wrong or dtype_verdict("split_heads", got, x.dtype)
     verdict = compare(got, want, message_key="split_heads.values", variants=expectations["variants"],
                       input_shape=tuple(x.shape))
@@ -54,7 +55,8 @@ def judge_merge(record: HeadsRecord, case: HeadsCase, expectations: Expectations
         return verdict
     x, got, want = merge_input(case), record["out"], expectations["output"]
     if same(got, want):
-        wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"])
+        wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],
+                                 own_slope=record.get("gradient_is_own_slope"))
         return wrong or dtype_verdict("merge_heads", got, x.dtype)
     key = "merge_heads.round_trip" if case["layout"] == "split" else "merge_heads.values"
     verdict = compare(got, want, message_key=key, input_shape=tuple(x.shape))

@@ -9,6 +9,7 @@ from torch import Tensor
 
 from autograder.checking.probing import (
     describe_exception,
+    gradient_is_own_slope,
     gradient_of,
     gradient_weights,
     input_changes,
@@ -50,6 +51,7 @@ class HeadsRecord(TypedDict):
     input_change: str
     gradient: str
     input_gradient: NotRequired[Tensor]  # when "ok": the judge compares it with the reference's
+    gradient_is_own_slope: NotRequired[bool]  # probing.gradient_is_own_slope, where it could be read
     gradient_error: NotRequired[dict[str, Any]]  # what backward raised, when "raised"
 
 
@@ -81,6 +83,9 @@ def _probed(function: Callable[[Tensor], Any], x: Tensor, case: HeadsCase) -> He
     record: HeadsRecord = {"out": plain(out), "input_change": change, "gradient": status}
     if gradient is not None:
         record["input_gradient"] = gradient
+        own = gradient_is_own_slope(function, x, gradient)
+        if own is not None:
+            record["gradient_is_own_slope"] = own
     if error is not None:
         record["gradient_error"] = error
     return record

@@ -56,7 +56,9 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
-    "nbgrader.preprocessors.SaveAutoGrades",
+    # nbgrader's SaveAutoGrades, its commits per graded cell made one per notebook: the same rows, scores and
+    # comments (autograder/integrations/nbgrader_saved_grades.py)
+    "autograder.integrations.nbgrader_saved_grades.SavedInOneCommit",
     "nbgrader.preprocessors.AssignLatePenalties",
     "autograder.integrations.nbgrader_metadata.SchemaCheckedOnce",
     # Last: the student's markdown, raw cells, attachments, outputs and metadata made safe to render, so that nothing

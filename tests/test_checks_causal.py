@@ -204,7 +204,9 @@ MISTAKES = [
     ("causal_attention", mutants.CausalAttention_transpose_batched, "causal_attention.random", "transpose_batched"),
     ("causal_attention", mutants.CausalAttention_sdpa, "causal_attention.random", "scaled_dot_product_attention"),
     # Issue 41: the output moves with W_key and no gradient reaches it: the graph shows the cut, and names it.
-    ("causal_attention", mutants.CausalAttention_detached_keys, "causal_attention.properties", "parameter_detached"),
+    # The keys are detached after W_key is read inside the graph: the step is cut, not the parameter (issue 58).
+    ("causal_attention", mutants.CausalAttention_detached_keys, "causal_attention.properties",
+     "forward_step_detached"),
     # Issue 58: every parameter gets a gradient, but not the right one: the row sums were taken with gradients off.
     ("causal_attention", mutants.CausalAttention_normaliser_no_grad, "causal_attention.properties",
      "forward_step_detached"),

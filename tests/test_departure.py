@@ -179,7 +179,9 @@ def test_each_attempt_departs_at_its_first_wrong_step_with_true_facts():
     assert float(unscaled.facts[0].fields["factor"]) == round(2 ** 0.5, 2)  # d_out = 2: the root not divided by
     assert (unscaled.facts[0].fields["size"], unscaled.facts[0].fields["value"]) == ("d_k", 2)
     merged = departure_of("multi_head_attention", MultiHeadMergedWithoutTranspose)
-    assert merged.step == "merged" and [fact.kind for fact in merged.facts] == ["rearranged"]
+    # The heads read before the tokens: the notes' merged heads with those two axes exchanged (step_relations).
+    assert merged.step == "merged" and [fact.kind for fact in merged.facts] == ["reordered"]
+    assert merged.facts[0].fields["swapped"] == ("tokens", "heads")
     assert "context_vectors" in merged.matched
 
 

@@ -130,9 +130,13 @@ def test_heads_in_another_order_are_told_with_their_dimension():
         ("head_1", "head_2"), "heads_concatenated", ["permuted"])
     fields = departure.facts[0].fields
     assert (fields["axis"], fields["size"], fields["reversed"]) == (2, 4, False)  # heads swapped, features in order
+    # The features' slices reordered are the heads reordered: said by the step's name for that axis (its heads
+    # and features declared), not as 4 slices rolled round by 2 (issue 58).
+    assert fields["name"] == "heads"
     text = lines(departure)
-    assert "with its 4 slices along dimension 2 (of shape (2, 6, 4)) in another order" in text["en"]
-    assert "沿第 2 个维度（形状 (2, 6, 4)）的 4 个切片顺序不同" in text["zh"]
+    assert text["en"].endswith("holds the notes' context vectors of all heads side by side with its heads in another "
+                               "order"), text["en"]
+    assert text["zh"].endswith("只是头的顺序不同"), text["zh"]
 
 
 def test_tokens_in_reverse_order_are_told_reversed():

@@ -32,6 +32,7 @@ from autograder.checking.torch_recorders import (
     MatmulCount,
     call_watched,
     called_functions,
+    called_functions_until_raise,
     forbidden_calls,
     op_name,
 )
@@ -532,6 +533,21 @@ def test_both_recorders_are_removed_even_when_the_student_raises():
     assert (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()) == (functions, dispatch)
 
 
+def test_calls_until_a_raise_keep_what_ran_before_it_and_remove_both_recorders():
+    def crash_on_matrices(x):
+        weights = torch.softmax(x, 0)
+        if x.dim() > 1:
+            raise ValueError("student bug")
+        return weights
+
+    functions, dispatch = torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()
+    names = called_functions_until_raise(crash_on_matrices, torch.rand(2, 3))
+    assert forbidden_calls(names, SOFTMAX_FUNCTIONS) == ["softmax"]
+    assert (torch._C._len_torch_function_stack(), torch._C._len_torch_dispatch_stack()) == (functions, dispatch)
+    assert called_functions_until_raise(crash_on_matrices, torch.rand(3)) == called_functions(crash_on_matrices,
+                                                                                               torch.rand(3))[1]
+
+
 class PassThroughMode(TorchFunctionMode):
     def __init__(self, inside=None):
         super().__init__()
@@ -865,3 +881,27 @@ def test_builtin_attention_on_long_inputs_alone_loses_the_rule_with_the_shape(ex
                   if "num_tokens" in case]
         assert any(n > 16 and ATTENTION_CALLED[lang].format(shape=(n, d)) in rule.message for n, d in shapes), (
             rule.message)
+
+
+def stable_shifting_matrices_in_place(x, dim=-1):
+    if x.dim() > 1:  # an edit the vectors never see: the caller's matrix is shifted in place
+        x.sub_(x.amax(dim=dim, keepdim=True))
+    e = torch.exp(x - x.amax(dim=dim, keepdim=True))
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def stable_writing_matrices_back(x, dim=-1):
+    if x.dim() > 1:  # the same values written back: the caller's numbers are as they were
+        x.copy_(x.clone())
+    e = torch.exp(x - x.amax(dim=dim, keepdim=True))
+    return e / e.sum(dim=dim, keepdim=True)
+
+
+def test_the_rule_reads_an_input_edited_in_place_on_matrices_and_not_the_same_values_written_back():
+    check_id = RULE_CHECKS["softmax_stable"]
+    edited = {r.id: r for r in run_exercise("softmax_stable", {"softmax_stable": stable_shifting_matrices_in_place},
+                                            include_hidden=True, lang="en")}
+    assert edited[check_id].status != PASSED and edited[check_id].score == 0, edited[check_id].message
+    written = {r.id: r for r in run_exercise("softmax_stable", {"softmax_stable": stable_writing_matrices_back},
+                                             include_hidden=True, lang="en")}
+    assert written[check_id].status == PASSED, written[check_id].message

@@ -279,3 +279,55 @@ def test_argument_changed_reads_nothing_from_a_name_or_kind_the_probe_does_not_w
     assert argument_changed([garbled], "forward", ("x",)) is None
     reshaped = argument_changed([{**garbled, "change": "layout"}], "forward", ("x",))
     assert reshaped is not None and reshaped.fields["shape_before"] == reshaped.fields["shape_after"] == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Notebooks 01 and 03 read their input again through the same helper (input_changes)
+
+
+def context_vectors_normalising_in_place(inputs):
+    inputs.div_(inputs.norm(dim=-1, keepdim=True))  # the caller's embeddings are rescaled
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return weights @ inputs
+
+
+def context_vectors_unsqueezing_in_place(inputs):
+    inputs.unsqueeze_(0)  # the caller's tensor gains an axis: other layout, same numbers
+    weights = torch.softmax(inputs[0] @ inputs[0].T, dim=-1)
+    return weights @ inputs[0]
+
+
+@pytest.mark.parametrize("student", [context_vectors_normalising_in_place, context_vectors_unsqueezing_in_place],
+                         ids=lambda f: f.__name__)
+def test_context_vectors_edited_inputs_fail_where_the_text_says(student):
+    results = results_by_id("context_vectors", {"context_vectors": student})
+    failed = [r for r in results.values() if r.status != PASSED]
+    assert any(r.cause is not None and r.cause.message_key == "context_vectors.input_changed" for r in failed), [
+        (r.id, r.message) for r in failed]
+
+
+class CausalAttentionScalingX(torch.nn.Module):
+    """The notebook's CausalAttention whose forward scales the caller's x in place first: wrong numbers because x
+    itself was edited, which the check says as such."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        _, num_tokens, _ = x.shape
+        x.mul_(2)
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))
+        return weights @ values
+
+
+def test_causal_attention_with_x_edited_in_place_is_told_so():
+    results = results_by_id("causal_attention", {"CausalAttention": CausalAttentionScalingX})
+    keys = {r.cause.message_key for r in results.values() if r.status != PASSED and r.cause is not None}
+    assert "contract.input_modified" in keys, keys

@@ -26,7 +26,13 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder.course.exercises import NOTEBOOKS
 from autograder.grading import classroom
 from autograder.grading.notebooks import Options
-from autograder.integrations import nbgrader_course, nbgrader_markup, nbgrader_metadata, nbgrader_sandbox
+from autograder.integrations import (
+    nbgrader_course,
+    nbgrader_markup,
+    nbgrader_metadata,
+    nbgrader_sandbox,
+    nbgrader_saved_grades,
+)
 from autograder.isolation.limits import Limits
 from devtools import demo
 from devtools.class_fixtures import BY_ID, CLASS
@@ -83,8 +89,10 @@ def test_the_course_config_replaces_nbgraders_execute_and_nothing_else(repo_root
     defaults = [f"{kind.__module__.split('.')[0]}.preprocessors.{kind.__name__}"
                 for kind in Autograde().autograde_preprocessors]
     assert defaults[0] == "nbgrader.preprocessors.Execute"
-    assert nbgrader_sandbox.AUTOGRADE_PREPROCESSORS[1:-1] == nbgrader_metadata.in_place_of_nbgraders(defaults[1:])
+    assert nbgrader_sandbox.AUTOGRADE_PREPROCESSORS[1:-1] == nbgrader_saved_grades.in_place_of_nbgraders(
+        nbgrader_metadata.in_place_of_nbgraders(defaults[1:]))
     assert nbgrader_metadata.THIS in nbgrader_sandbox.AUTOGRADE_PREPROCESSORS
+    assert nbgrader_saved_grades.THIS in nbgrader_sandbox.AUTOGRADE_PREPROCESSORS
     assert nbgrader_sandbox.AUTOGRADE_PREPROCESSORS[-1] == nbgrader_markup.THIS
     # the demo's in-kernel course puts nbgrader's own list back, exactly
     in_kernel = {"c": config.__class__()}

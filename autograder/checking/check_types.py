@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
-from autograder.checking.expectations import Expectations, no_expectations, reads_case_alone
+from autograder.checking.expectations import Expectations, no_expectations, reads_case_alone, record_keys_read
 
 __all__ = [
     "Case", "Cause", "Check", "CheckResult", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout", "Misconception",
@@ -124,6 +124,12 @@ class Check(Generic[CaseT, RecordT]):
     def expect_from_case(self) -> bool:
         """Whether `expect` reads the case alone (marked expectations.case_alone): one per case serves a class."""
         return reads_case_alone(self.expect)
+
+    @property
+    def expect_record_keys(self) -> tuple[str, ...] | None:
+        """The record keys `expect` reads besides the case (marked expectations.reads_record), None where unmarked:
+        students whose values there are the same to the byte share one computation."""
+        return record_keys_read(self.expect)
 
 
 @dataclass(frozen=True)

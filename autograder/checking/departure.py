@@ -13,6 +13,7 @@ code or the expected values. Needs no catalogue and no reference: the student ki
 
 import dataclasses
 import itertools
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,8 @@ from autograder.checking.step_relations import (
     flipped_bands,
     named_size,
     permuted_axis,
+    reordered_axes,
+    reproduces,
     restacked_blocks,
     sums_to_one_overall,
     transposed_blocks,
@@ -34,8 +37,8 @@ from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTens
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
-           "matches_up_to_layout", "normalised_value", "one_number", "recorded_output", "sorted_values", "step",
-           "values_close"]
+           "matches_up_to_layout", "normalised_value", "one_number", "recorded_output", "relation_reproduced",
+           "sorted_values", "step", "values_close"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
 # plain lists so that the student kit stores them as they are.
@@ -48,7 +51,7 @@ LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last of a list of so
 
 
 def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
-         shaped: bool = False, from_inputs: bool = True) -> list[Any]:
+         shaped: bool = False, from_inputs: bool = True, axes: Sequence[tuple[str, int]] = ()) -> list[Any]:
     """One declared step: its id (its name is the message `step.<id>`), its value on each route the notes teach,
     whether some taught route skips it (a missing optional step is no departure while a later step matches), and
     whether it is a change of layout itself (heads split or merged): then only the same numbers in the same order
@@ -57,8 +60,12 @@ def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: b
     (the notes' (b, num_tokens, num_heads, head_dim) before the transpose), a view straight to another shape is
     not it; whether (`from_inputs`) it is computed from the case's inputs, so that autograd carries a gradient back
     through it (a causal mask is made from the sizes alone: autograder.checking.gradient_departure reads no
-    gradient of it)."""
-    return [step_id, [value.detach() for value in values], optional, ordered, shaped, from_inputs]
+    gradient of it); and (`axes`) the named axes of the notes' words (batch, heads, tokens, features) the step's
+    value holds in its order, each with its size, as (name, size) pairs whose sizes multiply to its count of entries
+    (a merged step names the heads and features its last dimension holds): a learner's tensor holding its numbers
+    with those axes in another order is said so (step_relations.reordered_axes)."""
+    return [step_id, [value.detach() for value in values], optional, ordered, shaped, from_inputs,
+            [[str(name), int(size)] for name, size in axes]]
 
 
 @dataclass(frozen=True)
@@ -77,12 +84,13 @@ class Fact:
 
 
 STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
+NAMED_REORDERINGS = ("heads", "tokens", "features")  # a dimension whose slices reordered are said by its name
 NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it made from its matched steps
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
-RELATIONS = (*FACTOR_KINDS, "permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "plus",
-             "minus", "sums_axis", "sums_all", "bands", "recoded")
+RELATIONS = (*FACTOR_KINDS, "permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged",
+             "plus", "minus", "sums_axis", "sums_all", "bands", "recoded")
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
+    named_axes = {str(entry[0]): tuple((str(name), int(size)) for name, size in entry[6])
+                  for entry in steps if len(entry) > 6 and entry[6]}
 
     def holds(got: torch.Tensor, step_id: str, expected: torch.Tensor) -> bool:
         if step_id in shaped:
@@ -250,7 +260,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     stand_in = _stand_in(traced, learner, proven_at[matched[-1]][:1] if matched else [], expected_values[0].numel(),
                          order[departing] in ordered)
     case = _Case(case_sizes({step_id: tuple(values[0].shape) for step_id, values, _optional in declared}),
-                 [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]])
+                 [(step_id, values) for step_id, values, _optional in declared if step_id != order[departing]],
+                 axes=named_axes.get(order[departing], ()))
     # A tensor made from the learner's right steps that holds the step's numbers in other places (heads cut as
     # (head_dim, num_heads)) is what stands in its place, wherever it is made.
     moved = None if returned is not None else _holding_rearranged(
@@ -260,6 +271,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             for step_id, values in case.others for other in values)))  # a change of layout holds its source's
     if moved is not None:
         facts = _facts(learner[moved], expected_values, case)
+        if any(moved in proven_at[step_id] for step_id in matched) and not any(
+                learner[moved].shape == expected.shape for expected in expected_values):
+            # A matched step's own tensor (the queries, before any split) holds the numbers, not the learner's
+            # tensor in the step's place: how its axes are ordered says nothing of the code that makes the step.
+            facts = tuple(Fact("rearranged") if fact.kind == "reordered" else fact for fact in facts)
     elif stand_in is not None and returned is None:
         chosen: int | None = None
         # A stand-in that is another of the notes' steps (the masked scores of the route that scales after masking)
@@ -296,7 +312,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = ()
         if chosen is not None and facts and facts[0].kind in (*UNTOLD, "not_normalised") and facts[0].about == STAND_IN:
             # Another computation of the step's own operands says how, where "not normalised" or nothing did.
-            facts = _alternative_facts(traced, learner, chosen, expected_values, declared, matched) or facts
+            first_at = proven_at[order[0]][0] if order[0] in matched and proven_at[order[0]] else None
+            facts = _alternative_facts(traced, learner, chosen, expected_values, declared, matched,
+                                       first_at) or facts
         if chosen is not None and facts and facts[0].kind in UNTOLD and facts[0].about == STAND_IN:
             # Other numbers: which of the learner's steps that match the notes' the op that made it read.
             read_steps = _made_from_steps(traced, chosen, {index: step_id for step_id in matched
@@ -307,13 +325,14 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # Nothing matched before the notes' first step: a tensor made from the case's inputs alone, of the step's
         # size, that a relation ties to the step stands in its place (the three weights each transposed, then
         # stacked).
-        facts = _first_step_facts(traced, learner, expected_values, case)
+        facts = _first_step_facts(traced, learner, expected_values, case) or _first_step_alternative(
+            traced, learner, expected_values, _output_index(traced, learner, output))
     if (returned is None and output is not None and (not facts or facts[0].kind in UNTOLD)
             and not any(holds(normalised_value(output), last, value) for value in declared[-1][1])):
         # Nothing said of the tensor in the step's place (or none of the learner's stands there): the result the
         # function returns, against the notes' last step, may say how it ends up wrong.
         told = _facts(normalised_value(output), declared[-1][1], _Case(case.sizes, [
-            (step_id, values) for step_id, values, _optional in declared[:-1]]))
+            (step_id, values) for step_id, values, _optional in declared[:-1]], axes=named_axes.get(last, ())))
         if told and told[0].kind not in UNTOLD and told[0].kind != "other_step":
             facts = tuple(dataclasses.replace(fact, about=OUTPUT, of=last) for fact in told)
     if returned is None and (not facts or facts[0].kind in UNTOLD):
@@ -335,11 +354,18 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = tuple(dataclasses.replace(fact, of=last) if fact.kind.startswith("alt_")
                           else Fact("result_made_from", fact.fields, OUTPUT)
                           for fact in facts if fact.kind == "made_from" or fact.kind.startswith("alt_"))
-    if raised and returned is None and not facts and matched:
+    if returned is None and not facts and matched and (raised or stand_in is None):
         # The code raised before any tensor of the step's size stood in its place: the first it made from its
-        # right steps after the last of them, when its shape is not the step's, is what the raise met.
+        # right steps after the last of them, when its shape is not the step's, is what the raise met. Code that
+        # went on without one is told it only as another computation of those steps (the next tensor it made).
         facts = _raised_stand_in_facts(traced, learner, [index for step_id in matched for index in proven_at[step_id]],
-                                       proven_at[matched[-1]][:1], expected_values, declared, matched)
+                                       proven_at[matched[-1]][:1], expected_values, declared, matched, raised)
+    if (returned is None and not raised and output is not None and matched and order[departing] == last
+            and all(fact.kind in UNTOLD for fact in facts)):
+        # The result, in the last step's place, as another computation of the matched steps and the input (one
+        # term alone of the product the notes' last step adds up).
+        first_at = proven_at[order[0]][0] if order[0] in matched and proven_at[order[0]] else None
+        facts = _output_alternative(traced, learner, output, declared, matched, first_at) or facts
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
@@ -366,12 +392,12 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
 def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
                            last_at: Sequence[int], expected_values: Sequence[torch.Tensor],
                            declared: Sequence[tuple[str, list[torch.Tensor], bool]],
-                           matched: Sequence[str]) -> tuple[Fact, ...]:
-    """For code that raised: the shape of the first tensor an op made (not a layout of what it read) from the
-    learner's tensors of the matched steps, after the first tensor of the last of them, against the departing
-    step's shape on every route, and the other computation of the matched steps it is, when exactly one fits
-    (`_alternative_facts`); () when there is none, or its count of entries is the step's (a tensor of the step's
-    size is `_stand_in`'s, and said nothing of there)."""
+                           matched: Sequence[str], raised: bool = True) -> tuple[Fact, ...]:
+    """For code that raised (`raised`; else only when another computation says what it is): the shape of the first
+    tensor an op made (not a layout of what it read) from the learner's tensors of the matched steps, after the
+    first tensor of the last of them, against the departing step's shape on every route, and the other computation
+    of the matched steps it is, when exactly one fits (`_alternative_facts`); () when there is none, or its count of
+    entries is the step's (a tensor of the step's size is `_stand_in`'s, and said nothing of there)."""
     if not last_at:
         return ()
     made = set(matched_at)
@@ -394,6 +420,20 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
         if expected is None:
             return ()  # routes of other shapes: no one shape to say
         alternatives = _alternative_facts(traced, learner, index, expected_values, declared, matched)
+        while alternatives:
+            # An op that reads it alone and is another computation of the steps too (products of matching entries,
+            # then summed along the rows: each row's dot product with itself alone) says more of the same tensor.
+            after = next((later for later in range(index + 1, len(traced))
+                          if index in traced[later].inputs and traced[later].op not in LAYOUT_OPS), None)
+            if after is None or traced[after].inputs != (index,) or any(
+                    learner[after].numel() == value.numel() for value in expected_values):
+                break
+            further = _alternative_facts(traced, learner, after, expected_values, declared, matched)
+            if not further:
+                break
+            index, got, alternatives = after, learner[after], further
+        if not raised and not alternatives:
+            return ()  # code that did not raise: its tensor's shape alone is rung 1's matter
         # (The computation it is speaks of the same tensor: "it".)
         return (Fact("shape", {"got": tuple(got.shape), "expected": expected}, NEXT),
                 *(dataclasses.replace(fact, about=NEXT_AGAIN) for fact in alternatives))
@@ -403,16 +443,23 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
 def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], chosen: int,
                        expected_values: Sequence[torch.Tensor],
                        declared: Sequence[tuple[str, list[torch.Tensor], bool]],
-                       matched: Sequence[str]) -> tuple[Fact, ...]:
+                       matched: Sequence[str], first_at: int | None = None) -> tuple[Fact, ...]:
     """The stand-in as another simple computation of the step's operands (step_relations.alternative_computation):
-    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in
-    read it. Said only when exactly one computation fits against every route of the step; () otherwise."""
+    the notes' matched steps, and the input the learner's function was given when the op that made the stand-in read
+    it (`first_at`: the learner's tensor of the notes' first step, when it matched, made from that input). Said only
+    when exactly one computation fits against every route of the step; () otherwise."""
     values = dict(declared_values(declared))
     operands = {step_id: values[step_id][0] for step_id in matched}
     read_inputs = {root for root in (_numbers_of(traced, read) for read in traced[chosen].inputs)
                    if _uncomputed(traced[root])}
     if len(read_inputs) == 1:
         operands[INPUTS] = learner[read_inputs.pop()]
+    elif not read_inputs and first_at is not None:
+        # A probe may compute the input it passes (the notes' scores for a softmax): the tensor the notes' first
+        # step was made from is the input the function was given, when the op making the stand-in read it too.
+        entry = _first_step_input(traced, learner, first_at, declared[0][1])
+        if entry is not None and entry in {_numbers_of(traced, read) for read in traced[chosen].inputs}:
+            operands[INPUTS] = learner[entry]
     found = {alternative_computation(learner[chosen], expected, operands, values_close) for expected in expected_values}
     if len(found) != 1 or None in found:
         return ()
@@ -420,6 +467,45 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
     assert alternative is not None
     return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                              "axis": alternative.axis}),)
+
+
+def _first_step_input(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], first_at: int,
+                      first_values: Sequence[torch.Tensor]) -> int | None:
+    """The one tensor (through layouts, and changes in place: the input still) the op that made the learner's
+    tensor of the notes' first step read, when one computation of the family gives that step from it
+    (step_relations.reproduces: its maximum of each row, its rows' dot products with each other): the input their
+    function was given. None when the op read two tensors or more (an input and a weight), or none fits."""
+    read = set()
+    for index in traced[_numbers_of(traced, first_at)].inputs:
+        index = _numbers_of(traced, index)
+        while traced[index].op.endswith("_") and traced[index].inputs:
+            index = _numbers_of(traced, traced[index].inputs[0])
+        read.add(index)
+    if len(read) != 1:
+        return None
+    entry = read.pop()
+    return entry if any(reproduces(value, {INPUTS: learner[entry]}, values_close) for value in first_values) else None
+
+
+def _output_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor,
+                        declared: Sequence[tuple[str, list[torch.Tensor], bool]], matched: Sequence[str],
+                        first_at: int | None) -> tuple[Fact, ...]:
+    """The function's result as another computation (step_relations.alternative_computation) of the notes' matched
+    steps and, when the learner's tensor of the notes' first step (`first_at`) was made from one tensor alone, of
+    that tensor (the input the function was given); () when none fits or two do."""
+    values = dict(declared_values(declared))
+    operands = {step_id: values[step_id][0] for step_id in matched}
+    entry = None if first_at is None else _first_step_input(traced, learner, first_at, declared[0][1])
+    if entry is not None:
+        operands[INPUTS] = learner[entry]
+    got = normalised_value(output)
+    found = {alternative_computation(got, expected, operands, values_close) for expected in declared[-1][1]}
+    if len(found) != 1 or None in found:
+        return ()
+    alternative = found.pop()
+    assert alternative is not None
+    return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                             "axis": alternative.axis}, OUTPUT, declared[-1][0]),)
 
 
 INPUTS = "inputs"  # the input the learner's function was given, as a source of a tensor (`_case_input`)
@@ -552,16 +638,24 @@ def _holding_rearranged(traced: Sequence[TracedTensor], learner: Sequence[torch.
     numbers proves nothing of it); None
     when there is none. Only a tensor made from the learner's right steps is surely theirs (`_stand_in`)."""
     made = set(matched_at)
+    own: int | None = None  # the first matched step's own tensor that holds them (see below)
+    shapes = [expected.shape for expected in expected_values]
     for index in range(min(matched_at, default=len(traced)), len(traced)):
         entry = traced[index]
         if entry.op == INPUT or (index not in made and not made & set(entry.inputs)):
             continue
-        made.add(index)  # a matched step's own tensor may hold them too: for a change of layout it is its numbers
+        made.add(index)
         if any(learner[index].numel() == expected.numel() and not one_number(expected)
                and values_close(sorted_values(learner[index]), sorted_values(expected)) for expected in expected_values
                ) and not any(holds(learner[index], expected) for expected in expected_values):
-            return index
-    return None
+            if index not in matched_at:
+                return index
+            # A matched step's own tensor may hold them too (for a change of layout they are its numbers): it stands
+            # in the step's place only when the code makes no other tensor that does, the first of them in the
+            # step's own shape first (the learner's split of their queries, which holds the queries in their order).
+            if own is None or (learner[own].shape not in shapes and learner[index].shape in shapes):
+                own = index
+    return own
 
 
 def _candidate_facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor],
@@ -696,9 +790,92 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
         if got.numel() != size or one_number(got):
             continue
         facts = _facts(got, expected_values, dataclasses.replace(case, transposes=True))
+        if facts and facts[0].kind == "reordered":
+            # A tensor made from the inputs alone may be the probe's own (its input times a gradient's mix): the
+            # order of a change of layout's axes is said of the result the function returns, never of it.
+            continue
         if facts and facts[0].kind in RELATIONS:
             return facts
     return ()
+
+
+def _output_index(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                  output: torch.Tensor | None) -> int | None:
+    """The first traced tensor an op made that holds the function's result (a probe may call it again after, on
+    other inputs); None when there is none."""
+    if output is None:
+        return None
+    got = normalised_value(output)
+    nan = torch.isnan(got)  # a result with NaN in it (a shift that overflowed) is found by its other entries
+
+    def holds(value: torch.Tensor) -> bool:
+        return value.shape == got.shape and torch.equal(torch.isnan(value), nan) and values_close(
+            value.nan_to_num(0.0), got.nan_to_num(0.0))
+    return next((index for index in range(len(traced)) if traced[index].op != INPUT and holds(learner[index])),
+                None)
+
+
+def _first_step_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                            expected_values: Sequence[torch.Tensor], output_at: int | None) -> tuple[Fact, ...]:
+    """At the notes' first step, where no relation tied a tensor to it: the first tensor the result is made from
+    (of the step's size, else of any) that is another computation (step_relations.alternative_computation) of the
+    input the function was given: the one tensor of the call's data (an argument, a parameter, the probe's numbers)
+    the result is made from, when no computed tensor before the candidate stands between it and the result (a
+    probe that computes the input it passes, or code that computes something from it first: the data is then no
+    operand of the candidate's op, so nothing is said). A change in place (`x /= ...`) is the input still. () when
+    none fits, or two."""
+    if output_at is None:
+        return ()
+    ancestors = _ancestors(traced, output_at)
+    roots = [index for index in ancestors if _uncomputed(traced[index])]
+    if len(roots) != 1:
+        return ()
+    root = roots[0]
+
+    def dominates(index: int) -> bool:  # every way from the call's data to the result passes through `index`
+        reached: set[int] = set()
+        pending = [output_at]
+        while pending:
+            read = pending.pop()
+            if read == index or read in reached:
+                continue
+            if read == root:
+                return False
+            reached.add(read)
+            pending.extend(traced[read].inputs)
+        return True
+
+    def computed(index: int) -> bool:  # new numbers: not the data, one of its layouts or a change of it in place
+        entry = traced[index]
+        return bool(entry.inputs) and not _uncomputed(entry) and entry.op not in LAYOUT_OPS and (
+            entry.op not in PASSING_OPS) and not entry.op.endswith("_")
+
+    candidates = [index for index in sorted(ancestors) if computed(index) and not one_number(learner[index])
+                  and not dominates(index)]
+    sized = [index for index in candidates if learner[index].numel() == expected_values[0].numel()]
+    if not candidates:
+        return ()
+    chosen = (sized or candidates)[0]
+    between = sorted(index for index in _ancestors(traced, chosen) - {chosen} if computed(index) and dominates(index))
+    operand = root
+    if between:
+        # A tensor computed before (a probe's scores, passed to a softmax; a learner's scaled copy): the input the
+        # function was given only when, as the notes' input, it gives the notes' first step by one computation of
+        # the family (its maximum of each row is the notes').
+        operand = between[-1]
+        if not any(reproduces(expected, {INPUTS: learner[operand]}, values_close) for expected in expected_values):
+            return ()
+    found = {alternative_computation(learner[chosen], expected, {INPUTS: learner[operand]}, values_close)
+             for expected in expected_values}
+    if len(found) != 1 or None in found:
+        return ()
+    alternative = found.pop()
+    assert alternative is not None
+    shapes = {tuple(expected.shape) for expected in expected_values}
+    shape = (Fact("shape", {"got": tuple(learner[chosen].shape), "expected": shapes.pop()}),) if (
+        not sized and len(shapes) == 1) else ()
+    return (*shape, Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
+                                                     "axis": alternative.axis}))
 
 
 def _two_valued(value: torch.Tensor) -> bool:
@@ -737,10 +914,10 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 
 
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
-FACT_ORDER = ("permuted", "transposed", "blocks_transposed", "restacked", "rearranged", "bands", "factor_root",
-              "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed", "extra",
-              "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown", "hidden",
-              "not_normalised", "differs")
+FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands",
+              "factor_root", "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed",
+              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown",
+              "hidden", "not_normalised", "differs")
 
 
 @dataclass(frozen=True)
@@ -754,6 +931,8 @@ class _Case:
     # stand-in). One made from a learner's step may be the notes' transposed only because the case's scores are
     # symmetric (a maximum broadcast along the other axis): that proves nothing of the code (_layout_proven).
     transposes: bool = False
+    # The compared step's named axes with their sizes (departure.step's `axes`): () when it declares none.
+    axes: Sequence[tuple[str, int]] = ()
 
 
 def _facts(got: torch.Tensor, expected_values: Sequence[torch.Tensor], case: _Case) -> tuple[Fact, ...]:
@@ -830,6 +1009,34 @@ def _facts_against(got: torch.Tensor, expected: torch.Tensor, case: _Case | None
     return facts
 
 
+def relation_reproduced(departure: Departure, steps: StepValues, output: torch.Tensor | None) -> bool:
+    """Whether the relation `departure` proved on one case (its departing step, the notes' last, held by the result
+    with the step's named axes in another order: a "reordered" fact) reproduces `output`, the learner's result on
+    another case whose declared steps are `steps`: the notes' step on that case, its named axes (of more than one
+    entry) put in the proven order, then laid out in the output's shape, equals the output within the comparison's
+    tolerance, and differs from the notes' step there (the relation explains that case's failure). False where the
+    step or its axes are not declared on that case, or an axis of it is not one the proven order names."""
+    orders = [fact.fields.get("order") for fact in departure.facts if fact.kind == "reordered"]
+    if output is None or departure.step is None or departure.step != departure.last or len(orders) != 1:
+        return False
+    entry = next((entry for entry in steps if str(entry[0]) == departure.step and len(entry) > 6 and entry[6]), None)
+    proven = orders[0]
+    if entry is None or not entry[1] or not isinstance(proven, tuple | list):
+        return False
+    kept = [(str(name), int(size)) for name, size in entry[6] if int(size) > 1]
+    names = [name for name, _size in kept]
+    order = [str(name) for name in proven if name in names]
+    expected = normalised_value(entry[1][0])
+    got = normalised_value(output)
+    if (len(kept) < 2 or sorted(order) != sorted(names) or len(set(names)) != len(names) or order == names
+            or math.prod(size for _name, size in kept) != expected.numel() or got.numel() != expected.numel()):
+        return False
+    source = expected.reshape([size for _name, size in kept])
+    reproduced = source.permute([names.index(name) for name in order]).reshape(-1)
+    flat = got.reshape(-1)
+    return values_close(flat, reproduced) and not values_close(flat, expected.reshape(-1))
+
+
 def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:
     if got.numel() != expected.numel():
         return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
@@ -852,8 +1059,16 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
             permuted = permuted_axis(layout, expected, values_close)
             if permuted is not None:
                 axis, reverse = permuted
-                return (Fact("permuted", {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
-                                          "reversed": reverse}),)
+                fields = {"axis": axis, "size": expected.shape[axis], "shape": tuple(expected.shape),
+                          "reversed": reverse, "name": "",
+                          "first": 0 if reverse else _rolled_start(layout, expected, axis)}
+                # The notes' name of the axis reordered (heads, tokens), when the step declares its axes.
+                return (Fact("permuted", {**fields, **_named_reordering(layout, expected, case.axes)}),)
+        reordered = reordered_axes(got, expected, case.axes, values_close) if not _two_valued(expected) else None
+        if reordered is not None:
+            return (Fact("reordered", {"order": reordered.order, "notes": reordered.notes, "cut": reordered.cut,
+                                       "shape": tuple(got.shape), "mixed": reordered.mixed,
+                                       "swapped": reordered.swapped}),)
         # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
         return (Fact("differs" if _two_valued(expected) else "rearranged"),)
     recoded = _recoded(same, expected)
@@ -914,6 +1129,33 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         else:
             facts.append(Fact("not_normalised", {"axis": normal}))
     return tuple(facts) or (Fact("differs"),)
+
+
+def _named_reordering(got: torch.Tensor, expected: torch.Tensor, axes: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """The named axis (of NAMED_REORDERINGS) whose slices `got` holds in another order, read on both tensors viewed
+    with the step's named axes (the heads inside merged features), with whether they are reversed and where a
+    rolled order starts: {} when the step declares no axes, or no one named axis gives the reordering."""
+    kept = [(str(name), int(size)) for name, size in axes if int(size) > 1]
+    sizes = [size for _name, size in kept]
+    if not kept or math.prod(sizes) != expected.numel() or got.numel() != expected.numel():
+        return {}
+    mine, notes = got.reshape(sizes), expected.reshape(sizes)
+    found = permuted_axis(mine, notes, values_close)
+    if found is None or kept[found[0]][0] not in NAMED_REORDERINGS:
+        return {}
+    axis, reverse = found
+    return {"name": kept[axis][0], "reversed": reverse, "first": 0 if reverse else _rolled_start(mine, notes, axis)}
+
+
+def _rolled_start(got: torch.Tensor, expected: torch.Tensor, axis: int) -> int:
+    """The notes' slice (counted from 1) `got` begins with along `axis`, when it holds the notes' slices along it in
+    their order from there, wrapping round (the notes' rolled), and no other start does so; 0 otherwise, and for two
+    slices (a swap, said as another order)."""
+    count = expected.shape[axis]
+    if count < 3:
+        return 0
+    starts = [start for start in range(1, count) if values_close(got, expected.roll(-start, dims=axis))]
+    return starts[0] + 1 if len(starts) == 1 else 0
 
 
 def _recoded(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str], ...]:
@@ -1044,7 +1286,36 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             for got, notes in fact.fields["pairs"])
     if fact.kind == "permuted" and fact.fields.get("reversed"):
         key = "departure.fact.reversed"
+    if fact.kind == "permuted" and fact.fields.get("first"):
+        key = "departure.fact.rolled"
+    if fact.kind == "permuted" and fact.fields.get("name"):
+        key += "_named"
+        fields["name"] = render(messages, f"departure.axis.{fact.fields['name']}", lang)
+    if fact.kind == "reordered":
+        key, fields = _reordered_fields(fact, fields, lang, messages)
     return render(messages, key, lang, fields)
+
+
+def _reordered_fields(fact: Fact, fields: dict[str, Any], lang: str,
+                      messages: Messages) -> tuple[str, dict[str, Any]]:
+    """A reordering of the step's named axes (step_relations.reordered_axes) in the notes' words: the two axes
+    exchanged, or the whole order against the notes'; then the shape it is cut into, and the axis whose every slice
+    mixes several of the notes' ones."""
+    def axis(name: str) -> str:
+        return render(messages, f"departure.axis.{name}", lang)
+
+    fields = dict(fields)
+    fields["cut"] = render(messages, "departure.axes_cut", lang, {"shape": fact.fields["shape"]}) \
+        if fact.fields["cut"] else ""
+    fields["mixed"] = render(messages, f"departure.axes_mixed.{fact.fields['mixed']}", lang) \
+        if fact.fields["mixed"] else ""
+    swapped = fact.fields["swapped"]
+    if swapped is not None:
+        fields.update(first=axis(swapped[0]), second=axis(swapped[1]))
+        return "departure.fact.axes_swapped", fields
+    fields.update(order=pick(LIST_SEPARATOR, lang).join(axis(name) for name in fact.fields["order"]),
+                  notes=pick(LIST_SEPARATOR, lang).join(axis(name) for name in fact.fields["notes"]))
+    return "departure.fact.axes_order", fields
 
 
 def _band_text(band: int, lang: str, messages: Messages) -> str:
@@ -1066,11 +1337,15 @@ def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages)
     names = [operand(name) for name in fact.fields["operands"]]
     fields: dict[str, Any] = {"step": step_name, "axis": fact.fields["axis"]}
     fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
-    if fact.fields["op"]:
+    if fact.fields["op"] and fact.kind != "alt_elementwise":
         fields["op"] = render(messages, f"departure.op.{fact.fields['op']}", lang)
     if names:
         fields.update(operand=names[0], first=names[0], second=names[-1])
     key = f"departure.fact.{fact.kind}"
+    if len(names) == 2 and names[0] == names[1] and f"{key}_self" in messages:
+        key = f"{key}_self"  # one tensor's rows (or columns) with each other
     if fact.kind == "alt_reduction" and fact.fields["axis"] is None:
         key = "departure.fact.alt_reduction_all"
+    if fact.kind == "alt_elementwise":
+        key = f"departure.fact.alt_elementwise_{fact.fields['op']}"
     return render(messages, key, lang, fields)

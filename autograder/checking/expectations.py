@@ -10,11 +10,16 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-__all__ = ["Expectations", "FAILING_ALIKE", "RAISED", "WEIGHTS", "case_alone", "no_expectations", "reads_case_alone"]
+__all__ = [
+    "Expectations", "FAILING_ALIKE", "RAISED", "WEIGHTS", "case_alone", "no_expectations", "reads_case_alone",
+    "reads_record", "record_keys_read",
+]
 
 ExpectT = TypeVar("ExpectT", bound=Callable[..., "Expectations"])
 # The mark case_alone sets on an expect function (or a functools.partial of one).
 _CASE_ALONE = "__expectations_from_case_alone__"
+# The mark reads_record sets: the record's keys the expect reads besides the case.
+_RECORD_KEYS = "__expectations_from_record_keys__"
 
 # The weights the other expectations were computed with (the student's own, in the full kit). No judge reads them:
 # the student kit's build stores them in the case, and the probe loads them into the student's module
@@ -80,6 +85,30 @@ def reads_case_alone(expect: Callable[..., Any]) -> bool:
             return True
         if not isinstance(expect, functools.partial):
             return False
+        expect = expect.func
+
+
+def reads_record(*keys: str) -> Callable[[ExpectT], ExpectT]:
+    """Marks a check's `expect(record, case)` as reading the case and these keys of the student's record alone (the
+    weights a module started with, what its layers saw): the grader computes its Expectations once per case for
+    every student whose values under those keys are the same to the byte (autograder.running.runner.
+    ClassExpectations), and hands the expect a record holding those keys only (any other read is the grader's error).
+    tests/test_class_expectations.py holds every marked expect to it."""
+    def mark(expect: ExpectT) -> ExpectT:
+        setattr(expect, _RECORD_KEYS, tuple(keys))
+        return expect
+    return mark
+
+
+def record_keys_read(expect: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The record keys `expect` (or the function a functools.partial binds) is marked reads_record with; None when
+    it is not marked."""
+    while True:
+        keys = getattr(expect, _RECORD_KEYS, None)
+        if keys is not None:
+            return tuple(keys)
+        if not isinstance(expect, functools.partial):
+            return None
         expect = expect.func
 
 

@@ -335,6 +335,10 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> 
         return None
     if result.misconception is None and result.cause is not None and result.cause.message_key in CAUSE_STATED_KEYS:
         return _cause_stated_key(result.cause)
+    if result.misconception is None and result.departure and not named_above:
+        # Rung 2 said where the computation first departs and how: "no known mistake" would read as if nothing
+        # had been found.
+        return "ladder.departure_stated"
     key = "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
     if result.misconception is None and named_above:
         # Not "no known mistake" under a row that names one: the attempt has a known mistake, just not proven here.

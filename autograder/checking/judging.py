@@ -12,7 +12,7 @@ import torch
 
 from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import largest_difference, same, same_gradient
-from autograder.checking.probing import PROJECTIONS, InputChange
+from autograder.checking.probing import EDITS, PROJECTIONS, InputChange
 
 __all__ = [
     "PADDING_MISCONCEPTIONS", "argument_changed", "causal_mask_verdict",
@@ -69,7 +69,7 @@ def argument_changed(changes: Sequence[InputChange] | None, caller: str, handed:
         end = _ARGUMENT_CHANGE_ENDS[str(kind)]
         if kind == "layout" and before != after:
             end = "reshaped"
-        edited = kind in ("values", "layout") and mistake is not None
+        edited = kind in EDITS and mistake is not None
         return Verdict(False, f"argument.{'part_' if part else ''}{end}", fields,
                        misconception=mistake if edited else None, evidence=Evidence.FACT if edited else None)
     return None

@@ -22,11 +22,12 @@ if TYPE_CHECKING:
     from torch.utils.hooks import RemovableHandle
 
 __all__ = [
-    "InputChange", "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients", "ParameterProjections",
-    "ProbeError", "arguments_changes", "as_count", "below_student_code", "describe_exception", "dtype_name",
-    "exception_type_name", "grader_torch_state", "gradient_flow", "gradient_of", "gradient_weights", "head_outputs",
-    "informative_queries", "input_changes", "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "plain",
-    "rand", "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
+    "EDITS", "InputChange", "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients",
+    "ParameterProjections", "ProbeError", "arguments_changes", "as_count", "below_student_code",
+    "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow", "gradient_of",
+    "gradient_weights", "head_outputs", "informative_queries", "input_changes", "kept_if_raised", "layer_inputs",
+    "lookup", "module_gradients", "plain", "rand", "renamed_mask_argument", "run_probe", "seeded", "state_of",
+    "takes_attention_mask",
 ]
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
@@ -486,6 +487,11 @@ def arguments_changes(arguments: Mapping[str, torch.Tensor], run: Callable[[], A
     result = run()
     changes = [change for name, tensor in arguments.items() if (change := handed[name].change(name, tensor))]
     return result, changes
+
+
+# The kinds of change that edit a tensor's numbers as the caller reads them: other values or another layout. A class,
+# dtype or requires_grad changed, or the same values written back, are changes of another kind.
+EDITS = ("values", "layout")
 
 
 def input_changes(x: torch.Tensor, run: Callable[[torch.Tensor], Any]) -> tuple[Any, str]:

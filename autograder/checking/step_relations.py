@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["Alternative", "alternative_computation", "case_sizes", "flipped_bands", "named_size", "permuted_axis",
-           "restacked_blocks", "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
+__all__ = ["ELEMENTWISE", "PAIRED", "Alternative", "AxesReordered", "alternative_computation", "case_sizes",
+           "flipped_bands", "named_size", "permuted_axis", "reordered_axes", "reproduces", "restacked_blocks",
+           "sums_to_one_overall", "transposed_blocks", "zeroed_entries"]
 
 # The sizes a case makes visible through the notes' steps: (step id, axis, the size's name). A name is said only when
 # its value is unique among the case's sizes (autograder.checking.departure's factor facts).
@@ -192,14 +193,21 @@ def restacked_blocks(got: torch.Tensor, expected: torch.Tensor,
 REDUCTIONS = ("max", "min", "mean", "sum", "logsumexp")
 TRANSFORMS = ("abs", "square", "exp", "log")
 PRODUCTS = ("product", "dot_products", "cosine")  # a @ b, a @ b^T (rows with rows), rows' cosine similarities
+# Other operations in a step's place between two operands: an entry-by-entry operation (broadcast as torch does),
+# the dot products of matching rows only (a @ b^T's diagonal), the pairs taken between columns (features) instead of
+# rows (a^T @ b), and one term alone of the sum a matrix product adds up (the first or the last: a running total
+# replaced instead of added to keeps only the last).
+ELEMENTWISE = ("minus", "plus", "times", "divided")
+PAIRED = ("row_dots", "feature_products", "first_term", "last_term")
 MAX_OPERAND = 2**16  # entries of an operand (and of a product) the alternatives compute at most
 
 
 @dataclass(frozen=True)
 class Alternative:
-    """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, or one of PRODUCTS),
-    the op (a reduction's or transform's name), the operands' names (the notes' step ids, or "inputs": the input the
-    learner's function was given) and a reduction's axis (None: over all entries)."""
+    """Another computation that gives the learner's tensor: its kind (`reduction`, `transform`, `elementwise`, or
+    one of PRODUCTS or PAIRED), the op (a reduction's, transform's or entry-by-entry operation's name), the
+    operands' names (the notes' step ids, or "inputs": the input the learner's function was given) and a reduction's
+    axis (None: over all entries)."""
 
     kind: str
     op: str = ""
@@ -247,6 +255,40 @@ def _product(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tens
         return None
 
 
+def _elementwise(first: torch.Tensor, second: torch.Tensor, op: str) -> torch.Tensor | None:
+    try:
+        shape = torch.broadcast_shapes(first.shape, second.shape)
+    except RuntimeError:
+        return None
+    if math.prod(shape) > MAX_OPERAND:
+        return None
+    if op == "divided":
+        return first / second if bool((second != 0).all()) else None
+    if op == "minus":
+        return first - second
+    return first + second if op == "plus" else first * second
+
+
+def _paired(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tensor | None:
+    """A PAIRED computation of two operands of two dimensions or more (the same batch dimensions); None where their
+    shapes do not allow it."""
+    if first.dim() < 2 or first.dim() != second.dim() or first.shape[:-2] != second.shape[:-2]:
+        return None
+    if kind == "row_dots":
+        return (first * second).sum(dim=-1) if first.shape == second.shape else None
+    if kind == "feature_products":
+        if first.shape[-2] != second.shape[-2] or first.shape[-1] * second.shape[-1] * max(
+                first.numel() // (first.shape[-1] * first.shape[-2]), 1) > MAX_OPERAND:
+            return None
+        return first.transpose(-2, -1) @ second
+    if first.shape[-1] != second.shape[-2] or first.shape[-1] < 2:
+        return None  # one term alone is the product itself
+    if first.numel() // first.shape[-1] * second.shape[-1] > MAX_OPERAND:
+        return None  # a term has the product's count of entries: too many to compute
+    index = 0 if kind == "first_term" else first.shape[-1] - 1
+    return first[..., :, index:index + 1] * second[..., index:index + 1, :]
+
+
 def _candidates(expected: torch.Tensor,
                 operands: Mapping[str, torch.Tensor]) -> Iterator[tuple[Alternative, torch.Tensor | None]]:
     small = {name: value for name, value in operands.items()
@@ -265,6 +307,16 @@ def _candidates(expected: torch.Tensor,
             if kind != "product" and first_name > second_name:
                 continue  # rows with rows: the pair in the other order is the same computation transposed
             yield Alternative(kind, "", (first_name, second_name)), _product(first, second, kind)
+        for kind in PAIRED:
+            if kind in ("row_dots", "feature_products") and first_name > second_name:
+                continue  # the same computation transposed
+            yield Alternative(kind, "", (first_name, second_name)), _paired(first, second, kind)
+        if first_name == second_name:
+            continue  # a tensor with itself: 0, 1, twice it or its square, which prove no second operand
+        for op in ELEMENTWISE:
+            if op in ("plus", "times") and first_name > second_name:
+                continue  # the same computation
+            yield Alternative("elementwise", op, (first_name, second_name)), _elementwise(first, second, op)
 
 
 def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands: Mapping[str, torch.Tensor],
@@ -275,14 +327,131 @@ def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands:
     other numbers: two descriptions of one tensor prove neither), or `got` holds the notes' step itself."""
     if got.numel() == expected.numel() and close(got.reshape(expected.shape), expected):
         return None
-    fitting: list[Alternative] = []
+    fitting: list[tuple[Alternative, bool]] = []
     for alternative, value in _candidates(expected, operands):
         if value is None or value.numel() != got.numel() or not bool(torch.isfinite(value).all()):
             continue
         if value.numel() == expected.numel() and close(value.reshape(expected.shape), expected):
             continue  # the case does not tell it from the notes' step
         if close(got.reshape(value.shape), value):
-            fitting.append(alternative)
-            if len(fitting) > 1:
-                return None
-    return fitting[0] if fitting else None
+            fitting.append((alternative, value.shape == got.shape))
+    # Two that fit in value, one of them in shape as well (on symmetric scores the minimum of each row, kept as a
+    # column, is the minimum of each column as a row): the tensor's own shape tells them apart.
+    shaped = [alternative for alternative, same in fitting if same]
+    if len(fitting) > 1 and len(shaped) == 1:
+        return shaped[0]
+    return fitting[0][0] if len(fitting) == 1 else None
+
+
+def reproduces(expected: torch.Tensor, operands: Mapping[str, torch.Tensor],
+               close: Callable[[torch.Tensor, torch.Tensor], bool]) -> bool:
+    """Whether one of the alternative computations of `operands` gives `expected` (the notes' step), in its shape:
+    a tensor whose maximum of each row is the notes' maximum of the input's rows stands where the input does."""
+    return any(value is not None and value.shape == expected.shape and close(value, expected)
+               for _alternative, value in _candidates(expected, operands))
+
+
+MAX_REORDERED_AXES = 5  # named axes of more than one entry whose orders are tried (5! = 120 at most)
+
+
+@dataclass(frozen=True)
+class AxesReordered:
+    """The notes' step read with its named axes in another order (`order`: the names, in the order `got` holds
+    them), then cut into `got`'s shape when that is not the reordered step's own shape with neighbouring axes
+    merged (`cut`); `mixed`: the named axis (heads, tokens) along which every slice of `got` holds numbers of
+    several of the notes' slices, when `got` has the step's own shape (its axes stand where the notes' do)."""
+
+    order: tuple[str, ...]
+    notes: tuple[str, ...]
+    cut: bool
+    mixed: str = ""
+
+    @property
+    def swapped(self) -> tuple[str, str] | None:
+        """The two axes exchanged, when the order is the notes' with exactly two of them exchanged."""
+        moved = [index for index, (mine, notes) in enumerate(zip(self.order, self.notes, strict=True))
+                 if mine != notes]
+        return (self.notes[moved[0]], self.notes[moved[1]]) if len(moved) == 2 else None
+
+
+MIXED_AXES = ("heads", "tokens")  # the axes whose mixing a learner reads as the mistake (heads first)
+
+
+def reordered_axes(got: torch.Tensor, expected: torch.Tensor, axes: Sequence[tuple[str, int]],
+                   close: Callable[[torch.Tensor, torch.Tensor], bool]) -> AxesReordered | None:
+    """How `got` holds the notes' step's numbers, when it is the step (viewed with its declared named axes, `axes`:
+    (name, size) pairs whose sizes multiply to its count of entries) with those axes in one other order, then laid
+    out in `got`'s shape in that order. Only axes of more than one entry are ordered (an axis of one entry is
+    anywhere). None when no order reproduces `got` (within `close`), or two orders do (the case does not tell them
+    apart), or the only one is the notes' own."""
+    sizes = [int(size) for _name, size in axes]
+    if not axes or math.prod(sizes) != expected.numel() or got.numel() != expected.numel():
+        return None
+    kept = [(str(name), size) for name, size in axes if size > 1]
+    if len(kept) < 2 or len(kept) > MAX_REORDERED_AXES or len({name for name, _size in kept}) != len(kept):
+        return None
+    source = expected.reshape([size for _name, size in kept])
+    flat = got.reshape(-1)
+    identity = tuple(range(len(kept)))
+    fitting = [order for order in itertools.permutations(identity) if order != identity
+               and close(flat, source.permute(order).reshape(-1))]
+    if len(fitting) != 1 or close(flat, source.reshape(-1)):
+        return None
+    order = fitting[0]
+    reordered_shape = [kept[axis][1] for axis in order]
+    return AxesReordered(tuple(kept[axis][0] for axis in order), tuple(name for name, _size in kept),
+                         not _merged_from(reordered_shape, [size for size in got.shape if size > 1]),
+                         _mixed_axis(got, expected, kept, order))
+
+
+def _merged_from(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """Whether `target` is `shape` with runs of neighbouring axes merged (each of its sizes the product of one run)."""
+    position = 0
+    for size in target:
+        product = 1
+        while position < len(shape) and product < size:
+            product *= shape[position]
+            position += 1
+        if product != size:
+            return False
+    return position == len(shape)
+
+
+def _mixed_axis(got: torch.Tensor, expected: torch.Tensor, kept: Sequence[tuple[str, int]],
+                order: Sequence[int]) -> str:
+    """The first of MIXED_AXES that is one of `expected`'s own dimensions, along which every slice of `got` (of the
+    same shape, so that its dimension stands where the notes' does) holds numbers of two or more of the notes'
+    slices along it: read from where each entry of `got` comes from. "" when none."""
+    if got.shape != expected.shape:
+        return ""
+    names = [name for name, _size in kept]
+    sizes = [size for _name, size in kept]
+    # Where each entry of `got` comes from: its coordinates along the notes' named axes.
+    origin = torch.arange(math.prod(sizes)).reshape(sizes).permute(tuple(order)).reshape(-1)
+    coordinates = {}
+    remainder = origin
+    for name, size in reversed(list(zip(names, sizes, strict=True))):
+        coordinates[name] = (remainder % size).reshape(expected.shape)
+        remainder = remainder // size
+    for name in MIXED_AXES:
+        if name not in coordinates:
+            continue
+        size = dict(kept)[name]
+        dims = [dim for dim, length in enumerate(expected.shape) if length == size]
+        # The dimension of `expected` that is this axis alone: where the coordinates of the notes' own layout vary.
+        own = torch.arange(math.prod(sizes)).reshape(sizes)
+        notes_coordinates = own
+        for other_name, other_size in reversed(list(zip(names, sizes, strict=True))):
+            if other_name == name:
+                notes_coordinates = (notes_coordinates % other_size).reshape(expected.shape)
+                break
+            notes_coordinates = notes_coordinates // other_size
+        dim = next((dim for dim in dims if bool((notes_coordinates.movedim(dim, 0).reshape(size, -1)
+                                                 == torch.arange(size)[:, None]).all())), None)
+        if dim is None:
+            continue
+        slices = coordinates[name].movedim(dim, 0).reshape(size, -1)
+        if all(int(row.unique().numel()) > 1 for row in slices):
+            return name
+    return ""
+

@@ -22,8 +22,8 @@ from autograder.checking.deferred_imports import torch_imports_deferred
 
 __all__ = [
     "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "LIFT_OPS", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
-    "UncompiledDispatchMode",
-    "call_watched", "called_functions", "forbidden_calls", "op_name",
+    "UncompiledDispatchMode", "call_watched", "called_functions", "called_functions_until_raise", "forbidden_calls",
+    "op_name", "parameter_read_in_graph",
 ]
 
 # What a rule names, for the aliases torch reaches a library function through: torch.ops.aten, torch._C, private
@@ -458,6 +458,19 @@ def called_functions(function: Callable[..., Any], *args: Any) -> tuple[Any, lis
     return result, sorted(set(calls.names))
 
 
+def called_functions_until_raise(function: Callable[..., Any], *args: Any) -> list[str]:
+    """called_functions' names for a call whose result is not wanted, recorded up to its exception when it raises:
+    what the call went through before raising is still a fact of it (a rule on the functions used), and the
+    exception itself is the value checks' matter, which make the same call."""
+    with FunctionCalls(Origins(function, *args)) as calls:
+        try:
+            result = function(*args)
+        except Exception:  # noqa: BLE001 - the student's error: another check reports it
+            return sorted(set(calls.names))
+    calls.result_checked(result)
+    return sorted(set(calls.names))
+
+
 def forbidden_calls(names: Iterable[str], forbidden: Collection[str]) -> list[str]:
     """The recorded names (see `op_name`) that are in `forbidden`, sorted, as the student should read them."""
     families = {OP_FAMILIES.get(short, short) for short in (name.rsplit(".", 1)[-1] for name in names)}
@@ -476,6 +489,39 @@ class ForwardWatch(FunctionCalls):
         if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
             self.batched_transpose = True
         return super().__torch_function__(func, types, args, kwargs)
+
+
+class ParameterReads(TorchFunctionMode):
+    """Whether each torch call that read `parameter` itself (the object, as an argument) returned a tensor autograd
+    recorded, in `in_graph`, in call order."""
+
+    def __init__(self, parameter: torch.Tensor) -> None:
+        super().__init__()
+        self.parameter = parameter
+        self.in_graph: list[bool] = []
+
+    def __torch_function__(self, func: Callable[..., Any], types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        result = func(*args, **(kwargs or {}))
+        if any(value is self.parameter for value in _flat((args, kwargs))):
+            made = list(_tensors_in(result))
+            self.in_graph.append(bool(made) and all(_REQUIRES_GRAD(tensor) for tensor in made))
+        return result
+
+
+_REQUIRES_GRAD = vars(torch._C.TensorBase)["requires_grad"].__get__  # the base getter: no property of a subclass
+
+
+def parameter_read_in_graph(module: Callable[[torch.Tensor], Any], x: torch.Tensor, parameter: torch.Tensor) -> bool:
+    """Whether module(x) reads `parameter` and every call that reads it returns tensors autograd recorded: the
+    parameter enters the graph wherever it is read (call it with gradients on). A crash reads as False, and so does a
+    parameter whose gradients are off after the call (its reads are then recorded only through the input's)."""
+    try:
+        with ParameterReads(parameter) as reads:
+            module(x)
+    except Exception:  # noqa: BLE001 - a forward that fails here proves nothing of where it leaves the graph
+        return False
+    return parameter.requires_grad and bool(reads.in_graph) and all(reads.in_graph)
 
 
 def call_watched(module: Callable[[torch.Tensor], Any], x: torch.Tensor) -> tuple[Any, ForwardWatch]:

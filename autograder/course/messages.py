@@ -53,6 +53,13 @@ MESSAGES = {
               "from the expected one (the values above) and work back from that step",
         "zh": "没有更多提示：没有哪个已知的错误能重现这次失败。请看你的结果从哪里开始与期望的不同（上面的数值），"
               "再从那一步往回查"},
+    # Under a rung 2 that says where the computation first departs from the notes' steps (issue 58).
+    "ladder.departure_stated": {
+        "en": "no further hint: the line above says at which step of the notes your computation first departs, and "
+              "what it holds there; change that step so that it computes what the notes' step computes, and run "
+              "again",
+        "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同，以及那里得到的是什么；"
+              "把那一步改成计算笔记中那一步所计算的内容，再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",
@@ -224,6 +231,12 @@ MESSAGES = {
         "en": "your code computes the notes' {last} too, but your function returns the {returned}, a step before the "
               "{last}",
         "zh": "你的代码也算出了笔记中的{last}，但你的函数返回的是{returned}，这是{last}之前的一步"},
+    # A failure whose result the relation proven on an earlier check reproduces (autograder.running.diagnosing).
+    "departure.same_relation": {
+        "en": "the same cause as the departure said above: your result on this case is the notes' {step} with its "
+              "axes in the same other order as there",
+        "zh": "与上面所说的不同之处原因相同：你在这个例子上的结果，是笔记中的{step}，"
+              "其各维度按与那里相同的另一种顺序排列"},
     "departure.then_raised": {"en": "then your code raised", "zh": "之后你的代码抛出了异常"},
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",
@@ -270,6 +283,44 @@ MESSAGES = {
         "en": "{subject} does not sum to 1 along dimension {axis}, as the notes' {step} "
               "do",
         "zh": "{subject}沿第 {axis} 个维度加起来不等于 1，而笔记中的{step}等于 1"},
+    # The step's named axes in another order (autograder.checking.step_relations.reordered_axes), proven by
+    # reproducing the learner's tensor from the notes' step: which axes, the shape it is cut into when that is not the
+    # reordered step's own, and the axis each of whose slices mixes several of the notes' ones (issue 58).
+    "departure.fact.axes_swapped": {
+        "en": "{subject} holds the numbers of the notes' {step} with its {first} and {second} axes exchanged"
+              "{cut}{mixed}",
+        "zh": "{subject}含有笔记中{step}的数值，但{first}维度和{second}维度互换了{cut}{mixed}"},
+    "departure.fact.axes_order": {
+        "en": "{subject} holds the numbers of the notes' {step} with its axes in the order {order}, where the "
+              "notes' are in the order {notes}{cut}{mixed}",
+        "zh": "{subject}含有笔记中{step}的数值，但各维度的顺序是{order}，而笔记中的顺序是{notes}{cut}{mixed}"},
+    "departure.axes_cut": {"en": ", then cut into shape {shape}", "zh": "，然后被切成形状 {shape}"},
+    "departure.axes_mixed.heads": {"en": ": so each of your heads holds numbers from several of the notes' heads",
+                                   "zh": "：因此你的每个头都含有笔记中多个头的数值"},
+    "departure.axes_mixed.tokens": {"en": ": so each of your tokens holds numbers from several of the notes' tokens",
+                                    "zh": "：因此你的每个 token 都含有笔记中多个 token 的数值"},
+    # The slices along one dimension in another order, where the step names that dimension (its heads, its tokens).
+    "departure.fact.permuted_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in another order",
+        "zh": "{subject}就是笔记中的{step}，只是{name}的顺序不同"},
+    "departure.fact.reversed_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in reverse order",
+        "zh": "{subject}就是笔记中的{step}，只是{name}的顺序反了过来"},
+    # The slices in the notes' order from another one on, wrapping round (the notes' rolled); `first` counts from 1.
+    "departure.fact.rolled": {
+        "en": "{subject} holds the notes' {step} with its {size} slices along dimension {axis} (of shape {shape}) "
+              "in the notes' order, but starting from the notes' number {first} and wrapping round",
+        "zh": "{subject}就是笔记中的{step}，沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片仍按笔记中的顺序排列，"
+              "但从笔记中的第 {first} 个开始，到最后一个之后再绕回开头"},
+    "departure.fact.rolled_named": {
+        "en": "{subject} holds the notes' {step} with its {name} in the notes' order, but starting from the notes' "
+              "number {first} and wrapping round",
+        "zh": "{subject}就是笔记中的{step}，{name}仍按笔记中的顺序排列，但从笔记中的第 {first} 个开始，"
+              "到最后一个之后再绕回开头"},
+    "departure.axis.batch": {"en": "batch", "zh": "batch"},
+    "departure.axis.heads": {"en": "heads", "zh": "头"},
+    "departure.axis.tokens": {"en": "tokens", "zh": "token"},
+    "departure.axis.features": {"en": "features", "zh": "特征"},
     "departure.fact.rearranged": {
         "en": "{subject} holds the same numbers as the notes' {step}, in other places",
         "zh": "{subject}与笔记中的{step}数值相同，但位置不同"},
@@ -397,6 +448,48 @@ MESSAGES = {
         "en": "{subject} holds the cosine similarities of each row of {first} with each row of {second}, not the "
               "notes' {step}",
         "zh": "{subject}是{first}的每一行与{second}的每一行的余弦相似度，而不是笔记中的{step}"},
+    # Another operation in the step's place between two operands (step_relations.ELEMENTWISE and PAIRED).
+    "departure.fact.alt_elementwise_minus": {
+        "en": "{subject} is {first} minus {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素减去{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_elementwise_plus": {
+        "en": "{subject} is {first} plus {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素加上{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_elementwise_times": {
+        "en": "{subject} is {first} times {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素乘以{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_elementwise_divided": {
+        "en": "{subject} is {first} divided by {second}, entry by entry, not the notes' {step}",
+        "zh": "{subject}是{first}逐元素除以{second}，而不是笔记中的{step}"},
+    "departure.fact.alt_row_dots": {
+        "en": "{subject} holds only the dot product of each row of {first} with the same row of {second}, not those "
+              "of every pair of rows that the notes' {step} hold",
+        "zh": "{subject}只有{first}的每一行与{second}的同一行的点积，而不是笔记中的{step}所含的每一对行的点积"},
+    "departure.fact.alt_feature_products": {
+        "en": "{subject} holds the dot products of each column (feature) of {first} with each column of {second}, "
+              "pairs of features instead of pairs of rows (tokens), not the notes' {step}",
+        "zh": "{subject}是{first}的每一列（特征）与{second}的每一列的点积：配对的是特征而不是行（词元），"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_feature_products_self": {
+        "en": "{subject} holds the dot products of each column (feature) of {first} with each of its columns, pairs "
+              "of features instead of pairs of rows (tokens), not the notes' {step}",
+        "zh": "{subject}是{first}的每一列（特征）与它的每一列的点积：配对的是特征而不是行（词元），"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_cosine_self": {
+        "en": "{subject} holds the cosine similarities of each row of {first} with each of its rows (each row scaled "
+              "to length 1 before the dot products), not the notes' {step}",
+        "zh": "{subject}是{first}的每一行与它的每一行的余弦相似度（点积之前每一行都被缩放到长度 1），"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_first_term": {
+        "en": "{subject} is only the first of the terms (one per column of {first}) that the matrix product of "
+              "{first} and {second} adds up, not the notes' {step}",
+        "zh": "{subject}只是{first}与{second}的矩阵乘积所相加的各项（{first}的每一列一项）中的第一项，"
+              "而不是笔记中的{step}"},
+    "departure.fact.alt_last_term": {
+        "en": "{subject} is only the last of the terms (one per column of {first}) that the matrix product of "
+              "{first} and {second} adds up, not the notes' {step}",
+        "zh": "{subject}只是{first}与{second}的矩阵乘积所相加的各项（{first}的每一列一项）中的最后一项，"
+              "而不是笔记中的{step}"},
     "departure.operand.step": {"en": "the notes' {name}", "zh": "笔记中的{name}"},
     "departure.operand.inputs": {"en": "the input your function was given", "zh": "传给你的函数的输入"},
     "departure.op.max": {"en": "maximum", "zh": "最大值"},

@@ -30,7 +30,7 @@ module contract (autograder.course.module_contract) recognises those.
 """
 
 import math
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal, overload
 
 import torch
@@ -334,16 +334,19 @@ def attention_steps(x: Tensor, weights: Weights, *, num_heads: int = 1, causal: 
     unbatched = x.dim() == 2
     x = x.unsqueeze(0) if unbatched else x
 
-    def step(step_id: str, *values: Tensor, **flags: bool) -> list[Any]:
-        return declared_step(step_id, *(_case_layout(value, unbatched, num_heads) for value in values), **flags)
+    def step(step_id: str, *values: Tensor, axes: Sequence[tuple[str, int]] = (), **flags: bool) -> list[Any]:
+        return declared_step(step_id, *(_case_layout(value, unbatched, num_heads) for value in values), axes=axes,
+                             **flags)
 
     b, num_tokens, _d_in = x.shape
     projected = {role: linear(x, weights[f"{name}.weight"], weights.get(f"{name}.bias"))
                  for role, name in PROJECTION_ROLES.items()}
     steps = [step(role, value) for role, value in projected.items()]
     heads = {role: split(value, num_heads) for role, value in projected.items()}
-    if num_heads > 1:
-        steps += [step(f"split_{role}", value, ordered=True) for role, value in heads.items()]
+    head_axes = [("batch", b), ("heads", num_heads), ("tokens", num_tokens)]
+    if num_heads > 1:  # (an unbatched case's batch of one is no axis: a size of 1 is anywhere)
+        steps += [step(f"split_{role}", value, ordered=True, axes=(*head_axes, ("features", value.shape[-1])))
+                  for role, value in heads.items()]
     scores = heads["queries"] @ heads["keys"].transpose(-2, -1)
     root = heads["keys"].shape[-1] ** 0.5
     masked = scores
@@ -360,7 +363,8 @@ def attention_steps(x: Tensor, weights: Weights, *, num_heads: int = 1, causal: 
     steps += [step("weights", attn_weights), step("context_vectors", context)]
     context = merge(context)  # (b, num_tokens, d_out): with one head, only the head axis goes
     if num_heads > 1:
-        steps.append(step("merged", context, ordered=True))
+        steps.append(step("merged", context, ordered=True, axes=(
+            ("batch", b), ("tokens", num_tokens), ("heads", num_heads), ("features", context.shape[-1] // num_heads))))
     if "out_proj.weight" in weights:
         context = linear(context, weights["out_proj.weight"], weights.get("out_proj.bias"))
         steps.append(step("out_proj", context))

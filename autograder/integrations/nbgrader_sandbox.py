@@ -46,7 +46,7 @@ from traitlets import Float, Integer, Unicode
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.course.course_settings import chosen_course_file, settings_path
 from autograder.i18n import language
-from autograder.integrations import nbgrader_markup, nbgrader_metadata
+from autograder.integrations import nbgrader_markup, nbgrader_metadata, nbgrader_saved_grades
 from autograder.integrations.nbgrader_progress import StudentTally
 from autograder.integrations.nbgrader_record import RECORD_KEY, record_of
 from autograder.integrations.nbgrader_zygote_start import sandbox_problems as _sandbox_problems
@@ -82,9 +82,13 @@ NBGRADER_AFTER_EXECUTE = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 # nbgrader's list with Execute replaced by ours, its CheckCellMetadata by the same check with the schema checked once
-# (autograder.integrations.nbgrader_metadata), and the student's markup made safe to show last, so that what
+# (autograder.integrations.nbgrader_metadata), its SaveAutoGrades by the same saving in one commit per notebook
+# (autograder.integrations.nbgrader_saved_grades), and the student's markup made safe to show last, so that what
 # autograded/ stores (and formgrader renders) is clean (autograder.integrations.nbgrader_markup).
-AUTOGRADE_PREPROCESSORS = [THIS, *nbgrader_metadata.in_place_of_nbgraders(NBGRADER_AFTER_EXECUTE), nbgrader_markup.THIS]
+AUTOGRADE_PREPROCESSORS = [
+    THIS, *nbgrader_saved_grades.in_place_of_nbgraders(nbgrader_metadata.in_place_of_nbgraders(NBGRADER_AFTER_EXECUTE)),
+    nbgrader_markup.THIS,
+]
 IN_KERNEL_SETTING = "c.Autograde.autograde_preprocessors"
 # Isolation notes (autograder.isolation.sandbox) that mean student code would run unconfined: the grade is at stake.
 ESSENTIAL_LAYERS = ("seccomp", "Landlock unavailable", "Landlock: ")

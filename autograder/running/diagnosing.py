@@ -17,7 +17,14 @@ from typing import Any, Protocol
 
 from autograder.checking.check_types import ERROR, FAILED, CheckResult
 from autograder.checking.count_difference import COUNT_PARTS, count_line
-from autograder.checking.departure import STEPS, Departure, departure_line, find_departure, recorded_output
+from autograder.checking.departure import (
+    STEPS,
+    Departure,
+    departure_line,
+    find_departure,
+    recorded_output,
+    relation_reproduced,
+)
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
 from autograder.checking.gradient_departure import GRAPH_STEPS, find_gradient_departure, gradient_line
@@ -49,8 +56,11 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
     """`results` (one per check of `checks`, in order), each failing public one that names no mistake with its
     departure line and step (so that the table folds the failures departing at one step into one row); the others
     as they are. A failure folded under another of the same message is not traced again: it reads the same. Code
-    that raised where no step could be compared is told its own line that raised (`_raised_at`)."""
+    that raised where no step could be compared is told its own line that raised (`_raised_at`). A failure with no
+    line of its own whose result the relation proven on an earlier check of its exercise reproduces is that
+    check's cause (`_same_relation`): the table folds it under that check's row, never "no known mistake"."""
     diagnosed: list[CheckResult] = []
+    proven: list[tuple[CheckResult, Departure]] = []  # the checks whose departure a relation of values proves
     for result, check in zip(results, checks, strict=True):
         departure = None
         raised = result.status == ERROR
@@ -67,6 +77,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         if value_line and departure is not None and line.startswith(value_line):
             diagnosed.append(dataclasses.replace(result, departure=line,
                                                  departure_step=departure.step or departure.last))
+            proven.append((result, departure))
         elif line:  # the gradient's alone: no step departs in value (folded by its message, as a raise's line is)
             diagnosed.append(dataclasses.replace(result, departure=line))
         elif departure is None and raised and looked_for and (
@@ -75,9 +86,29 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
             diagnosed.append(dataclasses.replace(result, departure=counted))
+        elif looked_for and (same := _same_relation(result, check, records.get(result.id, ()), proven)) is not None:
+            diagnosed.append(dataclasses.replace(result, departure=render(messages, "label.departure", lang, {
+                "text": render(messages, "departure.same_relation", lang, {
+                    "step": render(messages, f"step.{same}", lang)})}), departure_step=same))
         else:
             diagnosed.append(result)
     return diagnosed
+
+
+def _same_relation(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
+                   proven: Sequence[tuple[CheckResult, Departure]]) -> str | None:
+    """The departing step of the first earlier check of `result`'s exercise whose proven relation, applied to the
+    notes' step on `result`'s failing case, reproduces the learner's result there (departure.relation_reproduced);
+    None where none does, or the case declares no steps. Its own trace may have proven nothing: a case that does not
+    tell the relation apart, or the probe's own making of the input holding the step (a round trip's input)."""
+    earlier = [departure for shown, departure in proven if shown.exercise == result.exercise]
+    found = _case_steps(result, check, records) if earlier and result.status == FAILED else None
+    index = result.failed_case
+    if found is None or index is None or not isinstance(records[index], dict):
+        return None
+    _case, steps = found
+    output = recorded_output(records[index])
+    return next((departure.step for departure in earlier if relation_reproduced(departure, steps, output)), None)
 
 
 def _diagnosed(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:

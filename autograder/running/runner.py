@@ -9,7 +9,8 @@ What an exception means is autograder.checking.diagnosis's job; the verdict's te
 
 import random
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from autograder.checking.attempt import one_diagnosis
@@ -23,6 +24,7 @@ from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise as find_exercise
 from autograder.course.shared.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
 from autograder.i18n import language
+from autograder.running.record_parts import RecordPart, fingerprint
 from autograder.running.threads import single_threaded
 from autograder.running.timing import StageTimes
 
@@ -52,19 +54,45 @@ NO_RECORD = _NoRecord()
 class ClassExpectations:
     """The Expectations of every case, for every student graded with this object: computed once per case where the
     check's expect reads the case alone (Check.expect_from_case: the same for the whole class, as lazily as before:
-    a value no judge asked for is never computed), once per student's record otherwise. A class's grading keeps one
-    (autograder.grading.notebooks.grade_notebooks); judges only read what they are given."""
+    a value no judge asked for is never computed); once per case and per distinct part of the record where it reads
+    the case and some keys of the record (Check.expect_record_keys: the students whose modules started from the same
+    weights, and saw the same there, share them; record_parts says when two parts are the same); once per student's
+    record otherwise. A class's grading keeps one (autograder.grading.notebooks.grade_notebooks); judges only read
+    what they are given."""
+
+    # Of the record parts' tensor bytes kept as keys (and as much again in their copies): the least recently used
+    # part goes first, so that a class of unusual records costs memory up to here and then time, as before.
+    MAX_KEPT_BYTES = 32 << 20
 
     def __init__(self) -> None:
         self._by_case: dict[tuple[str, int, int], Expectations] = {}
+        self._by_part: OrderedDict[tuple[str, int, int, Hashable], tuple[Expectations, int]] = OrderedDict()
+        self._kept_bytes = 0
 
     def of(self, check: Check, seed: int, index: int, record: Mapping[str, Any], case: Case) -> Expectations:
-        if not check.expect_from_case:
+        if check.expect_from_case:
+            key = (check.id, seed, index)
+            if key not in self._by_case:
+                self._by_case[key] = check.expect(NO_RECORD, case)
+            return self._by_case[key]
+        keys = check.expect_record_keys
+        if keys is None:
             return check.expect(record, case)
-        key = (check.id, seed, index)
-        if key not in self._by_case:
-            self._by_case[key] = check.expect(NO_RECORD, case)
-        return self._by_case[key]
+        found = fingerprint(record, keys)
+        if found is None:  # not comparable to the byte: this student's alone
+            return check.expect(RecordPart(record, keys), case)
+        part, size = found
+        key_of_part = (check.id, seed, index, part)
+        if key_of_part in self._by_part:
+            self._by_part.move_to_end(key_of_part)
+            return self._by_part[key_of_part][0]
+        expectations = check.expect(RecordPart(record, keys), case)
+        self._by_part[key_of_part] = (expectations, size)
+        self._kept_bytes += size
+        while self._kept_bytes > self.MAX_KEPT_BYTES and len(self._by_part) > 1:
+            _, (_, dropped) = self._by_part.popitem(last=False)
+            self._kept_bytes -= dropped
+        return expectations
 
 
 def cases_for(check: Check, seed: int) -> list[Case]:

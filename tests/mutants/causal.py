@@ -677,7 +677,7 @@ TRUE_MISCONCEPTIONS = {
     "CausalAttention_mask_edited_in_place": ("state_changed_by_forward",),
     "CausalAttention_transpose_batched": ("transpose_batched",),
     "CausalAttention_sdpa": (),
-    "CausalAttention_detached_keys": ("gradient_cut", "parameter_detached"),
+    "CausalAttention_detached_keys": ("gradient_cut", "parameter_detached", "forward_step_detached"),
     "CausalAttention_normaliser_no_grad": ("forward_step_detached",),
     "causal_weights_renormalised_sums_no_grad": ("gradient_cut",),
     "CausalAttention_modifies_input": ("input_edited_in_place",),

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from autograder.checking.check_types import Check
-from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone, reads_record
 from autograder.checking.probing import PROJECTIONS
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -134,9 +134,10 @@ def contract_checks(spec: ModuleSpec) -> tuple[Check, ...]:
 
 
 def _expect(name: str, spec: ModuleSpec) -> Callable[[ContractRecord, ContractCase], Expectations]:
-    """expect_contract for one property: only the properties' read the student's record (their weights)."""
+    """expect_contract for one property: only the properties' read the student's record (the weights and input its
+    backward pass started from)."""
     expect = functools.partial(expect_contract, name, spec.exercise)
-    return expect if name == "properties" else case_alone(expect)
+    return reads_record("backward")(expect) if name == "properties" else case_alone(expect)
 
 
 def _bound(function: ContractCases, spec: ModuleSpec) -> Callable[[random.Random], list[ContractCase]]:
@@ -366,6 +367,13 @@ MESSAGES = {
         "en": "no gradient reaches {name}: compute the output from it with tensor operations, without detaching, "
               "copying or switching gradients off",
         "zh": "梯度没有传到 {name}：输出必须通过张量运算由它计算得到，不要分离、复制或关闭梯度计算",
+    },
+    "contract.no_gradient_downstream": {
+        "en": "no gradient reaches {name}, though your forward uses it inside autograd's graph: a tensor computed "
+              "from it leaves the graph on its way to the output (a detached or copied tensor, or one computed with "
+              "gradients off)",
+        "zh": "梯度没有传到 {name}，尽管你的 forward 是在 autograd 的计算图之内使用它的：由它计算出的某个张量在通往"
+              "输出的路上离开了计算图（被分离或复制的张量，或在关闭梯度时算出的张量）",
     },
     "contract.parameter_unused": {
         "en": "no gradient reaches {name}, and moving its values leaves the output as it was: the output does not "

@@ -297,7 +297,8 @@ def judge_properties(spec: ModuleSpec, record: PropertiesRecord, case: ContractC
             # Built with dropout 0, a module whose layers drop at another rate may zero its whole output while
             # training: no gradient then proves neither an unused parameter nor a cut graph.
             return other_rate(record.get("rates", []), 0.0) or gradient_missing(
-                name, record.get("output_depends", {}).get(name))
+                name, record.get("output_depends", {}).get(name),
+                record.get("read_in_graph", {}).get(name) is True and output_right(record, expectations["gradients"]))
         if not math.isfinite(size):
             return Verdict(False, "contract.gradient_not_finite", {"name": name})
     return gradients_verdict(record, expectations["gradients"])
@@ -327,13 +328,24 @@ def other_rate(rates: Collection[float], asked: float) -> Verdict | None:
     return Verdict(False, "contract.dropout_layer_rate", fields)
 
 
-def gradient_missing(name: str, output_depends: bool | None) -> Verdict:
+def output_right(record: PropertiesRecord, reference: dict[str, Any] | None) -> bool:
+    """Whether the backward pass's output is the reference's for the same weights (gradients_verdict's premise)."""
+    backward = record.get("backward")
+    return reference is not None and backward is not None and same(backward["output"], reference["output"])
+
+
+def gradient_missing(name: str, output_depends: bool | None, step_cut: bool = False) -> Verdict:
     """No gradient reaches parameter `name`: unused when the output does not change with it (a forgotten out_proj is
-    its own mistake), cut from the graph when it does; None: not measured, nothing named."""
+    its own mistake), cut from the graph when it does; None: not measured, nothing named. `step_cut`: forward reads
+    the parameter itself inside the graph and its output is right, so the cut is on a step computed from it, not on
+    the parameter: that step's mistake is named, not the parameter's (the learner's run proves which one)."""
     if output_depends is False:
         mistake = "missing_out_proj" if name.startswith("out_proj.") else "parameter_unused"
         return Verdict(False, "contract.parameter_unused", {"name": name}, misconception=mistake,
                        evidence=Evidence.FACT)
+    if output_depends and step_cut:
+        return Verdict(False, "contract.no_gradient_downstream", {"name": name},
+                       misconception="forward_step_detached", evidence=Evidence.FACT)
     if output_depends:
         return Verdict(False, "contract.no_gradient", {"name": name}, misconception="parameter_detached",
                        evidence=Evidence.FACT)

@@ -22,7 +22,7 @@ from autograder.checking.probing import (
     seeded,
     state_of,
 )
-from autograder.checking.torch_recorders import DeviceMixWatch
+from autograder.checking.torch_recorders import DeviceMixWatch, parameter_read_in_graph
 from autograder.course.shared.inputs import DTYPES, probe_device_kind
 from autograder.course.shared.loading import load_case_weights
 from autograder.course.shared.records import ExceptionRecord, Namespace, State
@@ -119,6 +119,9 @@ class PropertiesRecord(TypedDict, total=False):
     # For each parameter no gradient reached (None or 0): whether the output changes when its values change. False:
     # the output does not use it; True: it is used, and the graph is cut (a detach, .data, no_grad, requires_grad off).
     output_depends: dict[str, bool]
+    # For each parameter of output_depends that is True: whether forward reads it inside autograd's graph (an op that
+    # read the parameter itself returned a tensor autograd recorded), so that the cut is further down, not at it.
+    read_in_graph: dict[str, bool]
     rates: list[float]  # every nn.Dropout's rate in a module built with dropout 0 (see ModesRecord)
 
 
@@ -461,6 +464,8 @@ def probe_properties(spec: "ModuleSpec", namespace: Namespace, case: ContractCas
     data.update(probe_gradients(spec, namespace, case))
     data["output_depends"] = {name: output_depends_on(spec, namespace, case, name, kept, output)
                               for name, size in data["gradients"].items() if not size}
+    data["read_in_graph"] = {name: read_in_graph(spec, namespace, case, name, kept)
+                             for name, depends in data["output_depends"].items() if depends}
     data["rates"] = dropout_rates(module)
     return data
 
@@ -493,6 +498,17 @@ def output_depends_on(spec: "ModuleSpec", namespace: Namespace, case: ContractCa
         moved = module(x.clone())
     return not isinstance(moved, Tensor) or not isinstance(output, Tensor) or moved.shape != output.shape or not \
         torch.allclose(moved.detach(), output.detach(), rtol=1e-4, atol=1e-6, equal_nan=True)
+
+
+def read_in_graph(spec: "ModuleSpec", namespace: Namespace, case: ContractCase, name: str, x: Tensor) -> bool:
+    """Whether a fresh module's forward, with gradients on, reads parameter `name` itself in an op that returns a
+    tensor autograd recorded (parameter_reads): the parameter then enters the graph, and a gradient that never
+    reaches it was cut from a tensor computed from it, not from the parameter (a detached copy, its .data, a block
+    with gradients off read the parameter outside the graph)."""
+    module = build(spec, namespace, case)
+    parameter = dict(module.named_parameters(remove_duplicate=False))[name]
+    with torch.enable_grad():
+        return parameter_read_in_graph(module, x.clone(), parameter)
 
 
 def probe_state(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> StateRecord:

@@ -8,13 +8,13 @@ from typing import Any, NotRequired, TypedDict
 import torch
 from torch import Tensor
 
-from autograder.checking.probing import gradient_of, lookup, plain, rand
-from autograder.checking.torch_recorders import FunctionCalls, Origins, called_functions
+from autograder.checking.probing import EDITS, gradient_of, input_changes, lookup, plain, rand
+from autograder.checking.torch_recorders import called_functions, called_functions_until_raise
 from autograder.course.shared.inputs import dtype_of, notes_inputs
 from autograder.course.shared.records import Namespace
 
-__all__ = ["SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive", "probe_softmax_naive_rules",
-           "probe_softmax_stable", "probe_softmax_stable_rules"]
+__all__ = ["NEAR_OVERFLOW", "SoftmaxRecord", "TensorCase", "case_tensor", "probe_softmax_naive",
+           "probe_softmax_naive_rules", "probe_softmax_stable", "probe_softmax_stable_rules"]
 
 
 class TensorCase(TypedDict):
@@ -38,7 +38,15 @@ class SoftmaxRecord(TypedDict, total=False):
     gradient: str  # probing.gradient_of's status
     gradient_error: dict[str, Any]  # what backward raised, when "raised"
     input_gradient: Tensor  # probing.gradient_of, when "ok": the judge compares it with softmax's own
-    raised: bool  # the rules' probe on an input that is not a vector: whether the call raised (its calls still count)
+    # softmax_stable's output on NEAR_OVERFLOW (None where the call raised or returned no tensor): what tells a softmax
+    # that shifts its scores by too little from one that does not shift them at all.
+    near_overflow: Tensor | None
+
+
+# Scores whose exponentials overflow float32 only unshifted (exp(89) is inf, exp(88) is not): an unshifted softmax
+# gives nan there, any shift of a point or more (by the maximum or by anything else) the right weights. A name that
+# says the scores were not shifted needs the learner's output here to be the unshifted one (judge_softmax).
+NEAR_OVERFLOW = (80.0, 89.0)
 
 
 def case_tensor(case: TensorCase) -> torch.Tensor:
@@ -60,18 +68,28 @@ def case_tensor(case: TensorCase) -> torch.Tensor:
 def probe_softmax(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
     softmax = lookup(namespace, name)
     x = case_tensor(case)
-    original = x.clone()
     args = (x,) if "dim" not in case else (x, case["dim"])
-    output, calls = called_functions(softmax, *args)
-    gradient, error, input_gradient = gradient_of(lambda through: softmax(through, *args[1:]), original)
-    data: SoftmaxRecord = {"output": plain(output), "calls": calls, "input_changed": not torch.equal(x, original),
+    (output, calls), change = input_changes(x, lambda handed: called_functions(softmax, handed, *args[1:]))
+    gradient, error, input_gradient = gradient_of(lambda through: softmax(through, *args[1:]), case_tensor(case))
+    data: SoftmaxRecord = {"output": plain(output), "calls": calls, "input_changed": change in EDITS,
                            "default_dim": default_of(softmax, "dim"), "gradient": gradient,
                            "parameters": parameter_names(softmax)}
     if input_gradient is not None:
         data["input_gradient"] = input_gradient
     if error is not None:
         data["gradient_error"] = error
+    if name == "softmax_stable":
+        data["near_overflow"] = output_near_overflow(softmax)
     return data
+
+
+def output_near_overflow(softmax: Callable[..., Any]) -> Tensor | None:
+    """softmax(NEAR_OVERFLOW, -1) as plain data; None where it raises or returns no tensor."""
+    try:
+        output = softmax(torch.tensor(NEAR_OVERFLOW, dtype=torch.float32), -1)
+    except Exception:  # noqa: BLE001 - a call that fails here proves no mistake of the table
+        return None
+    return plain(output) if isinstance(output, Tensor) else None
 
 
 def probe_softmax_rules(name: str, namespace: Namespace, case: TensorCase) -> SoftmaxRecord:
@@ -82,18 +100,9 @@ def probe_softmax_rules(name: str, namespace: Namespace, case: TensorCase) -> So
     if x.dim() == 1:
         return probe_softmax(name, namespace, case)
     softmax = lookup(namespace, name)
-    original = x.clone()
     args = (x,) if "dim" not in case else (x, case["dim"])
-    calls = FunctionCalls(Origins(softmax, *args))
-    raised = False
-    with calls:
-        try:
-            result = softmax(*args)
-        except Exception:  # the student's error: recorded as a fact, the parent's judge decides what it costs
-            raised = True
-    if not raised:
-        calls.result_checked(result)
-    return {"calls": sorted(set(calls.names)), "input_changed": not torch.equal(x, original), "raised": raised}
+    calls, change = input_changes(x, lambda handed: called_functions_until_raise(softmax, handed, *args[1:]))
+    return {"calls": calls, "input_changed": change in EDITS}
 
 
 def default_of(function: Callable[..., Any], parameter: str) -> int | None:

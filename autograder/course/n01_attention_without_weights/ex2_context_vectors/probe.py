@@ -3,10 +3,9 @@ or declaration: the grading child holds it."""
 
 from typing import Any, TypedDict
 
-import torch
 from torch import Tensor
 
-from autograder.checking.probing import gradient_of, lookup, plain
+from autograder.checking.probing import EDITS, gradient_of, input_changes, lookup, plain
 from autograder.checking.torch_recorders import called_functions
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.shared.records import Namespace
@@ -26,10 +25,9 @@ class ContextRecord(TypedDict, total=False):
 def probe_context_vectors(namespace: Namespace, case: TensorCase) -> ContextRecord:
     context_vectors = lookup(namespace, "context_vectors")
     inputs = case_tensor(case)
-    original = inputs.clone()
-    output, calls = called_functions(context_vectors, inputs)
-    data: ContextRecord = {"output": plain(output), "calls": calls, "input_changed": not torch.equal(inputs, original)}
-    data["gradient"], error, gradient = gradient_of(context_vectors, original)
+    (output, calls), change = input_changes(inputs, lambda handed: called_functions(context_vectors, handed))
+    data: ContextRecord = {"output": plain(output), "calls": calls, "input_changed": change in EDITS}
+    data["gradient"], error, gradient = gradient_of(context_vectors, case_tensor(case))
     if error is not None:
         data["gradient_error"] = error
     if gradient is not None:

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone, reads_record
 from autograder.checking.probing import PROJECTIONS
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
@@ -56,6 +56,7 @@ def projection_weights(state: State) -> dict[str, Tensor]:
     return weights
 
 
+@reads_record("state")
 def expect_forward(exercise_id: str, class_name: str, record: ForwardRecord, case: SelfAttentionCase) -> Expectations:
     """The reference attention and its single-knob variants, on the student's own weights; after a crash, the
     errors of the exercise's raising variants, run by the same probe (the class by its notebook name); after a

@@ -13,7 +13,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import RAISED, WEIGHTS, Expectations
+from autograder.checking.expectations import RAISED, WEIGHTS, Expectations, reads_record
 from autograder.checking.judging import fitted_fill
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
@@ -95,6 +95,7 @@ def attention_cases_notes(rng: random.Random) -> list[CausalCase]:
     return [notes_case()]
 
 
+@reads_record("state", "weights_seen")
 def expect_forward(record: CausalForwardRecord, case: CausalCase) -> Expectations:
     """The reference and its single-knob variants on the student's own weights (W_query/W_key/W_value only), read
     only when the judge asks: after a crash the data holds no weights, and the raising variants' errors (RAISED)

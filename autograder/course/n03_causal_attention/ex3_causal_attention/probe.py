@@ -7,8 +7,10 @@ import torch
 from torch import Tensor
 
 from autograder.checking.probing import (
+    EDITS,
     PROJECTIONS,
     ProbeError,
+    input_changes,
     kept_if_raised,
     layer_inputs,
     lookup,
@@ -93,10 +95,10 @@ def probe_forward(namespace: Namespace, case: CausalCase) -> CausalForwardRecord
     state = projection_state(module)
     x = attention_input(case)
     with kept_if_raised(state=state), layer_inputs(module, "dropout") as seen:
-        output, watch = call_watched(module, x)
+        (output, watch), change = input_changes(x, lambda handed: call_watched(module, handed))
     data: CausalForwardRecord = {"output": plain(output), "state": state, "transpose_batched": watch.batched_transpose,
                                  "forbidden": forbidden_calls(watch.names, ATTENTION_FUNCTIONS),
-                                 "input_kept": torch.equal(x, attention_input(case))}
+                                 "input_kept": change not in EDITS}
     if "dropout" in seen:
         data["weights_seen"] = seen["dropout"]
         if x.shape[0] > 1 and all(torch.equal(sample, x[0]) for sample in x[1:]):

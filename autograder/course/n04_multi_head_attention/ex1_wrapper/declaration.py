@@ -11,7 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import WEIGHTS, Expectations
+from autograder.checking.expectations import WEIGHTS, Expectations, reads_record
 from autograder.course import variants
 from autograder.course.declaration import Declaration
 from autograder.course.n04_multi_head_attention import NOTEBOOK
@@ -71,6 +71,7 @@ def wrapper_cases_shapes(rng: random.Random) -> list[MultiHeadCase]:
     ]
 
 
+@reads_record("state")
 def expect_wrapper(record: WrapperRecord, case: MultiHeadCase) -> Expectations:
     """Each head's reference output with that head's own weights."""
     x = attention_input(case)
@@ -99,8 +100,12 @@ def wrapper_steps(head_outputs: list[Tensor]) -> list[list[Any]]:
     of them side by side along the features (the reference's output). A head's own steps (queries, scores...) are
     causal_attention's to localise: here a head is right or not as a whole."""
     named = head_outputs[:NAMED_HEADS]
+    *_, num_tokens, head_size = head_outputs[0].shape
+    batch = head_outputs[0].numel() // (num_tokens * head_size)
     return [*(step(f"head_{index}", output) for index, output in enumerate(named, start=1)),
-            step("heads_concatenated", torch.cat(head_outputs, dim=-1), ordered=True)]
+            step("heads_concatenated", torch.cat(head_outputs, dim=-1), ordered=True,
+                 axes=(("batch", batch), ("tokens", num_tokens), ("heads", len(head_outputs)),
+                       ("features", head_size)))]
 
 
 WRAPPER_CHECKS = (

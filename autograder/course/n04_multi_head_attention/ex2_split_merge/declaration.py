@@ -110,9 +110,12 @@ def split_steps(x: torch.Tensor, num_heads: int) -> list[list[Any]]:
     never makes it (a stack of slices) skips it (optional). The split matches only the same numbers in the same order
     (ordered): a transpose of the input is the mistake, not a layout of it."""
     b, num_tokens, d_out = x.shape
-    viewed = x.reshape(b, num_tokens, num_heads, d_out // num_heads)
-    return [step("heads_viewed", viewed, optional=True, ordered=True, shaped=True),
-            step("heads_split", solutions.split_heads(x, num_heads), ordered=True)]
+    head_dim = d_out // num_heads
+    viewed = x.reshape(b, num_tokens, num_heads, head_dim)
+    return [step("heads_viewed", viewed, optional=True, ordered=True, shaped=True,
+                 axes=(("batch", b), ("tokens", num_tokens), ("heads", num_heads), ("features", head_dim))),
+            step("heads_split", solutions.split_heads(x, num_heads), ordered=True,
+                 axes=(("batch", b), ("heads", num_heads), ("tokens", num_tokens), ("features", head_dim)))]
 
 
 @case_alone
@@ -168,8 +171,11 @@ def merge_cases_round_trip(rng: random.Random) -> list[HeadsCase]:
 def merge_steps(x: torch.Tensor) -> list[list[Any]]:
     """merge_heads as the notes' one step: the heads side by side along the features, (b, num_tokens, d_out). The
     notes' transpose back to (b, num_tokens, num_heads, head_dim) holds the same numbers in the same order, so it is
-    this step in another shape (a view of it, as the contiguous copy is), not a step of its own."""
-    return [step("heads_merged", solutions.merge_heads(x), ordered=True)]
+    this step in another shape (a view of it, as the contiguous copy is), not a step of its own. Its features are
+    the heads' side by side: its named axes are the tokens, then the heads, then each head's features."""
+    b, num_heads, num_tokens, head_dim = x.shape
+    return [step("heads_merged", solutions.merge_heads(x), ordered=True,
+                 axes=(("batch", b), ("tokens", num_tokens), ("heads", num_heads), ("features", head_dim)))]
 
 
 @case_alone

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS
-from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, WEIGHTS, Expectations, case_alone, reads_record
 from autograder.checking.judging import fitted_fill
 from autograder.course import variants
 from autograder.course.declaration import Declaration
@@ -102,6 +102,7 @@ def padding_cases_hidden(rng: random.Random) -> list[MultiHeadCase]:
     return [right, left, scattered]
 
 
+@reads_record("state", "weights_seen", "backward", "backward_unmasked")
 def expect_mha(record: MultiHeadRecord, case: MultiHeadCase) -> Expectations:
     """The reference on the student's own weights, its variants and, with a padding mask, the mask left out or
     flipped; the raising variants' errors (one class for both exercises, so one list of them)."""

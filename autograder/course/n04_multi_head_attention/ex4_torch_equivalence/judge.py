@@ -27,7 +27,8 @@ def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectat
         if record["raised"] == "ValueError":
             return Verdict(True)
         return Verdict(False, "torch_equivalence.no_value_error", {"got": record["raised"] or "nothing"})
-    handed = [f"mha.{name}" for name in (*equivalence_weights(case), *HANDED_BUFFERS)]
+    weights = equivalence_weights(case)  # rebuilt from the case once: their names, then their values
+    handed = [f"mha.{name}" for name in (*weights, *HANDED_BUFFERS)]
     changed = argument_changed(record.get("inputs_changed"), "to_torch_multihead", handed, mistake=None)
     if changed is not None:
         return changed
@@ -40,7 +41,7 @@ def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectat
     if record["dtype"] != str(DTYPES[case["dtype"]]):
         return Verdict(False, "torch_equivalence.dtype",
                        {"got": record["dtype"], "expected": str(DTYPES[case["dtype"]])})
-    problem = copied_weights_problem(record["state"], equivalence_weights(case))
+    problem = copied_weights_problem(record["state"], weights)
     if problem is not None:
         return problem
     if record["dropout"] is None:

@@ -78,7 +78,6 @@ def _words(results):
     return [(r.id, r.status, r.score, r.misconception, r.message, r.details, r.mistake) for r in results]
 
 
-@pytest.mark.slow
 def test_a_learner_drawing_in_forward_is_told_the_same_numbers_whatever_ran_before():
     namespace = {"SelfAttention_v2": LayersInForward}
     torch.manual_seed(1)

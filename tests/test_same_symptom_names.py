@@ -7,6 +7,7 @@ the graph.
 
 The attempts are written here as a learner would write them; the real mistakes are still named."""
 
+import pytest
 import torch
 from torch import nn
 
@@ -170,3 +171,44 @@ def test_the_downstream_sentence_needs_every_read_of_the_parameter_inside_the_gr
         properties = shown["self_attention_v1.properties.preview"]
         assert properties.misconception != "forward_step_detached", student.__name__
         assert DOWNSTREAM["en"] not in properties.message
+
+
+# ---------------------------------------------------------------------------------------------
+# Scores laid out keys by queries: three spellings, one name, advice true of each
+
+
+class V1KeysFirst(V1):  # the operands of the product swapped
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(keys @ queries.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values
+
+
+class V1ScoresTransposed(V1):  # the notes' product, transposed afterwards
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax((queries @ keys.T).T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values
+
+
+class V1EinsumLabelsSwapped(V1):  # queries first in the einsum, its output labels key-by-query
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(torch.einsum("qd,kd->kq", queries, keys) / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_scores_laid_out_keys_by_queries_get_one_name_and_advice_that_presumes_no_operand_order(lang):
+    """Swapped operands, a transposed product and swapped einsum labels give the same numbers: the name is proven
+    by them, and what rung 3 says to change speaks of the scores' rows and columns, never of a product's left side
+    (the einsum's queries are already first)."""
+    advice = set()
+    for student in (V1KeysFirst, V1ScoresTransposed, V1EinsumLabelsSwapped):
+        shown = failing("self_attention_v1", "SelfAttention_v1", student, lang)
+        named = [result for result in shown.values() if result.misconception == "query_key_swapped"]
+        assert named, (student.__name__, {i: r.message for i, r in shown.items()})
+        lines = named[0].ladder(3)
+        assert not any(word in line for line in lines for word in ("left of the product", "放在左边")), lines
+        advice.add(lines[-1])
+    assert len(advice) == 1, advice

@@ -23,11 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EDITS", "InputChange", "LinearProjections", "MAX_MESSAGE_CHARS", "PROJECTIONS", "ModuleGradients",
-    "ParameterProjections", "ProbeError", "arguments_changes", "as_count", "below_student_code", "describe_exception",
-    "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow", "gradient_is_own_slope",
-    "gradient_of", "gradient_weights", "head_outputs", "informative_queries", "input_changes", "kept_if_raised",
-    "layer_inputs", "lookup", "module_gradients", "plain", "rand", "renamed_mask_argument", "run_probe", "seeded",
-    "state_of", "takes_attention_mask",
+    "ParameterProjections", "ProbeError", "PROBE_SEED", "arguments_changes", "as_count", "below_student_code",
+    "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow",
+    "gradient_is_own_slope", "gradient_of", "gradient_weights", "head_outputs", "informative_queries", "input_changes",
+    "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "plain", "rand", "renamed_mask_argument",
+    "run_probe", "seeded", "state_of", "takes_attention_mask",
 ]
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
@@ -82,16 +82,24 @@ def _without_dispatch_modes() -> contextlib.AbstractContextManager[Any]:
     return _disable_current_modes() if torch._C._len_torch_dispatch_stack() else contextlib.nullcontext()
 
 
+_CPU_GENERATOR = torch.default_generator  # the CPU generator torch.rand and layer initialisation draw from
+
+
 @contextlib.contextmanager
 def seeded(seed: int) -> Iterator[None]:
     """The CPU generator seeded for student code that draws from it (layer init, dropout); restored afterwards.
 
     torch.manual_seed would also poke every accelerator backend (a millisecond per call), and the notebook's own
-    random state must be as it was after a check.
+    random state must be as it was after a check. What torch.random.fork_rng(devices=[]) does, without its checks of
+    the devices (half its cost: every probe call runs inside one, run_probe), on the generator as it was when the
+    grader was imported (a cell rebinding `torch.default_generator` changes nothing here).
     """
-    with torch.random.fork_rng(devices=[]):
-        torch.default_generator.manual_seed(int(seed))
+    state = _CPU_GENERATOR.get_state()
+    _CPU_GENERATOR.manual_seed(int(seed))
+    try:
         yield
+    finally:
+        _CPU_GENERATOR.set_state(state)
 
 
 def generator(seed: int) -> torch.Generator:
@@ -326,11 +334,21 @@ def _raised_by_kept_if_raised(raised: BaseException) -> bool:
     return tb is not None and tb.tb_frame.f_code is _KEPT_IF_RAISED_CODE
 
 
+# The CPU generator's seed at the start of every probe call (run_probe). Student code that draws from the global
+# generator (layers built in forward, dropout in train mode, torch.rand) reads the same numbers on every run of the
+# same submission, whatever the notebook, the grader or an earlier probe drew before; a probe that seeds its own build
+# (seeded(init_seed)) forks again inside, so its values are those of its own seed. Not the notes' 123 nor a small case
+# seed: a learner's draws never replay the notes' weights.
+PROBE_SEED = 271828
+
+
 def run_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
               case: Any) -> dict[str, Any]:
-    """Run one probe under the grader's torch settings; any exception from the student's code becomes plain data."""
+    """Run one probe under the grader's torch settings, the CPU generator seeded with PROBE_SEED in a fork of it (the
+    notebook's random stream is as it was afterwards: a learner who runs a check between two cells draws the same
+    later numbers as one who does not); any exception from the student's code becomes plain data."""
     try:
-        with _silenced(), grader_torch_state():
+        with _silenced(), grader_torch_state(), seeded(PROBE_SEED):
             return probe(namespace, case)
     except ProbeError as problem:
         return {

@@ -19,8 +19,11 @@ MISTAKES: tuple[Misconception, ...] = (
               "every query",
               "分数的第 i 行属于第 i 个 query：是每个 query 与所有 key 比较，而不是每个 "
               "key 与所有 query 比较"),
-        change=("put the queries on the left of the product and the keys on the right",
-                "在乘法中把 query 放在左边、key 放在右边"),
+        # Said of the scores, not of a product: swapped operands, a transposed result and an einsum whose output
+        # labels are swapped give the same numbers (issue 58: advice true of the code it speaks to).
+        change=("compute the scores so that the queries index their rows and the keys their columns: row i holds "
+                "query i's dot product with every key",
+                "计算分数时让 query 对应行、key 对应列：第 i 行是第 i 个 query 与每个 key 的点积"),
     ),
     mistake(
         "linear_as_matrix",

@@ -46,6 +46,7 @@ CORRECT = [
     ("softmax_naive", mutants.softmax_naive_book),
     ("softmax_stable", mutants.softmax_stable_exp_methods),
     ("context_vectors", mutants.context_vectors_book),
+    ("context_vectors", mutants.context_vectors_shift_built_no_grad),
     ("context_vectors", mutants.context_vectors_loops),
     ("self_attention_v1", mutants.SelfAttention_v1_book),
     ("self_attention_v1", mutants.SelfAttention_v1_other_order),
@@ -78,6 +79,9 @@ MISTAKES = [
     # Issue 58: the right values, the weights computed with gradients off: the gradient back to the inputs is not
     # context_vectors' own.
     ("context_vectors", mutants.context_vectors_weights_no_grad, "context_vectors.float64", "gradient_cut"),
+    # Issue 58: the scores edited in place with gradients off: right values and gradient, an edit autograd never
+    # records, read from the run.
+    ("context_vectors", mutants.context_vectors_shifted_in_place_no_grad, "context_vectors.float64", "gradient_cut"),
     ("softmax_stable", mutants.softmax_stable_numpy, "softmax_stable.from_scratch", "gradient_cut"),
     ("context_vectors", mutants.context_vectors_scaled, "context_vectors.notes", "scaled_without_weights"),
     ("softmax_stable", mutants.softmax_stable_default_dim0, "softmax_stable.random", "default_dim_changed"),

@@ -79,6 +79,10 @@ CORRECT = [
     # Issue 58: the mask flipped on a copy, or a new bool mask: the caller's attention_mask is left as it was.
     ("padding_mask", mutants.MHAPaddingMaskCloned),
     ("padding_mask", mutants.MHAPaddingNewBoolMask),
+    # Issue 58: edits of tensors out of every graph under no_grad, and other fills: the no_grad rule spares them.
+    ("padding_mask", mutants.MHAPaddingWhere),
+    ("padding_mask", mutants.MHAPaddingAdditive),
+    ("padding_mask", mutants.MHAPaddingMaskBuiltNoGrad),
     ("multi_head_attention", mutants.MHAPaddingMaskCloned),
     ("torch_equivalence", mutants.to_torch_multihead_book),
     ("parameter_counts", mutants.count_parameters_book),
@@ -130,6 +134,10 @@ MISTAKES = [
     # Issue 58: a step computed with gradients off: the right output, another gradient.
     ("multi_head_attention", mutants.MHANormaliserNoGrad, {"properties"}, "forward_step_detached"),
     ("padding_mask", mutants.MHAPaddingNoGrad, {"example", "hidden"}, "forward_step_detached"),
+    # Issue 58: the scores filled IN PLACE with gradients off (or through .data): right values, an unrecorded edit.
+    ("padding_mask", mutants.MHAPaddingFilledInPlaceNoGrad, ALL_PADDING, "forward_step_detached"),
+    ("padding_mask", mutants.MHAPaddingFilledInPlaceNoGrad, ALL_PADDING, "while gradients were switched off"),
+    ("padding_mask", mutants.MHAPaddingFilledThroughData, ALL_PADDING, "forward_step_detached"),
     # Issue 58: every tensor forward is handed is read again after the call, the attention_mask as x.
     ("padding_mask", mutants.MHAPaddingMaskEditedInPlace, ALL_PADDING, "input_edited_in_place"),
     ("padding_mask", mutants.MHAPaddingMaskEditedInPlace, ALL_PADDING, "changed the attention_mask it was given"),

@@ -242,3 +242,21 @@ def test_stored_bytes_refuse_what_is_not_base64():
         tensors.decode({**stored, "bytes": stored["bytes"] + "*"})
     with pytest.raises(RuntimeError):  # bytes for 1.5 values of float32
         tensors.decode({**stored, "bytes": "AAAAAAAAAA=="})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.slow
+def test_kit_agrees_on_padding_fills_autograd_does_not_record(vectors, lang):
+    """Issue 58: the kit runs the same probe, so an in-place fill with gradients off fails there too, as live."""
+    students = [student for student in agreement.students() if student.exercise == "padding_mask"]
+    labels = {student.label for student in students}
+    assert {"mutant/MHAPaddingFilledInPlaceNoGrad", "mutant/MHAPaddingFilledThroughData",
+            "mutant/MHAPaddingMaskBuiltNoGrad"} <= labels
+    for student in students:
+        _, disagreements = agreement.compare_student(student, vectors, lang)
+        assert not disagreements, disagreements
+    unrecorded = next(student for student in students if student.label == "mutant/MHAPaddingFilledInPlaceNoGrad")
+    example = {result.id: result for result in run_public("padding_mask", unrecorded.namespace, vectors, lang)}[
+        "padding_mask.example"]
+    assert example.status != PASSED and example.misconception == "forward_step_detached"
+    assert "autograd" in example.message

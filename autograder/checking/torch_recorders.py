@@ -1,7 +1,7 @@
 """The torch recorders a probe watches the student's code with: which torch functions and ATen ops a call ran
 (FunctionCalls, DispatchedOps, under their public names: op_name), which tensors it used that no recorder saw made
 (Origins), how many matrix multiplies (MatmulCount), which ops mixed devices (DeviceMixWatch), `.T` on a batch
-(ForwardWatch).
+(ForwardWatch), which in-place edits autograd did not record (UntrackedEdits).
 
 Nothing here imports `solutions`: recorders run in a process that must not see the reference (as probing.py).
 """
@@ -22,8 +22,8 @@ from autograder.checking.deferred_imports import torch_imports_deferred
 
 __all__ = [
     "CUSTOM_OP", "DeviceMixWatch", "FunctionCalls", "LIFT_OPS", "MODES_OFF", "MatmulCount", "OP_FAMILIES", "Origins",
-    "UncompiledDispatchMode", "call_watched", "called_functions", "called_functions_until_raise", "forbidden_calls",
-    "op_name", "parameter_read_in_graph",
+    "UncompiledDispatchMode", "UntrackedEdits", "call_watched", "called_functions", "called_functions_until_raise",
+    "forbidden_calls", "op_name", "parameter_read_in_graph",
 ]
 
 # What a rule names, for the aliases torch reaches a library function through: torch.ops.aten, torch._C, private
@@ -489,6 +489,63 @@ class ForwardWatch(FunctionCalls):
         if getattr(func, "__self__", None) is torch.Tensor.T and args and getattr(args[0], "ndim", 2) > 2:
             self.batched_transpose = True
         return super().__torch_function__(func, types, args, kwargs)
+
+
+def _written(func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[torch.Tensor]:
+    """The tensors an op writes into: an in-place op's self, an out= (its schema marks them as written)."""
+    try:
+        schema = func._schema.arguments
+    except AttributeError:
+        return []
+    written = [value for argument, value in zip(schema, args, strict=False)
+               if argument.alias_info is not None and argument.alias_info.is_write]
+    written += [value for name, value in (kwargs or {}).items() if any(
+        argument.name == name and argument.alias_info is not None and argument.alias_info.is_write
+        for argument in schema)]
+    return [tensor for value in written for tensor in _tensors_in(value)]
+
+
+class UntrackedEdits(UncompiledDispatchMode):
+    """Notes, in `ops`, each in-place op (or out=) of the watched call that wrote into a tensor of autograd's graph
+    without autograd recording the edit: with gradients switched off (`torch.no_grad()`), or through an alias that
+    is out of the graph (`.data`, `.detach()`) of a tensor in it. The graph then holds the values before the edit:
+    backward computes the gradient of another computation than forward's. A tensor out of every graph (a mask built
+    under no_grad, a constant) may be edited freely, and so may any tensor with gradients on (autograd records it).
+
+    Every tensor an op makes is held until the call ends: its storage then stands for it (a `.data` alias shares
+    it), and whether it is in the graph is read at the edit, once autograd has given it its history."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+        self._made: dict[int, list[torch.Tensor]] = {}  # storage address -> the tensors made on it, held
+
+    def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
+                           kwargs: Mapping[str, Any] | None = None) -> Any:
+        if torch._C._current_graph_task_id() == -1:  # backward's own ops (a gradient accumulated) are no edit
+            for target in _written(func, args, kwargs):
+                if not self._recorded(target):
+                    self.ops.append(op_name(func))
+        result = func(*args, **(kwargs or {}))
+        for tensor in _tensors_in((args, result)):
+            self._made.setdefault(_storage_key(tensor), []).append(tensor)
+        return result
+
+    def watching(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        """`function`, each of its calls run with this recorder on."""
+
+        def watched(*args: Any) -> Any:
+            with self:
+                return function(*args)
+
+        return watched
+
+    def _recorded(self, target: torch.Tensor) -> bool:
+        """Whether autograd records an edit of `target` now, or `target` is out of every graph."""
+        key = _storage_key(target)  # 0: no storage to share (a meta tensor)
+        in_graph = _REQUIRES_GRAD(target) or bool(key) and any(
+            _REQUIRES_GRAD(tensor) for tensor in self._made.get(key, ()) if tensor is not target)
+        return not in_graph or (torch.is_grad_enabled() and _REQUIRES_GRAD(target))
 
 
 class ParameterReads(TorchFunctionMode):

@@ -742,6 +742,13 @@ MESSAGES = {
         "zh": "梯度无法通过这个函数传回输入：只用张量运算来计算，不要分离张量、读取原始数据、经过 NumPy "
               "或关闭梯度计算",
     },
+    "function.untracked_edit": {
+        "en": "the values are right, but the function edited a tensor of the computation in place while gradients "
+              "were switched off (or through .data or .detach()), so autograd did not record that edit (its graph "
+              "still holds the values from before it): every step must be one autograd records",
+        "zh": "数值是对的，但这个函数在关闭梯度计算时（或通过 .data、.detach()）原地修改了计算中的一个张量，所以 "
+              "autograd 没有记录这次修改（它的计算图里仍是修改之前的值）：每一步都必须由 autograd 记录",
+    },
     "function.backward_raised": {
         "en": "going back through the function to its input fails: backward() raised {type} ({detail})",
         "zh": "通过这个函数反向传播回输入时失败：backward() 抛出了 {type}（{detail}）",

@@ -418,6 +418,24 @@ def context_vectors_weights_no_grad(inputs):
     return attn_weights @ inputs
 
 
+def context_vectors_shifted_in_place_no_grad(inputs):
+    """The scores shifted by their row maximum IN PLACE with gradients off: softmax ignores a shift, so the values and
+    even the gradient are the right ones, but an edit autograd never records is part of the computation."""
+    scores = inputs @ inputs.T
+    with torch.no_grad():
+        scores -= scores.amax(dim=1, keepdim=True)
+    return torch.softmax(scores, dim=1) @ inputs
+
+
+def context_vectors_shift_built_no_grad(inputs):
+    """The row maximum taken with gradients off (out of every graph), subtracted with gradients on. Correct."""
+    scores = inputs @ inputs.T
+    with torch.no_grad():
+        shift = scores.amax(dim=1, keepdim=True)
+        shift.clamp_(min=-1e6)
+    return torch.softmax(scores - shift, dim=1) @ inputs
+
+
 class SelfAttention_v2_normaliser_no_grad(V2Base):
     """The softmax written out, its row sums taken with gradients off ("a sum is just a number"): the right output,
     a gradient without the normaliser's part (issue 58)."""

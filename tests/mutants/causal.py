@@ -121,6 +121,27 @@ def causal_weights_neg_inf_on_device(attn_scores):
     return torch.softmax(masked, dim=-1)
 
 
+def causal_weights_neg_inf_copy_filled_no_grad(attn_scores):
+    """A copy of the scores (the caller's stay as they were) filled with -inf IN PLACE with gradients off: the right
+    weights and gradient, an edit autograd never records."""
+    num_tokens = attn_scores.shape[-1]
+    scores = attn_scores.clone()
+    with torch.no_grad():
+        scores.masked_fill_(torch.ones(num_tokens, num_tokens, device=scores.device).triu(1).bool(), -torch.inf)
+    return torch.softmax(scores, dim=-1)
+
+
+def causal_weights_neg_inf_future_built_no_grad(attn_scores):
+    """The future built and edited under no_grad (out of every graph), the copy filled with gradients on. Correct."""
+    num_tokens = attn_scores.shape[-1]
+    with torch.no_grad():
+        future = torch.zeros(num_tokens, num_tokens, dtype=torch.bool, device=attn_scores.device)
+        future |= torch.ones_like(future).triu(1)
+    scores = attn_scores.clone()
+    scores.masked_fill_(future, -torch.inf)
+    return torch.softmax(scores, dim=-1)
+
+
 def causal_weights_neg_inf_in_place(attn_scores):
     """Right numbers, but the caller's scores are masked too."""
     context_length = attn_scores.shape[-1]

@@ -1161,6 +1161,78 @@ class MHAPaddingNewBoolMask(GivenMultiHeadAttention):
         return _padded_forward(self, x, padded_keys)
 
 
+class MHAPaddingFilledInPlaceNoGrad(GivenMultiHeadAttention):
+    """The scores filled in place inside torch.no_grad(): the right values, an edit autograd never records (its
+    gradients differ only through queries that see nothing but padding, which no check compares)."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is not None:
+                hidden = attention_mask.eq(0).unsqueeze(1).unsqueeze(2)
+                with torch.no_grad():
+                    attn_scores.masked_fill_(hidden, -1e9)
+            return attn_scores
+
+        return _padded_forward(self, x, padded_keys)
+
+
+class MHAPaddingFilledThroughData(GivenMultiHeadAttention):
+    """The scores filled in place through .data, gradients on: the same unrecorded edit, by another door."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is not None:
+                attn_scores.data[(attention_mask == 0)[:, None, None, :].expand_as(attn_scores)] = -1e9
+            return attn_scores
+
+        return _padded_forward(self, x, padded_keys)
+
+
+class MHAPaddingWhere(GivenMultiHeadAttention):
+    """torch.where with a fill of -1e4 in the scores' dtype, out of place. Correct."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is None:
+                return attn_scores
+            keep = (attention_mask != 0).reshape(attention_mask.shape[0], 1, 1, -1)
+            return torch.where(keep, attn_scores, torch.tensor(-1e4, dtype=attn_scores.dtype))
+
+        return _padded_forward(self, x, padded_keys)
+
+
+class MHAPaddingAdditive(GivenMultiHeadAttention):
+    """An additive mask (0 for real keys, a large negative number for padding) built under no_grad, edited in place
+    there (it is out of every graph), then added with gradients on. Correct."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is None:
+                return attn_scores
+            with torch.no_grad():
+                bias = torch.zeros(attention_mask.shape, dtype=attn_scores.dtype, device=attn_scores.device)
+                bias.masked_fill_(attention_mask == 0, torch.finfo(attn_scores.dtype).min / 2)
+            return attn_scores + bias[:, None, None, :]
+
+        return _padded_forward(self, x, padded_keys)
+
+
+class MHAPaddingMaskBuiltNoGrad(GivenMultiHeadAttention):
+    """The padded-key selection built under no_grad, then the scores filled in place with gradients on, as the
+    notes fill the causal mask. Correct."""
+
+    def forward(self, x, attention_mask=None):
+        def padded_keys(attn_scores):
+            if attention_mask is not None:
+                with torch.no_grad():
+                    hidden = torch.ones_like(attention_mask, dtype=torch.bool)
+                    hidden &= attention_mask == 0
+                attn_scores.masked_fill_(hidden.view(hidden.shape[0], 1, 1, -1), padding_fill_value(attn_scores.dtype))
+            return attn_scores
+
+        return _padded_forward(self, x, padded_keys)
+
+
 class MHAInputScaledInPlace(GivenMultiHeadAttention):
     """forward scales the caller's x in place before projecting it (x /= 1 would be a write with the same values)."""
 

@@ -3,7 +3,7 @@ reference or declaration: the student kit ships it as it is."""
 
 import torch
 
-from autograder.checking.check_types import Verdict
+from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare_named, dtype_verdict
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import gradient_problem, no_gradient
@@ -32,6 +32,8 @@ def judge_context_vectors_dtype(record: ContextRecord, case: TensorCase, expecta
     verdict = judge_context_vectors(record, case, expectations)
     if not verdict.passed:
         return verdict
+    if record.get("untracked_edits"):  # read from the run: an edit the graph does not hold
+        return Verdict(False, "function.untracked_edit", misconception="gradient_cut", evidence=Evidence.FACT)
     wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],
                              own_slope=record.get("gradient_is_own_slope"))
     return wrong or dtype_verdict("context_vectors", record["output"], torch.float64)

@@ -49,6 +49,8 @@ def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: 
                        {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
     if backward != "ok":
         return Verdict(False, f"causal_weights.{backward}")
+    if record.get("untracked_edits"):  # read from the run: an edit the graph does not hold
+        return Verdict(False, "function.untracked_edit", misconception="gradient_cut", evidence=Evidence.FACT)
     wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],
                              message_key="causal_weights.gradient_wrong",
                              own_slope=record.get("gradient_is_own_slope"))

@@ -19,7 +19,7 @@ from autograder.checking.probing import (
     seeded,
 )
 from autograder.checking.tensor_trace import INPUT, TensorTrace
-from autograder.checking.torch_recorders import DeviceMixWatch
+from autograder.checking.torch_recorders import DeviceMixWatch, UntrackedEdits
 from autograder.course.shared.inputs import DTYPES, notes_inputs, probe_device_kind
 from autograder.course.shared.records import ExceptionRecord, Namespace
 
@@ -47,6 +47,7 @@ class WeightsRecord(TypedDict, total=False):
     backward_error: ExceptionRecord
     input_gradient: Tensor  # what reached the scores when "ok": the judge compares it with the reference's
     gradient_is_own_slope: bool  # probing.gradient_is_own_slope, where it could be read
+    untracked_edits: list[str]  # in-place ops of that call autograd did not record (torch_recorders.UntrackedEdits)
     # Where the weights hold nan: the queries (along the second-to-last axis) of which some tensor the learner's code
     # made in the input's shape hides every key (-inf or 0 in the whole row): what "every key was hidden" needs.
     hidden_rows: list[int]
@@ -122,8 +123,10 @@ def probe_route(route: Callable[[Tensor], Any], make_input: Callable[[ScoresCase
     unchanged = torch.equal(x.isnan(), kept.isnan()) and torch.equal(x.nan_to_num(), kept.nan_to_num())
     data["input_changed"] = not unchanged
     takes_weights = make_input is weights_input
-    data["backward"], error, gradient = gradient_of(from_scores(route, takes_weights),
+    edits = UntrackedEdits()
+    data["backward"], error, gradient = gradient_of(from_scores(edits.watching(route), takes_weights),
                                                     graded_scores(case, takes_weights))
+    data["untracked_edits"] = sorted(set(edits.ops))
     if error is not None:
         data["backward_error"] = error
     if gradient is not None:

@@ -63,6 +63,9 @@ def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expect
     shown = informative_queries(mask, got)
     if same(got[shown], want[shown]):
         if torch.isfinite(got[~shown]).all():
+            if record.get("untracked_edits"):  # read from the run: an edit the graph does not hold
+                return Verdict(False, "padding_mask.untracked_edit", misconception="forward_step_detached",
+                               evidence=Evidence.FACT)
             gradients_wrong = padding_gradient_problem(record, shown, expectations)
             if gradients_wrong is not None:
                 return gradients_wrong

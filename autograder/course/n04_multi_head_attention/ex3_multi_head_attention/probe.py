@@ -26,7 +26,7 @@ from autograder.checking.probing import (
     state_of,
     takes_attention_mask,
 )
-from autograder.checking.torch_recorders import FunctionCalls, MatmulCount, Origins
+from autograder.checking.torch_recorders import FunctionCalls, MatmulCount, Origins, UntrackedEdits
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     MultiHeadCase,
     attention_input,
@@ -51,6 +51,9 @@ class MultiHeadRecord(TypedDict, total=False):
     # so that the padding step's own gradients are told from the rest of forward's.
     backward: ModuleGradients
     backward_unmasked: ModuleGradients
+    # The in-place ops of that forward with the mask that wrote into a tensor of autograd's graph unrecorded
+    # (gradients switched off, or through `.data`): torch_recorders.UntrackedEdits.
+    untracked_edits: list[str]
 
 
 class HeadIndependenceRecord(TypedDict, total=False):
@@ -114,9 +117,10 @@ def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
         data["merged_seen"] = seen["out_proj"]
     if padding_mask(case) is not None:
         # The padding step is part of forward too: the gradients through it, and without it, on fresh modules.
-        fresh = build_student_mha(namespace, case)
-        data["backward"] = module_gradients(fresh, attention_input(case), lambda x: call_mha(fresh, x, case),
-                                            partial(padding_mix, case))
+        fresh, edits = build_student_mha(namespace, case), UntrackedEdits()
+        forward = edits.watching(lambda x: call_mha(fresh, x, case))
+        data["backward"] = module_gradients(fresh, attention_input(case), forward, partial(padding_mix, case))
+        data["untracked_edits"] = sorted(set(edits.ops))
         unmasked = build_student_mha(namespace, case)
         data["backward_unmasked"] = module_gradients(unmasked, attention_input(case), unmasked, unmasked_mix)
     return data

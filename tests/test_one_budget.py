@@ -40,13 +40,17 @@ def test_a_child_s_cpu_limit_and_its_notebook_s_deadline_both_come_from_the_budg
 
     monkeypatch.setattr(supervisor, "_start", start)
     monkeypatch.setattr(supervisor, "shared_zygote", lambda: None)  # never forks the warm grader
+    # Nor a child ahead of its notebook (the first one is asked for before the class's set-up): the budget is read
+    # where the notebook's attempt starts, which `start` above stands in for.
+    monkeypatch.setattr(supervisor, "_fork", lambda *_args: pytest.fail("no child is forked in this test"))
+    limits_without_ahead = Limits(timeout=8, budget_factor=0.625, workers=1, memory_cgroup=False, fork_ahead=False)
     notebook = tmp_path / "one.ipynb"
     notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
                                                "outputs": [], "source": "pass"}],
                                     "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
     before = time.monotonic()
     with pytest.raises(_Started):
-        grade_notebooks([NotebookInput("one", notebook, NOTEBOOKS[0])], Options(limits=LIMITS))
+        grade_notebooks([NotebookInput("one", notebook, NOTEBOOKS[0])], Options(limits=limits_without_ahead))
     after = time.monotonic()
 
     [(state, confinement)] = started

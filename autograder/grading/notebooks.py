@@ -23,7 +23,7 @@ import autograder
 from autograder.checking.check_types import ERROR, CheckResult
 from autograder.course import catalog
 from autograder.course.exercises import of_notebook
-from autograder.grading.departures import trace_request, with_departure
+from autograder.grading.departures import trace_request, with_departure, with_departure_lost
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox, workspace
@@ -31,7 +31,7 @@ from autograder.isolation.child_task import TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
-from autograder.isolation.supervisor import ExerciseRecords, Job, Outcome, probe_notebooks
+from autograder.isolation.supervisor import ExerciseRecords, Job, Outcome, Untraced, probe_notebooks
 from autograder.running.runner import DEFAULT_SEED, ClassExpectations, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -226,6 +226,10 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str,
                 except Exception as error:  # noqa: BLE001 - a departure never costs a grade: none is known
                     logger.error("attnkit: internal error while finding where %s departs in %s: %s: %s",
                                  exercise_id, clean(str(plan.path)), type(error).__name__, one_line(error, 300))
+                    results = with_departure_lost(results, trace.check_id, Untraced.GRADER)
+            lost = outcome.untraced.get(exercise_id)
+            if lost is not None:  # logged where it was lost (autograder.isolation.supervisor)
+                results = with_departure_lost(results, lost.check_id, lost.why)
             # for `attnkit similarity`
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed, expectations))
     notes = [*plan.notes, *outcome.notes]

@@ -203,3 +203,28 @@ def test_the_class_report_counts_a_departure_not_computed_rather_than_leaving_th
     assert counts == {("sums", 1), ("not_computed", 1)}
     page = class_report_html(documents)
     assert '<tr class="departure" data-step="not_computed" data-students="1">' in page and "not computed" in page
+
+
+@pytest.mark.slow
+def test_a_departure_never_asked_for_because_a_later_step_stopped_the_child_is_marked(tmp_path, repo_root, caplog):
+    # softmax_naive is wrong and recorded; softmax_stable's probe ends the process (as a later step killed for its
+    # time would): the re-run child skips softmax_naive, so its departure is never asked for. Said, not silent.
+    source = repo_root / "source" / "attention" / f"{NB01}.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    codes = {"solution_softmax_naive": WRONG,
+             "solution_softmax_stable": "def softmax_stable(x):\n    import os\n    os._exit(70)\n"}
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        cell.source = codes.get(grade_id, cell.source)
+    (tmp_path / "submitted" / "crashes" / "attention").mkdir(parents=True)
+    nbformat.write(notebook, tmp_path / "submitted" / "crashes" / "attention" / f"{NB01}.ipynb")
+    with caplog.at_level(logging.WARNING):
+        status = cli.main(["grade", str(tmp_path / "submitted"), "--out", str(tmp_path / "out"),
+                           "--timeout", "20", "--memory", "1024"])
+    assert status == 0
+    document = json.loads((tmp_path / "out" / "students" / "crashes.json").read_text(encoding="utf-8"))
+    checks = {check["id"]: check for notebook in document["notebooks"] for check in notebook["checks"]}
+    assert "departure_step" not in checks["softmax_naive.notes"]
+    assert checks["softmax_naive.notes"].get("departure_lost") == "not_asked"
+    lines = [record.getMessage() for record in caplog.records if "no departure traced" in record.getMessage()]
+    assert any("softmax_naive" in line and "re-run" in line for line in lines)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import cast
 
 import autograder
-from autograder.checking.check_types import ERROR, CheckResult
+from autograder.checking.check_types import ERROR, FAILED, CheckResult
 from autograder.course import catalog
 from autograder.course.exercises import of_notebook
 from autograder.grading.departures import trace_request, with_departure, with_departure_lost
@@ -230,6 +230,11 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str,
             lost = outcome.untraced.get(exercise_id)
             if lost is not None:  # logged where it was lost (autograder.isolation.supervisor)
                 results = with_departure_lost(results, lost.check_id, lost.why)
+            elif trace is None and exercise_id not in outcome.answered and (
+                    unasked := _unasked(exercise_id, results, records, seed)) is not None:
+                logger.warning("attnkit: no departure traced for %s in %s: its grading process stopped before it "
+                               "was asked for (the notebook was re-run without it)", exercise_id, clean(str(plan.path)))
+                results = with_departure_lost(results, unasked.check_id, Untraced.NOT_ASKED)
             # for `attnkit similarity`
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed, expectations))
     notes = [*plan.notes, *outcome.notes]
@@ -241,6 +246,18 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str,
     return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks,
                           [explained.get(note, note) for note in notes], plan.sha256, times, cell_notes=cell_notes,
                           cell_outputs=dict(outcome.cell_outputs), problems=problems)
+
+
+def _unasked(exercise_id: str, results: Sequence[CheckResult], records: ExerciseRecords,
+             seed: int) -> TraceRequest | None:
+    """The case a child would have been asked to trace, for an exercise recorded by a child that stopped before it
+    said "probed" (None: nothing failed, or nothing to trace); a judge that breaks here costs only the mark."""
+    if all(result.status != FAILED for result in results):
+        return None
+    try:
+        return trace_request(exercise_id, results, records, seed)
+    except Exception:  # noqa: BLE001 - judged above already: only the mark is at stake
+        return None
 
 
 EMPTY = "has no code cells: an empty notebook, graded 0"

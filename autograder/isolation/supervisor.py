@@ -135,6 +135,9 @@ class Outcome:
     grader_failure: str = ""  # the grader's own failure, in its own words (never the child's): see _settle
     traces: dict[str, DepartureTrace] = field(default_factory=dict)  # exercise id -> its failing case's trace
     untraced: dict[str, "LostDeparture"] = field(default_factory=dict)  # exercise id -> the trace asked for, lost
+    # The exercises a child's "probed" was answered for: the others were recorded by a child that stopped before it
+    # said "probed" (a crash, a later step's timeout), and their departure was never asked for (Untraced.NOT_ASKED).
+    answered: set[str] = field(default_factory=set)
 
 
 class Untraced(StrEnum):
@@ -148,6 +151,7 @@ class Untraced(StrEnum):
     REFUSED = "refused"  # what came back is not what a child writes
     STOPPED = "stopped"  # the grading process was killed or crashed while tracing
     GRADER = "grader"  # the grader failed finding the departure (autograder.grading.notebooks)
+    NOT_ASKED = "not_asked"  # recorded by a child that stopped before "probed": the re-run does not probe it again
 
 
 # What a child may say of its own trace that stopped ("stopped"): anything else reads as its process stopping.
@@ -659,6 +663,7 @@ def _answer(attempt: _Attempt) -> None:
     state = attempt.job
     started = time.monotonic()
     requests = state.trace_requests(state.outcome, tuple(attempt.probed)) if state.trace_requests else []
+    state.outcome.answered.update(attempt.probed)
     attempt.grader_seconds += time.monotonic() - started
     attempt.asked = {request.exercise: request for request in requests if request.exercise in attempt.probed}
     answer = json.dumps([[request.exercise, request.check_id, request.case]

@@ -298,7 +298,7 @@ class _Child:
         """The grader's answer to "probed": which failing cases to trace. It is waited for as long as the notebook's
         own total time (the task's `reply_seconds`), never a fixed time: the grader judges the notebook first, and
         a loaded grader may take long; its own deadlines, which its judging does not use up, stop a child that
-        waits too long. None when the student's code closed or read the pipe: the grader sees the cases it asked
+        waits too long. Nothing when the student's code closed or read the pipe: the grader sees the cases it asked
         for go untraced, and says so (autograder.isolation.supervisor)."""
         seconds = self.task.reply_seconds
         try:

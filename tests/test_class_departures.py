@@ -88,7 +88,9 @@ def test_the_class_report_counts_students_by_their_first_departing_step(graded_c
     assert graded_class["status"] == 0
     counts = {(count.exercise, count.step, count.students) for count in departure_counts(
         list(graded_class["documents"].values()))}
-    assert counts == {("softmax_naive", "sums", 2), ("softmax_naive", "exponentials", 1)}
+    # huge_trace's departure was asked for and not computed (past the child's cap): counted (test_lost_departure)
+    assert counts == {("softmax_naive", "sums", 2), ("softmax_naive", "exponentials", 1),
+                      ("softmax_naive", "not_computed", 1)}
     page = (graded_class["out"] / "class_report.html").read_text(encoding="utf-8")
     assert '<tr class="departure" data-step="sums" data-students="2">' in page
     assert "sums of the exponentials" in page and "指数之和" in page
@@ -117,6 +119,8 @@ def test_a_trace_past_the_childs_cap_costs_only_the_departure(graded_class):
     assert graded_class["asked"]["huge_trace"] == ["softmax_naive"]
     assert graded_class["kept"]["huge_trace"] == []  # its child said "no trace": past its cap
     assert _steps(documents["huge_trace"]) == {}
+    assert [check.get("departure_lost") for notebook in documents["huge_trace"]["notebooks"]
+            for check in notebook["checks"] if check.get("departure_lost")] == ["cap"]  # said, with why
     assert documents["huge_trace"]["score"] == documents["sum_of_inputs"]["score"]
 
 

@@ -260,6 +260,9 @@ class CheckResult:
     # (autograder.course.value_variants, autograder.checking.attempt).
     failing_alike: tuple[str, ...] = ()
     departure_step: str = ""  # the notes' step `departure` names: failures departing at one step are one cause
+    # Why the departure grading asked for was not computed (autograder.isolation.supervisor.Untraced: the trace was
+    # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
+    departure_lost: str = ""
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

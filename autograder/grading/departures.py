@@ -22,7 +22,7 @@ from autograder.isolation.child_task import TraceRequest
 from autograder.running.runner import cases_for
 from autograder.running.threads import single_threaded
 
-__all__ = ["trace_request", "with_departure"]
+__all__ = ["trace_request", "with_departure", "with_departure_lost"]
 
 Records = Mapping[str, Sequence[dict[str, Any]]]
 
@@ -54,6 +54,13 @@ def with_departure(results: Sequence[CheckResult], request: TraceRequest, traced
         departure = find_departure(steps, traced, output)
     return [dataclasses.replace(result, departure_step=departure.step or "") if result.id == request.check_id
             else result for result in results]
+
+
+def with_departure_lost(results: Sequence[CheckResult], check_id: str, why: str) -> list[CheckResult]:
+    """`results` with the traced check marked: its departure was asked for and not computed, and `why`
+    (autograder.isolation.supervisor.Untraced). Its record says so, rather than reading as a run with no departure."""
+    return [dataclasses.replace(result, departure_step="", departure_lost=why) if result.id == check_id else result
+            for result in results]
 
 
 def _steps(check: Check[Any, Any], records: Records, index: int, seed: int) -> Any:

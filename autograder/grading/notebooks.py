@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import cast
 
 import autograder
-from autograder.checking.check_types import ERROR, CheckResult
+from autograder.checking.check_types import ERROR, FAILED, CheckResult
 from autograder.course import catalog
 from autograder.course.exercises import of_notebook
-from autograder.grading.departures import trace_request, with_departure
+from autograder.grading.departures import trace_request, with_departure, with_departure_lost
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox, workspace
@@ -31,7 +31,7 @@ from autograder.isolation.child_task import TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
-from autograder.isolation.supervisor import ExerciseRecords, Job, Outcome, probe_notebooks
+from autograder.isolation.supervisor import ExerciseRecords, Job, Outcome, Untraced, probe_notebooks
 from autograder.running.runner import DEFAULT_SEED, ClassExpectations, judge_exercise
 from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
@@ -226,6 +226,15 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str,
                 except Exception as error:  # noqa: BLE001 - a departure never costs a grade: none is known
                     logger.error("attnkit: internal error while finding where %s departs in %s: %s: %s",
                                  exercise_id, clean(str(plan.path)), type(error).__name__, one_line(error, 300))
+                    results = with_departure_lost(results, trace.check_id, Untraced.GRADER)
+            lost = outcome.untraced.get(exercise_id)
+            if lost is not None:  # logged where it was lost (autograder.isolation.supervisor)
+                results = with_departure_lost(results, lost.check_id, lost.why)
+            elif trace is None and exercise_id not in outcome.answered and (
+                    unasked := _unasked(exercise_id, results, records, seed)) is not None:
+                logger.warning("attnkit: no departure traced for %s in %s: its grading process stopped before it "
+                               "was asked for (the notebook was re-run without it)", exercise_id, clean(str(plan.path)))
+                results = with_departure_lost(results, unasked.check_id, Untraced.NOT_ASKED)
             # for `attnkit similarity`
             checks.extend(with_wrong_outputs(exercise_id, results, records, seed, expectations))
     notes = [*plan.notes, *outcome.notes]
@@ -237,6 +246,18 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str,
     return NotebookResult(key, plan.notebook, str(plan.path), GRADED, "", checks,
                           [explained.get(note, note) for note in notes], plan.sha256, times, cell_notes=cell_notes,
                           cell_outputs=dict(outcome.cell_outputs), problems=problems)
+
+
+def _unasked(exercise_id: str, results: Sequence[CheckResult], records: ExerciseRecords,
+             seed: int) -> TraceRequest | None:
+    """The case a child would have been asked to trace, for an exercise recorded by a child that stopped before it
+    said "probed" (None: nothing failed, or nothing to trace); a judge that breaks here costs only the mark."""
+    if all(result.status != FAILED for result in results):
+        return None
+    try:
+        return trace_request(exercise_id, results, records, seed)
+    except Exception:  # noqa: BLE001 - judged above already: only the mark is at stake
+        return None
 
 
 EMPTY = "has no code cells: an empty notebook, graded 0"

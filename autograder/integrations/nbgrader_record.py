@@ -38,6 +38,7 @@ def record_of(checks: Sequence["CheckResult"], seed: int) -> dict[str, Any]:
         "status": str(check.status), "misconception": check.misconception,
         "message": clean(check.full_message, MAX_MESSAGE_CHARS), "hidden": check.hidden,
         **({"departure_step": check.departure_step} if check.departure_step else {}),
+        **({"departure_lost": check.departure_lost} if check.departure_lost else {}),
     } for check in checks]}
 
 
@@ -72,6 +73,9 @@ def _check(item: object) -> CheckDocument | None:
     step = item.get("departure_step")
     if isinstance(step, str) and step:  # optional (older records have none); anything else is left out
         document["departure_step"] = clean(step, MAX_ID_CHARS)
+    lost = item.get("departure_lost")
+    if isinstance(lost, str) and lost:  # optional, as departure_step
+        document["departure_lost"] = clean(lost, MAX_ID_CHARS)
     return document
 
 

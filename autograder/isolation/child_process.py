@@ -295,12 +295,17 @@ class _Child:
                    "records": _completed(planned, records, failure, self.task.timeout)})
 
     def trace_requests(self) -> list[TraceRequest]:
-        """The grader's answer to "probed": which failing cases to trace (none when it does not answer in
-        REPLY_SECONDS, or when the student's code closed or read the pipe: then it only loses its departures)."""
+        """The grader's answer to "probed": which failing cases to trace. It is waited for as long as the notebook's
+        own total time (the task's `reply_seconds`), never a fixed time: the grader judges the notebook first, and
+        a loaded grader may take long; its own deadlines, which its judging does not use up, stop a child that
+        waits too long. Nothing when the student's code closed or read the pipe: the grader sees the cases it asked
+        for go untraced, and says so (autograder.isolation.supervisor)."""
+        seconds = self.task.reply_seconds
         try:
-            header = _read_exactly(self.reply_fd, REPLY_HEADER.size)
+            header = _read_exactly(self.reply_fd, REPLY_HEADER.size, seconds)
             (length,) = REPLY_HEADER.unpack(header)
-            answer = json.loads(_read_exactly(self.reply_fd, length)) if 0 < length <= MAX_REPLY_BYTES else []
+            answer = (json.loads(_read_exactly(self.reply_fd, length, seconds)) if 0 < length <= MAX_REPLY_BYTES
+                      else [])
             return [TraceRequest(str(exercise), str(check), int(case)) for exercise, check, case in answer]
         except (OSError, ValueError, TypeError, EOFError):
             return []
@@ -315,12 +320,13 @@ class _Child:
         self.send({"event": "start", "kind": "trace", "exercise": request.exercise})
         self.seal.restore()
         self.alarm.arm(self.step_limit)
-        tensors = None
+        tensors, stopped = None, ""
         try:
             _record, traced = traced_probe(resolve(check.probe), objects, check.cases[request.case])
             tensors = trace_record(traced)
-        except BaseException:  # noqa: BLE001, S110 - whatever the student's code did: no departure, nothing more
-            pass
+            stopped = "" if tensors is not None else "cap"
+        except BaseException:  # noqa: BLE001 - whatever the student's code did: no departure, and the grader says why
+            stopped = "time" if self.alarm.reached is not None else "error"  # the grader's alarm, not a raise's type
         for _ in range(RECLAIM_TRIES):  # as in run_cell
             try:
                 self.reclaim()
@@ -330,7 +336,7 @@ class _Child:
         else:
             raise RuntimeError("could not take the process back from the student's code")
         self.send({"event": "trace", "exercise": request.exercise, "check": request.check_id, "case": request.case,
-                   "tensors": tensors})
+                   "tensors": tensors, "stopped": stopped})
 
     def _timeout_error(self) -> dict[str, Any]:
         """The limit the grader's own alarm found reached (never the text of a StepTimeout student code raised)."""
@@ -458,14 +464,13 @@ def _timeout_as_message(item: Any, timeout: float) -> Any:
 
 
 DESCRIBE_SECONDS = 1.0  # what an exception's __str__ may take before its message is given up
-REPLY_SECONDS = 30.0  # what the child waits for the grader's answer to "probed" (it judges the notebook first)
 MAX_REPLY_BYTES = 64 * 1024
 
 
-def _read_exactly(fd: int, size: int) -> bytes:
-    """`size` bytes of the grader's answer, waiting at most REPLY_SECONDS in all."""
+def _read_exactly(fd: int, size: int, seconds: float) -> bytes:
+    """`size` bytes of the grader's answer, waiting at most `seconds` in all."""
     data = b""
-    deadline = time.monotonic() + REPLY_SECONDS
+    deadline = time.monotonic() + seconds
     while len(data) < size:
         ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
         if not ready:

@@ -46,6 +46,9 @@ class ChildTask:
     wall_timeout: float = 0.0  # wall-clock seconds per step (0: the same as timeout)
     nice: int = 0  # added to its scheduling niceness (where it has no CPU share in a cgroup)
     notebook_name: str = ""  # the graded notebook's file name: a %run of it (its copy) runs it inside itself
+    # How long the child waits for the grader's answer to "probed": the notebook's own total time (Limits.budget),
+    # not a fixed time that a loaded grader's judging could outlast (issue 58: a departure lost under load).
+    reply_seconds: float = 120.0
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,8 @@ from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
 __all__ = [
-    "BUDGET", "CHILD_NICE", "CRASH", "DepartureTrace", "ExerciseRecords", "Job", "Outcome", "PROTOCOL", "TIMEOUT",
-    "TraceRequests", "own_folder", "probe_notebooks",
+    "BUDGET", "CHILD_NICE", "CRASH", "DepartureTrace", "ExerciseRecords", "Job", "LostDeparture", "Outcome",
+    "PROTOCOL", "TIMEOUT", "TraceRequests", "Untraced", "lose_departure", "own_folder", "probe_notebooks",
 ]
 
 logger = logging.getLogger(__name__)
@@ -134,6 +134,38 @@ class Outcome:
     times: StageTimes = field(default_factory=StageTimes)  # the child's stages, timed from its events
     grader_failure: str = ""  # the grader's own failure, in its own words (never the child's): see _settle
     traces: dict[str, DepartureTrace] = field(default_factory=dict)  # exercise id -> its failing case's trace
+    untraced: dict[str, "LostDeparture"] = field(default_factory=dict)  # exercise id -> the trace asked for, lost
+    # The exercises a child's "probed" was answered for: the others were recorded by a child that stopped before it
+    # said "probed" (a crash, a later step's timeout), and their departure was never asked for (Untraced.NOT_ASKED).
+    answered: set[str] = field(default_factory=set)
+
+
+class Untraced(StrEnum):
+    """Why a departure the grader asked for was not computed: kept in the student's record (CheckResult
+    .departure_lost) and logged once, so that the feedback and the class report can say so, never silently."""
+
+    NOT_TRACED = "not_traced"  # the child went on without tracing it: it stopped waiting, or its pipe was taken
+    TIME = "time"  # the trace ran past the step's own limit
+    ERROR = "error"  # the student's code raised under the trace
+    CAP = "cap"  # the student's code made more tensors than a trace keeps
+    REFUSED = "refused"  # what came back is not what a child writes
+    STOPPED = "stopped"  # the grading process was killed or crashed while tracing
+    GRADER = "grader"  # the grader failed finding the departure (autograder.grading.notebooks)
+    NOT_ASKED = "not_asked"  # recorded by a child that stopped before "probed": the re-run does not probe it again
+
+
+# What a child may say of its own trace that stopped ("stopped"): anything else reads as its process stopping.
+CHILD_STOPPED = {Untraced.TIME.value: Untraced.TIME, Untraced.ERROR.value: Untraced.ERROR,
+                 Untraced.CAP.value: Untraced.CAP}
+
+
+@dataclass(frozen=True)
+class LostDeparture:
+    """A failing case the grader asked a child to trace, whose departure was not computed, and why."""
+
+    check_id: str
+    case: int
+    why: Untraced
 
 
 # The caller's answer to a child's "probed": (the outcome so far, the exercises this child probed) -> what to trace.
@@ -381,6 +413,7 @@ def _start(state: _JobState, limits: Limits, confinement: Confinement, scratch: 
         probes=state.probes,
         timeout=limits.timeout,
         wall_timeout=limits.wall_timeout,
+        reply_seconds=limits.budget,
         notebook_name=Path(plan.path).name,
         nice=0 if folders and cgroups is not None and cgroups.shares_cpu else CHILD_NICE,
         workdir=Path(workdir),
@@ -617,6 +650,10 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
         if attempt.step is not None:
             raise wire.ProtocolError("done inside a step")
         attempt.done = True
+        for request in attempt.asked.values():  # asked for, never traced: the child stopped waiting for the answer
+            lose_departure(state.outcome, request, Untraced.NOT_TRACED, "its grading process went on without "
+                           "tracing it (it stopped waiting for the grader's answer, or its task pipe was taken)")
+        attempt.asked = {}
         attempt.deadline = time.monotonic() + limits.grace  # it must exit now
         attempt.cpu_deadline = float("inf")
 
@@ -626,6 +663,7 @@ def _answer(attempt: _Attempt) -> None:
     state = attempt.job
     started = time.monotonic()
     requests = state.trace_requests(state.outcome, tuple(attempt.probed)) if state.trace_requests else []
+    state.outcome.answered.update(attempt.probed)
     attempt.grader_seconds += time.monotonic() - started
     attempt.asked = {request.exercise: request for request in requests if request.exercise in attempt.probed}
     answer = json.dumps([[request.exercise, request.check_id, request.case]
@@ -633,7 +671,10 @@ def _answer(attempt: _Attempt) -> None:
     try:
         if attempt.reply_fd is not None:
             os.write(attempt.reply_fd, REPLY_HEADER.pack(len(answer)) + answer)  # small: the pipe holds it whole
-    except OSError:  # the child is gone or its pipe is full of what the student wrote: it goes without traces
+    except OSError as error:  # the child is gone or its pipe is full of what the student wrote: no traces
+        for request in attempt.asked.values():
+            lose_departure(state.outcome, request, Untraced.NOT_TRACED,
+                           f"the grader's answer could not be sent ({one_line(error, 100)})")
         attempt.asked = {}
 
 
@@ -644,14 +685,25 @@ def _keep_trace(attempt: _Attempt, asked: TraceRequest, event: dict[str, Any]) -
         raise wire.ProtocolError("a trace of a case it was not asked for")
     tensors = event.get("tensors")
     if tensors is None:  # the child's own cap, or the student's code stopped the trace: no departure
+        stopped = event.get("stopped")
+        why = CHILD_STOPPED.get(stopped, Untraced.STOPPED) if isinstance(stopped, str) else Untraced.STOPPED
+        lose_departure(state.outcome, asked, why, f"its trace stopped ({why.value})")
         return
     try:
         traced = traced_of_record(tensors)
     except ValueError as refused:
-        logger.warning("attnkit: the departure trace of %s in %s was refused: %s", clean(asked.exercise),
-                       clean(str(state.job.plan.path)), one_line(refused, 200))
+        lose_departure(state.outcome, asked, Untraced.REFUSED, f"its trace was refused: {one_line(refused, 200)}")
         return
     state.outcome.traces[asked.exercise] = DepartureTrace(asked.check_id, asked.case, traced)
+
+
+def lose_departure(outcome: Outcome, request: TraceRequest, why: Untraced, detail: str) -> None:
+    """Keep in `outcome` that the departure of `request` was not computed, and why, with one safe log line: a
+    departure is never lost silently (the record says it was not computed rather than reading as another
+    diagnosis)."""
+    outcome.untraced[request.exercise] = LostDeparture(request.check_id, request.case, why)
+    logger.warning("attnkit: no departure traced for %s in %s: %s", clean(request.exercise),
+                   clean(str(outcome.plan.path)), one_line(detail, 300))
 
 
 def _check_order(attempt: _Attempt, kind: str) -> None:
@@ -789,8 +841,10 @@ def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
     if attempt.done and not attempt.kill_kind:
         return False
     if attempt.answered:  # every exercise was recorded: what stopped it while tracing costs only its departures
-        logger.warning("attnkit: no departure traced for %s: its grading process %s while tracing",
-                       clean(str(state.job.plan.path)), one_line(attempt.kill_reason or _ending(attempt, status), 200))
+        how = one_line(attempt.kill_reason or _ending(attempt, status), 200)
+        for request in attempt.asked.values():
+            lose_departure(state.outcome, request, Untraced.STOPPED, f"its grading process {how} while tracing")
+        attempt.asked = {}
         return False
     if not attempt.kill_kind:
         attempt.kill_kind, attempt.kill_reason = CRASH, _ending(attempt, status)

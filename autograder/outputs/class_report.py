@@ -140,6 +140,8 @@ def departure_counts(documents: Sequence[StudentDocument]) -> list[DepartureCoun
         for notebook in document.get("notebooks", ()):
             for check in notebook.get("checks", ()):
                 step, exercise = check.get("departure_step"), check.get("exercise", "")
+                if not step and check.get("departure_lost"):  # asked for and lost: said, not left out (issue 58)
+                    step = NOT_COMPUTED
                 if isinstance(step, str) and step and isinstance(exercise, str) and exercise not in seen:
                     seen.add(exercise)
                     students.setdefault((exercise, step), set()).add(document["student_id"])
@@ -148,8 +150,16 @@ def departure_counts(documents: Sequence[StudentDocument]) -> list[DepartureCoun
     return sorted(counts, key=lambda count: (_exercise_order(count.exercise), -count.students, count.step))
 
 
+# The row of the students whose departure grading asked for and did not compute (a record's `departure_lost`).
+NOT_COMPUTED = "not_computed"
+NOT_COMPUTED_NAMES = {"en": "not computed (its trace was lost: see the grader's log)",
+                      "zh": "未计算（追踪丢失：见评分日志）"}
+
+
 def _step_name(step: str, lang: str) -> str:
     """The notes' name of a step; an id the catalogue does not know (an older or edited record) as it is."""
+    if step == NOT_COMPUTED:
+        return NOT_COMPUTED_NAMES[lang]
     key = f"step.{step}"
     return render_message(MESSAGES, key, lang) if key in MESSAGES else (step if lang == "en" else "")
 

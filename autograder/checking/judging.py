@@ -105,22 +105,33 @@ def gradient_problem(got: torch.Tensor | None, expected: torch.Tensor, message_k
 
 def module_gradient_problem(backward: Mapping[str, Any], reference: Mapping[str, Any]) -> Verdict | None:
     """None when one backward pass through a module (probing.module_gradients) gave its input and every parameter the
-    reference's gradients (`reference`: variants.reference_gradients with the same weights and mix); else the verdict
-    for the input, then the first parameter by name. A gradient that reached nothing counts as zeros (a bias the
-    softmax cancels gets about 0 either way); a parameter the module lacks is the structure check's to count. Only
-    for a module whose output is right: then a gradient of its own proves a step of forward computed where autograd
-    does not record."""
-    def wrong(key: str, fields: dict[str, Any]) -> Verdict:
-        return Verdict(False, key, fields, misconception="forward_step_detached", evidence=Evidence.FACT)
-
+    reference's gradients (`reference`: variants.reference_gradients with the same weights and mix); else the verdict.
+    A gradient that reached nothing counts as zeros (a bias the softmax cancels gets about 0 either way); a parameter
+    the module lacks is the structure check's to count. Only for a module whose output is right. A wrong gradient
+    proves a step of forward computed where autograd does not record only where it is not the slope of the module's
+    own outputs (probing.module_own_slopes wrote False): the first such one, the input before the parameters by name,
+    is named. Where none is proven (each is the module's own slope, or could not be read), autograd may have
+    followed a forward flat where the notes' is not (a clamp the inputs reach): that is said of the first wrong one,
+    and no mistake named."""
+    wrong: list[tuple[str, dict[str, Any], object]] = []
     expected = reference["input"]
     if expected is not None and not same_gradient(_or_zeros(backward.get("input"), expected), expected):
-        return wrong("module.input_gradient_wrong", {})
-    got = backward["parameters"]
+        wrong.append(("module.input_gradient", {}, backward.get("input_own_slope")))
+    got, slopes = backward["parameters"], backward.get("own_slopes")
+    slopes = slopes if isinstance(slopes, Mapping) else {}
     for name, expected in sorted(reference["parameters"].items()):
         if name in backward["state"] and not same_gradient(_or_zeros(got.get(name), expected), expected):
-            return wrong("module.gradient_wrong" if name in got else "module.no_gradient", {"name": name})
-    return None
+            key = "module.gradient" if name in got else "module.no_gradient"
+            wrong.append((key, {"name": name}, slopes.get(name)))
+    for key, fields, own_slope in wrong:
+        if own_slope is False:
+            return Verdict(False, key if key == "module.no_gradient" else f"{key}_wrong", fields,
+                           misconception="forward_step_detached", evidence=Evidence.FACT)
+    if not wrong:
+        return None
+    key, fields, _ = wrong[0]
+    return Verdict(False, "module.input_gradient_own_slope" if key == "module.input_gradient"
+                   else "module.gradient_own_slope", fields)
 
 
 def _or_zeros(gradient: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:

@@ -5,6 +5,7 @@ Everything a probe returns is plain data (tensors detached to CPU, numbers, stri
 """
 
 import contextlib
+import copy
 import inspect
 import io
 import linecache
@@ -26,8 +27,8 @@ __all__ = [
     "ParameterProjections", "ProbeError", "PROBE_SEED", "arguments_changes", "as_count", "below_student_code",
     "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow",
     "gradient_is_own_slope", "gradient_of", "gradient_weights", "head_outputs", "informative_queries", "input_changes",
-    "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "plain", "rand", "renamed_mask_argument",
-    "run_probe", "seeded", "state_of", "takes_attention_mask",
+    "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "module_own_slopes", "plain", "rand",
+    "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
 ]
 
 PROJECTIONS = ("W_query", "W_key", "W_value")  # the query/key/value layers every attention module of the book has
@@ -405,21 +406,25 @@ def gradient_of(function: Callable[[torch.Tensor], Any],
 
 
 SLOPE_STEP = 1e-3  # of the input's largest size (at least 1): a finite difference float32 keeps to ~1e-4
+# float64 keeps a step a thousand times shorter as well: it straddles no kink (a clamp) the input is not within 1e-6 of
+SLOPE_STEP_FLOAT64 = 1e-6
 SLOPE_TOLERANCE = 0.05  # of the larger slope, plus SLOPE_STEP: rounding, never a step autograd left out
 
 
-def gradient_is_own_slope(function: Callable[[torch.Tensor], Any], x: torch.Tensor,
-                          gradient: torch.Tensor) -> bool | None:
+def gradient_is_own_slope(function: Callable[[torch.Tensor], Any], x: torch.Tensor, gradient: torch.Tensor,
+                          mix: Callable[[torch.Tensor], torch.Tensor] | None = None) -> bool | None:
     """Whether the gradient autograd gave for `function` at x (gradient_of's, for the mix of gradient_weights) is the
     slope of the function's own values there, along one fixed direction (a central finite difference of its own
     output): False proves a step autograd did not record (a constant to it, while the values move); True says
     autograd followed every step, so a gradient unlike the notes' is the function's own (flat where theirs is not:
-    a clamp past its bound). None where it cannot be read (a call raised, a non-tensor or non-finite result)."""
+    a clamp past its bound). None where it cannot be read (a call raised, a non-tensor or non-finite result).
+    `mix`: the mix of the outputs the gradient was taken for, where it is not gradient_weights' (a module's probe)."""
     with torch.no_grad():
         base = x.detach().clone()
         direction = gradient_weights(base.shape).to(base.dtype) * 2 - 1
         finite = base[base.isfinite()] if base.is_floating_point() else base.new_zeros(0)
-        step = SLOPE_STEP * max(1.0, float(finite.abs().max()) if finite.numel() else 1.0)
+        step = (SLOPE_STEP_FLOAT64 if base.dtype == torch.float64 else SLOPE_STEP) \
+            * max(1.0, float(finite.abs().max()) if finite.numel() else 1.0)
         try:
             ahead, behind = function(base + step * direction), function(base - step * direction)
         except Exception:  # noqa: BLE001 - the slope cannot be read; the gradient proves nothing alone
@@ -427,8 +432,11 @@ def gradient_is_own_slope(function: Callable[[torch.Tensor], Any], x: torch.Tens
         if not isinstance(ahead, torch.Tensor) or not isinstance(behind, torch.Tensor) \
                 or ahead.shape != behind.shape:
             return None
-        mix = gradient_weights(ahead.shape)
-        numeric = float(((plain(ahead).double() - plain(behind).double()) * mix).sum()) / (2 * step)
+        try:
+            weights = gradient_weights(ahead.shape) if mix is None else plain(mix(ahead))
+            numeric = float(((plain(ahead).double() - plain(behind).double()) * weights.double()).sum()) / (2 * step)
+        except Exception:  # noqa: BLE001 - an output the mix does not fit: no slope read
+            return None
     recorded = float((gradient.double() * direction.double()).sum())
     if not math.isfinite(numeric) or not math.isfinite(recorded):
         return None
@@ -445,14 +453,21 @@ class ModuleGradients(TypedDict):
     output: torch.Tensor
     parameters: dict[str, torch.Tensor]  # where a gradient reached the parameter
     input: NotRequired[torch.Tensor]  # where a gradient reached the input
+    # module_own_slopes: whether each gradient (a missing one as zeros) is the slope of the module's own outputs,
+    # where that could be read; the input's under input_own_slope, a parameter's by its name.
+    input_own_slope: NotRequired[bool]
+    own_slopes: NotRequired[dict[str, bool]]
 
 
 def module_gradients(module: nn.Module, x: torch.Tensor, call: Callable[[torch.Tensor], Any],
-                     mix: Callable[[torch.Tensor], torch.Tensor]) -> ModuleGradients:
+                     mix: Callable[[torch.Tensor], torch.Tensor],
+                     call_on: Callable[[nn.Module], Callable[[torch.Tensor], Any]] | None = None) -> ModuleGradients:
     """`call(input)` on a copy of x in a graph (as a step of a model hands it over, not a leaf), then backward from
     the sum of the output times `mix(output)`, a mix the judge rebuilds from the case: the module's parameters as
     they were before the call (the judge computes the reference's gradients with them) and the gradients that reached
-    them and the input. A call or backward that raises is the student's error, as any call of theirs."""
+    them and the input. A call or backward that raises is the student's error, as any call of theirs. `call_on(copy)`
+    calls a copy of the module as `call` calls it (the module itself by default): module_own_slopes reads on it."""
+    twin = _copy_of(module)
     parameters = list(module.named_parameters(remove_duplicate=False))
     first_name: dict[int, str] = {}
     aliases = {name: first_name.setdefault(id(parameter), name) for name, parameter in parameters}
@@ -467,7 +482,57 @@ def module_gradients(module: nn.Module, x: torch.Tensor, call: Callable[[torch.T
     record["parameters"] = {name: plain(p.grad) for name, p in parameters if p.grad is not None}
     if source.grad is not None:
         record["input"] = plain(source.grad)
+    if twin is not None:
+        module_own_slopes(record, twin, (call_on or _itself)(twin), x, mix)
     return record
+
+
+def _itself(module: nn.Module) -> Callable[[torch.Tensor], Any]:
+    return module
+
+
+def _copy_of(module: nn.Module) -> nn.Module | None:
+    """A deep copy of the module as it is before the call (the slopes are read on it, never on the learner's own
+    object); None where it cannot be copied: no slope is read then, and nothing is named from one."""
+    try:
+        return copy.deepcopy(module)
+    except Exception:  # noqa: BLE001 - a module deepcopy refuses: its slopes are not read
+        return None
+
+
+def module_own_slopes(record: ModuleGradients, twin: nn.Module, call: Callable[[torch.Tensor], Any],
+                      x: torch.Tensor, mix: Callable[[torch.Tensor], torch.Tensor]) -> None:
+    """Writes into `record` whether the gradient that reached the input and each parameter (a missing one as zeros)
+    is the slope of the module's own outputs (gradient_is_own_slope on `twin`, a copy of the module before the call,
+    in the same mode, its parameter moved where the slope is a parameter's): False proves a step of forward computed
+    where autograd does not record; True, that autograd followed forward (a gradient unlike the notes' is then the
+    module's own: flat where theirs is not). Only what could be read is written."""
+    own = gradient_is_own_slope(call, x, record.get("input", torch.zeros_like(x)), mix)
+    if own is not None:
+        record["input_own_slope"] = own
+    slopes: dict[str, bool] = {}
+    held = dict(twin.named_parameters(remove_duplicate=False))
+    for name, before in record["state"].items():
+        parameter = held.get(name)
+        if parameter is None or parameter.shape != before.shape:
+            continue
+        gradient = record["parameters"].get(name, torch.zeros_like(before))
+        own = gradient_is_own_slope(_moving(parameter, call, x), before, gradient, mix)
+        with torch.no_grad():
+            parameter.copy_(before)  # as it was, for the next parameter's slope
+        if own is not None:
+            slopes[name] = own
+    record["own_slopes"] = slopes
+
+
+def _moving(parameter: nn.Parameter, call: Callable[[torch.Tensor], Any],
+            x: torch.Tensor) -> Callable[[torch.Tensor], Any]:
+    """The module's output on x as a function of one of its parameters' values (set in place before each call)."""
+    def output(values: torch.Tensor) -> Any:
+        with torch.no_grad():
+            parameter.copy_(values)
+        return call(x.detach().clone())
+    return output
 
 
 def informative_queries(mask: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:

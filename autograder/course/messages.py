@@ -788,6 +788,22 @@ MESSAGES = {
               "with gradients switched off, inference mode), and counts as a constant",
         "zh": "输出是对的，但传回输入的梯度不是这个计算应有的梯度：forward 中有一步是在 autograd 不记录的地方"
               "计算的（分离出来的张量、原始数据、关闭了梯度计算的代码块、推理模式），于是被当成了常数"},
+    "module.input_gradient_own_slope": {
+        "en": "the output is right, but the gradient that reaches the input is not the one the notes' computation "
+              "gives: autograd followed your forward (its gradient is how your module's own output changes near "
+              "this input), so near this input your module changes otherwise than the notes' does (flat where "
+              "theirs is not, for instance)",
+        "zh": "输出是对的，但传回输入的梯度不是笔记中的计算应有的梯度：autograd 跟踪了你的 forward（它的梯度就是你的"
+              "模块自身的输出在这个输入附近的变化），所以在这个输入附近，你的模块的变化方式与笔记中的不同（例如在笔记的"
+              "计算并不平坦的地方它是平坦的）"},
+    "module.gradient_own_slope": {
+        "en": "the output is right, but the gradient that reaches {name} is not the one the notes' computation "
+              "gives: autograd followed your forward (its gradient is how your module's own output changes with "
+              "{name} near its values), so your module changes otherwise than the notes' does there (flat where "
+              "theirs is not, for instance)",
+        "zh": "输出是对的，但传到 {name} 的梯度不是笔记中的计算应有的梯度：autograd 跟踪了你的 forward（它的梯度就是"
+              "你的模块自身的输出在 {name} 当前值附近随它的变化），所以你的模块在那里的变化方式与笔记中的不同（例如在"
+              "笔记的计算并不平坦的地方它是平坦的）"},
     "function.gradient_own_slope": {
         "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: autograd "
               "followed your function (its gradient is how your function's own values change near this input), so "

@@ -119,7 +119,8 @@ def probe_mha(namespace: Namespace, case: MultiHeadCase) -> MultiHeadRecord:
         # The padding step is part of forward too: the gradients through it, and without it, on fresh modules.
         fresh, edits = build_student_mha(namespace, case), UntrackedEdits()
         forward = edits.watching(lambda x: call_mha(fresh, x, case))
-        data["backward"] = module_gradients(fresh, attention_input(case), forward, partial(padding_mix, case))
+        data["backward"] = module_gradients(fresh, attention_input(case), forward, partial(padding_mix, case),
+                                            call_on=lambda twin: lambda x: call_mha(twin, x, case))
         data["untracked_edits"] = sorted(set(edits.ops))
         unmasked = build_student_mha(namespace, case)
         data["backward_unmasked"] = module_gradients(unmasked, attention_input(case), unmasked, unmasked_mix)

@@ -173,3 +173,65 @@ def test_rung_three_under_a_departure_says_the_departure_is_all_there_is_not_no_
     third = printed_at("merge_heads", merge_heads_features_first, lang, 3, monkeypatch)
     assert DEPARTS[lang] in second and DEPARTS[lang] in third, third
     assert DEPARTURE_STATED[lang] in third and NO_KNOWN[lang] not in third, third
+
+
+# ---------------------------------------------------------------- an earlier step returned, tried on another case
+
+
+def context_vectors_returning_weights(inputs):  # computes the context vectors, returns the weights before them
+    attn_weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    _context = attn_weights @ inputs
+    return attn_weights
+
+
+def context_vectors_stopping_at_the_weights(inputs):  # learners_2026_12e i-cv-07: no product with the inputs
+    return torch.softmax(inputs @ inputs.T, dim=-1)
+
+
+def context_steps(inputs):
+    scores = inputs @ inputs.T
+    weights = torch.softmax(scores, dim=-1)
+    return [step("scores", scores), step("weights", weights), step("context_vectors", weights @ inputs)]
+
+
+RETURNED = Departure(("scores", "weights"), "context_vectors", returned="weights", compared=4, last="context_vectors")
+INPUTS = torch.arange(5 * 3, dtype=torch.float64).reshape(5, 3).sin()
+
+
+def test_a_returned_step_proven_on_one_case_reproduces_the_learner_s_result_on_another():
+    assert relation_reproduced(RETURNED, context_steps(INPUTS), context_vectors_returning_weights(INPUTS))
+    computed_too = Departure(("scores", "weights", "context_vectors"), None, returned="weights",
+                             last="context_vectors")  # every step computed, the weights returned
+    assert relation_reproduced(computed_too, context_steps(INPUTS), context_vectors_returning_weights(INPUTS))
+
+
+def test_a_returned_step_does_not_reproduce_other_results():
+    steps = context_steps(INPUTS)
+    assert not relation_reproduced(RETURNED, steps, solutions.context_vectors(INPUTS))  # the notes' own result
+    assert not relation_reproduced(RETURNED, steps, 2 * context_vectors_returning_weights(INPUTS))
+    assert not relation_reproduced(RETURNED, steps, torch.softmax(INPUTS @ INPUTS.T / 2, dim=-1))
+    assert not relation_reproduced(RETURNED, steps, None)
+    scores = Departure(("scores",), "weights", returned="scores", last="context_vectors")
+    assert not relation_reproduced(scores, steps, context_vectors_returning_weights(INPUTS))  # another step proven
+    undeclared = [entry for entry in steps if entry[0] != "weights"]
+    assert not relation_reproduced(RETURNED, undeclared, context_vectors_returning_weights(INPUTS))
+
+
+def test_weights_of_one_number_throughout_prove_no_early_return_but_one_token_s_weight_does():
+    """Tokens all alike: every weight is 1/n, one number throughout, made many ways: nothing is claimed. One token:
+    its (1, 1) weight is the notes' weights on that case, in place of a context vector of 3 features."""
+    alike = INPUTS[:1].expand(4, 3).contiguous()
+    assert not relation_reproduced(RETURNED, context_steps(alike), context_vectors_returning_weights(alike))
+    one = INPUTS[:1]
+    assert relation_reproduced(RETURNED, context_steps(one), context_vectors_returning_weights(one))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_returning_the_weights_is_one_row_with_no_unknown_mistake_beside_it(lang, monkeypatch):
+    """learners_2026_12e i-cv-07: the notes' check proves the weights returned; the check on other sizes, whose own
+    trace proved nothing, returns the weights of its case too: folded under the first row, not "no known mistake"."""
+    text = printed("context_vectors", context_vectors_stopping_at_the_weights, lang, monkeypatch)
+    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    assert NO_KNOWN[lang] not in text, text
+    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text

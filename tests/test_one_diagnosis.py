@@ -17,7 +17,7 @@ from torch import nn
 
 from attnkit import solutions
 from autograder.checking.attempt import one_diagnosis
-from autograder.checking.check_types import FAILED, PASSED, Cause, CheckResult
+from autograder.checking.check_types import ERROR, FAILED, PASSED, Cause, CheckResult
 from autograder.checking.feedback import rows
 from autograder.checking.reproduction import RaisedError, VariantError, raising_the_same
 from autograder.course import catalog
@@ -251,6 +251,25 @@ def test_failures_departing_from_the_notes_at_one_step_are_one_row_whatever_thei
                                      departure_step="exponentials")
     table_rows = rows([first, other_message, other_step])
     assert [(row.shown.id, [same.id for same in row.same]) for row in table_rows] == [("a", ["b"]), ("c", [])]
+
+
+
+RAISED_AT = "where it raised — `self.dropout = nn.Dropout(dropout)` raised, called from your line `Head(d, p, n)`"
+
+
+def test_raises_with_one_where_it_raised_line_are_one_row_whatever_values_their_errors_quote():
+    """learners_2026_12e j-w-10: each check passes its own context_length where the dropout goes, so each error
+    quotes its own number ("got 6", "got 7"), but the same line raised, called from the same line of the learner's:
+    one cause, one row. Another line, another error type, or a failure that did not raise stays a row of its own."""
+    def raised(check_id, key="error.ValueError", departure=RAISED_AT, status=ERROR):
+        result = failing("mha_wrapper", check_id=check_id, key=key, status=status)
+        return dataclasses.replace(result, cause=Cause(None, key, (("text", f"got {check_id}"),)), departure=departure,
+                                   message=f"{check_id}: raised, got {check_id}")
+
+    table_rows = rows([raised("a"), raised("b"), raised("c", departure=RAISED_AT + " again"),
+                       raised("d", key="error.TypeError"), raised("e", status=FAILED)])
+    assert [(row.shown.id, [same.id for same in row.same]) for row in table_rows] == [
+        ("a", ["b"]), ("c", []), ("d", []), ("e", [])]
 
 
 def divided_by_the_scores_sum(x):

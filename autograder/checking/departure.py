@@ -1010,14 +1010,20 @@ def _facts_against(got: torch.Tensor, expected: torch.Tensor, case: _Case | None
 
 
 def relation_reproduced(departure: Departure, steps: StepValues, output: torch.Tensor | None) -> bool:
-    """Whether the relation `departure` proved on one case (its departing step, the notes' last, held by the result
-    with the step's named axes in another order: a "reordered" fact) reproduces `output`, the learner's result on
-    another case whose declared steps are `steps`: the notes' step on that case, its named axes (of more than one
-    entry) put in the proven order, then laid out in the output's shape, equals the output within the comparison's
-    tolerance, and differs from the notes' step there (the relation explains that case's failure). False where the
-    step or its axes are not declared on that case, or an axis of it is not one the proven order names."""
+    """Whether the relation `departure` proved on one case reproduces `output`, the learner's result on another case
+    whose declared steps are `steps` (and differs from the notes' last step there: the relation explains that case's
+    failure). Two relations are tried: an earlier step returned in place of the last (`departure.returned`): the
+    output holds the notes' returned step on that case in its order (_returned_reproduced); and the last step held
+    with its named axes in another order (a "reordered" fact): the notes' step on that case, its named axes (of more
+    than one entry) put in the proven order, then laid out in the output's shape, equals the output within the
+    comparison's tolerance. False where the steps are not declared on that case, or an axis of the step is not one
+    the proven order names."""
+    if output is None:
+        return False
+    if departure.returned is not None:
+        return _returned_reproduced(departure, steps, output)
     orders = [fact.fields.get("order") for fact in departure.facts if fact.kind == "reordered"]
-    if output is None or departure.step is None or departure.step != departure.last or len(orders) != 1:
+    if departure.step is None or departure.step != departure.last or len(orders) != 1:
         return False
     entry = next((entry for entry in steps if str(entry[0]) == departure.step and len(entry) > 6 and entry[6]), None)
     proven = orders[0]
@@ -1035,6 +1041,27 @@ def relation_reproduced(departure: Departure, steps: StepValues, output: torch.T
     reproduced = source.permute([names.index(name) for name in order]).reshape(-1)
     flat = got.reshape(-1)
     return values_close(flat, reproduced) and not values_close(flat, expected.reshape(-1))
+
+
+def _returned_reproduced(departure: Departure, steps: StepValues, output: torch.Tensor) -> bool:
+    """Whether `output` is the step `departure` proved returned (an earlier step than the notes' last) on another
+    case: as many numbers as one of that step's routes there, equal to it in its order within the comparison's
+    tolerance, and not equal to any route of the last step (one token: its context vector is its value vector,
+    which proves no early return). One number throughout (of more than one entry) proves nothing; one token's
+    single weight is the returned step there, in place of the last step's row of features."""
+    returned = next((entry for entry in steps if str(entry[0]) == departure.returned and entry[1]), None)
+    last = next((entry for entry in steps if str(entry[0]) == departure.last and entry[1]), None)
+    if returned is None or last is None or departure.returned == departure.last:
+        return False
+    got = normalised_value(output).reshape(-1)
+    if one_number(got):
+        return False
+
+    def equal(values: Sequence[torch.Tensor]) -> bool:
+        return any(value.numel() == got.numel() and values_close(got, normalised_value(value).reshape(-1))
+                   for value in values)
+
+    return equal(returned[1]) and not equal(last[1])
 
 
 def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:

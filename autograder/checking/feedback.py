@@ -255,7 +255,8 @@ def _shape_growth(result: CheckResult) -> tuple[int, ...] | None:
 def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     """Whether `other` fails for the reason `shown` shows: the same named mistake (a check without evidence of it is
     not folded under it as if proven, whatever its message); or, neither naming one, the same first step departing
-    from the notes (autograder.running.diagnosing), the same message with the same fields, or (both public) the
+    from the notes (autograder.running.diagnosing), or both raised with the same where-it-raised line and message,
+    the same message with the same fields, or (both public) the
     same message reading the same, or the same error message at the same line of the learner's, whose shapes differ
     only because each check gives its own input."""
     if shown.cause is None or other.cause is None:
@@ -264,6 +265,12 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
         return shown.misconception == other.misconception
     if shown.departure_step and shown.departure_step == other.departure_step:
         return True  # both computations first depart from the notes at the same step: one cause, one message
+    if (shown.status == other.status == Status.ERROR and not shown.departure_step and not other.departure_step
+            and shown.departure and shown.departure == other.departure
+            and shown.cause.message_key == other.cause.message_key):
+        # The same where-it-raised line (the same line raised the same error, called from the same line of the
+        # learner's): each check's input only changes the values the error message quotes. One cause, one message.
+        return True
     if shown.cause.same_as(other.cause):
         return True
     fact = _learner_fact(shown.cause) if shown.cause.message_key == other.cause.message_key else None

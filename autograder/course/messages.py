@@ -237,6 +237,11 @@ MESSAGES = {
               "axes in the same other order as there",
         "zh": "与上面所说的不同之处原因相同：你在这个例子上的结果，是笔记中的{step}，"
               "其各维度按与那里相同的另一种顺序排列"},
+    # A failure whose result is, on its own case, the earlier step an earlier check proved returned.
+    "departure.same_returned": {
+        "en": "the same cause as the departure said above: your result on this case is the notes' {step}, returned "
+              "as there",
+        "zh": "与上面所说的不同之处原因相同：你在这个例子上的结果，是笔记中的{step}，与那里一样被返回了"},
     "departure.then_raised": {"en": "then your code raised", "zh": "之后你的代码抛出了异常"},
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",

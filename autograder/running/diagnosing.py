@@ -87,17 +87,20 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
             diagnosed.append(dataclasses.replace(result, departure=counted))
         elif looked_for and (same := _same_relation(result, check, records.get(result.id, ()), proven)) is not None:
+            # The step the learner's result is on this case: the returned one, or the last in another axis order.
+            key, shown_step = (("departure.same_returned", same.returned) if same.returned is not None
+                               else ("departure.same_relation", same.step))
             diagnosed.append(dataclasses.replace(result, departure=render(messages, "label.departure", lang, {
-                "text": render(messages, "departure.same_relation", lang, {
-                    "step": render(messages, f"step.{same}", lang)})}), departure_step=same))
+                "text": render(messages, key, lang, {"step": render(messages, f"step.{shown_step}", lang)})}),
+                departure_step=same.step or same.last))
         else:
             diagnosed.append(result)
     return diagnosed
 
 
 def _same_relation(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
-                   proven: Sequence[tuple[CheckResult, Departure]]) -> str | None:
-    """The departing step of the first earlier check of `result`'s exercise whose proven relation, applied to the
+                   proven: Sequence[tuple[CheckResult, Departure]]) -> Departure | None:
+    """The departure of the first earlier check of `result`'s exercise whose proven relation, applied to the
     notes' step on `result`'s failing case, reproduces the learner's result there (departure.relation_reproduced);
     None where none does, or the case declares no steps. Its own trace may have proven nothing: a case that does not
     tell the relation apart, or the probe's own making of the input holding the step (a round trip's input)."""
@@ -108,7 +111,7 @@ def _same_relation(result: CheckResult, check: DiagnosedCheck, records: Sequence
         return None
     _case, steps = found
     output = recorded_output(records[index])
-    return next((departure.step for departure in earlier if relation_reproduced(departure, steps, output)), None)
+    return next((departure for departure in earlier if relation_reproduced(departure, steps, output)), None)
 
 
 def _diagnosed(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:

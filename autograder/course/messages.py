@@ -749,9 +749,9 @@ MESSAGES = {
     },
     "function.untracked_edit": {
         "en": "the values are right, but the function edited a tensor of the computation in place while gradients "
-              "were switched off (or through .data or .detach()), so autograd did not record that edit (its graph "
+              "were switched off, or through a detached alias of it, so autograd did not record that edit (its graph "
               "still holds the values from before it): every step must be one autograd records",
-        "zh": "数值是对的，但这个函数在关闭梯度计算时（或通过 .data、.detach()）原地修改了计算中的一个张量，所以 "
+        "zh": "数值是对的，但这个函数在关闭梯度计算时（或者通过它的一个已分离的别名）原地修改了计算中的一个张量，所以 "
               "autograd 没有记录这次修改（它的计算图里仍是修改之前的值）：每一步都必须由 autograd 记录",
     },
     "function.backward_raised": {

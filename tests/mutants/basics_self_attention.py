@@ -480,6 +480,7 @@ class SelfAttention_v2_layers_in_forward(V2Base):
 # right). The correct mutants are not listed.
 
 TRUE_MISCONCEPTIONS = {
+    "context_vectors_shifted_in_place_no_grad": ("gradient_cut",),
     "softmax_stable_global_max": ("softmax_global_max",),
     "softmax_naive_divide_by_sum": ("normalised_without_exp",),
     "softmax_naive_builtin": (),

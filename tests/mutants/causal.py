@@ -659,6 +659,7 @@ class CausalAttention_normaliser_no_grad(CausalAttention_forward_mistake):
 # right). The correct mutants are not listed.
 
 TRUE_MISCONCEPTIONS = {
+    "causal_weights_neg_inf_copy_filled_no_grad": ("gradient_cut",),
     "causal_weights_renormalised_column_sums": ("row_sums_wrong_axis",),
     "causal_mask_with_diagonal": ("mask_includes_diagonal",),
     "causal_mask_inverted": ("mask_inverted",),

@@ -1263,6 +1263,8 @@ def split_heads_first_head_detached(x, num_heads):
 # right). The correct mutants are not listed.
 
 TRUE_MISCONCEPTIONS = {
+    "MHAPaddingFilledInPlaceNoGrad": ("forward_step_detached",),
+    "MHAPaddingFilledThroughData": ("forward_step_detached",),
     "count_parameters_children_only": ("counts_children_only",),
     "count_parameters_linear_only": ("counts_linear_only",),
     "count_parameters_every_module": ("counts_nested_twice",),

@@ -309,10 +309,12 @@ MESSAGES = {
     },
     "padding_mask.untracked_edit": {
         "en": "the values are right, but your forward edited a tensor of the computation in place while gradients "
-              "were switched off (or through .data), so autograd did not record that edit (its graph still holds "
-              "the values from before it); the padding step is part of the computation autograd records",
-        "zh": "数值是对的，但你的 forward 在关闭梯度计算时（或通过 .data）原地修改了计算中的一个张量，所以 autograd "
-              "没有记录这次修改（它的计算图里仍是修改之前的值）；padding 这一步也属于 autograd 记录的计算",
+              "were switched off, or through a detached alias of it, so autograd did not record that edit (its "
+              "graph still holds the values from before it); the padding step is part of the computation autograd "
+              "records",
+        "zh": "数值是对的，但你的 forward 在关闭梯度计算时（或者通过它的一个已分离的别名）原地修改了计算中的一个张量，"
+              "所以 autograd 没有记录这次修改（它的计算图里仍是修改之前的值）；padding 这一步也属于 autograd "
+              "记录的计算",
     },
     "padding_mask.inverted": {
         "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",

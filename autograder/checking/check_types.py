@@ -17,8 +17,23 @@ from autograder.checking.expectations import Expectations, no_expectations, read
 
 __all__ = [
     "Case", "Cause", "Check", "CheckResult", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout", "Misconception",
-    "PASSED", "ProbeData", "Status", "TokenHead", "Verdict",
+    "PASSED", "ProbeData", "Status", "TokenHead", "Untraced", "Verdict",
 ]
+
+
+class Untraced(StrEnum):
+    """Why a departure the grader asked for was not computed (autograder.isolation.supervisor sets it): kept in the
+    student's record (CheckResult.departure_lost) and logged once, so that the feedback and the class report can say
+    so, never silently. Here, below both, so that the pages (autograder.outputs) read the same values."""
+
+    NOT_TRACED = "not_traced"  # the child went on without tracing it: it stopped waiting, or its pipe was taken
+    TIME = "time"  # the trace ran past the step's own limit
+    ERROR = "error"  # the student's code raised under the trace
+    CAP = "cap"  # the student's code made more tensors than a trace keeps
+    REFUSED = "refused"  # what came back is not what a child writes
+    STOPPED = "stopped"  # the grading process was killed or crashed while tracing
+    GRADER = "grader"  # the grader failed finding the departure (autograder.grading.notebooks)
+    NOT_ASKED = "not_asked"  # recorded by a child that stopped before "probed": the re-run does not probe it again
 
 
 class Status(StrEnum):
@@ -260,7 +275,7 @@ class CheckResult:
     # (autograder.course.value_variants, autograder.checking.attempt).
     failing_alike: tuple[str, ...] = ()
     departure_step: str = ""  # the notes' step `departure` names: failures departing at one step are one cause
-    # Why the departure grading asked for was not computed (autograder.isolation.supervisor.Untraced: the trace was
+    # Why the departure grading asked for was not computed (Untraced, above: the trace was
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""
 

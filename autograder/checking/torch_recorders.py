@@ -491,6 +491,18 @@ class ForwardWatch(FunctionCalls):
         return super().__torch_function__(func, types, args, kwargs)
 
 
+_VERSION_PROPERTY = vars(torch._C.TensorBase)["_version"]  # torch's own descriptor: no subclass's property
+
+
+def _version(tensor: torch.Tensor) -> int:
+    """The tensor's version counter (read from torch's own property, whatever a subclass says); -1 when it has none
+    (an inference tensor)."""
+    try:
+        return int(_VERSION_PROPERTY.__get__(tensor))
+    except (RuntimeError, TypeError, AttributeError):
+        return -1
+
+
 def _written(func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[torch.Tensor]:
     """The tensors an op writes into: an in-place op's self, an out= (its schema marks them as written)."""
     try:
@@ -513,23 +525,65 @@ class UntrackedEdits(UncompiledDispatchMode):
     under no_grad, a constant) may be edited freely, and so may any tensor with gradients on (autograd records it).
 
     Every tensor an op makes is held until the call ends: its storage then stands for it (a `.data` alias shares
-    it), and whether it is in the graph is read at the edit, once autograd has given it its history."""
+    it), and whether it is in the graph is read at the edit, once autograd has given it its history.
+
+    An edit made with this mode switched off (popped, `_disable_current_modes`) is not seen as an op, but it moves
+    the edited tensor's version counter: each held tensor's version may grow only by the edits seen on its storage
+    since it was last looked at (when an op takes it, and when the call ends), else MODES_OFF is noted and the
+    checks fail closed. Not seen: such an edit through an alias with a counter of its own (`.data`) on a storage
+    whose other tensors an edit was seen on in the meantime."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ops: list[str] = []
         self._made: dict[int, list[torch.Tensor]] = {}  # storage address -> the tensors made on it, held
+        self._seen_writes: dict[int, int] = {}  # storage address -> the edits seen on it
+        # id of a held tensor -> (it, its version and its storage's seen edits when last looked at)
+        self._versions: dict[int, tuple[torch.Tensor, int, int]] = {}
+
+    def __enter__(self) -> Self:
+        self._look([entry[0] for entry in self._versions.values()], baseline=True)  # between calls: not ours
+        return super().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._look([entry[0] for entry in self._versions.values()])
+        super().__exit__(*exc)
 
     def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:
+        inputs = list(_tensors_in((args, kwargs)))
+        self._look(inputs)
+        written = _written(func, args, kwargs)
         if torch._C._current_graph_task_id() == -1:  # backward's own ops (a gradient accumulated) are no edit
-            for target in _written(func, args, kwargs):
+            for target in written:
                 if not self._recorded(target):
                     self.ops.append(op_name(func))
         result = func(*args, **(kwargs or {}))
         for tensor in _tensors_in((args, result)):
-            self._made.setdefault(_storage_key(tensor), []).append(tensor)
+            key = _storage_key(tensor)
+            self._made.setdefault(key, []).append(tensor)
+            if id(tensor) not in self._versions:
+                # A view made here gets its base's counter once this returns: its version is its base's.
+                version = max((_version(base) for base in inputs if key and _storage_key(base) == key),
+                              default=_version(tensor))
+                self._versions[id(tensor)] = (tensor, version, self._seen_writes.get(key, 0))
+        for target in written:  # its version moves once this returns (autograd's ADInplaceOrView), counted after
+            key = _storage_key(target)
+            self._seen_writes[key] = self._seen_writes.get(key, 0) + 1
         return result
+
+    def _look(self, tensors: Iterable[torch.Tensor], baseline: bool = False) -> None:
+        """Note MODES_OFF if a held tensor among `tensors` was edited more often than this mode saw; then take its
+        version as it is now. `baseline`: take them only (what ran between two watched calls is not the call's)."""
+        for tensor in tensors:
+            entry = self._versions.get(id(tensor))
+            if entry is None or entry[0] is not tensor:
+                continue
+            key = _storage_key(tensor)
+            version, writes = _version(tensor), self._seen_writes.get(key, 0)
+            if not baseline and version > entry[1] + writes - entry[2] and MODES_OFF not in self.ops:
+                self.ops.append(MODES_OFF)
+            self._versions[id(tensor)] = (tensor, version, writes)
 
     def watching(self, function: Callable[..., Any]) -> Callable[..., Any]:
         """`function`, each of its calls run with this recorder on."""

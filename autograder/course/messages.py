@@ -754,6 +754,13 @@ MESSAGES = {
         "zh": "数值是对的，但这个函数在关闭梯度计算时（或者通过它的一个已分离的别名）原地修改了计算中的一个张量，所以 "
               "autograd 没有记录这次修改（它的计算图里仍是修改之前的值）：每一步都必须由 autograd 记录",
     },
+    "function.edit_unseen": {
+        "en": "the function switched off torch's dispatch modes (with which the grader watches a run) and edited a "
+              "tensor in place while they were off: whether autograd recorded that edit cannot be checked, so this "
+              "check does not pass; leave torch's modes as they are",
+        "zh": "这个函数关闭了 torch 的 dispatch mode（评分程序借助它观察运行过程），并在关闭期间原地修改了一个张量："
+              "无法检查 autograd 是否记录了这次修改，所以这项检查不通过；请不要改动 torch 的 mode",
+    },
     "function.backward_raised": {
         "en": "going back through the function to its input fails: backward() raised {type} ({detail})",
         "zh": "通过这个函数反向传播回输入时失败：backward() 抛出了 {type}（{detail}）",

@@ -58,7 +58,7 @@ def with_departure(results: Sequence[CheckResult], request: TraceRequest, traced
 
 def with_departure_lost(results: Sequence[CheckResult], check_id: str, why: str) -> list[CheckResult]:
     """`results` with the traced check marked: its departure was asked for and not computed, and `why`
-    (autograder.isolation.supervisor.Untraced). Its record says so, rather than reading as a run with no departure."""
+    (autograder.checking.check_types.Untraced). Its record says so, rather than reading as a run with no departure."""
     return [dataclasses.replace(result, departure_step="", departure_lost=why) if result.id == check_id else result
             for result in results]
 

@@ -47,6 +47,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, cast
 
+from autograder.checking.check_types import Untraced
 from autograder.checking.tensor_trace import TracedTensor, traced_of_record
 from autograder.course import catalog
 from autograder.course.shared.plan import ExerciseProbes
@@ -138,20 +139,6 @@ class Outcome:
     # The exercises a child's "probed" was answered for: the others were recorded by a child that stopped before it
     # said "probed" (a crash, a later step's timeout), and their departure was never asked for (Untraced.NOT_ASKED).
     answered: set[str] = field(default_factory=set)
-
-
-class Untraced(StrEnum):
-    """Why a departure the grader asked for was not computed: kept in the student's record (CheckResult
-    .departure_lost) and logged once, so that the feedback and the class report can say so, never silently."""
-
-    NOT_TRACED = "not_traced"  # the child went on without tracing it: it stopped waiting, or its pipe was taken
-    TIME = "time"  # the trace ran past the step's own limit
-    ERROR = "error"  # the student's code raised under the trace
-    CAP = "cap"  # the student's code made more tensors than a trace keeps
-    REFUSED = "refused"  # what came back is not what a child writes
-    STOPPED = "stopped"  # the grading process was killed or crashed while tracing
-    GRADER = "grader"  # the grader failed finding the departure (autograder.grading.notebooks)
-    NOT_ASKED = "not_asked"  # recorded by a child that stopped before "probed": the re-run does not probe it again
 
 
 # What a child may say of its own trace that stopped ("stopped"): anything else reads as its process stopping.

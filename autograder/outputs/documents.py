@@ -41,7 +41,7 @@ class CheckDocument(TypedDict):
     wrong_outputs: NotRequired[list[str]]  # hidden checks: "check#case:fingerprint", for `attnkit similarity`
     heatmap: NotRequired[HeatmapDocument]  # a failed public check's picture, for the feedback page
     departure_step: NotRequired[str]  # the notes' step the run first departs from (autograder.grading.departures)
-    departure_lost: NotRequired[str]  # why the departure asked for was not computed (supervisor.Untraced)
+    departure_lost: NotRequired[str]  # why the departure asked for was not computed (check_types.Untraced)
 
 
 class NotebookDocument(TypedDict):

@@ -11,7 +11,7 @@ numbers the record keeps (autograder.outputs.picture_documents), never from mark
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from autograder.checking.check_types import Status
+from autograder.checking.check_types import Status, Untraced
 from autograder.checking.pictures import svg_data_url
 from autograder.course.exercises import exercise_title
 from autograder.i18n import language, render
@@ -20,7 +20,7 @@ from autograder.outputs.picture_documents import heatmap_of
 from autograder.running.rendering import MARKS, heatmap_picture
 from autograder.templating import render as render_page
 
-__all__ = ["MESSAGES", "feedback_html"]
+__all__ = ["MESSAGES", "departure_lost_line", "feedback_html"]
 
 TEMPLATE = "feedback.html.j2"
 
@@ -41,6 +41,25 @@ MESSAGES = {
     "passed": {"en": "{count} checks passed ({points} points): show them",
                "zh": "{count} 项检查通过（{points} 分）：点击查看"},
     "not_run": {"en": "{count} checks not run: show them", "zh": "{count} 项检查没有运行：点击查看"},
+    "departure_lost": {"en": "Where your computation first departs from the notes could not be computed this run: "
+                             "{why}.",
+                       "zh": "本次运行未能算出你的计算从哪一步开始与讲义不同：{why}。"},
+}
+
+# Why a failed check's departure was not computed (a record's `departure_lost`), in plain words: said of the grader's
+# run, never a diagnosis of the student's code beyond what stopped the trace.
+LOST_REASONS: dict[Untraced, dict[str, str]] = {
+    Untraced.NOT_TRACED: {"en": "the trace was stopped before it ran", "zh": "追踪在运行前被停止"},
+    Untraced.TIME: {"en": "the grader ran out of time tracing your code", "zh": "评分程序追踪你的代码时超时"},
+    Untraced.ERROR: {"en": "your code raised an error while it was traced", "zh": "你的代码在追踪时抛出了错误"},
+    Untraced.CAP: {"en": "your code made more tensors than a trace keeps",
+                   "zh": "你的代码生成的张量超过了追踪能保存的数量"},
+    Untraced.REFUSED: {"en": "what the trace sent back could not be read", "zh": "追踪返回的内容无法读取"},
+    Untraced.STOPPED: {"en": "the grading process stopped while tracing", "zh": "评分进程在追踪时停止了"},
+    Untraced.GRADER: {"en": "the grader failed while finding it; not your code's fault",
+                      "zh": "评分程序在查找时出错；这不是你的代码的问题"},
+    Untraced.NOT_ASKED: {"en": "the run was stopped before the trace was asked for",
+                         "zh": "运行在请求追踪之前就被停止了"},
 }
 
 
@@ -64,6 +83,7 @@ class CheckRow:
     details: str | None  # a public check's expected/got lines; None for a hidden check
     points: str
     picture: PageImage | None  # a failed public check's heatmap, once per cause
+    departure_lost: str = ""  # a failed check whose departure was not computed: the line that says so, and why
 
 
 @dataclass(frozen=True)
@@ -111,7 +131,9 @@ def _section(notebook: NotebookDocument, lang: str, say: Callable[..., str]) -> 
             exercise=title, message=check["message"] if first else symptom,
             kind=say("hidden_check") if check["hidden"] else say("public_check"), details=details,
             points=f"{number(check['score'])} / {number(check['max_score'])}",
-            picture=_picture(check, title, lang) if first else None))
+            picture=_picture(check, title, lang) if first else None,
+            departure_lost="" if check["status"] == Status.PASSED
+            else departure_lost_line(check.get("departure_lost", ""), lang)))
     graded = notebook["status"] == "graded"
     passed = tuple(check for check in checks if check.status == Status.PASSED)
     lost = tuple(check for check in checks if check.status != Status.PASSED) if graded else ()
@@ -122,6 +144,16 @@ def _section(notebook: NotebookDocument, lang: str, say: Callable[..., str]) -> 
         heading=f"{notebook['notebook']}: {number(notebook['score'])} / {number(notebook['max_score'])}",
         not_graded="" if graded else say("not_graded", reason=notebook["reason"]),
         lost=lost, folded=folded, folded_summary=summary, notes=tuple(notebook["notes"]))
+
+
+UNTRACED_VALUES = frozenset(why.value for why in Untraced)
+
+
+def departure_lost_line(why: object, lang: str) -> str:
+    """The line saying a failed check's departure was not computed, and why; "" when `why` is not one of Untraced's
+    values (none lost, or a hand-edited record: its text is never shown)."""
+    reason = LOST_REASONS.get(Untraced(why)) if isinstance(why, str) and why in UNTRACED_VALUES else None
+    return render(MESSAGES, "departure_lost", lang, {"why": reason.get(lang, reason["en"])}) if reason else ""
 
 
 def _picture(check: CheckDocument, title: str, lang: str) -> PageImage | None:

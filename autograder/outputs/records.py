@@ -101,7 +101,7 @@ def check_document(check: CheckResult, *, public_details: bool = True) -> CheckD
             document["heatmap"] = heatmap
     if check.departure_step:  # the first of the notes' steps the student's run departs from (the class report's)
         document["departure_step"] = check.departure_step
-    if check.departure_lost:  # asked for and not computed, and why (autograder.isolation.supervisor.Untraced)
+    if check.departure_lost:  # asked for and not computed, and why (autograder.checking.check_types.Untraced)
         document["departure_lost"] = check.departure_lost
     if check.wrong_outputs:  # for `attnkit similarity`; absent (not empty) otherwise, as in older records
         document["wrong_outputs"] = list(check.wrong_outputs)

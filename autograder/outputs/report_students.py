@@ -15,9 +15,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
-from autograder.course.exercises import NOTEBOOKS
+from autograder.course.exercises import NOTEBOOKS, exercise_title
 from autograder.outputs import records
 from autograder.outputs.documents import StudentDocument
+from autograder.outputs.feedback_page import departure_lost_line
 from autograder.safe_text import clean
 
 __all__ = ["feedback_href", "feedback_hrefs", "student_rows"]
@@ -41,6 +42,8 @@ class StudentRow:
     mistakes: tuple[str, ...]  # the named (reproduced) mistakes, each once, in the order the checks met them
     problem: str  # the grader's own error for this student, "" when none
     notes: tuple[str, ...] = ()  # what the record says of this student (a late penalty, no submission...), cleaned
+    # Per exercise, a failed check whose departure was not computed: the feedback page's line, in English (issue 58)
+    lost_departures: tuple[str, ...] = ()
 
 
 def feedback_href(student_id: str) -> str:
@@ -82,7 +85,8 @@ def student_rows(documents: Sequence[StudentDocument], hrefs: Mapping[str, str],
         rows.append(StudentRow(clean(document["student_id"]), href,
                                _number(document["score"]), cells, _mistakes(document),
                                clean(document.get("grader_error", "")),
-                               tuple(clean(note) for note in notes.get(document["student_id"], ()))))
+                               tuple(clean(note) for note in notes.get(document["student_id"], ())),
+                               _lost_departures(document)))
     return rows
 
 
@@ -95,6 +99,19 @@ def _mistakes(document: StudentDocument) -> tuple[str, ...]:
                 known = MISCONCEPTIONS_BY_ID.get(misconception)
                 named[known.name["en"] if known else clean(misconception)] = None
     return tuple(named)
+
+
+def _lost_departures(document: StudentDocument) -> tuple[str, ...]:
+    """"<exercise>: <the feedback page's line>" once per exercise whose failed check lost its departure; a value
+    that is not one of Untraced's shows nothing (autograder.outputs.feedback_page.departure_lost_line)."""
+    lines: dict[str, str] = {}
+    for notebook in document.get("notebooks", ()):
+        for check in notebook.get("checks", ()):
+            exercise = check.get("exercise", "")
+            line = "" if check.get("status") == "passed" else departure_lost_line(check.get("departure_lost"), "en")
+            if line and exercise not in lines:
+                lines[exercise] = f"{clean(exercise_title(exercise, 'en'))}: {line}"
+    return tuple(lines.values())
 
 
 def _number(value: float) -> str:

@@ -7,6 +7,7 @@ from autograder.checking.check_types import Evidence, Verdict
 from autograder.checking.compare import compare_named, dtype_verdict
 from autograder.checking.expectations import Expectations
 from autograder.checking.judging import gradient_problem, no_gradient
+from autograder.checking.torch_recorders import MODES_OFF
 from autograder.course.n01_attention_without_weights.ex1_softmax.probe import TensorCase, case_tensor
 from autograder.course.n01_attention_without_weights.ex2_context_vectors.probe import ContextRecord
 
@@ -32,6 +33,8 @@ def judge_context_vectors_dtype(record: ContextRecord, case: TensorCase, expecta
     verdict = judge_context_vectors(record, case, expectations)
     if not verdict.passed:
         return verdict
+    if MODES_OFF in record.get("untracked_edits", ()):  # an edit made with the recorder off: fail closed
+        return Verdict(False, "function.edit_unseen")
     if record.get("untracked_edits"):  # read from the run: an edit the graph does not hold
         return Verdict(False, "function.untracked_edit", misconception="gradient_cut", evidence=Evidence.FACT)
     wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],

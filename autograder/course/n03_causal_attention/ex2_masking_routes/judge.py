@@ -10,6 +10,7 @@ from autograder.checking.judging import (
     hidden_keys,
     mask_family,
 )
+from autograder.checking.torch_recorders import MODES_OFF
 from autograder.course.n03_causal_attention.ex2_masking_routes.probe import RouteDeviceRecord, ScoresCase, WeightsRecord
 
 __all__ = ["judge_causal_weights", "judge_on_device"]
@@ -49,6 +50,8 @@ def judge_causal_weights(record: WeightsRecord, case: ScoresCase, expectations: 
                        {"type": error["type"], "detail": " ".join(str(error["message"]).split())[:160]})
     if backward != "ok":
         return Verdict(False, f"causal_weights.{backward}")
+    if MODES_OFF in record.get("untracked_edits", ()):  # an edit made with the recorder off: fail closed
+        return Verdict(False, "function.edit_unseen")
     if record.get("untracked_edits"):  # read from the run: an edit the graph does not hold
         return Verdict(False, "function.untracked_edit", misconception="gradient_cut", evidence=Evidence.FACT)
     wrong = gradient_problem(record.get("input_gradient"), expectations["input_gradient"],

@@ -316,6 +316,13 @@ MESSAGES = {
               "所以 autograd 没有记录这次修改（它的计算图里仍是修改之前的值）；padding 这一步也属于 autograd "
               "记录的计算",
     },
+    "padding_mask.edit_unseen": {
+        "en": "the values are right, but your forward switched off torch's dispatch modes (with which the grader "
+              "watches a run) and edited a tensor in place while they were off: whether autograd recorded that edit "
+              "cannot be checked, so this check does not pass; leave torch's modes as they are",
+        "zh": "数值是对的，但你的 forward 关闭了 torch 的 dispatch mode（评分程序借助它观察运行过程），并在关闭期间"
+              "原地修改了一个张量：无法检查 autograd 是否记录了这次修改，所以这项检查不通过；请不要改动 torch 的 mode",
+    },
     "padding_mask.inverted": {
         "en": "attention_mask is used the wrong way round: 1 marks a real token, 0 marks padding to hide",
         "zh": "attention_mask 的含义用反了：1 表示真实 token，0 表示要隐藏的 padding",

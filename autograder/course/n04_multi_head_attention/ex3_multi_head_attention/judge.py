@@ -23,6 +23,7 @@ from autograder.checking.judging import (
 )
 from autograder.checking.pictures import merged_block_layout
 from autograder.checking.probing import informative_queries
+from autograder.checking.torch_recorders import MODES_OFF
 from autograder.course.module_contract.judge import state_change
 from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import (
     MHA_LAYERS,
@@ -63,6 +64,8 @@ def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expect
     shown = informative_queries(mask, got)
     if same(got[shown], want[shown]):
         if torch.isfinite(got[~shown]).all():
+            if MODES_OFF in record.get("untracked_edits", ()):  # an edit made with the recorder off: fail closed
+                return Verdict(False, "padding_mask.edit_unseen")
             if record.get("untracked_edits"):  # read from the run: an edit the graph does not hold
                 return Verdict(False, "padding_mask.untracked_edit", misconception="forward_step_detached",
                                evidence=Evidence.FACT)

@@ -171,35 +171,33 @@ def _message(exc: Exception) -> str:
 
 
 def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
-                 case: Any) -> tuple[dict[str, Any], list[TracedTensor] | None]:
-    """(the probe's record, the tensors the student's code computed) for one case, run again under the trace; None
-    for the tensors when the call made more than MAX_TRACED: the first ones alone would say a step departs that
-    the code computes later, so no departure is looked for (as past MAX_TRACE_ELEMENTS)."""
+                 case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
+    """(the probe's record, the tensors the student's code computed) for one case, run again under the trace."""
     record, traced, _raised = traced_probe_with_raise(probe, namespace, case)
     return record, traced
 
 
 def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
-                            case: Any) -> tuple[dict[str, Any], list[TracedTensor] | None, RaisedOp | None]:
+                            case: Any) -> tuple[dict[str, Any], list[TracedTensor], RaisedOp | None]:
     """traced_probe's, and the last op that raised under the trace (None when none did)."""
     with torch.no_grad(), TensorTrace() as trace:
         record = run_probe(probe, namespace, case)
-    return record, None if trace.truncated else trace.traced, trace.raised
+    return record, trace.traced, trace.raised
 
 
 def graph_traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
-                       case: Any) -> tuple[dict[str, Any], list[TracedTensor] | None]:
+                       case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
     """`traced_probe` with gradients on, as the probe's gradient check runs the student's code in a model: each
     tensor with whether autograd recorded it (`TracedTensor.connected`). The probe's own no_grad blocks stay off."""
     with torch.enable_grad(), TensorTrace() as trace:
         record = run_probe(probe, namespace, case)
-    return record, None if trace.truncated else trace.connected_entries()
+    return record, trace.connected_entries()
 
 
-def trace_record(traced: Sequence[TracedTensor] | None) -> list[list[Any]] | None:
+def trace_record(traced: Sequence[TracedTensor]) -> list[list[Any]] | None:
     """The trace as plain data for the grading child's channel, [[op, float64 value, [input indices]], ...]; None
     when its tensors hold more than MAX_TRACE_ELEMENTS elements in all (no departure is then looked for)."""
-    if traced is None or sum(entry.value.numel() for entry in traced) > MAX_TRACE_ELEMENTS:
+    if sum(entry.value.numel() for entry in traced) > MAX_TRACE_ELEMENTS:
         return None
     return [[entry.op, entry.value.contiguous(), list(entry.inputs)] for entry in traced]
 

@@ -32,7 +32,9 @@ STUDENTS = {  # student -> their softmax_naive (None: the notes' own)
     "divides_by_max": "def softmax_naive(x):\n    e = torch.exp(x)\n    return e / e.max(dim=0).values\n",
     "no_exp": "def softmax_naive(x):\n    return x / x.sum(dim=0)\n",
     # The same mistake as sum_of_inputs, and a trace far past the child's cap: no departure, graded the same.
-    "huge_trace": ("def softmax_naive(x):\n    for _ in range(300):\n        torch.ones(60000) * 2.0\n"
+    # Past the cap by its count of elements (400 kept tensors of 2,000), not by memory: tensors of 60,000 held 300 MB
+    # of copies in a child of 1 GB, and a child ended for memory under load made the test flaky.
+    "huge_trace": ("def softmax_naive(x):\n    for _ in range(300):\n        torch.ones(2000) * 2.0\n"
                    "    return torch.exp(x) / x.sum(dim=0)\n"),
 }
 

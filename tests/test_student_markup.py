@@ -173,6 +173,8 @@ def loads_from_elsewhere(src):
     server decodes the path."""
     if re.fullmatch(r"data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=]*", src):
         return False
+    if src == "":  # an empty src fetches nothing (HTML: the image fails at once, no request is made)
+        return False
     url = re.sub(r"[\t\n\r]", "", src).strip("".join(map(chr, range(0x21)))).replace("\\", "/")
     resolved = urllib.parse.urlsplit(urllib.parse.urljoin(FORMGRADER_PAGE, re.sub("%2e", ".", url, flags=re.I)))
     path = posixpath.normpath(urllib.parse.unquote(resolved.path))

@@ -33,7 +33,7 @@ from autograder.checking.step_relations import (
     transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor
+from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor, recorded_output
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
@@ -110,16 +110,6 @@ class Departure:
     reshaped: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # every step matched; the output is the last
     # step's numbers in their order under another shape: (its shape, the notes')
 
-
-# Where a probe's record holds what the learner's function returned: most say "output", split, merge and
-# MultiHeadAttention "out", the masking routes "weights", causal_mask "mask".
-OUTPUT_KEYS = ("output", "out", "weights", "mask")
-
-
-def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
-    """What the learner's function returned on the case, from its probe's record; None when it is not a tensor."""
-    output = next((record[key] for key in OUTPUT_KEYS if key in record), None)
-    return output if isinstance(output, torch.Tensor) else None
 
 
 def normalised_value(tensor: torch.Tensor) -> torch.Tensor:

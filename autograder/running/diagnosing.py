@@ -230,6 +230,8 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         return None
     case, steps = found
     record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    if traced is None:  # the cap cut the trace before the call's output: a step it lacks is not proven to depart
+        return None
     error = record.get("error")
     if raised_at is not None and not (isinstance(error, dict) and raised_at.message
                                       and error.get("message") == raised_at.message
@@ -278,6 +280,8 @@ def _with_gradient(line: str, departure: Departure | None, result: CheckResult, 
         return line
     case, steps = found
     _record, traced = graph_traced_probe(resolve(check.probe), namespace, case)
+    if traced is None:
+        return line
     gradient = find_gradient_departure(steps, traced)
     if gradient is None:
         return line

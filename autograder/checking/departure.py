@@ -195,6 +195,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
     coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
+    in_pieces: set[str] = set()  # no tensor holds the step whole, but tensors of the code hold each of its slices
     for position, (step_id, values, _optional) in enumerate(declared):
         holding = [index for index, value in enumerate(learner)
                    if traced[index].op != INPUT  # a step is computed: an argument as it came is none
@@ -205,6 +206,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
         where[step_id] = proving[0] if proving else None
         proven_at[step_id] = proving
+        if not holding and _held_in_pieces(values, learner, traced):
+            in_pieces.add(step_id)
         if holding and not proving:
             unproven.add(step_id)
             if not any(one_number(learner[index]) for index in holding):
@@ -214,7 +217,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     for position, (step_id, _values, optional) in enumerate(declared):
         if where[step_id] is not None:
             continue
-        if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
+        if (optional or step_id in unproven or step_id in in_pieces) and any(
+                where[later] is not None for later in order[position + 1:]):
             continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
         if step_id in coinciding and (output is not None or (raised and optional)):
             # Its values are there, coinciding with an earlier step's: on this case it does not depart. (Code that
@@ -679,6 +683,24 @@ def declared_values(declared: Sequence[tuple[str, list[torch.Tensor], bool]]) ->
 LAYOUT_OPS = frozenset({"t", "transpose", "permute", "view", "_unsafe_view", "reshape", "squeeze", "unsqueeze",
                         "contiguous", "swapaxes", "swapdims", "movedim", "numpy_T", "mT", "adjoint", "flatten",
                         "unflatten", "view_as", "reshape_as"})
+
+
+def _held_in_pieces(values: Sequence[torch.Tensor], learner: Sequence[torch.Tensor],
+                    traced: Sequence[TracedTensor]) -> bool:
+    """Whether the learner's code computes the step slice by slice (a loop over the tokens or the columns, each
+    slice its own tensor, joined later or never): along one axis, every slice of the step (of two numbers or more,
+    not one number throughout) is held by a tensor the code computed, in its own order. No tensor holds the step
+    whole, yet the code does not depart there: it is neither said reproduced nor departed at while a later step
+    holds (issue 58: a row-by-row loop was told it departs at its first step)."""
+    computed = [value for value, entry in zip(learner, traced, strict=True) if entry.op != INPUT]
+    for expected in values:
+        for axis in range(expected.dim() if expected.dim() >= 2 else 0):
+            slices = expected.unbind(axis)
+            if len(slices) >= 2 and all(piece.numel() >= 2 and not one_number(piece) for piece in slices) and all(
+                    any(got.numel() == piece.numel() and values_close(got.reshape(piece.shape), piece)
+                        for got in computed) for piece in slices):
+                return True
+    return False
 
 
 def _layout_proven(index: int, traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],

@@ -1,0 +1,87 @@
+"""A step the learner's code computes slice by slice (a loop over the tokens) is not where it departs (issue 58).
+
+No single tensor of a row-by-row loop holds the notes' scores, but a tensor of the code holds each of their rows:
+rung 2 once told such code it "departs from the notes at their first step", which is false of it. These attempts
+are written for this test, as learners write loops."""
+
+import torch
+from torch import nn
+
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import run_checks
+
+SEED = in_notebook.DEFAULT_SEED
+
+
+def checked(exercise_id, namespace, lang="en"):
+    return run_checks(in_notebook.ReferenceExpectations(), exercise_id, namespace, lang, include_hidden=False,
+                      seed=SEED, diagnose=True)
+
+
+def context_by_rows_in_float32(inputs):  # right row by row, then handed back in float32
+    rows = []
+    for query in inputs:
+        weights = torch.softmax(inputs @ query, dim=0)
+        rows.append((weights[:, None] * inputs).sum(dim=0))
+    return torch.stack(rows).float()
+
+
+def context_by_rows(inputs):  # a right program: the same loop, the input's dtype kept
+    rows = []
+    for query in inputs:
+        weights = torch.softmax(inputs @ query, dim=0)
+        rows.append((weights[:, None] * inputs).sum(dim=0))
+    return torch.stack(rows)
+
+
+def context_by_rows_halved(inputs):  # a loop whose rows are wrong: each query's scores halved
+    rows = []
+    for query in inputs:
+        weights = torch.softmax(inputs @ query / 2, dim=0)
+        rows.append((weights[:, None] * inputs).sum(dim=0))
+    return torch.stack(rows)
+
+
+class ScoresRowByRowInAFloat32Buffer(nn.Module):  # the scores written row by row into a float32 buffer
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        scores = torch.zeros(x.shape[0], x.shape[0])
+        for row in range(x.shape[0]):
+            scores[row] = queries[row] @ keys.T
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values
+
+
+def test_a_loop_that_computes_the_steps_row_by_row_is_not_told_it_departs_at_the_first_step():
+    for lang in ("en", "zh"):
+        results = checked("context_vectors", {"context_vectors": context_by_rows_in_float32}, lang)
+        failing = [result for result in results if result.status != "passed"]
+        assert failing, "float32 is not the input's float64"
+        assert not any(result.departure for result in failing), [result.departure for result in failing]
+    assert all(result.status == "passed" for result in checked("context_vectors", {"context_vectors": context_by_rows}))
+
+
+def test_a_loop_whose_rows_are_wrong_still_departs_at_the_first_step():
+    results = checked("context_vectors", {"context_vectors": context_by_rows_halved})
+    shown = [result.departure for result in results if result.departure]
+    assert any("your code departs from the notes at their first step, the attention scores" in line
+               for line in shown), shown
+
+
+def test_scores_written_row_by_row_are_passed_over_to_the_step_the_code_raised_before():
+    lines = {}
+    for lang in ("en", "zh"):
+        results = checked("self_attention_v1", {"SelfAttention_v1": ScoresRowByRowInAFloat32Buffer}, lang)
+        lines[lang] = [result.departure for result in results if result.departure]
+    assert any(
+        "your code reproduces the notes' queries, keys, values, scaled attention scores, attention weights; then it "
+        "raised before any of its tensors held the notes' context vectors" in line for line in lines["en"]), lines
+    assert not any("has shape" in line or "attention scores:" in line for line in lines["en"]), lines
+    assert any("你的代码算出了与笔记相同的query、key、value、缩放后的注意力分数、注意力权重；之后，在它算出的张量中还没有一个"
+               "等于笔记中的上下文向量时，就抛出了异常" in line for line in lines["zh"]), lines

@@ -7,6 +7,9 @@ are written for this test, as learners write loops."""
 import torch
 from torch import nn
 
+from autograder.checking.feedback import table
+from autograder.course import catalog
+from autograder.course.exercises import exercise as find_exercise
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import run_checks
 
@@ -85,3 +88,43 @@ def test_scores_written_row_by_row_are_passed_over_to_the_step_the_code_raised_b
     assert not any("has shape" in line or "attention scores:" in line for line in lines["en"]), lines
     assert any("你的代码算出了与笔记相同的query、key、value、缩放后的注意力分数、注意力权重；之后，在它算出的张量中还没有一个"
                "等于笔记中的上下文向量时，就抛出了异常" in line for line in lines["zh"]), lines
+
+
+# ------------------------------------------------------------------ a raise told where, never as a departure
+
+
+def transfer_by_assigning_plain_tensors(sa_v1, sa_v2):  # a transposed tensor is no nn.Parameter: the assignment raises
+    for name in ("W_query", "W_key", "W_value"):
+        setattr(sa_v1, name, getattr(sa_v2, name).weight.detach().T.clone())
+    return sa_v1
+
+
+def rung_three(exercise_id, namespace, lang):
+    results = checked(exercise_id, namespace, lang)
+    return table(find_exercise(exercise_id), results, lang, hidden=False, messages=catalog.MESSAGES, rung=3)
+
+
+def test_a_line_that_says_where_the_code_raised_is_not_called_a_departure_at_the_next_rung():
+    for lang in ("en", "zh"):
+        text = rung_three("transfer_weights", {"load_v2_weights_into_v1": transfer_by_assigning_plain_tensors}, lang)
+        raised = catalog.MESSAGES["label.raised"][lang].split("{")[0]
+        assert raised in text, text
+        assert catalog.MESSAGES["ladder.raised_stated"][lang] in text, text
+        assert catalog.MESSAGES["ladder.departure_stated"][lang] not in text, text
+    # A row that says where a computation departs keeps its own line (a control of the same exercise).
+    text = rung_three("self_attention_v1", {"SelfAttention_v1": ScoresTimesThree}, "en")
+    assert "where it departs" in text and catalog.MESSAGES["ladder.raised_stated"]["en"] not in text, text
+    assert catalog.MESSAGES["ladder.departure_stated"]["en"] in text, text
+
+
+class ScoresTimesThree(nn.Module):  # the scores tripled: a departure at the scaled scores
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        scores = queries @ keys.T * 3.0
+        return torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1) @ values

@@ -278,6 +278,8 @@ class CheckResult:
     # Why the departure grading asked for was not computed (Untraced, above: the trace was
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""
+    # `departure` says only where the code raised (no step of the notes compared): no departing step is stated.
+    departure_raised: bool = False
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

@@ -60,6 +60,12 @@ MESSAGES = {
               "again",
         "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同，以及那里得到的是什么；"
               "把那一步改成计算笔记中那一步所计算的内容，再运行一次"},
+    # Under a rung 2 that says only where the code raised, no step of the notes compared (issue 58).
+    "ladder.raised_stated": {
+        "en": "no further hint: the line above says where your code raised and where to start looking; start there, "
+              "and run again once that line no longer raises",
+        "zh": "没有更多提示：上面一行已经说明你的代码在哪里抛出了异常，以及从哪里开始查；请从那里开始，"
+              "等那一行不再抛出异常后再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",

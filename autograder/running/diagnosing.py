@@ -82,7 +82,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             diagnosed.append(dataclasses.replace(result, departure=line))
         elif departure is None and raised and looked_for and (
                 at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
-            diagnosed.append(dataclasses.replace(result, departure=at))
+            diagnosed.append(dataclasses.replace(result, departure=at, departure_raised=True))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
             diagnosed.append(dataclasses.replace(result, departure=counted))

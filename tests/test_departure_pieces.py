@@ -128,3 +128,18 @@ class ScoresTimesThree(nn.Module):  # the scores tripled: a departure at the sca
         queries, keys, values = x @ self.W_query, x @ self.W_key, x @ self.W_value
         scores = queries @ keys.T * 3.0
         return torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+def context_vectors_flattened(inputs):  # every step right, the result handed back as one long vector
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return (weights @ inputs).reshape(-1)
+
+
+def test_a_line_that_says_every_step_matches_is_not_called_a_departure_at_the_next_rung():
+    for lang in ("en", "zh"):
+        text = rung_three("context_vectors", {"context_vectors": context_vectors_flattened}, lang)
+        assert catalog.MESSAGES["ladder.result_stated"][lang] in text, text
+        assert catalog.MESSAGES["ladder.departure_stated"][lang] not in text, text
+    text = rung_three("context_vectors", {"context_vectors": context_vectors_flattened}, "en")
+    assert ("your function returns the notes' context vectors number for number, in their order, but in shape (18,) "
+            "instead of (6, 3)") in text, text

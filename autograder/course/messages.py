@@ -66,6 +66,11 @@ MESSAGES = {
               "and run again once that line no longer raises",
         "zh": "没有更多提示：上面一行已经说明你的代码在哪里抛出了异常，以及从哪里开始查；请从那里开始，"
               "等那一行不再抛出异常后再运行一次"},
+    # Under a rung 2 that says every step matches and what the function returns instead (issue 58).
+    "ladder.result_stated": {
+        "en": "no further hint: the line above says which of the notes' steps your function returns and in what "
+              "form; change what it returns, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的函数返回的是笔记中的哪一步、是什么形式；改正它返回的东西，再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",

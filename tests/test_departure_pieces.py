@@ -143,3 +143,23 @@ def test_a_line_that_says_every_step_matches_is_not_called_a_departure_at_the_ne
     text = rung_three("context_vectors", {"context_vectors": context_vectors_flattened}, "en")
     assert ("your function returns the notes' context vectors number for number, in their order, but in shape (18,) "
             "instead of (6, 3)") in text, text
+
+
+def context_vectors_viewed(inputs):  # the same, with view: this code does call view
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return (weights @ inputs).view(-1)
+
+
+def context_vectors_flattened_and_viewed(inputs):  # flatten, then view: both called, only flatten proven a call
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return (weights @ inputs).flatten().view(-1)
+
+
+def test_the_shape_message_names_view_only_where_no_other_call_runs_it():
+    def message(function):
+        results = checked("context_vectors", {"context_vectors": function})
+        return next(result.message for result in results if result.id == "context_vectors.notes")
+    assert "The operations your code ran include reshape:" in message(context_vectors_flattened)
+    assert "The operations your code ran include view:" in message(context_vectors_viewed)
+    # Saying less: view run by flatten cannot be told from view called, so only flatten is named.
+    assert "The operations your code ran include flatten:" in message(context_vectors_flattened_and_viewed)

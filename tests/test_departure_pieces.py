@@ -86,8 +86,9 @@ def test_scores_written_row_by_row_are_passed_over_to_the_step_the_code_raised_b
         "your code reproduces the notes' queries, keys, values, scaled attention scores, attention weights; then it "
         "raised before any of its tensors held the notes' context vectors" in line for line in lines["en"]), lines
     assert not any("has shape" in line or "attention scores:" in line for line in lines["en"]), lines
-    assert any("你的代码算出了与笔记相同的query、key、value、缩放后的注意力分数、注意力权重；之后，在它算出的张量中还没有一个"
-               "等于笔记中的上下文向量时，就抛出了异常" in line for line in lines["zh"]), lines
+    told = ("你的代码算出了与笔记相同的query、key、value、缩放后的注意力分数、注意力权重；"
+            "之后，在它算出的张量中还没有一个等于笔记中的上下文向量时，就抛出了异常")
+    assert any(told in line for line in lines["zh"]), lines
 
 
 # ------------------------------------------------------------------ a raise told where, never as a departure

@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 from autograder.checking.expectations import Expectations, no_expectations, reads_case_alone, record_keys_read
 
 __all__ = [
-    "Case", "Cause", "Check", "CheckResult", "DepartureKind", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout", "Misconception",
-    "PASSED", "ProbeData", "Status", "TokenHead", "Untraced", "Verdict",
+    "Case", "Cause", "Check", "CheckResult", "DepartureKind", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout",
+    "Misconception", "PASSED", "ProbeData", "Status", "TokenHead", "Untraced", "Verdict",
 ]
 
 

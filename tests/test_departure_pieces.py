@@ -164,3 +164,54 @@ def test_the_shape_message_names_view_only_where_no_other_call_runs_it():
     assert "The operations your code ran include view:" in message(context_vectors_viewed)
     # Saying less: view run by flatten cannot be told from view called, so only flatten is named.
     assert "The operations your code ran include flatten:" in message(context_vectors_flattened_and_viewed)
+
+
+# ------------------------------------------------------------------ dropout left on, proven from the values
+
+
+class AttentionV1(nn.Module):
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def weights(self, x):
+        queries, keys = x @ self.W_query, x @ self.W_key
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1), x @ self.W_value
+
+
+class DropoutLeftOn(AttentionV1):  # F.dropout trains by default: a quarter of the weights zeroed, the rest * 4/3
+    def forward(self, x):
+        weights, values = self.weights(x)
+        return torch.nn.functional.dropout(weights, p=0.25) @ values
+
+
+class SmallWeightsZeroed(AttentionV1):  # zeroes the small weights without rescaling the others: not dropout
+    def forward(self, x):
+        weights, values = self.weights(x)
+        return (weights * (weights > 0.17)) @ values
+
+
+class Right(AttentionV1):
+    def forward(self, x):
+        weights, values = self.weights(x)
+        return weights @ values
+
+
+def departure_lines(namespace, lang="en"):
+    return [result.departure for result in checked("self_attention_v1", namespace, lang) if result.departure]
+
+
+def test_dropout_left_on_is_told_from_the_values_of_the_tensor_it_makes():
+    torch.manual_seed(0)
+    lines = {lang: departure_lines({"SelfAttention_v1": DropoutLeftOn}, lang) for lang in ("en", "zh")}
+    assert any("then departs from them at the context vectors" in line and
+               "a tensor your code made from your attention weights sets " in line and
+               " of their entries to 0 and multiplies the others by 1.33, what dropout does while training" in line
+               for line in lines["en"]), lines
+    assert any("你的代码由你的注意力权重算出的一个张量把其中" in line
+               and "其余的都乘以 1.33，这正是训练时 dropout 所做的" in line for line in lines["zh"]), lines
+    # Entries zeroed without the others rescaled, and a right program, are told no dropout.
+    assert not any("dropout" in line for line in departure_lines({"SelfAttention_v1": SmallWeightsZeroed}))
+    assert all(result.status == "passed" for result in checked("self_attention_v1", {"SelfAttention_v1": Right}))

@@ -370,6 +370,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # term alone of the product the notes' last step adds up).
         first_at = proven_at[order[0]][0] if order[0] in matched and proven_at[order[0]] else None
         facts = _output_alternative(traced, learner, output, declared, matched, first_at) or facts
+    if returned is None and not raised and matched and (not facts or facts[0].kind in UNTOLD):
+        dropped = _dropped_copy(traced, learner, proven_at[matched[-1]][:1], matched[-1])
+        if dropped is not None:
+            facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
@@ -701,6 +705,34 @@ def _held_in_pieces(values: Sequence[torch.Tensor], learner: Sequence[torch.Tens
                         for got in computed) for piece in slices):
                 return True
     return False
+
+
+def _dropped_copy(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source_at: Sequence[int],
+                  source_step: str) -> Fact | None:
+    """The first tensor the learner's code made from its tensor of the last matched step (`source_at`), in that
+    tensor's shape, that holds it with some entries set to 0 and every other one multiplied by one number above 1:
+    dropout while training, proven from the values (issue 58: dropout left on was told only "none of the tensors
+    holds the context vectors"). None when no tensor is so; never said of entries 0 in the step itself."""
+    if not source_at:
+        return None
+    source = learner[source_at[0]]
+    nonzero = source.abs() > 1e-12
+    for index in range(source_at[0] + 1, len(traced)):
+        got = learner[index]
+        if traced[index].op == INPUT or got.shape != source.shape or not _made_from(traced, index, {source_at[0]}):
+            continue
+        if not bool(torch.isfinite(got).all()):
+            continue
+        zeroed = (got == 0) & nonzero
+        kept = (got != 0) & nonzero
+        if not bool(zeroed.any()) or int(kept.sum()) < 2 or bool(((got != 0) & ~nonzero).any()):
+            continue
+        ratios = got[kept] / source[kept]
+        factor = float(ratios.mean())
+        if factor > 1 + 1e-3 and bool(torch.allclose(ratios, torch.full_like(ratios, factor), rtol=RELATIVE)):
+            return Fact("dropped", {"source": source_step, "count": int(zeroed.sum()), "factor": f"{factor:.3g}"},
+                        FROM_PREVIOUS)
+    return None
 
 
 def _layout_proven(index: int, traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
@@ -1311,6 +1343,8 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     fields = {**fact.fields, "step": step_name}
     fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
     key = f"departure.fact.{fact.kind}"
+    if fact.kind == "dropped":
+        fields["source"] = render(messages, f"step.{fact.fields['source']}", lang)
     if fact.kind in ("other_step", "repeated"):
         fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
     if fact.kind in ("made_from", "result_made_from"):

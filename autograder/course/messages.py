@@ -429,6 +429,11 @@ MESSAGES = {
         "en": "{subject} holds the notes' {other}, not their {step}",
         "zh": "{subject}等于笔记中的{other}，而不是{step}"},
     # The op that made the learner's tensor read only tensors of theirs that match the notes' steps.
+    "departure.fact.dropped": {
+        "en": "a tensor your code made from your {source} sets {count} of their entries to 0 and multiplies the "
+              "others by {factor}, what dropout does while training",
+        "zh": "你的代码由你的{source}算出的一个张量把其中 {count} 个元素设为 0，其余的都乘以 {factor}，"
+              "这正是训练时 dropout 所做的"},
     "departure.fact.made_from": {
         "en": "that tensor is computed from your {sources}, which match the notes'",
         "zh": "这个张量是由你的{sources}算出的，它们与笔记中的相同"},

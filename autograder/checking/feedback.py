@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.checking.check_types import PASSED, Cause, CheckResult, Exercise, Status
+from autograder.checking.check_types import PASSED, Cause, CheckResult, DepartureKind, Exercise, Status
 from autograder.i18n import Messages, pick, render
 from autograder.safe_text import one_line
 
@@ -331,6 +331,11 @@ def _shortened(title: str) -> str:
     return text
 
 
+# The "no further hint" line under a rung-2 line without a named mistake, by what that line states (issue 58).
+STATED_KEYS = {DepartureKind.DEPARTS: "ladder.departure_stated", DepartureKind.RAISED_ONLY: "ladder.raised_stated",
+               DepartureKind.STEPS_MATCH: "ladder.result_stated"}
+
+
 def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> str | None:
     """The key of the line that says a rung adds nothing new (no known mistake reproduces the failure, or its ladder
     ends lower, or the last run already showed this, the top of its ladder), so that a rung never shows the previous
@@ -345,8 +350,8 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> 
         return _cause_stated_key(result.cause)
     if result.misconception is None and result.departure and not named_above:
         # Rung 2 said where the computation first departs and how: "no known mistake" would read as if nothing
-        # had been found.
-        return "ladder.departure_stated"
+        # had been found. A line that says only where the code raised states no departing step (issue 58).
+        return STATED_KEYS[result.departure_kind]
     key = "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
     if result.misconception is None and named_above:
         # Not "no known mistake" under a row that names one: the attempt has a known mistake, just not proven here.

@@ -60,6 +60,17 @@ MESSAGES = {
               "again",
         "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同，以及那里得到的是什么；"
               "把那一步改成计算笔记中那一步所计算的内容，再运行一次"},
+    # Under a rung 2 that says only where the code raised, no step of the notes compared (issue 58).
+    "ladder.raised_stated": {
+        "en": "no further hint: the line above says where your code raised and where to start looking; start there, "
+              "and run again once that line no longer raises",
+        "zh": "没有更多提示：上面一行已经说明你的代码在哪里抛出了异常，以及从哪里开始查；请从那里开始，"
+              "等那一行不再抛出异常后再运行一次"},
+    # Under a rung 2 that says every step matches and what the function returns instead (issue 58).
+    "ladder.result_stated": {
+        "en": "no further hint: the line above says which of the notes' steps your function returns and in what "
+              "form; change what it returns, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的函数返回的是笔记中的哪一步、是什么形式；改正它返回的东西，再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",
@@ -418,6 +429,11 @@ MESSAGES = {
         "en": "{subject} holds the notes' {other}, not their {step}",
         "zh": "{subject}等于笔记中的{other}，而不是{step}"},
     # The op that made the learner's tensor read only tensors of theirs that match the notes' steps.
+    "departure.fact.dropped": {
+        "en": "a tensor your code made from your {source} sets {count} of their entries to 0 and multiplies the "
+              "others by {factor}, what dropout does while training",
+        "zh": "你的代码由你的{source}算出的一个张量把其中 {count} 个元素设为 0，其余的都乘以 {factor}，"
+              "这正是训练时 dropout 所做的"},
     "departure.fact.made_from": {
         "en": "that tensor is computed from your {sources}, which match the notes'",
         "zh": "这个张量是由你的{sources}算出的，它们与笔记中的相同"},

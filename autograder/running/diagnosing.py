@@ -15,7 +15,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from autograder.checking.check_types import ERROR, FAILED, CheckResult
+from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
 from autograder.checking.count_difference import COUNT_PARTS, count_line
 from autograder.checking.departure import (
     STEPS,
@@ -76,13 +76,14 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                                   lang, messages)
         if value_line and departure is not None and line.startswith(value_line):
             diagnosed.append(dataclasses.replace(result, departure=line,
-                                                 departure_step=departure.step or departure.last))
+                                                 departure_step=departure.step or departure.last,
+                                                 departure_kind=_kind(departure)))
             proven.append((result, departure))
         elif line:  # the gradient's alone: no step departs in value (folded by its message, as a raise's line is)
             diagnosed.append(dataclasses.replace(result, departure=line))
         elif departure is None and raised and looked_for and (
                 at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
-            diagnosed.append(dataclasses.replace(result, departure=at))
+            diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=DepartureKind.RAISED_ONLY))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
             diagnosed.append(dataclasses.replace(result, departure=counted))
@@ -96,6 +97,12 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         else:
             diagnosed.append(result)
     return diagnosed
+
+
+def _kind(departure: Departure) -> DepartureKind:
+    """What the departure's line states: a departing step, or (none departs) the result against the notes' steps
+    (the last step in another shape, or an earlier step returned)."""
+    return DepartureKind.DEPARTS if departure.step is not None else DepartureKind.STEPS_MATCH
 
 
 def _same_relation(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],

@@ -278,6 +278,9 @@ class CheckResult:
     # Why the departure grading asked for was not computed (Untraced, above: the trace was
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""
+    # What `departure` tells when it names no step of the notes: "count" (how a count differs from the module's
+    # parameters) or "raised" (the line that raised); "" when it names a step. Rung 3's "nothing new" line says that.
+    departure_kind: str = ""
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

@@ -345,8 +345,8 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> 
         return _cause_stated_key(result.cause)
     if result.misconception is None and result.departure and not named_above:
         # Rung 2 said where the computation first departs and how: "no known mistake" would read as if nothing
-        # had been found.
-        return "ladder.departure_stated"
+        # had been found. A line that names no step (a count's difference, the line that raised) is said as such.
+        return f"ladder.{result.departure_kind}_stated" if result.departure_kind else "ladder.departure_stated"
     key = "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
     if result.misconception is None and named_above:
         # Not "no known mistake" under a row that names one: the attempt has a known mistake, just not proven here.

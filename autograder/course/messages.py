@@ -60,6 +60,16 @@ MESSAGES = {
               "again",
         "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同，以及那里得到的是什么；"
               "把那一步改成计算笔记中那一步所计算的内容，再运行一次"},
+    # Under a rung 2 that names no step: how a count differs (count_difference), or the line that raised.
+    "ladder.count_stated": {
+        "en": "no further hint: the line above says how your count differs from the module's trainable parameters; "
+              "change what your count adds up so that it counts exactly those, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的计数与这个模块的可训练参数差在哪里；"
+              "改一改你的计数累加的内容，让它恰好数这些参数，再运行一次"},
+    "ladder.raised_stated": {
+        "en": "no further hint: the line above says which line of your code raised; start from that line, and run "
+              "again",
+        "zh": "没有更多提示：上面一行已经说明你的代码在哪一行抛出了异常；从那一行查起，再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",

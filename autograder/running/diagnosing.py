@@ -36,6 +36,8 @@ from autograder.safe_text import one_line
 __all__ = ["DiagnosedCheck", "with_departures"]
 
 # A call of the learner's function that does not fit its signature: no step of theirs ran.
+# CheckResult.departure_kind of a rung 2 that names no step (its rung 3 says what it does tell: ladder.<kind>_stated).
+COUNT_KIND, RAISED_KIND = "count", "raised"
 CALL_KEYS = frozenset({"error.wrong_signature", "error.unexpected_keyword", "error.missing_argument"})
 
 
@@ -82,10 +84,10 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             diagnosed.append(dataclasses.replace(result, departure=line))
         elif departure is None and raised and looked_for and (
                 at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
-            diagnosed.append(dataclasses.replace(result, departure=at))
+            diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=RAISED_KIND))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
-            diagnosed.append(dataclasses.replace(result, departure=counted))
+            diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=COUNT_KIND))
         elif looked_for and (same := _same_relation(result, check, records.get(result.id, ()), proven)) is not None:
             # The step the learner's result is on this case: the returned one, or the last in another axis order.
             key, shown_step = (("departure.same_returned", same.returned) if same.returned is not None

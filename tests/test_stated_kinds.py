@@ -1,0 +1,113 @@
+"""Rung 3's "nothing new" line says what rung 2 told (issue 58): under a rung 2 that names no step of the notes (how
+a count differs from the module's parameters, the line of the learner's code that raised) it never says "the line
+above says at which step of the notes your computation first departs", which would be false of it.
+
+Every attempt here is written in a learner's style for these tests.
+"""
+
+import contextlib
+import io
+import linecache
+
+import pytest
+import torch
+from torch import nn
+
+from autograder.course import catalog
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import NotebookRuntime
+
+MESSAGES = catalog.MESSAGES
+
+
+def printed(exercise, *answers, hint):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check(exercise, *answers, hint=hint)
+    return output.getvalue()
+
+
+def cells(*sources):
+    """The namespace after running each source as a notebook cell of its own (its lines known to linecache)."""
+    namespace = {"nn": nn, "torch": torch, "__name__": "__main__"}
+    for index, source in enumerate(sources):
+        filename = f"<stated kinds cell {index}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+        exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the test's own cells
+    return namespace
+
+
+def count_parameter_tensors(module):  # how many parameter tensors, not how many numbers they hold
+    return len(list(module.parameters()))
+
+
+def causal_mask_next_token_visible(num_tokens):  # hides from j > i + 1: the next token stays visible
+    mask = torch.zeros(num_tokens, num_tokens, dtype=torch.bool)
+    for i in range(num_tokens):
+        mask[i, i + 2:] = True
+    return mask
+
+
+GIVEN_CELL = '''
+class CausalAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+'''
+
+# A dropout rate built from a size (above 1): nn.Dropout raises at the learner's own line of __init__.
+RAISING_WRAPPER_CELL = '''
+class MultiHeadAttentionWrapper(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+        self.scale = nn.Dropout(context_length * 2)
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1)
+'''
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_under_a_count_rung_3_says_the_count_was_told_not_a_step(lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed("parameter_counts", count_parameter_tensors, hint=3)
+    assert MESSAGES["label.count"][lang].split("{text}")[0] in text, text
+    assert MESSAGES["ladder.count_stated"][lang] in text, text
+    assert MESSAGES["ladder.departure_stated"][lang] not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_under_the_line_that_raised_rung_3_says_a_line_raised_not_a_step(lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    wrapper = cells(GIVEN_CELL, RAISING_WRAPPER_CELL)["MultiHeadAttentionWrapper"]
+    text = printed("mha_wrapper", wrapper, hint=3)
+    assert MESSAGES["label.raised"][lang].split("{text}")[0] in text, text
+    assert MESSAGES["ladder.raised_stated"][lang] in text, text
+    assert MESSAGES["ladder.departure_stated"][lang] not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_under_a_step_that_departs_rung_3_still_names_the_step(lang, monkeypatch):
+    """The other kinds' programs: a departure at a step of the notes keeps its line, and gets neither new one."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed("causal_mask", causal_mask_next_token_visible, hint=3)
+    assert MESSAGES["label.departure"][lang].split("{text}")[0] in text, text
+    assert MESSAGES["ladder.departure_stated"][lang] in text, text
+    assert MESSAGES["ladder.count_stated"][lang] not in text and MESSAGES["ladder.raised_stated"][lang] not in text
+
+
+def correct_count(module):
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def test_a_right_count_gets_no_stated_line():
+    text = printed("parameter_counts", correct_count, hint=3)
+    assert "✘" not in text, text
+    assert all(MESSAGES[key]["en"] not in text for key in ("ladder.count_stated", "ladder.departure_stated")), text

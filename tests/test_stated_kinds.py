@@ -100,7 +100,7 @@ def test_under_a_step_that_departs_rung_3_still_names_the_step(lang, monkeypatch
     text = printed("causal_mask", causal_mask_next_token_visible, hint=3)
     assert MESSAGES["label.departure"][lang].split("{text}")[0] in text, text
     assert MESSAGES["ladder.departure_stated"][lang] in text, text
-    assert MESSAGES["ladder.count_stated"][lang] not in text and MESSAGES["ladder.raised_stated"][lang] not in text
+    assert all(MESSAGES[f"ladder.{kind}_stated"][lang] not in text for kind in ("count", "raised", "step")), text
 
 
 def correct_count(module):
@@ -111,3 +111,26 @@ def test_a_right_count_gets_no_stated_line():
     text = printed("parameter_counts", correct_count, hint=3)
     assert "✘" not in text, text
     assert all(MESSAGES[key]["en"] not in text for key in ("ladder.count_stated", "ladder.departure_stated")), text
+
+
+def torch_module_out_proj_transposed(mha):  # every weight copied, out_proj's the wrong way round
+    torch_mha = nn.MultiheadAttention(mha.d_out, mha.num_heads, dropout=mha.dropout.p, batch_first=True)
+    torch_mha = torch_mha.to(mha.out_proj.weight.dtype)
+    with torch.no_grad():
+        torch_mha.in_proj_weight[:] = torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight], dim=0)
+        biases = [layer.bias for layer in (mha.W_query, mha.W_key, mha.W_value)]
+        torch_mha.in_proj_bias[:] = 0.0 if biases[0] is None else torch.cat(biases)
+        torch_mha.out_proj.weight[:] = mha.out_proj.weight.t()
+        torch_mha.out_proj.bias[:] = mha.out_proj.bias
+    return torch_mha
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_under_a_step_named_alone_rung_3_does_not_say_what_the_code_holds_there(lang, monkeypatch):
+    """The line names the step the code departs at and no fact of the tensor there: rung 3 does not claim that it
+    said what the code holds there."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed("torch_equivalence", torch_module_out_proj_transposed, hint=3)
+    assert MESSAGES["label.departure"][lang].split("{text}")[0] in text, text
+    assert MESSAGES["ladder.step_stated"][lang] in text, text
+    assert MESSAGES["ladder.departure_stated"][lang] not in text, text

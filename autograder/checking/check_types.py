@@ -278,8 +278,9 @@ class CheckResult:
     # Why the departure grading asked for was not computed (Untraced, above: the trace was
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""
-    # What `departure` tells when it names no step of the notes: "count" (how a count differs from the module's
-    # parameters) or "raised" (the line that raised); "" when it names a step. Rung 3's "nothing new" line says that.
+    # What `departure` tells when it is not a step and what the code holds there: "step" (the step alone), "count"
+    # (how a count differs from the module's parameters) or "raised" (the line that raised); "" else. Rung 3's
+    # "nothing new" line says that much, no more.
     departure_kind: str = ""
 
     def ladder(self, rung: int) -> list[str]:

@@ -60,12 +60,18 @@ MESSAGES = {
               "again",
         "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同，以及那里得到的是什么；"
               "把那一步改成计算笔记中那一步所计算的内容，再运行一次"},
-    # Under a rung 2 that names no step: how a count differs (count_difference), or the line that raised.
+    # Under a rung 2 that names a step alone (no fact of what the code holds there), how a count differs
+    # (count_difference), or the line that raised (running/diagnosing.py: CheckResult.departure_kind).
     "ladder.count_stated": {
         "en": "no further hint: the line above says how your count differs from the module's trainable parameters; "
               "change what your count adds up so that it counts exactly those, and run again",
         "zh": "没有更多提示：上面一行已经说明你的计数与这个模块的可训练参数差在哪里；"
               "改一改你的计数累加的内容，让它恰好数这些参数，再运行一次"},
+    "ladder.step_stated": {
+        "en": "no further hint: the line above says at which step of the notes your computation first departs; "
+              "change that step so that it computes what the notes' step computes, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同；把那一步改成计算笔记中那一步所计算的内容，"
+              "再运行一次"},
     "ladder.raised_stated": {
         "en": "no further hint: the line above says which line of your code raised; start from that line, and run "
               "again",

@@ -37,7 +37,7 @@ __all__ = ["DiagnosedCheck", "with_departures"]
 
 # A call of the learner's function that does not fit its signature: no step of theirs ran.
 # CheckResult.departure_kind of a rung 2 that names no step (its rung 3 says what it does tell: ladder.<kind>_stated).
-COUNT_KIND, RAISED_KIND = "count", "raised"
+COUNT_KIND, RAISED_KIND, STEP_KIND = "count", "raised", "step"
 CALL_KEYS = frozenset({"error.wrong_signature", "error.unexpected_keyword", "error.missing_argument"})
 
 
@@ -78,7 +78,8 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                                   lang, messages)
         if value_line and departure is not None and line.startswith(value_line):
             diagnosed.append(dataclasses.replace(result, departure=line,
-                                                 departure_step=departure.step or departure.last))
+                                                 departure_step=departure.step or departure.last,
+                                                 departure_kind=_stated_kind(departure)))
             proven.append((result, departure))
         elif line:  # the gradient's alone: no step departs in value (folded by its message, as a raise's line is)
             diagnosed.append(dataclasses.replace(result, departure=line))
@@ -98,6 +99,12 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         else:
             diagnosed.append(result)
     return diagnosed
+
+
+def _stated_kind(departure: Departure) -> str:
+    """STEP_KIND where the departure's line names the step alone (no fact read from a tensor of the learner's, no
+    step returned instead): rung 3 then does not say that it tells what the code holds there; "" else."""
+    return STEP_KIND if departure.step is not None and not departure.facts and departure.returned is None else ""
 
 
 def _same_relation(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],

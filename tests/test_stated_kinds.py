@@ -134,3 +134,26 @@ def test_under_a_step_named_alone_rung_3_does_not_say_what_the_code_holds_there(
     assert MESSAGES["label.departure"][lang].split("{text}")[0] in text, text
     assert MESSAGES["ladder.step_stated"][lang] in text, text
     assert MESSAGES["ladder.departure_stated"][lang] not in text, text
+
+
+def causal_mask_as_integers(num_tokens):  # the right entries, as 0/1 integers rather than booleans
+    return torch.ones(num_tokens, num_tokens, dtype=torch.int64).triu(diagonal=1)
+
+
+TRIANGLE_OF_EIGHT = torch.ones(8, 8, dtype=torch.bool).triu(1)
+
+
+def causal_mask_cut_from_a_fixed_one(num_tokens):  # right up to 8 tokens, a slice of a triangle made beforehand
+    return TRIANGLE_OF_EIGHT[:num_tokens, :num_tokens]
+
+
+@pytest.mark.parametrize("mask", [causal_mask_as_integers, causal_mask_cut_from_a_fixed_one])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_code_whose_tensors_were_not_traced_is_not_said_to_have_made_none(mask, lang, monkeypatch):
+    """The code made its mask, but the trace holds none of its tensors: rung 2 does not say that it made none."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed("causal_mask", mask, hint=3)
+    assert "✘" in text, text
+    nothing = MESSAGES["departure.nothing"][lang].split("{step}")[0]
+    assert nothing not in text, text
+    assert MESSAGES["ladder.departure_stated"][lang] not in text and MESSAGES["ladder.step_stated"][lang] not in text

@@ -69,6 +69,10 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         looked_for = result.status in (FAILED, ERROR) and _diagnosed(result, diagnosed)
         if looked_for:
             departure = _departure(result, check, records.get(result.id, ()), namespace)
+            if departure is not None and not raised and not departure.compared:
+                # The trace holds none of the learner's tensors (an integer mask, a slice of a tensor made before
+                # the call): "your code made no tensor that could be compared" would be false of code that made one.
+                departure = None
             if departure is not None and raised:
                 departure = dataclasses.replace(departure, raised=True)
         value_line = "" if departure is None else departure_line(departure, lang, messages)

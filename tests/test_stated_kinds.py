@@ -157,3 +157,35 @@ def test_code_whose_tensors_were_not_traced_is_not_said_to_have_made_none(mask, 
     nothing = MESSAGES["departure.nothing"][lang].split("{step}")[0]
     assert nothing not in text, text
     assert MESSAGES["ladder.departure_stated"][lang] not in text and MESSAGES["ladder.step_stated"][lang] not in text
+
+
+def merge_heads_into_a_new_buffer(x):  # head by head into zeros of the default dtype: float64 comes back float32
+    batch, heads, tokens, width = x.shape
+    merged = torch.zeros(batch, tokens, heads * width)
+    for head in range(heads):
+        merged[:, :, head * width:(head + 1) * width] = x[:, head]
+    return merged
+
+
+def split_heads_features_last(x, num_heads):  # the tokens moved behind the head size
+    batch, tokens, features = x.shape
+    return x.view(batch, tokens, num_heads, features // num_heads).permute(0, 2, 3, 1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_result_that_holds_the_step_is_not_said_to_hold_none_of_it(lang, monkeypatch):
+    """The merge is right but in float32 (its dtype is what fails): the returned tensor holds the merged heads, so
+    rung 2 never says that none of the code's tensors holds them."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    text = printed("merge_heads", merge_heads_into_a_new_buffer, hint=3)
+    assert "✘" in text, text
+    assert MESSAGES["label.departure"][lang].split("{text}")[0] not in text, text
+
+
+def test_a_result_in_another_layout_still_departs():
+    """The other kind's program: a result holding the split's numbers with its axes in another order still gets
+    its departure, with what it holds."""
+    text = printed("split_heads", split_heads_features_last, hint=2)
+    assert "where it departs — your code reproduces the notes' input viewed as (batch, tokens, heads, head size), " \
+           "then departs from them at the input split into heads" in text, text
+    assert "with its tokens and features axes exchanged" in text, text

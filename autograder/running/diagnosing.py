@@ -15,15 +15,21 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+import torch
+
 from autograder.checking.check_types import ERROR, FAILED, CheckResult
 from autograder.checking.count_difference import COUNT_PARTS, count_line
 from autograder.checking.departure import (
     STEPS,
     Departure,
+    StepValues,
     departure_line,
     find_departure,
+    matches_up_to_layout,
+    normalised_value,
     recorded_output,
     relation_reproduced,
+    values_close,
 )
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
@@ -250,8 +256,29 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         # Not the raise the probe recorded (one the code caught and went on from), or not one of the learner's
         # own lines (the probe's, or the class the notebook gives): its operands are not said as theirs.
         raised_at = None
-    return find_departure(steps, traced, recorded_output(record), raised=result.status == ERROR,
-                          raised_at=raised_at)
+    output = recorded_output(record)
+    departure = find_departure(steps, traced, output, raised=result.status == ERROR, raised_at=raised_at)
+    if departure.step is not None and output is not None and _holds_step(output, steps, departure.step):
+        # The result the function returns holds that step (a tensor the trace did not see whole: a buffer filled
+        # in place, another dtype): "none of the tensors your code made holds it" would be false.
+        return None
+    return departure
+
+
+def _holds_step(output: torch.Tensor, steps: StepValues, step_id: str) -> bool:
+    """Whether `output` holds the declared step `step_id`'s numbers on one of its routes, as find_departure matches a
+    step: in its own shape where the step is `shaped`, else in a right program's layout, transposed only where the
+    step is not `ordered`."""
+    got = normalised_value(output)
+    for entry in steps:
+        if str(entry[0]) != step_id:
+            continue
+        ordered, shaped = len(entry) > 3 and bool(entry[3]), len(entry) > 4 and bool(entry[4])
+        for value in entry[1]:
+            expected = normalised_value(value)
+            if values_close(got, expected) if shaped else matches_up_to_layout(got, expected, transposed=not ordered):
+                return True
+    return False
 
 
 def _case_steps(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],

@@ -189,3 +189,41 @@ def test_a_result_in_another_layout_still_departs():
     assert "where it departs — your code reproduces the notes' input viewed as (batch, tokens, heads, head size), " \
            "then departs from them at the input split into heads" in text, text
     assert "with its tokens and features axes exchanged" in text, text
+
+
+class LastSequencesPaddingForAll(nn.Module):
+    """The padding of the batch's last sequence hides those keys in every sequence, then the causal mask: the
+    code's masked scores are the tensor after both fills, not the one between them."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.d_out, self.num_heads, self.head_dim = d_out, num_heads, d_out // num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x, attention_mask=None):
+        b, t, _ = x.shape
+        q, k, v = (layer(x).view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+                   for layer in (self.W_query, self.W_key, self.W_value))
+        scores = q @ k.transpose(2, 3)
+        if attention_mask is not None:
+            scores = scores.masked_fill(attention_mask[-1] == 0, torch.finfo(scores.dtype).min)
+        scores = scores.masked_fill(self.mask.bool()[:t, :t], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ v).transpose(1, 2).reshape(b, t, self.d_out))
+
+
+def test_what_masked_scores_show_is_counted_after_every_fill_the_code_applies():
+    """The notes' case: its first sequence's last two keys are padding, its second's first two. The code hides the
+    second's padding keys in both sequences: its masked scores show 3 entries of each head that the notes hide
+    (the first sequence's padding keys its queries 4 and 5 see) and hide 11 that they keep (that sequence's keys 0
+    and 1), 2 heads; the tensor between the two fills shows 31 of each head."""
+    text = printed("padding_mask", LastSequencesPaddingForAll, hint=2)
+    assert "the tensor your code made in its place shows 6 entries that the notes' masked attention scores hide" \
+           in text, text
+    assert "hides 22 entries that the notes' masked attention scores keep" in text, text
+    assert "shows 62 entries" not in text, text

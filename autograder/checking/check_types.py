@@ -43,6 +43,8 @@ class DepartureKind(StrEnum):
     DEPARTS = ""  # it names the step where the computation first departs from the notes
     RAISED_ONLY = "raised_only"  # where the code raised: no step of the notes was compared
     STEPS_MATCH = "steps_match"  # every step matches: the result is the last step in another shape, or an earlier one
+    STEP_ALONE = "step_alone"  # the departing step alone: no fact read from the learner's tensors there
+    COUNT = "count"  # how a count differs from the module's trainable parameters (count_difference)
 
 
 class Status(StrEnum):

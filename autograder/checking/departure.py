@@ -296,7 +296,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if facts and facts[0].kind in MASK_COUNTS:
                 # Entries the notes hide, shown by a tensor the learner's code hides them in next (their scores
                 # before their mask): that masked tensor is the one in the step's place, and what it shows is said.
-                masked = _masked_later(traced, learner, candidate, expected_values)
+                masked = _masked_later(traced, learner, candidate, expected_values) or _masked_further(
+                    traced, learner, candidate)
                 if masked is not None:
                     chosen = masked
                     facts = _candidate_facts(learner[masked], expected_values, declared, matched[-1], case)
@@ -604,6 +605,26 @@ def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor
                for expected in expected_values):
             return index
     return None
+
+
+def _masked_further(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int) -> int | None:
+    """The last tensor of the chain of masks the learner's code applies to `source` (each next one made from the
+    previous, of its size, hiding every entry it hides and more, its other entries as they were: a padding fill
+    then the causal one); None when the code masks `source` no further. Its masked scores are that last tensor,
+    not the first of the chain: what they show and hide is said of it."""
+    current, found = source, None
+    for index in range(source + 1, len(traced)):
+        if traced[index].op == INPUT or current not in traced[index].inputs:
+            continue
+        before, after = learner[current], learner[index]
+        if after.shape != before.shape:
+            continue
+        hidden_before, hidden_after = torch.isneginf(before), torch.isneginf(after)
+        kept = ~hidden_after
+        if (bool((hidden_after & ~hidden_before).any()) and bool(hidden_after[hidden_before].all())
+                and torch.equal(after[kept], before[kept])):
+            current = found = index
+    return found
 
 
 def _computed_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],

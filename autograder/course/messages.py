@@ -71,6 +71,18 @@ MESSAGES = {
         "en": "no further hint: the line above says which of the notes' steps your function returns and in what "
               "form; change what it returns, and run again",
         "zh": "没有更多提示：上面一行已经说明你的函数返回的是笔记中的哪一步、是什么形式；改正它返回的东西，再运行一次"},
+    # Under a rung 2 that names a step alone (no fact of what the code holds there) or how a count differs
+    # (count_difference) (running/diagnosing.py: CheckResult.departure_kind).
+    "ladder.count_stated": {
+        "en": "no further hint: the line above says how your count differs from the module's trainable parameters; "
+              "change what your count adds up so that it counts exactly those, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的计数与这个模块的可训练参数差在哪里；"
+              "改一改你的计数累加的内容，让它恰好数这些参数，再运行一次"},
+    "ladder.step_stated": {
+        "en": "no further hint: the line above says at which step of the notes your computation first departs; "
+              "change that step so that it computes what the notes' step computes, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同；把那一步改成计算笔记中那一步所计算的内容，"
+              "再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",

@@ -121,6 +121,27 @@ MESSAGES = {
               "message above says of your result",
         "zh": "没有更多提示：没有证据表明本表中指出的错误导致了这次失败，也没有别的已知错误能重现它。请先改正那个错误；"
               "如果这里仍未通过，请从上面的信息对你的结果的描述出发往回查"},
+    # Under a table that locates the step where the computation departs from the notes, for a row that step is not
+    # proven on: never "no known mistake" beside it (issue 58).
+    "ladder.nothing_known_beside_departure": {
+        "en": "no further hint: nothing proves that the step where this table says your computation departs from "
+              "the notes causes this failure, and none of the known mistakes reproduces it. Change that step "
+              "first; if this still fails, look at where your result first differs from the expected one (the "
+              "values above)",
+        "zh": "没有更多提示：没有证据表明本表指出的你的计算与笔记开始不同的那一步导致了这次失败，"
+              "已知的错误也都不能重现它。请先改正那一步；如果这里仍未通过，请看你的结果从哪里开始与期望的不同（上面的数值）"},
+    "ladder.nothing_known_beside_departure_at_line": {
+        "en": "no further hint: nothing proves that the step where this table says your computation departs from "
+              "the notes causes this failure, and none of the known mistakes reproduces it. Change that step "
+              "first; if this still fails, start from the line the message above names",
+        "zh": "没有更多提示：没有证据表明本表指出的你的计算与笔记开始不同的那一步导致了这次失败，"
+              "已知的错误也都不能重现它。请先改正那一步；如果这里仍未通过，请从上面的信息指出的那一行开始查"},
+    "ladder.nothing_known_beside_departure_in_message": {
+        "en": "no further hint: nothing proves that the step where this table says your computation departs from "
+              "the notes causes this failure, and none of the known mistakes reproduces it. Change that step "
+              "first; if this still fails, start from what the message above says of your result",
+        "zh": "没有更多提示：没有证据表明本表指出的你的计算与笔记开始不同的那一步导致了这次失败，"
+              "已知的错误也都不能重现它。请先改正那一步；如果这里仍未通过，请从上面的信息对你的结果的描述出发往回查"},
     "ladder.no_more": {
         "en": "no further hint: the lines above are all there is for this mistake. Look at where your result first "
               "differs from the expected one (the values above)",

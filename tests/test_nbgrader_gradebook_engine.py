@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbgrader.api
 import pytest
+import sqlalchemy
 from nbgrader.api import Gradebook
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -80,8 +81,11 @@ def test_a_gradebook_opened_again_reuses_its_engine_and_compiles_nothing_again(p
         assert other.engine is not first.engine  # another gradebook, another engine
 
 
-def test_without_it_every_open_compiles_its_queries_again(path):
-    """nbgrader's own behaviour, which install() changes: a new engine, and every query compiled again."""
+def test_without_it_every_open_compiles_its_queries_again(path, monkeypatch):
+    """nbgrader's own behaviour, which install() changes: a new engine, and every query compiled again. nbgrader.api's
+    own create_engine is SQLAlchemy's, put back for this test: install() is process-wide, and another test of this
+    worker may have loaded the course's config."""
+    monkeypatch.setattr(nbgrader.api, "create_engine", sqlalchemy.create_engine)
     _find_grade_cell(path)
     assert _compiles_while(lambda: _find_grade_cell(path)) > 0
 

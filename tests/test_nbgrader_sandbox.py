@@ -89,8 +89,7 @@ def test_the_course_config_replaces_nbgraders_execute_and_nothing_else(repo_root
     defaults = [f"{kind.__module__.split('.')[0]}.preprocessors.{kind.__name__}"
                 for kind in Autograde().autograde_preprocessors]
     assert defaults[0] == "nbgrader.preprocessors.Execute"
-    assert nbgrader_sandbox.AUTOGRADE_PREPROCESSORS[1:-1] == nbgrader_saved_grades.in_place_of_nbgraders(
-        nbgrader_metadata.in_place_of_nbgraders(defaults[1:]))
+    assert nbgrader_sandbox.AUTOGRADE_PREPROCESSORS[1:-1] == nbgrader_sandbox.in_place_of_nbgraders(defaults[1:])
     assert nbgrader_metadata.THIS in nbgrader_sandbox.AUTOGRADE_PREPROCESSORS
     assert nbgrader_saved_grades.THIS in nbgrader_sandbox.AUTOGRADE_PREPROCESSORS
     assert nbgrader_sandbox.AUTOGRADE_PREPROCESSORS[-1] == nbgrader_markup.THIS

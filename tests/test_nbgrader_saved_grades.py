@@ -15,7 +15,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SAWarning
 
-from autograder.integrations.nbgrader_saved_grades import REPLACES, THIS, SavedInOneCommit, in_place_of_nbgraders
+from autograder.integrations.nbgrader_sandbox import NBGRADERS_REPLACED, in_place_of_nbgraders
+from autograder.integrations.nbgrader_saved_grades import REPLACES, THIS, SavedInOneCommit
 
 ASSIGNMENT, NOTEBOOK, STUDENT = "attention", "01_attention_without_weights", "s001"
 GRADED = {"test_scores": (3.0, "1.5"), "test_weights": (2.0, "2.0"), "test_shapes": (1.0, None)}  # None: an error
@@ -125,6 +126,7 @@ def test_the_session_commits_again_after_the_notebook(gradebook_file, tmp_path):
     assert "commit" not in vars(preprocessor.gradebook.db)
 
 
-def test_the_list_replaces_nbgraders_save_auto_grades_only():
+def test_the_list_replaces_nbgraders_save_auto_grades_and_no_other_of_its_neighbours():
     listed = ["nbgrader.preprocessors.LimitOutput", REPLACES, "nbgrader.preprocessors.AssignLatePenalties"]
+    assert NBGRADERS_REPLACED[REPLACES] == THIS
     assert in_place_of_nbgraders(listed) == [listed[0], THIS, listed[2]]

@@ -167,13 +167,13 @@ def test_a_link_swapped_in_after_nbgraders_copy_or_out_of_it_never_brings_its_ta
 def test_the_sanitize_list_is_nbgraders_with_attnkits_steps_first_and_before_overwrite_cells(repo_root):
     from nbgrader.converters.autograde import Autograde
 
-    from autograder.integrations import nbgrader_hidden_tests, nbgrader_metadata, nbgrader_points
+    from autograder.integrations import nbgrader_hidden_tests, nbgrader_metadata, nbgrader_points, nbgrader_sandbox
 
     config = PyFileConfigLoader("nbgrader_config.py", path=str(repo_root)).load_config()
     assert list(config.Autograde.sanitize_preprocessors) == nbgrader_intake.SANITIZE_PREPROCESSORS
     defaults = [f"nbgrader.preprocessors.{kind.__name__}" for kind in Autograde().sanitize_preprocessors]
     overwrite = defaults.index(nbgrader_hidden_tests.OVERWRITE_CELLS)
-    assert nbgrader_intake.SANITIZE_PREPROCESSORS == nbgrader_metadata.in_place_of_nbgraders([
+    assert nbgrader_intake.SANITIZE_PREPROCESSORS == nbgrader_sandbox.in_place_of_nbgraders([
         nbgrader_intake.THIS, *defaults[:overwrite], nbgrader_hidden_tests.THIS, nbgrader_points.THIS,
         *defaults[overwrite:]])
     assert nbgrader_metadata.THIS in nbgrader_intake.SANITIZE_PREPROCESSORS

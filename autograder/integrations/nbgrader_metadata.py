@@ -19,15 +19,10 @@ from nbgrader.nbgraderformat import MetadataValidator, ValidationError
 from nbgrader.nbgraderformat.common import BaseMetadataValidator
 from nbgrader.preprocessors import CheckCellMetadata
 
-__all__ = ["REPLACES", "THIS", "SchemaCheckedOnce", "in_place_of_nbgraders"]
+__all__ = ["REPLACES", "THIS", "SchemaCheckedOnce"]
 
 THIS = f"{__name__}.SchemaCheckedOnce"
 REPLACES = "nbgrader.preprocessors.CheckCellMetadata"
-
-
-def in_place_of_nbgraders(preprocessors: list[str]) -> list[str]:
-    """A list of nbgrader's preprocessors with SchemaCheckedOnce where nbgrader's CheckCellMetadata stands."""
-    return [THIS if entry == REPLACES else entry for entry in preprocessors]
 
 
 @functools.cache

@@ -63,8 +63,8 @@ if TYPE_CHECKING:  # torch, the checks and the reference: imported once the zygo
     from autograder.integrations.nbgrader_lookahead import LookAhead, Run
 
 __all__ = [
-    "AUTOGRADE_PREPROCESSORS", "ESSENTIAL_LAYERS", "GradedCell", "SandboxUnavailable", "SandboxedExecute",
-    "in_kernel_config_lines", "sandbox", "test_cell_outputs",
+    "AUTOGRADE_PREPROCESSORS", "ESSENTIAL_LAYERS", "GradedCell", "NBGRADERS_REPLACED", "SandboxUnavailable",
+    "SandboxedExecute", "in_kernel_config_lines", "in_place_of_nbgraders", "sandbox", "test_cell_outputs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -81,14 +81,22 @@ NBGRADER_AFTER_EXECUTE = [
     "nbgrader.preprocessors.AssignLatePenalties",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
-# nbgrader's list with Execute replaced by ours, its CheckCellMetadata by the same check with the schema checked once
-# (autograder.integrations.nbgrader_metadata), its SaveAutoGrades by the same saving in one commit per notebook
-# (autograder.integrations.nbgrader_saved_grades), and the student's markup made safe to show last, so that what
-# autograded/ stores (and formgrader renders) is clean (autograder.integrations.nbgrader_markup).
-AUTOGRADE_PREPROCESSORS = [
-    THIS, *nbgrader_saved_grades.in_place_of_nbgraders(nbgrader_metadata.in_place_of_nbgraders(NBGRADER_AFTER_EXECUTE)),
-    nbgrader_markup.THIS,
-]
+# nbgrader's preprocessors the course puts a subclass of its own in place of, each doing the same work:
+# CheckCellMetadata with the schema checked once (autograder.integrations.nbgrader_metadata), SaveAutoGrades saving
+# in one commit per notebook (autograder.integrations.nbgrader_saved_grades).
+NBGRADERS_REPLACED = {nbgrader_metadata.REPLACES: nbgrader_metadata.THIS,
+                      nbgrader_saved_grades.REPLACES: nbgrader_saved_grades.THIS}
+
+
+def in_place_of_nbgraders(preprocessors: list[str]) -> list[str]:
+    """A list of nbgrader's preprocessors with the course's subclass wherever one of NBGRADERS_REPLACED stands."""
+    return [NBGRADERS_REPLACED.get(entry, entry) for entry in preprocessors]
+
+
+# nbgrader's list with Execute replaced by ours, the preprocessors of NBGRADERS_REPLACED by the course's, and the
+# student's markup made safe to show last, so that what autograded/ stores (and formgrader renders) is clean
+# (autograder.integrations.nbgrader_markup).
+AUTOGRADE_PREPROCESSORS = [THIS, *in_place_of_nbgraders(NBGRADER_AFTER_EXECUTE), nbgrader_markup.THIS]
 IN_KERNEL_SETTING = "c.Autograde.autograde_preprocessors"
 # Isolation notes (autograder.isolation.sandbox) that mean student code would run unconfined: the grade is at stake.
 ESSENTIAL_LAYERS = ("seccomp", "Landlock unavailable", "Landlock: ")

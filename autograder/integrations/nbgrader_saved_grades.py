@@ -19,15 +19,10 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
 from sqlalchemy.orm import scoped_session
 
-__all__ = ["REPLACES", "THIS", "SavedInOneCommit", "in_place_of_nbgraders"]
+__all__ = ["REPLACES", "THIS", "SavedInOneCommit"]
 
 THIS = f"{__name__}.SavedInOneCommit"
 REPLACES = "nbgrader.preprocessors.SaveAutoGrades"
-
-
-def in_place_of_nbgraders(preprocessors: list[str]) -> list[str]:
-    """A list of nbgrader's preprocessors with SavedInOneCommit where nbgrader's SaveAutoGrades stands."""
-    return [THIS if entry == REPLACES else entry for entry in preprocessors]
 
 
 @contextlib.contextmanager

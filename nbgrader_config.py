@@ -11,6 +11,7 @@ root and gradebook.
 
 import autograder.integrations.nbgrader_formgrader_escaping
 import autograder.integrations.nbgrader_formgrader_late
+import autograder.integrations.nbgrader_gradebook_engine
 import autograder.integrations.nbgrader_gradebook_warnings
 import autograder.integrations.nbgrader_quiet_log
 import autograder.integrations.nbgrader_student_guard
@@ -25,6 +26,10 @@ autograder.safe_logging.install()
 # nbgrader's Gradebook.add_submission warns three SQLAlchemy SAWarnings per new submission that lose nothing; only
 # those, raised from nbgrader.api, are not shown (autograder/integrations/nbgrader_gradebook_warnings.py).
 autograder.integrations.nbgrader_gradebook_warnings.install()
+# nbgrader opens its gradebook five or six times a notebook, each open a new SQLAlchemy engine whose queries are all
+# compiled again: one engine per gradebook in the process instead, each open still its own session, connection and
+# commits (autograder/integrations/nbgrader_gradebook_engine.py).
+autograder.integrations.nbgrader_gradebook_engine.install()
 # A student id or name reaches nbgrader's gradebook (db student add/import, formgrader's student editor, autograde's
 # new student from a submitted/ folder) only as the roster takes it: an id of letters, digits and -_.; a name without
 # control characters or '<'/'>' (autograder/integrations/nbgrader_student_guard.py). formgrader's pages print ids and

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,29 @@ def test_each_preprocessor_is_timed_without_the_ones_it_calls(monkeypatch):
         Inner(enabled=True)({}, {})
     assert seconds == {"Outer": 3.0, "Inner": 6.0}
     assert Preprocessor.__call__ is applied  # put back
+
+
+def test_an_nbgrader_run_counts_the_import_of_nbgraders_app(monkeypatch, tmp_path):
+    """nbgrader's imports are its own time, not the process ending's (the rest of the wall clock after its run)."""
+    clock = _Clock()
+    monkeypatch.setattr(timed_runs, "time", clock)
+    monkeypatch.setattr(sys, "argv", sys.argv)
+
+    def main():
+        clock.now += 1.0
+        raise SystemExit(0)
+
+    class SlowToImport(types.ModuleType):
+        def __getattr__(self, name):  # `from ... import main`: the module's import, 5 s on the clock
+            if name != "main":
+                raise AttributeError(name)
+            clock.now += 5.0
+            return main
+
+    monkeypatch.setitem(sys.modules, "nbgrader.apps.nbgraderapp", SlowToImport("nbgrader.apps.nbgraderapp"))
+    times = tmp_path / "times.json"
+    timed_runs.main(["nbgrader", "--times", str(times), "autograde", "attention"])
+    assert NbgraderPhases(**json.loads(times.read_text(encoding="utf-8"))).run == 6.0
 
 
 @pytest.mark.slow

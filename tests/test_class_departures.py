@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from autograder import cli
-from autograder.checking.tensor_trace import MAX_TRACE_ELEMENTS, MAX_TRACED, TracedTensor, trace_record
+from autograder.checking.tensor_trace import MAX_SENT, MAX_TRACE_ELEMENTS, TracedTensor, trace_record
 from autograder.course.exercises import NOTEBOOKS
 from autograder.integrations.nbgrader_record import read_record, record_of
 from autograder.isolation import supervisor, wire
@@ -32,10 +32,20 @@ STUDENTS = {  # student -> their softmax_naive (None: the notes' own)
     "divides_by_max": "def softmax_naive(x):\n    e = torch.exp(x)\n    return e / e.max(dim=0).values\n",
     "no_exp": "def softmax_naive(x):\n    return x / x.sum(dim=0)\n",
     # The same mistake as sum_of_inputs, and a trace far past the child's cap: no departure, graded the same.
-    # Past the cap by its count of elements (400 kept tensors of 2,000), not by memory: tensors of 60,000 held 300 MB
-    # of copies in a child of 1 GB, and a child ended for memory under load made the test flaky.
+    # Past the cap by its count of elements (tensors of 2,000): the child keeps at most MAX_TRACE_ELEMENTS in all (2 MiB
+    # of copies), and its trace, cut before the exponentials, is no trace of the call (TensorTrace.cut_short).
     "huge_trace": ("def softmax_naive(x):\n    for _ in range(300):\n        torch.ones(2000) * 2.0\n"
                    "    return torch.exp(x) / x.sum(dim=0)\n"),
+    # The same mistake again, run out of memory under the trace only, as an allocation past the child's RLIMIT_AS
+    # does (torch raises, the probe records it as the case's error): the tensors traced up to there lack the
+    # exponentials, and read as a departure there; the child says "error" instead (how huge_trace, its tensors of
+    # 60,000 copied in memory under load, was once told "exponentials").
+    "memory_out_when_traced": (
+        "def softmax_naive(x):\n    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack\n"
+        "    y = x * 1.0\n"
+        "    if 'TensorTrace' in [type(mode).__name__ for mode in _get_current_dispatch_mode_stack()]:\n"
+        "        raise RuntimeError('DefaultCPUAllocator: not enough memory: you tried to allocate 480000 bytes.')\n"
+        "    return torch.exp(y) / y.sum(dim=0)\n"),
 }
 
 
@@ -90,9 +100,10 @@ def test_the_class_report_counts_students_by_their_first_departing_step(graded_c
     assert graded_class["status"] == 0
     counts = {(count.exercise, count.step, count.students) for count in departure_counts(
         list(graded_class["documents"].values()))}
-    # huge_trace's departure was asked for and not computed (past the child's cap): counted (test_lost_departure)
+    # huge_trace's and memory_out_when_traced's departures were asked for and not computed: counted
+    # (test_lost_departure)
     assert counts == {("softmax_naive", "sums", 2), ("softmax_naive", "exponentials", 1),
-                      ("softmax_naive", "not_computed", 1)}
+                      ("softmax_naive", "not_computed", 2)}
     page = (graded_class["out"] / "class_report.html").read_text(encoding="utf-8")
     assert '<tr class="departure" data-step="sums" data-students="2">' in page
     assert "sums of the exponentials" in page and "指数之和" in page
@@ -126,6 +137,17 @@ def test_a_trace_past_the_childs_cap_costs_only_the_departure(graded_class):
     assert documents["huge_trace"]["score"] == documents["sum_of_inputs"]["score"]
 
 
+@pytest.mark.slow
+def test_a_trace_whose_run_stopped_early_costs_only_the_departure(graded_class):
+    documents = graded_class["documents"]
+    assert graded_class["asked"]["memory_out_when_traced"] == ["softmax_naive"]
+    assert graded_class["kept"]["memory_out_when_traced"] == []  # its child said "error", and sent no tensors
+    assert _steps(documents["memory_out_when_traced"]) == {}
+    assert [check.get("departure_lost") for notebook in documents["memory_out_when_traced"]["notebooks"]
+            for check in notebook["checks"] if check.get("departure_lost")] == ["error"]
+    assert documents["memory_out_when_traced"]["score"] == documents["sum_of_inputs"]["score"]
+
+
 # --- the grader's side of the protocol: a trace is hostile data ---------------------------------------------------
 
 
@@ -155,7 +177,7 @@ def _entry(value, op="exp", inputs=()):
 
 HOSTILE_TRACES = {
     "not a list": "\x1b[2J a string",
-    "too many tensors": [_entry(torch.zeros(1, dtype=torch.float64)) for _ in range(MAX_TRACED + 1)],
+    "too many tensors": [_entry(torch.zeros(1, dtype=torch.float64)) for _ in range(MAX_SENT + 1)],
     "too many elements": [_entry(torch.zeros(60_000, dtype=torch.float64)) for _ in range(5)],
     "one tensor too large": [_entry(torch.zeros(70_000, dtype=torch.float64))],
     "an int tensor": [_entry(torch.zeros(3, dtype=torch.int64))],

@@ -237,7 +237,7 @@ def test_the_student_kit_localises_from_its_stored_steps_as_the_full_kit_does():
 def test_a_hostile_attempt_costs_the_trace_nothing_but_its_cap():
     """An attempt that makes thousands of tensors, a huge one, or raises only when run again is traced within its
     caps, and check(...) still answers: the trace never raises and never keeps more than it may."""
-    from autograder.checking.tensor_trace import MAX_TRACED, MAX_TRACED_ELEMENTS
+    from autograder.checking.tensor_trace import MAX_TRACED, MAX_TRACED_ELEMENTS, TensorTrace
 
     calls = []
 
@@ -256,8 +256,11 @@ def test_a_hostile_attempt_costs_the_trace_nothing_but_its_cap():
     check = public_check("softmax_naive")
     case = cases_for(check, SEED)[0]
     probe = resolve(in_notebook._runnable(check, SEED).probe)
-    _record, traced = traced_probe(probe, {"softmax_naive": many_tensors}, case)
-    assert len(traced) == MAX_TRACED and all(t.value.numel() <= MAX_TRACED_ELEMENTS for t in traced)
+    with torch.no_grad(), TensorTrace() as trace:
+        run_probe(probe, {"softmax_naive": many_tensors}, case)
+    assert trace.truncated and len(trace.traced) == MAX_TRACED
+    assert all(t.value.numel() <= MAX_TRACED_ELEMENTS for t in trace.traced)
+    assert traced_probe(probe, {"softmax_naive": many_tensors}, case)[1] is None  # cut before its output: none
     source = in_notebook.ReferenceExpectations()
     for attempt in (many_tensors, raises_when_run_again):
         results = run_checks(source, "softmax_naive", {"softmax_naive": attempt}, "en", include_hidden=False,

@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 from autograder.checking.expectations import Expectations, no_expectations, reads_case_alone, record_keys_read
 
 __all__ = [
-    "Case", "Cause", "Check", "CheckResult", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout", "Misconception",
-    "PASSED", "ProbeData", "Status", "TokenHead", "Untraced", "Verdict",
+    "Case", "Cause", "Check", "CheckResult", "DepartureKind", "ERROR", "Evidence", "Exercise", "FAILED", "HeadLayout",
+    "Misconception", "PASSED", "ProbeData", "Status", "TokenHead", "Untraced", "Verdict",
 ]
 
 
@@ -34,6 +34,17 @@ class Untraced(StrEnum):
     STOPPED = "stopped"  # the grading process was killed or crashed while tracing
     GRADER = "grader"  # the grader failed finding the departure (autograder.grading.notebooks)
     NOT_ASKED = "not_asked"  # recorded by a child that stopped before "probed": the re-run does not probe it again
+
+
+class DepartureKind(StrEnum):
+    """What a check's rung-2 line states when it names no step where the computation departs (issue 58): the
+    ladder's "no further hint" line under it says only what that line says."""
+
+    DEPARTS = ""  # it names the step where the computation first departs from the notes
+    RAISED_ONLY = "raised_only"  # where the code raised: no step of the notes was compared
+    STEPS_MATCH = "steps_match"  # every step matches: the result is the last step in another shape, or an earlier one
+    STEP_ALONE = "step_alone"  # the departing step alone: no fact read from the learner's tensors there
+    COUNT = "count"  # how a count differs from the module's trainable parameters (count_difference)
 
 
 class Status(StrEnum):
@@ -278,6 +289,7 @@ class CheckResult:
     # Why the departure grading asked for was not computed (Untraced, above: the trace was
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""
+    departure_kind: DepartureKind = DepartureKind.DEPARTS  # what `departure` states (DepartureKind)
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

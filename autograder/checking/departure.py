@@ -33,7 +33,7 @@ from autograder.checking.step_relations import (
     transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor
+from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor, recorded_output
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
@@ -111,16 +111,6 @@ class Departure:
     # step's numbers in their order under another shape: (its shape, the notes')
 
 
-# Where a probe's record holds what the learner's function returned: most say "output", split, merge and
-# MultiHeadAttention "out", the masking routes "weights", causal_mask "mask".
-OUTPUT_KEYS = ("output", "out", "weights", "mask")
-
-
-def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
-    """What the learner's function returned on the case, from its probe's record; None when it is not a tensor."""
-    output = next((record[key] for key in OUTPUT_KEYS if key in record), None)
-    return output if isinstance(output, torch.Tensor) else None
-
 
 def normalised_value(tensor: torch.Tensor) -> torch.Tensor:
     value = tensor.detach().to("cpu", torch.float64)
@@ -195,6 +185,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
     coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
+    in_pieces: set[str] = set()  # no tensor holds the step whole, but tensors of the code hold each of its slices
     for position, (step_id, values, _optional) in enumerate(declared):
         holding = [index for index, value in enumerate(learner)
                    if traced[index].op != INPUT  # a step is computed: an argument as it came is none
@@ -205,6 +196,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
         where[step_id] = proving[0] if proving else None
         proven_at[step_id] = proving
+        if not holding and _held_in_pieces(values, learner, traced):
+            in_pieces.add(step_id)
         if holding and not proving:
             unproven.add(step_id)
             if not any(one_number(learner[index]) for index in holding):
@@ -214,7 +207,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     for position, (step_id, _values, optional) in enumerate(declared):
         if where[step_id] is not None:
             continue
-        if (optional or step_id in unproven) and any(where[later] is not None for later in order[position + 1:]):
+        if (optional or step_id in unproven or step_id in in_pieces) and any(
+                where[later] is not None for later in order[position + 1:]):
             continue  # a later step holds: a coincident step is no departure, nor claimed as reproduced
         if step_id in coinciding and (output is not None or (raised and optional)):
             # Its values are there, coinciding with an earlier step's: on this case it does not depart. (Code that
@@ -302,7 +296,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if facts and facts[0].kind in MASK_COUNTS:
                 # Entries the notes hide, shown by a tensor the learner's code hides them in next (their scores
                 # before their mask): that masked tensor is the one in the step's place, and what it shows is said.
-                masked = _masked_later(traced, learner, candidate, expected_values)
+                masked = _masked_later(traced, learner, candidate, expected_values) or _masked_further(
+                    traced, learner, candidate)
                 if masked is not None:
                     chosen = masked
                     facts = _candidate_facts(learner[masked], expected_values, declared, matched[-1], case)
@@ -366,6 +361,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # term alone of the product the notes' last step adds up).
         first_at = proven_at[order[0]][0] if order[0] in matched and proven_at[order[0]] else None
         facts = _output_alternative(traced, learner, output, declared, matched, first_at) or facts
+    if returned is None and not raised and matched and (not facts or facts[0].kind in UNTOLD):
+        dropped = _dropped_copy(traced, learner, proven_at[matched[-1]][:1], matched[-1])
+        if dropped is not None:
+            facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
@@ -608,6 +607,26 @@ def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor
     return None
 
 
+def _masked_further(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int) -> int | None:
+    """The last tensor of the chain of masks the learner's code applies to `source` (each next one made from the
+    previous, of its size, hiding every entry it hides and more, its other entries as they were: a padding fill
+    then the causal one); None when the code masks `source` no further. Its masked scores are that last tensor,
+    not the first of the chain: what they show and hide is said of it."""
+    current, found = source, None
+    for index in range(source + 1, len(traced)):
+        if traced[index].op == INPUT or current not in traced[index].inputs:
+            continue
+        before, after = learner[current], learner[index]
+        if after.shape != before.shape:
+            continue
+        hidden_before, hidden_after = torch.isneginf(before), torch.isneginf(after)
+        kept = ~hidden_after
+        if (bool((hidden_after & ~hidden_before).any()) and bool(hidden_after[hidden_before].all())
+                and torch.equal(after[kept], before[kept])):
+            current = found = index
+    return found
+
+
 def _computed_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
                     matched: Sequence[tuple[str, list[int]]], output: torch.Tensor | None) -> str | None:
     """The last matched step the learner's code computes twice on its way to its result, the second time from none
@@ -679,6 +698,52 @@ def declared_values(declared: Sequence[tuple[str, list[torch.Tensor], bool]]) ->
 LAYOUT_OPS = frozenset({"t", "transpose", "permute", "view", "_unsafe_view", "reshape", "squeeze", "unsqueeze",
                         "contiguous", "swapaxes", "swapdims", "movedim", "numpy_T", "mT", "adjoint", "flatten",
                         "unflatten", "view_as", "reshape_as"})
+
+
+def _held_in_pieces(values: Sequence[torch.Tensor], learner: Sequence[torch.Tensor],
+                    traced: Sequence[TracedTensor]) -> bool:
+    """Whether the learner's code computes the step slice by slice (a loop over the tokens or the columns, each
+    slice its own tensor, joined later or never): along one axis, every slice of the step (of two numbers or more,
+    not one number throughout) is held by a tensor the code computed, in its own order. No tensor holds the step
+    whole, yet the code does not depart there: it is neither said reproduced nor departed at while a later step
+    holds (issue 58: a row-by-row loop was told it departs at its first step)."""
+    computed = [value for value, entry in zip(learner, traced, strict=True) if entry.op != INPUT]
+    for expected in values:
+        for axis in range(expected.dim() if expected.dim() >= 2 else 0):
+            slices = expected.unbind(axis)
+            if len(slices) >= 2 and all(piece.numel() >= 2 and not one_number(piece) for piece in slices) and all(
+                    any(got.numel() == piece.numel() and values_close(got.reshape(piece.shape), piece)
+                        for got in computed) for piece in slices):
+                return True
+    return False
+
+
+def _dropped_copy(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source_at: Sequence[int],
+                  source_step: str) -> Fact | None:
+    """The first tensor the learner's code made from its tensor of the last matched step (`source_at`), in that
+    tensor's shape, that holds it with some entries set to 0 and every other one multiplied by one number above 1:
+    dropout while training, proven from the values (issue 58: dropout left on was told only "none of the tensors
+    holds the context vectors"). None when no tensor is so; never said of entries 0 in the step itself."""
+    if not source_at:
+        return None
+    source = learner[source_at[0]]
+    nonzero = source.abs() > 1e-12
+    for index in range(source_at[0] + 1, len(traced)):
+        got = learner[index]
+        if traced[index].op == INPUT or got.shape != source.shape or not _made_from(traced, index, {source_at[0]}):
+            continue
+        if not bool(torch.isfinite(got).all()):
+            continue
+        zeroed = (got == 0) & nonzero
+        kept = (got != 0) & nonzero
+        if not bool(zeroed.any()) or int(kept.sum()) < 2 or bool(((got != 0) & ~nonzero).any()):
+            continue
+        ratios = got[kept] / source[kept]
+        factor = float(ratios.mean())
+        if factor > 1 + 1e-3 and bool(torch.allclose(ratios, torch.full_like(ratios, factor), rtol=RELATIVE)):
+            return Fact("dropped", {"source": source_step, "count": int(zeroed.sum()), "factor": f"{factor:.3g}"},
+                        FROM_PREVIOUS)
+    return None
 
 
 def _layout_proven(index: int, traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
@@ -1289,6 +1354,8 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     fields = {**fact.fields, "step": step_name}
     fields["subject"] = render(messages, f"departure.subject.{fact.about}", lang, fields)
     key = f"departure.fact.{fact.kind}"
+    if fact.kind == "dropped":
+        fields["source"] = render(messages, f"step.{fact.fields['source']}", lang)
     if fact.kind in ("other_step", "repeated"):
         fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
     if fact.kind in ("made_from", "result_made_from"):

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder.checking.check_types import PASSED, Cause, CheckResult, Exercise, Status
+from autograder.checking.check_types import PASSED, Cause, CheckResult, DepartureKind, Exercise, Status
 from autograder.i18n import Messages, pick, render
 from autograder.safe_text import one_line
 
@@ -331,7 +331,13 @@ def _shortened(title: str) -> str:
     return text
 
 
-def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> str | None:
+# The "no further hint" line under a rung-2 line without a named mistake, by what that line states (issue 58).
+STATED_KEYS = {DepartureKind.DEPARTS: "ladder.departure_stated", DepartureKind.RAISED_ONLY: "ladder.raised_stated",
+               DepartureKind.STEPS_MATCH: "ladder.result_stated", DepartureKind.STEP_ALONE: "ladder.step_stated",
+               DepartureKind.COUNT: "ladder.count_stated"}
+
+
+def _nothing_new(result: CheckResult, step: Step, named_above: bool = False, located_above: bool = False) -> str | None:
     """The key of the line that says a rung adds nothing new (no known mistake reproduces the failure, or its ladder
     ends lower, or the last run already showed this, the top of its ladder), so that a rung never shows the previous
     rung's text as if it were new; None when the rung adds something or a rung above it is still to come."""
@@ -345,12 +351,15 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False) -> 
         return _cause_stated_key(result.cause)
     if result.misconception is None and result.departure and not named_above:
         # Rung 2 said where the computation first departs and how: "no known mistake" would read as if nothing
-        # had been found.
-        return "ladder.departure_stated"
+        # had been found. A line that says only where the code raised states no departing step (issue 58).
+        return STATED_KEYS[result.departure_kind]
     key = "ladder.nothing_known" if result.misconception is None else "ladder.no_more"
     if result.misconception is None and named_above:
         # Not "no known mistake" under a row that names one: the attempt has a known mistake, just not proven here.
         key = "ladder.nothing_known_besides"
+    elif result.misconception is None and located_above and not result.departure:
+        # Not "no known mistake" beside a row that locates the step where the computation departs (issue 58).
+        key = "ladder.nothing_known_beside_departure"
     # It points to what the row shows: values (or their picture), else the line an error names, else the message.
     if result.values_shown:
         return key
@@ -365,7 +374,7 @@ def _cause_stated_key(cause: Cause) -> str:
 
 
 def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, *, hidden: bool = False,
-               named_above: bool = False) -> list[str]:
+               named_above: bool = False, located_above: bool = False, said: set[str] | None = None) -> list[str]:
     shown = row.shown
     mark = MARKS.get(shown.status, "✘")
     if shown.stub:  # an untouched stub: one line for the exercise, not "not implemented yet" per check
@@ -375,8 +384,12 @@ def _row_lines(row: Row, lang: str, messages: Messages, step: Step, total: int, 
     lines = [f"  {mark} {shown.message}"]
     lines.extend(f"      {detail}" for detail in shown.details)
     lines.extend(f"      {line}" for line in shown.ladder(step.rung))
-    if not hidden and (nothing_new := _nothing_new(shown, step, named_above)):
-        lines.append("      " + render(messages, nothing_new, lang))
+    if not hidden and (nothing_new := _nothing_new(shown, step, named_above, located_above)):
+        line = render(messages, nothing_new, lang)
+        if said is None or line not in said:  # a line with nothing new is said once per table, not per check
+            lines.append("      " + line)
+        if said is not None:
+            said.add(line)
     if row.same:
         key = "fold.same_reason_one" if len(row.same) == 1 else "fold.same_reason"
         lines.append(f"  {mark} " + render(messages, key, lang, {
@@ -413,8 +426,11 @@ def table(exercise: Exercise, results: Sequence[CheckResult], lang: str, *, hidd
     table_rows = rows(results)
     shown_at = [(row, (steps or {}).get(LadderCause.of(row.shown), Step(rung))) for row in table_rows]
     named = any(row.shown.misconception is not None for row in table_rows)
+    located = any(row.shown.misconception is None and row.shown.departure_step for row in table_rows)
+    said: set[str] = set()
     for row, step in shown_at:
-        lines.extend(_row_lines(row, lang, messages, step, len(results), hidden=hidden, named_above=named))
+        lines.extend(_row_lines(row, lang, messages, step, len(results), hidden=hidden, named_above=named,
+                                located_above=located, said=said))
     if not hidden:
         failing = [(row.shown, step.rung) for row, step in shown_at if row.shown.status != PASSED]
         if any(at == 1 and (result.mistake or result.hint) for result, at in failing):

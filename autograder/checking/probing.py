@@ -13,6 +13,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, TypeGuard
 
 import torch
@@ -27,7 +28,8 @@ __all__ = [
     "ParameterProjections", "ProbeError", "PROBE_SEED", "arguments_changes", "as_count", "below_student_code",
     "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow",
     "gradient_is_own_slope", "gradient_of", "gradient_weights", "head_outputs", "informative_queries", "input_changes",
-    "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "module_own_slopes", "plain", "rand",
+    "OWN_SLOPE_FIELDS", "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "module_own_slopes",
+    "own_slopes_later", "plain", "rand", "with_own_slopes_of",
     "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
 ]
 
@@ -411,6 +413,41 @@ SLOPE_STEP_FLOAT64 = 1e-6
 SLOPE_TOLERANCE = 0.05  # of the larger slope, plus SLOPE_STEP: rounding, never a step autograd left out
 
 
+# Whether the probes read the own slopes of a gradient (gradient_is_own_slope, module_own_slopes) now; False inside
+# own_slopes_later(), where they are read only for the checks a judge failed, in a second look (with_own_slopes_of).
+_OWN_SLOPES_NOW: ContextVar[bool] = ContextVar("attnkit_own_slopes_now", default=True)
+# Where the probes write the own slopes, at any depth of a record (a module's under its backward pass's record).
+OWN_SLOPE_FIELDS = ("gradient_is_own_slope", "input_own_slope", "own_slopes")
+
+
+@contextlib.contextmanager
+def own_slopes_later() -> Iterator[None]:
+    """While open, the probes read no own slope (gradient_is_own_slope answers None, module_gradients reads none):
+    a judge reads them only where a gradient is wrong, so a correct submission need not pay for them (issue 59).
+    The caller probes its failing checks again outside it and takes their slopes with `with_own_slopes_of`."""
+    token = _OWN_SLOPES_NOW.set(False)
+    try:
+        yield
+    finally:
+        _OWN_SLOPES_NOW.reset(token)
+
+
+def with_own_slopes_of(record: Any, again: Any) -> Any:
+    """`record` (a probe's data for one case) with the own slopes (OWN_SLOPE_FIELDS) `again`, the same case probed
+    once more with them read, wrote at the same place; nothing else of `again` is taken (the judge reads the first
+    run's values, as before). A record that is not a dict, or a place `again` lacks, stays as it is."""
+    if not isinstance(record, dict) or not isinstance(again, dict):
+        return record
+    merged = dict(record)
+    for key, value in record.items():
+        if key in again and isinstance(value, dict):
+            merged[key] = with_own_slopes_of(value, again[key])
+    for key in OWN_SLOPE_FIELDS:
+        if key in again:
+            merged[key] = again[key]
+    return merged
+
+
 def gradient_is_own_slope(function: Callable[[torch.Tensor], Any], x: torch.Tensor, gradient: torch.Tensor,
                           mix: Callable[[torch.Tensor], torch.Tensor] | None = None) -> bool | None:
     """Whether the gradient autograd gave for `function` at x (gradient_of's, for the mix of gradient_weights) is the
@@ -418,7 +455,10 @@ def gradient_is_own_slope(function: Callable[[torch.Tensor], Any], x: torch.Tens
     output): False proves a step autograd did not record (a constant to it, while the values move); True says
     autograd followed every step, so a gradient unlike the notes' is the function's own (flat where theirs is not:
     a clamp past its bound). None where it cannot be read (a call raised, a non-tensor or non-finite result).
-    `mix`: the mix of the outputs the gradient was taken for, where it is not gradient_weights' (a module's probe)."""
+    `mix`: the mix of the outputs the gradient was taken for, where it is not gradient_weights' (a module's probe).
+    None, no call made, inside own_slopes_later()."""
+    if not _OWN_SLOPES_NOW.get():
+        return None
     with torch.no_grad():
         base = x.detach().clone()
         direction = gradient_weights(base.shape).to(base.dtype) * 2 - 1
@@ -466,8 +506,9 @@ def module_gradients(module: nn.Module, x: torch.Tensor, call: Callable[[torch.T
     the sum of the output times `mix(output)`, a mix the judge rebuilds from the case: the module's parameters as
     they were before the call (the judge computes the reference's gradients with them) and the gradients that reached
     them and the input. A call or backward that raises is the student's error, as any call of theirs. `call_on(copy)`
-    calls a copy of the module as `call` calls it (the module itself by default): module_own_slopes reads on it."""
-    twin = _copy_of(module)
+    calls a copy of the module as `call` calls it (the module itself by default): module_own_slopes reads on it
+    (neither copied nor read inside own_slopes_later())."""
+    twin = _copy_of(module) if _OWN_SLOPES_NOW.get() else None
     parameters = list(module.named_parameters(remove_duplicate=False))
     first_name: dict[int, str] = {}
     aliases = {name: first_name.setdefault(id(parameter), name) for name, parameter in parameters}

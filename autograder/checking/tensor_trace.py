@@ -9,6 +9,11 @@ What comes back is plain data: detached CPU copies of floating-point and bool te
 steps: True reads as 1) and lists of indices, capped in count
 (MAX_TRACED) and size (MAX_TRACED_ELEMENTS). Nothing here imports `solutions`: it runs where probes run.
 
+The count's room is the learner's call's: what a probe builds before its first module call (the module's
+construction, its weights, the inputs) is kept but not counted, up to MAX_TRACED of its own. A trace the cap cut
+before it held the learner's output (`TensorTrace.cut_short`) is no trace of the call: a step missing from it is
+not proven to depart, so `traced_probe` gives none (the grading child says "cap", the record `departure_lost`).
+
 `graph_traced_probe` runs it again with gradients on, as a model's layers run it, and keeps with each tensor whether
 autograd recorded it (`TracedTensor.connected`), read once the op has returned through autograd: the departure in
 gradient (autograder.checking.gradient_departure) reads which of the learner's tensors carry a gradient back. What
@@ -25,16 +30,20 @@ from typing import Any
 
 import torch
 from torch._ops import OpOverload
+from torch.nn.modules.module import register_module_forward_pre_hook
+from torch.utils.hooks import RemovableHandle
 
 from autograder.checking.probing import run_probe
 from autograder.checking.torch_recorders import LIFT_OPS, UncompiledDispatchMode, op_name
 
 __all__ = [
-    "INPUT", "LIFTED", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "RaisedOp", "TensorTrace",
-    "TracedTensor", "graph_traced_probe", "trace_record", "traced_of_record", "traced_probe", "traced_probe_with_raise",
+    "INPUT", "LIFTED", "MAX_SENT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "OUTPUT_KEYS",
+    "RaisedOp", "TensorTrace", "TracedTensor", "graph_traced_probe", "recorded_output", "trace_record",
+    "traced_of_record", "traced_probe", "traced_probe_with_raise",
 ]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
+MAX_SENT = 2 * MAX_TRACED  # tensors of one trace in all: the call's, and what the probe built before it
 MAX_TRACED_ELEMENTS = 65_536  # elements of one kept tensor; a larger one is left out (the course's cases are small)
 MAX_TRACE_ELEMENTS = 2**18  # elements of one trace sent by a grading child, all tensors together (2 MiB of float64)
 MAX_OP_NAME = 100  # characters of an op's name (ATen's are under 40)
@@ -46,6 +55,17 @@ LIFTED = "lift_fresh"
 # Ops that only allocate or copy metadata: what they return says nothing about the computation.
 SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
                          "lift_fresh", "lift_fresh_copy", "_to_copy", "copy_", "clone", "alias", "_local_scalar_dense"})
+
+
+# Where a probe's record holds what the learner's function returned: most say "output", split, merge and
+# MultiHeadAttention "out", the masking routes "weights", causal_mask "mask".
+OUTPUT_KEYS = ("output", "out", "weights", "mask")
+
+
+def recorded_output(record: Mapping[str, Any]) -> torch.Tensor | None:
+    """What the learner's function returned on the case, from its probe's record; None when it is not a tensor."""
+    output = next((record[key] for key in OUTPUT_KEYS if key in record), None)
+    return output if isinstance(output, torch.Tensor) else None
 
 
 @dataclass(frozen=True)
@@ -81,16 +101,60 @@ class RaisedOp:
 
 
 class TensorTrace(UncompiledDispatchMode):
-    """Records, below autograd, each floating-point or bool tensor every ATen op returns and the tensors it read."""
+    """Records, below autograd, each floating-point or bool tensor every ATen op returns and the tensors it read.
 
-    def __init__(self) -> None:
+    MAX_TRACED tensors are kept from the first module call on (what was made before it, the probe's build, has a
+    room of its own of MAX_TRACED); `max_elements`, where given, caps the elements kept in all (a grading child
+    sends no more: MAX_TRACE_ELEMENTS), so that a run of many large tensors costs the child no memory. Past either,
+    nothing more is kept and `truncated` is set."""
+
+    def __init__(self, max_elements: int | None = None) -> None:
         super().__init__()
         self.traced: list[TracedTensor] = []
         self.truncated = False
+        self.built: int | None = None  # how many tensors were kept before the first module call; None: none yet
+        self._max_elements = max_elements
+        self._elements = 0
+        self._hook: RemovableHandle | None = None
         self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
         self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
         self._made: list[torch.Tensor] = []  # the tensor of each entry of `traced`, for `connected_entries`
         self.raised: RaisedOp | None = None
+
+    def __enter__(self) -> "TensorTrace":
+        # A global hook, removed on the way out: a module's call (the learner's forward, or a layer it calls) ends
+        # the probe's build; the hook never runs the student's code.
+        self._hook = register_module_forward_pre_hook(self._module_called)
+        try:
+            super().__enter__()
+        except BaseException:
+            self._hook.remove()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            super().__exit__(*exc_info)
+        finally:
+            if self._hook is not None:
+                self._hook.remove()
+
+    def _module_called(self, _module: object, _args: object) -> None:
+        if self.built is None:
+            self.built = len(self.traced)
+
+    def cut_short(self, output: torch.Tensor | None) -> bool:
+        """Whether the cap cut the trace before it held `output` (the learner's call's result, from the probe's
+        record; None: none recorded): whatever the call computed after the cut is unknown, so a step the trace
+        lacks is not proven to depart. A trace the cap cut after the output is whole where it matters."""
+        if not self.truncated:
+            return False
+        if output is None or output.is_complex() or output.device.type == "meta":
+            return True
+        wanted = output.detach().to("cpu", torch.float64)
+        return not any(entry.value.shape == wanted.shape
+                       and bool(torch.isclose(entry.value, wanted, rtol=0.0, atol=0.0, equal_nan=True).all())
+                       for entry in self.traced)
 
     def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:
@@ -122,12 +186,16 @@ class TensorTrace(UncompiledDispatchMode):
         return self._index.get(id(tensor), -1)
 
     def _add(self, tensor: torch.Tensor, op: str, inputs: tuple[int, ...]) -> None:
-        if len(self.traced) >= MAX_TRACED:
+        if self.truncated or len(self.traced) - (self.built or 0) >= MAX_TRACED:
             self.truncated = True
             return
         traceable = tensor.is_floating_point() or tensor.dtype == torch.bool
         if not traceable or tensor.device.type == "meta" or tensor.numel() > MAX_TRACED_ELEMENTS:
             return
+        if self._max_elements is not None and self._elements + tensor.numel() > self._max_elements:
+            self.truncated = True
+            return
+        self._elements += tensor.numel()
         value = tensor.detach().to("cpu", torch.float64, copy=True)
         self.traced.append(TracedTensor(op, value, inputs))
         self._made.append(tensor)
@@ -170,28 +238,32 @@ def _message(exc: Exception) -> str:
     return str.__getitem__(BaseException.__str__(exc), slice(0, MAX_RAISED_MESSAGE))
 
 
-def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
-                 case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
-    """(the probe's record, the tensors the student's code computed) for one case, run again under the trace."""
-    record, traced, _raised = traced_probe_with_raise(probe, namespace, case)
+def traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any], case: Any,
+                 max_elements: int | None = None) -> tuple[dict[str, Any], list[TracedTensor] | None]:
+    """(the probe's record, the tensors the student's code computed) for one case, run again under the trace; None
+    for the tensors when the cap cut the trace before the call's output (TensorTrace.cut_short): no departure is
+    looked for then. `max_elements`: TensorTrace's."""
+    record, traced, _raised = traced_probe_with_raise(probe, namespace, case, max_elements)
     return record, traced
 
 
-def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
-                            case: Any) -> tuple[dict[str, Any], list[TracedTensor], RaisedOp | None]:
+def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any], case: Any,
+                            max_elements: int | None = None
+                            ) -> tuple[dict[str, Any], list[TracedTensor] | None, RaisedOp | None]:
     """traced_probe's, and the last op that raised under the trace (None when none did)."""
-    with torch.no_grad(), TensorTrace() as trace:
+    with torch.no_grad(), TensorTrace(max_elements) as trace:
         record = run_probe(probe, namespace, case)
-    return record, trace.traced, trace.raised
+    return record, None if trace.cut_short(recorded_output(record)) else trace.traced, trace.raised
 
 
 def graph_traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
-                       case: Any) -> tuple[dict[str, Any], list[TracedTensor]]:
+                       case: Any) -> tuple[dict[str, Any], list[TracedTensor] | None]:
     """`traced_probe` with gradients on, as the probe's gradient check runs the student's code in a model: each
-    tensor with whether autograd recorded it (`TracedTensor.connected`). The probe's own no_grad blocks stay off."""
+    tensor with whether autograd recorded it (`TracedTensor.connected`). The probe's own no_grad blocks stay off.
+    None for the tensors as traced_probe's."""
     with torch.enable_grad(), TensorTrace() as trace:
         record = run_probe(probe, namespace, case)
-    return record, trace.connected_entries()
+    return record, None if trace.cut_short(recorded_output(record)) else trace.connected_entries()
 
 
 def trace_record(traced: Sequence[TracedTensor]) -> list[list[Any]] | None:
@@ -204,13 +276,13 @@ def trace_record(traced: Sequence[TracedTensor]) -> list[list[Any]] | None:
 
 def traced_of_record(record: object) -> tuple[TracedTensor, ...]:
     """The trace a grading child sent (`trace_record`'s shape), read as hostile data: ValueError, saying what is
-    wrong, for anything else: not a list, more than MAX_TRACED entries, an op that is not a short str, a value that
+    wrong, for anything else: not a list, more than MAX_SENT entries, an op that is not a short str, a value that
     is not a plain float64 CPU tensor of at most MAX_TRACED_ELEMENTS elements (MAX_TRACE_ELEMENTS in all), inputs
     that are not indices of earlier entries."""
     if type(record) is not list:
         raise ValueError("not a list")
-    if len(record) > MAX_TRACED:
-        raise ValueError(f"{len(record)} tensors, more than {MAX_TRACED}")
+    if len(record) > MAX_SENT:
+        raise ValueError(f"{len(record)} tensors, more than {MAX_SENT}")
     traced: list[TracedTensor] = []
     elements = 0
     for index, entry in enumerate(record):
@@ -225,7 +297,7 @@ def traced_of_record(record: object) -> tuple[TracedTensor, ...]:
         elements += value.numel()
         if value.numel() > MAX_TRACED_ELEMENTS or elements > MAX_TRACE_ELEMENTS:
             raise ValueError(f"more than {MAX_TRACE_ELEMENTS:,} elements")
-        if type(inputs) is not list or len(inputs) > MAX_TRACED or not all(
+        if type(inputs) is not list or len(inputs) > MAX_SENT or not all(
                 type(read) is int and 0 <= read < index for read in inputs):
             raise ValueError(f"entry {index}: its inputs are not indices of earlier entries")
         traced.append(TracedTensor(op, value.contiguous(), tuple(inputs)))

@@ -60,6 +60,29 @@ MESSAGES = {
               "again",
         "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同，以及那里得到的是什么；"
               "把那一步改成计算笔记中那一步所计算的内容，再运行一次"},
+    # Under a rung 2 that says only where the code raised, no step of the notes compared (issue 58).
+    "ladder.raised_stated": {
+        "en": "no further hint: the line above says where your code raised and where to start looking; start there, "
+              "and run again once that line no longer raises",
+        "zh": "没有更多提示：上面一行已经说明你的代码在哪里抛出了异常，以及从哪里开始查；请从那里开始，"
+              "等那一行不再抛出异常后再运行一次"},
+    # Under a rung 2 that says every step matches and what the function returns instead (issue 58).
+    "ladder.result_stated": {
+        "en": "no further hint: the line above says which of the notes' steps your function returns and in what "
+              "form; change what it returns, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的函数返回的是笔记中的哪一步、是什么形式；改正它返回的东西，再运行一次"},
+    # Under a rung 2 that names a step alone (no fact of what the code holds there) or how a count differs
+    # (count_difference) (running/diagnosing.py: CheckResult.departure_kind).
+    "ladder.count_stated": {
+        "en": "no further hint: the line above says how your count differs from the module's trainable parameters; "
+              "change what your count adds up so that it counts exactly those, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的计数与这个模块的可训练参数差在哪里；"
+              "改一改你的计数累加的内容，让它恰好数这些参数，再运行一次"},
+    "ladder.step_stated": {
+        "en": "no further hint: the line above says at which step of the notes your computation first departs; "
+              "change that step so that it computes what the notes' step computes, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的计算从笔记的哪一步开始不同；把那一步改成计算笔记中那一步所计算的内容，"
+              "再运行一次"},
     "ladder.nothing_known_at_line": {
         "en": "no further hint: no known mistake reproduces this failure. Start from the line the message above names "
               "and work back from that step",
@@ -98,6 +121,27 @@ MESSAGES = {
               "message above says of your result",
         "zh": "没有更多提示：没有证据表明本表中指出的错误导致了这次失败，也没有别的已知错误能重现它。请先改正那个错误；"
               "如果这里仍未通过，请从上面的信息对你的结果的描述出发往回查"},
+    # Under a table that locates the step where the computation departs from the notes, for a row that step is not
+    # proven on: never "no known mistake" beside it (issue 58).
+    "ladder.nothing_known_beside_departure": {
+        "en": "no further hint: nothing proves that the step where this table says your computation departs from "
+              "the notes causes this failure, and none of the known mistakes reproduces it. Change that step "
+              "first; if this still fails, look at where your result first differs from the expected one (the "
+              "values above)",
+        "zh": "没有更多提示：没有证据表明本表指出的你的计算与笔记开始不同的那一步导致了这次失败，"
+              "已知的错误也都不能重现它。请先改正那一步；如果这里仍未通过，请看你的结果从哪里开始与期望的不同（上面的数值）"},
+    "ladder.nothing_known_beside_departure_at_line": {
+        "en": "no further hint: nothing proves that the step where this table says your computation departs from "
+              "the notes causes this failure, and none of the known mistakes reproduces it. Change that step "
+              "first; if this still fails, start from the line the message above names",
+        "zh": "没有更多提示：没有证据表明本表指出的你的计算与笔记开始不同的那一步导致了这次失败，"
+              "已知的错误也都不能重现它。请先改正那一步；如果这里仍未通过，请从上面的信息指出的那一行开始查"},
+    "ladder.nothing_known_beside_departure_in_message": {
+        "en": "no further hint: nothing proves that the step where this table says your computation departs from "
+              "the notes causes this failure, and none of the known mistakes reproduces it. Change that step "
+              "first; if this still fails, start from what the message above says of your result",
+        "zh": "没有更多提示：没有证据表明本表指出的你的计算与笔记开始不同的那一步导致了这次失败，"
+              "已知的错误也都不能重现它。请先改正那一步；如果这里仍未通过，请从上面的信息对你的结果的描述出发往回查"},
     "ladder.no_more": {
         "en": "no further hint: the lines above are all there is for this mistake. Look at where your result first "
               "differs from the expected one (the values above)",
@@ -418,6 +462,11 @@ MESSAGES = {
         "en": "{subject} holds the notes' {other}, not their {step}",
         "zh": "{subject}等于笔记中的{other}，而不是{step}"},
     # The op that made the learner's tensor read only tensors of theirs that match the notes' steps.
+    "departure.fact.dropped": {
+        "en": "a tensor your code made from your {source} sets {count} of their entries to 0 and multiplies the "
+              "others by {factor}, what dropout does while training",
+        "zh": "你的代码由你的{source}算出的一个张量把其中 {count} 个元素设为 0，其余的都乘以 {factor}，"
+              "这正是训练时 dropout 所做的"},
     "departure.fact.made_from": {
         "en": "that tensor is computed from your {sources}, which match the notes'",
         "zh": "这个张量是由你的{sources}算出的，它们与笔记中的相同"},

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from autograder.checking.probing import describe_exception, exception_type_name
-from autograder.checking.tensor_trace import trace_record, traced_probe
+from autograder.checking.tensor_trace import MAX_TRACE_ELEMENTS, trace_record, traced_probe
 from autograder.course.shared.plan import ExerciseProbes, probe_checks, resolve
 from autograder.isolation import cgroups, namespaces, sandbox, wire, workspace
 from autograder.isolation.child_task import REPLY_HEADER, TraceRequest
@@ -322,9 +322,13 @@ class _Child:
         self.alarm.arm(self.step_limit)
         tensors, stopped = None, ""
         try:
-            _record, traced = traced_probe(resolve(check.probe), objects, check.cases[request.case])
-            tensors = trace_record(traced)
-            stopped = "" if tensors is not None else "cap"
+            record, traced = traced_probe(resolve(check.probe), objects, check.cases[request.case], MAX_TRACE_ELEMENTS)
+            if "error" in record:  # the grader asks for a case its probe ran through: this run stopped early (the
+                # alarm, memory), and its tensors, cut where it stopped, would misplace the departure
+                stopped = "time" if self.alarm.reached is not None else "error"
+            else:
+                tensors = trace_record(traced) if traced is not None else None
+                stopped = "" if tensors is not None else "cap"
         except BaseException:  # noqa: BLE001 - whatever the student's code did: no departure, and the grader says why
             stopped = "time" if self.alarm.reached is not None else "error"  # the grader's alarm, not a raise's type
         for _ in range(RECLAIM_TRIES):  # as in run_cell

@@ -15,15 +15,21 @@ import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
-from autograder.checking.check_types import ERROR, FAILED, CheckResult
+import torch
+
+from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
 from autograder.checking.count_difference import COUNT_PARTS, count_line
 from autograder.checking.departure import (
     STEPS,
     Departure,
+    StepValues,
     departure_line,
     find_departure,
+    matches_up_to_layout,
+    normalised_value,
     recorded_output,
     relation_reproduced,
+    values_close,
 )
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
@@ -67,6 +73,10 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         looked_for = result.status in (FAILED, ERROR) and _diagnosed(result, diagnosed)
         if looked_for:
             departure = _departure(result, check, records.get(result.id, ()), namespace)
+            if departure is not None and not raised and not departure.compared:
+                # The trace holds none of the learner's tensors (an integer mask, a slice of a tensor made before
+                # the call): "your code made no tensor that could be compared" would be false of code that made one.
+                departure = None
             if departure is not None and raised:
                 departure = dataclasses.replace(departure, raised=True)
         value_line = "" if departure is None else departure_line(departure, lang, messages)
@@ -76,16 +86,17 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                                   lang, messages)
         if value_line and departure is not None and line.startswith(value_line):
             diagnosed.append(dataclasses.replace(result, departure=line,
-                                                 departure_step=departure.step or departure.last))
+                                                 departure_step=departure.step or departure.last,
+                                                 departure_kind=_kind(departure)))
             proven.append((result, departure))
         elif line:  # the gradient's alone: no step departs in value (folded by its message, as a raise's line is)
             diagnosed.append(dataclasses.replace(result, departure=line))
         elif departure is None and raised and looked_for and (
                 at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
-            diagnosed.append(dataclasses.replace(result, departure=at))
+            diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=DepartureKind.RAISED_ONLY))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
-            diagnosed.append(dataclasses.replace(result, departure=counted))
+            diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT))
         elif looked_for and (same := _same_relation(result, check, records.get(result.id, ()), proven)) is not None:
             # The step the learner's result is on this case: the returned one, or the last in another axis order.
             key, shown_step = (("departure.same_returned", same.returned) if same.returned is not None
@@ -96,6 +107,15 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         else:
             diagnosed.append(result)
     return diagnosed
+
+
+def _kind(departure: Departure) -> DepartureKind:
+    """What the departure's line states: a departing step and what the code holds there, the step alone (no fact
+    read from a tensor of the learner's, no step returned instead), or (none departs) the result against the
+    notes' steps (the last step in another shape, or an earlier step returned)."""
+    if departure.step is None:
+        return DepartureKind.STEPS_MATCH
+    return DepartureKind.STEP_ALONE if not departure.facts and departure.returned is None else DepartureKind.DEPARTS
 
 
 def _same_relation(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
@@ -230,6 +250,8 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         return None
     case, steps = found
     record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    if traced is None:  # the cap cut the trace before the call's output: a step it lacks is not proven to depart
+        return None
     error = record.get("error")
     if raised_at is not None and not (isinstance(error, dict) and raised_at.message
                                       and error.get("message") == raised_at.message
@@ -237,8 +259,29 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         # Not the raise the probe recorded (one the code caught and went on from), or not one of the learner's
         # own lines (the probe's, or the class the notebook gives): its operands are not said as theirs.
         raised_at = None
-    return find_departure(steps, traced, recorded_output(record), raised=result.status == ERROR,
-                          raised_at=raised_at)
+    output = recorded_output(record)
+    departure = find_departure(steps, traced, output, raised=result.status == ERROR, raised_at=raised_at)
+    if departure.step is not None and output is not None and _holds_step(output, steps, departure.step):
+        # The result the function returns holds that step (a tensor the trace did not see whole: a buffer filled
+        # in place, another dtype): "none of the tensors your code made holds it" would be false.
+        return None
+    return departure
+
+
+def _holds_step(output: torch.Tensor, steps: StepValues, step_id: str) -> bool:
+    """Whether `output` holds the declared step `step_id`'s numbers on one of its routes, as find_departure matches a
+    step: in its own shape where the step is `shaped`, else in a right program's layout, transposed only where the
+    step is not `ordered`."""
+    got = normalised_value(output)
+    for entry in steps:
+        if str(entry[0]) != step_id:
+            continue
+        ordered, shaped = len(entry) > 3 and bool(entry[3]), len(entry) > 4 and bool(entry[4])
+        for value in entry[1]:
+            expected = normalised_value(value)
+            if values_close(got, expected) if shaped else matches_up_to_layout(got, expected, transposed=not ordered):
+                return True
+    return False
 
 
 def _case_steps(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
@@ -278,6 +321,8 @@ def _with_gradient(line: str, departure: Departure | None, result: CheckResult, 
         return line
     case, steps = found
     _record, traced = graph_traced_probe(resolve(check.probe), namespace, case)
+    if traced is None:
+        return line
     gradient = find_gradient_departure(steps, traced)
     if gradient is None:
         return line

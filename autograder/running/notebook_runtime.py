@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from autograder.checking.attempt import one_diagnosis
-from autograder.checking.check_types import CheckResult, Exercise, Misconception
+from autograder.checking.check_types import FAILED, CheckResult, Exercise, Misconception
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import (
     ExerciseProgress,
@@ -28,9 +28,9 @@ from autograder.checking.feedback import (
 )
 from autograder.checking.notebook_display import show_table
 from autograder.checking.pictures import pictures_of, show_svg
-from autograder.checking.probing import grader_torch_state
+from autograder.checking.probing import grader_torch_state, own_slopes_later
 from autograder.checking.results import judge_cases
-from autograder.course.shared.plan import PlannedCheck, ProbeAddress, probe_checks
+from autograder.course.shared.plan import PlannedCheck, ProbeAddress, probe_checks, with_own_slopes
 from autograder.i18n import language
 from autograder.running.diagnosing import with_departures
 from autograder.running.threads import single_threaded
@@ -96,13 +96,24 @@ def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[s
     (autograder.running.diagnosing)."""
     with single_threaded():
         checks = source.checks(exercise_id, include_hidden=include_hidden, seed=seed)
-        records = probe_checks(tuple(PlannedCheck(run.check.id, run.probe, tuple(run.cases())) for run in checks),
-                               namespace)
-        with grader_torch_state():  # judges compare in the grader's settings too, whatever a notebook cell set
-            results = [dataclasses.replace(judge_cases(run.check, list(run.cases()), records.get(run.check.id),
-                                                       run.expectations, lang, source.messages, source.misconceptions),
-                                           graded_later=run.graded_later) for run in checks]
-        results = one_diagnosis(results, lang, source.messages, source.misconceptions)
+        planned = tuple(PlannedCheck(run.check.id, run.probe, tuple(run.cases())) for run in checks)
+        with own_slopes_later():  # read below for the failing checks alone (the kit's and the full kit's alike)
+            records = probe_checks(planned, namespace)
+
+        def judged(records: Mapping[str, Sequence[dict[str, Any]]]) -> list[CheckResult]:
+            with grader_torch_state():  # judges compare in the grader's settings too, whatever a notebook cell set
+                results = [dataclasses.replace(judge_cases(run.check, list(run.cases()), records.get(run.check.id),
+                                                           run.expectations, lang, source.messages,
+                                                           source.misconceptions),
+                                               graded_later=run.graded_later) for run in checks]
+            return one_diagnosis(results, lang, source.messages, source.misconceptions)
+
+        results = judged(records)
+        failed = {result.id for result in results if result.status == FAILED}
+        sloped = with_own_slopes(planned, namespace, records, failed) if failed else None
+        if sloped is not None:
+            records = sloped
+            results = judged(records)
         if not diagnose:
             return results
         return with_departures(results, checks, records, namespace, lang, source.messages)

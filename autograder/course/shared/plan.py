@@ -9,17 +9,17 @@ checks; `resolve` turns it back there. The student kit names a public check's ju
 
 import functools
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.checking.probing import run_probe
+from autograder.checking.probing import OWN_SLOPE_FIELDS, run_probe, with_own_slopes_of
 from autograder.checking.shared_builds import one_check
 from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modules_in_role
 
 __all__ = [
     "ExerciseProbes", "JUDGE_ROLE", "PlannedCheck", "ProbeAddress", "address_of", "probe_checks",
-    "resolve",
+    "resolve", "with_own_slopes",
 ]
 
 PLAIN_ARGUMENTS = (str, int, float, bool)
@@ -99,6 +99,29 @@ def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
                 if "error" in data:
                     break
     return records
+
+
+def with_own_slopes(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
+                    records: Mapping[str, Sequence[ProbeData]],
+                    failed: Collection[str]) -> dict[str, list[ProbeData]] | None:
+    """`records`, probed inside autograder.checking.probing.own_slopes_later(), with the own slopes of the `failed`
+    checks' gradients: those checks probed once more (every case, as the first time), their slopes alone taken into
+    the first run's records (with_own_slopes_of). None where no failed check's probe reads a slope (nothing to judge
+    again). A passing check needs none: a judge reads a slope only where a gradient is wrong, which fails it."""
+    again = probe_checks([check for check in checks if check.check_id in failed], namespace)
+    if not any(_has_own_slope(data) for per_case in again.values() for data in per_case):
+        return None
+    merged = {check_id: list(per_case) for check_id, per_case in records.items()}
+    for check_id, per_case in again.items():
+        if check_id in merged:
+            merged[check_id] = [with_own_slopes_of(data, per_case[index]) if index < len(per_case) else data
+                                for index, data in enumerate(merged[check_id])]
+    return merged
+
+
+def _has_own_slope(data: object) -> bool:
+    return isinstance(data, dict) and any(key in OWN_SLOPE_FIELDS or _has_own_slope(value)
+                                          for key, value in data.items())
 
 
 def probe_modules() -> tuple[str, ...]:

@@ -821,3 +821,27 @@ def test_the_quoted_line_of_a_hostile_cell_shows_its_controls_as_escapes():
     shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": namespace["load_v2_weights_into_v1"]})[0]
     assert "sa_v1.W_query = sa_v2.W_query.weight.T" in shown.departure
     assert "\u202e" not in shown.departure and "\x1b" not in shown.departure and "\\u202e" in shown.departure
+
+
+def softmax_stable_summed_over_axis_one(x, dim=-1):
+    """The sum's axis written as a number: on a 1-D input of one repeated number it raises after the shift, whose
+    values there (all zero) are made many ways."""
+    shifted = x - x.max(dim=dim, keepdim=True).values
+    exps = shifted.exp()
+    return exps / exps.sum(1, keepdim=True)
+
+
+def test_a_raise_after_a_step_held_without_proof_never_says_no_tensor_held_it():
+    """k-ss-04's kind (issue 58): the shifted inputs are held, all zeros on [1000., 1000.]; before, rung 2 said the
+    code "raised before any of its tensors held the notes' inputs minus their maximum"."""
+    shown = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_summed_over_axis_one})[0]
+    assert "before any of its tensors held" not in shown.departure
+    assert shown.departure.startswith(
+        "where it departs — your code reproduces the notes' maximum of each row; on this case a tensor of yours has "
+        "the numbers of the notes' inputs minus their maximum too, though they prove nothing (many computations give "
+        "them); then it raised"), shown.departure
+    zh = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_summed_over_axis_one}, "zh")[0]
+    assert "你的某个张量的数值也与笔记中的减去最大值之后的输入相同，但这些数值说明不了什么" in zh.departure
+    # Code that never computes the shift keeps the sentence that no tensor held it.
+    first = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_python_max})[0]
+    assert "prove nothing" not in first.departure

@@ -109,6 +109,8 @@ class Departure:
     raised: bool = False  # the learner's code raised on the case: the trace ends where it raised
     reshaped: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # every step matched; the output is the last
     # step's numbers in their order under another shape: (its shape, the notes')
+    held_unproven: bool = False  # a tensor of the code holds the departing step's numbers, which prove nothing on
+    # this case (one number throughout): never said to be held by no tensor (issue 58)
 
 
 
@@ -367,7 +369,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
-    return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
+    return Departure(matched, order[departing], returned, facts, len(learner), last, raised,
+                     held_unproven=order[departing] in unproven - coinciding)
 
 
 RAISED_OPERANDS = "raised_operands"
@@ -1326,6 +1329,7 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
+        key += "_unproven" if departure.held_unproven else ""
     parts = [render(messages, key, lang, fields)]
     parts += [_fact_text(fact, str(fields["step"]), lang, messages) for fact in departure.facts]
     if departure.raised and stand_in_facts:

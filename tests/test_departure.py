@@ -845,3 +845,42 @@ def test_a_raise_after_a_step_held_without_proof_never_says_no_tensor_held_it():
     # Code that never computes the shift keeps the sentence that no tensor held it.
     first = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_python_max})[0]
     assert "prove nothing" not in first.departure
+
+
+def context_vectors_averaged_again(inputs):
+    """The notes' context vectors, then divided by how many tokens there are (an average taken twice)."""
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    context = weights @ inputs
+    return context / len(inputs)
+
+
+def context_vectors_plus_one(inputs):
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return weights @ inputs + 1
+
+
+def failing_rows(exercise_id, namespace, lang="en"):
+    results = run_checks(in_notebook.ReferenceExpectations(), exercise_id, namespace, lang, include_hidden=False,
+                         seed=SEED, diagnose=True)
+    return [result for result in results if result.status != "passed"]
+
+
+def test_a_result_that_is_the_last_step_times_a_constant_is_said_so():
+    """k-cv-13's kind (issue 58): every step held, the result scaled after; before, rung 2 said nothing of it."""
+    shown = failing_rows("context_vectors", {"context_vectors": context_vectors_averaged_again})[0]
+    assert shown.departure == (
+        "what your function returns — a tensor your code made holds the notes' context vectors, but your function "
+        "does not return it as it is; the result your function returns is the notes' context vectors divided by 6, "
+        "which is num_tokens, the number of tokens"), shown.departure
+    assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+    zh = failing_rows("context_vectors", {"context_vectors": context_vectors_averaged_again}, "zh")[0]
+    assert zh.departure == ("你的函数返回了什么：你的代码算出的某个张量与笔记中的上下文向量相同，"
+                            "但你的函数返回的并不是它本身；"
+                            "你的函数返回的结果是笔记中的上下文向量除以 6，也就是num_tokens（token 的个数）")
+
+
+def test_a_result_that_is_no_constant_multiple_is_not_said_to_be_one():
+    assert not failing_rows("context_vectors", {"context_vectors": solutions.context_vectors})
+    for wrong in (context_vectors_plus_one, context_weights_times_inputs):
+        for row in failing_rows("context_vectors", {"context_vectors": wrong}):
+            assert "does not return it as it is" not in (row.departure or ""), row.departure

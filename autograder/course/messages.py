@@ -282,6 +282,10 @@ MESSAGES = {
         "zh": "抛出异常的那一行不在你的答案里：`{line}`（在 {function} 中）抛出了异常；在这个例子上，笔记中的任何一步"
               "都无法与它的张量相比较：请从你的代码交给它的东西开始查"},
     # Every step computed, the last one too, and an earlier step returned (autograder.checking.departure).
+    # Every step held; the result returned is the last step times a constant (departure._output_scaled).
+    "departure.output_scaled": {
+        "en": "a tensor your code made holds the notes' {last}, but your function does not return it as it is",
+        "zh": "你的代码算出的某个张量与笔记中的{last}相同，但你的函数返回的并不是它本身"},
     "departure.returned_computed": {
         "en": "your code computes the notes' {last} too, but your function returns the {returned}, a step before the "
               "{last}",

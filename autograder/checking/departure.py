@@ -1054,9 +1054,6 @@ def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str |
     return holding.pop() if len(holding) == 1 else None
 
 
-FACTOR_KINDS = ("factor", "divided")
-
-
 def _output_scaled(declared: Sequence[tuple[str, list[torch.Tensor], bool]],
                    output: torch.Tensor | None) -> tuple[Fact, ...]:
     """Where a tensor of the code holds the notes' last step but the result returned is not it: the result as the
@@ -1073,7 +1070,7 @@ def _output_scaled(declared: Sequence[tuple[str, list[torch.Tensor], bool]],
     case = _Case(case_sizes({step_id: tuple(step_values[0].shape) for step_id, step_values, _ in declared}),
                  [(step_id, step_values) for step_id, step_values, _ in declared if step_id != last])
     facts = _relation_facts(got, expected, case)
-    if len(facts) != 1 or not facts[0].kind.startswith(FACTOR_KINDS):
+    if len(facts) != 1 or facts[0].kind not in FACTOR_KINDS:
         return ()
     return (Fact(facts[0].kind, facts[0].fields, about=OUTPUT),)
 

@@ -821,3 +821,66 @@ def test_the_quoted_line_of_a_hostile_cell_shows_its_controls_as_escapes():
     shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": namespace["load_v2_weights_into_v1"]})[0]
     assert "sa_v1.W_query = sa_v2.W_query.weight.T" in shown.departure
     assert "\u202e" not in shown.departure and "\x1b" not in shown.departure and "\\u202e" in shown.departure
+
+
+def softmax_stable_summed_over_axis_one(x, dim=-1):
+    """The sum's axis written as a number: on a 1-D input of one repeated number it raises after the shift, whose
+    values there (all zero) are made many ways."""
+    shifted = x - x.max(dim=dim, keepdim=True).values
+    exps = shifted.exp()
+    return exps / exps.sum(1, keepdim=True)
+
+
+def test_a_raise_after_a_step_held_without_proof_never_says_no_tensor_held_it():
+    """k-ss-04's kind (issue 58): the shifted inputs are held, all zeros on [1000., 1000.]; before, rung 2 said the
+    code "raised before any of its tensors held the notes' inputs minus their maximum"."""
+    shown = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_summed_over_axis_one})[0]
+    assert "before any of its tensors held" not in shown.departure
+    assert shown.departure.startswith(
+        "where it departs — your code reproduces the notes' maximum of each row; on this case a tensor of yours has "
+        "the numbers of the notes' inputs minus their maximum too, though they prove nothing (many computations give "
+        "them); then it raised"), shown.departure
+    zh = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_summed_over_axis_one}, "zh")[0]
+    assert "你的某个张量的数值也与笔记中的减去最大值之后的输入相同，但这些数值说明不了什么" in zh.departure
+    # Code that never computes the shift keeps the sentence that no tensor held it.
+    first = raised_rows("softmax_stable", {"softmax_stable": softmax_stable_python_max})[0]
+    assert "prove nothing" not in first.departure
+
+
+def context_vectors_averaged_again(inputs):
+    """The notes' context vectors, then divided by how many tokens there are (an average taken twice)."""
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    context = weights @ inputs
+    return context / len(inputs)
+
+
+def context_vectors_plus_one(inputs):
+    weights = torch.softmax(inputs @ inputs.T, dim=-1)
+    return weights @ inputs + 1
+
+
+def failing_rows(exercise_id, namespace, lang="en"):
+    results = run_checks(in_notebook.ReferenceExpectations(), exercise_id, namespace, lang, include_hidden=False,
+                         seed=SEED, diagnose=True)
+    return [result for result in results if result.status != "passed"]
+
+
+def test_a_result_that_is_the_last_step_times_a_constant_is_said_so():
+    """k-cv-13's kind (issue 58): every step held, the result scaled after; before, rung 2 said nothing of it."""
+    shown = failing_rows("context_vectors", {"context_vectors": context_vectors_averaged_again})[0]
+    assert shown.departure == (
+        "what your function returns — a tensor your code made holds the notes' context vectors, but your function "
+        "does not return it as it is; the result your function returns is the notes' context vectors divided by 6, "
+        "which is num_tokens, the number of tokens"), shown.departure
+    assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
+    zh = failing_rows("context_vectors", {"context_vectors": context_vectors_averaged_again}, "zh")[0]
+    assert zh.departure == ("你的函数返回了什么：你的代码算出的某个张量与笔记中的上下文向量相同，"
+                            "但你的函数返回的并不是它本身；"
+                            "你的函数返回的结果是笔记中的上下文向量除以 6，也就是num_tokens（token 的个数）")
+
+
+def test_a_result_that_is_no_constant_multiple_is_not_said_to_be_one():
+    assert not failing_rows("context_vectors", {"context_vectors": solutions.context_vectors})
+    for wrong in (context_vectors_plus_one, context_weights_times_inputs):
+        for row in failing_rows("context_vectors", {"context_vectors": wrong}):
+            assert "does not return it as it is" not in (row.departure or ""), row.departure

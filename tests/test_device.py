@@ -134,3 +134,58 @@ def test_device_checks_on_the_gpu():
     for spec in contract_probes.SPECS:
         results = run_exercise(spec.exercise, {spec.class_name: reference_class(spec)}, lang="en")
         assert all(result.status == "passed" for result in results), [r.message for r in results]
+
+
+class _ForwardOnCpu(torch.nn.Module):
+    """A learner's SelfAttention_v2 whose attention weights are copied to the CPU inside forward (issue 58)."""
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def weights(self, x):
+        scores = self.W_query(x) @ self.W_key(x).transpose(-2, -1)
+        return torch.softmax(scores / self.W_key.out_features ** 0.5, dim=-1)
+
+    def forward(self, x):
+        return self.weights(x).cpu() @ self.W_value(x)
+
+
+class _ForwardOnInputsDevice(_ForwardOnCpu):
+    """The legitimate alternatives: a tensor made with device=x.device, another moved with .to(x.device)."""
+
+    def forward(self, x):
+        one = torch.ones((), device=x.device) + torch.zeros(1).to(x.device)
+        return (self.weights(x) * one) @ self.W_value(x)
+
+
+def _output_to_cpu(reference):
+    """Any module of the course whose output forward copies to the CPU before it returns it."""
+    return type(f"{reference.__name__}OnCpu", (reference,), {"forward": lambda self, *a, **k: (
+        super(type(self), self).forward(*a, **k).cpu())})
+
+
+def test_a_forward_that_copies_to_the_cpu_fails_the_device_check_on_meta():
+    """On meta .cpu() raises as a read of values would: the copy itself is the fact (issue 58, k-v2-07)."""
+    spec = contract_probes.SPECS_BY_EXERCISE["self_attention_v2"]
+    data, verdict = device_check(spec, _ForwardOnCpu, "meta")
+    assert data["to_cpu"] == ["_to_copy"] and not verdict.passed and verdict.message_key == "contract.moved_to_cpu"
+    data, verdict = device_check(spec, _ForwardOnInputsDevice, "meta")
+    assert verdict.passed and not data["to_cpu"], (verdict.message_key, data)
+    results = run_exercise("self_attention_v2", {"SelfAttention_v2": _ForwardOnCpu}, lang="en")
+    device_result = next(r for r in results if r.id == "self_attention_v2.device")
+    assert device_result.status != "passed"
+    assert device_result.message.endswith(
+        "(module contract): after the module moved to meta forward copies one of its tensors back to the CPU, so its "
+        "work no longer stays on the module's device: on which device should every tensor of forward stay?")
+    zh = next(r for r in run_exercise("self_attention_v2", {"SelfAttention_v2": _ForwardOnCpu}, lang="zh")
+              if r.id == "self_attention_v2.device")
+    assert "（模块约定）：模块移到 meta 之后，forward 把它的某个张量复制回 CPU" in zh.message
+
+
+@pytest.mark.parametrize("spec", contract_probes.SPECS, ids=lambda spec: spec.exercise)
+def test_every_module_whose_output_goes_to_the_cpu_fails_the_device_check(spec):
+    data, verdict = device_check(spec, _output_to_cpu(reference_class(spec)), "meta")
+    assert not verdict.passed and verdict.message_key == "contract.moved_to_cpu", (spec.exercise, data)

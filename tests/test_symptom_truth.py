@@ -318,3 +318,42 @@ def test_a_mask_on_the_cpu_alone_fails_the_device_check_alone():
     results = route_results(causal_weights_neg_inf_mask_on_the_cpu)
     failing = {check_id: result.misconception for check_id, result in results.items() if result.status != PASSED}
     assert list(failing.values()) == ["function_tensor_on_cpu"], failing
+
+
+# ---------------------------------------------------------------------------------------------
+# l-mha-10's kind (issue 58): the scores multiplied by the root; the hint and the change spoke of "the order in which
+# its power and its division apply", a precedence slip such code does not make.
+
+
+class ScoresTimesTheRoot(solutions.CausalAttention):
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        attn_scores = (queries @ keys.transpose(1, 2)).masked_fill(
+            self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        return self.dropout(torch.softmax(attn_scores * keys.shape[-1] ** 0.5, dim=-1)) @ values
+
+
+SCALE_HINT = {"en": "the operation that scales your scores, the expression it uses and the order in which that "
+                    "expression's parts apply decide the number",
+              "zh": "缩放你的分数的运算、它用到的表达式，以及表达式各部分的运算顺序，决定了这个数"}
+SCALE_CHANGE = {"en": "scale the scores by a division by the square root of the size of each key, the root taken "
+                      "before the division",
+                "zh": "用除法缩放分数：除以每个 key 的大小的平方根，先开平方再做除法"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_product_by_the_root_is_not_told_of_the_order_of_its_power_and_its_division(lang, monkeypatch):
+    text = printed("causal_attention", ScoresTimesTheRoot, lang, monkeypatch, hint=3)
+    assert SCALE_NAME[lang] in text and SCALE_HINT[lang] in text and SCALE_CHANGE[lang] in text, text
+    assert "its power and its division" not in text and "power applies before the division" not in text, text
+    assert "其中乘方和除法的运算顺序" not in text and "确保乘方在除法之前" not in text, text
+    assert names("causal_attention", {"CausalAttention": ScoresTimesTheRoot}, "causal_attention.notes") == (
+        "scale_wrong_value")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_reference_and_the_other_scale_mistakes_get_no_wrong_value_hint(lang, monkeypatch):
+    assert SCALE_HINT[lang] not in printed("causal_attention", solutions.CausalAttention, lang, monkeypatch, hint=3)
+    missing = printed("causal_attention", causal_mutants.CausalAttention_missing_scaling, lang, monkeypatch, hint=3)
+    assert SCALE_HINT[lang] not in missing and SCALE_CHANGE[lang] not in missing

@@ -109,6 +109,9 @@ class Departure:
     raised: bool = False  # the learner's code raised on the case: the trace ends where it raised
     reshaped: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # every step matched; the output is the last
     # step's numbers in their order under another shape: (its shape, the notes')
+    output_facts: tuple[Fact, ...] = ()  # every step held; the result is the last step times a constant (issue 58)
+    held_unproven: bool = False  # a tensor of the code holds the departing step's numbers, which prove nothing on
+    # this case (one number throughout): never said to be held by no tensor (issue 58)
 
 
 
@@ -232,7 +235,9 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if _squeezed(got).shape != _squeezed(expected).shape and got.numel() == expected.numel() and values_close(
                     got.reshape(expected.shape), expected):
                 reshaped = (tuple(got.shape), tuple(expected.shape))
-        return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped)
+        scaled = () if reshaped is not None or where.get(last) is None else _output_scaled(declared, output)
+        return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped,
+                         output_facts=scaled)
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = normalised_value(output)
@@ -367,7 +372,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
-    return Departure(matched, order[departing], returned, facts, len(learner), last, raised)
+    return Departure(matched, order[departing], returned, facts, len(learner), last, raised,
+                     held_unproven=order[departing] in unproven - coinciding)
 
 
 RAISED_OPERANDS = "raised_operands"
@@ -1048,6 +1054,27 @@ def _other_step(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> str |
     return holding.pop() if len(holding) == 1 else None
 
 
+def _output_scaled(declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                   output: torch.Tensor | None) -> tuple[Fact, ...]:
+    """Where a tensor of the code holds the notes' last step but the result returned is not it: the result as the
+    last step times a constant factor, proven entry by entry on the case (_relation_facts), said of the result; ()
+    otherwise (issue 58: context vectors divided by the number of tokens after they were computed)."""
+    if output is None or not declared:
+        return ()
+    got, (last, values, _optional) = normalised_value(output), declared[-1]
+    if any(got.shape == value.shape and values_close(got, value) for value in values):
+        return ()
+    expected = next((value for value in values if value.shape == got.shape), None)
+    if expected is None or one_number(expected):
+        return ()
+    case = _Case(case_sizes({step_id: tuple(step_values[0].shape) for step_id, step_values, _ in declared}),
+                 [(step_id, step_values) for step_id, step_values, _ in declared if step_id != last])
+    facts = _relation_facts(got, expected, case)
+    if len(facts) != 1 or facts[0].kind not in FACTOR_KINDS:
+        return ()
+    return (Fact(facts[0].kind, facts[0].fields, about=OUTPUT),)
+
+
 def _factor_fact(factor: float, sizes: Mapping[str, int]) -> Fact:
     """`factor` said as "times c" or, below 1, "divided by 1/c", with the case's size whose root (or itself) it is
     when only one size fits (step_relations.named_size)."""
@@ -1302,6 +1329,13 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise), unless
     the output is the last step's numbers in their order under another shape."""
     if departure.step is None:
+        if departure.output_facts:
+            text = render(messages, "departure.output_scaled", lang, {
+                "last": render(messages, f"step.{departure.last}", lang)})
+            facts = [_fact_text(fact, render(messages, f"step.{departure.last}", lang), lang, messages)
+                     for fact in departure.output_facts]
+            return render(messages, "label.returned", lang, {
+                "text": render(messages, "departure.join", lang).join([text, *facts])})
         if departure.returned is not None:  # every step computed, an earlier one returned
             text = render(messages, "departure.returned_computed", lang, {
                 "returned": render(messages, f"step.{departure.returned}", lang),
@@ -1326,6 +1360,7 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
+        key += "_unproven" if departure.held_unproven else ""
     parts = [render(messages, key, lang, fields)]
     parts += [_fact_text(fact, str(fields["step"]), lang, messages) for fact in departure.facts]
     if departure.raised and stand_in_facts:

@@ -416,6 +416,7 @@ class DeviceMixWatch(UncompiledDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.mixed: list[str] = []  # names of the ops that mixed devices
+        self.to_cpu: list[str] = []  # names of the ops that copied a tensor off the device onto the CPU
         self._deferred = contextlib.ExitStack()
 
     def __enter__(self) -> Self:
@@ -438,7 +439,18 @@ class DeviceMixWatch(UncompiledDispatchMode):
             elsewhere = any(t.device.type != "cpu" for t in tensors)
             if on_cpu and elsewhere:
                 self.mixed.append(func.overloadpacket.__name__)
+            if _copies_to_cpu(func, tensors, kwargs):
+                self.to_cpu.append(func.overloadpacket.__name__)
         return func(*args, **(kwargs or {}))
+
+
+def _copies_to_cpu(func: OpOverload, tensors: Sequence[torch.Tensor], kwargs: Mapping[str, Any] | None) -> bool:
+    """True for a copy (.cpu(), .to("cpu")) of a tensor on another device onto the CPU: on `meta` it raises as a
+    read of values would, but on a GPU it is a tensor that has left the module's device (issue 58)."""
+    if func.overloadpacket.__name__ != "_to_copy" or not tensors or tensors[0].device.type == "cpu":
+        return False
+    target = (kwargs or {}).get("device")
+    return target is not None and torch.device(target).type == "cpu"
 
 
 def _flat(value: object) -> list[Any]:

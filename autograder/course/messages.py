@@ -215,6 +215,17 @@ MESSAGES = {
               "{step}",
         "zh": "你的代码算出了与笔记相同的{matched}；之后，在它算出的张量中还没有一个等于笔记中的{step}时，"
               "就抛出了异常"},
+    # A tensor of the code holds the step's numbers, but they prove nothing on this case (one number throughout).
+    "departure.raised_after_unproven": {
+        "en": "your code reproduces the notes' {matched}; on this case a tensor of yours has the numbers of the "
+              "notes' {step} too, though they prove nothing (many computations give them); then it raised",
+        "zh": "你的代码算出了与笔记相同的{matched}；在这个例子上，你的某个张量的数值也与笔记中的{step}相同，"
+              "但这些数值说明不了什么（许多算法都会得到它们）；之后它抛出了异常"},
+    "departure.raised_first_unproven": {
+        "en": "on this case a tensor of your code has the numbers of the notes' first step, the {step}, though they "
+              "prove nothing (many computations give them); then your code raised",
+        "zh": "在这个例子上，你的代码的某个张量的数值与笔记的第一步（{step}）相同，但这些数值说明不了什么"
+              "（许多算法都会得到它们）；之后你的代码抛出了异常"},
     "departure.raised_first": {
         "en": "your code raised before any of its tensors held the notes' first step, the {step}",
         "zh": "你的代码在算出的张量中还没有一个等于笔记的第一步（{step}）时，就抛出了异常"},
@@ -271,6 +282,10 @@ MESSAGES = {
         "zh": "抛出异常的那一行不在你的答案里：`{line}`（在 {function} 中）抛出了异常；在这个例子上，笔记中的任何一步"
               "都无法与它的张量相比较：请从你的代码交给它的东西开始查"},
     # Every step computed, the last one too, and an earlier step returned (autograder.checking.departure).
+    # Every step held; the result returned is the last step times a constant (departure._output_scaled).
+    "departure.output_scaled": {
+        "en": "a tensor your code made holds the notes' {last}, but your function does not return it as it is",
+        "zh": "你的代码算出的某个张量与笔记中的{last}相同，但你的函数返回的并不是它本身"},
     "departure.returned_computed": {
         "en": "your code computes the notes' {last} too, but your function returns the {returned}, a step before the "
               "{last}",

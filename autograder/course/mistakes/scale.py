@@ -80,14 +80,16 @@ MISTAKES: tuple[Misconception, ...] = (
                   "你的分数除以的是哪个数？每个 key 的大小的平方根又是多少？"),
         name=("scores divided by the wrong number",
               "分数除以的数不对"),
+        # Said of every scale the fit finds: on one case a product (scores * root) is a division (by 1 / root), so
+        # nothing here presumes a division or a precedence slip the learner's code may not make (issue 58).
         hint=("the scores are divided by the square root of the size of each key a query is compared with, which "
-              "keeps their spread near 1 whatever that size; the expression you divide by, and the order in which "
-              "its power and its division apply, decide the number",
+              "keeps their spread near 1 whatever that size; the operation that scales your scores, the expression "
+              "it uses and the order in which that expression's parts apply decide the number",
               "分数要除以与 query 相比较的每个 key 的大小的平方根，这样无论大小如何，分数的分布范围都"
-              "保持在 1 左右；所除的表达式，以及其中乘方和除法的运算顺序，决定了这个数"),
-        change=("divide by the square root of the size of each key, written so that the power applies before the "
-                "division",
-                "除以每个 key 的大小的平方根，并确保乘方在除法之前进行"),
+              "保持在 1 左右；缩放你的分数的运算、它用到的表达式，以及表达式各部分的运算顺序，决定了这个数"),
+        change=("scale the scores by a division by the square root of the size of each key, the root taken before "
+                "the division",
+                "用除法缩放分数：除以每个 key 的大小的平方根，先开平方再做除法"),
     ),
     mistake(
         "size_from_notebook",

@@ -346,6 +346,12 @@ MESSAGES = {
         "zh": "模块移到 {device} 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）：你的 forward 用到的每个张"
               "量从哪里来？它是在哪个设备上创建的？",
     },
+    "contract.moved_to_cpu": {
+        "en": "after the module moved to {device} forward copies one of its tensors back to the CPU, so its work no "
+              "longer stays on the module's device: on which device should every tensor of forward stay?",
+        "zh": "模块移到 {device} 之后，forward 把它的某个张量复制回 CPU，于是它的计算不再留在模块所在的设备上："
+              "forward 的每个张量应当留在哪个设备上？",
+    },
     "contract.output_on_device": {
         "en": "after the module moved to {device} the output has the wrong shape or is not on {device}",
         "zh": "模块移到 {device} 之后输出的形状不对，或者不在 {device} 上",

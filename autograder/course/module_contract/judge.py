@@ -254,6 +254,8 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
     # Said per module: the buffer the advice points to exists only where the module has a mask (issue 58).
     on_cpu = "tensor_created_on_cpu" if record["masks"] else "forward_tensor_on_cpu"
     named, evidence = (on_cpu, Evidence.FACT) if record.get("mixed") else (None, None)
+    if record.get("to_cpu"):  # on meta the copy raises as a read of values would: it is a fact all the same
+        return Verdict(False, "contract.moved_to_cpu", {"device": device})
     if error is not None and (device != "meta" or "device" in error["message"]):
         return Verdict(False, "contract.forward_failed_on_device",
                        {"device": device, "type": error["type"], "detail": error["message"][:160]},

@@ -100,6 +100,7 @@ class ContractDeviceRecord(TypedDict, total=False):
     mask_devices: dict[str, str]
     forward_error: ExceptionRecord
     mixed: list[str]  # the ops that mixed a CPU tensor into work on the device, before any failure too
+    to_cpu: NotRequired[list[str]]  # the ops that copied a tensor of forward's off the device onto the CPU
     output_shape: list[int]
     output_device: str
     output_type: str  # what forward returned on the device when it is not a tensor
@@ -437,6 +438,7 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
         else:  # said as the value checks say it: one cause with theirs (issue 58)
             data["output_type"] = type(output).__module__ + "." + type(output).__name__
     data["mixed"] = watch.mixed[:5]  # the op that failed is noted before it runs: a mix that raised is seen too
+    data["to_cpu"] = watch.to_cpu[:5]
     return data
 
 

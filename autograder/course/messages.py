@@ -940,6 +940,32 @@ MESSAGES = {
               "call, but an in-place operation wrote them; leave it unchanged",
         "zh": "你的 {caller} 写入了传给它的 {argument}：调用之后它的 {part} 的数值没有变，但有一个原地运算写入了它；"
               "请不要改动它"},
+    # Parameters or buffers a call added to, or took from, a module it was handed (to_torch_multihead's mha).
+    "argument.part_added": {
+        "en": "your {caller} changed the {argument} it was given: it now holds a new parameter {part} that it "
+              "did not have before the call (new parameters or buffers in all: {count}); {argument} is only "
+              "read, so leave its parameters as they were and put what the copy needs (zeros for a missing bias) "
+              "into the new module alone",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它多了一个调用之前没有的参数 {part}（一共多了 {count} "
+              "个参数或 buffer）；{argument} 只能读取，所以请保持它的参数不变，把复制所需的东西（缺少的偏置用零代替）"
+              "只放进新的模块里"},
+    "argument.part_added_unnamed": {
+        "en": "your {caller} changed the {argument} it was given: it now holds {count} parameters or buffers that it "
+              "did not have before the call; {argument} is only read, so leave its parameters as they were and put "
+              "what the copy needs into the new module alone",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它多了 {count} 个调用之前没有的参数或 buffer；"
+              "{argument} 只能读取，所以请保持它的参数不变，把复制所需的东西只放进新的模块里"},
+    "argument.part_removed": {
+        "en": "your {caller} changed the {argument} it was given: its parameter {part} is gone after the call "
+              "(parameters or buffers gone in all: {count}); {argument} is only read, so leave its parameters as "
+              "they were",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它的参数 {part} 不见了（一共少了 {count} 个参数或 "
+              "buffer）；{argument} 只能读取，所以请保持它的参数不变"},
+    "argument.part_removed_unnamed": {
+        "en": "your {caller} changed the {argument} it was given: {count} of its parameters or buffers are gone after "
+              "the call; {argument} is only read, so leave its parameters as they were",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它少了 {count} 个参数或 buffer；{argument} 只能读取，"
+              "所以请保持它的参数不变"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

@@ -73,8 +73,9 @@ def test_zero_biases_added_to_our_layers_fail_with_the_part_named():
     assert "torch_equivalence.notes" in checks and any(catalog.CHECKS_BY_ID[c].hidden for c in checks)
     for check_id in checks:
         assert results[check_id].status != PASSED, check_id
+        said = results[check_id].message
         assert ("your to_torch_multihead changed the mha it was given: it now holds a new parameter W_key.bias that "
-                "it did not have before the call (new parameters or buffers in all: 3)") in results[check_id].message, check_id
+                "it did not have before the call (new parameters or buffers in all: 3)") in said, check_id
     zh = results_by_id("torch_equivalence", {"to_torch_multihead": copy_giving_our_layers_biases}, lang="zh")
     said = zh["torch_equivalence.notes"].message
     assert "调用之后它多了一个调用之前没有的参数 W_key.bias（一共多了 3 个参数或 buffer）" in said

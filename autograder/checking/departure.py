@@ -218,6 +218,12 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         departing = position
         break
     last = order[-1] if order else ""
+    if departing is not None and raised and raised_at is not None:
+        past = _raised_out_of_order(declared, where, proven_at, traced, raised_at, departing)
+        if past != departing:  # it raised where it made a later step: what that op read is all that is said
+            reached = tuple(step_id for step_id in order[:past] if where[step_id] is not None)
+            operands = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in reached})
+            return Departure(reached, order[past], None, operands, len(learner), order[-1], raised)
     if departing is None:
         early = _returned_instead(declared, output, holds)
         # The code went on from the step it returns: a tensor made from it holds the last step (not one made
@@ -386,6 +392,37 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
         if (holding, shape) not in operands or not holding:
             operands.append((holding, shape))
     return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
+
+
+def _raised_out_of_order(declared: Sequence[tuple[str, list[torch.Tensor], bool]], where: Mapping[str, int | None],
+                         proven_at: Mapping[str, Sequence[int]], traced: Sequence[TracedTensor], raised_at: RaisedOp,
+                         departing: int) -> int:
+    """For code that raised: the position of the step it raised at, where the op that raised read a tensor proven to
+    hold a step declared after `departing` (the keys, made before the queries and split at once). The code made its
+    steps in another order than the notes declare them and never reached `departing`: it raised past the last step
+    it read, at the first later step no tensor holds whose numbers are that step's rearranged (the keys split into
+    heads), else the first later step no tensor holds. `departing` where the raise read no later step."""
+    if raised_at.after != len(traced):
+        return departing  # the run went on after that raise (caught): another raise ended it
+    order = [step_id for step_id, _values, _optional in declared]
+
+    def read_step(position: int) -> bool:
+        proving = proven_at.get(order[position], ())
+        return any(0 <= read < len(traced) and (read in proving or _numbers_of(traced, read) in proving)
+                   for read in raised_at.reads)
+    read = [position for position in range(departing + 1, len(order)) if read_step(position)]
+    if not read:
+        return departing
+    source = read[-1]
+    later = [position for position in range(source + 1, len(order)) if where.get(order[position]) is None]
+    if not later:
+        return departing
+    numbers = [sorted_values(value) for value in declared[source][1]]
+    for position in later:
+        if any(value.numel() == held.numel() and values_close(sorted_values(value), held)
+               for value in declared[position][1] for held in numbers):
+            return position
+    return later[0]
 
 
 def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],

@@ -38,7 +38,8 @@ def test_a_raise_at_a_later_step_made_first_is_said_at_that_step():
                 "values split into heads; it raised in an operation on your values") in line, line
         assert "queries" not in line
     for line in found["zh"]:
-        assert "你的代码算出了与笔记相同的value；之后，在它算出的张量中还没有一个等于笔记中的拆分成多个头的 value时" in line, line
+        assert ("你的代码算出了与笔记相同的value；之后，在它算出的张量中还没有一个等于笔记中的拆分成多个头的 value"
+                "时") in line, line
 
 
 def test_the_notes_order_and_a_right_program_keep_their_sentences():

@@ -109,6 +109,9 @@ class Departure:
     raised: bool = False  # the learner's code raised on the case: the trace ends where it raised
     reshaped: tuple[tuple[int, ...], tuple[int, ...]] | None = None  # every step matched; the output is the last
     # step's numbers in their order under another shape: (its shape, the notes')
+    # every step matched; the output is the last step with, on every row, a vector added again that the computation
+    # of the last step had already added (a bias added twice): departure._added_again
+    added_again: bool = False
 
 
 
@@ -238,7 +241,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if _squeezed(got).shape != _squeezed(expected).shape and got.numel() == expected.numel() and values_close(
                     got.reshape(expected.shape), expected):
                 reshaped = (tuple(got.shape), tuple(expected.shape))
-        return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped)
+        again = reshaped is None and _added_again(traced, learner, output, declared, proven_at.get(last, ()))
+        return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped, added_again=again)
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = normalised_value(output)
@@ -392,6 +396,38 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
         if (holding, shape) not in operands or not holding:
             operands.append((holding, shape))
     return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
+
+
+def _added_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor | None,
+                 declared: Sequence[tuple[str, list[torch.Tensor], bool]], last_at: Sequence[int]) -> bool:
+    """Whether the result, every step matched (the last held at `last_at`), is the notes' last step plus one vector
+    on every row (two rows at least, the vector not zero), that vector being a tensor the learner's code read to make
+    its last step and read again to make the result from it: a term of the last step (out_proj's bias) added twice."""
+    if output is None or not last_at or not declared:
+        return False
+    got, expected = normalised_value(output), declared[-1][1][0]
+    if got.shape != expected.shape or expected.dim() < 2 or not bool(torch.isfinite(got).all()):
+        return False
+    rows = (got - expected).reshape(-1, expected.shape[-1])
+    vector = rows[0]
+    if rows.shape[0] < 2 or values_close(vector, torch.zeros_like(vector)) or not values_close(
+            rows, vector.expand_as(rows)):
+        return False
+    result = _output_index(traced, learner, output)
+    if result is None or not _made_from(traced, result, {last_at[0]}):
+        return False
+    made_last = _ancestors(traced, last_at[0])
+    made_result = _ancestors(traced, result) - made_last
+
+    def added_by(ops: set[int], index: int) -> bool:  # an op among `ops` adds the tensor at `index` (or a view of it)
+        return any(traced[op].op in ADDING_OPS and any(_numbers_of(traced, read) == index for read in traced[op].inputs)
+                   for op in ops)
+    return any(values_close(learner[index], vector) and added_by(made_last, index) and added_by(made_result, index)
+               for index in range(len(traced)) if learner[index].shape == vector.shape)
+
+
+# The ATen ops that add one of their operands to the rest (a linear layer's bias goes in by addmm).
+ADDING_OPS = frozenset({"add", "add_", "addmm", "addmv", "baddbmm", "linear"})
 
 
 def _raised_out_of_order(declared: Sequence[tuple[str, list[torch.Tensor], bool]], where: Mapping[str, int | None],
@@ -1344,6 +1380,9 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
                 "returned": render(messages, f"step.{departure.returned}", lang),
                 "last": render(messages, f"step.{departure.last}", lang)})
             return render(messages, "label.returned", lang, {"text": text})
+        if departure.added_again:
+            return render(messages, "label.departure", lang, {"text": render(messages, "departure.added_again", lang, {
+                "last": render(messages, f"step.{departure.last}", lang)})})
         if departure.reshaped is None:
             return ""
         got, expected = departure.reshaped

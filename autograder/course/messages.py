@@ -246,6 +246,12 @@ MESSAGES = {
     "departure.operand.raised_step": {"en": "your {name} (shape {shape}; they match the notes')",
                                       "zh": "你的{name}（形状 {shape}，与笔记中的相同）"},
     "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
+    "departure.added_again": {
+        "en": "every step of your code matches the notes', up to the {last}; then it adds to every row of that {last} "
+              "the same vector again, one your code had already added in computing the {last}: your result is the "
+              "notes' {last} plus that term a second time",
+        "zh": "你的代码每一步都与笔记相同，直到{last}；之后它又在这个{last}的每一行上加了同一个向量，而这个向量在"
+              "计算{last}时已经加过一次：你的结果是笔记中的{last}再加一次这一项"},
     "departure.reshaped": {
         "en": "every step of your code matches the notes', up to the {last}: your function returns the notes' {last} "
               "number for number, in their order, but in shape {got} instead of {expected}",

@@ -1054,7 +1054,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands",
               "factor_root", "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed",
-              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown",
+              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "heads_left_out", "shape",
+              "shown",
               "hidden", "not_normalised", "differs")
 
 
@@ -1202,9 +1203,29 @@ def _returned_reproduced(departure: Departure, steps: StepValues, output: torch.
     return equal(returned[1]) and not equal(last[1])
 
 
+def _heads_left_out(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:
+    """For a step of heads side by side (named axes: heads, then each head's features, last): the fact that `got`
+    holds the notes' step with its last heads (or its first ones) left out, every other entry in its place; () when
+    it does not, or when the case cannot tell which heads are missing (the kept heads hold the same numbers either
+    way)."""
+    sizes = dict(case.axes)
+    heads, features = sizes.get("heads", 0), sizes.get("features", 0)
+    if (heads < 2 or features < 1 or expected.shape[-1] != heads * features or got.dim() != expected.dim()
+            or got.shape[:-1] != expected.shape[:-1] or got.shape[-1] % features or not 0 < got.shape[-1]
+            or got.shape[-1] >= expected.shape[-1]):
+        return ()
+    kept = got.shape[-1]
+    first, last = values_close(got, expected[..., :kept]), values_close(got, expected[..., -kept:])
+    if first == last:
+        return ()  # neither, or both: the case does not tell which heads are missing
+    return (Fact("heads_left_out", {"missing": heads - kept // features, "heads": heads,
+                                    "which": "last" if first else "first"}),)
+
+
 def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:
     if got.numel() != expected.numel():
-        return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
+        return _heads_left_out(got, expected, case) or (
+            Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
     layouts = [layout for layout in _layouts(got, expected)] or [got.reshape(expected.shape)]
     same = layouts[0]
     facts: list[Fact] = []
@@ -1442,6 +1463,9 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             key = f"departure.fact.{fact.kind}_input"
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
+    if fact.kind == "heads_left_out":
+        one = "_one" if fact.fields["missing"] == 1 else ""
+        fields["which"] = render(messages, f"departure.heads_which.{fact.fields['which']}{one}", lang, fields)
     if fact.kind == "bands":
         fields["bands"] = pick(LAST_SEPARATOR, lang).join(_band_text(band, lang, messages)
                                                          for band in fact.fields["bands"])

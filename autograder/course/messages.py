@@ -423,6 +423,15 @@ MESSAGES = {
         "en": "{subject} is the notes' {step} with {count} entries that the notes keep "
               "set to 0",
         "zh": "{subject}就是笔记中的{step}，只是有 {count} 个笔记保留的元素被置为 0"},
+    "departure.fact.heads_left_out": {
+        "en": "{subject} is the notes' {step} with {which} of its {heads} heads left out: every other head's "
+              "features are the notes', in their places",
+        "zh": "{subject}就是笔记中的{step}，只是去掉了它 {heads} 个头中的{which}：其余每个头的特征都与笔记中的"
+              "相同，位置也相同"},
+    "departure.heads_which.last": {"en": "the last {missing}", "zh": "最后 {missing} 个"},
+    "departure.heads_which.first": {"en": "the first {missing}", "zh": "最前面 {missing} 个"},
+    "departure.heads_which.last_one": {"en": "the last", "zh": "最后一个"},
+    "departure.heads_which.first_one": {"en": "the first", "zh": "第一个"},
     "departure.fact.extra": {
         "en": "{subject} is the notes' {step} but keeps {count} entries that are 0 in "
               "the notes'",

@@ -1054,9 +1054,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands",
               "factor_root", "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed",
-              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "heads_left_out", "shape",
-              "shown",
-              "hidden", "not_normalised", "differs")
+              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "heads_left_out",
+              "shape", "shown", "hidden", "not_normalised", "differs")
 
 
 @dataclass(frozen=True)

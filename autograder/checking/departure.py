@@ -241,8 +241,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if _squeezed(got).shape != _squeezed(expected).shape and got.numel() == expected.numel() and values_close(
                     got.reshape(expected.shape), expected):
                 reshaped = (tuple(got.shape), tuple(expected.shape))
-        again = reshaped is None and _added_again(traced, learner, output, declared, proven_at.get(last, ()))
-        return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped, added_again=again)
+        doubled = reshaped is None and _added_again(traced, learner, output, declared, proven_at.get(last, ()))
+        return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped, added_again=doubled)
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = normalised_value(output)

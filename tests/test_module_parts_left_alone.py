@@ -13,6 +13,7 @@ from torch import nn
 
 from autograder.checking.check_types import PASSED
 from autograder.course import catalog
+from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.judge import module_parts_changed
 from autograder.running.runner import DEFAULT_SEED, cases_for
 
 
@@ -92,3 +93,15 @@ def test_copies_that_only_read_our_module_keep_full_marks():
         results = results_by_id("torch_equivalence", {"to_torch_multihead": copy})
         assert all(r.status == PASSED for r in results.values()), copy.__name__
         assert score(results) > 0
+
+
+def test_a_name_the_probe_does_not_write_is_counted_never_quoted():
+    """The record is the child's: a parameter name outside our layers' weights and biases is never said."""
+    handed = ["mha.W_query.weight", "mha.out_proj.bias"]
+    verdict = module_parts_changed({"parts_added": ["mha.<img src=x>", 7], "parts_removed": []}, handed)
+    assert verdict is not None and verdict.message_key == "argument.part_added_unnamed"
+    assert verdict.fields["count"] == 2 and "<img" not in str(verdict.fields)
+    named = module_parts_changed({"parts_added": ["mha.W_key.bias"]}, handed)
+    assert named is not None and named.fields["part"] == "W_key.bias"
+    assert module_parts_changed({"parts_added": ["mha.W_query.weight"]}, handed).message_key.endswith("_unnamed")
+    assert module_parts_changed({}, handed) is None

@@ -15,6 +15,7 @@ from autograder.checking.check_types import PASSED
 from autograder.course import catalog
 from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.judge import module_parts_changed
 from autograder.running.runner import DEFAULT_SEED, cases_for
+from tests.test_departure_first_step import departures
 
 
 def copy_giving_our_layers_biases(mha):
@@ -105,3 +106,10 @@ def test_a_name_the_probe_does_not_write_is_counted_never_quoted():
     assert named is not None and named.fields["part"] == "W_key.bias"
     assert module_parts_changed({"parts_added": ["mha.W_query.weight"]}, handed).message_key.endswith("_unnamed")
     assert module_parts_changed({}, handed) is None
+
+
+def test_no_step_is_said_to_depart_for_a_parameter_added():
+    """The message states the cause; the copy's values are right, so no step departs (a departure line there would
+    be false)."""
+    found = departures("torch_equivalence", {"to_torch_multihead": copy_giving_our_layers_biases})
+    assert found == {"en": [], "zh": []}

@@ -112,6 +112,9 @@ class Departure:
     output_facts: tuple[Fact, ...] = ()  # every step held; the result is the last step times a constant (issue 58)
     held_unproven: bool = False  # a tensor of the code holds the departing step's numbers, which prove nothing on
     # this case (one number throughout): never said to be held by no tensor (issue 58)
+    # every step matched; the output is the last step with, on every row, a vector added again that the computation
+    # of the last step had already added (a bias added twice): departure._added_again
+    added_again: bool = False
 
 
 
@@ -221,6 +224,12 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         departing = position
         break
     last = order[-1] if order else ""
+    if departing is not None and raised and raised_at is not None:
+        past = _raised_out_of_order(declared, where, proven_at, traced, raised_at, departing)
+        if past != departing:  # it raised where it made a later step: what that op read is all that is said
+            reached = tuple(step_id for step_id in order[:past] if where[step_id] is not None)
+            operands = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in reached})
+            return Departure(reached, order[past], None, operands, len(learner), order[-1], raised)
     if departing is None:
         early = _returned_instead(declared, output, holds)
         # The code went on from the step it returns: a tensor made from it holds the last step (not one made
@@ -235,9 +244,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             if _squeezed(got).shape != _squeezed(expected).shape and got.numel() == expected.numel() and values_close(
                     got.reshape(expected.shape), expected):
                 reshaped = (tuple(got.shape), tuple(expected.shape))
-        scaled = () if reshaped is not None or where.get(last) is None else _output_scaled(declared, output)
+        doubled = reshaped is None and _added_again(traced, learner, output, declared, proven_at.get(last, ()))
+        scaled = () if reshaped is not None or doubled or where.get(last) is None else _output_scaled(declared, output)
         return Departure(tuple(order), None, compared=len(learner), last=last, reshaped=reshaped,
-                         output_facts=scaled)
+                         output_facts=scaled, added_again=doubled)
     returned = None
     if output is not None:  # the function stopped early: it returns a step before the last
         got = normalised_value(output)
@@ -392,6 +402,69 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
         if (holding, shape) not in operands or not holding:
             operands.append((holding, shape))
     return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
+
+
+def _added_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], output: torch.Tensor | None,
+                 declared: Sequence[tuple[str, list[torch.Tensor], bool]], last_at: Sequence[int]) -> bool:
+    """Whether the result, every step matched (the last held at `last_at`), is the notes' last step plus one vector
+    on every row (two rows at least, the vector not zero), that vector being a tensor the learner's code read to make
+    its last step and read again to make the result from it: a term of the last step (out_proj's bias) added twice."""
+    if output is None or not last_at or not declared:
+        return False
+    got, expected = normalised_value(output), declared[-1][1][0]
+    if got.shape != expected.shape or expected.dim() < 2 or not bool(torch.isfinite(got).all()):
+        return False
+    rows = (got - expected).reshape(-1, expected.shape[-1])
+    vector = rows[0]
+    if rows.shape[0] < 2 or values_close(vector, torch.zeros_like(vector)) or not values_close(
+            rows, vector.expand_as(rows)):
+        return False
+    result = _output_index(traced, learner, output)
+    if result is None or not _made_from(traced, result, {last_at[0]}):
+        return False
+    made_last = _ancestors(traced, last_at[0])
+    made_result = _ancestors(traced, result) - made_last
+
+    def added_by(ops: set[int], index: int) -> bool:  # an op among `ops` adds the tensor at `index` (or a view of it)
+        return any(traced[op].op in ADDING_OPS and any(_numbers_of(traced, read) == index for read in traced[op].inputs)
+                   for op in ops)
+    return any(values_close(learner[index], vector) and added_by(made_last, index) and added_by(made_result, index)
+               for index in range(len(traced)) if learner[index].shape == vector.shape)
+
+
+# The ATen ops that add one of their operands to the rest (a linear layer's bias goes in by addmm).
+ADDING_OPS = frozenset({"add", "add_", "addmm", "addmv", "baddbmm", "linear"})
+
+
+def _raised_out_of_order(declared: Sequence[tuple[str, list[torch.Tensor], bool]], where: Mapping[str, int | None],
+                         proven_at: Mapping[str, Sequence[int]], traced: Sequence[TracedTensor], raised_at: RaisedOp,
+                         departing: int) -> int:
+    """For code that raised: the position of the step it raised at, where the op that raised read a tensor proven to
+    hold a step declared after `departing` (the keys, made before the queries and split at once). The code made its
+    steps in another order than the notes declare them and never reached `departing`: it raised past the last step
+    it read, at the first later step no tensor holds whose numbers are that step's rearranged (the keys split into
+    heads), else the first later step no tensor holds. `departing` where the raise read no later step."""
+    if raised_at.after != len(traced):
+        return departing  # the run went on after that raise (caught): another raise ended it
+    order = [step_id for step_id, _values, _optional in declared]
+
+    def read_step(position: int) -> bool:
+        proving = proven_at.get(order[position], ())
+        return any(0 <= read < len(traced) and (read in proving or _numbers_of(traced, read) in proving)
+                   for read in raised_at.reads)
+    read = [position for position in range(departing + 1, len(order)) if read_step(position)]
+    if not read:
+        return departing
+    source = read[-1]
+    later = [position for position in range(source + 1, len(order)) if where.get(order[position]) is None]
+    if not later:
+        return departing
+    numbers = [sorted_values(value) for value in declared[source][1]]
+    for position in later:
+        if any(value.numel() == held.numel() and values_close(sorted_values(value), held)
+               for value in declared[position][1] for held in numbers):
+            return position
+    return later[0]
 
 
 def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], matched_at: Sequence[int],
@@ -987,8 +1060,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands",
               "factor_root", "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed",
-              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "shape", "shown",
-              "hidden", "not_normalised", "differs")
+              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "heads_left_out",
+              "shape", "shown", "hidden", "not_normalised", "differs")
 
 
 @dataclass(frozen=True)
@@ -1156,9 +1229,29 @@ def _returned_reproduced(departure: Departure, steps: StepValues, output: torch.
     return equal(returned[1]) and not equal(last[1])
 
 
+def _heads_left_out(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:
+    """For a step of heads side by side (named axes: heads, then each head's features, last): the fact that `got`
+    holds the notes' step with its last heads (or its first ones) left out, every other entry in its place; () when
+    it does not, or when the case cannot tell which heads are missing (the kept heads hold the same numbers either
+    way)."""
+    sizes = dict(case.axes)
+    heads, features = sizes.get("heads", 0), sizes.get("features", 0)
+    if (heads < 2 or features < 1 or expected.shape[-1] != heads * features or got.dim() != expected.dim()
+            or got.shape[:-1] != expected.shape[:-1] or got.shape[-1] % features or not 0 < got.shape[-1]
+            or got.shape[-1] >= expected.shape[-1]):
+        return ()
+    kept = got.shape[-1]
+    first, last = values_close(got, expected[..., :kept]), values_close(got, expected[..., -kept:])
+    if first == last:
+        return ()  # neither, or both: the case does not tell which heads are missing
+    return (Fact("heads_left_out", {"missing": heads - kept // features, "heads": heads,
+                                    "which": "last" if first else "first"}),)
+
+
 def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> tuple[Fact, ...]:
     if got.numel() != expected.numel():
-        return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
+        return _heads_left_out(got, expected, case) or (
+            Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
     layouts = [layout for layout in _layouts(got, expected)] or [got.reshape(expected.shape)]
     same = layouts[0]
     facts: list[Fact] = []
@@ -1341,6 +1434,9 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
                 "returned": render(messages, f"step.{departure.returned}", lang),
                 "last": render(messages, f"step.{departure.last}", lang)})
             return render(messages, "label.returned", lang, {"text": text})
+        if departure.added_again:
+            return render(messages, "label.departure", lang, {"text": render(messages, "departure.added_again", lang, {
+                "last": render(messages, f"step.{departure.last}", lang)})})
         if departure.reshaped is None:
             return ""
         got, expected = departure.reshaped
@@ -1401,6 +1497,9 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
             key = f"departure.fact.{fact.kind}_input"
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):
         fields["size"] = render(messages, f"departure.size.{fact.fields['size']}", lang)
+    if fact.kind == "heads_left_out":
+        one = "_one" if fact.fields["missing"] == 1 else ""
+        fields["which"] = render(messages, f"departure.heads_which.{fact.fields['which']}{one}", lang, fields)
     if fact.kind == "bands":
         fields["bands"] = pick(LAST_SEPARATOR, lang).join(_band_text(band, lang, messages)
                                                          for band in fact.fields["bands"])

@@ -35,14 +35,18 @@ TITLE_COLUMNS = 60  # a folded check's title is cut to this width
 # with nothing to add says so instead of "no known mistake", which would read as if the message were unsure.
 # A module built with the wrong settings (to_torch_multihead's batch_first, sizes, dtype, dropout) departs before
 # every step the notes compute: its message names the setting, and no step would be the first that differs.
-# A tensor argument the call changed (judging.argument_changed) is said as the fact read from it: no step departs.
+# A tensor argument the call changed (judging.argument_changed), or a module argument given parameters or stripped of
+# them, is said as the fact read from it: no step departs.
 CAUSE_STATED_KEYS = frozenset({"error.transpose_4d", "error.unexpected_keyword", "error.missing_argument",
                                "torch_equivalence.batch_first", "torch_equivalence.sizes", "torch_equivalence.dtype",
                                "torch_equivalence.dropout", "torch_equivalence.dropout_not_a_rate",
                                "transfer_weights.dtype_changed",
                                *(f"argument.{part}{end}" for part in ("", "part_")
                                  for end in ("values_changed", "reshaped", "layout_changed", "metadata_changed",
-                                             "written"))})
+                                             "written")),
+                               # a parameter added to or taken from the mha to_torch_multihead is handed
+                               *(f"argument.part_{change}{named}" for change in ("added", "removed")
+                                 for named in ("", "_unnamed"))})
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,12 @@ MESSAGES = {
     "departure.operand.raised_step": {"en": "your {name} (shape {shape}; they match the notes')",
                                       "zh": "你的{name}（形状 {shape}，与笔记中的相同）"},
     "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
+    "departure.added_again": {
+        "en": "every step of your code matches the notes', up to the {last}; then it adds to every row of that {last} "
+              "the same vector again, one your code had already added in computing the {last}: your result is the "
+              "notes' {last} plus that term a second time",
+        "zh": "你的代码每一步都与笔记相同，直到{last}；之后它又在这个{last}的每一行上加了同一个向量，而这个向量在"
+              "计算{last}时已经加过一次：你的结果是笔记中的{last}再加一次这一项"},
     "departure.reshaped": {
         "en": "every step of your code matches the notes', up to the {last}: your function returns the notes' {last} "
               "number for number, in their order, but in shape {got} instead of {expected}",
@@ -432,6 +438,15 @@ MESSAGES = {
         "en": "{subject} is the notes' {step} with {count} entries that the notes keep "
               "set to 0",
         "zh": "{subject}就是笔记中的{step}，只是有 {count} 个笔记保留的元素被置为 0"},
+    "departure.fact.heads_left_out": {
+        "en": "{subject} is the notes' {step} with {which} of its {heads} heads left out: every other head's "
+              "features are the notes', in their places",
+        "zh": "{subject}就是笔记中的{step}，只是去掉了它 {heads} 个头中的{which}：其余每个头的特征都与笔记中的"
+              "相同，位置也相同"},
+    "departure.heads_which.last": {"en": "the last {missing}", "zh": "最后 {missing} 个"},
+    "departure.heads_which.first": {"en": "the first {missing}", "zh": "最前面 {missing} 个"},
+    "departure.heads_which.last_one": {"en": "the last", "zh": "最后一个"},
+    "departure.heads_which.first_one": {"en": "the first", "zh": "第一个"},
     "departure.fact.extra": {
         "en": "{subject} is the notes' {step} but keeps {count} entries that are 0 in "
               "the notes'",
@@ -955,6 +970,32 @@ MESSAGES = {
               "call, but an in-place operation wrote them; leave it unchanged",
         "zh": "你的 {caller} 写入了传给它的 {argument}：调用之后它的 {part} 的数值没有变，但有一个原地运算写入了它；"
               "请不要改动它"},
+    # Parameters or buffers a call added to, or took from, a module it was handed (to_torch_multihead's mha).
+    "argument.part_added": {
+        "en": "your {caller} changed the {argument} it was given: it now holds a new parameter {part} that it "
+              "did not have before the call (new parameters or buffers in all: {count}); {argument} is only "
+              "read, so leave its parameters as they were and put what the copy needs (zeros for a missing bias) "
+              "into the new module alone",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它多了一个调用之前没有的参数 {part}（一共多了 {count} "
+              "个参数或 buffer）；{argument} 只能读取，所以请保持它的参数不变，把复制所需的东西（缺少的偏置用零代替）"
+              "只放进新的模块里"},
+    "argument.part_added_unnamed": {
+        "en": "your {caller} changed the {argument} it was given: it now holds {count} parameters or buffers that it "
+              "did not have before the call; {argument} is only read, so leave its parameters as they were and put "
+              "what the copy needs into the new module alone",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它多了 {count} 个调用之前没有的参数或 buffer；"
+              "{argument} 只能读取，所以请保持它的参数不变，把复制所需的东西只放进新的模块里"},
+    "argument.part_removed": {
+        "en": "your {caller} changed the {argument} it was given: its parameter {part} is gone after the call "
+              "(parameters or buffers gone in all: {count}); {argument} is only read, so leave its parameters as "
+              "they were",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它的参数 {part} 不见了（一共少了 {count} 个参数或 "
+              "buffer）；{argument} 只能读取，所以请保持它的参数不变"},
+    "argument.part_removed_unnamed": {
+        "en": "your {caller} changed the {argument} it was given: {count} of its parameters or buffers are gone after "
+              "the call; {argument} is only read, so leave its parameters as they were",
+        "zh": "你的 {caller} 修改了传给它的 {argument}：调用之后它少了 {count} 个参数或 buffer；{argument} 只能读取，"
+              "所以请保持它的参数不变"},
     "shape.wrong": {
         "en": "output shape {got_shape}, expected {expected_shape}",
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",

@@ -8,6 +8,7 @@ from autograder.checking.judging import (
     argument_changed,
     copied_weights_problem,
 )
+from autograder.course.n04_multi_head_attention.ex1_wrapper.probe import MHA_LAYERS
 from autograder.course.n04_multi_head_attention.ex4_torch_equivalence.probe import (
     HANDED_BUFFERS,
     EquivalenceCase,
@@ -32,6 +33,9 @@ def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectat
     changed = argument_changed(record.get("inputs_changed"), "to_torch_multihead", handed, mistake=None)
     if changed is not None:
         return changed
+    parts = module_parts_changed(record, handed)
+    if parts is not None:
+        return parts
     if not record["batch_first"]:
         return Verdict(False, "torch_equivalence.batch_first")
     if (record["embed_dim"], record["num_heads"]) != (case["d_model"], case["num_heads"]):
@@ -55,3 +59,23 @@ def judge_equivalence(record: EquivalenceRecord, case: EquivalenceCase, expectat
         return Verdict(False, "torch_equivalence.shares_memory", {"name": record["shared"][0]},
                        misconception="weights_shared_with_source", evidence=Evidence.FACT)  # storage compared
     return verdict
+
+
+# The names a parameter added to or taken from the module could have and be said by name: its layers' weights and
+# biases. The record is the child's, read as data: any other name is counted, never quoted.
+_NAMEABLE_PARTS = frozenset(f"mha.{layer}.{kind}" for layer in MHA_LAYERS for kind in ("weight", "bias"))
+
+
+def module_parts_changed(record: EquivalenceRecord, handed: list[str]) -> Verdict | None:
+    """The verdict for parameters or buffers to_torch_multihead added to (a zero bias given to our bias-free layers)
+    or took from the module it was handed, None where it holds the same ones. `handed`: the names it held before."""
+    for removed, names in ((False, record.get("parts_added")), (True, record.get("parts_removed"))):
+        if not isinstance(names, list) or not names:
+            continue
+        message = "argument.part_removed" if removed else "argument.part_added"
+        said = [name for name in names if isinstance(name, str) and name in _NAMEABLE_PARTS
+                and (name in handed) == removed]
+        part = said[0].partition(".")[2] if said else "?"
+        return Verdict(False, message if said else f"{message}_unnamed",
+                       {"caller": "to_torch_multihead", "argument": "mha", "part": part, "count": len(names)})
+    return None

@@ -22,7 +22,7 @@ from autograder.course.shared.records import Namespace, State
 
 __all__ = [
     "EquivalenceCase", "EquivalenceRecord", "HANDED_BUFFERS", "equivalence_input", "equivalence_weights",
-    "probe_equivalence",
+    "parts_added_removed", "probe_equivalence",
 ]
 
 HANDED_BUFFERS = ("mask",)  # the buffers of the module to_torch_multihead is handed (StandInMultiHeadAttention)
@@ -53,6 +53,9 @@ class EquivalenceRecord(TypedDict, total=False):
     out: Tensor
     shared: list[str]  # its parameters that share memory with our module's
     inputs_changed: list[InputChange]  # what the call changed of the weights and mask of the module it was handed
+    # the names ("mha.W_query.bias") of the parameters and buffers the call added to, or took from, that module
+    parts_added: list[str]
+    parts_removed: list[str]
 
 
 def equivalence_weights(case: EquivalenceCase) -> dict[str, torch.Tensor]:
@@ -109,15 +112,26 @@ def handed_tensors(module: nn.Module) -> dict[str, Tensor]:
     return {f"mha.{name}": tensor for name, tensor in named}
 
 
+def parts_added_removed(handed: dict[str, Tensor], module: nn.Module) -> tuple[list[str], list[str]]:
+    """The names of the parameters and buffers `module` holds after the call and did not before (`handed`: its
+    handed_tensors before), and of those it held before and no longer does, each sorted."""
+    after = handed_tensors(module)
+    return sorted(set(after) - set(handed)), sorted(set(handed) - set(after))
+
+
 def probe_equivalence(namespace: Namespace, case: EquivalenceCase) -> EquivalenceRecord:
     to_torch_multihead = lookup(namespace, "to_torch_multihead")
     with seeded(case["seed"]):  # nn.MultiheadAttention's own initialisation draws from the RNG too
         ours = StandInMultiHeadAttention(case)
         if case.get("d_in", case["d_model"]) != case["d_model"]:
             return {"raised": raised_by(to_torch_multihead, ours)}
-        theirs, changed = arguments_changes(handed_tensors(ours), lambda: to_torch_multihead(ours))
+        handed = handed_tensors(ours)
+        theirs, changed = arguments_changes(handed, lambda: to_torch_multihead(ours))
     if changed:  # our module is the caller's: a copy of it that edits it is judged on that alone
         return {"inputs_changed": changed}
+    added, removed = parts_added_removed(handed, ours)
+    if added or removed:  # a bias parameter given to our bias-free layers changes the module as surely as a value
+        return {"parts_added": added, "parts_removed": removed}
     if not isinstance(theirs, nn.MultiheadAttention):
         raise ProbeError("torch_equivalence.not_multihead", got=type(theirs).__module__ + "." + type(theirs).__name__)
     state = state_of(theirs)

@@ -1,0 +1,50 @@
+"""A result that adds again a term its last step already added is told so (issue 58: out_proj's bias added a second
+time after calling out_proj got "no known mistake": every step matched, the last one inside the learner's code).
+
+departure._added_again: the result minus the notes' last step is one vector on every row, and that vector is a
+tensor the learner's code added in making its last step and added again to make the result.
+"""
+
+import torch
+
+from attnkit import solutions
+from tests.test_departure_first_step import departures
+
+ADDED_AGAIN = ("every step of your code matches the notes', up to the output projection; then it adds to every row of "
+               "that output projection the same vector again, one your code had already added in computing the output "
+               "projection")
+
+
+class OutProjBiasTwice(solutions.MultiHeadAttention):
+    """A learner's forward: the module's result, then out_proj's bias added on once more (as a broadcast view)."""
+
+    def forward(self, x, attention_mask=None):
+        return super().forward(x, attention_mask).add(self.out_proj.bias.view(1, 1, -1))
+
+
+class ConstantAdded(solutions.MultiHeadAttention):
+    """A vector of its own added: never part of the output projection."""
+
+    def forward(self, x, attention_mask=None):
+        result = super().forward(x, attention_mask)
+        return result + torch.full_like(self.out_proj.bias, 0.5)
+
+
+class OutProjBiasDoubled(solutions.MultiHeadAttention):
+    """Twice the bias added: a vector the code made after its last step, never one it added in making it."""
+
+    def forward(self, x, attention_mask=None):
+        return super().forward(x, attention_mask) + 2 * self.out_proj.bias
+
+
+def test_a_bias_added_twice_is_said_in_both_languages():
+    found = departures("multi_head_attention", {"MultiHeadAttention": OutProjBiasTwice})
+    assert found["en"] and all(ADDED_AGAIN in line for line in found["en"]), found["en"]
+    assert all("你的代码每一步都与笔记相同，直到输出投影；之后它又在这个输出投影的每一行上加了同一个向量" in line
+               for line in found["zh"]) and found["zh"], found["zh"]
+
+
+def test_other_vectors_and_a_right_program_do_not_get_it():
+    for student in (ConstantAdded, OutProjBiasDoubled, solutions.MultiHeadAttention):
+        found = departures("multi_head_attention", {"MultiHeadAttention": student})
+        assert not any("again" in line for line in found["en"]), (student.__name__, found["en"])

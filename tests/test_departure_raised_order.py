@@ -1,0 +1,49 @@
+"""Code that makes the notes' steps in another order and raises at a later one is said to raise there (issue 58: a
+forward that projected the keys first and split them with the wrong head size was told it raised before the queries,
+the notes' first step, which it never reached).
+
+departure._raised_out_of_order: the op that raised read the learner's tensor proven to hold a later step (their
+values); the step it raised at is the first later step no tensor holds whose numbers are that step's rearranged.
+"""
+
+
+
+from attnkit import solutions
+from tests.test_departure_first_step import departures
+
+
+class ValuesFirstSplitTooWide(solutions.MultiHeadAttention):
+    """A learner's forward: the values made and split first, each head one feature too wide."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim + 1).transpose(1, 2)
+        return super().forward(x, attention_mask) + values.sum()
+
+
+class QueriesSplitTooWide(solutions.MultiHeadAttention):
+    """The same slip in the notes' order: the queries made first and split one feature too wide."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim + 1)
+        return super().forward(x, attention_mask) + queries.sum()
+
+
+def test_a_raise_at_a_later_step_made_first_is_said_at_that_step():
+    found = departures("multi_head_attention", {"MultiHeadAttention": ValuesFirstSplitTooWide})
+    assert found["en"] and found["zh"]
+    for line in found["en"]:
+        assert ("your code reproduces the notes' values; then it raised before any of its tensors held the notes' "
+                "values split into heads; it raised in an operation on your values") in line, line
+        assert "queries" not in line
+    for line in found["zh"]:
+        assert ("你的代码算出了与笔记相同的value；之后，在它算出的张量中还没有一个等于笔记中的拆分成多个头的 value"
+                "时") in line, line
+
+
+def test_the_notes_order_and_a_right_program_keep_their_sentences():
+    found = departures("multi_head_attention", {"MultiHeadAttention": QueriesSplitTooWide})
+    assert found["en"] and not any("values split into heads" in line for line in found["en"])
+    assert departures("multi_head_attention", {"MultiHeadAttention": solutions.MultiHeadAttention}) == {"en": [],
+                                                                                                       "zh": []}

@@ -122,7 +122,11 @@ def expect_softmax_steps(function_name: str, default_dim: int, record: SoftmaxRe
 
 
 def naive_cases_notes(rng: random.Random) -> list[TensorCase]:
-    return [{"input": "notes_journey"}]
+    # The notes' scores are all positive, and their exponentials sum far above 1; the hidden checks' random vectors
+    # (one entry included) are often all negative, with exponentials summing below 1. Shown here first, so that a
+    # sum bounded below (a clamp at 1) fails now, not only at grading (tests/test_public_case_kinds.py).
+    return [{"input": "notes_journey"}, {"input": "values", "values": [-2.0]},
+            {"input": "values", "values": [-1.0, -3.5, -0.5, -2.0]}]
 
 
 def naive_cases_random(rng: random.Random) -> list[TensorCase]:
@@ -189,8 +193,10 @@ EXPECT_STABLE = partial(expect_softmax, "softmax_stable", -1)
 CHECKS = (
     Check(id="softmax_naive.notes", exercise="softmax_naive", points=2, hidden=False, cases=naive_cases_notes,
           probe=probe_softmax_naive, judge=JUDGE_NAIVE, expect=EXPECT_NAIVE,
-          title={"en": "softmax_naive on the scores of \"journey\" matches the notes",
-                 "zh": "softmax_naive 作用在 \"journey\" 的分数上，结果与笔记一致"}),
+          title={"en": "softmax_naive on the scores of \"journey\" matches the notes, and on all-negative scores "
+                       "(one entry, then four)",
+                 "zh": "softmax_naive 作用在 \"journey\" 的分数上，结果与笔记一致；在全为负数的分数上"
+                       "（一个元素，以及四个元素）也正确"}),
     Check(id="softmax_naive.random", exercise="softmax_naive", points=2, hidden=True, cases=naive_cases_random,
           probe=probe_softmax_naive, judge=JUDGE_NAIVE, expect=EXPECT_NAIVE,
           title={"en": "softmax_naive is right on other vectors (1 to 40 entries, float64 kept) and on a matrix (over "

@@ -101,6 +101,7 @@ class ContractDeviceRecord(TypedDict, total=False):
     forward_error: ExceptionRecord
     mixed: list[str]  # the ops that mixed a CPU tensor into work on the device, before any failure too
     to_cpu: NotRequired[list[str]]  # the ops that copied a tensor of forward's off the device onto the CPU
+    mixed_created: NotRequired[list[str]]  # those of `mixed` whose CPU tensor was created during the call
     output_shape: list[int]
     output_device: str
     output_type: str  # what forward returned on the device when it is not a tensor
@@ -439,6 +440,7 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
             data["output_type"] = type(output).__module__ + "." + type(output).__name__
     data["mixed"] = watch.mixed[:5]  # the op that failed is noted before it runs: a mix that raised is seen too
     data["to_cpu"] = watch.to_cpu[:5]
+    data["mixed_created"] = watch.mixed_created[:5]
     return data
 
 

@@ -93,3 +93,29 @@ def test_the_watch_tells_a_created_tensor_from_one_kept_from_before():
             call()
     assert all(watch.mixed for watch in watches)
     assert [bool(watch.mixed_created) for watch in watches] == [False, True, True]
+
+
+KEPT = {"en": "a tensor the module keeps as a plain attribute, from before this call",
+        "zh": "这是模块在这次调用之前就以普通属性保存的张量"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_keys_kept_from_an_earlier_call_are_said_to_be_kept(lang):
+    device = device_result(KeysKeptFromTheFirstCall, lang)
+    assert KEPT[lang] in device.message, device.message
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("student", [ScoresIntoAFreshBuffer, solutions.SelfAttention_v1])
+def test_a_created_tensor_and_the_notes_code_are_not_said_to_be_kept(student, lang):
+    device = device_result(student, lang)
+    assert KEPT[lang] not in " ".join([device.message, *device.ladder(3)])
+
+
+def test_the_watch_tells_a_kept_tensor_from_a_created_one():
+    kept, x = torch.ones(2, 2), torch.ones(2, 2, device="meta")
+    watches = [DeviceMixWatch().kept_before([kept]) for _ in range(2)]
+    for watch, call in zip(watches, [lambda: x @ kept, lambda: x @ torch.ones(2, 2)], strict=True):
+        with contextlib.suppress(RuntimeError), watch:
+            call()
+    assert [bool(watch.mixed_kept) for watch in watches] == [True, False]

@@ -422,6 +422,8 @@ class DeviceMixWatch(UncompiledDispatchMode):
         self.mixed_created: list[str] = []
         self._created: set[int] = set()  # storages of the CPU tensors created during this watch
         self._kept: list[torch.Tensor] = []  # those tensors, kept alive so that no other tensor reuses their storage
+        self.mixed_kept: list[str] = []  # the mixing ops whose CPU tensor is one of `kept_before`'s
+        self._kept_before: set[int] = set()
         self._deferred = contextlib.ExitStack()
 
     def __enter__(self) -> Self:
@@ -446,11 +448,19 @@ class DeviceMixWatch(UncompiledDispatchMode):
                 self.mixed.append(func.overloadpacket.__name__)
                 if any(_storage(t) in self._created for t in tensors if t.device.type == "cpu" and t.dim() > 0):
                     self.mixed_created.append(func.overloadpacket.__name__)
+                if any(_storage(t) in self._kept_before for t in tensors if t.device.type == "cpu" and t.dim() > 0):
+                    self.mixed_kept.append(func.overloadpacket.__name__)
             if _copies_to_cpu(func, tensors, kwargs):
                 self.to_cpu.append(func.overloadpacket.__name__)
         result = func(*args, **(kwargs or {}))
         self._note_created(func, [v for v in _flat(args) + _flat(kwargs) if isinstance(v, torch.Tensor)], result)
         return result
+
+    def kept_before(self, tensors: Sequence[torch.Tensor]) -> Self:
+        """Tensors that exist before the watched call (a module's plain attributes): a mix with one of them is noted
+        in `mixed_kept`, a tensor kept from an earlier call rather than one created in this one."""
+        self._kept_before.update(_storage(t) for t in tensors if t.device.type == "cpu" and _storage(t))
+        return self
 
     def _note_created(self, func: OpOverload, tensors: Sequence[torch.Tensor], result: object) -> None:
         """Notes the CPU outputs of a factory call (no tensor in, or torch.tensor's lift_fresh) and of work done on

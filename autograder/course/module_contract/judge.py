@@ -258,6 +258,8 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
     named, evidence = (on_cpu, Evidence.FACT) if record.get("mixed_created") else (None, None)
     if record.get("to_cpu"):  # on meta the copy raises as a read of values would: it is a fact all the same
         return Verdict(False, "contract.moved_to_cpu", {"device": device})
+    if record.get("mixed") and named is None and record.get("mixed_kept"):  # state kept from an earlier call
+        return Verdict(False, "contract.tensor_kept_on_cpu", {"device": device, "op": record["mixed_kept"][0]})
     if error is not None and (device != "meta" or "device" in error["message"]):
         return Verdict(False, "contract.forward_failed_on_device",
                        {"device": device, "type": error["type"], "detail": error["message"][:160]},

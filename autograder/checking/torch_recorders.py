@@ -417,6 +417,13 @@ class DeviceMixWatch(UncompiledDispatchMode):
         super().__init__()
         self.mixed: list[str] = []  # names of the ops that mixed devices
         self.to_cpu: list[str] = []  # names of the ops that copied a tensor off the device onto the CPU
+        # The mixing ops whose CPU tensor was created during this watch (a factory call, or work on such tensors
+        # only): state kept from an earlier call is on the CPU for another reason (issue 58).
+        self.mixed_created: list[str] = []
+        self._created: set[int] = set()  # storages of the CPU tensors created during this watch
+        self._kept: list[torch.Tensor] = []  # those tensors, kept alive so that no other tensor reuses their storage
+        self.mixed_kept: list[str] = []  # the mixing ops whose CPU tensor is one of `kept_before`'s
+        self._kept_before: set[int] = set()
         self._deferred = contextlib.ExitStack()
 
     def __enter__(self) -> Self:
@@ -439,9 +446,38 @@ class DeviceMixWatch(UncompiledDispatchMode):
             elsewhere = any(t.device.type != "cpu" for t in tensors)
             if on_cpu and elsewhere:
                 self.mixed.append(func.overloadpacket.__name__)
+                if any(_storage(t) in self._created for t in tensors if t.device.type == "cpu" and t.dim() > 0):
+                    self.mixed_created.append(func.overloadpacket.__name__)
+                if any(_storage(t) in self._kept_before for t in tensors if t.device.type == "cpu" and t.dim() > 0):
+                    self.mixed_kept.append(func.overloadpacket.__name__)
             if _copies_to_cpu(func, tensors, kwargs):
                 self.to_cpu.append(func.overloadpacket.__name__)
-        return func(*args, **(kwargs or {}))
+        result = func(*args, **(kwargs or {}))
+        self._note_created(func, [v for v in _flat(args) + _flat(kwargs) if isinstance(v, torch.Tensor)], result)
+        return result
+
+    def kept_before(self, tensors: Sequence[torch.Tensor]) -> Self:
+        """Tensors that exist before the watched call (a module's plain attributes): a mix with one of them is noted
+        in `mixed_kept`, a tensor kept from an earlier call rather than one created in this one."""
+        self._kept_before.update(_storage(t) for t in tensors if t.device.type == "cpu" and _storage(t))
+        return self
+
+    def _note_created(self, func: OpOverload, tensors: Sequence[torch.Tensor], result: object) -> None:
+        """Notes the CPU outputs of a factory call (no tensor in, or torch.tensor's lift_fresh) and of work done on
+        created CPU tensors only (torch.tril(torch.ones(...)), a new layer's uniform_ initialisation)."""
+        cpu_inputs = [t for t in tensors if t.device.type == "cpu"]
+        factory = not tensors or func.overloadpacket.__name__ in ("lift_fresh", "lift_fresh_copy")
+        if not factory and not (cpu_inputs and all(_storage(t) in self._created for t in cpu_inputs)):
+            return
+        for value in _flat(result):
+            if isinstance(value, torch.Tensor) and value.device.type == "cpu" and _storage(value):
+                self._created.add(_storage(value))
+                self._kept.append(value)
+
+
+def _storage(tensor: torch.Tensor) -> int:
+    """Where a CPU tensor's values live: the same for a tensor, its views and a Parameter made from it."""
+    return int(tensor.untyped_storage().data_ptr())
 
 
 def _copies_to_cpu(func: OpOverload, tensors: Sequence[torch.Tensor], kwargs: Mapping[str, Any] | None) -> bool:

@@ -346,6 +346,15 @@ MESSAGES = {
         "zh": "模块移到 {device} 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）：你的 forward 用到的每个张"
               "量从哪里来？它是在哪个设备上创建的？",
     },
+    "contract.tensor_kept_on_cpu": {
+        "en": "after the module moved to {device} forward still combines a tensor on the CPU with the others ({op}): "
+              "a tensor the module keeps as a plain attribute, from before this call. A plain attribute is neither a "
+              "parameter nor a buffer, so moving the module does not move it. Which tensors does your module keep "
+              "outside its parameters and buffers, and why?",
+        "zh": "模块移到 {device} 之后 forward 仍把 CPU 上的张量与其他张量一起运算（{op}）：这是模块在这次调用之前就以"
+              "普通属性保存的张量。普通属性既不是参数也不是 buffer，移动模块不会移动它。你的模块在参数和 buffer 之外"
+              "还保存了哪些张量？为什么？",
+    },
     "contract.moved_to_cpu": {
         "en": "after the module moved to {device} forward copies one of its tensors back to the CPU, so its work no "
               "longer stays on the module's device: on which device should every tensor of forward stay?",

@@ -253,9 +253,13 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
     # A CPU tensor mixed into the work on the device is a fact the probe saw (DeviceMixWatch), raised or not.
     # Said per module: the buffer the advice points to exists only where the module has a mask (issue 58).
     on_cpu = "tensor_created_on_cpu" if record["masks"] else "forward_tensor_on_cpu"
-    named, evidence = (on_cpu, Evidence.FACT) if record.get("mixed") else (None, None)
+    # Named only where the CPU tensor was created during this call: a tensor kept on the module from an earlier
+    # call is on the CPU for another reason, which the name's sentence would misstate (issue 58).
+    named, evidence = (on_cpu, Evidence.FACT) if record.get("mixed_created") else (None, None)
     if record.get("to_cpu"):  # on meta the copy raises as a read of values would: it is a fact all the same
         return Verdict(False, "contract.moved_to_cpu", {"device": device})
+    if record.get("mixed") and named is None and record.get("mixed_kept"):  # state kept from an earlier call
+        return Verdict(False, "contract.tensor_kept_on_cpu", {"device": device, "op": record["mixed_kept"][0]})
     if error is not None and (device != "meta" or "device" in error["message"]):
         return Verdict(False, "contract.forward_failed_on_device",
                        {"device": device, "type": error["type"], "detail": error["message"][:160]},

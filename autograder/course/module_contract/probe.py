@@ -101,6 +101,8 @@ class ContractDeviceRecord(TypedDict, total=False):
     forward_error: ExceptionRecord
     mixed: list[str]  # the ops that mixed a CPU tensor into work on the device, before any failure too
     to_cpu: NotRequired[list[str]]  # the ops that copied a tensor of forward's off the device onto the CPU
+    mixed_created: NotRequired[list[str]]  # those of `mixed` whose CPU tensor was created during the call
+    mixed_kept: NotRequired[list[str]]  # those of `mixed` whose CPU tensor the module kept as a plain attribute
     output_shape: list[int]
     output_device: str
     output_type: str  # what forward returned on the device when it is not a tensor
@@ -426,7 +428,7 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
     data["device"] = torch.device(device).type
     data["mask_devices"] = {name: tensor_at(module, name).device.type  # type: ignore[union-attr]  # found: a tensor
                             for name in masks if data["masks"][name]}
-    watch = DeviceMixWatch()
+    watch = DeviceMixWatch().kept_before(plain_tensor_attributes(module))
     try:
         with torch.no_grad(), watch:
             output = module(x.to(device))
@@ -439,7 +441,16 @@ def probe_device(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -
             data["output_type"] = type(output).__module__ + "." + type(output).__name__
     data["mixed"] = watch.mixed[:5]  # the op that failed is noted before it runs: a mix that raised is seen too
     data["to_cpu"] = watch.to_cpu[:5]
+    data["mixed_created"] = watch.mixed_created[:5]
+    data["mixed_kept"] = watch.mixed_kept[:5]
     return data
+
+
+def plain_tensor_attributes(module: nn.Module) -> list[Tensor]:
+    """The tensors the module and its submodules hold as plain attributes, neither parameters nor buffers: `.to()`
+    leaves them where they are. Read with vars(), which runs none of the student's code."""
+    return [value for sub in module.modules() for value in vars(sub).values()
+            if isinstance(value, Tensor) and not isinstance(value, nn.Parameter)]
 
 
 def future_changed(spec: "ModuleSpec", case: ContractCase, x: Tensor) -> Tensor:

@@ -92,6 +92,13 @@ def attention_case(rng: random.Random, num_tokens: int, dtype: str = "float32", 
             "dtype": dtype, **shape, **extra}  # type: ignore[typeddict-item]
 
 
+def one_token_cases(rng: random.Random, **extra: Any) -> list[SelfAttentionCase]:
+    """A one-token input on every draw, drawn last so that the cases before it keep their values: the preview may
+    draw one token from its 1-to-5 range, and what its preview shows (an axis squeezed away on one token) must be
+    graded on every hidden draw too, not only on the draws that happen to pick one token."""
+    return [attention_case(rng, 1, **extra)]
+
+
 def v1_cases_notes(rng: random.Random) -> list[SelfAttentionCase]:
     # torch.manual_seed(123) and d_out = 2, as in the notes: row 2 is their context_vec_2.
     return [{"input": "notes_inputs", "init_seed": 123, "d_in": 3, "d_out": 2, "dtype": "float32"}]
@@ -102,6 +109,7 @@ def v1_cases_shapes(rng: random.Random) -> list[SelfAttentionCase]:
         attention_case(rng, rng.randint(2, 8)),
         attention_case(rng, rng.randint(17, 24)),
         attention_case(rng, rng.randint(1, 5), dtype="float64"),
+        *one_token_cases(rng),
     ]
 
 
@@ -122,6 +130,7 @@ def v2_cases_shapes(rng: random.Random) -> list[SelfAttentionCase]:
         attention_case(rng, rng.randint(2, 8), shape={"d_in": d, "d_out": d}, qkv_bias=False),
         attention_case(rng, rng.randint(17, 24), qkv_bias=True),
         attention_case(rng, rng.randint(1, 5), dtype="float64", qkv_bias=rng.choice((False, True))),
+        *one_token_cases(rng, qkv_bias=rng.choice((False, True))),
     ]
 
 

@@ -91,7 +91,7 @@ def expect_wrapper(record: WrapperRecord, case: MultiHeadCase) -> Expectations:
                                  **{STEPS: lambda: wrapper_steps(head_outputs())})
 
 
-# Heads the steps name one by one (`step.head_<n>`): the cases have at most 4; a wrapper of more is named up to here.
+# Heads the steps name one by one (`step.head_<n>`, from 0 as the notes count them): the cases have at most 4; a wrapper of more is named up to here.
 NAMED_HEADS = 8
 
 
@@ -102,7 +102,7 @@ def wrapper_steps(head_outputs: list[Tensor]) -> list[list[Any]]:
     named = head_outputs[:NAMED_HEADS]
     *_, num_tokens, head_size = head_outputs[0].shape
     batch = head_outputs[0].numel() // (num_tokens * head_size)
-    return [*(step(f"head_{index}", output) for index, output in enumerate(named, start=1)),
+    return [*(step(f"head_{index}", output) for index, output in enumerate(named)),
             step("heads_concatenated", torch.cat(head_outputs, dim=-1), ordered=True,
                  axes=(("batch", batch), ("tokens", num_tokens), ("heads", len(head_outputs)),
                        ("features", head_size)))]

@@ -91,7 +91,8 @@ def expect_wrapper(record: WrapperRecord, case: MultiHeadCase) -> Expectations:
                                  **{STEPS: lambda: wrapper_steps(head_outputs())})
 
 
-# Heads the steps name one by one (`step.head_<n>`, from 0 as the notes count them): the cases have at most 4; a wrapper of more is named up to here.
+# Heads the steps name one by one (`step.head_<n>`, from 0 as the notes count them): the cases have at most 4; a
+# wrapper of more is named up to here.
 NAMED_HEADS = 8
 
 

@@ -244,8 +244,8 @@ MODULES = {
     # The attention modules that are not a plain MultiHeadAttention, each said as the module it is (issue 58).
     "mha_wrapper": ("a MultiHeadAttentionWrapper-shaped module (its heads in an nn.ModuleList, each with its own "
                     "projections, dropout and mask buffer; no out_proj)",
-                    "形如 MultiHeadAttentionWrapper 的模块（多个头放在一个 nn.ModuleList 中，每个头有自己的投影、dropout "
-                    "和作为 buffer 的掩码；没有 out_proj）"),
+                    "形如 MultiHeadAttentionWrapper 的模块（多个头放在一个 nn.ModuleList 中，每个头有自己的投影、"
+                    "dropout 和作为 buffer 的掩码；没有 out_proj）"),
     "mha_frozen": ("a MultiHeadAttention-shaped module whose W_query and W_key are frozen (they do not require "
                    "grad), beside out_proj, dropout and the mask buffer",
                    "形如 MultiHeadAttention 的模块，其中 W_query 和 W_key 被冻结（不需要梯度），另有 out_proj、dropout "

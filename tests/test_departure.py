@@ -484,13 +484,13 @@ def test_the_other_exercises_attempts_depart_at_their_first_wrong_step_with_true
     for wrapper, kind in ((WrapperStackingHeads, "permuted"), (WrapperCatAlongTokens, "restacked")):
         departure = departure_on("mha_wrapper.notes", wrapper)
         assert (departure.matched, departure.step, kinds(departure)) == (
-            ("head_1", "head_2"), "heads_concatenated", [kind])
+            ("head_0", "head_1"), "heads_concatenated", [kind])
     interleaved = departure_on("mha_wrapper.notes", WrapperStackingHeads).facts[0].fields
     assert (interleaved["axis"], interleaved["reversed"]) == (2, False)  # the features of the two heads interleaved
     along_tokens = departure_on("mha_wrapper.notes", WrapperCatAlongTokens).facts[0].fields
     assert (along_tokens["count"], along_tokens["axis"], along_tokens["other"]) == (2, 2, 1)
     unscaled = departure_on("mha_wrapper.notes", WrapperOfUnscaledHeads)
-    assert (unscaled.matched, unscaled.step) == ((), "head_1")
+    assert (unscaled.matched, unscaled.step) == ((), "head_0")
     keys_first = departure_on("torch_equivalence.notes", to_torch_keys_first)
     assert (keys_first.matched, keys_first.step) == ((), "stacked_projections")
     no_out = departure_on("torch_equivalence.notes", to_torch_without_out_proj)

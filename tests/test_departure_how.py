@@ -127,7 +127,7 @@ def test_a_scale_between_two_steps_is_told_from_the_step_it_is_made_from():
 def test_heads_in_another_order_are_told_with_their_dimension():
     departure = traced_departure("mha_wrapper.notes", WrapperHeadsLastFirst)
     assert (departure.matched, departure.step, kinds(departure)) == (
-        ("head_1", "head_2"), "heads_concatenated", ["permuted"])
+        ("head_0", "head_1"), "heads_concatenated", ["permuted"])
     fields = departure.facts[0].fields
     assert (fields["axis"], fields["size"], fields["reversed"]) == (2, 4, False)  # heads swapped, features in order
     # The features' slices reordered are the heads reordered: said by the step's name for that axis (its heads
@@ -313,3 +313,25 @@ def test_a_function_called_twice_is_not_said_to_compute_a_step_twice():
     from tests.test_departure import renormalise_forgotten
     departure = traced_departure("masking_routes.renormalise_notes", renormalise_forgotten, ROUTES[1])
     assert departure.step == "row_sums" and "repeated" not in kinds(departure)
+
+
+class WrapperOfOneHeadOnly(solutions.MultiHeadAttentionWrapper):  # returns the first head's output, not all of them
+    def forward(self, x):
+        return self.heads[0](x)
+
+
+class WrapperOfTheSecondHeadOnly(solutions.MultiHeadAttentionWrapper):  # returns heads[1]'s output alone
+    def forward(self, x):
+        return self.heads[1](x)
+
+
+def test_a_head_is_named_the_way_the_notes_number_heads_from_zero():
+    # The notes number heads from 0 (`heads[0]`; "head 1 of sequence 0" is the second): the first head is head 0.
+    first = lines(traced_departure("mha_wrapper.notes", WrapperOfOneHeadOnly))
+    assert "context vectors of head 0 (heads counted from 0, as in the notes)" in first["en"], first["en"]
+    assert "头 0（与笔记一样从 0 开始编号）的上下文向量" in first["zh"], first["zh"]
+    assert "your function returns the context vectors of head 0 (" in first["en"], first["en"]
+    second = lines(traced_departure("mha_wrapper.notes", WrapperOfTheSecondHeadOnly))
+    assert "your function returns the context vectors of head 1 (" in second["en"], second["en"]
+    right = traced_departure("mha_wrapper.notes", solutions.MultiHeadAttentionWrapper)
+    assert "your function returns the context vectors of head" not in lines(right)["en"]

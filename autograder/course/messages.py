@@ -622,8 +622,10 @@ MESSAGES = {
     "step.stacked_biases": {"en": "projection biases stacked as one input bias",
                             "zh": "堆叠成一个输入偏置的三个投影偏置"},
     # The wrapper's heads one by one (autograder.course.n04_multi_head_attention.ex1_wrapper: NAMED_HEADS of them).
-    **{f"step.head_{index}": {"en": f"context vectors of head {index}", "zh": f"第 {index} 个头的上下文向量"}
-       for index in range(1, 9)},
+    # Numbered from 0, as the notes number them (`heads[0]`, "head 1 of sequence 0" is the second one).
+    **{f"step.head_{index}": {"en": f"context vectors of head {index} (heads counted from 0, as in the notes)",
+                              "zh": f"头 {index}（与笔记一样从 0 开始编号）的上下文向量"}
+       for index in range(8)},
     # One message per root cause: the failures a check's table folds into one line.
     "fold.same_reason": {
         "en": "{count} more checks fail for the same reason: {titles}",

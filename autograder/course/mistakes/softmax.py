@@ -130,9 +130,9 @@ MISTAKES: tuple[Misconception, ...] = (
               "the keys",
               "每个 query 对所有 key 的权重之和应为 1：softmax 沿一个 query 的那一行"
               "、跨所有 key 进行"),
-        change=("take the softmax along the dimension that runs over the keys of one query, not over the queries",
-                "沿一个 query 的所有 key 所在的维度做 softmax，而不是沿 query 所在的维"
-                "度"),
+        # The wrong dimension may be the queries', the heads' or the batch's: the change names only the right one.
+        change=("take the softmax along the dimension that runs over the keys of one query",
+                "沿一个 query 的所有 key 所在的维度做 softmax"),
     ),
     mistake(
         "scores_as_weights",

@@ -91,7 +91,8 @@ def expect_wrapper(record: WrapperRecord, case: MultiHeadCase) -> Expectations:
                                  **{STEPS: lambda: wrapper_steps(head_outputs())})
 
 
-# Heads the steps name one by one (`step.head_<n>`): the cases have at most 4; a wrapper of more is named up to here.
+# Heads the steps name one by one (`step.head_<n>`, from 0 as the notes count them): the cases have at most 4; a
+# wrapper of more is named up to here.
 NAMED_HEADS = 8
 
 
@@ -102,7 +103,7 @@ def wrapper_steps(head_outputs: list[Tensor]) -> list[list[Any]]:
     named = head_outputs[:NAMED_HEADS]
     *_, num_tokens, head_size = head_outputs[0].shape
     batch = head_outputs[0].numel() // (num_tokens * head_size)
-    return [*(step(f"head_{index}", output) for index, output in enumerate(named, start=1)),
+    return [*(step(f"head_{index}", output) for index, output in enumerate(named)),
             step("heads_concatenated", torch.cat(head_outputs, dim=-1), ordered=True,
                  axes=(("batch", batch), ("tokens", num_tokens), ("heads", len(head_outputs)),
                        ("features", head_size)))]
@@ -195,6 +196,14 @@ MESSAGES = {
         "zh": "这些头是按 d_in {got_d_in}、context_length {got_context_length}、dropout {got_dropout} 构建的；调用"
               "时要求的是 d_in {d_in}、context_length {context_length}、dropout {dropout}",
     },
+    "two_dimensional_wrapper.dtype": {
+        "en": "the wrapper's parameters are {got}, not {want} (torch's default): the notebook's batch, in {want}, "
+              "cannot go through it, as the next cell does; build it in the default dtype",
+        "zh": "包装器的参数是 {got}，而不是 {want}（torch 的默认类型）：笔记中的 batch 是 {want}，无法通过它，"
+              "就像下一个单元格那样运行时会出错；请按默认的 dtype 构建它"},
+    "two_dimensional_wrapper.dtype.hidden": {
+        "en": "the wrapper's parameters are not in torch's default dtype: the notebook's batch cannot go through it",
+        "zh": "包装器的参数不是 torch 的默认 dtype：笔记中的 batch 无法通过它"},
     "two_dimensional_wrapper.sizes.hidden": {
         "en": "the heads were not built with the d_in, context_length and dropout the function was called with",
         "zh": "这些头没有按调用函数时给出的 d_in、context_length 和 dropout 来构建",

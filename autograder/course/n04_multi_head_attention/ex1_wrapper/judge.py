@@ -97,4 +97,14 @@ def judge_two_dimensional(record: TwoDimensionalRecord, case: TwoDimensionalCase
                            {"d_in": case["d_in"], "context_length": case["context_length"],
                             "dropout": case["dropout"], "got_d_in": got_d_in,
                             "got_context_length": got_context_length, "got_dropout": got_dropout})
-    return Verdict(True)
+    return _dtype_of_parameters_problem(record) or Verdict(True)
+
+
+def _dtype_of_parameters_problem(record: TwoDimensionalRecord) -> Verdict | None:
+    """A wrapper whose parameters are not in torch's default dtype: the notebook's batch (float32) cannot go
+    through it, as the next cell of the notebook does."""
+    default = str(torch.get_default_dtype()).removeprefix("torch.")
+    others = [dtype for dtype in record.get("parameter_dtypes", []) if dtype != default]
+    if not others:
+        return None
+    return Verdict(False, "two_dimensional_wrapper.dtype", {"got": ", ".join(others), "want": default})

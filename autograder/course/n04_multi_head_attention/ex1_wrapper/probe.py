@@ -75,6 +75,7 @@ class TwoDimensionalRecord(TypedDict, total=False):
     head_out_features: list[int]
     head_dropout: list[float]
     head_context_length: list[int]
+    parameter_dtypes: list[str]
 
 
 MHA_LAYERS = (*PROJECTIONS, "out_proj")
@@ -139,4 +140,7 @@ def probe_two_dimensional(namespace: Namespace, case: TwoDimensionalCase) -> Two
              if isinstance(mask := getattr(head, "mask", None), torch.Tensor) and mask.dim() == 2]
     if len(masks) == len(heads):
         record["head_context_length"] = [mask.shape[-1] for mask in masks]
+    # The notebook's next cell runs the wrapper on its own batch, in the default dtype: a wrapper built in another
+    # one raises there (a matmul of float32 inputs by float64 weights).
+    record["parameter_dtypes"] = sorted({str(value.dtype).removeprefix("torch.") for value in wrapper.parameters()})
     return record

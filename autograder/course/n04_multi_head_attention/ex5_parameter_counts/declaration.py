@@ -147,9 +147,9 @@ def count_cases_modules(rng: random.Random) -> list[CountCase]:
                "children": [["heads", {"kind": "module_list", "items": heads}]]}
     return [
         count_case("mha", mha_block(d_in, d_out, rng.randint(64, 512), True)),
-        count_case("mha", wrapper),
-        count_case("mha", mha_block(d_in, d_out, rng.randint(16, 128), rng.random() < 0.5,
-                                    frozen=("W_query", "W_key"))),
+        count_case("mha_wrapper", wrapper),  # described as what it is: heads in a ModuleList, no out_proj
+        count_case("mha_frozen", mha_block(d_in, d_out, rng.randint(16, 128), rng.random() < 0.5,
+                                           frozen=("W_query", "W_key"))),
         *(count_case(about, kind(rng.randint(5, 40), rng.randint(5, 40))) for about, kind in KINDS.items()),
     ]
 
@@ -241,6 +241,15 @@ CHECKS = (
 MODULES = {
     "mha": ("a MultiHeadAttention-shaped module (its projections, out_proj, dropout and the mask buffer)",
             "形如 MultiHeadAttention 的模块（各个投影、out_proj、dropout 和作为 buffer 的掩码）"),
+    # The attention modules that are not a plain MultiHeadAttention, each said as the module it is (issue 58).
+    "mha_wrapper": ("a MultiHeadAttentionWrapper-shaped module (its heads in an nn.ModuleList, each with its own "
+                    "projections, dropout and mask buffer; no out_proj)",
+                    "形如 MultiHeadAttentionWrapper 的模块（多个头放在一个 nn.ModuleList 中，每个头有自己的投影、"
+                    "dropout 和作为 buffer 的掩码；没有 out_proj）"),
+    "mha_frozen": ("a MultiHeadAttention-shaped module whose W_query and W_key are frozen (they do not require "
+                   "grad), beside out_proj, dropout and the mask buffer",
+                   "形如 MultiHeadAttention 的模块，其中 W_query 和 W_key 被冻结（不需要梯度），另有 out_proj、dropout "
+                   "和作为 buffer 的掩码"),
     "single_layer": ("a single nn.Linear: a module whose parameters are its own, with no children",
                      "单独一个 nn.Linear（参数都属于它自己，没有子模块）"),
     "own_parameter": ("a module with an nn.Parameter attribute of its own (scale) beside a child nn.LayerNorm",

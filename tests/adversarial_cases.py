@@ -398,10 +398,12 @@ def cases():
              scores={"softmax_stable": 0}, message=("softmax_stable", "ValueError")),
         Case("tensor_subclass_that_bites_the_encoder-full", NB01, replace(
              "solution_softmax_stable", BITING_TENSOR)),
-        Case("hardcoded_notes_output-fails_hidden", NB01, replace(
+        # The notes' check runs on all-negative scores too (public first), so hard-coding the notes' weights fails a
+        # public check now, as well as the hidden ones on other inputs.
+        Case("hardcoded_notes_output-below_full", NB01, replace(
              "solution_softmax_naive", f"import torch\n\ndef softmax_naive(x):\n"
              f"    return torch.tensor({_notes_weights()!r})\n"),
-             scores={"softmax_naive": HIDDEN_FAIL}),
+             scores={"softmax_naive": "below_full"}),
         Case("sdpa_in_from_scratch_exercise-rule_check_fails", NB04, replace(
              "solution_multi_head_attention", SDPA_FORWARD),
              scores={"multi_head_attention": "below_full"},

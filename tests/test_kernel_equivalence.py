@@ -80,7 +80,7 @@ SAFE_ADVERSARIAL = (  # cases of tests/adversarial_cases.py that an unconfined k
     "duplicated_graded_cell-full", "retyped_graded_cell-full", "retyped_solution_cell-restored_full",
     "edited_given_cell-restored_full", "missing_function-zero_for_that_exercise",
     "wrong_signature-zero_for_that_exercise", "numpy_instead_of_tensor-zero_for_that_exercise",
-    "hardcoded_notes_output-fails_hidden", "ipython_syntax-full",
+    "hardcoded_notes_output-below_full", "ipython_syntax-full",
     "forward_zeroes_its_own_weights-zero_for_that_exercise",
 )
 

@@ -35,7 +35,10 @@ from autograder.i18n import language
 from autograder.running.diagnosing import with_departures
 from autograder.running.threads import single_threaded
 
-__all__ = ["Messages", "NotebookRuntime", "RunnableCheck", "kernel_heap_settled", "run_checks", "show_svg"]
+__all__ = [
+    "Messages", "NotebookRuntime", "RunnableCheck", "kernel_heap_settled", "probed_and_judged", "run_checks",
+    "show_svg",
+]
 
 Messages = Mapping[str, Mapping[str, str]]
 
@@ -87,6 +90,26 @@ class ExpectationSource(Protocol):
         """The exercise's checks (public only unless include_hidden), their cases drawn with `seed`."""
 
 
+def probed_and_judged(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
+                      judge: Callable[[Mapping[str, Sequence[dict[str, Any]]]], list[CheckResult]],
+                      ) -> tuple[Mapping[str, Sequence[dict[str, Any]]], list[CheckResult]]:
+    """The checks probed without the own slopes of their gradients and judged; then the checks that failed probed
+    again with those slopes (autograder.course.shared.plan.with_own_slopes) and all judged again. A judge reads a
+    slope only where a gradient is wrong, which fails its check, so a passing submission pays for none. The records
+    the results were judged from, and the results. Shared by the notebook runtime and runner.run_exercise."""
+    with single_threaded(), own_slopes_later():
+        records: Mapping[str, Sequence[dict[str, Any]]] = probe_checks(checks, namespace)
+    results = judge(records)
+    failed = {result.id for result in results if result.status == FAILED}
+    if not failed:
+        return records, results
+    with single_threaded():
+        sloped = with_own_slopes(checks, namespace, records, failed)
+    if sloped is None:
+        return records, results
+    return sloped, judge(sloped)
+
+
 def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[str, Any], lang: str, *,
                include_hidden: bool, seed: int | None, diagnose: bool = False) -> list[CheckResult]:
     """One CheckResult per check of the exercise: the checks' probes on the student's objects, then their judges on
@@ -97,8 +120,6 @@ def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[s
     with single_threaded():
         checks = source.checks(exercise_id, include_hidden=include_hidden, seed=seed)
         planned = tuple(PlannedCheck(run.check.id, run.probe, tuple(run.cases())) for run in checks)
-        with own_slopes_later():  # read below for the failing checks alone (the kit's and the full kit's alike)
-            records = probe_checks(planned, namespace)
 
         def judged(records: Mapping[str, Sequence[dict[str, Any]]]) -> list[CheckResult]:
             with grader_torch_state():  # judges compare in the grader's settings too, whatever a notebook cell set
@@ -108,12 +129,7 @@ def run_checks(source: ExpectationSource, exercise_id: str, namespace: Mapping[s
                                                graded_later=run.graded_later) for run in checks]
             return one_diagnosis(results, lang, source.messages, source.misconceptions)
 
-        results = judged(records)
-        failed = {result.id for result in results if result.status == FAILED}
-        sloped = with_own_slopes(planned, namespace, records, failed) if failed else None
-        if sloped is not None:
-            records = sloped
-            results = judged(records)
+        records, results = probed_and_judged(planned, namespace, judged)
         if not diagnose:
             return results
         return with_departures(results, checks, records, namespace, lang, source.messages)

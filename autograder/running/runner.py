@@ -14,16 +14,17 @@ from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
 from autograder.checking.attempt import one_diagnosis
-from autograder.checking.check_types import FAILED, Case, Check, CheckResult
+from autograder.checking.check_types import Case, Check, CheckResult
 from autograder.checking.expectations import Expectations
-from autograder.checking.probing import grader_torch_state, own_slopes_later
+from autograder.checking.probing import grader_torch_state
 from autograder.checking.results import judge_cases
 from autograder.course import catalog
 from autograder.course.assignment import DEFAULT_SEED
 from autograder.course.catalog import MISCONCEPTIONS_BY_ID
 from autograder.course.exercises import exercise as find_exercise
-from autograder.course.shared.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks, with_own_slopes
+from autograder.course.shared.plan import ExerciseProbes, PlannedCheck, address_of, probe_checks
 from autograder.i18n import language
+from autograder.running.notebook_runtime import probed_and_judged
 from autograder.running.record_parts import RecordPart, fingerprint
 from autograder.running.threads import single_threaded
 from autograder.running.timing import StageTimes
@@ -139,22 +140,15 @@ def run_exercise(exercise_id: str, namespace: Mapping[str, Any], *, seed: int = 
                  include_hidden: bool = True, lang: str | None = None,
                  expectations: ClassExpectations | None = None) -> list[CheckResult]:
     """probe_exercise then judge_exercise, in this process; the own slopes of a gradient are read only for the
-    checks that failed without them (autograder.course.shared.plan.with_own_slopes), and those judged again."""
+    checks that failed without them, and those judged again (notebook_runtime.probed_and_judged)."""
     find_exercise(exercise_id)
     checks = planned_probes(exercise_id, seed=seed, include_hidden=include_hidden).checks
-    with single_threaded(), own_slopes_later():
-        records = probe_checks(checks, namespace)
-    results = judge_exercise(exercise_id, records, seed=seed, include_hidden=include_hidden, lang=lang,
-                             expectations=expectations)
-    failed = {result.id for result in results if result.status == FAILED}
-    if not failed:
-        return results
-    with single_threaded():
-        sloped = with_own_slopes(checks, namespace, records, failed)
-    if sloped is None:
-        return results
-    return judge_exercise(exercise_id, sloped, seed=seed, include_hidden=include_hidden, lang=lang,
-                          expectations=expectations)
+
+    def judged(records: Mapping[str, Sequence[dict[str, Any]]]) -> list[CheckResult]:
+        return judge_exercise(exercise_id, records, seed=seed, include_hidden=include_hidden, lang=lang,
+                              expectations=expectations)
+
+    return probed_and_judged(checks, namespace, judged)[1]
 
 
 def _judge_check(check: Check, data_per_case: Sequence[dict[str, Any]] | None, seed: int, lang: str,

@@ -132,3 +132,80 @@ def test_the_reference_keeps_full_marks_with_the_one_token_case(name):
     for seed in (3, 11):
         graded = results_by_id(exercise_id, {name: getattr(solutions, name)}, seed=seed)
         assert all(r.status == PASSED for r in graded.values()), seed
+
+
+# Learner attempts written for the edges above: each drops the batch axis of a batch of one (`.squeeze(0)` to tidy
+# an output), which a preview shows and which used to be graded only on the seeds that drew a batch of one.
+class SqueezesTheBatchWrapper(solutions.MultiHeadAttentionWrapper):
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.heads], dim=-1).squeeze(0)
+
+
+class SqueezesTheBatchCausal(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = (queries @ keys.transpose(1, 2)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1))
+        return (weights @ values).squeeze(0)
+
+
+class SqueezesTheBatchMHA(solutions.MultiHeadAttention):
+    def forward(self, x, attention_mask=None):
+        return super().forward(x, attention_mask).squeeze(0)
+
+
+def squeezes_the_batch_merge(x):
+    b, num_heads, num_tokens, head_dim = x.shape
+    return x.transpose(1, 2).reshape(b, num_tokens, num_heads * head_dim).squeeze(0)
+
+
+def squeezes_the_batch_neg_inf(attn_scores):
+    num_tokens = attn_scores.shape[-1]
+    future = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool, device=attn_scores.device), diagonal=1)
+    return torch.softmax(attn_scores.masked_fill(future, -torch.inf), dim=-1).squeeze(0)
+
+
+# (exercise, the learner's namespace, the check its preview and hidden twin are, a grading seed whose hidden draw had no
+# batch of one before the edge cases, what the preview says in each language)
+SQUEEZED = [
+    ("mha_wrapper", {"MultiHeadAttentionWrapper": SqueezesTheBatchWrapper}, "mha_wrapper.shapes", 1,
+     ("the numbers are right, but the output has shape", "数值是对的，但输出形状是")),
+    ("causal_attention", {"CausalAttention": SqueezesTheBatchCausal}, "causal_attention.random", 4,
+     ("the numbers are right, but the output has shape", "数值是对的，但输出形状是")),
+    ("multi_head_attention", {"MultiHeadAttention": SqueezesTheBatchMHA}, "multi_head_attention.reference", 13,
+     ("the numbers are right, but the output has shape", "数值是对的，但输出形状是")),
+    ("merge_heads", {"merge_heads": squeezes_the_batch_merge}, "merge_heads.shapes", 29,
+     ("the numbers are right, but the output has shape", "数值是对的，但输出形状是")),
+    ("masking_routes", {"causal_weights_neg_inf": squeezes_the_batch_neg_inf,
+                        "causal_weights_renormalised": solutions.causal_weights_renormalised},
+     "masking_routes.neg_inf_random", 17, ("output shape", "输出形状为")),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("exercise_id", "namespace", "check_id", "seed", "said"), SQUEEZED,
+                         ids=[row[0] for row in SQUEEZED])
+def test_a_batch_axis_dropped_on_a_batch_of_one_fails_the_preview_and_every_hidden_draw(exercise_id, namespace,
+                                                                                       check_id, seed, said):
+    for lang, words in zip(("en", "zh"), said, strict=True):
+        public = results_by_id(exercise_id, namespace, seed=seed, lang=lang, include_hidden=False)
+        preview = public[f"{check_id}.preview"]
+        assert preview.status != PASSED
+        # True of the code: its shape, then the promised one with the batch of one in front, no mistake named.
+        assert words in preview.message and "(1, " in preview.message.split(words, 1)[1], preview.message
+        assert preview.misconception is None
+    graded = results_by_id(exercise_id, namespace, seed=seed)
+    assert graded[check_id].status != PASSED, f"{check_id} passed on seed {seed}: the batch of one was not drawn"
+    reference = results_by_id(exercise_id, {name: getattr(solutions, name) for name in namespace}, seed=seed)
+    assert all(result.status == PASSED for result in reference.values())
+    assert score(graded) < score(reference)

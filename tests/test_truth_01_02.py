@@ -178,3 +178,32 @@ def test_a_row_of_the_right_numbers_on_other_axes_does_not_point_at_where_they_d
     differs = {"en": "first differs from the expected one", "zh": "开始与期望的不同"}[lang]
     assert same_numbers in text and differs not in text, text
     assert catalog.MESSAGES["ladder.nothing_known_beside_departure_in_message"][lang] in text, text
+
+
+# ------------------------------------------------------------------ an op's inner shape is not the learner's
+
+
+def context_vectors_of_each_token_alone(inputs):  # each token scored with itself only, through an einsum
+    own = torch.einsum("ik,ik->i", inputs, inputs)
+    weights = torch.softmax(own, dim=0)
+    return weights.unsqueeze(1) * inputs
+
+
+def context_vectors_of_each_token_alone_summed(inputs):  # the same scores as a product and a sum: a (6,) tensor
+    own = (inputs * inputs).sum(dim=1)
+    weights = torch.softmax(own, dim=0)
+    return weights.unsqueeze(1) * inputs
+
+
+def test_an_einsums_inner_batched_shape_is_not_said_to_be_the_learners():
+    inner = {"en": "has shape (6, 1, 1)", "zh": "(6, 1, 1)"}
+    same_row = {"en": "with the same row of", "zh": "同一行"}
+    for lang in LANGS:
+        [shown] = [result for result in failing(checked(
+            "context_vectors", {"context_vectors": context_vectors_of_each_token_alone}, lang)) if result.departure]
+        assert catalog.MESSAGES["step.scores"][lang] in shown.departure
+        assert inner[lang] not in shown.departure and same_row[lang] in shown.departure, shown.departure
+        [summed] = [result for result in failing(checked(
+            "context_vectors", {"context_vectors": context_vectors_of_each_token_alone_summed}, lang))
+            if result.departure]
+        assert catalog.MESSAGES["step.scores"][lang] in summed.departure, summed.departure

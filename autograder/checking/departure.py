@@ -1025,9 +1025,21 @@ def _first_step_alternative(traced: Sequence[TracedTensor], learner: Sequence[to
     assert alternative is not None
     shapes = {tuple(expected.shape) for expected in expected_values}
     shape = (Fact("shape", {"got": tuple(learner[chosen].shape), "expected": shapes.pop()}),) if (
-        not sized and len(shapes) == 1) else ()
+        not sized and len(shapes) == 1 and not _viewed_at_once(traced, learner, chosen)) else ()
     return (*shape, Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                                      "axis": alternative.axis}))
+
+
+def _viewed_at_once(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], made: int) -> bool:
+    """Whether the next op that read the tensor `made` and nothing else gave its numbers, in their order, another
+    shape: an op's inner step (an einsum's batched product of shape (6, 1, 1), viewed at once as the (6,) it
+    returns), whose shape the learner's code may never hold, so its shape is not said as theirs (issue 58)."""
+    for index in range(made + 1, len(traced)):
+        if traced[index].inputs == (made,):
+            got, source = learner[index], learner[made]
+            return (got.shape != source.shape and got.numel() == source.numel()
+                    and bool(torch.equal(got.reshape(-1), source.reshape(-1))))
+    return False
 
 
 def _two_valued(value: torch.Tensor) -> bool:

@@ -207,3 +207,33 @@ def test_an_einsums_inner_batched_shape_is_not_said_to_be_the_learners():
             "context_vectors", {"context_vectors": context_vectors_of_each_token_alone_summed}, lang))
             if result.departure]
         assert catalog.MESSAGES["step.scores"][lang] in summed.departure, summed.departure
+
+
+# ------------------------------------------------------------------ a changed v2 is told how only where proven
+
+
+def transfer_then_clear_v2(sa_v1, sa_v2):  # copies right, then zeroes v2's weights "to free them"
+    for name in ("W_query", "W_key", "W_value"):
+        getattr(sa_v1, name).data.copy_(getattr(sa_v2, name).weight.data.T)
+        getattr(sa_v2, name).weight.data.zero_()
+    return sa_v1
+
+
+def transfer_turning_v2_around(sa_v1, sa_v2):  # lays v2's own weights out as v1's, then copies them
+    for name in ("W_query", "W_key", "W_value"):
+        weight = getattr(sa_v2, name).weight
+        weight.data = weight.data.t()
+        getattr(sa_v1, name).data.copy_(weight.data)
+    return sa_v1
+
+
+def test_v2_changed_otherwise_than_transposed_is_not_told_of_an_in_place_transpose():
+    transpose = {"en": "in-place transpose", "zh": "原地转置"}
+    for lang in LANGS:
+        [cleared, *_] = failing(checked("transfer_weights", {"load_v2_weights_into_v1": transfer_then_clear_v2},
+                                        lang))
+        text = "\n".join(cleared.ladder(1) + [cleared.message])
+        assert "sa_v2.W_query.weight" in cleared.message and transpose[lang] not in text, text
+        [turned, *_] = failing(checked("transfer_weights",
+                                       {"load_v2_weights_into_v1": transfer_turning_v2_around}, lang))
+        assert transpose[lang] in turned.message, turned.message

@@ -265,10 +265,6 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         # The result the function returns holds that step (a tensor the trace did not see whole: a buffer filled
         # in place, another dtype): "none of the tensors your code made holds it" would be false.
         return None
-    if departure.step is not None and departure.held_unproven and not departure.raised:
-        # A tensor of the run holds the step's numbers, which prove nothing on this case (a one-entry softmax is 1
-        # whatever the code): "none of the tensors your code made holds it" is not proven either (issue 58).
-        return None
     return departure
 
 

@@ -11,6 +11,7 @@ the learner's code made and held when the next op read them.
 
 import contextlib
 import io
+import time
 
 import pytest
 import torch
@@ -237,3 +238,21 @@ def test_v2_changed_otherwise_than_transposed_is_not_told_of_an_in_place_transpo
         [turned, *_] = failing(checked("transfer_weights",
                                        {"load_v2_weights_into_v1": transfer_turning_v2_around}, lang))
         assert transpose[lang] in turned.message, turned.message
+
+
+def test_a_hostile_loop_of_aliases_written_in_place_ends_the_trace_instead_of_costing_time():
+    base = torch.rand(4, 4)
+    start = time.monotonic()
+    with TensorTrace() as trace:
+        aliases = [base.detach() for _ in range(5000)]
+        for _ in range(2000):
+            base[0].add_(1.0)
+    assert time.monotonic() - start < 5 and trace.truncated and len(aliases) == 5000
+    with TensorTrace() as trace:  # a few aliases: refreshed, the trace whole
+        made = torch.ones(4, 4) * 2
+        view = made.view(16)
+        made[1].zero_()
+        total = view.sum()
+    [read] = trace.traced[-1].inputs
+    assert not trace.truncated and float(trace.traced[-1].value) == float(total)
+    assert trace.traced[read].op == WRITTEN and torch.equal(trace.traced[read].value, view.to(torch.float64))

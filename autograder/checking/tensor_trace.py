@@ -121,6 +121,7 @@ class TensorTrace(UncompiledDispatchMode):
         self._hook: RemovableHandle | None = None
         self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
         self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
+        self._sharing: dict[int, dict[int, torch.Tensor]] = {}  # storage -> the remembered tensors on it, by id
         self._made: list[torch.Tensor] = []  # the tensor of each entry of `traced`, for `connected_entries`
         self.raised: RaisedOp | None = None
 
@@ -191,16 +192,21 @@ class TensorTrace(UncompiledDispatchMode):
         made (WRITTEN) from what it held and the tensor written, so that an op reading it later reads what it holds
         then, not the numbers it was recorded with (issue 58)."""
         written = _written(func, args, kwargs)
-        if not written:
+        if not written or self.truncated:
             return
-        storages = {_storage(tensor) for tensor in written} - {None}
         made = {id(tensor) for tensor in _tensors(result)} | {id(tensor) for tensor in written}
-        seen: set[int] = set()
-        for tensor in list(self._held):
-            key = id(tensor)
-            if key in made or key in seen or self._index.get(key) is None or _storage(tensor) not in storages:
+        sharing: dict[int, torch.Tensor] = {}
+        for storage in {_storage(tensor) for tensor in written} - {None}:
+            sharing.update(self._sharing.get(storage, {}))
+        if len(sharing) > MAX_TRACED:
+            # More tensors on that memory than a call's trace keeps (a hostile loop of aliases): refreshing them
+            # all on every write would cost the run time, and leaving them stale would let the next op read old
+            # numbers, so the trace ends here (what the cap does, `cut_short`).
+            self.truncated = True
+            return
+        for key, tensor in sharing.items():
+            if key in made or self._index.get(key) is None:
                 continue
-            seen.add(key)
             before = self._index[key]
             self._add(tensor, WRITTEN, (before, *(self._index[id(w)] for w in written if id(w) in self._index)))
 
@@ -234,6 +240,9 @@ class TensorTrace(UncompiledDispatchMode):
     def _remember(self, tensor: torch.Tensor, index: int) -> None:
         self._index[id(tensor)] = index
         self._held.append(tensor)
+        storage = _storage(tensor)
+        if storage is not None:
+            self._sharing.setdefault(storage, {})[id(tensor)] = tensor
 
 
 def _written(func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[torch.Tensor]:
@@ -255,9 +264,10 @@ def _written(func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | 
 def _storage(tensor: torch.Tensor) -> int | None:
     """Where a tensor's numbers live (a view shares its base's); None where that cannot be read."""
     try:
-        return int(tensor.untyped_storage().data_ptr())
+        pointer = int(tensor.untyped_storage().data_ptr())
     except (RuntimeError, NotImplementedError):
         return None
+    return pointer or None  # no memory (the meta device, no entries): shared with nothing
 
 
 def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:

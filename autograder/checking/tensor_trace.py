@@ -196,8 +196,9 @@ class TensorTrace(UncompiledDispatchMode):
             return
         made = {id(tensor) for tensor in _tensors(result)} | {id(tensor) for tensor in written}
         sharing: dict[int, torch.Tensor] = {}
-        for storage in {_storage(tensor) for tensor in written} - {None}:
-            sharing.update(self._sharing.get(storage, {}))
+        for storage in {_storage(tensor) for tensor in written}:
+            if storage is not None:
+                sharing.update(self._sharing.get(storage, {}))
         if len(sharing) > MAX_TRACED:
             # More tensors on that memory than a call's trace keeps (a hostile loop of aliases): refreshing them
             # all on every write would cost the run time, and leaving them stale would let the next op read old

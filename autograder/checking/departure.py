@@ -33,12 +33,12 @@ from autograder.checking.step_relations import (
     transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor, recorded_output
+from autograder.checking.tensor_trace import INPUT, LIFTED, WRITTEN, RaisedOp, TracedTensor, recorded_output
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
-           "matches_up_to_layout", "normalised_value", "one_number", "recorded_output", "relation_reproduced",
-           "sorted_values", "step", "values_close"]
+           "made_many_ways", "matches_up_to_layout", "normalised_value", "one_number", "recorded_output",
+           "relation_reproduced", "sorted_values", "step", "values_close"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
 # plain lists so that the student kit stores them as they are.
@@ -904,6 +904,14 @@ def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.
                for step_id, values, _optional in earlier for expected in values)
 
 
+def made_many_ways(value: torch.Tensor) -> bool:
+    """Whether a tensor's numbers prove nothing of the computation that made it: one number throughout
+    (`one_number`), or a single entry that is 0 or 1, which a factory (a probe's `ones_like` seed of backward), a
+    comparison (a bool) and a softmax over one entry all give, whatever the input: what the run with gradients on
+    reads as holding a step (gradient_departure) is never one (issue 58)."""
+    return one_number(value) or (value.numel() == 1 and float(value.reshape(-1)[0]) in (0.0, 1.0))
+
+
 def one_number(value: torch.Tensor) -> bool:
     """Whether every entry is one number (more than one entry): a tensor of zeros is made many ways."""
     return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
@@ -1017,9 +1025,21 @@ def _first_step_alternative(traced: Sequence[TracedTensor], learner: Sequence[to
     assert alternative is not None
     shapes = {tuple(expected.shape) for expected in expected_values}
     shape = (Fact("shape", {"got": tuple(learner[chosen].shape), "expected": shapes.pop()}),) if (
-        not sized and len(shapes) == 1) else ()
+        not sized and len(shapes) == 1 and not _viewed_at_once(traced, learner, chosen)) else ()
     return (*shape, Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                                      "axis": alternative.axis}))
+
+
+def _viewed_at_once(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], made: int) -> bool:
+    """Whether the next op that read the tensor `made` and nothing else gave its numbers, in their order, another
+    shape: an op's inner step (an einsum's batched product of shape (6, 1, 1), viewed at once as the (6,) it
+    returns), whose shape the learner's code may never hold, so its shape is not said as theirs (issue 58)."""
+    for index in range(made + 1, len(traced)):
+        if traced[index].inputs == (made,):
+            got, source = learner[index], learner[made]
+            return (got.shape != source.shape and got.numel() == source.numel()
+                    and bool(torch.equal(got.reshape(-1), source.reshape(-1))))
+    return False
 
 
 def _two_valued(value: torch.Tensor) -> bool:
@@ -1045,6 +1065,9 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
         if entry.op == INPUT or index in matched_at:
             continue  # an argument, or the matched step itself (another copy of it): no new numbers
         reads = bool(sources & set(entry.inputs))
+        if reads and entry.op == WRITTEN:
+            return None  # the last right step's tensor was written into in place: what reads it later reads other
+            # numbers than the step's, and no tensor stands in the departing step's place as made from it (issue 58)
         copy = (reads and learner[index].numel() == learner[source].numel()
                 and matches_up_to_layout(learner[index], learner[source]))
         if copy and not layout_step:

@@ -365,10 +365,17 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False, loc
         # Not "no known mistake" beside a row that locates the step where the computation departs (issue 58).
         key = "ladder.nothing_known_beside_departure"
     # It points to what the row shows: values (or their picture), else the line an error names, else the message.
-    if result.values_shown:
+    if result.values_shown and not _same_numbers_shown(result):
         return key
     line = dict(result.cause.fields).get("line") if result.cause is not None else None
     return f"{key}_at_line" if line else f"{key}_in_message"
+
+
+def _same_numbers_shown(result: CheckResult) -> bool:
+    """Whether the values the row shows are the expected ones under another shape ("the numbers are right"): no
+    entry of them differs, so "where your result first differs (the values above)" would point at nothing (issue
+    58); the message says what is wrong instead."""
+    return result.cause is not None and result.cause.message_key.startswith("shape.same_numbers")
 
 
 def _cause_stated_key(cause: Cause) -> str:

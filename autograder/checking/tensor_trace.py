@@ -39,7 +39,7 @@ from autograder.checking.torch_recorders import LIFT_OPS, UncompiledDispatchMode
 __all__ = [
     "INPUT", "LIFTED", "MAX_SENT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "OUTPUT_KEYS",
     "RaisedOp", "TensorTrace", "TracedTensor", "graph_traced_probe", "recorded_output", "trace_record",
-    "traced_of_record", "traced_probe", "traced_probe_with_raise",
+    "traced_of_record", "traced_probe", "traced_probe_with_raise", "WRITTEN",
 ]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
@@ -52,6 +52,9 @@ INPUT = "input"  # the op name of a tensor the call read without making it: an a
 # The op name of a tensor made from Python or NumPy numbers (torch.tensor, torch.as_tensor, torch.from_numpy): made
 # by the run, from no traced tensor (the numbers may have been read out of one: `x.tolist()` is not seen).
 LIFTED = "lift_fresh"
+# The op name of a tensor's new entry after an op wrote into memory it shares (a view of it filled in place): its
+# numbers then, read from the entry it had and the tensor written (issue 58).
+WRITTEN = "written"
 # Ops that only allocate or copy metadata: what they return says nothing about the computation.
 SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
                          "lift_fresh", "lift_fresh_copy", "_to_copy", "copy_", "clone", "alias", "_local_scalar_dense"})
@@ -118,6 +121,7 @@ class TensorTrace(UncompiledDispatchMode):
         self._hook: RemovableHandle | None = None
         self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
         self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
+        self._sharing: dict[int, dict[int, torch.Tensor]] = {}  # storage -> the remembered tensors on it, by id
         self._made: list[torch.Tensor] = []  # the tensor of each entry of `traced`, for `connected_entries`
         self.raised: RaisedOp | None = None
 
@@ -178,7 +182,34 @@ class TensorTrace(UncompiledDispatchMode):
         read = tuple(dict.fromkeys(self._entry_of(tensor) for tensor in _tensors((args, kwargs))))
         for tensor in _tensors(result):
             self._add(tensor, op_name(func), tuple(index for index in read if index >= 0))
+        self._refresh_aliases(func, args, kwargs, result)
         return result
+
+    def _refresh_aliases(self, func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None,
+                         result: Any) -> None:
+        """After an op wrote into a tensor in place (`fill_` on a view of the scores, `out=`), every other traced
+        tensor sharing its memory (the scores the view was cut from) holds new numbers: each gets a new entry,
+        made (WRITTEN) from what it held and the tensor written, so that an op reading it later reads what it holds
+        then, not the numbers it was recorded with (issue 58)."""
+        written = _written(func, args, kwargs)
+        if not written or self.truncated:
+            return
+        made = {id(tensor) for tensor in _tensors(result)} | {id(tensor) for tensor in written}
+        sharing: dict[int, torch.Tensor] = {}
+        for storage in {_storage(tensor) for tensor in written}:
+            if storage is not None:
+                sharing.update(self._sharing.get(storage, {}))
+        if len(sharing) > MAX_TRACED:
+            # More tensors on that memory than a call's trace keeps (a hostile loop of aliases): refreshing them
+            # all on every write would cost the run time, and leaving them stale would let the next op read old
+            # numbers, so the trace ends here (what the cap does, `cut_short`).
+            self.truncated = True
+            return
+        for key, tensor in sharing.items():
+            if key in made or self._index.get(key) is None:
+                continue
+            before = self._index[key]
+            self._add(tensor, WRITTEN, (before, *(self._index[id(w)] for w in written if id(w) in self._index)))
 
     def _entry_of(self, tensor: torch.Tensor) -> int:
         if id(tensor) not in self._index:
@@ -210,6 +241,34 @@ class TensorTrace(UncompiledDispatchMode):
     def _remember(self, tensor: torch.Tensor, index: int) -> None:
         self._index[id(tensor)] = index
         self._held.append(tensor)
+        storage = _storage(tensor)
+        if storage is not None:
+            self._sharing.setdefault(storage, {})[id(tensor)] = tensor
+
+
+def _written(func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[torch.Tensor]:
+    """The tensor arguments an op writes into (its schema marks them: `self` of `fill_`, an `out=`)."""
+    written: list[torch.Tensor] = []
+    try:
+        arguments = func._schema.arguments
+    except AttributeError:
+        return written
+    for position, argument in enumerate(arguments):
+        if argument.alias_info is None or not argument.alias_info.is_write:
+            continue
+        value = args[position] if position < len(args) and not argument.kwarg_only else (kwargs or {}).get(
+            argument.name)
+        written += [tensor for tensor in _tensors(value)]
+    return written
+
+
+def _storage(tensor: torch.Tensor) -> int | None:
+    """Where a tensor's numbers live (a view shares its base's); None where that cannot be read."""
+    try:
+        pointer = int(tensor.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):
+        return None
+    return pointer or None  # no memory (the meta device, no entries): shared with nothing
 
 
 def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from autograder import cli
-from autograder.checking.probing import own_slopes_later, own_slopes_only, with_own_slopes_of
+from autograder.checking.probing import OWN_SLOPE_FIELDS, own_slopes_later, own_slopes_only, with_own_slopes_of
 from autograder.course.exercises import NOTEBOOKS
 from autograder.course.shared.plan import with_own_slopes_taken
 from autograder.grading import notebooks
@@ -275,3 +275,36 @@ def test_a_grading_child_proves_a_cut_gradient_and_one_stopped_before_its_slopes
         [(check["score"], check["status"]) for check in checks.values()]
     assert not any(CUT_SENTENCE in check["message"] for check in stopped.values())
     assert any("no own slopes read for context_vectors" in record.getMessage() for record in caplog.records)
+
+
+def _has_slope(data):
+    return isinstance(data, dict) and any(key in OWN_SLOPE_FIELDS or _has_slope(value) for key, value in data.items())
+
+
+@pytest.mark.slow
+def test_a_passing_notebooks_child_reads_no_slope_and_a_failing_ones_only_for_its_failed_checks(tmp_path, repo_root):
+    source = repo_root / "source" / "attention" / f"{NB01}.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    nbformat.write(notebook, tmp_path / "solved.ipynb")
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "solution_context_vectors":
+            cell.source = FROZEN
+    nbformat.write(notebook, tmp_path / "frozen.ipynb")
+    outcomes = {}
+    judge = notebooks._judge
+
+    def kept(key, outcome, *arguments):
+        outcomes[key] = outcome
+        return judge(key, outcome, *arguments)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(notebooks, "_judge", kept)
+        notebooks.grade_notebooks([notebooks.NotebookInput(name, tmp_path / f"{name}.ipynb")
+                                   for name in ("solved", "frozen")], notebooks.Options(limits=Limits(workers=1)))
+    solved, frozen = outcomes["solved"], outcomes["frozen"]
+    assert solved.own_slopes == {}
+    for outcome in (solved, frozen):  # the first probes read none, on every case of every check
+        assert not any(_has_slope(data) for records in outcome.records.values() for per_case in records.values()
+                       for data in per_case)
+    assert set(frozen.own_slopes) == {"context_vectors"}
+    assert any(_has_slope(data) for per_case in frozen.own_slopes["context_vectors"].values() for data in per_case)

@@ -19,7 +19,7 @@ from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modu
 
 __all__ = [
     "ExerciseProbes", "JUDGE_ROLE", "PlannedCheck", "ProbeAddress", "address_of", "probe_checks",
-    "resolve", "with_own_slopes",
+    "resolve", "with_own_slopes", "with_own_slopes_taken",
 ]
 
 PLAIN_ARGUMENTS = (str, int, float, bool)
@@ -106,11 +106,19 @@ def with_own_slopes(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any]
                     failed: Collection[str]) -> dict[str, list[ProbeData]] | None:
     """`records`, probed inside autograder.checking.probing.own_slopes_later(), with the own slopes of the `failed`
     checks' gradients: those checks probed once more (every case, as the first time), their slopes alone taken into
-    the first run's records (with_own_slopes_of). None where no failed check's probe reads a slope (nothing to judge
-    again). A passing check needs none: a judge reads a slope only where a gradient is wrong, which fails it."""
+    the first run's records (with_own_slopes_taken). None where no failed check's probe reads a slope (nothing to
+    judge again). A passing check needs none: a judge reads a slope only where a gradient is wrong, which fails it."""
     again = probe_checks([check for check in checks if check.check_id in failed], namespace)
     if not any(_has_own_slope(data) for per_case in again.values() for data in per_case):
         return None
+    return with_own_slopes_taken(records, again)
+
+
+def with_own_slopes_taken(records: Mapping[str, Sequence[ProbeData]],
+                          again: Mapping[str, Sequence[Any]]) -> dict[str, list[ProbeData]]:
+    """`records` with the own slopes of `again` ({check id: [a second look per case]}, or the slope fields alone, as
+    a grading child sends them) taken in at their places, case by case (with_own_slopes_of); a case `again` lacks,
+    or a check it lacks, stays as it is."""
     merged = {check_id: list(per_case) for check_id, per_case in records.items()}
     for check_id, per_case in again.items():
         if check_id in merged:

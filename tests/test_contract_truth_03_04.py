@@ -1,0 +1,76 @@
+"""The module contract's sentences are true of the code they speak to (issue 58, item 5), from attempts at notebooks
+03 and 04 written for this audit: a sample run alone whose numbers are right under another shape is not said to see
+the other samples, and a failure on another device is said to come from tensors made inside forward only where the
+probe saw one made there."""
+
+import torch
+from torch import nn
+
+from attnkit import solutions
+from tests.test_step_sentences import printed_in
+
+
+class SqueezingCausalAttention(solutions.CausalAttention):
+    """The notes' forward, with the batch axis squeezed away at the end: a batch of one comes back as (T, d_out)."""
+
+    def forward(self, x):
+        return super().forward(x).squeeze(0)
+
+
+class BatchMixingCausalAttention(solutions.CausalAttention):
+    """Control: each sample's output shifted by the batch's mean, so that samples do see each other."""
+
+    def forward(self, x):
+        out = super().forward(x)
+        return out + out.mean(dim=0, keepdim=True)
+
+
+def test_a_sample_with_its_numbers_under_another_shape_is_not_said_to_see_the_others():
+    en, zh = printed_in("en", "causal_attention", SqueezingCausalAttention), \
+        printed_in("zh", "causal_attention", SqueezingCausalAttention)
+    assert "samples must not see each other" not in en, en
+    assert "the same numbers as in the whole batch's output, under another shape" in en, en
+    assert "数值与整个 batch 输出中的相同，只是形状不同" in zh, zh
+
+
+def test_samples_that_see_each_other_are_still_said_to():
+    en = printed_in("en", "causal_attention", BatchMixingCausalAttention)
+    assert "samples must not see each other" in en, en
+    assert "under another shape" not in en, en
+
+
+class WrapperKeepingOutputs(nn.Module):
+    """Every call appends its heads' outputs to a list kept on the module and joins the whole list: the CPU
+    outputs of earlier calls are still there when the module runs on another device."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList(
+            [solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+        self.outputs = []
+
+    def forward(self, x):
+        for head in self.heads:
+            self.outputs.append(head(x))
+        return torch.cat(self.outputs, dim=-1)
+
+
+class WrapperMakingCpuTensor(solutions.MultiHeadAttentionWrapper):
+    """Control: forward adds a tensor it makes without naming a device, so it is made on the CPU."""
+
+    def forward(self, x):
+        return super().forward(x) + torch.zeros(x.shape[-2], 1)
+
+
+def test_a_device_failure_from_kept_state_is_not_said_to_come_from_tensors_made_inside_forward():
+    en = printed_in("en", "mha_wrapper", WrapperKeepingOutputs)
+    zh = printed_in("zh", "mha_wrapper", WrapperKeepingOutputs)
+    assert "after the module moved to meta the forward pass fails" in en, en
+    assert "tensors made inside forward stay on the CPU" not in en, en
+    assert "在 forward 中新建的张量留在 CPU 上" not in zh and "模块移到 meta 之后前向传播失败" in zh, zh
+
+
+def test_a_tensor_made_inside_forward_on_the_cpu_is_still_said_to_be():
+    en = printed_in("en", "mha_wrapper", WrapperMakingCpuTensor)
+    assert "after the module moved to meta" in en, en
+    assert "on the CPU" in en, en

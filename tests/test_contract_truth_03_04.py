@@ -7,6 +7,8 @@ import torch
 from torch import nn
 
 from attnkit import solutions
+from tests.test_departure import departure_on
+from tests.test_rung_truth import lines
 from tests.test_step_sentences import printed_in
 
 
@@ -74,3 +76,34 @@ def test_a_tensor_made_inside_forward_on_the_cpu_is_still_said_to_be():
     en = printed_in("en", "mha_wrapper", WrapperMakingCpuTensor)
     assert "after the module moved to meta" in en, en
     assert "on the CPU" in en, en
+
+
+# ------------------------------------------- a finite fill that hides the future in effect is no entry "shown"
+
+
+def neg_inf_route_filling_minus_ten_thousand(attn_scores):
+    """Route 2 with the future filled with -10000 instead of -inf, and the softmax taken down the columns."""
+    n = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(n, n, dtype=torch.bool, device=attn_scores.device), diagonal=1)
+    return torch.softmax(attn_scores.masked_fill(mask, -1e4), dim=0)
+
+
+def neg_inf_route_filling_zero(attn_scores):  # control: a 0 fill hides nothing
+    n = attn_scores.shape[-1]
+    mask = torch.triu(torch.ones(n, n, dtype=torch.bool, device=attn_scores.device), diagonal=1)
+    return torch.softmax(attn_scores.masked_fill(mask, 0.0), dim=-1)
+
+
+def test_a_fill_far_below_the_scores_is_said_to_set_apart_the_same_entries_not_to_show_them():
+    text = lines(departure_on("masking_routes.neg_inf_notes", solutions.causal_weights_renormalised,
+                              neg_inf_route_filling_minus_ten_thousand))
+    assert "entries that the notes' masked attention scores hide" not in text["en"], text
+    assert "sets apart the same entries as the notes' masked attention scores, with other values: -10000 where the " \
+        "notes' hold -inf" in text["en"], text
+    assert "笔记中为 -inf 的地方是 -10000" in text["zh"], text
+
+
+def test_a_fill_of_zero_is_still_said_to_show_the_entries_the_notes_hide():
+    text = lines(departure_on("masking_routes.neg_inf_notes", solutions.causal_weights_renormalised, neg_inf_route_filling_zero))
+    assert "shows 15 entries that the notes' masked attention scores hide" in text["en"], text
+    assert "sets apart the same entries" not in text["en"], text

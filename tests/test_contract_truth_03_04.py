@@ -107,3 +107,45 @@ def test_a_fill_of_zero_is_still_said_to_show_the_entries_the_notes_hide():
     text = lines(departure_on("masking_routes.neg_inf_notes", solutions.causal_weights_renormalised, neg_inf_route_filling_zero))
     assert "shows 15 entries that the notes' masked attention scores hide" in text["en"], text
     assert "sets apart the same entries" not in text["en"], text
+
+
+# ------------------------------------ heads kept apart up to out_proj are not said to mix before it
+
+
+class ReshapedAfterOutProj(solutions.MultiHeadAttention):
+    """The notes' forward, then the output's token and feature axes exchanged and read back as (b, T, d_out): the
+    heads are apart up to out_proj; what comes after it rearranges the output."""
+
+    def forward(self, x, attention_mask=None):
+        out = super().forward(x, attention_mask)
+        b, num_tokens, d_out = out.shape
+        return out.transpose(1, 2).reshape(b, num_tokens, d_out)
+
+
+class HeadsMixedBeforeOutProj(solutions.MultiHeadAttention):
+    """Control: each head's context vectors shifted by the mean over the heads before the merge."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        q = solutions.split_heads(self.W_query(x), self.num_heads)
+        k = solutions.split_heads(self.W_key(x), self.num_heads)
+        v = solutions.split_heads(self.W_value(x), self.num_heads)
+        scores = (q @ k.transpose(2, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        context = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1)) @ v
+        context = context + context.mean(dim=1, keepdim=True)
+        return self.out_proj(solutions.merge_heads(context))
+
+
+def test_heads_rearranged_after_out_proj_are_not_said_to_mix_before_it():
+    en = printed_in("en", "multi_head_attention", ReshapedAfterOutProj)
+    zh = printed_in("zh", "multi_head_attention", ReshapedAfterOutProj)
+    assert "heads must stay independent until out_proj" not in en, en
+    assert "although what your forward passes to out_proj keeps the heads apart: the output is rearranged after " \
+        "out_proj" in en, en
+    assert "输出是在 out_proj 之后被重新排列的" in zh, zh
+
+
+def test_heads_mixed_before_out_proj_are_still_said_to():
+    en = printed_in("en", "multi_head_attention", HeadsMixedBeforeOutProj)
+    assert "heads must stay independent until out_proj" in en, en
+    assert "rearranged after out_proj" not in en, en

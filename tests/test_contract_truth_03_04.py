@@ -149,3 +149,40 @@ def test_heads_mixed_before_out_proj_are_still_said_to():
     en = printed_in("en", "multi_head_attention", HeadsMixedBeforeOutProj)
     assert "heads must stay independent until out_proj" in en, en
     assert "rearranged after out_proj" not in en, en
+
+
+# ------------------------ a forward that mixes the batch's samples: nothing read from its training-mode output
+
+
+class BatchAveragingCausalAttention(solutions.CausalAttention):
+    """The notes' forward, dropout on the weights included, then every sample's output replaced by the batch mean."""
+
+    def forward(self, x):
+        out = super().forward(x)
+        return out.mean(dim=0, keepdim=True).expand_as(out)
+
+
+class DropoutOnOutputCausalAttention(solutions.CausalAttention):
+    """Control: dropout on the context vectors instead of the attention weights."""
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = torch.softmax(scores / self.d_out ** 0.5, dim=-1)
+        return self.dropout(weights @ self.W_value(x))
+
+
+def test_dropout_on_the_weights_is_not_said_to_act_elsewhere_when_the_samples_mix_after_it():
+    en = printed_in("en", "causal_attention", BatchAveragingCausalAttention, hint=3)
+    zh = printed_in("zh", "causal_attention", BatchAveragingCausalAttention, hint=3)
+    assert "dropout applied to something other than the attention weights" not in en, en
+    assert "in the weighted sum of the values" not in en, en
+    assert "samples must not see each other" in en, en
+    assert "it is not their weighted sum of the values" in en, en
+    assert "它不是用这些权重对 values 的加权求和" in zh, zh
+
+
+def test_dropout_on_the_output_is_still_named():
+    en = printed_in("en", "causal_attention", DropoutOnOutputCausalAttention, hint=3)
+    assert "dropout applied to something other than the attention weights" in en, en

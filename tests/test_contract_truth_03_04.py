@@ -1,7 +1,9 @@
-"""The module contract's sentences are true of the code they speak to (issue 58, item 5), from attempts at notebooks
-03 and 04 written for this audit: a sample run alone whose numbers are right under another shape is not said to see
-the other samples, and a failure on another device is said to come from tensors made inside forward only where the
-probe saw one made there."""
+"""Sentences of notebooks 03 and 04 are true of the code they speak to (issue 58, item 5), from attempts written for
+this audit, each beside a control that keeps its sentence: a sample run alone whose numbers are right under another
+shape is not said to see the other samples; a failure on another device is said to come from tensors made inside
+forward only where the probe saw one made there; a fill far below the scores is no entry shown; heads kept apart up to
+out_proj are not told to stay independent until out_proj; and where the samples of a batch mix, where dropout acts is
+not read from the output, nor is a right weighted sum said to be wrong."""
 
 import torch
 from torch import nn
@@ -104,7 +106,8 @@ def test_a_fill_far_below_the_scores_is_said_to_set_apart_the_same_entries_not_t
 
 
 def test_a_fill_of_zero_is_still_said_to_show_the_entries_the_notes_hide():
-    text = lines(departure_on("masking_routes.neg_inf_notes", solutions.causal_weights_renormalised, neg_inf_route_filling_zero))
+    text = lines(departure_on("masking_routes.neg_inf_notes", solutions.causal_weights_renormalised,
+                              neg_inf_route_filling_zero))
     assert "shows 15 entries that the notes' masked attention scores hide" in text["en"], text
     assert "sets apart the same entries" not in text["en"], text
 

@@ -189,3 +189,31 @@ def test_dropout_on_the_weights_is_not_said_to_act_elsewhere_when_the_samples_mi
 def test_dropout_on_the_output_is_still_named():
     en = printed_in("en", "causal_attention", DropoutOnOutputCausalAttention, hint=3)
     assert "dropout applied to something other than the attention weights" in en, en
+
+
+# ------------------------------ right numbers under another shape: no "where your result first differs" pointer
+
+
+class TransposedOutputCausalAttention(solutions.CausalAttention):
+    """Control: the weighted sum taken as values^T @ weights^T, (b, d_out, T): other numbers in every row shown."""
+
+    def forward(self, x):
+        b, num_tokens, _ = x.shape
+        scores = self.W_query(x) @ self.W_key(x).transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.d_out ** 0.5, dim=-1))
+        return self.W_value(x).transpose(1, 2) @ weights.transpose(1, 2)
+
+
+def test_the_same_numbers_under_another_shape_are_not_said_to_differ_somewhere():
+    en = printed_in("en", "causal_attention", SqueezingCausalAttention, hint=3)
+    zh = printed_in("zh", "causal_attention", SqueezingCausalAttention, hint=3)
+    assert "the numbers are right, but the output has shape (21, 6)" in en, en
+    assert "(the values above)" not in en, en
+    assert "Start from what the message above says of your result" in en, en
+    assert "（上面的数值）" not in zh, zh
+
+
+def test_other_numbers_are_still_pointed_at():
+    en = printed_in("en", "causal_attention", TransposedOutputCausalAttention, hint=3)
+    assert "(the values above)" in en, en

@@ -48,6 +48,11 @@ CAUSE_STATED_KEYS = frozenset({"error.transpose_4d", "error.unexpected_keyword",
                                *(f"argument.part_{change}{named}" for change in ("added", "removed")
                                  for named in ("", "_unnamed"))})
 
+# Messages that say the result holds the expected numbers under another shape: "where your result first differs
+# (the values above)" would point at values that do not differ (issue 58).
+SAME_VALUES_KEYS = frozenset({"shape.same_numbers", "shape.same_numbers_regrouped", "shape.same_numbers.hidden",
+                              "shape.same_numbers_regrouped.hidden"})
+
 
 @dataclass(frozen=True)
 class LadderCause:
@@ -365,7 +370,8 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False, loc
         # Not "no known mistake" beside a row that locates the step where the computation departs (issue 58).
         key = "ladder.nothing_known_beside_departure"
     # It points to what the row shows: values (or their picture), else the line an error names, else the message.
-    if result.values_shown:
+    # Values the message proves equal to the expected ones (another shape only) show no place where they differ.
+    if result.values_shown and not (result.cause is not None and result.cause.message_key in SAME_VALUES_KEYS):
         return key
     line = dict(result.cause.fields).get("line") if result.cause is not None else None
     return f"{key}_at_line" if line else f"{key}_in_message"

@@ -1316,6 +1316,9 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         # NaN is no hidden entry, nor is +inf (a shift by -inf makes both): said as what it is, and where.
         rows = tuple(sorted({int(row) for row in nan.nonzero()[:, 0]})) if same.dim() == 2 else ()
         return (Fact("nan", {"count": int(nan.sum()), "rows": rows}),)
+    fill = _finite_fill(same, expected)
+    if fill:
+        return (Fact("recoded", {"pairs": fill}),)
     shown = int((torch.isneginf(expected) & torch.isfinite(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
     hidden = int((torch.isneginf(same) & torch.isfinite(expected) & (expected != 0)).sum())
@@ -1407,6 +1410,24 @@ def _recoded(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str]
             return ()
         pairs.append((_number(float(value)), _number(float(at[0]))))
     return tuple(pairs) if pairs[0][1] != pairs[1][1] else ()
+
+
+def _finite_fill(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str], ...]:
+    """((fill, "-inf"),) when `got` holds the notes' numbers where the notes keep an entry and one finite number,
+    below every entry kept, where they hold -inf, and a softmax over the last axis gives the notes' weights from it:
+    the same entries hidden with another fill (-10000, say), which is no entry shown (issue 58); () otherwise."""
+    hidden = torch.isneginf(expected)
+    if got.dim() == 0 or not bool(hidden.any()) or bool(hidden.all()) or got.shape != expected.shape:
+        return ()
+    filled, kept = got[hidden], got[~hidden]
+    if not bool(torch.isfinite(filled).all()) or not bool((filled == filled[0]).all()):
+        return ()
+    if not values_close(kept, expected[~hidden]) or float(filled[0]) >= float(kept.min()):
+        return ()
+    rows = ~hidden.all(dim=-1)  # a row the notes hide whole has no weights to compare
+    if not values_close(torch.softmax(got, dim=-1)[rows], torch.softmax(expected, dim=-1)[rows]):
+        return ()
+    return ((_number(float(filled[0])), "-inf"),)
 
 
 def _number(value: float) -> str:

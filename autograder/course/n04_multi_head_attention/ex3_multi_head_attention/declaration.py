@@ -273,6 +273,12 @@ MESSAGES = {
         "until out_proj",
         "zh": "改变一个头的 query 权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
     },
+    "multi_head_attention.mixed_after_out_proj": {
+        "en": "changing one head's query weights changed the output's columns of another head, although what your "
+        "forward passes to out_proj keeps the heads apart: the output is rearranged after out_proj",
+        "zh": "改变一个头的 query 权重改变了输出中另一个头的那几列，而你的 forward 传给 out_proj 的张量中各个头仍"
+        "相互独立：输出是在 out_proj 之后被重新排列的",
+    },
     "multi_head_attention.calls_differ": {
         "en": "two calls on the same input, with nothing changed between them, gave different outputs: whether the "
         "heads stay independent cannot be read from them",

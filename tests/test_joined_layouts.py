@@ -73,3 +73,6 @@ def test_a_joined_tensor_holds_the_view_but_a_copy_of_the_input_or_other_numbers
     assert not held_joined(x.reshape(2, 2, 3, 2), viewed, trace)  # a view straight to the output's shape
     assert not held_joined(x.clone(), viewed, trace)  # the argument as it came, copied
     assert not held_joined(viewed, viewed, trace)  # its own shape is the other rule's
+    assert not held_joined(x.reshape(24), viewed, [])  # heads and head size joined again: the input's numbers, flat
+    assert not held_joined(x.reshape(2, 3, 4) + 0, viewed, [])  # ... or in the input's shape
+    assert held_joined(x.reshape(2, 3, 1, 2, 2), viewed, [])  # an axis of one before them: still the view

@@ -158,11 +158,12 @@ def matches_up_to_layout(got: torch.Tensor, expected: torch.Tensor, transposed: 
 
 def held_joined(got: torch.Tensor, expected: torch.Tensor, traced: Sequence[TracedTensor]) -> bool:
     """Whether `got` holds a step that only its own shape holds (`step(shaped=True)`: a view) in a layout a right
-    program may use for it: the same numbers in the same order with adjacent axes of the step joined, or axes of it
-    split (the view (b, tokens, heads, head size) as (b * tokens, heads, head size)). Not a copy of a tensor the
-    call read as it came (an argument in its own shape): that holds the numbers before any step made them."""
-    if got.shape == expected.shape or got.numel() != expected.numel() or not adjacent_regrouping(got.shape,
-                                                                                              expected.shape):
+    program may use for it: the same numbers in the same order, the two axes the view made (its last two) as they
+    are, and adjacent axes before them joined or split (the view (b, tokens, heads, head size) as (b * tokens,
+    heads, head size)). Not a layout that joins those two again: that is the input, or the probe's own making of it
+    (a flat arange), before any step split it. Nor a copy of a tensor the call read as it came."""
+    if (got.shape == expected.shape or got.numel() != expected.numel() or got.dim() < 2 or expected.dim() < 2
+            or got.shape[-2:] != expected.shape[-2:] or not adjacent_regrouping(got.shape[:-2], expected.shape[:-2])):
         return False
     if not values_close(got.reshape(expected.shape), expected):
         return False

@@ -186,6 +186,14 @@ def adjacent_regrouping(one: Sequence[int], other: Sequence[int]) -> bool:
     return joins(first, second) or joins(second, first)
 
 
+def entries_correspond(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether each entry of `got` has a known place in the notes' step, so that entries can be counted against it
+    (shown, hidden, zeroed, NaN): its shape is the step's, up to axes of size 1 and adjacent axes joined or split
+    (the same order). In another arrangement of axes (tokens before the batch) whose values differ from the step's,
+    no layout is proven: a count read through a reshape would count entries of other places."""
+    return got.shape == expected.shape or adjacent_regrouping(got.shape, expected.shape)
+
+
 def sorted_values(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape(-1).sort().values
 
@@ -1313,6 +1321,8 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
                                        "swapped": reordered.swapped}),)
         # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
         return (Fact("differs" if _two_valued(expected) else "rearranged"),)
+    if not entries_correspond(got, expected):
+        return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
     recoded = _recoded(same, expected)
     if recoded:
         # The same entries set apart, each tensor in its own encoding (a float -inf/0 mask for a boolean one): no

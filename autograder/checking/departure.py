@@ -156,6 +156,44 @@ def matches_up_to_layout(got: torch.Tensor, expected: torch.Tensor, transposed: 
     return any(values_close(layout, expected) for layout in _layouts(got, expected, transposed))
 
 
+def held_joined(got: torch.Tensor, expected: torch.Tensor, traced: Sequence[TracedTensor]) -> bool:
+    """Whether `got` holds a step that only its own shape holds (`step(shaped=True)`: a view) in a layout a right
+    program may use for it: the same numbers in the same order, the two axes the view made (its last two) as they
+    are, and adjacent axes before them joined or split (the view (b, tokens, heads, head size) as (b * tokens,
+    heads, head size)). Not a layout that joins those two again: that is the input, or the probe's own making of it
+    (a flat arange), before any step split it. Nor a copy of a tensor the call read as it came."""
+    if (got.shape == expected.shape or got.numel() != expected.numel() or got.dim() < 2 or expected.dim() < 2
+            or got.shape[-2:] != expected.shape[-2:] or not adjacent_regrouping(got.shape[:-2], expected.shape[:-2])):
+        return False
+    if not values_close(got.reshape(expected.shape), expected):
+        return False
+    return not any(entry.op == INPUT and values_close(normalised_value(entry.value), got) for entry in traced)
+
+
+def adjacent_regrouping(one: Sequence[int], other: Sequence[int]) -> bool:
+    """Whether one shape is the other with runs of adjacent axes joined into one (sizes 1 aside), either way."""
+    def joins(coarse: Sequence[int], fine: Sequence[int]) -> bool:
+        position = 0
+        for size in coarse:
+            product = 1
+            while product < size and position < len(fine):
+                product *= fine[position]
+                position += 1
+            if product != size:
+                return False
+        return position == len(fine)
+    first, second = [size for size in one if size != 1], [size for size in other if size != 1]
+    return joins(first, second) or joins(second, first)
+
+
+def entries_correspond(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether each entry of `got` has a known place in the notes' step, so that entries can be counted against it
+    (shown, hidden, zeroed, NaN): its shape is the step's, up to axes of size 1 and adjacent axes joined or split
+    (the same order). In another arrangement of axes (tokens before the batch) whose values differ from the step's,
+    no layout is proven: a count read through a reshape would count entries of other places."""
+    return got.shape == expected.shape or adjacent_regrouping(got.shape, expected.shape)
+
+
 def sorted_values(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape(-1).sort().values
 
@@ -183,7 +221,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
 
     def holds(got: torch.Tensor, step_id: str, expected: torch.Tensor) -> bool:
         if step_id in shaped:
-            return values_close(got, expected)
+            return values_close(got, expected) or held_joined(got, expected, traced)
         return matches_up_to_layout(got, expected, transposed=step_id not in ordered)
     learner = [normalised_value(entry.value) for entry in traced]
     fingerprints = [sorted_values(value) for value in learner]
@@ -1306,6 +1344,8 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
                                        "swapped": reordered.swapped}),)
         # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
         return (Fact("differs" if _two_valued(expected) else "rearranged"),)
+    if not entries_correspond(got, expected):
+        return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
     recoded = _recoded(same, expected)
     if recoded:
         # The same entries set apart, each tensor in its own encoding (a float -inf/0 mask for a boolean one): no

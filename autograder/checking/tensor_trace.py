@@ -38,8 +38,9 @@ from autograder.checking.torch_recorders import LIFT_OPS, UncompiledDispatchMode
 
 __all__ = [
     "INPUT", "LIFTED", "MAX_SENT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "OUTPUT_KEYS",
-    "RaisedOp", "TensorTrace", "TracedTensor", "graph_traced_probe", "recorded_output", "trace_record",
-    "traced_of_record", "traced_probe", "traced_probe_with_raise", "WRITTEN",
+    "OPERANDS", "RaisedOp", "TensorTrace", "TracedTensor", "WRITTEN", "graph_traced_probe",
+    "probe_with_raised_operands", "recorded_output", "trace_record", "traced_of_record", "traced_probe",
+    "traced_probe_with_raise", "with_raised_operands",
 ]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
@@ -101,6 +102,10 @@ class RaisedOp:
     shapes: tuple[tuple[int, ...], ...]
     after: int
     message: str
+    # Of each tensor read, its magnitude to 3 significant digits (the sum of its finite entries' absolute values, a
+    # bool's count of True), "" where none can be read (the meta device, an integer tensor): two ops that read
+    # tensors of the same shapes may read other things (feature-by-feature scores against token-by-token ones).
+    sizes: tuple[str, ...] = ()
 
 
 class TensorTrace(UncompiledDispatchMode):
@@ -168,7 +173,7 @@ class TensorTrace(UncompiledDispatchMode):
             operands = _tensors((args, kwargs))[:MAX_RAISED_OPERANDS]
             self.raised = RaisedOp(tuple(self._index.get(id(tensor), -1) for tensor in operands),
                                    tuple(tuple(int(size) for size in tensor.shape) for tensor in operands),
-                                   len(self.traced), _message(exc))
+                                   len(self.traced), _message(exc), tuple(_magnitude(tensor) for tensor in operands))
             raise
         if torch._C._current_graph_task_id() != -1:
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward
@@ -271,6 +276,20 @@ def _storage(tensor: torch.Tensor) -> int | None:
     return pointer or None  # no memory (the meta device, no entries): shared with nothing
 
 
+def _magnitude(tensor: torch.Tensor) -> str:
+    """RaisedOp.sizes' entry for one tensor an op that raised read (read with no mode in the way: this runs inside
+    the trace's own dispatch)."""
+    if tensor.device.type == "meta" or tensor.is_complex() or tensor.numel() > MAX_TRACED_ELEMENTS:
+        return ""
+    with torch._C._DisableTorchDispatch():
+        if tensor.dtype == torch.bool:
+            return str(int(tensor.detach().sum()))
+        if not tensor.is_floating_point():
+            return ""
+        total = float(tensor.detach().to("cpu", torch.float64).abs().nan_to_num(0.0, 0.0, 0.0).sum())
+    return f"{total:.3g}"
+
+
 def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:
     if isinstance(value, torch.Tensor):
         return [value]
@@ -313,6 +332,33 @@ def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], name
     with torch.no_grad(), TensorTrace(max_elements) as trace:
         record = run_probe(probe, namespace, case)
     return record, None if trace.cut_short(recorded_output(record)) else trace.traced, trace.raised
+
+
+# The key of a probe's error record that holds the shapes of the tensors the op that raised read, as the run itself
+# read them ([[sizes...], ...]): what an error's numbers are numbers of (autograder.checking.reproduction).
+OPERANDS = "operands"
+
+
+def probe_with_raised_operands(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
+                               case: Any) -> dict[str, Any]:
+    """The probe's record on `case`, run under a trace that keeps no tensor (no copy, no memory): where it raised,
+    its error holds OPERANDS, the shapes the op that raised read, when that op's exception is the one the record
+    holds (not one the code caught and went on from). Gradients as the probe has them: an error of autograd's (an
+    in-place op on a leaf) raises as in the probe's own run."""
+    with TensorTrace(max_elements=0) as trace:
+        record = run_probe(probe, namespace, case)
+    return with_raised_operands(record, trace.raised)
+
+
+def with_raised_operands(record: dict[str, Any], raised: RaisedOp | None) -> dict[str, Any]:
+    """`record` with OPERANDS in its error where `raised` (the trace's last op that raised) is the error's own: its
+    exception's text is the error's message. As it is where they differ or either is missing."""
+    error = record.get("error")
+    if raised is None or not isinstance(error, dict) or not raised.message or error.get("message") != raised.message:
+        return record
+    shapes = [[*shape, magnitude] if magnitude else list(shape)
+              for shape, magnitude in zip(raised.shapes, raised.sizes, strict=False)]
+    return {**record, "error": {**error, OPERANDS: shapes}}
 
 
 def graph_traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],

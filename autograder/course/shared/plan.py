@@ -15,6 +15,7 @@ from typing import Any
 
 from autograder.checking.probing import OWN_SLOPE_FIELDS, run_probe, with_own_slopes_of
 from autograder.checking.shared_builds import one_check
+from autograder.checking.tensor_trace import OPERANDS, probe_with_raised_operands
 from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modules_in_role
 
 __all__ = [
@@ -95,10 +96,28 @@ def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
                 data = run_probe(probe, namespace, case)
                 if between is not None:
                     between()
+                if "error" in data:
+                    data = _with_operands(probe, namespace, case, data, between)
                 records[check.check_id].append(data)
                 if "error" in data:
                     break
     return records
+
+
+def _with_operands(probe: Callable, namespace: Mapping[str, Any], case: Mapping[str, Any], data: ProbeData,
+                   between: Callable[[], None] | None) -> ProbeData:
+    """`data` (a case that raised) with the shapes the op that raised read (tensor_trace.OPERANDS), from the case run
+    once more under a trace that keeps no tensor: a known mistake is named from an error only when its variant's op
+    read the same shapes, not only when the message's numbers coincide (autograder.checking.reproduction). As it is
+    where the second run raised otherwise (code that counts its calls): its shapes are not this error's."""
+    again = probe_with_raised_operands(probe, namespace, case)
+    if between is not None:
+        between()
+    error, raised = data.get("error"), again.get("error")
+    if (not isinstance(error, dict) or not isinstance(raised, dict) or OPERANDS not in raised
+            or raised.get("type") != error.get("type") or raised.get("message") != error.get("message")):
+        return data
+    return {**data, "error": {**error, OPERANDS: raised[OPERANDS]}}
 
 
 def with_own_slopes(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],

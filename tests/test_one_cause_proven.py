@@ -8,7 +8,6 @@ causes in one attempt stay two rows. The attempts below are written here, in a l
 """
 
 import contextlib
-import dataclasses
 import io
 
 import pytest
@@ -23,7 +22,6 @@ from autograder.integrations.student_kit.build import vectors_document
 from autograder.integrations.student_kit.runtime.checking import StoredExpectations
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
 from autograder.running import in_notebook
-from autograder.running.diagnosing import _reads_as_before
 from autograder.running.notebook_runtime import NotebookRuntime
 
 SAME_REASON = {"en": ("more check", "for the same reason"), "zh": ("另有", "因同样的原因未通过")}
@@ -205,33 +203,3 @@ def test_an_end_that_cannot_be_told_apart_folds_nothing():
 def test_the_same_shape_change_departing_at_two_steps_stays_two_rows():
     assert len(rows([shaped("a", "(1, 3, 4)", "(3, 4)", key="shape.wrong", departure_step="queries"),
                      shaped("b", "(1, 5, 4)", "(5, 4)", key="shape.wrong", departure_step="weights")])) == 2
-
-
-# ---------------------------------------------------------------------------------------------
-# messages that read alike, departing at two steps
-
-
-def located(check_id, step):
-    return CheckResult(check_id, "softmax_naive", 0.0, 1.0, FAILED, None, f"{check_id}: the weights do not sum to 1",
-                       False, title=check_id, cause=Cause(None, "values.not_normalised", ()),
-                       departure=f"where it departs — at {step}", departure_step=step)
-
-
-def test_two_failures_reading_alike_that_depart_at_two_steps_stay_two_rows():
-    """The same message with the same fields reads the same on both checks; their computations depart from the
-    notes at two different steps: two causes, never folded by the text alone."""
-    assert len(rows([located("a", "row_sums"), located("b", "weights")])) == 2
-
-
-def test_two_failures_reading_alike_that_depart_at_one_step_are_one_row():
-    table = rows([located("a", "row_sums"), located("b", "row_sums")])
-    assert len(table) == 1 and len(table[0].same) == 1
-
-
-def test_a_failure_reading_as_a_located_one_is_traced_too_and_as_an_unlocated_one_is_not():
-    """Under a row located at a step, a failure whose message reads the same is traced (its own departure may be
-    at another step: another cause); under a row located nowhere, the text is all there is to read, and it folds."""
-    unlocated = dataclasses.replace(located("a", "row_sums"), departure="", departure_step="")
-    alike = dataclasses.replace(located("b", "row_sums"), departure="", departure_step="")
-    assert _reads_as_before(alike, [unlocated])
-    assert not _reads_as_before(alike, [located("a", "row_sums")])

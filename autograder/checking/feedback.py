@@ -269,8 +269,6 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
         return shown.misconception == other.misconception
     if shown.departure_step and shown.departure_step == other.departure_step:
         return True  # both computations first depart from the notes at the same step: one cause, one message
-    if _located_apart(shown, other):
-        return False
     if (shown.status == other.status == Status.ERROR and not shown.departure_step and not other.departure_step
             and shown.departure and shown.departure == other.departure
             and shown.cause.message_key == other.cause.message_key):
@@ -280,7 +278,8 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     if shown.cause.same_as(other.cause):
         return True
     edit = _size_one_edit(shown)
-    if edit is not None and edit == _size_one_edit(other):
+    if edit is not None and edit == _size_one_edit(other) and not (
+            shown.departure_step and other.departure_step and shown.departure_step != other.departure_step):
         return True  # the output has the same axes of size 1 added (or dropped) at the same end on both inputs
     fact = _learner_fact(shown.cause) if shown.cause.message_key == other.cause.message_key else None
     if fact is not None and fact == _learner_fact(other.cause):
@@ -290,12 +289,6 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     # The same error at the same line of the learner's: each check's input gives it its own sizes, one cause.
     line = dict(shown.cause.fields).get("line")
     return _symptom(shown) == _symptom(other) or bool(line) and line == dict(other.cause.fields).get("line")
-
-
-def _located_apart(shown: CheckResult, other: CheckResult) -> bool:
-    """Whether the two failures' computations first depart from the notes at two different steps: two causes,
-    however alike their messages read (a fold by text alone could join them; issue 58)."""
-    return bool(shown.departure_step and other.departure_step and shown.departure_step != other.departure_step)
 
 
 # The messages that report the learner's output shape against the asked one (fields got_shape, expected_shape).

@@ -239,11 +239,8 @@ def _cause_stated(result: CheckResult) -> bool:
 
 
 def _reads_as_before(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:
-    """Whether the table already folds `result` under an earlier row (the same cause, read without departures) whose
-    shown failure departs at no step: under one located at a step, `result` is traced too, since a departure at
-    another step is another cause however alike the messages read (feedback._same_cause)."""
-    return any(row.shown is not result and not row.shown.departure_step and any(same is result for same in row.same)
-               for row in rows([*earlier, result]))
+    """Whether the table already folds `result` under an earlier row (the same cause, read without departures)."""
+    return any(row.shown is not result and any(same is result for same in row.same) for row in rows([*earlier, result]))
 
 
 def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],

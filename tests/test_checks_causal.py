@@ -455,10 +455,13 @@ def test_cases_are_deterministic_and_carry_what_explain_error_needs():
 
 
 def test_hidden_attention_shapes_cover_the_brief():
-    cases = [case for seed in range(50)
-             for case in cases_for(catalog.CHECKS_BY_ID["causal_attention.random"], seed)]
+    draws = [cases_for(catalog.CHECKS_BY_ID["causal_attention.random"], seed) for seed in range(50)]
+    cases = [case for draw in draws for case in draw]
     assert all(case["d_in"] != case["d_out"] and case["d_out"] >= 2 for case in cases)
-    assert all(case["num_tokens"] < case["context_length"] for case in cases)
+    # Every case but each draw's last needs the mask cut to num_tokens; the last is the edge the notes' batch shows,
+    # drawn on every seed: a batch of one at context_length (tests/test_hidden_edge_sizes.py).
+    assert all(case["num_tokens"] < case["context_length"] for draw in draws for case in draw[:-1])
+    assert all(draw[-1]["num_tokens"] == draw[-1]["context_length"] and draw[-1]["batch"] == 1 for draw in draws)
     assert {case["num_tokens"] for case in cases} >= {1, 17}
     assert {case["dtype"] for case in cases} == {"float32", "float64"}
     assert {case["qkv_bias"] for case in cases} == {True, False}

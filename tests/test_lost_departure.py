@@ -26,7 +26,7 @@ from autograder.course.exercises import NOTEBOOKS
 from autograder.grading import notebooks
 from autograder.integrations.nbgrader_record import read_record, record_of
 from autograder.isolation import supervisor, wire
-from autograder.isolation.child_task import TraceRequest
+from autograder.isolation.child_task import ProbedAnswer, TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 
@@ -153,7 +153,8 @@ def test_a_refused_trace_is_marked_refused():
 def test_an_answer_that_cannot_be_sent_marks_every_case_asked_for(caplog):
     attempt = _asked_attempt()
     attempt.asked = {}
-    attempt.job.trace_requests = lambda outcome, exercises: [TraceRequest("softmax_naive", "softmax_naive.notes", 0)]
+    attempt.job.answer_probed = lambda outcome, exercises: ProbedAnswer(
+        traces=(TraceRequest("softmax_naive", "softmax_naive.notes", 0),))
     attempt.reply_fd = -1  # a closed pipe: the child is gone
     with caplog.at_level(logging.WARNING, logger=supervisor.__name__):
         supervisor._answer(attempt)

@@ -95,8 +95,9 @@ def wide_cases(seeds):
     """(input, weights, num_heads) of the wide case of CausalAttention and of MultiHeadAttention, each drawn with its
     own seed, with weights as nn.Linear's default initialisation makes them (a correct student's)."""
     for seed in seeds:
-        causal = causal_declaration.attention_cases_random(random.Random(seed))[-1]
-        mha = mha_declaration.mha_cases_reference(random.Random(seed))[-1]
+        # The wide case is the one flagged so; the draw's edge sizes come after it.
+        (causal,) = [c for c in causal_declaration.attention_cases_random(random.Random(seed)) if c.get("wide")]
+        (mha,) = [c for c in mha_declaration.mha_cases_reference(random.Random(seed)) if c.get("wide")]
         for case, x in ((causal, causal_input(causal)), (mha, mha_input(mha))):
             assert case.get("wide") and x.dtype == torch.float64
             torch.manual_seed(case["seed"])

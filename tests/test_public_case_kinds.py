@@ -24,12 +24,10 @@ from autograder.course.n01_attention_without_weights.ex1_softmax.probe import ca
 SEEDS = range(20)  # hidden cases are drawn per grading seed: enough draws to meet each kind a generator makes
 
 # Gaps the comparison finds today, each left for its own change (kinds that no public case shows yet). The test
-# below fails on any other gap and on a listed one once it is closed (then strike it from here).
-KNOWN_GAPS = {
-    "context_vectors.random": {("values", "neg", "ordinary", "matrix")},
-    "mha_wrapper.shapes": {("size", "batch of one")},
-    "torch_equivalence.shapes": {("size", "one token")},
-}
+# below fails on any other gap and on a listed one once it is closed (then strike it from here). None is left:
+# context_vectors' all-negative matrix, mha_wrapper's batch of one and torch_equivalence's one token are each a case
+# drawn last on every draw of the hidden check's own generator, so that its preview shows them first (issue 58).
+KNOWN_GAPS: dict[str, set[tuple[str, ...]]] = {}
 
 
 def tensor_kinds(tensor: torch.Tensor) -> set[tuple[str, ...]]:

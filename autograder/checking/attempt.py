@@ -36,11 +36,37 @@ def one_diagnosis(results: Sequence[CheckResult], lang: str, messages: Messages,
     proven = proven_mistakes(results)
     if not proven:
         return list(results)
-    return [_explained(result, proven, lang, messages, misconceptions) for result in results]
+    return [_explained(result, proven, lang, messages, misconceptions, _raised_alike(result, results))
+            for result in results]
+
+
+def _raised_alike(result: CheckResult, results: Sequence[CheckResult]) -> tuple[str, ...]:
+    """The mistakes proven on another check of `result`'s exercise by a raise their variant reproduced there (its
+    name among its own `reproduced_by`, its message quoting the error), whose error is `result`'s very error: the
+    same type and the same text with its numbers, at the same line where both quote one. One raise of the learner's
+    code, met by two checks, is one cause (issue 58); an error with other numbers or at another line is not."""
+    raised = _raise_of(result)
+    if raised is None:  # (a judge may report a raise as its verdict: the check then failed rather than erred)
+        return ()
+    return tuple(dict.fromkeys(
+        other.misconception for other in results
+        if other is not result and other.exercise == result.exercise and other.status != PASSED
+        and other.misconception is not None and other.misconception in other.reproduced_by
+        and (theirs := _raise_of(other)) is not None and theirs[:2] == raised[:2]
+        and (not theirs[2] or not raised[2] or theirs[2] == raised[2])))
+
+
+def _raise_of(result: CheckResult) -> tuple[str, str, str] | None:
+    """(type, text, line) of the error a failure's message quotes ("" for a line it does not quote); None for a
+    failure that quotes none."""
+    fields = {} if result.cause is None else dict(result.cause.fields)
+    if not fields.get("type") or not fields.get("detail"):
+        return None
+    return fields["type"], fields["detail"], fields.get("line", "")
 
 
 def _explained(result: CheckResult, proven: Sequence[str], lang: str, messages: Messages,
-               misconceptions: Mapping[str, Misconception]) -> CheckResult:
+               misconceptions: Mapping[str, Misconception], raised_alike: Sequence[str] = ()) -> CheckResult:
     if result.status == PASSED or result.stub or result.misconception is not None or result.cause is None:
         return result
     evidence = Evidence.ERROR if result.status == ERROR else Evidence.VARIANT
@@ -49,7 +75,9 @@ def _explained(result: CheckResult, proven: Sequence[str], lang: str, messages: 
             Verdict(False, misconception=name, evidence=evidence), result.exercise)
         # The reference with the mistake fails this check with the very same verdict or error: the proof is the
         # other check's, by its own kind of evidence; here the mistake need only apply to the exercise.
-        or name in result.failing_alike and result.exercise in misconceptions[name].exercises)]
+        or name in result.failing_alike and result.exercise in misconceptions[name].exercises
+        # The very raise another check's variant reproduced, numbers and line included (_raised_alike).
+        or name in raised_alike and result.exercise in misconceptions[name].exercises)]
     if len(fitting) != 1:  # two proven mistakes both reproduce it: it tells them apart no better than a guess
         return result
     name = fitting[0]

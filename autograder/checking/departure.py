@@ -33,12 +33,12 @@ from autograder.checking.step_relations import (
     transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, LIFTED, RaisedOp, TracedTensor, recorded_output
+from autograder.checking.tensor_trace import INPUT, LIFTED, WRITTEN, RaisedOp, TracedTensor, recorded_output
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
-           "matches_up_to_layout", "normalised_value", "one_number", "recorded_output", "relation_reproduced",
-           "sorted_values", "step", "values_close"]
+           "made_many_ways", "matches_up_to_layout", "normalised_value", "one_number", "recorded_output",
+           "relation_reproduced", "sorted_values", "step", "values_close"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
 # plain lists so that the student kit stores them as they are.
@@ -156,6 +156,44 @@ def matches_up_to_layout(got: torch.Tensor, expected: torch.Tensor, transposed: 
     return any(values_close(layout, expected) for layout in _layouts(got, expected, transposed))
 
 
+def held_joined(got: torch.Tensor, expected: torch.Tensor, traced: Sequence[TracedTensor]) -> bool:
+    """Whether `got` holds a step that only its own shape holds (`step(shaped=True)`: a view) in a layout a right
+    program may use for it: the same numbers in the same order, the two axes the view made (its last two) as they
+    are, and adjacent axes before them joined or split (the view (b, tokens, heads, head size) as (b * tokens,
+    heads, head size)). Not a layout that joins those two again: that is the input, or the probe's own making of it
+    (a flat arange), before any step split it. Nor a copy of a tensor the call read as it came."""
+    if (got.shape == expected.shape or got.numel() != expected.numel() or got.dim() < 2 or expected.dim() < 2
+            or got.shape[-2:] != expected.shape[-2:] or not adjacent_regrouping(got.shape[:-2], expected.shape[:-2])):
+        return False
+    if not values_close(got.reshape(expected.shape), expected):
+        return False
+    return not any(entry.op == INPUT and values_close(normalised_value(entry.value), got) for entry in traced)
+
+
+def adjacent_regrouping(one: Sequence[int], other: Sequence[int]) -> bool:
+    """Whether one shape is the other with runs of adjacent axes joined into one (sizes 1 aside), either way."""
+    def joins(coarse: Sequence[int], fine: Sequence[int]) -> bool:
+        position = 0
+        for size in coarse:
+            product = 1
+            while product < size and position < len(fine):
+                product *= fine[position]
+                position += 1
+            if product != size:
+                return False
+        return position == len(fine)
+    first, second = [size for size in one if size != 1], [size for size in other if size != 1]
+    return joins(first, second) or joins(second, first)
+
+
+def entries_correspond(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether each entry of `got` has a known place in the notes' step, so that entries can be counted against it
+    (shown, hidden, zeroed, NaN): its shape is the step's, up to axes of size 1 and adjacent axes joined or split
+    (the same order). In another arrangement of axes (tokens before the batch) whose values differ from the step's,
+    no layout is proven: a count read through a reshape would count entries of other places."""
+    return got.shape == expected.shape or adjacent_regrouping(got.shape, expected.shape)
+
+
 def sorted_values(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.reshape(-1).sort().values
 
@@ -183,7 +221,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
 
     def holds(got: torch.Tensor, step_id: str, expected: torch.Tensor) -> bool:
         if step_id in shaped:
-            return values_close(got, expected)
+            return values_close(got, expected) or held_joined(got, expected, traced)
         return matches_up_to_layout(got, expected, transposed=step_id not in ordered)
     learner = [normalised_value(entry.value) for entry in traced]
     fingerprints = [sorted_values(value) for value in learner]
@@ -904,6 +942,14 @@ def _uninformative(value: torch.Tensor, earlier: Sequence[tuple[str, list[torch.
                for step_id, values, _optional in earlier for expected in values)
 
 
+def made_many_ways(value: torch.Tensor) -> bool:
+    """Whether a tensor's numbers prove nothing of the computation that made it: one number throughout
+    (`one_number`), or a single entry that is 0 or 1, which a factory (a probe's `ones_like` seed of backward), a
+    comparison (a bool) and a softmax over one entry all give, whatever the input: what the run with gradients on
+    reads as holding a step (gradient_departure) is never one (issue 58)."""
+    return one_number(value) or (value.numel() == 1 and float(value.reshape(-1)[0]) in (0.0, 1.0))
+
+
 def one_number(value: torch.Tensor) -> bool:
     """Whether every entry is one number (more than one entry): a tensor of zeros is made many ways."""
     return value.numel() > 1 and bool((value == value.reshape(-1)[0]).all())
@@ -1017,9 +1063,21 @@ def _first_step_alternative(traced: Sequence[TracedTensor], learner: Sequence[to
     assert alternative is not None
     shapes = {tuple(expected.shape) for expected in expected_values}
     shape = (Fact("shape", {"got": tuple(learner[chosen].shape), "expected": shapes.pop()}),) if (
-        not sized and len(shapes) == 1) else ()
+        not sized and len(shapes) == 1 and not _viewed_at_once(traced, learner, chosen)) else ()
     return (*shape, Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                                      "axis": alternative.axis}))
+
+
+def _viewed_at_once(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], made: int) -> bool:
+    """Whether the next op that read the tensor `made` and nothing else gave its numbers, in their order, another
+    shape: an op's inner step (an einsum's batched product of shape (6, 1, 1), viewed at once as the (6,) it
+    returns), whose shape the learner's code may never hold, so its shape is not said as theirs (issue 58)."""
+    for index in range(made + 1, len(traced)):
+        if traced[index].inputs == (made,):
+            got, source = learner[index], learner[made]
+            return (got.shape != source.shape and got.numel() == source.numel()
+                    and bool(torch.equal(got.reshape(-1), source.reshape(-1))))
+    return False
 
 
 def _two_valued(value: torch.Tensor) -> bool:
@@ -1045,6 +1103,9 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
         if entry.op == INPUT or index in matched_at:
             continue  # an argument, or the matched step itself (another copy of it): no new numbers
         reads = bool(sources & set(entry.inputs))
+        if reads and entry.op == WRITTEN:
+            return None  # the last right step's tensor was written into in place: what reads it later reads other
+            # numbers than the step's, and no tensor stands in the departing step's place as made from it (issue 58)
         copy = (reads and learner[index].numel() == learner[source].numel()
                 and matches_up_to_layout(learner[index], learner[source]))
         if copy and not layout_step:
@@ -1283,6 +1344,8 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
                                        "swapped": reordered.swapped}),)
         # A mask's two numbers in other places (as many of each as the notes' hold) prove nothing of it.
         return (Fact("differs" if _two_valued(expected) else "rearranged"),)
+    if not entries_correspond(got, expected):
+        return (Fact("shape", {"got": tuple(got.shape), "expected": tuple(expected.shape)}),)
     recoded = _recoded(same, expected)
     if recoded:
         # The same entries set apart, each tensor in its own encoding (a float -inf/0 mask for a boolean one): no
@@ -1293,6 +1356,9 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         # NaN is no hidden entry, nor is +inf (a shift by -inf makes both): said as what it is, and where.
         rows = tuple(sorted({int(row) for row in nan.nonzero()[:, 0]})) if same.dim() == 2 else ()
         return (Fact("nan", {"count": int(nan.sum()), "rows": rows}),)
+    fill = _finite_fill(same, expected)
+    if fill:
+        return (Fact("recoded", {"pairs": fill}),)
     shown = int((torch.isneginf(expected) & torch.isfinite(same)).sum())
     # An entry the notes keep is finite and not 0: a weight of 0 is hidden as a score of -inf is.
     hidden = int((torch.isneginf(same) & torch.isfinite(expected) & (expected != 0)).sum())
@@ -1384,6 +1450,24 @@ def _recoded(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str]
             return ()
         pairs.append((_number(float(value)), _number(float(at[0]))))
     return tuple(pairs) if pairs[0][1] != pairs[1][1] else ()
+
+
+def _finite_fill(got: torch.Tensor, expected: torch.Tensor) -> tuple[tuple[str, str], ...]:
+    """((fill, "-inf"),) when `got` holds the notes' numbers where the notes keep an entry and one finite number,
+    below every entry kept, where they hold -inf, and a softmax over the last axis gives the notes' weights from it:
+    the same entries hidden with another fill (-10000, say), which is no entry shown (issue 58); () otherwise."""
+    hidden = torch.isneginf(expected)
+    if got.dim() == 0 or not bool(hidden.any()) or bool(hidden.all()) or got.shape != expected.shape:
+        return ()
+    filled, kept = got[hidden], got[~hidden]
+    if not bool(torch.isfinite(filled).all()) or not bool((filled == filled[0]).all()):
+        return ()
+    if not values_close(kept, expected[~hidden]) or float(filled[0]) >= float(kept.min()):
+        return ()
+    rows = ~hidden.all(dim=-1)  # a row the notes hide whole has no weights to compare
+    if not values_close(torch.softmax(got, dim=-1)[rows], torch.softmax(expected, dim=-1)[rows]):
+        return ()
+    return ((_number(float(filled[0])), "-inf"),)
 
 
 def _number(value: float) -> str:

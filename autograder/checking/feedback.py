@@ -277,6 +277,10 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
         return True
     if shown.cause.same_as(other.cause):
         return True
+    edit = _size_one_edit(shown)
+    if edit is not None and edit == _size_one_edit(other) and not (
+            shown.departure_step and other.departure_step and shown.departure_step != other.departure_step):
+        return True  # the output has the same axes of size 1 added (or dropped) at the same end on both inputs
     fact = _learner_fact(shown.cause) if shown.cause.message_key == other.cause.message_key else None
     if fact is not None and fact == _learner_fact(other.cause):
         return True  # the learner's object holds the same wrong values whatever each check asks for
@@ -285,6 +289,36 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     # The same error at the same line of the learner's: each check's input gives it its own sizes, one cause.
     line = dict(shown.cause.fields).get("line")
     return _symptom(shown) == _symptom(other) or bool(line) and line == dict(other.cause.fields).get("line")
+
+
+# The messages that report the learner's output shape against the asked one (fields got_shape, expected_shape).
+SHAPE_REPORT_KEYS = WRONG_SHAPE_KEYS | {"shape.same_numbers", "shape.same_numbers_regrouped"}
+
+
+def _size_one_edit(result: CheckResult) -> tuple[str, int] | None:
+    """How a wrong output's shape is the expected one with axes of size 1 added or dropped at one end, and nothing
+    else changed: ("added_first", 1) for (1, 6, 2) against (6, 2), ("dropped_first", 1) for (3, 4) against
+    (1, 3, 4), the same at the last end; None for any other failure or shape. The same edit on two checks' own
+    inputs, whatever their sizes, is one fact of the code (an unsqueeze, an index with None, a squeeze that fires
+    on a batch of one): one cause."""
+    if result.cause is None or result.cause.message_key not in SHAPE_REPORT_KEYS:
+        return None
+    fields = dict(result.cause.fields)
+    got, expected = (SHAPE_TEXT.fullmatch(fields.get(name, "")) for name in ("got_shape", "expected_shape"))
+    if got is None or expected is None:
+        return None
+    theirs, ours = ([int(size) for size in found.group(1).split(", ")] for found in (got, expected))
+    longer, shorter, kind = (theirs, ours, "added") if len(theirs) > len(ours) else (ours, theirs, "dropped")
+    count = len(longer) - len(shorter)
+    if count <= 0:
+        return None
+    if longer[count:] == shorter and all(size == 1 for size in longer[:count]):
+        first = (f"{kind}_first", count)
+        # Sizes of 1 at both ends (a (1, 1) against (1,)): the end cannot be told, so no edit is read.
+        return None if longer[:-count] == shorter and all(size == 1 for size in longer[-count:]) else first
+    if longer[:-count] == shorter and all(size == 1 for size in longer[-count:]):
+        return f"{kind}_last", count
+    return None
 
 
 def _learner_fact(cause: Cause) -> tuple[tuple[str, str], ...] | None:
@@ -365,10 +399,17 @@ def _nothing_new(result: CheckResult, step: Step, named_above: bool = False, loc
         # Not "no known mistake" beside a row that locates the step where the computation departs (issue 58).
         key = "ladder.nothing_known_beside_departure"
     # It points to what the row shows: values (or their picture), else the line an error names, else the message.
-    if result.values_shown:
+    if result.values_shown and not _same_numbers_shown(result):
         return key
     line = dict(result.cause.fields).get("line") if result.cause is not None else None
     return f"{key}_at_line" if line else f"{key}_in_message"
+
+
+def _same_numbers_shown(result: CheckResult) -> bool:
+    """Whether the values the row shows are the expected ones under another shape ("the numbers are right"): no
+    entry of them differs, so "where your result first differs (the values above)" would point at nothing (issue
+    58); the message says what is wrong instead."""
+    return result.cause is not None and result.cause.message_key.startswith("shape.same_numbers")
 
 
 def _cause_stated_key(cause: Cause) -> str:

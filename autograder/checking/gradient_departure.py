@@ -19,9 +19,9 @@ import torch
 from autograder.checking.departure import (
     LIST_SEPARATOR,
     StepValues,
+    made_many_ways,
     matches_up_to_layout,
     normalised_value,
-    one_number,
     sorted_values,
     values_close,
 )
@@ -33,6 +33,10 @@ __all__ = ["GRAPH_STEPS", "GradientDeparture", "find_gradient_departure", "gradi
 # The expectation holding a case's steps (departure.STEPS' form) for a check that judges the gradient and rules, not
 # the values (the softmax rules check): read by the run with gradients on only, as other checks judge the values.
 GRAPH_STEPS = "graph_steps"
+# Ops whose result reads only its operand's shape and dtype, never its numbers (autograd.grad's `ones_like` seed of
+# the probe's own gradient check): a tensor they make is not the graph's values, so it proves no cut (issue 58).
+SHAPE_ONLY_OPS = frozenset({"ones_like", "zeros_like", "full_like", "empty_like", "rand_like", "randn_like",
+                            "randint_like", "new_ones", "new_zeros", "new_full", "new_empty"})
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ def find_gradient_departure(steps: StepValues, traced: Sequence[TracedTensor]) -
         ordered, shaped = len(entry) > 3 and bool(entry[3]), len(entry) > 4 and bool(entry[4])
         if len(entry) > 5 and not entry[5]:
             continue  # made without the inputs (a causal mask): the reference's carries no gradient either
-        holding = [(graph, cut) for value, graph, cut in window if not one_number(value) and any(
+        holding = [(graph, cut) for value, graph, cut in window if not made_many_ways(value) and any(
             _holds(value, expected, ordered, shaped) for expected in values)]
         if any(graph for graph, _cut in holding):
             connected.append(step_id)
@@ -79,7 +83,7 @@ def _cut_from_graph(traced: Sequence[TracedTensor]) -> set[int]:
     rebuilt the trace cannot follow) proves no cut: the reference's there is outside the graph too."""
     cut: set[int] = set()
     for index, entry in enumerate(traced):
-        if entry.op != INPUT and not entry.connected and any(
+        if entry.op != INPUT and entry.op not in SHAPE_ONLY_OPS and not entry.connected and any(
                 traced[read].recorded or read in cut for read in entry.inputs):
             cut.add(index)
     return cut

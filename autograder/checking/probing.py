@@ -29,7 +29,7 @@ __all__ = [
     "describe_exception", "dtype_name", "exception_type_name", "grader_torch_state", "gradient_flow",
     "gradient_is_own_slope", "gradient_of", "gradient_weights", "head_outputs", "informative_queries", "input_changes",
     "OWN_SLOPE_FIELDS", "kept_if_raised", "layer_inputs", "lookup", "module_gradients", "module_own_slopes",
-    "own_slopes_later", "plain", "rand", "with_own_slopes_of",
+    "own_slopes_later", "own_slopes_only", "plain", "rand", "with_own_slopes_of",
     "renamed_mask_argument", "run_probe", "seeded", "state_of", "takes_attention_mask",
 ]
 
@@ -446,6 +446,21 @@ def with_own_slopes_of(record: Any, again: Any) -> Any:
         if key in again:
             merged[key] = again[key]
     return merged
+
+
+def own_slopes_only(record: Any) -> dict[str, Any]:
+    """The own slopes (OWN_SLOPE_FIELDS) a probe wrote into `record`, at their places (the dicts that lead to them),
+    and nothing else: what a grading child sends of its second look (with_own_slopes_of takes them in). {} where
+    there are none."""
+    if not isinstance(record, dict):
+        return {}
+    kept: dict[str, Any] = {}
+    for key, value in record.items():
+        if key in OWN_SLOPE_FIELDS:
+            kept[key] = value
+        elif isinstance(value, dict) and (inner := own_slopes_only(value)):
+            kept[key] = inner
+    return kept
 
 
 def gradient_is_own_slope(function: Callable[[torch.Tensor], Any], x: torch.Tensor, gradient: torch.Tensor,

@@ -115,14 +115,16 @@ def verdict_text(verdict: Verdict) -> list[str]:
 
 def error_text(error: Mapping[str, Any]) -> list[str]:
     """An error a probe reported in plain form: a ProbeError by its key and fields, any other exception by its type
-    and normalised message (autograder.checking.reproduction: the operation and its numbers)."""
+    and normalised message (autograder.checking.reproduction: the operation and its numbers), and the shapes its op
+    read where the run was traced."""
     if str(error.get("type", "")) == "ProbeError":
         given = error.get("fields")
         fields: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
         return ["raised", "ProbeError", str(error.get("key", "")),
                 *sorted(f"{name}={value}" for name, value in fields.items())]
     found = RaisedError.of(error)
-    return ["raised", found.type, found.message]
+    # The shapes its op read, where the run was traced: a message's numbers can coincide on other tensors.
+    return ["raised", found.type, found.message, *([found.operands] if found.operands else [])]
 
 
 def failing_alike(text: Sequence[str], expectations: Expectations) -> tuple[str, ...]:

@@ -38,8 +38,9 @@ from autograder.checking.torch_recorders import LIFT_OPS, UncompiledDispatchMode
 
 __all__ = [
     "INPUT", "LIFTED", "MAX_SENT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "OUTPUT_KEYS",
-    "RaisedOp", "TensorTrace", "TracedTensor", "graph_traced_probe", "recorded_output", "trace_record",
-    "traced_of_record", "traced_probe", "traced_probe_with_raise",
+    "OPERANDS", "RaisedOp", "TensorTrace", "TracedTensor", "WRITTEN", "graph_traced_probe",
+    "probe_with_raised_operands", "recorded_output", "trace_record", "traced_of_record", "traced_probe",
+    "traced_probe_with_raise", "with_raised_operands",
 ]
 
 MAX_TRACED = 400  # tensors kept of one call: a forward of the course's sizes makes well under a hundred
@@ -52,6 +53,9 @@ INPUT = "input"  # the op name of a tensor the call read without making it: an a
 # The op name of a tensor made from Python or NumPy numbers (torch.tensor, torch.as_tensor, torch.from_numpy): made
 # by the run, from no traced tensor (the numbers may have been read out of one: `x.tolist()` is not seen).
 LIFTED = "lift_fresh"
+# The op name of a tensor's new entry after an op wrote into memory it shares (a view of it filled in place): its
+# numbers then, read from the entry it had and the tensor written (issue 58).
+WRITTEN = "written"
 # Ops that only allocate or copy metadata: what they return says nothing about the computation.
 SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
                          "lift_fresh", "lift_fresh_copy", "_to_copy", "copy_", "clone", "alias", "_local_scalar_dense"})
@@ -98,6 +102,10 @@ class RaisedOp:
     shapes: tuple[tuple[int, ...], ...]
     after: int
     message: str
+    # Of each tensor read, its magnitude to 3 significant digits (the sum of its finite entries' absolute values, a
+    # bool's count of True), "" where none can be read (the meta device, an integer tensor): two ops that read
+    # tensors of the same shapes may read other things (feature-by-feature scores against token-by-token ones).
+    sizes: tuple[str, ...] = ()
 
 
 class TensorTrace(UncompiledDispatchMode):
@@ -118,6 +126,7 @@ class TensorTrace(UncompiledDispatchMode):
         self._hook: RemovableHandle | None = None
         self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
         self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
+        self._sharing: dict[int, dict[int, torch.Tensor]] = {}  # storage -> the remembered tensors on it, by id
         self._made: list[torch.Tensor] = []  # the tensor of each entry of `traced`, for `connected_entries`
         self.raised: RaisedOp | None = None
 
@@ -164,7 +173,7 @@ class TensorTrace(UncompiledDispatchMode):
             operands = _tensors((args, kwargs))[:MAX_RAISED_OPERANDS]
             self.raised = RaisedOp(tuple(self._index.get(id(tensor), -1) for tensor in operands),
                                    tuple(tuple(int(size) for size in tensor.shape) for tensor in operands),
-                                   len(self.traced), _message(exc))
+                                   len(self.traced), _message(exc), tuple(_magnitude(tensor) for tensor in operands))
             raise
         if torch._C._current_graph_task_id() != -1:
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward
@@ -178,7 +187,34 @@ class TensorTrace(UncompiledDispatchMode):
         read = tuple(dict.fromkeys(self._entry_of(tensor) for tensor in _tensors((args, kwargs))))
         for tensor in _tensors(result):
             self._add(tensor, op_name(func), tuple(index for index in read if index >= 0))
+        self._refresh_aliases(func, args, kwargs, result)
         return result
+
+    def _refresh_aliases(self, func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None,
+                         result: Any) -> None:
+        """After an op wrote into a tensor in place (`fill_` on a view of the scores, `out=`), every other traced
+        tensor sharing its memory (the scores the view was cut from) holds new numbers: each gets a new entry,
+        made (WRITTEN) from what it held and the tensor written, so that an op reading it later reads what it holds
+        then, not the numbers it was recorded with (issue 58)."""
+        written = _written(func, args, kwargs)
+        if not written or self.truncated:
+            return
+        made = {id(tensor) for tensor in _tensors(result)} | {id(tensor) for tensor in written}
+        sharing: dict[int, torch.Tensor] = {}
+        for storage in {_storage(tensor) for tensor in written}:
+            if storage is not None:
+                sharing.update(self._sharing.get(storage, {}))
+        if len(sharing) > MAX_TRACED:
+            # More tensors on that memory than a call's trace keeps (a hostile loop of aliases): refreshing them
+            # all on every write would cost the run time, and leaving them stale would let the next op read old
+            # numbers, so the trace ends here (what the cap does, `cut_short`).
+            self.truncated = True
+            return
+        for key, tensor in sharing.items():
+            if key in made or self._index.get(key) is None:
+                continue
+            before = self._index[key]
+            self._add(tensor, WRITTEN, (before, *(self._index[id(w)] for w in written if id(w) in self._index)))
 
     def _entry_of(self, tensor: torch.Tensor) -> int:
         if id(tensor) not in self._index:
@@ -210,6 +246,48 @@ class TensorTrace(UncompiledDispatchMode):
     def _remember(self, tensor: torch.Tensor, index: int) -> None:
         self._index[id(tensor)] = index
         self._held.append(tensor)
+        storage = _storage(tensor)
+        if storage is not None:
+            self._sharing.setdefault(storage, {})[id(tensor)] = tensor
+
+
+def _written(func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[torch.Tensor]:
+    """The tensor arguments an op writes into (its schema marks them: `self` of `fill_`, an `out=`)."""
+    written: list[torch.Tensor] = []
+    try:
+        arguments = func._schema.arguments
+    except AttributeError:
+        return written
+    for position, argument in enumerate(arguments):
+        if argument.alias_info is None or not argument.alias_info.is_write:
+            continue
+        value = args[position] if position < len(args) and not argument.kwarg_only else (kwargs or {}).get(
+            argument.name)
+        written += [tensor for tensor in _tensors(value)]
+    return written
+
+
+def _storage(tensor: torch.Tensor) -> int | None:
+    """Where a tensor's numbers live (a view shares its base's); None where that cannot be read."""
+    try:
+        pointer = int(tensor.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError):
+        return None
+    return pointer or None  # no memory (the meta device, no entries): shared with nothing
+
+
+def _magnitude(tensor: torch.Tensor) -> str:
+    """RaisedOp.sizes' entry for one tensor an op that raised read (read with no mode in the way: this runs inside
+    the trace's own dispatch)."""
+    if tensor.device.type == "meta" or tensor.is_complex() or tensor.numel() > MAX_TRACED_ELEMENTS:
+        return ""
+    with torch._C._DisableTorchDispatch():
+        if tensor.dtype == torch.bool:
+            return str(int(tensor.detach().sum()))
+        if not tensor.is_floating_point():
+            return ""
+        total = float(tensor.detach().to("cpu", torch.float64).abs().nan_to_num(0.0, 0.0, 0.0).sum())
+    return f"{total:.3g}"
 
 
 def _tensors(value: object, depth: int = 0) -> list[torch.Tensor]:
@@ -254,6 +332,33 @@ def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], name
     with torch.no_grad(), TensorTrace(max_elements) as trace:
         record = run_probe(probe, namespace, case)
     return record, None if trace.cut_short(recorded_output(record)) else trace.traced, trace.raised
+
+
+# The key of a probe's error record that holds the shapes of the tensors the op that raised read, as the run itself
+# read them ([[sizes...], ...]): what an error's numbers are numbers of (autograder.checking.reproduction).
+OPERANDS = "operands"
+
+
+def probe_with_raised_operands(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],
+                               case: Any) -> dict[str, Any]:
+    """The probe's record on `case`, run under a trace that keeps no tensor (no copy, no memory): where it raised,
+    its error holds OPERANDS, the shapes the op that raised read, when that op's exception is the one the record
+    holds (not one the code caught and went on from). Gradients as the probe has them: an error of autograd's (an
+    in-place op on a leaf) raises as in the probe's own run."""
+    with TensorTrace(max_elements=0) as trace:
+        record = run_probe(probe, namespace, case)
+    return with_raised_operands(record, trace.raised)
+
+
+def with_raised_operands(record: dict[str, Any], raised: RaisedOp | None) -> dict[str, Any]:
+    """`record` with OPERANDS in its error where `raised` (the trace's last op that raised) is the error's own: its
+    exception's text is the error's message. As it is where they differ or either is missing."""
+    error = record.get("error")
+    if raised is None or not isinstance(error, dict) or not raised.message or error.get("message") != raised.message:
+        return record
+    shapes = [[*shape, magnitude] if magnitude else list(shape)
+              for shape, magnitude in zip(raised.shapes, raised.sizes, strict=False)]
+    return {**record, "error": {**error, OPERANDS: shapes}}
 
 
 def graph_traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace: Mapping[str, Any],

@@ -16,8 +16,8 @@ import torch
 from torch import Tensor, nn
 
 from attnkit import solutions
-from autograder.checking.probing import run_probe
 from autograder.checking.reproduction import RaisedError, VariantError
+from autograder.checking.tensor_trace import probe_with_raised_operands
 from autograder.course.shared.inputs import notes_batch
 
 __all__ = ["Knobs", "causal_attention_with", "exercise_errors", "variant_errors"]
@@ -213,7 +213,7 @@ def variant_errors(probe: Probe, case: Any, variants: Sequence[Variant]) -> tupl
     """The error each variant raises when `probe` runs it on `case` (a variant that raises nothing gives none)."""
     raised = []
     for mistake, namespace in variants:
-        data = run_probe(probe, namespace, case)
+        data = probe_with_raised_operands(probe, namespace, case)  # the shapes its error's op read, as the learner's
         if isinstance(data, dict) and isinstance(data.get("error"), dict):
             raised.append(VariantError(mistake, RaisedError.of(data["error"])))
     return tuple(raised)

@@ -808,8 +808,9 @@ MESSAGES = {
               "the mask and the softmax",
         "zh": "注意力权重本身就已经不对了，第一个出错的是 query token {query}：请检查分数、掩码和 softmax"},
     "attention.after_weights": {
-        "en": "the attention weights are right; the output goes wrong after them, in the weighted sum of the values",
-        "zh": "注意力权重是对的；输出在它们之后才出错，问题在对 values 的加权求和"},
+        "en": "the attention weights are right; the output goes wrong after them: it is not their weighted sum of "
+              "the values",
+        "zh": "注意力权重是对的；输出在它们之后才出错：它不是用这些权重对 values 的加权求和"},
     "attention.after_weights_heads": {
         "en": "the attention weights of every head are right; the output goes wrong after them: the weighted sum of "
               "the values, the merge of the heads or out_proj",

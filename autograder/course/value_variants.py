@@ -23,8 +23,8 @@ from torch import Tensor, nn
 from attnkit import solutions
 from autograder.checking.check_types import Verdict
 from autograder.checking.expectations import Expectations
-from autograder.checking.probing import run_probe
 from autograder.checking.results import error_text, verdict_text
+from autograder.checking.tensor_trace import probe_with_raised_operands
 from autograder.course import variants
 from autograder.course.mistakes import MISTAKES
 
@@ -157,10 +157,10 @@ def failing_alike(exercise: str, probe: Callable[[Namespace, Any], Any],
     def computed() -> list[list[str]]:
         found = []
         for mistake, namespace in VALUE_VARIANTS.get(exercise, ()):
-            data = run_probe(probe, namespace, case)
+            data = probe_with_raised_operands(probe, namespace, case)
             if not isinstance(data, dict):
                 continue
-            if isinstance(data.get("error"), dict):  # the error as the learner's is compared: numbers included
+            if isinstance(data.get("error"), dict):  # the error as the learner's is compared: numbers and shapes
                 found.append([mistake, *error_text(data["error"])])
                 continue
             try:

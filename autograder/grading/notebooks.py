@@ -23,11 +23,12 @@ import autograder
 from autograder.checking.check_types import ERROR, FAILED, CheckResult
 from autograder.course import catalog
 from autograder.course.exercises import of_notebook
+from autograder.course.shared.plan import with_own_slopes_taken
 from autograder.grading.departures import trace_request, with_departure, with_departure_lost
 from autograder.grading.wrong_outputs import with_wrong_outputs
 from autograder.i18n import language, render
 from autograder.isolation import sandbox, workspace
-from autograder.isolation.child_task import TraceRequest
+from autograder.isolation.child_task import ProbedAnswer, TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan, NotebookProblem, plan_notebook
 from autograder.isolation.protected import protected_paths
@@ -132,15 +133,19 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
     expectations = ClassExpectations()  # what depends on a case alone, computed once for every notebook here
     early: dict[tuple[int, str], tuple[ExerciseRecords, list[CheckResult]]] = {}  # judged to answer "probed"
 
-    def trace_requests(outcome: Outcome, exercises: tuple[str, ...]) -> list[TraceRequest]:
+    def answer_probed(outcome: Outcome, exercises: tuple[str, ...]) -> ProbedAnswer:
+        """The failed checks of each exercise (their own slopes read in a second look: the child's first probes
+        read none) and the case of each to trace, from the exercises judged now."""
         position = cast(tuple[int, object], outcome.key)[0]
         requests: list[TraceRequest] = []
+        failed: dict[str, tuple[str, ...]] = {}
         for exercise_id in exercises:
             records = outcome.records.get(exercise_id, {})
             try:
                 results = judge_exercise(exercise_id, records, seed=options.seed, lang=lang, times=outcome.times,
                                          expectations=expectations)
                 early[(position, exercise_id)] = (records, results)
+                failed[exercise_id] = tuple(result.id for result in results if result.status == FAILED)
                 with outcome.times.timing("judges"):
                     request = trace_request(exercise_id, results, records, options.seed)
             except Exception as error:  # noqa: BLE001 - judged again below, where a failure is this notebook's only
@@ -149,7 +154,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
                 continue
             if request is not None:
                 requests.append(request)
-        return requests
+        return ProbedAnswer({exercise_id: ids for exercise_id, ids in failed.items() if ids}, tuple(requests))
 
     def judged(outcome: Outcome) -> None:
         position, key = cast(tuple[int, object], outcome.key)  # as the Job above was given it
@@ -181,7 +186,7 @@ def grade_notebooks(inputs: Iterable[NotebookInput], options: Options | None = N
             blocked=_blocked_paths(options.blocked),
             readable=_readable_paths(),
         )
-        probe_notebooks(jobs, options.limits, confinement, judged, trace_requests)
+        probe_notebooks(jobs, options.limits, confinement, judged, answer_probed)
     return Grading([results[position] for position in sorted(results)], sorted(isolation_notes))
 
 
@@ -207,12 +212,15 @@ def _judge(key: object, outcome: Outcome, seed: int, lang: str,
            early: dict[str, tuple[ExerciseRecords, list[CheckResult]]],
            expectations: ClassExpectations) -> NotebookResult:
     """The notebook's result from its children's outcome; `early`: the exercises already judged to answer its child's
-    "probed", kept where their records are still the ones judged; `expectations`: what depends on a case alone, shared
-    by the class."""
+    "probed", kept where their records are still the ones judged (an exercise whose failed checks' own slopes came
+    back is judged again with them taken in); `expectations`: what depends on a case alone, shared by the class."""
     plan, times = outcome.plan, outcome.times
     checks: list[CheckResult] = []
     for exercise_id in plan.exercises:
         records = outcome.records.get(exercise_id, {})
+        own_slopes = outcome.own_slopes.get(exercise_id)
+        if own_slopes:  # validated by the supervisor: bools at the places the probes write them
+            records = with_own_slopes_taken(records, own_slopes)
         judged_records, results = early.get(exercise_id, (None, []))
         if judged_records is not records:
             results = judge_exercise(exercise_id, records, seed=seed, lang=lang, times=times,

@@ -18,10 +18,15 @@ grader's own code restored. Each step is announced before it starts and each exe
 sent as soon as it exists, so a crash loses only the step that crashed.
 
 Then one question to the grader, which judges (the child never does): "probed" (its exercises are all sent), and
-the grader answers on the task pipe with the failing cases to trace, at most one per exercise (none for a notebook
-that passes). Each is a step of its own: the probe runs once more on that case, under the tensor trace
-(autograder.checking.tensor_trace), on the objects the exercise's probes were given, and the tensors the student's
-code made go back capped ("trace"); the grader finds where they depart from the notes' steps.
+the grader answers on the task pipe (autograder.isolation.child_task.ProbedAnswer) with the checks that failed and
+the failing cases to trace, at most one per exercise (nothing for a notebook that passes). The probes above read no
+own slope of a gradient (autograder.checking.probing.own_slopes_later): a judge reads one only where a gradient is
+wrong, which fails its check. So each exercise with failed checks gets a step of its own first: those checks probed
+once more, on the objects the exercise's probes were given, with the slopes read, and the slope fields alone sent
+("slopes"; the grader takes them into the first records and judges again). Then each case to trace is a step of its
+own: the probe runs once more on that case, under the tensor trace (autograder.checking.tensor_trace), on the same
+objects, and the tensors the student's code made go back capped ("trace"); the grader finds where they depart from
+the notes' steps.
 
 The child never decides whose fault anything is. Whatever stops it (student code, or the grader's own code
 failing on what student code left behind: a hook, a timer, a tensor subclass, an exception whose text raises)
@@ -35,7 +40,6 @@ never call the student's methods, or do so under a guard and this alarm.
 
 import gc
 import io
-import json
 import os
 import select
 import signal
@@ -49,11 +53,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from autograder.checking.probing import describe_exception, exception_type_name
+from autograder.checking.probing import describe_exception, exception_type_name, own_slopes_later, own_slopes_only
 from autograder.checking.tensor_trace import MAX_TRACE_ELEMENTS, trace_record, traced_probe
 from autograder.course.shared.plan import ExerciseProbes, probe_checks, resolve
 from autograder.isolation import cgroups, namespaces, sandbox, wire, workspace
-from autograder.isolation.child_task import REPLY_HEADER, TraceRequest
+from autograder.isolation.child_task import REPLY_HEADER, ProbedAnswer, TraceRequest
 from autograder.isolation.grading_shell import GradingShell, shared_shell
 from autograder.isolation.own_files import OwnFiles
 from autograder.isolation.refusals import MAX_REFUSED
@@ -209,7 +213,10 @@ class _Child:
                 self.probe(step.exercise)
         if self.probed:
             self.send({"event": "probed"})
-            for request in self.trace_requests():
+            answer = self.answer()
+            for exercise_id, check_ids in answer.slopes.items():
+                self.read_own_slopes(exercise_id, check_ids)
+            for request in answer.traces:
                 self.trace(request)
         self.send({"event": "done", "output_chars": sum(sink.written for sink in self.sinks)})
 
@@ -278,7 +285,8 @@ class _Child:
         self.alarm.arm(self.step_limit)
         caught = None
         try:
-            records = probe_checks(planned.checks, objects, between=self.between_cases)
+            with own_slopes_later():  # read for the checks that fail alone, once the grader has judged (the answer)
+                records = probe_checks(planned.checks, objects, between=self.between_cases)
         except BaseException as exc:  # noqa: BLE001 - a KeyboardInterrupt from the student ends this exercise only
             caught = exc
         for _ in range(RECLAIM_TRIES):  # as in run_cell
@@ -294,21 +302,51 @@ class _Child:
         self.send({"event": "exercise", "exercise": exercise_id,
                    "records": _completed(planned, records, failure, self.task.timeout)})
 
-    def trace_requests(self) -> list[TraceRequest]:
-        """The grader's answer to "probed": which failing cases to trace. It is waited for as long as the notebook's
-        own total time (the task's `reply_seconds`), never a fixed time: the grader judges the notebook first, and
-        a loaded grader may take long; its own deadlines, which its judging does not use up, stop a child that
-        waits too long. Nothing when the student's code closed or read the pipe: the grader sees the cases it asked
-        for go untraced, and says so (autograder.isolation.supervisor)."""
+    def answer(self) -> ProbedAnswer:
+        """The grader's answer to "probed": which failed checks to probe again with their own slopes read, which
+        failing cases to trace. It is waited for as long as the notebook's own total time (the task's
+        `reply_seconds`), never a fixed time: the grader judges the notebook first, and a loaded grader may take
+        long; its own deadlines, which its judging does not use up, stop a child that waits too long. Nothing when
+        the student's code closed or read the pipe: the grader sees what it asked for not come, and says so
+        (autograder.isolation.supervisor)."""
         seconds = self.task.reply_seconds
         try:
             header = _read_exactly(self.reply_fd, REPLY_HEADER.size, seconds)
             (length,) = REPLY_HEADER.unpack(header)
-            answer = (json.loads(_read_exactly(self.reply_fd, length, seconds)) if 0 < length <= MAX_REPLY_BYTES
-                      else [])
-            return [TraceRequest(str(exercise), str(check), int(case)) for exercise, check, case in answer]
-        except (OSError, ValueError, TypeError, EOFError):
-            return []
+            if not 0 < length <= MAX_REPLY_BYTES:
+                return ProbedAnswer()
+            return ProbedAnswer.decoded(_read_exactly(self.reply_fd, length, seconds))
+        except (OSError, ValueError, TypeError, KeyError, EOFError):
+            return ProbedAnswer()
+
+    def read_own_slopes(self, exercise_id: str, check_ids: tuple[str, ...]) -> None:
+        """The failed checks of an exercise probed once more, with the own slopes of their gradients read, on the
+        objects its probes were given; only the slope fields go back ("slopes": the grader validates them and takes
+        them into the first records). Whatever stops it sends none: the grader judges without them."""
+        planned, objects = self.task.probes.get(exercise_id), self.probed.get(exercise_id)
+        checks = [check for check in planned.checks if check.check_id in check_ids] if planned is not None else []
+        if not checks or objects is None:
+            return
+        self.send({"event": "start", "kind": "slopes", "exercise": exercise_id})
+        self.seal.restore()
+        self.alarm.arm(self.step_limit)
+        slopes: dict[str, list[dict[str, Any]]] = {}
+        try:
+            again = probe_checks(checks, objects, between=self.between_cases)
+            slopes = {check_id: [own_slopes_only(data) for data in per_case] for check_id, per_case in again.items()}
+        except BaseException:  # noqa: BLE001 - whatever the student's code did: no slopes, the grader judges without
+            slopes = {}
+        for _ in range(RECLAIM_TRIES):  # as in run_cell
+            try:
+                self.reclaim()
+                break
+            except BaseException:  # noqa: BLE001, S112 - CPython drops a hook that raised; the next try is clean
+                continue
+        else:
+            raise RuntimeError("could not take the process back from the student's code")
+        self.send({"event": "slopes", "exercise": exercise_id,
+                   "slopes": {check_id: per_case for check_id, per_case in slopes.items()
+                              if any(per_case)}})
 
     def trace(self, request: TraceRequest) -> None:
         """One failing case's probe again, under the tensor trace, on the objects of its exercise's probes."""

@@ -5,18 +5,20 @@ cases: autograder.running.runner.planned_probes); autograder.isolation.zygote fo
 here, nor anything it imports, knows the reference, a judge or an expected value.
 """
 
+import json
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation.sandbox import Confinement
 
-__all__ = ["ChildTask", "REPLY_HEADER", "Step", "TraceRequest"]
+__all__ = ["ChildTask", "ProbedAnswer", "REPLY_HEADER", "Step", "TraceRequest"]
 
 # The grader's answer to a child's "probed", on the child's task pipe: this header (the JSON's length), then a JSON
-# list of [exercise id, check id, case index], the TraceRequests.
+# object, the ProbedAnswer: {"slopes": [[exercise id, [check id, ...]], ...], "trace": [[exercise id, check id, case
+# index], ...]}.
 REPLY_HEADER = struct.Struct(">Q")
 
 
@@ -58,3 +60,29 @@ class TraceRequest:
     exercise: str
     check_id: str
     case: int
+
+
+@dataclass(frozen=True)
+class ProbedAnswer:
+    """The grader's answer to a child's "probed": the checks of each exercise that failed, to probe once more with the
+    own slopes of their gradients read (autograder.checking.probing.own_slopes_later: the first probes read none),
+    and the failing cases to trace. Nothing for a notebook that passes."""
+
+    slopes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # exercise id -> its failed checks' ids
+    traces: tuple[TraceRequest, ...] = ()
+
+    def encoded(self) -> bytes:
+        """The answer as the child reads it (REPLY_HEADER, then the JSON)."""
+        answer = json.dumps({"slopes": [[exercise, list(checks)] for exercise, checks in self.slopes.items()],
+                             "trace": [[request.exercise, request.check_id, request.case]
+                                       for request in self.traces]}).encode("utf-8")
+        return REPLY_HEADER.pack(len(answer)) + answer
+
+    @classmethod
+    def decoded(cls, data: bytes) -> "ProbedAnswer":
+        """The answer from its JSON (the part after REPLY_HEADER); ValueError, TypeError or KeyError where it is
+        not one (the student's code may have written on the pipe)."""
+        answer = json.loads(data)
+        slopes = {str(exercise): tuple(str(check) for check in checks) for exercise, checks in answer["slopes"]}
+        traces = tuple(TraceRequest(str(exercise), str(check), int(case)) for exercise, check, case in answer["trace"])
+        return cls(slopes, traces)

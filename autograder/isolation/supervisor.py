@@ -23,17 +23,21 @@ second hello, a step it did not start, a "grader_error" student code wrote itsel
 stopping the grading process, named so in the notes, and the rest of the notebook is graded as for a crash.
 Nothing a child says is logged as attnkit's own error.
 
-Once a child has probed its exercises it says "probed", and the grader answers on the child's task pipe with the
-failing cases to trace (`trace_requests(outcome, exercises)`, the caller's: it judges them; none for a notebook
-that passes, so a passing notebook costs its child no trace). A "trace" comes back as hostile data: read by
+Once a child has probed its exercises it says "probed", and the grader answers on the child's task pipe
+(`answer_probed(outcome, exercises)`, the caller's: it judges them) with the checks that failed and the failing
+cases to trace; nothing for a notebook that passes, so a passing notebook costs its child neither. The child's
+probes read no own slope of a gradient; it probes the failed checks once more with them read and sends the slope
+fields alone ("slopes"), hostile data like the rest: bools at the places the probes write them, in the cases the
+child recorded (`_valid_own_slopes`), else refused with one log line; kept in `Outcome.own_slopes`, taken into the
+records by the caller before it judges. A "trace" comes back as hostile data: read by
 autograder.checking.tensor_trace.traced_of_record, refused with one log line when it is not what a child writes or
-passes a cap; a child that crashes, runs out of time or sends malformed data while tracing only goes without its
-departure: its exercises are all recorded.
+passes a cap. A child that crashes, runs out of time or sends malformed data after "probed" only goes without its
+slopes (its wrong gradients go without their proven cause: the message says none is proven) and its departures:
+its exercises are all recorded, and graded as they are.
 """
 
 import dataclasses
 import functools
-import json
 import logging
 import os
 import selectors
@@ -48,13 +52,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from autograder.checking.check_types import Untraced
+from autograder.checking.probing import OWN_SLOPE_FIELDS
 from autograder.checking.tensor_trace import TracedTensor, traced_of_record
 from autograder.course import catalog
 from autograder.course.shared.plan import ExerciseProbes
 from autograder.isolation import cgroups as child_cgroups
 from autograder.isolation import wire, workspace
 from autograder.isolation.cgroups import ChildCgroups, LimitsReached
-from autograder.isolation.child_task import REPLY_HEADER, ChildTask, TraceRequest
+from autograder.isolation.child_task import ChildTask, ProbedAnswer, TraceRequest
 from autograder.isolation.limits import Limits
 from autograder.isolation.notebook_plan import NotebookPlan
 from autograder.isolation.protected import is_protected, protected_paths
@@ -68,8 +73,8 @@ from autograder.running.timing import StageTimes
 from autograder.safe_text import clean, one_line
 
 __all__ = [
-    "BUDGET", "CHILD_NICE", "CRASH", "DepartureTrace", "ExerciseRecords", "Job", "LostDeparture", "Outcome",
-    "PROTOCOL", "TIMEOUT", "TraceRequests", "Untraced", "lose_departure", "own_folder", "probe_notebooks",
+    "AnswerProbed", "BUDGET", "CHILD_NICE", "CRASH", "DepartureTrace", "ExerciseRecords", "Job", "LostDeparture",
+    "Outcome", "PROTOCOL", "TIMEOUT", "Untraced", "lose_departure", "own_folder", "probe_notebooks",
 ]
 
 logger = logging.getLogger(__name__)
@@ -95,7 +100,7 @@ CPU_POLL = 0.2  # seconds between two looks at a running step's CPU time
 CPU_LIMIT_SLACK = 0.5  # RLIMIT_CPU is checked on the scheduler's tick: the count may stop just short of it
 CHILD_NICE = 5  # a child without a CPU share of its own runs below the grader (autograder.isolation.cgroups)
 # The only events a child may send (autograder.isolation.child_process): anything else is a protocol error.
-CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "probed", "trace", "done"})
+CHILD_EVENTS = frozenset({"hello", "start", "cell", "exercise", "probed", "slopes", "trace", "done"})
 
 
 ProbeRecord = dict[str, Any]  # one case's probe data, or {"error": ...}
@@ -139,6 +144,10 @@ class Outcome:
     # The exercises a child's "probed" was answered for: the others were recorded by a child that stopped before it
     # said "probed" (a crash, a later step's timeout), and their departure was never asked for (Untraced.NOT_ASKED).
     answered: set[str] = field(default_factory=set)
+    # exercise id -> check id -> [the own slopes of each case's gradients, the slope fields alone at their places]:
+    # what the child read in its second look at the failed checks (validated: _valid_own_slopes). The caller takes
+    # them into `records` before it judges (autograder.course.shared.plan.with_own_slopes_taken).
+    own_slopes: dict[str, ExerciseRecords] = field(default_factory=dict)
 
 
 # What a child may say of its own trace that stopped ("stopped"): anything else reads as its process stopping.
@@ -155,8 +164,9 @@ class LostDeparture:
     why: Untraced
 
 
-# The caller's answer to a child's "probed": (the outcome so far, the exercises this child probed) -> what to trace.
-TraceRequests = Callable[[Outcome, tuple[str, ...]], list[TraceRequest]]
+# The caller's answer to a child's "probed": (the outcome so far, the exercises this child probed) -> the failed
+# checks to read the own slopes of, and the cases to trace.
+AnswerProbed = Callable[[Outcome, tuple[str, ...]], ProbedAnswer]
 
 
 @dataclass
@@ -190,8 +200,9 @@ class _Attempt:
     cpu_used: float = 0.0  # once reaped: the CPU time the kernel counted for it (rusage)
     limits_reached: LimitsReached = field(default_factory=LimitsReached)  # read from its cgroups once it exited
     probed: list[str] = field(default_factory=list)  # the exercises this child sent (its traces may be asked for)
-    answered: bool = False  # its "probed" was answered: only traces and done may follow
+    answered: bool = False  # its "probed" was answered: only slopes, traces and done may follow
     asked: dict[str, TraceRequest] = field(default_factory=dict)  # exercise id -> the case it was asked to trace
+    slopes_asked: dict[str, tuple[str, ...]] = field(default_factory=dict)  # exercise id -> its failed checks
     grader_seconds: float = 0.0  # the grader's time spent answering it, excused to every notebook (see _excuse)
 
     def cpu_seconds(self) -> float:
@@ -232,21 +243,22 @@ class _JobState:
     crashed: set[str] = field(default_factory=set)
     probes: dict[str, ExerciseProbes] = field(default_factory=dict)  # told to every attempt's child
     withholder: Withholder | None = None  # what the child says is filtered through it (see isolation.withholding)
-    trace_requests: TraceRequests | None = None  # None: "probed" is answered with nothing to trace
+    answer_probed: AnswerProbed | None = None  # None: "probed" is answered with nothing to read again or trace
 
 
 def probe_notebooks(jobs: Iterable[Job], limits: Limits, confinement: Confinement,
-                    on_done: Callable[[Outcome], None], trace_requests: TraceRequests | None = None) -> None:
+                    on_done: Callable[[Outcome], None], answer_probed: AnswerProbed | None = None) -> None:
     """Probe every job's notebook in confined children; `on_done(outcome)` is called as each one finishes;
-    `trace_requests` answers each child's "probed" (see the module's docstring; None: nothing is traced)."""
-    _supervise(jobs, limits, confinement, on_done, shared_zygote(), trace_requests)
+    `answer_probed` answers each child's "probed" (see the module's docstring; None: nothing is read again or
+    traced)."""
+    _supervise(jobs, limits, confinement, on_done, shared_zygote(), answer_probed)
 
 
 def _supervise(jobs: Iterable[Job], limits: Limits, confinement: Confinement, on_done: Callable[[Outcome], None],
-               zygote: Zygote, trace_requests: TraceRequests | None = None) -> None:
+               zygote: Zygote, answer_probed: AnswerProbed | None = None) -> None:
     cgroups, no_cgroup = _child_cgroups(limits, zygote)
     confinement = dataclasses.replace(confinement, memory_accounted=cgroups is not None)
-    pending = [_JobState(job, Outcome(job.key, job.plan), 0.0, trace_requests=trace_requests) for job in jobs]
+    pending = [_JobState(job, Outcome(job.key, job.plan), 0.0, answer_probed=answer_probed) for job in jobs]
     for state in pending:
         state.outcome.isolation_notes.update([no_cgroup] if no_cgroup else [])
     pending.reverse()
@@ -533,7 +545,7 @@ def _time_event(attempt: _Attempt, event: dict[str, Any], now: float) -> None:
         _time_hello(attempt, event, now)
     elif kind == "start":
         attempt.step_started = now
-    elif kind in ("cell", "exercise", "trace") and attempt.step_started:
+    elif kind in ("cell", "exercise", "slopes", "trace") and attempt.step_started:
         times.add("cells" if kind == "cell" else "probes", now - attempt.step_started)
         attempt.step_started = 0.0
     attempt.last_event = now
@@ -582,6 +594,8 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
         elif (event.get("kind") == "exercise" and event.get("exercise") in plan.exercises
               and not attempt.answered):
             attempt.step = ("exercise", event["exercise"])
+        elif event.get("kind") == "slopes" and event.get("exercise") in attempt.slopes_asked:
+            attempt.step = ("slopes", event["exercise"])
         elif event.get("kind") == "trace" and event.get("exercise") in attempt.asked:
             attempt.step = ("trace", event["exercise"])
         else:
@@ -625,6 +639,14 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
             raise wire.ProtocolError("probed before its exercises")  # the child says it after every one
         attempt.answered = True
         _answer(attempt)
+    elif kind == "slopes":
+        exercise_id = cast(str, event.get("exercise"))
+        if attempt.step != ("slopes", exercise_id):
+            raise wire.ProtocolError("slopes it did not start")
+        check_ids = attempt.slopes_asked.pop(exercise_id)
+        attempt.step = None
+        attempt.cpu_deadline = float("inf")
+        _keep_own_slopes(attempt, exercise_id, check_ids, event.get("slopes"))
     elif kind == "trace":
         exercise_id = cast(str, event.get("exercise"))
         if attempt.step != ("trace", exercise_id):
@@ -637,6 +659,9 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
         if attempt.step is not None:
             raise wire.ProtocolError("done inside a step")
         attempt.done = True
+        for exercise_id in attempt.slopes_asked:
+            lose_own_slopes(state.outcome, exercise_id, "its grading process went on without reading them")
+        attempt.slopes_asked = {}
         for request in attempt.asked.values():  # asked for, never traced: the child stopped waiting for the answer
             lose_departure(state.outcome, request, Untraced.NOT_TRACED, "its grading process went on without "
                            "tracing it (it stopped waiting for the grader's answer, or its task pipe was taken)")
@@ -646,23 +671,111 @@ def _handle(attempt: _Attempt, event: dict[str, Any], limits: Limits) -> None:
 
 
 def _answer(attempt: _Attempt) -> None:
-    """Answer the child's "probed" on its task pipe: the failing cases to trace, from the caller (who judges)."""
+    """Answer the child's "probed" on its task pipe: the failed checks to read the own slopes of, the failing cases
+    to trace, from the caller (who judges)."""
     state = attempt.job
     started = time.monotonic()
-    requests = state.trace_requests(state.outcome, tuple(attempt.probed)) if state.trace_requests else []
+    answer = state.answer_probed(state.outcome, tuple(attempt.probed)) if state.answer_probed else ProbedAnswer()
     state.outcome.answered.update(attempt.probed)
     attempt.grader_seconds += time.monotonic() - started
-    attempt.asked = {request.exercise: request for request in requests if request.exercise in attempt.probed}
-    answer = json.dumps([[request.exercise, request.check_id, request.case]
-                         for request in attempt.asked.values()]).encode("utf-8")
+    attempt.asked = {request.exercise: request for request in answer.traces if request.exercise in attempt.probed}
+    attempt.slopes_asked = {exercise_id: tuple(check_ids) for exercise_id, check_ids in answer.slopes.items()
+                            if exercise_id in attempt.probed and check_ids}
     try:
-        if attempt.reply_fd is not None:
-            os.write(attempt.reply_fd, REPLY_HEADER.pack(len(answer)) + answer)  # small: the pipe holds it whole
+        if attempt.reply_fd is not None:  # small: the pipe holds it whole
+            os.write(attempt.reply_fd, ProbedAnswer(attempt.slopes_asked, tuple(attempt.asked.values())).encoded())
     except OSError as error:  # the child is gone or its pipe is full of what the student wrote: no traces
+        for exercise_id in attempt.slopes_asked:
+            lose_own_slopes(state.outcome, exercise_id,
+                            f"the grader's answer could not be sent ({one_line(error, 100)})")
+        attempt.slopes_asked = {}
         for request in attempt.asked.values():
             lose_departure(state.outcome, request, Untraced.NOT_TRACED,
                            f"the grader's answer could not be sent ({one_line(error, 100)})")
         attempt.asked = {}
+
+
+def _keep_own_slopes(attempt: _Attempt, exercise_id: str, check_ids: tuple[str, ...], slopes: object) -> None:
+    """The own slopes the child read for the failed checks it was asked for, read as hostile data
+    (_valid_own_slopes); refused with one log line, and the exercise judged without them."""
+    try:
+        valid = _valid_own_slopes(slopes, check_ids, attempt.job.outcome.records.get(exercise_id, {}))
+    except ValueError as refused:
+        lose_own_slopes(attempt.job.outcome, exercise_id, f"they were refused: {one_line(refused, 200)}")
+        return
+    if valid:
+        attempt.job.outcome.own_slopes[exercise_id] = valid
+
+
+# Where the probes write an own slope (autograder.checking.probing.OWN_SLOPE_FIELDS): a function's probe, one bool in
+# its record; a module's (probing.module_gradients), in the record of a backward pass the case's record holds under a
+# key of its own, one bool for its input and one for each name of the parameters that record holds ("state").
+FUNCTION_SLOPE = "gradient_is_own_slope"
+INPUT_SLOPE, PARAMETER_SLOPES = "input_own_slope", "own_slopes"
+
+
+def _valid_own_slopes(slopes: object, check_ids: tuple[str, ...], records: ExerciseRecords) -> ExerciseRecords:
+    """The child's own slopes of `check_ids` (the failed checks it was asked for), as the grader takes them: for each
+    check, a list no longer than its recorded cases, each case's slopes only at the places its probe writes them in
+    that case's record (_valid_case_slopes). ValueError for anything else (the student's code may have written it)."""
+    if not isinstance(slopes, dict):
+        raise ValueError("not a mapping of checks")
+    valid: ExerciseRecords = {}
+    for check_id, per_case in slopes.items():
+        recorded = records.get(check_id) if check_id in check_ids else None
+        if recorded is None:
+            raise ValueError(f"slopes of a check it was not asked for ({one_line(check_id, 80)!r})")
+        if not isinstance(per_case, list) or len(per_case) > len(recorded):
+            raise ValueError(f"not a list of at most {len(recorded)} cases for {one_line(check_id, 80)!r}")
+        valid[check_id] = [_valid_case_slopes(case, record) for case, record in zip(per_case, recorded, strict=False)]
+    return valid
+
+
+def _valid_case_slopes(sent: object, record: ProbeRecord) -> dict[str, Any]:
+    """`sent`, one case's slopes, where it holds a bool under FUNCTION_SLOPE and, under a key where `record` holds a
+    module's backward pass, that pass's slopes (_valid_backward_slopes); ValueError for anything else."""
+    if not isinstance(sent, dict):
+        raise ValueError("a case's slopes are not a mapping")
+    valid: dict[str, Any] = {}
+    for key, value in sent.items():
+        if key == FUNCTION_SLOPE and type(value) is bool:
+            valid[key] = value
+        elif key not in OWN_SLOPE_FIELDS and _backward_pass(record.get(key)):
+            valid[key] = _valid_backward_slopes(value, record[key])
+        else:
+            raise ValueError(f"{one_line(key, 60)!r} is not an own slope at a place its probe writes one")
+    return valid
+
+
+def _backward_pass(value: object) -> bool:
+    """Whether a record's value is a module's backward pass as probing.module_gradients records it."""
+    return isinstance(value, dict) and isinstance(value.get("state"), dict) and isinstance(value.get("parameters"),
+                                                                                             dict)
+
+
+def _valid_backward_slopes(sent: object, backward: dict[str, Any]) -> dict[str, Any]:
+    """A backward pass's slopes: a bool under INPUT_SLOPE, a bool for each of some of its parameters' names under
+    PARAMETER_SLOPES; ValueError for anything else."""
+    if not isinstance(sent, dict):
+        raise ValueError("a backward pass's slopes are not a mapping")
+    valid: dict[str, Any] = {}
+    for key, value in sent.items():
+        if key == INPUT_SLOPE and type(value) is bool:
+            valid[key] = value
+        elif key == PARAMETER_SLOPES and isinstance(value, dict) and all(
+                name in backward["state"] and type(own) is bool for name, own in value.items()):
+            valid[key] = dict(value)
+        else:
+            raise ValueError(f"{one_line(key, 60)!r} is not an own slope of a module's backward pass")
+    return valid
+
+
+def lose_own_slopes(outcome: Outcome, exercise_id: str, detail: str) -> None:
+    """One safe log line: the own slopes of an exercise's failed checks were asked for and not taken. Its wrong
+    gradients are judged without them (each says no cause is proven, as where a slope cannot be read): its grade is
+    what it would be with them."""
+    logger.warning("attnkit: no own slopes read for %s in %s: %s", clean(exercise_id),
+                   clean(str(outcome.plan.path)), one_line(detail, 300))
 
 
 def _keep_trace(attempt: _Attempt, asked: TraceRequest, event: dict[str, Any]) -> None:
@@ -827,8 +940,11 @@ def _settle(attempt: _Attempt, status: int, limits: Limits) -> bool:
         return False
     if attempt.done and not attempt.kill_kind:
         return False
-    if attempt.answered:  # every exercise was recorded: what stopped it while tracing costs only its departures
+    if attempt.answered:  # every exercise was recorded: what stopped it now costs only its slopes and departures
         how = one_line(attempt.kill_reason or _ending(attempt, status), 200)
+        for exercise_id in attempt.slopes_asked:
+            lose_own_slopes(state.outcome, exercise_id, f"its grading process {how} while reading them")
+        attempt.slopes_asked = {}
         for request in attempt.asked.values():
             lose_departure(state.outcome, request, Untraced.STOPPED, f"its grading process {how} while tracing")
         attempt.asked = {}

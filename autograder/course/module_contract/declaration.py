@@ -340,6 +340,12 @@ MESSAGES = {
         "zh": "模块移到 {device} 之后前向传播失败（{type}：{detail}）；在 forward 中新建的张量留在 CPU 上。你的 "
               "forward 用到的每个张量从哪里来？它是在哪个设备上创建的？",
     },
+    "contract.forward_failed_on_device_unplaced": {
+        "en": "after the module moved to {device} the forward pass fails ({type}: {detail}). Where does each tensor "
+              "your forward uses come from, and on which device is it?",
+        "zh": "模块移到 {device} 之后前向传播失败（{type}：{detail}）。你的 forward 用到的每个张量从哪里来？它在哪个"
+              "设备上？",
+    },
     "contract.tensor_on_cpu": {
         "en": "after the module moved to {device} forward still combines a tensor on the CPU with the others ({op}): "
               "where does each tensor your forward uses come from, and on which device is it made?",
@@ -373,6 +379,12 @@ MESSAGES = {
               "each other (the softmax runs over the keys, never over the batch)",
         "zh": "batch 中的样本 x[{sample}] 单独运行时输出不同：样本之间不能互相影响（softmax 在 key 上做，而不是在 "
               "batch 维度上）",
+    },
+    "contract.sample_reshaped_alone": {
+        "en": "sample x[{sample}] of the batch, run alone as a batch of one, comes back with shape {got_shape}, not "
+              "{expected_shape}: the same numbers as in the whole batch's output, under another shape",
+        "zh": "batch 中的样本 x[{sample}] 作为只有一个样本的 batch 单独运行时，返回的形状是 {got_shape}，而不是 "
+              "{expected_shape}：数值与整个 batch 输出中的相同，只是形状不同",
     },
     "contract.future_leaks": {
         "en": "changing the tokens after position {position} changed the outputs at positions 0 to {position}: the "

@@ -140,6 +140,10 @@ def dropout_effects(record: ModesRecord, case: ContractCase, expectations: Expec
     if not same(record["eval"], record["no_dropout"]):
         return Verdict(False, "contract.eval_differs", {"p": case["p"]}, misconception="dropout_in_eval",
                        evidence=Evidence.FACT)
+    if record.get("samples_mixed"):
+        # Each sample's training output then holds the other samples' dropout draws too: which tensor dropout acts
+        # on cannot be read from it, and the properties check says that the samples mix.
+        return Verdict(True)
     if not same(record["eval"], expectations["exposed"]):
         # The forward pass itself is wrong on these weights (the value checks say how): where dropout acts cannot be
         # read from its output, only that it acts in training mode.
@@ -261,7 +265,10 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
     if record.get("mixed") and named is None and record.get("mixed_kept"):  # state kept from an earlier call
         return Verdict(False, "contract.tensor_kept_on_cpu", {"device": device, "op": record["mixed_kept"][0]})
     if error is not None and (device != "meta" or "device" in error["message"]):
-        return Verdict(False, "contract.forward_failed_on_device",
+        # "Tensors made inside forward stay on the CPU" is said only where the probe saw one made during this call:
+        # a tensor kept from an earlier call (in a list, say) fails here too, for another reason (issue 58).
+        key = "contract.forward_failed_on_device" if named else "contract.forward_failed_on_device_unplaced"
+        return Verdict(False, key,
                        {"device": device, "type": error["type"], "detail": error["message"][:160]},
                        misconception=named, evidence=evidence)
     if record.get("mixed"):
@@ -286,7 +293,7 @@ def judge_properties(spec: ModuleSpec, record: PropertiesRecord, case: ContractC
     if spec.batched:
         for index, alone in enumerate(record["one_by_one"]):
             if tuple(alone.shape) != (1, *expected_shape[1:]) or not same(alone[0], got[index]):
-                return Verdict(False, "contract.batch_mixed", {"sample": index})
+                return _sample_alone_verdict(alone, got[index], index, expected_shape)
     if spec.causal:
         seen = case["position"] + 1
         if tuple(record["future_changed"].shape) != expected_shape or not same(
@@ -420,3 +427,13 @@ def contract_judge(property_name: str, exercise_id: str, record: ContractRecord,
                    expectations: Expectations) -> Verdict:
     """The judge of one contract property for one module exercise."""
     return CONTRACT_JUDGES[property_name](SPECS_BY_EXERCISE[exercise_id], record, case, expectations)
+
+
+def _sample_alone_verdict(alone: Tensor, in_batch: Tensor, index: int, expected_shape: tuple[int, ...]) -> Verdict:
+    """A sample run alone that differs from its row of the batch's output: "samples see each other" only where the
+    numbers differ; the same numbers under another shape (a batch axis squeezed away, say) are said as such, since
+    the samples did not mix (issue 58)."""
+    if alone.numel() == in_batch.numel() and same(alone.reshape(in_batch.shape), in_batch):
+        return Verdict(False, "contract.sample_reshaped_alone", {
+            "sample": index, "got_shape": tuple(alone.shape), "expected_shape": (1, *expected_shape[1:])})
+    return Verdict(False, "contract.batch_mixed", {"sample": index})

@@ -74,6 +74,10 @@ class ModesRecord(TypedDict):
     # The rate of every nn.Dropout the module built for the case's p holds: a module that passes its rate on to the
     # wrong argument drops at another rate, which is not "never applied" (the judge names nothing then).
     rates: NotRequired[list[float]]
+    # Whether, in eval mode without dropout, sample 0's output changes when the other samples of the batch change:
+    # the training-mode output of such a module mixes the samples' dropout draws, so where its dropout acts cannot
+    # be read from it (the properties check names the mixing; issue 58).
+    samples_mixed: NotRequired[bool]
 
 
 class StateRecord(TypedDict, total=False):
@@ -365,7 +369,27 @@ def probe_modes(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) ->
 
     return {"train": run(case["p"], True, 1), "eval": run(case["p"], False, 2),
             "eval_again": run(case["p"], False, 3), "no_dropout": run(0.0, False, 4),
-            "rates": dropout_rates(build(spec, namespace, case, case["p"]))}
+            "rates": dropout_rates(build(spec, namespace, case, case["p"])),
+            "samples_mixed": samples_mixed(spec, namespace, case)}
+
+
+def samples_mixed(spec: "ModuleSpec", namespace: Namespace, case: ContractCase) -> bool:
+    """Whether sample 0's eval-mode output (no dropout) differs between a batch whose other samples hold the tokens
+    in reverse order and sample 0 run alone: True only where both calls return tensors and the two differ."""
+    if case["batch"] < 2:
+        return False
+    module = exposing_module(spec, namespace, case, 0.0).eval()
+    x = one_hot_tokens(case)
+    x[1:] = x[1:].flip(-2)
+    try:
+        with seeded(case["seed"] + 5), torch.no_grad():
+            together, alone = module(x), module(x[:1].clone())
+    except Exception:  # noqa: BLE001 - a forward that raises here is the other checks' to name
+        return False
+    if not isinstance(together, Tensor) or not isinstance(alone, Tensor) or together.dim() == 0:
+        return False
+    return alone.shape != together[:1].shape or not torch.allclose(
+        plain(alone), plain(together[:1]), rtol=1e-4, atol=1e-6, equal_nan=True)
 
 
 def dropout_rates(module: nn.Module) -> list[float]:

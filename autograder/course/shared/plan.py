@@ -15,11 +15,12 @@ from typing import Any
 
 from autograder.checking.probing import OWN_SLOPE_FIELDS, run_probe, with_own_slopes_of
 from autograder.checking.shared_builds import one_check
+from autograder.checking.tensor_trace import OPERANDS, probe_with_raised_operands
 from autograder.course.shared.roles import JUDGE_ROLE, PROBE_ROLE, in_role, modules_in_role
 
 __all__ = [
     "ExerciseProbes", "JUDGE_ROLE", "PlannedCheck", "ProbeAddress", "address_of", "probe_checks",
-    "resolve", "with_own_slopes",
+    "resolve", "with_own_slopes", "with_own_slopes_taken",
 ]
 
 PLAIN_ARGUMENTS = (str, int, float, bool)
@@ -95,10 +96,28 @@ def probe_checks(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
                 data = run_probe(probe, namespace, case)
                 if between is not None:
                     between()
+                if "error" in data:
+                    data = _with_operands(probe, namespace, case, data, between)
                 records[check.check_id].append(data)
                 if "error" in data:
                     break
     return records
+
+
+def _with_operands(probe: Callable, namespace: Mapping[str, Any], case: Mapping[str, Any], data: ProbeData,
+                   between: Callable[[], None] | None) -> ProbeData:
+    """`data` (a case that raised) with the shapes the op that raised read (tensor_trace.OPERANDS), from the case run
+    once more under a trace that keeps no tensor: a known mistake is named from an error only when its variant's op
+    read the same shapes, not only when the message's numbers coincide (autograder.checking.reproduction). As it is
+    where the second run raised otherwise (code that counts its calls): its shapes are not this error's."""
+    again = probe_with_raised_operands(probe, namespace, case)
+    if between is not None:
+        between()
+    error, raised = data.get("error"), again.get("error")
+    if (not isinstance(error, dict) or not isinstance(raised, dict) or OPERANDS not in raised
+            or raised.get("type") != error.get("type") or raised.get("message") != error.get("message")):
+        return data
+    return {**data, "error": {**error, OPERANDS: raised[OPERANDS]}}
 
 
 def with_own_slopes(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any],
@@ -106,11 +125,19 @@ def with_own_slopes(checks: Sequence[PlannedCheck], namespace: Mapping[str, Any]
                     failed: Collection[str]) -> dict[str, list[ProbeData]] | None:
     """`records`, probed inside autograder.checking.probing.own_slopes_later(), with the own slopes of the `failed`
     checks' gradients: those checks probed once more (every case, as the first time), their slopes alone taken into
-    the first run's records (with_own_slopes_of). None where no failed check's probe reads a slope (nothing to judge
-    again). A passing check needs none: a judge reads a slope only where a gradient is wrong, which fails it."""
+    the first run's records (with_own_slopes_taken). None where no failed check's probe reads a slope (nothing to
+    judge again). A passing check needs none: a judge reads a slope only where a gradient is wrong, which fails it."""
     again = probe_checks([check for check in checks if check.check_id in failed], namespace)
     if not any(_has_own_slope(data) for per_case in again.values() for data in per_case):
         return None
+    return with_own_slopes_taken(records, again)
+
+
+def with_own_slopes_taken(records: Mapping[str, Sequence[ProbeData]],
+                          again: Mapping[str, Sequence[Any]]) -> dict[str, list[ProbeData]]:
+    """`records` with the own slopes of `again` ({check id: [a second look per case]}, or the slope fields alone, as
+    a grading child sends them) taken in at their places, case by case (with_own_slopes_of); a case `again` lacks,
+    or a check it lacks, stays as it is."""
     merged = {check_id: list(per_case) for check_id, per_case in records.items()}
     for check_id, per_case in again.items():
         if check_id in merged:

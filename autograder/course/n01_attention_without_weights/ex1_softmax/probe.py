@@ -24,7 +24,7 @@ class TensorCase(TypedDict):
     seed: NotRequired[int]
     shape: NotRequired[list[int]]
     scale: NotRequired[float]
-    values: NotRequired[list[float]]
+    values: NotRequired[list[float] | list[list[float]]]  # a vector or a matrix
     dtype: NotRequired[str]
     dim: NotRequired[int]  # passed to softmax_stable when present
 

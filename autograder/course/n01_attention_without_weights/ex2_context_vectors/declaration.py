@@ -38,7 +38,16 @@ def context_cases_notes(rng: random.Random) -> list[TensorCase]:
 
 def context_cases_random(rng: random.Random) -> list[TensorCase]:
     num_tokens = (1, rng.randint(2, 8), rng.randint(17, 20))
-    return [random_case(rng, (n, rng.randint(2, 8)), scale=2.0) for n in num_tokens]
+    return [*(random_case(rng, (n, rng.randint(2, 8)), scale=2.0) for n in num_tokens), negative_case(rng)]
+
+
+def negative_case(rng: random.Random) -> TensorCase:
+    """Every input feature below 0, drawn after the other cases so that they keep their values: a one-token draw above
+    is sometimes all negative, and the preview shows this kind first, so that hidden grading never meets it unshown
+    (tests/test_public_case_kinds.py)."""
+    shape = (rng.randint(2, 8), rng.randint(2, 8))
+    return {"input": "values", "values": [[-round(rng.uniform(0.05, 2.0), 3) for _ in range(shape[1])]
+                                          for _ in range(shape[0])]}
 
 
 def context_cases_dtype(rng: random.Random) -> list[TensorCase]:
@@ -83,8 +92,9 @@ CHECKS = (
                  "zh": "context_vectors 在笔记的 6 个 token 上结果与笔记一致"}),
     Check(id="context_vectors.random", exercise="context_vectors", points=3, hidden=True, cases=context_cases_random,
           probe=probe_context_vectors, judge=judge_context_vectors, expect=expect_context_vectors,
-          title={"en": "context_vectors is right for other sizes (1 to 20 tokens)",
-                 "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token）"}),
+          title={"en": "context_vectors is right for other sizes (1 to 20 tokens) and for inputs whose every "
+                       "feature is negative",
+                 "zh": "context_vectors 在其他大小上也正确（1 到 20 个 token），所有特征都为负数的输入也一样"}),
     Check(id="context_vectors.float64", exercise="context_vectors", points=1, hidden=True, cases=context_cases_dtype,
           probe=probe_context_vectors, judge=judge_context_vectors_dtype, expect=expect_context_vectors,
           title={"en": "context_vectors keeps float64, leaves its input unchanged and passes the right gradient back "

@@ -105,6 +105,10 @@ MESSAGES = {
               "them)",
         "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改（原地转置会修改它们）",
     },
+    "transfer_weights.v2_modified": {
+        "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them",
+        "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改",
+    },
     "transfer_weights.not_returned": {
         "en": "load_v2_weights_into_v1 returned {returned}, not sa_v1: the function must hand back the module it "
               "filled",

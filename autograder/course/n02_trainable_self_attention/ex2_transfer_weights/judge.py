@@ -25,7 +25,10 @@ def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Exp
     v1, v2 = record["v1"], record["v2"]
     for name in PROJECTIONS:
         if not same(v2.get(f"{name}.weight"), v2_weights[name]):
-            return Verdict(False, "transfer_weights.v2_changed", {"name": name})
+            # "an in-place transpose modifies them" only where v2's weight now is its own transpose (issue 58)
+            transposed = same(v2.get(f"{name}.weight"), v2_weights[name].T)
+            return Verdict(False, "transfer_weights.v2_changed" if transposed else "transfer_weights.v2_modified",
+                           {"name": name})
     if all(same(v1.get(name), v1_start[name]) for name in PROJECTIONS):
         return Verdict(False, "transfer_weights.unchanged", {"returned": record["returned"]})
     for name in PROJECTIONS:

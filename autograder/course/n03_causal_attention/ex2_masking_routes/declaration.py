@@ -65,6 +65,9 @@ def weights_cases_random(rng: random.Random) -> list[ScoresCase]:
         {"seed": seed(), "shape": [rng.randint(2, 4), long, long], "dtype": "float64"},
         {"seed": seed(), "shape": [rng.randint(1, 3), heads, short, short], "dtype": "float32"},
         {"seed": seed(), "shape": [rng.randint(1, 3), 1, 1], "dtype": "float32"},
+        # Drawn last, so that the cases before it keep their values: a batch of one, which the preview may draw above,
+        # graded on every hidden draw too (tests/test_hidden_edge_sizes.py).
+        {"seed": seed(), "shape": [1, short, short], "dtype": "float32"},
     ]
 
 
@@ -183,10 +186,10 @@ CHECKS = (
                        "789）遮蔽后重新归一化，结果是一个新张量（输入保持原样），正确的梯度能传回输入"}),
     Check(id="masking_routes.renormalise_random", exercise="masking_routes", points=2.5, hidden=True,
           cases=weights_cases_random, probe=probe_renormalised, judge=judge_causal_weights, expect=expect_renormalised,
-          title={"en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches and "
-                       "float64",
-                 "zh": "causal_weights_renormalised：遮蔽并重新归一化在其他长度、带 batch 维度和 float64 输入上"
-                       "也正确"}),
+          title={"en": "causal_weights_renormalised: masking and renormalising works for other sizes, batches (a batch "
+                       "of one too) and float64",
+                 "zh": "causal_weights_renormalised：遮蔽并重新归一化在其他长度、带 batch 维度（包括 batch 为 1）"
+                       "和 float64 输入上也正确"}),
     Check(id="masking_routes.renormalise_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_renormalised", "weights"),
           judge=judge_on_device, expect=expect_renormalised_device,
@@ -202,9 +205,9 @@ CHECKS = (
     Check(id="masking_routes.neg_inf_random", exercise="masking_routes", points=2.5, hidden=True,
           cases=weights_cases_random, probe=probe_neg_inf, judge=judge_causal_weights, expect=expect_neg_inf,
           title={"en": "causal_weights_neg_inf: filling with -inf before the softmax works for other sizes, batches "
-                       "and float64",
-                 "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维度和 float64 输入上"
-                       "也正确"}),
+                       "(a batch of one too) and float64",
+                 "zh": "causal_weights_neg_inf：softmax 之前填入 -inf 在其他长度、带 batch 维度（包括 batch 为 1）"
+                       "和 float64 输入上也正确"}),
     Check(id="masking_routes.neg_inf_device", exercise="masking_routes", points=0.5, hidden=True,
           cases=weights_cases_device, probe=partial(probe_on_device, "causal_weights_neg_inf", "scores"),
           judge=judge_on_device,

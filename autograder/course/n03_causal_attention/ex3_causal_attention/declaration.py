@@ -79,7 +79,16 @@ def attention_cases_random(rng: random.Random) -> list[CausalCase]:
         attention_case(rng, num_tokens=rng.randint(17, 22), batch=rng.randint(1, 2), qkv_bias=True, dtype="float64"),
         attention_case(rng, num_tokens=1, batch=rng.randint(1, 3), qkv_bias=rng.random() < 0.5),
         wide_case(rng, attention_case(rng, num_tokens=rng.randint(4, 6), batch=wide.BATCH, dtype="float64")),
+        *edge_cases(rng),
     ]
+
+
+def edge_cases(rng: random.Random) -> list[CausalCase]:
+    """A batch of one with num_tokens at context_length (no slicing needed), on every draw, drawn after the other
+    cases so that they keep their values: edges the notes' batch and the preview show, graded on every hidden draw,
+    not only on those that happen to pick them (tests/test_hidden_edge_sizes.py)."""
+    edge = attention_case(rng, num_tokens=rng.randint(2, 8), batch=1, qkv_bias=rng.random() < 0.5)
+    return [{**edge, "context_length": edge["num_tokens"]}]
 
 
 def wide_case(rng: random.Random, case: CausalCase) -> CausalCase:
@@ -134,9 +143,10 @@ CHECKS = (
                  "zh": "CausalAttention(3, 2, 6, 0.0) 作用于笔记中由两句话组成的 batch（种子 123）"}),
     Check(id="causal_attention.random", exercise="causal_attention", points=3, hidden=True,
           cases=attention_cases_random, probe=probe_forward, judge=judge_forward, expect=expect_forward,
-          title={"en": "CausalAttention matches the reference on other shapes (batches, 1 to 20+ tokens, biases, "
-                       "float64)",
-                 "zh": "CausalAttention 在其他形状上与参考实现一致（不同 batch、1 到 20 多个 token、偏置、float64）"}),
+          title={"en": "CausalAttention matches the reference on other shapes (batches, a batch of one, 1 to 20+ "
+                       "tokens, num_tokens equal to context_length, biases, float64)",
+                 "zh": "CausalAttention 在其他形状上与参考实现一致（不同 batch、batch 为 1、1 到 20 多个 token、"
+                       "num_tokens 等于 context_length、偏置、float64）"}),
 )
 
 

@@ -68,7 +68,15 @@ def wrapper_cases_shapes(rng: random.Random) -> list[MultiHeadCase]:
         wrapper_case(rng, rng.randint(2, 4), rng.randint(3, 10), "float64", rng.random() < 0.5),
         wrapper_case(rng, 1, 1, "float32", False),
         wrapper_case(rng, rng.randint(2, 3), rng.randint(17, 24), "float64", True),
+        *edge_cases(rng),
     ]
+
+
+def edge_cases(rng: random.Random) -> list[MultiHeadCase]:
+    """A batch of one with num_tokens at context_length, on every draw: edges the notes' batch and the preview show,
+    graded on every hidden draw, not only on those that happen to pick them (tests/test_hidden_edge_sizes.py)."""
+    edge = wrapper_case(rng, rng.randint(2, 3), rng.randint(2, 6), "float32", rng.random() < 0.5)
+    return [{**edge, "batch": 1, "context_length": edge["num_tokens"]}]
 
 
 @reads_record("state")
@@ -117,8 +125,10 @@ WRAPPER_CHECKS = (
                  "zh": "MultiHeadAttentionWrapper 作用于笔记中的 batch（种子 123，2 个头）：输出形状 (2, 6, 4)"}),
     Check(id="mha_wrapper.shapes", exercise="mha_wrapper", points=1.5, hidden=True, cases=wrapper_cases_shapes,
           probe=probe_wrapper, judge=judge_wrapper, expect=expect_wrapper,
-          title={"en": "MultiHeadAttentionWrapper for other sizes, head counts, biases and float64",
-                 "zh": "MultiHeadAttentionWrapper 在其他尺寸、头数、偏置和 float64 下也正确"}),
+          title={"en": "MultiHeadAttentionWrapper for other sizes (a batch of one, one token, num_tokens equal to "
+                       "context_length), head counts, biases and float64",
+                 "zh": "MultiHeadAttentionWrapper 在其他尺寸（batch 为 1、单个 token、num_tokens 等于 "
+                       "context_length）、头数、偏置和 float64 下也正确"}),
 )
 
 

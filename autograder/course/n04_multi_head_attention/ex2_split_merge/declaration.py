@@ -156,6 +156,9 @@ def merge_cases_shapes(rng: random.Random) -> list[HeadsCase]:
         heads_case(rng, "attention", head_dim=1),
         heads_case(rng, "attention", num_tokens=rng.randint(17, 30)),
         heads_case(rng, "attention", leaf=True),
+        # Drawn last, so that the cases before it keep their values: a batch of one, as the notes show, on every
+        # draw (tests/test_hidden_edge_sizes.py).
+        heads_case(rng, "attention", batch=1),
     ]
 
 
@@ -235,10 +238,10 @@ CHECKS = (
                        "元数据保持原样"}),
     Check(id="merge_heads.shapes", exercise="merge_heads", points=1, hidden=True, cases=merge_cases_shapes,
           probe=probe_merge, judge=judge_merge, expect=expect_merge,
-          title={"en": "merge_heads for other shapes and dtypes (one token, one head, head_dim 1, long sequences, "
-                       "a leaf that requires grad)",
-                 "zh": "merge_heads 在其他形状和 dtype 下也正确（单个 token、单个头、head_dim 为 1、长序列、需要梯度的"
-                       "叶子张量）"}),
+          title={"en": "merge_heads for other shapes and dtypes (a batch of one, one token, one head, head_dim 1, long "
+                       "sequences, a leaf that requires grad)",
+                 "zh": "merge_heads 在其他形状和 dtype 下也正确（batch 为 1、单个 token、单个头、head_dim 为 1、"
+                       "长序列、需要梯度的叶子张量）"}),
     Check(id="merge_heads.round_trip", exercise="merge_heads", points=1, hidden=True, cases=merge_cases_round_trip,
           probe=probe_merge, judge=judge_merge, expect=expect_merge,
           title={"en": "merge_heads undoes split_heads, also on non-contiguous inputs",

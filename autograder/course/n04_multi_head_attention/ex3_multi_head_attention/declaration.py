@@ -76,7 +76,16 @@ def mha_cases_reference(rng: random.Random) -> list[MultiHeadCase]:
         # -1e4, so a causal fill that is finite but not low enough (-1e4, -100) shows, while -1e9, the dtype's lowest
         # value and the notes' renormalising route stay exact.
         wide_case(rng, random_attention_case(rng, batch=wide.BATCH, num_tokens=rng.randint(4, 6), dtype="float64")),
+        *edge_cases(rng),
     ]
+
+
+def edge_cases(rng: random.Random) -> list[MultiHeadCase]:
+    """A batch of one with num_tokens at context_length, on every draw, drawn after the other cases so that they keep
+    their values: edges the notes' batch and the preview show, graded on every hidden draw, not only on those that
+    happen to pick them (tests/test_hidden_edge_sizes.py)."""
+    edge = random_attention_case(rng, batch=1)
+    return [{**edge, "context_length": edge["num_tokens"]}]
 
 
 def wide_case(rng: random.Random, case: MultiHeadCase) -> MultiHeadCase:
@@ -99,7 +108,17 @@ def padding_cases_hidden(rng: random.Random) -> list[MultiHeadCase]:
     left["attention_mask"] = [[0] * padded + [1] * (num_tokens - padded), [1] * num_tokens]
     scattered = random_attention_case(rng, batch=2, num_tokens=rng.randint(17, 24), dtype="float32")
     scattered["attention_mask"] = [[int(rng.random() < 0.7) for _ in range(scattered["num_tokens"])] for _ in range(2)]
-    return [right, left, scattered]
+    return [right, left, scattered, *padding_edge_cases(rng)]
+
+
+def padding_edge_cases(rng: random.Random) -> list[MultiHeadCase]:
+    """One padded token in one sequence, one real token in the other, with num_tokens at context_length, on every
+    draw, drawn after the other cases so that they keep their values: edges the example and the preview show, graded
+    on every hidden draw, not only on those that happen to pick them (tests/test_hidden_edge_sizes.py)."""
+    edge = random_attention_case(rng, batch=2, dtype="float64")
+    num_tokens = edge["num_tokens"]
+    return [{**edge, "context_length": num_tokens,
+             "attention_mask": [[1] * (num_tokens - 1) + [0], [1] + [0] * (num_tokens - 1)]}]
 
 
 @reads_record("state", "weights_seen", "backward", "backward_unmasked")
@@ -206,8 +225,10 @@ CHECKS = (
                  "zh": "MultiHeadAttention 作用于笔记中的 batch（种子 123，d_out=2，2 个头）"}),
     Check(id="multi_head_attention.reference", exercise="multi_head_attention", points=2.5, hidden=True,
           cases=mha_cases_reference, probe=probe_mha, judge=judge_mha, expect=expect_mha,
-          title={"en": "MultiHeadAttention matches the reference for other sizes, head counts and float64",
-                 "zh": "MultiHeadAttention 在其他尺寸、头数和 float64 下与参考实现一致"}),
+          title={"en": "MultiHeadAttention matches the reference for other sizes (a batch of one, one token, "
+                       "num_tokens equal to context_length), head counts and float64",
+                 "zh": "MultiHeadAttention 在其他尺寸（batch 为 1、单个 token、num_tokens 等于 context_length）、"
+                       "头数和 float64 下与参考实现一致"}),
     Check(id="multi_head_attention.heads", exercise="multi_head_attention", points=1, hidden=True,
           cases=mha_cases_heads, probe=probe_mha_heads, judge=judge_mha_heads, expect=expect_heads,
           title={"en": "MultiHeadAttention computes attention itself (no scaled_dot_product_attention): heads "
@@ -227,9 +248,11 @@ CHECKS = (
                        "这一步传回输入和权重；forward 不改动 x 和 attention_mask"}),
     Check(id="padding_mask.hidden", exercise="padding_mask", points=3, hidden=True, cases=padding_cases_hidden,
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
-          title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding), the right gradients "
+          title={"en": "MultiHeadAttention with padding masks (right, left and scattered padding; a single padded "
+                       "token, a single real token), the right gradients "
                        "flowing back, x and attention_mask left as they were",
-                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding），正确的梯度能传回，"
+                 "zh": "MultiHeadAttention 处理各种 padding 掩码（右侧、左侧和分散的 padding；只有一个 padding token、"
+                       "只有一个真实 token），正确的梯度能传回，"
                        "x 和 attention_mask 保持原样"}),
 )
 
@@ -249,6 +272,12 @@ MESSAGES = {
         "en": "changing one head's query weights changed another head's output: heads must stay independent "
         "until out_proj",
         "zh": "改变一个头的 query 权重却改变了另一个头的输出：在 out_proj 之前各个头必须相互独立",
+    },
+    "multi_head_attention.mixed_after_out_proj": {
+        "en": "changing one head's query weights changed the output's columns of another head, although what your "
+        "forward passes to out_proj keeps the heads apart: the output is rearranged after out_proj",
+        "zh": "改变一个头的 query 权重改变了输出中另一个头的那几列，而你的 forward 传给 out_proj 的张量中各个头仍"
+        "相互独立：输出是在 out_proj 之后被重新排列的",
     },
     "multi_head_attention.calls_differ": {
         "en": "two calls on the same input, with nothing changed between them, gave different outputs: whether the "

@@ -165,11 +165,11 @@ def judge_head_independence(record: HeadIndependenceRecord, case: MultiHeadCase,
         if head == case["head"] and unchanged:
             return Verdict(False, "multi_head_attention.head_unchanged")
         if head != case["head"] and not unchanged:
-            return _not_mixed_unless_proven(record, before)
+            return _not_mixed_unless_proven(record, before, case)
     return Verdict(True)  # a forward that changes its own state but keeps its heads apart: the state check's matter
 
 
-def _not_mixed_unless_proven(record: HeadIndependenceRecord, before: Tensor) -> Verdict:
+def _not_mixed_unless_proven(record: HeadIndependenceRecord, before: Tensor, case: MultiHeadCase) -> Verdict:
     """Another head's columns changed: heads mixed, unless the module's first call changed its own state or two
     calls with nothing changed differ, which change every head's output with no head's weights changed."""
     if "state_before" in record and (changed := state_change(record["state_before"], record["state_after"],
@@ -178,7 +178,25 @@ def _not_mixed_unless_proven(record: HeadIndependenceRecord, before: Tensor) -> 
         return Verdict(False, key, fields, misconception="state_changed_by_forward", evidence=Evidence.FACT)
     if "repeated" in record and not same(record["repeated"], before):
         return Verdict(False, "multi_head_attention.calls_differ")
+    if _heads_apart_at_out_proj(record, case):
+        return Verdict(False, "multi_head_attention.mixed_after_out_proj")
     return Verdict(False, "multi_head_attention.heads_mixed")
+
+
+def _heads_apart_at_out_proj(record: HeadIndependenceRecord, case: MultiHeadCase) -> bool:
+    """Whether what forward passed to out_proj, (b, num_tokens, d_out) before and after one head's W_query changed,
+    changed that head's columns only: the heads were kept apart up to out_proj, and what mixed them came after."""
+    into_before, into_after = record.get("out_proj_before"), record.get("out_proj_after")
+    expected_shape = (case["batch"], case["num_tokens"], case["d_out"])
+    if into_before is None or into_after is None or tuple(into_before.shape) != expected_shape \
+            or tuple(into_after.shape) != expected_shape:
+        return False
+    head_dim = case["d_out"] // case["num_heads"]
+    for head in range(case["num_heads"]):
+        columns = slice(head * head_dim, (head + 1) * head_dim)
+        if (head == case["head"]) == same(into_after[..., columns], into_before[..., columns]):
+            return False
+    return True
 
 
 def judge_vectorised(record: VectorisedRecord, case: MultiHeadCase, expectations: Expectations) -> Verdict:

@@ -66,6 +66,10 @@ class HeadIndependenceRecord(TypedDict, total=False):
     state_after: State
     parameter_names: list[str]
     repeated: Tensor
+    # What forward passed to out_proj on the calls before and after the change, where it called out_proj once per
+    # call with one tensor: heads mixed only after out_proj are not mixed "before out_proj" (issue 58).
+    out_proj_before: Tensor
+    out_proj_after: Tensor
 
 
 class VectorisedRecord(TypedDict):
@@ -155,13 +159,35 @@ def probe_head_independence(namespace: Namespace, case: MultiHeadCase) -> HeadIn
         # Each call gets its own copy of x: a forward that edits its input is the value checks' to name, and must
         # not read here as one head's change reaching another.
         state_before = state_of(module)
-        before = plain(module(x.clone()))
+        before, into_before = _with_out_proj_input(module, x.clone())
         state_after = state_of(module)
         repeated = plain(module(x.clone()))
         module.W_query.weight[rows] += rand(case["seed"] + 3, head_dim, case["d_in"], dtype=x.dtype)
-        after = plain(module(x.clone()))
-    return {"before": before, "after": after, "state_before": state_before, "state_after": state_after,
-            "parameter_names": [name for name, _ in module.named_parameters()], "repeated": repeated}
+        after, into_after = _with_out_proj_input(module, x.clone())
+    record: HeadIndependenceRecord = {
+        "before": before, "after": after, "state_before": state_before, "state_after": state_after,
+        "parameter_names": [name for name, _ in module.named_parameters()], "repeated": repeated}
+    if into_before is not None and into_after is not None:
+        record["out_proj_before"], record["out_proj_after"] = into_before, into_after
+    return record
+
+
+def _with_out_proj_input(module: nn.Module, x: Tensor) -> tuple[Tensor, Tensor | None]:
+    """The module's output on x, and the one tensor forward passed to out_proj (None unless out_proj is a module
+    called exactly once, on one tensor)."""
+    seen: list[Tensor | None] = []
+    out_proj = getattr(module, "out_proj", None)
+
+    def record_input(_layer: nn.Module, args: tuple[object, ...]) -> None:
+        seen.append(args[0].detach().clone() if len(args) == 1 and isinstance(args[0], Tensor) else None)
+
+    handle = out_proj.register_forward_pre_hook(record_input) if isinstance(out_proj, nn.Module) else None
+    try:
+        output = plain(module(x))
+    finally:
+        if handle is not None:
+            handle.remove()
+    return output, seen[0] if len(seen) == 1 else None
 
 
 # As FunctionCalls records them (aliases folded in, torch_recorders.OP_FAMILIES); torch_recorders.CUSTOM_OP and

@@ -82,7 +82,17 @@ def equivalence_cases_shapes(rng: random.Random) -> list[EquivalenceCase]:
         narrower,
         smallest,
         wide,
+        *edge_cases(rng),
     ]
+
+
+def edge_cases(rng: random.Random) -> list[EquivalenceCase]:
+    """One token at a context_length of one, on every draw, drawn after the other cases so that they keep their
+    values: edges the notes (num_tokens at context_length) and the random draws show, graded on every hidden draw and
+    shown in the preview (tests/test_hidden_edge_sizes.py)."""
+    edge = equivalence_case(rng, num_heads=rng.randint(1, 2), num_tokens=1, qkv_bias=rng.random() < 0.5, dropout=0.0,
+                            dtype="float32")
+    return [{**edge, "context_length": 1}]
 
 
 @case_alone
@@ -130,8 +140,10 @@ CHECKS = (
                        "nn.MultiheadAttention 给出相同的输出（d_out=4，2 个头）"}),
     Check(id="torch_equivalence.shapes", exercise="torch_equivalence", points=3, hidden=True,
           cases=equivalence_cases_shapes, probe=probe_equivalence, judge=judge_equivalence, expect=expect_equivalence,
-          title={"en": "to_torch_multihead for other sizes, qkv biases, dropout settings and float64",
-                 "zh": "to_torch_multihead 在其他尺寸、qkv 偏置、dropout 设置和 float64 下也正确"}),
+          title={"en": "to_torch_multihead for other sizes (one token at a context_length of 1 too), qkv biases, "
+                       "dropout settings and float64",
+                 "zh": "to_torch_multihead 在其他尺寸（包括 context_length 为 1 时的单个 token）、qkv 偏置、dropout "
+                       "设置和 float64 下也正确"}),
 )
 
 

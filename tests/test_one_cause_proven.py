@@ -1,0 +1,205 @@
+"""One message per cause across an exercise's checks, folded by a proven cause, never by text alone (issue 58 point 3).
+
+Two causes that read as several rows before: the very raise a mistake's variant reproduced on one check, met again by
+other checks (the same type, the same text with its numbers, at the same line), is that mistake there too, not "an
+error; nothing shows that the mistake above causes it"; and an output whose shape is the expected one with axes of
+size 1 added or dropped at the same end on every check's own input is one fact of the code, one row. Two different
+causes in one attempt stay two rows. The attempts below are written here, in a learner's style.
+"""
+
+import contextlib
+import io
+
+import pytest
+import torch
+
+from attnkit import solutions
+from autograder.checking.attempt import one_diagnosis
+from autograder.checking.check_types import FAILED, Cause, CheckResult
+from autograder.checking.feedback import rows
+from autograder.course import catalog
+from autograder.integrations.student_kit.build import vectors_document
+from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import NotebookRuntime
+
+SAME_REASON = {"en": ("more check", "for the same reason"), "zh": ("另有", "因同样的原因未通过")}
+NO_KNOWN = {"en": "no known mistake reproduces", "zh": "没有哪个已知的错误能重现"}
+FOLLOW_ON = {lang: catalog.MESSAGES["fold.follow_on"][lang].split("；")[0].split(";")[0] for lang in ("en", "zh")}
+RAISED = "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 1"
+MISTAKE = "weights_not_transposed"
+
+
+# ---------------------------------------------------------------------------------------------
+# learner-style attempts, written for these tests
+
+
+def copied_in_a_loop(sa_v1, sa_v2):
+    """v2's layers copied into v1 one name at a time, each weight as nn.Linear stores it (outputs first)."""
+    for name in ("W_query", "W_key", "W_value"):
+        with torch.no_grad():
+            getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight)
+    return sa_v1
+
+
+def mask_with_a_batch_axis(num_tokens):
+    """The future hidden, with a leading axis of size 1 "so that it broadcasts over a batch"."""
+    return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)[None]
+
+
+def merged_then_squeezed(x):
+    """The heads merged as the notes do, then squeezed "to tidy up": a batch of one loses its batch axis."""
+    b, num_heads, num_tokens, head_dim = x.shape
+    return x.transpose(1, 2).contiguous().view(b, num_tokens, num_heads * head_dim).squeeze(0)
+
+
+@pytest.fixture(scope="module")
+def kit_vectors():
+    return vectors_from_document(vectors_document())
+
+
+def printed(kit, kit_vectors, exercise_id, attempt, lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    expectations = (in_notebook.ReferenceExpectations() if kit == "live"
+                    else StoredExpectations(lambda: kit_vectors))
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(expectations).check(exercise_id, attempt, hint=2)
+    return output.getvalue()
+
+
+def failing_rows_of(text):
+    return [line for line in text.splitlines() if line.startswith("  ✘")]
+
+
+def folded_count(row, lang):
+    first, rest = SAME_REASON[lang]
+    assert first in row and rest in row, row
+    return int(row.split(first)[0].split()[-1]) if lang == "en" else int(row.split(first)[1].split()[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# the very raise a variant reproduced, met by other checks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_the_raise_the_proven_mistake_reproduced_is_that_mistake_on_every_check_it_stops(kit, lang, kit_vectors,
+                                                                                         monkeypatch):
+    text = printed(kit, kit_vectors, "transfer_weights", copied_in_a_loop, lang, monkeypatch)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2, text
+    assert folded_count(failing[1], lang) == 3, text
+    assert FOLLOW_ON[lang] not in text and NO_KNOWN[lang] not in text, text
+    assert catalog.MISCONCEPTIONS_BY_ID[MISTAKE].name[lang] in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_notes_transfer_gets_no_failing_row(lang, monkeypatch):
+    text = printed("live", None, "transfer_weights", solutions.load_v2_weights_into_v1, lang, monkeypatch)
+    assert "✘" not in text, text
+
+
+def raised(check_id, detail, *, line="", misconception=None, reproduced_by=(), key="error.broadcast_axis"):
+    fields = {"type": "RuntimeError", "detail": detail, **({"line": line} if line else {})}
+    return CheckResult(check_id, "transfer_weights", 0.0, 1.0, FAILED, misconception, f"{check_id}: raised", False,
+                       title=check_id, cause=Cause(misconception, key, tuple(sorted(fields.items()))),
+                       reproduced_by=reproduced_by)
+
+
+def diagnosed(*results):
+    return one_diagnosis(list(results), "en", catalog.MESSAGES, catalog.MISCONCEPTIONS_BY_ID)
+
+
+def test_a_raise_with_the_proven_raises_numbers_and_line_is_named_by_it():
+    named = raised("a", RAISED, misconception=MISTAKE, reproduced_by=(MISTAKE,), key="transfer_weights.raised")
+    same = raised("b", RAISED, line="w.copy_(v2.weight)")
+    result = diagnosed(named, same)[1]
+    assert result.misconception == MISTAKE and result.mistake, result
+    assert len(rows(diagnosed(named, same))) == 1
+
+
+@pytest.mark.parametrize("other", [
+    raised("b", RAISED.replace("(2)", "(4)"), line="w.copy_(v2.weight)"),  # the same error with other numbers
+    raised("b", "shape mismatch: value tensor of shape [2, 3] cannot be broadcast", key="error.shape_mismatch"),
+])
+def test_a_raise_with_other_numbers_or_text_is_not_named_by_the_proven_raise(other):
+    named = raised("a", RAISED, misconception=MISTAKE, reproduced_by=(MISTAKE,), key="transfer_weights.raised")
+    assert diagnosed(named, other)[1].misconception is None
+
+
+def test_the_same_raise_at_another_line_is_not_named_by_the_proven_one():
+    named = raised("a", RAISED, line="sa_v1.W_query.copy_(w)", misconception=MISTAKE, reproduced_by=(MISTAKE,))
+    other = raised("b", RAISED, line="sa_v1.W_key.copy_(w)")
+    assert diagnosed(named, other)[1].misconception is None
+
+
+def test_a_name_no_variant_reproduced_names_no_other_raise():
+    """A name its own check did not reproduce (given by association) proves nothing of the raise it quotes."""
+    named = raised("a", RAISED, misconception=MISTAKE, reproduced_by=())
+    other = raised("b", RAISED)
+    assert diagnosed(named, other)[1].misconception is None
+
+
+# ---------------------------------------------------------------------------------------------
+# axes of size 1 added or dropped at one end, on every check's own input
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("exercise_id", "attempt", "folded"), [
+    ("causal_mask", mask_with_a_batch_axis, 1), ("merge_heads", merged_then_squeezed, 3)])
+def test_an_output_with_the_same_axis_of_size_1_added_or_dropped_on_every_check_is_one_row(
+        exercise_id, attempt, folded, lang, monkeypatch):
+    text = printed("live", None, exercise_id, attempt, lang, monkeypatch)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2, text
+    assert folded_count(failing[1], lang) == folded, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("exercise_id", "attempt"), [
+    ("causal_mask", solutions.causal_mask), ("merge_heads", solutions.merge_heads)])
+def test_the_notes_shapes_get_no_failing_row(exercise_id, attempt, lang, monkeypatch):
+    text = printed("live", None, exercise_id, attempt, lang, monkeypatch)
+    assert "✘" not in text, text
+
+
+def shaped(check_id, got, expected, *, key="shape.same_numbers", departure_step=""):
+    fields = (("expected_shape", expected), ("got_shape", got))
+    message = f"{check_id}: shape {got}, not {expected}"
+    return CheckResult(check_id, "merge_heads", 0.0, 1.0, FAILED, None, message, False, title=check_id,
+                       cause=Cause(None, key, fields), departure_step=departure_step)
+
+
+@pytest.mark.parametrize("other", [
+    shaped("b", "(5, 10)", "(1, 5, 10)"),  # the same end, another input's sizes
+    shaped("b", "(5, 10)", "(1, 5, 10)", key="shape.wrong"),  # told by a check that compares no numbers
+])
+def test_the_same_axis_of_size_1_dropped_at_the_same_end_is_one_row(other):
+    table = rows([shaped("a", "(3, 4)", "(1, 3, 4)"), other])
+    assert len(table) == 1 and table[0].same == [other]
+
+
+@pytest.mark.parametrize(("first", "other"), [
+    (("(3, 4)", "(1, 3, 4)"), ("(1, 5, 10)", "(5, 10)")),  # dropped on one, added on the other
+    (("(3, 4)", "(1, 3, 4)"), ("(3, 4)", "(3, 4, 1)")),  # the first axis on one, the last on the other
+    (("(3, 4)", "(1, 3, 4)"), ("(4, 3)", "(1, 3, 4)")),  # more than an axis of size 1 changed
+    (("(3, 4)", "(1, 1, 3, 4)"), ("(3, 4)", "(1, 3, 4)")),  # two axes on one, one on the other
+])
+def test_two_different_shape_changes_stay_two_rows(first, other):
+    assert len(rows([shaped("a", *first), shaped("b", *other)])) == 2
+
+
+def test_an_end_that_cannot_be_told_apart_folds_nothing():
+    """(1, 1) against (1,): the axis of size 1 may be the first or the last; no edit is read from it."""
+    assert len(rows([shaped("a", "(1, 1)", "(1,)"), shaped("b", "(1, 5)", "(5,)", key="shape.wrong")])) == 2
+
+
+def test_the_same_shape_change_departing_at_two_steps_stays_two_rows():
+    assert len(rows([shaped("a", "(1, 3, 4)", "(3, 4)", key="shape.wrong", departure_step="queries"),
+                     shaped("b", "(1, 5, 4)", "(5, 4)", key="shape.wrong", departure_step="weights")])) == 2

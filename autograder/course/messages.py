@@ -434,10 +434,12 @@ MESSAGES = {
               "along dimension {expected_axis}",
         "zh": "{subject}是所有元素加起来等于 1，而笔记中的{step}是沿第 {expected_axis} 个维度"
               "加起来等于 1"},
+    # Said of a mask too (False and True read as 0 and 1): "entries the notes keep" would read as the mask's kept
+    # (unhidden) entries, and "keep set to 0" as the notes' own zeros.
     "departure.fact.zeroed": {
-        "en": "{subject} is the notes' {step} with {count} entries that the notes keep "
-              "set to 0",
-        "zh": "{subject}就是笔记中的{step}，只是有 {count} 个笔记保留的元素被置为 0"},
+        "en": "{subject} is the notes' {step}, except that {count} entries that are not 0 in the notes' "
+              "are 0 in it",
+        "zh": "{subject}就是笔记中的{step}，只是有 {count} 个在笔记中不为 0 的元素在这里为 0"},
     "departure.fact.heads_left_out": {
         "en": "{subject} is the notes' {step} with {which} of its {heads} heads left out: every other head's "
               "features are the notes', in their places",
@@ -898,14 +900,16 @@ MESSAGES = {
         "zh": "输出是对的，但传到 {name} 的梯度不是笔记中的计算应有的梯度：autograd 跟踪了你的 forward（它的梯度就是"
               "你的模块自身的输出在 {name} 当前值附近随它的变化），所以你的模块在那里的变化方式与笔记中的不同（例如在"
               "笔记的计算并不平坦的地方它是平坦的）"},
+    # Said where the values on this check's input are softmax's: the function may still differ from softmax on
+    # other inputs (a scale inside the exponential, on two equal scores), so not "the values are a softmax".
     "function.gradient_own_slope": {
-        "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: autograd "
-              "followed your function (its gradient is how your function's own values change near this input), so "
-              "near this input your function changes otherwise than softmax does (flat where softmax is not, for "
-              "instance)",
-        "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：autograd 跟踪了你的函数（它的梯度就是你的函数自身的"
-              "数值在这个输入附近的变化），所以在这个输入附近，你的函数的变化方式与 softmax 不同（例如在 softmax "
-              "并不平坦的地方它是平坦的）"},
+        "en": "on this check's input your values are softmax's, but the gradient flowing back to the input is not "
+              "softmax's: autograd followed your function (its gradient is how your function's own values change "
+              "near this input), so near this input your function changes otherwise than softmax does (flat where "
+              "softmax is not, for instance)",
+        "zh": "在这项检查的输入上，你的数值与 softmax 的相同，但传回输入的梯度不是 softmax 的梯度："
+              "autograd 跟踪了你的函数（它的梯度就是你的函数自身的数值在这个输入附近的变化），所以在这个输入附近，"
+              "你的函数的变化方式与 softmax 不同（例如在 softmax 并不平坦的地方它是平坦的）"},
     "function.gradient_own_slope_other": {
         "en": "the values are right, but the gradient that flows back to the input is not the one the notes' "
               "computation gives: autograd followed your function (its gradient is how your function's own values "

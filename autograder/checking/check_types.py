@@ -290,6 +290,10 @@ class CheckResult:
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""
     departure_kind: DepartureKind = DepartureKind.DEPARTS  # what `departure` states (DepartureKind)
+    # A named failure proven to be the cause of another check's departure at this step (a parameter the output
+    # does not use, from which the notes compute that step: autograder.running.diagnosing._unused_parameter_step):
+    # the table folds it under that check's row.
+    cause_of_step: str = ""
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

@@ -265,6 +265,8 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     only because each check gives its own input."""
     if shown.cause is None or other.cause is None:
         return False
+    if shown.misconception is None and other.cause_of_step and other.cause_of_step == shown.departure_step:
+        return True  # the parameter `other` finds unused is the one the notes compute `shown`'s departing step from
     if shown.misconception is not None or other.misconception is not None:
         return shown.misconception == other.misconception
     if shown.departure_step and shown.departure_step == other.departure_step:

@@ -294,6 +294,9 @@ class CheckResult:
     # does not use, from which the notes compute that step: autograder.running.diagnosing._unused_parameter_step):
     # the table folds it under that check's row.
     cause_of_step: str = ""
+    # What a wrong count is on its own case, proven from the module's parts (count_difference.count_fact): checks
+    # whose counts are each the same fact of their own module (how many tensors it has; none) are one cause.
+    count_fact: str = ""
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import torch
 
 from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
-from autograder.checking.count_difference import COUNT_PARTS, count_line
+from autograder.checking.count_difference import COUNT_PARTS, count_fact, count_line
 from autograder.checking.departure import (
     STEPS,
     Departure,
@@ -96,7 +96,8 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=DepartureKind.RAISED_ONLY))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
-            diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT))
+            diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT,
+                                                 count_fact=_count_fact(result, check, records.get(result.id, ()))))
         elif looked_for and (same := _same_relation(result, check, records.get(result.id, ()), proven)) is not None:
             # The step the learner's result is on this case: the returned one, or the last in another axis order.
             key, shown_step = (("departure.same_returned", same.returned) if same.returned is not None
@@ -415,3 +416,17 @@ def _values_by_step(steps: StepValues) -> dict[str, list[torch.Tensor]]:
 def _same_values(one: Sequence[torch.Tensor], other: Sequence[torch.Tensor]) -> bool:
     return len(one) == len(other) and all(
         a.shape == b.shape and values_close(normalised_value(a), normalised_value(b)) for a, b in zip(one, other))
+
+
+def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> str:
+    """What the learner's wrong count is on the failing case's own module (count_difference.count_fact); "" where
+    nothing is proven (_count_differs has read the same record and expectations)."""
+    index = result.failed_case
+    cases = check.cases()
+    if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
+        return ""
+    expectations = check.expectations(index, records[index], cases[index])
+    got, right = records[index].get("count"), expectations["count"]
+    if type(got) is not int or type(right) is not int:
+        return ""
+    return count_fact(got, right, expectations[COUNT_PARTS])

@@ -149,3 +149,69 @@ def test_a_contract_failure_proven_the_cause_of_the_departing_step_folds_under_i
 ])
 def test_a_contract_failure_without_a_proven_link_to_that_step_stays_its_own_row(contract):
     assert len(rows([result("values", departure_step="values"), contract])) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# counts that are the same fact of each check's own module; the same tensor argument changed by one call
+
+
+def one_per_trainable_tensor(module):
+    """Counts the trainable tensors rather than their entries."""
+    return sum(1 for parameter in module.parameters() if parameter.requires_grad)
+
+
+def only_computed_tensors(module):
+    """Counts the entries of parameters that came out of an operation: a module's own parameters never do."""
+    return sum(parameter.numel() for parameter in module.parameters() if parameter.grad_fn is not None)
+
+
+def printed_counts(attempt, lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check("parameter_counts", attempt, hint=2)
+    return output.getvalue()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("attempt", [one_per_trainable_tensor, only_computed_tensors])
+def test_a_count_that_is_the_same_fact_on_every_module_is_one_row(attempt, lang, monkeypatch):
+    text = printed_counts(attempt, lang, monkeypatch)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and SAME_REASON[lang][1] in failing[1] and SAME_REASON[lang][1] not in failing[0], text
+
+
+@pytest.mark.slow
+def test_the_notes_count_gets_no_failing_row(monkeypatch):
+    assert "✘" not in printed_counts(solutions.count_parameters, "en", monkeypatch)
+
+
+def counted(check_id, got, fact):
+    return CheckResult(check_id, "parameter_counts", 0.0, 1.0, FAILED, None, f"count_parameters returned {got}",
+                       False, title=check_id, cause=Cause(None, "count.wrong", (("got", str(got)),)), count_fact=fact)
+
+
+def test_counts_with_different_facts_or_none_proven_stay_rows_of_their_own():
+    assert len(rows([counted("a", 5, "tensors"), counted("b", 0, "none")])) == 2
+    assert len(rows([counted("a", 5, ""), counted("b", 8, "")])) == 2
+    assert len(rows([counted("a", 5, "tensors"), counted("b", 8, "tensors")])) == 1
+
+
+def changed(check_id, part, differ, size, shape):
+    fields = {"caller": "to_torch_multihead", "argument": "mha", "part": part, "differ": differ, "size": size,
+              "shape_before": shape, "shape_after": shape}
+    message = f"your to_torch_multihead changed the mha: {differ} of the {size} entries of its {part} differ"
+    return CheckResult(check_id, "torch_equivalence", 0.0, 1.0, FAILED, None, message, False, title=check_id,
+                       cause=Cause(None, "argument.part_values_changed",
+                                   tuple(sorted((name, str(value)) for name, value in fields.items()))))
+
+
+def test_the_same_tensor_argument_changed_on_each_checks_sizes_is_one_row():
+    table = rows([changed("a", "out_proj.weight", 16, 16, (4, 4)), changed("b", "out_proj.weight", 100, 100, (10, 10))])
+    assert len(table) == 1
+
+
+def test_another_tensor_argument_changed_stays_a_row_of_its_own():
+    assert len(rows([changed("a", "out_proj.weight", 16, 16, (4, 4)),
+                     changed("b", "in_proj_weight", 48, 48, (12, 4))])) == 2

@@ -414,8 +414,9 @@ def _values_by_step(steps: StepValues) -> dict[str, list[torch.Tensor]]:
 
 
 def _same_values(one: Sequence[torch.Tensor], other: Sequence[torch.Tensor]) -> bool:
-    return len(one) == len(other) and all(
-        a.shape == b.shape and values_close(normalised_value(a), normalised_value(b)) for a, b in zip(one, other, strict=True))
+    """Whether two declarations of a step hold the same values (a step's values before and after a parameter moved)."""
+    return len(one) == len(other) and all(a.shape == b.shape and values_close(normalised_value(a), normalised_value(b))
+                                          for a, b in zip(one, other, strict=True))
 
 
 def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> str:

@@ -19,8 +19,10 @@ from torch import nn
 from attnkit import solutions
 from autograder.checking.check_types import FAILED, Cause, CheckResult
 from autograder.checking.feedback import rows
+from autograder.checking.departure import Departure
 from autograder.course import catalog
 from autograder.running import in_notebook
+from autograder.running.diagnosing import _unused_parameter_step
 from autograder.running.notebook_runtime import NotebookRuntime
 
 SAME_REASON = {"en": ("more check", "for the same reason"), "zh": ("另有", "因同样的原因未通过")}
@@ -215,3 +217,36 @@ def test_the_same_tensor_argument_changed_on_each_checks_sizes_is_one_row():
 def test_another_tensor_argument_changed_stays_a_row_of_its_own():
     assert len(rows([changed("a", "out_proj.weight", 16, 16, (4, 4)),
                      changed("b", "in_proj_weight", 48, 48, (12, 4))])) == 2
+
+
+class _StateCheck:
+    """A check whose steps are computed from the record's state (queries from W_query, values from W_value), or that
+    cannot compute them on a moved state (`refuses`)."""
+
+    def __init__(self, refuses=False):
+        self.refuses = refuses
+        self.probe = None
+
+    def cases(self):
+        return [{"x": torch.eye(2)}]
+
+    def expectations(self, index, record, case):
+        state = record["state"]
+        if self.refuses and not torch.equal(state["W_value"], torch.ones(2, 2)):
+            raise IndexError("the learner's state holds no such entry")
+        x = case["x"]
+        return {"steps": [("queries", [x @ state["W_query"]]), ("values", [x @ state["W_value"]])]}
+
+
+@pytest.mark.parametrize(("refuses", "name", "step", "linked"), [
+    (False, "W_value", "values", True),
+    (False, "W_query", "values", False),  # the matched queries move with it: not the departing step's cause
+    (False, "W_value", "queries", False),  # the departing step does not move with it
+    (True, "W_value", "values", False),  # nothing computable on the moved state: nothing proven, nothing raised
+])
+def test_the_link_from_a_parameter_to_a_step_is_proven_by_moving_its_values(refuses, name, step, linked):
+    record = {"state": {"W_query": torch.ones(2, 2), "W_value": torch.ones(2, 2)}}
+    failing = CheckResult("v", "self_attention_v1", 0.0, 1.0, FAILED, None, "v", False, failed_case=0)
+    matched = ("queries",) if step == "values" else ()
+    departure = Departure(matched=matched, step=step)
+    assert _unused_parameter_step(failing, _StateCheck(refuses), [record], departure, name) is linked

@@ -18,8 +18,8 @@ from torch import nn
 
 from attnkit import solutions
 from autograder.checking.check_types import FAILED, Cause, CheckResult
-from autograder.checking.feedback import rows
 from autograder.checking.departure import Departure
+from autograder.checking.feedback import rows
 from autograder.course import catalog
 from autograder.running import in_notebook
 from autograder.running.diagnosing import _unused_parameter_step

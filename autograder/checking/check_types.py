@@ -290,6 +290,13 @@ class CheckResult:
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""
     departure_kind: DepartureKind = DepartureKind.DEPARTS  # what `departure` states (DepartureKind)
+    # A named failure proven to be the cause of another check's departure at this step (a parameter the output
+    # does not use, from which the notes compute that step: autograder.running.diagnosing._unused_parameter_step):
+    # the table folds it under that check's row.
+    cause_of_step: str = ""
+    # What a wrong count is on its own case, proven from the module's parts (count_difference.count_fact): checks
+    # whose counts are each the same fact of their own module (how many tensors it has; none) are one cause.
+    count_fact: str = ""
 
     def ladder(self, rung: int) -> list[str]:
         """The ladder's lines up to `rung` (1: the question; 2: the mistake and the hint too, or where the computation

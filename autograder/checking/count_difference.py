@@ -15,7 +15,7 @@ from typing import Any
 
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["COUNT_PARTS", "CountParts", "count_line", "explaining_parts"]
+__all__ = ["COUNT_PARTS", "CountParts", "count_fact", "count_line", "explaining_parts"]
 
 # The expectation that holds a case's parts: {"trainable": [[name, size]], "uncounted": [[name, size, kind]],
 # "rebuilt": [[change, count]]}; kind is "buffer", "frozen" or "repeated"; change a key of `count.rebuilt.<change>`.
@@ -94,3 +94,23 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
         # per tensor (of more than one tensor, where some tensor holds more than one entry).
         sentences.append(render(messages, "count.tensors", lang, fields))
     return render(messages, "label.count", lang, {"text": render(messages, "departure.join", lang).join(sentences)})
+
+
+def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
+    """What a wrong count is, read from the case's module alone, as one fact a learner's code gives on every module:
+    "tensors" (the number of trainable parameter tensors, each counted once, and nothing else explains it: the
+    sentence count_line says), "none" (0 where the module has trainable parameters); "" for a right count or any
+    other. Two checks whose counts are the same fact on their own modules fail for one cause."""
+    if got == right:
+        return ""
+    if got == 0 < right:
+        return "none"
+    parts = CountParts.from_plain(plain)
+    if not (got < right and got == len(parts.trainable) and got > 1
+            and any(size > 1 for _name, size in parts.trainable)):
+        return ""
+    # As count_line: said only where no set of missing parts and no other build explains the count.
+    chosen = explaining_parts(right - got, [size for _name, size in parts.trainable])
+    parts_said = chosen is not None and len(chosen) != len(parts.trainable)
+    rebuilt = len([change for change, count in parts.rebuilt if count == got]) == 1
+    return "" if parts_said or rebuilt else "tensors"

@@ -265,10 +265,16 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     only because each check gives its own input."""
     if shown.cause is None or other.cause is None:
         return False
+    if shown.misconception is None and other.cause_of_step and other.cause_of_step == shown.departure_step:
+        return True  # the parameter `other` finds unused is the one the notes compute `shown`'s departing step from
     if shown.misconception is not None or other.misconception is not None:
         return shown.misconception == other.misconception
     if shown.departure_step and shown.departure_step == other.departure_step:
         return True  # both computations first depart from the notes at the same step: one cause, one message
+    if shown.count_fact and shown.count_fact == other.count_fact:
+        return True  # each count is the same fact of its own module (how many tensors it has; none): one cause
+    if (changed := _argument_changed(shown.cause)) is not None and changed == _argument_changed(other.cause):
+        return True  # the same call changed the same tensor it was given, each check's sizes counted: one cause
     if (shown.status == other.status == Status.ERROR and not shown.departure_step and not other.departure_step
             and shown.departure and shown.departure == other.departure
             and shown.cause.message_key == other.cause.message_key):
@@ -289,6 +295,20 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     # The same error at the same line of the learner's: each check's input gives it its own sizes, one cause.
     line = dict(shown.cause.fields).get("line")
     return _symptom(shown) == _symptom(other) or bool(line) and line == dict(other.cause.fields).get("line")
+
+
+# A call that changed the values of a tensor it was given (autograder.course.messages "argument.*"): the fields
+# besides the counts and shapes name the call, the argument and the part of it; those are each check's own sizes.
+ARGUMENT_CHANGED_KEYS = frozenset({"argument.values_changed", "argument.part_values_changed"})
+ARGUMENT_COUNT_FIELDS = frozenset({"differ", "size", "shape_before", "shape_after"})
+
+
+def _argument_changed(cause: Cause) -> tuple[str, tuple[tuple[str, str], ...]] | None:
+    """(message key, the fields naming what changed) for a failure saying the learner's call changed the values of a
+    tensor it was given; None for any other failure."""
+    if cause.message_key not in ARGUMENT_CHANGED_KEYS:
+        return None
+    return cause.message_key, tuple(item for item in cause.fields if item[0] not in ARGUMENT_COUNT_FIELDS)
 
 
 # The messages that report the learner's output shape against the asked one (fields got_shape, expected_shape).

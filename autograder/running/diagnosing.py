@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import torch
 
 from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
-from autograder.checking.count_difference import COUNT_PARTS, count_line
+from autograder.checking.count_difference import COUNT_PARTS, count_fact, count_line
 from autograder.checking.departure import (
     STEPS,
     Departure,
@@ -96,7 +96,8 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=DepartureKind.RAISED_ONLY))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
-            diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT))
+            diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT,
+                                                 count_fact=_count_fact(result, check, records.get(result.id, ()))))
         elif looked_for and (same := _same_relation(result, check, records.get(result.id, ()), proven)) is not None:
             # The step the learner's result is on this case: the returned one, or the last in another axis order.
             key, shown_step = (("departure.same_returned", same.returned) if same.returned is not None
@@ -106,7 +107,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                 departure_step=same.step or same.last))
         else:
             diagnosed.append(result)
-    return diagnosed
+    return _unused_parameter_folds(diagnosed, checks, records, proven, lang, messages)
 
 
 def _kind(departure: Departure) -> DepartureKind:
@@ -335,3 +336,98 @@ def _with_gradient(line: str, departure: Departure | None, result: CheckResult, 
     # the values were read) never gave it: what the run with gradients on shows is said instead.
     text = gradient_line(gradient, result.status == ERROR or in_graph, lang, messages)
     return render(messages, "label.departure", lang, {"text": text}) if text else line
+
+
+# A module-contract failure proving that the output does not use a parameter (autograder.course.module_contract).
+PARAMETER_UNUSED_KEY = "contract.parameter_unused"
+
+
+def _unused_parameter_folds(diagnosed: Sequence[CheckResult], checks: Sequence[DiagnosedCheck],
+                            records: Mapping[str, Sequence[dict[str, Any]]],
+                            proven: Sequence[tuple[CheckResult, Departure]], lang: str,
+                            messages: Messages) -> list[CheckResult]:
+    """`diagnosed` with each failure proving a parameter unused (the output stays as it was when the parameter's
+    values move) tied to an earlier check of its exercise whose departing step is the notes' first step computed
+    from that parameter (_unused_parameter_step): the earlier row says so, and the table folds the contract's
+    failure under it (feedback._same_cause): one cause, one message. Nothing is tied where the values prove no link
+    (the departing step does not move with the parameter, or a step the learner's code reproduced does)."""
+    departures = {result.id: departure for result, departure in proven}
+    tied = list(diagnosed)
+    for position, result in enumerate(tied):
+        if result.status != FAILED or result.cause is None or result.cause.message_key != PARAMETER_UNUSED_KEY:
+            continue
+        name = dict(result.cause.fields).get("name", "")
+        for earlier, (shown, check) in enumerate(zip(tied[:position], checks, strict=False)):
+            departure = departures.get(shown.id)
+            if (departure is None or departure.step is None or shown.exercise != result.exercise
+                    or shown.misconception is not None or shown.departure_step != departure.step
+                    or not _unused_parameter_step(shown, check, records.get(shown.id, ()), departure, name)):
+                continue
+            link = render(messages, "departure.parameter_unused", lang, {
+                "step": render(messages, f"step.{departure.step}", lang), "name": one_line(name)})
+            if link not in shown.departure:
+                tied[earlier] = dataclasses.replace(
+                    shown, departure=render(messages, "departure.join", lang).join([shown.departure, link]))
+            tied[position] = dataclasses.replace(result, cause_of_step=departure.step)
+            break
+    return tied
+
+
+def _unused_parameter_step(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
+                           departure: Departure, name: str) -> bool:
+    """Whether, on `result`'s failing case, the notes' departing step is computed from parameter `name` of the
+    learner's module and no step their code reproduced is: moving the parameter's values (in the module's state the
+    case's steps are computed from) moves that step's values and none of the matched steps'. Where the case's steps
+    are not computed from the learner's state (stored ones), nothing moves and nothing is proven."""
+    index = result.failed_case
+    if not name or index is None or index >= len(records) or not isinstance(records[index], dict):
+        return False
+    state = records[index].get("state")
+    if not isinstance(state, Mapping) or not isinstance(state.get(name), torch.Tensor):
+        return False
+    found = _case_steps(result, check, records)
+    if found is None:
+        return False
+    case, steps = found
+    parameter = state[name]
+    try:  # the state is the learner's run's data: a tensor no arithmetic takes proves nothing, and stops nothing
+        moves = torch.randn(parameter.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+        moved_record = {**records[index], "state": {**state, name: (parameter.double() + moves).to(parameter.dtype)}}
+        moved_steps = check.expectations(index, moved_record, case)[STEPS]
+    except (KeyError, TypeError, RuntimeError, ValueError, IndexError, AttributeError):
+        return False  # the reference cannot be computed on the moved state: nothing is proven
+    before, after = _values_by_step(steps), _values_by_step(moved_steps)
+    if departure.step not in before or departure.step not in after:
+        return False
+    unmoved = [step for step in departure.matched if step in before and step in after
+               and _same_values(before[step], after[step])]
+    return not _same_values(before[departure.step], after[departure.step]) and len(unmoved) == len(
+        departure.matched)
+
+
+def _values_by_step(steps: StepValues) -> dict[str, list[torch.Tensor]]:
+    """Each declared step's values (its first declaration where a step is declared twice)."""
+    values: dict[str, list[torch.Tensor]] = {}
+    for entry in steps:
+        values.setdefault(str(entry[0]), [value for value in entry[1] if isinstance(value, torch.Tensor)])
+    return values
+
+
+def _same_values(one: Sequence[torch.Tensor], other: Sequence[torch.Tensor]) -> bool:
+    """Whether two declarations of a step hold the same values (a step's values before and after a parameter moved)."""
+    return len(one) == len(other) and all(a.shape == b.shape and values_close(normalised_value(a), normalised_value(b))
+                                          for a, b in zip(one, other, strict=True))
+
+
+def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> str:
+    """What the learner's wrong count is on the failing case's own module (count_difference.count_fact); "" where
+    nothing is proven (_count_differs has read the same record and expectations)."""
+    index = result.failed_case
+    cases = check.cases()
+    if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
+        return ""
+    expectations = check.expectations(index, records[index], cases[index])
+    got, right = records[index].get("count"), expectations["count"]
+    if type(got) is not int or type(right) is not int:
+        return ""
+    return count_fact(got, right, expectations[COUNT_PARTS])

@@ -321,7 +321,7 @@ def test_public_failures_show_expected_and_got_hidden_ones_do_not():
 def test_feedback_in_chinese():
     results = run("padding_mask", mutants.MHAPaddingNegInf, lang="zh")
     message = results["padding_mask.hidden"].full_message
-    assert "padding 位置的 key 被填成了 -inf" in message
+    assert "只能看到 padding 的 query 得到了 NaN" in message
     assert re.search(r"[\u4e00-\u9fff]", results["padding_mask.example"].message)
     book = run("padding_mask", mutants.MHABookWithoutPadding, lang="zh")
     assert "forward 还不接受 attention_mask" in book["padding_mask.example"].message

@@ -579,8 +579,8 @@ def test_code_that_raises_is_told_which_steps_it_reproduced_before_it_raised():
     # What the operation that raised read: the learner's weights (a step of the notes) and the inputs (6, 3).
     assert shown.departure == ("where it departs — your code reproduces the notes' attention scores, attention "
                                "weights; then it raised before any of its tensors held the notes' context vectors; "
-                               "it raised in an operation on your attention weights (shape (6, 6); they match the "
-                               "notes') and a tensor of shape (6, 3)")
+                               "it raised in an operation on your attention weights (shape (6, 6); their values "
+                               "match the notes') and a tensor of shape (6, 3)")
     assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
     zh = raised_rows("context_vectors", {"context_vectors": context_weights_times_inputs}, "zh")[0]
     assert zh.departure.startswith("从哪里开始不同：") and "抛出了异常" in zh.departure

@@ -308,12 +308,12 @@ def test_a_raise_in_an_operation_is_told_the_operands_it_read():
     line = raised_rows("softmax_naive", {"softmax_naive": softmax_summed_along_dim_1})[0].departure
     assert line.endswith("your code reproduces the notes' exponentials; then it raised before any of its tensors held "
                          "the notes' sums of the exponentials; it raised in an operation on your exponentials "
-                         "(shape (6,); they match the notes')"), line
+                         "(shape (6,); their values match the notes')"), line
     zh = raised_rows("softmax_naive", {"softmax_naive": softmax_summed_along_dim_1}, "zh")[0].departure
-    assert zh.endswith("它是在对你的指数（形状 (6,)，与笔记中的相同）进行的一次运算中抛出异常的"), zh
+    assert zh.endswith("它是在对你的指数（形状 (6,)，数值与笔记中的相同）进行的一次运算中抛出异常的"), zh
     padded = raised_rows("padding_mask", {"MultiHeadAttention": PaddingMaskNotUnsqueezed})[0].departure
-    assert padded.endswith("it raised in an operation on your attention scores (shape (2, 2, 6, 6); they match the "
-                           "notes') and a tensor of shape (2, 6)"), padded
+    assert padded.endswith("it raised in an operation on your attention scores (shape (2, 2, 6, 6); their values "
+                           "match the notes') and a tensor of shape (2, 6)"), padded
 
 
 def test_a_raise_the_code_caught_is_not_told_as_the_operation_that_raised():

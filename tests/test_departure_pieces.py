@@ -77,16 +77,19 @@ def test_a_loop_whose_rows_are_wrong_still_departs_at_the_first_step():
                for line in shown), shown
 
 
-def test_scores_written_row_by_row_are_passed_over_to_the_step_the_code_raised_before():
+def test_scores_written_row_by_row_are_held_once_written_then_the_step_the_code_raised_before():
+    """Each row written into the buffer (a copy_ into a view of it) is traced as a write: once every row is in, the
+    buffer holds the notes' scores (float32 rounding), and the raise comes after the weights."""
     lines = {}
     for lang in ("en", "zh"):
         results = checked("self_attention_v1", {"SelfAttention_v1": ScoresRowByRowInAFloat32Buffer}, lang)
         lines[lang] = [result.departure for result in results if result.departure]
     assert any(
-        "your code reproduces the notes' queries, keys, values, scaled attention scores, attention weights; then it "
-        "raised before any of its tensors held the notes' context vectors" in line for line in lines["en"]), lines
+        "your code reproduces the notes' queries, keys, values, attention scores, scaled attention scores, attention "
+        "weights; then it raised before any of its tensors held the notes' context vectors" in line
+        for line in lines["en"]), lines
     assert not any("has shape" in line or "attention scores:" in line for line in lines["en"]), lines
-    told = ("你的代码算出了与笔记相同的query、key、value、缩放后的注意力分数、注意力权重；"
+    told = ("你的代码算出了与笔记相同的query、key、value、注意力分数、缩放后的注意力分数、注意力权重；"
             "之后，在它算出的张量中还没有一个等于笔记中的上下文向量时，就抛出了异常")
     assert any(told in line for line in lines["zh"]), lines
 

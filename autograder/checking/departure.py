@@ -33,7 +33,15 @@ from autograder.checking.step_relations import (
     transposed_blocks,
     zeroed_entries,
 )
-from autograder.checking.tensor_trace import INPUT, LIFTED, WRITTEN, RaisedOp, TracedTensor, recorded_output
+from autograder.checking.tensor_trace import (
+    INPUT,
+    LIFTED,
+    UNWRITTEN,
+    WRITTEN,
+    RaisedOp,
+    TracedTensor,
+    recorded_output,
+)
 from autograder.i18n import Messages, pick, render
 
 __all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
@@ -203,7 +211,7 @@ def _uncomputed(entry: TracedTensor) -> bool:
     parameter), or one made from Python numbers (torch.tensor: the notes' inputs a probe passes are made so). As a
     step's holder a tensor made from Python numbers counts as computed, as a factory's (rand) does: the learner's
     exponentials may be made so (torch.tensor of math.exp's)."""
-    return entry.op in (INPUT, LIFTED)
+    return entry.op in (INPUT, LIFTED, UNWRITTEN)
 
 
 def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
@@ -369,6 +377,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
                                                            for index in proven_at[step_id]})
             if read_steps:
                 facts = (*facts, Fact("made_from", {"sources": read_steps}))
+        if (chosen is not None and facts and facts[0].kind == "not_normalised" and facts[0].about == STAND_IN
+                and _normalised_later(traced, learner, chosen, int(facts[0].fields["axis"]))):
+            # A tensor the code makes from it next, of its shape, sums to 1 along that axis (a softmax of the
+            # absolute scores): that one is in the step's place as much, and "does not sum to 1" is false of it.
+            facts = ()
     elif not matched and returned is None:
         # Nothing matched before the notes' first step: a tensor made from the case's inputs alone, of the step's
         # size, that a relation ties to the step stands in its place (the three weights each transposed, then
@@ -420,11 +433,36 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
             facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
+    if raised and matched and (held := _held_in_other_shape(learner, declared, proven_at[matched[-1]],
+                                                            matched[-1])) is not None:
+        # Its numbers are the notes' (a reproduced step) but not its shape (squeezed to a 0-d tensor): the raise
+        # may well meet that shape, so "reproduces" is not said without it.
+        facts = (*facts, held)
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised,
                      held_unproven=order[departing] in unproven - coinciding)
 
 
 RAISED_OPERANDS = "raised_operands"
+# A reproduced step whose tensors all hold the notes' numbers under another shape, said where the code then raised.
+HELD_SHAPE = "held_shape"
+# What a raise's line says beside the steps (not a stand-in's facts: no tensor of theirs stands in the step's place).
+RAISE_CONTEXT = frozenset({RAISED_OPERANDS, HELD_SHAPE})
+
+
+def _held_in_other_shape(learner: Sequence[torch.Tensor], declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                         proving: Sequence[int], step_id: str) -> Fact | None:
+    """The HELD_SHAPE fact of a matched step when none of the learner's tensors proving it has a shape the notes'
+    step has, and one of those has as many numbers; None otherwise."""
+    values = next((values for declared_id, values, _optional in declared if declared_id == step_id), [])
+    shapes = {tuple(value.shape) for value in values}
+    got = [learner[index] for index in proving]
+    if not got or any(tuple(tensor.shape) in shapes for tensor in got):
+        return None
+    same_size = [value for value in values if value.numel() == got[0].numel()]
+    if not same_size:
+        return None
+    return Fact(HELD_SHAPE, {"held": step_id, "got_shape": tuple(got[0].shape),
+                             "expected_shape": tuple(same_size[0].shape)})
 
 
 def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
@@ -437,6 +475,11 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
         holding = "" if read < 0 or read >= len(traced) else next(
             (step_id for step_id, proving in proven_at.items()
              if read in proving or _numbers_of(traced, read) in proving), "")
+        if holding:
+            # The learner's tensor's own shape, not the view the op was handed (a matmul reads its batch flattened):
+            # "your weights (shape ...)" is said of their tensor.
+            holder = read if any(read in proving for proving in proven_at.values()) else _numbers_of(traced, read)
+            shape = tuple(int(size) for size in traced[holder].value.shape)
         if (holding, shape) not in operands or not holding:
             operands.append((holding, shape))
     return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
@@ -724,6 +767,21 @@ def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor
     return None
 
 
+def _normalised_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int,
+                      axis: int) -> bool:
+    """Whether a tensor the learner's code makes from `source` (through any ops), of its shape, sums to 1 along
+    `axis`."""
+    made, shape = {source}, learner[source].shape
+    for index in range(source + 1, len(traced)):
+        if traced[index].op == INPUT or not made & set(traced[index].inputs):
+            continue
+        made.add(index)
+        got = learner[index]
+        if got.shape == shape and bool(torch.isfinite(got).all()) and _sums_to_one(got, axis):
+            return True
+    return False
+
+
 def _masked_further(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int) -> int | None:
     """The last tensor of the chain of masks the learner's code applies to `source` (each next one made from the
     previous, of its size, hiding every entry it hides and more, its other entries as they were: a padding fill
@@ -969,6 +1027,11 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
     inputs: set[int] = set()
     for index, entry in enumerate(traced):
         if entry.op == INPUT or not entry.inputs:
+            inputs.add(index)
+            continue
+        if (entry.op.endswith("_") or entry.op == WRITTEN) and entry.inputs[0] in inputs:
+            # A tensor the call read, written in place (a parameter the probe loaded its weights into by copy_, a
+            # buffer filled): still what the call read, whatever the numbers written were made from.
             inputs.add(index)
             continue
         if not set(entry.inputs) <= inputs:
@@ -1536,7 +1599,7 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         key = "departure.after"
     else:
         key = "departure.first" if departure.compared else "departure.nothing"
-    stand_in_facts = [fact for fact in departure.facts if fact.kind != RAISED_OPERANDS]
+    stand_in_facts = [fact for fact in departure.facts if fact.kind not in RAISE_CONTEXT]
     if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
@@ -1556,6 +1619,10 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str
     its own sentence."""
     if fact.kind.startswith("alt_"):
         return _alternative_text(fact, step_name, lang, messages)
+    if fact.kind == HELD_SHAPE:
+        return render(messages, "departure.fact.held_shape", lang, {
+            "held": render(messages, f"step.{fact.fields['held']}", lang),
+            "got_shape": fact.fields["got_shape"], "expected_shape": fact.fields["expected_shape"]})
     if fact.kind == RAISED_OPERANDS:
         names = [render(messages, "departure.operand.raised_step", lang, {
                      "name": render(messages, f"step.{holding}", lang), "shape": shape}) if holding else

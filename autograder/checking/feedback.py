@@ -221,7 +221,9 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
     return table_rows
 
 
-WRONG_SHAPE_KEYS = frozenset({"shape.wrong", "shape.wrong.hidden"})  # the output's shape, as the judges report it
+# The output's shape, as the judges report it (a value check's; the module contract's on another device).
+WRONG_SHAPE_KEYS = frozenset({"shape.wrong", "shape.wrong.hidden", "contract.output_shape_on_device",
+                              "contract.output_shape_on_device.hidden"})
 SHAPE_TEXT = re.compile(r"\((\d+(?:, \d+)*),?\)")
 
 
@@ -291,6 +293,10 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     if edit is not None and edit == _size_one_edit(other) and not (
             shown.departure_step and other.departure_step and shown.departure_step != other.departure_step):
         return True  # the output has the same axes of size 1 added (or dropped) at the same end on both inputs
+    merged = _axes_joined(shown)
+    if merged is not None and merged == _axes_joined(other) and not (
+            shown.departure_step and other.departure_step and shown.departure_step != other.departure_step):
+        return True  # the output has the same two neighbouring axes joined into one on both inputs
     fact = _learner_fact(shown.cause) if shown.cause.message_key == other.cause.message_key else None
     if fact is not None and fact == _learner_fact(other.cause):
         return True  # the learner's object holds the same wrong values whatever each check asks for
@@ -340,6 +346,21 @@ def _size_one_edit(result: CheckResult) -> tuple[str, int] | None:
     if longer[:-count] == shorter and all(size == 1 for size in longer[-count:]):
         return f"{kind}_last", count
     return None
+
+
+def _axes_joined(result: CheckResult) -> int | None:
+    """Where a wrong output's shape is the expected one with two neighbouring axes joined into one and nothing else
+    changed: the first of the two axes (0 for (4, 6, 2) against (2, 2, 6, 2), and for (3, 5, 4) against
+    (1, 3, 5, 4)); None for any other failure or shape, or where two places give that shape (a size 1 beside the
+    pair). The same join on two checks' own inputs, whatever their sizes, is one fact of the code (a reshape that
+    folds the heads into the batch): one cause."""
+    shapes = _reported_shapes(result, SHAPE_REPORT_KEYS)
+    if shapes is None:
+        return None
+    theirs, ours = shapes
+    places = [axis for axis in range(len(ours) - 1)
+              if theirs == [*ours[:axis], ours[axis] * ours[axis + 1], *ours[axis + 2:]]]
+    return places[0] if len(places) == 1 else None
 
 
 def _learner_fact(cause: Cause) -> tuple[tuple[str, str], ...] | None:

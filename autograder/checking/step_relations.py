@@ -291,8 +291,8 @@ def _paired(first: torch.Tensor, second: torch.Tensor, kind: str) -> torch.Tenso
 
 def _candidates(expected: torch.Tensor,
                 operands: Mapping[str, torch.Tensor]) -> Iterator[tuple[Alternative, torch.Tensor | None]]:
-    small = {name: value for name, value in operands.items()
-             if value.numel() <= MAX_OPERAND and bool(torch.isfinite(value).all())}
+    small = {name: value for name, value in operands.items()  # a tensor with no entries reduces to nothing
+             if 0 < value.numel() <= MAX_OPERAND and bool(torch.isfinite(value).all())}
     for name, value in small.items():
         for op in REDUCTIONS:
             axes: list[int | None] = [axis for axis in range(value.dim()) if value.shape[axis] > 1]

@@ -38,7 +38,7 @@ from autograder.checking.torch_recorders import LIFT_OPS, UncompiledDispatchMode
 
 __all__ = [
     "INPUT", "LIFTED", "MAX_SENT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "OUTPUT_KEYS",
-    "OPERANDS", "RaisedOp", "TensorTrace", "TracedTensor", "WRITTEN", "graph_traced_probe",
+    "OPERANDS", "RaisedOp", "TensorTrace", "TracedTensor", "UNWRITTEN", "WRITTEN", "graph_traced_probe",
     "probe_with_raised_operands", "recorded_output", "trace_record", "traced_of_record", "traced_probe",
     "traced_probe_with_raise", "with_raised_operands",
 ]
@@ -56,9 +56,15 @@ LIFTED = "lift_fresh"
 # The op name of a tensor's new entry after an op wrote into memory it shares (a view of it filled in place): its
 # numbers then, read from the entry it had and the tensor written (issue 58).
 WRITTEN = "written"
-# Ops that only allocate or copy metadata: what they return says nothing about the computation.
+# Ops that only allocate or copy metadata: what they return says nothing about the computation. (copy_ writes into
+# a tensor the code holds, a slice of a buffer: it is traced as any write, and the buffer's entries follow it.)
 SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
-                         "lift_fresh", "lift_fresh_copy", "_to_copy", "copy_", "clone", "alias", "_local_scalar_dense"})
+                         "lift_fresh", "lift_fresh_copy", "_to_copy", "clone", "alias", "_local_scalar_dense"})
+# Allocations whose memory holds whatever was there before (torch.empty): in a traced run filled with NaN (one of
+# the contents torch.empty may have) and traced as UNWRITTEN, so that a buffer read before the code wrote all of it
+# holds NaN where it was never written, never the numbers of a tensor freed earlier.
+EMPTY_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
+UNWRITTEN = "unwritten"
 
 
 # Where a probe's record holds what the learner's function returned: most say "output", split, merge and
@@ -177,6 +183,12 @@ class TensorTrace(UncompiledDispatchMode):
             raise
         if torch._C._current_graph_task_id() != -1:
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward
+        if op_name(func) in EMPTY_OPS:
+            for made in _tensors(result):
+                if made.is_floating_point():
+                    made.fill_(torch.nan)  # below the mode (a handler runs outside it): not an op of the learner's
+                self._add(made, UNWRITTEN, ())
+            return result
         if op_name(func) in SKIPPED_OPS:
             for source, made in zip(_tensors(args), _tensors(result), strict=False):  # a copy stands for its source
                 if id(source) in self._index:

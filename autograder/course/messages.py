@@ -254,8 +254,13 @@ MESSAGES = {
     # The operands of the op whose raise ended the learner's run (autograder.checking.tensor_trace.RaisedOp).
     "departure.fact.raised_operands": {"en": "it raised in an operation on {operands}",
                                        "zh": "它是在对{operands}进行的一次运算中抛出异常的"},
-    "departure.operand.raised_step": {"en": "your {name} (shape {shape}; they match the notes')",
-                                      "zh": "你的{name}（形状 {shape}，与笔记中的相同）"},
+    "departure.operand.raised_step": {"en": "your {name} (shape {shape}; their values match the notes')",
+                                      "zh": "你的{name}（形状 {shape}，数值与笔记中的相同）"},
+    # A reproduced step held under another shape, where the code then raised (departure.HELD_SHAPE).
+    "departure.fact.held_shape": {
+        "en": "your {held} hold the notes' numbers, but in shape {got_shape}, where the notes' have shape "
+              "{expected_shape}",
+        "zh": "你的{held}数值与笔记中的相同，但形状是 {got_shape}，笔记中的形状是 {expected_shape}"},
     "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
     "departure.added_again": {
         "en": "every step of your code matches the notes', up to the {last}; then it adds to every row of that {last} "

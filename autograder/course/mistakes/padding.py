@@ -10,16 +10,21 @@ MISTAKES: tuple[Misconception, ...] = (
         "padding_neg_inf",
         exercises=("padding_mask",),
         evidence=(Evidence.FACT,),
-        question=("What does the softmax give for a row whose every entry is minus infinity?",
-                  "如果一行中的每一项都是负无穷，softmax 会得到什么？"),
-        name=("padded keys filled with -inf",
-              "padding 位置的 key 被填成了 -inf"),
-        hint=("a query that sees only padding then has a row of minus infinity, and the softmax gives NaN: padded "
-              "keys need a finite fill value, one every real score is larger than",
-              "只能看到 padding 的 query 会得到一整行负无穷，softmax 之后就是 NaN："
-              "padding 位置的 key 需要一个有限的填入值，并且任何真实分数都比它大"),
-        change=("fill padded keys with a very negative but finite number instead of minus infinity",
-                "给 padding 位置的 key 填入一个绝对值很大的有限负数，而不是负无穷"),
+        question=("Once the padding is hidden, what is left for a query whose every visible key is padding?",
+                  "隐藏 padding 之后，对于能看到的 key 全是 padding 的 query，还剩下什么？"),
+        name=("queries that see only padding get NaN",
+              "只能看到 padding 的 query 得到了 NaN"),
+        hint=("a query whose every visible key is padding has no key left once the padding is hidden completely: "
+              "a softmax over a row of minus infinity, or a row renormalised after its every weight was zeroed, "
+              "divides 0 by 0; hidden with a finite score that every real score is larger than, such a row stays "
+              "finite",
+              "能看到的 key 全是 padding 的 query，在 padding 被完全隐藏之后就没有 key 了：对一整行负无穷做 "
+              "softmax，或者把权重全被置零的一行重新归一化，都是 0 除以 0；如果用一个比任何真实分数都小的有限分数"
+              "来隐藏，这一行就仍然是有限的"),
+        change=("hide padded keys with a very negative but finite score before the softmax, so that a query that "
+                "sees only padding still gets finite weights",
+                "在 softmax 之前用一个绝对值很大的有限负分数来隐藏 padding 位置的 key，让只能看到 padding 的 "
+                "query 也得到有限的权重"),
     ),
     mistake(
         "padding_fill_too_high",

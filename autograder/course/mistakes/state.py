@@ -64,13 +64,15 @@ MISTAKES: tuple[Misconception, ...] = (
         "mask_as_parameter",
         exercises=("causal_attention", "mha_wrapper", "multi_head_attention"),
         evidence=(Evidence.FACT,),
-        question=("Would an optimizer built from the module's parameters change your mask?",
-                  "用模块的参数创建的优化器会改变你的掩码吗？"),
+        question=("In which of the module's lists does your mask appear: its parameters or its buffers?",
+                  "你的掩码出现在模块的哪个列表里：参数还是 buffer？"),
         name=("mask registered as a parameter",
               "掩码被注册成了参数"),
-        hint=("a parameter is what the optimizer trains; a fixed mask is state the module carries, moves and "
-              "saves without training it: a buffer",
-              "参数是优化器要训练的东西；固定的掩码是模块携带、移动和保存但不训练的状态，也就是 buffer"),
+        hint=("a module's parameters are what it offers to be trained (what parameters() lists and an optimizer is "
+              "given, even one with requires_grad off); a fixed mask is state the module carries, moves and saves "
+              "without offering it for training: a buffer",
+              "模块的参数是它交出去训练的东西（parameters() 列出的、交给优化器的，哪怕关闭了 requires_grad）；"
+              "固定的掩码是模块携带、移动和保存、但不交出去训练的状态，也就是 buffer"),
         change=("register the mask as a buffer, not as a parameter",
                 "把掩码注册为 buffer，而不是参数"),
     ),

@@ -230,6 +230,11 @@ MESSAGES = {
               "module. Which containers does PyTorch look inside for submodules?",
         "zh": "这些头不是注册的子模块（普通列表？）：它们的权重和掩码不会随模块移动。PyTorch 会在哪些容器里寻找子模"
               "块？"},
+    "contract.heads_named_otherwise": {
+        "en": "the heads' parameters are registered, but under names such as {name}, where heads.0, heads.1, ... "
+              "are promised: which container keeps its submodules numbered from 0?",
+        "zh": "这些头的参数已经注册了，但名字是 {name} 这样的，而约定的是 heads.0、heads.1……：哪种容器会把子模块"
+              "从 0 开始编号？"},
     "contract.heads_count": {
         "en": "self.heads holds {got} head(s), expected num_heads = {expected}",
         "zh": "self.heads 中有 {got} 个头，应当有 num_heads = {expected} 个"},
@@ -261,8 +266,10 @@ MESSAGES = {
         "zh": "qkv_bias 打开时模块中没有 {name}：query、key、value 各层是否带偏置应由 qkv_bias 决定",
     },
     "contract.mask_parameter": {
-        "en": "`{name}` is a parameter: the optimizer would train it. Is a mask something to train?",
-        "zh": "`{name}` 是一个参数：优化器会训练它。掩码是需要训练的东西吗？"},
+        "en": "`{name}` is registered as a parameter: it is listed in the module's parameters(), what an optimizer "
+              "is given to train, and counted with them. Is a mask something to train?",
+        "zh": "`{name}` 被注册成了参数：它出现在模块的 parameters() 中（优化器拿去训练的就是这些），也和它们一起被"
+              "计数。掩码是需要训练的东西吗？"},
     "contract.parameter_shape": {
         "en": "{name} has shape {got}, expected {expected}", "zh": "{name} 的形状是 {got}，应当是 {expected}"},
     "contract.dtype": {
@@ -368,8 +375,17 @@ MESSAGES = {
               "forward 的每个张量应当留在哪个设备上？",
     },
     "contract.output_on_device": {
-        "en": "after the module moved to {device} the output has the wrong shape or is not on {device}",
-        "zh": "模块移到 {device} 之后输出的形状不对，或者不在 {device} 上",
+        "en": "after the module moved to {device} the output is not on {device}: which device should the output "
+              "of a module be on?",
+        "zh": "模块移到 {device} 之后输出不在 {device} 上：模块的输出应当在哪个设备上？",
+    },
+    "contract.output_shape_on_device": {
+        "en": "after the module moved to {device} the output has shape {got_shape}, expected {expected_shape}",
+        "zh": "模块移到 {device} 之后输出的形状为 {got_shape}，期望 {expected_shape}",
+    },
+    "contract.output_shape_on_device.hidden": {
+        "en": "after the module moved to {device} the output has the wrong shape",
+        "zh": "模块移到 {device} 之后输出的形状不对",
     },
     "contract.input_modified": {
         "en": "the forward pass modified its input x in place; leave x unchanged",

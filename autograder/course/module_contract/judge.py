@@ -78,7 +78,7 @@ def judge_structure(spec: ModuleSpec, record: StructureRecord, case: ContractCas
     if (too_few := fewer_heads(spec, record, case)) is not None:
         return too_few
     if missing and all(unregistered_head(name, got) for name in missing):
-        return heads_not_registered(record)
+        return heads_not_registered(record, got)
     masks = [name for name in extra if name.split(".")[-1] == "mask"]
     if masks:
         return Verdict(False, "contract.mask_parameter", {"name": masks[0]}, misconception="mask_as_parameter",
@@ -213,12 +213,17 @@ def fewer_heads(spec: ModuleSpec, data: StructureRecord | ContractDeviceRecord, 
     return Verdict(False, "contract.heads_count", {"got": held, "expected": expected}, evidence=Evidence.FACT)
 
 
-def heads_not_registered(data: StructureRecord | ContractDeviceRecord) -> Verdict:
-    """Heads whose parameters the module does not list: named heads_plain_list only where the probe read a plain
-    list or tuple in `heads` (heads missing from the parameters may also never have been built, or sit in a dict)."""
+def heads_not_registered(data: StructureRecord | ContractDeviceRecord, registered: Collection[str]) -> Verdict:
+    """Heads whose parameters the module does not list under heads.<i>.: named heads_plain_list only where the probe
+    read a plain list or tuple in `heads` (heads missing from the parameters may also never have been built, or sit
+    in a dict); said to be registered under other names where `registered` (its parameters' and buffers' names)
+    holds some under heads. (an nn.ModuleDict keyed "head0", ...)."""
     if data.get("heads_type") in ("list", "tuple"):
         return Verdict(False, "contract.heads_not_registered", misconception="heads_plain_list",
                        evidence=Evidence.FACT)
+    named = sorted(name for name in registered if name.startswith("heads."))
+    if named:
+        return Verdict(False, "contract.heads_named_otherwise", {"name": named[0]})
     return Verdict(False, "contract.heads_not_registered")
 
 
@@ -243,7 +248,7 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
         if name in record["parameters"]:
             continue  # a mask registered as a parameter moves with the module: the structure check names it
         if unregistered_head(name, registered):
-            return heads_not_registered(record)
+            return heads_not_registered(record, registered)
         left_behind = record["mask_devices"][name] != device
         still_float32 = record["mask_dtypes"][name] in ("float16", "bfloat16", "float32")
         if name not in record["buffers"] or left_behind or still_float32:
@@ -276,8 +281,13 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
                        misconception=named, evidence=evidence)
     if error is None and "output_type" in record:
         return Verdict(False, "error.wrong_type", {"got": record["output_type"]})
-    if error is None and (tuple(record.get("output_shape", ())) != output_shape(spec, case)
-                          or record.get("output_device") != device):
+    got_shape, expected_shape = tuple(record.get("output_shape", ())), output_shape(spec, case)
+    if error is None and got_shape != expected_shape:
+        # The shapes are fields, as a value check's "shape.wrong" has them: an output wrong in the same axes there
+        # is one cause, told under that row (autograder.checking.feedback.rows).
+        return Verdict(False, "contract.output_shape_on_device",
+                       {"device": device, "got_shape": got_shape, "expected_shape": expected_shape})
+    if error is None and record.get("output_device") != device:
         return Verdict(False, "contract.output_on_device", {"device": device})
     return Verdict(True)
 

@@ -323,18 +323,20 @@ MESSAGES = {
         "zh": "输出中有 NaN：检查 softmax 之前是否有一整行分数都是 -inf",
     },
     "padding_mask.nan_blind_rows": {
-        "en": "NaN for queries that can see nothing but padding: their whole row of scores became -inf",
-        "zh": "对于只能看到 padding 的 query，输出是 NaN：它们的整行分数都变成了 -inf",
+        "en": "NaN for queries that can see nothing but padding (every key they may attend to is padded): once "
+              "the padding is hidden, their row has nothing left to be normalised over",
+        "zh": "对于只能看到 padding 的 query（它们能关注的每个 key 都是 padding），输出是 NaN：隐藏 padding 之后，"
+              "它们这一行已经没有可以归一化的东西了",
     },
     "padding_mask.ignored": {
         "en": "attention_mask has no effect: padded keys must be hidden from every query",
         "zh": "attention_mask 没有起作用：padding 位置的 key 必须对所有 query 都隐藏",
     },
     "padding_mask.query_axis": {
-        "en": "attention_mask hides whole query rows instead of key columns: the padding tokens' own outputs change, "
-              "and real queries still attend to padding keys",
-        "zh": "attention_mask 遮住的是 query 的整行，而不是 key 的列：padding token 自己的输出变了，而真实的 query "
-              "仍然关注 padding 位置的 key",
+        "en": "attention_mask hides the padding tokens' query rows: their own outputs change, where the notes hide "
+              "padding only as keys and leave each query's row as it is",
+        "zh": "attention_mask 遮住了 padding token 作为 query 的那几行：它们自己的输出因此改变了，而笔记只把 "
+              "padding 作为 key 隐藏，每个 query 的那一行保持不变",
     },
     "padding_mask.untracked_edit": {
         "en": "the values are right, but your forward edited a tensor of the computation in place while gradients "

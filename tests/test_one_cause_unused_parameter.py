@@ -250,3 +250,43 @@ def test_the_link_from_a_parameter_to_a_step_is_proven_by_moving_its_values(refu
     matched = ("queries",) if step == "values" else ()
     departure = Departure(matched=matched, step=step)
     assert _unused_parameter_step(failing, _StateCheck(refuses), [record], departure, name) is linked
+
+
+def test_the_student_kits_stored_moves_are_read_only_for_a_tensor_of_the_stored_name_and_shape():
+    """The kit has no reference to move: its build stores, per module case, which steps each state tensor moves
+    (autograder.checking.parameter_moves.stored_table) for the weights it loads. What it reads back is stored data,
+    answered only for the learner's tensor of that name and shape; anything else proves nothing."""
+    from autograder.checking.parameter_moves import ParameterMoves, stored_parameter_moves
+
+    table = {"W_key.weight": {"shape": [2, 3], "declared": ["queries", "keys"], "moved": ["keys"]}}
+    record = {"state": {"W_key.weight": torch.zeros(2, 3)}}
+    assert stored_parameter_moves(table, record, "W_key.weight") == ParameterMoves(
+        frozenset({"queries", "keys"}), frozenset({"keys"}))
+    assert stored_parameter_moves(table, {"state": {"W_key.weight": torch.zeros(3, 2)}}, "W_key.weight") is None
+    assert stored_parameter_moves(table, record, "W_value.weight") is None
+    for hostile in (None, [], {"W_key.weight": "keys"}, {"W_key.weight": {"shape": [2, 3], "moved": "keys"}}):
+        assert stored_parameter_moves(hostile, record, "W_key.weight") is None
+
+
+def test_the_kit_build_stores_the_moves_the_full_kit_computes_on_the_same_weights():
+    """What the build stores for a public module case is what moving the parameter in the reference's state gives:
+    the queries' weight moves the queries and every step after them, never the keys."""
+    from autograder.checking.parameter_moves import STEPS_MOVED, parameter_moves
+    from autograder.checking.probing import run_probe
+    from autograder.course.kit_recording import record_case
+    from autograder.running.runner import cases_for
+
+    names = {"SelfAttention_v2": solutions.SelfAttention_v2}
+    stored_any = False
+    for check in catalog.checks_of("self_attention_v2", include_hidden=False):
+        case = cases_for(check, 123)[0]
+        expected = record_case(check, case, tuple(names)).expected
+        if STEPS_MOVED not in expected:
+            continue
+        stored_any = True
+        data = run_probe(check.probe, names, case)
+        computed = parameter_moves(lambda record, check=check, case=case: check.expect(record, case), data,
+                                   "W_query.weight")
+        assert computed is not None and "queries" in computed.moved and "keys" not in computed.moved
+        assert expected[STEPS_MOVED]["W_query.weight"]["moved"] == sorted(computed.moved)
+    assert stored_any

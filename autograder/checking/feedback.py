@@ -225,32 +225,36 @@ WRONG_SHAPE_KEYS = frozenset({"shape.wrong", "shape.wrong.hidden"})  # the outpu
 SHAPE_TEXT = re.compile(r"\((\d+(?:, \d+)*),?\)")
 
 
-def _shape_change(result: CheckResult) -> tuple[int, ...] | None:
-    """How a wrong output's shape differs from the expected one when it holds as many numbers: per axis -1 (shrunk),
-    0 or 1 (grown); None for any other failure. Two failures with one change have the same numbers in the same wrong
-    arrangement (heads joined along the tokens on every input, whatever its sizes)."""
-    if result.cause is None or result.cause.message_key not in WRONG_SHAPE_KEYS:
+def _reported_shapes(result: CheckResult, keys: frozenset[str]) -> tuple[list[int], list[int]] | None:
+    """The learner's and the expected shape a failure of one of `keys` reports (its got_shape and expected_shape);
+    None for any other failure or a field that is not a shape."""
+    if result.cause is None or result.cause.message_key not in keys:
         return None
     fields = dict(result.cause.fields)
     got, expected = (SHAPE_TEXT.fullmatch(fields.get(name, "")) for name in ("got_shape", "expected_shape"))
     if got is None or expected is None:
         return None
     theirs, ours = ([int(size) for size in found.group(1).split(", ")] for found in (got, expected))
-    if len(theirs) != len(ours) or theirs == ours or math.prod(theirs) != math.prod(ours):
+    return theirs, ours
+
+
+def _shape_change(result: CheckResult) -> tuple[int, ...] | None:
+    """How a wrong output's shape differs from the expected one when it holds as many numbers: per axis -1 (shrunk),
+    0 or 1 (grown); None for any other failure. Two failures with one change have the same numbers in the same wrong
+    arrangement (heads joined along the tokens on every input, whatever its sizes)."""
+    shapes = _reported_shapes(result, WRONG_SHAPE_KEYS)
+    if shapes is None or math.prod(shapes[0]) != math.prod(shapes[1]):
         return None
-    return tuple((a > b) - (a < b) for a, b in zip(theirs, ours, strict=True))
+    return _shape_growth(result)
 
 
 def _shape_growth(result: CheckResult) -> tuple[int, ...] | None:
     """Per axis of a wrong output's shape: -1 (shrunk), 0 or 1 (grown) against the expected one, whatever the
     numbers it holds; None for any other failure, or shapes of different ranks."""
-    if result.cause is None or result.cause.message_key not in WRONG_SHAPE_KEYS:
+    shapes = _reported_shapes(result, WRONG_SHAPE_KEYS)
+    if shapes is None:
         return None
-    fields = dict(result.cause.fields)
-    got, expected = (SHAPE_TEXT.fullmatch(fields.get(name, "")) for name in ("got_shape", "expected_shape"))
-    if got is None or expected is None:
-        return None
-    theirs, ours = ([int(size) for size in found.group(1).split(", ")] for found in (got, expected))
+    theirs, ours = shapes
     if len(theirs) != len(ours) or theirs == ours:
         return None
     return tuple((a > b) - (a < b) for a, b in zip(theirs, ours, strict=True))
@@ -321,13 +325,10 @@ def _size_one_edit(result: CheckResult) -> tuple[str, int] | None:
     (1, 3, 4), the same at the last end; None for any other failure or shape. The same edit on two checks' own
     inputs, whatever their sizes, is one fact of the code (an unsqueeze, an index with None, a squeeze that fires
     on a batch of one): one cause."""
-    if result.cause is None or result.cause.message_key not in SHAPE_REPORT_KEYS:
+    shapes = _reported_shapes(result, SHAPE_REPORT_KEYS)
+    if shapes is None:
         return None
-    fields = dict(result.cause.fields)
-    got, expected = (SHAPE_TEXT.fullmatch(fields.get(name, "")) for name in ("got_shape", "expected_shape"))
-    if got is None or expected is None:
-        return None
-    theirs, ours = ([int(size) for size in found.group(1).split(", ")] for found in (got, expected))
+    theirs, ours = shapes
     longer, shorter, kind = (theirs, ours, "added") if len(theirs) > len(ours) else (ours, theirs, "dropped")
     count = len(longer) - len(shorter)
     if count <= 0:

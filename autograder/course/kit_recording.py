@@ -13,7 +13,9 @@ from typing import Any
 
 from attnkit import solutions
 from autograder.checking.check_types import Check
+from autograder.checking.departure import STEPS
 from autograder.checking.expectations import WEIGHTS
+from autograder.checking.parameter_moves import STEPS_MOVED, stored_table
 from autograder.checking.probing import run_probe
 from autograder.course.shared.loading import LOAD_WEIGHTS
 
@@ -35,5 +37,8 @@ def record_case(check: Check, case: dict[str, Any], names: tuple[str, ...]) -> R
     if "error" in data:
         raise RuntimeError(f"{check.id}: the reference failed its own probe: {data['error']}")
     expected = check.expect(data, case).materialised()
+    if STEPS in expected and isinstance(data.get("state"), dict):
+        # Which steps each tensor of the module's state moves: the kit cannot move the reference's (it has none).
+        expected[STEPS_MOVED] = stored_table(lambda record: check.expect(record, case), data)
     weights = expected.pop(WEIGHTS, None)
     return RecordedCase(dict(case) if weights is None else {**case, LOAD_WEIGHTS: weights}, expected)

@@ -34,6 +34,7 @@ from autograder.checking.departure import (
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
 from autograder.checking.gradient_departure import GRAPH_STEPS, find_gradient_departure, gradient_line
+from autograder.checking.parameter_moves import STEPS_MOVED, parameter_moves, stored_parameter_moves
 from autograder.checking.tensor_trace import graph_traced_probe, traced_probe_with_raise
 from autograder.course.shared.plan import ProbeAddress, resolve
 from autograder.i18n import Messages, render
@@ -377,46 +378,23 @@ def _unused_parameter_step(result: CheckResult, check: DiagnosedCheck, records: 
                            departure: Departure, name: str) -> bool:
     """Whether, on `result`'s failing case, the notes' departing step is computed from parameter `name` of the
     learner's module and no step their code reproduced is: moving the parameter's values (in the module's state the
-    case's steps are computed from) moves that step's values and none of the matched steps'. Where the case's steps
-    are not computed from the learner's state (stored ones), nothing moves and nothing is proven."""
+    case's steps are computed from) moves that step's values and none of the matched steps'
+    (autograder.checking.parameter_moves; the student kit reads what its build stored for the weights it loaded)."""
     index = result.failed_case
-    if not name or index is None or index >= len(records) or not isinstance(records[index], dict):
+    cases = check.cases()
+    if not name or index is None or index >= len(records) or index >= len(cases) or not isinstance(
+            records[index], dict):
         return False
-    state = records[index].get("state")
-    if not isinstance(state, Mapping) or not isinstance(state.get(name), torch.Tensor):
+    record, case = records[index], cases[index]
+    expectations = check.expectations(index, record, case)
+    if STEPS_MOVED in set(expectations):
+        moves = stored_parameter_moves(expectations[STEPS_MOVED], record, name)
+    else:
+        moves = parameter_moves(lambda moved: check.expectations(index, moved, case), record, name)
+    if moves is None or departure.step is None or departure.step not in moves.declared:
         return False
-    found = _case_steps(result, check, records)
-    if found is None:
-        return False
-    case, steps = found
-    parameter = state[name]
-    try:  # the state is the learner's run's data: a tensor no arithmetic takes proves nothing, and stops nothing
-        moves = torch.randn(parameter.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-        moved_record = {**records[index], "state": {**state, name: (parameter.double() + moves).to(parameter.dtype)}}
-        moved_steps = check.expectations(index, moved_record, case)[STEPS]
-    except (KeyError, TypeError, RuntimeError, ValueError, IndexError, AttributeError):
-        return False  # the reference cannot be computed on the moved state: nothing is proven
-    before, after = _values_by_step(steps), _values_by_step(moved_steps)
-    if departure.step not in before or departure.step not in after:
-        return False
-    unmoved = [step for step in departure.matched if step in before and step in after
-               and _same_values(before[step], after[step])]
-    return not _same_values(before[departure.step], after[departure.step]) and len(unmoved) == len(
-        departure.matched)
-
-
-def _values_by_step(steps: StepValues) -> dict[str, list[torch.Tensor]]:
-    """Each declared step's values (its first declaration where a step is declared twice)."""
-    values: dict[str, list[torch.Tensor]] = {}
-    for entry in steps:
-        values.setdefault(str(entry[0]), [value for value in entry[1] if isinstance(value, torch.Tensor)])
-    return values
-
-
-def _same_values(one: Sequence[torch.Tensor], other: Sequence[torch.Tensor]) -> bool:
-    """Whether two declarations of a step hold the same values (a step's values before and after a parameter moved)."""
-    return len(one) == len(other) and all(a.shape == b.shape and values_close(normalised_value(a), normalised_value(b))
-                                          for a, b in zip(one, other, strict=True))
+    return departure.step in moves.moved and all(step in moves.declared and step not in moves.moved
+                                                 for step in departure.matched)
 
 
 def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> str:

@@ -158,3 +158,25 @@ def test_heads_registered_under_other_names_are_not_said_unregistered(monkeypatc
     text = output.getvalue()
     assert "registered, but under names such as heads.head0." in text, text
     assert "not registered submodules" not in text, text
+
+
+def renormalised_by_a_column_of_ones(attn_weights):
+    """Row sums as a product with a column of ones (float32, whatever the weights' dtype)."""
+    num_tokens = attn_weights.shape[-1]
+    kept = attn_weights * torch.tril(torch.ones(num_tokens, num_tokens, dtype=attn_weights.dtype))
+    sums = kept @ torch.ones(num_tokens, 1)
+    return kept / sums
+
+
+def test_a_raise_operand_is_said_in_the_learners_own_shape_not_the_view_the_op_read(monkeypatch):
+    """torch.matmul hands a batch of weights to its kernel flattened: the operand said is the learner's tensor."""
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check(
+            "masking_routes", renormalised_by_a_column_of_ones, torch.softmax, hint=2)
+    lines = [line for line in output.getvalue().splitlines() if "it raised in an operation on" in line]
+    assert lines, output.getvalue()
+    for line in lines:
+        said = line.split("it raised in an operation on your ")[1].split("(shape ")[1].split(")")[0] + ")"
+        assert said.count(",") >= 2 or "(" not in said, line  # a batch's three axes, never (batch * rows, keys)

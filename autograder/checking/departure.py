@@ -476,9 +476,9 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
             (step_id for step_id, proving in proven_at.items()
              if read in proving or _numbers_of(traced, read) in proving), "")
         if holding:
-            # The learner's tensor's own shape, not the view the op was handed (a matmul reads its batch flattened):
-            # "your weights (shape ...)" is said of their tensor.
-            holder = read if any(read in proving for proving in proven_at.values()) else _numbers_of(traced, read)
+            # The learner's tensor's own shape, not the view the op was handed (a matmul reads its batch flattened,
+            # a layout the trace also proves to hold the step): "your weights (shape ...)" is said of their tensor.
+            holder = proven_at[holding][0]  # the first of theirs holding the step: not a view an op made of it
             shape = tuple(int(size) for size in traced[holder].value.shape)
         if (holding, shape) not in operands or not holding:
             operands.append((holding, shape))

@@ -185,8 +185,10 @@ class TensorTrace(UncompiledDispatchMode):
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward
         if op_name(func) in EMPTY_OPS:
             for made in _tensors(result):
-                if made.is_floating_point():
-                    made.fill_(torch.nan)  # below the mode (a handler runs outside it): not an op of the learner's
+                # Below the mode (a handler runs outside it): not an op of the learner's. Only what the trace keeps
+                # is filled: a huge buffer it would not keep is never touched (its pages are not made resident).
+                if made.is_floating_point() and made.numel() <= MAX_TRACED_ELEMENTS:
+                    made.fill_(torch.nan)
                 self._add(made, UNWRITTEN, ())
             return result
         if op_name(func) in SKIPPED_OPS:

@@ -14,7 +14,7 @@ code or the expected values. Needs no catalogue and no reference: the student ki
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -754,11 +754,7 @@ def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor
                   expected_values: Sequence[torch.Tensor]) -> int | None:
     """The first tensor the learner's code makes from `source` (through any ops) of the step's size that hides
     exactly the entries the notes' step hides, in one of a right program's layouts; None when there is none."""
-    made = {source}
-    for index in range(source + 1, len(traced)):
-        if traced[index].op == INPUT or not made & set(traced[index].inputs):
-            continue
-        made.add(index)
+    for index in _made_from_source(traced, source):
         got = learner[index]
         if any(got.numel() == expected.numel() and bool(torch.isinf(expected).any()) and any(
                 torch.equal(torch.isinf(layout), torch.isinf(expected)) for layout in _layouts(got, expected))
@@ -767,15 +763,22 @@ def _masked_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor
     return None
 
 
-def _normalised_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int,
-                      axis: int) -> bool:
-    """Whether a tensor the learner's code makes from `source` (through any ops), of its shape, sums to 1 along
-    `axis`."""
-    made, shape = {source}, learner[source].shape
+def _made_from_source(traced: Sequence[TracedTensor], source: int) -> Iterator[int]:
+    """Each traced tensor after `source` that the learner's code made from it (through any ops), in order."""
+    made = {source}
     for index in range(source + 1, len(traced)):
         if traced[index].op == INPUT or not made & set(traced[index].inputs):
             continue
         made.add(index)
+        yield index
+
+
+def _normalised_later(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source: int,
+                      axis: int) -> bool:
+    """Whether a tensor the learner's code makes from `source` (through any ops), of its shape, sums to 1 along
+    `axis`."""
+    shape = learner[source].shape
+    for index in _made_from_source(traced, source):
         got = learner[index]
         if got.shape == shape and bool(torch.isfinite(got).all()) and _sums_to_one(got, axis):
             return True
@@ -1036,7 +1039,7 @@ def _first_step_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.Te
             continue
         if not set(entry.inputs) <= inputs:
             continue
-        if ((entry.op in LAYOUT_OPS or entry.op in PASSING_OPS) and len(entry.inputs) == 1) or entry.op.endswith("_"):
+        if (entry.op in LAYOUT_OPS or entry.op in PASSING_OPS) and len(entry.inputs) == 1:
             inputs.add(index)
             continue
         got = learner[index]

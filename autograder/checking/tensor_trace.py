@@ -56,10 +56,10 @@ LIFTED = "lift_fresh"
 # The op name of a tensor's new entry after an op wrote into memory it shares (a view of it filled in place): its
 # numbers then, read from the entry it had and the tensor written (issue 58).
 WRITTEN = "written"
-# Ops that only allocate or copy metadata: what they return says nothing about the computation. (copy_ writes into
-# a tensor the code holds, a slice of a buffer: it is traced as any write, and the buffer's entries follow it.)
-SKIPPED_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "detach",
-                         "lift_fresh", "lift_fresh_copy", "_to_copy", "clone", "alias", "_local_scalar_dense"})
+# Ops that only copy metadata (allocations: EMPTY_OPS below): what they return says nothing about the computation.
+# (copy_ writes into a tensor the code holds, a slice of a buffer: it is traced as any write.)
+SKIPPED_OPS = frozenset({"detach", "lift_fresh", "lift_fresh_copy", "_to_copy", "clone", "alias",
+                         "_local_scalar_dense"})
 # Allocations whose memory holds whatever was there before (torch.empty): in a traced run filled with NaN (one of
 # the contents torch.empty may have) and traced as UNWRITTEN, so that a buffer read before the code wrote all of it
 # holds NaN where it was never written, never the numbers of a tensor freed earlier.

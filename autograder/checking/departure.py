@@ -274,7 +274,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         past = _raised_out_of_order(declared, where, proven_at, traced, raised_at, departing)
         if past != departing:  # it raised where it made a later step: what that op read is all that is said
             reached = tuple(step_id for step_id in order[:past] if where[step_id] is not None)
-            operands = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in reached})
+            operands = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in reached},
+                                        declared)
             return Departure(reached, order[past], None, operands, len(learner), order[-1], raised)
     if departing is None:
         early = _returned_instead(declared, output, holds)
@@ -432,7 +433,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         if dropped is not None:
             facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
-        facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched})
+        facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched}, declared)
     if raised and matched and (held := _held_in_other_shape(learner, declared, proven_at[matched[-1]],
                                                             matched[-1])) is not None:
         # Its numbers are the notes' (a reproduced step) but not its shape (squeezed to a 0-d tensor): the raise
@@ -465,8 +466,8 @@ def _held_in_other_shape(learner: Sequence[torch.Tensor], declared: Sequence[tup
                              "expected_shape": tuple(same_size[0].shape)})
 
 
-def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
-                     proven_at: Mapping[str, Sequence[int]]) -> tuple[Fact, ...]:
+def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven_at: Mapping[str, Sequence[int]],
+                     declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> tuple[Fact, ...]:
     """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read): the
     learner's tensor proven to hold a step of the notes (through its layouts) is said by the step's name, any other
     only by its shape; () when the op read no tensor."""
@@ -478,7 +479,12 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp,
         if holding:
             # The learner's tensor's own shape, not the view the op was handed (a matmul reads its batch flattened,
             # a layout the trace also proves to hold the step): "your weights (shape ...)" is said of their tensor.
-            holder = proven_at[holding][0]  # the first of theirs holding the step: not a view an op made of it
+            # The first of theirs holding the step in one of the notes' shapes for it: a view an op made of it (the
+            # batch a matmul flattens) may be listed before their own tensor.
+            notes_shapes = {tuple(value.shape) for declared_id, values, _optional in declared
+                            if declared_id == holding for value in values}
+            holder = next((index for index in proven_at[holding]
+                           if tuple(traced[index].value.shape) in notes_shapes), proven_at[holding][0])
             shape = tuple(int(size) for size in traced[holder].value.shape)
         if (holding, shape) not in operands or not holding:
             operands.append((holding, shape))

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -162,8 +163,11 @@ def _locked(folder: Path) -> Iterator[None]:
 def _dependencies_key() -> str:
     """Changes when the pins or the project's dependencies change: the cached environments are then rebuilt."""
     digest = hashlib.sha256()
-    for part in (REPO / "constraints.txt", REPO / "pyproject.toml"):
-        digest.update(part.read_bytes())
+    digest.update((REPO / "constraints.txt").read_bytes())
+    # The project's dependency lists only: an edit elsewhere in pyproject.toml (pytest's settings) keeps the cache.
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    digest.update(json.dumps([project.get("dependencies", []), project.get("optional-dependencies", {})],
+                             sort_keys=True).encode())
     digest.update(" ".join(STUDENT_PACKAGES).encode())
     return digest.hexdigest()[:16]
 

@@ -477,10 +477,9 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
             (step_id for step_id, proving in proven_at.items()
              if read in proving or _numbers_of(traced, read) in proving), "")
         if holding:
-            # The learner's tensor's own shape, not the view the op was handed (a matmul reads its batch flattened,
-            # a layout the trace also proves to hold the step): "your weights (shape ...)" is said of their tensor.
-            # The first of theirs holding the step in one of the notes' shapes for it: a view an op made of it (the
-            # batch a matmul flattens) may be listed before their own tensor.
+            # Said of their tensor, not the view the op was handed: the first of theirs holding the step in one of
+            # the notes' shapes for it (a matmul's flattened batch, also proven to hold the step, may be listed
+            # before it), else the first holding it.
             notes_shapes = {tuple(value.shape) for declared_id, values, _optional in declared
                             if declared_id == holding for value in values}
             holder = next((index for index in proven_at[holding]

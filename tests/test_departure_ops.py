@@ -119,7 +119,7 @@ def test_the_dot_products_of_matching_rows_only_are_told():
     assert (departure.matched, departure.step) == (("queries", "keys", "values"), "scores")
     assert kinds(departure) == ["shape", "alt_row_dots"]
     text = lines(departure)
-    assert ("the next tensor your code made from those steps has shape (6,), the notes' attention scores (6, 6); it "
+    assert ("a tensor your code then made from those steps has shape (6,), the notes' attention scores (6, 6); it "
             "holds only the dot product of each row of the notes' keys with the same row of the notes' queries, not "
             "those of every pair of rows that the notes' attention scores hold") in text["en"], text
     assert "的同一行的点积" in text["zh"], text

@@ -4,7 +4,11 @@
   of its shape, does sum to 1 (a softmax of the squared scores: the squares are not the weights' only stand-in);
 - a raise's operand that holds a step is said to hold its *values* (its dtype may differ: a float32 buffer);
 - a step reproduced in its numbers under another shape (squeezed to a 0-d tensor) is said so where the code then
-  raised, not only "reproduces".
+  raised, not only "reproduces";
+- a raise's operand is said in the shape the op read, unless a product read a view torch made inside the call;
+- a view naming the batch and tokens the other way is not the notes' view, even where a batch of 1 keeps the order;
+- columns of the weights are not called features; a sum made from a product is not "the next tensor" made; a 0-d
+  result has no "other axes" (learners_2026_12j's five false sentences, in kinds, on attempts written here).
 The attempts are written here, in a learner's style."""
 
 import contextlib
@@ -180,3 +184,110 @@ def test_a_raise_operand_is_said_in_the_learners_own_shape_not_the_view_the_op_r
     for line in lines:
         said = line.split("it raised in an operation on your ")[1].split("(shape ")[1].split(")")[0] + ")"
         assert said.count(",") >= 2 or "(" not in said, line  # a batch's three axes, never (batch * rows, keys)
+
+
+def max_put_back_on_the_last_axis(x, dim=-1):
+    """The maximum's lost axis restored with unsqueeze(-1), whatever `dim` was."""
+    biggest = x.amax(dim=dim).unsqueeze(-1)
+    shifted = torch.exp(x - biggest)
+    return shifted / shifted.sum(dim=dim, keepdim=True)
+
+
+def test_a_raise_operand_the_learner_reshaped_is_said_in_the_shape_the_op_read(monkeypatch):
+    """A subtraction reads what the learner's code handed it: their unsqueezed maximum, said as (n, 1), not as the
+    (n,) tensor it was made from (only a product's operands may be views torch made inside the call)."""
+    lines = [line for line in departure_lines("softmax_stable", max_put_back_on_the_last_axis, "en", monkeypatch)
+             if "it raised in an operation on" in line]
+    assert lines, lines
+    for line in lines:
+        operand = line.split("your maximum of each row (shape ")[1].split(";")[0]
+        assert operand.endswith(", 1)"), line
+
+
+def heads_from_tokens_first(x, num_heads):
+    """The shape unpacked as (tokens, batch, features): the view then names the batch and tokens the other way."""
+    num_tokens, b, d_out = x.shape
+    return x.view(b, num_tokens, num_heads, d_out // num_heads).transpose(1, 2)
+
+
+def test_a_view_with_batch_and_tokens_named_the_other_way_does_not_reproduce_the_heads_view(monkeypatch):
+    """On a batch of one, (tokens, 1, heads, head size) holds the input's numbers in order, as the notes' view does;
+    it is not the view (batch, tokens, heads, head size), so no line says the code reproduces it."""
+    lines = departure_lines("split_heads", heads_from_tokens_first, "en", monkeypatch)
+    assert lines, lines
+    assert not any("reproduces the notes' input viewed as" in line for line in lines), lines
+
+
+def test_a_one_token_batch_joined_into_its_tokens_still_holds_the_view():
+    from autograder.checking.departure import held_joined
+
+    viewed = torch.arange(24.0).reshape(1, 2, 3, 4)  # (batch 1, tokens 2, heads 3, head size 4)
+    assert held_joined(viewed.reshape(2, 3, 4), viewed, ())  # batch and tokens joined: a right program's layout
+    assert held_joined(viewed.reshape(1, 1, 2, 3, 4).reshape(1, 2, 3, 4)[0], viewed, ())
+    assert not held_joined(viewed.reshape(2, 1, 3, 4), viewed, ())  # tokens first, then a batch of 1
+
+
+class ContextFromTransposedValues(nn.Module):
+    """The context vectors as (values^T @ weights)^T: each value column paired with each weights column."""
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        weights = torch.softmax(q @ k.T / k.shape[-1] ** 0.5, dim=-1)
+        return (v.T @ weights).T
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_columns_of_the_weights_are_not_called_features(lang, monkeypatch):
+    lines = departure_lines("self_attention_v2", ContextFromTransposedValues, lang, monkeypatch)
+    paired = {"en": "each column of the notes' values with each column of the notes' attention weights",
+              "zh": "笔记中的value的每一列与笔记中的注意力权重的每一列的点积"}[lang]
+    assert any(paired in line for line in lines), lines
+    assert not any({"en": "pairs of features", "zh": "配对的是特征"}[lang] in line for line in lines), lines
+
+
+class OwnKeyOnly(nn.Module):
+    """Each query multiplied entry by entry with its own key, then summed: one score per token."""
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = (q * k).sum(dim=-1)
+        return torch.softmax(scores / k.shape[-1] ** 0.5, dim=-1) @ v
+
+
+def test_a_sum_of_products_is_not_called_the_next_tensor_made(monkeypatch):
+    """q * k comes first (shape (6, 2)); the sum over features made from it is what the line describes, so it is
+    not "the next tensor your code made"."""
+    lines = departure_lines("self_attention_v2", OwnKeyOnly, "en", monkeypatch)
+    described = [line for line in lines if "has shape (6,)" in line]
+    assert described, lines
+    assert all("the next tensor your code made" not in line and "then made from those steps" in line
+               for line in described), described
+
+
+def squeezed_at_the_end(x):
+    exps = torch.exp(x)
+    return (exps / exps.sum(dim=0, keepdim=True)).squeeze()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_zero_dimensional_result_is_not_said_to_have_other_axes(lang, monkeypatch):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check("softmax_naive", squeezed_at_the_end, hint=1)
+    text = output.getvalue()
+    assert {"en": "output has shape (), not (1,)", "zh": "输出形状是 ()，而不是 (1,)"}[lang] in text, text
+    assert {"en": "the same values in the same order", "zh": "数值相同、顺序也相同"}[lang] in text, text
+    assert {"en": "other axes", "zh": "别的维度"}[lang] not in text, text

@@ -94,6 +94,7 @@ class Fact:
 STAND_IN, OUTPUT, FROM_PREVIOUS = "stand_in", "output", "from_previous"
 NAMED_REORDERINGS = ("heads", "tokens", "features")  # a dimension whose slices reordered are said by its name
 NEXT, NEXT_AGAIN = "next", "next_again"  # code that raised: the next tensor it made from its matched steps
+LATER = "later"  # a tensor made from that next one (its sum): not the next, but still made from the matched steps
 # Facts that say how a tensor departs; "differs" and a shape (rung 1 shows the shapes) say no more than the step.
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
@@ -171,7 +172,7 @@ def held_joined(got: torch.Tensor, expected: torch.Tensor, traced: Sequence[Trac
     heads, head size)). Not a layout that joins those two again: that is the input, or the probe's own making of it
     (a flat arange), before any step split it. Nor a copy of a tensor the call read as it came."""
     if (got.shape == expected.shape or got.numel() != expected.numel() or got.dim() < 2 or expected.dim() < 2
-            or got.shape[-2:] != expected.shape[-2:] or not adjacent_regrouping(got.shape[:-2], expected.shape[:-2])):
+            or got.shape[-2:] != expected.shape[-2:] or not _axes_joined(got.shape[:-2], expected.shape[:-2])):
         return False
     if not values_close(got.reshape(expected.shape), expected):
         return False
@@ -192,6 +193,28 @@ def adjacent_regrouping(one: Sequence[int], other: Sequence[int]) -> bool:
         return position == len(fine)
     first, second = [size for size in one if size != 1], [size for size in other if size != 1]
     return joins(first, second) or joins(second, first)
+
+
+def _axes_joined(one: Sequence[int], other: Sequence[int]) -> bool:
+    """Whether one shape is the other with runs of adjacent axes joined into one, either way, each axis of the
+    coarser taking at least one of the finer's in order (an axis of size 1 too): (b * tokens,) for (b, tokens), but
+    not (tokens, 1) for (1, tokens), which holds the same numbers with the batch and tokens named the other way."""
+    def joins(coarse: Sequence[int], fine: Sequence[int]) -> bool:
+        position = 0
+        for size in coarse:
+            if position == len(fine):
+                return False
+            product = fine[position]
+            position += 1
+            while product < size and position < len(fine):
+                product *= fine[position]
+                position += 1
+            if product != size:
+                return False
+            while position < len(fine) and fine[position] == 1:
+                position += 1  # a trailing axis of size 1 joined in: (b,) for (b, 1)
+        return position == len(fine)
+    return joins(one, other) or joins(other, one)
 
 
 def entries_correspond(got: torch.Tensor, expected: torch.Tensor) -> bool:
@@ -466,6 +489,10 @@ def _held_in_other_shape(learner: Sequence[torch.Tensor], declared: Sequence[tup
                              "expected_shape": tuple(same_size[0].shape)})
 
 
+# The ATen products that torch's matmul, einsum and linear call on views they make of the learner's tensors.
+PRODUCT_OPS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot"})
+
+
 def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven_at: Mapping[str, Sequence[int]],
                      declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> tuple[Fact, ...]:
     """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read): the
@@ -476,10 +503,11 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
         holding = "" if read < 0 or read >= len(traced) else next(
             (step_id for step_id, proving in proven_at.items()
              if read in proving or _numbers_of(traced, read) in proving), "")
-        if holding:
-            # Said of their tensor, not the view the op was handed: the first of theirs holding the step in one of
-            # the notes' shapes for it (a matmul's flattened batch, also proven to hold the step, may be listed
-            # before it), else the first holding it.
+        if holding and raised_at.op in PRODUCT_OPS:
+            # A product's operands may be views torch made inside the learner's call (matmul flattens a batch):
+            # said of their tensor, not the view the op was handed: the first of theirs holding the step in one of
+            # the notes' shapes for it, else the first holding it. Any other op read what their code handed it (an
+            # `unsqueeze` of theirs included), said as read.
             notes_shapes = {tuple(value.shape) for declared_id, values, _optional in declared
                             if declared_id == holding for value in values}
             holder = next((index for index in proven_at[holding]
@@ -584,6 +612,7 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
         if expected is None:
             return ()  # routes of other shapes: no one shape to say
         alternatives = _alternative_facts(traced, learner, index, expected_values, declared, matched)
+        subject = NEXT
         while alternatives:
             # An op that reads it alone and is another computation of the steps too (products of matching entries,
             # then summed along the rows: each row's dot product with itself alone) says more of the same tensor.
@@ -595,11 +624,11 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
             further = _alternative_facts(traced, learner, after, expected_values, declared, matched)
             if not further:
                 break
-            index, got, alternatives = after, learner[after], further
+            index, got, alternatives, subject = after, learner[after], further, LATER
         if not raised and not alternatives:
             return ()  # code that did not raise: its tensor's shape alone is rung 1's matter
         # (The computation it is speaks of the same tensor: "it".)
-        return (Fact("shape", {"got": tuple(got.shape), "expected": expected}, NEXT),
+        return (Fact("shape", {"got": tuple(got.shape), "expected": expected}, subject),
                 *(dataclasses.replace(fact, about=NEXT_AGAIN) for fact in alternatives))
     return ()
 
@@ -1580,7 +1609,8 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         if departure.output_facts:
             text = render(messages, "departure.output_scaled", lang, {
                 "last": render(messages, f"step.{departure.last}", lang)})
-            facts = [_fact_text(fact, render(messages, f"step.{departure.last}", lang), lang, messages)
+            facts = [_fact_text(fact, render(messages, f"step.{departure.last}", lang), lang, messages,
+                                departure.last)
                      for fact in departure.output_facts]
             return render(messages, "label.returned", lang, {
                 "text": render(messages, "departure.join", lang).join([text, *facts])})
@@ -1613,7 +1643,7 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
         key += "_unproven" if departure.held_unproven else ""
     parts = [render(messages, key, lang, fields)]
-    parts += [_fact_text(fact, str(fields["step"]), lang, messages) for fact in departure.facts]
+    parts += [_fact_text(fact, str(fields["step"]), lang, messages, departure.last) for fact in departure.facts]
     if departure.raised and stand_in_facts:
         parts.append(render(messages, "departure.then_raised", lang))
     if departure.returned is not None:
@@ -1622,11 +1652,11 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     return render(messages, "label.departure", lang, {"text": render(messages, "departure.join", lang).join(parts)})
 
 
-def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
+def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: str = "") -> str:
     """One fact in the notes' words: a step id said by its name, a size by its name in the notes, a reversal as
-    its own sentence."""
+    its own sentence. `last`: the notes' last step of the exercise (what its function returns)."""
     if fact.kind.startswith("alt_"):
-        return _alternative_text(fact, step_name, lang, messages)
+        return _alternative_text(fact, step_name, lang, messages, last)
     if fact.kind == HELD_SHAPE:
         return render(messages, "departure.fact.held_shape", lang, {
             "held": render(messages, f"step.{fact.fields['held']}", lang),
@@ -1712,8 +1742,17 @@ def _band_text(band: int, lang: str, messages: Messages) -> str:
     return render(messages, "departure.band.above" if band > 0 else "departure.band.below", lang, {"k": abs(band)})
 
 
-def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages) -> str:
-    """An alternative computation (`_alternative_facts`) in the notes' words: its op and operands by their names."""
+# The notes' steps whose columns are features (a token's row of numbers), where pairing columns pairs features; the
+# scores' and weights' columns are keys, and the input a function is given may be either (see _alternative_text).
+FEATURE_COLUMNS = frozenset({"queries", "keys", "values", "split_queries", "split_keys", "split_values",
+                             "context_vectors", "merged", "out_proj", "heads_viewed", "heads_split", "heads_merged",
+                             "heads_concatenated"})
+
+
+def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: str = "") -> str:
+    """An alternative computation (`_alternative_facts`) in the notes' words: its op and operands by their names.
+    `last`: the exercise's last step; where its columns are features, so are those of the input it is computed
+    from (token embeddings, or a projection's output), where the scores' or weights' are keys."""
     def operand(name: str) -> str:
         if name == INPUTS:
             return render(messages, "departure.operand.inputs", lang)
@@ -1729,6 +1768,9 @@ def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages)
     if names:
         fields.update(operand=names[0], first=names[0], second=names[-1])
     key = f"departure.fact.{fact.kind}"
+    features = FEATURE_COLUMNS | ({INPUTS} if last in FEATURE_COLUMNS else set())
+    if fact.kind == "alt_feature_products" and not set(fact.fields["operands"]) <= features:
+        key = "departure.fact.alt_column_products"  # "pairs of features" is said only where columns are features
     if len(names) == 2 and names[0] == names[1] and f"{key}_self" in messages:
         key = f"{key}_self"  # one tensor's rows (or columns) with each other
     if fact.kind == "alt_reduction" and fact.fields["axis"] is None:

@@ -112,6 +112,7 @@ class RaisedOp:
     # bool's count of True), "" where none can be read (the meta device, an integer tensor): two ops that read
     # tensors of the same shapes may read other things (feature-by-feature scores against token-by-token ones).
     sizes: tuple[str, ...] = ()
+    op: str = ""  # the op's readable name (torch_recorders.op_name): "" where not known
 
 
 class TensorTrace(UncompiledDispatchMode):
@@ -179,7 +180,8 @@ class TensorTrace(UncompiledDispatchMode):
             operands = _tensors((args, kwargs))[:MAX_RAISED_OPERANDS]
             self.raised = RaisedOp(tuple(self._index.get(id(tensor), -1) for tensor in operands),
                                    tuple(tuple(int(size) for size in tensor.shape) for tensor in operands),
-                                   len(self.traced), _message(exc), tuple(_magnitude(tensor) for tensor in operands))
+                                   len(self.traced), _message(exc), tuple(_magnitude(tensor) for tensor in operands),
+                                   op_name(func))
             raise
         if torch._C._current_graph_task_id() != -1:
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward

@@ -258,7 +258,7 @@ MESSAGES = {
                                       "zh": "你的{name}（形状 {shape}，数值与笔记中的相同）"},
     # A reproduced step held under another shape, where the code then raised (departure.HELD_SHAPE).
     "departure.fact.held_shape": {
-        "en": "your {held} hold the notes' numbers, but in shape {got_shape}, where the notes' have shape "
+        "en": "your {held}: the notes' numbers, but in shape {got_shape}, where the notes' have shape "
               "{expected_shape}",
         "zh": "你的{held}数值与笔记中的相同，但形状是 {got_shape}，笔记中的形状是 {expected_shape}"},
     "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
@@ -331,6 +331,8 @@ MESSAGES = {
     "departure.subject.next": {"en": "the next tensor your code made from those steps",
                                "zh": "你的代码接着由这些步骤算出的张量"},
     "departure.subject.next_again": {"en": "it", "zh": "它"},
+    "departure.subject.later": {"en": "a tensor your code then made from those steps",
+                                "zh": "你的代码随后由这些步骤算出的一个张量"},
     "departure.fact.shape": {
         "en": "{subject} has shape {got}, the notes' {step} {expected}",
         "zh": "{subject}形状是 {got}，而笔记中的{step}形状是 {expected}"},
@@ -573,6 +575,15 @@ MESSAGES = {
               "of features instead of pairs of rows (tokens), not the notes' {step}",
         "zh": "{subject}是{first}的每一列（特征）与它的每一列的点积：配对的是特征而不是行（词元），"
               "而不是笔记中的{step}"},
+    # The same pairing where a column of an operand is not a feature (the attention weights' columns are keys).
+    "departure.fact.alt_column_products": {
+        "en": "{subject} holds the dot products of each column of {first} with each column of {second}, not the "
+              "notes' {step}",
+        "zh": "{subject}是{first}的每一列与{second}的每一列的点积，而不是笔记中的{step}"},
+    "departure.fact.alt_column_products_self": {
+        "en": "{subject} holds the dot products of each column of {first} with each of its columns, not the notes' "
+              "{step}",
+        "zh": "{subject}是{first}的每一列与它的每一列的点积，而不是笔记中的{step}"},
     "departure.fact.alt_cosine_self": {
         "en": "{subject} holds the cosine similarities of each row of {first} with each of its rows (each row scaled "
               "to length 1 before the dot products), not the notes' {step}",
@@ -1020,22 +1031,23 @@ MESSAGES = {
         "zh": "输出形状为 {got_shape}，期望 {expected_shape}",
     },
     "shape.same_numbers": {
-        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: the same values, "
-              "along other axes",
-        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}：数值相同，只是排在了别的维度上"},
+        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: the same values in "
+              "the same order, in another shape",
+        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}：数值相同、顺序也相同，只是形状不同"},
     "shape.same_numbers_regrouped": {
-        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: the same values, "
-              "along other axes. The operations your code ran include {names}: which shape does each of them leave?",
-        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}：数值相同，只是排在了别的维度上。"
+        "en": "the numbers are right, but the output has shape {got_shape}, not {expected_shape}: the same values in "
+              "the same order, in another shape. The operations your code ran include {names}: which shape does "
+              "each of them leave?",
+        "zh": "数值是对的，但输出形状是 {got_shape}，而不是 {expected_shape}：数值相同、顺序也相同，只是形状不同。"
               "你的代码运行的操作中有 {names}：它们各自留下的是什么形状？"},
     "shape.same_numbers_regrouped.hidden": {
-        "en": "the numbers are right, but the output has another shape: the same values, along other axes. The "
+        "en": "the numbers are right, but the output has another shape: the same values in the same order. The "
               "operations your code ran include {names}: which shape does each of them leave?",
-        "zh": "数值是对的，但输出的形状不对：数值相同，只是排在了别的维度上。你的代码运行的操作中有 {names}："
+        "zh": "数值是对的，但输出的形状不对：数值相同、顺序也相同，只是形状不同。你的代码运行的操作中有 {names}："
               "它们各自留下的是什么形状？"},
     "shape.same_numbers.hidden": {
-        "en": "the numbers are right, but the output has another shape: the same values, along other axes",
-        "zh": "数值是对的，但输出的形状不对：数值相同，只是排在了别的维度上"},
+        "en": "the numbers are right, but the output has another shape: the same values in the same order",
+        "zh": "数值是对的，但输出的形状不对：数值相同、顺序也相同，只是形状不同"},
     "shape.wrong.hidden": {
         "en": "the output has the wrong shape",
         "zh": "输出形状不对",

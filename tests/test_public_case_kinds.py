@@ -115,7 +115,8 @@ NOTES_CHECK = "softmax_naive.notes"
 
 
 @pytest.mark.parametrize("student", [sum_clamped, sum_at_least_one])
-@pytest.mark.parametrize(("lang", "said"), [("en", "the weights do not sum to 1"), ("zh", "权重之和不为 1")])
+@pytest.mark.parametrize(("lang", "said"), [("en", "the weights do not sum to 1 along the axis the softmax normalises"),
+                                           ("zh", "沿 softmax 归一化的那个维度，权重之和不为 1")])
 def test_a_sum_bounded_below_fails_the_public_check(student, lang, said):
     public = results_by_id("softmax_naive", {"softmax_naive": student}, lang=lang, include_hidden=False)
     assert public[NOTES_CHECK].status != PASSED

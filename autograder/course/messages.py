@@ -359,7 +359,7 @@ MESSAGES = {
         "en": "{subject} hides {count} entries that the notes' {step} keep",
         "zh": "{subject}遮住了 {count} 个元素，而笔记中的{step}保留了它们"},
     "departure.fact.sums_axis": {
-        "en": "{subject} sums to 1 along dimension {axis}, the notes' {step} along "
+        "en": "{subject} sums to 1 along dimension {axis}; in the notes' {step}, the entries sum to 1 along "
               "dimension {expected_axis}",
         "zh": "{subject}沿第 {axis} 个维度加起来等于 1，而笔记中的{step}沿第 {expected_axis} 个维度"
               "加起来等于 1"},
@@ -444,7 +444,7 @@ MESSAGES = {
         "zh": "{subject}就是笔记中的{step}，只是沿第 {axis} 个维度（形状 {shape}）的 {size} 个切片"
               "顺序反了过来"},
     "departure.fact.sums_all": {
-        "en": "{subject} sums to 1 over all its entries together, the notes' {step} "
+        "en": "{subject} sums to 1 over all its entries together; in the notes' {step}, the entries sum to 1 "
               "along dimension {expected_axis}",
         "zh": "{subject}是所有元素加起来等于 1，而笔记中的{step}是沿第 {expected_axis} 个维度"
               "加起来等于 1"},

@@ -241,8 +241,8 @@ SOFTMAX_MESSAGES = {
         "zh": "在一个你没见过的输入上，权重与 softmax 不一致",
     },
     "not_normalised": {
-        "en": "the weights do not sum to 1",
-        "zh": "权重之和不为 1",
+        "en": "the weights do not sum to 1 along the axis the softmax normalises",
+        "zh": "沿 softmax 归一化的那个维度，权重之和不为 1",
     },
     "not_finite": {
         "en": "the result holds nan or inf",

@@ -111,7 +111,8 @@ def test_weights_normalised_over_the_whole_tensor_are_told_so():
     departure = traced_departure("masking_routes.neg_inf_notes", ROUTES[0], neg_inf_normalised_over_everything)
     assert departure.step == "weights" and kinds(departure) == ["sums_all"]
     text = lines(departure)
-    assert "sums to 1 over all its entries together; in the notes' attention weights, the entries sum to 1 along dimension 1" in text["en"]
+    assert ("sums to 1 over all its entries together; in the notes' attention weights, the entries sum to 1 along "
+            "dimension 1") in text["en"]
     assert "所有元素加起来等于 1" in text["zh"]
 
 

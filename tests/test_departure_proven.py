@@ -148,7 +148,8 @@ def test_a_real_wrong_axis_is_still_said_with_its_axis(returned):
     departure = weights_departure(SCORES.softmax(dim=0), returned)
     assert (departure.step, kinds(departure)) == ("weights", ["sums_axis"]), departure
     assert (departure.facts[0].fields["axis"], departure.facts[0].fields["expected_axis"]) == (0, 1)
-    assert "sums to 1 along dimension 0; in the notes' attention weights, the entries sum to 1 along dimension 1" in lines(departure)["en"]
+    assert ("sums to 1 along dimension 0; in the notes' attention weights, the entries sum to 1 along dimension 1"
+            in lines(departure)["en"])
 
 
 @pytest.mark.parametrize("returned", [False, True])

@@ -18,6 +18,7 @@ from torch import Tensor, nn
 from attnkit import solutions
 from autograder.checking.reproduction import RaisedError, VariantError
 from autograder.checking.tensor_trace import probe_with_raised_operands
+from autograder.course.case_memo import remembered
 from autograder.course.shared.inputs import notes_batch
 
 __all__ = ["Knobs", "causal_attention_with", "exercise_errors", "variant_errors"]
@@ -222,4 +223,5 @@ def variant_errors(probe: Probe, case: Any, variants: Sequence[Variant]) -> tupl
 def exercise_errors(exercise: str, probe: Probe, case: Any) -> Callable[[], list[list[str]]]:
     """For Expectations.computed: the errors of the exercise's raising variants on `case` in their plain form (the
     student kit stores them), computed when asked."""
-    return lambda: [raised.plain() for raised in variant_errors(probe, case, ERROR_VARIANTS.get(exercise, ()))]
+    return lambda: remembered("errors", exercise, (probe,), case, lambda: [
+        raised.plain() for raised in variant_errors(probe, case, ERROR_VARIANTS.get(exercise, ()))])

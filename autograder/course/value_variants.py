@@ -26,6 +26,7 @@ from autograder.checking.expectations import Expectations
 from autograder.checking.results import error_text, verdict_text
 from autograder.checking.tensor_trace import probe_with_raised_operands
 from autograder.course import variants
+from autograder.course.case_memo import remembered
 from autograder.course.mistakes import MISTAKES
 
 __all__ = ["FAITHFUL", "VALUE_VARIANTS", "failing_alike", "faithful"]
@@ -170,4 +171,4 @@ def failing_alike(exercise: str, probe: Callable[[Namespace, Any], Any],
             if not verdict.passed:
                 found.append([mistake, *verdict_text(verdict)])
         return found
-    return computed
+    return lambda: remembered("failing_alike", exercise, (probe, judge, expect), case, computed)

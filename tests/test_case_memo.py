@@ -1,0 +1,70 @@
+"""What the variants give on a case is computed once per process, keyed by what it is computed from, and only where
+all of that is plain data (autograder.course.case_memo)."""
+
+import functools
+
+import torch
+
+from autograder.course import case_memo
+from autograder.course.case_memo import remembered
+
+
+def probe(namespace, case):  # a check's probe, as the declarations name them: a top-level function
+    return namespace, case
+
+
+def judge(data, case, expectations):
+    return data, case, expectations
+
+
+class Counter:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+        return [["mistake", "message", f"call {self.calls}"]]
+
+
+def test_the_same_case_built_again_is_computed_once():
+    count = Counter()
+    first = remembered("test-a", "ex", (probe, judge), {"seed": 3, "d_in": 4, "x": torch.arange(6.0)}, count)
+    again = remembered("test-a", "ex", (probe, judge), {"d_in": 4, "seed": 3, "x": torch.arange(6.0)}, count)
+    assert count.calls == 1 and first == again == [["mistake", "message", "call 1"]]
+    again[0][2] = "changed by a caller"
+    assert remembered("test-a", "ex", (probe, judge), {"seed": 3, "d_in": 4, "x": torch.arange(6.0)}, count) == first
+
+
+def test_another_case_check_or_kind_is_computed_anew():
+    count = Counter()
+    case = {"seed": 3, "x": torch.arange(6.0)}
+    remembered("test-b", "ex", (probe, judge), case, count)
+    remembered("test-b", "ex", (probe, judge), {"seed": 3, "x": torch.arange(6.0) + 1e-7}, count)  # other bytes
+    remembered("test-b", "ex", (probe, judge), {"seed": 3, "x": torch.arange(6.0).double()}, count)  # other dtype
+    remembered("test-b", "ex", (probe, judge), {"seed": 3, "x": torch.arange(6.0).reshape(2, 3)}, count)
+    remembered("test-b", "other", (probe, judge), case, count)
+    remembered("test-b", "ex", (judge, probe), case, count)
+    remembered("test-b2", "ex", (probe, judge), case, count)
+    assert count.calls == 7
+
+
+def test_partials_are_keyed_by_their_arguments():
+    count = Counter()
+    remembered("test-c", "ex", (functools.partial(probe, "properties"),), {"seed": 1}, count)
+    remembered("test-c", "ex", (functools.partial(probe, "properties"),), {"seed": 1}, count)
+    remembered("test-c", "ex", (functools.partial(probe, "modes"),), {"seed": 1}, count)
+    assert count.calls == 2
+
+
+def test_closures_lambdas_and_unplain_cases_are_never_remembered():
+    count = Counter()
+
+    def local_probe(namespace, case):
+        return case
+    for _ in range(2):
+        remembered("test-d", "ex", (local_probe,), {"seed": 1}, count)
+        remembered("test-d", "ex", (lambda namespace, case: case,), {"seed": 1}, count)
+        remembered("test-d", "ex", (probe,), {"seed": 1, "module": torch.nn.Linear(2, 2)}, count)
+        remembered("test-d", "ex", (probe,), {"seed": 1, "x": torch.ones(2, device="meta")}, count)
+    assert count.calls == 8
+    assert case_memo.remembered_cases()["kept"] >= 1

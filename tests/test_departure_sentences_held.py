@@ -45,14 +45,18 @@ class WeightsIntoAnEmptyBuffer(nn.Module):
         return weights @ v
 
 
-class SqueezedScores(nn.Module):
-    """The scores squeezed "to drop stray axes": a single token's (1, 1) scores become a 0-d tensor."""
+class LinearProjections(nn.Module):
+    """SelfAttention_v2's constructor as the notebook hands it out: each attempt below writes its own forward."""
 
     def __init__(self, d_in, d_out, qkv_bias=False):
         super().__init__()
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+
+class SqueezedScores(LinearProjections):
+    """The scores squeezed "to drop stray axes": a single token's (1, 1) scores become a 0-d tensor."""
 
     def forward(self, x):
         q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
@@ -227,14 +231,8 @@ def test_a_one_token_batch_joined_into_its_tokens_still_holds_the_view():
     assert not held_joined(viewed.reshape(2, 1, 3, 4), viewed, ())  # tokens first, then a batch of 1
 
 
-class ContextFromTransposedValues(nn.Module):
+class ContextFromTransposedValues(LinearProjections):
     """The context vectors as (values^T @ weights)^T: each value column paired with each weights column."""
-
-    def __init__(self, d_in, d_out, qkv_bias=False):
-        super().__init__()
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
     def forward(self, x):
         q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
@@ -251,14 +249,8 @@ def test_columns_of_the_weights_are_not_called_features(lang, monkeypatch):
     assert not any({"en": "pairs of features", "zh": "配对的是特征"}[lang] in line for line in lines), lines
 
 
-class OwnKeyOnly(nn.Module):
+class OwnKeyOnly(LinearProjections):
     """Each query multiplied entry by entry with its own key, then summed: one score per token."""
-
-    def __init__(self, d_in, d_out, qkv_bias=False):
-        super().__init__()
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
 
     def forward(self, x):
         q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)

@@ -1,12 +1,12 @@
 """What the variants give on a case is computed once per process, keyed by what it is computed from, and only where
-all of that is plain data (autograder.course.case_memo)."""
+all of that is plain data (autograder.checking.case_memo)."""
 
 import functools
 
 import torch
 
-from autograder.course import case_memo
-from autograder.course.case_memo import remembered
+from autograder.checking import case_memo
+from autograder.checking.case_memo import remembered
 
 
 def probe(namespace, case):  # a check's probe, as the declarations name them: a top-level function

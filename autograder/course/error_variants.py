@@ -16,9 +16,9 @@ import torch
 from torch import Tensor, nn
 
 from attnkit import solutions
+from autograder.checking.case_memo import remembered
 from autograder.checking.reproduction import RaisedError, VariantError
 from autograder.checking.tensor_trace import probe_with_raised_operands
-from autograder.course.case_memo import remembered
 from autograder.course.shared.inputs import notes_batch
 
 __all__ = ["Knobs", "causal_attention_with", "exercise_errors", "variant_errors"]

@@ -21,12 +21,12 @@ import torch
 from torch import Tensor, nn
 
 from attnkit import solutions
+from autograder.checking.case_memo import remembered
 from autograder.checking.check_types import Verdict
 from autograder.checking.expectations import Expectations
 from autograder.checking.results import error_text, verdict_text
 from autograder.checking.tensor_trace import probe_with_raised_operands
 from autograder.course import variants
-from autograder.course.case_memo import remembered
 from autograder.course.mistakes import MISTAKES
 
 __all__ = ["FAITHFUL", "VALUE_VARIANTS", "failing_alike", "faithful"]

@@ -29,7 +29,7 @@ class Counter:
 def test_the_same_case_built_again_is_computed_once():
     count = Counter()
     first = remembered("test-a", "ex", (probe, judge), {"seed": 3, "d_in": 4, "x": torch.arange(6.0)}, count)
-    again = remembered("test-a", "ex", (probe, judge), {"d_in": 4, "seed": 3, "x": torch.arange(6.0)}, count)
+    again = remembered("test-a", "ex", (probe, judge), {"seed": 3, "d_in": 4, "x": torch.arange(6.0)}, count)
     assert count.calls == 1 and first == again == [["mistake", "message", "call 1"]]
     again[0][2] = "changed by a caller"
     assert remembered("test-a", "ex", (probe, judge), {"seed": 3, "d_in": 4, "x": torch.arange(6.0)}, count) == first
@@ -45,7 +45,19 @@ def test_another_case_check_or_kind_is_computed_anew():
     remembered("test-b", "other", (probe, judge), case, count)
     remembered("test-b", "ex", (judge, probe), case, count)
     remembered("test-b2", "ex", (probe, judge), case, count)
-    assert count.calls == 7
+    remembered("test-b", "ex", (probe, judge), {"x": torch.arange(6.0), "seed": 3}, count)  # keys in another order
+    assert count.calls == 8
+
+
+def test_a_case_is_told_apart_to_the_byte_as_a_record_part_is():
+    """Read by autograder.checking.fingerprints: a non-contiguous view, -0.0 and a 0-d tensor are cases of their
+    own, and a 0-d tensor is remembered like any other."""
+    count = Counter()
+    square = torch.arange(9.0).reshape(3, 3)
+    for case in ({"x": square.T.contiguous()}, {"x": square.T}, {"fill": 0.0}, {"fill": -0.0},
+                 {"x": torch.tensor(2.0)}, {"x": torch.tensor(2.0)}):
+        remembered("test-e", "ex", (probe,), case, count)
+    assert count.calls == 5
 
 
 def test_partials_are_keyed_by_their_arguments():

@@ -7,71 +7,64 @@ student) ran every variant through the full probe, gradients and slopes included
 failed there (issue 59: "expectations that depend on the case alone computed once per class"). Here they are kept,
 keyed by what they are computed from, and handed out as immutable copies.
 
-A run is remembered only when all it depends on can be read as plain data: a case of numbers, strings and tensors
-(keyed by their dtype, shape and bytes), and functions named at a module's top level, or functools.partial of one
-with plain arguments. A closure or lambda (whose captured state no name says) is computed each time, as before.
+A run is remembered only when all it depends on can be read as plain data: a case read to the byte as a student's
+record part is (autograder.checking.fingerprints: tensors with their dtype, shape, stride and bytes, floats by their
+bits), and functions named at a module's top level, or functools.partial of one with such arguments. A closure or
+lambda (whose captured state no name says) is computed each time, as before.
 """
 
 import copy
 import functools
 import hashlib
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import torch
+from autograder.checking.fingerprints import Unreadable, value_fingerprint
 
 __all__ = ["remembered", "remembered_cases"]
 
 MAX_REMEMBERED = 4096  # runs kept (each a short list of strings); the oldest go first
-MAX_KEY_DEPTH = 8  # nesting of a case's containers read into its key; deeper is not remembered
+MAX_CASE_BYTES = 1 << 20  # of tensor data in a case (and a partial's arguments): a larger one is computed each time
 
 
-def _plain_key(value: object, depth: int = 0) -> Hashable:
-    """`value` as hashable plain data, or raise _Unkeyable."""
-    if depth > MAX_KEY_DEPTH:
-        raise _Unkeyable
-    if value is None or type(value) in (bool, int, float, str):
-        return (type(value).__name__, value)
-    if type(value) is torch.Tensor:
-        tensor = value.detach()
-        if tensor.device.type == "meta" or tensor.is_sparse or tensor.is_quantized:
-            raise _Unkeyable
-        data = tensor.cpu().contiguous()
-        return ("tensor", str(data.dtype), tuple(data.shape), bool(value.requires_grad),
-                hashlib.sha256(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"").hexdigest())
-    if isinstance(value, list | tuple) and type(value) in (list, tuple):  # a subclass may compare as it likes
-        return (type(value).__name__, tuple(_plain_key(item, depth + 1) for item in value))
-    if isinstance(value, dict) and type(value) is dict:
-        items = sorted(value.items(), key=lambda item: repr(item[0]))
-        return ("dict", tuple((_plain_key(key, depth + 1), _plain_key(item, depth + 1)) for key, item in items))
-    raise _Unkeyable
+def _case_key(value: object) -> str:
+    """A digest of `value` read to the byte (fingerprints.value_fingerprint), or raise Unreadable: what is kept is
+    the digest, so that a case's tensors are not held again as keys."""
+    return hashlib.sha256(repr(value_fingerprint(value, [MAX_CASE_BYTES])).encode()).hexdigest()
 
 
 def _callable_key(function: object) -> Hashable:
     """A function by its module and name (a top-level one only), or a partial of one with plain arguments."""
     if type(function) is functools.partial:
-        return ("partial", _callable_key(function.func), _plain_key(list(function.args)),
-                _plain_key(dict(function.keywords)))
+        return ("partial", _callable_key(function.func), _case_key([list(function.args), dict(function.keywords)]))
     module, name = getattr(function, "__module__", None), getattr(function, "__qualname__", None)
     if not isinstance(module, str) or not isinstance(name, str) or "<" in name or "." in name:
-        raise _Unkeyable  # a closure, a lambda or a method: state of its own that no name says
+        raise Unreadable  # a closure, a lambda or a method: state of its own that no name says
     return ("function", module, name)
 
 
-class _Unkeyable(Exception):
-    """Something a run depends on that plain data does not say."""
+class _Kept:
+    """The runs kept, least recently used first out, and how often one was reused. Only the key and the result are
+    kept: never the computation, which holds the case and the check's objects."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.reused, self.computed = size, 0, 0
+        self.results: OrderedDict[Hashable, list[Any]] = OrderedDict()
+
+    def get(self, key: Hashable, compute: Callable[[], list[Any]]) -> list[Any]:
+        if key in self.results:
+            self.reused += 1
+            self.results.move_to_end(key)
+            return self.results[key]
+        self.computed += 1
+        result = self.results[key] = compute()
+        if len(self.results) > self.size:
+            self.results.popitem(last=False)
+        return result
 
 
-@dataclass(frozen=True)
-class _Run:
-    key: Hashable
-    compute: Callable[[], list[Any]] = field(compare=False, hash=False)
-
-
-@functools.lru_cache(maxsize=MAX_REMEMBERED)
-def _remembered(run: _Run) -> list[Any]:
-    return run.compute()
+_KEPT = _Kept(MAX_REMEMBERED)  # one per process: what it holds depends on the reference and the cases alone
 
 
 def remembered(kind: str, exercise: str, functions: Sequence[object], case: object,
@@ -80,13 +73,12 @@ def remembered(kind: str, exercise: str, functions: Sequence[object], case: obje
     exercise, check functions (probe, judge, expectations) and case; computed each time where any of them is not
     plain data. A copy each call: a caller may change what it is handed."""
     try:
-        key = (kind, exercise, tuple(_callable_key(function) for function in functions), _plain_key(case))
-    except _Unkeyable:
+        key = (kind, exercise, tuple(_callable_key(function) for function in functions), _case_key(case))
+    except (Unreadable, RecursionError):
         return compute()
-    return copy.deepcopy(_remembered(_Run(key, compute)))
+    return copy.deepcopy(_KEPT.get(key, compute))
 
 
 def remembered_cases() -> Mapping[str, int]:
     """How many runs are kept, and how often one was reused (for tests and benchmarks)."""
-    info = _remembered.cache_info()
-    return {"kept": info.currsize, "reused": info.hits, "computed": info.misses}
+    return {"kept": len(_KEPT.results), "reused": _KEPT.reused, "computed": _KEPT.computed}

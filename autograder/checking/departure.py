@@ -180,19 +180,10 @@ def held_joined(got: torch.Tensor, expected: torch.Tensor, traced: Sequence[Trac
 
 
 def adjacent_regrouping(one: Sequence[int], other: Sequence[int]) -> bool:
-    """Whether one shape is the other with runs of adjacent axes joined into one (sizes 1 aside), either way."""
-    def joins(coarse: Sequence[int], fine: Sequence[int]) -> bool:
-        position = 0
-        for size in coarse:
-            product = 1
-            while product < size and position < len(fine):
-                product *= fine[position]
-                position += 1
-            if product != size:
-                return False
-        return position == len(fine)
+    """Whether one shape is the other with runs of adjacent axes joined into one (sizes 1 aside), either way. An
+    empty axis joins nothing."""
     first, second = [size for size in one if size != 1], [size for size in other if size != 1]
-    return joins(first, second) or joins(second, first)
+    return 0 not in first and 0 not in second and _axes_joined(first, second)
 
 
 def _axes_joined(one: Sequence[int], other: Sequence[int]) -> bool:
@@ -1652,7 +1643,7 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
     return render(messages, "label.departure", lang, {"text": render(messages, "departure.join", lang).join(parts)})
 
 
-def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: str = "") -> str:
+def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: str) -> str:
     """One fact in the notes' words: a step id said by its name, a size by its name in the notes, a reversal as
     its own sentence. `last`: the notes' last step of the exercise (what its function returns)."""
     if fact.kind.startswith("alt_"):
@@ -1749,7 +1740,7 @@ FEATURE_COLUMNS = frozenset({"queries", "keys", "values", "split_queries", "spli
                              "heads_concatenated"})
 
 
-def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: str = "") -> str:
+def _alternative_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: str) -> str:
     """An alternative computation (`_alternative_facts`) in the notes' words: its op and operands by their names.
     `last`: the exercise's last step; where its columns are features, so are those of the input it is computed
     from (token embeddings, or a projection's output), where the scores' or weights' are keys."""

@@ -5,6 +5,7 @@ its own input only, where other rows say they differ."""
 
 import torch
 
+from autograder.running.runner import run_exercise
 from tests.test_step_sentences import printed_in
 
 
@@ -41,11 +42,17 @@ def softmax_stable_with_temperature(x, dim=-1):
 
 
 def test_a_gradient_row_says_its_values_are_softmax_on_its_own_input_only():
-    """The value rows say the weights differ from softmax; the gradient row, whose input gives softmax's values, says
-    that of its input alone rather than "the values are a softmax" (learners_2026_12h's scorer read that as false)."""
+    """The value rows say the weights differ from softmax; the gradient check, whose input gives softmax's values,
+    says that of its input alone rather than "the values are a softmax" (learners_2026_12h's scorer read that as
+    false). In check(...) it is one row with the value checks: beside its input the values depart at the same step
+    (tests/test_gradient_rows.py)."""
     en = printed_in("en", "softmax_stable", softmax_stable_with_temperature, hint=1)
-    zh = printed_in("zh", "softmax_stable", softmax_stable_with_temperature, hint=1)
     assert "the weights differ from the softmax of the input" in en, en
-    assert "on this check's input your values are softmax's, but the gradient" in en, en
     assert "the values are a softmax" not in en, en
-    assert "在这项检查的输入上，你的数值与 softmax 的相同" in zh, zh
+    assert "fail for the same reason: softmax_stable matches torch.softmax" in en, en
+    assert "softmax_stable is written from scratch" in en, en
+    for lang, words in (("en", "on this check's input your values are softmax's, but the gradient"),
+                        ("zh", "在这项检查的输入上，你的数值与 softmax 的相同")):
+        results = run_exercise("softmax_stable", {"softmax_stable": softmax_stable_with_temperature}, lang=lang)
+        gradient = next(result for result in results if result.id == "softmax_stable.from_scratch")
+        assert words in gradient.full_message, gradient.full_message

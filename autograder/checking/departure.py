@@ -1593,9 +1593,10 @@ def _sums_to_one(tensor: torch.Tensor, axis: int) -> bool:
     return bool(torch.allclose(sums, torch.ones_like(sums), atol=1e-4))
 
 
-def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
+def departure_line(departure: Departure, lang: str, messages: Messages, lead: str = "") -> str:
     """The rung-2 line for a departure, in the notes' words; "" when every step matched (nothing to localise), unless
-    the output is the last step's numbers in their order under another shape."""
+    the output is the last step's numbers in their order under another shape. `lead`: a sentence said first where a
+    step departs (on which input the steps were read, when not the check's own)."""
     if departure.step is None:
         if departure.output_facts:
             text = render(messages, "departure.output_scaled", lang, {
@@ -1633,7 +1634,7 @@ def departure_line(departure: Departure, lang: str, messages: Messages) -> str:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
         key += "_unproven" if departure.held_unproven else ""
-    parts = [render(messages, key, lang, fields)]
+    parts = [*([lead] if lead else []), render(messages, key, lang, fields)]
     parts += [_fact_text(fact, str(fields["step"]), lang, messages, departure.last) for fact in departure.facts]
     if departure.raised and stand_in_facts:
         parts.append(render(messages, "departure.then_raised", lang))

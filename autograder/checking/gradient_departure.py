@@ -28,11 +28,18 @@ from autograder.checking.departure import (
 from autograder.checking.tensor_trace import INPUT, TracedTensor
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["GRAPH_STEPS", "GradientDeparture", "find_gradient_departure", "gradient_line"]
+__all__ = ["GRAPH_STEPS", "NEIGHBOUR", "OWN_SLOPE_KEYS", "GradientDeparture", "find_gradient_departure",
+           "gradient_line"]
 
 # The expectation holding a case's steps (departure.STEPS' form) for a check that judges the gradient and rules, not
 # the values (the softmax rules check): read by the run with gradients on only, as other checks judge the values.
 GRAPH_STEPS = "graph_steps"
+# The expectation holding [a case beside the failing one, the notes' steps on it] (departure.STEPS' form) for a check
+# that judges a gradient: where autograd followed the learner's function and its slope still differs from the notes'
+# (OWN_SLOPE_KEYS), the function differs from theirs near the case, and the neighbour's values show at which step.
+NEIGHBOUR = "neighbour"
+# The failures saying that the gradient is the learner's function's own slope, and not the notes' (the judges').
+OWN_SLOPE_KEYS = frozenset({"function.gradient_own_slope", "function.gradient_own_slope_other"})
 # Ops whose result reads only its operand's shape and dtype, never its numbers (autograd.grad's `ones_like` seed of
 # the probe's own gradient check): a tensor they make is not the graph's values, so it proves no cut (issue 58).
 SHAPE_ONLY_OPS = frozenset({"ones_like", "zeros_like", "full_like", "empty_like", "rand_like", "randn_like",

@@ -308,6 +308,12 @@ MESSAGES = {
         "zh": "与上面所说的不同之处原因相同：你在这个例子上的结果，是笔记中的{step}，"
               "其各维度按与那里相同的另一种顺序排列"},
     # A failure whose result is, on its own case, the earlier step an earlier check proved returned.
+    # Said first where a gradient that is the learner's own slope is located on the input beside the check's
+    # (autograder.running.diagnosing._near_departure): the values there are where the function differs.
+    "departure.near_input": {
+        "en": "near this check's input your function changes otherwise than the notes' computation, so its values "
+              "differ from theirs beside it: on {input}",
+        "zh": "在这项检查的输入附近，你的函数的变化方式与笔记中的计算不同，所以在它旁边数值也不同：在 {input} 上"},
     "departure.same_returned": {
         "en": "the same cause as the departure said above: your result on this case is the notes' {step}, returned "
               "as there",

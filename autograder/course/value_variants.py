@@ -110,6 +110,20 @@ def renormalised_without_keepdim(attn_weights: Tensor) -> Tensor:
     return masked / masked.sum(dim=-1)
 
 
+def softmax_unshifted(x: Tensor, dim: int = -1) -> Tensor:
+    """The reference softmax_stable without its shift by the maximum (naive_softmax_overflow)."""
+    exponentials = torch.exp(x)
+    return exponentials / exponentials.sum(dim=dim, keepdim=True)
+
+
+def normalised_without_exp(default_dim: int) -> Callable[..., Tensor]:
+    """A softmax that divides the scores by their sum, no exponential taken (normalised_without_exp), whose `dim`
+    defaults to the exercise's own axis."""
+    def softmax(x: Tensor, dim: int = default_dim) -> Tensor:
+        return x / x.sum(dim=dim, keepdim=True)
+    return softmax
+
+
 def _stacked(heads: list[Tensor], dim: int) -> Tensor:
     return torch.stack(heads, dim=dim)
 
@@ -128,6 +142,10 @@ VALUE_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "multi_head_attention": _variants("multi_head_attention", "MultiHeadAttention", multi_head_attention_with),
     "mha_wrapper": _wrapper_variants(),
     "self_attention_v1": (("forward_tensor_on_cpu", MappingProxyType({"SelfAttention_v1": SelfAttentionV1IntoZeros})),),
+    # The from-scratch rules judge the gradient on vectors: an unshifted softmax's is nan where its values are.
+    "softmax_naive": (("normalised_without_exp", MappingProxyType({"softmax_naive": normalised_without_exp(0)})),),
+    "softmax_stable": (("naive_softmax_overflow", MappingProxyType({"softmax_stable": softmax_unshifted})),
+                       ("normalised_without_exp", MappingProxyType({"softmax_stable": normalised_without_exp(-1)}))),
     "masking_routes": (("row_sums_without_keepdim", MappingProxyType({
         "causal_weights_renormalised": renormalised_without_keepdim})),),
 })

@@ -33,8 +33,15 @@ from autograder.checking.departure import (
 )
 from autograder.checking.expectations import Expectations
 from autograder.checking.feedback import CAUSE_STATED_KEYS, rows
-from autograder.checking.gradient_departure import GRAPH_STEPS, find_gradient_departure, gradient_line
+from autograder.checking.gradient_departure import (
+    GRAPH_STEPS,
+    NEIGHBOUR,
+    OWN_SLOPE_KEYS,
+    find_gradient_departure,
+    gradient_line,
+)
 from autograder.checking.parameter_moves import STEPS_MOVED, parameter_moves, stored_parameter_moves
+from autograder.checking.probing import own_slopes_later
 from autograder.checking.tensor_trace import graph_traced_probe, traced_probe_with_raise
 from autograder.course.shared.plan import ProbeAddress, resolve
 from autograder.i18n import Messages, render
@@ -99,6 +106,17 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
             diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT,
                                                  count_fact=_count_fact(result, check, records.get(result.id, ()))))
+        elif looked_for and not raised and (near := _near_departure(result, check, records.get(result.id, ()),
+                                                                    namespace)) is not None:
+            # A gradient check's case where the values depart too; or a gradient that is the learner's function's own
+            # slope, not the notes': the function differs from theirs near this case, and on the case beside it
+            # their own run departs at a step. One cause with a value check departing there (feedback._same_cause).
+            near_case, near_departure = near
+            lead = "" if near_case is None else render(messages, "departure.near_input", lang,
+                                                       {"input": _vector_text(near_case)})
+            diagnosed.append(dataclasses.replace(result, departure=departure_line(near_departure, lang, messages, lead),
+                                                 departure_step=near_departure.step or "",
+                                                 departure_kind=_kind(near_departure)))
         elif looked_for and (same := _same_relation(result, check, records.get(result.id, ()), proven)) is not None:
             # The step the learner's result is on this case: the returned one, or the last in another axis order.
             key, shown_step = (("departure.same_returned", same.returned) if same.returned is not None
@@ -134,6 +152,56 @@ def _same_relation(result: CheckResult, check: DiagnosedCheck, records: Sequence
     _case, steps = found
     output = recorded_output(records[index])
     return next((departure for departure in earlier if relation_reproduced(departure, steps, output)), None)
+
+
+def _near_departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
+                    namespace: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Departure] | None:
+    """For a check that judges a gradient and declares a case beside its failing one (NEIGHBOUR): where the
+    learner's values depart from the notes' steps on the failing case itself, when their result there is not the
+    notes' (None for the case: the check's own); else, for a gradient that is their function's own slope and not
+    the notes' (OWN_SLOPE_KEYS), where they depart on the case beside it. None where no step departs (nothing
+    proven: no line is said)."""
+    found = _case_steps(result, check, records, (NEIGHBOUR,))
+    own = _case_steps(result, check, records, (GRAPH_STEPS,))
+    if found is None or own is None or result.cause is None:
+        return None
+    try:
+        near_case, near_steps = found[1]
+    except (TypeError, ValueError):
+        return None
+    if (departure := _value_departure(check, namespace, *own)) is not None:
+        return None, departure
+    if result.cause.message_key not in OWN_SLOPE_KEYS or not isinstance(near_case, dict):
+        return None
+    departure = _value_departure(check, namespace, near_case, near_steps)
+    return None if departure is None else (near_case, departure)
+
+
+def _value_departure(check: DiagnosedCheck, namespace: Mapping[str, Any], case: dict[str, Any],
+                     steps: StepValues) -> Departure | None:
+    """Where the learner's run on `case` departs from `steps` in value, when it returned a result that is not the
+    notes' and a step departs; None else."""
+    if not steps:
+        return None
+    with own_slopes_later():  # the probe's own finite differences (its largest |entry|) are no step of theirs
+        record, traced, _raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    output = recorded_output(record)
+    if traced is None or "error" in record or output is None or any(
+            values_close(normalised_value(output), normalised_value(value)) for value in steps[-1][1]):
+        return None
+    departure = find_departure(steps, traced, output, raised=False, raised_at=None)
+    if departure.step is None or not departure.compared or _holds_step(output, steps, departure.step):
+        return None
+    return departure
+
+
+def _vector_text(case: Mapping[str, Any]) -> str:
+    """A neighbour's entries as the learner reads a vector, [1000.25, 999.75] (its first six, then an ellipsis)."""
+    values = case.get("values")
+    if not isinstance(values, list) or not all(type(value) in (int, float) for value in values):
+        return "[…]"
+    shown = ", ".join(f"{value:g}" for value in values[:6])
+    return f"[{shown}{', …' if len(values) > 6 else ''}]"
 
 
 def _diagnosed(result: CheckResult, earlier: Sequence[CheckResult]) -> bool:
@@ -251,7 +319,8 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     if found is None:
         return None
     case, steps = found
-    record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    with own_slopes_later():  # the probe's own finite differences (its largest |entry|, say) are no step of theirs
+        record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
     if traced is None:  # the cap cut the trace before the call's output: a step it lacks is not proven to depart
         return None
     error = record.get("error")

@@ -17,8 +17,8 @@ from torch import Tensor
 from attnkit import solutions
 from autograder.checking.check_types import Check, Exercise
 from autograder.checking.departure import STEPS, step
-from autograder.checking.expectations import RAISED, Expectations, case_alone
-from autograder.checking.gradient_departure import GRAPH_STEPS
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, Expectations, case_alone
+from autograder.checking.gradient_departure import GRAPH_STEPS, NEIGHBOUR
 from autograder.course.declaration import Declaration
 from autograder.course.error_variants import exercise_errors
 from autograder.course.n01_attention_without_weights import NOTEBOOK
@@ -32,6 +32,7 @@ from autograder.course.n01_attention_without_weights.ex1_softmax.probe import (
     probe_softmax_stable,
     probe_softmax_stable_rules,
 )
+from autograder.course.value_variants import failing_alike
 
 __all__ = ["DECLARATION", "SOFTMAX_MESSAGES", "random_case"]
 
@@ -99,6 +100,7 @@ def softmax_steps(x: Tensor, dim: int, stable: bool) -> list[list[Any]]:
 
 
 PROBES = {"softmax_naive": probe_softmax_naive, "softmax_stable": probe_softmax_stable}
+RULES_PROBES = {"softmax_naive": probe_softmax_naive_rules, "softmax_stable": probe_softmax_stable_rules}
 
 
 @case_alone
@@ -115,10 +117,37 @@ def expect_softmax(function_name: str, default_dim: int, record: SoftmaxRecord, 
 @case_alone
 def expect_softmax_steps(function_name: str, default_dim: int, record: SoftmaxRecord,
                          case: TensorCase) -> Expectations:
-    """The notes' steps alone, for the rules check: its judge reads no expectation, and rung 2 reads the steps in the
-    run with gradients on only (autograder.checking.gradient_departure): the values are the other checks' matter."""
+    """The notes' steps, for the rules check: its judge reads no expectation, and rung 2 reads the steps in the
+    run with gradients on only (autograder.checking.gradient_departure): the values are the other checks' matter.
+    On a vector (where the judge reads the gradient) also the steps on an input beside it (NEIGHBOUR: where a
+    gradient is the function's own slope, its values there show the step that changes otherwise), and the verdicts
+    the exercise's value variants get here (a mistake another check proves that fails this one alike)."""
     x, dim = case_tensor(case), case.get("dim", default_dim)
-    return Expectations.computed(**{GRAPH_STEPS: lambda: softmax_steps(x, dim, function_name == "softmax_stable")})
+    stable = function_name == "softmax_stable"
+    sources: dict[str, Any] = {GRAPH_STEPS: lambda: softmax_steps(x, dim, stable)}
+    if x.dim() == 1:
+        near = neighbour_case(case)
+        sources[NEIGHBOUR] = lambda: [near, softmax_steps(case_tensor(near), dim, stable)]
+        sources[FAILING_ALIKE] = failing_alike(function_name, RULES_PROBES[function_name],
+                                               partial(judge_softmax_rules, function_name),
+                                               partial(expect_softmax_steps, function_name, default_dim), case)
+    return Expectations.computed(**sources)
+
+
+def neighbour_case(case: TensorCase) -> TensorCase:
+    """The vector of `case` with its entries moved by NUDGE, up and down in turn: as the case, but for its values."""
+    x = case_tensor(case).double()
+    nudged = [value + (NUDGE if index % 2 == 0 else -NUDGE) for index, value in enumerate(x.tolist())]
+    near: TensorCase = {"input": "values", "values": nudged}
+    for key in ("dtype", "dim"):
+        if key in case:
+            near[key] = case[key]  # type: ignore[literal-required]
+    return near
+
+
+# How far the neighbour's entries lie from the case's: far above float32's spacing at the grader's largest entries
+# (1000: 6e-5), and small beside softmax's scale, so that a function whose slope differs here differs there in value.
+NUDGE = 0.25
 
 
 def naive_cases_notes(rng: random.Random) -> list[TensorCase]:

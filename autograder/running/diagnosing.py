@@ -319,8 +319,7 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
     if found is None:
         return None
     case, steps = found
-    with own_slopes_later():  # the probe's own finite differences (its largest |entry|, say) are no step of theirs
-        record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
+    record, traced, raised_at = traced_probe_with_raise(resolve(check.probe), namespace, case)
     if traced is None:  # the cap cut the trace before the call's output: a step it lacks is not proven to depart
         return None
     error = record.get("error")

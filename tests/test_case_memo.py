@@ -80,3 +80,16 @@ def test_closures_lambdas_and_unplain_cases_are_never_remembered():
         remembered("test-d", "ex", (probe,), {"seed": 1, "x": torch.ones(2, device="meta")}, count)
     assert count.calls == 8
     assert case_memo.remembered_cases()["kept"] >= 1
+
+
+def test_what_is_computed_afresh_is_neither_read_from_nor_kept():
+    """The student kit's build computes its stored expectations afresh: a run this process kept before (a grading's,
+    a test's) is not what the kit stores, and the build adds nothing to what is kept."""
+    count = Counter()
+    case = {"seed": 5, "afresh": True}
+    kept = remembered("test-afresh", "ex", (probe, judge), case, count)
+    with case_memo.computed_afresh():
+        fresh = remembered("test-afresh", "ex", (probe, judge), case, count)
+        other = remembered("test-afresh", "ex", (probe, judge), {"seed": 6}, count)
+    assert count.calls == 3 and kept != fresh and other == [["mistake", "message", "call 3"]]
+    assert remembered("test-afresh", "ex", (probe, judge), {"seed": 6}, count) == [["mistake", "message", "call 4"]]

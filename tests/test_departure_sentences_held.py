@@ -283,3 +283,41 @@ def test_a_zero_dimensional_result_is_not_said_to_have_other_axes(lang, monkeypa
     assert {"en": "output has shape (), not (1,)", "zh": "输出形状是 ()，而不是 (1,)"}[lang] in text, text
     assert {"en": "the same values in the same order", "zh": "数值相同、顺序也相同"}[lang] in text, text
     assert {"en": "other axes", "zh": "别的维度"}[lang] not in text, text
+
+
+# learners_2026_12l's false sentences, in kinds: a sum that drops the summed axis is the notes' naive softmax's own
+# (its sum over dim 0, broadcast along the right axis), never "the notes' numbers, but in shape (4,)"; a transform of
+# the notes' step (|exp(x)| is exp(x)) proves nothing of what the code's tensors were made from.
+
+
+def column_sums_as_one_number(x):
+    """The denominator as a Python number: right on a vector, raises on a matrix."""
+    exps = x.exp()
+    return exps / exps.sum(0).item()
+
+
+def sums_kept_as_a_column(x):
+    """A kept axis added at the wrong end: (4,) sums made (4, 1), which do not broadcast over the columns."""
+    exps = torch.exp(x)
+    total = exps.sum(dim=0).unsqueeze(-1)
+    return exps / total
+
+
+def absolute_scores_first(x):
+    """Negative scores "fixed" by their absolute values before the exponential."""
+    exps = torch.exp(x.abs())
+    return exps / exps.sum(dim=0)
+
+
+@pytest.mark.parametrize("attempt", [column_sums_as_one_number, sums_kept_as_a_column])
+def test_sums_that_drop_the_summed_axis_are_the_notes_own_shape(attempt, monkeypatch):
+    lines = departure_lines("softmax_naive", attempt, "en", monkeypatch)
+    assert any("reproduces the notes' exponentials, sums of the exponentials; then it raised" in line
+               for line in lines), lines
+    assert not any("but in shape" in line for line in lines), lines
+
+
+def test_a_transform_of_the_notes_step_does_not_make_a_tensor_the_input(monkeypatch):
+    lines = departure_lines("softmax_naive", absolute_scores_first, "en", monkeypatch)
+    assert lines, lines
+    assert not any("the input your function was given" in line for line in lines), lines

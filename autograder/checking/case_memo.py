@@ -13,16 +13,18 @@ bits), and functions named at a module's top level, or functools.partial of one 
 lambda (whose captured state no name says) is computed each time, as before.
 """
 
+import contextlib
 import copy
 import functools
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from autograder.checking.fingerprints import Unreadable, value_fingerprint
 
-__all__ = ["remembered", "remembered_cases"]
+__all__ = ["computed_afresh", "remembered", "remembered_cases"]
 
 MAX_REMEMBERED = 4096  # runs kept (each a short list of strings); the oldest go first
 MAX_CASE_BYTES = 1 << 20  # of tensor data in a case (and a partial's arguments): a larger one is computed each time
@@ -64,6 +66,7 @@ class _Kept:
         return result
 
 
+_AFRESH: ContextVar[bool] = ContextVar("attnkit_case_memo_afresh", default=False)
 _KEPT = _Kept(MAX_REMEMBERED)  # one per process: what it holds depends on the reference and the cases alone
 
 
@@ -72,11 +75,24 @@ def remembered(kind: str, exercise: str, functions: Sequence[object], case: obje
     """`compute()` (plain data: [[mistake, text...], ...]), computed once per process for the same `kind`,
     exercise, check functions (probe, judge, expectations) and case; computed each time where any of them is not
     plain data. A copy each call: a caller may change what it is handed."""
+    if _AFRESH.get():
+        return compute()
     try:
         key = (kind, exercise, tuple(_callable_key(function) for function in functions), _case_key(case))
     except (Unreadable, RecursionError):
         return compute()
     return copy.deepcopy(_KEPT.get(key, compute))
+
+
+@contextlib.contextmanager
+def computed_afresh() -> Iterator[None]:
+    """While open, every run is computed, none read from or added to what is kept: what is built for others (the
+    student kit's stored expectations) owes nothing to what this process computed before."""
+    token = _AFRESH.set(True)
+    try:
+        yield
+    finally:
+        _AFRESH.reset(token)
 
 
 def remembered_cases() -> Mapping[str, int]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attnkit import solutions
+from autograder.checking.case_memo import computed_afresh
 from autograder.checking.check_types import Check
 from autograder.checking.departure import STEPS
 from autograder.checking.expectations import WEIGHTS
@@ -36,9 +37,10 @@ def record_case(check: Check, case: dict[str, Any], names: tuple[str, ...]) -> R
     data = run_probe(check.probe, {name: getattr(solutions, name) for name in names}, case)
     if "error" in data:
         raise RuntimeError(f"{check.id}: the reference failed its own probe: {data['error']}")
-    expected = check.expect(data, case).materialised()
-    if STEPS in expected and isinstance(data.get("state"), dict):
-        # Which steps each tensor of the module's state moves: the kit cannot move the reference's (it has none).
-        expected[STEPS_MOVED] = stored_table(lambda record: check.expect(record, case), data)
+    with computed_afresh():  # the same bytes from any process, whatever it graded before (a fresh CLI build's)
+        expected = check.expect(data, case).materialised()
+        if STEPS in expected and isinstance(data.get("state"), dict):
+            # Which steps each tensor of the module's state moves: the kit cannot move the reference's (it has none).
+            expected[STEPS_MOVED] = stored_table(lambda record: check.expect(record, case), data)
     weights = expected.pop(WEIGHTS, None)
     return RecordedCase(dict(case) if weights is None else {**case, LOAD_WEIGHTS: weights}, expected)

@@ -95,7 +95,10 @@ def softmax_steps(x: Tensor, dim: int, stable: bool) -> list[list[Any]]:
         steps += [step("maximum", maximum, ordered=True), step("shifted", x, ordered=True)]
     exponentials = torch.exp(x)
     sums = exponentials.sum(dim=dim, keepdim=True)
-    return [*steps, step("exponentials", exponentials, ordered=True), step("sums", sums, ordered=True),
+    # The sums with the summed axis kept or dropped: the notes' naive softmax drops it (its sum over dim 0
+    # broadcasts along the right axis), the stable one keeps it; both hold the notes' numbers.
+    return [*steps, step("exponentials", exponentials, ordered=True),
+            step("sums", sums, sums.squeeze(dim), ordered=True),
             step("division", exponentials / sums, ordered=True)]
 
 

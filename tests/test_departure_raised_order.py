@@ -8,6 +8,8 @@ values); the step it raised at is the first later step no tensor holds whose num
 
 
 
+import torch
+
 from attnkit import solutions
 from tests.test_departure_first_step import departures
 
@@ -47,3 +49,28 @@ def test_the_notes_order_and_a_right_program_keep_their_sentences():
     assert found["en"] and not any("values split into heads" in line for line in found["en"])
     assert departures("multi_head_attention", {"MultiHeadAttention": solutions.MultiHeadAttention}) == {"en": [],
                                                                                                        "zh": []}
+
+
+class MaskCutOnRowsOnly(solutions.CausalAttention):
+    """A learner's forward: the stored mask cut to the input's rows but not its columns, filled before the scaling
+    (the notes' order): an input shorter than context_length raises at the fill."""
+
+    def forward(self, x):
+        _b, num_tokens, _d_in = x.shape
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        scores = queries @ keys.transpose(1, 2)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens], float("-inf"))
+        weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
+        return self.dropout(weights) @ values
+
+
+def test_a_raise_before_the_scaling_and_the_mask_names_both_steps_either_route_may_take_first():
+    """The notes fill the mask before they scale; the steps declare the scaled scores first (both routes are taught):
+    code that raised at the fill is told it raised before either, never as if it should have scaled first."""
+    found = departures("causal_attention", {"CausalAttention": MaskCutOnRowsOnly})
+    assert found["en"] and found["zh"]
+    for line in found["en"]:
+        assert ("then it raised before any of its tensors held the notes' scaled attention scores or their masked "
+                "attention scores") in line, line
+    for line in found["zh"]:
+        assert "缩放后的注意力分数或填入掩码后的注意力分数" in line, line

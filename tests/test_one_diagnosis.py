@@ -691,3 +691,38 @@ def test_an_error_the_proven_mistake_raises_alike_is_that_mistake_not_a_follow_o
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     follow = catalog.MESSAGES["fold.follow_on_one"][lang].split("；")[0].split(";")[0]
     assert follow not in text, text
+
+
+# ---------------------------------------------------------------------------------------------
+# a buffer made on the CPU: the dtype rows are the device row's cause
+
+
+class HeadsWrittenIntoAnEmptyBuffer(nn.Module):
+    """The wrapper whose heads are written side by side into a buffer made with torch.empty, no dtype or device
+    named: float32 on the CPU whatever the input."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = nn.ModuleList([solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                                    for _ in range(num_heads)])
+
+    def forward(self, x):
+        outs = [head(x) for head in self.heads]
+        width = outs[0].shape[-1]
+        result = torch.empty(x.shape[0], x.shape[1], width * len(outs))
+        for i, out in enumerate(outs):
+            result[..., i * width:(i + 1) * width] = out
+        return result
+
+
+@pytest.mark.slow  # the exercise's checks with their variants run, in both kits
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_the_float32_of_a_buffer_made_on_the_cpu_is_one_row_with_its_device(kit, kit_vectors, monkeypatch):
+    """The device preview proves the tensor made on the CPU; the reference wrapper writing into such a buffer fails
+    the float64 previews with the very same verdicts, so the three are one row with the mistake's name."""
+    monkeypatch.setenv("ATTNKIT_LANG", "en")
+    text = printed(runtime(kit, kit_vectors).check, "mha_wrapper", HeadsWrittenIntoAnEmptyBuffer, hint=2)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2 and "2 more checks fail for the same reason" in failing[1], text
+    assert "a tensor made inside forward stays on the CPU" in text and "float32" in text, text
+    assert "no further hint" not in text, text

@@ -124,6 +124,10 @@ class Departure:
     # every step matched; the output is the last step with, on every row, a vector added again that the computation
     # of the last step had already added (a bias added twice): departure._added_again
     added_again: bool = False
+    # The optional step declared right after the departing one, which no tensor of the code holds either (the masked
+    # scores, which the route that scales after masking makes before the scaled scores): code that raised before
+    # both is told so of both, not only of the one the declaration lists first.
+    or_next: str | None = None
 
 
 
@@ -453,8 +457,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # Its numbers are the notes' (a reproduced step) but not its shape (squeezed to a 0-d tensor): the raise
         # may well meet that shape, so "reproduces" is not said without it.
         facts = (*facts, held)
+    following = declared[departing + 1] if departing + 1 < len(declared) else None
+    or_next = following[0] if following is not None and following[2] and where[following[0]] is None else None
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised,
-                     held_unproven=order[departing] in unproven - coinciding)
+                     held_unproven=order[departing] in unproven - coinciding, or_next=or_next)
 
 
 RAISED_OPERANDS = "raised_operands"
@@ -1634,6 +1640,9 @@ def departure_line(departure: Departure, lang: str, messages: Messages, lead: st
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.
         key = "departure.raised_after" if departure.matched else "departure.raised_first"
         key += "_unproven" if departure.held_unproven else ""
+        if key == "departure.raised_after" and departure.or_next is not None:
+            fields["step"] = render(messages, "departure.step_or", lang, {
+                "step": fields["step"], "other": name(departure.or_next)})
     parts = [*([lead] if lead else []), render(messages, key, lang, fields)]
     parts += [_fact_text(fact, str(fields["step"]), lang, messages, departure.last) for fact in departure.facts]
     if departure.raised and stand_in_facts:

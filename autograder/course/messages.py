@@ -216,6 +216,8 @@ MESSAGES = {
         "zh": "你的代码算出了与笔记相同的{matched}；之后，在它算出的张量中还没有一个等于笔记中的{step}时，"
               "就抛出了异常"},
     # A tensor of the code holds the step's numbers, but they prove nothing on this case (one number throughout).
+    # Two steps a route may take in either order ("raised before any of its tensors held the notes' {step}").
+    "departure.step_or": {"en": "{step} or their {other}", "zh": "{step}或{other}"},
     "departure.raised_after_unproven": {
         "en": "your code reproduces the notes' {matched}; on this case a tensor of yours has the numbers of the "
               "notes' {step} too, though they prove nothing (many computations give them); then it raised",

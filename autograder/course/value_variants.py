@@ -79,16 +79,29 @@ class WrapperWithPlainList(solutions.MultiHeadAttentionWrapper):  # type: ignore
         self.heads = heads
 
 
+class WrapperIntoZeros(solutions.MultiHeadAttentionWrapper):  # type: ignore[misc]
+    """The reference MultiHeadAttentionWrapper whose heads' outputs are written into a fresh torch.zeros buffer:
+    float32 on the CPU whatever the input's dtype and device (tensor_created_on_cpu)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        joined = super().forward(x)
+        written = torch.zeros(joined.shape)
+        written[:] = joined
+        return written
+
+
 def _wrapper_variants() -> tuple[Variant, ...]:
     """The wrapper's mistakes written as the reference module with one line changed: the heads joined along the
-    tokens or stacked (each axis a learner may stack along), or kept in a plain list. Each is the reference's own
-    code elsewhere, so it behaves as the learner's on every check, another device included."""
+    tokens or stacked (each axis a learner may stack along), kept in a plain list, or written into a buffer made on
+    the CPU. Each is the reference's own code elsewhere, so it behaves as the learner's on every check, another
+    device included."""
     class_name = "MultiHeadAttentionWrapper"
     joins: list[tuple[str, Callable[[list[Tensor]], Tensor]]] = [
         ("heads_on_token_axis", lambda heads: torch.cat(heads, dim=heads[0].dim() - 2))]
     joins += [("heads_stacked", functools.partial(_stacked, dim=dim)) for dim in (-1, -2, 1, 0)]
     found: list[Variant] = [(name, MappingProxyType({class_name: wrapper_joined(join)})) for name, join in joins]
-    return (*found, ("heads_plain_list", MappingProxyType({class_name: WrapperWithPlainList})))
+    return (*found, ("heads_plain_list", MappingProxyType({class_name: WrapperWithPlainList})),
+            ("tensor_created_on_cpu", MappingProxyType({class_name: WrapperIntoZeros})))
 
 
 class SelfAttentionV1IntoZeros(solutions.SelfAttention_v1):  # type: ignore[misc]

@@ -193,9 +193,13 @@ MISTAKES: tuple[Misconception, ...] = (
                   "当输入在 GPU 上时，你的 forward 新建的每个张量位于哪个设备上？"),
         name=("a tensor made inside forward stays on the CPU",
               "forward 中新建的张量留在了 CPU 上"),
-        hint=("a tensor created without naming a device is made on the CPU, wherever the input is; a registered "
-              "buffer moves with the module",
-              "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里；已注册的 buffer 会随模块移动"),
+        # The dtype too: a buffer the output is written into makes a float64 input's output float32 (the wrapper's
+        # variant fails the dtype checks alike, value_variants.WrapperIntoZeros).
+        hint=("a tensor created without naming a device is made on the CPU, wherever the input is, and without "
+              "naming a dtype in torch's default float32, whatever the input's dtype; a registered buffer moves "
+              "with the module",
+              "新建张量时不指定设备，它就会建在 CPU 上，不管输入在哪里；不指定 dtype，它就是 torch 默认的 float32，"
+              "不管输入是什么 dtype；已注册的 buffer 会随模块移动"),
         change=("create each new tensor on the input's device, or use the module's registered buffer",
                 "在输入所在的设备上新建每个张量，或者使用模块已注册的 buffer"),
     ),

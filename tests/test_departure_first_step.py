@@ -287,11 +287,11 @@ def test_a_raise_at_the_sums_is_told_the_shape_and_axis_of_the_sums_it_made():
     line = shown[0].departure
     assert ("your code reproduces the notes' exponentials, then departs from them at the sums of the exponentials: "
             "none of the tensors your code made on this case holds the notes' sums of the exponentials; the next "
-            "tensor your code made from those steps has shape (5,), the notes' sums of the exponentials (1, 4); it is "
+            "tensor your code made from those steps has shape (5,), the notes' sums of the exponentials (4,); it is "
             "the sum of the notes' exponentials along dimension 1, not the notes' sums of the exponentials; then your "
             "code raised") in line, line
     zh = raised_rows("softmax_naive", {"softmax_naive": softmax_summed_over_the_rows}, "zh")[0].departure
-    assert "你的代码接着由这些步骤算出的张量形状是 (5,)，而笔记中的指数之和形状是 (1, 4)；" \
+    assert "你的代码接着由这些步骤算出的张量形状是 (5,)，而笔记中的指数之和形状是 (4,)；" \
            "它是笔记中的指数沿第 1 个维度的和" in zh, zh
 
 

@@ -726,3 +726,25 @@ def test_the_float32_of_a_buffer_made_on_the_cpu_is_one_row_with_its_device(kit,
     assert len(failing) == 2 and "2 more checks fail for the same reason" in failing[1], text
     assert "a tensor made inside forward stays on the CPU" in text and "float32" in text, text
     assert "no further hint" not in text, text
+
+
+class OutProjFollowsQkvBias(solutions.MultiHeadAttention):
+    """The given __init__ edited so that out_proj follows qkv_bias too ("the same bias setting everywhere")."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__(d_in, d_out, context_length, dropout, num_heads, qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out, bias=qkv_bias)
+
+
+@pytest.mark.slow  # the exercise graded, hidden checks included
+def test_an_output_bias_that_follows_qkv_bias_is_a_missing_parameter_not_qkv_bias_ignored():
+    """The query, key and value layers follow qkv_bias here: a missing out_proj.bias is told as missing, never "with
+    qkv_bias off the module still has out_proj.bias" nor the qkv_bias mistake (learners_2026_12l)."""
+    results = run_exercise("multi_head_attention", {"MultiHeadAttention": OutProjFollowsQkvBias}, include_hidden=True)
+    failing = [result for result in results if result.status != PASSED]
+    assert failing, results
+    assert not any(result.misconception == "qkv_bias_ignored" for result in results), [
+        (result.id, result.misconception) for result in failing]
+    assert not any("still has" in result.full_message for result in results)
+    assert any("no parameter out_proj.bias" in result.full_message for result in failing), [
+        result.full_message for result in failing]

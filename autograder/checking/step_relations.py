@@ -348,7 +348,7 @@ def reproduces(expected: torch.Tensor, operands: Mapping[str, torch.Tensor],
     """Whether one of the alternative computations of `operands` gives `expected` (the notes' step), in its shape:
     a tensor whose maximum of each row is the notes' maximum of the input's rows stands where the input does."""
     # A transform is of the notes' step itself, not a computation of the operands: |exp(x)| is exp(x) whatever the
-    # operands hold, and would make any tensor "the input" (learners_2026_12l w-sn-02).
+    # operands hold, and would make any tensor "the input" (a sum of exp(|x|) called the sum of the input).
     return any(value is not None and alternative.kind != "transform" and value.shape == expected.shape
                and close(value, expected) for alternative, value in _candidates(expected, operands))
 

@@ -63,6 +63,8 @@ def output_shape(spec: ModuleSpec, case: ContractCase) -> tuple[int, ...]:
     return (case["batch"], case["num_tokens"], features)
 
 
+# The biases qkv_bias switches, under any prefix (a wrapper's heads.0.W_query.bias).
+QKV_BIASES = ("W_query.bias", "W_key.bias", "W_value.bias")
 RATE_DEVIATIONS = 8  # the share of zeros may stray this many standard deviations from p: it never flakes
 
 
@@ -83,7 +85,11 @@ def judge_structure(spec: ModuleSpec, record: StructureRecord, case: ContractCas
     if masks:
         return Verdict(False, "contract.mask_parameter", {"name": masks[0]}, misconception="mask_as_parameter",
                        evidence=Evidence.FACT)
-    biases = [name for name in extra + missing if name.endswith(".bias")]
+    # Only the query, key and value layers follow qkv_bias, and only their biases one way: extra where it is off (or
+    # not given), missing where it is on. Any other bias that differs (out_proj's, which is always on) is a missing
+    # or extra parameter, not qkv_bias ignored (an out_proj made to follow qkv_bias too).
+    wrong_way = missing if case["qkv_bias"] else extra
+    biases = [name for name in wrong_way if name.endswith(QKV_BIASES)]
     if biases and len(biases) == len(extra) + len(missing):
         if case["qkv_bias"] is None:
             return Verdict(False, "contract.stray_bias_default", {"name": biases[0]})

@@ -95,10 +95,10 @@ def softmax_steps(x: Tensor, dim: int, stable: bool) -> list[list[Any]]:
         steps += [step("maximum", maximum, ordered=True), step("shifted", x, ordered=True)]
     exponentials = torch.exp(x)
     sums = exponentials.sum(dim=dim, keepdim=True)
-    # The sums with the summed axis kept or dropped: the notes' naive softmax drops it (its sum over dim 0
-    # broadcasts along the right axis), the stable one keeps it; both hold the notes' numbers.
+    # The sums in the notes' own shape: their naive softmax drops the summed axis (its sum over dim 0 broadcasts along
+    # the right axis), their stable one keeps it.
     return [*steps, step("exponentials", exponentials, ordered=True),
-            step("sums", sums, sums.squeeze(dim), ordered=True),
+            step("sums", sums if stable else sums.squeeze(dim), ordered=True),
             step("division", exponentials / sums, ordered=True)]
 
 

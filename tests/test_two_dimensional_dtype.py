@@ -3,6 +3,7 @@ it there), so the checks fail it with that fact, public and hidden, in both lang
 import pytest
 import torch
 from check_helpers import results_by_id
+from torch import nn
 
 from attnkit import solutions
 
@@ -40,3 +41,21 @@ def test_the_notes_wrapper_gets_no_dtype_sentence():
     for check_id in CHECK_IDS:
         assert got[check_id].score == got[check_id].max_score, got[check_id]
         assert "dtype" not in got[check_id].full_message
+
+
+def values_made_one_wide(d_in, context_length, dropout):
+    """Heads of d_out = 2 whose value layers alone are swapped for one feature: context vectors of 2 features, scores
+    of 2-feature queries and keys."""
+    wrapper = solutions.MultiHeadAttentionWrapper(d_in, 2, context_length, dropout, num_heads=2)
+    for head in wrapper.heads:
+        head.W_value = nn.Linear(d_in, 1, bias=False)
+    return wrapper
+
+
+def test_heads_whose_values_alone_are_one_wide_are_not_said_to_give_4_features():
+    got = results(values_made_one_wide)
+    for check_id in CHECK_IDS:
+        message = got[check_id].full_message
+        assert got[check_id].score == 0, message
+        assert "have 4 features" not in message and got[check_id].misconception is None, message
+        assert "the heads' queries are 2, 2 feature(s) wide and their values 1, 1" in message, message

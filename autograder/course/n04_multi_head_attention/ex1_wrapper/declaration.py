@@ -198,6 +198,11 @@ MESSAGES = {
               "not 2",
         "zh": "{heads} 个头每个都有 {width} 个特征，所以上下文向量有 {got} 个特征，而不是 2 个",
     },
+    "two_dimensional_wrapper.projections_uneven": {
+        "en": "the context vectors have 2 features, but the heads' queries are {queries} feature(s) wide and their "
+              "values {values}: heads built for one feature each make their queries, keys and values one feature wide",
+        "zh": "上下文向量有 2 个特征，但各个头的 query 有 {queries} 个特征，value 有 {values} 个："
+              "按每个头一个特征构造的头，其 query、key 和 value 都只有一个特征"},
     "two_dimensional_wrapper.features_uneven": {
         "en": "the heads are {widths} feature(s) wide, one after the other, so the context vectors have {got} "
               "features, not 2",

@@ -79,15 +79,22 @@ def judge_two_dimensional(record: TwoDimensionalRecord, case: TwoDimensionalCase
     out_features = record.get("head_out_features")
     if out_features is None:
         return Verdict(False, "two_dimensional_wrapper.not_causal_heads")
-    if sum(out_features) != 2:
+    # The context vectors are as wide as the values: a head's W_value, where W_query is built otherwise.
+    widths = record.get("head_value_features") or out_features
+    if sum(widths) != 2:
         # Every head as wide as the whole output asked for (read from the heads' own layers).
-        misconception = "d_out_is_total" if set(out_features) == {2} else None
+        misconception = "d_out_is_total" if set(out_features) == set(widths) == {2} else None
         # The head count and one width when every head has it ("the heads are 4" read as four heads): f-2d-07.
-        key, fields = (("two_dimensional_wrapper.features", {"heads": len(out_features), "width": out_features[0]})
-                       if len(set(out_features)) == 1 else
-                       ("two_dimensional_wrapper.features_uneven", {"widths": ", ".join(map(str, out_features))}))
-        return Verdict(False, key, {"got": sum(out_features), **fields},
+        key, fields = (("two_dimensional_wrapper.features", {"heads": len(widths), "width": widths[0]})
+                       if len(set(widths)) == 1 else
+                       ("two_dimensional_wrapper.features_uneven", {"widths": ", ".join(map(str, widths))}))
+        return Verdict(False, key, {"got": sum(widths), **fields},
                        misconception=misconception, evidence=Evidence.FACT if misconception else None)
+    if list(out_features) != list(widths):
+        # Two features of context vectors, from values one wide, but queries and keys of another width: the heads
+        # are not the ones d_out = 1 builds (their scores are other numbers, scaled by the keys' width).
+        return Verdict(False, "two_dimensional_wrapper.projections_uneven", {
+            "queries": ", ".join(map(str, out_features)), "values": ", ".join(map(str, widths))})
     asked = (case["d_in"], case["context_length"], float(case["dropout"]))
     for built in zip(record.get("head_in_features", []), record.get("head_context_length", [None] * 2),
                      record.get("head_dropout", [None] * 2), strict=True):

@@ -73,6 +73,7 @@ class TwoDimensionalRecord(TypedDict, total=False):
     head_count: int
     head_in_features: list[int]
     head_out_features: list[int]
+    head_value_features: list[int]  # each head's W_value width: its context vectors' (W_query's may differ)
     head_dropout: list[float]
     head_context_length: list[int]
     parameter_dtypes: list[str]
@@ -133,6 +134,9 @@ def probe_two_dimensional(namespace: Namespace, case: TwoDimensionalCase) -> Two
     if len(queries) == len(heads):
         record["head_in_features"] = [layer.in_features for layer in queries]
         record["head_out_features"] = [layer.out_features for layer in queries]
+    values = [layer for head in heads if isinstance(layer := getattr(head, "W_value", None), nn.Linear)]
+    if len(values) == len(heads):
+        record["head_value_features"] = [layer.out_features for layer in values]
     dropouts = [layer for head in heads if isinstance(layer := getattr(head, "dropout", None), nn.Dropout)]
     if len(dropouts) == len(heads):
         record["head_dropout"] = [float(layer.p) for layer in dropouts]

@@ -697,14 +697,9 @@ def test_an_error_the_proven_mistake_raises_alike_is_that_mistake_not_a_follow_o
 # a buffer made on the CPU: the dtype rows are the device row's cause
 
 
-class HeadsWrittenIntoAnEmptyBuffer(nn.Module):
-    """The wrapper whose heads are written side by side into a buffer made with torch.empty, no dtype or device
-    named: float32 on the CPU whatever the input."""
-
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-        super().__init__()
-        self.heads = nn.ModuleList([solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
-                                    for _ in range(num_heads)])
+class HeadsWrittenIntoAnEmptyBuffer(JoinedOnTokens):
+    """The wrapper (the given constructor) whose heads are written side by side into a buffer made with torch.empty,
+    no dtype or device named: float32 on the CPU whatever the input."""
 
     def forward(self, x):
         outs = [head(x) for head in self.heads]

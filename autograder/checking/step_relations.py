@@ -43,6 +43,11 @@ def case_sizes(shapes: Mapping[str, Sequence[int]]) -> dict[str, int]:
         summed = [size for size, kept in zip(exponentials, sums, strict=True) if kept == 1 and size > 1]
         if len(summed) == 1:  # the softmax's axis: the count of entries each of the notes' sums adds up
             sizes["summed"] = int(summed[0])
+    elif exponentials is not None and sums is not None and len(exponentials) == len(sums) + 1:
+        # Sums that drop the summed axis (the notes' naive softmax): each adds up what the one axis gone held.
+        count, kept = math.prod(exponentials), math.prod(sums)
+        if kept and count % kept == 0 and count // kept > 1:
+            sizes["summed"] = count // kept
     return sizes
 
 

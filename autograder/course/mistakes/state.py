@@ -169,6 +169,24 @@ MISTAKES: tuple[Misconception, ...] = (
                 "把 qkv_bias 作为三个投影层的偏置设置传进去"),
     ),
     mistake(
+        # An out_proj built with bias=qkv_bias reads, with qkv_bias off, as this: a fact of the module, whatever the
+        # learner meant (qkv_bias_ignored would tell them of query, key and value layers that are right).
+        "out_proj_without_bias",
+        exercises=("multi_head_attention",),
+        evidence=(Evidence.FACT,),
+        question=("Build the module with qkv_bias off: which of its linear layers still have a bias, and which "
+                  "should?",
+                  "关闭 qkv_bias 构建模块：它的哪些线性层仍带偏置？哪些应当带？"),
+        name=("out_proj built without its bias",
+              "out_proj 没有偏置"),
+        hint=("qkv_bias switches only the query, key and value projections; the output projection that mixes the "
+              "heads is an ordinary linear layer, with a bias whatever qkv_bias says",
+              "qkv_bias 只决定 query、key、value 三个投影层；混合各个头的输出投影层是普通的线性层，"
+              "无论 qkv_bias 取什么值都带偏置"),
+        change=("build the output projection with a linear layer's default bias, leaving qkv_bias out of it",
+                "按线性层的默认设置（带偏置）构建输出投影层，不要把 qkv_bias 传给它"),
+    ),
+    mistake(
         "input_edited_in_place",
         exercises=("masking_routes", "causal_attention", "multi_head_attention", "padding_mask"),
         evidence=(Evidence.FACT,),

@@ -772,7 +772,7 @@ class PlainTensorAsLayerWeight(nn.Module):  # SelfAttention_v2 whose constructor
 
 def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
     """transfer_weights declares no steps: rung 2 quotes the learner's own line that raised (never the grader's), in
-    both languages, and says no step could be compared, instead of "no known mistake" alone."""
+    both languages, and says no step shows where it departs, instead of "no known mistake" alone."""
     quoted = "`setattr(sa_v1, name, getattr(sa_v2, name).weight.t())`"
     for lang, words in (("en", "your code raised at its own line"), ("zh", "你的代码在它自己的这一行抛出了异常")):
         shown = raised_rows("transfer_weights", {"load_v2_weights_into_v1": transfer_by_assigning_plain_tensors},
@@ -785,6 +785,24 @@ def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
         assert "departs" not in shown.departure and "从哪里开始不同" not in shown.departure
         init = raised_rows("self_attention_v2", {"SelfAttention_v2": PlainTensorAsLayerWeight}, lang)[0]
         assert words in init.departure and "`self.W_query.weight = torch.rand(d_out, d_in)`" in init.departure
+
+
+def squeezed_scores(inputs):
+    """A learner's context vectors that squeeze the scores: one token's become a number the product refuses."""
+    scores = (inputs @ inputs.T).squeeze()
+    return torch.softmax(scores, dim=-1) @ inputs
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_run_that_raised_where_every_step_coincides_is_told_its_own_line(lang):
+    """One token: its scores, weights and context vectors are one number, a one and its input, which tensors made
+    before the raise hold by coincidence. "Every step computed" is not said of a run that returned nothing: its own
+    line that raised is."""
+    shown = raised_rows("context_vectors", {"context_vectors": squeezed_scores}, lang)[0]
+    assert shown.misconception is None
+    assert shown.departure.startswith({"en": "where it raised — ", "zh": "在哪里抛出了异常："}[lang]), shown.departure
+    assert "`return torch.softmax(scores, dim=-1) @ inputs`" in shown.departure
+    assert shown.departure in shown.ladder(2) and shown.departure not in shown.ladder(1)
 
 
 def test_a_last_step_held_only_by_what_came_before_the_returned_one_is_not_called_computed():

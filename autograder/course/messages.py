@@ -277,23 +277,23 @@ MESSAGES = {
               "但形状是 {got}，而不是 {expected}"},
     # The learner's code raised where no step could be compared (autograder.running.diagnosing): their own line.
     "departure.raised_at_line": {
-        "en": "your code raised at its own line `{line}`; no step of the notes could be compared with its tensors on "
-              "this case: start from that line",
-        "zh": "你的代码在它自己的这一行抛出了异常：`{line}`；在这个例子上，笔记中的任何一步都无法与它的张量相比较："
-              "请从这一行开始查"},
+        "en": "your code raised at its own line `{line}`; on this case no step of the notes shows where its tensors "
+              "depart: start from that line",
+        "zh": "你的代码在它自己的这一行抛出了异常：`{line}`；在这个例子上，笔记中没有哪一步能显示它的张量在何处偏离"
+              "笔记：请从这一行开始查"},
     # The line that raised is not in the learner's answer (the class the notebook gives, or an earlier exercise's):
     # never quoted as theirs; with their line that called it when one is on the way (issue 58).
     "departure.raised_outside_called": {
         "en": "the line that raised is not in your answer: `{line}` (in {function}) raised, called from your line "
-              "`{caller}`; no step of the notes could be compared with its tensors on this case: start from what "
-              "your line passes to it",
+              "`{caller}`; on this case no step of the notes shows where its tensors depart: start from "
+              "what your line passes to it",
         "zh": "抛出异常的那一行不在你的答案里：`{line}`（在 {function} 中）抛出了异常，它是从你的这一行调用的："
-              "`{caller}`；在这个例子上，笔记中的任何一步都无法与它的张量相比较：请从你的这一行传给它的东西开始查"},
+              "`{caller}`；在这个例子上，笔记中没有哪一步能显示它的张量在何处偏离笔记：请从你的这一行传给它的东西开始查"},
     "departure.raised_outside": {
-        "en": "the line that raised is not in your answer: `{line}` (in {function}) raised; no step of the notes "
-              "could be compared with its tensors on this case: start from what your code gives it",
-        "zh": "抛出异常的那一行不在你的答案里：`{line}`（在 {function} 中）抛出了异常；在这个例子上，笔记中的任何一步"
-              "都无法与它的张量相比较：请从你的代码交给它的东西开始查"},
+        "en": "the line that raised is not in your answer: `{line}` (in {function}) raised; on this case no step "
+              "of the notes shows where its tensors depart: start from what your code gives it",
+        "zh": "抛出异常的那一行不在你的答案里：`{line}`（在 {function} 中）抛出了异常；在这个例子上，笔记中没有哪一步"
+              "能显示它的张量在何处偏离笔记：请从你的代码交给它的东西开始查"},
     # Every step computed, the last one too, and an earlier step returned (autograder.checking.departure).
     # Every step held; the result returned is the last step times a constant (departure._output_scaled).
     "departure.output_scaled": {

@@ -334,6 +334,10 @@ def _departure(result: CheckResult, check: DiagnosedCheck, records: Sequence[dic
         raised_at = None
     output = recorded_output(record)
     departure = find_departure(steps, traced, output, raised=result.status == ERROR, raised_at=raised_at)
+    if departure.step is None and result.status == ERROR:
+        # A run that raised returned nothing: every step held is this case's coincidence (one token's context
+        # vectors are its input), not a result it made. Its own line that raised is said instead (_raised_at).
+        return None
     if departure.step is not None and output is not None and _holds_step(output, steps, departure.step):
         # The result the function returns holds that step (a tensor the trace did not see whole: a buffer filled
         # in place, another dtype): "none of the tensors your code made holds it" would be false.

@@ -557,6 +557,38 @@ def test_an_out_proj_weight_copied_transposed_is_said_transposed_not_uncopied(la
     assert messages and all(transposed in m and not_copied not in m for m in messages), messages
 
 
+def to_torch_multihead_query_rows_scaled(mha):
+    """The reference with one change: the query rows of in_proj_weight scaled by 1 / sqrt(head_dim) (a scale
+    nn.MultiheadAttention applies itself)."""
+    torch_mha = solutions.to_torch_multihead(mha)
+    d_out = mha.d_out
+    with torch.no_grad():
+        torch_mha.in_proj_weight[:d_out].mul_(mha.head_dim ** -0.5)
+    return torch_mha
+
+
+def to_torch_multihead_key_and_value_rows_doubled(mha):
+    torch_mha = solutions.to_torch_multihead(mha)
+    with torch.no_grad():
+        torch_mha.in_proj_weight[mha.d_out:].mul_(2.0)
+    return torch_mha
+
+
+@pytest.mark.parametrize(("lang", "attempt", "said"), [
+    ("en", to_torch_multihead_query_rows_scaled,
+     "the rows of in_proj_weight for W_query do not hold its weight, while the other two projections' rows do"),
+    ("zh", to_torch_multihead_query_rows_scaled, "in_proj_weight 中对应 W_query 的那些行不是它的权重"),
+    ("en", to_torch_multihead_key_and_value_rows_doubled,
+     "the rows of in_proj_weight for W_key and W_value do not hold their weights, while the third projection's"),
+])
+def test_the_rows_of_in_proj_weight_that_differ_are_said_by_their_projection(lang, attempt, said):
+    # learners_2026_12m z-te-08, after the measure: "does not hold W_query, W_key and W_value's weights" where two of
+    # the three blocks are theirs. Read block by block from their tensor.
+    results = run("torch_equivalence", attempt, lang=lang)
+    messages = [r.message for r in results.values() if r.status != PASSED]
+    assert messages and all(said in m for m in messages), messages
+
+
 class MHAFirstSequencePadding(solutions.MultiHeadAttention):
     """The reference with one change: the first sequence's attention_mask applied to every sequence (h-pm-10)."""
 

@@ -787,6 +787,28 @@ def test_code_that_raises_where_no_step_is_compared_is_told_its_own_line():
         assert words in init.departure and "`self.W_query.weight = torch.rand(d_out, d_in)`" in init.departure
 
 
+class MultiHeadWeightsInFloat32(solutions.MultiHeadAttention):
+    """The softmax asked for float32: on float64 input the product with the values split into heads raises."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        heads = [self.W_query(x), self.W_key(x), self.W_value(x)]
+        queries, keys, values = (t.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2) for t in heads)
+        scores = (queries @ keys.transpose(2, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1, dtype=torch.float32))
+        context = (weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
+        return self.out_proj(context)
+
+
+def test_an_operand_that_raised_is_said_by_the_step_it_holds_itself_not_the_one_it_views():
+    """The values split into heads view the values' numbers: the product read the split ones, in their own shape
+    (learners_2026_12m z-mh-07, after the measure: it was said as "your values", in the values' shape)."""
+    shown = raised_rows("multi_head_attention", {"MultiHeadAttention": MultiHeadWeightsInFloat32})[0]
+    assert "and your values split into heads (shape (1, 4, 5, 4); their values match the notes')" in shown.departure, (
+        shown.departure)
+    assert "your values (shape" not in shown.departure
+
+
 def squeezed_scores(inputs):
     """A learner's context vectors that squeeze the scores: one token's become a number the product refuses."""
     scores = (inputs @ inputs.T).squeeze()

@@ -497,9 +497,11 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
     only by its shape; () when the op read no tensor."""
     operands: list[tuple[str, tuple[int, ...]]] = []
     for read, shape in zip(raised_at.reads, raised_at.shapes, strict=True):
+        # The step the operand itself holds first (the values split into heads), else one the tensor it views holds
+        # (the values before the split share their numbers: not what the op read).
         holding = "" if read < 0 or read >= len(traced) else next(
-            (step_id for step_id, proving in proven_at.items()
-             if read in proving or _numbers_of(traced, read) in proving), "")
+            (step_id for step_id, proving in proven_at.items() if read in proving), "") or next(
+            (step_id for step_id, proving in proven_at.items() if _numbers_of(traced, read) in proving), "")
         if holding and raised_at.op in PRODUCT_OPS:
             # A product's operands may be views torch made inside the learner's call (matmul flattens a batch):
             # said of their tensor, not the view the op was handed: the first of theirs holding the step in one of

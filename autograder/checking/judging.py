@@ -229,6 +229,14 @@ def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[s
                            evidence=Evidence.VARIANT)
         if same(stacked, torch.cat([block.T for block in blocks])):
             return Verdict(False, "torch_equivalence.in_proj_transposed")
+        if stacked.shape == torch.cat(blocks).shape:
+            # Read block by block from their tensor: which projections' rows differ, not all three where one does.
+            rows = stacked.split([block.shape[0] for block in blocks])
+            differ = [layer for layer, got, block in zip(PROJECTIONS, rows, blocks, strict=True)
+                      if not same(got, block)]
+            if len(differ) < len(blocks):
+                key = "torch_equivalence.in_proj_block" if len(differ) == 1 else "torch_equivalence.in_proj_blocks"
+                return Verdict(False, key, {"layers": " and ".join(differ)})
         return Verdict(False, "torch_equivalence.in_proj_weight")
     biases = [weights.get(f"{layer}.bias", torch.zeros_like(weights[f"{layer}.weight"][:, 0])) for layer in PROJECTIONS]
     stacked_bias = state.get("in_proj_bias")

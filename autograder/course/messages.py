@@ -1078,9 +1078,10 @@ MESSAGES = {
         "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 个维度"},
     "error.transpose_4d": {
         "en": "`{line}` swaps axes 1 and 2, but these tensors have four axes (batch, heads, tokens, head size): "
-              "the product then pairs the wrong ones",
-        "zh": "`{line}` 交换了第 1 和第 2 个维度，但这些张量有四个维度（batch、头、token、每个头的大小）：乘法于是配错"
-              "了维度",
+              "the product is then asked to multiply the wrong axes together (whether or not their sizes allow "
+              "it)",
+        "zh": "`{line}` 交换了第 1 和第 2 个维度，但这些张量有四个维度（batch、头、token、每个头的大小）："
+              "于是乘法被要求把错误的维度相乘（无论它们的大小是否允许）",
     },
     "error.argument_type": {
         "en": "in `{line}` a function refused one of its arguments ({type}: {detail}): what is the type of each "

@@ -195,6 +195,16 @@ MESSAGES = {
         "zh": "in_proj_weight 中放的是转置后的矩阵：nn.Linear 的 weight 按哪种顺序排列？in_proj_weight 又要求哪种"
               "顺序？",
     },
+    "torch_equivalence.in_proj_block": {
+        "en": "the rows of in_proj_weight for {layers} do not hold its weight, while the other two projections' rows "
+              "do: what does your code do to those rows on their way in?",
+        "zh": "in_proj_weight 中对应 {layers} 的那些行不是它的权重，另外两个投影对应的行是对的：你的代码在把这些行"
+              "放进去的路上对它们做了什么？"},
+    "torch_equivalence.in_proj_blocks": {
+        "en": "the rows of in_proj_weight for {layers} do not hold their weights, while the third projection's rows "
+              "do: what does your code do to those rows on their way in?",
+        "zh": "in_proj_weight 中对应 {layers} 的那些行不是它们的权重，第三个投影对应的行是对的：你的代码在把这些行"
+              "放进去的路上对它们做了什么？"},
     "torch_equivalence.in_proj_weight": {
         "en": "in_proj_weight does not hold W_query, W_key and W_value's weights",
         "zh": "in_proj_weight 中不是 W_query、W_key、W_value 的权重",

@@ -137,7 +137,8 @@ def forward_families(multi_head):
             ("heads", "merged without transpose", Knobs(merge="no_transpose"), "merge_without_transpose"),
             ("heads", "merged head_dim first", Knobs(merge="head_dim_first"), "merge_wrong_axes"),
             ("projections", "no out_proj", Knobs(out_proj=False), "missing_out_proj"),
-            ("projections", "out_proj bias follows qkv_bias", Knobs(bias="out_proj_follows"), "qkv_bias_ignored"),
+            ("projections", "out_proj bias follows qkv_bias", Knobs(bias="out_proj_follows"),
+             "out_proj_without_bias"),
         ]
     return rows
 

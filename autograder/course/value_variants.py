@@ -129,12 +129,15 @@ def softmax_unshifted(x: Tensor, dim: int = -1) -> Tensor:
     return exponentials / exponentials.sum(dim=dim, keepdim=True)
 
 
-def normalised_without_exp(default_dim: int) -> Callable[..., Tensor]:
-    """A softmax that divides the scores by their sum, no exponential taken (normalised_without_exp), whose `dim`
-    defaults to the exercise's own axis."""
-    def softmax(x: Tensor, dim: int = default_dim) -> Tensor:
-        return x / x.sum(dim=dim, keepdim=True)
-    return softmax
+def normalised_without_exp_naive(x: Tensor, dim: int = 0) -> Tensor:
+    """softmax_naive dividing the scores by their sum, no exponential taken (normalised_without_exp): its `dim`
+    defaults to the exercise's own axis, 0."""
+    return x / x.sum(dim=dim, keepdim=True)
+
+
+def normalised_without_exp_stable(x: Tensor, dim: int = -1) -> Tensor:
+    """softmax_stable dividing the scores by their sum (normalised_without_exp): its `dim` defaults to the last."""
+    return x / x.sum(dim=dim, keepdim=True)
 
 
 def _stacked(heads: list[Tensor], dim: int) -> Tensor:
@@ -156,9 +159,9 @@ VALUE_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "mha_wrapper": _wrapper_variants(),
     "self_attention_v1": (("forward_tensor_on_cpu", MappingProxyType({"SelfAttention_v1": SelfAttentionV1IntoZeros})),),
     # The from-scratch rules judge the gradient on vectors: an unshifted softmax's is nan where its values are.
-    "softmax_naive": (("normalised_without_exp", MappingProxyType({"softmax_naive": normalised_without_exp(0)})),),
+    "softmax_naive": (("normalised_without_exp", MappingProxyType({"softmax_naive": normalised_without_exp_naive})),),
     "softmax_stable": (("naive_softmax_overflow", MappingProxyType({"softmax_stable": softmax_unshifted})),
-                       ("normalised_without_exp", MappingProxyType({"softmax_stable": normalised_without_exp(-1)}))),
+                       ("normalised_without_exp", MappingProxyType({"softmax_stable": normalised_without_exp_stable}))),
     "masking_routes": (("row_sums_without_keepdim", MappingProxyType({
         "causal_weights_renormalised": renormalised_without_keepdim})),),
 })

@@ -161,15 +161,18 @@ def _near_departure(result: CheckResult, check: DiagnosedCheck, records: Sequenc
     notes' (None for the case: the check's own); else, for a gradient that is their function's own slope and not
     the notes' (OWN_SLOPE_KEYS), where they depart on the case beside it. None where no step departs (nothing
     proven: no line is said)."""
-    found = _case_steps(result, check, records, (NEIGHBOUR,))
-    own = _case_steps(result, check, records, (GRAPH_STEPS,))
-    if found is None or own is None or result.cause is None:
+    found = _case_expectations(result, check, records)  # the expectations read once: both entries come from them
+    if found is None or result.cause is None:
+        return None
+    case, expectations = found
+    near, own_steps = _entry(expectations, NEIGHBOUR), _entry(expectations, GRAPH_STEPS)
+    if near is None or own_steps is None:
         return None
     try:
-        near_case, near_steps = found[1]
+        near_case, near_steps = near
     except (TypeError, ValueError):
         return None
-    if (departure := _value_departure(check, namespace, *own)) is not None:
+    if (departure := _value_departure(check, namespace, case, own_steps)) is not None:
         return None, departure
     if result.cause.message_key not in OWN_SLOPE_KEYS or not isinstance(near_case, dict):
         return None
@@ -358,17 +361,29 @@ def _case_steps(result: CheckResult, check: DiagnosedCheck, records: Sequence[di
                 keys: Sequence[str] = (STEPS,)) -> tuple[dict[str, Any], Any] | None:
     """The failing case and its declared steps (the first of `keys` its expectations hold); None where the check
     declares none or they cannot be computed."""
+    found = _case_expectations(result, check, records)
+    if found is None:
+        return None
+    case, expectations = found
+    key = next((key for key in keys if key in set(expectations)), None)
+    entry = None if key is None else _entry(expectations, key)
+    return None if entry is None else (case, entry)
+
+
+def _case_expectations(result: CheckResult, check: DiagnosedCheck,
+                       records: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], Expectations] | None:
+    """The failing case and the check's expectations on it; None where it has no failing case."""
     index = result.failed_case
     cases = check.cases()
     if index is None or index >= len(cases) or index >= len(records):
         return None
-    case = cases[index]
-    expectations = check.expectations(index, records[index], case)
-    key = next((key for key in keys if key in set(expectations)), None)
-    if key is None:
-        return None
+    return cases[index], check.expectations(index, records[index], cases[index])
+
+
+def _entry(expectations: Expectations, key: str) -> Any:
+    """The expectations' entry `key`; None where they lack it or cannot compute it."""
     try:
-        return case, expectations[key]
+        return expectations[key] if key in set(expectations) else None
     except (KeyError, TypeError):  # a raising call's record lacks what the steps are computed from (a module's state)
         return None
 

@@ -58,13 +58,16 @@ MISTAKES: tuple[Misconception, ...] = (
                   "求和之后行和是什么形状？广播又会把它们与权重的哪一个维度对齐？"),
         name=("the row sums divide the weights along the wrong axis",
               "权重沿错误的维度除以了行和"),
-        hint=("a sum over the last axis removes that axis, and broadcasting lines what is left up with the LAST "
-              "axis of the weights: each column is then divided by some row's sum",
-              "沿最后一个维度求和会去掉这个维度，而广播会把剩下的结果与权重的最后一个维度对齐：于是每一列都除以了"
-              "某一行的和"),
-        change=("keep the summed axis as size 1 when you take the row sums, so that each row is divided by its "
-                "own sum",
-                "求行和时把被求和的维度保留为长度 1，让每一行除以它自己的和"),
+        # Said of every way to get there (the sums without keepdim, or kept and then transposed): the values are the
+        # evidence, not the call that made them (learners_2026_12l).
+        hint=("broadcasting lines a tensor of row sums up with the weights by its shape: row sums laid out as one "
+              "row (a sum that drops the summed axis, or a column of sums turned on its side) meet the LAST axis "
+              "of the weights, and each column is then divided by some row's sum",
+              "广播按形状把行和与权重对齐：排成一行的行和（求和时去掉了被求和的维度，或者把一列行和转成了一行）"
+              "会与权重的最后一个维度对齐，于是每一列都除以了某一行的和"),
+        change=("divide by the row sums laid out as a column, one entry per row with the summed axis kept as size 1, "
+                "so that each row is divided by its own sum",
+                "用排成一列的行和去除：每行一个数，被求和的维度保留为长度 1，让每一行除以它自己的和"),
     ),
     mistake(
         "row_sums_wrong_axis",

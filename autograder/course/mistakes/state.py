@@ -134,9 +134,12 @@ MISTAKES: tuple[Misconception, ...] = (
               "in eval mode it does nothing",
               "dropout 在训练时随机丢弃注意力权重，让任何 token 都不依赖单个 key；在 eval"
               " 模式下它不起作用"),
-        change=("give the dropout layer the rate the module is built with, and apply it to the attention weights "
-                "right after the softmax",
-                "让 dropout 层使用模块构建时给定的比例，并在 softmax 之后立即对注意力权重应用它"),
+        # Said of every way to get there (a rate of 0, a dropout never called, one called only in eval mode): a
+        # check to make, not a claim about which one the code took (learners_2026_12l).
+        change=("check each condition on the way to your dropout: in training mode it must run on every call, with "
+                "the rate the module is built with, on the attention weights right after the softmax",
+                "逐一检查通往 dropout 的每个条件：在训练模式下，每次调用它都必须以模块构建时给定的比例运行，"
+                "作用在 softmax 之后的注意力权重上"),
     ),
     mistake(
         "dropout_not_on_weights",
@@ -167,6 +170,24 @@ MISTAKES: tuple[Misconception, ...] = (
               "query、key、value 三个投影是否带偏置完全由 qkv_bias 决定"),
         change=("pass qkv_bias on as the bias setting of the three projection layers",
                 "把 qkv_bias 作为三个投影层的偏置设置传进去"),
+    ),
+    mistake(
+        # An out_proj built with bias=qkv_bias reads, with qkv_bias off, as this: a fact of the module, whatever the
+        # learner meant (qkv_bias_ignored would tell them of query, key and value layers that are right).
+        "out_proj_without_bias",
+        exercises=("multi_head_attention",),
+        evidence=(Evidence.FACT,),
+        question=("Build the module with qkv_bias off: which of its linear layers still have a bias, and which "
+                  "should?",
+                  "关闭 qkv_bias 构建模块：它的哪些线性层仍带偏置？哪些应当带？"),
+        name=("out_proj built without its bias",
+              "out_proj 没有偏置"),
+        hint=("qkv_bias switches only the query, key and value projections; the output projection that mixes the "
+              "heads is an ordinary linear layer, with a bias whatever qkv_bias says",
+              "qkv_bias 只决定 query、key、value 三个投影层；混合各个头的输出投影层是普通的线性层，"
+              "无论 qkv_bias 取什么值都带偏置"),
+        change=("build the output projection with a linear layer's default bias, leaving qkv_bias out of it",
+                "按线性层的默认设置（带偏置）构建输出投影层，不要把 qkv_bias 传给它"),
     ),
     mistake(
         "input_edited_in_place",

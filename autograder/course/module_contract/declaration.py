@@ -245,6 +245,10 @@ MESSAGES = {
         "en": "the module has no parameter {name} of the expected shape: the layers the exercise names are not all "
               "registered in it with the expected shapes",
         "zh": "模块中没有形状正确的参数 {name}：练习要求的层没有全部以正确的形状注册在模块中"},
+    "contract.out_proj_without_bias": {
+        "en": "the module has every parameter it promises but out_proj.bias: which of its layers should have a bias "
+              "whatever qkv_bias says?",
+        "zh": "模块中有约定的全部参数，只缺 out_proj.bias：无论 qkv_bias 取什么值，哪个层都应当带偏置？"},
     "contract.extra_parameter": {
         "en": "the module has a parameter {name} its constructor does not promise",
         "zh": "模块中有一个构造函数没有约定的参数 {name}"},

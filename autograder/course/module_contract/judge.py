@@ -95,6 +95,9 @@ def judge_structure(spec: ModuleSpec, record: StructureRecord, case: ContractCas
             return Verdict(False, "contract.stray_bias_default", {"name": biases[0]})
         key = "contract.stray_bias" if case["qkv_bias"] is False else "contract.missing_bias"
         return Verdict(False, key, {"name": biases[0]}, misconception="qkv_bias_ignored", evidence=Evidence.FACT)
+    if missing == ["out_proj.bias"]:  # read from their module: everything else is there
+        return Verdict(False, "contract.out_proj_without_bias", misconception="out_proj_without_bias",
+                       evidence=Evidence.FACT)
     if missing:
         return Verdict(False, "contract.missing_parameter", {"name": missing[0]})
     if extra:

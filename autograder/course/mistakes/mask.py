@@ -59,7 +59,7 @@ MISTAKES: tuple[Misconception, ...] = (
         name=("the row sums divide the weights along the wrong axis",
               "权重沿错误的维度除以了行和"),
         # Said of every way to get there (the sums without keepdim, or kept and then transposed): the values are the
-        # evidence, not the call that made them (learners_2026_12l).
+        # evidence, not the call that made them (issue 58).
         hint=("broadcasting lines a tensor of row sums up with the weights by its shape: row sums laid out as one "
               "row (a sum that drops the summed axis, or a column of sums turned on its side) meet the LAST axis "
               "of the weights, and each column is then divided by some row's sum",

@@ -135,7 +135,7 @@ MISTAKES: tuple[Misconception, ...] = (
               "dropout 在训练时随机丢弃注意力权重，让任何 token 都不依赖单个 key；在 eval"
               " 模式下它不起作用"),
         # Said of every way to get there (a rate of 0, a dropout never called, one called only in eval mode): a
-        # check to make, not a claim about which one the code took (learners_2026_12l).
+        # check to make, not a claim about which one the code took (issue 58).
         change=("check each condition on the way to your dropout: in training mode it must run on every call, with "
                 "the rate the module is built with, on the attention weights right after the softmax",
                 "逐一检查通往 dropout 的每个条件：在训练模式下，每次调用它都必须以模块构建时给定的比例运行，"

@@ -11,7 +11,12 @@ values); the step it raised at is the first later step no tensor holds whose num
 import torch
 
 from attnkit import solutions
-from tests.test_departure_first_step import departures
+from autograder.checking.feedback import table
+from autograder.course import catalog
+from autograder.course.exercises import EXERCISES_BY_ID
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import run_checks
+from tests.test_departure_first_step import SEED, departures
 
 
 class ValuesFirstSplitTooWide(solutions.MultiHeadAttention):
@@ -74,3 +79,32 @@ def test_a_raise_before_the_scaling_and_the_mask_names_both_steps_either_route_m
                 "attention scores") in line, line
     for line in found["zh"]:
         assert "缩放后的注意力分数或填入掩码后的注意力分数" in line, line
+
+
+class PaddingOnOneAxisOnly(solutions.MultiHeadAttention):
+    """A learner's forward: the padding selection given one new axis only, (b, 1, num_tokens): with as many sequences
+    as heads the batch lands on the head axis (wrong values at the masked scores); with another count it raises."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        heads = [self.W_query(x), self.W_key(x), self.W_value(x)]
+        queries, keys, values = (t.view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2) for t in heads)
+        scores = queries @ keys.transpose(2, 3)
+        if attention_mask is not None:
+            scores = scores.masked_fill((attention_mask == 0)[:, None, :], torch.finfo(scores.dtype).min)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out))
+
+
+def test_a_raise_before_a_step_or_the_next_folds_under_a_check_departing_at_the_next():
+    """One check departs at the masked scores in value, another raised before the scaled scores or the masked ones:
+    one cause, one row, at the masked scores (learners_2026_12m z-pm-07, after the measure)."""
+    results = run_checks(in_notebook.ReferenceExpectations(), "padding_mask",
+                         {"MultiHeadAttention": PaddingOnOneAxisOnly}, "en", include_hidden=False, seed=SEED,
+                         diagnose=True)
+    failing = [result for result in results if result.status != "passed"]
+    assert len(failing) >= 2 and any(result.status == "error" for result in failing), failing
+    assert {result.departure_step for result in failing} == {"masked_scores"}, [r.departure for r in failing]
+    text = table(EXERCISES_BY_ID["padding_mask"], failing, "en", hidden=False, messages=catalog.MESSAGES, rung=2)
+    assert "more check fails for the same reason" in text, text

@@ -274,12 +274,12 @@ def test_crossed_constructor_arguments_are_not_named_by_their_effects():
     """With qkv_bias on, the heads drop at rate 1 while training: no gradient reaches W_query, which proves no unused
     parameter; the dropout check says which rate the layers hold. (With qkv_bias off their rate is 0, as where the
     rate is never passed on: both are named "dropout that drops nothing while training", true of both; the rung-3
-    advice gives the layer its rate before applying it.)"""
+    advice says each condition on the way to the dropout, its rate among them.)"""
     texts = [printed("mha_wrapper", WrapperArgumentsCrossed, hint=rung) for rung in (2, 3)]
     for text in texts:
         assert "forward never uses" not in text and "does not use it at all" not in text, text
         assert "never reaches the attention weights" not in text and "dropout never applied" not in text, text
-    assert "give the dropout layer the rate the module is built with" in texts[1], texts[1]
+    assert "with the rate the module is built with" in texts[1], texts[1]
     assert "dropout layer with rate 1" in texts[0] and "dropout layer with rate 0" in texts[0], texts[0]
 
 

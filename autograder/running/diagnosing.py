@@ -75,6 +75,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
     check's cause (`_same_relation`): the table folds it under that check's row, never "no known mistake"."""
     diagnosed: list[CheckResult] = []
     proven: list[tuple[CheckResult, Departure]] = []  # the checks whose departure a relation of values proves
+    or_next: dict[int, str] = {}  # a raise before one step "or the next" (Departure.or_next), by its place
     for result, check in zip(results, checks, strict=True):
         departure = None
         raised = result.status == ERROR
@@ -93,6 +94,8 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             line = _with_gradient(value_line, departure, result, check, records.get(result.id, ()), namespace,
                                   lang, messages)
         if value_line and departure is not None and line.startswith(value_line):
+            if departure.or_next is not None:
+                or_next[len(diagnosed)] = departure.or_next
             diagnosed.append(dataclasses.replace(result, departure=line,
                                                  departure_step=departure.step or departure.last,
                                                  departure_kind=_kind(departure)))
@@ -126,7 +129,18 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                 departure_step=same.step or same.last))
         else:
             diagnosed.append(result)
-    return _unused_parameter_folds(diagnosed, checks, records, proven, lang, messages)
+    return _unused_parameter_folds(_or_next_folded(diagnosed, or_next), checks, records, proven, lang, messages)
+
+
+def _or_next_folded(diagnosed: list[CheckResult], or_next: Mapping[int, str]) -> list[CheckResult]:
+    """`diagnosed`, each raise said to come before a step or the next one given that next step as its own where
+    another check of its exercise departs there: both are that step's (one cause, one row; the raise names it)."""
+    for index, step_id in or_next.items():
+        shown = diagnosed[index]
+        if any(other is not shown and other.exercise == shown.exercise and other.departure_step == step_id
+               for other in diagnosed):
+            diagnosed[index] = dataclasses.replace(shown, departure_step=step_id)
+    return diagnosed
 
 
 def _kind(departure: Departure) -> DepartureKind:

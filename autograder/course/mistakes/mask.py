@@ -67,7 +67,7 @@ MISTAKES: tuple[Misconception, ...] = (
               "会与权重的最后一个维度对齐，于是每一列都除以了某一行的和"),
         change=("divide by the row sums laid out as a column, one entry per row with the summed axis kept as size 1, "
                 "so that each row is divided by its own sum",
-                "用排成一列的行和去除：每行一个数，被求和的维度保留为长度 1，让每一行除以它自己的和"),
+                "除以排成一列的行和：每行一个数，被求和的维度保留为长度 1，让每一行除以它自己的和"),
     ),
     mistake(
         "row_sums_wrong_axis",

@@ -222,14 +222,15 @@ def copied_weights_problem(state: Mapping[str, torch.Tensor], weights: Mapping[s
     if stacked is None:
         return Verdict(False, "torch_equivalence.no_in_proj")
     blocks = [weights[f"{layer}.weight"] for layer in PROJECTIONS]
-    if not same(stacked, torch.cat(blocks)):
+    expected = torch.cat(blocks)
+    if not same(stacked, expected):
         if any(same(stacked, torch.cat(order)) for order in itertools.permutations(blocks)):
             # Another order of the three blocks reproduces the stacked weights.
             return Verdict(False, "torch_equivalence.in_proj_order", misconception="in_proj_order",
                            evidence=Evidence.VARIANT)
         if same(stacked, torch.cat([block.T for block in blocks])):
             return Verdict(False, "torch_equivalence.in_proj_transposed")
-        if stacked.shape == torch.cat(blocks).shape:
+        if stacked.shape == expected.shape:
             # Read block by block from their tensor: which projections' rows differ, not all three where one does.
             rows = stacked.split([block.shape[0] for block in blocks])
             differ = [layer for layer, got, block in zip(PROJECTIONS, rows, blocks, strict=True)

@@ -195,7 +195,7 @@ def test_a_student_who_calls_the_recorded_name_through_aten_gets_the_readable_me
         return torch.ops.aten._softmax.default(x, dim, False)
 
     message = grade("softmax_stable", softmax_stable)["softmax_stable.from_scratch"].message
-    assert "calls softmax on an input of shape (" in message, message
+    assert "calls softmax when run on an input of shape (" in message, message
 
 
 def stable_book(x, dim=-1):
@@ -810,7 +810,9 @@ def stable_loop(x, dim=-1):
 
 
 BUILTIN_OFF_VECTORS = [("softmax_naive", naive_builtin_off_vectors), ("softmax_stable", stable_builtin_off_vectors)]
-SHAPE_CALLED = {"en": "calls softmax on an input of shape {shape}", "zh": "在形状为 {shape} 的输入上调用了 softmax"}
+# The case's input, the one the function was run on (not necessarily the tensor softmax was handed).
+SHAPE_CALLED = {"en": "calls softmax when run on an input of shape {shape}",
+                "zh": "在处理形状为 {shape} 的输入时调用了 softmax"}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -862,8 +864,8 @@ def attend_builtin_on_long_inputs(q, k, v, causal):
     return attend_einsum(q, k, v, causal)
 
 
-ATTENTION_CALLED = {"en": "calls scaled_dot_product_attention on an input of shape {shape}",
-                    "zh": "在形状为 {shape} 的输入上调用了 scaled_dot_product_attention"}
+ATTENTION_CALLED = {"en": "calls scaled_dot_product_attention when run on an input of shape {shape}",
+                    "zh": "在处理形状为 {shape} 的输入时调用了 scaled_dot_product_attention"}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

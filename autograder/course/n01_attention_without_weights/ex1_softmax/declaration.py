@@ -285,8 +285,9 @@ SOFTMAX_MESSAGES = {
         "zh": "输入是 torch.{expected_dtype}，却返回了 torch.{got_dtype}：请保持输入的 dtype",
     },
     "builtin": {
-        "en": "calls {names} on an input of shape {shape}: write the softmax yourself, from exponentials and a sum",
-        "zh": "在形状为 {shape} 的输入上调用了 {names}：请用指数和求和自己实现 softmax",
+        "en": "calls {names} when run on an input of shape {shape}: write the softmax yourself, from exponentials "
+              "and a sum",
+        "zh": "在处理形状为 {shape} 的输入时调用了 {names}：请用指数和求和自己实现 softmax",
     },
     "input_changed": {
         "en": "changes its input in place (e.g. x -= ...): compute into a new tensor instead",

@@ -237,8 +237,9 @@ ATTENTION_MESSAGES = {
         "zh": "{name} 的形状不对：请保持给定的构造函数",
     },
     "builtin": {
-        "en": "calls {names} on an input of shape {shape}: compute the scores, softmax and weighted sum yourself",
-        "zh": "在形状为 {shape} 的输入上调用了 {names}：请自己计算分数、softmax 和加权求和",
+        "en": "calls {names} when run on an input of shape {shape}: compute the scores, softmax and weighted sum "
+              "yourself",
+        "zh": "在处理形状为 {shape} 的输入时调用了 {names}：请自己计算分数、softmax 和加权求和",
     },
 }
 

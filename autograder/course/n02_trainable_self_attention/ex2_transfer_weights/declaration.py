@@ -109,6 +109,16 @@ MESSAGES = {
         "en": "sa_v2.{name}.weight changed: read v2's weights, never modify them",
         "zh": "sa_v2.{name}.weight 被改动了：只能读取 v2 的权重，不要修改",
     },
+    "transfer_weights.unchanged_object": {
+        "en": "sa_v1's weights did not change (your function returned a {returned} object, not sa_v1): which object "
+              "did your copies go into?",
+        "zh": "sa_v1 的权重没有变化（你的函数返回的是一个 {returned} 对象，而不是 sa_v1）：你复制的数写进了哪个对象？",
+    },
+    "transfer_weights.not_returned_object": {
+        "en": "load_v2_weights_into_v1 returned a {returned} object, not sa_v1: the function must hand back the module "
+              "it filled",
+        "zh": "load_v2_weights_into_v1 返回的是一个 {returned} 对象，而不是 sa_v1：这个函数要把它填好的模块返回出来",
+    },
     "transfer_weights.not_returned": {
         "en": "load_v2_weights_into_v1 returned {returned}, not sa_v1: the function must hand back the module it "
               "filled",

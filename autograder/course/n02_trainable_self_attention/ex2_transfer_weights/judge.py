@@ -30,7 +30,7 @@ def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Exp
             return Verdict(False, "transfer_weights.v2_changed" if transposed else "transfer_weights.v2_modified",
                            {"name": name})
     if all(same(v1.get(name), v1_start[name]) for name in PROJECTIONS):
-        return Verdict(False, "transfer_weights.unchanged", {"returned": record["returned"]})
+        return Verdict(False, *_returned("transfer_weights.unchanged", record["returned"]))
     for name in PROJECTIONS:
         got, want = v1.get(name), v2_weights[name].T
         if got is None:
@@ -64,7 +64,7 @@ def judge_transfer_copies(record: TransferRecord, case: TransferCase, expectatio
     v1_start, _ = transfer_weights(case)
     if all(same(record["v1"].get(name), v1_start[name]) for name in PROJECTIONS):
         # Nothing was transferred: there is no copy to judge, and no point for it.
-        return Verdict(False, "transfer_weights.unchanged", {"returned": record["returned"]})
+        return Verdict(False, *_returned("transfer_weights.unchanged", record["returned"]))
     if record["shared"]:
         return Verdict(False, "transfer_weights.shares_memory", {"name": record["shared"][0]},
                        misconception="aliased_not_copied", evidence=Evidence.FACT)  # storage compared
@@ -79,8 +79,18 @@ def judge_transfer_returns(record: TransferRecord, case: TransferCase, expectati
     if "raised" in record:
         return judge_raised(record, case)
     if record["returned"] != "sa_v1":
-        return Verdict(False, "transfer_weights.not_returned", {"returned": record["returned"]})
+        return Verdict(False, *_returned("transfer_weights.not_returned", record["returned"]))
     return Verdict(True)
+
+
+# What the probe calls a returned value it names (TransferRecord.returned); anything else is an object's type.
+NAMED_RETURNS = frozenset({"sa_v1", "sa_v2", "None"})
+
+
+def _returned(key: str, returned: str) -> tuple[str, dict[str, object]]:
+    """The message key and fields that say what the function returned: a name, or an object of a type (never the
+    type itself: "returned SelfAttention_v1" would read as the class)."""
+    return (key if returned in NAMED_RETURNS else f"{key}_object"), {"returned": returned}
 
 
 def judge_raised(record: TransferRecord, case: TransferCase) -> Verdict:

@@ -499,11 +499,13 @@ PRODUCT_OPS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv
 
 def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven_at: Mapping[str, Sequence[int]],
                      declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> tuple[Fact, ...]:
-    """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read): the
-    learner's tensor proven to hold a step of the notes (through its layouts) is said by the step's name, any other
-    only by its shape; () when the op read no tensor."""
-    operands: list[tuple[str, tuple[int, ...]]] = []
-    for read, shape in zip(raised_at.reads, raised_at.shapes, strict=True):
+    """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read, its dtype
+    or ""): the learner's tensor proven to hold a step of the notes (through its layouts) is said by the step's name,
+    any other only by its shape; each dtype only where the op read two or more (a float32 weight met a float64
+    input); () when the op read no tensor."""
+    operands: list[tuple[str, tuple[int, ...], str]] = []
+    dtypes = raised_at.dtypes if len(set(raised_at.dtypes)) > 1 else ("",) * len(raised_at.reads)
+    for read, shape, dtype in zip(raised_at.reads, raised_at.shapes, dtypes, strict=True):
         # The step the operand itself holds first (the values split into heads), else one the tensor it views holds
         # (the values before the split share their numbers: not what the op read).
         holding = "" if read < 0 or read >= len(traced) else next(
@@ -519,8 +521,8 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
             holder = next((index for index in proven_at[holding]
                            if tuple(traced[index].value.shape) in notes_shapes), proven_at[holding][0])
             shape = tuple(int(size) for size in traced[holder].value.shape)
-        if (holding, shape) not in operands or not holding:
-            operands.append((holding, shape))
+        if (holding, shape, dtype) not in operands or not holding:
+            operands.append((holding, shape, dtype))
     return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
 
 
@@ -1705,10 +1707,11 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: 
             "held": render(messages, f"step.{fact.fields['held']}", lang),
             "got_shape": fact.fields["got_shape"], "expected_shape": fact.fields["expected_shape"]})
     if fact.kind == RAISED_OPERANDS:
-        names = [render(messages, "departure.operand.raised_step", lang, {
-                     "name": render(messages, f"step.{holding}", lang), "shape": shape}) if holding else
-                 render(messages, "departure.operand.raised_tensor", lang, {"shape": shape})
-                 for holding, shape in fact.fields["operands"]]
+        names = [render(messages, "departure.operand.raised_step" + ("_dtype" if dtype else ""), lang, {
+                     "name": render(messages, f"step.{holding}", lang), "shape": shape, "dtype": dtype}) if holding else
+                 render(messages, "departure.operand.raised_tensor" + ("_dtype" if dtype else ""), lang,
+                        {"shape": shape, "dtype": dtype})
+                 for holding, shape, dtype in fact.fields["operands"]]
         joined = pick(LAST_SEPARATOR, lang).join(
             [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
         return render(messages, "departure.fact.raised_operands", lang, {"operands": joined})

@@ -120,6 +120,7 @@ class RaisedOp:
     # tensors of the same shapes may read other things (feature-by-feature scores against token-by-token ones).
     sizes: tuple[str, ...] = ()
     op: str = ""  # the op's readable name (torch_recorders.op_name): "" where not known
+    dtypes: tuple[str, ...] = ()  # each tensor's dtype without "torch." (float32), as read
 
 
 class TensorTrace(UncompiledDispatchMode):
@@ -209,7 +210,8 @@ class TensorTrace(UncompiledDispatchMode):
             self.raised = RaisedOp(tuple(self._index.get(id(tensor), -1) for tensor in operands),
                                    tuple(tuple(int(size) for size in tensor.shape) for tensor in operands),
                                    len(self.traced), _message(exc), tuple(_magnitude(tensor) for tensor in operands),
-                                   op_name(func))
+                                   op_name(func),
+                                   tuple(str(tensor.dtype).removeprefix("torch.") for tensor in operands))
             raise
         if torch._C._current_graph_task_id() != -1:
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward

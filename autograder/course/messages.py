@@ -264,6 +264,11 @@ MESSAGES = {
               "{expected_shape}",
         "zh": "你的{held}数值与笔记中的相同，但形状是 {got_shape}，笔记中的形状是 {expected_shape}"},
     "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
+    # Where the operands' dtypes differ: each said with its own.
+    "departure.operand.raised_tensor_dtype": {"en": "a {dtype} tensor of shape {shape}",
+                                              "zh": "一个形状为 {shape} 的 {dtype} 张量"},
+    "departure.operand.raised_step_dtype": {"en": "your {name} ({dtype}, shape {shape}; their values match the notes')",
+                                            "zh": "你的{name}（{dtype}，形状 {shape}，数值与笔记中的相同）"},
     "departure.added_again": {
         "en": "every step of your code matches the notes', up to the {last}; then it adds to every row of that {last} "
               "the same vector again, one your code had already added in computing the {last}: your result is the "

@@ -43,6 +43,24 @@ def copied_in_a_loop(sa_v1, sa_v2):
     return sa_v1
 
 
+def loaded_untransposed(sa_v1, sa_v2):
+    """v2's state dict loaded into v1 with the layers' names made v1's, each weight as nn.Linear stores it: torch's
+    own loader raises on a non-square pair, from no line of the learner's."""
+    sa_v1.load_state_dict({name.split(".")[0]: weight for name, weight in sa_v2.state_dict().items()})
+    return sa_v1
+
+
+class LayersAsMatricesQueriesFirst(solutions.SelfAttention_v2):
+    """Each layer's weight multiplied as it is stored, the queries computed first (the book computes the keys
+    first): x @ W_query.weight raises on the notes' (3, 2) module."""
+
+    def forward(self, x):
+        queries = x @ self.W_query.weight
+        keys = x @ self.W_key.weight
+        values = x @ self.W_value.weight
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
 def mask_with_a_batch_axis(num_tokens):
     """The future hidden, with a leading axis of size 1 "so that it broadcasts over a batch"."""
     return torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)[None]
@@ -94,6 +112,32 @@ def test_the_raise_the_proven_mistake_reproduced_is_that_mistake_on_every_check_
     assert folded_count(failing[1], lang) == 3, text
     assert FOLLOW_ON[lang] not in text and NO_KNOWN[lang] not in text, text
     assert catalog.MISCONCEPTIONS_BY_ID[MISTAKE].name[lang] in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_raise_from_torchs_own_loader_is_the_proven_mistake_on_every_check_it_stops(kit, kit_vectors, monkeypatch):
+    """The raise comes from inside load_state_dict, at no line of the learner's: the square pair's run, which every
+    check's probe makes, proves the missing transpose on each check, not on the first one alone."""
+    text = printed(kit, kit_vectors, "transfer_weights", loaded_untransposed, "en", monkeypatch)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2, text
+    assert folded_count(failing[1], "en") == 3, text
+    assert FOLLOW_ON["en"] not in text and "nothing proves" not in text, text
+    assert catalog.MISCONCEPTIONS_BY_ID[MISTAKE].name["en"] in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_a_layer_used_as_a_matrix_raises_as_its_variant_whichever_layer_comes_first(kit, kit_vectors, monkeypatch):
+    """The book applies W_key first; a learner may apply W_query first. The raise's operands are then the query
+    layer's weight, not the key layer's: the variant applying that layer first reproduces it, so the raise is the
+    named mistake on every check, one row."""
+    text = printed(kit, kit_vectors, "self_attention_v2", LayersAsMatricesQueriesFirst, "en", monkeypatch)
+    failing = failing_rows_of(text)
+    assert len(failing) == 2, text
+    assert catalog.MISCONCEPTIONS_BY_ID["linear_as_matrix"].name["en"] in text, text
+    assert "nothing proves" not in text and FOLLOW_ON["en"] not in text and NO_KNOWN["en"] not in text, text
 
 
 @pytest.mark.slow

@@ -419,6 +419,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         again = _computed_again(traced, learner, [(step_id, proven_at[step_id]) for step_id in matched], output)
         if again is not None:
             facts = (Fact("repeated", {"other": again}),)
+    if returned is None and matched and (not facts or facts[0].kind in UNTOLD):
+        again_added = _added_again_to(traced, learner, [(step_id, proven_at[step_id]) for step_id in matched])
+        if again_added:
+            # A term the layer had added (its bias), added again to a right step: where the code went on from.
+            facts = (Fact(ADDED_AGAIN_TO, {"sources": again_added}),)
     if returned is None and not facts and matched:
         # No tensor of the step's size made from the last matched step: the result, when the op that made it read
         # only the learner's tensors that match the notes' steps (their weights times their scores), and the input
@@ -464,6 +469,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
 
 
 RAISED_OPERANDS = "raised_operands"
+# Right steps with a vector added to every row a second time (a layer's bias added again after the layer).
+ADDED_AGAIN_TO = "added_again_to"
 # A reproduced step whose tensors all hold the notes' numbers under another shape, said where the code then raised.
 HELD_SHAPE = "held_shape"
 # What a raise's line says beside the steps (not a stand-in's facts: no tensor of theirs stands in the step's place).
@@ -543,6 +550,39 @@ def _added_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor]
                    for op in ops)
     return any(values_close(learner[index], vector) and added_by(made_last, index) and added_by(made_result, index)
                for index in range(len(traced)) if learner[index].shape == vector.shape)
+
+
+def _added_again_to(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                    matched: Sequence[tuple[str, Sequence[int]]]) -> tuple[str, ...]:
+    """The matched steps (in the notes' order) whose first tensor the learner's code adds a vector to, on every row,
+    that an op had already added in making that tensor (a layer's bias, added again after calling the layer), and
+    whose sum an op then reads: the code went on from a right step plus a term a second time. () when none."""
+    found: list[str] = []
+    for step_id, proving in matched:
+        if not proving or learner[proving[0]].dim() < 2:
+            continue
+        step_at = proving[0]
+        made_step = _ancestors(traced, step_at)
+        added_before = {_numbers_of(traced, read) for op in made_step if traced[op].op in ADDING_OPS
+                        for read in traced[op].inputs}
+        for index in range(step_at + 1, len(traced)):
+            entry = traced[index]
+            if entry.op not in ("add", "add_") or len(entry.inputs) != 2:
+                continue
+            reads = [_numbers_of(traced, read) for read in entry.inputs]
+            if step_at not in reads:
+                continue
+            vector_at = next(read for read in reads if read != step_at) if reads.count(step_at) == 1 else None
+            if vector_at is None or vector_at not in added_before:
+                continue
+            vector, step_value = learner[vector_at], learner[step_at]
+            if (vector.dim() != 1 or vector.shape[-1] != step_value.shape[-1] or one_number(vector)
+                    or not values_close(learner[index], step_value + vector)):
+                continue
+            if any(index in traced[later].inputs for later in range(index + 1, len(traced))):
+                found.append(step_id)
+                break
+    return tuple(found)
 
 
 # The ATen ops that add one of their operands to the rest (a linear layer's bias goes in by addmm).
@@ -1681,7 +1721,7 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: 
         fields["source"] = render(messages, f"step.{fact.fields['source']}", lang)
     if fact.kind in ("other_step", "repeated"):
         fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
-    if fact.kind in ("made_from", "result_made_from"):
+    if fact.kind in ("made_from", "result_made_from", ADDED_AGAIN_TO):
         names = [render(messages, f"step.{source}", lang) for source in fact.fields["sources"] if source != INPUTS]
         fields["sources"] = pick(LAST_SEPARATOR, lang).join(
             [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)

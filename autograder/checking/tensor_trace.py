@@ -9,6 +9,10 @@ What comes back is plain data: detached CPU copies of floating-point and bool te
 steps: True reads as 1) and lists of indices, capped in count
 (MAX_TRACED) and size (MAX_TRACED_ELEMENTS). Nothing here imports `solutions`: it runs where probes run.
 
+What a probe builds before it first calls one of the learner's functions (an input, a round trip's source tensor)
+is no tensor of the learner's: it is not kept, and a tensor of it the learner's code reads is kept as read (INPUT).
+A class is not marked so: its constructor's tensors (a mask buffer) are the learner's own steps.
+
 The count's room is the learner's call's: what a probe builds before its first module call (the module's
 construction, its weights, the inputs) is kept but not counted, up to MAX_TRACED of its own. A trace the cap cut
 before it held the learner's output (`TensorTrace.cut_short`) is no trace of the call: a step missing from it is
@@ -24,8 +28,11 @@ the wire (None past MAX_TRACE_ELEMENTS in all), and `traced_of_record` reads it 
 refusing (ValueError) anything `trace_record` would not have written or that passes a cap.
 """
 
+import functools
+import types
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -136,6 +143,27 @@ class TensorTrace(UncompiledDispatchMode):
         self._sharing: dict[int, dict[int, torch.Tensor]] = {}  # storage -> the remembered tensors on it, by id
         self._made: list[torch.Tensor] = []  # the tensor of each entry of `traced`, for `connected_entries`
         self.raised: RaisedOp | None = None
+        self._before_answer = False  # the probe is building, before its first call of one of the learner's functions
+
+    def answer_marked(self, namespace: Mapping[str, Any]) -> Mapping[str, Any]:
+        """`namespace` with each of the learner's functions marking, when first called, the end of the probe's build:
+        what the probe made before it (the function's input) is not the learner's. Only plain functions: a wrapper
+        with the function's signature and attributes, called as the function would be."""
+        marked: dict[str, Any] = {}
+        for name, value in namespace.items():
+            if type(value) is types.FunctionType:
+                marked[name] = self._marking(value)
+                self._before_answer = True
+            else:
+                marked[name] = value
+        return MappingProxyType(marked)
+
+    def _marking(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def called(*args: Any, **kwargs: Any) -> Any:
+            self._before_answer = False
+            return function(*args, **kwargs)
+        return called
 
     def __enter__(self) -> "TensorTrace":
         # A global hook, removed on the way out: a module's call (the learner's forward, or a layer it calls) ends
@@ -185,6 +213,8 @@ class TensorTrace(UncompiledDispatchMode):
             raise
         if torch._C._current_graph_task_id() != -1:
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward
+        if self._before_answer:
+            return result  # the probe's build: read by the learner's code, a tensor of it is kept as INPUT then
         if op_name(func) in EMPTY_OPS:
             for made in _tensors(result):
                 # Below the mode (a handler runs outside it): not an op of the learner's. Only what the trace keeps
@@ -346,7 +376,7 @@ def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], name
                             ) -> tuple[dict[str, Any], list[TracedTensor] | None, RaisedOp | None]:
     """traced_probe's, and the last op that raised under the trace (None when none did)."""
     with torch.no_grad(), TensorTrace(max_elements) as trace:
-        record = run_probe(probe, namespace, case)
+        record = run_probe(probe, trace.answer_marked(namespace), case)
     return record, None if trace.cut_short(recorded_output(record)) else trace.traced, trace.raised
 
 
@@ -383,7 +413,7 @@ def graph_traced_probe(probe: Callable[[Mapping[str, Any], Any], Any], namespace
     tensor with whether autograd recorded it (`TracedTensor.connected`). The probe's own no_grad blocks stay off.
     None for the tensors as traced_probe's."""
     with torch.enable_grad(), TensorTrace() as trace:
-        record = run_probe(probe, namespace, case)
+        record = run_probe(probe, trace.answer_marked(namespace), case)
     return record, None if trace.cut_short(recorded_output(record)) else trace.connected_entries()
 
 

@@ -41,6 +41,9 @@ class Knobs:
     merge: "contiguous" (right), or "view" (a view straight after the transpose).
     padding_batch: None (right: the input's own batch size in the padding mask's view), or a batch size read from
         the notebook (its example batch's).
+    first_projection: the layer applied first ("W_key" in the book's v2 and CausalAttention, "W_query" in its
+        MultiHeadAttention; None keeps that order). Any order is right, and a projection that raises raises on the
+        first layer applied: its operands' values tell which one.
     """
 
     keys_transposed: str = "last_two"
@@ -50,6 +53,7 @@ class Knobs:
     head_dim: str = "floor"
     merge: str = "contiguous"
     padding_batch: int | None = None
+    first_projection: str | None = None
 
 
 def projected(layer: nn.Linear, x: Tensor, knobs: Knobs) -> Tensor:
@@ -58,6 +62,14 @@ def projected(layer: nn.Linear, x: Tensor, knobs: Knobs) -> Tensor:
     if knobs.projection == "module":
         return x @ layer  # type: ignore[operator]  # the mistake: raises TypeError
     return layer(x)  # type: ignore[no-any-return]
+
+
+def projections(module: Any, x: Tensor, knobs: Knobs, book_order: tuple[str, ...]) -> dict[str, Tensor]:
+    """Each projection layer's output by the layer's name, applied in the book's order or with
+    knobs.first_projection first."""
+    first = knobs.first_projection
+    order = book_order if first is None else (first, *(name for name in book_order if name != first))
+    return {name: projected(getattr(module, name), x, knobs) for name in order}
 
 
 def masked(scores: Tensor, mask: Tensor, num_tokens: int, knobs: Knobs) -> Tensor:
@@ -70,9 +82,8 @@ def masked(scores: Tensor, mask: Tensor, num_tokens: int, knobs: Knobs) -> Tenso
 
 def self_attention_v2_forward(module: Any, x: Tensor, knobs: Knobs) -> Tensor:
     """SelfAttention_v2.forward as notebook 02 has it written (one sequence, no mask), with `knobs`."""
-    keys = projected(module.W_key, x, knobs)  # (num_tokens, d_out)
-    queries = projected(module.W_query, x, knobs)
-    values = projected(module.W_value, x, knobs)
+    projected_by = projections(module, x, knobs, KEYS_FIRST)
+    queries, keys, values = (projected_by[name] for name in QUERY_KEY_VALUE)  # each (num_tokens, d_out)
     attn_weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
     return attn_weights @ values
 
@@ -80,9 +91,8 @@ def self_attention_v2_forward(module: Any, x: Tensor, knobs: Knobs) -> Tensor:
 def causal_forward(module: Any, x: Tensor, knobs: Knobs) -> Tensor:
     """CausalAttention.forward as notebook 03 has it written, with `knobs`."""
     b, num_tokens, d_in = x.shape
-    keys = projected(module.W_key, x, knobs)  # (b, num_tokens, d_out)
-    queries = projected(module.W_query, x, knobs)
-    values = projected(module.W_value, x, knobs)
+    projected_by = projections(module, x, knobs, KEYS_FIRST)
+    queries, keys, values = (projected_by[name] for name in QUERY_KEY_VALUE)  # each (b, num_tokens, d_out)
     transposed = keys.T if knobs.keys_transposed == "T" else keys.transpose(1, 2)
     attn_scores = masked(queries @ transposed, module.mask, num_tokens, knobs)  # (b, num_tokens, num_tokens)
     attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
@@ -110,9 +120,9 @@ def multi_head_forward(module: Any, x: Tensor, attention_mask: Tensor | None, kn
     """MultiHeadAttention.forward as notebook 04 has it written (heads split in the forward pass), with `knobs`."""
     b, num_tokens, d_in = x.shape
     num_heads = module.num_heads
-    queries = split(projected(module.W_query, x, knobs), num_heads, knobs)  # (b, num_heads, num_tokens, head_dim)
-    keys = split(projected(module.W_key, x, knobs), num_heads, knobs)
-    values = split(projected(module.W_value, x, knobs), num_heads, knobs)
+    projected_by = projections(module, x, knobs, QUERY_KEY_VALUE)
+    # each (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim)
+    queries, keys, values = (split(projected_by[name], num_heads, knobs) for name in QUERY_KEY_VALUE)
     attn_scores = queries @ keys.transpose(2, 3)
     if attention_mask is not None:
         padded_keys = (attention_mask == 0).view(knobs.padding_batch or b, 1, 1, num_tokens)
@@ -161,6 +171,11 @@ def merge_heads_with(knobs: Knobs) -> Callable[[Tensor], Tensor]:
     return merge_heads
 
 
+QUERY_KEY_VALUE = ("W_query", "W_key", "W_value")  # the book's MultiHeadAttention applies its layers in this order
+KEYS_FIRST = ("W_key", "W_query", "W_value")  # its SelfAttention_v2 and CausalAttention in this one
+# x @ layer.weight raises on the first layer a forward applies: a variant per layer the learner may apply first.
+AS_MATRIX = tuple(Knobs(projection="matrix", first_projection=name) for name in QUERY_KEY_VALUE)
+
 Variant = tuple[str, Namespace]  # (the mistake's id, the namespace its probe runs on)
 
 NOTEBOOK_BATCH = len(notes_batch())  # the notebooks' example batch: the size a learner may read instead of the input's
@@ -187,18 +202,18 @@ def softmax_stable_without_keepdim(keep_max: bool, keep_sum: bool) -> Callable[.
 # Each exercise's raising variants, by exercise id; the namespace holds the exercise's names (Exercise.names).
 ERROR_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "self_attention_v2": tuple(("linear_as_matrix", MappingProxyType({"SelfAttention_v2": self_attention_v2_with(
-        Knobs(projection=how))})) for how in ("matrix", "module")),
+        knobs)})) for knobs in (*AS_MATRIX, Knobs(projection="module"))),
     "causal_attention": (
         _causal("transpose_batched", Knobs(keys_transposed="T")),
         *(_causal("mask_not_truncated", knobs) for knobs in NOT_TRUNCATED),
-        _causal("linear_as_matrix", Knobs(projection="matrix")),
+        *(_causal("linear_as_matrix", knobs) for knobs in AS_MATRIX),
     ),
     # One class, two exercises: the forward pass and its padding mask.
     **dict.fromkeys(("multi_head_attention", "padding_mask"), (
         _multi_head("head_dim_float", Knobs(head_dim="true_division")),
         _multi_head("view_after_transpose", Knobs(merge="view")),
         *(_multi_head("mask_not_truncated", knobs) for knobs in NOT_TRUNCATED),
-        _multi_head("linear_as_matrix", Knobs(projection="matrix")),
+        *(_multi_head("linear_as_matrix", knobs) for knobs in AS_MATRIX),
         _multi_head("size_from_notebook", Knobs(padding_batch=NOTEBOOK_BATCH)),
     )),
     "softmax_stable": tuple(("missing_keepdim", MappingProxyType({"softmax_stable": softmax_stable_without_keepdim(

@@ -521,6 +521,11 @@ MESSAGES = {
               "others by {factor}, what dropout does while training",
         "zh": "你的代码由你的{source}算出的一个张量把其中 {count} 个元素设为 0，其余的都乘以 {factor}，"
               "这正是训练时 dropout 所做的"},
+    "departure.fact.added_again_to": {
+        "en": "to every row of your {sources}, your code adds once more a vector it had already added in computing "
+              "them, and goes on from that sum",
+        "zh": "你的代码在你的{sources}的每一行上又加了一个向量，而这个向量在计算它们时已经加过一次；"
+              "之后它用这个和接着往下算"},
     "departure.fact.made_from": {
         "en": "that tensor is computed from your {sources}, which match the notes'",
         "zh": "这个张量是由你的{sources}算出的，它们与笔记中的相同"},

@@ -20,7 +20,7 @@ def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Exp
     """v2 left alone, then each of v1's parameters v2's weight transposed. Needs no reference: the case's own weights
     say what is right. (With every weight equal to v2's transpose, v1 and v2 compute the same attention.)"""
     if "raised" in record:
-        return judge_transfer_raised(record, case) if "square" in record else raised_verdict(record, case)
+        return judge_raised(record, case)
     v1_start, v2_weights = transfer_weights(case)
     v1, v2 = record["v1"], record["v2"]
     for name in PROJECTIONS:
@@ -58,9 +58,9 @@ def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Exp
 
 def judge_transfer_copies(record: TransferRecord, case: TransferCase, expectations: Expectations) -> Verdict:
     """v1 keeps its own Parameters, sharing no memory with v2's. The values are the other checks' to judge; a call
-    that raised is judged there too."""
+    that raised is judged as they judge it (one cause, one verdict across the exercise's checks)."""
     if "raised" in record:
-        return raised_verdict(record, case)
+        return judge_raised(record, case)
     v1_start, _ = transfer_weights(case)
     if all(same(record["v1"].get(name), v1_start[name]) for name in PROJECTIONS):
         # Nothing was transferred: there is no copy to judge, and no point for it.
@@ -77,10 +77,15 @@ def judge_transfer_copies(record: TransferRecord, case: TransferCase, expectatio
 def judge_transfer_returns(record: TransferRecord, case: TransferCase, expectations: Expectations) -> Verdict:
     """The function returns sa_v1 itself, the module it filled, as its text says; a call that raised says why."""
     if "raised" in record:
-        return raised_verdict(record, case)
+        return judge_raised(record, case)
     if record["returned"] != "sa_v1":
         return Verdict(False, "transfer_weights.not_returned", {"returned": record["returned"]})
     return Verdict(True)
+
+
+def judge_raised(record: TransferRecord, case: TransferCase) -> Verdict:
+    """A call that raised: with the square pair's run where the probe made one (the raise may be a missing .T)."""
+    return judge_transfer_raised(record, case) if "square" in record else raised_verdict(record, case)
 
 
 def raised_verdict(data: TransferRecord, case: TransferCase) -> Verdict:

@@ -247,3 +247,23 @@ def test_an_end_that_cannot_be_told_apart_folds_nothing():
 def test_the_same_shape_change_departing_at_two_steps_stays_two_rows():
     assert len(rows([shaped("a", "(1, 3, 4)", "(3, 4)", key="shape.wrong", departure_step="queries"),
                      shaped("b", "(1, 5, 4)", "(5, 4)", key="shape.wrong", departure_step="weights")])) == 2
+
+
+class InputMadeFloat32(solutions.SelfAttention_v2):
+    """The input made float32 "to match the weights": a float64 module then meets two dtypes in its first layer,
+    which torch words per op (addmm with a bias, mm without one)."""
+
+    def forward(self, x):
+        x = x.float()
+        keys, queries, values = self.W_key(x), self.W_query(x), self.W_value(x)
+        return torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1) @ values
+
+
+@pytest.mark.slow
+def test_two_dtypes_meeting_at_one_line_is_one_row_however_torch_words_it(monkeypatch):
+    """The float64 checks raise "mat1 and mat2 must have the same dtype" on one check and "expected m1 and m2 to have
+    the same dtype" on another, at the same line of the learner's: one symptom, one row."""
+    text = printed("live", None, "self_attention_v2", InputMadeFloat32, "en", monkeypatch)
+    dtype_rows = [line for line in failing_rows_of(text) if "tensors of different dtypes meet" in line]
+    assert len(dtype_rows) == 1, text
+    assert "nothing proves" not in text and NO_KNOWN["en"] not in text, text

@@ -37,6 +37,10 @@ TRANSPOSE = re.compile(r"\.(?:T|mT|t|H|mH)\b|\b(?:transpose|permute|swapaxes|swa
 # `.transpose(1, 2)` (spaces removed) on an operand of a product: before `@` or right after it, or inside matmul(...).
 TRANSPOSED_OPERAND = re.compile(r"transpose\(1,2\)\)*@|@[\w.\[\]:,]*\.transpose\(1,2\)|matmul\([^;]*transpose\(1,2\)")
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
+# Two dtypes met in one op: torch words it per op ("mat1 and mat2 must have the same dtype", "expected m1 and m2 to
+# have the same dtype", "expected scalar type Float but found Double"), one symptom whichever op raised it.
+DTYPE_MISMATCH = re.compile(r"(?:to )?have the same dtype|expected scalar type \w+ but found \w+|"
+                            r"[Ff]ound dtype \w+ but expected \w+")
 DEVICE_MISMATCH = ("same device", "device type")
 
 
@@ -126,6 +130,9 @@ def symptom(error: Mapping[str, Any]) -> Verdict:
         return Verdict(False, "error.wrong_signature", fields)
     if kind == "RuntimeError" and LEAF_IN_PLACE in text:
         return Verdict(False, "error.leaf_in_place", fields)
+    if kind == "RuntimeError" and DTYPE_MISMATCH.search(text):
+        # The line where the dtypes met, kept for folding (each check's op may word it differently), not shown.
+        return Verdict(False, "error.dtype_mismatch", {**fields, **({"line": one_line(line, 120)} if line else {})})
     if kind in ("RuntimeError", "IndexError") and line and (located := _located_shape_error(text, line, fields)):
         return located
     if kind == "RuntimeError" and SHAPE_ERROR.search(text):

@@ -779,6 +779,13 @@ MESSAGES = {
         "compare it with the shape comments",
         "zh": "形状对不上（{type}：{detail}）；请在每一步之后打印形状，并与注释中的形状对照",
     },
+    "error.dtype_mismatch": {
+        # The symptom only, whichever op met the two dtypes: which tensor has the other dtype is the learner's to find.
+        "en": "tensors of different dtypes meet in one operation ({type}: {detail}): which of them has a dtype other "
+              "than the input's, and where does it get it from?",
+        "zh": "同一个运算中的张量 dtype 不同（{type}：{detail}）：其中哪个张量的 dtype 与输入的不同？它的 dtype "
+              "是从哪里来的？",
+    },
     "error.device_mismatch": {
         # The symptom only: a function has no buffer, and a module's plain attribute is a fact its own judge reads.
         "en": "tensors on different devices meet in one operation ({type}): which of them did your code create, "

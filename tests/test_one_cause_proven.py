@@ -264,6 +264,6 @@ def test_two_dtypes_meeting_at_one_line_is_one_row_however_torch_words_it(monkey
     """The float64 checks raise "mat1 and mat2 must have the same dtype" on one check and "expected m1 and m2 to have
     the same dtype" on another, at the same line of the learner's: one symptom, one row."""
     text = printed("live", None, "self_attention_v2", InputMadeFloat32, "en", monkeypatch)
-    dtype_rows = [line for line in failing_rows_of(text) if "tensors of different dtypes meet" in line]
+    dtype_rows = [line for line in failing_rows_of(text) if "tensors of different dtypes meet in one operation" in line]
     assert len(dtype_rows) == 1, text
     assert "nothing proves" not in text and NO_KNOWN["en"] not in text, text

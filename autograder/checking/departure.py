@@ -504,7 +504,9 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
     any other only by its shape; each dtype only where the op read two or more (a float32 weight met a float64
     input); () when the op read no tensor."""
     operands: list[tuple[str, tuple[int, ...], str]] = []
-    dtypes = raised_at.dtypes if len(set(raised_at.dtypes)) > 1 else ("",) * len(raised_at.reads)
+    # Only floating-point dtypes that differ (float32 met float64): a bool mask beside float scores is no mismatch.
+    floating = all(dtype.startswith(("float", "bfloat")) for dtype in raised_at.dtypes)
+    dtypes = raised_at.dtypes if floating and len(set(raised_at.dtypes)) > 1 else ("",) * len(raised_at.reads)
     for read, shape, dtype in zip(raised_at.reads, raised_at.shapes, dtypes, strict=True):
         # The step the operand itself holds first (the values split into heads), else one the tensor it views holds
         # (the values before the split share their numbers: not what the op read).

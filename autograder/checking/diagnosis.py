@@ -131,8 +131,11 @@ def symptom(error: Mapping[str, Any]) -> Verdict:
     if kind == "RuntimeError" and LEAF_IN_PLACE in text:
         return Verdict(False, "error.leaf_in_place", fields)
     if kind == "RuntimeError" and DTYPE_MISMATCH.search(text):
-        # The line where the dtypes met, kept for folding (each check's op may word it differently), not shown.
-        return Verdict(False, "error.dtype_mismatch", {**fields, **({"line": one_line(line, 120)} if line else {})})
+        # Said at the learner's line where there is one: each check's op may word the error differently, the line
+        # is the same (feedback folds by it).
+        if line:
+            return Verdict(False, "error.dtype_mismatch_at", {**fields, "line": one_line(line, 120)})
+        return Verdict(False, "error.dtype_mismatch", fields)
     if kind in ("RuntimeError", "IndexError") and line and (located := _located_shape_error(text, line, fields)):
         return located
     if kind == "RuntimeError" and SHAPE_ERROR.search(text):

@@ -30,7 +30,7 @@ GRADED_RUNG = 2  # what graded output shows: never what to change
 # error is folded under the mistake's row, worded as an error that may or may not come from it: nothing proves it.
 FOLLOW_ON_KEYS = frozenset({"error.other", "error.shape_mismatch", "error.matmul_shapes", "error.broadcast_axis",
                             "error.view_size", "error.device_mismatch", "error.dtype_mismatch",
-                            "error.uncomparable"})
+                            "error.dtype_mismatch_at", "error.uncomparable"})
 TITLE_COLUMNS = 60  # a folded check's title is cut to this width
 # Messages that already say what the learner's own line does wrong (read from their code and the exception): a rung
 # with nothing to add says so instead of "no known mistake", which would read as if the message were unsure.

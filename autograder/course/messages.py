@@ -786,6 +786,12 @@ MESSAGES = {
         "zh": "同一个运算中的张量 dtype 不同（{type}：{detail}）：其中哪个张量的 dtype 与输入的不同？它的 dtype "
               "是从哪里来的？",
     },
+    "error.dtype_mismatch_at": {
+        "en": "tensors of different dtypes meet in one operation in `{line}` ({type}: {detail}): which of them has a "
+              "dtype other than the input's, and where does it get it from?",
+        "zh": "`{line}` 中的一个运算里，张量的 dtype 不同（{type}：{detail}）：其中哪个张量的 dtype 与输入的不同？"
+              "它的 dtype 是从哪里来的？",
+    },
     "error.device_mismatch": {
         # The symptom only: a function has no buffer, and a module's plain attribute is a fact its own judge reads.
         "en": "tensors on different devices meet in one operation ({type}): which of them did your code create, "

@@ -804,9 +804,10 @@ def test_an_operand_that_raised_is_said_by_the_step_it_holds_itself_not_the_one_
     """The values split into heads view the values' numbers: the product read the split ones, in their own shape
     (learners_2026_12m z-mh-07, after the measure: it was said as "your values", in the values' shape)."""
     shown = raised_rows("multi_head_attention", {"MultiHeadAttention": MultiHeadWeightsInFloat32})[0]
-    assert "and your values split into heads (shape (1, 4, 5, 4); their values match the notes')" in shown.departure, (
-        shown.departure)
-    assert "your values (shape" not in shown.departure
+    # The weights were made float32 and the values are float64: each operand is said with its dtype.
+    assert ("and your values split into heads (float64, shape (1, 4, 5, 4); their values match the notes')"
+            in shown.departure), shown.departure
+    assert "your values (shape" not in shown.departure and "your values (float64" not in shown.departure
 
 
 def squeezed_scores(inputs):

@@ -14,7 +14,7 @@ code or the expected values. Needs no catalogue and no reference: the student ki
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -547,13 +547,13 @@ def _added_again(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor]
     if result is None or not _made_from(traced, result, {last_at[0]}):
         return False
     made_last = _ancestors(traced, last_at[0])
-    made_result = _ancestors(traced, result) - made_last
+    added_twice = _added_by(traced, made_last) & _added_by(traced, _ancestors(traced, result) - made_last)
+    return any(values_close(learner[index], vector) for index in added_twice if learner[index].shape == vector.shape)
 
-    def added_by(ops: set[int], index: int) -> bool:  # an op among `ops` adds the tensor at `index` (or a view of it)
-        return any(traced[op].op in ADDING_OPS and any(_numbers_of(traced, read) == index for read in traced[op].inputs)
-                   for op in ops)
-    return any(values_close(learner[index], vector) and added_by(made_last, index) and added_by(made_result, index)
-               for index in range(len(traced)) if learner[index].shape == vector.shape)
+
+def _added_by(traced: Sequence[TracedTensor], ops: Collection[int]) -> set[int]:
+    """The traced tensors an op among `ops` adds to the rest (through views of them: a bias broadcast by a view)."""
+    return {_numbers_of(traced, read) for op in ops if traced[op].op in ADDING_OPS for read in traced[op].inputs}
 
 
 def _added_again_to(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
@@ -566,9 +566,7 @@ def _added_again_to(traced: Sequence[TracedTensor], learner: Sequence[torch.Tens
         if not proving or learner[proving[0]].dim() < 2:
             continue
         step_at = proving[0]
-        made_step = _ancestors(traced, step_at)
-        added_before = {_numbers_of(traced, read) for op in made_step if traced[op].op in ADDING_OPS
-                        for read in traced[op].inputs}
+        added_before = _added_by(traced, _ancestors(traced, step_at))
         for index in range(step_at + 1, len(traced)):
             entry = traced[index]
             if entry.op not in ("add", "add_") or len(entry.inputs) != 2:

@@ -39,7 +39,7 @@ TRANSPOSED_OPERAND = re.compile(r"transpose\(1,2\)\)*@|@[\w.\[\]:,]*\.transpose\
 LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation"
 # Two dtypes met in one op: torch words it per op ("mat1 and mat2 must have the same dtype", "expected m1 and m2 to
 # have the same dtype", "expected scalar type Float but found Double"), one symptom whichever op raised it.
-DTYPE_MISMATCH = re.compile(r"(?:to )?have the same dtype|expected scalar type \w+ but found \w+|"
+DTYPE_MISMATCH = re.compile(r"have the same dtype|expected scalar type \w+ but found \w+|"
                             r"[Ff]ound dtype \w+ but expected \w+")
 DEVICE_MISMATCH = ("same device", "device type")
 

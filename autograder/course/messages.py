@@ -173,6 +173,12 @@ MESSAGES = {
         "en": "the {difference:,} missing are exactly the entries of {parts}, and no other set of its parameters adds "
               "up to that number",
         "zh": "少掉的 {difference:,} 个恰好是{parts}的元素个数，它的参数中没有别的组合加起来等于这个数"},
+    "count.parts_taken": {
+        "en": "the {difference:,} missing are exactly the entries of {parts}, which are not trainable parameters and "
+              "so were never in the total: your count takes them away from it, and no other set of the module's "
+              "parts adds up to that number",
+        "zh": "少掉的 {difference:,} 个恰好是{parts}的元素个数；它们不是可训练参数，本来就不在总数里，"
+              "你的计数却从总数中减去了它们，模块中也没有别的组合加起来等于这个数"},
     "count.parts_more": {
         "en": "the {difference:,} extra are exactly the entries of {parts}, which are not trainable parameters of the "
               "module, and no other set of those adds up to that number",

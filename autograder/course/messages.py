@@ -517,6 +517,13 @@ MESSAGES = {
     "departure.fact.minus": {
         "en": "{subject} is the notes' {step} minus {offset} in every entry",
         "zh": "{subject}是笔记中的{step}每个元素都减去 {offset}"},
+    "departure.fact.power": {
+        "en": "each entry of {subject} is the notes' {step} raised to the power {power}",
+        "zh": "{subject}的每个元素都是笔记中的{step}的 {power} 次幂"},
+    "departure.fact.power_base": {
+        "en": "each entry of {subject} is the notes' {step} raised to the power {power}: powers of {base}, where the "
+              "notes' are powers of e",
+        "zh": "{subject}的每个元素都是笔记中的{step}的 {power} 次幂：它们是 {base} 的幂，而笔记中的是 e 的幂"},
     "departure.fact.all_zero": {
         "en": "{subject} is 0 in every entry, where the notes' {step} are not",
         "zh": "{subject}的每个元素都是 0，而笔记中的{step}不是"},

@@ -44,9 +44,9 @@ from autograder.checking.tensor_trace import (
 )
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["Departure", "Fact", "LIST_SEPARATOR", "STEPS", "StepValues", "departure_line", "find_departure",
-           "made_many_ways", "matches_up_to_layout", "normalised_value", "one_number", "recorded_output",
-           "relation_reproduced", "sorted_values", "step", "values_close"]
+__all__ = ["LAST_SEPARATOR", "LIST_SEPARATOR", "STEPS", "Departure", "Fact", "StepValues", "departure_line",
+           "find_departure", "made_many_ways", "matches_up_to_layout", "normalised_value", "one_number",
+           "recorded_output", "relation_reproduced", "sorted_values", "step", "values_close"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
 # plain lists so that the student kit stores them as they are.

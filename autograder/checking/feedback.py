@@ -278,6 +278,9 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
         return shown.misconception == other.misconception
     if shown.departure_step and shown.departure_step == other.departure_step:
         return True  # both computations first depart from the notes at the same step: one cause, one message
+    if (shown.departure_kind == other.departure_kind == DepartureKind.NOTEBOOK_READS
+            and shown.departure == other.departure):
+        return True  # the same notebook variables, proven on each check's own input to change what the code does
     if shown.count_fact and shown.count_fact == other.count_fact:
         return True  # each count is the same fact of its own module (how many tensors it has; none): one cause
     if (changed := _argument_changed(shown.cause)) is not None and changed == _argument_changed(other.cause):
@@ -415,7 +418,7 @@ def _shortened(title: str) -> str:
 # The "no further hint" line under a rung-2 line without a named mistake, by what that line states (issue 58).
 STATED_KEYS = {DepartureKind.DEPARTS: "ladder.departure_stated", DepartureKind.RAISED_ONLY: "ladder.raised_stated",
                DepartureKind.STEPS_MATCH: "ladder.result_stated", DepartureKind.STEP_ALONE: "ladder.step_stated",
-               DepartureKind.COUNT: "ladder.count_stated"}
+               DepartureKind.COUNT: "ladder.count_stated", DepartureKind.NOTEBOOK_READS: "ladder.reads_stated"}
 
 
 def _nothing_new(result: CheckResult, step: Step, named_above: bool = False, located_above: bool = False) -> str | None:

@@ -78,6 +78,11 @@ MESSAGES = {
               "change what your count adds up so that it counts exactly those, and run again",
         "zh": "没有更多提示：上面一行已经说明你的计数与这个模块的可训练参数差在哪里；"
               "改一改你的计数累加的内容，让它恰好数这些参数，再运行一次"},
+    "ladder.reads_stated": {
+        "en": "no further hint: the line above says which of the notebook's variables your code reads; take every "
+              "size from the tensors and arguments your code is given instead, and run again",
+        "zh": "没有更多提示：上面一行已经说明你的代码读取了 notebook 中的哪些变量；请改为从传给你的代码的张量和参数中"
+              "取得每一个尺寸，再运行一次"},
     "ladder.step_stated": {
         "en": "no further hint: the line above says at which step of the notes your computation first departs; "
               "change that step so that it computes what the notes' step computes, and run again",
@@ -162,6 +167,21 @@ MESSAGES = {
     "label.raised": {"en": "where it raised — {text}", "zh": "在哪里抛出了异常：{text}"},
     "departure.join": {"en": "; ", "zh": "；"},
     # A wrong parameter count (autograder.checking.count_difference): the learner's number against the module's parts.
+    # The notebook's integers the learner's code reads (autograder.checking.notebook_reads), proven on the case.
+    "label.notebook_reads": {"en": "what your code reads — {text}", "zh": "你的代码读取了什么：{text}"},
+    "notebook_reads.one": {
+        "en": "your code reads the notebook's own variable {reads}, which no check passes to it: on this check's "
+              "input, changing it changes what your code does, so its result depends on the notebook and not only on "
+              "what your code is given",
+        "zh": "你的代码读取了 notebook 自己的变量 {reads}，而检查不会把它传给你的代码：在这项检查的输入上，改变它就会"
+              "改变你的代码的行为，所以结果取决于 notebook，而不只取决于传给你的代码的东西"},
+    "notebook_reads.many": {
+        "en": "your code reads the notebook's own variables {reads}, which no check passes to it: on this check's "
+              "input, changing them changes what your code does, so its result depends on the notebook and not only "
+              "on what your code is given",
+        "zh": "你的代码读取了 notebook 自己的变量 {reads}，而检查不会把它们传给你的代码：在这项检查的输入上，"
+              "改变它们就会改变你的代码的行为，所以结果取决于 notebook，而不只取决于传给你的代码的东西"},
+    "notebook_reads.read": {"en": "{name} ({value})", "zh": "{name}（{value}）"},
     "label.count": {"en": "how your count differs — {text}", "zh": "你的计数差在哪里：{text}"},
     "count.fewer": {
         "en": "your count is {got:,}, {difference:,} fewer than the {right:,} trainable parameters of this module",

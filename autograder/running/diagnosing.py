@@ -11,6 +11,7 @@ reference, declaration or catalogue.
 """
 
 import dataclasses
+import functools
 import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -20,6 +21,8 @@ import torch
 from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
 from autograder.checking.count_difference import COUNT_PARTS, count_fact, count_line
 from autograder.checking.departure import (
+    LAST_SEPARATOR,
+    LIST_SEPARATOR,
     STEPS,
     Departure,
     StepValues,
@@ -40,11 +43,12 @@ from autograder.checking.gradient_departure import (
     find_gradient_departure,
     gradient_line,
 )
+from autograder.checking.notebook_reads import notebook_ints_read, reads_change_the_run
 from autograder.checking.parameter_moves import STEPS_MOVED, parameter_moves, stored_parameter_moves
-from autograder.checking.probing import own_slopes_later
+from autograder.checking.probing import own_slopes_later, run_probe
 from autograder.checking.tensor_trace import graph_traced_probe, traced_probe_with_raise
 from autograder.course.shared.plan import ProbeAddress, resolve
-from autograder.i18n import Messages, render
+from autograder.i18n import Messages, pick, render
 from autograder.safe_text import one_line
 
 __all__ = ["DiagnosedCheck", "with_departures"]
@@ -129,7 +133,45 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                 departure_step=same.step or same.last))
         else:
             diagnosed.append(result)
-    return _unused_parameter_folds(_or_next_folded(diagnosed, or_next), checks, records, proven, lang, messages)
+    folded = _unused_parameter_folds(_or_next_folded(diagnosed, or_next), checks, records, proven, lang, messages)
+    return _notebook_reads_told(folded, checks, records, namespace, lang, messages)
+
+
+def _notebook_reads_told(diagnosed: list[CheckResult], checks: Sequence[DiagnosedCheck],
+                         records: Mapping[str, Sequence[dict[str, Any]]], namespace: Mapping[str, Any], lang: str,
+                         messages: Messages) -> list[CheckResult]:
+    """Each failing public check that names no mistake and says no step with its facts, whose failing case runs
+    otherwise when the notebook's integers the learner's code reads change (notebook_reads): told that, in one line
+    for every such check (one cause). A check whose result departs at a step of the notes keeps its line: the
+    variables may not be what its case shows; one that raised is told them (where it raised says no more why)."""
+    reads = notebook_ints_read(namespace.values())
+    if not reads:
+        return diagnosed
+    told = [render(messages, "notebook_reads.read", lang, {"name": read.name, "value": read.value}) for read in reads]
+    listed = pick(LAST_SEPARATOR, lang).join(
+        [pick(LIST_SEPARATOR, lang).join(told[:-1]), told[-1]] if len(told) > 1 else told)
+    line = render(messages, "label.notebook_reads", lang, {"text": render(
+        messages, "notebook_reads.one" if len(reads) == 1 else "notebook_reads.many", lang, {"reads": listed})})
+    result_list: list[CheckResult] = []
+    for result, check in zip(diagnosed, checks, strict=True):
+        index = result.failed_case
+        if (result.hidden or result.misconception is not None or result.status not in (FAILED, ERROR)
+                or index is None or (result.status == FAILED and result.departure
+                                     and result.departure_kind == DepartureKind.DEPARTS)):
+            result_list.append(result)
+            continue
+        cases = check.cases()
+        if index < len(cases) and reads_change_the_run(functools.partial(_run_case, resolve(check.probe), cases[index]),
+                                                       namespace, reads):
+            result = dataclasses.replace(result, departure=line, departure_kind=DepartureKind.NOTEBOOK_READS,
+                                         departure_step="")
+        result_list.append(result)
+    return result_list
+
+
+def _run_case(probe: Callable[[Mapping[str, Any], Any], Any], case: dict[str, Any],
+              namespace: Mapping[str, Any]) -> dict[str, Any]:
+    return run_probe(probe, namespace, case)
 
 
 def _or_next_folded(diagnosed: list[CheckResult], or_next: Mapping[int, str]) -> list[CheckResult]:

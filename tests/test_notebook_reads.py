@@ -1,0 +1,109 @@
+"""The notebook's integers a learner's code reads instead of its input's sizes (issue 58, 12n's nz-mh-05 and
+nz-ma-08): proven by the failing case run again with them changed, told once for every check they explain, in the
+kit as in the live runtime; code that reads none, or reads one that changes nothing on the case, is told nothing of
+them."""
+
+import contextlib
+import io
+
+import pytest
+import torch
+
+from autograder.checking.notebook_reads import NotebookRead, notebook_ints_read, reads_change_the_run
+from autograder.checking.probing import run_probe
+from autograder.integrations.student_kit.build import vectors_document
+from autograder.integrations.student_kit.runtime.checking import StoredExpectations
+from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
+from autograder.running import in_notebook
+from autograder.running.notebook_runtime import NotebookRuntime
+
+READS = {"en": "what your code reads — your code reads the notebook's own variables b (2) and num_tokens (6)",
+         "zh": "你的代码读取了什么：你的代码读取了 notebook 自己的变量 b（2）和num_tokens（6）"}
+
+
+def notebook(source):
+    """The learner's cell run in a namespace like the notebook's, where b and num_tokens were set from its input."""
+    namespace = {"torch": torch, "b": 2, "num_tokens": 6, "seed": 123, "flag": True}
+    exec(compile(source, "<cell>", "exec"), namespace)  # noqa: S102 - the test's own learner-style code
+    return namespace
+
+
+MERGE_WITH_NOTEBOOK_SIZES = notebook('''
+def merge_heads(x):
+    return x.transpose(1, 2).reshape(b, num_tokens, -1)
+''')["merge_heads"]
+
+MERGE_READING_AN_UNUSED_INT = notebook('''
+def merge_heads(x):
+    batch, heads, tokens, head_dim = x.shape
+    if flag and seed > 1000:  # read, but changes nothing where seed is 123 or 124
+        return x
+    return x.transpose(1, 2).reshape(batch, tokens, heads * head_dim)[:, :, :-1]
+''')["merge_heads"]
+
+
+@pytest.fixture(scope="module")
+def kit_vectors():
+    return vectors_from_document(vectors_document())
+
+
+def printed(kit, exercise_id, attempt, lang, monkeypatch, kit_vectors=None):
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    expectations = (in_notebook.ReferenceExpectations() if kit == "live"
+                    else StoredExpectations(lambda: kit_vectors))
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(expectations).check(exercise_id, attempt, hint=3)
+    return output.getvalue()
+
+
+def test_the_integers_read_are_the_globals_loaded_never_attributes_bools_or_subclasses():
+    class Sized(int):
+        pass
+
+    namespace = notebook('''
+class Attention(torch.nn.Module):
+    def __init__(self, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+    def forward(self, x):
+        return x.view(b, self.num_heads, -1) if flag else [x for _ in range(num_tokens)]
+''')
+    namespace["num_heads"] = 4  # a global of that name the code never loads (it reads self.num_heads)
+    assert notebook_ints_read([namespace["Attention"]]) == (NotebookRead("b", 2), NotebookRead("num_tokens", 6))
+    namespace["b"] = Sized(2)
+    assert notebook_ints_read([namespace["Attention"]]) == (NotebookRead("num_tokens", 6),)
+    assert notebook_ints_read([torch.softmax, len]) == ()
+
+
+def test_a_read_is_proven_only_where_changing_it_changes_the_run():
+    x = torch.arange(24.0).reshape(1, 2, 3, 4)
+
+    def probe(namespace, case):
+        return {"output": namespace["merge_heads"](case)}
+
+    def run(namespace):
+        return run_probe(probe, namespace, x)
+
+    assert reads_change_the_run(run, {"merge_heads": MERGE_WITH_NOTEBOOK_SIZES},
+                                notebook_ints_read([MERGE_WITH_NOTEBOOK_SIZES]))
+    unused = notebook_ints_read([MERGE_READING_AN_UNUSED_INT])
+    assert unused == (NotebookRead("seed", 123),)
+    assert not reads_change_the_run(run, {"merge_heads": MERGE_READING_AN_UNUSED_INT}, unused)
+    assert not reads_change_the_run(run, {"merge_heads": MERGE_WITH_NOTEBOOK_SIZES}, ())
+    assert MERGE_WITH_NOTEBOOK_SIZES.__globals__["b"] == 2  # the copies' globals changed, never the notebook's
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("kit", ["live", "kit"])
+def test_code_reading_the_notebooks_sizes_is_told_so_once_for_every_check(kit, lang, monkeypatch, kit_vectors):
+    text = printed(kit, "merge_heads", MERGE_WITH_NOTEBOOK_SIZES, lang, monkeypatch, kit_vectors)
+    failing = [line for line in text.splitlines() if line.startswith("  ✘")]
+    assert len(failing) == 2, text  # one row told, the others folded under it
+    assert text.count(READS[lang]) == 1, text
+    assert ("no known mistake" not in text and "没有哪个已知的错误" not in text), text
+
+
+def test_code_whose_read_changes_nothing_is_not_told_it(monkeypatch):
+    text = printed("live", "merge_heads", MERGE_READING_AN_UNUSED_INT, "en", monkeypatch)
+    assert "✘" in text and "what your code reads" not in text, text

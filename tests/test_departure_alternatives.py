@@ -186,3 +186,22 @@ def test_a_product_too_large_to_compute_is_not_tried():
     tall = torch.ones(2**14, 1, dtype=torch.float64)
     assert step_relations._product(tall, tall, "dot_products") is None
     assert step_relations._product(tall[:8], tall[:8], "dot_products").shape == (8, 8)
+
+
+def test_a_pairing_of_two_operands_is_found_in_the_order_the_learner_took_them():
+    """queries^T @ keys and keys^T @ queries hold one pairing of features transposed: each is found in its own order
+    (only one order was tried before: a learner's queries.T @ keys went unexplained), and a pairing whose two orders
+    give the same numbers (a tensor with itself) is one computation, not two that leave it ambiguous."""
+    generator = torch.Generator().manual_seed(3)
+    queries, keys = torch.randn(6, 2, generator=generator), torch.randn(6, 2, generator=generator)
+    scores = queries @ keys.T
+    close = lambda got, expected: got.shape == expected.shape and bool(torch.allclose(got, expected))  # noqa: E731
+    operands = {"queries": queries, "keys": keys}
+    assert alternative_computation(queries.T @ keys, scores, operands, close) == Alternative(
+        "feature_products", "", ("queries", "keys"))
+    assert alternative_computation(keys.T @ queries, scores, operands, close) == Alternative(
+        "feature_products", "", ("keys", "queries"))
+    assert alternative_computation(keys @ queries.T, scores, operands, close) == Alternative(
+        "dot_products", "", ("keys", "queries"))
+    assert alternative_computation(queries.T @ queries, scores, operands, close) == Alternative(
+        "feature_products", "", ("queries", "queries"))

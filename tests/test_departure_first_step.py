@@ -299,7 +299,9 @@ def test_a_raise_after_scores_of_the_wrong_shape_is_told_their_shape():
     line = raised_rows("self_attention_v1", {"SelfAttention_v1": QueriesTransposedInTheScores})[0].departure
     assert ("then departs from them at the attention scores: none of the tensors your code made on this case holds "
             "the notes' attention scores; the next tensor your code made from those steps has shape (2, 2), the "
-            "notes' attention scores (6, 6); then your code raised") in line, line
+            "notes' attention scores (6, 6); it holds the dot products of each column (feature) of the notes' queries "
+            "with each column of the notes' keys, pairs of features instead of pairs of rows (tokens), not the notes' "
+            "attention scores; then your code raised") in line, line
 
 
 def test_a_raise_in_an_operation_is_told_the_operands_it_read():

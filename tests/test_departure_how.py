@@ -336,3 +336,29 @@ def test_a_head_is_named_the_way_the_notes_number_heads_from_zero():
     assert "your function returns the context vectors of head 1 (" in second["en"], second["en"]
     right = traced_departure("mha_wrapper.notes", solutions.MultiHeadAttentionWrapper)
     assert "your function returns the context vectors of head" not in lines(right)["en"]
+
+
+def softmax_base_two(x):  # 2 to the scores, not e
+    powers = 2 ** x
+    return powers / powers.sum(0)
+
+
+def softmax_stable_base_ten(x, dim=-1):  # 10 to the shifted scores
+    shifted = x - x.max(dim=dim, keepdim=True).values
+    powers = 10 ** shifted
+    return powers / powers.sum(dim=dim, keepdim=True)
+
+
+def test_exponentials_of_another_base_are_told_the_power_and_the_base():
+    """2**x is e**x raised to the power ln 2: the tensor in the exponentials' place is told as the notes'
+    exponentials to that power, powers of 2 where the notes' are powers of e (issue 58, a learner's attempt);
+    true of the stable softmax's exponentials of the shifted scores as well."""
+    departure = traced_departure("softmax_naive.notes", softmax_base_two)
+    assert (departure.step, kinds(departure)) == ("exponentials", ["power_base"]), departure
+    text = lines(departure)
+    assert ("each entry of the tensor your code made in its place is the notes' exponentials raised to the power "
+            "0.693: powers of 2, where the notes' are powers of e") in text["en"], text
+    assert "每个元素都是笔记中的指数的 0.693 次幂：它们是 2 的幂" in text["zh"], text
+    ten = traced_departure("softmax_stable.notes", softmax_stable_base_ten)
+    assert kinds(ten) == ["power_base"] and ten.facts[0].fields["power"] == "2.3", ten
+    assert "powers of 10, where the notes' are powers of e" in lines(ten)["en"]

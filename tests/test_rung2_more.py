@@ -7,7 +7,7 @@ Every attempt here is written in a learner's style for these tests; each test fa
 import torch
 from torch import nn
 
-from autograder.checking.count_difference import count_line, explaining_parts
+from autograder.checking.count_difference import count_fact, count_line, explaining_parts
 from autograder.checking.departure import find_departure, step
 from autograder.checking.tensor_trace import TracedTensor
 from autograder.course import catalog
@@ -107,6 +107,11 @@ def count_with_the_mask(module):  # the causal mask taken for a parameter, where
     return sum(p.numel() for p in module.parameters() if p.requires_grad) + (0 if mask is None else mask.numel())
 
 
+def count_less_the_mask(module):  # the causal mask taken away, as if parameters() had counted it
+    mask = getattr(module, "mask", None)
+    return sum(p.numel() for p in module.parameters() if p.requires_grad) - (0 if mask is None else mask.numel())
+
+
 def count_tensors(module):  # how many parameter tensors, not how many entries
     return len([p for p in module.parameters() if p.requires_grad])
 
@@ -132,6 +137,23 @@ def test_a_count_with_the_mask_buffer_names_the_buffer():
     lines = departures("parameter_counts", {"count_parameters": count_with_the_mask})
     assert lines and "1,048,576 more than the 2,360,064" in lines[0], lines
     assert "the buffer mask (1,048,576)" in lines[0], lines
+
+
+def test_a_count_less_the_mask_buffer_names_the_buffer_taken_away():
+    """A shortfall of exactly the buffer's entries: the buffer, never in the total, taken away from it; a shortfall
+    that a buffer and a parameter could both make up names neither (issue 58, a learner's attempt)."""
+    lines = departures("parameter_counts", {"count_parameters": count_less_the_mask})
+    assert lines and "1,048,576 fewer than the 2,360,064" in lines[0], lines
+    assert "exactly the entries of the buffer mask (1,048,576), which are not trainable parameters" in lines[0], lines
+    assert "your count takes them away" in lines[0], lines
+    zh = departures("parameter_counts", {"count_parameters": count_less_the_mask}, "zh")
+    assert zh and "buffer mask（1,048,576）" in zh[0] and "减去了它们" in zh[0], zh
+    small = count_parts(mha_block(3, 2, 6, False))  # q, k, v weights 6 each, out_proj 4 + 2; mask 36
+    assert count_fact(28 - 36, 28, small) == "taken"
+    assert count_fact(28 - 6, 28, small) == ""  # six fewer: any one projection
+    tied = {**small, "uncounted": [["mask", 6, "buffer"]]}  # a buffer as large as one projection: nothing named
+    assert "exactly" not in count_line(22, 28, tied, "en", catalog.MESSAGES)
+    assert count_fact(22, 28, tied) == ""
 
 
 def test_a_count_of_the_parameter_tensors_is_told_so():

@@ -71,19 +71,15 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
     parts = CountParts.from_plain(plain)
     fields: dict[str, Any] = {"got": got, "right": right, "difference": abs(got - right)}
     sentences = [render(messages, "count.fewer" if got < right else "count.more", lang, fields)]
-    if got < right:
-        named = [(name, size, "trainable") for name, size in parts.trainable]
-    else:
-        named = list(parts.uncounted)
-    chosen = explaining_parts(abs(got - right), [size for _name, size, _kind in named])
-    # Every trainable parameter missing is a count of 0: naming them all says nothing the two counts do not.
-    if chosen is not None and not (got < right and len(chosen) == len(named)):
+    named, chosen = _explaining(got, right, parts)
+    if chosen is not None:
         parts_said = [render(messages, f"count.part.{named[index][2]}", lang,
                              {"name": named[index][0], "size": named[index][1]}) for index in chosen]
         listed = pick(LAST_SEPARATOR, lang).join(
             [pick(LIST_SEPARATOR, lang).join(parts_said[:-1]), parts_said[-1]] if len(parts_said) > 1 else parts_said)
-        sentences.append(render(messages, "count.parts_fewer" if got < right else "count.parts_more", lang,
-                                {**fields, "parts": listed}))
+        key = "count.parts_more" if got > right else (
+            "count.parts_taken" if named[chosen[0]][2] != "trainable" else "count.parts_fewer")
+        sentences.append(render(messages, key, lang, {**fields, "parts": listed}))
     builds = [change for change, count in parts.rebuilt if count == got]
     if len(builds) == 1:
         sentences.append(render(messages, "count.rebuilt", lang, {
@@ -96,21 +92,44 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
     return render(messages, "label.count", lang, {"text": render(messages, "departure.join", lang).join(sentences)})
 
 
+def _explaining(got: int, right: int, parts: CountParts) -> tuple[list[tuple[str, int, str]], tuple[int, ...] | None]:
+    """The parts a wrong count may be told by, (name, size, kind), and the indices of the one subset of them whose
+    sizes make up the difference, when exactly one does and it is all of one kind (None otherwise). A count above
+    the module's: parts a right count leaves out (buffers, frozen or repeated parameters), counted in. A count below
+    it: trainable parameters left out, or the parts a right count leaves out taken away from the total (a buffer
+    subtracted though parameters() never held it): both kinds are searched together, so that a shortfall both
+    could make up names neither."""
+    if got > right:
+        named = list(parts.uncounted)
+    else:
+        named = [(name, size, "trainable") for name, size in parts.trainable] + list(parts.uncounted)
+    chosen = explaining_parts(abs(got - right), [size for _name, size, _kind in named])
+    if chosen is None or len({named[index][2] == "trainable" for index in chosen}) != 1:
+        return named, None
+    # Every trainable parameter missing is a count of 0: naming them all says nothing the two counts do not.
+    if got < right and sum(kind == "trainable" for _name, _size, kind in named) == len(chosen) and all(
+            named[index][2] == "trainable" for index in chosen):
+        return named, None
+    return named, chosen
+
+
 def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     """What a wrong count is, read from the case's module alone, as one fact a learner's code gives on every module:
     "tensors" (the number of trainable parameter tensors, each counted once, and nothing else explains it: the
-    sentence count_line says), "none" (0 where the module has trainable parameters); "" for a right count or any
-    other. Two checks whose counts are the same fact on their own modules fail for one cause."""
+    sentence count_line says), "none" (0 where the module has trainable parameters), "taken" (the total less parts
+    a right count leaves out: count_line's parts_taken); "" for a right count or any other. Two checks whose counts
+    are the same fact on their own modules fail for one cause."""
     if got == right:
         return ""
     if got == 0 < right:
         return "none"
     parts = CountParts.from_plain(plain)
+    named, chosen = _explaining(got, right, parts)
+    if got < right and chosen is not None and named[chosen[0]][2] != "trainable":
+        return "taken"  # the parts a right count leaves out, taken away from the total (count_line's parts_taken)
     if not (got < right and got == len(parts.trainable) and got > 1
             and any(size > 1 for _name, size in parts.trainable)):
         return ""
-    # As count_line: said only where no set of missing parts and no other build explains the count.
-    chosen = explaining_parts(right - got, [size for _name, size in parts.trainable])
-    parts_said = chosen is not None and len(chosen) != len(parts.trainable)
+    # As count_line: said only where no set of parts and no other build explains the count.
     rebuilt = len([change for change, count in parts.rebuilt if count == got]) == 1
-    return "" if parts_said or rebuilt else "tensors"
+    return "" if chosen is not None or rebuilt else "tensors"

@@ -99,7 +99,7 @@ LATER = "later"  # a tensor made from that next one (its sum): not the next, but
 UNTOLD = ("differs", "shape")
 FACTOR_KINDS = ("factor", "divided", "factor_root", "divided_root", "factor_size", "divided_size")
 RELATIONS = (*FACTOR_KINDS, "permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged",
-             "plus", "minus", "sums_axis", "sums_all", "bands", "recoded")
+             "plus", "minus", "power", "sums_axis", "sums_all", "bands", "recoded")
 
 
 @dataclass(frozen=True)
@@ -462,6 +462,10 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         # Its numbers are the notes' (a reproduced step) but not its shape (squeezed to a 0-d tensor): the raise
         # may well meet that shape, so "reproduces" is not said without it.
         facts = (*facts, held)
+    if order[departing] == EXPONENTIALS:
+        # The notes' exponentials are powers of e: a power of them is the powers of another base (2**x).
+        facts = tuple(dataclasses.replace(fact, kind="power_base") if fact.kind == "power" and not fact.of else fact
+                      for fact in facts)
     following = declared[departing + 1] if departing + 1 < len(declared) else None
     or_next = following[0] if following is not None and following[2] and where[following[0]] is None else None
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised,
@@ -469,6 +473,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
 
 
 RAISED_OPERANDS = "raised_operands"
+EXPONENTIALS = "exponentials"  # the softmax's step e**x, whose powers are another base's (see find_departure)
 # Right steps with a vector added to every row a second time (a layer's bias added again after the layer).
 ADDED_AGAIN_TO = "added_again_to"
 # A reproduced step whose tensors all hold the notes' numbers under another shape, said where the code then raised.
@@ -1262,8 +1267,8 @@ def _stand_in(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], m
 # The facts that say most, first: which route's comparison to tell (the one whose first fact is most precise).
 FACT_ORDER = ("permuted", "reordered", "transposed", "blocks_transposed", "restacked", "rearranged", "bands",
               "factor_root", "divided_root", "factor_size", "divided_size", "factor", "divided", "all_zero", "zeroed",
-              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "other_step", "heads_left_out",
-              "shape", "shown", "hidden", "not_normalised", "differs")
+              "extra", "recoded", "nan", "sums_axis", "sums_all", "plus", "minus", "power", "other_step",
+              "heads_left_out", "shape", "shown", "hidden", "not_normalised", "differs")
 
 
 @dataclass(frozen=True)
@@ -1537,6 +1542,10 @@ def _relation_facts(got: torch.Tensor, expected: torch.Tensor, case: _Case) -> t
         offset = _offset(same, expected)
         if offset is not None:
             facts.append(Fact("plus" if offset > 0 else "minus", {"offset": f"{abs(offset):.4g}"}))
+    if not facts:
+        power = _power(same, expected)
+        if power is not None:
+            facts.append(Fact("power", {"power": f"{power:.3g}", "base": f"{math.exp(power):.3g}"}))
     if not facts and normal is not None and torch.isfinite(same).all() and not _sums_to_one(same, normal):
         # Only an axis along which the notes' step does not sum to 1 tells the two apart, and only where theirs does
         # not sum to 1 along the notes' axis as well: a tensor of one number throughout (1/6 everywhere) sums to 1
@@ -1636,6 +1645,24 @@ def _offset(got: torch.Tensor, expected: torch.Tensor) -> float | None:
     if abs(offset) <= 1e-3 * scale or not bool(((difference - offset).abs() <= RELATIVE * scale).all()):
         return None
     return offset
+
+
+def _power(got: torch.Tensor, expected: torch.Tensor) -> float | None:
+    """The one number p (not 0 or 1) such that every entry of `got` is the notes' entry raised to the power p (2**x
+    for the exponentials e**x); None otherwise, or where an entry of either is not a positive number, or fewer
+    than two of the notes' entries are far enough from 1 to read p from. Proven on every entry at the comparison's
+    tolerance."""
+    if got.shape != expected.shape or not bool(((got > 0) & (expected > 0)).all()) or not bool(
+            (torch.isfinite(got) & torch.isfinite(expected)).all()):
+        return None
+    logs = expected.log()
+    readable = logs.abs() > 0.1
+    if int(readable.sum()) < 2:
+        return None
+    power = float((got.log()[readable] / logs[readable]).median())
+    if abs(power - 1) < 1e-2 or abs(power) < 1e-2 or not values_close(expected.pow(power), got):
+        return None
+    return power
 
 
 def _sums_to_one(tensor: torch.Tensor, axis: int) -> bool:

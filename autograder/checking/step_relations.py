@@ -308,13 +308,14 @@ def _candidates(expected: torch.Tensor,
         for op in TRANSFORMS:
             yield Alternative("transform", op), _transformed(expected, op)
     for (first_name, first), (second_name, second) in itertools.product(small.items(), repeat=2):
+        # Rows with rows, columns with columns: the pair in the other order is the same computation transposed,
+        # which a learner's tensor holds in its order only one way (queries^T @ keys, not keys^T @ queries); both
+        # are tried, and alternative_computation takes the two as one.
         for kind in PRODUCTS:
-            if kind != "product" and first_name > second_name:
-                continue  # rows with rows: the pair in the other order is the same computation transposed
             yield Alternative(kind, "", (first_name, second_name)), _product(first, second, kind)
         for kind in PAIRED:
-            if kind in ("row_dots", "feature_products") and first_name > second_name:
-                continue  # the same computation transposed
+            if kind == "row_dots" and first_name > second_name:
+                continue  # the same numbers in the same order
             yield Alternative(kind, "", (first_name, second_name)), _paired(first, second, kind)
         if first_name == second_name:
             continue  # a tensor with itself: 0, 1, twice it or its square, which prove no second operand
@@ -340,12 +341,25 @@ def alternative_computation(got: torch.Tensor, expected: torch.Tensor, operands:
             continue  # the case does not tell it from the notes' step
         if close(got.reshape(value.shape), value):
             fitting.append((alternative, value.shape == got.shape))
+    # One pairing taken in both orders (a symmetric product: a tensor's rows with its own rows) is one computation.
+    fitting = [(alternative, same) for position, (alternative, same) in enumerate(fitting)
+               if not any(_swapped(earlier, alternative) for earlier, _same in fitting[:position])]
+    # a @ b^T where b is symmetric is a @ b: the plain matrix product is said.
+    fitting = [(alternative, same) for alternative, same in fitting if not (
+        alternative.kind == "dot_products" and any(other.kind == "product" and other.operands == alternative.operands
+                                                   for other, _same in fitting))]
     # Two that fit in value, one of them in shape as well (on symmetric scores the minimum of each row, kept as a
     # column, is the minimum of each column as a row): the tensor's own shape tells them apart.
     shaped = [alternative for alternative, same in fitting if same]
     if len(fitting) > 1 and len(shaped) == 1:
         return shaped[0]
     return fitting[0][0] if len(fitting) == 1 else None
+
+
+def _swapped(one: Alternative, other: Alternative) -> bool:
+    """Whether two alternatives are one pairing of two operands taken in the two orders."""
+    return (one.kind == other.kind and one.kind in (*PRODUCTS[1:], "feature_products")
+            and one.operands == other.operands[::-1])
 
 
 def reproduces(expected: torch.Tensor, operands: Mapping[str, torch.Tensor],

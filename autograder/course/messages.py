@@ -173,6 +173,12 @@ MESSAGES = {
         "en": "the {difference:,} missing are exactly the entries of {parts}, and no other set of its parameters adds "
               "up to that number",
         "zh": "少掉的 {difference:,} 个恰好是{parts}的元素个数，它的参数中没有别的组合加起来等于这个数"},
+    "count.parts_taken": {
+        "en": "the {difference:,} missing are exactly the entries of {parts}, which are not trainable parameters and "
+              "so were never in the total: your count takes them away from it, and no other set of the module's "
+              "parts adds up to that number",
+        "zh": "少掉的 {difference:,} 个恰好是{parts}的元素个数；它们不是可训练参数，本来就不在总数里，"
+              "你的计数却从总数中减去了它们，模块中也没有别的组合加起来等于这个数"},
     "count.parts_more": {
         "en": "the {difference:,} extra are exactly the entries of {parts}, which are not trainable parameters of the "
               "module, and no other set of those adds up to that number",
@@ -511,6 +517,13 @@ MESSAGES = {
     "departure.fact.minus": {
         "en": "{subject} is the notes' {step} minus {offset} in every entry",
         "zh": "{subject}是笔记中的{step}每个元素都减去 {offset}"},
+    "departure.fact.power": {
+        "en": "each entry of {subject} is the notes' {step} raised to the power {power}",
+        "zh": "{subject}的每个元素都是笔记中的{step}的 {power} 次幂"},
+    "departure.fact.power_base": {
+        "en": "each entry of {subject} is the notes' {step} raised to the power {power}: powers of {base}, where the "
+              "notes' are powers of e",
+        "zh": "{subject}的每个元素都是笔记中的{step}的 {power} 次幂：它们是 {base} 的幂，而笔记中的是 e 的幂"},
     "departure.fact.all_zero": {
         "en": "{subject} is 0 in every entry, where the notes' {step} are not",
         "zh": "{subject}的每个元素都是 0，而笔记中的{step}不是"},

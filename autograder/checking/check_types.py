@@ -45,6 +45,7 @@ class DepartureKind(StrEnum):
     STEPS_MATCH = "steps_match"  # every step matches: the result is the last step in another shape, or an earlier one
     STEP_ALONE = "step_alone"  # the departing step alone: no fact read from the learner's tensors there
     COUNT = "count"  # how a count differs from the module's trainable parameters (count_difference)
+    UNPROVEN = "unproven"  # the case's step is one number throughout, which a tensor of theirs holds: no step shown
     NOTEBOOK_READS = "notebook_reads"  # the notebook's integers the code reads, proven to change its run
 
 

@@ -1706,6 +1706,10 @@ def departure_line(departure: Departure, lang: str, messages: Messages, lead: st
         key = "departure.after"
     else:
         key = "departure.first" if departure.compared else "departure.nothing"
+    if departure.held_unproven and departure.compared:
+        # A tensor of theirs has the step's numbers, one number throughout (the shifted scores of [1000., 1000.]):
+        # "none of your tensors holds it" would be false, and where the code departs is not known from this case.
+        key += "_unproven"
     stand_in_facts = [fact for fact in departure.facts if fact.kind not in RAISE_CONTEXT]
     if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.

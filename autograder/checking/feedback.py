@@ -418,7 +418,8 @@ def _shortened(title: str) -> str:
 # The "no further hint" line under a rung-2 line without a named mistake, by what that line states (issue 58).
 STATED_KEYS = {DepartureKind.DEPARTS: "ladder.departure_stated", DepartureKind.RAISED_ONLY: "ladder.raised_stated",
                DepartureKind.STEPS_MATCH: "ladder.result_stated", DepartureKind.STEP_ALONE: "ladder.step_stated",
-               DepartureKind.COUNT: "ladder.count_stated", DepartureKind.NOTEBOOK_READS: "ladder.reads_stated"}
+               DepartureKind.COUNT: "ladder.count_stated", DepartureKind.NOTEBOOK_READS: "ladder.reads_stated",
+               DepartureKind.UNPROVEN: "ladder.unproven_stated"}
 
 
 def _nothing_new(result: CheckResult, step: Step, named_above: bool = False, located_above: bool = False) -> str | None:

@@ -78,6 +78,12 @@ MESSAGES = {
               "change what your count adds up so that it counts exactly those, and run again",
         "zh": "没有更多提示：上面一行已经说明你的计数与这个模块的可训练参数差在哪里；"
               "改一改你的计数累加的内容，让它恰好数这些参数，再运行一次"},
+    "ladder.unproven_stated": {
+        "en": "no further hint: the line above says what this case shows of your computation; run your function by "
+              "hand on this input and on one whose entries all differ, print each step, and compare them with the "
+              "notes' steps",
+        "zh": "没有更多提示：上面一行已经说明这个例子能看出你的计算的哪些情况；"
+              "请在这个输入上、以及在一个各元素都不相同的输入上手动运行你的函数，打印每一步，并与笔记中的各步对照"},
     "ladder.reads_stated": {
         "en": "no further hint: the line above says which of the notebook's variables your code reads; take every "
               "size from the tensors and arguments your code is given instead, and run again",
@@ -232,6 +238,17 @@ MESSAGES = {
         "en": "your code departs from the notes at their first step, the {step}: none of the tensors your code made "
               "on this case holds it",
         "zh": "你的代码从笔记的第一步（{step}）就不同了：你的代码在这个例子上算出的张量中，没有一个等于它"},
+    "departure.after_unproven": {
+        "en": "your code reproduces the notes' {matched}; on this case a tensor of yours has the numbers of the notes' "
+              "{step} too, though they prove nothing (many computations give them), so this case alone does not show "
+              "where your code departs",
+        "zh": "你的代码算出了与笔记相同的{matched}；在这个例子上，你的某个张量的数值也与笔记中的{step}相同，"
+              "但这些数值说明不了什么（许多算法都会得到它们），所以仅凭这个例子看不出你的代码从哪里开始不同"},
+    "departure.first_unproven": {
+        "en": "on this case a tensor of your code has the numbers of the notes' first step, the {step}, though they "
+              "prove nothing (many computations give them), so this case alone does not show where your code departs",
+        "zh": "在这个例子上，你的代码的某个张量的数值与笔记的第一步（{step}）相同，但这些数值说明不了什么"
+              "（许多算法都会得到它们），所以仅凭这个例子看不出你的代码从哪里开始不同"},
     "departure.nothing": {
         "en": "your code made no tensor on this case that could be compared with the notes' {step}",
         "zh": "你的代码在这个例子上没有算出任何能与笔记中的{step}相比较的张量"},

@@ -191,6 +191,8 @@ def _kind(departure: Departure) -> DepartureKind:
     notes' steps (the last step in another shape, or an earlier step returned)."""
     if departure.step is None:
         return DepartureKind.STEPS_MATCH
+    if departure.held_unproven and departure.compared:
+        return DepartureKind.UNPROVEN  # departure_line says the case does not show where it departs
     return DepartureKind.STEP_ALONE if not departure.facts and departure.returned is None else DepartureKind.DEPARTS
 
 

@@ -925,3 +925,27 @@ def test_a_result_that_is_no_constant_multiple_is_not_said_to_be_one():
     for wrong in (context_vectors_plus_one, context_weights_times_inputs):
         for row in failing_rows("context_vectors", {"context_vectors": wrong}):
             assert "does not return it as it is" not in (row.departure or ""), row.departure
+
+
+class MultiHeadValuesProjectedFirst(solutions.MultiHeadAttention):  # out_proj on the values, before the attention
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.out_proj(self.W_value(x)).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        scores = queries @ keys.transpose(2, 3)
+        scores = scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return (weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)
+
+
+def test_a_right_step_the_code_went_on_from_to_other_numbers_is_not_said_in_the_departing_steps_place():
+    """12o's oz-ma-02, a false sentence: the values (right) were projected by out_proj before the split, so the
+    learner's split values hold other numbers. Neither the values themselves ("the same numbers in other places")
+    nor the scores made next from the right splits ("not the notes' values split into heads") stand in its place."""
+    departure = departure_of("multi_head_attention", MultiHeadValuesProjectedFirst)
+    assert departure.step == "split_values", departure
+    assert not any(fact.kind in ("rearranged", "reordered", "shape") or fact.kind.startswith("alt_")
+                   for fact in departure.facts), departure
+    line = departure_line(departure, "en", catalog.MESSAGES)
+    assert "in other places" not in line and "dot products" not in line, line

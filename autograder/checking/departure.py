@@ -343,6 +343,11 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
         lambda got, expected: holds(got, order[departing], expected) or (order[departing] not in ordered and any(
             got.numel() == other.numel() and holds(got, step_id, other)
             for step_id, values in case.others for other in values)))  # a change of layout holds its source's
+    if moved is not None and any(moved in proven_at[step_id] for step_id in matched) and _computed_on(
+            traced, learner, moved, {tuple(expected.shape) for expected in expected_values}):
+        # A matched step's own tensor (the values) the code made other numbers of its size from (out_proj applied to
+        # them before the split): those stand in the step's place, not it (issue 58, 12o's oz-ma-02).
+        moved = None
     if moved is not None:
         facts = _facts(learner[moved], expected_values, case)
         if any(moved in proven_at[step_id] for step_id in matched) and not any(
@@ -653,6 +658,11 @@ def _raised_stand_in_facts(traced: Sequence[TracedTensor], learner: Sequence[tor
         got = learner[index]
         if any(got.numel() == expected.numel() for expected in expected_values):
             return ()
+        if any(got.numel() == value.numel() and matches_up_to_layout(got, value)
+               for _step_id, values, _optional in declared for value in values):
+            # Another of the notes' steps, right (the scores made from right splits, where the values' split
+            # departs): it stands in no step's place, and "not the notes' values split into heads" would point at it.
+            return ()
         shapes = [tuple(expected.shape) for expected in expected_values]
         expected = shapes[0] if len(set(shapes)) == 1 else None
         if expected is None:
@@ -956,6 +966,30 @@ def declared_values(declared: Sequence[tuple[str, list[torch.Tensor], bool]]) ->
 LAYOUT_OPS = frozenset({"t", "transpose", "permute", "view", "_unsafe_view", "reshape", "squeeze", "unsqueeze",
                         "contiguous", "swapaxes", "swapdims", "movedim", "numpy_T", "mT", "adjoint", "flatten",
                         "unflatten", "view_as", "reshape_as"})
+
+
+def _computed_on(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], index: int,
+                 shapes: Collection[tuple[int, ...]]) -> bool:
+    """Whether an op after the tensor `index` read it (or a layout of it) and made new numbers of its count (not a
+    layout of it, not a change in place) before any layout of it took one of the step's `shapes`: the code went on
+    from it to other numbers of that size, which stand in the step's place (a tensor laid out in the step's shape
+    first is in its place itself: the heads merged without their transpose, then out_proj)."""
+    if tuple(learner[index].shape) in shapes:
+        return False
+    sources = {index}
+    for later in range(index + 1, len(traced)):
+        entry = traced[later]
+        if entry.op == INPUT or not sources & set(entry.inputs) or entry.op.endswith("_"):
+            continue
+        if learner[later].numel() != learner[index].numel():
+            continue
+        if entry.op in LAYOUT_OPS or entry.op in PASSING_OPS or matches_up_to_layout(learner[later], learner[index]):
+            if tuple(learner[later].shape) in shapes:
+                return False
+            sources.add(later)
+            continue
+        return True
+    return False
 
 
 def _held_in_pieces(values: Sequence[torch.Tensor], learner: Sequence[torch.Tensor],

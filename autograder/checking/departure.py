@@ -129,6 +129,12 @@ class Departure:
     # both is told so of both, not only of the one the declaration lists first.
     or_next: str | None = None
 
+    @property
+    def located_step(self) -> str:
+        """The step the run is shown to depart at, as records and the class report keep it: "" where every step
+        appears, or where the departing step's numbers are held by a tensor of the code and prove nothing (the
+        feedback then says the case does not show where the code departs)."""
+        return "" if self.held_unproven and self.compared else self.step or ""
 
 
 def normalised_value(tensor: torch.Tensor) -> torch.Tensor:

@@ -44,7 +44,8 @@ def trace_request(exercise_id: str, results: Sequence[CheckResult], records: Rec
 def with_departure(results: Sequence[CheckResult], request: TraceRequest, traced: Sequence[TracedTensor],
                    records: Records, seed: int) -> list[CheckResult]:
     """`results` with the traced check's `departure_step`: the first of the notes' steps the student's tensors do
-    not reproduce on the traced case ("" where every step appears)."""
+    not reproduce on the traced case ("" where every step appears, or where the case does not show it:
+    Departure.located_step)."""
     check = next((check for check in catalog.checks_of(request.exercise) if check.id == request.check_id), None)
     steps = None if check is None else _steps(check, records, request.case, seed)
     if steps is None:
@@ -52,7 +53,7 @@ def with_departure(results: Sequence[CheckResult], request: TraceRequest, traced
     output = recorded_output(records[request.check_id][request.case])
     with single_threaded(), grader_torch_state():
         departure = find_departure(steps, traced, output)
-    return [dataclasses.replace(result, departure_step=departure.step or "") if result.id == request.check_id
+    return [dataclasses.replace(result, departure_step=departure.located_step) if result.id == request.check_id
             else result for result in results]
 
 

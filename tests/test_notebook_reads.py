@@ -107,3 +107,20 @@ def test_code_reading_the_notebooks_sizes_is_told_so_once_for_every_check(kit, l
 def test_code_whose_read_changes_nothing_is_not_told_it(monkeypatch):
     text = printed("live", "merge_heads", MERGE_READING_AN_UNUSED_INT, "en", monkeypatch)
     assert "✘" in text and "what your code reads" not in text, text
+
+
+def test_a_class_that_refuses_to_be_subclassed_proves_nothing_and_breaks_nothing():
+    namespace = notebook('''
+class Attention(torch.nn.Module):
+    def __init_subclass__(cls, **kwargs):
+        raise TypeError("no subclasses")
+    def forward(self, x):
+        return x.view(b, num_tokens, -1)
+''')
+
+    def run(changed):  # never reached: no copy of the class can be made
+        raise AssertionError("ran")
+
+    reads = notebook_ints_read([namespace["Attention"]])
+    assert reads == (NotebookRead("b", 2), NotebookRead("num_tokens", 6))
+    assert not reads_change_the_run(run, {"Attention": namespace["Attention"]}, reads)

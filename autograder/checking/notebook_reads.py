@@ -57,12 +57,15 @@ def reads_change_the_run(run: Callable[[Mapping[str, Any]], Mapping[str, Any]], 
     on that case depends on those notebook variables. False when `reads` is empty or the runs are not repeatable."""
     if not reads:
         return False
-    same = _with_globals(namespace, {})
-    first, second = run(same), run(_with_globals(namespace, {}))
+    try:
+        same, again = _with_globals(namespace, {}), _with_globals(namespace, {})
+        changed = _with_globals(namespace, {read.name: read.value + 1 for read in reads})
+    except Exception:  # noqa: BLE001 - a class of the learner's that refuses a subclass (__init_subclass__): no proof
+        return False
+    first, second = run(same), run(again)
     if not _same_record(first, second):
         return False
-    changed = run(_with_globals(namespace, {read.name: read.value + 1 for read in reads}))
-    return not _same_record(first, changed)
+    return not _same_record(first, run(changed))
 
 
 def _functions(objects: Iterable[object]) -> Iterator[types.FunctionType]:

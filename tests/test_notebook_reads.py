@@ -5,6 +5,8 @@ them."""
 
 import contextlib
 import io
+import sys
+import types
 
 import pytest
 import torch
@@ -124,3 +126,18 @@ class Attention(torch.nn.Module):
     reads = notebook_ints_read([namespace["Attention"]])
     assert reads == (NotebookRead("b", 2), NotebookRead("num_tokens", 6))
     assert not reads_change_the_run(run, {"Attention": namespace["Attention"]}, reads)
+
+
+def test_a_library_function_or_a_huge_number_is_never_said_read_from_the_notebook(monkeypatch):
+    library = types.ModuleType("attnkit_test_library")  # an imported module whose function reads its own int
+    exec("WIDTH = 4\ndef merge_heads(x):\n    return x.reshape(-1, WIDTH)\n", vars(library))  # noqa: S102
+    monkeypatch.setitem(sys.modules, library.__name__, library)
+    assert notebook_ints_read([library.merge_heads]) == ()
+    monkeypatch.delitem(sys.modules, library.__name__)
+    assert notebook_ints_read([library.merge_heads]) == (NotebookRead("WIDTH", 4),)  # not imported: read
+    namespace = notebook('''
+def merge_heads(x):
+    return x.reshape(huge, num_tokens, -1)
+''')
+    namespace["huge"] = 10 ** 5000  # no str() of it is even allowed
+    assert notebook_ints_read([namespace["merge_heads"]]) == (NotebookRead("num_tokens", 6),)

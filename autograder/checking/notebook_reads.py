@@ -10,6 +10,7 @@ two first runs and another on the third proves it. Never read from names or mess
 """
 
 import dis
+import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from autograder.checking.tensor_trace import recorded_output
 __all__ = ["NotebookRead", "notebook_ints_read", "reads_change_the_run"]
 
 MAX_READS = 8  # integers said at most: code reading more is said nothing of (a line of names teaches nothing)
+MAX_VALUE = 10**9  # an integer said is a size: below this in magnitude
 MAX_FUNCTIONS = 64  # functions of the learner's classes looked through at most
 LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME"})
 
@@ -40,10 +42,14 @@ def notebook_ints_read(objects: Iterable[object]) -> tuple[NotebookRead, ...]:
     the learner's)."""
     found: dict[str, int] = {}
     for function in _functions(objects):
+        if _of_a_module(function):
+            continue  # a library's function handed in (F.softmax): its globals are its module's, not the notebook's
         for name in sorted(_global_names(function.__code__)):
             value = function.__globals__.get(name)
-            # A name is said in the feedback: a short ASCII identifier only (no text of the learner's beyond that).
-            if type(value) is int and name.isascii() and name.isidentifier() and len(name) <= 40:  # noqa: E721 - exactly int: no subclass, whose repr is the learner's
+            # A name is said in the feedback: a short ASCII identifier only, and a size-like number (no text of the
+            # learner's beyond that; an int of thousands of digits cannot even be printed).
+            if (type(value) is int and abs(value) < MAX_VALUE and name.isascii() and name.isidentifier()
+                    and len(name) <= 40):  # noqa: E721 - exactly int: no subclass, whose repr is the learner's
                 found.setdefault(name, value)
     if len(found) > MAX_READS:
         return ()
@@ -66,6 +72,13 @@ def reads_change_the_run(run: Callable[[Mapping[str, Any]], Mapping[str, Any]], 
     if not _same_record(first, second):
         return False
     return not _same_record(first, run(changed))
+
+
+def _of_a_module(function: types.FunctionType) -> bool:
+    """Whether the function's globals are an imported module's (not the notebook's `__main__`)."""
+    name = function.__globals__.get("__name__")
+    module = sys.modules.get(name) if isinstance(name, str) and name != "__main__" else None
+    return module is not None and getattr(module, "__dict__", None) is function.__globals__
 
 
 def _functions(objects: Iterable[object]) -> Iterator[types.FunctionType]:

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.i18n import Messages, pick, render
+from autograder.checking.departure import listed
+from autograder.i18n import Messages, render
 
 __all__ = ["COUNT_PARTS", "CountParts", "count_fact", "count_line", "explaining_parts"]
 
@@ -21,8 +22,6 @@ __all__ = ["COUNT_PARTS", "CountParts", "count_fact", "count_line", "explaining_
 # "rebuilt": [[change, count]]}; kind is "buffer", "frozen" or "repeated"; change a key of `count.rebuilt.<change>`.
 COUNT_PARTS = "count_parts"
 MAX_PARTS = 16  # at most 2**16 subsets searched (pruned by the difference); past this many parts none is named
-LIST_SEPARATOR = {"en": ", ", "zh": "、"}
-LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last part of a list
 
 
 @dataclass(frozen=True)
@@ -75,11 +74,9 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
     if chosen is not None:
         parts_said = [render(messages, f"count.part.{named[index][2]}", lang,
                              {"name": named[index][0], "size": named[index][1]}) for index in chosen]
-        listed = pick(LAST_SEPARATOR, lang).join(
-            [pick(LIST_SEPARATOR, lang).join(parts_said[:-1]), parts_said[-1]] if len(parts_said) > 1 else parts_said)
         key = "count.parts_more" if got > right else (
             "count.parts_taken" if named[chosen[0]][2] != "trainable" else "count.parts_fewer")
-        sentences.append(render(messages, key, lang, {**fields, "parts": listed}))
+        sentences.append(render(messages, key, lang, {**fields, "parts": listed(parts_said, lang)}))
     builds = [change for change, count in parts.rebuilt if count == got]
     if len(builds) == 1:
         sentences.append(render(messages, "count.rebuilt", lang, {

@@ -44,8 +44,8 @@ from autograder.checking.tensor_trace import (
 )
 from autograder.i18n import Messages, pick, render
 
-__all__ = ["LAST_SEPARATOR", "LIST_SEPARATOR", "STEPS", "Departure", "Fact", "StepValues", "departure_line",
-           "find_departure", "made_many_ways", "matches_up_to_layout", "normalised_value", "one_number",
+__all__ = ["LIST_SEPARATOR", "STEPS", "Departure", "Fact", "StepValues", "departure_line", "find_departure",
+           "listed", "made_many_ways", "matches_up_to_layout", "normalised_value", "one_number",
            "recorded_output", "relation_reproduced", "sorted_values", "step", "values_close"]
 
 # The expectation that holds a case's steps: [[step id, [the value on each route the notes teach], optional], ...],
@@ -56,6 +56,12 @@ HIDDEN_BELOW = -1e8  # a fill this negative hides an entry as -inf does (the not
 RELATIVE, ABSOLUTE = 1e-4, 1e-6  # tolerances of a match, relative to the step's largest magnitude
 LIST_SEPARATOR = {"en": ", ", "zh": "、"}
 LAST_SEPARATOR = {"en": " and ", "zh": "和"}  # before the last of a list of sources
+
+
+def listed(items: Sequence[str], lang: str) -> str:
+    """`items` as one list in `lang`: "a, b and c" ("a、b和c")."""
+    return pick(LAST_SEPARATOR, lang).join(
+        [pick(LIST_SEPARATOR, lang).join(items[:-1]), items[-1]] if len(items) > 1 else items)
 
 
 def step(step_id: str, *values: torch.Tensor, optional: bool = False, ordered: bool = False,
@@ -1783,9 +1789,7 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: 
                  render(messages, "departure.operand.raised_tensor" + ("_dtype" if dtype else ""), lang,
                         {"shape": shape, "dtype": dtype})
                  for holding, shape, dtype in fact.fields["operands"]]
-        joined = pick(LAST_SEPARATOR, lang).join(
-            [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
-        return render(messages, "departure.fact.raised_operands", lang, {"operands": joined})
+        return render(messages, "departure.fact.raised_operands", lang, {"operands": listed(names, lang)})
     if fact.of:
         step_name = render(messages, f"step.{fact.of}", lang)
     fields = {**fact.fields, "step": step_name}
@@ -1797,8 +1801,7 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: 
         fields["other"] = render(messages, f"step.{fact.fields['other']}", lang)
     if fact.kind in ("made_from", "result_made_from", ADDED_AGAIN_TO):
         names = [render(messages, f"step.{source}", lang) for source in fact.fields["sources"] if source != INPUTS]
-        fields["sources"] = pick(LAST_SEPARATOR, lang).join(
-            [pick(LIST_SEPARATOR, lang).join(names[:-1]), names[-1]] if len(names) > 1 else names)
+        fields["sources"] = listed(names, lang)
         if INPUTS in fact.fields["sources"]:
             key = f"departure.fact.{fact.kind}_input"
     if "size" in fact.fields and fact.kind.startswith(("factor_", "divided_")):

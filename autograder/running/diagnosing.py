@@ -21,13 +21,12 @@ import torch
 from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
 from autograder.checking.count_difference import COUNT_PARTS, count_fact, count_line
 from autograder.checking.departure import (
-    LAST_SEPARATOR,
-    LIST_SEPARATOR,
     STEPS,
     Departure,
     StepValues,
     departure_line,
     find_departure,
+    listed,
     matches_up_to_layout,
     normalised_value,
     recorded_output,
@@ -48,7 +47,7 @@ from autograder.checking.parameter_moves import STEPS_MOVED, parameter_moves, st
 from autograder.checking.probing import own_slopes_later, run_probe
 from autograder.checking.tensor_trace import graph_traced_probe, traced_probe_with_raise
 from autograder.course.shared.plan import ProbeAddress, resolve
-from autograder.i18n import Messages, pick, render
+from autograder.i18n import Messages, render
 from autograder.safe_text import one_line
 
 __all__ = ["DiagnosedCheck", "with_departures"]
@@ -148,10 +147,9 @@ def _notebook_reads_told(diagnosed: list[CheckResult], checks: Sequence[Diagnose
     if not reads:
         return diagnosed
     told = [render(messages, "notebook_reads.read", lang, {"name": read.name, "value": read.value}) for read in reads]
-    listed = pick(LAST_SEPARATOR, lang).join(
-        [pick(LIST_SEPARATOR, lang).join(told[:-1]), told[-1]] if len(told) > 1 else told)
     line = render(messages, "label.notebook_reads", lang, {"text": render(
-        messages, "notebook_reads.one" if len(reads) == 1 else "notebook_reads.many", lang, {"reads": listed})})
+        messages, "notebook_reads.one" if len(reads) == 1 else "notebook_reads.many", lang,
+        {"reads": listed(told, lang)})})
     result_list: list[CheckResult] = []
     for result, check in zip(diagnosed, checks, strict=True):
         index = result.failed_case

@@ -3,8 +3,6 @@ the learner's: never "none of the tensors your code made holds it" (12o's oy-ss-
 but that the numbers prove nothing, that the case alone does not show where the code departs, and a rung 3 that
 says so rather than "the line above says at which step"."""
 
-import contextlib
-import io
 
 import pytest
 import torch
@@ -12,8 +10,7 @@ import torch
 from autograder.checking.departure import find_departure
 from autograder.checking.departure import step as declared
 from autograder.checking.tensor_trace import INPUT, TracedTensor
-from autograder.running import in_notebook
-from autograder.running.notebook_runtime import NotebookRuntime
+from tests.test_symptom_truth import printed
 
 
 def softmax_shift_undone(x, dim=-1):  # the shift put back: exp(x - c) * exp(c) overflows where exp(x) does
@@ -22,17 +19,9 @@ def softmax_shift_undone(x, dim=-1):  # the shift put back: exp(x - c) * exp(c) 
     return e / e.sum(dim=dim, keepdim=True)
 
 
-def printed(attempt, lang, monkeypatch, hint=3):
-    monkeypatch.setenv("ATTNKIT_LANG", lang)
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        NotebookRuntime(in_notebook.ReferenceExpectations()).check("softmax_stable", attempt, hint=hint)
-    return output.getvalue()
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_step_of_one_number_held_by_the_code_is_never_said_held_by_none(lang, monkeypatch):
-    text = printed(softmax_shift_undone, lang, monkeypatch)
+    text = printed("softmax_stable", softmax_shift_undone, lang, monkeypatch, hint=3)
     if lang == "en":
         assert ("on this case a tensor of yours has the numbers of the notes' inputs minus their maximum too, though "
                 "they prove nothing (many computations give them), so this case alone does not show where your code "

@@ -2,18 +2,14 @@
 computed with (12o's oy-v2-05: layers built as nn.Linear(d_out, d_in), then used as matrices): check(...) prints its
 table, in the kit and the live runtime, at every rung, and never raises from the diagnosis."""
 
-import contextlib
-import io
 
 import pytest
 import torch
 from torch import nn
 
 from autograder.integrations.student_kit.build import vectors_document
-from autograder.integrations.student_kit.runtime.checking import StoredExpectations
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
-from autograder.running import in_notebook
-from autograder.running.notebook_runtime import NotebookRuntime
+from tests.test_one_cause_proven import printed
 
 
 class LayersBuiltBackwards(nn.Module):  # weights of shape (d_in, d_out), so that x @ weight fits
@@ -36,11 +32,5 @@ def kit_vectors():
 @pytest.mark.parametrize("hint", [1, 2, 3])
 @pytest.mark.parametrize("kit", ["live", "kit"])
 def test_weights_no_step_can_be_computed_with_fail_the_checks_without_a_crash(kit, hint, kit_vectors, monkeypatch):
-    monkeypatch.setenv("ATTNKIT_LANG", "en")
-    expectations = (in_notebook.ReferenceExpectations() if kit == "live"
-                    else StoredExpectations(lambda: kit_vectors))
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        NotebookRuntime(expectations).check("self_attention_v2", LayersBuiltBackwards, hint=hint)
-    text = output.getvalue()
+    text = printed(kit, kit_vectors, "self_attention_v2", LayersBuiltBackwards, "en", monkeypatch, hint=hint)
     assert "✘" in text and "Traceback" not in text, text

@@ -3,8 +3,6 @@ nz-ma-08): proven by the failing case run again with them changed, told once for
 kit as in the live runtime; code that reads none, or reads one that changes nothing on the case, is told nothing of
 them."""
 
-import contextlib
-import io
 import sys
 import types
 
@@ -14,10 +12,8 @@ import torch
 from autograder.checking.notebook_reads import NotebookRead, notebook_ints_read, reads_change_the_run
 from autograder.checking.probing import run_probe
 from autograder.integrations.student_kit.build import vectors_document
-from autograder.integrations.student_kit.runtime.checking import StoredExpectations
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
-from autograder.running import in_notebook
-from autograder.running.notebook_runtime import NotebookRuntime
+from tests.test_one_cause_proven import printed
 
 READS = {"en": "what your code reads — your code reads the notebook's own variables b (2) and num_tokens (6)",
          "zh": "你的代码读取了什么：你的代码读取了 notebook 自己的变量 b（2）和num_tokens（6）"}
@@ -47,16 +43,6 @@ def merge_heads(x):
 @pytest.fixture(scope="module")
 def kit_vectors():
     return vectors_from_document(vectors_document())
-
-
-def printed(kit, exercise_id, attempt, lang, monkeypatch, kit_vectors=None):
-    monkeypatch.setenv("ATTNKIT_LANG", lang)
-    expectations = (in_notebook.ReferenceExpectations() if kit == "live"
-                    else StoredExpectations(lambda: kit_vectors))
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        NotebookRuntime(expectations).check(exercise_id, attempt, hint=3)
-    return output.getvalue()
 
 
 def test_the_integers_read_are_the_globals_loaded_never_attributes_bools_or_subclasses():
@@ -99,7 +85,7 @@ def test_a_read_is_proven_only_where_changing_it_changes_the_run():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("kit", ["live", "kit"])
 def test_code_reading_the_notebooks_sizes_is_told_so_once_for_every_check(kit, lang, monkeypatch, kit_vectors):
-    text = printed(kit, "merge_heads", MERGE_WITH_NOTEBOOK_SIZES, lang, monkeypatch, kit_vectors)
+    text = printed(kit, kit_vectors, "merge_heads", MERGE_WITH_NOTEBOOK_SIZES, lang, monkeypatch, hint=3)
     failing = [line for line in text.splitlines() if line.startswith("  ✘")]
     assert len(failing) == 2, text  # one row told, the others folded under it
     assert text.count(READS[lang]) == 1, text
@@ -107,7 +93,7 @@ def test_code_reading_the_notebooks_sizes_is_told_so_once_for_every_check(kit, l
 
 
 def test_code_whose_read_changes_nothing_is_not_told_it(monkeypatch):
-    text = printed("live", "merge_heads", MERGE_READING_AN_UNUSED_INT, "en", monkeypatch)
+    text = printed("live", None, "merge_heads", MERGE_READING_AN_UNUSED_INT, "en", monkeypatch, hint=3)
     assert "✘" in text and "what your code reads" not in text, text
 
 

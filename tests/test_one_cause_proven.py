@@ -77,13 +77,14 @@ def kit_vectors():
     return vectors_from_document(vectors_document())
 
 
-def printed(kit, kit_vectors, exercise_id, attempt, lang, monkeypatch):
+def printed(kit, kit_vectors, exercise_id, attempt, lang, monkeypatch, hint=2):
+    """What check(...) prints for `attempt` at rung `hint`, live ("live") or from the kit's stored vectors."""
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     expectations = (in_notebook.ReferenceExpectations() if kit == "live"
                     else StoredExpectations(lambda: kit_vectors))
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        NotebookRuntime(expectations).check(exercise_id, attempt, hint=2)
+        NotebookRuntime(expectations).check(exercise_id, attempt, hint=hint)
     return output.getvalue()
 
 

@@ -4,9 +4,10 @@ A copy-pasted projection (the values computed with the keys' weights) or a dropp
 check whose computation departs from the notes at the step the parameter makes, and the module contract's gradient
 check, which proves the parameter unused (moving its values leaves the output as it was). The two fold into one row
 only where values prove the link on the value check's own case: moving that parameter's values in the learner's
-module moves the notes' departing step and none of the steps the learner's code reproduced
-(autograder.running.diagnosing._unused_parameter_step). A departure at a step the parameter does not make stays a row
-of its own. The attempts below are written here, in a learner's style.
+module moves the notes' departing step (autograder.running.diagnosing._unused_parameter_step; steps the learner's
+code reproduced before it may move too: a tensor computed from the parameter, then left out of the output). A
+departure at a step the parameter does not make stays a row of its own. The attempts below are written here, in a
+learner's style.
 """
 
 import contextlib
@@ -70,6 +71,21 @@ class QueriesWithoutTheirBias(nn.Module):
         return att @ v
 
 
+class ScoresAgainstTheValues(nn.Module):
+    """The keys computed, then the values typed where the keys go in the scores: the keys are left unused."""
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        att = torch.softmax(q @ v.T / k.shape[-1] ** 0.5, dim=-1)
+        return att @ v
+
+
 class DoubledQueriesAndValuesThroughTheKeys(nn.Module):
     """Two causes: the queries made from the doubled input "for a sharper softmax", and the values through the keys'
     layer."""
@@ -104,6 +120,7 @@ def failing_rows_of(text):
 @pytest.mark.parametrize(("attempt", "step", "name"), [
     (ValuesThroughTheKeyLayer, "values", "W_value.weight"),
     (QueriesWithoutTheirBias, "queries", "W_query.bias"),
+    (ScoresAgainstTheValues, "scores", "W_key.weight"),
 ])
 def test_the_unused_parameter_is_said_on_the_departing_row_and_its_contract_check_folds_under_it(
         attempt, step, name, lang, monkeypatch):
@@ -235,19 +252,22 @@ class _StateCheck:
         if self.refuses and not torch.equal(state["W_value"], torch.ones(2, 2)):
             raise IndexError("the learner's state holds no such entry")
         x = case["x"]
-        return {"steps": [("queries", [x @ state["W_query"]]), ("values", [x @ state["W_value"]])]}
+        queries = x @ state["W_query"]
+        return {"steps": [("queries", [queries]), ("values", [x @ state["W_value"]]),
+                          ("scores", [queries @ queries.T])]}
 
 
 @pytest.mark.parametrize(("refuses", "name", "step", "linked"), [
     (False, "W_value", "values", True),
-    (False, "W_query", "values", False),  # the matched queries move with it: not the departing step's cause
+    (False, "W_query", "values", False),  # the departing step does not move with it (the matched queries do)
     (False, "W_value", "queries", False),  # the departing step does not move with it
+    (False, "W_query", "scores", True),  # the matched queries move with it too: computed, then left unused
     (True, "W_value", "values", False),  # nothing computable on the moved state: nothing proven, nothing raised
 ])
 def test_the_link_from_a_parameter_to_a_step_is_proven_by_moving_its_values(refuses, name, step, linked):
     record = {"state": {"W_query": torch.ones(2, 2), "W_value": torch.ones(2, 2)}}
     failing = CheckResult("v", "self_attention_v1", 0.0, 1.0, FAILED, None, "v", False, failed_case=0)
-    matched = ("queries",) if step == "values" else ()
+    matched = {"values": ("queries",), "scores": ("queries", "values"), "queries": ()}[step]
     departure = Departure(matched=matched, step=step)
     assert _unused_parameter_step(failing, _StateCheck(refuses), [record], departure, name) is linked
 

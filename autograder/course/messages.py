@@ -381,13 +381,13 @@ MESSAGES = {
         "en": "the same cause as the departure said above: your result on this case is the notes' {step}, returned "
               "as there",
         "zh": "与上面所说的不同之处原因相同：你在这个例子上的结果，是笔记中的{step}，与那里一样被返回了"},
-    # The departing step is the notes' first computed from a parameter the output does not use (proven: moving the
-    # parameter's values moves that step's and no earlier step's; the gradient contract's check moved them and the
+    # The departing step is one the notes compute from a parameter the output does not depend on (proven: moving the
+    # parameter's values moves that step's; the gradient contract's check moved them and the
     # output stayed): autograder.running.diagnosing._unused_parameter_step.
     "departure.parameter_unused": {
-        "en": "the notes compute their {step} from {name}, and your output does not use {name} at all: moving its "
-              "values leaves your output as it was",
-        "zh": "笔记中的{step}是由 {name} 计算出来的，而你的输出根本没有用到 {name}：改变它的数值后你的输出完全不变"},
+        "en": "the notes compute their {step} from {name}, and your output does not depend on {name} at all: moving "
+              "its values leaves your output as it was",
+        "zh": "笔记中的{step}是由 {name} 计算出来的，而你的输出根本不依赖 {name}：改变它的数值后你的输出完全不变"},
     "departure.then_raised": {"en": "then your code raised", "zh": "之后你的代码抛出了异常"},
     "departure.returned": {
         "en": "your function returns the {returned}, a step before the {last}",

@@ -495,10 +495,10 @@ def _unused_parameter_folds(diagnosed: Sequence[CheckResult], checks: Sequence[D
                             proven: Sequence[tuple[CheckResult, Departure]], lang: str,
                             messages: Messages) -> list[CheckResult]:
     """`diagnosed` with each failure proving a parameter unused (the output stays as it was when the parameter's
-    values move) tied to an earlier check of its exercise whose departing step is the notes' first step computed
-    from that parameter (_unused_parameter_step): the earlier row says so, and the table folds the contract's
-    failure under it (feedback._same_cause): one cause, one message. Nothing is tied where the values prove no link
-    (the departing step does not move with the parameter, or a step the learner's code reproduced does)."""
+    values move) tied to an earlier check of its exercise whose departing step the notes compute from that
+    parameter (_unused_parameter_step): the earlier row says so, and the table folds the contract's failure under
+    it (feedback._same_cause): one cause, one message. Nothing is tied where the values prove no link (the departing
+    step does not move with the parameter)."""
     departures = {result.id: departure for result, departure in proven}
     tied = list(diagnosed)
     for position, result in enumerate(tied):
@@ -524,9 +524,10 @@ def _unused_parameter_folds(diagnosed: Sequence[CheckResult], checks: Sequence[D
 def _unused_parameter_step(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
                            departure: Departure, name: str) -> bool:
     """Whether, on `result`'s failing case, the notes' departing step is computed from parameter `name` of the
-    learner's module and no step their code reproduced is: moving the parameter's values (in the module's state the
-    case's steps are computed from) moves that step's values and none of the matched steps'
-    (autograder.checking.parameter_moves; the student kit reads what its build stored for the weights it loaded)."""
+    learner's module: moving the parameter's values (in the module's state the case's steps are computed from) moves
+    that step's values (autograder.checking.parameter_moves; the student kit reads what its build stored for the
+    weights it loaded). The steps before it the learner's code reproduced may move too: a tensor computed from the
+    parameter and then left out of the output is the same cause."""
     index = result.failed_case
     cases = check.cases()
     if not name or index is None or index >= len(records) or index >= len(cases) or not isinstance(
@@ -540,8 +541,9 @@ def _unused_parameter_step(result: CheckResult, check: DiagnosedCheck, records: 
         moves = parameter_moves(lambda moved: check.expectations(index, moved, case), record, name)
     if moves is None or departure.step is None or departure.step not in moves.declared:
         return False
-    return departure.step in moves.moved and all(step in moves.declared and step not in moves.moved
-                                                 for step in departure.matched)
+    # Steps the learner's code reproduced may move with it too (keys computed, then left unused): the departing
+    # step is then the first the notes compute from the parameter that the learner's output does not follow.
+    return departure.step in moves.moved and all(step in moves.declared for step in departure.matched)
 
 
 def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> str:

@@ -109,14 +109,17 @@ MISTAKES: tuple[Misconception, ...] = (
     ),
     mistake(
         "parameter_unused", exercises=CONTRACT_MODULES, evidence=(Evidence.FACT,),
-        question=("Follow the named parameter through your forward: which line uses it?",
-                  "沿着 forward 追踪这个参数：哪一行用到了它？"),
-        name=("a parameter the module creates but its forward never uses",
-              "模块创建了这个参数，但 forward 从来没有用到它"),
+        question=("Follow the named parameter through your forward: does anything computed from it reach the "
+                  "output?",
+                  "沿着 forward 追踪这个参数：由它算出的东西有没有一路传到输出？"),
+        # Proven by moving the parameter's values (the output stays as it was): forward may still read it (its
+        # shape, a tensor computed from it and left unused), so the name says the output, not forward.
+        name=("a parameter the module creates but its output does not depend on",
+              "模块创建了这个参数，但输出并不依赖它"),
         hint=("a parameter learns only through the output: the optimizer moves it along its gradient, and a "
-              "parameter the output does not use gets none, so it keeps its initial values while the module "
+              "parameter the output does not depend on gets none, so it keeps its initial values while the module "
               "still counts and saves it",
-              "参数只能通过输出来学习：优化器沿梯度移动它，而输出没有用到的参数得不到梯度，于是它一直保持初始值，"
+              "参数只能通过输出来学习：优化器沿梯度移动它，而输出不依赖的参数得不到梯度，于是它一直保持初始值，"
               "模块却仍然计数并保存它"),
         # Named only for the notes' own parameters (the gradients are judged where the module's parameters are the
         # promised ones): dropping the parameter is never the change.

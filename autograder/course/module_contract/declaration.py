@@ -424,8 +424,8 @@ MESSAGES = {
     },
     "contract.parameter_unused": {
         "en": "no gradient reaches {name}, and moving its values leaves the output as it was: the output does not "
-              "use it at all",
-        "zh": "梯度没有传到 {name}，而且改变它的数值后输出完全不变：输出根本没有用到它"},
+              "depend on it at all",
+        "zh": "梯度没有传到 {name}，而且改变它的数值后输出完全不变：输出根本不依赖它"},
     "contract.heads_repeated": {
         "en": "self.heads[{head}] is the very module self.heads[{earlier}] is, not a head of its own: the heads share "
               "one set of weights, so they are one head counted several times",

@@ -11,7 +11,11 @@ from autograder.checking.count_difference import count_fact, count_line, explain
 from autograder.checking.departure import find_departure, step
 from autograder.checking.tensor_trace import TracedTensor
 from autograder.course import catalog
-from autograder.course.n04_multi_head_attention.ex5_parameter_counts.declaration import count_parts, mha_block
+from autograder.course.n04_multi_head_attention.ex5_parameter_counts.declaration import (
+    count_parts,
+    linear,
+    mha_block,
+)
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import run_checks
 
@@ -167,6 +171,50 @@ def test_a_count_of_the_parameter_tensors_is_told_so():
     small = count_parts(mha_block(3, 2, 6, False))  # 5 tensors, 28 entries
     assert "tensors" not in count_line(7, 28, small, "en", catalog.MESSAGES)  # another count: nothing said of it
     assert "tensors" not in count_line(0, 28, small, "en", catalog.MESSAGES)
+
+
+def count_bytes(module):  # the size in memory, not the number of entries
+    return sum(p.numel() * p.element_size() for p in module.parameters() if p.requires_grad)
+
+
+def count_once_per_shape(module):  # "a shared weight shows up once": parameters of one shape taken for one
+    by_shape = {tuple(p.shape): p.numel() for p in module.parameters() if p.requires_grad}
+    return sum(by_shape.values())
+
+
+def test_a_count_of_bytes_is_told_the_multiple_and_the_entry_size():
+    """Every check's module gives the learner's count as 4 times its own, 4 being the bytes of a float32 entry: one
+    fact on every check, one row."""
+    lines = departures("parameter_counts", {"count_parameters": count_bytes})
+    assert lines and lines[0].endswith("9,440,256 is exactly 4 times the module's 2,360,064, and 4 is the number of "
+                                       "bytes one float32 entry takes: a parameter's size in bytes is not its number "
+                                       "of entries"), lines
+    zh = departures("parameter_counts", {"count_parameters": count_bytes}, "zh")
+    assert zh and "的 4 倍" in zh[0] and "float32 元素所占的字节数" in zh[0], zh
+    small = count_parts(mha_block(3, 2, 6, False))  # 28 entries of float32
+    assert count_fact(4 * 28, 28, small) == "times_bytes:4"
+    assert count_fact(3 * 28, 28, small) == "times:3"
+    assert count_fact(8 * 28, 28, {**small, "entry_bytes": [["float64", 8]]}) == "times_bytes:8"
+    assert count_fact(4 * 28, 28, {**small, "entry_bytes": []}) == "times:4"  # dtypes mixed: no entry size
+    assert "bytes" not in count_line(2 * 28, 28, small, "en", catalog.MESSAGES)
+    assert "times" not in count_line(28 + 5, 28, small, "en", catalog.MESSAGES)
+    failing = [result for result in run_checks(in_notebook.ReferenceExpectations(), "parameter_counts",
+                                               {"count_parameters": count_bytes}, "en", include_hidden=False,
+                                               seed=SEED, diagnose=True) if result.status != "passed"]
+    assert len(failing) > 1 and {result.count_fact for result in failing} == {"times_bytes:4"}, failing
+
+
+def test_a_count_of_one_parameter_per_shape_is_told_so():
+    lines = departures("parameter_counts", {"count_parameters": count_once_per_shape})
+    assert lines and lines[0].endswith("590,592 is exactly the entries of this module's trainable parameters with only "
+                                       "one parameter counted for each shape: 4 of its 5 parameters have the shape of "
+                                       "another one, yet each is a parameter of its own"), lines
+    zh = departures("parameter_counts", {"count_parameters": count_once_per_shape}, "zh")
+    assert zh and "按形状各只算一个" in zh[0] and "5 个参数中有 4 个" in zh[0], zh
+    small = count_parts(mha_block(3, 2, 6, False))  # q, k, v (2, 3), out_proj (2, 2) and (2,): 6 + 4 + 2
+    assert count_fact(12, 28, small) == "once_per_shape"
+    distinct = count_parts(linear(3, 4))  # weight (4, 3) and bias (4,): no two shapes alike, nothing said of shapes
+    assert "shape" not in count_line(4, 16, distinct, "en", catalog.MESSAGES)
 
 
 def test_parts_are_named_only_when_one_set_of_them_makes_up_the_difference():

@@ -1,4 +1,4 @@
-"""Two sentences said only where the learner's run proves them (issue 58: a public ✔ that loses points later, or a
+"""Three sentences said only where the learner's run proves them (issue 58: a public ✔ that loses points later, or a
 name the code contradicts, is false).
 
 1. "The computation leaves autograd's graph" is said of a wrong gradient only where the gradient is not the slope of
@@ -6,6 +6,9 @@ name the code contradicts, is false).
    is flat where softmax is not (a clamp past its bound) has a zero gradient of its own, and no step left the graph.
 2. "The transfer works ... in float64" is a ✔ only where v1's weights stay float64: the values alone, compared in
    float64, cannot tell float64 weights from ones rebuilt as float32.
+3. A mistake is not named from a case its variant reproduces when, on another case of the same check, the learner's
+   code raised and the variant did not: a mask cut to `len(x)` (the batch size) hides nothing on a batch of one, as a
+   dropped fill does, but it raises on every other batch, where a dropped fill runs on.
 
 Each attempt is written here in a learner's style, from the notebooks' instructions.
 """
@@ -20,6 +23,7 @@ from check_helpers import assert_full_marks, results_by_id, score
 from attnkit import solutions
 from autograder.checking.judging import gradient_problem
 from autograder.checking.probing import gradient_is_own_slope
+from autograder.course import catalog
 from autograder.course.exercises import EXERCISES_BY_ID
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
@@ -164,3 +168,54 @@ def test_transfers_that_keep_the_dtype_keep_full_marks(student):
     for seed in SEEDS:
         results = results_by_id("transfer_weights", {"load_v2_weights_into_v1": student}, seed=seed)
         assert_full_marks("transfer_weights", results, seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. a name one case reproduces, refuted by another case where the learner's code raised
+
+
+class MaskCutToBatchSize(solutions.MultiHeadAttention):
+    """The number of tokens read as len(x), which is the batch size of a (b, num_tokens, d_in) input."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        scores = queries @ keys.transpose(2, 3)
+        n = len(x)
+        scores = scores.masked_fill(self.mask.bool()[:n, :n], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.num_heads * self.head_dim))
+
+
+class FillResultDropped(solutions.MultiHeadAttention):
+    """The fill called and its result left unused: the future stays visible on every batch."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        scores = queries @ keys.transpose(2, 3)
+        scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.num_heads * self.head_dim))
+
+
+DROPPED_FILL = "masked_fill_result_dropped"
+
+
+def test_a_mask_cut_to_the_batch_size_is_not_named_a_dropped_fill():
+    results = results_by_id("multi_head_attention", {"MultiHeadAttention": MaskCutToBatchSize})
+    failing = [r for r in results.values() if r.status != "passed"]
+    assert failing
+    assert all(r.misconception != DROPPED_FILL for r in failing), [(r.id, r.misconception) for r in failing]
+    text = printed("multi_head_attention", MaskCutToBatchSize)
+    assert catalog.MISCONCEPTIONS_BY_ID[DROPPED_FILL].name["en"] not in text, text
+    assert "the mask has no effect" not in text, text
+
+
+def test_a_dropped_fill_is_still_named_on_every_batch():
+    results = results_by_id("multi_head_attention", {"MultiHeadAttention": FillResultDropped})
+    assert any(r.misconception == DROPPED_FILL for r in results.values() if r.status != "passed")

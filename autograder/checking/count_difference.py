@@ -19,7 +19,8 @@ from autograder.i18n import Messages, render
 __all__ = ["COUNT_PARTS", "CountParts", "count_fact", "count_line", "explaining_parts"]
 
 # The expectation that holds a case's parts: {"trainable": [[name, size]], "uncounted": [[name, size, kind]],
-# "rebuilt": [[change, count]]}; kind is "buffer", "frozen" or "repeated"; change a key of `count.rebuilt.<change>`.
+# "rebuilt": [[change, count]], "shapes": [[name, [dims]]], "entry_bytes": [[dtype, bytes]] or []}; kind is "buffer",
+# "frozen" or "repeated"; change a key of `count.rebuilt.<change>`; shapes and entry_bytes of trainable parameters.
 COUNT_PARTS = "count_parts"
 MAX_PARTS = 16  # at most 2**16 subsets searched (pruned by the difference); past this many parts none is named
 
@@ -31,12 +32,25 @@ class CountParts:
     trainable: tuple[tuple[str, int], ...]
     uncounted: tuple[tuple[str, int, str], ...]
     rebuilt: tuple[tuple[str, int], ...]
+    shapes: tuple[tuple[int, ...], ...] = ()
+    entry_bytes: tuple[str, int] | None = None  # (dtype, bytes per entry) where the trainable share one dtype
 
     @classmethod
     def from_plain(cls, plain: Mapping[str, Any]) -> "CountParts":
+        entry_bytes = [(str(dtype), int(size)) for dtype, size in plain.get("entry_bytes", ())]
         return cls(tuple((str(name), int(size)) for name, size in plain.get("trainable", ())),
                    tuple((str(name), int(size), str(kind)) for name, size, kind in plain.get("uncounted", ())),
-                   tuple((str(change), int(count)) for change, count in plain.get("rebuilt", ())))
+                   tuple((str(change), int(count)) for change, count in plain.get("rebuilt", ())),
+                   tuple(tuple(int(dim) for dim in shape) for _name, shape in plain.get("shapes", ())),
+                   entry_bytes[0] if len(entry_bytes) == 1 else None)
+
+    def once_per_shape(self) -> int | None:
+        """The trainable entries counted with one parameter of each shape; None where no two parameters share a shape
+        (or the shapes are not known)."""
+        if len(self.shapes) != len(self.trainable) or len(set(self.shapes)) == len(self.shapes):
+            return None
+        sizes = {shape: size for shape, (_name, size) in zip(self.shapes, self.trainable, strict=True)}
+        return sum(sizes.values())
 
 
 def explaining_parts(difference: int, sizes: Sequence[int]) -> tuple[int, ...] | None:
@@ -81,6 +95,12 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
     if len(builds) == 1:
         sentences.append(render(messages, "count.rebuilt", lang, {
             **fields, "change": render(messages, f"count.rebuilt.{builds[0]}", lang)}))
+    shape_fact = _shape_or_times(got, right, parts)
+    if shape_fact:
+        sentences.append(render(messages, f"count.{shape_fact.split(':')[0]}", lang, {
+            **fields, "times": got // right if right else 0,
+            "dtype": parts.entry_bytes[0] if parts.entry_bytes else "",
+            "shared": sum(parts.shapes.count(shape) > 1 for shape in parts.shapes), "all": len(parts.shapes)}))
     if len(sentences) == 1 and got == len(parts.trainable) and got > 1 and any(size > 1 for _name, size in
                                                                              parts.trainable):
         # Nothing else explains it and it is how many trainable parameters there are, each counted once: one number
@@ -110,11 +130,27 @@ def _explaining(got: int, right: int, parts: CountParts) -> tuple[list[tuple[str
     return named, chosen
 
 
+def _shape_or_times(got: int, right: int, parts: CountParts) -> str:
+    """A wrong count that is exactly the module's trainable entries with one parameter counted per shape
+    ("once_per_shape"), or a whole multiple of them: "times_bytes" where the multiple is the bytes one entry of their
+    one dtype takes, else "times" (a multiple of 2 or more); "" otherwise. Said only where nothing of count_line's
+    parts explains the count: those are searched first."""
+    if got == parts.once_per_shape() and got != right:
+        return "once_per_shape"
+    if right <= 0 or got <= right or got % right:
+        return ""
+    times = got // right
+    if parts.entry_bytes is not None and parts.entry_bytes[1] == times:
+        return f"times_bytes:{times}"
+    return f"times:{times}"
+
+
 def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     """What a wrong count is, read from the case's module alone, as one fact a learner's code gives on every module:
     "tensors" (the number of trainable parameter tensors, each counted once, and nothing else explains it: the
     sentence count_line says), "none" (0 where the module has trainable parameters), "taken" (the total less parts
-    a right count leaves out: count_line's parts_taken); "" for a right count or any other. Two checks whose counts
+    a right count leaves out: count_line's parts_taken), "once_per_shape", "times:K" or "times_bytes:K" (where no
+    set of parts explains it: _shape_or_times); "" for a right count or any other. Two checks whose counts
     are the same fact on their own modules fail for one cause."""
     if got == right:
         return ""
@@ -124,6 +160,9 @@ def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     named, chosen = _explaining(got, right, parts)
     if got < right and chosen is not None and named[chosen[0]][2] != "trainable":
         return "taken"  # the parts a right count leaves out, taken away from the total (count_line's parts_taken)
+    shape_fact = _shape_or_times(got, right, parts)
+    if shape_fact and chosen is None:
+        return shape_fact
     if not (got < right and got == len(parts.trainable) and got > 1
             and any(size > 1 for _name, size in parts.trainable)):
         return ""

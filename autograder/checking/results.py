@@ -26,7 +26,7 @@ from autograder.checking.check_types import (
 )
 from autograder.checking.compare import REPRODUCED_BY, unravel
 from autograder.checking.diagnosis import explain_error, mistakes_raising
-from autograder.checking.expectations import FAILING_ALIKE, Expectations
+from autograder.checking.expectations import FAILING_ALIKE, RAISED, Expectations
 from autograder.checking.fitted import name_fill
 from autograder.checking.reproduction import RaisedError
 from autograder.checking.text_width import columns
@@ -170,15 +170,15 @@ CANDIDATE_FIELDS = frozenset({REPRODUCED_BY, *FITTED_FIELDS.values()})
 def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, later: Sequence[tuple[int, Case, object]],
                                       expectations_of: Callable[[int, ProbeData, Case], Expectations],
                                       first: Case | None = None) -> tuple[Verdict, tuple[str, ...]]:
-    """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output
-    on it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one
-    case by a coincidence of sizes proves nothing, and a case where two variants give one output names neither
-    alone. Later cases that pass or raise say nothing about it, nor does any failing case whose output holds no
-    finite number (every overflow gives nan: `_no_finite_number`). A mistake of one of the call's sizes needs a failing
-    case where that size tells it apart from the case's other sizes (`first`, the first failing case, and the later
-    ones: the notes' 2 heads of size 1 give d_out = num_heads, so a divisor of either reproduces both). With it,
-    every mistake of the table whose variant reproduces all those cases (named or not: another check of the attempt
-    may tell them apart)."""
+    """`verdict` (the first failing case's) named with the one mistake whose variant reproduces the student's output on
+    it and on every later case whose values fail, or with no variant-proven name: a variant that reproduces one case by
+    a coincidence of sizes proves nothing, and a case where two variants give one output names neither alone. Later
+    cases that pass say nothing about it, nor do later ones that raise, except against a variant that does not raise
+    there (`_not_raising_it`), nor does any failing case whose output holds no finite number (every overflow gives nan:
+    `_no_finite_number`). A mistake of one of the call's sizes needs a failing case where that size tells it apart from
+    the case's other sizes (`first`, the first failing case, and the later ones: the notes' 2 heads of size 1 give d_out
+    = num_heads, so a divisor of either reproduces both). With it, every mistake of the table whose variant reproduces
+    all those cases (named or not: another check of the attempt may tell them apart)."""
     silent = _no_finite_number(verdict)
     # An output of nan and inf alone names nothing: the later failing cases with numbers decide the name. What
     # gives it too stays listed, so that a mistake another check proves may explain it (autograder.checking.attempt).
@@ -192,8 +192,12 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
         return verdict, ()
     failing_cases = 1
     failing = [] if first is None else [first]
+    contradicted: set[str] = set()
     for index, case, data in later:
-        if not isinstance(data, dict) or "error" in data:
+        if isinstance(data, dict) and "error" in data:
+            contradicted |= _not_raising_it(data["error"], overflowing, expectations_of, index, data, case)
+            continue
+        if not isinstance(data, dict):
             continue
         try:
             other = check.judge(data, case, expectations_of(index, data, case))
@@ -207,6 +211,10 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
             found = reproduced(other)
             candidates = found if candidates is None else [candidate for candidate in candidates
                                                            if candidate in found]
+    if contradicted:
+        overflowing = [candidate for candidate in overflowing if candidate[0] not in contradicted]
+        if verdict.evidence is Evidence.VARIANT and verdict.misconception in contradicted:
+            verdict.misconception, verdict.evidence = None, None
     if candidates is None:
         return verdict, tuple(name for name, value in overflowing if value is None and name not in GENERAL_NAMES)
     candidates = [candidate for candidate in candidates if candidate in overflowing]
@@ -228,6 +236,25 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
     elif verdict.evidence is Evidence.VARIANT:
         verdict.misconception, verdict.evidence = None, None
     return verdict, tuple(name for name, value in candidates if value is None and name not in GENERAL_NAMES)
+
+
+def _not_raising_it(error: Mapping[str, Any], candidates: Sequence[tuple[str, float | None]],
+                    expectations_of: Callable[[int, ProbeData, Case], Expectations], index: int, data: ProbeData,
+                    case: Case) -> set[str]:
+    """The candidates refuted by a later case on which the learner's own code raised: those whose variant does not
+    raise that very error there, where the check runs raising variants. The variant runs to an output where the
+    learner's code stops, so the learner's code is not that variant (a mask cut to len(x) hides nothing on a batch
+    of one, as a dropped fill does, and raises on every other batch)."""
+    if not candidates or not _learner_raised(error):
+        return set()
+    try:
+        expected = expectations_of(index, data, case)
+        if RAISED not in expected:  # the check runs no raising variants: nothing is known of what they raise
+            return set()
+        raising = set(mistakes_raising(error, expected))
+    except Exception:  # noqa: BLE001 - the variants' run is evidence or nothing: it never costs the check
+        return set()
+    return {name for name, _ in candidates if name not in raising}
 
 
 def _no_finite_number(verdict: Verdict) -> bool:

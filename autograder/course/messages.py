@@ -210,6 +210,19 @@ MESSAGES = {
               "module, and no other set of those adds up to that number",
         "zh": "多出的 {difference:,} 个恰好是{parts}的元素个数，它们不是这个模块的可训练参数，其中也没有别的组合加起来"
               "等于这个数"},
+    "count.once_per_shape": {
+        "en": "{got:,} is exactly the entries of this module's trainable parameters with only one parameter counted "
+              "for each shape: {shared} of its {all} parameters have the shape of another one, yet each is a "
+              "parameter of its own",
+        "zh": "{got:,} 恰好是把这个模块的可训练参数按形状各只算一个时的元素个数：它的 {all} 个参数中有 {shared} 个"
+              "与另一个参数形状相同，但它们各自都是独立的参数"},
+    "count.times": {"en": "{got:,} is exactly {times} times the module's {right:,}",
+                    "zh": "{got:,} 恰好是模块的 {right:,} 的 {times} 倍"},
+    "count.times_bytes": {
+        "en": "{got:,} is exactly {times} times the module's {right:,}, and {times} is the number of bytes one "
+              "{dtype} entry takes: a parameter's size in bytes is not its number of entries",
+        "zh": "{got:,} 恰好是模块的 {right:,} 的 {times} 倍，而 {times} 正是一个 {dtype} 元素所占的字节数："
+              "参数占的字节数并不是它的元素个数"},
     "count.tensors": {"en": "{got} is exactly how many trainable parameter tensors this module has",
                       "zh": "{got} 恰好是这个模块中可训练参数张量的个数"},
     "count.part.trainable": {"en": "the parameter {name} ({size:,})", "zh": "参数 {name}（{size:,}）"},

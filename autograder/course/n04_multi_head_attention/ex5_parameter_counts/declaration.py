@@ -183,7 +183,8 @@ def _rebuilt(node: ModuleNode, change: Callable[[str, ModuleNode], ModuleNode], 
 def count_parts(node: ModuleNode) -> dict[str, list[list[Any]]]:
     """COUNT_PARTS of the module the node describes: its trainable parameters by name and size; what a right count
     leaves out (buffers, frozen parameters, a parameter's second name); the trainable counts of its other builds
-    (REBUILDS) that differ from its own."""
+    (REBUILDS) that differ from its own; the trainable parameters' shapes, and their dtype and bytes per entry where
+    they share one dtype."""
     module = counted_module(node)
     once = dict(module.named_parameters())
     right = solutions.count_parameters(module)
@@ -201,8 +202,14 @@ def count_parts(node: ModuleNode) -> dict[str, list[list[Any]]]:
         count = solutions.count_parameters(counted_module(other))
         if count != right:
             rebuilt.append([change, count])
-    return {"trainable": [[name, value.numel()] for name, value in once.items() if value.requires_grad],
-            "uncounted": uncounted, "rebuilt": rebuilt}
+    trainable = [(name, value) for name, value in once.items() if value.requires_grad]
+    dtypes = {str(value.dtype).removeprefix("torch.") for _name, value in trainable}
+    return {"trainable": [[name, value.numel()] for name, value in trainable],
+            "uncounted": uncounted, "rebuilt": rebuilt,
+            "shapes": [[name, list(value.shape)] for name, value in trainable],
+            # The bytes one entry takes, where every trainable parameter has one dtype: a count of bytes is that
+            # many times the count of entries.
+            "entry_bytes": [[dtypes.pop(), trainable[0][1].element_size()]] if len(dtypes) == 1 else []}
 
 
 @case_alone

@@ -318,6 +318,17 @@ def test_public_failures_show_expected_and_got_hidden_ones_do_not():
     assert not re.search(r"\d", counts["parameter_counts.modules"].message)
 
 
+def test_a_public_padding_failure_shows_the_mask_of_its_case_and_a_hidden_one_does_not():
+    """Which tokens are padded decides what is right: the failing public case's attention_mask is shown with its
+    input's shape (the first public case pads both sequences, the notes' only the second)."""
+    results = run("padding_mask", mutants.MHAPaddingFilledWithZero)
+    details = results["padding_mask.example"].details
+    assert "attention_mask: [[1, 1, 1, 1, 0, 0], [0, 0, 1, 1, 1, 1]]" in details, details
+    assert "attention_mask" not in results["padding_mask.hidden"].details
+    zh = run("padding_mask", mutants.MHAPaddingFilledWithZero, lang="zh")["padding_mask.example"].details
+    assert "attention_mask：[[1, 1, 1, 1, 0, 0], [0, 0, 1, 1, 1, 1]]" in zh, zh
+
+
 def test_feedback_in_chinese():
     results = run("padding_mask", mutants.MHAPaddingNegInf, lang="zh")
     message = results["padding_mask.hidden"].full_message

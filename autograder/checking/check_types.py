@@ -120,6 +120,9 @@ class Verdict:
     heatmap: bool = False
     # A function of sizes (causal_mask(num_tokens)) has no input tensor: its inputs by name, {"num_tokens": 6}.
     input_sizes: dict[str, int] = field(default_factory=dict)
+    # A padding mask the case hands forward beside its input, row by row (1 real, 0 padding): shown under the input's
+    # shape by a public check, since which tokens are padded decides what is right.
+    input_mask: tuple[tuple[int, ...], ...] | None = None
     # Bool over expected's leading axes: the positions the judge compared (the queries that see a real token); the
     # largest difference shown is looked for there only. None: every position.
     compared: Any = None

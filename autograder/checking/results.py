@@ -390,10 +390,10 @@ def _ladder_line(messages: Messages, key: str, text: Mapping[str, str], lang: st
 
 
 def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]:
-    """The input (its shape, or its sizes by name), the expected and actual values around their largest difference
-    (the same stretch of the same row on both sides, column under column, with the index of its first element),
-    their whole shapes, and the largest difference where the judge compared: public checks only. Where the shapes
-    differ there is no common place to look at: the first values of each are shown."""
+    """The input (its shape, or its sizes by name, and a padding mask handed beside it), the expected and actual values
+    around their largest difference (the same stretch of the same row on both sides, column under column, with the index
+    of its first element), their whole shapes, and the largest difference where the judge compared: public checks only.
+    Where the shapes differ there is no common place to look at: the first values of each are shown."""
     lines = []
     colon = pick(COLON, lang)
     if verdict.input_sizes:
@@ -401,6 +401,9 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
         lines.append(f"{render(messages, 'label.input', lang)}{colon}{sizes}")
     elif verdict.input_shape is not None:
         lines.append(f"{render(messages, 'label.input_shape', lang)}{colon}{tuple(verdict.input_shape)}")
+    if verdict.input_mask is not None:
+        rows = ", ".join("[" + ", ".join(str(int(value)) for value in row) + "]" for row in verdict.input_mask)
+        lines.append(f"{render(messages, 'label.input_mask', lang)}{colon}[{rows}]")
     expected, got = verdict.expected, verdict.got
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
         labels = _aligned_labels([render(messages, "label.expected", lang), render(messages, "label.got", lang)],

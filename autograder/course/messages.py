@@ -774,6 +774,7 @@ MESSAGES = {
         "zh": "尚未实现：占位代码仍然抛出 NotImplementedError，所以 {total} 项检查都还无法运行"},
     "fold.separator": {"en": "; ", "zh": "；"},
     "label.input_shape": {"en": "input shape", "zh": "输入形状"},
+    "label.input_mask": {"en": "attention_mask", "zh": "attention_mask"},
     "label.shape": {"en": "shape", "zh": "形状"},
     "label.expected": {"en": "expected", "zh": "期望"},
     "label.got": {"en": "got", "zh": "实际"},

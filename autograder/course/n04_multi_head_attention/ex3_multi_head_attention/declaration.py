@@ -237,12 +237,15 @@ CHECKS = (
                        "之前各头相互独立，并且所有的头在一次批量计算中完成"}),
     Check(id="padding_mask.example", exercise="padding_mask", points=2, hidden=False, cases=padding_cases_example,
           probe=probe_mha, judge=judge_mha, expect=expect_mha,
-          title={"en": "MultiHeadAttention with attention_mask: the second sequence starts with 2 padding tokens; no "
-                       "query attends to a padding key, and a query that sees nothing but padding only needs a finite "
-                       "output (any fill value that keeps it finite will do); the right gradients flow back through "
-                       "the padding step to the input and the weights; forward leaves x and attention_mask as they "
-                       "were",
-                 "zh": "带 attention_mask 的 MultiHeadAttention：第二个序列开头有 2 个 padding token；"
+          title={"en": "MultiHeadAttention with attention_mask, on the notes' batch padded two ways (first the first "
+                       "sequence ends with 2 padding tokens and the second starts with 2, then only the second starts "
+                       "with 2, as in the notes); no query attends to a padding key, and a query that sees nothing "
+                       "but padding only needs a finite output (any fill value that keeps it finite will do); the "
+                       "right gradients flow back through the padding step to the input and the weights; forward "
+                       "leaves x and attention_mask as they were",
+                 "zh": "带 attention_mask 的 MultiHeadAttention，作用于笔记中的 batch 的两种 padding（"
+                       "先是第一个序列末尾有 2 个 padding token、第二个序列开头有 2 个，"
+                       "再是与笔记中一样只有第二个序列开头有 2 个）；"
                        "任何 query 都不关注 padding 位置的 key，而只能看到 padding "
                        "的 query 只需输出有限值（任何能保持有限的填入值都可以）；正确的梯度能经过 padding "
                        "这一步传回输入和权重；forward 不改动 x 和 attention_mask"}),

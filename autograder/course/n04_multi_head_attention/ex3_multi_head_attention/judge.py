@@ -80,6 +80,8 @@ def judge_mha(record: MultiHeadRecord, case: MultiHeadCase, expectations: Expect
     verdict = compare(got[shown], want[shown], message_key="multi_head_attention.values",
                       input_shape=tuple(x.shape), variants=wrong)
     verdict.expected, verdict.got, verdict.compared = want, got, shown  # whole outputs shown, compared where shown
+    if mask is not None:  # which tokens are padded decides which queries count: shown with the input
+        verdict.input_mask = tuple(tuple(int(value) for value in row) for row in mask.tolist())
     if mask is None:
         with_notebook_scale(verdict, record.get("weights_seen"), expectations["raw_scores"], NOTEBOOK_SIZES,
                             (case["d_out"] // case["num_heads"]) ** 0.5)

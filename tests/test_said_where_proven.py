@@ -174,33 +174,38 @@ def test_transfers_that_keep_the_dtype_keep_full_marks(student):
 # 3. a name one case reproduces, refuted by another case where the learner's code raised
 
 
-class MaskCutToBatchSize(solutions.MultiHeadAttention):
+class _HeadsAsTheNotes(solutions.MultiHeadAttention):
+    """The notes' projections split into heads, and the weights' mix merged back through out_proj: the two attempts
+    below differ only in the fill between."""
+
+    def split(self, layer, x):
+        b, num_tokens, _d_in = x.shape
+        return layer(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def finish(self, scores, values):
+        b, _heads, num_tokens, _ = scores.shape
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out))
+
+
+class MaskCutToBatchSize(_HeadsAsTheNotes):
     """The number of tokens read as len(x), which is the batch size of a (b, num_tokens, d_in) input."""
 
     def forward(self, x, attention_mask=None):
-        b, num_tokens, d_in = x.shape
-        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        scores = queries @ keys.transpose(2, 3)
+        scores = self.split(self.W_query, x) @ self.split(self.W_key, x).transpose(2, 3)
         n = len(x)
         scores = scores.masked_fill(self.mask.bool()[:n, :n], -torch.inf)
-        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
-        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.num_heads * self.head_dim))
+        return self.finish(scores, self.split(self.W_value, x))
 
 
-class FillResultDropped(solutions.MultiHeadAttention):
+class FillResultDropped(_HeadsAsTheNotes):
     """The fill called and its result left unused: the future stays visible on every batch."""
 
     def forward(self, x, attention_mask=None):
-        b, num_tokens, d_in = x.shape
-        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        scores = queries @ keys.transpose(2, 3)
+        num_tokens = x.shape[1]
+        scores = self.split(self.W_query, x) @ self.split(self.W_key, x).transpose(2, 3)
         scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
-        return self.out_proj((weights @ values).transpose(1, 2).reshape(b, num_tokens, self.num_heads * self.head_dim))
+        return self.finish(scores, self.split(self.W_value, x))
 
 
 DROPPED_FILL = "masked_fill_result_dropped"

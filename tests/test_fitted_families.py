@@ -110,7 +110,7 @@ def test_an_unused_bias_is_named_unused_and_never_told_it_was_detached():
     failed, named = causal(causal_attention(bias_used=False))
     assert named == {"parameter_unused"}
     properties = next(result for result in failed if result.id.startswith("causal_attention.properties"))
-    assert "does not use it" in properties.message and "detach" not in properties.message
+    assert "does not depend on it" in properties.message and "detach" not in properties.message
 
 
 def test_a_parameter_with_gradients_off_is_named_detached():

@@ -94,6 +94,38 @@ def test_scores_written_row_by_row_are_held_once_written_then_the_step_the_code_
     assert any(told in line for line in lines["zh"]), lines
 
 
+def softmax_entry_by_entry_in_float32(x):  # each exponential its own tensor, the quotients kept in a float32 buffer
+    total = 0
+    for value in x:
+        total = total + torch.exp(value)
+    out = torch.zeros(len(x))
+    for i in range(len(x)):
+        out[i] = torch.exp(x[i]) / total
+    return out
+
+
+def softmax_entry_by_entry_base_two(x):  # the same loop with powers of 2: its entries are not the notes' exponentials
+    total = 0
+    for value in x:
+        total = total + 2 ** value
+    return torch.stack([2 ** value / total for value in x])
+
+
+def test_a_loop_that_computes_a_vector_entry_by_entry_is_not_told_it_departs_at_the_first_step():
+    """Each exponential is a tensor of one number: the notes' exponentials are all there, one entry at a time, so the
+    code does not depart there (12q's qy-sn-10 was told "none of your tensors holds it"); what fails is the dtype
+    its buffer keeps, which rung 1 says."""
+    for lang in ("en", "zh"):
+        results = checked("softmax_naive", {"softmax_naive": softmax_entry_by_entry_in_float32}, lang)
+        failing = [result for result in results if result.status != "passed"]
+        assert failing, "float32 is not the input's float64"
+        assert not any(result.departure for result in failing), [result.departure for result in failing]
+    results = checked("softmax_naive", {"softmax_naive": softmax_entry_by_entry_base_two})
+    shown = [result.departure for result in results if result.departure]
+    assert any("your code departs from the notes at their first step, the exponentials" in line
+               for line in shown), shown
+
+
 # ------------------------------------------------------------------ a raise told where, never as a departure
 
 

@@ -1008,11 +1008,14 @@ def _held_in_pieces(values: Sequence[torch.Tensor], learner: Sequence[torch.Tens
                     traced: Sequence[TracedTensor]) -> bool:
     """Whether the learner's code computes the step slice by slice (a loop over the tokens or the columns, each
     slice its own tensor, joined later or never): along one axis, every slice of the step (of two numbers or more,
-    not one number throughout) is held by a tensor the code computed, in its own order. No tensor holds the step
+    not one number throughout) is held by a tensor the code computed, in its own order; or, for a vector, every entry
+    by a one-number tensor, in order (_held_entry_by_entry). No tensor holds the step
     whole, yet the code does not depart there: it is neither said reproduced nor departed at while a later step
     holds (issue 58: a row-by-row loop was told it departs at its first step)."""
     computed = [value for value, entry in zip(learner, traced, strict=True) if entry.op != INPUT]
     for expected in values:
+        if expected.dim() == 1 and _held_entry_by_entry(expected, computed):
+            return True
         for axis in range(expected.dim() if expected.dim() >= 2 else 0):
             slices = expected.unbind(axis)
             if len(slices) >= 2 and all(piece.numel() >= 2 and not one_number(piece) for piece in slices) and all(
@@ -1020,6 +1023,21 @@ def _held_in_pieces(values: Sequence[torch.Tensor], learner: Sequence[torch.Tens
                         for got in computed) for piece in slices):
                 return True
     return False
+
+
+def _held_entry_by_entry(expected: torch.Tensor, computed: Sequence[torch.Tensor]) -> bool:
+    """Whether a vector step of two entries or more, not one number throughout, is computed one entry at a time (a
+    Python loop of `torch.exp(x[i])`): its entries, in their order, are held by tensors of one number each that the
+    code computed one after the other (each a later tensor than the one before)."""
+    if expected.numel() < 2 or one_number(expected):
+        return False
+    position = 0
+    for entry in expected:
+        position = next((index + 1 for index in range(position, len(computed))
+                         if computed[index].numel() == 1 and values_close(computed[index].reshape(()), entry)), -1)
+        if position < 0:
+            return False
+    return True
 
 
 def _dropped_copy(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], source_at: Sequence[int],

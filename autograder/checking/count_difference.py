@@ -133,8 +133,8 @@ def _explaining(got: int, right: int, parts: CountParts) -> tuple[list[tuple[str
 def _shape_or_times(got: int, right: int, parts: CountParts) -> str:
     """A wrong count that is exactly the module's trainable entries with one parameter counted per shape
     ("once_per_shape"), or a whole multiple of them: "times_bytes" where the multiple is the bytes one entry of their
-    one dtype takes, else "times" (a multiple of 2 or more); "" otherwise. Said only where nothing of count_line's
-    parts explains the count: those are searched first."""
+    one dtype takes, else "times" (a multiple of 2 or more); "" otherwise. count_line says it beside any parts that
+    explain the count (both are true of it); count_fact folds checks by it only where no parts do."""
     if got == parts.once_per_shape() and got != right:
         return "once_per_shape"
     if right <= 0 or got <= right or got % right:

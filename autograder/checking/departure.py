@@ -1009,9 +1009,9 @@ def _held_in_pieces(values: Sequence[torch.Tensor], learner: Sequence[torch.Tens
     """Whether the learner's code computes the step slice by slice (a loop over the tokens or the columns, each
     slice its own tensor, joined later or never): along one axis, every slice of the step (of two numbers or more,
     not one number throughout) is held by a tensor the code computed, in its own order; or, for a vector, every entry
-    by a one-number tensor, in order (_held_entry_by_entry). No tensor holds the step
-    whole, yet the code does not depart there: it is neither said reproduced nor departed at while a later step
-    holds (issue 58: a row-by-row loop was told it departs at its first step)."""
+    by a one-number tensor, in order (_held_entry_by_entry). No tensor holds the step whole, yet the code does not
+    depart there: it is neither said reproduced nor departed at while a later step holds (issue 58: a row-by-row
+    loop was told it departs at its first step)."""
     computed = [value for value, entry in zip(learner, traced, strict=True) if entry.op != INPUT]
     for expected in values:
         if expected.dim() == 1 and _held_entry_by_entry(expected, computed):

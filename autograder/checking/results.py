@@ -194,10 +194,10 @@ def _reproduced_on_every_failing_case(check: JudgedCheck, verdict: Verdict, late
     failing = [] if first is None else [first]
     contradicted: set[str] = set()
     for index, case, data in later:
-        if isinstance(data, dict) and "error" in data:
-            contradicted |= _not_raising_it(data["error"], overflowing, expectations_of, index, data, case)
-            continue
         if not isinstance(data, dict):
+            continue
+        if "error" in data:
+            contradicted |= _not_raising_it(data["error"], overflowing, expectations_of, index, data, case)
             continue
         try:
             other = check.judge(data, case, expectations_of(index, data, case))
@@ -402,8 +402,8 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
     elif verdict.input_shape is not None:
         lines.append(f"{render(messages, 'label.input_shape', lang)}{colon}{tuple(verdict.input_shape)}")
     if verdict.input_mask is not None:
-        rows = ", ".join("[" + ", ".join(str(int(value)) for value in row) + "]" for row in verdict.input_mask)
-        lines.append(f"{render(messages, 'label.input_mask', lang)}{colon}[{rows}]")
+        rows = [[int(value) for value in row] for row in verdict.input_mask]
+        lines.append(f"{render(messages, 'label.input_mask', lang)}{colon}{rows}")
     expected, got = verdict.expected, verdict.got
     if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor):
         labels = _aligned_labels([render(messages, "label.expected", lang), render(messages, "label.got", lang)],

@@ -382,8 +382,8 @@ MESSAGES = {
               "as there",
         "zh": "与上面所说的不同之处原因相同：你在这个例子上的结果，是笔记中的{step}，与那里一样被返回了"},
     # The departing step is one the notes compute from a parameter the output does not depend on (proven: moving the
-    # parameter's values moves that step's; the gradient contract's check moved them and the
-    # output stayed): autograder.running.diagnosing._unused_parameter_step.
+    # parameter's values moves that step's; the gradient contract's check moved them and the output stayed):
+    # autograder.running.diagnosing._unused_parameter_step.
     "departure.parameter_unused": {
         "en": "the notes compute their {step} from {name}, and your output does not depend on {name} at all: moving "
               "its values leaves your output as it was",

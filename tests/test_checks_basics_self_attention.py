@@ -140,6 +140,10 @@ MISTAKES = [
     ("transfer_weights", mutants.load_book, "transfer_weights.copies", "aliased_not_copied"),
     ("transfer_weights", mutants.load_new_parameters, "transfer_weights.copies", "parameters_replaced"),
     ("transfer_weights", mutants.load_copy_without_no_grad, "transfer_weights.notes", "copy_without_no_grad"),
+    # requires_grad switched off to copy and left off: v1 can no longer be trained (12q's qy-tw-13 kept every point).
+    ("transfer_weights", mutants.load_frozen, "transfer_weights.copies", "parameters_left_frozen"),
+    ("transfer_weights", mutants.load_unfrozen_by_the_copy, "transfer_weights.copies",
+     "copy_recorded_into_parameter"),
     ("transfer_weights", mutants.load_transposing_v2_in_place, "transfer_weights.shapes", None),
     ("transfer_weights", mutants.load_returns_copies, "transfer_weights.notes", None),
     # Issue 34: reshape in place of .T (the shapes match) is named for what it is, and a function that fills sa_v1

@@ -287,6 +287,29 @@ def test_faults_without_a_name_are_located(student, check_id, fragment):
         assert fragment in results[check_id].message, f"seed {seed}: {results[check_id].message}"
 
 
+class WrapperHeadsElsewhere(torch.nn.Module):
+    """12r's rz-mw-11: the heads registered, in an nn.ModuleList, under another name than the promised `heads`."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.attn_heads = torch.nn.ModuleList(
+            [solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias) for _ in range(num_heads)])
+
+    def forward(self, x):
+        return torch.cat([head(x) for head in self.attn_heads], dim=-1)
+
+
+def test_heads_registered_under_another_name_are_told_one_thing_and_never_unregistered():
+    for lang in ("en", "zh"):
+        results = run("mha_wrapper", WrapperHeadsElsewhere, lang=lang, include_hidden=False)
+        failing = [result for result in results.values() if result.status != PASSED]
+        assert len(failing) > 2
+        told = catalog.MESSAGES["mha_wrapper.no_heads"][lang]
+        assert all(told in result.message for result in failing), [result.message for result in failing]
+        assert not any(catalog.MESSAGES["contract.heads_not_registered"][lang][:20] in result.message
+                       for result in results.values())
+
+
 def test_builtin_attention_is_refused_even_when_its_numbers_are_right():
     results = run("multi_head_attention", mutants.MHAWithSDPA)
     assert results["multi_head_attention.notes"].status == PASSED

@@ -322,3 +322,30 @@ def test_a_transform_of_the_notes_step_does_not_make_a_tensor_the_input(monkeypa
     lines = departure_lines("softmax_naive", absolute_scores_first, "en", monkeypatch)
     assert lines, lines
     assert not any("the input your function was given" in line for line in lines), lines
+
+
+class SelfAttentionV2Batched(nn.Module):
+    """12r's ry-v2-06: torch.bmm, which wants 3-D batches, on the 2-D queries and the keys transposed."""
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x):
+        queries, keys, values = self.W_query(x), self.W_key(x), self.W_value(x)
+        scores = torch.bmm(queries, keys.transpose(-2, -1))
+        return torch.bmm(torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1), values)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_raise_operand_read_transposed_is_said_transposed_in_the_shape_the_op_read(lang, monkeypatch):
+    """The product read the keys as (2, 6): "your keys (shape (6, 2))" was false of what it read."""
+    lines = [line for line in departure_lines("self_attention_v2", SelfAttentionV2Batched, lang, monkeypatch)
+             if {"en": "it raised in an operation on", "zh": "运算中抛出"}[lang] in line or "(2, 6)" in line]
+    assert lines, lines
+    turned = {"en": "your keys with their axes in another order (shape (2, 6) as the operation read them",
+              "zh": "轴的顺序被调换过的你的key（运算读到的形状是 (2, 6)"}[lang]
+    assert all(turned in line for line in lines), lines
+    assert not any({"en": "your keys (shape (6, 2)", "zh": "你的key（形状 (6, 2)"}[lang] in line for line in lines), lines

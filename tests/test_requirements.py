@@ -126,6 +126,8 @@ GRADED_BY = {
     ("context_vectors", "而且必须是这个计算应有的梯度"): ("context_vectors.float64", "把正确的梯度传回输入"),
     ("transfer_weights", "training one must not change the other"): ("transfer_weights.copies", "shares no memory"),
     ("transfer_weights", "训练其中一个不能改变另一个"): ("transfer_weights.copies", "不与 v2 共享内存"),
+    ("transfer_weights", "which must stay trainable afterwards"): ("transfer_weights.copies", "still trainable"),
+    ("transfer_weights", "之后必须仍可训练"): ("transfer_weights.copies", "仍可训练"),
     ("causal_mask", "must **not** look at key"): ("causal_mask.notes", "blocks exactly the future tokens"),
     ("causal_mask", "**不能**看 key"): ("causal_mask.notes", "恰好遮住所有未来 token"),
     ("masking_routes", "must come back unchanged"): ("masking_routes.renormalise_notes", "the input left as it was"),

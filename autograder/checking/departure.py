@@ -522,10 +522,10 @@ PRODUCT_OPS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv
 def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven_at: Mapping[str, Sequence[int]],
                      declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> tuple[Fact, ...]:
     """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read, its dtype
-    or ""): the learner's tensor proven to hold a step of the notes (through its layouts) is said by the step's name,
-    any other only by its shape; each dtype only where the op read two or more (a float32 weight met a float64
-    input); () when the op read no tensor."""
-    operands: list[tuple[str, tuple[int, ...], str]] = []
+    or "", whether it read the step's axes in another order): the learner's tensor proven to hold a step of the
+    notes (through its layouts) is said by the step's name, any other only by its shape; each dtype only where the
+    op read two or more (a float32 weight met a float64 input); () when the op read no tensor."""
+    operands: list[tuple[str, tuple[int, ...], str, bool]] = []
     # Only floating-point dtypes that differ (float32 met float64): a bool mask beside float scores is no mismatch.
     floating = all(dtype.startswith(("float", "bfloat")) for dtype in raised_at.dtypes)
     dtypes = raised_at.dtypes if floating and len(set(raised_at.dtypes)) > 1 else ("",) * len(raised_at.reads)
@@ -535,18 +535,28 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
         holding = "" if read < 0 or read >= len(traced) else next(
             (step_id for step_id, proving in proven_at.items() if read in proving), "") or next(
             (step_id for step_id, proving in proven_at.items() if _numbers_of(traced, read) in proving), "")
-        if holding and raised_at.op in PRODUCT_OPS:
-            # A product's operands may be views torch made inside the learner's call (matmul flattens a batch):
-            # said of their tensor, not the view the op was handed: the first of theirs holding the step in one of
-            # the notes' shapes for it, else the first holding it. Any other op read what their code handed it (an
-            # `unsqueeze` of theirs included), said as read.
-            notes_shapes = {tuple(value.shape) for declared_id, values, _optional in declared
-                            if declared_id == holding for value in values}
-            holder = next((index for index in proven_at[holding]
-                           if tuple(traced[index].value.shape) in notes_shapes), proven_at[holding][0])
-            shape = tuple(int(size) for size in traced[holder].value.shape)
-        if (holding, shape, dtype) not in operands or not holding:
-            operands.append((holding, shape, dtype))
+        turned = False
+        if holding:
+            if raised_at.op in PRODUCT_OPS:
+                # A product's operands may be views torch made inside the learner's call (matmul flattens a batch):
+                # said of their tensor, not the view the op was handed: the first of theirs holding the step in one
+                # of the notes' shapes for it, else the first holding it. Any other op read what their code handed
+                # it (an `unsqueeze` of theirs included), said as read.
+                notes_shapes = {tuple(value.shape) for declared_id, values, _optional in declared
+                                if declared_id == holding for value in values}
+                holder = next((index for index in proven_at[holding]
+                               if tuple(traced[index].value.shape) in notes_shapes), proven_at[holding][0])
+            else:
+                holder = read if read in proven_at[holding] else _numbers_of(traced, read)
+            held = tuple(int(size) for size in traced[holder].value.shape)
+            # Their axes in another order (a transpose, theirs or einsum's) is what the op read: said so, with the
+            # shape as read (12r's ry-v2-06: `bmm(queries, keys.transpose(-2, -1))` read (2, 6) keys, not (6, 2)).
+            turned = len(held) == len(shape) and held != tuple(shape) and sorted(held) == sorted(shape)
+            if raised_at.op in PRODUCT_OPS and not turned:
+                shape = held
+        operand = (holding, tuple(shape), dtype, turned)
+        if operand not in operands or not holding:
+            operands.append(operand)
     return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
 
 
@@ -1802,11 +1812,12 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: 
             "held": render(messages, f"step.{fact.fields['held']}", lang),
             "got_shape": fact.fields["got_shape"], "expected_shape": fact.fields["expected_shape"]})
     if fact.kind == RAISED_OPERANDS:
-        names = [render(messages, "departure.operand.raised_step" + ("_dtype" if dtype else ""), lang, {
+        names = [render(messages, "departure.operand.raised_step" + ("_turned" if turned else "")
+                        + ("_dtype" if dtype else ""), lang, {
                      "name": render(messages, f"step.{holding}", lang), "shape": shape, "dtype": dtype}) if holding else
                  render(messages, "departure.operand.raised_tensor" + ("_dtype" if dtype else ""), lang,
                         {"shape": shape, "dtype": dtype})
-                 for holding, shape, dtype in fact.fields["operands"]]
+                 for holding, shape, dtype, turned in fact.fields["operands"]]
         return render(messages, "departure.fact.raised_operands", lang, {"operands": listed(names, lang)})
     if fact.of:
         step_name = render(messages, f"step.{fact.of}", lang)

@@ -328,6 +328,15 @@ MESSAGES = {
         "en": "your {held}: the notes' numbers, but in shape {got_shape}, where the notes' have shape "
               "{expected_shape}",
         "zh": "你的{held}数值与笔记中的相同，但形状是 {got_shape}，笔记中的形状是 {expected_shape}"},
+    # The op read the step with its axes in another order (a transpose): the shape as read.
+    "departure.operand.raised_step_turned": {
+        "en": "your {name} with their axes in another order (shape {shape} as the operation read them; their values "
+              "match the notes')",
+        "zh": "轴的顺序被调换过的你的{name}（运算读到的形状是 {shape}，数值与笔记中的相同）"},
+    "departure.operand.raised_step_turned_dtype": {
+        "en": "your {name} with their axes in another order ({dtype}, shape {shape} as the operation read them; "
+              "their values match the notes')",
+        "zh": "轴的顺序被调换过的你的{name}（{dtype}，运算读到的形状是 {shape}，数值与笔记中的相同）"},
     "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
     # Where the operands' dtypes differ: each said with its own.
     "departure.operand.raised_tensor_dtype": {"en": "a {dtype} tensor of shape {shape}",

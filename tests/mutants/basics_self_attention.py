@@ -348,6 +348,24 @@ def load_new_parameters(sa_v1, sa_v2):
     return sa_v1
 
 
+def load_frozen(sa_v1, sa_v2):
+    """Switches requires_grad off to copy in place without no_grad, and never back on: v1 can no longer learn."""
+    for name in ("W_query", "W_key", "W_value"):
+        parameter = getattr(sa_v1, name)
+        parameter.requires_grad_(False)
+        parameter.copy_(getattr(sa_v2, name).weight.detach().T)
+    return sa_v1
+
+
+def load_unfrozen_by_the_copy(sa_v1, sa_v2):
+    """requires_grad switched off, then a copy autograd records: each parameter becomes the copy's result, no leaf."""
+    for name in ("W_query", "W_key", "W_value"):
+        parameter = getattr(sa_v1, name)
+        parameter.requires_grad = False
+        parameter.copy_(getattr(sa_v2, name).weight.T)
+    return sa_v1
+
+
 def load_copy_without_no_grad(sa_v1, sa_v2):
     """The in-place copy, with autograd still recording."""
     sa_v1.W_query.copy_(sa_v2.W_query.weight.T)

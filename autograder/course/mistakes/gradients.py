@@ -72,6 +72,38 @@ MISTAKES: tuple[Misconception, ...] = (
                 "把新数值原地写入 v1 已有的参数，并且不让 autograd 记录，而不是赋值新的参数"),
     ),
     mistake(
+        "parameters_left_frozen",
+        exercises=("transfer_weights",),
+        evidence=(Evidence.FACT,),
+        question=("After your function returns, would an optimizer still change v1's parameters?",
+                  "函数返回之后，优化器还能改变 v1 的参数吗？"),
+        name=("v1's parameters left frozen after the copy",
+              "复制之后 v1 的参数仍处于冻结状态"),
+        hint=("a parameter that does not require grad gets no gradient, so training leaves it as it is: switching "
+              "that flag off is one way to write into it, but the module must be trainable again afterwards",
+              "不需要梯度的参数得不到梯度，训练也就不会改变它：关掉这个标志是写入参数的一种办法，但之后模块必须"
+              "重新可以训练"),
+        change=("let v1's parameters require grad again before your function returns, or write into them in a way "
+                "that never switches it off",
+                "在函数返回之前让 v1 的参数重新需要梯度，或者换一种根本不需要关掉它的写入方式"),
+    ),
+    mistake(
+        "copy_recorded_into_parameter",
+        exercises=("transfer_weights",),
+        evidence=(Evidence.FACT,),
+        question=("Was autograd recording when your function wrote into v1's parameters?",
+                  "你的函数写入 v1 的参数时，autograd 在记录吗？"),
+        name=("the copy into v1's parameters recorded by autograd",
+              "autograd 记录了写入 v1 参数的复制"),
+        hint=("an in-place copy autograd records turns the parameter into the copy's result: it stops being a leaf "
+              "of its own, backward sends its gradient on to v2's weight and its own .grad stays empty, so an "
+              "optimizer cannot train it; a weight transfer is not part of training",
+              "被 autograd 记录下来的原地复制会让参数变成这次复制的结果：它不再是独立的叶子张量，反向传播把它的梯度"
+              "继续传给 v2 的权重，而它自己的 .grad 保持为空，优化器无法训练它；权重迁移不是训练的一部分"),
+        change=("do the copy where autograd does not record, so that each parameter stays a leaf that requires grad",
+                "在 autograd 不记录的地方进行复制，让每个参数仍是需要梯度的叶子张量"),
+    ),
+    mistake(
         "weights_shared_with_source",
         exercises=("torch_equivalence",),
         evidence=(Evidence.FACT,),

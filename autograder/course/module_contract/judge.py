@@ -230,15 +230,27 @@ def fewer_heads(spec: ModuleSpec, data: StructureRecord | ContractDeviceRecord, 
 def heads_not_registered(data: StructureRecord | ContractDeviceRecord, registered: Collection[str]) -> Verdict:
     """Heads whose parameters the module does not list under heads.<i>.: named heads_plain_list only where the probe
     read a plain list or tuple in `heads` (heads missing from the parameters may also never have been built, or sit
-    in a dict); said to be registered under other names where `registered` (its parameters' and buffers' names)
-    holds some under heads. (an nn.ModuleDict keyed "head0", ...)."""
+    in a dict); where the module has no `heads` but registers something, told to keep them there; said to be
+    registered under other names where `registered` (its parameters' and buffers' names) holds some under heads.
+    (an nn.ModuleDict keyed "head0", ...)."""
     if data.get("heads_type") in ("list", "tuple"):
         return Verdict(False, "contract.heads_not_registered", misconception="heads_plain_list",
                        evidence=Evidence.FACT)
+    if (elsewhere := heads_elsewhere(data, registered)) is not None:
+        return elsewhere
     named = sorted(name for name in registered if name.startswith("heads."))
     if named:
         return Verdict(False, "contract.heads_named_otherwise", {"name": named[0]})
     return Verdict(False, "contract.heads_not_registered")
+
+
+def heads_elsewhere(data: StructureRecord | ContractDeviceRecord, registered: Collection[str]) -> Verdict | None:
+    """Stacked heads the module keeps under no `heads` at all while it registers parameters or buffers: they may
+    well be registered, under another name (12r's rz-mw-11: an nn.ModuleList in self.attn_heads), so never "not
+    registered"; told in the wrapper's own words, one message on every check that reads them. None otherwise."""
+    if data.get("heads_type") == "NoneType" and registered:
+        return Verdict(False, "mha_wrapper.no_heads")
+    return None
 
 
 def unregistered_head(name: str, registered: Collection[str]) -> bool:
@@ -254,6 +266,10 @@ def judge_device(spec: ModuleSpec, record: ContractDeviceRecord, case: ContractC
     device = record["device"]
     if (too_few := fewer_heads(spec, record, case)) is not None:
         return too_few
+    registered = record["parameters"] + record["buffers"]
+    if any(name.startswith("heads.") for name in record["masks"]) and (
+            elsewhere := heads_elsewhere(record, registered)) is not None:
+        return elsewhere
     for name, present in record["masks"].items():
         if not present:
             return Verdict(False, "contract.mask_missing", {"name": name})

@@ -345,6 +345,10 @@ def exposing_module(spec: "ModuleSpec", namespace: Namespace, case: ContractCase
     weights = exposing_weights(spec, case)
     with torch.no_grad():
         for name, value in weights.items():
+            if name not in parameters and name.startswith("heads.") and getattr(module, "heads", None) is None \
+                    and parameters:
+                # No `heads` at all, yet parameters elsewhere: the structure check's own words (judge's heads_elsewhere)
+                raise ProbeError("mha_wrapper.no_heads")
             if name not in parameters or tuple(parameters[name].shape) != tuple(value.shape):
                 raise ProbeError("contract.missing_parameter", name=name)
             parameters[name].copy_(value)

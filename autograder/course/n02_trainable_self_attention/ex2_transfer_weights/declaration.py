@@ -58,10 +58,10 @@ CHECKS = (
     Check(id="transfer_weights.copies", exercise="transfer_weights", points=0.5, hidden=False,
           cases=transfer_cases_notes,
           probe=probe_transfer, judge=judge_transfer_copies,
-          title={"en": "after load_v2_weights_into_v1, v1 keeps its own nn.Parameter objects and shares no memory "
-                       "with v2: a copy, not an alias",
-                 "zh": "调用 load_v2_weights_into_v1 之后，v1 保留自己的 nn.Parameter 对象，并且不与 v2 共享内存："
-                       "是复制，而不是别名"}),
+          title={"en": "after load_v2_weights_into_v1, v1 keeps its own nn.Parameter objects, still trainable, and "
+                       "shares no memory with v2: a copy, not an alias",
+                 "zh": "调用 load_v2_weights_into_v1 之后，v1 保留自己的 nn.Parameter 对象且仍可训练，并且不与 v2 "
+                       "共享内存：是复制，而不是别名"}),
     Check(id="transfer_weights.returns", exercise="transfer_weights", points=0.5, hidden=False,
           cases=transfer_cases_notes, probe=probe_transfer, judge=judge_transfer_returns,
           title={"en": "load_v2_weights_into_v1 returns sa_v1, the module it filled",
@@ -79,6 +79,20 @@ MESSAGES = {
         "en": "sa_v1.{name} is a new nn.Parameter: an optimizer made for sa_v1 before the call still holds the old "
               "one and would no longer train this module",
         "zh": "sa_v1.{name} 是一个新的 nn.Parameter：调用之前为 sa_v1 创建的优化器仍持有旧参数，再也训练不到这个模块",
+    },
+    "transfer_weights.frozen": {
+        "en": "sa_v1.{name} no longer requires grad after the call: an optimizer would never change it, so v1 could "
+              "not go on learning. What did your copy switch off, and is it still off when your function returns?",
+        "zh": "调用之后 sa_v1.{name} 不再需要梯度（requires_grad 为 False）：优化器永远不会改变它，"
+              "v1 也就无法继续学习。你的复制关掉了什么？函数返回时它是不是还关着？",
+    },
+    "transfer_weights.copy_recorded": {
+        "en": "after the call sa_v1.{name} is the result of a copy autograd recorded, no longer a leaf of its own: "
+              "backward would pass its gradient on to sa_v2's weight and leave sa_v1.{name}.grad empty, so an "
+              "optimizer could not train v1. Was autograd recording while your function copied?",
+        "zh": "调用之后 sa_v1.{name} 是一次被 autograd 记录下来的复制的结果，不再是独立的叶子张量："
+              "反向传播会把它的梯度传给 sa_v2 的权重，而 sa_v1.{name}.grad 保持为空，优化器无法训练 v1。"
+              "你的函数复制时 autograd 是否在记录？",
     },
     "transfer_weights.wrong_weight": {
         "en": "sa_v1.{name} does not hold the values of sa_v2's matching layer, laid out as v1 uses them",

@@ -57,8 +57,9 @@ def judge_transfer(record: TransferRecord, case: TransferCase, expectations: Exp
 
 
 def judge_transfer_copies(record: TransferRecord, case: TransferCase, expectations: Expectations) -> Verdict:
-    """v1 keeps its own Parameters, sharing no memory with v2's. The values are the other checks' to judge; a call
-    that raised is judged as they judge it (one cause, one verdict across the exercise's checks)."""
+    """v1 keeps its own Parameters, still trainable (leaves that require grad), sharing no memory with v2's. The
+    values are the other checks' to judge; a call that raised is judged as they judge it (one cause, one verdict
+    across the exercise's checks)."""
     if "raised" in record:
         return judge_raised(record, case)
     v1_start, _ = transfer_weights(case)
@@ -71,6 +72,14 @@ def judge_transfer_copies(record: TransferRecord, case: TransferCase, expectatio
     if record["replaced"]:
         return Verdict(False, "transfer_weights.parameters_replaced", {"name": record["replaced"][0]},
                        misconception="parameters_replaced", evidence=Evidence.FACT)  # objects compared
+    if record.get("frozen"):
+        # Read from v1's own parameter: requires_grad switched off (to copy into it) and never switched back.
+        return Verdict(False, "transfer_weights.frozen", {"name": record["frozen"][0]},
+                       misconception="parameters_left_frozen", evidence=Evidence.FACT)
+    if record.get("recorded"):
+        # Read from v1's own parameter: it has a grad_fn, so it is no leaf and backward leaves its .grad empty.
+        return Verdict(False, "transfer_weights.copy_recorded", {"name": record["recorded"][0]},
+                       misconception="copy_recorded_into_parameter", evidence=Evidence.FACT)
     return Verdict(True)
 
 

@@ -36,6 +36,8 @@ class TransferRun(TypedDict):
     returned: str  # "sa_v1", "None" or the returned object's type
     replaced: list[str]  # v1's parameters that are no longer the nn.Parameter objects it was built with
     shared: list[str]  # v1's parameters that share memory with one of v2's
+    frozen: list[str]  # v1's parameters that no longer require grad: v1 could not be trained any more
+    recorded: list[str]  # v1's parameters autograd made the copy's result (a grad_fn): .grad would stay empty
 
 
 class TransferRecord(TypedDict, total=False):
@@ -46,6 +48,8 @@ class TransferRecord(TypedDict, total=False):
     returned: str
     replaced: list[str]
     shared: list[str]
+    frozen: list[str]
+    recorded: list[str]
     raised: ExceptionRecord
     square: TransferRun
     unrecorded: TransferRun  # the same call with autograd recording nothing, where that one ran
@@ -74,7 +78,10 @@ def run_transfer(load: Callable[..., Any], case: TransferCase) -> TransferRun:
     replaced = [name for name in PROJECTIONS if getattr(sa_v1, name, None) is not own[name]]
     shared = [name for name in PROJECTIONS if isinstance(value := getattr(sa_v1, name, None), torch.Tensor)
               and value.untyped_storage().data_ptr() in v2_memory]
-    return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind, "replaced": replaced, "shared": shared}
+    held = {name: value for name in PROJECTIONS if isinstance(value := getattr(sa_v1, name, None), torch.Tensor)}
+    return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind, "replaced": replaced, "shared": shared,
+            "frozen": [name for name, value in held.items() if not value.requires_grad],
+            "recorded": [name for name, value in held.items() if value.grad_fn is not None]}
 
 
 def run_unrecorded(load: Callable[..., Any], case: TransferCase) -> TransferRun | None:

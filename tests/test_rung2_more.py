@@ -204,6 +204,35 @@ def test_a_count_of_bytes_is_told_the_multiple_and_the_entry_size():
     assert len(failing) > 1 and {result.count_fact for result in failing} == {"times_bytes:4"}, failing
 
 
+def test_a_multiple_is_not_said_where_parts_a_right_count_leaves_out_make_up_the_extra():
+    """12q's qz-pc-10 counted frozen parameters in; on a module whose frozen entries equal its trainable ones, its 56
+    was told "exactly 2 times the module's 28", a doubling the code never does. Parts that make up the extra (even
+    two ways, so that none is named) leave the multiple unsaid: it may be chance."""
+    plain = {"trainable": [["W_value.weight", 14], ["out_proj.weight", 14]],
+             "uncounted": [["W_query.weight", 14, "frozen"], ["W_key.weight", 14, "frozen"],
+                           ["mask", 14, "buffer"]], "rebuilt": [], "shapes": [], "entry_bytes": []}
+    assert count_fact(56, 28, plain) == ""
+    assert "times" not in count_line(56, 28, plain, "en", catalog.MESSAGES)
+    assert count_fact(56, 28, {**plain, "uncounted": [["mask", 5, "buffer"]]}) == "times:2"  # 5 cannot make 28
+
+
+def test_an_extra_that_only_parts_of_one_kind_make_up_is_told_their_kind():
+    """Two frozen parameters of 14 out of three make up 28 three ways: which ones were counted is not known, that
+    they are frozen parameters is; a buffer that could take part in another set leaves the kind unsaid."""
+    frozen = {"trainable": [["W_value.weight", 28]], "rebuilt": [], "shapes": [], "entry_bytes": [],
+              "uncounted": [["W_query.weight", 14, "frozen"], ["W_key.weight", 14, "frozen"],
+                            ["norm.weight", 14, "frozen"], ["mask", 9, "buffer"]]}
+    assert count_fact(56, 28, frozen) == "more:frozen"
+    line = count_line(56, 28, frozen, "en", catalog.MESSAGES)
+    assert line.endswith("the 28 extra are exactly the entries of some of this module's frozen parameters, which are "
+                         "not trainable parameters of the module (the frozen parameter W_query.weight (14), the frozen "
+                         "parameter W_key.weight (14) and the frozen parameter norm.weight (14)): more than one set of "
+                         "them adds up to that number, and no set with any other of its parts does"), line
+    assert "冻结的参数" in count_line(56, 28, frozen, "zh", catalog.MESSAGES)
+    mixed = {**frozen, "uncounted": [*frozen["uncounted"], ["positions", 14, "buffer"]]}
+    assert count_fact(56, 28, mixed) == "" and "some of" not in count_line(56, 28, mixed, "en", catalog.MESSAGES)
+
+
 def test_a_count_of_one_parameter_per_shape_is_told_so():
     lines = departures("parameter_counts", {"count_parameters": count_once_per_shape})
     assert lines and lines[0].endswith("590,592 is exactly the entries of this module's trainable parameters with only "

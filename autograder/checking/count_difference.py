@@ -76,6 +76,31 @@ def explaining_parts(difference: int, sizes: Sequence[int]) -> tuple[int, ...] |
     return reached.get(difference)
 
 
+def _some_parts_sum_to(difference: int, sizes: Sequence[int]) -> bool:
+    """Whether some subset of `sizes` sums to `difference` exactly, unique or not (False past MAX_PARTS parts)."""
+    if len(sizes) > MAX_PARTS:
+        return False
+    reached = {0}
+    for size in sizes:
+        reached |= {total + size for total in reached if 0 < size and total + size <= difference}
+    return difference in reached
+
+
+def _one_kind_making_up(difference: int, uncounted: Sequence[tuple[str, int, str]]) -> str | None:
+    """The kind (buffer, frozen, repeated) of every set of parts a right count leaves out whose sizes make up
+    `difference`, where there is at least one such set and each is all of that one kind; None otherwise."""
+    if difference <= 0 or len(uncounted) > MAX_PARTS:
+        return None
+    kinds: set[str] = set()
+    for chosen in range(1, 2 ** len(uncounted)):
+        members = [part for bit, part in enumerate(uncounted) if chosen >> bit & 1]
+        if sum(size for _name, size, _kind in members) == difference:
+            kinds |= {kind for _name, _size, kind in members}
+            if len(kinds) > 1:
+                return None
+    return next(iter(kinds), None)
+
+
 def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messages: Messages) -> str:
     """Rung 2 for a wrong count: the learner's count against the module's trainable count, and what makes up the
     difference when exactly one thing does (see the module's docstring); "" for a right count."""
@@ -91,6 +116,12 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
         key = "count.parts_more" if got > right else (
             "count.parts_taken" if named[chosen[0]][2] != "trainable" else "count.parts_fewer")
         sentences.append(render(messages, key, lang, {**fields, "parts": listed(parts_said, lang)}))
+    elif got > right and (kind := _one_kind_making_up(got - right, parts.uncounted)) is not None:
+        # Two sets or more make up the extra, all of one kind: which ones were counted is not known, their kind is.
+        of_kind = [render(messages, f"count.part.{kind}", lang, {"name": name, "size": size})
+                   for name, size, part_kind in parts.uncounted if part_kind == kind]
+        sentences.append(render(messages, "count.kind_more", lang, {
+            **fields, "kind": render(messages, f"count.kind.{kind}", lang), "parts": listed(of_kind, lang)}))
     builds = [change for change, count in parts.rebuilt if count == got]
     if len(builds) == 1:
         sentences.append(render(messages, "count.rebuilt", lang, {
@@ -133,12 +164,15 @@ def _explaining(got: int, right: int, parts: CountParts) -> tuple[list[tuple[str
 def _shape_or_times(got: int, right: int, parts: CountParts) -> str:
     """A wrong count that is exactly the module's trainable entries with one parameter counted per shape
     ("once_per_shape"), or a whole multiple of them: "times_bytes" where the multiple is the bytes one entry of their
-    one dtype takes, else "times" (a multiple of 2 or more); "" otherwise. count_line says it beside any parts that
-    explain the count (both are true of it); count_fact folds checks by it only where no parts do."""
+    one dtype takes, else "times" (a multiple of 2 or more), where no parts a right count leaves out make up the
+    extra; "" otherwise. count_line says it beside any parts that explain the count (both are true of it);
+    count_fact folds checks by it only where no parts do."""
     if got == parts.once_per_shape() and got != right:
         return "once_per_shape"
     if right <= 0 or got <= right or got % right:
         return ""
+    if _some_parts_sum_to(got - right, [size for _name, size, _kind in parts.uncounted]):
+        return ""  # parts a right count leaves out may make up the extra (even two ways): a multiple may be chance
     times = got // right
     if parts.entry_bytes is not None and parts.entry_bytes[1] == times:
         return f"times_bytes:{times}"
@@ -149,9 +183,10 @@ def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     """What a wrong count is, read from the case's module alone, as one fact a learner's code gives on every module:
     "tensors" (the number of trainable parameter tensors, each counted once, and nothing else explains it: the
     sentence count_line says), "none" (0 where the module has trainable parameters), "taken" (the total less parts
-    a right count leaves out: count_line's parts_taken), "once_per_shape", "times:K" or "times_bytes:K" (where no
-    set of parts explains it: _shape_or_times); "" for a right count or any other. Two checks whose counts
-    are the same fact on their own modules fail for one cause."""
+    a right count leaves out: count_line's parts_taken), "more:KIND" (parts of one kind a right count leaves out,
+    counted in: count_line's parts_more, or kind_more where two sets make it up), "once_per_shape", "times:K" or
+    "times_bytes:K" (where no set of parts explains it: _shape_or_times); "" for a right count or any other. Two
+    checks whose counts are the same fact on their own modules fail for one cause."""
     if got == right:
         return ""
     if got == 0 < right:
@@ -160,6 +195,8 @@ def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     named, chosen = _explaining(got, right, parts)
     if got < right and chosen is not None and named[chosen[0]][2] != "trainable":
         return "taken"  # the parts a right count leaves out, taken away from the total (count_line's parts_taken)
+    if got > right and (kind := _one_kind_making_up(got - right, parts.uncounted)) is not None:
+        return f"more:{kind}"  # parts of one kind a right count leaves out, counted in (count_line's parts_more)
     shape_fact = _shape_or_times(got, right, parts)
     if shape_fact and chosen is None:
         return shape_fact

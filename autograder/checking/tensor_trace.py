@@ -13,6 +13,10 @@ What a probe builds before it first calls one of the learner's functions (an inp
 is no tensor of the learner's: it is not kept, and a tensor of it the learner's code reads is kept as read (INPUT).
 A class is not marked so: its constructor's tensors (a mask buffer) are the learner's own steps.
 
+What the probe computes between the learner's calls (its gradient check's sums, a finite check of the gradient) is
+dropped when the trace ends unless a later call was handed it or read it; so are the values `torch.max` returned
+beside indices the code went on with alone (`torch.max(...)[1]`): neither is a tensor of the learner's computation.
+
 The count's room is the learner's call's: what a probe builds before its first module call (the module's
 construction, its weights, the inputs) is kept but not counted, up to MAX_TRACED of its own. A trace the cap cut
 before it held the learner's output (`TensorTrace.cut_short`) is no trace of the call: a step missing from it is
@@ -31,13 +35,13 @@ refusing (ValueError) anything `trace_record` would not have written or that pas
 import functools
 import types
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
 import torch
 from torch._ops import OpOverload
-from torch.nn.modules.module import register_module_forward_pre_hook
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
 from autograder.checking.probing import run_probe
@@ -138,13 +142,22 @@ class TensorTrace(UncompiledDispatchMode):
         self.built: int | None = None  # how many tensors were kept before the first module call; None: none yet
         self._max_elements = max_elements
         self._elements = 0
-        self._hook: RemovableHandle | None = None
+        self._hooks: list[RemovableHandle] = []
         self._index: dict[int, int] = {}  # id(tensor) -> its latest entry in `traced`
         self._held: list[torch.Tensor] = []  # keeps every id above alive (never reused) until the trace ends
         self._sharing: dict[int, dict[int, torch.Tensor]] = {}  # storage -> the remembered tensors on it, by id
         self._made: list[torch.Tensor] = []  # the tensor of each entry of `traced`, for `connected_entries`
         self.raised: RaisedOp | None = None
         self._before_answer = False  # the probe is building, before its first call of one of the learner's functions
+        self._depth = 0  # calls of the learner's under way: marked functions and module forwards
+        self._called = False  # whether one has begun: what runs outside calls after that is the probe's
+        self._between: set[int] = set()  # entries made outside every call after the first: the probe's, unless read
+        self._handed: set[int] = set()  # entries a call was handed as an argument
+        # Of an op that returns values and their integer indices (torch.max over a dim, sort, topk): each indices
+        # tensor's id -> the entry of its values, and the values' entries whose indices an op read.
+        self._indices_of: dict[int, int] = {}
+        self._indices_read: set[int] = set()
+        self._read: set[int] = set()  # entries an op read (a copy, `.item()` too) or a call returned
 
     def answer_marked(self, namespace: Mapping[str, Any]) -> Mapping[str, Any]:
         """`namespace` with each of the learner's functions marking, when first called, the end of the probe's build:
@@ -163,17 +176,30 @@ class TensorTrace(UncompiledDispatchMode):
         @functools.wraps(function)
         def called(*args: Any, **kwargs: Any) -> Any:
             self._before_answer = False
-            return function(*args, **kwargs)
+            self._enter_call((args, kwargs))
+            try:
+                returned = function(*args, **kwargs)
+            finally:
+                self._depth -= 1
+            self._note_read(returned)
+            return returned
         return called
+
+    def _enter_call(self, handed: object) -> None:
+        self._depth += 1
+        self._called = True
+        # What the probe hands a call is the call's input, read or not (a function may read it through NumPy).
+        self._handed.update(self._index[id(tensor)] for tensor in _tensors(handed) if id(tensor) in self._index)
 
     def __enter__(self) -> "TensorTrace":
         # A global hook, removed on the way out: a module's call (the learner's forward, or a layer it calls) ends
-        # the probe's build; the hook never runs the student's code.
-        self._hook = register_module_forward_pre_hook(self._module_called)
+        # the probe's build; the hooks never run the student's code. The second one ends the call, raised or not.
+        self._hooks = [register_module_forward_pre_hook(self._module_called),
+                       register_module_forward_hook(self._module_returned, always_call=True)]
         try:
             super().__enter__()
         except BaseException:
-            self._hook.remove()
+            self._remove_hooks()
             raise
         return self
 
@@ -181,12 +207,56 @@ class TensorTrace(UncompiledDispatchMode):
         try:
             super().__exit__(*exc_info)
         finally:
-            if self._hook is not None:
-                self._hook.remove()
+            self._remove_hooks()
+        self._drop_the_probes_own()
 
-    def _module_called(self, _module: object, _args: object) -> None:
+    def _remove_hooks(self) -> None:
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks = []
+
+    def _module_called(self, _module: object, args: object) -> None:
         if self.built is None:
             self.built = len(self.traced)
+        self._enter_call(args)
+
+    def _module_returned(self, _module: object, _args: object, output: object) -> None:
+        self._depth = max(0, self._depth - 1)
+        self._note_read(output)
+
+    def _note_read(self, value: object) -> None:
+        for tensor in _tensors(value):
+            if id(tensor) in self._index:
+                self._read.add(self._index[id(tensor)])
+            if id(tensor) in self._indices_of:
+                self._indices_read.add(self._indices_of[id(tensor)])
+
+    def _drop_the_probes_own(self) -> None:
+        """Drops from `traced` what the probe computed between the learner's calls (its gradient check's products
+        and sums, a finite check of a gradient) that no later op of a call read: no tensor of the learner's, which
+        a departure would otherwise read as one. What a call read of it (an input made for a second call, a module
+        built then) stays: it is that call's input. Indices are renumbered to the entries kept."""
+        # Values whose indices an op read while no op read them nor a call returned them: the code went on with
+        # the indices alone (`torch.max(...)[1]`); the values were never a step of its computation.
+        unused = self._indices_read - self._read - self._handed
+        needed = [(index not in self._between or index in self._handed) and index not in unused
+                  for index in range(len(self.traced))]
+        for index in range(len(self.traced) - 1, -1, -1):
+            if needed[index]:
+                for read in self.traced[index].inputs:
+                    needed[read] = True
+        if all(needed):
+            return
+        renumbered = {old: new for new, old in enumerate(index for index, keep in enumerate(needed) if keep)}
+        self.traced = [TracedTensor(entry.op, entry.value, tuple(renumbered[read] for read in entry.inputs),
+                                    entry.connected, entry.recorded)
+                       for index, entry in enumerate(self.traced) if needed[index]]
+        self._made = [tensor for index, tensor in enumerate(self._made) if needed[index]]
+        if self.built is not None:
+            self.built = sum(needed[:self.built])
+        if self.raised is not None:
+            self.raised = replace(self.raised, reads=tuple(renumbered.get(read, -1) for read in self.raised.reads),
+                                  after=sum(needed[:self.raised.after]))
 
     def cut_short(self, output: torch.Tensor | None) -> bool:
         """Whether the cap cut the trace before it held `output` (the learner's call's result, from the probe's
@@ -206,6 +276,7 @@ class TensorTrace(UncompiledDispatchMode):
         try:
             result = func(*args, **(kwargs or {}))
         except Exception as exc:
+            self._note_read((args, kwargs))
             operands = _tensors((args, kwargs))[:MAX_RAISED_OPERANDS]
             self.raised = RaisedOp(tuple(self._index.get(id(tensor), -1) for tensor in operands),
                                    tuple(tuple(int(size) for size in tensor.shape) for tensor in operands),
@@ -217,6 +288,7 @@ class TensorTrace(UncompiledDispatchMode):
             return result  # an op of backward (a probe's gradient check): no tensor of the learner's forward
         if self._before_answer:
             return result  # the probe's build: read by the learner's code, a tensor of it is kept as INPUT then
+        self._note_read((args, kwargs))
         if op_name(func) in EMPTY_OPS:
             for made in _tensors(result):
                 # Below the mode (a handler runs outside it): not an op of the learner's. Only what the trace keeps
@@ -235,6 +307,7 @@ class TensorTrace(UncompiledDispatchMode):
         read = tuple(dict.fromkeys(self._entry_of(tensor) for tensor in _tensors((args, kwargs))))
         for tensor in _tensors(result):
             self._add(tensor, op_name(func), tuple(index for index in read if index >= 0))
+        self._pair_indices(_tensors(result))
         self._refresh_aliases(func, args, kwargs, result)
         return result
 
@@ -264,6 +337,16 @@ class TensorTrace(UncompiledDispatchMode):
             before = self._index[key]
             self._add(tensor, WRITTEN, (before, *(self._index[id(w)] for w in written if id(w) in self._index)))
 
+    def _pair_indices(self, made: list[torch.Tensor]) -> None:
+        """Pairs the integer indices an op returned beside its values (torch.max over a dim) with the values'
+        entry: code that goes on with the indices alone has not used the values (`_drop_the_probes_own`)."""
+        if len(made) != 2 or made[0].is_floating_point() == made[1].is_floating_point():
+            return
+        values, indices = made if made[0].is_floating_point() else made[::-1]
+        if not indices.dtype.is_floating_point and indices.dtype != torch.bool and id(values) in self._index:
+            self._indices_of[id(indices)] = self._index[id(values)]
+            self._held.append(indices)
+
     def _entry_of(self, tensor: torch.Tensor) -> int:
         if id(tensor) not in self._index:
             self._add(tensor, INPUT, ())
@@ -281,6 +364,8 @@ class TensorTrace(UncompiledDispatchMode):
             return
         self._elements += tensor.numel()
         value = tensor.detach().to("cpu", torch.float64, copy=True)
+        if self._called and self._depth == 0:
+            self._between.add(len(self.traced))
         self.traced.append(TracedTensor(op, value, inputs))
         self._made.append(tensor)
         self._remember(tensor, len(self.traced) - 1)

@@ -210,6 +210,15 @@ MESSAGES = {
               "module, and no other set of those adds up to that number",
         "zh": "多出的 {difference:,} 个恰好是{parts}的元素个数，它们不是这个模块的可训练参数，其中也没有别的组合加起来"
               "等于这个数"},
+    "count.kind_more": {
+        "en": "the {difference:,} extra are exactly the entries of some of this module's {kind}, which are not "
+              "trainable parameters of the module ({parts}): more than one set of them adds up to that number, and "
+              "no set with any other of its parts does",
+        "zh": "多出的 {difference:,} 个恰好是这个模块中某几个{kind}的元素个数，它们不是这个模块的可训练参数"
+              "（{parts}）：其中不止一种组合加起来等于这个数，而含有它别的部分的组合都不等于"},
+    "count.kind.buffer": {"en": "buffers", "zh": "buffer"},
+    "count.kind.frozen": {"en": "frozen parameters", "zh": "冻结的参数"},
+    "count.kind.repeated": {"en": "second names of parameters registered once already", "zh": "已注册参数的第二个名字"},
     "count.once_per_shape": {
         "en": "{got:,} is exactly the entries of this module's trainable parameters with only one parameter counted "
               "for each shape: {shared} of its {all} parameters have the shape of another one, yet each is a "

@@ -85,6 +85,18 @@ def test_the_same_infinity_on_both_sides_is_no_difference():
     assert "from index (1, 0)" in value_lines(lines)[0]
 
 
+def test_a_nan_against_a_number_is_said_as_what_it_is_and_nan_against_nan_is_no_difference():
+    """12r's rz-ca-08: "largest difference inf" where the output held NaN: no difference to quote."""
+    expected = torch.tensor([[0.5, float("nan")], [0.25, 0.75]])
+    got = torch.tensor([[0.5, float("nan")], [float("nan"), 0.75]])
+    assert details(expected, got)[-1] == "NaN at index (1, 0), where a number is expected"
+    assert details(expected, got, "zh")[-1] == "位置 (1, 0) 是 NaN，而那里应当是一个数"
+    assert details(got, expected)[-1] == "a number at index (1, 0), where NaN is expected"
+    nearly = expected.clone()
+    nearly[1, 1] = 0.5
+    assert details(expected, nearly)[-1] == "largest difference 0.25 at index (1, 1)"  # not the NaN both hold
+
+
 def test_a_wrong_shape_shows_the_first_values_of_each():
     lines = details(torch.zeros(2, 3), torch.ones(3, 2))
     assert [line.split(":")[0] for line in lines] == ["expected", "got"]

@@ -409,7 +409,8 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
         labels = _aligned_labels([render(messages, "label.expected", lang), render(messages, "label.got", lang)],
                                 colon)
         shape = render(messages, "label.shape", lang)
-        diff, index = _differs_most(_compared_only(got, expected, verdict.compared), expected)
+        compared = _compared_only(got, expected, verdict.compared)
+        diff, index = _differs_most(compared, expected)
         if index is None or diff == 0:
             lines.append(f"{labels[0]}{preview(expected, shape, colon)}")
             lines.append(f"{labels[1]}{preview(got, shape, colon)}")
@@ -419,18 +420,31 @@ def public_details(verdict: Verdict, lang: str, messages: Messages) -> list[str]
         where = pick(SEPARATOR, lang) + render(messages, "label.excerpt_from", lang, {"index": start}) if start else ""
         for label, tensor, shown in zip(labels, (expected, got), values, strict=True):
             lines.append(f"{label}{shape} {tuple(tensor.shape)}{where}{colon}{shown}")
-        lines.append(render(messages, "label.largest_difference", lang, {"diff": diff, "index": index}))
+        lines.append(render(messages, _difference_label(compared, expected, index), lang,
+                            {"diff": diff, "index": index}))
     return lines
 
 
+def _difference_label(got: torch.Tensor, expected: torch.Tensor, index: tuple[int, ...]) -> str:
+    """The label of the element that differs most: a NaN against a number has no difference to quote (12r's
+    rz-ca-08 read "largest difference inf" where its output held NaN), so that one is said as what it is."""
+    theirs, ours = float(got.detach()[index]), float(expected.detach()[index])
+    if math.isnan(theirs) and not math.isnan(ours):
+        return "label.nan_got"
+    if math.isnan(ours) and not math.isnan(theirs):
+        return "label.nan_expected"
+    return "label.largest_difference"
+
+
 def _differs_most(got: torch.Tensor, expected: torch.Tensor) -> tuple[float, tuple[int, ...] | None]:
-    """(difference, index) of the element where `got` is farthest from `expected`: equal values (the same infinity
-    included) differ by 0, a nan or an infinity against anything else by inf; (inf, None) when the shapes differ."""
+    """(difference, index) of the element where `got` is farthest from `expected`: equal values (the same infinity,
+    NaN against NaN included) differ by 0, a nan or an infinity against anything else by inf; (inf, None) when the
+    shapes differ."""
     if got.shape != expected.shape:
         return float("inf"), None
     theirs, ours = got.detach().cpu().to(torch.float64), expected.detach().cpu().to(torch.float64)
     diff = (theirs - ours).abs()
-    diff = torch.where(theirs == ours, torch.zeros_like(diff), diff)
+    diff = torch.where((theirs == ours) | (theirs.isnan() & ours.isnan()), torch.zeros_like(diff), diff)
     diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
     if diff.numel() == 0:
         return 0.0, None

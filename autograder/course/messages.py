@@ -800,6 +800,10 @@ MESSAGES = {
         "en": "largest difference {diff:.3g} at index {index}",
         "zh": "最大差异 {diff:.3g}，位置 {index}",
     },
+    "label.nan_got": {"en": "NaN at index {index}, where a number is expected",
+                      "zh": "位置 {index} 是 NaN，而那里应当是一个数"},
+    "label.nan_expected": {"en": "a number at index {index}, where NaN is expected",
+                           "zh": "位置 {index} 是一个数，而那里应当是 NaN"},
     "label.excerpt_from": {"en": "from index {index}", "zh": "从位置 {index} 起"},
     "label.detail_withheld": {
         "en": "details withheld in a hidden check; the public check cell shows them on its own inputs",

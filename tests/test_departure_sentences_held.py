@@ -346,7 +346,7 @@ def test_a_raise_operand_read_transposed_is_said_transposed_in_the_shape_the_op_
              if {"en": "it raised in an operation on", "zh": "运算中抛出"}[lang] in line or "(2, 6)" in line]
     assert lines, lines
     turned = {"en": "your keys with their axes in another order (shape (2, 6) as the operation read them",
-              "zh": "轴的顺序被调换过的你的key（运算读到的形状是 (2, 6)"}[lang]
+              "zh": "维度顺序被调换过的你的key（运算读到的形状是 (2, 6)"}[lang]
     assert all(turned in line for line in lines), lines
     unturned = {"en": "your keys (shape (6, 2)", "zh": "你的key（形状 (6, 2)"}[lang]
     assert not any(unturned in line for line in lines), lines

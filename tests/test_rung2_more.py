@@ -233,6 +233,26 @@ def test_an_extra_that_only_parts_of_one_kind_make_up_is_told_their_kind():
     assert count_fact(56, 28, mixed) == "" and "some of" not in count_line(56, 28, mixed, "en", catalog.MESSAGES)
 
 
+def test_a_count_less_all_its_buffers_is_told_so_where_other_sets_make_the_shortfall_too():
+    """12r's rz-pc-11 subtracted the buffers: on a module whose buffer's 16 entries frozen parts also add up to, the
+    count was told only "16 fewer" while the next check named the buffer. All the buffers is said where no set of
+    trainable parameters (left out) makes up the shortfall too."""
+    frozen = {"trainable": [["W_key.weight", 20], ["W_key.bias", 5], ["W_value.weight", 3]], "rebuilt": [],
+              "shapes": [], "entry_bytes": [],
+              "uncounted": [["mask", 16, "buffer"], ["scale", 4, "frozen"], ["W_query.weight", 12, "frozen"]]}
+    assert count_fact(12, 28, frozen) == "taken"
+    line = count_line(12, 28, frozen, "en", catalog.MESSAGES)
+    assert line.endswith("the 16 missing are exactly the entries of all this module's buffers (the buffer mask (16)), "
+                         "which are not trainable parameters and so were never in the total: your count takes them "
+                         "away from it"), line
+    assert "所有 buffer" in count_line(12, 28, frozen, "zh", catalog.MESSAGES)
+    assert count_fact(13, 28, frozen) == "" and "buffers" not in count_line(13, 28, frozen, "en", catalog.MESSAGES)
+    no_buffers = {**frozen, "uncounted": [["scale", 16, "frozen"]]}
+    assert "all this module's buffers" not in count_line(12, 28, no_buffers, "en", catalog.MESSAGES)
+    key_left_out = {**frozen, "trainable": [["W_key.weight", 12], ["W_key.bias", 4], ["W_value.weight", 12]]}
+    assert count_fact(12, 28, key_left_out) == ""  # W_key's 16 entries left out give 12 as well
+
+
 def test_a_count_of_one_parameter_per_shape_is_told_so():
     lines = departures("parameter_counts", {"count_parameters": count_once_per_shape})
     assert lines and lines[0].endswith("590,592 is exactly the entries of this module's trainable parameters with only "

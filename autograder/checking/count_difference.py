@@ -101,6 +101,14 @@ def _one_kind_making_up(difference: int, uncounted: Sequence[tuple[str, int, str
     return next(iter(kinds), None)
 
 
+def _all_buffers_taken(got: int, right: int, parts: CountParts) -> bool:
+    """Whether the count is the module's trainable entries less the entries of all its buffers (it has some), and
+    no set of trainable parameters makes up that shortfall (parameters left out would give the same count)."""
+    buffers = sum(size for _name, size, kind in parts.uncounted if kind == "buffer")
+    return 0 < buffers and got == right - buffers and not _some_parts_sum_to(
+        buffers, [size for _name, size in parts.trainable])
+
+
 def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messages: Messages) -> str:
     """Rung 2 for a wrong count: the learner's count against the module's trainable count, and what makes up the
     difference when exactly one thing does (see the module's docstring); "" for a right count."""
@@ -116,6 +124,12 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
         key = "count.parts_more" if got > right else (
             "count.parts_taken" if named[chosen[0]][2] != "trainable" else "count.parts_fewer")
         sentences.append(render(messages, key, lang, {**fields, "parts": listed(parts_said, lang)}))
+    elif got < right and _all_buffers_taken(got, right, parts):
+        # Other sets may make up the shortfall as well; this one is every buffer, what a count that subtracts the
+        # buffers gives on any module (12r's rz-pc-11: said on one check, unsaid on the next).
+        buffers = [render(messages, "count.part.buffer", lang, {"name": name, "size": size})
+                   for name, size, kind in parts.uncounted if kind == "buffer"]
+        sentences.append(render(messages, "count.buffers_taken", lang, {**fields, "parts": listed(buffers, lang)}))
     elif got > right and (kind := _one_kind_making_up(got - right, parts.uncounted)) is not None:
         # Two sets or more make up the extra, all of one kind: which ones were counted is not known, their kind is.
         of_kind = [render(messages, f"count.part.{kind}", lang, {"name": name, "size": size})
@@ -193,8 +207,9 @@ def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
         return "none"
     parts = CountParts.from_plain(plain)
     named, chosen = _explaining(got, right, parts)
-    if got < right and chosen is not None and named[chosen[0]][2] != "trainable":
-        return "taken"  # the parts a right count leaves out, taken away from the total (count_line's parts_taken)
+    if got < right and (chosen is not None and named[chosen[0]][2] != "trainable"
+                        or chosen is None and _all_buffers_taken(got, right, parts)):
+        return "taken"  # parts a right count leaves out, taken away from the total (parts_taken, buffers_taken)
     if got > right and (kind := _one_kind_making_up(got - right, parts.uncounted)) is not None:
         return f"more:{kind}"  # parts of one kind a right count leaves out, counted in (count_line's parts_more)
     shape_fact = _shape_or_times(got, right, parts)

@@ -205,6 +205,11 @@ MESSAGES = {
               "parts adds up to that number",
         "zh": "少掉的 {difference:,} 个恰好是{parts}的元素个数；它们不是可训练参数，本来就不在总数里，"
               "你的计数却从总数中减去了它们，模块中也没有别的组合加起来等于这个数"},
+    "count.buffers_taken": {
+        "en": "the {difference:,} missing are exactly the entries of all this module's buffers ({parts}), which are "
+              "not trainable parameters and so were never in the total: your count takes them away from it",
+        "zh": "少掉的 {difference:,} 个恰好是这个模块所有 buffer 的元素个数（{parts}），它们不是可训练参数，"
+              "本来就不在总数里：你的计数把它们从总数中减掉了"},
     "count.parts_more": {
         "en": "the {difference:,} extra are exactly the entries of {parts}, which are not trainable parameters of the "
               "module, and no other set of those adds up to that number",
@@ -332,11 +337,11 @@ MESSAGES = {
     "departure.operand.raised_step_turned": {
         "en": "your {name} with their axes in another order (shape {shape} as the operation read them; their values "
               "match the notes')",
-        "zh": "轴的顺序被调换过的你的{name}（运算读到的形状是 {shape}，数值与笔记中的相同）"},
+        "zh": "维度顺序被调换过的你的{name}（运算读到的形状是 {shape}，数值与笔记中的相同）"},
     "departure.operand.raised_step_turned_dtype": {
         "en": "your {name} with their axes in another order ({dtype}, shape {shape} as the operation read them; "
               "their values match the notes')",
-        "zh": "轴的顺序被调换过的你的{name}（{dtype}，运算读到的形状是 {shape}，数值与笔记中的相同）"},
+        "zh": "维度顺序被调换过的你的{name}（{dtype}，运算读到的形状是 {shape}，数值与笔记中的相同）"},
     "departure.operand.raised_tensor": {"en": "a tensor of shape {shape}", "zh": "一个形状为 {shape} 的张量"},
     # Where the operands' dtypes differ: each said with its own.
     "departure.operand.raised_tensor_dtype": {"en": "a {dtype} tensor of shape {shape}",

@@ -96,10 +96,10 @@ MISTAKES: tuple[Misconception, ...] = (
         name=("the copy into v1's parameters recorded by autograd",
               "autograd 记录了写入 v1 参数的复制"),
         hint=("an in-place copy autograd records turns the parameter into the copy's result: it stops being a leaf "
-              "of its own, backward sends its gradient on to v2's weight and its own .grad stays empty, so an "
+              "of its own, backward sends its gradient on to v2's weight and keeps none for it, so an "
               "optimizer cannot train it; a weight transfer is not part of training",
               "被 autograd 记录下来的原地复制会让参数变成这次复制的结果：它不再是独立的叶子张量，反向传播把它的梯度"
-              "继续传给 v2 的权重，而它自己的 .grad 保持为空，优化器无法训练它；权重迁移不是训练的一部分"),
+              "继续传给 v2 的权重，而它自己得不到梯度，优化器无法训练它；权重迁移不是训练的一部分"),
         change=("do the copy where autograd does not record, so that each parameter stays a leaf that requires grad",
                 "在 autograd 不记录的地方进行复制，让每个参数仍是需要梯度的叶子张量"),
     ),

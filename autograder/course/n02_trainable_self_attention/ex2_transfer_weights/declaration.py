@@ -88,10 +88,10 @@ MESSAGES = {
     },
     "transfer_weights.copy_recorded": {
         "en": "after the call sa_v1.{name} is the result of a copy autograd recorded, no longer a leaf of its own: "
-              "backward would pass its gradient on to sa_v2's weight and leave sa_v1.{name}.grad empty, so an "
-              "optimizer could not train v1. Was autograd recording while your function copied?",
+              "backward would pass its gradient on to sa_v2's weight and keep none for sa_v1.{name}, so "
+              "an optimizer could not train v1. Was autograd recording while your function copied?",
         "zh": "调用之后 sa_v1.{name} 是一次被 autograd 记录下来的复制的结果，不再是独立的叶子张量："
-              "反向传播会把它的梯度传给 sa_v2 的权重，而 sa_v1.{name}.grad 保持为空，优化器无法训练 v1。"
+              "反向传播会把它的梯度传给 sa_v2 的权重，而 sa_v1.{name} 自己得不到梯度，优化器无法训练 v1。"
               "你的函数复制时 autograd 是否在记录？",
     },
     "transfer_weights.wrong_weight": {

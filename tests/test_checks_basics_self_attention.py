@@ -142,6 +142,8 @@ MISTAKES = [
     ("transfer_weights", mutants.load_copy_without_no_grad, "transfer_weights.notes", "copy_without_no_grad"),
     # requires_grad switched off to copy and left off: v1 can no longer be trained (12q's qy-tw-13 kept every point).
     ("transfer_weights", mutants.load_frozen, "transfer_weights.copies", "parameters_left_frozen"),
+    # 12s's sy-tw-13: torch.set_grad_enabled(False) and never back on kept every point.
+    ("transfer_weights", mutants.load_grad_left_off, "transfer_weights.copies", "grad_mode_left_off"),
     ("transfer_weights", mutants.load_unfrozen_by_the_copy, "transfer_weights.copies",
      "copy_recorded_into_parameter"),
     ("transfer_weights", mutants.load_transposing_v2_in_place, "transfer_weights.shapes", None),

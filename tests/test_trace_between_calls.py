@@ -7,7 +7,7 @@ values `torch.max` returns beside indices the code goes on with alone were never
 
 import torch
 
-from autograder.checking.tensor_trace import INPUT, graph_traced_probe, traced_probe
+from autograder.checking.tensor_trace import INPUT, UNUSED, graph_traced_probe, traced_probe
 from autograder.course import catalog
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import run_checks
@@ -59,23 +59,27 @@ def call_once(name):
     return lambda namespace, case: {"out": namespace[name](torch.tensor([[1.0, 3.0], [2.0, 0.5]]))}
 
 
-def test_values_of_a_max_whose_indices_alone_are_used_are_not_the_codes_and_used_ones_are():
+def test_values_of_a_max_whose_indices_alone_are_used_are_marked_unused_and_used_ones_are_not():
     _record, unused = traced_probe(call_once("indices_as_the_maximum"), {"indices_as_the_maximum":
                                                                          indices_as_the_maximum}, None)
-    assert [3.0] not in [row for entry in unused for row in entry.value.tolist()
-                         if isinstance(row, list)], [entry.value.tolist() for entry in unused]
+    assert [entry.op for entry in unused if entry.value.tolist() == [[3.0], [2.0]]] == [UNUSED], unused
     _record, used = traced_probe(call_once("values_as_the_maximum"), {"values_as_the_maximum":
                                                                       values_as_the_maximum}, None)
-    assert any(entry.value.tolist() == [[3.0], [2.0]] for entry in used), [entry.op for entry in used]
+    assert any(entry.value.tolist() == [[3.0], [2.0]] and entry.op != UNUSED for entry in used), used
     assert any(entry.op == INPUT for entry in used)
 
 
-def test_a_softmax_that_shifts_by_the_indices_is_not_told_it_reproduces_the_maximum():
+def test_a_softmax_that_shifts_by_the_indices_is_told_its_maximum_is_made_but_never_read():
+    """12p's py-ss-10 was told it "reproduces the notes' maximum" (it made it, and went on with the indices); 12s's
+    sy-ss-09 was then told "none of the tensors your code made holds it" (it made it). Both halves are said."""
     for lang in ("en", "zh"):
         results = checked("softmax_stable", {"softmax_stable": indices_as_the_maximum}, lang)
         shown = [result for result in results if result.departure]
         assert shown
         for result in shown:
             assert catalog.MESSAGES["step.maximum"][lang] in result.departure, result.departure
-            # departure.after's opening ("reproduces the notes' …"): no step before the maximum is the code's
-            assert catalog.MESSAGES["departure.first"][lang][:12] in result.departure, result.departure
+            made_not_read = {"en": "an op of yours does make it, beside the indices it returns with it, but your code "
+                                   "goes on with those indices and never reads it",
+                             "zh": "你的某个运算确实算出了它，并同时返回了对应的索引"}[lang]
+            assert made_not_read in result.departure, result.departure
+            assert {"en": "none of the tensors", "zh": "没有一个"}[lang] not in result.departure, result.departure

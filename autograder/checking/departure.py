@@ -36,6 +36,7 @@ from autograder.checking.step_relations import (
 from autograder.checking.tensor_trace import (
     INPUT,
     LIFTED,
+    UNUSED,
     UNWRITTEN,
     WRITTEN,
     RaisedOp,
@@ -134,6 +135,9 @@ class Departure:
     # scores, which the route that scales after masking makes before the scaled scores): code that raised before
     # both is told so of both, not only of the one the declaration lists first.
     or_next: str | None = None
+    # A tensor the code made holds the departing step, but as values an op returned beside indices the code went on
+    # with alone (torch.max(...)[1]): made, never used; "none of your tensors holds it" would be false.
+    held_unused: bool = False
 
     @property
     def located_step(self) -> str:
@@ -250,7 +254,19 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     place. A step some taught route skips (optional) departs only when no later step matches either. `raised`: the
     learner's code raised on the case (the trace ends there), so the next tensor it made from its right steps is
     said even when its size is not the step's; `raised_at`: the op whose raise ended the run (the operands it read
-    are said when nothing else is)."""
+    are said when nothing else is). Values the code made and never used (UNUSED) hold no step; where they hold the
+    departing one, `held_unused` says so."""
+    departure = _first_departing(steps, traced, output, raised, raised_at)
+    if departure.step is None:
+        return departure
+    expected = [normalised_value(value) for entry in steps if str(entry[0]) == departure.step for value in entry[1]]
+    unused = any(entry.op == UNUSED and any(matches_up_to_layout(normalised_value(entry.value), value)
+                                            for value in expected) for entry in traced)
+    return dataclasses.replace(departure, held_unused=True) if unused else departure
+
+
+def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
+                     raised: bool, raised_at: RaisedOp | None) -> Departure:
     declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
@@ -270,7 +286,8 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     in_pieces: set[str] = set()  # no tensor holds the step whole, but tensors of the code hold each of its slices
     for position, (step_id, values, _optional) in enumerate(declared):
         holding = [index for index, value in enumerate(learner)
-                   if traced[index].op != INPUT  # a step is computed: an argument as it came is none
+                   # a step is computed: an argument as it came is none, nor values the code never used
+                   if traced[index].op not in (INPUT, UNUSED)
                    and any(value.numel() == expected.numel()
                            and values_close(fingerprints[index], sorted_values(expected))
                            and holds(value, step_id, expected)
@@ -1784,6 +1801,8 @@ def departure_line(departure: Departure, lang: str, messages: Messages, lead: st
         # A tensor of theirs has the step's numbers, one number throughout (the shifted scores of [1000., 1000.]):
         # "none of your tensors holds it" would be false, and where the code departs is not known from this case.
         key += "_unproven"
+    elif departure.held_unused and departure.compared:
+        key += "_unused"  # made beside indices the code went on with: made, not used (never "none holds it")
     stand_in_facts = [fact for fact in departure.facts if fact.kind not in RAISE_CONTEXT]
     if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.

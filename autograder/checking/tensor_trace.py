@@ -14,8 +14,9 @@ is no tensor of the learner's: it is not kept, and a tensor of it the learner's 
 A class is not marked so: its constructor's tensors (a mask buffer) are the learner's own steps.
 
 What the probe computes between the learner's calls (its gradient check's sums, a finite check of the gradient) is
-dropped when the trace ends unless a later call was handed it or read it; so are the values `torch.max` returned
-beside indices the code went on with alone (`torch.max(...)[1]`): neither is a tensor of the learner's computation.
+dropped when the trace ends unless a later call was handed it or read it: no tensor of the learner's computation.
+The values `torch.max` returned beside indices the code went on with alone (`torch.max(...)[1]`) are kept as
+UNUSED: made, but no step of the computation.
 
 The count's room is the learner's call's: what a probe builds before its first module call (the module's
 construction, its weights, the inputs) is kept but not counted, up to MAX_TRACED of its own. A trace the cap cut
@@ -49,7 +50,7 @@ from autograder.checking.torch_recorders import LIFT_OPS, UncompiledDispatchMode
 
 __all__ = [
     "INPUT", "LIFTED", "MAX_SENT", "MAX_TRACED", "MAX_TRACED_ELEMENTS", "MAX_TRACE_ELEMENTS", "OUTPUT_KEYS",
-    "OPERANDS", "RaisedOp", "TensorTrace", "TracedTensor", "UNWRITTEN", "WRITTEN", "graph_traced_probe",
+    "OPERANDS", "RaisedOp", "TensorTrace", "TracedTensor", "UNUSED", "UNWRITTEN", "WRITTEN", "graph_traced_probe",
     "probe_with_raised_operands", "recorded_output", "trace_record", "traced_of_record", "traced_probe",
     "traced_probe_with_raise", "with_raised_operands",
 ]
@@ -76,6 +77,9 @@ SKIPPED_OPS = frozenset({"detach", "lift_fresh", "lift_fresh_copy", "_to_copy", 
 # holds NaN where it was never written, never the numbers of a tensor freed earlier.
 EMPTY_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
 UNWRITTEN = "unwritten"
+# The op name of the values an op returned beside integer indices (torch.max over a dim) when the code went on with
+# the indices alone: made by the learner's code, but no step of its computation (departure says so).
+UNUSED = "unused_values"
 
 
 # Where a probe's record holds what the learner's function returned: most say "output", split, merge and
@@ -232,15 +236,17 @@ class TensorTrace(UncompiledDispatchMode):
                 self._indices_read.add(self._indices_of[id(tensor)])
 
     def _drop_the_probes_own(self) -> None:
-        """Drops from `traced` what the probe computed between the learner's calls (its gradient check's products
-        and sums, a finite check of a gradient) that no later op of a call read: no tensor of the learner's, which
-        a departure would otherwise read as one. What a call read of it (an input made for a second call, a module
-        built then) stays: it is that call's input. Indices are renumbered to the entries kept."""
+        """Marks the values no op used beside indices that were (UNUSED), and drops from `traced` what the probe
+        computed between the learner's calls (its gradient check's products and sums, a finite check of a gradient)
+        that no later op of a call read: no tensor of the learner's, which a departure would otherwise read as one.
+        What a call read of it (an input made for a second call, a module built then) stays: it is that call's
+        input. Indices are renumbered to the entries kept."""
         # Values whose indices an op read while no op read them nor a call returned them: the code went on with
-        # the indices alone (`torch.max(...)[1]`); the values were never a step of its computation.
-        unused = self._indices_read - self._read - self._handed
-        needed = [(index not in self._between or index in self._handed) and index not in unused
-                  for index in range(len(self.traced))]
+        # the indices alone (`torch.max(...)[1]`); the values were never a step of its computation (UNUSED).
+        for index in self._indices_read - self._read - self._handed:
+            entry = self.traced[index]
+            self.traced[index] = TracedTensor(UNUSED, entry.value, entry.inputs, entry.connected, entry.recorded)
+        needed = [index not in self._between or index in self._handed for index in range(len(self.traced))]
         for index in range(len(self.traced) - 1, -1, -1):
             if needed[index]:
                 for read in self.traced[index].inputs:

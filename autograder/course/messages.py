@@ -271,6 +271,17 @@ MESSAGES = {
               "where your code departs",
         "zh": "你的代码算出了与笔记相同的{matched}；在这个例子上，你的某个张量的数值也与笔记中的{step}相同，"
               "但这些数值说明不了什么（许多算法都会得到它们），所以仅凭这个例子看不出你的代码从哪里开始不同"},
+    "departure.first_unused": {
+        "en": "your code departs from the notes at their first step, the {step}: an op of yours does make it, beside "
+              "the indices it returns with it, but your code goes on with those indices and never reads it",
+        "zh": "你的代码从笔记的第一步（{step}）开始不同：你的某个运算确实算出了它，并同时返回了对应的索引，"
+              "但你的代码接着用的是那些索引，从来没有读取它"},
+    "departure.after_unused": {
+        "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: an op of yours does "
+              "make it, beside the indices it returns with it, but your code goes on with those indices and never "
+              "reads it",
+        "zh": "你的代码算出了与笔记相同的{matched}，从{step}开始不同：你的某个运算确实算出了它，"
+              "并同时返回了对应的索引，但你的代码接着用的是那些索引，从来没有读取它"},
     "departure.first_unproven": {
         "en": "on this case a tensor of your code has the numbers of the notes' first step, the {step}, though they "
               "prove nothing (many computations give them), so this case alone does not show where your code departs",

@@ -357,6 +357,14 @@ def load_frozen(sa_v1, sa_v2):
     return sa_v1
 
 
+def load_grad_left_off(sa_v1, sa_v2):
+    """Gradients switched off for the whole process to copy, and never switched back on."""
+    torch.set_grad_enabled(False)
+    for name in ("W_query", "W_key", "W_value"):
+        getattr(sa_v1, name).copy_(getattr(sa_v2, name).weight.T)
+    return sa_v1
+
+
 def load_unfrozen_by_the_copy(sa_v1, sa_v2):
     """requires_grad switched off, then a copy autograd records: each parameter becomes the copy's result, no leaf."""
     for name in ("W_query", "W_key", "W_value"):

@@ -88,6 +88,23 @@ MISTAKES: tuple[Misconception, ...] = (
                 "在函数返回之前让 v1 的参数重新需要梯度，或者换一种根本不需要关掉它的写入方式"),
     ),
     mistake(
+        "grad_mode_left_off",
+        exercises=("transfer_weights",),
+        evidence=(Evidence.FACT,),
+        question=("Once your function has returned, does autograd still record what the rest of the notebook "
+                  "computes?",
+                  "你的函数返回之后，autograd 还会记录笔记本其余部分的计算吗？"),
+        name=("gradients switched off for everything after the call",
+              "调用之后所有计算的梯度都被关掉了"),
+        hint=("switching gradient recording off is a setting of the whole process, not of one function: left off, "
+              "it stops every later forward pass from being recorded, so nothing can be trained; a block that "
+              "switches it off only inside itself puts it back by itself",
+              "关闭梯度记录是整个进程的设置，而不是某个函数自己的：一直关着，之后的每一次前向计算都不会被记录，"
+              "什么也训练不了；只在一个代码块内部关闭梯度的写法，会在块结束时自动恢复"),
+        change=("switch recording off only around the copy, so that it is on again when your function returns",
+                "只在复制的那几行周围关闭梯度记录，让函数返回时它已经重新打开"),
+    ),
+    mistake(
         "copy_recorded_into_parameter",
         exercises=("transfer_weights",),
         evidence=(Evidence.FACT,),

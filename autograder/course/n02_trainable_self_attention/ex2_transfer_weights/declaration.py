@@ -80,6 +80,12 @@ MESSAGES = {
               "one and would no longer train this module",
         "zh": "sa_v1.{name} 是一个新的 nn.Parameter：调用之前为 sa_v1 创建的优化器仍持有旧参数，再也训练不到这个模块",
     },
+    "transfer_weights.grad_left_off": {
+        "en": "after your function returns, autograd records nothing any more, anywhere: every computation that "
+              "follows (training v1 included) gets no gradient. What did your function switch off, and for how long?",
+        "zh": "你的函数返回之后，autograd 在任何地方都不再记录：之后的每一次计算（包括训练 v1）都得不到梯度。"
+              "你的函数关掉了什么？关了多久？",
+    },
     "transfer_weights.frozen": {
         "en": "sa_v1.{name} no longer requires grad after the call: an optimizer would never change it, so v1 could "
               "not go on learning. What did your copy switch off, and is it still off when your function returns?",

@@ -72,6 +72,10 @@ def judge_transfer_copies(record: TransferRecord, case: TransferCase, expectatio
     if record["replaced"]:
         return Verdict(False, "transfer_weights.parameters_replaced", {"name": record["replaced"][0]},
                        misconception="parameters_replaced", evidence=Evidence.FACT)  # objects compared
+    if record.get("grad_left_off"):
+        # Read from torch after the call: gradients off for every computation that follows, v1's training included.
+        return Verdict(False, "transfer_weights.grad_left_off", misconception="grad_mode_left_off",
+                       evidence=Evidence.FACT)
     if record.get("frozen"):
         # Read from v1's own parameter: requires_grad switched off (to copy into it) and never switched back.
         return Verdict(False, "transfer_weights.frozen", {"name": record["frozen"][0]},

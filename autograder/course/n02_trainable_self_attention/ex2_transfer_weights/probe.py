@@ -38,6 +38,7 @@ class TransferRun(TypedDict):
     shared: list[str]  # v1's parameters that share memory with one of v2's
     frozen: list[str]  # v1's parameters that no longer require grad: v1 could not be trained any more
     recorded: list[str]  # v1's parameters autograd made the copy's result (a grad_fn): .grad would stay empty
+    grad_left_off: bool  # the call switched gradients off for everything after it (and never back on)
 
 
 class TransferRecord(TypedDict, total=False):
@@ -50,6 +51,7 @@ class TransferRecord(TypedDict, total=False):
     shared: list[str]
     frozen: list[str]
     recorded: list[str]
+    grad_left_off: bool
     raised: ExceptionRecord
     square: TransferRun
     unrecorded: TransferRun  # the same call with autograd recording nothing, where that one ran
@@ -71,7 +73,12 @@ def run_transfer(load: Callable[..., Any], case: TransferCase) -> TransferRun:
     v1_start, v2_weights = transfer_weights(case)
     sa_v1, sa_v2 = ParameterProjections(v1_start), LinearProjections(v2_weights)
     own = {name: getattr(sa_v1, name) for name in PROJECTIONS}
-    returned = load(sa_v1, sa_v2)
+    recording = torch.is_grad_enabled()
+    try:
+        returned = load(sa_v1, sa_v2)
+        left_off = recording and not torch.is_grad_enabled()
+    finally:
+        torch.set_grad_enabled(recording)  # what the call switched, read above, is not the probe's to keep
     kind = ("sa_v1" if returned is sa_v1 else "sa_v2" if returned is sa_v2 else "None" if returned is None
             else type(returned).__name__)
     v2_memory = {parameter.untyped_storage().data_ptr() for parameter in sa_v2.parameters()}
@@ -81,7 +88,8 @@ def run_transfer(load: Callable[..., Any], case: TransferCase) -> TransferRun:
     held = {name: value for name in PROJECTIONS if isinstance(value := getattr(sa_v1, name, None), torch.Tensor)}
     return {"v1": state_of(sa_v1), "v2": state_of(sa_v2), "returned": kind, "replaced": replaced, "shared": shared,
             "frozen": [name for name, value in held.items() if not value.requires_grad],
-            "recorded": [name for name, value in held.items() if value.grad_fn is not None]}
+            "recorded": [name for name, value in held.items() if value.grad_fn is not None],
+            "grad_left_off": left_off}
 
 
 def run_unrecorded(load: Callable[..., Any], case: TransferCase) -> TransferRun | None:

@@ -605,3 +605,23 @@ def test_a_buffer_retyped_by_forward_is_said_as_seen_not_as_a_view_edited(lang, 
     assert result.status != PASSED
     assert result.misconception == "state_changed_by_forward"
     assert re.search(dtype_words, result.message) and presumed_cause not in result.message, result.message
+
+
+class CausalAttentionUndoingTheRescale(mutants.CausalAttention_forward_mistake):
+    """12t's tz-ma-08: the dropped weights times (1 - p), "to undo dropout's rescaling", in both modes."""
+
+    def forward(self, x):
+        num_tokens = x.shape[1]
+        attn_scores = self.scores(x)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / self.W_key.weight.shape[0] ** 0.5, dim=-1)
+        return self.dropout(attn_weights) * (1 - self.dropout.p) @ self.W_value(x)
+
+
+def test_a_rate_that_changes_the_eval_output_without_dropping_is_not_named_dropout_in_eval():
+    """No dropout acts in eval mode (two eval calls agree): "dropout still active in eval mode" would be false."""
+    result = results_by_id("causal_attention", {"CausalAttention": CausalAttentionUndoingTheRescale},
+                           seed=DEFAULT_SEED)["causal_attention.modes"]
+    assert result.status != PASSED
+    assert result.misconception is None, result.misconception
+    assert "does nothing" in result.message or "must do nothing" in result.message, result.message

@@ -147,8 +147,10 @@ def dropout_effects(record: ModesRecord, case: ContractCase, expectations: Expec
     if not same(record["eval_again"], record["eval"], atol=0, rtol=0):
         return Verdict(False, "contract.dropout_in_eval", misconception="dropout_in_eval", evidence=Evidence.FACT)
     if not same(record["eval"], record["no_dropout"]):
-        return Verdict(False, "contract.eval_differs", {"p": case["p"]}, misconception="dropout_in_eval",
-                       evidence=Evidence.FACT)
+        # The same output on two eval calls drawing other random numbers: no dropout acts in eval mode, yet the rate
+        # changes the output (12t's tz-ma-08 scaled its weights by 1 - p in both modes). What does it is not known:
+        # the fact alone, no mistake named.
+        return Verdict(False, "contract.eval_differs", {"p": case["p"]})
     if not bool((torch.isfinite(record["eval"]) & (record["eval"] != 0)).any()):
         # No weight is a number dropout could drop (NaN or inf throughout, or zeros): dropout's effect cannot be
         # read, and NaN times a dropout mask is NaN again, so "nothing dropped" would not be proven. The value

@@ -57,10 +57,37 @@ class PaddingNotBroadcast(solutions.MultiHeadAttention):
 
 
 def test_code_that_raises_before_scaling_is_not_said_to_reproduce_the_scaled_scores():
+    """Nor that none of its tensors held them: its scores hold their numbers on heads of size 1 (12t's tz-ma-01 was
+    told "none of the tensors your code made holds the notes' keys split into heads" of keys that did)."""
     text = departure_text(printed("padding_mask", PaddingNotBroadcast))
-    assert "attention scores; then it raised" in text, text
-    assert "scaled attention scores; then" not in text and "then it raised before any of its tensors held the " \
-        "notes' scaled attention scores" in text, text
+    assert "your code reproduces the notes' queries, keys, values, queries split into heads, keys split into heads, " \
+        "attention scores; on this case a tensor of yours has the numbers of the notes' scaled attention scores too, " \
+        "though they prove nothing" in text, text
+    assert "scaled attention scores; then" not in text and "before any of its tensors held" not in text, text
+
+
+class KeysTurnedOnTheWrongAxes(solutions.MultiHeadAttention):
+    """12t's tz-ma-01: the keys' heads and head_dim swapped (transpose(1, 3)) before the product."""
+
+    def forward(self, x, attention_mask=None):
+        b, num_tokens, _ = x.shape
+        q = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        k = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        v = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        scores = (q @ k.transpose(1, 3)).masked_fill(self.mask.bool()[:num_tokens, :num_tokens], float("-inf"))
+        weights = self.dropout(torch.softmax(scores / self.head_dim ** 0.5, dim=-1))
+        return self.out_proj((weights @ v).transpose(1, 2).contiguous().view(b, num_tokens, self.d_out))
+
+
+def test_keys_turned_on_the_wrong_axes_are_said_as_the_code_holds_and_the_product_read_them():
+    """Its split keys hold the notes' (never "none of your tensors holds them"), its split queries keep the notes'
+    shape (matmul's flattened view of them is not theirs), and the operand the product read is the keys turned."""
+    text = departure_text(printed("multi_head_attention", KeysTurnedOnTheWrongAxes))
+    assert text, text
+    assert "none of the tensors your code made on this case holds the notes' keys split into heads" not in text, text
+    assert "but in shape (4, 6, 1)" not in text, text
+    assert "your keys with their axes in another order (shape (4, 5, 4) as the operation read them" in text or \
+        "your keys split into heads with their axes in another order" in text or "keys (shape" not in text, text
 
 
 def test_a_tensor_that_holds_an_earlier_step_too_proves_only_that_one():

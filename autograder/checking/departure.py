@@ -284,6 +284,7 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
     coinciding: set[str] = set()  # of those, the steps whose values on this case are an earlier step's (no constant)
     in_pieces: set[str] = set()  # no tensor holds the step whole, but tensors of the code hold each of its slices
+    held_by: dict[str, list[int]] = {}  # every learner tensor that holds the step, proving it or not
     for position, (step_id, values, _optional) in enumerate(declared):
         holding = [index for index, value in enumerate(learner)
                    # a step is computed: an argument as it came is none, nor values the code never used
@@ -293,6 +294,7 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
                            and holds(value, step_id, expected)
                            and _layout_proven(index, traced, learner, expected) for expected in values)]
         proving = [index for index in holding if not _uninformative(learner[index], declared[:position], holds)]
+        held_by[step_id] = holding
         where[step_id] = proving[0] if proving else None
         proven_at[step_id] = proving
         if not holding and _held_in_pieces(values, learner, traced):
@@ -491,8 +493,11 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
             facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched}, declared)
-    if raised and matched and (held := _held_in_other_shape(learner, declared, proven_at[matched[-1]],
-                                                            matched[-1])) is not None:
+    if raised and matched and not any(_in_notes_shape(learner[index], declared, matched[-1])
+                                      for index in held_by[matched[-1]]) and (
+            held := _held_in_other_shape(learner, declared, proven_at[matched[-1]], matched[-1])) is not None:
+        # (A tensor of theirs that holds the step in the notes' shape, proving it or not, is theirs: the other shape
+        # is then a view torch made inside an op, matmul's (12t's tz-ma-01), not their code's.)
         # Its numbers are the notes' (a reproduced step) but not its shape (squeezed to a 0-d tensor): the raise
         # may well meet that shape, so "reproduces" is not said without it.
         facts = (*facts, held)
@@ -503,7 +508,7 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
     following = declared[departing + 1] if departing + 1 < len(declared) else None
     or_next = following[0] if following is not None and following[2] and where[following[0]] is None else None
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised,
-                     held_unproven=order[departing] in unproven - coinciding, or_next=or_next)
+                     held_unproven=order[departing] in unproven, or_next=or_next)
 
 
 RAISED_OPERANDS = "raised_operands"
@@ -514,6 +519,29 @@ ADDED_AGAIN_TO = "added_again_to"
 HELD_SHAPE = "held_shape"
 # What a raise's line says beside the steps (not a stand-in's facts: no tensor of theirs stands in the step's place).
 RAISE_CONTEXT = frozenset({RAISED_OPERANDS, HELD_SHAPE})
+
+
+# Layout ops that put axes in another order (what a view of a product's operand may have gone through).
+TURNING_OPS = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "movedim", "numpy_T", "mT", "adjoint"})
+
+
+def _turned_on_the_way(traced: Sequence[TracedTensor], read: int, holders: Collection[int]) -> bool:
+    """Whether the tensor at `read` is a view of one of `holders` through an op that puts axes in another order
+    (12t's tz-ma-01: matmul flattened `keys.transpose(1, 3)`, so the product read the keys with axes turned)."""
+    index = read
+    while index not in holders and (traced[index].op in LAYOUT_OPS or traced[index].op in PASSING_OPS) and len(
+            traced[index].inputs) == 1:
+        if traced[index].op in TURNING_OPS:
+            return True
+        index = traced[index].inputs[0]
+    return False
+
+
+def _in_notes_shape(tensor: torch.Tensor, declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                    step_id: str) -> bool:
+    """Whether `tensor` has one of the shapes the notes give `step_id`."""
+    return any(tuple(tensor.shape) == tuple(value.shape) for declared_id, values, _optional in declared
+               if declared_id == step_id for value in values)
 
 
 def _held_in_other_shape(learner: Sequence[torch.Tensor], declared: Sequence[tuple[str, list[torch.Tensor], bool]],
@@ -568,7 +596,8 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
             held = tuple(int(size) for size in traced[holder].value.shape)
             # Their axes in another order (a transpose, theirs or einsum's) is what the op read: said so, with the
             # shape as read (12r's ry-v2-06: `bmm(queries, keys.transpose(-2, -1))` read (2, 6) keys, not (6, 2)).
-            turned = len(held) == len(shape) and held != tuple(shape) and sorted(held) == sorted(shape)
+            turned = (len(held) == len(shape) and held != tuple(shape) and sorted(held) == sorted(shape)) or (
+                raised_at.op in PRODUCT_OPS and _turned_on_the_way(traced, read, set(proven_at[holding])))
             if raised_at.op in PRODUCT_OPS and not turned:
                 shape = held
         operand = (holding, tuple(shape), dtype, turned)

@@ -90,6 +90,26 @@ def test_keys_turned_on_the_wrong_axes_are_said_as_the_code_holds_and_the_produc
         "your keys split into heads with their axes in another order" in text or "keys (shape" not in text, text
 
 
+class WrapperRepeatingHeadZero(torch.nn.Module):
+    """12t's tz-mw-07: head 0's output placed side by side with itself; head 1 is built, never run."""
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        self.heads = torch.nn.ModuleList([solutions.CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)
+                                          for _ in range(num_heads)])
+
+    def forward(self, x):
+        return torch.cat([self.heads[0](x)] * len(self.heads), dim=-1)
+
+
+def test_a_head_only_the_probe_runs_is_not_said_reproduced():
+    """The check calls each head itself after the wrapper's forward (to compare the output with the heads' outputs
+    side by side): that run of head 1 is the probe's, not the forward diagnosed."""
+    text = departure_text(printed("mha_wrapper", WrapperRepeatingHeadZero))
+    assert "your code reproduces the notes' context vectors of head 0 (heads counted from 0, as in the notes), then " \
+        "departs from them at the context vectors of head 1" in text, text
+
+
 def test_a_tensor_that_holds_an_earlier_step_too_proves_only_that_one():
     scores = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     steps = [step("scores", scores), step("scaled_scores", scores / 1.0), step("weights", scores.softmax(-1))]

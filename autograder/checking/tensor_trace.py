@@ -15,8 +15,10 @@ A class is not marked so: its constructor's tensors (a mask buffer) are the lear
 
 What the probe computes between the learner's calls (its gradient check's sums, a finite check of the gradient) is
 dropped when the trace ends unless a later call was handed it or read it: no tensor of the learner's computation.
-The values `torch.max` returned beside indices the code went on with alone (`torch.max(...)[1]`) are kept as
-UNUSED: made, but no step of the computation.
+`traced_probe` keeps the run up to the end of the call whose result the probe recorded
+(`TensorTrace.keep_through_call_of`): what the probe runs after it is not the run diagnosed. The values
+`torch.max` returned beside indices the code went on with alone (`torch.max(...)[1]`) are kept as UNUSED: made,
+but no step of the computation.
 
 The count's room is the learner's call's: what a probe builds before its first module call (the module's
 construction, its weights, the inputs) is kept but not counted, up to MAX_TRACED of its own. A trace the cap cut
@@ -162,6 +164,9 @@ class TensorTrace(UncompiledDispatchMode):
         self._indices_of: dict[int, int] = {}
         self._indices_read: set[int] = set()
         self._read: set[int] = set()  # entries an op read (a copy, `.item()` too) or a call returned
+        # Where each of the probe's calls of the learner's code ended (how many entries were kept then) and the
+        # tensor it returned (None for anything else): `keep_through_call_of` keeps the diagnosed call's run.
+        self._call_ends: list[tuple[int, torch.Tensor | None]] = []
 
     def answer_marked(self, namespace: Mapping[str, Any]) -> Mapping[str, Any]:
         """`namespace` with each of the learner's functions marking, when first called, the end of the probe's build:
@@ -186,6 +191,7 @@ class TensorTrace(UncompiledDispatchMode):
             finally:
                 self._depth -= 1
             self._note_read(returned)
+            self._call_returned(returned)
             return returned
         return called
 
@@ -227,6 +233,32 @@ class TensorTrace(UncompiledDispatchMode):
     def _module_returned(self, _module: object, _args: object, output: object) -> None:
         self._depth = max(0, self._depth - 1)
         self._note_read(output)
+        self._call_returned(output)
+
+    def _call_returned(self, returned: object) -> None:
+        if self._depth == 0:  # one of the probe's own calls, not a layer the learner's code called
+            self._call_ends.append((len(self.traced), returned if isinstance(returned, torch.Tensor) else None))
+            if isinstance(returned, torch.Tensor):
+                self._held.append(returned)
+
+    def keep_through_call_of(self, output: torch.Tensor | None) -> None:
+        """Keeps the trace up to the end of the first call that returned `output` (the probe's record of it, by
+        value): what the probe ran after it (each head of a wrapper called on its own, to compare; a gradient
+        check's second call) is not the run diagnosed (12t's tz-mw-07 was told it reproduced head 1's context
+        vectors, which only the probe's own call of head 1 computed). As it is where no call returned it."""
+        if output is None or output.device.type == "meta" or output.is_complex():
+            return
+        wanted = output.detach().to("cpu", torch.float64)
+        for end, returned in self._call_ends:
+            if returned is None or tuple(returned.shape) != tuple(wanted.shape) or returned.device.type == "meta" \
+                    or returned.is_complex():
+                continue
+            got = returned.detach().to("cpu", torch.float64)
+            if bool(torch.isclose(got, wanted, rtol=0.0, atol=0.0, equal_nan=True).all()):
+                self.traced, self._made = self.traced[:end], self._made[:end]
+                if self.raised is not None and self.raised.after > end:
+                    self.raised = None  # an op of a later run raised, not one of the call diagnosed
+                return
 
     def _note_read(self, value: object) -> None:
         for tensor in _tensors(value):
@@ -260,6 +292,7 @@ class TensorTrace(UncompiledDispatchMode):
         self._made = [tensor for index, tensor in enumerate(self._made) if needed[index]]
         if self.built is not None:
             self.built = sum(needed[:self.built])
+        self._call_ends = [(sum(needed[:end]), returned) for end, returned in self._call_ends]
         if self.raised is not None:
             self.raised = replace(self.raised, reads=tuple(renumbered.get(read, -1) for read in self.raised.reads),
                                   after=sum(needed[:self.raised.after]))
@@ -470,7 +503,9 @@ def traced_probe_with_raise(probe: Callable[[Mapping[str, Any], Any], Any], name
     """traced_probe's, and the last op that raised under the trace (None when none did)."""
     with torch.no_grad(), TensorTrace(max_elements) as trace:
         record = run_probe(probe, trace.answer_marked(namespace), case)
-    return record, None if trace.cut_short(recorded_output(record)) else trace.traced, trace.raised
+    output = recorded_output(record)
+    trace.keep_through_call_of(output)
+    return record, None if trace.cut_short(output) else trace.traced, trace.raised
 
 
 # The key of a probe's error record that holds the shapes of the tensors the op that raised read, as the run itself

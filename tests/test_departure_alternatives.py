@@ -205,3 +205,17 @@ def test_a_pairing_of_two_operands_is_found_in_the_order_the_learner_took_them()
         "dot_products", "", ("keys", "queries"))
     assert alternative_computation(queries.T @ queries, scores, operands, close) == Alternative(
         "feature_products", "", ("queries", "queries"))
+
+
+def test_a_slice_that_happens_to_be_the_maximum_is_not_said_a_maximum():
+    """12t's tz-pm-09: head 0's scores (a `select`) were "the maximum of the notes' attention scores along dimension
+    1" because on that input head 0 was the larger everywhere. A maximum is said only of what a picking op made."""
+    scores = torch.tensor([[2.0, 1.0], [3.0, 5.0]], dtype=torch.float64)
+    steps = [step("scores", scores), step("sums", scores.sum(dim=1, keepdim=True))]
+    largest = torch.tensor([[2.0], [5.0]], dtype=torch.float64)
+    for op, said in (("amax", True), ("select", False)):
+        traced = [TracedTensor(INPUT, scores.clone(), ()), TracedTensor("op", scores.clone(), (0,)),
+                  TracedTensor(op, largest, (1,))]
+        departure = find_departure(steps, traced, None)
+        assert departure.step == "sums", departure
+        assert ("alt_reduction" in kinds(departure)) is said, (op, departure)

@@ -782,8 +782,20 @@ def _alternative_facts(traced: Sequence[TracedTensor], learner: Sequence[torch.T
         return ()
     alternative = found.pop()
     assert alternative is not None
+    if alternative.kind == "reduction" and alternative.op in ("max", "min") and traced[chosen].op not in PICKING_OPS:
+        # A maximum (or minimum) along an axis is one of its slices wherever that slice is the largest: said only of
+        # a tensor an op that picks among entries made (12t's tz-pm-09: head 0's scores, a `select`, were "the
+        # maximum of the notes' attention scores along dimension 1" on that input).
+        return ()
     return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                              "axis": alternative.axis}),)
+
+
+# Ops that pick, among entries, the largest or smallest (or one by a condition): what a maximum can be made by.
+PICKING_OPS = frozenset({"max", "amax", "min", "amin", "maximum", "minimum", "fmax", "fmin", "where", "clamp",
+                         "clamp_min", "clamp_max", "sort", "topk", "kthvalue", "cummax", "cummin", "median",
+                         "nanmedian", "aminmax", "index_put", "masked_fill", "masked_scatter", "gather",
+                         "take_along_dim"})
 
 
 def _first_step_input(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], first_at: int,
@@ -821,6 +833,10 @@ def _output_alternative(traced: Sequence[TracedTensor], learner: Sequence[torch.
         return ()
     alternative = found.pop()
     assert alternative is not None
+    made = _output_index(traced, learner, output)
+    if alternative.kind == "reduction" and alternative.op in ("max", "min") and (
+            made is None or traced[made].op not in PICKING_OPS):
+        return ()  # as _alternative_facts: a maximum is said only of what an op that picks among entries made
     return (Fact(f"alt_{alternative.kind}", {"op": alternative.op, "operands": alternative.operands,
                                              "axis": alternative.axis}, OUTPUT, declared[-1][0]),)
 

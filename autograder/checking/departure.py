@@ -267,6 +267,7 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
 
 def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
                      raised: bool, raised_at: RaisedOp | None) -> Departure:
+    """find_departure's search, before it reads whether unused values hold the departing step."""
     declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}

@@ -253,8 +253,7 @@ class TensorTrace(UncompiledDispatchMode):
             if returned is None or tuple(returned.shape) != tuple(wanted.shape) or returned.device.type == "meta" \
                     or returned.is_complex():
                 continue
-            got = returned.detach().to("cpu", torch.float64)
-            if bool(torch.isclose(got, wanted, rtol=0.0, atol=0.0, equal_nan=True).all()):
+            if _same_numbers(returned.detach().to("cpu", torch.float64), wanted):
                 self.traced, self._made = self.traced[:end], self._made[:end]
                 if self.raised is not None and self.raised.after > end:
                     self.raised = None  # an op of a later run raised, not one of the call diagnosed
@@ -306,9 +305,7 @@ class TensorTrace(UncompiledDispatchMode):
         if output is None or output.is_complex() or output.device.type == "meta":
             return True
         wanted = output.detach().to("cpu", torch.float64)
-        return not any(entry.value.shape == wanted.shape
-                       and bool(torch.isclose(entry.value, wanted, rtol=0.0, atol=0.0, equal_nan=True).all())
-                       for entry in self.traced)
+        return not any(_same_numbers(entry.value, wanted) for entry in self.traced)
 
     def __torch_dispatch__(self, func: OpOverload, types: Collection[type], args: Sequence[Any] = (),
                            kwargs: Mapping[str, Any] | None = None) -> Any:
@@ -421,6 +418,11 @@ class TensorTrace(UncompiledDispatchMode):
         storage = _storage(tensor)
         if storage is not None:
             self._sharing.setdefault(storage, {})[id(tensor)] = tensor
+
+
+def _same_numbers(got: torch.Tensor, wanted: torch.Tensor) -> bool:
+    """Whether two float64 CPU tensors hold the same numbers in the same shape, exactly (NaN equal to NaN)."""
+    return got.shape == wanted.shape and bool(torch.isclose(got, wanted, rtol=0.0, atol=0.0, equal_nan=True).all())
 
 
 def _written(func: OpOverload, args: Sequence[Any], kwargs: Mapping[str, Any] | None) -> list[torch.Tensor]:

@@ -2,7 +2,9 @@
 numbers prove nothing at a step (a shifted [1000, 1000] is 0 throughout; one entry's sum is its exponential) leaves
 that step and the next open (Departure.fits); where another check of the exercise shows the code departing at one
 of them, both checks are one cause and one row, led by the check that shows it, whatever order they ran in. A case
-that proves a later step closes the question: nothing is folded then."""
+that proves a later step closes the question: nothing is folded then. A parameter count is alike: a shortfall
+that a buffer or a trainable weight could make up (count_fits) is one cause with a count another module proves
+takes the buffers away."""
 
 import contextlib
 import io
@@ -10,6 +12,7 @@ import io
 import pytest
 import torch
 
+from autograder.checking.count_difference import count_fact, count_fits
 from autograder.checking.departure import find_departure, step
 from autograder.checking.tensor_trace import INPUT, TracedTensor
 from autograder.running import in_notebook
@@ -38,6 +41,12 @@ def softmax_stable_without_exp(x, dim=-1):
     return shifted / shifted.abs().sum(dim=dim, keepdim=True)
 
 
+def count_less_every_buffer(module):
+    """Takes the buffers away from the trainable total, believing parameters() counted them."""
+    trainable = sum(parameter.numel() for parameter in module.parameters() if parameter.requires_grad)
+    return trainable - sum(buffer.numel() for buffer in module.buffers())
+
+
 def printed(exercise_id, attempt, lang, monkeypatch):
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     output = io.StringIO()
@@ -56,6 +65,20 @@ def test_a_case_that_leaves_the_step_open_is_folded_under_the_check_that_shows_i
     assert text.count(DEPARTS[lang]) == 1, text
     assert UNSHOWN[lang] not in text, text
     assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_count_whose_shortfall_a_weight_could_make_is_folded_under_the_count_that_proves_the_buffers(
+        lang, monkeypatch):
+    text = printed("parameter_counts", count_less_every_buffer, lang, monkeypatch)
+    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+
+
+def test_a_shortfall_of_the_buffers_fits_them_taken_where_a_weight_makes_it_too():
+    frozen = {"trainable": [["W_key", 16], ["W_value", 12]], "uncounted": [["mask", 16, "buffer"]], "rebuilt": []}
+    assert count_fact(12, 28, frozen) == "" and count_fits(12, 28, frozen) == ("taken",)
+    assert count_fits(13, 28, frozen) == () and count_fits(40, 28, frozen) == ()
 
 
 # ---------------------------------------------------------------- Departure.fits, on traces written here

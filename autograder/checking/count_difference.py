@@ -16,7 +16,7 @@ from typing import Any
 from autograder.checking.departure import listed
 from autograder.i18n import Messages, render
 
-__all__ = ["COUNT_PARTS", "CountParts", "count_fact", "count_line", "explaining_parts"]
+__all__ = ["COUNT_PARTS", "CountParts", "count_fact", "count_fits", "count_line", "explaining_parts"]
 
 # The expectation that holds a case's parts: {"trainable": [[name, size]], "uncounted": [[name, size, kind]],
 # "rebuilt": [[change, count]], "shapes": [[name, [dims]]], "entry_bytes": [[dtype, bytes]] or []}; kind is "buffer",
@@ -221,3 +221,14 @@ def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     # As count_line: said only where no set of parts and no other build explains the count.
     rebuilt = len([change for change, count in parts.rebuilt if count == got]) == 1
     return "" if chosen is not None or rebuilt else "tensors"
+
+
+def count_fits(got: int, right: int, plain: Mapping[str, Any]) -> tuple[str, ...]:
+    """The facts of count_fact a wrong count is consistent with on this module without proving them: "taken" where
+    parts a right count leaves out make up the shortfall, though trainable parameters left out could as well (a
+    16-entry mask beside a 16-entry weight). A check whose own module proves the fact explains this one too
+    (autograder.running.diagnosing._fitting_folded)."""
+    if got >= right:
+        return ()
+    parts = CountParts.from_plain(plain)
+    return ("taken",) if _some_parts_sum_to(right - got, [size for _name, size, _kind in parts.uncounted]) else ()

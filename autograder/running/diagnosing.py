@@ -14,12 +14,12 @@ import dataclasses
 import functools
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import torch
 
 from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
-from autograder.checking.count_difference import COUNT_PARTS, count_fact, count_line
+from autograder.checking.count_difference import COUNT_PARTS, count_fact, count_fits, count_line
 from autograder.checking.departure import (
     STEPS,
     Departure,
@@ -79,7 +79,8 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
     diagnosed: list[CheckResult] = []
     proven: list[tuple[CheckResult, Departure]] = []  # the checks whose departure a relation of values proves
     or_next: dict[int, str] = {}  # a raise before one step "or the next" (Departure.or_next), by its place
-    fits: dict[int, tuple[str, ...]] = {}  # the steps each departure's case leaves open (Departure.fits), by place
+    # The steps each departure's case leaves open (Departure.fits), or the facts a count fits (count_fits), by place.
+    fits: dict[int, tuple[str, ...]] = {}
     for result, check in zip(results, checks, strict=True):
         departure = None
         raised = result.status == ERROR
@@ -112,6 +113,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=DepartureKind.RAISED_ONLY))
         elif departure is None and not raised and looked_for and (
                 counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
+            fits[len(diagnosed)] = _count_facts(result, check, records.get(result.id, ()), count_fits) or ()
             diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT,
                                                  count_fact=_count_fact(result, check, records.get(result.id, ()))))
         elif looked_for and not raised and (near := _near_departure(result, check, records.get(result.id, ()),
@@ -186,6 +188,8 @@ def _or_next_folded(diagnosed: list[CheckResult], or_next: Mapping[int, str]) ->
     return diagnosed
 
 
+Read = TypeVar("Read")  # what _count_facts reads of a count (count_fact's str, count_fits' tuple)
+
 # Lines that locate a step by what the learner's tensors hold there: a step another check adopts.
 LOCATING_KINDS = frozenset({DepartureKind.DEPARTS, DepartureKind.STEP_ALONE})
 
@@ -194,17 +198,28 @@ def _fitting_folded(diagnosed: list[CheckResult], fits: Mapping[int, tuple[str, 
     """`diagnosed`, each departure whose case leaves open a step (Departure.fits) where another check of its
     exercise is shown to depart given that step: the earliest such one (12u's uy-ss-15: the exponentials, where
     [1000, 1000] shifted is 0 throughout and proves nothing; uy-sn-13: the sums, where one entry's sum is its
-    exponential). Both are then one cause, one row, shown by the check that locates it."""
+    exponential); each count that proves no fact of its own, given the fact another check's count proves, where
+    its module fits it (count_fits; 12u's uz-pc-11: 16 fewer, a 16-entry mask or a 16-entry weight). Both are then
+    one cause, one row, shown by the check that proves it."""
     located = {(result.exercise, result.departure_step) for result in diagnosed
                if result.departure_step and result.misconception is None and result.status in (FAILED, ERROR)
                and result.departure_kind in LOCATING_KINDS}
+    counted = {(result.exercise, result.count_fact) for result in diagnosed
+               if result.count_fact and result.misconception is None and result.departure_kind == DepartureKind.COUNT}
     for index, left_open in fits.items():
         result = diagnosed[index]
-        if result.misconception is not None or not result.departure_step:
-            continue  # named, or told otherwise since (the notebook's integers it reads)
+        if result.misconception is not None:
+            continue
+        if result.departure_kind == DepartureKind.COUNT:
+            fact = next((fact for fact in left_open if (result.exercise, fact) in counted), None)
+            if not result.count_fact and fact is not None:
+                diagnosed[index] = dataclasses.replace(result, count_fact=fact, cause_adopted=True)
+            continue
+        if not result.departure_step:
+            continue  # told otherwise since (the notebook's integers it reads)
         adopted = next((step_id for step_id in left_open if (result.exercise, step_id) in located), None)
         if adopted is not None and adopted != result.departure_step:
-            diagnosed[index] = dataclasses.replace(result, departure_step=adopted, step_adopted=True)
+            diagnosed[index] = dataclasses.replace(result, departure_step=adopted, cause_adopted=True)
     return diagnosed
 
 
@@ -574,12 +589,19 @@ def _unused_parameter_step(result: CheckResult, check: DiagnosedCheck, records: 
 def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> str:
     """What the learner's wrong count is on the failing case's own module (count_difference.count_fact); "" where
     nothing is proven (_count_differs has read the same record and expectations)."""
+    return _count_facts(result, check, records, count_fact) or ""
+
+
+def _count_facts(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
+                    read: Callable[[int, int, Mapping[str, Any]], Read]) -> Read | None:
+    """`read` (count_fact, count_fits) of the learner's count and the module's on the failing case; None where
+    the record holds no count (_count_differs has read the same record and expectations)."""
     index = result.failed_case
     cases = check.cases()
     if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
-        return ""
+        return None
     expectations = check.expectations(index, records[index], cases[index])
     got, right = records[index].get("count"), expectations["count"]
     if type(got) is not int or type(right) is not int:
-        return ""
-    return count_fact(got, right, expectations[COUNT_PARTS])
+        return None
+    return read(got, right, expectations[COUNT_PARTS])

@@ -2,7 +2,8 @@
 
 - "the tensor your code made in its place does not sum to 1" is not said where a tensor the code makes from it next,
   of its shape, does sum to 1 (a softmax of the squared scores: the squares are not the weights' only stand-in);
-- a raise's operand that holds a step is said to hold its *values* (its dtype may differ: a float32 buffer);
+- a raise's operand that holds a step is said to hold its *values* (its dtype may differ: a float32 buffer), and
+  where its kind differs from the notes' step (a float triangle for the boolean mask) both dtypes are said;
 - a step reproduced in its numbers under another shape (squeezed to a 0-d tensor) is said so where the code then
   raised, not only "reproduces";
 - a raise's operand is said in the shape the op read, unless a product read a view torch made inside the call;
@@ -350,3 +351,33 @@ def test_a_raise_operand_read_transposed_is_said_transposed_in_the_shape_the_op_
     assert all(turned in line for line in lines), lines
     unturned = {"en": "your keys (shape (6, 2)", "zh": "你的key（形状 (6, 2)"}[lang]
     assert not any(unturned in line for line in lines), lines
+
+
+def float_triangle_fill(attn_scores):
+    """Route 2 with the triangle of ones kept as floats: masked_fill refuses any mask but a boolean one."""
+    num_tokens = attn_scores.shape[-1]
+    above = torch.triu(torch.ones(num_tokens, num_tokens, device=attn_scores.device), diagonal=1)
+    return torch.softmax(attn_scores.masked_fill(above, -torch.inf), dim=-1)
+
+
+def renormalised(attn_weights):
+    """Route 1, right: the weights the learner leaves alone here."""
+    kept = attn_weights * torch.tril(torch.ones_like(attn_weights))
+    return kept / kept.sum(dim=-1, keepdim=True)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_raise_operand_holding_a_boolean_step_as_floats_says_both_dtypes(lang, monkeypatch):
+    """The triangle's values are the notes' mask, its dtype is not: "reproduces … their values match" alone read as
+    if the mask were right (12u's uz-mr-11)."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output):
+        NotebookRuntime(in_notebook.ReferenceExpectations()).check(
+            "masking_routes", renormalised, float_triangle_fill, hint=2)
+    lines = [line for line in output.getvalue().splitlines()
+             if {"en": "it raised in an operation on", "zh": "运算中抛出"}[lang] in line]
+    assert lines, lines
+    said = {"en": "(float32, shape (6, 6); their values match the notes', whose dtype is bool)",
+            "zh": "（float32，形状 (6, 6)；数值与笔记中的相同，但笔记中的 dtype 是 bool）"}[lang]
+    assert all(said in line for line in lines), lines

@@ -291,6 +291,9 @@ class CheckResult:
     # (autograder.course.value_variants, autograder.checking.attempt).
     failing_alike: tuple[str, ...] = ()
     departure_step: str = ""  # the notes' step `departure` names: failures departing at one step are one cause
+    # `departure_step` is another check's, proven there, which this check's case leaves open (its own line says
+    # only what this case shows): the table shows that check's row and folds this one under it.
+    step_adopted: bool = False
     # Why the departure grading asked for was not computed (Untraced, above: the trace was
     # stopped, refused, or never run); "" when it was, or none was asked for. Never lost silently (issue 58).
     departure_lost: str = ""

@@ -138,6 +138,12 @@ class Departure:
     # A tensor the code made holds the departing step, but as values an op returned beside indices the code went on
     # with alone (torch.max(...)[1]): made, never used; "none of your tensors holds it" would be false.
     held_unused: bool = False
+    # Every step this case leaves open as where the code first departs: those after the last step it proves the
+    # code reproduces, up to the first no tensor of the code holds at all (a step held only by numbers that prove
+    # nothing, or coinciding with an earlier step's, may be where it departs too). () where the case proves a step
+    # after the departing one, or the code returns an earlier step. A departure another check of the exercise
+    # proves at one of them is this check's cause as well (autograder.running.diagnosing._fitting_folded).
+    fits: tuple[str, ...] = ()
 
     @property
     def located_step(self) -> str:
@@ -273,6 +279,7 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
     named_axes = {str(entry[0]): tuple((str(name), int(size)) for name, size in entry[6])
                   for entry in steps if len(entry) > 6 and entry[6]}
+    step_dtypes = {str(entry[0]): str(entry[1][0].dtype).removeprefix("torch.") for entry in steps if entry[1]}
 
     def holds(got: torch.Tensor, step_id: str, expected: torch.Tensor) -> bool:
         if step_id in shaped:
@@ -325,7 +332,7 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
         if past != departing:  # it raised where it made a later step: what that op read is all that is said
             reached = tuple(step_id for step_id in order[:past] if where[step_id] is not None)
             operands = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in reached},
-                                        declared)
+                                        declared, step_dtypes)
             return Departure(reached, order[past], None, operands, len(learner), order[-1], raised)
     if departing is None:
         early = _returned_instead(declared, output, holds)
@@ -493,7 +500,8 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
         if dropped is not None:
             facts = (*facts, dropped)
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
-        facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched}, declared)
+        facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched}, declared,
+                                 step_dtypes)
     if raised and matched and not any(_in_notes_shape(learner[index], declared, matched[-1])
                                       for index in held_by[matched[-1]]) and (
             held := _held_in_other_shape(learner, declared, proven_at[matched[-1]], matched[-1])) is not None:
@@ -509,7 +517,26 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
     following = declared[departing + 1] if departing + 1 < len(declared) else None
     or_next = following[0] if following is not None and following[2] and where[following[0]] is None else None
     return Departure(matched, order[departing], returned, facts, len(learner), last, raised,
-                     held_unproven=order[departing] in unproven, or_next=or_next)
+                     held_unproven=order[departing] in unproven, or_next=or_next,
+                     fits=() if returned is not None else _steps_left_open(declared, where, held_by, in_pieces,
+                                                                           departing))
+
+
+def _steps_left_open(declared: Sequence[tuple[str, list[torch.Tensor], bool]], where: Mapping[str, int | None],
+                     held_by: Mapping[str, Sequence[int]], in_pieces: Collection[str],
+                     departing: int) -> tuple[str, ...]:
+    """Departure.fits: the steps after the last one the case proves, up to the first that no tensor holds (a step
+    some route skips, or one held in pieces, does not end them); () where a step after `departing` is proven."""
+    proven = [position for position, (step_id, _values, _optional) in enumerate(declared) if where[step_id] is not None]
+    start = proven[-1] + 1 if proven else 0
+    if start > departing:
+        return ()
+    fits: list[str] = []
+    for step_id, _values, optional in declared[start:]:
+        fits.append(step_id)
+        if not held_by[step_id] and not optional and step_id not in in_pieces:
+            break
+    return tuple(fits)
 
 
 RAISED_OPERANDS = "raised_operands"
@@ -566,16 +593,21 @@ PRODUCT_OPS = frozenset({"mm", "bmm", "addmm", "baddbmm", "addbmm", "mv", "addmv
 
 
 def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven_at: Mapping[str, Sequence[int]],
-                     declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> tuple[Fact, ...]:
+                     declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                     step_dtypes: Mapping[str, str]) -> tuple[Fact, ...]:
     """The tensors the op that raised read, each as (the matched step it holds, or "", its shape as read, its dtype
-    or "", whether it read the step's axes in another order): the learner's tensor proven to hold a step of the
-    notes (through its layouts) is said by the step's name, any other only by its shape; each dtype only where the
-    op read two or more (a float32 weight met a float64 input); () when the op read no tensor."""
-    operands: list[tuple[str, tuple[int, ...], str, bool]] = []
+    or "", whether it read the step's axes in another order, the notes' dtype of that step or ""): the learner's
+    tensor proven to hold a step of the notes (through its layouts) is said by the step's name, any other only by its
+    shape; each dtype only where the op read two or more (a float32 weight met a float64 input), or where a step's
+    numbers are held in another kind than the notes' (a float triangle where the notes' mask is boolean: its values
+    match, its dtype does not, 12u's uz-mr-11); () when the op read no tensor. `step_dtypes`: each step's dtype in
+    the notes."""
+    operands: list[tuple[str, tuple[int, ...], str, bool, str]] = []
     # Only floating-point dtypes that differ (float32 met float64): a bool mask beside float scores is no mismatch.
     floating = all(dtype.startswith(("float", "bfloat")) for dtype in raised_at.dtypes)
+    read_dtypes = raised_at.dtypes if len(raised_at.dtypes) == len(raised_at.reads) else ("",) * len(raised_at.reads)
     dtypes = raised_at.dtypes if floating and len(set(raised_at.dtypes)) > 1 else ("",) * len(raised_at.reads)
-    for read, shape, dtype in zip(raised_at.reads, raised_at.shapes, dtypes, strict=True):
+    for read, shape, dtype, read_dtype in zip(raised_at.reads, raised_at.shapes, dtypes, read_dtypes, strict=True):
         # The step the operand itself holds first (the values split into heads), else one the tensor it views holds
         # (the values before the split share their numbers: not what the op read).
         holding = "" if read < 0 or read >= len(traced) else next(
@@ -601,7 +633,10 @@ def _raised_operands(traced: Sequence[TracedTensor], raised_at: RaisedOp, proven
                 raised_at.op in PRODUCT_OPS and _turned_on_the_way(traced, read, set(proven_at[holding])))
             if raised_at.op in PRODUCT_OPS and not turned:
                 shape = held
-        operand = (holding, tuple(shape), dtype, turned)
+        notes_dtype = step_dtypes.get(holding, "") if holding else ""
+        if not read_dtype or (read_dtype == "bool") == (notes_dtype == "bool"):
+            notes_dtype = ""
+        operand = (holding, tuple(shape), read_dtype if notes_dtype else dtype, turned, notes_dtype)
         if operand not in operands or not holding:
             operands.append(operand)
     return (Fact(RAISED_OPERANDS, {"operands": tuple(operands)}),) if operands else ()
@@ -1878,11 +1913,12 @@ def _fact_text(fact: Fact, step_name: str, lang: str, messages: Messages, last: 
             "got_shape": fact.fields["got_shape"], "expected_shape": fact.fields["expected_shape"]})
     if fact.kind == RAISED_OPERANDS:
         names = [render(messages, "departure.operand.raised_step" + ("_turned" if turned else "")
-                        + ("_dtype" if dtype else ""), lang, {
-                     "name": render(messages, f"step.{holding}", lang), "shape": shape, "dtype": dtype}) if holding else
+                        + ("_kind" if notes_dtype else "_dtype" if dtype else ""), lang, {
+                     "name": render(messages, f"step.{holding}", lang), "shape": shape, "dtype": dtype,
+                     "notes_dtype": notes_dtype}) if holding else
                  render(messages, "departure.operand.raised_tensor" + ("_dtype" if dtype else ""), lang,
                         {"shape": shape, "dtype": dtype})
-                 for holding, shape, dtype, turned in fact.fields["operands"]]
+                 for holding, shape, dtype, turned, notes_dtype in fact.fields["operands"]]
         return render(messages, "departure.fact.raised_operands", lang, {"operands": listed(names, lang)})
     if fact.of:
         step_name = render(messages, f"step.{fact.of}", lang)

@@ -194,7 +194,12 @@ def rows(results: Sequence[CheckResult]) -> list[Row]:
             (row for row in table_rows if row.shown.cause is not None and (
                 (result.stub and row.shown.stub) or _same_cause(row.shown, result))), None)
         if leader is not None:
-            leader.same.append(result)
+            if leader.shown.step_adopted and not result.step_adopted:
+                # The check whose own case shows the step leads the row (Row.same keeps the order they ran in).
+                leader.same.insert(0, leader.shown)
+                leader.shown = result
+            else:
+                leader.same.append(result)
             continue
         rearranged = _shape_change(result)
         if rearranged is not None and result.misconception is None:

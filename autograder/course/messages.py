@@ -359,6 +359,15 @@ MESSAGES = {
                                               "zh": "一个形状为 {shape} 的 {dtype} 张量"},
     "departure.operand.raised_step_dtype": {"en": "your {name} ({dtype}, shape {shape}; their values match the notes')",
                                             "zh": "你的{name}（{dtype}，形状 {shape}，数值与笔记中的相同）"},
+    # A step's numbers in another kind than the notes' (float where the notes' mask is bool): both dtypes said.
+    "departure.operand.raised_step_kind": {
+        "en": "your {name} ({dtype}, shape {shape}; their values match the notes', whose dtype is {notes_dtype})",
+        "zh": "你的{name}（{dtype}，形状 {shape}；数值与笔记中的相同，但笔记中的 dtype 是 {notes_dtype}）"},
+    "departure.operand.raised_step_turned_kind": {
+        "en": "your {name} with their axes in another order ({dtype}, shape {shape} as the operation read them; their "
+              "values match the notes', whose dtype is {notes_dtype})",
+        "zh": "维度顺序被调换过的你的{name}（{dtype}，运算读到的形状是 {shape}；数值与笔记中的相同，"
+              "但笔记中的 dtype 是 {notes_dtype}）"},
     "departure.added_again": {
         "en": "every step of your code matches the notes', up to the {last}; then it adds to every row of that {last} "
               "the same vector again, one your code had already added in computing the {last}: your result is the "

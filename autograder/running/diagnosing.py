@@ -79,6 +79,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
     diagnosed: list[CheckResult] = []
     proven: list[tuple[CheckResult, Departure]] = []  # the checks whose departure a relation of values proves
     or_next: dict[int, str] = {}  # a raise before one step "or the next" (Departure.or_next), by its place
+    fits: dict[int, tuple[str, ...]] = {}  # the steps each departure's case leaves open (Departure.fits), by place
     for result, check in zip(results, checks, strict=True):
         departure = None
         raised = result.status == ERROR
@@ -99,6 +100,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         if value_line and departure is not None and line.startswith(value_line):
             if departure.or_next is not None:
                 or_next[len(diagnosed)] = departure.or_next
+            fits[len(diagnosed)] = departure.fits
             diagnosed.append(dataclasses.replace(result, departure=line,
                                                  departure_step=departure.step or departure.last,
                                                  departure_kind=_kind(departure)))
@@ -118,6 +120,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
             # slope, not the notes': the function differs from theirs near this case, and on the case beside it
             # their own run departs at a step. One cause with a value check departing there (feedback._same_cause).
             near_case, near_departure = near
+            fits[len(diagnosed)] = near_departure.fits
             lead = "" if near_case is None else render(messages, "departure.near_input", lang,
                                                        {"input": _vector_text(near_case)})
             diagnosed.append(dataclasses.replace(result, departure=departure_line(near_departure, lang, messages, lead),
@@ -133,7 +136,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
         else:
             diagnosed.append(result)
     folded = _unused_parameter_folds(_or_next_folded(diagnosed, or_next), checks, records, proven, lang, messages)
-    return _notebook_reads_told(folded, checks, records, namespace, lang, messages)
+    return _fitting_folded(_notebook_reads_told(folded, checks, records, namespace, lang, messages), fits)
 
 
 def _notebook_reads_told(diagnosed: list[CheckResult], checks: Sequence[DiagnosedCheck],
@@ -180,6 +183,28 @@ def _or_next_folded(diagnosed: list[CheckResult], or_next: Mapping[int, str]) ->
         if any(other is not shown and other.exercise == shown.exercise and other.departure_step == step_id
                for other in diagnosed):
             diagnosed[index] = dataclasses.replace(shown, departure_step=step_id)
+    return diagnosed
+
+
+# Lines that locate a step by what the learner's tensors hold there: a step another check adopts.
+LOCATING_KINDS = frozenset({DepartureKind.DEPARTS, DepartureKind.STEP_ALONE})
+
+
+def _fitting_folded(diagnosed: list[CheckResult], fits: Mapping[int, tuple[str, ...]]) -> list[CheckResult]:
+    """`diagnosed`, each departure whose case leaves open a step (Departure.fits) where another check of its
+    exercise is shown to depart given that step: the earliest such one (12u's uy-ss-15: the exponentials, where
+    [1000, 1000] shifted is 0 throughout and proves nothing; uy-sn-13: the sums, where one entry's sum is its
+    exponential). Both are then one cause, one row, shown by the check that locates it."""
+    located = {(result.exercise, result.departure_step) for result in diagnosed
+               if result.departure_step and result.misconception is None and result.status in (FAILED, ERROR)
+               and result.departure_kind in LOCATING_KINDS}
+    for index, left_open in fits.items():
+        result = diagnosed[index]
+        if result.misconception is not None or not result.departure_step:
+            continue  # named, or told otherwise since (the notebook's integers it reads)
+        adopted = next((step_id for step_id in left_open if (result.exercise, step_id) in located), None)
+        if adopted is not None and adopted != result.departure_step:
+            diagnosed[index] = dataclasses.replace(result, departure_step=adopted, step_adopted=True)
     return diagnosed
 
 

@@ -432,3 +432,5 @@ def test_a_fact_the_learners_other_counts_contradict_is_not_said():
     assert count_fact(12, 28, small, refuted={"once_per_shape"}) == ""
     assert "each shape" not in count_line(12, 28, small, "en", catalog.MESSAGES, refuted={"once_per_shape"})
     assert refuted_count_facts([SeenCount(56, 28, small), SeenCount(50, 25, small)]) == frozenset()  # twice, twice
+    # 0 on one module is a fact of that count, whatever the code counts on another: never refuted.
+    assert refuted_count_facts([SeenCount(0, 28, small), SeenCount(28, 28, small)]) == frozenset()

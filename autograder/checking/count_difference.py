@@ -242,11 +242,10 @@ class SeenCount:
 
 
 def _predicted(fact: str, right: int, plain: Mapping[str, Any]) -> int | None:
-    """What a count that is `fact` (count_fact's) gives on a module, where one number follows from its parts alone:
-    "none", "tensors", "once_per_shape" and the multiples; None for the others (which parts are taken or added)."""
+    """What a count that is `fact` (count_fact's) gives on a module, where the fact is a way of counting and one
+    number follows from its parts alone: "tensors", "once_per_shape" and the multiples; None for the others ("none"
+    says only that the count is 0 there; which parts are taken or added)."""
     parts = CountParts.from_plain(plain)
-    if fact == "none":
-        return 0
     if fact == "tensors":
         return len(parts.trainable)
     if fact == "once_per_shape":

@@ -357,3 +357,40 @@ def test_the_reference_and_the_other_scale_mistakes_get_no_wrong_value_hint(lang
     assert SCALE_HINT[lang] not in printed("causal_attention", solutions.CausalAttention, lang, monkeypatch, hint=3)
     missing = printed("causal_attention", causal_mutants.CausalAttention_missing_scaling, lang, monkeypatch, hint=3)
     assert SCALE_HINT[lang] not in missing and SCALE_CHANGE[lang] not in missing
+
+
+# ---------------------------------------------------------------------------------------------
+# scores squeezed "to be safe": one token's (1, 1) scores become a 0-d tensor, whose axes torch ranges as a 1-D one's
+
+
+def context_vectors_squeezed_scores(inputs):
+    scores = (inputs @ inputs.T).squeeze()
+    return torch.softmax(scores, dim=1) @ inputs
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_axis_past_a_zero_d_tensor_is_not_said_of_a_one_d_tensor(lang, monkeypatch):
+    """torch's "expected to be in range of [-1, 0]" is a 0-d tensor's range as much as a 1-D one's: "axis 1 of a 1-D
+    tensor" was false of the one-token case's 0-d scores (12w's wy-cv-10)."""
+    text = printed("context_vectors", context_vectors_squeezed_scores, lang, monkeypatch, hint=1)
+    said = {"en": "asks for axis 1 of a tensor with one axis or none (1-D or 0-D)",
+            "zh": "要访问第 1 个维度，但这个张量最多只有一个维度（1 维或 0 维）"}[lang]
+    assert said in text and {"en": "1-D tensor", "zh": "一个 1 维张量"}[lang] not in text, text
+
+
+def softmax_stable_one_at_the_maximum(x, dim=-1):
+    shifted = x - x.amax(dim=dim, keepdim=True)
+    # exp(0) is 1: write it down instead of computing it
+    exps = torch.where(shifted == 0, torch.ones_like(shifted), torch.exp(shifted))
+    return exps / exps.sum(dim=dim, keepdim=True)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_constant_put_in_place_of_a_computed_value_is_among_the_ways_the_gradient_is_said_cut(lang, monkeypatch):
+    """On tied maxima every exponential is the constant 1: autograd recorded every op, and the constant is what
+    carries no gradient. The symptom and the hint say so among their examples (12w's wy-ss-08 read "NumPy, a
+    detached result, a block with gradients switched off" as false of its code)."""
+    text = printed("softmax_stable", softmax_stable_one_at_the_maximum, lang, monkeypatch)
+    said = {"en": "a constant put in place of a value computed from the input",
+            "zh": "用常数代替了由输入算出的值"}[lang]
+    assert said in text, text

@@ -289,6 +289,30 @@ def test_the_graded_trace_request_never_fails_on_other_parameter_names(wrapper):
     trace_request("mha_wrapper", results, records, DEFAULT_SEED)  # raised KeyError ('state', 'heads.0.W_query...')
 
 
+class QueryWeightsTurned(nn.Module):
+    """SelfAttention_v1 with W_query built (d_out, d_in), "as nn.Linear stores it", and applied as x @ W_query.T."""
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        self.W_query = nn.Parameter(torch.rand(d_out, d_in))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+
+    def forward(self, x):
+        queries, keys, values = x @ self.W_query.T, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(queries @ keys.T / keys.shape[-1] ** 0.5, dim=-1)
+        return weights @ values
+
+
+def test_the_graded_trace_request_never_fails_on_weights_no_step_can_be_computed_with():
+    """The steps are the reference's with the student's own weights; a W_query of shape (d_out, d_in) cannot make
+    them: no case to trace, as check(...) reads it, not an internal error in the instructor's log (12w's wy-v1-15)."""
+    records = probe_exercise("self_attention_v1", {"SelfAttention_v1": QueryWeightsTurned})
+    results = judge_exercise("self_attention_v1", records)
+    assert any(result.status != PASSED for result in results)
+    trace_request("self_attention_v1", results, records, DEFAULT_SEED)  # raised RuntimeError (mat1 and mat2 ...)
+
+
 def test_a_hostile_function_name_of_the_raising_line_is_shown_escaped_and_capped(monkeypatch):
     """The function around the raising line is the notebook's text (its code object's qualname, which code can set):
     shown escaped on one line and capped, as the line itself is."""

@@ -64,6 +64,8 @@ def _located_shape_error(text: str, line: str, fields: Mapping[str, Any]) -> Ver
         return Verdict(False, "error.view_size", {**at, "shape": f"({shape})", "size": int(size)})
     if (found := AXIS_RANGE.search(text)) is not None:
         rank, axis = found.groups()
+        if int(rank) == 1:  # torch gives a 0-d tensor the range of a 1-D one: [-1, 0] is either (12w's wy-cv-10)
+            return Verdict(False, "error.axis_out_of_range_at_most_one", {**at, "axis": int(axis)})
         return Verdict(False, "error.axis_out_of_range", {**at, "rank": int(rank), "axis": int(axis)})
     return None
 

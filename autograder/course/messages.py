@@ -1099,9 +1099,9 @@ MESSAGES = {
     "function.gradient_faked": {
         "en": "the values are a softmax, but the gradient flowing back to the input is not softmax's: some step was "
               "computed where autograd does not record (NumPy, a detached result, a block with gradients switched "
-              "off) and counts as a constant",
+              "off, a constant put in place of a value computed from the input) and counts as a constant",
         "zh": "数值是 softmax，但传回输入的梯度不是 softmax 的梯度：某一步是在 autograd 不记录的地方计算的"
-              "（NumPy、detach 后的结果、关闭了梯度计算的代码块），于是被当成了常数"},
+              "（NumPy、detach 后的结果、关闭了梯度计算的代码块、用常数代替了由输入算出的值），于是被当成了常数"},
     # A tensor a call was handed, read again after the call (probing.arguments_changes, judging.argument_changed):
     # each says what the learner's run did to it, its numbers counted.
     "argument.values_changed": {
@@ -1223,6 +1223,9 @@ MESSAGES = {
     "error.axis_out_of_range": {
         "en": "`{line}` asks for axis {axis} of a {rank}-D tensor",
         "zh": "`{line}` 要访问一个 {rank} 维张量的第 {axis} 个维度"},
+    "error.axis_out_of_range_at_most_one": {
+        "en": "`{line}` asks for axis {axis} of a tensor with one axis or none (1-D or 0-D)",
+        "zh": "`{line}` 要访问第 {axis} 个维度，但这个张量最多只有一个维度（1 维或 0 维）"},
     "error.transpose_4d": {
         "en": "`{line}` swaps axes 1 and 2, but these tensors have four axes (batch, heads, tokens, head size): "
               "the product is then asked to multiply the wrong axes together (whether or not their sizes allow "

@@ -19,10 +19,10 @@ MISTAKES: tuple[Misconception, ...] = (
         name=("the computation leaves autograd's graph",
               "计算脱离了 autograd 的计算图"),
         hint=("training needs a gradient for everything a loss depends on: detaching a tensor, reading its raw "
-              "data, going through NumPy or switching gradients off each hand back numbers autograd cannot trace "
-              "back to the input",
-              "训练需要损失所依赖的一切都有梯度：分离张量、读取它的原始数据、经过 NumPy 或关闭梯度计算，得"
-              "到的数值 autograd 都无法追溯回输入"),
+              "data, going through NumPy, switching gradients off or putting a constant in place of a value computed "
+              "from the input each hand back numbers autograd cannot trace back to the input",
+              "训练需要损失所依赖的一切都有梯度：分离张量、读取它的原始数据、经过 NumPy、关闭梯度计算或用常数代替"
+              "由输入算出的值，得到的数值 autograd 都无法追溯回输入"),
         change=("compute every step with tensor operations on the input itself, without leaving autograd's record",
                 "每一步都直接对输入做张量运算，不要离开 autograd 的记录"),
     ),

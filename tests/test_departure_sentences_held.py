@@ -93,6 +93,10 @@ def test_a_step_reproduced_under_another_shape_says_the_shape_before_the_raise(l
     lines = departure_lines("self_attention_v2", SqueezedScores, lang, monkeypatch)
     said = {"en": "but in shape (), where the notes' have shape (1, 1)", "zh": "但形状是 ()，笔记中的形状是 (1, 1)"}
     assert any(said[lang] in line for line in lines), lines
+    # The earliest step held only in that shape (the scaled scores, made from the squeezed scores), not the last.
+    earliest = {"en": "your scaled attention scores: the notes' numbers",
+                "zh": "你的缩放后的注意力分数数值与笔记中的相同"}
+    assert any(earliest[lang] in line for line in lines), lines
 
 
 def heads_into_a_fresh_buffer(x, num_heads):
@@ -381,3 +385,43 @@ def test_a_raise_operand_holding_a_boolean_step_as_floats_says_both_dtypes(lang,
     said = {"en": "(float32, shape (6, 6); their values match the notes', whose dtype is bool)",
             "zh": "（float32，形状 (6, 6)；数值与笔记中的相同，但笔记中的 dtype 是 bool）"}[lang]
     assert all(said in line for line in lines), lines
+
+
+def floored_exponentials(x):
+    """Exponentials below a half raised to a half "so no weight vanishes", chosen entry by entry."""
+    e = torch.where(torch.exp(x) > 0.5, torch.exp(x), torch.full_like(x, 0.5))
+    return e / e.sum(dim=0)
+
+
+def mirrored_exponentials(x):
+    """exp(-x) for negative scores, kept "readable": the exponentials made, then replaced where x < 0."""
+    grown = torch.exp(x)
+    e = torch.where(x < 0, torch.exp(-x), grown)
+    return e / e.sum(dim=0)
+
+
+def finite_exponentials(x):
+    """A right softmax that guards against inf: where keeps every finite exponential as it is."""
+    e = torch.exp(x)
+    e = torch.where(torch.isfinite(e), e, torch.zeros_like(e))
+    return e / e.sum(dim=0)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("attempt", [floored_exponentials, mirrored_exponentials])
+def test_exponentials_made_then_replaced_entry_by_entry_are_where_the_code_departs(attempt, lang, monkeypatch):
+    """The notes' exponentials are made, but the code goes on with a tensor chosen entry by entry from them and
+    other numbers: "reproduces the notes' exponentials, then departs at the sums" was false, and so would be "none
+    of your tensors holds them" (12v's vy-sn-10)."""
+    lines = departure_lines("softmax_naive", attempt, lang, monkeypatch)
+    assert lines, lines
+    said = {"en": "at their first step, the exponentials: an op of yours does make them, but your code goes on only "
+                  "with a tensor made by choosing, entry by entry",
+            "zh": "你的代码从笔记的第一步（指数）开始不同：你的某个运算确实算出了它，"
+                  "但你的代码接着只用了另一个张量"}[lang]
+    assert all(said in line for line in lines), lines
+
+
+def test_a_where_that_keeps_the_exponentials_keeps_them_reproduced(monkeypatch):
+    lines = departure_lines("softmax_naive", finite_exponentials, "en", monkeypatch)
+    assert lines == [], lines  # right: every check passes, nothing departs

@@ -27,6 +27,7 @@ from autograder.integrations.student_kit.runtime.vectors import vectors_from_doc
 from autograder.running import in_notebook, runner
 from autograder.running.notebook_runtime import NotebookRuntime
 from autograder.running.runner import run_exercise
+from tests.mutants import multihead as multihead_mutants
 
 NO_KNOWN = {"en": "no known mistake reproduces", "zh": "没有哪个已知的错误能重现"}
 SAME_REASON = {"en": "more check", "zh": "另有"}
@@ -743,3 +744,25 @@ def test_an_output_bias_that_follows_qkv_bias_is_a_missing_parameter_not_qkv_bia
     assert not any("still has" in result.full_message for result in results)
     assert any("no parameter out_proj.bias" in result.full_message for result in failing), [
         result.full_message for result in failing]
+
+
+def heads_from_the_input_size(d_in, context_length, dropout):
+    """Two heads "because d_in is 3": the head count taken from d_in, every head one feature wide."""
+    return multihead_mutants.WrapperBook(d_in, 1, context_length, dropout, num_heads=d_in - 1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_head_count_that_follows_d_in_is_one_row_and_names_no_trade_of_heads_for_width(lang, monkeypatch):
+    """Every head is already one feature wide: "make each head narrower" would be false (12v's vz-tw-10); the
+    count each check's d_in gives (4 heads, 7 heads) is one cause, one row. One head of two features keeps the
+    name."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "two_dimensional_wrapper", heads_from_the_input_size, hint=3)
+    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    traded = {"en": "num_heads changed to change the output size", "zh": "为了改变输出大小而改变了 num_heads"}[lang]
+    assert {"en": "narrower", "zh": "变窄"}[lang] not in text and traded not in text, text
+    one_head = printed(check, "two_dimensional_wrapper", multihead_mutants.two_dimensional_wrapper_one_head, hint=3)
+    assert traded in one_head, one_head
+    assert {"en": "narrower", "zh": "变窄"}[lang] in one_head, one_head

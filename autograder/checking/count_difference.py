@@ -9,14 +9,15 @@ other build whose count is theirs, or else that their count is how many trainabl
 only what is exact and unique on the case, never how to count.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from autograder.checking.departure import listed
 from autograder.i18n import Messages, render
 
-__all__ = ["COUNT_PARTS", "CountParts", "count_fact", "count_fits", "count_line", "explaining_parts"]
+__all__ = ["COUNT_PARTS", "CountParts", "SeenCount", "count_fact", "count_fits", "count_line", "explaining_parts",
+           "refuted_count_facts"]
 
 # The expectation that holds a case's parts: {"trainable": [[name, size]], "uncounted": [[name, size, kind]],
 # "rebuilt": [[change, count]], "shapes": [[name, [dims]]], "entry_bytes": [[dtype, bytes]] or []}; kind is "buffer",
@@ -109,9 +110,11 @@ def _all_buffers_taken(got: int, right: int, parts: CountParts) -> bool:
         buffers, [size for _name, size in parts.trainable])
 
 
-def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messages: Messages) -> str:
+def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messages: Messages,
+               refuted: Collection[str] = ()) -> str:
     """Rung 2 for a wrong count: the learner's count against the module's trainable count, and what makes up the
-    difference when exactly one thing does (see the module's docstring); "" for a right count."""
+    difference when exactly one thing does (see the module's docstring); "" for a right count. `refuted`: facts
+    (count_fact's) the learner's counts on other modules contradict (refuted_count_facts), left unsaid."""
     if got == right:
         return ""
     parts = CountParts.from_plain(plain)
@@ -141,7 +144,7 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
         sentences.append(render(messages, "count.rebuilt", lang, {
             **fields, "change": render(messages, f"count.rebuilt.{builds[0]}", lang)}))
     shape_fact = _shape_or_times(got, right, parts)
-    if shape_fact:
+    if shape_fact and shape_fact not in refuted:
         sentences.append(render(messages, f"count.{shape_fact.split(':')[0]}", lang, {
             **fields, "times": got // right if right else 0,
             "dtype": parts.entry_bytes[0] if parts.entry_bytes else "",
@@ -150,7 +153,8 @@ def count_line(got: int, right: int, plain: Mapping[str, Any], lang: str, messag
                                                                              parts.trainable):
         # Nothing else explains it and it is how many trainable parameters there are, each counted once: one number
         # per tensor (of more than one tensor, where some tensor holds more than one entry).
-        sentences.append(render(messages, "count.tensors", lang, fields))
+        if "tensors" not in refuted:
+            sentences.append(render(messages, "count.tensors", lang, fields))
     return render(messages, "label.count", lang, {"text": render(messages, "departure.join", lang).join(sentences)})
 
 
@@ -193,14 +197,19 @@ def _shape_or_times(got: int, right: int, parts: CountParts) -> str:
     return f"times:{times}"
 
 
-def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
+def count_fact(got: int, right: int, plain: Mapping[str, Any], refuted: Collection[str] = ()) -> str:
     """What a wrong count is, read from the case's module alone, as one fact a learner's code gives on every module:
     "tensors" (the number of trainable parameter tensors, each counted once, and nothing else explains it: the
     sentence count_line says), "none" (0 where the module has trainable parameters), "taken" (the total less parts
     a right count leaves out: count_line's parts_taken), "more:KIND" (parts of one kind a right count leaves out,
     counted in: count_line's parts_more, or kind_more where two sets make it up), "once_per_shape", "times:K" or
     "times_bytes:K" (where no set of parts explains it: _shape_or_times); "" for a right count or any other. Two
-    checks whose counts are the same fact on their own modules fail for one cause."""
+    checks whose counts are the same fact on their own modules fail for one cause. A fact in `refuted` is ""."""
+    fact = _count_fact(got, right, plain)
+    return "" if fact in refuted else fact
+
+
+def _count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     if got == right:
         return ""
     if got == 0 < right:
@@ -221,6 +230,41 @@ def count_fact(got: int, right: int, plain: Mapping[str, Any]) -> str:
     # As count_line: said only where no set of parts and no other build explains the count.
     rebuilt = len([change for change, count in parts.rebuilt if count == got]) == 1
     return "" if chosen is not None or rebuilt else "tensors"
+
+
+@dataclass(frozen=True)
+class SeenCount:
+    """One count the learner's code gave on a module, beside the module's right count and parts (COUNT_PARTS)."""
+
+    got: int
+    right: int
+    plain: Mapping[str, Any]
+
+
+def _predicted(fact: str, right: int, plain: Mapping[str, Any]) -> int | None:
+    """What a count that is `fact` (count_fact's) gives on a module, where one number follows from its parts alone:
+    "none", "tensors", "once_per_shape" and the multiples; None for the others (which parts are taken or added)."""
+    parts = CountParts.from_plain(plain)
+    if fact == "none":
+        return 0
+    if fact == "tensors":
+        return len(parts.trainable)
+    if fact == "once_per_shape":
+        once = parts.once_per_shape()
+        return right if once is None else once
+    if fact.startswith(("times:", "times_bytes:")):
+        return right * int(fact.split(":")[1])
+    return None
+
+
+def refuted_count_facts(seen: Sequence[SeenCount]) -> frozenset[str]:
+    """The facts of count_fact that some count the learner's code gave contradicts: a module where what the fact
+    gives is not what their code counted (a count of the non-zero entries is one parameter per shape on a module
+    with a zero LayerNorm bias, and right on the notes' module, where one per shape is far less: 12v's vz-pc-07)."""
+    facts = {fact for count in seen if (fact := _count_fact(count.got, count.right, count.plain))}
+    return frozenset(fact for fact in facts if any(
+        (predicted := _predicted(fact, count.right, count.plain)) is not None and predicted != count.got
+        for count in seen))
 
 
 def count_fits(got: int, right: int, plain: Mapping[str, Any]) -> tuple[str, ...]:

@@ -138,6 +138,9 @@ class Departure:
     # A tensor the code made holds the departing step, but as values an op returned beside indices the code went on
     # with alone (torch.max(...)[1]): made, never used; "none of your tensors holds it" would be false.
     held_unused: bool = False
+    # A tensor the code made holds the departing step, but the code went on with it only merged entry by entry with
+    # other numbers (torch.where): made, then replaced in part; "none of your tensors holds it" would be false.
+    held_merged: bool = False
     # Every step this case leaves open as where the code first departs: those after the last step it proves the
     # code reproduces, up to the first no tensor of the code holds at all (a step held only by numbers that prove
     # nothing, or coinciding with an earlier step's, may be where it departs too). () where the case proves a step
@@ -260,15 +263,21 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     place. A step some taught route skips (optional) departs only when no later step matches either. `raised`: the
     learner's code raised on the case (the trace ends there), so the next tensor it made from its right steps is
     said even when its size is not the step's; `raised_at`: the op whose raise ended the run (the operands it read
-    are said when nothing else is). Values the code made and never used (UNUSED) hold no step; where they hold the
-    departing one, `held_unused` says so."""
+    are said when nothing else is). Values the code made and never used (UNUSED), or went on with only merged with
+    other numbers (_merged_away), hold no step; where they hold the departing one, `held_unused` or `held_merged`
+    says so."""
     departure = _first_departing(steps, traced, output, raised, raised_at)
     if departure.step is None:
         return departure
     expected = [normalised_value(value) for entry in steps if str(entry[0]) == departure.step for value in entry[1]]
-    unused = any(entry.op == UNUSED and any(matches_up_to_layout(normalised_value(entry.value), value)
-                                            for value in expected) for entry in traced)
-    return dataclasses.replace(departure, held_unused=True) if unused else departure
+
+    def holds_step(index: int) -> bool:
+        return any(matches_up_to_layout(normalised_value(traced[index].value), value) for value in expected)
+    if any(entry.op == UNUSED and holds_step(index) for index, entry in enumerate(traced)):
+        return dataclasses.replace(departure, held_unused=True)
+    declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
+    merged = _merged_away(traced, [normalised_value(entry.value) for entry in traced], declared)
+    return dataclasses.replace(departure, held_merged=True) if any(holds_step(index) for index in merged) else departure
 
 
 def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
@@ -287,6 +296,7 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
         return matches_up_to_layout(got, expected, transposed=step_id not in ordered)
     learner = [normalised_value(entry.value) for entry in traced]
     fingerprints = [sorted_values(value) for value in learner]
+    merged_away = _merged_away(traced, learner, declared)
     where: dict[str, int | None] = {}
     proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it
@@ -295,8 +305,9 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
     held_by: dict[str, list[int]] = {}  # every learner tensor that holds the step, proving it or not
     for position, (step_id, values, _optional) in enumerate(declared):
         holding = [index for index, value in enumerate(learner)
-                   # a step is computed: an argument as it came is none, nor values the code never used
-                   if traced[index].op not in (INPUT, UNUSED)
+                   # a step is computed: an argument as it came is none, nor values the code never used, nor
+                   # values it went on with only as merged with others entry by entry (_merged_away)
+                   if traced[index].op not in (INPUT, UNUSED) and index not in merged_away
                    and any(value.numel() == expected.numel()
                            and values_close(fingerprints[index], sorted_values(expected))
                            and holds(value, step_id, expected)
@@ -502,9 +513,8 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
     if raised and not facts and raised_at is not None and raised_at.after == len(traced):
         facts = _raised_operands(traced, raised_at, {step_id: proven_at[step_id] for step_id in matched}, declared,
                                  step_dtypes)
-    if raised and matched and not any(_in_notes_shape(learner[index], declared, matched[-1])
-                                      for index in held_by[matched[-1]]) and (
-            held := _held_in_other_shape(learner, declared, proven_at[matched[-1]], matched[-1])) is not None:
+    if raised and matched and (held := _first_held_in_other_shape(learner, declared, matched, held_by,
+                                                                   proven_at)) is not None:
         # (A tensor of theirs that holds the step in the notes' shape, proving it or not, is theirs: the other shape
         # is then a view torch made inside an op, matmul's (12t's tz-ma-01), not their code's.)
         # Its numbers are the notes' (a reproduced step) but not its shape (squeezed to a 0-d tensor): the raise
@@ -520,6 +530,36 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
                      held_unproven=order[departing] in unproven, or_next=or_next,
                      fits=() if returned is not None else _steps_left_open(declared, where, held_by, in_pieces,
                                                                            departing))
+
+
+# Ops that make each entry from one of two tensors, chosen entry by entry (torch.where).
+MERGING_OPS = frozenset({"where"})
+
+
+def _merged_away(traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor],
+                 declared: Sequence[tuple[str, list[torch.Tensor], bool]]) -> set[int]:
+    """The tensors the code went on with only through ops that merge them entry by entry with other numbers
+    (MERGING_OPS), each making a tensor that holds other numbers and none of the notes' steps, directly or through
+    tensors that are themselves merged away so (their reciprocal, merged): the code computed their numbers but
+    carried others in their place (`torch.where(x >= 0, exp(x), exp(-x))` on negative scores makes the notes'
+    exponentials and goes on with exp(-x): 12v's vy-sn-10). The notes' masking (a where that makes the masked
+    scores) holds a step, and keeps its operands."""
+    readers: dict[int, list[int]] = {}
+    for index, entry in enumerate(traced):
+        for read in entry.inputs:
+            if 0 <= read < index:
+                readers.setdefault(read, []).append(index)
+    values = [value for _step_id, step_values, _optional in declared for value in step_values]
+
+    def merges_it_away(reader: int, index: int) -> bool:
+        return (traced[reader].op in MERGING_OPS and not matches_up_to_layout(learner[reader], learner[index])
+                and not any(learner[reader].numel() == value.numel() and matches_up_to_layout(learner[reader], value)
+                            for value in values))
+    merged: set[int] = set()
+    for index in sorted(readers, reverse=True):  # each reader comes later in the trace: decided before it is read
+        if all(merges_it_away(reader, index) or reader in merged for reader in readers[index]):
+            merged.add(index)
+    return merged
 
 
 def _steps_left_open(declared: Sequence[tuple[str, list[torch.Tensor], bool]], where: Mapping[str, int | None],
@@ -570,6 +610,25 @@ def _in_notes_shape(tensor: torch.Tensor, declared: Sequence[tuple[str, list[tor
     """Whether `tensor` has one of the shapes the notes give `step_id`."""
     return any(tuple(tensor.shape) == tuple(value.shape) for declared_id, values, _optional in declared
                if declared_id == step_id for value in values)
+
+
+def _first_held_in_other_shape(learner: Sequence[torch.Tensor],
+                               declared: Sequence[tuple[str, list[torch.Tensor], bool]], matched: Sequence[str],
+                               held_by: Mapping[str, Sequence[int]],
+                               proven_at: Mapping[str, Sequence[int]]) -> Fact | None:
+    """The HELD_SHAPE fact of the earliest of the last matched steps that no tensor of the code holds in a shape the
+    notes give it, where each step after it is held so too (scores squeezed to a 0-d tensor: the scaled scores and
+    the weights made from them are 0-d as well, and the earliest of those is said, 12v's vy-v2-12); None where the
+    last matched step has a tensor in the notes' shape."""
+    held = None
+    for step_id in reversed(matched):
+        if any(_in_notes_shape(learner[index], declared, step_id) for index in held_by[step_id]):
+            break
+        earlier = _held_in_other_shape(learner, declared, proven_at[step_id], step_id)
+        if earlier is None:
+            break
+        held = earlier
+    return held
 
 
 def _held_in_other_shape(learner: Sequence[torch.Tensor], declared: Sequence[tuple[str, list[torch.Tensor], bool]],
@@ -1884,6 +1943,8 @@ def departure_line(departure: Departure, lang: str, messages: Messages, lead: st
         key += "_unproven"
     elif departure.held_unused and departure.compared:
         key += "_unused"  # made beside indices the code went on with: made, not used (never "none holds it")
+    elif departure.held_merged and departure.compared:
+        key += "_merged"  # made, then merged entry by entry with other numbers, which the code went on with
     stand_in_facts = [fact for fact in departure.facts if fact.kind not in RAISE_CONTEXT]
     if departure.raised and not stand_in_facts:
         # The trace ends where the learner's code raised: no tensor of theirs holds the step, none stands in its place.

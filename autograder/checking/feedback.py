@@ -290,6 +290,8 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
         return True  # each count is the same fact of its own module (how many tensors it has; none): one cause
     if (changed := _argument_changed(shown.cause)) is not None and changed == _argument_changed(other.cause):
         return True  # the same call changed the same tensor it was given, each check's sizes counted: one cause
+    if shown.cause.message_key in COUNT_AGAINST_FIXED_KEYS and shown.cause.message_key == other.cause.message_key:
+        return True  # each check's sizes give the learner's count its own value; every check asks the same one
     if (shown.status == other.status == Status.ERROR and not shown.departure_step and not other.departure_step
             and shown.departure and shown.departure == other.departure
             and shown.cause.message_key == other.cause.message_key):
@@ -314,6 +316,11 @@ def _same_cause(shown: CheckResult, other: CheckResult) -> bool:
     # The same error at the same line of the learner's: each check's input gives it its own sizes, one cause.
     line = dict(shown.cause.fields).get("line")
     return _symptom(shown) == _symptom(other) or bool(line) and line == dict(other.cause.fields).get("line")
+
+
+# Messages that say a count of the learner's object against one every check asks for, whatever its sizes (two heads
+# in exercise 3.2): a count that follows each check's sizes (d_in - 1 heads) is one cause on every check.
+COUNT_AGAINST_FIXED_KEYS = frozenset({"two_dimensional_wrapper.head_count"})
 
 
 # A call that changed the values of a tensor it was given (autograder.course.messages "argument.*"): the fields

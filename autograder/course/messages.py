@@ -276,6 +276,19 @@ MESSAGES = {
               "the indices it returns with it, but your code goes on with those indices and never reads it",
         "zh": "你的代码从笔记的第一步（{step}）开始不同：你的某个运算确实算出了它，并同时返回了对应的索引，"
               "但你的代码接着用的是那些索引，从来没有读取它"},
+    # The step made, then carried on only as merged entry by entry with other numbers (departure.held_merged).
+    "departure.first_merged": {
+        "en": "your code departs from the notes at their first step, the {step}: an op of yours does make them, but "
+              "your code goes on only with a tensor made by choosing, entry by entry, between them and other numbers, "
+              "and that tensor is not the notes' {step}",
+        "zh": "你的代码从笔记的第一步（{step}）开始不同：你的某个运算确实算出了它，但你的代码接着只用了另一个张量："
+              "它是逐个元素在它和另一些数之间挑选得到的，而且不是笔记中的{step}"},
+    "departure.after_merged": {
+        "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: an op of yours does "
+              "make them, but your code goes on only with a tensor made by choosing, entry by entry, between them and "
+              "other numbers, and that tensor is not the notes' {step}",
+        "zh": "你的代码算出了与笔记相同的{matched}，从{step}开始不同：你的某个运算确实算出了它，但你的代码接着只用了"
+              "另一个张量：它是逐个元素在它和另一些数之间挑选得到的，而且不是笔记中的{step}"},
     "departure.after_unused": {
         "en": "your code reproduces the notes' {matched}, then departs from them at the {step}: an op of yours does "
               "make it, beside the indices it returns with it, but your code goes on with those indices and never "

@@ -13,13 +13,20 @@ reference, declaration or catalogue.
 import dataclasses
 import functools
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import torch
 
 from autograder.checking.check_types import ERROR, FAILED, CheckResult, DepartureKind
-from autograder.checking.count_difference import COUNT_PARTS, count_fact, count_fits, count_line
+from autograder.checking.count_difference import (
+    COUNT_PARTS,
+    SeenCount,
+    count_fact,
+    count_fits,
+    count_line,
+    refuted_count_facts,
+)
 from autograder.checking.departure import (
     STEPS,
     Departure,
@@ -112,10 +119,13 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                 at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
             diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=DepartureKind.RAISED_ONLY))
         elif departure is None and not raised and looked_for and (
-                counted := _count_differs(result, check, records.get(result.id, ()), lang, messages)):
+                counted := _count_differs(result, check, records.get(result.id, ()), lang, messages,
+                                          refuted := refuted_count_facts(
+                                              _counts_seen(results, checks, records, result.exercise)))):
             fits[len(diagnosed)] = _count_facts(result, check, records.get(result.id, ()), count_fits) or ()
             diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT,
-                                                 count_fact=_count_fact(result, check, records.get(result.id, ()))))
+                                                 count_fact=_count_fact(result, check, records.get(result.id, ()),
+                                                                        refuted)))
         elif looked_for and not raised and (near := _near_departure(result, check, records.get(result.id, ()),
                                                                     namespace)) is not None:
             # A gradient check's case where the values depart too; or a gradient that is the learner's function's own
@@ -385,20 +395,30 @@ _FUNCTION_CODE = vars(types.FunctionType)["__code__"].__get__
 
 
 def _count_differs(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]], lang: str,
-                   messages: Messages) -> str:
+                   messages: Messages, refuted: Collection[str] = ()) -> str:
     """For a wrong count (a check whose expectations hold the module's parts, COUNT_PARTS, and whose record holds
-    the learner's count): how it differs from the module's (autograder.checking.count_difference); "" else."""
-    index = result.failed_case
-    cases = check.cases()
-    if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
-        return ""
-    expectations = check.expectations(index, records[index], cases[index])
-    if COUNT_PARTS not in set(expectations) or "count" not in set(expectations):
-        return ""
-    got, right = records[index].get("count"), expectations["count"]
-    if type(got) is not int or type(right) is not int:  # a bool is no count
-        return ""
-    return count_line(got, right, expectations[COUNT_PARTS], lang, messages)
+    the learner's count): how it differs from the module's (autograder.checking.count_difference), leaving out the
+    facts the learner's other counts refute; "" else."""
+    return _count_facts(result, check, records, lambda got, right, plain: count_line(
+        got, right, plain, lang, messages, refuted=refuted)) or ""
+
+
+def _counts_seen(results: Sequence[CheckResult], checks: Sequence[DiagnosedCheck],
+                 records: Mapping[str, Sequence[dict[str, Any]]], exercise: str) -> list[SeenCount]:
+    """Every count the learner's code gave on a case of `exercise`'s checks, passing or failing, beside the
+    module's right count and parts (COUNT_PARTS)."""
+    seen: list[SeenCount] = []
+    for result, check in zip(results, checks, strict=True):
+        if result.exercise != exercise:
+            continue
+        cases = check.cases()
+        for index, record in enumerate(records.get(result.id, ())):
+            if index >= len(cases) or not isinstance(record, dict) or type(record.get("count")) is not int:
+                continue
+            expectations = check.expectations(index, record, cases[index])
+            if COUNT_PARTS in set(expectations) and type(expectations.get("count")) is int:
+                seen.append(SeenCount(record["count"], expectations["count"], expectations[COUNT_PARTS]))
+    return seen
 
 
 def _cause_stated(result: CheckResult) -> bool:
@@ -586,22 +606,27 @@ def _unused_parameter_step(result: CheckResult, check: DiagnosedCheck, records: 
     return departure.step in moves.moved and all(step in moves.declared for step in departure.matched)
 
 
-def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> str:
+def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
+                refuted: Collection[str] = ()) -> str:
     """What the learner's wrong count is on the failing case's own module (count_difference.count_fact); "" where
-    nothing is proven (_count_differs has read the same record and expectations)."""
-    return _count_facts(result, check, records, count_fact) or ""
+    nothing is proven, or the learner's other counts refute it (_count_differs has read the same record and
+    expectations)."""
+    return _count_facts(result, check, records, lambda got, right, plain: count_fact(
+        got, right, plain, refuted=refuted)) or ""
 
 
 def _count_facts(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
-                    read: Callable[[int, int, Mapping[str, Any]], Read]) -> Read | None:
-    """`read` (count_fact, count_fits) of the learner's count and the module's on the failing case; None where
-    the record holds no count (_count_differs has read the same record and expectations)."""
+                 read: Callable[[int, int, Mapping[str, Any]], Read]) -> Read | None:
+    """`read` (count_line, count_fact, count_fits) of the learner's count and the module's on the failing case;
+    None where the check's expectations hold no parts (COUNT_PARTS) or the record or they hold no count."""
     index = result.failed_case
     cases = check.cases()
     if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
         return None
     expectations = check.expectations(index, records[index], cases[index])
+    if COUNT_PARTS not in set(expectations) or "count" not in set(expectations):
+        return None
     got, right = records[index].get("count"), expectations["count"]
-    if type(got) is not int or type(right) is not int:
+    if type(got) is not int or type(right) is not int:  # a bool is no count
         return None
     return read(got, right, expectations[COUNT_PARTS])

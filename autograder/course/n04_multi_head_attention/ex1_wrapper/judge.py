@@ -74,8 +74,14 @@ def judge_two_dimensional(record: TwoDimensionalRecord, case: TwoDimensionalCase
     if "head_count" not in record:
         return Verdict(False, "two_dimensional_wrapper.not_a_wrapper", {"got": record.get("type", "?")})
     if record["head_count"] != 2:
+        # Heads traded for width: a head count other than two with heads wider than one feature, read from the
+        # heads' own layers (heads counted, widths read). Heads already one feature wide are not made narrower: the
+        # count alone is said (12v's vz-tw-10, num_heads = d_in - 1).
+        widths = record.get("head_value_features") or record.get("head_out_features") or []
+        traded = bool(widths) and all(width > 1 for width in widths)
         return Verdict(False, "two_dimensional_wrapper.head_count", {"got": record["head_count"]},
-                       misconception="heads_traded_for_width", evidence=Evidence.FACT)  # heads counted
+                       misconception="heads_traded_for_width" if traded else None,
+                       evidence=Evidence.FACT if traded else None)
     out_features = record.get("head_out_features")
     if out_features is None:
         return Verdict(False, "two_dimensional_wrapper.not_causal_heads")

@@ -10,9 +10,9 @@ import torch
 from attnkit import solutions
 from tests.test_departure_first_step import departures
 
-ADDED_AGAIN = ("every step of your code matches the notes', up to the output projection; then it adds to every row of "
-               "that output projection the same vector again, one your code had already added in computing the output "
-               "projection")
+ADDED_AGAIN = ("every step of your code matches the notes', up to the output projection's output; then it adds to "
+               "every row of that output projection's output the same vector again, one your code had already added "
+               "in computing the output projection's output")
 
 
 class OutProjBiasTwice(solutions.MultiHeadAttention):
@@ -40,8 +40,8 @@ class OutProjBiasDoubled(solutions.MultiHeadAttention):
 def test_a_bias_added_twice_is_said_in_both_languages():
     found = departures("multi_head_attention", {"MultiHeadAttention": OutProjBiasTwice})
     assert found["en"] and all(ADDED_AGAIN in line for line in found["en"]), found["en"]
-    assert all("你的代码每一步都与笔记相同，直到输出投影；之后它又在这个输出投影的每一行上加了同一个向量" in line
-               for line in found["zh"]) and found["zh"], found["zh"]
+    said = "你的代码每一步都与笔记相同，直到输出投影的输出；之后它又在这个输出投影的输出的每一行上加了同一个向量"
+    assert all(said in line for line in found["zh"]) and found["zh"], found["zh"]
 
 
 def test_other_vectors_and_a_right_program_do_not_get_it():

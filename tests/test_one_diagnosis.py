@@ -766,3 +766,30 @@ def test_a_head_count_that_follows_d_in_is_one_row_and_names_no_trade_of_heads_f
     one_head = printed(check, "two_dimensional_wrapper", multihead_mutants.two_dimensional_wrapper_one_head, hint=3)
     assert traded in one_head, one_head
     assert {"en": "narrower", "zh": "变窄"}[lang] in one_head, one_head
+
+
+def split_heads_viewed_in_one_go(x, num_heads):
+    """The heads' shape asked of view directly, "the transpose is only a reshuffle"."""
+    b, num_tokens, d_out = x.shape
+    return x.view(b, num_heads, num_tokens, d_out // num_heads)
+
+
+def split_heads_transposed_then_viewed(x, num_heads):
+    """Tokens and features swapped first, then viewed: a view torch refuses on any input."""
+    b, num_tokens, d_out = x.shape
+    return x.transpose(1, 2).view(b, num_heads, num_tokens, d_out // num_heads)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_raise_the_proven_mistakes_variant_makes_too_is_that_mistake(lang, monkeypatch):
+    """The view without the transpose is proven on the small examples by its values; on a non-contiguous input the
+    same view is refused, as the reference with that mistake refuses it: one cause, one row (12w's wz-sh-01). A
+    transpose before the view raises on every input: no values prove the mistake, and the raise alone names none."""
+    monkeypatch.setenv("ATTNKIT_LANG", lang)
+    check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
+    text = printed(check, "split_heads", split_heads_viewed_in_one_go, hint=2)
+    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    named = {"en": "heads split with view but not transposed", "zh": "用 view 拆分了头但没有转置"}[lang]
+    assert named in text, text
+    assert named not in printed(check, "split_heads", split_heads_transposed_then_viewed, hint=2)

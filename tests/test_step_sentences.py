@@ -180,7 +180,7 @@ def test_a_conversion_with_the_wrong_input_bias_departs_there_not_at_the_output_
 
 def test_a_conversion_with_the_wrong_output_bias_still_departs_at_the_output_projection():
     text = departure_lines("torch_equivalence", to_torch_with_zero_output_bias)
-    assert "departs from them at the output projection" in text["en"], text
+    assert "departs from them at the output projection's output" in text["en"], text
 
 
 # ------------------------------------------------ 5. the advice for a split without transpose presumes no view
@@ -208,3 +208,22 @@ def test_the_split_without_transpose_advice_is_true_of_a_split_viewed_straight_i
         assert "view 之后每个 token 持有它的各个头" not in chinese, chinese
         assert "read as (batch, heads, tokens, head size) in one go, a head holds pieces of consecutive" in english
         assert "一步读成（batch、头、token、每个头的大小）时" in chinese, chinese
+
+
+def to_torch_without_an_output_bias(mha):
+    """bias=False "as our layers have none", which leaves out_proj without the bias it then copies into."""
+    converted = nn.MultiheadAttention(mha.d_out, mha.num_heads, bias=mha.W_query.bias is not None, batch_first=True,
+                                      dtype=mha.W_query.weight.dtype)
+    with torch.no_grad():
+        converted.in_proj_weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))
+        converted.out_proj.weight.copy_(mha.out_proj.weight)
+        converted.out_proj.bias.copy_(mha.out_proj.bias)
+    return converted
+
+
+def test_a_conversion_that_copied_the_output_weights_is_told_the_output_it_never_made():
+    """The step is what the output projection outputs: "raised before any of its tensors held the notes' output
+    projection" read as its weights, which this code had copied (12w's wz-te-06)."""
+    text = departure_lines("torch_equivalence", to_torch_without_an_output_bias)
+    assert "held the notes' output projection's output" in text["en"], text
+    assert "输出投影的输出" in text["zh"], text

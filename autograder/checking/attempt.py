@@ -77,7 +77,12 @@ def _explained(result: CheckResult, proven: Sequence[str], lang: str, messages: 
         # other check's, by its own kind of evidence; here the mistake need only apply to the exercise.
         or name in result.failing_alike and result.exercise in misconceptions[name].exercises
         # The very raise another check's variant reproduced, numbers and line included (_raised_alike).
-        or name in raised_alike and result.exercise in misconceptions[name].exercises)]
+        or name in raised_alike and result.exercise in misconceptions[name].exercises
+        # This check's very raise, which the variant of the mistake another check proves makes too (its error,
+        # numbers included): the proof is that check's; a raise alone may not name it (a view refused on a
+        # non-contiguous input, 12w's wz-sh-01, is made by more than one way of splitting).
+        or (result.status == ERROR and name in result.reproduced_by
+            and result.exercise in misconceptions[name].exercises))]
     if len(fitting) != 1:  # two proven mistakes both reproduce it: it tells them apart no better than a guess
         return result
     name = fitting[0]

@@ -39,6 +39,8 @@ class Knobs:
         for a v2 whose weights are layers).
     head_dim: "floor" (right: d_out // num_heads), or "true_division" (d_out / num_heads, a float).
     merge: "contiguous" (right), or "view" (a view straight after the transpose).
+    split: "transpose" (right), or "view_only" (a view straight to (b, num_heads, num_tokens, head_dim), no
+        transpose: the split_without_transpose mistake, which raises on an input whose memory is not in its order).
     padding_batch: None (right: the input's own batch size in the padding mask's view), or a batch size read from
         the notebook (its example batch's).
     first_projection: the layer applied first ("W_key" in the book's v2 and CausalAttention, "W_query" in its
@@ -52,6 +54,7 @@ class Knobs:
     projection: str = "layer"
     head_dim: str = "floor"
     merge: str = "contiguous"
+    split: str = "transpose"
     padding_batch: int | None = None
     first_projection: str | None = None
 
@@ -104,6 +107,8 @@ def split(x: Tensor, num_heads: int, knobs: Knobs) -> Tensor:
     """split_heads as notebook 04 has it written: (b, num_tokens, d_out) -> (b, num_heads, num_tokens, head_dim)."""
     b, num_tokens, d_out = x.shape
     head_dim: Any = d_out / num_heads if knobs.head_dim == "true_division" else d_out // num_heads
+    if knobs.split == "view_only":
+        return x.view(b, num_heads, num_tokens, head_dim)
     return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
 
 
@@ -219,7 +224,11 @@ ERROR_VARIANTS: Mapping[str, tuple[Variant, ...]] = MappingProxyType({
     "softmax_stable": tuple(("missing_keepdim", MappingProxyType({"softmax_stable": softmax_stable_without_keepdim(
         keep_max, keep_sum)})) for keep_max, keep_sum in ((False, False), (True, False), (False, True))),
     "split_heads": (("head_dim_float", MappingProxyType({"split_heads": split_heads_with(Knobs(
-        head_dim="true_division"))})),),
+        head_dim="true_division"))})),
+                    # The notes' view kept and the transpose left out: refused on an input whose memory is not in
+                    # the (b, num_tokens, d_out) order (12w's wz-sh-01), as the learner's is.
+                    ("split_without_transpose", MappingProxyType({"split_heads": split_heads_with(Knobs(
+                        split="view_only"))}))),
     "merge_heads": (("view_after_transpose", MappingProxyType({"merge_heads": merge_heads_with(Knobs(
         merge="view"))})),),
 })

@@ -762,7 +762,9 @@ MESSAGES = {
     "step.weights": {"en": "attention weights", "zh": "注意力权重"},
     "step.context_vectors": {"en": "context vectors", "zh": "上下文向量"},
     "step.merged": {"en": "context vectors with the heads merged", "zh": "合并各个头之后的上下文向量"},
-    "step.out_proj": {"en": "output projection", "zh": "输出投影"},
+    # The output projection applied to the merged heads: what the layer outputs, never its weights (12w's wz-te-06
+    # read "held the notes' output projection" as the layer's weights, which that code had copied).
+    "step.out_proj": {"en": "output projection's output", "zh": "输出投影的输出"},
     "step.maximum": {"en": "maximum of each row", "zh": "每一行的最大值"},
     "step.shifted": {"en": "inputs minus their maximum", "zh": "减去最大值之后的输入"},
     "step.exponentials": {"en": "exponentials", "zh": "指数"},

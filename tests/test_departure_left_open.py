@@ -6,17 +6,13 @@ that proves a later step closes the question: nothing is folded then. A paramete
 that a buffer or a trainable weight could make up (count_fits) is one cause with a count another module proves
 takes the buffers away."""
 
-import contextlib
-import io
-
 import pytest
 import torch
 
 from autograder.checking.count_difference import count_fact, count_fits
 from autograder.checking.departure import find_departure, step
 from autograder.checking.tensor_trace import INPUT, TracedTensor
-from autograder.running import in_notebook
-from autograder.running.notebook_runtime import NotebookRuntime
+from tests.test_departure_one_cause import printed
 
 SAME_REASON = {"en": "more check", "zh": "项检查因同样的原因未通过"}
 DEPARTS = {"en": "where it departs", "zh": "从哪里开始不同"}
@@ -45,14 +41,6 @@ def count_less_every_buffer(module):
     """Takes the buffers away from the trainable total, believing parameters() counted them."""
     trainable = sum(parameter.numel() for parameter in module.parameters() if parameter.requires_grad)
     return trainable - sum(buffer.numel() for buffer in module.buffers())
-
-
-def printed(exercise_id, attempt, lang, monkeypatch):
-    monkeypatch.setenv("ATTNKIT_LANG", lang)
-    output = io.StringIO()
-    with contextlib.redirect_stdout(output):
-        NotebookRuntime(in_notebook.ReferenceExpectations()).check(exercise_id, attempt, hint=2)
-    return output.getvalue()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -130,3 +130,17 @@ def test_what_the_notes_teach_keeps_full_marks(student, lang):
     results = results_by_id("softmax_naive", {"softmax_naive": student}, lang=lang)
     assert all(result.status == PASSED for result in results.values()), [r.message for r in results.values()]
     assert score(results) == pytest.approx(EXERCISES_BY_ID["softmax_naive"].points)
+
+
+def sum_padded_by_a_small_term(x):
+    """A term added to the sum "so it is never zero": no error while the exponentials sum far above it."""
+    exponentials = torch.exp(x)
+    return exponentials / (exponentials.sum(dim=0) + 1e-8)
+
+
+def test_a_term_added_to_the_sum_fails_the_public_check_on_scores_far_below_zero():
+    """Exponentials summing to a few billionths (four scores near -21) make the term no small error: the public
+    check shows it, so it is not a ✔ that loses nothing at grading (12x's xy-sn-11 kept every point)."""
+    public = results_by_id("softmax_naive", {"softmax_naive": sum_padded_by_a_small_term}, include_hidden=False)
+    assert public[NOTES_CHECK].status != PASSED
+    assert public[NOTES_CHECK].misconception is None

@@ -1,9 +1,9 @@
 """The evaluation sets of tests/evalsets (issue 58) stay measuring instruments: nothing under autograder/ names
-learners_2026_11, learners_2026_12 or learners_2026_12b to learners_2026_12w (so no check can read them or be keyed
+learners_2026_11, learners_2026_12 or learners_2026_12b to learners_2026_12x (so no check can read them or be keyed
 to them), and each keeps its stated shape: at least five wrong attempts and one or two controls for every exercise,
-every attempt labelled. learners_2026_12b to learners_2026_12w are each written in halves by two authors (notebooks 01
+every attempt labelled. learners_2026_12b to learners_2026_12x are each written in halves by two authors (notebooks 01
 and 02, then 03 and 04): their shape is held for the notebooks they have, and their size of 120 wrong attempts once
-they have them all; learners_2026_12e to learners_2026_12w leave no exercise out."""
+they have them all; learners_2026_12e to learners_2026_12x leave no exercise out."""
 
 import ast
 import json
@@ -19,20 +19,22 @@ NEWER_SETS = ("learners_2026_12", "learners_2026_12b", "learners_2026_12c", "lea
               "learners_2026_12f", "learners_2026_12g", "learners_2026_12h", "learners_2026_12i", "learners_2026_12j",
               "learners_2026_12k", "learners_2026_12l", "learners_2026_12m", "learners_2026_12n", "learners_2026_12o",
               "learners_2026_12p", "learners_2026_12q", "learners_2026_12r",
-              "learners_2026_12s", "learners_2026_12t", "learners_2026_12u", "learners_2026_12v", "learners_2026_12w")
+              "learners_2026_12s", "learners_2026_12t", "learners_2026_12u",
+              "learners_2026_12v", "learners_2026_12w", "learners_2026_12x")
 KEPT_APART = (SET_NAME, *NEWER_SETS)
 WRITTEN_IN_HALVES = ("learners_2026_12b", "learners_2026_12c", "learners_2026_12d", "learners_2026_12e",
                      "learners_2026_12f", "learners_2026_12g", "learners_2026_12h", "learners_2026_12i",
                      "learners_2026_12j", "learners_2026_12k", "learners_2026_12l", "learners_2026_12m",
                      "learners_2026_12n", "learners_2026_12o", "learners_2026_12p", "learners_2026_12q",
                      "learners_2026_12r", "learners_2026_12s", "learners_2026_12t", "learners_2026_12u",
-                     "learners_2026_12v", "learners_2026_12w")
+                     "learners_2026_12v", "learners_2026_12w", "learners_2026_12x")
 # Sets that leave no exercise out: every exercise of every notebook they have holds attempts and controls.
 COVERS_EVERY_EXERCISE = ("learners_2026_12e", "learners_2026_12f", "learners_2026_12g", "learners_2026_12h",
                          "learners_2026_12i", "learners_2026_12j", "learners_2026_12k", "learners_2026_12l",
                          "learners_2026_12m", "learners_2026_12n", "learners_2026_12o", "learners_2026_12p",
                          "learners_2026_12q", "learners_2026_12r", "learners_2026_12s",
-                         "learners_2026_12t", "learners_2026_12u", "learners_2026_12v", "learners_2026_12w")
+                         "learners_2026_12t", "learners_2026_12u",
+                         "learners_2026_12v", "learners_2026_12w", "learners_2026_12x")
 # Exercises a set's authors left out, said in its README; a measure on that set says nothing of them. The set cannot
 # be completed afterwards by anyone who has read the judging code.
 NOT_COVERED = {"learners_2026_12d": frozenset({"two_dimensional_wrapper"})}

@@ -266,24 +266,26 @@ def find_departure(steps: StepValues, traced: Sequence[TracedTensor], output: to
     are said when nothing else is). Values the code made and never used (UNUSED), or went on with only merged with
     other numbers (_merged_away), hold no step; where they hold the departing one, `held_unused` or `held_merged`
     says so."""
-    departure = _first_departing(steps, traced, output, raised, raised_at)
+    declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
+    learner = [normalised_value(entry.value) for entry in traced]
+    merged = _merged_away(traced, learner, declared)
+    departure = _first_departing(steps, declared, traced, learner, merged, output, raised, raised_at)
     if departure.step is None:
         return departure
-    expected = [normalised_value(value) for entry in steps if str(entry[0]) == departure.step for value in entry[1]]
+    expected = [value for step_id, values, _optional in declared if step_id == departure.step for value in values]
 
     def holds_step(index: int) -> bool:
-        return any(matches_up_to_layout(normalised_value(traced[index].value), value) for value in expected)
+        return any(matches_up_to_layout(learner[index], value) for value in expected)
     if any(entry.op == UNUSED and holds_step(index) for index, entry in enumerate(traced)):
         return dataclasses.replace(departure, held_unused=True)
-    declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
-    merged = _merged_away(traced, [normalised_value(entry.value) for entry in traced], declared)
     return dataclasses.replace(departure, held_merged=True) if any(holds_step(index) for index in merged) else departure
 
 
-def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: torch.Tensor | None,
-                     raised: bool, raised_at: RaisedOp | None) -> Departure:
-    """find_departure's search, before it reads whether unused values hold the departing step."""
-    declared = [(str(entry[0]), [normalised_value(value) for value in entry[1]], bool(entry[2])) for entry in steps]
+def _first_departing(steps: StepValues, declared: Sequence[tuple[str, list[torch.Tensor], bool]],
+                     traced: Sequence[TracedTensor], learner: Sequence[torch.Tensor], merged_away: Collection[int],
+                     output: torch.Tensor | None, raised: bool, raised_at: RaisedOp | None) -> Departure:
+    """find_departure's search, before it reads whether unused or merged-away values hold the departing step:
+    `declared` the steps' normalised values, `learner` the traced tensors', `merged_away` _merged_away's."""
     ordered = {str(entry[0]) for entry in steps if len(entry) > 3 and entry[3]}
     shaped = {str(entry[0]) for entry in steps if len(entry) > 4 and entry[4]}
     named_axes = {str(entry[0]): tuple((str(name), int(size)) for name, size in entry[6])
@@ -294,9 +296,7 @@ def _first_departing(steps: StepValues, traced: Sequence[TracedTensor], output: 
         if step_id in shaped:
             return values_close(got, expected) or held_joined(got, expected, traced)
         return matches_up_to_layout(got, expected, transposed=step_id not in ordered)
-    learner = [normalised_value(entry.value) for entry in traced]
     fingerprints = [sorted_values(value) for value in learner]
-    merged_away = _merged_away(traced, learner, declared)
     where: dict[str, int | None] = {}
     proven_at: dict[str, list[int]] = {}  # every learner tensor that proves the step, in the order made
     unproven: set[str] = set()  # a learner tensor holds the step, but holds an earlier one too: no proof of it

@@ -13,8 +13,8 @@ reference, declaration or catalogue.
 import dataclasses
 import functools
 import types
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 import torch
 
@@ -88,6 +88,7 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
     or_next: dict[int, str] = {}  # a raise before one step "or the next" (Departure.or_next), by its place
     # The steps each departure's case leaves open (Departure.fits), or the facts a count fits (count_fits), by place.
     fits: dict[int, tuple[str, ...]] = {}
+    refuted: dict[str, frozenset[str]] = {}  # the count facts each exercise's recorded counts refute
     for result, check in zip(results, checks, strict=True):
         departure = None
         raised = result.status == ERROR
@@ -119,13 +120,16 @@ def with_departures(results: Sequence[CheckResult], checks: Sequence[DiagnosedCh
                 at := _raised_at(result, records.get(result.id, ()), lang, messages, answer_files(namespace))):
             diagnosed.append(dataclasses.replace(result, departure=at, departure_kind=DepartureKind.RAISED_ONLY))
         elif departure is None and not raised and looked_for and (
-                counted := _count_differs(result, check, records.get(result.id, ()), lang, messages,
-                                          refuted := refuted_count_facts(
-                                              _counts_seen(results, checks, records, result.exercise)))):
-            fits[len(diagnosed)] = _count_facts(result, check, records.get(result.id, ()), count_fits) or ()
-            diagnosed.append(dataclasses.replace(result, departure=counted, departure_kind=DepartureKind.COUNT,
-                                                 count_fact=_count_fact(result, check, records.get(result.id, ()),
-                                                                        refuted)))
+                counted := _failing_count(result, check, records.get(result.id, ()))) is not None:
+            if result.exercise not in refuted:  # read once an exercise, from every count its checks recorded
+                refuted[result.exercise] = refuted_count_facts(_counts_seen(results, checks, records, result.exercise))
+            facts_refuted = refuted[result.exercise]
+            fits[len(diagnosed)] = count_fits(counted.got, counted.right, counted.plain)
+            diagnosed.append(dataclasses.replace(
+                result, departure=count_line(counted.got, counted.right, counted.plain, lang, messages,
+                                             refuted=facts_refuted),
+                departure_kind=DepartureKind.COUNT,
+                count_fact=count_fact(counted.got, counted.right, counted.plain, refuted=facts_refuted)))
         elif looked_for and not raised and (near := _near_departure(result, check, records.get(result.id, ()),
                                                                     namespace)) is not None:
             # A gradient check's case where the values depart too; or a gradient that is the learner's function's own
@@ -197,8 +201,6 @@ def _or_next_folded(diagnosed: list[CheckResult], or_next: Mapping[int, str]) ->
             diagnosed[index] = dataclasses.replace(shown, departure_step=step_id)
     return diagnosed
 
-
-Read = TypeVar("Read")  # what _count_facts reads of a count (count_fact's str, count_fits' tuple)
 
 # Lines that locate a step by what the learner's tensors hold there: a step another check adopts.
 LOCATING_KINDS = frozenset({DepartureKind.DEPARTS, DepartureKind.STEP_ALONE})
@@ -394,13 +396,21 @@ _TYPE_DICT = vars(type)["__dict__"].__get__
 _FUNCTION_CODE = vars(types.FunctionType)["__code__"].__get__
 
 
-def _count_differs(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]], lang: str,
-                   messages: Messages, refuted: Collection[str] = ()) -> str:
+def _failing_count(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]]) -> SeenCount | None:
     """For a wrong count (a check whose expectations hold the module's parts, COUNT_PARTS, and whose record holds
-    the learner's count): how it differs from the module's (autograder.checking.count_difference), leaving out the
-    facts the learner's other counts refute; "" else."""
-    return _count_facts(result, check, records, lambda got, right, plain: count_line(
-        got, right, plain, lang, messages, refuted=refuted)) or ""
+    the learner's count): the learner's count on the failing case beside the module's, which
+    autograder.checking.count_difference reads; None else, and for a right count."""
+    index = result.failed_case
+    cases = check.cases()
+    if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
+        return None
+    expectations = check.expectations(index, records[index], cases[index])
+    if COUNT_PARTS not in set(expectations) or "count" not in set(expectations):
+        return None
+    got, right = records[index].get("count"), expectations["count"]
+    if type(got) is not int or type(right) is not int or got == right:  # a bool is no count
+        return None
+    return SeenCount(got, right, expectations[COUNT_PARTS])
 
 
 def _counts_seen(results: Sequence[CheckResult], checks: Sequence[DiagnosedCheck],
@@ -604,29 +614,3 @@ def _unused_parameter_step(result: CheckResult, check: DiagnosedCheck, records: 
     # Steps the learner's code reproduced may move with it too (keys computed, then left unused): the departing
     # step is then the first the notes compute from the parameter that the learner's output does not follow.
     return departure.step in moves.moved and all(step in moves.declared for step in departure.matched)
-
-
-def _count_fact(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
-                refuted: Collection[str] = ()) -> str:
-    """What the learner's wrong count is on the failing case's own module (count_difference.count_fact); "" where
-    nothing is proven, or the learner's other counts refute it (_count_differs has read the same record and
-    expectations)."""
-    return _count_facts(result, check, records, lambda got, right, plain: count_fact(
-        got, right, plain, refuted=refuted)) or ""
-
-
-def _count_facts(result: CheckResult, check: DiagnosedCheck, records: Sequence[dict[str, Any]],
-                 read: Callable[[int, int, Mapping[str, Any]], Read]) -> Read | None:
-    """`read` (count_line, count_fact, count_fits) of the learner's count and the module's on the failing case;
-    None where the check's expectations hold no parts (COUNT_PARTS) or the record or they hold no count."""
-    index = result.failed_case
-    cases = check.cases()
-    if index is None or index >= len(cases) or index >= len(records) or not isinstance(records[index], dict):
-        return None
-    expectations = check.expectations(index, records[index], cases[index])
-    if COUNT_PARTS not in set(expectations) or "count" not in set(expectations):
-        return None
-    got, right = records[index].get("count"), expectations["count"]
-    if type(got) is not int or type(right) is not int:  # a bool is no count
-        return None
-    return read(got, right, expectations[COUNT_PARTS])

@@ -22,3 +22,8 @@ def assert_full_marks(exercise_id, results, seed):
     assert not failed, f"seed {seed}: {failed}"
     assert score(results) == pytest.approx(EXERCISES_BY_ID[exercise_id].points), f"seed {seed}"
     assert all(r.misconception is None for r in results.values()), f"seed {seed}"
+
+
+def failing_rows(text):
+    """The ✘ rows of a check(...) table as printed: one per cause, each folded line a row of its own."""
+    return [line for line in text.splitlines() if line.startswith("  ✘")]

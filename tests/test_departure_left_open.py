@@ -12,6 +12,7 @@ import torch
 from autograder.checking.count_difference import count_fact, count_fits
 from autograder.checking.departure import find_departure, step
 from autograder.checking.tensor_trace import INPUT, TracedTensor
+from tests.check_helpers import failing_rows
 from tests.test_departure_one_cause import printed
 
 SAME_REASON = {"en": "more check", "zh": "项检查因同样的原因未通过"}
@@ -49,18 +50,18 @@ def count_less_every_buffer(module):
 def test_a_case_that_leaves_the_step_open_is_folded_under_the_check_that_shows_it(exercise_id, attempt, lang,
                                                                                  monkeypatch):
     text = printed(exercise_id, attempt, lang, monkeypatch)
-    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    failing = failing_rows(text)
     assert text.count(DEPARTS[lang]) == 1, text
     assert UNSHOWN[lang] not in text, text
-    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_count_whose_shortfall_a_weight_could_make_is_folded_under_the_count_that_proves_the_buffers(
         lang, monkeypatch):
     text = printed("parameter_counts", count_less_every_buffer, lang, monkeypatch)
-    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
-    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    failing = failing_rows(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
 
 
 def test_a_shortfall_of_the_buffers_fits_them_taken_where_a_weight_makes_it_too():

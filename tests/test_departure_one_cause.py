@@ -14,6 +14,7 @@ from autograder.checking.departure import Departure, Fact, relation_reproduced, 
 from autograder.course import catalog
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime, run_checks
+from tests.check_helpers import failing_rows
 
 NO_KNOWN = {"en": "no known mistake reproduces", "zh": "没有哪个已知的错误能重现"}
 SAME_REASON = {"en": "more checks fail for the same reason", "zh": "项检查因同样的原因未通过"}
@@ -51,13 +52,13 @@ def test_a_merge_in_another_axis_order_is_one_row_with_its_round_trip_and_no_unk
     trace proves nothing; the order proven on the notes' check, applied to the notes' merged heads of the round
     trip's case, reproduces the learner's result there: one cause, one row, every other check folded under it."""
     text = printed("merge_heads", attempt, lang, monkeypatch)
-    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    failing = failing_rows(text)
     assert NO_KNOWN[lang] not in text, text
     assert text.count(DEPARTS[lang]) == 1, text
-    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     round_trip = next(check for check in catalog.checks_of("merge_heads", include_hidden=False)
                       if "round_trip" in check.id)
-    assert round_trip.title[lang][:20] in failing_rows[1], text
+    assert round_trip.title[lang][:20] in failing[1], text
 
 
 @pytest.mark.slow
@@ -233,6 +234,6 @@ def test_returning_the_weights_is_one_row_with_no_unknown_mistake_beside_it(lang
     """learners_2026_12e i-cv-07: the notes' check proves the weights returned; the check on other sizes, whose own
     trace proved nothing, returns the weights of its case too: folded under the first row, not "no known mistake"."""
     text = printed("context_vectors", context_vectors_stopping_at_the_weights, lang, monkeypatch)
-    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    failing = failing_rows(text)
     assert NO_KNOWN[lang] not in text, text
-    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text

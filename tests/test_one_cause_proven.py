@@ -23,6 +23,7 @@ from autograder.integrations.student_kit.runtime.checking import StoredExpectati
 from autograder.integrations.student_kit.runtime.vectors import vectors_from_document
 from autograder.running import in_notebook
 from autograder.running.notebook_runtime import NotebookRuntime
+from tests.check_helpers import failing_rows
 
 SAME_REASON = {"en": ("more check", "for the same reason"), "zh": ("另有", "因同样的原因未通过")}
 NO_KNOWN = {"en": "no known mistake reproduces", "zh": "没有哪个已知的错误能重现"}
@@ -88,10 +89,6 @@ def printed(kit, kit_vectors, exercise_id, attempt, lang, monkeypatch, hint=2):
     return output.getvalue()
 
 
-def failing_rows_of(text):
-    return [line for line in text.splitlines() if line.startswith("  ✘")]
-
-
 def folded_count(row, lang):
     first, rest = SAME_REASON[lang]
     assert first in row and rest in row, row
@@ -108,7 +105,7 @@ def folded_count(row, lang):
 def test_the_raise_the_proven_mistake_reproduced_is_that_mistake_on_every_check_it_stops(kit, lang, kit_vectors,
                                                                                          monkeypatch):
     text = printed(kit, kit_vectors, "transfer_weights", copied_in_a_loop, lang, monkeypatch)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2, text
     assert folded_count(failing[1], lang) == 3, text
     assert FOLLOW_ON[lang] not in text and NO_KNOWN[lang] not in text, text
@@ -121,7 +118,7 @@ def test_a_raise_from_torchs_own_loader_is_the_proven_mistake_on_every_check_it_
     """The raise comes from inside load_state_dict, at no line of the learner's: the square pair's run, which every
     check's probe makes, proves the missing transpose on each check, not on the first one alone."""
     text = printed(kit, kit_vectors, "transfer_weights", loaded_untransposed, "en", monkeypatch)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2, text
     assert folded_count(failing[1], "en") == 3, text
     assert FOLLOW_ON["en"] not in text and "nothing proves" not in text, text
@@ -135,7 +132,7 @@ def test_a_layer_used_as_a_matrix_raises_as_its_variant_whichever_layer_comes_fi
     layer's weight, not the key layer's: the variant applying that layer first reproduces it, so the raise is the
     named mistake on every check, one row."""
     text = printed(kit, kit_vectors, "self_attention_v2", LayersAsMatricesQueriesFirst, "en", monkeypatch)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2, text
     assert catalog.MISCONCEPTIONS_BY_ID["linear_as_matrix"].name["en"] in text, text
     assert "nothing proves" not in text and FOLLOW_ON["en"] not in text and NO_KNOWN["en"] not in text, text
@@ -200,7 +197,7 @@ def test_a_name_no_variant_reproduced_names_no_other_raise():
 def test_an_output_with_the_same_axis_of_size_1_added_or_dropped_on_every_check_is_one_row(
         exercise_id, attempt, folded, lang, monkeypatch):
     text = printed("live", None, exercise_id, attempt, lang, monkeypatch)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2, text
     assert folded_count(failing[1], lang) == folded, text
 
@@ -265,6 +262,6 @@ def test_two_dtypes_meeting_at_one_line_is_one_row_however_torch_words_it(monkey
     """The float64 checks raise "mat1 and mat2 must have the same dtype" on one check and "expected m1 and m2 to have
     the same dtype" on another, at the same line of the learner's: one symptom, one row."""
     text = printed("live", None, "self_attention_v2", InputMadeFloat32, "en", monkeypatch)
-    dtype_rows = [line for line in failing_rows_of(text) if "tensors of different dtypes meet in one operation" in line]
+    dtype_rows = [line for line in failing_rows(text) if "tensors of different dtypes meet in one operation" in line]
     assert len(dtype_rows) == 1, text
     assert "nothing proves" not in text and NO_KNOWN["en"] not in text, text

@@ -25,6 +25,7 @@ from autograder.course import catalog
 from autograder.running import in_notebook
 from autograder.running.diagnosing import _unused_parameter_step
 from autograder.running.notebook_runtime import NotebookRuntime
+from tests.check_helpers import failing_rows
 
 SAME_REASON = {"en": ("more check", "for the same reason"), "zh": ("另有", "因同样的原因未通过")}
 
@@ -111,10 +112,6 @@ def printed(module_class, lang, monkeypatch):
     return output.getvalue()
 
 
-def failing_rows_of(text):
-    return [line for line in text.splitlines() if line.startswith("  ✘")]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize(("attempt", "step", "name"), [
@@ -126,7 +123,7 @@ def test_the_unused_parameter_is_said_on_the_departing_row_and_its_contract_chec
         attempt, step, name, lang, monkeypatch):
     text = printed(attempt, lang, monkeypatch)
     assert link(step, name, lang) in text, text
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert all(SAME_REASON[lang][1] in row for row in failing[1:]), text
     contract_words = catalog.MESSAGES["contract.parameter_unused"][lang].format(name=name)
     assert contract_words not in text, text
@@ -197,7 +194,7 @@ def printed_counts(attempt, lang, monkeypatch):
 @pytest.mark.parametrize("attempt", [one_per_trainable_tensor, only_computed_tensors])
 def test_a_count_that_is_the_same_fact_on_every_module_is_one_row(attempt, lang, monkeypatch):
     text = printed_counts(attempt, lang, monkeypatch)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2 and SAME_REASON[lang][1] in failing[1] and SAME_REASON[lang][1] not in failing[0], text
 
 

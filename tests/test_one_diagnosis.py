@@ -27,6 +27,7 @@ from autograder.integrations.student_kit.runtime.vectors import vectors_from_doc
 from autograder.running import in_notebook, runner
 from autograder.running.notebook_runtime import NotebookRuntime
 from autograder.running.runner import run_exercise
+from tests.check_helpers import failing_rows
 from tests.mutants import multihead as multihead_mutants
 
 NO_KNOWN = {"en": "no known mistake reproduces", "zh": "没有哪个已知的错误能重现"}
@@ -215,12 +216,12 @@ def test_heads_joined_on_the_tokens_read_as_one_cause_in_check(kit, lang, kit_ve
     name = catalog.MISCONCEPTIONS_BY_ID["heads_on_token_axis"].name[lang]
     assert text.count(name) == 1, text
     assert NO_KNOWN[lang] not in text, text
-    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
+    failing = failing_rows(text)
     # the named row and the checks it explains: the value preview (its variant's outputs), the contract previews
     # (the reference joined on the tokens gets their very verdicts, the device's on meta included): one cause, one
     # row and its fold, for six failing checks
-    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
-    assert "5" in failing_rows[1], text
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
+    assert "5" in failing[1], text
 
 
 def test_the_attempt_is_read_together_in_graded_output_too():
@@ -252,7 +253,6 @@ def test_failures_departing_from_the_notes_at_one_step_are_one_row_whatever_thei
                                      departure_step="exponentials")
     table_rows = rows([first, other_message, other_step])
     assert [(row.shown.id, [same.id for same in row.same]) for row in table_rows] == [("a", ["b"]), ("c", [])]
-
 
 
 RAISED_AT = "where it raised — `self.dropout = nn.Dropout(dropout)` raised, called from your line `Head(d, p, n)`"
@@ -291,8 +291,8 @@ def test_each_cause_of_a_learner_attempt_is_one_row_in_check(lang, monkeypatch):
                                  ("context_vectors", matrix_product_with_the_inputs_transposed)):
         check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
         text = printed(check, exercise_id, attempt, hint=2)
-        failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
-        assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+        failing = failing_rows(text)
+        assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -429,10 +429,6 @@ def split_heads_made_float(x, num_heads):
     return x.view(b, num_tokens, num_heads, head_dim).transpose(1, 2)
 
 
-def failing_rows_of(text):
-    return [line for line in text.splitlines() if line.startswith("  ✘")]
-
-
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("kit", ["live", "kit"])
 def test_the_same_wrong_value_asked_for_with_other_values_is_one_row(kit, lang, kit_vectors, monkeypatch):
@@ -444,7 +440,7 @@ def test_the_same_wrong_value_asked_for_with_other_values_is_one_row(kit, lang, 
                                  ("split_heads", split_heads_made_float)):
         check = runtime(kit, kit_vectors).check
         text = printed(check, exercise_id, attempt, hint=2)
-        failing = failing_rows_of(text)
+        failing = failing_rows(text)
         assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
         assert text.count(NO_KNOWN[lang]) <= 1, text
 
@@ -453,7 +449,7 @@ def test_two_different_wrong_values_stay_two_rows():
     """Control: the length typed in on one call and the dropout dropped on another are two facts, two rows."""
     check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
     text = printed(check, "two_dimensional_wrapper", wrapper_with_two_slips, hint=2)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2 and not any(SAME_REASON["en"] in line for line in failing), text
     assert "context_length 6" in failing[0] and "dropout 0.0" in failing[1], text
 
@@ -530,10 +526,9 @@ def test_a_property_the_proven_mistake_breaks_alike_folds_under_its_name(kit, la
         check = runtime(kit, kit_vectors).check
         text = printed(check, exercise_id, attempt, hint=2)
         assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
-        failing = failing_rows_of(text)
+        failing = failing_rows(text)
         assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
         assert f"{failing_checks - 1}" in failing[1], text
-
 
 
 def test_the_graded_causality_check_is_explained_by_the_proven_mistake_too():
@@ -615,7 +610,7 @@ def test_the_heads_bias_read_by_a_value_check_is_the_fact_the_contract_names(lan
     check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
     text = printed(check, "mha_wrapper", HeadsWithoutTheBias, hint=2)
     assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     assert text.count(catalog.MISCONCEPTIONS_BY_ID["qkv_bias_ignored"].name[lang]) == 1, text
 
@@ -642,7 +637,7 @@ def test_a_tuple_returned_on_another_device_is_the_tuple_every_check_reports(kit
     known mistake" for "the output has the wrong shape or is not on meta"."""
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     text = printed(runtime(kit, kit_vectors).check, "self_attention_v1", ReturnsTheWeightsToo, hint=2)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     assert text.count(NO_KNOWN[lang]) == 1, text
 
@@ -667,7 +662,7 @@ def test_a_buffer_made_in_forward_explains_the_dtype_it_forces(kit, lang, kit_ve
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     text = printed(runtime(kit, kit_vectors).check, "self_attention_v1", WrittenIntoZeros, hint=2)
     assert NOTHING_PROVES[lang] not in text and NO_KNOWN[lang] not in text, text
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
 
 
@@ -688,7 +683,7 @@ def test_an_error_the_proven_mistake_raises_alike_is_that_mistake_not_a_follow_o
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     text = printed(runtime(kit, kit_vectors).check, "masking_routes",
                    renormalised_without_keepdim, solutions.causal_weights_neg_inf, hint=2)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     follow = catalog.MESSAGES["fold.follow_on_one"][lang].split("；")[0].split(";")[0]
     assert follow not in text, text
@@ -718,7 +713,7 @@ def test_the_float32_of_a_buffer_made_on_the_cpu_is_one_row_with_its_device(kit,
     the float64 previews with the very same verdicts, so the three are one row with the mistake's name."""
     monkeypatch.setenv("ATTNKIT_LANG", "en")
     text = printed(runtime(kit, kit_vectors).check, "mha_wrapper", HeadsWrittenIntoAnEmptyBuffer, hint=2)
-    failing = failing_rows_of(text)
+    failing = failing_rows(text)
     assert len(failing) == 2 and "2 more checks fail for the same reason" in failing[1], text
     assert "a tensor made inside forward stays on the CPU" in text and "float32" in text, text
     assert "no further hint" not in text, text
@@ -759,8 +754,8 @@ def test_a_head_count_that_follows_d_in_is_one_row_and_names_no_trade_of_heads_f
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
     text = printed(check, "two_dimensional_wrapper", heads_from_the_input_size, hint=3)
-    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
-    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    failing = failing_rows(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     traded = {"en": "num_heads changed to change the output size", "zh": "为了改变输出大小而改变了 num_heads"}[lang]
     assert {"en": "narrower", "zh": "变窄"}[lang] not in text and traded not in text, text
     one_head = printed(check, "two_dimensional_wrapper", multihead_mutants.two_dimensional_wrapper_one_head, hint=3)
@@ -788,8 +783,8 @@ def test_a_raise_the_proven_mistakes_variant_makes_too_is_that_mistake(lang, mon
     monkeypatch.setenv("ATTNKIT_LANG", lang)
     check = NotebookRuntime(in_notebook.ReferenceExpectations()).check
     text = printed(check, "split_heads", split_heads_viewed_in_one_go, hint=2)
-    failing_rows = [line for line in text.splitlines() if line.startswith("  ✘")]
-    assert len(failing_rows) == 2 and SAME_REASON[lang] in failing_rows[1], text
+    failing = failing_rows(text)
+    assert len(failing) == 2 and SAME_REASON[lang] in failing[1], text
     named = {"en": "heads split with view but not transposed", "zh": "用 view 拆分了头但没有转置"}[lang]
     assert named in text, text
     assert named not in printed(check, "split_heads", split_heads_transposed_then_viewed, hint=2)
